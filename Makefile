@@ -1,0 +1,51 @@
+# Fennec build, run and test. `make run` and `make test` are all a newcomer needs.
+GO        ?= go
+BIN       := bin
+PKG       := github.com/fennec-forge/fennec
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS   := -s -w -X $(PKG)/core.version=$(VERSION) -X $(PKG)/core.revision=$(REVISION)
+PLUGINS   := $(notdir $(patsubst %/,%,$(dir $(wildcard plugins/*/main.go))))
+PROTOS    := $(shell find sdk -name '*.proto' 2>/dev/null)
+
+.PHONY: build run test vet fmt-check bench proto clean
+
+## build: bin/fennec and every plugin under bin/plugins/
+build:
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/fennec ./hostapp
+	@mkdir -p $(BIN)/plugins
+	@for p in $(PLUGINS); do \
+		echo "$(GO) build -o $(BIN)/plugins/$$p ./plugins/$$p"; \
+		$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/plugins/$$p ./plugins/$$p || exit 1; \
+	done
+
+## run: build and start the stock host on http://127.0.0.1:8080 with data in ./data
+run: build
+	./$(BIN)/fennec serve
+
+## test: vet, formatting, and every test with the race detector
+test: vet fmt-check
+	$(GO) test -race -count=1 ./...
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+## bench: the benchmarks, with the figures the issues ask for
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 3s ./...
+
+## proto: regenerate the committed protobuf code under sdk/ (needs protoc)
+proto:
+	@if [ -z "$(PROTOS)" ]; then echo "no .proto files under sdk/"; exit 0; fi; \
+	$(GO) tool protoc-gen-go --version >/dev/null && \
+	protoc --plugin=protoc-gen-go="$$($(GO) tool -n protoc-gen-go)" \
+	       --plugin=protoc-gen-go-grpc="$$($(GO) tool -n protoc-gen-go-grpc)" \
+	       --go_out=. --go_opt=paths=source_relative \
+	       --go-grpc_out=. --go-grpc_opt=paths=source_relative $(PROTOS)
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,454 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	"go.uber.org/zap"
+
+	"github.com/fennec-forge/fennec/core/auth"
+	flog "github.com/fennec-forge/fennec/core/log"
+)
+
+// Prefix is where the GitLab API lives.
+const Prefix = "/api/v4"
+
+// Options configure an API.
+type Options struct {
+	Logger   *zap.Logger
+	Resolver *auth.Resolver
+	// MaxBodyBytes is the default request body limit; 10 MiB when 0.
+	MaxBodyBytes int64
+	// BodyReadTimeout bounds reading one request body; 30s when 0.
+	BodyReadTimeout time.Duration
+	// Version is shown in the OpenAPI document.
+	Version string
+}
+
+// API is the shared Huma API plus the raw routes of one Fennec host.
+type API struct {
+	huma       huma.API
+	mux        *http.ServeMux
+	log        *zap.Logger
+	resolver   *auth.Resolver
+	maxBody    int64
+	bodyTime   time.Duration
+	external   atomic.Pointer[string]
+	metrics    *Metrics
+	intercepts []intercept
+	handler    http.Handler
+	ready      atomic.Bool
+}
+
+type intercept struct {
+	name  string
+	match func(*http.Request) bool
+	h     http.Handler
+}
+
+var installHooks sync.Once
+
+// New builds an API with every convention wired in. Register operations,
+// then call Handler.
+func New(opts Options) *API {
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	if opts.Resolver == nil {
+		opts.Resolver = &auth.Resolver{}
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 10 << 20
+	}
+	if opts.BodyReadTimeout <= 0 {
+		opts.BodyReadTimeout = 30 * time.Second
+	}
+	// Huma's error constructor is process-wide; the hook only changes errors
+	// of operations registered through this package (it checks the
+	// operation's metadata), so an embedder's own Huma API keeps its format.
+	installHooks.Do(func() {
+		huma.NewErrorWithContext = errorHook(huma.NewErrorWithContext)
+	})
+
+	mux := http.NewServeMux()
+	cfg := huma.DefaultConfig("Fennec API (GitLab v4 compatible)", opts.Version)
+	cfg.CreateHooks = nil // no $schema keys, no schema Link headers
+	cfg.OpenAPIPath = Prefix + "/openapi"
+	cfg.DocsPath = Prefix + "/docs"
+	cfg.SchemasPath = Prefix + "/schemas"
+	cfg.FieldsOptionalByDefault = true
+	cfg.AllowAdditionalPropertiesByDefault = true
+	cfg.Components.Schemas = huma.NewMapRegistry("#/components/schemas/", schemaName)
+	cfg.Info.Description = "The GitLab REST API v4 as served by Fennec. Every path is relative to the host."
+
+	a := &API{
+		mux:      mux,
+		log:      opts.Logger,
+		resolver: opts.Resolver,
+		maxBody:  opts.MaxBodyBytes,
+		bodyTime: opts.BodyReadTimeout,
+		metrics:  newMetrics(),
+	}
+	empty := ""
+	a.external.Store(&empty)
+	a.huma = humago.New(mux, cfg)
+	a.huma.UseMiddleware(a.pipeline)
+	mux.HandleFunc(Prefix+"/", a.unmatched)
+	mux.HandleFunc("/", a.unmatched)
+	return a
+}
+
+// Huma exposes the underlying Huma API, for operations that need Huma
+// features Register does not cover. Prefer Register.
+func (a *API) Huma() huma.API { return a.huma }
+
+// Logger is the API's logger.
+func (a *API) Logger() *zap.Logger { return a.log }
+
+// Metrics is the API's metrics registry.
+func (a *API) Metrics() *Metrics { return a.metrics }
+
+// SetExternalURL records how clients reach this host (no trailing slash).
+func (a *API) SetExternalURL(u string) {
+	u = strings.TrimRight(u, "/")
+	a.external.Store(&u)
+}
+
+// ExternalURL is the URL clients reach this host at.
+func (a *API) ExternalURL() string { return *a.external.Load() }
+
+// SetReady flips the readiness probe.
+func (a *API) SetReady(ready bool) { a.ready.Store(ready) }
+
+// Ready reports the readiness flag.
+func (a *API) Ready() bool { return a.ready.Load() }
+
+// Mount adds a raw handler for a ServeMux pattern ("GET /-/health"). name
+// labels its requests in the access log and metrics.
+func (a *API) Mount(name, pattern string, h http.Handler) {
+	a.mux.Handle(pattern, named(name, h))
+}
+
+// Intercept routes requests that match before the mux sees them; for paths a
+// ServeMux pattern cannot express, such as "/<namespace>/<project>.git/...".
+func (a *API) Intercept(name string, match func(*http.Request) bool, h http.Handler) {
+	a.intercepts = append(a.intercepts, intercept{name: name, match: match, h: named(name, h)})
+}
+
+func named(name string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		flog.Info(r.Context()).Operation = name
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Authenticate resolves the caller of a raw request (headers, query and basic
+// auth); raw handlers use it instead of re-implementing credentials.
+func (a *API) Authenticate(r *http.Request) (*auth.Principal, error) {
+	q := r.URL.Query()
+	p, err := a.resolver.Resolve(r.Context(), auth.CredentialsFrom(r, q.Get))
+	if err == nil {
+		flog.Info(r.Context()).UserID = p.UserID()
+	}
+	return p, err
+}
+
+// Handler is the whole HTTP stack: panic recovery, access log and metrics,
+// intercepts, then the mux.
+func (a *API) Handler() http.Handler {
+	if a.handler != nil {
+		return a.handler
+	}
+	var inner http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, ic := range a.intercepts {
+			if ic.match(r) {
+				ic.h.ServeHTTP(w, r)
+				return
+			}
+		}
+		a.mux.ServeHTTP(w, r)
+	})
+	inner = a.recoverer(inner)
+	a.handler = flog.Middleware(a.log, inner, a.metrics.observe)
+	return a.handler
+}
+
+// Access says who may call an operation at all; finer rules (project
+// membership) are the module's business.
+type Access int
+
+const (
+	// Public operations answer anonymous callers too.
+	Public Access = iota
+	// SignedIn operations answer 401 to anonymous callers.
+	SignedIn
+	// AdminOnly operations answer 401 to anonymous and 403 to other users.
+	AdminOnly
+)
+
+// Op describes an operation for Register.
+type Op struct {
+	// ID is the OpenAPI operation id and the metrics label ("get-user").
+	ID string
+	// Method and Path; Path is below /api/v4 ("/user", "/projects/{id}").
+	Method, Path string
+	Summary      string
+	Description  string
+	Tags         []string
+	Access       Access
+	// Scopes that allow the call; default api. Read-only user endpoints add
+	// read_user.
+	Scopes []string
+	// Status is the success status; default 200, 201 for POST.
+	Status int
+	// MaxBodyBytes overrides the API-wide body limit.
+	MaxBodyBytes int64
+	// RawBody leaves the body to Huma (multipart uploads): no merging.
+	RawBody bool
+}
+
+const metaKey = "fennec"
+
+type opMeta struct {
+	access  Access
+	scopes  []string
+	rawBody bool
+	maxBody int64
+}
+
+// Register adds an operation to the API under /api/v4 with Fennec's
+// conventions: parameter merging, auth and access check, GitLab errors.
+func Register[I, O any](a *API, op Op, h func(context.Context, *I) (*O, error)) {
+	status := op.Status
+	if status == 0 {
+		status = http.StatusOK
+		if op.Method == http.MethodPost {
+			status = http.StatusCreated
+		}
+	}
+	scopes := op.Scopes
+	if len(scopes) == 0 {
+		scopes = []string{auth.ScopeAPI}
+	}
+	maxBody := op.MaxBodyBytes
+	if maxBody <= 0 {
+		maxBody = a.maxBody
+	}
+	hop := huma.Operation{
+		OperationID:   op.ID,
+		Method:        op.Method,
+		Path:          Prefix + op.Path,
+		Summary:       op.Summary,
+		Description:   op.Description,
+		Tags:          op.Tags,
+		DefaultStatus: status,
+		MaxBodyBytes:  maxBody,
+		// The merger reads the body under its own deadline.
+		BodyReadTimeout: -1,
+		Metadata: map[string]any{metaKey: &opMeta{
+			access: op.Access, scopes: scopes, rawBody: op.RawBody, maxBody: maxBody,
+		}},
+	}
+	huma.Register(a.huma, hop, h)
+}
+
+// pipeline runs before every Fennec operation: it names the operation for
+// the logs, merges parameters into one JSON body, resolves the caller and
+// enforces the operation's access rule.
+func (a *API) pipeline(ctx huma.Context, next func(huma.Context)) {
+	meta, ok := ctx.Operation().Metadata[metaKey].(*opMeta)
+	if !ok {
+		next(ctx)
+		return
+	}
+	r, w := humago.Unwrap(ctx)
+	info := flog.Info(r.Context())
+	info.Operation = ctx.Operation().OperationID
+	normalizeQuery(r)
+
+	params := requestParams{query: r.URL.Query()}
+	if !meta.rawBody && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		merged, err := a.merge(w, r, ctx.Operation(), meta.maxBody)
+		if err != nil {
+			a.writeError(ctx, err)
+			return
+		}
+		params.body = merged.values
+		if merged.json != nil {
+			ctx = &bodyContext{humaContext: ctx, body: merged.json}
+		}
+	}
+
+	p, err := a.resolver.Resolve(r.Context(), auth.CredentialsFrom(r, params.get))
+	if err != nil {
+		a.writeError(ctx, err)
+		return
+	}
+	info.UserID = p.UserID()
+	switch {
+	case meta.access >= SignedIn && p.IsAnonymous():
+		a.writeError(ctx, Unauthorized())
+		return
+	case meta.access == AdminOnly && !p.IsAdmin():
+		a.writeError(ctx, Forbidden(""))
+		return
+	case !p.AllowsAny(meta.scopes):
+		a.writeError(ctx, auth.ErrInsufficientScope)
+		return
+	}
+	st := &requestState{api: a, req: r}
+	c := context.WithValue(auth.WithPrincipal(ctx.Context(), p), stateKey{}, st)
+	next(huma.WithContext(ctx, c))
+}
+
+func (a *API) writeError(ctx huma.Context, err error) {
+	e, ok := FromError(err)
+	if !ok {
+		a.log.Error("request failed", zap.Error(err))
+		e = Internal()
+	}
+	_ = huma.WriteErr(a.huma, ctx, e.Status, "", e)
+}
+
+// requestState is what handlers may need from the raw request.
+type requestState struct {
+	api *API
+	req *http.Request
+}
+
+type stateKey struct{}
+
+func stateOf(ctx context.Context) *requestState {
+	st, _ := ctx.Value(stateKey{}).(*requestState)
+	return st
+}
+
+// RequestURL is the absolute URL of the current request as the client sees
+// it (external URL + path + query); used for Link headers.
+func RequestURL(ctx context.Context) string {
+	st := stateOf(ctx)
+	if st == nil {
+		return ""
+	}
+	return st.api.ExternalURL() + st.req.URL.EscapedPath()
+}
+
+// ExternalURLFrom is the host's external URL, from a handler's context.
+func ExternalURLFrom(ctx context.Context) string {
+	if st := stateOf(ctx); st != nil {
+		return st.api.ExternalURL()
+	}
+	return ""
+}
+
+// Request returns the raw request behind a handler's context, or nil.
+func Request(ctx context.Context) *http.Request {
+	if st := stateOf(ctx); st != nil {
+		return st.req
+	}
+	return nil
+}
+
+type requestParams struct {
+	query map[string][]string
+	body  map[string]any
+}
+
+// get reads a scalar parameter, the body winning over the query.
+func (p requestParams) get(name string) string {
+	if v, ok := p.body[name]; ok {
+		if s, ok := v.(string); ok {
+			return s
+		}
+	}
+	if vs := p.query[name]; len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
+}
+
+// bodyContext hands Huma the merged JSON body instead of the original one.
+type bodyContext struct {
+	humaContext
+	body []byte
+}
+
+// humaContext lets bodyContext embed huma.Context without a field named
+// Context shadowing the Context() method.
+type humaContext = huma.Context
+
+func (c *bodyContext) BodyReader() io.Reader { return bytes.NewReader(c.body) }
+func (c *bodyContext) Header(name string) string {
+	if strings.EqualFold(name, "Content-Type") {
+		return "application/json"
+	}
+	return c.humaContext.Header(name)
+}
+func (c *bodyContext) Unwrap() huma.Context { return c.humaContext }
+
+// unmatched answers requests no route took: 405 with Allow when another
+// method would have matched, else GitLab's 404.
+func (a *API) unmatched(w http.ResponseWriter, r *http.Request) {
+	flog.Info(r.Context()).Operation = "unmatched"
+	var allowed []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if m == r.Method {
+			continue
+		}
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := a.mux.Handler(probe); pattern != "" && pattern != "/" && pattern != Prefix+"/" {
+			allowed = append(allowed, m)
+		}
+	}
+	if len(allowed) > 0 {
+		sort.Strings(allowed)
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		WriteJSON(w, http.StatusMethodNotAllowed, &Error{Err: "405 Not Allowed"})
+		return
+	}
+	WriteJSON(w, http.StatusNotFound, &Error{Err: "404 Not Found"})
+}
+
+// schemaName names OpenAPI schemas after their module so two modules may
+// both have a "User" type: identity.User -> IdentityUser.
+func schemaName(t reflect.Type, hint string) string {
+	name := huma.DefaultSchemaNamer(t, hint)
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		t = t.Elem()
+	}
+	pkg := t.PkgPath()
+	const root = "github.com/fennec-forge/fennec/"
+	if !strings.HasPrefix(pkg, root) || t.Name() == "" {
+		return name
+	}
+	parts := strings.Split(strings.TrimPrefix(pkg, root), "/")
+	owner := parts[len(parts)-1]
+	for i, p := range parts {
+		if p == "internal" && i > 0 {
+			owner = parts[i-1]
+			break
+		}
+	}
+	if owner == "" {
+		return name
+	}
+	r := []rune(owner)
+	r[0] = unicode.ToUpper(r[0])
+	prefix := string(r)
+	if strings.HasPrefix(name, prefix) {
+		return name
+	}
+	return prefix + name
+}

@@ -1,0 +1,124 @@
+package api
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Pagination limits of API-CONVENTIONS.md.
+const (
+	DefaultPerPage = 20
+	MaxPerPage     = 100
+)
+
+// PageParams is embedded in the input of every list operation.
+type PageParams struct {
+	Page    int `query:"page" doc:"Page number (default 1)"`
+	PerPage int `query:"per_page" doc:"Items per page (default 20, at most 100)"`
+}
+
+// Norm returns the page and per_page actually used: page below 1 is 1,
+// per_page below 1 is the default, above 100 is clamped to 100.
+func (p PageParams) Norm() (page, perPage int) {
+	page, perPage = p.Page, p.PerPage
+	if page < 1 {
+		page = 1
+	}
+	if perPage < 1 {
+		perPage = DefaultPerPage
+	}
+	if perPage > MaxPerPage {
+		perPage = MaxPerPage
+	}
+	return page, perPage
+}
+
+// Offset is how many items come before the page.
+func (p PageParams) Offset() int {
+	page, per := p.Norm()
+	return (page - 1) * per
+}
+
+// Limit is the page size.
+func (p PageParams) Limit() int {
+	_, per := p.Norm()
+	return per
+}
+
+// HeaderText is a header value that is sent even when empty (GitLab sends
+// "X-Prev-Page:" on the first page). Huma skips empty strings but calls
+// String() on other types.
+type HeaderText struct{ V string }
+
+func (h HeaderText) String() string { return h.V }
+
+// PageHeaders is embedded in the output of every list operation.
+type PageHeaders struct {
+	Total      int        `header:"X-Total"`
+	TotalPages int        `header:"X-Total-Pages"`
+	PerPage    int        `header:"X-Per-Page"`
+	Page       int        `header:"X-Page"`
+	NextPage   HeaderText `header:"X-Next-Page"`
+	PrevPage   HeaderText `header:"X-Prev-Page"`
+	Link       string     `header:"Link"`
+}
+
+// Paginate computes the headers for a page of a list of total items.
+func Paginate(ctx context.Context, p PageParams, total int) PageHeaders {
+	page, per := p.Norm()
+	pages := (total + per - 1) / per
+	if pages < 1 {
+		pages = 1
+	}
+	h := PageHeaders{Total: total, TotalPages: pages, PerPage: per, Page: page}
+	if page > 1 {
+		h.PrevPage.V = strconv.Itoa(min(page-1, pages))
+	}
+	if page < pages {
+		h.NextPage.V = strconv.Itoa(page + 1)
+	}
+	h.Link = links(ctx, page, per, pages)
+	return h
+}
+
+func links(ctx context.Context, page, per, pages int) string {
+	req := Request(ctx)
+	if req == nil {
+		return ""
+	}
+	base := ExternalURLFrom(ctx) + req.URL.EscapedPath()
+	q := req.URL.Query()
+	q.Del("private_token") // never echo a secret into a header
+	q.Del("access_token")
+	link := func(n int, rel string) string {
+		qq := url.Values{}
+		for k, v := range q {
+			qq[k] = v
+		}
+		qq.Set("page", strconv.Itoa(n))
+		qq.Set("per_page", strconv.Itoa(per))
+		return "<" + base + "?" + qq.Encode() + `>; rel="` + rel + `"`
+	}
+	var parts []string
+	if page > 1 {
+		parts = append(parts, link(min(page-1, pages), "prev"))
+	}
+	if page < pages {
+		parts = append(parts, link(page+1, "next"))
+	}
+	parts = append(parts, link(1, "first"), link(pages, "last"))
+	return strings.Join(parts, ", ")
+}
+
+// Window returns the part of items that falls on the page; for lists already
+// held in memory.
+func Window[T any](items []T, p PageParams) []T {
+	off, lim := p.Offset(), p.Limit()
+	if off >= len(items) {
+		return []T{}
+	}
+	end := min(off+lim, len(items))
+	return items[off:end]
+}

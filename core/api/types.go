@@ -1,0 +1,108 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+)
+
+// Time renders as GitLab does: UTC with milliseconds,
+// "2017-05-24T10:14:38.000Z". Use *Time for nullable fields.
+type Time struct{ time.Time }
+
+// NewTime wraps t.
+func NewTime(t time.Time) Time { return Time{t} }
+
+// TimePtr wraps t, or returns nil for the zero time (rendered as null).
+func TimePtr(t time.Time) *Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &Time{t}
+}
+
+const timeLayout = "2006-01-02T15:04:05.000Z"
+
+func (t Time) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + t.UTC().Format(timeLayout) + `"`), nil
+}
+
+func (t *Time) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	parsed, err := ParseTime(s)
+	if err != nil {
+		return err
+	}
+	t.Time = parsed
+	return nil
+}
+
+// Schema implements huma.SchemaProvider.
+func (Time) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Type: "string", Format: "date-time", Examples: []any{"2017-05-24T10:14:38.000Z"}}
+}
+
+// Date renders as "YYYY-MM-DD". Use *Date for nullable fields.
+type Date struct{ time.Time }
+
+func (d Date) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + d.Format("2006-01-02") + `"`), nil
+}
+
+func (d *Date) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	parsed, err := ParseTime(s)
+	if err != nil {
+		return err
+	}
+	d.Time = parsed
+	return nil
+}
+
+// Schema implements huma.SchemaProvider.
+func (Date) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Type: "string", Format: "date", Examples: []any{"2017-05-24"}}
+}
+
+// ParseTime accepts the ISO 8601 forms clients send: dates, date-times with
+// or without fractions, zones as Z or offsets.
+func ParseTime(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05Z0700", "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is not an ISO 8601 date or time", s)
+}
+
+// ParseID splits a path :id into a number or a path (URL-decoded already by
+// the router): "42" -> (42, ""), "group/sub/project" -> (0, "group/sub/project").
+func ParseID(s string) (id int64, path string) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 && !strings.HasPrefix(s, "+") {
+		return n, ""
+	}
+	return 0, s
+}
+
+// WriteJSON writes v as the JSON response with status, outside Huma.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = 500, []byte(`{"message":"500 Internal Server Error"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}

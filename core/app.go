@@ -1,0 +1,331 @@
+package fennec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxevent"
+	"go.uber.org/zap"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/core/events"
+	flog "github.com/fennec-forge/fennec/core/log"
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// Set at link time by the Makefile (-X); never changed at run time.
+var (
+	version  = "dev"
+	revision = "unknown"
+)
+
+// Version is the Fennec version and the git revision it was built from.
+func Version() (string, string) { return version, revision }
+
+// Option configures New.
+type Option func(*settings)
+
+type settings struct {
+	cfg      config.Config
+	cfgSet   bool
+	modules  []Module
+	logger   *zap.Logger
+	extract  []any
+	dbOption store.Options
+}
+
+// WithConfig sets the configuration; without it, config.Default() is used.
+func WithConfig(cfg config.Config) Option {
+	return func(s *settings) { s.cfg, s.cfgSet = cfg, true }
+}
+
+// WithModules adds modules (the stock host passes all of them).
+func WithModules(mods ...Module) Option {
+	return func(s *settings) { s.modules = append(s.modules, mods...) }
+}
+
+// WithLogger sets the logger; without it, one is built from the config.
+func WithLogger(l *zap.Logger) Option {
+	return func(s *settings) { s.logger = l }
+}
+
+// WithExtract fills each target (a pointer to a service type such as
+// *auth.Provisioner or *events.Bus) from the assembled application; for test
+// harnesses and embedders that call services directly.
+func WithExtract(targets ...any) Option {
+	return func(s *settings) { s.extract = append(s.extract, targets...) }
+}
+
+// App is an assembled Fennec application.
+type App struct {
+	fx       *fx.App
+	cfg      config.Config
+	log      *zap.Logger
+	api      *api.API
+	db       *store.DB
+	srv      *http.Server
+	listener net.Listener
+	admin    *adminSocket
+}
+
+// New assembles an App. It opens the store (failing within about a second if
+// another process holds it) and registers every operation, but starts
+// nothing: call Start or Run.
+func New(opts ...Option) (*App, error) {
+	s := &settings{cfg: config.Default()}
+	for _, o := range opts {
+		o(s)
+	}
+	if err := s.cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if s.logger == nil {
+		l, err := flog.New(flog.Options{Level: s.cfg.LogLevel, Format: s.cfg.LogFormat})
+		if err != nil {
+			return nil, err
+		}
+		s.logger = l
+	}
+	s.dbOption.NoSync = s.cfg.NoSync
+	app := &App{cfg: s.cfg, log: s.logger}
+
+	options := []fx.Option{
+		fx.WithLogger(func() fxevent.Logger {
+			l := &fxevent.ZapLogger{Logger: s.logger}
+			l.UseLogLevel(zap.DebugLevel)
+			l.UseErrorLevel(zap.DebugLevel) // New and Start return these errors
+
+			return l
+		}),
+		fx.Supply(s.cfg, s.logger),
+		fx.Provide(
+			func(lc fx.Lifecycle) (*store.DB, error) { return openStore(lc, s.cfg, s.dbOption) },
+			newResolver,
+			func(r *auth.Resolver) *api.API {
+				v, _ := Version()
+				return api.New(api.Options{Logger: s.logger, Resolver: r, MaxBodyBytes: s.cfg.MaxBodyBytes, Version: v})
+			},
+			newBus,
+		),
+		fx.Invoke(prepareStore),
+	}
+	for _, m := range s.modules {
+		options = append(options, m.opt)
+	}
+	options = append(options,
+		fx.Invoke(registerRoutes),
+		fx.Invoke(func(lc fx.Lifecycle, bus *events.Bus) {
+			lc.Append(fx.Hook{
+				OnStart: func(context.Context) error { bus.Start(); return nil },
+				OnStop:  bus.Stop,
+			})
+		}),
+		fx.Populate(&app.api, &app.db),
+	)
+	if len(s.extract) > 0 {
+		options = append(options, fx.Populate(s.extract...))
+	}
+	app.fx = fx.New(options...)
+	if err := app.fx.Err(); err != nil {
+		return nil, unwrapFx(err)
+	}
+	return app, nil
+}
+
+// unwrapFx keeps the root cause (for example "database is locked") at the
+// front of fx's long dependency-chain message.
+func unwrapFx(err error) error {
+	if errors.Is(err, store.ErrLocked) {
+		var cause error = err
+		for {
+			next := errors.Unwrap(cause)
+			if next == nil || next == store.ErrLocked || !errors.Is(next, store.ErrLocked) {
+				break
+			}
+			cause = next
+		}
+		return cause
+	}
+	return fmt.Errorf("fennec: %w", err)
+}
+
+func openStore(lc fx.Lifecycle, cfg config.Config, opts store.Options) (*store.DB, error) {
+	db, err := store.Open(filepath.Join(cfg.Data, "fennec.db"), opts)
+	if err != nil {
+		return nil, err
+	}
+	lc.Append(fx.Hook{OnStop: func(context.Context) error { return db.Close() }})
+	return db, nil
+}
+
+type resolverParams struct {
+	fx.In
+	Tokens    []auth.TokenResolver       `group:"fennec.tokens"`
+	Passwords auth.PasswordAuthenticator `optional:"true"`
+	Users     auth.UserLookup            `optional:"true"`
+}
+
+func newResolver(p resolverParams) *auth.Resolver {
+	return &auth.Resolver{Tokens: p.Tokens, Passwords: p.Passwords, Users: p.Users}
+}
+
+type busParams struct {
+	fx.In
+	DB          *store.DB
+	Log         *zap.Logger
+	Subscribers []events.Subscriber `group:"fennec.subscribers"`
+}
+
+func newBus(p busParams) (*events.Bus, error) {
+	return events.New(p.DB, p.Log, p.Subscribers)
+}
+
+type storeParams struct {
+	fx.In
+	DB         *store.DB
+	Buckets    []string          `group:"fennec.buckets"`
+	Migrations []store.Migration `group:"fennec.migrations"`
+}
+
+// prepareStore creates declared buckets and runs pending migrations before
+// any module starts.
+func prepareStore(p storeParams) error {
+	if err := p.DB.EnsureBuckets(p.Buckets); err != nil {
+		return err
+	}
+	return p.DB.Migrate(context.Background(), p.Migrations)
+}
+
+type routesParams struct {
+	fx.In
+	API    *api.API
+	Routes []Routes `group:"fennec.routes"`
+	Config config.Config
+	DB     *store.DB
+	Log    *zap.Logger
+	LC     fx.Lifecycle
+}
+
+// registerRoutes registers the core's own endpoints and every module's, in
+// name order, then wires the HTTP server into the lifecycle.
+func registerRoutes(p routesParams) {
+	registerOps(p.API)
+	sort.Slice(p.Routes, func(i, j int) bool { return p.Routes[i].Name < p.Routes[j].Name })
+	for _, r := range p.Routes {
+		r.Register(p.API)
+	}
+	if p.Config.ExternalURL != "" {
+		p.API.SetExternalURL(p.Config.ExternalURL)
+	}
+}
+
+// Start runs every module's start hook, then listens (unless Listen is
+// empty) and marks the app ready.
+func (a *App) Start(ctx context.Context) error {
+	if err := a.fx.Start(ctx); err != nil {
+		return unwrapFx(err)
+	}
+	if a.cfg.Listen != "" {
+		if err := a.listen(); err != nil {
+			_ = a.fx.Stop(context.Background())
+			return err
+		}
+	}
+	a.admin = startAdminSocket(a.cfg.Data, a.db, a.log)
+	a.api.SetReady(true)
+	return nil
+}
+
+func (a *App) listen() error {
+	ln, err := net.Listen("tcp", a.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("fennec: listen on %s: %w", a.cfg.Listen, err)
+	}
+	a.listener = ln
+	if a.cfg.ExternalURL == "" {
+		a.api.SetExternalURL(config.ExternalURLFor(ln.Addr().String()))
+	}
+	a.srv = &http.Server{
+		Handler:           a.api.Handler(),
+		ReadHeaderTimeout: a.cfg.ReadHeaderTimeout,
+		IdleTimeout:       a.cfg.IdleTimeout,
+		MaxHeaderBytes:    1 << 20,
+		ErrorLog:          zap.NewStdLog(a.log.Named("http")),
+	}
+	go func() {
+		if err := a.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error("http server stopped", zap.Error(err))
+		}
+	}()
+	a.log.Info("listening", zap.String("addr", ln.Addr().String()), zap.String("external_url", a.api.ExternalURL()))
+	return nil
+}
+
+// Stop marks the app not ready, drains in-flight requests (bounded by ctx),
+// stops modules and the event bus, and closes the store.
+func (a *App) Stop(ctx context.Context) error {
+	a.api.SetReady(false)
+	var errs []error
+	if a.admin != nil {
+		a.admin.close()
+	}
+	if a.srv != nil {
+		if err := a.srv.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("fennec: drain requests: %w", err))
+			_ = a.srv.Close()
+		}
+	}
+	if err := a.fx.Stop(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	_ = a.log.Sync()
+	return errors.Join(errs...)
+}
+
+// Run starts the app, waits for SIGINT or SIGTERM, and stops it within the
+// configured shutdown timeout.
+func (a *App) Run() error {
+	startCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	err := a.Start(startCtx)
+	cancel()
+	if err != nil {
+		return err
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	got := <-sig
+	signal.Stop(sig)
+	a.log.Info("shutting down", zap.String("signal", got.String()))
+	stopCtx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
+	defer cancel()
+	return a.Stop(stopCtx)
+}
+
+// Handler is the whole HTTP stack, for embedders that serve it themselves.
+func (a *App) Handler() http.Handler { return a.api.Handler() }
+
+// Addr is the address the app listens on, after Start ("" when not listening).
+func (a *App) Addr() string {
+	if a.listener == nil {
+		return ""
+	}
+	return a.listener.Addr().String()
+}
+
+// URL is the external URL of the app (known after Start).
+func (a *App) URL() string { return a.api.ExternalURL() }
+
+// Logger is the app's logger.
+func (a *App) Logger() *zap.Logger { return a.log }

@@ -1,0 +1,105 @@
+package auth
+
+import (
+	"context"
+	"slices"
+)
+
+// Token scopes.
+const (
+	ScopeAPI      = "api"
+	ScopeReadUser = "read_user"
+	ScopeSudo     = "sudo"
+)
+
+// Method says how the caller proved who they are.
+type Method string
+
+const (
+	MethodAnonymous     Method = ""
+	MethodPrivateToken  Method = "private_token"
+	MethodPersonal      Method = "personal_access_token"
+	MethodImpersonation Method = "impersonation_token"
+	MethodOAuth         Method = "oauth"
+	MethodPassword      Method = "password"
+	MethodJobToken      Method = "job_token"
+)
+
+// User is what the core needs to know about an account. Modules own the full
+// record; this is a read-only summary.
+type User struct {
+	ID       int64
+	Username string
+	Admin    bool
+	Blocked  bool
+	External bool
+}
+
+// Principal is the caller of one request.
+type Principal struct {
+	// User is nil for anonymous callers.
+	User   *User
+	Method Method
+	// Scopes of the token used; nil means unrestricted (password login).
+	Scopes []string
+	// TokenID identifies the token used, 0 when none.
+	TokenID int64
+	// Sudoer is the administrator who is acting as User through sudo.
+	Sudoer *User
+}
+
+// Anonymous is the principal of a request without credentials.
+var anonymous = &Principal{}
+
+// Anonymous returns the anonymous principal.
+func Anonymous() *Principal { return anonymous }
+
+// IsAnonymous reports whether nobody signed in.
+func (p *Principal) IsAnonymous() bool { return p == nil || p.User == nil }
+
+// IsAdmin reports whether the (effective) user is an administrator.
+func (p *Principal) IsAdmin() bool { return !p.IsAnonymous() && p.User.Admin }
+
+// UserID is the effective user's id, 0 for anonymous.
+func (p *Principal) UserID() int64 {
+	if p.IsAnonymous() {
+		return 0
+	}
+	return p.User.ID
+}
+
+// HasScope reports whether the credentials allow scope.
+func (p *Principal) HasScope(scope string) bool {
+	if p.IsAnonymous() || p.Scopes == nil {
+		return true
+	}
+	return slices.Contains(p.Scopes, scope)
+}
+
+// AllowsAny reports whether the credentials carry at least one of scopes.
+func (p *Principal) AllowsAny(scopes []string) bool {
+	if p.IsAnonymous() || p.Scopes == nil || len(scopes) == 0 {
+		return true
+	}
+	for _, s := range scopes {
+		if slices.Contains(p.Scopes, s) {
+			return true
+		}
+	}
+	return false
+}
+
+type principalKey struct{}
+
+// WithPrincipal stores p in ctx.
+func WithPrincipal(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// FromContext returns the caller stored by the API layer; anonymous when none.
+func FromContext(ctx context.Context) *Principal {
+	if p, ok := ctx.Value(principalKey{}).(*Principal); ok && p != nil {
+		return p
+	}
+	return anonymous
+}

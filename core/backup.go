@@ -1,0 +1,96 @@
+package fennec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// The admin socket lets local commands (fennec backup) reach a running
+// server. It lives in the data directory with mode 0600, so only the account
+// that owns the data may use it; it needs no token.
+const adminSocketName = "fennec.sock"
+
+type adminSocket struct {
+	srv  *http.Server
+	path string
+}
+
+func startAdminSocket(dataDir string, db *store.DB, log *zap.Logger) *adminSocket {
+	path := filepath.Join(dataDir, adminSocketName)
+	_ = os.Remove(path) // a stale socket from a crash; the store lock proves we own the dir
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		log.Warn("admin socket unavailable; online backup disabled", zap.String("path", path), zap.Error(err))
+		return nil
+	}
+	_ = os.Chmod(path, 0o600)
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /backup", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		n, err := db.Backup(w)
+		if err != nil {
+			log.Error("online backup failed", zap.Error(err))
+			return
+		}
+		log.Info("online backup served", zap.Int64("bytes", n))
+	})
+	s := &adminSocket{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, path: path}
+	go func() { _ = s.srv.Serve(ln) }()
+	return s
+}
+
+func (s *adminSocket) close() {
+	_ = s.srv.Close()
+	_ = os.Remove(s.path)
+}
+
+// Backup writes a consistent copy of the store in dataDir to dest. When no
+// server holds the store it copies it directly; when one is running, it asks
+// that server through its admin socket, so the copy is taken while serving.
+func Backup(ctx context.Context, dataDir, dest string) (int64, error) {
+	dbPath := filepath.Join(dataDir, "fennec.db")
+	if _, err := os.Stat(dbPath); err != nil {
+		return 0, fmt.Errorf("backup: no database at %s: %w", dbPath, err)
+	}
+	db, err := store.Open(dbPath, store.Options{LockTimeout: 200 * time.Millisecond})
+	if err == nil {
+		defer db.Close()
+		return db.BackupFile(dest)
+	}
+	if !errors.Is(err, store.ErrLocked) {
+		return 0, err
+	}
+	sock := filepath.Join(dataDir, adminSocketName)
+	client := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", sock)
+		},
+	}}
+	return store.WriteSnapshot(dest, func(w io.Writer) (int64, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://fennec/backup", nil)
+		if err != nil {
+			return 0, err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, fmt.Errorf("the database is in use and the server's admin socket %s does not answer: %w", sock, err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return 0, fmt.Errorf("server refused backup: %s", resp.Status)
+		}
+		return io.Copy(w, resp.Body)
+	})
+}

@@ -1,0 +1,409 @@
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// Event is anything published on the bus. Topic names are stable strings
+// ("repository.push"), because they are persisted in the outbox.
+type Event interface {
+	EventTopic() string
+}
+
+// Subscriber handles one topic. Name identifies it in the outbox, so it must
+// be unique and stable across releases ("webhooks.push").
+type Subscriber struct {
+	Name   string
+	Topic  string
+	Handle func(ctx context.Context, payload json.RawMessage) error
+}
+
+// Subscribe builds a typed Subscriber: the payload is decoded into E.
+func Subscribe[E Event](name string, handle func(ctx context.Context, ev E) error) Subscriber {
+	var zero E
+	return Subscriber{
+		Name:  name,
+		Topic: zero.EventTopic(),
+		Handle: func(ctx context.Context, payload json.RawMessage) error {
+			var ev E
+			if err := json.Unmarshal(payload, &ev); err != nil {
+				return fmt.Errorf("decode %s: %w", zero.EventTopic(), err)
+			}
+			return handle(ctx, ev)
+		},
+	}
+}
+
+// OutboxBucket is the bucket that holds undelivered events.
+const OutboxBucket = "_outbox"
+
+type entry struct {
+	Topic     string          `json:"topic"`
+	Payload   json.RawMessage `json:"payload"`
+	Pending   []string        `json:"pending"`
+	Attempts  int             `json:"attempts"`
+	NextTry   time.Time       `json:"next_try"`
+	CreatedAt time.Time       `json:"created_at"`
+}
+
+// Bus publishes events into the outbox and delivers them after commit.
+type Bus struct {
+	db      *store.DB
+	log     *zap.Logger
+	byTopic map[string][]Subscriber
+	byName  map[string]Subscriber
+
+	kick    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+	mu      sync.Mutex
+	idle    *sync.Cond
+	working bool
+	// Timeout bounds one handler call; MaxBackoff caps the retry delay.
+	Timeout    time.Duration
+	MaxBackoff time.Duration
+}
+
+// New builds a bus over db with the given subscribers. Subscriber names must
+// be unique.
+func New(db *store.DB, log *zap.Logger, subs []Subscriber) (*Bus, error) {
+	b := &Bus{
+		db:         db,
+		log:        log,
+		byTopic:    map[string][]Subscriber{},
+		byName:     map[string]Subscriber{},
+		kick:       make(chan struct{}, 1),
+		Timeout:    30 * time.Second,
+		MaxBackoff: 5 * time.Minute,
+	}
+	b.idle = sync.NewCond(&b.mu)
+	for _, s := range subs {
+		if s.Name == "" || s.Topic == "" || s.Handle == nil {
+			return nil, fmt.Errorf("events: subscriber %q is incomplete", s.Name)
+		}
+		if _, dup := b.byName[s.Name]; dup {
+			return nil, fmt.Errorf("events: two subscribers named %q", s.Name)
+		}
+		b.byName[s.Name] = s
+		b.byTopic[s.Topic] = append(b.byTopic[s.Topic], s)
+	}
+	if err := db.EnsureBuckets([]string{OutboxBucket}); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Publish writes ev to the outbox inside tx. Delivery starts after tx commits;
+// if tx rolls back, the event is gone with it. Events nobody listens to are
+// not stored.
+func (b *Bus) Publish(tx *store.Tx, ev Event) error {
+	subs := b.byTopic[ev.EventTopic()]
+	if len(subs) == 0 {
+		return nil
+	}
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("events: encode %s: %w", ev.EventTopic(), err)
+	}
+	e := entry{Topic: ev.EventTopic(), Payload: payload, CreatedAt: time.Now().UTC()}
+	for _, s := range subs {
+		e.Pending = append(e.Pending, s.Name)
+	}
+	bk := tx.Bucket([]byte(OutboxBucket))
+	seq, err := bk.NextSequence()
+	if err != nil {
+		return err
+	}
+	raw, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	if err := bk.Put(store.Key(seq), raw); err != nil {
+		return err
+	}
+	tx.OnCommit(b.Kick)
+	return nil
+}
+
+// Kick wakes the dispatcher; cheap and safe to call any time.
+func (b *Bus) Kick() {
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Start launches the dispatcher. It first delivers whatever an earlier run
+// left in the outbox.
+func (b *Bus) Start() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stop != nil {
+		return
+	}
+	b.stop = make(chan struct{})
+	b.done = make(chan struct{})
+	go b.loop(b.stop, b.done)
+	b.Kick()
+}
+
+// Stop ends the dispatcher after the handler call in flight (bounded by ctx).
+// Undelivered events stay in the outbox for the next start.
+func (b *Bus) Stop(ctx context.Context) error {
+	b.mu.Lock()
+	stop, done := b.stop, b.done
+	b.stop = nil
+	b.mu.Unlock()
+	if stop == nil {
+		return nil
+	}
+	close(stop)
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Drain waits until the outbox is empty or ctx ends; for tests and shutdown.
+func (b *Bus) Drain(ctx context.Context) error {
+	for {
+		n, err := b.Pending()
+		if err != nil || n == 0 {
+			return err
+		}
+		b.Kick()
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("events: %d undelivered: %w", n, ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// Pending counts events not yet handled by all their subscribers.
+func (b *Bus) Pending() (int, error) {
+	n := 0
+	err := b.db.View(context.Background(), func(tx *store.Tx) error {
+		n = tx.Bucket([]byte(OutboxBucket)).Stats().KeyN
+		return nil
+	})
+	return n, err
+}
+
+func (b *Bus) loop(stop, done chan struct{}) {
+	defer close(done)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-stop
+		cancel()
+	}()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		wait, err := b.deliverDue(ctx)
+		if err != nil && ctx.Err() == nil {
+			b.log.Error("events: delivery round failed", zap.Error(err))
+			wait = time.Second
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(wait)
+		select {
+		case <-stop:
+			return
+		case <-b.kick:
+		case <-timer.C:
+		}
+	}
+}
+
+type outcome struct {
+	key  []byte
+	done []string
+}
+
+// deliverDue hands every due event to its pending subscribers and records the
+// result; it returns how long to wait before the next retry is due.
+func (b *Bus) deliverDue(ctx context.Context) (time.Duration, error) {
+	const batch = 100
+	wait := time.Hour
+	for {
+		now := time.Now()
+		type due struct {
+			key []byte
+			e   entry
+		}
+		var work []due
+		more := false
+		err := b.db.View(ctx, func(tx *store.Tx) error {
+			c := tx.Bucket([]byte(OutboxBucket)).Cursor()
+			for k, v := c.First(); k != nil; k, v = c.Next() {
+				var e entry
+				if err := json.Unmarshal(v, &e); err != nil {
+					b.log.Error("events: dropping unreadable outbox entry", zap.Uint64("seq", store.KeyID(k)), zap.Error(err))
+					work = append(work, due{key: append([]byte(nil), k...)})
+					continue
+				}
+				if e.NextTry.After(now) {
+					if d := e.NextTry.Sub(now); d < wait {
+						wait = d
+					}
+					continue
+				}
+				if len(work) == batch {
+					more = true
+					break
+				}
+				work = append(work, due{key: append([]byte(nil), k...), e: e})
+			}
+			return nil
+		})
+		if err != nil || len(work) == 0 {
+			return wait, err
+		}
+		results := make([]outcome, 0, len(work))
+		for _, w := range work {
+			o := outcome{key: w.key}
+			for _, name := range w.e.Pending {
+				s, ok := b.byName[name]
+				if !ok {
+					// The subscriber no longer exists (module removed): nothing
+					// will ever handle it, so stop waiting for it.
+					o.done = append(o.done, name)
+					continue
+				}
+				if err := b.call(ctx, s, w.e.Payload); err != nil {
+					if ctx.Err() != nil {
+						break
+					}
+					b.log.Warn("events: handler failed; will retry",
+						zap.String("subscriber", name), zap.String("topic", w.e.Topic),
+						zap.Int("attempt", w.e.Attempts+1), zap.Error(err))
+					continue
+				}
+				o.done = append(o.done, name)
+			}
+			results = append(results, o)
+		}
+		retry, err := b.record(results)
+		if err != nil {
+			return wait, err
+		}
+		if retry > 0 && retry < wait {
+			wait = retry
+		}
+		if !more || ctx.Err() != nil {
+			return wait, ctx.Err()
+		}
+	}
+}
+
+func (b *Bus) call(ctx context.Context, s Subscriber, payload json.RawMessage) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, b.Timeout)
+	defer cancel()
+	return s.Handle(ctx, payload)
+}
+
+// record removes handled subscribers from their entries, deletes finished
+// entries and schedules retries; it returns the shortest retry delay.
+func (b *Bus) record(results []outcome) (time.Duration, error) {
+	var shortest time.Duration
+	err := b.db.Update(context.Background(), func(tx *store.Tx) error {
+		bk := tx.Bucket([]byte(OutboxBucket))
+		for _, o := range results {
+			raw := bk.Get(o.key)
+			if raw == nil {
+				continue
+			}
+			var e entry
+			if err := json.Unmarshal(raw, &e); err != nil {
+				if err := bk.Delete(o.key); err != nil {
+					return err
+				}
+				continue
+			}
+			e.Pending = without(e.Pending, o.done)
+			if len(e.Pending) == 0 {
+				if err := bk.Delete(o.key); err != nil {
+					return err
+				}
+				continue
+			}
+			e.Attempts++
+			delay := backoff(e.Attempts, b.MaxBackoff)
+			e.NextTry = time.Now().Add(delay)
+			if shortest == 0 || delay < shortest {
+				shortest = delay
+			}
+			v, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			if err := bk.Put(o.key, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return shortest, err
+}
+
+func without(list, remove []string) []string {
+	out := list[:0]
+	for _, s := range list {
+		keep := true
+		for _, r := range remove {
+			if s == r {
+				keep = false
+				break
+			}
+		}
+		if keep {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// backoff doubles from 100ms up to max.
+func backoff(attempt int, max time.Duration) time.Duration {
+	d := 100 * time.Millisecond
+	for i := 1; i < attempt && d < max; i++ {
+		d *= 2
+	}
+	if d > max {
+		d = max
+	}
+	return d
+}
+
+// Topics lists the topics that have subscribers, sorted; for diagnostics.
+func (b *Bus) Topics() []string {
+	out := make([]string, 0, len(b.byTopic))
+	for t := range b.byTopic {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,249 @@
+package fennectest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	gitlab "gitlab.com/gitlab-org/api/client-go"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/config"
+)
+
+// Server is a running application.
+type Server struct {
+	// URL is the base URL, http://127.0.0.1:<port>.
+	URL string
+	// App is the running application.
+	App *fennec.App
+	// DataDir holds fennec.db and the rest of the data.
+	DataDir string
+	// RootPassword and RootToken sign in as the administrator "root".
+	RootPassword string
+	RootToken    string
+	// Client is a client-go client authenticated as root.
+	Client *gitlab.Client
+
+	provisioner auth.Provisioner
+	users       atomic.Int64
+}
+
+// Option adjusts the server before it starts.
+type Option func(*options)
+
+type options struct {
+	modules   []fennec.Module
+	configure []func(*config.Config)
+	level     zapcore.Level
+	extract   []any
+}
+
+// WithModules sets the modules to run.
+func WithModules(mods ...fennec.Module) Option {
+	return func(o *options) { o.modules = append(o.modules, mods...) }
+}
+
+// WithConfig changes the configuration (the listen address and data
+// directory are already set to a random port and t.TempDir()).
+func WithConfig(fn func(*config.Config)) Option {
+	return func(o *options) { o.configure = append(o.configure, fn) }
+}
+
+// WithLogLevel shows log lines at level and above in the test output
+// (default warn).
+func WithLogLevel(level zapcore.Level) Option {
+	return func(o *options) { o.level = level }
+}
+
+// WithExtract fills service pointers from the application (see
+// fennec.WithExtract).
+func WithExtract(targets ...any) Option {
+	return func(o *options) { o.extract = append(o.extract, targets...) }
+}
+
+// Start runs the application and stops it when the test ends.
+func Start(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	o := &options{level: zap.WarnLevel}
+	for _, opt := range opts {
+		opt(o)
+	}
+	s := &Server{DataDir: t.TempDir(), RootPassword: "root-" + randomHex(8)}
+	cfg := config.Default()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Data = s.DataDir
+	cfg.RootPassword = s.RootPassword
+	cfg.ShutdownTimeout = 10 * time.Second
+	for _, fn := range o.configure {
+		fn(&cfg)
+	}
+	logger := zaptest.NewLogger(t, zaptest.Level(o.level))
+	fopts := []fennec.Option{
+		fennec.WithConfig(cfg),
+		fennec.WithModules(o.modules...),
+		fennec.WithLogger(logger),
+		fennec.WithExtract(&s.provisioner),
+	}
+	if len(o.extract) > 0 {
+		fopts = append(fopts, fennec.WithExtract(o.extract...))
+	}
+	app, err := fennec.New(fopts...)
+	if err != nil {
+		t.Fatalf("fennectest: assemble app: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := app.Start(ctx); err != nil {
+		t.Fatalf("fennectest: start app: %v", err)
+	}
+	s.App = app
+	s.URL = app.URL()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		if err := app.Stop(ctx); err != nil {
+			t.Errorf("fennectest: stop app: %v", err)
+		}
+	})
+	s.RootToken = s.Login(t, "root", s.RootPassword)
+	s.Client = s.NewClient(t, s.RootToken)
+	return s
+}
+
+// Login signs in through POST /session and returns the private token.
+func (s *Server) Login(t testing.TB, login, password string) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"login": login, "password": password})
+	resp := s.Do(t, http.MethodPost, "/api/v4/session", bytes.NewReader(body), "Content-Type", "application/json")
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("fennectest: login %s: %s: %s", login, resp.Status, raw)
+	}
+	var out struct {
+		PrivateToken string `json:"private_token"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil || out.PrivateToken == "" {
+		t.Fatalf("fennectest: login %s: no private_token in %s", login, raw)
+	}
+	return out.PrivateToken
+}
+
+// NewClient returns a client-go client using token as PRIVATE-TOKEN, without
+// retries (so a 5xx fails the test at once instead of being retried).
+func (s *Server) NewClient(t testing.TB, token string) *gitlab.Client {
+	t.Helper()
+	c, err := gitlab.NewClient(token, gitlab.WithBaseURL(s.URL+"/api/v4"), gitlab.WithoutRetries())
+	if err != nil {
+		t.Fatalf("fennectest: client: %v", err)
+	}
+	return c
+}
+
+// User is a test account.
+type User struct {
+	ID       int64
+	Username string
+	Email    string
+	Password string
+	// Token is a personal access token with the api scope.
+	Token  string
+	Client *gitlab.Client
+}
+
+// UserOption adjusts CreateUser.
+type UserOption func(*auth.NewUser, *[]string)
+
+// Admin makes the user an administrator.
+func Admin() UserOption { return func(u *auth.NewUser, _ *[]string) { u.Admin = true } }
+
+// External marks the user external.
+func External() UserOption { return func(u *auth.NewUser, _ *[]string) { u.External = true } }
+
+// Scopes sets the scopes of the user's token (default api).
+func Scopes(scopes ...string) UserOption {
+	return func(_ *auth.NewUser, s *[]string) { *s = scopes }
+}
+
+// CreateUser makes a user with a personal access token; an empty username
+// picks a unique one.
+func (s *Server) CreateUser(t testing.TB, username string, opts ...UserOption) *User {
+	t.Helper()
+	if username == "" {
+		username = fmt.Sprintf("user%d", s.users.Add(1))
+	}
+	nu := auth.NewUser{
+		Username: username, Email: strings.ToLower(username) + "@example.com",
+		Name: "User " + username, Password: "pw-" + randomHex(8),
+	}
+	scopes := []string{auth.ScopeAPI}
+	for _, o := range opts {
+		o(&nu, &scopes)
+	}
+	ctx := context.Background()
+	u, err := s.provisioner.CreateUser(ctx, nu)
+	if err != nil {
+		t.Fatalf("fennectest: create user %s: %v", username, err)
+	}
+	token, err := s.provisioner.CreateToken(ctx, u.ID, "fennectest", scopes)
+	if err != nil {
+		t.Fatalf("fennectest: token for %s: %v", username, err)
+	}
+	return &User{ID: u.ID, Username: nu.Username, Email: nu.Email, Password: nu.Password, Token: token, Client: s.NewClient(t, token)}
+}
+
+// Do sends a raw request to path (which starts with /) with header pairs
+// ("Name", "value", ...). The caller closes the body.
+func (s *Server) Do(t testing.TB, method, path string, body io.Reader, headers ...string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, s.URL+path, body)
+	if err != nil {
+		t.Fatalf("fennectest: request: %v", err)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("fennectest: %s %s: %v", method, path, err)
+	}
+	return resp
+}
+
+// JSON sends a raw request and decodes a JSON response into out (when not
+// nil); it returns the response with its body already read and closed.
+func (s *Server) JSON(t testing.TB, method, path string, body io.Reader, out any, headers ...string) (*http.Response, []byte) {
+	t.Helper()
+	resp := s.Do(t, method, path, body, headers...)
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("fennectest: read body: %v", err)
+	}
+	if out != nil && len(raw) > 0 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			t.Fatalf("fennectest: %s %s: decode %q: %v", method, path, raw, err)
+		}
+	}
+	return resp, raw
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

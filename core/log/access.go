@@ -1,0 +1,102 @@
+package log
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// RequestInfo is filled in while a request is handled and read when it ends.
+type RequestInfo struct {
+	// Operation names what handled the request ("get-user", "git", ...).
+	Operation string
+	// UserID is the authenticated user, 0 for anonymous.
+	UserID int64
+	// Status is the response status, 200 when nothing was written explicitly.
+	Status int
+	// Bytes counts the response body.
+	Bytes int64
+}
+
+type infoKey struct{}
+
+// Info returns the RequestInfo of a request context, or a throwaway one when
+// the request did not pass through Middleware (so callers never check nil).
+func Info(ctx context.Context) *RequestInfo {
+	if ri, ok := ctx.Value(infoKey{}).(*RequestInfo); ok {
+		return ri
+	}
+	return &RequestInfo{}
+}
+
+// Observer is called after every request with its info and duration.
+type Observer func(r *http.Request, info *RequestInfo, took time.Duration)
+
+// Middleware puts a RequestInfo into each request, logs one line per request
+// when it is done, and calls the observers (metrics).
+func Middleware(l *zap.Logger, next http.Handler, observers ...Observer) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		ri := &RequestInfo{}
+		rec := &recorder{ResponseWriter: w, info: ri}
+		r = r.WithContext(context.WithValue(r.Context(), infoKey{}, ri))
+		next.ServeHTTP(rec, r)
+		if ri.Status == 0 {
+			ri.Status = http.StatusOK
+		}
+		took := time.Since(start)
+		for _, o := range observers {
+			o(r, ri, took)
+		}
+		if ce := l.Check(zap.InfoLevel, "request"); ce != nil {
+			ce.Write(
+				zap.String("method", r.Method),
+				zap.String("path", r.URL.EscapedPath()),
+				zap.Int("status", ri.Status),
+				zap.Duration("duration", took),
+				zap.String("operation", ri.Operation),
+				zap.Int64("user_id", ri.UserID),
+				zap.Int64("bytes", ri.Bytes),
+				zap.String("remote", r.RemoteAddr),
+			)
+		}
+	})
+}
+
+// recorder captures the status and size; Unwrap keeps http.ResponseController
+// (flush, deadlines) working through it.
+type recorder struct {
+	http.ResponseWriter
+	info  *RequestInfo
+	wrote bool
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.info.Status = code
+		r.wrote = code >= 200
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	if !r.wrote {
+		r.wrote = true
+		if r.info.Status == 0 {
+			r.info.Status = http.StatusOK
+		}
+	}
+	n, err := r.ResponseWriter.Write(p)
+	r.info.Bytes += int64(n)
+	return n, err
+}
+
+func (r *recorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

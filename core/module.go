@@ -1,0 +1,72 @@
+package fennec
+
+import (
+	"go.uber.org/fx"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// Module is one domain's contribution to an App: its routes, tables,
+// services and subscriptions. Modules build it with NewModule; embedders only
+// pass it to WithModules.
+type Module struct {
+	name string
+	opt  fx.Option
+}
+
+// NewModule bundles a module's fx options under its name.
+func NewModule(name string, opts ...fx.Option) Module {
+	return Module{name: name, opt: fx.Module(name, opts...)}
+}
+
+// Name is the module's name.
+func (m Module) Name() string { return m.name }
+
+// Routes registers a module's operations on the shared API. Name orders
+// registration (so the OpenAPI document is stable).
+type Routes struct {
+	Name     string
+	Register func(*api.API)
+}
+
+// Value groups: producers tag results with these (flattening slices), the
+// core's wiring consumes them with the plain group name.
+const (
+	groupRoutes      = `group:"fennec.routes"`
+	groupBuckets     = `group:"fennec.buckets"`
+	groupMigrations  = `group:"fennec.migrations"`
+	groupSubscribers = `group:"fennec.subscribers"`
+	groupTokens      = `group:"fennec.tokens"`
+)
+
+// ProvideRoutes adds a constructor returning Routes; its parameters are
+// injected (services, config, logger...).
+func ProvideRoutes(ctor any) fx.Option {
+	return fx.Provide(fx.Annotate(ctor, fx.ResultTags(groupRoutes)))
+}
+
+// Tables declares the buckets of a module's tables (anything with Buckets()).
+func Tables(tables ...interface{ Buckets() []string }) fx.Option {
+	var names []string
+	for _, t := range tables {
+		names = append(names, t.Buckets()...)
+	}
+	return fx.Provide(fx.Annotate(func() []string { return names }, fx.ResultTags(`group:"fennec.buckets,flatten"`)))
+}
+
+// Migrations declares a module's ordered schema migrations.
+func Migrations(ms ...store.Migration) fx.Option {
+	return fx.Provide(fx.Annotate(func() []store.Migration { return ms }, fx.ResultTags(`group:"fennec.migrations,flatten"`)))
+}
+
+// ProvideSubscribers adds a constructor returning []events.Subscriber.
+func ProvideSubscribers(ctor any) fx.Option {
+	return fx.Provide(fx.Annotate(ctor, fx.ResultTags(`group:"fennec.subscribers,flatten"`)))
+}
+
+// ProvideTokenResolver adds a constructor returning an auth.TokenResolver.
+func ProvideTokenResolver(ctor any) fx.Option {
+	return fx.Provide(fx.Annotate(ctor, fx.As(new(auth.TokenResolver)), fx.ResultTags(groupTokens)))
+}

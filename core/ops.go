@@ -1,0 +1,45 @@
+package fennec
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/fennec-forge/fennec/core/api"
+)
+
+type versionOutput struct {
+	Body struct {
+		Version  string `json:"version"`
+		Revision string `json:"revision"`
+	}
+}
+
+// registerOps adds the endpoints every host has: the API version and the
+// health, liveness, readiness and metrics probes.
+func registerOps(a *api.API) {
+	api.Register(a, api.Op{
+		ID: "get-version", Method: http.MethodGet, Path: "/version", Tags: []string{"meta"},
+		Summary: "Version of the server", Access: api.SignedIn,
+		Scopes: []string{"api", "read_user"},
+	}, func(ctx context.Context, _ *struct{}) (*versionOutput, error) {
+		out := &versionOutput{}
+		out.Body.Version, out.Body.Revision = Version()
+		return out, nil
+	})
+
+	a.Mount("health", "GET /-/health", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("Fennec OK"))
+	}))
+	a.Mount("liveness", "GET /-/liveness", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		api.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	}))
+	a.Mount("readiness", "GET /-/readiness", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !a.Ready() {
+			api.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "failed"})
+			return
+		}
+		api.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	}))
+	a.Mount("metrics", "GET /-/metrics", a.Metrics().Handler())
+}

@@ -1,0 +1,182 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// ErrLocked is returned by Open when another process holds the database.
+var ErrLocked = errors.New("database is locked by another process")
+
+// Options tune how the database is opened. The zero value is usable.
+type Options struct {
+	// LockTimeout bounds the wait for the file lock; default 1s.
+	LockTimeout time.Duration
+	// MaxBatchSize and MaxBatchDelay tune Batch for concurrent writers.
+	// Defaults: 64 calls, 2ms (bbolt's own 1000/10ms makes a lone writer wait).
+	MaxBatchSize  int
+	MaxBatchDelay time.Duration
+	// NoSync skips fsync; only for benchmarks and throwaway data.
+	NoSync bool
+}
+
+// DB is an open Fennec database.
+type DB struct {
+	bolt *bolt.DB
+	path string
+}
+
+// Tx is a read or read-write transaction. It embeds the bbolt transaction so
+// tables and modules can use buckets directly.
+type Tx struct {
+	*bolt.Tx
+}
+
+// Open opens (creating if needed) the database file at path.
+func Open(path string, opts Options) (*DB, error) {
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = time.Second
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("store: create data directory: %w", err)
+	}
+	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync, FreelistType: bolt.FreelistMapType})
+	if err != nil {
+		if errors.Is(err, bolterrors.ErrTimeout) {
+			return nil, fmt.Errorf("%w (%s)", ErrLocked, path)
+		}
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	b.MaxBatchSize = 64
+	if opts.MaxBatchSize > 0 {
+		b.MaxBatchSize = opts.MaxBatchSize
+	}
+	b.MaxBatchDelay = 2 * time.Millisecond
+	if opts.MaxBatchDelay > 0 {
+		b.MaxBatchDelay = opts.MaxBatchDelay
+	}
+	db := &DB{bolt: b, path: path}
+	if err := db.Update(context.Background(), func(tx *Tx) error {
+		_, err := tx.CreateBucketIfNotExists(metaBucket)
+		return err
+	}); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Path is the file the database lives in.
+func (db *DB) Path() string { return db.path }
+
+// Close closes the file; it waits for open transactions.
+func (db *DB) Close() error { return db.bolt.Close() }
+
+// View runs fn in a read-only transaction.
+func (db *DB) View(ctx context.Context, fn func(*Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return db.bolt.View(func(tx *bolt.Tx) error { return fn(&Tx{tx}) })
+}
+
+// Update runs fn in its own read-write transaction, committed when fn returns nil.
+func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return db.bolt.Update(func(tx *bolt.Tx) error { return fn(&Tx{tx}) })
+}
+
+// Batch is Update for hot paths with many concurrent writers: calls arriving
+// together share one transaction and one fsync. fn may run more than once
+// (when a call in the same batch fails, each is retried alone), so it must be
+// idempotent and must publish nothing outside the transaction; read ids
+// assigned inside fn only after Batch returns.
+func (db *DB) Batch(ctx context.Context, fn func(*Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return db.bolt.Batch(func(tx *bolt.Tx) error { return fn(&Tx{tx}) })
+}
+
+// EnsureBuckets creates the named top-level buckets that do not exist yet.
+func (db *DB) EnsureBuckets(names []string) error {
+	return db.Update(context.Background(), func(tx *Tx) error {
+		for _, n := range names {
+			if _, err := tx.CreateBucketIfNotExists([]byte(n)); err != nil {
+				return fmt.Errorf("store: create bucket %q: %w", n, err)
+			}
+		}
+		return nil
+	})
+}
+
+// Backup writes a consistent snapshot of the whole database to w while
+// readers and writers carry on (bbolt serves it from one read transaction).
+func (db *DB) Backup(w io.Writer) (int64, error) {
+	var n int64
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		var err error
+		n, err = tx.WriteTo(w)
+		return err
+	})
+	return n, err
+}
+
+// BackupFile writes a snapshot to path atomically (temp file, fsync, rename)
+// and checks that the copy opens as a database.
+func (db *DB) BackupFile(path string) (int64, error) {
+	return WriteSnapshot(path, db.Backup)
+}
+
+// WriteSnapshot writes what fill produces to path through a temp file, syncs
+// it, verifies it is a readable bbolt file and renames it into place.
+func WriteSnapshot(path string, fill func(io.Writer) (int64, error)) (int64, error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, ".fennec-backup-*")
+	if err != nil {
+		return 0, fmt.Errorf("store: backup: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	n, err := fill(tmp)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: backup: %w", err)
+	}
+	if err := Verify(tmp.Name()); err != nil {
+		return 0, err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return 0, fmt.Errorf("store: backup: %w", err)
+	}
+	return n, nil
+}
+
+// Verify opens a database file read-only and checks its page structure.
+func Verify(path string) error {
+	b, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		return fmt.Errorf("store: verify %s: %w", path, err)
+	}
+	defer b.Close()
+	return b.View(func(tx *bolt.Tx) error {
+		for err := range tx.Check() {
+			return fmt.Errorf("store: verify %s: %w", path, err)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,81 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sort"
+)
+
+// Migration is one ordered schema change of one module. Versions of a module
+// start at 1 and increase by one; each runs once, in its own transaction,
+// together with the record that it ran.
+type Migration struct {
+	Module  string
+	Version int
+	Name    string
+	Up      func(tx *Tx) error
+}
+
+// SchemaVersion reports the last migration version applied for a module.
+func (db *DB) SchemaVersion(module string) (int, error) {
+	var v int
+	err := db.View(context.Background(), func(tx *Tx) error {
+		v = schemaVersion(tx, module)
+		return nil
+	})
+	return v, err
+}
+
+func schemaVersion(tx *Tx, module string) int {
+	raw := tx.Bucket(metaBucket).Get([]byte("schema:" + module))
+	if len(raw) != 8 {
+		return 0
+	}
+	return int(KeyID(raw))
+}
+
+// Migrate applies the migrations that have not run yet, module by module in
+// name order and within a module by version. It refuses gaps, duplicates and
+// a database newer than the code (downgrades are not supported).
+func (db *DB) Migrate(ctx context.Context, migrations []Migration) error {
+	byModule := map[string][]Migration{}
+	for _, m := range migrations {
+		if m.Module == "" || m.Version < 1 || m.Up == nil {
+			return fmt.Errorf("store: migration %q of %q is incomplete", m.Name, m.Module)
+		}
+		byModule[m.Module] = append(byModule[m.Module], m)
+	}
+	modules := make([]string, 0, len(byModule))
+	for name, ms := range byModule {
+		modules = append(modules, name)
+		sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
+		for i, m := range ms {
+			if m.Version != i+1 {
+				return fmt.Errorf("store: migrations of %q must be numbered 1..n without gaps; found %d at position %d", name, m.Version, i+1)
+			}
+		}
+	}
+	sort.Strings(modules)
+	for _, name := range modules {
+		ms := byModule[name]
+		current, err := db.SchemaVersion(name)
+		if err != nil {
+			return err
+		}
+		if current > len(ms) {
+			return fmt.Errorf("store: the database has %s schema version %d but this build knows only %d; use a newer fennec", name, current, len(ms))
+		}
+		for _, m := range ms[current:] {
+			err := db.Update(ctx, func(tx *Tx) error {
+				if err := m.Up(tx); err != nil {
+					return err
+				}
+				return tx.Bucket(metaBucket).Put([]byte("schema:"+name), Key(uint64(m.Version)))
+			})
+			if err != nil {
+				return fmt.Errorf("store: migration %s %d (%s): %w", name, m.Version, m.Name, err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,383 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+var metaBucket = []byte("_meta")
+
+// Record is the constraint on the pointer type of a table's rows: a row knows
+// its own id so the table can assign it on insert.
+type Record[T any] interface {
+	*T
+	RecordID() uint64
+	SetRecordID(uint64)
+}
+
+// Index describes a secondary index. Keys returns the index keys of a row
+// (already normalised, e.g. lower-cased); empty keys are skipped. A unique
+// index refuses a second row with the same key with a *ConflictError.
+type Index[T any] struct {
+	Name   string
+	Unique bool
+	Keys   func(*T) []string
+}
+
+// Table stores rows of T as JSON under big-endian ids, with its indexes kept
+// in the same transaction. A Table value is immutable after NewTable and safe
+// for concurrent use; all state lives in the transaction passed to each call.
+type Table[T any, P Record[T]] struct {
+	name    string
+	bucket  []byte
+	count   []byte
+	indexes []Index[T]
+	ibucket map[string][]byte
+}
+
+// NewTable defines a table. name must be unique across the application;
+// modules prefix it with their own name ("identity.users").
+func NewTable[T any, P Record[T]](name string, indexes ...Index[T]) *Table[T, P] {
+	t := &Table[T, P]{
+		name:    name,
+		bucket:  []byte(name),
+		count:   []byte("count:" + name),
+		indexes: indexes,
+		ibucket: make(map[string][]byte, len(indexes)),
+	}
+	for _, ix := range indexes {
+		t.ibucket[ix.Name] = []byte(name + "#" + ix.Name)
+	}
+	return t
+}
+
+// Name is the table's name.
+func (t *Table[T, P]) Name() string { return t.name }
+
+// Buckets lists the bbolt buckets the table needs; declare them at start-up.
+func (t *Table[T, P]) Buckets() []string {
+	out := []string{t.name}
+	for _, ix := range t.indexes {
+		out = append(out, string(t.ibucket[ix.Name]))
+	}
+	return out
+}
+
+// Key encodes an id as the 8-byte big-endian key used by every table, so
+// byte order equals numeric order.
+func Key(id uint64) []byte {
+	var k [8]byte
+	binary.BigEndian.PutUint64(k[:], id)
+	return k[:]
+}
+
+// KeyID decodes a key made by Key.
+func KeyID(k []byte) uint64 {
+	if len(k) < 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(k[len(k)-8:])
+}
+
+func (t *Table[T, P]) b(tx *Tx) (*bucketRef, error) {
+	b := tx.Bucket(t.bucket)
+	if b == nil {
+		return nil, fmt.Errorf("store: table %s has no bucket (not declared?)", t.name)
+	}
+	return &bucketRef{b}, nil
+}
+
+// Insert assigns the next id to rec and stores it with its index entries.
+func (t *Table[T, P]) Insert(tx *Tx, rec P) error {
+	b, err := t.b(tx)
+	if err != nil {
+		return err
+	}
+	id, err := b.NextSequence()
+	if err != nil {
+		return err
+	}
+	rec.SetRecordID(id)
+	if err := t.addIndexes(tx, (*T)(rec), id); err != nil {
+		return err
+	}
+	if err := t.put(b, id, rec); err != nil {
+		return err
+	}
+	return t.addCount(tx, 1)
+}
+
+// Get loads the row with the given id, or ErrNotFound.
+func (t *Table[T, P]) Get(tx *Tx, id uint64) (P, error) {
+	b, err := t.b(tx)
+	if err != nil {
+		return nil, err
+	}
+	v := b.Get(Key(id))
+	if v == nil {
+		return nil, ErrNotFound
+	}
+	return t.decode(v)
+}
+
+// Exists reports whether a row with the id exists, without decoding it.
+func (t *Table[T, P]) Exists(tx *Tx, id uint64) bool {
+	b, err := t.b(tx)
+	return err == nil && b.Get(Key(id)) != nil
+}
+
+// Update replaces an existing row, moving its index entries as needed.
+func (t *Table[T, P]) Update(tx *Tx, rec P) error {
+	b, err := t.b(tx)
+	if err != nil {
+		return err
+	}
+	id := rec.RecordID()
+	old := b.Get(Key(id))
+	if old == nil {
+		return ErrNotFound
+	}
+	prev, err := t.decode(old)
+	if err != nil {
+		return err
+	}
+	if err := t.removeIndexes(tx, (*T)(prev), id); err != nil {
+		return err
+	}
+	if err := t.addIndexes(tx, (*T)(rec), id); err != nil {
+		return err
+	}
+	return t.put(b, id, rec)
+}
+
+// Delete removes a row and its index entries; a missing row is ErrNotFound.
+func (t *Table[T, P]) Delete(tx *Tx, id uint64) error {
+	b, err := t.b(tx)
+	if err != nil {
+		return err
+	}
+	old := b.Get(Key(id))
+	if old == nil {
+		return ErrNotFound
+	}
+	prev, err := t.decode(old)
+	if err != nil {
+		return err
+	}
+	if err := t.removeIndexes(tx, (*T)(prev), id); err != nil {
+		return err
+	}
+	if err := b.Delete(Key(id)); err != nil {
+		return err
+	}
+	return t.addCount(tx, -1)
+}
+
+// GetBy finds the row whose unique index key equals key.
+func (t *Table[T, P]) GetBy(tx *Tx, index, key string) (P, error) {
+	ib, ix, err := t.index(tx, index)
+	if err != nil {
+		return nil, err
+	}
+	if !ix.Unique {
+		return nil, fmt.Errorf("store: index %s.%s is not unique", t.name, index)
+	}
+	v := ib.Get([]byte(key))
+	if v == nil {
+		return nil, ErrNotFound
+	}
+	return t.Get(tx, KeyID(v))
+}
+
+// IDsBy returns the ids of the rows with the given key in an index, ascending.
+func (t *Table[T, P]) IDsBy(tx *Tx, index, key string) ([]uint64, error) {
+	ib, ix, err := t.index(tx, index)
+	if err != nil {
+		return nil, err
+	}
+	if ix.Unique {
+		v := ib.Get([]byte(key))
+		if v == nil {
+			return []uint64{}, nil
+		}
+		return []uint64{KeyID(v)}, nil
+	}
+	ids := []uint64{}
+	prefix := append([]byte(key), 0)
+	c := ib.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		if len(k) == len(prefix)+8 {
+			ids = append(ids, KeyID(k))
+		}
+	}
+	return ids, nil
+}
+
+// Count is the number of rows, kept up to date on insert and delete.
+func (t *Table[T, P]) Count(tx *Tx) int {
+	v := tx.Bucket(metaBucket).Get(t.count)
+	if len(v) != 8 {
+		return 0
+	}
+	return int(KeyID(v))
+}
+
+// Scan calls fn for rows in id order (descending when desc), skipping the
+// first skip rows, until fn returns false or an error.
+func (t *Table[T, P]) Scan(tx *Tx, desc bool, skip int, fn func(P) (bool, error)) error {
+	b, err := t.b(tx)
+	if err != nil {
+		return err
+	}
+	c := b.Cursor()
+	first, next := c.First, c.Next
+	if desc {
+		first, next = c.Last, c.Prev
+	}
+	for k, v := first(); k != nil; k, v = next() {
+		if skip > 0 {
+			skip--
+			continue
+		}
+		rec, err := t.decode(v)
+		if err != nil {
+			return err
+		}
+		more, err := fn(rec)
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// Page returns up to limit rows after skipping offset, in id order, and the
+// total row count.
+func (t *Table[T, P]) Page(tx *Tx, desc bool, offset, limit int) ([]P, int, error) {
+	out := make([]P, 0, limit)
+	if limit <= 0 {
+		return out, t.Count(tx), nil
+	}
+	err := t.Scan(tx, desc, offset, func(p P) (bool, error) {
+		out = append(out, p)
+		return len(out) < limit, nil
+	})
+	return out, t.Count(tx), err
+}
+
+func (t *Table[T, P]) decode(v []byte) (P, error) {
+	rec := P(new(T))
+	if err := json.Unmarshal(v, rec); err != nil {
+		return nil, fmt.Errorf("store: decode %s row: %w", t.name, err)
+	}
+	return rec, nil
+}
+
+func (t *Table[T, P]) put(b *bucketRef, id uint64, rec P) error {
+	v, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("store: encode %s row: %w", t.name, err)
+	}
+	return b.Put(Key(id), v)
+}
+
+func (t *Table[T, P]) index(tx *Tx, name string) (*bucketRef, *Index[T], error) {
+	for i := range t.indexes {
+		if t.indexes[i].Name == name {
+			b := tx.Bucket(t.ibucket[name])
+			if b == nil {
+				return nil, nil, fmt.Errorf("store: index %s.%s has no bucket", t.name, name)
+			}
+			return &bucketRef{b}, &t.indexes[i], nil
+		}
+	}
+	return nil, nil, fmt.Errorf("store: table %s has no index %q", t.name, name)
+}
+
+func (t *Table[T, P]) addIndexes(tx *Tx, rec *T, id uint64) error {
+	for i := range t.indexes {
+		ix := &t.indexes[i]
+		ib, _, err := t.index(tx, ix.Name)
+		if err != nil {
+			return err
+		}
+		for _, key := range uniqueKeys(ix.Keys(rec)) {
+			if ix.Unique {
+				if v := ib.Get([]byte(key)); v != nil && KeyID(v) != id {
+					return &ConflictError{Table: t.name, Index: ix.Name, Key: key}
+				}
+				if err := ib.Put([]byte(key), Key(id)); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := ib.Put(compositeKey(key, id), nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (t *Table[T, P]) removeIndexes(tx *Tx, rec *T, id uint64) error {
+	for i := range t.indexes {
+		ix := &t.indexes[i]
+		ib, _, err := t.index(tx, ix.Name)
+		if err != nil {
+			return err
+		}
+		for _, key := range uniqueKeys(ix.Keys(rec)) {
+			k := []byte(key)
+			if !ix.Unique {
+				k = compositeKey(key, id)
+			} else if v := ib.Get(k); v == nil || KeyID(v) != id {
+				continue
+			}
+			if err := ib.Delete(k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (t *Table[T, P]) addCount(tx *Tx, delta int) error {
+	n := t.Count(tx) + delta
+	if n < 0 {
+		n = 0
+	}
+	return tx.Bucket(metaBucket).Put(t.count, Key(uint64(n)))
+}
+
+func compositeKey(key string, id uint64) []byte {
+	k := make([]byte, 0, len(key)+9)
+	k = append(k, key...)
+	k = append(k, 0)
+	return append(k, Key(id)...)
+}
+
+func uniqueKeys(keys []string) []string {
+	out := keys[:0:0]
+	for _, k := range keys {
+		if k == "" {
+			continue
+		}
+		dup := false
+		for _, o := range out {
+			if o == k {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// Fold is the usual normalisation for case-insensitive unique keys.
+func Fold(s string) string { return strings.ToLower(strings.TrimSpace(s)) }

@@ -1,0 +1,78 @@
+package internal
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+)
+
+// NewRoutes registers identity's operations.
+func NewRoutes(s *Service) fennec.Routes {
+	return fennec.Routes{Name: "identity", Register: func(a *api.API) { s.register(a) }}
+}
+
+type sessionInput struct {
+	Body struct {
+		Login    string `json:"login,omitempty" doc:"Username or e-mail"`
+		Email    string `json:"email,omitempty" doc:"E-mail, when login is absent"`
+		Password string `json:"password" required:"true"`
+	}
+}
+
+type userWithTokenOutput struct {
+	Body FullUserWithToken
+}
+
+
+func (s *Service) register(a *api.API) {
+	api.Register(a, api.Op{
+		ID: "create-session", Method: http.MethodPost, Path: "/session", Tags: []string{"session"},
+		Summary: "Log in with a username or e-mail and password; returns the user with a private token",
+		Access:  api.Public,
+	}, s.createSession)
+
+	api.Register(a, api.Op{
+		ID: "get-current-user", Method: http.MethodGet, Path: "/user", Tags: []string{"users"},
+		Summary: "The authenticated user (with sudo, that user plus a private token)",
+		Access:  api.SignedIn, Scopes: []string{auth.ScopeAPI, auth.ScopeReadUser},
+	}, s.currentUser)
+}
+
+func (s *Service) createSession(ctx context.Context, in *sessionInput) (*userWithTokenOutput, error) {
+	login := in.Body.Login
+	if login == "" {
+		login = in.Body.Email
+	}
+	if login == "" {
+		return nil, api.AtLeastOne("login", "email")
+	}
+	u, secret, err := s.Login(ctx, login, in.Body.Password)
+	if err != nil {
+		if errors.Is(err, auth.ErrInvalidPassword) || errors.Is(err, auth.ErrUnauthorized) {
+			return nil, api.Unauthorized()
+		}
+		return nil, err
+	}
+	return &userWithTokenOutput{Body: FullUserWithToken{FullUser: fullView(api.ExternalURLFrom(ctx), u), PrivateToken: &secret}}, nil
+}
+
+func (s *Service) currentUser(ctx context.Context, _ *struct{}) (*userWithTokenOutput, error) {
+	p := auth.FromContext(ctx)
+	u, err := s.User(ctx, p.UserID())
+	if err != nil {
+		return nil, err
+	}
+	out := &userWithTokenOutput{Body: FullUserWithToken{FullUser: fullView(api.ExternalURLFrom(ctx), u)}}
+	if p.Sudoer != nil {
+		secret, err := s.SudoToken(ctx, int64(u.ID))
+		if err != nil {
+			return nil, err
+		}
+		out.Body.PrivateToken = &secret
+	}
+	return out, nil
+}

@@ -1,0 +1,432 @@
+package internal
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/mail"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// MaxSessionTokens bounds the private tokens that session logins mint per
+// user; the oldest is dropped when a login would exceed it.
+const MaxSessionTokens = 10
+
+// Service implements identity's rules over the store.
+type Service struct {
+	db   *store.DB
+	log  *zap.Logger
+	cost int
+	// dummyHash is compared against when a login names nobody, so a wrong
+	// username takes as long as a wrong password.
+	dummyHash []byte
+	now       func() time.Time
+}
+
+// NewService builds the service.
+func NewService(db *store.DB, log *zap.Logger) (*Service, error) {
+	s := &Service{db: db, log: log, cost: bcrypt.DefaultCost, now: time.Now}
+	h, err := bcrypt.GenerateFromPassword([]byte("fennec-dummy-password"), s.cost)
+	if err != nil {
+		return nil, err
+	}
+	s.dummyHash = h
+	return s, nil
+}
+
+// Validation errors: field -> texts, rendered as 400 {"message":{...}}.
+type ValidationError map[string][]string
+
+func (v ValidationError) Error() string { return fmt.Sprintf("identity: invalid %v", map[string][]string(v)) }
+
+// Fields lets core/api render the error as {"message":{field:[texts]}}.
+func (v ValidationError) Fields() map[string][]string { return v }
+
+func (v ValidationError) add(field, text string) { v[field] = append(v[field], text) }
+
+var usernameRE = regexp.MustCompile(`^[a-zA-Z0-9_.][a-zA-Z0-9_.-]*$`)
+
+// MinPasswordLength is the shortest password accepted.
+const MinPasswordLength = 8
+
+func validateUser(u *User, password string, requirePassword bool) ValidationError {
+	v := ValidationError{}
+	switch {
+	case u.Username == "":
+		v.add("username", "can't be blank")
+	case len(u.Username) > 255:
+		v.add("username", "is too long (maximum is 255 characters)")
+	case !usernameRE.MatchString(u.Username) || strings.HasSuffix(u.Username, ".git") || strings.HasSuffix(u.Username, ".atom"):
+		v.add("username", "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.', '.git' or '.atom'.")
+	}
+	if u.Name == "" {
+		v.add("name", "can't be blank")
+	} else if len(u.Name) > 255 {
+		v.add("name", "is too long (maximum is 255 characters)")
+	}
+	if a, err := mail.ParseAddress(u.Email); u.Email == "" {
+		v.add("email", "can't be blank")
+	} else if err != nil || a.Address != u.Email || len(u.Email) > 255 {
+		v.add("email", "is invalid")
+	}
+	if requirePassword || password != "" {
+		if len(password) < MinPasswordLength {
+			v.add("password", fmt.Sprintf("is too short (minimum is %d characters)", MinPasswordLength))
+		} else if len(password) > 72 {
+			// bcrypt ignores everything past 72 bytes; refuse rather than truncate.
+			v.add("password", "is too long (maximum is 72 characters)")
+		}
+	}
+	if len(v) == 0 {
+		return nil
+	}
+	return v
+}
+
+// CreateUser implements auth.Provisioner.
+func (s *Service) CreateUser(ctx context.Context, nu auth.NewUser) (*auth.User, error) {
+	u, err := s.createUser(ctx, nu)
+	if err != nil {
+		return nil, err
+	}
+	return summary(u), nil
+}
+
+func (s *Service) createUser(ctx context.Context, nu auth.NewUser) (*User, error) {
+	now := s.now().UTC()
+	u := &User{
+		Username: nu.Username, Email: nu.Email, Name: nu.Name,
+		Admin: nu.Admin, External: nu.External, State: "active",
+		ProjectsLimit: 100000, CanCreateGroup: true, ColorSchemeID: 1,
+		CreatedAt: now, ConfirmedAt: &now, Identities: []Identity{},
+	}
+	if v := validateUser(u, nu.Password, true); v != nil {
+		return nil, v
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(nu.Password), s.cost)
+	if err != nil {
+		return nil, err
+	}
+	u.PasswordHash = hash
+	err = s.db.Update(ctx, func(tx *store.Tx) error { return users.Insert(tx, u) })
+	var conflict *store.ConflictError
+	if errors.As(err, &conflict) {
+		return nil, ValidationError{conflict.Index: {"has already been taken"}}
+	}
+	return u, err
+}
+
+// CreateToken implements auth.Provisioner: a personal access token.
+func (s *Service) CreateToken(ctx context.Context, userID int64, name string, scopes []string) (string, error) {
+	var secret string
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		if !users.Exists(tx, uint64(userID)) {
+			return auth.ErrUserNotFound
+		}
+		var err error
+		secret, err = s.insertToken(tx, uint64(userID), KindPersonal, name, scopes)
+		return err
+	})
+	return secret, err
+}
+
+// insertToken stores a new token and returns its secret.
+func (s *Service) insertToken(tx *store.Tx, userID uint64, kind, name string, scopes []string) (string, error) {
+	secret, err := newSecret()
+	if err != nil {
+		return "", err
+	}
+	if scopes == nil {
+		scopes = []string{auth.ScopeAPI}
+	}
+	t := &Token{UserID: userID, Kind: kind, Name: name, Hash: hashToken(secret), Scopes: scopes, CreatedAt: s.now().UTC()}
+	return secret, tokens.Insert(tx, t)
+}
+
+// mintSessionToken issues a private token for a login, dropping the oldest
+// beyond MaxSessionTokens.
+func (s *Service) mintSessionToken(tx *store.Tx, userID uint64, name string) (string, error) {
+	ids, err := tokens.IDsBy(tx, "user", strconv.FormatUint(userID, 10))
+	if err != nil {
+		return "", err
+	}
+	var private []uint64
+	for _, id := range ids {
+		t, err := tokens.Get(tx, id)
+		if err != nil {
+			return "", err
+		}
+		if t.Kind == KindPrivate {
+			private = append(private, id)
+		}
+	}
+	for len(private) >= MaxSessionTokens {
+		if err := tokens.Delete(tx, private[0]); err != nil {
+			return "", err
+		}
+		private = private[1:]
+	}
+	return s.insertToken(tx, userID, KindPrivate, name, nil)
+}
+
+// tokenAlphabet matches the look of GitLab's 20-character private tokens.
+const tokenAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+func newSecret() (string, error) {
+	// 20 characters from 62 carry ~119 bits; rejection sampling keeps it uniform.
+	out := make([]byte, 0, 20)
+	buf := make([]byte, 32)
+	for len(out) < 20 {
+		if _, err := rand.Read(buf); err != nil {
+			return "", err
+		}
+		for _, b := range buf {
+			if int(b) < 248 && len(out) < 20 { // 248 = 4*62
+				out = append(out, tokenAlphabet[int(b)%62])
+			}
+		}
+	}
+	return string(out), nil
+}
+
+func hashToken(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// ResolveToken implements auth.TokenResolver for private, personal and
+// impersonation tokens (also when sent as a git password).
+func (s *Service) ResolveToken(ctx context.Context, kind auth.TokenKind, secret string) (*auth.Principal, error) {
+	if kind == auth.KindOAuth {
+		return nil, auth.ErrUnknownToken
+	}
+	var p *auth.Principal
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		t, err := tokens.GetBy(tx, "hash", hashToken(secret))
+		if errors.Is(err, store.ErrNotFound) {
+			return auth.ErrUnknownToken
+		}
+		if err != nil {
+			return err
+		}
+		if !t.Active(s.now()) {
+			return auth.ErrUnauthorized
+		}
+		u, err := users.Get(tx, t.UserID)
+		if errors.Is(err, store.ErrNotFound) {
+			return auth.ErrUnauthorized
+		}
+		if err != nil {
+			return err
+		}
+		method := auth.MethodPrivateToken
+		switch t.Kind {
+		case KindPersonal:
+			method = auth.MethodPersonal
+		case KindImpersonation:
+			method = auth.MethodImpersonation
+		}
+		var scopes []string
+		if t.Kind != KindPrivate {
+			scopes = t.Scopes
+		}
+		p = &auth.Principal{User: summary(u), Method: method, Scopes: scopes, TokenID: int64(t.ID)}
+		return nil
+	})
+	return p, err
+}
+
+// AuthenticatePassword implements auth.PasswordAuthenticator: login is a
+// username or an e-mail address.
+func (s *Service) AuthenticatePassword(ctx context.Context, login, password string) (*auth.User, error) {
+	u, err := s.checkPassword(ctx, login, password)
+	if err != nil {
+		return nil, err
+	}
+	return summary(u), nil
+}
+
+func (s *Service) checkPassword(ctx context.Context, login, password string) (*User, error) {
+	var u *User
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		var err error
+		u, err = s.findLogin(tx, login)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		_ = bcrypt.CompareHashAndPassword(s.dummyHash, []byte(password))
+		return nil, auth.ErrInvalidPassword
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(u.PasswordHash) == 0 || bcrypt.CompareHashAndPassword(u.PasswordHash, []byte(password)) != nil {
+		return nil, auth.ErrInvalidPassword
+	}
+	if u.State != "active" {
+		return nil, auth.ErrUnauthorized
+	}
+	return u, nil
+}
+
+func (s *Service) findLogin(tx *store.Tx, login string) (*User, error) {
+	key := store.Fold(login)
+	if key == "" {
+		return nil, store.ErrNotFound
+	}
+	if strings.Contains(key, "@") {
+		if u, err := users.GetBy(tx, "email", key); err == nil {
+			return u, nil
+		}
+	}
+	return users.GetBy(tx, "username", key)
+}
+
+// Login checks a password and records the sign-in; it returns the user and
+// a new private token.
+func (s *Service) Login(ctx context.Context, login, password string) (*User, string, error) {
+	u, err := s.checkPassword(ctx, login, password)
+	if err != nil {
+		return nil, "", err
+	}
+	var secret string
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		cur, err := users.Get(tx, u.ID)
+		if err != nil {
+			return err
+		}
+		now := s.now().UTC()
+		cur.LastSignInAt = cur.CurrentSignInAt
+		if cur.LastSignInAt == nil {
+			cur.LastSignInAt = &now
+		}
+		cur.CurrentSignInAt = &now
+		day := now.Truncate(24 * time.Hour)
+		cur.LastActivityOn = &day
+		if err := users.Update(tx, cur); err != nil {
+			return err
+		}
+		u = cur
+		secret, err = s.mintSessionToken(tx, cur.ID, "session")
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return u, secret, nil
+}
+
+// LookupUser implements auth.UserLookup (sudo): by id or username.
+func (s *Service) LookupUser(ctx context.Context, ref string) (*auth.User, error) {
+	u, err := s.findUser(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return summary(u), nil
+}
+
+func (s *Service) findUser(ctx context.Context, ref string) (*User, error) {
+	var u *User
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		var err error
+		if id, name := auth.ParseUserRef(ref); id > 0 {
+			u, err = users.Get(tx, uint64(id))
+		} else {
+			u, err = users.GetBy(tx, "username", store.Fold(name))
+		}
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, auth.ErrUserNotFound
+	}
+	return u, err
+}
+
+// User loads a user by id.
+func (s *Service) User(ctx context.Context, id int64) (*User, error) {
+	return s.findUser(ctx, strconv.FormatInt(id, 10))
+}
+
+// SudoToken mints a private token for a user an administrator acts as
+// (GET /user with sudo returns one, as GitLab does).
+func (s *Service) SudoToken(ctx context.Context, userID int64) (string, error) {
+	var secret string
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		var err error
+		secret, err = s.mintSessionToken(tx, uint64(userID), "sudo")
+		return err
+	})
+	return secret, err
+}
+
+func summary(u *User) *auth.User {
+	return &auth.User{
+		ID: int64(u.ID), Username: u.Username, Admin: u.Admin,
+		Blocked: u.State != "active", External: u.External,
+	}
+}
+
+// RootUsername and RootEmail name the administrator made on first start.
+const (
+	RootUsername = "root"
+	RootEmail    = "admin@example.com"
+)
+
+// Bootstrap creates the administrator when the store has no users yet, with
+// the configured password or a generated one that is printed once.
+func Bootstrap(lc fx.Lifecycle, s *Service, cfg config.Config) {
+	lc.Append(fx.Hook{OnStart: func(ctx context.Context) error {
+		empty := false
+		if err := s.db.View(ctx, func(tx *store.Tx) error {
+			empty = users.Count(tx) == 0
+			return nil
+		}); err != nil || !empty {
+			return err
+		}
+		password, generated := cfg.RootPassword, false
+		if password == "" {
+			secret, err := newSecret()
+			if err != nil {
+				return err
+			}
+			password, generated = secret, true
+		}
+		_, err := s.createUser(ctx, auth.NewUser{
+			Username: RootUsername, Email: RootEmail, Name: "Administrator",
+			Password: password, Admin: true,
+		})
+		if err != nil {
+			return fmt.Errorf("identity: create administrator: %w", err)
+		}
+		if generated {
+			s.log.Warn("created the administrator; this password is shown only once",
+				zap.String("login", RootUsername), zap.String("password", password))
+		} else {
+			s.log.Info("created the administrator with the password from FENNEC_ROOT_PASSWORD",
+				zap.String("login", RootUsername))
+		}
+		return nil
+	}})
+}
+
+// interface guards
+var (
+	_ auth.TokenResolver         = (*Service)(nil)
+	_ auth.PasswordAuthenticator = (*Service)(nil)
+	_ auth.UserLookup            = (*Service)(nil)
+	_ auth.Provisioner           = (*Service)(nil)
+)

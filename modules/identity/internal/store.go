@@ -1,0 +1,104 @@
+package internal
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// User is the stored account record.
+type User struct {
+	ID           uint64 `json:"id"`
+	Username     string `json:"username"`
+	Email        string `json:"email"`
+	Name         string `json:"name"`
+	PasswordHash []byte `json:"password_hash,omitempty"`
+	// PasswordExpired is set when an administrator sets the password: the
+	// user must change it at next login.
+	PasswordExpired  bool       `json:"password_expired,omitempty"`
+	Admin            bool       `json:"admin"`
+	State            string     `json:"state"` // active, blocked, ldap_blocked
+	External         bool       `json:"external"`
+	Bio              *string    `json:"bio"`
+	Location         *string    `json:"location"`
+	Skype            string     `json:"skype"`
+	Linkedin         string     `json:"linkedin"`
+	Twitter          string     `json:"twitter"`
+	WebsiteURL       string     `json:"website_url"`
+	Organization     string     `json:"organization"`
+	ProjectsLimit    int        `json:"projects_limit"`
+	CanCreateGroup   bool       `json:"can_create_group"`
+	ColorSchemeID    int        `json:"color_scheme_id"`
+	CreatedAt        time.Time  `json:"created_at"`
+	ConfirmedAt      *time.Time `json:"confirmed_at"`
+	LastSignInAt     *time.Time `json:"last_sign_in_at"`
+	CurrentSignInAt  *time.Time `json:"current_sign_in_at"`
+	LastActivityOn   *time.Time `json:"last_activity_on"`
+	TwoFactorEnabled bool       `json:"two_factor_enabled"`
+	Identities       []Identity `json:"identities"`
+}
+
+// Identity links a user to an external provider account.
+type Identity struct {
+	Provider  string `json:"provider"`
+	ExternUID string `json:"extern_uid"`
+}
+
+func (u *User) RecordID() uint64      { return u.ID }
+func (u *User) SetRecordID(id uint64) { u.ID = id }
+
+// Token kinds.
+const (
+	KindPrivate       = "private"       // minted by session login
+	KindPersonal      = "personal"      // personal access token
+	KindImpersonation = "impersonation" // made by an admin for a user
+)
+
+// Token is a stored credential. Only the SHA-256 of the secret is kept: a
+// token is found by hashing what the client sent, never by a scan or a slow
+// KDF per request (the secret has 120 random bits, so a fast hash is safe).
+type Token struct {
+	ID        uint64     `json:"id"`
+	UserID    uint64     `json:"user_id"`
+	Kind      string     `json:"kind"`
+	Name      string     `json:"name"`
+	Hash      string     `json:"hash"`
+	Scopes    []string   `json:"scopes"`
+	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt *time.Time `json:"expires_at"`
+	Revoked   bool       `json:"revoked"`
+}
+
+func (t *Token) RecordID() uint64      { return t.ID }
+func (t *Token) SetRecordID(id uint64) { t.ID = id }
+
+// Active reports whether the token may be used at now.
+func (t *Token) Active(now time.Time) bool {
+	return !t.Revoked && (t.ExpiresAt == nil || now.Before(*t.ExpiresAt))
+}
+
+var (
+	users = store.NewTable[User]("identity.users",
+		store.Index[User]{Name: "username", Unique: true, Keys: func(u *User) []string { return []string{store.Fold(u.Username)} }},
+		store.Index[User]{Name: "email", Unique: true, Keys: func(u *User) []string { return []string{store.Fold(u.Email)} }},
+	)
+	tokens = store.NewTable[Token]("identity.tokens",
+		store.Index[Token]{Name: "hash", Unique: true, Keys: func(t *Token) []string { return []string{t.Hash} }},
+		store.Index[Token]{Name: "user", Keys: func(t *Token) []string { return []string{strconv.FormatUint(t.UserID, 10)} }},
+	)
+)
+
+// Tables lists the module's tables for bucket declaration.
+func Tables() []interface{ Buckets() []string } {
+	return []interface{ Buckets() []string }{users, tokens}
+}
+
+// Migrations lists the module's schema migrations, oldest first.
+func Migrations() []store.Migration {
+	return []store.Migration{{
+		Module: "identity", Version: 1, Name: "tables",
+		// The buckets themselves are declared; version 1 marks the layout.
+		Up: func(*store.Tx) error { return nil },
+	}}
+}

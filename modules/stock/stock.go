@@ -1,0 +1,16 @@
+// Package stock is the standard bundle of modules that the fennec binary
+// runs. It is the one package that imports every module; an embedder who
+// wants fewer modules lists their own instead.
+package stock
+
+import (
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/modules/identity"
+)
+
+// Modules returns the stock modules, lowest layer first.
+func Modules() []fennec.Module {
+	return []fennec.Module{
+		identity.Module(),
+	}
+}
