@@ -84,6 +84,29 @@ type App struct {
 // another process holds it) and registers every operation, but starts
 // nothing: call Start or Run.
 func New(opts ...Option) (*App, error) {
+	app := &App{}
+	options, err := app.options(opts)
+	if err != nil {
+		return nil, err
+	}
+	app.fx = fx.New(options...)
+	if err := app.fx.Err(); err != nil {
+		return nil, unwrapFx(err)
+	}
+	return app, nil
+}
+
+// Validate checks that the modules in opts fit together (every dependency
+// provided, no cycles) without opening the store or calling any constructor.
+func Validate(opts ...Option) error {
+	options, err := (&App{}).options(opts)
+	if err != nil {
+		return err
+	}
+	return fx.ValidateApp(options...)
+}
+
+func (app *App) options(opts []Option) ([]fx.Option, error) {
 	s := &settings{cfg: config.Default()}
 	for _, o := range opts {
 		o(s)
@@ -99,14 +122,13 @@ func New(opts ...Option) (*App, error) {
 		s.logger = l
 	}
 	s.dbOption.NoSync = s.cfg.NoSync
-	app := &App{cfg: s.cfg, log: s.logger}
+	app.cfg, app.log = s.cfg, s.logger
 
 	options := []fx.Option{
 		fx.WithLogger(func() fxevent.Logger {
 			l := &fxevent.ZapLogger{Logger: s.logger}
 			l.UseLogLevel(zap.DebugLevel)
 			l.UseErrorLevel(zap.DebugLevel) // New and Start return these errors
-
 			return l
 		}),
 		fx.Supply(s.cfg, s.logger),
@@ -137,11 +159,7 @@ func New(opts ...Option) (*App, error) {
 	if len(s.extract) > 0 {
 		options = append(options, fx.Populate(s.extract...))
 	}
-	app.fx = fx.New(options...)
-	if err := app.fx.Err(); err != nil {
-		return nil, unwrapFx(err)
-	}
-	return app, nil
+	return options, nil
 }
 
 // unwrapFx keeps the root cause (for example "database is locked") at the

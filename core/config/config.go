@@ -48,6 +48,10 @@ type Config struct {
 	// to the fennec binary.
 	PluginDir string `yaml:"plugin_dir"`
 
+	// PasswordCost is the bcrypt cost for new password hashes (4-31,
+	// default 10). Test harnesses lower it; production should not.
+	PasswordCost int `yaml:"password_cost"`
+
 	// NoSync turns off fsync of the store: for benchmarks only, never for
 	// data you want to keep.
 	NoSync bool `yaml:"-"`
@@ -71,6 +75,7 @@ func Default() Config {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ShutdownTimeout:   30 * time.Second,
+		PasswordCost:      10,
 	}
 }
 
@@ -188,6 +193,9 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("config: external_url %q must be an absolute http(s) URL", c.ExternalURL)
 		}
 		c.ExternalURL = strings.TrimRight(c.ExternalURL, "/")
+	}
+	if c.PasswordCost < 4 || c.PasswordCost > 31 {
+		return fmt.Errorf("config: password_cost must be between 4 and 31")
 	}
 	if c.MaxBodyBytes <= 0 {
 		return fmt.Errorf("config: max_body_bytes must be positive")

@@ -88,6 +88,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	cfg.Data = s.DataDir
 	cfg.RootPassword = s.RootPassword
 	cfg.ShutdownTimeout = 10 * time.Second
+	cfg.PasswordCost = 4 // bcrypt's minimum: logins stay fast under -race
 	for _, fn := range o.configure {
 		fn(&cfg)
 	}

@@ -38,8 +38,8 @@ type Service struct {
 }
 
 // NewService builds the service.
-func NewService(db *store.DB, log *zap.Logger) (*Service, error) {
-	s := &Service{db: db, log: log, cost: bcrypt.DefaultCost, now: time.Now}
+func NewService(db *store.DB, log *zap.Logger, cfg config.Config) (*Service, error) {
+	s := &Service{db: db, log: log, cost: cfg.PasswordCost, now: time.Now}
 	h, err := bcrypt.GenerateFromPassword([]byte("fennec-dummy-password"), s.cost)
 	if err != nil {
 		return nil, err
