@@ -27,7 +27,6 @@ type userWithTokenOutput struct {
 	Body FullUserWithToken
 }
 
-
 func (s *Service) register(a *api.API) {
 	api.Register(a, api.Op{
 		ID: "create-session", Method: http.MethodPost, Path: "/session", Tags: []string{"session"},

@@ -51,7 +51,9 @@ func NewService(db *store.DB, log *zap.Logger, cfg config.Config) (*Service, err
 // Validation errors: field -> texts, rendered as 400 {"message":{...}}.
 type ValidationError map[string][]string
 
-func (v ValidationError) Error() string { return fmt.Sprintf("identity: invalid %v", map[string][]string(v)) }
+func (v ValidationError) Error() string {
+	return fmt.Sprintf("identity: invalid %v", map[string][]string(v))
+}
 
 // Fields lets core/api render the error as {"message":{field:[texts]}}.
 func (v ValidationError) Fields() map[string][]string { return v }
