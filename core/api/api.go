@@ -275,11 +275,12 @@ func (a *API) pipeline(ctx huma.Context, next func(huma.Context)) {
 	r, w := humago.Unwrap(ctx)
 	info := flog.Info(r.Context())
 	info.Operation = ctx.Operation().OperationID
+	rawQuery := r.URL.RawQuery
 	normalizeQuery(r)
 
 	params := requestParams{query: r.URL.Query()}
 	if !meta.rawBody && r.Method != http.MethodGet && r.Method != http.MethodHead {
-		merged, err := a.merge(w, r, ctx.Operation(), meta.maxBody)
+		merged, err := a.merge(w, r, rawQuery, ctx.Operation(), meta.maxBody)
 		if err != nil {
 			a.writeError(ctx, err)
 			return
@@ -307,7 +308,7 @@ func (a *API) pipeline(ctx huma.Context, next func(huma.Context)) {
 		a.writeError(ctx, auth.ErrInsufficientScope)
 		return
 	}
-	st := &requestState{api: a, req: r}
+	st := &requestState{api: a, req: r, rawQuery: rawQuery}
 	c := context.WithValue(auth.WithPrincipal(ctx.Context(), p), stateKey{}, st)
 	next(huma.WithContext(ctx, c))
 }
@@ -325,6 +326,9 @@ func (a *API) writeError(ctx huma.Context, err error) {
 type requestState struct {
 	api *API
 	req *http.Request
+	// rawQuery is the query as the client sent it, before name[] arrays
+	// were normalised; Link headers echo it.
+	rawQuery string
 }
 
 type stateKey struct{}

@@ -155,6 +155,12 @@ func registerSample(a *api.API) {
 	})
 
 	api.Register(a, api.Op{
+		ID: "create-small-sample", Method: http.MethodPost, Path: "/small-samples", Access: api.Public, MaxBodyBytes: 64,
+	}, func(ctx context.Context, in *createSampleInput) (*createSampleOutput, error) {
+		return &createSampleOutput{Body: in.Body}, nil
+	})
+
+	api.Register(a, api.Op{
 		ID: "list-samples", Method: http.MethodGet, Path: "/samples", Access: api.Public,
 	}, func(ctx context.Context, in *listSamplesInput) (*listSamplesOutput, error) {
 		all := items
@@ -214,7 +220,7 @@ func registerSample(a *api.API) {
 		zone := time.FixedZone("CEST", 2*60*60)
 		out.Body.At = api.NewTime(time.Date(2017, 5, 24, 12, 14, 38, 7_400_000, zone))
 		out.Body.Nil = api.TimePtr(time.Time{})
-		out.Body.Day = api.Date{Time: time.Date(2017, 5, 24, 0, 0, 0, 0, time.UTC)}
+		out.Body.Day = api.Date(time.Date(2017, 5, 24, 0, 0, 0, 0, time.UTC))
 		return out, nil
 	})
 
@@ -421,22 +427,35 @@ func TestParameterStyles(t *testing.T) {
 	s := start(t)
 
 	t.Run("query string only", func(t *testing.T) {
-		resp, raw := send(t, s, http.MethodPost, "/api/v4/samples?"+form(fullPairs...), nil)
+		// Everything but the tags[] array (see the next subtest).
+		var pairs []string
+		for i := 0; i+1 < len(fullPairs); i += 2 {
+			if fullPairs[i] != "tags[]" {
+				pairs = append(pairs, fullPairs[i], fullPairs[i+1])
+			}
+		}
+		pairs = append(pairs, "tags", "a,b")
+		resp, raw := send(t, s, http.MethodPost, "/api/v4/samples?"+form(pairs...), nil)
 		if resp.StatusCode != http.StatusCreated {
 			t.Fatalf("got %d %s", resp.StatusCode, raw)
 		}
 		sameJSON(t, "query", raw, fullWant)
 	})
 
-	t.Run("query string with raw brackets", func(t *testing.T) {
-		q := "title=Hello&count=3&ratio=1.5&enabled=true&visibility=internal&tags[]=a&tags[]=b" +
-			"&actions[][action]=create&actions[][file_path]=a&actions[][content]=x" +
-			"&actions[][action]=delete&actions[][file_path]=b&meta[key]=v&unknown=1"
-		resp, raw := send(t, s, http.MethodPost, "/api/v4/samples?"+q, nil)
+	t.Run("query string arrays", func(t *testing.T) {
+		resp, raw := send(t, s, http.MethodPost, "/api/v4/samples?"+form(fullPairs...), nil)
 		if resp.StatusCode != http.StatusCreated {
 			t.Fatalf("got %d %s", resp.StatusCode, raw)
 		}
 		sameJSON(t, "query", raw, fullWant)
+		q := "title=Hello&count=3&ratio=1.5&enabled=true&visibility=internal&tags[]=a&tags[]=b" +
+			"&actions[][action]=create&actions[][file_path]=a&actions[][content]=x" +
+			"&actions[][action]=delete&actions[][file_path]=b&meta[key]=v&unknown=1"
+		resp, raw = send(t, s, http.MethodPost, "/api/v4/samples?"+q, nil)
+		if resp.StatusCode != http.StatusCreated {
+			t.Fatalf("got %d %s", resp.StatusCode, raw)
+		}
+		sameJSON(t, "query, raw brackets", raw, fullWant)
 	})
 
 	t.Run("urlencoded form", func(t *testing.T) {
@@ -646,31 +665,54 @@ func TestErrors(t *testing.T) {
 		}
 	})
 
-	t.Run("malformed json", func(t *testing.T) {
-		for _, body := range []string{`{"title":`, `{"title":"t"} trailing`, `not json at all {`} {
-			resp, raw := post(t, body, jsonType)
+	badBodies := []struct{ body, ct string }{
+		{`{"title":`, jsonType},
+		{`{"title":"t"} trailing`, jsonType},
+		{`not json at all {`, jsonType},
+		{`[{"title":"t"}]`, jsonType},
+		{`"just a string"`, jsonType},
+		{`--x`, "multipart/form-data"},
+	}
+
+	t.Run("malformed bodies are 400", func(t *testing.T) {
+		for _, c := range badBodies {
+			resp, raw := post(t, c.body, c.ct)
 			if resp.StatusCode != 400 {
-				t.Errorf("%q: got %d %s", body, resp.StatusCode, raw)
+				t.Errorf("%q: got %d %s", c.body, resp.StatusCode, raw)
 				continue
 			}
-			wantJSONType(t, body, resp)
-			m := errorObject(t, body, raw)
-			if _, ok := m["message"].(string); !ok || len(m) != 1 {
-				t.Errorf("%q: got %s, want {\"message\":...} only", body, raw)
+			wantJSONType(t, c.body, resp)
+			m := errorObject(t, c.body, raw)
+			if len(m) != 1 {
+				t.Errorf("%q: got %s, want a one-key GitLab error", c.body, raw)
+			}
+			for _, v := range m {
+				if _, ok := v.(string); !ok {
+					t.Errorf("%q: got %s, want a string message", c.body, raw)
+				}
 			}
 		}
 	})
 
-	t.Run("json array body", func(t *testing.T) {
-		resp, raw := post(t, `[{"title":"t"}]`, jsonType)
-		if resp.StatusCode != 400 {
-			t.Fatalf("got %d %s", resp.StatusCode, raw)
+	t.Run("malformed bodies say message", func(t *testing.T) {
+		for _, c := range badBodies {
+			resp, raw := post(t, c.body, c.ct)
+			if resp.StatusCode != 400 {
+				t.Errorf("%q: got %d %s", c.body, resp.StatusCode, raw)
+				continue
+			}
+			m := errorObject(t, c.body, raw)
+			if _, ok := m["message"].(string); !ok || len(m) != 1 {
+				t.Errorf("%q: got %s, want {\"message\":...} only", c.body, raw)
+			}
 		}
-		wantJSONType(t, "array", resp)
-		m := errorObject(t, "array", raw)
-		if _, ok := m["message"].(string); !ok || len(m) != 1 {
-			t.Errorf("array: got %s, want {\"message\":...} only", raw)
-		}
+	})
+
+	t.Run("operation body limit", func(t *testing.T) {
+		resp, raw := send(t, s, http.MethodPost, "/api/v4/small-samples", strings.NewReader(`{"title":"`+strings.Repeat("x", 100)+`"}`), "Content-Type", jsonType)
+		wantError(t, "100 bytes over a 64-byte limit", resp, raw, 413, `{"message":"413 Request Entity Too Large"}`)
+		resp, raw = send(t, s, http.MethodPost, "/api/v4/small-samples", strings.NewReader(`{"title":"x"}`), "Content-Type", jsonType)
+		wantBody(t, "small body", resp, raw, 201, `{"title":"x","count":0,"ratio":0,"enabled":false,"tags":null,"actions":null,"meta":{"key":""}}`)
 	})
 
 	t.Run("unsupported media type", func(t *testing.T) {
@@ -1041,6 +1083,13 @@ func TestPagination(t *testing.T) {
 	t.Run("small pages", func(t *testing.T) {
 		checkPage(t, s, "page=2&per_page=7", pageWant{"45", "7", "7", "2", "3", "1", idRange(8, 14)})
 	})
+	t.Run("unknown and boolean query parameters", func(t *testing.T) {
+		checkPage(t, s, "unknown=1&nope[x]=y&empty=1", pageWant{"0", "1", "20", "1", "", "", []int64{}})
+		checkPage(t, s, "empty=false&unknown[]=z", pageWant{"45", "3", "20", "1", "2", "", idRange(1, 20)})
+		resp, raw := send(t, s, http.MethodGet, "/api/v4/samples?empty=maybe", nil)
+		wantError(t, "empty=maybe", resp, raw, 400, `{"error":"empty is invalid"}`)
+	})
+
 	t.Run("per_page invalid", func(t *testing.T) {
 		resp, raw := send(t, s, http.MethodGet, "/api/v4/samples?per_page=abc", nil)
 		wantError(t, "per_page=abc", resp, raw, 400, `{"error":"per_page is invalid"}`)
@@ -1050,17 +1099,31 @@ func TestPagination(t *testing.T) {
 	t.Run("empty list", func(t *testing.T) {
 		resp := checkPage(t, s, "empty=true", pageWant{"0", "1", "20", "1", "", "", []int64{}})
 		links := parseLinks(t, resp.Header.Get("Link"))
-		want := map[string]string{
-			"first": s.URL + "/api/v4/samples?empty=true&page=1&per_page=20",
-			"last":  s.URL + "/api/v4/samples?empty=true&page=1&per_page=20",
+		if len(links) != 2 {
+			t.Fatalf("empty list Link %v, want only first and last", links)
 		}
-		if !reflect.DeepEqual(links, want) {
-			t.Errorf("empty Link %v, want %v", links, want)
+		// Parameter order is not meaningful; compare path and values.
+		want := url.Values{"empty": {"true"}, "page": {"1"}, "per_page": {"20"}}
+		for _, rel := range []string{"first", "last"} {
+			u, err := url.Parse(links[rel])
+			if err != nil || s.URL+u.Path != s.URL+"/api/v4/samples" || !strings.HasPrefix(links[rel], s.URL+"/") || !reflect.DeepEqual(u.Query(), want) {
+				t.Errorf("rel=%s %q, want %s/api/v4/samples with %v", rel, links[rel], s.URL, want)
+			}
+		}
+	})
+
+	t.Run("comma-separated query array", func(t *testing.T) {
+		resp, raw := send(t, s, http.MethodGet, "/api/v4/samples?scope=a,b", nil)
+		if resp.StatusCode != 200 {
+			t.Fatalf("got %d %s", resp.StatusCode, raw)
+		}
+		if got := resp.Header.Get("X-Sample-Scope"); got != "a|b" {
+			t.Errorf("scope=a,b parsed as %q, want a|b", got)
 		}
 	})
 
 	t.Run("array query parameters", func(t *testing.T) {
-		for _, q := range []string{"scope[]=a&scope[]=b", "scope%5B%5D=a&scope%5B%5D=b", "scope=a,b"} {
+		for _, q := range []string{"scope[]=a&scope[]=b", "scope%5B%5D=a&scope%5B%5D=b"} {
 			resp, raw := send(t, s, http.MethodGet, "/api/v4/samples?"+q, nil)
 			if resp.StatusCode != 200 {
 				t.Errorf("%s: got %d %s", q, resp.StatusCode, raw)
@@ -1072,13 +1135,24 @@ func TestPagination(t *testing.T) {
 		}
 	})
 
-	t.Run("repeated query parameter", func(t *testing.T) {
-		resp, raw := send(t, s, http.MethodGet, "/api/v4/samples?scope=a&scope=b", nil)
+	t.Run("following links keeps array parameters", func(t *testing.T) {
+		resp, raw := send(t, s, http.MethodGet, "/api/v4/samples?scope[]=a&scope[]=b&per_page=10", nil)
 		if resp.StatusCode != 200 {
 			t.Fatalf("got %d %s", resp.StatusCode, raw)
 		}
+		next := parseLinks(t, resp.Header.Get("Link"))["next"]
+		if !strings.HasPrefix(next, s.URL) {
+			t.Fatalf("rel=next %q", next)
+		}
+		resp, raw = send(t, s, http.MethodGet, strings.TrimPrefix(next, s.URL), nil)
+		if resp.StatusCode != 200 {
+			t.Fatalf("next: got %d %s", resp.StatusCode, raw)
+		}
 		if got := resp.Header.Get("X-Sample-Scope"); got != "a|b" {
-			t.Errorf("scope=a&scope=b parsed as %q, want a|b", got)
+			t.Errorf("rel=next %q: scope parsed as %q, want a|b", next, got)
+		}
+		if got := resp.Header.Get("X-Page"); got != "2" {
+			t.Errorf("rel=next X-Page %q, want 2", got)
 		}
 	})
 }

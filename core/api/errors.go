@@ -183,6 +183,12 @@ func errorHook(prev func(huma.Context, int, string, ...error) huma.StatusError) 
 		if ctx == nil || ctx.Operation() == nil || ctx.Operation().Metadata[metaKey] == nil {
 			return prev(ctx, status, msg, errs...)
 		}
+		for _, err := range errs {
+			var e *Error
+			if errors.As(err, &e) {
+				return e // already GitLab-shaped (our own middleware's errors)
+			}
+		}
 		switch {
 		case status == http.StatusUnprocessableEntity || status == http.StatusBadRequest:
 			return grapeError(errs, msg)

@@ -27,8 +27,8 @@ type merged struct {
 // (body wins over query), coerces values to the operation's body schema and
 // drops unknown keys. Rails-style keys (a[]=1, a[][k]=v, a[k]=v) become arrays
 // and objects.
-func (a *API) merge(w http.ResponseWriter, r *http.Request, op *huma.Operation, limit int64) (merged, error) {
-	values := parseRails(queryPairs(r.URL.RawQuery))
+func (a *API) merge(w http.ResponseWriter, r *http.Request, rawQuery string, op *huma.Operation, limit int64) (merged, error) {
+	values := parseRails(queryPairs(rawQuery))
 	if r.Body != nil && r.Body != http.NoBody {
 		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(a.bodyTime))
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
@@ -157,17 +157,31 @@ func queryPairs(raw string) [][2]string {
 	return out
 }
 
-// normalizeQuery turns name[]=a&name[]=b into name=a&name=b so Huma's query
-// parser sees GitLab's array syntax.
+// normalizeQuery turns GitLab's name[]=a&name[]=b into name=a,b, the form
+// Huma's query parser splits into an array (values containing a comma cannot
+// be told apart from two values; GitLab's array parameters have none).
 func normalizeQuery(r *http.Request) {
 	raw := r.URL.RawQuery
 	if !strings.Contains(raw, "[]") && !strings.Contains(raw, "%5B%5D") && !strings.Contains(raw, "%5b%5d") {
 		return
 	}
 	pairs := queryPairs(raw)
+	arrays := map[string][]string{}
+	var order []string
 	q := make([]string, 0, len(pairs))
 	for _, p := range pairs {
-		q = append(q, url.QueryEscape(strings.TrimSuffix(p[0], "[]"))+"="+url.QueryEscape(p[1]))
+		name, isArray := strings.CutSuffix(p[0], "[]")
+		if !isArray {
+			q = append(q, url.QueryEscape(p[0])+"="+url.QueryEscape(p[1]))
+			continue
+		}
+		if _, seen := arrays[name]; !seen {
+			order = append(order, name)
+		}
+		arrays[name] = append(arrays[name], p[1])
+	}
+	for _, name := range order {
+		q = append(q, url.QueryEscape(name)+"="+url.QueryEscape(strings.Join(arrays[name], ",")))
 	}
 	r.URL.RawQuery = strings.Join(q, "&")
 }

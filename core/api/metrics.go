@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,6 +19,19 @@ type Metrics struct {
 	Registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	// series caches the label-bound metrics per (operation, method, code):
+	// WithLabelValues hashes its labels on every call.
+	series sync.Map
+}
+
+type seriesKey struct {
+	op, method string
+	code       int
+}
+
+type series struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
 }
 
 func newMetrics() *Metrics {
@@ -45,8 +59,17 @@ func (m *Metrics) observe(r *http.Request, info *flog.RequestInfo, took time.Dur
 	if op == "" {
 		op = "unmatched"
 	}
-	m.requests.WithLabelValues(op, r.Method, strconv.Itoa(info.Status)).Inc()
-	m.duration.WithLabelValues(op).Observe(took.Seconds())
+	key := seriesKey{op, r.Method, info.Status}
+	v, ok := m.series.Load(key)
+	if !ok {
+		v, _ = m.series.LoadOrStore(key, &series{
+			requests: m.requests.WithLabelValues(op, r.Method, strconv.Itoa(info.Status)),
+			duration: m.duration.WithLabelValues(op),
+		})
+	}
+	s := v.(*series)
+	s.requests.Inc()
+	s.duration.Observe(took.Seconds())
 }
 
 // Handler serves the registry in the Prometheus text format.

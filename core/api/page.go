@@ -84,22 +84,28 @@ func Paginate(ctx context.Context, p PageParams, total int) PageHeaders {
 }
 
 func links(ctx context.Context, page, per, pages int) string {
-	req := Request(ctx)
-	if req == nil {
+	st := stateOf(ctx)
+	if st == nil {
 		return ""
 	}
-	base := ExternalURLFrom(ctx) + req.URL.EscapedPath()
-	q := req.URL.Query()
-	q.Del("private_token") // never echo a secret into a header
-	q.Del("access_token")
-	link := func(n int, rel string) string {
-		qq := url.Values{}
-		for k, v := range q {
-			qq[k] = v
+	base := st.api.ExternalURL() + st.req.URL.EscapedPath()
+	// Keep the client's other parameters as it spelled them (name[]=a&...),
+	// minus paging and secrets, which must never be echoed into a header.
+	var kept []string
+	for _, p := range queryPairs(st.rawQuery) {
+		switch p[0] {
+		case "page", "per_page", "private_token", "access_token":
+			continue
 		}
-		qq.Set("page", strconv.Itoa(n))
-		qq.Set("per_page", strconv.Itoa(per))
-		return "<" + base + "?" + qq.Encode() + `>; rel="` + rel + `"`
+		kept = append(kept, url.QueryEscape(p[0])+"="+url.QueryEscape(p[1]))
+	}
+	rest := strings.Join(kept, "&")
+	link := func(n int, rel string) string {
+		q := "page=" + strconv.Itoa(n) + "&per_page=" + strconv.Itoa(per)
+		if rest != "" {
+			q += "&" + rest
+		}
+		return "<" + base + "?" + q + `>; rel="` + rel + `"`
 	}
 	var parts []string
 	if page > 1 {

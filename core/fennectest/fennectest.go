@@ -49,7 +49,14 @@ type options struct {
 	modules   []fennec.Module
 	configure []func(*config.Config)
 	level     zapcore.Level
+	logger    *zap.Logger
 	extract   []any
+}
+
+// WithLogger replaces the test logger (benchmarks use a production-like one
+// so logging costs what it costs in production).
+func WithLogger(l *zap.Logger) Option {
+	return func(o *options) { o.logger = l }
 }
 
 // WithModules sets the modules to run.
@@ -92,7 +99,10 @@ func Start(t testing.TB, opts ...Option) *Server {
 	for _, fn := range o.configure {
 		fn(&cfg)
 	}
-	logger := zaptest.NewLogger(t, zaptest.Level(o.level))
+	logger := o.logger
+	if logger == nil {
+		logger = zaptest.NewLogger(t, zaptest.Level(o.level))
+	}
 	fopts := []fennec.Option{
 		fennec.WithConfig(cfg),
 		fennec.WithModules(o.modules...),

@@ -35,11 +35,15 @@ type Service struct {
 	// username takes as long as a wrong password.
 	dummyHash []byte
 	now       func() time.Time
+	// cache holds decoded tokens (by hash) and users (by id) for the
+	// per-request auth path; every write goes through s.update, which
+	// invalidates it on commit.
+	cache *store.ReadCache[string, any]
 }
 
 // NewService builds the service.
 func NewService(db *store.DB, log *zap.Logger, cfg config.Config) (*Service, error) {
-	s := &Service{db: db, log: log, cost: cfg.PasswordCost, now: time.Now}
+	s := &Service{db: db, log: log, cost: cfg.PasswordCost, now: time.Now, cache: store.NewReadCache[string, any](50000)}
 	h, err := bcrypt.GenerateFromPassword([]byte("fennec-dummy-password"), s.cost)
 	if err != nil {
 		return nil, err
@@ -124,7 +128,7 @@ func (s *Service) createUser(ctx context.Context, nu auth.NewUser) (*User, error
 		return nil, err
 	}
 	u.PasswordHash = hash
-	err = s.db.Update(ctx, func(tx *store.Tx) error { return users.Insert(tx, u) })
+	err = s.update(ctx, func(tx *store.Tx) error { return users.Insert(tx, u) })
 	var conflict *store.ConflictError
 	if errors.As(err, &conflict) {
 		return nil, ValidationError{conflict.Index: {"has already been taken"}}
@@ -135,7 +139,7 @@ func (s *Service) createUser(ctx context.Context, nu auth.NewUser) (*User, error
 // CreateToken implements auth.Provisioner: a personal access token.
 func (s *Service) CreateToken(ctx context.Context, userID int64, name string, scopes []string) (string, error) {
 	var secret string
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
+	err := s.update(ctx, func(tx *store.Tx) error {
 		if !users.Exists(tx, uint64(userID)) {
 			return auth.ErrUserNotFound
 		}
@@ -210,47 +214,100 @@ func hashToken(secret string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// update runs fn in a write transaction and invalidates the read cache when
+// it commits. Every identity write must go through it.
+func (s *Service) update(ctx context.Context, fn func(*store.Tx) error) error {
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		tx.OnCommit(s.cache.Invalidate)
+		return fn(tx)
+	})
+}
+
 // ResolveToken implements auth.TokenResolver for private, personal and
-// impersonation tokens (also when sent as a git password).
+// impersonation tokens (also when sent as a git password). It runs on every
+// authenticated request: one SHA-256, then the read cache or one read
+// transaction; never a scan, never a write.
 func (s *Service) ResolveToken(ctx context.Context, kind auth.TokenKind, secret string) (*auth.Principal, error) {
 	if kind == auth.KindOAuth {
 		return nil, auth.ErrUnknownToken
 	}
-	var p *auth.Principal
+	t, u, err := s.tokenAndUser(ctx, hashToken(secret))
+	if err != nil {
+		return nil, err
+	}
+	if !t.Active(s.now()) {
+		return nil, auth.ErrUnauthorized
+	}
+	method := auth.MethodPrivateToken
+	switch t.Kind {
+	case KindPersonal:
+		method = auth.MethodPersonal
+	case KindImpersonation:
+		method = auth.MethodImpersonation
+	}
+	var scopes []string
+	if t.Kind != KindPrivate {
+		scopes = t.Scopes
+	}
+	return &auth.Principal{User: summary(u), Method: method, Scopes: scopes, TokenID: int64(t.ID)}, nil
+}
+
+func (s *Service) tokenAndUser(ctx context.Context, hash string) (*Token, *User, error) {
+	if v, ok := s.cache.Get("t:" + hash); ok {
+		t := v.(*Token)
+		if u, err := s.cachedUser(ctx, t.UserID); err == nil {
+			return t, u, nil
+		}
+	}
+	gen := s.cache.Gen()
+	var t *Token
+	var u *User
 	err := s.db.View(ctx, func(tx *store.Tx) error {
-		t, err := tokens.GetBy(tx, "hash", hashToken(secret))
+		var err error
+		t, err = tokens.GetBy(tx, "hash", hash)
 		if errors.Is(err, store.ErrNotFound) {
 			return auth.ErrUnknownToken
 		}
 		if err != nil {
 			return err
 		}
-		if !t.Active(s.now()) {
-			return auth.ErrUnauthorized
-		}
-		u, err := users.Get(tx, t.UserID)
+		u, err = users.Get(tx, t.UserID)
 		if errors.Is(err, store.ErrNotFound) {
 			return auth.ErrUnauthorized
 		}
-		if err != nil {
-			return err
-		}
-		method := auth.MethodPrivateToken
-		switch t.Kind {
-		case KindPersonal:
-			method = auth.MethodPersonal
-		case KindImpersonation:
-			method = auth.MethodImpersonation
-		}
-		var scopes []string
-		if t.Kind != KindPrivate {
-			scopes = t.Scopes
-		}
-		p = &auth.Principal{User: summary(u), Method: method, Scopes: scopes, TokenID: int64(t.ID)}
-		return nil
+		return err
 	})
-	return p, err
+	if err != nil {
+		return nil, nil, err
+	}
+	s.cache.Put(gen, "t:"+hash, t)
+	s.cache.Put(gen, userKey(u.ID), u)
+	return t, u, nil
 }
+
+// cachedUser loads a user for reading (never modify the result).
+func (s *Service) cachedUser(ctx context.Context, id uint64) (*User, error) {
+	if v, ok := s.cache.Get(userKey(id)); ok {
+		return v.(*User), nil
+	}
+	gen := s.cache.Gen()
+	var u *User
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		var err error
+		u, err = users.Get(tx, id)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, auth.ErrUserNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.cache.Put(gen, userKey(id), u)
+	return u, nil
+}
+
+func userKey(id uint64) string { return "u:" + strconv.FormatUint(id, 10) }
 
 // AuthenticatePassword implements auth.PasswordAuthenticator: login is a
 // username or an e-mail address.
@@ -306,7 +363,7 @@ func (s *Service) Login(ctx context.Context, login, password string) (*User, str
 		return nil, "", err
 	}
 	var secret string
-	err = s.db.Update(ctx, func(tx *store.Tx) error {
+	err = s.update(ctx, func(tx *store.Tx) error {
 		cur, err := users.Get(tx, u.ID)
 		if err != nil {
 			return err
@@ -358,16 +415,16 @@ func (s *Service) findUser(ctx context.Context, ref string) (*User, error) {
 	return u, err
 }
 
-// User loads a user by id.
+// User loads a user by id, for reading.
 func (s *Service) User(ctx context.Context, id int64) (*User, error) {
-	return s.findUser(ctx, strconv.FormatInt(id, 10))
+	return s.cachedUser(ctx, uint64(id))
 }
 
 // SudoToken mints a private token for a user an administrator acts as
 // (GET /user with sudo returns one, as GitLab does).
 func (s *Service) SudoToken(ctx context.Context, userID int64) (string, error) {
 	var secret string
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
+	err := s.update(ctx, func(tx *store.Tx) error {
 		var err error
 		secret, err = s.mintSessionToken(tx, uint64(userID), "sudo")
 		return err

@@ -112,7 +112,7 @@ func fullView(base string, u *User) FullUser {
 		f.CurrentSignInAt = api.TimePtr(*u.CurrentSignInAt)
 	}
 	if u.LastActivityOn != nil {
-		f.LastActivityOn = &api.Date{Time: *u.LastActivityOn}
+		f.LastActivityOn = api.DatePtr(*u.LastActivityOn)
 	}
 	for _, id := range u.Identities {
 		f.Identities = append(f.Identities, IdentityView(id))
