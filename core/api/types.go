@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+
+	flog "github.com/fennec-forge/fennec/core/log"
 )
 
 // Time renders as GitLab does: UTC with milliseconds,
@@ -34,7 +36,7 @@ const timeLayout = "2006-01-02T15:04:05.000Z"
 // MarshalText (not MarshalJSON: encoding/json re-validates the output of a
 // JSON marshaler, which cost ~2% of a whole request).
 func (t Time) MarshalText() ([]byte, error) {
-	return time.Time(t).UTC().AppendFormat(make([]byte, 0, len(timeLayout)), timeLayout), nil
+	return flog.AppendTimestamp(make([]byte, 0, len(timeLayout)), time.Time(t)), nil
 }
 
 func (t *Time) UnmarshalText(b []byte) error {

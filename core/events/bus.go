@@ -62,12 +62,15 @@ type Bus struct {
 	byTopic map[string][]Subscriber
 	byName  map[string]Subscriber
 
-	kick    chan struct{}
-	stop    chan struct{}
-	done    chan struct{}
-	mu      sync.Mutex
-	idle    *sync.Cond
-	working bool
+	kick chan struct{}
+	stop chan struct{}
+	done chan struct{}
+	// lastDone is the previous dispatcher's done channel: a Start after a
+	// Stop that timed out waits for it, so two dispatchers never overlap.
+	lastDone chan struct{}
+	mu       sync.Mutex
+	idle     *sync.Cond
+	working  bool
 	// Timeout bounds one handler call; MaxBackoff caps the retry delay.
 	Timeout    time.Duration
 	MaxBackoff time.Duration
@@ -150,6 +153,9 @@ func (b *Bus) Start() {
 	if b.stop != nil {
 		return
 	}
+	if b.lastDone != nil {
+		<-b.lastDone
+	}
 	b.stop = make(chan struct{})
 	b.done = make(chan struct{})
 	go b.loop(b.stop, b.done)
@@ -162,6 +168,7 @@ func (b *Bus) Stop(ctx context.Context) error {
 	b.mu.Lock()
 	stop, done := b.stop, b.done
 	b.stop = nil
+	b.lastDone = done
 	b.mu.Unlock()
 	if stop == nil {
 		return nil
@@ -386,9 +393,13 @@ func without(list, remove []string) []string {
 	return out
 }
 
-// backoff doubles from 100ms up to max.
+// backoff doubles from 100ms up to max (never below 100ms, so a zero or
+// negative MaxBackoff still retries).
 func backoff(attempt int, max time.Duration) time.Duration {
 	d := 100 * time.Millisecond
+	if max < d {
+		max = d
+	}
 	for i := 1; i < attempt && d < max; i++ {
 		d *= 2
 	}

@@ -44,7 +44,7 @@ func New(opts Options) (*zap.Logger, error) {
 	switch format {
 	case "json":
 		cfg := zap.NewProductionEncoderConfig()
-		cfg.EncodeTime = zapcore.ISO8601TimeEncoder
+		cfg.EncodeTime = timeEncoder
 		enc = zapcore.NewJSONEncoder(cfg)
 	case "console":
 		cfg := zap.NewDevelopmentEncoderConfig()

@@ -163,19 +163,40 @@ func WriteSnapshot(path string, fill func(io.Writer) (int64, error)) (int64, err
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return 0, fmt.Errorf("store: backup: %w", err)
 	}
+	// Make the rename itself durable.
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
 	return n, nil
 }
 
-// Verify opens a database file read-only and checks its page structure.
+// Verify opens a database file read-only and checks its page structure. A
+// file shorter than its own meta page says is refused before any page is
+// read (bbolt would otherwise fault on the unmapped tail, killing the process).
 func Verify(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("store: verify: %w", err)
+	}
+	if fi.Size() == 0 {
+		return fmt.Errorf("store: verify %s: the file is empty", path)
+	}
 	b, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
 	if err != nil {
 		return fmt.Errorf("store: verify %s: %w", path, err)
 	}
 	defer b.Close()
 	return b.View(func(tx *bolt.Tx) error {
-		for err := range tx.Check() {
-			return fmt.Errorf("store: verify %s: %w", path, err)
+		if want := tx.Size(); fi.Size() < want {
+			return fmt.Errorf("store: verify %s: truncated: %d bytes, its meta page needs %d", path, fi.Size(), want)
+		}
+		var errs []error
+		for err := range tx.Check() { // drain: the checker goroutine must finish
+			errs = append(errs, err)
+		}
+		if len(errs) > 0 {
+			return fmt.Errorf("store: verify %s: %w", path, errors.Join(errs...))
 		}
 		return nil
 	})

@@ -56,14 +56,21 @@ func (db *DB) Migrate(ctx context.Context, migrations []Migration) error {
 		}
 	}
 	sort.Strings(modules)
+	// Refuse a database newer than the code before changing anything.
+	for _, name := range modules {
+		current, err := db.SchemaVersion(name)
+		if err != nil {
+			return err
+		}
+		if current > len(byModule[name]) {
+			return fmt.Errorf("store: the database has %s schema version %d but this build knows only %d; use a newer fennec", name, current, len(byModule[name]))
+		}
+	}
 	for _, name := range modules {
 		ms := byModule[name]
 		current, err := db.SchemaVersion(name)
 		if err != nil {
 			return err
-		}
-		if current > len(ms) {
-			return fmt.Errorf("store: the database has %s schema version %d but this build knows only %d; use a newer fennec", name, current, len(ms))
 		}
 		for _, m := range ms[current:] {
 			err := db.Update(ctx, func(tx *Tx) error {

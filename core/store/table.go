@@ -96,6 +96,11 @@ func (t *Table[T, P]) Insert(tx *Tx, rec P) error {
 	if err != nil {
 		return err
 	}
+	// Check every unique key before writing anything or taking an id, so a
+	// refused insert changes nothing even if the caller goes on and commits.
+	if err := t.checkUnique(tx, (*T)(rec), 0); err != nil {
+		return err
+	}
 	id, err := b.NextSequence()
 	if err != nil {
 		return err
@@ -142,6 +147,9 @@ func (t *Table[T, P]) Update(tx *Tx, rec P) error {
 	}
 	prev, err := t.decode(old)
 	if err != nil {
+		return err
+	}
+	if err := t.checkUnique(tx, (*T)(rec), id); err != nil {
 		return err
 	}
 	if err := t.removeIndexes(tx, (*T)(prev), id); err != nil {
@@ -257,10 +265,13 @@ func (t *Table[T, P]) Scan(tx *Tx, desc bool, skip int, fn func(P) (bool, error)
 // Page returns up to limit rows after skipping offset, in id order, and the
 // total row count.
 func (t *Table[T, P]) Page(tx *Tx, desc bool, offset, limit int) ([]P, int, error) {
-	out := make([]P, 0, limit)
 	if limit <= 0 {
-		return out, t.Count(tx), nil
+		return []P{}, t.Count(tx), nil
 	}
+	if offset < 0 {
+		offset = 0
+	}
+	out := make([]P, 0, min(limit, 1024))
 	err := t.Scan(tx, desc, offset, func(p P) (bool, error) {
 		out = append(out, p)
 		return len(out) < limit, nil
@@ -295,6 +306,27 @@ func (t *Table[T, P]) index(tx *Tx, name string) (*bucketRef, *Index[T], error) 
 		}
 	}
 	return nil, nil, fmt.Errorf("store: table %s has no index %q", t.name, name)
+}
+
+// checkUnique reports the first unique key of rec held by a row other than
+// id (0: a row not stored yet).
+func (t *Table[T, P]) checkUnique(tx *Tx, rec *T, id uint64) error {
+	for i := range t.indexes {
+		ix := &t.indexes[i]
+		if !ix.Unique {
+			continue
+		}
+		ib, _, err := t.index(tx, ix.Name)
+		if err != nil {
+			return err
+		}
+		for _, key := range uniqueKeys(ix.Keys(rec)) {
+			if v := ib.Get([]byte(key)); v != nil && KeyID(v) != id {
+				return &ConflictError{Table: t.name, Index: ix.Name, Key: key}
+			}
+		}
+	}
+	return nil
 }
 
 func (t *Table[T, P]) addIndexes(tx *Tx, rec *T, id uint64) error {

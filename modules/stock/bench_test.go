@@ -116,3 +116,26 @@ func BenchmarkGetUserFullStackVsPlain(b *testing.B) {
 	b.ReportMetric(100*fullRPS/plainRPS, "fennec/plain-%")
 	b.ReportMetric(float64(fullP99.Microseconds())/1000, "fennec-p99-ms")
 }
+
+// BenchmarkGetUserHandler is the server's own cost of GET /api/v4/user, with
+// no network and no client: the handler called directly.
+func BenchmarkGetUserHandler(b *testing.B) {
+	logger, err := flog.New(flog.Options{Level: "info", Format: "json", Output: io.Discard})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := stocktest.Start(b, fennectest.WithLogger(logger))
+	u := s.CreateUser(b, "bench")
+	h := s.App.Handler()
+	req := httptest.NewRequest(http.MethodGet, "/api/v4/user", nil)
+	req.Header.Set("PRIVATE-TOKEN", u.Token)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d", w.Code)
+		}
+	}
+}
