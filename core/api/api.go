@@ -278,7 +278,10 @@ func (a *API) pipeline(ctx huma.Context, next func(huma.Context)) {
 	rawQuery := r.URL.RawQuery
 	normalizeQuery(r)
 
-	params := requestParams{query: r.URL.Query()}
+	var params requestParams
+	if r.URL.RawQuery != "" {
+		params.query = r.URL.Query()
+	}
 	if !meta.rawBody && r.Method != http.MethodGet && r.Method != http.MethodHead {
 		merged, err := a.merge(w, r, rawQuery, ctx.Operation(), meta.maxBody)
 		if err != nil {

@@ -24,7 +24,9 @@ type sessionInput struct {
 }
 
 type userWithTokenOutput struct {
-	Body FullUserWithToken
+	// A pointer: Huma boxes the body into an interface, and a value of this
+	// size would be copied on every response.
+	Body *FullUserWithToken
 }
 
 func (s *Service) register(a *api.API) {
@@ -56,22 +58,23 @@ func (s *Service) createSession(ctx context.Context, in *sessionInput) (*userWit
 		}
 		return nil, err
 	}
-	return &userWithTokenOutput{Body: FullUserWithToken{FullUser: fullView(api.ExternalURLFrom(ctx), u), PrivateToken: &secret}}, nil
+	return &userWithTokenOutput{Body: &FullUserWithToken{FullUser: fullView(api.ExternalURLFrom(ctx), u), PrivateToken: &secret}}, nil
 }
 
 func (s *Service) currentUser(ctx context.Context, _ *struct{}) (*userWithTokenOutput, error) {
 	p := auth.FromContext(ctx)
-	u, err := s.User(ctx, p.UserID())
+	view, err := s.ownView(ctx, api.ExternalURLFrom(ctx), uint64(p.UserID()))
 	if err != nil {
 		return nil, err
 	}
-	out := &userWithTokenOutput{Body: FullUserWithToken{FullUser: fullView(api.ExternalURLFrom(ctx), u)}}
-	if p.Sudoer != nil {
-		secret, err := s.SudoToken(ctx, int64(u.ID))
-		if err != nil {
-			return nil, err
-		}
-		out.Body.PrivateToken = &secret
+	if p.Sudoer == nil {
+		return &userWithTokenOutput{Body: view}, nil
 	}
-	return out, nil
+	secret, err := s.SudoToken(ctx, p.UserID())
+	if err != nil {
+		return nil, err
+	}
+	withToken := *view // the cached view is shared: copy before adding the token
+	withToken.PrivateToken = &secret
+	return &userWithTokenOutput{Body: &withToken}, nil
 }

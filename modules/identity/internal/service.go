@@ -35,15 +35,29 @@ type Service struct {
 	// username takes as long as a wrong password.
 	dummyHash []byte
 	now       func() time.Time
-	// cache holds decoded tokens (by hash) and users (by id) for the
-	// per-request auth path; every write goes through s.update, which
-	// invalidates it on commit.
-	cache *store.ReadCache[string, any]
+	// Read caches for the per-request path: resolved tokens by SHA-256,
+	// decoded users and rendered own views by id. Every write goes through
+	// s.update, which invalidates them all on commit.
+	tokenCache *store.ReadCache[[32]byte, cachedToken]
+	userCache  *store.ReadCache[uint64, *User]
+	viewCache  *store.ReadCache[uint64, *FullUserWithToken]
+}
+
+// cachedToken is a resolved token: the principal is shared between requests
+// and must be treated as read-only.
+type cachedToken struct {
+	token     *Token
+	principal *auth.Principal
 }
 
 // NewService builds the service.
 func NewService(db *store.DB, log *zap.Logger, cfg config.Config) (*Service, error) {
-	s := &Service{db: db, log: log, cost: cfg.PasswordCost, now: time.Now, cache: store.NewReadCache[string, any](50000)}
+	s := &Service{
+		db: db, log: log, cost: cfg.PasswordCost, now: time.Now,
+		tokenCache: store.NewReadCache[[32]byte, cachedToken](50000),
+		userCache:  store.NewReadCache[uint64, *User](50000),
+		viewCache:  store.NewReadCache[uint64, *FullUserWithToken](50000),
+	}
 	h, err := bcrypt.GenerateFromPassword([]byte("fennec-dummy-password"), s.cost)
 	if err != nil {
 		return nil, err
@@ -218,9 +232,15 @@ func hashToken(secret string) string {
 // it commits. Every identity write must go through it.
 func (s *Service) update(ctx context.Context, fn func(*store.Tx) error) error {
 	return s.db.Update(ctx, func(tx *store.Tx) error {
-		tx.OnCommit(s.cache.Invalidate)
+		tx.OnCommit(s.invalidate)
 		return fn(tx)
 	})
+}
+
+func (s *Service) invalidate() {
+	s.tokenCache.Invalidate()
+	s.userCache.Invalidate()
+	s.viewCache.Invalidate()
 }
 
 // ResolveToken implements auth.TokenResolver for private, personal and
@@ -231,40 +251,28 @@ func (s *Service) ResolveToken(ctx context.Context, kind auth.TokenKind, secret 
 	if kind == auth.KindOAuth {
 		return nil, auth.ErrUnknownToken
 	}
-	t, u, err := s.tokenAndUser(ctx, hashToken(secret))
-	if err != nil {
-		return nil, err
-	}
-	if !t.Active(s.now()) {
-		return nil, auth.ErrUnauthorized
-	}
-	method := auth.MethodPrivateToken
-	switch t.Kind {
-	case KindPersonal:
-		method = auth.MethodPersonal
-	case KindImpersonation:
-		method = auth.MethodImpersonation
-	}
-	var scopes []string
-	if t.Kind != KindPrivate {
-		scopes = t.Scopes
-	}
-	return &auth.Principal{User: summary(u), Method: method, Scopes: scopes, TokenID: int64(t.ID)}, nil
-}
-
-func (s *Service) tokenAndUser(ctx context.Context, hash string) (*Token, *User, error) {
-	if v, ok := s.cache.Get("t:" + hash); ok {
-		t := v.(*Token)
-		if u, err := s.cachedUser(ctx, t.UserID); err == nil {
-			return t, u, nil
+	sum := sha256.Sum256([]byte(secret))
+	ct, ok := s.tokenCache.Get(sum)
+	if !ok {
+		var err error
+		if ct, err = s.loadToken(ctx, sum); err != nil {
+			return nil, err
 		}
 	}
-	gen := s.cache.Gen()
+	if !ct.token.Active(s.now()) {
+		return nil, auth.ErrUnauthorized
+	}
+	return ct.principal, nil
+}
+
+// loadToken reads a token and its user and caches the resolved principal.
+func (s *Service) loadToken(ctx context.Context, sum [32]byte) (cachedToken, error) {
+	gen := s.tokenCache.Gen()
 	var t *Token
 	var u *User
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
-		t, err = tokens.GetBy(tx, "hash", hash)
+		t, err = tokens.GetBy(tx, "hash", hex.EncodeToString(sum[:]))
 		if errors.Is(err, store.ErrNotFound) {
 			return auth.ErrUnknownToken
 		}
@@ -278,19 +286,30 @@ func (s *Service) tokenAndUser(ctx context.Context, hash string) (*Token, *User,
 		return err
 	})
 	if err != nil {
-		return nil, nil, err
+		return cachedToken{}, err
 	}
-	s.cache.Put(gen, "t:"+hash, t)
-	s.cache.Put(gen, userKey(u.ID), u)
-	return t, u, nil
+	method := auth.MethodPrivateToken
+	switch t.Kind {
+	case KindPersonal:
+		method = auth.MethodPersonal
+	case KindImpersonation:
+		method = auth.MethodImpersonation
+	}
+	var scopes []string
+	if t.Kind != KindPrivate {
+		scopes = t.Scopes
+	}
+	ct := cachedToken{token: t, principal: &auth.Principal{User: summary(u), Method: method, Scopes: scopes, TokenID: int64(t.ID)}}
+	s.tokenCache.Put(gen, sum, ct)
+	return ct, nil
 }
 
 // cachedUser loads a user for reading (never modify the result).
 func (s *Service) cachedUser(ctx context.Context, id uint64) (*User, error) {
-	if v, ok := s.cache.Get(userKey(id)); ok {
-		return v.(*User), nil
+	if u, ok := s.userCache.Get(id); ok {
+		return u, nil
 	}
-	gen := s.cache.Gen()
+	gen := s.userCache.Gen()
 	var u *User
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
@@ -303,11 +322,26 @@ func (s *Service) cachedUser(ctx context.Context, id uint64) (*User, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.cache.Put(gen, userKey(id), u)
+	s.userCache.Put(gen, id, u)
 	return u, nil
 }
 
-func userKey(id uint64) string { return "u:" + strconv.FormatUint(id, 10) }
+// ownView renders the user's full view (without a token), cached until the
+// next identity write; web_url depends on the external URL, which is fixed
+// while running. The result is shared: copy it before changing anything.
+func (s *Service) ownView(ctx context.Context, base string, id uint64) (*FullUserWithToken, error) {
+	if v, ok := s.viewCache.Get(id); ok {
+		return v, nil
+	}
+	gen := s.viewCache.Gen()
+	u, err := s.cachedUser(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	view := &FullUserWithToken{FullUser: fullView(base, u)}
+	s.viewCache.Put(gen, id, view)
+	return view, nil
+}
 
 // AuthenticatePassword implements auth.PasswordAuthenticator: login is a
 // username or an e-mail address.
