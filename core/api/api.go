@@ -48,6 +48,7 @@ type API struct {
 	metrics    *Metrics
 	intercepts []intercept
 	handler    http.Handler
+	buildOnce  sync.Once
 	ready      atomic.Bool
 }
 
@@ -167,9 +168,11 @@ func (a *API) Authenticate(r *http.Request) (*auth.Principal, error) {
 // Handler is the whole HTTP stack: panic recovery, access log and metrics,
 // intercepts, then the mux.
 func (a *API) Handler() http.Handler {
-	if a.handler != nil {
-		return a.handler
-	}
+	a.buildOnce.Do(a.buildHandler)
+	return a.handler
+}
+
+func (a *API) buildHandler() {
 	var inner http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for _, ic := range a.intercepts {
 			if ic.match(r) {
@@ -181,7 +184,6 @@ func (a *API) Handler() http.Handler {
 	})
 	inner = a.recoverer(inner)
 	a.handler = flog.Middleware(a.log, inner, a.metrics.observe)
-	return a.handler
 }
 
 // Access says who may call an operation at all; finer rules (project
