@@ -20,18 +20,18 @@ var ErrLocked = errors.New("database is locked by another process")
 type Options struct {
 	// LockTimeout bounds the wait for the file lock; default 1s.
 	LockTimeout time.Duration
-	// MaxBatchSize and MaxBatchDelay tune Batch for concurrent writers.
-	// Defaults: 64 calls, 2ms (bbolt's own 1000/10ms makes a lone writer wait).
-	MaxBatchSize  int
-	MaxBatchDelay time.Duration
+	// MaxBatchSize caps how many Batch calls share one transaction
+	// (default 256).
+	MaxBatchSize int
 	// NoSync skips fsync; only for benchmarks and throwaway data.
 	NoSync bool
 }
 
 // DB is an open Fennec database.
 type DB struct {
-	bolt *bolt.DB
-	path string
+	bolt  *bolt.DB
+	path  string
+	batch groupCommit
 }
 
 // Tx is a read or read-write transaction. It embeds the bbolt transaction so
@@ -55,15 +55,11 @@ func Open(path string, opts Options) (*DB, error) {
 		}
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	b.MaxBatchSize = 64
-	if opts.MaxBatchSize > 0 {
-		b.MaxBatchSize = opts.MaxBatchSize
-	}
-	b.MaxBatchDelay = 2 * time.Millisecond
-	if opts.MaxBatchDelay > 0 {
-		b.MaxBatchDelay = opts.MaxBatchDelay
-	}
 	db := &DB{bolt: b, path: path}
+	db.batch.max = 256
+	if opts.MaxBatchSize > 0 {
+		db.batch.max = opts.MaxBatchSize
+	}
 	if err := db.Update(context.Background(), func(tx *Tx) error {
 		_, err := tx.CreateBucketIfNotExists(metaBucket)
 		return err
@@ -96,16 +92,17 @@ func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
 	return db.bolt.Update(func(tx *bolt.Tx) error { return fn(&Tx{tx}) })
 }
 
-// Batch is Update for hot paths with many concurrent writers: calls arriving
-// together share one transaction and one fsync. fn may run more than once
-// (when a call in the same batch fails, each is retried alone), so it must be
-// idempotent and must publish nothing outside the transaction; read ids
-// assigned inside fn only after Batch returns.
+// Batch is Update for hot paths with many concurrent writers: calls that
+// arrive while a commit is in progress share the next transaction and its
+// fsync (group commit), and a lone call runs at once, with no waiting timer.
+// fn may run more than once (when a call in the same batch fails, each is
+// rerun alone), so it must be idempotent and must publish nothing outside the
+// transaction; read ids assigned inside fn only after Batch returns.
 func (db *DB) Batch(ctx context.Context, fn func(*Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return db.bolt.Batch(func(tx *bolt.Tx) error { return fn(&Tx{tx}) })
+	return db.batch.do(db, fn)
 }
 
 // EnsureBuckets creates the named top-level buckets that do not exist yet.

@@ -1,0 +1,93 @@
+package store
+
+import (
+	"context"
+	"sync"
+)
+
+// groupCommit gathers concurrent Batch calls into shared transactions. The
+// first caller becomes the leader and commits everything queued; calls that
+// arrive meanwhile wait for the next round. Unlike bbolt's own Batch there is
+// no delay timer, so one writer alone pays no extra latency, and a crowd of
+// writers pays one fsync per round instead of one each.
+type groupCommit struct {
+	mu      sync.Mutex
+	max     int
+	queue   []*batchCall
+	running bool
+}
+
+type batchCall struct {
+	fn   func(*Tx) error
+	done chan error
+}
+
+func (g *groupCommit) do(db *DB, fn func(*Tx) error) error {
+	call := &batchCall{fn: fn, done: make(chan error, 1)}
+	g.mu.Lock()
+	g.queue = append(g.queue, call)
+	if !g.running {
+		g.running = true
+		go g.run(db)
+	}
+	g.mu.Unlock()
+	err := <-call.done
+	if p, ok := err.(*panicError); ok {
+		panic(p.value) // the caller's own panic, raised where it would have been
+	}
+	return err
+}
+
+func (g *groupCommit) run(db *DB) {
+	for {
+		g.mu.Lock()
+		if len(g.queue) == 0 {
+			g.running = false
+			g.mu.Unlock()
+			return
+		}
+		n := min(len(g.queue), g.max)
+		round := g.queue[:n:n]
+		g.queue = append([]*batchCall(nil), g.queue[n:]...)
+		g.mu.Unlock()
+		g.commit(db, round)
+	}
+}
+
+// commit runs a round in one transaction. If any call fails (or panics), the
+// transaction is rolled back and every call is rerun alone, so one caller's
+// error never fails another's.
+func (g *groupCommit) commit(db *DB, round []*batchCall) {
+	err := db.Update(context.Background(), func(tx *Tx) error {
+		for _, c := range round {
+			if err := safeCall(c.fn, tx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil || len(round) == 1 {
+		for _, c := range round {
+			c.done <- err
+		}
+		return
+	}
+	for _, c := range round {
+		c.done <- db.Update(context.Background(), func(tx *Tx) error { return safeCall(c.fn, tx) })
+	}
+}
+
+// safeCall turns a panic in fn into an error for its own caller (and keeps
+// the batch goroutine alive).
+func safeCall(fn func(*Tx) error, tx *Tx) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &panicError{value: r}
+		}
+	}()
+	return fn(tx)
+}
+
+type panicError struct{ value any }
+
+func (e *panicError) Error() string { return "store: batch function panicked" }
