@@ -149,18 +149,19 @@ func (a *API) Intercept(name string, match func(*http.Request) bool, h http.Hand
 
 func named(name string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		flog.Info(r.Context()).Operation = name
+		flog.Info(w).Operation = name
 		h.ServeHTTP(w, r)
 	})
 }
 
 // Authenticate resolves the caller of a raw request (headers, query and basic
-// auth); raw handlers use it instead of re-implementing credentials.
-func (a *API) Authenticate(r *http.Request) (*auth.Principal, error) {
+// auth); raw handlers use it instead of re-implementing credentials. w is
+// the handler's ResponseWriter, so the access log can name the user.
+func (a *API) Authenticate(w http.ResponseWriter, r *http.Request) (*auth.Principal, error) {
 	q := r.URL.Query()
 	p, err := a.resolver.Resolve(r.Context(), auth.CredentialsFrom(r, q.Get))
 	if err == nil {
-		flog.Info(r.Context()).UserID = p.UserID()
+		flog.Info(w).UserID = p.UserID()
 	}
 	return p, err
 }
@@ -275,7 +276,7 @@ func (a *API) pipeline(ctx huma.Context, next func(huma.Context)) {
 		return
 	}
 	r, w := humago.Unwrap(ctx)
-	info := flog.Info(r.Context())
+	info := flog.Info(w)
 	info.Operation = ctx.Operation().OperationID
 	rawQuery := r.URL.RawQuery
 	normalizeQuery(r)
@@ -409,7 +410,7 @@ func (c *bodyContext) Unwrap() huma.Context { return c.humaContext }
 // unmatched answers requests no route took: 405 with Allow when another
 // method would have matched, else GitLab's 404.
 func (a *API) unmatched(w http.ResponseWriter, r *http.Request) {
-	flog.Info(r.Context()).Operation = "unmatched"
+	flog.Info(w).Operation = "unmatched"
 	var allowed []string
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		if m == r.Method {

@@ -1,7 +1,6 @@
 package log
 
 import (
-	"context"
 	"net/http"
 	"sync"
 	"time"
@@ -21,13 +20,20 @@ type RequestInfo struct {
 	Bytes int64
 }
 
-type infoKey struct{}
-
-// Info returns the RequestInfo of a request context, or a throwaway one when
-// the request did not pass through Middleware (so callers never check nil).
-func Info(ctx context.Context) *RequestInfo {
-	if ri, ok := ctx.Value(infoKey{}).(*RequestInfo); ok {
-		return ri
+// Info returns the RequestInfo of the request being answered through w, or a
+// throwaway one when the request did not pass through Middleware (so callers
+// never check nil). It is found by unwrapping w rather than in the request
+// context, which would cost a copy of the request per request.
+func Info(w http.ResponseWriter) *RequestInfo {
+	for w != nil {
+		if rec, ok := w.(*recorder); ok {
+			return &rec.ri
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			break
+		}
+		w = u.Unwrap()
 	}
 	return &RequestInfo{}
 }
@@ -40,10 +46,8 @@ type Observer func(r *http.Request, info *RequestInfo, took time.Duration)
 func Middleware(l *zap.Logger, next http.Handler, observers ...Observer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &recorder{ResponseWriter: w} // one allocation for both
+		rec := &recorder{ResponseWriter: w} // carries the RequestInfo too
 		ri := &rec.ri
-		rec.info = ri
-		r = r.WithContext(context.WithValue(r.Context(), infoKey{}, ri))
 		next.ServeHTTP(rec, r)
 		if ri.Status == 0 {
 			ri.Status = http.StatusOK
@@ -78,13 +82,12 @@ var fieldPool = sync.Pool{New: func() any { return new([8]zap.Field) }}
 type recorder struct {
 	http.ResponseWriter
 	ri    RequestInfo
-	info  *RequestInfo
 	wrote bool
 }
 
 func (r *recorder) WriteHeader(code int) {
 	if !r.wrote {
-		r.info.Status = code
+		r.ri.Status = code
 		r.wrote = code >= 200
 	}
 	r.ResponseWriter.WriteHeader(code)
@@ -93,12 +96,12 @@ func (r *recorder) WriteHeader(code int) {
 func (r *recorder) Write(p []byte) (int, error) {
 	if !r.wrote {
 		r.wrote = true
-		if r.info.Status == 0 {
-			r.info.Status = http.StatusOK
+		if r.ri.Status == 0 {
+			r.ri.Status = http.StatusOK
 		}
 	}
 	n, err := r.ResponseWriter.Write(p)
-	r.info.Bytes += int64(n)
+	r.ri.Bytes += int64(n)
 	return n, err
 }
 
