@@ -96,4 +96,3 @@ func TestStartFailsClearlyWhenThePortIsTaken(t *testing.T) {
 		t.Fatalf("unclear error %q (want it to say %q)", err, want)
 	}
 }
-
