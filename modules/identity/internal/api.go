@@ -36,6 +36,12 @@ func (s *Service) register(a *api.API) {
 		Access:  api.Public,
 	}, s.createSession)
 
+	s.registerUsers(a)
+	s.registerKeys(a)
+	s.registerEmails(a)
+	s.registerTokens(a)
+	s.registerActivity(a)
+
 	api.Register(a, api.Op{
 		ID: "get-current-user", Method: http.MethodGet, Path: "/user", Tags: []string{"users"},
 		Summary: "The authenticated user (with sudo, that user plus a private token)",

@@ -7,11 +7,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/mail"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
 )
 
@@ -29,6 +30,7 @@ const MaxSessionTokens = 10
 // Service implements identity's rules over the store.
 type Service struct {
 	db   *store.DB
+	bus  *events.Bus
 	log  *zap.Logger
 	cost int
 	// dummyHash is compared against when a login names nobody, so a wrong
@@ -41,6 +43,7 @@ type Service struct {
 	tokenCache *store.ReadCache[[32]byte, cachedToken]
 	userCache  *store.ReadCache[uint64, *User]
 	viewCache  *store.ReadCache[uint64, *FullUserWithToken]
+	activity   activityDays
 }
 
 // cachedToken is a resolved token: the principal is shared between requests
@@ -51,9 +54,9 @@ type cachedToken struct {
 }
 
 // NewService builds the service.
-func NewService(db *store.DB, log *zap.Logger, cfg config.Config) (*Service, error) {
+func NewService(db *store.DB, bus *events.Bus, log *zap.Logger, cfg config.Config) (*Service, error) {
 	s := &Service{
-		db: db, log: log, cost: cfg.PasswordCost, now: time.Now,
+		db: db, bus: bus, log: log, cost: cfg.PasswordCost, now: time.Now,
 		tokenCache: store.NewReadCache[[32]byte, cachedToken](50000),
 		userCache:  store.NewReadCache[uint64, *User](50000),
 		viewCache:  store.NewReadCache[uint64, *FullUserWithToken](50000),
@@ -83,6 +86,13 @@ var usernameRE = regexp.MustCompile(`^[a-zA-Z0-9_.][a-zA-Z0-9_.-]*$`)
 // MinPasswordLength is the shortest password accepted.
 const MinPasswordLength = 8
 
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
 func validateUser(u *User, password string, requirePassword bool) ValidationError {
 	v := ValidationError{}
 	switch {
@@ -95,12 +105,20 @@ func validateUser(u *User, password string, requirePassword bool) ValidationErro
 	}
 	if u.Name == "" {
 		v.add("name", "can't be blank")
-	} else if len(u.Name) > 255 {
-		v.add("name", "is too long (maximum is 255 characters)")
 	}
-	if a, err := mail.ParseAddress(u.Email); u.Email == "" {
+	for field, value := range map[string]string{"name": u.Name, "skype": u.Skype, "linkedin": u.Linkedin,
+		"twitter": u.Twitter, "website_url": u.WebsiteURL, "organization": u.Organization,
+		"bio": deref(u.Bio), "location": deref(u.Location)} {
+		if utf8.RuneCountInString(value) > 255 {
+			v.add(field, "is too long (maximum is 255 characters)")
+		}
+	}
+	if u.ProjectsLimit < 0 {
+		v.add("projects_limit", "must be greater than or equal to 0")
+	}
+	if u.Email == "" {
 		v.add("email", "can't be blank")
-	} else if err != nil || a.Address != u.Email || len(u.Email) > 255 {
+	} else if !validEmail(u.Email) {
 		v.add("email", "is invalid")
 	}
 	if requirePassword || password != "" {

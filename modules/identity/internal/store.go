@@ -85,13 +85,65 @@ var (
 	)
 	tokens = store.NewTable[Token]("identity.tokens",
 		store.Index[Token]{Name: "hash", Unique: true, Keys: func(t *Token) []string { return []string{t.Hash} }},
-		store.Index[Token]{Name: "user", Keys: func(t *Token) []string { return []string{strconv.FormatUint(t.UserID, 10)} }},
+		store.Index[Token]{Name: "user", Keys: func(t *Token) []string { return byUser(t.UserID) }},
+	)
+)
+
+// Key is a user's SSH public key.
+type Key struct {
+	ID     uint64 `json:"id"`
+	UserID uint64 `json:"user_id"`
+	Title  string `json:"title"`
+	// Key is the authorized_keys line without options: type, base64, comment.
+	Key string `json:"key"`
+	// Fingerprint is the SHA-256 fingerprint; a key belongs to one user only.
+	Fingerprint string    `json:"fingerprint"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+func (k *Key) RecordID() uint64      { return k.ID }
+func (k *Key) SetRecordID(id uint64) { k.ID = id }
+
+// Email is a secondary e-mail address of a user.
+type Email struct {
+	ID        uint64    `json:"id"`
+	UserID    uint64    `json:"user_id"`
+	Email     string    `json:"email"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func (e *Email) RecordID() uint64      { return e.ID }
+func (e *Email) SetRecordID(id uint64) { e.ID = id }
+
+func byUser(id uint64) []string { return []string{strconv.FormatUint(id, 10)} }
+
+var (
+	keys = store.NewTable[Key]("identity.keys",
+		store.Index[Key]{Name: "fingerprint", Unique: true, Keys: func(k *Key) []string { return []string{k.Fingerprint} }},
+		store.Index[Key]{Name: "user", Keys: func(k *Key) []string { return byUser(k.UserID) }},
+	)
+	emails = store.NewTable[Email]("identity.emails",
+		store.Index[Email]{Name: "email", Unique: true, Keys: func(e *Email) []string { return []string{store.Fold(e.Email)} }},
+		store.Index[Email]{Name: "user", Keys: func(e *Email) []string { return byUser(e.UserID) }},
 	)
 )
 
 // Tables lists the module's tables for bucket declaration.
 func Tables() []interface{ Buckets() []string } {
-	return []interface{ Buckets() []string }{users, tokens}
+	return []interface{ Buckets() []string }{users, tokens, keys, emails}
+}
+
+// emailTaken reports whether an address is any user's primary or secondary
+// e-mail (other than exceptUser's own primary).
+func emailTaken(tx *store.Tx, address string, exceptUser uint64) bool {
+	key := store.Fold(address)
+	if u, err := users.GetBy(tx, "email", key); err == nil && u.ID != exceptUser {
+		return true
+	}
+	if _, err := emails.GetBy(tx, "email", key); err == nil {
+		return true
+	}
+	return false
 }
 
 // Migrations lists the module's schema migrations, oldest first.
