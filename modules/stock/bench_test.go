@@ -2,7 +2,9 @@ package stock_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/fennectest"
 	flog "github.com/fennec-forge/fennec/core/log"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
@@ -121,7 +125,10 @@ func BenchmarkGetUserFullStackVsPlain(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := stocktest.Start(b, fennectest.WithLogger(logger))
+	var prov auth.Provisioner
+	s := stocktest.Start(b, fennectest.WithLogger(logger), fennectest.WithExtract(&prov),
+		fennectest.WithConfig(func(c *config.Config) { c.NoSync = true })) // fast seeding; reads are unaffected
+	seed(b, prov, 10000, 2) // the identity issue's scale: 10,000 users, 20,000 tokens
 	u := s.CreateUser(b, "bench")
 	resp, body := s.JSON(b, http.MethodGet, "/api/v4/user", nil, nil, "PRIVATE-TOKEN", u.Token)
 	if resp.StatusCode != 200 {
@@ -176,6 +183,83 @@ func BenchmarkGetUserFullStackVsPlain(b *testing.B) {
 	b.ReportMetric(100*median(vsPlain), "fennec/plain-%")
 	b.ReportMetric(100*median(vsStatic), "fennec/static-%")
 	b.ReportMetric(float64(fullP99.Microseconds())/1000, "fennec-p99-ms")
+}
+
+// seed adds users with tokensEach personal access tokens each, two writers
+// at a time.
+func seed(b *testing.B, prov auth.Provisioner, users, tokensEach int) {
+	b.Helper()
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	for w := 0; w < 2; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; i < users; i += 2 {
+				u, err := prov.CreateUser(ctx, auth.NewUser{
+					Username: fmt.Sprintf("seed%05d", i), Email: fmt.Sprintf("seed%05d@example.com", i),
+					Name: fmt.Sprintf("Seed %d", i), Password: "seed-password",
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+				for j := 0; j < tokensEach; j++ {
+					if _, err := prov.CreateToken(ctx, u.ID, "seed", []string{auth.ScopeAPI}); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkSessionLogin measures POST /session at the production bcrypt
+// cost (10): logins per second are bound by bcrypt, by design.
+func BenchmarkSessionLogin(b *testing.B) {
+	logger, err := flog.New(flog.Options{Level: "info", Format: "json", Output: io.Discard})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := stocktest.Start(b, fennectest.WithLogger(logger), fennectest.WithConfig(func(c *config.Config) { c.PasswordCost = 10 }))
+	u := s.CreateUser(b, "login")
+	body := []byte(`{"login":"login","password":"` + u.Password + `"}`)
+	const workers = 8
+	d := 3 * time.Second
+	var done atomic.Int64
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(d)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				resp, err := http.Post(s.URL+"/api/v4/session", "application/json", bytes.NewReader(body))
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusCreated {
+					b.Errorf("login: %d", resp.StatusCode)
+					return
+				}
+				done.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(float64(done.Load())/d.Seconds(), "logins/s")
 }
 
 func median(v []float64) float64 {
