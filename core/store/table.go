@@ -184,6 +184,43 @@ func (t *Table[T, P]) Delete(tx *Tx, id uint64) error {
 	return t.addCount(tx, -1)
 }
 
+// Reindex rebuilds one index from every row; migrations use it when they add
+// an index to a table that already has rows. A unique index that the rows
+// violate fails with a *ConflictError (and the migration rolls back).
+func (t *Table[T, P]) Reindex(tx *Tx, index string) error {
+	_, ix, err := t.index(tx, index)
+	if err != nil {
+		return err
+	}
+	name := t.ibucket[index]
+	if err := tx.DeleteBucket(name); err != nil {
+		return err
+	}
+	if _, err := tx.CreateBucket(name); err != nil {
+		return err
+	}
+	return t.Scan(tx, false, 0, func(p P) (bool, error) {
+		rec := (*T)(p)
+		id := p.RecordID()
+		nb := &bucketRef{tx.Bucket(name)}
+		for _, key := range uniqueKeys(ix.Keys(rec)) {
+			if ix.Unique {
+				if v := nb.Get([]byte(key)); v != nil && KeyID(v) != id {
+					return false, &ConflictError{Table: t.name, Index: ix.Name, Key: key}
+				}
+				if err := nb.Put([]byte(key), Key(id)); err != nil {
+					return false, err
+				}
+				continue
+			}
+			if err := nb.Put(compositeKey(key, id), nil); err != nil {
+				return false, err
+			}
+		}
+		return true, nil
+	})
+}
+
 // GetBy finds the row whose unique index key equals key.
 func (t *Table[T, P]) GetBy(tx *Tx, index, key string) (P, error) {
 	ib, ix, err := t.index(tx, index)

@@ -35,6 +35,6 @@ func Module() fennec.Module {
 		),
 		fennec.ProvideTokenResolver(func(s *internal.Service) *internal.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
-		fx.Invoke(internal.Bootstrap),
+		fx.Invoke(internal.Bootstrap, internal.ScheduleSync),
 	)
 }

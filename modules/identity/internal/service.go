@@ -44,6 +44,7 @@ type Service struct {
 	userCache  *store.ReadCache[uint64, *User]
 	viewCache  *store.ReadCache[uint64, *FullUserWithToken]
 	activity   activityDays
+	providers  []DirectoryProvider
 }
 
 // cachedToken is a resolved token: the principal is shared between requests
@@ -364,7 +365,7 @@ func (s *Service) ownView(ctx context.Context, base string, id uint64) (*FullUse
 // AuthenticatePassword implements auth.PasswordAuthenticator: login is a
 // username or an e-mail address.
 func (s *Service) AuthenticatePassword(ctx context.Context, login, password string) (*auth.User, error) {
-	u, err := s.checkPassword(ctx, login, password)
+	u, err := s.loginUser(ctx, login, password)
 	if err != nil {
 		return nil, err
 	}
@@ -410,7 +411,7 @@ func (s *Service) findLogin(tx *store.Tx, login string) (*User, error) {
 // Login checks a password and records the sign-in; it returns the user and
 // a new private token.
 func (s *Service) Login(ctx context.Context, login, password string) (*User, string, error) {
-	u, err := s.checkPassword(ctx, login, password)
+	u, err := s.loginUser(ctx, login, password)
 	if err != nil {
 		return nil, "", err
 	}

@@ -82,6 +82,14 @@ var (
 	users = store.NewTable[User]("identity.users",
 		store.Index[User]{Name: "username", Unique: true, Keys: func(u *User) []string { return []string{store.Fold(u.Username)} }},
 		store.Index[User]{Name: "email", Unique: true, Keys: func(u *User) []string { return []string{store.Fold(u.Email)} }},
+		// One local account per external account: provider NUL extern_uid.
+		store.Index[User]{Name: "identity", Unique: true, Keys: func(u *User) []string {
+			out := make([]string, 0, len(u.Identities))
+			for _, id := range u.Identities {
+				out = append(out, identityKey(id.Provider, id.ExternUID))
+			}
+			return out
+		}},
 	)
 	tokens = store.NewTable[Token]("identity.tokens",
 		store.Index[Token]{Name: "hash", Unique: true, Keys: func(t *Token) []string { return []string{t.Hash} }},
@@ -114,6 +122,8 @@ type Email struct {
 
 func (e *Email) RecordID() uint64      { return e.ID }
 func (e *Email) SetRecordID(id uint64) { e.ID = id }
+
+func identityKey(provider, externUID string) string { return provider + "\x00" + externUID }
 
 func byUser(id uint64) []string { return []string{strconv.FormatUint(id, 10)} }
 
@@ -152,5 +162,8 @@ func Migrations() []store.Migration {
 		Module: "identity", Version: 1, Name: "tables",
 		// The buckets themselves are declared; version 1 marks the layout.
 		Up: func(*store.Tx) error { return nil },
+	}, {
+		Module: "identity", Version: 2, Name: "index external identities",
+		Up: func(tx *store.Tx) error { return users.Reindex(tx, "identity") },
 	}}
 }
