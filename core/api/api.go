@@ -213,7 +213,8 @@ type Op struct {
 	// Scopes that allow the call; default api. Read-only user endpoints add
 	// read_user.
 	Scopes []string
-	// Status is the success status; default 200, 201 for POST.
+	// Status is the success status; default 200, 201 for POST, 204 for
+	// DELETE (API-CONVENTIONS.md); idempotent deletes set 200 explicitly.
 	Status int
 	// MaxBodyBytes overrides the API-wide body limit.
 	MaxBodyBytes int64
@@ -235,9 +236,13 @@ type opMeta struct {
 func Register[I, O any](a *API, op Op, h func(context.Context, *I) (*O, error)) {
 	status := op.Status
 	if status == 0 {
-		status = http.StatusOK
-		if op.Method == http.MethodPost {
+		switch op.Method {
+		case http.MethodPost:
 			status = http.StatusCreated
+		case http.MethodDelete:
+			status = http.StatusNoContent
+		default:
+			status = http.StatusOK
 		}
 	}
 	scopes := op.Scopes

@@ -220,8 +220,9 @@ func errorHook(prev func(huma.Context, int, string, ...error) huma.StatusError) 
 }
 
 // grapeError words Huma's validation details the way Grape does:
-// "title is missing", "per_page is invalid", "visibility does not have a
-// valid value", joined with ", ".
+// "title is missing", "per_page is invalid" (also for a pattern mismatch, as
+// Grape's regexp validator says), "visibility does not have a valid value"
+// (enums), joined with ", ".
 func grapeError(errs []error, msg string) *Error {
 	missing := []string{}
 	other := []string{}
@@ -252,7 +253,7 @@ func grapeError(errs []error, msg string) *Error {
 				seen[name+"m"] = true
 				missing = append(missing, name+" is missing")
 			}
-		case strings.HasPrefix(m, "expected value to be one of") || strings.HasPrefix(m, "expected string to match pattern"):
+		case strings.HasPrefix(m, "expected value to be one of"):
 			if !seen[name+"v"] {
 				seen[name+"v"] = true
 				other = append(other, name+" does not have a valid value")

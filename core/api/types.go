@@ -78,9 +78,12 @@ func (d *Date) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// Schema implements huma.SchemaProvider.
+// Schema implements huma.SchemaProvider. No "date" format: input accepts
+// any ISO 8601 date or time (client-go sends expires_at as a full time), and
+// output is always YYYY-MM-DD.
 func (Date) Schema(huma.Registry) *huma.Schema {
-	return &huma.Schema{Type: "string", Format: "date", Examples: []any{"2017-05-24"}}
+	return &huma.Schema{Type: "string", Description: "YYYY-MM-DD (any ISO 8601 date or time accepted)",
+		Pattern: `^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$`, Examples: []any{"2017-05-24"}}
 }
 
 // ParseTime accepts the ISO 8601 forms clients send: dates, date-times with

@@ -101,7 +101,8 @@ func validateUser(u *User, password string, requirePassword bool) ValidationErro
 		v.add("username", "can't be blank")
 	case len(u.Username) > 255:
 		v.add("username", "is too long (maximum is 255 characters)")
-	case !usernameRE.MatchString(u.Username) || strings.HasSuffix(u.Username, ".git") || strings.HasSuffix(u.Username, ".atom"):
+	case !usernameRE.MatchString(u.Username) || strings.HasSuffix(u.Username, ".") ||
+		strings.HasSuffix(u.Username, ".git") || strings.HasSuffix(u.Username, ".atom"):
 		v.add("username", "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.', '.git' or '.atom'.")
 	}
 	if u.Name == "" {

@@ -144,13 +144,13 @@ func Tables() []interface{ Buckets() []string } {
 }
 
 // emailTaken reports whether an address is any user's primary or secondary
-// e-mail (other than exceptUser's own primary).
+// e-mail, not counting exceptUser's own addresses.
 func emailTaken(tx *store.Tx, address string, exceptUser uint64) bool {
 	key := store.Fold(address)
 	if u, err := users.GetBy(tx, "email", key); err == nil && u.ID != exceptUser {
 		return true
 	}
-	if _, err := emails.GetBy(tx, "email", key); err == nil {
+	if e, err := emails.GetBy(tx, "email", key); err == nil && (exceptUser == 0 || e.UserID != exceptUser) {
 		return true
 	}
 	return false

@@ -61,7 +61,9 @@ type userOutput struct {
 	Body any
 }
 
-type userFields struct {
+// UserFields are the profile fields of create and modify (an exported type:
+// it is embedded in an input, which Huma can only fill when exported).
+type UserFields struct {
 	Email          *string `json:"email,omitempty"`
 	Username       *string `json:"username,omitempty"`
 	Name           *string `json:"name,omitempty"`
@@ -89,13 +91,13 @@ type createUserInput struct {
 		Password      *string `json:"password,omitempty"`
 		ResetPassword bool    `json:"reset_password,omitempty" doc:"Generate a password the user must change; takes priority over password"`
 		Confirm       *bool   `json:"confirm,omitempty" doc:"Mark the e-mail confirmed (default true)"`
-		userFields
+		UserFields
 	}
 }
 
 type updateUserInput struct {
 	UserIDPath
-	Body userFields
+	Body UserFields
 }
 
 func (s *Service) registerUsers(a *api.API) {
@@ -223,7 +225,7 @@ func (s *Service) getUser(ctx context.Context, in *UserIDPath) (*userOutput, err
 }
 
 // applyFields copies the given fields onto u and validates the result.
-func applyFields(u *User, f *userFields, now time.Time) {
+func applyFields(u *User, f *UserFields, now time.Time) {
 	set := func(dst *string, v *string) {
 		if v != nil {
 			*dst = strings.TrimSpace(*v)
@@ -278,8 +280,8 @@ func (s *Service) createUserOp(ctx context.Context, in *createUserInput) (*userO
 	}
 	now := s.now().UTC()
 	u := &User{State: StateActive, ProjectsLimit: 100000, CanCreateGroup: true, ColorSchemeID: 1, CreatedAt: now, Identities: []Identity{}}
-	b.userFields.Email, b.userFields.Username, b.userFields.Name = &b.Email, &b.Username, &b.Name
-	applyFields(u, &b.userFields, now)
+	b.UserFields.Email, b.UserFields.Username, b.UserFields.Name = &b.Email, &b.Username, &b.Name
+	applyFields(u, &b.UserFields, now)
 	if b.Confirm == nil || *b.Confirm {
 		u.ConfirmedAt = &now
 	}
@@ -352,8 +354,17 @@ func (s *Service) updateUser(ctx context.Context, in *updateUserInput) (*userOut
 			u.PasswordHash = hash
 			u.PasswordExpired = true // an admin-set password must be changed
 		}
-		if in.Body.Email != nil && emailTaken(tx, u.Email, u.ID) {
-			return conflictNotFound("Email has already been taken")
+		if in.Body.Email != nil {
+			if emailTaken(tx, u.Email, u.ID) {
+				return conflictNotFound("Email has already been taken")
+			}
+			// Promoting one of the user's own secondary addresses: it stops
+			// being a secondary one.
+			if e, err := emails.GetBy(tx, "email", store.Fold(u.Email)); err == nil && e.UserID == u.ID {
+				if err := emails.Delete(tx, e.ID); err != nil {
+					return err
+				}
+			}
 		}
 		err = users.Update(tx, u)
 		var conflict *store.ConflictError
