@@ -16,7 +16,7 @@ build:
 	@mkdir -p $(BIN)/plugins
 	@for p in $(PLUGINS); do \
 		echo "$(GO) build -o $(BIN)/plugins/$$p ./plugins/$$p"; \
-		$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/plugins/$$p ./plugins/$$p || exit 1; \
+		$(GO) build -ldflags '$(LDFLAGS) -X main.version=$(VERSION)' -o $(BIN)/plugins/$$p ./plugins/$$p || exit 1; \
 	done
 
 ## run: build and start the stock host on http://127.0.0.1:8080 with data in ./data
@@ -38,12 +38,15 @@ fmt-check:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./...
 
-## proto: regenerate the committed protobuf code under sdk/ (needs protoc)
+## proto: regenerate the committed protobuf code under sdk/ (needs protoc:
+## apt-get install protobuf-compiler; the Go plugins are pinned tools in go.mod)
 proto:
 	@if [ -z "$(PROTOS)" ]; then echo "no .proto files under sdk/"; exit 0; fi; \
-	$(GO) tool protoc-gen-go --version >/dev/null && \
-	protoc --plugin=protoc-gen-go="$$($(GO) tool -n protoc-gen-go)" \
-	       --plugin=protoc-gen-go-grpc="$$($(GO) tool -n protoc-gen-go-grpc)" \
+	command -v protoc >/dev/null || { echo "make proto: protoc not found (apt-get install protobuf-compiler)"; exit 1; }; \
+	gen_go="$$($(GO) tool -n protoc-gen-go)" && gen_grpc="$$($(GO) tool -n protoc-gen-go-grpc)" && \
+	echo "protoc $(PROTOS)" && \
+	protoc --proto_path=. \
+	       --plugin=protoc-gen-go="$$gen_go" --plugin=protoc-gen-go-grpc="$$gen_grpc" \
 	       --go_out=. --go_opt=paths=source_relative \
 	       --go-grpc_out=. --go-grpc_opt=paths=source_relative $(PROTOS)
 

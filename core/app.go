@@ -44,6 +44,8 @@ type settings struct {
 	logger   *zap.Logger
 	extract  []any
 	dbOption store.Options
+	// authProviders are in-process auth providers (WithAuthProvider).
+	authProviders inProcessAuthProviders
 }
 
 // WithConfig sets the configuration; without it, config.Default() is used.
@@ -142,6 +144,7 @@ func (app *App) options(opts []Option) ([]fx.Option, error) {
 			newBus,
 		),
 		fx.Invoke(prepareStore),
+		pluginOptions(s),
 	}
 	for _, m := range s.modules {
 		options = append(options, m.opt)

@@ -3,6 +3,6 @@
 // client, the protobuf service with its generated code committed, and a
 // conformance suite every implementation must pass).
 //
-// The first contract, auth providers, lands with the identity issue; job
-// executors with the CI issue. sdk imports nothing else of Fennec.
+// Contracts: authprovider (auth providers such as plugins/auth-ldap). Job
+// executors land with the CI issue. sdk imports nothing else of Fennec.
 package sdk

@@ -1,12 +1,22 @@
-// Package plugin is the host side of Fennec's out-of-process plugins (job
-// executors, auth providers) over hashicorp/go-plugin and gRPC: discovering
-// plugin binaries from the configuration and next to the fennec binary,
-// launching them with SecureConfig (sha256), AutoMTLS and SkipHostEnv,
-// forwarding their logs into zap, restarting a crashed plugin with backoff
-// and killing them on shutdown.
+// Package plugin is the host side of Fennec's out-of-process plugins over
+// hashicorp/go-plugin and gRPC.
 //
-// The configuration of plugins is config.Plugin. The machinery itself lands
-// with the first plugin contract (auth providers, the identity issue); until
-// then this package holds no code. It may import core/config, core/log and
-// sdk/, never a module.
+// A Host is built from the configuration (config.Plugin entries, in order,
+// and config.Config.PluginDir). For each entry it resolves the binary
+// (resolve.go), pins its sha256, and runs one long-lived process under a
+// supervisor (supervise.go): launched with SecureConfig, AutoMTLS,
+// SkipHostEnv and gRPC only, described (it must speak API v1) and configured
+// with its settings; restarted with capped exponential backoff when it dies
+// (calls in flight fail with authprovider.ErrUnavailable); killed on Stop.
+// Plugin logs (hclog JSON on the plugin's stderr) are forwarded into zap
+// with the plugin's name as a field (hclog.go).
+//
+// The rest of the application sees plugins through typed views: kind "auth"
+// becomes an AuthProvider in AuthProviders (route.go), whose Provider value
+// stays valid across restarts and routes each call to the current process.
+// Configuration problems (a binary that is missing or does not match its
+// sha256, settings the plugin refuses, an unknown kind) are logged clearly
+// and leave that plugin out; Fennec starts anyway.
+//
+// It may import core/config and sdk/, never a module.
 package plugin

@@ -110,9 +110,10 @@ type UserSearcher interface {
 }
 
 // UserSyncer is optional (FeatureSyncUsers): of the given external ids,
-// return the identities of those still present in the directory. An id that
-// names no one (or nothing valid) is simply absent; an error means the
-// directory could not be asked, and the host then blocks no one.
+// return the identities of those still present in the directory, each with
+// ExternalID exactly as asked (the host matches on it). An id that names no
+// one (or nothing valid) is simply absent, and the host blocks that user; an
+// error means the directory could not be asked, and the host blocks no one.
 type UserSyncer interface {
 	SyncUsers(ctx context.Context, externalIDs []string) (present []Identity, err error)
 }

@@ -29,11 +29,13 @@ const PluginName = "authprovider"
 type GRPCPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
 	Impl Provider
+	// Logger, on the plugin side, receives recovered panics; nil discards.
+	Logger hclog.Logger
 }
 
 // GRPCServer registers Impl on the plugin's gRPC server.
 func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	authproviderpb.RegisterAuthProviderServer(s, NewServer(p.Impl, nil))
+	authproviderpb.RegisterAuthProviderServer(s, NewServer(p.Impl, p.Logger))
 	return nil
 }
 
@@ -67,7 +69,7 @@ func Serve(p Provider) {
 	log := NewLogger("")
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake,
-		Plugins:         PluginSet(p),
+		Plugins:         plugin.PluginSet{PluginName: &GRPCPlugin{Impl: p, Logger: log}},
 		GRPCServer:      plugin.DefaultGRPCServer,
 		Logger:          log,
 	})

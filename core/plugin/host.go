@@ -1,0 +1,251 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/sdk/authprovider"
+)
+
+// Kinds of plugin this host runs.
+const (
+	KindAuth = "auth"
+)
+
+var errUnknownKind = errors.New("plugin: unknown kind")
+
+// Options configure a Host. Zero values mean the defaults.
+type Options struct {
+	// Plugins are the configured plugins, in the order they are asked.
+	Plugins []config.Plugin
+	// Dir is where a plugin named by a bare file name (or by nothing, then
+	// its name) is found; default "plugins" next to the running executable.
+	Dir string
+	// Logger receives the host's messages and the plugins' own logs.
+	Logger *zap.Logger
+	// Backoff paces restarts of a plugin that died; default 100 ms doubling to 30 s.
+	Backoff Backoff
+	// StartTimeout bounds launching, describing and configuring a process;
+	// default 10 s.
+	StartTimeout time.Duration
+	// CallTimeout bounds each call routed to a plugin, on top of the
+	// caller's context; default 30 s.
+	CallTimeout time.Duration
+}
+
+// Host runs the configured plugins: one supervised process each.
+type Host struct {
+	log       *zap.Logger
+	instances []*instance
+	auth      AuthProviders
+
+	mu      sync.Mutex
+	started bool
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// FromConfig is New with the plugins and plugin directory of cfg.
+func FromConfig(cfg config.Config, log *zap.Logger) *Host {
+	return New(Options{Plugins: cfg.Plugins, Dir: cfg.PluginDir, Logger: log})
+}
+
+// New prepares the plugins (resolving each binary and pinning its sha256)
+// without starting any. A plugin that cannot run is logged and left out of
+// the typed views (AuthProviders); the others are unaffected.
+func New(o Options) *Host {
+	log := o.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	log = log.Named("plugin")
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = 10 * time.Second
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = 30 * time.Second
+	}
+	dir := o.Dir
+	if dir == "" {
+		dir = defaultDir()
+	}
+	h := &Host{log: log}
+	seen := map[string]bool{}
+	for _, p := range o.Plugins {
+		in := &instance{
+			name: p.Name, kind: p.Kind,
+			log:          log.With(zap.String("plugin", p.Name)),
+			backoff:      o.Backoff.orDefault(),
+			startTimeout: o.StartTimeout,
+			callTimeout:  o.CallTimeout,
+			state:        StateStopped,
+		}
+		h.instances = append(h.instances, in)
+		if err := in.prepare(p, dir, seen); err != nil {
+			in.state, in.err = StateFailed, err
+			level := zap.ErrorLevel
+			if errors.Is(err, errUnknownKind) {
+				level = zap.WarnLevel // a plugin for a later Fennec, not a broken one
+			}
+			in.log.Log(level, "plugin disabled; Fennec continues without it", zap.String("kind", p.Kind), zap.String("path", in.path), zap.Error(err))
+			continue
+		}
+		if in.kind == KindAuth {
+			h.auth = append(h.auth, AuthProvider{Name: in.name, Provider: route{in}})
+		}
+	}
+	return h
+}
+
+// defaultDir is "plugins" next to the running executable.
+func defaultDir() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "plugins"
+	}
+	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = resolved
+	}
+	return filepath.Join(filepath.Dir(exe), "plugins")
+}
+
+func (in *instance) prepare(p config.Plugin, dir string, seen map[string]bool) error {
+	if seen[p.Name] {
+		return fmt.Errorf("plugin: another plugin is already named %q", p.Name)
+	}
+	seen[p.Name] = true
+	if p.Kind != KindAuth {
+		return fmt.Errorf("%w: kind %q is not run by this host (known kinds: %s)", errUnknownKind, p.Kind, KindAuth)
+	}
+	in.path = resolvePath(p, dir)
+	settings := p.Settings
+	if settings == nil {
+		settings = map[string]any{}
+	}
+	raw, err := json.Marshal(settings)
+	if err != nil {
+		return fmt.Errorf("plugin: settings cannot be sent as JSON: %w", err)
+	}
+	in.settings = raw
+	in.sum, err = pin(in.path, p.SHA256)
+	if errors.Is(err, fs.ErrNotExist) && p.Path == "" {
+		return fmt.Errorf("%w (no path given, so the binary is looked up by the plugin's name; set path to its file name, such as auth-ldap)", err)
+	}
+	return err
+}
+
+// Start launches every runnable plugin and waits, at most until ctx ends,
+// for each first attempt: a plugin that is slow or fails is logged and keeps
+// being retried in the background, and Start still succeeds. Fennec starts
+// without the plugins it cannot run.
+func (h *Host) Start(ctx context.Context) error {
+	h.mu.Lock()
+	if h.started {
+		h.mu.Unlock()
+		return errors.New("plugin: host already started")
+	}
+	h.started = true
+	runCtx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	var first sync.WaitGroup
+	for _, in := range h.instances {
+		if in.snapshot().State == StateFailed {
+			continue
+		}
+		first.Add(1)
+		once := sync.OnceFunc(first.Done)
+		h.wg.Go(func() {
+			defer once()
+			in.run(runCtx, once)
+		})
+	}
+	h.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() { first.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		h.log.Warn("plugins still starting; continuing without waiting", zap.Error(ctx.Err()))
+	}
+	for _, s := range h.Status() {
+		if s.State == StateRunning {
+			h.log.Info("plugin running", zap.String("plugin", s.Name), zap.String("kind", s.Kind),
+				zap.String("version", s.Description.Version), zap.Strings("features", s.Description.Features), zap.Int("pid", s.PID))
+		}
+	}
+	return nil
+}
+
+// Stop kills every plugin process and waits for their supervisors, at most
+// until ctx ends. Calls in flight fail with ErrUnavailable.
+func (h *Host) Stop(ctx context.Context) error {
+	h.mu.Lock()
+	cancel := h.cancel
+	h.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	done := make(chan struct{})
+	go func() { h.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("plugin: stop: %w", ctx.Err())
+	}
+}
+
+// AuthProviders are the runnable plugins of kind auth, in configuration
+// order. The values stay valid across restarts; while a plugin is down its
+// calls fail at once with authprovider.ErrUnavailable. Each also implements
+// authprovider.UserSearcher and UserSyncer; a plugin without the feature
+// answers authprovider.ErrNotSupported.
+func (h *Host) AuthProviders() AuthProviders {
+	return append(AuthProviders(nil), h.auth...)
+}
+
+// State is where a plugin is in its life.
+type State string
+
+const (
+	StateStarting   State = "starting"   // launching, describing, configuring
+	StateRunning    State = "running"    // serving calls
+	StateRestarting State = "restarting" // died or failed to start; waiting out the backoff
+	StateFailed     State = "failed"     // will not be retried: a configuration problem (see Err)
+	StateStopped    State = "stopped"    // not started yet, or the host stopped
+)
+
+// Status is a snapshot of one configured plugin.
+type Status struct {
+	Name, Kind, Path string
+	State            State
+	// PID of the current process, 0 when there is none.
+	PID int
+	// Restarts counts restarts after the first start.
+	Restarts int
+	// Err says why the plugin is down or failed.
+	Err error
+	// Description is what the plugin said at its last start.
+	Description authprovider.Description
+}
+
+// Status reports every configured plugin, in configuration order.
+func (h *Host) Status() []Status {
+	out := make([]Status, len(h.instances))
+	for i, in := range h.instances {
+		out[i] = in.snapshot()
+	}
+	return out
+}

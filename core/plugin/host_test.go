@@ -1,0 +1,439 @@
+package plugin_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+	"gopkg.in/yaml.v3"
+
+	"github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/core/plugin"
+	"github.com/fennec-forge/fennec/sdk/authprovider"
+)
+
+// Binaries built once for the whole package from testdata/authplugin.
+var bins struct {
+	dir  string // holds "authplugin"
+	good string
+	v0   string // speaks only API v0
+}
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "fennec-plugin-test")
+	if err != nil {
+		panic(err)
+	}
+	bins.dir = dir
+	bins.good = filepath.Join(dir, "authplugin")
+	bins.v0 = filepath.Join(dir, "authplugin-v0")
+	for _, b := range []struct{ out, ldflags string }{
+		{bins.good, ""},
+		{bins.v0, "-X main.apiVersion=v0"},
+	} {
+		cmd := exec.Command("go", "build", "-ldflags", b.ldflags, "-o", b.out, "./testdata/authplugin")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building the test plugin: %v\n%s", err, out)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func good(name string) config.Plugin {
+	return config.Plugin{Name: name, Kind: "auth", Path: bins.good, Settings: map[string]any{"realm": "example.com"}}
+}
+
+// start runs a host and stops it at cleanup, then checks that no plugin
+// process and no supervisor, go-plugin or gRPC goroutine is left.
+func start(t *testing.T, o plugin.Options) (*plugin.Host, *observer.ObservedLogs) {
+	t.Helper()
+	core, logs := observer.New(zapcore.DebugLevel)
+	o.Logger = zap.New(core)
+	if o.Backoff == (plugin.Backoff{}) {
+		o.Backoff = plugin.Backoff{Min: 20 * time.Millisecond, Max: 200 * time.Millisecond}
+	}
+	h := plugin.New(o)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := h.Start(ctx); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() {
+		var pids []int
+		for _, s := range h.Status() {
+			if s.PID != 0 {
+				pids = append(pids, s.PID)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := h.Stop(ctx); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+		for _, s := range h.Status() {
+			if s.PID != 0 || (s.State != plugin.StateStopped && s.State != plugin.StateFailed) {
+				t.Errorf("after Stop, %s is %s with pid %d", s.Name, s.State, s.PID)
+			}
+		}
+		for _, pid := range pids {
+			waitGone(t, pid)
+		}
+		noLeakedGoroutines(t)
+	})
+	return h, logs
+}
+
+// waitGone waits until pid no longer exists (killed and reaped).
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Errorf("plugin process %d still exists", pid)
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func noLeakedGoroutines(t *testing.T) {
+	t.Helper()
+	var stacks string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		buf := make([]byte, 1<<20)
+		stacks = string(buf[:runtime.Stack(buf, true)])
+		leaked := false
+		for _, g := range strings.Split(stacks, "\n\n") {
+			if strings.Contains(g, "hashicorp/go-plugin") || strings.Contains(g, "core/plugin.(*") ||
+				strings.Contains(g, "google.golang.org/grpc") {
+				leaked = true
+			}
+		}
+		if !leaked {
+			return
+		}
+	}
+	t.Errorf("goroutines left after Stop:\n%s", stacks)
+}
+
+func auth(t *testing.T, h *plugin.Host, name string) authprovider.Provider {
+	t.Helper()
+	for _, p := range h.AuthProviders() {
+		if p.Name == name {
+			return p.Provider
+		}
+	}
+	t.Fatalf("no auth provider %q in %v", name, h.AuthProviders())
+	return nil
+}
+
+func TestHostRunsAnAuthPlugin(t *testing.T) {
+	h, logs := start(t, plugin.Options{Plugins: []config.Plugin{good("mem")}})
+	p := auth(t, h, "mem")
+	ctx := context.Background()
+	id, err := p.Authenticate(ctx, "alice", "secret")
+	if err != nil || id.Email != "alice@example.com" {
+		t.Fatalf("Authenticate = %+v, %v", id, err)
+	}
+	if _, err := p.Authenticate(ctx, "alice", "wrong"); !errors.Is(err, authprovider.ErrInvalidCredentials) {
+		t.Fatalf("wrong password: %v", err)
+	}
+	if _, err := p.Authenticate(ctx, "nobody", "x"); !errors.Is(err, authprovider.ErrUnknownUser) {
+		t.Fatalf("unknown user: %v", err)
+	}
+	if _, err := p.(authprovider.UserSearcher).SearchUsers(ctx, "a", 1); !errors.Is(err, authprovider.ErrNotSupported) {
+		t.Fatalf("SearchUsers on a plugin without it: %v", err)
+	}
+	st := h.Status()[0]
+	if st.State != plugin.StateRunning || st.PID == 0 || st.Description.Name != "authplugin" {
+		t.Fatalf("status %+v", st)
+	}
+	// The plugin's own hclog line arrives in zap, under its name.
+	// Lines travel through the plugin's stderr, asynchronously.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		found := logs.FilterMessage("configured").FilterField(zap.String("plugin", "mem")).All()
+		if len(found) > 0 {
+			if found[0].ContextMap()["realm"] != "example.com" {
+				t.Fatalf("forwarded line lost its fields: %v", found[0].ContextMap())
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the plugin's log line was not forwarded: %v", logs.All())
+		}
+	}
+}
+
+// A crash fails the call in flight with ErrUnavailable; the supervisor
+// restarts the process and configures it again; calls recover.
+func TestHostRestartsACrashedPlugin(t *testing.T) {
+	h, _ := start(t, plugin.Options{Plugins: []config.Plugin{good("mem")}})
+	p := auth(t, h, "mem")
+	ctx := context.Background()
+	firstPID := h.Status()[0].PID
+
+	began := time.Now()
+	_, err := p.Authenticate(ctx, "crash", "x")
+	if !errors.Is(err, authprovider.ErrUnavailable) {
+		t.Fatalf("call that crashed the plugin: %v, want ErrUnavailable", err)
+	}
+	if d := time.Since(began); d > 2*time.Second {
+		t.Fatalf("the crashed call took %s", d)
+	}
+	waitAuthenticates(t, p, "alice@example.com")
+	st := h.Status()[0]
+	if st.Restarts != 1 || st.PID == firstPID || st.PID == 0 {
+		t.Fatalf("after a crash: %+v (first pid %d)", st, firstPID)
+	}
+	waitGone(t, firstPID)
+}
+
+// waitAuthenticates polls until alice signs in, checking that every failure
+// on the way is a prompt ErrUnavailable.
+func waitAuthenticates(t *testing.T, p authprovider.Provider, wantExternalID string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		began := time.Now()
+		id, err := p.Authenticate(context.Background(), "alice", "secret")
+		if err == nil {
+			if id.ExternalID != wantExternalID {
+				t.Fatalf("signed in as %q, want %q", id.ExternalID, wantExternalID)
+			}
+			return
+		}
+		if !errors.Is(err, authprovider.ErrUnavailable) {
+			t.Fatalf("while restarting: %v, want ErrUnavailable", err)
+		}
+		if d := time.Since(began); d > time.Second {
+			t.Fatalf("a call to a down plugin took %s", d)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("plugin did not come back: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Killing the process from outside ends a call blocked in it.
+func TestHostFailsCallsInFlightWhenThePluginDies(t *testing.T) {
+	h, _ := start(t, plugin.Options{Plugins: []config.Plugin{good("mem")}})
+	p := auth(t, h, "mem")
+	pid := h.Status()[0].PID
+	errc := make(chan error, 1)
+	go func() {
+		_, err := p.Authenticate(context.Background(), "hang", "x")
+		errc <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // let the call reach the plugin
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, authprovider.ErrUnavailable) {
+			t.Fatalf("in-flight call: %v, want ErrUnavailable", err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the call in flight did not end when its plugin died")
+	}
+	waitAuthenticates(t, p, "alice@example.com")
+}
+
+// Settings given through the route are kept for later restarts.
+func TestHostReconfiguresAfterRestart(t *testing.T) {
+	h, _ := start(t, plugin.Options{Plugins: []config.Plugin{good("mem")}})
+	p := auth(t, h, "mem")
+	ctx := context.Background()
+	if err := p.Configure(ctx, []byte(`{"realm":"other.org"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Configure(ctx, []byte(`{"realm":""}`)); !errors.Is(err, authprovider.ErrInvalidSettings) {
+		t.Fatalf("refused settings: %v", err)
+	}
+	_, _ = p.Authenticate(ctx, "crash", "x")
+	waitAuthenticates(t, p, "alice@other.org")
+}
+
+// Every kind of misconfiguration disables only its own plugin, with a clear
+// status and log line; the good plugin works and Start succeeds.
+func TestHostContinuesWithoutBrokenPlugins(t *testing.T) {
+	sum := sha256.Sum256([]byte("not the binary"))
+	realSum, err := os.ReadFile(bins.good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	goodSum := sha256.Sum256(realSum)
+	wrongSum := good("wrongsum")
+	wrongSum.SHA256 = hex.EncodeToString(sum[:])
+	rightSum := good("rightsum")
+	rightSum.SHA256 = "SHA256:" + strings.ToUpper(hex.EncodeToString(goodSum[:]))
+	badHex := good("badhex")
+	badHex.SHA256 = "xyz"
+	missing := good("missing")
+	missing.Path = filepath.Join(t.TempDir(), "nope")
+	executor := good("exec")
+	executor.Kind = "executor"
+	refused := good("refused")
+	refused.Settings = map[string]any{"realm": ""}
+	v0 := good("v0")
+	v0.Path = bins.v0
+	dup := good("rightsum")
+
+	h, logs := start(t, plugin.Options{Plugins: []config.Plugin{wrongSum, missing, executor, badHex, refused, v0, rightSum, dup}})
+
+	want := map[string]string{
+		"wrongsum": "does not match its sha256",
+		"missing":  "no such file",
+		"exec":     `unknown kind: kind "executor" is not run by this host`,
+		"badhex":   "not 64 hexadecimal digits",
+		"refused":  "settings refused",
+		"v0":       `needs "v1"`,
+	}
+	for _, s := range h.Status() {
+		if s.Name == "rightsum" && s.State == plugin.StateRunning {
+			continue
+		}
+		if s.Name == "rightsum" && strings.Contains(fmt.Sprint(s.Err), "already named") {
+			continue
+		}
+		w, ok := want[s.Name]
+		if !ok || s.State != plugin.StateFailed || !strings.Contains(fmt.Sprint(s.Err), w) {
+			t.Errorf("%s: %s, %v; want failed with %q", s.Name, s.State, s.Err, w)
+		}
+		level := zapcore.ErrorLevel
+		if s.Name == "exec" {
+			level = zapcore.WarnLevel // a kind for a later host: a warning
+		}
+		if logs.FilterField(zap.String("plugin", s.Name)).FilterLevelExact(level).Len() == 0 {
+			t.Errorf("%s: nothing logged at %s", s.Name, level)
+		}
+	}
+	if !errors.Is(h.Status()[0].Err, plugin.ErrChecksumMismatch) {
+		t.Errorf("wrong sum: %v, want ErrChecksumMismatch", h.Status()[0].Err)
+	}
+	// Refused and v0 are found out only by running them: still listed, and
+	// answering ErrUnavailable at once.
+	var names []string
+	for _, p := range h.AuthProviders() {
+		names = append(names, p.Name)
+	}
+	if fmt.Sprint(names) != "[refused v0 rightsum]" {
+		t.Errorf("auth providers %v", names)
+	}
+	for _, name := range []string{"refused", "v0"} {
+		began := time.Now()
+		if _, err := auth(t, h, name).Authenticate(context.Background(), "alice", "secret"); !errors.Is(err, authprovider.ErrUnavailable) || time.Since(began) > 100*time.Millisecond {
+			t.Errorf("%s: %v after %s, want a prompt ErrUnavailable", name, err, time.Since(began))
+		}
+	}
+	if _, err := auth(t, h, "rightsum").Authenticate(context.Background(), "alice", "secret"); err != nil {
+		t.Errorf("the good plugin: %v", err)
+	}
+}
+
+// A bare file name, or no path at all, is looked up in the plugin directory.
+func TestHostFindsPluginsInItsDirectory(t *testing.T) {
+	byName := good("authplugin")
+	byName.Path = ""
+	byFile := good("other")
+	byFile.Path = "authplugin"
+	h, _ := start(t, plugin.Options{Dir: bins.dir, Plugins: []config.Plugin{byName, byFile}})
+	for _, s := range h.Status() {
+		if s.State != plugin.StateRunning || s.Path != bins.good {
+			t.Errorf("%s: %s at %s (%v)", s.Name, s.State, s.Path, s.Err)
+		}
+	}
+}
+
+// A binary replaced after the host pinned it is refused at the next start.
+func TestHostRefusesABinarySwappedAfterStart(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "authplugin")
+	copyFile(t, bins.good, bin)
+	p := good("swapped")
+	p.Path = bin
+	h, _ := start(t, plugin.Options{Plugins: []config.Plugin{p}})
+	pr := auth(t, h, "swapped")
+	if _, err := pr.Authenticate(context.Background(), "alice", "secret"); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, bins.v0, bin) // a different binary at the same path
+	_, _ = pr.Authenticate(context.Background(), "crash", "x")
+	deadline := time.Now().Add(5 * time.Second)
+	for h.Status()[0].State != plugin.StateFailed {
+		if time.Now().After(deadline) {
+			t.Fatalf("swapped binary: %+v", h.Status()[0])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := h.Status()[0].Err; !errors.Is(err, plugin.ErrChecksumMismatch) {
+		t.Fatalf("swapped binary: %v", err)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := to + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, to); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A host that is never started, or stopped twice, is harmless.
+func TestHostStopWithoutStart(t *testing.T) {
+	h := plugin.New(plugin.Options{Plugins: []config.Plugin{good("mem")}})
+	if err := h.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.AuthProviders()[0].Authenticate(context.Background(), "alice", "secret")
+	if !errors.Is(err, authprovider.ErrUnavailable) {
+		t.Fatalf("before Start: %v", err)
+	}
+}
+
+// The YAML of the configuration file reaches the plugin as JSON settings.
+func TestHostFromYAMLConfig(t *testing.T) {
+	var cfg config.Config
+	doc := `
+plugin_dir: ` + bins.dir + `
+plugins:
+  - name: mem
+    kind: auth
+    path: authplugin
+    settings:
+      realm: yaml.example
+      nested: {list: [1, two], flag: true}
+`
+	if err := yaml.Unmarshal([]byte(doc), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := start(t, plugin.Options{Plugins: cfg.Plugins, Dir: cfg.PluginDir})
+	id, err := auth(t, h, "mem").Authenticate(context.Background(), "alice", "secret")
+	if err != nil || id.Email != "alice@yaml.example" {
+		t.Fatalf("%+v, %v", id, err)
+	}
+}

@@ -1,0 +1,258 @@
+package plugin
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os/exec"
+	"sync"
+	"time"
+
+	goplugin "github.com/hashicorp/go-plugin"
+	"go.uber.org/zap"
+
+	"github.com/fennec-forge/fennec/sdk/authprovider"
+)
+
+var (
+	errExited  = errors.New("plugin process exited")
+	errStopped = errors.New("plugin host stopped")
+)
+
+// pollInterval is how often a supervisor asks go-plugin whether its process
+// is still alive (go-plugin offers no channel for it).
+const pollInterval = 50 * time.Millisecond
+
+// permanent marks a launch error that retrying cannot fix.
+type permanent struct{ error }
+
+func (p permanent) Unwrap() error { return p.error }
+
+// instance is one configured plugin and its supervisor's state.
+type instance struct {
+	name, kind, path string
+	sum              []byte
+	log              *zap.Logger
+	backoff          Backoff
+	startTimeout     time.Duration
+	callTimeout      time.Duration
+
+	mu       sync.Mutex
+	settings []byte
+	state    State
+	err      error
+	client   *goplugin.Client
+	prov     *authprovider.Client
+	gen      context.Context // ends when the current process is gone
+	genEnd   context.CancelCauseFunc
+	pid      int
+	restarts int
+	desc     authprovider.Description
+}
+
+func (in *instance) snapshot() Status {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return Status{
+		Name: in.name, Kind: in.kind, Path: in.path,
+		State: in.state, PID: in.pid, Restarts: in.restarts, Err: in.err, Description: in.desc,
+	}
+}
+
+func (in *instance) setSettings(s []byte) {
+	in.mu.Lock()
+	in.settings = s
+	in.mu.Unlock()
+}
+
+// current is the client of the running process and the context that ends
+// with it, or ErrUnavailable at once.
+func (in *instance) current() (*authprovider.Client, context.Context, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.state != StateRunning || in.prov == nil {
+		if in.err != nil {
+			return nil, nil, fmt.Errorf("plugin %s is %s: %w: %v", in.name, in.state, authprovider.ErrUnavailable, in.err)
+		}
+		return nil, nil, fmt.Errorf("plugin %s is %s: %w", in.name, in.state, authprovider.ErrUnavailable)
+	}
+	return in.prov, in.gen, nil
+}
+
+// run supervises the plugin until ctx ends: launch, watch, and after a crash
+// or a failed launch wait out the backoff and launch again. firstDone is
+// called after the first attempt, whatever its outcome.
+func (in *instance) run(ctx context.Context, firstDone func()) {
+	failures := 0
+	for attempt := 0; ; attempt++ {
+		in.setState(StateStarting, nil)
+		started := time.Now()
+		err := in.launch()
+		if attempt == 0 {
+			firstDone()
+		}
+		if ctx.Err() != nil {
+			in.down(StateStopped, errStopped)
+			return
+		}
+		var p permanent
+		switch {
+		case errors.As(err, &p):
+			in.down(StateFailed, err)
+			in.log.Error("plugin refused; Fennec continues without it", zap.String("path", in.path), zap.Error(err))
+			return
+		case err != nil:
+			in.down(StateRestarting, err)
+			delay := in.backoff.Delay(failures)
+			failures++
+			in.log.Warn("plugin failed to start; retrying", zap.Duration("in", delay), zap.Error(err))
+			if !sleep(ctx, delay) {
+				in.down(StateStopped, errStopped)
+				return
+			}
+			continue
+		}
+
+		if !in.watch(ctx) {
+			in.down(StateStopped, errStopped)
+			return
+		}
+		// It died on its own: fail what was in flight, then restart.
+		in.down(StateRestarting, errExited)
+		if time.Since(started) > in.backoff.Max {
+			failures = 0
+		}
+		delay := in.backoff.Delay(failures)
+		failures++
+		in.mu.Lock()
+		in.restarts++
+		in.mu.Unlock()
+		in.log.Warn("plugin process exited unexpectedly; restarting", zap.Duration("in", delay))
+		if !sleep(ctx, delay) {
+			in.down(StateStopped, errStopped)
+			return
+		}
+	}
+}
+
+// watch waits until the process exits (true) or ctx ends (false).
+func (in *instance) watch(ctx context.Context) bool {
+	in.mu.Lock()
+	client := in.client
+	in.mu.Unlock()
+	t := time.NewTicker(pollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			if client.Exited() {
+				return true
+			}
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func (in *instance) setState(s State, err error) {
+	in.mu.Lock()
+	in.state, in.err = s, err
+	in.mu.Unlock()
+}
+
+// down forgets the current process: calls in flight on it end with cause,
+// new calls fail at once, and the process is killed (go-plugin closes the
+// connection, waits briefly for a clean exit, then kills it).
+func (in *instance) down(s State, cause error) {
+	in.mu.Lock()
+	client, end := in.client, in.genEnd
+	in.client, in.prov, in.gen, in.genEnd, in.pid = nil, nil, nil, nil, 0
+	in.state, in.err = s, cause
+	in.mu.Unlock()
+	if end != nil {
+		end(cause)
+	}
+	if client != nil {
+		client.Kill()
+	}
+}
+
+// launch starts a process, checks that it speaks our API version and
+// configures it; on success it becomes the current process.
+func (in *instance) launch() error {
+	in.mu.Lock()
+	settings := in.settings
+	in.mu.Unlock()
+
+	client := goplugin.NewClient(&goplugin.ClientConfig{
+		HandshakeConfig:  authprovider.Handshake,
+		Plugins:          authprovider.PluginSet(nil),
+		Cmd:              exec.Command(in.path),
+		SecureConfig:     &goplugin.SecureConfig{Checksum: in.sum, Hash: sha256.New()},
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		AutoMTLS:         true,
+		SkipHostEnv:      true,
+		StartTimeout:     in.startTimeout,
+		Logger:           newHCLog(in.log),
+		SyncStdout:       &lineWriter{emit: func(l string) { in.log.Info("plugin stdout", zap.String("line", l)) }},
+		SyncStderr:       &lineWriter{emit: func(l string) { in.log.Warn("plugin stderr", zap.String("line", l)) }},
+	})
+	fail := func(err error) error {
+		client.Kill()
+		return err
+	}
+	rpc, err := client.Client()
+	if err != nil {
+		if errors.Is(err, goplugin.ErrChecksumsDoNotMatch) {
+			return fail(permanent{fmt.Errorf("%w: %s changed on disk since it was pinned", ErrChecksumMismatch, in.path)})
+		}
+		return fail(fmt.Errorf("start %s: %w", in.path, err))
+	}
+	raw, err := rpc.Dispense(authprovider.PluginName)
+	if err != nil {
+		return fail(fmt.Errorf("dispense: %w", err))
+	}
+	prov, ok := raw.(*authprovider.Client)
+	if !ok {
+		return fail(permanent{fmt.Errorf("dispensed %T, not an auth provider", raw)})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), in.startTimeout)
+	defer cancel()
+	desc, err := prov.Describe(ctx)
+	if err != nil {
+		return fail(fmt.Errorf("describe: %w", err))
+	}
+	if !desc.Speaks(authprovider.APIVersion) {
+		return fail(permanent{fmt.Errorf("plugin speaks API versions %q; this host needs %q", desc.APIVersions, authprovider.APIVersion)})
+	}
+	if err := prov.Configure(ctx, settings); err != nil {
+		if errors.Is(err, authprovider.ErrInvalidSettings) {
+			return fail(permanent{fmt.Errorf("settings refused: %w", err)})
+		}
+		return fail(fmt.Errorf("configure: %w", err))
+	}
+
+	pid := 0
+	if rc := client.ReattachConfig(); rc != nil {
+		pid = rc.Pid
+	}
+	gen, end := context.WithCancelCause(context.Background())
+	in.mu.Lock()
+	in.client, in.prov, in.gen, in.genEnd, in.pid = client, prov, gen, end, pid
+	in.state, in.err, in.desc = StateRunning, nil, desc
+	in.mu.Unlock()
+	in.log.Debug("plugin started", zap.Int("pid", pid), zap.String("version", desc.Version))
+	return nil
+}
