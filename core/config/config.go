@@ -48,6 +48,12 @@ type Config struct {
 	// to the fennec binary.
 	PluginDir string `yaml:"plugin_dir"`
 
+	// DirectorySyncInterval is how often users of external auth providers
+	// (LDAP) are checked against the directory; those who left are blocked.
+	// Default 1h; the first check runs after one interval or one minute,
+	// whichever is shorter.
+	DirectorySyncInterval time.Duration `yaml:"directory_sync_interval"`
+
 	// PasswordCost is the bcrypt cost for new password hashes (4-31,
 	// default 10). Test harnesses lower it; production should not.
 	PasswordCost int `yaml:"password_cost"`
@@ -76,6 +82,8 @@ func Default() Config {
 		IdleTimeout:       2 * time.Minute,
 		ShutdownTimeout:   30 * time.Second,
 		PasswordCost:      10,
+
+		DirectorySyncInterval: time.Hour,
 	}
 }
 
@@ -193,6 +201,9 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("config: external_url %q must be an absolute http(s) URL", c.ExternalURL)
 		}
 		c.ExternalURL = strings.TrimRight(c.ExternalURL, "/")
+	}
+	if c.DirectorySyncInterval <= 0 {
+		return fmt.Errorf("config: directory_sync_interval must be positive")
 	}
 	if c.PasswordCost < 4 || c.PasswordCost > 31 {
 		return fmt.Errorf("config: password_cost must be between 4 and 31")

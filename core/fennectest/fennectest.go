@@ -51,6 +51,7 @@ type options struct {
 	level     zapcore.Level
 	logger    *zap.Logger
 	extract   []any
+	more      []fennec.Option
 }
 
 // WithLogger replaces the test logger (benchmarks use a production-like one
@@ -74,6 +75,12 @@ func WithConfig(fn func(*config.Config)) Option {
 // (default warn).
 func WithLogLevel(level zapcore.Level) Option {
 	return func(o *options) { o.level = level }
+}
+
+// WithOptions passes further options to fennec.New (for example
+// fennec.WithAuthProvider).
+func WithOptions(opts ...fennec.Option) Option {
+	return func(o *options) { o.more = append(o.more, opts...) }
 }
 
 // WithExtract fills service pointers from the application (see
@@ -112,6 +119,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	if len(o.extract) > 0 {
 		fopts = append(fopts, fennec.WithExtract(o.extract...))
 	}
+	fopts = append(fopts, o.more...)
 	app, err := fennec.New(fopts...)
 	if err != nil {
 		t.Fatalf("fennectest: assemble app: %v", err)

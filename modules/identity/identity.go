@@ -7,6 +7,7 @@ import (
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/plugin"
 	"github.com/fennec-forge/fennec/modules/identity/internal"
 )
 
@@ -21,6 +22,14 @@ type Activity interface {
 	RecordActivity(ctx context.Context, userID int64) error
 }
 
+// DirectorySync checks the users of external auth providers against their
+// directory: those who left become blocked (and the API cannot unblock
+// them), those who came back are active again. It runs on a timer
+// (config directory_sync_interval); embedders and tests may call it.
+type DirectorySync interface {
+	SyncDirectory(ctx context.Context) (blocked, unblocked int, err error)
+}
+
 // Module is the identity module for fennec.WithModules.
 func Module() fennec.Module {
 	return fennec.NewModule("identity",
@@ -32,9 +41,19 @@ func Module() fennec.Module {
 			func(s *internal.Service) auth.UserLookup { return s },
 			func(s *internal.Service) auth.Provisioner { return s },
 			func(s *internal.Service) Activity { return s },
+			func(s *internal.Service) DirectorySync { return s },
 		),
 		fennec.ProvideTokenResolver(func(s *internal.Service) *internal.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
+		// The auth providers (plugins and in-process ones), asked after the
+		// local password check, in order.
+		fx.Invoke(func(s *internal.Service, providers plugin.AuthProviders) {
+			list := make([]internal.DirectoryProvider, 0, len(providers))
+			for _, p := range providers {
+				list = append(list, internal.DirectoryProvider{Name: p.Name, Provider: p.Provider})
+			}
+			s.SetProviders(list)
+		}),
 		fx.Invoke(internal.Bootstrap, internal.ScheduleSync),
 	)
 }

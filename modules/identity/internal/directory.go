@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/sdk/authprovider"
 )
@@ -213,19 +214,20 @@ func (s *Service) SyncDirectory(ctx context.Context) (blocked, unblocked int, er
 	return blocked, unblocked, nil
 }
 
-// SyncInterval is how often the directory is synchronised while running.
-const SyncInterval = time.Hour
-
-// ScheduleSync runs SyncDirectory a minute after start and then every
-// SyncInterval, until the application stops.
-func ScheduleSync(lc fx.Lifecycle, s *Service) {
+// ScheduleSync runs SyncDirectory every configured interval (the first time
+// after at most a minute) until the application stops.
+func ScheduleSync(lc fx.Lifecycle, s *Service, cfg config.Config) {
+	every := cfg.DirectorySyncInterval
+	if every <= 0 {
+		every = time.Hour
+	}
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {
 			go func() {
 				defer close(done)
-				timer := time.NewTimer(time.Minute)
+				timer := time.NewTimer(min(time.Minute, every))
 				defer timer.Stop()
 				for {
 					select {
@@ -241,7 +243,7 @@ func ScheduleSync(lc fx.Lifecycle, s *Service) {
 					} else if b+u > 0 {
 						s.log.Info("directory sync", zap.Int("blocked", b), zap.Int("unblocked", u))
 					}
-					timer.Reset(SyncInterval)
+					timer.Reset(every)
 				}
 			}()
 			return nil
