@@ -37,6 +37,11 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "build fennec: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	// The shipped plugins, where the host looks for them: plugins/ next to it.
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "plugins", "auth-ldap"), "../plugins/auth-ldap").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build auth-ldap: %v\n%s", err, out)
+		os.Exit(1)
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -106,7 +111,12 @@ func (l *lineLog) text() string {
 
 func startServer(t *testing.T, data string, env ...string) *server {
 	t.Helper()
-	cmd := exec.Command(binary, "serve", "--listen", "127.0.0.1:0", "--data", data)
+	return startServerArgs(t, data, nil, env...)
+}
+
+func startServerArgs(t *testing.T, data string, args []string, env ...string) *server {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"serve", "--listen", "127.0.0.1:0", "--data", data}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
