@@ -157,21 +157,10 @@ func (s *Service) addEmail(ctx context.Context, userID int64, address string) (*
 }
 
 func (s *Service) deleteEmail(ctx context.Context, userID, emailID int64) (*emailOutput, error) {
-	var e *Email
-	err := s.update(ctx, func(tx *store.Tx) error {
-		var err error
-		e, err = emails.Get(tx, uint64(emailID))
-		if errors.Is(err, store.ErrNotFound) || (e != nil && int64(e.UserID) != userID) {
-			return errEmailNotFound
-		}
-		if err != nil {
-			return err
-		}
-		return emails.Delete(tx, e.ID)
-	})
+	row, err := deleteOwnedRow(ctx, s, emails, userID, emailID, errEmailNotFound)
 	if err != nil {
 		return nil, err
 	}
-	v := emailView(e)
+	v := emailView(row)
 	return &emailOutput{Body: &v}, nil
 }

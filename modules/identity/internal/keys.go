@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -182,29 +181,6 @@ func (s *Service) listKeys(ctx context.Context, userID int64, p api.PageParams) 
 	return &keysOutput{PageHeaders: api.Paginate(ctx, p, total), Body: list}, nil
 }
 
-// listByUser pages through the rows of a table that belong to a user (its
-// "user" index), oldest first, rendering each with view.
-func listByUser[T any, P store.Record[T], V any](ctx context.Context, db *store.DB, table *store.Table[T, P], userID int64, p api.PageParams, view func(P) V) ([]V, int, error) {
-	list := []V{}
-	total := 0
-	err := db.View(ctx, func(tx *store.Tx) error {
-		ids, err := table.IDsBy(tx, "user", strconv.FormatInt(userID, 10))
-		if err != nil {
-			return err
-		}
-		total = len(ids)
-		for _, id := range api.Window(ids, p) {
-			row, err := table.Get(tx, id)
-			if err != nil {
-				return err
-			}
-			list = append(list, view(row))
-		}
-		return nil
-	})
-	return list, total, err
-}
-
 func (s *Service) ownedKey(ctx context.Context, userID, keyID int64) (*Key, error) {
 	var k *Key
 	err := s.db.View(ctx, func(tx *store.Tx) error {
@@ -244,18 +220,7 @@ func (s *Service) addKey(ctx context.Context, userID int64, b keyBody) (*keyOutp
 }
 
 func (s *Service) deleteKey(ctx context.Context, userID, keyID int64) (*keyOutput, error) {
-	var k *Key
-	err := s.update(ctx, func(tx *store.Tx) error {
-		var err error
-		k, err = keys.Get(tx, uint64(keyID))
-		if errors.Is(err, store.ErrNotFound) || (k != nil && int64(k.UserID) != userID) {
-			return errKeyNotFound
-		}
-		if err != nil {
-			return err
-		}
-		return keys.Delete(tx, k.ID)
-	})
+	k, err := deleteOwnedRow(ctx, s, keys, userID, keyID, errKeyNotFound)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,66 @@
+package internal
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// Keys and e-mails are rows that belong to a user (through their "user"
+// index); these helpers list and delete them the same way.
+
+// ownedRow is a row with an owner.
+type ownedRow interface{ OwnerID() uint64 }
+
+func (k *Key) OwnerID() uint64   { return k.UserID }
+func (e *Email) OwnerID() uint64 { return e.UserID }
+
+// listByUser pages through the rows of a table that belong to a user (its
+// "user" index), oldest first, rendering each with view.
+func listByUser[T any, P store.Record[T], V any](ctx context.Context, db *store.DB, table *store.Table[T, P], userID int64, p api.PageParams, view func(P) V) ([]V, int, error) {
+	list := []V{}
+	total := 0
+	err := db.View(ctx, func(tx *store.Tx) error {
+		ids, err := table.IDsBy(tx, "user", strconv.FormatInt(userID, 10))
+		if err != nil {
+			return err
+		}
+		total = len(ids)
+		for _, id := range api.Window(ids, p) {
+			row, err := table.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			list = append(list, view(row))
+		}
+		return nil
+	})
+	return list, total, err
+}
+
+// deleteOwnedRow deletes the row id if it belongs to userID; otherwise (or when
+// it does not exist) it returns notFound and changes nothing.
+func deleteOwnedRow[T any, P interface {
+	store.Record[T]
+	ownedRow
+}](ctx context.Context, s *Service, table *store.Table[T, P], userID, id int64, notFound error) (P, error) {
+	var row P
+	err := s.update(ctx, func(tx *store.Tx) error {
+		var err error
+		row, err = table.Get(tx, uint64(id))
+		if errors.Is(err, store.ErrNotFound) || (err == nil && int64(row.OwnerID()) != userID) {
+			return notFound
+		}
+		if err != nil {
+			return err
+		}
+		return table.Delete(tx, uint64(id))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return row, nil
+}
