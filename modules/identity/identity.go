@@ -30,6 +30,17 @@ type DirectorySync interface {
 	SyncDirectory(ctx context.Context) (blocked, unblocked int, err error)
 }
 
+// UserInfo is what other modules may know of a user.
+type UserInfo = internal.UserInfo
+
+// Users looks users up for other modules (a project's owner, a namespace's
+// path). It reads through identity's cache; ErrUserNotFound from core/auth
+// when there is no such user.
+type Users interface {
+	UserByID(ctx context.Context, id int64) (UserInfo, error)
+	UserByUsername(ctx context.Context, username string) (UserInfo, error)
+}
+
 // Module is the identity module for fennec.WithModules.
 func Module() fennec.Module {
 	return fennec.NewModule("identity",
@@ -42,6 +53,7 @@ func Module() fennec.Module {
 			func(s *internal.Service) auth.Provisioner { return s },
 			func(s *internal.Service) Activity { return s },
 			func(s *internal.Service) DirectorySync { return s },
+			func(s *internal.Service) Users { return s },
 		),
 		fennec.ProvideTokenResolver(func(s *internal.Service) *internal.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),

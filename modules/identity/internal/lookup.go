@@ -1,0 +1,57 @@
+package internal
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// UserInfo is the summary of a user that other modules may use.
+type UserInfo struct {
+	ID        int64
+	Username  string
+	Name      string
+	State     string // active, blocked (directory blocks show as blocked)
+	Admin     bool
+	External  bool
+	AvatarURL string
+	CreatedAt time.Time
+}
+
+func infoOf(u *User) UserInfo {
+	state := u.State
+	if state == StateLDAPBlocked {
+		state = StateBlocked
+	}
+	return UserInfo{ID: int64(u.ID), Username: u.Username, Name: u.Name, State: state, Admin: u.Admin,
+		External: u.External, AvatarURL: gravatar(u.Email), CreatedAt: u.CreatedAt}
+}
+
+// UserByID implements identity.Users.
+func (s *Service) UserByID(ctx context.Context, id int64) (UserInfo, error) {
+	u, err := s.cachedUser(ctx, uint64(id))
+	if err != nil {
+		return UserInfo{}, err
+	}
+	return infoOf(u), nil
+}
+
+// UserByUsername implements identity.Users.
+func (s *Service) UserByUsername(ctx context.Context, username string) (UserInfo, error) {
+	var u *User
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		var err error
+		u, err = users.GetBy(tx, "username", store.Fold(username))
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return UserInfo{}, auth.ErrUserNotFound
+	}
+	if err != nil {
+		return UserInfo{}, err
+	}
+	return infoOf(u), nil
+}
