@@ -261,6 +261,20 @@ func (t *Table[T, P]) IDsBy(tx *Tx, index, key string) ([]uint64, error) {
 	return ids, nil
 }
 
+// IDs returns every row id in ascending order without decoding any row.
+func (t *Table[T, P]) IDs(tx *Tx) ([]uint64, error) {
+	b, err := t.b(tx)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]uint64, 0, t.Count(tx))
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		ids = append(ids, KeyID(k))
+	}
+	return ids, nil
+}
+
 // Count is the number of rows, kept up to date on insert and delete.
 func (t *Table[T, P]) Count(tx *Tx) int {
 	v := tx.Bucket(metaBucket).Get(t.count)

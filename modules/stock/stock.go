@@ -6,11 +6,13 @@ package stock
 import (
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects"
 )
 
 // Modules returns the stock modules, lowest layer first.
 func Modules() []fennec.Module {
 	return []fennec.Module{
 		identity.Module(),
+		projects.Module(),
 	}
 }

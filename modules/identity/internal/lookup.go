@@ -11,14 +11,15 @@ import (
 
 // UserInfo is the summary of a user that other modules may use.
 type UserInfo struct {
-	ID        int64
-	Username  string
-	Name      string
-	State     string // active, blocked (directory blocks show as blocked)
-	Admin     bool
-	External  bool
-	AvatarURL string
-	CreatedAt time.Time
+	ID            int64
+	Username      string
+	Name          string
+	State         string // active, blocked (directory blocks show as blocked)
+	Admin         bool
+	External      bool
+	AvatarURL     string
+	ProjectsLimit int
+	CreatedAt     time.Time
 }
 
 func infoOf(u *User) UserInfo {
@@ -27,7 +28,7 @@ func infoOf(u *User) UserInfo {
 		state = StateBlocked
 	}
 	return UserInfo{ID: int64(u.ID), Username: u.Username, Name: u.Name, State: state, Admin: u.Admin,
-		External: u.External, AvatarURL: gravatar(u.Email), CreatedAt: u.CreatedAt}
+		External: u.External, AvatarURL: gravatar(u.Email), ProjectsLimit: u.ProjectsLimit, CreatedAt: u.CreatedAt}
 }
 
 // UserByID implements identity.Users.

@@ -1,0 +1,148 @@
+package internal
+
+import (
+	"time"
+
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// Access levels of API-CONVENTIONS.md.
+const (
+	NoAccess  = 0
+	Guest     = 10
+	Reporter  = 20
+	Developer = 30
+	Master    = 40
+	Owner     = 50
+)
+
+// Visibility levels.
+const (
+	Private  = "private"
+	Internal = "internal"
+	Public   = "public"
+)
+
+// Action is something a caller may want to do on a project.
+type Action int
+
+const (
+	ReadProject Action = iota
+	ReadCode           // clone, read repository, jobs, pipelines, MRs
+	CreateIssue
+	CreateSnippet
+	PushCode // unprotected branches, MRs, tags, job control
+	PushProtected
+	AdminProject // settings, hooks, members, protected branches
+	ChangeVisibility
+	RemoveProject // also archive/unarchive, delete MRs and issues
+)
+
+// minLevel is the table of API-CONVENTIONS.md.
+var minLevel = map[Action]int{
+	ReadProject:      Guest,
+	CreateIssue:      Guest,
+	ReadCode:         Reporter,
+	CreateSnippet:    Reporter,
+	PushCode:         Developer,
+	PushProtected:    Master,
+	AdminProject:     Master,
+	ChangeVisibility: Owner,
+	RemoveProject:    Owner,
+}
+
+// writes are refused on archived projects whatever the level.
+var writes = map[Action]bool{PushCode: true, PushProtected: true, CreateIssue: true, CreateSnippet: true}
+
+// levels is what one caller has on one project.
+type levels struct {
+	project int // membership on the project itself (or owner of its namespace)
+	group   int // through the group that owns it, or a group it is shared with
+}
+
+func (l levels) max() int { return max(l.project, l.group) }
+
+// levelsOf computes the caller's membership levels on p: the personal
+// namespace's owner is Owner; project and group memberships count (expired
+// ones do not); a group share gives the lower of the share's level and the
+// member's level in the shared group.
+func levelsOf(tx *store.Tx, p *auth.Principal, proj *Project, now time.Time) levels {
+	var l levels
+	if p.IsAnonymous() {
+		return l
+	}
+	uid := uint64(p.UserID())
+	if ns, err := namespaces.Get(tx, proj.NamespaceID); err == nil {
+		switch ns.Kind {
+		case KindUser:
+			if ns.OwnerID == uid {
+				l.project = Owner
+			}
+		case KindGroup:
+			l.group = memberLevel(tx, KindGroup, ns.ID, uid, now)
+		}
+	}
+	l.project = max(l.project, memberLevel(tx, "project", proj.ID, uid, now))
+	for _, s := range proj.SharedWith {
+		if s.ExpiresAt != nil && now.After(*s.ExpiresAt) {
+			continue
+		}
+		if m := memberLevel(tx, KindGroup, s.GroupID, uid, now); m > 0 {
+			l.group = max(l.group, min(m, s.Access))
+		}
+	}
+	return l
+}
+
+func memberLevel(tx *store.Tx, kind string, source, user uint64, now time.Time) int {
+	m, err := members.GetBy(tx, "membership", sourceKey(kind, source)+"/"+u64(user))
+	if err != nil || (m.ExpiresAt != nil && now.After(*m.ExpiresAt)) {
+		return NoAccess
+	}
+	return m.AccessLevel
+}
+
+// canSee: members always; public projects to anyone; internal ones to
+// signed-in users who are not external; administrators see everything.
+func canSee(p *auth.Principal, proj *Project, l levels) bool {
+	switch {
+	case p.IsAdmin(), l.max() >= Guest:
+		return true
+	case proj.Visibility == Public:
+		return true
+	case proj.Visibility == Internal:
+		return !p.IsAnonymous() && !p.User.External
+	}
+	return false
+}
+
+// effectiveLevel is the level used for the action table: administrators act
+// as Owner; readers of public/internal projects act as Guest.
+func effectiveLevel(p *auth.Principal, proj *Project, l levels) int {
+	if p.IsAdmin() {
+		return Owner
+	}
+	lvl := l.max()
+	if lvl < Guest && canSee(p, proj, l) {
+		lvl = Guest
+	}
+	return lvl
+}
+
+// allowed applies the table, the feature switches and the archive rule.
+func allowed(p *auth.Principal, proj *Project, l levels, a Action) bool {
+	if !canSee(p, proj, l) {
+		return false
+	}
+	if proj.Archived && writes[a] {
+		return false
+	}
+	lvl := effectiveLevel(p, proj, l)
+	need := minLevel[a]
+	// Reading code of a public or internal project needs no membership.
+	if a == ReadCode && lvl >= Guest && proj.Visibility != Private {
+		return true
+	}
+	return lvl >= need
+}

@@ -1,0 +1,51 @@
+package internal
+
+import (
+	"context"
+
+	"github.com/fennec-forge/fennec/core/auth"
+)
+
+// ProjectInfo is what other modules may know of a project.
+type ProjectInfo struct {
+	ID                int64
+	NamespaceID       int64
+	Name              string
+	Path              string
+	PathWithNamespace string
+	NameWithNamespace string
+	WebURL            string
+	Visibility        string
+	Archived          bool
+	DefaultBranch     string
+	Features          Features
+	// Level is the caller's effective access level (Guest for readers of a
+	// public or internal project, Owner for administrators).
+	Level int
+}
+
+// Resolve finds a project by id or full path as the caller of ctx sees it;
+// a project they may not see is 404 Project Not Found.
+func (s *Service) Resolve(ctx context.Context, ref string) (ProjectInfo, error) {
+	r, err := s.resolve(ctx, ref)
+	if err != nil {
+		return ProjectInfo{}, err
+	}
+	web, _, _ := s.urls(ctx, r.ni.path, r.p.Path)
+	return ProjectInfo{
+		ID: int64(r.p.ID), NamespaceID: int64(r.p.NamespaceID), Name: r.p.Name, Path: r.p.Path,
+		PathWithNamespace: r.ni.path + "/" + r.p.Path, NameWithNamespace: r.ni.name + " / " + r.p.Name,
+		WebURL: web, Visibility: r.p.Visibility, Archived: r.p.Archived, DefaultBranch: r.p.DefaultBranch,
+		Features: r.p.Features, Level: effectiveLevel(auth.FromContext(ctx), r.p, r.l),
+	}, nil
+}
+
+// Can reports whether the caller may do a on the project (false, with the
+// 404 error, when they cannot see it at all).
+func (s *Service) Can(ctx context.Context, ref string, a Action) (bool, error) {
+	r, err := s.resolve(ctx, ref)
+	if err != nil {
+		return false, err
+	}
+	return allowed(auth.FromContext(ctx), r.p, r.l, a), nil
+}

@@ -1,0 +1,201 @@
+package internal
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// NewRoutes registers the projects module's operations.
+func NewRoutes(s *Service) fennec.Routes {
+	return fennec.Routes{Name: "projects", Register: s.register}
+}
+
+// ProjectPath is the :id of a project (number or URL-encoded full path).
+type ProjectPath struct {
+	ID string `path:"id" doc:"Project id or URL-encoded full path"`
+}
+
+type projectOutput struct{ Body *ProjectView }
+
+type createInput struct{ Body ProjectInput }
+
+type createForUserInput struct {
+	UserID int64 `path:"user_id"`
+	Body   ProjectInput
+}
+
+type updateInput struct {
+	ProjectPath
+	Body ProjectInput
+}
+
+func (s *Service) register(a *api.API) {
+	tags := []string{"projects"}
+	api.Register(a, api.Op{ID: "list-projects", Method: http.MethodGet, Path: "/projects", Tags: tags,
+		Summary: "Projects the caller can see", Access: api.Public}, s.list)
+	api.Register(a, api.Op{ID: "get-project", Method: http.MethodGet, Path: "/projects/{id}", Tags: tags,
+		Summary: "A project", Access: api.Public}, func(ctx context.Context, in *ProjectPath) (*projectOutput, error) {
+		r, err := s.resolve(ctx, in.ID)
+		if err != nil {
+			return nil, err
+		}
+		v := s.render(ctx, r)
+		return &projectOutput{Body: &v}, nil
+	})
+	api.Register(a, api.Op{ID: "create-project", Method: http.MethodPost, Path: "/projects", Tags: tags,
+		Summary: "Create a project owned by the caller", Access: api.SignedIn}, func(ctx context.Context, in *createInput) (*projectOutput, error) {
+		r, err := s.create(ctx, auth.FromContext(ctx).UserID(), in.Body)
+		if err != nil {
+			return nil, err
+		}
+		v := s.render(ctx, r)
+		return &projectOutput{Body: &v}, nil
+	})
+	api.Register(a, api.Op{ID: "create-project-for-user", Method: http.MethodPost, Path: "/projects/user/{user_id}", Tags: tags,
+		Summary: "Create a project for another user (administrators)", Access: api.AdminOnly}, func(ctx context.Context, in *createForUserInput) (*projectOutput, error) {
+		if in.Body.Name == nil || strings.TrimSpace(*in.Body.Name) == "" {
+			return nil, api.Missing("name")
+		}
+		r, err := s.create(ctx, in.UserID, in.Body)
+		if err != nil {
+			return nil, err
+		}
+		v := s.render(ctx, r)
+		return &projectOutput{Body: &v}, nil
+	})
+	api.Register(a, api.Op{ID: "update-project", Method: http.MethodPut, Path: "/projects/{id}", Tags: tags,
+		Summary: "Edit a project", Access: api.SignedIn}, s.update)
+	api.Register(a, api.Op{ID: "delete-project", Method: http.MethodDelete, Path: "/projects/{id}", Tags: tags,
+		Summary: "Delete a project and everything it owns", Access: api.SignedIn}, s.delete)
+	s.registerActions(a)
+	s.registerGroups(a)
+}
+
+func (s *Service) update(ctx context.Context, in *updateInput) (*projectOutput, error) {
+	b := in.Body
+	if b.Name == nil {
+		return nil, api.Missing("name")
+	}
+	r, err := s.require(ctx, in.ID, AdminProject)
+	if err != nil {
+		return nil, err
+	}
+	pr := auth.FromContext(ctx)
+	if b.Visibility != nil {
+		if !validVisibility(*b.Visibility) {
+			return nil, api.NotValidValue("visibility")
+		}
+		if *b.Visibility != r.p.Visibility && !allowed(pr, r.p, r.l, ChangeVisibility) {
+			return nil, api.Forbidden("")
+		}
+	}
+	v := ValidationError{}
+	name := strings.TrimSpace(*b.Name)
+	validateName(v, name)
+	if b.Path != nil {
+		validatePath(v, "path", strings.TrimSpace(*b.Path))
+	}
+	if b.ImportURL != nil && *b.ImportURL != "" && !validImportURL(*b.ImportURL) {
+		v["import_url"] = append(v["import_url"], "is blocked: only http, https and git URLs can be imported")
+	}
+	if len(v) > 0 {
+		return nil, v
+	}
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		p, err := projects.Get(tx, r.p.ID)
+		if err != nil {
+			return err
+		}
+		p.Name = name
+		if b.Path != nil {
+			p.Path = strings.TrimSpace(*b.Path)
+		}
+		if b.Description != nil {
+			d := *b.Description
+			p.Description = &d
+		}
+		if b.DefaultBranch != nil && strings.TrimSpace(*b.DefaultBranch) != "" {
+			p.DefaultBranch = strings.TrimSpace(*b.DefaultBranch)
+		}
+		if b.Visibility != nil {
+			p.Visibility = *b.Visibility
+		}
+		if b.TagList != nil {
+			p.TagList = append([]string{}, (*b.TagList)...)
+		}
+		if b.ImportURL != nil {
+			p.ImportURL = *b.ImportURL
+		}
+		b.FeatureInput.apply(&p.Features)
+		p.UpdatedAt = s.now().UTC()
+		if err := projects.Update(tx, p); err != nil {
+			return err
+		}
+		return s.bus.Publish(tx, ProjectEvent{Action: "updated", ProjectID: int64(p.ID), UserID: pr.UserID()})
+	})
+	var conflict *store.ConflictError
+	if errors.As(err, &conflict) {
+		return nil, ValidationError{conflict.Index: {"has already been taken"}}
+	}
+	if err != nil {
+		return nil, err
+	}
+	r, err = s.resolve(ctx, u64(r.p.ID))
+	if err != nil {
+		return nil, err
+	}
+	view := s.render(ctx, r)
+	return &projectOutput{Body: &view}, nil
+}
+
+// delete removes the project, its memberships and stars; a projects.project
+// event with action "deleted" tells the other modules to remove what they
+// own of it (repository, CI data, uploads...).
+func (s *Service) delete(ctx context.Context, in *ProjectPath) (*struct{}, error) {
+	r, err := s.require(ctx, in.ID, RemoveProject)
+	if err != nil {
+		return nil, err
+	}
+	pr := auth.FromContext(ctx)
+	return nil, s.db.Update(ctx, func(tx *store.Tx) error {
+		if err := deleteAll(tx, members, "source", sourceKey("project", r.p.ID)); err != nil {
+			return err
+		}
+		if err := deleteAll(tx, stars, "project", u64(r.p.ID)); err != nil {
+			return err
+		}
+		if r.p.ForkedFromID != 0 {
+			if src, err := projects.Get(tx, r.p.ForkedFromID); err == nil && src.ForksCount > 0 {
+				src.ForksCount--
+				if err := projects.Update(tx, src); err != nil {
+					return err
+				}
+			}
+		}
+		if err := projects.Delete(tx, r.p.ID); err != nil {
+			return err
+		}
+		return s.bus.Publish(tx, ProjectEvent{Action: "deleted", ProjectID: int64(r.p.ID), UserID: pr.UserID()})
+	})
+}
+
+// deleteAll removes every row with key in a non-unique index.
+func deleteAll[T any, P store.Record[T]](tx *store.Tx, t *store.Table[T, P], index, key string) error {
+	ids, err := t.IDsBy(tx, index, key)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := t.Delete(tx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,277 @@
+package internal
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"strings"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// ListInput is GET /projects.
+type ListInput struct {
+	api.PageParams
+	Archived   string `query:"archived" enum:"true,false," doc:"Only archived (true) or unarchived (false) projects"`
+	Visibility string `query:"visibility" enum:"public,internal,private,"`
+	OrderBy    string `query:"order_by" enum:"id,name,path,created_at,updated_at,last_activity_at," doc:"Default created_at"`
+	Sort       string `query:"sort" enum:"asc,desc," doc:"Default desc"`
+	Search     string `query:"search"`
+	Simple     bool   `query:"simple"`
+	Owned      bool   `query:"owned"`
+	Membership bool   `query:"membership"`
+	Starred    bool   `query:"starred"`
+}
+
+// visibleIDs gathers the ids of the projects the caller may see, from
+// indexes only (no record is decoded): public ones, internal ones for
+// signed-in non-external users, and those reached through the caller's own
+// namespace, memberships, groups and group shares. Administrators see all.
+// The cost follows what the caller can see, not the size of the store.
+func visibleIDs(tx *store.Tx, p *auth.Principal, in *ListInput) (map[uint64]bool, error) {
+	ids := map[uint64]bool{}
+	add := func(list []uint64) {
+		for _, id := range list {
+			ids[id] = true
+		}
+	}
+	mine, err := memberIDs(tx, p)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case in.Owned || in.Membership:
+		// Only projects reached through the caller's own namespace or memberships.
+	case p.IsAdmin():
+		all, err := projects.IDs(tx)
+		if err != nil {
+			return nil, err
+		}
+		add(all)
+		return filterOwned(tx, p, in, ids, mine), nil
+	default:
+		for _, vis := range []string{Public, Internal} {
+			if vis == Internal && (p.IsAnonymous() || p.User.External) {
+				continue
+			}
+			list, err := projects.IDsBy(tx, "visibility", vis)
+			if err != nil {
+				return nil, err
+			}
+			add(list)
+		}
+	}
+	for id := range mine {
+		ids[id] = true
+	}
+	return filterOwned(tx, p, in, ids, mine), nil
+}
+
+// memberIDs: projects of the caller's namespace, project memberships, the
+// projects of groups the caller belongs to and those shared with them.
+func memberIDs(tx *store.Tx, p *auth.Principal) (map[uint64]bool, error) {
+	out := map[uint64]bool{}
+	if p.IsAnonymous() {
+		return out, nil
+	}
+	uid := uint64(p.UserID())
+	if ns, err := namespaces.GetBy(tx, "owner", u64(uid)); err == nil {
+		list, err := projects.IDsBy(tx, "namespace", u64(ns.ID))
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range list {
+			out[id] = true
+		}
+	}
+	mids, err := members.IDsBy(tx, "user", u64(uid))
+	if err != nil {
+		return nil, err
+	}
+	for _, mid := range mids {
+		m, err := members.Get(tx, mid)
+		if err != nil {
+			return nil, err
+		}
+		switch m.SourceKind {
+		case "project":
+			out[m.SourceID] = true
+		case KindGroup:
+			for _, index := range []string{"namespace", "shared_with"} {
+				list, err := projects.IDsBy(tx, index, u64(m.SourceID))
+				if err != nil {
+					return nil, err
+				}
+				for _, id := range list {
+					out[id] = true
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+func filterOwned(tx *store.Tx, p *auth.Principal, in *ListInput, ids, mine map[uint64]bool) map[uint64]bool {
+	if in.Membership {
+		for id := range ids {
+			if !mine[id] {
+				delete(ids, id)
+			}
+		}
+	}
+	if in.Owned {
+		owned := map[uint64]bool{}
+		if ns, err := namespaces.GetBy(tx, "owner", u64(uint64(p.UserID()))); err == nil {
+			list, _ := projects.IDsBy(tx, "namespace", u64(ns.ID))
+			for _, id := range list {
+				owned[id] = true
+			}
+		}
+		for id := range ids {
+			if !owned[id] {
+				delete(ids, id)
+			}
+		}
+	}
+	if in.Starred {
+		starred := map[uint64]bool{}
+		sids, _ := stars.IDsBy(tx, "user", u64(uint64(p.UserID())))
+		for _, sid := range sids {
+			if st, err := stars.Get(tx, sid); err == nil {
+				starred[st.ProjectID] = true
+			}
+		}
+		for id := range ids {
+			if !starred[id] {
+				delete(ids, id)
+			}
+		}
+	}
+	return ids
+}
+
+// list answers GET /projects.
+func (s *Service) list(ctx context.Context, in *ListInput) (*listOutput, error) {
+	pr := auth.FromContext(ctx)
+	if (in.Owned || in.Membership || in.Starred) && pr.IsAnonymous() {
+		return &listOutput{PageHeaders: api.Paginate(ctx, in.PageParams, 0), Body: []any{}}, nil
+	}
+	var page []*resolved
+	total := 0
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		set, err := visibleIDs(tx, pr, in)
+		if err != nil {
+			return err
+		}
+		ids := make([]uint64, 0, len(set))
+		for id := range set {
+			ids = append(ids, id)
+		}
+		desc := in.Sort != "asc"
+		// created_at and id orders follow the id (ids grow with time), so a
+		// page is found without decoding the others.
+		needRecords := in.Archived != "" || in.Visibility != "" || in.Search != "" ||
+			(in.OrderBy != "" && in.OrderBy != "id" && in.OrderBy != "created_at")
+		var rows []*Project
+		if needRecords {
+			for _, id := range ids {
+				p, err := projects.Get(tx, id)
+				if err != nil {
+					return err
+				}
+				if matches(p, in) {
+					rows = append(rows, p)
+				}
+			}
+			sortProjects(rows, in.OrderBy, desc)
+			total = len(rows)
+			rows = api.Window(rows, in.PageParams)
+		} else {
+			sort.Slice(ids, func(i, j int) bool {
+				if desc {
+					return ids[i] > ids[j]
+				}
+				return ids[i] < ids[j]
+			})
+			total = len(ids)
+			for _, id := range api.Window(ids, in.PageParams) {
+				p, err := projects.Get(tx, id)
+				if err != nil {
+					return err
+				}
+				rows = append(rows, p)
+			}
+		}
+		for _, p := range rows {
+			ns, err := namespaces.Get(tx, p.NamespaceID)
+			if err != nil {
+				return err
+			}
+			page = append(page, &resolved{p: p, l: levelsOf(tx, pr, p, s.now()), ni: nsInfo{ns: ns}})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &listOutput{PageHeaders: api.Paginate(ctx, in.PageParams, total), Body: make([]any, 0, len(page))}
+	for _, r := range page {
+		ni, err := s.namespaceInfo(ctx, r.ni.ns)
+		if err != nil {
+			if errors.Is(err, auth.ErrUserNotFound) {
+				continue // owner deleted: the project goes with the projects issue's cleanup
+			}
+			return nil, err
+		}
+		r.ni = ni
+		if in.Simple {
+			out.Body = append(out.Body, s.simpleView(ctx, r.p, ni))
+		} else {
+			v := s.render(ctx, r)
+			out.Body = append(out.Body, &v)
+		}
+	}
+	return out, nil
+}
+
+func matches(p *Project, in *ListInput) bool {
+	if in.Archived != "" && p.Archived != (in.Archived == "true") {
+		return false
+	}
+	if in.Visibility != "" && p.Visibility != in.Visibility {
+		return false
+	}
+	if q := strings.ToLower(in.Search); q != "" && !strings.Contains(strings.ToLower(p.Name), q) &&
+		!strings.Contains(strings.ToLower(p.Path), q) && (p.Description == nil || !strings.Contains(strings.ToLower(*p.Description), q)) {
+		return false
+	}
+	return true
+}
+
+func sortProjects(rows []*Project, by string, desc bool) {
+	less := func(a, b *Project) bool { return a.ID < b.ID }
+	switch by {
+	case "name":
+		less = func(a, b *Project) bool { return strings.ToLower(a.Name) < strings.ToLower(b.Name) }
+	case "path":
+		less = func(a, b *Project) bool { return strings.ToLower(a.Path) < strings.ToLower(b.Path) }
+	case "updated_at":
+		less = func(a, b *Project) bool { return a.UpdatedAt.Before(b.UpdatedAt) }
+	case "last_activity_at":
+		less = func(a, b *Project) bool { return a.LastActivityAt.Before(b.LastActivityAt) }
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		if desc {
+			return less(rows[j], rows[i])
+		}
+		return less(rows[i], rows[j])
+	})
+}
+
+type listOutput struct {
+	api.PageHeaders
+	// Full or simple views, depending on simple=true.
+	Body []any
+}

@@ -1,0 +1,386 @@
+package internal
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"go.uber.org/zap"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
+)
+
+// Service implements the projects module's rules.
+type Service struct {
+	db    *store.DB
+	bus   *events.Bus
+	log   *zap.Logger
+	users identity.Users
+	now   func() time.Time
+}
+
+// NewService builds the service.
+func NewService(db *store.DB, bus *events.Bus, log *zap.Logger, users identity.Users) *Service {
+	return &Service{db: db, bus: bus, log: log, users: users, now: time.Now}
+}
+
+// ValidationError is a field -> texts error (400 {"message":{...}}).
+type ValidationError map[string][]string
+
+func (v ValidationError) Error() string {
+	return fmt.Sprintf("projects: invalid %v", map[string][]string(v))
+}
+func (v ValidationError) Fields() map[string][]string { return v }
+
+var (
+	pathRE = regexp.MustCompile(`^[a-zA-Z0-9_.][a-zA-Z0-9_.-]*$`)
+	nameRE = regexp.MustCompile(`^[\p{L}\p{N}_.\p{So}][\p{L}\p{N}_. +\-\p{So}]*$`)
+)
+
+// Reserved top-level and project paths: routes of the web UI and API that a
+// namespace or project named like them would shadow.
+var reserved = map[string]bool{
+	"-": true, "api": true, "uploads": true, "help": true, "explore": true, "admin": true, "users": true,
+	"groups": true, "projects": true, "dashboard": true, "assets": true, "public": true, "s": true,
+	"snippets": true, "oauth": true, "profile": true, "search": true, "new": true, "create": true,
+	"edit": true, "files": true, "ci": true, "u": true, "abuse_reports": true, "import": true,
+}
+
+func validatePath(v ValidationError, field, path string) {
+	switch {
+	case path == "":
+		v[field] = append(v[field], "can't be blank")
+	case utf8.RuneCountInString(path) > 255:
+		v[field] = append(v[field], "is too long (maximum is 255 characters)")
+	case !pathRE.MatchString(path) || strings.HasSuffix(path, ".") || strings.HasSuffix(path, ".git") || strings.HasSuffix(path, ".atom"):
+		v[field] = append(v[field], "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.', '.git' or '.atom'")
+	case reserved[strings.ToLower(path)]:
+		v[field] = append(v[field], path+" is a reserved name")
+	}
+}
+
+func validateName(v ValidationError, name string) {
+	switch {
+	case strings.TrimSpace(name) == "":
+		v["name"] = append(v["name"], "can't be blank")
+	case utf8.RuneCountInString(name) > 255:
+		v["name"] = append(v["name"], "is too long (maximum is 255 characters)")
+	case !nameRE.MatchString(name):
+		v["name"] = append(v["name"], "can contain only letters, digits, emojis, '_', '.', dash, space. It must start with letter, digit, emoji or '_'.")
+	}
+}
+
+func validVisibility(vis string) bool { return vis == Private || vis == Internal || vis == Public }
+
+func newToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// userNamespace returns (creating on first use) the personal namespace of a
+// user, inside tx.
+func userNamespace(tx *store.Tx, userID uint64, now time.Time) (*Namespace, error) {
+	ns, err := namespaces.GetBy(tx, "owner", u64(userID))
+	if err == nil || !errors.Is(err, store.ErrNotFound) {
+		return ns, err
+	}
+	ns = &Namespace{Kind: KindUser, OwnerID: userID, CreatedAt: now}
+	return ns, namespaces.Insert(tx, ns)
+}
+
+// findNamespace finds a namespace by full path: a group's path, or a user's
+// username (the namespace row may not exist yet: then nil, nil).
+func (s *Service) findNamespace(ctx context.Context, tx *store.Tx, path string) (*Namespace, error) {
+	if ns, err := namespaces.GetBy(tx, "path", store.Fold(path)); err == nil {
+		return ns, nil
+	}
+	u, err := s.users.UserByUsername(ctx, path)
+	if errors.Is(err, auth.ErrUserNotFound) {
+		return nil, store.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	ns, err := namespaces.GetBy(tx, "owner", u64(uint64(u.ID)))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, store.ErrNotFound
+	}
+	return ns, err
+}
+
+// errProjectNotFound is what a caller sees for a project they may not see.
+var errProjectNotFound = api.NotFound("Project")
+
+// resolved is a project with what the caller has on it.
+type resolved struct {
+	p  *Project
+	l  levels
+	ni nsInfo
+}
+
+// resolve finds a project by number or "namespace/path" and checks that the
+// caller may see it; any failure is 404 Project Not Found, never 403.
+func (s *Service) resolve(ctx context.Context, ref string) (*resolved, error) {
+	pr := auth.FromContext(ctx)
+	var r resolved
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		var err error
+		if id, path := api.ParseID(ref); id > 0 {
+			r.p, err = projects.Get(tx, uint64(id))
+		} else {
+			i := strings.LastIndex(path, "/")
+			if i <= 0 || i == len(path)-1 {
+				return store.ErrNotFound
+			}
+			var ns *Namespace
+			if ns, err = s.findNamespace(ctx, tx, path[:i]); err != nil {
+				return err
+			}
+			r.p, err = projects.GetBy(tx, "path", projectPathKey(ns.ID, path[i+1:]))
+		}
+		if err != nil {
+			return err
+		}
+		r.l = levelsOf(tx, pr, r.p, s.now())
+		ns, err := namespaces.Get(tx, r.p.NamespaceID)
+		if err != nil {
+			return err
+		}
+		r.ni.ns = ns
+		return nil
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errProjectNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !canSee(pr, r.p, r.l) {
+		return nil, errProjectNotFound
+	}
+	if r.ni, err = s.namespaceInfo(ctx, r.ni.ns); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// require resolves and checks an action: 404 when the caller cannot see the
+// project, 403 when they can but may not do this.
+func (s *Service) require(ctx context.Context, ref string, a Action) (*resolved, error) {
+	r, err := s.resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if !allowed(auth.FromContext(ctx), r.p, r.l, a) {
+		return nil, api.Forbidden("")
+	}
+	return r, nil
+}
+
+func (s *Service) render(ctx context.Context, r *resolved) ProjectView {
+	pr := auth.FromContext(ctx)
+	names := map[uint64]string{}
+	if len(r.p.SharedWith) > 0 {
+		_ = s.db.View(ctx, func(tx *store.Tx) error {
+			for _, sh := range r.p.SharedWith {
+				if g, err := namespaces.Get(tx, sh.GroupID); err == nil {
+					names[sh.GroupID] = g.Name
+				}
+			}
+			return nil
+		})
+	}
+	return s.view(ctx, r.p, r.ni, &r.l, allowed(pr, r.p, r.l, AdminProject), names)
+}
+
+// ProjectEvent is published on project changes; Action is created, updated,
+// deleted, archived...
+type ProjectEvent struct {
+	Action    string `json:"action"`
+	ProjectID int64  `json:"project_id"`
+	UserID    int64  `json:"user_id"`
+	ImportURL string `json:"import_url,omitempty"`
+	// ForkedFromID is set on forks: the repository module copies its data.
+	ForkedFromID int64 `json:"forked_from_id,omitempty"`
+}
+
+// EventTopic implements events.Event.
+func (ProjectEvent) EventTopic() string { return "projects.project" }
+
+// ProjectInput carries the fields of create and edit.
+type ProjectInput struct {
+	Name          *string   `json:"name,omitempty"`
+	Path          *string   `json:"path,omitempty"`
+	NamespaceID   *int64    `json:"namespace_id,omitempty"`
+	DefaultBranch *string   `json:"default_branch,omitempty"`
+	Description   *string   `json:"description,omitempty"`
+	Visibility    *string   `json:"visibility,omitempty" enum:"private,internal,public"`
+	ImportURL     *string   `json:"import_url,omitempty"`
+	TagList       *[]string `json:"tag_list,omitempty"`
+	FeatureInput
+}
+
+// FeatureInput are the optional switches.
+type FeatureInput struct {
+	IssuesEnabled                             *bool `json:"issues_enabled,omitempty"`
+	MergeRequestsEnabled                      *bool `json:"merge_requests_enabled,omitempty"`
+	JobsEnabled                               *bool `json:"jobs_enabled,omitempty"`
+	WikiEnabled                               *bool `json:"wiki_enabled,omitempty"`
+	SnippetsEnabled                           *bool `json:"snippets_enabled,omitempty"`
+	ContainerRegistryEnabled                  *bool `json:"container_registry_enabled,omitempty"`
+	SharedRunnersEnabled                      *bool `json:"shared_runners_enabled,omitempty"`
+	PublicJobs                                *bool `json:"public_jobs,omitempty"`
+	OnlyAllowMergeIfPipelineSucceeds          *bool `json:"only_allow_merge_if_pipeline_succeeds,omitempty"`
+	OnlyAllowMergeIfAllDiscussionsAreResolved *bool `json:"only_allow_merge_if_all_discussions_are_resolved,omitempty"`
+	LFSEnabled                                *bool `json:"lfs_enabled,omitempty"`
+	RequestAccessEnabled                      *bool `json:"request_access_enabled,omitempty"`
+}
+
+func (f *FeatureInput) apply(dst *Features) {
+	set := func(d *bool, v *bool) {
+		if v != nil {
+			*d = *v
+		}
+	}
+	set(&dst.IssuesEnabled, f.IssuesEnabled)
+	set(&dst.MergeRequestsEnabled, f.MergeRequestsEnabled)
+	set(&dst.JobsEnabled, f.JobsEnabled)
+	set(&dst.WikiEnabled, f.WikiEnabled)
+	set(&dst.SnippetsEnabled, f.SnippetsEnabled)
+	set(&dst.ContainerRegistryEnabled, f.ContainerRegistryEnabled)
+	set(&dst.SharedRunnersEnabled, f.SharedRunnersEnabled)
+	set(&dst.PublicJobs, f.PublicJobs)
+	set(&dst.OnlyAllowMergeIfPipelineSucceeds, f.OnlyAllowMergeIfPipelineSucceeds)
+	set(&dst.OnlyAllowMergeIfAllDiscussionsAreResolved, f.OnlyAllowMergeIfAllDiscussionsAreResolved)
+	set(&dst.LFSEnabled, f.LFSEnabled)
+	set(&dst.RequestAccessEnabled, f.RequestAccessEnabled)
+}
+
+func validImportURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	switch u.Scheme {
+	case "http", "https", "git":
+		return true
+	}
+	return false
+}
+
+// create makes a project owned by owner (the caller or, for admins, another
+// user) in namespace_id or the owner's personal namespace.
+func (s *Service) create(ctx context.Context, owner int64, in ProjectInput) (*resolved, error) {
+	pr := auth.FromContext(ctx)
+	name, path := "", ""
+	if in.Name != nil {
+		name = strings.TrimSpace(*in.Name)
+	}
+	if in.Path != nil {
+		path = strings.TrimSpace(*in.Path)
+	}
+	if name == "" && path == "" {
+		return nil, api.AtLeastOne("name", "path")
+	}
+	if path == "" {
+		path = slug(name)
+	}
+	if name == "" {
+		name = path
+	}
+	now := s.now().UTC()
+	p := &Project{
+		Name: name, Path: path, DefaultBranch: "master", Visibility: Private, CreatorID: uint64(pr.UserID()),
+		CreatedAt: now, UpdatedAt: now, LastActivityAt: now, TagList: []string{}, RunnersToken: newToken(),
+		SharedWith: []Share{},
+		Features: Features{IssuesEnabled: true, MergeRequestsEnabled: true, JobsEnabled: true, WikiEnabled: true,
+			SnippetsEnabled: true, ContainerRegistryEnabled: true, SharedRunnersEnabled: true, PublicJobs: true, LFSEnabled: true},
+	}
+	v := ValidationError{}
+	validateName(v, name)
+	validatePath(v, "path", path)
+	if in.Description != nil {
+		d := *in.Description
+		p.Description = &d
+	}
+	if in.DefaultBranch != nil && strings.TrimSpace(*in.DefaultBranch) != "" {
+		p.DefaultBranch = strings.TrimSpace(*in.DefaultBranch)
+	}
+	if in.Visibility != nil {
+		if !validVisibility(*in.Visibility) {
+			return nil, api.NotValidValue("visibility")
+		}
+		p.Visibility = *in.Visibility
+	}
+	if in.TagList != nil {
+		p.TagList = append([]string{}, (*in.TagList)...)
+	}
+	if in.ImportURL != nil && *in.ImportURL != "" {
+		if !validImportURL(*in.ImportURL) {
+			v["import_url"] = append(v["import_url"], "is blocked: only http, https and git URLs can be imported")
+		}
+		p.ImportURL = *in.ImportURL
+	}
+	in.FeatureInput.apply(&p.Features)
+	if len(v) > 0 {
+		return nil, v
+	}
+	ownerInfo, err := s.users.UserByID(ctx, owner)
+	if err != nil {
+		return nil, api.NotFound("User")
+	}
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		var ns *Namespace
+		if in.NamespaceID != nil && *in.NamespaceID > 0 {
+			ns, err = namespaces.Get(tx, uint64(*in.NamespaceID))
+			if errors.Is(err, store.ErrNotFound) {
+				return api.NotFound("Namespace")
+			}
+			if err != nil {
+				return err
+			}
+			switch {
+			case ns.Kind == KindUser && ns.OwnerID != uint64(owner) && !pr.IsAdmin():
+				return api.NotFound("Namespace")
+			case ns.Kind == KindGroup && !pr.IsAdmin() && memberLevel(tx, KindGroup, ns.ID, uint64(pr.UserID()), s.now()) < Master:
+				return api.NotFound("Namespace")
+			}
+		} else if ns, err = userNamespace(tx, uint64(owner), now); err != nil {
+			return err
+		}
+		if ns.Kind == KindUser && !pr.IsAdmin() {
+			ids, err := projects.IDsBy(tx, "namespace", u64(ns.ID))
+			if err != nil {
+				return err
+			}
+			if limit := ownerInfo.ProjectsLimit; len(ids) >= limit {
+				return ValidationError{"limit_reached": {fmt.Sprintf("Personal project creation is not allowed. Your project limit is %d projects", limit)}}
+			}
+		}
+		p.NamespaceID = ns.ID
+		if err := projects.Insert(tx, p); err != nil {
+			return err
+		}
+		return s.bus.Publish(tx, ProjectEvent{Action: "created", ProjectID: int64(p.ID), UserID: pr.UserID(), ImportURL: p.ImportURL})
+	})
+	var conflict *store.ConflictError
+	if errors.As(err, &conflict) {
+		return nil, ValidationError{conflict.Index: {"has already been taken"}}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.resolve(ctx, u64(p.ID))
+}

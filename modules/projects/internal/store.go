@@ -1,0 +1,164 @@
+package internal
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// Namespace kinds.
+const (
+	KindUser  = "user"
+	KindGroup = "group"
+)
+
+// Namespace owns projects: a user's personal namespace or a group. A user
+// namespace's path and name are the user's username and name, read from
+// identity when rendered, so a rename needs no copy here.
+type Namespace struct {
+	ID          uint64    `json:"id"`
+	Kind        string    `json:"kind"`
+	OwnerID     uint64    `json:"owner_id,omitempty"` // user namespaces
+	Path        string    `json:"path,omitempty"`     // groups
+	Name        string    `json:"name,omitempty"`     // groups
+	Description string    `json:"description,omitempty"`
+	Visibility  string    `json:"visibility,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+func (n *Namespace) RecordID() uint64      { return n.ID }
+func (n *Namespace) SetRecordID(id uint64) { n.ID = id }
+
+// Share is a project shared with a group.
+type Share struct {
+	GroupID   uint64     `json:"group_id"`
+	Access    int        `json:"access"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+}
+
+// Project is the stored project record.
+type Project struct {
+	ID             uint64    `json:"id"`
+	NamespaceID    uint64    `json:"namespace_id"`
+	Name           string    `json:"name"`
+	Path           string    `json:"path"`
+	Description    *string   `json:"description"`
+	DefaultBranch  string    `json:"default_branch"`
+	Visibility     string    `json:"visibility"`
+	CreatorID      uint64    `json:"creator_id"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+	LastActivityAt time.Time `json:"last_activity_at"`
+	TagList        []string  `json:"tag_list"`
+	Archived       bool      `json:"archived"`
+	ImportURL      string    `json:"import_url,omitempty"`
+	ForkedFromID   uint64    `json:"forked_from_id,omitempty"`
+	StarCount      int       `json:"star_count"`
+	ForksCount     int       `json:"forks_count"`
+	RunnersToken   string    `json:"runners_token"`
+	SharedWith     []Share   `json:"shared_with"`
+	Features
+}
+
+// Features are the project's switches, settable on create and edit.
+type Features struct {
+	IssuesEnabled                             bool `json:"issues_enabled"`
+	MergeRequestsEnabled                      bool `json:"merge_requests_enabled"`
+	JobsEnabled                               bool `json:"jobs_enabled"`
+	WikiEnabled                               bool `json:"wiki_enabled"`
+	SnippetsEnabled                           bool `json:"snippets_enabled"`
+	ContainerRegistryEnabled                  bool `json:"container_registry_enabled"`
+	SharedRunnersEnabled                      bool `json:"shared_runners_enabled"`
+	PublicJobs                                bool `json:"public_jobs"`
+	OnlyAllowMergeIfPipelineSucceeds          bool `json:"only_allow_merge_if_pipeline_succeeds"`
+	OnlyAllowMergeIfAllDiscussionsAreResolved bool `json:"only_allow_merge_if_all_discussions_are_resolved"`
+	LFSEnabled                                bool `json:"lfs_enabled"`
+	RequestAccessEnabled                      bool `json:"request_access_enabled"`
+}
+
+func (p *Project) RecordID() uint64      { return p.ID }
+func (p *Project) SetRecordID(id uint64) { p.ID = id }
+
+// Member gives a user an access level on a project or a group.
+type Member struct {
+	ID          uint64     `json:"id"`
+	SourceKind  string     `json:"source_kind"` // project or group
+	SourceID    uint64     `json:"source_id"`
+	UserID      uint64     `json:"user_id"`
+	AccessLevel int        `json:"access_level"`
+	ExpiresAt   *time.Time `json:"expires_at,omitempty"`
+	CreatedAt   time.Time  `json:"created_at"`
+}
+
+func (m *Member) RecordID() uint64      { return m.ID }
+func (m *Member) SetRecordID(id uint64) { m.ID = id }
+
+// Star is a user's star on a project.
+type Star struct {
+	ID        uint64 `json:"id"`
+	UserID    uint64 `json:"user_id"`
+	ProjectID uint64 `json:"project_id"`
+}
+
+func (s *Star) RecordID() uint64      { return s.ID }
+func (s *Star) SetRecordID(id uint64) { s.ID = id }
+
+func u64(v uint64) string { return strconv.FormatUint(v, 10) }
+
+// projectPathKey identifies a project by namespace and path, case-folded.
+func projectPathKey(ns uint64, path string) string { return u64(ns) + "/" + store.Fold(path) }
+
+func sourceKey(kind string, id uint64) string { return kind + ":" + u64(id) }
+
+var (
+	namespaces = store.NewTable[Namespace]("projects.namespaces",
+		store.Index[Namespace]{Name: "owner", Unique: true, Keys: func(n *Namespace) []string {
+			if n.Kind != KindUser {
+				return nil
+			}
+			return []string{u64(n.OwnerID)}
+		}},
+		store.Index[Namespace]{Name: "path", Unique: true, Keys: func(n *Namespace) []string {
+			if n.Kind != KindGroup {
+				return nil
+			}
+			return []string{store.Fold(n.Path)}
+		}},
+	)
+	projects = store.NewTable[Project]("projects.projects",
+		store.Index[Project]{Name: "path", Unique: true, Keys: func(p *Project) []string { return []string{projectPathKey(p.NamespaceID, p.Path)} }},
+		store.Index[Project]{Name: "name", Unique: true, Keys: func(p *Project) []string { return []string{u64(p.NamespaceID) + "/" + store.Fold(p.Name)} }},
+		store.Index[Project]{Name: "namespace", Keys: func(p *Project) []string { return []string{u64(p.NamespaceID)} }},
+		store.Index[Project]{Name: "visibility", Keys: func(p *Project) []string { return []string{p.Visibility} }},
+		store.Index[Project]{Name: "shared_with", Keys: func(p *Project) []string {
+			out := make([]string, 0, len(p.SharedWith))
+			for _, s := range p.SharedWith {
+				out = append(out, u64(s.GroupID))
+			}
+			return out
+		}},
+	)
+	members = store.NewTable[Member]("projects.members",
+		store.Index[Member]{Name: "membership", Unique: true, Keys: func(m *Member) []string {
+			return []string{sourceKey(m.SourceKind, m.SourceID) + "/" + u64(m.UserID)}
+		}},
+		store.Index[Member]{Name: "source", Keys: func(m *Member) []string { return []string{sourceKey(m.SourceKind, m.SourceID)} }},
+		store.Index[Member]{Name: "user", Keys: func(m *Member) []string { return []string{u64(m.UserID)} }},
+	)
+	stars = store.NewTable[Star]("projects.stars",
+		store.Index[Star]{Name: "star", Unique: true, Keys: func(s *Star) []string { return []string{u64(s.UserID) + "/" + u64(s.ProjectID)} }},
+		store.Index[Star]{Name: "user", Keys: func(s *Star) []string { return []string{u64(s.UserID)} }},
+		store.Index[Star]{Name: "project", Keys: func(s *Star) []string { return []string{u64(s.ProjectID)} }},
+	)
+)
+
+// Tables lists the module's tables for bucket declaration.
+func Tables() []interface{ Buckets() []string } {
+	return []interface{ Buckets() []string }{namespaces, projects, members, stars}
+}
+
+// Migrations lists the module's schema migrations, oldest first.
+func Migrations() []store.Migration {
+	return []store.Migration{{Module: "projects", Version: 1, Name: "tables", Up: func(*store.Tx) error { return nil }}}
+}

@@ -1,0 +1,60 @@
+package projects
+
+import (
+	"context"
+
+	"go.uber.org/fx"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/modules/projects/internal"
+)
+
+// ProjectEvent is published (through the outbox) when a project is created,
+// updated, forked or deleted; Action says which.
+type ProjectEvent = internal.ProjectEvent
+
+// ProjectInfo is what other modules may know of a project.
+type ProjectInfo = internal.ProjectInfo
+
+// Action is something a caller may want to do on a project.
+type Action = internal.Action
+
+// The actions of the permission table in API-CONVENTIONS.md.
+const (
+	ReadProject      = internal.ReadProject
+	ReadCode         = internal.ReadCode
+	CreateIssue      = internal.CreateIssue
+	CreateSnippet    = internal.CreateSnippet
+	PushCode         = internal.PushCode
+	PushProtected    = internal.PushProtected
+	AdminProject     = internal.AdminProject
+	ChangeVisibility = internal.ChangeVisibility
+	RemoveProject    = internal.RemoveProject
+)
+
+// Access levels.
+const (
+	Guest     = internal.Guest
+	Reporter  = internal.Reporter
+	Developer = internal.Developer
+	Master    = internal.Master
+	Owner     = internal.Owner
+)
+
+// Access is the one place every module asks what a caller may do on a
+// project. Both methods answer 404 Project Not Found for a project the
+// caller may not see.
+type Access interface {
+	Resolve(ctx context.Context, ref string) (ProjectInfo, error)
+	Can(ctx context.Context, ref string, a Action) (bool, error)
+}
+
+// Module is the projects module for fennec.WithModules.
+func Module() fennec.Module {
+	return fennec.NewModule("projects",
+		fennec.Tables(internal.Tables()...),
+		fennec.Migrations(internal.Migrations()...),
+		fx.Provide(internal.NewService, func(s *internal.Service) Access { return s }),
+		fennec.ProvideRoutes(internal.NewRoutes),
+	)
+}
