@@ -13,6 +13,9 @@ import (
 // updated, forked or deleted; Action says which.
 type ProjectEvent = internal.ProjectEvent
 
+// MemberEvent is published when a user joins or leaves a project or group.
+type MemberEvent = internal.MemberEvent
+
 // ProjectInfo is what other modules may know of a project.
 type ProjectInfo = internal.ProjectInfo
 

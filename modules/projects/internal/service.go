@@ -219,6 +219,19 @@ type ProjectEvent struct {
 // EventTopic implements events.Event.
 func (ProjectEvent) EventTopic() string { return "projects.project" }
 
+// MemberEvent is published when a user joins or leaves a project or group
+// (Action "joined" or "left"); ProjectID or GroupID says where.
+type MemberEvent struct {
+	Action    string `json:"action"`
+	ProjectID int64  `json:"project_id,omitempty"`
+	GroupID   int64  `json:"group_id,omitempty"`
+	UserID    int64  `json:"user_id"`   // the member
+	AuthorID  int64  `json:"author_id"` // who made the change
+}
+
+// EventTopic implements events.Event.
+func (MemberEvent) EventTopic() string { return "projects.member" }
+
 // ProjectInput carries the fields of create and edit.
 type ProjectInput struct {
 	Name          *string   `json:"name,omitempty"`
