@@ -150,7 +150,7 @@ func (app *App) options(opts []Option) ([]fx.Option, error) {
 		options = append(options, m.opt)
 	}
 	options = append(options,
-		fx.Invoke(registerRoutes),
+		fx.Invoke(registerRoutes, registerSubscribers),
 		fx.Invoke(func(lc fx.Lifecycle, bus *events.Bus) {
 			lc.Append(fx.Hook{
 				OnStart: func(context.Context) error { bus.Start(); return nil },
@@ -202,15 +202,21 @@ func newResolver(p resolverParams) *auth.Resolver {
 	return &auth.Resolver{Tokens: p.Tokens, Passwords: p.Passwords, Users: p.Users}
 }
 
-type busParams struct {
+// newBus builds the bus without subscribers: they are registered once the
+// whole graph exists (registerSubscribers), because a subscriber may depend
+// on a service that publishes on this bus.
+func newBus(db *store.DB, log *zap.Logger) (*events.Bus, error) {
+	return events.New(db, log, nil)
+}
+
+type subscriberParams struct {
 	fx.In
-	DB          *store.DB
-	Log         *zap.Logger
+	Bus         *events.Bus
 	Subscribers []events.Subscriber `group:"fennec.subscribers"`
 }
 
-func newBus(p busParams) (*events.Bus, error) {
-	return events.New(p.DB, p.Log, p.Subscribers)
+func registerSubscribers(p subscriberParams) error {
+	return p.Bus.Register(p.Subscribers...)
 }
 
 type storeParams struct {

@@ -76,8 +76,8 @@ type Bus struct {
 	MaxBackoff time.Duration
 }
 
-// New builds a bus over db with the given subscribers. Subscriber names must
-// be unique.
+// New builds a bus over db with the given subscribers (more may be added
+// with Register before Start). Subscriber names must be unique.
 func New(db *store.DB, log *zap.Logger, subs []Subscriber) (*Bus, error) {
 	b := &Bus{
 		db:         db,
@@ -89,20 +89,36 @@ func New(db *store.DB, log *zap.Logger, subs []Subscriber) (*Bus, error) {
 		MaxBackoff: 5 * time.Minute,
 	}
 	b.idle = sync.NewCond(&b.mu)
-	for _, s := range subs {
-		if s.Name == "" || s.Topic == "" || s.Handle == nil {
-			return nil, fmt.Errorf("events: subscriber %q is incomplete", s.Name)
-		}
-		if _, dup := b.byName[s.Name]; dup {
-			return nil, fmt.Errorf("events: two subscribers named %q", s.Name)
-		}
-		b.byName[s.Name] = s
-		b.byTopic[s.Topic] = append(b.byTopic[s.Topic], s)
+	if err := b.Register(subs...); err != nil {
+		return nil, err
 	}
 	if err := db.EnsureBuckets([]string{OutboxBucket}); err != nil {
 		return nil, err
 	}
 	return b, nil
+}
+
+// Register adds subscribers. It must run before Start and before anything is
+// published (the application does it while it is assembled): subscribers
+// may depend on services that themselves publish on this bus, so they
+// cannot all exist when the bus is built.
+func (b *Bus) Register(subs ...Subscriber) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stop != nil {
+		return fmt.Errorf("events: Register after Start")
+	}
+	for _, s := range subs {
+		if s.Name == "" || s.Topic == "" || s.Handle == nil {
+			return fmt.Errorf("events: subscriber %q is incomplete", s.Name)
+		}
+		if _, dup := b.byName[s.Name]; dup {
+			return fmt.Errorf("events: two subscribers named %q", s.Name)
+		}
+		b.byName[s.Name] = s
+		b.byTopic[s.Topic] = append(b.byTopic[s.Topic], s)
+	}
+	return nil
 }
 
 // Publish writes ev to the outbox inside tx. Delivery starts after tx commits;

@@ -59,5 +59,6 @@ func Module() fennec.Module {
 		fennec.Migrations(internal.Migrations()...),
 		fx.Provide(internal.NewService, func(s *internal.Service) Access { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
+		fennec.ProvideSubscribers(internal.Subscribers),
 	)
 }
