@@ -5,7 +5,9 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/url"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -139,6 +141,29 @@ func (a *API) Ready() bool { return a.ready.Load() }
 // labels its requests in the access log and metrics.
 func (a *API) Mount(name, pattern string, h http.Handler) {
 	a.mux.Handle(pattern, named(name, h))
+}
+
+// Alias serves requests of method whose escaped path matches re as if they
+// had been sent to the path to returns (given re's submatches). It is for
+// GitLab routes that a ServeMux pattern cannot hold beside their siblings:
+// POST /projects/user/:user_id conflicts with POST /projects/:id/star
+// ("/projects/user/star" would match both), so it is registered under a
+// canonical path and aliased. The target operation does everything else.
+func (a *API) Alias(method string, re *regexp.Regexp, to func(match []string) string) {
+	a.intercepts = append(a.intercepts, intercept{
+		match: func(r *http.Request) bool { return r.Method == method && re.MatchString(r.URL.EscapedPath()) },
+		h: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			target := to(re.FindStringSubmatch(r.URL.EscapedPath()))
+			u := *r.URL
+			if unescaped, err := url.PathUnescape(target); err == nil {
+				u.Path, u.RawPath = unescaped, target
+			}
+			r2 := r.Clone(r.Context())
+			r2.URL = &u
+			r2.RequestURI = u.RequestURI()
+			a.mux.ServeHTTP(w, r2)
+		}),
+	})
 }
 
 // Intercept routes requests that match before the mux sees them; for paths a

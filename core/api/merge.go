@@ -89,6 +89,9 @@ func parseBody(contentType string, body []byte) (map[string]any, error) {
 		if err := dec.Decode(&v); err != nil || dec.More() {
 			return nil, BadRequest("400 Bad request - the request body is not valid JSON")
 		}
+		if v == nil {
+			return map[string]any{}, nil // a JSON null body (client-go sends one for empty options)
+		}
 		m, ok := v.(map[string]any)
 		if !ok {
 			return nil, BadRequest("400 Bad request - the request body must be a JSON object")

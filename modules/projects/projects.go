@@ -59,6 +59,8 @@ func Module() fennec.Module {
 		fennec.Migrations(internal.Migrations()...),
 		fx.Provide(internal.NewService, func(s *internal.Service) Access { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
+		fennec.ProvideRoutes(internal.NewUploadRoutes),
+		fennec.ProvideSubscribers(internal.CleanupSubscribers),
 		fennec.ProvideSubscribers(internal.Subscribers),
 	)
 }

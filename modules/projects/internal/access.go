@@ -138,11 +138,15 @@ func allowed(p *auth.Principal, proj *Project, l levels, a Action) bool {
 	if proj.Archived && writes[a] {
 		return false
 	}
+	// Anonymous callers get public reads only.
+	if p.IsAnonymous() {
+		return a == ReadProject || (a == ReadCode && proj.Visibility == Public)
+	}
 	lvl := effectiveLevel(p, proj, l)
-	need := minLevel[a]
-	// Reading code of a public or internal project needs no membership.
-	if a == ReadCode && lvl >= Guest && proj.Visibility != Private {
+	// Reading the code of a public project, or of an internal one as a
+	// signed-in user who is not external, needs no membership.
+	if a == ReadCode && (proj.Visibility == Public || (proj.Visibility == Internal && !p.User.External)) {
 		return true
 	}
-	return lvl >= need
+	return lvl >= minLevel[a]
 }

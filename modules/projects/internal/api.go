@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"regexp"
 	"strings"
 
 	fennec "github.com/fennec-forge/fennec/core"
@@ -58,8 +59,15 @@ func (s *Service) register(a *api.API) {
 		v := s.render(ctx, r)
 		return &projectOutput{Body: &v}, nil
 	})
-	api.Register(a, api.Op{ID: "create-project-for-user", Method: http.MethodPost, Path: "/projects/user/{user_id}", Tags: tags,
-		Summary: "Create a project for another user (administrators)", Access: api.AdminOnly}, func(ctx context.Context, in *createForUserInput) (*projectOutput, error) {
+	// GitLab's path is /projects/user/:user_id, which a ServeMux pattern
+	// cannot hold beside /projects/:id/star and friends: registered as
+	// /users/:user_id/projects and aliased.
+	a.Alias(http.MethodPost, regexp.MustCompile(`^/api/v4/projects/user/([^/]+)/?$`), func(m []string) string {
+		return "/api/v4/users/" + m[1] + "/projects"
+	})
+	api.Register(a, api.Op{ID: "create-project-for-user", Method: http.MethodPost, Path: "/users/{user_id}/projects", Tags: tags,
+		Summary:     "Create a project for another user (administrators)",
+		Description: "Also served at POST /projects/user/{user_id}, GitLab's path.", Access: api.AdminOnly}, func(ctx context.Context, in *createForUserInput) (*projectOutput, error) {
 		if in.Body.Name == nil || strings.TrimSpace(*in.Body.Name) == "" {
 			return nil, api.Missing("name")
 		}

@@ -1,6 +1,553 @@
 package internal
 
-import "github.com/fennec-forge/fennec/core/api"
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// Groups follow GitLab v4 as of 9.x, without subgroups:
+//
+//   - Anyone signed in who is not external may create a group (identity does
+//     not expose can_create_group); the creator becomes its Owner (50) in the
+//     same transaction. A group path must be unique among groups and must not
+//     be a username; a group name must be unique among groups.
+//   - A group is visible to administrators, its members, anyone when public,
+//     signed-in non-external users when internal, and users with membership
+//     access to one of its projects.
+//   - Owners and administrators edit and delete groups. Deleting a group
+//     deletes its projects, as GitLab does (each announced with a
+//     projects.project "deleted" event so other modules drop their data),
+//     removes its shares and memberships.
+//   - GET /groups lists every group the caller can see (public, internal
+//     for signed-in non-external users, their own; everything for
+//     administrators). all_available=false narrows it to the caller's own
+//     groups (memberships, and groups of projects they are members of).
+//     GitLab 9.x used that narrower list as its default for signed-in users;
+//     Fennec's default is the wider one.
+
+// GroupPath is the :id of a group (number or URL-encoded path).
+type GroupPath struct {
+	ID string `path:"id" doc:"Group id or URL-encoded path"`
+}
+
+// GroupInput carries the fields of group create and edit.
+type GroupInput struct {
+	Name        *string `json:"name,omitempty"`
+	Path        *string `json:"path,omitempty"`
+	Description *string `json:"description,omitempty"`
+	Visibility  *string `json:"visibility,omitempty" enum:"private,internal,public" doc:"Default private"`
+	// Accepted for compatibility; groups show the instance defaults.
+	LFSEnabled           *bool `json:"lfs_enabled,omitempty" doc:"Accepted and ignored (always true)"`
+	RequestAccessEnabled *bool `json:"request_access_enabled,omitempty" doc:"Accepted and ignored (always false)"`
+	// Subgroups are not supported: a non-zero parent_id is refused.
+	ParentID *int64 `json:"parent_id,omitempty" doc:"Subgroups are not supported; must be absent or 0"`
+}
+
+type groupListInput struct {
+	api.PageParams
+	Search         string  `query:"search"`
+	OrderBy        string  `query:"order_by" enum:"name,path,id," doc:"Default name"`
+	Sort           string  `query:"sort" enum:"asc,desc," doc:"Default asc"`
+	Owned          bool    `query:"owned" doc:"Only groups the caller owns"`
+	AllAvailable   string  `query:"all_available" enum:"true,false," doc:"false: only the caller's own groups; default: every group the caller can see"`
+	MinAccessLevel int     `query:"min_access_level" doc:"Only groups where the caller has at least this level"`
+	SkipGroups     []int64 `query:"skip_groups" doc:"Group ids to leave out"`
+	Statistics     bool    `query:"statistics" doc:"Accepted and ignored"`
+}
+
+type groupListOutput struct {
+	api.PageHeaders
+	Body []GroupView
+}
+
+type groupOutput struct{ Body *GroupView }
+
+type groupDetailOutput struct{ Body *GroupDetailView }
+
+type groupCreateInput struct{ Body GroupInput }
+
+type groupUpdateInput struct {
+	GroupPath
+	Body GroupInput
+}
+
+type groupProjectsInput struct {
+	GroupPath
+	api.PageParams
+	Archived   string `query:"archived" enum:"true,false," doc:"Only archived (true) or unarchived (false) projects"`
+	Visibility string `query:"visibility" enum:"public,internal,private,"`
+	OrderBy    string `query:"order_by" enum:"id,name,path,created_at,updated_at,last_activity_at," doc:"Default created_at"`
+	Sort       string `query:"sort" enum:"asc,desc," doc:"Default desc"`
+	Search     string `query:"search"`
+	Simple     bool   `query:"simple"`
+}
 
 // registerGroups adds groups and group and project members.
-func (s *Service) registerGroups(a *api.API) {}
+func (s *Service) registerGroups(a *api.API) {
+	tags := []string{"groups"}
+	api.Register(a, api.Op{ID: "list-groups", Method: http.MethodGet, Path: "/groups", Tags: tags,
+		Summary: "Groups the caller can see", Access: api.Public}, s.listGroups)
+	api.Register(a, api.Op{ID: "create-group", Method: http.MethodPost, Path: "/groups", Tags: tags,
+		Summary: "Create a group owned by the caller", Access: api.SignedIn}, s.createGroup)
+	api.Register(a, api.Op{ID: "get-group", Method: http.MethodGet, Path: "/groups/{id}", Tags: tags,
+		Summary: "A group with the projects the caller can see", Access: api.Public},
+		func(ctx context.Context, in *GroupPath) (*groupDetailOutput, error) {
+			r, err := s.resolveGroup(ctx, in.ID)
+			if err != nil {
+				return nil, err
+			}
+			v, err := s.groupDetail(ctx, r.g)
+			if err != nil {
+				return nil, err
+			}
+			return &groupDetailOutput{Body: v}, nil
+		})
+	api.Register(a, api.Op{ID: "update-group", Method: http.MethodPut, Path: "/groups/{id}", Tags: tags,
+		Summary: "Edit a group (Owner or administrator)", Access: api.SignedIn}, s.updateGroup)
+	api.Register(a, api.Op{ID: "delete-group", Method: http.MethodDelete, Path: "/groups/{id}", Tags: tags,
+		Summary: "Delete a group with its projects (Owner or administrator)", Access: api.SignedIn}, s.deleteGroup)
+	api.Register(a, api.Op{ID: "list-group-projects", Method: http.MethodGet, Path: "/groups/{id}/projects", Tags: tags,
+		Summary: "Projects of a group the caller can see", Access: api.Public}, s.listGroupProjects)
+	s.registerMembers(a)
+}
+
+// listGroups answers GET /groups.
+func (s *Service) listGroups(ctx context.Context, in *groupListInput) (*groupListOutput, error) {
+	pr := auth.FromContext(ctx)
+	if in.MinAccessLevel != 0 && checkLevel(in.MinAccessLevel, Owner) != nil {
+		return nil, api.NotValidValue("min_access_level")
+	}
+	if pr.IsAnonymous() && (in.Owned || in.MinAccessLevel > 0 || in.AllAvailable == "false") {
+		return &groupListOutput{PageHeaders: api.Paginate(ctx, in.PageParams, 0), Body: []GroupView{}}, nil
+	}
+	skip := map[uint64]bool{}
+	for _, id := range in.SkipGroups {
+		skip[uint64(id)] = true
+	}
+	var rows []*Namespace
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		levels, via, err := callerGroups(tx, pr, s.now())
+		if err != nil {
+			return err
+		}
+		return namespaces.Scan(tx, false, 0, func(g *Namespace) (bool, error) {
+			if g.Kind != KindGroup || skip[g.ID] || !matchesGroup(g, in.Search) {
+				return true, nil
+			}
+			lvl := levels[g.ID]
+			var keep bool
+			switch {
+			case in.Owned:
+				keep = lvl >= Owner
+			case in.MinAccessLevel > 0:
+				keep = lvl >= in.MinAccessLevel
+			case in.AllAvailable == "false":
+				keep = lvl >= Guest || via[g.ID]
+			default:
+				keep = pr.IsAdmin() || lvl >= Guest || via[g.ID] || g.Visibility == Public ||
+					(g.Visibility == Internal && !pr.IsAnonymous() && !pr.User.External)
+			}
+			if keep {
+				rows = append(rows, g)
+			}
+			return true, nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	sortGroups(rows, in.OrderBy, in.Sort == "desc")
+	out := &groupListOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(rows)), Body: []GroupView{}}
+	for _, g := range api.Window(rows, in.PageParams) {
+		out.Body = append(out.Body, s.groupView(ctx, g))
+	}
+	return out, nil
+}
+
+// callerGroups returns the caller's unexpired group memberships (group id
+// -> level) and the groups they reach through project access: groups of
+// projects they are members of, and of projects shared with their groups.
+func callerGroups(tx *store.Tx, p *auth.Principal, t time.Time) (map[uint64]int, map[uint64]bool, error) {
+	levels := map[uint64]int{}
+	via := map[uint64]bool{}
+	if p.IsAnonymous() {
+		return levels, via, nil
+	}
+	mids, err := members.IDsBy(tx, "user", u64(uint64(p.UserID())))
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, mid := range mids {
+		m, err := members.Get(tx, mid)
+		if err != nil {
+			return nil, nil, err
+		}
+		if m.ExpiresAt != nil && t.After(*m.ExpiresAt) {
+			continue
+		}
+		switch m.SourceKind {
+		case KindGroup:
+			levels[m.SourceID] = m.AccessLevel
+		case "project":
+			if proj, err := projects.Get(tx, m.SourceID); err == nil {
+				via[proj.NamespaceID] = true
+			}
+		}
+	}
+	for gid := range levels {
+		ids, err := projects.IDsBy(tx, "shared_with", u64(gid))
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, id := range ids {
+			proj, err := projects.Get(tx, id)
+			if err != nil {
+				continue
+			}
+			for _, sh := range proj.SharedWith {
+				if sh.GroupID == gid && (sh.ExpiresAt == nil || !t.After(*sh.ExpiresAt)) {
+					via[proj.NamespaceID] = true
+				}
+			}
+		}
+	}
+	return levels, via, nil
+}
+
+func sortGroups(rows []*Namespace, by string, desc bool) {
+	key := func(g *Namespace) string { return strings.ToLower(g.Name) }
+	switch by {
+	case "path":
+		key = func(g *Namespace) string { return strings.ToLower(g.Path) }
+	case "id":
+		key = func(*Namespace) string { return "" }
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		if desc {
+			a, b = b, a
+		}
+		if ka, kb := key(a), key(b); ka != kb {
+			return ka < kb
+		}
+		return a.ID < b.ID
+	})
+}
+
+var groupFields = []string{"name", "path", "description", "visibility", "lfs_enabled", "request_access_enabled"}
+
+// createGroup answers POST /groups.
+func (s *Service) createGroup(ctx context.Context, in *groupCreateInput) (*groupOutput, error) {
+	pr := auth.FromContext(ctx)
+	b := in.Body
+	var missing []string
+	if b.Name == nil {
+		missing = append(missing, "name")
+	}
+	if b.Path == nil {
+		missing = append(missing, "path")
+	}
+	if len(missing) > 0 {
+		return nil, api.Missing(missing...)
+	}
+	if b.Visibility != nil && !validVisibility(*b.Visibility) {
+		return nil, api.NotValidValue("visibility")
+	}
+	if pr.User.External {
+		return nil, api.Forbidden("external users cannot create groups")
+	}
+	name, path := strings.TrimSpace(*b.Name), strings.TrimSpace(*b.Path)
+	g := &Namespace{Kind: KindGroup, Name: name, Path: path, Visibility: Private, CreatedAt: s.now().UTC()}
+	if b.Description != nil {
+		g.Description = *b.Description
+	}
+	if b.Visibility != nil {
+		g.Visibility = *b.Visibility
+	}
+	v := ValidationError{}
+	validateName(v, name)
+	validatePath(v, "path", path)
+	if b.ParentID != nil && *b.ParentID != 0 {
+		v["parent_id"] = append(v["parent_id"], "subgroups are not supported")
+	}
+	if len(v) == 0 {
+		if err := s.pathIsUsername(ctx, v, path); err != nil {
+			return nil, err
+		}
+	}
+	if len(v) > 0 {
+		return nil, v
+	}
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		if err := groupNameTaken(tx, g); err != nil {
+			return err
+		}
+		if err := namespaces.Insert(tx, g); err != nil {
+			return err
+		}
+		m := &Member{SourceKind: KindGroup, SourceID: g.ID, UserID: uint64(pr.UserID()), AccessLevel: Owner, CreatedAt: g.CreatedAt}
+		if err := members.Insert(tx, m); err != nil {
+			return err
+		}
+		return s.bus.Publish(tx, MemberEvent{Action: "joined", GroupID: int64(g.ID), UserID: pr.UserID(), AuthorID: pr.UserID()})
+	})
+	if err = groupConflict(err); err != nil {
+		return nil, err
+	}
+	v2 := s.groupView(ctx, g)
+	return &groupOutput{Body: &v2}, nil
+}
+
+// pathIsUsername adds "has already been taken" when a user has the path as
+// username: users and groups share the top-level namespace.
+func (s *Service) pathIsUsername(ctx context.Context, v ValidationError, path string) error {
+	_, err := s.users.UserByUsername(ctx, path)
+	switch {
+	case err == nil:
+		v["path"] = append(v["path"], "has already been taken")
+	case !errors.Is(err, auth.ErrUserNotFound):
+		return err
+	}
+	return nil
+}
+
+// groupNameTaken refuses a name another group has (case-insensitive), as
+// GitLab's namespace name uniqueness does for top-level groups.
+func groupNameTaken(tx *store.Tx, g *Namespace) error {
+	name := store.Fold(g.Name)
+	return namespaces.Scan(tx, false, 0, func(o *Namespace) (bool, error) {
+		if o.Kind == KindGroup && o.ID != g.ID && store.Fold(o.Name) == name {
+			return false, ValidationError{"name": {"has already been taken"}}
+		}
+		return true, nil
+	})
+}
+
+// groupConflict turns a unique-index conflict into the path error.
+func groupConflict(err error) error {
+	var conflict *store.ConflictError
+	if errors.As(err, &conflict) {
+		return ValidationError{conflict.Index: {"has already been taken"}}
+	}
+	return err
+}
+
+var visibilityRank = map[string]int{Private: 0, Internal: 10, Public: 20}
+
+// updateGroup answers PUT /groups/:id.
+func (s *Service) updateGroup(ctx context.Context, in *groupUpdateInput) (*groupDetailOutput, error) {
+	pr := auth.FromContext(ctx)
+	b := in.Body
+	if b.Name == nil && b.Path == nil && b.Description == nil && b.Visibility == nil && b.LFSEnabled == nil && b.RequestAccessEnabled == nil {
+		return nil, api.AtLeastOne(groupFields...)
+	}
+	if b.Visibility != nil && !validVisibility(*b.Visibility) {
+		return nil, api.NotValidValue("visibility")
+	}
+	r, err := s.resolveGroup(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !r.isOwner(pr) {
+		return nil, api.Forbidden("")
+	}
+	v := ValidationError{}
+	if b.Name != nil {
+		validateName(v, strings.TrimSpace(*b.Name))
+	}
+	if b.Path != nil {
+		path := strings.TrimSpace(*b.Path)
+		validatePath(v, "path", path)
+		if len(v["path"]) == 0 && store.Fold(path) != store.Fold(r.g.Path) {
+			if err := s.pathIsUsername(ctx, v, path); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if b.ParentID != nil && *b.ParentID != 0 {
+		v["parent_id"] = append(v["parent_id"], "subgroups are not supported")
+	}
+	if len(v) > 0 {
+		return nil, v
+	}
+	var g *Namespace
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		var err error
+		if g, err = namespaces.Get(tx, r.g.ID); err != nil {
+			return err
+		}
+		if b.Name != nil {
+			g.Name = strings.TrimSpace(*b.Name)
+			if err := groupNameTaken(tx, g); err != nil {
+				return err
+			}
+		}
+		if b.Path != nil {
+			g.Path = strings.TrimSpace(*b.Path)
+		}
+		if b.Description != nil {
+			g.Description = *b.Description
+		}
+		if b.Visibility != nil && *b.Visibility != g.Visibility {
+			// A group may not be less visible than its projects.
+			ids, err := projects.IDsBy(tx, "namespace", u64(g.ID))
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				p, err := projects.Get(tx, id)
+				if err != nil {
+					return err
+				}
+				if visibilityRank[p.Visibility] > visibilityRank[*b.Visibility] {
+					return ValidationError{"visibility_level": {*b.Visibility + " is not allowed since this group contains projects with higher visibility."}}
+				}
+			}
+			g.Visibility = *b.Visibility
+		}
+		return namespaces.Update(tx, g)
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errGroupNotFound
+	}
+	if err = groupConflict(err); err != nil {
+		return nil, err
+	}
+	view, err := s.groupDetail(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	return &groupDetailOutput{Body: view}, nil
+}
+
+// deleteGroup answers DELETE /groups/:id: the group, its projects (each
+// announced as deleted), its memberships, and its shares of other groups'
+// projects go.
+func (s *Service) deleteGroup(ctx context.Context, in *GroupPath) (*struct{}, error) {
+	pr := auth.FromContext(ctx)
+	r, err := s.resolveGroup(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !r.isOwner(pr) {
+		return nil, api.Forbidden("")
+	}
+	gid := r.g.ID
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		ids, err := projects.IDsBy(tx, "namespace", u64(gid))
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if err := s.removeProjectRows(tx, id, pr.UserID()); err != nil {
+				return err
+			}
+		}
+		if ids, err = projects.IDsBy(tx, "shared_with", u64(gid)); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			p, err := projects.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			kept := make([]Share, 0, len(p.SharedWith))
+			for _, sh := range p.SharedWith {
+				if sh.GroupID != gid {
+					kept = append(kept, sh)
+				}
+			}
+			p.SharedWith = kept
+			if err := projects.Update(tx, p); err != nil {
+				return err
+			}
+		}
+		if err := deleteAll(tx, members, "source", sourceKey(KindGroup, gid)); err != nil {
+			return err
+		}
+		return namespaces.Delete(tx, gid)
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errGroupNotFound
+	}
+	return nil, err
+}
+
+// removeProjectRows deletes a project with its memberships and stars inside
+// tx, as DELETE /projects/:id does, and announces it.
+func (s *Service) removeProjectRows(tx *store.Tx, id uint64, by int64) error {
+	p, err := projects.Get(tx, id)
+	if err != nil {
+		return err
+	}
+	if err := deleteAll(tx, members, "source", sourceKey("project", id)); err != nil {
+		return err
+	}
+	if err := deleteAll(tx, stars, "project", u64(id)); err != nil {
+		return err
+	}
+	if p.ForkedFromID != 0 {
+		if src, err := projects.Get(tx, p.ForkedFromID); err == nil && src.ForksCount > 0 {
+			src.ForksCount--
+			if err := projects.Update(tx, src); err != nil {
+				return err
+			}
+		}
+	}
+	if err := projects.Delete(tx, id); err != nil {
+		return err
+	}
+	return s.bus.Publish(tx, ProjectEvent{Action: "deleted", ProjectID: int64(id), UserID: by})
+}
+
+// listGroupProjects answers GET /groups/:id/projects.
+func (s *Service) listGroupProjects(ctx context.Context, in *groupProjectsInput) (*listOutput, error) {
+	pr := auth.FromContext(ctx)
+	r, err := s.resolveGroup(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	filter := &ListInput{Archived: in.Archived, Visibility: in.Visibility, Search: in.Search}
+	var page []*resolved
+	total := 0
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		ids, err := projects.IDsBy(tx, "namespace", u64(r.g.ID))
+		if err != nil {
+			return err
+		}
+		rows, err := visibleProjects(tx, pr, ids, s.now())
+		if err != nil {
+			return err
+		}
+		byProject := make(map[*Project]*resolved, len(rows))
+		list := make([]*Project, 0, len(rows))
+		for _, row := range rows {
+			if matches(row.p, filter) {
+				byProject[row.p] = row
+				list = append(list, row.p)
+			}
+		}
+		sortProjects(list, in.OrderBy, in.Sort != "asc")
+		total = len(list)
+		for _, p := range api.Window(list, in.PageParams) {
+			page = append(page, byProject[p])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	body, err := s.renderProjects(ctx, page, in.Simple)
+	if err != nil {
+		return nil, err
+	}
+	return &listOutput{PageHeaders: api.Paginate(ctx, in.PageParams, total), Body: body}, nil
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
@@ -90,22 +91,39 @@ func memberIDs(tx *store.Tx, p *auth.Principal) (map[uint64]bool, error) {
 	if err != nil {
 		return nil, err
 	}
+	now := time.Now()
 	for _, mid := range mids {
 		m, err := members.Get(tx, mid)
 		if err != nil {
 			return nil, err
 		}
+		if m.ExpiresAt != nil && now.After(*m.ExpiresAt) {
+			continue // an expired membership gives nothing
+		}
 		switch m.SourceKind {
 		case "project":
 			out[m.SourceID] = true
 		case KindGroup:
-			for _, index := range []string{"namespace", "shared_with"} {
-				list, err := projects.IDsBy(tx, index, u64(m.SourceID))
+			list, err := projects.IDsBy(tx, "namespace", u64(m.SourceID))
+			if err != nil {
+				return nil, err
+			}
+			for _, id := range list {
+				out[id] = true
+			}
+			shared, err := projects.IDsBy(tx, "shared_with", u64(m.SourceID))
+			if err != nil {
+				return nil, err
+			}
+			for _, id := range shared {
+				p, err := projects.Get(tx, id)
 				if err != nil {
 					return nil, err
 				}
-				for _, id := range list {
-					out[id] = true
+				for _, sh := range p.SharedWith {
+					if sh.GroupID == m.SourceID && (sh.ExpiresAt == nil || !now.After(*sh.ExpiresAt)) {
+						out[id] = true
+					}
 				}
 			}
 		}

@@ -315,7 +315,7 @@ func (s *Service) create(ctx context.Context, owner int64, in ProjectInput) (*re
 	}
 	now := s.now().UTC()
 	p := &Project{
-		Name: name, Path: path, DefaultBranch: "master", Visibility: Private, CreatorID: uint64(pr.UserID()),
+		Name: name, Path: path, DefaultBranch: "master", Visibility: Private, CreatorID: uint64(owner),
 		CreatedAt: now, UpdatedAt: now, LastActivityAt: now, TagList: []string{}, RunnersToken: newToken(),
 		SharedWith: []Share{},
 		Features: Features{IssuesEnabled: true, MergeRequestsEnabled: true, JobsEnabled: true, WikiEnabled: true,

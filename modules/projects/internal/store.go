@@ -155,7 +155,7 @@ var (
 
 // Tables lists the module's tables for bucket declaration.
 func Tables() []interface{ Buckets() []string } {
-	return []interface{ Buckets() []string }{namespaces, projects, members, stars}
+	return []interface{ Buckets() []string }{namespaces, projects, members, stars, hooks}
 }
 
 // Migrations lists the module's schema migrations, oldest first.

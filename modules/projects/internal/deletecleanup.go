@@ -1,0 +1,36 @@
+package internal
+
+// Clean-up after a project is deleted: its hooks and its uploads go when the
+// "deleted" ProjectEvent is delivered (after the deleting transaction
+// committed, retried by the outbox until it succeeds).
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+
+	"github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// CleanupSubscribers remove the hooks and uploads of deleted projects.
+func CleanupSubscribers(db *store.DB, cfg config.Config) []events.Subscriber {
+	uploadsDir := filepath.Join(cfg.Data, "uploads")
+	return []events.Subscriber{
+		events.Subscribe("projects.hooks-cleanup", func(ctx context.Context, ev ProjectEvent) error {
+			if ev.Action != "deleted" || ev.ProjectID <= 0 {
+				return nil
+			}
+			return db.Update(ctx, func(tx *store.Tx) error {
+				return deleteAll(tx, hooks, "project", u64(uint64(ev.ProjectID)))
+			})
+		}),
+		events.Subscribe("projects.uploads-cleanup", func(ctx context.Context, ev ProjectEvent) error {
+			if ev.Action != "deleted" || ev.ProjectID <= 0 {
+				return nil
+			}
+			return os.RemoveAll(filepath.Join(uploadsDir, u64(uint64(ev.ProjectID))))
+		}),
+	}
+}

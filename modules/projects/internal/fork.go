@@ -1,0 +1,201 @@
+package internal
+
+// Forks: a copy of a project's record in another namespace, linked to its
+// source by forked_from_id. The git data is copied later by the repository
+// module, on the "forked" ProjectEvent published in the same transaction.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// ForkInput is POST /projects/:id/fork. namespace is GitLab 9's parameter;
+// namespace_id and namespace_path are what newer clients (client-go) send.
+type ForkInput struct {
+	Namespace     *string `json:"namespace,omitempty" doc:"Id or path of the target namespace; default the caller's own"`
+	NamespaceID   *int64  `json:"namespace_id,omitempty" doc:"Id of the target namespace"`
+	NamespacePath *string `json:"namespace_path,omitempty" doc:"Path of the target namespace"`
+	Name          *string `json:"name,omitempty" doc:"Name of the fork; default the source's"`
+	Path          *string `json:"path,omitempty" doc:"Path of the fork; default the source's"`
+}
+
+type forkInput struct {
+	ProjectPath
+	Body ForkInput
+}
+
+func (s *Service) registerFork(a *api.API) {
+	api.Register(a, api.Op{ID: "fork-project", Method: http.MethodPost, Path: "/projects/{id}/fork", Tags: []string{"projects"},
+		Summary: "Fork a project into the caller's namespace or the one given", Access: api.SignedIn}, s.fork)
+}
+
+var errForkNamespaceNotFound = api.NotFound("Namespace")
+
+// forkTarget is the namespace a fork goes to, found before the write
+// transaction (user look-ups must not run inside it): a group's namespace
+// id, or the owner of a personal namespace that may not exist yet.
+type forkTarget struct {
+	groupID uint64
+	ownerID uint64
+}
+
+func (s *Service) forkTarget(ctx context.Context, in *ForkInput) (forkTarget, error) {
+	pr := auth.FromContext(ctx)
+	var ref string
+	switch {
+	case in.NamespaceID != nil && *in.NamespaceID > 0:
+		ref = fmt.Sprint(*in.NamespaceID)
+	case in.NamespacePath != nil && strings.TrimSpace(*in.NamespacePath) != "":
+		ref = strings.TrimSpace(*in.NamespacePath)
+	case in.Namespace != nil && strings.TrimSpace(*in.Namespace) != "":
+		ref = strings.TrimSpace(*in.Namespace)
+	default:
+		return forkTarget{ownerID: uint64(pr.UserID())}, nil
+	}
+	var t forkTarget
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		// An id first, then a path (GitLab's order: a group may be named "42").
+		if id, _ := api.ParseID(ref); id > 0 && in.NamespacePath == nil {
+			if ns, err := namespaces.Get(tx, uint64(id)); err == nil {
+				t = targetOf(ns)
+				return nil
+			}
+		}
+		if in.NamespaceID != nil && *in.NamespaceID > 0 {
+			return errForkNamespaceNotFound
+		}
+		if ns, err := namespaces.GetBy(tx, "path", store.Fold(ref)); err == nil {
+			t = targetOf(ns)
+		}
+		return nil
+	})
+	if err != nil || t != (forkTarget{}) {
+		return t, err
+	}
+	u, err := s.users.UserByUsername(ctx, ref)
+	if errors.Is(err, auth.ErrUserNotFound) {
+		return t, errForkNamespaceNotFound
+	}
+	if err != nil {
+		return t, err
+	}
+	return forkTarget{ownerID: uint64(u.ID)}, nil
+}
+
+func targetOf(ns *Namespace) forkTarget {
+	if ns.Kind == KindGroup {
+		return forkTarget{groupID: ns.ID}
+	}
+	return forkTarget{ownerID: ns.OwnerID}
+}
+
+// fork copies the source's name, path, description, visibility, default
+// branch, tags and switches; the fork starts unarchived, unstarred and
+// unshared, with its own runners token. The caller needs ReadCode on the
+// source and must be able to create projects in the target namespace (its
+// owner, Master of the group, or an administrator); any other target is
+// 404 Namespace Not Found. A name or path already taken there is 409 with
+// the field errors, as GitLab answers.
+func (s *Service) fork(ctx context.Context, in *forkInput) (*projectOutput, error) {
+	src, err := s.require(ctx, in.ID, ReadCode)
+	if err != nil {
+		return nil, err
+	}
+	pr := auth.FromContext(ctx)
+	target, err := s.forkTarget(ctx, &in.Body)
+	if err != nil {
+		return nil, err
+	}
+	if target.ownerID != 0 && target.ownerID != uint64(pr.UserID()) && !pr.IsAdmin() {
+		return nil, errForkNamespaceNotFound
+	}
+	limit := -1
+	if target.ownerID != 0 && !pr.IsAdmin() {
+		owner, err := s.users.UserByID(ctx, int64(target.ownerID))
+		if err != nil {
+			return nil, errForkNamespaceNotFound
+		}
+		limit = owner.ProjectsLimit
+	}
+	name, path := src.p.Name, src.p.Path
+	v := ValidationError{}
+	if in.Body.Name != nil {
+		name = strings.TrimSpace(*in.Body.Name)
+		validateName(v, name)
+	}
+	if in.Body.Path != nil {
+		path = strings.TrimSpace(*in.Body.Path)
+		validatePath(v, "path", path)
+	}
+	if len(v) > 0 {
+		return nil, v
+	}
+
+	now := s.now().UTC()
+	f := &Project{}
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		p, err := projects.Get(tx, src.p.ID)
+		if err != nil {
+			return errProjectNotFound
+		}
+		var ns *Namespace
+		if target.groupID != 0 {
+			if ns, err = namespaces.Get(tx, target.groupID); err != nil {
+				return errForkNamespaceNotFound
+			}
+			if !pr.IsAdmin() && memberLevel(tx, KindGroup, ns.ID, uint64(pr.UserID()), now) < Master {
+				return errForkNamespaceNotFound
+			}
+		} else if ns, err = userNamespace(tx, target.ownerID, now); err != nil {
+			return err
+		}
+		if limit >= 0 {
+			ids, err := projects.IDsBy(tx, "namespace", u64(ns.ID))
+			if err != nil {
+				return err
+			}
+			if len(ids) >= limit {
+				return ValidationError{"limit_reached": {fmt.Sprintf("Personal project creation is not allowed. Your project limit is %d projects", limit)}}
+			}
+		}
+		taken := map[string][]string{}
+		if _, err := projects.GetBy(tx, "name", u64(ns.ID)+"/"+store.Fold(name)); err == nil {
+			taken["name"] = []string{"has already been taken"}
+		}
+		if _, err := projects.GetBy(tx, "path", projectPathKey(ns.ID, path)); err == nil {
+			taken["path"] = []string{"has already been taken"}
+		}
+		if len(taken) > 0 {
+			return &api.Error{Status: http.StatusConflict, Message: taken}
+		}
+		*f = Project{
+			NamespaceID: ns.ID, Name: name, Path: path, Description: p.Description, DefaultBranch: p.DefaultBranch,
+			Visibility: p.Visibility, CreatorID: uint64(pr.UserID()), CreatedAt: now, UpdatedAt: now, LastActivityAt: now,
+			TagList: append([]string{}, p.TagList...), ForkedFromID: p.ID, RunnersToken: newToken(),
+			SharedWith: []Share{}, Features: p.Features,
+		}
+		if err := projects.Insert(tx, f); err != nil {
+			return err
+		}
+		p.ForksCount++
+		if err := projects.Update(tx, p); err != nil {
+			return err
+		}
+		return s.bus.Publish(tx, ProjectEvent{Action: "forked", ProjectID: int64(f.ID), UserID: pr.UserID(), ForkedFromID: int64(p.ID)})
+	})
+	var conflict *store.ConflictError
+	if errors.As(err, &conflict) {
+		return nil, &api.Error{Status: http.StatusConflict, Message: map[string][]string{conflict.Index: {"has already been taken"}}}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.actionOutput(ctx, f.ID)
+}

@@ -1,0 +1,295 @@
+package internal
+
+// Project hooks: the table, their CRUD operations (Master and up) and the
+// Project hook view of the spec. Delivering payloads is the webhooks
+// module's business; it reads this table. A hook's token is stored as given
+// (it is sent back to the hook's URL in X-Gitlab-Token, so it cannot be
+// hashed) and never rendered.
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// Hook is a stored project hook.
+type Hook struct {
+	ID                    uint64    `json:"id"`
+	ProjectID             uint64    `json:"project_id"`
+	URL                   string    `json:"url"`
+	Token                 string    `json:"token,omitempty"`
+	PushEvents            bool      `json:"push_events"`
+	IssuesEvents          bool      `json:"issues_events"`
+	MergeRequestsEvents   bool      `json:"merge_requests_events"`
+	TagPushEvents         bool      `json:"tag_push_events"`
+	NoteEvents            bool      `json:"note_events"`
+	JobEvents             bool      `json:"job_events"`
+	PipelineEvents        bool      `json:"pipeline_events"`
+	WikiPageEvents        bool      `json:"wiki_page_events"`
+	EnableSSLVerification bool      `json:"enable_ssl_verification"`
+	CreatedAt             time.Time `json:"created_at"`
+}
+
+func (h *Hook) RecordID() uint64      { return h.ID }
+func (h *Hook) SetRecordID(id uint64) { h.ID = id }
+
+var hooks = store.NewTable[Hook]("projects.hooks",
+	store.Index[Hook]{Name: "project", Keys: func(h *Hook) []string { return []string{u64(h.ProjectID)} }},
+)
+
+// HookView is the Project hook resource of the spec; the token is never in it.
+type HookView struct {
+	ID                    uint64   `json:"id"`
+	URL                   string   `json:"url"`
+	ProjectID             uint64   `json:"project_id"`
+	PushEvents            bool     `json:"push_events"`
+	IssuesEvents          bool     `json:"issues_events"`
+	MergeRequestsEvents   bool     `json:"merge_requests_events"`
+	TagPushEvents         bool     `json:"tag_push_events"`
+	NoteEvents            bool     `json:"note_events"`
+	JobEvents             bool     `json:"job_events"`
+	PipelineEvents        bool     `json:"pipeline_events"`
+	WikiPageEvents        bool     `json:"wiki_page_events"`
+	EnableSSLVerification bool     `json:"enable_ssl_verification"`
+	CreatedAt             api.Time `json:"created_at"`
+}
+
+func hookView(h *Hook) HookView {
+	return HookView{
+		ID: h.ID, URL: h.URL, ProjectID: h.ProjectID,
+		PushEvents: h.PushEvents, IssuesEvents: h.IssuesEvents, MergeRequestsEvents: h.MergeRequestsEvents,
+		TagPushEvents: h.TagPushEvents, NoteEvents: h.NoteEvents, JobEvents: h.JobEvents,
+		PipelineEvents: h.PipelineEvents, WikiPageEvents: h.WikiPageEvents,
+		EnableSSLVerification: h.EnableSSLVerification, CreatedAt: api.NewTime(h.CreatedAt),
+	}
+}
+
+// HookInput carries the parameters of add and edit. url is required on both
+// (as in GitLab 9); the switches keep their value when absent on edit.
+type HookInput struct {
+	URL                   string  `json:"url" required:"true" doc:"http or https URL the payloads are posted to"`
+	Token                 *string `json:"token,omitempty" doc:"Sent back in X-Gitlab-Token; never returned"`
+	PushEvents            *bool   `json:"push_events,omitempty" doc:"Default true"`
+	IssuesEvents          *bool   `json:"issues_events,omitempty"`
+	MergeRequestsEvents   *bool   `json:"merge_requests_events,omitempty"`
+	TagPushEvents         *bool   `json:"tag_push_events,omitempty"`
+	NoteEvents            *bool   `json:"note_events,omitempty"`
+	JobEvents             *bool   `json:"job_events,omitempty"`
+	PipelineEvents        *bool   `json:"pipeline_events,omitempty"`
+	WikiPageEvents        *bool   `json:"wiki_page_events,omitempty"`
+	EnableSSLVerification *bool   `json:"enable_ssl_verification,omitempty" doc:"Default true"`
+}
+
+func (in *HookInput) apply(h *Hook) {
+	set := func(d *bool, v *bool) {
+		if v != nil {
+			*d = *v
+		}
+	}
+	h.URL = strings.TrimSpace(in.URL)
+	if in.Token != nil {
+		h.Token = *in.Token
+	}
+	set(&h.PushEvents, in.PushEvents)
+	set(&h.IssuesEvents, in.IssuesEvents)
+	set(&h.MergeRequestsEvents, in.MergeRequestsEvents)
+	set(&h.TagPushEvents, in.TagPushEvents)
+	set(&h.NoteEvents, in.NoteEvents)
+	set(&h.JobEvents, in.JobEvents)
+	set(&h.PipelineEvents, in.PipelineEvents)
+	set(&h.WikiPageEvents, in.WikiPageEvents)
+	set(&h.EnableSSLVerification, in.EnableSSLVerification)
+}
+
+const maxHookURL = 2048
+
+// validateHookURL accepts absolute http and https URLs with a host, in
+// GitLab's words ("is blocked: ..."). Local addresses are allowed: GitLab 9
+// allowed them, and CI and chat integrations on the same host rely on it.
+func validateHookURL(raw string) ValidationError {
+	raw = strings.TrimSpace(raw)
+	bad := func(text string) ValidationError { return ValidationError{"url": {text}} }
+	if utf8.RuneCountInString(raw) > maxHookURL {
+		return bad("is too long (maximum is 2048 characters)")
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Opaque != "" {
+		return bad("is blocked: URI is invalid")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return bad("is blocked: Only allowed schemes are http, https")
+	}
+	if u.Hostname() == "" {
+		return bad("is blocked: URI is invalid")
+	}
+	return nil
+}
+
+type hookPath struct {
+	ProjectPath
+	HookID int64 `path:"hook_id" doc:"Hook id"`
+}
+
+type listHooksInput struct {
+	ProjectPath
+	api.PageParams
+}
+
+type listHooksOutput struct {
+	api.PageHeaders
+	Body []HookView
+}
+
+type hookOutput struct{ Body *HookView }
+
+type addHookInput struct {
+	ProjectPath
+	Body HookInput
+}
+
+type editHookInput struct {
+	ProjectPath
+	HookID int64 `path:"hook_id" doc:"Hook id"`
+	Body   HookInput
+}
+
+func (s *Service) registerHooks(a *api.API) {
+	tags := []string{"project hooks"}
+	api.Register(a, api.Op{ID: "list-project-hooks", Method: http.MethodGet, Path: "/projects/{id}/hooks", Tags: tags,
+		Summary: "A project's hooks (Master and up)", Access: api.SignedIn}, s.listHooks)
+	api.Register(a, api.Op{ID: "get-project-hook", Method: http.MethodGet, Path: "/projects/{id}/hooks/{hook_id}", Tags: tags,
+		Summary: "One project hook (Master and up)", Access: api.SignedIn}, s.getHook)
+	api.Register(a, api.Op{ID: "add-project-hook", Method: http.MethodPost, Path: "/projects/{id}/hooks", Tags: tags,
+		Summary: "Add a project hook (Master and up)", Access: api.SignedIn}, s.addHook)
+	api.Register(a, api.Op{ID: "edit-project-hook", Method: http.MethodPut, Path: "/projects/{id}/hooks/{hook_id}", Tags: tags,
+		Summary: "Edit a project hook (Master and up)", Access: api.SignedIn}, s.editHook)
+	api.Register(a, api.Op{ID: "delete-project-hook", Method: http.MethodDelete, Path: "/projects/{id}/hooks/{hook_id}", Tags: tags,
+		Summary: "Delete a project hook (Master and up); 204", Access: api.SignedIn}, s.deleteHook)
+}
+
+var errHookNotFound = api.NotFound("Hook")
+
+// projectHook loads a hook of project pid inside tx; a hook of another
+// project is not found either.
+func projectHook(tx *store.Tx, pid uint64, id int64) (*Hook, error) {
+	if id <= 0 {
+		return nil, errHookNotFound
+	}
+	h, err := hooks.Get(tx, uint64(id))
+	if errors.Is(err, store.ErrNotFound) || (err == nil && h.ProjectID != pid) {
+		return nil, errHookNotFound
+	}
+	return h, err
+}
+
+func (s *Service) listHooks(ctx context.Context, in *listHooksInput) (*listHooksOutput, error) {
+	r, err := s.require(ctx, in.ID, AdminProject)
+	if err != nil {
+		return nil, err
+	}
+	out := &listHooksOutput{Body: []HookView{}}
+	total := 0
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		ids, err := hooks.IDsBy(tx, "project", u64(r.p.ID))
+		if err != nil {
+			return err
+		}
+		total = len(ids)
+		for _, id := range api.Window(ids, in.PageParams) {
+			h, err := hooks.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			out.Body = append(out.Body, hookView(h))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.PageHeaders = api.Paginate(ctx, in.PageParams, total)
+	return out, nil
+}
+
+func (s *Service) getHook(ctx context.Context, in *hookPath) (*hookOutput, error) {
+	r, err := s.require(ctx, in.ID, AdminProject)
+	if err != nil {
+		return nil, err
+	}
+	var h *Hook
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		h, err = projectHook(tx, r.p.ID, in.HookID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	v := hookView(h)
+	return &hookOutput{Body: &v}, nil
+}
+
+func (s *Service) addHook(ctx context.Context, in *addHookInput) (*hookOutput, error) {
+	r, err := s.require(ctx, in.ID, AdminProject)
+	if err != nil {
+		return nil, err
+	}
+	if v := validateHookURL(in.Body.URL); v != nil {
+		return nil, v
+	}
+	h := &Hook{ProjectID: r.p.ID, PushEvents: true, EnableSSLVerification: true, CreatedAt: s.now().UTC()}
+	in.Body.apply(h)
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		if !projects.Exists(tx, r.p.ID) {
+			return errProjectNotFound // deleted meanwhile
+		}
+		return hooks.Insert(tx, h)
+	})
+	if err != nil {
+		return nil, err
+	}
+	v := hookView(h)
+	return &hookOutput{Body: &v}, nil
+}
+
+func (s *Service) editHook(ctx context.Context, in *editHookInput) (*hookOutput, error) {
+	r, err := s.require(ctx, in.ID, AdminProject)
+	if err != nil {
+		return nil, err
+	}
+	if v := validateHookURL(in.Body.URL); v != nil {
+		return nil, v
+	}
+	var h *Hook
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		if h, err = projectHook(tx, r.p.ID, in.HookID); err != nil {
+			return err
+		}
+		in.Body.apply(h)
+		return hooks.Update(tx, h)
+	})
+	if err != nil {
+		return nil, err
+	}
+	v := hookView(h)
+	return &hookOutput{Body: &v}, nil
+}
+
+func (s *Service) deleteHook(ctx context.Context, in *hookPath) (*struct{}, error) {
+	r, err := s.require(ctx, in.ID, AdminProject)
+	if err != nil {
+		return nil, err
+	}
+	return nil, s.db.Update(ctx, func(tx *store.Tx) error {
+		if _, err := projectHook(tx, r.p.ID, in.HookID); err != nil {
+			return err
+		}
+		return hooks.Delete(tx, uint64(in.HookID))
+	})
+}

@@ -1,0 +1,146 @@
+package internal
+
+// GET /projects/:id/users: the users with access to a project through
+// membership (GitLab's project.team.users): the owner of a personal
+// namespace, project members, members of the owning group and of groups the
+// project is shared with. Expired memberships and shares do not count.
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// ProjectUserView is the public user view of API-CONVENTIONS.md.
+type ProjectUserView struct {
+	ID        int64   `json:"id"`
+	Username  string  `json:"username"`
+	Name      string  `json:"name"`
+	State     string  `json:"state"`
+	AvatarURL *string `json:"avatar_url"`
+	WebURL    string  `json:"web_url"`
+}
+
+type projectUsersInput struct {
+	ProjectPath
+	api.PageParams
+	Search string `query:"search" doc:"Part of a username or name"`
+}
+
+type projectUsersOutput struct {
+	api.PageHeaders
+	Body []ProjectUserView
+}
+
+func (s *Service) registerProjectUsers(a *api.API) {
+	api.Register(a, api.Op{ID: "list-project-users", Method: http.MethodGet, Path: "/projects/{id}/users", Tags: []string{"projects"},
+		Summary: "Users who are members of a project, directly or through groups", Access: api.Public}, s.projectUsers)
+}
+
+// projectTeamIDs collects the ids of the users with a membership on p.
+func (s *Service) projectTeamIDs(ctx context.Context, p *Project) ([]uint64, error) {
+	now := s.now()
+	set := map[uint64]bool{}
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		addMembers := func(kind string, source uint64) error {
+			ids, err := members.IDsBy(tx, "source", sourceKey(kind, source))
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				m, err := members.Get(tx, id)
+				if err != nil {
+					return err
+				}
+				if m.AccessLevel >= Guest && (m.ExpiresAt == nil || !now.After(*m.ExpiresAt)) {
+					set[m.UserID] = true
+				}
+			}
+			return nil
+		}
+		ns, err := namespaces.Get(tx, p.NamespaceID)
+		if err != nil {
+			return err
+		}
+		switch ns.Kind {
+		case KindUser:
+			set[ns.OwnerID] = true
+		case KindGroup:
+			if err := addMembers(KindGroup, ns.ID); err != nil {
+				return err
+			}
+		}
+		if err := addMembers("project", p.ID); err != nil {
+			return err
+		}
+		for _, sh := range p.SharedWith {
+			if sh.ExpiresAt != nil && now.After(*sh.ExpiresAt) {
+				continue
+			}
+			if err := addMembers(KindGroup, sh.GroupID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	ids := make([]uint64, 0, len(set))
+	for id := range set {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids, err
+}
+
+// projectUsers lists the team in id order. Without search only the page's
+// users are looked up; with it every member is, to filter by name.
+func (s *Service) projectUsers(ctx context.Context, in *projectUsersInput) (*projectUsersOutput, error) {
+	r, err := s.resolve(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := s.projectTeamIDs(ctx, r.p)
+	if err != nil {
+		return nil, err
+	}
+	base := api.ExternalURLFrom(ctx)
+	q := strings.ToLower(strings.TrimSpace(in.Search))
+	candidates := ids
+	if q == "" {
+		candidates = api.Window(ids, in.PageParams)
+	}
+	var views []ProjectUserView
+	for _, id := range candidates {
+		u, err := s.users.UserByID(ctx, int64(id))
+		if errors.Is(err, auth.ErrUserNotFound) {
+			continue // deleted; its memberships go with the user's cleanup
+		}
+		if err != nil {
+			return nil, err
+		}
+		if q != "" && !strings.Contains(strings.ToLower(u.Username), q) && !strings.Contains(strings.ToLower(u.Name), q) {
+			continue
+		}
+		v := ProjectUserView{ID: u.ID, Username: u.Username, Name: u.Name, State: u.State, WebURL: base + "/" + url.PathEscape(u.Username)}
+		if u.AvatarURL != "" {
+			avatar := u.AvatarURL
+			v.AvatarURL = &avatar
+		}
+		views = append(views, v)
+	}
+	total := len(ids)
+	if q != "" {
+		total = len(views)
+		views = api.Window(views, in.PageParams)
+	}
+	if views == nil {
+		views = []ProjectUserView{}
+	}
+	return &projectUsersOutput{PageHeaders: api.Paginate(ctx, in.PageParams, total), Body: views}, nil
+}
