@@ -502,3 +502,26 @@ func actUsernames(users []*gitlab.ProjectUser) string {
 
 // actEscape is url.PathEscape for a project's full path.
 func actEscape(full string) string { return url.PathEscape(full) }
+
+// GET /projects/:id of a fork shows its source too, not only the fork's
+// own response.
+func TestForkSourceInEveryView(t *testing.T) {
+	t.Parallel()
+	s := stocktest.Start(t)
+	src, _, err := s.Client.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr("upstream"), Visibility: gitlab.Ptr(gitlab.PublicVisibility)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := s.CreateUser(t, "forker")
+	fork, _, err := u.Client.Projects.ForkProject(src.ID, &gitlab.ForkProjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := u.Client.Projects.GetProject(fork.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ForkedFromProject == nil || got.ForkedFromProject.ID != src.ID {
+		t.Fatalf("GET of a fork has forked_from_project %+v, want id %d", got.ForkedFromProject, src.ID)
+	}
+}

@@ -28,7 +28,6 @@ func (s *Service) actionOutput(ctx context.Context, id uint64) (*projectOutput, 
 		return nil, err
 	}
 	v := s.render(ctx, r)
-	v.ForkedFrom = s.forkedFrom(ctx, r.p)
 	return &projectOutput{Body: &v}, nil
 }
 

@@ -202,7 +202,9 @@ func (s *Service) render(ctx context.Context, r *resolved) ProjectView {
 			return nil
 		})
 	}
-	return s.view(ctx, r.p, r.ni, &r.l, allowed(pr, r.p, r.l, AdminProject), names)
+	v := s.view(ctx, r.p, r.ni, &r.l, allowed(pr, r.p, r.l, AdminProject), names)
+	v.ForkedFrom = s.forkedFrom(ctx, r.p)
+	return v
 }
 
 // ProjectEvent is published on project changes; Action is created, updated,
