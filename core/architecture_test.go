@@ -16,7 +16,7 @@ const modulePath = "github.com/fennec-forge/fennec"
 var moduleLayer = map[string]int{
 	"identity":      0,
 	"projects":      1,
-	"activity":      2,
+	"activity":      6, // listens to events of the modules below (pushes, notes...)
 	"repository":    2,
 	"ci":            3,
 	"issues":        3,

@@ -5,6 +5,7 @@ package stock
 
 import (
 	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/modules/activity"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
@@ -14,5 +15,6 @@ func Modules() []fennec.Module {
 	return []fennec.Module{
 		identity.Module(),
 		projects.Module(),
+		activity.Module(),
 	}
 }

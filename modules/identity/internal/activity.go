@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/fennec-forge/fennec/core/api"
-	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 )
 
@@ -30,16 +29,6 @@ type activitiesOutput struct {
 	Body []ActivityView
 }
 
-type userEventsInput struct {
-	UserIDPath
-	api.PageParams
-}
-
-type eventsOutput struct {
-	api.PageHeaders
-	Body []any
-}
-
 // activityDays remembers the day each user's activity was last written, so
 // git traffic writes the store at most once a day per user.
 type activityDays struct {
@@ -50,16 +39,8 @@ type activityDays struct {
 func (s *Service) registerActivity(a *api.API) {
 	api.Register(a, api.Op{ID: "list-user-activities", Method: http.MethodGet, Path: "/user/activities", Tags: []string{"users"},
 		Summary: "Users' last activity dates, oldest first (administrators)", Access: api.AdminOnly}, s.listActivities)
-	api.Register(a, api.Op{ID: "list-user-events", Method: http.MethodGet, Path: "/users/{id}/events", Tags: []string{"users"},
-		Summary: "A user's contribution events, newest first", Access: api.Public,
-		Scopes: []string{auth.ScopeAPI, auth.ScopeReadUser}}, func(ctx context.Context, in *userEventsInput) (*eventsOutput, error) {
-		if _, err := s.userByID(ctx, in.ID); err != nil {
-			return nil, err
-		}
-		// The activity feed arrives with the projects module; until then
-		// nobody has events, and the list says so with its headers.
-		return &eventsOutput{PageHeaders: api.Paginate(ctx, in.PageParams, 0), Body: []any{}}, nil
-	})
+	// GET /users/{id}/events is served by the activity module, which
+	// records the events.
 }
 
 func (s *Service) listActivities(ctx context.Context, in *activitiesInput) (*activitiesOutput, error) {

@@ -1,0 +1,26 @@
+package activity
+
+import (
+	"go.uber.org/fx"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/modules/activity/internal"
+)
+
+// Event asks the activity module to record a feed entry. Modules above
+// activity publish it (events.Bus.Publish) in the transaction of the change
+// it describes: a push ("pushed to", with Data), a merge request "opened", a
+// note "commented on". Key, when set, makes redelivery harmless: a second
+// event with the same key is dropped ("notes.note:42").
+type Event = internal.Record
+
+// Module is the activity module for fennec.WithModules.
+func Module() fennec.Module {
+	return fennec.NewModule("activity",
+		fennec.Tables(internal.Tables()...),
+		fennec.Migrations(internal.Migrations()...),
+		fx.Provide(internal.NewService),
+		fennec.ProvideSubscribers(internal.Subscribers),
+		fennec.ProvideRoutes(internal.NewRoutes),
+	)
+}

@@ -1,0 +1,190 @@
+package activity_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
+)
+
+// env is a running stock application with its event bus and store, so a
+// test can wait for deliveries (drain) and publish events itself.
+type env struct {
+	*fennectest.Server
+	bus *events.Bus
+	db  *store.DB
+}
+
+func start(t *testing.T) *env {
+	t.Helper()
+	e := &env{}
+	e.Server = stocktest.Start(t, fennectest.WithExtract(&e.bus, &e.db))
+	return e
+}
+
+// drain waits until every event committed so far has been delivered.
+func (e *env) drain(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.bus.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// publish commits events as a module would, then waits for their delivery.
+func (e *env) publish(t *testing.T, evs ...events.Event) {
+	t.Helper()
+	err := e.db.Update(context.Background(), func(tx *store.Tx) error {
+		for _, ev := range evs {
+			if err := e.bus.Publish(tx, ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.drain(t)
+}
+
+// project creates a project through client-go as the given user.
+func project(t *testing.T, c *gitlab.Client, name, visibility string) *gitlab.Project {
+	t.Helper()
+	p, _, err := c.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr(name),
+		Visibility: gitlab.Ptr(gitlab.VisibilityValue(visibility))})
+	if err != nil {
+		t.Fatalf("create project %s: %v", name, err)
+	}
+	return p
+}
+
+func rename(t *testing.T, c *gitlab.Client, id int64, name string) {
+	t.Helper()
+	if _, _, err := c.Projects.EditProject(id, &gitlab.EditProjectOptions{Name: gitlab.Ptr(name)}); err != nil {
+		t.Fatalf("edit project %d: %v", id, err)
+	}
+}
+
+// resp is a raw answer.
+type resp struct {
+	Status int
+	Body   string
+	Header http.Header
+	req    string
+}
+
+func get(t *testing.T, s *env, token, path string) resp {
+	t.Helper()
+	var hdr []string
+	if token != "" {
+		hdr = append(hdr, "PRIVATE-TOKEN", token)
+	}
+	r, raw := s.JSON(t, http.MethodGet, path, nil, nil, hdr...)
+	return resp{Status: r.StatusCode, Body: strings.TrimSuffix(string(raw), "\n"), Header: r.Header, req: "GET " + path}
+}
+
+func (r resp) expect(t *testing.T, status int, want string) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("bad expectation %q", want)
+	}
+	_ = json.Unmarshal([]byte(r.Body), &g)
+	if r.Status != status || !reflect.DeepEqual(g, w) {
+		t.Fatalf("%s: got %d %s\nwant %d %s", r.req, r.Status, r.Body, status, want)
+	}
+}
+
+// list decodes a 200 array of events.
+func (r resp) list(t *testing.T) []map[string]any {
+	t.Helper()
+	if r.Status != http.StatusOK {
+		t.Fatalf("%s: %d %s", r.req, r.Status, r.Body)
+	}
+	var a []map[string]any
+	dec := json.NewDecoder(bytes.NewReader([]byte(r.Body)))
+	dec.UseNumber()
+	if err := dec.Decode(&a); err != nil || a == nil {
+		t.Fatalf("%s: %q is not an array of objects: %v", r.req, r.Body, err)
+	}
+	return a
+}
+
+// pageHeaders checks every pagination header.
+func (r resp) pageHeaders(t *testing.T, total, totalPages, perPage, page int, next, prev string) {
+	t.Helper()
+	want := map[string]string{
+		"X-Total": strconv.Itoa(total), "X-Total-Pages": strconv.Itoa(totalPages),
+		"X-Per-Page": strconv.Itoa(perPage), "X-Page": strconv.Itoa(page),
+		"X-Next-Page": next, "X-Prev-Page": prev,
+	}
+	for h, v := range want {
+		if _, ok := r.Header[http.CanonicalHeaderKey(h)]; !ok {
+			t.Fatalf("%s: header %s missing", r.req, h)
+		}
+		if got := r.Header.Get(h); got != v {
+			t.Fatalf("%s: header %s = %q, want %q", r.req, h, got, v)
+		}
+	}
+	link := r.Header.Get("Link")
+	for rel, present := range map[string]bool{"first": true, "last": true, "next": next != "", "prev": prev != ""} {
+		if strings.Contains(link, `rel="`+rel+`"`) != present {
+			t.Fatalf("%s: Link %q: rel=%q present should be %v", r.req, link, rel, present)
+		}
+	}
+}
+
+// summary is "action@project" for each event, in order: the shape of a
+// feed at a glance ("updated@3", "created@3", "deleted@-").
+func summary(list []map[string]any) []string {
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		p := "-"
+		if e["project_id"] != nil {
+			p = e["project_id"].(json.Number).String()
+		}
+		out = append(out, e["action_name"].(string)+"@"+p)
+	}
+	return out
+}
+
+func keys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func wantFeed(t *testing.T, what string, list []map[string]any, want ...string) {
+	t.Helper()
+	if got := summary(list); !slices.Equal(got, want) {
+		t.Fatalf("%s: %v, want %v", what, got, want)
+	}
+}
+
+func at(action string, id int64) string { return action + "@" + strconv.FormatInt(id, 10) }
+
+func itoa(id int64) string { return strconv.FormatInt(id, 10) }
+
+const (
+	notFoundProject = `{"message":"404 Project Not Found"}`
+	notFoundUser    = `{"message":"404 User Not Found"}`
+)

@@ -1,0 +1,237 @@
+package internal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// NewRoutes registers the feed operations.
+func NewRoutes(s *Service) fennec.Routes {
+	return fennec.Routes{Name: "activity", Register: s.register}
+}
+
+// AuthorView is the author of an entry: the public view of a user.
+type AuthorView struct {
+	ID        int64   `json:"id"`
+	Name      string  `json:"name"`
+	Username  string  `json:"username"`
+	State     string  `json:"state"`
+	AvatarURL *string `json:"avatar_url"`
+	WebURL    string  `json:"web_url"`
+}
+
+// EventView is the Event resource of the spec. note appears only on
+// "commented on" entries that carry one.
+type EventView struct {
+	Title          *string         `json:"title"`
+	ProjectID      *uint64         `json:"project_id"`
+	ActionName     string          `json:"action_name"`
+	TargetID       *uint64         `json:"target_id"`
+	TargetType     *string         `json:"target_type"`
+	TargetTitle    *string         `json:"target_title"`
+	AuthorID       uint64          `json:"author_id"`
+	Author         AuthorView      `json:"author"`
+	AuthorUsername string          `json:"author_username"`
+	Data           json.RawMessage `json:"data"`
+	Note           json.RawMessage `json:"note,omitempty"`
+	CreatedAt      api.Time        `json:"created_at"`
+}
+
+// ProjectPath is the :id of a project (number or URL-encoded full path).
+type ProjectPath struct {
+	ID string `path:"id" doc:"Project id or URL-encoded full path"`
+}
+
+// UserPath is the :id of a user; a username works too, as in GitLab.
+type UserPath struct {
+	ID string `path:"id" doc:"User id or username"`
+}
+
+type projectEventsInput struct {
+	ProjectPath
+	api.PageParams
+}
+
+type userEventsInput struct {
+	UserPath
+	api.PageParams
+}
+
+type eventsOutput struct {
+	api.PageHeaders
+	Body []EventView
+}
+
+func (s *Service) register(a *api.API) {
+	api.Register(a, api.Op{ID: "list-project-events", Method: http.MethodGet, Path: "/projects/{id}/events", Tags: []string{"events"},
+		Summary: "A project's events, newest first", Access: api.Public}, s.projectEvents)
+	api.Register(a, api.Op{ID: "list-user-events", Method: http.MethodGet, Path: "/users/{id}/events", Tags: []string{"events", "users"},
+		Summary: "A user's contribution events in projects the caller can see, newest first", Access: api.Public,
+		Scopes: []string{auth.ScopeAPI, auth.ScopeReadUser}}, s.userEvents)
+}
+
+func (s *Service) projectEvents(ctx context.Context, in *projectEventsInput) (*eventsOutput, error) {
+	info, err := s.access.Resolve(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	var page []*Entry
+	total := 0
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		ids, err := entries.IDsBy(tx, "project", strconv.FormatInt(info.ID, 10))
+		if err != nil {
+			return err
+		}
+		slices.Reverse(ids)
+		total = len(ids)
+		page, err = load(tx, api.Window(ids, in.PageParams))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.output(ctx, in.PageParams, total, page)
+}
+
+func (s *Service) userEvents(ctx context.Context, in *userEventsInput) (*eventsOutput, error) {
+	var u identity.UserInfo
+	var err error
+	if id, name := api.ParseID(in.ID); id > 0 {
+		u, err = s.users.UserByID(ctx, id)
+	} else {
+		u, err = s.users.UserByUsername(ctx, name)
+	}
+	if err != nil {
+		return nil, err // ErrUserNotFound is 404 User Not Found
+	}
+	var items []item
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		items = authorItems(tx, uint64(u.ID))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Keep what the caller may see, newest first. Visibility is asked once
+	// per project (the Access service, under the caller's own context).
+	caller := auth.FromContext(ctx)
+	seen := map[uint64]bool{}
+	ids := make([]uint64, 0, len(items))
+	for i := len(items) - 1; i >= 0; i-- {
+		it := items[i]
+		visible, known := seen[it.project]
+		if !known {
+			if visible, err = s.canSee(ctx, caller, u.ID, it.project); err != nil {
+				return nil, err
+			}
+			seen[it.project] = visible
+		}
+		if visible {
+			ids = append(ids, it.entry)
+		}
+	}
+	var page []*Entry
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		page, err = load(tx, api.Window(ids, in.PageParams))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.output(ctx, in.PageParams, len(ids), page)
+}
+
+// canSee: entries of a project go to those who may read the project;
+// entries outside any project (tombstones) to their author and
+// administrators only.
+func (s *Service) canSee(ctx context.Context, caller *auth.Principal, author int64, project uint64) (bool, error) {
+	if project == 0 {
+		return caller.IsAdmin() || caller.UserID() == author, nil
+	}
+	ok, err := s.access.Can(ctx, strconv.FormatUint(project, 10), projects.ReadProject)
+	var e *api.Error
+	if errors.As(err, &e) && e.Status == http.StatusNotFound {
+		return false, nil
+	}
+	return ok, err
+}
+
+// load reads entries by id; one removed since the ids were read (a project
+// deleted meanwhile) is skipped.
+func load(tx *store.Tx, ids []uint64) ([]*Entry, error) {
+	out := make([]*Entry, 0, len(ids))
+	for _, id := range ids {
+		e, err := entries.Get(tx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func (s *Service) output(ctx context.Context, p api.PageParams, total int, page []*Entry) (*eventsOutput, error) {
+	out := &eventsOutput{PageHeaders: api.Paginate(ctx, p, total), Body: make([]EventView, 0, len(page))}
+	base := api.ExternalURLFrom(ctx)
+	authors := map[uint64]AuthorView{}
+	for _, e := range page {
+		a, ok := authors[e.AuthorID]
+		if !ok {
+			u, err := s.users.UserByID(ctx, int64(e.AuthorID))
+			switch {
+			case errors.Is(err, auth.ErrUserNotFound):
+				// Deleted a moment ago; the cleanup of their entries is on
+				// its way. Shown as GitLab shows the authors of deleted users.
+				a = AuthorView{ID: int64(e.AuthorID), Name: "Ghost User", Username: "ghost", State: "blocked", WebURL: base + "/ghost"}
+			case err != nil:
+				return nil, err
+			default:
+				a = AuthorView{ID: u.ID, Name: u.Name, Username: u.Username, State: u.State, AvatarURL: nonEmpty(u.AvatarURL),
+					WebURL: base + "/" + url.PathEscape(u.Username)}
+			}
+			authors[e.AuthorID] = a
+		}
+		out.Body = append(out.Body, view(e, a))
+	}
+	return out, nil
+}
+
+func view(e *Entry, a AuthorView) EventView {
+	v := EventView{
+		ActionName: e.ActionName, AuthorID: e.AuthorID, Author: a, AuthorUsername: a.Username,
+		Title: nonEmpty(e.Title), TargetType: nonEmpty(e.TargetType), TargetTitle: nonEmpty(e.TargetTitle),
+		Data: e.Data, Note: e.Note, CreatedAt: api.NewTime(e.CreatedAt),
+	}
+	if e.ProjectID != 0 {
+		v.ProjectID = &e.ProjectID
+	}
+	if e.TargetID != 0 {
+		v.TargetID = &e.TargetID
+	}
+	if len(v.Data) == 0 {
+		v.Data = nil
+	}
+	return v
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

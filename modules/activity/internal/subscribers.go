@@ -1,0 +1,159 @@
+package internal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// Service records and serves the activity feeds.
+type Service struct {
+	db     *store.DB
+	log    *zap.Logger
+	access projects.Access
+	users  identity.Users
+	now    func() time.Time
+}
+
+// NewService builds the service.
+func NewService(db *store.DB, log *zap.Logger, access projects.Access, users identity.Users) *Service {
+	return &Service{db: db, log: log, access: access, users: users, now: time.Now}
+}
+
+// Record is the event other modules publish to add a feed entry (exported
+// as activity.Event). Zero values render as null: TargetID 0, empty
+// TargetType, TargetTitle and Title, no Data.
+type Record struct {
+	ProjectID   int64           `json:"project_id"`
+	AuthorID    int64           `json:"author_id"`
+	ActionName  string          `json:"action_name"`
+	TargetID    int64           `json:"target_id,omitempty"`
+	TargetType  string          `json:"target_type,omitempty"`
+	TargetTitle string          `json:"target_title,omitempty"`
+	Title       string          `json:"title,omitempty"`
+	Data        json.RawMessage `json:"data,omitempty"`
+	Note        json.RawMessage `json:"note,omitempty"`
+	// Key dedupes redeliveries; leave it empty only for events that may
+	// legitimately repeat with the same fields.
+	Key string `json:"key,omitempty"`
+}
+
+// EventTopic implements events.Event.
+func (Record) EventTopic() string { return "activity.record" }
+
+// Subscribers are the module's event handlers. Delivery is at least once;
+// each handler says how it stays harmless when an event comes twice.
+func Subscribers(s *Service) []events.Subscriber {
+	return []events.Subscriber{
+		events.Subscribe("activity.project", s.onProject),
+		events.Subscribe("activity.member", s.onMember),
+		events.Subscribe("activity.user-deleted", s.onUserDeleted),
+		events.Subscribe("activity.record", s.onRecord),
+	}
+}
+
+// onProject records created (forks too: a fork is a project its author
+// created) and updated, and on deleted removes every entry of the project
+// and leaves a "deleted" tombstone in the author's own feed. Other actions
+// (archived, unarchived) have no feed entry, as in GitLab.
+//
+// created and deleted happen once per project, so their entries carry a
+// key and a redelivery adds nothing. updated may legitimately repeat with
+// the same fields; a redelivery (a crash between the handler's commit and
+// the outbox's) may then show one "updated" twice, which we accept.
+func (s *Service) onProject(ctx context.Context, ev projects.ProjectEvent) error {
+	pid, author := uint64(ev.ProjectID), uint64(ev.UserID)
+	if pid == 0 {
+		return nil
+	}
+	now := s.now().UTC()
+	switch ev.Action {
+	case "created", "forked":
+		return s.db.Update(ctx, func(tx *store.Tx) error {
+			_, err := insert(tx, &Entry{ProjectID: pid, AuthorID: author, ActionName: "created",
+				Key: "projects.created:" + u64(pid), CreatedAt: now})
+			return err
+		})
+	case "updated":
+		return s.db.Update(ctx, func(tx *store.Tx) error {
+			_, err := insert(tx, &Entry{ProjectID: pid, AuthorID: author, ActionName: "updated", CreatedAt: now})
+			return err
+		})
+	case "deleted":
+		// A deleted author (the projects module deletes a deleted user's
+		// projects) gets no tombstone: nobody could see it.
+		_, err := s.users.UserByID(ctx, ev.UserID)
+		tombstone := err == nil && author != 0
+		if err != nil && !errors.Is(err, auth.ErrUserNotFound) {
+			return err
+		}
+		return s.db.Update(ctx, func(tx *store.Tx) error {
+			if err := removeProject(tx, pid); err != nil {
+				return err
+			}
+			if !tombstone {
+				return nil
+			}
+			_, err := insert(tx, &Entry{AuthorID: author, ActionName: "deleted", TargetID: pid, TargetType: "Project",
+				Key: "projects.deleted:" + u64(pid), CreatedAt: now})
+			return err
+		})
+	}
+	return nil
+}
+
+// onMember records joined and left for project memberships (group ones
+// have no project feed to go to). Membership alternates, so a redelivered
+// event is recognised: the member's newest membership entry in the project
+// already has the same action.
+func (s *Service) onMember(ctx context.Context, ev projects.MemberEvent) error {
+	if ev.ProjectID == 0 || ev.UserID == 0 || (ev.Action != "joined" && ev.Action != "left") {
+		return nil
+	}
+	pid, member := uint64(ev.ProjectID), uint64(ev.UserID)
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		last, err := lastInProject(tx, member, pid, 1000, func(e *Entry) bool {
+			return e.ActionName == "joined" || e.ActionName == "left"
+		})
+		if err != nil || (last != nil && last.ActionName == ev.Action) {
+			return err
+		}
+		// The member is the author, as in GitLab: "alice joined project X".
+		_, err = insert(tx, &Entry{ProjectID: pid, AuthorID: member, ActionName: ev.Action, CreatedAt: s.now().UTC()})
+		return err
+	})
+}
+
+// onUserDeleted removes what a deleted user authored; removing twice
+// changes nothing.
+func (s *Service) onUserDeleted(ctx context.Context, ev identity.UserDeleted) error {
+	return s.db.Update(ctx, func(tx *store.Tx) error { return removeAuthor(tx, uint64(ev.UserID)) })
+}
+
+// onRecord stores an entry another module asked for; its Key makes a
+// redelivery harmless.
+func (s *Service) onRecord(ctx context.Context, r Record) error {
+	if r.AuthorID <= 0 || r.ActionName == "" || r.ProjectID < 0 {
+		s.log.Warn("activity: dropping an incomplete record", zap.String("action", r.ActionName), zap.Int64("author", r.AuthorID))
+		return nil
+	}
+	e := &Entry{ProjectID: uint64(r.ProjectID), AuthorID: uint64(r.AuthorID), ActionName: r.ActionName,
+		TargetType: r.TargetType, TargetTitle: r.TargetTitle, Title: r.Title, Data: r.Data, Note: r.Note,
+		Key: r.Key, CreatedAt: s.now().UTC()}
+	if r.TargetID > 0 {
+		e.TargetID = uint64(r.TargetID)
+	}
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		_, err := insert(tx, e)
+		return err
+	})
+}
