@@ -33,6 +33,11 @@ const (
 	AdminProject     = internal.AdminProject
 	ChangeVisibility = internal.ChangeVisibility
 	RemoveProject    = internal.RemoveProject
+
+	ReadIssues        = internal.ReadIssues
+	ReadMergeRequests = internal.ReadMergeRequests
+	ReadSnippets      = internal.ReadSnippets
+	ReadJobs          = internal.ReadJobs
 )
 
 // Access levels.

@@ -37,19 +37,44 @@ const (
 	AdminProject // settings, hooks, members, protected branches
 	ChangeVisibility
 	RemoveProject // also archive/unarchive, delete MRs and issues
+
+	// Reads of features that a project may switch off.
+	ReadIssues        // issues_enabled
+	ReadMergeRequests // merge_requests_enabled
+	ReadSnippets      // snippets_enabled
+	ReadJobs          // jobs_enabled; non-members also need public_jobs
 )
+
+// feature says which switch an action needs (nil: none).
+func feature(a Action, f *Features) (needed, on bool) {
+	switch a {
+	case ReadIssues, CreateIssue:
+		return true, f.IssuesEnabled
+	case ReadMergeRequests:
+		return true, f.MergeRequestsEnabled
+	case ReadSnippets, CreateSnippet:
+		return true, f.SnippetsEnabled
+	case ReadJobs:
+		return true, f.JobsEnabled
+	}
+	return false, true
+}
 
 // minLevel is the table of API-CONVENTIONS.md.
 var minLevel = map[Action]int{
-	ReadProject:      Guest,
-	CreateIssue:      Guest,
-	ReadCode:         Reporter,
-	CreateSnippet:    Reporter,
-	PushCode:         Developer,
-	PushProtected:    Master,
-	AdminProject:     Master,
-	ChangeVisibility: Owner,
-	RemoveProject:    Owner,
+	ReadProject:       Guest,
+	CreateIssue:       Guest,
+	ReadCode:          Reporter,
+	CreateSnippet:     Reporter,
+	PushCode:          Developer,
+	PushProtected:     Master,
+	AdminProject:      Master,
+	ChangeVisibility:  Owner,
+	RemoveProject:     Owner,
+	ReadIssues:        Guest,
+	ReadSnippets:      Guest,
+	ReadMergeRequests: Reporter,
+	ReadJobs:          Reporter,
 }
 
 // writes are refused on archived projects whatever the level.
@@ -138,15 +163,35 @@ func allowed(p *auth.Principal, proj *Project, l levels, a Action) bool {
 	if proj.Archived && writes[a] {
 		return false
 	}
+	if needed, on := feature(a, &proj.Features); needed && !on {
+		return false // a switched-off feature is off for everyone
+	}
+	// Reading the code (and so merge requests) of a public project, or of
+	// an internal one as a signed-in user who is not external, needs no
+	// membership; jobs too when the project makes them public.
+	openCode := proj.Visibility == Public || (proj.Visibility == Internal && !p.IsAnonymous() && !p.User.External)
 	// Anonymous callers get public reads only.
 	if p.IsAnonymous() {
-		return a == ReadProject || (a == ReadCode && proj.Visibility == Public)
+		switch a {
+		case ReadProject, ReadIssues, ReadSnippets:
+			return true
+		case ReadCode, ReadMergeRequests:
+			return openCode
+		case ReadJobs:
+			return openCode && proj.PublicJobs
+		}
+		return false
 	}
 	lvl := effectiveLevel(p, proj, l)
-	// Reading the code of a public project, or of an internal one as a
-	// signed-in user who is not external, needs no membership.
-	if a == ReadCode && (proj.Visibility == Public || (proj.Visibility == Internal && !p.User.External)) {
-		return true
+	switch a {
+	case ReadCode, ReadMergeRequests:
+		if openCode {
+			return true
+		}
+	case ReadJobs:
+		if openCode && proj.PublicJobs && l.max() < Reporter {
+			return true
+		}
 	}
 	return lvl >= minLevel[a]
 }

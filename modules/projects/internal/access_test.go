@@ -91,7 +91,9 @@ func (w *accWorld) namespace(ns *Namespace) *Namespace {
 
 func (w *accWorld) project(ns *Namespace, path, vis string, edit ...func(*Project)) *Project {
 	w.t.Helper()
-	p := &Project{NamespaceID: ns.ID, Name: path, Path: path, Visibility: vis, SharedWith: []Share{}, CreatedAt: w.now}
+	// Features as a new project has them (create() switches these on).
+	p := &Project{NamespaceID: ns.ID, Name: path, Path: path, Visibility: vis, SharedWith: []Share{}, CreatedAt: w.now,
+		Features: Features{IssuesEnabled: true, MergeRequestsEnabled: true, JobsEnabled: true, WikiEnabled: true, SnippetsEnabled: true}}
 	for _, e := range edit {
 		e(p)
 	}
