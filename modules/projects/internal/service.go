@@ -385,6 +385,18 @@ func (s *Service) create(ctx context.Context, owner int64, in ProjectInput) (*re
 			}
 		}
 		p.NamespaceID = ns.ID
+		// Report every taken field at once, as GitLab does, not only the
+		// first unique index the insert would trip over.
+		taken := ValidationError{}
+		if _, err := projects.GetBy(tx, "name", u64(ns.ID)+"/"+store.Fold(p.Name)); err == nil {
+			taken["name"] = []string{"has already been taken"}
+		}
+		if _, err := projects.GetBy(tx, "path", projectPathKey(ns.ID, p.Path)); err == nil {
+			taken["path"] = []string{"has already been taken"}
+		}
+		if len(taken) > 0 {
+			return taken
+		}
 		if err := projects.Insert(tx, p); err != nil {
 			return err
 		}

@@ -4,6 +4,11 @@ import (
 	"context"
 	"net/url"
 	"strings"
+	"unicode"
+
+	"golang.org/x/text/runes"
+	"golang.org/x/text/transform"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/modules/identity"
@@ -171,12 +176,22 @@ func (s *Service) view(ctx context.Context, p *Project, ni nsInfo, l *levels, ad
 	return v
 }
 
-// slug turns a name into a path: lowercase, runs of other characters become
-// one dash ("My Project!" -> "my-project").
+// slug turns a name into a path: accents dropped ("Ünïcödé" -> "unicode"),
+// lowercase, runs of other characters become one dash
+// ("My Prøject!" -> "my-project").
 func slug(name string) string {
+	plain, _, err := transform.String(transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC), name)
+	if err != nil {
+		plain = name
+	}
 	var b strings.Builder
 	dash := false
-	for _, r := range strings.ToLower(name) {
+	for _, r := range strings.ToLower(plain) {
+		if t, ok := transliterate[r]; ok {
+			b.WriteString(t)
+			dash = false
+			continue
+		}
 		switch {
 		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '_', r == '.':
 			b.WriteRune(r)
@@ -189,4 +204,10 @@ func slug(name string) string {
 		}
 	}
 	return strings.Trim(b.String(), "-.")
+}
+
+// transliterate covers Latin letters that do not decompose into a base
+// letter and a mark.
+var transliterate = map[rune]string{
+	'ø': "o", 'æ': "ae", 'œ': "oe", 'ß': "ss", 'đ': "d", 'ł': "l", 'þ': "th", 'ð': "d", 'ı': "i",
 }
