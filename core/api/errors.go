@@ -112,6 +112,22 @@ func AtLeastOne(params ...string) *Error {
 // failed validation.
 func Validation(fields map[string][]string) *Error { return &Error{Status: 400, Message: fields} }
 
+// FieldErrors is a record that failed validation: field -> texts, rendered
+// as 400 {"message":{"email":["has already been taken"]}}. Modules build it
+// and return it as an error; FromError renders it.
+type FieldErrors map[string][]string
+
+func (f FieldErrors) Error() string {
+	b, _ := json.Marshal(map[string][]string(f))
+	return "validation failed: " + string(b)
+}
+
+// Fields returns the field -> texts map.
+func (f FieldErrors) Fields() map[string][]string { return f }
+
+// Add appends a text to a field.
+func (f FieldErrors) Add(field, text string) { f[field] = append(f[field], text) }
+
 // Conflict is 409 {"message":msg}.
 func Conflict(msg string) *Error { return &Error{Status: 409, Message: msg} }
 

@@ -198,14 +198,14 @@ func (s *Service) addKey(ctx context.Context, userID int64, b keyBody) (*keyOutp
 	title := strings.TrimSpace(b.Title)
 	verr := ValidationError{}
 	if title == "" {
-		verr.add("title", "can't be blank")
+		verr.Add("title", "can't be blank")
 	} else if utf8.RuneCountInString(title) > 255 {
-		verr.add("title", "is too long (maximum is 255 characters)")
+		verr.Add("title", "is too long (maximum is 255 characters)")
 	}
 	normalized, fp, ok := parseKey(b.Key)
 	if !ok {
-		verr.add("key", "is invalid")
-		verr.add("fingerprint", "cannot be generated")
+		verr.Add("key", "is invalid")
+		verr.Add("fingerprint", "cannot be generated")
 	}
 	if len(verr) > 0 {
 		return nil, verr

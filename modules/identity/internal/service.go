@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/events"
@@ -70,17 +71,8 @@ func NewService(db *store.DB, bus *events.Bus, log *zap.Logger, cfg config.Confi
 	return s, nil
 }
 
-// Validation errors: field -> texts, rendered as 400 {"message":{...}}.
-type ValidationError map[string][]string
-
-func (v ValidationError) Error() string {
-	return fmt.Sprintf("identity: invalid %v", map[string][]string(v))
-}
-
-// Fields lets core/api render the error as {"message":{field:[texts]}}.
-func (v ValidationError) Fields() map[string][]string { return v }
-
-func (v ValidationError) add(field, text string) { v[field] = append(v[field], text) }
+// ValidationError is the field -> texts error of core/api.
+type ValidationError = api.FieldErrors
 
 var usernameRE = regexp.MustCompile(`^[a-zA-Z0-9_.][a-zA-Z0-9_.-]*$`)
 
@@ -98,37 +90,37 @@ func validateUser(u *User, password string, requirePassword bool) ValidationErro
 	v := ValidationError{}
 	switch {
 	case u.Username == "":
-		v.add("username", "can't be blank")
+		v.Add("username", "can't be blank")
 	case len(u.Username) > 255:
-		v.add("username", "is too long (maximum is 255 characters)")
+		v.Add("username", "is too long (maximum is 255 characters)")
 	case !usernameRE.MatchString(u.Username) || strings.HasSuffix(u.Username, ".") ||
 		strings.HasSuffix(u.Username, ".git") || strings.HasSuffix(u.Username, ".atom"):
-		v.add("username", "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.', '.git' or '.atom'.")
+		v.Add("username", "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.', '.git' or '.atom'.")
 	}
 	if u.Name == "" {
-		v.add("name", "can't be blank")
+		v.Add("name", "can't be blank")
 	}
 	for field, value := range map[string]string{"name": u.Name, "skype": u.Skype, "linkedin": u.Linkedin,
 		"twitter": u.Twitter, "website_url": u.WebsiteURL, "organization": u.Organization,
 		"bio": deref(u.Bio), "location": deref(u.Location)} {
 		if utf8.RuneCountInString(value) > 255 {
-			v.add(field, "is too long (maximum is 255 characters)")
+			v.Add(field, "is too long (maximum is 255 characters)")
 		}
 	}
 	if u.ProjectsLimit < 0 {
-		v.add("projects_limit", "must be greater than or equal to 0")
+		v.Add("projects_limit", "must be greater than or equal to 0")
 	}
 	if u.Email == "" {
-		v.add("email", "can't be blank")
+		v.Add("email", "can't be blank")
 	} else if !validEmail(u.Email) {
-		v.add("email", "is invalid")
+		v.Add("email", "is invalid")
 	}
 	if requirePassword || password != "" {
 		if len(password) < MinPasswordLength {
-			v.add("password", fmt.Sprintf("is too short (minimum is %d characters)", MinPasswordLength))
+			v.Add("password", fmt.Sprintf("is too short (minimum is %d characters)", MinPasswordLength))
 		} else if len(password) > 72 {
 			// bcrypt ignores everything past 72 bytes; refuse rather than truncate.
-			v.add("password", "is too long (maximum is 72 characters)")
+			v.Add("password", "is too long (maximum is 72 characters)")
 		}
 	}
 	if len(v) == 0 {

@@ -35,13 +35,8 @@ func NewService(db *store.DB, bus *events.Bus, log *zap.Logger, users identity.U
 	return &Service{db: db, bus: bus, log: log, users: users, now: time.Now}
 }
 
-// ValidationError is a field -> texts error (400 {"message":{...}}).
-type ValidationError map[string][]string
-
-func (v ValidationError) Error() string {
-	return fmt.Sprintf("projects: invalid %v", map[string][]string(v))
-}
-func (v ValidationError) Fields() map[string][]string { return v }
+// ValidationError is the field -> texts error of core/api.
+type ValidationError = api.FieldErrors
 
 var (
 	pathRE = regexp.MustCompile(`^[a-zA-Z0-9_.][a-zA-Z0-9_.-]*$`)
