@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -61,10 +60,10 @@ func BenchmarkProjectReads(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for r := 0; r < rounds; r++ {
-			m1, _ := benchLoad(b, small.s.URL+listPath, small.member, workers, round)
-			m10, p99 := benchLoad(b, big.s.URL+listPath, big.member, workers, round)
-			a, ap99 := benchLoad(b, big.s.URL+listPath, big.s.RootToken, workers, round)
-			g, gp99 := benchLoad(b, big.s.URL+getPath, big.member, workers, round)
+			m1, _ := fennectest.Load(b, small.s.URL+listPath, small.member, workers, round)
+			m10, p99 := fennectest.Load(b, big.s.URL+listPath, big.member, workers, round)
+			a, ap99 := fennectest.Load(b, big.s.URL+listPath, big.s.RootToken, workers, round)
+			g, gp99 := fennectest.Load(b, big.s.URL+getPath, big.member, workers, round)
 			member1k, member10k, admin, single = append(member1k, m1), append(member10k, m10), append(admin, a), append(single, g)
 			growth = append(growth, m10/m1)
 			memberP99, adminP99, singleP99 = max(memberP99, p99), max(adminP99, ap99), max(singleP99, gp99)
@@ -76,16 +75,16 @@ func BenchmarkProjectReads(b *testing.B) {
 	b.ReportMetric(big.usersTook.Seconds(), "seed-users-s")
 	b.ReportMetric(big.projectsTook.Seconds(), "seed-projects-s")
 	b.ReportMetric(10000/big.projectsTook.Seconds(), "seed-projects/s")
-	b.ReportMetric(benchMedian(admin), "admin-list-req/s")
-	b.ReportMetric(benchMedian(single), "get-project-req/s")
+	b.ReportMetric(fennectest.Median(admin), "admin-list-req/s")
+	b.ReportMetric(fennectest.Median(single), "get-project-req/s")
 	b.ReportMetric(float64(adminP99.Microseconds())/1000, "admin-list-p99-ms")
 	b.ReportMetric(float64(memberP99.Microseconds())/1000, "member-list-p99-ms")
 	b.ReportMetric(float64(singleP99.Microseconds())/1000, "get-project-p99-ms")
-	b.ReportMetric(benchMedian(member1k), "member-list-at-1k-req/s")
-	b.ReportMetric(benchMedian(member10k), "member-list-at-10k-req/s")
-	b.ReportMetric(100*benchMedian(growth), "member-10k/1k-%")
-	b.ReportMetric(benchMedian(cost1k), "member-list-at-1k-µs")
-	b.ReportMetric(benchMedian(cost10k), "member-list-at-10k-µs")
+	b.ReportMetric(fennectest.Median(member1k), "member-list-at-1k-req/s")
+	b.ReportMetric(fennectest.Median(member10k), "member-list-at-10k-req/s")
+	b.ReportMetric(100*fennectest.Median(growth), "member-10k/1k-%")
+	b.ReportMetric(fennectest.Median(cost1k), "member-list-at-1k-µs")
+	b.ReportMetric(fennectest.Median(cost10k), "member-list-at-10k-µs")
 }
 
 // benchStore is a seeded application.
@@ -259,63 +258,4 @@ func benchHandler(b *testing.B, st *benchStore, path string, n int) float64 {
 		}
 	}
 	return float64(time.Since(start).Microseconds()) / float64(n)
-}
-
-// benchLoad runs `workers` keep-alive clients against url for d and returns
-// requests per second and the 99th percentile latency.
-func benchLoad(b *testing.B, url, token string, workers int, d time.Duration) (float64, time.Duration) {
-	b.Helper()
-	tr := &http.Transport{MaxIdleConns: workers * 2, MaxIdleConnsPerHost: workers * 2, DisableCompression: true}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr}
-	var done, failed atomic.Int64
-	lat := make([][]time.Duration, workers)
-	start := time.Now()
-	deadline := start.Add(d)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			req, _ := http.NewRequest(http.MethodGet, url, nil)
-			req.Header.Set("PRIVATE-TOKEN", token)
-			for time.Now().Before(deadline) {
-				t0 := time.Now()
-				resp, err := client.Do(req)
-				if err != nil {
-					failed.Add(1)
-					continue
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					failed.Add(1)
-					continue
-				}
-				lat[w] = append(lat[w], time.Since(t0))
-				done.Add(1)
-			}
-		}(w)
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	if n := failed.Load(); n > 0 {
-		b.Fatalf("%d requests failed against %s", n, url)
-	}
-	var all []time.Duration
-	for _, l := range lat {
-		all = append(all, l...)
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
-	p99 := time.Duration(0)
-	if len(all) > 0 {
-		p99 = all[len(all)*99/100]
-	}
-	return float64(done.Load()) / elapsed.Seconds(), p99
-}
-
-func benchMedian(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	return s[len(s)/2]
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,60 +19,6 @@ import (
 	flog "github.com/fennec-forge/fennec/core/log"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
-
-// load runs `workers` keep-alive clients against url for d and returns the
-// requests per second and the 99th percentile latency.
-func load(b *testing.B, url, token string, workers int, d time.Duration) (float64, time.Duration) {
-	b.Helper()
-	tr := &http.Transport{MaxIdleConns: workers * 2, MaxIdleConnsPerHost: workers * 2, DisableCompression: true}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr}
-	var done atomic.Int64
-	var failed atomic.Int64
-	lat := make([][]time.Duration, workers)
-	deadline := time.Now().Add(d)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			req, _ := http.NewRequest(http.MethodGet, url, nil)
-			if token != "" {
-				req.Header.Set("PRIVATE-TOKEN", token)
-			}
-			for time.Now().Before(deadline) {
-				start := time.Now()
-				resp, err := client.Do(req)
-				if err != nil {
-					failed.Add(1)
-					continue
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					failed.Add(1)
-					continue
-				}
-				lat[w] = append(lat[w], time.Since(start))
-				done.Add(1)
-			}
-		}(w)
-	}
-	wg.Wait()
-	if n := failed.Load(); n > 0 {
-		b.Fatalf("%d requests failed against %s", n, url)
-	}
-	var all []time.Duration
-	for _, l := range lat {
-		all = append(all, l...)
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
-	p99 := time.Duration(0)
-	if len(all) > 0 {
-		p99 = all[len(all)*99/100]
-	}
-	return float64(done.Load()) / d.Seconds(), p99
-}
 
 // plainUser has the shape of Fennec's GET /user body, so a plain handler can
 // encode the same JSON the ordinary way (timestamps as ready strings, which
@@ -168,20 +113,20 @@ func BenchmarkGetUserFullStackVsPlain(b *testing.B) {
 		for r := 0; r < rounds; r++ {
 			// Each round measures all three back to back, so a ratio is taken
 			// over the same stretch of machine weather.
-			p, _ := load(b, plain.URL+"/api/v4/user", "", workers, round)
-			f, p99 := load(b, s.URL+"/api/v4/user", u.Token, workers, round)
-			st, _ := load(b, static.URL+"/api/v4/user", "", workers, round)
+			p, _ := fennectest.Load(b, plain.URL+"/api/v4/user", "", workers, round)
+			f, p99 := fennectest.Load(b, s.URL+"/api/v4/user", u.Token, workers, round)
+			st, _ := fennectest.Load(b, static.URL+"/api/v4/user", "", workers, round)
 			plainRPS, fullRPS, staticRPS = append(plainRPS, p), append(fullRPS, f), append(staticRPS, st)
 			vsPlain, vsStatic = append(vsPlain, f/p), append(vsStatic, f/st)
 			fullP99 = max(fullP99, p99)
 		}
 	}
 	b.ReportMetric(0, "ns/op")
-	b.ReportMetric(median(plainRPS), "plain-req/s")
-	b.ReportMetric(median(staticRPS), "static-req/s")
-	b.ReportMetric(median(fullRPS), "fennec-req/s")
-	b.ReportMetric(100*median(vsPlain), "fennec/plain-%")
-	b.ReportMetric(100*median(vsStatic), "fennec/static-%")
+	b.ReportMetric(fennectest.Median(plainRPS), "plain-req/s")
+	b.ReportMetric(fennectest.Median(staticRPS), "static-req/s")
+	b.ReportMetric(fennectest.Median(fullRPS), "fennec-req/s")
+	b.ReportMetric(100*fennectest.Median(vsPlain), "fennec/plain-%")
+	b.ReportMetric(100*fennectest.Median(vsStatic), "fennec/static-%")
 	b.ReportMetric(float64(fullP99.Microseconds())/1000, "fennec-p99-ms")
 }
 
@@ -260,12 +205,6 @@ func BenchmarkSessionLogin(b *testing.B) {
 	wg.Wait()
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric(float64(done.Load())/d.Seconds(), "logins/s")
-}
-
-func median(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	return s[len(s)/2]
 }
 
 // BenchmarkGetUserHandler is the server's own cost of GET /api/v4/user, with
