@@ -8,6 +8,7 @@ import (
 	"github.com/fennec-forge/fennec/modules/activity"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/repository"
 )
 
 // Modules returns the stock modules, lowest layer first.
@@ -15,6 +16,7 @@ func Modules() []fennec.Module {
 	return []fennec.Module{
 		identity.Module(),
 		projects.Module(),
+		repository.Module(),
 		activity.Module(),
 	}
 }

@@ -1,0 +1,202 @@
+package internal
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"go.uber.org/zap"
+
+	fconfig "github.com/fennec-forge/fennec/core/config"
+)
+
+// Storage keeps one bare repository per project under the data directory.
+type Storage struct {
+	root string
+	log  *zap.Logger
+	// mu serialises creation, forking and removal of one repository at a
+	// time (the outbox may deliver an event again while a request is
+	// creating the same repository lazily).
+	mu sync.Mutex
+}
+
+// NewStorage builds the storage under <data>/repositories.
+func NewStorage(cfg fconfig.Config, log *zap.Logger) *Storage {
+	return &Storage{root: filepath.Join(cfg.Data, "repositories"), log: log}
+}
+
+// Path is <root>/@hashed/ab/cd/<sha256 of the decimal id>.git: spread over
+// directories, and stable whatever happens to the project's name.
+func (s *Storage) Path(projectID int64) string {
+	sum := sha256.Sum256([]byte(strconv.FormatInt(projectID, 10)))
+	h := hex.EncodeToString(sum[:])
+	return filepath.Join(s.root, "@hashed", h[:2], h[2:4], h+".git")
+}
+
+// Open opens a project's repository, creating it empty when missing.
+func (s *Storage) Open(ctx context.Context, projectID int64) (*git.Repository, error) {
+	if err := s.create(projectID, "master"); err != nil {
+		return nil, err
+	}
+	return git.PlainOpen(s.Path(projectID))
+}
+
+// create makes an empty bare repository whose HEAD points at branch; an
+// existing repository is left as it is.
+func (s *Storage) create(projectID int64, branch string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	path := s.Path(projectID)
+	if _, err := os.Stat(filepath.Join(path, "HEAD")); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return fmt.Errorf("repository: %w", err)
+	}
+	// Build it beside the final place and rename, so a crash never leaves a
+	// half-made repository where a real one is expected.
+	tmp, err := os.MkdirTemp(filepath.Dir(path), ".init-*")
+	if err != nil {
+		return fmt.Errorf("repository: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	_, err = git.PlainInitWithOptions(tmp, &git.PlainInitOptions{
+		Bare:        true,
+		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(branch)},
+	})
+	if err != nil {
+		return fmt.Errorf("repository: init %d: %w", projectID, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("repository: %w", err)
+	}
+	return nil
+}
+
+// fork copies the source project's repository to the fork's place: pack
+// files and loose objects are hard links where the file system allows
+// (objects are immutable), everything else is copied.
+func (s *Storage) fork(sourceID, forkID int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	src, dst := s.Path(sourceID), s.Path(forkID)
+	if _, err := os.Stat(filepath.Join(dst, "HEAD")); err == nil {
+		if !isEmpty(dst) {
+			return nil // done already (a redelivered event)
+		}
+		// An empty repository made lazily before this event arrived: the
+		// fork's copy replaces it.
+		if err := os.RemoveAll(dst); err != nil {
+			return err
+		}
+	}
+	if _, err := os.Stat(filepath.Join(src, "HEAD")); err != nil {
+		return fmt.Errorf("repository: fork of %d: source repository missing: %w", sourceID, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dst), ".fork-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(tmp, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, 0o750)
+		case d.Type()&fs.ModeSymlink != 0:
+			return nil // repositories made here contain none; never follow one
+		case filepath.Base(filepath.Dir(p)) == "pack" || isLooseObject(rel):
+			if os.Link(p, target) == nil {
+				return nil
+			}
+		}
+		return copyFile(p, target)
+	})
+	if err != nil {
+		return fmt.Errorf("repository: fork %d -> %d: %w", sourceID, forkID, err)
+	}
+	// A fork has no remotes of its own.
+	if r, err := git.PlainOpen(tmp); err == nil {
+		if cfg, err := r.Config(); err == nil {
+			cfg.Remotes = map[string]*config.RemoteConfig{}
+			_ = r.SetConfig(cfg)
+		}
+	}
+	return os.Rename(tmp, dst)
+}
+
+// isEmpty reports whether a bare repository has no refs at all.
+func isEmpty(path string) bool {
+	if _, err := os.Stat(filepath.Join(path, "packed-refs")); err == nil {
+		return false
+	}
+	empty := true
+	_ = filepath.WalkDir(filepath.Join(path, "refs"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			empty = false
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return empty
+}
+
+func isLooseObject(rel string) bool {
+	dir := filepath.Base(filepath.Dir(rel))
+	return filepath.Base(filepath.Dir(filepath.Dir(rel))) == "objects" && len(dir) == 2
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o640)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// remove deletes a project's repository; a missing one is fine.
+func (s *Storage) remove(projectID int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	path := s.Path(projectID)
+	// Move it out of the way first, so a half-deleted repository is never
+	// seen at its place.
+	trash := path + ".deleted"
+	if err := os.Rename(path, trash); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	return os.RemoveAll(trash)
+}

@@ -1,0 +1,28 @@
+package repository
+
+import (
+	"context"
+
+	"github.com/go-git/go-git/v5"
+	"go.uber.org/fx"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/modules/repository/internal"
+)
+
+// Store gives access to projects' bare repositories.
+type Store interface {
+	// Path is where a project's repository lives (it may not exist yet).
+	Path(projectID int64) string
+	// Open opens a project's repository, creating an empty one if the
+	// project's creation event has not been handled yet.
+	Open(ctx context.Context, projectID int64) (*git.Repository, error)
+}
+
+// Module is the repository module for fennec.WithModules.
+func Module() fennec.Module {
+	return fennec.NewModule("repository",
+		fx.Provide(internal.NewStorage, func(s *internal.Storage) Store { return s }),
+		fennec.ProvideSubscribers(internal.Subscribers),
+	)
+}
