@@ -56,13 +56,26 @@ func (h HeaderText) String() string { return h.V }
 
 // PageHeaders is embedded in the output of every list operation.
 type PageHeaders struct {
-	Total      int        `header:"X-Total"`
-	TotalPages int        `header:"X-Total-Pages"`
-	PerPage    int        `header:"X-Per-Page"`
-	Page       int        `header:"X-Page"`
-	NextPage   HeaderText `header:"X-Next-Page"`
-	PrevPage   HeaderText `header:"X-Prev-Page"`
-	Link       string     `header:"Link"`
+	Total      OptionalInt `header:"X-Total"`
+	TotalPages OptionalInt `header:"X-Total-Pages"`
+	PerPage    int         `header:"X-Per-Page"`
+	Page       int         `header:"X-Page"`
+	NextPage   HeaderText  `header:"X-Next-Page"`
+	PrevPage   HeaderText  `header:"X-Prev-Page"`
+	Link       string      `header:"Link"`
+}
+
+// OptionalInt is a header number that is empty when unknown (an open list).
+type OptionalInt struct {
+	N   int
+	Set bool
+}
+
+func (o OptionalInt) String() string {
+	if !o.Set {
+		return ""
+	}
+	return strconv.Itoa(o.N)
 }
 
 // Paginate computes the headers for a page of a list of total items.
@@ -72,7 +85,7 @@ func Paginate(ctx context.Context, p PageParams, total int) PageHeaders {
 	if pages < 1 {
 		pages = 1
 	}
-	h := PageHeaders{Total: total, TotalPages: pages, PerPage: per, Page: page}
+	h := PageHeaders{Total: OptionalInt{total, true}, TotalPages: OptionalInt{pages, true}, PerPage: per, Page: page}
 	if page > 1 {
 		h.PrevPage.V = strconv.Itoa(min(page-1, pages))
 	}
@@ -116,6 +129,35 @@ func links(ctx context.Context, page, per, pages int) string {
 	}
 	parts = append(parts, link(1, "first"), link(pages, "last"))
 	return strings.Join(parts, ", ")
+}
+
+// PaginateOpen is Paginate for lists whose total is not known without a
+// full walk (commit history): X-Total and X-Total-Pages are sent empty (as
+// GitLab omits them for large collections; clients ignore an empty value),
+// X-Next-Page says whether more exist, and Link has no rel="last".
+func PaginateOpen(ctx context.Context, p PageParams, hasMore bool) PageHeaders {
+	page, per := p.Norm()
+	pages := page
+	if hasMore {
+		pages = page + 1
+	}
+	h := PageHeaders{PerPage: per, Page: page}
+	if page > 1 {
+		h.PrevPage.V = strconv.Itoa(page - 1)
+	}
+	if hasMore {
+		h.NextPage.V = strconv.Itoa(page + 1)
+	}
+	links := links(ctx, page, per, pages)
+	// Without a known last page, keep prev, next and first only.
+	var kept []string
+	for _, l := range strings.Split(links, ", ") {
+		if !strings.HasSuffix(l, `rel="last"`) && l != "" {
+			kept = append(kept, l)
+		}
+	}
+	h.Link = strings.Join(kept, ", ")
+	return h
 }
 
 // Window returns the part of items that falls on the page; for lists already

@@ -53,6 +53,28 @@ func (Time) Schema(huma.Registry) *huma.Schema {
 	return &huma.Schema{Type: "string", Format: "date-time", Examples: []any{"2017-05-24T10:14:38.000Z"}}
 }
 
+// GitTime renders a git date in the commit's own offset with milliseconds,
+// "2012-09-20T09:06:12.000+03:00", as GitLab shows commit dates.
+type GitTime time.Time
+
+func (t GitTime) MarshalText() ([]byte, error) {
+	return time.Time(t).AppendFormat(make([]byte, 0, 29), "2006-01-02T15:04:05.000-07:00"), nil
+}
+
+func (t *GitTime) UnmarshalText(b []byte) error {
+	parsed, err := ParseTime(string(b))
+	if err != nil {
+		return err
+	}
+	*t = GitTime(parsed)
+	return nil
+}
+
+// Schema implements huma.SchemaProvider.
+func (GitTime) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Type: "string", Format: "date-time", Examples: []any{"2012-09-20T09:06:12.000+03:00"}}
+}
+
 // Date renders as "YYYY-MM-DD". Use *Date for nullable fields.
 type Date time.Time
 

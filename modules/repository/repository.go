@@ -24,5 +24,6 @@ func Module() fennec.Module {
 	return fennec.NewModule("repository",
 		fx.Provide(internal.NewStorage, func(s *internal.Storage) Store { return s }),
 		fennec.ProvideSubscribers(internal.Subscribers),
+		fennec.ProvideRoutes(internal.NewRoutes),
 	)
 }

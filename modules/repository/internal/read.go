@@ -1,0 +1,612 @@
+package internal
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"path"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// Reader serves the repository read API over the storage.
+type Reader struct {
+	store  *Storage
+	access projects.Access
+}
+
+// NewRoutes registers the repository read operations.
+func NewRoutes(s *Storage, access projects.Access) fennec.Routes {
+	r := &Reader{store: s, access: access}
+	return fennec.Routes{Name: "repository", Register: r.register}
+}
+
+// ProjectPath is a project's :id.
+type ProjectPath struct {
+	ID string `path:"id" doc:"Project id or URL-encoded full path"`
+}
+
+// open checks the caller may read the project's code and opens its
+// repository.
+func (rd *Reader) open(ctx context.Context, id string) (projects.ProjectInfo, *git.Repository, error) {
+	info, err := rd.access.Resolve(ctx, id)
+	if err != nil {
+		return info, nil, err
+	}
+	if ok, err := rd.access.Can(ctx, id, projects.ReadCode); err != nil || !ok {
+		if err == nil {
+			err = api.Forbidden("")
+		}
+		return info, nil, err
+	}
+	repo, err := rd.store.Open(ctx, info.ID)
+	return info, repo, err
+}
+
+// validRef refuses refs that are never names a client means: control
+// characters, a leading dash (an option to git), "..", "@{" and other
+// revision syntax.
+func validRef(ref string) bool {
+	if ref == "" || len(ref) > 1024 || strings.HasPrefix(ref, "-") || strings.Contains(ref, "..") ||
+		strings.Contains(ref, "@{") || !utf8.ValidString(ref) {
+		return false
+	}
+	for _, r := range ref {
+		if r < 0x20 || r == 0x7f || strings.ContainsRune(" ~^:?*[\\", r) {
+			return false
+		}
+	}
+	return true
+}
+
+// resolveCommit finds the commit a ref names: a branch, a tag (annotated
+// ones peeled), or a full or abbreviated sha; empty means the default branch.
+func resolveCommit(repo *git.Repository, ref, defaultBranch string) (*object.Commit, error) {
+	if ref == "" {
+		ref = defaultBranch
+	}
+	if !validRef(ref) {
+		return nil, plumbing.ErrReferenceNotFound
+	}
+	for _, name := range []plumbing.ReferenceName{plumbing.NewBranchReferenceName(ref), plumbing.NewTagReferenceName(ref)} {
+		if r, err := repo.Reference(name, true); err == nil {
+			return peel(repo, r.Hash())
+		}
+	}
+	if len(ref) >= 4 && len(ref) <= 40 && strings.Trim(strings.ToLower(ref), "0123456789abcdef") == "" {
+		if h, err := repo.ResolveRevision(plumbing.Revision(ref)); err == nil {
+			return peel(repo, *h)
+		}
+	}
+	return nil, plumbing.ErrReferenceNotFound
+}
+
+// peel follows annotated tags to the commit.
+func peel(repo *git.Repository, h plumbing.Hash) (*object.Commit, error) {
+	for i := 0; i < 10; i++ {
+		if t, err := repo.TagObject(h); err == nil {
+			h = t.Target
+			continue
+		}
+		return repo.CommitObject(h)
+	}
+	return nil, plumbing.ErrObjectNotFound
+}
+
+// CommitView is the commit resource.
+type CommitView struct {
+	ID             string      `json:"id"`
+	ShortID        string      `json:"short_id"`
+	Title          string      `json:"title"`
+	CreatedAt      api.GitTime `json:"created_at"`
+	ParentIDs      []string    `json:"parent_ids"`
+	Message        string      `json:"message"`
+	AuthorName     string      `json:"author_name"`
+	AuthorEmail    string      `json:"author_email"`
+	AuthoredDate   api.GitTime `json:"authored_date"`
+	CommitterName  string      `json:"committer_name"`
+	CommitterEmail string      `json:"committer_email"`
+	CommittedDate  api.GitTime `json:"committed_date"`
+}
+
+// CommitDetail adds stats and status (single commit).
+type CommitDetail struct {
+	CommitView
+	Stats  Stats   `json:"stats"`
+	Status *string `json:"status"`
+}
+
+// Stats counts a commit's changed lines.
+type Stats struct {
+	Additions int `json:"additions"`
+	Deletions int `json:"deletions"`
+	Total     int `json:"total"`
+}
+
+func commitView(c *object.Commit) CommitView {
+	title, _, _ := strings.Cut(c.Message, "\n")
+	v := CommitView{
+		ID: c.Hash.String(), ShortID: c.Hash.String()[:8], Title: strings.TrimRight(title, "\r"),
+		CreatedAt: api.GitTime(c.Committer.When), Message: c.Message, ParentIDs: []string{},
+		AuthorName: c.Author.Name, AuthorEmail: c.Author.Email, AuthoredDate: api.GitTime(c.Author.When),
+		CommitterName: c.Committer.Name, CommitterEmail: c.Committer.Email, CommittedDate: api.GitTime(c.Committer.When),
+	}
+	for _, p := range c.ParentHashes {
+		v.ParentIDs = append(v.ParentIDs, p.String())
+	}
+	return v
+}
+
+// TreeEntry is one entry of GET /repository/tree.
+type TreeEntry struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Type string `json:"type"`
+	Path string `json:"path"`
+	Mode string `json:"mode"`
+}
+
+type treeInput struct {
+	ProjectPath
+	api.PageParams
+	Path      string `query:"path" doc:"A subdirectory"`
+	Ref       string `query:"ref" doc:"Branch, tag or commit; default branch when empty"`
+	Recursive bool   `query:"recursive"`
+}
+
+type treeOutput struct {
+	api.PageHeaders
+	Body []TreeEntry
+}
+
+// cleanTreePath validates a repository path: relative, no "." or ".."
+// segments, no NUL.
+func cleanTreePath(p string) (string, bool) {
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return "", true
+	}
+	if strings.ContainsRune(p, 0) {
+		return "", false
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return "", false
+		}
+	}
+	return p, true
+}
+
+func (rd *Reader) tree(ctx context.Context, in *treeInput) (*treeOutput, error) {
+	info, repo, err := rd.open(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	notFound := api.NotFound("Tree")
+	dir, ok := cleanTreePath(in.Path)
+	if !ok {
+		return nil, notFound
+	}
+	c, err := resolveCommit(repo, in.Ref, info.DefaultBranch)
+	if err != nil {
+		return nil, notFound
+	}
+	t, err := c.Tree()
+	if err != nil {
+		return nil, err
+	}
+	if dir != "" {
+		if t, err = t.Tree(dir); err != nil {
+			return nil, notFound
+		}
+	}
+	var entries []TreeEntry
+	var walk func(t *object.Tree, prefix string) error
+	walk = func(t *object.Tree, prefix string) error {
+		// Directories first, then files, each in git's (byte) order.
+		sorted := append([]object.TreeEntry(nil), t.Entries...)
+		sort.SliceStable(sorted, func(i, j int) bool {
+			di, dj := sorted[i].Mode == filemode.Dir, sorted[j].Mode == filemode.Dir
+			if di != dj {
+				return di
+			}
+			return sorted[i].Name < sorted[j].Name
+		})
+		for _, e := range sorted {
+			typ := "blob"
+			switch e.Mode {
+			case filemode.Dir:
+				typ = "tree"
+			case filemode.Submodule:
+				typ = "commit"
+			}
+			p := path.Join(prefix, e.Name)
+			entries = append(entries, TreeEntry{ID: e.Hash.String(), Name: e.Name, Type: typ, Path: p, Mode: modeOf(e.Mode)})
+			if in.Recursive && e.Mode == filemode.Dir {
+				sub, err := repo.TreeObject(e.Hash)
+				if err != nil {
+					return err
+				}
+				if err := walk(sub, p); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(t, dir); err != nil {
+		return nil, err
+	}
+	return &treeOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(entries)), Body: nonNil(api.Window(entries, in.PageParams))}, nil
+}
+
+// modeOf renders a mode as GitLab does: six octal digits.
+func modeOf(m filemode.FileMode) string {
+	s := strings.TrimLeft(m.String(), "0")
+	for len(s) < 6 {
+		s = "0" + s
+	}
+	return s
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// BlobView is GET /repository/blobs/:sha.
+type BlobView struct {
+	Size     int64  `json:"size"`
+	Encoding string `json:"encoding"`
+	Content  string `json:"content"`
+	SHA      string `json:"sha"`
+}
+
+type blobInput struct {
+	ProjectPath
+	SHA string `path:"sha"`
+}
+
+// maxBlobJSON bounds a blob rendered as base64 JSON; larger ones are for
+// the raw endpoint.
+const maxBlobJSON = 10 << 20
+
+func (rd *Reader) blob(ctx context.Context, id, sha string) (*object.Blob, error) {
+	_, repo, err := rd.open(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(sha) != 40 || strings.Trim(strings.ToLower(sha), "0123456789abcdef") != "" {
+		if len(sha) < 4 || len(sha) > 40 || strings.Trim(strings.ToLower(sha), "0123456789abcdef") != "" {
+			return nil, api.NotFound("Blob")
+		}
+		h, err := repo.ResolveRevision(plumbing.Revision(sha))
+		if err != nil {
+			return nil, api.NotFound("Blob")
+		}
+		sha = h.String()
+	}
+	b, err := repo.BlobObject(plumbing.NewHash(sha))
+	if err != nil {
+		return nil, api.NotFound("Blob")
+	}
+	return b, nil
+}
+
+func readAll(b *object.Blob, limit int64) ([]byte, error) {
+	r, err := b.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(io.LimitReader(r, limit))
+}
+
+// BranchView is the branch resource.
+type BranchView struct {
+	Name               string     `json:"name"`
+	Commit             CommitView `json:"commit"`
+	Merged             bool       `json:"merged"`
+	Protected          bool       `json:"protected"`
+	DevelopersCanPush  bool       `json:"developers_can_push"`
+	DevelopersCanMerge bool       `json:"developers_can_merge"`
+}
+
+// TagView is the tag resource.
+type TagView struct {
+	Name    string     `json:"name"`
+	Message *string    `json:"message"`
+	Commit  CommitView `json:"commit"`
+	Release *struct {
+		TagName     string `json:"tag_name"`
+		Description string `json:"description"`
+	} `json:"release"`
+}
+
+type commitsInput struct {
+	ProjectPath
+	api.PageParams
+	RefName string `query:"ref_name"`
+	Since   string `query:"since"`
+	Until   string `query:"until"`
+	Path    string `query:"path"`
+}
+
+type commitsOutput struct {
+	api.PageHeaders
+	Body []CommitView
+}
+
+func (rd *Reader) commits(ctx context.Context, in *commitsInput) (*commitsOutput, error) {
+	info, repo, err := rd.open(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	var since, until *time.Time
+	if in.Since != "" {
+		t, err := api.ParseTime(in.Since)
+		if err != nil {
+			return nil, api.Invalid("since")
+		}
+		since = &t
+	}
+	if in.Until != "" {
+		t, err := api.ParseTime(in.Until)
+		if err != nil {
+			return nil, api.Invalid("until")
+		}
+		until = &t
+	}
+	file, ok := cleanTreePath(in.Path)
+	if !ok {
+		return nil, api.Invalid("path")
+	}
+	c, err := resolveCommit(repo, in.RefName, info.DefaultBranch)
+	if err != nil {
+		// An empty repository or an unknown ref has no commits.
+		return &commitsOutput{PageHeaders: api.Paginate(ctx, in.PageParams, 0), Body: []CommitView{}}, nil
+	}
+	opts := &git.LogOptions{From: c.Hash, Order: git.LogOrderCommitterTime, Since: since, Until: until}
+	if file != "" {
+		opts.PathFilter = func(p string) bool { return p == file || strings.HasPrefix(p, file+"/") }
+	}
+	iter, err := repo.Log(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer iter.Close()
+	// Walk only as far as the page (and one more, to know if there is a
+	// next page): early pages never walk the whole history.
+	skip, limit := in.Offset(), in.Limit()
+	out := []CommitView{}
+	more := false
+	err = iter.ForEach(func(c *object.Commit) error {
+		if skip > 0 {
+			skip--
+			return nil
+		}
+		if len(out) == limit {
+			more = true
+			return storer.ErrStop
+		}
+		out = append(out, commitView(c))
+		return nil
+	})
+	if err != nil && !errors.Is(err, storer.ErrStop) {
+		return nil, err
+	}
+	return &commitsOutput{PageHeaders: api.PaginateOpen(ctx, in.PageParams, more), Body: out}, nil
+}
+
+type commitInput struct {
+	ProjectPath
+	SHA string `path:"sha" doc:"Commit sha, branch or tag"`
+}
+
+func (rd *Reader) commit(ctx context.Context, in *commitInput) (*struct{ Body *CommitDetail }, error) {
+	info, repo, err := rd.open(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	c, err := resolveCommit(repo, in.SHA, info.DefaultBranch)
+	if err != nil || in.SHA == "" {
+		return nil, api.NotFound("Commit")
+	}
+	d := &CommitDetail{CommitView: commitView(c)}
+	if st, err := c.Stats(); err == nil {
+		for _, f := range st {
+			d.Stats.Additions += f.Addition
+			d.Stats.Deletions += f.Deletion
+		}
+		d.Stats.Total = d.Stats.Additions + d.Stats.Deletions
+	}
+	return &struct{ Body *CommitDetail }{Body: d}, nil
+}
+
+type listInput struct {
+	ProjectPath
+	api.PageParams
+}
+
+type branchesOutput struct {
+	api.PageHeaders
+	Body []BranchView
+}
+
+type branchInput struct {
+	ProjectPath
+	Branch string `path:"branch"`
+}
+
+func (rd *Reader) branchView(repo *git.Repository, name string, h plumbing.Hash) (BranchView, error) {
+	c, err := peel(repo, h)
+	if err != nil {
+		return BranchView{}, err
+	}
+	return BranchView{Name: name, Commit: commitView(c)}, nil
+}
+
+func (rd *Reader) branches(ctx context.Context, in *listInput) (*branchesOutput, error) {
+	_, repo, err := rd.open(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	iter, err := repo.Branches()
+	if err != nil {
+		return nil, err
+	}
+	var refs []*plumbing.Reference
+	_ = iter.ForEach(func(r *plumbing.Reference) error { refs = append(refs, r); return nil })
+	sort.Slice(refs, func(i, j int) bool { return refs[i].Name().Short() < refs[j].Name().Short() })
+	out := []BranchView{}
+	for _, r := range api.Window(refs, in.PageParams) {
+		v, err := rd.branchView(repo, r.Name().Short(), r.Hash())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return &branchesOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(refs)), Body: out}, nil
+}
+
+func (rd *Reader) branch(ctx context.Context, in *branchInput) (*struct{ Body *BranchView }, error) {
+	_, repo, err := rd.open(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !validRef(in.Branch) {
+		return nil, api.NotFound("Branch")
+	}
+	r, err := repo.Reference(plumbing.NewBranchReferenceName(in.Branch), true)
+	if err != nil {
+		return nil, api.NotFound("Branch")
+	}
+	v, err := rd.branchView(repo, in.Branch, r.Hash())
+	if err != nil {
+		return nil, err
+	}
+	return &struct{ Body *BranchView }{Body: &v}, nil
+}
+
+type tagsOutput struct {
+	api.PageHeaders
+	Body []TagView
+}
+
+type tagInput struct {
+	ProjectPath
+	Tag string `path:"tag_name"`
+}
+
+func tagView(repo *git.Repository, r *plumbing.Reference) (TagView, error) {
+	v := TagView{Name: r.Name().Short()}
+	if t, err := repo.TagObject(r.Hash()); err == nil {
+		msg := t.Message
+		v.Message = &msg
+	}
+	c, err := peel(repo, r.Hash())
+	if err != nil {
+		return v, err
+	}
+	v.Commit = commitView(c)
+	return v, nil
+}
+
+func (rd *Reader) tags(ctx context.Context, in *listInput) (*tagsOutput, error) {
+	_, repo, err := rd.open(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	iter, err := repo.Tags()
+	if err != nil {
+		return nil, err
+	}
+	var refs []*plumbing.Reference
+	_ = iter.ForEach(func(r *plumbing.Reference) error { refs = append(refs, r); return nil })
+	// The spec: sorted by name in reverse alphabetical order.
+	sort.Slice(refs, func(i, j int) bool { return refs[i].Name().Short() > refs[j].Name().Short() })
+	out := []TagView{}
+	for _, r := range api.Window(refs, in.PageParams) {
+		v, err := tagView(repo, r)
+		if err != nil {
+			continue // a tag of a non-commit object: not shown
+		}
+		out = append(out, v)
+	}
+	return &tagsOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(refs)), Body: out}, nil
+}
+
+func (rd *Reader) tag(ctx context.Context, in *tagInput) (*struct{ Body *TagView }, error) {
+	_, repo, err := rd.open(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !validRef(in.Tag) {
+		return nil, api.NotFound("Tag")
+	}
+	r, err := repo.Reference(plumbing.NewTagReferenceName(in.Tag), true)
+	if err != nil {
+		return nil, api.NotFound("Tag")
+	}
+	v, err := tagView(repo, r)
+	if err != nil {
+		return nil, api.NotFound("Tag")
+	}
+	return &struct{ Body *TagView }{Body: &v}, nil
+}
+
+func (rd *Reader) register(a *api.API) {
+	tags := []string{"repository"}
+	api.Register(a, api.Op{ID: "repository-tree", Method: http.MethodGet, Path: "/projects/{id}/repository/tree", Tags: tags,
+		Summary: "Files and directories of a tree", Access: api.Public}, rd.tree)
+	api.Register(a, api.Op{ID: "repository-blob", Method: http.MethodGet, Path: "/projects/{id}/repository/blobs/{sha}", Tags: tags,
+		Summary: "A blob, Base64-encoded", Access: api.Public}, func(ctx context.Context, in *blobInput) (*struct{ Body *BlobView }, error) {
+		b, err := rd.blob(ctx, in.ID, in.SHA)
+		if err != nil {
+			return nil, err
+		}
+		if b.Size > maxBlobJSON {
+			return nil, api.BadRequest("400 Bad request - the blob is too large for this endpoint; use /raw")
+		}
+		raw, err := readAll(b, maxBlobJSON)
+		if err != nil {
+			return nil, err
+		}
+		return &struct{ Body *BlobView }{Body: &BlobView{Size: b.Size, Encoding: "base64", Content: encodeBase64(raw), SHA: b.Hash.String()}}, nil
+	})
+	api.Register(a, api.Op{ID: "repository-blob-raw", Method: http.MethodGet, Path: "/projects/{id}/repository/blobs/{sha}/raw", Tags: tags,
+		Summary: "A blob's raw bytes", Access: api.Public}, func(ctx context.Context, in *blobInput) (*rawOutput, error) {
+		b, err := rd.blob(ctx, in.ID, in.SHA)
+		if err != nil {
+			return nil, err
+		}
+		return rawBlob(b), nil
+	})
+	api.Register(a, api.Op{ID: "repository-commits", Method: http.MethodGet, Path: "/projects/{id}/repository/commits", Tags: tags,
+		Summary: "Commits of a ref, newest first", Access: api.Public}, rd.commits)
+	api.Register(a, api.Op{ID: "repository-commit", Method: http.MethodGet, Path: "/projects/{id}/repository/commits/{sha}", Tags: tags,
+		Summary: "A commit with its stats", Access: api.Public}, rd.commit)
+	api.Register(a, api.Op{ID: "repository-branches", Method: http.MethodGet, Path: "/projects/{id}/repository/branches", Tags: tags,
+		Summary: "Branches", Access: api.Public}, rd.branches)
+	api.Register(a, api.Op{ID: "repository-branch", Method: http.MethodGet, Path: "/projects/{id}/repository/branches/{branch}", Tags: tags,
+		Summary: "A branch", Access: api.Public}, rd.branch)
+	api.Register(a, api.Op{ID: "repository-tags", Method: http.MethodGet, Path: "/projects/{id}/repository/tags", Tags: tags,
+		Summary: "Tags, by name in reverse order", Access: api.Public}, rd.tags)
+	api.Register(a, api.Op{ID: "repository-tag", Method: http.MethodGet, Path: "/projects/{id}/repository/tags/{tag_name}", Tags: tags,
+		Summary: "A tag", Access: api.Public}, rd.tag)
+}
