@@ -25,7 +25,10 @@ type readWorld struct {
 	project *gitlab.Project
 	work    string // a clone with the history
 	head    string
+	bare    string // the project's repository on disk
 }
+
+func pushTarget(t *testing.T, w *readWorld) string { return w.bare }
 
 // newReadWorld makes a public project and pushes a small history into its
 // repository with the git CLI: two commits on master, a feature branch, a
@@ -70,7 +73,7 @@ func newReadWorld(t *testing.T, visibility gitlab.VisibilityValue) *readWorld {
 	gitCmd(t, w, "tag", "-a", "v2.0", "-m", "release two")
 	gitCmd(t, w, "branch", "feature")
 	gitCmd(t, w, "push", "-q", "--tags", repos.Path(p.ID), "master", "feature")
-	return &readWorld{s: s, project: p, work: w, head: gitCmd(t, w, "rev-parse", "HEAD")}
+	return &readWorld{s: s, project: p, work: w, head: gitCmd(t, w, "rev-parse", "HEAD"), bare: repos.Path(p.ID)}
 }
 
 func TestTreeMatchesGit(t *testing.T) {
