@@ -14,7 +14,11 @@ import (
 // "@@" on (the part GitLab puts in an entry's "diff").
 func gitHunks(t *testing.T, dir, from, to string, paths ...string) string {
 	t.Helper()
-	out := gitCmd(t, dir, append([]string{"diff", "-M", from, to, "--"}, paths...)...)
+	args := []string{"diff", "-M", from}
+	if to != "" {
+		args = append(args, to)
+	}
+	out := gitCmd(t, dir, append(append(args, "--"), paths...)...)
 	if i := strings.Index(out, "\n@@ "); i >= 0 {
 		return out[i+1:] + "\n"
 	}

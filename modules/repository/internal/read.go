@@ -602,6 +602,7 @@ func (rd *Reader) register(a *api.API) {
 	api.Register(a, api.Op{ID: "repository-commit", Method: http.MethodGet, Path: "/projects/{id}/repository/commits/{sha}", Tags: tags,
 		Summary: "A commit with its stats", Access: api.Public}, rd.commit)
 	rd.registerDiff(a)
+	rd.registerCompare(a)
 	api.Register(a, api.Op{ID: "repository-branches", Method: http.MethodGet, Path: "/projects/{id}/repository/branches", Tags: tags,
 		Summary: "Branches", Access: api.Public}, rd.branches)
 	api.Register(a, api.Op{ID: "repository-branch", Method: http.MethodGet, Path: "/projects/{id}/repository/branches/{branch}", Tags: tags,
