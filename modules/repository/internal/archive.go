@@ -1,0 +1,189 @@
+package internal
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"compress/gzip"
+	"context"
+	"io"
+	"net/http"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/fennec-forge/fennec/core/api"
+)
+
+type archiveInput struct {
+	ProjectPath
+	SHA    string `query:"sha" doc:"Commit, branch or tag; default branch when empty"`
+	Format string `query:"format" enum:"tar.gz,tgz,tar,zip," doc:"tar.gz (default), tar or zip"`
+}
+
+type archiveOutput struct {
+	ContentType        string `header:"Content-Type"`
+	ContentDisposition string `header:"Content-Disposition"`
+	Body               func(huma.Context)
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// archive streams the tree of a commit as tar.gz, tar or zip, entries under
+// a top directory "<project>-<ref>-<sha>", the same name as the file.
+func (rd *Reader) archive(ctx context.Context, in *archiveInput, format string) (*archiveOutput, error) {
+	info, repo, err := rd.open(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	if format == "" {
+		format = in.Format
+	}
+	switch format {
+	case "", "tgz":
+		format = "tar.gz"
+	}
+	c, err := resolveCommit(repo, in.SHA, info.DefaultBranch)
+	if err != nil {
+		return nil, api.NotFound("Commit")
+	}
+	tree, err := c.Tree()
+	if err != nil {
+		return nil, err
+	}
+	ref := in.SHA
+	if ref == "" {
+		ref = info.DefaultBranch
+	}
+	name := unsafeName.ReplaceAllString(info.Path+"-"+ref+"-"+c.Hash.String(), "-")
+	ct := map[string]string{"tar.gz": "application/gzip", "tar": "application/x-tar", "zip": "application/zip"}[format]
+	return &archiveOutput{
+		ContentType:        ct,
+		ContentDisposition: `attachment; filename="` + name + "." + format + `"`,
+		Body: func(hctx huma.Context) {
+			w := hctx.BodyWriter()
+			// Errors after the first byte cannot change the status any more:
+			// the archive is cut short and the client's unpacking fails.
+			_ = writeArchive(w, repo, tree, name, format, c)
+		},
+	}, nil
+}
+
+func writeArchive(w io.Writer, repo *git.Repository, tree *object.Tree, top, format string, c *object.Commit) error {
+	switch format {
+	case "zip":
+		zw := zip.NewWriter(w)
+		if err := walkFiles(repo, tree, "", func(p string, mode filemode.FileMode, blob *object.Blob) error {
+			hdr := &zip.FileHeader{Name: path.Join(top, p), Method: zip.Deflate, Modified: c.Committer.When}
+			fm, _ := mode.ToOSFileMode()
+			hdr.SetMode(fm)
+			out, err := zw.CreateHeader(hdr)
+			if err != nil {
+				return err
+			}
+			return copyBlob(out, blob)
+		}); err != nil {
+			return err
+		}
+		return zw.Close()
+	default:
+		var out io.Writer = w
+		var gz *gzip.Writer
+		if format == "tar.gz" {
+			gz = gzip.NewWriter(w)
+			out = gz
+		}
+		tw := tar.NewWriter(out)
+		if err := walkFiles(repo, tree, "", func(p string, mode filemode.FileMode, blob *object.Blob) error {
+			hdr := &tar.Header{Name: path.Join(top, p), Size: blob.Size, ModTime: c.Committer.When, Mode: 0o644, Format: tar.FormatPAX}
+			switch mode {
+			case filemode.Executable:
+				hdr.Mode = 0o755
+			case filemode.Symlink:
+				target, err := readBlob(blob)
+				if err != nil {
+					return err
+				}
+				hdr.Typeflag, hdr.Linkname, hdr.Size, hdr.Mode = tar.TypeSymlink, string(target), 0, 0o777
+				return tw.WriteHeader(hdr)
+			}
+			if err := tw.WriteHeader(hdr); err != nil {
+				return err
+			}
+			return copyBlob(tw, blob)
+		}); err != nil {
+			return err
+		}
+		if err := tw.Close(); err != nil {
+			return err
+		}
+		if gz != nil {
+			return gz.Close()
+		}
+		return nil
+	}
+}
+
+// walkFiles calls fn for every file of the tree (submodules are skipped: an
+// archive holds no other repository's content).
+func walkFiles(repo *git.Repository, t *object.Tree, prefix string, fn func(string, filemode.FileMode, *object.Blob) error) error {
+	for _, e := range t.Entries {
+		p := path.Join(prefix, e.Name)
+		switch e.Mode {
+		case filemode.Dir:
+			sub, err := repo.TreeObject(e.Hash)
+			if err != nil {
+				return err
+			}
+			if err := walkFiles(repo, sub, p, fn); err != nil {
+				return err
+			}
+		case filemode.Submodule:
+		default:
+			b, err := repo.BlobObject(e.Hash)
+			if err != nil {
+				return err
+			}
+			if err := fn(p, e.Mode, b); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func copyBlob(w io.Writer, b *object.Blob) error {
+	r, err := b.Reader()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	_, err = io.Copy(w, r)
+	return err
+}
+
+func readBlob(b *object.Blob) ([]byte, error) {
+	r, err := b.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(io.LimitReader(r, 4096))
+}
+
+func (rd *Reader) registerArchive(a *api.API) {
+	tags := []string{"repository"}
+	api.Register(a, api.Op{ID: "repository-archive", Method: http.MethodGet, Path: "/projects/{id}/repository/archive",
+		Tags: tags, Summary: "An archive of the repository at a commit (streamed)", Access: api.Public},
+		func(ctx context.Context, in *archiveInput) (*archiveOutput, error) { return rd.archive(ctx, in, "") })
+	for _, ext := range []string{"tar.gz", "tgz", "tar", "zip"} {
+		ext := ext
+		api.Register(a, api.Op{ID: "repository-archive-" + strings.ReplaceAll(ext, ".", "-"), Method: http.MethodGet,
+			Path: "/projects/{id}/repository/archive." + ext, Tags: tags, Summary: "An archive as ." + ext, Access: api.Public},
+			func(ctx context.Context, in *archiveInput) (*archiveOutput, error) { return rd.archive(ctx, in, ext) })
+	}
+}
