@@ -605,6 +605,7 @@ func (rd *Reader) register(a *api.API) {
 	rd.registerCompare(a)
 	rd.registerArchive(a)
 	rd.registerContributors(a)
+	rd.registerFiles(a)
 	api.Register(a, api.Op{ID: "repository-branches", Method: http.MethodGet, Path: "/projects/{id}/repository/branches", Tags: tags,
 		Summary: "Branches", Access: api.Public}, rd.branches)
 	api.Register(a, api.Op{ID: "repository-branch", Method: http.MethodGet, Path: "/projects/{id}/repository/branches/{branch}", Tags: tags,

@@ -1,0 +1,112 @@
+package internal
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"path"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/fennec-forge/fennec/core/api"
+)
+
+// FileView is GitLab's repository file resource.
+type FileView struct {
+	FileName      string `json:"file_name"`
+	FilePath      string `json:"file_path"`
+	Size          int64  `json:"size"`
+	Encoding      string `json:"encoding"`
+	Content       string `json:"content"`
+	ContentSHA256 string `json:"content_sha256"`
+	Ref           string `json:"ref"`
+	BlobID        string `json:"blob_id"`
+	CommitID      string `json:"commit_id"`
+	LastCommitID  string `json:"last_commit_id"`
+}
+
+type fileInput struct {
+	ProjectPath
+	FilePath string `path:"file_path" doc:"URL-encoded path of the file"`
+	Ref      string `query:"ref" required:"true" doc:"Branch, tag or commit"`
+}
+
+// findFile resolves ref and a file path in it: 404 File Not Found for
+// anything unknown, a directory, or a hostile path.
+func (rd *Reader) findFile(ctx context.Context, in *fileInput) (*object.Commit, *object.File, *git.Repository, error) {
+	info, repo, err := rd.open(ctx, in.ID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	notFound := api.NotFound("File")
+	p, ok := cleanTreePath(in.FilePath)
+	if !ok || p == "" {
+		return nil, nil, nil, notFound
+	}
+	c, err := resolveCommit(repo, in.Ref, info.DefaultBranch)
+	if err != nil {
+		return nil, nil, nil, notFound
+	}
+	f, err := c.File(p)
+	if err != nil || f.Mode == filemode.Submodule {
+		return nil, nil, nil, notFound
+	}
+	return c, f, repo, nil
+}
+
+// lastCommit is the newest commit from c that touched p.
+func lastCommit(repo *git.Repository, c *object.Commit, p string) string {
+	iter, err := repo.Log(&git.LogOptions{From: c.Hash, FileName: &p})
+	if err != nil {
+		return c.Hash.String()
+	}
+	defer iter.Close()
+	last := c.Hash.String()
+	err = iter.ForEach(func(lc *object.Commit) error {
+		last = lc.Hash.String()
+		return storer.ErrStop
+	})
+	if err != nil && !errors.Is(err, storer.ErrStop) {
+		return c.Hash.String()
+	}
+	return last
+}
+
+func (rd *Reader) file(ctx context.Context, in *fileInput) (*struct{ Body *FileView }, error) {
+	c, f, repo, err := rd.findFile(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if f.Size > maxBlobJSON {
+		return nil, api.BadRequest("400 Bad request - the file is too large for this endpoint; use /raw")
+	}
+	raw, err := readAll(&f.Blob, maxBlobJSON)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(raw)
+	return &struct{ Body *FileView }{Body: &FileView{
+		FileName: path.Base(f.Name), FilePath: f.Name, Size: f.Size, Encoding: "base64", Content: encodeBase64(raw),
+		ContentSHA256: hex.EncodeToString(sum[:]), Ref: in.Ref, BlobID: f.Hash.String(), CommitID: c.Hash.String(),
+		LastCommitID: lastCommit(repo, c, f.Name),
+	}}, nil
+}
+
+func (rd *Reader) registerFiles(a *api.API) {
+	tags := []string{"repository"}
+	api.Register(a, api.Op{ID: "repository-file", Method: http.MethodGet, Path: "/projects/{id}/repository/files/{file_path}",
+		Tags: tags, Summary: "A file at a ref, Base64-encoded", Access: api.Public}, rd.file)
+	api.Register(a, api.Op{ID: "repository-file-raw", Method: http.MethodGet, Path: "/projects/{id}/repository/files/{file_path}/raw",
+		Tags: tags, Summary: "A file's raw bytes at a ref", Access: api.Public}, func(ctx context.Context, in *fileInput) (*rawOutput, error) {
+		_, f, _, err := rd.findFile(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return rawBlob(&f.Blob), nil
+	})
+}
