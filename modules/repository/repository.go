@@ -22,7 +22,8 @@ type Store interface {
 // Module is the repository module for fennec.WithModules.
 func Module() fennec.Module {
 	return fennec.NewModule("repository",
-		fx.Provide(internal.NewStorage, func(s *internal.Storage) Store { return s }),
+		fennec.Tables(internal.Tables()...),
+		fx.Provide(internal.NewStorage, internal.NewStatuses, func(s *internal.Storage) Store { return s }),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideRoutes(internal.NewRoutes),
 	)

@@ -24,14 +24,18 @@ import (
 
 // Reader serves the repository read API over the storage.
 type Reader struct {
-	store  *Storage
-	access projects.Access
+	store    *Storage
+	access   projects.Access
+	statuses *Statuses
 }
 
-// NewRoutes registers the repository read operations.
-func NewRoutes(s *Storage, access projects.Access) fennec.Routes {
-	r := &Reader{store: s, access: access}
-	return fennec.Routes{Name: "repository", Register: r.register}
+// NewRoutes registers the repository operations.
+func NewRoutes(s *Storage, access projects.Access, st *Statuses) fennec.Routes {
+	r := &Reader{store: s, access: access, statuses: st}
+	return fennec.Routes{Name: "repository", Register: func(a *api.API) {
+		r.register(a)
+		st.register(a)
+	}}
 }
 
 // ProjectPath is a project's :id.
@@ -428,6 +432,11 @@ func (rd *Reader) commit(ctx context.Context, in *commitInput) (*struct{ Body *C
 		return nil, api.NotFound("Commit")
 	}
 	d := &CommitDetail{CommitView: commitView(c)}
+	if rd.statuses != nil {
+		if list, err := rd.statuses.forCommit(ctx, uint64(info.ID), c.Hash.String()); err == nil {
+			d.Status = combined(list)
+		}
+	}
 	if st, err := c.Stats(); err == nil {
 		for _, f := range st {
 			d.Stats.Additions += f.Addition

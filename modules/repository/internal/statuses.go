@@ -1,0 +1,326 @@
+package internal
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// Status is a commit status posted by CI systems.
+type Status struct {
+	ID           uint64     `json:"id"`
+	ProjectID    uint64     `json:"project_id"`
+	SHA          string     `json:"sha"`
+	Ref          *string    `json:"ref"`
+	Name         string     `json:"name"`
+	State        string     `json:"state"`
+	TargetURL    *string    `json:"target_url"`
+	Description  *string    `json:"description"`
+	Coverage     *float64   `json:"coverage"`
+	AllowFailure bool       `json:"allow_failure"`
+	AuthorID     int64      `json:"author_id"`
+	CreatedAt    time.Time  `json:"created_at"`
+	StartedAt    *time.Time `json:"started_at"`
+	FinishedAt   *time.Time `json:"finished_at"`
+}
+
+func (s *Status) RecordID() uint64      { return s.ID }
+func (s *Status) SetRecordID(id uint64) { s.ID = id }
+
+func statusCommitKey(project uint64, sha string) string {
+	return strconv.FormatUint(project, 10) + "/" + sha
+}
+
+func statusKey(s *Status) string {
+	ref := ""
+	if s.Ref != nil {
+		ref = *s.Ref
+	}
+	return statusCommitKey(s.ProjectID, s.SHA) + "/" + s.Name + "\x00" + ref
+}
+
+var statuses = store.NewTable[Status]("repository.statuses",
+	store.Index[Status]{Name: "commit", Keys: func(s *Status) []string { return []string{statusCommitKey(s.ProjectID, s.SHA)} }},
+	store.Index[Status]{Name: "key", Unique: true, Keys: func(s *Status) []string { return []string{statusKey(s)} }},
+	store.Index[Status]{Name: "project", Keys: func(s *Status) []string { return []string{strconv.FormatUint(s.ProjectID, 10)} }},
+)
+
+// removeProject deletes a deleted project's statuses.
+func (st *Statuses) removeProject(ctx context.Context, project int64) error {
+	return st.db.Update(ctx, func(tx *store.Tx) error {
+		ids, err := statuses.IDsBy(tx, "project", strconv.FormatInt(project, 10))
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if err := statuses.Delete(tx, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Tables lists the module's tables.
+func Tables() []interface{ Buckets() []string } {
+	return []interface{ Buckets() []string }{statuses}
+}
+
+// Statuses serves commit statuses.
+type Statuses struct {
+	db     *store.DB
+	reader *Reader
+	users  identity.Users
+}
+
+var validStates = map[string]bool{"pending": true, "running": true, "success": true, "failed": true, "canceled": true}
+
+// StatusAuthor is the author summary of a status.
+type StatusAuthor struct {
+	ID        int64  `json:"id"`
+	Name      string `json:"name"`
+	Username  string `json:"username"`
+	State     string `json:"state"`
+	AvatarURL string `json:"avatar_url"`
+	WebURL    string `json:"web_url"`
+}
+
+// StatusView is the spec's commit status.
+type StatusView struct {
+	ID           uint64       `json:"id"`
+	SHA          string       `json:"sha"`
+	Ref          *string      `json:"ref"`
+	Status       string       `json:"status"`
+	Name         string       `json:"name"`
+	TargetURL    *string      `json:"target_url"`
+	Description  *string      `json:"description"`
+	Coverage     *float64     `json:"coverage"`
+	AllowFailure bool         `json:"allow_failure"`
+	CreatedAt    api.Time     `json:"created_at"`
+	StartedAt    *api.Time    `json:"started_at"`
+	FinishedAt   *api.Time    `json:"finished_at"`
+	Author       StatusAuthor `json:"author"`
+}
+
+func (st *Statuses) view(ctx context.Context, s *Status) StatusView {
+	v := StatusView{ID: s.ID, SHA: s.SHA, Ref: s.Ref, Status: s.State, Name: s.Name, TargetURL: s.TargetURL,
+		Description: s.Description, Coverage: s.Coverage, AllowFailure: s.AllowFailure, CreatedAt: api.NewTime(s.CreatedAt)}
+	if s.StartedAt != nil {
+		v.StartedAt = api.TimePtr(*s.StartedAt)
+	}
+	if s.FinishedAt != nil {
+		v.FinishedAt = api.TimePtr(*s.FinishedAt)
+	}
+	if u, err := st.users.UserByID(ctx, s.AuthorID); err == nil {
+		v.Author = StatusAuthor{ID: u.ID, Name: u.Name, Username: u.Username, State: u.State, AvatarURL: u.AvatarURL,
+			WebURL: api.ExternalURLFrom(ctx) + "/" + u.Username}
+	}
+	return v
+}
+
+type postStatusInput struct {
+	ProjectPath
+	SHA  string `path:"sha"`
+	Body struct {
+		State       string   `json:"state" required:"true" enum:"pending,running,success,failed,canceled"`
+		Ref         *string  `json:"ref,omitempty"`
+		Name        *string  `json:"name,omitempty"`
+		Context     *string  `json:"context,omitempty"`
+		TargetURL   *string  `json:"target_url,omitempty"`
+		Description *string  `json:"description,omitempty"`
+		Coverage    *float64 `json:"coverage,omitempty"`
+	}
+}
+
+func (st *Statuses) post(ctx context.Context, in *postStatusInput) (*struct{ Body *StatusView }, error) {
+	info, err := st.reader.access.Resolve(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	if ok, err := st.reader.access.Can(ctx, in.ID, projects.PushCode); err != nil || !ok {
+		if err == nil {
+			err = api.Forbidden("")
+		}
+		return nil, err
+	}
+	repo, err := st.reader.store.Open(ctx, info.ID)
+	if err != nil {
+		return nil, err
+	}
+	c, err := resolveCommit(repo, in.SHA, info.DefaultBranch)
+	if err != nil || in.SHA == "" {
+		return nil, api.NotFound("Commit")
+	}
+	name := "default"
+	switch {
+	case in.Body.Name != nil && strings.TrimSpace(*in.Body.Name) != "":
+		name = strings.TrimSpace(*in.Body.Name)
+	case in.Body.Context != nil && strings.TrimSpace(*in.Body.Context) != "":
+		name = strings.TrimSpace(*in.Body.Context)
+	}
+	if len(name) > 255 {
+		return nil, api.FieldErrors{"name": {"is too long (maximum is 255 characters)"}}
+	}
+	if in.Body.TargetURL != nil && *in.Body.TargetURL != "" && !strings.HasPrefix(*in.Body.TargetURL, "http://") && !strings.HasPrefix(*in.Body.TargetURL, "https://") {
+		return nil, api.FieldErrors{"target_url": {"must be a valid URL"}}
+	}
+	now := time.Now().UTC()
+	pr := auth.FromContext(ctx)
+	probe := &Status{ProjectID: uint64(info.ID), SHA: c.Hash.String(), Ref: in.Body.Ref, Name: name}
+	var saved *Status
+	err = st.db.Update(ctx, func(tx *store.Tx) error {
+		s, err := statuses.GetBy(tx, "key", statusKey(probe))
+		fresh := errors.Is(err, store.ErrNotFound)
+		if err != nil && !fresh {
+			return err
+		}
+		if fresh {
+			s = probe
+			s.CreatedAt = now
+		}
+		s.State, s.AuthorID = in.Body.State, pr.UserID()
+		if in.Body.TargetURL != nil {
+			s.TargetURL = in.Body.TargetURL
+		}
+		if in.Body.Description != nil {
+			s.Description = in.Body.Description
+		}
+		if in.Body.Coverage != nil {
+			s.Coverage = in.Body.Coverage
+		}
+		switch s.State {
+		case "running":
+			if s.StartedAt == nil {
+				s.StartedAt = &now
+			}
+			s.FinishedAt = nil
+		case "success", "failed", "canceled":
+			s.FinishedAt = &now
+		case "pending":
+			s.StartedAt, s.FinishedAt = nil, nil
+		}
+		saved = s
+		if fresh {
+			return statuses.Insert(tx, s)
+		}
+		return statuses.Update(tx, s)
+	})
+	if err != nil {
+		return nil, err
+	}
+	v := st.view(ctx, saved)
+	return &struct{ Body *StatusView }{Body: &v}, nil
+}
+
+type listStatusesInput struct {
+	ProjectPath
+	api.PageParams
+	SHA   string `path:"sha"`
+	Ref   string `query:"ref"`
+	Stage string `query:"stage"`
+	Name  string `query:"name"`
+	All   bool   `query:"all" doc:"All statuses, not only the latest of each name and ref"`
+}
+
+type statusesOutput struct {
+	api.PageHeaders
+	Body []StatusView
+}
+
+// forCommit loads a commit's statuses, newest first.
+func (st *Statuses) forCommit(ctx context.Context, project uint64, sha string) ([]*Status, error) {
+	var out []*Status
+	err := st.db.View(ctx, func(tx *store.Tx) error {
+		ids, err := statuses.IDsBy(tx, "commit", statusCommitKey(project, sha))
+		if err != nil {
+			return err
+		}
+		for i := len(ids) - 1; i >= 0; i-- {
+			s, err := statuses.Get(tx, ids[i])
+			if err != nil {
+				return err
+			}
+			out = append(out, s)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (st *Statuses) list(ctx context.Context, in *listStatusesInput) (*statusesOutput, error) {
+	info, repo, err := st.reader.open(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	c, err := resolveCommit(repo, in.SHA, info.DefaultBranch)
+	if err != nil || in.SHA == "" {
+		return nil, api.NotFound("Commit")
+	}
+	all, err := st.forCommit(ctx, uint64(info.ID), c.Hash.String())
+	if err != nil {
+		return nil, err
+	}
+	// One status is kept per (name, ref), updated in place: "all" and
+	// "latest" are the same list here, newest first.
+	var matching []*Status
+	for _, s := range all {
+		if in.Ref != "" && (s.Ref == nil || *s.Ref != in.Ref) {
+			continue
+		}
+		if in.Name != "" && s.Name != in.Name {
+			continue
+		}
+		matching = append(matching, s)
+	}
+	sort.SliceStable(matching, func(i, j int) bool { return matching[i].ID > matching[j].ID })
+	out := &statusesOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(matching)), Body: []StatusView{}}
+	for _, s := range api.Window(matching, in.PageParams) {
+		out.Body = append(out.Body, st.view(ctx, s))
+	}
+	return out, nil
+}
+
+// combined is a commit's overall status from its statuses: failed beats
+// running beats pending beats canceled beats success; nil when none.
+func combined(list []*Status) *string {
+	if len(list) == 0 {
+		return nil
+	}
+	rank := map[string]int{"success": 1, "canceled": 2, "pending": 3, "running": 4, "failed": 5}
+	best := ""
+	for _, s := range list {
+		if s.State == "failed" && s.AllowFailure {
+			continue
+		}
+		if rank[s.State] > rank[best] {
+			best = s.State
+		}
+	}
+	if best == "" {
+		best = "success"
+	}
+	return &best
+}
+
+// NewStatuses registers the commit status operations.
+func NewStatuses(db *store.DB, s *Storage, access projects.Access, users identity.Users) *Statuses {
+	return &Statuses{db: db, reader: &Reader{store: s, access: access}, users: users}
+}
+
+func (st *Statuses) register(a *api.API) {
+	tags := []string{"repository"}
+	api.Register(a, api.Op{ID: "post-commit-status", Method: http.MethodPost, Path: "/projects/{id}/statuses/{sha}", Tags: tags,
+		Summary: "Add or update a commit status (by sha, name and ref)", Access: api.SignedIn}, st.post)
+	api.Register(a, api.Op{ID: "list-commit-statuses", Method: http.MethodGet, Path: "/projects/{id}/repository/commits/{sha}/statuses", Tags: tags,
+		Summary: "A commit's statuses, newest first", Access: api.Public}, st.list)
+}
