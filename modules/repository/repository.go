@@ -19,11 +19,15 @@ type Store interface {
 	Open(ctx context.Context, projectID int64) (*git.Repository, error)
 }
 
+// PushEvent is published after a ref moves (the API's branch and tag
+// changes now, git pushes later), with GitLab's push payload fields.
+type PushEvent = internal.PushEvent
+
 // Module is the repository module for fennec.WithModules.
 func Module() fennec.Module {
 	return fennec.NewModule("repository",
 		fennec.Tables(internal.Tables()...),
-		fx.Provide(internal.NewStorage, internal.NewStatuses, func(s *internal.Storage) Store { return s }),
+		fx.Provide(internal.NewStorage, internal.NewStatuses, internal.NewWriter, func(s *internal.Storage) Store { return s }),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideRoutes(internal.NewRoutes),
 	)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"time"
 
 	"go.uber.org/zap"
@@ -13,6 +14,7 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/repository"
 )
 
 // Service records and serves the activity feeds.
@@ -58,7 +60,35 @@ func Subscribers(s *Service) []events.Subscriber {
 		events.Subscribe("activity.member", s.onMember),
 		events.Subscribe("activity.user-deleted", s.onUserDeleted),
 		events.Subscribe("activity.record", s.onRecord),
+		events.Subscribe("activity.push", s.onPush),
 	}
+}
+
+// onPush records a ref change as GitLab's feed does: "pushed new" for a new
+// ref, "deleted" for a removed one, "pushed to" otherwise, with the push in
+// data. The key (project, ref, before, after) makes a redelivery harmless.
+func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
+	const zero = "0000000000000000000000000000000000000000"
+	action := "pushed to"
+	switch {
+	case ev.Before == zero:
+		action = "pushed new"
+	case ev.After == zero:
+		action = "deleted"
+	}
+	userName := ""
+	if u, err := s.users.UserByID(ctx, ev.UserID); err == nil {
+		userName = u.Name
+	}
+	data, err := json.Marshal(map[string]any{
+		"before": ev.Before, "after": ev.After, "ref": ev.Ref, "user_id": ev.UserID, "user_name": userName,
+		"repository": ev.Repository, "commits": ev.Commits, "total_commits_count": ev.TotalCommitsCount,
+	})
+	if err != nil {
+		return err
+	}
+	return s.onRecord(ctx, Record{ProjectID: ev.ProjectID, AuthorID: ev.UserID, ActionName: action, Data: data,
+		Key: "push:" + strconv.FormatInt(ev.ProjectID, 10) + ":" + ev.Ref + ":" + ev.Before + ":" + ev.After})
 }
 
 // onProject records created (forks too: a fork is a project its author

@@ -27,14 +27,16 @@ type Reader struct {
 	store    *Storage
 	access   projects.Access
 	statuses *Statuses
+	writer   *Writer // decorates branches and tags with protection and releases
 }
 
 // NewRoutes registers the repository operations.
-func NewRoutes(s *Storage, access projects.Access, st *Statuses) fennec.Routes {
-	r := &Reader{store: s, access: access, statuses: st}
+func NewRoutes(s *Storage, access projects.Access, st *Statuses, w *Writer) fennec.Routes {
+	r := &Reader{store: s, access: access, statuses: st, writer: w}
 	return fennec.Routes{Name: "repository", Register: func(a *api.API) {
 		r.register(a)
 		st.register(a)
+		w.register(a)
 	}}
 }
 
@@ -483,10 +485,14 @@ func (rd *Reader) branches(ctx context.Context, in *listInput) (*branchesOutput,
 	_ = iter.ForEach(func(r *plumbing.Reference) error { refs = append(refs, r); return nil })
 	sort.Slice(refs, func(i, j int) bool { return refs[i].Name().Short() < refs[j].Name().Short() })
 	out := []BranchView{}
+	info, _ := rd.access.Resolve(ctx, in.ID)
 	for _, r := range api.Window(refs, in.PageParams) {
 		v, err := rd.branchView(repo, r.Name().Short(), r.Hash())
 		if err != nil {
 			return nil, err
+		}
+		if rd.writer != nil {
+			rd.writer.decorate(ctx, info, repo, &v)
 		}
 		out = append(out, v)
 	}
@@ -508,6 +514,10 @@ func (rd *Reader) branch(ctx context.Context, in *branchInput) (*struct{ Body *B
 	v, err := rd.branchView(repo, in.Branch, r.Hash())
 	if err != nil {
 		return nil, err
+	}
+	if rd.writer != nil {
+		info, _ := rd.access.Resolve(ctx, in.ID)
+		rd.writer.decorate(ctx, info, repo, &v)
 	}
 	return &struct{ Body *BranchView }{Body: &v}, nil
 }
@@ -550,10 +560,14 @@ func (rd *Reader) tags(ctx context.Context, in *listInput) (*tagsOutput, error) 
 	// The spec: sorted by name in reverse alphabetical order.
 	sort.Slice(refs, func(i, j int) bool { return refs[i].Name().Short() > refs[j].Name().Short() })
 	out := []TagView{}
+	info, _ := rd.access.Resolve(ctx, in.ID)
 	for _, r := range api.Window(refs, in.PageParams) {
 		v, err := tagView(repo, r)
 		if err != nil {
 			continue // a tag of a non-commit object: not shown
+		}
+		if rd.writer != nil {
+			rd.writer.attachRelease(ctx, info.ID, &v)
 		}
 		out = append(out, v)
 	}
@@ -575,6 +589,10 @@ func (rd *Reader) tag(ctx context.Context, in *tagInput) (*struct{ Body *TagView
 	v, err := tagView(repo, r)
 	if err != nil {
 		return nil, api.NotFound("Tag")
+	}
+	if rd.writer != nil {
+		info, _ := rd.access.Resolve(ctx, in.ID)
+		rd.writer.attachRelease(ctx, info.ID, &v)
 	}
 	return &struct{ Body *TagView }{Body: &v}, nil
 }

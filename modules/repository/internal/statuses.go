@@ -73,7 +73,7 @@ func (st *Statuses) removeProject(ctx context.Context, project int64) error {
 
 // Tables lists the module's tables.
 func Tables() []interface{ Buckets() []string } {
-	return []interface{ Buckets() []string }{statuses}
+	return []interface{ Buckets() []string }{statuses, protections, releases}
 }
 
 // Statuses serves commit statuses.

@@ -12,7 +12,7 @@ import (
 // Subscribers follow the projects' lives: a repository is created with its
 // project, copied when the project is forked and removed with it. Each
 // handler may run more than once and leaves the same result.
-func Subscribers(s *Storage, st *Statuses) []events.Subscriber {
+func Subscribers(s *Storage, st *Statuses, w *Writer) []events.Subscriber {
 	return []events.Subscriber{
 		events.Subscribe("repository.projects", func(ctx context.Context, ev projects.ProjectEvent) error {
 			switch ev.Action {
@@ -27,6 +27,9 @@ func Subscribers(s *Storage, st *Statuses) []events.Subscriber {
 				return s.fork(ev.ForkedFromID, ev.ProjectID)
 			case "deleted":
 				if err := st.removeProject(ctx, ev.ProjectID); err != nil {
+					return err
+				}
+				if err := w.removeProject(ctx, ev.ProjectID); err != nil {
 					return err
 				}
 				return s.remove(ev.ProjectID)

@@ -1,0 +1,499 @@
+package internal
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// PushEvent is published after a ref moves (git push, or the API creating
+// or deleting a branch or tag). Before or After is 40 zeros for a created or
+// deleted ref, as in GitLab's push payload.
+type PushEvent struct {
+	ProjectID         int64        `json:"project_id"`
+	UserID            int64        `json:"user_id"`
+	Ref               string       `json:"ref"`
+	Before            string       `json:"before"`
+	After             string       `json:"after"`
+	Commits           []PushCommit `json:"commits"`
+	TotalCommitsCount int          `json:"total_commits_count"`
+	Repository        PushRepo     `json:"repository"`
+}
+
+// PushRepo names the repository in a push payload.
+type PushRepo struct {
+	Name        string `json:"name"`
+	URL         string `json:"url"`
+	Description string `json:"description"`
+	Homepage    string `json:"homepage"`
+}
+
+// PushCommit is one commit of a push (at most 20 are listed).
+type PushCommit struct {
+	ID        string `json:"id"`
+	Message   string `json:"message"`
+	Timestamp string `json:"timestamp"`
+	URL       string `json:"url"`
+	Author    struct {
+		Name  string `json:"name"`
+		Email string `json:"email"`
+	} `json:"author"`
+}
+
+// EventTopic implements events.Event.
+func (PushEvent) EventTopic() string { return "repository.push" }
+
+const zeroSHA = "0000000000000000000000000000000000000000"
+
+// Protection is a protected branch of a project.
+type Protection struct {
+	ID                 uint64 `json:"id"`
+	ProjectID          uint64 `json:"project_id"`
+	Name               string `json:"name"`
+	DevelopersCanPush  bool   `json:"developers_can_push"`
+	DevelopersCanMerge bool   `json:"developers_can_merge"`
+}
+
+func (p *Protection) RecordID() uint64      { return p.ID }
+func (p *Protection) SetRecordID(id uint64) { p.ID = id }
+
+// Release is the release notes of a tag.
+type Release struct {
+	ID          uint64 `json:"id"`
+	ProjectID   uint64 `json:"project_id"`
+	TagName     string `json:"tag_name"`
+	Description string `json:"description"`
+}
+
+func (r *Release) RecordID() uint64      { return r.ID }
+func (r *Release) SetRecordID(id uint64) { r.ID = id }
+
+func refKey(project uint64, name string) string { return strconv.FormatUint(project, 10) + "/" + name }
+
+var (
+	protections = store.NewTable[Protection]("repository.protected_branches",
+		store.Index[Protection]{Name: "branch", Unique: true, Keys: func(p *Protection) []string { return []string{refKey(p.ProjectID, p.Name)} }},
+		store.Index[Protection]{Name: "project", Keys: func(p *Protection) []string { return []string{strconv.FormatUint(p.ProjectID, 10)} }},
+	)
+	releases = store.NewTable[Release]("repository.releases",
+		store.Index[Release]{Name: "tag", Unique: true, Keys: func(r *Release) []string { return []string{refKey(r.ProjectID, r.TagName)} }},
+		store.Index[Release]{Name: "project", Keys: func(r *Release) []string { return []string{strconv.FormatUint(r.ProjectID, 10)} }},
+	)
+)
+
+// Writer changes refs through the API.
+type Writer struct {
+	db  *store.DB
+	bus *events.Bus
+	rd  *Reader
+}
+
+// NewWriter builds the ref writer.
+func NewWriter(db *store.DB, bus *events.Bus, s *Storage, access projects.Access) *Writer {
+	return &Writer{db: db, bus: bus, rd: &Reader{store: s, access: access}}
+}
+
+// openFor resolves the project, checks the action and opens the repository.
+func (w *Writer) openFor(ctx context.Context, id string, a projects.Action) (projects.ProjectInfo, *git.Repository, error) {
+	info, err := w.rd.access.Resolve(ctx, id)
+	if err != nil {
+		return info, nil, err
+	}
+	if ok, err := w.rd.access.Can(ctx, id, a); err != nil || !ok {
+		if err == nil {
+			err = api.Forbidden("")
+		}
+		return info, nil, err
+	}
+	repo, err := w.rd.store.Open(ctx, info.ID)
+	return info, repo, err
+}
+
+// publish announces a ref change after it happened.
+func (w *Writer) publish(ctx context.Context, ev PushEvent) {
+	_ = w.db.Update(ctx, func(tx *store.Tx) error { return w.bus.Publish(tx, ev) })
+}
+
+func (w *Writer) pushEvent(ctx context.Context, info projects.ProjectInfo, ref string, before, after plumbing.Hash, c *object.Commit) PushEvent {
+	ev := PushEvent{ProjectID: info.ID, UserID: auth.FromContext(ctx).UserID(), Ref: ref,
+		Before: zeroSHA, After: zeroSHA, Commits: []PushCommit{},
+		Repository: PushRepo{Name: info.Name, URL: info.WebURL + ".git", Homepage: info.WebURL}}
+	if !before.IsZero() {
+		ev.Before = before.String()
+	}
+	if !after.IsZero() {
+		ev.After = after.String()
+	}
+	if c != nil && before.IsZero() {
+		pc := PushCommit{ID: c.Hash.String(), Message: c.Message, Timestamp: c.Committer.When.Format(time.RFC3339),
+			URL: info.WebURL + "/commit/" + c.Hash.String()}
+		pc.Author.Name, pc.Author.Email = c.Author.Name, c.Author.Email
+		ev.Commits = append(ev.Commits, pc)
+		ev.TotalCommitsCount = 1
+	}
+	return ev
+}
+
+// validBranchName follows git's check-ref-format rules that matter here.
+func validBranchName(name string) bool {
+	if !validRef(name) || strings.HasSuffix(name, ".lock") || strings.HasSuffix(name, "/") || strings.HasSuffix(name, ".") ||
+		strings.Contains(name, "//") || strings.HasPrefix(name, "/") || name == "HEAD" {
+		return false
+	}
+	for _, seg := range strings.Split(name, "/") {
+		if strings.HasPrefix(seg, ".") {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *Writer) protection(ctx context.Context, project int64, name string) *Protection {
+	var p *Protection
+	_ = w.db.View(ctx, func(tx *store.Tx) error {
+		p, _ = protections.GetBy(tx, "branch", refKey(uint64(project), name))
+		return nil
+	})
+	return p
+}
+
+func (w *Writer) branchOut(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, name string) (*struct{ Body *BranchView }, error) {
+	r, err := repo.Reference(plumbing.NewBranchReferenceName(name), true)
+	if err != nil {
+		return nil, api.NotFound("Branch")
+	}
+	v, err := w.rd.branchView(repo, name, r.Hash())
+	if err != nil {
+		return nil, err
+	}
+	w.decorate(ctx, info, repo, &v)
+	return &struct{ Body *BranchView }{Body: &v}, nil
+}
+
+// decorate fills protection and merged state.
+func (w *Writer) decorate(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, v *BranchView) {
+	if p := w.protection(ctx, info.ID, v.Name); p != nil {
+		v.Protected, v.DevelopersCanPush, v.DevelopersCanMerge = true, p.DevelopersCanPush, p.DevelopersCanMerge
+	}
+	if v.Name != info.DefaultBranch {
+		if def, err := resolveCommit(repo, info.DefaultBranch, info.DefaultBranch); err == nil {
+			if c, err := repo.CommitObject(plumbing.NewHash(v.Commit.ID)); err == nil {
+				v.Merged, _ = c.IsAncestor(def)
+			}
+		}
+	}
+}
+
+type createBranchInput struct {
+	ProjectPath
+	Body struct {
+		Branch string `json:"branch" required:"true"`
+		Ref    string `json:"ref" required:"true"`
+	}
+}
+
+func (w *Writer) createBranch(ctx context.Context, in *createBranchInput) (*struct{ Body *BranchView }, error) {
+	info, repo, err := w.openFor(ctx, in.ID, projects.PushCode)
+	if err != nil {
+		return nil, err
+	}
+	if !validBranchName(in.Body.Branch) {
+		return nil, api.BadRequest("Branch name is invalid")
+	}
+	c, err := resolveCommit(repo, in.Body.Ref, info.DefaultBranch)
+	if err != nil {
+		return nil, api.BadRequest("Invalid reference name")
+	}
+	name := plumbing.NewBranchReferenceName(in.Body.Branch)
+	if _, err := repo.Reference(name, false); err == nil {
+		return nil, api.BadRequest("Branch already exists")
+	}
+	// Compare-and-set against "absent": a concurrent creation loses cleanly.
+	if err := repo.Storer.CheckAndSetReference(plumbing.NewHashReference(name, c.Hash), nil); err != nil {
+		return nil, api.BadRequest("Branch already exists")
+	}
+	w.publish(ctx, w.pushEvent(ctx, info, name.String(), plumbing.ZeroHash, c.Hash, c))
+	return w.branchOut(ctx, info, repo, in.Body.Branch)
+}
+
+func (w *Writer) deleteBranch(ctx context.Context, in *branchInput) (*struct{}, error) {
+	info, repo, err := w.openFor(ctx, in.ID, projects.PushCode)
+	if err != nil {
+		return nil, err
+	}
+	name := plumbing.NewBranchReferenceName(in.Branch)
+	r, err := repo.Reference(name, false)
+	if err != nil || !validRef(in.Branch) {
+		return nil, api.NotFound("Branch")
+	}
+	if in.Branch == info.DefaultBranch {
+		return nil, api.MethodNotAllowed("Cannot remove HEAD branch")
+	}
+	if w.protection(ctx, info.ID, in.Branch) != nil {
+		return nil, api.MethodNotAllowed("Protected branch cant be removed")
+	}
+	if err := repo.Storer.RemoveReference(name); err != nil {
+		return nil, err
+	}
+	w.publish(ctx, w.pushEvent(ctx, info, name.String(), r.Hash(), plumbing.ZeroHash, nil))
+	return nil, nil
+}
+
+type protectInput struct {
+	ProjectPath
+	Branch string `path:"branch"`
+	Body   struct {
+		DevelopersCanPush  bool `json:"developers_can_push,omitempty"`
+		DevelopersCanMerge bool `json:"developers_can_merge,omitempty"`
+	}
+}
+
+func (w *Writer) protect(ctx context.Context, in *protectInput, on bool) (*struct{ Body *BranchView }, error) {
+	info, repo, err := w.openFor(ctx, in.ID, projects.AdminProject)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := repo.Reference(plumbing.NewBranchReferenceName(in.Branch), false); err != nil || !validRef(in.Branch) {
+		return nil, api.NotFound("Branch")
+	}
+	err = w.db.Update(ctx, func(tx *store.Tx) error {
+		p, err := protections.GetBy(tx, "branch", refKey(uint64(info.ID), in.Branch))
+		switch {
+		case errors.Is(err, store.ErrNotFound) && on:
+			return protections.Insert(tx, &Protection{ProjectID: uint64(info.ID), Name: in.Branch,
+				DevelopersCanPush: in.Body.DevelopersCanPush, DevelopersCanMerge: in.Body.DevelopersCanMerge})
+		case err != nil:
+			if errors.Is(err, store.ErrNotFound) {
+				return nil // unprotecting an unprotected branch changes nothing
+			}
+			return err
+		case on:
+			p.DevelopersCanPush, p.DevelopersCanMerge = in.Body.DevelopersCanPush, in.Body.DevelopersCanMerge
+			return protections.Update(tx, p)
+		default:
+			return protections.Delete(tx, p.ID)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return w.branchOut(ctx, info, repo, in.Branch)
+}
+
+type createTagInput struct {
+	ProjectPath
+	Body struct {
+		TagName            string  `json:"tag_name" required:"true"`
+		Ref                string  `json:"ref" required:"true"`
+		Message            *string `json:"message,omitempty"`
+		ReleaseDescription *string `json:"release_description,omitempty"`
+	}
+}
+
+func (w *Writer) releaseOf(ctx context.Context, project int64, tag string) *Release {
+	var r *Release
+	_ = w.db.View(ctx, func(tx *store.Tx) error {
+		r, _ = releases.GetBy(tx, "tag", refKey(uint64(project), tag))
+		return nil
+	})
+	return r
+}
+
+func (w *Writer) tagOut(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, name string) (*struct{ Body *TagView }, error) {
+	r, err := repo.Reference(plumbing.NewTagReferenceName(name), true)
+	if err != nil {
+		return nil, api.NotFound("Tag")
+	}
+	v, err := tagView(repo, r)
+	if err != nil {
+		return nil, err
+	}
+	w.attachRelease(ctx, info.ID, &v)
+	return &struct{ Body *TagView }{Body: &v}, nil
+}
+
+func (w *Writer) attachRelease(ctx context.Context, project int64, v *TagView) {
+	if rel := w.releaseOf(ctx, project, v.Name); rel != nil {
+		v.Release = &struct {
+			TagName     string `json:"tag_name"`
+			Description string `json:"description"`
+		}{rel.TagName, rel.Description}
+	}
+}
+
+func (w *Writer) createTag(ctx context.Context, in *createTagInput) (*struct{ Body *TagView }, error) {
+	info, repo, err := w.openFor(ctx, in.ID, projects.PushCode)
+	if err != nil {
+		return nil, err
+	}
+	b := in.Body
+	if !validBranchName(b.TagName) {
+		return nil, api.MethodNotAllowed("Tag name invalid")
+	}
+	c, err := resolveCommit(repo, b.Ref, info.DefaultBranch)
+	if err != nil {
+		return nil, api.MethodNotAllowed("Target " + b.Ref + " is invalid")
+	}
+	name := plumbing.NewTagReferenceName(b.TagName)
+	if _, err := repo.Reference(name, false); err == nil {
+		return nil, api.MethodNotAllowed("Tag " + b.TagName + " already exists")
+	}
+	target := c.Hash
+	if b.Message != nil && strings.TrimSpace(*b.Message) != "" {
+		pr := auth.FromContext(ctx)
+		tagger := object.Signature{Name: pr.User.Username, Email: pr.User.Username + "@users.noreply.fennec", When: time.Now()}
+		tag := &object.Tag{Name: b.TagName, Tagger: tagger, Message: strings.TrimSpace(*b.Message) + "\n", TargetType: plumbing.CommitObject, Target: c.Hash}
+		obj := repo.Storer.NewEncodedObject()
+		if err := tag.Encode(obj); err != nil {
+			return nil, err
+		}
+		if target, err = repo.Storer.SetEncodedObject(obj); err != nil {
+			return nil, err
+		}
+	}
+	if err := repo.Storer.CheckAndSetReference(plumbing.NewHashReference(name, target), nil); err != nil {
+		return nil, api.MethodNotAllowed("Tag " + b.TagName + " already exists")
+	}
+	if b.ReleaseDescription != nil && *b.ReleaseDescription != "" {
+		if err := w.db.Update(ctx, func(tx *store.Tx) error {
+			return releases.Insert(tx, &Release{ProjectID: uint64(info.ID), TagName: b.TagName, Description: *b.ReleaseDescription})
+		}); err != nil {
+			return nil, err
+		}
+	}
+	w.publish(ctx, w.pushEvent(ctx, info, name.String(), plumbing.ZeroHash, target, c))
+	return w.tagOut(ctx, info, repo, b.TagName)
+}
+
+func (w *Writer) deleteTag(ctx context.Context, in *tagInput) (*struct{}, error) {
+	info, repo, err := w.openFor(ctx, in.ID, projects.PushCode)
+	if err != nil {
+		return nil, err
+	}
+	name := plumbing.NewTagReferenceName(in.Tag)
+	r, err := repo.Reference(name, false)
+	if err != nil || !validRef(in.Tag) {
+		return nil, api.NotFound("Tag")
+	}
+	if err := repo.Storer.RemoveReference(name); err != nil {
+		return nil, err
+	}
+	_ = w.db.Update(ctx, func(tx *store.Tx) error {
+		if rel, err := releases.GetBy(tx, "tag", refKey(uint64(info.ID), in.Tag)); err == nil {
+			return releases.Delete(tx, rel.ID)
+		}
+		return nil
+	})
+	w.publish(ctx, w.pushEvent(ctx, info, name.String(), r.Hash(), plumbing.ZeroHash, nil))
+	return nil, nil
+}
+
+type releaseInput struct {
+	ProjectPath
+	Tag  string `path:"tag_name"`
+	Body struct {
+		Description string `json:"description" required:"true"`
+	}
+}
+
+// ReleaseView is the release answer.
+type ReleaseView struct {
+	TagName     string `json:"tag_name"`
+	Description string `json:"description"`
+}
+
+func (w *Writer) release(ctx context.Context, in *releaseInput, create bool) (*struct{ Body *ReleaseView }, error) {
+	info, repo, err := w.openFor(ctx, in.ID, projects.PushCode)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := repo.Reference(plumbing.NewTagReferenceName(in.Tag), false); err != nil || !validRef(in.Tag) {
+		return nil, api.NotFound("Tag")
+	}
+	err = w.db.Update(ctx, func(tx *store.Tx) error {
+		rel, err := releases.GetBy(tx, "tag", refKey(uint64(info.ID), in.Tag))
+		switch {
+		case create && err == nil:
+			return api.Conflict("Release already exists")
+		case create:
+			return releases.Insert(tx, &Release{ProjectID: uint64(info.ID), TagName: in.Tag, Description: in.Body.Description})
+		case errors.Is(err, store.ErrNotFound):
+			return api.NotFound("Release")
+		case err != nil:
+			return err
+		default:
+			rel.Description = in.Body.Description
+			return releases.Update(tx, rel)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &struct{ Body *ReleaseView }{Body: &ReleaseView{TagName: in.Tag, Description: in.Body.Description}}, nil
+}
+
+// removeProject deletes a deleted project's protections and releases.
+func (w *Writer) removeProject(ctx context.Context, project int64) error {
+	key := strconv.FormatInt(project, 10)
+	return w.db.Update(ctx, func(tx *store.Tx) error {
+		ids, err := protections.IDsBy(tx, "project", key)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if err := protections.Delete(tx, id); err != nil {
+				return err
+			}
+		}
+		if ids, err = releases.IDsBy(tx, "project", key); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if err := releases.Delete(tx, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (w *Writer) register(a *api.API) {
+	tags := []string{"repository"}
+	api.Register(a, api.Op{ID: "create-branch", Method: http.MethodPost, Path: "/projects/{id}/repository/branches", Tags: tags,
+		Summary: "Create a branch", Access: api.SignedIn}, w.createBranch)
+	api.Register(a, api.Op{ID: "delete-branch", Method: http.MethodDelete, Path: "/projects/{id}/repository/branches/{branch}", Tags: tags,
+		Summary: "Delete a branch (not the default or a protected one)", Access: api.SignedIn}, w.deleteBranch)
+	api.Register(a, api.Op{ID: "protect-branch", Method: http.MethodPut, Path: "/projects/{id}/repository/branches/{branch}/protect", Tags: tags,
+		Summary: "Protect a branch", Access: api.SignedIn}, func(ctx context.Context, in *protectInput) (*struct{ Body *BranchView }, error) {
+		return w.protect(ctx, in, true)
+	})
+	api.Register(a, api.Op{ID: "unprotect-branch", Method: http.MethodPut, Path: "/projects/{id}/repository/branches/{branch}/unprotect", Tags: tags,
+		Summary: "Unprotect a branch", Access: api.SignedIn}, func(ctx context.Context, in *protectInput) (*struct{ Body *BranchView }, error) {
+		return w.protect(ctx, in, false)
+	})
+	api.Register(a, api.Op{ID: "create-tag", Method: http.MethodPost, Path: "/projects/{id}/repository/tags", Tags: tags,
+		Summary: "Create a tag (annotated with a message), optionally with release notes", Access: api.SignedIn}, w.createTag)
+	api.Register(a, api.Op{ID: "delete-tag", Method: http.MethodDelete, Path: "/projects/{id}/repository/tags/{tag_name}", Tags: tags,
+		Summary: "Delete a tag", Access: api.SignedIn}, w.deleteTag)
+	api.Register(a, api.Op{ID: "create-release", Method: http.MethodPost, Path: "/projects/{id}/repository/tags/{tag_name}/release", Tags: tags,
+		Summary: "Add release notes to a tag; 409 when it has some", Access: api.SignedIn}, func(ctx context.Context, in *releaseInput) (*struct{ Body *ReleaseView }, error) {
+		return w.release(ctx, in, true)
+	})
+	api.Register(a, api.Op{ID: "update-release", Method: http.MethodPut, Path: "/projects/{id}/repository/tags/{tag_name}/release", Tags: tags,
+		Summary: "Change a tag's release notes", Access: api.SignedIn}, func(ctx context.Context, in *releaseInput) (*struct{ Body *ReleaseView }, error) {
+		return w.release(ctx, in, false)
+	})
+}
