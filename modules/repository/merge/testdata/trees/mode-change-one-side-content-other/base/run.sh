@@ -1,0 +1,4 @@
+#!/bin/sh
+echo one
+echo two
+echo three
