@@ -14,6 +14,7 @@ type UserInfo struct {
 	ID            int64
 	Username      string
 	Name          string
+	Email         string
 	State         string // active, blocked (directory blocks show as blocked)
 	Admin         bool
 	External      bool
@@ -27,7 +28,7 @@ func infoOf(u *User) UserInfo {
 	if state == StateLDAPBlocked {
 		state = StateBlocked
 	}
-	return UserInfo{ID: int64(u.ID), Username: u.Username, Name: u.Name, State: state, Admin: u.Admin,
+	return UserInfo{ID: int64(u.ID), Username: u.Username, Name: u.Name, Email: u.Email, State: state, Admin: u.Admin,
 		External: u.External, AvatarURL: gravatar(u.Email), ProjectsLimit: u.ProjectsLimit, CreatedAt: u.CreatedAt}
 }
 

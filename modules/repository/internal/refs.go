@@ -16,6 +16,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
@@ -96,14 +97,15 @@ var (
 
 // Writer changes refs through the API.
 type Writer struct {
-	db  *store.DB
-	bus *events.Bus
-	rd  *Reader
+	db    *store.DB
+	bus   *events.Bus
+	rd    *Reader
+	users identity.Users
 }
 
 // NewWriter builds the ref writer.
-func NewWriter(db *store.DB, bus *events.Bus, s *Storage, access projects.Access) *Writer {
-	return &Writer{db: db, bus: bus, rd: &Reader{store: s, access: access}}
+func NewWriter(db *store.DB, bus *events.Bus, s *Storage, access projects.Access, users identity.Users) *Writer {
+	return &Writer{db: db, bus: bus, rd: &Reader{store: s, access: access}, users: users}
 }
 
 // openFor resolves the project, checks the action and opens the repository.
@@ -471,6 +473,7 @@ func (w *Writer) removeProject(ctx context.Context, project int64) error {
 }
 
 func (w *Writer) register(a *api.API) {
+	w.registerCherryPick(a)
 	tags := []string{"repository"}
 	api.Register(a, api.Op{ID: "create-branch", Method: http.MethodPost, Path: "/projects/{id}/repository/branches", Tags: tags,
 		Summary: "Create a branch", Access: api.SignedIn}, w.createBranch)

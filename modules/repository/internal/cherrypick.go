@@ -1,0 +1,129 @@
+package internal
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/repository/merge"
+)
+
+type cherryPickInput struct {
+	ProjectPath
+	SHA  string `path:"sha" doc:"The commit to pick"`
+	Body struct {
+		Branch string `json:"branch" required:"true"`
+	}
+}
+
+// errCannotPick is GitLab's answer when a pick does not apply cleanly.
+var errCannotPick = api.BadRequest("Sorry, we cannot cherry-pick this commit automatically. " +
+	"This commit may already have been cherry-picked, or a more recent commit may have updated some of its content.")
+
+// cherryPick applies a commit's change on top of a branch with the merge
+// engine (base: the commit's parent), keeping its author and message; the
+// caller is the committer. The branch moves by compare-and-set, so a push
+// that lands meanwhile is not lost: the pick fails and can be retried.
+func (w *Writer) cherryPick(ctx context.Context, in *cherryPickInput) (*struct{ Body *CommitDetail }, error) {
+	info, repo, err := w.openFor(ctx, in.ID, projects.PushCode)
+	if err != nil {
+		return nil, err
+	}
+	c, err := resolveCommit(repo, in.SHA, info.DefaultBranch)
+	if err != nil || in.SHA == "" {
+		return nil, api.NotFound("Commit")
+	}
+	if !validRef(in.Body.Branch) {
+		return nil, api.NotFound("Branch")
+	}
+	branch := plumbing.NewBranchReferenceName(in.Body.Branch)
+	head, err := repo.Reference(branch, true)
+	if err != nil {
+		return nil, api.NotFound("Branch")
+	}
+	if p := w.protection(ctx, info.ID, in.Body.Branch); p != nil && !p.DevelopersCanPush {
+		if ok, _ := w.rd.access.Can(ctx, in.ID, projects.PushProtected); !ok {
+			return nil, api.Forbidden("You are not allowed to push into this branch")
+		}
+	}
+	if c.NumParents() > 1 {
+		return nil, errCannotPick // merge commits need a mainline; not supported
+	}
+	headCommit, err := repo.CommitObject(head.Hash())
+	if err != nil {
+		return nil, err
+	}
+	ours, err := headCommit.Tree()
+	if err != nil {
+		return nil, err
+	}
+	theirs, err := c.Tree()
+	if err != nil {
+		return nil, err
+	}
+	var base *object.Tree
+	if c.NumParents() == 1 {
+		parent, err := c.Parent(0)
+		if err != nil {
+			return nil, err
+		}
+		if base, err = parent.Tree(); err != nil {
+			return nil, err
+		}
+	}
+	res, err := merge.MergeTrees(repo.Storer, base, ours, theirs, merge.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if !res.Clean || res.Tree == ours.Hash {
+		return nil, errCannotPick // a conflict, or nothing left to apply
+	}
+	pr := auth.FromContext(ctx)
+	committer := object.Signature{Name: pr.User.Username, Email: pr.User.Username, When: time.Now()}
+	if u, err := w.users.UserByID(ctx, pr.UserID()); err == nil {
+		committer.Name, committer.Email = u.Name, u.Email
+	}
+	msg := strings.TrimRight(c.Message, "\n") + "\n\n(cherry picked from commit " + c.Hash.String() + ")\n"
+	picked := &object.Commit{Author: c.Author, Committer: committer, Message: msg, TreeHash: res.Tree, ParentHashes: []plumbing.Hash{head.Hash()}}
+	obj := repo.Storer.NewEncodedObject()
+	if err := picked.Encode(obj); err != nil {
+		return nil, err
+	}
+	hash, err := repo.Storer.SetEncodedObject(obj)
+	if err != nil {
+		return nil, err
+	}
+	if err := repo.Storer.CheckAndSetReference(plumbing.NewHashReference(branch, hash), head); err != nil {
+		return nil, api.BadRequest("The branch moved while picking; try again")
+	}
+	created, err := repo.CommitObject(hash)
+	if err != nil {
+		return nil, err
+	}
+	ev := w.pushEvent(ctx, info, branch.String(), head.Hash(), hash, nil)
+	pc := PushCommit{ID: hash.String(), Message: created.Message, Timestamp: created.Committer.When.Format(time.RFC3339), URL: info.WebURL + "/commit/" + hash.String()}
+	pc.Author.Name, pc.Author.Email = created.Author.Name, created.Author.Email
+	ev.Commits, ev.TotalCommitsCount = []PushCommit{pc}, 1
+	w.publish(ctx, ev)
+	d := &CommitDetail{CommitView: commitView(created)}
+	if st, err := created.Stats(); err == nil {
+		for _, f := range st {
+			d.Stats.Additions += f.Addition
+			d.Stats.Deletions += f.Deletion
+		}
+		d.Stats.Total = d.Stats.Additions + d.Stats.Deletions
+	}
+	return &struct{ Body *CommitDetail }{Body: d}, nil
+}
+
+func (w *Writer) registerCherryPick(a *api.API) {
+	api.Register(a, api.Op{ID: "cherry-pick-commit", Method: http.MethodPost, Path: "/projects/{id}/repository/commits/{sha}/cherry_pick",
+		Tags: []string{"repository"}, Summary: "Apply a commit's change on a branch", Access: api.SignedIn}, w.cherryPick)
+}
