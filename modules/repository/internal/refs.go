@@ -474,6 +474,7 @@ func (w *Writer) removeProject(ctx context.Context, project int64) error {
 
 func (w *Writer) register(a *api.API) {
 	w.registerCherryPick(a)
+	w.registerCommits(a)
 	tags := []string{"repository"}
 	api.Register(a, api.Op{ID: "create-branch", Method: http.MethodPost, Path: "/projects/{id}/repository/branches", Tags: tags,
 		Summary: "Create a branch", Access: api.SignedIn}, w.createBranch)

@@ -1,0 +1,424 @@
+package internal
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// CommitAction is one element of actions[].
+type CommitAction struct {
+	Action       string  `json:"action" required:"true" enum:"create,delete,move,update"`
+	FilePath     string  `json:"file_path" required:"true"`
+	PreviousPath string  `json:"previous_path,omitempty"`
+	Content      *string `json:"content,omitempty"`
+	Encoding     string  `json:"encoding,omitempty" enum:"text,base64,"`
+}
+
+// commitRequest is what both the commits API and the files API ask for.
+type commitRequest struct {
+	Branch        string
+	StartBranch   string
+	Message       string
+	AuthorName    string
+	AuthorEmail   string
+	Actions       []CommitAction
+	ProjectRef    string
+	RequireExists bool // the files API needs the branch to exist
+}
+
+type entry struct {
+	mode filemode.FileMode
+	hash plumbing.Hash
+}
+
+// flatten lists every non-tree entry of t by full path.
+func flatten(repo *git.Repository, t *object.Tree, prefix string, out map[string]entry) error {
+	for _, e := range t.Entries {
+		p := path.Join(prefix, e.Name)
+		if e.Mode == filemode.Dir {
+			sub, err := repo.TreeObject(e.Hash)
+			if err != nil {
+				return err
+			}
+			if err := flatten(repo, sub, p, out); err != nil {
+				return err
+			}
+			continue
+		}
+		out[p] = entry{e.Mode, e.Hash}
+	}
+	return nil
+}
+
+// buildTree writes the nested trees of a flat path -> entry map and returns
+// the root tree's hash.
+func buildTree(repo *git.Repository, files map[string]entry) (plumbing.Hash, error) {
+	type dir struct {
+		files map[string]entry
+		dirs  map[string]*dir
+	}
+	root := &dir{files: map[string]entry{}, dirs: map[string]*dir{}}
+	for p, e := range files {
+		d := root
+		parts := strings.Split(p, "/")
+		for _, seg := range parts[:len(parts)-1] {
+			next := d.dirs[seg]
+			if next == nil {
+				next = &dir{files: map[string]entry{}, dirs: map[string]*dir{}}
+				d.dirs[seg] = next
+			}
+			d = next
+		}
+		d.files[parts[len(parts)-1]] = e
+	}
+	var write func(d *dir) (plumbing.Hash, error)
+	write = func(d *dir) (plumbing.Hash, error) {
+		var entries []object.TreeEntry
+		for name, e := range d.files {
+			entries = append(entries, object.TreeEntry{Name: name, Mode: e.mode, Hash: e.hash})
+		}
+		for name, sub := range d.dirs {
+			h, err := write(sub)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h})
+		}
+		// git orders tree entries by name, directories as if they ended in "/".
+		sort.Slice(entries, func(i, j int) bool {
+			a, b := entries[i].Name, entries[j].Name
+			if entries[i].Mode == filemode.Dir {
+				a += "/"
+			}
+			if entries[j].Mode == filemode.Dir {
+				b += "/"
+			}
+			return a < b
+		})
+		obj := repo.Storer.NewEncodedObject()
+		if err := (&object.Tree{Entries: entries}).Encode(obj); err != nil {
+			return plumbing.ZeroHash, err
+		}
+		return repo.Storer.SetEncodedObject(obj)
+	}
+	return write(root)
+}
+
+func writeBlob(repo *git.Repository, content []byte) (plumbing.Hash, error) {
+	obj := repo.Storer.NewEncodedObject()
+	obj.SetType(plumbing.BlobObject)
+	obj.SetSize(int64(len(content)))
+	w, err := obj.Writer()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if _, err := w.Write(content); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := w.Close(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return repo.Storer.SetEncodedObject(obj)
+}
+
+func actionContent(a CommitAction) ([]byte, error) {
+	if a.Content == nil {
+		return nil, api.BadRequest("You must provide content.")
+	}
+	if a.Encoding == "base64" {
+		b, err := base64.StdEncoding.DecodeString(*a.Content)
+		if err != nil {
+			return nil, api.BadRequest("The content of " + a.FilePath + " is not valid Base64")
+		}
+		return b, nil
+	}
+	return []byte(*a.Content), nil
+}
+
+// commitActions applies the actions on the branch (or start_branch for a
+// new branch) and moves the branch by compare-and-set.
+func (w *Writer) commitActions(ctx context.Context, req commitRequest) (projects.ProjectInfo, *object.Commit, error) {
+	info, repo, err := w.openFor(ctx, req.ProjectRef, projects.PushCode)
+	if err != nil {
+		return info, nil, err
+	}
+	if !validBranchName(req.Branch) {
+		return info, nil, api.BadRequest("Branch name is invalid")
+	}
+	if strings.TrimSpace(req.Message) == "" {
+		return info, nil, api.Missing("commit_message")
+	}
+	if len(req.Actions) == 0 {
+		return info, nil, api.Missing("actions")
+	}
+	if p := w.protection(ctx, info.ID, req.Branch); p != nil && !p.DevelopersCanPush {
+		if ok, _ := w.rd.access.Can(ctx, req.ProjectRef, projects.PushProtected); !ok {
+			return info, nil, api.Forbidden("You are not allowed to push into this branch")
+		}
+	}
+	branch := plumbing.NewBranchReferenceName(req.Branch)
+	var old *plumbing.Reference
+	var parent *object.Commit
+	files := map[string]entry{}
+	if r, err := repo.Reference(branch, true); err == nil {
+		old = r
+	} else if req.RequireExists {
+		return info, nil, api.NotFound("Branch")
+	}
+	from := old
+	if from == nil && req.StartBranch != "" {
+		if !validRef(req.StartBranch) {
+			return info, nil, api.BadRequest("Invalid start branch")
+		}
+		r, err := repo.Reference(plumbing.NewBranchReferenceName(req.StartBranch), true)
+		if err != nil {
+			return info, nil, api.BadRequest("Invalid start branch")
+		}
+		from = r
+	}
+	if from != nil {
+		if parent, err = repo.CommitObject(from.Hash()); err != nil {
+			return info, nil, err
+		}
+		t, err := parent.Tree()
+		if err != nil {
+			return info, nil, err
+		}
+		if err := flatten(repo, t, "", files); err != nil {
+			return info, nil, err
+		}
+	} else if old == nil {
+		// A new branch of an empty repository, or from nothing: only allowed
+		// when the repository has no branch to start from.
+		if iter, err := repo.Branches(); err == nil {
+			if _, err := iter.Next(); err == nil {
+				return info, nil, api.BadRequest("You can only create a new branch from an existing one: give start_branch")
+			}
+		}
+	}
+	isDir := func(p string) bool {
+		for f := range files {
+			if strings.HasPrefix(f, p+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, a := range req.Actions {
+		p, ok := cleanTreePath(a.FilePath)
+		if !ok || p == "" {
+			return info, nil, api.BadRequest("Invalid file path: " + a.FilePath)
+		}
+		_, exists := files[p]
+		switch a.Action {
+		case "create":
+			if exists || isDir(p) {
+				return info, nil, api.BadRequest("A file with this name already exists: " + p)
+			}
+			content, err := actionContent(a)
+			if err != nil {
+				return info, nil, err
+			}
+			h, err := writeBlob(repo, content)
+			if err != nil {
+				return info, nil, err
+			}
+			files[p] = entry{filemode.Regular, h}
+		case "update":
+			if !exists {
+				return info, nil, api.BadRequest("A file with this name doesn't exist: " + p)
+			}
+			content, err := actionContent(a)
+			if err != nil {
+				return info, nil, err
+			}
+			h, err := writeBlob(repo, content)
+			if err != nil {
+				return info, nil, err
+			}
+			files[p] = entry{files[p].mode, h}
+		case "delete":
+			if !exists {
+				return info, nil, api.BadRequest("A file with this name doesn't exist: " + p)
+			}
+			delete(files, p)
+		case "move":
+			prev, ok := cleanTreePath(a.PreviousPath)
+			if !ok || prev == "" {
+				return info, nil, api.BadRequest("Invalid previous path: " + a.PreviousPath)
+			}
+			src, had := files[prev]
+			if !had {
+				return info, nil, api.BadRequest("A file with this name doesn't exist: " + prev)
+			}
+			if exists || isDir(p) {
+				return info, nil, api.BadRequest("A file with this name already exists: " + p)
+			}
+			delete(files, prev)
+			if a.Content != nil {
+				content, err := actionContent(a)
+				if err != nil {
+					return info, nil, err
+				}
+				h, err := writeBlob(repo, content)
+				if err != nil {
+					return info, nil, err
+				}
+				src.hash = h
+			}
+			files[p] = src
+		default:
+			return info, nil, api.NotValidValue("actions[action]")
+		}
+	}
+	// A file may not sit where a directory is (a/b as a file and a/b/c).
+	for f := range files {
+		for dir := path.Dir(f); dir != "."; dir = path.Dir(dir) {
+			if _, clash := files[dir]; clash {
+				return info, nil, api.BadRequest("A file with this name already exists: " + dir)
+			}
+		}
+	}
+	tree, err := buildTree(repo, files)
+	if err != nil {
+		return info, nil, err
+	}
+	pr := auth.FromContext(ctx)
+	committer := object.Signature{Name: pr.User.Username, Email: pr.User.Username, When: time.Now()}
+	if u, err := w.users.UserByID(ctx, pr.UserID()); err == nil {
+		committer.Name, committer.Email = u.Name, u.Email
+	}
+	author := committer
+	if req.AuthorName != "" {
+		author.Name = req.AuthorName
+	}
+	if req.AuthorEmail != "" {
+		author.Email = req.AuthorEmail
+	}
+	commit := &object.Commit{Author: author, Committer: committer, Message: req.Message, TreeHash: tree}
+	if parent != nil {
+		commit.ParentHashes = []plumbing.Hash{parent.Hash}
+	}
+	obj := repo.Storer.NewEncodedObject()
+	if err := commit.Encode(obj); err != nil {
+		return info, nil, err
+	}
+	hash, err := repo.Storer.SetEncodedObject(obj)
+	if err != nil {
+		return info, nil, err
+	}
+	if err := repo.Storer.CheckAndSetReference(plumbing.NewHashReference(branch, hash), old); err != nil {
+		return info, nil, api.BadRequest("The branch changed while committing; nothing was lost: commit again")
+	}
+	created, err := repo.CommitObject(hash)
+	if err != nil {
+		return info, nil, err
+	}
+	before := plumbing.ZeroHash
+	if old != nil {
+		before = old.Hash()
+	}
+	ev := w.pushEvent(ctx, info, branch.String(), before, hash, nil)
+	pc := PushCommit{ID: hash.String(), Message: created.Message, Timestamp: created.Committer.When.Format(time.RFC3339), URL: info.WebURL + "/commit/" + hash.String()}
+	pc.Author.Name, pc.Author.Email = created.Author.Name, created.Author.Email
+	ev.Commits, ev.TotalCommitsCount = []PushCommit{pc}, 1
+	w.publish(ctx, ev)
+	return info, created, nil
+}
+
+type createCommitInput struct {
+	ProjectPath
+	Body struct {
+		Branch        string         `json:"branch" required:"true"`
+		CommitMessage string         `json:"commit_message" required:"true"`
+		Actions       []CommitAction `json:"actions" required:"true"`
+		StartBranch   string         `json:"start_branch,omitempty"`
+		AuthorEmail   string         `json:"author_email,omitempty"`
+		AuthorName    string         `json:"author_name,omitempty"`
+	}
+}
+
+func (w *Writer) createCommit(ctx context.Context, in *createCommitInput) (*struct{ Body *CommitDetail }, error) {
+	b := in.Body
+	_, c, err := w.commitActions(ctx, commitRequest{Branch: b.Branch, StartBranch: b.StartBranch, Message: b.CommitMessage,
+		AuthorName: b.AuthorName, AuthorEmail: b.AuthorEmail, Actions: b.Actions, ProjectRef: in.ID})
+	if err != nil {
+		return nil, err
+	}
+	d := &CommitDetail{CommitView: commitView(c)}
+	if st, err := c.Stats(); err == nil {
+		for _, f := range st {
+			d.Stats.Additions += f.Addition
+			d.Stats.Deletions += f.Deletion
+		}
+		d.Stats.Total = d.Stats.Additions + d.Stats.Deletions
+	}
+	return &struct{ Body *CommitDetail }{Body: d}, nil
+}
+
+type fileWriteInput struct {
+	ProjectPath
+	FilePath string `path:"file_path"`
+	Body     struct {
+		Branch        string  `json:"branch" required:"true"`
+		CommitMessage string  `json:"commit_message" required:"true"`
+		Content       *string `json:"content,omitempty"`
+		Encoding      string  `json:"encoding,omitempty" enum:"text,base64,"`
+		StartBranch   string  `json:"start_branch,omitempty"`
+		AuthorEmail   string  `json:"author_email,omitempty"`
+		AuthorName    string  `json:"author_name,omitempty"`
+	}
+}
+
+type fileWriteOutput struct {
+	Body struct {
+		FilePath string `json:"file_path"`
+		Branch   string `json:"branch"`
+	}
+}
+
+func (w *Writer) fileWrite(ctx context.Context, in *fileWriteInput, action string) (*fileWriteOutput, error) {
+	b := in.Body
+	_, _, err := w.commitActions(ctx, commitRequest{Branch: b.Branch, StartBranch: b.StartBranch, Message: b.CommitMessage,
+		AuthorName: b.AuthorName, AuthorEmail: b.AuthorEmail, ProjectRef: in.ID, RequireExists: b.StartBranch == "",
+		Actions: []CommitAction{{Action: action, FilePath: in.FilePath, Content: b.Content, Encoding: b.Encoding}}})
+	if err != nil {
+		return nil, err
+	}
+	out := &fileWriteOutput{}
+	out.Body.FilePath, out.Body.Branch = in.FilePath, b.Branch
+	return out, nil
+}
+
+func (w *Writer) registerCommits(a *api.API) {
+	tags := []string{"repository"}
+	api.Register(a, api.Op{ID: "create-commit", Method: http.MethodPost, Path: "/projects/{id}/repository/commits", Tags: tags,
+		Summary: "Commit several file actions at once", Access: api.SignedIn}, w.createCommit)
+	api.Register(a, api.Op{ID: "create-file", Method: http.MethodPost, Path: "/projects/{id}/repository/files/{file_path}", Tags: tags,
+		Summary: "Create a file in a new commit", Access: api.SignedIn}, func(ctx context.Context, in *fileWriteInput) (*fileWriteOutput, error) {
+		return w.fileWrite(ctx, in, "create")
+	})
+	api.Register(a, api.Op{ID: "update-file", Method: http.MethodPut, Path: "/projects/{id}/repository/files/{file_path}", Tags: tags,
+		Summary: "Change a file in a new commit", Access: api.SignedIn}, func(ctx context.Context, in *fileWriteInput) (*fileWriteOutput, error) {
+		return w.fileWrite(ctx, in, "update")
+	})
+	api.Register(a, api.Op{ID: "delete-file", Method: http.MethodDelete, Path: "/projects/{id}/repository/files/{file_path}", Tags: tags,
+		Summary: "Delete a file in a new commit", Access: api.SignedIn}, func(ctx context.Context, in *fileWriteInput) (*struct{}, error) {
+		_, err := w.fileWrite(ctx, in, "delete")
+		return nil, err
+	})
+}
