@@ -55,15 +55,24 @@ var statuses = store.NewTable[Status]("repository.statuses",
 	store.Index[Status]{Name: "project", Keys: func(s *Status) []string { return []string{strconv.FormatUint(s.ProjectID, 10)} }},
 )
 
-// removeProject deletes a deleted project's statuses.
+// removeProject deletes a deleted project's statuses and commit comments.
 func (st *Statuses) removeProject(ctx context.Context, project int64) error {
+	key := strconv.FormatInt(project, 10)
 	return st.db.Update(ctx, func(tx *store.Tx) error {
-		ids, err := statuses.IDsBy(tx, "project", strconv.FormatInt(project, 10))
+		ids, err := statuses.IDsBy(tx, "project", key)
 		if err != nil {
 			return err
 		}
 		for _, id := range ids {
 			if err := statuses.Delete(tx, id); err != nil {
+				return err
+			}
+		}
+		if ids, err = comments.IDsBy(tx, "project", key); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if err := comments.Delete(tx, id); err != nil {
 				return err
 			}
 		}
@@ -73,7 +82,7 @@ func (st *Statuses) removeProject(ctx context.Context, project int64) error {
 
 // Tables lists the module's tables.
 func Tables() []interface{ Buckets() []string } {
-	return []interface{ Buckets() []string }{statuses, protections, releases}
+	return []interface{ Buckets() []string }{statuses, protections, releases, comments}
 }
 
 // Statuses serves commit statuses.
@@ -318,6 +327,7 @@ func NewStatuses(db *store.DB, s *Storage, access projects.Access, users identit
 }
 
 func (st *Statuses) register(a *api.API) {
+	st.registerComments(a)
 	tags := []string{"repository"}
 	api.Register(a, api.Op{ID: "post-commit-status", Method: http.MethodPost, Path: "/projects/{id}/statuses/{sha}", Tags: tags,
 		Summary: "Add or update a commit status (by sha, name and ref)", Access: api.SignedIn}, st.post)

@@ -1,0 +1,190 @@
+package internal
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// Comment is a comment on a commit, optionally on one line of a file.
+type Comment struct {
+	ID        uint64    `json:"id"`
+	ProjectID uint64    `json:"project_id"`
+	SHA       string    `json:"sha"`
+	Note      string    `json:"note"`
+	Path      *string   `json:"path"`
+	Line      *int      `json:"line"`
+	LineType  *string   `json:"line_type"`
+	AuthorID  int64     `json:"author_id"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func (c *Comment) RecordID() uint64      { return c.ID }
+func (c *Comment) SetRecordID(id uint64) { c.ID = id }
+
+var comments = store.NewTable[Comment]("repository.commit_comments",
+	store.Index[Comment]{Name: "commit", Keys: func(c *Comment) []string { return []string{statusCommitKey(c.ProjectID, c.SHA)} }},
+	store.Index[Comment]{Name: "project", Keys: func(c *Comment) []string { return []string{strconv.FormatUint(c.ProjectID, 10)} }},
+)
+
+// CommentView is the spec's commit comment.
+type CommentView struct {
+	Note      string       `json:"note"`
+	Author    StatusAuthor `json:"author"`
+	CreatedAt api.Time     `json:"created_at"`
+	Path      *string      `json:"path"`
+	Line      *int         `json:"line"`
+	LineType  *string      `json:"line_type"`
+}
+
+// maxNoteBytes bounds a comment.
+const maxNoteBytes = 1 << 20
+
+type postCommentInput struct {
+	ProjectPath
+	SHA  string `path:"sha"`
+	Body struct {
+		Note     string  `json:"note" required:"true"`
+		Path     *string `json:"path,omitempty"`
+		Line     *int    `json:"line,omitempty"`
+		LineType *string `json:"line_type,omitempty" enum:"new,old"`
+	}
+}
+
+type listCommentsInput struct {
+	ProjectPath
+	api.PageParams
+	SHA string `path:"sha"`
+}
+
+type commentsOutput struct {
+	api.PageHeaders
+	Body []CommentView
+}
+
+func (st *Statuses) commentView(ctx context.Context, c *Comment) CommentView {
+	author := st.view(ctx, &Status{AuthorID: c.AuthorID}).Author
+	return CommentView{Note: c.Note, Author: author, CreatedAt: api.NewTime(c.CreatedAt), Path: c.Path, Line: c.Line, LineType: c.LineType}
+}
+
+// lineExists reports whether a file has the line on the given side of the
+// commit ("new": the commit itself, "old": its first parent).
+func lineExists(c *object.Commit, path string, line int, side string) bool {
+	if line < 1 {
+		return false
+	}
+	if side == "old" {
+		if c.NumParents() == 0 {
+			return false
+		}
+		p, err := c.Parent(0)
+		if err != nil {
+			return false
+		}
+		c = p
+	}
+	f, err := c.File(path)
+	if err != nil {
+		return false
+	}
+	content, err := f.Contents()
+	if err != nil {
+		return false
+	}
+	n := bytes.Count([]byte(content), []byte("\n"))
+	if !strings.HasSuffix(content, "\n") && content != "" {
+		n++
+	}
+	return line <= n
+}
+
+func (st *Statuses) postComment(ctx context.Context, in *postCommentInput) (*struct{ Body *CommentView }, error) {
+	info, repo, err := st.reader.open(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	if ok, _ := st.reader.access.Can(ctx, in.ID, projects.ReadCode); !ok || auth.FromContext(ctx).IsAnonymous() {
+		return nil, api.Forbidden("")
+	}
+	note := strings.TrimSpace(in.Body.Note)
+	if note == "" {
+		return nil, api.Missing("note")
+	}
+	if len(note) > maxNoteBytes {
+		return nil, api.FieldErrors{"note": {"is too long (maximum is 1048576 characters)"}}
+	}
+	c, err := resolveCommit(repo, in.SHA, info.DefaultBranch)
+	if err != nil || in.SHA == "" {
+		return nil, api.NotFound("Commit")
+	}
+	cm := &Comment{ProjectID: uint64(info.ID), SHA: c.Hash.String(), Note: note, AuthorID: auth.FromContext(ctx).UserID(), CreatedAt: time.Now().UTC()}
+	// The spec's rules: a line comment needs the full sha, a path, a line
+	// that exists on that side and a line_type; anything less is a comment
+	// on the commit itself, with path, line and line_type null.
+	b := in.Body
+	fullSHA := strings.EqualFold(in.SHA, c.Hash.String())
+	if fullSHA && b.Path != nil && b.Line != nil && b.LineType != nil {
+		if p, ok := cleanTreePath(*b.Path); ok && p != "" && lineExists(c, p, *b.Line, *b.LineType) {
+			cm.Path, cm.Line, cm.LineType = &p, b.Line, b.LineType
+		}
+	}
+	if err := st.db.Update(ctx, func(tx *store.Tx) error { return comments.Insert(tx, cm) }); err != nil {
+		return nil, err
+	}
+	v := st.commentView(ctx, cm)
+	return &struct{ Body *CommentView }{Body: &v}, nil
+}
+
+func (st *Statuses) listComments(ctx context.Context, in *listCommentsInput) (*commentsOutput, error) {
+	info, repo, err := st.reader.open(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	c, err := resolveCommit(repo, in.SHA, info.DefaultBranch)
+	if err != nil || in.SHA == "" {
+		return nil, api.NotFound("Commit")
+	}
+	var list []*Comment
+	total := 0
+	err = st.db.View(ctx, func(tx *store.Tx) error {
+		ids, err := comments.IDsBy(tx, "commit", statusCommitKey(uint64(info.ID), c.Hash.String()))
+		if err != nil {
+			return err
+		}
+		total = len(ids)
+		for _, id := range api.Window(ids, in.PageParams) {
+			cm, err := comments.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			list = append(list, cm)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &commentsOutput{PageHeaders: api.Paginate(ctx, in.PageParams, total), Body: []CommentView{}}
+	for _, cm := range list {
+		out.Body = append(out.Body, st.commentView(ctx, cm))
+	}
+	return out, nil
+}
+
+func (st *Statuses) registerComments(a *api.API) {
+	tags := []string{"repository"}
+	api.Register(a, api.Op{ID: "list-commit-comments", Method: http.MethodGet, Path: "/projects/{id}/repository/commits/{sha}/comments", Tags: tags,
+		Summary: "Comments on a commit, oldest first", Access: api.Public}, st.listComments)
+	api.Register(a, api.Op{ID: "post-commit-comment", Method: http.MethodPost, Path: "/projects/{id}/repository/commits/{sha}/comments", Tags: tags,
+		Summary: "Comment on a commit or one line of it", Access: api.SignedIn}, st.postComment)
+}
