@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"archive/zip"
 	"bytes"
+	"compress/bzip2"
 	"compress/gzip"
 	"io"
 	"net/http"
@@ -33,6 +34,8 @@ func TestArchiveMatchesTheTree(t *testing.T) {
 		{"/repository/archive?format=tar", "tar"},
 		{"/repository/archive.zip", "zip"},
 		{"/repository/archive.tar.gz?sha=master", "tar.gz"},
+		{"/repository/archive.tar.bz2", "tar.bz2"},
+		{"/repository/archive?format=tbz2", "tar.bz2"},
 	} {
 		resp := w.s.Do(t, http.MethodGet, "/api/v4/projects/"+itoa(w.project.ID)+tc.path, nil)
 		raw, _ := io.ReadAll(resp.Body)
@@ -62,12 +65,15 @@ func TestArchiveMatchesTheTree(t *testing.T) {
 			}
 		default:
 			var r io.Reader = bytes.NewReader(raw)
-			if tc.ext == "tar.gz" {
+			switch tc.ext {
+			case "tar.gz":
 				gz, err := gzip.NewReader(r)
 				if err != nil {
 					t.Fatal(err)
 				}
 				r = gz
+			case "tar.bz2":
+				r = bzip2.NewReader(r) // the standard library's reader checks our writer
 			}
 			tr := tar.NewReader(r)
 			for {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/dsnet/compress/bzip2"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -22,7 +23,7 @@ import (
 type archiveInput struct {
 	ProjectPath
 	SHA    string `query:"sha" doc:"Commit, branch or tag; default branch when empty"`
-	Format string `query:"format" enum:"tar.gz,tgz,tar,zip," doc:"tar.gz (default), tar or zip"`
+	Format string `query:"format" enum:"tar.gz,tgz,tar.bz2,tbz2,tar,zip," doc:"tar.gz (default), tar.bz2, tar or zip"`
 }
 
 type archiveOutput struct {
@@ -46,6 +47,8 @@ func (rd *Reader) archive(ctx context.Context, in *archiveInput, format string) 
 	switch format {
 	case "", "tgz":
 		format = "tar.gz"
+	case "tbz2":
+		format = "tar.bz2"
 	}
 	c, err := resolveCommit(repo, in.SHA, info.DefaultBranch)
 	if err != nil {
@@ -60,7 +63,7 @@ func (rd *Reader) archive(ctx context.Context, in *archiveInput, format string) 
 		ref = info.DefaultBranch
 	}
 	name := unsafeName.ReplaceAllString(info.Path+"-"+ref+"-"+c.Hash.String(), "-")
-	ct := map[string]string{"tar.gz": "application/gzip", "tar": "application/x-tar", "zip": "application/zip"}[format]
+	ct := map[string]string{"tar.gz": "application/gzip", "tar.bz2": "application/x-bzip2", "tar": "application/x-tar", "zip": "application/zip"}[format]
 	return &archiveOutput{
 		ContentType:        ct,
 		ContentDisposition: `attachment; filename="` + name + "." + format + `"`,
@@ -92,10 +95,19 @@ func writeArchive(w io.Writer, repo *git.Repository, tree *object.Tree, top, for
 		return zw.Close()
 	default:
 		var out io.Writer = w
-		var gz *gzip.Writer
-		if format == "tar.gz" {
-			gz = gzip.NewWriter(w)
-			out = gz
+		var compressor io.WriteCloser
+		switch format {
+		case "tar.gz":
+			compressor = gzip.NewWriter(w)
+		case "tar.bz2":
+			bz, err := bzip2.NewWriter(w, &bzip2.WriterConfig{Level: bzip2.DefaultCompression})
+			if err != nil {
+				return err
+			}
+			compressor = bz
+		}
+		if compressor != nil {
+			out = compressor
 		}
 		tw := tar.NewWriter(out)
 		if err := walkFiles(repo, tree, "", func(p string, mode filemode.FileMode, blob *object.Blob) error {
@@ -121,8 +133,8 @@ func writeArchive(w io.Writer, repo *git.Repository, tree *object.Tree, top, for
 		if err := tw.Close(); err != nil {
 			return err
 		}
-		if gz != nil {
-			return gz.Close()
+		if compressor != nil {
+			return compressor.Close()
 		}
 		return nil
 	}
@@ -180,7 +192,7 @@ func (rd *Reader) registerArchive(a *api.API) {
 	api.Register(a, api.Op{ID: "repository-archive", Method: http.MethodGet, Path: "/projects/{id}/repository/archive",
 		Tags: tags, Summary: "An archive of the repository at a commit (streamed)", Access: api.Public},
 		func(ctx context.Context, in *archiveInput) (*archiveOutput, error) { return rd.archive(ctx, in, "") })
-	for _, ext := range []string{"tar.gz", "tgz", "tar", "zip"} {
+	for _, ext := range []string{"tar.gz", "tgz", "tar.bz2", "tbz2", "tar", "zip"} {
 		ext := ext
 		api.Register(a, api.Op{ID: "repository-archive-" + strings.ReplaceAll(ext, ".", "-"), Method: http.MethodGet,
 			Path: "/projects/{id}/repository/archive." + ext, Tags: tags, Summary: "An archive as ." + ext, Access: api.Public},
