@@ -3,7 +3,6 @@ package internal
 import (
 	"archive/tar"
 	"archive/zip"
-	"compress/gzip"
 	"context"
 	"io"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/fennec-forge/fennec/core/api"
 )

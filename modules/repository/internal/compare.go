@@ -52,10 +52,15 @@ func (rd *Reader) compare(ctx context.Context, in *compareInput) (*struct{ Body 
 	if err != nil {
 		return nil, err
 	}
-	// Commits reachable from "to" but not from "from".
+	// Commits reachable from "to" but not from "from". Every commit both
+	// reach is an ancestor of a merge base, so the walk stops at the merge
+	// bases instead of first collecting all of "from"'s history (criss-cross
+	// histories, with several merge bases, are the rare case where a shared
+	// commit reached by another path could be listed).
 	excluded := map[plumbing.Hash]bool{}
-	seen := object.NewCommitPreorderIter(from, nil, nil)
-	_ = seen.ForEach(func(c *object.Commit) error { excluded[c.Hash] = true; return nil })
+	for _, b := range bases {
+		excluded[b.Hash] = true
+	}
 	var commits []*object.Commit
 	iter := object.NewCommitPreorderIter(to, excluded, nil)
 	err = iter.ForEach(func(c *object.Commit) error {
