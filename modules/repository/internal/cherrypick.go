@@ -107,20 +107,8 @@ func (w *Writer) cherryPick(ctx context.Context, in *cherryPickInput) (*struct{ 
 	if err != nil {
 		return nil, err
 	}
-	ev := w.pushEvent(ctx, info, branch.String(), head.Hash(), hash, nil)
-	pc := PushCommit{ID: hash.String(), Message: created.Message, Timestamp: created.Committer.When.Format(time.RFC3339), URL: info.WebURL + "/commit/" + hash.String()}
-	pc.Author.Name, pc.Author.Email = created.Author.Name, created.Author.Email
-	ev.Commits, ev.TotalCommitsCount = []PushCommit{pc}, 1
-	w.publish(ctx, ev)
-	d := &CommitDetail{CommitView: commitView(created)}
-	if st, err := created.Stats(); err == nil {
-		for _, f := range st {
-			d.Stats.Additions += f.Addition
-			d.Stats.Deletions += f.Deletion
-		}
-		d.Stats.Total = d.Stats.Additions + d.Stats.Deletions
-	}
-	return &struct{ Body *CommitDetail }{Body: d}, nil
+	w.publish(ctx, w.pushEvent(ctx, info, branch.String(), head.Hash(), hash, created))
+	return &struct{ Body *CommitDetail }{Body: detail(created)}, nil
 }
 
 func (w *Writer) registerCherryPick(a *api.API) {

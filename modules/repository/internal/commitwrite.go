@@ -135,6 +135,15 @@ func writeBlob(repo *git.Repository, content []byte) (plumbing.Hash, error) {
 	return repo.Storer.SetEncodedObject(obj)
 }
 
+// contentBlob writes an action's content as a blob.
+func contentBlob(repo *git.Repository, a CommitAction) (plumbing.Hash, error) {
+	content, err := actionContent(a)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return writeBlob(repo, content)
+}
+
 func actionContent(a CommitAction) ([]byte, error) {
 	if a.Content == nil {
 		return nil, api.BadRequest("You must provide content.")
@@ -229,11 +238,7 @@ func (w *Writer) commitActions(ctx context.Context, req commitRequest) (projects
 			if exists || isDir(p) {
 				return info, nil, api.BadRequest("A file with this name already exists: " + p)
 			}
-			content, err := actionContent(a)
-			if err != nil {
-				return info, nil, err
-			}
-			h, err := writeBlob(repo, content)
+			h, err := contentBlob(repo, a)
 			if err != nil {
 				return info, nil, err
 			}
@@ -242,11 +247,7 @@ func (w *Writer) commitActions(ctx context.Context, req commitRequest) (projects
 			if !exists {
 				return info, nil, api.BadRequest("A file with this name doesn't exist: " + p)
 			}
-			content, err := actionContent(a)
-			if err != nil {
-				return info, nil, err
-			}
-			h, err := writeBlob(repo, content)
+			h, err := contentBlob(repo, a)
 			if err != nil {
 				return info, nil, err
 			}
@@ -270,11 +271,7 @@ func (w *Writer) commitActions(ctx context.Context, req commitRequest) (projects
 			}
 			delete(files, prev)
 			if a.Content != nil {
-				content, err := actionContent(a)
-				if err != nil {
-					return info, nil, err
-				}
-				h, err := writeBlob(repo, content)
+				h, err := contentBlob(repo, a)
 				if err != nil {
 					return info, nil, err
 				}
@@ -332,11 +329,7 @@ func (w *Writer) commitActions(ctx context.Context, req commitRequest) (projects
 	if old != nil {
 		before = old.Hash()
 	}
-	ev := w.pushEvent(ctx, info, branch.String(), before, hash, nil)
-	pc := PushCommit{ID: hash.String(), Message: created.Message, Timestamp: created.Committer.When.Format(time.RFC3339), URL: info.WebURL + "/commit/" + hash.String()}
-	pc.Author.Name, pc.Author.Email = created.Author.Name, created.Author.Email
-	ev.Commits, ev.TotalCommitsCount = []PushCommit{pc}, 1
-	w.publish(ctx, ev)
+	w.publish(ctx, w.pushEvent(ctx, info, branch.String(), before, hash, created))
 	return info, created, nil
 }
 
@@ -359,15 +352,7 @@ func (w *Writer) createCommit(ctx context.Context, in *createCommitInput) (*stru
 	if err != nil {
 		return nil, err
 	}
-	d := &CommitDetail{CommitView: commitView(c)}
-	if st, err := c.Stats(); err == nil {
-		for _, f := range st {
-			d.Stats.Additions += f.Addition
-			d.Stats.Deletions += f.Deletion
-		}
-		d.Stats.Total = d.Stats.Additions + d.Stats.Deletions
-	}
-	return &struct{ Body *CommitDetail }{Body: d}, nil
+	return &struct{ Body *CommitDetail }{Body: detail(c)}, nil
 }
 
 type fileWriteInput struct {

@@ -142,6 +142,19 @@ type Stats struct {
 	Total     int `json:"total"`
 }
 
+// detail is a commit with its line stats (the single-commit shape).
+func detail(c *object.Commit) *CommitDetail {
+	d := &CommitDetail{CommitView: commitView(c)}
+	if st, err := c.Stats(); err == nil {
+		for _, f := range st {
+			d.Stats.Additions += f.Addition
+			d.Stats.Deletions += f.Deletion
+		}
+		d.Stats.Total = d.Stats.Additions + d.Stats.Deletions
+	}
+	return d
+}
+
 func commitView(c *object.Commit) CommitView {
 	title, _, _ := strings.Cut(c.Message, "\n")
 	v := CommitView{
@@ -433,18 +446,11 @@ func (rd *Reader) commit(ctx context.Context, in *commitInput) (*struct{ Body *C
 	if err != nil || in.SHA == "" {
 		return nil, api.NotFound("Commit")
 	}
-	d := &CommitDetail{CommitView: commitView(c)}
+	d := detail(c)
 	if rd.statuses != nil {
 		if list, err := rd.statuses.forCommit(ctx, uint64(info.ID), c.Hash.String()); err == nil {
 			d.Status = combined(list)
 		}
-	}
-	if st, err := c.Stats(); err == nil {
-		for _, f := range st {
-			d.Stats.Additions += f.Addition
-			d.Stats.Deletions += f.Deletion
-		}
-		d.Stats.Total = d.Stats.Additions + d.Stats.Deletions
 	}
 	return &struct{ Body *CommitDetail }{Body: d}, nil
 }

@@ -139,7 +139,7 @@ func (w *Writer) pushEvent(ctx context.Context, info projects.ProjectInfo, ref s
 	if !after.IsZero() {
 		ev.After = after.String()
 	}
-	if c != nil && before.IsZero() {
+	if c != nil {
 		pc := PushCommit{ID: c.Hash.String(), Message: c.Message, Timestamp: c.Committer.When.Format(time.RFC3339),
 			URL: info.WebURL + "/commit/" + c.Hash.String()}
 		pc.Author.Name, pc.Author.Email = c.Author.Name, c.Author.Email
