@@ -50,10 +50,11 @@ const (
 )
 
 // Access is the one place every module asks what a caller may do on a
-// project. Both methods answer 404 Project Not Found for a project the
-// caller may not see.
+// project. Every method answers 404 Project Not Found for a project the
+// caller may not see; Require also 403 when the action is not allowed.
 type Access interface {
 	Resolve(ctx context.Context, ref string) (ProjectInfo, error)
+	Require(ctx context.Context, ref string, a Action) (ProjectInfo, error)
 	Can(ctx context.Context, ref string, a Action) (bool, error)
 }
 

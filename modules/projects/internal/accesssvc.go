@@ -31,13 +31,28 @@ func (s *Service) Resolve(ctx context.Context, ref string) (ProjectInfo, error) 
 	if err != nil {
 		return ProjectInfo{}, err
 	}
+	return s.info(ctx, r), nil
+}
+
+// Require is Resolve plus the check of one action, from one resolution:
+// 404 Project Not Found when the caller cannot see the project, 403 when
+// they can but may not do a.
+func (s *Service) Require(ctx context.Context, ref string, a Action) (ProjectInfo, error) {
+	r, err := s.require(ctx, ref, a)
+	if err != nil {
+		return ProjectInfo{}, err
+	}
+	return s.info(ctx, r), nil
+}
+
+func (s *Service) info(ctx context.Context, r *resolved) ProjectInfo {
 	web, _, _ := s.urls(ctx, r.ni.path, r.p.Path)
 	return ProjectInfo{
 		ID: int64(r.p.ID), NamespaceID: int64(r.p.NamespaceID), Name: r.p.Name, Path: r.p.Path,
 		PathWithNamespace: r.ni.path + "/" + r.p.Path, NameWithNamespace: r.ni.name + " / " + r.p.Name,
 		WebURL: web, Visibility: r.p.Visibility, Archived: r.p.Archived, DefaultBranch: r.p.DefaultBranch,
 		Features: r.p.Features, Level: effectiveLevel(auth.FromContext(ctx), r.p, r.l),
-	}, nil
+	}
 }
 
 // Can reports whether the caller may do a on the project (false, with the

@@ -18,6 +18,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/modules/projects"
 )
 
 type archiveInput struct {
@@ -37,7 +38,7 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 // archive streams the tree of a commit as tar.gz, tar or zip, entries under
 // a top directory "<project>-<ref>-<sha>", the same name as the file.
 func (rd *Reader) archive(ctx context.Context, in *archiveInput, format string) (*archiveOutput, error) {
-	info, repo, err := rd.open(ctx, in.ID)
+	info, repo, err := rd.open(ctx, in.ID, projects.ReadCode)
 	if err != nil {
 		return nil, err
 	}

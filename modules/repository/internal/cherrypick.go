@@ -32,7 +32,7 @@ var errCannotPick = api.BadRequest("Sorry, we cannot cherry-pick this commit aut
 // caller is the committer. The branch moves by compare-and-set, so a push
 // that lands meanwhile is not lost: the pick fails and can be retried.
 func (w *Writer) cherryPick(ctx context.Context, in *cherryPickInput) (*struct{ Body *CommitDetail }, error) {
-	info, repo, err := w.openFor(ctx, in.ID, projects.PushCode)
+	info, repo, err := w.rd.open(ctx, in.ID, projects.PushCode)
 	if err != nil {
 		return nil, err
 	}

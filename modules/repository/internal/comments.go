@@ -109,12 +109,9 @@ func lineExists(c *object.Commit, path string, line int, side string) bool {
 }
 
 func (st *Statuses) postComment(ctx context.Context, in *postCommentInput) (*struct{ Body *CommentView }, error) {
-	info, repo, err := st.reader.open(ctx, in.ID)
+	info, repo, err := st.reader.open(ctx, in.ID, projects.ReadCode)
 	if err != nil {
 		return nil, err
-	}
-	if ok, _ := st.reader.access.Can(ctx, in.ID, projects.ReadCode); !ok || auth.FromContext(ctx).IsAnonymous() {
-		return nil, api.Forbidden("")
 	}
 	note := strings.TrimSpace(in.Body.Note)
 	if note == "" {
@@ -146,7 +143,7 @@ func (st *Statuses) postComment(ctx context.Context, in *postCommentInput) (*str
 }
 
 func (st *Statuses) listComments(ctx context.Context, in *listCommentsInput) (*commentsOutput, error) {
-	info, repo, err := st.reader.open(ctx, in.ID)
+	info, repo, err := st.reader.open(ctx, in.ID, projects.ReadCode)
 	if err != nil {
 		return nil, err
 	}

@@ -161,7 +161,7 @@ func actionContent(a CommitAction) ([]byte, error) {
 // commitActions applies the actions on the branch (or start_branch for a
 // new branch) and moves the branch by compare-and-set.
 func (w *Writer) commitActions(ctx context.Context, req commitRequest) (projects.ProjectInfo, *object.Commit, error) {
-	info, repo, err := w.openFor(ctx, req.ProjectRef, projects.PushCode)
+	info, repo, err := w.rd.open(ctx, req.ProjectRef, projects.PushCode)
 	if err != nil {
 		return info, nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/modules/projects"
 )
 
 // CompareView is the spec's compare result.
@@ -32,7 +33,7 @@ type compareInput struct {
 const maxCompareCommits = 10000
 
 func (rd *Reader) compare(ctx context.Context, in *compareInput) (*struct{ Body *CompareView }, error) {
-	info, repo, err := rd.open(ctx, in.ID)
+	info, repo, err := rd.open(ctx, in.ID, projects.ReadCode)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/modules/projects"
 )
 
 // ContributorView is one contributor.
@@ -32,7 +33,7 @@ type contributorsOutput struct {
 // single node serves today; a cache keyed by the branch head is the next
 // step for very large repositories.
 func (rd *Reader) contributors(ctx context.Context, in *listInput) (*contributorsOutput, error) {
-	info, repo, err := rd.open(ctx, in.ID)
+	info, repo, err := rd.open(ctx, in.ID, projects.ReadCode)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/modules/projects"
 )
 
 // DiffView is the spec's diff entry.
@@ -100,7 +101,7 @@ type commitDiffOutput struct {
 }
 
 func (rd *Reader) commitDiff(ctx context.Context, in *commitInput) (*commitDiffOutput, error) {
-	info, repo, err := rd.open(ctx, in.ID)
+	info, repo, err := rd.open(ctx, in.ID, projects.ReadCode)
 	if err != nil {
 		return nil, err
 	}

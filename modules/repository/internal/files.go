@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/modules/projects"
 )
 
 // FileView is GitLab's repository file resource.
@@ -39,7 +40,7 @@ type fileInput struct {
 // findFile resolves ref and a file path in it: 404 File Not Found for
 // anything unknown, a directory, or a hostile path.
 func (rd *Reader) findFile(ctx context.Context, in *fileInput) (*object.Commit, *object.File, *git.Repository, error) {
-	info, repo, err := rd.open(ctx, in.ID)
+	info, repo, err := rd.open(ctx, in.ID, projects.ReadCode)
 	if err != nil {
 		return nil, nil, nil, err
 	}

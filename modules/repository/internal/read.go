@@ -30,9 +30,16 @@ type Reader struct {
 	writer   *Writer // decorates branches and tags with protection and releases
 }
 
-// NewRoutes registers the repository operations.
-func NewRoutes(s *Storage, access projects.Access, st *Statuses, w *Writer) fennec.Routes {
-	r := &Reader{store: s, access: access, statuses: st, writer: w}
+// NewReader builds the one Reader the module's services share.
+func NewReader(s *Storage, access projects.Access) *Reader {
+	return &Reader{store: s, access: access}
+}
+
+// NewRoutes registers the repository operations. The reader learns of the
+// statuses and the writer here: they decorate what it reads (a commit's
+// status, a branch's protection, a tag's release).
+func NewRoutes(r *Reader, st *Statuses, w *Writer) fennec.Routes {
+	r.statuses, r.writer = st, w
 	return fennec.Routes{Name: "repository", Register: func(a *api.API) {
 		r.register(a)
 		st.register(a)
@@ -45,17 +52,11 @@ type ProjectPath struct {
 	ID string `path:"id" doc:"Project id or URL-encoded full path"`
 }
 
-// open checks the caller may read the project's code and opens its
-// repository.
-func (rd *Reader) open(ctx context.Context, id string) (projects.ProjectInfo, *git.Repository, error) {
-	info, err := rd.access.Resolve(ctx, id)
+// open checks that the caller may do a on the project (404 when they cannot
+// see it, 403 when they may not) and opens its repository.
+func (rd *Reader) open(ctx context.Context, id string, a projects.Action) (projects.ProjectInfo, *git.Repository, error) {
+	info, err := rd.access.Require(ctx, id, a)
 	if err != nil {
-		return info, nil, err
-	}
-	if ok, err := rd.access.Can(ctx, id, projects.ReadCode); err != nil || !ok {
-		if err == nil {
-			err = api.Forbidden("")
-		}
 		return info, nil, err
 	}
 	repo, err := rd.store.Open(ctx, info.ID)
@@ -210,7 +211,7 @@ func cleanTreePath(p string) (string, bool) {
 }
 
 func (rd *Reader) tree(ctx context.Context, in *treeInput) (*treeOutput, error) {
-	info, repo, err := rd.open(ctx, in.ID)
+	info, repo, err := rd.open(ctx, in.ID, projects.ReadCode)
 	if err != nil {
 		return nil, err
 	}
@@ -306,7 +307,7 @@ type blobInput struct {
 const maxBlobJSON = 10 << 20
 
 func (rd *Reader) blob(ctx context.Context, id, sha string) (*object.Blob, error) {
-	_, repo, err := rd.open(ctx, id)
+	_, repo, err := rd.open(ctx, id, projects.ReadCode)
 	if err != nil {
 		return nil, err
 	}
@@ -372,7 +373,7 @@ type commitsOutput struct {
 }
 
 func (rd *Reader) commits(ctx context.Context, in *commitsInput) (*commitsOutput, error) {
-	info, repo, err := rd.open(ctx, in.ID)
+	info, repo, err := rd.open(ctx, in.ID, projects.ReadCode)
 	if err != nil {
 		return nil, err
 	}
@@ -438,7 +439,7 @@ type commitInput struct {
 }
 
 func (rd *Reader) commit(ctx context.Context, in *commitInput) (*struct{ Body *CommitDetail }, error) {
-	info, repo, err := rd.open(ctx, in.ID)
+	info, repo, err := rd.open(ctx, in.ID, projects.ReadCode)
 	if err != nil {
 		return nil, err
 	}
@@ -479,7 +480,7 @@ func (rd *Reader) branchView(repo *git.Repository, name string, h plumbing.Hash)
 }
 
 func (rd *Reader) branches(ctx context.Context, in *listInput) (*branchesOutput, error) {
-	_, repo, err := rd.open(ctx, in.ID)
+	info, repo, err := rd.open(ctx, in.ID, projects.ReadCode)
 	if err != nil {
 		return nil, err
 	}
@@ -491,7 +492,6 @@ func (rd *Reader) branches(ctx context.Context, in *listInput) (*branchesOutput,
 	_ = iter.ForEach(func(r *plumbing.Reference) error { refs = append(refs, r); return nil })
 	sort.Slice(refs, func(i, j int) bool { return refs[i].Name().Short() < refs[j].Name().Short() })
 	out := []BranchView{}
-	info, _ := rd.access.Resolve(ctx, in.ID)
 	for _, r := range api.Window(refs, in.PageParams) {
 		v, err := rd.branchView(repo, r.Name().Short(), r.Hash())
 		if err != nil {
@@ -506,7 +506,7 @@ func (rd *Reader) branches(ctx context.Context, in *listInput) (*branchesOutput,
 }
 
 func (rd *Reader) branch(ctx context.Context, in *branchInput) (*struct{ Body *BranchView }, error) {
-	_, repo, err := rd.open(ctx, in.ID)
+	info, repo, err := rd.open(ctx, in.ID, projects.ReadCode)
 	if err != nil {
 		return nil, err
 	}
@@ -522,7 +522,6 @@ func (rd *Reader) branch(ctx context.Context, in *branchInput) (*struct{ Body *B
 		return nil, err
 	}
 	if rd.writer != nil {
-		info, _ := rd.access.Resolve(ctx, in.ID)
 		rd.writer.decorate(ctx, info, repo, &v)
 	}
 	return &struct{ Body *BranchView }{Body: &v}, nil
@@ -553,7 +552,7 @@ func tagView(repo *git.Repository, r *plumbing.Reference) (TagView, error) {
 }
 
 func (rd *Reader) tags(ctx context.Context, in *listInput) (*tagsOutput, error) {
-	_, repo, err := rd.open(ctx, in.ID)
+	info, repo, err := rd.open(ctx, in.ID, projects.ReadCode)
 	if err != nil {
 		return nil, err
 	}
@@ -566,7 +565,6 @@ func (rd *Reader) tags(ctx context.Context, in *listInput) (*tagsOutput, error) 
 	// The spec: sorted by name in reverse alphabetical order.
 	sort.Slice(refs, func(i, j int) bool { return refs[i].Name().Short() > refs[j].Name().Short() })
 	out := []TagView{}
-	info, _ := rd.access.Resolve(ctx, in.ID)
 	for _, r := range api.Window(refs, in.PageParams) {
 		v, err := tagView(repo, r)
 		if err != nil {
@@ -581,7 +579,7 @@ func (rd *Reader) tags(ctx context.Context, in *listInput) (*tagsOutput, error) 
 }
 
 func (rd *Reader) tag(ctx context.Context, in *tagInput) (*struct{ Body *TagView }, error) {
-	_, repo, err := rd.open(ctx, in.ID)
+	info, repo, err := rd.open(ctx, in.ID, projects.ReadCode)
 	if err != nil {
 		return nil, err
 	}
@@ -597,7 +595,6 @@ func (rd *Reader) tag(ctx context.Context, in *tagInput) (*struct{ Body *TagView
 		return nil, api.NotFound("Tag")
 	}
 	if rd.writer != nil {
-		info, _ := rd.access.Resolve(ctx, in.ID)
 		rd.writer.attachRelease(ctx, info.ID, &v)
 	}
 	return &struct{ Body *TagView }{Body: &v}, nil

@@ -104,24 +104,8 @@ type Writer struct {
 }
 
 // NewWriter builds the ref writer.
-func NewWriter(db *store.DB, bus *events.Bus, s *Storage, access projects.Access, users identity.Users) *Writer {
-	return &Writer{db: db, bus: bus, rd: &Reader{store: s, access: access}, users: users}
-}
-
-// openFor resolves the project, checks the action and opens the repository.
-func (w *Writer) openFor(ctx context.Context, id string, a projects.Action) (projects.ProjectInfo, *git.Repository, error) {
-	info, err := w.rd.access.Resolve(ctx, id)
-	if err != nil {
-		return info, nil, err
-	}
-	if ok, err := w.rd.access.Can(ctx, id, a); err != nil || !ok {
-		if err == nil {
-			err = api.Forbidden("")
-		}
-		return info, nil, err
-	}
-	repo, err := w.rd.store.Open(ctx, info.ID)
-	return info, repo, err
+func NewWriter(db *store.DB, bus *events.Bus, rd *Reader, users identity.Users) *Writer {
+	return &Writer{db: db, bus: bus, rd: rd, users: users}
 }
 
 // publish announces a ref change after it happened.
@@ -208,7 +192,7 @@ type createBranchInput struct {
 }
 
 func (w *Writer) createBranch(ctx context.Context, in *createBranchInput) (*struct{ Body *BranchView }, error) {
-	info, repo, err := w.openFor(ctx, in.ID, projects.PushCode)
+	info, repo, err := w.rd.open(ctx, in.ID, projects.PushCode)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +216,7 @@ func (w *Writer) createBranch(ctx context.Context, in *createBranchInput) (*stru
 }
 
 func (w *Writer) deleteBranch(ctx context.Context, in *branchInput) (*struct{}, error) {
-	info, repo, err := w.openFor(ctx, in.ID, projects.PushCode)
+	info, repo, err := w.rd.open(ctx, in.ID, projects.PushCode)
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +248,7 @@ type protectInput struct {
 }
 
 func (w *Writer) protect(ctx context.Context, in *protectInput, on bool) (*struct{ Body *BranchView }, error) {
-	info, repo, err := w.openFor(ctx, in.ID, projects.AdminProject)
+	info, repo, err := w.rd.open(ctx, in.ID, projects.AdminProject)
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +321,7 @@ func (w *Writer) attachRelease(ctx context.Context, project int64, v *TagView) {
 }
 
 func (w *Writer) createTag(ctx context.Context, in *createTagInput) (*struct{ Body *TagView }, error) {
-	info, repo, err := w.openFor(ctx, in.ID, projects.PushCode)
+	info, repo, err := w.rd.open(ctx, in.ID, projects.PushCode)
 	if err != nil {
 		return nil, err
 	}
@@ -381,7 +365,7 @@ func (w *Writer) createTag(ctx context.Context, in *createTagInput) (*struct{ Bo
 }
 
 func (w *Writer) deleteTag(ctx context.Context, in *tagInput) (*struct{}, error) {
-	info, repo, err := w.openFor(ctx, in.ID, projects.PushCode)
+	info, repo, err := w.rd.open(ctx, in.ID, projects.PushCode)
 	if err != nil {
 		return nil, err
 	}
@@ -418,7 +402,7 @@ type ReleaseView struct {
 }
 
 func (w *Writer) release(ctx context.Context, in *releaseInput, create bool) (*struct{ Body *ReleaseView }, error) {
-	info, repo, err := w.openFor(ctx, in.ID, projects.PushCode)
+	info, repo, err := w.rd.open(ctx, in.ID, projects.PushCode)
 	if err != nil {
 		return nil, err
 	}

@@ -152,17 +152,7 @@ type postStatusInput struct {
 }
 
 func (st *Statuses) post(ctx context.Context, in *postStatusInput) (*struct{ Body *StatusView }, error) {
-	info, err := st.reader.access.Resolve(ctx, in.ID)
-	if err != nil {
-		return nil, err
-	}
-	if ok, err := st.reader.access.Can(ctx, in.ID, projects.PushCode); err != nil || !ok {
-		if err == nil {
-			err = api.Forbidden("")
-		}
-		return nil, err
-	}
-	repo, err := st.reader.store.Open(ctx, info.ID)
+	info, repo, err := st.reader.open(ctx, in.ID, projects.PushCode)
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +257,7 @@ func (st *Statuses) forCommit(ctx context.Context, project uint64, sha string) (
 }
 
 func (st *Statuses) list(ctx context.Context, in *listStatusesInput) (*statusesOutput, error) {
-	info, repo, err := st.reader.open(ctx, in.ID)
+	info, repo, err := st.reader.open(ctx, in.ID, projects.ReadCode)
 	if err != nil {
 		return nil, err
 	}
@@ -322,8 +312,8 @@ func combined(list []*Status) *string {
 }
 
 // NewStatuses registers the commit status operations.
-func NewStatuses(db *store.DB, s *Storage, access projects.Access, users identity.Users) *Statuses {
-	return &Statuses{db: db, reader: &Reader{store: s, access: access}, users: users}
+func NewStatuses(db *store.DB, rd *Reader, users identity.Users) *Statuses {
+	return &Statuses{db: db, reader: rd, users: users}
 }
 
 func (st *Statuses) register(a *api.API) {
