@@ -100,7 +100,7 @@ func (w *Writer) cherryPick(ctx context.Context, in *cherryPickInput) (*struct{ 
 	if err != nil {
 		return nil, err
 	}
-	if err := repo.Storer.CheckAndSetReference(plumbing.NewHashReference(branch, hash), head); err != nil {
+	if err := w.rd.store.UpdateRef(info.ID, repo, branch, hash, head); err != nil {
 		return nil, api.BadRequest("The branch moved while picking; try again")
 	}
 	created, err := repo.CommitObject(hash)

@@ -318,7 +318,7 @@ func (w *Writer) commitActions(ctx context.Context, req commitRequest) (projects
 	if err != nil {
 		return info, nil, err
 	}
-	if err := repo.Storer.CheckAndSetReference(plumbing.NewHashReference(branch, hash), old); err != nil {
+	if err := w.rd.store.UpdateRef(info.ID, repo, branch, hash, old); err != nil {
 		return info, nil, api.BadRequest("The branch changed while committing; nothing was lost: commit again")
 	}
 	created, err := repo.CommitObject(hash)

@@ -208,7 +208,7 @@ func (w *Writer) createBranch(ctx context.Context, in *createBranchInput) (*stru
 		return nil, api.BadRequest("Branch already exists")
 	}
 	// Compare-and-set against "absent": a concurrent creation loses cleanly.
-	if err := repo.Storer.CheckAndSetReference(plumbing.NewHashReference(name, c.Hash), nil); err != nil {
+	if err := w.rd.store.UpdateRef(info.ID, repo, name, c.Hash, nil); err != nil {
 		return nil, api.BadRequest("Branch already exists")
 	}
 	w.publish(ctx, w.pushEvent(ctx, info, name.String(), plumbing.ZeroHash, c.Hash, c))
@@ -231,8 +231,8 @@ func (w *Writer) deleteBranch(ctx context.Context, in *branchInput) (*struct{}, 
 	if w.protection(ctx, info.ID, in.Branch) != nil {
 		return nil, api.MethodNotAllowed("Protected branch cant be removed")
 	}
-	if err := repo.Storer.RemoveReference(name); err != nil {
-		return nil, err
+	if err := w.rd.store.UpdateRef(info.ID, repo, name, plumbing.ZeroHash, r); err != nil {
+		return nil, api.Conflict("The branch moved; try again")
 	}
 	w.publish(ctx, w.pushEvent(ctx, info, name.String(), r.Hash(), plumbing.ZeroHash, nil))
 	return nil, nil
@@ -350,7 +350,7 @@ func (w *Writer) createTag(ctx context.Context, in *createTagInput) (*struct{ Bo
 			return nil, err
 		}
 	}
-	if err := repo.Storer.CheckAndSetReference(plumbing.NewHashReference(name, target), nil); err != nil {
+	if err := w.rd.store.UpdateRef(info.ID, repo, name, target, nil); err != nil {
 		return nil, api.MethodNotAllowed("Tag " + b.TagName + " already exists")
 	}
 	if b.ReleaseDescription != nil && *b.ReleaseDescription != "" {
@@ -374,8 +374,8 @@ func (w *Writer) deleteTag(ctx context.Context, in *tagInput) (*struct{}, error)
 	if err != nil || !validRef(in.Tag) {
 		return nil, api.NotFound("Tag")
 	}
-	if err := repo.Storer.RemoveReference(name); err != nil {
-		return nil, err
+	if err := w.rd.store.UpdateRef(info.ID, repo, name, plumbing.ZeroHash, r); err != nil {
+		return nil, api.Conflict("The tag moved; try again")
 	}
 	_ = w.db.Update(ctx, func(tx *store.Tx) error {
 		if rel, err := releases.GetBy(tx, "tag", refKey(uint64(info.ID), in.Tag)); err == nil {

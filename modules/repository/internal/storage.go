@@ -29,6 +29,9 @@ type Storage struct {
 	// time (the outbox may deliver an event again while a request is
 	// creating the same repository lazily).
 	mu sync.Mutex
+	// locks hold one mutex per project for ref updates (UpdateRef).
+	locksMu sync.Mutex
+	locks   map[int64]*sync.Mutex
 }
 
 // NewStorage builds the storage under <data>/repositories.
@@ -199,4 +202,47 @@ func (s *Storage) remove(projectID int64) error {
 		return err
 	}
 	return os.RemoveAll(trash)
+}
+
+// ErrRefMoved is returned by UpdateRef when the ref is not at the expected
+// value any more (someone else moved it first).
+var ErrRefMoved = errors.New("repository: the ref moved")
+
+// refLock is the lock of one project's refs.
+func (s *Storage) refLock(projectID int64) *sync.Mutex {
+	s.locksMu.Lock()
+	defer s.locksMu.Unlock()
+	if s.locks == nil {
+		s.locks = map[int64]*sync.Mutex{}
+	}
+	l := s.locks[projectID]
+	if l == nil {
+		l = &sync.Mutex{}
+		s.locks[projectID] = l
+	}
+	return l
+}
+
+// UpdateRef moves, creates (old nil) or deletes (to zero) a ref if it is
+// still at old, atomically for this process: go-git's CheckAndSetReference
+// reads and writes the ref file without a lock, so two concurrent updates
+// could both "succeed" and one would be lost. Every ref change of Fennec's
+// goes through here.
+func (s *Storage) UpdateRef(projectID int64, repo *git.Repository, name plumbing.ReferenceName, to plumbing.Hash, old *plumbing.Reference) error {
+	l := s.refLock(projectID)
+	l.Lock()
+	defer l.Unlock()
+	cur, err := repo.Storer.Reference(name)
+	switch {
+	case old == nil && err == nil:
+		return ErrRefMoved
+	case old != nil && (err != nil || cur.Hash() != old.Hash()):
+		return ErrRefMoved
+	case err != nil && !errors.Is(err, plumbing.ErrReferenceNotFound):
+		return err
+	}
+	if to.IsZero() {
+		return repo.Storer.RemoveReference(name)
+	}
+	return repo.Storer.SetReference(plumbing.NewHashReference(name, to))
 }
