@@ -92,11 +92,11 @@ func Paginate(ctx context.Context, p PageParams, total int) PageHeaders {
 	if page < pages {
 		h.NextPage.V = strconv.Itoa(page + 1)
 	}
-	h.Link = links(ctx, page, per, pages)
+	h.Link = links(ctx, page, per, pages, true)
 	return h
 }
 
-func links(ctx context.Context, page, per, pages int) string {
+func links(ctx context.Context, page, per, pages int, withLast bool) string {
 	st := stateOf(ctx)
 	if st == nil {
 		return ""
@@ -127,7 +127,10 @@ func links(ctx context.Context, page, per, pages int) string {
 	if page < pages {
 		parts = append(parts, link(page+1, "next"))
 	}
-	parts = append(parts, link(1, "first"), link(pages, "last"))
+	parts = append(parts, link(1, "first"))
+	if withLast {
+		parts = append(parts, link(pages, "last"))
+	}
 	return strings.Join(parts, ", ")
 }
 
@@ -148,15 +151,7 @@ func PaginateOpen(ctx context.Context, p PageParams, hasMore bool) PageHeaders {
 	if hasMore {
 		h.NextPage.V = strconv.Itoa(page + 1)
 	}
-	links := links(ctx, page, per, pages)
-	// Without a known last page, keep prev, next and first only.
-	var kept []string
-	for _, l := range strings.Split(links, ", ") {
-		if !strings.HasSuffix(l, `rel="last"`) && l != "" {
-			kept = append(kept, l)
-		}
-	}
-	h.Link = strings.Join(kept, ", ")
+	h.Link = links(ctx, page, per, pages, false) // no known last page
 	return h
 }
 

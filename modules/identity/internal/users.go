@@ -3,7 +3,6 @@ package internal
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -494,5 +493,3 @@ func (s *Service) blockUser(ctx context.Context, in *UserIDPath) (*boolOutput, e
 func (s *Service) unblockUser(ctx context.Context, in *UserIDPath) (*boolOutput, error) {
 	return s.setState(ctx, in.ID, false)
 }
-
-var _ = fmt.Sprintf

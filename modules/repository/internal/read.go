@@ -349,13 +349,10 @@ type BranchView struct {
 
 // TagView is the tag resource.
 type TagView struct {
-	Name    string     `json:"name"`
-	Message *string    `json:"message"`
-	Commit  CommitView `json:"commit"`
-	Release *struct {
-		TagName     string `json:"tag_name"`
-		Description string `json:"description"`
-	} `json:"release"`
+	Name    string       `json:"name"`
+	Message *string      `json:"message"`
+	Commit  CommitView   `json:"commit"`
+	Release *ReleaseView `json:"release"`
 }
 
 type commitsInput struct {

@@ -313,10 +313,7 @@ func (w *Writer) tagOut(ctx context.Context, info projects.ProjectInfo, repo *gi
 
 func (w *Writer) attachRelease(ctx context.Context, project int64, v *TagView) {
 	if rel := w.releaseOf(ctx, project, v.Name); rel != nil {
-		v.Release = &struct {
-			TagName     string `json:"tag_name"`
-			Description string `json:"description"`
-		}{rel.TagName, rel.Description}
+		v.Release = &ReleaseView{TagName: rel.TagName, Description: rel.Description}
 	}
 }
 
