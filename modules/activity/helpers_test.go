@@ -129,25 +129,7 @@ func (r resp) list(t *testing.T) []map[string]any {
 // pageHeaders checks every pagination header.
 func (r resp) pageHeaders(t *testing.T, total, totalPages, perPage, page int, next, prev string) {
 	t.Helper()
-	want := map[string]string{
-		"X-Total": strconv.Itoa(total), "X-Total-Pages": strconv.Itoa(totalPages),
-		"X-Per-Page": strconv.Itoa(perPage), "X-Page": strconv.Itoa(page),
-		"X-Next-Page": next, "X-Prev-Page": prev,
-	}
-	for h, v := range want {
-		if _, ok := r.Header[http.CanonicalHeaderKey(h)]; !ok {
-			t.Fatalf("%s: header %s missing", r.req, h)
-		}
-		if got := r.Header.Get(h); got != v {
-			t.Fatalf("%s: header %s = %q, want %q", r.req, h, got, v)
-		}
-	}
-	link := r.Header.Get("Link")
-	for rel, present := range map[string]bool{"first": true, "last": true, "next": next != "", "prev": prev != ""} {
-		if strings.Contains(link, `rel="`+rel+`"`) != present {
-			t.Fatalf("%s: Link %q: rel=%q present should be %v", r.req, link, rel, present)
-		}
-	}
+	fennectest.CheckPages(t, r.req, r.Header, total, totalPages, perPage, page, next, prev)
 }
 
 // summary is "action@project" for each event, in order: the shape of a

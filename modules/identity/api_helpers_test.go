@@ -111,29 +111,7 @@ func sameJSON(t *testing.T, got, want string) bool {
 // pageHeaders checks the pagination headers of a list answer.
 func (r apiResp) pageHeaders(t *testing.T, total, totalPages, perPage, page int, next, prev string) {
 	t.Helper()
-	want := map[string]string{
-		"X-Total": strconv.Itoa(total), "X-Total-Pages": strconv.Itoa(totalPages),
-		"X-Per-Page": strconv.Itoa(perPage), "X-Page": strconv.Itoa(page),
-		"X-Next-Page": next, "X-Prev-Page": prev,
-	}
-	for h, v := range want {
-		if _, ok := r.Header[http.CanonicalHeaderKey(h)]; !ok {
-			t.Errorf("%s: header %s missing", r.req, h)
-			continue
-		}
-		if got := r.Header.Get(h); got != v {
-			t.Errorf("%s: header %s = %q, want %q", r.req, h, got, v)
-		}
-	}
-	link := r.Header.Get("Link")
-	for rel, present := range map[string]bool{"first": true, "last": true, "next": next != "", "prev": prev != ""} {
-		if strings.Contains(link, `rel="`+rel+`"`) != present {
-			t.Errorf("%s: Link %q: rel=%q present should be %v", r.req, link, rel, present)
-		}
-	}
-	if t.Failed() {
-		t.FailNow()
-	}
+	fennectest.CheckPages(t, r.req, r.Header, total, totalPages, perPage, page, next, prev)
 }
 
 func keysOf(m map[string]any) []string {

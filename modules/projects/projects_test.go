@@ -106,25 +106,7 @@ func (r crudResp) arr(t *testing.T) []map[string]any {
 // pages checks every pagination header.
 func (r crudResp) pages(t *testing.T, total, totalPages, perPage, page int, next, prev string) {
 	t.Helper()
-	want := map[string]string{
-		"X-Total": strconv.Itoa(total), "X-Total-Pages": strconv.Itoa(totalPages),
-		"X-Per-Page": strconv.Itoa(perPage), "X-Page": strconv.Itoa(page),
-		"X-Next-Page": next, "X-Prev-Page": prev,
-	}
-	for h, v := range want {
-		if _, ok := r.Header[http.CanonicalHeaderKey(h)]; !ok {
-			t.Fatalf("%s: header %s missing", r.what, h)
-		}
-		if got := r.Header.Get(h); got != v {
-			t.Fatalf("%s: header %s = %q, want %q", r.what, h, got, v)
-		}
-	}
-	link := r.Header.Get("Link")
-	for rel, present := range map[string]bool{"first": true, "last": true, "next": next != "", "prev": prev != ""} {
-		if strings.Contains(link, `rel="`+rel+`"`) != present {
-			t.Fatalf("%s: Link %q: rel=%q present should be %v", r.what, link, rel, present)
-		}
-	}
+	fennectest.CheckPages(t, r.what, r.Header, total, totalPages, perPage, page, next, prev)
 }
 
 func crudNum(v any) int64 {
