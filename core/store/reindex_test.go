@@ -77,3 +77,40 @@ func TestReindexFillsANewIndex(t *testing.T) {
 		return nil
 	})
 }
+
+// DeleteBy removes exactly the rows under one key of a non-unique index.
+func TestDeleteBy(t *testing.T) {
+	t.Parallel()
+	db := openDB(t, store.Options{})
+	ctx := context.Background()
+	byName := store.NewTable[tagged]("del.things",
+		store.Index[tagged]{Name: "name", Keys: func(x *tagged) []string { return []string{x.Name} }})
+	if err := db.EnsureBuckets(byName.Buckets()); err != nil {
+		t.Fatal(err)
+	}
+	err := db.Update(ctx, func(tx *store.Tx) error {
+		for _, n := range []string{"a", "b", "a", "ab", "a"} {
+			if err := byName.Insert(tx, &tagged{Name: n}); err != nil {
+				return err
+			}
+		}
+		n, err := byName.DeleteBy(tx, "name", "a")
+		if err != nil || n != 3 {
+			t.Errorf("DeleteBy a: %d %v", n, err)
+		}
+		if n, _ := byName.DeleteBy(tx, "name", "missing"); n != 0 {
+			t.Errorf("DeleteBy of a missing key deleted %d", n)
+		}
+		if got := byName.Count(tx); got != 2 {
+			t.Errorf("%d rows left, want 2 (b and ab)", got)
+		}
+		ids, _ := byName.IDsBy(tx, "name", "ab")
+		if len(ids) != 1 {
+			t.Errorf("ab lost: %v", ids)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -221,6 +221,21 @@ func (t *Table[T, P]) Reindex(tx *Tx, index string) error {
 	})
 }
 
+// DeleteBy deletes every row whose key in an index is key (a user's keys,
+// a project's statuses...) and returns how many it deleted.
+func (t *Table[T, P]) DeleteBy(tx *Tx, index, key string) (int, error) {
+	ids, err := t.IDsBy(tx, index, key)
+	if err != nil {
+		return 0, err
+	}
+	for _, id := range ids {
+		if err := t.Delete(tx, id); err != nil {
+			return 0, err
+		}
+	}
+	return len(ids), nil
+}
+
 // GetBy finds the row whose unique index key equals key.
 func (t *Table[T, P]) GetBy(tx *Tx, index, key string) (P, error) {
 	ib, ix, err := t.index(tx, index)

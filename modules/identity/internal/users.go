@@ -427,32 +427,14 @@ func (s *Service) deleteUser(ctx context.Context, in *UserIDPath) (*maybeOutput,
 // deleteOwned removes a user's keys, e-mails and tokens (sessions included).
 func deleteOwned(tx *store.Tx, userID uint64) error {
 	key := strconv.FormatUint(userID, 10)
-	ids, err := keys.IDsBy(tx, "user", key)
-	if err != nil {
+	if _, err := keys.DeleteBy(tx, "user", key); err != nil {
 		return err
 	}
-	for _, id := range ids {
-		if err := keys.Delete(tx, id); err != nil {
-			return err
-		}
-	}
-	if ids, err = emails.IDsBy(tx, "user", key); err != nil {
+	if _, err := emails.DeleteBy(tx, "user", key); err != nil {
 		return err
 	}
-	for _, id := range ids {
-		if err := emails.Delete(tx, id); err != nil {
-			return err
-		}
-	}
-	if ids, err = tokens.IDsBy(tx, "user", key); err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if err := tokens.Delete(tx, id); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := tokens.DeleteBy(tx, "user", key)
+	return err
 }
 
 type boolOutput struct {

@@ -173,10 +173,10 @@ func (s *Service) delete(ctx context.Context, in *ProjectPath) (*struct{}, error
 	}
 	pr := auth.FromContext(ctx)
 	return nil, s.db.Update(ctx, func(tx *store.Tx) error {
-		if err := deleteAll(tx, members, "source", sourceKey("project", r.p.ID)); err != nil {
+		if _, err := members.DeleteBy(tx, "source", sourceKey("project", r.p.ID)); err != nil {
 			return err
 		}
-		if err := deleteAll(tx, stars, "project", u64(r.p.ID)); err != nil {
+		if _, err := stars.DeleteBy(tx, "project", u64(r.p.ID)); err != nil {
 			return err
 		}
 		if r.p.ForkedFromID != 0 {
@@ -192,18 +192,4 @@ func (s *Service) delete(ctx context.Context, in *ProjectPath) (*struct{}, error
 		}
 		return s.bus.Publish(tx, ProjectEvent{Action: "deleted", ProjectID: int64(r.p.ID), UserID: pr.UserID()})
 	})
-}
-
-// deleteAll removes every row with key in a non-unique index.
-func deleteAll[T any, P store.Record[T]](tx *store.Tx, t *store.Table[T, P], index, key string) error {
-	ids, err := t.IDsBy(tx, index, key)
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if err := t.Delete(tx, id); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -29,10 +29,10 @@ func (s *Service) onUserDeleted(ctx context.Context, ev identity.UserDeleted) er
 				return err
 			}
 			for _, id := range ids {
-				if err := deleteAll(tx, members, "source", sourceKey("project", id)); err != nil {
+				if _, err := members.DeleteBy(tx, "source", sourceKey("project", id)); err != nil {
 					return err
 				}
-				if err := deleteAll(tx, stars, "project", u64(id)); err != nil {
+				if _, err := stars.DeleteBy(tx, "project", u64(id)); err != nil {
 					return err
 				}
 				if err := projects.Delete(tx, id); err != nil {

@@ -23,7 +23,8 @@ func CleanupSubscribers(db *store.DB, cfg config.Config) []events.Subscriber {
 				return nil
 			}
 			return db.Update(ctx, func(tx *store.Tx) error {
-				return deleteAll(tx, hooks, "project", u64(uint64(ev.ProjectID)))
+				_, err := hooks.DeleteBy(tx, "project", u64(uint64(ev.ProjectID)))
+				return err
 			})
 		}),
 		events.Subscribe("projects.uploads-cleanup", func(ctx context.Context, ev ProjectEvent) error {

@@ -470,7 +470,7 @@ func (s *Service) deleteGroup(ctx context.Context, in *GroupPath) (*struct{}, er
 				return err
 			}
 		}
-		if err := deleteAll(tx, members, "source", sourceKey(KindGroup, gid)); err != nil {
+		if _, err := members.DeleteBy(tx, "source", sourceKey(KindGroup, gid)); err != nil {
 			return err
 		}
 		return namespaces.Delete(tx, gid)
@@ -488,10 +488,10 @@ func (s *Service) removeProjectRows(tx *store.Tx, id uint64, by int64) error {
 	if err != nil {
 		return err
 	}
-	if err := deleteAll(tx, members, "source", sourceKey("project", id)); err != nil {
+	if _, err := members.DeleteBy(tx, "source", sourceKey("project", id)); err != nil {
 		return err
 	}
-	if err := deleteAll(tx, stars, "project", u64(id)); err != nil {
+	if _, err := stars.DeleteBy(tx, "project", u64(id)); err != nil {
 		return err
 	}
 	if p.ForkedFromID != 0 {

@@ -432,24 +432,11 @@ func (w *Writer) release(ctx context.Context, in *releaseInput, create bool) (*s
 func (w *Writer) removeProject(ctx context.Context, project int64) error {
 	key := strconv.FormatInt(project, 10)
 	return w.db.Update(ctx, func(tx *store.Tx) error {
-		ids, err := protections.IDsBy(tx, "project", key)
-		if err != nil {
+		if _, err := protections.DeleteBy(tx, "project", key); err != nil {
 			return err
 		}
-		for _, id := range ids {
-			if err := protections.Delete(tx, id); err != nil {
-				return err
-			}
-		}
-		if ids, err = releases.IDsBy(tx, "project", key); err != nil {
-			return err
-		}
-		for _, id := range ids {
-			if err := releases.Delete(tx, id); err != nil {
-				return err
-			}
-		}
-		return nil
+		_, err := releases.DeleteBy(tx, "project", key)
+		return err
 	})
 }
 

@@ -59,24 +59,11 @@ var statuses = store.NewTable[Status]("repository.statuses",
 func (st *Statuses) removeProject(ctx context.Context, project int64) error {
 	key := strconv.FormatInt(project, 10)
 	return st.db.Update(ctx, func(tx *store.Tx) error {
-		ids, err := statuses.IDsBy(tx, "project", key)
-		if err != nil {
+		if _, err := statuses.DeleteBy(tx, "project", key); err != nil {
 			return err
 		}
-		for _, id := range ids {
-			if err := statuses.Delete(tx, id); err != nil {
-				return err
-			}
-		}
-		if ids, err = comments.IDsBy(tx, "project", key); err != nil {
-			return err
-		}
-		for _, id := range ids {
-			if err := comments.Delete(tx, id); err != nil {
-				return err
-			}
-		}
-		return nil
+		_, err := comments.DeleteBy(tx, "project", key)
+		return err
 	})
 }
 
