@@ -80,6 +80,7 @@ type App struct {
 	srv      *http.Server
 	listener net.Listener
 	admin    *adminSocket
+	commands []AdminCommand
 }
 
 // New assembles an App. It opens the store (failing within about a second if
@@ -158,6 +159,7 @@ func (app *App) options(opts []Option) ([]fx.Option, error) {
 			})
 		}),
 		fx.Populate(&app.api, &app.db),
+		fx.Invoke(func(p commandsParams) { app.commands = p.Commands }),
 	)
 	if len(s.extract) > 0 {
 		options = append(options, fx.Populate(s.extract...))
@@ -270,7 +272,7 @@ func (a *App) Start(ctx context.Context) error {
 			return err
 		}
 	}
-	a.admin = startAdminSocket(a.cfg.Data, a.db, a.log)
+	a.admin = startAdminSocket(a.cfg.Data, a.db, a.log, a.serveCommand)
 	a.api.SetReady(true)
 	return nil
 }

@@ -26,7 +26,7 @@ type adminSocket struct {
 	path string
 }
 
-func startAdminSocket(dataDir string, db *store.DB, log *zap.Logger) *adminSocket {
+func startAdminSocket(dataDir string, db *store.DB, log *zap.Logger, command http.HandlerFunc) *adminSocket {
 	path := filepath.Join(dataDir, adminSocketName)
 	_ = os.Remove(path) // a stale socket from a crash; the store lock proves we own the dir
 	ln, err := net.Listen("unix", path)
@@ -36,6 +36,7 @@ func startAdminSocket(dataDir string, db *store.DB, log *zap.Logger) *adminSocke
 	}
 	_ = os.Chmod(path, 0o600)
 	mux := http.NewServeMux()
+	mux.HandleFunc("POST /command/{name}", command)
 	mux.HandleFunc("GET /backup", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/octet-stream")
 		n, err := db.Backup(w)

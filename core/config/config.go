@@ -35,6 +35,13 @@ type Config struct {
 
 	// MaxBodyBytes limits API request bodies (413 past it). Default 10 MiB.
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// MaxPushBytes limits the pack of one git push (the push is refused past
+	// it and nothing is kept). Default 2 GiB.
+	MaxPushBytes int64 `yaml:"max_push_bytes"`
+	// HousekeepingPushes is how many pushes to a repository start a
+	// background repack of it (packs consolidated, reachability index
+	// refreshed). Default 50; the nightly pass catches the rest.
+	HousekeepingPushes int `yaml:"housekeeping_pushes"`
 	// ReadHeaderTimeout closes connections that do not send their headers in
 	// time (slowloris). IdleTimeout closes idle keep-alive connections.
 	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
@@ -75,13 +82,15 @@ type Plugin struct {
 // Default is the configuration with nothing set.
 func Default() Config {
 	return Config{
-		Listen:            "127.0.0.1:8080",
-		Data:              "./data",
-		MaxBodyBytes:      10 << 20,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ShutdownTimeout:   30 * time.Second,
-		PasswordCost:      10,
+		Listen:             "127.0.0.1:8080",
+		Data:               "./data",
+		MaxBodyBytes:       10 << 20,
+		MaxPushBytes:       2 << 30,
+		HousekeepingPushes: 50,
+		ReadHeaderTimeout:  10 * time.Second,
+		IdleTimeout:        2 * time.Minute,
+		ShutdownTimeout:    30 * time.Second,
+		PasswordCost:       10,
 
 		DirectorySyncInterval: time.Hour,
 	}
@@ -169,6 +178,13 @@ func (f *Flags) Load(getenv func(string) (string, bool)) (Config, error) {
 		}
 		cfg.MaxBodyBytes = n
 	}
+	if v, ok := getenv("FENNEC_MAX_PUSH_BYTES"); ok && v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return Config{}, fmt.Errorf("config: FENNEC_MAX_PUSH_BYTES: %w", err)
+		}
+		cfg.MaxPushBytes = n
+	}
 	return cfg, cfg.Validate()
 }
 
@@ -210,6 +226,12 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxBodyBytes <= 0 {
 		return fmt.Errorf("config: max_body_bytes must be positive")
+	}
+	if c.MaxPushBytes <= 0 {
+		return fmt.Errorf("config: max_push_bytes must be positive")
+	}
+	if c.HousekeepingPushes <= 0 {
+		return fmt.Errorf("config: housekeeping_pushes must be positive")
 	}
 	for i, p := range c.Plugins {
 		if p.Name == "" || p.Kind == "" {

@@ -58,12 +58,29 @@ type Access interface {
 	Can(ctx context.Context, ref string, a Action) (bool, error)
 }
 
+// RepositoryState is how the repository module records what happened to a
+// project's repository: the default branch the first push chose, and the
+// state of an import from import_url (none, scheduled, started, finished,
+// failed; the message of a failure is the project's import_error).
+type RepositoryState interface {
+	SetDefaultBranch(ctx context.Context, projectID int64, branch string) error
+	SetImportStatus(ctx context.Context, projectID int64, status, message string) error
+}
+
+// Import states of RepositoryState.SetImportStatus.
+const (
+	ImportStarted  = internal.ImportStarted
+	ImportFinished = internal.ImportFinished
+	ImportFailed   = internal.ImportFailed
+)
+
 // Module is the projects module for fennec.WithModules.
 func Module() fennec.Module {
 	return fennec.NewModule("projects",
 		fennec.Tables(internal.Tables()...),
 		fennec.Migrations(internal.Migrations()...),
-		fx.Provide(internal.NewService, func(s *internal.Service) Access { return s }),
+		fx.Provide(internal.NewService, func(s *internal.Service) Access { return s },
+			func(s *internal.Service) RepositoryState { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideRoutes(internal.NewUploadRoutes),
 		fennec.ProvideSubscribers(internal.CleanupSubscribers),

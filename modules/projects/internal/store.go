@@ -53,6 +53,8 @@ type Project struct {
 	TagList        []string  `json:"tag_list"`
 	Archived       bool      `json:"archived"`
 	ImportURL      string    `json:"import_url,omitempty"`
+	ImportStatus   string    `json:"import_status,omitempty"`
+	ImportError    string    `json:"import_error,omitempty"`
 	ForkedFromID   uint64    `json:"forked_from_id,omitempty"`
 	StarCount      int       `json:"star_count"`
 	ForksCount     int       `json:"forks_count"`

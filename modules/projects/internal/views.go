@@ -100,6 +100,7 @@ type ProjectView struct {
 	SharedWithGroups  []ShareView      `json:"shared_with_groups"`
 	ForkedFrom        *ForkedFromView  `json:"forked_from_project,omitempty"`
 	ImportStatus      string           `json:"import_status"`
+	ImportError       *string          `json:"import_error,omitempty"`
 	Features
 }
 
@@ -150,10 +151,16 @@ func (s *Service) view(ctx context.Context, p *Project, ni nsInfo, l *levels, ad
 		CreatedAt: api.NewTime(p.CreatedAt), LastActivityAt: api.NewTime(p.LastActivityAt), CreatorID: p.CreatorID,
 		Namespace: NamespaceView{ID: ni.ns.ID, Name: ni.name, Path: ni.path, Kind: ni.ns.Kind, FullPath: ni.path},
 		Archived:  p.Archived, ForksCount: p.ForksCount, StarCount: p.StarCount,
-		SharedWithGroups: []ShareView{}, ImportStatus: "none", Features: p.Features,
+		SharedWithGroups: []ShareView{}, ImportStatus: ImportNone, Features: p.Features,
 	}
-	if p.ImportURL != "" {
-		v.ImportStatus = "scheduled"
+	switch {
+	case p.ImportStatus != "":
+		v.ImportStatus = p.ImportStatus
+	case p.ImportURL != "":
+		v.ImportStatus = ImportScheduled
+	}
+	if p.ImportError != "" {
+		v.ImportError = &p.ImportError
 	}
 	if ni.owner != nil {
 		v.Owner = &OwnerView{ID: ni.owner.ID, Name: ni.owner.Name, CreatedAt: api.NewTime(ni.owner.CreatedAt)}

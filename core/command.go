@@ -1,0 +1,164 @@
+package fennec
+
+// Admin commands: maintenance a module offers to the operator's command
+// line (`fennec repo gc PROJECT`). A command runs inside the application,
+// with its services: through the admin socket of the running server when
+// there is one, otherwise in an application started for the command alone
+// on the same data directory (no listener).
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"go.uber.org/fx"
+
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// AdminCommand is one maintenance command. Run writes its report to out;
+// its context carries an administrator principal (the operator, who owns
+// the data directory).
+type AdminCommand struct {
+	Name    string // as typed after "fennec", words joined by "-": "repo-gc"
+	Summary string
+	Run     func(ctx context.Context, args []string, out io.Writer) error
+}
+
+const groupCommands = `group:"fennec.commands,flatten"`
+
+// ProvideAdminCommands adds a constructor returning []AdminCommand.
+func ProvideAdminCommands(ctor any) fx.Option {
+	return fx.Provide(fx.Annotate(ctor, fx.ResultTags(groupCommands)))
+}
+
+type commandsParams struct {
+	fx.In
+	Commands []AdminCommand `group:"fennec.commands"`
+}
+
+// Commands lists the admin commands of the app's modules, by name.
+func (a *App) Commands() []AdminCommand {
+	out := append([]AdminCommand(nil), a.commands...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// operator is the principal admin commands run as.
+var operator = &auth.Principal{User: &auth.User{Username: "operator", Admin: true}}
+
+// runCommand runs a command of this app.
+func (a *App) runCommand(ctx context.Context, name string, args []string, out io.Writer) error {
+	for _, c := range a.commands {
+		if c.Name == name {
+			return c.Run(auth.WithPrincipal(ctx, operator), args, out)
+		}
+	}
+	return fmt.Errorf("unknown command %q", name)
+}
+
+// serveCommand is the admin socket's POST /command/{name}: the body is
+// {"args": [...]}, the answer streams the command's output and ends with
+// the Fennec-Error trailer (empty on success).
+func (a *App) serveCommand(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Args []string `json:"args"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&body); err != nil {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Trailer", "Fennec-Error")
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fw := flushWriter{w}
+	err := a.runCommand(r.Context(), r.PathValue("name"), body.Args, fw)
+	if err != nil {
+		w.Header().Set("Fennec-Error", err.Error())
+	}
+}
+
+type flushWriter struct{ w http.ResponseWriter }
+
+func (f flushWriter) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if fl, ok := f.w.(http.Flusher); ok {
+		fl.Flush()
+	}
+	return n, err
+}
+
+// RunCommand runs the admin command name on the data directory of cfg:
+// through the running server's admin socket when the store is in use,
+// otherwise in an application assembled from opts for this command alone.
+func RunCommand(ctx context.Context, cfg config.Config, name string, args []string, out io.Writer, opts ...Option) error {
+	dbPath := filepath.Join(cfg.Data, "fennec.db")
+	if _, err := os.Stat(dbPath); err != nil {
+		return fmt.Errorf("no database at %s: %w", dbPath, err)
+	}
+	db, err := store.Open(dbPath, store.Options{LockTimeout: 200 * time.Millisecond})
+	if err == nil {
+		_ = db.Close()
+		return runOffline(ctx, cfg, name, args, out, opts)
+	}
+	if !errors.Is(err, store.ErrLocked) {
+		return err
+	}
+	return runThroughSocket(ctx, cfg.Data, name, args, out)
+}
+
+func runOffline(ctx context.Context, cfg config.Config, name string, args []string, out io.Writer, opts []Option) error {
+	cfg.Listen = ""
+	app, err := New(append(opts, WithConfig(cfg))...)
+	if err != nil {
+		return err
+	}
+	if err := app.Start(ctx); err != nil {
+		return err
+	}
+	runErr := app.runCommand(ctx, name, args, out)
+	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return errors.Join(runErr, app.Stop(stopCtx))
+}
+
+func runThroughSocket(ctx context.Context, dataDir, name string, args []string, out io.Writer) error {
+	sock := filepath.Join(dataDir, adminSocketName)
+	client := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", sock)
+		},
+	}}
+	body, _ := json.Marshal(map[string]any{"args": args})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://fennec/command/"+name, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("the database is in use and the server's admin socket %s does not answer: %w", sock, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return fmt.Errorf("server refused the command: %s: %s", resp.Status, msg)
+	}
+	if _, err := io.Copy(out, resp.Body); err != nil {
+		return err
+	}
+	if msg := resp.Trailer.Get("Fennec-Error"); msg != "" {
+		return errors.New(msg)
+	}
+	return nil
+}

@@ -1,0 +1,65 @@
+package internal
+
+// What the repository module reports back about a project's repository:
+// the default branch chosen by the first push, and how an import went.
+// Neither is a caller's action, so there is no permission check here: the
+// repository module has checked the push or runs the import itself.
+
+import (
+	"context"
+	"errors"
+
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// Import states shown as a project's import_status.
+const (
+	ImportNone      = "none"
+	ImportScheduled = "scheduled"
+	ImportStarted   = "started"
+	ImportFinished  = "finished"
+	ImportFailed    = "failed"
+)
+
+// SetDefaultBranch records the project's default branch.
+func (s *Service) SetDefaultBranch(ctx context.Context, projectID int64, branch string) error {
+	return s.updateRecord(ctx, projectID, func(p *Project) bool {
+		if p.DefaultBranch == branch {
+			return false
+		}
+		p.DefaultBranch = branch
+		return true
+	})
+}
+
+// SetImportStatus records the state of the project's import and, for a
+// failure, the message the project shows as import_error.
+func (s *Service) SetImportStatus(ctx context.Context, projectID int64, status, message string) error {
+	return s.updateRecord(ctx, projectID, func(p *Project) bool {
+		if p.ImportStatus == status && p.ImportError == message {
+			return false
+		}
+		p.ImportStatus, p.ImportError = status, message
+		return true
+	})
+}
+
+// updateRecord changes a stored project in one transaction; change says
+// whether anything changed. A project deleted meanwhile is not an error.
+func (s *Service) updateRecord(ctx context.Context, projectID int64, change func(*Project) bool) error {
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		p, err := projects.Get(tx, uint64(projectID))
+		if err != nil {
+			return err
+		}
+		if !change(p) {
+			return nil
+		}
+		p.UpdatedAt = s.now().UTC()
+		return projects.Update(tx, p)
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	return err
+}
