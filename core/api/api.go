@@ -191,6 +191,14 @@ func (a *API) Authenticate(w http.ResponseWriter, r *http.Request) (*auth.Princi
 	return p, err
 }
 
+// Context is what a raw handler's services need of a request once the
+// caller is known: the principal and what ExternalURLFrom, Request and
+// RequestURL read, as Huma operations have them.
+func (a *API) Context(r *http.Request, p *auth.Principal) context.Context {
+	st := &requestState{api: a, req: r, rawQuery: r.URL.RawQuery}
+	return context.WithValue(auth.WithPrincipal(r.Context(), p), stateKey{}, st)
+}
+
 // Handler is the whole HTTP stack: panic recovery, access log and metrics,
 // intercepts, then the mux.
 func (a *API) Handler() http.Handler {
@@ -200,6 +208,12 @@ func (a *API) Handler() http.Handler {
 
 func (a *API) buildHandler() {
 	var inner http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !canonicalPath(r.URL.EscapedPath()) {
+			// "..", "." and empty segments name nothing here; the mux would
+			// redirect to a cleaned path, which only invites probing.
+			WriteJSON(w, http.StatusNotFound, map[string]string{"error": "404 Not Found"})
+			return
+		}
 		for _, ic := range a.intercepts {
 			if ic.match(r) {
 				ic.h.ServeHTTP(w, r)
@@ -210,6 +224,23 @@ func (a *API) buildHandler() {
 	})
 	inner = a.recoverer(inner)
 	a.handler = flog.Middleware(a.log, inner, a.metrics.observe)
+}
+
+// canonicalPath reports whether the escaped path p has no segment that is
+// (once unescaped) "." or "..", and no empty one but a trailing slash. An
+// encoded slash inside a segment is fine: it is part of an id.
+func canonicalPath(p string) bool {
+	segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	for i, seg := range segs {
+		if seg == "" && i == len(segs)-1 {
+			continue
+		}
+		s, err := url.PathUnescape(seg)
+		if err != nil || s == "" || s == "." || s == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 // Access says who may call an operation at all; finer rules (project

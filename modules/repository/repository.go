@@ -27,8 +27,11 @@ type PushEvent = internal.PushEvent
 func Module() fennec.Module {
 	return fennec.NewModule("repository",
 		fennec.Tables(internal.Tables()...),
-		fx.Provide(internal.NewStorage, internal.NewReader, internal.NewStatuses, internal.NewWriter, func(s *internal.Storage) Store { return s }),
+		fx.Provide(internal.NewStorage, internal.NewReader, internal.NewStatuses, internal.NewWriter,
+			internal.NewHousekeeper, internal.NewImporter, func(s *internal.Storage) Store { return s }),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideRoutes(internal.NewRoutes),
+		fennec.ProvideRoutes(internal.NewGitRoutes),
+		fennec.ProvideAdminCommands(internal.Commands),
 	)
 }

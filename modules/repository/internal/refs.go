@@ -24,6 +24,8 @@ import (
 // or deleting a branch or tag). Before or After is 40 zeros for a created or
 // deleted ref, as in GitLab's push payload.
 type PushEvent struct {
+	// ObjectKind is "push" for branches, "tag_push" for tags.
+	ObjectKind        string       `json:"object_kind"`
 	ProjectID         int64        `json:"project_id"`
 	UserID            int64        `json:"user_id"`
 	Ref               string       `json:"ref"`
@@ -52,6 +54,11 @@ type PushCommit struct {
 		Name  string `json:"name"`
 		Email string `json:"email"`
 	} `json:"author"`
+	// The paths the commit added, modified and removed (against its first
+	// parent).
+	Added    []string `json:"added"`
+	Modified []string `json:"modified"`
+	Removed  []string `json:"removed"`
 }
 
 // EventTopic implements events.Event.
@@ -114,7 +121,11 @@ func (w *Writer) publish(ctx context.Context, ev PushEvent) {
 }
 
 func (w *Writer) pushEvent(ctx context.Context, info projects.ProjectInfo, ref string, before, after plumbing.Hash, c *object.Commit) PushEvent {
-	ev := PushEvent{ProjectID: info.ID, UserID: auth.FromContext(ctx).UserID(), Ref: ref,
+	kind := "push"
+	if strings.HasPrefix(ref, "refs/tags/") {
+		kind = "tag_push"
+	}
+	ev := PushEvent{ObjectKind: kind, ProjectID: info.ID, UserID: auth.FromContext(ctx).UserID(), Ref: ref,
 		Before: zeroSHA, After: zeroSHA, Commits: []PushCommit{},
 		Repository: PushRepo{Name: info.Name, URL: info.WebURL + ".git", Homepage: info.WebURL}}
 	if !before.IsZero() {
@@ -127,6 +138,7 @@ func (w *Writer) pushEvent(ctx context.Context, info projects.ProjectInfo, ref s
 		pc := PushCommit{ID: c.Hash.String(), Message: c.Message, Timestamp: c.Committer.When.Format(time.RFC3339),
 			URL: info.WebURL + "/commit/" + c.Hash.String()}
 		pc.Author.Name, pc.Author.Email = c.Author.Name, c.Author.Email
+		pc.Added, pc.Modified, pc.Removed = []string{}, []string{}, []string{}
 		ev.Commits = append(ev.Commits, pc)
 		ev.TotalCommitsCount = 1
 	}

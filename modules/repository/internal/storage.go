@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	fconfig "github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/modules/repository/internal/gitpack"
 )
 
 // Storage keeps one bare repository per project under the data directory.
@@ -32,6 +33,10 @@ type Storage struct {
 	// locks hold one mutex per project for ref updates (UpdateRef).
 	locksMu sync.Mutex
 	locks   map[int64]*sync.Mutex
+	maint   map[int64]*sync.RWMutex // see maintenanceLock
+	// objects are the open object stores, by project.
+	objMu   sync.Mutex
+	objects map[int64]*gitpack.Store
 }
 
 // NewStorage builds the storage under <data>/repositories.
@@ -100,6 +105,7 @@ func (s *Storage) fork(sourceID, forkID int64) error {
 		}
 		// An empty repository made lazily before this event arrived: the
 		// fork's copy replaces it.
+		s.forgetObjects(forkID)
 		if err := os.RemoveAll(dst); err != nil {
 			return err
 		}
@@ -189,6 +195,7 @@ func copyFile(from, to string) error {
 
 // remove deletes a project's repository; a missing one is fine.
 func (s *Storage) remove(projectID int64) error {
+	s.forgetObjects(projectID)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	path := s.Path(projectID)
@@ -245,4 +252,88 @@ func (s *Storage) UpdateRef(projectID int64, repo *git.Repository, name plumbing
 		return repo.Storer.RemoveReference(name)
 	}
 	return repo.Storer.SetReference(plumbing.NewHashReference(name, to))
+}
+
+// Objects is the pack-level object store of a project's repository, opened
+// once and kept (its caches are what makes serving fast); pushes and
+// repacks reload it.
+func (s *Storage) Objects(projectID int64) (*gitpack.Store, error) {
+	s.objMu.Lock()
+	defer s.objMu.Unlock()
+	if o := s.objects[projectID]; o != nil {
+		return o, nil
+	}
+	if err := s.create(projectID, "master"); err != nil {
+		return nil, err
+	}
+	o, err := gitpack.Open(s.Path(projectID), gitpack.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if s.objects == nil {
+		s.objects = map[int64]*gitpack.Store{}
+	}
+	s.objects[projectID] = o
+	return o, nil
+}
+
+// forgetObjects closes and drops a project's object store.
+func (s *Storage) forgetObjects(projectID int64) {
+	s.objMu.Lock()
+	o := s.objects[projectID]
+	delete(s.objects, projectID)
+	s.objMu.Unlock()
+	if o != nil {
+		_ = o.Close()
+	}
+}
+
+// UpdateRefs applies the accepted commands of a push under the project's
+// ref lock, each only if its ref is still at the old value the client saw
+// (refused as "fetch first" otherwise). With atomic, every command is
+// checked before any is applied, and one refusal refuses all.
+func (s *Storage) UpdateRefs(projectID int64, repo *git.Repository, cmds []*pushCommand, atomic bool) {
+	l := s.refLock(projectID)
+	l.Lock()
+	defer l.Unlock()
+	current := func(name plumbing.ReferenceName) (plumbing.Hash, error) {
+		ref, err := repo.Storer.Reference(name)
+		if errors.Is(err, plumbing.ErrReferenceNotFound) {
+			return plumbing.ZeroHash, nil
+		}
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		return ref.Hash(), nil
+	}
+	for _, c := range cmds {
+		if c.refusal != "" {
+			continue
+		}
+		cur, err := current(c.ref)
+		switch {
+		case err != nil:
+			c.refusal = "failed to read the ref"
+		case cur != c.old:
+			c.refusal = "fetch first"
+		}
+	}
+	if atomic {
+		failAtomic(cmds)
+	}
+	for _, c := range cmds {
+		if c.refusal != "" {
+			continue
+		}
+		var err error
+		if c.isDelete() {
+			err = repo.Storer.RemoveReference(c.ref)
+		} else {
+			err = repo.Storer.SetReference(plumbing.NewHashReference(c.ref, c.new))
+		}
+		if err != nil {
+			s.log.Error("update ref", zap.Int64("project", projectID), zap.String("ref", c.ref.String()), zap.Error(err))
+			c.refusal = "failed to update the ref"
+		}
+	}
 }

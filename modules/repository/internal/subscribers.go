@@ -3,8 +3,6 @@ package internal
 import (
 	"context"
 
-	"go.uber.org/zap"
-
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
@@ -12,17 +10,18 @@ import (
 // Subscribers follow the projects' lives: a repository is created with its
 // project, copied when the project is forked and removed with it. Each
 // handler may run more than once and leaves the same result.
-func Subscribers(s *Storage, st *Statuses, w *Writer) []events.Subscriber {
+func Subscribers(s *Storage, st *Statuses, w *Writer, im *Importer) []events.Subscriber {
 	return []events.Subscriber{
 		events.Subscribe("repository.projects", func(ctx context.Context, ev projects.ProjectEvent) error {
 			switch ev.Action {
 			case "created":
-				if ev.ImportURL != "" {
-					// Importing arrives with git over HTTP; until then the
-					// project starts empty and says so in the log.
-					s.log.Warn("repository import not available yet; created empty", zap.Int64("project", ev.ProjectID))
+				if err := s.create(ev.ProjectID, "master"); err != nil {
+					return err
 				}
-				return s.create(ev.ProjectID, "master")
+				if ev.ImportURL != "" {
+					im.Start(ev.ProjectID, ev.ImportURL)
+				}
+				return nil
 			case "forked":
 				return s.fork(ev.ForkedFromID, ev.ProjectID)
 			case "deleted":

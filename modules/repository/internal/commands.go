@@ -1,0 +1,53 @@
+package internal
+
+// The repository module's admin commands: fennec repo gc PROJECT and
+// fennec repo fsck PROJECT, where PROJECT is an id or a full path.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// Commands are the repository module's admin commands.
+func Commands(hk *Housekeeper, access projects.Access) []fennec.AdminCommand {
+	project := func(ctx context.Context, args []string) (projects.ProjectInfo, error) {
+		if len(args) != 1 || args[0] == "" {
+			return projects.ProjectInfo{}, errors.New("name one project: its id or its full path (group/project)")
+		}
+		info, err := access.Resolve(ctx, args[0])
+		if err != nil {
+			return projects.ProjectInfo{}, fmt.Errorf("project %q: %w", args[0], err)
+		}
+		return info, nil
+	}
+	return []fennec.AdminCommand{
+		{Name: "repo-gc", Summary: "repack a project's repository into one pack with a reachability index",
+			Run: func(ctx context.Context, args []string, out io.Writer) error {
+				info, err := project(ctx, args)
+				if err != nil {
+					return err
+				}
+				res, err := hk.Repack(ctx, info.ID)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "%s: %d objects in one pack (was %d packs) in %s\n",
+					info.PathWithNamespace, res.Objects, res.PacksBefore, res.Duration.Round(1e6))
+				return nil
+			}},
+		{Name: "repo-fsck", Summary: "check that every object a project's refs reach is present and intact",
+			Run: func(ctx context.Context, args []string, out io.Writer) error {
+				info, err := project(ctx, args)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "%s:\n", info.PathWithNamespace)
+				return hk.Fsck(ctx, info.ID, out)
+			}},
+	}
+}

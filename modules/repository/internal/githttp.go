@@ -1,0 +1,326 @@
+package internal
+
+// Git's smart HTTP protocol, for the git CLI and every other git client:
+//
+//	GET  /<namespace>/<project>[.git]/info/refs?service=git-upload-pack|git-receive-pack
+//	POST /<namespace>/<project>[.git]/git-upload-pack
+//	POST /<namespace>/<project>[.git]/git-receive-pack
+//
+// Credentials come as basic auth (a password, or a token as the password)
+// and are resolved by the API layer, so git sees the same users, tokens,
+// blocks and LDAP logins as the REST API. Permissions are the projects
+// module's: reading needs ReadCode, pushing PushCode, and protected
+// branches are checked per ref in receive-pack. Whoever has not signed in
+// and is refused gets 401 with a Basic challenge, so git asks for
+// credentials; a signed-in caller who may not see the project gets 404.
+
+import (
+	"compress/gzip"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"go.uber.org/zap"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+	fconfig "github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/repository/internal/gitserve"
+)
+
+// GitHTTP serves the smart HTTP protocol.
+type GitHTTP struct {
+	st       *Storage
+	access   projects.Access
+	state    projects.RepositoryState
+	w        *Writer
+	activity identity.Activity
+	hk       *Housekeeper
+	log      *zap.Logger
+	api      *api.API
+	maxPush  int64
+}
+
+// NewGitRoutes registers the git endpoints.
+func NewGitRoutes(st *Storage, access projects.Access, state projects.RepositoryState, w *Writer,
+	activity identity.Activity, hk *Housekeeper, cfg fconfig.Config, log *zap.Logger) fennec.Routes {
+	g := &GitHTTP{st: st, access: access, state: state, w: w, activity: activity, hk: hk,
+		log: log.Named("git"), maxPush: cfg.MaxPushBytes}
+	return fennec.Routes{Name: "repository-git", Register: func(a *api.API) {
+		g.api = a
+		a.Intercept("git-http", isGitPath, http.HandlerFunc(g.serve))
+	}}
+}
+
+// The endpoints, by the path's suffix.
+const (
+	infoRefs    = "/info/refs"
+	uploadPack  = "/git-upload-pack"
+	receivePack = "/git-receive-pack"
+)
+
+// maxNegotiationBytes bounds an upload-pack request (wants and haves):
+// generous for repositories with many refs, small next to a pack.
+const maxNegotiationBytes = 64 << 20
+
+func isGitPath(r *http.Request) bool {
+	p := r.URL.EscapedPath()
+	if strings.HasPrefix(p, api.Prefix+"/") || strings.HasPrefix(p, "/-/") {
+		return false
+	}
+	return strings.HasSuffix(p, infoRefs) || strings.HasSuffix(p, uploadPack) || strings.HasSuffix(p, receivePack)
+}
+
+// splitGitPath returns the project's full path and the endpoint; ok is false
+// for anything that is not a clean project path (empty, "." or ".."
+// segments, encoded slashes, invalid escapes).
+func splitGitPath(escaped string) (project, endpoint string, ok bool) {
+	for _, e := range []string{infoRefs, uploadPack, receivePack} {
+		if strings.HasSuffix(escaped, e) {
+			endpoint, escaped = e, strings.TrimSuffix(escaped, e)
+			break
+		}
+	}
+	segs := strings.Split(strings.TrimPrefix(escaped, "/"), "/")
+	if endpoint == "" || len(segs) < 2 {
+		return "", "", false
+	}
+	for i, seg := range segs {
+		s, err := url.PathUnescape(seg)
+		if err != nil || s == "" || s == "." || s == ".." || strings.ContainsAny(s, "/\\\x00") {
+			return "", "", false
+		}
+		segs[i] = s
+	}
+	last := len(segs) - 1
+	segs[last] = strings.TrimSuffix(segs[last], ".git")
+	if segs[last] == "" {
+		return "", "", false
+	}
+	return strings.Join(segs, "/"), endpoint, true
+}
+
+func (g *GitHTTP) serve(w http.ResponseWriter, r *http.Request) {
+	project, endpoint, ok := splitGitPath(r.URL.EscapedPath())
+	if !ok {
+		gitError(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	service := ""
+	switch endpoint {
+	case infoRefs:
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			gitError(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+			return
+		}
+		service = r.URL.Query().Get("service")
+		if service != "git-upload-pack" && service != "git-receive-pack" {
+			// The dumb protocol would hand out raw files, bypassing
+			// per-request checks; only the smart protocol is served.
+			gitError(w, http.StatusForbidden, "Only the smart HTTP protocol is supported; use git 1.6.6 or later")
+			return
+		}
+	default:
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", "POST")
+			gitError(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+			return
+		}
+		service = strings.TrimPrefix(endpoint, "/")
+		if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/x-"+service+"-request" {
+			gitError(w, http.StatusUnsupportedMediaType, "Unsupported Media Type")
+			return
+		}
+	}
+	push := service == "git-receive-pack"
+	ctx, info, ok := g.authorize(w, r, project, push)
+	if !ok {
+		return
+	}
+	switch endpoint {
+	case infoRefs:
+		g.advertise(ctx, w, info, service)
+	case uploadPack:
+		g.uploadPack(ctx, w, r, info)
+	case receivePack:
+		g.receivePack(ctx, w, r, info)
+	}
+}
+
+// authorize resolves the caller and checks the right for the service. It
+// answers the refusal itself and returns ok false then.
+func (g *GitHTTP) authorize(w http.ResponseWriter, r *http.Request, project string, push bool) (context.Context, projects.ProjectInfo, bool) {
+	p, err := g.api.Authenticate(w, r)
+	if err != nil {
+		if errors.Is(err, auth.ErrUnauthorized) {
+			challenge(w, "HTTP Basic: Access denied")
+			return nil, projects.ProjectInfo{}, false
+		}
+		g.log.Error("git auth", zap.Error(err))
+		gitError(w, http.StatusInternalServerError, "Internal Server Error")
+		return nil, projects.ProjectInfo{}, false
+	}
+	if !p.IsAnonymous() && !p.HasScope(auth.ScopeAPI) {
+		gitError(w, http.StatusForbidden, "The token's scopes do not allow git access (it needs api)")
+		return nil, projects.ProjectInfo{}, false
+	}
+	ctx := g.api.Context(r, p)
+	action := projects.ReadCode
+	if push {
+		action = projects.PushCode
+	}
+	info, err := g.access.Require(ctx, project, action)
+	if err == nil {
+		return ctx, info, true
+	}
+	e, ok := api.FromError(err)
+	switch {
+	case !ok:
+		g.log.Error("git access", zap.Error(err))
+		gitError(w, http.StatusInternalServerError, "Internal Server Error")
+	case p.IsAnonymous() && (e.Status == http.StatusNotFound || e.Status == http.StatusForbidden):
+		challenge(w, "HTTP Basic: Access denied")
+	case e.Status == http.StatusForbidden && push:
+		msg := "You are not allowed to push code to this project."
+		if seen, err := g.access.Resolve(ctx, project); err == nil && seen.Archived {
+			msg = "You are not allowed to push code to an archived project."
+		}
+		gitError(w, http.StatusForbidden, msg)
+	case e.Status == http.StatusForbidden:
+		gitError(w, http.StatusForbidden, "You are not allowed to download code from this project.")
+	default:
+		gitError(w, e.Status, "The project you were looking for could not be found.")
+	}
+	return nil, projects.ProjectInfo{}, false
+}
+
+// challenge asks git for credentials.
+func challenge(w http.ResponseWriter, msg string) {
+	w.Header().Set("WWW-Authenticate", `Basic realm="Fennec"`)
+	gitError(w, http.StatusUnauthorized, msg)
+}
+
+// gitError answers a plain-text error, which the git CLI shows as is.
+func gitError(w http.ResponseWriter, status int, msg string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	noCache(h)
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, msg+"\n")
+}
+
+func noCache(h http.Header) {
+	h.Set("Cache-Control", "no-cache, max-age=0, must-revalidate")
+	h.Set("Pragma", "no-cache")
+	h.Set("Expires", "Fri, 01 Jan 1980 00:00:00 GMT")
+}
+
+// repoFor gathers what the protocol code needs: the object store, the refs
+// and HEAD's branch.
+func (g *GitHTTP) repoFor(ctx context.Context, projectID int64) (gitserve.Repo, *git.Repository, error) {
+	repo, err := g.st.Open(ctx, projectID)
+	if err != nil {
+		return gitserve.Repo{}, nil, err
+	}
+	objs, err := g.st.Objects(projectID)
+	if err != nil {
+		return gitserve.Repo{}, nil, err
+	}
+	out := gitserve.Repo{Objects: objs}
+	iter, err := repo.Storer.IterReferences()
+	if err != nil {
+		return gitserve.Repo{}, nil, err
+	}
+	defer iter.Close()
+	err = iter.ForEach(func(ref *plumbing.Reference) error {
+		if ref.Type() == plumbing.HashReference && strings.HasPrefix(ref.Name().String(), "refs/") {
+			out.Refs = append(out.Refs, gitserve.Ref{Name: ref.Name(), Hash: ref.Hash()})
+		}
+		return nil
+	})
+	if err != nil {
+		return gitserve.Repo{}, nil, err
+	}
+	sort.Slice(out.Refs, func(i, j int) bool { return out.Refs[i].Name < out.Refs[j].Name })
+	if head, err := repo.Storer.Reference(plumbing.HEAD); err == nil && head.Type() == plumbing.SymbolicReference {
+		for _, ref := range out.Refs {
+			if ref.Name == head.Target() {
+				out.Head = head.Target()
+				break
+			}
+		}
+	}
+	return out, repo, nil
+}
+
+// receivePackCaps are what Fennec's receive-pack does.
+var receivePackCaps = []string{"report-status", "delete-refs", "side-band-64k", "quiet", "atomic", "ofs-delta", "agent=fennec"}
+
+func (g *GitHTTP) advertise(ctx context.Context, w http.ResponseWriter, info projects.ProjectInfo, service string) {
+	repo, _, err := g.repoFor(ctx, info.ID)
+	if err != nil {
+		g.log.Error("git advertise", zap.Int64("project", info.ID), zap.Error(err))
+		gitError(w, http.StatusInternalServerError, "Internal Server Error")
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/x-"+service+"-advertisement")
+	noCache(h)
+	if service == "git-receive-pack" {
+		err = gitserve.AdvertiseReceivePack(w, repo, receivePackCaps)
+	} else {
+		err = gitserve.AdvertiseUploadPack(w, repo)
+	}
+	if err != nil {
+		g.log.Debug("git advertise", zap.Int64("project", info.ID), zap.Error(err))
+	}
+}
+
+// requestBody is the request's body, gunzipped when the client compressed
+// it (git does for large negotiations).
+func requestBody(r *http.Request) (io.ReadCloser, error) {
+	switch strings.ToLower(r.Header.Get("Content-Encoding")) {
+	case "", "identity":
+		return r.Body, nil
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		return zr, nil
+	}
+	return nil, errors.New("unsupported content encoding")
+}
+
+func (g *GitHTTP) uploadPack(ctx context.Context, w http.ResponseWriter, r *http.Request, info projects.ProjectInfo) {
+	body, err := requestBody(r)
+	if err != nil {
+		gitError(w, http.StatusBadRequest, "Bad Request: "+err.Error())
+		return
+	}
+	defer body.Close()
+	repo, _, err := g.repoFor(ctx, info.ID)
+	if err != nil {
+		g.log.Error("git upload-pack", zap.Int64("project", info.ID), zap.Error(err))
+		gitError(w, http.StatusInternalServerError, "Internal Server Error")
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/x-git-upload-pack-result")
+	noCache(h)
+	limited := http.MaxBytesReader(w, body, maxNegotiationBytes)
+	if err := gitserve.UploadPack(ctx, w, limited, repo); err != nil {
+		g.log.Info("git upload-pack ended with an error", zap.Int64("project", info.ID), zap.Error(err))
+	}
+}

@@ -1,0 +1,309 @@
+package internal
+
+// Housekeeping: every push adds a pack, and many small packs make reads
+// slower and leave no reachability index. After HousekeepingPushes pushes
+// to a repository (and once a day for any repository with more than one
+// pack or with loose objects), a background repack writes the closure of
+// the refs as one closed pack (reusing the stored entries) and removes what
+// it replaces. Readers are never blocked: they keep the packs they opened.
+// Pushes to that repository wait for the repack's end (the maintenance
+// lock), so a push never installs objects the repack is about to drop.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	fconfig "github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/modules/repository/internal/gitpack"
+	"github.com/fennec-forge/fennec/modules/repository/internal/gitserve"
+)
+
+// Housekeeper repacks repositories in the background.
+type Housekeeper struct {
+	st    *Storage
+	log   *zap.Logger
+	every int
+
+	mu      sync.Mutex
+	pushes  map[int64]int
+	queue   chan int64
+	queued  map[int64]bool
+	stop    chan struct{}
+	done    sync.WaitGroup
+	started bool
+}
+
+// NewHousekeeper builds the housekeeper and runs its worker with the app.
+func NewHousekeeper(lc fx.Lifecycle, st *Storage, cfg fconfig.Config, log *zap.Logger) *Housekeeper {
+	hk := &Housekeeper{st: st, log: log.Named("housekeeping"), every: cfg.HousekeepingPushes,
+		pushes: map[int64]int{}, queue: make(chan int64, 1024), queued: map[int64]bool{}, stop: make(chan struct{})}
+	if hk.every <= 0 {
+		hk.every = 50
+	}
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error { hk.start(); return nil },
+		OnStop: func(context.Context) error {
+			hk.mu.Lock()
+			started := hk.started
+			hk.mu.Unlock()
+			if started {
+				close(hk.stop)
+				hk.done.Wait()
+			}
+			return nil
+		},
+	})
+	return hk
+}
+
+func (hk *Housekeeper) start() {
+	hk.mu.Lock()
+	hk.started = true
+	hk.mu.Unlock()
+	hk.done.Add(2)
+	go hk.worker()
+	go hk.daily()
+}
+
+// Pushed counts a push; every HousekeepingPushes-th queues a repack.
+func (hk *Housekeeper) Pushed(projectID int64) {
+	hk.mu.Lock()
+	hk.pushes[projectID]++
+	due := hk.pushes[projectID] >= hk.every
+	if due {
+		hk.pushes[projectID] = 0
+	}
+	hk.mu.Unlock()
+	if due {
+		hk.enqueue(projectID)
+	}
+}
+
+func (hk *Housekeeper) enqueue(projectID int64) {
+	hk.mu.Lock()
+	defer hk.mu.Unlock()
+	if hk.queued[projectID] {
+		return
+	}
+	select {
+	case hk.queue <- projectID:
+		hk.queued[projectID] = true
+	default: // full: the daily pass will get to it
+	}
+}
+
+func (hk *Housekeeper) worker() {
+	defer hk.done.Done()
+	for {
+		select {
+		case <-hk.stop:
+			return
+		case id := <-hk.queue:
+			hk.mu.Lock()
+			delete(hk.queued, id)
+			hk.mu.Unlock()
+			if _, err := hk.Repack(context.Background(), id); err != nil {
+				hk.log.Warn("repack failed", zap.Int64("project", id), zap.Error(err))
+			}
+		}
+	}
+}
+
+// daily queues every repository that has more than one pack or loose
+// objects, once a day.
+func (hk *Housekeeper) daily() {
+	defer hk.done.Done()
+	t := time.NewTicker(24 * time.Hour)
+	defer t.Stop()
+	for {
+		select {
+		case <-hk.stop:
+			return
+		case <-t.C:
+			for _, id := range hk.st.untidy() {
+				hk.enqueue(id)
+			}
+		}
+	}
+}
+
+// RepackResult says what a repack did.
+type RepackResult struct {
+	Objects     int
+	PacksBefore int
+	Duration    time.Duration
+}
+
+// Repack consolidates a project's repository into one closed pack.
+func (hk *Housekeeper) Repack(ctx context.Context, projectID int64) (RepackResult, error) {
+	start := time.Now()
+	l := hk.st.maintenanceLock(projectID)
+	l.Lock()
+	defer l.Unlock()
+	objs, err := hk.st.Objects(projectID)
+	if err != nil {
+		return RepackResult{}, err
+	}
+	before := countPacks(hk.st.Path(projectID))
+	tips, err := hk.st.refTips(ctx, projectID)
+	if err != nil {
+		return RepackResult{}, err
+	}
+	all, err := gitserve.Enumerate(objs, tips)
+	if err != nil {
+		return RepackResult{}, fmt.Errorf("walk: %w", err)
+	}
+	if len(all) > 0 {
+		if err := objs.Repack(all, tips); err != nil {
+			return RepackResult{}, err
+		}
+	}
+	res := RepackResult{Objects: len(all), PacksBefore: before, Duration: time.Since(start)}
+	hk.log.Info("repacked", zap.Int64("project", projectID), zap.Int("objects", res.Objects),
+		zap.Int("packs_before", before), zap.Duration("took", res.Duration))
+	return res, nil
+}
+
+// Fsck checks that every object reachable from the refs is present and
+// intact (read whole, deltas applied, and its id recomputed), writing what
+// it finds to out.
+func (hk *Housekeeper) Fsck(ctx context.Context, projectID int64, out io.Writer) error {
+	objs, err := hk.st.Objects(projectID)
+	if err != nil {
+		return err
+	}
+	tips, err := hk.st.refTips(ctx, projectID)
+	if err != nil {
+		return err
+	}
+	all, err := gitserve.Enumerate(objs, tips)
+	if err != nil {
+		return fmt.Errorf("broken reachability: %w", err)
+	}
+	bad := 0
+	for i, h := range all {
+		if i%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		t, data, err := objs.Read(h)
+		if err != nil {
+			fmt.Fprintf(out, "error: %s: %v\n", h, err)
+			bad++
+			continue
+		}
+		if got := plumbing.ComputeHash(plumbingType(t), data); got != h {
+			fmt.Fprintf(out, "error: %s: content hashes to %s\n", h, got)
+			bad++
+		}
+	}
+	fmt.Fprintf(out, "checked %d objects reachable from %d refs: %d bad\n", len(all), len(tips), bad)
+	if bad > 0 {
+		return fmt.Errorf("%d bad objects", bad)
+	}
+	return nil
+}
+
+func plumbingType(t gitpack.Type) plumbing.ObjectType {
+	switch t {
+	case gitpack.Commit:
+		return plumbing.CommitObject
+	case gitpack.Tree:
+		return plumbing.TreeObject
+	case gitpack.Blob:
+		return plumbing.BlobObject
+	case gitpack.Tag:
+		return plumbing.TagObject
+	}
+	return plumbing.InvalidObject
+}
+
+// refTips are the distinct values of every ref of a project's repository.
+func (s *Storage) refTips(ctx context.Context, projectID int64) ([]gitpack.Hash, error) {
+	repo, err := s.Open(ctx, projectID)
+	if err != nil {
+		return nil, err
+	}
+	iter, err := repo.Storer.IterReferences()
+	if err != nil {
+		return nil, err
+	}
+	defer iter.Close()
+	seen := map[plumbing.Hash]bool{}
+	var tips []gitpack.Hash
+	err = iter.ForEach(func(r *plumbing.Reference) error {
+		if r.Type() == plumbing.HashReference && strings.HasPrefix(r.Name().String(), "refs/") && !seen[r.Hash()] {
+			seen[r.Hash()] = true
+			tips = append(tips, r.Hash())
+		}
+		return nil
+	})
+	sort.Slice(tips, func(i, j int) bool { return tips[i].String() < tips[j].String() })
+	return tips, err
+}
+
+// maintenanceLock is held by a repack (exclusively) and by pushes (shared).
+func (s *Storage) maintenanceLock(projectID int64) *sync.RWMutex {
+	s.locksMu.Lock()
+	defer s.locksMu.Unlock()
+	if s.maint == nil {
+		s.maint = map[int64]*sync.RWMutex{}
+	}
+	l := s.maint[projectID]
+	if l == nil {
+		l = &sync.RWMutex{}
+		s.maint[projectID] = l
+	}
+	return l
+}
+
+// untidy lists the projects whose repositories have several packs or loose
+// objects. Repository directories are named by a hash of the id, so the
+// ids come from the open object stores and from a scan is not possible;
+// the daily pass covers repositories used since the start.
+func (s *Storage) untidy() []int64 {
+	s.objMu.Lock()
+	ids := make([]int64, 0, len(s.objects))
+	for id := range s.objects {
+		ids = append(ids, id)
+	}
+	s.objMu.Unlock()
+	var out []int64
+	for _, id := range ids {
+		p := s.Path(id)
+		if countPacks(p) > 1 || hasLooseObjects(p) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func countPacks(repo string) int {
+	m, _ := filepath.Glob(filepath.Join(repo, "objects", "pack", "pack-*.idx"))
+	return len(m)
+}
+
+func hasLooseObjects(repo string) bool {
+	dirs, err := os.ReadDir(filepath.Join(repo, "objects"))
+	if err != nil {
+		return false
+	}
+	for _, d := range dirs {
+		if d.IsDir() && len(d.Name()) == 2 {
+			if es, err := os.ReadDir(filepath.Join(repo, "objects", d.Name())); err == nil && len(es) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,463 @@
+package internal
+
+// receive-pack: the push side of the protocol. One POST carries the ref
+// commands and the pack. The pack goes to quarantine first; each command is
+// checked (ref name, object type, branch protection, the default branch);
+// the accepted tips must be connected; only then is the pack installed and
+// are the refs moved, each with a compare-and-set under the project's ref
+// lock (all or none with the atomic capability). Whatever is refused leaves
+// the repository as it was. The report goes back in git's report-status
+// format, inside side-band packets when the client asked for them, and
+// refusals are also shown as "remote:" lines.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"go.uber.org/zap"
+
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/repository/internal/gitpack"
+)
+
+// maxCommandBytes bounds the command list of one push (a mirror push of
+// many refs stays well inside).
+const maxCommandBytes = 32 << 20
+
+// pushCommand is one ref update of a push and its outcome.
+type pushCommand struct {
+	old, new plumbing.Hash
+	ref      plumbing.ReferenceName
+	refusal  string // empty when accepted so far
+}
+
+func (c *pushCommand) isDelete() bool { return c.new.IsZero() }
+func (c *pushCommand) isCreate() bool { return c.old.IsZero() }
+
+// readCommands reads the command list and the capabilities of its first
+// line. No commands (git's "0000" probe before a large push, or an empty
+// body) is not an error.
+func readCommands(r io.Reader) ([]*pushCommand, map[string]bool, error) {
+	caps := map[string]bool{}
+	var cmds []*pushCommand
+	lr := &io.LimitedReader{R: r, N: maxCommandBytes}
+	buf := make([]byte, 0, 512)
+	for {
+		line, err := readPkt(lr, buf)
+		if errors.Is(err, io.EOF) && len(cmds) == 0 {
+			return nil, caps, nil
+		}
+		if err != nil {
+			if lr.N <= 0 {
+				return nil, nil, errors.New("the command list is too long")
+			}
+			return nil, nil, errBadPkt
+		}
+		if line == nil {
+			return cmds, caps, nil
+		}
+		line = bytes.TrimSuffix(line, []byte{'\n'})
+		if len(cmds) == 0 {
+			if i := bytes.IndexByte(line, 0); i >= 0 {
+				for _, c := range strings.Fields(string(line[i+1:])) {
+					caps[c] = true
+				}
+				line = line[:i]
+			}
+		}
+		if bytes.HasPrefix(line, []byte("shallow ")) {
+			return nil, nil, errors.New("pushes from shallow clones are not supported; fetch --unshallow first")
+		}
+		f := strings.Fields(string(line))
+		if len(f) != 3 {
+			return nil, nil, errors.New("malformed command " + strconv.Quote(string(line)))
+		}
+		old, ok1 := parseHex([]byte(f[0]))
+		nw, ok2 := parseHex([]byte(f[1]))
+		if !ok1 || !ok2 {
+			return nil, nil, errors.New("malformed command " + strconv.Quote(string(line)))
+		}
+		cmds = append(cmds, &pushCommand{old: old, new: nw, ref: plumbing.ReferenceName(f[2])})
+	}
+}
+
+func (g *GitHTTP) receivePack(ctx context.Context, w http.ResponseWriter, r *http.Request, info projects.ProjectInfo) {
+	body, err := requestBody(r)
+	if err != nil {
+		gitError(w, http.StatusBadRequest, "Bad Request: "+err.Error())
+		return
+	}
+	defer body.Close()
+	cmds, caps, err := readCommands(body)
+	if err != nil {
+		gitError(w, http.StatusBadRequest, "Bad Request: "+err.Error())
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/x-git-receive-pack-result")
+	noCache(h)
+	if len(cmds) == 0 {
+		return // the probe: credentials work, nothing to do
+	}
+	pw := &pktWriter{w: w, sideband: caps["side-band-64k"] || caps["side-band"]}
+	report := func(unpack string) {
+		if caps["report-status"] {
+			pw.line("unpack " + unpack + "\n")
+			for _, c := range cmds {
+				if c.refusal == "" {
+					pw.line("ok " + c.ref.String() + "\n")
+				} else {
+					pw.line("ng " + c.ref.String() + " " + c.refusal + "\n")
+				}
+			}
+			pw.flush()
+		}
+		pw.end()
+	}
+	repo, err := g.st.Open(ctx, info.ID)
+	if err != nil {
+		g.log.Error("git receive-pack: open", zap.Int64("project", info.ID), zap.Error(err))
+		gitError(w, http.StatusInternalServerError, "Internal Server Error")
+		return
+	}
+	objs, err := g.st.Objects(info.ID)
+	if err != nil {
+		g.log.Error("git receive-pack: objects", zap.Int64("project", info.ID), zap.Error(err))
+		gitError(w, http.StatusInternalServerError, "Internal Server Error")
+		return
+	}
+
+	// A repack of this repository finishes before the push goes on.
+	maint := g.st.maintenanceLock(info.ID)
+	maint.RLock()
+	defer maint.RUnlock()
+
+	needPack := false
+	for _, c := range cmds {
+		needPack = needPack || !c.isDelete()
+	}
+	var in *gitpack.Incoming
+	if needPack {
+		in, err = objs.Receive(body, gitpack.ReceiveOptions{MaxBytes: g.maxPush})
+		if err != nil {
+			msg := unpackError(err, g.maxPush)
+			g.log.Info("git receive-pack: pack refused", zap.Int64("project", info.ID), zap.Error(err))
+			for _, c := range cmds {
+				c.refusal = "unpacker error"
+			}
+			pw.message("error: " + msg)
+			report(msg)
+			return
+		}
+		defer func() { _ = in.Discard() }()
+	}
+	read := func(h gitpack.Hash) (gitpack.Type, []byte, error) {
+		if in != nil {
+			if t, data, err := in.Read(h); err == nil {
+				return t, data, nil
+			}
+		}
+		return objs.Read(h)
+	}
+
+	g.checkCommands(ctx, info, repo, read, cmds)
+	if caps["atomic"] {
+		failAtomic(cmds)
+	}
+	var tips []gitpack.Hash
+	for _, c := range cmds {
+		if c.refusal == "" && !c.isDelete() {
+			tips = append(tips, c.new)
+		}
+	}
+	if in != nil && len(tips) > 0 {
+		if err := objs.CheckConnected(in, tips); err != nil {
+			g.log.Info("git receive-pack: not connected", zap.Int64("project", info.ID), zap.Error(err))
+			for _, c := range cmds {
+				if c.refusal == "" && !c.isDelete() {
+					c.refusal = "missing necessary objects"
+				}
+			}
+			if caps["atomic"] {
+				failAtomic(cmds)
+			}
+		}
+	}
+	accepted := 0
+	for _, c := range cmds {
+		if c.refusal == "" {
+			accepted++
+		}
+	}
+	if accepted > 0 && in != nil && len(in.Objects()) > 0 {
+		if err := objs.Install(in); err != nil {
+			g.log.Error("git receive-pack: install", zap.Int64("project", info.ID), zap.Error(err))
+			for _, c := range cmds {
+				if c.refusal == "" {
+					c.refusal = "could not store the objects"
+				}
+			}
+			report("could not store the objects")
+			return
+		}
+	}
+	hadBranches := hasBranches(repo)
+	if accepted > 0 {
+		g.st.UpdateRefs(info.ID, repo, cmds, caps["atomic"])
+	}
+	for _, c := range cmds {
+		if c.refusal != "" && !caps["quiet"] {
+			pw.message("error: " + c.ref.String() + ": " + c.refusal)
+		}
+	}
+	report("ok")
+	g.afterPush(ctx, info, repo, objs, cmds, hadBranches)
+}
+
+// unpackError is the reason shown for a pack that could not be taken.
+func unpackError(err error, limit int64) string {
+	if errors.Is(err, gitpack.ErrTooLarge) {
+		return "pack exceeds the maximum push size of " + strconv.FormatInt(limit, 10) + " bytes"
+	}
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return "invalid pack: " + msg
+}
+
+// failAtomic refuses every command once one is refused.
+func failAtomic(cmds []*pushCommand) {
+	failed := false
+	for _, c := range cmds {
+		failed = failed || c.refusal != ""
+	}
+	if !failed {
+		return
+	}
+	for _, c := range cmds {
+		if c.refusal == "" {
+			c.refusal = "atomic push failed"
+		}
+	}
+}
+
+// Refs under these prefixes are the server's own.
+var reservedRefs = []string{"refs/merge-requests/", "refs/pipelines/", "refs/environments/", "refs/keep-around/"}
+
+// The refusals a user reads, in GitLab's words where GitLab has some.
+const (
+	msgProtectedPush   = "You are not allowed to push code to protected branches on this project."
+	msgProtectedForce  = "You are not allowed to force push code to a protected branch on this project."
+	msgProtectedDelete = "You are not allowed to delete protected branches from this project."
+	msgDefaultDelete   = "The default branch of a project cannot be deleted."
+)
+
+// checkCommands refuses what may not happen, command by command.
+func (g *GitHTTP) checkCommands(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, read readFunc, cmds []*pushCommand) {
+	ref := strconv.FormatInt(info.ID, 10)
+	mayPushProtected, _ := g.access.Can(ctx, ref, projects.PushProtected)
+	seen := map[plumbing.ReferenceName]bool{}
+	for _, c := range cmds {
+		name := c.ref.String()
+		switch {
+		case seen[c.ref]:
+			c.refusal = "duplicate ref in one push"
+			continue
+		case !strings.HasPrefix(name, "refs/") || !validRef(name) || !validBranchName(strings.TrimPrefix(name, "refs/")):
+			c.refusal = "funny refname"
+			continue
+		case c.old.IsZero() && c.new.IsZero():
+			c.refusal = "nothing to do"
+			continue
+		}
+		seen[c.ref] = true
+		for _, p := range reservedRefs {
+			if strings.HasPrefix(name, p) {
+				c.refusal = "deny updating a hidden ref"
+			}
+		}
+		if c.refusal != "" {
+			continue
+		}
+		if !c.isDelete() {
+			t, _, err := read(c.new)
+			switch {
+			case err != nil:
+				c.refusal = "missing necessary objects"
+				continue
+			case c.ref.IsBranch() && t != gitpack.Commit:
+				c.refusal = "branches must point at commits"
+				continue
+			}
+		}
+		if !c.ref.IsBranch() {
+			continue
+		}
+		branch := c.ref.Short()
+		if c.isDelete() && branch == info.DefaultBranch {
+			c.refusal = msgDefaultDelete
+			continue
+		}
+		prot := g.w.protection(ctx, info.ID, branch)
+		if prot == nil {
+			continue
+		}
+		switch {
+		case c.isDelete():
+			c.refusal = msgProtectedDelete
+		case !mayPushProtected && !prot.DevelopersCanPush:
+			c.refusal = msgProtectedPush
+		case !c.isCreate():
+			ff, err := isAncestor(read, c.old, c.new)
+			if err != nil || !ff {
+				c.refusal = msgProtectedForce
+			}
+		}
+	}
+}
+
+func hasBranches(repo *git.Repository) bool {
+	iter, err := repo.Branches()
+	if err != nil {
+		return false
+	}
+	defer iter.Close()
+	_, err = iter.Next()
+	return err == nil
+}
+
+// afterPush makes the first pushed branch the default one when the
+// repository had none, then announces every accepted change and records
+// the pusher's activity.
+func (g *GitHTTP) afterPush(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, objs *gitpack.Store, cmds []*pushCommand, hadBranches bool) {
+	var done []*pushCommand
+	for _, c := range cmds {
+		if c.refusal == "" {
+			done = append(done, c)
+		}
+	}
+	if len(done) == 0 {
+		return
+	}
+	if !hadBranches {
+		g.chooseDefaultBranch(ctx, info, repo, done)
+	}
+	read := objs.Read
+	evs := make([]PushEvent, 0, len(done))
+	for _, c := range done {
+		evs = append(evs, g.pushEventFor(ctx, info, repo, read, c))
+	}
+	err := g.w.db.Update(ctx, func(tx *store.Tx) error {
+		for _, ev := range evs {
+			if err := g.w.bus.Publish(tx, ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		g.log.Error("git receive-pack: publish push events", zap.Int64("project", info.ID), zap.Error(err))
+	}
+	if uid := auth.FromContext(ctx).UserID(); uid != 0 && g.activity != nil {
+		if err := g.activity.RecordActivity(ctx, uid); err != nil {
+			g.log.Warn("git receive-pack: record activity", zap.Error(err))
+		}
+	}
+	if g.hk != nil {
+		g.hk.Pushed(info.ID)
+	}
+}
+
+// chooseDefaultBranch points HEAD (and the project's default_branch) at a
+// pushed branch when the one it names was not pushed: the project's
+// default branch if it came, else master, else main, else the first.
+func (g *GitHTTP) chooseDefaultBranch(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, done []*pushCommand) {
+	var branches []string
+	for _, c := range done {
+		if c.ref.IsBranch() && !c.isDelete() {
+			branches = append(branches, c.ref.Short())
+		}
+	}
+	if len(branches) == 0 {
+		return
+	}
+	pick := branches[0]
+	for _, want := range []string{"main", "master", info.DefaultBranch} {
+		for _, b := range branches {
+			if b == want {
+				pick = b
+			}
+		}
+	}
+	head := plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName(pick))
+	if err := repo.Storer.SetReference(head); err != nil {
+		g.log.Error("git receive-pack: set HEAD", zap.Int64("project", info.ID), zap.Error(err))
+		return
+	}
+	if err := g.state.SetDefaultBranch(ctx, info.ID, pick); err != nil {
+		g.log.Error("git receive-pack: set default branch", zap.Int64("project", info.ID), zap.Error(err))
+	}
+}
+
+// maxEventCommits is how many commits a push event lists (the total is
+// always given); maxEventWalk bounds the commits walked to count them.
+const (
+	maxEventCommits = 20
+	maxEventWalk    = 100000
+)
+
+// pushEventFor describes one accepted ref change: for a branch, the commits
+// it brought (those not reachable from the old value, or for a new branch
+// from any other branch), newest 20 listed oldest first with their files.
+func (g *GitHTTP) pushEventFor(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, read readFunc, c *pushCommand) PushEvent {
+	ev := g.w.pushEvent(ctx, info, c.ref.String(), c.old, c.new, nil)
+	ev.ObjectKind = "push"
+	if c.ref.IsTag() {
+		ev.ObjectKind = "tag_push"
+		return ev
+	}
+	if c.isDelete() || !c.ref.IsBranch() {
+		return ev
+	}
+	var exclude []gitpack.Hash
+	if !c.isCreate() {
+		exclude = append(exclude, c.old)
+	} else if iter, err := repo.Branches(); err == nil {
+		_ = iter.ForEach(func(r *plumbing.Reference) error {
+			if r.Name() != c.ref {
+				exclude = append(exclude, r.Hash())
+			}
+			return nil
+		})
+	}
+	newest, total, err := revWalk(read, []gitpack.Hash{c.new}, exclude, maxEventCommits, maxEventWalk)
+	if err != nil {
+		g.log.Warn("git receive-pack: list pushed commits", zap.Error(err))
+		return ev
+	}
+	ev.TotalCommitsCount = total
+	for i := len(newest) - 1; i >= 0; i-- {
+		e := newest[i]
+		pc := PushCommit{ID: e.hash.String(), Message: e.commit.message,
+			Timestamp: time.Unix(e.commit.committer.when, 0).UTC().Format(time.RFC3339),
+			URL:       info.WebURL + "/commit/" + e.hash.String()}
+		pc.Author.Name, pc.Author.Email = e.commit.author.name, e.commit.author.email
+		pc.Added, pc.Modified, pc.Removed, err = fileChanges(read, e.commit)
+		if err != nil {
+			g.log.Warn("git receive-pack: files of a pushed commit", zap.Error(err))
+		}
+		ev.Commits = append(ev.Commits, pc)
+	}
+	return ev
+}
