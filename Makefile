@@ -8,7 +8,7 @@ LDFLAGS   := -s -w -X $(PKG)/core.version=$(VERSION) -X $(PKG)/core.revision=$(R
 PLUGINS   := $(notdir $(patsubst %/,%,$(dir $(wildcard plugins/*/main.go))))
 PROTOS    := $(shell find sdk -name '*.proto' 2>/dev/null)
 
-.PHONY: build run test vet fmt-check bench proto clean
+.PHONY: build run test vet fmt-check bench bench-git proto clean
 
 ## build: bin/fennec and every plugin under bin/plugins/
 build:
@@ -37,6 +37,14 @@ fmt-check:
 ## bench: the benchmarks, with the figures the issues ask for
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./...
+
+## bench-git: git over smart HTTP, Fennec against C git's http-backend on the
+## 20,000-commit reference repository (clone, --depth 1 clone, fetch, push);
+## flags through GITBENCH_FLAGS, e.g. GITBENCH_FLAGS='-commits 2000 -files 500'
+bench-git:
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/fennec ./hostapp
+	$(GO) build -o $(BIN)/gitbench ./modules/repository/internal/gitbench
+	./$(BIN)/gitbench -fennec $(BIN)/fennec $(GITBENCH_FLAGS)
 
 ## proto: regenerate the committed protobuf code under sdk/ (needs protoc:
 ## apt-get install protobuf-compiler; the Go plugins are pinned tools in go.mod)
