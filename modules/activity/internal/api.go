@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/api"
@@ -45,6 +46,7 @@ type EventView struct {
 	Author         AuthorView      `json:"author"`
 	AuthorUsername string          `json:"author_username"`
 	Data           json.RawMessage `json:"data"`
+	PushData       *PushDataView   `json:"push_data,omitempty"`
 	Note           json.RawMessage `json:"note,omitempty"`
 	CreatedAt      api.Time        `json:"created_at"`
 }
@@ -226,7 +228,56 @@ func view(e *Entry, a AuthorView) EventView {
 	if len(v.Data) == 0 {
 		v.Data = nil
 	}
+	v.PushData = pushData(e)
 	return v
+}
+
+// PushDataView summarises a push entry as later GitLab versions do beside
+// data (client-go reads it as push_data).
+type PushDataView struct {
+	CommitCount int     `json:"commit_count"`
+	Action      string  `json:"action"`
+	RefType     string  `json:"ref_type"`
+	CommitFrom  *string `json:"commit_from"`
+	CommitTo    *string `json:"commit_to"`
+	Ref         string  `json:"ref"`
+	CommitTitle *string `json:"commit_title"`
+}
+
+func pushData(e *Entry) *PushDataView {
+	switch e.ActionName {
+	case "pushed to", "pushed new", "deleted":
+	default:
+		return nil
+	}
+	var d struct {
+		Before, After, Ref string
+		Commits            []struct{ Message string }
+		Total              int `json:"total_commits_count"`
+	}
+	if len(e.Data) == 0 || json.Unmarshal(e.Data, &d) != nil || d.Ref == "" {
+		return nil
+	}
+	const zero = "0000000000000000000000000000000000000000"
+	pd := &PushDataView{CommitCount: d.Total, Action: "pushed", RefType: "branch", Ref: strings.TrimPrefix(d.Ref, "refs/heads/")}
+	if strings.HasPrefix(d.Ref, "refs/tags/") {
+		pd.RefType, pd.Ref = "tag", strings.TrimPrefix(d.Ref, "refs/tags/")
+	}
+	if d.Before != zero && d.Before != "" {
+		pd.CommitFrom = &d.Before
+	} else {
+		pd.Action = "created"
+	}
+	if d.After != zero && d.After != "" {
+		pd.CommitTo = &d.After
+	} else {
+		pd.Action = "removed"
+	}
+	if n := len(d.Commits); n > 0 {
+		title, _, _ := strings.Cut(d.Commits[n-1].Message, "\n")
+		pd.CommitTitle = &title
+	}
+	return pd
 }
 
 func nonEmpty(s string) *string {
