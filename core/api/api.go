@@ -226,17 +226,14 @@ func (a *API) buildHandler() {
 	a.handler = flog.Middleware(a.log, inner, a.metrics.observe)
 }
 
-// canonicalPath reports whether the escaped path p has no segment that is
-// (once unescaped) "." or "..", and no empty one but a trailing slash. An
-// encoded slash inside a segment is fine: it is part of an id.
+// canonicalPath reports whether the escaped path p has no literal "." or
+// ".." segment and no empty one but a trailing slash (what the mux would
+// answer with a redirect). Escaped dots and slashes inside a segment are
+// data (a file path, an id) and reach the handlers, which check them.
 func canonicalPath(p string) bool {
 	segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
 	for i, seg := range segs {
-		if seg == "" && i == len(segs)-1 {
-			continue
-		}
-		s, err := url.PathUnescape(seg)
-		if err != nil || s == "" || s == "." || s == ".." {
+		if (seg == "" && i < len(segs)-1) || seg == "." || seg == ".." {
 			return false
 		}
 	}
