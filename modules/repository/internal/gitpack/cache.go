@@ -8,42 +8,43 @@ type cacheKey struct {
 	off  int64
 }
 
-type cacheEntry struct {
-	key        cacheKey
-	typ        Type
-	data       []byte
-	prev, next *cacheEntry
+type cacheSlot struct {
+	key  cacheKey
+	data []byte
+	typ  Type
+	live bool
+	ref  bool // used since the clock hand last passed
 }
 
-// lru is a byte-bounded least-recently-used cache of inflated objects.
+// lru is a byte-bounded cache of inflated objects with CLOCK eviction (an
+// approximation of least-recently-used): a hit only sets a bit, so hits
+// touch no other entry; the hand evicts entries not used since it last
+// passed them.
 type lru struct {
 	mu   sync.Mutex
 	max  int64
 	used int64
-	m    map[cacheKey]*cacheEntry
-	root cacheEntry // sentinel: root.next is the most recent
+	m    map[cacheKey]int32 // slot in ring
+	ring []cacheSlot
+	free []int32
+	hand int
 }
 
 func newLRU(max int64) *lru {
-	c := &lru{max: max, m: make(map[cacheKey]*cacheEntry)}
-	c.root.next = &c.root
-	c.root.prev = &c.root
-	return c
+	return &lru{max: max, m: make(map[cacheKey]int32, 256)}
 }
 
-const cacheOverhead = 96 // map slot and entry, roughly
+const cacheOverhead = 96 // map slot and ring slot, roughly
 
 func (c *lru) get(k cacheKey) (Type, []byte, bool) {
 	c.mu.Lock()
-	e, ok := c.m[k]
+	i, ok := c.m[k]
 	if !ok {
 		c.mu.Unlock()
 		return 0, nil, false
 	}
-	if c.root.next != e {
-		c.unlink(e)
-		c.pushFront(e)
-	}
+	e := &c.ring[i]
+	e.ref = true
 	t, d := e.typ, e.data
 	c.mu.Unlock()
 	return t, d, true
@@ -56,29 +57,37 @@ func (c *lru) put(k cacheKey, t Type, data []byte) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.m[k]; ok {
+	if i, ok := c.m[k]; ok {
+		// Someone else put it meanwhile.
+		c.ring[i].ref = true
 		return
 	}
-	e := &cacheEntry{key: k, typ: t, data: data}
-	c.m[k] = e
-	c.pushFront(e)
-	c.used += size
-	for c.used > c.max {
-		old := c.root.prev
-		c.unlink(old)
-		delete(c.m, old.key)
-		c.used -= int64(len(old.data)) + cacheOverhead
+	for c.used+size > c.max {
+		if c.hand >= len(c.ring) {
+			c.hand = 0
+		}
+		e := &c.ring[c.hand]
+		switch {
+		case !e.live:
+		case e.ref:
+			e.ref = false
+		default:
+			delete(c.m, e.key)
+			c.used -= int64(len(e.data)) + cacheOverhead
+			*e = cacheSlot{}
+			c.free = append(c.free, int32(c.hand))
+		}
+		c.hand++
 	}
-}
-
-func (c *lru) unlink(e *cacheEntry) {
-	e.prev.next = e.next
-	e.next.prev = e.prev
-}
-
-func (c *lru) pushFront(e *cacheEntry) {
-	e.prev = &c.root
-	e.next = c.root.next
-	c.root.next.prev = e
-	c.root.next = e
+	var i int32
+	if n := len(c.free); n > 0 {
+		i = c.free[n-1]
+		c.free = c.free[:n-1]
+	} else {
+		c.ring = append(c.ring, cacheSlot{})
+		i = int32(len(c.ring) - 1)
+	}
+	c.ring[i] = cacheSlot{key: k, data: data, typ: t, live: true}
+	c.m[k] = i
+	c.used += size
 }

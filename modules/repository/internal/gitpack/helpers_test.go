@@ -163,3 +163,9 @@ func checkAll(tb testing.TB, s *Store, want map[Hash]gitObject) {
 		}
 	}
 }
+
+// hashOf is an object's id.
+func hashOf(t Type, data []byte) Hash {
+	h, _ := hashObject(t, data)
+	return h
+}

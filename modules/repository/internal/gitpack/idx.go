@@ -9,11 +9,15 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"os"
+	"runtime"
 	"slices"
 )
 
-// index is a parsed pack index. It keeps the file's bytes and looks
-// names up in place: opening costs one read and no per-entry allocation.
+// index is a parsed pack index. It maps the file and looks names up in
+// place: opening costs no read and no per-entry allocation, and the pages
+// are the page cache's, shared. The mapping goes with the index, so its
+// methods keep x alive (runtime.KeepAlive) while they read it.
 type index struct {
 	n       int
 	fanout  [256]uint32
@@ -25,6 +29,37 @@ type index struct {
 }
 
 var idxMagic = []byte{0xff, 't', 'O', 'c'}
+
+// openIndex maps and parses an index file.
+func openIndex(path string) (*index, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() < 8 {
+		return nil, fmt.Errorf("%s: index truncated", path)
+	}
+	data, mapped, err := mapFile(f, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	x, err := parseIndex(data)
+	if err != nil {
+		if mapped {
+			unmapFile(data)
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if mapped {
+		runtime.AddCleanup(x, unmapFile, data)
+	}
+	return x, nil
+}
 
 // parseIndex parses a version 2 (or legacy version 1) pack index.
 func parseIndex(data []byte) (*index, error) {
@@ -146,6 +181,7 @@ func (x *index) find(h Hash) (int, bool) {
 			c = bytes.Compare(name[9:], h[9:])
 		}
 		if c == 0 {
+			runtime.KeepAlive(x)
 			return m, true
 		}
 		if c < 0 {
@@ -154,21 +190,26 @@ func (x *index) find(h Hash) (int, bool) {
 			hi, khi = m, k
 		}
 	}
+	runtime.KeepAlive(x)
 	return 0, false
 }
 
 func (x *index) name(i int) (h Hash) {
 	copy(h[:], x.names[20*i:])
+	runtime.KeepAlive(x)
 	return h
 }
 
 func (x *index) offset(i int) int64 {
 	o := binary.BigEndian.Uint32(x.offs[4*i:])
 	if o&0x80000000 == 0 {
+		runtime.KeepAlive(x)
 		return int64(o)
 	}
 	j := int(o & 0x7fffffff)
-	return int64(binary.BigEndian.Uint64(x.large[8*j:]))
+	off := int64(binary.BigEndian.Uint64(x.large[8*j:]))
+	runtime.KeepAlive(x)
+	return off
 }
 
 // crc returns the crc32 of entry i's bytes in the pack; ok is false for a
@@ -177,7 +218,9 @@ func (x *index) crc(i int) (uint32, bool) {
 	if x.crcs == nil {
 		return 0, false
 	}
-	return binary.BigEndian.Uint32(x.crcs[4*i:]), true
+	crc := binary.BigEndian.Uint32(x.crcs[4*i:])
+	runtime.KeepAlive(x)
+	return crc, true
 }
 
 // idxEntry is one object of an index being written.
@@ -190,7 +233,7 @@ type idxEntry struct {
 // writeIndex writes a version 2 index of entries (sorted here) for the
 // pack whose trailer is packSum, and returns the index's own checksum.
 func writeIndex(w io.Writer, entries []idxEntry, packSum Hash) (Hash, error) {
-	slices.SortFunc(entries, func(a, b idxEntry) int { return bytes.Compare(a.hash[:], b.hash[:]) })
+	sortIdxEntries(entries)
 	for i := 1; i < len(entries); i++ {
 		if entries[i].hash == entries[i-1].hash {
 			return Hash{}, fmt.Errorf("gitpack: object %s twice in one pack", entries[i].hash)
@@ -243,4 +286,34 @@ func writeIndex(w io.Writer, entries []idxEntry, packSum Hash) (Hash, error) {
 		return Hash{}, err
 	}
 	return sumIdx, nil
+}
+
+// sortIdxEntries sorts by id: ids are uniform, so a counting sort on the
+// first 16 bits leaves buckets of a few entries to finish by insertion.
+func sortIdxEntries(entries []idxEntry) {
+	if len(entries) < 1024 {
+		slices.SortFunc(entries, func(a, b idxEntry) int { return bytes.Compare(a.hash[:], b.hash[:]) })
+		return
+	}
+	start := make([]int32, 1<<16+1)
+	for i := range entries {
+		start[int(entries[i].hash[0])<<8|int(entries[i].hash[1])+1]++
+	}
+	for i := 1; i < len(start); i++ {
+		start[i] += start[i-1]
+	}
+	tmp := make([]idxEntry, len(entries))
+	fill := slices.Clone(start[:1<<16])
+	for _, e := range entries {
+		k := int(e.hash[0])<<8 | int(e.hash[1])
+		tmp[fill[k]] = e
+		fill[k]++
+	}
+	for b := 0; b < 1<<16; b++ {
+		bucket := tmp[start[b]:start[b+1]]
+		if len(bucket) > 1 {
+			slices.SortFunc(bucket, func(a, b idxEntry) int { return bytes.Compare(a.hash[2:], b.hash[2:]) })
+		}
+	}
+	copy(entries, tmp)
 }

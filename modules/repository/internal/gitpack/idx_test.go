@@ -11,7 +11,7 @@ import (
 // present id found at its place, absent ones (also between and around
 // present ones) not found, with skewed ids too.
 func TestIndexFind(t *testing.T) {
-	for _, n := range []int{0, 1, 2, 7, 100, 5000} {
+	for _, n := range []int{0, 1, 2, 7, 100, 5000, 70000} {
 		for _, skew := range []bool{false, true} {
 			var ents []idxEntry
 			for i := 0; i < n; i++ {

@@ -29,9 +29,11 @@ var (
 // `bits` input bits, and for longer codes subtables of 1<<sub entries. An
 // entry is sym<<16 | flags | length; length 0 marks an invalid code.
 type huffTable struct {
-	e    []uint32
-	bits uint
-	sub  uint
+	e      []uint32
+	bits   uint
+	sub    uint
+	subGen []uint32 // by primary entry: the build that gave it a subtable
+	gen    uint32
 }
 
 const (
@@ -91,7 +93,22 @@ func (t *huffTable) build(lens []uint8, maxBits uint, mode int) error {
 		t.e = make([]uint32, size, size+(32<<sub))
 	}
 	t.e = t.e[:size]
-	clear(t.e)
+	if sub > 0 {
+		// Which primary entries have their subtable in this build.
+		if len(t.subGen) < size {
+			t.subGen = make([]uint32, size)
+		}
+		t.gen++
+		if t.gen == 0 {
+			clear(t.subGen)
+			t.gen = 1
+		}
+	}
+	if left != 0 || maxLen == 0 {
+		// Incomplete: entries no code reaches stay invalid. (A complete
+		// code writes every entry.)
+		clear(t.e)
+	}
 	if maxLen == 0 {
 		return nil
 	}
@@ -118,10 +135,13 @@ func (t *huffTable) build(lens []uint8, maxBits uint, mode int) error {
 		}
 		// A long code: its first tb bits lead to a subtable.
 		p := rev & uint32(size-1)
-		if t.e[p]&entrySub == 0 {
+		if t.subGen[p] != t.gen {
+			t.subGen[p] = t.gen
 			start := len(t.e)
 			t.e = slices.Grow(t.e, 1<<sub)[:start+1<<sub]
-			clear(t.e[start:])
+			if left != 0 {
+				clear(t.e[start:])
+			}
 			t.e[p] = uint32(start)<<16 | entrySub | uint32(tb)
 		}
 		start := t.e[p] >> 16

@@ -96,6 +96,16 @@ func TestInflateMatchesZlib(t *testing.T) {
 	}
 }
 
+func TestInflateStoredBlocks(t *testing.T) {
+	data := []byte("stored, after many empty stored blocks")
+	src := bloatedZlib(data, 50)
+	dst := make([]byte, len(data))
+	n, err := inflateZlib(dst, src)
+	if err != nil || n != len(src) || !bytes.Equal(dst, data) {
+		t.Fatalf("n %d of %d, %v", n, len(src), err)
+	}
+}
+
 // TestInflateCorrupt flips bytes of valid streams: the result is an error
 // or (where the damage is harmless) what the reference decoder gives;
 // never a panic.

@@ -54,13 +54,9 @@ const packTrailer = 20
 
 // openPack opens base+".pack" with base+".idx".
 func openPack(base string) (*pack, error) {
-	data, err := os.ReadFile(base + ".idx")
+	x, err := openIndex(base + ".idx")
 	if err != nil {
 		return nil, err
-	}
-	x, err := parseIndex(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s.idx: %w", base, err)
 	}
 	f, err := os.Open(base + ".pack")
 	if err != nil {
@@ -72,10 +68,8 @@ func openPack(base string) (*pack, error) {
 		return nil, fmt.Errorf("%s.pack: %w", base, err)
 	}
 	p.path = base + ".pack"
-	p.closed, err = readSidecar(base + ".fennec")
-	if err != nil {
-		return nil, err
-	}
+	// A sidecar that cannot be read only costs the shortcut it offers.
+	p.closed, _ = readSidecar(base + ".fennec")
 	return p, nil
 }
 
@@ -361,7 +355,7 @@ const maxFastInflate = 256 << 20
 
 // inflate inflates the entry's data, which must be exactly size bytes.
 func (er *entryReader) inflate(size int64) ([]byte, error) {
-	if abFast && size <= maxFastInflate && size <= int64(len(er.rest))*maxDeflateRatio {
+	if size <= maxFastInflate && size <= int64(len(er.rest))*maxDeflateRatio {
 		dst := make([]byte, size)
 		if _, err := inflateZlib(dst, er.rest); err != nil {
 			return nil, err
@@ -451,4 +445,3 @@ func resetZlib(zp *io.ReadCloser, src io.Reader) error {
 	}
 	return nil
 }
-var abFast = true

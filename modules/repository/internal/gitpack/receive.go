@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/zlib"
+	"github.com/pjbgf/sha1cd"
 )
 
 // Incoming is a received pack held in quarantine (objects/incoming-*),
@@ -128,11 +129,12 @@ type streamer struct {
 	sum             hash.Hash
 	crc             uint32
 	w               *bufio.Writer
+	eof             bool
 	err             error
 }
 
 func newStreamer(r io.Reader, w io.Writer) *streamer {
-	return &streamer{r: r, buf: make([]byte, 256<<10), sum: sha1.New(), w: bufio.NewWriterSize(w, 256<<10)}
+	return &streamer{r: r, buf: make([]byte, 2<<20), sum: sha1.New(), w: bufio.NewWriterSize(w, 256<<10)}
 }
 
 // flush accounts for the bytes consumed so far.
@@ -154,18 +156,50 @@ func (st *streamer) fill() error {
 	}
 	st.flush()
 	st.start, st.pos, st.end = 0, 0, 0
+	if st.eof {
+		return io.EOF
+	}
 	for st.end == 0 {
 		n, err := st.r.Read(st.buf)
 		st.end = n
-		if n == 0 && err != nil {
-			if err == io.EOF {
+		if err == io.EOF {
+			st.eof = true
+			if n == 0 {
 				return io.EOF
 			}
+		} else if err != nil {
 			st.err = err
-			return err
+			if n == 0 {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// ensure makes at least n unread bytes available in the buffer, short of
+// the end of the stream, and returns the unread bytes.
+func (st *streamer) ensure(n int) []byte {
+	if st.end-st.pos >= n || st.eof || st.err != nil {
+		return st.buf[st.pos:st.end]
+	}
+	st.flush()
+	m := copy(st.buf, st.buf[st.pos:st.end])
+	st.start, st.pos, st.end = 0, 0, m
+	n = min(n, len(st.buf))
+	for st.end < n {
+		k, err := st.r.Read(st.buf[st.end:])
+		st.end += k
+		if err == io.EOF {
+			st.eof = true
+			break
+		}
+		if err != nil {
+			st.err = err
+			break
+		}
+	}
+	return st.buf[st.pos:st.end]
 }
 
 func (st *streamer) ReadByte() (byte, error) {
@@ -236,6 +270,7 @@ type receiver struct {
 	p       *pack // the received file, read back to resolve deltas
 	thin    []Hash
 	zr      io.ReadCloser
+	scratch []byte
 }
 
 // Receive reads a pack from r into quarantine, checks its trailer, indexes
@@ -336,7 +371,7 @@ func (rc *receiver) stream(r io.Reader, count uint32) (Hash, error) {
 	if err := st.readFull(hdr[:]); err != nil {
 		return Hash{}, err
 	}
-	oh := sha1.New()
+	oh := sha1cd.New().(collisionHash)
 	var copyBuf [32 << 10]byte
 	for i := uint32(0); i < count; i++ {
 		st.flush()
@@ -350,9 +385,6 @@ func (rc *receiver) stream(r io.Reader, count uint32) (Hash, error) {
 			return Hash{}, fmt.Errorf("entry %d at %d: %w", i, off, err)
 		}
 		e := inEntry{off: off, size: h.size, typ: h.typ, base: -1}
-		if err := resetZlib(&rc.zr, st); err != nil {
-			return Hash{}, fmt.Errorf("entry %d at %d: %w", i, off, err)
-		}
 		var w io.Writer = io.Discard
 		switch h.typ {
 		case OfsDelta, RefDelta:
@@ -365,16 +397,26 @@ func (rc *receiver) stream(r io.Reader, count uint32) (Hash, error) {
 			oh.Write(objectHeader(h.typ, h.size))
 			w = oh
 		}
-		// Inflate at most size+1 bytes: more is an error, and so is less.
-		m, err := io.CopyBuffer(w, io.LimitReader(rc.zr, h.size+1), copyBuf[:])
+		done, err := rc.inflateBuffered(st, h.size, w)
 		if err != nil {
-			return Hash{}, fmt.Errorf("entry %d at %d: %w", i, off, inflateErr(err))
-		}
-		if m != h.size {
-			return Hash{}, fmt.Errorf("entry %d at %d: %d bytes inflated, header says %d", i, off, m, h.size)
-		}
-		if err := zlibEnd(rc.zr); err != nil {
 			return Hash{}, fmt.Errorf("entry %d at %d: %w", i, off, err)
+		}
+		if !done {
+			// Big, or oddly compressed: stream it.
+			if err := resetZlib(&rc.zr, st); err != nil {
+				return Hash{}, fmt.Errorf("entry %d at %d: %w", i, off, err)
+			}
+			// Inflate at most size+1 bytes: more is an error, and so is less.
+			m, err := io.CopyBuffer(w, io.LimitReader(rc.zr, h.size+1), copyBuf[:])
+			if err != nil {
+				return Hash{}, fmt.Errorf("entry %d at %d: %w", i, off, inflateErr(err))
+			}
+			if m != h.size {
+				return Hash{}, fmt.Errorf("entry %d at %d: %d bytes inflated, header says %d", i, off, m, h.size)
+			}
+			if err := zlibEnd(rc.zr); err != nil {
+				return Hash{}, fmt.Errorf("entry %d at %d: %w", i, off, err)
+			}
 		}
 		st.flush()
 		e.crc = st.crc
@@ -393,7 +435,11 @@ func (rc *receiver) stream(r io.Reader, count uint32) (Hash, error) {
 			}
 			rc.refs[int32(len(rc.entries))] = h.baseHash
 		default:
-			copy(e.hash[:], oh.Sum(nil))
+			sum, collision := oh.CollisionResistantSum(nil)
+			if collision {
+				return Hash{}, fmt.Errorf("entry %d at %d: %w", i, off, errCollision)
+			}
+			copy(e.hash[:], sum)
 		}
 		rc.entries = append(rc.entries, e)
 	}
@@ -420,6 +466,37 @@ func (rc *receiver) stream(r io.Reader, count uint32) (Hash, error) {
 		return Hash{}, err
 	}
 	return got, nil
+}
+
+// fastRecvMax bounds the entries inflated from the receive buffer in one
+// go (the buffer holds any such entry's compressed data).
+const fastRecvMax = 1 << 20
+
+// inflateBuffered inflates a small entry's data straight from the
+// stream's buffer into w. It reports false, consuming nothing, when the
+// entry is to be streamed instead.
+func (rc *receiver) inflateBuffered(st *streamer, size int64, w io.Writer) (bool, error) {
+	if size > fastRecvMax {
+		return false, nil
+	}
+	// Room for anything short of a pathological encoder.
+	need := int(size + size/4 + 64)
+	avail := st.ensure(need)
+	if cap(rc.scratch) < int(size) {
+		rc.scratch = make([]byte, size, max(size, 64<<10))
+	}
+	dst := rc.scratch[:size]
+	n, err := inflateZlib(dst, avail)
+	switch err {
+	case nil:
+		st.pos += n
+		st.off += int64(n)
+		w.Write(dst)
+		return true, nil
+	case errInflateShort:
+		return false, nil // the streaming path tells truncation apart
+	}
+	return false, err
 }
 
 // zlibEnd checks that a zlib stream ends (with its checksum) here.
@@ -457,13 +534,27 @@ func objectHeader(t Type, size int64) []byte {
 	return append(b, 0)
 }
 
-func hashObject(t Type, data []byte) Hash {
-	h := sha1.New()
+// collisionHash is SHA-1 with collision detection (sha1cd, as git's
+// sha1dc): an object made by a known collision attack is refused.
+type collisionHash interface {
+	hash.Hash
+	CollisionResistantSum([]byte) ([]byte, bool)
+}
+
+var errCollision = errors.New("gitpack: SHA-1 collision attack detected in an object")
+
+// hashObject computes an object's id, refusing collision attacks.
+func hashObject(t Type, data []byte) (Hash, error) {
+	h := sha1cd.New().(collisionHash)
 	h.Write(objectHeader(t, int64(len(data))))
 	h.Write(data)
+	sum, collision := h.CollisionResistantSum(nil)
 	var out Hash
-	copy(out[:], h.Sum(nil))
-	return out
+	copy(out[:], sum)
+	if collision {
+		return out, errCollision
+	}
+	return out, nil
 }
 
 // resolve computes the id of every delta: a walk from each whole object
@@ -594,7 +685,9 @@ func (rc *receiver) resolveChildren(kids []int32, start []int32, refKids []int32
 				return fmt.Errorf("delta at %d: %w", e.off, err)
 			}
 			e.obj = t
-			e.hash = hashObject(t, data)
+			if e.hash, err = hashObject(t, data); err != nil {
+				return fmt.Errorf("delta at %d: %w", e.off, err)
+			}
 			if err := visit(c); err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"errors"
+	"hash/adler32"
 	"io"
 	"os"
 	"path/filepath"
@@ -247,12 +248,18 @@ func TestCheckConnectedMissing(t *testing.T) {
 		t.Fatalf("CheckConnected = %v", err)
 	}
 	t.Log(err)
-	// The quarantined objects stay invisible.
+	// The quarantined objects stay invisible, but the Incoming reads them.
 	if s.Has(tip) {
 		t.Fatal("quarantined tip visible")
 	}
+	if typ, data, err := in.Read(tip); err != nil || typ != Commit || !bytes.HasPrefix(data, []byte("tree ")) {
+		t.Fatalf("Incoming.Read(tip) = %v, %v", typ, err)
+	}
 	if err := in.Discard(); err != nil {
 		t.Fatal(err)
+	}
+	if _, _, err := in.Read(tip); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Incoming.Read after Discard = %v", err)
 	}
 	if got := listFiles(t, filepath.Join(dir, "objects")); slices.ContainsFunc(got, func(f string) bool { return strings.Contains(f, "incoming") }) {
 		t.Fatalf("quarantine left: %v", got)
@@ -266,7 +273,7 @@ func TestReceiveHostile(t *testing.T) {
 	body := good[:len(good)-20]
 
 	blob := []byte("hello, hostile world\n")
-	blobID := hashObject(Blob, blob)
+	blobID := hashOf(Blob, blob)
 	var nowhere Hash
 	nowhere[0] = 0xee
 	// A delta on blob that copies all of it and appends "!".
@@ -317,8 +324,8 @@ func TestReceiveHostile(t *testing.T) {
 		{"ofs mid-entry", buildPack(2, first, ofsEntry(int64(len(first))-3, okDelta)), 0, false, "base offset"},
 		{"copy out of range", buildPack(2, first, ofsEntry(int64(len(first)), outOfRange)), 0, false, "delta"},
 		{"missing ref base", buildPack(2, first, refEntry(nowhere, okDelta)), 0, false, nowhere.String()},
-		{"ref base mismatch size", buildPack(2, rawEntry(Blob, 3, []byte("abc")), refEntry(hashObject(Blob, []byte("abc")), okDelta)), 0, false, "size"},
-		{"ref delta loop", buildPack(2, refEntry(hashObject(Blob, append(slices.Clone(blob), '!')), okDelta), refEntry(blobID, okDelta)), 0, false, ""},
+		{"ref base mismatch size", buildPack(2, rawEntry(Blob, 3, []byte("abc")), refEntry(hashOf(Blob, []byte("abc")), okDelta)), 0, false, "size"},
+		{"ref delta loop", buildPack(2, refEntry(hashOf(Blob, append(slices.Clone(blob), '!')), okDelta), refEntry(blobID, okDelta)), 0, false, ""},
 		{"duplicate objects", buildPack(2, first, first), 0, false, "twice"},
 	}
 	dir := copyRepo(t, src)
@@ -330,7 +337,17 @@ func TestReceiveHostile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("valid hand-made pack: %v", err)
 	}
-	if got := in.Objects(); len(got) != 2 || !slices.Contains(got, blobID) || !slices.Contains(got, hashObject(Blob, append(slices.Clone(blob), '!'))) {
+	if got := in.Objects(); len(got) != 2 || !slices.Contains(got, blobID) || !slices.Contains(got, hashOf(Blob, append(slices.Clone(blob), '!'))) {
+		t.Fatalf("objects %v", got)
+	}
+	in.Discard()
+	// A valid but bloated stream (empty stored blocks) takes the slow path.
+	bloated := bloatedZlib(blob, 200)
+	in, err = s.Receive(bytes.NewReader(buildPack(1, append(appendEntryHeader(nil, Blob, int64(len(blob))), bloated...))), ReceiveOptions{})
+	if err != nil {
+		t.Fatalf("bloated stream: %v", err)
+	}
+	if got := in.Objects(); len(got) != 1 || got[0] != blobID {
 		t.Fatalf("objects %v", got)
 	}
 	in.Discard()
@@ -355,4 +372,15 @@ func TestReceiveHostile(t *testing.T) {
 	}
 	// The store still reads everything.
 	checkAll(t, s, catAll(t, src))
+}
+
+// bloatedZlib is a zlib stream of data preceded by n empty stored blocks.
+func bloatedZlib(data []byte, n int) []byte {
+	b := []byte{0x78, 0x01}
+	for i := 0; i < n; i++ {
+		b = append(b, 0x00, 0x00, 0x00, 0xff, 0xff)
+	}
+	b = append(b, 0x01, byte(len(data)), byte(len(data)>>8), ^byte(len(data)), ^byte(len(data)>>8))
+	b = append(b, data...)
+	return binary.BigEndian.AppendUint32(b, adler32.Checksum(data))
 }

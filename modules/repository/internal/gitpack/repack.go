@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // closedInfo is what a pack-<sha>.fennec sidecar records.
@@ -144,7 +145,10 @@ func (s *Store) Repack(objects []Hash, tips []Hash) error {
 		}
 	}
 	syncDir(s.packDir)
-	if _, err := s.reload(); err != nil {
+	s.mu.Lock()
+	_, err = s.reloadLocked(name) // an identical pack may be open: new sidecar
+	s.mu.Unlock()
+	if err != nil {
 		return err
 	}
 	var np *pack
@@ -177,7 +181,25 @@ func (s *Store) Repack(objects []Hash, tips []Hash) error {
 	if err := s.pruneLoose(np.idx); err != nil {
 		errs = append(errs, err)
 	}
+	s.sweepQuarantines(time.Now().Add(-24 * time.Hour))
 	return errors.Join(errs...)
+}
+
+// sweepQuarantines removes quarantine directories last touched before
+// cutoff: left by a process that died in the middle of a push.
+func (s *Store) sweepQuarantines(cutoff time.Time) {
+	ents, err := os.ReadDir(s.objDir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "incoming-") {
+			continue
+		}
+		if info, err := e.Info(); err == nil && info.ModTime().Before(cutoff) {
+			os.RemoveAll(filepath.Join(s.objDir, e.Name()))
+		}
+	}
 }
 
 // writeClosedPack writes pack, index and sidecar into dir and returns the

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // mixedRepo builds a repository holding the small reference repository's
@@ -55,6 +56,15 @@ func TestRepack(t *testing.T) {
 	// An unreachable loose object stays.
 	stray := strings.TrimSpace(string(git(t, dir, []byte("stray\n"), "hash-object", "-w", "--stdin")))
 
+	// A quarantine a dead process left a day ago goes; a fresh one stays.
+	for _, q := range []string{"incoming-stale", "incoming-fresh"} {
+		if err := os.MkdirAll(filepath.Join(dir, "objects", q), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	os.Chtimes(filepath.Join(dir, "objects", "incoming-stale"), old, old)
+
 	s := mustOpen(t, dir)
 	before := mustOpen(t, dir) // another store, opened before the repack
 	if len(s.ClosedPacks()) != 0 {
@@ -70,6 +80,12 @@ func TestRepack(t *testing.T) {
 	}
 	if n := looseCount(t, dir); n != 1 {
 		t.Fatalf("%d loose objects left, want the stray one", n)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "objects", "incoming-stale")); !os.IsNotExist(err) {
+		t.Fatal("stale quarantine kept")
+	}
+	if err := os.Remove(filepath.Join(dir, "objects", "incoming-fresh")); err != nil {
+		t.Fatal(err)
 	}
 	git(t, dir, nil, "verify-pack", "-v", strings.TrimSuffix(packs[0], filepath.Ext(packs[0]))+".idx")
 	git(t, dir, nil, "fsck", "--strict", "--no-dangling")
@@ -105,10 +121,12 @@ func TestRepack(t *testing.T) {
 	if cps := mustOpen(t, dir).ClosedPacks(); len(cps) != 1 || cps[0].Name != s.ClosedPacks()[0].Name {
 		t.Fatalf("reopened: %+v", cps)
 	}
-	if err := s.Repack(objects, []Hash{tip}); err != nil {
+	// The same objects with other tips: the same pack, the new tips.
+	other := tipOf(t, dir, "master~1")
+	if err := s.Repack(objects, []Hash{tip, other}); err != nil {
 		t.Fatal(err)
 	}
-	if cps2 := s.ClosedPacks(); len(cps2) != 1 || cps2[0].Name != cps[0].Name {
+	if cps2 := s.ClosedPacks(); len(cps2) != 1 || cps2[0].Name != cps[0].Name || !slices.Equal(cps2[0].Tips, []Hash{tip, other}) {
 		t.Fatalf("second repack: %+v", cps2)
 	}
 	git(t, dir, nil, "fsck", "--strict", "--no-dangling")

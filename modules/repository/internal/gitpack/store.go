@@ -100,10 +100,12 @@ func (s *Store) Reload() error {
 func (s *Store) reload() (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.reloadLocked()
+	return s.reloadLocked("")
 }
 
-func (s *Store) reloadLocked() (bool, error) {
+// reloadLocked rescans; the pack named reopen is opened afresh even if
+// it was open (its files were replaced).
+func (s *Store) reloadLocked(reopen string) (bool, error) {
 	old := s.snap.Load()
 	now := time.Now()
 	var mod time.Time
@@ -116,7 +118,9 @@ func (s *Store) reloadLocked() (bool, error) {
 	}
 	have := make(map[string]*pack, len(old.packs))
 	for _, p := range old.packs {
-		have[p.name] = p
+		if p.name != reopen {
+			have[p.name] = p
+		}
 	}
 	var packs []*pack
 	var errs []error
@@ -174,7 +178,7 @@ func (s *Store) refresh(sn *snapshot) bool {
 	if s.snap.Load() != sn {
 		return true
 	}
-	changed, _ := s.reloadLocked()
+	changed, _ := s.reloadLocked("")
 	return changed
 }
 
