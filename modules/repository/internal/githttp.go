@@ -149,7 +149,7 @@ func (g *GitHTTP) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch endpoint {
 	case infoRefs:
-		g.advertise(ctx, w, info, service)
+		g.advertise(ctx, w, r, info, service)
 	case uploadPack:
 		g.uploadPack(ctx, w, r, info)
 	case receivePack:
@@ -267,7 +267,7 @@ func (g *GitHTTP) repoFor(ctx context.Context, projectID int64) (gitserve.Repo, 
 // receivePackCaps are what Fennec's receive-pack does.
 var receivePackCaps = []string{"report-status", "delete-refs", "side-band-64k", "quiet", "atomic", "ofs-delta", "agent=fennec"}
 
-func (g *GitHTTP) advertise(ctx context.Context, w http.ResponseWriter, info projects.ProjectInfo, service string) {
+func (g *GitHTTP) advertise(ctx context.Context, w http.ResponseWriter, r *http.Request, info projects.ProjectInfo, service string) {
 	repo, _, err := g.repoFor(ctx, info.ID)
 	if err != nil {
 		g.log.Error("git advertise", zap.Int64("project", info.ID), zap.Error(err))
@@ -277,9 +277,12 @@ func (g *GitHTTP) advertise(ctx context.Context, w http.ResponseWriter, info pro
 	h := w.Header()
 	h.Set("Content-Type", "application/x-"+service+"-advertisement")
 	noCache(h)
-	if service == "git-receive-pack" {
+	switch {
+	case service == "git-receive-pack":
 		err = gitserve.AdvertiseReceivePack(w, repo, receivePackCaps)
-	} else {
+	case gitserve.IsProtocolV2(r.Header.Get("Git-Protocol")):
+		err = gitserve.AdvertiseUploadPackV2(w, repo)
+	default:
 		err = gitserve.AdvertiseUploadPack(w, repo)
 	}
 	if err != nil {
@@ -320,7 +323,11 @@ func (g *GitHTTP) uploadPack(ctx context.Context, w http.ResponseWriter, r *http
 	h.Set("Content-Type", "application/x-git-upload-pack-result")
 	noCache(h)
 	limited := http.MaxBytesReader(w, body, maxNegotiationBytes)
-	if err := gitserve.UploadPack(ctx, w, limited, repo); err != nil {
+	serve := gitserve.UploadPack
+	if gitserve.IsProtocolV2(r.Header.Get("Git-Protocol")) {
+		serve = gitserve.UploadPackV2 // git 2.18+ asks for it; older clients get v0
+	}
+	if err := serve(ctx, w, limited, repo); err != nil {
 		g.log.Info("git upload-pack ended with an error", zap.Int64("project", info.ID), zap.Error(err))
 	}
 }

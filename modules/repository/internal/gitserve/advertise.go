@@ -28,10 +28,6 @@ type Repo struct {
 	// Head is HEAD's target branch, "" when HEAD points at nothing that
 	// exists.
 	Head plumbing.ReferenceName
-	// GitDir is the repository's directory. Optional: when set, the walk
-	// can take the store's closed packs whole (it lists their objects from
-	// their .idx files, which gitpack.ClosedPack does not offer).
-	GitDir string
 }
 
 // objectSource is what the walk and the advertisement need of a store.

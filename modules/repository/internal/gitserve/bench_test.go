@@ -6,52 +6,27 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cgi"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/fennec-forge/fennec/modules/repository/internal/gitpack"
 	"github.com/fennec-forge/fennec/modules/repository/repotest"
 )
 
-// TestMain doubles as a wrapper around git-http-backend that records the
-// peak RSS of the backend and its children (upload-pack, pack-objects),
-// so the benchmarks can compare memory.
+// TestMain doubles as a server process for the benchmarks (see
+// childServer), so that its peak memory can be measured apart.
 func TestMain(m *testing.M) {
-	if out := os.Getenv("GITSERVE_RUSAGE_FILE"); out != "" {
-		os.Exit(rusageWrap(out))
-	}
 	if dir := os.Getenv("GITSERVE_SERVE_DIR"); dir != "" {
 		os.Exit(serveChild(dir))
 	}
 	os.Exit(m.Run())
-}
-
-func rusageWrap(out string) int {
-	cmd := exec.Command(os.Getenv("GITSERVE_RUSAGE_CMD"))
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	err := cmd.Run()
-	if cmd.ProcessState != nil {
-		// ru_maxrss of a child covers its waited-for descendants too (the
-		// largest of them).
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			if f, ferr := os.OpenFile(out, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); ferr == nil {
-				fmt.Fprintf(f, "%d\n", ru.Maxrss)
-				f.Close()
-			}
-		}
-	}
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			return ee.ExitCode()
-		}
-		return 1
-	}
-	return 0
 }
 
 // serveChild serves dir on a loopback port in this process (a child of
@@ -73,8 +48,34 @@ func serveChild(dir string) int {
 		return 1
 	}
 	go http.Serve(ln, s)
+	if path := os.Getenv("GITSERVE_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			pprof.StartCPUProfile(f)
+			defer f.Close()
+			defer pprof.StopCPUProfile()
+		}
+	}
 	fmt.Printf("http://%s/repo.git\n", ln.Addr())
 	io.Copy(io.Discard, os.Stdin)
+	// Peak RSS of this process image (not ru_maxrss, which counts the RSS
+	// of the parent at exec time).
+	status, _ := os.ReadFile("/proc/self/status")
+	for _, l := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			fmt.Println(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+		}
+	}
+	if os.Getenv("GITSERVE_DEBUG_MEM") != "" {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		status, _ := os.ReadFile("/proc/self/status")
+		fmt.Fprintf(os.Stderr, "heap sys %d MiB, heap in use %d MiB, sys %d MiB, %d GCs\n", m.HeapSys>>20, m.HeapInuse>>20, m.Sys>>20, m.NumGC)
+		for _, l := range strings.Split(string(status), "\n") {
+			if strings.HasPrefix(l, "VmHWM") || strings.HasPrefix(l, "Rss") {
+				fmt.Fprintln(os.Stderr, l)
+			}
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, err := range s.errs {
@@ -107,7 +108,8 @@ func childServer(tb testing.TB, dir string) (string, func() float64) {
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
-	url, err := bufio.NewReader(stdout).ReadString('\n')
+	rd := bufio.NewReader(stdout)
+	url, err := rd.ReadString('\n')
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -118,25 +120,31 @@ func childServer(tb testing.TB, dir string) (string, func() float64) {
 		}
 		stopped = true
 		stdin.Close()
+		line, _ := rd.ReadString('\n')
 		if err := cmd.Wait(); err != nil {
 			tb.Errorf("server process: %v", err)
 		}
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			return float64(ru.Maxrss) / 1024
-		}
-		return 0
+		kb, _ := strconv.Atoi(strings.TrimSpace(line))
+		return float64(kb) / 1024
 	}
 	tb.Cleanup(func() { stop() })
 	return strings.TrimSpace(url), stop
 }
 
-// cgitServerMeasured is cgitServer with the backend wrapped to record
-// peak RSS (KiB) into the returned file.
+// cgitServerMeasured serves dir through C git's http-backend, with
+// protocol v2 as the client asks (the server of this package speaks v2
+// too), under GNU time,
+// which records the peak RSS (KiB) of the backend and the largest of its
+// children (upload-pack, pack-objects) into the returned file.
 func cgitServerMeasured(tb testing.TB, dir string) (url, rssFile string) {
 	tb.Helper()
+	if _, err := os.Stat("/usr/bin/time"); err != nil {
+		return cgitServer(tb, dir), ""
+	}
 	rssFile = filepath.Join(tb.TempDir(), "rss")
-	url = cgitServerWith(tb, dir, false, func(env []string, path string) (string, []string) {
-		return os.Args[0], append(env, "GITSERVE_RUSAGE_FILE="+rssFile, "GITSERVE_RUSAGE_CMD="+path)
+	url = cgitServerWith(tb, dir, true, func(h *cgi.Handler) {
+		h.Args = []string{"-f", "%M", "-a", "-o", rssFile, h.Path}
+		h.Path = "/usr/bin/time"
 	})
 	return url, rssFile
 }
@@ -193,9 +201,8 @@ func benchSides(b *testing.B, dir string, closedDir string, fn func(b *testing.B
 	})
 }
 
-// closedCopy is a copy of the reference repository whose single pack
-// (written by git repack -a -d, so exactly the closure of master) is
-// declared closed.
+// closedCopy is a copy of the reference repository repacked into one
+// closed pack by gitpack.Repack.
 func closedCopy(b *testing.B, dir string) string {
 	b.Helper()
 	c := newGitClient(b)
@@ -213,7 +220,7 @@ func BenchmarkClone(b *testing.B) {
 
 func BenchmarkCloneDepth1(b *testing.B) {
 	dir := repotest.Reference(b, repotest.Shape{})
-	benchSides(b, dir, "", func(b *testing.B, c *gitClient, url string) {
+	benchSides(b, dir, closedCopy(b, dir), func(b *testing.B, c *gitClient, url string) {
 		benchClone(b, c, url, "--depth", "1")
 	})
 }
@@ -229,7 +236,7 @@ func BenchmarkFetch100(b *testing.B) {
 	client := filepath.Join(b.TempDir(), "client.git")
 	c.run(filepath.Dir(client), "clone", "-q", "--bare", "--no-local", old, client)
 	os.RemoveAll(old)
-	benchSides(b, dir, "", func(b *testing.B, c *gitClient, url string) {
+	benchSides(b, dir, closedCopy(b, dir), func(b *testing.B, c *gitClient, url string) {
 		work := b.TempDir()
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {

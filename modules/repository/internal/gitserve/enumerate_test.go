@@ -58,6 +58,14 @@ func TestEnumerate(t *testing.T) {
 	t.Run("small with tags", func(t *testing.T) {
 		checkEnumerate(t, c, smallRepo(t, c))
 	})
+	t.Run("closed pack", func(t *testing.T) {
+		dir := closedRepo(t, c)
+		walks := recordWalks(t)
+		checkEnumerate(t, c, dir)
+		if got := walks(); len(got) != 1 || got[0] != 1 {
+			t.Errorf("walks took closed packs %v, want [1]", got)
+		}
+	})
 	t.Run("2000 commits", func(t *testing.T) {
 		if testing.Short() {
 			t.Skip("short")

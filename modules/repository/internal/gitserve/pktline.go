@@ -14,7 +14,10 @@ const (
 	maxPktPayload = maxPktLen - 4
 )
 
-var errFlush = errors.New("flush-pkt")
+var (
+	errFlush = errors.New("flush-pkt")
+	errDelim = errors.New("delim-pkt")
+)
 
 // pktWriter writes pkt-lines to a buffered writer.
 type pktWriter struct {
@@ -23,13 +26,28 @@ type pktWriter struct {
 	// sentPack is set once the pack (or a side-band error) has started:
 	// no ERR line may follow.
 	sentPack bool
+	flusher  interface{ Flush() }
 }
 
 func newPktWriter(w io.Writer) *pktWriter {
-	if bw, ok := w.(*bufio.Writer); ok {
-		return &pktWriter{w: bw}
+	p := &pktWriter{}
+	if f, ok := w.(interface{ Flush() }); ok {
+		p.flusher = f // an http.ResponseWriter
 	}
-	return &pktWriter{w: bufio.NewWriterSize(w, 64<<10)}
+	if bw, ok := w.(*bufio.Writer); ok {
+		p.w = bw
+	} else {
+		p.w = bufio.NewWriterSize(w, 64<<10)
+	}
+	return p
+}
+
+// push sends what is buffered on to the client now: through the buffer,
+// and through the underlying writer if it can flush (http.Flusher).
+func (p *pktWriter) push() {
+	if p.flush() == nil && p.flusher != nil {
+		p.flusher.Flush()
+	}
 }
 
 const hexDigits = "0123456789abcdef"
@@ -87,6 +105,13 @@ func (p *pktWriter) flushPkt() {
 	_, p.err = p.w.WriteString("0000")
 }
 
+func (p *pktWriter) delimPkt() {
+	if p.err != nil {
+		return
+	}
+	_, p.err = p.w.WriteString("0001")
+}
+
 // flush pushes buffered bytes to the underlying writer.
 func (p *pktWriter) flush() error {
 	if p.err == nil {
@@ -125,9 +150,9 @@ func unhex4(b []byte) (int, bool) {
 }
 
 // next returns the next line's payload with one trailing newline removed;
-// errFlush for a flush-pkt, io.EOF at a clean end of input. The slice is
-// valid until the next call. Delim (0001) and response-end (0002) packets
-// of protocol v2 are refused.
+// errFlush for a flush-pkt, errDelim for a delim-pkt (0001) of protocol
+// v2, io.EOF at a clean end of input. The slice is valid until the next
+// call.
 func (p *pktReader) next() ([]byte, error) {
 	var h [4]byte
 	if _, err := io.ReadFull(p.r, h[:]); err != nil {
@@ -143,6 +168,8 @@ func (p *pktReader) next() ([]byte, error) {
 	switch {
 	case n == 0:
 		return nil, errFlush
+	case n == 1:
+		return nil, errDelim
 	case n < 4:
 		return nil, badRequest("unexpected special packet %04x", n)
 	case n > maxPktLen:
@@ -212,6 +239,13 @@ func (s *sideband) Write(b []byte) (int, error) {
 		b = b[c:]
 	}
 	return n, nil
+}
+
+// keepAlive sends an empty data packet.
+func (s *sideband) keepAlive() {
+	if s.max > 0 {
+		s.p.data([]byte{bandData})
+	}
 }
 
 // message sends text on band 2 (progress) or 3 (fatal error).

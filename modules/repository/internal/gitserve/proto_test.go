@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -365,5 +366,171 @@ func TestUploadPackCanceled(t *testing.T) {
 	}
 	if r := parseResponse(t, out.Bytes(), true); !strings.Contains(r.errMsg, "request canceled") || r.pack != nil {
 		t.Errorf("response %+v", r)
+	}
+}
+
+// v2req builds a protocol v2 request: command, capabilities, delim,
+// arguments, flush.
+func v2req(command string, args ...string) []byte {
+	var b bytes.Buffer
+	b.Write(pkts("command="+command+"\n", "agent=git/2.39.5\n", "object-format=sha1\n"))
+	b.WriteString("0001")
+	for _, a := range args {
+		b.Write(pkts(a + "\n"))
+	}
+	b.WriteString("0000")
+	return b.Bytes()
+}
+
+// parseV2 splits a v2 response into text lines ("" flush, "|" delim)
+// and the pack after "packfile".
+func parseV2(t *testing.T, b []byte) response {
+	t.Helper()
+	var r response
+	inPack := false
+	for len(b) > 0 {
+		n, ok := unhex4(b[:4])
+		if !ok {
+			t.Fatalf("bad pkt-line: %q", b[:min(len(b), 20)])
+		}
+		switch n {
+		case 0:
+			r.lines = append(r.lines, "")
+			b = b[4:]
+			continue
+		case 1:
+			r.lines = append(r.lines, "|")
+			b = b[4:]
+			continue
+		}
+		payload := b[4:n]
+		b = b[n:]
+		if inPack {
+			switch payload[0] {
+			case 1:
+				r.pack = append(r.pack, payload[1:]...)
+			case 2:
+				r.progress += string(payload[1:])
+			case 3:
+				r.errMsg += string(payload[1:])
+			}
+			continue
+		}
+		line := strings.TrimSuffix(string(payload), "\n")
+		r.lines = append(r.lines, line)
+		inPack = line == "packfile"
+	}
+	return r
+}
+
+func (f *protoFixture) uploadV2(t *testing.T, req []byte) ([]byte, error) {
+	t.Helper()
+	var out bytes.Buffer
+	err := UploadPackV2(context.Background(), &out, bytes.NewReader(req), f.repo)
+	return out.Bytes(), err
+}
+
+func TestProtocolV2(t *testing.T) {
+	f := newProtoFixture(t)
+	for in, want := range map[string]bool{"version=2": true, "version=1": false, "": false, "foo=bar:version=2": true} {
+		if got := IsProtocolV2(in); got != want {
+			t.Errorf("IsProtocolV2(%q) = %v", in, got)
+		}
+	}
+	var b bytes.Buffer
+	if err := AdvertiseUploadPackV2(&b, f.repo); err != nil {
+		t.Fatal(err)
+	}
+	if r := parseV2(t, b.Bytes()); r.lines[0] != "version 2" || !slices.Contains(r.lines, "fetch=shallow wait-for-done") || !slices.Contains(r.lines, "ls-refs") || r.lines[len(r.lines)-1] != "" {
+		t.Errorf("advertisement %q", r.lines)
+	}
+
+	t.Run("ls-refs", func(t *testing.T) {
+		out, err := f.uploadV2(t, v2req("ls-refs", "peel", "symrefs", "ref-prefix HEAD", "ref-prefix refs/tags/v"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v1 := strings.TrimSpace(f.c.run(f.dir, "rev-parse", "v1", "v1^{}", "v1-signed"))
+		ids := strings.Fields(v1)
+		want := []string{
+			f.head.String() + " HEAD symref-target:refs/heads/master",
+			ids[0] + " refs/tags/v1 peeled:" + ids[1],
+			ids[2] + " refs/tags/v1-signed peeled:" + ids[1],
+			"",
+		}
+		if got := parseV2(t, out).lines; strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("ls-refs:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		out, err = f.uploadV2(t, v2req("ls-refs"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(parseV2(t, out).lines); n != len(f.repo.Refs)+2 {
+			t.Errorf("ls-refs without prefixes: %d lines for %d refs", n, len(f.repo.Refs))
+		}
+	})
+
+	want := "want " + f.head.String()
+	common := "have " + f.tip20.String()
+	unknown := "have 1111111111111111111111111111111111111111"
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		lines []string
+		pack  bool
+	}{
+		{"round nothing common", []string{want, unknown}, []string{"acknowledgments", "NAK", ""}, false},
+		{"round ready", []string{want, "ofs-delta", unknown, common}, []string{"acknowledgments", "ACK " + f.tip20.String(), "ready", "|", "packfile"}, true},
+		{"round wait-for-done", []string{want, "wait-for-done", common}, []string{"acknowledgments", "ACK " + f.tip20.String(), ""}, false},
+		{"done", []string{want, "thin-pack", "ofs-delta", common, "done"}, []string{"packfile"}, true},
+		{"deepen", []string{want, "deepen 1", "done"}, []string{"shallow-info", "shallow " + f.head.String(), "|", "packfile"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := f.uploadV2(t, v2req("fetch", tc.args...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := parseV2(t, out)
+			lines := r.lines
+			if tc.pack {
+				if lines[len(lines)-1] != "" {
+					t.Errorf("no final flush: %q", lines)
+				}
+				lines = lines[:len(lines)-1]
+			}
+			if strings.Join(lines, "|") != strings.Join(tc.lines, "|") {
+				t.Errorf("lines %q, want %q", lines, tc.lines)
+			}
+			if tc.pack != (r.pack != nil) {
+				t.Fatalf("pack: %d bytes", len(r.pack))
+			}
+			if tc.pack {
+				checkPackThin(t, f, r.pack)
+			}
+		})
+	}
+
+	for _, tc := range []struct {
+		name string
+		req  []byte
+		msg  string
+	}{
+		{"unknown command", v2req("frob"), "unknown command 'frob'"},
+		{"no wants", v2req("fetch", "done"), "no wants"},
+		{"bad argument", v2req("fetch", want, "frob"), "unexpected line: 'frob'"},
+		{"not our ref", v2req("fetch", "want 2222222222222222222222222222222222222222", "done"), "not our ref"},
+		{"filter", v2req("fetch", want, "filter blob:none", "done"), "filtering capability not negotiated"},
+		{"no command", pkts("agent=x\n", ""), "expected a command"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := f.uploadV2(t, tc.req)
+			if !errors.Is(err, ErrBadRequest) {
+				t.Fatalf("error %v", err)
+			}
+			r := parseV2(t, out)
+			if last := r.lines[len(r.lines)-1]; !strings.HasPrefix(last, "ERR ") || !strings.Contains(last, tc.msg) {
+				t.Errorf("response %q, want ERR %s", r.lines, tc.msg)
+			}
+		})
 	}
 }

@@ -93,6 +93,9 @@ func readWants(pr *pktReader) (*wantRequest, error) {
 			}
 			return req, nil
 		}
+		if errors.Is(err, errDelim) {
+			return nil, badRequest("upload-pack: protocol error, unexpected delim-pkt")
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -39,7 +39,7 @@ func richRepo(t *testing.T, c *gitClient) string {
 	for i := 0; i < 12; i++ {
 		commit(fmt.Sprintf("main %d", i), map[string]string{
 			fmt.Sprintf("dir%d/file.txt", i%3): fmt.Sprintf("main %d\n", i),
-			"top.txt": fmt.Sprintf("top %d\n", i),
+			"top.txt":                          fmt.Sprintf("top %d\n", i),
 		})
 	}
 	// A gitlink, a symlink, an executable.
@@ -95,7 +95,7 @@ func TestRichRepo(t *testing.T) {
 			checkEnumerate(t, c, dir)
 			srv := newTestServer(t, dir)
 			srv.record = true
-			cgitURL := cgitServer(t, dir)
+			cgitURL := cgitServerWith(t, dir, p.v2, nil)
 			work := t.TempDir()
 
 			mirror := filepath.Join(work, "mirror.git")

@@ -34,6 +34,7 @@ type testServer struct {
 	errs     []error // errors UploadPack returned
 	packs    []int   // objects in each pack sent (with record)
 	record   bool
+	noV2     bool // serve protocol v0 only
 }
 
 func newTestServer(tb testing.TB, dir string) *testServer {
@@ -64,7 +65,7 @@ func readRepo(dir string, st *gitpack.Store) (Repo, error) {
 	if err != nil {
 		return Repo{}, err
 	}
-	repo := Repo{Objects: st, GitDir: dir}
+	repo := Repo{Objects: st}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		if line == "" {
 			continue
@@ -97,7 +98,11 @@ func (s *testServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-cache")
 		switch service {
 		case "git-upload-pack":
-			err = AdvertiseUploadPack(w, repo)
+			if s.v2(r) {
+				err = AdvertiseUploadPackV2(w, repo)
+			} else {
+				err = AdvertiseUploadPack(w, repo)
+			}
 		case "git-receive-pack":
 			err = AdvertiseReceivePack(w, repo, []string{"report-status", "delete-refs", "ofs-delta", "agent=" + Agent})
 		default:
@@ -127,7 +132,12 @@ func (s *testServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if record {
 			out = io.MultiWriter(w, &rec)
 		}
-		err := UploadPack(r.Context(), out, body, repo)
+		var err error
+		if s.v2(r) {
+			err = UploadPackV2(r.Context(), out, body, repo)
+		} else {
+			err = UploadPack(r.Context(), out, body, repo)
+		}
 		s.mu.Lock()
 		s.requests++
 		if err != nil {
@@ -140,6 +150,12 @@ func (s *testServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+func (s *testServer) v2(r *http.Request) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.noV2 && IsProtocolV2(r.Header.Get("Git-Protocol"))
 }
 
 // gitEnv is a clean environment for the git CLI.
@@ -219,8 +235,8 @@ func refsOf(tb testing.TB, c *gitClient, dir string, pattern ...string) string {
 func cgitServer(tb testing.TB, dir string) string { return cgitServerWith(tb, dir, false, nil) }
 
 // cgitServerWith serves dir through git-http-backend; with v2 the client
-// may use protocol v2; wrap may replace the program and environment.
-func cgitServerWith(tb testing.TB, dir string, v2 bool, wrap func(env []string, path string) (string, []string)) string {
+// may use protocol v2; wrap may change the CGI handler.
+func cgitServerWith(tb testing.TB, dir string, v2 bool, wrap func(*cgi.Handler)) string {
 	tb.Helper()
 	backend := "/usr/lib/git-core/git-http-backend"
 	if out, err := exec.Command("git", "--exec-path").Output(); err == nil {
@@ -235,11 +251,10 @@ func cgitServerWith(tb testing.TB, dir string, v2 bool, wrap func(env []string, 
 		"GIT_CONFIG_NOSYSTEM=1",
 		"HOME=" + tb.TempDir(),
 	}
-	path := backend
+	h := &cgi.Handler{Path: backend, Root: "/git", Env: env}
 	if wrap != nil {
-		path, env = wrap(env, backend)
+		wrap(h)
 	}
-	h := &cgi.Handler{Path: path, Root: "/git", Env: env}
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !v2 {
 			r.Header.Del("Git-Protocol")
@@ -250,28 +265,27 @@ func cgitServerWith(tb testing.TB, dir string, v2 bool, wrap func(env []string, 
 	return hs.URL + "/git/" + filepath.Base(dir)
 }
 
-// markClosed declares the single pack of a repository written by
-// "git repack -a -d" (exactly the closure of its refs) a closed pack,
-// by writing the sidecar gitpack reads. Stand-in for gitpack.Repack.
+// markClosed repacks a repository into one closed pack of everything its
+// refs reach, with gitpack.Repack.
 func markClosed(tb testing.TB, c *gitClient, dir string) {
 	tb.Helper()
-	packs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "pack-*.pack"))
-	if len(packs) != 1 {
-		tb.Fatalf("%d packs in %s", len(packs), dir)
+	st, err := gitpack.Open(dir, gitpack.Options{})
+	if err != nil {
+		tb.Fatal(err)
 	}
-	var b strings.Builder
-	b.WriteString("fennec closed pack v1\n")
-	for _, line := range strings.Fields(c.run(dir, "for-each-ref", "--format=%(objectname)")) {
-		b.WriteString(line + "\n")
+	defer st.Close()
+	tips := refTips(tb, c, dir)
+	objs, err := Enumerate(st, tips)
+	if err != nil {
+		tb.Fatal(err)
 	}
-	side := strings.TrimSuffix(packs[0], ".pack") + ".fennec"
-	if err := os.WriteFile(side, []byte(b.String()), 0o644); err != nil {
+	if err := st.Repack(objs, tips); err != nil {
 		tb.Fatal(err)
 	}
 }
 
 // packObjects finds the pack in an upload-pack response on side-band-64k
-// and returns its object count.
+// (v0 or v2) and returns its object count.
 func packObjects(resp []byte) (int, bool) {
 	var data []byte
 	for len(resp) >= 4 {
@@ -279,11 +293,11 @@ func packObjects(resp []byte) (int, bool) {
 		if !ok {
 			return 0, false
 		}
-		if n == 0 {
+		if n < 4 { // flush, delim
 			resp = resp[4:]
 			continue
 		}
-		if n < 4 || n > len(resp) {
+		if n > len(resp) {
 			return 0, false
 		}
 		payload := resp[4:n]

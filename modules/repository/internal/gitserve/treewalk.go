@@ -94,6 +94,16 @@ func (w *walker) walkTreeEntries(r treeJob, tree []byte, stack []treeJob, inTake
 	data := tree
 	prev := w.paths.prev[r.path]
 	for len(data) > 0 {
+		// The common case: the entry is the previous version's next one
+		// (the NUL ending the name is at the same place and the bytes up
+		// to the end of the id are the same).
+		if nul := bytes.IndexByte(data, 0); nul > 0 {
+			if n := nul + 21; n <= len(data) && n <= len(prev) && prev[nul] == 0 && bytes.Equal(prev[:n], data[:n]) {
+				prev = prev[n:]
+				data = data[n:]
+				continue
+			}
+		}
 		kind, name, id, rest, ok := nextTreeEntry(data)
 		if !ok {
 			return stack, fmt.Errorf("gitserve: malformed tree %s", w.t.ents[r.idx].id)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -26,7 +27,7 @@ func UploadPack(ctx context.Context, w io.Writer, r io.Reader, repo Repo) error 
 	if repo.Objects == nil {
 		return errors.New("gitserve: no object store")
 	}
-	return uploadPack(ctx, w, r, repo, repo.Objects, closedPacksOf(repo.Objects, repo.GitDir))
+	return uploadPack(ctx, w, r, repo, repo.Objects, repo.Objects.ClosedPacks())
 }
 
 // uploadState is one request being answered.
@@ -51,6 +52,8 @@ type uploadState struct {
 	dirty       bool
 	ready       bool
 	sentReady   bool
+
+	v2 bool // protocol v2: the pack follows a "packfile" line
 }
 
 // testHookWalk, when set (by tests), sees every walk done for a pack.
@@ -64,7 +67,7 @@ type packWriter interface {
 func uploadPack(ctx context.Context, w io.Writer, r io.Reader, repo Repo, src interface {
 	objectSource
 	packWriter
-}, closed []closedPack) error {
+}, closed []gitpack.ClosedPack) error {
 	s := &uploadState{ctx: ctx, repo: repo, src: src, pack: src, pr: newPktReader(r), pw: newPktWriter(w)}
 	err := s.run(closed)
 	if err != nil && !s.pw.sentPack {
@@ -76,7 +79,7 @@ func uploadPack(ctx context.Context, w io.Writer, r io.Reader, repo Repo, src in
 	return err
 }
 
-func (s *uploadState) run(closed []closedPack) error {
+func (s *uploadState) run(closed []gitpack.ClosedPack) error {
 	req, err := readWants(s.pr)
 	if err != nil || req == nil {
 		return err
@@ -114,7 +117,6 @@ func (s *uploadState) run(closed []closedPack) error {
 	}
 	s.wantCommits = wc
 	s.satisfied = make([]bool, len(wc))
-	haves := 0
 	gotCommon, gotOther := false, false
 	for {
 		line, err := s.pr.next()
@@ -137,6 +139,9 @@ func (s *uploadState) run(closed []closedPack) error {
 			}
 			return nil
 		}
+		if errors.Is(err, errDelim) {
+			return badRequest("upload-pack: protocol error, unexpected delim-pkt")
+		}
 		if err != nil {
 			return err
 		}
@@ -146,7 +151,6 @@ func (s *uploadState) run(closed []closedPack) error {
 			if !ok {
 				return badRequest("upload-pack: protocol error, expected to get object ID, not '%s'", line)
 			}
-			haves++
 			if s.src.Has(h) {
 				gotCommon = true
 				if err := s.addCommon(h); err != nil {
@@ -346,11 +350,28 @@ func (s *uploadState) reachesCommon(idx int32) (bool, error) {
 // sendPack walks the objects and writes the pack.
 func (s *uploadState) sendPack() error {
 	req := s.req
+	if s.v2 {
+		s.pw.line("packfile\n")
+	}
 	sb := newSideband(s.pw, req.sideband)
 	progress := req.sideband > 0 && !req.noProgress
-	if progress {
+	if req.sideband > 0 {
+		// Now and then during the walk: progress, or without it an empty
+		// data packet every few seconds as a keep-alive; both pushed to
+		// the client at once.
+		last := time.Now()
 		s.w.progress = func(n int) {
-			sb.message(bandProgress, fmt.Sprintf("Enumerating objects: %d\r", n))
+			now := time.Now()
+			switch {
+			case progress && now.Sub(last) >= 500*time.Millisecond:
+				sb.message(bandProgress, fmt.Sprintf("Enumerating objects: %d\r", n))
+			case !progress && now.Sub(last) >= 5*time.Second:
+				sb.keepAlive()
+			default:
+				return
+			}
+			last = now
+			s.pw.push()
 		}
 	}
 	wants := append(append([]plumbing.Hash(nil), req.wants...), s.plan.extraWants...)
@@ -374,13 +395,17 @@ func (s *uploadState) sendPack() error {
 		}
 	}
 	if progress {
-		sb.message(bandProgress, fmt.Sprintf("Enumerating objects: %d, done.\n", len(objects)))
+		n := len(objects)
+		for _, p := range s.w.taken {
+			n += p.Objects
+		}
+		sb.message(bandProgress, fmt.Sprintf("Enumerating objects: %d, done.\n", n))
 	}
 	if err := s.pw.flush(); err != nil {
 		return err
 	}
 	s.pw.sentPack = true
-	opt := gitpack.WriteOptions{OfsDelta: req.ofsDelta}
+	opt := gitpack.WriteOptions{OfsDelta: req.ofsDelta, Whole: s.w.taken}
 	if req.thinPack {
 		opt.Thin = true
 		opt.ClientHas = s.w.clientHas
@@ -404,9 +429,7 @@ func (s *uploadState) sendPack() error {
 		}
 		return s.fail(sb, err)
 	}
-	if progress {
-		sb.message(bandProgress, fmt.Sprintf("Total %d\n", len(objects)))
-	}
+
 	if req.sideband > 0 {
 		s.pw.flushPkt()
 	}

@@ -11,18 +11,16 @@ import (
 	"github.com/fennec-forge/fennec/modules/repository/internal/gitpack"
 )
 
-// Object flags in objTable.flags.
+// Object flags in objEntry.flags.
 const (
 	fWanted        uint16 = 1 << iota // in the answer (reached from a want)
 	fUninteresting                    // the client has it
 	fShallow                          // a shallow graft: walked as if parentless
 	fQueued                           // in the commit queue
 	fDone                             // commit popped from the queue
-	fTheyHave                         // negotiation: a common have, or reaches one
-	fNoReach                          // negotiation: known not to reach a common have
+	fTheyHave                         // negotiation: a common have
 	fClosed                           // in a closed pack taken whole
 	fTag                              // an annotated tag object
-	fCommitType                       // known to be a commit
 )
 
 // commitNode is a parsed commit.
@@ -45,23 +43,19 @@ type walker struct {
 	pbuf    []plumbing.Hash
 	stack   []int32
 
+	jobs  []treeJob
+	paths *pathTable
+
 	// progress, when set, is called now and then with the number of
 	// objects enumerated so far.
 	progress func(n int)
 	counted  int
-	paths    *pathTable
-	// tookClosed is the number of closed packs the last walk took whole.
-	tookClosed int
-	taken      []closedPack
-	jobs     []treeJob
-	// closed lists the closed packs the walk may take whole.
-	closed []closedPack
-}
 
-// closedPack is a gitpack.ClosedPack with a way to list its objects.
-type closedPack struct {
-	gitpack.ClosedPack
-	list func() ([]plumbing.Hash, error)
+	// closed lists the closed packs the walk may take whole; taken those
+	// it took (their objects are left out of its answer).
+	closed     []gitpack.ClosedPack
+	taken      []gitpack.ClosedPack
+	tookClosed int // len(taken), for tests
 }
 
 func newWalker(src objectSource, hint int) *walker {
@@ -111,14 +105,12 @@ func (w *walker) parseCommitData(idx int32, data []byte) (int32, error) {
 	node.tree, _ = w.t.add(tree)
 	for _, p := range parents {
 		pi, _ := w.t.add(p)
-		w.t.ents[pi].flags |= fCommitType
 		w.parents = append(w.parents, pi)
 	}
 	// add may have grown the table's slices but never moves indexes.
 	ci := int32(len(w.commits))
 	w.commits = append(w.commits, node)
 	w.t.ents[idx].commit = ci
-	w.t.ents[idx].flags |= fCommitType
 	return ci, nil
 }
 
@@ -208,8 +200,8 @@ func (q *commitQueue) Pop() any {
 
 // walk marks everything reachable from the wants and not from the haves
 // with fWanted (and not fUninteresting), and returns the answer: the ids
-// of those objects, plus whole closed packs where the walk could take
-// them.
+// of those objects, less the closed packs it could take whole, which it
+// leaves in w.taken.
 func (w *walker) walk(req walkRequest) ([]plumbing.Hash, error) {
 	if w.ctx != nil {
 		if err := w.ctx.Err(); err != nil {
@@ -272,7 +264,7 @@ func (w *walker) walk(req walkRequest) ([]plumbing.Hash, error) {
 	// and no grafts, where every tip reached means that the pack's whole
 	// closure is wanted.
 	var result []int32 // node indexes of the commits to send
-	var taken []closedPack
+	var taken []gitpack.ClosedPack
 	var err error
 	switch {
 	case len(uninterestingCommits) > 0:
@@ -306,8 +298,8 @@ func (w *walker) walk(req walkRequest) ([]plumbing.Hash, error) {
 		}
 	}
 	if req.aggressive {
-		for _, ci := range uninterestingCommits {
-			if err := w.markCommitTreeUninteresting(ci); err != nil {
+		for _, idx := range uninterestingCommits {
+			if err := w.markCommitTreeUninteresting(idx); err != nil {
 				return nil, err
 			}
 		}
@@ -339,19 +331,8 @@ func (w *walker) walk(req walkRequest) ([]plumbing.Hash, error) {
 		w.progress(w.counted)
 	}
 
-	// The answer.
-	n := 0
-	for _, p := range taken {
-		n += p.Objects
-	}
-	out := make([]plumbing.Hash, 0, n+w.counted)
-	for _, p := range taken {
-		objs, err := p.list()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, objs...)
-	}
+	// The answer, less the closed packs taken (w.taken).
+	out := make([]plumbing.Hash, 0, w.counted+len(w.t.ents)/8)
 	for i := range w.t.ents {
 		if w.t.ents[i].flags&(fWanted|fUninteresting|fClosed) == fWanted {
 			out = append(out, w.t.ents[i].id)
@@ -431,10 +412,11 @@ func (w *walker) walkCommitsLimited(wants, haves []int32) ([]int32, error) {
 		heap.Push(q, ci)
 		return nil
 	}
-	// markUninteresting marks idx and, if already walked, its ancestors.
-	var mark func(idx int32)
-	mark = func(idx int32) {
-		stack := []int32{idx}
+	// mark marks idx uninteresting and, if already walked, its ancestors.
+	var markStack []int32
+	mark := func(idx int32) {
+		stack := append(markStack[:0], idx)
+		defer func() { markStack = stack[:0] }()
 		for len(stack) > 0 {
 			i := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
@@ -509,10 +491,10 @@ func (w *walker) walkCommitsLimited(wants, haves []int32) ([]int32, error) {
 // commits need neither a walk nor a tree walk. A pack whose tips are not
 // all reached is given up, and the walk goes on through it as through
 // any commits. It returns the commits outside the taken packs.
-func (w *walker) walkCommitsClosed(wants []int32) ([]int32, []closedPack, error) {
-	var packs []closedPack
+func (w *walker) walkCommitsClosed(wants []int32) ([]int32, []gitpack.ClosedPack, error) {
+	var packs []gitpack.ClosedPack
 	for _, p := range w.closed {
-		if p.list != nil && len(p.Tips) > 0 && p.Contains != nil {
+		if len(p.Tips) > 0 && p.Contains != nil {
 			packs = append(packs, p)
 		}
 	}
@@ -597,7 +579,7 @@ func (w *walker) walkCommitsClosed(wants []int32) ([]int32, []closedPack, error)
 		}
 	}
 	w.stack = stack[:0]
-	var taken []closedPack
+	var taken []gitpack.ClosedPack
 	for k := range packs {
 		if state[k] == takenPack && len(entries[k]) > 0 {
 			taken = append(taken, packs[k])
@@ -622,7 +604,7 @@ func (w *walker) walkCommitsClosed(wants []int32) ([]int32, []closedPack, error)
 
 // tipsReached reports whether every tip of p is wanted, or is found by a
 // walk of p's commits down from the entries (all in p: it is closed).
-func (w *walker) tipsReached(p closedPack, entries []int32) (bool, error) {
+func (w *walker) tipsReached(p gitpack.ClosedPack, entries []int32) (bool, error) {
 	if len(entries) == 0 {
 		return false, nil
 	}
@@ -731,10 +713,37 @@ func (w *walker) clientHas(h plumbing.Hash) bool {
 }
 
 // Enumerate lists every object reachable from tips (commits, trees, blobs
-// and tags; submodule commits are not followed), each once. It takes no
-// shortcut through closed packs, so housekeeping can use it to build one.
+// and tags; submodule commits are not followed), each once, for
+// housekeeping to repack. A closed pack all of whose tips are reached is
+// listed whole without walking into it.
 func Enumerate(objects *gitpack.Store, tips []plumbing.Hash) ([]plumbing.Hash, error) {
-	return enumerate(objects, tips)
+	w := newWalker(objects, 1<<16)
+	w.closed = objects.ClosedPacks()
+	out, err := w.walk(walkRequest{wants: tips})
+	if err != nil {
+		return nil, err
+	}
+	if testHookWalk != nil {
+		testHookWalk(w)
+	}
+	if len(w.taken) == 0 {
+		return out, nil
+	}
+	// A taken pack's objects are not marked in the table (only those the
+	// walk met are): merge the sorted lists, dropping duplicates.
+	seen := make(map[plumbing.Hash]bool, len(out))
+	for _, h := range out {
+		seen[h] = true
+	}
+	for _, p := range w.taken {
+		for _, h := range p.List() {
+			if !seen[h] {
+				seen[h] = true
+				out = append(out, h)
+			}
+		}
+	}
+	return out, nil
 }
 
 func enumerate(src objectSource, tips []plumbing.Hash) ([]plumbing.Hash, error) {
