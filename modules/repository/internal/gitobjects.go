@@ -63,13 +63,13 @@ func parseCommit(data []byte) (*rawCommit, error) {
 		key, val, _ := bytes.Cut(line, []byte{' '})
 		switch string(key) {
 		case "tree":
-			h, ok := parseHex(val)
+			h, ok := gitpack.ParseHex(val)
 			if !ok {
 				return nil, errors.New("commit: bad tree line")
 			}
 			c.tree = h
 		case "parent":
-			h, ok := parseHex(val)
+			h, ok := gitpack.ParseHex(val)
 			if !ok {
 				return nil, errors.New("commit: bad parent line")
 			}
@@ -84,32 +84,6 @@ func parseCommit(data []byte) (*rawCommit, error) {
 		return nil, errors.New("commit: no tree")
 	}
 	return c, nil
-}
-
-func parseHex(b []byte) (gitpack.Hash, bool) {
-	var h gitpack.Hash
-	if len(b) != 40 {
-		return h, false
-	}
-	for i := 0; i < 20; i++ {
-		hi, ok1 := unhex(b[2*i])
-		lo, ok2 := unhex(b[2*i+1])
-		if !ok1 || !ok2 {
-			return h, false
-		}
-		h[i] = hi<<4 | lo
-	}
-	return h, true
-}
-
-func unhex(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	}
-	return 0, false
 }
 
 // parseSignature reads "Name <email> 1234567890 +0100".

@@ -82,8 +82,8 @@ func readCommands(r io.Reader) ([]*pushCommand, map[string]bool, error) {
 		if len(f) != 3 {
 			return nil, nil, errors.New("malformed command " + strconv.Quote(string(line)))
 		}
-		old, ok1 := parseHex([]byte(f[0]))
-		nw, ok2 := parseHex([]byte(f[1]))
+		old, ok1 := gitpack.ParseHex([]byte(f[0]))
+		nw, ok2 := gitpack.ParseHex([]byte(f[1]))
 		if !ok1 || !ok2 {
 			return nil, nil, errors.New("malformed command " + strconv.Quote(string(line)))
 		}

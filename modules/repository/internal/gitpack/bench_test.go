@@ -33,7 +33,7 @@ func benchRepo(b *testing.B) string {
 		sc := bufio.NewScanner(bytes.NewReader(out))
 		for sc.Scan() {
 			f := strings.Fields(sc.Text())
-			h, _ := parseHex(f[0])
+			h, _ := ParseHex(f[0])
 			benchLists.all = append(benchLists.all, h)
 			switch f[1] {
 			case "commit":
@@ -65,7 +65,7 @@ func BenchmarkReadCommits(b *testing.B) {
 	order := git(b, dir, nil, "rev-list", "--all")
 	var hs []Hash
 	for _, l := range strings.Fields(string(order)) {
-		h, _ := parseHex(l)
+		h, _ := ParseHex(l)
 		hs = append(hs, h)
 	}
 	defer cpuTime(b)()
@@ -102,7 +102,7 @@ func BenchmarkReadCommitsAndTrees(b *testing.B) {
 		if len(l) < 40 {
 			continue
 		}
-		h, _ := parseHex(l[:40])
+		h, _ := ParseHex(l[:40])
 		if isTree[h] || isCommit[h] {
 			hs = append(hs, h)
 		}
@@ -327,7 +327,7 @@ func BenchmarkRepack(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	tip, _ := parseHex(strings.TrimSpace(string(git(b, dir, nil, "rev-parse", "master"))))
+	tip, _ := ParseHex(strings.TrimSpace(string(git(b, dir, nil, "rev-parse", "master"))))
 	defer cpuTime(b)()
 	for b.Loop() {
 		if err := s.Repack(benchLists.all, []Hash{tip}); err != nil {

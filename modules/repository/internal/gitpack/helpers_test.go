@@ -90,7 +90,7 @@ func catAll(tb testing.TB, dir string) map[Hash]gitObject {
 		if len(f) != 3 {
 			tb.Fatalf("cat-file: %q", line)
 		}
-		h, ok := parseHex(f[0])
+		h, ok := ParseHex(f[0])
 		if !ok {
 			tb.Fatalf("cat-file: %q", line)
 		}

@@ -913,7 +913,7 @@ func (c *connCheck) walkCommit(h Hash, data []byte) error {
 		default:
 			continue
 		}
-		id, ok := parseHex(string(val))
+		id, ok := ParseHex(val)
 		if !ok {
 			return fmt.Errorf("gitpack: commit %s: bad %s line", h, key)
 		}
@@ -930,7 +930,7 @@ func (c *connCheck) walkTag(h Hash, data []byte) error {
 	if !ok {
 		return fmt.Errorf("gitpack: tag %s: no object line", h)
 	}
-	id, ok := parseHex(string(val))
+	id, ok := ParseHex(val)
 	if !ok {
 		return fmt.Errorf("gitpack: tag %s: bad object line", h)
 	}

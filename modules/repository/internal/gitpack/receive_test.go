@@ -90,7 +90,7 @@ func goGitReads(t *testing.T, dir string, want map[Hash]gitObject) {
 
 func tipOf(t *testing.T, dir, rev string) Hash {
 	t.Helper()
-	h, ok := parseHex(strings.TrimSpace(string(git(t, dir, nil, "rev-parse", rev))))
+	h, ok := ParseHex(strings.TrimSpace(string(git(t, dir, nil, "rev-parse", rev))))
 	if !ok {
 		t.Fatalf("rev-parse %s", rev)
 	}

@@ -40,7 +40,7 @@ func readSidecar(path string) (*closedInfo, error) {
 		if line == "" {
 			continue
 		}
-		h, ok := parseHex(line)
+		h, ok := ParseHex(line)
 		if !ok {
 			return nil, fmt.Errorf("gitpack: %s: bad tip %q", path, line)
 		}
@@ -49,7 +49,8 @@ func readSidecar(path string) (*closedInfo, error) {
 	return ci, nil
 }
 
-func parseHex(s string) (Hash, bool) {
+// ParseHex reads a 40-digit lower-case hex object id.
+func ParseHex[T string | []byte](s T) (Hash, bool) {
 	var h Hash
 	if len(s) != 40 {
 		return h, false
@@ -282,7 +283,7 @@ func (s *Store) pruneLoose(x *index) error {
 			continue
 		}
 		for _, f := range files {
-			h, ok := parseHex(d.Name() + f.Name())
+			h, ok := ParseHex(d.Name() + f.Name())
 			if !ok {
 				continue
 			}

@@ -106,7 +106,7 @@ func TestRepack(t *testing.T) {
 	if list := cps[0].List(); !slices.Equal(list, hashesOf(all)) {
 		t.Fatalf("List gives %d ids", len(list))
 	}
-	if h, _ := parseHex(stray); cps[0].Contains(h) {
+	if h, _ := ParseHex(stray); cps[0].Contains(h) {
 		t.Fatal("closed pack holds the stray object")
 	}
 	// Ref deltas became ofs deltas.
@@ -138,7 +138,7 @@ func withStray(t *testing.T, all map[Hash]gitObject, stray string) map[Hash]gitO
 	for h, o := range all {
 		m[h] = o
 	}
-	h, _ := parseHex(stray)
+	h, _ := ParseHex(stray)
 	m[h] = gitObject{Blob, []byte("stray\n")}
 	return m
 }
@@ -232,7 +232,7 @@ func TestWritePackWhole(t *testing.T) {
 	}
 	// With a new loose object and some objects listed again.
 	extra := strings.TrimSpace(string(git(t, dir, []byte("extra\n"), "hash-object", "-w", "--stdin")))
-	eh, _ := parseHex(extra)
+	eh, _ := ParseHex(extra)
 	buf.Reset()
 	if err := s.WritePack(&buf, append(hashesOf(all)[:50], eh), WriteOptions{Whole: cps}); err != nil {
 		t.Fatal(err)

@@ -79,7 +79,7 @@ func revObjects(t *testing.T, dir string, args ...string) []Hash {
 	var hs []Hash
 	for _, l := range strings.Split(string(out), "\n") {
 		if len(l) >= 40 {
-			h, _ := parseHex(l[:40])
+			h, _ := ParseHex(l[:40])
 			hs = append(hs, h)
 		}
 	}
