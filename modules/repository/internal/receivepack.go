@@ -11,10 +11,8 @@ package internal
 // refusals are also shown as "remote:" lines.
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -28,11 +26,8 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository/internal/gitpack"
+	"github.com/fennec-forge/fennec/modules/repository/internal/gitserve"
 )
-
-// maxCommandBytes bounds the command list of one push (a mirror push of
-// many refs stays well inside).
-const maxCommandBytes = 32 << 20
 
 // pushCommand is one ref update of a push and its outcome.
 type pushCommand struct {
@@ -44,53 +39,6 @@ type pushCommand struct {
 func (c *pushCommand) isDelete() bool { return c.new.IsZero() }
 func (c *pushCommand) isCreate() bool { return c.old.IsZero() }
 
-// readCommands reads the command list and the capabilities of its first
-// line. No commands (git's "0000" probe before a large push, or an empty
-// body) is not an error.
-func readCommands(r io.Reader) ([]*pushCommand, map[string]bool, error) {
-	caps := map[string]bool{}
-	var cmds []*pushCommand
-	lr := &io.LimitedReader{R: r, N: maxCommandBytes}
-	buf := make([]byte, 0, 512)
-	for {
-		line, err := readPkt(lr, buf)
-		if errors.Is(err, io.EOF) && len(cmds) == 0 {
-			return nil, caps, nil
-		}
-		if err != nil {
-			if lr.N <= 0 {
-				return nil, nil, errors.New("the command list is too long")
-			}
-			return nil, nil, errBadPkt
-		}
-		if line == nil {
-			return cmds, caps, nil
-		}
-		line = bytes.TrimSuffix(line, []byte{'\n'})
-		if len(cmds) == 0 {
-			if i := bytes.IndexByte(line, 0); i >= 0 {
-				for _, c := range strings.Fields(string(line[i+1:])) {
-					caps[c] = true
-				}
-				line = line[:i]
-			}
-		}
-		if bytes.HasPrefix(line, []byte("shallow ")) {
-			return nil, nil, errors.New("pushes from shallow clones are not supported; fetch --unshallow first")
-		}
-		f := strings.Fields(string(line))
-		if len(f) != 3 {
-			return nil, nil, errors.New("malformed command " + strconv.Quote(string(line)))
-		}
-		old, ok1 := gitpack.ParseHex([]byte(f[0]))
-		nw, ok2 := gitpack.ParseHex([]byte(f[1]))
-		if !ok1 || !ok2 {
-			return nil, nil, errors.New("malformed command " + strconv.Quote(string(line)))
-		}
-		cmds = append(cmds, &pushCommand{old: old, new: nw, ref: plumbing.ReferenceName(f[2])})
-	}
-}
-
 func (g *GitHTTP) receivePack(ctx context.Context, w http.ResponseWriter, r *http.Request, info projects.ProjectInfo) {
 	body, err := requestBody(r)
 	if err != nil {
@@ -98,31 +46,36 @@ func (g *GitHTTP) receivePack(ctx context.Context, w http.ResponseWriter, r *htt
 		return
 	}
 	defer body.Close()
-	cmds, caps, err := readCommands(body)
+	req, err := gitserve.ReadPushRequest(body)
 	if err != nil {
-		gitError(w, http.StatusBadRequest, "Bad Request: "+err.Error())
+		var re *gitserve.RequestError
+		if errors.As(err, &re) {
+			gitError(w, http.StatusBadRequest, "Bad Request: "+re.Msg)
+		} else {
+			gitError(w, http.StatusBadRequest, "Bad Request")
+		}
 		return
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/x-git-receive-pack-result")
 	noCache(h)
-	if len(cmds) == 0 {
+	if len(req.Commands) == 0 {
 		return // the probe: credentials work, nothing to do
 	}
-	pw := &pktWriter{w: w, sideband: caps["side-band-64k"] || caps["side-band"]}
+	caps := req.Caps
+	cmds := make([]*pushCommand, len(req.Commands))
+	for i, c := range req.Commands {
+		cmds[i] = &pushCommand{old: c.Old, new: c.New, ref: c.Ref}
+	}
+	var messages []string
 	report := func(unpack string) {
-		if caps["report-status"] {
-			pw.line("unpack " + unpack + "\n")
-			for _, c := range cmds {
-				if c.refusal == "" {
-					pw.line("ok " + c.ref.String() + "\n")
-				} else {
-					pw.line("ng " + c.ref.String() + " " + c.refusal + "\n")
-				}
-			}
-			pw.flush()
+		refusals := make([]string, len(cmds))
+		for i, c := range cmds {
+			refusals[i] = c.refusal
 		}
-		pw.end()
+		if err := gitserve.WritePushReport(w, req, unpack, refusals, messages); err != nil {
+			g.log.Debug("git receive-pack: report", zap.Error(err))
+		}
 	}
 	repo, err := g.st.Open(ctx, info.ID)
 	if err != nil {
@@ -148,14 +101,14 @@ func (g *GitHTTP) receivePack(ctx context.Context, w http.ResponseWriter, r *htt
 	}
 	var in *gitpack.Incoming
 	if needPack {
-		in, err = objs.Receive(body, gitpack.ReceiveOptions{MaxBytes: g.maxPush})
+		in, err = objs.Receive(req.Pack, gitpack.ReceiveOptions{MaxBytes: g.maxPush})
 		if err != nil {
 			msg := unpackError(err, g.maxPush)
 			g.log.Info("git receive-pack: pack refused", zap.Int64("project", info.ID), zap.Error(err))
 			for _, c := range cmds {
 				c.refusal = "unpacker error"
 			}
-			pw.message("error: " + msg)
+			messages = append(messages, "error: "+msg)
 			report(msg)
 			return
 		}
@@ -217,7 +170,7 @@ func (g *GitHTTP) receivePack(ctx context.Context, w http.ResponseWriter, r *htt
 	}
 	for _, c := range cmds {
 		if c.refusal != "" && !caps["quiet"] {
-			pw.message("error: " + c.ref.String() + ": " + c.refusal)
+			messages = append(messages, "error: "+c.ref.String()+": "+c.refusal)
 		}
 	}
 	report("ok")

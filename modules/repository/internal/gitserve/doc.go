@@ -9,6 +9,8 @@
 // client that sends "Git-Protocol: version=2" (IsProtocolV2) may be
 // served v2 (ls-refs and fetch) by AdvertiseUploadPackV2 and UploadPackV2.
 // Partial clone (filter) is not offered: git falls back to a full clone.
+// For git-receive-pack it does the framing only (ReadPushRequest,
+// WritePushReport); what a push may do is the caller's policy.
 //
 // The object walk parses commits and trees itself from the bytes of
 // gitpack.Store.Read, keeps its marks in one open-addressed table keyed
