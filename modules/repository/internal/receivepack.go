@@ -166,7 +166,7 @@ func (g *GitHTTP) receivePack(ctx context.Context, w http.ResponseWriter, r *htt
 	}
 	hadBranches := hasBranches(repo)
 	if accepted > 0 {
-		g.st.UpdateRefs(info.ID, repo, cmds, caps["atomic"])
+		g.moveRefs(info.ID, repo, cmds, caps["atomic"])
 	}
 	for _, c := range cmds {
 		if c.refusal != "" && !caps["quiet"] {
@@ -175,6 +175,33 @@ func (g *GitHTTP) receivePack(ctx context.Context, w http.ResponseWriter, r *htt
 	}
 	report("ok")
 	g.afterPush(ctx, info, repo, objs, cmds, hadBranches)
+}
+
+// moveRefs applies the accepted commands, each only if its ref is still at
+// the old value the client saw (refused as "fetch first" otherwise).
+func (g *GitHTTP) moveRefs(projectID int64, repo *git.Repository, cmds []*pushCommand, atomic bool) {
+	var ups []RefUpdate
+	var which []*pushCommand
+	for _, c := range cmds {
+		if c.refusal == "" {
+			ups = append(ups, RefUpdate{Name: c.ref, Old: c.old, New: c.new})
+			which = append(which, c)
+		}
+	}
+	for i, err := range g.st.UpdateRefs(projectID, repo, ups, atomic) {
+		switch {
+		case err == nil:
+		case errors.Is(err, ErrRefMoved):
+			which[i].refusal = "fetch first"
+		case errors.Is(err, errAtomicAborted):
+			which[i].refusal = "atomic push failed"
+		case errors.Is(err, errRefRead):
+			which[i].refusal = "failed to read the ref"
+		default:
+			g.log.Error("update ref", zap.Int64("project", projectID), zap.String("ref", which[i].ref.String()), zap.Error(err))
+			which[i].refusal = "failed to update the ref"
+		}
+	}
 }
 
 // unpackError is the reason shown for a pack that could not be taken.

@@ -230,28 +230,72 @@ func (s *Storage) refLock(projectID int64) *sync.Mutex {
 	return l
 }
 
-// UpdateRef moves, creates (old nil) or deletes (to zero) a ref if it is
-// still at old, atomically for this process: go-git's CheckAndSetReference
-// reads and writes the ref file without a lock, so two concurrent updates
-// could both "succeed" and one would be lost. Every ref change of Fennec's
-// goes through here.
-func (s *Storage) UpdateRef(projectID int64, repo *git.Repository, name plumbing.ReferenceName, to plumbing.Hash, old *plumbing.Reference) error {
+// RefUpdate is one compare-and-set of a ref: from Old (zero: the ref must
+// not exist) to New (zero: delete the ref).
+type RefUpdate struct {
+	Name     plumbing.ReferenceName
+	Old, New plumbing.Hash
+}
+
+var (
+	// errAtomicAborted: an update of an atomic batch that was not applied
+	// because another one failed its check.
+	errAtomicAborted = errors.New("repository: another ref of the atomic update moved")
+	// errRefRead wraps a failure to read a ref's current value.
+	errRefRead = errors.New("repository: read ref")
+)
+
+// UpdateRefs applies compare-and-set updates under the project's ref lock,
+// atomically for this process: go-git's CheckAndSetReference reads and
+// writes the ref file without a lock, so two concurrent updates could both
+// "succeed" and one would be lost. Every ref change of Fennec's goes
+// through here. errs[i] is nil when update i was applied, ErrRefMoved when
+// its ref was not at Old, errRefRead or a write error otherwise. With
+// atomic, every update is checked before any is applied, and none is
+// applied unless all pass (the others get errAtomicAborted).
+func (s *Storage) UpdateRefs(projectID int64, repo *git.Repository, ups []RefUpdate, atomic bool) []error {
 	l := s.refLock(projectID)
 	l.Lock()
 	defer l.Unlock()
-	cur, err := repo.Storer.Reference(name)
-	switch {
-	case old == nil && err == nil:
-		return ErrRefMoved
-	case old != nil && (err != nil || cur.Hash() != old.Hash()):
-		return ErrRefMoved
-	case err != nil && !errors.Is(err, plumbing.ErrReferenceNotFound):
-		return err
+	errs := make([]error, len(ups))
+	failed := false
+	for i, u := range ups {
+		var cur plumbing.Hash
+		ref, err := repo.Storer.Reference(u.Name)
+		switch {
+		case err == nil:
+			cur = ref.Hash()
+		case !errors.Is(err, plumbing.ErrReferenceNotFound):
+			errs[i] = fmt.Errorf("%w %s: %w", errRefRead, u.Name, err)
+		}
+		if errs[i] == nil && cur != u.Old {
+			errs[i] = ErrRefMoved
+		}
+		failed = failed || errs[i] != nil
 	}
-	if to.IsZero() {
-		return repo.Storer.RemoveReference(name)
+	for i, u := range ups {
+		switch {
+		case errs[i] != nil:
+			continue
+		case atomic && failed:
+			errs[i] = errAtomicAborted
+		case u.New.IsZero():
+			errs[i] = repo.Storer.RemoveReference(u.Name)
+		default:
+			errs[i] = repo.Storer.SetReference(plumbing.NewHashReference(u.Name, u.New))
+		}
 	}
-	return repo.Storer.SetReference(plumbing.NewHashReference(name, to))
+	return errs
+}
+
+// UpdateRef moves, creates (old nil) or deletes (to zero) one ref if it is
+// still at old (ErrRefMoved otherwise).
+func (s *Storage) UpdateRef(projectID int64, repo *git.Repository, name plumbing.ReferenceName, to plumbing.Hash, old *plumbing.Reference) error {
+	var from plumbing.Hash
+	if old != nil {
+		from = old.Hash()
+	}
+	return s.UpdateRefs(projectID, repo, []RefUpdate{{Name: name, Old: from, New: to}}, false)[0]
 }
 
 // Objects is the pack-level object store of a project's repository, opened
@@ -285,55 +329,5 @@ func (s *Storage) forgetObjects(projectID int64) {
 	s.objMu.Unlock()
 	if o != nil {
 		_ = o.Close()
-	}
-}
-
-// UpdateRefs applies the accepted commands of a push under the project's
-// ref lock, each only if its ref is still at the old value the client saw
-// (refused as "fetch first" otherwise). With atomic, every command is
-// checked before any is applied, and one refusal refuses all.
-func (s *Storage) UpdateRefs(projectID int64, repo *git.Repository, cmds []*pushCommand, atomic bool) {
-	l := s.refLock(projectID)
-	l.Lock()
-	defer l.Unlock()
-	current := func(name plumbing.ReferenceName) (plumbing.Hash, error) {
-		ref, err := repo.Storer.Reference(name)
-		if errors.Is(err, plumbing.ErrReferenceNotFound) {
-			return plumbing.ZeroHash, nil
-		}
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		return ref.Hash(), nil
-	}
-	for _, c := range cmds {
-		if c.refusal != "" {
-			continue
-		}
-		cur, err := current(c.ref)
-		switch {
-		case err != nil:
-			c.refusal = "failed to read the ref"
-		case cur != c.old:
-			c.refusal = "fetch first"
-		}
-	}
-	if atomic {
-		failAtomic(cmds)
-	}
-	for _, c := range cmds {
-		if c.refusal != "" {
-			continue
-		}
-		var err error
-		if c.isDelete() {
-			err = repo.Storer.RemoveReference(c.ref)
-		} else {
-			err = repo.Storer.SetReference(plumbing.NewHashReference(c.ref, c.new))
-		}
-		if err != nil {
-			s.log.Error("update ref", zap.Int64("project", projectID), zap.String("ref", c.ref.String()), zap.Error(err))
-			c.refusal = "failed to update the ref"
-		}
 	}
 }
