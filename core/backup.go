@@ -56,22 +56,20 @@ func (s *adminSocket) close() {
 	_ = os.Remove(s.path)
 }
 
-// Backup writes a consistent copy of the store in dataDir to dest. When no
-// server holds the store it copies it directly; when one is running, it asks
-// that server through its admin socket, so the copy is taken while serving.
-func Backup(ctx context.Context, dataDir, dest string) (int64, error) {
+// openIdleStore opens the store of dataDir when no server holds it; it
+// returns store.ErrLocked when one does (then the admin socket is the way
+// in). The caller closes the store.
+func openIdleStore(dataDir string) (*store.DB, error) {
 	dbPath := filepath.Join(dataDir, "fennec.db")
 	if _, err := os.Stat(dbPath); err != nil {
-		return 0, fmt.Errorf("backup: no database at %s: %w", dbPath, err)
+		return nil, fmt.Errorf("no database at %s: %w", dbPath, err)
 	}
-	db, err := store.Open(dbPath, store.Options{LockTimeout: 200 * time.Millisecond})
-	if err == nil {
-		defer db.Close()
-		return db.BackupFile(dest)
-	}
-	if !errors.Is(err, store.ErrLocked) {
-		return 0, err
-	}
+	return store.Open(dbPath, store.Options{LockTimeout: 200 * time.Millisecond})
+}
+
+// adminRequest sends a request to the running server's admin socket in
+// dataDir; the caller closes the response body.
+func adminRequest(ctx context.Context, dataDir, method, path string, body io.Reader) (*http.Response, error) {
 	sock := filepath.Join(dataDir, adminSocketName)
 	client := &http.Client{Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -79,14 +77,33 @@ func Backup(ctx context.Context, dataDir, dest string) (int64, error) {
 			return d.DialContext(ctx, "unix", sock)
 		},
 	}}
+	req, err := http.NewRequestWithContext(ctx, method, "http://fennec"+path, body)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("the database is in use and the server's admin socket %s does not answer: %w", sock, err)
+	}
+	return resp, nil
+}
+
+// Backup writes a consistent copy of the store in dataDir to dest. When no
+// server holds the store it copies it directly; when one is running, it asks
+// that server through its admin socket, so the copy is taken while serving.
+func Backup(ctx context.Context, dataDir, dest string) (int64, error) {
+	db, err := openIdleStore(dataDir)
+	if err == nil {
+		defer db.Close()
+		return db.BackupFile(dest)
+	}
+	if !errors.Is(err, store.ErrLocked) {
+		return 0, fmt.Errorf("backup: %w", err)
+	}
 	return store.WriteSnapshot(dest, func(w io.Writer) (int64, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://fennec/backup", nil)
+		resp, err := adminRequest(ctx, dataDir, http.MethodGet, "/backup", nil)
 		if err != nil {
 			return 0, err
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return 0, fmt.Errorf("the database is in use and the server's admin socket %s does not answer: %w", sock, err)
 		}
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {

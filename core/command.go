@@ -13,10 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -102,11 +99,7 @@ func (f flushWriter) Write(p []byte) (int, error) {
 // through the running server's admin socket when the store is in use,
 // otherwise in an application assembled from opts for this command alone.
 func RunCommand(ctx context.Context, cfg config.Config, name string, args []string, out io.Writer, opts ...Option) error {
-	dbPath := filepath.Join(cfg.Data, "fennec.db")
-	if _, err := os.Stat(dbPath); err != nil {
-		return fmt.Errorf("no database at %s: %w", dbPath, err)
-	}
-	db, err := store.Open(dbPath, store.Options{LockTimeout: 200 * time.Millisecond})
+	db, err := openIdleStore(cfg.Data)
 	if err == nil {
 		_ = db.Close()
 		return runOffline(ctx, cfg, name, args, out, opts)
@@ -133,21 +126,10 @@ func runOffline(ctx context.Context, cfg config.Config, name string, args []stri
 }
 
 func runThroughSocket(ctx context.Context, dataDir, name string, args []string, out io.Writer) error {
-	sock := filepath.Join(dataDir, adminSocketName)
-	client := &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
-		},
-	}}
 	body, _ := json.Marshal(map[string]any{"args": args})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://fennec/command/"+name, bytes.NewReader(body))
+	resp, err := adminRequest(ctx, dataDir, http.MethodPost, "/command/"+name, bytes.NewReader(body))
 	if err != nil {
 		return err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return fmt.Errorf("the database is in use and the server's admin socket %s does not answer: %w", sock, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
