@@ -24,7 +24,6 @@ import (
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/api"
-	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/config"
 )
 
@@ -301,7 +300,7 @@ func (u *uploads) serve(w http.ResponseWriter, r *http.Request) {
 		api.WriteJSON(w, e.Status, e)
 		return
 	}
-	ctx := auth.WithPrincipal(r.Context(), pr)
+	ctx := u.api.Context(r, pr)
 	res, err := u.s.resolve(ctx, strings.Join(parts, "/"))
 	if err != nil {
 		api.WriteJSON(w, http.StatusNotFound, errUploadNotFound)
