@@ -23,7 +23,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/auth"
-	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository/internal/gitpack"
 	"github.com/fennec-forge/fennec/modules/repository/internal/gitserve"
@@ -338,14 +337,7 @@ func (g *GitHTTP) afterPush(ctx context.Context, info projects.ProjectInfo, repo
 	for _, c := range done {
 		evs = append(evs, g.pushEventFor(ctx, info, repo, read, c))
 	}
-	err := g.w.db.Update(ctx, func(tx *store.Tx) error {
-		for _, ev := range evs {
-			if err := g.w.bus.Publish(tx, ev); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err := g.w.publish(ctx, evs...)
 	if err != nil {
 		g.log.Error("git receive-pack: publish push events", zap.Int64("project", info.ID), zap.Error(err))
 	}

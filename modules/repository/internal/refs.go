@@ -115,9 +115,16 @@ func NewWriter(db *store.DB, bus *events.Bus, rd *Reader, users identity.Users) 
 	return &Writer{db: db, bus: bus, rd: rd, users: users}
 }
 
-// publish announces a ref change after it happened.
-func (w *Writer) publish(ctx context.Context, ev PushEvent) {
-	_ = w.db.Update(ctx, func(tx *store.Tx) error { return w.bus.Publish(tx, ev) })
+// publish announces ref changes after they happened, in one transaction.
+func (w *Writer) publish(ctx context.Context, evs ...PushEvent) error {
+	return w.db.Update(ctx, func(tx *store.Tx) error {
+		for _, ev := range evs {
+			if err := w.bus.Publish(tx, ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 func (w *Writer) pushEvent(ctx context.Context, info projects.ProjectInfo, ref string, before, after plumbing.Hash, c *object.Commit) PushEvent {
