@@ -202,7 +202,12 @@ func (hk *Housekeeper) Fsck(ctx context.Context, projectID int64, out io.Writer)
 			bad++
 			continue
 		}
-		if got := plumbing.ComputeHash(plumbingType(t), data); got != h {
+		got, err := gitpack.HashObject(t, data)
+		switch {
+		case err != nil:
+			fmt.Fprintf(out, "error: %s: %v\n", h, err)
+			bad++
+		case got != h:
 			fmt.Fprintf(out, "error: %s: content hashes to %s\n", h, got)
 			bad++
 		}
@@ -212,20 +217,6 @@ func (hk *Housekeeper) Fsck(ctx context.Context, projectID int64, out io.Writer)
 		return fmt.Errorf("%d bad objects", bad)
 	}
 	return nil
-}
-
-func plumbingType(t gitpack.Type) plumbing.ObjectType {
-	switch t {
-	case gitpack.Commit:
-		return plumbing.CommitObject
-	case gitpack.Tree:
-		return plumbing.TreeObject
-	case gitpack.Blob:
-		return plumbing.BlobObject
-	case gitpack.Tag:
-		return plumbing.TagObject
-	}
-	return plumbing.InvalidObject
 }
 
 // refTips are the distinct values of every ref of a project's repository.

@@ -166,6 +166,6 @@ func checkAll(tb testing.TB, s *Store, want map[Hash]gitObject) {
 
 // hashOf is an object's id.
 func hashOf(t Type, data []byte) Hash {
-	h, _ := hashObject(t, data)
+	h, _ := HashObject(t, data)
 	return h
 }

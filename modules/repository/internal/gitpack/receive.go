@@ -543,8 +543,8 @@ type collisionHash interface {
 
 var errCollision = errors.New("gitpack: SHA-1 collision attack detected in an object")
 
-// hashObject computes an object's id, refusing collision attacks.
-func hashObject(t Type, data []byte) (Hash, error) {
+// HashObject computes an object's id, refusing collision attacks.
+func HashObject(t Type, data []byte) (Hash, error) {
 	h := sha1cd.New().(collisionHash)
 	h.Write(objectHeader(t, int64(len(data))))
 	h.Write(data)
@@ -685,7 +685,7 @@ func (rc *receiver) resolveChildren(kids []int32, start []int32, refKids []int32
 				return fmt.Errorf("delta at %d: %w", e.off, err)
 			}
 			e.obj = t
-			if e.hash, err = hashObject(t, data); err != nil {
+			if e.hash, err = HashObject(t, data); err != nil {
 				return fmt.Errorf("delta at %d: %w", e.off, err)
 			}
 			if err := visit(c); err != nil {
