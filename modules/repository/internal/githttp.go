@@ -21,7 +21,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5"
@@ -237,22 +236,11 @@ func (g *GitHTTP) repoFor(ctx context.Context, projectID int64) (gitserve.Repo, 
 	if err != nil {
 		return gitserve.Repo{}, nil, err
 	}
-	out := gitserve.Repo{Objects: objs}
-	iter, err := repo.Storer.IterReferences()
+	refs, err := listRefs(repo)
 	if err != nil {
 		return gitserve.Repo{}, nil, err
 	}
-	defer iter.Close()
-	err = iter.ForEach(func(ref *plumbing.Reference) error {
-		if ref.Type() == plumbing.HashReference && strings.HasPrefix(ref.Name().String(), "refs/") {
-			out.Refs = append(out.Refs, gitserve.Ref{Name: ref.Name(), Hash: ref.Hash()})
-		}
-		return nil
-	})
-	if err != nil {
-		return gitserve.Repo{}, nil, err
-	}
-	sort.Slice(out.Refs, func(i, j int) bool { return out.Refs[i].Name < out.Refs[j].Name })
+	out := gitserve.Repo{Objects: objs, Refs: refs}
 	if head, err := repo.Storer.Reference(plumbing.HEAD); err == nil && head.Type() == plumbing.SymbolicReference {
 		for _, ref := range out.Refs {
 			if ref.Name == head.Target() {

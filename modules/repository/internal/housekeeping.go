@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"go.uber.org/fx"
 	"go.uber.org/zap"
@@ -225,22 +226,38 @@ func (s *Storage) refTips(ctx context.Context, projectID int64) ([]gitpack.Hash,
 	if err != nil {
 		return nil, err
 	}
+	refs, err := listRefs(repo)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[plumbing.Hash]bool{}
+	var tips []gitpack.Hash
+	for _, r := range refs {
+		if !seen[r.Hash] {
+			seen[r.Hash] = true
+			tips = append(tips, r.Hash)
+		}
+	}
+	sort.Slice(tips, func(i, j int) bool { return tips[i].String() < tips[j].String() })
+	return tips, nil
+}
+
+// listRefs lists the refs under refs/ that point at objects, sorted by name.
+func listRefs(repo *git.Repository) ([]gitserve.Ref, error) {
 	iter, err := repo.Storer.IterReferences()
 	if err != nil {
 		return nil, err
 	}
 	defer iter.Close()
-	seen := map[plumbing.Hash]bool{}
-	var tips []gitpack.Hash
+	var refs []gitserve.Ref
 	err = iter.ForEach(func(r *plumbing.Reference) error {
-		if r.Type() == plumbing.HashReference && strings.HasPrefix(r.Name().String(), "refs/") && !seen[r.Hash()] {
-			seen[r.Hash()] = true
-			tips = append(tips, r.Hash())
+		if r.Type() == plumbing.HashReference && strings.HasPrefix(r.Name().String(), "refs/") {
+			refs = append(refs, gitserve.Ref{Name: r.Name(), Hash: r.Hash()})
 		}
 		return nil
 	})
-	sort.Slice(tips, func(i, j int) bool { return tips[i].String() < tips[j].String() })
-	return tips, err
+	sort.Slice(refs, func(i, j int) bool { return refs[i].Name < refs[j].Name })
+	return refs, err
 }
 
 // maintenanceLock is held by a repack (exclusively) and by pushes (shared).
