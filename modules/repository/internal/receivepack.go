@@ -332,12 +332,17 @@ func (g *GitHTTP) afterPush(ctx context.Context, info projects.ProjectInfo, repo
 	if !hadBranches {
 		g.chooseDefaultBranch(ctx, info, repo, done)
 	}
-	read := objs.Read
+	// The branches are read once for all new branches of the push (a
+	// mirror push may bring thousands).
+	branches, err := listRefs(repo)
+	if err != nil {
+		g.log.Warn("git receive-pack: list branches", zap.Error(err))
+	}
 	evs := make([]PushEvent, 0, len(done))
 	for _, c := range done {
-		evs = append(evs, g.pushEventFor(ctx, info, repo, read, c))
+		evs = append(evs, g.pushEventFor(ctx, info, objs.Read, branches, c))
 	}
-	err := g.w.publish(ctx, evs...)
+	err = g.w.publish(ctx, evs...)
 	if err != nil {
 		g.log.Error("git receive-pack: publish push events", zap.Int64("project", info.ID), zap.Error(err))
 	}
@@ -392,7 +397,7 @@ const (
 // pushEventFor describes one accepted ref change: for a branch, the commits
 // it brought (those not reachable from the old value, or for a new branch
 // from any other branch), newest 20 listed oldest first with their files.
-func (g *GitHTTP) pushEventFor(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, read readFunc, c *pushCommand) PushEvent {
+func (g *GitHTTP) pushEventFor(ctx context.Context, info projects.ProjectInfo, read readFunc, refs []gitserve.Ref, c *pushCommand) PushEvent {
 	ev := g.w.pushEvent(ctx, info, c.ref.String(), c.old, c.new, nil)
 	ev.ObjectKind = "push"
 	if c.ref.IsTag() {
@@ -405,13 +410,12 @@ func (g *GitHTTP) pushEventFor(ctx context.Context, info projects.ProjectInfo, r
 	var exclude []gitpack.Hash
 	if !c.isCreate() {
 		exclude = append(exclude, c.old)
-	} else if iter, err := repo.Branches(); err == nil {
-		_ = iter.ForEach(func(r *plumbing.Reference) error {
-			if r.Name() != c.ref {
-				exclude = append(exclude, r.Hash())
+	} else {
+		for _, r := range refs {
+			if r.Name.IsBranch() && r.Name != c.ref {
+				exclude = append(exclude, r.Hash)
 			}
-			return nil
-		})
+		}
 	}
 	newest, total, err := revWalk(read, []gitpack.Hash{c.new}, exclude, maxEventCommits, maxEventWalk)
 	if err != nil {
