@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -11,6 +12,10 @@ import (
 const (
 	DefaultPerPage = 20
 	MaxPerPage     = 100
+	// MaxPage is the highest page served; larger page numbers are clamped to
+	// it. No list comes near it (2^31 pages of 100), and keeping the page
+	// far from the int range lets page+1 and the Link arithmetic never wrap.
+	MaxPage = math.MaxInt32
 )
 
 // PageParams is embedded in the input of every list operation.
@@ -20,12 +25,10 @@ type PageParams struct {
 }
 
 // Norm returns the page and per_page actually used: page below 1 is 1,
-// per_page below 1 is the default, above 100 is clamped to 100.
+// above MaxPage is MaxPage; per_page below 1 is the default, above 100 is
+// clamped to 100.
 func (p PageParams) Norm() (page, perPage int) {
-	page, perPage = p.Page, p.PerPage
-	if page < 1 {
-		page = 1
-	}
+	page, perPage = min(max(p.Page, 1), MaxPage), p.PerPage
 	if perPage < 1 {
 		perPage = DefaultPerPage
 	}
@@ -35,9 +38,15 @@ func (p PageParams) Norm() (page, perPage int) {
 	return page, perPage
 }
 
-// Offset is how many items come before the page.
+// Offset is how many items come before the page. It is the one place list
+// offsets are computed: it never overflows (a page beyond any list gives
+// math.MaxInt, which every window and scan treats as past the end), so no
+// module multiplies page numbers itself.
 func (p PageParams) Offset() int {
 	page, per := p.Norm()
+	if page-1 > math.MaxInt/per {
+		return math.MaxInt
+	}
 	return (page - 1) * per
 }
 
@@ -141,6 +150,9 @@ func links(ctx context.Context, page, per, pages int, withLast bool) string {
 func PaginateOpen(ctx context.Context, p PageParams, hasMore bool) PageHeaders {
 	page, per := p.Norm()
 	pages := page
+	if page == MaxPage {
+		hasMore = false // no page number beyond the last one served
+	}
 	if hasMore {
 		pages = page + 1
 	}

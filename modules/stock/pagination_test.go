@@ -1,0 +1,135 @@
+package stock_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
+)
+
+// TestHugePagesOnEveryList asks every list endpoint of the stock bundle (all
+// GET operations whose OpenAPI answer carries X-Total) for pages and page
+// sizes at the edge of int64. Before the fix, (page-1)*per_page overflowed:
+// a recovered panic and a 500 where a window was cut from a slice, and page
+// 1 again where a store scan or a commit walk got a negative offset.
+func TestHugePagesOnEveryList(t *testing.T) {
+	srv := stocktest.Start(t)
+	root := srv.Client
+	group, _, err := root.Groups.CreateGroup(&gitlab.CreateGroupOptions{Name: gitlab.Ptr("pg"), Path: gitlab.Ptr("pg")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	project, _, err := root.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr("paged"), NamespaceID: gitlab.Ptr(group.ID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit, _, err := root.Commits.CreateCommit(project.ID, &gitlab.CreateCommitOptions{Branch: gitlab.Ptr("master"), CommitMessage: gitlab.Ptr("one"),
+		Actions: []*gitlab.CommitActionOptions{{Action: gitlab.Ptr(gitlab.FileCreate), FilePath: gitlab.Ptr("README.md"), Content: gitlab.Ptr("x\n")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]struct {
+				Headers map[string]any `json:"headers"`
+			} `json:"responses"`
+		} `json:"paths"`
+	}
+	srv.JSON(t, http.MethodGet, "/api/v4/openapi.json", nil, &doc)
+	var lists []string
+	for path, ops := range doc.Paths {
+		for _, r := range ops["get"].Responses {
+			if _, ok := r.Headers["X-Total"]; ok {
+				lists = append(lists, path)
+				break
+			}
+		}
+	}
+	sort.Strings(lists)
+	if len(lists) < 20 {
+		t.Fatalf("found only %d list endpoints in the OpenAPI document: %v", len(lists), lists)
+	}
+	param := regexp.MustCompile(`\{[a-z_]+\}`)
+	fill := func(path string) string {
+		return param.ReplaceAllStringFunc(path, func(p string) string {
+			switch {
+			case p == "{sha}":
+				return commit.ID
+			case p == "{user_id}", strings.HasPrefix(path, "/api/v4/users/"):
+				return "1"
+			case strings.HasPrefix(path, "/api/v4/groups/"):
+				return strconv.FormatInt(group.ID, 10)
+			}
+			return strconv.FormatInt(project.ID, 10)
+		})
+	}
+	const maxInt = "9223372036854775807"
+	for _, path := range lists {
+		url := fill(path)
+		for _, q := range []struct {
+			query                 string
+			wantPage, wantPer     int
+			wantEmpty, checkFirst bool
+		}{
+			{query: "page=" + maxInt + "&per_page=100", wantPage: api.MaxPage, wantPer: 100, wantEmpty: true},
+			{query: "page=" + maxInt + "&per_page=" + maxInt, wantPage: api.MaxPage, wantPer: 100, wantEmpty: true},
+			{query: "page=" + strconv.Itoa(api.MaxPage) + "&per_page=100", wantPage: api.MaxPage, wantPer: 100, wantEmpty: true},
+			{query: "page=1&per_page=" + maxInt, wantPage: 1, wantPer: 100, checkFirst: true},
+			{query: "page=-" + maxInt + "&per_page=-" + maxInt, wantPage: 1, wantPer: api.DefaultPerPage, checkFirst: true},
+		} {
+			what := "GET " + url + "?" + q.query
+			resp, raw := srv.JSON(t, http.MethodGet, url+"?"+q.query, nil, nil, "PRIVATE-TOKEN", srv.RootToken)
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("%s: %d %s", what, resp.StatusCode, raw)
+				continue
+			}
+			var items []json.RawMessage
+			if err := json.Unmarshal(raw, &items); err != nil || items == nil {
+				t.Errorf("%s: not a JSON array: %s", what, raw)
+				continue
+			}
+			if q.wantEmpty && len(items) != 0 {
+				t.Errorf("%s: %d items on a page past the end: %s", what, len(items), raw)
+			}
+			h := resp.Header
+			if got := h.Get("X-Page"); got != strconv.Itoa(q.wantPage) {
+				t.Errorf("%s: X-Page %q, want %d", what, got, q.wantPage)
+			}
+			if got := h.Get("X-Per-Page"); got != strconv.Itoa(q.wantPer) {
+				t.Errorf("%s: X-Per-Page %q, want %d", what, got, q.wantPer)
+			}
+			if q.wantEmpty && h.Get("X-Next-Page") != "" {
+				t.Errorf("%s: X-Next-Page %q past the end", what, h.Get("X-Next-Page"))
+			}
+			if q.checkFirst && h.Get("X-Prev-Page") != "" {
+				t.Errorf("%s: X-Prev-Page %q on page 1", what, h.Get("X-Prev-Page"))
+			}
+			// Every number a client would follow is a page that exists in
+			// our range: nothing wrapped around.
+			for _, name := range []string{"X-Next-Page", "X-Prev-Page", "X-Total", "X-Total-Pages"} {
+				if v := h.Get(name); v != "" {
+					if n, err := strconv.Atoi(v); err != nil || n < 0 || n > api.MaxPage {
+						t.Errorf("%s: %s %q", what, name, v)
+					}
+				}
+			}
+			for _, m := range regexp.MustCompile(`[?&]page=([^&>]*)`).FindAllStringSubmatch(h.Get("Link"), -1) {
+				if n, err := strconv.Atoi(m[1]); err != nil || n < 1 || n > api.MaxPage {
+					t.Errorf("%s: Link page %q in %s", what, m[1], h.Get("Link"))
+				}
+			}
+			if !strings.Contains(h.Get("Link"), `rel="first"`) {
+				t.Errorf("%s: Link %q has no rel=first", what, h.Get("Link"))
+			}
+		}
+	}
+}
