@@ -250,7 +250,7 @@ type routesParams struct {
 // registerRoutes registers the core's own endpoints and every module's, in
 // name order, then wires the HTTP server into the lifecycle.
 func registerRoutes(p routesParams) {
-	registerOps(p.API)
+	registerOps(p.API, p.DB)
 	sort.Slice(p.Routes, func(i, j int) bool { return p.Routes[i].Name < p.Routes[j].Name })
 	for _, r := range p.Routes {
 		r.Register(p.API)

@@ -3,8 +3,10 @@ package fennec
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 type versionOutput struct {
@@ -14,9 +16,12 @@ type versionOutput struct {
 	}
 }
 
+// readinessStoreDeadline bounds the store probe of GET /-/readiness.
+const readinessStoreDeadline = 2 * time.Second
+
 // registerOps adds the endpoints every host has: the API version and the
 // health, liveness, readiness and metrics probes.
-func registerOps(a *api.API) {
+func registerOps(a *api.API, db *store.DB) {
 	api.Register(a, api.Op{
 		ID: "get-version", Method: http.MethodGet, Path: "/version", Tags: []string{"meta"},
 		Summary: "Version of the server", Access: api.SignedIn,
@@ -35,7 +40,11 @@ func registerOps(a *api.API) {
 		api.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}))
 	a.Mount("readiness", "GET /-/readiness", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !a.Ready() {
+		// A store that hangs (a stuck writer, a full disk that blocks fsync)
+		// makes the instance unready, so an orchestrator restarts it.
+		ctx, cancel := context.WithTimeout(r.Context(), readinessStoreDeadline)
+		defer cancel()
+		if !a.Ready() || db.Probe(ctx) != nil {
 			api.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "failed"})
 			return
 		}

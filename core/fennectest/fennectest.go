@@ -22,6 +22,7 @@ import (
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // Server is a running application.
@@ -37,6 +38,8 @@ type Server struct {
 	RootToken    string
 	// Client is a client-go client authenticated as root.
 	Client *gitlab.Client
+	// Store is the application's database.
+	Store *store.DB
 
 	provisioner auth.Provisioner
 	users       atomic.Int64
@@ -114,7 +117,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 		fennec.WithConfig(cfg),
 		fennec.WithModules(o.modules...),
 		fennec.WithLogger(logger),
-		fennec.WithExtract(&s.provisioner),
+		fennec.WithExtract(&s.provisioner, &s.Store),
 	}
 	if len(o.extract) > 0 {
 		fopts = append(fopts, fennec.WithExtract(o.extract...))
@@ -136,6 +139,12 @@ func Start(t testing.TB, opts ...Option) *Server {
 		defer cancel()
 		if err := app.Stop(ctx); err != nil {
 			t.Errorf("fennectest: stop app: %v", err)
+		}
+		// A transaction opened inside another can deadlock the whole
+		// server; the store's guard (race builds) records each one, even
+		// where the panic was recovered into a 500.
+		for _, v := range s.Store.Violations() {
+			t.Errorf("fennectest: %s", v)
 		}
 	})
 	s.RootToken = s.Login(t, "root", s.RootPassword)

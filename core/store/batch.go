@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"sync"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // groupCommit gathers concurrent Batch calls into shared transactions. The
@@ -18,12 +20,13 @@ type groupCommit struct {
 }
 
 type batchCall struct {
+	ctx  context.Context
 	fn   func(*Tx) error
 	done chan error
 }
 
-func (g *groupCommit) do(db *DB, fn func(*Tx) error) error {
-	call := &batchCall{fn: fn, done: make(chan error, 1)}
+func (g *groupCommit) do(ctx context.Context, db *DB, fn func(*Tx) error) error {
+	call := &batchCall{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	g.mu.Lock()
 	g.queue = append(g.queue, call)
 	if !g.running {
@@ -58,9 +61,11 @@ func (g *groupCommit) run(db *DB) {
 // transaction is rolled back and every call is rerun alone, so one caller's
 // error never fails another's.
 func (g *groupCommit) commit(db *DB, round []*batchCall) {
-	err := db.Update(context.Background(), func(tx *Tx) error {
+	exit := db.guard.enter("Batch")
+	defer exit()
+	err := db.bolt.Update(func(btx *bolt.Tx) error {
 		for _, c := range round {
-			if err := safeCall(c.fn, tx); err != nil {
+			if err := safeCall(c.fn, db.newTx(c.ctx, btx)); err != nil {
 				return err
 			}
 		}
@@ -73,7 +78,7 @@ func (g *groupCommit) commit(db *DB, round []*batchCall) {
 		return
 	}
 	for _, c := range round {
-		c.done <- db.Update(context.Background(), func(tx *Tx) error { return safeCall(c.fn, tx) })
+		c.done <- db.update(c.ctx, func(tx *Tx) error { return safeCall(c.fn, tx) })
 	}
 }
 

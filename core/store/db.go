@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -32,13 +33,47 @@ type DB struct {
 	bolt  *bolt.DB
 	path  string
 	batch groupCommit
+	guard txGuard
+	// probing is set while a readiness probe waits for the store.
+	probing atomic.Bool
 }
 
 // Tx is a read or read-write transaction. It embeds the bbolt transaction so
 // tables and modules can use buckets directly.
 type Tx struct {
 	*bolt.Tx
+	db  *DB
+	ctx context.Context
 }
+
+type txKey struct{}
+
+// Context is the caller's context carrying this transaction. Code running
+// inside a transaction passes it (not the outer context) to the services it
+// calls, so that their View or Update joins this transaction instead of
+// opening a second one: bbolt deadlocks when one goroutine holds a read
+// transaction and waits for another while a writer remaps the file.
+func (tx *Tx) Context() context.Context { return tx.ctx }
+
+func (db *DB) newTx(ctx context.Context, btx *bolt.Tx) *Tx {
+	t := &Tx{Tx: btx, db: db}
+	t.ctx = context.WithValue(ctx, txKey{}, t)
+	return t
+}
+
+// txFrom returns the open transaction of db that ctx carries, if any.
+func (db *DB) txFrom(ctx context.Context) *Tx {
+	t, _ := ctx.Value(txKey{}).(*Tx)
+	if t != nil && t.db == db {
+		return t
+	}
+	return nil
+}
+
+// ErrReadOnlyTx is returned by Update and Batch called with the context of a
+// read-only transaction: a write cannot join a read, and opening a second
+// transaction from inside the first could deadlock.
+var ErrReadOnlyTx = errors.New("store: write inside a read-only transaction")
 
 // Open opens (creating if needed) the database file at path.
 func Open(path string, opts Options) (*DB, error) {
@@ -76,20 +111,39 @@ func (db *DB) Path() string { return db.path }
 // Close closes the file; it waits for open transactions.
 func (db *DB) Close() error { return db.bolt.Close() }
 
-// View runs fn in a read-only transaction.
+// View runs fn in a read-only transaction. When ctx carries an open
+// transaction of this database (tx.Context()), fn runs in that one.
 func (db *DB) View(ctx context.Context, fn func(*Tx) error) error {
+	if t := db.txFrom(ctx); t != nil {
+		return fn(t)
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return db.bolt.View(func(tx *bolt.Tx) error { return fn(&Tx{tx}) })
+	defer db.guard.enter("View")()
+	return db.bolt.View(func(tx *bolt.Tx) error { return fn(db.newTx(ctx, tx)) })
 }
 
-// Update runs fn in its own read-write transaction, committed when fn returns nil.
+// Update runs fn in its own read-write transaction, committed when fn returns
+// nil. When ctx carries an open read-write transaction of this database, fn
+// runs in it and commits with it.
 func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
+	if t := db.txFrom(ctx); t != nil {
+		if !t.Writable() {
+			return ErrReadOnlyTx
+		}
+		return fn(t)
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return db.bolt.Update(func(tx *bolt.Tx) error { return fn(&Tx{tx}) })
+	defer db.guard.enter("Update")()
+	return db.update(ctx, fn)
+}
+
+// update is one read-write transaction, without the checks.
+func (db *DB) update(ctx context.Context, fn func(*Tx) error) error {
+	return db.bolt.Update(func(tx *bolt.Tx) error { return fn(db.newTx(ctx, tx)) })
 }
 
 // Batch is Update for hot paths with many concurrent writers: calls that
@@ -99,10 +153,19 @@ func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
 // rerun alone), so it must be idempotent and must publish nothing outside the
 // transaction; read ids assigned inside fn only after Batch returns.
 func (db *DB) Batch(ctx context.Context, fn func(*Tx) error) error {
+	if t := db.txFrom(ctx); t != nil {
+		if !t.Writable() {
+			return ErrReadOnlyTx
+		}
+		return fn(t)
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return db.batch.do(db, fn)
+	// The caller waits for another goroutine's commit: it must hold no
+	// transaction of its own meanwhile.
+	db.guard.check("Batch")
+	return db.batch.do(ctx, db, fn)
 }
 
 // EnsureBuckets creates the named top-level buckets that do not exist yet.
@@ -121,6 +184,7 @@ func (db *DB) EnsureBuckets(names []string) error {
 // readers and writers carry on (bbolt serves it from one read transaction).
 func (db *DB) Backup(w io.Writer) (int64, error) {
 	var n int64
+	defer db.guard.enter("Backup")()
 	err := db.bolt.View(func(tx *bolt.Tx) error {
 		var err error
 		n, err = tx.WriteTo(w)
@@ -198,3 +262,38 @@ func Verify(path string) error {
 		return nil
 	})
 }
+
+// ErrStuck is returned by Probe when the store does not answer in time.
+var ErrStuck = errors.New("store: no answer in time")
+
+// Probe checks that the store serves a read and a durable write before ctx
+// ends (readiness probes call it, so an orchestrator restarts an instance
+// whose store hangs). Only one probe runs at a time: while an earlier one is
+// still waiting, Probe fails at once instead of piling up goroutines.
+func (db *DB) Probe(ctx context.Context) error {
+	if !db.probing.CompareAndSwap(false, true) {
+		return fmt.Errorf("%w: the previous probe has not returned", ErrStuck)
+	}
+	done := make(chan error, 1)
+	go func() {
+		defer db.probing.Store(false)
+		err := db.View(context.Background(), func(tx *Tx) error {
+			tx.Bucket(metaBucket).Get(probeKey)
+			return nil
+		})
+		if err == nil {
+			err = db.Batch(context.Background(), func(tx *Tx) error {
+				return tx.Bucket(metaBucket).Put(probeKey, []byte(time.Now().UTC().Format(time.RFC3339Nano)))
+			})
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %w", ErrStuck, ctx.Err())
+	}
+}
+
+var probeKey = []byte("readiness-probe")

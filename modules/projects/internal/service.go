@@ -97,11 +97,12 @@ func userNamespace(tx *store.Tx, userID uint64, now time.Time) (*Namespace, erro
 
 // findNamespace finds a namespace by full path: a group's path, or a user's
 // username (the namespace row may not exist yet: then nil, nil).
-func (s *Service) findNamespace(ctx context.Context, tx *store.Tx, path string) (*Namespace, error) {
+func (s *Service) findNamespace(tx *store.Tx, path string) (*Namespace, error) {
 	if ns, err := namespaces.GetBy(tx, "path", store.Fold(path)); err == nil {
 		return ns, nil
 	}
-	u, err := s.users.UserByUsername(ctx, path)
+	// The identity module reads in this same transaction (tx.Context()).
+	u, err := s.users.UserByUsername(tx.Context(), path)
 	if errors.Is(err, auth.ErrUserNotFound) {
 		return nil, store.ErrNotFound
 	}
@@ -140,7 +141,7 @@ func (s *Service) resolve(ctx context.Context, ref string) (*resolved, error) {
 				return store.ErrNotFound
 			}
 			var ns *Namespace
-			if ns, err = s.findNamespace(ctx, tx, path[:i]); err != nil {
+			if ns, err = s.findNamespace(tx, path[:i]); err != nil {
 				return err
 			}
 			r.p, err = projects.GetBy(tx, "path", projectPathKey(ns.ID, path[i+1:]))

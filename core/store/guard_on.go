@@ -1,0 +1,5 @@
+//go:build race || fennec_txguard
+
+package store
+
+const guardOn = true
