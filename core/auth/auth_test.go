@@ -1,6 +1,8 @@
 package auth_test
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -78,4 +80,106 @@ func TestPrincipalScopes(t *testing.T) {
 	if !readUser.AllowsAny([]string{auth.ScopeAPI, auth.ScopeReadUser}) {
 		t.Fatal("read_user must allow an operation that accepts read_user")
 	}
+}
+
+// fakeTokens resolves every secret to the principal of the same name.
+type fakeTokens map[string]*auth.Principal
+
+func (f fakeTokens) ResolveToken(_ context.Context, _ auth.TokenKind, secret string) (*auth.Principal, error) {
+	if p, ok := f[secret]; ok {
+		return p, nil
+	}
+	return nil, auth.ErrUnknownToken
+}
+
+type fakeUsers map[string]*auth.User
+
+func (f fakeUsers) LookupUser(_ context.Context, ref string) (*auth.User, error) {
+	if u, ok := f[ref]; ok {
+		return u, nil
+	}
+	return nil, auth.ErrUserNotFound
+}
+
+type fakePasswords map[string]*auth.User
+
+func (f fakePasswords) AuthenticatePassword(_ context.Context, login, password string) (*auth.User, error) {
+	if u, ok := f[login]; ok && password == "right" {
+		return u, nil
+	}
+	return nil, auth.ErrInvalidPassword
+}
+
+// TestSudoRules is the method x scope table of who may sudo (issue 10):
+// GitLab 10.2's rule for tokens with scopes (personal access, impersonation
+// and OAuth tokens need the sudo scope), an administrator's private token as
+// in 9.x, and nothing else: not a password, not a job token.
+func TestSudoRules(t *testing.T) {
+	admin := &auth.User{ID: 1, Username: "root", Admin: true}
+	plain := &auth.User{ID: 2, Username: "alice"}
+	target := &auth.User{ID: 3, Username: "bob"}
+	tokens := fakeTokens{}
+	add := func(name string, u *auth.User, m auth.Method, scopes ...string) string {
+		tokens[name] = &auth.Principal{User: u, Method: m, Scopes: scopes, TokenID: int64(len(tokens) + 1)}
+		return name
+	}
+	r := &auth.Resolver{Tokens: []auth.TokenResolver{tokens}, Users: fakeUsers{"bob": target, "3": target},
+		Passwords: fakePasswords{"root": admin}}
+	needsToken := "auth: forbidden: Private token must be specified in order to use sudo"
+	needsAdmin := "auth: forbidden: Must be admin to use sudo"
+	cases := []struct {
+		creds auth.Credentials
+		want  string // error text, "" for acting as bob
+	}{
+		{auth.Credentials{PrivateToken: add("private", admin, auth.MethodPrivateToken)}, ""},
+		{auth.Credentials{PrivateToken: add("pat-api", admin, auth.MethodPersonal, "api")}, needsToken},
+		{auth.Credentials{PrivateToken: add("pat-read", admin, auth.MethodPersonal, "read_user")}, needsToken},
+		{auth.Credentials{PrivateToken: add("pat-api-sudo", admin, auth.MethodPersonal, "api", "sudo")}, ""},
+		{auth.Credentials{PrivateToken: add("pat-read-sudo", admin, auth.MethodPersonal, "read_user", "sudo")}, ""},
+		{auth.Credentials{PrivateToken: add("pat-no-scopes", admin, auth.MethodPersonal)}, needsToken},
+		{auth.Credentials{PrivateToken: add("imp-api", admin, auth.MethodImpersonation, "api")}, needsToken},
+		{auth.Credentials{PrivateToken: add("imp-api-sudo", admin, auth.MethodImpersonation, "api", "sudo")}, ""},
+		{auth.Credentials{BearerToken: add("oauth-api", admin, auth.MethodOAuth, "api")}, needsToken},
+		{auth.Credentials{BearerToken: add("oauth-read", admin, auth.MethodOAuth, "read_user")}, needsToken},
+		{auth.Credentials{BearerToken: add("oauth-api-sudo", admin, auth.MethodOAuth, "api", "sudo")}, ""},
+		// An OAuth resolver that forgets to set scopes must not get sudo for free.
+		{auth.Credentials{BearerToken: add("oauth-nil", admin, auth.MethodOAuth)}, needsToken},
+		{auth.Credentials{PrivateToken: add("job", admin, auth.MethodJobToken)}, needsToken},
+		{auth.Credentials{PrivateToken: add("unknown-method", admin, auth.Method("future"))}, needsToken},
+		{auth.Credentials{HasBasic: true, BasicUser: "root", BasicPass: "right"}, needsToken},
+		{auth.Credentials{HasBasic: true, BasicUser: "x", BasicPass: add("basic-pat-sudo", admin, auth.MethodPersonal, "api", "sudo")}, ""},
+		{auth.Credentials{PrivateToken: add("plain-private", plain, auth.MethodPrivateToken)}, needsAdmin},
+		{auth.Credentials{PrivateToken: add("plain-pat-sudo", plain, auth.MethodPersonal, "api", "sudo")}, needsAdmin},
+		{auth.Credentials{BearerToken: add("plain-oauth-sudo", plain, auth.MethodOAuth, "api", "sudo")}, needsAdmin},
+	}
+	for _, c := range cases {
+		name := c.creds.PrivateToken + c.creds.BearerToken + c.creds.BasicPass
+		t.Run(name, func(t *testing.T) {
+			for _, sudo := range []string{"bob", "3"} {
+				c.creds.Sudo = sudo
+				p, err := r.Resolve(context.Background(), c.creds)
+				if c.want != "" {
+					if err == nil || err.Error() != c.want {
+						t.Fatalf("sudo %s: got %v, %v; want %q", sudo, p, err, c.want)
+					}
+					continue
+				}
+				if err != nil || p.User != target || p.Sudoer == nil || p.Sudoer.ID != admin.ID {
+					t.Fatalf("sudo %s: got %+v, %v; want acting as bob", sudo, p, err)
+				}
+			}
+		})
+	}
+	t.Run("unknown target after a permitted token", func(t *testing.T) {
+		_, err := r.Resolve(context.Background(), auth.Credentials{PrivateToken: "private", Sudo: "ghost"})
+		var nf *auth.SudoNotFoundError
+		if !errors.As(err, &nf) || nf.Value != "ghost" {
+			t.Fatalf("got %v", err)
+		}
+	})
+	t.Run("anonymous", func(t *testing.T) {
+		if _, err := r.Resolve(context.Background(), auth.Credentials{Sudo: "bob"}); !errors.Is(err, auth.ErrUnauthorized) {
+			t.Fatalf("got %v", err)
+		}
+	})
 }

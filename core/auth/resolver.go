@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -163,12 +164,41 @@ func (r *Resolver) basic(ctx context.Context, user, pass string) (*Principal, er
 	return &Principal{User: u, Method: MethodPassword}, nil
 }
 
+// Sudo refusals, in GitLab's words.
+var (
+	errSudoNotAdmin = Forbidden("Must be admin to use sudo")
+	errSudoNotToken = Forbidden("Private token must be specified in order to use sudo")
+)
+
+// MaySudo reports whether the credentials behind p may act as another user
+// (p's user must be an administrator too). Sudo turns a token into every
+// user's rights, so only credentials meant for it qualify: a token with the
+// sudo scope (GitLab 10.2+: personal access, impersonation and OAuth tokens)
+// or the user's private token, which carries full rights (GitLab 9.x).
+// Never a read_user or api-only token, a password or a job token.
+func MaySudo(p *Principal) bool {
+	switch p.Method {
+	case MethodPrivateToken:
+		return true
+	case MethodPersonal, MethodImpersonation, MethodOAuth:
+		// Not HasScope: nil scopes mean "unrestricted" there, and a resolver
+		// that forgot to set them must not get sudo for free.
+		return slices.Contains(p.Scopes, ScopeSudo)
+	}
+	return false
+}
+
 func (r *Resolver) sudo(ctx context.Context, p *Principal, target string) (*Principal, error) {
 	if p.IsAnonymous() {
 		return nil, ErrUnauthorized
 	}
 	if !p.User.Admin {
-		return nil, Forbidden("Must be admin to use sudo")
+		return nil, errSudoNotAdmin
+	}
+	// Checked before the lookup, so a token that may not sudo cannot probe
+	// which users exist.
+	if !MaySudo(p) {
+		return nil, errSudoNotToken
 	}
 	if r.Users == nil {
 		return nil, &SudoNotFoundError{Value: target}

@@ -190,7 +190,7 @@ func (s *Service) insertToken(tx *store.Tx, userID uint64, kind, name string, sc
 }
 
 // mintSessionToken issues a private token for a login, dropping the oldest
-// beyond MaxSessionTokens.
+// beyond MaxSessionTokens. Only a login calls it: a read never writes a token.
 func (s *Service) mintSessionToken(tx *store.Tx, userID uint64, name string) (string, error) {
 	ids, err := tokens.IDsBy(tx, "user", strconv.FormatUint(userID, 10))
 	if err != nil {
@@ -464,18 +464,6 @@ func (s *Service) findUser(ctx context.Context, ref string) (*User, error) {
 // User loads a user by id, for reading.
 func (s *Service) User(ctx context.Context, id int64) (*User, error) {
 	return s.cachedUser(ctx, uint64(id))
-}
-
-// SudoToken mints a private token for a user an administrator acts as
-// (GET /user with sudo returns one, as GitLab does).
-func (s *Service) SudoToken(ctx context.Context, userID int64) (string, error) {
-	var secret string
-	err := s.update(ctx, func(tx *store.Tx) error {
-		var err error
-		secret, err = s.mintSessionToken(tx, uint64(userID), "sudo")
-		return err
-	})
-	return secret, err
 }
 
 func summary(u *User) *auth.User {

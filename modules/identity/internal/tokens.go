@@ -42,11 +42,14 @@ func (s *Service) tokenView(t *Token) TokenView {
 	return v
 }
 
-var allowedScopes = map[string]bool{auth.ScopeAPI: true, auth.ScopeReadUser: true}
+// allowedScopes are the scopes a token may be created with. sudo (GitLab
+// 10.2) is what lets an administrator's personal access or impersonation
+// token act as another user; without it such a token cannot sudo.
+var allowedScopes = map[string]bool{auth.ScopeAPI: true, auth.ScopeReadUser: true, auth.ScopeSudo: true}
 
 type tokenBody struct {
 	Name      string    `json:"name" required:"true"`
-	Scopes    []string  `json:"scopes" required:"true" doc:"api and/or read_user"`
+	Scopes    []string  `json:"scopes" required:"true" doc:"api, read_user and/or sudo"`
 	ExpiresAt *api.Date `json:"expires_at,omitempty" doc:"YYYY-MM-DD; the token stops working at the start of that day"`
 }
 

@@ -53,8 +53,9 @@ type FullUser struct {
 	PasswordExpired bool `json:"password_expired"`
 }
 
-// FullUserWithToken adds the private token where GitLab shows it (session
-// login, GET /user with sudo); elsewhere PrivateToken is nil and omitted.
+// FullUserWithToken adds the private token of a session login; elsewhere
+// PrivateToken is nil and omitted (also on GET /user with sudo, see
+// currentUser).
 type FullUserWithToken struct {
 	FullUser
 	PrivateToken *string `json:"private_token,omitempty"`

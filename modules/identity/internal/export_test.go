@@ -1,0 +1,20 @@
+package internal
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// TokenCount counts a user's stored tokens of every kind, for tests that
+// check a request wrote none.
+func (s *Service) TokenCount(ctx context.Context, userID int64) (int, error) {
+	var n int
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		ids, err := tokens.IDsBy(tx, "user", strconv.FormatInt(userID, 10))
+		n = len(ids)
+		return err
+	})
+	return n, err
+}
