@@ -140,7 +140,8 @@ func (app *App) options(opts []Option) ([]fx.Option, error) {
 			newResolver,
 			func(r *auth.Resolver) *api.API {
 				v, _ := Version()
-				return api.New(api.Options{Logger: s.logger, Resolver: r, MaxBodyBytes: s.cfg.MaxBodyBytes, Version: v})
+				return api.New(api.Options{Logger: s.logger, Resolver: r, MaxBodyBytes: s.cfg.MaxBodyBytes,
+					BodyReadTimeout: s.cfg.BodyReadTimeout, Version: v})
 			},
 			newBus,
 		),

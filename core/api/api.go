@@ -216,10 +216,16 @@ func (a *API) buildHandler() {
 		}
 		for _, ic := range a.intercepts {
 			if ic.match(r) {
+				if ic.name == "" {
+					a.guardBody(w, r) // an alias: an operation serves it
+				}
+				// Named intercepts (git over HTTP) stream large bodies and
+				// keep their own deadlines.
 				ic.h.ServeHTTP(w, r)
 				return
 			}
 		}
+		a.guardBody(w, r)
 		a.mux.ServeHTTP(w, r)
 	})
 	inner = a.recoverer(inner)

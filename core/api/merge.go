@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 )
@@ -30,17 +29,19 @@ type merged struct {
 func (a *API) merge(w http.ResponseWriter, r *http.Request, rawQuery string, op *huma.Operation, limit int64) (merged, error) {
 	values := parseRails(queryPairs(rawQuery))
 	if r.Body != nil && r.Body != http.NoBody {
-		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(a.bodyTime))
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
-		if err != nil {
+		// The body is under the read deadline guardBody set for the whole
+		// request: a body that stops arriving fails here with a timeout, and
+		// the connection is closed after the 408.
+		src := http.MaxBytesReader(w, r.Body, limit)
+		var buf bytes.Buffer
+		if _, err := buf.ReadFrom(src); err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
 				return merged{}, TooLarge()
 			}
-			return merged{}, &Error{Status: 408, Message: "408 Request Timeout"}
+			return merged{}, &Error{Status: http.StatusRequestTimeout, Message: "408 Request Timeout"}
 		}
-		fromBody, err := parseBody(r.Header.Get("Content-Type"), body)
+		fromBody, err := parseBody(r.Header.Get("Content-Type"), buf.Bytes())
 		if err != nil {
 			return merged{}, err
 		}
