@@ -349,8 +349,42 @@ func (a *API) pipeline(ctx huma.Context, next func(huma.Context)) {
 	if r.URL.RawQuery != "" {
 		params.query = r.URL.Query()
 	}
-	if !meta.rawBody && r.Method != http.MethodGet && r.Method != http.MethodHead {
-		merged, err := a.merge(w, r, rawQuery, ctx.Operation(), meta.maxBody)
+	// Credentials in the headers or the query string are checked before the
+	// body is read, so a bad token costs no body; when there are some, a
+	// body's private_token or access_token is not looked at (its sudo is).
+	// resolved remembers what p was resolved from, to resolve again only if
+	// the body changes the credentials.
+	early := auth.CredentialsFrom(r, params.get)
+	var p *auth.Principal
+	var resolved auth.Credentials
+	readsBody := !meta.rawBody && r.Method != http.MethodGet && r.Method != http.MethodHead
+	if readsBody && !early.Empty() {
+		var err error
+		if p, err = a.resolver.Resolve(r.Context(), early); err != nil {
+			a.writeError(ctx, err)
+			return
+		}
+		resolved = early
+	}
+	if readsBody {
+		var gate func([]byte) error
+		if early.Empty() && meta.access >= SignedIn {
+			// Nobody is signed in yet and the operation needs someone: only
+			// a token near the start of the body can still change that, so
+			// a large body is not read without one.
+			gate = func(prefix []byte) error {
+				peek := requestParams{query: params.query, body: peekParams(r.Header.Get("Content-Type"), prefix)}
+				c := auth.CredentialsFrom(r, peek.get)
+				if c.Empty() {
+					return Unauthorized()
+				}
+				var err error
+				p, err = a.resolver.Resolve(r.Context(), c)
+				resolved = c
+				return err
+			}
+		}
+		merged, err := a.merge(w, r, rawQuery, ctx.Operation(), meta.maxBody, gate)
 		if err != nil {
 			a.writeError(ctx, err)
 			return
@@ -361,10 +395,19 @@ func (a *API) pipeline(ctx huma.Context, next func(huma.Context)) {
 		}
 	}
 
-	p, err := a.resolver.Resolve(r.Context(), auth.CredentialsFrom(r, params.get))
-	if err != nil {
-		a.writeError(ctx, err)
-		return
+	creds := auth.CredentialsFrom(r, params.get)
+	if !early.Empty() {
+		creds = early
+		if creds.Sudo == "" {
+			creds.Sudo = params.get("sudo")
+		}
+	}
+	if p == nil || creds != resolved {
+		var err error
+		if p, err = a.resolver.Resolve(r.Context(), creds); err != nil {
+			a.writeError(ctx, err)
+			return
+		}
 	}
 	info.UserID = p.UserID()
 	switch {

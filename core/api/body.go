@@ -1,8 +1,13 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -69,4 +74,85 @@ func (b *timedBody) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// credentialPeekBytes is how much of a body is read, at most, before a
+// caller is known on an operation that needs one. A request that carries its
+// token only in the body (private_token=...) keeps working when the token is
+// within the first credentialPeekBytes; anything larger without credentials
+// in the headers or the query string is refused unread.
+const credentialPeekBytes = 64 << 10
+
+// credentialKeys are the body parameters that can carry credentials.
+var credentialKeys = map[string]bool{"private_token": true, "access_token": true, "sudo": true}
+
+// peekParams finds credential parameters in the first bytes of a body
+// (prefix is cut anywhere, mid-value too): complete urlencoded pairs, the
+// top-level keys of a JSON object up to where it is cut, and the complete
+// text parts of a multipart body. Everything else is ignored.
+func peekParams(contentType string, prefix []byte) map[string]any {
+	out := map[string]any{}
+	mt, params, err := mime.ParseMediaType(contentType)
+	if contentType == "" {
+		mt, err = "application/x-www-form-urlencoded", nil
+		if t := bytes.TrimSpace(prefix); len(t) > 0 && t[0] == '{' {
+			mt = "application/json"
+		}
+	}
+	if err != nil {
+		return out
+	}
+	switch {
+	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
+		dec := json.NewDecoder(bytes.NewReader(prefix))
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+			return out
+		}
+		for dec.More() {
+			tok, err := dec.Token()
+			key, ok := tok.(string)
+			if err != nil || !ok {
+				return out
+			}
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				return out
+			}
+			var s string
+			if credentialKeys[key] && json.Unmarshal(v, &s) == nil {
+				out[key] = s
+			}
+		}
+	case mt == "application/x-www-form-urlencoded":
+		if i := bytes.LastIndexByte(prefix, '&'); i >= 0 {
+			prefix = prefix[:i] // the last pair may be cut short
+		} else {
+			prefix = nil
+		}
+		for _, p := range queryPairs(string(prefix)) {
+			if credentialKeys[p[0]] {
+				out[p[0]] = p[1]
+			}
+		}
+	case mt == "multipart/form-data" && params["boundary"] != "":
+		mr := multipart.NewReader(bytes.NewReader(prefix), params["boundary"])
+		for {
+			part, err := mr.NextPart()
+			if err != nil {
+				return out
+			}
+			name := part.FormName()
+			if part.FileName() != "" || !credentialKeys[name] {
+				part.Close()
+				continue
+			}
+			v, err := io.ReadAll(part)
+			part.Close()
+			if err != nil {
+				return out // cut inside this part
+			}
+			out[name] = string(v)
+		}
+	}
+	return out
 }

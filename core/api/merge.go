@@ -26,7 +26,11 @@ type merged struct {
 // (body wins over query), coerces values to the operation's body schema and
 // drops unknown keys. Rails-style keys (a[]=1, a[][k]=v, a[k]=v) become arrays
 // and objects.
-func (a *API) merge(w http.ResponseWriter, r *http.Request, rawQuery string, op *huma.Operation, limit int64) (merged, error) {
+//
+// gate, when set, is called with the first credentialPeekBytes of a body
+// that is longer than that, before the rest is read; an error from it ends
+// the request unread (an operation that needs a caller, and none known yet).
+func (a *API) merge(w http.ResponseWriter, r *http.Request, rawQuery string, op *huma.Operation, limit int64, gate func(prefix []byte) error) (merged, error) {
 	values := parseRails(queryPairs(rawQuery))
 	if r.Body != nil && r.Body != http.NoBody {
 		// The body is under the read deadline guardBody set for the whole
@@ -34,7 +38,21 @@ func (a *API) merge(w http.ResponseWriter, r *http.Request, rawQuery string, op 
 		// the connection is closed after the 408.
 		src := http.MaxBytesReader(w, r.Body, limit)
 		var buf bytes.Buffer
-		if _, err := buf.ReadFrom(src); err != nil {
+		var err error
+		if gate != nil {
+			if _, err = io.CopyN(&buf, src, credentialPeekBytes+1); err == nil {
+				err = gate(buf.Bytes()[:credentialPeekBytes])
+				if err != nil {
+					return merged{}, err
+				}
+			} else if err == io.EOF {
+				err = nil
+			}
+		}
+		if err == nil {
+			_, err = buf.ReadFrom(src)
+		}
+		if err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
 				return merged{}, TooLarge()
