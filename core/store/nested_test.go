@@ -116,7 +116,9 @@ func TestGuardCatchesNestedTransactions(t *testing.T) {
 	}
 	// The store still works afterwards: no transaction was left open.
 	done := make(chan error, 1)
-	go func() { done <- db.Update(ctx, func(tx *store.Tx) error { return users.Insert(tx, &user{Name: "after"}) }) }()
+	go func() {
+		done <- db.Update(ctx, func(tx *store.Tx) error { return users.Insert(tx, &user{Name: "after"}) })
+	}()
 	select {
 	case err := <-done:
 		if err != nil {
