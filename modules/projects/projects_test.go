@@ -224,9 +224,9 @@ func TestProjectCreateNameAndPathRules(t *testing.T) {
 		{what: ".git suffix from the name", body: map[string]any{"name": "Repo.git"}, status: 400, want: `{"message":{"path":["` + crudPathRule + `"]}}`},
 		{what: ".atom suffix", body: map[string]any{"name": "x", "path": "feed.atom"}, status: 400, want: `{"message":{"path":["` + crudPathRule + `"]}}`},
 		{what: "trailing dot", body: map[string]any{"name": "x", "path": "trail."}, status: 400, want: `{"message":{"path":["` + crudPathRule + `"]}}`},
-		{what: "reserved api", body: map[string]any{"path": "api"}, status: 400, want: `{"message":{"path":["api is a reserved name"]}}`},
-		{what: "reserved API, any case", body: map[string]any{"name": "x", "path": "API"}, status: 400, want: `{"message":{"path":["API is a reserved name"]}}`},
-		{what: "reserved uploads from the name", body: map[string]any{"name": "Uploads"}, status: 400, want: `{"message":{"path":["uploads is a reserved name"]}}`},
+		{what: "reserved tree", body: map[string]any{"path": "tree"}, status: 400, want: `{"message":{"path":["tree is a reserved name"]}}`},
+		{what: "reserved BLOB, any case", body: map[string]any{"name": "x", "path": "BLOB"}, status: 400, want: `{"message":{"path":["BLOB is a reserved name"]}}`},
+		{what: "reserved raw from the name", body: map[string]any{"name": "Raw"}, status: 400, want: `{"message":{"path":["raw is a reserved name"]}}`},
 		{what: "reserved -", body: map[string]any{"name": "dash", "path": "-"}, status: 400, want: `{"message":{"path":["` + crudPathRule + `"]}}`},
 		{what: "256-character name", body: map[string]any{"name": long, "path": "short"}, status: 400, want: `{"message":{"name":["` + crudTooLong + `"]}}`},
 		{what: "256-rune name", body: map[string]any{"name": strings.Repeat("é", 256), "path": "short"}, status: 400, want: `{"message":{"name":["` + crudTooLong + `"]}}`},
@@ -614,7 +614,7 @@ func TestProjectEditAndDelete(t *testing.T) {
 	t.Run("invalid values", func(t *testing.T) {
 		put(alice.Token, map[string]any{"name": "Editable", "visibility": "everyone"}).want(t, 400, `{"error":"visibility does not have a valid value"}`)
 		put(alice.Token, map[string]any{"name": "-bad"}).want(t, 400, `{"message":{"name":["`+crudNameRule+`"]}}`)
-		put(alice.Token, map[string]any{"name": "Editable", "path": "api"}).want(t, 400, `{"message":{"path":["api is a reserved name"]}}`)
+		put(alice.Token, map[string]any{"name": "Editable", "path": "tree"}).want(t, 400, `{"message":{"path":["tree is a reserved name"]}}`)
 		crudCreate(t, s, alice.Token, map[string]any{"name": "Other", "path": "taken"})
 		put(alice.Token, map[string]any{"name": "Editable", "path": "taken"}).want(t, 400, crudTaken)
 	})

@@ -119,7 +119,7 @@ func (s *Service) linkIdentity(ctx context.Context, provider string, id authprov
 }
 
 // freeUsername derives a valid, unused username from a directory's one:
-// alice, alice1, alice2...
+// alice, alice1, alice2... (admin, a reserved name, becomes admin1).
 func freeUsername(tx *store.Tx, want string) string {
 	base := strings.Trim(usernameUnsafe.ReplaceAllString(want, "_"), "-.")
 	base = strings.TrimSuffix(strings.TrimSuffix(base, ".git"), ".atom")
@@ -131,7 +131,7 @@ func freeUsername(tx *store.Tx, want string) string {
 	}
 	name := base
 	for i := 1; ; i++ {
-		if _, err := users.GetBy(tx, "username", store.Fold(name)); errors.Is(err, store.ErrNotFound) {
+		if _, err := users.GetBy(tx, "username", store.Fold(name)); errors.Is(err, store.ErrNotFound) && !ReservedNamespace(name) {
 			return name
 		}
 		name = fmt.Sprintf("%s%d", base, i)

@@ -96,6 +96,8 @@ func validateUser(u *User, password string, requirePassword bool) ValidationErro
 	case !usernameRE.MatchString(u.Username) || strings.HasSuffix(u.Username, ".") ||
 		strings.HasSuffix(u.Username, ".git") || strings.HasSuffix(u.Username, ".atom"):
 		v.Add("username", "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.', '.git' or '.atom'.")
+	case ReservedNamespace(u.Username):
+		v.Add("username", reservedName(u.Username))
 	}
 	if u.Name == "" {
 		v.Add("name", "can't be blank")

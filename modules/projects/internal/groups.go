@@ -274,7 +274,7 @@ func (s *Service) createGroup(ctx context.Context, in *groupCreateInput) (*group
 	}
 	v := ValidationError{}
 	validateName(v, name)
-	validatePath(v, "path", path)
+	validateGroupPath(v, "path", path)
 	if b.ParentID != nil && *b.ParentID != 0 {
 		v["parent_id"] = append(v["parent_id"], "subgroups are not supported")
 	}
@@ -365,7 +365,7 @@ func (s *Service) updateGroup(ctx context.Context, in *groupUpdateInput) (*group
 	}
 	if b.Path != nil {
 		path := strings.TrimSpace(*b.Path)
-		validatePath(v, "path", path)
+		validateGroupPath(v, "path", path)
 		if len(v["path"]) == 0 && store.Fold(path) != store.Fold(r.g.Path) {
 			if err := s.pathIsUsername(ctx, v, path); err != nil {
 				return nil, err

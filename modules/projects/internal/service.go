@@ -43,16 +43,28 @@ var (
 	nameRE = regexp.MustCompile(`^[\p{L}\p{N}_.\p{So}][\p{L}\p{N}_. +\-\p{So}]*$`)
 )
 
-// Reserved top-level and project paths: routes of the web UI and API that a
-// namespace or project named like them would shadow.
-var reserved = map[string]bool{
-	"-": true, "api": true, "uploads": true, "help": true, "explore": true, "admin": true, "users": true,
-	"groups": true, "projects": true, "dashboard": true, "assets": true, "public": true, "s": true,
-	"snippets": true, "oauth": true, "profile": true, "search": true, "new": true, "create": true,
-	"edit": true, "files": true, "ci": true, "u": true, "abuse_reports": true, "import": true,
+// reservedProjectPaths are the words GitLab routes after a project's path
+// (group/project/tree/...): a project called like one would be ambiguous
+// as soon as namespaces nest. Top-level names (api, help...) are fine for
+// projects; groups and users are checked with identity.ReservedNamespace.
+var reservedProjectPaths = map[string]bool{
+	"-": true, "badges": true, "blame": true, "blob": true, "builds": true, "commits": true, "create": true,
+	"create_dir": true, "edit": true, "files": true, "find_file": true, "new": true, "preview": true, "raw": true,
+	"refs": true, "tree": true, "update": true, "wikis": true,
 }
 
+// validatePath checks a project path.
 func validatePath(v ValidationError, field, path string) {
+	checkPath(v, field, path, func(p string) bool { return reservedProjectPaths[strings.ToLower(p)] })
+}
+
+// validateGroupPath checks a group path: a top-level namespace, like a
+// username.
+func validateGroupPath(v ValidationError, field, path string) {
+	checkPath(v, field, path, identity.ReservedNamespace)
+}
+
+func checkPath(v ValidationError, field, path string, reserved func(string) bool) {
 	switch {
 	case path == "":
 		v[field] = append(v[field], "can't be blank")
@@ -60,7 +72,7 @@ func validatePath(v ValidationError, field, path string) {
 		v[field] = append(v[field], "is too long (maximum is 255 characters)")
 	case !pathRE.MatchString(path) || strings.HasSuffix(path, ".") || strings.HasSuffix(path, ".git") || strings.HasSuffix(path, ".atom"):
 		v[field] = append(v[field], "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.', '.git' or '.atom'")
-	case reserved[strings.ToLower(path)]:
+	case reserved(path):
 		v[field] = append(v[field], path+" is a reserved name")
 	}
 }
