@@ -353,6 +353,7 @@ func (b *Bus) call(ctx context.Context, s Subscriber, payload json.RawMessage) (
 func (b *Bus) record(results []outcome) (time.Duration, error) {
 	var shortest time.Duration
 	err := b.db.Update(context.Background(), func(tx *store.Tx) error {
+		shortest = 0 // set per run: the function may run again
 		bk := tx.Bucket([]byte(OutboxBucket))
 		for _, o := range results {
 			raw := bk.Get(o.key)

@@ -801,7 +801,7 @@ func TestConcurrentPublishers(t *testing.T) {
 		wg.Go(func() {
 			for i := 0; i < each; i++ {
 				id := int64(w*each + i)
-				errs <- db.Batch(context.Background(), func(tx *store.Tx) error {
+				errs <- db.Update(context.Background(), func(tx *store.Tx) error {
 					return bus.Publish(tx, pushed{Project: id})
 				})
 			}

@@ -7,11 +7,11 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// groupCommit gathers concurrent Batch calls into shared transactions. The
-// first caller becomes the leader and commits everything queued; calls that
-// arrive meanwhile wait for the next round. Unlike bbolt's own Batch there is
-// no delay timer, so one writer alone pays no extra latency, and a crowd of
-// writers pays one fsync per round instead of one each.
+// groupCommit gathers concurrent Update calls into shared transactions. The
+// first caller starts a leader goroutine that commits everything queued;
+// calls that arrive meanwhile wait for the next round. Unlike bbolt's own
+// Batch there is no delay timer, so one writer alone pays no extra latency,
+// and a crowd of writers pays one fsync per round instead of one each.
 type groupCommit struct {
 	mu      sync.Mutex
 	max     int
@@ -57,33 +57,43 @@ func (g *groupCommit) run(db *DB) {
 	}
 }
 
-// commit runs a round in one transaction. If any call fails (or panics), the
-// transaction is rolled back and every call is rerun alone, so one caller's
-// error never fails another's.
+// commit runs a round in one transaction. When a call fails (or panics) the
+// transaction is rolled back and the round runs again without it, so one
+// caller's error never fails another's; the failed calls then run once more
+// each alone, so that the error they report does not depend on writes that
+// were rolled back (and they commit if they now succeed).
 func (g *groupCommit) commit(db *DB, round []*batchCall) {
-	exit := db.guard.enter("Batch")
-	defer exit()
-	err := db.bolt.Update(func(btx *bolt.Tx) error {
-		for _, c := range round {
-			if err := safeCall(c.fn, db.newTx(c.ctx, btx)); err != nil {
-				return err
+	defer db.guard.enter("Update")()
+	var alone []*batchCall
+	for len(round) > 0 {
+		failed := -1
+		err := db.bolt.Update(func(btx *bolt.Tx) error {
+			for i, c := range round {
+				if err := safeCall(c.fn, db.newTx(c.ctx, btx)); err != nil {
+					failed = i
+					return err
+				}
 			}
+			return nil
+		})
+		if failed < 0 || len(round) == 1 {
+			// Success, a commit failure that concerns everyone, or a
+			// lone call's own error.
+			for _, c := range round {
+				c.done <- err
+			}
+			break
 		}
-		return nil
-	})
-	if err == nil || len(round) == 1 {
-		for _, c := range round {
-			c.done <- err
-		}
-		return
+		alone = append(alone, round[failed])
+		round = append(round[:failed:failed], round[failed+1:]...)
 	}
-	for _, c := range round {
+	for _, c := range alone {
 		c.done <- db.update(c.ctx, func(tx *Tx) error { return safeCall(c.fn, tx) })
 	}
 }
 
 // safeCall turns a panic in fn into an error for its own caller (and keeps
-// the batch goroutine alive).
+// the leader goroutine alive).
 func safeCall(fn func(*Tx) error, tx *Tx) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -95,4 +105,4 @@ func safeCall(fn func(*Tx) error, tx *Tx) (err error) {
 
 type panicError struct{ value any }
 
-func (e *panicError) Error() string { return "store: batch function panicked" }
+func (e *panicError) Error() string { return "store: write function panicked" }

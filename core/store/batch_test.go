@@ -24,7 +24,7 @@ func TestBatchPanicReachesOnlyItsCaller(t *testing.T) {
 					recovered <- r
 				}
 			}()
-			errs[i] = db.Batch(context.Background(), func(tx *store.Tx) error {
+			errs[i] = db.Update(context.Background(), func(tx *store.Tx) error {
 				if i == 3 {
 					panic("boom 3")
 				}
@@ -50,7 +50,7 @@ func TestBatchPanicReachesOnlyItsCaller(t *testing.T) {
 		t.Fatalf("%d rows, want 7", n)
 	}
 	// Still working afterwards.
-	if err := db.Batch(context.Background(), func(tx *store.Tx) error { return users.Insert(tx, &user{Name: "after"}) }); err != nil {
+	if err := db.Update(context.Background(), func(tx *store.Tx) error { return users.Insert(tx, &user{Name: "after"}) }); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -63,7 +63,7 @@ func TestBatchGroupCommitUnderLoad(t *testing.T) {
 	for w := 0; w < 20; w++ {
 		wg.Go(func() {
 			for j := 0; j < 25; j++ {
-				if err := db.Batch(context.Background(), func(tx *store.Tx) error {
+				if err := db.Update(context.Background(), func(tx *store.Tx) error {
 					return users.Insert(tx, &user{Name: fmt.Sprintf("w%d-%d", w, j)})
 				}); err != nil {
 					t.Error(err)

@@ -10,8 +10,8 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 )
 
-// BenchmarkInsertUpdate is the plain write path: one read-write transaction
-// (and one fsync) per insert.
+// BenchmarkInsertUpdate is the write path with one writer: each insert is a
+// round of its own (one transaction, one fsync).
 func BenchmarkInsertUpdate(b *testing.B) {
 	db := openDB(b, store.Options{})
 	ctx := context.Background()
@@ -29,9 +29,16 @@ func BenchmarkInsertUpdate(b *testing.B) {
 	}
 }
 
-// BenchmarkInsertBatch32 inserts b.N rows from 32 goroutines through Batch,
-// so concurrent calls share transactions and fsyncs.
-func BenchmarkInsertBatch32(b *testing.B) {
+// BenchmarkInsertUpdate32 inserts b.N rows from 32 goroutines through
+// Update, so concurrent calls share transactions and fsyncs (group commit).
+func BenchmarkInsertUpdate32(b *testing.B) { benchInsert32(b, (*store.DB).Update) }
+
+// BenchmarkInsertAlone32 is the same load through UpdateAlone, the serial
+// path (one transaction and one fsync per insert, one after another): the
+// figure group commit is measured against.
+func BenchmarkInsertAlone32(b *testing.B) { benchInsert32(b, (*store.DB).UpdateAlone) }
+
+func benchInsert32(b *testing.B, write func(*store.DB, context.Context, func(*store.Tx) error) error) {
 	db := openDB(b, store.Options{})
 	ctx := context.Background()
 	var next atomic.Int64
@@ -45,7 +52,7 @@ func BenchmarkInsertBatch32(b *testing.B) {
 				if i > int64(b.N) {
 					return
 				}
-				err := db.Batch(ctx, func(tx *store.Tx) error {
+				err := write(db, ctx, func(tx *store.Tx) error {
 					u := &user{Name: fmt.Sprint("user-", i), Emails: []string{fmt.Sprintf("u%d@example.com", i)}, Team: "t"}
 					return users.Insert(tx, u)
 				})

@@ -21,7 +21,7 @@ var ErrLocked = errors.New("database is locked by another process")
 type Options struct {
 	// LockTimeout bounds the wait for the file lock; default 1s.
 	LockTimeout time.Duration
-	// MaxBatchSize caps how many Batch calls share one transaction
+	// MaxBatchSize caps how many Update calls share one transaction
 	// (default 256).
 	MaxBatchSize int
 	// NoSync skips fsync; only for benchmarks and throwaway data.
@@ -95,7 +95,7 @@ func Open(path string, opts Options) (*DB, error) {
 	if opts.MaxBatchSize > 0 {
 		db.batch.max = opts.MaxBatchSize
 	}
-	if err := db.Update(context.Background(), func(tx *Tx) error {
+	if err := db.UpdateAlone(context.Background(), func(tx *Tx) error {
 		_, err := tx.CreateBucketIfNotExists(metaBucket)
 		return err
 	}); err != nil {
@@ -124,9 +124,11 @@ func (db *DB) View(ctx context.Context, fn func(*Tx) error) error {
 	return db.bolt.View(func(tx *bolt.Tx) error { return fn(db.newTx(ctx, tx)) })
 }
 
-// Update runs fn in its own read-write transaction, committed when fn returns
-// nil. When ctx carries an open read-write transaction of this database, fn
-// runs in it and commits with it.
+// Update runs fn in a read-write transaction shared with concurrent callers
+// (group commit) and returns once that transaction is committed and fsynced.
+// fn may run more than once: the package documentation gives the contract.
+// When ctx carries an open read-write transaction of this database, fn runs
+// in it and commits with it.
 func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
 	if t := db.txFrom(ctx); t != nil {
 		if !t.Writable() {
@@ -137,22 +139,16 @@ func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	defer db.guard.enter("Update")()
-	return db.update(ctx, fn)
+	// The caller waits for the leader goroutine's commit: it must hold no
+	// transaction of its own meanwhile.
+	db.guard.check("Update")
+	return db.batch.do(ctx, db, fn)
 }
 
-// update is one read-write transaction, without the checks.
-func (db *DB) update(ctx context.Context, fn func(*Tx) error) error {
-	return db.bolt.Update(func(tx *bolt.Tx) error { return fn(db.newTx(ctx, tx)) })
-}
-
-// Batch is Update for hot paths with many concurrent writers: calls that
-// arrive while a commit is in progress share the next transaction and its
-// fsync (group commit), and a lone call runs at once, with no waiting timer.
-// fn may run more than once (when a call in the same batch fails, each is
-// rerun alone), so it must be idempotent and must publish nothing outside the
-// transaction; read ids assigned inside fn only after Batch returns.
-func (db *DB) Batch(ctx context.Context, fn func(*Tx) error) error {
+// UpdateAlone runs fn exactly once, in a read-write transaction of its own,
+// committed when fn returns nil. It is the serial path, for the few writes
+// that must not share a transaction; callers say why.
+func (db *DB) UpdateAlone(ctx context.Context, fn func(*Tx) error) error {
 	if t := db.txFrom(ctx); t != nil {
 		if !t.Writable() {
 			return ErrReadOnlyTx
@@ -162,10 +158,13 @@ func (db *DB) Batch(ctx context.Context, fn func(*Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	// The caller waits for another goroutine's commit: it must hold no
-	// transaction of its own meanwhile.
-	db.guard.check("Batch")
-	return db.batch.do(ctx, db, fn)
+	defer db.guard.enter("UpdateAlone")()
+	return db.update(ctx, fn)
+}
+
+// update is one read-write transaction, without the checks.
+func (db *DB) update(ctx context.Context, fn func(*Tx) error) error {
+	return db.bolt.Update(func(tx *bolt.Tx) error { return fn(db.newTx(ctx, tx)) })
 }
 
 // EnsureBuckets creates the named top-level buckets that do not exist yet.
@@ -282,7 +281,7 @@ func (db *DB) Probe(ctx context.Context) error {
 			return nil
 		})
 		if err == nil {
-			err = db.Batch(context.Background(), func(tx *Tx) error {
+			err = db.Update(context.Background(), func(tx *Tx) error {
 				return tx.Bucket(metaBucket).Put(probeKey, []byte(time.Now().UTC().Format(time.RFC3339Nano)))
 			})
 		}

@@ -73,7 +73,9 @@ func (db *DB) Migrate(ctx context.Context, migrations []Migration) error {
 			return err
 		}
 		for _, m := range ms[current:] {
-			err := db.Update(ctx, func(tx *Tx) error {
+			// Alone: a migration may rewrite a whole table and must run
+			// exactly once.
+			err := db.UpdateAlone(ctx, func(tx *Tx) error {
 				if err := m.Up(tx); err != nil {
 					return err
 				}

@@ -38,8 +38,8 @@ func TestNestedCallsJoinTheOpenTransaction(t *testing.T) {
 		}); err != nil {
 			return err
 		}
-		return db.Batch(outer.Context(), func(inner *store.Tx) error {
-			return users.Insert(inner, &user{Name: "joined-batch"})
+		return db.UpdateAlone(outer.Context(), func(inner *store.Tx) error {
+			return users.Insert(inner, &user{Name: "joined-alone"})
 		})
 	})
 	if err != nil {
@@ -67,8 +67,8 @@ func TestWriteInsideReadIsRefused(t *testing.T) {
 		if err := db.Update(tx.Context(), func(*store.Tx) error { return nil }); !errors.Is(err, store.ErrReadOnlyTx) {
 			t.Errorf("Update in View: %v, want ErrReadOnlyTx", err)
 		}
-		if err := db.Batch(tx.Context(), func(*store.Tx) error { return nil }); !errors.Is(err, store.ErrReadOnlyTx) {
-			t.Errorf("Batch in View: %v, want ErrReadOnlyTx", err)
+		if err := db.UpdateAlone(tx.Context(), func(*store.Tx) error { return nil }); !errors.Is(err, store.ErrReadOnlyTx) {
+			t.Errorf("UpdateAlone in View: %v, want ErrReadOnlyTx", err)
 		}
 		return nil
 	})
@@ -91,14 +91,17 @@ func TestGuardCatchesNestedTransactions(t *testing.T) {
 		"View in View": func() {
 			_ = db.View(ctx, func(*store.Tx) error { return db.View(ctx, func(*store.Tx) error { return nil }) })
 		},
+		"View in UpdateAlone": func() {
+			_ = db.UpdateAlone(ctx, func(*store.Tx) error { return db.View(ctx, func(*store.Tx) error { return nil }) })
+		},
+		"Update in View": func() {
+			_ = db.View(ctx, func(*store.Tx) error { return db.Update(ctx, func(*store.Tx) error { return nil }) })
+		},
 		"View in Update": func() {
 			_ = db.Update(ctx, func(*store.Tx) error { return db.View(ctx, func(*store.Tx) error { return nil }) })
 		},
-		"Batch in View": func() {
-			_ = db.View(ctx, func(*store.Tx) error { return db.Batch(ctx, func(*store.Tx) error { return nil }) })
-		},
-		"View in Batch": func() {
-			_ = db.Batch(ctx, func(*store.Tx) error { return db.View(ctx, func(*store.Tx) error { return nil }) })
+		"Update in Update": func() {
+			_ = db.Update(ctx, func(*store.Tx) error { return db.Update(ctx, func(*store.Tx) error { return nil }) })
 		},
 	}
 	for name, fn := range cases {
@@ -135,7 +138,7 @@ func TestGuardCatchesNestedTransactions(t *testing.T) {
 func TestNestedReadsDuringFileGrowth(t *testing.T) {
 	t.Parallel()
 	db := openDB(t, store.Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -162,7 +165,7 @@ func TestNestedReadsDuringFileGrowth(t *testing.T) {
 	writers := make(chan error, 2)
 	for w := 0; w < 2; w++ {
 		go func() {
-			for i := 0; i < 150; i++ {
+			for i := 0; i < 60; i++ {
 				if err := db.Update(ctx, func(tx *store.Tx) error {
 					return users.Insert(tx, &user{Name: fmt.Sprintf("w%d-%d", w, i), Phase: big})
 				}); err != nil {

@@ -381,7 +381,7 @@ func TestCanceledContext(t *testing.T) {
 	called := false
 	fn := func(*store.Tx) error { called = true; return nil }
 	for name, run := range map[string]func(context.Context, func(*store.Tx) error) error{
-		"View": db.View, "Update": db.Update, "Batch": db.Batch,
+		"View": db.View, "Update": db.Update, "UpdateAlone": db.UpdateAlone,
 	} {
 		if err := run(ctx, fn); !errors.Is(err, context.Canceled) {
 			t.Errorf("%s with canceled ctx: %v, want context.Canceled", name, err)
@@ -1405,7 +1405,7 @@ func TestBatchConcurrentInserts(t *testing.T) {
 		wg.Go(func() {
 			for i := range jobs {
 				var id uint64
-				err := db.Batch(context.Background(), func(tx *store.Tx) error {
+				err := db.Update(context.Background(), func(tx *store.Tx) error {
 					r := &user{Name: fmt.Sprint("user-", i), Tags: []string{fmt.Sprint("w", i%7)}}
 					if err := users.Insert(tx, r); err != nil {
 						return err
@@ -1461,7 +1461,7 @@ func TestBatchFailingCallDoesNotSpoilOthers(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
 		wg.Go(func() {
-			errs[i] = db.Batch(context.Background(), func(tx *store.Tx) error {
+			errs[i] = db.Update(context.Background(), func(tx *store.Tx) error {
 				if err := users.Insert(tx, &user{Name: fmt.Sprint("b", i)}); err != nil {
 					return err
 				}

@@ -88,7 +88,7 @@ func (s *Service) RecordActivity(ctx context.Context, userID int64) error {
 	}
 	s.activity.days[uint64(userID)] = today
 	s.activity.mu.Unlock()
-	return s.db.Batch(ctx, func(tx *store.Tx) error {
+	return s.db.Update(ctx, func(tx *store.Tx) error {
 		u, err := users.Get(tx, uint64(userID))
 		if err != nil {
 			return err

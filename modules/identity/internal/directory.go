@@ -29,11 +29,12 @@ type DirectoryProvider struct {
 // password check. Called once while the application is assembled.
 func (s *Service) SetProviders(p []DirectoryProvider) { s.providers = p }
 
-// loginUser checks a login and password: the local password first, then each
-// external provider in order. A rejection moves on to the next provider; a
-// provider that is down is skipped with a warning, so local logins keep
-// working whatever happens to plugins.
-func (s *Service) loginUser(ctx context.Context, login, password string) (*User, error) {
+// verifyLogin checks a login and password: the local password first, then
+// each external provider in order. A rejection moves on to the next provider;
+// a provider that is down is skipped with a warning, so local logins keep
+// working whatever happens to plugins. Callers go through loginUser, which
+// throttles.
+func (s *Service) verifyLogin(ctx context.Context, login, password string) (*User, error) {
 	u, localErr := s.checkPassword(ctx, login, password)
 	if localErr == nil || len(s.providers) == 0 || password == "" || login == "" {
 		return u, localErr
@@ -182,7 +183,9 @@ func (s *Service) SyncDirectory(ctx context.Context) (blocked, unblocked int, er
 		for _, id := range present {
 			still[id.ExternalID] = true
 		}
+		var nb, nu int // counted per run: the function may run again
 		err = s.update(ctx, func(tx *store.Tx) error {
+			nb, nu = 0, 0
 			for dn, userID := range linked {
 				u, err := users.Get(tx, userID)
 				if errors.Is(err, store.ErrNotFound) {
@@ -194,10 +197,10 @@ func (s *Service) SyncDirectory(ctx context.Context) (blocked, unblocked int, er
 				switch {
 				case !still[dn] && u.State == StateActive:
 					u.State = StateLDAPBlocked
-					blocked++
+					nb++
 				case still[dn] && u.State == StateLDAPBlocked:
 					u.State = StateActive
-					unblocked++
+					nu++
 				default:
 					continue
 				}
@@ -210,6 +213,7 @@ func (s *Service) SyncDirectory(ctx context.Context) (blocked, unblocked int, er
 		if err != nil {
 			return blocked, unblocked, err
 		}
+		blocked, unblocked = blocked+nb, unblocked+nu
 	}
 	return blocked, unblocked, nil
 }

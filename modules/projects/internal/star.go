@@ -38,6 +38,7 @@ func (s *Service) setStar(ctx context.Context, ref string, on bool) (*projectOut
 	key := u64(uid) + "/" + u64(r.p.ID)
 	changed := false
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		changed = false // set per run: the function may run again
 		p, err := projects.Get(tx, r.p.ID)
 		if err != nil {
 			return err
