@@ -138,10 +138,15 @@ func (app *App) options(opts []Option) ([]fx.Option, error) {
 		fx.Provide(
 			func(lc fx.Lifecycle) (*store.DB, error) { return openStore(lc, s.cfg, s.dbOption) },
 			newResolver,
-			func(r *auth.Resolver) *api.API {
+			func(r *auth.Resolver) (*api.API, error) {
 				v, _ := Version()
+				allow, err := s.cfg.MetricsPrefixes()
+				if err != nil {
+					return nil, err
+				}
 				return api.New(api.Options{Logger: s.logger, Resolver: r, MaxBodyBytes: s.cfg.MaxBodyBytes,
-					BodyReadTimeout: s.cfg.BodyReadTimeout, Version: v})
+					BodyReadTimeout: s.cfg.BodyReadTimeout, Version: v,
+					MetricsToken: s.cfg.MetricsToken, MetricsAllow: allow}), nil
 			},
 			newBus,
 		),

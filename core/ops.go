@@ -50,5 +50,5 @@ func registerOps(a *api.API, db *store.DB) {
 		}
 		api.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}))
-	a.Mount("metrics", "GET /-/metrics", a.Metrics().Handler())
+	a.Mount("metrics", "GET /-/metrics", a.MetricsHandler())
 }

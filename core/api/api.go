@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"reflect"
 	"regexp"
@@ -36,6 +37,9 @@ type Options struct {
 	BodyReadTimeout time.Duration
 	// Version is shown in the OpenAPI document.
 	Version string
+	// MetricsToken and MetricsAllow guard MetricsHandler (see there).
+	MetricsToken string
+	MetricsAllow []netip.Prefix
 }
 
 // API is the shared Huma API plus the raw routes of one Fennec host.
@@ -48,6 +52,7 @@ type API struct {
 	bodyTime   time.Duration
 	external   atomic.Pointer[string]
 	metrics    *Metrics
+	metricsAcc metricsAccess
 	intercepts []intercept
 	handler    http.Handler
 	buildOnce  sync.Once
@@ -103,6 +108,7 @@ func New(opts Options) *API {
 		bodyTime: opts.BodyReadTimeout,
 		metrics:  newMetrics(),
 	}
+	a.metricsAcc = newMetricsAccess(opts.MetricsToken, opts.MetricsAllow)
 	empty := ""
 	a.external.Store(&empty)
 	a.huma = humago.New(mux, cfg)

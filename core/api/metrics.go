@@ -1,8 +1,12 @@
 package api
 
 import (
+	"crypto/sha256"
+	"crypto/subtle"
 	"net/http"
+	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -75,4 +79,80 @@ func (m *Metrics) observe(r *http.Request, info *flog.RequestInfo, took time.Dur
 // Handler serves the registry in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
+}
+
+// metricsAccess decides who may read the metrics: they tell how the server
+// is used (operations, users' request rates, the process) and are not for
+// the public. Every configured check must pass; with none configured only
+// loopback may read them, like GitLab's default monitoring whitelist.
+type metricsAccess struct {
+	token [sha256.Size]byte
+	// hasToken: a token is required.
+	hasToken bool
+	allow    []netip.Prefix
+}
+
+var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+
+func newMetricsAccess(token string, allow []netip.Prefix) metricsAccess {
+	m := metricsAccess{allow: allow}
+	if token != "" {
+		m.token, m.hasToken = sha256.Sum256([]byte(token)), true
+	}
+	if len(allow) == 0 && !m.hasToken {
+		m.allow = loopback
+	}
+	return m
+}
+
+// check answers nil when r may read the metrics, else the refusal: an
+// address outside the allow-list finds nothing there (404), a missing or
+// wrong token is 401. The client address is the connection's, never a
+// forwarded header, which anyone can send.
+func (m metricsAccess) check(r *http.Request) *Error {
+	if len(m.allow) > 0 {
+		ap, err := netip.ParseAddrPort(r.RemoteAddr)
+		if err != nil || !m.allowed(ap.Addr().Unmap()) {
+			return &Error{Status: http.StatusNotFound, Err: "404 Not Found"}
+		}
+	}
+	if m.hasToken {
+		given := r.URL.Query().Get("token")
+		if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+			given = strings.TrimSpace(h[7:])
+		}
+		// Hashing first makes the comparison constant-time whatever the
+		// lengths.
+		sum := sha256.Sum256([]byte(given))
+		if given == "" || subtle.ConstantTimeCompare(sum[:], m.token[:]) != 1 {
+			return Unauthorized()
+		}
+	}
+	return nil
+}
+
+func (m metricsAccess) allowed(a netip.Addr) bool {
+	for _, p := range m.allow {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// MetricsHandler serves the metrics in the Prometheus text format to the
+// callers Options.MetricsToken and Options.MetricsAllow let in (loopback
+// only when neither is set).
+func (a *API) MetricsHandler() http.Handler {
+	h := a.metrics.Handler()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if e := a.metricsAcc.check(r); e != nil {
+			if e.Status == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="Fennec metrics"`)
+			}
+			WriteJSON(w, e.Status, e)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
@@ -64,6 +65,13 @@ type Config struct {
 	// Default 1h; the first check runs after one interval or one minute,
 	// whichever is shorter.
 	DirectorySyncInterval time.Duration `yaml:"directory_sync_interval"`
+
+	// MetricsToken, when set, is required to read /-/metrics (as
+	// "Authorization: Bearer <token>" or ?token=<token>). MetricsAllow lists
+	// the client addresses (CIDRs or single IPs) that may read them. With
+	// neither set only loopback may; with both, a caller needs both.
+	MetricsToken string   `yaml:"metrics_token"`
+	MetricsAllow []string `yaml:"metrics_allow"`
 
 	// PasswordCost is the bcrypt cost for new password hashes (4-31,
 	// default 10). Test harnesses lower it; production should not.
@@ -190,6 +198,12 @@ func (f *Flags) Load(getenv func(string) (string, bool)) (Config, error) {
 		}
 		cfg.MaxPushBytes = n
 	}
+	if v, ok := getenv("FENNEC_METRICS_TOKEN"); ok && v != "" {
+		cfg.MetricsToken = v
+	}
+	if v, ok := getenv("FENNEC_METRICS_ALLOW"); ok && v != "" {
+		cfg.MetricsAllow = strings.Split(v, ",")
+	}
 	return cfg, cfg.Validate()
 }
 
@@ -241,12 +255,34 @@ func (c *Config) Validate() error {
 	if c.HousekeepingPushes <= 0 {
 		return fmt.Errorf("config: housekeeping_pushes must be positive")
 	}
+	if _, err := c.MetricsPrefixes(); err != nil {
+		return err
+	}
 	for i, p := range c.Plugins {
 		if p.Name == "" || p.Kind == "" {
 			return fmt.Errorf("config: plugin %d needs a name and a kind", i+1)
 		}
 	}
 	return nil
+}
+
+// MetricsPrefixes parses MetricsAllow: CIDRs, or single addresses as /32
+// and /128.
+func (c *Config) MetricsPrefixes() ([]netip.Prefix, error) {
+	out := make([]netip.Prefix, 0, len(c.MetricsAllow))
+	for _, s := range c.MetricsAllow {
+		s = strings.TrimSpace(s)
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("config: metrics_allow: %q is neither a CIDR nor an IP address", s)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
 }
 
 // ExternalURLFor is the external URL to use when the server listens on addr
