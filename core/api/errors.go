@@ -40,10 +40,12 @@ func (e *Error) Error() string {
 // GetStatus implements huma.StatusError.
 func (e *Error) GetStatus() int { return e.Status }
 
-// GetHeaders implements huma.HeadersError.
+// GetHeaders implements huma.HeadersError. Error values are shared by
+// concurrent requests (package-level errors such as a 404), so this never
+// writes into e: without headers it hands out a fresh empty map.
 func (e *Error) GetHeaders() http.Header {
 	if e.Header == nil {
-		e.Header = http.Header{}
+		return http.Header{}
 	}
 	return e.Header
 }
@@ -145,6 +147,12 @@ func NotAcceptable(msg string) *Error { return &Error{Status: 406, Message: msg}
 // TooLarge is 413 {"message":"413 Request Entity Too Large"}.
 func TooLarge() *Error { return &Error{Status: 413, Message: "413 Request Entity Too Large"} }
 
+// TooManyRequests is 429 {"message":"429 Too Many Requests"} with a
+// Retry-After header (seconds), GitLab's helper wording for its status.
+func TooManyRequests(retryAfter string) *Error {
+	return &Error{Status: 429, Message: "429 Too Many Requests", Header: http.Header{"Retry-After": {retryAfter}}}
+}
+
 // Internal is the 500 body; details belong in the log only.
 func Internal() *Error { return &Error{Status: 500, Message: "500 Internal Server Error"} }
 
@@ -168,11 +176,14 @@ func FromError(err error) (*Error, bool) {
 	}
 	var forbidden *auth.ForbiddenError
 	var sudo *auth.SudoNotFoundError
+	var throttled *auth.ThrottledError
 	var conflict *store.ConflictError
 	var fields interface{ Fields() map[string][]string }
 	switch {
 	case errors.As(err, &fields):
 		return Validation(fields.Fields()), true
+	case errors.As(err, &throttled): // before ErrUnauthorized, which it also matches
+		return TooManyRequests(throttled.RetryAfterSeconds()), true
 	case errors.Is(err, auth.ErrUnauthorized), errors.Is(err, auth.ErrInvalidPassword):
 		return Unauthorized(), true
 	case errors.As(err, &forbidden):
@@ -191,6 +202,22 @@ func FromError(err error) (*Error, bool) {
 	return nil, false
 }
 
+// withHeaders puts e's headers (a 429's Retry-After) on the response: Huma
+// copies them only from an error a handler returned itself, not from one
+// mapped here or written by the middleware.
+func withHeaders(ctx huma.Context, e *Error) *Error {
+	for k, values := range e.Header {
+		for i, v := range values {
+			if i == 0 {
+				ctx.SetHeader(k, v)
+			} else {
+				ctx.AppendHeader(k, v)
+			}
+		}
+	}
+	return e
+}
+
 // errorHook replaces huma.NewErrorWithContext for Fennec operations: Huma's
 // validation errors become Grape-worded 400s, 413 gets GitLab's body, and
 // plain handler errors go through FromError or become a logged 500.
@@ -202,7 +229,7 @@ func errorHook(prev func(huma.Context, int, string, ...error) huma.StatusError) 
 		for _, err := range errs {
 			var e *Error
 			if errors.As(err, &e) {
-				return e // already GitLab-shaped (our own middleware's errors)
+				return withHeaders(ctx, e) // already GitLab-shaped (our own middleware's errors)
 			}
 		}
 		switch {
@@ -217,7 +244,7 @@ func errorHook(prev func(huma.Context, int, string, ...error) huma.StatusError) 
 		}
 		for _, err := range errs {
 			if e, ok := FromError(err); ok {
-				return e
+				return withHeaders(ctx, e)
 			}
 		}
 		st := stateOf(ctx.Context())

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/fennec-forge/fennec/core/auth"
 )
@@ -41,6 +42,10 @@ func TestCredentialsFromFollowsGitLabPrecedence(t *testing.T) {
 				r.SetBasicAuth(c.basic[0], c.basic[1])
 			}
 			got := auth.CredentialsFrom(r, params(c.params))
+			if got.Addr != r.RemoteAddr {
+				t.Fatalf("Addr %q, want the request's %q", got.Addr, r.RemoteAddr)
+			}
+			got.Addr = ""
 			if got != c.want {
 				t.Fatalf("got %+v want %+v", got, c.want)
 			}
@@ -182,4 +187,40 @@ func TestSudoRules(t *testing.T) {
 			t.Fatalf("got %v", err)
 		}
 	})
+}
+
+type recordingPasswords struct {
+	addr string
+	err  error
+}
+
+func (p *recordingPasswords) AuthenticatePassword(ctx context.Context, _, _ string) (*auth.User, error) {
+	p.addr = auth.ClientAddrFrom(ctx)
+	return nil, p.err
+}
+
+// TestBasicPasswordThrottle: the resolver hands the client's address to the
+// password check and lets its throttling answer through, which is still an
+// ErrUnauthorized for callers that know nothing of throttling.
+func TestBasicPasswordThrottle(t *testing.T) {
+	pw := &recordingPasswords{err: &auth.ThrottledError{RetryAfter: 90*time.Second + time.Millisecond}}
+	r := &auth.Resolver{Passwords: pw}
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.RemoteAddr = "192.0.2.4:5555"
+	req.SetBasicAuth("alice", "pw")
+	_, err := r.Resolve(context.Background(), auth.CredentialsFrom(req, nil))
+	var th *auth.ThrottledError
+	if !errors.As(err, &th) || !errors.Is(err, auth.ErrUnauthorized) || th.RetryAfterSeconds() != "91" {
+		t.Fatalf("got %v", err)
+	}
+	if pw.addr != "192.0.2.4:5555" {
+		t.Fatalf("password check saw address %q", pw.addr)
+	}
+	if s := (&auth.ThrottledError{}).RetryAfterSeconds(); s != "1" {
+		t.Fatalf("Retry-After of a spent lock: %q, want 1", s)
+	}
+	pw.err = auth.ErrInvalidPassword
+	if _, err := r.Resolve(context.Background(), auth.CredentialsFrom(req, nil)); err != auth.ErrUnauthorized {
+		t.Fatalf("wrong password: %v", err)
+	}
 }

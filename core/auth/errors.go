@@ -3,6 +3,8 @@ package auth
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"time"
 )
 
 // ErrUnauthorized: credentials were given but are invalid, expired, revoked
@@ -42,4 +44,24 @@ type SudoNotFoundError struct{ Value string }
 
 func (e *SudoNotFoundError) Error() string {
 	return fmt.Sprintf("auth: no user id or username for: %s", e.Value)
+}
+
+// ThrottledError refuses a password attempt without checking it: too many
+// attempts failed recently for that login or from that address.
+// RetryAfter says when the next attempt may be checked.
+type ThrottledError struct{ RetryAfter time.Duration }
+
+func (e *ThrottledError) Error() string {
+	return fmt.Sprintf("auth: too many failed sign-in attempts; retry after %s", e.RetryAfter)
+}
+
+// Is makes a throttled attempt an ErrUnauthorized too, so a caller that
+// knows nothing of throttling still refuses it (401) instead of failing.
+func (e *ThrottledError) Is(target error) bool { return target == ErrUnauthorized }
+
+// RetryAfterSeconds is RetryAfter for a Retry-After header: whole seconds,
+// rounded up, at least 1.
+func (e *ThrottledError) RetryAfterSeconds() string {
+	s := int64((e.RetryAfter + time.Second - 1) / time.Second)
+	return strconv.FormatInt(max(s, 1), 10)
 }

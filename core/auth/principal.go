@@ -103,3 +103,18 @@ func FromContext(ctx context.Context) *Principal {
 	}
 	return anonymous
 }
+
+type clientAddrKey struct{}
+
+// WithClientAddr records the network address of the client (host or
+// host:port) for the password checks of this request, which throttle
+// failures per address.
+func WithClientAddr(ctx context.Context, addr string) context.Context {
+	return context.WithValue(ctx, clientAddrKey{}, addr)
+}
+
+// ClientAddrFrom returns the address WithClientAddr recorded, "" when none.
+func ClientAddrFrom(ctx context.Context) string {
+	addr, _ := ctx.Value(clientAddrKey{}).(string)
+	return addr
+}

@@ -31,6 +31,8 @@ type TokenResolver interface {
 }
 
 // PasswordAuthenticator checks a login (username or e-mail) and password.
+// It may refuse with a *ThrottledError before checking anything; the
+// client's address is in ctx (ClientAddrFrom).
 type PasswordAuthenticator interface {
 	AuthenticatePassword(ctx context.Context, login, password string) (*User, error)
 }
@@ -48,6 +50,9 @@ type Credentials struct {
 	BasicPass    string
 	HasBasic     bool
 	Sudo         string
+	// Addr is the client's address (http.Request.RemoteAddr), passed to
+	// password checks so they can throttle failures per address.
+	Addr string
 }
 
 // Empty reports whether no credential was sent.
@@ -61,6 +66,7 @@ func CredentialsFrom(r *http.Request, param func(string) string) Credentials {
 	c := Credentials{
 		PrivateToken: r.Header.Get("Private-Token"),
 		Sudo:         r.Header.Get("Sudo"),
+		Addr:         r.RemoteAddr,
 	}
 	if c.PrivateToken == "" && param != nil {
 		c.PrivateToken = param("private_token")
@@ -107,7 +113,7 @@ func (r *Resolver) resolve(ctx context.Context, c Credentials) (*Principal, erro
 	case c.BearerToken != "":
 		return r.token(ctx, KindOAuth, c.BearerToken)
 	case c.HasBasic:
-		return r.basic(ctx, c.BasicUser, c.BasicPass)
+		return r.basic(WithClientAddr(ctx, c.Addr), c.BasicUser, c.BasicPass)
 	}
 	return anonymous, nil
 }
@@ -151,6 +157,7 @@ func (r *Resolver) basic(ctx context.Context, user, pass string) (*Principal, er
 	if r.Passwords == nil {
 		return nil, ErrUnauthorized
 	}
+	// A *ThrottledError passes through as it is, so the API can answer 429.
 	u, err := r.Passwords.AuthenticatePassword(ctx, user, pass)
 	if err != nil {
 		if errors.Is(err, ErrInvalidPassword) {

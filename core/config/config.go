@@ -77,9 +77,25 @@ type Config struct {
 	// default 10). Test harnesses lower it; production should not.
 	PasswordCost int `yaml:"password_cost"`
 
+	// SignInThrottle limits failed password attempts (POST /session, basic
+	// auth on the API and git).
+	SignInThrottle SignInThrottle `yaml:"sign_in_throttle"`
+
 	// NoSync turns off fsync of the store: for benchmarks only, never for
 	// data you want to keep.
 	NoSync bool `yaml:"-"`
+}
+
+// SignInThrottle: after LoginFailures failed attempts for one login, or
+// AddressFailures from one client address (an IPv6 /64), within Window,
+// further attempts are refused (429) without checking the password until
+// Window has passed since the failure that set the lock. 0 turns a limit
+// off (for instance AddressFailures behind a reverse proxy, where every
+// client has the proxy's address).
+type SignInThrottle struct {
+	LoginFailures   int           `yaml:"login_failures"`
+	AddressFailures int           `yaml:"address_failures"`
+	Window          time.Duration `yaml:"window"`
 }
 
 // Plugin names one plugin process and its settings.
@@ -106,6 +122,8 @@ func Default() Config {
 		PasswordCost:       10,
 
 		DirectorySyncInterval: time.Hour,
+		// GitLab locked an account for 10 minutes after 10 failures.
+		SignInThrottle: SignInThrottle{LoginFailures: 10, AddressFailures: 50, Window: 10 * time.Minute},
 	}
 }
 
@@ -254,6 +272,9 @@ func (c *Config) Validate() error {
 	}
 	if c.HousekeepingPushes <= 0 {
 		return fmt.Errorf("config: housekeeping_pushes must be positive")
+	}
+	if t := c.SignInThrottle; t.LoginFailures < 0 || t.AddressFailures < 0 || t.Window <= 0 {
+		return fmt.Errorf("config: sign_in_throttle needs login_failures and address_failures of 0 or more and a positive window")
 	}
 	if _, err := c.MetricsPrefixes(); err != nil {
 		return err

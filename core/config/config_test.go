@@ -120,3 +120,19 @@ func TestEmptyFileSetsNothing(t *testing.T) {
 		t.Fatalf("%v %+v", err, cfg)
 	}
 }
+
+func TestSignInThrottle(t *testing.T) {
+	cfg, err := load(t, []string{"--config", writeFile(t, "sign_in_throttle:\n  address_failures: 0\n")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := config.SignInThrottle{LoginFailures: 10, AddressFailures: 0, Window: 10 * time.Minute}
+	if cfg.SignInThrottle != want {
+		t.Fatalf("a partial sign_in_throttle: %+v, want %+v", cfg.SignInThrottle, want)
+	}
+	for _, bad := range []string{"sign_in_throttle:\n  login_failures: -1\n", "sign_in_throttle:\n  window: 0s\n"} {
+		if _, err := load(t, []string{"--config", writeFile(t, bad)}, nil); err == nil || !strings.Contains(err.Error(), "sign_in_throttle") {
+			t.Errorf("%q: got %v", bad, err)
+		}
+	}
+}

@@ -106,6 +106,9 @@ func Start(t testing.TB, opts ...Option) *Server {
 	cfg.RootPassword = s.RootPassword
 	cfg.ShutdownTimeout = 10 * time.Second
 	cfg.PasswordCost = 4 // bcrypt's minimum: logins stay fast under -race
+	// Tests send many wrong passwords from one address on purpose; the
+	// throttle's own tests restore config.Default().SignInThrottle.
+	cfg.SignInThrottle.LoginFailures, cfg.SignInThrottle.AddressFailures = 1000, 10000
 	for _, fn := range o.configure {
 		fn(&cfg)
 	}

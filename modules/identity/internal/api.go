@@ -57,11 +57,17 @@ func (s *Service) createSession(ctx context.Context, in *sessionInput) (*userWit
 	if login == "" {
 		return nil, api.AtLeastOne("login", "email")
 	}
+	if r := api.Request(ctx); r != nil {
+		ctx = auth.WithClientAddr(ctx, r.RemoteAddr) // failures are throttled per address too
+	}
 	u, secret, err := s.Login(ctx, login, in.Body.Password)
-	if err != nil {
-		if errors.Is(err, auth.ErrInvalidPassword) || errors.Is(err, auth.ErrUnauthorized) {
-			return nil, api.Unauthorized()
-		}
+	var throttled *auth.ThrottledError
+	switch {
+	case errors.As(err, &throttled):
+		return nil, err // 429 with Retry-After (core/api maps it)
+	case errors.Is(err, auth.ErrInvalidPassword) || errors.Is(err, auth.ErrUnauthorized):
+		return nil, api.Unauthorized()
+	case err != nil:
 		return nil, err
 	}
 	return &userWithTokenOutput{Body: &FullUserWithToken{FullUser: fullView(api.ExternalURLFrom(ctx), u), PrivateToken: &secret}}, nil

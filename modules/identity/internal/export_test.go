@@ -3,6 +3,7 @@ package internal
 import (
 	"context"
 	"strconv"
+	"time"
 
 	"github.com/fennec-forge/fennec/core/store"
 )
@@ -17,4 +18,12 @@ func (s *Service) TokenCount(ctx context.Context, userID int64) (int, error) {
 		return err
 	})
 	return n, err
+}
+
+// SetThrottleClock replaces the sign-in throttle's clock, so tests can let
+// a lock run out without waiting ten minutes.
+func (s *Service) SetThrottleClock(now func() time.Time) {
+	s.throttle.mu.Lock()
+	defer s.throttle.mu.Unlock()
+	s.throttle.now = now
 }

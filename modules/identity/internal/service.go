@@ -46,6 +46,9 @@ type Service struct {
 	viewCache  *store.ReadCache[uint64, *FullUserWithToken]
 	activity   activityDays
 	providers  []DirectoryProvider
+	// throttle limits failed sign-ins (every password path goes through
+	// loginUser).
+	throttle *throttle
 }
 
 // cachedToken is a resolved token: the principal is shared between requests
@@ -62,6 +65,8 @@ func NewService(db *store.DB, bus *events.Bus, log *zap.Logger, cfg config.Confi
 		tokenCache: store.NewReadCache[[32]byte, cachedToken](50000),
 		userCache:  store.NewReadCache[uint64, *User](50000),
 		viewCache:  store.NewReadCache[uint64, *FullUserWithToken](50000),
+		throttle: newThrottle(throttleLimits{cfg.SignInThrottle.LoginFailures, cfg.SignInThrottle.Window},
+			throttleLimits{cfg.SignInThrottle.AddressFailures, cfg.SignInThrottle.Window}, throttleMaxEntries),
 	}
 	h, err := bcrypt.GenerateFromPassword([]byte("fennec-dummy-password"), s.cost)
 	if err != nil {
@@ -358,7 +363,7 @@ func (s *Service) ownView(ctx context.Context, base string, id uint64) (*FullUse
 }
 
 // AuthenticatePassword implements auth.PasswordAuthenticator: login is a
-// username or an e-mail address.
+// username or an e-mail address. It may refuse with *auth.ThrottledError.
 func (s *Service) AuthenticatePassword(ctx context.Context, login, password string) (*auth.User, error) {
 	u, err := s.loginUser(ctx, login, password)
 	if err != nil {

@@ -161,6 +161,14 @@ func (g *GitHTTP) serve(w http.ResponseWriter, r *http.Request) {
 func (g *GitHTTP) authorize(w http.ResponseWriter, r *http.Request, project string, push bool) (context.Context, projects.ProjectInfo, bool) {
 	p, err := g.api.Authenticate(w, r)
 	if err != nil {
+		// A throttled password is 429 rather than 401: on a 401 git's
+		// credential helper erases the user's stored (correct) password.
+		var throttled *auth.ThrottledError
+		if errors.As(err, &throttled) {
+			w.Header().Set("Retry-After", throttled.RetryAfterSeconds())
+			gitError(w, http.StatusTooManyRequests, "Retry later")
+			return nil, projects.ProjectInfo{}, false
+		}
 		if errors.Is(err, auth.ErrUnauthorized) {
 			challenge(w, "HTTP Basic: Access denied")
 			return nil, projects.ProjectInfo{}, false
