@@ -12,6 +12,7 @@ import (
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 )
 
@@ -94,5 +95,59 @@ func TestStartFailsClearlyWhenThePortIsTaken(t *testing.T) {
 	}
 	if want := "listen on " + first.Addr(); !strings.Contains(err.Error(), want) {
 		t.Fatalf("unclear error %q (want it to say %q)", err, want)
+	}
+}
+
+// A store that stops answering makes the instance unready (so an
+// orchestrator restarts it) while liveness still answers; it is ready again
+// once the store is.
+func TestReadinessNoticesAStuckStore(t *testing.T) {
+	cfg := config.Default()
+	cfg.Listen = ""
+	cfg.Data = t.TempDir()
+	cfg.PasswordCost = 4
+	var db *store.DB
+	app, err := fennec.New(fennec.WithConfig(cfg), fennec.WithModules(identity.Module()), fennec.WithLogger(zap.NewNop()),
+		fennec.WithExtract(&db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := app.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer app.Stop(ctx)
+	h := app.Handler()
+	if got := probe(h, "/-/readiness"); got != http.StatusOK {
+		t.Fatalf("readiness of a healthy store: %d", got)
+	}
+	// A writer that never finishes stands in for a hung store.
+	held, release := make(chan struct{}), make(chan struct{})
+	go func() {
+		_ = db.UpdateAlone(context.Background(), func(*store.Tx) error {
+			close(held)
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	start := time.Now()
+	if got := probe(h, "/-/readiness"); got != http.StatusServiceUnavailable {
+		t.Errorf("readiness with a stuck store: %d, want 503", got)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("readiness took %v with a stuck store", d)
+	}
+	if got := probe(h, "/-/liveness"); got != http.StatusOK {
+		t.Errorf("liveness with a stuck store: %d", got)
+	}
+	close(release)
+	deadline := time.Now().Add(10 * time.Second)
+	for probe(h, "/-/readiness") != http.StatusOK {
+		if time.Now().After(deadline) {
+			t.Fatal("readiness did not recover with the store")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
