@@ -40,11 +40,8 @@ func (w *Writer) cherryPick(ctx context.Context, in *cherryPickInput) (*struct{ 
 	if err != nil || in.SHA == "" {
 		return nil, api.NotFound("Commit")
 	}
-	if !validRef(in.Body.Branch) {
-		return nil, api.NotFound("Branch")
-	}
 	branch := plumbing.NewBranchReferenceName(in.Body.Branch)
-	head, err := repo.Reference(branch, true)
+	head, err := branchRef(repo, in.Body.Branch)
 	if err != nil {
 		return nil, api.NotFound("Branch")
 	}

@@ -183,18 +183,15 @@ func (w *Writer) commitActions(ctx context.Context, req commitRequest) (projects
 	var old *plumbing.Reference
 	var parent *object.Commit
 	files := map[string]entry{}
-	if r, err := repo.Reference(branch, true); err == nil {
+	if r, err := branchRef(repo, req.Branch); err == nil {
 		old = r
 	} else if req.RequireExists {
 		return info, nil, api.NotFound("Branch")
 	}
 	from := old
 	if from == nil && req.StartBranch != "" {
-		if !validRef(req.StartBranch) {
-			return info, nil, api.BadRequest("Invalid start branch")
-		}
-		r, err := repo.Reference(plumbing.NewBranchReferenceName(req.StartBranch), true)
-		if err != nil {
+		r, err := branchRef(repo, req.StartBranch)
+		if err != nil || !validBranchName(req.StartBranch) {
 			return info, nil, api.BadRequest("Invalid start branch")
 		}
 		from = r

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -63,37 +62,24 @@ func (rd *Reader) open(ctx context.Context, id string, a projects.Action) (proje
 	return info, repo, err
 }
 
-// validRef refuses refs that are never names a client means: control
-// characters, a leading dash (an option to git), "..", "@{" and other
-// revision syntax.
-func validRef(ref string) bool {
-	if ref == "" || len(ref) > 1024 || strings.HasPrefix(ref, "-") || strings.Contains(ref, "..") ||
-		strings.Contains(ref, "@{") || !utf8.ValidString(ref) {
-		return false
-	}
-	for _, r := range ref {
-		if r < 0x20 || r == 0x7f || strings.ContainsRune(" ~^:?*[\\", r) {
-			return false
-		}
-	}
-	return true
-}
-
-// resolveCommit finds the commit a ref names: a branch, a tag (annotated
-// ones peeled), or a full or abbreviated sha; empty means the default branch.
+// resolveCommit finds the commit a ref names, as git rev-parse does: a full
+// 40-digit id is the object; then the refs in git's order (lookupRef: a
+// full name first, tags before branches), annotated tags peeled; then an
+// abbreviated id. Empty means the default branch itself.
 func resolveCommit(repo *git.Repository, ref, defaultBranch string) (*object.Commit, error) {
 	if ref == "" {
-		ref = defaultBranch
-	}
-	if !validRef(ref) {
-		return nil, plumbing.ErrReferenceNotFound
-	}
-	for _, name := range []plumbing.ReferenceName{plumbing.NewBranchReferenceName(ref), plumbing.NewTagReferenceName(ref)} {
-		if r, err := repo.Reference(name, true); err == nil {
-			return peel(repo, r.Hash())
+		if defaultBranch == "" {
+			return nil, plumbing.ErrReferenceNotFound
 		}
+		ref = plumbing.NewBranchReferenceName(defaultBranch).String()
 	}
-	if len(ref) >= 4 && len(ref) <= 40 && strings.Trim(strings.ToLower(ref), "0123456789abcdef") == "" {
+	if len(ref) == 40 && isHex(ref) {
+		return peel(repo, plumbing.NewHash(ref))
+	}
+	if r, err := lookupRef(repo, ref); err == nil {
+		return peel(repo, r.Hash())
+	}
+	if len(ref) >= 4 && len(ref) < 40 && isHex(ref) {
 		if h, err := repo.ResolveRevision(plumbing.Revision(ref)); err == nil {
 			return peel(repo, *h)
 		}
@@ -507,10 +493,7 @@ func (rd *Reader) branch(ctx context.Context, in *branchInput) (*struct{ Body *B
 	if err != nil {
 		return nil, err
 	}
-	if !validRef(in.Branch) {
-		return nil, api.NotFound("Branch")
-	}
-	r, err := repo.Reference(plumbing.NewBranchReferenceName(in.Branch), true)
+	r, err := branchRef(repo, in.Branch)
 	if err != nil {
 		return nil, api.NotFound("Branch")
 	}
@@ -580,10 +563,7 @@ func (rd *Reader) tag(ctx context.Context, in *tagInput) (*struct{ Body *TagView
 	if err != nil {
 		return nil, err
 	}
-	if !validRef(in.Tag) {
-		return nil, api.NotFound("Tag")
-	}
-	r, err := repo.Reference(plumbing.NewTagReferenceName(in.Tag), true)
+	r, err := tagRef(repo, in.Tag)
 	if err != nil {
 		return nil, api.NotFound("Tag")
 	}

@@ -253,7 +253,7 @@ func (g *GitHTTP) checkCommands(ctx context.Context, info projects.ProjectInfo, 
 		case seen[c.ref]:
 			c.refusal = "duplicate ref in one push"
 			continue
-		case !strings.HasPrefix(name, "refs/") || !validRef(name) || !validBranchName(strings.TrimPrefix(name, "refs/")):
+		case !validPushRef(name, c.isDelete()):
 			c.refusal = "funny refname"
 			continue
 		case c.old.IsZero() && c.new.IsZero():
@@ -268,6 +268,13 @@ func (g *GitHTTP) checkCommands(ctx context.Context, info projects.ProjectInfo, 
 		}
 		if c.refusal != "" {
 			continue
+		}
+		if !c.isDelete() {
+			may := func() bool { return mayPushProtected }
+			if b := g.w.hiddenProtected(ctx, info.ID, name, may); b != "" {
+				c.refusal = "You are not allowed to create a ref that hides the protected branch " + b + "."
+				continue
+			}
 		}
 		if !c.isDelete() {
 			t, _, err := read(c.new)

@@ -152,20 +152,6 @@ func (w *Writer) pushEvent(ctx context.Context, info projects.ProjectInfo, ref s
 	return ev
 }
 
-// validBranchName follows git's check-ref-format rules that matter here.
-func validBranchName(name string) bool {
-	if !validRef(name) || strings.HasSuffix(name, ".lock") || strings.HasSuffix(name, "/") || strings.HasSuffix(name, ".") ||
-		strings.Contains(name, "//") || strings.HasPrefix(name, "/") || name == "HEAD" {
-		return false
-	}
-	for _, seg := range strings.Split(name, "/") {
-		if strings.HasPrefix(seg, ".") {
-			return false
-		}
-	}
-	return true
-}
-
 func (w *Writer) protection(ctx context.Context, project int64, name string) *Protection {
 	var p *Protection
 	_ = w.db.View(ctx, func(tx *store.Tx) error {
@@ -175,8 +161,21 @@ func (w *Writer) protection(ctx context.Context, project int64, name string) *Pr
 	return p
 }
 
+// hiddenProtected is the protected branch that the ref full (a tag, or a
+// ref outside refs/heads/) would hide (see shadowedBranches), when the
+// caller may not push to it; "" otherwise. mayPushProtected is asked only
+// when such a branch exists.
+func (w *Writer) hiddenProtected(ctx context.Context, project int64, full string, mayPushProtected func() bool) string {
+	for _, b := range shadowedBranches(full) {
+		if p := w.protection(ctx, project, b); p != nil && !p.DevelopersCanPush && !mayPushProtected() {
+			return b
+		}
+	}
+	return ""
+}
+
 func (w *Writer) branchOut(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, name string) (*struct{ Body *BranchView }, error) {
-	r, err := repo.Reference(plumbing.NewBranchReferenceName(name), true)
+	r, err := branchRef(repo, name)
 	if err != nil {
 		return nil, api.NotFound("Branch")
 	}
@@ -194,7 +193,7 @@ func (w *Writer) decorate(ctx context.Context, info projects.ProjectInfo, repo *
 		v.Protected, v.DevelopersCanPush, v.DevelopersCanMerge = true, p.DevelopersCanPush, p.DevelopersCanMerge
 	}
 	if v.Name != info.DefaultBranch {
-		if def, err := resolveCommit(repo, info.DefaultBranch, info.DefaultBranch); err == nil {
+		if def, err := resolveCommit(repo, "", info.DefaultBranch); err == nil {
 			if c, err := repo.CommitObject(plumbing.NewHash(v.Commit.ID)); err == nil {
 				v.Merged, _ = c.IsAncestor(def)
 			}
@@ -240,8 +239,8 @@ func (w *Writer) deleteBranch(ctx context.Context, in *branchInput) (*struct{}, 
 		return nil, err
 	}
 	name := plumbing.NewBranchReferenceName(in.Branch)
-	r, err := repo.Reference(name, false)
-	if err != nil || !validRef(in.Branch) {
+	r, err := branchRef(repo, in.Branch)
+	if err != nil || r.Name() != name {
 		return nil, api.NotFound("Branch")
 	}
 	if in.Branch == info.DefaultBranch {
@@ -271,7 +270,7 @@ func (w *Writer) protect(ctx context.Context, in *protectInput, on bool) (*struc
 	if err != nil {
 		return nil, err
 	}
-	if _, err := repo.Reference(plumbing.NewBranchReferenceName(in.Branch), false); err != nil || !validRef(in.Branch) {
+	if _, err := branchRef(repo, in.Branch); err != nil {
 		return nil, api.NotFound("Branch")
 	}
 	err = w.db.Update(ctx, func(tx *store.Tx) error {
@@ -318,7 +317,7 @@ func (w *Writer) releaseOf(ctx context.Context, project int64, tag string) *Rele
 }
 
 func (w *Writer) tagOut(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, name string) (*struct{ Body *TagView }, error) {
-	r, err := repo.Reference(plumbing.NewTagReferenceName(name), true)
+	r, err := tagRef(repo, name)
 	if err != nil {
 		return nil, api.NotFound("Tag")
 	}
@@ -342,8 +341,12 @@ func (w *Writer) createTag(ctx context.Context, in *createTagInput) (*struct{ Bo
 		return nil, err
 	}
 	b := in.Body
-	if !validBranchName(b.TagName) {
+	if !validTagName(b.TagName) {
 		return nil, api.MethodNotAllowed("Tag name invalid")
+	}
+	mayPushProtected := func() bool { ok, _ := w.rd.access.Can(ctx, in.ID, projects.PushProtected); return ok }
+	if branch := w.hiddenProtected(ctx, info.ID, plumbing.NewTagReferenceName(b.TagName).String(), mayPushProtected); branch != "" {
+		return nil, api.MethodNotAllowed("Tag " + b.TagName + " would hide the protected branch " + branch)
 	}
 	c, err := resolveCommit(repo, b.Ref, info.DefaultBranch)
 	if err != nil {
@@ -386,8 +389,8 @@ func (w *Writer) deleteTag(ctx context.Context, in *tagInput) (*struct{}, error)
 		return nil, err
 	}
 	name := plumbing.NewTagReferenceName(in.Tag)
-	r, err := repo.Reference(name, false)
-	if err != nil || !validRef(in.Tag) {
+	r, err := tagRef(repo, in.Tag)
+	if err != nil || r.Name() != name {
 		return nil, api.NotFound("Tag")
 	}
 	if err := w.rd.store.UpdateRef(info.ID, repo, name, plumbing.ZeroHash, r); err != nil {
@@ -422,7 +425,7 @@ func (w *Writer) release(ctx context.Context, in *releaseInput, create bool) (*s
 	if err != nil {
 		return nil, err
 	}
-	if _, err := repo.Reference(plumbing.NewTagReferenceName(in.Tag), false); err != nil || !validRef(in.Tag) {
+	if _, err := tagRef(repo, in.Tag); err != nil {
 		return nil, api.NotFound("Tag")
 	}
 	err = w.db.Update(ctx, func(tx *store.Tx) error {
