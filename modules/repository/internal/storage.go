@@ -11,11 +11,15 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 	"go.uber.org/zap"
 
 	fconfig "github.com/fennec-forge/fennec/core/config"
@@ -37,11 +41,13 @@ type Storage struct {
 	// objects are the open object stores, by project.
 	objMu   sync.Mutex
 	objects map[int64]*gitpack.Store
+	// noSync skips fsync of ref files (benchmarks, as config.NoSync).
+	noSync bool
 }
 
 // NewStorage builds the storage under <data>/repositories.
 func NewStorage(cfg fconfig.Config, log *zap.Logger) *Storage {
-	return &Storage{root: filepath.Join(cfg.Data, "repositories"), log: log}
+	return &Storage{root: filepath.Join(cfg.Data, "repositories"), log: log, noSync: cfg.NoSync}
 }
 
 // Path is <root>/@hashed/ab/cd/<sha256 of the decimal id>.git: spread over
@@ -57,7 +63,14 @@ func (s *Storage) Open(ctx context.Context, projectID int64) (*git.Repository, e
 	if err := s.create(projectID, "master"); err != nil {
 		return nil, err
 	}
-	return git.PlainOpen(s.Path(projectID))
+	path, err := filepath.Abs(s.Path(projectID))
+	if err != nil {
+		return nil, err
+	}
+	// go-git's storage for objects and config, Fennec's for refs (see
+	// refStorage: writes that readers never see half-done).
+	fsys := filesystem.NewStorage(osfs.New(path), cache.NewObjectLRUDefault())
+	return git.Open(&refStorage{Storage: fsys, root: path, mu: s.refLock(projectID), noSync: s.noSync}, nil)
 }
 
 // create makes an empty bare repository whose HEAD points at branch; an
@@ -135,6 +148,8 @@ func (s *Storage) fork(sourceID, forkID int64) error {
 			return os.MkdirAll(target, 0o750)
 		case d.Type()&fs.ModeSymlink != 0:
 			return nil // repositories made here contain none; never follow one
+		case strings.HasSuffix(p, ".lock"):
+			return nil // a ref being written in the source; its old value is copied
 		case filepath.Base(filepath.Dir(p)) == "pack" || isLooseObject(rel):
 			if os.Link(p, target) == nil {
 				return nil
@@ -162,7 +177,7 @@ func isEmpty(path string) bool {
 	}
 	empty := true
 	_ = filepath.WalkDir(filepath.Join(path, "refs"), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
+		if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".lock") {
 			empty = false
 			return filepath.SkipAll
 		}
@@ -246,22 +261,29 @@ var (
 )
 
 // UpdateRefs applies compare-and-set updates under the project's ref lock,
-// atomically for this process: go-git's CheckAndSetReference reads and
-// writes the ref file without a lock, so two concurrent updates could both
-// "succeed" and one would be lost. Every ref change of Fennec's goes
-// through here. errs[i] is nil when update i was applied, ErrRefMoved when
-// its ref was not at Old, errRefRead or a write error otherwise. With
-// atomic, every update is checked before any is applied, and none is
-// applied unless all pass (the others get errAtomicAborted).
+// atomically for this process (a check and its write never interleave with
+// another update's), and each write atomically for readers (refStorage).
+// Every ref change of Fennec's goes through here. errs[i] is nil when
+// update i was applied, ErrRefMoved when its ref was not at Old, errRefRead
+// or a write error otherwise. With atomic, every update is checked before
+// any is applied, and none is applied unless all pass (the others get
+// errAtomicAborted).
 func (s *Storage) UpdateRefs(projectID int64, repo *git.Repository, ups []RefUpdate, atomic bool) []error {
-	l := s.refLock(projectID)
-	l.Lock()
-	defer l.Unlock()
 	errs := make([]error, len(ups))
+	rs, ok := repo.Storer.(*refStorage)
+	if !ok {
+		// Only repositories opened by Open may have their refs changed.
+		for i := range errs {
+			errs[i] = errors.New("repository: refs of a repository not opened by Storage.Open")
+		}
+		return errs
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
 	failed := false
 	for i, u := range ups {
 		var cur plumbing.Hash
-		ref, err := repo.Storer.Reference(u.Name)
+		ref, err := rs.readRef(u.Name)
 		switch {
 		case err == nil:
 			cur = ref.Hash()
@@ -280,9 +302,9 @@ func (s *Storage) UpdateRefs(projectID int64, repo *git.Repository, ups []RefUpd
 		case atomic && failed:
 			errs[i] = errAtomicAborted
 		case u.New.IsZero():
-			errs[i] = repo.Storer.RemoveReference(u.Name)
+			errs[i] = rs.deleteRef(u.Name)
 		default:
-			errs[i] = repo.Storer.SetReference(plumbing.NewHashReference(u.Name, u.New))
+			errs[i] = rs.writeRef(plumbing.NewHashReference(u.Name, u.New))
 		}
 	}
 	return errs
