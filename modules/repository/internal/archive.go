@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"archive/zip"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"path"
@@ -13,12 +14,14 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/dsnet/compress/bzip2"
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/repository/internal/gitpack"
 )
 
 type archiveInput struct {
@@ -63,6 +66,10 @@ func (rd *Reader) archive(ctx context.Context, in *archiveInput, format string) 
 	if ref == "" {
 		ref = info.DefaultBranch
 	}
+	objs, err := rd.store.Objects(info.ID)
+	if err != nil {
+		return nil, err
+	}
 	name := unsafeName.ReplaceAllString(info.Path+"-"+ref+"-"+c.Hash.String(), "-")
 	ct := map[string]string{"tar.gz": "application/gzip", "tar.bz2": "application/x-bzip2", "tar": "application/x-tar", "zip": "application/zip"}[format]
 	return &archiveOutput{
@@ -72,16 +79,33 @@ func (rd *Reader) archive(ctx context.Context, in *archiveInput, format string) 
 			w := hctx.BodyWriter()
 			// Errors after the first byte cannot change the status any more:
 			// the archive is cut short and the client's unpacking fails.
-			_ = writeArchive(w, repo, tree, name, format, c)
+			_ = writeArchive(hctx.Context(), w, objs, repo, tree, name, format, c)
 		},
 	}, nil
 }
 
-func writeArchive(w io.Writer, repo *git.Repository, tree *object.Tree, top, format string, c *object.Commit) error {
+// writeArchive writes the archive. Blobs stream from the object store
+// (see raw.go): an archive holds one file's content in memory at no point,
+// whatever its size.
+func writeArchive(ctx context.Context, w io.Writer, objs *gitpack.Store, repo *git.Repository, tree *object.Tree, top, format string, c *object.Commit) error {
+	// each opens a file's blob and hands it to fn.
+	each := func(fn func(p string, mode filemode.FileMode, blob *gitpack.ObjectReader) error) error {
+		return walkFiles(repo, tree, "", func(p string, mode filemode.FileMode, h plumbing.Hash) error {
+			r, err := objs.Stream(ctx, h)
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			if r.Type != gitpack.Blob {
+				return fmt.Errorf("archive: %s is a %s, not a blob", h, r.Type)
+			}
+			return fn(p, mode, r)
+		})
+	}
 	switch format {
 	case "zip":
 		zw := zip.NewWriter(w)
-		if err := walkFiles(repo, tree, "", func(p string, mode filemode.FileMode, blob *object.Blob) error {
+		if err := each(func(p string, mode filemode.FileMode, blob *gitpack.ObjectReader) error {
 			hdr := &zip.FileHeader{Name: path.Join(top, p), Method: zip.Deflate, Modified: c.Committer.When}
 			fm, _ := mode.ToOSFileMode()
 			hdr.SetMode(fm)
@@ -89,7 +113,8 @@ func writeArchive(w io.Writer, repo *git.Repository, tree *object.Tree, top, for
 			if err != nil {
 				return err
 			}
-			return copyBlob(out, blob)
+			_, err = io.Copy(out, blob)
+			return err
 		}); err != nil {
 			return err
 		}
@@ -111,13 +136,13 @@ func writeArchive(w io.Writer, repo *git.Repository, tree *object.Tree, top, for
 			out = compressor
 		}
 		tw := tar.NewWriter(out)
-		if err := walkFiles(repo, tree, "", func(p string, mode filemode.FileMode, blob *object.Blob) error {
+		if err := each(func(p string, mode filemode.FileMode, blob *gitpack.ObjectReader) error {
 			hdr := &tar.Header{Name: path.Join(top, p), Size: blob.Size, ModTime: c.Committer.When, Mode: 0o644, Format: tar.FormatPAX}
 			switch mode {
 			case filemode.Executable:
 				hdr.Mode = 0o755
 			case filemode.Symlink:
-				target, err := readBlob(blob)
+				target, err := io.ReadAll(io.LimitReader(blob, 4096))
 				if err != nil {
 					return err
 				}
@@ -127,7 +152,8 @@ func writeArchive(w io.Writer, repo *git.Repository, tree *object.Tree, top, for
 			if err := tw.WriteHeader(hdr); err != nil {
 				return err
 			}
-			return copyBlob(tw, blob)
+			_, err := io.Copy(tw, blob)
+			return err
 		}); err != nil {
 			return err
 		}
@@ -143,7 +169,7 @@ func writeArchive(w io.Writer, repo *git.Repository, tree *object.Tree, top, for
 
 // walkFiles calls fn for every file of the tree (submodules are skipped: an
 // archive holds no other repository's content).
-func walkFiles(repo *git.Repository, t *object.Tree, prefix string, fn func(string, filemode.FileMode, *object.Blob) error) error {
+func walkFiles(repo *git.Repository, t *object.Tree, prefix string, fn func(string, filemode.FileMode, plumbing.Hash) error) error {
 	for _, e := range t.Entries {
 		p := path.Join(prefix, e.Name)
 		switch e.Mode {
@@ -157,35 +183,12 @@ func walkFiles(repo *git.Repository, t *object.Tree, prefix string, fn func(stri
 			}
 		case filemode.Submodule:
 		default:
-			b, err := repo.BlobObject(e.Hash)
-			if err != nil {
-				return err
-			}
-			if err := fn(p, e.Mode, b); err != nil {
+			if err := fn(p, e.Mode, e.Hash); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
-}
-
-func copyBlob(w io.Writer, b *object.Blob) error {
-	r, err := b.Reader()
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	_, err = io.Copy(w, r)
-	return err
-}
-
-func readBlob(b *object.Blob) ([]byte, error) {
-	r, err := b.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return io.ReadAll(io.LimitReader(r, 4096))
 }
 
 func (rd *Reader) registerArchive(a *api.API) {

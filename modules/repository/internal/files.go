@@ -37,27 +37,41 @@ type fileInput struct {
 	Ref      string `query:"ref" required:"true" doc:"Branch, tag or commit"`
 }
 
+// fileAt is a file found at a ref: its commit and blob.
+type fileAt struct {
+	projectID int64
+	repo      *git.Repository
+	commit    *object.Commit
+	path      string
+	blob      plumbing.Hash
+}
+
 // findFile resolves ref and a file path in it: 404 File Not Found for
-// anything unknown, a directory, or a hostile path.
-func (rd *Reader) findFile(ctx context.Context, in *fileInput) (*object.Commit, *object.File, *git.Repository, error) {
+// anything unknown, a directory, a submodule, or a hostile path. Only
+// trees are read: the blob's content is for the caller to stream.
+func (rd *Reader) findFile(ctx context.Context, in *fileInput) (*fileAt, error) {
 	info, repo, err := rd.open(ctx, in.ID, projects.ReadCode)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	notFound := api.NotFound("File")
 	p, ok := cleanTreePath(in.FilePath)
 	if !ok || p == "" {
-		return nil, nil, nil, notFound
+		return nil, notFound
 	}
 	c, err := resolveCommit(repo, in.Ref, info.DefaultBranch)
 	if err != nil {
-		return nil, nil, nil, notFound
+		return nil, notFound
 	}
-	f, err := c.File(p)
-	if err != nil || f.Mode == filemode.Submodule {
-		return nil, nil, nil, notFound
+	t, err := c.Tree()
+	if err != nil {
+		return nil, err
 	}
-	return c, f, repo, nil
+	e, err := t.FindEntry(p)
+	if err != nil || e.Mode == filemode.Dir || e.Mode == filemode.Submodule {
+		return nil, notFound
+	}
+	return &fileAt{projectID: info.ID, repo: repo, commit: c, path: p, blob: e.Hash}, nil
 }
 
 // lastCommit is the newest commit, walking first parents back from c, in
@@ -106,35 +120,42 @@ func samePath(repo *git.Repository, a, b plumbing.Hash, segs []string) bool {
 }
 
 func (rd *Reader) file(ctx context.Context, in *fileInput) (*struct{ Body *FileView }, error) {
-	c, f, repo, err := rd.findFile(ctx, in)
+	f, err := rd.findFile(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	if f.Size > maxBlobJSON {
-		return nil, api.BadRequest("400 Bad request - the file is too large for this endpoint; use /raw")
+	raw, err := rd.readInline(ctx, f.projectID, f.blob, "File")
+	if isMissing(err) {
+		return nil, api.NotFound("File")
 	}
-	raw, err := readAll(&f.Blob, maxBlobJSON)
 	if err != nil {
 		return nil, err
 	}
 	sum := sha256.Sum256(raw)
 	return &struct{ Body *FileView }{Body: &FileView{
-		FileName: path.Base(f.Name), FilePath: f.Name, Size: f.Size, Encoding: "base64", Content: encodeBase64(raw),
-		ContentSHA256: hex.EncodeToString(sum[:]), Ref: in.Ref, BlobID: f.Hash.String(), CommitID: c.Hash.String(),
-		LastCommitID: lastCommit(repo, c, f.Name),
+		FileName: path.Base(f.path), FilePath: f.path, Size: int64(len(raw)), Encoding: "base64", Content: encodeBase64(raw),
+		ContentSHA256: hex.EncodeToString(sum[:]), Ref: in.Ref, BlobID: f.blob.String(), CommitID: f.commit.Hash.String(),
+		LastCommitID: lastCommit(f.repo, f.commit, f.path),
 	}}, nil
 }
 
 func (rd *Reader) registerFiles(a *api.API) {
 	tags := []string{"repository"}
 	api.Register(a, api.Op{ID: "repository-file", Method: http.MethodGet, Path: "/projects/{id}/repository/files/{file_path}",
-		Tags: tags, Summary: "A file at a ref, Base64-encoded", Access: api.Public}, rd.file)
+		Tags: tags, Summary: "A file at a ref, Base64-encoded (at most 10 MiB)", Access: api.Public}, rd.file)
 	api.Register(a, api.Op{ID: "repository-file-raw", Method: http.MethodGet, Path: "/projects/{id}/repository/files/{file_path}/raw",
-		Tags: tags, Summary: "A file's raw bytes at a ref", Access: api.Public}, func(ctx context.Context, in *fileInput) (*rawOutput, error) {
-		_, f, _, err := rd.findFile(ctx, in)
+		Tags: tags, Summary: "A file's raw bytes at a ref (streamed)", Access: api.Public}, func(ctx context.Context, in *fileInput) (*rawOutput, error) {
+		f, err := rd.findFile(ctx, in)
 		if err != nil {
 			return nil, err
 		}
-		return rawBlob(&f.Blob), nil
+		r, err := rd.openBlob(ctx, f.projectID, f.blob)
+		if isMissing(err) {
+			return nil, api.NotFound("File")
+		}
+		if err != nil {
+			return nil, err
+		}
+		return rd.rawBlob(r)
 	})
 }

@@ -1,44 +1,219 @@
 package internal
 
+// Blob content is read through the project's gitpack.Store, never through
+// go-git's blob objects: go-git inflates a whole blob into memory (twice,
+// with its cache), so a 400 MB blob of zeros, pushed as a few hundred KB
+// of pack, cost about 1.5 GB per anonymous download. A Stream inflates as
+// the response is written; the JSON endpoints learn the size from the
+// object's header and refuse large blobs before reading any content.
+
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"io"
+	"net/http"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing"
+	"go.uber.org/zap"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/repository/internal/gitpack"
 )
+
+// maxInlineBlob bounds the blobs the JSON endpoints (blobs/:sha,
+// files/:path) return inline as Base64: about 13 MiB of JSON, built in
+// memory. GitLab's blob viewer stops at the same 10 MiB; anything larger
+// is for the raw endpoints, which stream.
+const maxInlineBlob = 10 << 20
+
+// tooLargeInline is the 400 of a JSON endpoint asked for a blob over
+// maxInlineBlob (what is "Blob" or "File").
+func tooLargeInline(what string, size int64) error {
+	return api.BadRequest(fmt.Sprintf("400 Bad request - %s is too large to be returned as JSON (%d bytes, at most %d); use the raw endpoint",
+		what, size, maxInlineBlob))
+}
+
+// errNotBlob: the object exists but is not a blob.
+var errNotBlob = errors.New("repository: not a blob")
+
+// openBlob opens blob h of a project for streaming; gitpack.ErrNotFound
+// or errNotBlob when there is no such blob.
+func (rd *Reader) openBlob(ctx context.Context, projectID int64, h plumbing.Hash) (*gitpack.ObjectReader, error) {
+	objs, err := rd.store.Objects(projectID)
+	if err != nil {
+		return nil, err
+	}
+	r, err := objs.Stream(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	if r.Type != gitpack.Blob {
+		r.Close()
+		return nil, errNotBlob
+	}
+	return r, nil
+}
+
+// isMissing tells a missing object (a 404) from a failure to read one.
+func isMissing(err error) bool {
+	return errors.Is(err, gitpack.ErrNotFound) || errors.Is(err, errNotBlob)
+}
+
+// readInline reads a whole blob for a JSON endpoint: refused (400) over
+// maxInlineBlob before any content is read.
+func (rd *Reader) readInline(ctx context.Context, projectID int64, h plumbing.Hash, what string) ([]byte, error) {
+	r, err := rd.openBlob(ctx, projectID, h)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	if r.Size > maxInlineBlob {
+		return nil, tooLargeInline(what, r.Size)
+	}
+	buf := make([]byte, r.Size)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return nil, fmt.Errorf("repository: read blob %s: %w", h, err)
+	}
+	return buf, nil
+}
 
 func encodeBase64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
-type rawOutput struct {
-	ContentType string `header:"Content-Type"`
-	NoSniff     string `header:"X-Content-Type-Options"`
-	Body        func(huma.Context)
+// BlobView is GET /repository/blobs/:sha.
+type BlobView struct {
+	Size     int64  `json:"size"`
+	Encoding string `json:"encoding"`
+	Content  string `json:"content"`
+	SHA      string `json:"sha"`
 }
 
-// rawBlob streams a blob: text as text/plain, anything else (a NUL in the
-// first 8000 bytes, as git decides) as application/octet-stream; never
-// sniffed by browsers.
-func rawBlob(b *object.Blob) *rawOutput {
-	ct := "application/octet-stream"
-	if r, err := b.Reader(); err == nil {
-		head := make([]byte, 8000)
-		n, _ := io.ReadFull(r, head)
-		r.Close()
-		if !bytes.Contains(head[:n], []byte{0}) && utf8.Valid(trimPartialRune(head[:n])) {
-			ct = "text/plain; charset=utf-8"
-		}
+type blobInput struct {
+	ProjectPath
+	SHA string `path:"sha"`
+}
+
+// findBlob resolves :sha to a blob of the project: a full id, or an
+// abbreviation of at least 4 hex digits that names one object only, found
+// in the pack indexes without reading any object. Anything else, or an
+// object that is no blob, is 404 Blob Not Found.
+func (rd *Reader) findBlob(ctx context.Context, id, sha string) (int64, plumbing.Hash, error) {
+	info, err := rd.access.Require(ctx, id, projects.ReadCode)
+	if err != nil {
+		return 0, plumbing.ZeroHash, err
 	}
-	return &rawOutput{ContentType: ct, NoSniff: "nosniff", Body: func(ctx huma.Context) {
-		r, err := b.Reader()
+	notFound := api.NotFound("Blob")
+	sha = strings.ToLower(sha)
+	if len(sha) < 4 || len(sha) > 40 || strings.Trim(sha, "0123456789abcdef") != "" {
+		return 0, plumbing.ZeroHash, notFound
+	}
+	if len(sha) == 40 {
+		return info.ID, plumbing.NewHash(sha), nil
+	}
+	objs, err := rd.store.Objects(info.ID)
+	if err != nil {
+		return 0, plumbing.ZeroHash, err
+	}
+	found := objs.Prefix(sha, 2)
+	if len(found) != 1 {
+		return 0, plumbing.ZeroHash, notFound
+	}
+	return info.ID, found[0], nil
+}
+
+func (rd *Reader) registerBlobs(a *api.API) {
+	tags := []string{"repository"}
+	api.Register(a, api.Op{ID: "repository-blob", Method: http.MethodGet, Path: "/projects/{id}/repository/blobs/{sha}", Tags: tags,
+		Summary: "A blob, Base64-encoded (at most 10 MiB)", Access: api.Public}, func(ctx context.Context, in *blobInput) (*struct{ Body *BlobView }, error) {
+		pid, h, err := rd.findBlob(ctx, in.ID, in.SHA)
 		if err != nil {
+			return nil, err
+		}
+		raw, err := rd.readInline(ctx, pid, h, "Blob")
+		if isMissing(err) {
+			return nil, api.NotFound("Blob")
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &struct{ Body *BlobView }{Body: &BlobView{Size: int64(len(raw)), Encoding: "base64", Content: encodeBase64(raw), SHA: h.String()}}, nil
+	})
+	api.Register(a, api.Op{ID: "repository-blob-raw", Method: http.MethodGet, Path: "/projects/{id}/repository/blobs/{sha}/raw", Tags: tags,
+		Summary: "A blob's raw bytes (streamed)", Access: api.Public}, func(ctx context.Context, in *blobInput) (*rawOutput, error) {
+		pid, h, err := rd.findBlob(ctx, in.ID, in.SHA)
+		if err != nil {
+			return nil, err
+		}
+		r, err := rd.openBlob(ctx, pid, h)
+		if isMissing(err) {
+			return nil, api.NotFound("Blob")
+		}
+		if err != nil {
+			return nil, err
+		}
+		return rd.rawBlob(r)
+	})
+}
+
+type rawOutput struct {
+	ContentType   string `header:"Content-Type"`
+	ContentLength string `header:"Content-Length"`
+	NoSniff       string `header:"X-Content-Type-Options"`
+	Body          func(huma.Context)
+}
+
+// sniffBytes is how much of a blob decides text or binary, as git does.
+const sniffBytes = 8000
+
+// rawBlob streams an open blob (and closes it): text as text/plain,
+// anything else (a NUL in the first 8000 bytes, as git decides) as
+// application/octet-stream; never sniffed by browsers. Only the first
+// 8000 bytes are held; the rest is inflated as it is written.
+func (rd *Reader) rawBlob(r *gitpack.ObjectReader) (*rawOutput, error) {
+	head := make([]byte, min(sniffBytes, r.Size))
+	if _, err := io.ReadFull(r, head); err != nil {
+		r.Close()
+		return nil, err
+	}
+	ct := "application/octet-stream"
+	if !bytes.Contains(head, []byte{0}) && utf8.Valid(trimPartialRune(head)) {
+		ct = "text/plain; charset=utf-8"
+	}
+	size := r.Size
+	return &rawOutput{ContentType: ct, ContentLength: strconv.FormatInt(size, 10), NoSniff: "nosniff", Body: func(ctx huma.Context) {
+		defer r.Close()
+		w := ctx.BodyWriter()
+		if _, err := w.Write(head); err != nil {
 			return
 		}
-		defer r.Close()
-		_, _ = io.Copy(ctx.BodyWriter(), r)
-	}}
+		// Past the first byte the status cannot change: a read error cuts
+		// the body short of its Content-Length, which clients notice.
+		src := &errReader{r: r}
+		if _, err := io.Copy(w, src); err != nil && src.err != nil {
+			rd.store.log.Warn("blob read failed while streaming", zap.Error(src.err))
+		}
+	}}, nil
+}
+
+// errReader remembers its reader's error (to tell it from the client's).
+type errReader struct {
+	r   io.Reader
+	err error
+}
+
+func (e *errReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF {
+		e.err = err
+	}
+	return n, err
 }
 
 // trimPartialRune drops an incomplete UTF-8 sequence at the end of a prefix.

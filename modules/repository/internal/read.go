@@ -3,7 +3,6 @@ package internal
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"path"
 	"sort"
@@ -275,54 +274,6 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// BlobView is GET /repository/blobs/:sha.
-type BlobView struct {
-	Size     int64  `json:"size"`
-	Encoding string `json:"encoding"`
-	Content  string `json:"content"`
-	SHA      string `json:"sha"`
-}
-
-type blobInput struct {
-	ProjectPath
-	SHA string `path:"sha"`
-}
-
-// maxBlobJSON bounds a blob rendered as base64 JSON; larger ones are for
-// the raw endpoint.
-const maxBlobJSON = 10 << 20
-
-func (rd *Reader) blob(ctx context.Context, id, sha string) (*object.Blob, error) {
-	_, repo, err := rd.open(ctx, id, projects.ReadCode)
-	if err != nil {
-		return nil, err
-	}
-	if len(sha) != 40 || strings.Trim(strings.ToLower(sha), "0123456789abcdef") != "" {
-		if len(sha) < 4 || len(sha) > 40 || strings.Trim(strings.ToLower(sha), "0123456789abcdef") != "" {
-			return nil, api.NotFound("Blob")
-		}
-		h, err := repo.ResolveRevision(plumbing.Revision(sha))
-		if err != nil {
-			return nil, api.NotFound("Blob")
-		}
-		sha = h.String()
-	}
-	b, err := repo.BlobObject(plumbing.NewHash(sha))
-	if err != nil {
-		return nil, api.NotFound("Blob")
-	}
-	return b, nil
-}
-
-func readAll(b *object.Blob, limit int64) ([]byte, error) {
-	r, err := b.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return io.ReadAll(io.LimitReader(r, limit))
-}
-
 // BranchView is the branch resource.
 type BranchView struct {
 	Name               string     `json:"name"`
@@ -581,29 +532,7 @@ func (rd *Reader) register(a *api.API) {
 	tags := []string{"repository"}
 	api.Register(a, api.Op{ID: "repository-tree", Method: http.MethodGet, Path: "/projects/{id}/repository/tree", Tags: tags,
 		Summary: "Files and directories of a tree", Access: api.Public}, rd.tree)
-	api.Register(a, api.Op{ID: "repository-blob", Method: http.MethodGet, Path: "/projects/{id}/repository/blobs/{sha}", Tags: tags,
-		Summary: "A blob, Base64-encoded", Access: api.Public}, func(ctx context.Context, in *blobInput) (*struct{ Body *BlobView }, error) {
-		b, err := rd.blob(ctx, in.ID, in.SHA)
-		if err != nil {
-			return nil, err
-		}
-		if b.Size > maxBlobJSON {
-			return nil, api.BadRequest("400 Bad request - the blob is too large for this endpoint; use /raw")
-		}
-		raw, err := readAll(b, maxBlobJSON)
-		if err != nil {
-			return nil, err
-		}
-		return &struct{ Body *BlobView }{Body: &BlobView{Size: b.Size, Encoding: "base64", Content: encodeBase64(raw), SHA: b.Hash.String()}}, nil
-	})
-	api.Register(a, api.Op{ID: "repository-blob-raw", Method: http.MethodGet, Path: "/projects/{id}/repository/blobs/{sha}/raw", Tags: tags,
-		Summary: "A blob's raw bytes", Access: api.Public}, func(ctx context.Context, in *blobInput) (*rawOutput, error) {
-		b, err := rd.blob(ctx, in.ID, in.SHA)
-		if err != nil {
-			return nil, err
-		}
-		return rawBlob(b), nil
-	})
+	rd.registerBlobs(a)
 	api.Register(a, api.Op{ID: "repository-commits", Method: http.MethodGet, Path: "/projects/{id}/repository/commits", Tags: tags,
 		Summary: "Commits of a ref, newest first", Access: api.Public}, rd.commits)
 	api.Register(a, api.Op{ID: "repository-commit", Method: http.MethodGet, Path: "/projects/{id}/repository/commits/{sha}", Tags: tags,

@@ -75,17 +75,9 @@ func parseLoose(raw []byte) (Type, []byte, error) {
 	if nul < 0 {
 		return 0, nil, errors.New("bad header")
 	}
-	sp := bytes.IndexByte(hdr[:nul], ' ')
-	if sp < 0 {
-		return 0, nil, errors.New("bad header")
-	}
-	t := typeByName(string(hdr[:sp]))
-	if t == 0 {
-		return 0, nil, fmt.Errorf("bad type %q", hdr[:sp])
-	}
-	size, err := strconv.ParseInt(string(hdr[sp+1:nul]), 10, 64)
-	if err != nil || size < 0 || size > int64(len(raw))*maxDeflateRatio+int64(len(hdr)) {
-		return 0, nil, errors.New("bad size")
+	t, size, err := parseLooseHeader(hdr[:nul], int64(len(raw)))
+	if err != nil {
+		return 0, nil, err
 	}
 	data := make([]byte, size)
 	got := copy(data, hdr[nul+1:n])
@@ -108,6 +100,24 @@ func parseLoose(raw []byte) (Type, []byte, error) {
 			return 0, nil, inflateErr(err)
 		}
 	}
+}
+
+// parseLooseHeader parses "type size" (without its NUL) of a loose object
+// whose file has fileSize bytes: a size the file cannot inflate to is a lie.
+func parseLooseHeader(hdr []byte, fileSize int64) (Type, int64, error) {
+	sp := bytes.IndexByte(hdr, ' ')
+	if sp < 0 {
+		return 0, 0, errors.New("bad header")
+	}
+	t := typeByName(string(hdr[:sp]))
+	if t == 0 {
+		return 0, 0, fmt.Errorf("bad type %q", hdr[:sp])
+	}
+	size, err := strconv.ParseInt(string(hdr[sp+1:]), 10, 64)
+	if err != nil || size < 0 || size > fileSize*maxDeflateRatio+64 {
+		return 0, 0, errors.New("bad size")
+	}
+	return t, size, nil
 }
 
 func typeByName(s string) Type {

@@ -21,6 +21,10 @@ type Store struct {
 	objDir  string
 	packDir string
 	cache   *lru
+	// memBytes bounds what a Stream resolves in memory; spills holds a
+	// slot per large delta chain being resolved (see stream.go).
+	memBytes int64
+	spills   chan struct{}
 
 	mu       sync.Mutex // serialises changes of the snapshot
 	repackMu sync.Mutex // one Repack at a time
@@ -63,6 +67,9 @@ func Open(gitDir string, opt Options) (*Store, error) {
 		objDir:  objDir,
 		packDir: filepath.Join(objDir, "pack"),
 		cache:   newLRU(size),
+
+		memBytes: defaultMemBytes,
+		spills:   make(chan struct{}, maxSpills),
 	}
 	s.snap.Store(&snapshot{})
 	if _, err := s.reload(); err != nil {
