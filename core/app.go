@@ -22,6 +22,7 @@ import (
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/events"
 	flog "github.com/fennec-forge/fennec/core/log"
+	"github.com/fennec-forge/fennec/core/sealed"
 	"github.com/fennec-forge/fennec/core/store"
 )
 
@@ -149,6 +150,9 @@ func (app *App) options(opts []Option) ([]fx.Option, error) {
 					MetricsToken: s.cfg.MetricsToken, MetricsAllow: allow}), nil
 			},
 			newBus,
+			// The key that seals secrets the store keeps (core/sealed),
+			// from <data>/secret.key, never from the store itself.
+			func() (*sealed.Box, error) { return sealed.Open(s.cfg.Data) },
 		),
 		fx.Invoke(prepareStore),
 		pluginOptions(s),

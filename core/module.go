@@ -61,6 +61,14 @@ func Migrations(ms ...store.Migration) fx.Option {
 	return fx.Provide(fx.Annotate(func() []store.Migration { return ms }, fx.ResultTags(`group:"fennec.migrations,flatten"`)))
 }
 
+// ProvideMigrations adds a constructor returning []store.Migration, for
+// migrations that need a service (the sealing key, the configuration). A
+// module's migrations must still number 1..n without gaps across all of its
+// Migrations and ProvideMigrations.
+func ProvideMigrations(ctor any) fx.Option {
+	return fx.Provide(fx.Annotate(ctor, fx.ResultTags(`group:"fennec.migrations,flatten"`)))
+}
+
 // ProvideSubscribers adds a constructor returning []events.Subscriber.
 func ProvideSubscribers(ctor any) fx.Option {
 	return fx.Provide(fx.Annotate(ctor, fx.ResultTags(`group:"fennec.subscribers,flatten"`)))

@@ -62,10 +62,18 @@ type Access interface {
 // project's repository: the default branch the first push chose, and the
 // state of an import from import_url (none, scheduled, started, finished,
 // failed; the message of a failure is the project's import_error).
+// ImportURL gives the import_url as it was given, credentials included
+// (stored sealed; ProjectEvent.ImportURL carries it without them), "" when
+// the project has none or is gone.
 type RepositoryState interface {
 	SetDefaultBranch(ctx context.Context, projectID int64, branch string) error
 	SetImportStatus(ctx context.Context, projectID int64, status, message string) error
+	ImportURL(ctx context.Context, projectID int64) (string, error)
 }
+
+// HookTokenPurpose is the purpose a hook's token is sealed for (core/sealed):
+// the webhooks module opens Hook tokens with it to send X-Gitlab-Token.
+const HookTokenPurpose = internal.PurposeHookToken
 
 // Import states of RepositoryState.SetImportStatus.
 const (
@@ -78,7 +86,7 @@ const (
 func Module() fennec.Module {
 	return fennec.NewModule("projects",
 		fennec.Tables(internal.Tables()...),
-		fennec.Migrations(internal.Migrations()...),
+		fennec.ProvideMigrations(internal.Migrations),
 		fx.Provide(internal.NewService, func(s *internal.Service) Access { return s },
 			func(s *internal.Service) RepositoryState { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),

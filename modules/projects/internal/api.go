@@ -139,7 +139,7 @@ func (s *Service) update(ctx context.Context, in *updateInput) (*projectOutput, 
 			p.TagList = append([]string{}, (*b.TagList)...)
 		}
 		if b.ImportURL != nil {
-			p.ImportURL = *b.ImportURL
+			p.ImportURL = s.box.Seal(*b.ImportURL, purposeImportURL)
 		}
 		b.FeatureInput.apply(&p.Features)
 		p.UpdatedAt = s.now().UTC()

@@ -2,9 +2,9 @@ package internal
 
 // Project hooks: the table, their CRUD operations (Master and up) and the
 // Project hook view of the spec. Delivering payloads is the webhooks
-// module's business; it reads this table. A hook's token is stored as given
-// (it is sent back to the hook's URL in X-Gitlab-Token, so it cannot be
-// hashed) and never rendered.
+// module's business; it reads this table. A hook's token is sent back to the
+// hook's URL in X-Gitlab-Token, so it cannot be hashed: it is stored sealed
+// (core/sealed, purpose PurposeHookToken) and never rendered.
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/sealed"
 	"github.com/fennec-forge/fennec/core/store"
 )
 
@@ -24,7 +25,7 @@ type Hook struct {
 	ID                    uint64    `json:"id"`
 	ProjectID             uint64    `json:"project_id"`
 	URL                   string    `json:"url"`
-	Token                 string    `json:"token,omitempty"`
+	Token                 string    `json:"token,omitempty"` // sealed; Unseal with PurposeHookToken
 	PushEvents            bool      `json:"push_events"`
 	IssuesEvents          bool      `json:"issues_events"`
 	MergeRequestsEvents   bool      `json:"merge_requests_events"`
@@ -87,7 +88,7 @@ type HookInput struct {
 	EnableSSLVerification *bool   `json:"enable_ssl_verification,omitempty" doc:"Default true"`
 }
 
-func (in *HookInput) apply(h *Hook) {
+func (in *HookInput) apply(h *Hook, box *sealed.Box) {
 	set := func(d *bool, v *bool) {
 		if v != nil {
 			*d = *v
@@ -95,7 +96,7 @@ func (in *HookInput) apply(h *Hook) {
 	}
 	h.URL = strings.TrimSpace(in.URL)
 	if in.Token != nil {
-		h.Token = *in.Token
+		h.Token = box.Seal(*in.Token, PurposeHookToken)
 	}
 	set(&h.PushEvents, in.PushEvents)
 	set(&h.IssuesEvents, in.IssuesEvents)
@@ -244,7 +245,7 @@ func (s *Service) addHook(ctx context.Context, in *addHookInput) (*hookOutput, e
 		return nil, v
 	}
 	h := &Hook{ProjectID: r.p.ID, PushEvents: true, EnableSSLVerification: true, CreatedAt: s.now().UTC()}
-	in.Body.apply(h)
+	in.Body.apply(h, s.box)
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		if !projects.Exists(tx, r.p.ID) {
 			return errProjectNotFound // deleted meanwhile
@@ -271,7 +272,7 @@ func (s *Service) editHook(ctx context.Context, in *editHookInput) (*hookOutput,
 		if h, err = projectHook(tx, r.p.ID, in.HookID); err != nil {
 			return err
 		}
-		in.Body.apply(h)
+		in.Body.apply(h, s.box)
 		return hooks.Update(tx, h)
 	})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/sealed"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 )
@@ -27,12 +28,13 @@ type Service struct {
 	bus   *events.Bus
 	log   *zap.Logger
 	users identity.Users
+	box   *sealed.Box // seals hook tokens and import URLs (secrets.go)
 	now   func() time.Time
 }
 
 // NewService builds the service.
-func NewService(db *store.DB, bus *events.Bus, log *zap.Logger, users identity.Users) *Service {
-	return &Service{db: db, bus: bus, log: log, users: users, now: time.Now}
+func NewService(db *store.DB, bus *events.Bus, log *zap.Logger, users identity.Users, box *sealed.Box) *Service {
+	return &Service{db: db, bus: bus, log: log, users: users, box: box, now: time.Now}
 }
 
 // ValidationError is the field -> texts error of core/api.
@@ -221,6 +223,8 @@ type ProjectEvent struct {
 	Action    string `json:"action"`
 	ProjectID int64  `json:"project_id"`
 	UserID    int64  `json:"user_id"`
+	// ImportURL is set when the project was created with an import_url:
+	// that URL without its credentials (the whole one is ImportURL's).
 	ImportURL string `json:"import_url,omitempty"`
 	// ForkedFromID is set on forks: the repository module copies its data.
 	ForkedFromID int64 `json:"forked_from_id,omitempty"`
@@ -354,7 +358,7 @@ func (s *Service) create(ctx context.Context, owner int64, in ProjectInput) (*re
 		if !validImportURL(*in.ImportURL) {
 			v["import_url"] = append(v["import_url"], "is blocked: only http, https and git URLs can be imported")
 		}
-		p.ImportURL = *in.ImportURL
+		p.ImportURL = s.box.Seal(*in.ImportURL, purposeImportURL)
 	}
 	in.FeatureInput.apply(&p.Features)
 	if len(v) > 0 {
@@ -408,7 +412,13 @@ func (s *Service) create(ctx context.Context, owner int64, in ProjectInput) (*re
 		if err := projects.Insert(tx, p); err != nil {
 			return err
 		}
-		return s.bus.Publish(tx, ProjectEvent{Action: "created", ProjectID: int64(p.ID), UserID: pr.UserID(), ImportURL: p.ImportURL})
+		ev := ProjectEvent{Action: "created", ProjectID: int64(p.ID), UserID: pr.UserID()}
+		if in.ImportURL != nil && *in.ImportURL != "" {
+			// The outbox is in the store too: the event names the source
+			// without its credentials; the importer asks ImportURL.
+			ev.ImportURL = withoutCredentials(*in.ImportURL)
+		}
+		return s.bus.Publish(tx, ev)
 	})
 	var conflict *store.ConflictError
 	if errors.As(err, &conflict) {

@@ -159,8 +159,3 @@ var (
 func Tables() []interface{ Buckets() []string } {
 	return []interface{ Buckets() []string }{namespaces, projects, members, stars, hooks}
 }
-
-// Migrations lists the module's schema migrations, oldest first.
-func Migrations() []store.Migration {
-	return []store.Migration{{Module: "projects", Version: 1, Name: "tables", Up: func(*store.Tx) error { return nil }}}
-}

@@ -19,7 +19,15 @@ func Subscribers(s *Storage, st *Statuses, w *Writer, im *Importer) []events.Sub
 					return err
 				}
 				if ev.ImportURL != "" {
-					im.Start(ev.ProjectID, ev.ImportURL)
+					// The event names the source without its credentials;
+					// the projects module keeps the whole URL, sealed.
+					u, err := im.state.ImportURL(ctx, ev.ProjectID)
+					if err != nil {
+						return err
+					}
+					if u != "" {
+						im.Start(ev.ProjectID, u)
+					}
 				}
 				return nil
 			case "forked":
