@@ -156,7 +156,7 @@ func TestRawBlobStreamsLargeBlob(t *testing.T) {
 		var n int64
 		var id string
 		alloc, peak := heapCost(func() { status, hdr, n, id, _ = download(t, g, base+path) })
-		t.Logf("%s: %d bytes; the server allocated %d MiB, heap in use peaked at +%d MiB", path, n, alloc>>20, peak>>20)
+		t.Logf("%s: %d bytes; the server allocated %d KiB, heap in use peaked at +%d KiB", path, n, alloc>>10, peak>>10)
 		if status != 200 || n != size || id != sha || hdr.Get("Content-Length") != strconv.Itoa(size) ||
 			hdr.Get("Content-Type") != "application/octet-stream" {
 			t.Errorf("%s: %d, %d bytes, blob id %s, Content-Length %q, Content-Type %q", path, status, n, id,
@@ -185,11 +185,32 @@ func TestRawBlobStreamsLargeBlob(t *testing.T) {
 		}
 	}
 
+	// A commit's stats, its diff and the contributors (who diff every
+	// commit) read no blob over 1 MiB: the big file gets an empty diff, as
+	// GitLab's too-large diffs, and counts no lines.
+	head := g.cli.ok(t, work, "rev-parse", "HEAD")
+	for path, want := range map[string]string{
+		"commits/" + head:           `"stats":{"additions":0,"deletions":0,"total":0}`,
+		"commits/" + head + "/diff": `{"diff":"","new_path":"big.bin","old_path":"big.bin","a_mode":"0","b_mode":"100644","new_file":true,"renamed_file":false,"deleted_file":false}`,
+		"contributors":              `"commits":1,"additions":0,"deletions":0`,
+	} {
+		var status int
+		var body string
+		alloc, peak := heapCost(func() { status, _, _, _, body = download(t, g, base+path) })
+		t.Logf("%s: the server allocated %d KiB, heap peak +%d KiB", path, alloc>>10, peak>>10)
+		if status != 200 || !strings.Contains(body, want) {
+			t.Errorf("%s: %d %s\nwant it to hold %s", path, status, body, want)
+		}
+		if alloc > maxRequestHeap || peak > maxRequestHeap {
+			t.Errorf("%s: allocated %d MiB (heap peak +%d MiB) with a %d MiB blob in the commit", path, alloc>>20, peak>>20, size>>20)
+		}
+	}
+
 	// An archive streams the blob too.
 	var status int
 	var n int64
 	alloc, peak := heapCost(func() { status, _, n, _, _ = download(t, g, base+"archive.tar") })
-	t.Logf("archive.tar: %d bytes; the server allocated %d MiB, heap peak +%d MiB", n, alloc>>20, peak>>20)
+	t.Logf("archive.tar: %d bytes; the server allocated %d KiB, heap peak +%d KiB", n, alloc>>10, peak>>10)
 	if status != 200 || n < size {
 		t.Errorf("archive.tar: %d, %d bytes", status, n)
 	}

@@ -94,7 +94,11 @@ func (rd *Reader) compare(ctx context.Context, in *compareInput) (*struct{ Body 
 			return nil, err
 		}
 	}
-	if out.Diffs, err = diffEntries(ctx, baseTree, toTree); err != nil {
+	objs, err := rd.store.Objects(info.ID)
+	if err != nil {
+		return nil, err
+	}
+	if out.Diffs, err = diffEntries(ctx, objs, baseTree, toTree); err != nil {
 		return nil, err
 	}
 	return &struct{ Body *CompareView }{Body: out}, nil

@@ -45,6 +45,10 @@ func (rd *Reader) contributors(ctx context.Context, in *listInput) (*contributor
 	if err != nil {
 		return nil, err
 	}
+	objs, err := rd.store.Objects(info.ID)
+	if err != nil {
+		return nil, err
+	}
 	byEmail := map[string]*ContributorView{}
 	err = iter.ForEach(func(c *object.Commit) error {
 		if err := ctx.Err(); err != nil {
@@ -58,11 +62,9 @@ func (rd *Reader) contributors(ctx context.Context, in *listInput) (*contributor
 		}
 		v.Commits++
 		if c.NumParents() <= 1 { // merges add no lines of their own
-			if st, err := c.Stats(); err == nil {
-				for _, f := range st {
-					v.Additions += f.Addition
-					v.Deletions += f.Deletion
-				}
+			if st, err := commitStats(ctx, objs, c); err == nil {
+				v.Additions += st.Additions
+				v.Deletions += st.Deletions
 			}
 		}
 		return nil

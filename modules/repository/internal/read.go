@@ -381,7 +381,10 @@ func (rd *Reader) commit(ctx context.Context, in *commitInput) (*struct{ Body *C
 	if err != nil || in.SHA == "" {
 		return nil, api.NotFound("Commit")
 	}
-	d := detail(c)
+	d, err := rd.detailOf(ctx, info.ID, c)
+	if err != nil {
+		return nil, err
+	}
 	if rd.statuses != nil {
 		if list, err := rd.statuses.forCommit(ctx, uint64(info.ID), c.Hash.String()); err == nil {
 			d.Status = combined(list)
