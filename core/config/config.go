@@ -43,6 +43,11 @@ type Config struct {
 	// background repack of it (packs consolidated, reachability index
 	// refreshed). Default 50; the nightly pass catches the rest.
 	HousekeepingPushes int `yaml:"housekeeping_pushes"`
+	// ReceiveFsckObjects makes git pushes check the trees they bring as git
+	// fsck does: a tree entry named .git in any disguise (hasDotgit), ".",
+	// ".." or empty refuses the push. Default on; turn it off only to take
+	// history that already holds such trees.
+	ReceiveFsckObjects bool `yaml:"receive_fsck_objects"`
 	// ReadHeaderTimeout closes connections that do not send their headers in
 	// time (slowloris). IdleTimeout closes idle keep-alive connections.
 	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
@@ -115,6 +120,7 @@ func Default() Config {
 		MaxBodyBytes:       10 << 20,
 		MaxPushBytes:       2 << 30,
 		HousekeepingPushes: 50,
+		ReceiveFsckObjects: true,
 		ReadHeaderTimeout:  10 * time.Second,
 		IdleTimeout:        2 * time.Minute,
 		BodyReadTimeout:    30 * time.Second,
@@ -215,6 +221,13 @@ func (f *Flags) Load(getenv func(string) (string, bool)) (Config, error) {
 			return Config{}, fmt.Errorf("config: FENNEC_MAX_PUSH_BYTES: %w", err)
 		}
 		cfg.MaxPushBytes = n
+	}
+	if v, ok := getenv("FENNEC_RECEIVE_FSCK_OBJECTS"); ok && v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("config: FENNEC_RECEIVE_FSCK_OBJECTS: %w", err)
+		}
+		cfg.ReceiveFsckObjects = b
 	}
 	if v, ok := getenv("FENNEC_METRICS_TOKEN"); ok && v != "" {
 		cfg.MetricsToken = v

@@ -158,6 +158,24 @@ func actionContent(a CommitAction) ([]byte, error) {
 	return []byte(*a.Content), nil
 }
 
+// checkActionPaths refuses, before anything is written, an action whose
+// file_path (or a move's previous_path) git could not check out, as
+// validWritePath says: the one path check of every API write (the commits
+// API and the files API's create, update and delete come through here).
+func checkActionPaths(actions []CommitAction) error {
+	for _, a := range actions {
+		if _, ok := validWritePath(a.FilePath); !ok {
+			return api.BadRequest("Invalid file path: " + a.FilePath)
+		}
+		if a.Action == "move" {
+			if _, ok := validWritePath(a.PreviousPath); !ok {
+				return api.BadRequest("Invalid previous path: " + a.PreviousPath)
+			}
+		}
+	}
+	return nil
+}
+
 // commitActions applies the actions on the branch (or start_branch for a
 // new branch) and moves the branch by compare-and-set.
 func (w *Writer) commitActions(ctx context.Context, req commitRequest) (projects.ProjectInfo, *object.Commit, error) {
@@ -173,6 +191,9 @@ func (w *Writer) commitActions(ctx context.Context, req commitRequest) (projects
 	}
 	if len(req.Actions) == 0 {
 		return info, nil, api.Missing("actions")
+	}
+	if err := checkActionPaths(req.Actions); err != nil {
+		return info, nil, err
 	}
 	if p := w.protection(ctx, info.ID, req.Branch); p != nil && !p.DevelopersCanPush {
 		if ok, _ := w.rd.access.Can(ctx, req.ProjectRef, projects.PushProtected); !ok {
@@ -225,8 +246,8 @@ func (w *Writer) commitActions(ctx context.Context, req commitRequest) (projects
 		return false
 	}
 	for _, a := range req.Actions {
-		p, ok := cleanTreePath(a.FilePath)
-		if !ok || p == "" {
+		p, ok := validWritePath(a.FilePath)
+		if !ok {
 			return info, nil, api.BadRequest("Invalid file path: " + a.FilePath)
 		}
 		_, exists := files[p]
@@ -255,8 +276,8 @@ func (w *Writer) commitActions(ctx context.Context, req commitRequest) (projects
 			}
 			delete(files, p)
 		case "move":
-			prev, ok := cleanTreePath(a.PreviousPath)
-			if !ok || prev == "" {
+			prev, ok := validWritePath(a.PreviousPath)
+			if !ok {
 				return info, nil, api.BadRequest("Invalid previous path: " + a.PreviousPath)
 			}
 			src, had := files[prev]

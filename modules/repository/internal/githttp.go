@@ -47,13 +47,14 @@ type GitHTTP struct {
 	log      *zap.Logger
 	api      *api.API
 	maxPush  int64
+	fsck     bool // check pushed trees (config receive_fsck_objects)
 }
 
 // NewGitRoutes registers the git endpoints.
 func NewGitRoutes(st *Storage, access projects.Access, state projects.RepositoryState, w *Writer,
 	activity identity.Activity, hk *Housekeeper, cfg fconfig.Config, log *zap.Logger) fennec.Routes {
 	g := &GitHTTP{st: st, access: access, state: state, w: w, activity: activity, hk: hk,
-		log: log.Named("git"), maxPush: cfg.MaxPushBytes}
+		log: log.Named("git"), maxPush: cfg.MaxPushBytes, fsck: cfg.ReceiveFsckObjects}
 	return fennec.Routes{Name: "repository-git", Register: func(a *api.API) {
 		g.api = a
 		a.Intercept("git-http", isGitPath, http.HandlerFunc(g.serve))

@@ -123,6 +123,23 @@ func (g *GitHTTP) receivePack(ctx context.Context, w http.ResponseWriter, r *htt
 	}
 
 	g.checkCommands(ctx, info, repo, read, cmds)
+	// A pack with a bad tree is refused whole, and never installed: its
+	// trees could be referenced by a later push, whose check walks only
+	// the objects it brings.
+	packRefused := false
+	if in != nil && g.fsck {
+		if bad, problem := fsckTrees(in); problem != "" {
+			packRefused = true
+			g.log.Info("git receive-pack: fsck refused the pack", zap.Int64("project", info.ID),
+				zap.String("object", bad.String()), zap.String("problem", problem))
+			messages = append(messages, "error: object "+bad.String()+": "+problem)
+			for _, c := range cmds {
+				if c.refusal == "" && !c.isDelete() {
+					c.refusal = "fsck error: " + problem
+				}
+			}
+		}
+	}
 	if caps["atomic"] {
 		failAtomic(cmds)
 	}
@@ -151,7 +168,7 @@ func (g *GitHTTP) receivePack(ctx context.Context, w http.ResponseWriter, r *htt
 			accepted++
 		}
 	}
-	if accepted > 0 && in != nil && len(in.Objects()) > 0 {
+	if accepted > 0 && in != nil && len(in.Objects()) > 0 && !packRefused {
 		if err := objs.Install(in); err != nil {
 			g.log.Error("git receive-pack: install", zap.Int64("project", info.ID), zap.Error(err))
 			for _, c := range cmds {
@@ -201,6 +218,29 @@ func (g *GitHTTP) moveRefs(projectID int64, repo *git.Repository, cmds []*pushCo
 			which[i].refusal = "failed to update the ref"
 		}
 	}
+}
+
+// fsckTrees checks the entry names of every tree a push brings, as git
+// fsck does (treeEntryProblem): the first bad tree and its problem, or ""
+// when all are fine. Every incoming tree is read, reachable from a pushed
+// ref or not.
+func fsckTrees(in *gitpack.Incoming) (gitpack.Hash, string) {
+	for _, h := range in.Trees() {
+		_, data, err := in.Read(h)
+		if err != nil {
+			return h, "badTree: cannot be read"
+		}
+		entries, err := parseTree(data)
+		if err != nil {
+			return h, "badTree: cannot be parsed"
+		}
+		for _, e := range entries {
+			if problem := treeEntryProblem(e.name); problem != "" {
+				return h, problem
+			}
+		}
+	}
+	return gitpack.Hash{}, ""
 }
 
 // unpackError is the reason shown for a pack that could not be taken.

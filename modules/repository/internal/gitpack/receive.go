@@ -27,6 +27,7 @@ type Incoming struct {
 	dir     string // the quarantine directory; "" when nothing was received
 	name    string // pack-<sha>; "" for a pack without objects
 	objects []Hash // sorted
+	trees   []Hash // the objects that are trees, sorted
 	p       *pack  // the quarantined pack, for CheckConnected
 	mu      sync.Mutex
 	done    bool // installed or discarded
@@ -35,6 +36,10 @@ type Incoming struct {
 // Objects are the ids of the objects received (sorted; the bases a thin
 // pack was completed with are not among them).
 func (in *Incoming) Objects() []Hash { return in.objects }
+
+// Trees are the ids of the received objects that are trees (sorted), for
+// checks of their entries before anything is installed.
+func (in *Incoming) Trees() []Hash { return in.trees }
 
 // Discard removes the quarantine and everything in it.
 func (in *Incoming) Discard() error {
@@ -342,8 +347,12 @@ func (s *Store) receive(r io.Reader, opt ReceiveOptions) (in *Incoming, err erro
 		return nil, fmt.Errorf("gitpack: receive: %w", err)
 	}
 	objects := make([]Hash, len(rc.entries))
+	var trees []Hash
 	for i := range rc.entries {
 		objects[i] = rc.entries[i].hash
+		if rc.entries[i].obj == Tree {
+			trees = append(trees, rc.entries[i].hash)
+		}
 	}
 	if len(rc.thin) > 0 {
 		if trailer, err = rc.completeThin(); err != nil {
@@ -359,7 +368,8 @@ func (s *Store) receive(r io.Reader, opt ReceiveOptions) (in *Incoming, err erro
 		return nil, fmt.Errorf("gitpack: receive: %w", err)
 	}
 	slices.SortFunc(objects, func(a, b Hash) int { return bytes.Compare(a[:], b[:]) })
-	return &Incoming{s: s, dir: dir, name: name, objects: objects, p: p}, nil
+	slices.SortFunc(trees, func(a, b Hash) int { return bytes.Compare(a[:], b[:]) })
+	return &Incoming{s: s, dir: dir, name: name, objects: objects, trees: trees, p: p}, nil
 }
 
 // stream reads the pack's entries and trailer into the quarantine file,
