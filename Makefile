@@ -7,6 +7,9 @@ REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -s -w -X $(PKG)/core.version=$(VERSION) -X $(PKG)/core.revision=$(REVISION)
 PLUGINS   := $(notdir $(patsubst %/,%,$(dir $(wildcard plugins/*/main.go))))
 PROTOS    := $(shell find sdk -name '*.proto' 2>/dev/null)
+# Go modules of the repository: the server and the SDK plugin authors import.
+# `./...` stops at a nested go.mod, so test and vet visit each.
+MODULES   := . sdk
 
 .PHONY: build run test vet fmt-check bench bench-git proto clean
 
@@ -25,10 +28,16 @@ run: build
 
 ## test: vet, formatting, and every test with the race detector
 test: vet fmt-check
-	$(GO) test -race -count=1 ./...
+	@for m in $(MODULES); do \
+		echo "(cd $$m && $(GO) test -race -count=1 ./...)"; \
+		(cd $$m && $(GO) test -race -count=1 ./...) || exit 1; \
+	done
 
 vet:
-	$(GO) vet ./...
+	@for m in $(MODULES); do \
+		echo "(cd $$m && $(GO) vet ./...)"; \
+		(cd $$m && $(GO) vet ./...) || exit 1; \
+	done
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -47,7 +56,8 @@ bench-git:
 	./$(BIN)/gitbench -fennec $(BIN)/fennec $(GITBENCH_FLAGS)
 
 ## proto: regenerate the committed protobuf code under sdk/ (needs protoc:
-## apt-get install protobuf-compiler; the Go plugins are pinned tools in go.mod)
+## apt-get install protobuf-compiler; the Go plugins are pinned tools in the
+## server's go.mod, so the SDK module stays free of them)
 proto:
 	@if [ -z "$(PROTOS)" ]; then echo "no .proto files under sdk/"; exit 0; fi; \
 	command -v protoc >/dev/null || { echo "make proto: protoc not found (apt-get install protobuf-compiler)"; exit 1; }; \

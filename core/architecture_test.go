@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -33,10 +34,27 @@ type goPackage struct {
 	Imports    []string
 }
 
+// moduleDirs are the Go modules of the repository, relative to it: the
+// server and the SDK (a module of its own, so plugin authors depend on it
+// alone). `go list ./...` does not cross into a nested module.
+var moduleDirs = []string{".", "sdk"}
+
 func listPackages(t *testing.T) []goPackage {
 	t.Helper()
+	var pkgs []goPackage
+	for _, dir := range moduleDirs {
+		pkgs = append(pkgs, listModule(t, filepath.Join("..", dir))...)
+	}
+	if len(pkgs) < 5 {
+		t.Fatalf("go list found only %d packages; run from the repository", len(pkgs))
+	}
+	return pkgs
+}
+
+func listModule(t *testing.T, dir string) []goPackage {
+	t.Helper()
 	cmd := exec.Command("go", "list", "-json", "./...")
-	cmd.Dir = ".."
+	cmd.Dir = dir
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -56,10 +74,7 @@ func listPackages(t *testing.T) []goPackage {
 		pkgs = append(pkgs, p)
 	}
 	if err := cmd.Wait(); err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	if len(pkgs) < 5 {
-		t.Fatalf("go list found only %d packages; run from the repository", len(pkgs))
+		t.Fatalf("go list in %s: %v", dir, err)
 	}
 	return pkgs
 }
@@ -92,6 +107,11 @@ func TestArchitecture(t *testing.T) {
 				continue
 			}
 			if v := violation(fromTop, fromMod, toTop, toMod, toInternal); v != "" {
+				t.Errorf("%s imports %s: %s", p.ImportPath, imp, v)
+			}
+		}
+		for _, imp := range p.Imports {
+			if v := pluginHostViolation(p.ImportPath, imp); v != "" {
 				t.Errorf("%s imports %s: %s", p.ImportPath, imp, v)
 			}
 		}
@@ -141,6 +161,23 @@ func violation(fromTop, fromMod, toTop, toMod string, toInternal bool) string {
 	return ""
 }
 
+// pluginHostViolation keeps the plugin host kind-agnostic: core/plugin may
+// import the SDK's base package (sdk/plugin and its proto) and no kind
+// (sdk/authprovider, sdk/executor...). Each kind's descriptor and client live
+// with the kind, so adding a kind never touches the host.
+func pluginHostViolation(from, to string) string {
+	host := modulePath + "/core/plugin"
+	if from != host && !strings.HasPrefix(from, host+"/") {
+		return ""
+	}
+	sdk := modulePath + "/sdk/"
+	base := sdk + "plugin"
+	if strings.HasPrefix(to, sdk) && to != base && !strings.HasPrefix(to, base+"/") {
+		return "core/plugin may import only the base sdk/plugin, no plugin kind"
+	}
+	return ""
+}
+
 // TestArchitectureRulesCatchViolations proves the rules above can fail.
 func TestArchitectureRulesCatchViolations(t *testing.T) {
 	cases := []struct {
@@ -161,5 +198,18 @@ func TestArchitectureRulesCatchViolations(t *testing.T) {
 	}
 	if v := violation("modules", "projects", "modules", "identity", false); v != "" {
 		t.Errorf("projects -> identity should be allowed, got %q", v)
+	}
+	for _, to := range []string{"/sdk/authprovider", "/sdk/authprovider/proto", "/sdk/executor", "/sdk/pluginx"} {
+		if pluginHostViolation(modulePath+"/core/plugin", modulePath+to) == "" {
+			t.Errorf("rule missed: core/plugin -> %s", to)
+		}
+	}
+	for _, to := range []string{"/sdk/plugin", "/sdk/plugin/proto", "/core/config"} {
+		if v := pluginHostViolation(modulePath+"/core/plugin", modulePath+to); v != "" {
+			t.Errorf("core/plugin -> %s should be allowed, got %q", to, v)
+		}
+	}
+	if v := pluginHostViolation(modulePath+"/core", modulePath+"/sdk/authprovider"); v != "" {
+		t.Errorf("core (the app assembly) -> sdk/authprovider should be allowed, got %q", v)
 	}
 }

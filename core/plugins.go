@@ -1,7 +1,9 @@
 package fennec
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
@@ -9,39 +11,80 @@ import (
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/plugin"
 	"github.com/fennec-forge/fennec/sdk/authprovider"
+	sdkplugin "github.com/fennec-forge/fennec/sdk/plugin"
 )
 
 // This file wires out-of-process plugins into the application: one
-// *plugin.Host built from the configuration, started with the app and killed
-// when it stops, and the plugin.AuthProviders the identity module asks on
-// sign-in (configured plugins first, in order, then in-process ones).
+// *plugin.Host built from the configuration, running the plugin kinds that
+// the application registered (PluginKind), started with the app and killed
+// when it stops. The host knows no kind; this file knows one, auth, because
+// in-process providers (WithAuthProvider) join the plugins here: it provides
+// the AuthProviders the identity module asks on sign-in (configured plugins
+// first, in order, then in-process ones).
+
+const groupPluginKinds = `group:"fennec.plugin_kinds"`
+
+// PluginKind lets the plugin host run plugins of kind k (its package's
+// descriptor, such as authprovider.Kind). The module that uses a kind adds
+// it to its fx options and reads the plugins through
+// (*plugin.Host).Routes(k.Name); a configured plugin of a kind nobody
+// registered is left out with a warning.
+func PluginKind(k sdkplugin.Kind) fx.Option {
+	return fx.Provide(fx.Annotate(func() sdkplugin.Kind { return k }, fx.ResultTags(groupPluginKinds)))
+}
+
+// AuthProvider is one auth provider as the rest of the application sees it:
+// a configured plugin (whose Provider routes to its current process) or an
+// in-process implementation registered by an embedder.
+type AuthProvider struct {
+	Name string
+	authprovider.Provider
+}
+
+// AuthProviders are the auth providers in the order they are asked.
+type AuthProviders []AuthProvider
 
 // inProcessAuthProviders are those registered with WithAuthProvider.
-type inProcessAuthProviders = plugin.AuthProviders
+type inProcessAuthProviders = AuthProviders
 
 // WithAuthProvider registers an in-process auth provider under name, asked
 // after the configured plugins (in the order of the calls). It must pass the
 // suite in sdk/authprovider/conformance like any plugin.
 func WithAuthProvider(name string, p authprovider.Provider) Option {
 	return func(s *settings) {
-		s.authProviders = append(s.authProviders, plugin.AuthProvider{Name: name, Provider: p})
+		s.authProviders = append(s.authProviders, AuthProvider{Name: name, Provider: p})
 	}
 }
 
-// pluginOptions provides *plugin.Host and plugin.AuthProviders. The host is
-// always built (not only when a module asks for providers), so configured
-// plugins run and configuration mistakes show in the log at start-up.
+type pluginHostParams struct {
+	fx.In
+	Lifecycle fx.Lifecycle
+	Config    config.Config
+	Log       *zap.Logger
+	Kinds     []sdkplugin.Kind `group:"fennec.plugin_kinds"`
+}
+
+// pluginOptions provides *plugin.Host and AuthProviders. The host is always
+// built (not only when a module asks for providers), so configured plugins
+// run and configuration mistakes show in the log at start-up.
 func pluginOptions(s *settings) fx.Option {
 	inProcess := s.authProviders
 	return fx.Options(
+		PluginKind(authprovider.Kind),
 		fx.Provide(
-			func(lc fx.Lifecycle, cfg config.Config, log *zap.Logger) *plugin.Host {
-				h := plugin.FromConfig(cfg, log)
-				lc.Append(fx.Hook{OnStart: h.Start, OnStop: h.Stop})
+			func(p pluginHostParams) *plugin.Host {
+				// Group order is random; sort so messages are stable.
+				kinds := slices.SortedFunc(slices.Values(p.Kinds), func(a, b sdkplugin.Kind) int { return cmp.Compare(a.Name, b.Name) })
+				h := plugin.FromConfig(p.Config, p.Log, kinds...)
+				p.Lifecycle.Append(fx.Hook{OnStart: h.Start, OnStop: h.Stop})
 				return h
 			},
-			func(h *plugin.Host) (plugin.AuthProviders, error) {
-				return joinAuthProviders(h.AuthProviders(), inProcess)
+			func(h *plugin.Host) (AuthProviders, error) {
+				var configured AuthProviders
+				for _, r := range h.Routes(authprovider.Kind.Name) {
+					configured = append(configured, AuthProvider{Name: r.Name, Provider: r.Value.(authprovider.Provider)})
+				}
+				return joinAuthProviders(configured, inProcess)
 			},
 		),
 		fx.Invoke(func(*plugin.Host) {}),
@@ -50,8 +93,8 @@ func pluginOptions(s *settings) fx.Option {
 
 // joinAuthProviders appends the in-process providers, refusing a name used
 // twice: the identity module records which provider a user came from.
-func joinAuthProviders(configured, inProcess plugin.AuthProviders) (plugin.AuthProviders, error) {
-	all := append(plugin.AuthProviders(nil), configured...)
+func joinAuthProviders(configured, inProcess AuthProviders) (AuthProviders, error) {
+	all := append(AuthProviders(nil), configured...)
 	seen := map[string]bool{}
 	for _, p := range configured {
 		seen[p.Name] = true

@@ -51,7 +51,7 @@ func TestAuthProvidersFromConfigAndEmbedder(t *testing.T) {
 		}
 		return authprovider.Identity{}, authprovider.ErrInvalidCredentials
 	}}
-	var providers plugin.AuthProviders
+	var providers fennec.AuthProviders
 	var host *plugin.Host
 	app, err := fennec.New(fennec.WithConfig(cfg), fennec.WithLogger(zap.New(core)),
 		fennec.WithAuthProvider("static", static), fennec.WithExtract(&providers, &host))
@@ -93,7 +93,7 @@ func TestAuthProviderNamesAreUnique(t *testing.T) {
 	p := staticProvider{}
 	_, err := fennec.New(fennec.WithConfig(cfg), fennec.WithLogger(zap.NewNop()),
 		fennec.WithAuthProvider("dup", p), fennec.WithAuthProvider("dup", p),
-		fennec.WithExtract(new(plugin.AuthProviders)))
+		fennec.WithExtract(new(fennec.AuthProviders)))
 	if err == nil || !strings.Contains(err.Error(), `"dup" is registered twice`) {
 		t.Fatalf("duplicate names: %v", err)
 	}

@@ -1,8 +1,13 @@
-// Package sdk is what plugin authors and embedders import: one subpackage per
-// plugin contract (the Go interface, Serve for the plugin side, the host-side
-// client, the protobuf service with its generated code committed, and a
-// conformance suite every implementation must pass).
+// Package sdk is what plugin authors and embedders import. It is a Go module
+// of its own (github.com/fennec-forge/fennec/sdk), so a plugin depends on
+// this small SDK and not on the whole server.
 //
-// Contracts: authprovider (auth providers such as plugins/auth-ldap). Job
-// executors land with the CI issue. sdk imports nothing else of Fennec.
+// plugin is the base every kind embeds: Describe and Configure, the
+// handshake, logging, Serve, and the Kind descriptor a host runs a kind by.
+// Then one subpackage per plugin kind (the Go interface, Serve for the
+// plugin side, the host-side client and Kind descriptor, the protobuf
+// service with its generated code committed, and a conformance suite every
+// implementation must pass): authprovider (auth providers such as
+// plugins/auth-ldap). Job executors land with the CI issue. sdk imports
+// nothing else of Fennec.
 package sdk

@@ -8,24 +8,24 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/config"
-	"github.com/fennec-forge/fennec/sdk/authprovider"
-)
-
-// Kinds of plugin this host runs.
-const (
-	KindAuth = "auth"
+	sdkplugin "github.com/fennec-forge/fennec/sdk/plugin"
 )
 
 var errUnknownKind = errors.New("plugin: unknown kind")
 
 // Options configure a Host. Zero values mean the defaults.
 type Options struct {
+	// Kinds are the kinds of plugin this host runs, each described by its
+	// kind package (authprovider.Kind). A configured plugin of another kind
+	// is left out with a warning.
+	Kinds []sdkplugin.Kind
 	// Plugins are the configured plugins, in the order they are asked.
 	Plugins []config.Plugin
 	// Dir is where a plugin named by a bare file name (or by nothing, then
@@ -47,7 +47,7 @@ type Options struct {
 type Host struct {
 	log       *zap.Logger
 	instances []*instance
-	auth      AuthProviders
+	routes    map[string][]Route // by kind name, in configuration order
 
 	mu      sync.Mutex
 	started bool
@@ -55,14 +55,15 @@ type Host struct {
 	wg      sync.WaitGroup
 }
 
-// FromConfig is New with the plugins and plugin directory of cfg.
-func FromConfig(cfg config.Config, log *zap.Logger) *Host {
-	return New(Options{Plugins: cfg.Plugins, Dir: cfg.PluginDir, Logger: log})
+// FromConfig is New with the plugins and plugin directory of cfg, running
+// the given kinds.
+func FromConfig(cfg config.Config, log *zap.Logger, kinds ...sdkplugin.Kind) *Host {
+	return New(Options{Kinds: kinds, Plugins: cfg.Plugins, Dir: cfg.PluginDir, Logger: log})
 }
 
 // New prepares the plugins (resolving each binary and pinning its sha256)
 // without starting any. A plugin that cannot run is logged and left out of
-// the typed views (AuthProviders); the others are unaffected.
+// Routes; the others are unaffected.
 func New(o Options) *Host {
 	log := o.Logger
 	if log == nil {
@@ -79,11 +80,19 @@ func New(o Options) *Host {
 	if dir == "" {
 		dir = defaultDir()
 	}
-	h := &Host{log: log}
+	h := &Host{log: log, routes: map[string][]Route{}}
+	kinds := map[string]sdkplugin.Kind{}
+	var known []string
+	for _, k := range o.Kinds {
+		if _, dup := kinds[k.Name]; !dup {
+			known = append(known, k.Name)
+		}
+		kinds[k.Name] = k
+	}
 	seen := map[string]bool{}
 	for _, p := range o.Plugins {
 		in := &instance{
-			name: p.Name, kind: p.Kind,
+			name: p.Name, kind: sdkplugin.Kind{Name: p.Kind},
 			log:          log.With(zap.String("plugin", p.Name)),
 			backoff:      o.Backoff.orDefault(),
 			startTimeout: o.StartTimeout,
@@ -91,7 +100,7 @@ func New(o Options) *Host {
 			state:        StateStopped,
 		}
 		h.instances = append(h.instances, in)
-		if err := in.prepare(p, dir, seen); err != nil {
+		if err := in.prepare(p, dir, seen, kinds, known); err != nil {
 			in.state, in.err = StateFailed, err
 			level := zap.ErrorLevel
 			if errors.Is(err, errUnknownKind) {
@@ -100,9 +109,7 @@ func New(o Options) *Host {
 			in.log.Log(level, "plugin disabled; Fennec continues without it", zap.String("kind", p.Kind), zap.String("path", in.path), zap.Error(err))
 			continue
 		}
-		if in.kind == KindAuth {
-			h.auth = append(h.auth, AuthProvider{Name: in.name, Provider: route{in}})
-		}
+		h.routes[p.Kind] = append(h.routes[p.Kind], Route{Name: in.name, Value: in.kind.Route(in)})
 	}
 	return h
 }
@@ -119,14 +126,19 @@ func defaultDir() string {
 	return filepath.Join(filepath.Dir(exe), "plugins")
 }
 
-func (in *instance) prepare(p config.Plugin, dir string, seen map[string]bool) error {
+func (in *instance) prepare(p config.Plugin, dir string, seen map[string]bool, kinds map[string]sdkplugin.Kind, known []string) error {
 	if seen[p.Name] {
 		return fmt.Errorf("plugin: another plugin is already named %q", p.Name)
 	}
 	seen[p.Name] = true
-	if p.Kind != KindAuth {
-		return fmt.Errorf("%w: kind %q is not run by this host (known kinds: %s)", errUnknownKind, p.Kind, KindAuth)
+	k, ok := kinds[p.Kind]
+	if !ok {
+		return fmt.Errorf("%w: kind %q is not run by this host (known kinds: %s)", errUnknownKind, p.Kind, strings.Join(known, ", "))
 	}
+	if k.NewClient == nil || k.Route == nil {
+		return fmt.Errorf("plugin: the descriptor of kind %q lacks NewClient or Route", p.Kind)
+	}
+	in.kind = k
 	in.path = resolvePath(p, dir)
 	settings := p.Settings
 	if settings == nil {
@@ -207,13 +219,20 @@ func (h *Host) Stop(ctx context.Context) error {
 	}
 }
 
-// AuthProviders are the runnable plugins of kind auth, in configuration
-// order. The values stay valid across restarts; while a plugin is down its
-// calls fail at once with authprovider.ErrUnavailable. Each also implements
-// authprovider.UserSearcher and UserSyncer; a plugin without the feature
-// answers authprovider.ErrNotSupported.
-func (h *Host) AuthProviders() AuthProviders {
-	return append(AuthProviders(nil), h.auth...)
+// Route is one runnable configured plugin as the application sees it.
+type Route struct {
+	// Name is the plugin's name in the configuration.
+	Name string
+	// Value is what the kind's descriptor made of it (Kind.Route): a value
+	// of the kind's Go interface, such as an authprovider.Provider.
+	Value any
+}
+
+// Routes are the runnable plugins of a kind, in configuration order. The
+// values stay valid across restarts; while a plugin is down its calls fail
+// at once with an error wrapping sdk/plugin.ErrUnavailable.
+func (h *Host) Routes(kind string) []Route {
+	return append([]Route(nil), h.routes[kind]...)
 }
 
 // State is where a plugin is in its life.
@@ -238,7 +257,7 @@ type Status struct {
 	// Err says why the plugin is down or failed.
 	Err error
 	// Description is what the plugin said at its last start.
-	Description authprovider.Description
+	Description sdkplugin.Description
 }
 
 // Status reports every configured plugin, in configuration order.

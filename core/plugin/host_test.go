@@ -18,11 +18,13 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+	"google.golang.org/grpc"
 	"gopkg.in/yaml.v3"
 
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/plugin"
 	"github.com/fennec-forge/fennec/sdk/authprovider"
+	sdkplugin "github.com/fennec-forge/fennec/sdk/plugin"
 )
 
 // Binaries built once for the whole package from testdata/authplugin.
@@ -67,6 +69,9 @@ func start(t *testing.T, o plugin.Options) (*plugin.Host, *observer.ObservedLogs
 	o.Logger = zap.New(core)
 	if o.Backoff == (plugin.Backoff{}) {
 		o.Backoff = plugin.Backoff{Min: 20 * time.Millisecond, Max: 200 * time.Millisecond}
+	}
+	if o.Kinds == nil {
+		o.Kinds = []sdkplugin.Kind{authprovider.Kind}
 	}
 	h := plugin.New(o)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -134,12 +139,12 @@ func noLeakedGoroutines(t *testing.T) {
 
 func auth(t *testing.T, h *plugin.Host, name string) authprovider.Provider {
 	t.Helper()
-	for _, p := range h.AuthProviders() {
-		if p.Name == name {
-			return p.Provider
+	for _, r := range h.Routes("auth") {
+		if r.Name == name {
+			return r.Value.(authprovider.Provider)
 		}
 	}
-	t.Fatalf("no auth provider %q in %v", name, h.AuthProviders())
+	t.Fatalf("no auth provider %q in %v", name, h.Routes("auth"))
 	return nil
 }
 
@@ -331,8 +336,8 @@ func TestHostContinuesWithoutBrokenPlugins(t *testing.T) {
 	// Refused and v0 are found out only by running them: still listed, and
 	// answering ErrUnavailable at once.
 	var names []string
-	for _, p := range h.AuthProviders() {
-		names = append(names, p.Name)
+	for _, r := range h.Routes("auth") {
+		names = append(names, r.Name)
 	}
 	if fmt.Sprint(names) != "[refused v0 rightsum]" {
 		t.Errorf("auth providers %v", names)
@@ -405,11 +410,11 @@ func copyFile(t *testing.T, from, to string) {
 
 // A host that is never started, or stopped twice, is harmless.
 func TestHostStopWithoutStart(t *testing.T) {
-	h := plugin.New(plugin.Options{Plugins: []config.Plugin{good("mem")}})
+	h := plugin.New(plugin.Options{Kinds: []sdkplugin.Kind{authprovider.Kind}, Plugins: []config.Plugin{good("mem")}})
 	if err := h.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	_, err := h.AuthProviders()[0].Authenticate(context.Background(), "alice", "secret")
+	_, err := h.Routes("auth")[0].Value.(authprovider.Provider).Authenticate(context.Background(), "alice", "secret")
 	if !errors.Is(err, authprovider.ErrUnavailable) {
 		t.Fatalf("before Start: %v", err)
 	}
@@ -435,5 +440,50 @@ plugins:
 	id, err := auth(t, h, "mem").Authenticate(context.Background(), "alice", "secret")
 	if err != nil || id.Email != "alice@yaml.example" {
 		t.Fatalf("%+v, %v", id, err)
+	}
+}
+
+// echoKind is a second kind, known only to this test: the host runs it with
+// the same supervisor, from nothing but its descriptor.
+var echoKind = sdkplugin.Kind{
+	Name:       "echo",
+	APIVersion: "v1",
+	NewClient:  func(cc grpc.ClientConnInterface) any { return cc },
+	Route:      func(conn sdkplugin.Conn) any { return conn },
+}
+
+// A plugin is checked against the kind it is configured as: the auth test
+// plugin configured as another kind is refused for good, with both kinds
+// named, and the host keeps serving each kind its own routes.
+func TestHostRefusesAPluginOfAnotherKind(t *testing.T) {
+	wrong := good("wrongkind")
+	wrong.Kind = echoKind.Name
+	h, _ := start(t, plugin.Options{
+		Kinds:   []sdkplugin.Kind{authprovider.Kind, echoKind},
+		Plugins: []config.Plugin{wrong, good("mem")},
+	})
+	deadline := time.Now().Add(5 * time.Second)
+	for h.Status()[0].State != plugin.StateFailed {
+		if time.Now().After(deadline) {
+			t.Fatalf("wrong kind: %+v", h.Status()[0])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := fmt.Sprint(h.Status()[0].Err); !strings.Contains(err, `kind "auth"; the configuration says "echo"`) {
+		t.Fatalf("wrong kind: %v", err)
+	}
+	routes := h.Routes(echoKind.Name)
+	if len(routes) != 1 || routes[0].Name != "wrongkind" {
+		t.Fatalf("echo routes %v", routes)
+	}
+	conn := routes[0].Value.(sdkplugin.Conn)
+	if _, err := conn.Describe(context.Background()); !errors.Is(err, sdkplugin.ErrUnavailable) {
+		t.Fatalf("Describe on a refused plugin: %v", err)
+	}
+	if _, err := auth(t, h, "mem").Authenticate(context.Background(), "alice", "secret"); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := auth(t, h, "mem").Describe(context.Background()); err != nil || d.Kind != "auth" || d.Name != "authplugin" {
+		t.Fatalf("Describe through the route: %+v, %v", d, err)
 	}
 }

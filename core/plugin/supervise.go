@@ -12,7 +12,9 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 	"go.uber.org/zap"
 
-	"github.com/fennec-forge/fennec/sdk/authprovider"
+	"google.golang.org/grpc"
+
+	sdkplugin "github.com/fennec-forge/fennec/sdk/plugin"
 )
 
 var (
@@ -29,33 +31,37 @@ type permanent struct{ error }
 
 func (p permanent) Unwrap() error { return p.error }
 
-// instance is one configured plugin and its supervisor's state.
+// instance is one configured plugin and its supervisor's state. Nothing in
+// it depends on the kind beyond the descriptor: the base client describes
+// and configures every process alike, and the kind's client is opaque here.
 type instance struct {
-	name, kind, path string
-	sum              []byte
-	log              *zap.Logger
-	backoff          Backoff
-	startTimeout     time.Duration
-	callTimeout      time.Duration
+	name, path   string
+	kind         sdkplugin.Kind
+	sum          []byte
+	log          *zap.Logger
+	backoff      Backoff
+	startTimeout time.Duration
+	callTimeout  time.Duration
 
 	mu       sync.Mutex
 	settings []byte
 	state    State
 	err      error
 	client   *goplugin.Client
-	prov     *authprovider.Client
-	gen      context.Context // ends when the current process is gone
+	base     *sdkplugin.Client // the base service of the current process
+	kclient  any               // the kind's client of the current process (Kind.NewClient)
+	gen      context.Context   // ends when the current process is gone
 	genEnd   context.CancelCauseFunc
 	pid      int
 	restarts int
-	desc     authprovider.Description
+	desc     sdkplugin.Description
 }
 
 func (in *instance) snapshot() Status {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	return Status{
-		Name: in.name, Kind: in.kind, Path: in.path,
+		Name: in.name, Kind: in.kind.Name, Path: in.path,
 		State: in.state, PID: in.pid, Restarts: in.restarts, Err: in.err, Description: in.desc,
 	}
 }
@@ -66,18 +72,18 @@ func (in *instance) setSettings(s []byte) {
 	in.mu.Unlock()
 }
 
-// current is the client of the running process and the context that ends
-// with it, or ErrUnavailable at once.
-func (in *instance) current() (*authprovider.Client, context.Context, error) {
+// current is the base and kind clients of the running process and the
+// context that ends with it, or ErrUnavailable at once.
+func (in *instance) current() (*sdkplugin.Client, any, context.Context, error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if in.state != StateRunning || in.prov == nil {
+	if in.state != StateRunning || in.base == nil {
 		if in.err != nil {
-			return nil, nil, fmt.Errorf("plugin %s is %s: %w: %v", in.name, in.state, authprovider.ErrUnavailable, in.err)
+			return nil, nil, nil, fmt.Errorf("plugin %s is %s: %w: %v", in.name, in.state, sdkplugin.ErrUnavailable, in.err)
 		}
-		return nil, nil, fmt.Errorf("plugin %s is %s: %w", in.name, in.state, authprovider.ErrUnavailable)
+		return nil, nil, nil, fmt.Errorf("plugin %s is %s: %w", in.name, in.state, sdkplugin.ErrUnavailable)
 	}
-	return in.prov, in.gen, nil
+	return in.base, in.kclient, in.gen, nil
 }
 
 // run supervises the plugin until ctx ends: launch, watch, and after a crash
@@ -178,7 +184,7 @@ func (in *instance) setState(s State, err error) {
 func (in *instance) down(s State, cause error) {
 	in.mu.Lock()
 	client, end := in.client, in.genEnd
-	in.client, in.prov, in.gen, in.genEnd, in.pid = nil, nil, nil, nil, 0
+	in.client, in.base, in.kclient, in.gen, in.genEnd, in.pid = nil, nil, nil, nil, nil, 0
 	in.state, in.err = s, cause
 	in.mu.Unlock()
 	if end != nil {
@@ -189,16 +195,17 @@ func (in *instance) down(s State, cause error) {
 	}
 }
 
-// launch starts a process, checks that it speaks our API version and
-// configures it; on success it becomes the current process.
+// launch starts a process, checks that it is of the configured kind and
+// speaks the kind's API version, and configures it; on success it becomes
+// the current process.
 func (in *instance) launch() error {
 	in.mu.Lock()
 	settings := in.settings
 	in.mu.Unlock()
 
 	client := goplugin.NewClient(&goplugin.ClientConfig{
-		HandshakeConfig:  authprovider.Handshake,
-		Plugins:          authprovider.PluginSet(nil),
+		HandshakeConfig:  sdkplugin.Handshake,
+		Plugins:          sdkplugin.HostPlugins(),
 		Cmd:              exec.Command(in.path),
 		SecureConfig:     &goplugin.SecureConfig{Checksum: in.sum, Hash: sha256.New()},
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
@@ -220,25 +227,29 @@ func (in *instance) launch() error {
 		}
 		return fail(fmt.Errorf("start %s: %w", in.path, err))
 	}
-	raw, err := rpc.Dispense(authprovider.PluginName)
+	raw, err := rpc.Dispense(sdkplugin.PluginName)
 	if err != nil {
 		return fail(fmt.Errorf("dispense: %w", err))
 	}
-	prov, ok := raw.(*authprovider.Client)
+	cc, ok := raw.(grpc.ClientConnInterface)
 	if !ok {
-		return fail(permanent{fmt.Errorf("dispensed %T, not an auth provider", raw)})
+		return fail(permanent{fmt.Errorf("dispensed %T, not a gRPC connection", raw)})
 	}
+	base := sdkplugin.NewClient(cc)
 	ctx, cancel := context.WithTimeout(context.Background(), in.startTimeout)
 	defer cancel()
-	desc, err := prov.Describe(ctx)
+	desc, err := base.Describe(ctx)
 	if err != nil {
 		return fail(fmt.Errorf("describe: %w", err))
 	}
-	if !desc.Speaks(authprovider.APIVersion) {
-		return fail(permanent{fmt.Errorf("plugin speaks API versions %q; this host needs %q", desc.APIVersions, authprovider.APIVersion)})
+	if desc.Kind != in.kind.Name {
+		return fail(permanent{fmt.Errorf("plugin is of kind %q; the configuration says %q", desc.Kind, in.kind.Name)})
 	}
-	if err := prov.Configure(ctx, settings); err != nil {
-		if errors.Is(err, authprovider.ErrInvalidSettings) {
+	if !desc.Speaks(in.kind.APIVersion) {
+		return fail(permanent{fmt.Errorf("plugin speaks API versions %q; this host needs %q", desc.APIVersions, in.kind.APIVersion)})
+	}
+	if err := base.Configure(ctx, settings); err != nil {
+		if errors.Is(err, sdkplugin.ErrInvalidSettings) {
 			return fail(permanent{fmt.Errorf("settings refused: %w", err)})
 		}
 		return fail(fmt.Errorf("configure: %w", err))
@@ -250,7 +261,7 @@ func (in *instance) launch() error {
 	}
 	gen, end := context.WithCancelCause(context.Background())
 	in.mu.Lock()
-	in.client, in.prov, in.gen, in.genEnd, in.pid = client, prov, gen, end, pid
+	in.client, in.base, in.kclient, in.gen, in.genEnd, in.pid = client, base, in.kind.NewClient(cc), gen, end, pid
 	in.state, in.err, in.desc = StateRunning, nil, desc
 	in.mu.Unlock()
 	in.log.Debug("plugin started", zap.Int("pid", pid), zap.String("version", desc.Version))

@@ -7,7 +7,6 @@ import (
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/auth"
-	"github.com/fennec-forge/fennec/core/plugin"
 	"github.com/fennec-forge/fennec/modules/identity/internal"
 )
 
@@ -59,7 +58,7 @@ func Module() fennec.Module {
 		fennec.ProvideRoutes(internal.NewRoutes),
 		// The auth providers (plugins and in-process ones), asked after the
 		// local password check, in order.
-		fx.Invoke(func(s *internal.Service, providers plugin.AuthProviders) {
+		fx.Invoke(func(s *internal.Service, providers fennec.AuthProviders) {
 			list := make([]internal.DirectoryProvider, 0, len(providers))
 			for _, p := range providers {
 				list = append(list, internal.DirectoryProvider{Name: p.Name, Provider: p.Provider})

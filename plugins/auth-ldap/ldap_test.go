@@ -25,6 +25,7 @@ import (
 	"github.com/fennec-forge/fennec/plugins/auth-ldap/ldaptest"
 	"github.com/fennec-forge/fennec/sdk/authprovider"
 	"github.com/fennec-forge/fennec/sdk/authprovider/conformance"
+	sdkplugin "github.com/fennec-forge/fennec/sdk/plugin"
 )
 
 const (
@@ -91,6 +92,7 @@ func TestAgainstSlapd(t *testing.T) {
 	wrongSum := sha256.Sum256([]byte("some other binary"))
 	core, logs := observer.New(zapcore.DebugLevel)
 	host := plugin.New(plugin.Options{
+		Kinds:   []sdkplugin.Kind{authprovider.Kind},
 		Dir:     binDir,
 		Logger:  zap.New(core),
 		Backoff: plugin.Backoff{Min: 50 * time.Millisecond, Max: time.Second},
@@ -119,11 +121,12 @@ func TestAgainstSlapd(t *testing.T) {
 	}
 	t.Cleanup(stop)
 
-	providers := host.AuthProviders()
-	if len(providers) != 2 || providers[0].Name != "ldapdown" || providers[1].Name != "ldapmain" {
-		t.Fatalf("auth providers: %v", providers)
+	routes := host.Routes(authprovider.Kind.Name)
+	if len(routes) != 2 || routes[0].Name != "ldapdown" || routes[1].Name != "ldapmain" {
+		t.Fatalf("auth providers: %v", routes)
 	}
-	main := providers[1].Provider
+	down := routes[0].Value.(authprovider.Provider)
+	main := routes[1].Value.(authprovider.Provider)
 
 	t.Run("WrongSHA256IsRefused", func(t *testing.T) {
 		st := host.Status()[0]
@@ -143,7 +146,7 @@ func TestAgainstSlapd(t *testing.T) {
 	})
 
 	t.Run("DirectoryDownIsAFailure", func(t *testing.T) {
-		_, err := providers[0].Authenticate(context.Background(), "alice", alicePW)
+		_, err := down.Authenticate(context.Background(), "alice", alicePW)
 		if !errors.Is(err, authprovider.ErrUnavailable) {
 			t.Fatalf("directory down: %v, want ErrUnavailable", err)
 		}

@@ -3,6 +3,8 @@ package authprovider
 import (
 	"context"
 	"errors"
+
+	"github.com/fennec-forge/fennec/sdk/plugin"
 )
 
 // APIVersion is the version of this contract; a provider lists the versions
@@ -19,8 +21,8 @@ const (
 )
 
 // Rejections: outcomes, not failures. Return them (wrapped or not) from
-// Authenticate, Configure, SearchUsers and SyncUsers; the host tests them
-// with errors.Is.
+// Authenticate, SearchUsers and SyncUsers; the host tests them with
+// errors.Is.
 var (
 	// ErrInvalidCredentials: the login and password do not match an account.
 	// Also the answer for an empty password (never an anonymous success), an
@@ -32,17 +34,19 @@ var (
 	// ErrDisabled: the account exists but is disabled or locked in the
 	// directory.
 	ErrDisabled = errors.New("authprovider: account disabled")
-	// ErrNotSupported: the provider does not implement this optional method.
-	ErrNotSupported = errors.New("authprovider: not supported")
+	// ErrNotSupported: the provider does not implement this optional method
+	// (the base plugin error, shared by every kind).
+	ErrNotSupported = plugin.ErrNotSupported
 	// ErrInvalidSettings: Configure could not use the settings. The previous
-	// settings, if any, stay in force.
-	ErrInvalidSettings = errors.New("authprovider: invalid settings")
+	// settings, if any, stay in force. It is the base plugin error.
+	ErrInvalidSettings = plugin.ErrInvalidSettings
 )
 
 // ErrUnavailable is the failure, not a rejection: the provider (its process,
 // its machine or its directory) could not answer. The host-side Client wraps
-// every gRPC error with it, and the host then tries the next provider.
-var ErrUnavailable = errors.New("authprovider: provider unavailable")
+// every gRPC error with it, and the host then tries the next provider. It is
+// the base plugin error, shared by every kind.
+var ErrUnavailable = plugin.ErrUnavailable
 
 // Identity is a user as the directory knows them.
 type Identity struct {
@@ -54,49 +58,16 @@ type Identity struct {
 	Groups     []string
 }
 
-// Description is what a provider says about itself.
-type Description struct {
-	Name    string
-	Version string
-	// APIVersions lists the contract versions the provider speaks; it must
-	// contain APIVersion.
-	APIVersions []string
-	// Features lists optional abilities (FeatureSearchUsers, ...).
-	Features []string
-	// SettingsSchema is the JSON schema of the settings object Configure
-	// takes; empty when the provider takes none.
-	SettingsSchema string
-}
-
-// Has reports whether the description announces the feature.
-func (d Description) Has(feature string) bool {
-	for _, f := range d.Features {
-		if f == feature {
-			return true
-		}
-	}
-	return false
-}
-
-// Speaks reports whether the description lists the API version.
-func (d Description) Speaks(version string) bool {
-	for _, v := range d.APIVersions {
-		if v == version {
-			return true
-		}
-	}
-	return false
-}
+// Description is what a provider says about itself (the base plugin
+// description; APIVersions must contain APIVersion).
+type Description = plugin.Description
 
 // Provider is an auth provider. Its methods are called concurrently.
 type Provider interface {
-	// Describe says who the provider is and what it can do.
-	Describe(ctx context.Context) (Description, error)
-	// Configure hands the provider its settings, a JSON object. Settings it
-	// cannot use are refused with an error (ErrInvalidSettings over the
-	// wire) and leave the previous settings in force. The host calls it
-	// again after every restart of a plugin process.
-	Configure(ctx context.Context, settings []byte) error
+	// Describe and Configure, as every plugin: who the provider is, what
+	// it can do (Features), and its settings, refused with an error that
+	// leaves the previous ones in force.
+	plugin.Base
 	// Authenticate checks login and password. It returns the identity, or a
 	// rejection (ErrInvalidCredentials, ErrUnknownUser, ErrDisabled), or any
 	// other error when the directory could not be asked.

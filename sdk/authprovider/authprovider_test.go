@@ -40,7 +40,7 @@ func (f *fake) Authenticate(ctx context.Context, login, password string) (authpr
 func serve(t *testing.T, p authprovider.Provider) (authproviderpb.AuthProviderClient, *authprovider.Client) {
 	t.Helper()
 	conn, _ := plugin.TestGRPCConn(t, func(s *grpc.Server) {
-		authproviderpb.RegisterAuthProviderServer(s, authprovider.NewServer(p, nil))
+		authprovider.Register(s, p, nil)
 	})
 	return authproviderpb.NewAuthProviderClient(conn), authprovider.NewClient(conn)
 }

@@ -6,49 +6,23 @@ import (
 	"unicode/utf8"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/status"
 
 	authproviderpb "github.com/fennec-forge/fennec/sdk/authprovider/proto"
+	"github.com/fennec-forge/fennec/sdk/plugin"
 )
 
 // Client is the host side of the contract: a Provider (and UserSearcher,
-// UserSyncer) over a gRPC connection to a plugin. Rejections come back as the
-// sentinels; every gRPC error, and any answer that breaks the contract, wraps
-// ErrUnavailable.
+// UserSyncer) over a gRPC connection to a plugin, Describe and Configure
+// through the base service. Rejections come back as the sentinels; every
+// gRPC error, and any answer that breaks the contract, wraps ErrUnavailable.
 type Client struct {
+	*plugin.Client
 	rpc authproviderpb.AuthProviderClient
 }
 
-// NewClient talks to the auth-provider service on cc.
+// NewClient talks to the base and auth-provider services on cc.
 func NewClient(cc grpc.ClientConnInterface) *Client {
-	return &Client{rpc: authproviderpb.NewAuthProviderClient(cc)}
-}
-
-// Describe asks the plugin who it is.
-func (c *Client) Describe(ctx context.Context) (Description, error) {
-	resp, err := c.rpc.Describe(ctx, &authproviderpb.DescribeRequest{})
-	if err != nil {
-		return Description{}, unavailable(ctx, err)
-	}
-	return Description{
-		Name:           resp.GetName(),
-		Version:        resp.GetVersion(),
-		APIVersions:    resp.GetApiVersions(),
-		Features:       resp.GetFeatures(),
-		SettingsSchema: resp.GetSettingsSchema(),
-	}, nil
-}
-
-// Configure sends the settings; a refusal wraps ErrInvalidSettings.
-func (c *Client) Configure(ctx context.Context, settings []byte) error {
-	resp, err := c.rpc.Configure(ctx, &authproviderpb.ConfigureRequest{Settings: settings})
-	if err != nil {
-		return unavailable(ctx, err)
-	}
-	if r := resp.GetRejection(); r != nil {
-		return rejected(r, ErrInvalidSettings)
-	}
-	return nil
+	return &Client{Client: plugin.NewClient(cc), rpc: authproviderpb.NewAuthProviderClient(cc)}
 }
 
 // Authenticate asks the plugin to check login and password. A login that is
@@ -134,17 +108,7 @@ func rejected(r *authproviderpb.Rejection, fallback error) error {
 	return base
 }
 
-// unavailable wraps a gRPC error: the plugin or its machine failed. When the
-// caller's context ended, that cause is wrapped too.
-func unavailable(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("%w: %w", ErrUnavailable, context.Cause(ctx))
-	}
-	if st, ok := status.FromError(err); ok {
-		return fmt.Errorf("%w: %s: %s", ErrUnavailable, st.Code(), st.Message())
-	}
-	return fmt.Errorf("%w: %w", ErrUnavailable, err)
-}
+func unavailable(ctx context.Context, err error) error { return plugin.Unavailable(ctx, err) }
 
 // Interface guards.
 var (

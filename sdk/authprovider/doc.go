@@ -1,7 +1,10 @@
 // Package authprovider is the auth-provider plugin contract: the Go interface
 // a directory (LDAP, an HR database, ...) implements to let users sign in to
 // Fennec with its credentials, Serve for the plugin side, the host-side gRPC
-// Client, and the generated protobuf service under proto/.
+// Client and the Kind descriptor the host runs it by, and the generated
+// protobuf service under proto/. Describe, Configure, the handshake, the
+// logger and serving come from the base package sdk/plugin, shared by every
+// kind.
 //
 // A plugin is one small package main:
 //

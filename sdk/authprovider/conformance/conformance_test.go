@@ -17,7 +17,6 @@ import (
 
 	"github.com/fennec-forge/fennec/sdk/authprovider"
 	"github.com/fennec-forge/fennec/sdk/authprovider/conformance"
-	authproviderpb "github.com/fennec-forge/fennec/sdk/authprovider/proto"
 )
 
 // directory is the smallest honest provider: users in a map. It exists to
@@ -147,7 +146,7 @@ func TestInProcess(t *testing.T) {
 // wire mapping must keep every outcome.
 func TestOverGRPC(t *testing.T) {
 	conn, _ := plugin.TestGRPCConn(t, func(s *grpc.Server) {
-		authproviderpb.RegisterAuthProviderServer(s, authprovider.NewServer(newDirectory(), nil))
+		authprovider.Register(s, newDirectory(), nil)
 	})
 	client := authprovider.NewClient(conn)
 	conformance.Run(t, func(*testing.T) authprovider.Provider { return client }, fixtures)
