@@ -3,6 +3,7 @@ package fennec_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/plugin"
 	"github.com/fennec-forge/fennec/sdk/authprovider"
+	"github.com/fennec-forge/fennec/sdk/executor"
 )
 
 // staticProvider is an in-process provider made of function fields.
@@ -96,5 +98,32 @@ func TestAuthProviderNamesAreUnique(t *testing.T) {
 		fennec.WithExtract(new(fennec.AuthProviders)))
 	if err == nil || !strings.Contains(err.Error(), `"dup" is registered twice`) {
 		t.Fatalf("duplicate names: %v", err)
+	}
+}
+
+// A module that registers a kind (fennec.PluginKind) gets its plugins run
+// and routed by the same host; the kind needs no change in core/plugin.
+func TestModuleRegistersAPluginKind(t *testing.T) {
+	cfg := config.Default()
+	cfg.Listen = ""
+	cfg.Data = t.TempDir()
+	cfg.PluginDir = t.TempDir()
+	cfg.Plugins = []config.Plugin{{Name: "runner", Kind: "executor", Path: filepath.Join(cfg.PluginDir, "x")}}
+	core, logs := observer.New(zapcore.DebugLevel)
+	var host *plugin.Host
+	app, err := fennec.New(fennec.WithConfig(cfg), fennec.WithLogger(zap.New(core)),
+		fennec.WithModules(fennec.NewModule("ci-skeleton", fennec.PluginKind(executor.Kind))),
+		fennec.WithExtract(&host))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = app
+	st := host.Status()
+	// Known now: refused for its missing binary (an error), not for its kind.
+	if len(st) != 1 || st[0].State != plugin.StateFailed || strings.Contains(fmt.Sprint(st[0].Err), "unknown kind") {
+		t.Fatalf("status %+v", st)
+	}
+	if logs.FilterField(zap.String("plugin", "runner")).FilterLevelExact(zapcore.ErrorLevel).Len() == 0 {
+		t.Error("no error logged about the missing binary")
 	}
 }

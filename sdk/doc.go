@@ -8,6 +8,6 @@
 // plugin side, the host-side client and Kind descriptor, the protobuf
 // service with its generated code committed, and a conformance suite every
 // implementation must pass): authprovider (auth providers such as
-// plugins/auth-ldap). Job executors land with the CI issue. sdk imports
-// nothing else of Fennec.
+// plugins/auth-ldap) and executor (a skeleton: interface and descriptor;
+// the rest lands with the CI issue). sdk imports nothing else of Fennec.
 package sdk
