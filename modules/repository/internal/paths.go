@@ -10,7 +10,9 @@ package internal
 // (checkTreeEntry).
 
 import (
+	"bytes"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -55,18 +57,24 @@ func treeEntryProblem(name string) string {
 	case name == "..":
 		return "hasDotdot: contains '..'"
 	}
+	if isDotGit(name) {
+		return "hasDotgit: contains '.git'"
+	}
 	// On NTFS a backslash separates directories too: every piece counts.
-	for _, piece := range strings.Split(name, `\`) {
-		if isDotGit(piece) {
-			return "hasDotgit: contains '.git'"
+	if strings.ContainsRune(name, '\\') {
+		for _, piece := range strings.Split(name, `\`) {
+			if isDotGit(piece) {
+				return "hasDotgit: contains '.git'"
+			}
 		}
 	}
 	return ""
 }
 
 // isDotGit reports whether a file system could take name for ".git".
+// It allocates nothing: a push's check calls it on every tree entry.
 func isDotGit(name string) bool {
-	return strings.EqualFold(name, ".git") || hfsDotGit(name) || ntfsDotGit(name)
+	return len(name) >= 4 && (ntfsDotGit(name) || hfsDotGit(name))
 }
 
 // hfsIgnored are the code points HFS+ drops when it compares names
@@ -85,18 +93,27 @@ func hfsIgnored(r rune) bool {
 }
 
 // hfsDotGit: name is ".git" once HFS+'s ignored code points are dropped,
-// in any case.
+// in any case. (Plain ASCII names are ntfsDotGit's.)
 func hfsDotGit(name string) bool {
-	if !strings.ContainsRune(name, '.') || !utf8.ValidString(name) {
+	ascii := true
+	for i := 0; i < len(name); i++ {
+		ascii = ascii && name[i] < utf8.RuneSelf
+	}
+	if ascii {
 		return false
 	}
-	var b strings.Builder
+	const want = ".git"
+	n := 0
 	for _, r := range name {
-		if !hfsIgnored(r) {
-			b.WriteRune(r)
+		if hfsIgnored(r) {
+			continue
 		}
+		if n == len(want) || unicode.ToLower(r) != rune(want[n]) {
+			return false
+		}
+		n++
 	}
-	return strings.EqualFold(b.String(), ".git")
+	return n == len(want)
 }
 
 // ntfsDotGit: name is ".git" or its 8.3 short name "git~1" (any case)
@@ -104,13 +121,12 @@ func hfsDotGit(name string) bool {
 // end or to a ':' that starts a stream name (".git::$INDEX_ALLOCATION" is
 // the directory .git itself).
 func ntfsDotGit(name string) bool {
-	lower := strings.ToLower(name)
 	var rest string
 	switch {
-	case strings.HasPrefix(lower, ".git"):
-		rest = lower[len(".git"):]
-	case strings.HasPrefix(lower, "git~1"):
-		rest = lower[len("git~1"):]
+	case hasPrefixFold(name, ".git"):
+		rest = name[len(".git"):]
+	case hasPrefixFold(name, "git~1"):
+		rest = name[len("git~1"):]
 	default:
 		return false
 	}
@@ -124,4 +140,36 @@ func ntfsDotGit(name string) bool {
 		}
 	}
 	return true
+}
+
+// hasPrefixFold is strings.HasPrefix ignoring ASCII case (prefix is
+// lower-case ASCII).
+func hasPrefixFold(s, prefix string) bool {
+	if len(s) < len(prefix) {
+		return false
+	}
+	for i := 0; i < len(prefix); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != prefix[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// entryNameProblem is treeEntryProblem for a name read from a tree
+// object, with a fast path for the names that cannot be refused (most of
+// them): at least three bytes, no slash or backslash, and a first byte
+// that no refused name starts with ('.', 'g', or a non-ASCII byte such as
+// an HFS+-ignored code point's).
+func entryNameProblem(name []byte) string {
+	if len(name) > 2 && bytes.IndexByte(name, '/') < 0 && bytes.IndexByte(name, '\\') < 0 {
+		if c := name[0]; c != '.' && c != 'g' && c != 'G' && c < utf8.RuneSelf {
+			return ""
+		}
+	}
+	return treeEntryProblem(string(name))
 }

@@ -123,23 +123,6 @@ func (g *GitHTTP) receivePack(ctx context.Context, w http.ResponseWriter, r *htt
 	}
 
 	g.checkCommands(ctx, info, repo, read, cmds)
-	// A pack with a bad tree is refused whole, and never installed: its
-	// trees could be referenced by a later push, whose check walks only
-	// the objects it brings.
-	packRefused := false
-	if in != nil && g.fsck {
-		if bad, problem := fsckTrees(in); problem != "" {
-			packRefused = true
-			g.log.Info("git receive-pack: fsck refused the pack", zap.Int64("project", info.ID),
-				zap.String("object", bad.String()), zap.String("problem", problem))
-			messages = append(messages, "error: object "+bad.String()+": "+problem)
-			for _, c := range cmds {
-				if c.refusal == "" && !c.isDelete() {
-					c.refusal = "fsck error: " + problem
-				}
-			}
-		}
-	}
 	if caps["atomic"] {
 		failAtomic(cmds)
 	}
@@ -150,11 +133,26 @@ func (g *GitHTTP) receivePack(ctx context.Context, w http.ResponseWriter, r *htt
 		}
 	}
 	if in != nil && len(tips) > 0 {
-		if err := objs.CheckConnected(in, tips); err != nil {
-			g.log.Info("git receive-pack: not connected", zap.Int64("project", info.ID), zap.Error(err))
+		// With receive_fsck_objects, the walk also checks the entry names
+		// of every incoming tree (reached or not) as git fsck does.
+		var checkName func([]byte) string
+		if g.fsck {
+			checkName = entryNameProblem
+		}
+		if err := objs.CheckConnectedTrees(in, tips, checkName); err != nil {
+			refusal := "missing necessary objects"
+			var bad *gitpack.TreeEntryError
+			if errors.As(err, &bad) {
+				refusal = "fsck error: " + bad.Problem
+				messages = append(messages, "error: object "+bad.Tree.String()+": "+bad.Problem)
+				g.log.Info("git receive-pack: fsck refused a tree", zap.Int64("project", info.ID),
+					zap.String("object", bad.Tree.String()), zap.String("problem", bad.Problem))
+			} else {
+				g.log.Info("git receive-pack: not connected", zap.Int64("project", info.ID), zap.Error(err))
+			}
 			for _, c := range cmds {
 				if c.refusal == "" && !c.isDelete() {
-					c.refusal = "missing necessary objects"
+					c.refusal = refusal
 				}
 			}
 			if caps["atomic"] {
@@ -162,13 +160,16 @@ func (g *GitHTTP) receivePack(ctx context.Context, w http.ResponseWriter, r *htt
 			}
 		}
 	}
-	accepted := 0
+	accepted, keepPack := 0, false
 	for _, c := range cmds {
 		if c.refusal == "" {
 			accepted++
+			// Only a ref the push moves needs its objects; a pack kept
+			// for deletes alone would hold objects nothing checked.
+			keepPack = keepPack || !c.isDelete()
 		}
 	}
-	if accepted > 0 && in != nil && len(in.Objects()) > 0 && !packRefused {
+	if keepPack && in != nil && len(in.Objects()) > 0 {
 		if err := objs.Install(in); err != nil {
 			g.log.Error("git receive-pack: install", zap.Int64("project", info.ID), zap.Error(err))
 			for _, c := range cmds {
@@ -218,29 +219,6 @@ func (g *GitHTTP) moveRefs(projectID int64, repo *git.Repository, cmds []*pushCo
 			which[i].refusal = "failed to update the ref"
 		}
 	}
-}
-
-// fsckTrees checks the entry names of every tree a push brings, as git
-// fsck does (treeEntryProblem): the first bad tree and its problem, or ""
-// when all are fine. Every incoming tree is read, reachable from a pushed
-// ref or not.
-func fsckTrees(in *gitpack.Incoming) (gitpack.Hash, string) {
-	for _, h := range in.Trees() {
-		_, data, err := in.Read(h)
-		if err != nil {
-			return h, "badTree: cannot be read"
-		}
-		entries, err := parseTree(data)
-		if err != nil {
-			return h, "badTree: cannot be parsed"
-		}
-		for _, e := range entries {
-			if problem := treeEntryProblem(e.name); problem != "" {
-				return h, problem
-			}
-		}
-	}
-	return gitpack.Hash{}, ""
 }
 
 // unpackError is the reason shown for a pack that could not be taken.

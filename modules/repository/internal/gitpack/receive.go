@@ -820,16 +820,37 @@ func (rc *receiver) finish(trailer Hash, name string) error {
 // either in the incoming pack or in the store, walking only into the
 // incoming objects (the stored ones are complete by construction).
 func (s *Store) CheckConnected(in *Incoming, tips []Hash) error {
+	return s.CheckConnectedTrees(in, tips, nil)
+}
+
+// TreeEntryError is CheckConnectedTrees's refusal of a tree entry's name.
+type TreeEntryError struct {
+	Tree    Hash
+	Problem string
+}
+
+func (e *TreeEntryError) Error() string {
+	return "gitpack: object " + e.Tree.String() + ": " + e.Problem
+}
+
+// CheckConnectedTrees is CheckConnected that also hands the name of every
+// entry of every incoming tree to checkName (nil: no check), which answers
+// "" for a good name and the problem otherwise (returned as a
+// *TreeEntryError). The trees the walk reads are checked as it reads them,
+// so a push's trees are read once; the incoming trees no tip reaches are
+// read afterwards (the pack would be installed with them, and a later
+// push could point at them without their being walked again).
+func (s *Store) CheckConnectedTrees(in *Incoming, tips []Hash, checkName func(name []byte) string) error {
 	var inp *pack
 	if in != nil {
 		inp = in.p
 	}
-	c := &connCheck{s: s, inp: inp, seen: make(map[Hash]bool)}
+	c := &connCheck{s: s, inp: inp, seen: make(map[Hash]bool), checkName: checkName}
 	if inp != nil {
 		c.sn = &snapshot{packs: []*pack{inp}}
 	}
 	for _, t := range tips {
-		if err := c.need(t, 0, Hash{}, "tip"); err != nil {
+		if err := c.need(t, 0, Hash{}, "tip", nil); err != nil {
 			return err
 		}
 	}
@@ -840,15 +861,54 @@ func (s *Store) CheckConnected(in *Incoming, tips []Hash) error {
 			return err
 		}
 	}
+	if checkName == nil || inp == nil {
+		return nil
+	}
+	for _, h := range in.trees {
+		if c.seen[h] {
+			continue // walked above
+		}
+		i, ok := inp.idx.find(h)
+		if !ok {
+			continue // a base a thin pack was completed with: stored already
+		}
+		_, data, err := s.readEntry(c.sn, inp, inp.idx.offset(i))
+		if err != nil {
+			return fmt.Errorf("gitpack: object %s: %w", h, err)
+		}
+		if err := c.checkNames(h, data); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 type connCheck struct {
-	s     *Store
-	inp   *pack
-	sn    *snapshot
-	seen  map[Hash]bool
-	queue []queued
+	s         *Store
+	inp       *pack
+	sn        *snapshot
+	seen      map[Hash]bool
+	queue     []queued
+	checkName func([]byte) string
+}
+
+// checkNames runs checkName on the entries of tree h.
+func (c *connCheck) checkNames(h Hash, data []byte) error {
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		if sp < 0 {
+			return fmt.Errorf("gitpack: tree %s: corrupt", h)
+		}
+		nul := bytes.IndexByte(data[sp:], 0)
+		if nul < 0 || sp+nul+21 > len(data) {
+			return fmt.Errorf("gitpack: tree %s: corrupt", h)
+		}
+		if p := c.checkName(data[sp+1 : sp+nul]); p != "" {
+			return &TreeEntryError{Tree: h, Problem: p}
+		}
+		data = data[sp+nul+21:]
+	}
+	return nil
 }
 
 type queued struct {
@@ -858,8 +918,9 @@ type queued struct {
 }
 
 // need records a reference from `from` to h, which should be of type t
-// (0: any).
-func (c *connCheck) need(h Hash, t Type, from Hash, what string) error {
+// (0: any). what (and name, for a tree entry) say what the reference is,
+// for the error (formatted only then: trees have many entries).
+func (c *connCheck) need(h Hash, t Type, from Hash, what string, name []byte) error {
 	if c.seen[h] {
 		return nil
 	}
@@ -875,6 +936,9 @@ func (c *connCheck) need(h Hash, t Type, from Hash, what string) error {
 	}
 	if c.s.Has(h) {
 		return nil
+	}
+	if name != nil {
+		what += " " + strconv.Quote(string(name))
 	}
 	if from.IsZero() {
 		return fmt.Errorf("gitpack: missing object %s (%s)", h, what)
@@ -927,7 +991,7 @@ func (c *connCheck) walkCommit(h Hash, data []byte) error {
 		if !ok {
 			return fmt.Errorf("gitpack: commit %s: bad %s line", h, key)
 		}
-		if err := c.need(id, t, h, string(key)); err != nil {
+		if err := c.need(id, t, h, string(key), nil); err != nil {
 			return err
 		}
 	}
@@ -944,7 +1008,7 @@ func (c *connCheck) walkTag(h Hash, data []byte) error {
 	if !ok {
 		return fmt.Errorf("gitpack: tag %s: bad object line", h)
 	}
-	return c.need(id, 0, h, "tagged object")
+	return c.need(id, 0, h, "tagged object", nil)
 }
 
 func (c *connCheck) walkTree(h Hash, data []byte) error {
@@ -959,6 +1023,11 @@ func (c *connCheck) walkTree(h Hash, data []byte) error {
 			return fmt.Errorf("gitpack: tree %s: corrupt", h)
 		}
 		name := data[sp+1 : sp+nul]
+		if c.checkName != nil {
+			if p := c.checkName(name); p != "" {
+				return &TreeEntryError{Tree: h, Problem: p}
+			}
+		}
 		var id Hash
 		copy(id[:], data[sp+nul+1:])
 		data = data[sp+nul+21:]
@@ -971,7 +1040,7 @@ func (c *connCheck) walkTree(h Hash, data []byte) error {
 		default:
 			t = Blob
 		}
-		if err := c.need(id, t, h, "entry "+strconv.Quote(string(name))); err != nil {
+		if err := c.need(id, t, h, "entry", name); err != nil {
 			return err
 		}
 	}
