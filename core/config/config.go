@@ -39,6 +39,12 @@ type Config struct {
 	// MaxPushBytes limits the pack of one git push (the push is refused past
 	// it and nothing is kept). Default 2 GiB.
 	MaxPushBytes int64 `yaml:"max_push_bytes"`
+	// AllowLocalRequests lets the requests Fennec makes for its users
+	// (import_url, webhooks) reach loopback, private, link-local and other
+	// local addresses (core/netguard). Off by default: such a request reads
+	// the server's own network on the user's behalf. Tests and
+	// installations that import from their own network turn it on.
+	AllowLocalRequests bool `yaml:"allow_local_requests"`
 	// HousekeepingPushes is how many pushes to a repository start a
 	// background repack of it (packs consolidated, reachability index
 	// refreshed). Default 50; the nightly pass catches the rest.
@@ -228,6 +234,13 @@ func (f *Flags) Load(getenv func(string) (string, bool)) (Config, error) {
 			return Config{}, fmt.Errorf("config: FENNEC_RECEIVE_FSCK_OBJECTS: %w", err)
 		}
 		cfg.ReceiveFsckObjects = b
+	}
+	if v, ok := getenv("FENNEC_ALLOW_LOCAL_REQUESTS"); ok && v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("config: FENNEC_ALLOW_LOCAL_REQUESTS: %w", err)
+		}
+		cfg.AllowLocalRequests = b
 	}
 	if v, ok := getenv("FENNEC_METRICS_TOKEN"); ok && v != "" {
 		cfg.MetricsToken = v

@@ -765,10 +765,11 @@ func checkPeak(t *testing.T, peak uint64) {
 }
 
 // A project created with import_url pointing at another Fennec project's
-// HTTP URL gets its refs; file URLs and local paths are refused.
+// HTTP URL gets its refs (this server's own: local requests allowed); file
+// URLs and local paths are refused.
 func TestGitImportURL(t *testing.T) {
 	t.Parallel()
-	g := startGit(t)
+	g := startGit(t, allowLocal)
 	src := g.project(t, "source", gitlab.PublicVisibility)
 	work := g.cli.newWork(t)
 	g.cli.commit(t, work, "one", map[string]string{"a.txt": "1\n"})

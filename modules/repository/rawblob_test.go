@@ -171,7 +171,7 @@ func TestRawBlobStreamsLargeBlob(t *testing.T) {
 	// The JSON endpoints that inline content refuse a blob over 10 MiB,
 	// and find out without reading it.
 	for path, want := range map[string]string{
-		"blobs/" + sha:              `{"message":"400 Bad request - Blob is too large to be returned as JSON (209715200 bytes, at most 10485760); use the raw endpoint"}`,
+		"blobs/" + sha:             `{"message":"400 Bad request - Blob is too large to be returned as JSON (209715200 bytes, at most 10485760); use the raw endpoint"}`,
 		"files/big.bin?ref=master": `{"message":"400 Bad request - File is too large to be returned as JSON (209715200 bytes, at most 10485760); use the raw endpoint"}`,
 	} {
 		var status int

@@ -110,8 +110,8 @@ func (s *Service) update(ctx context.Context, in *updateInput) (*projectOutput, 
 	if b.Path != nil {
 		validatePath(v, "path", strings.TrimSpace(*b.Path))
 	}
-	if b.ImportURL != nil && *b.ImportURL != "" && !validImportURL(*b.ImportURL) {
-		v["import_url"] = append(v["import_url"], "is blocked: only http, https and git URLs can be imported")
+	if b.ImportURL != nil && *b.ImportURL != "" {
+		s.checkImportURL(v, *b.ImportURL)
 	}
 	if len(v) > 0 {
 		return nil, v

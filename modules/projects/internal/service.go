@@ -16,7 +16,9 @@ import (
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/netguard"
 	"github.com/fennec-forge/fennec/core/sealed"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
@@ -29,12 +31,13 @@ type Service struct {
 	log   *zap.Logger
 	users identity.Users
 	box   *sealed.Box // seals hook tokens and import URLs (secrets.go)
+	guard *netguard.Guard
 	now   func() time.Time
 }
 
 // NewService builds the service.
-func NewService(db *store.DB, bus *events.Bus, log *zap.Logger, users identity.Users, box *sealed.Box) *Service {
-	return &Service{db: db, bus: bus, log: log, users: users, box: box, now: time.Now}
+func NewService(db *store.DB, bus *events.Bus, log *zap.Logger, users identity.Users, box *sealed.Box, cfg config.Config) *Service {
+	return &Service{db: db, bus: bus, log: log, users: users, box: box, guard: netguard.New(cfg.AllowLocalRequests), now: time.Now}
 }
 
 // ValidationError is the field -> texts error of core/api.
@@ -295,16 +298,19 @@ func (f *FeatureInput) apply(dst *Features) {
 	set(&dst.RequestAccessEnabled, f.RequestAccessEnabled)
 }
 
-func validImportURL(raw string) bool {
+// checkImportURL adds import_url's validation errors to v: only http,
+// https and git URLs, and (core/netguard) no host that is literally a
+// local or private address unless local requests are allowed. A name that
+// resolves to one fails when the import connects.
+func (s *Service) checkImportURL(v ValidationError, raw string) {
 	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return false
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "git") {
+		v.Add("import_url", "is blocked: only http, https and git URLs can be imported")
+		return
 	}
-	switch u.Scheme {
-	case "http", "https", "git":
-		return true
+	if err := s.guard.CheckURL(raw); err != nil {
+		v.Add("import_url", "is blocked: "+err.Error())
 	}
-	return false
 }
 
 // create makes a project owned by owner (the caller or, for admins, another
@@ -355,9 +361,7 @@ func (s *Service) create(ctx context.Context, owner int64, in ProjectInput) (*re
 		p.TagList = append([]string{}, (*in.TagList)...)
 	}
 	if in.ImportURL != nil && *in.ImportURL != "" {
-		if !validImportURL(*in.ImportURL) {
-			v["import_url"] = append(v["import_url"], "is blocked: only http, https and git URLs can be imported")
-		}
+		s.checkImportURL(v, *in.ImportURL)
 		p.ImportURL = s.box.Seal(*in.ImportURL, purposeImportURL)
 	}
 	in.FeatureInput.apply(&p.Features)
