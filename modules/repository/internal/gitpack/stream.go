@@ -113,15 +113,144 @@ func (s *Store) Stream(ctx context.Context, h Hash) (*ObjectReader, error) {
 	}
 }
 
-// Stat returns an object's type and size, reading only headers (and the
-// first bytes of a delta).
+// Stat returns an object's type and size, reading only headers: of a
+// delta, the first bytes of the top delta and the entry headers down its
+// chain.
 func (s *Store) Stat(h Hash) (Type, int64, error) {
-	o, err := s.Stream(context.Background(), h)
+	if s.closed.Load() {
+		return 0, 0, ErrClosed
+	}
+	sn := s.snap.Load()
+	for {
+		t, size, err := s.statIn(sn, h)
+		if err == nil || !errors.Is(err, ErrNotFound) {
+			return t, size, err
+		}
+		if !s.refresh(sn) {
+			return 0, 0, err
+		}
+		sn = s.snap.Load()
+	}
+}
+
+func (s *Store) statIn(sn *snapshot, h Hash) (Type, int64, error) {
+	p, i, ok := sn.find(h)
+	if !ok {
+		t, size, err := s.statLoose(h)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("%w: %s", ErrNotFound, h)
+		}
+		return t, size, err
+	}
+	off := p.idx.offset(i)
+	er := entryReaders.Get().(*entryReader)
+	defer er.release()
+	size := int64(-1)
+	for depth := 0; ; depth++ {
+		if depth > maxChain {
+			return 0, 0, errors.New("gitpack: delta chain loops or is too long")
+		}
+		if t, d, ok := s.cache.get(cacheKey{p.id, off}); ok {
+			if size < 0 {
+				size = int64(len(d))
+			}
+			return t, size, nil
+		}
+		hd, err := er.open(p, off)
+		if err != nil {
+			return 0, 0, fmt.Errorf("gitpack: %s at %d: %w", p.name, off, err)
+		}
+		if hd.typ < OfsDelta {
+			if size < 0 {
+				size = hd.size
+			}
+			return hd.typ, size, nil
+		}
+		if size < 0 {
+			if _, size, err = er.deltaSizes(); err != nil {
+				return 0, 0, fmt.Errorf("gitpack: %s at %d: %w", p.name, off, err)
+			}
+		}
+		if hd.typ == OfsDelta {
+			off = hd.baseOff
+			continue
+		}
+		if i, ok := p.idx.find(hd.baseHash); ok {
+			off = p.idx.offset(i)
+			continue
+		}
+		if q, i, ok := sn.find(hd.baseHash); ok {
+			p, off = q, q.idx.offset(i)
+			continue
+		}
+		t, _, err := s.statLoose(hd.baseHash)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("%w: delta base %s", ErrNotFound, hd.baseHash)
+		}
+		return t, size, err
+	}
+}
+
+// statLoose reads a loose object's header only.
+func (s *Store) statLoose(h Hash) (Type, int64, error) {
+	f, err := os.Open(s.loosePath(h))
 	if err != nil {
 		return 0, 0, err
 	}
-	defer o.Close()
-	return o.Type, o.Size, nil
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, 0, err
+	}
+	lr := looseReaders.Get().(*looseReader)
+	defer looseReaders.Put(lr)
+	if err := resetZlib(&lr.zr, bufio.NewReaderSize(f, 512)); err != nil {
+		return 0, 0, err
+	}
+	var hdr [64]byte
+	n := 0
+	for n < len(hdr) {
+		m, err := lr.zr.Read(hdr[n:])
+		if i := bytes.IndexByte(hdr[n:n+m], 0); i >= 0 {
+			t, size, err := parseLooseHeader(hdr[:n+i], st.Size())
+			if err != nil {
+				return 0, 0, fmt.Errorf("gitpack: loose object %s: %w", h, err)
+			}
+			return t, size, nil
+		}
+		n += m
+		if err != nil {
+			break
+		}
+	}
+	return 0, 0, fmt.Errorf("gitpack: loose object %s: bad header", h)
+}
+
+// deltaSizes reads the two sizes at the start of the delta the reader was
+// just opened at (see entryReader.open), inflating only its first bytes.
+func (er *entryReader) deltaSizes() (src, dst int64, err error) {
+	if err := resetZlib(&er.zr, &er.br); err != nil {
+		return 0, 0, err
+	}
+	br := oneByteReader{r: er.zr}
+	if src, err = readVarint(&br); err != nil {
+		return 0, 0, err
+	}
+	dst, err = readVarint(&br)
+	return src, dst, err
+}
+
+// oneByteReader reads single bytes from r without buffering past them.
+type oneByteReader struct {
+	r io.Reader
+	b [1]byte
+}
+
+func (o *oneByteReader) ReadByte() (byte, error) {
+	if _, err := io.ReadFull(o.r, o.b[:]); err != nil {
+		return 0, err
+	}
+	return o.b[0], nil
 }
 
 func (s *Store) streamIn(ctx context.Context, sn *snapshot, h Hash) (*ObjectReader, error) {
@@ -323,21 +452,21 @@ type chainBase struct {
 // reading headers only: the deltas from the top down, and its base.
 func (s *Store) deltaChain(sn *snapshot, p *pack, off int64) ([]chainLink, chainBase, error) {
 	var chain []chainLink
-	seen := map[cacheKey]bool{}
+	er := entryReaders.Get().(*entryReader)
+	defer er.release()
 	for {
 		key := cacheKey{p.id, off}
-		if seen[key] || len(chain) > maxChain {
+		if len(chain) > maxChain {
 			return nil, chainBase{}, errors.New("gitpack: delta chain loops or is too long")
 		}
-		seen[key] = true
 		if len(chain) > 0 {
 			if t, d, ok := s.cache.get(key); ok {
 				return chain, chainBase{typ: t, size: int64(len(d)), cached: d}, checkChain(chain, int64(len(d)))
 			}
 		}
-		hd, err := entryHeaderAt(p, off)
+		hd, err := er.open(p, off)
 		if err != nil {
-			return nil, chainBase{}, err
+			return nil, chainBase{}, fmt.Errorf("gitpack: %s at %d: %w", p.name, off, err)
 		}
 		data := off + int64(hd.hdrLen)
 		if hd.typ < OfsDelta {
@@ -346,7 +475,7 @@ func (s *Store) deltaChain(sn *snapshot, p *pack, off int64) ([]chainLink, chain
 			}
 			return chain, chainBase{typ: hd.typ, size: hd.size, p: p, data: data}, checkChain(chain, hd.size)
 		}
-		src, dst, err := deltaHeader(p, data)
+		src, dst, err := er.deltaSizes()
 		if err != nil {
 			return nil, chainBase{}, fmt.Errorf("gitpack: %s at %d: %w", p.name, off, err)
 		}
@@ -385,23 +514,6 @@ func checkChain(chain []chainLink, baseSize int64) error {
 		baseSize = chain[i].dst
 	}
 	return nil
-}
-
-// deltaHeader reads the two sizes at the start of the delta whose zlib
-// stream is at data in p, inflating only its first bytes.
-func deltaHeader(p *pack, data int64) (src, dst int64, err error) {
-	zr, err := zlib.NewReader(bytes.NewReader(p.data[data : p.size-packTrailer]))
-	if err != nil {
-		return 0, 0, inflateErr(err)
-	}
-	defer zr.Close()
-	br := bufio.NewReaderSize(zr, 32)
-	a, err := readVarint(br)
-	if err != nil {
-		return 0, 0, err
-	}
-	b, err := readVarint(br)
-	return a, b, err
 }
 
 // readVarint reads a delta header size.

@@ -21,6 +21,9 @@ import (
 func checkStreams(t *testing.T, s *Store, want map[Hash]gitObject) {
 	t.Helper()
 	for h, o := range want {
+		if typ, size, err := s.Stat(h); err != nil || typ != o.typ || size != int64(len(o.data)) {
+			t.Fatalf("Stat(%s) = %v %d %v, want %v %d", h, typ, size, err, o.typ, len(o.data))
+		}
 		r, err := s.Stream(context.Background(), h)
 		if err != nil {
 			t.Fatalf("Stream(%s): %v", h, err)
@@ -97,6 +100,14 @@ func TestStreamLoose(t *testing.T) {
 	missing[0] = 0xab
 	if _, err := s.Stream(context.Background(), missing); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Stream(missing) = %v, want ErrNotFound", err)
+	}
+	if _, _, err := s.Stat(missing); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Stat(missing) = %v, want ErrNotFound", err)
+	}
+	bad := hashOf(Blob, []byte("bad header"))
+	writeLoose(t, s, bad, "blob nonsense\x00abc")
+	if _, _, err := s.Stat(bad); err == nil || errors.Is(err, ErrNotFound) {
+		t.Fatalf("Stat(bad header) = %v", err)
 	}
 }
 
@@ -328,4 +339,21 @@ func BenchmarkStreamBlob(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkStat measures Stat over every object of a repository (what a
+// diff's size check costs per changed file).
+func BenchmarkStat(b *testing.B) {
+	dir := repoSmall(b)
+	want := catAll(b, dir)
+	hs := hashesOf(want)
+	s := mustOpen(b, dir)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		h := hs[i%len(hs)]
+		if _, _, err := s.Stat(h); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
