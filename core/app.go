@@ -118,6 +118,9 @@ func (app *App) options(opts []Option) ([]fx.Option, error) {
 	if err := s.cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if err := s.cfg.CheckSections(sectionsOf(s.modules)); err != nil {
+		return nil, err
+	}
 	if s.logger == nil {
 		l, err := flog.New(flog.Options{Level: s.cfg.LogLevel, Format: s.cfg.LogFormat})
 		if err != nil {

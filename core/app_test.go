@@ -28,7 +28,7 @@ func TestReadinessFollowsTheLifecycle(t *testing.T) {
 	cfg := config.Default()
 	cfg.Listen = "" // embedded: no listener, the handler is served by the host
 	cfg.Data = t.TempDir()
-	cfg.PasswordCost = 4
+	config.Modify(&cfg, identity.SectionName, func(c *identity.Config) { c.PasswordCost = 4 })
 	app, err := fennec.New(fennec.WithConfig(cfg), fennec.WithModules(identity.Module()), fennec.WithLogger(zap.NewNop()))
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +105,7 @@ func TestReadinessNoticesAStuckStore(t *testing.T) {
 	cfg := config.Default()
 	cfg.Listen = ""
 	cfg.Data = t.TempDir()
-	cfg.PasswordCost = 4
+	config.Modify(&cfg, identity.SectionName, func(c *identity.Config) { c.PasswordCost = 4 })
 	var db *store.DB
 	app, err := fennec.New(fennec.WithConfig(cfg), fennec.WithModules(identity.Module()), fennec.WithLogger(zap.NewNop()),
 		fennec.WithExtract(&db))

@@ -5,6 +5,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/store"
 )
 
@@ -12,13 +13,20 @@ import (
 // services and subscriptions. Modules build it with NewModule; embedders only
 // pass it to WithModules.
 type Module struct {
-	name string
-	opt  fx.Option
+	name     string
+	opt      fx.Option
+	sections []config.Section
 }
 
 // NewModule bundles a module's fx options under its name.
 func NewModule(name string, opts ...fx.Option) Module {
-	return Module{name: name, opt: fx.Module(name, opts...)}
+	m := Module{name: name, opt: fx.Module(name, opts...)}
+	for _, o := range opts {
+		if s, ok := o.(ConfigSection); ok {
+			m.sections = append(m.sections, s.section)
+		}
+	}
+	return m
 }
 
 // Name is the module's name.

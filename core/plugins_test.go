@@ -16,6 +16,7 @@ import (
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/plugin"
+	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/sdk/authprovider"
 	"github.com/fennec-forge/fennec/sdk/executor"
 )
@@ -40,7 +41,7 @@ func TestAuthProvidersFromConfigAndEmbedder(t *testing.T) {
 	cfg := config.Default()
 	cfg.Listen = ""
 	cfg.Data = t.TempDir()
-	cfg.PasswordCost = 4
+	config.Modify(&cfg, identity.SectionName, func(c *identity.Config) { c.PasswordCost = 4 })
 	cfg.PluginDir = t.TempDir()
 	cfg.Plugins = []config.Plugin{
 		{Name: "ldapmain", Kind: "auth", Path: "auth-ldap"}, // not built into this empty dir

@@ -10,103 +10,76 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
-	"strconv"
+	"reflect"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 )
 
-// Config is everything a Fennec host is configured with.
+// Config is the core's configuration; each module's settings are a section
+// of their own (Modules, decoded by the module through Decode). Every field's
+// tags feed the settings table (table.go): yaml, env, flag, help, and
+// default where the default shown is not the value itself.
 type Config struct {
 	// Listen is the HTTP address, host:port. Port 0 picks a free port. Empty
 	// means no listener: an embedder mounts App.Handler() in its own server.
-	Listen string `yaml:"listen"`
+	Listen string `yaml:"listen" env:"FENNEC_LISTEN" flag:"listen" help:"HTTP address; port 0 picks a free one"`
 	// Data is the directory holding fennec.db, repositories, artifacts, ...
-	Data string `yaml:"data"`
+	Data string `yaml:"data" env:"FENNEC_DATA" flag:"data" help:"data directory (fennec.db, repositories, secret.key)"`
 	// ExternalURL is how clients reach this host (used in web_url and links).
 	// Empty means http://<the address actually listened on>.
-	ExternalURL string `yaml:"external_url"`
+	ExternalURL string `yaml:"external_url" env:"FENNEC_EXTERNAL_URL" flag:"external-url" default:"http://<listen>" help:"how clients reach the server (web_url, Link headers)"`
 	// LogLevel: debug, info, warn, error. LogFormat: console, json or auto.
-	LogLevel  string `yaml:"log_level"`
-	LogFormat string `yaml:"log_format"`
-	// RootPassword is the password of the administrator created on first
-	// start. Empty: a random one is generated and printed once.
-	RootPassword string `yaml:"root_password"`
+	LogLevel  string `yaml:"log_level" env:"FENNEC_LOG_LEVEL" flag:"log-level" default:"info" help:"debug, info, warn, error"`
+	LogFormat string `yaml:"log_format" env:"FENNEC_LOG_FORMAT" flag:"log-format" default:"console on a terminal, else json" help:"console or json"`
 
 	// MaxBodyBytes limits API request bodies (413 past it). Default 10 MiB.
-	MaxBodyBytes int64 `yaml:"max_body_bytes"`
-	// MaxPushBytes limits the pack of one git push (the push is refused past
-	// it and nothing is kept). Default 2 GiB.
-	MaxPushBytes int64 `yaml:"max_push_bytes"`
+	MaxBodyBytes int64 `yaml:"max_body_bytes" env:"FENNEC_MAX_BODY_BYTES" help:"API request body limit in bytes (413 past it)"`
 	// AllowLocalRequests lets the requests Fennec makes for its users
 	// (import_url, webhooks) reach loopback, private, link-local and other
 	// local addresses (core/netguard). Off by default: such a request reads
 	// the server's own network on the user's behalf. Tests and
 	// installations that import from their own network turn it on.
-	AllowLocalRequests bool `yaml:"allow_local_requests"`
-	// HousekeepingPushes is how many pushes to a repository start a
-	// background repack of it (packs consolidated, reachability index
-	// refreshed). Default 50; the nightly pass catches the rest.
-	HousekeepingPushes int `yaml:"housekeeping_pushes"`
-	// ReceiveFsckObjects makes git pushes check the trees they bring as git
-	// fsck does: a tree entry named .git in any disguise (hasDotgit), ".",
-	// ".." or empty refuses the push. Default on; turn it off only to take
-	// history that already holds such trees.
-	ReceiveFsckObjects bool `yaml:"receive_fsck_objects"`
+	AllowLocalRequests bool `yaml:"allow_local_requests" env:"FENNEC_ALLOW_LOCAL_REQUESTS" help:"let import_url (and later webhooks) reach loopback, private and link-local addresses"`
 	// ReadHeaderTimeout closes connections that do not send their headers in
 	// time (slowloris). IdleTimeout closes idle keep-alive connections.
-	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
-	IdleTimeout       time.Duration `yaml:"idle_timeout"`
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout" help:"slow-header (slowloris) cut-off"`
+	IdleTimeout       time.Duration `yaml:"idle_timeout" help:"idle keep-alive connections are closed after it"`
 	// BodyReadTimeout is how long an API request body may take to start
 	// arriving in full; bodies that keep coming at 32 KiB/s or more get
 	// longer. A body that stops is answered 408 and its connection closed.
-	BodyReadTimeout time.Duration `yaml:"body_read_timeout"`
+	BodyReadTimeout time.Duration `yaml:"body_read_timeout" help:"time for an API request body to arrive (longer for bodies that keep coming at 32 KiB/s); a body that stops gets 408 and its connection closed"`
 	// ShutdownTimeout bounds how long SIGTERM waits for in-flight requests.
-	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout" help:"how long SIGTERM waits for in-flight requests"`
 
 	// Plugins are the out-of-process plugins to run, in order.
-	Plugins []Plugin `yaml:"plugins"`
+	Plugins []Plugin `yaml:"plugins" help:"out-of-process plugins, see Plugins below"`
 	// PluginDir is where shipped plugins are found; default: "plugins" next
 	// to the fennec binary.
-	PluginDir string `yaml:"plugin_dir"`
-
-	// DirectorySyncInterval is how often users of external auth providers
-	// (LDAP) are checked against the directory; those who left are blocked.
-	// Default 1h; the first check runs after one interval or one minute,
-	// whichever is shorter.
-	DirectorySyncInterval time.Duration `yaml:"directory_sync_interval"`
+	PluginDir string `yaml:"plugin_dir" default:"plugins next to the binary" help:"where shipped plugins are found"`
 
 	// MetricsToken, when set, is required to read /-/metrics (as
 	// "Authorization: Bearer <token>" or ?token=<token>). MetricsAllow lists
 	// the client addresses (CIDRs or single IPs) that may read them. With
 	// neither set only loopback may; with both, a caller needs both.
-	MetricsToken string   `yaml:"metrics_token"`
-	MetricsAllow []string `yaml:"metrics_allow"`
-
-	// PasswordCost is the bcrypt cost for new password hashes (4-31,
-	// default 10). Test harnesses lower it; production should not.
-	PasswordCost int `yaml:"password_cost"`
-
-	// SignInThrottle limits failed password attempts (POST /session, basic
-	// auth on the API and git).
-	SignInThrottle SignInThrottle `yaml:"sign_in_throttle"`
+	MetricsToken string   `yaml:"metrics_token" env:"FENNEC_METRICS_TOKEN" help:"token /-/metrics requires (Authorization: Bearer <token> or ?token=); set it behind a reverse proxy on the same host, where every client looks like loopback"`
+	MetricsAllow []string `yaml:"metrics_allow" env:"FENNEC_METRICS_ALLOW" default:"loopback if no token" help:"client addresses (CIDRs or IPs; comma-separated in the environment) that may read /-/metrics; with a token too, both are needed"`
 
 	// NoSync turns off fsync of the store: for benchmarks only, never for
 	// data you want to keep.
 	NoSync bool `yaml:"-"`
-}
 
-// SignInThrottle: after LoginFailures failed attempts for one login, or
-// AddressFailures from one client address (an IPv6 /64), within Window,
-// further attempts are refused (429) without checking the password until
-// Window has passed since the failure that set the lock. 0 turns a limit
-// off (for instance AddressFailures behind a reverse proxy, where every
-// client has the proxy's address).
-type SignInThrottle struct {
-	LoginFailures   int           `yaml:"login_failures"`
-	AddressFailures int           `yaml:"address_failures"`
-	Window          time.Duration `yaml:"window"`
+	// Modules holds the file's other top-level keys: the modules' sections
+	// (and the keys modules still accept where they were before sections),
+	// decoded by each module through Decode and checked by CheckSections.
+	Modules map[string]yaml.Node `yaml:",inline"`
+	// Getenv reads the environment for module sections; nil reads none
+	// (tests and embedders stay hermetic). Load sets it.
+	Getenv func(string) (string, bool) `yaml:"-"`
+
+	// overrides are SetModule and Modify, by section.
+	overrides map[string][]func(any) error
 }
 
 // Plugin names one plugin process and its settings.
@@ -121,21 +94,13 @@ type Plugin struct {
 // Default is the configuration with nothing set.
 func Default() Config {
 	return Config{
-		Listen:             "127.0.0.1:8080",
-		Data:               "./data",
-		MaxBodyBytes:       10 << 20,
-		MaxPushBytes:       2 << 30,
-		HousekeepingPushes: 50,
-		ReceiveFsckObjects: true,
-		ReadHeaderTimeout:  10 * time.Second,
-		IdleTimeout:        2 * time.Minute,
-		BodyReadTimeout:    30 * time.Second,
-		ShutdownTimeout:    30 * time.Second,
-		PasswordCost:       10,
-
-		DirectorySyncInterval: time.Hour,
-		// GitLab locked an account for 10 minutes after 10 failures.
-		SignInThrottle: SignInThrottle{LoginFailures: 10, AddressFailures: 50, Window: 10 * time.Minute},
+		Listen:            "127.0.0.1:8080",
+		Data:              "./data",
+		MaxBodyBytes:      10 << 20,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		BodyReadTimeout:   30 * time.Second,
+		ShutdownTimeout:   30 * time.Second,
 	}
 }
 
@@ -196,6 +161,10 @@ func (f *Flags) Load(getenv func(string) (string, bool)) (Config, error) {
 			return Config{}, err
 		}
 	}
+	// Every core field with an env tag; the flags below then win.
+	if err := applyEnv(reflect.ValueOf(&cfg).Elem(), "", getenv); err != nil {
+		return Config{}, err
+	}
 	if v, ok := value("listen", *f.listen); ok {
 		cfg.Listen = v
 	}
@@ -211,43 +180,7 @@ func (f *Flags) Load(getenv func(string) (string, bool)) (Config, error) {
 	if v, ok := value("log-format", *f.logFormat); ok {
 		cfg.LogFormat = v
 	}
-	if v, ok := getenv("FENNEC_ROOT_PASSWORD"); ok && v != "" {
-		cfg.RootPassword = v
-	}
-	if v, ok := getenv("FENNEC_MAX_BODY_BYTES"); ok && v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return Config{}, fmt.Errorf("config: FENNEC_MAX_BODY_BYTES: %w", err)
-		}
-		cfg.MaxBodyBytes = n
-	}
-	if v, ok := getenv("FENNEC_MAX_PUSH_BYTES"); ok && v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return Config{}, fmt.Errorf("config: FENNEC_MAX_PUSH_BYTES: %w", err)
-		}
-		cfg.MaxPushBytes = n
-	}
-	if v, ok := getenv("FENNEC_RECEIVE_FSCK_OBJECTS"); ok && v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return Config{}, fmt.Errorf("config: FENNEC_RECEIVE_FSCK_OBJECTS: %w", err)
-		}
-		cfg.ReceiveFsckObjects = b
-	}
-	if v, ok := getenv("FENNEC_ALLOW_LOCAL_REQUESTS"); ok && v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return Config{}, fmt.Errorf("config: FENNEC_ALLOW_LOCAL_REQUESTS: %w", err)
-		}
-		cfg.AllowLocalRequests = b
-	}
-	if v, ok := getenv("FENNEC_METRICS_TOKEN"); ok && v != "" {
-		cfg.MetricsToken = v
-	}
-	if v, ok := getenv("FENNEC_METRICS_ALLOW"); ok && v != "" {
-		cfg.MetricsAllow = strings.Split(v, ",")
-	}
+	cfg.Getenv = getenv
 	return cfg, cfg.Validate()
 }
 
@@ -281,26 +214,11 @@ func (c *Config) Validate() error {
 		}
 		c.ExternalURL = strings.TrimRight(c.ExternalURL, "/")
 	}
-	if c.DirectorySyncInterval <= 0 {
-		return fmt.Errorf("config: directory_sync_interval must be positive")
-	}
-	if c.PasswordCost < 4 || c.PasswordCost > 31 {
-		return fmt.Errorf("config: password_cost must be between 4 and 31")
-	}
 	if c.MaxBodyBytes <= 0 {
 		return fmt.Errorf("config: max_body_bytes must be positive")
 	}
-	if c.MaxPushBytes <= 0 {
-		return fmt.Errorf("config: max_push_bytes must be positive")
-	}
 	if c.BodyReadTimeout <= 0 {
 		return fmt.Errorf("config: body_read_timeout must be positive")
-	}
-	if c.HousekeepingPushes <= 0 {
-		return fmt.Errorf("config: housekeeping_pushes must be positive")
-	}
-	if t := c.SignInThrottle; t.LoginFailures < 0 || t.AddressFailures < 0 || t.Window <= 0 {
-		return fmt.Errorf("config: sign_in_throttle needs login_failures and address_failures of 0 or more and a positive window")
 	}
 	if _, err := c.MetricsPrefixes(); err != nil {
 		return err

@@ -35,7 +35,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Listen != "127.0.0.1:8080" || cfg.Data != "./data" || cfg.ExternalURL != "" || cfg.MaxBodyBytes != 10<<20 || cfg.PasswordCost != 10 {
+	if cfg.Listen != "127.0.0.1:8080" || cfg.Data != "./data" || cfg.ExternalURL != "" || cfg.MaxBodyBytes != 10<<20 {
 		t.Fatalf("defaults: %+v", cfg)
 	}
 	if got := config.ExternalURLFor("127.0.0.1:8080"); got != "http://127.0.0.1:8080" {
@@ -75,13 +75,6 @@ func TestPrecedenceFlagsOverEnvOverFile(t *testing.T) {
 	}
 }
 
-func TestRootPasswordFromEnv(t *testing.T) {
-	cfg, err := load(t, nil, map[string]string{"FENNEC_ROOT_PASSWORD": "s3cret-pass"})
-	if err != nil || cfg.RootPassword != "s3cret-pass" {
-		t.Fatalf("%v %q", err, cfg.RootPassword)
-	}
-}
-
 func TestBadConfiguration(t *testing.T) {
 	cases := map[string]struct {
 		args []string
@@ -92,7 +85,6 @@ func TestBadConfiguration(t *testing.T) {
 		"relative external url":   {args: []string{"--external-url", "example.com"}, want: "external_url"},
 		"ftp external url":        {args: []string{"--external-url", "ftp://example.com"}, want: "external_url"},
 		"missing config file":     {args: []string{"--config", "/nonexistent/fennec.yaml"}, want: "no such file"},
-		"unknown key in file":     {args: []string{"--config", ""}, want: "field nonsense not found"},
 		"malformed yaml":          {args: []string{"--config", ""}, want: "yaml"},
 		"bad body limit from env": {env: map[string]string{"FENNEC_MAX_BODY_BYTES": "lots"}, want: "FENNEC_MAX_BODY_BYTES"},
 	}
@@ -118,21 +110,5 @@ func TestEmptyFileSetsNothing(t *testing.T) {
 	cfg, err := load(t, []string{"--config", writeFile(t, "")}, nil)
 	if err != nil || cfg.Listen != "127.0.0.1:8080" {
 		t.Fatalf("%v %+v", err, cfg)
-	}
-}
-
-func TestSignInThrottle(t *testing.T) {
-	cfg, err := load(t, []string{"--config", writeFile(t, "sign_in_throttle:\n  address_failures: 0\n")}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := config.SignInThrottle{LoginFailures: 10, AddressFailures: 0, Window: 10 * time.Minute}
-	if cfg.SignInThrottle != want {
-		t.Fatalf("a partial sign_in_throttle: %+v, want %+v", cfg.SignInThrottle, want)
-	}
-	for _, bad := range []string{"sign_in_throttle:\n  login_failures: -1\n", "sign_in_throttle:\n  window: 0s\n"} {
-		if _, err := load(t, []string{"--config", writeFile(t, bad)}, nil); err == nil || !strings.Contains(err.Error(), "sign_in_throttle") {
-			t.Errorf("%q: got %v", bad, err)
-		}
 	}
 }

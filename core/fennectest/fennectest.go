@@ -74,6 +74,13 @@ func WithConfig(fn func(*config.Config)) Option {
 	return func(o *options) { o.configure = append(o.configure, fn) }
 }
 
+// WithModuleConfig changes a module's section of the configuration: name
+// is the section (identity.SectionName), T the module's settings type
+// (identity.Config). It applies above the file and the environment.
+func WithModuleConfig[T any](name string, fn func(*T)) Option {
+	return WithConfig(func(c *config.Config) { config.Modify(c, name, fn) })
+}
+
 // WithLogLevel shows log lines at level and above in the test output
 // (default warn).
 func WithLogLevel(level zapcore.Level) Option {
@@ -103,12 +110,14 @@ func Start(t testing.TB, opts ...Option) *Server {
 	cfg := config.Default()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Data = s.DataDir
-	cfg.RootPassword = s.RootPassword
 	cfg.ShutdownTimeout = 10 * time.Second
-	cfg.PasswordCost = 4 // bcrypt's minimum: logins stay fast under -race
+	// The identity module's section, set by key since core cannot import
+	// the module (a test overrides them with WithModuleConfig).
+	cfg.SetModule("identity", "root_password", s.RootPassword)
+	cfg.SetModule("identity", "password_cost", 4) // bcrypt's minimum: logins stay fast under -race
 	// Tests send many wrong passwords from one address on purpose; the
-	// throttle's own tests restore config.Default().SignInThrottle.
-	cfg.SignInThrottle.LoginFailures, cfg.SignInThrottle.AddressFailures = 1000, 10000
+	// throttle's own tests restore the module's default.
+	cfg.SetModule("identity", "sign_in_throttle", map[string]int{"login_failures": 1000, "address_failures": 10000})
 	for _, fn := range o.configure {
 		fn(&cfg)
 	}

@@ -43,6 +43,7 @@ type Users interface {
 // Module is the identity module for fennec.WithModules.
 func Module() fennec.Module {
 	return fennec.NewModule("identity",
+		fennec.ModuleConfig(SectionName, internal.DefaultConfig()),
 		fennec.Tables(internal.Tables()...),
 		fennec.Migrations(internal.Migrations()...),
 		fx.Provide(

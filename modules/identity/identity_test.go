@@ -342,7 +342,7 @@ func TestAdministratorBootstrap(t *testing.T) {
 		cfg := config.Default()
 		cfg.Listen = "127.0.0.1:0"
 		cfg.Data = dir
-		cfg.PasswordCost = 4
+		config.Modify(&cfg, identity.SectionName, func(c *identity.Config) { c.PasswordCost = 4 })
 		app, err := fennec.New(fennec.WithConfig(cfg), fennec.WithModules(identity.Module()), fennec.WithLogger(zap.New(core)))
 		if err != nil {
 			t.Fatal(err)

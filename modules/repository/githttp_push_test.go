@@ -17,8 +17,8 @@ import (
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
-	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/modules/repository"
 )
 
 // clone clones url into a new directory and returns it.
@@ -598,7 +598,7 @@ func TestGitPushArchived(t *testing.T) {
 // repository as it was; smaller pushes go on working.
 func TestGitMaxPushSize(t *testing.T) {
 	t.Parallel()
-	g := startGit(t, fennectest.WithConfig(func(c *config.Config) { c.MaxPushBytes = 256 << 10 }))
+	g := startGit(t, fennectest.WithModuleConfig(repository.SectionName, func(c *repository.Config) { c.MaxPushBytes = 256 << 10 }))
 	c := g.cli
 	p := g.project(t, "limited", gitlab.PublicVisibility)
 	work := c.newWork(t)

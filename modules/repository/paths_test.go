@@ -11,8 +11,8 @@ import (
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
-	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/modules/repository"
 )
 
 // hostilePaths are file paths git refuses to check out (hasDotgit and its
@@ -175,7 +175,7 @@ func TestPushFsckRefusesDotGit(t *testing.T) {
 	fsck(t, bare)
 
 	// Turned off, the setting lets such history in (to import it as it is).
-	off := startGit(t, fennectest.WithConfig(func(c *config.Config) { c.ReceiveFsckObjects = false }))
+	off := startGit(t, fennectest.WithModuleConfig(repository.SectionName, func(c *repository.Config) { c.ReceiveFsckObjects = false }))
 	q := off.project(t, "lenient", gitlab.PublicVisibility)
 	off.seed(t, q, work, "master")
 	commit, _ := dotGitCommit(t, off.cli, work, head, ".git")

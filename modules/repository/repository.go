@@ -26,6 +26,7 @@ type PushEvent = internal.PushEvent
 // Module is the repository module for fennec.WithModules.
 func Module() fennec.Module {
 	return fennec.NewModule("repository",
+		fennec.ModuleConfig(SectionName, internal.DefaultConfig()),
 		fennec.Tables(internal.Tables()...),
 		fx.Provide(internal.NewStorage, internal.NewReader, internal.NewStatuses, internal.NewWriter,
 			internal.NewHousekeeper, internal.NewImporter, func(s *internal.Storage) Store { return s }),

@@ -17,6 +17,7 @@ import (
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/fennectest"
 	flog "github.com/fennec-forge/fennec/core/log"
+	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
@@ -173,7 +174,7 @@ func BenchmarkSessionLogin(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := stocktest.Start(b, fennectest.WithLogger(logger), fennectest.WithConfig(func(c *config.Config) { c.PasswordCost = 10 }))
+	s := stocktest.Start(b, fennectest.WithLogger(logger), fennectest.WithModuleConfig(identity.SectionName, func(c *identity.Config) { c.PasswordCost = 10 }))
 	u := s.CreateUser(b, "login")
 	body := []byte(`{"login":"login","password":"` + u.Password + `"}`)
 	const workers = 8

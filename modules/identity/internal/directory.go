@@ -12,7 +12,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/auth"
-	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/sdk/authprovider"
 )
@@ -220,7 +219,7 @@ func (s *Service) SyncDirectory(ctx context.Context) (blocked, unblocked int, er
 
 // ScheduleSync runs SyncDirectory every configured interval (the first time
 // after at most a minute) until the application stops.
-func ScheduleSync(lc fx.Lifecycle, s *Service, cfg config.Config) {
+func ScheduleSync(lc fx.Lifecycle, s *Service, cfg Config) {
 	every := cfg.DirectorySyncInterval
 	if every <= 0 {
 		every = time.Hour

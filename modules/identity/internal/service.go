@@ -19,7 +19,6 @@ import (
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
-	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
 )
@@ -59,7 +58,7 @@ type cachedToken struct {
 }
 
 // NewService builds the service.
-func NewService(db *store.DB, bus *events.Bus, log *zap.Logger, cfg config.Config) (*Service, error) {
+func NewService(db *store.DB, bus *events.Bus, log *zap.Logger, cfg Config) (*Service, error) {
 	s := &Service{
 		db: db, bus: bus, log: log, cost: cfg.PasswordCost, now: time.Now,
 		tokenCache: store.NewReadCache[[32]byte, cachedToken](50000),
@@ -488,7 +487,7 @@ const (
 
 // Bootstrap creates the administrator when the store has no users yet, with
 // the configured password or a generated one that is printed once.
-func Bootstrap(lc fx.Lifecycle, s *Service, cfg config.Config) {
+func Bootstrap(lc fx.Lifecycle, s *Service, cfg Config) {
 	lc.Append(fx.Hook{OnStart: func(ctx context.Context) error {
 		empty := false
 		if err := s.db.View(ctx, func(tx *store.Tx) error {

@@ -16,8 +16,8 @@ import (
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
-	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/modules/identity/internal"
 )
 
 const (
@@ -42,7 +42,7 @@ func startThrottled(t *testing.T) (*fennectest.Server, *fakeClock) {
 	t.Helper()
 	// The harness relaxes the throttle for other tests: these check the
 	// defaults a server starts with.
-	s, svc := start(t, fennectest.WithConfig(func(c *config.Config) { c.SignInThrottle = config.Default().SignInThrottle }))
+	s, svc := start(t, fennectest.WithModuleConfig("identity", func(c *internal.Config) { c.SignInThrottle = internal.DefaultConfig().SignInThrottle }))
 	clock := &fakeClock{t: time.Now()}
 	svc.SetThrottleClock(clock.now)
 	return s, clock

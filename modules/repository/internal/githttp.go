@@ -30,7 +30,6 @@ import (
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
-	fconfig "github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository/internal/gitserve"
@@ -52,7 +51,7 @@ type GitHTTP struct {
 
 // NewGitRoutes registers the git endpoints.
 func NewGitRoutes(st *Storage, access projects.Access, state projects.RepositoryState, w *Writer,
-	activity identity.Activity, hk *Housekeeper, cfg fconfig.Config, log *zap.Logger) fennec.Routes {
+	activity identity.Activity, hk *Housekeeper, cfg Config, log *zap.Logger) fennec.Routes {
 	g := &GitHTTP{st: st, access: access, state: state, w: w, activity: activity, hk: hk,
 		log: log.Named("git"), maxPush: cfg.MaxPushBytes, fsck: cfg.ReceiveFsckObjects}
 	return fennec.Routes{Name: "repository-git", Register: func(a *api.API) {

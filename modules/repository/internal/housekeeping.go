@@ -25,7 +25,6 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
-	fconfig "github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/modules/repository/internal/gitpack"
 	"github.com/fennec-forge/fennec/modules/repository/internal/gitserve"
 )
@@ -46,7 +45,7 @@ type Housekeeper struct {
 }
 
 // NewHousekeeper builds the housekeeper and runs its worker with the app.
-func NewHousekeeper(lc fx.Lifecycle, st *Storage, cfg fconfig.Config, log *zap.Logger) *Housekeeper {
+func NewHousekeeper(lc fx.Lifecycle, st *Storage, cfg Config, log *zap.Logger) *Housekeeper {
 	hk := &Housekeeper{st: st, log: log.Named("housekeeping"), every: cfg.HousekeepingPushes,
 		pushes: map[int64]int{}, queue: make(chan int64, 1024), queued: map[int64]bool{}, stop: make(chan struct{})}
 	if hk.every <= 0 {

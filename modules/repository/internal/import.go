@@ -108,8 +108,8 @@ type Importer struct {
 }
 
 // NewImporter builds the importer; stopping the app cancels imports.
-func NewImporter(lc fx.Lifecycle, st *Storage, state projects.RepositoryState, cfg config.Config, log *zap.Logger) *Importer {
-	im := newImporter(st, state, netguard.New(cfg.AllowLocalRequests), cfg.MaxPushBytes, log, importWorkers, importQueueSize)
+func NewImporter(lc fx.Lifecycle, st *Storage, state projects.RepositoryState, cfg config.Config, set Config, log *zap.Logger) *Importer {
+	im := newImporter(st, state, netguard.New(cfg.AllowLocalRequests), set.MaxPushBytes, log, importWorkers, importQueueSize)
 	lc.Append(fx.Hook{OnStop: im.stop})
 	return im
 }
