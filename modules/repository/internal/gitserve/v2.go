@@ -74,7 +74,7 @@ func UploadPackV2(ctx context.Context, w io.Writer, r io.Reader, repo Repo) erro
 // readV2Request reads a command request: the command, its capability
 // lines, a delim-pkt, and the arguments up to a flush.
 func (s *uploadState) readV2Request() (command string, args []string, err error) {
-	sawDelim := false
+	sawDelim, haves := false, 0
 	for {
 		line, err := s.pr.next()
 		switch {
@@ -95,6 +95,11 @@ func (s *uploadState) readV2Request() (command string, args []string, err error)
 			return "", nil, err
 		}
 		if sawDelim {
+			if bytes.HasPrefix(line, []byte("have ")) {
+				if haves++; haves > maxHaves {
+					return "", nil, errTooManyHaves
+				}
+			}
 			args = append(args, string(line))
 			continue
 		}
