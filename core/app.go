@@ -172,7 +172,14 @@ func (app *App) options(opts []Option) ([]fx.Option, error) {
 			})
 		}),
 		fx.Populate(&app.api, &app.db),
-		fx.Invoke(func(p commandsParams) { app.commands = p.Commands }),
+		fx.Invoke(func(p commandsParams) error {
+			app.commands = p.Commands
+			var specs []AdminCommandSpec
+			for _, m := range s.modules {
+				specs = append(specs, m.commands...)
+			}
+			return checkCommands(specs, p.Commands)
+		}),
 	)
 	if len(s.extract) > 0 {
 		options = append(options, fx.Populate(s.extract...))

@@ -28,16 +28,54 @@ import (
 // its context carries an administrator principal (the operator, who owns
 // the data directory).
 type AdminCommand struct {
-	Name    string // as typed after "fennec", words joined by "-": "repo-gc"
-	Summary string
-	Run     func(ctx context.Context, args []string, out io.Writer) error
+	Name string // as typed after "fennec", words joined by "-": "repo-gc"
+	Run  func(ctx context.Context, args []string, out io.Writer) error
+}
+
+// AdminCommandSpec is what the command line knows of a command before any
+// app is assembled: its name (as AdminCommand.Name), the arguments it takes
+// after [--data DIR], and what it does.
+type AdminCommandSpec struct {
+	Name, Args, Summary string
 }
 
 const groupCommands = `group:"fennec.commands,flatten"`
 
-// ProvideAdminCommands adds a constructor returning []AdminCommand.
-func ProvideAdminCommands(ctor any) fx.Option {
-	return fx.Provide(fx.Annotate(ctor, fx.ResultTags(groupCommands)))
+// AdminCommands is what ProvideAdminCommands returns: an fx option that
+// NewModule also reads, so the CLI can list and dispatch the commands
+// without assembling the app.
+type AdminCommands struct {
+	fx.Option
+	specs []AdminCommandSpec
+}
+
+// ProvideAdminCommands adds a constructor returning []AdminCommand, and
+// declares those commands (every one it returns must be declared, and the
+// other way round; New checks).
+func ProvideAdminCommands(ctor any, specs ...AdminCommandSpec) AdminCommands {
+	return AdminCommands{Option: fx.Provide(fx.Annotate(ctor, fx.ResultTags(groupCommands))), specs: specs}
+}
+
+// AdminCommandSpecs are the admin commands of the module.
+func (m Module) AdminCommandSpecs() []AdminCommandSpec { return m.commands }
+
+// checkCommands refuses a command built without being declared, or
+// declared without being built, so the CLI's list is the truth.
+func checkCommands(specs []AdminCommandSpec, built []AdminCommand) error {
+	declared := map[string]bool{}
+	for _, s := range specs {
+		declared[s.Name] = true
+	}
+	for _, c := range built {
+		if !declared[c.Name] {
+			return fmt.Errorf("fennec: admin command %q is not declared in ProvideAdminCommands", c.Name)
+		}
+		delete(declared, c.Name)
+	}
+	for name := range declared {
+		return fmt.Errorf("fennec: admin command %q is declared but not provided", name)
+	}
+	return nil
 }
 
 type commandsParams struct {

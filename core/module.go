@@ -16,14 +16,18 @@ type Module struct {
 	name     string
 	opt      fx.Option
 	sections []config.Section
+	commands []AdminCommandSpec
 }
 
 // NewModule bundles a module's fx options under its name.
 func NewModule(name string, opts ...fx.Option) Module {
 	m := Module{name: name, opt: fx.Module(name, opts...)}
 	for _, o := range opts {
-		if s, ok := o.(ConfigSection); ok {
-			m.sections = append(m.sections, s.section)
+		switch o := o.(type) {
+		case ConfigSection:
+			m.sections = append(m.sections, o.section)
+		case AdminCommands:
+			m.commands = append(m.commands, o.specs...)
 		}
 	}
 	return m

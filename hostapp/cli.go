@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	fennec "github.com/fennec-forge/fennec/core"
@@ -20,25 +21,21 @@ Usage:
   fennec backup [--data DIR] FILE
                                 write a consistent copy of the store to FILE
                                 (works while the server runs)
-  fennec repo gc [--data DIR] PROJECT
-                                repack a project's repository (PROJECT: id or
-                                group/project) into one pack with a
-                                reachability index (works while serving)
-  fennec repo fsck [--data DIR] PROJECT
-                                check every object the project's refs reach
+  fennec config [--markdown]    list every setting: key, environment
+                                variable, flag, default, meaning
   fennec version                print the version and revision
   fennec help                   show this help
-
-Flags of serve (each also read from the environment; flags win over the
-environment, the environment over the config file):
 `
 
-const footer = `
-Other environment variables:
-  FENNEC_ROOT_PASSWORD   password of the administrator "root" created on the
-                         first start (default: generated and printed once)
-  FENNEC_MAX_BODY_BYTES  API request body limit in bytes (default 10485760)
-  FENNEC_MAX_PUSH_BYTES  git push size limit in bytes (default 2147483648)
+const commandsHeader = `
+Admin commands of the modules (they work while the server runs, through its
+admin socket, and when it does not):
+`
+
+const flagsHeader = `
+Flags of serve (each also read from the environment; flags win over the
+environment, the environment over the config file; every other setting:
+fennec config):
 `
 
 func run(args []string, modules []fennec.Module, stdout, stderr io.Writer) int {
@@ -50,29 +47,68 @@ func run(args []string, modules []fennec.Module, stdout, stderr io.Writer) int {
 		return serve(args[1:], modules, stderr)
 	case "backup":
 		return backup(args[1:], stdout, stderr)
-	case "repo":
-		return repoCommand(args[1:], modules, stdout, stderr)
+	case "config":
+		return settings(args[1:], modules, stdout, stderr)
 	case "version", "--version", "-v":
 		v, r := fennec.Version()
 		fmt.Fprintf(stdout, "fennec %s (revision %s)\n", v, r)
 		return 0
 	case "help", "--help", "-h", "-help":
-		printHelp(stdout)
+		if len(args) > 1 && args[1] == "config" {
+			return settings(nil, modules, stdout, stderr)
+		}
+		printHelp(stdout, modules)
 		return 0
 	}
-	fmt.Fprintf(stderr, "fennec: unknown command %q\n\n", args[0])
-	printHelp(stderr)
+	if spec, ok := findCommand(args, modules); ok {
+		return adminCommand(spec, args[2:], modules, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "fennec: unknown command %q\n\n", strings.Join(args[:min(2, len(args))], " "))
+	printHelp(stderr, modules)
 	return 2
 }
 
-func printHelp(w io.Writer) {
+func printHelp(w io.Writer, modules []fennec.Module) {
 	fmt.Fprint(w, usage)
+	fmt.Fprint(w, commandsHeader)
+	for _, m := range modules {
+		for _, c := range m.AdminCommandSpecs() {
+			fmt.Fprintf(w, "  fennec %s [--data DIR] %s\n      %s\n", strings.Replace(c.Name, "-", " ", 1), c.Args, c.Summary)
+		}
+	}
+	fmt.Fprint(w, flagsHeader)
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	config.NewFlags(fs)
 	fs.SetOutput(w)
 	fs.PrintDefaults()
-	fmt.Fprint(w, footer)
 }
+
+// settings prints the settings table of the core and of the modules.
+func settings(args []string, modules []fennec.Module, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("config", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	markdown := fs.Bool("markdown", false, "print the table as the README shows it")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *markdown {
+		config.WriteMarkdown(stdout, fennec.Settings(modules...))
+		return 0
+	}
+	fmt.Fprint(stdout, settingsHeader)
+	config.WriteText(stdout, fennec.Settings(modules...))
+	return 0
+}
+
+const settingsHeader = `Settings of fennec serve, in rising precedence: defaults, the YAML file,
+environment variables, flags. A module's settings are its section of the file
+(identity.password_cost is password_cost: under identity:). Unknown keys are
+an error.
+
+`
 
 func serve(args []string, modules []fennec.Module, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -123,21 +159,34 @@ func backup(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// repoCommand runs the repository module's admin commands.
-func repoCommand(args []string, modules []fennec.Module, stdout, stderr io.Writer) int {
-	const use = "fennec repo gc|fsck [--data DIR] PROJECT"
-	if len(args) == 0 || (args[0] != "gc" && args[0] != "fsck") {
-		fmt.Fprintln(stderr, "usage:", use)
-		return 2
+// findCommand finds the admin command args name: "fennec repo gc ..." is
+// the command repo-gc.
+func findCommand(args []string, modules []fennec.Module) (fennec.AdminCommandSpec, bool) {
+	if len(args) < 2 {
+		return fennec.AdminCommandSpec{}, false
 	}
-	name := "repo-" + args[0]
-	fs := flag.NewFlagSet("repo "+args[0], flag.ContinueOnError)
+	name := args[0] + "-" + args[1]
+	for _, m := range modules {
+		for _, c := range m.AdminCommandSpecs() {
+			if c.Name == name {
+				return c, true
+			}
+		}
+	}
+	return fennec.AdminCommandSpec{}, false
+}
+
+// adminCommand runs a module's admin command.
+func adminCommand(spec fennec.AdminCommandSpec, args []string, modules []fennec.Module, stdout, stderr io.Writer) int {
+	words := strings.Replace(spec.Name, "-", " ", 1)
+	use := fmt.Sprintf("fennec %s [--data DIR] %s", words, spec.Args)
+	fs := flag.NewFlagSet(words, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	data := fs.String("data", envOr("FENNEC_DATA", "./data"), "data directory of the server (env FENNEC_DATA)")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() != 1 {
+	if spec.Args != "" && fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "usage:", use)
 		return 2
 	}
@@ -146,8 +195,8 @@ func repoCommand(args []string, modules []fennec.Module, stdout, stderr io.Write
 	cfg.LogLevel = "warn"
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Hour)
 	defer cancel()
-	if err := fennec.RunCommand(ctx, cfg, name, fs.Args(), stdout, fennec.WithModules(modules...)); err != nil {
-		fmt.Fprintf(stderr, "fennec repo %s: %v\n", args[0], err)
+	if err := fennec.RunCommand(ctx, cfg, spec.Name, fs.Args(), stdout, fennec.WithModules(modules...)); err != nil {
+		fmt.Fprintf(stderr, "fennec %s: %v\n", words, err)
 		return 1
 	}
 	return 0

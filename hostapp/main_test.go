@@ -53,7 +53,9 @@ func TestHelpListsCommandsFlagsAndEnv(t *testing.T) {
 		t.Fatalf("--help exit %d", code)
 	}
 	for _, want := range []string{"serve", "backup", "version", "-listen", "-data", "-external-url", "-config", "-log-level",
-		"FENNEC_LISTEN", "FENNEC_DATA", "FENNEC_EXTERNAL_URL", "FENNEC_ROOT_PASSWORD", `default "127.0.0.1:8080"`, `default "./data"`} {
+		"FENNEC_LISTEN", "FENNEC_DATA", "FENNEC_EXTERNAL_URL", `default "127.0.0.1:8080"`, `default "./data"`,
+		// the modules' admin commands and the settings table
+		"fennec repo gc [--data DIR] PROJECT", "fennec repo fsck [--data DIR] PROJECT", "fennec config"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help does not mention %q", want)
 		}

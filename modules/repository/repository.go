@@ -33,6 +33,6 @@ func Module() fennec.Module {
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideRoutes(internal.NewGitRoutes),
-		fennec.ProvideAdminCommands(internal.Commands),
+		fennec.ProvideAdminCommands(internal.Commands, internal.CommandSpecs...),
 	)
 }

@@ -13,6 +13,12 @@ import (
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
+// CommandSpecs declare Commands to the command line.
+var CommandSpecs = []fennec.AdminCommandSpec{
+	{Name: "repo-gc", Args: "PROJECT", Summary: "repack a project's repository (PROJECT: id or group/project) into one pack with a reachability index"},
+	{Name: "repo-fsck", Args: "PROJECT", Summary: "check that every object a project's refs reach is present and intact"},
+}
+
 // Commands are the repository module's admin commands.
 func Commands(hk *Housekeeper, access projects.Access) []fennec.AdminCommand {
 	project := func(ctx context.Context, args []string) (projects.ProjectInfo, error) {
@@ -26,7 +32,7 @@ func Commands(hk *Housekeeper, access projects.Access) []fennec.AdminCommand {
 		return info, nil
 	}
 	return []fennec.AdminCommand{
-		{Name: "repo-gc", Summary: "repack a project's repository into one pack with a reachability index",
+		{Name: "repo-gc",
 			Run: func(ctx context.Context, args []string, out io.Writer) error {
 				info, err := project(ctx, args)
 				if err != nil {
@@ -40,7 +46,7 @@ func Commands(hk *Housekeeper, access projects.Access) []fennec.AdminCommand {
 					info.PathWithNamespace, res.Objects, res.PacksBefore, res.Duration.Round(1e6))
 				return nil
 			}},
-		{Name: "repo-fsck", Summary: "check that every object a project's refs reach is present and intact",
+		{Name: "repo-fsck",
 			Run: func(ctx context.Context, args []string, out io.Writer) error {
 				info, err := project(ctx, args)
 				if err != nil {
