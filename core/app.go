@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -127,6 +128,11 @@ func (app *App) options(opts []Option) ([]fx.Option, error) {
 			return nil, err
 		}
 		s.logger = l
+	}
+	for _, moved := range s.cfg.MovedKeys(sectionsOf(s.modules)) {
+		key, to, _ := strings.Cut(moved, ": ")
+		s.logger.Warn("a setting of the configuration file moved to its module's section; the old place still works",
+			zap.String("key", key), zap.String("now", to))
 	}
 	s.dbOption.NoSync = s.cfg.NoSync
 	app.cfg, app.log = s.cfg, s.logger

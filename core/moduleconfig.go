@@ -23,9 +23,10 @@ type ConfigSection struct {
 // fields carry yaml, help and optionally env, default and toplevel tags;
 // see core/config/section.go) decoded from the section name of the
 // configuration over defaults: file < environment (FENNEC_<NAME>_<KEY>
-// unless an env tag says otherwise) < values set with config.SetModule or
-// config.Modify. Unknown keys in the section are an error, and so is
-// whatever T's Validate() error method, if any, returns.
+// unless an env tag says otherwise) < serve's flag (flag tag) < values set
+// with config.SetModule or config.Modify. Unknown keys in the section are
+// an error, and so is whatever T's Validate() error method, if any,
+// returns.
 func ModuleConfig[T any](name string, defaults T) ConfigSection {
 	return ConfigSection{
 		Option: fx.Provide(func(cfg config.Config) (T, error) {

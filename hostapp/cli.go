@@ -78,9 +78,18 @@ func printHelp(w io.Writer, modules []fennec.Module) {
 	}
 	fmt.Fprint(w, flagsHeader)
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	config.NewFlags(fs)
+	config.NewFlags(fs, sections(modules)...)
 	fs.SetOutput(w)
 	fs.PrintDefaults()
+}
+
+// sections are the modules' settings sections (for their flags).
+func sections(modules []fennec.Module) []config.Section {
+	var out []config.Section
+	for _, m := range modules {
+		out = append(out, m.ConfigSections()...)
+	}
+	return out
 }
 
 // settings prints the settings table of the core and of the modules.
@@ -113,7 +122,7 @@ an error.
 func serve(args []string, modules []fennec.Module, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	flags := config.NewFlags(fs)
+	flags := config.NewFlags(fs, sections(modules)...)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

@@ -119,12 +119,14 @@ var envNames = []struct{ env, flag string }{
 type Flags struct {
 	set                                                  *flag.FlagSet
 	listen, data, externalURL, file, logLevel, logFormat *string
+	modules                                              []moduleFlag
 }
 
-// NewFlags registers the serve flags on fs.
-func NewFlags(fs *flag.FlagSet) *Flags {
+// NewFlags registers the serve flags on fs: the core's, and those of the
+// sections' settings that have a flag tag.
+func NewFlags(fs *flag.FlagSet, sections ...Section) *Flags {
 	d := Default()
-	return &Flags{
+	f := &Flags{
 		set:         fs,
 		listen:      fs.String("listen", d.Listen, "HTTP listen address, host:port (env FENNEC_LISTEN)"),
 		data:        fs.String("data", d.Data, "data directory (env FENNEC_DATA)"),
@@ -133,6 +135,8 @@ func NewFlags(fs *flag.FlagSet) *Flags {
 		logLevel:    fs.String("log-level", "info", "log level: debug, info, warn, error (env FENNEC_LOG_LEVEL)"),
 		logFormat:   fs.String("log-format", "", "log format: console or json; default console on a terminal (env FENNEC_LOG_FORMAT)"),
 	}
+	f.modules = moduleFlags(fs, sections)
+	return f
 }
 
 // Load builds the Config: defaults, then the YAML file (from --config or
@@ -181,6 +185,11 @@ func (f *Flags) Load(getenv func(string) (string, bool)) (Config, error) {
 		cfg.LogFormat = v
 	}
 	cfg.Getenv = getenv
+	for _, m := range f.modules {
+		if set[m.name] {
+			cfg.setString(m.section, m.key, m.name, *m.value)
+		}
+	}
 	return cfg, cfg.Validate()
 }
 

@@ -5,13 +5,15 @@ package config
 // the environment and the values a host or test sets, so a module adds
 // settings without editing core. The struct's tags say everything about a
 // setting once: the YAML key (yaml), the environment variable (env, else
-// FENNEC_<SECTION>_<KEY>), its meaning (help), how to show a default that
+// FENNEC_<SECTION>_<KEY>), a command-line flag of serve if it deserves
+// one (flag), its meaning (help), how to show a default that
 // is not a plain value (default), and whether its key is still accepted at
 // the top level of the file, where it lived before sections (toplevel).
 
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"reflect"
@@ -52,6 +54,49 @@ func Modify[T any](c *Config, section string, fn func(*T)) {
 	})
 }
 
+// moduleFlag is the command-line flag of a section's setting (flag tag).
+type moduleFlag struct {
+	section, key, name string
+	value              *string
+}
+
+func moduleFlags(fs *flag.FlagSet, sections []Section) []moduleFlag {
+	var out []moduleFlag
+	for _, s := range sections {
+		prefix := "FENNEC_" + strings.ToUpper(s.Name) + "_"
+		v := reflect.ValueOf(s.Defaults)
+		for _, f := range fields(v.Type()) {
+			if f.flag == "" {
+				continue
+			}
+			def := f.def
+			if def == "" {
+				def = showValue(v.FieldByIndex(f.index))
+			}
+			usage := fmt.Sprintf("%s; default %s (env %s, YAML %s.%s)", f.help, def, f.envName(prefix), s.Name, f.key)
+			out = append(out, moduleFlag{section: s.Name, key: f.key, name: f.flag, value: fs.String(f.flag, "", usage)})
+		}
+	}
+	return out
+}
+
+// setString sets the section's setting key from a flag's text, above the
+// environment, as the core's flags are.
+func (c *Config) setString(section, key, flagName, text string) {
+	c.addOverride(section, func(target any) error {
+		v := reflect.ValueOf(target).Elem()
+		for _, f := range fields(v.Type()) {
+			if f.key == key {
+				if err := setFromString(v.FieldByIndex(f.index), text); err != nil {
+					return fmt.Errorf("--%s: %w", flagName, err)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("--%s: no setting %s", flagName, key)
+	})
+}
+
 func (c *Config) addOverride(section string, fn func(any) error) {
 	// Copy on write: Config is passed by value and copies must not share
 	// later changes.
@@ -65,8 +110,9 @@ func (c *Config) addOverride(section string, fn func(any) error) {
 
 // Decode fills target (a pointer to the section's struct, holding its
 // defaults) in rising precedence: keys still given at the top level of the
-// file (toplevel), the section in the file, the environment, SetModule and
-// Modify; then target's Validate, if it has one. Unknown keys are an error.
+// file (toplevel), the section in the file, the environment, then flags,
+// SetModule and Modify in the order they were set (Load sets flags first);
+// then target's Validate, if it has one. Unknown keys are an error.
 func (c Config) Decode(section string, target any) error {
 	rv := reflect.ValueOf(target)
 	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
@@ -126,6 +172,22 @@ func (c Config) CheckSections(sections []Section) error {
 		return fmt.Errorf("config: unknown key %s (neither a core setting nor a loaded module's section)", strings.Join(unknown, ", "))
 	}
 	return nil
+}
+
+// MovedKeys are the top-level keys of the file that belong to a section
+// now, each as "key: section.key", so the host can tell the operator where
+// they moved while they keep working.
+func (c Config) MovedKeys(sections []Section) []string {
+	var out []string
+	for _, s := range sections {
+		for _, key := range topLevelKeys(reflect.TypeOf(s.Defaults)) {
+			if _, ok := c.Modules[key]; ok {
+				out = append(out, key+": "+s.Name+"."+key)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // strictDecode decodes v (a value or a *yaml.Node) into target, refusing

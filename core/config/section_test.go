@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"errors"
+	"flag"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ type sample struct {
 	Check   bool          `yaml:"check" help:"a switch"`
 	Nested  nested        `yaml:"nested" toplevel:"true"`
 	Timeout time.Duration `yaml:"timeout" help:"a duration"`
+	Port    int           `yaml:"port" flag:"sample-port" help:"a setting with a flag"`
 }
 
 type nested struct {
@@ -31,7 +33,7 @@ func (s sample) Validate() error {
 	return nil
 }
 
-var sampleDefaults = sample{Limit: 10, Check: true, Nested: nested{A: 1, W: time.Minute}, Timeout: time.Second}
+var sampleDefaults = sample{Limit: 10, Check: true, Nested: nested{A: 1, W: time.Minute}, Timeout: time.Second, Port: 22}
 
 var sampleSection = []config.Section{{Name: "sample", Defaults: sampleDefaults}}
 
@@ -60,9 +62,13 @@ func TestSectionPrecedence(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, err = decode(t, cfg)
-	want := sample{Limit: 20, Check: false, Nested: nested{A: 3, W: 5 * time.Minute}, Timeout: time.Second}
+	want := sample{Limit: 20, Check: false, Nested: nested{A: 3, W: 5 * time.Minute}, Timeout: time.Second, Port: 22}
 	if err != nil || v != want {
 		t.Fatalf("old top-level keys and the section, partial nested ones keep their defaults: %+v %v, want %+v", v, err, want)
+	}
+
+	if moved := cfg.MovedKeys(sampleSection); strings.Join(moved, ",") != "limit: sample.limit,nested: sample.nested" {
+		t.Errorf("moved keys: %q", moved)
 	}
 
 	file = writeFile(t, "limit: 20\nsample:\n  limit: 30\n")
@@ -85,6 +91,42 @@ func TestSectionPrecedence(t *testing.T) {
 	config.Modify(&cfg, "sample", func(s *sample) { s.Check = true })
 	if v, err = decode(t, cfg); err != nil || v.Limit != 50 || !v.Check {
 		t.Fatalf("SetModule and Modify over the environment: %+v %v", v, err)
+	}
+}
+
+// A section's setting with a flag tag gets a serve flag, above the
+// environment, listed with its default and variable.
+func TestSectionFlags(t *testing.T) {
+	parse := func(args []string, env map[string]string) (config.Config, error) {
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		flags := config.NewFlags(fs, sampleSection...)
+		if err := fs.Parse(args); err != nil {
+			return config.Config{}, err
+		}
+		if u := fs.Lookup("sample-port").Usage; !strings.Contains(u, "default 22") || !strings.Contains(u, "FENNEC_SAMPLE_PORT") {
+			t.Errorf("usage %q", u)
+		}
+		return flags.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	}
+	env := map[string]string{"FENNEC_SAMPLE_PORT": "2222"}
+	for _, c := range []struct {
+		args []string
+		want int
+	}{{nil, 2222}, {[]string{"--sample-port", "2200"}, 2200}} {
+		cfg, err := parse(c.args, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, err := decode(t, cfg); err != nil || v.Port != c.want {
+			t.Errorf("%v: port %d, %v; want %d", c.args, v.Port, err, c.want)
+		}
+	}
+	cfg, err := parse([]string{"--sample-port", "many"}, nil)
+	if err == nil {
+		_, err = decode(t, cfg)
+	}
+	if err == nil || !strings.Contains(err.Error(), "--sample-port") {
+		t.Fatalf("a bad flag value: %v", err)
 	}
 }
 
