@@ -11,7 +11,9 @@
 // and either lets it listen (Run, or Start/Stop) or mounts App.Handler() in
 // its own server. fx assembles the application behind this door; embedders
 // never need to touch it. Module authors use the helpers in module.go to add
-// routes, tables, migrations, event subscribers and auth resolvers.
+// routes, tables, migrations, event subscribers and auth resolvers,
+// moduleconfig.go for their settings section and command.go for their admin
+// commands.
 //
 // This package and everything under core/ know no domain: they must not
 // import anything under modules/.
