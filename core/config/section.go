@@ -118,19 +118,19 @@ func (c Config) Decode(section string, target any) error {
 	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
 		return fmt.Errorf("config: section %s: decode into %T, want a pointer to a struct", section, target)
 	}
-	old := map[string]any{}
+	old := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 	for _, key := range topLevelKeys(rv.Elem().Type()) {
 		if n, ok := c.Modules[key]; ok {
-			old[key] = &n
+			old.Content = append(old.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key, Line: n.Line}, &n)
 		}
 	}
-	if len(old) > 0 {
-		if err := strictDecode(old, target); err != nil {
+	if len(old.Content) > 0 {
+		if err := decodeNode(old, target); err != nil {
 			return fmt.Errorf("config: %w", err)
 		}
 	}
 	if n, ok := c.Modules[section]; ok {
-		if err := strictDecode(&n, target); err != nil {
+		if err := decodeNode(&n, target); err != nil {
 			return fmt.Errorf("config: section %s: %w", section, err)
 		}
 	}
@@ -188,6 +188,47 @@ func (c Config) MovedKeys(sections []Section) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// decodeNode decodes a node of the file into target after checking its
+// keys against target's fields: yaml.Node.Decode has no KnownFields, and
+// decoding the node itself keeps the file's line numbers in its errors.
+func decodeNode(n *yaml.Node, target any) error {
+	if err := checkKeys(n, reflect.TypeOf(target).Elem()); err != nil {
+		return err
+	}
+	return n.Decode(target)
+}
+
+func checkKeys(n *yaml.Node, t reflect.Type) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct || t == durationType {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		sf, ok := fieldByKey(t, k.Value)
+		if !ok {
+			return fmt.Errorf("line %d: field %s not found in type %s", k.Line, k.Value, t)
+		}
+		if err := checkKeys(n.Content[i+1], sf.Type); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		name, _, _ := strings.Cut(sf.Tag.Get("yaml"), ",")
+		if sf.IsExported() && name == key {
+			return sf, true
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 // strictDecode decodes v (a value or a *yaml.Node) into target, refusing

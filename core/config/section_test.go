@@ -138,11 +138,12 @@ func TestSectionStrictness(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		"unknown key in a section":  {file: "sample:\n  limti: 3\n", want: "field limti not found"},
-		"unknown nested key":        {file: "sample:\n  nested:\n    b: 3\n", want: "field b not found"},
+		"unknown key in a section":  {file: "sample:\n  limti: 3\n", want: "section sample: line 2: field limti not found"},
+		"unknown nested key":        {file: "sample:\n  nested:\n    b: 3\n", want: "line 3: field b not found"},
+		"unknown old nested key":    {file: "listen: :1\nnested:\n  b: 3\n", want: "line 3: field b not found"},
 		"unknown top-level key":     {file: "nonsense: 1\n", want: "unknown key nonsense"},
 		"a section no module loads": {file: "ci:\n  x: 1\n", want: "unknown key ci"},
-		"a bad value":               {file: "sample:\n  timeout: soon\n", want: "section sample: yaml: unmarshal errors"},
+		"a bad value":               {file: "sample:\n  timeout: soon\n", want: "line 2: cannot unmarshal !!str `soon` into time.Duration"},
 		"a bad variable":            {env: map[string]string{"FENNEC_OLD_LIMIT": "lots"}, want: "FENNEC_OLD_LIMIT"},
 		"Validate":                  {file: "sample:\n  limit: 0\n", want: "sample.limit must be positive"},
 	}
