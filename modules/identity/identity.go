@@ -7,13 +7,16 @@ import (
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/modules/identity/event"
 	"github.com/fennec-forge/fennec/modules/identity/internal"
 )
 
 // UserDeleted is published (through the outbox) when an administrator
 // deletes a user. The user's keys, e-mails and tokens are gone with it;
-// modules owning other data of the user decide what happens to it.
-type UserDeleted = internal.UserDeleted
+// modules owning other data of the user decide what happens to it. Its
+// contract is package event, public so that it is not defined inside
+// internal/.
+type UserDeleted = event.UserDeleted
 
 // Activity records that a user was active today; the repository module calls
 // it on git access over HTTP or SSH. It writes at most once per user and day.

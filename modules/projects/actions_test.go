@@ -313,8 +313,8 @@ func TestActArchiveAndUnarchive(t *testing.T) {
 	a.drain(t)
 	var actions []string
 	for _, ev := range a.rec.all() {
-		if ev.ProjectID == p.ID && ev.Action != "created" {
-			actions = append(actions, ev.Action)
+		if ev.ProjectID == p.ID && ev.Action != projects.ProjectCreated {
+			actions = append(actions, string(ev.Action))
 		}
 	}
 	if fmt.Sprint(actions) != "[archived unarchived archived]" {

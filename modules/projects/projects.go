@@ -6,15 +6,33 @@ import (
 	"go.uber.org/fx"
 
 	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/modules/projects/event"
 	"github.com/fennec-forge/fennec/modules/projects/internal"
 )
 
-// ProjectEvent is published (through the outbox) when a project is created,
-// updated, forked or deleted; Action says which.
-type ProjectEvent = internal.ProjectEvent
+// The events the module publishes; their contract (and its documentation)
+// is package event, public so that it is not defined inside internal/.
+type (
+	// ProjectEvent is published when a project is created, updated, forked,
+	// archived, unarchived or deleted; Action says which.
+	ProjectEvent  = event.ProjectEvent
+	ProjectAction = event.ProjectAction
+	// MemberEvent is published when a user joins or leaves a project or group.
+	MemberEvent  = event.MemberEvent
+	MemberAction = event.MemberAction
+)
 
-// MemberEvent is published when a user joins or leaves a project or group.
-type MemberEvent = internal.MemberEvent
+// The actions of ProjectEvent and MemberEvent.
+const (
+	ProjectCreated    = event.ProjectCreated
+	ProjectUpdated    = event.ProjectUpdated
+	ProjectForked     = event.ProjectForked
+	ProjectDeleted    = event.ProjectDeleted
+	ProjectArchived   = event.ProjectArchived
+	ProjectUnarchived = event.ProjectUnarchived
+	MemberJoined      = event.MemberJoined
+	MemberLeft        = event.MemberLeft
+)
 
 // ProjectInfo is what other modules may know of a project.
 type ProjectInfo = internal.ProjectInfo

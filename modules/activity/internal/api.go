@@ -14,6 +14,7 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/activity/event"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
@@ -245,8 +246,8 @@ type PushDataView struct {
 }
 
 func pushData(e *Entry) *PushDataView {
-	switch e.ActionName {
-	case "pushed to", "pushed new", "deleted":
+	switch event.Action(e.ActionName) {
+	case event.PushedTo, event.PushedNew, event.Deleted:
 	default:
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/activity/event"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
@@ -31,27 +32,6 @@ func NewService(db *store.DB, log *zap.Logger, access projects.Access, users ide
 	return &Service{db: db, log: log, access: access, users: users, now: time.Now}
 }
 
-// Record is the event other modules publish to add a feed entry (exported
-// as activity.Event). Zero values render as null: TargetID 0, empty
-// TargetType, TargetTitle and Title, no Data.
-type Record struct {
-	ProjectID   int64           `json:"project_id"`
-	AuthorID    int64           `json:"author_id"`
-	ActionName  string          `json:"action_name"`
-	TargetID    int64           `json:"target_id,omitempty"`
-	TargetType  string          `json:"target_type,omitempty"`
-	TargetTitle string          `json:"target_title,omitempty"`
-	Title       string          `json:"title,omitempty"`
-	Data        json.RawMessage `json:"data,omitempty"`
-	Note        json.RawMessage `json:"note,omitempty"`
-	// Key dedupes redeliveries; leave it empty only for events that may
-	// legitimately repeat with the same fields.
-	Key string `json:"key,omitempty"`
-}
-
-// EventTopic implements events.Event.
-func (Record) EventTopic() string { return "activity.record" }
-
 // Subscribers are the module's event handlers. Delivery is at least once;
 // each handler says how it stays harmless when an event comes twice.
 func Subscribers(s *Service) []events.Subscriber {
@@ -69,12 +49,12 @@ func Subscribers(s *Service) []events.Subscriber {
 // data. The key (project, ref, before, after) makes a redelivery harmless.
 func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
 	const zero = "0000000000000000000000000000000000000000"
-	action := "pushed to"
+	action := event.PushedTo
 	switch {
 	case ev.Before == zero:
-		action = "pushed new"
+		action = event.PushedNew
 	case ev.After == zero:
-		action = "deleted"
+		action = event.Deleted
 	}
 	userName := ""
 	if u, err := s.users.UserByID(ctx, ev.UserID); err == nil {
@@ -87,7 +67,7 @@ func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
 	if err != nil {
 		return err
 	}
-	return s.onRecord(ctx, Record{ProjectID: ev.ProjectID, AuthorID: ev.UserID, ActionName: action, Data: data,
+	return s.onRecord(ctx, event.Event{ProjectID: ev.ProjectID, AuthorID: ev.UserID, ActionName: action, Data: data,
 		Key: "push:" + strconv.FormatInt(ev.ProjectID, 10) + ":" + ev.Ref + ":" + ev.Before + ":" + ev.After})
 }
 
@@ -107,18 +87,18 @@ func (s *Service) onProject(ctx context.Context, ev projects.ProjectEvent) error
 	}
 	now := s.now().UTC()
 	switch ev.Action {
-	case "created", "forked":
+	case projects.ProjectCreated, projects.ProjectForked:
 		return s.db.Update(ctx, func(tx *store.Tx) error {
-			_, err := insert(tx, &Entry{ProjectID: pid, AuthorID: author, ActionName: "created",
+			_, err := insert(tx, &Entry{ProjectID: pid, AuthorID: author, ActionName: string(event.Created),
 				Key: "projects.created:" + u64(pid), CreatedAt: now})
 			return err
 		})
-	case "updated":
+	case projects.ProjectUpdated:
 		return s.db.Update(ctx, func(tx *store.Tx) error {
-			_, err := insert(tx, &Entry{ProjectID: pid, AuthorID: author, ActionName: "updated", CreatedAt: now})
+			_, err := insert(tx, &Entry{ProjectID: pid, AuthorID: author, ActionName: string(event.Updated), CreatedAt: now})
 			return err
 		})
-	case "deleted":
+	case projects.ProjectDeleted:
 		// A deleted author (the projects module deletes a deleted user's
 		// projects) gets no tombstone: nobody could see it.
 		_, err := s.users.UserByID(ctx, ev.UserID)
@@ -133,7 +113,7 @@ func (s *Service) onProject(ctx context.Context, ev projects.ProjectEvent) error
 			if !tombstone {
 				return nil
 			}
-			_, err := insert(tx, &Entry{AuthorID: author, ActionName: "deleted", TargetID: pid, TargetType: "Project",
+			_, err := insert(tx, &Entry{AuthorID: author, ActionName: string(event.Deleted), TargetID: pid, TargetType: "Project",
 				Key: "projects.deleted:" + u64(pid), CreatedAt: now})
 			return err
 		})
@@ -146,19 +126,19 @@ func (s *Service) onProject(ctx context.Context, ev projects.ProjectEvent) error
 // event is recognised: the member's newest membership entry in the project
 // already has the same action.
 func (s *Service) onMember(ctx context.Context, ev projects.MemberEvent) error {
-	if ev.ProjectID == 0 || ev.UserID == 0 || (ev.Action != "joined" && ev.Action != "left") {
+	if ev.ProjectID == 0 || ev.UserID == 0 || (ev.Action != projects.MemberJoined && ev.Action != projects.MemberLeft) {
 		return nil
 	}
 	pid, member := uint64(ev.ProjectID), uint64(ev.UserID)
 	return s.db.Update(ctx, func(tx *store.Tx) error {
 		last, err := lastInProject(tx, member, pid, 1000, func(e *Entry) bool {
-			return e.ActionName == "joined" || e.ActionName == "left"
+			return e.ActionName == string(event.Joined) || e.ActionName == string(event.Left)
 		})
-		if err != nil || (last != nil && last.ActionName == ev.Action) {
+		if err != nil || (last != nil && last.ActionName == string(ev.Action)) {
 			return err
 		}
 		// The member is the author, as in GitLab: "alice joined project X".
-		_, err = insert(tx, &Entry{ProjectID: pid, AuthorID: member, ActionName: ev.Action, CreatedAt: s.now().UTC()})
+		_, err = insert(tx, &Entry{ProjectID: pid, AuthorID: member, ActionName: string(ev.Action), CreatedAt: s.now().UTC()})
 		return err
 	})
 }
@@ -171,12 +151,12 @@ func (s *Service) onUserDeleted(ctx context.Context, ev identity.UserDeleted) er
 
 // onRecord stores an entry another module asked for; its Key makes a
 // redelivery harmless.
-func (s *Service) onRecord(ctx context.Context, r Record) error {
+func (s *Service) onRecord(ctx context.Context, r event.Event) error {
 	if r.AuthorID <= 0 || r.ActionName == "" || r.ProjectID < 0 {
-		s.log.Warn("activity: dropping an incomplete record", zap.String("action", r.ActionName), zap.Int64("author", r.AuthorID))
+		s.log.Warn("activity: dropping an incomplete record", zap.String("action", string(r.ActionName)), zap.Int64("author", r.AuthorID))
 		return nil
 	}
-	e := &Entry{ProjectID: uint64(r.ProjectID), AuthorID: uint64(r.AuthorID), ActionName: r.ActionName,
+	e := &Entry{ProjectID: uint64(r.ProjectID), AuthorID: uint64(r.AuthorID), ActionName: string(r.ActionName),
 		TargetType: r.TargetType, TargetTitle: r.TargetTitle, Title: r.Title, Data: r.Data, Note: r.Note,
 		Key: r.Key, CreatedAt: s.now().UTC()}
 	if r.TargetID > 0 {

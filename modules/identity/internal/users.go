@@ -13,17 +13,8 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity/event"
 )
-
-// UserDeleted is published when an administrator deletes a user; modules
-// that own data of users (projects, ...) subscribe to it.
-type UserDeleted struct {
-	UserID   int64  `json:"user_id"`
-	Username string `json:"username"`
-}
-
-// EventTopic implements events.Event.
-func (UserDeleted) EventTopic() string { return "identity.user_deleted" }
 
 // User states.
 const (
@@ -412,7 +403,7 @@ func (s *Service) deleteUser(ctx context.Context, in *UserIDPath) (*maybeOutput,
 			return err
 		}
 		deleted = u
-		return s.bus.Publish(tx, UserDeleted{UserID: int64(u.ID), Username: u.Username})
+		return s.bus.Publish(tx, event.UserDeleted{UserID: int64(u.ID), Username: u.Username})
 	})
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects/event"
 )
 
 // NewRoutes registers the projects module's operations.
@@ -146,7 +147,7 @@ func (s *Service) update(ctx context.Context, in *updateInput) (*projectOutput, 
 		if err := projects.Update(tx, p); err != nil {
 			return err
 		}
-		return s.bus.Publish(tx, ProjectEvent{Action: "updated", ProjectID: int64(p.ID), UserID: pr.UserID()})
+		return s.bus.Publish(tx, event.ProjectEvent{Action: event.ProjectUpdated, ProjectID: int64(p.ID), UserID: pr.UserID()})
 	})
 	var conflict *store.ConflictError
 	if errors.As(err, &conflict) {
@@ -190,6 +191,6 @@ func (s *Service) delete(ctx context.Context, in *ProjectPath) (*struct{}, error
 		if err := projects.Delete(tx, r.p.ID); err != nil {
 			return err
 		}
-		return s.bus.Publish(tx, ProjectEvent{Action: "deleted", ProjectID: int64(r.p.ID), UserID: pr.UserID()})
+		return s.bus.Publish(tx, event.ProjectEvent{Action: event.ProjectDeleted, ProjectID: int64(r.p.ID), UserID: pr.UserID()})
 	})
 }

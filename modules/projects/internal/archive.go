@@ -11,6 +11,7 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects/event"
 )
 
 func (s *Service) registerArchive(a *api.API) {
@@ -32,9 +33,9 @@ func (s *Service) setArchived(ctx context.Context, ref string, archived bool) (*
 	if err != nil {
 		return nil, err
 	}
-	action := "unarchived"
+	action := event.ProjectUnarchived
 	if archived {
-		action = "archived"
+		action = event.ProjectArchived
 	}
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		p, err := projects.Get(tx, r.p.ID)
@@ -49,7 +50,7 @@ func (s *Service) setArchived(ctx context.Context, ref string, archived bool) (*
 		if err := projects.Update(tx, p); err != nil {
 			return err
 		}
-		return s.bus.Publish(tx, ProjectEvent{Action: action, ProjectID: int64(p.ID), UserID: auth.FromContext(ctx).UserID()})
+		return s.bus.Publish(tx, event.ProjectEvent{Action: action, ProjectID: int64(p.ID), UserID: auth.FromContext(ctx).UserID()})
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errProjectNotFound

@@ -7,6 +7,7 @@ import (
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects/event"
 )
 
 // Subscribers are the projects module's event handlers.
@@ -38,7 +39,7 @@ func (s *Service) onUserDeleted(ctx context.Context, ev identity.UserDeleted) er
 				if err := projects.Delete(tx, id); err != nil {
 					return err
 				}
-				if err := s.bus.Publish(tx, ProjectEvent{Action: "deleted", ProjectID: int64(id), UserID: ev.UserID}); err != nil {
+				if err := s.bus.Publish(tx, event.ProjectEvent{Action: event.ProjectDeleted, ProjectID: int64(id), UserID: ev.UserID}); err != nil {
 					return err
 				}
 			}

@@ -12,14 +12,15 @@ import (
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects/event"
 )
 
 // CleanupSubscribers remove the hooks and uploads of deleted projects.
 func CleanupSubscribers(db *store.DB, cfg config.Config) []events.Subscriber {
 	uploadsDir := filepath.Join(cfg.Data, "uploads")
 	return []events.Subscriber{
-		events.Subscribe("projects.hooks-cleanup", func(ctx context.Context, ev ProjectEvent) error {
-			if ev.Action != "deleted" || ev.ProjectID <= 0 {
+		events.Subscribe("projects.hooks-cleanup", func(ctx context.Context, ev event.ProjectEvent) error {
+			if ev.Action != event.ProjectDeleted || ev.ProjectID <= 0 {
 				return nil
 			}
 			return db.Update(ctx, func(tx *store.Tx) error {
@@ -27,8 +28,8 @@ func CleanupSubscribers(db *store.DB, cfg config.Config) []events.Subscriber {
 				return err
 			})
 		}),
-		events.Subscribe("projects.uploads-cleanup", func(ctx context.Context, ev ProjectEvent) error {
-			if ev.Action != "deleted" || ev.ProjectID <= 0 {
+		events.Subscribe("projects.uploads-cleanup", func(ctx context.Context, ev event.ProjectEvent) error {
+			if ev.Action != event.ProjectDeleted || ev.ProjectID <= 0 {
 				return nil
 			}
 			return os.RemoveAll(filepath.Join(uploadsDir, u64(uint64(ev.ProjectID))))

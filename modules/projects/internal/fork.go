@@ -14,6 +14,7 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects/event"
 )
 
 // ForkInput is POST /projects/:id/fork. namespace is GitLab 9's parameter;
@@ -188,7 +189,7 @@ func (s *Service) fork(ctx context.Context, in *forkInput) (*projectOutput, erro
 		if err := projects.Update(tx, p); err != nil {
 			return err
 		}
-		return s.bus.Publish(tx, ProjectEvent{Action: "forked", ProjectID: int64(f.ID), UserID: pr.UserID(), ForkedFromID: int64(p.ID)})
+		return s.bus.Publish(tx, event.ProjectEvent{Action: event.ProjectForked, ProjectID: int64(f.ID), UserID: pr.UserID(), ForkedFromID: int64(p.ID)})
 	})
 	var conflict *store.ConflictError
 	if errors.As(err, &conflict) {

@@ -11,6 +11,7 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects/event"
 )
 
 // Groups follow GitLab v4 as of 9.x, without subgroups:
@@ -297,7 +298,7 @@ func (s *Service) createGroup(ctx context.Context, in *groupCreateInput) (*group
 		if err := members.Insert(tx, m); err != nil {
 			return err
 		}
-		return s.bus.Publish(tx, MemberEvent{Action: "joined", GroupID: int64(g.ID), UserID: pr.UserID(), AuthorID: pr.UserID()})
+		return s.bus.Publish(tx, event.MemberEvent{Action: event.MemberJoined, GroupID: int64(g.ID), UserID: pr.UserID(), AuthorID: pr.UserID()})
 	})
 	if err = groupConflict(err); err != nil {
 		return nil, err
@@ -505,7 +506,7 @@ func (s *Service) removeProjectRows(tx *store.Tx, id uint64, by int64) error {
 	if err := projects.Delete(tx, id); err != nil {
 		return err
 	}
-	return s.bus.Publish(tx, ProjectEvent{Action: "deleted", ProjectID: int64(id), UserID: by})
+	return s.bus.Publish(tx, event.ProjectEvent{Action: event.ProjectDeleted, ProjectID: int64(id), UserID: by})
 }
 
 // listGroupProjects answers GET /groups/:id/projects.

@@ -12,6 +12,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects/event"
 )
 
 // Members of groups and projects, as GitLab v4 (9.x) has them:
@@ -125,8 +126,8 @@ func (m *memberSource) notFound() error {
 	return errProjectNotFound
 }
 
-func (m *memberSource) event(action string, user, author int64) MemberEvent {
-	ev := MemberEvent{Action: action, UserID: user, AuthorID: author}
+func (m *memberSource) event(action event.MemberAction, user, author int64) event.MemberEvent {
+	ev := event.MemberEvent{Action: action, UserID: user, AuthorID: author}
 	if m.kind == KindGroup {
 		ev.GroupID = int64(m.id)
 	} else {
@@ -381,7 +382,7 @@ func (s *Service) addMember(ctx context.Context, kind string, in *memberAddInput
 		if err != nil {
 			return err
 		}
-		return s.bus.Publish(tx, src.event("joined", u.ID, pr.UserID()))
+		return s.bus.Publish(tx, src.event(event.MemberJoined, u.ID, pr.UserID()))
 	})
 	var conflict *store.ConflictError
 	if errors.As(err, &conflict) {
@@ -513,6 +514,6 @@ func (s *Service) removeMember(ctx context.Context, kind string, in *MemberPath)
 		if err := members.Delete(tx, m.ID); err != nil {
 			return err
 		}
-		return s.bus.Publish(tx, src.event("left", in.UserID, pr.UserID()))
+		return s.bus.Publish(tx, src.event(event.MemberLeft, in.UserID, pr.UserID()))
 	})
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/fennec-forge/fennec/core/sealed"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects/event"
 )
 
 // Service implements the projects module's rules.
@@ -220,35 +221,6 @@ func (s *Service) render(ctx context.Context, r *resolved) ProjectView {
 	return v
 }
 
-// ProjectEvent is published on project changes; Action is created, updated,
-// deleted, archived...
-type ProjectEvent struct {
-	Action    string `json:"action"`
-	ProjectID int64  `json:"project_id"`
-	UserID    int64  `json:"user_id"`
-	// ImportURL is set when the project was created with an import_url:
-	// that URL without its credentials (the whole one is ImportURL's).
-	ImportURL string `json:"import_url,omitempty"`
-	// ForkedFromID is set on forks: the repository module copies its data.
-	ForkedFromID int64 `json:"forked_from_id,omitempty"`
-}
-
-// EventTopic implements events.Event.
-func (ProjectEvent) EventTopic() string { return "projects.project" }
-
-// MemberEvent is published when a user joins or leaves a project or group
-// (Action "joined" or "left"); ProjectID or GroupID says where.
-type MemberEvent struct {
-	Action    string `json:"action"`
-	ProjectID int64  `json:"project_id,omitempty"`
-	GroupID   int64  `json:"group_id,omitempty"`
-	UserID    int64  `json:"user_id"`   // the member
-	AuthorID  int64  `json:"author_id"` // who made the change
-}
-
-// EventTopic implements events.Event.
-func (MemberEvent) EventTopic() string { return "projects.member" }
-
 // ProjectInput carries the fields of create and edit.
 type ProjectInput struct {
 	Name          *string   `json:"name,omitempty"`
@@ -416,7 +388,7 @@ func (s *Service) create(ctx context.Context, owner int64, in ProjectInput) (*re
 		if err := projects.Insert(tx, p); err != nil {
 			return err
 		}
-		ev := ProjectEvent{Action: "created", ProjectID: int64(p.ID), UserID: pr.UserID()}
+		ev := event.ProjectEvent{Action: event.ProjectCreated, ProjectID: int64(p.ID), UserID: pr.UserID()}
 		if in.ImportURL != nil && *in.ImportURL != "" {
 			// The outbox is in the store too: the event names the source
 			// without its credentials; the importer asks ImportURL.

@@ -14,7 +14,7 @@ func Subscribers(s *Storage, st *Statuses, w *Writer, im *Importer) []events.Sub
 	return []events.Subscriber{
 		events.Subscribe("repository.projects", func(ctx context.Context, ev projects.ProjectEvent) error {
 			switch ev.Action {
-			case "created":
+			case projects.ProjectCreated:
 				if err := s.create(ev.ProjectID, "master"); err != nil {
 					return err
 				}
@@ -30,9 +30,9 @@ func Subscribers(s *Storage, st *Statuses, w *Writer, im *Importer) []events.Sub
 					}
 				}
 				return nil
-			case "forked":
+			case projects.ProjectForked:
 				return s.fork(ev.ForkedFromID, ev.ProjectID)
-			case "deleted":
+			case projects.ProjectDeleted:
 				if err := st.removeProject(ctx, ev.ProjectID); err != nil {
 					return err
 				}

@@ -1,0 +1,20 @@
+// Package event is the contract of the events the identity module publishes
+// (through the core/events outbox). It is a public package of its own, not
+// internal/, so the contract is defined where other modules can read it, and
+// apart from the module's root package only because that one imports
+// internal/ (Module()) and internal/ publishes these types: Go forbids the
+// cycle. The root package re-exports every name here.
+//
+// The payloads are persisted in the outbox, so their JSON is frozen.
+package event
+
+// UserDeleted is published when an administrator deletes a user. The user's
+// keys, e-mails and tokens are gone with it; modules owning other data of the
+// user decide what happens to it.
+type UserDeleted struct {
+	UserID   int64  `json:"user_id"`
+	Username string `json:"username"`
+}
+
+// EventTopic implements events.Event; the topic is persisted, never rename it.
+func (UserDeleted) EventTopic() string { return "identity.user_deleted" }
