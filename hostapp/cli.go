@@ -97,10 +97,10 @@ func settings(args []string, modules []fennec.Module, stdout, stderr io.Writer) 
 	fs := flag.NewFlagSet("config", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	markdown := fs.Bool("markdown", false, "print the table as the README shows it")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
+	// The help of "config" is the table itself (fennec config --help).
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(stderr, "usage: fennec config [--markdown]")
 		return 2
 	}
 	if *markdown {

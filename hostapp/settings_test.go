@@ -53,7 +53,7 @@ func TestREADMESettings(t *testing.T) {
 // fennec config lists the core's settings and every module's, with their
 // variables, the old ones of moved settings included.
 func TestConfigListsEverySetting(t *testing.T) {
-	for _, args := range [][]string{{"config"}, {"help", "config"}} {
+	for _, args := range [][]string{{"config"}, {"help", "config"}, {"config", "--help"}} {
 		var out, errOut bytes.Buffer
 		if code := run(args, stock.Modules(), &out, &errOut); code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, errOut.String())

@@ -22,7 +22,7 @@ type Setting struct {
 
 // Settings lists the core's settings, then each section's.
 func Settings(sections []Section) []Setting {
-	out := []Setting{{Key: "", Env: "FENNEC_CONFIG", Flag: "config", Help: "the YAML file"}}
+	out := []Setting{{Key: "", Env: "FENNEC_CONFIG", Flag: "config", Default: "none", Help: "the YAML file"}}
 	out = append(out, settingsOf(reflect.ValueOf(Default()), "", "")...)
 	for _, s := range sections {
 		out = append(out, settingsOf(reflect.ValueOf(s.Defaults), s.Name, "FENNEC_"+strings.ToUpper(s.Name)+"_")...)
