@@ -55,6 +55,8 @@ type options struct {
 	logger    *zap.Logger
 	extract   []any
 	more      []fennec.Option
+	dataDir   string
+	rootPass  string
 }
 
 // WithLogger replaces the test logger (benchmarks use a production-like one
@@ -79,6 +81,15 @@ func WithConfig(fn func(*config.Config)) Option {
 // (identity.Config). It applies above the file and the environment.
 func WithModuleConfig[T any](name string, fn func(*T)) Option {
 	return WithConfig(func(c *config.Config) { config.Modify(c, name, fn) })
+}
+
+// WithDataDir runs the server on dir instead of a fresh t.TempDir(), with
+// rootPassword as root's password (it is set on the first start only): two
+// servers started one after the other with the same pair run on the same
+// data, as a restart would. Stop the first (a subtest's cleanup does)
+// before starting the second: the store allows one process at a time.
+func WithDataDir(dir, rootPassword string) Option {
+	return func(o *options) { o.dataDir, o.rootPass = dir, rootPassword }
 }
 
 // WithLogLevel shows log lines at level and above in the test output
@@ -106,7 +117,13 @@ func Start(t testing.TB, opts ...Option) *Server {
 	for _, opt := range opts {
 		opt(o)
 	}
-	s := &Server{DataDir: t.TempDir(), RootPassword: "root-" + randomHex(8)}
+	s := &Server{DataDir: o.dataDir, RootPassword: o.rootPass}
+	if s.DataDir == "" {
+		s.DataDir = t.TempDir()
+	}
+	if s.RootPassword == "" {
+		s.RootPassword = "root-" + randomHex(8)
+	}
 	cfg := config.Default()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Data = s.DataDir

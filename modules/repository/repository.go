@@ -7,6 +7,7 @@ import (
 	"go.uber.org/fx"
 
 	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/modules/repository/event"
 	"github.com/fennec-forge/fennec/modules/repository/internal"
 )
 
@@ -19,9 +20,23 @@ type Store interface {
 	Open(ctx context.Context, projectID int64) (*git.Repository, error)
 }
 
-// PushEvent is published after a ref moves (the API's branch and tag
-// changes now, git pushes later), with GitLab's push payload fields.
-type PushEvent = internal.PushEvent
+// The events the module publishes; their contract (and its documentation)
+// is package event, public so that it is not defined inside internal/.
+type (
+	// PushEvent is published exactly once for every ref that moves (a git
+	// push, or the API writing a commit or changing a branch or tag), with
+	// GitLab's push payload fields.
+	PushEvent  = event.PushEvent
+	PushKind   = event.PushKind
+	PushCommit = event.PushCommit
+	PushRepo   = event.PushRepo
+)
+
+// The kinds of PushEvent (its object_kind).
+const (
+	BranchPush = event.BranchPush
+	TagPush    = event.TagPush
+)
 
 // Module is the repository module for fennec.WithModules.
 func Module() fennec.Module {

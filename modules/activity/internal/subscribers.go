@@ -48,12 +48,11 @@ func Subscribers(s *Service) []events.Subscriber {
 // ref, "deleted" for a removed one, "pushed to" otherwise, with the push in
 // data. The key (project, ref, before, after) makes a redelivery harmless.
 func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
-	const zero = "0000000000000000000000000000000000000000"
 	action := event.PushedTo
 	switch {
-	case ev.Before == zero:
+	case ev.Created():
 		action = event.PushedNew
-	case ev.After == zero:
+	case ev.Deleted():
 		action = event.Deleted
 	}
 	userName := ""

@@ -2,6 +2,7 @@ package internal
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -45,7 +46,9 @@ func (w *Writer) cherryPick(ctx context.Context, in *cherryPickInput) (*struct{ 
 	if err != nil {
 		return nil, api.NotFound("Branch")
 	}
-	if p := w.protection(ctx, info.ID, in.Body.Branch); p != nil && !p.DevelopersCanPush {
+	if p, err := w.protection(ctx, info.ID, in.Body.Branch); err != nil {
+		return nil, err
+	} else if p != nil && !p.DevelopersCanPush {
 		if ok, _ := w.rd.access.Can(ctx, in.ID, projects.PushProtected); !ok {
 			return nil, api.Forbidden("You are not allowed to push into this branch")
 		}
@@ -97,14 +100,16 @@ func (w *Writer) cherryPick(ctx context.Context, in *cherryPickInput) (*struct{ 
 	if err != nil {
 		return nil, err
 	}
-	if err := w.rd.store.UpdateRef(info.ID, repo, branch, hash, head); err != nil {
-		return nil, api.BadRequest("The branch moved while picking; try again")
+	if err := w.moveRef(ctx, info, repo, RefUpdate{Name: branch, Old: head.Hash(), New: hash}); err != nil {
+		if errors.Is(err, ErrRefMoved) {
+			return nil, api.BadRequest("The branch moved while picking; try again")
+		}
+		return nil, err
 	}
 	created, err := repo.CommitObject(hash)
 	if err != nil {
 		return nil, err
 	}
-	w.publish(ctx, w.pushEvent(ctx, info, branch.String(), head.Hash(), hash, created))
 	return &struct{ Body *CommitDetail }{Body: detail(created)}, nil
 }
 

@@ -3,6 +3,7 @@ package internal
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"path"
 	"sort"
@@ -195,7 +196,9 @@ func (w *Writer) commitActions(ctx context.Context, req commitRequest) (projects
 	if err := checkActionPaths(req.Actions); err != nil {
 		return info, nil, err
 	}
-	if p := w.protection(ctx, info.ID, req.Branch); p != nil && !p.DevelopersCanPush {
+	if p, err := w.protection(ctx, info.ID, req.Branch); err != nil {
+		return info, nil, err
+	} else if p != nil && !p.DevelopersCanPush {
 		if ok, _ := w.rd.access.Can(ctx, req.ProjectRef, projects.PushProtected); !ok {
 			return info, nil, api.Forbidden("You are not allowed to push into this branch")
 		}
@@ -336,18 +339,20 @@ func (w *Writer) commitActions(ctx context.Context, req commitRequest) (projects
 	if err != nil {
 		return info, nil, err
 	}
-	if err := w.rd.store.UpdateRef(info.ID, repo, branch, hash, old); err != nil {
-		return info, nil, api.BadRequest("The branch changed while committing; nothing was lost: commit again")
+	before := plumbing.ZeroHash
+	if old != nil {
+		before = old.Hash()
+	}
+	if err := w.moveRef(ctx, info, repo, RefUpdate{Name: branch, Old: before, New: hash}); err != nil {
+		if errors.Is(err, ErrRefMoved) {
+			return info, nil, api.BadRequest("The branch changed while committing; nothing was lost: commit again")
+		}
+		return info, nil, err
 	}
 	created, err := repo.CommitObject(hash)
 	if err != nil {
 		return info, nil, err
 	}
-	before := plumbing.ZeroHash
-	if old != nil {
-		before = old.Hash()
-	}
-	w.publish(ctx, w.pushEvent(ctx, info, branch.String(), before, hash, created))
 	return info, created, nil
 }
 

@@ -16,7 +16,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -183,7 +182,9 @@ func (g *GitHTTP) receivePack(ctx context.Context, w http.ResponseWriter, r *htt
 	}
 	hadBranches := hasBranches(repo)
 	if accepted > 0 {
-		g.moveRefs(info.ID, repo, cmds, caps["atomic"])
+		// The refs move and their push events are published before the
+		// client hears "ok" (refjournal.go).
+		g.moveRefs(ctx, info, repo, cmds, caps["atomic"])
 	}
 	for _, c := range cmds {
 		if c.refusal != "" && !caps["quiet"] {
@@ -191,12 +192,14 @@ func (g *GitHTTP) receivePack(ctx context.Context, w http.ResponseWriter, r *htt
 		}
 	}
 	report("ok")
-	g.afterPush(ctx, info, repo, objs, cmds, hadBranches)
+	g.afterPush(ctx, info, repo, cmds, hadBranches)
 }
 
 // moveRefs applies the accepted commands, each only if its ref is still at
-// the old value the client saw (refused as "fetch first" otherwise).
-func (g *GitHTTP) moveRefs(projectID int64, repo *git.Repository, cmds []*pushCommand, atomic bool) {
+// the old value the client saw (refused as "fetch first" otherwise), through
+// the ref journal, so that every ref that moves gets its push event.
+func (g *GitHTTP) moveRefs(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, cmds []*pushCommand, atomic bool) {
+	projectID := info.ID
 	var ups []RefUpdate
 	var which []*pushCommand
 	for _, c := range cmds {
@@ -205,7 +208,17 @@ func (g *GitHTTP) moveRefs(projectID int64, repo *git.Repository, cmds []*pushCo
 			which = append(which, c)
 		}
 	}
-	for i, err := range g.st.UpdateRefs(projectID, repo, ups, atomic) {
+	errs, err := g.w.moveRefs(ctx, info, repo, ups, atomic)
+	if err != nil {
+		// Nothing moved: without its journal entry a ref change could
+		// lose its event.
+		g.log.Error("git receive-pack: journal", zap.Int64("project", projectID), zap.Error(err))
+		for _, c := range which {
+			c.refusal = "failed to update the ref"
+		}
+		return
+	}
+	for i, err := range errs {
 		switch {
 		case err == nil:
 		case errors.Is(err, ErrRefMoved):
@@ -254,10 +267,11 @@ var reservedRefs = []string{"refs/merge-requests/", "refs/pipelines/", "refs/env
 
 // The refusals a user reads, in GitLab's words where GitLab has some.
 const (
-	msgProtectedPush   = "You are not allowed to push code to protected branches on this project."
-	msgProtectedForce  = "You are not allowed to force push code to a protected branch on this project."
-	msgProtectedDelete = "You are not allowed to delete protected branches from this project."
-	msgDefaultDelete   = "The default branch of a project cannot be deleted."
+	msgProtectedPush     = "You are not allowed to push code to protected branches on this project."
+	msgProtectedForce    = "You are not allowed to force push code to a protected branch on this project."
+	msgProtectedDelete   = "You are not allowed to delete protected branches from this project."
+	msgDefaultDelete     = "The default branch of a project cannot be deleted."
+	msgProtectionUnknown = "could not check the branch protection; try again"
 )
 
 // checkCommands refuses what may not happen, command by command.
@@ -289,7 +303,13 @@ func (g *GitHTTP) checkCommands(ctx context.Context, info projects.ProjectInfo, 
 		}
 		if !c.isDelete() {
 			may := func() bool { return mayPushProtected }
-			if b := g.w.hiddenProtected(ctx, info.ID, name, may); b != "" {
+			b, err := g.w.hiddenProtected(ctx, info.ID, name, may)
+			if err != nil {
+				g.log.Error("git receive-pack: protection", zap.Int64("project", info.ID), zap.Error(err))
+				c.refusal = msgProtectionUnknown
+				continue
+			}
+			if b != "" {
 				c.refusal = "You are not allowed to create a ref that hides the protected branch " + b + "."
 				continue
 			}
@@ -313,7 +333,13 @@ func (g *GitHTTP) checkCommands(ctx context.Context, info projects.ProjectInfo, 
 			c.refusal = msgDefaultDelete
 			continue
 		}
-		prot := g.w.protection(ctx, info.ID, branch)
+		prot, err := g.w.protection(ctx, info.ID, branch)
+		if err != nil {
+			// Fail closed: an unreadable protection refuses the push.
+			g.log.Error("git receive-pack: protection", zap.Int64("project", info.ID), zap.Error(err))
+			c.refusal = msgProtectionUnknown
+			continue
+		}
 		if prot == nil {
 			continue
 		}
@@ -342,9 +368,11 @@ func hasBranches(repo *git.Repository) bool {
 }
 
 // afterPush makes the first pushed branch the default one when the
-// repository had none, then announces every accepted change and records
-// the pusher's activity.
-func (g *GitHTTP) afterPush(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, objs *gitpack.Store, cmds []*pushCommand, hadBranches bool) {
+// repository had none and records the pusher's activity. (The push events
+// are published with the ref changes, by moveRefs.)
+func (g *GitHTTP) afterPush(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, cmds []*pushCommand, hadBranches bool) {
+	// The push happened: a client hanging up after "ok" must not stop this.
+	ctx = context.WithoutCancel(ctx)
 	var done []*pushCommand
 	for _, c := range cmds {
 		if c.refusal == "" {
@@ -356,20 +384,6 @@ func (g *GitHTTP) afterPush(ctx context.Context, info projects.ProjectInfo, repo
 	}
 	if !hadBranches {
 		g.chooseDefaultBranch(ctx, info, repo, done)
-	}
-	// The branches are read once for all new branches of the push (a
-	// mirror push may bring thousands).
-	branches, err := listRefs(repo)
-	if err != nil {
-		g.log.Warn("git receive-pack: list branches", zap.Error(err))
-	}
-	evs := make([]PushEvent, 0, len(done))
-	for _, c := range done {
-		evs = append(evs, g.pushEventFor(ctx, info, objs.Read, branches, c))
-	}
-	err = g.w.publish(ctx, evs...)
-	if err != nil {
-		g.log.Error("git receive-pack: publish push events", zap.Int64("project", info.ID), zap.Error(err))
 	}
 	if uid := auth.FromContext(ctx).UserID(); uid != 0 && g.activity != nil {
 		if err := g.activity.RecordActivity(ctx, uid); err != nil {
@@ -410,55 +424,4 @@ func (g *GitHTTP) chooseDefaultBranch(ctx context.Context, info projects.Project
 	if err := g.state.SetDefaultBranch(ctx, info.ID, pick); err != nil {
 		g.log.Error("git receive-pack: set default branch", zap.Int64("project", info.ID), zap.Error(err))
 	}
-}
-
-// maxEventCommits is how many commits a push event lists (the total is
-// always given); maxEventWalk bounds the commits walked to count them.
-const (
-	maxEventCommits = 20
-	maxEventWalk    = 100000
-)
-
-// pushEventFor describes one accepted ref change: for a branch, the commits
-// it brought (those not reachable from the old value, or for a new branch
-// from any other branch), newest 20 listed oldest first with their files.
-func (g *GitHTTP) pushEventFor(ctx context.Context, info projects.ProjectInfo, read readFunc, refs []gitserve.Ref, c *pushCommand) PushEvent {
-	ev := g.w.pushEvent(ctx, info, c.ref.String(), c.old, c.new, nil)
-	ev.ObjectKind = "push"
-	if c.ref.IsTag() {
-		ev.ObjectKind = "tag_push"
-		return ev
-	}
-	if c.isDelete() || !c.ref.IsBranch() {
-		return ev
-	}
-	var exclude []gitpack.Hash
-	if !c.isCreate() {
-		exclude = append(exclude, c.old)
-	} else {
-		for _, r := range refs {
-			if r.Name.IsBranch() && r.Name != c.ref {
-				exclude = append(exclude, r.Hash)
-			}
-		}
-	}
-	newest, total, err := revWalk(read, []gitpack.Hash{c.new}, exclude, maxEventCommits, maxEventWalk)
-	if err != nil {
-		g.log.Warn("git receive-pack: list pushed commits", zap.Error(err))
-		return ev
-	}
-	ev.TotalCommitsCount = total
-	for i := len(newest) - 1; i >= 0; i-- {
-		e := newest[i]
-		pc := PushCommit{ID: e.hash.String(), Message: e.commit.message,
-			Timestamp: time.Unix(e.commit.committer.when, 0).UTC().Format(time.RFC3339),
-			URL:       info.WebURL + "/commit/" + e.hash.String()}
-		pc.Author.Name, pc.Author.Email = e.commit.author.name, e.commit.author.email
-		pc.Added, pc.Modified, pc.Removed, err = fileChanges(read, e.commit)
-		if err != nil {
-			g.log.Warn("git receive-pack: files of a pushed commit", zap.Error(err))
-		}
-		ev.Commits = append(ev.Commits, pc)
-	}
-	return ev
 }

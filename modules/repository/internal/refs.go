@@ -3,14 +3,18 @@ package internal
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"go.uber.org/fx"
+	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
@@ -19,52 +23,6 @@ import (
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
-
-// PushEvent is published after a ref moves (git push, or the API creating
-// or deleting a branch or tag). Before or After is 40 zeros for a created or
-// deleted ref, as in GitLab's push payload.
-type PushEvent struct {
-	// ObjectKind is "push" for branches, "tag_push" for tags.
-	ObjectKind        string       `json:"object_kind"`
-	ProjectID         int64        `json:"project_id"`
-	UserID            int64        `json:"user_id"`
-	Ref               string       `json:"ref"`
-	Before            string       `json:"before"`
-	After             string       `json:"after"`
-	Commits           []PushCommit `json:"commits"`
-	TotalCommitsCount int          `json:"total_commits_count"`
-	Repository        PushRepo     `json:"repository"`
-}
-
-// PushRepo names the repository in a push payload.
-type PushRepo struct {
-	Name        string `json:"name"`
-	URL         string `json:"url"`
-	Description string `json:"description"`
-	Homepage    string `json:"homepage"`
-}
-
-// PushCommit is one commit of a push (at most 20 are listed).
-type PushCommit struct {
-	ID        string `json:"id"`
-	Message   string `json:"message"`
-	Timestamp string `json:"timestamp"`
-	URL       string `json:"url"`
-	Author    struct {
-		Name  string `json:"name"`
-		Email string `json:"email"`
-	} `json:"author"`
-	// The paths the commit added, modified and removed (against its first
-	// parent).
-	Added    []string `json:"added"`
-	Modified []string `json:"modified"`
-	Removed  []string `json:"removed"`
-}
-
-// EventTopic implements events.Event.
-func (PushEvent) EventTopic() string { return "repository.push" }
-
-const zeroSHA = "0000000000000000000000000000000000000000"
 
 // Protection is a protected branch of a project.
 type Protection struct {
@@ -102,76 +60,78 @@ var (
 	)
 )
 
-// Writer changes refs through the API.
+// Writer changes refs through the API, and journals every ref change
+// Fennec makes (refjournal.go).
 type Writer struct {
 	db    *store.DB
 	bus   *events.Bus
 	rd    *Reader
 	users identity.Users
+	log   *zap.Logger
+
+	jmu    sync.Mutex
+	jlocks map[int64]*sync.Mutex
+	// stopping ends the background retries of unpublished push events.
+	stopping chan struct{}
+	retries  sync.WaitGroup
+	// afterMove, set by tests only, runs right after refs moved and before
+	// their events are published, with the request's context; an error
+	// stops there as a crash would.
+	afterMove func(ctx context.Context) error
 }
 
-// NewWriter builds the ref writer.
-func NewWriter(db *store.DB, bus *events.Bus, rd *Reader, users identity.Users) *Writer {
-	return &Writer{db: db, bus: bus, rd: rd, users: users}
-}
-
-// publish announces ref changes after they happened, in one transaction.
-func (w *Writer) publish(ctx context.Context, evs ...PushEvent) error {
-	return w.db.Update(ctx, func(tx *store.Tx) error {
-		for _, ev := range evs {
-			if err := w.bus.Publish(tx, ev); err != nil {
-				return err
-			}
-		}
-		return nil
+// NewWriter builds the ref writer. At start it replays the ref journal,
+// before any request is served.
+func NewWriter(db *store.DB, bus *events.Bus, rd *Reader, users identity.Users, log *zap.Logger, lc fx.Lifecycle) *Writer {
+	w := &Writer{db: db, bus: bus, rd: rd, users: users, log: log.Named("repository"), stopping: make(chan struct{})}
+	lc.Append(fx.Hook{
+		OnStart: w.replayJournal,
+		OnStop: func(context.Context) error {
+			close(w.stopping)
+			w.retries.Wait()
+			return nil
+		},
 	})
+	return w
 }
 
-func (w *Writer) pushEvent(ctx context.Context, info projects.ProjectInfo, ref string, before, after plumbing.Hash, c *object.Commit) PushEvent {
-	kind := "push"
-	if strings.HasPrefix(ref, "refs/tags/") {
-		kind = "tag_push"
-	}
-	ev := PushEvent{ObjectKind: kind, ProjectID: info.ID, UserID: auth.FromContext(ctx).UserID(), Ref: ref,
-		Before: zeroSHA, After: zeroSHA, Commits: []PushCommit{},
-		Repository: PushRepo{Name: info.Name, URL: info.WebURL + ".git", Homepage: info.WebURL}}
-	if !before.IsZero() {
-		ev.Before = before.String()
-	}
-	if !after.IsZero() {
-		ev.After = after.String()
-	}
-	if c != nil {
-		pc := PushCommit{ID: c.Hash.String(), Message: c.Message, Timestamp: c.Committer.When.Format(time.RFC3339),
-			URL: info.WebURL + "/commit/" + c.Hash.String()}
-		pc.Author.Name, pc.Author.Email = c.Author.Name, c.Author.Email
-		pc.Added, pc.Modified, pc.Removed = []string{}, []string{}, []string{}
-		ev.Commits = append(ev.Commits, pc)
-		ev.TotalCommitsCount = 1
-	}
-	return ev
-}
+// errProtectionUnknown refuses a write when the store cannot say whether
+// its branch is protected: a store error must not open a protected branch.
+var errProtectionUnknown = errors.New("repository: cannot read the branch protection")
 
-func (w *Writer) protection(ctx context.Context, project int64, name string) *Protection {
+// protection is the protection of a branch, nil when it has none. A store
+// error is returned, never read as "not protected": callers refuse then.
+func (w *Writer) protection(ctx context.Context, project int64, name string) (*Protection, error) {
 	var p *Protection
-	_ = w.db.View(ctx, func(tx *store.Tx) error {
-		p, _ = protections.GetBy(tx, "branch", refKey(uint64(project), name))
-		return nil
+	err := w.db.View(ctx, func(tx *store.Tx) error {
+		var err error
+		p, err = protections.GetBy(tx, "branch", refKey(uint64(project), name))
+		if errors.Is(err, store.ErrNotFound) {
+			p, err = nil, nil
+		}
+		return err
 	})
-	return p
+	if err != nil {
+		return nil, fmt.Errorf("%w %s: %w", errProtectionUnknown, name, err)
+	}
+	return p, nil
 }
 
 // hiddenProtected is the protected branch that the ref full (a tag, or a
 // ref outside refs/heads/) would hide (see shadowedBranches), when the
 // caller may not push to it; "" otherwise. mayPushProtected is asked only
-// when such a branch exists.
-func (w *Writer) hiddenProtected(ctx context.Context, project int64, full string, mayPushProtected func() bool) string {
+// when such a branch exists. An error means the caller must refuse.
+func (w *Writer) hiddenProtected(ctx context.Context, project int64, full string, mayPushProtected func() bool) (string, error) {
 	for _, b := range shadowedBranches(full) {
-		if p := w.protection(ctx, project, b); p != nil && !p.DevelopersCanPush && !mayPushProtected() {
-			return b
+		p, err := w.protection(ctx, project, b)
+		if err != nil {
+			return "", err
+		}
+		if p != nil && !p.DevelopersCanPush && !mayPushProtected() {
+			return b, nil
 		}
 	}
-	return ""
+	return "", nil
 }
 
 func (w *Writer) branchOut(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, name string) (*struct{ Body *BranchView }, error) {
@@ -189,7 +149,10 @@ func (w *Writer) branchOut(ctx context.Context, info projects.ProjectInfo, repo 
 
 // decorate fills protection and merged state.
 func (w *Writer) decorate(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, v *BranchView) {
-	if p := w.protection(ctx, info.ID, v.Name); p != nil {
+	// Display only: the writes check protection themselves and refuse.
+	if p, err := w.protection(ctx, info.ID, v.Name); err != nil {
+		w.log.Error("repository: branch protection unknown", zap.Int64("project", info.ID), zap.Error(err))
+	} else if p != nil {
 		v.Protected, v.DevelopersCanPush, v.DevelopersCanMerge = true, p.DevelopersCanPush, p.DevelopersCanMerge
 	}
 	if v.Name != info.DefaultBranch {
@@ -226,10 +189,12 @@ func (w *Writer) createBranch(ctx context.Context, in *createBranchInput) (*stru
 		return nil, api.BadRequest("Branch already exists")
 	}
 	// Compare-and-set against "absent": a concurrent creation loses cleanly.
-	if err := w.rd.store.UpdateRef(info.ID, repo, name, c.Hash, nil); err != nil {
-		return nil, api.BadRequest("Branch already exists")
+	if err := w.moveRef(ctx, info, repo, RefUpdate{Name: name, New: c.Hash}); err != nil {
+		if errors.Is(err, ErrRefMoved) {
+			return nil, api.BadRequest("Branch already exists")
+		}
+		return nil, err
 	}
-	w.publish(ctx, w.pushEvent(ctx, info, name.String(), plumbing.ZeroHash, c.Hash, c))
 	return w.branchOut(ctx, info, repo, in.Body.Branch)
 }
 
@@ -246,13 +211,17 @@ func (w *Writer) deleteBranch(ctx context.Context, in *branchInput) (*struct{}, 
 	if in.Branch == info.DefaultBranch {
 		return nil, api.MethodNotAllowed("Cannot remove HEAD branch")
 	}
-	if w.protection(ctx, info.ID, in.Branch) != nil {
+	if p, err := w.protection(ctx, info.ID, in.Branch); err != nil {
+		return nil, err
+	} else if p != nil {
 		return nil, api.MethodNotAllowed("Protected branch cant be removed")
 	}
-	if err := w.rd.store.UpdateRef(info.ID, repo, name, plumbing.ZeroHash, r); err != nil {
-		return nil, api.Conflict("The branch moved; try again")
+	if err := w.moveRef(ctx, info, repo, RefUpdate{Name: name, Old: r.Hash()}); err != nil {
+		if errors.Is(err, ErrRefMoved) {
+			return nil, api.Conflict("The branch moved; try again")
+		}
+		return nil, err
 	}
-	w.publish(ctx, w.pushEvent(ctx, info, name.String(), r.Hash(), plumbing.ZeroHash, nil))
 	return nil, nil
 }
 
@@ -345,7 +314,9 @@ func (w *Writer) createTag(ctx context.Context, in *createTagInput) (*struct{ Bo
 		return nil, api.MethodNotAllowed("Tag name invalid")
 	}
 	mayPushProtected := func() bool { ok, _ := w.rd.access.Can(ctx, in.ID, projects.PushProtected); return ok }
-	if branch := w.hiddenProtected(ctx, info.ID, plumbing.NewTagReferenceName(b.TagName).String(), mayPushProtected); branch != "" {
+	if branch, err := w.hiddenProtected(ctx, info.ID, plumbing.NewTagReferenceName(b.TagName).String(), mayPushProtected); err != nil {
+		return nil, err
+	} else if branch != "" {
 		return nil, api.MethodNotAllowed("Tag " + b.TagName + " would hide the protected branch " + branch)
 	}
 	c, err := resolveCommit(repo, b.Ref, info.DefaultBranch)
@@ -369,8 +340,11 @@ func (w *Writer) createTag(ctx context.Context, in *createTagInput) (*struct{ Bo
 			return nil, err
 		}
 	}
-	if err := w.rd.store.UpdateRef(info.ID, repo, name, target, nil); err != nil {
-		return nil, api.MethodNotAllowed("Tag " + b.TagName + " already exists")
+	if err := w.moveRef(ctx, info, repo, RefUpdate{Name: name, New: target}); err != nil {
+		if errors.Is(err, ErrRefMoved) {
+			return nil, api.MethodNotAllowed("Tag " + b.TagName + " already exists")
+		}
+		return nil, err
 	}
 	if b.ReleaseDescription != nil && *b.ReleaseDescription != "" {
 		if err := w.db.Update(ctx, func(tx *store.Tx) error {
@@ -379,7 +353,6 @@ func (w *Writer) createTag(ctx context.Context, in *createTagInput) (*struct{ Bo
 			return nil, err
 		}
 	}
-	w.publish(ctx, w.pushEvent(ctx, info, name.String(), plumbing.ZeroHash, target, c))
 	return w.tagOut(ctx, info, repo, b.TagName)
 }
 
@@ -393,16 +366,25 @@ func (w *Writer) deleteTag(ctx context.Context, in *tagInput) (*struct{}, error)
 	if err != nil || r.Name() != name {
 		return nil, api.NotFound("Tag")
 	}
-	if err := w.rd.store.UpdateRef(info.ID, repo, name, plumbing.ZeroHash, r); err != nil {
-		return nil, api.Conflict("The tag moved; try again")
-	}
-	_ = w.db.Update(ctx, func(tx *store.Tx) error {
-		if rel, err := releases.GetBy(tx, "tag", refKey(uint64(info.ID), in.Tag)); err == nil {
-			return releases.Delete(tx, rel.ID)
+	if err := w.moveRef(ctx, info, repo, RefUpdate{Name: name, Old: r.Hash()}); err != nil {
+		if errors.Is(err, ErrRefMoved) {
+			return nil, api.Conflict("The tag moved; try again")
 		}
-		return nil
-	})
-	w.publish(ctx, w.pushEvent(ctx, info, name.String(), r.Hash(), plumbing.ZeroHash, nil))
+		return nil, err
+	}
+	// The tag is gone; its release goes with it (a release left behind
+	// would come back with a new tag of the same name, so this is an error).
+	if err := w.db.Update(ctx, func(tx *store.Tx) error {
+		rel, err := releases.GetBy(tx, "tag", refKey(uint64(info.ID), in.Tag))
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		return releases.Delete(tx, rel.ID)
+	}); err != nil {
+		return nil, err
+	}
 	return nil, nil
 }
 

@@ -69,7 +69,7 @@ func (st *Statuses) removeProject(ctx context.Context, project int64) error {
 
 // Tables lists the module's tables.
 func Tables() []interface{ Buckets() []string } {
-	return []interface{ Buckets() []string }{statuses, protections, releases, comments}
+	return []interface{ Buckets() []string }{statuses, protections, releases, comments, refJournal}
 }
 
 // Statuses serves commit statuses.

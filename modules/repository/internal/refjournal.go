@@ -1,0 +1,344 @@
+package internal
+
+// The ref journal makes a ref change and its push event one durable step.
+// Refs live in files and events in the store, so no transaction holds both;
+// instead every ref change Fennec makes (git push, API commits, branches,
+// tags, cherry-picks) goes through moveRefs:
+//
+//  1. an entry per ref (project, ref, old, new, pusher) is committed to the
+//     journal, before any ref moves;
+//  2. the refs move (compare-and-set, Storage.UpdateRefs);
+//  3. one transaction publishes a PushEvent through the outbox for every
+//     ref that moved and removes the entries (moved or not).
+//
+// A crash (or a failed commit) between 2 and 3 leaves the entries behind,
+// and the next start replays them: a ref now at the entry's new value
+// moved, and gets its event; a ref still at the old value did not, and the
+// entry is dropped. The three steps run under a per-project lock, so while
+// Fennec runs a journaled ref is at its old or its new value when the entry
+// is replayed. Once step 1 is done the rest runs on a context that the
+// request's end does not cancel: a client that hangs up gets its push and
+// its events all the same.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"go.uber.org/zap"
+
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/repository/event"
+	"github.com/fennec-forge/fennec/modules/repository/internal/gitserve"
+)
+
+// refChange is one journaled ref change: what its push event is built from.
+type refChange struct {
+	ID        uint64 `json:"id"`
+	ProjectID int64  `json:"project_id"`
+	Ref       string `json:"ref"`
+	Old       string `json:"old"` // 40 zeros: the ref did not exist
+	New       string `json:"new"` // 40 zeros: the ref is deleted
+	UserID    int64  `json:"user_id"`
+	// The repository as the event names it, as it was when the ref moved.
+	RepoName  string    `json:"repo_name"`
+	WebURL    string    `json:"web_url"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func (c *refChange) RecordID() uint64      { return c.ID }
+func (c *refChange) SetRecordID(id uint64) { c.ID = id }
+
+var refJournal = store.NewTable[refChange]("repository.ref_journal")
+
+// journalLock is the lock of one project's journaled ref changes (not the
+// ref storage's own lock, which UpdateRefs takes inside it).
+func (w *Writer) journalLock(projectID int64) *sync.Mutex {
+	w.jmu.Lock()
+	defer w.jmu.Unlock()
+	if w.jlocks == nil {
+		w.jlocks = map[int64]*sync.Mutex{}
+	}
+	l := w.jlocks[projectID]
+	if l == nil {
+		l = &sync.Mutex{}
+		w.jlocks[projectID] = l
+	}
+	return l
+}
+
+// moveRef is moveRefs for one ref: nil when the ref moved and its event is
+// published (or, when publishing failed, kept in the journal: the error is
+// logged and the change stands), ErrRefMoved when the ref was not at
+// u.Old, another error when nothing could be journaled or moved.
+func (w *Writer) moveRef(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, u RefUpdate) error {
+	errs, err := w.moveRefs(ctx, info, repo, []RefUpdate{u}, false)
+	if err != nil {
+		return err
+	}
+	return errs[0]
+}
+
+// moveRefs journals ups, applies them (Storage.UpdateRefs) and publishes a
+// push event for every ref that moved, removing the entries. errs[i] is
+// UpdateRefs' outcome of ups[i]; errs is nil (and err set) when the journal
+// could not be written, and then no ref moved. When the events cannot be
+// published the refs have moved all the same: the failure is logged, the
+// entries stay, and the events are published by a retry in the background
+// (or the replay of the next start); err is nil then, since the change is
+// made and its events are not lost.
+func (w *Writer) moveRefs(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, ups []RefUpdate, atomic bool) (errs []error, err error) {
+	uid := auth.FromContext(ctx).UserID()
+	// Once begun, the step finishes even if the client goes away.
+	reqCtx := ctx
+	ctx = context.WithoutCancel(ctx)
+	now := time.Now().UTC()
+	changes := make([]*refChange, len(ups))
+	for i, u := range ups {
+		changes[i] = &refChange{ProjectID: info.ID, Ref: u.Name.String(), Old: u.Old.String(), New: u.New.String(),
+			UserID: uid, RepoName: info.Name, WebURL: info.WebURL, CreatedAt: now}
+	}
+	// The events are built before the refs move (the objects are in place
+	// already), so that the project's lock is not held for the walk.
+	evs := w.buildEvents(info.ID, repo, changes)
+
+	l := w.journalLock(info.ID)
+	l.Lock()
+	defer l.Unlock()
+	if err := w.db.Update(ctx, func(tx *store.Tx) error {
+		for _, c := range changes {
+			if err := refJournal.Insert(tx, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("repository: journal ref changes: %w", err)
+	}
+	errs = w.rd.store.UpdateRefs(info.ID, repo, ups, atomic)
+	if w.afterMove != nil {
+		// Tests stop here, as a crash would, or hang up meanwhile.
+		if err := w.afterMove(reqCtx); err != nil {
+			return errs, err
+		}
+	}
+	moved := make([]bool, len(errs))
+	for i, e := range errs {
+		moved[i] = e == nil
+	}
+	if err := w.complete(ctx, changes, evs, moved); err != nil {
+		w.log.Error("repository: publishing push events failed; they stay in the ref journal and are retried",
+			zap.Int64("project", info.ID), zap.Error(err))
+		w.retryLater(changes, evs, moved)
+	}
+	return errs, nil
+}
+
+// complete publishes the events of the changes that moved and removes
+// every change's entry, in one transaction.
+func (w *Writer) complete(ctx context.Context, changes []*refChange, evs []event.PushEvent, moved []bool) error {
+	return w.db.Update(ctx, func(tx *store.Tx) error {
+		for i, c := range changes {
+			if moved[i] {
+				if err := w.bus.Publish(tx, evs[i]); err != nil {
+					return err
+				}
+			}
+			if err := refJournal.Delete(tx, c.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// retryLater completes the changes in the background, with backoff, until
+// it succeeds or the application stops (the replay of the next start then
+// takes over). It knows which refs moved, so refs that move on meanwhile do
+// not confuse it.
+func (w *Writer) retryLater(changes []*refChange, evs []event.PushEvent, moved []bool) {
+	w.retries.Add(1)
+	go func() {
+		defer w.retries.Done()
+		delay := time.Second
+		for {
+			select {
+			case <-w.stopping:
+				return
+			case <-time.After(delay):
+			}
+			err := w.complete(context.Background(), changes, evs, moved)
+			if err == nil {
+				return
+			}
+			w.log.Error("repository: publishing push events failed again", zap.Error(err))
+			delay = min(2*delay, time.Minute)
+		}
+	}()
+}
+
+// replayJournal publishes the events of the ref changes an earlier run
+// left unfinished (a crash after their refs moved), and drops the entries
+// of changes that did not happen. It runs at start, before requests are
+// served.
+func (w *Writer) replayJournal(ctx context.Context) error {
+	var pending []*refChange
+	if err := w.db.View(ctx, func(tx *store.Tx) error {
+		return refJournal.Scan(tx, false, 0, func(c *refChange) (bool, error) {
+			pending = append(pending, c)
+			return true, nil
+		})
+	}); err != nil {
+		return fmt.Errorf("repository: read the ref journal: %w", err)
+	}
+	for i, c := range pending {
+		moved, err := w.replayed(ctx, c, pending[i+1:])
+		if err != nil {
+			// Kept for the next start; one bad entry stops no other.
+			w.log.Error("repository: replaying a ref change failed", zap.Int64("project", c.ProjectID),
+				zap.String("ref", c.Ref), zap.Error(err))
+			continue
+		}
+		var evs []event.PushEvent
+		if moved {
+			repo, err := w.rd.store.Open(ctx, c.ProjectID)
+			if err != nil {
+				w.log.Error("repository: replaying a ref change failed", zap.Int64("project", c.ProjectID), zap.Error(err))
+				continue
+			}
+			evs = w.buildEvents(c.ProjectID, repo, []*refChange{c})
+		} else {
+			evs = make([]event.PushEvent, 1)
+		}
+		if err := w.complete(ctx, []*refChange{c}, evs, []bool{moved}); err != nil {
+			w.log.Error("repository: replaying a ref change failed", zap.Int64("project", c.ProjectID),
+				zap.String("ref", c.Ref), zap.Error(err))
+			continue
+		}
+		w.log.Info("repository: replayed an unfinished ref change", zap.Int64("project", c.ProjectID),
+			zap.String("ref", c.Ref), zap.Bool("moved", moved))
+	}
+	return nil
+}
+
+// replayed says whether a journaled change happened: its ref is at its new
+// value, or a later journaled change of the same ref started from that
+// value (a push that followed before the crash). A ref at its old value, or
+// at a value no entry explains (changed outside Fennec), did not move as
+// far as the journal can tell; neither did the ref of a removed project.
+func (w *Writer) replayed(ctx context.Context, c *refChange, later []*refChange) (bool, error) {
+	if _, err := os.Stat(w.rd.store.Path(c.ProjectID)); errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	repo, err := w.rd.store.Open(ctx, c.ProjectID)
+	if err != nil {
+		return false, err
+	}
+	cur := plumbing.ZeroHash
+	ref, err := repo.Storer.Reference(plumbing.ReferenceName(c.Ref))
+	switch {
+	case err == nil:
+		cur = ref.Hash()
+	case !errors.Is(err, plumbing.ErrReferenceNotFound):
+		return false, err
+	}
+	switch cur.String() {
+	case c.New:
+		return true, nil
+	case c.Old:
+		return false, nil
+	}
+	for _, l := range later {
+		if l.ProjectID == c.ProjectID && l.Ref == c.Ref && l.Old == c.New {
+			return true, nil
+		}
+	}
+	w.log.Warn("repository: a journaled ref is at neither its old nor its new value; no event",
+		zap.Int64("project", c.ProjectID), zap.String("ref", c.Ref), zap.String("at", cur.String()))
+	return false, nil
+}
+
+// buildEvents builds the push event of each change, reading the pushed
+// objects and the project's other branches from repo.
+func (w *Writer) buildEvents(projectID int64, repo *git.Repository, changes []*refChange) []event.PushEvent {
+	var read readFunc
+	if objs, err := w.rd.store.Objects(projectID); err == nil {
+		read = objs.Read
+	} else {
+		w.log.Warn("repository: push event without commits: objects", zap.Int64("project", projectID), zap.Error(err))
+	}
+	// Read once for all the changes (a mirror push may bring thousands).
+	branches, err := listRefs(repo)
+	if err != nil {
+		w.log.Warn("repository: push event: list branches", zap.Int64("project", projectID), zap.Error(err))
+	}
+	evs := make([]event.PushEvent, len(changes))
+	for i, c := range changes {
+		evs[i] = pushEvent(c, read, branches, w.log)
+	}
+	return evs
+}
+
+// maxEventCommits is how many commits a push event lists (the total is
+// always given); maxEventWalk bounds the commits walked to count them.
+const (
+	maxEventCommits = 20
+	maxEventWalk    = 100000
+)
+
+// pushEvent is the one builder of push events: for a branch, the commits
+// the change brought (those not reachable from the old value, or for a new
+// branch from any other branch), newest 20 listed oldest first with their
+// files; none for a tag or a deletion. read may be nil (no commits then).
+func pushEvent(c *refChange, read readFunc, branches []gitserve.Ref, log *zap.Logger) event.PushEvent {
+	name := plumbing.ReferenceName(c.Ref)
+	ev := event.PushEvent{ObjectKind: event.BranchPush, ProjectID: c.ProjectID, UserID: c.UserID, Ref: c.Ref,
+		Before: c.Old, After: c.New, Commits: []event.PushCommit{},
+		Repository: event.PushRepo{Name: c.RepoName, URL: c.WebURL + ".git", Homepage: c.WebURL}}
+	if name.IsTag() {
+		ev.ObjectKind = event.TagPush
+		return ev
+	}
+	if ev.Deleted() || !name.IsBranch() || read == nil {
+		return ev
+	}
+	newHash := plumbing.NewHash(c.New)
+	var exclude []plumbing.Hash
+	if !ev.Created() {
+		exclude = append(exclude, plumbing.NewHash(c.Old))
+	} else {
+		for _, r := range branches {
+			if r.Name.IsBranch() && r.Name != name {
+				exclude = append(exclude, r.Hash)
+			}
+		}
+	}
+	newest, total, err := revWalk(read, []plumbing.Hash{newHash}, exclude, maxEventCommits, maxEventWalk)
+	if err != nil {
+		log.Warn("repository: push event: list pushed commits", zap.Error(err))
+		return ev
+	}
+	ev.TotalCommitsCount = total
+	for i := len(newest) - 1; i >= 0; i-- {
+		e := newest[i]
+		pc := event.PushCommit{ID: e.hash.String(), Message: e.commit.message,
+			Timestamp: time.Unix(e.commit.committer.when, 0).UTC().Format(time.RFC3339),
+			URL:       c.WebURL + "/commit/" + e.hash.String()}
+		pc.Author.Name, pc.Author.Email = e.commit.author.name, e.commit.author.email
+		pc.Added, pc.Modified, pc.Removed, err = fileChanges(read, e.commit)
+		if err != nil {
+			log.Warn("repository: push event: files of a pushed commit", zap.Error(err))
+		}
+		// [] rather than null, as GitLab sends them.
+		pc.Added, pc.Modified, pc.Removed = nonNil(pc.Added), nonNil(pc.Modified), nonNil(pc.Removed)
+		ev.Commits = append(ev.Commits, pc)
+	}
+	return ev
+}
