@@ -177,6 +177,18 @@ func TestRefJournalReplaysAfterCrashBetweenRefAndEvent(t *testing.T) {
 		}
 		want = append(want, fmt.Sprintf("push refs/heads/api 0 %s u%d", api.Commit.ID[:7], root))
 
+		// A branch created and deleted again is back where it was, yet
+		// moved twice: two events.
+		if _, resp, err := s.Client.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr("twice"),
+			Ref: gitlab.Ptr("master")}); err == nil || resp == nil || resp.StatusCode != http.StatusInternalServerError {
+			t.Fatalf("branch through the crash: %v", err)
+		}
+		if resp, err := s.Client.Branches.DeleteBranch(p.ID, "twice"); err == nil || resp == nil || resp.StatusCode != http.StatusInternalServerError {
+			t.Fatalf("branch deletion through the crash: %v", err)
+		}
+		want = append(want, fmt.Sprintf("push refs/heads/twice 0 %s u%d", c2[:7], root),
+			fmt.Sprintf("push refs/heads/twice %s 0 u%d", c2[:7], root))
+
 		for ref, sha := range map[string]string{"master": c2, "feature": c2} {
 			if b, _, err := s.Client.Branches.GetBranch(p.ID, ref); err != nil || b.Commit.ID != sha {
 				t.Fatalf("branch %s did not move: %v", ref, err)
@@ -186,8 +198,8 @@ func TestRefJournalReplaysAfterCrashBetweenRefAndEvent(t *testing.T) {
 		if got := rec.byRef(project); len(got) != 1 {
 			t.Fatalf("events published through the crash: %v", got)
 		}
-		if n := pending(t, db); n != 4 {
-			t.Fatalf("%d journal entries, want 4", n)
+		if n := pending(t, db); n != 6 {
+			t.Fatalf("%d journal entries, want 6", n)
 		}
 	})
 	if t.Failed() {

@@ -230,9 +230,10 @@ func (w *Writer) replayJournal(ctx context.Context) error {
 
 // replayed says whether a journaled change happened: its ref is at its new
 // value, or a later journaled change of the same ref started from that
-// value (a push that followed before the crash). A ref at its old value, or
-// at a value no entry explains (changed outside Fennec), did not move as
-// far as the journal can tell; neither did the ref of a removed project.
+// value (one that followed while this one's events could not be published).
+// A ref at its old value, or at a value no entry explains (changed outside
+// Fennec), did not move as far as the journal can tell; neither did the ref
+// of a removed project.
 func (w *Writer) replayed(ctx context.Context, c *refChange, later []*refChange) (bool, error) {
 	if _, err := os.Stat(w.rd.store.Path(c.ProjectID)); errors.Is(err, os.ErrNotExist) {
 		return false, nil
@@ -249,16 +250,18 @@ func (w *Writer) replayed(ctx context.Context, c *refChange, later []*refChange)
 	case !errors.Is(err, plumbing.ErrReferenceNotFound):
 		return false, err
 	}
-	switch cur.String() {
-	case c.New:
+	if cur.String() == c.New {
 		return true, nil
-	case c.Old:
-		return false, nil
 	}
+	// Before the old value is looked at: a ref created and deleted again
+	// is back at its old value, yet moved twice.
 	for _, l := range later {
 		if l.ProjectID == c.ProjectID && l.Ref == c.Ref && l.Old == c.New {
 			return true, nil
 		}
+	}
+	if cur.String() == c.Old {
+		return false, nil
 	}
 	w.log.Warn("repository: a journaled ref is at neither its old nor its new value; no event",
 		zap.Int64("project", c.ProjectID), zap.String("ref", c.Ref), zap.String("at", cur.String()))
