@@ -189,6 +189,19 @@ func (s *Store) refresh(sn *snapshot) bool {
 	return changed
 }
 
+// locateBase finds the base h of a ref delta stored in p: in p itself (where
+// a pack usually keeps it), else in the other packs of sn. Not found means
+// the base is a loose object, or missing.
+func (sn *snapshot) locateBase(p *pack, h Hash) (*pack, int64, bool) {
+	if i, ok := p.idx.find(h); ok {
+		return p, p.idx.offset(i), true
+	}
+	if q, i, ok := sn.find(h); ok {
+		return q, q.idx.offset(i), true
+	}
+	return nil, 0, false
+}
+
 // find locates h in the packs of sn.
 func (sn *snapshot) find(h Hash) (*pack, int, bool) {
 	for _, p := range sn.packs {
@@ -260,11 +273,8 @@ type deltaLink struct {
 // chain (ref delta bases are looked up in p, then in sn, then loose).
 func (s *Store) readEntry(sn *snapshot, p *pack, off int64) (Type, []byte, error) {
 	return resolveEntry(s.cache, p, off, 0, false, func(h Hash) (*pack, int64, Type, []byte, error) {
-		if i, ok := p.idx.find(h); ok {
-			return p, p.idx.offset(i), 0, nil, nil
-		}
-		if q, i, ok := sn.find(h); ok {
-			return q, q.idx.offset(i), 0, nil, nil
+		if q, off, ok := sn.locateBase(p, h); ok {
+			return q, off, 0, nil, nil
 		}
 		t, data, err := s.readLoose(h)
 		if errors.Is(err, fs.ErrNotExist) {

@@ -175,12 +175,8 @@ func (s *Store) statIn(sn *snapshot, h Hash) (Type, int64, error) {
 			off = hd.baseOff
 			continue
 		}
-		if i, ok := p.idx.find(hd.baseHash); ok {
-			off = p.idx.offset(i)
-			continue
-		}
-		if q, i, ok := sn.find(hd.baseHash); ok {
-			p, off = q, q.idx.offset(i)
+		if q, o, ok := sn.locateBase(p, hd.baseHash); ok {
+			p, off = q, o
 			continue
 		}
 		t, _, err := s.statLoose(hd.baseHash)
@@ -484,12 +480,8 @@ func (s *Store) deltaChain(sn *snapshot, p *pack, off int64) ([]chainLink, chain
 			off = hd.baseOff
 			continue
 		}
-		if i, ok := p.idx.find(hd.baseHash); ok {
-			off = p.idx.offset(i)
-			continue
-		}
-		if q, i, ok := sn.find(hd.baseHash); ok {
-			p, off = q, q.idx.offset(i)
+		if q, o, ok := sn.locateBase(p, hd.baseHash); ok {
+			p, off = q, o
 			continue
 		}
 		lo, err := s.streamLoose(hd.baseHash)
