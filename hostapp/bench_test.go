@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,8 +18,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/crypto/ssh"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
 )
@@ -184,7 +181,7 @@ func newKeyPool(b *testing.B, n int) *keyPool {
 	for g := range 2 {
 		wg.Go(func() {
 			for i := g; i < n; i += 2 {
-				p.lines[i] = newBenchKey(b)
+				p.lines[i] = newKeyLine(b, "")
 			}
 		})
 	}
@@ -199,21 +196,7 @@ func (p *keyPool) next(b *testing.B) string {
 	if i := p.n.Add(1); int(i) < len(p.lines) {
 		return p.lines[i]
 	}
-	return newBenchKey(b)
-}
-
-func newBenchKey(b *testing.B) string {
-	pub, _, err := ed25519.GenerateKey(nil)
-	if err != nil {
-		b.Error(err)
-		return ""
-	}
-	sp, err := ssh.NewPublicKey(pub)
-	if err != nil {
-		b.Error(err)
-		return ""
-	}
-	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sp)))
+	return newKeyLine(b, "")
 }
 
 // settle waits (10s at most) until the server process is idle: writes leave

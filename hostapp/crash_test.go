@@ -170,7 +170,7 @@ func (a *crashAttempt) request(tg crashTarget) (method, path string, body any) {
 }
 
 // newKeyLine is a fresh ed25519 public key in authorized_keys form, with
-// comment, as the server normalizes it.
+// comment when there is one, as the server normalizes it.
 func newKeyLine(t testing.TB, comment string) string {
 	pub, _, err := ed25519.GenerateKey(nil)
 	if err != nil {
@@ -182,7 +182,11 @@ func newKeyLine(t testing.TB, comment string) string {
 		t.Error(err)
 		return ""
 	}
-	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sp))) + " " + comment
+	line := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sp)))
+	if comment == "" {
+		return line
+	}
+	return line + " " + comment
 }
 
 // hammer runs writers until delay has passed, kills the server with SIGKILL
