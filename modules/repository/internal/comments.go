@@ -109,7 +109,7 @@ func lineExists(c *object.Commit, path string, line int, side string) bool {
 }
 
 func (st *Statuses) postComment(ctx context.Context, in *postCommentInput) (*struct{ Body *CommentView }, error) {
-	info, repo, err := st.reader.open(ctx, in.ID, projects.ReadCode)
+	info, err := st.reader.access.Require(ctx, in.ID, projects.ReadCode)
 	if err != nil {
 		return nil, err
 	}
@@ -120,17 +120,26 @@ func (st *Statuses) postComment(ctx context.Context, in *postCommentInput) (*str
 	if len(note) > maxNoteBytes {
 		return nil, api.FieldErrors{"note": {"is too long (maximum is 1048576 characters)"}}
 	}
-	c, err := resolveCommit(repo, in.SHA, info.DefaultBranch)
+	sha, err := st.reader.store.commitHash(info.ID, in.SHA, info.DefaultBranch)
 	if err != nil || in.SHA == "" {
 		return nil, api.NotFound("Commit")
 	}
-	cm := &Comment{ProjectID: uint64(info.ID), SHA: c.Hash.String(), Note: note, AuthorID: auth.FromContext(ctx).UserID(), CreatedAt: time.Now().UTC()}
+	cm := &Comment{ProjectID: uint64(info.ID), SHA: sha.String(), Note: note, AuthorID: auth.FromContext(ctx).UserID(), CreatedAt: time.Now().UTC()}
 	// The spec's rules: a line comment needs the full sha, a path, a line
 	// that exists on that side and a line_type; anything less is a comment
-	// on the commit itself, with path, line and line_type null.
+	// on the commit itself, with path, line and line_type null. Only a line
+	// comment needs the tree, so only it opens the repository.
 	b := in.Body
-	fullSHA := strings.EqualFold(in.SHA, c.Hash.String())
+	fullSHA := strings.EqualFold(in.SHA, sha.String())
 	if fullSHA && b.Path != nil && b.Line != nil && b.LineType != nil {
+		repo, err := st.reader.store.Open(ctx, info.ID)
+		if err != nil {
+			return nil, err
+		}
+		c, err := repo.CommitObject(sha)
+		if err != nil {
+			return nil, err
+		}
 		if p, ok := cleanTreePath(*b.Path); ok && p != "" && lineExists(c, p, *b.Line, *b.LineType) {
 			cm.Path, cm.Line, cm.LineType = &p, b.Line, b.LineType
 		}

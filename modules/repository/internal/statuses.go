@@ -139,11 +139,11 @@ type postStatusInput struct {
 }
 
 func (st *Statuses) post(ctx context.Context, in *postStatusInput) (*struct{ Body *StatusView }, error) {
-	info, repo, err := st.reader.open(ctx, in.ID, projects.PushCode)
+	info, err := st.reader.access.Require(ctx, in.ID, projects.PushCode)
 	if err != nil {
 		return nil, err
 	}
-	c, err := resolveCommit(repo, in.SHA, info.DefaultBranch)
+	sha, err := st.reader.store.commitHash(info.ID, in.SHA, info.DefaultBranch)
 	if err != nil || in.SHA == "" {
 		return nil, api.NotFound("Commit")
 	}
@@ -162,7 +162,7 @@ func (st *Statuses) post(ctx context.Context, in *postStatusInput) (*struct{ Bod
 	}
 	now := time.Now().UTC()
 	pr := auth.FromContext(ctx)
-	probe := &Status{ProjectID: uint64(info.ID), SHA: c.Hash.String(), Ref: in.Body.Ref, Name: name}
+	probe := &Status{ProjectID: uint64(info.ID), SHA: sha.String(), Ref: in.Body.Ref, Name: name}
 	var saved *Status
 	err = st.db.Update(ctx, func(tx *store.Tx) error {
 		s, err := statuses.GetBy(tx, "key", statusKey(probe))

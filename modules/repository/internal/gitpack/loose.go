@@ -36,6 +36,9 @@ const maxDeflateRatio = 1040
 
 // readLoose reads a loose object; os.ErrNotExist when there is none.
 func (s *Store) readLoose(h Hash) (Type, []byte, error) {
+	if t, data, ok := s.loose.get(h); ok {
+		return t, data, nil
+	}
 	raw, err := os.ReadFile(s.loosePath(h))
 	if err != nil {
 		return 0, nil, err
@@ -44,7 +47,62 @@ func (s *Store) readLoose(h Hash) (Type, []byte, error) {
 	if err != nil {
 		return 0, nil, fmt.Errorf("gitpack: loose object %s: %w", h, err)
 	}
+	if t != Blob {
+		s.loose.put(h, t, data)
+	}
 	return t, data, nil
+}
+
+// looseCache keeps loose commits, trees and tags once read. The API writes
+// its commits loose, and a burst of requests about one new commit (statuses
+// from CI, comments) would otherwise read and inflate the same file each
+// time. Objects are immutable by id, so an entry never goes stale; a full
+// cache drops an arbitrary entry (Go's map order), which is enough for a
+// cache this small.
+type looseCache struct {
+	mu    sync.Mutex
+	m     map[Hash]looseEntry
+	bytes int
+}
+
+type looseEntry struct {
+	typ  Type
+	data []byte
+}
+
+const (
+	looseCacheBytes     = 4 << 20
+	looseCacheMaxObject = 64 << 10
+)
+
+func (c *looseCache) get(h Hash) (Type, []byte, bool) {
+	c.mu.Lock()
+	e, ok := c.m[h]
+	c.mu.Unlock()
+	return e.typ, e.data, ok
+}
+
+func (c *looseCache) put(h Hash, t Type, data []byte) {
+	if len(data) > looseCacheMaxObject {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[Hash]looseEntry)
+	}
+	if _, ok := c.m[h]; ok {
+		return
+	}
+	for k, e := range c.m {
+		if c.bytes+len(data) <= looseCacheBytes {
+			break
+		}
+		delete(c.m, k)
+		c.bytes -= len(e.data)
+	}
+	c.m[h] = looseEntry{typ: t, data: data}
+	c.bytes += len(data)
 }
 
 // parseLoose inflates a loose object file.

@@ -21,6 +21,7 @@ type Store struct {
 	objDir  string
 	packDir string
 	cache   *lru
+	loose   looseCache // see readLoose
 	// memBytes bounds what a Stream resolves in memory; spills holds a
 	// slot per large delta chain being resolved (see stream.go).
 	memBytes int64
