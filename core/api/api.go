@@ -92,6 +92,7 @@ func New(opts Options) *API {
 	mux := http.NewServeMux()
 	cfg := huma.DefaultConfig("Fennec API (GitLab v4 compatible)", opts.Version)
 	cfg.CreateHooks = nil // no $schema keys, no schema Link headers
+	cfg.Formats = map[string]huma.Format{"application/json": jsonFormat, "json": jsonFormat}
 	cfg.OpenAPIPath = Prefix + "/openapi"
 	cfg.DocsPath = Prefix + "/docs"
 	cfg.SchemasPath = Prefix + "/schemas"

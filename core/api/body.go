@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	json "github.com/go-json-experiment/json/v1"
 )
 
 // minBodyRate is the slowest a request body may keep arriving once its first

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
+	json "github.com/go-json-experiment/json/v1"
 	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/auth"

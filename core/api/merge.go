@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"mime"
@@ -14,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
+	json "github.com/go-json-experiment/json/v1"
 )
 
 type merged struct {

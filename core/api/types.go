@@ -1,14 +1,15 @@
 package api
 
 import (
-	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	json "github.com/go-json-experiment/json/v1"
 
 	flog "github.com/fennec-forge/fennec/core/log"
 )
@@ -138,4 +139,18 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// jsonFormat is Huma's JSON format on the faster implementation of
+// encoding/json's own behaviour (github.com/go-json-experiment/json/v1, the
+// engine of Go's encoding/json/v2 behind the v1 API): the same bytes out and
+// the same values in, for a fraction of the decoding time, which every
+// request body and every response pays.
+var jsonFormat = huma.Format{
+	Marshal: func(w io.Writer, v any) error {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(v)
+	},
+	Unmarshal: json.Unmarshal,
 }
