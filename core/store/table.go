@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 
 	json "github.com/go-json-experiment/json/v1"
@@ -153,13 +154,58 @@ func (t *Table[T, P]) Update(tx *Tx, rec P) error {
 	if err := t.checkUnique(tx, (*T)(rec), id); err != nil {
 		return err
 	}
-	if err := t.removeIndexes(tx, (*T)(prev), id); err != nil {
-		return err
-	}
-	if err := t.addIndexes(tx, (*T)(rec), id); err != nil {
+	if err := t.moveIndexes(tx, (*T)(prev), (*T)(rec), id); err != nil {
 		return err
 	}
 	return t.put(b, id, rec)
+}
+
+// moveIndexes changes only the index entries whose keys differ between the
+// row's old and new versions: most updates change no indexed field, and an
+// entry deleted and put back again still dirties its pages, which the
+// commit then writes.
+func (t *Table[T, P]) moveIndexes(tx *Tx, prev, rec *T, id uint64) error {
+	for i := range t.indexes {
+		ix := &t.indexes[i]
+		oldKeys, newKeys := uniqueKeys(ix.Keys(prev)), uniqueKeys(ix.Keys(rec))
+		if slices.Equal(oldKeys, newKeys) {
+			continue
+		}
+		ib, _, err := t.index(tx, ix.Name)
+		if err != nil {
+			return err
+		}
+		for _, key := range oldKeys {
+			if slices.Contains(newKeys, key) {
+				continue
+			}
+			k := []byte(key)
+			if !ix.Unique {
+				k = compositeKey(key, id)
+			} else if v := ib.Get(k); v == nil || KeyID(v) != id {
+				continue
+			}
+			if err := ib.Delete(k); err != nil {
+				return err
+			}
+		}
+		for _, key := range newKeys {
+			if slices.Contains(oldKeys, key) {
+				continue
+			}
+			if !ix.Unique {
+				if err := ib.Put(compositeKey(key, id), nil); err != nil {
+					return err
+				}
+				continue
+			}
+			// checkUnique has refused a key another row holds.
+			if err := ib.Put([]byte(key), Key(id)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Delete removes a row and its index entries; a missing row is ErrNotFound.
