@@ -117,11 +117,13 @@ func (s *Service) update(ctx context.Context, in *updateInput) (*projectOutput, 
 	if len(v) > 0 {
 		return nil, v
 	}
+	var updated *Project
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		p, err := projects.Get(tx, r.p.ID)
 		if err != nil {
 			return err
 		}
+		updated = p
 		p.Name = name
 		if b.Path != nil {
 			p.Path = strings.TrimSpace(*b.Path)
@@ -156,8 +158,11 @@ func (s *Service) update(ctx context.Context, in *updateInput) (*projectOutput, 
 	if err != nil {
 		return nil, err
 	}
-	r, err = s.resolve(ctx, u64(r.p.ID))
-	if err != nil {
+	if updated.Visibility == r.p.Visibility {
+		// The caller's levels and the namespace are what they were: render
+		// the row as written instead of reading it all again.
+		r.p = updated
+	} else if r, err = s.resolve(ctx, u64(r.p.ID)); err != nil {
 		return nil, err
 	}
 	view := s.render(ctx, r)
