@@ -1,0 +1,153 @@
+package pipeline
+
+import (
+	"time"
+
+	"github.com/fennec-forge/fennec/modules/ci/internal/cistatus"
+)
+
+// DefaultStages are the stages of a configuration that declares none.
+var DefaultStages = []string{"build", "test", "deploy"}
+
+// DefaultStage is the stage of a job that names none.
+const DefaultStage = "test"
+
+// DefaultCacheKey is the cache key of a cache that names none: since 9.0
+// GitLab shares one cache across the project's pipelines and jobs.
+const DefaultCacheKey = "default"
+
+// DefaultArtifactsName is the name of an artifacts archive that names none
+// (the executor uploads artifacts.zip).
+const DefaultArtifactsName = "artifacts"
+
+// Config is a parsed, valid `.gitlab-ci.yml` with every global default
+// applied to its jobs.
+type Config struct {
+	// Stages in pipeline order.
+	Stages []string `json:"stages"`
+	// Jobs in file order; hidden jobs (names starting with '.') are not here.
+	Jobs []Job `json:"jobs"`
+}
+
+// Job is one job with the global keywords it inherits already applied.
+type Job struct {
+	Name string `json:"name"`
+	// Stage and its index in Config.Stages.
+	Stage      string `json:"stage"`
+	StageIndex int    `json:"stage_index"`
+	// Script is the job's own commands; BeforeScript and AfterScript are
+	// the job's or, when it sets none, the global ones. AfterScript runs in
+	// a separate shell even when the script failed.
+	Script       []string `json:"script"`
+	BeforeScript []string `json:"before_script,omitempty"`
+	AfterScript  []string `json:"after_script,omitempty"`
+	// Variables are the YAML variables: the global ones with the job's on
+	// top (a job key replaces a global key of the same name in place), in
+	// file order. See Layers for where they sit among all variables.
+	Variables []Variable `json:"variables,omitempty"`
+	// Only and Except are ref policies (see JobsFor); empty means none.
+	Only   []string      `json:"only,omitempty"`
+	Except []string      `json:"except,omitempty"`
+	When   cistatus.When `json:"when"`
+	// AllowFailure defaults to true for manual jobs, false otherwise.
+	AllowFailure bool         `json:"allow_failure"`
+	Artifacts    *Artifacts   `json:"artifacts,omitempty"`
+	Environment  *Environment `json:"environment,omitempty"`
+	// Coverage is the regular expression (without its slashes) that finds
+	// the coverage figure in the trace; empty means none.
+	Coverage string `json:"coverage,omitempty"`
+	// Dependencies names the jobs of earlier stages whose artifacts this
+	// job fetches. When the job does not set the keyword, it is every job
+	// of every earlier stage; `dependencies: []` makes it empty.
+	Dependencies []string `json:"dependencies"`
+	// Retry is how many times a failed job is retried automatically, 0..2.
+	Retry    int       `json:"retry,omitempty"`
+	Tags     []string  `json:"tags,omitempty"`
+	Image    *Image    `json:"image,omitempty"`
+	Services []Service `json:"services,omitempty"`
+	Cache    *Cache    `json:"cache,omitempty"`
+}
+
+// Manual reports whether the job waits for a user to play it.
+func (j *Job) Manual() bool { return j.When == cistatus.WhenManual }
+
+// Artifacts is a job's `artifacts` keyword.
+type Artifacts struct {
+	// Name of the archive without .zip; DefaultArtifactsName when unset.
+	Name      string   `json:"name"`
+	Paths     []string `json:"paths,omitempty"`
+	Untracked bool     `json:"untracked,omitempty"`
+	// When: on_success (default), on_failure or always.
+	When string `json:"when"`
+	// ExpireIn is the keyword as written ("1 week"); empty means the
+	// artifacts do not expire. ExpireAfter is its parsed duration and
+	// ExpireNever is set for "never".
+	ExpireIn    string        `json:"expire_in,omitempty"`
+	ExpireAfter time.Duration `json:"expire_after,omitempty"`
+	ExpireNever bool          `json:"expire_never,omitempty"`
+}
+
+// Artifacts' `when` values.
+const (
+	ArtifactsOnSuccess = "on_success"
+	ArtifactsOnFailure = "on_failure"
+	ArtifactsAlways    = "always"
+)
+
+// Expires reports whether the artifacts have an expiry, and after how long.
+func (a *Artifacts) Expires() (time.Duration, bool) {
+	if a == nil || a.ExpireIn == "" || a.ExpireNever {
+		return 0, false
+	}
+	return a.ExpireAfter, true
+}
+
+// Environment is a job's `environment` keyword. Name and URL may hold
+// variables ($CI_COMMIT_REF_SLUG...); expand them with ExpandVariables when
+// the job is created.
+type Environment struct {
+	Name string `json:"name"`
+	URL  string `json:"url,omitempty"`
+	// Action is "start" (the default) or "stop".
+	Action string `json:"action"`
+	// OnStop names the job that stops this environment.
+	OnStop string `json:"on_stop,omitempty"`
+}
+
+// Environment actions.
+const (
+	EnvironmentStart = "start"
+	EnvironmentStop  = "stop"
+)
+
+// Image is the `image` keyword (a string is the name alone).
+type Image struct {
+	Name       string   `json:"name"`
+	Entrypoint []string `json:"entrypoint,omitempty"`
+}
+
+// Service is one entry of `services` (a string is the name alone).
+type Service struct {
+	Name       string   `json:"name"`
+	Alias      string   `json:"alias,omitempty"`
+	Command    []string `json:"command,omitempty"`
+	Entrypoint []string `json:"entrypoint,omitempty"`
+}
+
+// Cache is the `cache` keyword.
+type Cache struct {
+	// Key is DefaultCacheKey when unset.
+	Key       string   `json:"key"`
+	Paths     []string `json:"paths,omitempty"`
+	Untracked bool     `json:"untracked,omitempty"`
+	// Policy is pull-push (the default), pull or push.
+	Policy string `json:"policy"`
+}
+
+// Variable is one CI variable. Public is false for secrets (tokens, secret
+// project variables), which executors must mask and never log.
+type Variable struct {
+	Key    string `json:"key"`
+	Value  string `json:"value"`
+	Public bool   `json:"public"`
+}
