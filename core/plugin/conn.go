@@ -25,6 +25,16 @@ func (in *instance) Call(ctx context.Context, fn func(context.Context, any) erro
 	return in.bounded(ctx, gen, func(ctx context.Context) error { return fn(ctx, client) })
 }
 
+// Stream runs fn like Call but without the call timeout: the call lasts as
+// long as ctx and the process.
+func (in *instance) Stream(ctx context.Context, fn func(context.Context, any) error) error {
+	_, client, gen, err := in.current()
+	if err != nil {
+		return err
+	}
+	return in.within(ctx, gen, func(ctx context.Context) error { return fn(ctx, client) })
+}
+
 // Describe asks the current process who it is.
 func (in *instance) Describe(ctx context.Context) (sdkplugin.Description, error) {
 	base, _, gen, err := in.current()
@@ -58,6 +68,12 @@ func (in *instance) Configure(ctx context.Context, settings []byte) error {
 func (in *instance) bounded(ctx context.Context, gen context.Context, fn func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, in.callTimeout)
 	defer cancel()
+	return in.within(ctx, gen, fn)
+}
+
+// within runs fn, ending it with the cause when the process generation gen
+// ends, and names the plugin in its error.
+func (in *instance) within(ctx context.Context, gen context.Context, fn func(context.Context) error) error {
 	ctx, cancelCause := context.WithCancelCause(ctx)
 	defer cancelCause(nil)
 	stop := context.AfterFunc(gen, func() { cancelCause(context.Cause(gen)) })

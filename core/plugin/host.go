@@ -76,10 +76,7 @@ func New(o Options) *Host {
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = 30 * time.Second
 	}
-	dir := o.Dir
-	if dir == "" {
-		dir = defaultDir()
-	}
+	dir := Dir(o.Dir)
 	h := &Host{log: log, routes: map[string][]Route{}}
 	kinds := map[string]sdkplugin.Kind{}
 	var known []string
@@ -112,6 +109,15 @@ func New(o Options) *Host {
 		h.routes[p.Kind] = append(h.routes[p.Kind], Route{Name: in.name, Value: in.kind.Route(in)})
 	}
 	return h
+}
+
+// Dir is the directory plugins named by a bare file name are found in:
+// configured, or by default "plugins" next to the running executable.
+func Dir(configured string) string {
+	if configured != "" {
+		return configured
+	}
+	return defaultDir()
 }
 
 // defaultDir is "plugins" next to the running executable.

@@ -17,10 +17,13 @@ import (
 	sdkplugin "github.com/fennec-forge/fennec/sdk/plugin"
 )
 
-var (
-	errExited  = errors.New("plugin process exited")
-	errStopped = errors.New("plugin host stopped")
-)
+// ErrExited ends the calls in flight on a process that died on its own (it
+// is being restarted); errors.Is finds it in their errors, beside
+// sdk/plugin.ErrUnavailable, so a caller can tell a crash from other
+// failures.
+var ErrExited = errors.New("plugin process exited")
+
+var errStopped = errors.New("plugin host stopped")
 
 // pollInterval is how often a supervisor asks go-plugin whether its process
 // is still alive (go-plugin offers no channel for it).
@@ -125,7 +128,7 @@ func (in *instance) run(ctx context.Context, firstDone func()) {
 			return
 		}
 		// It died on its own: fail what was in flight, then restart.
-		in.down(StateRestarting, errExited)
+		in.down(StateRestarting, ErrExited)
 		if time.Since(started) > in.backoff.Max {
 			failures = 0
 		}

@@ -96,13 +96,26 @@ type Conn interface {
 	// timeout and ends when that process dies. Without a running process
 	// it fails at once with an error wrapping ErrUnavailable.
 	Call(ctx context.Context, fn func(ctx context.Context, client any) error) error
+	// Stream is Call without the host's call timeout, for calls that last
+	// as long as their work (a job's run, a large download): its context
+	// ends only with ctx or when the process dies.
+	Stream(ctx context.Context, fn func(ctx context.Context, client any) error) error
 }
 
 // Call is Conn.Call for a kind's typed client C and a call returning T: the
 // helper a kind's Route is written with.
 func Call[C, T any](ctx context.Context, conn Conn, fn func(context.Context, C) (T, error)) (T, error) {
+	return typed(ctx, conn.Call, fn)
+}
+
+// Stream is Conn.Stream for a kind's typed client C and a call returning T.
+func Stream[C, T any](ctx context.Context, conn Conn, fn func(context.Context, C) (T, error)) (T, error) {
+	return typed(ctx, conn.Stream, fn)
+}
+
+func typed[C, T any](ctx context.Context, call func(context.Context, func(context.Context, any) error) error, fn func(context.Context, C) (T, error)) (T, error) {
 	var out T
-	err := conn.Call(ctx, func(ctx context.Context, client any) error {
+	err := call(ctx, func(ctx context.Context, client any) error {
 		c, ok := client.(C)
 		if !ok {
 			return fmt.Errorf("%w: the host holds a %T, not a %T", ErrUnavailable, client, *new(C))

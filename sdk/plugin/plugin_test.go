@@ -73,6 +73,9 @@ func (conn) Configure(context.Context, []byte) error              { return nil }
 func (c conn) Call(ctx context.Context, fn func(context.Context, any) error) error {
 	return fn(ctx, c.client)
 }
+func (c conn) Stream(ctx context.Context, fn func(context.Context, any) error) error {
+	return fn(ctx, c.client)
+}
 
 func TestCallTypesTheClient(t *testing.T) {
 	n, err := plugin.Call(context.Background(), conn{client: 41}, func(_ context.Context, c int) (int, error) { return c + 1, nil })
@@ -82,5 +85,8 @@ func TestCallTypesTheClient(t *testing.T) {
 	s, err := plugin.Call(context.Background(), conn{client: 41}, func(_ context.Context, c string) (string, error) { return c, nil })
 	if !errors.Is(err, plugin.ErrUnavailable) || s != "" {
 		t.Fatalf("a client of the wrong type: %q, %v", s, err)
+	}
+	if n, err := plugin.Stream(context.Background(), conn{client: 1}, func(_ context.Context, c int) (int, error) { return c + 1, nil }); err != nil || n != 2 {
+		t.Fatalf("Stream: %d, %v", n, err)
 	}
 }

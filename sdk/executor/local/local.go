@@ -1,0 +1,261 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/fennec-forge/fennec/sdk/executor"
+)
+
+// DefaultPath is the jobs' PATH unless the settings say otherwise. The
+// plugin itself runs without the host's environment, so it has none to
+// pass on.
+const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// Settings are what the local executor reads from a plugin's settings.
+type Settings struct {
+	executor.CommonSettings
+	// BuildsDir holds the jobs' directories; default <data_dir>/builds.
+	BuildsDir string `json:"builds_dir,omitempty"`
+	// Path is the jobs' PATH, also where bash and git are looked up;
+	// default DefaultPath.
+	Path string `json:"path,omitempty"`
+}
+
+// Dirs are a job's directories (host paths).
+type Dirs struct {
+	// Root is the job's own directory; Work what its steps may write
+	// (Project, Tmp and Home are inside it); Plugin holds what the plugin
+	// writes for it (scripts, file variables), read-only to a sandbox.
+	Root, Work, Project, Tmp, Home, Plugin string
+}
+
+// Sandbox puts a job's steps in isolation.
+type Sandbox interface {
+	// Wrap returns the command line that runs argv (a step's shell, whose
+	// paths are the host's) inside the sandbox, and the credential to start
+	// it with (nil: the plugin's own; then Work is given to that user before
+	// the first step).
+	Wrap(job executor.Job, dirs Dirs, argv []string) ([]string, *syscall.Credential, error)
+}
+
+// Options build an Executor.
+type Options struct {
+	// Name, Version and Features are what Describe says.
+	Name, Version  string
+	Features       []string
+	SettingsSchema string
+	// Parse reads the plugin's settings (a JSON object; DecodeSettings
+	// helps) into the local executor's Settings and the Sandbox they
+	// configure (nil: steps run as they are).
+	Parse func(raw []byte) (Settings, Sandbox, error)
+	// Log receives the executor's own messages; nil discards them.
+	Log hclog.Logger
+}
+
+// Executor runs jobs on this machine; see the package documentation.
+type Executor struct {
+	o Options
+
+	mu         sync.Mutex
+	configured bool
+	settings   Settings
+	sandbox    Sandbox
+	bash, git  string
+	caps       executor.Capabilities
+	jobs       map[int64]*job
+}
+
+// New returns an executor that needs Configure before it runs jobs.
+func New(o Options) *Executor {
+	if o.Log == nil {
+		o.Log = hclog.NewNullLogger()
+	}
+	return &Executor{o: o, jobs: map[int64]*job{}}
+}
+
+// DecodeSettings decodes raw, a JSON object, into v, refusing unknown keys
+// so that a typo does not silently fall back to a default.
+func DecodeSettings(raw []byte, v any) error {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+		return errors.New("settings must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("settings: %w", err)
+	}
+	if dec.More() {
+		return errors.New("settings: trailing data after the JSON object")
+	}
+	return nil
+}
+
+func (e *Executor) Describe(context.Context) (executor.Description, error) {
+	return executor.Description{
+		Name: e.o.Name, Version: e.o.Version, APIVersions: []string{executor.APIVersion},
+		Features: e.o.Features, SettingsSchema: e.o.SettingsSchema,
+	}, nil
+}
+
+// Configure takes new settings. The first successful one also removes the
+// job directories an earlier process of this executor left behind.
+func (e *Executor) Configure(_ context.Context, raw []byte) error {
+	s, sandbox, err := e.o.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("%w: %v", executor.ErrInvalidSettings, err)
+	}
+	caps, err := s.Capabilities()
+	if err != nil {
+		return fmt.Errorf("%w: %v", executor.ErrInvalidSettings, err)
+	}
+	if s.Path == "" {
+		s.Path = DefaultPath
+	}
+	if s.BuildsDir == "" {
+		if s.DataDir == "" {
+			return fmt.Errorf("%w: builds_dir or data_dir is required", executor.ErrInvalidSettings)
+		}
+		s.BuildsDir = filepath.Join(s.DataDir, "builds")
+	}
+	if !filepath.IsAbs(s.BuildsDir) {
+		return fmt.Errorf("%w: builds_dir %q must be an absolute path", executor.ErrInvalidSettings, s.BuildsDir)
+	}
+	bash, err := lookPath("bash", s.Path)
+	if err != nil {
+		return fmt.Errorf("%w: %v", executor.ErrInvalidSettings, err)
+	}
+	git, err := lookPath("git", s.Path)
+	if err != nil {
+		return fmt.Errorf("%w: %v", executor.ErrInvalidSettings, err)
+	}
+	if err := os.MkdirAll(s.BuildsDir, 0o755); err != nil {
+		return fmt.Errorf("%w: builds_dir: %v", executor.ErrInvalidSettings, err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.configured {
+		e.removeLeftovers(s.BuildsDir)
+	}
+	e.configured = true
+	e.settings, e.sandbox, e.caps, e.bash, e.git = s, sandbox, caps, bash, git
+	return nil
+}
+
+// removeLeftovers deletes job directories of earlier processes.
+func (e *Executor) removeLeftovers(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, d := range entries {
+		if d.IsDir() && strings.HasPrefix(d.Name(), "job-") {
+			if err := removeAll(filepath.Join(dir, d.Name())); err != nil {
+				e.o.Log.Warn("cannot remove a job directory left behind", "dir", d.Name(), "error", err)
+			} else {
+				e.o.Log.Info("removed a job directory left behind by an earlier process", "dir", d.Name())
+			}
+		}
+	}
+}
+
+func (e *Executor) Capabilities(context.Context) (executor.Capabilities, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.configured {
+		return executor.Capabilities{}, errors.New("not configured")
+	}
+	return e.caps, nil
+}
+
+// Cancel stops a running job; its Run ends with FailureCanceled.
+func (e *Executor) Cancel(_ context.Context, jobID int64) error {
+	e.mu.Lock()
+	j := e.jobs[jobID]
+	e.mu.Unlock()
+	if j != nil {
+		j.stop(errCanceled)
+	}
+	return nil
+}
+
+// Artifacts copies the job's archive to w.
+func (e *Executor) Artifacts(ctx context.Context, jobID int64, w io.Writer) (int64, error) {
+	e.mu.Lock()
+	j := e.jobs[jobID]
+	e.mu.Unlock()
+	if j == nil {
+		return 0, executor.ErrNoArtifacts
+	}
+	select {
+	case <-j.done:
+	default:
+		return 0, fmt.Errorf("job %d is still running", jobID)
+	}
+	if j.archive == "" {
+		return 0, executor.ErrNoArtifacts
+	}
+	f, err := os.Open(j.archive)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, executor.ErrNoArtifacts
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return io.Copy(w, f)
+}
+
+// Cleanup stops the job if it still runs and removes its directory.
+func (e *Executor) Cleanup(ctx context.Context, jobID int64) error {
+	e.mu.Lock()
+	j := e.jobs[jobID]
+	e.mu.Unlock()
+	if j == nil {
+		return nil
+	}
+	j.stop(errCanceled)
+	select {
+	case <-j.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err := removeAll(j.dirs.Root); err != nil {
+		return fmt.Errorf("cleanup of job %d: %w", jobID, err)
+	}
+	e.mu.Lock()
+	if e.jobs[jobID] == j {
+		delete(e.jobs, jobID)
+	}
+	e.mu.Unlock()
+	return nil
+}
+
+// removeAll is os.RemoveAll that also gets through directories a job made
+// unwritable (chmod 000), which RemoveAll cannot empty.
+func removeAll(dir string) error {
+	if err := os.RemoveAll(dir); err == nil {
+		return nil
+	}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if d != nil && d.IsDir() {
+			os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}
+
+// Interface guard.
+var _ executor.Executor = (*Executor)(nil)
