@@ -21,6 +21,9 @@ var Kind = plugin.Kind{
 	Route:      func(conn plugin.Conn) any { return route{conn} },
 }
 
+// Logger is the plugin's logger (hclog), as NewLogger builds it.
+type Logger = hclog.Logger
+
 // NewLogger returns the logger a plugin should use (plugin.NewLogger):
 // hclog JSON lines on standard error, which the host re-emits into its own
 // log under the plugin's name. Build it before Serve, which redirects

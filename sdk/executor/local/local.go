@@ -43,11 +43,20 @@ type Dirs struct {
 
 // Sandbox puts a job's steps in isolation.
 type Sandbox interface {
-	// Wrap returns the command line that runs argv (a step's shell, whose
-	// paths are the host's) inside the sandbox, and the credential to start
-	// it with (nil: the plugin's own; then Work is given to that user before
-	// the first step).
-	Wrap(job executor.Job, dirs Dirs, argv []string) ([]string, *syscall.Credential, error)
+	// Wrap returns how to run argv (a step's shell, whose paths are the
+	// host's) inside the sandbox.
+	Wrap(job executor.Job, dirs Dirs, argv []string) (Command, error)
+}
+
+// Command is a step's command line as a Sandbox wraps it.
+type Command struct {
+	Argv []string
+	// StartAs is the credential the first process starts with; nil: the
+	// plugin's own.
+	StartAs *syscall.Credential
+	// Owner, when not nil, is who the step's processes end up running as:
+	// the work directory is given to them before the first step.
+	Owner *syscall.Credential
 }
 
 // Options build an Executor.

@@ -35,7 +35,7 @@ func (r *runner) stopped(ctx context.Context) (executor.Result, bool) {
 	if ctx.Err() == nil {
 		return executor.Result{}, false
 	}
-	kind, msg := r.stoppedBy(context.Cause(ctx), r.j.spec.Timeout, executor.Step{Name: "prepare"})
+	kind, msg := r.stoppedBy(context.Cause(ctx), r.timeout, executor.Step{Name: "prepare"})
 	return executor.Result{ExitCode: -1, Failure: kind, Message: msg}, true
 }
 

@@ -90,7 +90,8 @@ type runner struct {
 	bash, git string
 	j         *job
 	t         *trace
-	cred      *syscall.Credential
+	owned     bool          // the work directory was given to the sandbox's user
+	timeout   time.Duration // the job's, default applied
 }
 
 func (r *runner) run(ctx context.Context) (executor.Result, error) {
@@ -107,6 +108,7 @@ func (r *runner) run(ctx context.Context) (executor.Result, error) {
 	if timeout <= 0 {
 		timeout = executor.DefaultTimeout
 	}
+	r.timeout = timeout
 	jobCtx, cancelTimeout := context.WithTimeoutCause(ctx, timeout, errJobTimeout)
 	defer cancelTimeout()
 
@@ -299,21 +301,20 @@ func (r *runner) runStep(ctx context.Context, i int, step executor.Step, env []s
 	if err := writeNew(script, []byte(b.String()), 0o644); err != nil {
 		return -1, false, fmt.Errorf("step script: %w", err)
 	}
-	argv := []string{r.bash, "--noprofile", "--norc", script}
-	var cred *syscall.Credential
+	c := Command{Argv: []string{r.bash, "--noprofile", "--norc", script}}
 	if r.sandbox != nil {
 		var err error
-		if argv, cred, err = r.sandbox.Wrap(r.j.spec, r.j.dirs, argv); err != nil {
+		if c, err = r.sandbox.Wrap(r.j.spec, r.j.dirs, c.Argv); err != nil {
 			return -1, false, fmt.Errorf("sandbox: %w", err)
 		}
-		if cred != nil && r.cred == nil {
-			if err := chownTree(r.j.dirs.Work, int(cred.Uid), int(cred.Gid)); err != nil {
+		if o := c.Owner; o != nil && !r.owned {
+			if err := chownTree(r.j.dirs.Work, int(o.Uid), int(o.Gid)); err != nil {
 				return -1, false, fmt.Errorf("work directory: %w", err)
 			}
-			r.cred = cred
+			r.owned = true
 		}
 	}
-	cmd := command{argv: argv, dir: r.j.dirs.Project, env: env, cred: cred, out: r.t, mark: r.j.mark}
+	cmd := command{argv: c.Argv, dir: r.j.dirs.Project, env: env, cred: c.StartAs, out: r.t, mark: r.j.mark}
 	code, stopped, err := cmd.run(ctx)
 	if err != nil {
 		return -1, false, fmt.Errorf("start %s: %w", step.Name, err)
