@@ -9,6 +9,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/modules/identity/event"
 	"github.com/fennec-forge/fennec/modules/identity/internal"
+	"github.com/fennec-forge/fennec/modules/identity/user"
 )
 
 // UserDeleted is published (through the outbox) when an administrator
@@ -33,7 +34,18 @@ type DirectorySync interface {
 }
 
 // UserInfo is what other modules may know of a user.
-type UserInfo = internal.UserInfo
+type UserInfo = user.Info
+
+// BasicUser is the public view of a user that every response embedding a
+// user shows ({id, name, username, state, avatar_url, web_url}); build it
+// with NewBasicUser, never by hand.
+type BasicUser = user.BasicUser
+
+// NewBasicUser is u's public view; baseURL is api.ExternalURLFrom(ctx).
+func NewBasicUser(baseURL string, u UserInfo) BasicUser { return user.NewBasicUser(baseURL, u) }
+
+// GhostUser stands for a deleted user where their past work is still shown.
+func GhostUser(baseURL string, id int64) BasicUser { return user.GhostUser(baseURL, id) }
 
 // Users looks users up for other modules (a project's owner, a namespace's
 // path). It reads through identity's cache; ErrUserNotFound from core/auth

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,32 +23,22 @@ func NewRoutes(s *Service) fennec.Routes {
 	return fennec.Routes{Name: "activity", Register: s.register}
 }
 
-// AuthorView is the author of an entry: the public view of a user.
-type AuthorView struct {
-	ID        int64   `json:"id"`
-	Name      string  `json:"name"`
-	Username  string  `json:"username"`
-	State     string  `json:"state"`
-	AvatarURL *string `json:"avatar_url"`
-	WebURL    string  `json:"web_url"`
-}
-
 // EventView is the Event resource of the spec. note appears only on
 // "commented on" entries that carry one.
 type EventView struct {
-	Title          *string         `json:"title"`
-	ProjectID      *uint64         `json:"project_id"`
-	ActionName     string          `json:"action_name"`
-	TargetID       *uint64         `json:"target_id"`
-	TargetType     *string         `json:"target_type"`
-	TargetTitle    *string         `json:"target_title"`
-	AuthorID       uint64          `json:"author_id"`
-	Author         AuthorView      `json:"author"`
-	AuthorUsername string          `json:"author_username"`
-	Data           json.RawMessage `json:"data"`
-	PushData       *PushDataView   `json:"push_data,omitempty"`
-	Note           json.RawMessage `json:"note,omitempty"`
-	CreatedAt      api.Time        `json:"created_at"`
+	Title          *string            `json:"title"`
+	ProjectID      *uint64            `json:"project_id"`
+	ActionName     string             `json:"action_name"`
+	TargetID       *uint64            `json:"target_id"`
+	TargetType     *string            `json:"target_type"`
+	TargetTitle    *string            `json:"target_title"`
+	AuthorID       uint64             `json:"author_id"`
+	Author         identity.BasicUser `json:"author"`
+	AuthorUsername string             `json:"author_username"`
+	Data           json.RawMessage    `json:"data"`
+	PushData       *PushDataView      `json:"push_data,omitempty"`
+	Note           json.RawMessage    `json:"note,omitempty"`
+	CreatedAt      api.Time           `json:"created_at"`
 }
 
 // ProjectPath is the :id of a project (number or URL-encoded full path).
@@ -191,7 +180,7 @@ func load(tx *store.Tx, ids []uint64) ([]*Entry, error) {
 func (s *Service) output(ctx context.Context, p api.PageParams, total int, page []*Entry) (*eventsOutput, error) {
 	out := &eventsOutput{PageHeaders: api.Paginate(ctx, p, total), Body: make([]EventView, 0, len(page))}
 	base := api.ExternalURLFrom(ctx)
-	authors := map[uint64]AuthorView{}
+	authors := map[uint64]identity.BasicUser{}
 	for _, e := range page {
 		a, ok := authors[e.AuthorID]
 		if !ok {
@@ -200,12 +189,11 @@ func (s *Service) output(ctx context.Context, p api.PageParams, total int, page 
 			case errors.Is(err, auth.ErrUserNotFound):
 				// Deleted a moment ago; the cleanup of their entries is on
 				// its way. Shown as GitLab shows the authors of deleted users.
-				a = AuthorView{ID: int64(e.AuthorID), Name: "Ghost User", Username: "ghost", State: "blocked", WebURL: base + "/ghost"}
+				a = identity.GhostUser(base, int64(e.AuthorID))
 			case err != nil:
 				return nil, err
 			default:
-				a = AuthorView{ID: u.ID, Name: u.Name, Username: u.Username, State: u.State, AvatarURL: nonEmpty(u.AvatarURL),
-					WebURL: base + "/" + url.PathEscape(u.Username)}
+				a = identity.NewBasicUser(base, u)
 			}
 			authors[e.AuthorID] = a
 		}
@@ -214,7 +202,7 @@ func (s *Service) output(ctx context.Context, p api.PageParams, total int, page 
 	return out, nil
 }
 
-func view(e *Entry, a AuthorView) EventView {
+func view(e *Entry, a identity.BasicUser) EventView {
 	v := EventView{
 		ActionName: e.ActionName, AuthorID: e.AuthorID, Author: a, AuthorUsername: a.Username,
 		Title: nonEmpty(e.Title), TargetType: nonEmpty(e.TargetType), TargetTitle: nonEmpty(e.TargetTitle),

@@ -3,25 +3,15 @@ package internal
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity/user"
 )
 
-// UserInfo is the summary of a user that other modules may use.
-type UserInfo struct {
-	ID            int64
-	Username      string
-	Name          string
-	Email         string
-	State         string // active, blocked (directory blocks show as blocked)
-	Admin         bool
-	External      bool
-	AvatarURL     string
-	ProjectsLimit int
-	CreatedAt     time.Time
-}
+// UserInfo is the summary of a user that other modules may use; its
+// contract is package user.
+type UserInfo = user.Info
 
 func infoOf(u *User) UserInfo {
 	state := u.State

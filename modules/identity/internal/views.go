@@ -3,21 +3,14 @@ package internal
 import (
 	"crypto/md5"
 	"encoding/hex"
-	"net/url"
 	"strings"
 
 	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/modules/identity/user"
 )
 
-// PublicUser is the view anyone may see.
-type PublicUser struct {
-	ID        uint64  `json:"id"`
-	Username  string  `json:"username"`
-	Name      string  `json:"name"`
-	State     string  `json:"state"`
-	AvatarURL *string `json:"avatar_url"`
-	WebURL    string  `json:"web_url"`
-}
+// PublicUser is the view anyone may see, the basic user every module embeds.
+type PublicUser = user.BasicUser
 
 // ExtendedUser is a single user as other users see it.
 type ExtendedUser struct {
@@ -68,15 +61,7 @@ type IdentityView struct {
 }
 
 func publicView(base string, u *User) PublicUser {
-	state := u.State
-	if state == "ldap_blocked" {
-		state = "blocked"
-	}
-	avatar := gravatar(u.Email)
-	return PublicUser{
-		ID: u.ID, Username: u.Username, Name: u.Name, State: state,
-		AvatarURL: &avatar, WebURL: base + "/" + url.PathEscape(u.Username),
-	}
+	return user.NewBasicUser(base, infoOf(u))
 }
 
 func extendedView(base string, u *User) ExtendedUser {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -35,12 +34,7 @@ const sourceProject = "project"
 // MemberView is a member: the user's public fields, the level and the
 // expiry date.
 type MemberView struct {
-	ID          int64     `json:"id"`
-	Username    string    `json:"username"`
-	Name        string    `json:"name"`
-	State       string    `json:"state"`
-	AvatarURL   *string   `json:"avatar_url"`
-	WebURL      string    `json:"web_url"`
+	identity.BasicUser
 	AccessLevel int       `json:"access_level"`
 	ExpiresAt   *api.Date `json:"expires_at"`
 }
@@ -179,15 +173,7 @@ func (s *Service) registerMembers(a *api.API) {
 }
 
 func (s *Service) memberView(ctx context.Context, m *Member, u identity.UserInfo) MemberView {
-	v := MemberView{
-		ID: u.ID, Username: u.Username, Name: u.Name, State: u.State,
-		WebURL:      api.ExternalURLFrom(ctx) + "/" + url.PathEscape(u.Username),
-		AccessLevel: m.AccessLevel,
-	}
-	if u.AvatarURL != "" {
-		avatar := u.AvatarURL
-		v.AvatarURL = &avatar
-	}
+	v := MemberView{BasicUser: identity.NewBasicUser(api.ExternalURLFrom(ctx), u), AccessLevel: m.AccessLevel}
 	if m.ExpiresAt != nil {
 		v.ExpiresAt = api.DatePtr(*m.ExpiresAt)
 	}

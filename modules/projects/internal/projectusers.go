@@ -9,24 +9,14 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/url"
 	"sort"
 	"strings"
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
 )
-
-// ProjectUserView is the public user view of API-CONVENTIONS.md.
-type ProjectUserView struct {
-	ID        int64   `json:"id"`
-	Username  string  `json:"username"`
-	Name      string  `json:"name"`
-	State     string  `json:"state"`
-	AvatarURL *string `json:"avatar_url"`
-	WebURL    string  `json:"web_url"`
-}
 
 type projectUsersInput struct {
 	ProjectPath
@@ -36,7 +26,7 @@ type projectUsersInput struct {
 
 type projectUsersOutput struct {
 	api.PageHeaders
-	Body []ProjectUserView
+	Body []identity.BasicUser
 }
 
 func (s *Service) registerProjectUsers(a *api.API) {
@@ -115,7 +105,7 @@ func (s *Service) projectUsers(ctx context.Context, in *projectUsersInput) (*pro
 	if q == "" {
 		candidates = api.Window(ids, in.PageParams)
 	}
-	var views []ProjectUserView
+	var views []identity.BasicUser
 	for _, id := range candidates {
 		u, err := s.users.UserByID(ctx, int64(id))
 		if errors.Is(err, auth.ErrUserNotFound) {
@@ -127,12 +117,7 @@ func (s *Service) projectUsers(ctx context.Context, in *projectUsersInput) (*pro
 		if q != "" && !strings.Contains(strings.ToLower(u.Username), q) && !strings.Contains(strings.ToLower(u.Name), q) {
 			continue
 		}
-		v := ProjectUserView{ID: u.ID, Username: u.Username, Name: u.Name, State: u.State, WebURL: base + "/" + url.PathEscape(u.Username)}
-		if u.AvatarURL != "" {
-			avatar := u.AvatarURL
-			v.AvatarURL = &avatar
-		}
-		views = append(views, v)
+		views = append(views, identity.NewBasicUser(base, u))
 	}
 	total := len(ids)
 	if q != "" {
@@ -140,7 +125,7 @@ func (s *Service) projectUsers(ctx context.Context, in *projectUsersInput) (*pro
 		views = api.Window(views, in.PageParams)
 	}
 	if views == nil {
-		views = []ProjectUserView{}
+		views = []identity.BasicUser{}
 	}
 	return &projectUsersOutput{PageHeaders: api.Paginate(ctx, in.PageParams, total), Body: views}, nil
 }

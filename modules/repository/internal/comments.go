@@ -13,6 +13,7 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
@@ -39,12 +40,12 @@ var comments = store.NewTable[Comment]("repository.commit_comments",
 
 // CommentView is the spec's commit comment.
 type CommentView struct {
-	Note      string       `json:"note"`
-	Author    StatusAuthor `json:"author"`
-	CreatedAt api.Time     `json:"created_at"`
-	Path      *string      `json:"path"`
-	Line      *int         `json:"line"`
-	LineType  *string      `json:"line_type"`
+	Note      string             `json:"note"`
+	Author    identity.BasicUser `json:"author"`
+	CreatedAt api.Time           `json:"created_at"`
+	Path      *string            `json:"path"`
+	Line      *int               `json:"line"`
+	LineType  *string            `json:"line_type"`
 }
 
 // maxNoteBytes bounds a comment.
@@ -72,9 +73,9 @@ type commentsOutput struct {
 	Body []CommentView
 }
 
-func (st *Statuses) commentView(ctx context.Context, c *Comment) CommentView {
-	author := st.view(ctx, &Status{AuthorID: c.AuthorID}).Author
-	return CommentView{Note: c.Note, Author: author, CreatedAt: api.NewTime(c.CreatedAt), Path: c.Path, Line: c.Line, LineType: c.LineType}
+func (st *Statuses) commentView(ctx context.Context, c *Comment) (CommentView, error) {
+	author, err := st.author(ctx, c.AuthorID)
+	return CommentView{Note: c.Note, Author: author, CreatedAt: api.NewTime(c.CreatedAt), Path: c.Path, Line: c.Line, LineType: c.LineType}, err
 }
 
 // lineExists reports whether a file has the line on the given side of the
@@ -147,7 +148,10 @@ func (st *Statuses) postComment(ctx context.Context, in *postCommentInput) (*str
 	if err := st.db.Update(ctx, func(tx *store.Tx) error { return comments.Insert(tx, cm) }); err != nil {
 		return nil, err
 	}
-	v := st.commentView(ctx, cm)
+	v, err := st.commentView(ctx, cm)
+	if err != nil {
+		return nil, err
+	}
 	return &struct{ Body *CommentView }{Body: &v}, nil
 }
 
@@ -182,7 +186,11 @@ func (st *Statuses) listComments(ctx context.Context, in *listCommentsInput) (*c
 	}
 	out := &commentsOutput{PageHeaders: api.Paginate(ctx, in.PageParams, total), Body: []CommentView{}}
 	for _, cm := range list {
-		out.Body = append(out.Body, st.commentView(ctx, cm))
+		v, err := st.commentView(ctx, cm)
+		if err != nil {
+			return nil, err
+		}
+		out.Body = append(out.Body, v)
 	}
 	return out, nil
 }

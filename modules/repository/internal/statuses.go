@@ -81,34 +81,38 @@ type Statuses struct {
 
 var validStates = map[string]bool{"pending": true, "running": true, "success": true, "failed": true, "canceled": true}
 
-// StatusAuthor is the author summary of a status.
-type StatusAuthor struct {
-	ID        int64  `json:"id"`
-	Name      string `json:"name"`
-	Username  string `json:"username"`
-	State     string `json:"state"`
-	AvatarURL string `json:"avatar_url"`
-	WebURL    string `json:"web_url"`
-}
-
 // StatusView is the spec's commit status.
 type StatusView struct {
-	ID           uint64       `json:"id"`
-	SHA          string       `json:"sha"`
-	Ref          *string      `json:"ref"`
-	Status       string       `json:"status"`
-	Name         string       `json:"name"`
-	TargetURL    *string      `json:"target_url"`
-	Description  *string      `json:"description"`
-	Coverage     *float64     `json:"coverage"`
-	AllowFailure bool         `json:"allow_failure"`
-	CreatedAt    api.Time     `json:"created_at"`
-	StartedAt    *api.Time    `json:"started_at"`
-	FinishedAt   *api.Time    `json:"finished_at"`
-	Author       StatusAuthor `json:"author"`
+	ID           uint64             `json:"id"`
+	SHA          string             `json:"sha"`
+	Ref          *string            `json:"ref"`
+	Status       string             `json:"status"`
+	Name         string             `json:"name"`
+	TargetURL    *string            `json:"target_url"`
+	Description  *string            `json:"description"`
+	Coverage     *float64           `json:"coverage"`
+	AllowFailure bool               `json:"allow_failure"`
+	CreatedAt    api.Time           `json:"created_at"`
+	StartedAt    *api.Time          `json:"started_at"`
+	FinishedAt   *api.Time          `json:"finished_at"`
+	Author       identity.BasicUser `json:"author"`
 }
 
-func (st *Statuses) view(ctx context.Context, s *Status) StatusView {
+// author is the public view of the user who posted a status or comment; a
+// deleted user's statuses and comments stay, shown as the ghost user.
+func (st *Statuses) author(ctx context.Context, id int64) (identity.BasicUser, error) {
+	base := api.ExternalURLFrom(ctx)
+	u, err := st.users.UserByID(ctx, id)
+	switch {
+	case errors.Is(err, auth.ErrUserNotFound):
+		return identity.GhostUser(base, id), nil
+	case err != nil:
+		return identity.BasicUser{}, err
+	}
+	return identity.NewBasicUser(base, u), nil
+}
+
+func (st *Statuses) view(ctx context.Context, s *Status) (StatusView, error) {
 	v := StatusView{ID: s.ID, SHA: s.SHA, Ref: s.Ref, Status: s.State, Name: s.Name, TargetURL: s.TargetURL,
 		Description: s.Description, Coverage: s.Coverage, AllowFailure: s.AllowFailure, CreatedAt: api.NewTime(s.CreatedAt)}
 	if s.StartedAt != nil {
@@ -117,11 +121,9 @@ func (st *Statuses) view(ctx context.Context, s *Status) StatusView {
 	if s.FinishedAt != nil {
 		v.FinishedAt = api.TimePtr(*s.FinishedAt)
 	}
-	if u, err := st.users.UserByID(ctx, s.AuthorID); err == nil {
-		v.Author = StatusAuthor{ID: u.ID, Name: u.Name, Username: u.Username, State: u.State, AvatarURL: u.AvatarURL,
-			WebURL: api.ExternalURLFrom(ctx) + "/" + u.Username}
-	}
-	return v
+	var err error
+	v.Author, err = st.author(ctx, s.AuthorID)
+	return v, err
 }
 
 type postStatusInput struct {
@@ -204,7 +206,10 @@ func (st *Statuses) post(ctx context.Context, in *postStatusInput) (*struct{ Bod
 	if err != nil {
 		return nil, err
 	}
-	v := st.view(ctx, saved)
+	v, err := st.view(ctx, saved)
+	if err != nil {
+		return nil, err
+	}
 	return &struct{ Body *StatusView }{Body: &v}, nil
 }
 
@@ -271,7 +276,11 @@ func (st *Statuses) list(ctx context.Context, in *listStatusesInput) (*statusesO
 	sort.SliceStable(matching, func(i, j int) bool { return matching[i].ID > matching[j].ID })
 	out := &statusesOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(matching)), Body: []StatusView{}}
 	for _, s := range api.Window(matching, in.PageParams) {
-		out.Body = append(out.Body, st.view(ctx, s))
+		v, err := st.view(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		out.Body = append(out.Body, v)
 	}
 	return out, nil
 }
