@@ -25,8 +25,8 @@ import (
 )
 
 // AdminCommand is one maintenance command. Run writes its report to out;
-// its context carries an administrator principal (the operator, who owns
-// the data directory).
+// its context carries the system principal (auth.System: the operator owns
+// the data directory, and so may do everything).
 type AdminCommand struct {
 	Name string // as typed after "fennec", words joined by "-": "repo-gc"
 	Run  func(ctx context.Context, args []string, out io.Writer) error
@@ -90,14 +90,11 @@ func (a *App) Commands() []AdminCommand {
 	return out
 }
 
-// operator is the principal admin commands run as.
-var operator = &auth.Principal{User: &auth.User{Username: "operator", Admin: true}}
-
 // runCommand runs a command of this app.
 func (a *App) runCommand(ctx context.Context, name string, args []string, out io.Writer) error {
 	for _, c := range a.commands {
 		if c.Name == name {
-			return c.Run(auth.WithPrincipal(ctx, operator), args, out)
+			return c.Run(auth.WithPrincipal(ctx, auth.System()), args, out)
 		}
 	}
 	return fmt.Errorf("unknown command %q", name)

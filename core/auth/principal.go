@@ -23,6 +23,8 @@ const (
 	MethodOAuth         Method = "oauth"
 	MethodPassword      Method = "password"
 	MethodJobToken      Method = "job_token"
+	// MethodSystem: no credential; background work (System, ForUser).
+	MethodSystem Method = "system"
 )
 
 // User is what the core needs to know about an account. Modules own the full
@@ -46,6 +48,11 @@ type Principal struct {
 	TokenID int64
 	// Sudoer is the administrator who is acting as User through sudo.
 	Sudoer *User
+
+	// system marks the server's own principal (System). Unexported, so that
+	// only this package makes one, and the Resolver refuses any principal
+	// that carries it: no credential can yield it.
+	system bool
 }
 
 // Anonymous is the principal of a request without credentials.
@@ -53,6 +60,30 @@ var anonymous = &Principal{}
 
 // Anonymous returns the anonymous principal.
 func Anonymous() *Principal { return anonymous }
+
+// System returns the principal of the server itself, for background work
+// that acts for no one (the CI scheduler, housekeeping, admin commands): it
+// may do everything an administrator may. Its User has id 0 and name
+// "system"; it authors nothing. Work done on behalf of a user runs as
+// ForUser instead. A request never carries it (Resolver.Resolve refuses it).
+func System() *Principal {
+	return &Principal{User: &User{Username: "system", Admin: true}, Method: MethodSystem, system: true}
+}
+
+// IsSystem reports whether p is the server's own principal (System).
+func (p *Principal) IsSystem() bool { return p != nil && p.system }
+
+// ForUser returns the principal of background work done on behalf of u
+// with no request behind it (a CI job runs with the rights of the user who
+// started its pipeline): u's own rights, unrestricted by token scopes, and
+// never sudo. A blocked user gets ErrUnauthorized, as their credentials
+// would in a request. Find u with a UserLookup.
+func ForUser(u *User) (*Principal, error) {
+	if u == nil || u.Blocked {
+		return nil, ErrUnauthorized
+	}
+	return &Principal{User: u, Method: MethodSystem}, nil
+}
 
 // IsAnonymous reports whether nobody signed in.
 func (p *Principal) IsAnonymous() bool { return p == nil || p.User == nil }

@@ -100,10 +100,18 @@ func (r *Resolver) Resolve(ctx context.Context, c Credentials) (*Principal, erro
 	if err != nil {
 		return nil, err
 	}
-	if c.Sudo == "" {
-		return p, nil
+	if c.Sudo != "" {
+		if p, err = r.sudo(ctx, p, c.Sudo); err != nil {
+			return nil, err
+		}
 	}
-	return r.sudo(ctx, p, c.Sudo)
+	// Background principals belong to the server's own work; a resolver
+	// that hands one out for a credential is a bug, and must not make that
+	// credential all-powerful.
+	if p.IsSystem() || p.Method == MethodSystem {
+		return nil, ErrUnauthorized
+	}
+	return p, nil
 }
 
 func (r *Resolver) resolve(ctx context.Context, c Credentials) (*Principal, error) {

@@ -68,12 +68,22 @@ const (
 )
 
 // Access is the one place every module asks what a caller may do on a
-// project. Every method answers 404 Project Not Found for a project the
+// project. The caller is the principal in ctx: the request's, or for
+// background work auth.System() (may do everything) or auth.ForUser(u)
+// (u's rights) put there with auth.WithPrincipal; a context without one is
+// anonymous. Every method answers 404 Project Not Found for a project the
 // caller may not see; Require also 403 when the action is not allowed.
+// Archived projects refuse writes to everyone, the system too.
 type Access interface {
+	// Resolve, Require and Can take a project as the API's :id does: a
+	// number or the full path.
 	Resolve(ctx context.Context, ref string) (ProjectInfo, error)
 	Require(ctx context.Context, ref string, a Action) (ProjectInfo, error)
 	Can(ctx context.Context, ref string, a Action) (bool, error)
+	// ResolveID and RequireID take a project's id, for code that holds one
+	// (an event, a job) rather than a path parameter.
+	ResolveID(ctx context.Context, projectID int64) (ProjectInfo, error)
+	RequireID(ctx context.Context, projectID int64, a Action) (ProjectInfo, error)
 }
 
 // RepositoryState is how the repository module records what happened to a

@@ -2,6 +2,7 @@ package internal
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/fennec-forge/fennec/core/auth"
 )
@@ -43,6 +44,25 @@ func (s *Service) Require(ctx context.Context, ref string, a Action) (ProjectInf
 		return ProjectInfo{}, err
 	}
 	return s.info(ctx, r), nil
+}
+
+// ResolveID is Resolve for a project id; ids that cannot exist are 404.
+func (s *Service) ResolveID(ctx context.Context, projectID int64) (ProjectInfo, error) {
+	return s.Resolve(ctx, idRef(projectID))
+}
+
+// RequireID is Require for a project id.
+func (s *Service) RequireID(ctx context.Context, projectID int64, a Action) (ProjectInfo, error) {
+	return s.Require(ctx, idRef(projectID), a)
+}
+
+// idRef is a project id as the :id that resolve parses; a non-positive id
+// becomes a path no project has, so it is 404 like any unknown project.
+func idRef(projectID int64) string {
+	if projectID <= 0 {
+		return ""
+	}
+	return strconv.FormatInt(projectID, 10)
 }
 
 func (s *Service) info(ctx context.Context, r *resolved) ProjectInfo {
