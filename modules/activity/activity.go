@@ -4,37 +4,35 @@ import (
 	"go.uber.org/fx"
 
 	fennec "github.com/fennec-forge/fennec/core"
-	"github.com/fennec-forge/fennec/modules/activity/event"
 	"github.com/fennec-forge/fennec/modules/activity/internal"
+	"github.com/fennec-forge/fennec/modules/projects/feed"
 )
 
-// Event asks the activity module to record a feed entry. Modules above
-// activity publish it (events.Bus.Publish) in the transaction of the change
-// it describes: a push ("pushed to", with Data), a merge request "opened", a
-// note "commented on". Key, when set, makes redelivery harmless: a second
-// event with the same key is dropped ("notes.note:42"). Its contract is
-// package event, public so that it is not defined inside internal/.
-type Event = event.Event
+// Event asks the activity module to record a feed entry. Its contract is
+// modules/projects/feed, where the modules that publish it (all of them
+// above projects) can import it; they import that package, not this one,
+// which sits above them. These names remain for readers of the feed.
+type Event = feed.Event
 
 // Action is an Event's action_name, in GitLab's words.
-type Action = event.Action
+type Action = feed.Action
 
 // The action names of GitLab's events API.
 const (
-	Created     = event.Created
-	Updated     = event.Updated
-	Closed      = event.Closed
-	Reopened    = event.Reopened
-	PushedTo    = event.PushedTo
-	PushedNew   = event.PushedNew
-	Deleted     = event.Deleted
-	CommentedOn = event.CommentedOn
-	Merged      = event.Merged
-	Joined      = event.Joined
-	Left        = event.Left
-	Destroyed   = event.Destroyed
-	Expired     = event.Expired
-	Opened      = event.Opened
+	Created     = feed.Created
+	Updated     = feed.Updated
+	Closed      = feed.Closed
+	Reopened    = feed.Reopened
+	PushedTo    = feed.PushedTo
+	PushedNew   = feed.PushedNew
+	Deleted     = feed.Deleted
+	CommentedOn = feed.CommentedOn
+	Merged      = feed.Merged
+	Joined      = feed.Joined
+	Left        = feed.Left
+	Destroyed   = feed.Destroyed
+	Expired     = feed.Expired
+	Opened      = feed.Opened
 )
 
 // Module is the activity module for fennec.WithModules.
@@ -42,7 +40,9 @@ func Module() fennec.Module {
 	return fennec.NewModule("activity",
 		fennec.Tables(internal.Tables()...),
 		fennec.Migrations(internal.Migrations()...),
-		fx.Provide(internal.NewService),
+		// The feed kinds come from the modules that own them, so a new kind
+		// needs no change here.
+		fx.Provide(fx.Annotate(internal.NewService, fx.ParamTags("", "", "", "", `group:"`+feed.KindsGroup+`"`))),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideRoutes(internal.NewRoutes),
 	)

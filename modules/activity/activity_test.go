@@ -15,6 +15,7 @@ import (
 	"github.com/fennec-forge/fennec/modules/activity"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/projects/feed"
 )
 
 var eventKeys = []string{"title", "project_id", "action_name", "target_id", "target_type", "target_title",
@@ -199,7 +200,7 @@ func TestUserEvents(t *testing.T) {
 // Delivery is at least once: every handler must survive an event twice.
 func TestRedeliveryAndMembership(t *testing.T) {
 	t.Parallel()
-	s := start(t)
+	s := start(t, withKinds(feed.Kind{TargetType: "Note"}))
 	alice := s.CreateUser(t, "alice")
 	bob := s.CreateUser(t, "bob")
 	carol := s.CreateUser(t, "carol")

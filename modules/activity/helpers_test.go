@@ -15,9 +15,11 @@ import (
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
+	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects/feed"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
@@ -29,11 +31,18 @@ type env struct {
 	db  *store.DB
 }
 
-func start(t *testing.T) *env {
+func start(t *testing.T, opts ...fennectest.Option) *env {
 	t.Helper()
 	e := &env{}
-	e.Server = stocktest.Start(t, fennectest.WithExtract(&e.bus, &e.db))
+	e.Server = stocktest.Start(t, append([]fennectest.Option{fennectest.WithExtract(&e.bus, &e.db)}, opts...)...)
 	return e
+}
+
+// withKinds adds a module that registers feed kinds, as a module owning
+// those targets (notes, issues...) would.
+func withKinds(kinds ...feed.Kind) fennectest.Option {
+	return fennectest.WithOptions(fennec.WithModules(fennec.NewModule("feed-kinds-test",
+		feed.ProvideKinds(func() []feed.Kind { return kinds }))))
 }
 
 // drain waits until every event committed so far has been delivered.

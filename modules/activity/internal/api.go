@@ -13,9 +13,9 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
-	"github.com/fennec-forge/fennec/modules/activity/event"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/projects/feed"
 )
 
 // NewRoutes registers the feed operations.
@@ -177,7 +177,39 @@ func load(tx *store.Tx, ids []uint64) ([]*Entry, error) {
 	return out, nil
 }
 
+// shown keeps the entries whose target the caller may see, as the target's
+// feed kind (feed.Kind) says; the caller may read every entry's project
+// already. Entries outside any project (tombstones) are their author's and
+// were checked by canSee. The check runs on the page only, as GitLab's
+// does, so a page may come out shorter than per_page.
+func (s *Service) shown(ctx context.Context, page []*Entry) ([]*Entry, error) {
+	out := page[:0:0]
+	for _, e := range page {
+		if e.ProjectID != 0 && e.TargetType != "" {
+			k, known := s.kinds[e.TargetType]
+			if !known {
+				continue // its module is not in this bundle: nobody can vouch for it
+			}
+			if k.Visible != nil {
+				ok, err := k.Visible(ctx, int64(e.ProjectID), int64(e.TargetID))
+				if err != nil {
+					return nil, err
+				}
+				if !ok {
+					continue
+				}
+			}
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
 func (s *Service) output(ctx context.Context, p api.PageParams, total int, page []*Entry) (*eventsOutput, error) {
+	page, err := s.shown(ctx, page)
+	if err != nil {
+		return nil, err
+	}
 	out := &eventsOutput{PageHeaders: api.Paginate(ctx, p, total), Body: make([]EventView, 0, len(page))}
 	base := api.ExternalURLFrom(ctx)
 	authors := map[uint64]identity.BasicUser{}
@@ -234,8 +266,8 @@ type PushDataView struct {
 }
 
 func pushData(e *Entry) *PushDataView {
-	switch event.Action(e.ActionName) {
-	case event.PushedTo, event.PushedNew, event.Deleted:
+	switch feed.Action(e.ActionName) {
+	case feed.PushedTo, feed.PushedNew, feed.Deleted:
 	default:
 		return nil
 	}

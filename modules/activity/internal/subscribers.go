@@ -12,9 +12,9 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
-	"github.com/fennec-forge/fennec/modules/activity/event"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/projects/feed"
 	"github.com/fennec-forge/fennec/modules/repository"
 )
 
@@ -24,12 +24,22 @@ type Service struct {
 	log    *zap.Logger
 	access projects.Access
 	users  identity.Users
+	kinds  map[string]feed.Kind // by target_type
 	now    func() time.Time
 }
 
-// NewService builds the service.
-func NewService(db *store.DB, log *zap.Logger, access projects.Access, users identity.Users) *Service {
-	return &Service{db: db, log: log, access: access, users: users, now: time.Now}
+// NewService builds the service; kinds are the feed kinds the modules
+// registered (feed.ProvideKinds).
+func NewService(db *store.DB, log *zap.Logger, access projects.Access, users identity.Users, kinds []feed.Kind) *Service {
+	byType := make(map[string]feed.Kind, len(kinds))
+	for _, k := range kinds {
+		if _, dup := byType[k.TargetType]; dup {
+			log.Warn("activity: a feed kind is registered twice; the first one counts", zap.String("target_type", k.TargetType))
+			continue
+		}
+		byType[k.TargetType] = k
+	}
+	return &Service{db: db, log: log, access: access, users: users, kinds: byType, now: time.Now}
 }
 
 // Subscribers are the module's event handlers. Delivery is at least once;
@@ -48,12 +58,12 @@ func Subscribers(s *Service) []events.Subscriber {
 // ref, "deleted" for a removed one, "pushed to" otherwise, with the push in
 // data. The key (project, ref, before, after) makes a redelivery harmless.
 func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
-	action := event.PushedTo
+	action := feed.PushedTo
 	switch {
 	case ev.Created():
-		action = event.PushedNew
+		action = feed.PushedNew
 	case ev.Deleted():
-		action = event.Deleted
+		action = feed.Deleted
 	}
 	userName := ""
 	if u, err := s.users.UserByID(ctx, ev.UserID); err == nil {
@@ -66,7 +76,7 @@ func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
 	if err != nil {
 		return err
 	}
-	return s.onRecord(ctx, event.Event{ProjectID: ev.ProjectID, AuthorID: ev.UserID, ActionName: action, Data: data,
+	return s.onRecord(ctx, feed.Event{ProjectID: ev.ProjectID, AuthorID: ev.UserID, ActionName: action, Data: data,
 		Key: "push:" + strconv.FormatInt(ev.ProjectID, 10) + ":" + ev.Ref + ":" + ev.Before + ":" + ev.After})
 }
 
@@ -88,13 +98,13 @@ func (s *Service) onProject(ctx context.Context, ev projects.ProjectEvent) error
 	switch ev.Action {
 	case projects.ProjectCreated, projects.ProjectForked:
 		return s.db.Update(ctx, func(tx *store.Tx) error {
-			_, err := insert(tx, &Entry{ProjectID: pid, AuthorID: author, ActionName: string(event.Created),
+			_, err := insert(tx, &Entry{ProjectID: pid, AuthorID: author, ActionName: string(feed.Created),
 				Key: "projects.created:" + u64(pid), CreatedAt: now})
 			return err
 		})
 	case projects.ProjectUpdated:
 		return s.db.Update(ctx, func(tx *store.Tx) error {
-			_, err := insert(tx, &Entry{ProjectID: pid, AuthorID: author, ActionName: string(event.Updated), CreatedAt: now})
+			_, err := insert(tx, &Entry{ProjectID: pid, AuthorID: author, ActionName: string(feed.Updated), CreatedAt: now})
 			return err
 		})
 	case projects.ProjectDeleted:
@@ -112,7 +122,7 @@ func (s *Service) onProject(ctx context.Context, ev projects.ProjectEvent) error
 			if !tombstone {
 				return nil
 			}
-			_, err := insert(tx, &Entry{AuthorID: author, ActionName: string(event.Deleted), TargetID: pid, TargetType: "Project",
+			_, err := insert(tx, &Entry{AuthorID: author, ActionName: string(feed.Deleted), TargetID: pid, TargetType: "Project",
 				Key: "projects.deleted:" + u64(pid), CreatedAt: now})
 			return err
 		})
@@ -131,7 +141,7 @@ func (s *Service) onMember(ctx context.Context, ev projects.MemberEvent) error {
 	pid, member := uint64(ev.ProjectID), uint64(ev.UserID)
 	return s.db.Update(ctx, func(tx *store.Tx) error {
 		last, err := lastInProject(tx, member, pid, 1000, func(e *Entry) bool {
-			return e.ActionName == string(event.Joined) || e.ActionName == string(event.Left)
+			return e.ActionName == string(feed.Joined) || e.ActionName == string(feed.Left)
 		})
 		if err != nil || (last != nil && last.ActionName == string(ev.Action)) {
 			return err
@@ -150,7 +160,7 @@ func (s *Service) onUserDeleted(ctx context.Context, ev identity.UserDeleted) er
 
 // onRecord stores an entry another module asked for; its Key makes a
 // redelivery harmless.
-func (s *Service) onRecord(ctx context.Context, r event.Event) error {
+func (s *Service) onRecord(ctx context.Context, r feed.Event) error {
 	if r.AuthorID <= 0 || r.ActionName == "" || r.ProjectID < 0 {
 		s.log.Warn("activity: dropping an incomplete record", zap.String("action", string(r.ActionName)), zap.Int64("author", r.AuthorID))
 		return nil

@@ -1,4 +1,4 @@
-package event
+package feed
 
 import (
 	"encoding/json"

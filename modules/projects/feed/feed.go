@@ -1,0 +1,99 @@
+// Package feed is the contract between the activity feeds (GET
+// /projects/:id/events, GET /users/:id/events, served by the activity
+// module) and the modules that have something to show in them:
+//
+//   - Event, which a module publishes (events.Bus.Publish, in the
+//     transaction of the change it describes) to add a feed entry: a note
+//     "commented on", an issue "opened", a merge request "merged";
+//   - Kind, which a module registers (ProvideKinds) for each target_type it
+//     owns, so that the feeds show an entry only to callers who may see its
+//     target.
+//
+// It belongs to the projects module because every feed entry is about a
+// project and every module with something to show already imports projects;
+// the activity module sits above them all and only listens, so a new module
+// adds its feed kinds here without a change to activity (see ARCHITECTURE.md,
+// "Feed entries and noteables"). It imports no Fennec package.
+//
+// Event waits in the outbox, so its JSON and topic are frozen.
+package feed
+
+import (
+	"context"
+	"encoding/json"
+
+	"go.uber.org/fx"
+)
+
+// Action is the action_name of a feed entry, in GitLab's words.
+type Action string
+
+// The action names of GitLab's events API.
+const (
+	Created     Action = "created"
+	Updated     Action = "updated"
+	Closed      Action = "closed"
+	Reopened    Action = "reopened"
+	PushedTo    Action = "pushed to"
+	PushedNew   Action = "pushed new"
+	Deleted     Action = "deleted"
+	CommentedOn Action = "commented on"
+	Merged      Action = "merged"
+	Joined      Action = "joined"
+	Left        Action = "left"
+	Destroyed   Action = "destroyed"
+	Expired     Action = "expired"
+	Opened      Action = "opened"
+)
+
+// Event asks the activity module to record a feed entry. A module publishes
+// it (events.Bus.Publish) in the transaction of the change it describes: a
+// merge request "opened", a note "commented on" (with TargetType "Note" and
+// the note in Note). Key, when set, makes redelivery harmless: a second
+// event with the same key is dropped ("notes.note:42"). Zero values render
+// as null: TargetID 0, empty TargetType, TargetTitle and Title, no Data.
+type Event struct {
+	ProjectID   int64           `json:"project_id"`
+	AuthorID    int64           `json:"author_id"`
+	ActionName  Action          `json:"action_name"`
+	TargetID    int64           `json:"target_id,omitempty"`
+	TargetType  string          `json:"target_type,omitempty"`
+	TargetTitle string          `json:"target_title,omitempty"`
+	Title       string          `json:"title,omitempty"`
+	Data        json.RawMessage `json:"data,omitempty"`
+	Note        json.RawMessage `json:"note,omitempty"`
+	// Key dedupes redeliveries; leave it empty only for events that may
+	// legitimately repeat with the same fields.
+	Key string `json:"key,omitempty"`
+}
+
+// EventTopic implements events.Event; the topic is persisted, never rename it.
+func (Event) EventTopic() string { return "activity.record" }
+
+// Kind is a kind of feed target a module owns: issues register "Issue",
+// notes "Note", merge requests "MergeRequest". The feeds show an entry of a
+// project that has a target_type only when that type's Kind is registered
+// and lets the caller see the target; an entry whose kind nobody registers
+// (its module left the bundle) is not shown. Entries without a target (a
+// push, a project created, a member joined) need only the right to read
+// their project.
+type Kind struct {
+	// TargetType is the entries' target_type, in GitLab's words ("Issue").
+	TargetType string
+	// Visible reports whether the caller in ctx may see target targetID of
+	// project projectID (a confidential issue, merge requests switched off).
+	// The feed has already checked that the caller may read the project.
+	// nil: everyone who may read the project may see it.
+	Visible func(ctx context.Context, projectID, targetID int64) (bool, error)
+}
+
+// KindsGroup is the fx value group of the registered kinds; the activity
+// module consumes it (`group:"fennec.feed.kinds"`).
+const KindsGroup = "fennec.feed.kinds"
+
+// ProvideKinds registers a module's feed kinds; list it among the module's
+// options. ctor is a constructor of []Kind whose parameters fx fills (the
+// module's services that Visible needs).
+func ProvideKinds(ctor any) fx.Option {
+	return fx.Provide(fx.Annotate(ctor, fx.ResultTags(`group:"`+KindsGroup+`,flatten"`)))
+}
