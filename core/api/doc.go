@@ -2,18 +2,38 @@
 // the GitLab conventions of API-CONVENTIONS.md built in once.
 //
 // What lives here, so that no module writes it again:
-//   - Register: the one way modules add an operation (under /api/v4, with its
-//     access rule and token scopes);
-//   - parameter merging: query + urlencoded + multipart + JSON into one typed
-//     input, Rails-style keys, coercion by the operation's schema, unknown keys
-//     dropped, body size limit;
-//   - GitLab error bodies ({"message":...} / {"error":...}, Grape wording for
-//     parameter errors, one table mapping domain errors to statuses, 500s
-//     logged but never detailed to the client, panics recovered);
-//   - pagination (page/per_page, every X-* header and Link);
-//   - the Time and Date types that render GitLab's timestamps;
-//   - the catch-all 404 and 405 answers, access log and metrics around it all;
-//   - Mount and Intercept, for raw handlers such as git smart HTTP.
+//   - Register and Op (api.go): the one way modules add an operation under
+//     /api/v4, with its access rule (Public, SignedIn), token scopes, success
+//     status and body limit; the caller resolved once per request through
+//     auth.Resolver, before a large body is read when its credentials are in
+//     the headers;
+//   - parameter merging (merge.go): query + urlencoded + multipart + JSON
+//     into one typed input, Rails-style keys, coercion by the operation's
+//     schema, unknown keys dropped;
+//   - request bodies (body.go): the size limit (413) and the read deadline
+//     that cuts off a body trickling in (408);
+//   - GitLab error bodies (errors.go): Error and its constructors
+//     ({"message":...} / {"error":...}, Grape wording for parameter errors),
+//     FromError, the one table from domain errors (core/auth's, core/store's)
+//     to statuses, 500s logged but never detailed to the client, and panics
+//     recovered (recover.go);
+//   - pagination (page.go): page/per_page, every X-* header and Link, for a
+//     known total (Paginate), an open-ended walk (PaginateOpen) and lists in
+//     memory (Window);
+//   - GitLab's value shapes (types.go): Time, GitTime (a commit's own
+//     offset) and Date, ParseTime, ParseID for a :id that is a number or a
+//     path, WriteJSON for raw handlers;
+//   - what a service may ask of its request: ExternalURLFrom, RequestURL,
+//     Request;
+//   - the catch-all 404 and 405 answers, Alias for GitLab routes a ServeMux
+//     pattern cannot hold, the OpenAPI document and docs page;
+//   - raw handlers beside the API (git smart HTTP, health): Mount and
+//     Intercept, with Authenticate and Context so they resolve the caller as
+//     operations do;
+//   - the access-log record of each request, the Prometheus metrics of the
+//     host and their guarded handler (metrics.go), and the readiness flag.
 //
-// It imports core/auth, core/log and core/config, and no module.
+// It imports core/auth, core/log and core/store (for the errors FromError
+// maps), and no module; settings arrive as Options, not core/config. The
+// architecture test enforces the list.
 package api

@@ -13,4 +13,6 @@
 // the ciphertext, so it fits the string fields that held the plain value.
 // Unseal returns a value without that prefix unchanged: records written
 // before sealing keep working until they are sealed.
+//
+// It imports only the standard library and knows no module.
 package sealed

@@ -1,8 +1,15 @@
-// Package identity owns users, passwords, tokens and sessions: who someone
-// is and how they prove it. It implements the core/auth interfaces
-// (TokenResolver, PasswordAuthenticator, UserLookup, Provisioner), creates
-// the administrator on first start, and serves POST /session and GET /user.
+// Package identity owns users and how they prove who they are: accounts
+// (the users API, block and unblock, e-mails, SSH keys), passwords,
+// sessions (POST /session), private, personal access and impersonation
+// tokens, sudo, users' activity days, and the users of auth-provider
+// plugins (LDAP: first login, directory sync). It implements the core/auth
+// interfaces (TokenResolver, PasswordAuthenticator, UserLookup,
+// Provisioner) and creates the administrator on first start.
 //
-// Other modules use only this root package; the implementation in internal/
-// is private to the module. It imports core packages only.
+// Other modules use this root package: Users and UserInfo to look users
+// up, BasicUser and NewBasicUser for the one public view of a user that
+// their responses embed, UserDeleted. The implementation in internal/ is
+// private to the module; user and event hold the contracts that internal/
+// builds too. It imports core packages and the auth-provider kind of the
+// SDK (sdk/authprovider) only.
 package identity

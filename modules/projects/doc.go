@@ -1,5 +1,11 @@
 // Package projects owns namespaces and groups, projects, memberships and
 // access levels, stars, forks, shares, uploads and project hooks. Its Access
 // service is the one place every other module asks "may this caller do X on
-// project P". It imports identity's public package and core only.
+// project P", by :id or project id, for a request's caller or for
+// background work (auth.System, auth.ForUser).
+//
+// Its public packages are the contracts other modules build on: event (the
+// ProjectEvent and MemberEvent it publishes) and feed (the activity feed
+// entries and feed kinds every module above publishes and registers). It
+// imports identity's public package and core only.
 package projects

@@ -1,9 +1,22 @@
-// Package repository owns the git repositories of projects: one bare
-// repository per project on disk, created, forked and removed with the
-// project; and (in later issues) git over HTTP, the repository API, and the
-// merge engine in repository/merge.
+// Package repository owns the git repositories of projects and everything
+// served from them:
+//
+//   - one bare repository per project on disk, created, forked (objects
+//     hard-linked) and removed with the project, imported from import_url
+//     in the background, repacked by housekeeping and by `fennec repo gc`
+//     (`repo fsck` checks one); the object database and pack protocol are
+//     its own (internal/gitpack, internal/gitserve);
+//   - git over smart HTTP (clone, fetch, push with branch protection);
+//   - the repository API: tree, blobs, files, raw, archive, commits (list,
+//     create, diff, cherry-pick), compare, contributors, branches and
+//     protected branches, tags and releases, commit statuses and comments;
+//   - the merge engine, repository/merge (pure Go three-way merges);
+//   - PushEvent (package event): every ref that moves, by a push or the API,
+//     is journaled before it moves and yields exactly one PushEvent through
+//     the outbox, replayed at start after a crash.
 //
 // Repositories live at <data>/repositories/@hashed/ab/cd/<sha256(id)>.git,
 // keyed by the project id so renames and transfers move nothing. The module
-// imports the public packages of identity and projects, and core.
+// imports core and the public packages of identity and projects; Store is
+// what other modules may use of it.
 package repository
