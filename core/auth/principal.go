@@ -10,6 +10,9 @@ const (
 	ScopeAPI      = "api"
 	ScopeReadUser = "read_user"
 	ScopeSudo     = "sudo"
+	// ScopeReadRepository allows git fetches over HTTP and nothing else (a
+	// CI job's token).
+	ScopeReadRepository = "read_repository"
 )
 
 // Method says how the caller proved who they are.

@@ -7,6 +7,7 @@ import (
 	"go.uber.org/fx"
 
 	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/modules/repository/commitstatus"
 	"github.com/fennec-forge/fennec/modules/repository/event"
 	"github.com/fennec-forge/fennec/modules/repository/internal"
 )
@@ -19,6 +20,17 @@ type Store interface {
 	// project's creation event has not been handled yet.
 	Open(ctx context.Context, projectID int64) (*git.Repository, error)
 }
+
+// CommitStatuses records statuses of commits for other modules (CI's jobs).
+type CommitStatuses = commitstatus.Recorder
+
+// BranchProtection says whether a branch is protected.
+type BranchProtection interface {
+	IsProtected(ctx context.Context, projectID int64, branch string) (bool, error)
+}
+
+// CommitStatus is one status CommitStatuses records.
+type CommitStatus = commitstatus.Status
 
 // The events the module publishes; their contract (and its documentation)
 // is package event, public so that it is not defined inside internal/.
@@ -44,7 +56,9 @@ func Module() fennec.Module {
 		fennec.ModuleConfig(SectionName, internal.DefaultConfig()),
 		fennec.Tables(internal.Tables()...),
 		fx.Provide(internal.NewStorage, internal.NewReader, internal.NewStatuses, internal.NewWriter,
-			internal.NewHousekeeper, internal.NewImporter, func(s *internal.Storage) Store { return s }),
+			internal.NewHousekeeper, internal.NewImporter, func(s *internal.Storage) Store { return s },
+			func(s *internal.Statuses) CommitStatuses { return s },
+			func(w *internal.Writer) BranchProtection { return w }),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideRoutes(internal.NewGitRoutes),

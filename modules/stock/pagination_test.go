@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
@@ -32,9 +33,20 @@ func TestHugePagesOnEveryList(t *testing.T) {
 		t.Fatal(err)
 	}
 	commit, _, err := root.Commits.CreateCommit(project.ID, &gitlab.CreateCommitOptions{Branch: gitlab.Ptr("master"), CommitMessage: gitlab.Ptr("one"),
-		Actions: []*gitlab.CommitActionOptions{{Action: gitlab.Ptr(gitlab.FileCreate), FilePath: gitlab.Ptr("README.md"), Content: gitlab.Ptr("x\n")}}})
+		Actions: []*gitlab.CommitActionOptions{{Action: gitlab.Ptr(gitlab.FileCreate), FilePath: gitlab.Ptr("README.md"), Content: gitlab.Ptr("x\n")},
+			{Action: gitlab.Ptr(gitlab.FileCreate), FilePath: gitlab.Ptr(".gitlab-ci.yml"), Content: gitlab.Ptr("test:\n  script: [\"true\"]\n")}}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The push makes a pipeline (through the outbox): pipeline paths need it.
+	var pipelineID int64
+	for deadline := time.Now().Add(10 * time.Second); pipelineID == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no pipeline for the pushed .gitlab-ci.yml")
+		}
+		if ps, _, err := root.Pipelines.ListProjectPipelines(project.ID, nil); err == nil && len(ps) > 0 {
+			pipelineID = ps[0].ID
+		}
 	}
 
 	var doc struct {
@@ -64,6 +76,8 @@ func TestHugePagesOnEveryList(t *testing.T) {
 			switch {
 			case p == "{sha}":
 				return commit.ID
+			case p == "{pipeline_id}":
+				return strconv.FormatInt(pipelineID, 10)
 			case p == "{user_id}", strings.HasPrefix(path, "/api/v4/users/"):
 				return "1"
 			case strings.HasPrefix(path, "/api/v4/groups/"):

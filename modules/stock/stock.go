@@ -6,6 +6,7 @@ package stock
 import (
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/modules/activity"
+	"github.com/fennec-forge/fennec/modules/ci"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
@@ -17,6 +18,7 @@ func Modules() []fennec.Module {
 		identity.Module(),
 		projects.Module(),
 		repository.Module(),
+		ci.Module(),
 		activity.Module(),
 	}
 }

@@ -177,7 +177,7 @@ func (g *GitHTTP) authorize(w http.ResponseWriter, r *http.Request, project stri
 		gitError(w, http.StatusInternalServerError, "Internal Server Error")
 		return nil, projects.ProjectInfo{}, false
 	}
-	if !p.IsAnonymous() && !p.HasScope(auth.ScopeAPI) {
+	if !p.IsAnonymous() && !p.HasScope(auth.ScopeAPI) && (push || !p.HasScope(auth.ScopeReadRepository)) {
 		gitError(w, http.StatusForbidden, "The token's scopes do not allow git access (it needs api)")
 		return nil, projects.ProjectInfo{}, false
 	}

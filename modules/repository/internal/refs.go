@@ -473,3 +473,11 @@ func (w *Writer) register(a *api.API) {
 		return w.release(ctx, in, false)
 	})
 }
+
+// IsProtected implements repository.BranchProtection: whether a branch is
+// protected (CI gives protected variables only to pipelines of protected
+// branches). A store error is returned, never read as "not protected".
+func (w *Writer) IsProtected(ctx context.Context, projectID int64, branch string) (bool, error) {
+	p, err := w.protection(ctx, projectID, branch)
+	return p != nil, err
+}

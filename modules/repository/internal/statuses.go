@@ -14,6 +14,7 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/repository/commitstatus"
 )
 
 // Status is a commit status posted by CI systems.
@@ -291,7 +292,9 @@ func combined(list []*Status) *string {
 	if len(list) == 0 {
 		return nil
 	}
-	rank := map[string]int{"success": 1, "canceled": 2, "pending": 3, "running": 4, "failed": 5}
+	// CI's jobs add skipped, created and manual (see Set): a skipped job
+	// changes nothing, the others count as waiting.
+	rank := map[string]int{"skipped": 0, "success": 1, "canceled": 2, "manual": 3, "created": 3, "pending": 3, "running": 4, "failed": 5}
 	best := ""
 	for _, s := range list {
 		if s.State == "failed" && s.AllowFailure {
@@ -319,4 +322,38 @@ func (st *Statuses) register(a *api.API) {
 		Summary: "Add or update a commit status (by sha, name and ref)", Access: api.SignedIn}, st.post)
 	api.Register(a, api.Op{ID: "list-commit-statuses", Method: http.MethodGet, Path: "/projects/{id}/repository/commits/{sha}/statuses", Tags: tags,
 		Summary: "A commit's statuses, newest first", Access: api.Public}, st.list)
+}
+
+// Set implements commitstatus.Recorder: CI's jobs as statuses of their
+// commits, upserted like a posted status (joining the caller's
+// transaction when its context carries one).
+func (st *Statuses) Set(ctx context.Context, in commitstatus.Status) error {
+	ref := in.Ref
+	probe := &Status{ProjectID: uint64(in.ProjectID), SHA: in.SHA, Ref: &ref, Name: in.Name}
+	return st.db.Update(ctx, func(tx *store.Tx) error {
+		s, err := statuses.GetBy(tx, "key", statusKey(probe))
+		fresh := errors.Is(err, store.ErrNotFound)
+		if err != nil && !fresh {
+			return err
+		}
+		if fresh {
+			s = probe
+			s.CreatedAt = time.Now().UTC()
+		}
+		s.State, s.AuthorID, s.AllowFailure, s.Coverage = in.State, in.AuthorID, in.AllowFailure, in.Coverage
+		s.StartedAt, s.FinishedAt = in.StartedAt, in.FinishedAt
+		s.TargetURL, s.Description = nil, nil
+		if in.TargetURL != "" {
+			u := in.TargetURL
+			s.TargetURL = &u
+		}
+		if in.Description != "" {
+			d := in.Description
+			s.Description = &d
+		}
+		if fresh {
+			return statuses.Insert(tx, s)
+		}
+		return statuses.Update(tx, s)
+	})
 }

@@ -1,0 +1,44 @@
+package ci
+
+import (
+	"go.uber.org/fx"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/modules/ci/event"
+	"github.com/fennec-forge/fennec/modules/ci/internal"
+)
+
+// The events the module publishes; their contract is package event.
+type (
+	// JobEvent is published when a job's status changes.
+	JobEvent = event.JobEvent
+	// PipelineEvent is published when a pipeline's status changes.
+	PipelineEvent = event.PipelineEvent
+)
+
+// Executors is where the scheduler finds places to run jobs; the stock
+// host provides one over the executor plugins. Without one, jobs wait as
+// pending.
+type Executors = internal.Executors
+
+// Slot is one reserved place on an executor.
+type Slot = internal.Slot
+
+// Config is the module's section of the configuration ("ci").
+type Config = internal.Config
+
+// SectionName is the name of the module's configuration section.
+const SectionName = "ci"
+
+// Module is the CI module for fennec.WithModules.
+func Module() fennec.Module {
+	return fennec.NewModule("ci",
+		fennec.ModuleConfig(SectionName, internal.DefaultConfig()),
+		fennec.Tables(internal.Tables()...),
+		fx.Provide(internal.NewService),
+		fennec.ProvideRoutes(internal.NewRoutes),
+		fennec.ProvideSubscribers(internal.Subscribers),
+		fennec.ProvideTokenResolver(internal.NewTokenResolver),
+		fx.Invoke(internal.Start),
+	)
+}

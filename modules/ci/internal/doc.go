@@ -1,0 +1,8 @@
+// Package internal is the CI module's implementation: the store of
+// pipelines, jobs, environments, deployments and variables (store.go), the
+// engine that makes pipelines and moves jobs through GitLab's statuses
+// (engine.go, in the transaction of the change that moved them), the
+// scheduler that hands pending jobs to executors and records how they end
+// (scheduler.go, handover.go), and the API (jobsapi.go, pipelinesapi.go,
+// envapi.go, varsapi.go).
+package internal

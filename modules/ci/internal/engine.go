@@ -1,0 +1,444 @@
+package internal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/ci/internal/cistatus"
+	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// ConfigPath is where a project's CI configuration lives in its repository.
+const ConfigPath = ".gitlab-ci.yml"
+
+// Pipeline sources as pipelines record them.
+const (
+	SourcePush = string(pipeline.SourcePush)
+	SourceAPI  = string(pipeline.SourceAPI)
+)
+
+// errNoConfig: the commit has no .gitlab-ci.yml, so there is no pipeline.
+var errNoConfig = errors.New("ci: no .gitlab-ci.yml at the commit")
+
+// pipelineRequest is what a new pipeline is made from.
+type pipelineRequest struct {
+	project   projects.ProjectInfo
+	ref       string // short name
+	tag       bool
+	sha       string
+	beforeSHA string
+	source    string
+	userID    int64
+}
+
+// readConfig reads the CI file and the commit summary at sha.
+func (s *Service) readConfig(ctx context.Context, projectID int64, sha string) ([]byte, CommitSummary, error) {
+	repo, err := s.repos.Open(ctx, projectID)
+	if err != nil {
+		return nil, CommitSummary{}, err
+	}
+	c, err := repo.CommitObject(plumbing.NewHash(sha))
+	if err != nil {
+		return nil, CommitSummary{}, fmt.Errorf("ci: commit %s: %w", sha, err)
+	}
+	sum := summarize(c)
+	f, err := c.File(ConfigPath)
+	if errors.Is(err, object.ErrFileNotFound) {
+		return nil, sum, errNoConfig
+	}
+	if err != nil {
+		return nil, sum, err
+	}
+	if f.Size > pipeline.MaxConfigBytes {
+		// Parse words the refusal; do not read a huge blob to get it.
+		return make([]byte, pipeline.MaxConfigBytes+1), sum, nil
+	}
+	text, err := f.Contents()
+	return []byte(text), sum, err
+}
+
+func summarize(c *object.Commit) CommitSummary {
+	title, _, _ := strings.Cut(c.Message, "\n")
+	return CommitSummary{ID: c.Hash.String(), ShortID: c.Hash.String()[:8], Title: title, Message: c.Message,
+		AuthorName: c.Author.Name, AuthorEmail: c.Author.Email, CreatedAt: c.Committer.When.UTC()}
+}
+
+// createPipeline reads and parses the CI file at the request's sha and
+// stores the pipeline with its jobs, decided as far as stage gating allows,
+// in one transaction. A CI file with errors gives a failed pipeline with
+// yaml_errors and no jobs; no CI file, or no job for this ref, gives none
+// (errNoConfig, or an *api.Error naming GitLab's reason for the API).
+func (s *Service) createPipeline(ctx context.Context, req pipelineRequest) (*Pipeline, error) {
+	src, commit, err := s.readConfig(ctx, req.project.ID, req.sha)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	committed := commit.CreatedAt
+	p := &Pipeline{ProjectID: uint64(req.project.ID), Ref: req.ref, SHA: req.sha, BeforeSHA: req.beforeSHA, Tag: req.tag,
+		Source: req.source, Status: StatusCreated, UserID: req.userID, CreatedAt: now, UpdatedAt: now,
+		CommittedAt: &committed, Commit: commit, ProjectWebURL: req.project.WebURL,
+		ProjectPath: req.project.PathWithNamespace}
+	var specs []pipeline.Job
+	cfg, perr := pipeline.Parse(src)
+	switch {
+	case perr != nil:
+		msg := perr.Error()
+		p.YAMLErrors, p.Status, p.FinishedAt = &msg, StatusFailed, &now
+	default:
+		specs = cfg.JobsFor(pipeline.RefInfo{Name: req.ref, IsTag: req.tag, Source: pipeline.Source(req.source),
+			ProjectPath: req.project.PathWithNamespace})
+		if len(specs) == 0 {
+			return nil, errNoJobs
+		}
+		p.Stages = cfg.Stages
+	}
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		p.ID = 0
+		if err := pipelines.Insert(tx, p); err != nil {
+			return err
+		}
+		for _, spec := range specs {
+			raw, err := json.Marshal(spec)
+			if err != nil {
+				return err
+			}
+			j := &Job{ProjectID: p.ProjectID, PipelineID: p.ID, Name: spec.Name, Stage: spec.Stage, StageIdx: spec.StageIndex,
+				Ref: p.Ref, SHA: p.SHA, Tag: p.Tag, Status: StatusCreated, When: string(spec.When),
+				AllowFailure: spec.AllowFailure, Tags: spec.Tags, Spec: raw, UserID: p.UserID, CreatedAt: now}
+			if err := jobs.Insert(tx, j); err != nil {
+				return err
+			}
+		}
+		return s.process(tx, p.ID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.nudge()
+	return p, nil
+}
+
+// errNoJobs: the CI file has no job for this ref and source.
+var errNoJobs = errors.New("ci: " + pipeline.NoJobsMessage)
+
+// createForRef is the API's pipeline for a branch or tag head.
+func (s *Service) createForRef(ctx context.Context, info projects.ProjectInfo, ref, source string, userID int64) (*Pipeline, error) {
+	repo, err := s.repos.Open(ctx, info.ID)
+	if err != nil {
+		return nil, err
+	}
+	baseErr := func(msg string) error { return api.FieldErrors{"base": {msg}} }
+	req := pipelineRequest{project: info, ref: ref, source: source, userID: userID}
+	if r, err := repo.Reference(plumbing.NewBranchReferenceName(ref), true); err == nil {
+		req.sha = r.Hash().String()
+	} else if r, err := repo.Reference(plumbing.NewTagReferenceName(ref), true); err == nil {
+		req.tag = true
+		h := r.Hash()
+		if t, err := repo.TagObject(h); err == nil {
+			h = t.Target
+		}
+		req.sha = h.String()
+	} else {
+		return nil, baseErr("Reference not found")
+	}
+	p, err := s.createPipeline(ctx, req)
+	switch {
+	case errors.Is(err, errNoConfig):
+		return nil, baseErr("Missing .gitlab-ci.yml file")
+	case errors.Is(err, errNoJobs):
+		return nil, baseErr(pipeline.NoJobsMessage)
+	}
+	return p, err
+}
+
+// latestJobs loads a pipeline's jobs, leaving out tries replaced by a
+// retry, in id order.
+func latestJobs(tx *store.Tx, pipelineID uint64) ([]*Job, error) {
+	ids, err := jobs.IDsBy(tx, "pipeline", u64(pipelineID))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Job, 0, len(ids))
+	for _, id := range ids {
+		j, err := jobs.Get(tx, id)
+		if err != nil {
+			return nil, err
+		}
+		if !j.Retried {
+			out = append(out, j)
+		}
+	}
+	return out, nil
+}
+
+// process applies stage gating to a pipeline (created jobs whose earlier
+// stages are done become pending, manual or skipped) and updates the
+// pipeline's status from its jobs. Every change of a job's or pipeline's
+// status goes through here, in the transaction that made it.
+func (s *Service) process(tx *store.Tx, pipelineID uint64) error {
+	p, err := pipelines.Get(tx, pipelineID)
+	if err != nil {
+		return err
+	}
+	list, err := latestJobs(tx, pipelineID)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	staged := make([]cistatus.StagedJob, len(list))
+	for i, j := range list {
+		staged[i] = cistatus.StagedJob{StageIndex: j.StageIdx, Status: cistatus.Status(j.Status), AllowFailure: j.AllowFailure,
+			When: cistatus.When(j.When)}
+	}
+	for _, c := range cistatus.Process(staged) {
+		j := list[c.Index]
+		j.Status = string(c.Status)
+		switch c.Status {
+		case cistatus.StatusPending:
+			j.QueuedAt = &now
+		case cistatus.StatusSkipped:
+			// never ran: no timestamps
+		}
+		if err := jobs.Update(tx, j); err != nil {
+			return err
+		}
+		if err := s.publishJob(tx, j, p); err != nil {
+			return err
+		}
+	}
+	if p.YAMLErrors != nil {
+		return nil // failed at creation, for good
+	}
+	states := make([]cistatus.JobState, len(list))
+	for i, j := range list {
+		states[i] = cistatus.JobState{Status: cistatus.Status(j.Status), AllowFailure: j.AllowFailure}
+	}
+	status := string(cistatus.Composite(states))
+	if status == "" {
+		status = StatusSkipped
+	}
+	changed := status != p.Status
+	p.Status = status
+	if p.StartedAt == nil && status == StatusRunning {
+		p.StartedAt = &now
+	}
+	if finished(status) {
+		if p.FinishedAt == nil || changed {
+			p.FinishedAt = &now
+		}
+		p.Duration = runDuration(list)
+		p.Coverage = averageCoverage(list)
+	} else {
+		p.FinishedAt, p.Duration = nil, nil
+	}
+	p.UpdatedAt = now
+	if err := pipelines.Update(tx, p); err != nil {
+		return err
+	}
+	if changed {
+		return s.publishPipeline(tx, p)
+	}
+	return nil
+}
+
+// runDuration is the seconds jobs ran, as GitLab sums them (overlapping
+// jobs of one stage count once: the union of their intervals).
+func runDuration(list []*Job) *int64 {
+	type span struct{ from, to time.Time }
+	var spans []span
+	for _, j := range list {
+		if j.StartedAt != nil && j.FinishedAt != nil {
+			spans = append(spans, span{*j.StartedAt, *j.FinishedAt})
+		}
+	}
+	if len(spans) == 0 {
+		return nil
+	}
+	for i := 1; i < len(spans); i++ {
+		for k := i; k > 0 && spans[k].from.Before(spans[k-1].from); k-- {
+			spans[k], spans[k-1] = spans[k-1], spans[k]
+		}
+	}
+	var total time.Duration
+	cur := spans[0]
+	for _, sp := range spans[1:] {
+		if sp.from.After(cur.to) {
+			total += cur.to.Sub(cur.from)
+			cur = sp
+			continue
+		}
+		if sp.to.After(cur.to) {
+			cur.to = sp.to
+		}
+	}
+	total += cur.to.Sub(cur.from)
+	secs := int64(total / time.Second)
+	return &secs
+}
+
+// averageCoverage is the mean of the jobs' coverage figures, nil when none
+// has one.
+func averageCoverage(list []*Job) *float64 {
+	var sum float64
+	n := 0
+	for _, j := range list {
+		if j.Coverage != nil {
+			sum += *j.Coverage
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	avg := sum / float64(n)
+	return &avg
+}
+
+// cancel stops a job that has not finished: canceled at once in the store;
+// a running job's executor is told after the commit.
+func (s *Service) cancel(tx *store.Tx, j *Job) error {
+	wasRunning := j.Status == StatusRunning
+	now := s.now()
+	j.Status, j.FinishedAt, j.TokenHash = StatusCanceled, &now, ""
+	if err := jobs.Update(tx, j); err != nil {
+		return err
+	}
+	if wasRunning {
+		id := j.ID
+		tx.OnCommit(func() { s.stopRunning(id) })
+	}
+	if err := s.publishJob(tx, j, nil); err != nil {
+		return err
+	}
+	return s.process(tx, j.PipelineID)
+}
+
+// retry clones a finished job as a new pending one (the old one stays,
+// marked retried) and returns the clone.
+func (s *Service) retry(tx *store.Tx, j *Job, userID int64) (*Job, error) {
+	j.Retried = true
+	if err := jobs.Update(tx, j); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	clone := &Job{ProjectID: j.ProjectID, PipelineID: j.PipelineID, Name: j.Name, Stage: j.Stage, StageIdx: j.StageIdx,
+		Ref: j.Ref, SHA: j.SHA, Tag: j.Tag, Status: StatusPending, When: j.When, AllowFailure: j.AllowFailure,
+		Tags: j.Tags, Spec: j.Spec, UserID: userID, CreatedAt: now, QueuedAt: &now, Attempt: j.Attempt}
+	if userID == 0 {
+		clone.UserID = j.UserID
+	}
+	if err := jobs.Insert(tx, clone); err != nil {
+		return nil, err
+	}
+	if err := s.publishJob(tx, clone, nil); err != nil {
+		return nil, err
+	}
+	return clone, s.process(tx, j.PipelineID)
+}
+
+// retryFailed retries a pipeline's failed and canceled jobs and lets the
+// jobs they had skipped be decided again.
+func (s *Service) retryFailed(tx *store.Tx, p *Pipeline, userID int64) error {
+	list, err := latestJobs(tx, p.ID)
+	if err != nil {
+		return err
+	}
+	first := -1
+	for _, j := range list {
+		if j.Status == StatusFailed || j.Status == StatusCanceled {
+			if first < 0 || j.StageIdx < first {
+				first = j.StageIdx
+			}
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	now := s.now()
+	for _, j := range list {
+		switch {
+		case j.Status == StatusFailed || j.Status == StatusCanceled:
+			j.Retried = true
+			if err := jobs.Update(tx, j); err != nil {
+				return err
+			}
+			clone := &Job{ProjectID: j.ProjectID, PipelineID: j.PipelineID, Name: j.Name, Stage: j.Stage, StageIdx: j.StageIdx,
+				Ref: j.Ref, SHA: j.SHA, Tag: j.Tag, Status: StatusCreated, When: j.When, AllowFailure: j.AllowFailure,
+				Tags: j.Tags, Spec: j.Spec, UserID: userID, CreatedAt: now}
+			if err := jobs.Insert(tx, clone); err != nil {
+				return err
+			}
+		case j.Status == StatusSkipped && j.StageIdx > first:
+			j.Status = StatusCreated
+			if err := jobs.Update(tx, j); err != nil {
+				return err
+			}
+		}
+	}
+	return s.process(tx, p.ID)
+}
+
+// cancelAll cancels every unfinished job of a pipeline.
+func (s *Service) cancelAll(tx *store.Tx, p *Pipeline) error {
+	list, err := latestJobs(tx, p.ID)
+	if err != nil {
+		return err
+	}
+	for _, j := range list {
+		if active(j.Status) {
+			if err := s.cancel(tx, j); err != nil {
+				return err
+			}
+		}
+	}
+	return s.process(tx, p.ID)
+}
+
+// play queues a manual job, as the user who played it.
+func (s *Service) play(tx *store.Tx, j *Job, userID int64) error {
+	now := s.now()
+	j.Status, j.QueuedAt, j.UserID = StatusPending, &now, userID
+	if err := jobs.Update(tx, j); err != nil {
+		return err
+	}
+	if err := s.publishJob(tx, j, nil); err != nil {
+		return err
+	}
+	return s.process(tx, j.PipelineID)
+}
+
+// pipelineExists says whether a push pipeline for this ref move exists.
+func (s *Service) pipelineExists(ctx context.Context, projectID int64, ref, before, after string) (bool, error) {
+	found := false
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		ids, err := pipelines.IDsBy(tx, "commit", u64(uint64(projectID))+"/"+after)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			p, err := pipelines.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			if p.Source == SourcePush && p.Ref == ref && p.BeforeSHA == before {
+				found = true
+			}
+		}
+		return nil
+	})
+	return found, err
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }

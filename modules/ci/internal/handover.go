@@ -1,0 +1,199 @@
+package internal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
+	"github.com/fennec-forge/fennec/sdk/executor"
+)
+
+// executorJob builds what an executor receives for a job: its steps, every
+// variable in precedence order, the clone and its dependencies' archives,
+// all authorized by the job's token.
+func (s *Service) executorJob(ctx context.Context, j *Job, p *Pipeline, spec *pipeline.Job, token string) (executor.Job, error) {
+	server := s.api.ExternalURL()
+	env := j.Environment
+	facts := pipeline.JobFacts{
+		ServerURL: server, ServerVersion: s.version,
+		JobID: int64(j.ID), JobName: j.Name, JobStage: j.Stage, JobToken: token, JobManual: j.When == StatusManual,
+		CommitSHA: j.SHA, BeforeSHA: p.BeforeSHA, RefName: j.Ref, IsTag: j.Tag,
+		PipelineID: int64(p.ID), ProjectID: int64(p.ProjectID), ProjectPath: p.ProjectPath,
+		EnvironmentName: env, EnvironmentURL: j.EnvironmentURL, RunnerDescription: j.Executor,
+		UserID: j.UserID,
+	}
+	if env != "" {
+		facts.EnvironmentSlug = pipeline.EnvironmentSlug(env)
+	}
+	if u, err := s.users.UserByID(ctx, j.UserID); err == nil {
+		facts.UserEmail = u.Email
+	}
+	protected := false
+	if !j.Tag {
+		var err error
+		if protected, err = s.protection.IsProtected(ctx, int64(p.ProjectID), j.Ref); err != nil {
+			return executor.Job{}, err
+		}
+	}
+	projectVars, err := s.secretVariables(ctx, p.ProjectID, protected)
+	if err != nil {
+		return executor.Job{}, err
+	}
+	layers := pipeline.Layers{Predefined: pipeline.Predefined(facts), YAML: spec.Variables, Project: projectVars}
+	var vars []executor.Variable
+	for _, v := range layers.Ordered() {
+		vars = append(vars, executor.Variable{Key: v.Key, Value: v.Value, Public: v.Public, Masked: !v.Public})
+	}
+	job := executor.Job{
+		ID: int64(j.ID), Token: token, Name: j.Name, Stage: j.Stage,
+		ProjectID: int64(p.ProjectID), ProjectPath: p.ProjectPath,
+		Git: executor.Git{RepoURL: pipeline.RepositoryURL(server, p.ProjectPath, token), Ref: j.Ref, Tag: j.Tag,
+			SHA: j.SHA, BeforeSHA: p.BeforeSHA},
+		Variables:         vars,
+		Steps:             executor.ScriptSteps(spec.BeforeScript, spec.Script, spec.AfterScript),
+		Tags:              spec.Tags,
+		Timeout:           s.cfg.JobTimeout,
+		MaxTraceBytes:     s.cfg.MaxTraceBytes,
+		MaxArtifactsBytes: s.cfg.MaxArtifactsBytes,
+	}
+	if a := spec.Artifacts; a != nil {
+		job.Artifacts = &executor.ArtifactsSpec{Name: a.Name, Paths: a.Paths, Untracked: a.Untracked,
+			When: executor.When(a.When), ExpireIn: a.ExpireIn}
+	}
+	for _, raw := range []struct {
+		v   any
+		dst *json.RawMessage
+	}{{spec.Image, &job.Image}, {spec.Services, &job.Services}, {spec.Cache, &job.Cache}} {
+		if b, err := json.Marshal(raw.v); err == nil && string(b) != "null" {
+			*raw.dst = b
+		}
+	}
+	deps, err := s.dependencies(ctx, j, spec, server, token)
+	if err != nil {
+		return executor.Job{}, err
+	}
+	job.Dependencies = deps
+	return job, nil
+}
+
+// secretVariables are the project's CI variables, opened; protected ones
+// only for a protected ref.
+func (s *Service) secretVariables(ctx context.Context, projectID uint64, protectedRef bool) ([]pipeline.Variable, error) {
+	var out []pipeline.Variable
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		ids, err := variables.IDsBy(tx, "project", u64(projectID))
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			v, err := variables.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			if v.Protected && !protectedRef {
+				continue
+			}
+			plain, err := s.box.Unseal(v.Value, purposeVariable)
+			if err != nil {
+				return err
+			}
+			out = append(out, pipeline.Variable{Key: v.Key, Value: plain})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// dependencies are the archives of the earlier jobs the job depends on:
+// the latest job of each name, if it has artifacts.
+func (s *Service) dependencies(ctx context.Context, j *Job, spec *pipeline.Job, server, token string) ([]executor.Dependency, error) {
+	if len(spec.Dependencies) == 0 {
+		return nil, nil
+	}
+	want := map[string]bool{}
+	for _, d := range spec.Dependencies {
+		want[d] = true
+	}
+	var out []executor.Dependency
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		list, err := latestJobs(tx, j.PipelineID)
+		if err != nil {
+			return err
+		}
+		for _, d := range list {
+			if want[d.Name] && d.StageIdx < j.StageIdx && d.Artifacts != nil {
+				out = append(out, executor.Dependency{ID: int64(d.ID), Name: d.Name, Token: token,
+					URL: server + api.Prefix + "/jobs/" + strconv.FormatUint(d.ID, 10) + "/artifacts"})
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// runningJobByToken finds the running job a CI_JOB_TOKEN belongs to.
+func (s *Service) runningJobByToken(ctx context.Context, token string) (*Job, error) {
+	return runningJobByToken(ctx, s.db, token)
+}
+
+func runningJobByToken(ctx context.Context, db *store.DB, token string) (*Job, error) {
+	if token == "" {
+		return nil, errJobNotFound
+	}
+	var j *Job
+	err := db.View(ctx, func(tx *store.Tx) error {
+		var err error
+		j, err = jobs.GetBy(tx, "token", hashToken(token))
+		if errors.Is(err, store.ErrNotFound) {
+			return errJobNotFound
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if j.Status != StatusRunning {
+		return nil, errJobNotFound
+	}
+	return j, nil
+}
+
+type jobTokenArtifactsInput struct {
+	JobID    uint64 `path:"job_id"`
+	JobToken string `header:"JOB-TOKEN"`
+	Token    string `query:"token"`
+}
+
+// artifactsForJob is the runner API's artifacts download: a running job's
+// token fetches the archive of a job of the same project (its
+// dependencies).
+func (s *Service) artifactsForJob(ctx context.Context, in *jobTokenArtifactsInput) (*fileOutput, error) {
+	token := in.JobToken
+	if token == "" {
+		token = in.Token
+	}
+	caller, err := s.runningJobByToken(ctx, token)
+	if err != nil {
+		return nil, &api.Error{Status: http.StatusForbidden, Message: "403 Forbidden"}
+	}
+	var j *Job
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		var err error
+		j, err = jobIn(tx, int64(caller.ProjectID), in.JobID)
+		return err
+	})
+	if err != nil {
+		return nil, notFound(err)
+	}
+	return s.serveArtifacts(j)
+}
+
+func (s *Service) registerRunnerDownloads(a *api.API) {
+	api.Register(a, api.Op{ID: "runner-download-artifacts", Method: http.MethodGet, Path: "/jobs/{job_id}/artifacts", Tags: []string{"jobs"},
+		Summary: "A job's artifacts, for the jobs that depend on it (JOB-TOKEN)", Access: api.Public}, s.artifactsForJob)
+}

@@ -1,0 +1,42 @@
+package internal
+
+import (
+	"strconv"
+
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/ci/event"
+	"github.com/fennec-forge/fennec/modules/repository"
+)
+
+// publishJob records a job's new status as a status of its commit and
+// publishes its event, in the transaction that changed it. p may be nil
+// (it is loaded for the before sha).
+func (s *Service) publishJob(tx *store.Tx, j *Job, p *Pipeline) error {
+	if p == nil {
+		var err error
+		if p, err = pipelines.Get(tx, j.PipelineID); err != nil {
+			return err
+		}
+	}
+	err := s.statuses.Set(tx.Context(), repository.CommitStatus{ProjectID: int64(j.ProjectID), SHA: j.SHA, Ref: j.Ref,
+		Name: j.Name, State: j.Status, TargetURL: p.ProjectWebURL + "/-/jobs/" + strconv.FormatUint(j.ID, 10),
+		Coverage: j.Coverage, AllowFailure: j.AllowFailure, AuthorID: j.UserID, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt})
+	if err != nil {
+		return err
+	}
+	ev := event.JobEvent{ObjectKind: "build", ProjectID: int64(j.ProjectID), PipelineID: int64(j.PipelineID), JobID: int64(j.ID),
+		Name: j.Name, Stage: j.Stage, Status: j.Status, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt,
+		AllowFailure: j.AllowFailure, Ref: j.Ref, Tag: j.Tag, SHA: j.SHA, BeforeSHA: p.BeforeSHA, UserID: j.UserID}
+	if j.StartedAt != nil && j.FinishedAt != nil {
+		d := j.FinishedAt.Sub(*j.StartedAt).Seconds()
+		ev.Duration = &d
+	}
+	return s.bus.Publish(tx, ev)
+}
+
+// publishPipeline publishes a pipeline's new status.
+func (s *Service) publishPipeline(tx *store.Tx, p *Pipeline) error {
+	return s.bus.Publish(tx, event.PipelineEvent{ObjectKind: "pipeline", ProjectID: int64(p.ProjectID), PipelineID: int64(p.ID),
+		Ref: p.Ref, Tag: p.Tag, SHA: p.SHA, BeforeSHA: p.BeforeSHA, Status: p.Status, Stages: p.Stages,
+		CreatedAt: p.CreatedAt, FinishedAt: p.FinishedAt, Duration: p.Duration, UserID: p.UserID})
+}

@@ -1,0 +1,478 @@
+package internal
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
+	"github.com/fennec-forge/fennec/sdk/executor"
+)
+
+// Executors is where the scheduler finds places to run jobs: the executor
+// plugins' pool in the stock host.
+type Executors interface {
+	// TryAcquire reserves a free place for a job with these tags without
+	// waiting; ok is false when no executor serving them is free.
+	TryAcquire(tags []string) (Slot, bool)
+}
+
+// Slot is one reserved place on an executor.
+type Slot interface {
+	// Name names the executor (recorded on the job).
+	Name() string
+	Executor() executor.Executor
+	// Release gives the place back; call it once, after Cleanup.
+	Release()
+}
+
+// scheduler hands pending jobs to executors and follows them to the end.
+type scheduler struct {
+	s    *Service
+	exec Executors
+	mu   sync.Mutex
+	// running are the jobs in progress here: their executor, to cancel.
+	running map[uint64]Slot
+	wg      sync.WaitGroup
+}
+
+// hashToken is how job tokens are stored.
+func hashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+func newToken() string {
+	b := make([]byte, 20)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// stopRunning tells the executor of a job canceled in the store to stop it.
+func (s *Service) stopRunning(jobID uint64) {
+	sc := s.sched
+	if sc == nil {
+		return
+	}
+	sc.mu.Lock()
+	slot := sc.running[jobID]
+	sc.mu.Unlock()
+	if slot != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := slot.Executor().Cancel(ctx, int64(jobID)); err != nil {
+			s.log.Warn("cancel failed", zap.Uint64("job", jobID), zap.Error(err))
+		}
+	}
+}
+
+// recover fails the jobs a previous process left running: their executor
+// went with it. Pending jobs simply wait for the scheduler.
+func (s *Service) recoverRunning(ctx context.Context) error {
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		ids, err := jobs.IDsBy(tx, "queue", StatusRunning)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			j, err := jobs.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			s.appendTraceLine(j.ID, "ERROR: Job failed: the server stopped while the job was running")
+			if err := s.finish(tx, j, StatusFailed, "system_failure"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// loop dispatches pending jobs whenever one may have become runnable: a
+// nudge, or a tick (an executor freed by a job of another process).
+func (sc *scheduler) loop(ctx context.Context) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		sc.dispatch(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-sc.s.wake:
+		case <-tick.C:
+		}
+	}
+}
+
+// dispatch starts every pending job an executor is free for, oldest first.
+func (sc *scheduler) dispatch(ctx context.Context) {
+	s := sc.s
+	var pending []*Job
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		ids, err := jobs.IDsBy(tx, "queue", StatusPending)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			j, err := jobs.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			pending = append(pending, j)
+		}
+		return nil
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Error("reading the job queue", zap.Error(err))
+		}
+		return
+	}
+	for _, j := range pending {
+		slot, ok := sc.exec.TryAcquire(j.Tags)
+		if !ok {
+			continue
+		}
+		token := newToken()
+		started, p, err := sc.start(ctx, j.ID, slot.Name(), token)
+		if err != nil || started == nil {
+			slot.Release()
+			if err != nil && ctx.Err() == nil {
+				s.log.Error("starting a job", zap.Uint64("job", j.ID), zap.Error(err))
+			}
+			continue
+		}
+		sc.mu.Lock()
+		sc.running[started.ID] = slot
+		sc.mu.Unlock()
+		sc.wg.Add(1)
+		go func() {
+			defer sc.wg.Done()
+			sc.run(ctx, started, p, slot, token)
+		}()
+	}
+}
+
+// start moves a pending job to running; nil when it is no longer pending
+// (canceled meanwhile).
+func (sc *scheduler) start(ctx context.Context, jobID uint64, executorName, token string) (*Job, *Pipeline, error) {
+	s := sc.s
+	var out *Job
+	var p *Pipeline
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		out = nil
+		j, err := jobs.Get(tx, jobID)
+		if err != nil || j.Status != StatusPending {
+			return err
+		}
+		now := s.now()
+		j.Status, j.StartedAt, j.TokenHash, j.Executor = StatusRunning, &now, hashToken(token), executorName
+		if err := jobs.Update(tx, j); err != nil {
+			return err
+		}
+		if p, err = pipelines.Get(tx, j.PipelineID); err != nil {
+			return err
+		}
+		if err := s.publishJob(tx, j, p); err != nil {
+			return err
+		}
+		out = j
+		return s.process(tx, j.PipelineID)
+	})
+	return out, p, err
+}
+
+// run follows a started job on its executor to the end.
+func (sc *scheduler) run(ctx context.Context, j *Job, p *Pipeline, slot Slot, token string) {
+	s := sc.s
+	ex := slot.Executor()
+	defer func() {
+		sc.mu.Lock()
+		delete(sc.running, j.ID)
+		sc.mu.Unlock()
+		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_ = ex.Cleanup(cctx, int64(j.ID))
+		cancel()
+		slot.Release()
+		s.nudge()
+	}()
+	var spec pipeline.Job
+	if err := json.Unmarshal(j.Spec, &spec); err != nil {
+		s.failSystem(j, "the job's definition is unreadable: "+err.Error())
+		return
+	}
+	job, err := s.executorJob(ctx, j, p, &spec, token)
+	if err != nil {
+		s.failSystem(j, "the job could not be prepared: "+err.Error())
+		return
+	}
+	tw, err := s.openTrace(j.ID)
+	if err != nil {
+		s.failSystem(j, "the trace could not be written: "+err.Error())
+		return
+	}
+	res, err := ex.Run(ctx, job, tw.write)
+	tw.close()
+	if ctx.Err() != nil {
+		return // the server is stopping: recoverRunning fails the job at the next start
+	}
+	if err != nil {
+		s.appendTraceLine(j.ID, "ERROR: Job failed (system failure): "+err.Error())
+		s.complete(ctx, j.ID, StatusFailed, "system_failure", nil, nil)
+		return
+	}
+	status, reason := StatusSuccess, ""
+	switch res.Failure {
+	case executor.FailureNone:
+	case executor.FailureCanceled:
+		status = StatusCanceled
+	default:
+		status, reason = StatusFailed, failureReason(res.Failure)
+	}
+	var arts *Artifacts
+	if res.Artifacts.Filename != "" && status != StatusCanceled {
+		arts, err = s.storeArtifacts(ctx, ex, j.ID, res.Artifacts.Filename, spec.Artifacts)
+		if err != nil {
+			s.appendTraceLine(j.ID, "WARNING: the artifacts could not be stored: "+err.Error())
+		}
+	}
+	var coverage *float64
+	if spec.Coverage != "" {
+		coverage = s.coverageOf(j.ID, spec.Coverage)
+	}
+	s.complete(ctx, j.ID, status, reason, arts, coverage)
+}
+
+func failureReason(k executor.FailureKind) string {
+	switch k {
+	case executor.FailureScript:
+		return "script_failure"
+	case executor.FailureTimeout:
+		return "job_execution_timeout"
+	case executor.FailureSystem, executor.FailurePrepare:
+		return "runner_system_failure"
+	case executor.FailureDependency:
+		return "missing_dependency_failure"
+	}
+	return string(k)
+}
+
+// failSystem ends a job the host could not hand over.
+func (s *Service) failSystem(j *Job, msg string) {
+	s.appendTraceLine(j.ID, "ERROR: Job failed (system failure): "+msg)
+	s.complete(context.Background(), j.ID, StatusFailed, "system_failure", nil, nil)
+}
+
+// complete records how a running job ended (unless it was canceled in the
+// store meanwhile), its deployment and its automatic retry.
+func (s *Service) complete(ctx context.Context, jobID uint64, status, reason string, arts *Artifacts, coverage *float64) {
+	traceSize := int64(0)
+	if st, err := os.Stat(s.tracePath(jobID)); err == nil {
+		traceSize = st.Size()
+	}
+	err := s.db.Update(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		j, err := jobs.Get(tx, jobID)
+		if err != nil {
+			return err
+		}
+		j.TraceBytes, j.Artifacts, j.Coverage = traceSize, arts, coverage
+		if j.Status != StatusRunning {
+			// Canceled (or failed by a restart) while the executor was
+			// still at it: the store's word stands.
+			return jobs.Update(tx, j)
+		}
+		if err := s.finish(tx, j, status, reason); err != nil {
+			return err
+		}
+		var spec pipeline.Job
+		if err := json.Unmarshal(j.Spec, &spec); err != nil {
+			return err
+		}
+		if status == StatusSuccess && spec.Environment != nil && spec.Environment.Action != pipeline.EnvironmentStop {
+			if err := s.deploy(tx, j, &spec); err != nil {
+				return err
+			}
+		}
+		if status == StatusFailed && j.Attempt < spec.Retry {
+			clone, err := s.retry(tx, j, j.UserID)
+			if err != nil {
+				return err
+			}
+			clone.Attempt = j.Attempt + 1
+			return jobs.Update(tx, clone)
+		}
+		return nil
+	})
+	if err != nil {
+		s.log.Error("recording a finished job", zap.Uint64("job", jobID), zap.Error(err))
+	}
+	s.nudge()
+}
+
+// finish moves a job to a final status and processes its pipeline.
+func (s *Service) finish(tx *store.Tx, j *Job, status, reason string) error {
+	now := s.now()
+	j.Status, j.FinishedAt, j.TokenHash, j.FailureReason = status, &now, "", reason
+	if j.Artifacts != nil && j.Artifacts.ExpireAt == nil && !j.Artifacts.Kept {
+		var spec pipeline.Job
+		if json.Unmarshal(j.Spec, &spec) == nil && spec.Artifacts != nil {
+			if d, ok := spec.Artifacts.Expires(); ok {
+				at := now.Add(d)
+				j.Artifacts.ExpireAt = &at
+			}
+		}
+	}
+	if err := jobs.Update(tx, j); err != nil {
+		return err
+	}
+	if err := s.publishJob(tx, j, nil); err != nil {
+		return err
+	}
+	return s.process(tx, j.PipelineID)
+}
+
+// deploy records the deployment a successful job with an environment made.
+func (s *Service) deploy(tx *store.Tx, j *Job, spec *pipeline.Job) error {
+	name, url := j.Environment, j.EnvironmentURL
+	if name == "" {
+		name = spec.Environment.Name
+	}
+	var u *string
+	if url != "" {
+		u = &url
+	}
+	env, err := s.ensureEnvironment(tx, j.ProjectID, name, u)
+	if err != nil {
+		return err
+	}
+	iid, err := nextIID(tx, "deployment/"+u64(j.ProjectID))
+	if err != nil {
+		return err
+	}
+	return deployments.Insert(tx, &Deployment{IID: iid, ProjectID: j.ProjectID, EnvironmentID: env.ID, JobID: j.ID,
+		Ref: j.Ref, SHA: j.SHA, Tag: j.Tag, UserID: j.UserID, CreatedAt: s.now()})
+}
+
+// coverageOf finds the coverage figure in a job's trace: the last match of
+// the job's regular expression, its first number.
+func (s *Service) coverageOf(jobID uint64, expr string) *float64 {
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil
+	}
+	f, err := os.Open(s.tracePath(jobID))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	number := regexp.MustCompile(`\d+(\.\d+)?`)
+	var found *float64
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		if m := re.Find(sc.Bytes()); m != nil {
+			if n := number.Find(m); n != nil {
+				if v, err := strconv.ParseFloat(string(n), 64); err == nil {
+					found = &v
+				}
+			}
+		}
+	}
+	return found
+}
+
+// storeArtifacts fetches a job's archive from its executor into the data
+// dir (through a temporary file, so a half-written archive is never
+// served).
+func (s *Service) storeArtifacts(ctx context.Context, ex executor.Executor, jobID uint64, filename string, spec *pipeline.Artifacts) (*Artifacts, error) {
+	tmp, err := os.CreateTemp(filepath.Join(s.dir, "tmp"), "artifacts-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	size, err := ex.Artifacts(ctx, int64(jobID), tmp)
+	if errors.Is(err, executor.ErrNoArtifacts) {
+		tmp.Close()
+		return nil, nil
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	dst := s.artifactsPath(jobID)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return nil, err
+	}
+	return &Artifacts{Filename: filename, Size: size}, nil
+}
+
+// traceWriter appends an executor's chunks to the trace file in order; a
+// chunk sent again (same offset) is written once.
+type traceWriter struct {
+	f    *os.File
+	size int64
+}
+
+func (s *Service) openTrace(jobID uint64) (*traceWriter, error) {
+	path := s.tracePath(jobID)
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &traceWriter{f: f, size: st.Size()}, nil
+}
+
+func (t *traceWriter) write(c executor.TraceChunk) error {
+	end := c.Offset + int64(len(c.Data))
+	if end <= t.size {
+		return nil // seen already
+	}
+	if c.Offset > t.size {
+		return fmt.Errorf("ci: trace chunk at %d leaves a gap after %d", c.Offset, t.size)
+	}
+	n, err := t.f.Write(c.Data[t.size-c.Offset:])
+	t.size += int64(n)
+	return err
+}
+
+func (t *traceWriter) close() { _ = t.f.Close() }
+
+// appendTraceLine adds a line of the server's own to a job's trace.
+func (s *Service) appendTraceLine(jobID uint64, line string) {
+	tw, err := s.openTrace(jobID)
+	if err != nil {
+		return
+	}
+	defer tw.close()
+	_, _ = tw.f.WriteString("\n" + line + "\n")
+}

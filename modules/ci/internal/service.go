@@ -1,0 +1,122 @@
+package internal
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/api"
+	fconfig "github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/sealed"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/repository"
+)
+
+// Service is the CI module: pipelines and their jobs, the files jobs leave
+// (traces, artifacts), environments and deployments.
+type Service struct {
+	db         *store.DB
+	bus        *events.Bus
+	access     projects.Access
+	users      identity.Users
+	repos      repository.Store
+	statuses   repository.CommitStatuses
+	protection repository.BranchProtection
+	api        *api.API
+	version    string
+	sched      *scheduler
+	box        *sealed.Box
+	cfg        Config
+	log        *zap.Logger
+	// dir holds traces and artifacts: <data>/ci.
+	dir string
+	now func() time.Time
+	// wake nudges the scheduler when a job became pending.
+	wake chan struct{}
+}
+
+// Deps are what the service is built from (fx fills them).
+type Deps struct {
+	fx.In
+	DB         *store.DB
+	Bus        *events.Bus
+	Access     projects.Access
+	Users      identity.Users
+	Repos      repository.Store
+	Statuses   repository.CommitStatuses
+	Protection repository.BranchProtection
+	API        *api.API
+	Box        *sealed.Box
+	Core       fconfig.Config
+	Config     Config
+	Log        *zap.Logger
+}
+
+// NewService builds the module's service.
+func NewService(d Deps) (*Service, error) {
+	s := &Service{db: d.DB, bus: d.Bus, access: d.Access, users: d.Users, repos: d.Repos, statuses: d.Statuses, protection: d.Protection, api: d.API, box: d.Box, cfg: d.Config,
+		log: d.Log.Named("ci"), dir: filepath.Join(d.Core.Data, "ci"), now: func() time.Time { return time.Now().UTC() },
+		wake: make(chan struct{}, 1)}
+	s.version, _ = fennec.Version()
+	for _, sub := range []string{"traces", "artifacts", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(s.dir, sub), 0o750); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// nudge wakes the scheduler without blocking.
+func (s *Service) nudge() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// tracePath is where a job's trace is appended.
+func (s *Service) tracePath(jobID uint64) string {
+	return filepath.Join(s.dir, "traces", shard(jobID), strconv.FormatUint(jobID, 10)+".log")
+}
+
+// artifactsPath is where a job's archive is kept.
+func (s *Service) artifactsPath(jobID uint64) string {
+	return filepath.Join(s.dir, "artifacts", shard(jobID), strconv.FormatUint(jobID, 10)+".zip")
+}
+
+// shard spreads files over directories of at most a thousand job ids each.
+func shard(id uint64) string { return strconv.FormatUint(id/1000, 10) }
+
+// errJobNotFound and friends are the module's domain errors; the API edge
+// turns them into GitLab's answers.
+var (
+	errJobNotFound      = errors.New("ci: job not found")
+	errPipelineNotFound = errors.New("ci: pipeline not found")
+)
+
+// jobIn loads a job of a project; a job of another project is not found.
+func jobIn(tx *store.Tx, projectID int64, jobID uint64) (*Job, error) {
+	j, err := jobs.Get(tx, jobID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && j.ProjectID != uint64(projectID)) {
+		return nil, errJobNotFound
+	}
+	return j, err
+}
+
+// pipelineIn loads a pipeline of a project.
+func pipelineIn(tx *store.Tx, projectID int64, id uint64) (*Pipeline, error) {
+	p, err := pipelines.Get(tx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && p.ProjectID != uint64(projectID)) {
+		return nil, errPipelineNotFound
+	}
+	return p, err
+}

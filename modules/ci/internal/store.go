@@ -1,0 +1,277 @@
+package internal
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// The job and pipeline statuses of GitLab 9.x.
+const (
+	StatusCreated  = "created"
+	StatusPending  = "pending"
+	StatusRunning  = "running"
+	StatusSuccess  = "success"
+	StatusFailed   = "failed"
+	StatusCanceled = "canceled"
+	StatusSkipped  = "skipped"
+	StatusManual   = "manual"
+)
+
+// finished says whether a status is final: a job in it never runs again
+// (a retry is a new job).
+func finished(status string) bool {
+	switch status {
+	case StatusSuccess, StatusFailed, StatusCanceled, StatusSkipped:
+		return true
+	}
+	return false
+}
+
+// active says whether a job in this status may still be canceled.
+func active(status string) bool {
+	switch status {
+	case StatusCreated, StatusPending, StatusRunning, StatusManual:
+		return true
+	}
+	return false
+}
+
+// Pipeline is one run of a project's .gitlab-ci.yml at a commit.
+type Pipeline struct {
+	ID          uint64     `json:"id"`
+	ProjectID   uint64     `json:"project_id"`
+	Ref         string     `json:"ref"`
+	SHA         string     `json:"sha"`
+	BeforeSHA   string     `json:"before_sha"`
+	Tag         bool       `json:"tag"`
+	Source      string     `json:"source"` // push, api, web
+	Status      string     `json:"status"`
+	YAMLErrors  *string    `json:"yaml_errors"`
+	Stages      []string   `json:"stages"`
+	UserID      int64      `json:"user_id"`
+	Coverage    *float64   `json:"coverage"`
+	CreatedAt   time.Time  `json:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+	StartedAt   *time.Time `json:"started_at"`
+	FinishedAt  *time.Time `json:"finished_at"`
+	CommittedAt *time.Time `json:"committed_at"`
+	// Commit is the summary of the commit at SHA, read once at creation
+	// (every job view embeds it).
+	Commit CommitSummary `json:"commit"`
+	// ProjectWebURL is the project's web_url when the pipeline was made
+	// (its jobs' target_url as commit statuses).
+	ProjectWebURL string `json:"project_web_url"`
+	// ProjectPath is the project's full path when the pipeline was made.
+	ProjectPath string `json:"project_path"`
+	// Duration is the seconds its jobs ran, once it finished.
+	Duration *int64 `json:"duration"`
+}
+
+func (p *Pipeline) RecordID() uint64      { return p.ID }
+func (p *Pipeline) SetRecordID(id uint64) { p.ID = id }
+
+// CommitSummary is the commit a pipeline runs, as job views embed it.
+type CommitSummary struct {
+	ID          string    `json:"id"`
+	ShortID     string    `json:"short_id"`
+	Title       string    `json:"title"`
+	Message     string    `json:"message"`
+	AuthorName  string    `json:"author_name"`
+	AuthorEmail string    `json:"author_email"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// Job is one job of a pipeline. Spec is the job's resolved definition from
+// the CI file (script, variables, artifacts rules...), kept as it was when
+// the pipeline was created so that a retry runs the same thing.
+type Job struct {
+	ID           uint64          `json:"id"`
+	ProjectID    uint64          `json:"project_id"`
+	PipelineID   uint64          `json:"pipeline_id"`
+	Name         string          `json:"name"`
+	Stage        string          `json:"stage"`
+	StageIdx     int             `json:"stage_idx"`
+	Ref          string          `json:"ref"`
+	SHA          string          `json:"sha"`
+	Tag          bool            `json:"tag"`
+	Status       string          `json:"status"`
+	When         string          `json:"when"`
+	AllowFailure bool            `json:"allow_failure"`
+	Tags         []string        `json:"tags"`
+	Spec         json.RawMessage `json:"spec"`
+	UserID       int64           `json:"user_id"`
+	Coverage     *float64        `json:"coverage"`
+	// TokenHash is the hash of the job's CI_JOB_TOKEN, valid while it runs.
+	TokenHash      string     `json:"token_hash,omitempty"`
+	Environment    string     `json:"environment,omitempty"`
+	EnvironmentURL string     `json:"environment_url,omitempty"`
+	CreatedAt      time.Time  `json:"created_at"`
+	QueuedAt       *time.Time `json:"queued_at"`
+	StartedAt      *time.Time `json:"started_at"`
+	FinishedAt     *time.Time `json:"finished_at"`
+	ErasedAt       *time.Time `json:"erased_at"`
+	ErasedBy       int64      `json:"erased_by,omitempty"`
+	// Artifacts is the job's archive, nil when it has none.
+	Artifacts *Artifacts `json:"artifacts"`
+	// TraceBytes is the size of the trace written so far.
+	TraceBytes int64 `json:"trace_bytes"`
+	// Retried marks a job replaced by a retry (hidden from the pipeline's
+	// status, listed still).
+	Retried bool `json:"retried"`
+	// Attempt counts automatic retries (the CI file's retry).
+	Attempt int `json:"attempt"`
+	// Executor names the executor that ran it; FailureReason says why a
+	// job failed for reasons other than its script.
+	Executor      string `json:"executor,omitempty"`
+	FailureReason string `json:"failure_reason,omitempty"`
+}
+
+func (j *Job) RecordID() uint64      { return j.ID }
+func (j *Job) SetRecordID(id uint64) { j.ID = id }
+
+// Artifacts describes a job's stored archive.
+type Artifacts struct {
+	Filename string     `json:"filename"`
+	Size     int64      `json:"size"`
+	ExpireAt *time.Time `json:"expire_at"`
+	Kept     bool       `json:"kept"`
+}
+
+// Environment is a deployment target of a project.
+type Environment struct {
+	ID          uint64    `json:"id"`
+	ProjectID   uint64    `json:"project_id"`
+	Name        string    `json:"name"`
+	Slug        string    `json:"slug"`
+	ExternalURL *string   `json:"external_url"`
+	State       string    `json:"state"` // available, stopped
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+func (e *Environment) RecordID() uint64      { return e.ID }
+func (e *Environment) SetRecordID(id uint64) { e.ID = id }
+
+// Deployment records a job that deployed to an environment.
+type Deployment struct {
+	ID            uint64    `json:"id"`
+	IID           uint64    `json:"iid"`
+	ProjectID     uint64    `json:"project_id"`
+	EnvironmentID uint64    `json:"environment_id"`
+	JobID         uint64    `json:"job_id"`
+	Ref           string    `json:"ref"`
+	SHA           string    `json:"sha"`
+	Tag           bool      `json:"tag"`
+	UserID        int64     `json:"user_id"`
+	CreatedAt     time.Time `json:"created_at"`
+}
+
+func (d *Deployment) RecordID() uint64      { return d.ID }
+func (d *Deployment) SetRecordID(id uint64) { d.ID = id }
+
+// Variable is a project's secret CI variable.
+type Variable struct {
+	ID        uint64 `json:"id"`
+	ProjectID uint64 `json:"project_id"`
+	Key       string `json:"key"`
+	// Value is sealed (core/sealed): variables hold secrets.
+	Value     string `json:"value"`
+	Protected bool   `json:"protected"`
+}
+
+func (v *Variable) RecordID() uint64      { return v.ID }
+func (v *Variable) SetRecordID(id uint64) { v.ID = id }
+
+// counter allocates per-project numbers (deployment iids) without gaps.
+type counter struct {
+	ID    uint64 `json:"id"`
+	Key   string `json:"key"`
+	Value uint64 `json:"value"`
+}
+
+func (c *counter) RecordID() uint64      { return c.ID }
+func (c *counter) SetRecordID(id uint64) { c.ID = id }
+
+func u64(v uint64) string { return strconv.FormatUint(v, 10) }
+
+var (
+	pipelines = store.NewTable[Pipeline]("ci.pipelines",
+		store.Index[Pipeline]{Name: "project", Keys: func(p *Pipeline) []string { return []string{u64(p.ProjectID)} }},
+		store.Index[Pipeline]{Name: "commit", Keys: func(p *Pipeline) []string { return []string{u64(p.ProjectID) + "/" + p.SHA} }},
+		// Unfinished pipelines, for recovery at start.
+		store.Index[Pipeline]{Name: "open", Keys: func(p *Pipeline) []string {
+			if finished(p.Status) {
+				return nil
+			}
+			return []string{"open"}
+		}})
+	jobs = store.NewTable[Job]("ci.jobs",
+		store.Index[Job]{Name: "project", Keys: func(j *Job) []string { return []string{u64(j.ProjectID)} }},
+		store.Index[Job]{Name: "pipeline", Keys: func(j *Job) []string { return []string{u64(j.PipelineID)} }},
+		// The queue: pending jobs, oldest first (ids ascend).
+		store.Index[Job]{Name: "queue", Keys: func(j *Job) []string {
+			if j.Status == StatusPending {
+				return []string{"pending"}
+			}
+			if j.Status == StatusRunning {
+				return []string{"running"}
+			}
+			return nil
+		}},
+		// The latest successful job of a name on a ref, for artifacts by ref.
+		store.Index[Job]{Name: "ref_name", Keys: func(j *Job) []string {
+			if j.Status != StatusSuccess {
+				return nil
+			}
+			return []string{u64(j.ProjectID) + "/" + j.Ref + "\x00" + j.Name}
+		}},
+		store.Index[Job]{Name: "token", Unique: true, Keys: func(j *Job) []string {
+			if j.TokenHash == "" {
+				return nil
+			}
+			return []string{j.TokenHash}
+		}},
+		// Artifacts that will expire, for the reaper.
+		store.Index[Job]{Name: "expiring", Keys: func(j *Job) []string {
+			if j.Artifacts == nil || j.Artifacts.Kept || j.Artifacts.ExpireAt == nil {
+				return nil
+			}
+			return []string{"expiring"}
+		}})
+	environments = store.NewTable[Environment]("ci.environments",
+		store.Index[Environment]{Name: "project", Keys: func(e *Environment) []string { return []string{u64(e.ProjectID)} }},
+		store.Index[Environment]{Name: "name", Unique: true, Keys: func(e *Environment) []string { return []string{u64(e.ProjectID) + "/" + e.Name} }},
+		store.Index[Environment]{Name: "slug", Unique: true, Keys: func(e *Environment) []string { return []string{u64(e.ProjectID) + "/" + e.Slug} }})
+	deployments = store.NewTable[Deployment]("ci.deployments",
+		store.Index[Deployment]{Name: "project", Keys: func(d *Deployment) []string { return []string{u64(d.ProjectID)} }},
+		store.Index[Deployment]{Name: "iid", Unique: true, Keys: func(d *Deployment) []string { return []string{u64(d.ProjectID) + "/" + u64(d.IID)} }})
+	variables = store.NewTable[Variable]("ci.variables",
+		store.Index[Variable]{Name: "project", Keys: func(v *Variable) []string { return []string{u64(v.ProjectID)} }},
+		store.Index[Variable]{Name: "key", Unique: true, Keys: func(v *Variable) []string { return []string{u64(v.ProjectID) + "/" + v.Key} }})
+	counters = store.NewTable[counter]("ci.counters",
+		store.Index[counter]{Name: "key", Unique: true, Keys: func(c *counter) []string { return []string{c.Key} }})
+)
+
+// Tables are the module's tables.
+func Tables() []interface{ Buckets() []string } {
+	return []interface{ Buckets() []string }{pipelines, jobs, environments, deployments, variables, counters}
+}
+
+// nextIID allocates the next number of a per-project sequence inside tx, so
+// concurrent creators get distinct numbers with no gaps (a rolled-back
+// transaction takes its number back with it).
+func nextIID(tx *store.Tx, key string) (uint64, error) {
+	c, err := counters.GetBy(tx, "key", key)
+	if err == store.ErrNotFound {
+		c = &counter{Key: key, Value: 1}
+		return 1, counters.Insert(tx, c)
+	}
+	if err != nil {
+		return 0, err
+	}
+	c.Value++
+	return c.Value, counters.Update(tx, c)
+}

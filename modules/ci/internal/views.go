@@ -1,0 +1,185 @@
+package internal
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// UserView is the user embedded in jobs, pipelines and deployments.
+type UserView struct {
+	ID        int64    `json:"id"`
+	Name      string   `json:"name"`
+	Username  string   `json:"username"`
+	State     string   `json:"state"`
+	AvatarURL string   `json:"avatar_url"`
+	WebURL    string   `json:"web_url"`
+	CreatedAt api.Time `json:"created_at"`
+}
+
+// CommitView is the spec's embedded commit summary of a job.
+type CommitView struct {
+	ID          string   `json:"id"`
+	ShortID     string   `json:"short_id"`
+	Title       string   `json:"title"`
+	Message     string   `json:"message"`
+	AuthorName  string   `json:"author_name"`
+	AuthorEmail string   `json:"author_email"`
+	CreatedAt   api.Time `json:"created_at"`
+}
+
+// PipelineRef is the pipeline embedded in a job (and the pipeline list's
+// entries).
+type PipelineRef struct {
+	ID     uint64 `json:"id"`
+	SHA    string `json:"sha"`
+	Ref    string `json:"ref"`
+	Status string `json:"status"`
+}
+
+// ArtifactsFileView is a job's artifacts_file.
+type ArtifactsFileView struct {
+	Filename string `json:"filename"`
+	Size     int64  `json:"size"`
+}
+
+// JobView is the spec's Job resource. Pipeline is omitted from the answers
+// of cancel, retry, erase, keep and play, as the spec shows them.
+type JobView struct {
+	ID            uint64             `json:"id"`
+	Status        string             `json:"status"`
+	Stage         string             `json:"stage"`
+	Name          string             `json:"name"`
+	Ref           string             `json:"ref"`
+	Tag           bool               `json:"tag"`
+	Coverage      *float64           `json:"coverage"`
+	CreatedAt     api.Time           `json:"created_at"`
+	StartedAt     *api.Time          `json:"started_at"`
+	FinishedAt    *api.Time          `json:"finished_at"`
+	User          *UserView          `json:"user"`
+	ArtifactsFile *ArtifactsFileView `json:"artifacts_file"`
+	Commit        CommitView         `json:"commit"`
+	Runner        *struct{}          `json:"runner"`
+	Pipeline      *PipelineRef       `json:"pipeline,omitempty"`
+}
+
+// JobControlView is a job as the control operations answer it: no
+// pipeline, and download_url (null) as the spec's erase and keep samples
+// show.
+type JobControlView struct {
+	JobView
+	DownloadURL *string `json:"download_url"`
+}
+
+func (s *Service) userView(ctx context.Context, id int64) *UserView {
+	if id == 0 {
+		return nil
+	}
+	u, err := s.users.UserByID(ctx, id)
+	if err != nil {
+		return nil
+	}
+	return &UserView{ID: u.ID, Name: u.Name, Username: u.Username, State: u.State, AvatarURL: u.AvatarURL,
+		WebURL: api.ExternalURLFrom(ctx) + "/" + url.PathEscape(u.Username), CreatedAt: api.NewTime(u.CreatedAt)}
+}
+
+func commitView(c CommitSummary) CommitView {
+	return CommitView{ID: c.ID, ShortID: c.ShortID, Title: c.Title, Message: c.Message, AuthorName: c.AuthorName,
+		AuthorEmail: c.AuthorEmail, CreatedAt: api.NewTime(c.CreatedAt)}
+}
+
+// jobView renders a job; p is its pipeline (nil leaves the pipeline out).
+func (s *Service) jobView(ctx context.Context, j *Job, p *Pipeline, withPipeline bool) JobView {
+	v := JobView{ID: j.ID, Status: j.Status, Stage: j.Stage, Name: j.Name, Ref: j.Ref, Tag: j.Tag, Coverage: j.Coverage,
+		CreatedAt: api.NewTime(j.CreatedAt), User: s.userView(ctx, j.UserID)}
+	if j.StartedAt != nil {
+		v.StartedAt = api.TimePtr(*j.StartedAt)
+	}
+	if j.FinishedAt != nil {
+		v.FinishedAt = api.TimePtr(*j.FinishedAt)
+	}
+	if j.Artifacts != nil {
+		v.ArtifactsFile = &ArtifactsFileView{Filename: j.Artifacts.Filename, Size: j.Artifacts.Size}
+	}
+	if p != nil {
+		v.Commit = commitView(p.Commit)
+		if withPipeline {
+			v.Pipeline = &PipelineRef{ID: p.ID, SHA: p.SHA, Ref: p.Ref, Status: p.Status}
+		}
+	}
+	return v
+}
+
+// jobViews renders jobs, loading each pipeline once.
+func (s *Service) jobViews(ctx context.Context, list []*Job) ([]JobView, error) {
+	byID := map[uint64]*Pipeline{}
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		for _, j := range list {
+			if _, ok := byID[j.PipelineID]; ok {
+				continue
+			}
+			p, err := pipelines.Get(tx, j.PipelineID)
+			if err != nil {
+				return err
+			}
+			byID[j.PipelineID] = p
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]JobView, 0, len(list))
+	for _, j := range list {
+		out = append(out, s.jobView(ctx, j, byID[j.PipelineID], true))
+	}
+	return out, nil
+}
+
+// PipelineView is a single pipeline (GitLab 9.x's Pipeline entity).
+type PipelineView struct {
+	ID          uint64    `json:"id"`
+	SHA         string    `json:"sha"`
+	Ref         string    `json:"ref"`
+	Status      string    `json:"status"`
+	BeforeSHA   string    `json:"before_sha"`
+	Tag         bool      `json:"tag"`
+	YAMLErrors  *string   `json:"yaml_errors"`
+	User        *UserView `json:"user"`
+	CreatedAt   api.Time  `json:"created_at"`
+	UpdatedAt   api.Time  `json:"updated_at"`
+	StartedAt   *api.Time `json:"started_at"`
+	FinishedAt  *api.Time `json:"finished_at"`
+	CommittedAt *api.Time `json:"committed_at"`
+	Duration    *int64    `json:"duration"`
+	Coverage    *string   `json:"coverage"`
+}
+
+func (s *Service) pipelineView(ctx context.Context, p *Pipeline) PipelineView {
+	v := PipelineView{ID: p.ID, SHA: p.SHA, Ref: p.Ref, Status: p.Status, BeforeSHA: p.BeforeSHA, Tag: p.Tag,
+		YAMLErrors: p.YAMLErrors, User: s.userView(ctx, p.UserID), CreatedAt: api.NewTime(p.CreatedAt),
+		UpdatedAt: api.NewTime(p.UpdatedAt), Duration: p.Duration}
+	if p.StartedAt != nil {
+		v.StartedAt = api.TimePtr(*p.StartedAt)
+	}
+	if p.FinishedAt != nil {
+		v.FinishedAt = api.TimePtr(*p.FinishedAt)
+	}
+	if p.CommittedAt != nil {
+		v.CommittedAt = api.TimePtr(*p.CommittedAt)
+	}
+	if p.Coverage != nil {
+		c := formatCoverage(*p.Coverage)
+		v.Coverage = &c
+	}
+	return v
+}
+
+// formatCoverage writes a coverage percentage as GitLab's pipelines do
+// ("98.29", no trailing zeros beyond what is needed).
+func formatCoverage(c float64) string {
+	return strconv.FormatFloat(c, 'f', -1, 64)
+}

@@ -1,0 +1,136 @@
+package internal
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/repository"
+)
+
+// NewRoutes registers the module's operations.
+func NewRoutes(s *Service) fennec.Routes {
+	return fennec.Routes{Name: "ci", Register: func(a *api.API) {
+		s.registerJobs(a)
+		s.registerPipelines(a)
+		s.registerEnvironments(a)
+		s.registerVariables(a)
+		s.registerRunnerDownloads(a)
+	}}
+}
+
+// Subscribers are the module's event handlers: a pipeline for every
+// pushed branch or tag whose commit has a .gitlab-ci.yml.
+func Subscribers(s *Service) []events.Subscriber {
+	return []events.Subscriber{events.Subscribe("ci.pipeline_on_push", s.onPush)}
+}
+
+// onPush creates the pipeline of a push. The outbox may deliver an event
+// again after a crash: a pipeline for the same push (ref, before, after)
+// is not made twice.
+func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
+	if ev.Deleted() {
+		return nil
+	}
+	ref, tag := strings.CutPrefix(ev.Ref, "refs/tags/")
+	if !tag {
+		var ok bool
+		if ref, ok = strings.CutPrefix(ev.Ref, "refs/heads/"); !ok {
+			return nil
+		}
+	}
+	ctx = auth.WithPrincipal(ctx, auth.System())
+	info, err := s.access.ResolveID(ctx, ev.ProjectID)
+	if err != nil {
+		s.log.Info("no pipeline: project gone", zap.Int64("project", ev.ProjectID), zap.Error(err))
+		return nil
+	}
+	if !info.Features.JobsEnabled {
+		return nil
+	}
+	if done, err := s.pipelineExists(ctx, ev.ProjectID, ref, ev.Before, ev.After); err != nil || done {
+		return err
+	}
+	_, err = s.createPipeline(ctx, pipelineRequest{project: info, ref: ref, tag: tag, sha: ev.After,
+		beforeSHA: ev.Before, source: SourcePush, userID: ev.UserID})
+	if errors.Is(err, errNoConfig) || errors.Is(err, errNoJobs) {
+		return nil
+	}
+	return err
+}
+
+// TokenResolver lets a running job's CI_JOB_TOKEN authenticate git over
+// HTTP as gitlab-ci-token: the rights of the job's user, for reading
+// repositories only, and only while the job runs.
+// It reads the store alone: the API (which the service uses) is built on
+// the resolvers.
+type TokenResolver struct {
+	db    *store.DB
+	users auth.UserLookup
+}
+
+// NewTokenResolver builds the job token resolver.
+func NewTokenResolver(db *store.DB, users auth.UserLookup) *TokenResolver {
+	return &TokenResolver{db: db, users: users}
+}
+
+// ResolveToken implements auth.TokenResolver.
+func (r *TokenResolver) ResolveToken(ctx context.Context, kind auth.TokenKind, secret string) (*auth.Principal, error) {
+	if kind != auth.KindBasic {
+		return nil, auth.ErrUnknownToken
+	}
+	j, err := runningJobByToken(ctx, r.db, secret)
+	if err != nil {
+		return nil, auth.ErrUnknownToken
+	}
+	u, err := r.users.LookupUser(ctx, itoa(j.UserID))
+	if err != nil {
+		return nil, auth.ErrUnauthorized
+	}
+	return &auth.Principal{User: u, Method: auth.MethodJobToken, Scopes: []string{auth.ScopeReadRepository}}, nil
+}
+
+// Lifecycle starts the scheduler with the app and stops it before the
+// store closes: jobs it was following are failed at the next start
+// (recoverRunning), as a crash would leave them.
+type Lifecycle struct {
+	fx.In
+	LC        fx.Lifecycle
+	Service   *Service
+	Executors Executors `optional:"true"`
+}
+
+// Start wires the scheduler into the app's lifecycle.
+func Start(l Lifecycle) {
+	s := l.Service
+	if l.Executors == nil {
+		s.log.Warn("no job executors: CI jobs will wait as pending")
+		return
+	}
+	sc := &scheduler{s: s, exec: l.Executors, running: map[uint64]Slot{}}
+	s.sched = sc
+	ctx, cancel := context.WithCancel(context.Background())
+	l.LC.Append(fx.Hook{
+		OnStart: func(start context.Context) error {
+			if err := s.recoverRunning(start); err != nil {
+				cancel()
+				return err
+			}
+			go sc.loop(ctx)
+			return nil
+		},
+		OnStop: func(context.Context) error {
+			cancel()
+			sc.wg.Wait()
+			return nil
+		},
+	})
+}
