@@ -224,11 +224,18 @@ func (r *runner) makeDirs() (Dirs, error) {
 	d.Project = filepath.Join(d.Work, project)
 	d.Tmp = filepath.Join(d.Work, "tmp")
 	d.Home = filepath.Join(d.Work, "home")
-	if err := os.Mkdir(root, 0o700); err != nil {
-		return d, fmt.Errorf("job directory: %w", err)
-	}
-	for _, dir := range []string{d.Work, d.Project, d.Tmp, d.Home, d.Plugin} {
-		if err := os.Mkdir(dir, 0o755); err != nil {
+	// root may be traversed, not listed: a sandbox running as another
+	// user reaches work/ and plugin/ through it (bwrap also gives the
+	// directories it creates for its mounts root's mode). work/ and plugin/
+	// are their owner's alone.
+	for _, dir := range []struct {
+		path string
+		mode os.FileMode
+	}{{root, 0o711}, {d.Work, 0o700}, {d.Project, 0o755}, {d.Tmp, 0o755}, {d.Home, 0o755}, {d.Plugin, 0o700}} {
+		if err := os.Mkdir(dir.path, dir.mode); err != nil {
+			return d, fmt.Errorf("job directory: %w", err)
+		}
+		if err := os.Chmod(dir.path, dir.mode); err != nil { // whatever the umask
 			return d, fmt.Errorf("job directory: %w", err)
 		}
 	}
@@ -308,8 +315,10 @@ func (r *runner) runStep(ctx context.Context, i int, step executor.Step, env []s
 			return -1, false, fmt.Errorf("sandbox: %w", err)
 		}
 		if o := c.Owner; o != nil && !r.owned {
-			if err := chownTree(r.j.dirs.Work, int(o.Uid), int(o.Gid)); err != nil {
-				return -1, false, fmt.Errorf("work directory: %w", err)
+			for _, dir := range []string{r.j.dirs.Work, r.j.dirs.Plugin} {
+				if err := chownTree(dir, int(o.Uid), int(o.Gid)); err != nil {
+					return -1, false, fmt.Errorf("job directory: %w", err)
+				}
 			}
 			r.owned = true
 		}
