@@ -22,7 +22,24 @@ import (
 // the AuthProviders the identity module asks on sign-in (configured plugins
 // first, in order, then in-process ones).
 
-const groupPluginKinds = `group:"fennec.plugin_kinds"`
+const (
+	groupPluginKinds     = `group:"fennec.plugin_kinds"`
+	groupPluginPreparers = `group:"fennec.plugin_preparers"`
+)
+
+// PluginPreparer adjusts the configured plugins before the host is built,
+// for the kind of the package that registers it: it adds the plugins that
+// kind runs when none is configured (those it finds in dir, the resolved
+// plugin directory) and settings only the host knows, such as where a
+// plugin may keep files. It returns the new list without modifying the one
+// it is given, and touches only its own kind (preparers run in no
+// particular order).
+type PluginPreparer func(cfg config.Config, dir string, plugins []config.Plugin, log *zap.Logger) []config.Plugin
+
+// PreparePlugins registers a PluginPreparer.
+func PreparePlugins(fn PluginPreparer) fx.Option {
+	return fx.Provide(fx.Annotate(func() PluginPreparer { return fn }, fx.ResultTags(groupPluginPreparers)))
+}
 
 // PluginKind lets the plugin host run plugins of kind k (its package's
 // descriptor, such as authprovider.Kind). The module that uses a kind adds
@@ -62,6 +79,7 @@ type pluginHostParams struct {
 	Config    config.Config
 	Log       *zap.Logger
 	Kinds     []sdkplugin.Kind `group:"fennec.plugin_kinds"`
+	Preparers []PluginPreparer `group:"fennec.plugin_preparers"`
 }
 
 // pluginOptions provides *plugin.Host and AuthProviders. The host is always
@@ -75,7 +93,11 @@ func pluginOptions(s *settings) fx.Option {
 			func(p pluginHostParams) *plugin.Host {
 				// Group order is random; sort so messages are stable.
 				kinds := slices.SortedFunc(slices.Values(p.Kinds), func(a, b sdkplugin.Kind) int { return cmp.Compare(a.Name, b.Name) })
-				h := plugin.FromConfig(p.Config, p.Log, kinds...)
+				plugins := p.Config.Plugins
+				for _, prepare := range p.Preparers {
+					plugins = prepare(p.Config, plugin.Dir(p.Config.PluginDir), plugins, p.Log)
+				}
+				h := plugin.New(plugin.Options{Kinds: kinds, Plugins: plugins, Dir: p.Config.PluginDir, Logger: p.Log})
 				p.Lifecycle.Append(fx.Hook{OnStart: h.Start, OnStop: h.Stop})
 				return h
 			},

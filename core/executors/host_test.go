@@ -1,0 +1,146 @@
+package executors_test
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/core/executors"
+	"github.com/fennec-forge/fennec/core/plugin"
+	"github.com/fennec-forge/fennec/sdk/executor"
+)
+
+// lockedTrace collects a trace from Run's goroutine.
+type lockedTrace struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *lockedTrace) add(c executor.TraceChunk) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(c.Data)
+	return nil
+}
+
+func (l *lockedTrace) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// TestPoolWithTheShippedShellExecutor is the CI module's view: an app with
+// no executor configured finds executor-shell in the plugin directory,
+// runs a job on it through the Pool, and survives the executor's process
+// being killed mid-job.
+func TestPoolWithTheShippedShellExecutor(t *testing.T) {
+	pluginDir := t.TempDir()
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(pluginDir, "executor-shell"), "../../plugins/executor-shell").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cfg := config.Default()
+	cfg.Listen = ""
+	cfg.Data = t.TempDir()
+	cfg.PluginDir = pluginDir
+	var pool *executors.Pool
+	var host *plugin.Host
+	app, err := fennec.New(fennec.WithConfig(cfg), fennec.WithLogger(zaptest.NewLogger(t)),
+		fennec.WithModules(fennec.NewModule("ci-test", executors.Option())),
+		fennec.WithExtract(&pool, &host))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := app.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer app.Stop(context.Background())
+
+	st := pool.Status()
+	if len(st) != 1 || st[0].Name != "shell" || !st[0].Running || !st[0].Capabilities.RunUntagged || !slicesEqual(st[0].Capabilities.Tags, []string{"shell"}) {
+		t.Fatalf("pool status %+v", st)
+	}
+
+	// A job, its trace and its archive.
+	slot, err := pool.Acquire(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := executor.Job{ID: 1, Steps: executor.ScriptSteps(nil, []string{"echo hello > out.txt", "echo dir=$CI_PROJECT_DIR"}, nil),
+		Artifacts: &executor.ArtifactsSpec{Paths: []string{"out.txt"}}, Timeout: 30 * time.Second}
+	var trace lockedTrace
+	res, err := slot.Run(ctx, job, trace.add)
+	if err != nil || !res.Success() || res.Artifacts.Filename != "artifacts.zip" {
+		t.Fatalf("Run = %+v, %v\n%s", res, err, trace.String())
+	}
+	if want := filepath.Join(cfg.Data, "executors", "shell", "builds"); !strings.Contains(trace.String(), "dir="+want) {
+		t.Errorf("the job did not run under %s:\n%s", want, trace.String())
+	}
+	var zipped bytes.Buffer
+	if _, err := slot.Artifacts(ctx, &zipped); err != nil {
+		t.Fatal(err)
+	}
+	if zr, err := zip.NewReader(bytes.NewReader(zipped.Bytes()), int64(zipped.Len())); err != nil || len(zr.File) != 1 || zr.File[0].Name != "out.txt" {
+		t.Fatalf("archive: %v", err)
+	}
+	slot.Release()
+
+	// The executor's process is killed mid-job: the job fails with
+	// ErrExecutorCrashed at once, the process is restarted, and the next
+	// job runs.
+	slot, err = pool.Acquire(ctx, []string{"shell"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crashed lockedTrace
+	done := make(chan error, 1)
+	go func() {
+		_, err := slot.Run(ctx, executor.Job{ID: 2, Steps: executor.ScriptSteps(nil, []string{"echo started", "sleep 300"}, nil)}, crashed.add)
+		done <- err
+	}()
+	for !strings.Contains(crashed.String(), "started\n") {
+		time.Sleep(10 * time.Millisecond)
+	}
+	pid := host.Status()[0].PID
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, executors.ErrExecutorCrashed) || !errors.Is(err, executor.ErrUnavailable) {
+			t.Fatalf("Run after the crash: %v", err)
+		}
+		t.Logf("the job's error: %v", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not end within 5 s of the crash")
+	}
+	slot.Release()
+
+	slot, err = pool.Acquire(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slot.Release()
+	res, err = slot.Run(ctx, executor.Job{ID: 3, Steps: executor.ScriptSteps(nil, []string{"true"}, nil)}, func(executor.TraceChunk) error { return nil })
+	if err != nil || !res.Success() {
+		t.Fatalf("after the restart: %+v, %v", res, err)
+	}
+	if st := host.Status()[0]; st.PID == pid || st.Restarts != 1 {
+		t.Fatalf("host status after the restart: %+v", st)
+	}
+}
+
+func slicesEqual(a, b []string) bool { return strings.Join(a, "\n") == strings.Join(b, "\n") }
