@@ -41,6 +41,7 @@ var coreImports = map[string][]string{
 	"core/auth":       nil,
 	"core/config":     nil,
 	"core/events":     {"core/store"},
+	"core/executors":  {"core", "core/config", "core/plugin", "sdk/executor", "sdk/executor/...", "sdk/plugin"}, // the executor kind's host side, beside the kind-agnostic host
 	"core/log":        nil,
 	"core/netguard":   nil,
 	"core/plugin":     {"core/config", "sdk/plugin", "sdk/plugin/..."}, // the base, never a kind
@@ -64,6 +65,10 @@ var testImportExceptions = []struct{ from, to, why string }{
 	{"core/plugin", "sdk/authprovider", "the host is proven with a real kind, which the host itself must not import"},
 	{"plugins/auth-ldap", "core/plugin", "the shipped plugin passes its conformance suite through the real host"},
 	{"plugins/auth-ldap", "core/config", "the real host is configured with the plugin's entry"},
+	{"plugins/executor-shell", "core/plugin", "the shipped executor passes its conformance suite through the real host"},
+	{"plugins/executor-shell", "core/config", "the real host is configured with the executor's entry"},
+	{"plugins/executor-bwrap", "core/plugin", "the shipped sandbox passes its conformance suite through the real host"},
+	{"plugins/executor-bwrap", "core/config", "the real host is configured with the executor's entry"},
 }
 
 type goPackage struct {
@@ -318,7 +323,7 @@ func TestArchitectureRulesCatchViolations(t *testing.T) {
 		{"sdk/plugin", "core/plugin", false},
 		{"sdk/authprovider", "core/config", true},
 		{"plugins/auth-ldap", "core/plugin", false},
-		{"plugins/executor-shell", "core/plugin", true},
+		{"plugins/executor-docker", "core/plugin", true}, // only the named exceptions may
 		{"modules/identity", "hostapp", true},
 		// Another module's internal/, even from a test, even a harness's module.
 		{"modules/projects", "modules/identity/internal", false},
