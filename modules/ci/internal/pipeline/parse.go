@@ -44,7 +44,7 @@ func Parse(src []byte) (cfg *Config, err error) {
 	// down with it: a panic in the library becomes a configuration error.
 	defer func() {
 		if r := recover(); r != nil {
-			cfg, err = nil, configError(fmt.Sprintf("(<unknown>): the YAML parser failed: %v", r))
+			cfg, err = nil, configError(fmt.Sprintf("(<unknown>): the configuration could not be read (internal error: %v)", r))
 		}
 	}()
 	root, err := parseYAML(src)

@@ -1,0 +1,80 @@
+package pipeline
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// FuzzParse checks that no input makes Parse panic (its internal recover
+// would report "internal error", which fails here), run long, or return a
+// configuration that breaks the model's invariants.
+//
+//	go test -run '^$' -fuzz FuzzParse -fuzztime 60s ./modules/ci/internal/pipeline/
+func FuzzParse(f *testing.F) {
+	seeds := []string{
+		"",
+		"rspec:\n  script: rake spec\n",
+		"stages: [a, b]\nx: {stage: a, script: [c]}\ny: {stage: b, script: d, dependencies: [x]}\n",
+		".t: &t {script: x}\nj:\n  <<: *t\n",
+		"a: &a [*a]\n",
+		billionLaughs(),
+		"j: {script: x, only: ['/^re/', tags, 'm@g/p'], except: [api]}\n",
+		"j: {script: x, environment: {name: a, url: 'https://$X', on_stop: s}}\ns: {script: y, environment: {name: a, action: stop}}\n",
+		"j: {script: x, artifacts: {paths: [a], expire_in: 3 days 4 hrs}, coverage: '/(\\d+)%/', retry: 2}\n",
+		"image: {name: a, entrypoint: [b]}\nservices: [c, {name: d, alias: e}]\ncache: {key: k, paths: [p]}\nj: {script: x}\n",
+		"? [a]\n: b\n",
+		"j: !!binary aGVsbG8=\n",
+		"%YAML 1.1\n---\nj: {script: x}\n",
+	}
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		start := time.Now()
+		cfg, err := Parse(src)
+		if elapsed := time.Since(start); elapsed > 5*time.Second {
+			t.Fatalf("Parse took %v on %d bytes", elapsed, len(src))
+		}
+		if err != nil {
+			if cfg != nil {
+				t.Fatal("a config came back with an error")
+			}
+			if strings.Contains(err.Error(), "internal error") {
+				t.Fatalf("Parse panicked: %v", err)
+			}
+			return
+		}
+		checkInvariants(t, cfg)
+	})
+}
+
+func checkInvariants(t *testing.T, cfg *Config) {
+	t.Helper()
+	if len(cfg.Jobs) == 0 || len(cfg.Stages) == 0 {
+		t.Fatalf("a valid config without jobs or stages: %+v", cfg)
+	}
+	byName := map[string]Job{}
+	for _, j := range cfg.Jobs {
+		byName[j.Name] = j
+	}
+	for _, j := range cfg.Jobs {
+		if len(j.Script) == 0 {
+			t.Fatalf("job %q has no script", j.Name)
+		}
+		if j.StageIndex < 0 || j.StageIndex >= len(cfg.Stages) || cfg.Stages[j.StageIndex] != j.Stage {
+			t.Fatalf("job %q: stage %q at %d of %v", j.Name, j.Stage, j.StageIndex, cfg.Stages)
+		}
+		if !j.When.Valid() || j.Retry < 0 || j.Retry > 2 || j.Dependencies == nil {
+			t.Fatalf("job %q: %+v", j.Name, j)
+		}
+		for _, d := range j.Dependencies {
+			dep, ok := byName[d]
+			if !ok || dep.StageIndex >= j.StageIndex {
+				t.Fatalf("job %q depends on %q", j.Name, d)
+			}
+		}
+		// Selecting jobs for any ref must not panic either.
+		j.RunsFor(RefInfo{Name: j.Name, Source: SourcePush})
+	}
+}

@@ -1,0 +1,106 @@
+package pipeline
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestRunsFor(t *testing.T) {
+	t.Parallel()
+	branch := func(name string) RefInfo {
+		return RefInfo{Name: name, Source: SourcePush, ProjectPath: "group/project"}
+	}
+	tag := func(name string) RefInfo {
+		return RefInfo{Name: name, IsTag: true, Source: SourcePush, ProjectPath: "group/project"}
+	}
+	from := func(src Source) RefInfo {
+		return RefInfo{Name: "master", Source: src, ProjectPath: "group/project"}
+	}
+	tests := []struct {
+		name         string
+		only, except []string
+		ref          RefInfo
+		want         bool
+	}{
+		{"no policy runs everywhere", nil, nil, tag("v1"), true},
+		{"branch name", []string{"master"}, nil, branch("master"), true},
+		{"other branch name", []string{"master"}, nil, branch("develop"), false},
+		{"a name matches a tag too", []string{"v1.0"}, nil, tag("v1.0"), true},
+		{"names are exact", []string{"master"}, nil, branch("master-2"), false},
+		{"regexp", []string{"/^release-.*$/"}, nil, branch("release-1.2"), true},
+		{"regexp miss", []string{"/^release-.*$/"}, nil, branch("hotfix"), false},
+		{"regexp is a search, not anchored", []string{"/feat/"}, nil, branch("my-feature"), true},
+		{"branches keyword", []string{"branches"}, nil, branch("x"), true},
+		{"branches keyword on a tag", []string{"branches"}, nil, tag("x"), false},
+		{"tags keyword", []string{"tags"}, nil, tag("v2"), true},
+		{"tags keyword on a branch", []string{"tags"}, nil, branch("v2"), false},
+		{"pushes", []string{"pushes"}, nil, from(SourcePush), true},
+		{"pushes on a web pipeline", []string{"pushes"}, nil, from(SourceWeb), false},
+		{"api", []string{"api"}, nil, from(SourceAPI), true},
+		{"web", []string{"web"}, nil, from(SourceWeb), true},
+		{"triggers", []string{"triggers"}, nil, from(SourceTrigger), true},
+		{"schedules", []string{"schedules"}, nil, from(SourceSchedule), true},
+		{"pipelines", []string{"pipelines"}, nil, from(SourcePipeline), true},
+		{"external", []string{"external"}, nil, from(SourceExternal), true},
+		{"no source matches no source keyword", []string{"pushes", "api"}, nil, RefInfo{Name: "master"}, false},
+		{"a branch called api is still a name", []string{"api"}, nil, RefInfo{Name: "api", Source: SourcePush}, true},
+		{"any of several", []string{"develop", "tags", "master"}, nil, branch("master"), true},
+		{"path filter on this project", []string{"master@group/project"}, nil, branch("master"), true},
+		{"path filter on a fork", []string{"master@someone/project"}, nil, branch("master"), false},
+		{"keyword with path", []string{"branches@group/project"}, nil, branch("x"), true},
+		{"regexp with path", []string{"/^rel/@group/project"}, nil, branch("release"), true},
+		{"regexp containing @", []string{"/^user@/"}, nil, branch("user@host"), true},
+		{"except a branch", nil, []string{"master"}, branch("master"), false},
+		{"except another branch", nil, []string{"master"}, branch("develop"), true},
+		{"except tags", nil, []string{"tags"}, tag("v1"), false},
+		{"except schedules", nil, []string{"schedules"}, from(SourceSchedule), false},
+		{"except on a fork only", nil, []string{"branches@group/project"}, RefInfo{Name: "x", ProjectPath: "fork/project"}, true},
+		{"only and except both match", []string{"branches"}, []string{"/^wip-/"}, branch("wip-1"), false},
+		{"only matches, except does not", []string{"branches"}, []string{"/^wip-/"}, branch("feature"), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			j := Job{Name: "j", Only: tt.only, Except: tt.except}
+			if got := j.RunsFor(tt.ref); got != tt.want {
+				t.Errorf("RunsFor(%+v) with only %v except %v = %v, want %v", tt.ref, tt.only, tt.except, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestJobsForRestrictsDependencies(t *testing.T) {
+	t.Parallel()
+	cfg := mustParse(t, `
+compile: {stage: build, script: x}
+docs: {stage: build, script: x, only: [tags]}
+test: {script: x}
+deploy: {stage: deploy, script: x, dependencies: [compile, docs]}
+`)
+	jobs := cfg.JobsFor(RefInfo{Name: "master", Source: SourcePush})
+	var names []string
+	for _, j := range jobs {
+		names = append(names, j.Name)
+	}
+	if !reflect.DeepEqual(names, []string{"compile", "test", "deploy"}) {
+		t.Fatalf("jobs = %v", names)
+	}
+	if !reflect.DeepEqual(jobs[1].Dependencies, []string{"compile"}) || !reflect.DeepEqual(jobs[2].Dependencies, []string{"compile"}) {
+		t.Errorf("dependencies must keep only jobs of the pipeline: %v %v", jobs[1].Dependencies, jobs[2].Dependencies)
+	}
+	// The config itself is untouched.
+	if !reflect.DeepEqual(cfg.Jobs[3].Dependencies, []string{"compile", "docs"}) {
+		t.Errorf("JobsFor modified the config: %v", cfg.Jobs[3].Dependencies)
+	}
+	if got := cfg.JobsFor(RefInfo{Name: "v1", IsTag: true}); len(got) != 4 {
+		t.Errorf("tag pipeline has %d jobs", len(got))
+	}
+}
+
+func TestJobsForNothing(t *testing.T) {
+	t.Parallel()
+	cfg := mustParse(t, "j: {script: x, only: [tags]}")
+	if jobs := cfg.JobsFor(RefInfo{Name: "master"}); len(jobs) != 0 {
+		t.Errorf("jobs = %+v; the caller answers %q", jobs, NoJobsMessage)
+	}
+}
