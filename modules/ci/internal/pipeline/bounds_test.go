@@ -112,6 +112,43 @@ func TestLargestDocument(t *testing.T) {
 	}
 }
 
+// Defaults that grow with the square of the number of jobs are not spelled
+// out: tens of thousands of jobs in two stages parse in linear memory.
+func TestManyJobsInTwoStages(t *testing.T) {
+	var b strings.Builder
+	for i := 0; b.Len() < MaxConfigBytes-100; i++ {
+		stage := "build"
+		if i%2 == 1 {
+			stage = "deploy"
+		}
+		fmt.Fprintf(&b, "j%d: {stage: %s, script: x}\n", i, stage)
+	}
+	cfg, err := Parse([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d jobs", len(cfg.Jobs))
+	if err := parseBounded(t, b.String(), 20*time.Second, 512<<20); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Thousands of global variables and thousands of jobs adding one each.
+func TestGlobalVariablesTimesJobs(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("variables:\n")
+	for i := 0; i < 20000; i++ {
+		fmt.Fprintf(&b, "  V%d: x\n", i)
+	}
+	for i := 0; b.Len() < MaxConfigBytes-100; i++ {
+		fmt.Fprintf(&b, "j%d: {script: x, variables: {A: b}}\n", i)
+	}
+	err := parseBounded(t, b.String(), 20*time.Second, 512<<20)
+	if err == nil || !strings.Contains(err.Error(), "variables in all") {
+		t.Errorf("err = %v", err)
+	}
+}
+
 // A realistic configuration: many jobs built from shared templates.
 func TestManyTemplatedJobs(t *testing.T) {
 	t.Parallel()

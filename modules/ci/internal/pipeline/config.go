@@ -21,7 +21,8 @@ const DefaultCacheKey = "default"
 const DefaultArtifactsName = "artifacts"
 
 // Config is a parsed, valid `.gitlab-ci.yml` with every global default
-// applied to its jobs.
+// applied to its jobs. Jobs share the slices and pointers they inherit from
+// the global keywords, so treat a Config and its jobs as read-only.
 type Config struct {
 	// Stages in pipeline order.
 	Stages []string `json:"stages"`
@@ -57,9 +58,13 @@ type Job struct {
 	// the coverage figure in the trace; empty means none.
 	Coverage string `json:"coverage,omitempty"`
 	// Dependencies names the jobs of earlier stages whose artifacts this
-	// job fetches. When the job does not set the keyword, it is every job
-	// of every earlier stage; `dependencies: []` makes it empty.
-	Dependencies []string `json:"dependencies"`
+	// job fetches, as the job wrote them (`dependencies: []` is none).
+	// DependsOnAllEarlier is set instead when the job does not use the
+	// keyword: it then fetches from every job of every earlier stage.
+	// DependenciesIn resolves both against a pipeline's jobs. (The default is
+	// not spelled out here because n jobs would hold n² names.)
+	Dependencies        []string `json:"dependencies,omitempty"`
+	DependsOnAllEarlier bool     `json:"depends_on_all_earlier,omitempty"`
 	// Retry is how many times a failed job is retried automatically, 0..2.
 	Retry    int       `json:"retry,omitempty"`
 	Tags     []string  `json:"tags,omitempty"`
@@ -70,6 +75,24 @@ type Job struct {
 
 // Manual reports whether the job waits for a user to play it.
 func (j *Job) Manual() bool { return j.When == cistatus.WhenManual }
+
+// DependenciesIn returns the names of the jobs among pipelineJobs (the
+// pipeline's jobs, from JobsFor) whose artifacts the job fetches: those of
+// earlier stages it names, or all of earlier stages when it names none.
+// Jobs that only/except left out of the pipeline are dropped.
+func (j *Job) DependenciesIn(pipelineJobs []Job) []string {
+	named := make(map[string]bool, len(j.Dependencies))
+	for _, d := range j.Dependencies {
+		named[d] = true
+	}
+	out := []string{}
+	for _, other := range pipelineJobs {
+		if other.StageIndex < j.StageIndex && (j.DependsOnAllEarlier || named[other.Name]) {
+			out = append(out, other.Name)
+		}
+	}
+	return out
+}
 
 // Artifacts is a job's `artifacts` keyword.
 type Artifacts struct {

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,17 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
+		// A watchdog, because a Parse that never returns would otherwise
+		// stall the fuzzer silently instead of reporting the input.
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				panic(fmt.Sprintf("Parse has run for 10 s on %d bytes: %q", len(src), src))
+			}
+		}()
 		start := time.Now()
 		cfg, err := Parse(src)
 		if elapsed := time.Since(start); elapsed > 5*time.Second {
@@ -65,7 +77,7 @@ func checkInvariants(t *testing.T, cfg *Config) {
 		if j.StageIndex < 0 || j.StageIndex >= len(cfg.Stages) || cfg.Stages[j.StageIndex] != j.Stage {
 			t.Fatalf("job %q: stage %q at %d of %v", j.Name, j.Stage, j.StageIndex, cfg.Stages)
 		}
-		if !j.When.Valid() || j.Retry < 0 || j.Retry > 2 || j.Dependencies == nil {
+		if !j.When.Valid() || j.Retry < 0 || j.Retry > 2 || (j.DependsOnAllEarlier && j.Dependencies != nil) {
 			t.Fatalf("job %q: %+v", j.Name, j)
 		}
 		for _, d := range j.Dependencies {

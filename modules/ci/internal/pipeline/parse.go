@@ -85,9 +85,16 @@ func syntaxError(err error) error {
 	return configError("(<unknown>): " + msg)
 }
 
+// maxMergedVariables bounds the variables copied into jobs that add their
+// own to the global ones. Without it, a 1 MiB file declaring thousands of
+// global variables and thousands of jobs with one variable each would make
+// Parse build billions of them.
+const maxMergedVariables = 1_000_000
+
 // parser collects validation errors in the order GitLab would report them.
 type parser struct {
-	errs []string
+	errs            []string
+	mergedVariables int
 }
 
 func (p *parser) errorf(format string, args ...any) {
@@ -105,11 +112,10 @@ func at(parent, key string) string {
 // globals are the top-level keywords jobs inherit.
 type globals struct {
 	beforeScript, afterScript []string
-	hasBefore, hasAfter       bool
 	image                     *Image
 	services                  []Service
-	hasServices               bool
 	variables                 []Variable
+	variableIndex             map[string]int // key -> position in variables, built on first use
 	cache                     *Cache
 }
 
@@ -123,13 +129,13 @@ func (p *parser) config(root *value) *Config {
 		}
 		switch key {
 		case "before_script":
-			g.beforeScript, g.hasBefore = p.stringList(v, key+" config")
+			g.beforeScript, _ = p.stringList(v, key+" config")
 		case "after_script":
-			g.afterScript, g.hasAfter = p.stringList(v, key+" config")
+			g.afterScript, _ = p.stringList(v, key+" config")
 		case "image":
 			g.image = p.image(v, key)
 		case "services":
-			g.services, g.hasServices = p.services(v, key)
+			g.services, _ = p.services(v, key)
 		case "variables":
 			g.variables = p.variables(v, key)
 		case "stages", "types":
@@ -219,6 +225,9 @@ func (p *parser) job(name string, v *value, g *globals) (Job, bool) {
 	if len(v.entries) == 0 {
 		p.errorf("%s config can't be blank", loc)
 	}
+	if name == "" {
+		p.errorf("%s name can't be blank", loc)
+	}
 	if blank(v.get("script")) {
 		p.errorf("%s script can't be blank", loc)
 	}
@@ -245,13 +254,10 @@ func (p *parser) job(name string, v *value, g *globals) (Job, bool) {
 		}
 		job.When = when
 	}
-	dependenciesSet := false
+	job.DependsOnAllEarlier = true
 	if d := v.get("dependencies"); !d.isNull() {
 		job.Dependencies, _ = p.stringList(d, loc+" dependencies")
-		if job.Dependencies == nil {
-			job.Dependencies = []string{}
-		}
-		dependenciesSet = true
+		job.DependsOnAllEarlier = false
 	}
 
 	// The entries of a job, in the order GitLab 9.x declares them.
@@ -312,7 +318,16 @@ func (p *parser) job(name string, v *value, g *globals) (Job, bool) {
 	// otherwise, but the code merged).
 	job.Variables = g.variables
 	if vars := v.get("variables"); !vars.isNull() {
-		job.Variables = mergeVariables(g.variables, p.variables(vars, at(loc, "variables")))
+		own := p.variables(vars, at(loc, "variables"))
+		p.mergedVariables += len(g.variables) + len(own)
+		if p.mergedVariables <= maxMergedVariables {
+			if g.variableIndex == nil {
+				g.variableIndex = indexVariables(g.variables)
+			}
+			job.Variables = mergeVariables(g.variables, g.variableIndex, own)
+		} else if p.mergedVariables-len(g.variables)-len(own) <= maxMergedVariables {
+			p.errorf("The CI configuration is too large: its jobs hold more than %d variables in all", maxMergedVariables)
+		}
 	}
 	if a := v.get("artifacts"); !a.isNull() {
 		job.Artifacts = p.artifacts(a, at(loc, "artifacts"))
@@ -328,15 +343,11 @@ func (p *parser) job(name string, v *value, g *globals) (Job, bool) {
 		// Manual jobs are optional unless they say otherwise (9.0).
 		job.AllowFailure = job.When == cistatus.WhenManual
 	}
-	if !dependenciesSet {
-		job.Dependencies = nil // resolved by crossCheck once stages are known
-	}
 	return job, len(p.errs) == before
 }
 
 // crossCheck validates what involves several jobs or the stage list, after
-// every job is valid on its own, and resolves stage indexes and default
-// dependencies.
+// every job is valid on its own, and resolves stage indexes.
 func (p *parser) crossCheck(cfg *Config) {
 	stageIndex := make(map[string]int, len(cfg.Stages))
 	for i := len(cfg.Stages) - 1; i >= 0; i-- {
@@ -360,16 +371,6 @@ func (p *parser) crossCheck(cfg *Config) {
 	}
 	for i := range cfg.Jobs {
 		job := &cfg.Jobs[i]
-		if job.Dependencies == nil {
-			deps := []string{}
-			for _, other := range cfg.Jobs {
-				if other.StageIndex < job.StageIndex {
-					deps = append(deps, other.Name)
-				}
-			}
-			job.Dependencies = deps
-			continue
-		}
 		for _, dep := range job.Dependencies {
 			other, ok := jobs[dep]
 			if !ok {
@@ -503,22 +504,30 @@ func (p *parser) variables(v *value, loc string) []Variable {
 	return out
 }
 
-// mergeVariables lays top over base: a key of top replaces base's value in
-// place, new keys follow in top's order.
-func mergeVariables(base, top []Variable) []Variable {
-	out := append([]Variable(nil), base...)
+// indexVariables maps each key to its position.
+func indexVariables(vars []Variable) map[string]int {
+	index := make(map[string]int, len(vars))
+	for i, v := range vars {
+		index[v.Key] = i
+	}
+	return index
+}
+
+// mergeVariables lays top over base (whose keys baseIndex maps to their
+// positions): a key of top replaces base's value in place, new keys follow
+// in top's order. Keys are unique within base and within top.
+func mergeVariables(base []Variable, baseIndex map[string]int, top []Variable) []Variable {
+	if len(top) == 0 {
+		return base
+	}
+	out := make([]Variable, len(base), len(base)+len(top))
+	copy(out, base)
 	for _, v := range top {
-		replaced := false
-		for i := range out {
-			if out[i].Key == v.Key {
-				out[i] = v
-				replaced = true
-				break
-			}
+		if i, ok := baseIndex[v.Key]; ok {
+			out[i] = v
+			continue
 		}
-		if !replaced {
-			out = append(out, v)
-		}
+		out = append(out, v)
 	}
 	return out
 }

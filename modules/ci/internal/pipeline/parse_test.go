@@ -38,7 +38,7 @@ func TestParseMinimalJobDefaults(t *testing.T) {
 	}
 	want := Job{
 		Name: "rspec", Stage: "test", StageIndex: 1, Script: []string{"rake spec"},
-		When: cistatus.WhenOnSuccess, Dependencies: []string{},
+		When: cistatus.WhenOnSuccess, DependsOnAllEarlier: true,
 	}
 	if got := cfg.Jobs[0]; !reflect.DeepEqual(got, want) {
 		t.Errorf("job = %+v\nwant %+v", got, want)
@@ -207,15 +207,15 @@ prod:
 		!reflect.DeepEqual(build.Except, []string{"schedules"}) {
 		t.Errorf("only/except = %v %v", build.Only, build.Except)
 	}
-	if build.AllowFailure || build.When != cistatus.WhenOnSuccess || len(build.Dependencies) != 0 {
+	if build.AllowFailure || build.When != cistatus.WhenOnSuccess || !build.DependsOnAllEarlier || build.Dependencies != nil {
 		t.Errorf("build defaults: %+v", build)
 	}
 
 	test := jobNamed(t, cfg, "test")
-	if !test.AllowFailure || test.When != cistatus.WhenOnFailure || !reflect.DeepEqual(test.Dependencies, []string{"build"}) {
+	if !test.AllowFailure || test.When != cistatus.WhenOnFailure || !reflect.DeepEqual(test.Dependencies, []string{"build"}) || test.DependsOnAllEarlier {
 		t.Errorf("test = %+v", test)
 	}
-	if lint := jobNamed(t, cfg, "lint"); lint.Dependencies == nil || len(lint.Dependencies) != 0 {
+	if lint := jobNamed(t, cfg, "lint"); lint.DependsOnAllEarlier || len(lint.Dependencies) != 0 || len(lint.DependenciesIn(cfg.Jobs)) != 0 {
 		t.Errorf("dependencies: [] must mean none, got %#v", lint.Dependencies)
 	}
 
@@ -228,8 +228,8 @@ prod:
 		t.Errorf("environment = %+v", deploy.Environment)
 	}
 	// Unset dependencies are every job of the earlier stages, in file order.
-	if !reflect.DeepEqual(deploy.Dependencies, []string{"build", "test", "lint"}) {
-		t.Errorf("deploy dependencies = %v", deploy.Dependencies)
+	if got := deploy.DependenciesIn(cfg.Jobs); !deploy.DependsOnAllEarlier || !reflect.DeepEqual(got, []string{"build", "test", "lint"}) {
+		t.Errorf("deploy dependencies = %v", got)
 	}
 	stop := jobNamed(t, cfg, "stop")
 	if stop.AllowFailure || stop.Environment.Action != "stop" {
@@ -347,6 +347,7 @@ func TestParseErrors(t *testing.T) {
 		// Jobs.
 		{"job null", "rspec:\n", "jobs:rspec config can't be blank"},
 		{"job empty", "rspec: {}\n", "jobs:rspec config can't be blank"},
+		{"job without a name", "'': {script: x}\n", "jobs: name can't be blank"},
 		{"job a string", "rspec: rake spec\n", "jobs:rspec config should be a hash"},
 		{"job a list", "rspec: [a]\n", "jobs:rspec config should be a hash"},
 		{"unknown keys", "rspec: {script: x, foo: 1, bar: 2}\n", "jobs:rspec config contains unknown keys: foo, bar"},

@@ -47,27 +47,16 @@ type RefInfo struct {
 }
 
 // JobsFor returns the jobs that belong to a pipeline for ref, in file order,
-// applying each job's only/except. Every returned job's Dependencies keeps
-// only jobs that are also returned, since the others will not exist in the
-// pipeline. No jobs means the pipeline is not created (NoJobsMessage).
+// applying each job's only/except. Resolve a job's dependencies against the
+// result with Job.DependenciesIn. No jobs means the pipeline is not created
+// (NoJobsMessage).
 func (c *Config) JobsFor(ref RefInfo) []Job {
 	m := newRefMatcher(ref)
 	var out []Job
-	selected := make(map[string]bool, len(c.Jobs))
 	for _, job := range c.Jobs {
 		if m.runs(&job) {
 			out = append(out, job)
-			selected[job.Name] = true
 		}
-	}
-	for i := range out {
-		deps := make([]string, 0, len(out[i].Dependencies))
-		for _, d := range out[i].Dependencies {
-			if selected[d] {
-				deps = append(deps, d)
-			}
-		}
-		out[i].Dependencies = deps
 	}
 	return out
 }

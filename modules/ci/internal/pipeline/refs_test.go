@@ -69,7 +69,7 @@ func TestRunsFor(t *testing.T) {
 	}
 }
 
-func TestJobsForRestrictsDependencies(t *testing.T) {
+func TestJobsForAndDependencies(t *testing.T) {
 	t.Parallel()
 	cfg := mustParse(t, `
 compile: {stage: build, script: x}
@@ -85,15 +85,22 @@ deploy: {stage: deploy, script: x, dependencies: [compile, docs]}
 	if !reflect.DeepEqual(names, []string{"compile", "test", "deploy"}) {
 		t.Fatalf("jobs = %v", names)
 	}
-	if !reflect.DeepEqual(jobs[1].Dependencies, []string{"compile"}) || !reflect.DeepEqual(jobs[2].Dependencies, []string{"compile"}) {
-		t.Errorf("dependencies must keep only jobs of the pipeline: %v %v", jobs[1].Dependencies, jobs[2].Dependencies)
+	// Dependencies keep only jobs of the pipeline.
+	if got := jobs[1].DependenciesIn(jobs); !reflect.DeepEqual(got, []string{"compile"}) {
+		t.Errorf("test depends on %v", got)
 	}
-	// The config itself is untouched.
-	if !reflect.DeepEqual(cfg.Jobs[3].Dependencies, []string{"compile", "docs"}) {
-		t.Errorf("JobsFor modified the config: %v", cfg.Jobs[3].Dependencies)
+	if got := jobs[2].DependenciesIn(jobs); !reflect.DeepEqual(got, []string{"compile"}) {
+		t.Errorf("deploy depends on %v", got)
 	}
-	if got := cfg.JobsFor(RefInfo{Name: "v1", IsTag: true}); len(got) != 4 {
-		t.Errorf("tag pipeline has %d jobs", len(got))
+	tagJobs := cfg.JobsFor(RefInfo{Name: "v1", IsTag: true})
+	if len(tagJobs) != 4 {
+		t.Fatalf("tag pipeline has %d jobs", len(tagJobs))
+	}
+	if got := tagJobs[3].DependenciesIn(tagJobs); !reflect.DeepEqual(got, []string{"compile", "docs"}) {
+		t.Errorf("deploy on a tag depends on %v", got)
+	}
+	if got := tagJobs[2].DependenciesIn(tagJobs); !reflect.DeepEqual(got, []string{"compile", "docs"}) {
+		t.Errorf("test on a tag depends on %v", got)
 	}
 }
 
