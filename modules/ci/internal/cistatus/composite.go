@@ -48,36 +48,54 @@ func (j JobState) warning() bool {
 // manual jobs is skipped, as in GitLab. An empty set has no status at all
 // (StatusNone, GitLab's NULL).
 func Composite(jobs []JobState) Status {
-	if len(jobs) == 0 {
+	var t tally
+	for _, j := range jobs {
+		t.add(j)
+	}
+	return t.status()
+}
+
+// tally counts jobs by status so that a composite status can be built up
+// one job at a time (Process adds stage after stage).
+type tally struct {
+	jobs, warnings                                                         int
+	counted, created, pending, running, success, skipped, canceled, manual int
+}
+
+func (t *tally) add(j JobState) {
+	t.jobs++
+	if j.warning() {
+		t.warnings++
+	}
+	if j.ignored() {
+		return
+	}
+	t.counted++
+	switch j.Status {
+	case StatusCreated:
+		t.created++
+	case StatusPending:
+		t.pending++
+	case StatusRunning:
+		t.running++
+	case StatusSuccess:
+		t.success++
+	case StatusSkipped:
+		t.skipped++
+	case StatusCanceled:
+		t.canceled++
+	case StatusManual:
+		t.manual++
+	}
+}
+
+func (t *tally) status() Status {
+	if t.jobs == 0 {
 		return StatusNone
 	}
-	var counted, created, pending, running, success, skipped, canceled, manual int
-	warnings := false
-	for _, j := range jobs {
-		if j.warning() {
-			warnings = true
-		}
-		if j.ignored() {
-			continue
-		}
-		counted++
-		switch j.Status {
-		case StatusCreated:
-			created++
-		case StatusPending:
-			pending++
-		case StatusRunning:
-			running++
-		case StatusSuccess:
-			success++
-		case StatusSkipped:
-			skipped++
-		case StatusCanceled:
-			canceled++
-		case StatusManual:
-			manual++
-		}
-	}
+	counted, created, pending, running := t.counted, t.created, t.pending, t.running
+	success, skipped, canceled, manual := t.success, t.skipped, t.canceled, t.manual
+	warnings := t.warnings > 0
 	switch {
 	case counted == skipped && warnings: // rule 1
 		return StatusSuccess

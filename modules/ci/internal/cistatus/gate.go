@@ -106,41 +106,34 @@ type Change struct {
 // lets the next one be decided in the same pass. Pass the latest try of each
 // job only. It returns the changes in stage order; jobs is not modified.
 func Process(jobs []StagedJob) []Change {
-	current := make([]JobState, len(jobs))
-	for i, j := range jobs {
-		current[i] = JobState{Status: j.Status, AllowFailure: j.AllowFailure}
+	// Visit jobs stage by stage, keeping their order within a stage.
+	order := make([]int, len(jobs))
+	for i := range order {
+		order[i] = i
 	}
-	stages := make([]int, 0, 8)
-	seen := make(map[int]bool)
-	for _, j := range jobs {
-		if !seen[j.StageIndex] {
-			seen[j.StageIndex] = true
-			stages = append(stages, j.StageIndex)
-		}
-	}
-	sort.Ints(stages)
+	sort.SliceStable(order, func(a, b int) bool { return jobs[order[a]].StageIndex < jobs[order[b]].StageIndex })
 
 	var changes []Change
-	prior := make([]JobState, 0, len(jobs))
-	for _, stage := range stages {
-		prior = prior[:0]
-		for i, j := range jobs {
-			if j.StageIndex < stage {
-				prior = append(prior, current[i])
-			}
+	var prior tally // every job of the stages already visited
+	for start := 0; start < len(order); {
+		stage := jobs[order[start]].StageIndex
+		end := start
+		for end < len(order) && jobs[order[end]].StageIndex == stage {
+			end++
 		}
-		priorStatus := Composite(prior)
-		for i, j := range jobs {
-			if j.StageIndex != stage || current[i].Status != StatusCreated {
-				continue
+		priorStatus := prior.status()
+		for _, i := range order[start:end] {
+			j := jobs[i]
+			status := j.Status
+			if status == StatusCreated {
+				if d := Gate(priorStatus, j.When); d != DecisionWait {
+					status = d.Status()
+					changes = append(changes, Change{Index: i, Status: status})
+				}
 			}
-			d := Gate(priorStatus, j.When)
-			if d == DecisionWait {
-				continue
-			}
-			current[i].Status = d.Status()
-			changes = append(changes, Change{Index: i, Status: d.Status()})
+			prior.add(JobState{Status: status, AllowFailure: j.AllowFailure})
 		}
+		start = end
 	}
 	return changes
 }

@@ -1,8 +1,11 @@
 package cistatus
 
 import (
+	"math/rand/v2"
 	"reflect"
+	"sort"
 	"testing"
+	"time"
 )
 
 func TestGate(t *testing.T) {
@@ -103,5 +106,75 @@ func TestProcess(t *testing.T) {
 				t.Errorf("Process = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// processNaive is Process written the obvious way, recomputing the prior
+// composite from scratch for each stage: the reference Process must match.
+func processNaive(jobs []StagedJob) []Change {
+	current := make([]JobState, len(jobs))
+	for i, j := range jobs {
+		current[i] = JobState{Status: j.Status, AllowFailure: j.AllowFailure}
+	}
+	var stages []int
+	seen := map[int]bool{}
+	for _, j := range jobs {
+		if !seen[j.StageIndex] {
+			seen[j.StageIndex] = true
+			stages = append(stages, j.StageIndex)
+		}
+	}
+	sort.Ints(stages)
+	var changes []Change
+	for _, stage := range stages {
+		var prior []JobState
+		for i, j := range jobs {
+			if j.StageIndex < stage {
+				prior = append(prior, current[i])
+			}
+		}
+		ps := Composite(prior)
+		for i, j := range jobs {
+			if j.StageIndex == stage && current[i].Status == StatusCreated {
+				if d := Gate(ps, j.When); d != DecisionWait {
+					current[i].Status = d.Status()
+					changes = append(changes, Change{i, d.Status()})
+				}
+			}
+		}
+	}
+	return changes
+}
+
+func TestProcessMatchesReference(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	whens := []When{WhenOnSuccess, WhenOnFailure, WhenAlways, WhenManual}
+	for round := 0; round < 5000; round++ {
+		jobs := make([]StagedJob, rng.IntN(8))
+		for i := range jobs {
+			status := StatusCreated
+			if rng.IntN(2) == 0 {
+				status = Statuses[rng.IntN(len(Statuses))]
+			}
+			jobs[i] = StagedJob{StageIndex: rng.IntN(4), Status: status, AllowFailure: rng.IntN(3) == 0, When: whens[rng.IntN(len(whens))]}
+		}
+		if got, want := Process(jobs), processNaive(jobs); !reflect.DeepEqual(got, want) {
+			t.Fatalf("Process(%+v)\n= %v\nreference %v", jobs, got, want)
+		}
+	}
+}
+
+// Many stages cost no more than many jobs.
+func TestProcessManyStages(t *testing.T) {
+	t.Parallel()
+	jobs := make([]StagedJob, 100_000)
+	for i := range jobs {
+		jobs[i] = StagedJob{StageIndex: i, Status: StatusCreated, When: WhenOnFailure}
+	}
+	start := time.Now()
+	changes := Process(jobs)
+	if len(changes) != len(jobs) || time.Since(start) > 5*time.Second {
+		t.Errorf("%d changes in %v", len(changes), time.Since(start))
 	}
 }
