@@ -4,6 +4,7 @@ import (
 	"go.uber.org/fx"
 
 	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/executors"
 	"github.com/fennec-forge/fennec/modules/ci/event"
 	"github.com/fennec-forge/fennec/modules/ci/internal"
 )
@@ -35,6 +36,7 @@ func Module() fennec.Module {
 	return fennec.NewModule("ci",
 		fennec.ModuleConfig(SectionName, internal.DefaultConfig()),
 		fennec.Tables(internal.Tables()...),
+		executors.Option(),
 		fx.Provide(internal.NewService),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideSubscribers(internal.Subscribers),

@@ -117,6 +117,9 @@ func (s *Service) createPipeline(ctx context.Context, req pipelineRequest) (*Pip
 			j := &Job{ProjectID: p.ProjectID, PipelineID: p.ID, Name: spec.Name, Stage: spec.Stage, StageIdx: spec.StageIndex,
 				Ref: p.Ref, SHA: p.SHA, Tag: p.Tag, Status: StatusCreated, When: string(spec.When),
 				AllowFailure: spec.AllowFailure, Tags: spec.Tags, Spec: raw, UserID: p.UserID, CreatedAt: now}
+			if spec.Environment != nil {
+				j.Environment, j.EnvironmentURL = s.expandEnvironment(p, &spec)
+			}
 			if err := jobs.Insert(tx, j); err != nil {
 				return err
 			}
@@ -442,3 +445,18 @@ func (s *Service) pipelineExists(ctx context.Context, projectID int64, ref, befo
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// expandEnvironment is a job's environment name and URL with the
+// variables known when the pipeline is made ($CI_COMMIT_REF_SLUG and the
+// like, and the job's own), as GitLab expands them.
+func (s *Service) expandEnvironment(p *Pipeline, spec *pipeline.Job) (string, string) {
+	facts := pipeline.JobFacts{ServerURL: s.api.ExternalURL(), JobName: spec.Name, JobStage: spec.Stage,
+		CommitSHA: p.SHA, BeforeSHA: p.BeforeSHA, RefName: p.Ref, IsTag: p.Tag, PipelineID: int64(p.ID),
+		ProjectID: int64(p.ProjectID), ProjectPath: p.ProjectPath, UserID: p.UserID}
+	vars := pipeline.Layers{Predefined: pipeline.Predefined(facts), YAML: spec.Variables}.Resolve()
+	name := strings.TrimSpace(pipeline.ExpandVariables(spec.Environment.Name, vars))
+	if !pipeline.ValidEnvironmentName(name) {
+		name = spec.Environment.Name // as written: GitLab keeps an unexpandable name
+	}
+	return name, pipeline.ExpandVariables(spec.Environment.URL, vars)
+}

@@ -112,7 +112,7 @@ func (s *Service) secretVariables(ctx context.Context, projectID uint64, protect
 // dependencies are the archives of the earlier jobs the job depends on:
 // the latest job of each name, if it has artifacts.
 func (s *Service) dependencies(ctx context.Context, j *Job, spec *pipeline.Job, server, token string) ([]executor.Dependency, error) {
-	if len(spec.Dependencies) == 0 {
+	if len(spec.Dependencies) == 0 && !spec.DependsOnAllEarlier {
 		return nil, nil
 	}
 	want := map[string]bool{}
@@ -126,7 +126,7 @@ func (s *Service) dependencies(ctx context.Context, j *Job, spec *pipeline.Job, 
 			return err
 		}
 		for _, d := range list {
-			if want[d.Name] && d.StageIdx < j.StageIdx && d.Artifacts != nil {
+			if (spec.DependsOnAllEarlier || want[d.Name]) && d.StageIdx < j.StageIdx && d.Artifacts != nil {
 				out = append(out, executor.Dependency{ID: int64(d.ID), Name: d.Name, Token: token,
 					URL: server + api.Prefix + "/jobs/" + strconv.FormatUint(d.ID, 10) + "/artifacts"})
 			}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,26 +19,47 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/fennec-forge/fennec/core/executors"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
 	"github.com/fennec-forge/fennec/sdk/executor"
 )
 
 // Executors is where the scheduler finds places to run jobs: the executor
-// plugins' pool in the stock host.
+// plugins' pool (core/executors) in the stock host.
 type Executors interface {
 	// TryAcquire reserves a free place for a job with these tags without
 	// waiting; ok is false when no executor serving them is free.
 	TryAcquire(tags []string) (Slot, bool)
 }
 
-// Slot is one reserved place on an executor.
+// Slot is one reserved place on an executor, for one job (the shape of
+// core/executors.Slot).
 type Slot interface {
-	// Name names the executor (recorded on the job).
-	Name() string
-	Executor() executor.Executor
-	// Release gives the place back; call it once, after Cleanup.
+	// Executor names the executor (recorded on the job).
+	Executor() string
+	Run(ctx context.Context, job executor.Job, trace func(executor.TraceChunk) error) (executor.Result, error)
+	Cancel(ctx context.Context) error
+	Artifacts(ctx context.Context, w io.Writer) (int64, error)
+	// Release gives the place back and has the executor clean up after
+	// the job.
 	Release()
+}
+
+// PoolExecutors adapts the executor plugins' pool: asking with a context
+// that has already ended takes a free place or none, without queueing
+// (the scheduler keeps its own queue, in the store).
+type PoolExecutors struct{ Pool *executors.Pool }
+
+// TryAcquire implements Executors.
+func (e PoolExecutors) TryAcquire(tags []string) (Slot, bool) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	slot, err := e.Pool.Acquire(ctx, tags)
+	if err != nil {
+		return nil, false
+	}
+	return slot, true
 }
 
 // scheduler hands pending jobs to executors and follows them to the end.
@@ -74,32 +96,39 @@ func (s *Service) stopRunning(jobID uint64) {
 	if slot != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := slot.Executor().Cancel(ctx, int64(jobID)); err != nil {
+		if err := slot.Cancel(ctx); err != nil {
 			s.log.Warn("cancel failed", zap.Uint64("job", jobID), zap.Error(err))
 		}
 	}
 }
 
-// recover fails the jobs a previous process left running: their executor
-// went with it. Pending jobs simply wait for the scheduler.
+// recoverRunning fails the jobs a previous process left running: their
+// executor went with it. Pending jobs simply wait for the scheduler.
 func (s *Service) recoverRunning(ctx context.Context) error {
-	return s.db.Update(ctx, func(tx *store.Tx) error {
-		ids, err := jobs.IDsBy(tx, "queue", StatusRunning)
+	var ids []uint64
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		var err error
+		ids, err = jobs.IDsBy(tx, "queue", StatusRunning)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		// The line first (outside the transaction, which may run twice).
+		s.appendTraceLine(id, "ERROR: Job failed: the server stopped while the job was running")
+		err := s.db.Update(ctx, func(tx *store.Tx) error {
+			j, err := jobs.Get(tx, id)
+			if err != nil || j.Status != StatusRunning {
+				return err
+			}
+			return s.finish(tx, j, StatusFailed, "system_failure")
+		})
 		if err != nil {
 			return err
 		}
-		for _, id := range ids {
-			j, err := jobs.Get(tx, id)
-			if err != nil {
-				return err
-			}
-			s.appendTraceLine(j.ID, "ERROR: Job failed: the server stopped while the job was running")
-			if err := s.finish(tx, j, StatusFailed, "system_failure"); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // loop dispatches pending jobs whenever one may have become runnable: a
@@ -148,7 +177,7 @@ func (sc *scheduler) dispatch(ctx context.Context) {
 			continue
 		}
 		token := newToken()
-		started, p, err := sc.start(ctx, j.ID, slot.Name(), token)
+		started, p, err := sc.start(ctx, j.ID, slot.Executor(), token)
 		if err != nil || started == nil {
 			slot.Release()
 			if err != nil && ctx.Err() == nil {
@@ -199,14 +228,10 @@ func (sc *scheduler) start(ctx context.Context, jobID uint64, executorName, toke
 // run follows a started job on its executor to the end.
 func (sc *scheduler) run(ctx context.Context, j *Job, p *Pipeline, slot Slot, token string) {
 	s := sc.s
-	ex := slot.Executor()
 	defer func() {
 		sc.mu.Lock()
 		delete(sc.running, j.ID)
 		sc.mu.Unlock()
-		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		_ = ex.Cleanup(cctx, int64(j.ID))
-		cancel()
 		slot.Release()
 		s.nudge()
 	}()
@@ -225,7 +250,7 @@ func (sc *scheduler) run(ctx context.Context, j *Job, p *Pipeline, slot Slot, to
 		s.failSystem(j, "the trace could not be written: "+err.Error())
 		return
 	}
-	res, err := ex.Run(ctx, job, tw.write)
+	res, err := slot.Run(ctx, job, tw.write)
 	tw.close()
 	if ctx.Err() != nil {
 		return // the server is stopping: recoverRunning fails the job at the next start
@@ -245,7 +270,7 @@ func (sc *scheduler) run(ctx context.Context, j *Job, p *Pipeline, slot Slot, to
 	}
 	var arts *Artifacts
 	if res.Artifacts.Filename != "" && status != StatusCanceled {
-		arts, err = s.storeArtifacts(ctx, ex, j.ID, res.Artifacts.Filename, spec.Artifacts)
+		arts, err = s.storeArtifacts(ctx, slot, j.ID, res.Artifacts.Filename)
 		if err != nil {
 			s.appendTraceLine(j.ID, "WARNING: the artifacts could not be stored: "+err.Error())
 		}
@@ -398,13 +423,13 @@ func (s *Service) coverageOf(jobID uint64, expr string) *float64 {
 // storeArtifacts fetches a job's archive from its executor into the data
 // dir (through a temporary file, so a half-written archive is never
 // served).
-func (s *Service) storeArtifacts(ctx context.Context, ex executor.Executor, jobID uint64, filename string, spec *pipeline.Artifacts) (*Artifacts, error) {
+func (s *Service) storeArtifacts(ctx context.Context, slot Slot, jobID uint64, filename string) (*Artifacts, error) {
 	tmp, err := os.CreateTemp(filepath.Join(s.dir, "tmp"), "artifacts-*")
 	if err != nil {
 		return nil, err
 	}
 	defer os.Remove(tmp.Name())
-	size, err := ex.Artifacts(ctx, int64(jobID), tmp)
+	size, err := slot.Artifacts(ctx, tmp)
 	if errors.Is(err, executor.ErrNoArtifacts) {
 		tmp.Close()
 		return nil, nil

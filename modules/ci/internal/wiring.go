@@ -12,6 +12,7 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/executors"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/repository"
 )
@@ -103,19 +104,26 @@ func (r *TokenResolver) ResolveToken(ctx context.Context, kind auth.TokenKind, s
 // (recoverRunning), as a crash would leave them.
 type Lifecycle struct {
 	fx.In
-	LC        fx.Lifecycle
-	Service   *Service
-	Executors Executors `optional:"true"`
+	LC      fx.Lifecycle
+	Service *Service
+	// Pool is the executor plugins' pool; Executors, when given, replaces
+	// it (an embedder's own executors, or a test's).
+	Pool      *executors.Pool `optional:"true"`
+	Executors Executors       `optional:"true"`
 }
 
 // Start wires the scheduler into the app's lifecycle.
 func Start(l Lifecycle) {
 	s := l.Service
-	if l.Executors == nil {
+	exec := l.Executors
+	if exec == nil && l.Pool != nil {
+		exec = PoolExecutors{Pool: l.Pool}
+	}
+	if exec == nil {
 		s.log.Warn("no job executors: CI jobs will wait as pending")
 		return
 	}
-	sc := &scheduler{s: s, exec: l.Executors, running: map[uint64]Slot{}}
+	sc := &scheduler{s: s, exec: exec, running: map[uint64]Slot{}}
 	s.sched = sc
 	ctx, cancel := context.WithCancel(context.Background())
 	l.LC.Append(fx.Hook{
