@@ -501,3 +501,75 @@ func (s *Service) appendTraceLine(jobID uint64, line string) {
 	defer tw.close()
 	_, _ = tw.f.WriteString("\n" + line + "\n")
 }
+
+// reapInterval is how often expired artifacts are removed.
+const reapInterval = time.Minute
+
+// reapExpired removes the archives whose expire_in has passed (unless
+// kept): the row first, then the file, so a crash in between leaves a
+// file no row points to, which the next pass does not see and nothing
+// serves.
+func (s *Service) reapExpired(ctx context.Context) (int, error) {
+	now := s.now()
+	var expired []uint64
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		ids, err := jobs.IDsBy(tx, "expiring", "expiring")
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			j, err := jobs.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			if a := j.Artifacts; a != nil && !a.Kept && a.ExpireAt != nil && !a.ExpireAt.After(now) {
+				expired = append(expired, id)
+			}
+		}
+		return nil
+	})
+	if err != nil || len(expired) == 0 {
+		return 0, err
+	}
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		for _, id := range expired {
+			j, err := jobs.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			if a := j.Artifacts; a == nil || a.Kept || a.ExpireAt == nil || a.ExpireAt.After(now) {
+				continue // kept meanwhile
+			}
+			j.Artifacts = nil
+			if err := jobs.Update(tx, j); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, id := range expired {
+		_ = os.Remove(s.artifactsPath(id))
+	}
+	return len(expired), nil
+}
+
+// reapLoop runs reapExpired until ctx ends.
+func (s *Service) reapLoop(ctx context.Context) {
+	t := time.NewTicker(reapInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := s.reapExpired(ctx); err != nil && ctx.Err() == nil {
+				s.log.Error("removing expired artifacts", zap.Error(err))
+			} else if n > 0 {
+				s.log.Info("expired artifacts removed", zap.Int("jobs", n))
+			}
+		}
+	}
+}

@@ -133,6 +133,7 @@ func Start(l Lifecycle) {
 				return err
 			}
 			go sc.loop(ctx)
+			go s.reapLoop(ctx)
 			return nil
 		},
 		OnStop: func(context.Context) error {
