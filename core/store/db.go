@@ -44,6 +44,8 @@ type Tx struct {
 	*bolt.Tx
 	db  *DB
 	ctx context.Context
+	// read remembers rows a write transaction has read (see rowMemo).
+	read rowMemo
 }
 
 type txKey struct{}

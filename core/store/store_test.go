@@ -1963,3 +1963,43 @@ func TestVerifyCorruptFileStopsChecker(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Update takes the stored row's index keys from the transaction's earlier
+// read of it, unless the row changed since: two copies read in one
+// transaction and updated one after the other still leave exactly the last
+// version's keys.
+func TestUpdateAfterAnotherUpdateOfTheSameRow(t *testing.T) {
+	t.Parallel()
+	db := openDB(t, store.Options{})
+	insert(t, db, &user{Name: "carol", Team: "red", Tags: []string{"a"}})
+	update(t, db, func(tx *store.Tx) error {
+		first, err := users.Get(tx, 1)
+		if err != nil {
+			return err
+		}
+		second, err := users.Get(tx, 1)
+		if err != nil {
+			return err
+		}
+		first.Name, first.Team = "caroline", "blue"
+		if err := users.Update(tx, first); err != nil {
+			return err
+		}
+		// second still holds the row as first read: its update must move
+		// the keys first wrote, not those it was read with.
+		second.Name, second.Tags = "carla", []string{"b"}
+		return users.Update(tx, second)
+	})
+	wantNoKey(t, db, "name", "carol")
+	wantNoKey(t, db, "name", "caroline")
+	wantGetBy(t, db, "name", "carla", 1)
+	if n := bucketKeys(t, db, usersTable+"#name"); n != 1 {
+		t.Errorf("name index has %d keys, want 1", n)
+	}
+	if n := bucketKeys(t, db, usersTable+"#team"); n != 1 {
+		t.Errorf("team index has %d keys, want 1 (red, the row's team again)", n)
+	}
+	if n := bucketKeys(t, db, usersTable+"#tag"); n != 1 {
+		t.Errorf("tag index has %d keys, want 1", n)
+	}
+}

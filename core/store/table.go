@@ -127,7 +127,20 @@ func (t *Table[T, P]) Get(tx *Tx, id uint64) (P, error) {
 	if v == nil {
 		return nil, ErrNotFound
 	}
-	return t.decode(v)
+	rec, err := t.decode(v)
+	if err == nil && tx.Writable() && len(t.indexes) > 0 {
+		tx.read.remember(t.name, id, v, t.indexKeys((*T)(rec)))
+	}
+	return rec, err
+}
+
+// indexKeys are a row's keys in each index, in index order.
+func (t *Table[T, P]) indexKeys(rec *T) [][]string {
+	out := make([][]string, len(t.indexes))
+	for i := range t.indexes {
+		out[i] = uniqueKeys(t.indexes[i].Keys(rec))
+	}
+	return out
 }
 
 // Exists reports whether a row with the id exists, without decoding it.
@@ -147,16 +160,23 @@ func (t *Table[T, P]) Update(tx *Tx, rec P) error {
 	if old == nil {
 		return ErrNotFound
 	}
-	prev, err := t.decode(old)
-	if err != nil {
-		return err
+	// The keys of the stored row: remembered when this transaction read
+	// it (the usual read-modify-write), else decoded again.
+	oldKeys, ok := tx.read.recall(t.name, id, old)
+	if !ok {
+		prev, err := t.decode(old)
+		if err != nil {
+			return err
+		}
+		oldKeys = t.indexKeys((*T)(prev))
 	}
 	if err := t.checkUnique(tx, (*T)(rec), id); err != nil {
 		return err
 	}
-	if err := t.moveIndexes(tx, (*T)(prev), (*T)(rec), id); err != nil {
+	if err := t.moveIndexes(tx, oldKeys, t.indexKeys((*T)(rec)), id); err != nil {
 		return err
 	}
+	tx.read.forget(t.name, id)
 	return t.put(b, id, rec)
 }
 
@@ -164,10 +184,10 @@ func (t *Table[T, P]) Update(tx *Tx, rec P) error {
 // row's old and new versions: most updates change no indexed field, and an
 // entry deleted and put back again still dirties its pages, which the
 // commit then writes.
-func (t *Table[T, P]) moveIndexes(tx *Tx, prev, rec *T, id uint64) error {
+func (t *Table[T, P]) moveIndexes(tx *Tx, before, after [][]string, id uint64) error {
 	for i := range t.indexes {
 		ix := &t.indexes[i]
-		oldKeys, newKeys := uniqueKeys(ix.Keys(prev)), uniqueKeys(ix.Keys(rec))
+		oldKeys, newKeys := before[i], after[i]
 		if slices.Equal(oldKeys, newKeys) {
 			continue
 		}
