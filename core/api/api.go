@@ -57,6 +57,8 @@ type API struct {
 	handler    http.Handler
 	buildOnce  sync.Once
 	ready      atomic.Bool
+	// errors maps modules' domain errors to GitLab answers (MapError).
+	errors errorTable
 }
 
 type intercept struct {
@@ -291,6 +293,7 @@ type Op struct {
 const metaKey = "fennec"
 
 type opMeta struct {
+	api     *API // whose error table answers the operation's errors
 	access  Access
 	scopes  []string
 	rawBody bool
@@ -331,7 +334,7 @@ func Register[I, O any](a *API, op Op, h func(context.Context, *I) (*O, error)) 
 		// The merger reads the body under its own deadline.
 		BodyReadTimeout: -1,
 		Metadata: map[string]any{metaKey: &opMeta{
-			access: op.Access, scopes: scopes, rawBody: op.RawBody, maxBody: maxBody,
+			api: a, access: op.Access, scopes: scopes, rawBody: op.RawBody, maxBody: maxBody,
 		}},
 	}
 	huma.Register(a.huma, hop, h)
@@ -434,7 +437,7 @@ func (a *API) pipeline(ctx huma.Context, next func(huma.Context)) {
 }
 
 func (a *API) writeError(ctx huma.Context, err error) {
-	e, ok := FromError(err)
+	e, ok := a.ErrorResponse(err)
 	if !ok {
 		a.log.Error("request failed", zap.Error(err))
 		e = Internal()

@@ -14,9 +14,14 @@
 //     that cuts off a body trickling in (408);
 //   - GitLab error bodies (errors.go): Error and its constructors
 //     ({"message":...} / {"error":...}, Grape wording for parameter errors),
-//     FromError, the one table from domain errors (core/auth's, core/store's)
-//     to statuses, 500s logged but never detailed to the client, and panics
-//     recovered (recover.go);
+//     500s logged but never detailed to the client, and panics recovered
+//     (recover.go);
+//   - the one table from errors to those bodies (domainerrors.go): the
+//     core's own errors (core/auth's, core/store's) are in it, and each
+//     module adds its domain sentinels with MapError when it registers its
+//     routes, so services return sentinels that callers test with errors.Is
+//     and only this edge knows HTTP (ErrorResponse; WriteError for raw
+//     handlers);
 //   - pagination (page.go): page/per_page, every X-* header and Link, for a
 //     known total (Paginate), an open-ended walk (PaginateOpen) and lists in
 //     memory (Window);
@@ -33,7 +38,7 @@
 //   - the access-log record of each request, the Prometheus metrics of the
 //     host and their guarded handler (metrics.go), and the readiness flag.
 //
-// It imports core/auth, core/log and core/store (for the errors FromError
+// It imports core/auth, core/log and core/store (for the errors its table
 // maps), and no module; settings arrive as Options, not core/config. The
 // architecture test enforces the list.
 package api

@@ -116,7 +116,7 @@ func Validation(fields map[string][]string) *Error { return &Error{Status: 400, 
 
 // FieldErrors is a record that failed validation: field -> texts, rendered
 // as 400 {"message":{"email":["has already been taken"]}}. Modules build it
-// and return it as an error; FromError renders it.
+// and return it as an error; the error table renders it.
 type FieldErrors map[string][]string
 
 func (f FieldErrors) Error() string {
@@ -166,14 +166,11 @@ func (s StatusOnly) GetStatus() int { return int(s) }
 // NotModified is the 304 answer (no body).
 const NotModified = StatusOnly(http.StatusNotModified)
 
-// FromError maps any error to the GitLab error the client sees. This is the
-// one table from domain errors to HTTP; modules return their own sentinel
-// errors wrapped around these, or an *Error directly.
-func FromError(err error) (*Error, bool) {
-	var e *Error
-	if errors.As(err, &e) {
-		return e, true
-	}
+// coreResponse maps the errors the core itself defines (core/auth,
+// core/store, validation fields, deadlines) to the GitLab error the client
+// sees. Modules' domain errors are mapped by the rows they add with
+// MapError; API.ErrorResponse asks those first and this table last.
+func coreResponse(err error) (*Error, bool) {
 	var forbidden *auth.ForbiddenError
 	var sudo *auth.SudoNotFoundError
 	var throttled *auth.ThrottledError
@@ -220,10 +217,15 @@ func withHeaders(ctx huma.Context, e *Error) *Error {
 
 // errorHook replaces huma.NewErrorWithContext for Fennec operations: Huma's
 // validation errors become Grape-worded 400s, 413 gets GitLab's body, and
-// plain handler errors go through FromError or become a logged 500.
+// plain handler errors go through the operation's API error table
+// (ErrorResponse) or become a logged 500.
 func errorHook(prev func(huma.Context, int, string, ...error) huma.StatusError) func(huma.Context, int, string, ...error) huma.StatusError {
 	return func(ctx huma.Context, status int, msg string, errs ...error) huma.StatusError {
-		if ctx == nil || ctx.Operation() == nil || ctx.Operation().Metadata[metaKey] == nil {
+		if ctx == nil || ctx.Operation() == nil {
+			return prev(ctx, status, msg, errs...)
+		}
+		meta, ok := ctx.Operation().Metadata[metaKey].(*opMeta)
+		if !ok {
 			return prev(ctx, status, msg, errs...)
 		}
 		for _, err := range errs {
@@ -243,18 +245,15 @@ func errorHook(prev func(huma.Context, int, string, ...error) huma.StatusError) 
 			return NotAcceptable("406 Not Acceptable")
 		}
 		for _, err := range errs {
-			if e, ok := FromError(err); ok {
+			if e, ok := meta.api.ErrorResponse(err); ok {
 				return withHeaders(ctx, e)
 			}
 		}
-		st := stateOf(ctx.Context())
-		if st != nil && st.api != nil {
-			fields := []zap.Field{zap.Int("status", status), zap.String("operation", ctx.Operation().OperationID), zap.String("detail", msg)}
-			for _, err := range errs {
-				fields = append(fields, zap.Error(err))
-			}
-			st.api.log.Error("request failed", fields...)
+		fields := []zap.Field{zap.Int("status", status), zap.String("operation", ctx.Operation().OperationID), zap.String("detail", msg)}
+		for _, err := range errs {
+			fields = append(fields, zap.Error(err))
 		}
+		meta.api.log.Error("request failed", fields...)
 		if status >= 500 {
 			return Internal()
 		}

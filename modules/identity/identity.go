@@ -33,6 +33,12 @@ type DirectorySync interface {
 	SyncDirectory(ctx context.Context) (blocked, unblocked int, err error)
 }
 
+// ErrUserNotFound is what Users answers for a user that does not exist (or
+// no longer does), for callers to test with errors.Is. It is core/auth's
+// sentinel itself, so the password and token paths of core/auth and the
+// lookups here agree; the API answers it 404 User Not Found.
+var ErrUserNotFound = auth.ErrUserNotFound
+
 // UserInfo is what other modules may know of a user.
 type UserInfo = user.Info
 
@@ -48,8 +54,8 @@ func NewBasicUser(baseURL string, u UserInfo) BasicUser { return user.NewBasicUs
 func GhostUser(baseURL string, id int64) BasicUser { return user.GhostUser(baseURL, id) }
 
 // Users looks users up for other modules (a project's owner, a namespace's
-// path). It reads through identity's cache; ErrUserNotFound from core/auth
-// when there is no such user.
+// path). It reads through identity's cache; ErrUserNotFound when there is
+// no such user.
 type Users interface {
 	UserByID(ctx context.Context, id int64) (UserInfo, error)
 	UserByUsername(ctx context.Context, username string) (UserInfo, error)

@@ -67,13 +67,29 @@ const (
 	Owner     = internal.Owner
 )
 
+// The module's domain errors, for callers to test with errors.Is. The
+// module maps each to its GitLab answer at the API edge, so a handler of any
+// module may return them (wrapped or not) as they come.
+var (
+	// ErrNotFound: no such project, or one the caller may not see (the two
+	// are never told apart); answered 404 Project Not Found.
+	ErrNotFound = internal.ErrProjectNotFound
+	// ErrForbidden: the caller sees the project (or group) but may not do
+	// what was asked; answered 403 Forbidden.
+	ErrForbidden = internal.ErrForbidden
+	// ErrGroupNotFound: no such group, or one the caller may not see;
+	// answered 404 Group Not Found.
+	ErrGroupNotFound = internal.ErrGroupNotFound
+)
+
 // Access is the one place every module asks what a caller may do on a
 // project. The caller is the principal in ctx: the request's, or for
 // background work auth.System() (may do everything) or auth.ForUser(u)
 // (u's rights) put there with auth.WithPrincipal; a context without one is
-// anonymous. Every method answers 404 Project Not Found for a project the
-// caller may not see; Require also 403 when the action is not allowed.
-// Archived projects refuse writes to everyone, the system too.
+// anonymous. Every method returns ErrNotFound for a project the caller may
+// not see; Require and RequireID also ErrForbidden when the action is not
+// allowed. Other errors are failures (the store), not answers. Archived
+// projects refuse writes to everyone, the system too.
 type Access interface {
 	// Resolve, Require and Can take a project as the API's :id does: a
 	// number or the full path.

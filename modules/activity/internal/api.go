@@ -153,9 +153,8 @@ func (s *Service) canSee(ctx context.Context, caller *auth.Principal, author int
 		return caller.IsAdmin() || caller.UserID() == author, nil
 	}
 	ok, err := s.access.Can(ctx, strconv.FormatUint(project, 10), projects.ReadProject)
-	var e *api.Error
-	if errors.As(err, &e) && e.Status == http.StatusNotFound {
-		return false, nil
+	if errors.Is(err, projects.ErrNotFound) {
+		return false, nil // hidden from the caller, or deleted since
 	}
 	return ok, err
 }
@@ -218,7 +217,7 @@ func (s *Service) output(ctx context.Context, p api.PageParams, total int, page 
 		if !ok {
 			u, err := s.users.UserByID(ctx, int64(e.AuthorID))
 			switch {
-			case errors.Is(err, auth.ErrUserNotFound):
+			case errors.Is(err, identity.ErrUserNotFound):
 				// Deleted a moment ago; the cleanup of their entries is on
 				// its way. Shown as GitLab shows the authors of deleted users.
 				a = identity.GhostUser(base, int64(e.AuthorID))

@@ -9,7 +9,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
@@ -112,7 +111,7 @@ func (s *Service) onProject(ctx context.Context, ev projects.ProjectEvent) error
 		// projects) gets no tombstone: nobody could see it.
 		_, err := s.users.UserByID(ctx, ev.UserID)
 		tombstone := err == nil && author != 0
-		if err != nil && !errors.Is(err, auth.ErrUserNotFound) {
+		if err != nil && !errors.Is(err, identity.ErrUserNotFound) {
 			return err
 		}
 		return s.db.Update(ctx, func(tx *store.Tx) error {

@@ -26,7 +26,7 @@ type ProjectInfo struct {
 }
 
 // Resolve finds a project by id or full path as the caller of ctx sees it;
-// a project they may not see is 404 Project Not Found.
+// a project they may not see is ErrProjectNotFound.
 func (s *Service) Resolve(ctx context.Context, ref string) (ProjectInfo, error) {
 	r, err := s.resolve(ctx, ref)
 	if err != nil {
@@ -36,8 +36,8 @@ func (s *Service) Resolve(ctx context.Context, ref string) (ProjectInfo, error) 
 }
 
 // Require is Resolve plus the check of one action, from one resolution:
-// 404 Project Not Found when the caller cannot see the project, 403 when
-// they can but may not do a.
+// ErrProjectNotFound when the caller cannot see the project, ErrForbidden
+// when they can but may not do a.
 func (s *Service) Require(ctx context.Context, ref string, a Action) (ProjectInfo, error) {
 	r, err := s.require(ctx, ref, a)
 	if err != nil {
@@ -76,7 +76,7 @@ func (s *Service) info(ctx context.Context, r *resolved) ProjectInfo {
 }
 
 // Can reports whether the caller may do a on the project (false, with the
-// 404 error, when they cannot see it at all).
+// ErrProjectNotFound, when they cannot see it at all).
 func (s *Service) Can(ctx context.Context, ref string, a Action) (bool, error) {
 	r, err := s.resolve(ctx, ref)
 	if err != nil {

@@ -39,6 +39,7 @@ type updateInput struct {
 }
 
 func (s *Service) register(a *api.API) {
+	mapErrors(a)
 	tags := []string{"projects"}
 	api.Register(a, api.Op{ID: "list-projects", Method: http.MethodGet, Path: "/projects", Tags: tags,
 		Summary: "Projects the caller can see", Access: api.Public}, s.list)
@@ -102,7 +103,7 @@ func (s *Service) update(ctx context.Context, in *updateInput) (*projectOutput, 
 			return nil, api.NotValidValue("visibility")
 		}
 		if *b.Visibility != r.p.Visibility && !allowed(pr, r.p, r.l, ChangeVisibility) {
-			return nil, api.Forbidden("")
+			return nil, ErrForbidden
 		}
 	}
 	v := ValidationError{}

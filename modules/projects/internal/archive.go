@@ -53,7 +53,7 @@ func (s *Service) setArchived(ctx context.Context, ref string, archived bool) (*
 		return s.bus.Publish(tx, event.ProjectEvent{Action: action, ProjectID: int64(p.ID), UserID: auth.FromContext(ctx).UserID()})
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errProjectNotFound
+		return nil, ErrProjectNotFound
 	}
 	if err != nil {
 		return nil, err

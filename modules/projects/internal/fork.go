@@ -14,6 +14,7 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects/event"
 )
 
@@ -36,8 +37,6 @@ func (s *Service) registerFork(a *api.API) {
 	api.Register(a, api.Op{ID: "fork-project", Method: http.MethodPost, Path: "/projects/{id}/fork", Tags: []string{"projects"},
 		Summary: "Fork a project into the caller's namespace or the one given", Access: api.SignedIn}, s.fork)
 }
-
-var errForkNamespaceNotFound = api.NotFound("Namespace")
 
 // forkTarget is the namespace a fork goes to, found before the write
 // transaction (user look-ups must not run inside it): a group's namespace
@@ -70,7 +69,7 @@ func (s *Service) forkTarget(ctx context.Context, in *ForkInput) (forkTarget, er
 			}
 		}
 		if in.NamespaceID != nil && *in.NamespaceID > 0 {
-			return errForkNamespaceNotFound
+			return errNamespaceNotFound
 		}
 		if ns, err := namespaces.GetBy(tx, "path", store.Fold(ref)); err == nil {
 			t = targetOf(ns)
@@ -81,8 +80,8 @@ func (s *Service) forkTarget(ctx context.Context, in *ForkInput) (forkTarget, er
 		return t, err
 	}
 	u, err := s.users.UserByUsername(ctx, ref)
-	if errors.Is(err, auth.ErrUserNotFound) {
-		return t, errForkNamespaceNotFound
+	if errors.Is(err, identity.ErrUserNotFound) {
+		return t, errNamespaceNotFound
 	}
 	if err != nil {
 		return t, err
@@ -115,13 +114,13 @@ func (s *Service) fork(ctx context.Context, in *forkInput) (*projectOutput, erro
 		return nil, err
 	}
 	if target.ownerID != 0 && target.ownerID != uint64(pr.UserID()) && !pr.IsAdmin() {
-		return nil, errForkNamespaceNotFound
+		return nil, errNamespaceNotFound
 	}
 	limit := -1
 	if target.ownerID != 0 && !pr.IsAdmin() {
 		owner, err := s.users.UserByID(ctx, int64(target.ownerID))
 		if err != nil {
-			return nil, errForkNamespaceNotFound
+			return nil, errNamespaceNotFound
 		}
 		limit = owner.ProjectsLimit
 	}
@@ -144,15 +143,15 @@ func (s *Service) fork(ctx context.Context, in *forkInput) (*projectOutput, erro
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		p, err := projects.Get(tx, src.p.ID)
 		if err != nil {
-			return errProjectNotFound
+			return ErrProjectNotFound
 		}
 		var ns *Namespace
 		if target.groupID != 0 {
 			if ns, err = namespaces.Get(tx, target.groupID); err != nil {
-				return errForkNamespaceNotFound
+				return errNamespaceNotFound
 			}
 			if !pr.IsAdmin() && memberLevel(tx, KindGroup, ns.ID, uint64(pr.UserID()), now) < Master {
-				return errForkNamespaceNotFound
+				return errNamespaceNotFound
 			}
 		} else if ns, err = userNamespace(tx, target.ownerID, now); err != nil {
 			return err

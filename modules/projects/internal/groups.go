@@ -11,6 +11,7 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects/event"
 )
 
@@ -314,7 +315,7 @@ func (s *Service) pathIsUsername(ctx context.Context, v ValidationError, path st
 	switch {
 	case err == nil:
 		v["path"] = append(v["path"], "has already been taken")
-	case !errors.Is(err, auth.ErrUserNotFound):
+	case !errors.Is(err, identity.ErrUserNotFound):
 		return err
 	}
 	return nil
@@ -358,7 +359,7 @@ func (s *Service) updateGroup(ctx context.Context, in *groupUpdateInput) (*group
 		return nil, err
 	}
 	if !r.isOwner(pr) {
-		return nil, api.Forbidden("")
+		return nil, ErrForbidden
 	}
 	v := ValidationError{}
 	if b.Name != nil {
@@ -417,7 +418,7 @@ func (s *Service) updateGroup(ctx context.Context, in *groupUpdateInput) (*group
 		return namespaces.Update(tx, g)
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errGroupNotFound
+		return nil, ErrGroupNotFound
 	}
 	if err = groupConflict(err); err != nil {
 		return nil, err
@@ -439,7 +440,7 @@ func (s *Service) deleteGroup(ctx context.Context, in *GroupPath) (*struct{}, er
 		return nil, err
 	}
 	if !r.isOwner(pr) {
-		return nil, api.Forbidden("")
+		return nil, ErrForbidden
 	}
 	gid := r.g.ID
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
@@ -477,7 +478,7 @@ func (s *Service) deleteGroup(ctx context.Context, in *GroupPath) (*struct{}, er
 		return namespaces.Delete(tx, gid)
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errGroupNotFound
+		return nil, ErrGroupNotFound
 	}
 	return nil, err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
 )
 
 // GroupView is the Group resource of GitLab v4 (9.x): no subgroups, so
@@ -43,8 +44,6 @@ type GroupDetailView struct {
 
 // groupDetailProjects caps the project lists of a single group's view.
 const groupDetailProjects = 100
-
-var errGroupNotFound = api.NotFound("Group")
 
 func (s *Service) groupView(ctx context.Context, g *Namespace) GroupView {
 	return GroupView{
@@ -133,7 +132,7 @@ func (s *Service) resolveGroup(ctx context.Context, ref string) (*resolvedGroup,
 		return nil
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errGroupNotFound
+		return nil, ErrGroupNotFound
 	}
 	if err != nil {
 		return nil, err
@@ -175,7 +174,7 @@ func (s *Service) renderProjects(ctx context.Context, rows []*resolved, simple b
 	out := make([]any, 0, len(rows))
 	for _, r := range rows {
 		ni, err := s.namespaceInfo(ctx, r.ni.ns)
-		if errors.Is(err, auth.ErrUserNotFound) {
+		if errors.Is(err, identity.ErrUserNotFound) {
 			continue
 		}
 		if err != nil {

@@ -175,8 +175,6 @@ func (s *Service) registerHooks(a *api.API) {
 		Summary: "Delete a project hook (Master and up); 204", Access: api.SignedIn}, s.deleteHook)
 }
 
-var errHookNotFound = api.NotFound("Hook")
-
 // projectHook loads a hook of project pid inside tx; a hook of another
 // project is not found either.
 func projectHook(tx *store.Tx, pid uint64, id int64) (*Hook, error) {
@@ -248,7 +246,7 @@ func (s *Service) addHook(ctx context.Context, in *addHookInput) (*hookOutput, e
 	in.Body.apply(h, s.box)
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		if !projects.Exists(tx, r.p.ID) {
-			return errProjectNotFound // deleted meanwhile
+			return ErrProjectNotFound // deleted meanwhile
 		}
 		return hooks.Insert(tx, h)
 	})

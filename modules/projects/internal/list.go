@@ -10,6 +10,7 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
 )
 
 // ListInput is GET /projects.
@@ -256,7 +257,7 @@ func (s *Service) list(ctx context.Context, in *ListInput) (*listOutput, error) 
 	for _, r := range page {
 		ni, err := s.namespaceInfo(ctx, r.ni.ns)
 		if err != nil {
-			if errors.Is(err, auth.ErrUserNotFound) {
+			if errors.Is(err, identity.ErrUserNotFound) {
 				continue // owner deleted: the project goes with the projects issue's cleanup
 			}
 			return nil, err

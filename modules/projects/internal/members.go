@@ -115,9 +115,9 @@ func (m *memberSource) exists(tx *store.Tx) error {
 
 func (m *memberSource) notFound() error {
 	if m.kind == KindGroup {
-		return errGroupNotFound
+		return ErrGroupNotFound
 	}
-	return errProjectNotFound
+	return ErrProjectNotFound
 }
 
 func (m *memberSource) event(action event.MemberAction, user, author int64) event.MemberEvent {
@@ -129,8 +129,6 @@ func (m *memberSource) event(action event.MemberAction, user, author int64) even
 	}
 	return ev
 }
-
-var errMemberNotFound = api.NotFound("Member")
 
 func expired(m *Member, now time.Time) bool { return m.ExpiresAt != nil && now.After(*m.ExpiresAt) }
 
@@ -212,7 +210,7 @@ func (s *Service) listMembers(ctx context.Context, kind string, in *memberListIn
 		out := &memberListOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(rows)), Body: []MemberView{}}
 		for _, m := range api.Window(rows, in.PageParams) {
 			u, err := s.users.UserByID(ctx, int64(m.UserID))
-			if errors.Is(err, auth.ErrUserNotFound) {
+			if errors.Is(err, identity.ErrUserNotFound) {
 				continue // the user is being deleted; cleanup removes the row
 			}
 			if err != nil {
@@ -225,7 +223,7 @@ func (s *Service) listMembers(ctx context.Context, kind string, in *memberListIn
 	var views []MemberView
 	for _, m := range rows {
 		u, err := s.users.UserByID(ctx, int64(m.UserID))
-		if errors.Is(err, auth.ErrUserNotFound) {
+		if errors.Is(err, identity.ErrUserNotFound) {
 			continue
 		}
 		if err != nil {
@@ -256,7 +254,7 @@ func (s *Service) getMember(ctx context.Context, kind string, in *MemberPath) (*
 		return nil, err
 	}
 	u, err := s.users.UserByID(ctx, in.UserID)
-	if errors.Is(err, auth.ErrUserNotFound) {
+	if errors.Is(err, identity.ErrUserNotFound) {
 		return nil, errMemberNotFound
 	}
 	if err != nil {
@@ -337,7 +335,7 @@ func (s *Service) addMember(ctx context.Context, kind string, in *memberAddInput
 		return nil, err
 	}
 	if !src.manage {
-		return nil, api.Forbidden("")
+		return nil, ErrForbidden
 	}
 	u, err := s.users.UserByID(ctx, *b.UserID)
 	if err != nil {
@@ -403,8 +401,6 @@ func lastOwner(tx *store.Tx, group, except uint64, now time.Time) (bool, error) 
 	return true, nil
 }
 
-var errLastOwner = api.Forbidden("a group must keep at least one Owner")
-
 func (s *Service) editMember(ctx context.Context, kind string, in *memberEditInput) (*memberOutput, error) {
 	b := in.Body
 	if b.AccessLevel == nil {
@@ -422,7 +418,7 @@ func (s *Service) editMember(ctx context.Context, kind string, in *memberEditInp
 		return nil, err
 	}
 	if !src.manage {
-		return nil, api.Forbidden("")
+		return nil, ErrForbidden
 	}
 	now := s.now()
 	if err := checkFuture(at, now); err != nil {
@@ -460,7 +456,7 @@ func (s *Service) editMember(ctx context.Context, kind string, in *memberEditInp
 		return nil, err
 	}
 	u, err := s.users.UserByID(ctx, in.UserID)
-	if errors.Is(err, auth.ErrUserNotFound) {
+	if errors.Is(err, identity.ErrUserNotFound) {
 		return nil, errMemberNotFound
 	}
 	if err != nil {
@@ -477,7 +473,7 @@ func (s *Service) removeMember(ctx context.Context, kind string, in *MemberPath)
 		return err
 	}
 	if !src.manage && in.UserID != pr.UserID() {
-		return api.Forbidden("")
+		return ErrForbidden
 	}
 	now := s.now()
 	return s.db.Update(ctx, func(tx *store.Tx) error {

@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/fennec-forge/fennec/core/api"
-	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 )
@@ -108,7 +107,7 @@ func (s *Service) projectUsers(ctx context.Context, in *projectUsersInput) (*pro
 	var views []identity.BasicUser
 	for _, id := range candidates {
 		u, err := s.users.UserByID(ctx, int64(id))
-		if errors.Is(err, auth.ErrUserNotFound) {
+		if errors.Is(err, identity.ErrUserNotFound) {
 			continue // deleted; its memberships go with the user's cleanup
 		}
 		if err != nil {

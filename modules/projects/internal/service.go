@@ -121,7 +121,7 @@ func (s *Service) findNamespace(tx *store.Tx, path string) (*Namespace, error) {
 	}
 	// The identity module reads in this same transaction (tx.Context()).
 	u, err := s.users.UserByUsername(tx.Context(), path)
-	if errors.Is(err, auth.ErrUserNotFound) {
+	if errors.Is(err, identity.ErrUserNotFound) {
 		return nil, store.ErrNotFound
 	}
 	if err != nil {
@@ -134,9 +134,6 @@ func (s *Service) findNamespace(tx *store.Tx, path string) (*Namespace, error) {
 	return ns, err
 }
 
-// errProjectNotFound is what a caller sees for a project they may not see.
-var errProjectNotFound = api.NotFound("Project")
-
 // resolved is a project with what the caller has on it.
 type resolved struct {
 	p  *Project
@@ -145,7 +142,7 @@ type resolved struct {
 }
 
 // resolve finds a project by number or "namespace/path" and checks that the
-// caller may see it; any failure is 404 Project Not Found, never 403.
+// caller may see it; any failure is ErrProjectNotFound, never ErrForbidden.
 func (s *Service) resolve(ctx context.Context, ref string) (*resolved, error) {
 	pr := auth.FromContext(ctx)
 	var r resolved
@@ -176,13 +173,13 @@ func (s *Service) resolve(ctx context.Context, ref string) (*resolved, error) {
 		return nil
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errProjectNotFound
+		return nil, ErrProjectNotFound
 	}
 	if err != nil {
 		return nil, err
 	}
 	if !canSee(pr, r.p, r.l) {
-		return nil, errProjectNotFound
+		return nil, ErrProjectNotFound
 	}
 	if r.ni, err = s.namespaceInfo(ctx, r.ni.ns); err != nil {
 		return nil, err
@@ -190,15 +187,15 @@ func (s *Service) resolve(ctx context.Context, ref string) (*resolved, error) {
 	return &r, nil
 }
 
-// require resolves and checks an action: 404 when the caller cannot see the
-// project, 403 when they can but may not do this.
+// require resolves and checks an action: ErrProjectNotFound when the caller
+// cannot see the project, ErrForbidden when they can but may not do this.
 func (s *Service) require(ctx context.Context, ref string, a Action) (*resolved, error) {
 	r, err := s.resolve(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
 	if !allowed(auth.FromContext(ctx), r.p, r.l, a) {
-		return nil, api.Forbidden("")
+		return nil, ErrForbidden
 	}
 	return r, nil
 }
@@ -349,16 +346,16 @@ func (s *Service) create(ctx context.Context, owner int64, in ProjectInput) (*re
 		if in.NamespaceID != nil && *in.NamespaceID > 0 {
 			ns, err = namespaces.Get(tx, uint64(*in.NamespaceID))
 			if errors.Is(err, store.ErrNotFound) {
-				return api.NotFound("Namespace")
+				return errNamespaceNotFound
 			}
 			if err != nil {
 				return err
 			}
 			switch {
 			case ns.Kind == KindUser && ns.OwnerID != uint64(owner) && !pr.IsAdmin():
-				return api.NotFound("Namespace")
+				return errNamespaceNotFound
 			case ns.Kind == KindGroup && !pr.IsAdmin() && memberLevel(tx, KindGroup, ns.ID, uint64(pr.UserID()), s.now()) < Master:
-				return api.NotFound("Namespace")
+				return errNamespaceNotFound
 			}
 		} else if ns, err = userNamespace(tx, uint64(owner), now); err != nil {
 			return err

@@ -53,8 +53,6 @@ func (s *Service) registerShare(a *api.API) {
 		Summary: "Stop sharing a project with a group (Master and up); 204", Access: api.SignedIn}, s.unshare)
 }
 
-var errShareGroupNotFound = api.NotFound("Group")
-
 // Texts of GitLab's ProjectGroupLink validations, answered with 409.
 const (
 	msgAlreadyShared = "Group already shared with this group"
@@ -101,14 +99,14 @@ func (s *Service) share(ctx context.Context, in *projectShareInput) (*projectSha
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		p, err := projects.Get(tx, r.p.ID)
 		if err != nil {
-			return errProjectNotFound
+			return ErrProjectNotFound
 		}
 		if in.Body.GroupID <= 0 {
-			return errShareGroupNotFound
+			return ErrGroupNotFound
 		}
 		g, err := namespaces.Get(tx, sh.GroupID)
 		if err != nil || g.Kind != KindGroup || !shareGroupVisible(tx, pr, g, now) {
-			return errShareGroupNotFound
+			return ErrGroupNotFound
 		}
 		if p.NamespaceID == g.ID {
 			return api.Conflict(msgOwnGroup)
@@ -143,7 +141,7 @@ func (s *Service) unshare(ctx context.Context, in *projectUnshareInput) (*struct
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		p, err := projects.Get(tx, r.p.ID)
 		if err != nil {
-			return errProjectNotFound
+			return ErrProjectNotFound
 		}
 		kept := make([]Share, 0, len(p.SharedWith))
 		for _, sh := range p.SharedWith {
@@ -159,7 +157,7 @@ func (s *Service) unshare(ctx context.Context, in *projectUnshareInput) (*struct
 		return projects.Update(tx, p)
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errProjectNotFound
+		return nil, ErrProjectNotFound
 	}
 	return nil, err
 }

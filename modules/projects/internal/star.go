@@ -66,7 +66,7 @@ func (s *Service) setStar(ctx context.Context, ref string, on bool) (*projectOut
 		return projects.Update(tx, p)
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errProjectNotFound
+		return nil, ErrProjectNotFound
 	}
 	if err != nil {
 		return nil, err

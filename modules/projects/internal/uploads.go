@@ -269,8 +269,6 @@ func isUploadPath(r *http.Request) bool {
 	return n >= 5 && segs[n-3] == "uploads" && secretRE.MatchString(segs[n-2])
 }
 
-var errUploadNotFound = &api.Error{Status: http.StatusNotFound, Message: "404 Not Found"}
-
 // serve answers a file to those who may read the project; anything else,
 // including a project the caller may not see, is the same 404.
 func (u *uploads) serve(w http.ResponseWriter, r *http.Request) {
@@ -279,48 +277,44 @@ func (u *uploads) serve(w http.ResponseWriter, r *http.Request) {
 	secret := segs[n-2]
 	name, err := url.PathUnescape(segs[n-1])
 	if err != nil || name == "" || sanitizeFileName(name) != name {
-		api.WriteJSON(w, http.StatusNotFound, errUploadNotFound)
+		api.WriteJSON(w, http.StatusNotFound, api.NotFound(""))
 		return
 	}
 	parts := make([]string, 0, n-3)
 	for _, seg := range segs[:n-3] {
 		s, err := url.PathUnescape(seg)
 		if err != nil || s == "" || s == "." || s == ".." || strings.ContainsAny(s, "/\\") {
-			api.WriteJSON(w, http.StatusNotFound, errUploadNotFound)
+			api.WriteJSON(w, http.StatusNotFound, api.NotFound(""))
 			return
 		}
 		parts = append(parts, s)
 	}
 	pr, err := u.api.Authenticate(w, r)
 	if err != nil {
-		e, ok := api.FromError(err)
-		if !ok {
-			e = api.Internal()
-		}
-		api.WriteJSON(w, e.Status, e)
+		u.api.WriteError(w, err)
 		return
 	}
 	ctx := u.api.Context(r, pr)
 	res, err := u.s.resolve(ctx, strings.Join(parts, "/"))
 	if err != nil {
-		api.WriteJSON(w, http.StatusNotFound, errUploadNotFound)
+		api.WriteJSON(w, http.StatusNotFound, api.NotFound(""))
 		return
 	}
 	root, err := os.OpenRoot(u.dir)
 	if err != nil {
-		api.WriteJSON(w, http.StatusNotFound, errUploadNotFound)
+		api.WriteJSON(w, http.StatusNotFound, api.NotFound(""))
 		return
 	}
 	defer root.Close()
 	f, err := root.Open(path.Join(u64(res.p.ID), secret, name))
 	if err != nil {
-		api.WriteJSON(w, http.StatusNotFound, errUploadNotFound)
+		api.WriteJSON(w, http.StatusNotFound, api.NotFound(""))
 		return
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		api.WriteJSON(w, http.StatusNotFound, errUploadNotFound)
+		api.WriteJSON(w, http.StatusNotFound, api.NotFound(""))
 		return
 	}
 	h := w.Header()

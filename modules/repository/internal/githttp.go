@@ -190,23 +190,26 @@ func (g *GitHTTP) authorize(w http.ResponseWriter, r *http.Request, project stri
 	if err == nil {
 		return ctx, info, true
 	}
-	e, ok := api.FromError(err)
+	// Anonymous callers are asked for credentials whether the project is
+	// hidden or the action refused: after signing in they may see it. A
+	// signed-in caller learns only what they may already see.
+	notFound, forbidden := errors.Is(err, projects.ErrNotFound), errors.Is(err, projects.ErrForbidden)
 	switch {
-	case !ok:
-		g.log.Error("git access", zap.Error(err))
-		gitError(w, http.StatusInternalServerError, "Internal Server Error")
-	case p.IsAnonymous() && (e.Status == http.StatusNotFound || e.Status == http.StatusForbidden):
+	case p.IsAnonymous() && (notFound || forbidden):
 		challenge(w, "HTTP Basic: Access denied")
-	case e.Status == http.StatusForbidden && push:
+	case forbidden && push:
 		msg := "You are not allowed to push code to this project."
 		if seen, err := g.access.Resolve(ctx, project); err == nil && seen.Archived {
 			msg = "You are not allowed to push code to an archived project."
 		}
 		gitError(w, http.StatusForbidden, msg)
-	case e.Status == http.StatusForbidden:
+	case forbidden:
 		gitError(w, http.StatusForbidden, "You are not allowed to download code from this project.")
+	case notFound:
+		gitError(w, http.StatusNotFound, "The project you were looking for could not be found.")
 	default:
-		gitError(w, e.Status, "The project you were looking for could not be found.")
+		g.log.Error("git access", zap.Error(err))
+		gitError(w, http.StatusInternalServerError, "Internal Server Error")
 	}
 	return nil, projects.ProjectInfo{}, false
 }
