@@ -32,6 +32,23 @@ type BranchProtection interface {
 // CommitStatus is one status CommitStatuses records.
 type CommitStatus = commitstatus.Status
 
+// The module's domain errors, for callers to test with errors.Is. The
+// module maps the not-found ones to their GitLab answers at the API edge,
+// so a handler of any module may return them as they come.
+var (
+	// ErrBranchNotFound: no such branch; answered 404 Branch Not Found.
+	ErrBranchNotFound = internal.ErrBranchNotFound
+	// ErrTagNotFound: no such tag; answered 404 Tag Not Found.
+	ErrTagNotFound = internal.ErrTagNotFound
+	// ErrCommitNotFound: no such commit; answered 404 Commit Not Found.
+	ErrCommitNotFound = internal.ErrCommitNotFound
+	// ErrRefMoved: a ref was not where a compare-and-set expected it (a
+	// push landed meanwhile); nothing was written. It has no answer of its
+	// own: the operation that lost the race says what it means ("The
+	// branch moved; try again").
+	ErrRefMoved = internal.ErrRefMoved
+)
+
 // The events the module publishes; their contract (and its documentation)
 // is package event, public so that it is not defined inside internal/.
 type (

@@ -56,7 +56,7 @@ func (rd *Reader) archive(ctx context.Context, in *archiveInput, format string) 
 	}
 	c, err := resolveCommit(repo, in.SHA, info.DefaultBranch)
 	if err != nil {
-		return nil, api.NotFound("Commit")
+		return nil, ErrCommitNotFound
 	}
 	tree, err := c.Tree()
 	if err != nil {

@@ -24,10 +24,6 @@ type cherryPickInput struct {
 	}
 }
 
-// errCannotPick is GitLab's answer when a pick does not apply cleanly.
-var errCannotPick = api.BadRequest("Sorry, we cannot cherry-pick this commit automatically. " +
-	"This commit may already have been cherry-picked, or a more recent commit may have updated some of its content.")
-
 // cherryPick applies a commit's change on top of a branch with the merge
 // engine (base: the commit's parent), keeping its author and message; the
 // caller is the committer. The branch moves by compare-and-set, so a push
@@ -39,12 +35,12 @@ func (w *Writer) cherryPick(ctx context.Context, in *cherryPickInput) (*struct{ 
 	}
 	c, err := resolveCommit(repo, in.SHA, info.DefaultBranch)
 	if err != nil || in.SHA == "" {
-		return nil, api.NotFound("Commit")
+		return nil, ErrCommitNotFound
 	}
 	branch := plumbing.NewBranchReferenceName(in.Body.Branch)
 	head, err := branchRef(repo, in.Body.Branch)
 	if err != nil {
-		return nil, api.NotFound("Branch")
+		return nil, ErrBranchNotFound
 	}
 	if p, err := w.protection(ctx, info.ID, in.Body.Branch); err != nil {
 		return nil, err

@@ -123,7 +123,7 @@ func (st *Statuses) postComment(ctx context.Context, in *postCommentInput) (*str
 	}
 	sha, err := st.reader.store.commitHash(info.ID, in.SHA, info.DefaultBranch)
 	if err != nil || in.SHA == "" {
-		return nil, api.NotFound("Commit")
+		return nil, ErrCommitNotFound
 	}
 	cm := &Comment{ProjectID: uint64(info.ID), SHA: sha.String(), Note: note, AuthorID: auth.FromContext(ctx).UserID(), CreatedAt: time.Now().UTC()}
 	// The spec's rules: a line comment needs the full sha, a path, a line
@@ -162,7 +162,7 @@ func (st *Statuses) listComments(ctx context.Context, in *listCommentsInput) (*c
 	}
 	c, err := resolveCommit(repo, in.SHA, info.DefaultBranch)
 	if err != nil || in.SHA == "" {
-		return nil, api.NotFound("Commit")
+		return nil, ErrCommitNotFound
 	}
 	var list []*Comment
 	total := 0

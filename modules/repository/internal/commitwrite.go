@@ -210,7 +210,7 @@ func (w *Writer) commitActions(ctx context.Context, req commitRequest) (projects
 	if r, err := branchRef(repo, req.Branch); err == nil {
 		old = r
 	} else if req.RequireExists {
-		return info, nil, api.NotFound("Branch")
+		return info, nil, ErrBranchNotFound
 	}
 	from := old
 	if from == nil && req.StartBranch != "" {

@@ -39,11 +39,11 @@ func (rd *Reader) compare(ctx context.Context, in *compareInput) (*struct{ Body 
 	}
 	from, err := resolveCommit(repo, in.From, info.DefaultBranch)
 	if err != nil || in.From == "" {
-		return nil, api.NotFound("Commit")
+		return nil, ErrCommitNotFound
 	}
 	to, err := resolveCommit(repo, in.To, info.DefaultBranch)
 	if err != nil || in.To == "" {
-		return nil, api.NotFound("Commit")
+		return nil, ErrCommitNotFound
 	}
 	out := &CompareView{Commits: []CommitView{}, Diffs: []DiffView{}, CompareSameRef: from.Hash == to.Hash}
 	if out.CompareSameRef {

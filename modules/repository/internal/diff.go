@@ -238,7 +238,7 @@ func (rd *Reader) commitDiff(ctx context.Context, in *commitInput) (*commitDiffO
 	}
 	c, err := resolveCommit(repo, in.SHA, info.DefaultBranch)
 	if err != nil || in.SHA == "" {
-		return nil, api.NotFound("Commit")
+		return nil, ErrCommitNotFound
 	}
 	to, err := c.Tree()
 	if err != nil {

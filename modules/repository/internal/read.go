@@ -39,6 +39,7 @@ func NewReader(s *Storage, access projects.Access) *Reader {
 func NewRoutes(r *Reader, st *Statuses, w *Writer) fennec.Routes {
 	r.statuses, r.writer = st, w
 	return fennec.Routes{Name: "repository", Register: func(a *api.API) {
+		mapErrors(a)
 		r.register(a)
 		st.register(a)
 		w.register(a)
@@ -379,7 +380,7 @@ func (rd *Reader) commit(ctx context.Context, in *commitInput) (*struct{ Body *C
 	}
 	c, err := resolveCommit(repo, in.SHA, info.DefaultBranch)
 	if err != nil || in.SHA == "" {
-		return nil, api.NotFound("Commit")
+		return nil, ErrCommitNotFound
 	}
 	d, err := rd.detailOf(ctx, info.ID, c)
 	if err != nil {
@@ -449,7 +450,7 @@ func (rd *Reader) branch(ctx context.Context, in *branchInput) (*struct{ Body *B
 	}
 	r, err := branchRef(repo, in.Branch)
 	if err != nil {
-		return nil, api.NotFound("Branch")
+		return nil, ErrBranchNotFound
 	}
 	v, err := rd.branchView(repo, in.Branch, r.Hash())
 	if err != nil {
@@ -519,11 +520,11 @@ func (rd *Reader) tag(ctx context.Context, in *tagInput) (*struct{ Body *TagView
 	}
 	r, err := tagRef(repo, in.Tag)
 	if err != nil {
-		return nil, api.NotFound("Tag")
+		return nil, ErrTagNotFound
 	}
 	v, err := tagView(repo, r)
 	if err != nil {
-		return nil, api.NotFound("Tag")
+		return nil, ErrTagNotFound
 	}
 	if rd.writer != nil {
 		rd.writer.attachRelease(ctx, info.ID, &v)

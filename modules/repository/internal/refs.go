@@ -137,7 +137,7 @@ func (w *Writer) hiddenProtected(ctx context.Context, project int64, full string
 func (w *Writer) branchOut(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, name string) (*struct{ Body *BranchView }, error) {
 	r, err := branchRef(repo, name)
 	if err != nil {
-		return nil, api.NotFound("Branch")
+		return nil, ErrBranchNotFound
 	}
 	v, err := w.rd.branchView(repo, name, r.Hash())
 	if err != nil {
@@ -206,7 +206,7 @@ func (w *Writer) deleteBranch(ctx context.Context, in *branchInput) (*struct{}, 
 	name := plumbing.NewBranchReferenceName(in.Branch)
 	r, err := branchRef(repo, in.Branch)
 	if err != nil || r.Name() != name {
-		return nil, api.NotFound("Branch")
+		return nil, ErrBranchNotFound
 	}
 	if in.Branch == info.DefaultBranch {
 		return nil, api.MethodNotAllowed("Cannot remove HEAD branch")
@@ -240,7 +240,7 @@ func (w *Writer) protect(ctx context.Context, in *protectInput, on bool) (*struc
 		return nil, err
 	}
 	if _, err := branchRef(repo, in.Branch); err != nil {
-		return nil, api.NotFound("Branch")
+		return nil, ErrBranchNotFound
 	}
 	err = w.db.Update(ctx, func(tx *store.Tx) error {
 		p, err := protections.GetBy(tx, "branch", refKey(uint64(info.ID), in.Branch))
@@ -288,7 +288,7 @@ func (w *Writer) releaseOf(ctx context.Context, project int64, tag string) *Rele
 func (w *Writer) tagOut(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, name string) (*struct{ Body *TagView }, error) {
 	r, err := tagRef(repo, name)
 	if err != nil {
-		return nil, api.NotFound("Tag")
+		return nil, ErrTagNotFound
 	}
 	v, err := tagView(repo, r)
 	if err != nil {
@@ -364,7 +364,7 @@ func (w *Writer) deleteTag(ctx context.Context, in *tagInput) (*struct{}, error)
 	name := plumbing.NewTagReferenceName(in.Tag)
 	r, err := tagRef(repo, in.Tag)
 	if err != nil || r.Name() != name {
-		return nil, api.NotFound("Tag")
+		return nil, ErrTagNotFound
 	}
 	if err := w.moveRef(ctx, info, repo, RefUpdate{Name: name, Old: r.Hash()}); err != nil {
 		if errors.Is(err, ErrRefMoved) {
@@ -408,7 +408,7 @@ func (w *Writer) release(ctx context.Context, in *releaseInput, create bool) (*s
 		return nil, err
 	}
 	if _, err := tagRef(repo, in.Tag); err != nil {
-		return nil, api.NotFound("Tag")
+		return nil, ErrTagNotFound
 	}
 	err = w.db.Update(ctx, func(tx *store.Tx) error {
 		rel, err := releases.GetBy(tx, "tag", refKey(uint64(info.ID), in.Tag))

@@ -148,7 +148,7 @@ func (st *Statuses) post(ctx context.Context, in *postStatusInput) (*struct{ Bod
 	}
 	sha, err := st.reader.store.commitHash(info.ID, in.SHA, info.DefaultBranch)
 	if err != nil || in.SHA == "" {
-		return nil, api.NotFound("Commit")
+		return nil, ErrCommitNotFound
 	}
 	name := "default"
 	switch {
@@ -256,7 +256,7 @@ func (st *Statuses) list(ctx context.Context, in *listStatusesInput) (*statusesO
 	}
 	c, err := resolveCommit(repo, in.SHA, info.DefaultBranch)
 	if err != nil || in.SHA == "" {
-		return nil, api.NotFound("Commit")
+		return nil, ErrCommitNotFound
 	}
 	all, err := st.forCommit(ctx, uint64(info.ID), c.Hash.String())
 	if err != nil {
