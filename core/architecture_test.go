@@ -2,10 +2,15 @@ package fennec_test
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -76,6 +81,8 @@ type goPackage struct {
 	Imports      []string
 	TestImports  []string // of the package's own _test.go files
 	XTestImports []string // of its external test package (package x_test)
+	Dir          string
+	GoFiles      []string // its code, without tests
 }
 
 // moduleDirs are the Go modules of the repository, relative to it: the
@@ -228,6 +235,9 @@ func importViolation(from, to string, test bool) (v string, exception int) {
 		}
 	}
 	if v := topViolation(from, to); v != "" {
+		return v, -1
+	}
+	if v := publicContractViolation(from, to); v != "" && !test {
 		return v, -1
 	}
 	if test && slices.Contains(testHarnesses, to) {
@@ -396,4 +406,191 @@ func TestArchitectureRulesCatchViolations(t *testing.T) {
 			t.Errorf("%s was not asked to be placed", path)
 		}
 	}
+	// A module's public packages speak no HTTP; its internal/ and its tests
+	// may.
+	for _, from := range []string{"modules/projects", "modules/repository/event"} {
+		if v, _ := importViolation(from, "core/api", false); v == "" {
+			t.Errorf("rule missed: %s -> core/api", from)
+		}
+	}
+	for _, c := range []struct {
+		from string
+		test bool
+	}{{"modules/projects/internal", false}, {"modules/projects", true}} {
+		if v, _ := importViolation(c.from, "core/api", c.test); v != "" {
+			t.Errorf("%s -> core/api (test %v) should be allowed, got %q", c.from, c.test, v)
+		}
+	}
+}
+
+// publicContractViolation keeps the public packages of a module (its root
+// package, event/ and any other package outside internal/) free of HTTP:
+// what other modules call returns domain errors (projects.ErrNotFound), and
+// only the module's internal API layer and core/api know GitLab's answers.
+func publicContractViolation(from, to string) string {
+	top, mod, internal := area(from)
+	if top != "modules" || mod == "" || internal || mod == "stock" {
+		return ""
+	}
+	if to == "core/api" {
+		return "a module's public packages may not import core/api: its contract returns domain errors, not HTTP answers"
+	}
+	return ""
+}
+
+const apiPath = modulePath + "/core/api"
+
+// TestErrorsAreMappedAtTheEdge enforces "domain errors inside, HTTP at the
+// edge" over the source of every package but core/api itself:
+//   - nobody looks inside an API error to decide what happened (a variable or
+//     type assertion of type *api.Error, a call of ErrorResponse): callers test
+//     domain sentinels with errors.Is;
+//   - no package-level variable holds an API error (api.NotFound(...),
+//     &api.Error{...}): values shared by concurrent requests are plain
+//     sentinels, mapped to a fresh answer per request with API.MapError.
+func TestErrorsAreMappedAtTheEdge(t *testing.T) {
+	constructors := apiErrorConstructors(t)
+	for _, p := range listPackages(t) {
+		if p.ImportPath == apiPath {
+			continue
+		}
+		for _, name := range p.GoFiles {
+			path := filepath.Join(p.Dir, name)
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range apiErrorViolations(path, src, constructors) {
+				t.Error(v)
+			}
+		}
+	}
+}
+
+// apiErrorConstructors lists the functions of core/api that build an
+// *Error (NotFound, Forbidden...), read from its source so that a new one is
+// covered without editing this test.
+func apiErrorConstructors(t *testing.T) map[string]bool {
+	t.Helper()
+	fset := token.NewFileSet()
+	out := map[string]bool{}
+	files, err := filepath.Glob(filepath.Join("api", "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("core/api sources: %v (%d files)", err, len(files))
+	}
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || !fn.Name.IsExported() || fn.Type.Results == nil {
+				continue
+			}
+			for _, r := range fn.Type.Results.List {
+				if star, ok := r.Type.(*ast.StarExpr); ok {
+					if id, ok := star.X.(*ast.Ident); ok && id.Name == "Error" {
+						out[fn.Name.Name] = true
+					}
+				}
+			}
+		}
+	}
+	if !out["NotFound"] || !out["Forbidden"] {
+		t.Fatalf("found no API error constructors in core/api: %v", out)
+	}
+	return out
+}
+
+// apiErrorViolations returns what in one Go file breaks the rules of
+// TestErrorsAreMappedAtTheEdge.
+func apiErrorViolations(path string, src []byte, constructors map[string]bool) []string {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, src, parser.SkipObjectResolution)
+	if err != nil {
+		return []string{path + ": " + err.Error()}
+	}
+	local := ""
+	for _, imp := range f.Imports {
+		if p, _ := strconv.Unquote(imp.Path.Value); p == apiPath {
+			local = "api"
+			if imp.Name != nil {
+				local = imp.Name.Name
+			}
+		}
+	}
+	var out []string
+	report := func(n ast.Node, what string) {
+		out = append(out, fset.Position(n.Pos()).String()+": "+what)
+	}
+	isAPI := func(e ast.Expr, name string) bool {
+		sel, ok := e.(*ast.SelectorExpr)
+		if !ok || local == "" || (name != "" && sel.Sel.Name != name) {
+			return false
+		}
+		id, ok := sel.X.(*ast.Ident)
+		return ok && id.Name == local
+	}
+	isErrorPtr := func(e ast.Expr) bool {
+		star, ok := e.(*ast.StarExpr)
+		return ok && isAPI(star.X, "Error")
+	}
+	const inspect = "reads an *api.Error to decide what happened; test the domain sentinel with errors.Is"
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.ValueSpec:
+			if n.Type != nil && isErrorPtr(n.Type) {
+				report(n, inspect)
+			}
+		case *ast.TypeAssertExpr:
+			if n.Type != nil && isErrorPtr(n.Type) {
+				report(n, inspect)
+			}
+		case *ast.CaseClause:
+			for _, e := range n.List {
+				if isErrorPtr(e) {
+					report(e, inspect)
+				}
+			}
+		case *ast.CallExpr:
+			if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "ErrorResponse" {
+				report(n, "maps an error to its HTTP answer outside core/api; return it, or use API.WriteError in a raw handler")
+			}
+		}
+		return true
+	})
+	for _, d := range f.Decls {
+		gen, ok := d.(*ast.GenDecl)
+		if !ok || gen.Tok != token.VAR {
+			continue
+		}
+		for _, spec := range gen.Specs {
+			for _, v := range spec.(*ast.ValueSpec).Values {
+				if isSharedAPIError(v, isAPI, constructors) {
+					report(v, "a package-level API error is one response value shared by concurrent requests; declare a sentinel (errors.New) and map it with API.MapError")
+				}
+			}
+		}
+	}
+	return out
+}
+
+// isSharedAPIError reports whether a package-level variable's value is an
+// API error: a constructor call (api.NotFound("Project")) or &api.Error{...}.
+func isSharedAPIError(v ast.Expr, isAPI func(ast.Expr, string) bool, constructors map[string]bool) bool {
+	switch v := v.(type) {
+	case *ast.CallExpr:
+		sel, ok := v.Fun.(*ast.SelectorExpr)
+		return ok && constructors[sel.Sel.Name] && isAPI(sel, sel.Sel.Name)
+	case *ast.UnaryExpr:
+		lit, ok := v.X.(*ast.CompositeLit)
+		return ok && v.Op == token.AND && isAPI(lit.Type, "Error")
+	case *ast.CompositeLit:
+		return isAPI(v.Type, "Error")
+	}
+	return false
 }
