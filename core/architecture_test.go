@@ -83,6 +83,8 @@ type goPackage struct {
 	XTestImports []string // of its external test package (package x_test)
 	Dir          string
 	GoFiles      []string // its code, without tests
+	TestGoFiles  []string
+	XTestGoFiles []string
 }
 
 // moduleDirs are the Go modules of the repository, relative to it: the
@@ -441,7 +443,8 @@ func publicContractViolation(from, to string) string {
 const apiPath = modulePath + "/core/api"
 
 // TestErrorsAreMappedAtTheEdge enforces "domain errors inside, HTTP at the
-// edge" over the source of every package but core/api itself:
+// edge" over the source of every package but core/api itself, tests
+// included (they check answers on the wire, or sentinels with errors.Is):
 //   - nobody looks inside an API error to decide what happened (a variable or
 //     type assertion of type *api.Error, a call of ErrorResponse): callers test
 //     domain sentinels with errors.Is;
@@ -454,7 +457,7 @@ func TestErrorsAreMappedAtTheEdge(t *testing.T) {
 		if p.ImportPath == apiPath {
 			continue
 		}
-		for _, name := range p.GoFiles {
+		for _, name := range slices.Concat(p.GoFiles, p.TestGoFiles, p.XTestGoFiles) {
 			path := filepath.Join(p.Dir, name)
 			src, err := os.ReadFile(path)
 			if err != nil {

@@ -2,7 +2,7 @@
 // the GitLab conventions of API-CONVENTIONS.md built in once.
 //
 // What lives here, so that no module writes it again:
-//   - Register and Op (api.go): the one way modules add an operation under
+//   - Register and Op (operation.go): the one way modules add an operation under
 //     /api/v4, with its access rule (Public, SignedIn), token scopes, success
 //     status and body limit; the caller resolved once per request through
 //     auth.Resolver, before a large body is read when its credentials are in
@@ -28,13 +28,14 @@
 //   - GitLab's value shapes (types.go): Time, GitTime (a commit's own
 //     offset) and Date, ParseTime, ParseID for a :id that is a number or a
 //     path, WriteJSON for raw handlers;
-//   - what a service may ask of its request: ExternalURLFrom, RequestURL,
-//     Request;
-//   - the catch-all 404 and 405 answers, Alias for GitLab routes a ServeMux
-//     pattern cannot hold, the OpenAPI document and docs page;
-//   - raw handlers beside the API (git smart HTTP, health): Mount and
+//   - what a service may ask of its request (request.go): ExternalURLFrom,
+//     RequestURL, Request;
+//   - the HTTP stack (api.go): New, Handler, the catch-all 404 and 405
+//     answers, the OpenAPI document and docs page;
+//   - raw handlers beside the API (raw.go; git smart HTTP, health): Mount and
 //     Intercept, with Authenticate and Context so they resolve the caller as
-//     operations do;
+//     operations do, and Alias for GitLab routes a ServeMux pattern cannot
+//     hold;
 //   - the access-log record of each request, the Prometheus metrics of the
 //     host and their guarded handler (metrics.go), and the readiness flag.
 //

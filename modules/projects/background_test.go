@@ -2,12 +2,12 @@ package projects_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/modules/projects"
@@ -58,24 +58,24 @@ func TestAccessWithoutRequest(t *testing.T) {
 		ctx    context.Context
 		id     int64
 		action projects.Action
-		want   int // 0: allowed, else the status of the refusal
+		want   error // nil: allowed, else the refusal
 	}{
-		{"system reads a private project", system, id, projects.ReadCode, 0},
-		{"system may delete it", system, id, projects.RemoveProject, 0},
-		{"reporter reads code", asUser(reporter.ID), id, projects.ReadCode, 0},
-		{"reporter may not push", asUser(reporter.ID), id, projects.PushCode, 403},
-		{"a non-member does not see it", asUser(stranger.ID), id, projects.ReadProject, 404},
-		{"no principal is anonymous", context.Background(), id, projects.ReadProject, 404},
-		{"unknown id", system, id + 1000, projects.ReadProject, 404},
-		{"id 0", system, 0, projects.ReadProject, 404},
-		{"negative id", system, -id, projects.ReadProject, 404},
+		{"system reads a private project", system, id, projects.ReadCode, nil},
+		{"system may delete it", system, id, projects.RemoveProject, nil},
+		{"reporter reads code", asUser(reporter.ID), id, projects.ReadCode, nil},
+		{"reporter may not push", asUser(reporter.ID), id, projects.PushCode, projects.ErrForbidden},
+		{"a non-member does not see it", asUser(stranger.ID), id, projects.ReadProject, projects.ErrNotFound},
+		{"no principal is anonymous", context.Background(), id, projects.ReadProject, projects.ErrNotFound},
+		{"unknown id", system, id + 1000, projects.ReadProject, projects.ErrNotFound},
+		{"id 0", system, 0, projects.ReadProject, projects.ErrNotFound},
+		{"negative id", system, -id, projects.ReadProject, projects.ErrNotFound},
 	}
 	for _, c := range cases {
 		info, err := access.RequireID(c.ctx, c.id, c.action)
-		if got := statusOf(t, err); got != c.want {
-			t.Errorf("%s: RequireID status %d (%v), want %d", c.name, got, err, c.want)
+		if !refusedWith(err, c.want) {
+			t.Errorf("%s: RequireID refused with %v, want %v", c.name, err, c.want)
 		}
-		if c.want == 0 && info.ID != id {
+		if c.want == nil && info.ID != id {
 			t.Errorf("%s: RequireID gave project %d, want %d", c.name, info.ID, id)
 		}
 	}
@@ -106,20 +106,16 @@ func TestAccessWithoutRequest(t *testing.T) {
 	if _, _, err := s.Client.Projects.ArchiveProject(p.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := access.RequireID(system, id, projects.PushCode); statusOf(t, err) != 403 {
+	if _, err := access.RequireID(system, id, projects.PushCode); !errors.Is(err, projects.ErrForbidden) {
 		t.Fatalf("system pushing to an archived project: %v", err)
 	}
 }
 
-// statusOf is the HTTP status an error of Access turns into, 0 for nil.
-func statusOf(t *testing.T, err error) int {
-	t.Helper()
-	if err == nil {
-		return 0
+// refusedWith reports whether err is Access's refusal want (nil: no error),
+// decided as background callers do: errors.Is on the module's sentinels.
+func refusedWith(err, want error) bool {
+	if want == nil {
+		return err == nil
 	}
-	e, ok := api.FromError(err)
-	if !ok {
-		t.Fatalf("unmapped error %v", err)
-	}
-	return e.Status
+	return errors.Is(err, want)
 }
