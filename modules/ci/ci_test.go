@@ -374,8 +374,11 @@ func TestCancelRunningJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A sleep of its own length, so that the process table check below
+	// sees this job's sleep and no other test's.
+	nap := fmt.Sprintf("300.%d", time.Now().UnixNano()%1000000)
 	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": `sleeper:
-  script: ["echo started; sleep 300"]
+  script: ["echo started; sleep ` + nap + `"]
 `})
 	pl := waitPipeline(t, c, p.ID, commit.ID, "running")
 	job := jobsByName(t, c, p.ID, pl.ID)["sleeper"]
@@ -392,12 +395,12 @@ func TestCancelRunningJob(t *testing.T) {
 	pl = waitPipeline(t, c, p.ID, commit.ID, "canceled")
 	// No sleep 300 is left.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		out, _ := exec.Command("pgrep", "-f", "sleep 300").Output()
+		out, _ := exec.Command("pgrep", "-f", "sleep "+nap).Output()
 		if len(bytes.TrimSpace(out)) == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("sleep 300 still running: %s", out)
+			t.Fatalf("sleep %s still running: %s", nap, out)
 		}
 	}
 }
