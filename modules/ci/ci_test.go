@@ -29,7 +29,7 @@ var (
 
 // shellExecutor builds the shipped shell executor once for the package, as
 // make build does, into a plugin directory of its own.
-func shellExecutor(t *testing.T) string {
+func shellExecutor(t testing.TB) string {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git CLI not installed")
@@ -61,14 +61,14 @@ func TestMain(m *testing.M) {
 }
 
 // start runs the whole stock app with the real shell executor plugin.
-func start(t *testing.T) *fennectest.Server {
+func start(t testing.TB) *fennectest.Server {
 	dir := shellExecutor(t)
 	return stocktest.Start(t, fennectest.WithConfig(func(c *config.Config) { c.PluginDir = dir }))
 }
 
 // commitFiles writes files on a branch through the multi-file commit API
 // (which publishes the push event pipelines are made from).
-func commitFiles(t *testing.T, c *gitlab.Client, project int64, branch string, files map[string]string) *gitlab.Commit {
+func commitFiles(t testing.TB, c *gitlab.Client, project int64, branch string, files map[string]string) *gitlab.Commit {
 	t.Helper()
 	var actions []*gitlab.CommitActionOptions
 	for path, content := range files {
@@ -87,7 +87,7 @@ func commitFiles(t *testing.T, c *gitlab.Client, project int64, branch string, f
 }
 
 // waitPipeline waits for the pipeline of sha to reach one of the statuses.
-func waitPipeline(t *testing.T, c *gitlab.Client, project int64, sha string, want ...string) *gitlab.Pipeline {
+func waitPipeline(t testing.TB, c *gitlab.Client, project int64, sha string, want ...string) *gitlab.Pipeline {
 	t.Helper()
 	var last string
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
@@ -116,7 +116,7 @@ func waitPipeline(t *testing.T, c *gitlab.Client, project int64, sha string, wan
 }
 
 // jobsByName lists a pipeline's jobs by name.
-func jobsByName(t *testing.T, c *gitlab.Client, project, pipeline int64) map[string]*gitlab.Job {
+func jobsByName(t testing.TB, c *gitlab.Client, project, pipeline int64) map[string]*gitlab.Job {
 	t.Helper()
 	list, _, err := c.Jobs.ListPipelineJobs(project, pipeline, nil)
 	if err != nil {
@@ -131,7 +131,7 @@ func jobsByName(t *testing.T, c *gitlab.Client, project, pipeline int64) map[str
 	return out
 }
 
-func trace(t *testing.T, c *gitlab.Client, project, job int64) string {
+func trace(t testing.TB, c *gitlab.Client, project, job int64) string {
 	t.Helper()
 	r, _, err := c.Jobs.GetTraceFile(project, job)
 	if err != nil {

@@ -108,7 +108,10 @@ type envsOutput struct {
 	Body []EnvironmentView
 }
 
-type envPath struct {
+// EnvironmentPath is an environment's :id and :environment_id. Exported
+// (as VariablePath) because operations embed it: huma reads the
+// parameters of exported embedded structs only.
+type EnvironmentPath struct {
 	ProjectPath
 	EnvironmentID uint64 `path:"environment_id"`
 }
@@ -187,7 +190,7 @@ func (s *Service) createEnvironment(ctx context.Context, in *struct {
 }
 
 // envControl loads an environment for a change in a transaction.
-func (s *Service) envControl(ctx context.Context, in envPath, a projects.Action, op func(tx *store.Tx, e *Environment) error) (*envOutput, error) {
+func (s *Service) envControl(ctx context.Context, in EnvironmentPath, a projects.Action, op func(tx *store.Tx, e *Environment) error) (*envOutput, error) {
 	info, err := s.access.Require(ctx, in.ID, a)
 	if err != nil {
 		return nil, err
@@ -212,7 +215,7 @@ func (s *Service) envControl(ctx context.Context, in envPath, a projects.Action,
 }
 
 func (s *Service) updateEnvironment(ctx context.Context, in *struct {
-	envPath
+	EnvironmentPath
 	Body envBody
 }) (*envOutput, error) {
 	if in.Body.Name == nil && in.Body.ExternalURL == nil {
@@ -226,7 +229,7 @@ func (s *Service) updateEnvironment(ctx context.Context, in *struct {
 	if err := checkExternalURL(in.Body.ExternalURL); err != nil {
 		return nil, err
 	}
-	return s.envControl(ctx, in.envPath, projects.PushCode, func(tx *store.Tx, e *Environment) error {
+	return s.envControl(ctx, in.EnvironmentPath, projects.PushCode, func(tx *store.Tx, e *Environment) error {
 		if in.Body.Name != nil {
 			name := strings.TrimSpace(*in.Body.Name)
 			if o, err := environments.GetBy(tx, "name", u64(e.ProjectID)+"/"+name); err == nil && o.ID != e.ID {
@@ -245,14 +248,14 @@ func (s *Service) updateEnvironment(ctx context.Context, in *struct {
 	})
 }
 
-func (s *Service) deleteEnvironment(ctx context.Context, in *envPath) (*struct{}, error) {
+func (s *Service) deleteEnvironment(ctx context.Context, in *EnvironmentPath) (*struct{}, error) {
 	_, err := s.envControl(ctx, *in, projects.AdminProject, func(tx *store.Tx, e *Environment) error {
 		return environments.Delete(tx, e.ID)
 	})
 	return nil, err
 }
 
-func (s *Service) stopEnvironment(ctx context.Context, in *envPath) (*envOutput, error) {
+func (s *Service) stopEnvironment(ctx context.Context, in *EnvironmentPath) (*envOutput, error) {
 	return s.envControl(ctx, *in, projects.PushCode, func(tx *store.Tx, e *Environment) error {
 		e.State, e.UpdatedAt = "stopped", s.now()
 		return environments.Update(tx, e)

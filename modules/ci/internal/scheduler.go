@@ -558,7 +558,7 @@ func (s *Service) reapExpired(ctx context.Context) (int, error) {
 
 // reapLoop runs reapExpired until ctx ends.
 func (s *Service) reapLoop(ctx context.Context) {
-	t := time.NewTicker(reapInterval)
+	t := time.NewTicker(s.reapEvery)
 	defer t.Stop()
 	for {
 		select {

@@ -42,6 +42,9 @@ type Service struct {
 	now func() time.Time
 	// wake nudges the scheduler when a job became pending.
 	wake chan struct{}
+	// reapEvery is how often expired artifacts are removed (reapInterval
+	// unless a test shortens it before the app starts).
+	reapEvery time.Duration
 }
 
 // Deps are what the service is built from (fx fills them).
@@ -65,7 +68,7 @@ type Deps struct {
 func NewService(d Deps) (*Service, error) {
 	s := &Service{db: d.DB, bus: d.Bus, access: d.Access, users: d.Users, repos: d.Repos, statuses: d.Statuses, protection: d.Protection, api: d.API, box: d.Box, cfg: d.Config,
 		log: d.Log.Named("ci"), dir: filepath.Join(d.Core.Data, "ci"), now: func() time.Time { return time.Now().UTC() },
-		wake: make(chan struct{}, 1)}
+		wake: make(chan struct{}, 1), reapEvery: reapInterval}
 	s.version, _ = fennec.Version()
 	for _, sub := range []string{"traces", "artifacts", "tmp"} {
 		if err := os.MkdirAll(filepath.Join(s.dir, sub), 0o750); err != nil {
@@ -74,6 +77,11 @@ func NewService(d Deps) (*Service, error) {
 	}
 	return s, nil
 }
+
+// SetReapInterval changes how often expired artifacts are removed; for
+// tests, which cannot wait the production minute. Call it before the app
+// starts (an fx.Invoke does).
+func (s *Service) SetReapInterval(d time.Duration) { s.reapEvery = d }
 
 // nudge wakes the scheduler without blocking.
 func (s *Service) nudge() {

@@ -23,7 +23,10 @@ type VariableView struct {
 
 var variableKeyRule = regexp.MustCompile(`^[a-zA-Z0-9_]{1,255}$`)
 
-type variablePath struct {
+// VariablePath is a variable's :id and :key; exported so that an
+// operation's input can embed it (huma skips unexported embedded structs:
+// an edit saw no project and answered 404).
+type VariablePath struct {
 	ProjectPath
 	Key string `path:"key"`
 }
@@ -85,13 +88,13 @@ func (s *Service) listVariables(ctx context.Context, in *struct {
 	return out, nil
 }
 
-func (s *Service) getVariable(ctx context.Context, in *variablePath) (*variableOutput, error) {
+func (s *Service) getVariable(ctx context.Context, in *VariablePath) (*variableOutput, error) {
 	return s.variableOp(ctx, *in, false, func(tx *store.Tx, v *Variable) error { return nil })
 }
 
 // variableOp loads a variable by key for an operation (in a write
 // transaction when write).
-func (s *Service) variableOp(ctx context.Context, in variablePath, write bool, op func(tx *store.Tx, v *Variable) error) (*variableOutput, error) {
+func (s *Service) variableOp(ctx context.Context, in VariablePath, write bool, op func(tx *store.Tx, v *Variable) error) (*variableOutput, error) {
 	info, err := s.access.Require(ctx, in.ID, projects.AdminProject)
 	if err != nil {
 		return nil, err
@@ -161,10 +164,10 @@ func (s *Service) createVariable(ctx context.Context, in *struct {
 }
 
 func (s *Service) updateVariable(ctx context.Context, in *struct {
-	variablePath
+	VariablePath
 	Body variableBody
 }) (*variableOutput, error) {
-	return s.variableOp(ctx, in.variablePath, true, func(tx *store.Tx, v *Variable) error {
+	return s.variableOp(ctx, in.VariablePath, true, func(tx *store.Tx, v *Variable) error {
 		if in.Body.Value != nil {
 			v.Value = s.box.Seal(*in.Body.Value, purposeVariable)
 		}
@@ -175,7 +178,7 @@ func (s *Service) updateVariable(ctx context.Context, in *struct {
 	})
 }
 
-func (s *Service) deleteVariable(ctx context.Context, in *variablePath) (*variableOutput, error) {
+func (s *Service) deleteVariable(ctx context.Context, in *VariablePath) (*variableOutput, error) {
 	return s.variableOp(ctx, *in, true, func(tx *store.Tx, v *Variable) error {
 		return variables.Delete(tx, v.ID)
 	})
