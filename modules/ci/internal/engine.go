@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
@@ -133,6 +134,29 @@ func (s *Service) createPipeline(ctx context.Context, req pipelineRequest) (*Pip
 	return p, nil
 }
 
+// errNotACommit: a tag points at a tree or a blob, which has no CI file.
+var errNotACommit = errors.New("ci: the tag does not point at a commit")
+
+// peelTag is the commit a tag's object names: an annotated tag (or a tag
+// of a tag) is followed to its target; a commit is itself.
+func peelTag(repo *git.Repository, h plumbing.Hash) (string, error) {
+	// A chain of tags is short; the bound keeps a corrupt one from looping.
+	for range 32 {
+		t, err := repo.TagObject(h)
+		if errors.Is(err, plumbing.ErrObjectNotFound) {
+			return h.String(), nil // not a tag object
+		}
+		if err != nil {
+			return "", err
+		}
+		if t.TargetType != plumbing.TagObject && t.TargetType != plumbing.CommitObject {
+			return "", errNotACommit
+		}
+		h = t.Target
+	}
+	return "", errNotACommit
+}
+
 // errNoJobs: the CI file has no job for this ref and source.
 var errNoJobs = errors.New("ci: " + pipeline.NoJobsMessage)
 
@@ -148,11 +172,14 @@ func (s *Service) createForRef(ctx context.Context, info projects.ProjectInfo, r
 		req.sha = r.Hash().String()
 	} else if r, err := repo.Reference(plumbing.NewTagReferenceName(ref), true); err == nil {
 		req.tag = true
-		h := r.Hash()
-		if t, err := repo.TagObject(h); err == nil {
-			h = t.Target
+		sha, err := peelTag(repo, r.Hash())
+		if errors.Is(err, errNotACommit) {
+			return nil, baseErr("Missing .gitlab-ci.yml file") // a tagged tree has no CI file of a commit
 		}
-		req.sha = h.String()
+		if err != nil {
+			return nil, err
+		}
+		req.sha = sha
 	} else {
 		return nil, baseErr("Reference not found")
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
@@ -57,10 +58,24 @@ func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
 	if !info.Features.JobsEnabled {
 		return nil
 	}
-	if done, err := s.pipelineExists(ctx, ev.ProjectID, ref, ev.Before, ev.After); err != nil || done {
+	sha := ev.After
+	if tag {
+		// An annotated tag's push names the tag object; the pipeline runs
+		// the commit it points at.
+		repo, err := s.repos.Open(ctx, ev.ProjectID)
+		if err != nil {
+			return err
+		}
+		if sha, err = peelTag(repo, plumbing.NewHash(ev.After)); errors.Is(err, errNotACommit) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+	if done, err := s.pipelineExists(ctx, ev.ProjectID, ref, ev.Before, sha); err != nil || done {
 		return err
 	}
-	_, err = s.createPipeline(ctx, pipelineRequest{project: info, ref: ref, tag: tag, sha: ev.After,
+	_, err = s.createPipeline(ctx, pipelineRequest{project: info, ref: ref, tag: tag, sha: sha,
 		beforeSHA: ev.Before, source: SourcePush, userID: ev.UserID})
 	if errors.Is(err, errNoConfig) || errors.Is(err, errNoJobs) {
 		return nil
