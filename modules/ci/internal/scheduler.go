@@ -117,11 +117,17 @@ func (s *Service) recoverRunning(ctx context.Context) error {
 	for _, id := range ids {
 		// The line first (outside the transaction, which may run twice).
 		s.appendTraceLine(id, "ERROR: Job failed: the server stopped while the job was running")
+		var traceSize int64
+		if st, err := os.Stat(s.tracePath(id)); err == nil {
+			traceSize = st.Size()
+		}
 		err := s.db.Update(ctx, func(tx *store.Tx) error {
 			j, err := jobs.Get(tx, id)
 			if err != nil || j.Status != StatusRunning {
 				return err
 			}
+			// Its trace is on disk (erase looks at the size).
+			j.TraceBytes = traceSize
 			return s.finish(tx, j, StatusFailed, "system_failure")
 		})
 		if err != nil {
