@@ -36,6 +36,7 @@ func Module() fennec.Module {
 	return fennec.NewModule("ci",
 		fennec.ModuleConfig(SectionName, internal.DefaultConfig()),
 		fennec.Tables(internal.Tables()...),
+		fennec.Migrations(internal.Migrations()...),
 		executors.Option(),
 		fx.Provide(internal.NewService),
 		fennec.ProvideRoutes(internal.NewRoutes),

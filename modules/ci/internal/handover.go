@@ -121,11 +121,17 @@ func (s *Service) dependencies(ctx context.Context, j *Job, spec *pipeline.Job, 
 	}
 	var out []executor.Dependency
 	err := s.db.View(ctx, func(tx *store.Tx) error {
-		list, err := latestJobs(tx, j.PipelineID)
+		// Only jobs with an archive can be a dependency: read those, not
+		// the whole pipeline (once per job started).
+		ids, err := jobs.IDsBy(tx, "with_artifacts", u64(j.PipelineID))
 		if err != nil {
 			return err
 		}
-		for _, d := range list {
+		for _, id := range ids {
+			d, err := jobs.Get(tx, id)
+			if err != nil {
+				return err
+			}
 			if (spec.DependsOnAllEarlier || want[d.Name]) && d.StageIdx < j.StageIdx && d.Artifacts != nil {
 				out = append(out, executor.Dependency{ID: int64(d.ID), Name: d.Name, Token: token,
 					URL: server + api.Prefix + "/jobs/" + strconv.FormatUint(d.ID, 10) + "/artifacts"})

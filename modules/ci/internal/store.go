@@ -211,6 +211,23 @@ var (
 	jobs = store.NewTable[Job]("ci.jobs",
 		store.Index[Job]{Name: "project", Keys: func(j *Job) []string { return []string{u64(j.ProjectID)} }},
 		store.Index[Job]{Name: "pipeline", Keys: func(j *Job) []string { return []string{u64(j.PipelineID)} }},
+		// The latest tries by pipeline, stage, status and allow_failure:
+		// what stage gating and composite statuses read (process), without
+		// decoding every job of the pipeline on every change.
+		store.Index[Job]{Name: "state", Keys: func(j *Job) []string {
+			if j.Retried {
+				return nil
+			}
+			return []string{stateKey(j.PipelineID, j.StageIdx, j.Status, j.AllowFailure)}
+		}},
+		// The latest tries that have artifacts, by pipeline: the archives
+		// later jobs may depend on.
+		store.Index[Job]{Name: "with_artifacts", Keys: func(j *Job) []string {
+			if j.Retried || j.Artifacts == nil {
+				return nil
+			}
+			return []string{u64(j.PipelineID)}
+		}},
 		// The queue: pending jobs, oldest first (ids ascend).
 		store.Index[Job]{Name: "queue", Keys: func(j *Job) []string {
 			if j.Status == StatusPending {
@@ -258,6 +275,19 @@ var (
 // Tables are the module's tables.
 func Tables() []interface{ Buckets() []string } {
 	return []interface{ Buckets() []string }{pipelines, jobs, environments, deployments, variables, counters}
+}
+
+// Migrations are the module's schema migrations, oldest first.
+func Migrations() []store.Migration {
+	return []store.Migration{{
+		Module: "ci", Version: 1, Name: "index jobs by state and by archive",
+		Up: func(tx *store.Tx) error {
+			if err := jobs.Reindex(tx, "state"); err != nil {
+				return err
+			}
+			return jobs.Reindex(tx, "with_artifacts")
+		},
+	}}
 }
 
 // nextIID allocates the next number of a per-project sequence inside tx, so
