@@ -517,9 +517,19 @@ feature-only:
 	sha2 := g.commit(t, "more", map[string]string{"README": "more\n"})
 	runGit(t, g.dir, "branch", "feature-x")
 	g.push(t, "master", "feature-x")
-	pl2 := waitRefPipeline(t, c, p.ID, "master", "success", "failed")
-	if pl2.SHA != sha2 || pl2.BeforeSHA != sha {
-		t.Fatalf("second master pipeline %+v", pl2)
+	// master's new pipeline (feature-x's has the same sha).
+	var pl2 *gitlab.PipelineInfo
+	for deadline := time.Now().Add(30 * time.Second); pl2 == nil; time.Sleep(50 * time.Millisecond) {
+		list, _, err := c.Pipelines.ListProjectPipelines(p.ID, &gitlab.ListProjectPipelinesOptions{Ref: gitlab.Ptr("master")})
+		if err != nil || time.Now().After(deadline) {
+			t.Fatalf("no master pipeline for %s: %v", sha2, err)
+		}
+		if len(list) > 0 && list[0].SHA == sha2 {
+			pl2 = list[0]
+		}
+	}
+	if full, _, err := c.Pipelines.GetPipeline(p.ID, pl2.ID); err != nil || full.BeforeSHA != sha {
+		t.Fatalf("second master pipeline %+v %v", full, err)
 	}
 	fpl := waitRefPipeline(t, c, p.ID, "feature-x", "success", "failed")
 	if jobs := jobsByName(t, c, p.ID, fpl.ID); len(jobs) != 2 || jobs["feature-only"] == nil || jobs["branch-build"] == nil {

@@ -252,14 +252,14 @@ func waitGone(t testing.TB, text string, d time.Duration) {
 	}
 }
 
-// rssKB is a process's resident set in KiB, from /proc.
-func rssKB(pid int) int64 {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+// statusKB reads a field in KiB (VmRSS:, VmHWM:) of /proc/<proc>/status.
+func statusKB(proc, field string) int64 {
+	raw, err := os.ReadFile("/proc/" + proc + "/status")
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(raw), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, field); ok {
 			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 			return n
 		}
