@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -389,9 +388,4 @@ func (s *Service) registerJobs(a *api.API) {
 		Summary: "Keep a job's artifacts past their expiry", Access: api.SignedIn, Status: http.StatusOK}, s.keepArtifacts)
 	api.Register(a, api.Op{ID: "play-job", Method: http.MethodPost, Path: "/projects/{id}/jobs/{job_id}/play", Tags: tags,
 		Summary: "Run a manual job", Access: api.SignedIn}, s.playJob)
-}
-
-// sortNewestFirst orders jobs by id, descending.
-func sortNewestFirst(list []*Job) {
-	sort.Slice(list, func(i, j int) bool { return list[i].ID > list[j].ID })
 }
