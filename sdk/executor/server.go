@@ -48,7 +48,7 @@ func (s *server) Run(req *executorpb.RunRequest, stream grpc.ServerStreamingServ
 		mu.Lock()
 		defer mu.Unlock()
 		for data, off := c.Data, c.Offset; len(data) > 0; {
-			n := min(len(data), MaxTraceChunk)
+			n := min(len(data), wireChunk)
 			if err := stream.Send(&executorpb.RunEvent{Event: &executorpb.RunEvent_Trace{Trace: &executorpb.TraceChunk{Offset: off, Data: data[:n]}}}); err != nil {
 				return err
 			}
@@ -73,8 +73,19 @@ func (s *server) Cancel(ctx context.Context, req *executorpb.CancelRequest) (_ *
 	return &executorpb.CancelResponse{}, nil
 }
 
+// wireChunk is the most data one message of a stream (a trace chunk, a
+// piece of an archive) carries, so that its encoded form, a few bytes of
+// framing more, fits the 32 KiB tier of gRPC's buffer pool: gRPC marshals
+// each message into a pooled buffer of the next tier up (256 B, 4 KiB,
+// 16 KiB, 32 KiB, then 1 MiB) and holds it until the transport has written
+// it, so a 64 KiB chunk took a 1 MiB buffer, several per busy stream (50
+// jobs printing at once held hundreds of MiB). With it a stream holds at
+// most about its 64 KiB write quota of 32 KiB buffers, and Send blocks
+// beyond that: the job's output waits in its pipe, not in memory.
+const wireChunk = 32<<10 - 64
+
 // chunkWriter sends what is written as artifacts chunks of at most
-// MaxTraceChunk bytes.
+// wireChunk bytes.
 type chunkWriter struct {
 	stream grpc.ServerStreamingServer[executorpb.ArtifactsChunk]
 }
@@ -82,7 +93,7 @@ type chunkWriter struct {
 func (w chunkWriter) Write(p []byte) (int, error) {
 	n := 0
 	for len(p) > 0 {
-		m := min(len(p), MaxTraceChunk)
+		m := min(len(p), wireChunk)
 		if err := w.stream.Send(&executorpb.ArtifactsChunk{Data: p[:m]}); err != nil {
 			return n, err
 		}

@@ -20,8 +20,9 @@
 // size cap; dependencies' archives, a wrong token and a zip-slip archive;
 // Cancel and the hard stop within 2 seconds, a sleep 300 and its children
 // gone; the job and step timeouts; the trace in order, live, without gaps,
-// 10 MB of it in bounded chunks, and the trace cap; concurrent jobs; and
-// Cleanup. The suite needs bash, git and coreutils on the machine the jobs
+// 10 MB of it in bounded chunks, and the trace cap; concurrent jobs;
+// Cleanup; and, when the fixtures can kill the executor's process, that
+// the next process kills what the dead one's jobs left running. The suite needs bash, git and coreutils on the machine the jobs
 // run on; it imports only sdk/ and the standard library.
 package conformance
 
@@ -58,6 +59,14 @@ type Fixtures struct {
 	ServerDataDir string
 	// JobTimeout bounds every job the suite runs; default 60 s.
 	JobTimeout time.Duration
+	// Restart, when set, kills the executor's process as a crash would
+	// (SIGKILL) and returns once another process of it serves, which
+	// newExecutor then reaches (a host-side route does). In process, with
+	// no process to kill, it may do nothing when newExecutor returns a
+	// fresh executor on the same builds directory: that one plays the next
+	// process. The Restart subtest, which needs SameMachine, runs last; it
+	// is skipped without Restart.
+	Restart func(t *testing.T)
 }
 
 // Run runs the suite as subtests of t. newExecutor is called once per
@@ -91,6 +100,7 @@ func Run(t *testing.T, newExecutor func(t *testing.T) executor.Executor, f Fixtu
 	t.Run("TraceLimit", s.traceLimit)
 	t.Run("Concurrent", s.concurrent)
 	t.Run("Cleanup", s.cleanup)
+	t.Run("Restart", s.restart)
 }
 
 type suite struct {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -118,8 +119,9 @@ func (e *Executor) Describe(context.Context) (executor.Description, error) {
 	}, nil
 }
 
-// Configure takes new settings. The first successful one also removes the
-// job directories an earlier process of this executor left behind.
+// Configure takes new settings. The first successful one also kills the
+// processes and removes the job directories an earlier process of this
+// executor left behind.
 func (e *Executor) Configure(_ context.Context, raw []byte) error {
 	s, sandbox, err := e.o.Parse(raw)
 	if err != nil {
@@ -141,6 +143,7 @@ func (e *Executor) Configure(_ context.Context, raw []byte) error {
 	if !filepath.IsAbs(s.BuildsDir) {
 		return fmt.Errorf("%w: builds_dir %q must be an absolute path", executor.ErrInvalidSettings, s.BuildsDir)
 	}
+	s.BuildsDir = filepath.Clean(s.BuildsDir) // the jobs' marks start with it
 	bash, err := lookPath("bash", s.Path)
 	if err != nil {
 		return fmt.Errorf("%w: %v", executor.ErrInvalidSettings, err)
@@ -162,8 +165,14 @@ func (e *Executor) Configure(_ context.Context, raw []byte) error {
 	return nil
 }
 
-// removeLeftovers deletes job directories of earlier processes.
+// removeLeftovers kills the processes of the jobs of earlier processes,
+// then deletes their directories: a process of the executor that died
+// (crashed, or was killed) took its jobs' shells with it (they have it as
+// parent-death signal) but not what those started, re-parented to init
+// and still carrying their job's mark. Called before this process runs any
+// job, so every job directory and mark under dir is a leftover.
 func (e *Executor) removeLeftovers(dir string) {
+	e.killLeftovers(dir, "", nil)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
@@ -179,6 +188,26 @@ func (e *Executor) removeLeftovers(dir string) {
 	}
 }
 
+// killLeftovers kills the processes whose mark is a job directory under
+// dir whose name starts with prefix ("" for every job, "job-<id>-" for
+// one), except the jobs held (their marks).
+func (e *Executor) killLeftovers(dir, prefix string, held map[string]bool) {
+	start := filepath.Join(dir, "job-"+strings.TrimPrefix(prefix, "job-"))
+	var killed []string
+	match := func(mark string) bool {
+		ok := strings.HasPrefix(mark, start) && filepath.Dir(mark) == dir && !held[mark]
+		if ok && !slices.Contains(killed, mark) {
+			killed = append(killed, mark)
+		}
+		return ok
+	}
+	if !sweep(match) {
+		e.o.Log.Warn("processes of jobs of an earlier process survived SIGKILL", "jobs", killed)
+	}
+	for _, m := range killed {
+		e.o.Log.Info("killed the processes an earlier process of the executor left running", "dir", filepath.Base(m))
+	}
+}
 func (e *Executor) Capabilities(context.Context) (executor.Capabilities, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -226,12 +255,19 @@ func (e *Executor) Artifacts(ctx context.Context, jobID int64, w io.Writer) (int
 	return io.Copy(w, f)
 }
 
-// Cleanup stops the job if it still runs and removes its directory.
+// Cleanup stops the job if it still runs, kills what is left of its
+// processes and removes its directory. A job this process does not hold
+// may be one an earlier process of the executor ran: its processes and
+// directories are looked for under the builds directory.
 func (e *Executor) Cleanup(ctx context.Context, jobID int64) error {
 	e.mu.Lock()
 	j := e.jobs[jobID]
+	dir, configured := e.settings.BuildsDir, e.configured
 	e.mu.Unlock()
 	if j == nil {
+		if configured {
+			return e.cleanupLeftover(dir, jobID)
+		}
 		return nil
 	}
 	j.stop(errCanceled)
@@ -240,6 +276,7 @@ func (e *Executor) Cleanup(ctx context.Context, jobID int64) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	sweep(func(m string) bool { return m == j.mark })
 	if err := removeAll(j.dirs.Root); err != nil {
 		return fmt.Errorf("cleanup of job %d: %w", jobID, err)
 	}
@@ -248,6 +285,32 @@ func (e *Executor) Cleanup(ctx context.Context, jobID int64) error {
 		delete(e.jobs, jobID)
 	}
 	e.mu.Unlock()
+	return nil
+}
+
+// cleanupLeftover kills the processes and removes the directories that
+// job jobID left under dir when it ran in an earlier process.
+func (e *Executor) cleanupLeftover(dir string, jobID int64) error {
+	prefix := fmt.Sprintf("job-%d-", jobID)
+	held := map[string]bool{}
+	e.mu.Lock()
+	for _, j := range e.jobs {
+		held[j.mark] = true
+	}
+	e.mu.Unlock()
+	e.killLeftovers(dir, prefix, held)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	for _, d := range entries {
+		if !d.IsDir() || !strings.HasPrefix(d.Name(), prefix) || held[filepath.Join(dir, d.Name())] {
+			continue
+		}
+		if err := removeAll(filepath.Join(dir, d.Name())); err != nil {
+			return fmt.Errorf("cleanup of job %d: %w", jobID, err)
+		}
+	}
 	return nil
 }
 

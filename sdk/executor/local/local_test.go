@@ -31,7 +31,11 @@ func fixtures(t *testing.T) conformance.Fixtures {
 }
 
 func TestInProcess(t *testing.T) {
-	conformance.Run(t, func(*testing.T) executor.Executor { return newLocal() }, fixtures(t))
+	f := fixtures(t)
+	// Each subtest gets a fresh executor on the same builds directory: the
+	// one after the "crash" plays the executor's next process.
+	f.Restart = func(*testing.T) {}
+	conformance.Run(t, func(*testing.T) executor.Executor { return newLocal() }, f)
 }
 
 // The same executor through the gRPC server and the host-side Client: the

@@ -15,9 +15,25 @@ import (
 )
 
 // markVar is the environment variable every process of a job inherits,
-// with a value unique to the job, so its processes can be found and killed
-// even when they left its process group.
+// so its processes can be found and killed even when they left its process
+// group. Its value is the job's directory, <builds>/job-<id>-<random>:
+// unique to the job, and found again by a later process of the executor
+// when this one died (crashed, or killed) and left the job's processes
+// running, re-parented to init (see killLeftovers).
 const markVar = "FENNEC_JOB_MARK"
+
+// readSize is how much of a step's output is read at once: one trace
+// chunk, sent as one message whose encoded form fits gRPC's 32 KiB buffers
+// (see wireChunk in package executor). The read waits while the chunk
+// before it is being sent, so a job that prints faster than the host takes
+// its trace waits in its pipe: a job holds this buffer and a copy, never
+// more of its output.
+const readSize = 32<<10 - 64
+
+// drainIdle is how long the output of a step whose processes are all gone
+// may stay silent before it is deemed held by a process that escaped both
+// the group and the mark.
+const drainIdle = time.Second
 
 // killGrace is how long a stopped step's processes get between SIGTERM and
 // SIGKILL; with the sweep after it, a cancel ends well within 2 s.
@@ -36,10 +52,13 @@ type command struct {
 // run starts c and waits for it. When ctx ends first the process tree is
 // stopped (SIGTERM, SIGKILL after killGrace). Either way, once the main
 // process is gone, whatever is left of its group and every process
-// carrying its mark is killed, and run waits (at most a second) for the
-// output to drain. It returns the exit code (-1 when killed by a signal)
-// and whether ctx ended it; err is set only when the process could not
-// start.
+// carrying its mark is killed, and run reads the rest of the output: until
+// its end, or until nothing came for drainIdle (a process that escaped
+// holds the pipe), or at most drainIdle more once ctx has ended. A reader
+// waiting for the trace to be sent is not idle: a slow host delays the
+// end of the step rather than losing its last lines. It returns the exit
+// code (-1 when killed by a signal) and whether ctx ended it; err is set
+// only when the process could not start.
 func (c command) run(ctx context.Context) (code int, stopped bool, err error) {
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -55,10 +74,16 @@ func (c command) run(ctx context.Context) (code int, stopped bool, err error) {
 	}
 	w.Close() // the children hold the write end now; EOF once they are all gone
 	drained := make(chan struct{})
+	gone := make(chan struct{}) // closed once the processes are gone: reads may time out
 	go func() {
 		defer close(drained)
-		buf := make([]byte, 32<<10)
+		buf := make([]byte, readSize)
 		for {
+			select {
+			case <-gone:
+				r.SetReadDeadline(time.Now().Add(drainIdle))
+			default:
+			}
 			n, err := r.Read(buf)
 			if n > 0 {
 				c.out.Write(buf[:n])
@@ -84,11 +109,16 @@ func (c command) run(ctx context.Context) (code int, stopped bool, err error) {
 	}
 	killTree(pid, c.mark)
 	<-exited
+	close(gone)
+	r.SetReadDeadline(time.Now().Add(drainIdle)) // wakes a read begun before gone
 	select {
 	case <-drained:
-	case <-time.After(time.Second):
-		// A process that escaped both the group and the mark still holds
-		// the pipe; stop reading rather than hang the job.
+	case <-ctx.Done():
+		// Stopped: the step must end soon, whatever the reader waits for.
+		select {
+		case <-drained:
+		case <-time.After(drainIdle):
+		}
 	}
 	r.Close()
 	<-drained
@@ -100,7 +130,10 @@ func (c command) run(ctx context.Context) (code int, stopped bool, err error) {
 func signalTree(pid int, mark string, sig syscall.Signal) {
 	syscall.Kill(-pid, sig)
 	syscall.Kill(pid, sig)
-	for _, p := range marked(mark) {
+	if mark == "" {
+		return
+	}
+	for _, p := range marked(func(m string) bool { return m == mark }) {
 		syscall.Kill(p, sig)
 	}
 }
@@ -109,30 +142,38 @@ func signalTree(pid int, mark string, sig syscall.Signal) {
 // left (a process forking while it is swept shows up in the next round).
 func killTree(pid int, mark string) {
 	syscall.Kill(-pid, syscall.SIGKILL)
+	if mark != "" {
+		sweep(func(m string) bool { return m == mark })
+	}
+}
+
+// sweep SIGKILLs the processes whose mark match accepts until none is
+// left, for at most 20 rounds; it reports whether none is.
+func sweep(match func(mark string) bool) bool {
 	for range 20 {
-		ps := marked(mark)
+		ps := marked(match)
 		if len(ps) == 0 {
-			return
+			return true
 		}
 		for _, p := range ps {
 			syscall.Kill(p, syscall.SIGKILL)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	return len(marked(match)) == 0
 }
 
-// marked lists the live processes whose environment holds mark. Zombies
-// (already dead, waiting for their parent) have an empty environ and are
-// not listed.
-func marked(mark string) []int {
-	if mark == "" {
-		return nil
-	}
-	needle := []byte("\x00" + markVar + "=" + mark + "\x00")
+// marked lists the live processes carrying a mark that match accepts,
+// this process aside. Zombies (already dead, waiting for their parent)
+// have an empty environ and are not listed; nor are the processes of
+// other users when the plugin is not root (their environ cannot be read),
+// which a job cannot become without a setuid program.
+func marked(match func(mark string) bool) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
+	prefix := []byte(markVar + "=")
 	self := os.Getpid()
 	var out []int
 	for _, e := range entries {
@@ -141,11 +182,15 @@ func marked(mark string) []int {
 			continue
 		}
 		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		// NUL on both sides: the whole variable, not part of another.
-		if err != nil || !bytes.Contains(append(append([]byte{0}, env...), 0), needle) {
+		if err != nil || !bytes.Contains(env, prefix) {
 			continue
 		}
-		out = append(out, pid)
+		for kv := range bytes.SplitSeq(env, []byte{0}) {
+			if v, ok := bytes.CutPrefix(kv, prefix); ok && match(string(v)) {
+				out = append(out, pid)
+				break
+			}
+		}
 	}
 	return out
 }

@@ -33,7 +33,7 @@ var (
 type job struct {
 	spec    executor.Job
 	dirs    Dirs
-	mark    string
+	mark    string // the value of markVar: the job's directory, Dirs.Root
 	stop    context.CancelCauseFunc
 	done    chan struct{} // closed when Run returns
 	archive string        // the archive's path once built
@@ -54,7 +54,10 @@ func (e *Executor) Run(ctx context.Context, spec executor.Job, send func(executo
 	s, sandbox, bash, git := e.settings, e.sandbox, e.bash, e.git
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	j := &job{spec: spec, stop: stop, done: make(chan struct{}), mark: randomHex(16)}
+	// The job's directory is its processes' mark (see markVar), so it is
+	// named now, before any other process of the executor could look.
+	root := filepath.Join(s.BuildsDir, fmt.Sprintf("job-%d-%s", spec.ID, randomHex(4)))
+	j := &job{spec: spec, stop: stop, done: make(chan struct{}), mark: root}
 	e.jobs[spec.ID] = j
 	e.mu.Unlock()
 	defer close(j.done)
@@ -219,7 +222,7 @@ func (r *runner) makeDirs() (Dirs, error) {
 	if project == "" || project == "." || project == ".." || project == "-" || project == "tmp" || project == "home" {
 		project = "project"
 	}
-	root := filepath.Join(r.s.BuildsDir, fmt.Sprintf("job-%d-%s", spec.ID, randomHex(4)))
+	root := r.j.mark
 	d := Dirs{Root: root, Work: filepath.Join(root, "work"), Plugin: filepath.Join(root, "plugin")}
 	d.Project = filepath.Join(d.Work, project)
 	d.Tmp = filepath.Join(d.Work, "tmp")
