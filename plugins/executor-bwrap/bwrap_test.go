@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -34,6 +35,13 @@ func requireBwrap(t *testing.T) {
 }
 
 func startHost(t *testing.T, settings map[string]any) executor.Executor {
+	_, e := startHostOf(t, settings)
+	return e
+}
+
+// startHostOf builds the plugin and runs it under the real host with
+// settings; it returns the host and the plugin's route.
+func startHostOf(t *testing.T, settings map[string]any) (*plugin.Host, executor.Executor) {
 	t.Helper()
 	binDir := t.TempDir()
 	bin := filepath.Join(binDir, "executor-bwrap")
@@ -55,17 +63,34 @@ func startHost(t *testing.T, settings map[string]any) executor.Executor {
 	if st := host.Status()[0]; st.State != plugin.StateRunning {
 		t.Fatalf("the plugin is not running: %+v", st)
 	}
-	return host.Routes(executor.Kind.Name)[0].Value.(executor.Executor)
+	return host, host.Routes(executor.Kind.Name)[0].Value.(executor.Executor)
+}
+
+// crash SIGKILLs the plugin's process and waits for the host to run
+// another.
+func crash(t *testing.T, host *plugin.Host) {
+	t.Helper()
+	pid := host.Status()[0].PID
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if st := host.Status()[0]; st.State == plugin.StateRunning && st.PID != pid {
+			return
+		}
+	}
+	t.Fatalf("the host did not restart the plugin: %+v", host.Status()[0])
 }
 
 func TestConformance(t *testing.T) {
 	requireBwrap(t)
 	data := t.TempDir()
 	settings := map[string]any{"data_dir": filepath.Join(data, "executors", "bwrap"), "server_data_dir": data, "concurrency": 4}
-	e := startHost(t, settings)
+	host, e := startHostOf(t, settings)
 	raw, _ := json.Marshal(settings)
 	conformance.Run(t, func(*testing.T) executor.Executor { return e }, conformance.Fixtures{
 		Settings: raw, SameMachine: true, ServerDataDir: data,
+		Restart: func(t *testing.T) { crash(t, host) },
 	})
 }
 
