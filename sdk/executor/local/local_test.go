@@ -1,8 +1,12 @@
 package local_test
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -45,4 +49,32 @@ func TestOverGRPC(t *testing.T) {
 	conn, _ := plugin.TestGRPCConn(t, func(s *grpc.Server) { executor.Register(s, e, nil) })
 	client := executor.NewClient(conn)
 	conformance.Run(t, func(*testing.T) executor.Executor { return client }, fixtures(t))
+}
+
+// A host that takes the trace slowly holds the job back; it does not lose
+// the end of its trace: after the step's end the executor reads on while
+// the chunk before waits to be sent (it used to stop after 1 s).
+func TestSlowHostGetsTheWholeTrace(t *testing.T) {
+	e := newLocal()
+	if err := e.Configure(context.Background(), fixtures(t).Settings); err != nil {
+		t.Fatal(err)
+	}
+	// 160 KiB then a last line: with the pipe's 64 KiB, two or three
+	// chunks are still to send when the step ends, 2 s of a slow host.
+	job := executor.Job{ID: 1, Steps: executor.ScriptSteps(nil, []string{`printf '%0159d\n' $(seq 1 1024)`, "echo the-last-line"}, nil), Timeout: time.Minute}
+	var trace bytes.Buffer
+	res, err := e.Run(context.Background(), job, func(c executor.TraceChunk) error {
+		if len(c.Data) > 4<<10 {
+			time.Sleep(700 * time.Millisecond)
+		}
+		trace.Write(c.Data)
+		return nil
+	})
+	defer e.Cleanup(context.Background(), job.ID)
+	if err != nil || !res.Success() {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	if !strings.Contains(trace.String(), "\nthe-last-line\n") || trace.Len() < 160<<10 {
+		t.Errorf("the trace lost its end: %d bytes, ending %q", trace.Len(), trace.String()[max(0, trace.Len()-200):])
+	}
 }
