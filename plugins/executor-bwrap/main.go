@@ -7,7 +7,9 @@
 //     which are left out (/run holds sockets such as docker.sock, which a
 //     read-only mount would not protect);
 //   - a private /tmp, /dev and /proc; new PID, IPC, UTS and cgroup
-//     namespaces, so killing the sandbox kills every process in it;
+//     namespaces, so killing the sandbox kills every process in it, and
+//     the sandbox dies with the plugin (--die-with-parent): a plugin that
+//     crashed leaves no job process behind;
 //   - the job's work directory the only writable place; other jobs'
 //     directories, Fennec's data directory and the paths in hide are
 //     covered by empty file systems;

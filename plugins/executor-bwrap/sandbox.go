@@ -155,6 +155,10 @@ func (sb *sandbox) Wrap(job executor.Job, dirs local.Dirs, argv []string) (local
 // argv is the bwrap command line: the read-only system, the hidden paths,
 // then extra (the job's binds), then cmd.
 func (sb *sandbox) argv(extra, cmd []string) []string {
+	// --die-with-parent: when the plugin dies, the outer bwrap gets its
+	// parent-death signal and the sandbox's init, and with it the whole
+	// PID namespace, follows; without it a crash left the steps running
+	// until the next process's sweep of marked processes.
 	a := []string{sb.bwrap, "--die-with-parent", "--new-session",
 		"--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL"}
 	if sb.asRoot {

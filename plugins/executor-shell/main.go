@@ -4,7 +4,11 @@
 // the real git CLI over HTTP with the job token. It kills a job's process
 // group (and every process carrying the job's marker) on cancel, timeout
 // and at the end of each step, and removes the job's directory on Cleanup.
-// The host starts it; it does not run by hand.
+// When it dies (crash, SIGKILL), the host restarts it, and the new process
+// kills what the jobs of the dead one left running before removing their
+// directories; a job process that cleared its environment and left its
+// process group on purpose escapes that (use executor-bwrap for jobs you
+// do not trust). The host starts it; it does not run by hand.
 //
 // It isolates nothing: jobs run as the user Fennec runs as and can read
 // what that user can. Use executor-bwrap for jobs you do not trust.

@@ -349,6 +349,8 @@ type Executor interface {
 	// returns its size; ErrNoArtifacts when there is none.
 	Artifacts(ctx context.Context, jobID int64, w io.Writer) (int64, error)
 	// Cleanup removes what the job left behind (work directory, archive).
-	// Unknown jobs are not an error.
+	// Unknown jobs are not an error; one may have run in an earlier
+	// process of the executor that died, and what it left (processes
+	// included) should go too when the executor can find it.
 	Cleanup(ctx context.Context, jobID int64) error
 }

@@ -25,15 +25,31 @@
 // the steps, each a fresh bash (-e -o pipefail) in its own process group,
 // its lines echoed as "$ line", stdout and stderr into one ordered trace;
 // the artifacts archive when its when applies. Every process a job starts
-// carries a marker in its environment: on cancel, timeout and at the end
-// of each step the process group and every marked process are killed
-// (SIGTERM, then SIGKILL after half a second), so background and detached
-// children go too, unless they clear their environment and leave the
-// group; a Sandbox with a PID namespace closes that gap.
+// carries a mark in its environment, FENNEC_JOB_MARK=<the job's
+// directory>: on cancel, timeout and at the end of each step the process
+// group and every marked process are killed (SIGTERM, then SIGKILL after
+// half a second), so background and detached children go too, unless they
+// clear their environment and leave the group; a Sandbox with a PID
+// namespace closes that gap.
 //
-// The first Configure of a process removes job directories a previous
-// process left behind (it crashed or was killed), so the builds directory
-// must belong to one executor: the host's default,
+// The trace is read from the steps' pipe a chunk at a time (under 32 KiB,
+// so that over gRPC each chunk is one message in one of gRPC's 32 KiB
+// buffers) and the next read waits until the chunk is sent: a job printing
+// faster than the host takes its trace waits on its pipe, and a job holds
+// a chunk's buffer and its copy whatever it prints.
+//
+// When the executor's process dies (it crashed or was killed), its jobs'
+// shells die with it (their parent-death signal) but what they started
+// goes on, re-parented to init. The first Configure of the next process
+// therefore kills every process whose mark is a job directory under the
+// builds directory, then removes those directories; Cleanup of a job the
+// process does not hold does the same for that job's. Processes of the
+// shell executor that cleared their environment and left their process
+// group escape this too (out of scope: a job that hides on purpose needs a
+// sandbox); a sandbox's processes are found by the mark that bwrap and
+// setpriv pass on, and executor-bwrap's --die-with-parent already takes
+// the whole PID namespace down with the plugin. The builds directory must
+// belong to one executor: the host's default,
 // <data>/executors/<name>/builds, does.
 //
 // It imports only sdk/ and the standard library.
