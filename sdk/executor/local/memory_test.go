@@ -71,6 +71,12 @@ func fiftyMegabyteTraces(tb testing.TB, e executor.Executor) (heapPeak, sys, all
 	return peak.Load(), after.Sys, after.TotalAlloc - before.TotalAlloc
 }
 
+// BenchmarkFiftyMegabyteTraces reports this process's memory while 50
+// jobs print 1 MiB each, in process and through the gRPC server and Client
+// (both ends in this process): go test -run X -bench FiftyMegabyteTraces
+// -benchtime 1x ./executor/local/. Over gRPC the heap peaked at 264 MiB
+// while each trace message took a 1 MiB buffer of gRPC's pool; ~33 MiB
+// since messages fit its 32 KiB buffers.
 func BenchmarkFiftyMegabyteTraces(b *testing.B) {
 	for _, c := range []struct {
 		name string
