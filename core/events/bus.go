@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -25,6 +26,14 @@ type Subscriber struct {
 	Name   string
 	Topic  string
 	Handle func(ctx context.Context, payload json.RawMessage) error
+	// InTx declares a handler whose only effect is on the store: the bus
+	// may call it with a context that carries its own write transaction
+	// (the handler's View and Update join it), together with the other
+	// such handlers of a batch and the outbox's bookkeeping, so a batch of
+	// events costs one commit instead of one per event, and its effects
+	// and its acknowledgement commit together. Such a handler may run
+	// again when the transaction is retried, like any write function.
+	InTx bool
 }
 
 // Subscribe builds a typed Subscriber: the payload is decoded into E.
@@ -41,6 +50,14 @@ func Subscribe[E Event](name string, handle func(ctx context.Context, ev E) erro
 			return handle(ctx, ev)
 		},
 	}
+}
+
+// SubscribeInTx is Subscribe for a handler that only writes to the store
+// (see Subscriber.InTx).
+func SubscribeInTx[E Event](name string, handle func(ctx context.Context, ev E) error) Subscriber {
+	s := Subscribe(name, handle)
+	s.InTx = true
+	return s
 }
 
 // OutboxBucket is the bucket that holds undelivered events.
@@ -301,7 +318,8 @@ func (b *Bus) deliverDue(ctx context.Context) (time.Duration, error) {
 			return wait, err
 		}
 		results := make([]outcome, 0, len(work))
-		for _, w := range work {
+		var inTx []deferredCall
+		for i, w := range work {
 			o := outcome{key: w.key}
 			for _, name := range w.e.Pending {
 				s, ok := b.byName[name]
@@ -311,20 +329,17 @@ func (b *Bus) deliverDue(ctx context.Context) (time.Duration, error) {
 					o.done = append(o.done, name)
 					continue
 				}
-				if err := b.call(ctx, s, w.e.Payload); err != nil {
-					if ctx.Err() != nil {
-						break
-					}
-					b.log.Warn("events: handler failed; will retry",
-						zap.String("subscriber", name), zap.String("topic", w.e.Topic),
-						zap.Int("attempt", w.e.Attempts+1), zap.Error(err))
+				if s.InTx {
+					inTx = append(inTx, deferredCall{result: i, sub: s, entry: w.e})
 					continue
 				}
-				o.done = append(o.done, name)
+				if b.deliver(ctx, s, w.e) {
+					o.done = append(o.done, name)
+				}
 			}
 			results = append(results, o)
 		}
-		retry, err := b.record(results)
+		retry, err := b.recordWith(ctx, results, inTx)
 		if err != nil {
 			return wait, err
 		}
@@ -335,6 +350,66 @@ func (b *Bus) deliverDue(ctx context.Context) (time.Duration, error) {
 			return wait, ctx.Err()
 		}
 	}
+}
+
+// deferredCall is an in-transaction handler call of a batch.
+type deferredCall struct {
+	result int // index in the batch's outcomes
+	sub    Subscriber
+	entry  entry
+}
+
+// deliver calls one handler and logs a failure; it reports success.
+func (b *Bus) deliver(ctx context.Context, s Subscriber, e entry) bool {
+	if err := b.call(ctx, s, e.Payload); err != nil {
+		if ctx.Err() == nil {
+			b.log.Warn("events: handler failed; will retry",
+				zap.String("subscriber", s.Name), zap.String("topic", e.Topic),
+				zap.Int("attempt", e.Attempts+1), zap.Error(err))
+		}
+		return false
+	}
+	return true
+}
+
+// recordWith runs a batch's in-transaction handlers and records every
+// outcome in one write transaction. When one of those handlers fails, the
+// transaction (and with it the others' writes) is dropped, and each runs
+// again in a transaction of its own, so one failing handler holds back
+// only its own events.
+func (b *Bus) recordWith(ctx context.Context, results []outcome, calls []deferredCall) (time.Duration, error) {
+	if len(calls) == 0 {
+		return b.record(results)
+	}
+	var shortest time.Duration
+	errHandler := errors.New("events: an in-transaction handler failed")
+	err := b.db.Update(ctx, func(tx *store.Tx) error {
+		all := make([]outcome, len(results))
+		for i, o := range results {
+			all[i] = outcome{key: o.key, done: append([]string(nil), o.done...)}
+		}
+		for _, c := range calls {
+			if err := b.call(tx.Context(), c.sub, c.entry.Payload); err != nil {
+				return fmt.Errorf("%w: %s: %w", errHandler, c.sub.Name, err)
+			}
+			all[c.result].done = append(all[c.result].done, c.sub.Name)
+		}
+		var err error
+		shortest, err = b.recordIn(tx, all)
+		return err
+	})
+	if err == nil || !errors.Is(err, errHandler) {
+		return shortest, err
+	}
+	if ctx.Err() != nil {
+		return 0, ctx.Err()
+	}
+	for _, c := range calls {
+		if b.deliver(ctx, c.sub, c.entry) {
+			results[c.result].done = append(results[c.result].done, c.sub.Name)
+		}
+	}
+	return b.record(results)
 }
 
 func (b *Bus) call(ctx context.Context, s Subscriber, payload json.RawMessage) (err error) {
@@ -353,7 +428,17 @@ func (b *Bus) call(ctx context.Context, s Subscriber, payload json.RawMessage) (
 func (b *Bus) record(results []outcome) (time.Duration, error) {
 	var shortest time.Duration
 	err := b.db.Update(context.Background(), func(tx *store.Tx) error {
-		shortest = 0 // set per run: the function may run again
+		var err error
+		shortest, err = b.recordIn(tx, results)
+		return err
+	})
+	return shortest, err
+}
+
+// recordIn is record's work inside tx.
+func (b *Bus) recordIn(tx *store.Tx, results []outcome) (time.Duration, error) {
+	var shortest time.Duration
+	err := func() error {
 		bk := tx.Bucket([]byte(OutboxBucket))
 		for _, o := range results {
 			raw := bk.Get(o.key)
@@ -389,7 +474,7 @@ func (b *Bus) record(results []outcome) (time.Duration, error) {
 			}
 		}
 		return nil
-	})
+	}()
 	return shortest, err
 }
 

@@ -826,3 +826,58 @@ func TestConcurrentPublishers(t *testing.T) {
 		}
 	}
 }
+
+// In-transaction handlers of a batch write through the bus's transaction:
+// their writes and the outbox's acknowledgement commit together, in one
+// commit for the whole batch. One of them failing holds back only its own
+// events; the others' writes are kept, and it is retried.
+func TestInTxHandlersShareTheBatchTransaction(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	if err := db.EnsureBuckets([]string{"test.seen"}); err != nil {
+		t.Fatal(err)
+	}
+	var failOnce atomic.Bool
+	failOnce.Store(true)
+	var calls atomic.Int64
+	write := func(name string) events.Subscriber {
+		return events.SubscribeInTx(name, func(ctx context.Context, ev pushed) error {
+			calls.Add(1)
+			if name == "picky" && ev.Project == 3 && failOnce.CompareAndSwap(true, false) {
+				return errFail
+			}
+			return db.Update(ctx, func(tx *store.Tx) error {
+				return tx.Bucket([]byte("test.seen")).Put([]byte(fmt.Sprintf("%s/%d", name, ev.Project)), []byte("x"))
+			})
+		})
+	}
+	bus := newBus(t, db, write("plain"), write("picky"))
+	var evs []events.Event
+	for i := 1; i <= 5; i++ {
+		evs = append(evs, pushed{Project: int64(i)})
+	}
+	publish(t, db, bus, evs...)
+	bus.Start()
+	drain(t, bus)
+	if n := pending(t, bus); n != 0 {
+		t.Fatalf("Pending = %d, want 0", n)
+	}
+	var keys []string
+	if err := db.View(context.Background(), func(tx *store.Tx) error {
+		return tx.Bucket([]byte("test.seen")).ForEach(func(k, _ []byte) error {
+			keys = append(keys, string(k))
+			return nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 10 {
+		t.Fatalf("writes %v, want every event seen once by both handlers", keys)
+	}
+	// The failing call dropped the batch's transaction; each handler then
+	// ran once more on its own: 10 calls in the batch up to the failure
+	// and after, then 10 again one by one.
+	if c := calls.Load(); c < 11 {
+		t.Fatalf("%d handler calls; the failure was not retried", c)
+	}
+}

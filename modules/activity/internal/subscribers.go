@@ -45,11 +45,13 @@ func NewService(db *store.DB, log *zap.Logger, access projects.Access, users ide
 // each handler says how it stays harmless when an event comes twice.
 func Subscribers(s *Service) []events.Subscriber {
 	return []events.Subscriber{
-		events.Subscribe("activity.project", s.onProject),
-		events.Subscribe("activity.member", s.onMember),
-		events.Subscribe("activity.user-deleted", s.onUserDeleted),
-		events.Subscribe("activity.record", s.onRecord),
-		events.Subscribe("activity.push", s.onPush),
+		// Every handler here only writes feed rows: the bus runs them in
+		// its own transaction, a batch of events per commit.
+		events.SubscribeInTx("activity.project", s.onProject),
+		events.SubscribeInTx("activity.member", s.onMember),
+		events.SubscribeInTx("activity.user-deleted", s.onUserDeleted),
+		events.SubscribeInTx("activity.record", s.onRecord),
+		events.SubscribeInTx("activity.push", s.onPush),
 	}
 }
 
