@@ -34,6 +34,21 @@ type Subscriber struct {
 	// and its acknowledgement commit together. Such a handler may run
 	// again when the transaction is retried, like any write function.
 	InTx bool
+	// Wants, when set, is asked when an event of the topic is published:
+	// an event it refuses is never stored for this subscriber, nor handed
+	// to it (a subscriber that acts on one action of many costs nothing
+	// for the others). Build it with Only.
+	Wants func(ev Event) bool
+}
+
+// Only narrows a subscriber of topic E to the events keep accepts, decided
+// at publish time (see Subscriber.Wants).
+func Only[E Event](s Subscriber, keep func(ev E) bool) Subscriber {
+	s.Wants = func(ev Event) bool {
+		e, ok := ev.(E)
+		return !ok || keep(e)
+	}
+	return s
 }
 
 // Subscribe builds a typed Subscriber: the payload is decoded into E.
@@ -142,18 +157,20 @@ func (b *Bus) Register(subs ...Subscriber) error {
 // if tx rolls back, the event is gone with it. Events nobody listens to are
 // not stored.
 func (b *Bus) Publish(tx *store.Tx, ev Event) error {
-	subs := b.byTopic[ev.EventTopic()]
-	if len(subs) == 0 {
+	var pending []string
+	for _, s := range b.byTopic[ev.EventTopic()] {
+		if s.Wants == nil || s.Wants(ev) {
+			pending = append(pending, s.Name)
+		}
+	}
+	if len(pending) == 0 {
 		return nil
 	}
 	payload, err := json.Marshal(ev)
 	if err != nil {
 		return fmt.Errorf("events: encode %s: %w", ev.EventTopic(), err)
 	}
-	e := entry{Topic: ev.EventTopic(), Payload: payload, CreatedAt: time.Now().UTC()}
-	for _, s := range subs {
-		e.Pending = append(e.Pending, s.Name)
-	}
+	e := entry{Topic: ev.EventTopic(), Payload: payload, CreatedAt: time.Now().UTC(), Pending: pending}
 	bk := tx.Bucket([]byte(OutboxBucket))
 	seq, err := bk.NextSequence()
 	if err != nil {

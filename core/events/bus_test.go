@@ -881,3 +881,34 @@ func TestInTxHandlersShareTheBatchTransaction(t *testing.T) {
 		t.Fatalf("%d handler calls; the failure was not retried", c)
 	}
 }
+
+// A subscriber narrowed with Only is never stored nor called for the events
+// it refuses; an event nobody wants is not stored at all.
+func TestOnlyFiltersAtPublish(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	all := newRecorder[pushed]()
+	mainOnly := newRecorder[pushed]()
+	bus := newBus(t, db, all.sub("all"),
+		events.Only(mainOnly.sub("main-only"), func(ev pushed) bool { return ev.Ref == "main" }))
+	publish(t, db, bus, pushed{Project: 1, Ref: "dev"}, pushed{Project: 2, Ref: "main"})
+	if n := pending(t, bus); n != 2 {
+		t.Fatalf("Pending = %d, want 2", n)
+	}
+	bus.Start()
+	drain(t, bus)
+	if all.count() != 2 || mainOnly.count() != 1 {
+		t.Fatalf("all got %d, main-only got %d; want 2 and 1", all.count(), mainOnly.count())
+	}
+	if got := recv(t, mainOnly.got, "main-only's event"); got.Ref != "main" {
+		t.Fatalf("main-only got %+v", got)
+	}
+
+	lonely := newRecorder[pushed]()
+	db2 := newDB(t)
+	bus2 := newBus(t, db2, events.Only(lonely.sub("lonely"), func(pushed) bool { return false }))
+	publish(t, db2, bus2, pushed{Project: 3})
+	if n := pending(t, bus2); n != 0 {
+		t.Fatalf("an event nobody wants is stored: Pending = %d", n)
+	}
+}

@@ -18,8 +18,9 @@ import (
 // CleanupSubscribers remove the hooks and uploads of deleted projects.
 func CleanupSubscribers(db *store.DB, cfg config.Config) []events.Subscriber {
 	uploadsDir := filepath.Join(cfg.Data, "uploads")
+	deleted := func(ev event.ProjectEvent) bool { return ev.Action == event.ProjectDeleted }
 	return []events.Subscriber{
-		events.Subscribe("projects.hooks-cleanup", func(ctx context.Context, ev event.ProjectEvent) error {
+		events.Only(events.Subscribe("projects.hooks-cleanup", func(ctx context.Context, ev event.ProjectEvent) error {
 			if ev.Action != event.ProjectDeleted || ev.ProjectID <= 0 {
 				return nil
 			}
@@ -27,12 +28,12 @@ func CleanupSubscribers(db *store.DB, cfg config.Config) []events.Subscriber {
 				_, err := hooks.DeleteBy(tx, "project", u64(uint64(ev.ProjectID)))
 				return err
 			})
-		}),
-		events.Subscribe("projects.uploads-cleanup", func(ctx context.Context, ev event.ProjectEvent) error {
+		}), deleted),
+		events.Only(events.Subscribe("projects.uploads-cleanup", func(ctx context.Context, ev event.ProjectEvent) error {
 			if ev.Action != event.ProjectDeleted || ev.ProjectID <= 0 {
 				return nil
 			}
 			return os.RemoveAll(filepath.Join(uploadsDir, u64(uint64(ev.ProjectID))))
-		}),
+		}), deleted),
 	}
 }

@@ -11,8 +11,12 @@ import (
 // project, copied when the project is forked and removed with it. Each
 // handler may run more than once and leaves the same result.
 func Subscribers(s *Storage, st *Statuses, w *Writer, im *Importer) []events.Subscriber {
+	// Only a project's birth, fork and death concern its repository.
+	lifecycle := func(ev projects.ProjectEvent) bool {
+		return ev.Action == projects.ProjectCreated || ev.Action == projects.ProjectForked || ev.Action == projects.ProjectDeleted
+	}
 	return []events.Subscriber{
-		events.Subscribe("repository.projects", func(ctx context.Context, ev projects.ProjectEvent) error {
+		events.Only(events.Subscribe("repository.projects", func(ctx context.Context, ev projects.ProjectEvent) error {
 			switch ev.Action {
 			case projects.ProjectCreated:
 				if err := s.create(ev.ProjectID, "master"); err != nil {
@@ -42,6 +46,6 @@ func Subscribers(s *Storage, st *Statuses, w *Writer, im *Importer) []events.Sub
 				return s.remove(ev.ProjectID)
 			}
 			return nil
-		}),
+		}), lifecycle),
 	}
 }
