@@ -335,6 +335,20 @@ func refsOf(t *testing.T, bare string) string {
 	return bareGit(t, bare, "for-each-ref", "--format=%(objectname) %(refname)")
 }
 
+// refsNow is refsOf for polling a repository that may be replaced while it
+// is read (an import renames its finished copy into place): "" when git
+// cannot read it at that moment.
+func refsNow(bare string) string {
+	cmd := exec.Command("git", "for-each-ref", "--format=%(objectname) %(refname)")
+	cmd.Dir = bare
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
 // refOf is the object a ref of a bare repository points at, or "" when
 // there is no such ref.
 func refOf(t *testing.T, bare, ref string) string {

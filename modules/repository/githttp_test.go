@@ -813,7 +813,7 @@ func TestGitImportURL(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(g.bare(p), "HEAD")); err != nil {
 			return false
 		}
-		got = refsOf(t, g.bare(p))
+		got = refsNow(g.bare(p))
 		return got == want
 	}) {
 		t.Fatalf("imported refs:\n%s\nwant:\n%s", got, want)
