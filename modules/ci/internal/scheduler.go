@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -177,58 +178,101 @@ func (sc *scheduler) dispatch(ctx context.Context) {
 		}
 		return
 	}
+	// Reserve places first, then start every job that got one in a single
+	// transaction: a wide stage costs one commit, not one per job.
+	var claims []claim
 	for _, j := range pending {
 		slot, ok := sc.exec.TryAcquire(j.Tags)
 		if !ok {
 			continue
 		}
-		token := newToken()
-		started, p, err := sc.start(ctx, j.ID, slot.Executor(), token)
-		if err != nil || started == nil {
-			slot.Release()
-			if err != nil && ctx.Err() == nil {
-				s.log.Error("starting a job", zap.Uint64("job", j.ID), zap.Error(err))
-			}
+		claims = append(claims, claim{jobID: j.ID, slot: slot, token: newToken()})
+	}
+	if len(claims) == 0 {
+		return
+	}
+	started, err := sc.start(ctx, claims)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Error("starting jobs", zap.Int("jobs", len(claims)), zap.Error(err))
+		}
+		for _, c := range claims {
+			c.slot.Release()
+		}
+		return
+	}
+	for i, c := range claims {
+		st := started[i]
+		if st.job == nil { // no longer pending (canceled meanwhile)
+			c.slot.Release()
 			continue
 		}
 		sc.mu.Lock()
-		sc.running[started.ID] = slot
+		sc.running[st.job.ID] = c.slot
 		sc.mu.Unlock()
 		sc.wg.Add(1)
 		go func() {
 			defer sc.wg.Done()
-			sc.run(ctx, started, p, slot, token)
+			sc.run(ctx, st.job, st.pipeline, c.slot, c.token)
 		}()
 	}
 }
 
-// start moves a pending job to running; nil when it is no longer pending
-// (canceled meanwhile).
-func (sc *scheduler) start(ctx context.Context, jobID uint64, executorName, token string) (*Job, *Pipeline, error) {
+// claim is a pending job with the executor place reserved for it.
+type claim struct {
+	jobID uint64
+	slot  Slot
+	token string
+}
+
+// startedJob is a claimed job as start left it: nil when it was no longer
+// pending.
+type startedJob struct {
+	job      *Job
+	pipeline *Pipeline
+}
+
+// start moves the claimed jobs that are still pending to running, in one
+// transaction, and processes each of their pipelines once.
+func (sc *scheduler) start(ctx context.Context, claims []claim) ([]startedJob, error) {
 	s := sc.s
-	var out *Job
-	var p *Pipeline
+	var out []startedJob
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		out = nil
-		j, err := jobs.Get(tx, jobID)
-		if err != nil || j.Status != StatusPending {
-			return err
-		}
+		out = make([]startedJob, len(claims)) // set per run: the function may run again
+		var touched []uint64
 		now := s.now()
-		j.Status, j.StartedAt, j.TokenHash, j.Executor = StatusRunning, &now, hashToken(token), executorName
-		if err := jobs.Update(tx, j); err != nil {
-			return err
+		for i, c := range claims {
+			j, err := jobs.Get(tx, c.jobID)
+			if err != nil {
+				return err
+			}
+			if j.Status != StatusPending {
+				continue
+			}
+			j.Status, j.StartedAt, j.TokenHash, j.Executor = StatusRunning, &now, hashToken(c.token), c.slot.Executor()
+			if err := jobs.Update(tx, j); err != nil {
+				return err
+			}
+			p, err := pipelines.Get(tx, j.PipelineID)
+			if err != nil {
+				return err
+			}
+			if err := s.publishJob(tx, j, p); err != nil {
+				return err
+			}
+			out[i] = startedJob{job: j, pipeline: p}
+			if !slices.Contains(touched, j.PipelineID) {
+				touched = append(touched, j.PipelineID)
+			}
 		}
-		if p, err = pipelines.Get(tx, j.PipelineID); err != nil {
-			return err
+		for _, id := range touched {
+			if err := s.process(tx, id); err != nil {
+				return err
+			}
 		}
-		if err := s.publishJob(tx, j, p); err != nil {
-			return err
-		}
-		out = j
-		return s.process(tx, j.PipelineID)
+		return nil
 	})
-	return out, p, err
+	return out, err
 }
 
 // run follows a started job on its executor to the end.
