@@ -2,13 +2,14 @@ package events
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json" // RawMessage, part of the subscribers' API
 	"errors"
 	"fmt"
 	"sort"
 	"sync"
 	"time"
 
+	fastjson "github.com/go-json-experiment/json/v1" // encoding/json's behaviour, faster (as core/store)
 	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/store"
@@ -59,7 +60,7 @@ func Subscribe[E Event](name string, handle func(ctx context.Context, ev E) erro
 		Topic: zero.EventTopic(),
 		Handle: func(ctx context.Context, payload json.RawMessage) error {
 			var ev E
-			if err := json.Unmarshal(payload, &ev); err != nil {
+			if err := fastjson.Unmarshal(payload, &ev); err != nil {
 				return fmt.Errorf("decode %s: %w", zero.EventTopic(), err)
 			}
 			return handle(ctx, ev)
@@ -166,7 +167,7 @@ func (b *Bus) Publish(tx *store.Tx, ev Event) error {
 	if len(pending) == 0 {
 		return nil
 	}
-	payload, err := json.Marshal(ev)
+	payload, err := fastjson.Marshal(ev)
 	if err != nil {
 		return fmt.Errorf("events: encode %s: %w", ev.EventTopic(), err)
 	}
@@ -176,7 +177,7 @@ func (b *Bus) Publish(tx *store.Tx, ev Event) error {
 	if err != nil {
 		return err
 	}
-	raw, err := json.Marshal(e)
+	raw, err := fastjson.Marshal(e)
 	if err != nil {
 		return err
 	}
@@ -312,7 +313,7 @@ func (b *Bus) deliverDue(ctx context.Context) (time.Duration, error) {
 			c := tx.Bucket([]byte(OutboxBucket)).Cursor()
 			for k, v := c.First(); k != nil; k, v = c.Next() {
 				var e entry
-				if err := json.Unmarshal(v, &e); err != nil {
+				if err := fastjson.Unmarshal(v, &e); err != nil {
 					b.log.Error("events: dropping unreadable outbox entry", zap.Uint64("seq", store.KeyID(k)), zap.Error(err))
 					work = append(work, due{key: append([]byte(nil), k...)})
 					continue
@@ -463,7 +464,7 @@ func (b *Bus) recordIn(tx *store.Tx, results []outcome) (time.Duration, error) {
 				continue
 			}
 			var e entry
-			if err := json.Unmarshal(raw, &e); err != nil {
+			if err := fastjson.Unmarshal(raw, &e); err != nil {
 				if err := bk.Delete(o.key); err != nil {
 					return err
 				}
@@ -482,7 +483,7 @@ func (b *Bus) recordIn(tx *store.Tx, results []outcome) (time.Duration, error) {
 			if shortest == 0 || delay < shortest {
 				shortest = delay
 			}
-			v, err := json.Marshal(e)
+			v, err := fastjson.Marshal(e)
 			if err != nil {
 				return err
 			}
