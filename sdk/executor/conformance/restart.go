@@ -46,8 +46,12 @@ func (s *suite) restart(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the job did not start:\n%s", c.String())
 	}
-	if len(processesWith(marker)) == 0 {
-		t.Fatalf("the job's sleeps are not to be seen in /proc:\n%s", c.String())
+	// The sleeps were forked before the line came, but a busy machine may
+	// not have let them exec (and show their command line) yet.
+	for deadline := time.Now().Add(5 * time.Second); len(processesWith(marker)) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the job's sleeps are not to be seen in /proc:\n%s", c.String())
+		}
 	}
 
 	s.f.Restart(t)
