@@ -68,9 +68,20 @@ type scheduler struct {
 	s    *Service
 	exec Executors
 	mu   sync.Mutex
-	// running are the jobs in progress here: their executor, to cancel.
-	running map[uint64]Slot
+	// running are the jobs in progress here, from the moment their start
+	// commits: their executor and the context their Run gets, to cancel.
+	running map[uint64]*runningJob
 	wg      sync.WaitGroup
+}
+
+// runningJob is a started job as the scheduler follows it. Ending stop is
+// the hard stop the executor contract gives (its processes are killed and
+// Run ends canceled), and it works before Run has begun, when the
+// executor does not know the job yet and a Cancel would find nothing.
+type runningJob struct {
+	slot Slot
+	ctx  context.Context
+	stop context.CancelFunc
 }
 
 // hashToken is how job tokens are stored.
@@ -85,22 +96,26 @@ func newToken() string {
 	return hex.EncodeToString(b)
 }
 
-// stopRunning tells the executor of a job canceled in the store to stop it.
+// stopRunning tells the executor of a job canceled in the store to stop it:
+// a graceful Cancel, and the end of its Run's context (which also stops a
+// job whose Run has not begun yet).
 func (s *Service) stopRunning(jobID uint64) {
 	sc := s.sched
 	if sc == nil {
 		return
 	}
 	sc.mu.Lock()
-	slot := sc.running[jobID]
+	rj := sc.running[jobID]
 	sc.mu.Unlock()
-	if slot != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := slot.Cancel(ctx); err != nil {
-			s.log.Warn("cancel failed", zap.Uint64("job", jobID), zap.Error(err))
-		}
+	if rj == nil {
+		return
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := rj.slot.Cancel(ctx); err != nil {
+		s.log.Warn("cancel failed", zap.Uint64("job", jobID), zap.Error(err))
+	}
+	rj.stop()
 }
 
 // recoverRunning fails the jobs a previous process left running: their
@@ -186,10 +201,25 @@ func (sc *scheduler) dispatch(ctx context.Context) {
 		if !ok {
 			continue
 		}
-		claims = append(claims, claim{jobID: j.ID, slot: slot, token: newToken()})
+		jobCtx, stop := context.WithCancel(ctx)
+		claims = append(claims, claim{jobID: j.ID, token: newToken(), run: &runningJob{slot: slot, ctx: jobCtx, stop: stop}})
 	}
 	if len(claims) == 0 {
 		return
+	}
+	// Known as running before the start commits, so that a cancel that
+	// follows the commit at once finds the job here.
+	sc.mu.Lock()
+	for _, c := range claims {
+		sc.running[c.jobID] = c.run
+	}
+	sc.mu.Unlock()
+	forget := func(c claim) {
+		sc.mu.Lock()
+		delete(sc.running, c.jobID)
+		sc.mu.Unlock()
+		c.run.stop()
+		c.run.slot.Release()
 	}
 	started, err := sc.start(ctx, claims)
 	if err != nil {
@@ -197,23 +227,20 @@ func (sc *scheduler) dispatch(ctx context.Context) {
 			s.log.Error("starting jobs", zap.Int("jobs", len(claims)), zap.Error(err))
 		}
 		for _, c := range claims {
-			c.slot.Release()
+			forget(c)
 		}
 		return
 	}
 	for i, c := range claims {
 		st := started[i]
 		if st.job == nil { // no longer pending (canceled meanwhile)
-			c.slot.Release()
+			forget(c)
 			continue
 		}
-		sc.mu.Lock()
-		sc.running[st.job.ID] = c.slot
-		sc.mu.Unlock()
 		sc.wg.Add(1)
 		go func() {
 			defer sc.wg.Done()
-			sc.run(ctx, st.job, st.pipeline, c.slot, c.token)
+			sc.run(ctx, st.job, st.pipeline, c.run, c.token)
 		}()
 	}
 }
@@ -221,8 +248,8 @@ func (sc *scheduler) dispatch(ctx context.Context) {
 // claim is a pending job with the executor place reserved for it.
 type claim struct {
 	jobID uint64
-	slot  Slot
 	token string
+	run   *runningJob
 }
 
 // startedJob is a claimed job as start left it: nil when it was no longer
@@ -249,7 +276,7 @@ func (sc *scheduler) start(ctx context.Context, claims []claim) ([]startedJob, e
 			if j.Status != StatusPending {
 				continue
 			}
-			j.Status, j.StartedAt, j.TokenHash, j.Executor = StatusRunning, &now, hashToken(c.token), c.slot.Executor()
+			j.Status, j.StartedAt, j.TokenHash, j.Executor = StatusRunning, &now, hashToken(c.token), c.run.slot.Executor()
 			if err := jobs.Update(tx, j); err != nil {
 				return err
 			}
@@ -276,12 +303,14 @@ func (sc *scheduler) start(ctx context.Context, claims []claim) ([]startedJob, e
 }
 
 // run follows a started job on its executor to the end.
-func (sc *scheduler) run(ctx context.Context, j *Job, p *Pipeline, slot Slot, token string) {
+func (sc *scheduler) run(ctx context.Context, j *Job, p *Pipeline, rj *runningJob, token string) {
 	s := sc.s
+	slot := rj.slot
 	defer func() {
 		sc.mu.Lock()
 		delete(sc.running, j.ID)
 		sc.mu.Unlock()
+		rj.stop()
 		slot.Release()
 		s.nudge()
 	}()
@@ -300,10 +329,15 @@ func (sc *scheduler) run(ctx context.Context, j *Job, p *Pipeline, slot Slot, to
 		s.failSystem(j, "the trace could not be written: "+err.Error())
 		return
 	}
-	res, err := slot.Run(ctx, job, tw.write)
+	res, err := slot.Run(rj.ctx, job, tw.write)
 	tw.close()
 	if ctx.Err() != nil {
 		return // the server is stopping: recoverRunning fails the job at the next start
+	}
+	if err != nil && rj.ctx.Err() != nil {
+		// Stopped by a cancel (the store says canceled already).
+		s.complete(ctx, j.ID, StatusCanceled, "", nil, nil)
+		return
 	}
 	if err != nil {
 		s.appendTraceLine(j.ID, "ERROR: Job failed (system failure): "+err.Error())

@@ -138,7 +138,7 @@ func Start(l Lifecycle) {
 		s.log.Warn("no job executors: CI jobs will wait as pending")
 		return
 	}
-	sc := &scheduler{s: s, exec: exec, running: map[uint64]Slot{}}
+	sc := &scheduler{s: s, exec: exec, running: map[uint64]*runningJob{}}
 	s.sched = sc
 	ctx, cancel := context.WithCancel(context.Background())
 	l.LC.Append(fx.Hook{
@@ -147,8 +147,12 @@ func Start(l Lifecycle) {
 				cancel()
 				return err
 			}
-			go sc.loop(ctx)
-			go s.reapLoop(ctx)
+			// The loops count in the wait group themselves, so the jobs
+			// they start are added while the count is above zero and Stop's
+			// Wait covers all of them.
+			sc.wg.Add(2)
+			go func() { defer sc.wg.Done(); sc.loop(ctx) }()
+			go func() { defer sc.wg.Done(); s.reapLoop(ctx) }()
 			return nil
 		},
 		OnStop: func(context.Context) error {
