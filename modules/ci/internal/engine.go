@@ -447,8 +447,12 @@ func (s *Service) cancel(tx *store.Tx, j *Job) error {
 		return err
 	}
 	if wasRunning {
+		// After the commit, and not in its hook's goroutine: commit hooks
+		// run in the group commit's leader, and stopping the job is a call
+		// to the executor that may take seconds, which every writer would
+		// wait for.
 		id := j.ID
-		tx.OnCommit(func() { s.stopRunning(id) })
+		tx.OnCommit(func() { go s.stopRunning(id) })
 	}
 	if err := s.publishJob(tx, j, nil); err != nil {
 		return err

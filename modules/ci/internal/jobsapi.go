@@ -310,14 +310,17 @@ func (s *Service) eraseJob(ctx context.Context, in *jobPath) (*jobControlOutput,
 		}
 		now := s.now()
 		j.ErasedAt, j.ErasedBy, j.Artifacts, j.TraceBytes = &now, pr.UserID(), nil, 0
-		// The files go once the row says so; a crash in between leaves
-		// files the reaper removes.
+		// The files go once the row says so, outside the group commit's
+		// leader that runs commit hooks.
 		if err := jobs.Update(tx, j); err != nil {
 			return nil, err
 		}
+		id := j.ID
 		tx.OnCommit(func() {
-			_ = os.Remove(s.artifactsPath(j.ID))
-			_ = os.Remove(s.tracePath(j.ID))
+			go func() {
+				_ = os.Remove(s.artifactsPath(id))
+				_ = os.Remove(s.tracePath(id))
+			}()
 		})
 		return j, nil
 	})
