@@ -194,7 +194,7 @@ func (s *Service) artifactsForJob(ctx context.Context, in *jobTokenArtifactsInpu
 		return err
 	})
 	if err != nil {
-		return nil, notFound(err)
+		return nil, err
 	}
 	return s.serveArtifacts(j)
 }

@@ -72,16 +72,6 @@ func scopeFilter(scope []string) (map[string]bool, error) {
 	return want, nil
 }
 
-func notFound(err error) error {
-	switch {
-	case errors.Is(err, errJobNotFound):
-		return api.NotFound("Job")
-	case errors.Is(err, errPipelineNotFound):
-		return api.NotFound("Pipeline")
-	}
-	return err
-}
-
 // listJobs answers GET /projects/:id/jobs and a pipeline's jobs, newest
 // first.
 func (s *Service) listJobs(ctx context.Context, projectRef string, pipelineID uint64, page api.PageParams, scope []string) (*jobsOutput, error) {
@@ -119,7 +109,7 @@ func (s *Service) listJobs(ctx context.Context, projectRef string, pipelineID ui
 		return nil
 	})
 	if err != nil {
-		return nil, notFound(err)
+		return nil, err
 	}
 	views, err := s.jobViews(ctx, api.Window(list, page))
 	if err != nil {
@@ -145,7 +135,7 @@ func (s *Service) loadJob(ctx context.Context, in jobPath, a projects.Action) (p
 		p, err = pipelines.Get(tx, j.PipelineID)
 		return err
 	})
-	return info, j, p, notFound(err)
+	return info, j, p, err
 }
 
 func (s *Service) getJob(ctx context.Context, in *jobPath) (*jobOutput, error) {
@@ -276,7 +266,7 @@ func (s *Service) control(ctx context.Context, in jobPath, op func(tx *store.Tx,
 		return err
 	})
 	if err != nil {
-		return nil, notFound(err)
+		return nil, err
 	}
 	s.nudge()
 	v := JobControlView{JobView: s.jobView(ctx, out, p, false)}

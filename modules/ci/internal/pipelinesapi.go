@@ -148,7 +148,7 @@ func (s *Service) getPipeline(ctx context.Context, in *pipelinePath) (*pipelineO
 		return err
 	})
 	if err != nil {
-		return nil, notFound(err)
+		return nil, err
 	}
 	v := s.pipelineView(ctx, p)
 	return &pipelineOutput{Body: &v}, nil
@@ -211,7 +211,7 @@ func (s *Service) pipelineControl(ctx context.Context, in *pipelinePath, op func
 		return err
 	})
 	if err != nil {
-		return nil, notFound(err)
+		return nil, err
 	}
 	s.nudge()
 	v := s.pipelineView(ctx, p)

@@ -104,8 +104,8 @@ func (s *Service) artifactsPath(jobID uint64) string {
 // shard spreads files over directories of at most a thousand job ids each.
 func shard(id uint64) string { return strconv.FormatUint(id/1000, 10) }
 
-// errJobNotFound and friends are the module's domain errors; the API edge
-// turns them into GitLab's answers.
+// errJobNotFound and errPipelineNotFound are the module's domain errors;
+// mapErrors turns them into GitLab's answers at the API edge.
 var (
 	errJobNotFound      = errors.New("ci: job not found")
 	errPipelineNotFound = errors.New("ci: pipeline not found")
@@ -127,4 +127,11 @@ func pipelineIn(tx *store.Tx, projectID int64, id uint64) (*Pipeline, error) {
 		return nil, errPipelineNotFound
 	}
 	return p, err
+}
+
+// mapErrors is the module's table from its domain errors to GitLab's
+// answers.
+func mapErrors(a *api.API) {
+	a.MapError(errJobNotFound, func(error) *api.Error { return api.NotFound("Job") })
+	a.MapError(errPipelineNotFound, func(error) *api.Error { return api.NotFound("Pipeline") })
 }

@@ -21,6 +21,7 @@ import (
 // NewRoutes registers the module's operations.
 func NewRoutes(s *Service) fennec.Routes {
 	return fennec.Routes{Name: "ci", Register: func(a *api.API) {
+		mapErrors(a)
 		s.registerJobs(a)
 		s.registerPipelines(a)
 		s.registerEnvironments(a)
