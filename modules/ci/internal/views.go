@@ -2,21 +2,17 @@ package internal
 
 import (
 	"context"
-	"net/url"
 	"strconv"
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
 )
 
-// UserView is the user embedded in jobs, pipelines and deployments.
+// UserView is the user embedded in jobs, pipelines and deployments: the
+// public basic view with created_at, as GitLab's job entity shows it.
 type UserView struct {
-	ID        int64    `json:"id"`
-	Name      string   `json:"name"`
-	Username  string   `json:"username"`
-	State     string   `json:"state"`
-	AvatarURL string   `json:"avatar_url"`
-	WebURL    string   `json:"web_url"`
+	identity.BasicUser
 	CreatedAt api.Time `json:"created_at"`
 }
 
@@ -82,8 +78,7 @@ func (s *Service) userView(ctx context.Context, id int64) *UserView {
 	if err != nil {
 		return nil
 	}
-	return &UserView{ID: u.ID, Name: u.Name, Username: u.Username, State: u.State, AvatarURL: u.AvatarURL,
-		WebURL: api.ExternalURLFrom(ctx) + "/" + url.PathEscape(u.Username), CreatedAt: api.NewTime(u.CreatedAt)}
+	return &UserView{BasicUser: identity.NewBasicUser(api.ExternalURLFrom(ctx), u), CreatedAt: api.NewTime(u.CreatedAt)}
 }
 
 func commitView(c CommitSummary) CommitView {
