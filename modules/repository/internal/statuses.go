@@ -168,41 +168,31 @@ func (st *Statuses) post(ctx context.Context, in *postStatusInput) (*struct{ Bod
 	probe := &Status{ProjectID: uint64(info.ID), SHA: sha.String(), Ref: in.Body.Ref, Name: name}
 	var saved *Status
 	err = st.db.Update(ctx, func(tx *store.Tx) error {
-		s, err := statuses.GetBy(tx, "key", statusKey(probe))
-		fresh := errors.Is(err, store.ErrNotFound)
-		if err != nil && !fresh {
-			return err
-		}
-		if fresh {
-			s = probe
-			s.CreatedAt = now
-		}
-		s.State, s.AuthorID = in.Body.State, pr.UserID()
-		if in.Body.TargetURL != nil {
-			s.TargetURL = in.Body.TargetURL
-		}
-		if in.Body.Description != nil {
-			s.Description = in.Body.Description
-		}
-		if in.Body.Coverage != nil {
-			s.Coverage = in.Body.Coverage
-		}
-		switch s.State {
-		case "running":
-			if s.StartedAt == nil {
-				s.StartedAt = &now
+		var err error
+		saved, err = upsertStatus(tx, *probe, now, func(s *Status) {
+			s.State, s.AuthorID = in.Body.State, pr.UserID()
+			if in.Body.TargetURL != nil {
+				s.TargetURL = in.Body.TargetURL
 			}
-			s.FinishedAt = nil
-		case "success", "failed", "canceled":
-			s.FinishedAt = &now
-		case "pending":
-			s.StartedAt, s.FinishedAt = nil, nil
-		}
-		saved = s
-		if fresh {
-			return statuses.Insert(tx, s)
-		}
-		return statuses.Update(tx, s)
+			if in.Body.Description != nil {
+				s.Description = in.Body.Description
+			}
+			if in.Body.Coverage != nil {
+				s.Coverage = in.Body.Coverage
+			}
+			switch s.State {
+			case "running":
+				if s.StartedAt == nil {
+					s.StartedAt = &now
+				}
+				s.FinishedAt = nil
+			case "success", "failed", "canceled":
+				s.FinishedAt = &now
+			case "pending":
+				s.StartedAt, s.FinishedAt = nil, nil
+			}
+		})
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -329,31 +319,41 @@ func (st *Statuses) register(a *api.API) {
 // transaction when its context carries one).
 func (st *Statuses) Set(ctx context.Context, in commitstatus.Status) error {
 	ref := in.Ref
-	probe := &Status{ProjectID: uint64(in.ProjectID), SHA: in.SHA, Ref: &ref, Name: in.Name}
+	probe := Status{ProjectID: uint64(in.ProjectID), SHA: in.SHA, Ref: &ref, Name: in.Name}
 	return st.db.Update(ctx, func(tx *store.Tx) error {
-		s, err := statuses.GetBy(tx, "key", statusKey(probe))
-		fresh := errors.Is(err, store.ErrNotFound)
-		if err != nil && !fresh {
-			return err
-		}
-		if fresh {
-			s = probe
-			s.CreatedAt = time.Now().UTC()
-		}
-		s.State, s.AuthorID, s.AllowFailure, s.Coverage = in.State, in.AuthorID, in.AllowFailure, in.Coverage
-		s.StartedAt, s.FinishedAt = in.StartedAt, in.FinishedAt
-		s.TargetURL, s.Description = nil, nil
-		if in.TargetURL != "" {
-			u := in.TargetURL
-			s.TargetURL = &u
-		}
-		if in.Description != "" {
-			d := in.Description
-			s.Description = &d
-		}
-		if fresh {
-			return statuses.Insert(tx, s)
-		}
-		return statuses.Update(tx, s)
+		_, err := upsertStatus(tx, probe, time.Now().UTC(), func(s *Status) {
+			s.State, s.AuthorID, s.AllowFailure, s.Coverage = in.State, in.AuthorID, in.AllowFailure, in.Coverage
+			s.StartedAt, s.FinishedAt = in.StartedAt, in.FinishedAt
+			s.TargetURL, s.Description = nil, nil
+			if in.TargetURL != "" {
+				u := in.TargetURL
+				s.TargetURL = &u
+			}
+			if in.Description != "" {
+				d := in.Description
+				s.Description = &d
+			}
+		})
+		return err
 	})
+}
+
+// upsertStatus adds the status that probe names (project, sha, name and
+// ref), created at now, or updates the stored one; change sets its fields.
+// The probe is copied, so a write function run again starts afresh.
+func upsertStatus(tx *store.Tx, probe Status, now time.Time, change func(*Status)) (*Status, error) {
+	s, err := statuses.GetBy(tx, "key", statusKey(&probe))
+	fresh := errors.Is(err, store.ErrNotFound)
+	if err != nil && !fresh {
+		return nil, err
+	}
+	if fresh {
+		s = &probe
+		s.CreatedAt = now
+	}
+	change(s)
+	if fresh {
+		return s, statuses.Insert(tx, s)
+	}
+	return s, statuses.Update(tx, s)
 }
