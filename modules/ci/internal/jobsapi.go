@@ -84,6 +84,7 @@ func (s *Service) listJobs(ctx context.Context, projectRef string, pipelineID ui
 		return nil, err
 	}
 	var list []*Job
+	var owners map[uint64]*Pipeline
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		var ids []uint64
 		if pipelineID != 0 {
@@ -106,14 +107,15 @@ func (s *Service) listJobs(ctx context.Context, projectRef string, pipelineID ui
 				list = append(list, j)
 			}
 		}
-		return nil
+		owners, err = pipelinesOf(tx, api.Window(list, page))
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	views, err := s.jobViews(ctx, api.Window(list, page))
-	if err != nil {
-		return nil, err
+	views := make([]JobView, 0, len(list))
+	for _, j := range api.Window(list, page) {
+		views = append(views, s.jobView(ctx, j, owners[j.PipelineID], true))
 	}
 	return &jobsOutput{PageHeaders: api.Paginate(ctx, page, len(list)), Body: views}, nil
 }

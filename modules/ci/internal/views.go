@@ -108,30 +108,20 @@ func (s *Service) jobView(ctx context.Context, j *Job, p *Pipeline, withPipeline
 	return v
 }
 
-// jobViews renders jobs, loading each pipeline once.
-func (s *Service) jobViews(ctx context.Context, list []*Job) ([]JobView, error) {
+// pipelinesOf loads the pipelines of jobs, each once.
+func pipelinesOf(tx *store.Tx, list []*Job) (map[uint64]*Pipeline, error) {
 	byID := map[uint64]*Pipeline{}
-	err := s.db.View(ctx, func(tx *store.Tx) error {
-		for _, j := range list {
-			if _, ok := byID[j.PipelineID]; ok {
-				continue
-			}
-			p, err := pipelines.Get(tx, j.PipelineID)
-			if err != nil {
-				return err
-			}
-			byID[j.PipelineID] = p
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]JobView, 0, len(list))
 	for _, j := range list {
-		out = append(out, s.jobView(ctx, j, byID[j.PipelineID], true))
+		if _, ok := byID[j.PipelineID]; ok {
+			continue
+		}
+		p, err := pipelines.Get(tx, j.PipelineID)
+		if err != nil {
+			return nil, err
+		}
+		byID[j.PipelineID] = p
 	}
-	return out, nil
+	return byID, nil
 }
 
 // PipelineView is a single pipeline (GitLab 9.x's Pipeline entity).
