@@ -29,18 +29,28 @@ func TestProjectEvents(t *testing.T) {
 	alice := s.CreateUser(t, "alice")
 	bob := s.CreateUser(t, "bob")
 	pub := project(t, alice.Client, "Open Thing", "public")
-	rename(t, alice.Client, pub.ID, "Open Thing 2")
+	commit(t, alice.Client, pub.ID, "one")
 	priv := project(t, alice.Client, "secret", "private")
 	s.drain(t)
 
 	t.Run("the spec's shape, newest first", func(t *testing.T) {
 		list := get(t, s, "", "/api/v4/projects/"+itoa(pub.ID)+"/events").list(t)
-		wantFeed(t, "anonymous, public project", list, at("updated", pub.ID), at("created", pub.ID))
+		wantFeed(t, "anonymous, public project", list, at("pushed new", pub.ID), at("created", pub.ID))
 		for _, e := range list {
-			if got := keys(e); !slices.Equal(got, sortedCopy(eventKeys)) {
-				t.Fatalf("event keys %v, want exactly %v", got, sortedCopy(eventKeys))
+			want := eventKeys
+			if e["action_name"] == "pushed new" {
+				want = append(slices.Clone(eventKeys), "push_data")
+			}
+			if got := keys(e); !slices.Equal(got, sortedCopy(want)) {
+				t.Fatalf("event keys %v, want exactly %v", got, sortedCopy(want))
 			}
 			for _, k := range []string{"title", "target_id", "target_type", "target_title", "data"} {
+				if k == "data" && e["action_name"] == "pushed new" {
+					if d, _ := e["data"].(map[string]any); d["ref"] != "refs/heads/master" || d["before"] != zeros {
+						t.Fatalf("push data %v", e["data"])
+					}
+					continue
+				}
 				if e[k] != nil {
 					t.Fatalf("%s = %v, want null", k, e[k])
 				}
@@ -69,7 +79,7 @@ func TestProjectEvents(t *testing.T) {
 	})
 	t.Run("by URL-encoded path", func(t *testing.T) {
 		list := get(t, s, bob.Token, "/api/v4/projects/"+url.PathEscape("alice/"+pub.Path)+"/events").list(t)
-		wantFeed(t, "by path", list, at("updated", pub.ID), at("created", pub.ID))
+		wantFeed(t, "by path", list, at("pushed new", pub.ID), at("created", pub.ID))
 	})
 	t.Run("a private project is 404 to those who cannot see it", func(t *testing.T) {
 		path := "/api/v4/projects/" + itoa(priv.ID) + "/events"
@@ -82,7 +92,7 @@ func TestProjectEvents(t *testing.T) {
 	})
 	t.Run("pagination", func(t *testing.T) {
 		for i := 3; i <= 5; i++ {
-			rename(t, alice.Client, pub.ID, "Open Thing "+itoa(int64(i)))
+			commit(t, alice.Client, pub.ID, "file"+itoa(int64(i)))
 		}
 		s.drain(t)
 		base := "/api/v4/projects/" + itoa(pub.ID) + "/events"
@@ -90,7 +100,7 @@ func TestProjectEvents(t *testing.T) {
 		r.pageHeaders(t, 5, 1, 20, 1, "", "")
 		r = get(t, s, "", base+"?per_page=2")
 		r.pageHeaders(t, 5, 3, 2, 1, "2", "")
-		wantFeed(t, "page 1", r.list(t), at("updated", pub.ID), at("updated", pub.ID))
+		wantFeed(t, "page 1", r.list(t), at("pushed to", pub.ID), at("pushed to", pub.ID))
 		r = get(t, s, "", base+"?per_page=2&page=3")
 		r.pageHeaders(t, 5, 3, 2, 3, "", "2")
 		wantFeed(t, "page 3", r.list(t), at("created", pub.ID))
@@ -102,7 +112,7 @@ func TestProjectEvents(t *testing.T) {
 		if err != nil || len(list) != 2 || resp.TotalItems != 5 || resp.NextPage != 2 {
 			t.Fatalf("%v %v %+v", err, list, resp)
 		}
-		if e := list[0]; e.ActionName != "updated" || e.ProjectID != pub.ID || e.AuthorID != alice.ID ||
+		if e := list[0]; e.ActionName != "pushed to" || e.ProjectID != pub.ID || e.AuthorID != alice.ID ||
 			e.Author.Username != "alice" || e.AuthorUsername != "alice" || e.CreatedAt == "" {
 			t.Fatalf("%+v", e)
 		}
@@ -121,18 +131,18 @@ func TestUserEvents(t *testing.T) {
 	pub := project(t, alice.Client, "public-one", "public")
 	priv := project(t, alice.Client, "private-one", "private")
 	inner := project(t, alice.Client, "internal-one", "internal")
-	rename(t, alice.Client, pub.ID, "public one")
+	commit(t, alice.Client, pub.ID, "one")
 	own := project(t, bob.Client, "bobs", "public") // not alice's: never in her feed
 	s.drain(t)
 	feed := "/api/v4/users/" + itoa(alice.ID) + "/events"
 
 	t.Run("each caller sees the events of the projects they may see, newest first", func(t *testing.T) {
-		everything := []string{at("updated", pub.ID), at("created", inner.ID), at("created", priv.ID), at("created", pub.ID)}
+		everything := []string{at("pushed new", pub.ID), at("created", inner.ID), at("created", priv.ID), at("created", pub.ID)}
 		wantFeed(t, "alice herself", get(t, s, alice.Token, feed).list(t), everything...)
 		wantFeed(t, "admin", get(t, s, s.RootToken, feed).list(t), everything...)
-		wantFeed(t, "bob", get(t, s, bob.Token, feed).list(t), at("updated", pub.ID), at("created", inner.ID), at("created", pub.ID))
-		wantFeed(t, "external user", get(t, s, outsider.Token, feed).list(t), at("updated", pub.ID), at("created", pub.ID))
-		wantFeed(t, "anonymous", get(t, s, "", feed).list(t), at("updated", pub.ID), at("created", pub.ID))
+		wantFeed(t, "bob", get(t, s, bob.Token, feed).list(t), at("pushed new", pub.ID), at("created", inner.ID), at("created", pub.ID))
+		wantFeed(t, "external user", get(t, s, outsider.Token, feed).list(t), at("pushed new", pub.ID), at("created", pub.ID))
+		wantFeed(t, "anonymous", get(t, s, "", feed).list(t), at("pushed new", pub.ID), at("created", pub.ID))
 		wantFeed(t, "bob's own", get(t, s, "", "/api/v4/users/"+itoa(bob.ID)+"/events").list(t), at("created", own.ID))
 	})
 	t.Run("pagination counts only what the caller sees", func(t *testing.T) {
@@ -145,7 +155,7 @@ func TestUserEvents(t *testing.T) {
 		get(t, s, "", feed+"?per_page=1&page=2").pageHeaders(t, 2, 2, 1, 2, "", "1")
 	})
 	t.Run("by username; unknown users are 404", func(t *testing.T) {
-		wantFeed(t, "by username", get(t, s, "", "/api/v4/users/alice/events").list(t), at("updated", pub.ID), at("created", pub.ID))
+		wantFeed(t, "by username", get(t, s, "", "/api/v4/users/alice/events").list(t), at("pushed new", pub.ID), at("created", pub.ID))
 		for _, token := range []string{"", bob.Token, s.RootToken} {
 			get(t, s, token, "/api/v4/users/987654/events").expect(t, http.StatusNotFound, notFoundUser)
 			get(t, s, token, "/api/v4/users/nobody-here/events").expect(t, http.StatusNotFound, notFoundUser)
@@ -153,14 +163,14 @@ func TestUserEvents(t *testing.T) {
 	})
 	t.Run("a read_user token may read it", func(t *testing.T) {
 		reader := s.CreateUser(t, "reader", fennectest.Scopes("read_user"))
-		wantFeed(t, "read_user", get(t, s, reader.Token, feed).list(t), at("updated", pub.ID), at("created", inner.ID), at("created", pub.ID))
+		wantFeed(t, "read_user", get(t, s, reader.Token, feed).list(t), at("pushed new", pub.ID), at("created", inner.ID), at("created", pub.ID))
 	})
 	t.Run("client-go", func(t *testing.T) {
 		list, resp, err := bob.Client.Users.ListUserContributionEvents(alice.ID, &gitlab.ListContributionEventsOptions{ListOptions: gitlab.ListOptions{PerPage: 2}})
 		if err != nil || len(list) != 2 || resp.TotalItems != 3 || resp.TotalPages != 2 {
 			t.Fatalf("%v %v %+v", err, list, resp)
 		}
-		if e := list[0]; e.ActionName != "updated" || e.ProjectID != pub.ID || e.Author.Username != "alice" || e.CreatedAt == nil ||
+		if e := list[0]; e.ActionName != "pushed new" || e.ProjectID != pub.ID || e.Author.Username != "alice" || e.CreatedAt == nil ||
 			time.Since(*e.CreatedAt) > time.Minute {
 			t.Fatalf("%+v", e)
 		}

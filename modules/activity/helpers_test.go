@@ -83,10 +83,14 @@ func project(t *testing.T, c *gitlab.Client, name, visibility string) *gitlab.Pr
 	return p
 }
 
-func rename(t *testing.T, c *gitlab.Client, id int64, name string) {
+// commit adds a file to master through the commits API: a push, so one
+// feed entry ("pushed new" the first time, then "pushed to").
+func commit(t *testing.T, c *gitlab.Client, id int64, file string) {
 	t.Helper()
-	if _, _, err := c.Projects.EditProject(id, &gitlab.EditProjectOptions{Name: gitlab.Ptr(name)}); err != nil {
-		t.Fatalf("edit project %d: %v", id, err)
+	_, _, err := c.Commits.CreateCommit(id, &gitlab.CreateCommitOptions{Branch: gitlab.Ptr("master"), CommitMessage: gitlab.Ptr("add " + file),
+		Actions: []*gitlab.CommitActionOptions{{Action: gitlab.Ptr(gitlab.FileCreate), FilePath: gitlab.Ptr(file), Content: gitlab.Ptr(file + "\n")}}})
+	if err != nil {
+		t.Fatalf("commit to project %d: %v", id, err)
 	}
 }
 
@@ -142,7 +146,7 @@ func (r resp) pageHeaders(t *testing.T, total, totalPages, perPage, page int, ne
 }
 
 // summary is "action@project" for each event, in order: the shape of a
-// feed at a glance ("updated@3", "created@3", "deleted@-").
+// feed at a glance ("pushed to@3", "created@3", "deleted@-").
 func summary(list []map[string]any) []string {
 	out := make([]string, 0, len(list))
 	for _, e := range list {

@@ -47,7 +47,15 @@ func Subscribers(s *Service) []events.Subscriber {
 	return []events.Subscriber{
 		// Every handler here only writes feed rows: the bus runs them in
 		// its own transaction, a batch of events per commit.
-		events.SubscribeInTx("activity.project", s.onProject),
+		// Only the actions onProject records: an edit (the most frequent
+		// project write) then puts nothing in the outbox at all.
+		events.Only(events.SubscribeInTx("activity.project", s.onProject), func(ev projects.ProjectEvent) bool {
+			switch ev.Action {
+			case projects.ProjectCreated, projects.ProjectForked, projects.ProjectDeleted:
+				return true
+			}
+			return false
+		}),
 		events.SubscribeInTx("activity.member", s.onMember),
 		events.SubscribeInTx("activity.user-deleted", s.onUserDeleted),
 		events.SubscribeInTx("activity.record", s.onRecord),
@@ -82,14 +90,13 @@ func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
 }
 
 // onProject records created (forks too: a fork is a project its author
-// created) and updated, and on deleted removes every entry of the project
-// and leaves a "deleted" tombstone in the author's own feed. Other actions
-// (archived, unarchived) have no feed entry, as in GitLab.
+// created), and on deleted removes every entry of the project and leaves a
+// "deleted" tombstone in the author's own feed. Other actions (updated,
+// archived, unarchived) have no feed entry: GitLab 9.x recorded none for
+// them (its event service has no call for a project edit).
 //
 // created and deleted happen once per project, so their entries carry a
-// key and a redelivery adds nothing. updated may legitimately repeat with
-// the same fields; a redelivery (a crash between the handler's commit and
-// the outbox's) may then show one "updated" twice, which we accept.
+// key and a redelivery adds nothing.
 func (s *Service) onProject(ctx context.Context, ev projects.ProjectEvent) error {
 	pid, author := uint64(ev.ProjectID), uint64(ev.UserID)
 	if pid == 0 {
@@ -101,11 +108,6 @@ func (s *Service) onProject(ctx context.Context, ev projects.ProjectEvent) error
 		return s.db.Update(ctx, func(tx *store.Tx) error {
 			_, err := insert(tx, &Entry{ProjectID: pid, AuthorID: author, ActionName: string(feed.Created),
 				Key: "projects.created:" + u64(pid), CreatedAt: now})
-			return err
-		})
-	case projects.ProjectUpdated:
-		return s.db.Update(ctx, func(tx *store.Tx) error {
-			_, err := insert(tx, &Entry{ProjectID: pid, AuthorID: author, ActionName: string(feed.Updated), CreatedAt: now})
 			return err
 		})
 	case projects.ProjectDeleted:
