@@ -23,15 +23,16 @@ const modulePath = "github.com/fennec-forge/fennec"
 var moduleLayer = map[string]int{
 	"identity":      0,
 	"projects":      1,
-	"activity":      6, // listens to events of the modules below (pushes, notes...)
 	"repository":    2,
 	"ci":            3,
-	"issues":        3,
-	"snippets":      3,
-	"mergerequests": 4,
-	"notes":         5,
-	"notifications": 6,
-	"webhooks":      6,
+	"todos":         3, // below everything that gives todos (notes, issues, merge requests)
+	"notes":         4, // below its noteables, which register with it (notes.ProvideKinds)
+	"issues":        5,
+	"snippets":      5,
+	"mergerequests": 6,
+	"activity":      7, // listens to events of the modules below (pushes, notes...)
+	"notifications": 8,
+	"webhooks":      8,
 	"stock":         100, // the bundle of all modules
 }
 
