@@ -37,6 +37,35 @@ type AdminCommand struct {
 // after [--data DIR], and what it does.
 type AdminCommandSpec struct {
 	Name, Args, Summary string
+	// Flags are the boolean flags the command takes; the command line
+	// passes each one given to Run as an argument "--name", after the others.
+	Flags []AdminFlag
+	// Secret, when set, is the prompt for a secret the command needs (a new
+	// password): the command line reads it without echo from a terminal, or
+	// as one line of standard input, never from an argument that would land
+	// in the shell's history, and hands it to Run in the context
+	// (CommandSecret). With --generate the command line reads nothing and
+	// the command makes one itself.
+	Secret string
+}
+
+// AdminFlag is a boolean flag of an admin command.
+type AdminFlag struct {
+	Name, Usage string
+}
+
+type secretKey struct{}
+
+// WithCommandSecret gives an admin command the secret the command line read.
+func WithCommandSecret(ctx context.Context, secret string) context.Context {
+	return context.WithValue(ctx, secretKey{}, secret)
+}
+
+// CommandSecret is the secret the command line read for the command
+// (AdminCommandSpec.Secret); ok is false when it read none (--generate).
+func CommandSecret(ctx context.Context) (secret string, ok bool) {
+	secret, ok = ctx.Value(secretKey{}).(string)
+	return secret, ok
 }
 
 const groupCommands = `group:"fennec.commands,flatten"`
@@ -105,7 +134,8 @@ func (a *App) runCommand(ctx context.Context, name string, args []string, out io
 // the Fennec-Error trailer (empty on success).
 func (a *App) serveCommand(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		Args []string `json:"args"`
+		Args   []string `json:"args"`
+		Secret *string  `json:"secret"`
 	}
 	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&body); err != nil {
 		http.Error(w, "bad request", http.StatusBadRequest)
@@ -114,7 +144,11 @@ func (a *App) serveCommand(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Trailer", "Fennec-Error")
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	fw := flushWriter{w}
-	err := a.runCommand(r.Context(), r.PathValue("name"), body.Args, fw)
+	ctx := r.Context()
+	if body.Secret != nil {
+		ctx = WithCommandSecret(ctx, *body.Secret)
+	}
+	err := a.runCommand(ctx, r.PathValue("name"), body.Args, fw)
 	if err != nil {
 		w.Header().Set("Fennec-Error", err.Error())
 	}
@@ -161,7 +195,11 @@ func runOffline(ctx context.Context, cfg config.Config, name string, args []stri
 }
 
 func runThroughSocket(ctx context.Context, dataDir, name string, args []string, out io.Writer) error {
-	body, _ := json.Marshal(map[string]any{"args": args})
+	req := map[string]any{"args": args}
+	if secret, ok := CommandSecret(ctx); ok {
+		req["secret"] = secret // in the body of a request to a 0600 socket, never in an argument list
+	}
+	body, _ := json.Marshal(req)
 	resp, err := adminRequest(ctx, dataDir, http.MethodPost, "/command/"+name, bytes.NewReader(body))
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -10,6 +11,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
+
+	"golang.org/x/term"
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/config"
@@ -62,7 +65,7 @@ func run(args []string, modules []fennec.Module, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if spec, ok := findCommand(args, modules); ok {
-		return adminCommand(spec, args[2:], modules, stdout, stderr)
+		return adminCommand(spec, args[2:], modules, os.Stdin, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "fennec: unknown command %q\n\n", strings.Join(args[:min(2, len(args))], " "))
 	printHelp(stderr, modules)
@@ -74,7 +77,14 @@ func printHelp(w io.Writer, modules []fennec.Module) {
 	fmt.Fprint(w, commandsHeader)
 	for _, m := range modules {
 		for _, c := range m.AdminCommandSpecs() {
-			fmt.Fprintf(w, "  fennec %s [--data DIR] %s\n      %s\n", strings.Replace(c.Name, "-", " ", 1), c.Args, c.Summary)
+			opts := ""
+			for _, f := range c.Flags {
+				opts += " [--" + f.Name + "]"
+			}
+			if c.Secret != "" {
+				opts += " [--generate]"
+			}
+			fmt.Fprintf(w, "  fennec %s [--data DIR]%s %s\n      %s\n", strings.Replace(c.Name, "-", " ", 1), opts, c.Args, c.Summary)
 		}
 	}
 	fmt.Fprint(w, flagsHeader)
@@ -188,29 +198,87 @@ func findCommand(args []string, modules []fennec.Module) (fennec.AdminCommandSpe
 }
 
 // adminCommand runs a module's admin command.
-func adminCommand(spec fennec.AdminCommandSpec, args []string, modules []fennec.Module, stdout, stderr io.Writer) int {
+func adminCommand(spec fennec.AdminCommandSpec, args []string, modules []fennec.Module, stdin io.Reader, stdout, stderr io.Writer) int {
 	words := strings.Replace(spec.Name, "-", " ", 1)
 	use := fmt.Sprintf("fennec %s [--data DIR] %s", words, spec.Args)
 	fs := flag.NewFlagSet(words, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	data := fs.String("data", envOr("FENNEC_DATA", "./data"), "data directory of the server (env FENNEC_DATA)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	flags := make([]*bool, len(spec.Flags))
+	for i, f := range spec.Flags {
+		flags[i] = fs.Bool(f.Name, false, f.Usage)
 	}
-	if spec.Args != "" && fs.NArg() == 0 {
+	var generate *bool
+	if spec.Secret != "" {
+		generate = fs.Bool("generate", false, "make a random "+spec.Secret+" and print it, instead of reading one")
+	}
+	// Flags may come before or after the arguments ("user list --admins").
+	var positional []string
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			return 2
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+	if spec.Args != "" && !strings.HasPrefix(spec.Args, "[") && len(positional) == 0 {
 		fmt.Fprintln(stderr, "usage:", use)
 		return 2
+	}
+	for i, f := range spec.Flags {
+		if *flags[i] {
+			positional = append(positional, "--"+f.Name)
+		}
 	}
 	cfg := config.Default()
 	cfg.Data = *data
 	cfg.LogLevel = "warn"
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Hour)
 	defer cancel()
-	if err := fennec.RunCommand(ctx, cfg, spec.Name, fs.Args(), stdout, fennec.WithModules(modules...)); err != nil {
+	if generate != nil && !*generate {
+		secret, err := readSecret(stdin, stderr, spec.Secret)
+		if err != nil {
+			fmt.Fprintf(stderr, "fennec %s: %v\n", words, err)
+			return 1
+		}
+		ctx = fennec.WithCommandSecret(ctx, secret)
+	}
+	if err := fennec.RunCommand(ctx, cfg, spec.Name, positional, stdout, fennec.WithModules(modules...)); err != nil {
 		fmt.Fprintf(stderr, "fennec %s: %v\n", words, err)
 		return 1
 	}
 	return 0
+}
+
+// readSecret reads a secret: typed twice without echo on a terminal, or the
+// first line of standard input otherwise (a pipe, a file).
+func readSecret(stdin io.Reader, stderr io.Writer, what string) (string, error) {
+	if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprintf(stderr, "%s: ", what)
+		first, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(stderr)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(stderr, "%s again: ", what)
+		second, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(stderr)
+		if err != nil {
+			return "", err
+		}
+		if string(first) != string(second) {
+			return "", errors.New("the two entries differ")
+		}
+		return string(first), nil
+	}
+	line, err := bufio.NewReader(io.LimitReader(stdin, 64<<10)).ReadString('\n')
+	if err != nil && !(errors.Is(err, io.EOF) && line != "") {
+		return "", fmt.Errorf("read the %s from standard input: %w", what, err)
+	}
+	return strings.TrimRight(line, "\r\n"), nil
 }
 
 func envOr(name, def string) string {

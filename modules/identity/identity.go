@@ -78,6 +78,7 @@ func Module() fennec.Module {
 		),
 		fennec.ProvideTokenResolver(func(s *internal.Service) *internal.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
+		fennec.ProvideAdminCommands(internal.Commands, internal.CommandSpecs...),
 		// The auth providers (plugins and in-process ones), asked after the
 		// local password check, in order.
 		fx.Invoke(func(s *internal.Service, providers fennec.AuthProviders) {

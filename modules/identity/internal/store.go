@@ -90,6 +90,14 @@ var (
 			}
 			return out
 		}},
+		// The administrators, so that "is this the last one?" reads a
+		// handful of rows instead of every user.
+		store.Index[User]{Name: "admin", Keys: func(u *User) []string {
+			if u.Admin {
+				return []string{"1"}
+			}
+			return nil
+		}},
 	)
 	tokens = store.NewTable[Token]("identity.tokens",
 		store.Index[Token]{Name: "hash", Unique: true, Keys: func(t *Token) []string { return []string{t.Hash} }},
@@ -165,5 +173,31 @@ func Migrations() []store.Migration {
 	}, {
 		Module: "identity", Version: 2, Name: "index external identities",
 		Up: func(tx *store.Tx) error { return users.Reindex(tx, "identity") },
+	}, {
+		Module: "identity", Version: 3, Name: "index administrators",
+		Up: func(tx *store.Tx) error { return users.Reindex(tx, "admin") },
 	}}
+}
+
+// otherActiveAdmins counts the active administrators other than userID: an
+// instance must keep at least one, or nobody could ever administer it again.
+func otherActiveAdmins(tx *store.Tx, userID uint64) (int, error) {
+	ids, err := users.IDsBy(tx, "admin", "1")
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, id := range ids {
+		if id == userID {
+			continue
+		}
+		u, err := users.Get(tx, id)
+		if err != nil {
+			return 0, err
+		}
+		if u.Admin && u.State == StateActive {
+			n++
+		}
+	}
+	return n, nil
 }

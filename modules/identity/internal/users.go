@@ -319,6 +319,21 @@ func conflictAsValidation(err error) error {
 }
 
 func (s *Service) updateUser(ctx context.Context, in *updateUserInput) (*userOutput, error) {
+	// The hash is computed before the write: bcrypt takes tens of
+	// milliseconds, and inside the transaction every other writer of the
+	// group commit would wait for it. A password the validation refuses
+	// wastes one hash, nothing more.
+	var password string
+	var hash []byte
+	if in.Body.Password != nil {
+		password = *in.Body.Password
+		if n := len(password); n >= MinPasswordLength && n <= 72 { // otherwise the validation below refuses it
+			var err error
+			if hash, err = bcrypt.GenerateFromPassword([]byte(password), s.cost); err != nil {
+				return nil, err
+			}
+		}
+	}
 	var out *User
 	err := s.update(ctx, func(tx *store.Tx) error {
 		u, err := users.Get(tx, uint64(in.ID))
@@ -328,19 +343,16 @@ func (s *Service) updateUser(ctx context.Context, in *updateUserInput) (*userOut
 		if err != nil {
 			return err
 		}
-		applyFields(u, &in.Body, s.now())
-		password := ""
-		if in.Body.Password != nil {
-			password = *in.Body.Password
+		if in.Body.Admin != nil && !*in.Body.Admin {
+			if err := keepsAnAdmin(tx, u, "demoted"); err != nil {
+				return err
+			}
 		}
+		applyFields(u, &in.Body, s.now())
 		if v := validateUser(u, password, in.Body.Password != nil); v != nil {
 			return v
 		}
 		if in.Body.Password != nil {
-			hash, err := bcrypt.GenerateFromPassword([]byte(password), s.cost)
-			if err != nil {
-				return err
-			}
 			u.PasswordHash = hash
 			u.PasswordExpired = true // an admin-set password must be changed
 		}
@@ -396,6 +408,12 @@ func (s *Service) deleteUser(ctx context.Context, in *UserIDPath) (*maybeOutput,
 		if err != nil {
 			return err
 		}
+		if int64(u.ID) == auth.FromContext(ctx).UserID() {
+			return api.Forbidden("you cannot delete yourself")
+		}
+		if err := keepsAnAdmin(tx, u, "deleted"); err != nil {
+			return err
+		}
 		if err := deleteOwned(tx, u.ID); err != nil {
 			return err
 		}
@@ -441,6 +459,14 @@ func (s *Service) setState(ctx context.Context, id int64, block bool) (*boolOutp
 		if err != nil {
 			return err
 		}
+		if block && u.State == StateActive {
+			if int64(u.ID) == auth.FromContext(ctx).UserID() {
+				return api.Forbidden("you cannot block yourself")
+			}
+			if err := keepsAnAdmin(tx, u, "blocked"); err != nil {
+				return err
+			}
+		}
 		if u.State == StateLDAPBlocked {
 			if block {
 				return api.Forbidden("LDAP blocked users cannot be modified by the API")
@@ -465,4 +491,20 @@ func (s *Service) blockUser(ctx context.Context, in *UserIDPath) (*boolOutput, e
 
 func (s *Service) unblockUser(ctx context.Context, in *UserIDPath) (*boolOutput, error) {
 	return s.setState(ctx, in.ID, false)
+}
+
+// keepsAnAdmin refuses a change that would leave no active administrator:
+// what is "block", "delete" or "demote" u, an active administrator.
+func keepsAnAdmin(tx *store.Tx, u *User, what string) error {
+	if !u.Admin || u.State != StateActive {
+		return nil
+	}
+	n, err := otherActiveAdmins(tx, u.ID)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return api.Forbidden("the last active administrator cannot be " + what)
+	}
+	return nil
 }
