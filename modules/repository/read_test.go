@@ -217,7 +217,7 @@ func TestBranchesAndTags(t *testing.T) {
 	if err != nil || len(tags) != 2 || tags[0].Name != "v2.0" || tags[1].Name != "v1.0" {
 		t.Fatalf("tags must be in reverse name order: %+v %v", tags, err)
 	}
-	if tags[0].Message != "release two\n" || tags[0].Commit.ID != w.head {
+	if tags[0].Message != "release two" || tags[0].Commit.ID != w.head {
 		t.Fatalf("annotated tag %+v", tags[0])
 	}
 	var raw []map[string]any

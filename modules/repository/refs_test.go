@@ -74,7 +74,7 @@ func TestTagWritesAndReleases(t *testing.T) {
 	}
 	r, raw := w.s.JSON(t, http.MethodPost, base+"/tags", strings.NewReader(`{"tag_name":"v3.0","ref":"master","message":"three","release_description":"notes"}`), &tag,
 		"PRIVATE-TOKEN", w.s.RootToken, "Content-Type", "application/json")
-	if r.StatusCode != 201 || tag.Message != "three\n" || tag.Commit.ID != w.head || tag.Release == nil || tag.Release.Description != "notes" {
+	if r.StatusCode != 201 || tag.Message != "three" || tag.Commit.ID != w.head || tag.Release == nil || tag.Release.Description != "notes" {
 		t.Fatalf("create: %d %s", r.StatusCode, raw)
 	}
 	if typ := gitCmd(t, w.bare, "cat-file", "-t", "refs/tags/v3.0"); typ != "tag" {

@@ -475,7 +475,9 @@ type tagInput struct {
 func tagView(repo *git.Repository, r *plumbing.Reference) (TagView, error) {
 	v := TagView{Name: r.Name().Short()}
 	if t, err := repo.TagObject(r.Hash()); err == nil {
-		msg := t.Message
+		// The object ends its message with a newline that nobody typed;
+		// GitLab shows the message as it was given.
+		msg := strings.TrimSuffix(t.Message, "\n")
 		v.Message = &msg
 	}
 	c, err := peel(repo, r.Hash())
