@@ -2,7 +2,16 @@
 GO        ?= go
 BIN       := bin
 PKG       := github.com/fennec-forge/fennec
-VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# A semver-shaped version, as clients that parse /version expect: the tag on
+# a tagged commit (v0.1.0 -> 0.1.0); N commits after it, the next patch as a
+# pre-release (0.1.1-dev.N+gSHA); with no tag, 0.0.0-dev+SHA. ".dirty" marks
+# a build from uncommitted changes.
+VERSION   ?= $(shell d=$$(git describe --tags --long --dirty --match 'v[0-9]*.[0-9]*.[0-9]*' 2>/dev/null); \
+	if [ -z "$$d" ]; then \
+		echo "0.0.0-dev+$$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo .dirty)"; \
+	else echo "$$d" | awk -F- '{ split(substr($$1, 2), v, "."); dirty = ($$4 == "dirty") ? ".dirty" : ""; \
+		if ($$2 == 0 && dirty == "") print v[1] "." v[2] "." v[3]; \
+		else print v[1] "." v[2] "." v[3] + 1 "-dev." $$2 "+" $$3 dirty }'; fi)
 REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -s -w -X $(PKG)/core.version=$(VERSION) -X $(PKG)/core.revision=$(REVISION)
 PLUGINS   := $(notdir $(patsubst %/,%,$(dir $(wildcard plugins/*/main.go))))
@@ -11,7 +20,7 @@ PROTOS    := $(shell find sdk -name '*.proto' 2>/dev/null)
 # `./...` stops at a nested go.mod, so test and vet visit each.
 MODULES   := . sdk
 
-.PHONY: build run test vet fmt-check bench bench-git proto clean
+.PHONY: build run test vet fmt-check bench bench-git proto clean version
 
 ## build: bin/fennec and every plugin under bin/plugins/
 build:
@@ -21,6 +30,10 @@ build:
 		echo "$(GO) build -o $(BIN)/plugins/$$p ./plugins/$$p"; \
 		$(GO) build -ldflags '$(LDFLAGS) -X main.version=$(VERSION)' -o $(BIN)/plugins/$$p ./plugins/$$p || exit 1; \
 	done
+
+## version: the version make build stamps into the binaries
+version:
+	@echo $(VERSION)
 
 ## run: build and start the stock host on http://127.0.0.1:8080 with data in ./data
 run: build

@@ -29,7 +29,7 @@ import (
 
 // Set at link time by the Makefile (-X); never changed at run time.
 var (
-	version  = "dev"
+	version  = "0.0.0-dev" // semver-shaped even in a plain `go build`
 	revision = "unknown"
 )
 

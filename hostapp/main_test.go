@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -318,5 +319,22 @@ func TestOfflineBackupAndMissingStore(t *testing.T) {
 	}
 	if err := store.Verify(dest); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestVersionIsSemver: clients that parse GET /version expect semver, so
+// the version make build stamps is one (from the latest vX.Y.Z tag, or
+// 0.0.0-dev+SHA), and so is a plain go build's.
+func TestVersionIsSemver(t *testing.T) {
+	semver := regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+	if _, err := exec.LookPath("make"); err == nil {
+		out, err := exec.Command("make", "-s", "--no-print-directory", "-C", "..", "version").Output()
+		if v := strings.TrimSpace(string(out)); err != nil || !semver.MatchString(v) {
+			t.Errorf("make version: %q %v", v, err)
+		}
+	}
+	out, err := exec.Command(binary, "version").Output()
+	if f := strings.Fields(string(out)); err != nil || len(f) < 2 || !semver.MatchString(f[1]) {
+		t.Errorf("fennec version: %q %v", out, err)
 	}
 }
