@@ -286,24 +286,33 @@ func registerRoutes(p routesParams) {
 	}
 }
 
-// Start runs every module's start hook, then listens (unless Listen is
-// empty) and marks the app ready.
+// Start binds the listening socket (unless Listen is empty), runs every
+// module's start hook, then serves and marks the app ready. The socket is
+// bound first so that a port already in use fails the start before any
+// module acts (before the first administrator is created and its one-time
+// password printed for a server that never ran).
 func (a *App) Start(ctx context.Context) error {
-	if err := a.fx.Start(ctx); err != nil {
-		return unwrapFx(err)
-	}
 	if a.cfg.Listen != "" {
-		if err := a.listen(); err != nil {
-			_ = a.fx.Stop(context.Background())
+		if err := a.bind(); err != nil {
 			return err
 		}
+	}
+	if err := a.fx.Start(ctx); err != nil {
+		if a.listener != nil {
+			_ = a.listener.Close()
+		}
+		return unwrapFx(err)
+	}
+	if a.listener != nil {
+		a.serve()
 	}
 	a.admin = startAdminSocket(a.cfg.Data, a.db, a.log, a.serveCommand)
 	a.api.SetReady(true)
 	return nil
 }
 
-func (a *App) listen() error {
+// bind opens the listening socket; serve starts answering on it.
+func (a *App) bind() error {
 	ln, err := net.Listen("tcp", a.cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("fennec: listen on %s: %w", a.cfg.Listen, err)
@@ -312,6 +321,11 @@ func (a *App) listen() error {
 	if a.cfg.ExternalURL == "" {
 		a.api.SetExternalURL(config.ExternalURLFor(ln.Addr().String()))
 	}
+	return nil
+}
+
+func (a *App) serve() {
+	ln := a.listener
 	a.srv = &http.Server{
 		Handler:           a.api.Handler(),
 		ReadHeaderTimeout: a.cfg.ReadHeaderTimeout,
@@ -325,7 +339,6 @@ func (a *App) listen() error {
 		}
 	}()
 	a.log.Info("listening", zap.String("addr", ln.Addr().String()), zap.String("external_url", a.api.ExternalURL()))
-	return nil
 }
 
 // Stop marks the app not ready, drains in-flight requests (bounded by ctx),

@@ -142,17 +142,17 @@ func serve(args []string, modules []fennec.Module, stderr io.Writer) int {
 	}
 	cfg, err := flags.Load(os.LookupEnv)
 	if err != nil {
-		fmt.Fprintln(stderr, "fennec:", err)
+		fmt.Fprintln(stderr, "fennec:", strings.TrimPrefix(err.Error(), "fennec: "))
 		return 2
 	}
 	app, err := fennec.New(fennec.WithConfig(cfg), fennec.WithModules(modules...))
 	if err != nil {
-		fmt.Fprintln(stderr, "fennec:", err)
+		fmt.Fprintln(stderr, "fennec:", strings.TrimPrefix(err.Error(), "fennec: "))
 		return 1
 	}
 	tuneGC(os.LookupEnv)
 	if err := app.Run(); err != nil {
-		fmt.Fprintln(stderr, "fennec:", err)
+		fmt.Fprintln(stderr, "fennec:", strings.TrimPrefix(err.Error(), "fennec: "))
 		return 1
 	}
 	return 0

@@ -338,3 +338,35 @@ func TestVersionIsSemver(t *testing.T) {
 		t.Errorf("fennec version: %q %v", out, err)
 	}
 }
+
+// TestPortInUseFailsBeforeAnything: a serve whose port is taken stops with
+// one clear line before any module acts: no administrator is created, so no
+// one-time password is printed for a server that never ran.
+func TestPortInUseFailsBeforeAnything(t *testing.T) {
+	t.Parallel()
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	data := t.TempDir()
+	cmd := exec.Command(binary, "serve", "--listen", busy.Addr().String(), "--data", data)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err == nil {
+		t.Fatal("serve on a busy port succeeded")
+	}
+	out := stderr.String()
+	if strings.Contains(out, "password") || strings.Contains(out, "created the administrator") {
+		t.Fatalf("an administrator was created before the port was tried:\n%s", out)
+	}
+	want := "fennec: listen on " + busy.Addr().String() + ": "
+	if !strings.Contains(out, want) || strings.Contains(out, "fennec: fennec:") {
+		t.Fatalf("stderr %q, want one line with %q", out, want)
+	}
+	// The next start, on a free port, creates the administrator then.
+	s := startServer(t, data)
+	if m := s.logs.find("created the administrator; this password is shown only once"); m == nil || m["password"] == "" {
+		t.Fatalf("no administrator created on the first real start; log:\n%s", s.logs.text())
+	}
+}
