@@ -41,6 +41,7 @@ run: build
 
 ## test: vet, formatting, and every test with the race detector
 test: vet fmt-check
+	@test -x /usr/sbin/slapd || echo "make test: /usr/sbin/slapd is missing, so the LDAP tests will be SKIPPED (apt-get install slapd ldap-utils; .ci/run installs them)"
 	@for m in $(MODULES); do \
 		echo "(cd $$m && $(GO) test -race -count=1 ./...)"; \
 		(cd $$m && $(GO) test -race -count=1 ./...) || exit 1; \
