@@ -47,6 +47,7 @@ plugins:
 	}
 	pid := int(running["pid"].(float64))
 
+	var retryAfter string // of the last login
 	login := func(user, password string) (int, map[string]any) {
 		body := strings.NewReader(fmt.Sprintf(`{"login":%q,"password":%q}`, user, password))
 		resp, err := http.Post(s.url("/api/v4/session"), "application/json", body)
@@ -54,6 +55,7 @@ plugins:
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
+		retryAfter = resp.Header.Get("Retry-After")
 		var v map[string]any
 		_ = json.NewDecoder(resp.Body).Decode(&v)
 		return resp.StatusCode, v
@@ -81,11 +83,17 @@ plugins:
 	if code, _ := login("root", "password-123"); code != http.StatusCreated {
 		t.Fatalf("local login right after the plugin crashed: %d", code)
 	}
+	// Meanwhile a directory user is told to try again (503 with
+	// Retry-After), never that the password is wrong.
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		code, bob := login("bob", ldaptest.BobPW)
 		if code == http.StatusCreated && bob["username"] == "bob" {
 			break
+		}
+		if code != http.StatusServiceUnavailable || retryAfter == "" ||
+			bob["message"] != "503 Service Unavailable - a sign-in provider is restarting; try again shortly" {
+			t.Fatalf("LDAP login while the plugin restarts: %d %v (Retry-After %q)", code, bob, retryAfter)
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("LDAP logins did not come back after the crash: %d %v\n%s", code, bob, s.logs.text())

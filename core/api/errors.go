@@ -181,6 +181,9 @@ func coreResponse(err error) (*Error, bool) {
 		return Validation(fields.Fields()), true
 	case errors.As(err, &throttled): // before ErrUnauthorized, which it also matches
 		return TooManyRequests(throttled.RetryAfterSeconds()), true
+	case errors.Is(err, auth.ErrProviderUnavailable):
+		return &Error{Status: 503, Message: "503 Service Unavailable - a sign-in provider is restarting; try again shortly",
+			Header: http.Header{"Retry-After": {"2"}}}, true
 	case errors.Is(err, auth.ErrUnauthorized), errors.Is(err, auth.ErrInvalidPassword):
 		return Unauthorized(), true
 	case errors.As(err, &forbidden):

@@ -19,6 +19,12 @@ var ErrUnknownToken = errors.New("auth: unknown token")
 // or password (never saying which).
 var ErrInvalidPassword = errors.New("auth: invalid login or password")
 
+// ErrProviderUnavailable is returned by a PasswordAuthenticator when no
+// one accepted the login and an external provider that might have could
+// not be asked (its plugin is restarting): the caller should try again
+// soon, not conclude that the password is wrong.
+var ErrProviderUnavailable = errors.New("auth: a sign-in provider is unavailable")
+
 // ErrUserNotFound is returned by UserLookup.
 var ErrUserNotFound = errors.New("auth: user not found")
 

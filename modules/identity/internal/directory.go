@@ -31,8 +31,11 @@ func (s *Service) SetProviders(p []DirectoryProvider) { s.providers = p }
 // verifyLogin checks a login and password: the local password first, then
 // each external provider in order. A rejection moves on to the next provider;
 // a provider that is down is skipped with a warning, so local logins keep
-// working whatever happens to plugins. Callers go through loginUser, which
-// throttles.
+// working whatever happens to plugins. When nobody accepted the login and a
+// provider was down, the answer is auth.ErrProviderUnavailable (503, try
+// again), not a wrong password: the directory may well know the user, and a
+// 401 would send them to reset a password that is right. Callers go through
+// loginUser, which throttles (and does not count such an attempt).
 func (s *Service) verifyLogin(ctx context.Context, login, password string) (*User, error) {
 	u, localErr := s.checkPassword(ctx, login, password)
 	if localErr == nil || len(s.providers) == 0 || password == "" || login == "" {
@@ -41,6 +44,7 @@ func (s *Service) verifyLogin(ctx context.Context, login, password string) (*Use
 	if errors.Is(localErr, auth.ErrUnauthorized) {
 		return nil, localErr // a blocked local account: no second chances
 	}
+	unavailable := false
 	for _, p := range s.providers {
 		id, err := p.Provider.Authenticate(ctx, login, password)
 		switch {
@@ -50,8 +54,12 @@ func (s *Service) verifyLogin(ctx context.Context, login, password string) (*Use
 			errors.Is(err, authprovider.ErrDisabled):
 			continue
 		default:
+			unavailable = true
 			s.log.Warn("auth provider failed; trying the next one", zap.String("provider", p.Name), zap.Error(err))
 		}
+	}
+	if unavailable {
+		return nil, auth.ErrProviderUnavailable
 	}
 	return nil, auth.ErrInvalidPassword
 }
