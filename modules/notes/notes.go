@@ -5,45 +5,26 @@ import (
 
 	"go.uber.org/fx"
 
-	"github.com/fennec-forge/fennec/modules/projects"
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/modules/notes/event"
+	"github.com/fennec-forge/fennec/modules/notes/internal"
+	"github.com/fennec-forge/fennec/modules/notes/noteable"
+	"github.com/fennec-forge/fennec/modules/projects/feed"
 )
 
-// Noteable is a thing notes are written on, as its owning module describes
-// it to the notes module.
-type Noteable struct {
-	Type        string // noteable_type: "Issue", "MergeRequest", "Snippet"
-	ID          int64  // global id: the notes' noteable_id
-	IID         int64  // per-project iid (0 for snippets)
-	ProjectID   int64
-	Title       string
-	AuthorID    int64
-	AssigneeIDs []int64
-	// Confidential: only Reporter+ members, the author and the assignees
-	// may see it (and so be mentioned, notified or given a todo).
-	Confidential bool
-	WebURL       string
-}
-
-// Kind is a kind of noteable a module owns; the notes module serves
-// /projects/:id/<Path>/:<Param>/notes for each registered kind, so it knows
-// nothing of issues, snippets or merge requests.
-type Kind struct {
-	Type  string // "Issue"
-	Path  string // the URL segment: "issues"
-	Param string // the path parameter's name: "issue_iid"
-	// Resolve finds the noteable of project p that ref names (an iid; a
-	// snippet's id) as the caller in ctx sees it. A missing or hidden one is
-	// the owning module's not-found error (mapped by that module to its 404,
-	// "404 Issue Not Found"); the project has already been resolved.
-	Resolve func(ctx context.Context, p projects.ProjectInfo, ref int64) (Noteable, error)
-	// CanComment returns nil when the caller in ctx may add a note to n
-	// (issues: anyone who may read the issue; merge requests: locked ones
-	// refuse), or the error to answer.
-	CanComment func(ctx context.Context, p projects.ProjectInfo, n Noteable) error
-	// NoteView, when set, renders GET .../notes/:note_id instead of the Note
-	// resource (the spec's snippet-note quirk); note is the Note resource.
-	NoteView func(ctx context.Context, n Noteable, note any) (any, error)
-}
+// The contract's types live in package noteable (internal/ reads them, and
+// the root imports internal/); these are the names to use.
+type (
+	// Noteable is a thing notes are written on, as its owning module
+	// describes it to the notes module (noteable.Noteable documents its
+	// fields).
+	Noteable = noteable.Noteable
+	// Kind is a kind of noteable a module owns; the notes module serves
+	// /projects/:id/<Path>/:<Param>/notes for each registered kind, so it
+	// knows nothing of issues, snippets or merge requests
+	// (noteable.Kind documents its fields).
+	Kind = noteable.Kind
+)
 
 // KindsGroup is the fx value group of the registered noteable kinds.
 const KindsGroup = "fennec.notes.kinds"
@@ -85,4 +66,36 @@ type Service interface {
 	// deleted (a project's are removed by the notes module itself when the
 	// project goes).
 	Remove(ctx context.Context, noteableType string, id int64) error
+}
+
+// The events the module publishes; their contract is package event.
+type (
+	// NoteEvent is published when a note is created or updated.
+	NoteEvent  = event.NoteEvent
+	NoteAction = event.NoteAction
+)
+
+// The actions of NoteEvent.
+const (
+	NoteCreated = event.NoteCreated
+	NoteUpdated = event.NoteUpdated
+)
+
+// ErrNotFound: no such note on the noteable (or one on another); answered
+// 404 Note Not Found.
+var ErrNotFound = internal.ErrNoteNotFound
+
+// Module is the notes module for fennec.WithModules.
+func Module() fennec.Module {
+	return fennec.NewModule("notes",
+		fennec.Tables(internal.Tables()...),
+		fennec.Migrations(internal.Migrations()...),
+		// The noteable kinds come from the modules that own them (issues,
+		// snippets, merge requests), so a new kind needs no change here.
+		fx.Provide(fx.Annotate(internal.NewService, fx.ParamTags("", "", "", "", "", "", `group:"`+KindsGroup+`"`))),
+		fx.Provide(func(s *internal.Service) Service { return s }),
+		fennec.ProvideRoutes(internal.NewRoutes),
+		fennec.ProvideSubscribers(internal.Subscribers),
+		feed.ProvideKinds(internal.FeedKinds),
+	)
 }

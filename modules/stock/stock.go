@@ -8,8 +8,10 @@ import (
 	"github.com/fennec-forge/fennec/modules/activity"
 	"github.com/fennec-forge/fennec/modules/ci"
 	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/notes"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
+	"github.com/fennec-forge/fennec/modules/todos"
 )
 
 // Modules returns the stock modules, lowest layer first.
@@ -19,6 +21,8 @@ func Modules() []fennec.Module {
 		projects.Module(),
 		repository.Module(),
 		ci.Module(),
+		todos.Module(),
+		notes.Module(),
 		activity.Module(),
 	}
 }

@@ -2,46 +2,49 @@ package todos
 
 import (
 	"context"
-	"errors"
 
 	"go.uber.org/fx"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/modules/todos/internal"
+	"github.com/fennec-forge/fennec/modules/todos/todo"
 )
 
-// Action is a todo's action_name, in GitLab's words.
-type Action string
+// The contract's types live in package todo (internal/ builds and reads
+// them, and the root imports internal/); these are the names to use.
+type (
+	// Action is a todo's action_name, in GitLab's words.
+	Action = todo.Action
+	// Target names what a todo is about: an issue or a merge request
+	// (Type is the API's target_type, "Issue", "MergeRequest"; ID its
+	// global id).
+	Target = todo.Target
+	// New is a todo to add: for UserID, because AuthorID did Action on
+	// Target. Body is the text shown with it (the note or description that
+	// mentioned the user; the target's title otherwise).
+	New = todo.New
+	// Kind is a kind of todo target a module owns (issues register
+	// "Issue", merge requests "MergeRequest"). Render gives the target as
+	// the API renders it (the Todo resource's target field) and its web URL
+	// (target_url); Visible says whether a user may see it (confidential
+	// issues). Both are called with the context of the request being
+	// answered.
+	Kind = todo.Kind
+)
 
 // The actions of GitLab 9.x's todos.
 const (
-	Assigned          Action = "assigned"
-	Mentioned         Action = "mentioned"
-	BuildFailed       Action = "build_failed"
-	Marked            Action = "marked"
-	Unmergeable       Action = "unmergeable"
-	DirectlyAddressed Action = "directly_addressed"
+	Assigned          = todo.Assigned
+	Mentioned         = todo.Mentioned
+	BuildFailed       = todo.BuildFailed
+	Marked            = todo.Marked
+	Unmergeable       = todo.Unmergeable
+	DirectlyAddressed = todo.DirectlyAddressed
 )
-
-// Target names what a todo is about: an issue or a merge request (Type is
-// the API's target_type, "Issue", "MergeRequest"; ID its global id).
-type Target struct {
-	Type      string
-	ID        int64
-	ProjectID int64
-}
-
-// New is a todo to add: for UserID, because AuthorID did Action on Target.
-// Body is the text shown with it (the note or description that mentioned
-// the user; the target's title otherwise).
-type New struct {
-	UserID   int64
-	AuthorID int64
-	Target   Target
-	Action   Action
-	Body     string
-}
 
 // ErrExists is Mark's answer when the user already has a pending todo for
 // the target: the endpoints answer 304 Not Modified.
-var ErrExists = errors.New("todos: a pending todo for this target exists")
+var ErrExists = todo.ErrExists
 
 // Service is how the modules that own targets (issues, merge requests) and
 // those that find mentions (notes) keep the todo lists. Each method called
@@ -67,17 +70,6 @@ type Service interface {
 	Remove(ctx context.Context, target Target) error
 }
 
-// Kind is a kind of todo target a module owns (issues register "Issue",
-// merge requests "MergeRequest"). Render gives the target as the API
-// renders it (the Todo resource's target field) and its web URL
-// (target_url); Visible says whether a user may see it (confidential issues).
-// Both are called with the context of the request being answered.
-type Kind struct {
-	Type    string
-	Render  func(ctx context.Context, t Target) (view any, webURL string, err error)
-	Visible func(ctx context.Context, userID int64, t Target) (bool, error)
-}
-
 // KindsGroup is the fx value group of the registered kinds.
 const KindsGroup = "fennec.todos.kinds"
 
@@ -85,4 +77,18 @@ const KindsGroup = "fennec.todos.kinds"
 // of []Kind whose parameters fx fills.
 func ProvideKinds(ctor any) fx.Option {
 	return fx.Provide(fx.Annotate(ctor, fx.ResultTags(`group:"`+KindsGroup+`,flatten"`)))
+}
+
+// Module is the todos module for fennec.WithModules.
+func Module() fennec.Module {
+	return fennec.NewModule("todos",
+		fennec.Tables(internal.Tables()...),
+		fennec.Migrations(internal.Migrations()...),
+		// The target kinds come from the modules that own them (issues,
+		// merge requests), so a new kind needs no change here.
+		fx.Provide(fx.Annotate(internal.NewService, fx.ParamTags("", "", "", "", `group:"`+KindsGroup+`"`))),
+		fx.Provide(func(s *internal.Service) Service { return s }),
+		fennec.ProvideRoutes(internal.NewRoutes),
+		fennec.ProvideSubscribers(internal.Subscribers),
+	)
 }

@@ -1,0 +1,242 @@
+package notes_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/notes"
+	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
+	"github.com/fennec-forge/fennec/modules/todos"
+)
+
+// The tests drive the notes module's generic mechanics through a test-only
+// noteable kind, "Thing" (/projects/:id/things/:thing_iid/notes), kept in
+// memory by a tiny module that registers it with notes.ProvideKinds and
+// todos.ProvideKinds exactly as the issues, snippets and merge requests
+// modules do: the notes module knows none of them, so a kind of its own
+// tests exercises the same paths. (Until the issues module landed this was
+// the only kind there was.)
+
+var errThingNotFound = errors.New("thing not found")
+
+// things is the test kind's store: noteables by project and iid.
+type things struct {
+	mu     sync.Mutex
+	nextID int64
+	rows   map[int64]map[int64]notes.Noteable // project -> iid -> thing
+}
+
+func (ts *things) add(projectID, authorID int64, title string, confidential bool, assignees ...int64) notes.Noteable {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.rows == nil {
+		ts.rows = map[int64]map[int64]notes.Noteable{}
+	}
+	if ts.rows[projectID] == nil {
+		ts.rows[projectID] = map[int64]notes.Noteable{}
+	}
+	ts.nextID += 1000 // global ids far from iids, so a mix-up shows
+	n := notes.Noteable{Type: "Thing", ID: ts.nextID, IID: int64(len(ts.rows[projectID]) + 1), ProjectID: projectID, Title: title,
+		AuthorID: authorID, AssigneeIDs: assignees, Confidential: confidential, WebURL: "http://x/things/" + title}
+	ts.rows[projectID][n.IID] = n
+	return n
+}
+
+func (ts *things) byID(id int64) (notes.Noteable, bool) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for _, m := range ts.rows {
+		for _, n := range m {
+			if n.ID == id {
+				return n, true
+			}
+		}
+	}
+	return notes.Noteable{}, false
+}
+
+// visibleTo is the confidential rule of the Noteable contract.
+func visibleTo(n notes.Noteable, user int64, level int) bool {
+	return !n.Confidential || level >= projects.Reporter || user == n.AuthorID || slices.Contains(n.AssigneeIDs, user)
+}
+
+func (ts *things) resolve(ctx context.Context, p projects.ProjectInfo, ref int64) (notes.Noteable, error) {
+	ts.mu.Lock()
+	n, ok := ts.rows[p.ID][ref]
+	ts.mu.Unlock()
+	if !ok || !visibleTo(n, auth.FromContext(ctx).UserID(), p.Level) {
+		return notes.Noteable{}, errThingNotFound
+	}
+	return n, nil
+}
+
+// module is the test kind's module; locked things refuse comments, as
+// locked merge requests will.
+func (ts *things) module(locked *sync.Map) fennec.Module {
+	kind := notes.Kind{Type: "Thing", Path: "things", Param: "thing_iid", Resolve: ts.resolve,
+		CanComment: func(_ context.Context, _ projects.ProjectInfo, n notes.Noteable) error {
+			if _, ok := locked.Load(n.ID); ok {
+				return projects.ErrForbidden
+			}
+			return nil
+		}}
+	// A second kind with the snippet-note GET quirk (NoteView).
+	quirky := kind
+	quirky.Type, quirky.Path, quirky.Param = "Gadget", "gadgets", "gadget_id"
+	quirky.Resolve = func(ctx context.Context, p projects.ProjectInfo, ref int64) (notes.Noteable, error) {
+		ts.mu.Lock()
+		defer ts.mu.Unlock()
+		for _, n := range ts.rows[p.ID] {
+			if n.ID == ref {
+				n.Type, n.IID = "Gadget", 0
+				return n, nil
+			}
+		}
+		return notes.Noteable{}, errThingNotFound
+	}
+	quirky.NoteView = func(_ context.Context, n notes.Noteable, note any) (any, error) {
+		return map[string]any{"id": n.ID, "title": n.Title, "note": note}, nil
+	}
+	todoKind := todos.Kind{Type: "Thing",
+		Render: func(_ context.Context, t todos.Target) (any, string, error) {
+			n, ok := ts.byID(t.ID)
+			if !ok {
+				return nil, "", errThingNotFound
+			}
+			return map[string]any{"id": n.ID, "iid": n.IID, "title": n.Title}, n.WebURL, nil
+		},
+		Visible: func(_ context.Context, user int64, t todos.Target) (bool, error) {
+			n, ok := ts.byID(t.ID)
+			// The level is not known here; confidential things are for
+			// their author and assignees only in these tests.
+			return ok && visibleTo(n, user, 0), nil
+		}}
+	return fennec.NewModule("things-test",
+		notes.ProvideKinds(func() []notes.Kind { return []notes.Kind{kind, quirky} }),
+		todos.ProvideKinds(func() []todos.Kind { return []todos.Kind{todoKind} }),
+		fennec.ProvideRoutes(func() fennec.Routes {
+			return fennec.Routes{Name: "things-test", Register: func(a *api.API) {
+				a.MapError(errThingNotFound, func(error) *api.Error { return api.NotFound("Thing") })
+			}}
+		}),
+	)
+}
+
+// env is a running stock application with the test kind, its bus, store
+// and the notes and todos services.
+type env struct {
+	*fennectest.Server
+	things *things
+	locked *sync.Map
+	bus    *events.Bus
+	db     *store.DB
+	notes  notes.Service
+	todos  todos.Service
+}
+
+func start(t testing.TB, opts ...fennectest.Option) *env {
+	t.Helper()
+	e := &env{things: &things{}, locked: &sync.Map{}}
+	opts = append([]fennectest.Option{
+		fennectest.WithOptions(fennec.WithModules(e.things.module(e.locked))),
+		fennectest.WithExtract(&e.bus, &e.db, &e.notes, &e.todos),
+	}, opts...)
+	e.Server = stocktest.Start(t, opts...)
+	return e
+}
+
+// drain waits until every event committed so far has been delivered.
+func (e *env) drain(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.bus.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type user = *fennectest.User
+
+func (e *env) user(t testing.TB, name string, opts ...fennectest.UserOption) user {
+	t.Helper()
+	return e.CreateUser(t, name, opts...)
+}
+
+func (e *env) project(t testing.TB, c *gitlab.Client, name, visibility string) *gitlab.Project {
+	t.Helper()
+	p, _, err := c.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr(name),
+		Visibility: gitlab.Ptr(gitlab.VisibilityValue(visibility))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (e *env) member(t testing.TB, p *gitlab.Project, u user, level gitlab.AccessLevelValue) {
+	t.Helper()
+	if _, _, err := e.Client.ProjectMembers.AddProjectMember(p.ID, &gitlab.AddProjectMemberOptions{UserID: gitlab.Ptr(u.ID), AccessLevel: &level}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// call sends a raw request with a token and returns status, body.
+func (e *env) call(t testing.TB, token, method, path, body string) (int, http.Header, []byte) {
+	t.Helper()
+	var r io.Reader
+	headers := []string{}
+	if body != "" {
+		r = strings.NewReader(body)
+		headers = append(headers, "Content-Type", "application/json")
+	}
+	if token != "" {
+		headers = append(headers, "PRIVATE-TOKEN", token)
+	}
+	resp := e.Do(t, method, path, r, headers...)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, raw
+}
+
+func notesPath(projectID, iid int64) string {
+	return "/api/v4/projects/" + strconv.FormatInt(projectID, 10) + "/things/" + strconv.FormatInt(iid, 10) + "/notes"
+}
+
+func jsonBody(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func wantStatus(t testing.TB, got int, body []byte, want int) {
+	t.Helper()
+	if got != want {
+		t.Fatalf("status %d, want %d: %s", got, want, body)
+	}
+}
+
+func wantBody(t testing.TB, body []byte, want string) {
+	t.Helper()
+	if strings.TrimSpace(string(body)) != want {
+		t.Fatalf("body %s, want %s", body, want)
+	}
+}

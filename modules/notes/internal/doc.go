@@ -1,0 +1,6 @@
+// Package internal implements the notes module: its tables (notes,
+// per-noteable counts of user notes, subscriptions and participants), the
+// service the owners of noteables call (notes.Service), the generic notes
+// operations served for every registered kind, mentions, the feed kind
+// "Note" and the cleanup subscribers. Only modules/notes may import it.
+package internal

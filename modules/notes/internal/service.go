@@ -1,0 +1,269 @@
+package internal
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/notes/event"
+	"github.com/fennec-forge/fennec/modules/notes/noteable"
+	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/todos"
+)
+
+// ErrNoteNotFound: no such note on the noteable; answered 404 Note Not Found.
+var ErrNoteNotFound = errors.New("notes: note not found")
+
+// Service keeps notes, counts and subscriptions (notes.Service) and serves
+// the notes operations of every registered kind.
+type Service struct {
+	db     *store.DB
+	log    *zap.Logger
+	bus    *events.Bus
+	access projects.Access
+	users  identity.Users
+	todos  todos.Service
+	kinds  []noteable.Kind
+	byType map[string]noteable.Kind
+	now    func() time.Time
+}
+
+// NewService builds the service; kinds are the noteable kinds the modules
+// registered (notes.ProvideKinds).
+func NewService(db *store.DB, log *zap.Logger, bus *events.Bus, access projects.Access, users identity.Users,
+	todoService todos.Service, kinds []noteable.Kind) *Service {
+	s := &Service{db: db, log: log, bus: bus, access: access, users: users, todos: todoService,
+		byType: make(map[string]noteable.Kind, len(kinds)), now: time.Now}
+	for _, k := range kinds {
+		if _, dup := s.byType[k.Type]; dup || k.Type == "" || k.Path == "" || k.Param == "" || k.Resolve == nil {
+			log.Warn("notes: a noteable kind is registered twice or incomplete; left out", zap.String("type", k.Type))
+			continue
+		}
+		s.byType[k.Type] = k
+		s.kinds = append(s.kinds, k)
+	}
+	return s
+}
+
+func noteFor(n noteable.Noteable, author int64, body string, system bool, at time.Time) *Note {
+	return &Note{ProjectID: n.ProjectID, NoteableType: n.Type, NoteableID: n.ID, NoteableRef: n.Ref(), NoteableIID: n.IID,
+		AuthorID: author, Body: body, System: system, CreatedAt: at, UpdatedAt: at}
+}
+
+func noteEvent(action event.NoteAction, n *Note) event.NoteEvent {
+	return event.NoteEvent{Action: action, NoteID: int64(n.ID), Body: n.Body, ProjectID: n.ProjectID, NoteableType: n.NoteableType,
+		NoteableID: n.NoteableID, NoteableIID: n.NoteableIID, AuthorID: n.AuthorID, System: n.System,
+		CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt}
+}
+
+// System implements notes.Service.
+func (s *Service) System(ctx context.Context, n noteable.Noteable, authorID int64, body string) error {
+	if n.ID <= 0 || n.Type == "" || body == "" {
+		return errors.New("notes: a system note needs a noteable and a body")
+	}
+	at := s.now().UTC()
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		note := noteFor(n, authorID, body, true, at)
+		if err := insertNote(tx, note); err != nil {
+			return err
+		}
+		return s.bus.Publish(tx, noteEvent(event.NoteCreated, note))
+	})
+}
+
+// UserNotesCounts implements notes.Service.
+func (s *Service) UserNotesCounts(ctx context.Context, noteableType string, ids []int64) (map[int64]int, error) {
+	out := make(map[int64]int, len(ids))
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		for _, id := range ids {
+			out[id] = userCount(tx, noteableType, id)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Mentioned implements notes.Service: a Mentioned todo for each user
+// @mentioned in text who may see n (todos.Service.Add skips the others and
+// the author), and those users take part in n's conversation from then on.
+func (s *Service) Mentioned(ctx context.Context, n noteable.Noteable, authorID int64, text string) error {
+	return s.mention(ctx, n, authorID, text, nil)
+}
+
+// mention is Mentioned, leaving out the names in skip (those the text
+// mentioned before an edit: GitLab gives a todo for a new mention only).
+func (s *Service) mention(ctx context.Context, n noteable.Noteable, authorID int64, text string, skip []string) error {
+	names := Mentions(text)
+	if len(names) == 0 {
+		return nil
+	}
+	var add []todos.New
+	var mentioned []int64
+	for _, name := range names {
+		if slices.Contains(skip, name) {
+			continue
+		}
+		u, err := s.users.UserByUsername(ctx, name)
+		if errors.Is(err, identity.ErrUserNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if u.ID == authorID {
+			continue
+		}
+		ok, err := s.canSee(ctx, u, n)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		mentioned = append(mentioned, u.ID)
+		add = append(add, todos.New{UserID: u.ID, AuthorID: authorID, Action: todos.Mentioned, Body: text,
+			Target: todos.Target{Type: n.Type, ID: n.ID, ProjectID: n.ProjectID}})
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		for _, id := range mentioned {
+			if err := participate(tx, n, id); err != nil {
+				return err
+			}
+		}
+		return s.todos.Add(tx.Context(), add...)
+	})
+}
+
+// canSee reports whether user u may see n: an active user who may read its
+// project and, for a confidential noteable, a Reporter+ member (or an
+// administrator), its author or an assignee.
+func (s *Service) canSee(ctx context.Context, u identity.UserInfo, n noteable.Noteable) (bool, error) {
+	p, err := auth.ForUser(&auth.User{ID: u.ID, Username: u.Username, Admin: u.Admin, Blocked: u.State != "active", External: u.External})
+	if err != nil {
+		return false, nil // blocked
+	}
+	info, err := s.access.RequireID(auth.WithPrincipal(ctx, p), n.ProjectID, projects.ReadProject)
+	if errors.Is(err, projects.ErrNotFound) || errors.Is(err, projects.ErrForbidden) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !n.Confidential {
+		return true, nil
+	}
+	return info.Level >= projects.Reporter || u.ID == n.AuthorID || slices.Contains(n.AssigneeIDs, u.ID), nil
+}
+
+// participate records that user takes part in n's conversation.
+func participate(tx *store.Tx, n noteable.Noteable, user int64) error {
+	sub, err := subscriptions.GetBy(tx, "key", subscriptionKey(n.Type, n.ID, user))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return subscriptions.Insert(tx, &Subscription{ProjectID: n.ProjectID, NoteableType: n.Type, NoteableID: n.ID, UserID: user, Participant: true})
+	case err != nil:
+		return err
+	case sub.Participant:
+		return nil
+	}
+	sub.Participant = true
+	return subscriptions.Update(tx, sub)
+}
+
+// Subscribe implements notes.Service.
+func (s *Service) Subscribe(ctx context.Context, n noteable.Noteable, userID int64, subscribed bool) (changed bool, err error) {
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		changed = false
+		sub, err := subscriptions.GetBy(tx, "key", subscriptionKey(n.Type, n.ID, userID))
+		if errors.Is(err, store.ErrNotFound) {
+			sub, err = nil, nil
+		}
+		if err != nil {
+			return err
+		}
+		if isSubscribed(n, userID, sub) == subscribed {
+			return nil
+		}
+		changed = true
+		if sub == nil {
+			return subscriptions.Insert(tx, &Subscription{ProjectID: n.ProjectID, NoteableType: n.Type, NoteableID: n.ID,
+				UserID: userID, Subscribed: &subscribed})
+		}
+		sub.Subscribed = &subscribed
+		return subscriptions.Update(tx, sub)
+	})
+	return changed, err
+}
+
+// isSubscribed is GitLab's subscribed?: the explicit choice when there is
+// one, else whether the user takes part (author, assignee, commenter,
+// mentioned). sub may be nil.
+func isSubscribed(n noteable.Noteable, user int64, sub *Subscription) bool {
+	if sub != nil && sub.Subscribed != nil {
+		return *sub.Subscribed
+	}
+	return (sub != nil && sub.Participant) || (user != 0 && (user == n.AuthorID || slices.Contains(n.AssigneeIDs, user)))
+}
+
+// Subscribed implements notes.Service.
+func (s *Service) Subscribed(ctx context.Context, n noteable.Noteable, userID int64) (bool, error) {
+	if userID <= 0 {
+		return false, nil
+	}
+	var out bool
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		sub, err := subscriptions.GetBy(tx, "key", subscriptionKey(n.Type, n.ID, userID))
+		if errors.Is(err, store.ErrNotFound) {
+			sub, err = nil, nil
+		}
+		out = isSubscribed(n, userID, sub)
+		return err
+	})
+	return out, err
+}
+
+// Subscribers implements notes.Service: ascending user ids.
+func (s *Service) Subscribers(ctx context.Context, n noteable.Noteable) ([]int64, error) {
+	var out []int64
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		ids, err := subscriptions.IDsBy(tx, "noteable", noteableKey(n.Type, n.ID))
+		if err != nil {
+			return err
+		}
+		rows := map[int64]*Subscription{}
+		for _, id := range ids {
+			sub, err := subscriptions.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			rows[sub.UserID] = sub
+		}
+		candidates := append([]int64{n.AuthorID}, n.AssigneeIDs...)
+		for u := range rows {
+			candidates = append(candidates, u)
+		}
+		for _, u := range candidates {
+			if u > 0 && !slices.Contains(out, u) && isSubscribed(n, u, rows[u]) {
+				out = append(out, u)
+			}
+		}
+		return nil
+	})
+	slices.Sort(out)
+	return out, err
+}
+
+// Remove implements notes.Service.
+func (s *Service) Remove(ctx context.Context, noteableType string, id int64) error {
+	return s.db.Update(ctx, func(tx *store.Tx) error { return removeNoteable(tx, noteableType, id) })
+}

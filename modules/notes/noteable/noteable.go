@@ -1,0 +1,53 @@
+package noteable
+
+import (
+	"context"
+
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// Noteable is a thing notes are written on, as its owning module describes
+// it to the notes module.
+type Noteable struct {
+	Type        string // noteable_type: "Issue", "MergeRequest", "Snippet"
+	ID          int64  // global id: the notes' noteable_id
+	IID         int64  // per-project iid (0 for snippets)
+	ProjectID   int64
+	Title       string
+	AuthorID    int64
+	AssigneeIDs []int64
+	// Confidential: only Reporter+ members, the author and the assignees
+	// may see it (and so be mentioned, notified or given a todo).
+	Confidential bool
+	WebURL       string
+}
+
+// Ref is how the noteable's URL names it: its iid, or for a noteable
+// without one (a snippet) its id.
+func (n Noteable) Ref() int64 {
+	if n.IID > 0 {
+		return n.IID
+	}
+	return n.ID
+}
+
+// Kind is a kind of noteable a module owns; the notes module serves
+// /projects/:id/<Path>/:<Param>/notes for each registered kind, so it knows
+// nothing of issues, snippets or merge requests.
+type Kind struct {
+	Type  string // "Issue"
+	Path  string // the URL segment: "issues"
+	Param string // the path parameter's name: "issue_iid"
+	// Resolve finds the noteable of project p that ref names (an iid; a
+	// snippet's id) as the caller in ctx sees it. A missing or hidden one is
+	// the owning module's not-found error (mapped by that module to its 404,
+	// "404 Issue Not Found"); the project has already been resolved.
+	Resolve func(ctx context.Context, p projects.ProjectInfo, ref int64) (Noteable, error)
+	// CanComment returns nil when the caller in ctx may add a note to n
+	// (issues: anyone who may read the issue; merge requests: locked ones
+	// refuse), or the error to answer.
+	CanComment func(ctx context.Context, p projects.ProjectInfo, n Noteable) error
+	// NoteView, when set, renders GET .../notes/:note_id instead of the Note
+	// resource (the spec's snippet-note quirk); note is the Note resource.
+	NoteView func(ctx context.Context, n Noteable, note any) (any, error)
+}
