@@ -90,7 +90,7 @@ func (ts *things) resolve(ctx context.Context, p projects.ProjectInfo, ref int64
 
 // module is the test kind's module; locked things refuse comments, as
 // locked merge requests will.
-func (ts *things) module(locked *sync.Map) fennec.Module {
+func (ts *things) module(locked *sync.Map, seen *noteEvents) fennec.Module {
 	kind := notes.Kind{Type: "Thing", Path: "things", Param: "thing_iid", Resolve: ts.resolve,
 		CanComment: func(_ context.Context, _ projects.ProjectInfo, n notes.Noteable) error {
 			if _, ok := locked.Load(n.ID); ok {
@@ -132,6 +132,14 @@ func (ts *things) module(locked *sync.Map) fennec.Module {
 	return fennec.NewModule("things-test",
 		notes.ProvideKinds(func() []notes.Kind { return []notes.Kind{kind, quirky} }),
 		todos.ProvideKinds(func() []todos.Kind { return []todos.Kind{todoKind} }),
+		fennec.ProvideSubscribers(func() []events.Subscriber {
+			return []events.Subscriber{events.Subscribe("notes-test.collect", func(_ context.Context, ev notes.NoteEvent) error {
+				seen.mu.Lock()
+				defer seen.mu.Unlock()
+				seen.list = append(seen.list, ev)
+				return nil
+			})}
+		}),
 		fennec.ProvideRoutes(func() fennec.Routes {
 			return fennec.Routes{Name: "things-test", Register: func(a *api.API) {
 				a.MapError(errThingNotFound, func(error) *api.Error { return api.NotFound("Thing") })
@@ -140,12 +148,26 @@ func (ts *things) module(locked *sync.Map) fennec.Module {
 	)
 }
 
+// noteEvents collects the NoteEvents delivered, as the webhooks module
+// will receive them.
+type noteEvents struct {
+	mu   sync.Mutex
+	list []notes.NoteEvent
+}
+
+func (n *noteEvents) all() []notes.NoteEvent {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.Clone(n.list)
+}
+
 // env is a running stock application with the test kind, its bus, store
 // and the notes and todos services.
 type env struct {
 	*fennectest.Server
 	things *things
 	locked *sync.Map
+	events *noteEvents
 	bus    *events.Bus
 	db     *store.DB
 	notes  notes.Service
@@ -154,9 +176,9 @@ type env struct {
 
 func start(t testing.TB, opts ...fennectest.Option) *env {
 	t.Helper()
-	e := &env{things: &things{}, locked: &sync.Map{}}
+	e := &env{things: &things{}, locked: &sync.Map{}, events: &noteEvents{}}
 	opts = append([]fennectest.Option{
-		fennectest.WithOptions(fennec.WithModules(e.things.module(e.locked))),
+		fennectest.WithOptions(fennec.WithModules(e.things.module(e.locked, e.events))),
 		fennectest.WithExtract(&e.bus, &e.db, &e.notes, &e.todos),
 	}, opts...)
 	e.Server = stocktest.Start(t, opts...)
@@ -240,3 +262,15 @@ func wantBody(t testing.TB, body []byte, want string) {
 		t.Fatalf("body %s, want %s", body, want)
 	}
 }
+
+func readAll(t testing.TB, resp *http.Response) []byte {
+	t.Helper()
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }

@@ -231,7 +231,11 @@ func checkBody(body *string) error {
 	if body == nil || strings.TrimSpace(*body) == "" {
 		return api.Missing("body")
 	}
-	if !utf8.ValidString(*body) {
+	// The API's parameter merging turns invalid UTF-8 (in a form or a
+	// JSON body) into U+FFFD before a handler sees it, so a replacement
+	// character is how invalid input shows here: refused, rather than
+	// stored mangled. Nobody types U+FFFD on purpose.
+	if !utf8.ValidString(*body) || strings.ContainsRune(*body, utf8.RuneError) {
 		return api.Invalid("body")
 	}
 	if utf8.RuneCountInString(*body) > MaxBodyChars {
