@@ -92,6 +92,20 @@ func printHelp(w io.Writer, modules []fennec.Module) {
 	config.NewFlags(fs, sections(modules)...)
 	fs.SetOutput(w)
 	fs.PrintDefaults()
+	printUnflagged(w, modules)
+}
+
+// printUnflagged lists the settings that have no flag (file or environment
+// only), so that help shows every setting, not only the flags.
+func printUnflagged(w io.Writer, modules []fennec.Module) {
+	var rest []config.Setting
+	for _, s := range fennec.Settings(modules...) {
+		if s.Flag == "" {
+			rest = append(rest, s)
+		}
+	}
+	fmt.Fprint(w, "\nSettings without a flag (the YAML file's key, its environment variable if any):\n")
+	config.WriteText(w, rest)
 }
 
 // sections are the modules' settings sections (for their flags).
@@ -133,6 +147,11 @@ an error.
 func serve(args []string, modules []fennec.Module, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage of fennec serve (flags win over the environment, the environment over the file):\n")
+		fs.PrintDefaults()
+		printUnflagged(stderr, modules)
+	}
 	flags := config.NewFlags(fs, sections(modules)...)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

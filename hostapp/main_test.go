@@ -56,7 +56,10 @@ func TestHelpListsCommandsFlagsAndEnv(t *testing.T) {
 	for _, want := range []string{"serve", "backup", "version", "-listen", "-data", "-external-url", "-config", "-log-level",
 		"FENNEC_LISTEN", "FENNEC_DATA", "FENNEC_EXTERNAL_URL", `default "127.0.0.1:8080"`, `default "./data"`,
 		// the modules' admin commands and the settings table
-		"fennec repo gc [--data DIR] PROJECT", "fennec repo fsck [--data DIR] PROJECT", "fennec config"} {
+		"fennec repo gc [--data DIR] PROJECT", "fennec repo fsck [--data DIR] PROJECT", "fennec config",
+		"fennec user reset-password [--data DIR] [--generate] LOGIN",
+		// settings that only the file (or the environment) sets
+		"read_header_timeout", "plugins", "repository.housekeeping_pushes", "FENNEC_CI_JOB_TIMEOUT"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help does not mention %q", want)
 		}
