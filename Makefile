@@ -20,7 +20,7 @@ PROTOS    := $(shell find sdk -name '*.proto' 2>/dev/null)
 # `./...` stops at a nested go.mod, so test and vet visit each.
 MODULES   := . sdk
 
-.PHONY: build run test vet fmt-check bench bench-git proto clean version
+.PHONY: build run test vet fmt-check bench bench-git proto clean version docs-ui
 
 ## build: bin/fennec and every plugin under bin/plugins/
 build:
@@ -30,6 +30,13 @@ build:
 		echo "$(GO) build -o $(BIN)/plugins/$$p ./plugins/$$p"; \
 		$(GO) build -ldflags '$(LDFLAGS) -X main.version=$(VERSION)' -o $(BIN)/plugins/$$p ./plugins/$$p || exit 1; \
 	done
+
+## docs-ui: refresh the vendored Swagger UI of /api/v4/docs from npm (pinned)
+SWAGGER_UI_VERSION := 5.35.0
+docs-ui:
+	@tmp=$$(mktemp -d) && cd $$tmp && npm pack -q swagger-ui-dist@$(SWAGGER_UI_VERSION) >/dev/null && tar xzf swagger-ui-dist-*.tgz && \
+	cp package/swagger-ui-bundle.js package/swagger-ui.css package/swagger-ui-bundle.js.LICENSE.txt package/LICENSE package/NOTICE $(CURDIR)/core/api/docsui/ && \
+	rm -rf $$tmp && echo "core/api/docsui: swagger-ui-dist $(SWAGGER_UI_VERSION)"
 
 ## version: the version make build stamps into the binaries
 version:

@@ -90,12 +90,13 @@ func New(opts Options) *API {
 	cfg.CreateHooks = nil // no $schema keys, no schema Link headers
 	cfg.Formats = map[string]huma.Format{"application/json": jsonFormat, "json": jsonFormat}
 	cfg.OpenAPIPath = Prefix + "/openapi"
-	cfg.DocsPath = Prefix + "/docs"
+	cfg.DocsPath = "" // ours, served from the binary: registerDocs
 	cfg.SchemasPath = Prefix + "/schemas"
 	cfg.FieldsOptionalByDefault = true
 	cfg.AllowAdditionalPropertiesByDefault = true
 	cfg.Components.Schemas = huma.NewMapRegistry("#/components/schemas/", schemaName)
-	cfg.Info.Description = "The GitLab REST API v4 as served by Fennec. Every path is relative to the host."
+	cfg.Info.Description = "The GitLab REST API v4 as served by Fennec. Every path is relative to the server's external URL."
+	documentConventions(&cfg)
 
 	a := &API{
 		mux:      mux,
@@ -110,6 +111,7 @@ func New(opts Options) *API {
 	a.external.Store(&empty)
 	a.huma = humago.New(mux, cfg)
 	a.huma.UseMiddleware(a.pipeline)
+	a.registerDocs()
 	mux.HandleFunc(Prefix+"/", a.unmatched)
 	mux.HandleFunc("/", a.unmatched)
 	return a
@@ -129,6 +131,7 @@ func (a *API) Metrics() *Metrics { return a.metrics }
 func (a *API) SetExternalURL(u string) {
 	u = strings.TrimRight(u, "/")
 	a.external.Store(&u)
+	a.setServers(u)
 }
 
 // ExternalURL is the URL clients reach this host at.

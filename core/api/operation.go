@@ -102,6 +102,7 @@ func Register[I, O any](a *API, op Op, h func(context.Context, *I) (*O, error)) 
 			api: a, access: op.Access, scopes: scopes, rawBody: op.RawBody, maxBody: maxBody,
 		}},
 	}
+	operationDocs(&hop, op.Access)
 	huma.Register(a.huma, hop, h)
 }
 
