@@ -289,9 +289,6 @@ func (s *Service) create(ctx context.Context, k noteable.Kind, in *createInput) 
 		if err := insertNote(tx, note); err != nil {
 			return err
 		}
-		if err := participate(tx, n, author); err != nil {
-			return err
-		}
 		// Commenting on a target is being done with it (9.x TodoService).
 		target := todos.Target{Type: n.Type, ID: n.ID, ProjectID: n.ProjectID}
 		if err := s.todos.Done(tx.Context(), target, author); err != nil {

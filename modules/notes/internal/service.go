@@ -184,15 +184,13 @@ func participate(tx *store.Tx, n noteable.Noteable, user int64) error {
 func (s *Service) Subscribe(ctx context.Context, n noteable.Noteable, userID int64, subscribed bool) (changed bool, err error) {
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		changed = false
-		sub, err := subscriptions.GetBy(tx, "key", subscriptionKey(n.Type, n.ID, userID))
-		if errors.Is(err, store.ErrNotFound) {
-			sub, err = nil, nil
-		}
+		sub, err := subscriptionOf(tx, n, userID)
 		if err != nil {
 			return err
 		}
-		if isSubscribed(n, userID, sub) == subscribed {
-			return nil
+		now, err := isSubscribed(tx, n, userID, sub)
+		if err != nil || now == subscribed {
+			return err
 		}
 		changed = true
 		if sub == nil {
@@ -205,14 +203,26 @@ func (s *Service) Subscribe(ctx context.Context, n noteable.Noteable, userID int
 	return changed, err
 }
 
-// isSubscribed is GitLab's subscribed?: the explicit choice when there is
-// one, else whether the user takes part (author, assignee, commenter,
-// mentioned). sub may be nil.
-func isSubscribed(n noteable.Noteable, user int64, sub *Subscription) bool {
-	if sub != nil && sub.Subscribed != nil {
-		return *sub.Subscribed
+// subscriptionOf is the user's row for n, nil when there is none.
+func subscriptionOf(tx *store.Tx, n noteable.Noteable, user int64) (*Subscription, error) {
+	sub, err := subscriptions.GetBy(tx, "key", subscriptionKey(n.Type, n.ID, user))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
 	}
-	return (sub != nil && sub.Participant) || (user != 0 && (user == n.AuthorID || slices.Contains(n.AssigneeIDs, user)))
+	return sub, err
+}
+
+// isSubscribed is GitLab's subscribed?: the explicit choice when there is
+// one, else whether the user takes part (author, assignee, mentioned,
+// commenter). sub may be nil.
+func isSubscribed(tx *store.Tx, n noteable.Noteable, user int64, sub *Subscription) (bool, error) {
+	if sub != nil && sub.Subscribed != nil {
+		return *sub.Subscribed, nil
+	}
+	if (sub != nil && sub.Participant) || (user != 0 && (user == n.AuthorID || slices.Contains(n.AssigneeIDs, user))) {
+		return true, nil
+	}
+	return commented(tx, n.Type, n.ID, user)
 }
 
 // Subscribed implements notes.Service.
@@ -222,11 +232,11 @@ func (s *Service) Subscribed(ctx context.Context, n noteable.Noteable, userID in
 	}
 	var out bool
 	err := s.db.View(ctx, func(tx *store.Tx) error {
-		sub, err := subscriptions.GetBy(tx, "key", subscriptionKey(n.Type, n.ID, userID))
-		if errors.Is(err, store.ErrNotFound) {
-			sub, err = nil, nil
+		sub, err := subscriptionOf(tx, n, userID)
+		if err != nil {
+			return err
 		}
-		out = isSubscribed(n, userID, sub)
+		out, err = isSubscribed(tx, n, userID, sub)
 		return err
 	})
 	return out, err
@@ -252,8 +262,24 @@ func (s *Service) Subscribers(ctx context.Context, n noteable.Noteable) ([]int64
 		for u := range rows {
 			candidates = append(candidates, u)
 		}
+		list, err := noteableNotes(tx, n.Type, n.ID)
+		if err != nil {
+			return err
+		}
+		for _, note := range list {
+			if !note.System {
+				candidates = append(candidates, note.AuthorID)
+			}
+		}
 		for _, u := range candidates {
-			if u > 0 && !slices.Contains(out, u) && isSubscribed(n, u, rows[u]) {
+			if u <= 0 || slices.Contains(out, u) {
+				continue
+			}
+			ok, err := isSubscribed(tx, n, u, rows[u])
+			if err != nil {
+				return err
+			}
+			if ok {
 				out = append(out, u)
 			}
 		}

@@ -37,11 +37,30 @@ func noteableKey(typ string, id int64) string { return typ + ":" + i64(id) }
 var notesTable = store.NewTable[Note]("notes.notes",
 	store.Index[Note]{Name: "noteable", Keys: func(n *Note) []string { return []string{noteableKey(n.NoteableType, n.NoteableID)} }},
 	store.Index[Note]{Name: "project", Keys: func(n *Note) []string { return []string{i64(n.ProjectID)} }},
+	// A noteable's commenters, the participants that need no row of their
+	// own: one index entry per user note instead of a subscription row
+	// (with its three index entries) for each new commenter, on the path of
+	// every comment.
+	store.Index[Note]{Name: "commenter", Keys: func(n *Note) []string {
+		if n.System {
+			return nil
+		}
+		return []string{commenterKey(n.NoteableType, n.NoteableID, n.AuthorID)}
+	}},
 )
+
+func commenterKey(typ string, id, author int64) string { return noteableKey(typ, id) + ":" + i64(author) }
+
+// commented reports whether user wrote a note on the noteable.
+func commented(tx *store.Tx, typ string, id, user int64) (bool, error) {
+	ids, err := notesTable.IDsBy(tx, "commenter", commenterKey(typ, id, user))
+	return len(ids) > 0, err
+}
 
 // Subscription is a user's relation to a noteable's conversation: an
 // explicit subscription (Subscribed set: true subscribed, false
-// unsubscribed) and whether they take part in it (commented, mentioned).
+// unsubscribed) and whether they take part in it by a mention (commenters
+// are found through the notes' commenter index).
 type Subscription struct {
 	ID           uint64 `json:"id"`
 	ProjectID    int64  `json:"project_id"`
