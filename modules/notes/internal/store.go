@@ -49,7 +49,9 @@ var notesTable = store.NewTable[Note]("notes.notes",
 	}},
 )
 
-func commenterKey(typ string, id, author int64) string { return noteableKey(typ, id) + ":" + i64(author) }
+func commenterKey(typ string, id, author int64) string {
+	return noteableKey(typ, id) + ":" + i64(author)
+}
 
 // commented reports whether user wrote a note on the noteable.
 func commented(tx *store.Tx, typ string, id, user int64) (bool, error) {
