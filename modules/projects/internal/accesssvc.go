@@ -23,6 +23,12 @@ type ProjectInfo struct {
 	// Level is the caller's effective access level (Guest for readers of a
 	// public or internal project, Owner for administrators).
 	Level int
+	// MemberLevel is the caller's level from membership alone (the project,
+	// its group, a group it is shared with, the personal namespace's owner):
+	// 0 for non-members, administrators included. Level cannot tell a Guest
+	// member from a reader of a public project; GitLab's "team member" rules
+	// (private snippets are shown to every member) need that difference.
+	MemberLevel int
 }
 
 // Resolve finds a project by id or full path as the caller of ctx sees it;
@@ -71,7 +77,7 @@ func (s *Service) info(ctx context.Context, r *resolved) ProjectInfo {
 		ID: int64(r.p.ID), NamespaceID: int64(r.p.NamespaceID), Name: r.p.Name, Path: r.p.Path,
 		PathWithNamespace: r.ni.path + "/" + r.p.Path, NameWithNamespace: r.ni.name + " / " + r.p.Name,
 		WebURL: web, Visibility: r.p.Visibility, Archived: r.p.Archived, DefaultBranch: r.p.DefaultBranch,
-		Features: r.p.Features, Level: effectiveLevel(auth.FromContext(ctx), r.p, r.l),
+		Features: r.p.Features, Level: effectiveLevel(auth.FromContext(ctx), r.p, r.l), MemberLevel: r.l.max(),
 	}
 }
 
