@@ -11,6 +11,7 @@ import (
 	"github.com/fennec-forge/fennec/modules/notes"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
+	"github.com/fennec-forge/fennec/modules/snippets"
 	"github.com/fennec-forge/fennec/modules/todos"
 )
 
@@ -23,6 +24,7 @@ func Modules() []fennec.Module {
 		ci.Module(),
 		todos.Module(),
 		notes.Module(),
+		snippets.Module(),
 		activity.Module(),
 	}
 }

@@ -1,0 +1,66 @@
+package internal
+
+import (
+	"context"
+
+	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// Subscribers are the module's event handlers. Both only delete rows of
+// this module (and the deleted snippets' notes, through the notes service
+// in the same transaction), so they run in the bus's transaction; deleting
+// what is already gone changes nothing, so a redelivery is harmless.
+func Subscribers(s *Service) []events.Subscriber {
+	return []events.Subscriber{
+		events.Only(events.SubscribeInTx("snippets.project-deleted", s.onProjectDeleted), func(ev projects.ProjectEvent) bool {
+			return ev.Action == projects.ProjectDeleted
+		}),
+		events.SubscribeInTx("snippets.user-deleted", s.onUserDeleted),
+	}
+}
+
+// onProjectDeleted removes a deleted project's snippets. Their notes go
+// with the project in the notes module, which removes a project's notes
+// itself.
+func (s *Service) onProjectDeleted(ctx context.Context, ev projects.ProjectEvent) error {
+	if ev.ProjectID <= 0 {
+		return nil
+	}
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		ids, err := snippets.IDsBy(tx, "project", u64(uint64(ev.ProjectID)))
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if err := deleteSnippet(tx, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// onUserDeleted removes the snippets a deleted user wrote, personal and
+// project ones, with their notes: GitLab 9.x destroys a user's snippets
+// with the user (it hands issues, merge requests and notes to the ghost
+// user, not snippets).
+func (s *Service) onUserDeleted(ctx context.Context, ev identity.UserDeleted) error {
+	if ev.UserID <= 0 {
+		return nil
+	}
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		ids, err := snippets.IDsBy(tx, "author", u64(uint64(ev.UserID)))
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if err := s.remove(tx, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
