@@ -222,3 +222,15 @@ const (
 	forbidden       = `{"message":"403 Forbidden"}`
 	unauthorized    = `{"message":"401 Unauthorized"}`
 )
+
+// callRaw sends a JSON body exactly as given (bytes a JSON encoder would
+// not produce: invalid UTF-8).
+func (e *env) callRaw(t *testing.T, token, method, path, body string) resp {
+	t.Helper()
+	hdr := []string{"Content-Type", "application/json"}
+	if token != "" {
+		hdr = append(hdr, "PRIVATE-TOKEN", token)
+	}
+	res, raw := e.JSON(t, method, "/api/v4"+path, strings.NewReader(body), nil, hdr...)
+	return resp{Status: res.StatusCode, Body: strings.TrimSuffix(string(raw), "\n"), Header: res.Header, what: method + " " + path}
+}

@@ -30,9 +30,9 @@ type fields struct {
 	Visibility  *string
 }
 
-// check validates the given fields; contentField names the content in
-// errors as the model does ("content", whichever parameter carried it).
-// Every problem is reported at once, as a record's validation is.
+// check validates the given fields. Errors name the content "content", as
+// GitLab's model does, whichever parameter carried it. Every problem is
+// reported at once, as a record's validation is.
 func (f fields) check() error {
 	if f.Visibility != nil && !validVisibility(*f.Visibility) {
 		return api.NotValidValue("visibility")
@@ -56,10 +56,11 @@ func (f fields) check() error {
 	return nil
 }
 
-// badText is what the JSON decoding leaves of invalid UTF-8: the API
+// badText is what the parameter decoding leaves of invalid UTF-8: the API
 // replaces each invalid byte with U+FFFD before a handler sees it, so the
-// replacement character is the only trace of it. A title or file name
-// holding one is refused rather than stored mangled.
+// replacement character is the only trace of it. Text holding one is
+// refused rather than stored altered; the price is that a snippet cannot
+// hold a literal U+FFFD, which no real text needs.
 const badText = string(utf8.RuneError)
 
 func checkTitle(errs api.FieldErrors, title string) {
@@ -95,16 +96,17 @@ func checkFileName(errs api.FieldErrors, name string) {
 	}
 }
 
-// checkText checks a content or a description: valid UTF-8 text without
-// NUL bytes, within max bytes; required text may not be blank.
+// checkText checks a content or a description: valid UTF-8 text (see
+// badText) without NUL bytes, within max bytes; required text may not be
+// blank.
 func checkText(errs api.FieldErrors, field, text string, max int, required bool) {
 	switch {
 	case required && strings.TrimSpace(text) == "":
 		errs.Add(field, "can't be blank")
 	case len(text) > max:
 		errs.Add(field, fmt.Sprintf("is too long (%d bytes; the maximum is %d bytes)", len(text), max))
-	case !utf8.ValidString(text) || strings.ContainsRune(text, 0):
-		errs.Add(field, "must be UTF-8 text without NUL bytes")
+	case !utf8.ValidString(text) || strings.Contains(text, badText) || strings.ContainsRune(text, 0):
+		errs.Add(field, "must be valid UTF-8 text without NUL bytes")
 	}
 }
 
