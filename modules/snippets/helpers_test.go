@@ -234,3 +234,32 @@ func (e *env) callRaw(t *testing.T, token, method, path, body string) resp {
 	res, raw := e.JSON(t, method, "/api/v4"+path, strings.NewReader(body), nil, hdr...)
 	return resp{Status: res.StatusCode, Body: strings.TrimSuffix(string(raw), "\n"), Header: res.Header, what: method + " " + path}
 }
+
+// publish commits events as their module would, then waits for their
+// delivery (a redelivery, when the event was published before).
+func (e *env) publish(t *testing.T, evs ...events.Event) {
+	t.Helper()
+	err := e.db.Update(context.Background(), func(tx *store.Tx) error {
+		for _, ev := range evs {
+			if err := e.bus.Publish(tx, ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.drain(t)
+}
+
+// pending is the number of undelivered events (a subscriber that fails
+// keeps its event waiting for a retry).
+func (e *env) pending(t *testing.T) int {
+	t.Helper()
+	n, err := e.bus.Pending()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

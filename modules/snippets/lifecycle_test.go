@@ -8,6 +8,8 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects"
 )
 
 // Pages of a project's snippets carry GitLab's headers and count only what
@@ -99,6 +101,16 @@ func TestProjectDeletionRemovesSnippets(t *testing.T) {
 		t.Fatal("another project's snippet or a personal one went with the project")
 	}
 	wantIDs(t, "kept", e.call(t, alice.Token, http.MethodGet, "/projects/"+itoa(kept.ID)+"/snippets", nil).status(t, 200).arr(t), keptID)
+
+	// The outbox may deliver the deletion again: nothing fails, nothing
+	// else goes.
+	e.publish(t, projects.ProjectEvent{Action: projects.ProjectDeleted, ProjectID: gone.ID, UserID: alice.ID})
+	if n := e.pending(t); n != 0 {
+		t.Fatalf("%d events still pending after a redelivered deletion", n)
+	}
+	if !e.contentStored(t, keptID) {
+		t.Fatal("a redelivered deletion removed another project's snippet")
+	}
 }
 
 // Deleting a user removes the snippets they wrote, in projects and
@@ -121,6 +133,10 @@ func TestUserDeletionRemovesTheirSnippets(t *testing.T) {
 	}
 	wantIDs(t, "project list", e.call(t, owner.Token, http.MethodGet, "/projects/"+itoa(p.ID)+"/snippets", nil).status(t, 200).arr(t), ours)
 	e.call(t, owner.Token, http.MethodGet, "/snippets/"+itoa(personal), nil).want(t, 404, notFoundSnippet)
+	e.publish(t, identity.UserDeleted{UserID: leaver.ID, Username: "leaver"})
+	if n := e.pending(t); n != 0 || !e.contentStored(t, ours) {
+		t.Fatalf("a redelivered user deletion: %d pending, ours stored %v", n, e.contentStored(t, ours))
+	}
 }
 
 var personalKeys = []string{"author", "created_at", "description", "expires_at", "file_name", "id", "project_id",
