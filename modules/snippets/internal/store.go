@@ -144,6 +144,10 @@ func idsBy(tx *store.Tx, index string, keys ...string) ([]uint64, error) {
 // newestFirst sorts ids descending (ids grow with creation time, so this is
 // GitLab's created_at desc) and drops duplicates.
 func newestFirst(ids []uint64) []uint64 {
+	if slices.IsSorted(ids) { // one index range: ascending already
+		slices.Reverse(ids)
+		return slices.Compact(ids)
+	}
 	slices.SortFunc(ids, func(a, b uint64) int { return cmp.Compare(b, a) })
 	return slices.Compact(ids)
 }
