@@ -15,19 +15,27 @@ import (
 const NoteableType = "Snippet"
 
 // NoteKinds registers project snippets with the notes module, which then
-// serves /projects/:id/snippets/:snippet_id/notes.
-func NoteKinds(s *Service) []notes.Kind {
+// serves /projects/:id/snippets/:snippet_id/notes. The kind reads the store
+// only: it is built from the store, not from the Service, because the
+// Service needs notes.Service (to remove a deleted snippet's notes), which
+// the notes module builds from the registered kinds; a kind built from the
+// Service would be a cycle.
+func NoteKinds(db *store.DB) []notes.Kind {
+	k := noteKind{db: db}
 	return []notes.Kind{{
 		Type: NoteableType, Path: "snippets", Param: "snippet_id",
-		Resolve: s.resolveNoteable, CanComment: s.canComment, NoteView: s.noteView,
+		Resolve: k.resolveNoteable, CanComment: k.canComment, NoteView: k.noteView,
 	}}
 }
+
+// noteKind implements the Snippet noteable kind.
+type noteKind struct{ db *store.DB }
 
 // resolveNoteable finds a snippet of p that the caller may see, with the
 // same answers as GET /projects/:id/snippets/:snippet_id: 403 when the
 // project has snippets switched off, 404 Snippet Not Found for a snippet
 // that is not there or hidden.
-func (s *Service) resolveNoteable(ctx context.Context, p projects.ProjectInfo, ref int64) (notes.Noteable, error) {
+func (s noteKind) resolveNoteable(ctx context.Context, p projects.ProjectInfo, ref int64) (notes.Noteable, error) {
 	if !p.Features.SnippetsEnabled {
 		return notes.Noteable{}, projects.ErrForbidden
 	}
@@ -51,7 +59,7 @@ func noteable(p projects.ProjectInfo, sn *Snippet) notes.Noteable {
 // canComment: whoever may read the snippet may comment on it once signed
 // in (GitLab's create_note: members, and any signed-in reader of a public
 // or internal project); an archived project takes no new notes.
-func (s *Service) canComment(ctx context.Context, p projects.ProjectInfo, n notes.Noteable) error {
+func (s noteKind) canComment(ctx context.Context, p projects.ProjectInfo, n notes.Noteable) error {
 	switch {
 	case auth.FromContext(ctx).IsAnonymous():
 		return auth.ErrUnauthorized
@@ -86,7 +94,7 @@ type SnippetNoteView struct {
 
 // noteView builds SnippetNoteView from the notes module's Note resource,
 // read through its JSON (the resource's Go type is the notes module's own).
-func (s *Service) noteView(ctx context.Context, n notes.Noteable, note any) (any, error) {
+func (s noteKind) noteView(ctx context.Context, n notes.Noteable, note any) (any, error) {
 	raw, err := json.Marshal(note)
 	if err != nil {
 		return nil, err
