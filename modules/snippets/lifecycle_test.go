@@ -85,6 +85,10 @@ func TestProjectDeletionRemovesSnippets(t *testing.T) {
 	keptID := num(e.createSnippet(t, alice.Token, kept.ID, "stays", "public")["id"])
 	personal := e.call(t, alice.Token, http.MethodPost, "/snippets",
 		map[string]any{"title": "mine", "file_name": "m.txt", "content": "m"}).status(t, 201).obj(t)
+	note, _, err := alice.Client.Notes.CreateSnippetNote(gone.ID, goneIDs[0], &gitlab.CreateSnippetNoteOptions{Body: gitlab.Ptr("soon gone")})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := alice.Client.Projects.DeleteProject(gone.ID, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -97,6 +101,9 @@ func TestProjectDeletionRemovesSnippets(t *testing.T) {
 		e.call(t, alice.Token, http.MethodGet, "/snippets/"+itoa(id), nil).want(t, 404, notFoundSnippet)
 	}
 	e.call(t, alice.Token, http.MethodGet, "/projects/"+itoa(gone.ID)+"/snippets", nil).want(t, 404, notFoundProject)
+	if e.noteStored(t, note.ID) {
+		t.Fatal("a note of the deleted project's snippet is still stored")
+	}
 	if !e.contentStored(t, keptID) || !e.contentStored(t, num(personal["id"])) {
 		t.Fatal("another project's snippet or a personal one went with the project")
 	}
