@@ -8,6 +8,7 @@ import (
 	"github.com/fennec-forge/fennec/modules/activity"
 	"github.com/fennec-forge/fennec/modules/ci"
 	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/issues"
 	"github.com/fennec-forge/fennec/modules/notes"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
@@ -24,6 +25,7 @@ func Modules() []fennec.Module {
 		ci.Module(),
 		todos.Module(),
 		notes.Module(),
+		issues.Module(),
 		snippets.Module(),
 		activity.Module(),
 	}

@@ -1,0 +1,276 @@
+package internal
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/repository"
+)
+
+// Subscribers are the module's event handlers.
+func Subscribers(s *Service) []events.Subscriber {
+	return []events.Subscriber{
+		events.Only(events.Subscribe("issues.close_on_push", s.onPush), func(ev repository.PushEvent) bool {
+			return ev.ObjectKind == repository.BranchPush && !ev.Deleted() && len(ev.Commits) > 0
+		}),
+		events.Only(events.SubscribeInTx("issues.project_deleted", s.onProjectDeleted), func(ev projects.ProjectEvent) bool {
+			return ev.Action == projects.ProjectDeleted
+		}),
+	}
+}
+
+// refProject resolves the project of a reference as the caller in ctx sees
+// it: "" is base itself, a bare name a project of base's namespace, a path
+// any project.
+func (s *Service) refProject(ctx context.Context, base projects.ProjectInfo, ref IssueRef) (projects.ProjectInfo, error) {
+	switch {
+	case ref.Project == "" || ref.Project == base.PathWithNamespace:
+		return base, nil
+	case !strings.Contains(ref.Project, "/"):
+		ns, _, _ := strings.Cut(base.PathWithNamespace, "/")
+		if i := strings.LastIndex(base.PathWithNamespace, "/"); i > 0 {
+			ns = base.PathWithNamespace[:i]
+		}
+		return s.access.Resolve(ctx, ns+"/"+ref.Project)
+	}
+	return s.access.Resolve(ctx, ref.Project)
+}
+
+// ClosedBy answers which open issues texts (a merge request's title,
+// description and commit messages) would close, relative to project, among
+// those the caller in ctx may see: the merge requests module's
+// closes_issues.
+func (s *Service) ClosedBy(ctx context.Context, project projects.ProjectInfo, texts ...string) ([]IssueView, error) {
+	uid := auth.FromContext(ctx).UserID()
+	type hit struct {
+		info projects.ProjectInfo
+		iid  int64
+	}
+	var hits []hit
+	seen := map[string]bool{}
+	for _, t := range texts {
+		for _, ref := range ClosingRefs(t) {
+			info, err := s.refProject(ctx, project, ref)
+			if err != nil || !info.Features.IssuesEnabled {
+				continue
+			}
+			key := i64(info.ID) + "#" + i64(ref.IID)
+			if !seen[key] {
+				seen[key] = true
+				hits = append(hits, hit{info, ref.IID})
+			}
+		}
+	}
+	out := []IssueView{}
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		var list []*Issue
+		infos := map[uint64]projects.ProjectInfo{}
+		for _, h := range hits {
+			i, err := issueByIID(tx, h.info, h.iid, uid)
+			if errors.Is(err, ErrIssueNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if i.Open() {
+				list = append(list, i)
+				infos[i.ProjectID] = h.info
+			}
+		}
+		var err error
+		out, err = s.renderer(ctx).views(tx, list, func(i *Issue) projects.ProjectInfo { return infos[i.ProjectID] })
+		return err
+	})
+	return out, err
+}
+
+// CloseReferenced closes the issues texts name (relative to project
+// projectID) as user userID would, with the system note "closed via
+// <via>"; key identifies the cause (a commit sha, a merge request), so a
+// second call with the same key closes and notes nothing. mentionVia, when
+// set, notes "mentioned in <mentionVia>" on the issues texts only
+// reference. Issues the user may not update are left alone.
+func (s *Service) CloseReferenced(ctx context.Context, projectID, userID int64, key, via, mentionVia string, texts ...string) error {
+	u, err := s.lookup.LookupUser(ctx, i64(userID))
+	if err != nil {
+		return nil // the user is gone: nobody to act as
+	}
+	p, err := auth.ForUser(u)
+	if err != nil {
+		return nil // blocked
+	}
+	uctx := auth.WithPrincipal(ctx, p)
+	base, err := s.access.ResolveID(uctx, projectID)
+	if err != nil {
+		return nil
+	}
+	type target struct {
+		info  projects.ProjectInfo
+		iid   int64
+		close bool
+	}
+	var targets []target
+	seen := map[string]bool{}
+	add := func(ref IssueRef, close bool) {
+		info, err := s.refProject(uctx, base, ref)
+		if err != nil || !info.Features.IssuesEnabled || info.Archived {
+			return
+		}
+		k := i64(info.ID) + "#" + i64(ref.IID)
+		if !seen[k] {
+			seen[k] = true
+			targets = append(targets, target{info, ref.IID, close})
+		}
+	}
+	for _, t := range texts {
+		for _, ref := range ClosingRefs(t) {
+			add(ref, true)
+		}
+	}
+	if mentionVia != "" {
+		for _, t := range texts {
+			for _, ref := range MentionedRefs(t) {
+				add(ref, false)
+			}
+		}
+	}
+	if len(targets) == 0 {
+		return nil
+	}
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		for _, t := range targets {
+			i, err := issueByIID(tx, t.info, t.iid, userID)
+			if errors.Is(err, ErrIssueNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			// A reference from another project names it ("group/p@sha").
+			from := ""
+			if t.info.ID != base.ID {
+				from = base.PathWithNamespace
+			}
+			if t.close {
+				if slices.Contains(i.ClosedBy, key) || !mayUpdate(t.info, i, userID) {
+					continue
+				}
+				before := *i
+				i.ClosedBy = append(i.ClosedBy, key)
+				wasOpen := i.Open()
+				if wasOpen {
+					i.State = StateClosed
+					i.UpdatedAt = s.now()
+				}
+				if err := updateIssue(tx, before, i); err != nil {
+					return err
+				}
+				if wasOpen {
+					if err := s.stateChanged(tx, t.info, i, userID, qualify(via, from)); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			if slices.Contains(i.MentionedIn, key) {
+				continue
+			}
+			before := *i
+			i.MentionedIn = append(i.MentionedIn, key)
+			if err := updateIssue(tx, before, i); err != nil {
+				return err
+			}
+			if s.notes != nil {
+				if err := s.notes.System(tx.Context(), s.noteable(t.info, i), userID, "mentioned in "+qualify(mentionVia, from)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// qualify turns "commit <sha>" into "commit group/p@<sha>" for a reference
+// from another project.
+func qualify(via, from string) string {
+	if from == "" {
+		return via
+	}
+	kind, ref, ok := strings.Cut(via, " ")
+	if !ok {
+		return via
+	}
+	return kind + " " + from + "@" + ref
+}
+
+// onPush closes the issues that the commits pushed to a project's default
+// branch say they close ("Fixes #12"), as the pusher, with "closed via
+// commit <sha>", and notes "mentioned in commit <short sha>" on the issues
+// they only reference. Each commit is its own key: a redelivered push, or
+// the same commit pushed again to another branch that becomes default,
+// changes nothing.
+func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
+	sys := auth.WithPrincipal(ctx, auth.System())
+	info, err := s.access.ResolveID(sys, ev.ProjectID)
+	if err != nil {
+		return nil // the project is gone
+	}
+	branch, ok := strings.CutPrefix(ev.Ref, "refs/heads/")
+	if !ok || branch != info.DefaultBranch {
+		return nil
+	}
+	for _, c := range ev.Commits {
+		short := c.ID
+		if len(short) > 8 {
+			short = short[:8]
+		}
+		if err := s.CloseReferenced(ctx, ev.ProjectID, ev.UserID, "commit:"+c.ID, "commit "+c.ID, "commit "+short, c.Message); err != nil {
+			s.log.Warn("closing issues by a pushed commit failed", zap.String("sha", c.ID), zap.Error(err))
+			return err
+		}
+	}
+	return nil
+}
+
+// onProjectDeleted removes a deleted project's issues (with their notes and
+// todos), labels and milestones. Running it twice finds nothing the second
+// time.
+func (s *Service) onProjectDeleted(ctx context.Context, ev projects.ProjectEvent) error {
+	pid := uint64(ev.ProjectID)
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		ids, err := issues.IDsBy(tx, "project", u64(pid))
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			i, err := issues.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			if err := s.removeIssue(tx, i); err != nil {
+				return err
+			}
+		}
+		if _, err := labels.DeleteBy(tx, "project", u64(pid)); err != nil {
+			return err
+		}
+		if _, err := milestones.DeleteBy(tx, "project", u64(pid)); err != nil {
+			return err
+		}
+		for _, k := range []byte{countOpen, countClosed, countConfidential} {
+			if err := tx.Bucket(counts).Delete(countKey(pid, k)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,22 @@
+package internal
+
+import "errors"
+
+// The module's domain errors; the root package re-exports them and the
+// routes map each to its GitLab answer once.
+var (
+	// ErrIssueNotFound: no such issue in the project, or one the caller may
+	// not see (a confidential one); GitLab 9.x finds issues with find_by!,
+	// whose miss is answered "404 Not found".
+	ErrIssueNotFound = errors.New("issues: issue not found")
+	// ErrLabelNotFound: answered "404 Label Not Found".
+	ErrLabelNotFound = errors.New("issues: label not found")
+	// ErrMilestoneNotFound: answered "404 Not found" (a find miss in 9.x).
+	ErrMilestoneNotFound = errors.New("issues: milestone not found")
+	// ErrLabelExists: a label of that name exists; answered 409 "Label
+	// already exists".
+	ErrLabelExists = errors.New("issues: label already exists")
+	// ErrUnavailable: the notes or todos module is not in the bundle, so a
+	// subscription or a todo cannot be kept; answered 404.
+	ErrUnavailable = errors.New("issues: subscriptions and todos are not available")
+)

@@ -1,0 +1,249 @@
+package internal
+
+import (
+	"strings"
+
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// filter is a list's parameters, resolved against one project.
+type filter struct {
+	state   string // "", all, opened, closed
+	labels  []string
+	mile    string
+	iids    []int64
+	search  string
+	updated bool // order by updated_at
+	asc     bool
+}
+
+func (f *filter) simple() bool {
+	return len(f.labels) == 0 && f.mile == "" && len(f.iids) == 0 && f.search == ""
+}
+
+func (f *filter) stateOK(flags byte) bool {
+	switch f.state {
+	case StateOpened:
+		return flags&flagClosed == 0
+	case StateClosed:
+		return flags&flagClosed != 0
+	}
+	return true
+}
+
+// The special values of the labels and milestone filters (GitLab 9.x's
+// Label::None, Milestone::None and Milestone::Any titles, and the short
+// forms later versions accept).
+func isNone(v string) bool {
+	return v == "No Milestone" || v == "No Label" || strings.EqualFold(v, "none")
+}
+func isAny(v string) bool {
+	return v == "Any Milestone" || v == "Any Label" || strings.EqualFold(v, "any")
+}
+
+// idSets resolves the label, milestone and iid filters of a project to the
+// issue ids they allow (only: nil means no constraint; an empty map allows
+// nothing) and the ids they exclude (not).
+func (f *filter) idSets(tx *store.Tx, project uint64) (only, not map[uint64]bool, err error) {
+	intersect := func(ids []uint64) {
+		next := make(map[uint64]bool, len(ids))
+		for _, id := range ids {
+			if only == nil || only[id] {
+				next[id] = true
+			}
+		}
+		only = next
+	}
+	union := func(index string, keys []uint64) (map[uint64]bool, error) {
+		set := map[uint64]bool{}
+		for _, k := range keys {
+			ids, err := issues.IDsBy(tx, index, u64(k))
+			if err != nil {
+				return nil, err
+			}
+			for _, id := range ids {
+				set[id] = true
+			}
+		}
+		return set, nil
+	}
+	for _, name := range f.labels {
+		switch {
+		case isNone(name) || isAny(name):
+			all, err := labels.IDsBy(tx, "project", u64(project))
+			if err != nil {
+				return nil, nil, err
+			}
+			with, err := union("label", all)
+			if err != nil {
+				return nil, nil, err
+			}
+			if isNone(name) {
+				not = merge(not, with)
+			} else {
+				intersect(keys(with))
+			}
+		default:
+			l, err := labels.GetBy(tx, "name", u64(project)+"/"+name)
+			if err != nil {
+				return map[uint64]bool{}, nil, nil // an unknown label matches nothing
+			}
+			ids, err := issues.IDsBy(tx, "label", u64(l.ID))
+			if err != nil {
+				return nil, nil, err
+			}
+			intersect(ids)
+		}
+	}
+	switch {
+	case f.mile == "":
+	case isNone(f.mile) || isAny(f.mile):
+		all, err := milestones.IDsBy(tx, "project", u64(project))
+		if err != nil {
+			return nil, nil, err
+		}
+		with, err := union("milestone", all)
+		if err != nil {
+			return nil, nil, err
+		}
+		if isNone(f.mile) {
+			not = merge(not, with)
+		} else {
+			intersect(keys(with))
+		}
+	default:
+		m, err := milestones.GetBy(tx, "title", u64(project)+"/"+f.mile)
+		if err != nil {
+			return map[uint64]bool{}, nil, nil
+		}
+		ids, err := issues.IDsBy(tx, "milestone", u64(m.ID))
+		if err != nil {
+			return nil, nil, err
+		}
+		intersect(ids)
+	}
+	if len(f.iids) > 0 {
+		var ids []uint64
+		for _, iid := range f.iids {
+			if i, err := issues.GetBy(tx, "iid", u64(project)+"/"+i64(iid)); err == nil {
+				ids = append(ids, i.ID)
+			}
+		}
+		intersect(ids)
+	}
+	return only, not, nil
+}
+
+func merge(a, b map[uint64]bool) map[uint64]bool {
+	if a == nil {
+		return b
+	}
+	for k := range b {
+		a[k] = true
+	}
+	return a
+}
+
+func keys(m map[uint64]bool) []uint64 {
+	out := make([]uint64, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// matches applies the filters that need the issue itself.
+func (f *filter) matches(i *Issue) bool {
+	if !f.stateOK(flagsOf(i)) {
+		return false
+	}
+	if f.search != "" && !strings.Contains(strings.ToLower(i.Title), f.search) &&
+		!strings.Contains(strings.ToLower(i.Description), f.search) {
+		return false
+	}
+	return true
+}
+
+// listProject returns the page [offset, offset+limit) of a project's issues
+// that match f and uid may see, and how many match in all. The common list
+// (no label, milestone, iid or search filter, by a caller who sees every
+// issue or of a project without confidential ones) is a walk over the
+// ordering keys to the page and a count read; the others walk every key of
+// the project and decode only the issues a filter needs to look into.
+func listProject(tx *store.Tx, info projects.ProjectInfo, uid int64, f *filter, offset, limit int) ([]*Issue, int, error) {
+	pid := uint64(info.ID)
+	bucket := byCreated
+	if f.updated {
+		bucket = byUpdated
+	}
+	seesConfidential := info.Level >= projects.Reporter
+	var page []*Issue
+	var walkErr error
+	if f.simple() && (seesConfidential || getCount(tx, pid, countConfidential) == 0) {
+		total := getCount(tx, pid, countOpen) + getCount(tx, pid, countClosed)
+		switch f.state {
+		case StateOpened:
+			total = getCount(tx, pid, countOpen)
+		case StateClosed:
+			total = getCount(tx, pid, countClosed)
+		}
+		if offset >= total || limit <= 0 {
+			return []*Issue{}, total, nil
+		}
+		seen := 0
+		walk(tx, bucket, pid, !f.asc, func(e walkEntry) bool {
+			if !f.stateOK(e.flags) {
+				return true
+			}
+			seen++
+			if seen <= offset {
+				return true
+			}
+			i, err := issues.Get(tx, e.id)
+			if err != nil {
+				walkErr = err
+				return false
+			}
+			page = append(page, i)
+			return len(page) < limit
+		})
+		return page, total, walkErr
+	}
+	only, not, err := f.idSets(tx, pid)
+	if err != nil {
+		return nil, 0, err
+	}
+	if only != nil && len(only) == 0 {
+		return []*Issue{}, 0, nil
+	}
+	total := 0
+	walk(tx, bucket, pid, !f.asc, func(e walkEntry) bool {
+		if !f.stateOK(e.flags) || (only != nil && !only[e.id]) || not[e.id] {
+			return true
+		}
+		var i *Issue
+		if f.search != "" || (e.flags&flagConfidential != 0 && !seesConfidential) {
+			if i, walkErr = issues.Get(tx, e.id); walkErr != nil {
+				return false
+			}
+			if !f.matches(i) || !visible(info, i, uid) {
+				return true
+			}
+		}
+		total++
+		if total > offset && len(page) < limit {
+			if i == nil {
+				if i, walkErr = issues.Get(tx, e.id); walkErr != nil {
+					return false
+				}
+			}
+			page = append(page, i)
+		}
+		return true
+	})
+	if page == nil {
+		page = []*Issue{}
+	}
+	return page, total, walkErr
+}

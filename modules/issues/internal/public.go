@@ -1,0 +1,82 @@
+package internal
+
+import (
+	"context"
+	"errors"
+
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// Ensure implements issues.Labels.
+func (s *Service) Ensure(ctx context.Context, projectID int64, names []string) ([]int64, error) {
+	var out []int64
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		ids, err := s.ensureLabels(tx, uint64(projectID), names)
+		out = make([]int64, len(ids))
+		for n, id := range ids {
+			out[n] = int64(id)
+		}
+		return err
+	})
+	return out, err
+}
+
+// Names implements issues.Labels.
+func (s *Service) Names(ctx context.Context, ids []int64) ([]string, error) {
+	var out []string
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		u := make([]uint64, len(ids))
+		for n, id := range ids {
+			u[n] = uint64(id)
+		}
+		var err error
+		out, err = labelNames(tx, u)
+		return err
+	})
+	return out, err
+}
+
+// Find implements issues.Labels.
+func (s *Service) Find(ctx context.Context, projectID int64, names []string) ([]int64, error) {
+	out := []int64{}
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		for _, n := range names {
+			if l, err := labels.GetBy(tx, "name", i64(projectID)+"/"+n); err == nil {
+				out = append(out, int64(l.ID))
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Milestone implements issues.Milestones.
+func (s *Service) Milestone(ctx context.Context, projectID, id int64) (MilestoneView, error) {
+	var out MilestoneView
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		m, err := milestoneIn(tx, projectID, id)
+		if err != nil {
+			return err
+		}
+		out = *milestoneView(m)
+		return nil
+	})
+	return out, err
+}
+
+// ByTitle implements issues.Milestones.
+func (s *Service) ByTitle(ctx context.Context, projectID int64, title string) (MilestoneView, error) {
+	var out MilestoneView
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		m, err := milestones.GetBy(tx, "title", i64(projectID)+"/"+title)
+		if errors.Is(err, store.ErrNotFound) {
+			return ErrMilestoneNotFound
+		}
+		if err != nil {
+			return err
+		}
+		out = *milestoneView(m)
+		return nil
+	})
+	return out, err
+}

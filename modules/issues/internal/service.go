@@ -1,0 +1,234 @@
+package internal
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/issues/event"
+	"github.com/fennec-forge/fennec/modules/notes"
+	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/projects/feed"
+	"github.com/fennec-forge/fennec/modules/todos"
+)
+
+// Deps are what the service is built from (fx fills them). Notes and todos
+// are optional: a bundle without them still serves issues, only without
+// system notes, mentions, subscriptions and todos.
+type Deps struct {
+	fx.In
+	DB     *store.DB
+	Bus    *events.Bus
+	Access projects.Access
+	Users  identity.Users
+	Lookup auth.UserLookup
+	API    *api.API
+	Log    *zap.Logger
+	Notes  notes.Service `optional:"true"`
+	Todos  todos.Service `optional:"true"`
+}
+
+// Service is the issues module's service.
+type Service struct {
+	db     *store.DB
+	bus    *events.Bus
+	access projects.Access
+	users  identity.Users
+	lookup auth.UserLookup
+	api    *api.API
+	log    *zap.Logger
+	notes  notes.Service
+	todos  todos.Service
+	now    func() time.Time
+}
+
+// NewService builds the service.
+func NewService(d Deps) *Service {
+	return &Service{db: d.DB, bus: d.Bus, access: d.Access, users: d.Users, lookup: d.Lookup, api: d.API,
+		log: d.Log.Named("issues"), notes: d.Notes, todos: d.Todos,
+		now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
+}
+
+// DB is the store, for benchmarks that seed directly.
+func (s *Service) DB() *store.DB { return s.db }
+
+// The limits of GitLab's validations.
+const (
+	maxTitle       = 255
+	maxDescription = 1_000_000
+	defaultColor   = "#428BCA" // a label created on the fly
+)
+
+// canSeeConfidential: Reporter+ members (administrators act as Owner),
+// the author and the assignees.
+func canSeeConfidential(info projects.ProjectInfo, i *Issue, uid int64) bool {
+	if info.Level >= projects.Reporter {
+		return true
+	}
+	return uid != 0 && (i.AuthorID == uid || slices.Contains(i.AssigneeIDs, uid))
+}
+
+// visible says whether the caller (uid, on a project resolved as them) may
+// see the issue.
+func visible(info projects.ProjectInfo, i *Issue, uid int64) bool {
+	return !i.Confidential || canSeeConfidential(info, i, uid)
+}
+
+// mayUpdate is GitLab's update_issue: Reporter+, the author, an assignee.
+func mayUpdate(info projects.ProjectInfo, i *Issue, uid int64) bool {
+	if info.Level >= projects.Reporter {
+		return true
+	}
+	return uid != 0 && (i.AuthorID == uid || slices.Contains(i.AssigneeIDs, uid))
+}
+
+// mayAdmin is GitLab's admin_issue (labels, milestones, assignees): Reporter+.
+func mayAdmin(info projects.ProjectInfo) bool { return info.Level >= projects.Reporter }
+
+// readProject resolves :id for reading issues: 404 for a hidden project,
+// 403 when issues are off.
+func (s *Service) readProject(ctx context.Context, ref string) (projects.ProjectInfo, error) {
+	return s.access.Require(ctx, ref, projects.ReadIssues)
+}
+
+// writeProject resolves :id for changing issues: reading is needed and an
+// archived project refuses every change.
+func (s *Service) writeProject(ctx context.Context, ref string) (projects.ProjectInfo, error) {
+	info, err := s.readProject(ctx, ref)
+	if err != nil {
+		return info, err
+	}
+	if info.Archived {
+		return info, projects.ErrForbidden
+	}
+	return info, nil
+}
+
+// issueByIID loads an issue of a project as uid sees it.
+func issueByIID(tx *store.Tx, info projects.ProjectInfo, iid int64, uid int64) (*Issue, error) {
+	if iid <= 0 {
+		return nil, ErrIssueNotFound
+	}
+	i, err := issues.GetBy(tx, "iid", i64(info.ID)+"/"+i64(iid))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrIssueNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !visible(info, i, uid) {
+		return nil, ErrIssueNotFound
+	}
+	return i, nil
+}
+
+// webURL is an issue's page.
+func (s *Service) webURL(info projects.ProjectInfo, iid uint64) string {
+	return s.api.ExternalURL() + "/" + info.PathWithNamespace + "/issues/" + u64(iid)
+}
+
+func (s *Service) noteable(info projects.ProjectInfo, i *Issue) notes.Noteable {
+	return notes.Noteable{Type: "Issue", ID: int64(i.ID), IID: int64(i.IID), ProjectID: int64(i.ProjectID), Title: i.Title,
+		AuthorID: i.AuthorID, AssigneeIDs: slices.Clone(i.AssigneeIDs), Confidential: i.Confidential, WebURL: s.webURL(info, i.IID)}
+}
+
+func target(i *Issue) todos.Target {
+	return todos.Target{Type: "Issue", ID: int64(i.ID), ProjectID: int64(i.ProjectID)}
+}
+
+// splitLabels turns "a, b,,c" into [a b c] (trimmed, no empties, no repeats).
+func splitLabels(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		if p != "" && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// ensureLabels finds or creates (GitLab creates labels named on an issue on
+// the fly) the labels of a project by name and returns their ids.
+func (s *Service) ensureLabels(tx *store.Tx, project uint64, names []string) ([]uint64, error) {
+	ids := make([]uint64, 0, len(names))
+	for _, n := range names {
+		if err := checkLabelName(n); err != nil {
+			return nil, err
+		}
+		l, err := labels.GetBy(tx, "name", u64(project)+"/"+n)
+		if errors.Is(err, store.ErrNotFound) {
+			l = &Label{ProjectID: project, Name: n, Color: defaultColor, CreatedAt: s.now()}
+			err = labels.Insert(tx, l)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(ids, l.ID) {
+			ids = append(ids, l.ID)
+		}
+	}
+	return ids, nil
+}
+
+// publish sends the feed entry and the issue event of a change.
+func (s *Service) publish(tx *store.Tx, info projects.ProjectInfo, i *Issue, userID int64, action event.Action) error {
+	var fa feed.Action
+	switch action {
+	case event.Open:
+		fa = feed.Opened
+	case event.Close:
+		fa = feed.Closed
+	case event.Reopen:
+		fa = feed.Reopened
+	}
+	if fa != "" && userID > 0 {
+		key := "issues." + string(fa) + ":" + u64(i.ID)
+		if action != event.Open {
+			// Closing and reopening repeat; the time of this change
+			// identifies this one.
+			key += ":" + i64(i.UpdatedAt.UnixNano())
+		}
+		if err := s.bus.Publish(tx, feed.Event{ProjectID: info.ID, AuthorID: userID, ActionName: fa, TargetID: int64(i.ID),
+			TargetType: "Issue", TargetTitle: i.Title, Key: key}); err != nil {
+			return err
+		}
+	}
+	names, err := labelNames(tx, i.LabelIDs)
+	if err != nil {
+		return err
+	}
+	return s.bus.Publish(tx, event.IssueEvent{Action: action, ProjectID: info.ID, UserID: userID, Issue: event.Issue{
+		ID: int64(i.ID), IID: int64(i.IID), ProjectID: int64(i.ProjectID), Title: i.Title, Description: i.Description,
+		State: i.State, AuthorID: i.AuthorID, AssigneeIDs: slices.Clone(i.AssigneeIDs), MilestoneID: int64(i.MilestoneID),
+		Confidential: i.Confidential, DueDate: i.DueDate, CreatedAt: i.CreatedAt, UpdatedAt: i.UpdatedAt,
+		URL: s.webURL(info, i.IID), Labels: names}})
+}
+
+// labelNames are the sorted names of label ids (as the issue view shows them).
+func labelNames(tx *store.Tx, ids []uint64) ([]string, error) {
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		l, err := labels.Get(tx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l.Name)
+	}
+	sort.Strings(out)
+	return out, nil
+}

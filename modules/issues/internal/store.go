@@ -1,0 +1,330 @@
+package internal
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strconv"
+	"time"
+
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// The states of an issue in GitLab 9.x: a reopened issue is "reopened"
+// until it is closed again, and the opened filter matches both.
+const (
+	StateOpened   = "opened"
+	StateClosed   = "closed"
+	StateReopened = "reopened"
+)
+
+// Issue is one stored issue.
+type Issue struct {
+	ID           uint64    `json:"id"`
+	ProjectID    uint64    `json:"project_id"`
+	IID          uint64    `json:"iid"`
+	Title        string    `json:"title"`
+	Description  string    `json:"description"`
+	State        string    `json:"state"`
+	AuthorID     int64     `json:"author_id"`
+	AssigneeIDs  []int64   `json:"assignee_ids,omitempty"`
+	LabelIDs     []uint64  `json:"label_ids,omitempty"`
+	MilestoneID  uint64    `json:"milestone_id,omitempty"`
+	Confidential bool      `json:"confidential,omitempty"`
+	DueDate      string    `json:"due_date,omitempty"` // YYYY-MM-DD
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+	// ClosedBy remembers the commits that closed the issue (sha), so a
+	// redelivered push closes and notes nothing twice.
+	ClosedBy []string `json:"closed_by,omitempty"`
+	// MentionedIn remembers the commits that referenced the issue.
+	MentionedIn []string `json:"mentioned_in,omitempty"`
+}
+
+func (i *Issue) RecordID() uint64      { return i.ID }
+func (i *Issue) SetRecordID(id uint64) { i.ID = id }
+
+// Open says whether the issue counts as open (opened or reopened).
+func (i *Issue) Open() bool { return i.State != StateClosed }
+
+// Label is a project label.
+type Label struct {
+	ID          uint64    `json:"id"`
+	ProjectID   uint64    `json:"project_id"`
+	Name        string    `json:"name"`
+	Color       string    `json:"color"`
+	Description string    `json:"description,omitempty"`
+	Priority    *int      `json:"priority,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+func (l *Label) RecordID() uint64      { return l.ID }
+func (l *Label) SetRecordID(id uint64) { l.ID = id }
+
+// Milestone is a project milestone.
+type Milestone struct {
+	ID          uint64    `json:"id"`
+	ProjectID   uint64    `json:"project_id"`
+	IID         uint64    `json:"iid"`
+	Title       string    `json:"title"`
+	Description string    `json:"description,omitempty"`
+	State       string    `json:"state"` // active, closed
+	DueDate     string    `json:"due_date,omitempty"`
+	StartDate   string    `json:"start_date,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+func (m *Milestone) RecordID() uint64      { return m.ID }
+func (m *Milestone) SetRecordID(id uint64) { m.ID = id }
+
+func u64(v uint64) string { return strconv.FormatUint(v, 10) }
+func i64(v int64) string  { return strconv.FormatInt(v, 10) }
+
+var issues = store.NewTable[Issue]("issues.issues",
+	store.Index[Issue]{Name: "iid", Unique: true, Keys: func(i *Issue) []string { return []string{u64(i.ProjectID) + "/" + u64(i.IID)} }},
+	store.Index[Issue]{Name: "project", Keys: func(i *Issue) []string { return []string{u64(i.ProjectID)} }},
+	store.Index[Issue]{Name: "author", Keys: func(i *Issue) []string { return []string{i64(i.AuthorID)} }},
+	store.Index[Issue]{Name: "assignee", Keys: func(i *Issue) []string {
+		out := make([]string, len(i.AssigneeIDs))
+		for n, a := range i.AssigneeIDs {
+			out[n] = i64(a)
+		}
+		return out
+	}},
+	store.Index[Issue]{Name: "label", Keys: func(i *Issue) []string {
+		out := make([]string, len(i.LabelIDs))
+		for n, l := range i.LabelIDs {
+			out[n] = u64(l)
+		}
+		return out
+	}},
+	store.Index[Issue]{Name: "milestone", Keys: func(i *Issue) []string {
+		if i.MilestoneID == 0 {
+			return nil
+		}
+		return []string{u64(i.MilestoneID)}
+	}},
+)
+
+// Label names are unique per project as given (GitLab compares them
+// exactly).
+var labels = store.NewTable[Label]("issues.labels",
+	store.Index[Label]{Name: "name", Unique: true, Keys: func(l *Label) []string { return []string{u64(l.ProjectID) + "/" + l.Name} }},
+	store.Index[Label]{Name: "project", Keys: func(l *Label) []string { return []string{u64(l.ProjectID)} }},
+)
+
+var milestones = store.NewTable[Milestone]("issues.milestones",
+	store.Index[Milestone]{Name: "title", Unique: true, Keys: func(m *Milestone) []string { return []string{u64(m.ProjectID) + "/" + m.Title} }},
+	store.Index[Milestone]{Name: "iid", Unique: true, Keys: func(m *Milestone) []string { return []string{u64(m.ProjectID) + "/" + u64(m.IID)} }},
+	store.Index[Milestone]{Name: "project", Keys: func(m *Milestone) []string { return []string{u64(m.ProjectID)} }},
+)
+
+// Buckets of our own, kept in the same transactions as the tables:
+//
+// byCreated and byUpdated order a project's issues by time: key project id
+// ++ time (unix nanoseconds, big-endian, so byte order is time order) ++
+// issue id, value one flags byte. A page of a project's list is a cursor
+// walk over keys alone, and the state and confidential filters are read
+// from the value without decoding an issue.
+//
+// counts holds per project the number of open, closed and confidential
+// issues (key project id ++ one letter), so X-Total needs no walk.
+//
+// sequences holds the last issue iid and milestone iid of each project
+// (key project id ++ 'i' or 'm'); an iid is taken in the transaction that
+// inserts the row, so there are neither gaps nor duplicates.
+var (
+	byCreated = []byte("issues.by_created")
+	byUpdated = []byte("issues.by_updated")
+	counts    = []byte("issues.counts")
+	sequences = []byte("issues.sequences")
+)
+
+const (
+	flagClosed       byte = 1
+	flagConfidential byte = 2
+)
+
+const (
+	countOpen         = 'o'
+	countClosed       = 'c'
+	countConfidential = 'x'
+)
+
+type buckets []string
+
+func (b buckets) Buckets() []string { return b }
+
+// Tables lists the module's tables and buckets for declaration.
+func Tables() []interface{ Buckets() []string } {
+	return []interface{ Buckets() []string }{issues, labels, milestones,
+		buckets{string(byCreated), string(byUpdated), string(counts), string(sequences)}}
+}
+
+// Migrations lists the module's schema migrations, oldest first.
+func Migrations() []store.Migration {
+	return []store.Migration{{Module: "issues", Version: 1, Name: "tables", Up: func(*store.Tx) error { return nil }}}
+}
+
+func flagsOf(i *Issue) byte {
+	var f byte
+	if !i.Open() {
+		f |= flagClosed
+	}
+	if i.Confidential {
+		f |= flagConfidential
+	}
+	return f
+}
+
+func timeKey(project uint64, t time.Time, id uint64) []byte {
+	k := make([]byte, 24)
+	binary.BigEndian.PutUint64(k, project)
+	binary.BigEndian.PutUint64(k[8:], uint64(t.UnixNano()))
+	binary.BigEndian.PutUint64(k[16:], id)
+	return k
+}
+
+func countKey(project uint64, kind byte) []byte { return append(store.Key(project), kind) }
+
+func addCount(tx *store.Tx, project uint64, kind byte, delta int64) error {
+	b := tx.Bucket(counts)
+	k := countKey(project, kind)
+	var n int64
+	if v := b.Get(k); len(v) == 8 {
+		n = int64(binary.BigEndian.Uint64(v))
+	}
+	n += delta
+	if n <= 0 {
+		return b.Delete(k)
+	}
+	return b.Put(k, store.Key(uint64(n)))
+}
+
+func getCount(tx *store.Tx, project uint64, kind byte) int {
+	if v := tx.Bucket(counts).Get(countKey(project, kind)); len(v) == 8 {
+		return int(binary.BigEndian.Uint64(v))
+	}
+	return 0
+}
+
+// nextSeq takes the next number of a project's sequence (kind 'i' issues,
+// 'm' milestones).
+func nextSeq(tx *store.Tx, project uint64, kind byte) (uint64, error) {
+	b := tx.Bucket(sequences)
+	k := countKey(project, kind)
+	var n uint64
+	if v := b.Get(k); len(v) == 8 {
+		n = binary.BigEndian.Uint64(v)
+	}
+	n++
+	return n, b.Put(k, store.Key(n))
+}
+
+// track adds an issue's ordering keys and counts (after an insert).
+func track(tx *store.Tx, i *Issue) error {
+	f := []byte{flagsOf(i)}
+	if err := tx.Bucket(byCreated).Put(timeKey(i.ProjectID, i.CreatedAt, i.ID), f); err != nil {
+		return err
+	}
+	if err := tx.Bucket(byUpdated).Put(timeKey(i.ProjectID, i.UpdatedAt, i.ID), f); err != nil {
+		return err
+	}
+	return countIssue(tx, i, 1)
+}
+
+// untrack removes what track added (before a delete or an update).
+func untrack(tx *store.Tx, i *Issue) error {
+	if err := tx.Bucket(byCreated).Delete(timeKey(i.ProjectID, i.CreatedAt, i.ID)); err != nil {
+		return err
+	}
+	if err := tx.Bucket(byUpdated).Delete(timeKey(i.ProjectID, i.UpdatedAt, i.ID)); err != nil {
+		return err
+	}
+	return countIssue(tx, i, -1)
+}
+
+func countIssue(tx *store.Tx, i *Issue, delta int64) error {
+	kind := byte(countOpen)
+	if !i.Open() {
+		kind = countClosed
+	}
+	if err := addCount(tx, i.ProjectID, kind, delta); err != nil {
+		return err
+	}
+	if i.Confidential {
+		return addCount(tx, i.ProjectID, countConfidential, delta)
+	}
+	return nil
+}
+
+// insertIssue stores a new issue with the next iid of its project.
+func insertIssue(tx *store.Tx, i *Issue) error {
+	iid, err := nextSeq(tx, i.ProjectID, 'i')
+	if err != nil {
+		return err
+	}
+	i.IID = iid
+	if err := issues.Insert(tx, i); err != nil {
+		return err
+	}
+	return track(tx, i)
+}
+
+// updateIssue stores a changed issue; before is the stored one.
+func updateIssue(tx *store.Tx, before Issue, i *Issue) error {
+	if err := untrack(tx, &before); err != nil {
+		return err
+	}
+	if err := issues.Update(tx, i); err != nil {
+		return err
+	}
+	return track(tx, i)
+}
+
+func deleteIssue(tx *store.Tx, i *Issue) error {
+	if err := untrack(tx, i); err != nil {
+		return err
+	}
+	return issues.Delete(tx, i.ID)
+}
+
+// walkEntry is one key of an ordering bucket.
+type walkEntry struct {
+	id    uint64
+	flags byte
+}
+
+// walk visits a project's issues in time order (newest first when desc)
+// until fn returns false, reading keys only.
+func walk(tx *store.Tx, bucket []byte, project uint64, desc bool, fn func(walkEntry) bool) {
+	prefix := store.Key(project)
+	c := tx.Bucket(bucket).Cursor()
+	var k, v []byte
+	if desc {
+		k, v = c.Seek(store.Key(project + 1))
+		if k == nil {
+			k, v = c.Last()
+		} else {
+			k, v = c.Prev()
+		}
+	} else {
+		k, v = c.Seek(prefix)
+	}
+	for k != nil && bytes.HasPrefix(k, prefix) {
+		var f byte
+		if len(v) > 0 {
+			f = v[0]
+		}
+		if !fn(walkEntry{id: binary.BigEndian.Uint64(k[16:]), flags: f}) {
+			return
+		}
+		if desc {
+			k, v = c.Prev()
+		} else {
+			k, v = c.Next()
+		}
+	}
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }

@@ -1,0 +1,193 @@
+package internal
+
+import (
+	"context"
+	"errors"
+	"sort"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// IssueView is GitLab 9.x's issue (API::Entities::Issue); Subscribed is
+// shown on single-issue responses only.
+type IssueView struct {
+	ID             uint64               `json:"id"`
+	IID            uint64               `json:"iid"`
+	ProjectID      uint64               `json:"project_id"`
+	Title          string               `json:"title"`
+	Description    *string              `json:"description"`
+	State          string               `json:"state"`
+	CreatedAt      api.Time             `json:"created_at"`
+	UpdatedAt      api.Time             `json:"updated_at"`
+	Labels         []string             `json:"labels"`
+	Milestone      *MilestoneView       `json:"milestone"`
+	Assignees      []identity.BasicUser `json:"assignees"`
+	Assignee       *identity.BasicUser  `json:"assignee"`
+	Author         identity.BasicUser   `json:"author"`
+	UserNotesCount int                  `json:"user_notes_count"`
+	Upvotes        int                  `json:"upvotes"`
+	Downvotes      int                  `json:"downvotes"`
+	DueDate        *string              `json:"due_date"`
+	Confidential   bool                 `json:"confidential"`
+	WebURL         string               `json:"web_url"`
+	Subscribed     *bool                `json:"subscribed,omitempty"`
+}
+
+// MilestoneView is GitLab 9.x's milestone.
+type MilestoneView struct {
+	ID          uint64   `json:"id"`
+	IID         uint64   `json:"iid"`
+	ProjectID   uint64   `json:"project_id"`
+	Title       string   `json:"title"`
+	Description *string  `json:"description"`
+	State       string   `json:"state"`
+	CreatedAt   api.Time `json:"created_at"`
+	UpdatedAt   api.Time `json:"updated_at"`
+	DueDate     *string  `json:"due_date"`
+	StartDate   *string  `json:"start_date"`
+}
+
+// LabelView is GitLab 9.x's label with its counts.
+type LabelView struct {
+	ID                     uint64  `json:"id"`
+	Name                   string  `json:"name"`
+	Color                  string  `json:"color"`
+	Description            *string `json:"description"`
+	OpenIssuesCount        int     `json:"open_issues_count"`
+	ClosedIssuesCount      int     `json:"closed_issues_count"`
+	OpenMergeRequestsCount int     `json:"open_merge_requests_count"`
+	Subscribed             bool    `json:"subscribed"`
+	Priority               *int    `json:"priority"`
+}
+
+func strPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func milestoneView(m *Milestone) *MilestoneView {
+	return &MilestoneView{ID: m.ID, IID: m.IID, ProjectID: m.ProjectID, Title: m.Title, Description: strPtr(m.Description),
+		State: m.State, CreatedAt: api.NewTime(m.CreatedAt), UpdatedAt: api.NewTime(m.UpdatedAt),
+		DueDate: strPtr(m.DueDate), StartDate: strPtr(m.StartDate)}
+}
+
+// renderer renders a page of issues with one lookup per user, label and
+// milestone however often they appear.
+type renderer struct {
+	s          *Service
+	ctx        context.Context
+	base       string
+	users      map[int64]identity.BasicUser
+	labels     map[uint64]string
+	milestones map[uint64]*MilestoneView
+	projects   map[uint64]projects.ProjectInfo
+}
+
+func (s *Service) renderer(ctx context.Context) *renderer {
+	base := api.ExternalURLFrom(ctx)
+	if base == "" {
+		base = s.api.ExternalURL()
+	}
+	return &renderer{s: s, ctx: ctx, base: base, users: map[int64]identity.BasicUser{}, labels: map[uint64]string{},
+		milestones: map[uint64]*MilestoneView{}, projects: map[uint64]projects.ProjectInfo{}}
+}
+
+func (r *renderer) user(id int64) identity.BasicUser {
+	if u, ok := r.users[id]; ok {
+		return u
+	}
+	var v identity.BasicUser
+	if u, err := r.s.users.UserByID(r.ctx, id); err == nil {
+		v = identity.NewBasicUser(r.base, u)
+	} else {
+		v = identity.GhostUser(r.base, id)
+	}
+	r.users[id] = v
+	return v
+}
+
+// views renders issues (read in tx) of projects the caller sees; info gives
+// each issue's project (its web_url).
+func (r *renderer) views(tx *store.Tx, list []*Issue, info func(*Issue) projects.ProjectInfo) ([]IssueView, error) {
+	r.ctx = tx.Context() // lookups join the read transaction
+	out := make([]IssueView, 0, len(list))
+	ids := make([]int64, len(list))
+	for n, i := range list {
+		ids[n] = int64(i.ID)
+	}
+	var noteCounts map[int64]int
+	if r.s.notes != nil && len(ids) > 0 {
+		var err error
+		if noteCounts, err = r.s.notes.UserNotesCounts(tx.Context(), "Issue", ids); err != nil {
+			return nil, err
+		}
+	}
+	for _, i := range list {
+		v := IssueView{ID: i.ID, IID: i.IID, ProjectID: i.ProjectID, Title: i.Title, Description: strPtr(i.Description),
+			State: i.State, CreatedAt: api.NewTime(i.CreatedAt), UpdatedAt: api.NewTime(i.UpdatedAt), Labels: []string{},
+			Assignees: []identity.BasicUser{}, Author: r.user(i.AuthorID), UserNotesCount: noteCounts[int64(i.ID)],
+			DueDate: strPtr(i.DueDate), Confidential: i.Confidential, WebURL: r.s.webURL(info(i), i.IID)}
+		for _, id := range i.LabelIDs {
+			name, ok := r.labels[id]
+			if !ok {
+				l, err := labels.Get(tx, id)
+				if err != nil && !errors.Is(err, store.ErrNotFound) {
+					return nil, err
+				}
+				if l != nil {
+					name = l.Name
+				}
+				r.labels[id] = name
+			}
+			if name != "" {
+				v.Labels = append(v.Labels, name)
+			}
+		}
+		sort.Strings(v.Labels)
+		if i.MilestoneID != 0 {
+			m, ok := r.milestones[i.MilestoneID]
+			if !ok {
+				row, err := milestones.Get(tx, i.MilestoneID)
+				if err != nil && !errors.Is(err, store.ErrNotFound) {
+					return nil, err
+				}
+				if row != nil {
+					m = milestoneView(row)
+				}
+				r.milestones[i.MilestoneID] = m
+			}
+			v.Milestone = m
+		}
+		for _, a := range i.AssigneeIDs {
+			v.Assignees = append(v.Assignees, r.user(a))
+		}
+		if len(v.Assignees) > 0 {
+			first := v.Assignees[0]
+			v.Assignee = &first
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// single renders one issue with subscribed (for uid).
+func (s *Service) single(ctx context.Context, tx *store.Tx, info projects.ProjectInfo, i *Issue, uid int64) (*IssueView, error) {
+	views, err := s.renderer(ctx).views(tx, []*Issue{i}, func(*Issue) projects.ProjectInfo { return info })
+	if err != nil {
+		return nil, err
+	}
+	v := views[0]
+	sub := false
+	if s.notes != nil && uid != 0 {
+		if sub, err = s.notes.Subscribed(tx.Context(), s.noteable(info, i), uid); err != nil {
+			return nil, err
+		}
+	}
+	v.Subscribed = &sub
+	return &v, nil
+}

@@ -1,0 +1,102 @@
+package issues
+
+import (
+	"context"
+
+	"go.uber.org/fx"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/modules/issues/event"
+	"github.com/fennec-forge/fennec/modules/issues/internal"
+	"github.com/fennec-forge/fennec/modules/notes"
+	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/projects/feed"
+	"github.com/fennec-forge/fennec/modules/todos"
+)
+
+// The event the module publishes; its contract is package event.
+type (
+	IssueEvent = event.IssueEvent
+	Action     = event.Action
+)
+
+// The actions of IssueEvent.
+const (
+	Opened   = event.Open
+	Updated  = event.Update
+	Closed   = event.Close
+	Reopened = event.Reopen
+)
+
+// The views other modules embed (closes_issues, a merge request's
+// milestone), as GitLab 9.x renders them.
+type (
+	IssueView     = internal.IssueView
+	MilestoneView = internal.MilestoneView
+	LabelView     = internal.LabelView
+)
+
+// The module's domain errors, for callers to test with errors.Is; the
+// module maps them to GitLab's answers at the API edge.
+var (
+	ErrIssueNotFound     = internal.ErrIssueNotFound
+	ErrLabelNotFound     = internal.ErrLabelNotFound
+	ErrMilestoneNotFound = internal.ErrMilestoneNotFound
+	ErrLabelExists       = internal.ErrLabelExists
+)
+
+// Labels is how other modules (merge requests) attach a project's labels.
+// Each method called with the context of an open store transaction joins it.
+type Labels interface {
+	// Ensure finds the project's labels by name, creating missing ones as
+	// GitLab does for labels named on an issue, and returns their ids in
+	// the order given. A name with a comma, blank or too long is a
+	// validation error (400).
+	Ensure(ctx context.Context, projectID int64, names []string) ([]int64, error)
+	// Names returns the names of label ids, sorted (the views' labels);
+	// ids of deleted labels are skipped.
+	Names(ctx context.Context, ids []int64) ([]string, error)
+	// Find returns the ids of the project's labels with these names,
+	// skipping unknown names (for list filters).
+	Find(ctx context.Context, projectID int64, names []string) ([]int64, error)
+}
+
+// Milestones is how other modules attach a project's milestones.
+type Milestones interface {
+	// Milestone returns milestone id of the project as GitLab renders it;
+	// ErrMilestoneNotFound when the project has no such milestone.
+	Milestone(ctx context.Context, projectID, id int64) (MilestoneView, error)
+	// ByTitle returns the project's milestone of that title (list filters).
+	ByTitle(ctx context.Context, projectID int64, title string) (MilestoneView, error)
+}
+
+// Closer answers and acts on GitLab's issue closing pattern ("Closes #1,
+// #2 and group/p#3").
+type Closer interface {
+	// ClosedBy returns the open issues texts would close, relative to
+	// project, among those the caller in ctx may see (closes_issues).
+	ClosedBy(ctx context.Context, project projects.ProjectInfo, texts ...string) ([]IssueView, error)
+	// CloseReferenced closes the issues texts name as userID would (only
+	// those they may update), with the system note "closed via <via>"
+	// ("merge request !3"); key names the cause, so a repeated call does
+	// nothing. mentionVia, when set, notes "mentioned in <mentionVia>" on
+	// issues texts only reference.
+	CloseReferenced(ctx context.Context, projectID, userID int64, key, via, mentionVia string, texts ...string) error
+}
+
+// Module is the issues module for fennec.WithModules.
+func Module() fennec.Module {
+	return fennec.NewModule("issues",
+		fennec.Tables(internal.Tables()...),
+		fennec.Migrations(internal.Migrations()...),
+		fx.Provide(internal.NewService,
+			func(s *internal.Service) Labels { return s },
+			func(s *internal.Service) Milestones { return s },
+			func(s *internal.Service) Closer { return s }),
+		fennec.ProvideRoutes(internal.NewRoutes),
+		fennec.ProvideSubscribers(internal.Subscribers),
+		notes.ProvideKinds(internal.NoteKinds),
+		todos.ProvideKinds(internal.TodoKinds),
+		feed.ProvideKinds(internal.FeedKinds),
+	)
+}

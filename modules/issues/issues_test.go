@@ -1,0 +1,118 @@
+package issues_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"slices"
+	"testing"
+	"time"
+
+	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/fennectest"
+)
+
+var issueKeys = []string{"assignee", "assignees", "author", "confidential", "created_at", "description", "downvotes",
+	"due_date", "id", "iid", "labels", "milestone", "project_id", "state", "title", "updated_at", "upvotes",
+	"user_notes_count", "web_url"}
+
+var timestamp = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
+
+func TestIssueLifecycle(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	alice := s.CreateUser(t, "alice")
+	bob := s.CreateUser(t, "bob")
+	p := newProject(t, alice.Client, "Tracker", "public")
+	addMember(t, alice.Client, p.ID, bob.ID, gitlab.DeveloperPermissions)
+
+	due := gitlab.ISOTime(time.Date(2030, 1, 2, 0, 0, 0, 0, time.UTC))
+	i := newIssue(t, alice.Client, p.ID, "  First bug  ", func(o *gitlab.CreateIssueOptions) {
+		o.Description = gitlab.Ptr("It crashes")
+		o.Labels = &gitlab.LabelOptions{"bug", "ünïcode"}
+		o.AssigneeIDs = &[]int64{bob.ID}
+		o.DueDate = &due
+	})
+	if i.IID != 1 || i.Title != "First bug" || i.State != "opened" || i.Author.Username != "alice" ||
+		len(i.Assignees) != 1 || i.Assignees[0].Username != "bob" || i.Assignee.Username != "bob" ||
+		!slices.Equal([]string(i.Labels), []string{"bug", "ünïcode"}) || i.DueDate == nil || time.Time(*i.DueDate).Format("2006-01-02") != "2030-01-02" ||
+		i.WebURL != s.URL+"/alice/tracker/issues/1" || i.ProjectID != p.ID {
+		t.Fatalf("created %+v", i)
+	}
+
+	t.Run("the 9.x view, exactly", func(t *testing.T) {
+		one := s.call(t, "", http.MethodGet, issuePath(p.ID, 1), nil).expect(t, 200, "").object(t)
+		want := append(slices.Clone(issueKeys), "subscribed")
+		slices.Sort(want)
+		if got := keysOf(one); !slices.Equal(got, want) {
+			t.Fatalf("keys %v, want %v", got, want)
+		}
+		for _, k := range []string{"created_at", "updated_at"} {
+			if !timestamp.MatchString(one[k].(string)) {
+				t.Fatalf("%s = %v", k, one[k])
+			}
+		}
+		if one["milestone"] != nil || one["due_date"] != "2030-01-02" || one["confidential"] != false ||
+			one["user_notes_count"].(json.Number).String() != "0" || one["subscribed"] != false {
+			t.Fatalf("view %v", one)
+		}
+		author := one["author"].(map[string]any)
+		if got := keysOf(author); !slices.Equal(got, []string{"avatar_url", "id", "name", "state", "username", "web_url"}) {
+			t.Fatalf("author keys %v", got)
+		}
+		list := s.call(t, "", http.MethodGet, projectPath(p.ID, "/issues"), nil).expect(t, 200, "").list(t)
+		if got := keysOf(list[0]); !slices.Equal(got, issueKeys) {
+			t.Fatalf("list keys %v, want %v (no subscribed)", got, issueKeys)
+		}
+		bare := newIssue(t, alice.Client, p.ID, "bare")
+		raw := s.call(t, "", http.MethodGet, issuePath(p.ID, int64(bare.IID)), nil).object(t)
+		if raw["description"] != nil || raw["assignee"] != nil || len(raw["assignees"].([]any)) != 0 || len(raw["labels"].([]any)) != 0 {
+			t.Fatalf("bare issue %v", raw)
+		}
+	})
+
+	t.Run("close, reopen (9.x says reopened), opened filter matches both", func(t *testing.T) {
+		up, _, err := bob.Client.Issues.UpdateIssue(p.ID, 1, &gitlab.UpdateIssueOptions{StateEvent: gitlab.Ptr("close")})
+		if err != nil || up.State != "closed" {
+			t.Fatalf("close: %+v %v", up, err)
+		}
+		up, _, err = bob.Client.Issues.UpdateIssue(p.ID, 1, &gitlab.UpdateIssueOptions{StateEvent: gitlab.Ptr("reopen")})
+		if err != nil || up.State != "reopened" {
+			t.Fatalf("reopen: %+v %v", up, err)
+		}
+		got := s.call(t, "", http.MethodGet, projectPath(p.ID, "/issues?state=opened&sort=asc"), nil).iids(t)
+		if !slices.Contains(got, 1) {
+			t.Fatalf("opened filter %v misses the reopened issue", got)
+		}
+		s.call(t, bob.Token, http.MethodPut, issuePath(p.ID, 1), map[string]any{"state_event": "shut"}).
+			expect(t, 400, `{"error":"state_event does not have a valid value"}`)
+		s.call(t, bob.Token, http.MethodPut, issuePath(p.ID, 1), map[string]any{}).
+			expect(t, 400, `{"error":"assignee_id, assignee_ids, confidential, created_at, description, due_date, labels, milestone_id, state_event, title are missing, at least one parameter must be provided"}`)
+	})
+
+	t.Run("edit fields, unassign, relabel", func(t *testing.T) {
+		up, _, err := bob.Client.Issues.UpdateIssue(p.ID, 1, &gitlab.UpdateIssueOptions{Title: gitlab.Ptr("Renamed"),
+			Labels: &gitlab.LabelOptions{"feature"}, AssigneeIDs: &[]int64{}, Confidential: gitlab.Ptr(true)})
+		if err != nil || up.Title != "Renamed" || !slices.Equal([]string(up.Labels), []string{"feature"}) || len(up.Assignees) != 0 ||
+			up.Assignee != nil || !up.Confidential {
+			t.Fatalf("update: %+v %v", up, err)
+		}
+		if !up.UpdatedAt.After(*up.CreatedAt) {
+			t.Fatalf("updated_at %v not after created_at %v", up.UpdatedAt, up.CreatedAt)
+		}
+	})
+
+	t.Run("delete: owner only, 204, then 404", func(t *testing.T) {
+		s.call(t, bob.Token, http.MethodDelete, issuePath(p.ID, 1), nil).expect(t, 403, `{"message":"403 Forbidden"}`)
+		s.call(t, alice.Token, http.MethodDelete, issuePath(p.ID, 1), nil).expect(t, 204, "")
+		s.call(t, alice.Token, http.MethodGet, issuePath(p.ID, 1), nil).expect(t, 404, `{"message":"404 Not found"}`)
+		s.call(t, alice.Token, http.MethodDelete, issuePath(p.ID, 1), nil).expect(t, 404, `{"message":"404 Not found"}`)
+		s.call(t, s.RootToken, http.MethodDelete, issuePath(p.ID, 2), nil).expect(t, 204, "")
+		// iids are never reused.
+		if i := newIssue(t, alice.Client, p.ID, "after"); i.IID != 3 {
+			t.Fatalf("iid %d after deletes, want 3", i.IID)
+		}
+	})
+	_ = fennectest.CheckPages
+}
