@@ -96,10 +96,17 @@ func (b *issueBody) empty() bool {
 		b.Labels == nil && b.Confidential == nil && b.DueDate == nil && b.CreatedAt == nil && b.StateEvent == nil
 }
 
+// invalidText says whether s is not valid UTF-8 or carries U+FFFD: the API
+// turns the invalid bytes of a form or JSON body into U+FFFD before a
+// handler sees them, so that is how invalid input arrives here.
+func invalidText(s string) bool {
+	return !utf8.ValidString(s) || strings.ContainsRune(s, utf8.RuneError)
+}
+
 // checkTitle is the model's validation of a title (already trimmed).
 func checkTitle(t string) error {
 	switch {
-	case !utf8.ValidString(t):
+	case invalidText(t):
 		return api.FieldErrors{"title": {"is invalid"}}
 	case t == "":
 		return api.FieldErrors{"title": {"can't be blank"}}

@@ -21,7 +21,7 @@ var colorRule = regexp.MustCompile(`^#(?:[0-9A-Fa-f]{3}){1,2}$`)
 // lists are comma-separated), at most 255 characters, valid UTF-8.
 func checkLabelName(n string) error {
 	switch {
-	case !utf8.ValidString(n) || strings.ContainsRune(n, ','):
+	case invalidText(n) || strings.ContainsRune(n, ','):
 		return api.FieldErrors{"title": {"is invalid"}}
 	case strings.TrimSpace(n) == "":
 		return api.FieldErrors{"title": {"can't be blank"}}
