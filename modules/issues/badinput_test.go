@@ -13,7 +13,9 @@ func TestBadInput(t *testing.T) {
 	s := start(t)
 	alice := s.CreateUser(t, "alice")
 	p := newProject(t, alice.Client, "bad", "private")
-	create := func(body any) reply { return s.call(t, alice.Token, http.MethodPost, projectPath(p.ID, "/issues"), body) }
+	create := func(body any) reply {
+		return s.call(t, alice.Token, http.MethodPost, projectPath(p.ID, "/issues"), body)
+	}
 	count := func() int {
 		return len(s.call(t, alice.Token, http.MethodGet, projectPath(p.ID, "/issues?per_page=100"), nil).list(t))
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -166,6 +167,49 @@ func (s *Service) createLabel(ctx context.Context, in *struct {
 	return out, err
 }
 
+// LabelPath is a label named in the path (by id or name), as later
+// GitLab versions and today's clients address it.
+type LabelPath struct {
+	ProjectPath
+	Label string `path:"label_id"`
+}
+
+func (s *Service) updateLabelByPath(ctx context.Context, in *struct {
+	LabelPath
+	Body labelBody
+}) (*labelOutput, error) {
+	in.Body.Name = &in.Label
+	return s.updateLabel(ctx, &struct {
+		ProjectPath
+		Body labelBody
+	}{in.ProjectPath, in.Body})
+}
+
+func (s *Service) deleteLabelByPath(ctx context.Context, in *LabelPath) (*deleteOutput, error) {
+	return s.deleteLabel(ctx, &struct {
+		ProjectPath
+		Name string `query:"name"`
+		Body struct {
+			Name *string `json:"name,omitempty"`
+		}
+	}{ProjectPath: in.ProjectPath, Name: in.Label})
+}
+
+// labelNamed finds a project's label by name, or by id when no label has
+// that name.
+func labelNamed(tx *store.Tx, project int64, name string) (*Label, error) {
+	l, err := labels.GetBy(tx, "name", i64(project)+"/"+name)
+	if errors.Is(err, store.ErrNotFound) {
+		if id, perr := strconv.ParseUint(name, 10, 64); perr == nil {
+			if byID, err := labels.Get(tx, id); err == nil && byID.ProjectID == uint64(project) {
+				return byID, nil
+			}
+		}
+		return nil, ErrLabelNotFound
+	}
+	return l, err
+}
+
 func (s *Service) updateLabel(ctx context.Context, in *struct {
 	ProjectPath
 	Body labelBody
@@ -195,10 +239,7 @@ func (s *Service) updateLabel(ctx context.Context, in *struct {
 	}
 	out := &labelOutput{}
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		l, err := labels.GetBy(tx, "name", i64(info.ID)+"/"+*b.Name)
-		if errors.Is(err, store.ErrNotFound) {
-			return ErrLabelNotFound
-		}
+		l, err := labelNamed(tx, info.ID, *b.Name)
 		if err != nil {
 			return err
 		}
@@ -249,10 +290,7 @@ func (s *Service) deleteLabel(ctx context.Context, in *struct {
 		return nil, err
 	}
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		l, err := labels.GetBy(tx, "name", i64(info.ID)+"/"+name)
-		if errors.Is(err, store.ErrNotFound) {
-			return ErrLabelNotFound
-		}
+		l, err := labelNamed(tx, info.ID, name)
 		if err != nil {
 			return err
 		}
@@ -300,4 +338,8 @@ func (s *Service) registerLabels(a *api.API) {
 		Summary: "Edit a label by name (Reporter+)", Access: api.SignedIn}, s.updateLabel)
 	api.Register(a, api.Op{ID: "delete-project-label", Method: http.MethodDelete, Path: "/projects/{id}/labels", Tags: tags,
 		Summary: "Delete a label by name (Reporter+)", Access: api.SignedIn}, s.deleteLabel)
+	api.Register(a, api.Op{ID: "update-project-label-by-path", Method: http.MethodPut, Path: "/projects/{id}/labels/{label_id}", Tags: tags,
+		Summary: "Edit a label named (or numbered) in the path (Reporter+)", Access: api.SignedIn}, s.updateLabelByPath)
+	api.Register(a, api.Op{ID: "delete-project-label-by-path", Method: http.MethodDelete, Path: "/projects/{id}/labels/{label_id}", Tags: tags,
+		Summary: "Delete a label named (or numbered) in the path (Reporter+)", Access: api.SignedIn}, s.deleteLabelByPath)
 }
