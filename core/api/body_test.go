@@ -205,7 +205,10 @@ func TestAnonymousBodiesAreNotRead(t *testing.T) {
 		runtime.ReadMemStats(&after)
 		allocated := after.TotalAlloc - before.TotalAlloc
 		t.Logf("credentials %v: 50 x 9.9 MB POSTs allocated %.1f MB; answers %v", headers, float64(allocated)/1e6, codes)
-		if codes[http.StatusUnauthorized] < 40 || len(codes) > 2 || (len(codes) == 2 && codes[-1] == 0) {
+		// How many clients see their connection cut before they read the
+		// 401 depends on scheduling (more on a loaded machine); what must
+		// hold is that nothing else is answered, and the allocation below.
+		if codes[http.StatusUnauthorized] < 25 || len(codes) > 2 || (len(codes) == 2 && codes[-1] == 0) {
 			t.Errorf("answers %v, want 401s (a few cut connections allowed)", codes)
 		}
 		if allocated > 100<<20 {

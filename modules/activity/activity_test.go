@@ -210,7 +210,9 @@ func TestUserEvents(t *testing.T) {
 // Delivery is at least once: every handler must survive an event twice.
 func TestRedeliveryAndMembership(t *testing.T) {
 	t.Parallel()
-	s := start(t, withKinds(feed.Kind{TargetType: "Note"}))
+	// A test-only target type: "Note" belongs to the notes module now,
+	// whose kind hides entries of notes that do not exist.
+	s := start(t, withKinds(feed.Kind{TargetType: "Remark"}))
 	alice := s.CreateUser(t, "alice")
 	bob := s.CreateUser(t, "bob")
 	carol := s.CreateUser(t, "carol")
@@ -248,13 +250,13 @@ func TestRedeliveryAndMembership(t *testing.T) {
 	t.Run("records from other modules, with push data and keys", func(t *testing.T) {
 		data := json.RawMessage(`{"before":"` + zeros + `","after":"abc","ref":"refs/heads/master","total_commits_count":1}`)
 		push := activity.Event{ProjectID: p.ID, AuthorID: alice.ID, ActionName: "pushed to", Data: data, Key: "repository.push:1"}
-		note := activity.Event{ProjectID: p.ID, AuthorID: alice.ID, ActionName: "commented on", TargetID: 9, TargetType: "Note",
+		note := activity.Event{ProjectID: p.ID, AuthorID: alice.ID, ActionName: "commented on", TargetID: 9, TargetType: "Remark",
 			TargetTitle: "Fix it", Note: json.RawMessage(`{"id":9,"body":"hi"}`), Key: "notes.note:9"}
 		s.publish(t, push, push, note)
 		s.publish(t, note)
 		list := get(t, s, alice.Token, events).list(t)
 		wantFeed(t, "records", list[:2], at("commented on", p.ID), at("pushed to", p.ID))
-		if list[0]["target_type"] != "Note" || list[0]["target_title"] != "Fix it" || list[0]["target_id"].(json.Number).String() != "9" ||
+		if list[0]["target_type"] != "Remark" || list[0]["target_title"] != "Fix it" || list[0]["target_id"].(json.Number).String() != "9" ||
 			list[0]["data"] != nil || list[0]["note"] == nil {
 			t.Fatalf("note event %v", list[0])
 		}
