@@ -4,6 +4,7 @@ import (
 	"embed"
 	"io/fs"
 	"net/http"
+	"regexp"
 	"strconv"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -124,4 +125,47 @@ func (a *API) setServers(externalURL string) {
 		return
 	}
 	a.huma.OpenAPI().Servers = []*huma.Server{{URL: externalURL, Description: "this Fennec server"}}
+}
+
+var pathParam = regexp.MustCompile(`\{([^{}]+)\}`)
+
+// documentPathParams declares the path parameters an operation's input
+// struct does not (a module that serves one route shape for several kinds
+// reads the parameter from the request), so that every {name} of a path is
+// defined, as OpenAPI requires.
+func (a *API) documentPathParams(method, path string) {
+	item := a.huma.OpenAPI().Paths[path]
+	if item == nil {
+		return
+	}
+	var op *huma.Operation
+	switch method {
+	case http.MethodGet:
+		op = item.Get
+	case http.MethodPost:
+		op = item.Post
+	case http.MethodPut:
+		op = item.Put
+	case http.MethodDelete:
+		op = item.Delete
+	case http.MethodPatch:
+		op = item.Patch
+	case http.MethodHead:
+		op = item.Head
+	}
+	if op == nil {
+		return
+	}
+	for _, m := range pathParam.FindAllStringSubmatch(path, -1) {
+		name, defined := m[1], false
+		for _, p := range op.Parameters {
+			if p.In == "path" && p.Name == name {
+				defined = true
+				break
+			}
+		}
+		if !defined {
+			op.Parameters = append(op.Parameters, &huma.Param{Name: name, In: "path", Required: true, Schema: &huma.Schema{Type: huma.TypeString}})
+		}
+	}
 }

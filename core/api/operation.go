@@ -104,6 +104,7 @@ func Register[I, O any](a *API, op Op, h func(context.Context, *I) (*O, error)) 
 	}
 	operationDocs(&hop, op.Access)
 	huma.Register(a.huma, hop, h)
+	a.documentPathParams(hop.Method, hop.Path)
 }
 
 // pipeline runs before every Fennec operation: it names the operation for

@@ -38,6 +38,20 @@ func TestHugePagesOnEveryList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Lists below an issue, a milestone and a snippet need one of each.
+	issue, _, err := root.Issues.CreateIssue(project.ID, &gitlab.CreateIssueOptions{Title: gitlab.Ptr("paged issue")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	milestone, _, err := root.Milestones.CreateMilestone(project.ID, &gitlab.CreateMilestoneOptions{Title: gitlab.Ptr("paged milestone")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snippet, _, err := root.ProjectSnippets.CreateSnippet(project.ID, &gitlab.CreateProjectSnippetOptions{Title: gitlab.Ptr("paged snippet"),
+		FileName: gitlab.Ptr("a.txt"), Content: gitlab.Ptr("x"), Visibility: gitlab.Ptr(gitlab.PrivateVisibility)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The push makes a pipeline (through the outbox): pipeline paths need it.
 	var pipelineID int64
 	for deadline := time.Now().Add(10 * time.Second); pipelineID == 0; time.Sleep(20 * time.Millisecond) {
@@ -78,6 +92,12 @@ func TestHugePagesOnEveryList(t *testing.T) {
 				return commit.ID
 			case p == "{pipeline_id}":
 				return strconv.FormatInt(pipelineID, 10)
+			case p == "{issue_iid}":
+				return strconv.FormatInt(issue.IID, 10)
+			case p == "{milestone_id}":
+				return strconv.FormatInt(milestone.ID, 10)
+			case p == "{snippet_id}":
+				return strconv.FormatInt(snippet.ID, 10)
 			case p == "{user_id}", strings.HasPrefix(path, "/api/v4/users/"):
 				return "1"
 			case strings.HasPrefix(path, "/api/v4/groups/"):
