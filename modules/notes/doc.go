@@ -4,4 +4,10 @@
 // with ProvideKinds; @mentions (todos for the mentioned), participants and
 // subscriptions of a noteable. It imports identity, projects and todos, and
 // knows no noteable's internals.
+//
+// It shows user notes in the activity feeds (feed kind "Note", seen by whoever
+// may see the note's noteable) and publishes NoteEvent (package event) for the
+// webhooks and notifications modules. The contract's types live in package
+// noteable and are re-exported here; a deleted project's notes and
+// subscriptions go with it, a deleted user's notes stay (by the ghost user).
 package notes

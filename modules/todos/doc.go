@@ -5,5 +5,6 @@
 // @mention, and on the explicit POST .../todo of a target. Targets are
 // rendered by the kind their module registers (ProvideKinds), so this
 // module knows no issue or merge request internals. It imports identity and
-// projects.
+// projects. The contract's types live in package todo and are re-exported
+// here; a deleted project's todos and a deleted user's list go with them.
 package todos

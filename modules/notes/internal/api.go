@@ -438,10 +438,10 @@ func noteView(n *Note, a AuthorView) NoteView {
 		System: n.System, NoteableID: n.NoteableID, NoteableType: n.NoteableType}
 }
 
-// noteOfProject finds note id of project projectID and its noteable as the
-// caller in ctx sees it (through the noteable's kind); an error when the
-// note, its project or its noteable is out of the caller's sight.
-func (s *Service) noteOfProject(ctx context.Context, projectID, id int64) (*Note, noteable.Noteable, error) {
+// noteAndKind reads note id of project projectID and the kind of its
+// noteable; ErrNoteNotFound when there is no such note in the project or
+// its kind is not registered.
+func (s *Service) noteAndKind(ctx context.Context, projectID, id int64) (*Note, noteable.Kind, error) {
 	var note *Note
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
@@ -449,19 +449,14 @@ func (s *Service) noteOfProject(ctx context.Context, projectID, id int64) (*Note
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) || (err == nil && note.ProjectID != projectID) {
-		return nil, noteable.Noteable{}, ErrNoteNotFound
+		return nil, noteable.Kind{}, ErrNoteNotFound
 	}
 	if err != nil {
-		return nil, noteable.Noteable{}, err
+		return nil, noteable.Kind{}, err
 	}
 	k, ok := s.byType[note.NoteableType]
 	if !ok {
-		return nil, noteable.Noteable{}, ErrNoteNotFound
+		return nil, noteable.Kind{}, ErrNoteNotFound
 	}
-	info, err := s.access.ResolveID(ctx, projectID)
-	if err != nil {
-		return nil, noteable.Noteable{}, err
-	}
-	n, err := k.Resolve(ctx, info, note.NoteableRef)
-	return note, n, err
+	return note, k, nil
 }
