@@ -130,8 +130,11 @@ func (ts *things) module(locked *sync.Map, seen *noteEvents) fennec.Module {
 			return ok && visibleTo(n, user, 0), nil
 		}}
 	return fennec.NewModule("things-test",
-		notes.ProvideKinds(func() []notes.Kind { return []notes.Kind{kind, quirky} }),
-		todos.ProvideKinds(func() []todos.Kind { return []todos.Kind{todoKind} }),
+		// The kinds' constructors take the services built from them, as an
+		// owner's kinds built from its own service (itself built from
+		// notes.Service and todos.Service) do: no cycle for fx.
+		notes.ProvideKinds(func(notes.Service, todos.Service) []notes.Kind { return []notes.Kind{kind, quirky} }),
+		todos.ProvideKinds(func(notes.Service, todos.Service) []todos.Kind { return []todos.Kind{todoKind} }),
 		fennec.ProvideSubscribers(func() []events.Subscriber {
 			if seen == nil {
 				return nil // benchmarks: NoteEvents go nowhere, as in the stock bundle today

@@ -92,9 +92,12 @@ func Module() fennec.Module {
 		fennec.Migrations(internal.Migrations()...),
 		// The noteable kinds come from the modules that own them (issues,
 		// snippets, merge requests), so a new kind needs no change here.
-		fx.Provide(fx.Annotate(internal.NewService, fx.ParamTags("", "", "", "", "", "", `group:"`+KindsGroup+`"`))),
-		fx.Provide(func(s *internal.Service) Service { return s }),
+		// They reach the service after it is built (the routes and an
+		// invoke hand them over), so an owner's kinds may be built from a
+		// service that is itself built from notes.Service.
+		fx.Provide(internal.NewService, func(s *internal.Service) Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
+		fx.Invoke(fx.Annotate((*internal.Service).SetKinds, fx.ParamTags("", `group:"`+KindsGroup+`"`))),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		feed.ProvideKinds(internal.FeedKinds),
 	)

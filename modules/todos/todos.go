@@ -85,10 +85,13 @@ func Module() fennec.Module {
 		fennec.Tables(internal.Tables()...),
 		fennec.Migrations(internal.Migrations()...),
 		// The target kinds come from the modules that own them (issues,
-		// merge requests), so a new kind needs no change here.
-		fx.Provide(fx.Annotate(internal.NewService, fx.ParamTags("", "", "", "", `group:"`+KindsGroup+`"`))),
-		fx.Provide(func(s *internal.Service) Service { return s }),
+		// merge requests), so a new kind needs no change here. They reach
+		// the service after it is built (the routes and an invoke hand them
+		// over), so an owner's kinds may be built from a service that is
+		// itself built from todos.Service.
+		fx.Provide(internal.NewService, func(s *internal.Service) Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
+		fx.Invoke(fx.Annotate((*internal.Service).SetKinds, fx.ParamTags("", `group:"`+KindsGroup+`"`))),
 		fennec.ProvideSubscribers(internal.Subscribers),
 	)
 }

@@ -1,12 +1,26 @@
 package internal
 
 import (
+	"go.uber.org/fx"
+
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/modules/notes/noteable"
 )
 
-// NewRoutes registers the notes operations of every registered kind.
-func NewRoutes(s *Service) fennec.Routes {
+// RoutesParams are what the routes need: the service and the registered
+// kinds (the value group notes.KindsGroup names; a struct tag must spell it).
+type RoutesParams struct {
+	fx.In
+	Service *Service
+	Kinds   []noteable.Kind `group:"fennec.notes.kinds"`
+}
+
+// NewRoutes registers the notes operations of every registered kind; it
+// takes the kinds itself, so they are known before the routes register.
+func NewRoutes(p RoutesParams) fennec.Routes {
+	s := p.Service
+	s.SetKinds(p.Kinds)
 	return fennec.Routes{Name: "notes", Register: s.register}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -32,24 +33,36 @@ type Service struct {
 	todos  todos.Service
 	kinds  []noteable.Kind
 	byType map[string]noteable.Kind
-	now    func() time.Time
+	// kindsOnce guards SetKinds, called by the routes' constructor and
+	// by an invoke, whichever fx runs first.
+	kindsOnce sync.Once
+	now       func() time.Time
 }
 
-// NewService builds the service; kinds are the noteable kinds the modules
-// registered (notes.ProvideKinds).
+// NewService builds the service. The kinds come later (SetKinds): the
+// modules that register them build their own services from this one, so a
+// kind's constructor may depend on what depends on notes.Service.
 func NewService(db *store.DB, log *zap.Logger, bus *events.Bus, access projects.Access, users identity.Users,
-	todoService todos.Service, kinds []noteable.Kind) *Service {
-	s := &Service{db: db, log: log, bus: bus, access: access, users: users, todos: todoService,
-		byType: make(map[string]noteable.Kind, len(kinds)), now: time.Now}
-	for _, k := range kinds {
-		if _, dup := s.byType[k.Type]; dup || k.Type == "" || k.Path == "" || k.Param == "" || k.Resolve == nil {
-			log.Warn("notes: a noteable kind is registered twice or incomplete; left out", zap.String("type", k.Type))
-			continue
+	todoService todos.Service) *Service {
+	return &Service{db: db, log: log, bus: bus, access: access, users: users, todos: todoService,
+		byType: map[string]noteable.Kind{}, now: time.Now}
+}
+
+// SetKinds takes the noteable kinds the modules registered
+// (notes.ProvideKinds), once, while the app is assembled (before it
+// serves; nothing reads them concurrently then). A kind registered twice or
+// incomplete is left out with a warning.
+func (s *Service) SetKinds(kinds []noteable.Kind) {
+	s.kindsOnce.Do(func() {
+		for _, k := range kinds {
+			if _, dup := s.byType[k.Type]; dup || k.Type == "" || k.Path == "" || k.Param == "" || k.Resolve == nil {
+				s.log.Warn("notes: a noteable kind is registered twice or incomplete; left out", zap.String("type", k.Type))
+				continue
+			}
+			s.byType[k.Type] = k
+			s.kinds = append(s.kinds, k)
 		}
-		s.byType[k.Type] = k
-		s.kinds = append(s.kinds, k)
-	}
-	return s
+	})
 }
 
 func noteFor(n noteable.Noteable, author int64, body string, system bool, at time.Time) *Note {

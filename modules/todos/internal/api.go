@@ -5,14 +5,28 @@ import (
 	"net/http"
 	"slices"
 
+	"go.uber.org/fx"
+
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/todos/todo"
 )
 
-// NewRoutes registers the /todos operations.
-func NewRoutes(s *Service) fennec.Routes {
+// RoutesParams are what the routes need: the service and the registered
+// kinds (the value group todos.KindsGroup names; a struct tag must spell it).
+type RoutesParams struct {
+	fx.In
+	Service *Service
+	Kinds   []todo.Kind `group:"fennec.todos.kinds"`
+}
+
+// NewRoutes registers the /todos operations; it takes the kinds itself,
+// so they are known before anything serves.
+func NewRoutes(p RoutesParams) fennec.Routes {
+	s := p.Service
+	s.SetKinds(p.Kinds)
 	return fennec.Routes{Name: "todos", Register: s.register}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -26,21 +27,32 @@ type Service struct {
 	access projects.Access
 	users  identity.Users
 	kinds  map[string]todo.Kind // by target_type
-	now    func() time.Time
+	// kindsOnce guards SetKinds, called by the routes' constructor and
+	// by an invoke, whichever fx runs first.
+	kindsOnce sync.Once
+	now       func() time.Time
 }
 
-// NewService builds the service; kinds are the target kinds the modules
-// registered (todos.ProvideKinds).
-func NewService(db *store.DB, log *zap.Logger, access projects.Access, users identity.Users, kinds []todo.Kind) *Service {
-	byType := make(map[string]todo.Kind, len(kinds))
-	for _, k := range kinds {
-		if _, dup := byType[k.Type]; dup {
-			log.Warn("todos: a target kind is registered twice; the first one counts", zap.String("type", k.Type))
-			continue
+// NewService builds the service. The kinds come later (SetKinds): the
+// modules that register them build their own services from this one, so a
+// kind's constructor may depend on what depends on todos.Service.
+func NewService(db *store.DB, log *zap.Logger, access projects.Access, users identity.Users) *Service {
+	return &Service{db: db, log: log, access: access, users: users, kinds: map[string]todo.Kind{}, now: time.Now}
+}
+
+// SetKinds takes the target kinds the modules registered
+// (todos.ProvideKinds), once, while the app is assembled (before it serves;
+// nothing reads them concurrently then).
+func (s *Service) SetKinds(kinds []todo.Kind) {
+	s.kindsOnce.Do(func() {
+		for _, k := range kinds {
+			if _, dup := s.kinds[k.Type]; dup || k.Type == "" {
+				s.log.Warn("todos: a target kind is registered twice or has no type; left out", zap.String("type", k.Type))
+				continue
+			}
+			s.kinds[k.Type] = k
 		}
-		byType[k.Type] = k
-	}
-	return &Service{db: db, log: log, access: access, users: users, kinds: byType, now: time.Now}
+	})
 }
 
 // Add implements todos.Service.
