@@ -12,6 +12,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/notes"
+	"github.com/fennec-forge/fennec/modules/projects"
 )
 
 // A note shows in the project's feed as "commented on", with the note as
@@ -133,6 +134,22 @@ func TestProjectAndUserDeleted(t *testing.T) {
 	e.drain(t)
 	if rows("notes.notes") != 1 || rows("todos.todos") != 1 || rows("notes.subscriptions") != 1 || e.countNotes(t, gone.ID) != 0 {
 		t.Fatalf("after: %d notes, %d todos, %d subscriptions", rows("notes.notes"), rows("todos.todos"), rows("notes.subscriptions"))
+	}
+
+	// The outbox delivers at least once: the same deletion again (as after
+	// a crash) is harmless, and is handled without a retry pending.
+	err := e.db.Update(context.Background(), func(tx *store.Tx) error {
+		return e.bus.Publish(tx, projects.ProjectEvent{Action: projects.ProjectDeleted, ProjectID: p.ID, UserID: alice.ID})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.drain(t)
+	if pending, err := e.bus.Pending(); err != nil || pending != 0 {
+		t.Fatalf("after a redelivery: %d pending, %v", pending, err)
+	}
+	if rows("notes.notes") != 1 || rows("todos.todos") != 1 || rows("notes.subscriptions") != 1 {
+		t.Fatalf("after a redelivery: %d notes, %d todos, %d subscriptions", rows("notes.notes"), rows("todos.todos"), rows("notes.subscriptions"))
 	}
 
 	if _, err := e.Client.Users.DeleteUser(bob.ID); err != nil {
