@@ -12,6 +12,10 @@
 // and above create (projects.CreateSnippet); the author or a Master changes
 // and deletes; archived projects refuse all three.
 //
+// Notes on snippets give no todos, as in GitLab 9.x (its notes skip todos
+// for snippets): the module registers no todos kind, and the todos module
+// gives none for a kind nobody registered.
+//
 // It owns the snippets and their content; it removes a deleted project's
 // snippets and a deleted user's, and a deleted snippet's notes through
 // notes.Service. It imports core and the public packages of identity,
