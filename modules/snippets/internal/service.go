@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"go.uber.org/fx"
-	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
@@ -29,7 +28,6 @@ type Service struct {
 	// notes removes the notes of a deleted snippet; nil in a bundle without
 	// the notes module (then no snippet has notes).
 	notes notes.Service
-	log   *zap.Logger
 	now   func() time.Time
 }
 
@@ -40,12 +38,11 @@ type Deps struct {
 	Access projects.Access
 	Users  identity.Users
 	Notes  notes.Service `optional:"true"`
-	Log    *zap.Logger
 }
 
 // NewService builds the module's service.
 func NewService(d Deps) *Service {
-	return &Service{db: d.DB, access: d.Access, users: d.Users, notes: d.Notes, log: d.Log.Named("snippets"),
+	return &Service{db: d.DB, access: d.Access, users: d.Users, notes: d.Notes,
 		now: func() time.Time { return time.Now().UTC() }}
 }
 
