@@ -1,6 +1,7 @@
 package internal
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/fennec-forge/fennec/core/store"
@@ -217,9 +218,20 @@ func listProject(tx *store.Tx, info projects.ProjectInfo, uid int64, f *filter, 
 	if only != nil && len(only) == 0 {
 		return []*Issue{}, 0, nil
 	}
+	// A search for plain ASCII text looks at the stored row's bytes first:
+	// JSON writes such text as it is, so a row without it (in any case)
+	// cannot match, and only the others are decoded.
+	var raw func([]byte) []byte
+	var term []byte
+	if f.search != "" && plainASCII(f.search) {
+		raw, term = tx.Bucket([]byte(issues.Name())).Get, []byte(f.search)
+	}
 	total := 0
 	walk(tx, bucket, pid, !f.asc, func(e walkEntry) bool {
 		if !f.stateOK(e.flags) || (only != nil && !only[e.id]) || not[e.id] {
+			return true
+		}
+		if raw != nil && !containsFold(raw(store.Key(e.id)), term) {
 			return true
 		}
 		var i *Issue
@@ -246,4 +258,37 @@ func listProject(tx *store.Tx, info projects.ProjectInfo, uid int64, f *filter, 
 		page = []*Issue{}
 	}
 	return page, total, walkErr
+}
+
+// plainASCII: letters, digits, spaces and punctuation JSON never escapes.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// containsFold reports whether b contains term (lower-case ASCII) in any
+// case.
+func containsFold(b, term []byte) bool {
+	if len(term) == 0 {
+		return true
+	}
+	first := term[0]
+	upper := first
+	if first >= 'a' && first <= 'z' {
+		upper = first - 32
+	}
+	for i := 0; i+len(term) <= len(b); i++ {
+		if c := b[i]; c != first && c != upper {
+			continue
+		}
+		if bytes.EqualFold(b[i:i+len(term)], term) {
+			return true
+		}
+	}
+	return false
 }
