@@ -112,6 +112,21 @@ func TestClosingByCommits(t *testing.T) {
 		t.Errorf("alice/hidden#1 (the pusher cannot see it) is %s, want opened", got)
 	}
 
+	t.Run("system notes name the commit", func(t *testing.T) {
+		system, _ := notesOf(t, alice.Client, p.ID, 3)
+		if len(system) != 1 || system[0] != "closed via commit "+sha {
+			t.Fatalf("#3 notes %q", system)
+		}
+		system, _ = notesOf(t, alice.Client, p.ID, 4)
+		if len(system) != 1 || system[0] != "mentioned in commit "+sha[:8] {
+			t.Fatalf("#4 notes %q", system)
+		}
+		system, _ = notesOf(t, alice.Client, other.ID, 1)
+		if len(system) != 1 || system[0] != "closed via commit alice/closer@"+sha {
+			t.Fatalf("other#1 notes %q", system)
+		}
+	})
+
 	t.Run("a redelivered push closes nothing twice", func(t *testing.T) {
 		if _, _, err := alice.Client.Issues.UpdateIssue(p.ID, 2, &gitlab.UpdateIssueOptions{StateEvent: gitlab.Ptr("reopen")}); err != nil {
 			t.Fatal(err)
@@ -134,6 +149,18 @@ func TestClosingByCommits(t *testing.T) {
 		s.drain(t)
 		if got := state(p.ID, 5); got != "closed" {
 			t.Fatalf("#5 is %s", got)
+		}
+	})
+
+	t.Run("a push of 25 commits: the oldest, beyond the event's 20, closes too", func(t *testing.T) {
+		git(t, home, work, "commit", "-q", "--allow-empty", "-m", "Resolving #6")
+		for k := 0; k < 24; k++ {
+			git(t, home, work, "commit", "-q", "--allow-empty", "-m", "filler")
+		}
+		git(t, home, work, "push", "-q", "origin", "master")
+		s.drain(t)
+		if got := state(p.ID, 6); got != "closed" {
+			t.Fatalf("#6 is %s", got)
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/auth"
@@ -228,7 +229,17 @@ func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
 	if !ok || branch != info.DefaultBranch {
 		return nil
 	}
-	for _, c := range ev.Commits {
+	commits := ev.Commits
+	if ev.TotalCommitsCount > len(commits) {
+		// The event lists the newest 20; the others are read from the
+		// repository.
+		if more, err := s.olderCommits(ctx, ev); err != nil {
+			s.log.Warn("issues: reading the pushed commits failed; only the newest 20 close issues", zap.Error(err))
+		} else {
+			commits = append(more, commits...)
+		}
+	}
+	for _, c := range commits {
 		short := c.ID
 		if len(short) > 8 {
 			short = short[:8]
@@ -273,4 +284,49 @@ func (s *Service) onProjectDeleted(ctx context.Context, ev projects.ProjectEvent
 		}
 		return nil
 	})
+}
+
+// maxPushWalk bounds the commits of one push read for closing references.
+const maxPushWalk = 1000
+
+// olderCommits reads the commits of a push that its event does not list
+// (it lists the newest 20), oldest first: a walk back from the oldest
+// listed commit's parents that stops at the push's old value, bounded by
+// the push's commit count and maxPushWalk.
+func (s *Service) olderCommits(ctx context.Context, ev repository.PushEvent) ([]repository.PushCommit, error) {
+	if len(ev.Commits) == 0 {
+		return nil, nil
+	}
+	repo, err := s.repos.Open(ctx, ev.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	oldest, err := repo.CommitObject(plumbing.NewHash(ev.Commits[0].ID))
+	if err != nil {
+		return nil, err
+	}
+	want := min(ev.TotalCommitsCount-len(ev.Commits), maxPushWalk)
+	stop := plumbing.NewHash(ev.Before)
+	seen := map[plumbing.Hash]bool{}
+	for _, c := range ev.Commits {
+		seen[plumbing.NewHash(c.ID)] = true
+	}
+	queue := append([]plumbing.Hash(nil), oldest.ParentHashes...)
+	var out []repository.PushCommit
+	for len(queue) > 0 && len(out) < want {
+		h := queue[0]
+		queue = queue[1:]
+		if h == stop || seen[h] {
+			continue
+		}
+		seen[h] = true
+		c, err := repo.CommitObject(h)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, repository.PushCommit{ID: h.String(), Message: c.Message})
+		queue = append(queue, c.ParentHashes...)
+	}
+	slices.Reverse(out)
+	return out, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/fennec-forge/fennec/modules/notes"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/projects/feed"
+	"github.com/fennec-forge/fennec/modules/repository"
 	"github.com/fennec-forge/fennec/modules/todos"
 )
 
@@ -35,6 +36,7 @@ type Deps struct {
 	Lookup auth.UserLookup
 	API    *api.API
 	Log    *zap.Logger
+	Repos  repository.Store
 	Notes  notes.Service `optional:"true"`
 	Todos  todos.Service `optional:"true"`
 }
@@ -48,6 +50,7 @@ type Service struct {
 	lookup auth.UserLookup
 	api    *api.API
 	log    *zap.Logger
+	repos  repository.Store
 	notes  notes.Service
 	todos  todos.Service
 	now    func() time.Time
@@ -55,7 +58,7 @@ type Service struct {
 
 // NewService builds the service.
 func NewService(d Deps) *Service {
-	return &Service{db: d.DB, bus: d.Bus, access: d.Access, users: d.Users, lookup: d.Lookup, api: d.API,
+	return &Service{db: d.DB, bus: d.Bus, access: d.Access, users: d.Users, lookup: d.Lookup, api: d.API, repos: d.Repos,
 		log: d.Log.Named("issues"), notes: d.Notes, todos: d.Todos,
 		now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
 }
