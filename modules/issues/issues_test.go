@@ -116,3 +116,38 @@ func TestIssueLifecycle(t *testing.T) {
 	})
 	_ = fennectest.CheckPages
 }
+
+// Form-encoded parameters as older clients send them: the legacy
+// assignee_id, assignee_ids[], booleans as strings; created_at is honoured
+// for owners and administrators only.
+func TestFormParamsAndBackdating(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	alice := s.CreateUser(t, "alice")
+	dev := s.CreateUser(t, "dev")
+	p := newProject(t, alice.Client, "forms", "private")
+	addMember(t, alice.Client, p.ID, dev.ID, gitlab.DeveloperPermissions)
+	one := s.call(t, dev.Token, http.MethodPost, projectPath(p.ID, "/issues"),
+		"title=Form&assignee_id="+itoa(alice.ID)+"&confidential=true&labels=x,y&created_at=2001-02-03T04:05:06Z").expect(t, 201, "").object(t)
+	if one["confidential"] != true || one["assignee"].(map[string]any)["username"] != "alice" || len(one["labels"].([]any)) != 2 {
+		t.Fatalf("form create %v", one)
+	}
+	if one["created_at"] == "2001-02-03T04:05:06.000Z" {
+		t.Fatal("a developer backdated an issue")
+	}
+	two := s.call(t, alice.Token, http.MethodPost, projectPath(p.ID, "/issues"),
+		"title=Old&assignee_ids[]="+itoa(dev.ID)+"&assignee_ids[]="+itoa(alice.ID)+"&created_at=2001-02-03T04:05:06Z").expect(t, 201, "").object(t)
+	if two["created_at"] != "2001-02-03T04:05:06.000Z" {
+		t.Fatalf("the owner's created_at: %v", two["created_at"])
+	}
+	// GitLab CE keeps one assignee: the first.
+	if as := two["assignees"].([]any); len(as) != 1 || as[0].(map[string]any)["username"] != "dev" {
+		t.Fatalf("assignees %v", two["assignees"])
+	}
+	// An assignee who cannot see the project is dropped.
+	stranger := s.CreateUser(t, "stranger")
+	three := s.call(t, alice.Token, http.MethodPost, projectPath(p.ID, "/issues"), "title=x&assignee_id="+itoa(stranger.ID)).expect(t, 201, "").object(t)
+	if three["assignee"] != nil {
+		t.Fatalf("a stranger was assigned: %v", three["assignee"])
+	}
+}
