@@ -36,10 +36,7 @@ func (s *Service) refProject(ctx context.Context, base projects.ProjectInfo, ref
 	case ref.Project == "" || ref.Project == base.PathWithNamespace:
 		return base, nil
 	case !strings.Contains(ref.Project, "/"):
-		ns, _, _ := strings.Cut(base.PathWithNamespace, "/")
-		if i := strings.LastIndex(base.PathWithNamespace, "/"); i > 0 {
-			ns = base.PathWithNamespace[:i]
-		}
+		ns := base.PathWithNamespace[:max(strings.LastIndex(base.PathWithNamespace, "/"), 0)]
 		return s.access.Resolve(ctx, ns+"/"+ref.Project)
 	}
 	return s.access.Resolve(ctx, ref.Project)
