@@ -30,8 +30,9 @@ var closingPattern = regexp.MustCompile(`(?i)\b(?:clos(?:e[sd]?|ing)|fix(?:e[sd]
 
 // oneRef picks the references out of a closing phrase's list, and out of
 // any text for mentions; a reference must not follow a word character, "&"
-// (an HTML entity, "&#39;") or a slash.
-var oneRef = regexp.MustCompile(`(?:^|[^A-Za-z0-9_&/#])((?:[A-Za-z0-9_.\-]+(?:/[A-Za-z0-9_.\-]+)*)?)#([0-9]+)\b`)
+// (an HTML entity, "&#39;") or a slash. As in GitLab, the number ends where
+// the digits do ("#1A" names issue 1).
+var oneRef = regexp.MustCompile(`(?:^|[^A-Za-z0-9_&/#])((?:[A-Za-z0-9_.\-]+(?:/[A-Za-z0-9_.\-]+)*)?)#([0-9]+)`)
 
 // maxRefsPerText bounds what one text may name, so a hostile commit message
 // cannot make a push touch millions of issues.
