@@ -2,6 +2,7 @@ package issues_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -110,5 +111,49 @@ func TestCloser(t *testing.T) {
 	}
 	if got := ask(nil, "Closes #1, #3 and #9", "also fixes alice/lib#1 and #2"); !slices.Equal(got, []int64{p.ID*100 + 1, p.ID*100 + 2}) {
 		t.Fatalf("anonymous: %v", got)
+	}
+}
+
+// TestLabelAndMilestoneServices: what the merge requests module calls to
+// attach labels and milestones.
+func TestLabelAndMilestoneServices(t *testing.T) {
+	t.Parallel()
+	var labels issues.Labels
+	var milestones issues.Milestones
+	s := start(t, fennectest.WithExtract(&labels, &milestones))
+	alice := s.CreateUser(t, "alice")
+	p := newProject(t, alice.Client, "svc", "private")
+	other := newProject(t, alice.Client, "svc2", "private")
+	ctx := context.Background()
+	ids, err := labels.Ensure(ctx, p.ID, []string{"zeta", "alpha", "zeta"})
+	if err != nil || len(ids) != 2 {
+		t.Fatalf("ensure %v %v", ids, err)
+	}
+	again, _ := labels.Ensure(ctx, p.ID, []string{"alpha"})
+	if len(again) != 1 || again[0] != ids[1] {
+		t.Fatalf("ensure again %v (first %v)", again, ids)
+	}
+	if _, err := labels.Ensure(ctx, p.ID, []string{"a,b"}); err == nil {
+		t.Fatal("a label with a comma was made")
+	}
+	names, err := labels.Names(ctx, ids)
+	if err != nil || !slices.Equal(names, []string{"alpha", "zeta"}) {
+		t.Fatalf("names %v %v", names, err)
+	}
+	if found, _ := labels.Find(ctx, p.ID, []string{"zeta", "nope"}); !slices.Equal(found, ids[:1]) {
+		t.Fatalf("find %v", found)
+	}
+	m, _, err := alice.Client.Milestones.CreateMilestone(p.ID, &gitlab.CreateMilestoneOptions{Title: gitlab.Ptr("v1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := milestones.Milestone(ctx, p.ID, m.ID); err != nil || v.Title != "v1" || v.IID != 1 {
+		t.Fatalf("milestone %+v %v", v, err)
+	}
+	if _, err := milestones.Milestone(ctx, other.ID, m.ID); !errors.Is(err, issues.ErrMilestoneNotFound) {
+		t.Fatalf("another project's milestone: %v", err)
+	}
+	if v, err := milestones.ByTitle(ctx, p.ID, "v1"); err != nil || int64(v.ID) != m.ID {
+		t.Fatalf("by title %+v %v", v, err)
 	}
 }
