@@ -238,7 +238,7 @@ func (s *Service) listMine(ctx context.Context, in *struct {
 		case "assigned-to-me", "assigned_to_me":
 			ids, err = issues.IDsBy(tx, "assignee", i64(uid))
 		case "all":
-			ids, err = issues.IDs(tx)
+			// Below, from the ordering keys.
 		default:
 			ids, err = issues.IDsBy(tx, "author", i64(uid))
 		}
@@ -246,20 +246,47 @@ func (s *Service) listMine(ctx context.Context, in *struct {
 			return err
 		}
 		infos := map[uint64]*projects.ProjectInfo{}
+		project := func(id uint64) (*projects.ProjectInfo, error) {
+			info, ok := infos[id]
+			if !ok {
+				if pi, err := s.access.RequireID(tx.Context(), int64(id), projects.ReadIssues); err == nil {
+					info = &pi
+				} else if !errors.Is(err, projects.ErrNotFound) && !errors.Is(err, projects.ErrForbidden) {
+					return nil, err
+				}
+				infos[id] = info
+			}
+			return info, nil
+		}
+		if in.Scope == "all" {
+			// The ordering keys name each issue's project: issues of
+			// projects the caller may not read are skipped undecoded.
+			ids = ids[:0]
+			var walkErr error
+			c := tx.Bucket(byCreated).Cursor()
+			for k, v := c.First(); k != nil; k, v = c.Next() {
+				info, err := project(store.KeyID(k[:8]))
+				if err != nil {
+					walkErr = err
+					break
+				}
+				if info != nil && len(v) > 0 && f.stateOK(v[0]) {
+					ids = append(ids, store.KeyID(k[16:]))
+				}
+			}
+			if walkErr != nil {
+				return walkErr
+			}
+		}
 		var list []*Issue
 		for _, id := range ids {
 			i, err := issues.Get(tx, id)
 			if err != nil {
 				return err
 			}
-			info, ok := infos[i.ProjectID]
-			if !ok {
-				if pi, err := s.access.RequireID(tx.Context(), int64(i.ProjectID), projects.ReadIssues); err == nil {
-					info = &pi
-				} else if !errors.Is(err, projects.ErrNotFound) && !errors.Is(err, projects.ErrForbidden) {
-					return err
-				}
-				infos[i.ProjectID] = info
+			info, err := project(i.ProjectID)
+			if err != nil {
+				return err
 			}
 			if info == nil || !visible(*info, i, uid) || !f.matches(i) || !s.matchesSets(tx, f, i) {
 				continue
