@@ -79,6 +79,16 @@ func TestNotesTodosSubscriptions(t *testing.T) {
 		if _, _, err := alice.Client.Issues.UpdateIssue(p.ID, i.IID, &gitlab.UpdateIssueOptions{AssigneeIDs: &[]int64{}, Labels: &gitlab.LabelOptions{"x", "y"}}); err != nil {
 			t.Fatal(err)
 		}
+		m, _, err := alice.Client.Milestones.CreateMilestone(p.ID, &gitlab.CreateMilestoneOptions{Title: gitlab.Ptr("v1 beta")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := alice.Client.Issues.UpdateIssue(p.ID, i.IID, &gitlab.UpdateIssueOptions{MilestoneID: gitlab.Ptr(m.ID)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := alice.Client.Issues.UpdateIssue(p.ID, i.IID, &gitlab.UpdateIssueOptions{MilestoneID: gitlab.Ptr(int64(0))}); err != nil {
+			t.Fatal(err)
+		}
 		if _, _, err := bob.Client.Issues.UpdateIssue(p.ID, i.IID, &gitlab.UpdateIssueOptions{StateEvent: gitlab.Ptr("close")}); err != nil {
 			t.Fatal(err)
 		}
@@ -86,8 +96,9 @@ func TestNotesTodosSubscriptions(t *testing.T) {
 			t.Fatal(err)
 		}
 		system, _ := notesOf(t, alice.Client, p.ID, i.IID)
-		if len(system) != 5 || system[0] != "assigned to @carol" || system[1] != "removed assignee" ||
-			!strings.HasPrefix(system[2], "added ~") || !strings.HasSuffix(system[2], " labels") || system[3] != "closed" || system[4] != "reopened" {
+		if len(system) != 7 || system[0] != "assigned to @carol" || system[1] != "removed assignee" ||
+			!strings.HasPrefix(system[2], "added ~") || !strings.HasSuffix(system[2], " labels") ||
+			system[3] != `changed milestone to %"v1 beta"` || system[4] != "removed milestone" || system[5] != "closed" || system[6] != "reopened" {
 			t.Fatalf("system notes %q", system)
 		}
 		// Closing marked the closer's (bob's) todo done.

@@ -718,7 +718,8 @@ func (s *Service) changed(tx *store.Tx, info projects.ProjectInfo, before, i *Is
 		if i.MilestoneID != 0 {
 			body = "changed milestone to %" + u64(i.MilestoneID)
 			if m, err := milestones.Get(tx, i.MilestoneID); err == nil {
-				body = "changed milestone to %" + quoteRef(m.Title)
+				// GitLab names a milestone in quotes: %"v1.0".
+				body = `changed milestone to %"` + strings.ReplaceAll(m.Title, `"`, "") + `"`
 			}
 		}
 		if err := system(body); err != nil {
@@ -726,15 +727,6 @@ func (s *Service) changed(tx *store.Tx, info projects.ProjectInfo, before, i *Is
 		}
 	}
 	return s.publish(tx, info, i, uid, event.Update)
-}
-
-// quoteRef writes a milestone or label reference as GitLab does: bare when
-// it is one word, quoted otherwise.
-func quoteRef(name string) string {
-	if strings.ContainsAny(name, " \t\"") {
-		return `"` + strings.ReplaceAll(name, `"`, "") + `"`
-	}
-	return name
 }
 
 // labelNote is GitLab's label change note, references by id: "added ~1
