@@ -30,6 +30,7 @@ func TestBadInput(t *testing.T) {
 	create("title=bad%FF%FEtitle").expect(t, 400, `{"message":{"title":["is invalid"]}}`)
 	create([]byte("{\"title\":\"bad\xff\"}")).expect(t, 400, "")
 	create(map[string]any{"title": "ok", "description": strings.Repeat("d", 1_000_001)}).expect(t, 400, "")
+	create("title=ok&description=bad%FFbytes").expect(t, 400, `{"message":{"description":["is invalid"]}}`)
 	create(map[string]any{"title": "ok", "due_date": "tomorrow"}).expect(t, 400, `{"error":"due_date is invalid"}`)
 	create(map[string]any{"title": "ok", "created_at": "yesterday"}).expect(t, 400, `{"error":"created_at is invalid"}`)
 	if n := count(); n != 0 {

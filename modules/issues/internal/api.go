@@ -118,7 +118,7 @@ func checkTitle(t string) error {
 
 func checkDescription(d string) error {
 	switch {
-	case !utf8.ValidString(d):
+	case invalidText(d):
 		return api.FieldErrors{"description": {"is invalid"}}
 	case len(d) > maxDescription:
 		return api.FieldErrors{"description": {"is too long (maximum is 1000000 characters)"}}
