@@ -83,6 +83,7 @@ type App struct {
 	listener net.Listener
 	admin    *adminSocket
 	commands []AdminCommand
+	backup   []BackupParticipant
 }
 
 // New assembles an App. It opens the store (failing within about a second if
@@ -185,6 +186,14 @@ func (app *App) options(opts []Option) ([]fx.Option, error) {
 				specs = append(specs, m.commands...)
 			}
 			return checkCommands(specs, p.Commands)
+		}),
+		fx.Invoke(func(p backupParams) error {
+			app.backup = p.Participants
+			var specs []BackupSpec
+			for _, m := range s.modules {
+				specs = append(specs, m.backups...)
+			}
+			return checkBackupParticipants(specs, p.Participants)
 		}),
 	)
 	if len(s.extract) > 0 {
@@ -306,7 +315,7 @@ func (a *App) Start(ctx context.Context) error {
 	if a.listener != nil {
 		a.serve()
 	}
-	a.admin = startAdminSocket(a.cfg.Data, a.db, a.log, a.serveCommand)
+	a.admin = startAdminSocket(a.cfg.Data, a.log, a.serveCommand, a.serveBackup)
 	a.api.SetReady(true)
 	return nil
 }

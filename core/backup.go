@@ -1,51 +1,73 @@
 package fennec
 
+// fennec backup: one tar archive of the whole data directory (the store,
+// every module's files, secret.key), consistent while the server serves.
+// The archive opens with manifest.json, which lists every entry with its
+// size and SHA-256; restore.go reads it back.
+
 import (
+	"archive/tar"
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/store"
 )
 
-// The admin socket lets local commands (fennec backup) reach a running
-// server. It lives in the data directory with mode 0600, so only the account
-// that owns the data may use it; it needs no token.
+// The admin socket lets local commands (fennec backup, the modules' admin
+// commands) reach a running server. It lives in the data directory with
+// mode 0600, so only the account that owns the data may use it; it needs no
+// token.
 const adminSocketName = "fennec.sock"
+
+// The fixed names of a backup archive, beside the participants' directories.
+const (
+	manifestName  = "manifest.json"
+	storeName     = "fennec.db"
+	secretKeyName = "secret.key"
+	// BackupFormat is the version of the archive layout; restore refuses
+	// a newer one.
+	BackupFormat = 1
+)
+
+func isReservedName(p string) bool {
+	return p == manifestName || p == storeName || p == secretKeyName
+}
 
 type adminSocket struct {
 	srv  *http.Server
 	path string
 }
 
-func startAdminSocket(dataDir string, db *store.DB, log *zap.Logger, command http.HandlerFunc) *adminSocket {
+func startAdminSocket(dataDir string, log *zap.Logger, command, backup http.HandlerFunc) *adminSocket {
 	path := filepath.Join(dataDir, adminSocketName)
 	_ = os.Remove(path) // a stale socket from a crash; the store lock proves we own the dir
 	ln, err := net.Listen("unix", path)
 	if err != nil {
-		log.Warn("admin socket unavailable; online backup disabled", zap.String("path", path), zap.Error(err))
+		log.Warn("admin socket unavailable; online backup and admin commands disabled", zap.String("path", path), zap.Error(err))
 		return nil
 	}
 	_ = os.Chmod(path, 0o600)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /command/{name}", command)
-	mux.HandleFunc("GET /backup", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/octet-stream")
-		n, err := db.Backup(w)
-		if err != nil {
-			log.Error("online backup failed", zap.Error(err))
-			return
-		}
-		log.Info("online backup served", zap.Int64("bytes", n))
-	})
+	mux.HandleFunc("GET /backup", backup)
 	s := &adminSocket{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, path: path}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s
@@ -60,7 +82,7 @@ func (s *adminSocket) close() {
 // returns store.ErrLocked when one does (then the admin socket is the way
 // in). The caller closes the store.
 func openIdleStore(dataDir string) (*store.DB, error) {
-	dbPath := filepath.Join(dataDir, "fennec.db")
+	dbPath := filepath.Join(dataDir, storeName)
 	if _, err := os.Stat(dbPath); err != nil {
 		return nil, fmt.Errorf("no database at %s: %w", dbPath, err)
 	}
@@ -88,27 +110,317 @@ func adminRequest(ctx context.Context, dataDir, method, path string, body io.Rea
 	return resp, nil
 }
 
-// Backup writes a consistent copy of the store in dataDir to dest. When no
-// server holds the store it copies it directly; when one is running, it asks
-// that server through its admin socket, so the copy is taken while serving.
-func Backup(ctx context.Context, dataDir, dest string) (int64, error) {
-	db, err := openIdleStore(dataDir)
+// BackupOptions tune a backup.
+type BackupOptions struct {
+	// WithoutSecretKey leaves secret.key out of the archive (keep it
+	// apart: without it the sealed secrets of the store cannot be opened).
+	WithoutSecretKey bool
+}
+
+// BackupManifest is the archive's first entry.
+type BackupManifest struct {
+	Format         int              `json:"format"`
+	FennecVersion  string           `json:"fennec_version"`
+	Revision       string           `json:"revision"`
+	CreatedAt      time.Time        `json:"created_at"`
+	SchemaVersions map[string]int   `json:"schema_versions"`
+	Counts         map[string]int64 `json:"counts"`
+	SecretKey      bool             `json:"secret_key"`
+	// Bytes is the size of every file together; Files lists every entry
+	// after the manifest, in archive order.
+	Bytes int64          `json:"bytes"`
+	Files []ManifestFile `json:"files"`
+}
+
+// ManifestFile is one entry of the archive.
+type ManifestFile struct {
+	Path   string `json:"path"`
+	Dir    bool   `json:"dir,omitempty"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256,omitempty"`
+}
+
+// Backup writes a backup archive (uncompressed tar) of the data directory
+// of cfg to w: through the running server's admin socket when the store is
+// in use, otherwise from an application assembled from opts for the backup
+// alone (no listener).
+func Backup(ctx context.Context, cfg config.Config, w io.Writer, bo BackupOptions, opts ...Option) error {
+	db, err := openIdleStore(cfg.Data)
 	if err == nil {
-		defer db.Close()
-		return db.BackupFile(dest)
+		_ = db.Close()
+		cfg.Listen = ""
+		app, err := New(append(opts, WithConfig(cfg))...)
+		if err != nil {
+			return err
+		}
+		// Not started: nothing runs but the backup (no start hooks, no
+		// bus), so the data directory is read as it is.
+		_, berr := app.writeBackup(ctx, w, bo)
+		return errors.Join(berr, app.db.Close())
 	}
 	if !errors.Is(err, store.ErrLocked) {
-		return 0, fmt.Errorf("backup: %w", err)
+		return err
 	}
-	return store.WriteSnapshot(dest, func(w io.Writer) (int64, error) {
-		resp, err := adminRequest(ctx, dataDir, http.MethodGet, "/backup", nil)
+	path := "/backup"
+	if bo.WithoutSecretKey {
+		path += "?without_secret_key=1"
+	}
+	resp, err := adminRequest(ctx, cfg.Data, http.MethodGet, path, nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return fmt.Errorf("server refused the backup: %s: %s", resp.Status, strings.TrimSpace(string(msg)))
+	}
+	if _, err := io.Copy(w, resp.Body); err != nil {
+		return err
+	}
+	if msg := resp.Trailer.Get("Fennec-Error"); msg != "" {
+		return errors.New(msg)
+	}
+	return nil
+}
+
+// serveBackup is the admin socket's GET /backup: the archive, streamed; a
+// failure after the first byte is told in the Fennec-Error trailer.
+func (a *App) serveBackup(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Trailer", "Fennec-Error")
+	w.Header().Set("Content-Type", "application/x-tar")
+	bo := BackupOptions{WithoutSecretKey: r.URL.Query().Get("without_secret_key") != ""}
+	m, err := a.writeBackup(r.Context(), flushWriter{w}, bo)
+	if err != nil {
+		a.log.Error("online backup failed", zap.Error(err))
+		w.Header().Set("Fennec-Error", err.Error())
+		return
+	}
+	a.log.Info("online backup served", zap.Int("files", len(m.Files)), zap.Int64("bytes", m.Bytes))
+}
+
+// backupEntry is one entry to archive and where its bytes come from.
+type backupEntry struct {
+	ManifestFile
+	src  string // the file on disk, when data is nil
+	data []byte
+}
+
+// backupMu keeps backups of one app one at a time (participants' holds
+// are not meant to nest).
+var backupMu sync.Mutex
+
+// writeBackup writes the archive to w. The point in time is the store's
+// read transaction, opened while every participant holds its writes.
+func (a *App) writeBackup(ctx context.Context, w io.Writer, bo BackupOptions) (*BackupManifest, error) {
+	backupMu.Lock()
+	defer backupMu.Unlock()
+	start := time.Now()
+	parts := append([]BackupParticipant(nil), a.backup...)
+	sort.Slice(parts, func(i, j int) bool { return parts[i].Name < parts[j].Name })
+
+	// Hold every participant; thaw right after the capture, end at the end.
+	var thaws, ends []func()
+	thawAll := func() {
+		for _, f := range thaws {
+			f()
+		}
+		thaws = nil
+	}
+	defer func() {
+		thawAll()
+		for _, f := range ends {
+			f()
+		}
+	}()
+	for _, p := range parts {
+		if p.Hold == nil {
+			continue
+		}
+		thaw, end, err := p.Hold(ctx)
 		if err != nil {
-			return 0, err
+			return nil, fmt.Errorf("backup: %s: %w", p.Name, err)
 		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return 0, fmt.Errorf("server refused backup: %s", resp.Status)
+		thaws, ends = append(thaws, thaw), append(ends, end)
+	}
+
+	snap, err := os.CreateTemp(a.cfg.Data, ".backup-*.db")
+	if err != nil {
+		return nil, fmt.Errorf("backup: %w", err)
+	}
+	defer os.Remove(snap.Name())
+	defer snap.Close()
+	m := &BackupManifest{Format: BackupFormat, CreatedAt: time.Now().UTC(), Counts: map[string]int64{}}
+	m.FennecVersion, m.Revision = Version()
+	var captured []BackupFile
+	err = a.db.View(ctx, func(tx *store.Tx) error {
+		m.SchemaVersions = store.SchemaVersions(tx)
+		for _, p := range parts {
+			c, err := p.Capture(tx.Context(), tx)
+			if err != nil {
+				return fmt.Errorf("%s: %w", p.Name, err)
+			}
+			for k, v := range c.Counts {
+				m.Counts[k] += v
+			}
+			captured = append(captured, c.Files...)
 		}
-		return io.Copy(w, resp.Body)
+		// The point in time is taken: writes go on while the snapshot is
+		// written from this transaction.
+		thawAll()
+		_, err := tx.WriteTo(snap)
+		return err
 	})
+	if err == nil {
+		err = snap.Sync()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("backup: %w", err)
+	}
+	a.log.Info("backup: point in time taken", zap.Duration("took", time.Since(start)), zap.Int("files", len(captured)))
+
+	entries := []*backupEntry{{ManifestFile: ManifestFile{Path: storeName}, src: snap.Name()}}
+	if !bo.WithoutSecretKey {
+		key := filepath.Join(a.cfg.Data, secretKeyName)
+		if _, err := os.Stat(key); err == nil {
+			entries = append(entries, &backupEntry{ManifestFile: ManifestFile{Path: secretKeyName}, src: key})
+			m.SecretKey = true
+		}
+	}
+	sort.Slice(captured, func(i, j int) bool { return captured[i].Path < captured[j].Path })
+	for _, f := range captured {
+		if !cleanRelative(f.Path) || isReservedName(f.Path) {
+			return nil, fmt.Errorf("backup: a participant listed %q, which is not a clean relative path", f.Path)
+		}
+		e := &backupEntry{ManifestFile: ManifestFile{Path: f.Path, Dir: f.Dir, Size: f.Size}, data: f.Data}
+		if f.Data != nil {
+			e.Size = int64(len(f.Data))
+		} else if !f.Dir {
+			e.src = filepath.Join(a.cfg.Data, filepath.FromSlash(f.Path))
+		}
+		entries = append(entries, e)
+	}
+
+	// First pass: the checksums, for the manifest that comes first.
+	kept := entries[:0]
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if e.Dir {
+			kept = append(kept, e)
+			continue
+		}
+		if e.src == snap.Name() || e.Path == secretKeyName {
+			fi, err := os.Stat(e.src)
+			if err != nil {
+				return nil, fmt.Errorf("backup: %w", err)
+			}
+			e.Size = fi.Size()
+		}
+		sum, err := fileSum(e)
+		if errors.Is(err, fs.ErrNotExist) {
+			// Removed since the capture by something the participant does
+			// not hold (an upload of a deleted project): it is left out.
+			a.log.Warn("backup: a file went away during the backup; left out", zap.String("path", e.Path))
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("backup: %s: %w", e.Path, err)
+		}
+		e.SHA256 = sum
+		m.Bytes += e.Size
+		kept = append(kept, e)
+	}
+	entries = kept
+	for _, e := range entries {
+		m.Files = append(m.Files, e.ManifestFile)
+	}
+	manifest, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return nil, err
+	}
+
+	// Second pass: the archive.
+	tw := tar.NewWriter(w)
+	now := m.CreatedAt
+	if err := tw.WriteHeader(&tar.Header{Name: manifestName, Mode: 0o600, Size: int64(len(manifest)), ModTime: now, Typeflag: tar.TypeReg, Format: tar.FormatPAX}); err != nil {
+		return nil, err
+	}
+	if _, err := tw.Write(manifest); err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if e.Dir {
+			if err := tw.WriteHeader(&tar.Header{Name: e.Path + "/", Mode: 0o750, ModTime: now, Typeflag: tar.TypeDir, Format: tar.FormatPAX}); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: e.Path, Mode: 0o640, Size: e.Size, ModTime: now, Typeflag: tar.TypeReg, Format: tar.FormatPAX}); err != nil {
+			return nil, err
+		}
+		if err := copyEntry(tw, e); err != nil {
+			return nil, fmt.Errorf("backup: %s: %w", e.Path, err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	a.log.Info("backup written", zap.Int("files", len(m.Files)), zap.Int64("bytes", m.Bytes), zap.Duration("took", time.Since(start)))
+	return m, nil
+}
+
+// open is the entry's content: its data, or the first Size bytes of its file.
+func (e *backupEntry) open() (io.ReadCloser, error) {
+	if e.data != nil {
+		return io.NopCloser(bytes.NewReader(e.data)), nil
+	}
+	f, err := os.Open(e.src)
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.LimitReader(f, e.Size), f}, nil
+}
+
+func fileSum(e *backupEntry) (string, error) {
+	r, err := e.open()
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, r)
+	if err != nil {
+		return "", err
+	}
+	if n != e.Size {
+		return "", fmt.Errorf("the file is %d bytes, shorter than the %d captured", n, e.Size)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// copyEntry writes an entry's content, checking that it is still what the
+// first pass summed (files a participant holds never change; anything else
+// fails the backup rather than archive a lie).
+func copyEntry(w io.Writer, e *backupEntry) error {
+	r, err := e.open()
+	if err != nil {
+		return fmt.Errorf("changed during the backup: %w", err)
+	}
+	defer r.Close()
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(w, h), r)
+	if err != nil {
+		return err
+	}
+	if n != e.Size || hex.EncodeToString(h.Sum(nil)) != e.SHA256 {
+		return errors.New("the file changed during the backup; run the backup again")
+	}
+	return nil
 }

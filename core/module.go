@@ -17,6 +17,7 @@ type Module struct {
 	opt      fx.Option
 	sections []config.Section
 	commands []AdminCommandSpec
+	backups  []BackupSpec
 }
 
 // NewModule bundles a module's fx options under its name.
@@ -28,6 +29,8 @@ func NewModule(name string, opts ...fx.Option) Module {
 			m.sections = append(m.sections, o.section)
 		case AdminCommands:
 			m.commands = append(m.commands, o.specs...)
+		case BackupParticipants:
+			m.backups = append(m.backups, o.specs...)
 		}
 	}
 	return m

@@ -88,3 +88,17 @@ func (db *DB) Migrate(ctx context.Context, migrations []Migration) error {
 	}
 	return nil
 }
+
+// SchemaVersions are the schema versions of every module that has run a
+// migration, as tx sees them (a backup's manifest records them).
+func SchemaVersions(tx *Tx) map[string]int {
+	out := map[string]int{}
+	c := tx.Bucket(metaBucket).Cursor()
+	prefix := []byte("schema:")
+	for k, v := c.Seek(prefix); k != nil && len(k) >= len(prefix) && string(k[:len(prefix)]) == string(prefix); k, v = c.Next() {
+		if len(v) == 8 {
+			out[string(k[len(prefix):])] = int(KeyID(v))
+		}
+	}
+	return out
+}
