@@ -8,8 +8,11 @@ package fennec
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"go.uber.org/fx"
@@ -167,3 +170,47 @@ func (NoProgress) Begin(string, int64, int64) {}
 func (NoProgress) Advance(int64, int64)       {}
 func (NoProgress) End()                       {}
 func (NoProgress) Notef(string, ...any)       {}
+
+// CaptureTree lists the directory rel of dataDir (slash-separated) for a
+// participant's Capture: its directories, and its regular files at their
+// current sizes; symbolic links and anything else are left out, and so is
+// every entry whose base name skip matches (temporary files). A missing
+// directory lists nothing. files counts the regular files.
+func CaptureTree(dataDir, rel string, skip func(name string) bool) (out []BackupFile, files int64, err error) {
+	root := filepath.Join(dataDir, filepath.FromSlash(rel))
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // gone meanwhile, or never made
+			}
+			return err
+		}
+		if p != root && skip != nil && skip(d.Name()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		r, err := filepath.Rel(dataDir, p)
+		if err != nil {
+			return err
+		}
+		r = filepath.ToSlash(r)
+		switch {
+		case d.IsDir():
+			out = append(out, BackupFile{Path: r, Dir: true})
+		case d.Type().IsRegular():
+			fi, err := d.Info()
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			out = append(out, BackupFile{Path: r, Size: fi.Size()})
+			files++
+		}
+		return nil
+	})
+	return out, files, err
+}

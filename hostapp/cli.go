@@ -2,13 +2,16 @@ package main
 
 import (
 	"bufio"
+	"compress/gzip"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
+	"sort"
 	"strings"
 	"time"
 
@@ -22,9 +25,15 @@ const usage = `fennec: self-hosted project hosting and CI that speaks the GitLab
 
 Usage:
   fennec serve [flags]          run the server
-  fennec backup [--data DIR] FILE
-                                write a consistent copy of the store to FILE
-                                (works while the server runs)
+  fennec backup [--data DIR] [--gzip|-z] [--without-secret-key] FILE
+                                write one archive of everything (the store,
+                                repositories, uploads, CI traces and artifacts,
+                                secret.key) to FILE, consistent while the
+                                server runs; gzip with -z or a .tar.gz/.tgz name
+  fennec restore [--data DIR] [--force] FILE
+                                restore an archive into an empty data directory
+                                (--force: replace what is there), verifying
+                                checksums and every repository (git fsck)
   fennec config [--markdown]    list every setting: key, environment
                                 variable, flag, default, meaning
   fennec version                print the version and revision
@@ -50,7 +59,9 @@ func run(args []string, modules []fennec.Module, stdout, stderr io.Writer) int {
 	case "serve":
 		return serve(args[1:], modules, stderr)
 	case "backup":
-		return backup(args[1:], stdout, stderr)
+		return backup(args[1:], modules, stdout, stderr)
+	case "restore":
+		return restore(args[1:], modules, stdout, stderr)
 	case "config":
 		return settings(args[1:], modules, stdout, stderr)
 	case "version", "--version", "-v":
@@ -177,25 +188,167 @@ func serve(args []string, modules []fennec.Module, stderr io.Writer) int {
 	return 0
 }
 
-func backup(args []string, stdout, stderr io.Writer) int {
+// parseInterspersed parses flags that may come before or after the
+// positional arguments, which it returns.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+}
+
+func backup(args []string, modules []fennec.Module, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	data := fs.String("data", envOr("FENNEC_DATA", "./data"), "data directory of the server (env FENNEC_DATA)")
-	if err := fs.Parse(args); err != nil {
+	var gz bool
+	fs.BoolVar(&gz, "gzip", false, "compress the archive with gzip (also chosen by a .tar.gz or .tgz name)")
+	fs.BoolVar(&gz, "z", false, "short for --gzip")
+	noKey := fs.Bool("without-secret-key", false, "leave DIR/secret.key out of the archive (keep it apart, safely: the sealed secrets need it)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
 		return 2
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "fennec backup: name the file to write: fennec backup [--data DIR] FILE")
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "fennec backup: name the file to write: fennec backup [--data DIR] [--gzip] [--without-secret-key] FILE")
 		return 2
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	dest := pos[0]
+	gz = gz || strings.HasSuffix(dest, ".tar.gz") || strings.HasSuffix(dest, ".tgz")
+	ctx, cancel := context.WithTimeout(context.Background(), 24*time.Hour)
 	defer cancel()
-	n, err := fennec.Backup(ctx, *data, fs.Arg(0))
+	start := time.Now()
+	m, size, err := writeBackupFile(ctx, *data, dest, gz, fennec.BackupOptions{WithoutSecretKey: *noKey}, modules, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "fennec backup:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "wrote %s (%d bytes)\n", fs.Arg(0), n)
+	fmt.Fprintf(stdout, "wrote %s (%d bytes) in %s: %d entries, %s of files; %s\n", dest, size,
+		time.Since(start).Round(time.Millisecond), len(m.Files), humanBytes(m.Bytes), counts(m.Counts))
+	if m.SecretKey {
+		fmt.Fprintln(stdout, "the archive holds secret.key, which opens the sealed secrets of the store: keep it as safe as the key itself")
+	} else {
+		fmt.Fprintln(stdout, "the archive does not hold secret.key: keep the key apart, a restore needs it")
+	}
+	return 0
+}
+
+// writeBackupFile writes the archive to a temporary file beside dest,
+// checking it as it passes, and renames it into place once complete.
+func writeBackupFile(ctx context.Context, dataDir, dest string, gz bool, bo fennec.BackupOptions, modules []fennec.Module, stderr io.Writer) (*fennec.BackupManifest, int64, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(dest), ".fennec-backup-*")
+	if err != nil {
+		return nil, 0, err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	if err := tmp.Chmod(0o600); err != nil {
+		return nil, 0, err
+	}
+	var sink io.Writer = tmp
+	var zw *gzip.Writer
+	if gz {
+		zw = gzip.NewWriter(tmp)
+		sink = zw
+	}
+	cfg := config.Default()
+	cfg.Data = dataDir
+	cfg.LogLevel = "warn"
+	pr, pw := io.Pipe()
+	errc := make(chan error, 1)
+	go func() {
+		err := fennec.Backup(ctx, cfg, pw, bo, fennec.WithModules(modules...))
+		pw.CloseWithError(err)
+		errc <- err
+	}()
+	m, checkErr := fennec.CheckBackupStream(pr, sink, newProgress(stderr))
+	pr.CloseWithError(errors.New("the archive was not read to its end"))
+	if err := <-errc; err != nil {
+		return nil, 0, err
+	}
+	if checkErr != nil {
+		return nil, 0, checkErr
+	}
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			return nil, 0, err
+		}
+	}
+	if err := tmp.Sync(); err != nil {
+		return nil, 0, err
+	}
+	fi, err := tmp.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, 0, err
+	}
+	if err := os.Rename(tmp.Name(), dest); err != nil {
+		return nil, 0, err
+	}
+	return m, fi.Size(), nil
+}
+
+// counts prints a manifest's counts, by name.
+func counts(c map[string]int64) string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%d %s", c[k], k))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func restore(args []string, modules []fennec.Module, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	data := fs.String("data", envOr("FENNEC_DATA", "./data"), "data directory to restore into (env FENNEC_DATA)")
+	force := fs.Bool("force", false, "restore into a data directory that is not empty, replacing its data")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "fennec restore: name the archive: fennec restore [--data DIR] [--force] FILE")
+		return 2
+	}
+	f, err := os.Open(pos[0])
+	if err != nil {
+		fmt.Fprintln(stderr, "fennec restore:", err)
+		return 1
+	}
+	defer f.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 24*time.Hour)
+	defer cancel()
+	start := time.Now()
+	rep, err := fennec.Restore(ctx, f, *data, fennec.RestoreOptions{Force: *force,
+		Specs: fennec.BackupSpecsOf(modules...), Progress: newProgress(stderr)})
+	if err != nil {
+		fmt.Fprintln(stderr, "fennec restore:", err)
+		return 1
+	}
+	m := rep.Manifest
+	fmt.Fprintf(stdout, "restored %s into %s in %s: %d files and %d directories, %s; %s\n", pos[0], *data,
+		time.Since(start).Round(time.Millisecond), rep.Files, rep.Dirs, humanBytes(rep.Bytes), counts(m.Counts))
+	fmt.Fprintf(stdout, "the archive was written by fennec %s on %s\n", m.FennecVersion, m.CreatedAt.Format(time.RFC3339))
+	for _, line := range rep.Summary {
+		fmt.Fprintln(stdout, line)
+	}
+	if v, _ := fennec.Version(); v != m.FennecVersion {
+		fmt.Fprintf(stdout, "note: this is fennec %s; the store is migrated when the server starts\n", v)
+	}
 	return 0
 }
 

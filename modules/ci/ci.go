@@ -43,5 +43,6 @@ func Module() fennec.Module {
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideTokenResolver(internal.NewTokenResolver),
 		fx.Invoke(internal.Start),
+		fennec.ProvideBackupParticipants(internal.BackupParticipants, internal.BackupSpec),
 	)
 }

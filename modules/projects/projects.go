@@ -113,6 +113,9 @@ type RepositoryState interface {
 	SetDefaultBranch(ctx context.Context, projectID int64, branch string) error
 	SetImportStatus(ctx context.Context, projectID int64, status, message string) error
 	ImportURL(ctx context.Context, projectID int64) (string, error)
+	// ProjectIDs are the ids of every project, in the transaction ctx
+	// carries if any (a backup's capture, a start-up check).
+	ProjectIDs(ctx context.Context) ([]int64, error)
 }
 
 // HookTokenPurpose is the purpose a hook's token is sealed for (core/sealed):
@@ -137,5 +140,6 @@ func Module() fennec.Module {
 		fennec.ProvideRoutes(internal.NewUploadRoutes),
 		fennec.ProvideSubscribers(internal.CleanupSubscribers),
 		fennec.ProvideSubscribers(internal.Subscribers),
+		fennec.ProvideBackupParticipants(internal.BackupParticipants, internal.BackupSpec),
 	)
 }

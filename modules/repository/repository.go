@@ -80,5 +80,7 @@ func Module() fennec.Module {
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideRoutes(internal.NewGitRoutes),
 		fennec.ProvideAdminCommands(internal.Commands, internal.CommandSpecs...),
+		fennec.ProvideBackupParticipants(internal.BackupParticipants, internal.BackupSpec),
+		fx.Invoke(internal.CheckMissing),
 	)
 }

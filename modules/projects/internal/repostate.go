@@ -63,3 +63,17 @@ func (s *Service) updateRecord(ctx context.Context, projectID int64, change func
 	}
 	return err
 }
+
+// ProjectIDs are the ids of every project.
+func (s *Service) ProjectIDs(ctx context.Context) ([]int64, error) {
+	var out []int64
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		ids, err := projects.IDs(tx)
+		out = make([]int64, len(ids))
+		for i, id := range ids {
+			out[i] = int64(id)
+		}
+		return err
+	})
+	return out, err
+}

@@ -32,6 +32,9 @@ func mapErrors(a *api.API) {
 	a.MapError(ErrBranchNotFound, func(error) *api.Error { return api.NotFound("Branch") })
 	a.MapError(ErrTagNotFound, func(error) *api.Error { return api.NotFound("Tag") })
 	a.MapError(ErrCommitNotFound, func(error) *api.Error { return api.NotFound("Commit") })
+	a.MapError(ErrRepositoryMissing, func(error) *api.Error {
+		return &api.Error{Status: 503, Message: "The repository is missing from the server's data directory; see the project's import_error"}
+	})
 	a.MapError(errCannotPick, func(error) *api.Error {
 		return api.BadRequest("Sorry, we cannot cherry-pick this commit automatically. " +
 			"This commit may already have been cherry-picked, or a more recent commit may have updated some of its content.")

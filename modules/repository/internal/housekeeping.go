@@ -148,6 +148,9 @@ type RepackResult struct {
 // Repack consolidates a project's repository into one closed pack.
 func (hk *Housekeeper) Repack(ctx context.Context, projectID int64) (RepackResult, error) {
 	start := time.Now()
+	// A backup running keeps the packs it listed: the repack waits.
+	hk.st.removals.RLock()
+	defer hk.st.removals.RUnlock()
 	l := hk.st.maintenanceLock(projectID)
 	l.Lock()
 	defer l.Unlock()

@@ -266,8 +266,12 @@ func (im *Importer) clone(ctx context.Context, projectID int64, rawURL string) e
 }
 
 func (im *Importer) moveIn(projectID int64, tmp, dst string) error {
+	im.st.removals.RLock()
+	defer im.st.removals.RUnlock()
 	im.st.mu.Lock()
 	defer im.st.mu.Unlock()
+	im.st.refWrites.RLock()
+	defer im.st.refWrites.RUnlock()
 	if _, err := os.Stat(filepath.Join(dst, "HEAD")); err == nil {
 		if !isEmpty(dst) {
 			return errPushedMeanwhile

@@ -22,6 +22,7 @@ type recordedState struct {
 
 func (r *recordedState) SetDefaultBranch(context.Context, int64, string) error { return nil }
 func (r *recordedState) ImportURL(context.Context, int64) (string, error)      { return "", nil }
+func (r *recordedState) ProjectIDs(context.Context) ([]int64, error)           { return nil, nil }
 func (r *recordedState) SetImportStatus(_ context.Context, id int64, status, msg string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -35,9 +35,12 @@ import (
 // own code (Repository.Reference, Branches, Tags...) reads refs this way.
 type refStorage struct {
 	*filesystem.Storage
-	root   string      // the bare repository
-	mu     *sync.Mutex // the project's ref lock (Storage.refLock)
-	noSync bool        // skip fsync (benchmarks)
+	root string      // the bare repository
+	mu   *sync.Mutex // the project's ref lock (Storage.refLock)
+	// barrier is Storage.refWrites, taken shared by every write (a
+	// backup's capture takes it exclusively).
+	barrier *sync.RWMutex
+	noSync  bool // skip fsync (benchmarks)
 }
 
 var _ storer.ReferenceStorer = (*refStorage)(nil)
@@ -223,6 +226,8 @@ func (s *refStorage) IterReferences() (storer.ReferenceIter, error) {
 // SetReference implements storer.ReferenceStorer: an unconditional write
 // under the project's ref lock.
 func (s *refStorage) SetReference(r *plumbing.Reference) error {
+	s.barrier.RLock()
+	defer s.barrier.RUnlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.writeRef(r)
@@ -230,6 +235,8 @@ func (s *refStorage) SetReference(r *plumbing.Reference) error {
 
 // CheckAndSetReference writes r if the ref is still at old (nil: any).
 func (s *refStorage) CheckAndSetReference(r, old *plumbing.Reference) error {
+	s.barrier.RLock()
+	defer s.barrier.RUnlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if old != nil {
@@ -246,6 +253,8 @@ func (s *refStorage) CheckAndSetReference(r, old *plumbing.Reference) error {
 
 // RemoveReference implements storer.ReferenceStorer.
 func (s *refStorage) RemoveReference(name plumbing.ReferenceName) error {
+	s.barrier.RLock()
+	defer s.barrier.RUnlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.deleteRef(name)

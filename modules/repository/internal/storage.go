@@ -43,6 +43,19 @@ type Storage struct {
 	objects map[int64]*gitpack.Store
 	// noSync skips fsync of ref files (benchmarks, as config.NoSync).
 	noSync bool
+	// backup holds what a backup must see at one point or not at all
+	// (backup.go): refWrites is taken shared by every change of refs and
+	// of which repositories exist, and exclusively by a backup for the
+	// instant of its capture; removals is taken shared by what deletes
+	// files (a repack's old packs, a removed repository) and exclusively
+	// for a whole backup.
+	refWrites sync.RWMutex
+	removals  sync.RWMutex
+	// missing are the projects whose repository was found missing at
+	// start (missing.go): Open refuses them rather than serve an empty
+	// repository.
+	missingMu sync.Mutex
+	missing   map[int64]bool
 }
 
 // NewStorage builds the storage under <data>/repositories.
@@ -70,7 +83,7 @@ func (s *Storage) Open(ctx context.Context, projectID int64) (*git.Repository, e
 	// go-git's storage for objects and config, Fennec's for refs (see
 	// refStorage: writes that readers never see half-done).
 	fsys := filesystem.NewStorage(osfs.New(path), cache.NewObjectLRUDefault())
-	return git.Open(&refStorage{Storage: fsys, root: path, mu: s.refLock(projectID), noSync: s.noSync}, nil)
+	return git.Open(&refStorage{Storage: fsys, root: path, mu: s.refLock(projectID), barrier: &s.refWrites, noSync: s.noSync}, nil)
 }
 
 // create makes an empty bare repository whose HEAD points at branch; an
@@ -82,6 +95,11 @@ func (s *Storage) create(projectID int64, branch string) error {
 	if _, err := os.Stat(filepath.Join(path, "HEAD")); err == nil {
 		return nil
 	}
+	if s.isMissing(projectID) {
+		return fmt.Errorf("%w (project %d)", ErrRepositoryMissing, projectID)
+	}
+	s.refWrites.RLock()
+	defer s.refWrites.RUnlock()
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return fmt.Errorf("repository: %w", err)
 	}
@@ -109,8 +127,13 @@ func (s *Storage) create(projectID int64, branch string) error {
 // files and loose objects are hard links where the file system allows
 // (objects are immutable), everything else is copied.
 func (s *Storage) fork(sourceID, forkID int64) error {
+	s.removals.RLock() // it may replace an empty repository
+	defer s.removals.RUnlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.setMissing(forkID, false)
+	s.refWrites.RLock()
+	defer s.refWrites.RUnlock()
 	src, dst := s.Path(sourceID), s.Path(forkID)
 	if _, err := os.Stat(filepath.Join(dst, "HEAD")); err == nil {
 		if !isEmpty(dst) {
@@ -210,9 +233,14 @@ func copyFile(from, to string) error {
 
 // remove deletes a project's repository; a missing one is fine.
 func (s *Storage) remove(projectID int64) error {
+	s.removals.RLock()
+	defer s.removals.RUnlock()
 	s.forgetObjects(projectID)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.setMissing(projectID, false)
+	s.refWrites.RLock()
+	defer s.refWrites.RUnlock()
 	path := s.Path(projectID)
 	// Move it out of the way first, so a half-deleted repository is never
 	// seen at its place.
@@ -278,6 +306,8 @@ func (s *Storage) UpdateRefs(projectID int64, repo *git.Repository, ups []RefUpd
 		}
 		return errs
 	}
+	s.refWrites.RLock()
+	defer s.refWrites.RUnlock()
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	failed := false

@@ -19,6 +19,9 @@ func Subscribers(s *Storage, st *Statuses, w *Writer, im *Importer) []events.Sub
 		events.Only(events.Subscribe("repository.projects", func(ctx context.Context, ev projects.ProjectEvent) error {
 			switch ev.Action {
 			case projects.ProjectCreated:
+				if err := s.created(ctx, im.state, ev.ProjectID); err != nil {
+					return err
+				}
 				if err := s.create(ev.ProjectID, "master"); err != nil {
 					return err
 				}

@@ -1,0 +1,156 @@
+package internal
+
+// The repository module's share of a backup. Refs are files and their
+// push events are rows, so a backup must see both at one point: every
+// change of refs (and every creation, fork or removal of a repository)
+// takes Storage.refWrites shared, and the backup takes it exclusively for
+// the instant it opens the store's read transaction and reads every
+// repository's refs into memory (capture). A push is then wholly before
+// that point or wholly after it: its ref journal entry (refjournal.go)
+// and its refs are in the snapshot together, and the restored server's
+// start replays the journal into the push event if the snapshot came
+// between the refs and the event. Objects come before refs, so the refs
+// captured never name an object the archive lacks; objects of a push that
+// lands after the point may be archived, unreferenced.
+//
+// Objects are never rewritten in place; only a repack (old packs) and a
+// project's removal delete files, and both wait for the end of a backup
+// (Storage.removals), so every file listed is still there when it is read.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// BackupSpec declares the repositories to backups and restores.
+var BackupSpec = fennec.BackupSpec{Name: "repository", Dirs: []string{"repositories"}, Verify: verifyRestored}
+
+// BackupParticipants is the repository module's participant.
+func BackupParticipants(st *Storage, state projects.RepositoryState) []fennec.BackupParticipant {
+	return []fennec.BackupParticipant{{
+		Name: "repository",
+		Hold: func(ctx context.Context) (thaw, end func(), err error) {
+			st.removals.Lock()
+			st.refWrites.Lock()
+			return st.refWrites.Unlock, st.removals.Unlock, nil
+		},
+		Capture: func(ctx context.Context, tx *store.Tx) (fennec.BackupCapture, error) {
+			ids, err := state.ProjectIDs(tx.Context())
+			if err != nil {
+				return fennec.BackupCapture{}, err
+			}
+			var files []fennec.BackupFile
+			var repos, missing int64
+			for _, id := range ids {
+				p := st.Path(id)
+				if _, err := os.Stat(filepath.Join(p, "HEAD")); err != nil {
+					missing++ // made lazily on first use, or lost: nothing to archive
+					continue
+				}
+				fs, err := st.captureRepo(p)
+				if err != nil {
+					return fennec.BackupCapture{}, fmt.Errorf("project %d: %w", id, err)
+				}
+				files = append(files, fs...)
+				repos++
+			}
+			counts := map[string]int64{"repositories": repos}
+			if missing > 0 {
+				counts["repositories_not_on_disk"] = missing
+			}
+			return fennec.BackupCapture{Files: files, Counts: counts}, nil
+		},
+	}}
+}
+
+// captureRepo lists one bare repository: everything outside objects/
+// (refs, HEAD, packed-refs, config: small, and changed in place or by
+// rename) read into memory now; objects by name and size, read later.
+// Lock files and the temporary files of a push or a repack are left out.
+func (s *Storage) captureRepo(repo string) ([]fennec.BackupFile, error) {
+	var out []fennec.BackupFile
+	objects := filepath.Join(repo, "objects")
+	err := filepath.WalkDir(repo, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if p != repo && (strings.HasSuffix(name, ".lock") || strings.HasPrefix(name, "incoming-") ||
+			strings.HasPrefix(name, "fennec-stream-") || strings.HasPrefix(name, "tmp_")) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, err := filepath.Rel(s.root, p)
+		if err != nil {
+			return err
+		}
+		arch := "repositories/" + filepath.ToSlash(rel)
+		switch {
+		case d.IsDir():
+			out = append(out, fennec.BackupFile{Path: arch, Dir: true})
+		case !d.Type().IsRegular():
+			// no symbolic links in a repository made here; never follow one
+		case strings.HasPrefix(p, objects+string(filepath.Separator)):
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			out = append(out, fennec.BackupFile{Path: arch, Size: fi.Size()})
+		default:
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			out = append(out, fennec.BackupFile{Path: arch, Data: b})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// verifyRestored runs git fsck on every restored repository.
+func verifyRestored(ctx context.Context, dataDir string, p fennec.Progress) ([]string, error) {
+	root := filepath.Join(dataDir, "repositories", "@hashed")
+	repos, _ := filepath.Glob(filepath.Join(root, "*", "*", "*.git"))
+	if len(repos) == 0 {
+		return []string{"repositories: none"}, nil
+	}
+	git, err := exec.LookPath("git")
+	if err != nil {
+		p.Notef("warning: git is not installed: the %d restored repositories were not checked with git fsck", len(repos))
+		return []string{fmt.Sprintf("repositories: %d restored, not checked (no git)", len(repos))}, nil
+	}
+	start := time.Now()
+	p.Begin("git fsck", int64(len(repos)), 0)
+	defer p.End()
+	for _, r := range repos {
+		cmd := exec.CommandContext(ctx, git, "--git-dir="+r, "fsck", "--no-progress", "--no-dangling")
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+		var buf bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &buf, &buf
+		if err := cmd.Run(); err != nil {
+			rel, _ := filepath.Rel(dataDir, r)
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				return nil, fmt.Errorf("git fsck of %s failed: %s", rel, strings.TrimSpace(buf.String()))
+			}
+			return nil, fmt.Errorf("git fsck of %s: %w", rel, err)
+		}
+		p.Advance(1, 0)
+	}
+	return []string{fmt.Sprintf("repositories: %d restored, git fsck clean (%s)", len(repos), time.Since(start).Round(time.Millisecond))}, nil
+}

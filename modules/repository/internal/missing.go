@@ -1,0 +1,98 @@
+package internal
+
+// Repositories found missing at start: a store restored without its
+// repositories, a disk that lost them. Such a project is reported (one
+// warning listing them all), shown as a failed import with an error saying
+// why, and its repository is not silently made anew and served empty: Open
+// refuses it with ErrRepositoryMissing until the repository is put back
+// (and the server restarted) or the project is removed.
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// ErrRepositoryMissing: the project's repository directory is gone.
+var ErrRepositoryMissing = errors.New("repository: the project's repository is missing from the data directory")
+
+// missingImportError is the import_error of a project whose repository is
+// missing.
+const missingImportError = "The repository is missing from the server's data directory (restored without it?); " +
+	"put it back and restart, or remove the project."
+
+func (s *Storage) isMissing(projectID int64) bool {
+	s.missingMu.Lock()
+	defer s.missingMu.Unlock()
+	return s.missing[projectID]
+}
+
+// setMissing marks or clears a project; it reports whether it was marked.
+func (s *Storage) setMissing(projectID int64, missing bool) bool {
+	s.missingMu.Lock()
+	defer s.missingMu.Unlock()
+	was := s.missing[projectID]
+	if missing {
+		if s.missing == nil {
+			s.missing = map[int64]bool{}
+		}
+		s.missing[projectID] = true
+	} else {
+		delete(s.missing, projectID)
+	}
+	return was
+}
+
+// CheckMissing looks for missing repositories when the app starts, before
+// the bus delivers events and requests are served.
+func CheckMissing(lc fx.Lifecycle, st *Storage, state projects.RepositoryState, access projects.Access, log *zap.Logger) {
+	lc.Append(fx.Hook{OnStart: func(ctx context.Context) error {
+		ids, err := state.ProjectIDs(ctx)
+		if err != nil {
+			return err
+		}
+		var missing []int64
+		for _, id := range ids {
+			if _, err := os.Stat(filepath.Join(st.Path(id), "HEAD")); errors.Is(err, os.ErrNotExist) {
+				missing = append(missing, id)
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		sort.Slice(missing, func(i, j int) bool { return missing[i] < missing[j] })
+		sys := auth.WithPrincipal(ctx, auth.System())
+		var names []string
+		for _, id := range missing {
+			st.setMissing(id, true)
+			if err := state.SetImportStatus(ctx, id, projects.ImportFailed, missingImportError); err != nil {
+				return err
+			}
+			if info, err := access.ResolveID(sys, id); err == nil {
+				names = append(names, info.PathWithNamespace)
+			}
+		}
+		log.Warn("repository: projects whose repository is missing from the data directory; they are shown as failed imports and not served",
+			zap.Int("count", len(missing)), zap.Int64s("project_ids", missing), zap.Strings("projects", names),
+			zap.String("repositories", st.root))
+		return nil
+	}})
+}
+
+// created clears the mark of a project whose creation event comes now (a
+// project created just before a crash, its event delivered after the
+// start's check): its repository is made now, as for any new project.
+func (st *Storage) created(ctx context.Context, state projects.RepositoryState, projectID int64) error {
+	if st.setMissing(projectID, false) {
+		return state.SetImportStatus(ctx, projectID, "none", "")
+	}
+	return nil
+}
