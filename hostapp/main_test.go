@@ -268,16 +268,17 @@ func TestOnlineBackup(t *testing.T) {
 			}
 		}
 	}()
-	dest := filepath.Join(t.TempDir(), "backup.db")
-	out, err := exec.Command(binary, "backup", "--data", data, dest).CombinedOutput()
+	archive := filepath.Join(t.TempDir(), "backup.tar")
+	out, err := exec.Command(binary, "backup", "--data", data, archive).CombinedOutput()
 	close(stop)
 	wg.Wait()
 	if err != nil {
 		t.Fatalf("backup: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "wrote "+dest) {
+	if !strings.Contains(string(out), "wrote "+archive) {
 		t.Fatalf("backup output: %s", out)
 	}
+	dest := storeFromArchive(t, archive)
 	if err := store.Verify(dest); err != nil {
 		t.Fatal(err)
 	}
@@ -316,11 +317,11 @@ func TestOfflineBackupAndMissingStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	dest := filepath.Join(t.TempDir(), "offline.db")
-	if out, err := exec.Command(binary, "backup", "--data", data, dest).CombinedOutput(); err != nil {
+	archive := filepath.Join(t.TempDir(), "offline.tar")
+	if out, err := exec.Command(binary, "backup", "--data", data, archive).CombinedOutput(); err != nil {
 		t.Fatalf("offline backup: %v %s", err, out)
 	}
-	if err := store.Verify(dest); err != nil {
+	if err := store.Verify(storeFromArchive(t, archive)); err != nil {
 		t.Fatal(err)
 	}
 }

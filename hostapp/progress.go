@@ -36,7 +36,7 @@ func (p *lineProgress) Begin(phase string, items, bytes int64) {
 	p.phase, p.items, p.bytes, p.doneItems, p.doneBytes, p.start = phase, items, bytes, 0, 0, time.Now()
 	p.reportStep = max(1, items/10)
 	p.nextReport = p.reportStep
-	fmt.Fprintf(p.w, "%s: %d items, %s\n", phase, items, humanBytes(bytes))
+	fmt.Fprintf(p.w, "%s: %d items%s\n", phase, items, p.size(bytes))
 }
 
 func (p *lineProgress) Advance(items, bytes int64) {
@@ -44,7 +44,7 @@ func (p *lineProgress) Advance(items, bytes int64) {
 	p.doneBytes += bytes
 	if items > 0 && p.doneItems >= p.nextReport && p.doneItems < p.items {
 		p.nextReport += p.reportStep
-		fmt.Fprintf(p.w, "%s: %d/%d items, %s/%s\n", p.phase, p.doneItems, p.items, humanBytes(p.doneBytes), humanBytes(p.bytes))
+		fmt.Fprintf(p.w, "%s: %d/%d items%s\n", p.phase, p.doneItems, p.items, p.size(p.doneBytes))
 	}
 }
 
@@ -52,8 +52,19 @@ func (p *lineProgress) End() {
 	if p.phase == "" {
 		return
 	}
-	fmt.Fprintf(p.w, "%s: done, %d items, %s in %s\n", p.phase, p.doneItems, humanBytes(p.doneBytes), time.Since(p.start).Round(time.Millisecond))
+	fmt.Fprintf(p.w, "%s: done, %d items%s in %s\n", p.phase, p.doneItems, p.size(p.doneBytes), time.Since(p.start).Round(time.Millisecond))
 	p.phase = ""
+}
+
+// size is ", n of total bytes" for a phase that counts bytes.
+func (p *lineProgress) size(n int64) string {
+	switch {
+	case p.bytes == 0:
+		return ""
+	case n == p.bytes:
+		return ", " + humanBytes(n)
+	}
+	return ", " + humanBytes(n) + " of " + humanBytes(p.bytes)
 }
 
 func (p *lineProgress) Notef(format string, args ...any) {
