@@ -208,18 +208,26 @@ func Restore(ctx context.Context, r io.Reader, dataDir string, ro RestoreOptions
 		}
 		rep.Summary = append(rep.Summary, lines...)
 	}
-	// Into place: the staging directory's top-level entries replace
-	// those of the same name (only with --force can there be any).
-	tops, err := os.ReadDir(staging)
-	if err != nil {
-		return nil, err
+	// Into place: what the archive holds (the store, the key, each
+	// participant's directory) replaces what is there of the same name;
+	// only with --force can there be any. Nothing else is touched.
+	places := []string{storeName, secretKeyName}
+	for _, s := range ro.Specs {
+		places = append(places, s.Dirs...)
 	}
-	for _, e := range tops {
-		dst := filepath.Join(dataDir, e.Name())
+	for _, rel := range places {
+		from := filepath.Join(staging, filepath.FromSlash(rel))
+		if _, err := os.Lstat(from); err != nil {
+			continue
+		}
+		dst := filepath.Join(dataDir, filepath.FromSlash(rel))
 		if err := os.RemoveAll(dst); err != nil {
 			return nil, err
 		}
-		if err := os.Rename(filepath.Join(staging, e.Name()), dst); err != nil {
+		if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
+			return nil, err
+		}
+		if err := os.Rename(from, dst); err != nil {
 			return nil, err
 		}
 	}

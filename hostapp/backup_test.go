@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -385,6 +386,30 @@ func TestBackupRestoreWhileServing(t *testing.T) {
 		if m, _ := filepath.Glob(filepath.Join(lost, "repositories", "@hashed", "*", "*", "*.git")); len(m) > 0 {
 			t.Fatalf("missing repositories were made anew: %v", m)
 		}
+	}
+
+	// --force puts them back, but never under a running server, and
+	// touches nothing the archive does not hold.
+	if out, err := exec.Command(binary, "restore", "--force", "--data", lost, archive).CombinedOutput(); err == nil || !strings.Contains(string(out), "server is running") {
+		t.Fatalf("restore under a running server: %v %s", err, out)
+	}
+	_ = s3.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s3.done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("server did not stop")
+	}
+	if err := os.WriteFile(filepath.Join(lost, "keep.txt"), []byte("mine"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(binary, "restore", "--force", "--data", lost, archive).CombinedOutput(); err != nil {
+		t.Fatalf("restore --force: %v %s", err, out)
+	}
+	if m, _ := filepath.Glob(filepath.Join(lost, "repositories", "@hashed", "*", "*", "*.git")); len(m) != len(repos) {
+		t.Fatalf("restore --force brought back %d repositories, want %d", len(m), len(repos))
+	}
+	if b, err := os.ReadFile(filepath.Join(lost, "keep.txt")); err != nil || string(b) != "mine" {
+		t.Fatalf("restore --force touched a file the archive does not hold: %q %v", b, err)
 	}
 
 	// A damaged archive fails its checksum, and leaves nothing.

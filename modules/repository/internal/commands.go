@@ -38,6 +38,8 @@ func Commands(hk *Housekeeper, access projects.Access) []fennec.AdminCommand {
 				if err != nil {
 					return err
 				}
+				// A backup running holds repacks until it ends.
+				fmt.Fprintf(out, "%s: repacking...\n", info.PathWithNamespace)
 				res, err := hk.Repack(ctx, info.ID)
 				if err != nil {
 					return err

@@ -178,6 +178,10 @@ func (hk *Housekeeper) Repack(ctx context.Context, projectID int64) (RepackResul
 	return res, nil
 }
 
+// fsckProgressMin is how many objects a repository needs before Fsck
+// reports its progress.
+const fsckProgressMin = 10000
+
 // Fsck checks that every object reachable from the refs is present and
 // intact (read whole, deltas applied, and its id recomputed), writing what
 // it finds to out.
@@ -195,9 +199,19 @@ func (hk *Housekeeper) Fsck(ctx context.Context, projectID int64, out io.Writer)
 		return fmt.Errorf("broken reachability: %w", err)
 	}
 	bad := 0
+	// Progress, as plain lines (the output may cross the admin socket):
+	// one per tenth of a large repository's objects.
+	step := 0
+	if len(all) >= fsckProgressMin {
+		step = (len(all) + 9) / 10
+		fmt.Fprintf(out, "fsck: %d objects reachable from %d refs\n", len(all), len(tips))
+	}
 	for i, h := range all {
 		if i%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if step > 0 && i > 0 && i%step == 0 {
+			fmt.Fprintf(out, "fsck: %d/%d objects checked\n", i, len(all))
 		}
 		t, data, err := objs.Read(h)
 		if err != nil {
