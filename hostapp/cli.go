@@ -260,7 +260,7 @@ func writeBackupFile(ctx context.Context, dataDir, dest string, gz bool, bo fenn
 	}
 	cfg := config.Default()
 	cfg.Data = dataDir
-	cfg.LogLevel = "warn"
+	cfg.LogLevel = "error" // an offline backup assembles the modules: their start-up notes are noise here
 	pr, pw := io.Pipe()
 	errc := make(chan error, 1)
 	go func() {

@@ -97,7 +97,6 @@ func (p *barProgress) Begin(phase string, items, bytes int64) {
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(p.w) }),
 	)
 }
 
@@ -127,6 +126,7 @@ func (p *barProgress) End() {
 	}
 	p.bar.Describe(p.describe())
 	_ = p.bar.Finish()
+	fmt.Fprintln(p.w)
 	p.bar = nil
 }
 
