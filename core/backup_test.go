@@ -117,6 +117,14 @@ func TestBackupParticipantsRoundTrip(t *testing.T) {
 	if _, err := fennec.Restore(context.Background(), bytes.NewReader(archive.Bytes()), target, fennec.RestoreOptions{Force: true, Specs: fennec.BackupSpecsOf(m)}); err != nil {
 		t.Fatalf("restore --force: %v", err)
 	}
+	// Without the key, on request.
+	archive.Reset()
+	if err := fennec.Backup(context.Background(), cfg, &archive, fennec.BackupOptions{WithoutSecretKey: true}, fennec.WithModules(m), fennec.WithLogger(zap.NewNop())); err != nil {
+		t.Fatal(err)
+	}
+	if man, err := fennec.CheckBackupStream(bytes.NewReader(archive.Bytes()), io.Discard, nil); err != nil || man.SecretKey || man.Files[1].Path == "secret.key" {
+		t.Fatalf("a backup without the key: %v %+v", err, man)
+	}
 	// Without the module, its directory is outside the layout.
 	if _, err := fennec.Restore(context.Background(), bytes.NewReader(archive.Bytes()), filepath.Join(t.TempDir(), "x"), fennec.RestoreOptions{}); err == nil || !strings.Contains(err.Error(), "refused") {
 		t.Fatalf("restore without the module's spec: %v", err)

@@ -53,7 +53,7 @@ func TestHelpListsCommandsFlagsAndEnv(t *testing.T) {
 	if code := run([]string{"--help"}, stock.Modules(), &out, &errOut); code != 0 {
 		t.Fatalf("--help exit %d", code)
 	}
-	for _, want := range []string{"serve", "backup", "version", "-listen", "-data", "-external-url", "-config", "-log-level",
+	for _, want := range []string{"serve", "backup", "--gzip", "--without-secret-key", "restore", "--force", "version", "-listen", "-data", "-external-url", "-config", "-log-level",
 		"FENNEC_LISTEN", "FENNEC_DATA", "FENNEC_EXTERNAL_URL", `default "127.0.0.1:8080"`, `default "./data"`,
 		// the modules' admin commands and the settings table
 		"fennec repo gc [--data DIR] PROJECT", "fennec repo fsck [--data DIR] PROJECT", "fennec config",
