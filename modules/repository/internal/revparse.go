@@ -23,7 +23,7 @@ func (s *Storage) commitHash(projectID int64, rev, defaultBranch string) (plumbi
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	refs := &refStorage{root: s.Path(projectID)}
+	refs := &refStorage{root: s.Path(projectID), barrier: &s.refWrites} // read only, but never without its barrier
 	if rev == "" {
 		if defaultBranch == "" {
 			return plumbing.ZeroHash, plumbing.ErrReferenceNotFound
