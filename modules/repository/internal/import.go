@@ -251,7 +251,14 @@ func (im *Importer) clone(ctx context.Context, projectID int64, rawURL string) e
 	if err != nil {
 		return err
 	}
-	head, err := im.fetch(ctx, tmp, repo, rawURL)
+	progress := func(n int64, done bool) {
+		msg := "import in progress"
+		if done {
+			msg = "import received its pack"
+		}
+		im.log.Info(msg, zap.Int64("project", projectID), zap.String("url", redactURL(rawURL)), zap.Int64("bytes", n))
+	}
+	head, err := im.fetch(ctx, tmp, repo, rawURL, progress)
 	if err != nil {
 		return err
 	}
@@ -287,7 +294,7 @@ func (im *Importer) moveIn(projectID int64, tmp, dst string) error {
 // fetch reads the source's branches and tags into the bare repository at
 // dir and returns the branch its HEAD names (or the first branch); "" when
 // the source has none.
-func (im *Importer) fetch(ctx context.Context, dir string, repo *git.Repository, rawURL string) (string, error) {
+func (im *Importer) fetch(ctx context.Context, dir string, repo *git.Repository, rawURL string, progress func(bytes int64, done bool)) (string, error) {
 	sess, err := im.session(ctx, rawURL)
 	if err != nil {
 		return "", &unreachableError{err}
@@ -345,12 +352,14 @@ func (im *Importer) fetch(ctx context.Context, dir string, repo *git.Repository,
 	case req.Capabilities.Supports(capability.Sideband):
 		pack = sideband.NewDemuxer(sideband.Sideband, resp)
 	}
+	counted := &progressReader{r: pack, every: importProgressEvery, report: func(n int64) { progress(n, false) }}
 	objs, err := gitpack.Open(dir, gitpack.Options{})
 	if err != nil {
 		return "", err
 	}
 	defer objs.Close()
-	in, err := objs.Receive(pack, gitpack.ReceiveOptions{MaxBytes: im.maxBytes})
+	in, err := objs.Receive(counted, gitpack.ReceiveOptions{MaxBytes: im.maxBytes})
+	progress(counted.n, true)
 	if err != nil {
 		return "", fmt.Errorf("receive: %w", err)
 	}
@@ -440,4 +449,29 @@ func redact(msg, raw string) string {
 		}
 	}
 	return msg
+}
+
+// importProgressEvery is how often a long import says how far it got.
+const importProgressEvery = 5 * time.Second
+
+// progressReader counts what an import receives and reports it at most
+// once per interval, so that the log shows a long import moving.
+type progressReader struct {
+	r      io.Reader
+	n      int64
+	every  time.Duration
+	last   time.Time
+	report func(n int64)
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.n += int64(n)
+	if now := time.Now(); p.last.IsZero() {
+		p.last = now
+	} else if now.Sub(p.last) >= p.every {
+		p.last = now
+		p.report(p.n)
+	}
+	return n, err
 }

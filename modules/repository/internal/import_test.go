@@ -2,6 +2,7 @@ package internal
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -100,4 +101,38 @@ func TestImportRedactsCredentials(t *testing.T) {
 	if got := redact(`Get "`+raw+`": failed; password s3cr3t`, raw); got != `Get "https://*****@example.com/a.git": failed; password *****` {
 		t.Errorf("redact = %s", got)
 	}
+}
+
+// TestImportProgressReportsAsItGoes: a long import says how far it got, at
+// most once per interval, with the bytes received so far.
+func TestImportProgressReportsAsItGoes(t *testing.T) {
+	var reports []int64
+	slow := &slowReader{chunks: 5, size: 1000, pause: 30 * time.Millisecond}
+	p := &progressReader{r: slow, every: 50 * time.Millisecond, report: func(n int64) { reports = append(reports, n) }}
+	n, err := io.Copy(io.Discard, p)
+	if err != nil || n != 5000 || p.n != 5000 {
+		t.Fatalf("copied %d (counted %d): %v", n, p.n, err)
+	}
+	if len(reports) < 1 || len(reports) > 3 {
+		t.Fatalf("%d reports %v over ~150 ms at one per 50 ms", len(reports), reports)
+	}
+	for i := 1; i < len(reports); i++ {
+		if reports[i] <= reports[i-1] {
+			t.Fatalf("reports do not grow: %v", reports)
+		}
+	}
+}
+
+type slowReader struct {
+	chunks, size int
+	pause        time.Duration
+}
+
+func (s *slowReader) Read(b []byte) (int, error) {
+	if s.chunks == 0 {
+		return 0, io.EOF
+	}
+	time.Sleep(s.pause)
+	s.chunks--
+	return copy(b, make([]byte, min(s.size, len(b)))), nil
 }
