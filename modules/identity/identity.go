@@ -61,6 +61,24 @@ type Users interface {
 	UserByUsername(ctx context.Context, username string) (UserInfo, error)
 }
 
+// SSHKeys finds the owner of an SSH public key, for the repository module's
+// SSH server.
+type SSHKeys interface {
+	// SSHKeyOwner is the owner of key (the wire format of a public key,
+	// ssh.PublicKey.Marshal), read from the store on every call so that a
+	// deleted key or a blocked user is refused at once; ErrKeyNotFound when
+	// no user has the key. A blocked owner is returned with User.Blocked
+	// set (auth.ForUser refuses them).
+	SSHKeyOwner(ctx context.Context, key []byte) (SSHKeyOwner, error)
+}
+
+// SSHKeyOwner is what SSHKeys.SSHKeyOwner finds: the key's id and its
+// owner's summary.
+type SSHKeyOwner = internal.SSHKeyOwner
+
+// ErrKeyNotFound is SSHKeys' answer for a key no user has.
+var ErrKeyNotFound = internal.ErrKeyNotFound
+
 // Module is the identity module for fennec.WithModules.
 func Module() fennec.Module {
 	return fennec.NewModule("identity",
@@ -75,6 +93,7 @@ func Module() fennec.Module {
 			func(s *internal.Service) Activity { return s },
 			func(s *internal.Service) DirectorySync { return s },
 			func(s *internal.Service) Users { return s },
+			func(s *internal.Service) SSHKeys { return s },
 		),
 		fennec.ProvideTokenResolver(func(s *internal.Service) *internal.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),

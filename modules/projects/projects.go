@@ -129,13 +129,23 @@ const (
 	ImportFailed   = internal.ImportFailed
 )
 
+// SSHEndpoint lets the module that serves git over SSH say where clients
+// reach it (host, or "" for the external URL's host, and port), so that
+// ssh_url_to_repo names it: git@host:namespace/project.git on port 22,
+// ssh://git@host:port/namespace/project.git on another. Until it is set
+// (no SSH server), ssh_url_to_repo is git@<external host>:path.git.
+type SSHEndpoint interface {
+	SetSSHEndpoint(host string, port int)
+}
+
 // Module is the projects module for fennec.WithModules.
 func Module() fennec.Module {
 	return fennec.NewModule("projects",
 		fennec.Tables(internal.Tables()...),
 		fennec.ProvideMigrations(internal.Migrations),
 		fx.Provide(internal.NewService, func(s *internal.Service) Access { return s },
-			func(s *internal.Service) RepositoryState { return s }),
+			func(s *internal.Service) RepositoryState { return s },
+			func(s *internal.Service) SSHEndpoint { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideRoutes(internal.NewUploadRoutes),
 		fennec.ProvideSubscribers(internal.CleanupSubscribers),

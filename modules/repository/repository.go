@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"go.uber.org/fx"
+	"golang.org/x/crypto/ssh"
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/modules/repository/commitstatus"
@@ -67,6 +68,14 @@ const (
 	TagPush    = event.TagPush
 )
 
+// SSHServer is the built-in SSH server for git (config ssh_listen).
+type SSHServer interface {
+	// Addr is the address it listens on, "" when it is off.
+	Addr() string
+	// HostKeys are its public host keys (ed25519, then RSA).
+	HostKeys() []ssh.PublicKey
+}
+
 // Module is the repository module for fennec.WithModules.
 func Module() fennec.Module {
 	return fennec.NewModule("repository",
@@ -75,7 +84,9 @@ func Module() fennec.Module {
 		fx.Provide(internal.NewStorage, internal.NewReader, internal.NewStatuses, internal.NewWriter,
 			internal.NewHousekeeper, internal.NewImporter, func(s *internal.Storage) Store { return s },
 			func(s *internal.Statuses) CommitStatuses { return s },
-			func(w *internal.Writer) BranchProtection { return w }),
+			func(w *internal.Writer) BranchProtection { return w },
+			internal.NewGit, internal.NewSSHServer, func(s *internal.SSHServer) SSHServer { return s }),
+		fx.Invoke(func(*internal.SSHServer) {}), // started with the app when ssh_listen is set
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideRoutes(internal.NewGitRoutes),

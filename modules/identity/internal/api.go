@@ -38,6 +38,7 @@ func (s *Service) register(a *api.API) {
 
 	s.registerUsers(a)
 	s.registerKeys(a)
+	s.registerKeyLookup(a)
 	s.registerEmails(a)
 	s.registerTokens(a)
 	s.registerActivity(a)

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -34,6 +35,9 @@ type Service struct {
 	box   *sealed.Box // seals hook tokens and import URLs (secrets.go)
 	guard *netguard.Guard
 	now   func() time.Time
+	// ssh is where git over SSH is served (SetSSHEndpoint), for
+	// ssh_url_to_repo; nil until the repository module's server says.
+	ssh atomic.Pointer[sshEndpoint]
 }
 
 // NewService builds the service.

@@ -2,7 +2,9 @@ package internal
 
 import (
 	"context"
+	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -131,7 +133,38 @@ func (s *Service) urls(ctx context.Context, nsPath, path string) (web, httpRepo,
 	if u, err := url.Parse(base); err == nil && u.Hostname() != "" {
 		host = u.Hostname()
 	}
-	return web, web + ".git", "git@" + host + ":" + full + ".git"
+	return web, web + ".git", s.sshURL(host, full)
+}
+
+// sshEndpoint is the host and port git over SSH is reached at; an empty
+// host is the external URL's.
+type sshEndpoint struct {
+	host string
+	port int
+}
+
+// SetSSHEndpoint records where git over SSH is served, for
+// ssh_url_to_repo (projects.SSHEndpoint).
+func (s *Service) SetSSHEndpoint(host string, port int) {
+	s.ssh.Store(&sshEndpoint{host: host, port: port})
+}
+
+// sshURL is ssh_url_to_repo for the project at full path: scp-like syntax
+// on port 22 (or before any SSH server said where it is), an ssh:// URL on
+// another port, as GitLab writes them.
+func (s *Service) sshURL(defaultHost, full string) string {
+	e := s.ssh.Load()
+	if e == nil {
+		return "git@" + defaultHost + ":" + full + ".git"
+	}
+	host := e.host
+	if host == "" {
+		host = defaultHost
+	}
+	if e.port == 22 || e.port == 0 {
+		return "git@" + host + ":" + full + ".git"
+	}
+	return "ssh://git@" + net.JoinHostPort(host, strconv.Itoa(e.port)) + "/" + full + ".git"
 }
 
 func (s *Service) simpleView(ctx context.Context, p *Project, ni nsInfo) SimpleView {

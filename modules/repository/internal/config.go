@@ -4,7 +4,10 @@ package internal
 // configuration (fennec.ModuleConfig). Their keys were top-level before
 // sections, and still work there (toplevel), as do the old variable names.
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // Config is the repository module's section.
 type Config struct {
@@ -18,11 +21,24 @@ type Config struct {
 	// fsck does. Turn it off only to take history that already holds such
 	// trees.
 	ReceiveFsckObjects bool `yaml:"receive_fsck_objects" env:"FENNEC_RECEIVE_FSCK_OBJECTS" toplevel:"true" help:"pushes bringing a tree entry git refuses (.git in any case or HFS/NTFS disguise, ., ..) are rejected"`
+
+	// The SSH server for git (sshserver.go): off while SSHListen is empty.
+	SSHListen string `yaml:"ssh_listen" env:"FENNEC_SSH_LISTEN" flag:"ssh-listen" help:"address of the git SSH server, e.g. 127.0.0.1:2222 (port 0 picks a free one); off when empty"`
+	// SSHExternal is host:port as clients reach the SSH server, for
+	// ssh_url_to_repo.
+	SSHExternal           string        `yaml:"ssh_external" env:"FENNEC_SSH_EXTERNAL" default:"the listen address (the external URL's host when listening on all addresses)" help:"host:port clients reach the git SSH server at, for ssh_url_to_repo"`
+	SSHMaxSessions        int           `yaml:"ssh_max_sessions" help:"SSH connections open at once, in total (more are closed at once)"`
+	SSHMaxSessionsPerUser int           `yaml:"ssh_max_sessions_per_user" help:"git commands one user may run over SSH at once"`
+	SSHIdleTimeout        time.Duration `yaml:"ssh_idle_timeout" help:"an SSH connection with no traffic either way for this long is closed"`
+	SSHHandshakeTimeout   time.Duration `yaml:"ssh_handshake_timeout" help:"time an SSH connection has for its key exchange and authentication"`
+	SSHMaxAuthTries       int           `yaml:"ssh_max_auth_tries" help:"public keys one SSH connection may try"`
 }
 
 // DefaultConfig is the section with nothing set.
 func DefaultConfig() Config {
-	return Config{MaxPushBytes: 2 << 30, HousekeepingPushes: 50, ReceiveFsckObjects: true}
+	return Config{MaxPushBytes: 2 << 30, HousekeepingPushes: 50, ReceiveFsckObjects: true,
+		SSHMaxSessions: 256, SSHMaxSessionsPerUser: 16, SSHIdleTimeout: 10 * time.Minute,
+		SSHHandshakeTimeout: 30 * time.Second, SSHMaxAuthTries: 6}
 }
 
 // Validate refuses values that would fail late or obscurely.
@@ -33,5 +49,5 @@ func (c Config) Validate() error {
 	if c.HousekeepingPushes <= 0 {
 		return errors.New("config: repository.housekeeping_pushes must be positive")
 	}
-	return nil
+	return c.validateSSH()
 }

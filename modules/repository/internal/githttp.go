@@ -49,11 +49,16 @@ type GitHTTP struct {
 	fsck     bool // check pushed trees (config receive_fsck_objects)
 }
 
-// NewGitRoutes registers the git endpoints.
-func NewGitRoutes(st *Storage, access projects.Access, state projects.RepositoryState, w *Writer,
-	activity identity.Activity, hk *Housekeeper, cfg Config, log *zap.Logger) fennec.Routes {
-	g := &GitHTTP{st: st, access: access, state: state, w: w, activity: activity, hk: hk,
+// NewGit builds the git service, which smart HTTP (NewGitRoutes) and SSH
+// (NewSSHServer) serve alike.
+func NewGit(st *Storage, access projects.Access, state projects.RepositoryState, w *Writer,
+	activity identity.Activity, hk *Housekeeper, cfg Config, log *zap.Logger) *GitHTTP {
+	return &GitHTTP{st: st, access: access, state: state, w: w, activity: activity, hk: hk,
 		log: log.Named("git"), maxPush: cfg.MaxPushBytes, fsck: cfg.ReceiveFsckObjects}
+}
+
+// NewGitRoutes registers the git endpoints.
+func NewGitRoutes(g *GitHTTP) fennec.Routes {
 	return fennec.Routes{Name: "repository-git", Register: func(a *api.API) {
 		g.api = a
 		a.Intercept("git-http", isGitPath, http.HandlerFunc(g.serve))

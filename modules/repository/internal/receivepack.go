@@ -13,6 +13,7 @@ package internal
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -60,6 +61,15 @@ func (g *GitHTTP) receivePack(ctx context.Context, w http.ResponseWriter, r *htt
 	if len(req.Commands) == 0 {
 		return // the probe: credentials work, nothing to do
 	}
+	if err := g.push(ctx, w, info, req); err != nil {
+		gitError(w, http.StatusInternalServerError, "Internal Server Error")
+	}
+}
+
+// push carries out the commands of a push read from any transport (smart
+// HTTP, SSH) and writes the report to w. It returns an error, having
+// written nothing, only when the repository cannot be opened.
+func (g *GitHTTP) push(ctx context.Context, w io.Writer, info projects.ProjectInfo, req *gitserve.PushRequest) error {
 	caps := req.Caps
 	cmds := make([]*pushCommand, len(req.Commands))
 	for i, c := range req.Commands {
@@ -78,14 +88,12 @@ func (g *GitHTTP) receivePack(ctx context.Context, w http.ResponseWriter, r *htt
 	repo, err := g.st.Open(ctx, info.ID)
 	if err != nil {
 		g.log.Error("git receive-pack: open", zap.Int64("project", info.ID), zap.Error(err))
-		gitError(w, http.StatusInternalServerError, "Internal Server Error")
-		return
+		return err
 	}
 	objs, err := g.st.Objects(info.ID)
 	if err != nil {
 		g.log.Error("git receive-pack: objects", zap.Int64("project", info.ID), zap.Error(err))
-		gitError(w, http.StatusInternalServerError, "Internal Server Error")
-		return
+		return err
 	}
 
 	// A repack of this repository finishes before the push goes on.
@@ -108,7 +116,7 @@ func (g *GitHTTP) receivePack(ctx context.Context, w http.ResponseWriter, r *htt
 			}
 			messages = append(messages, "error: "+msg)
 			report(msg)
-			return
+			return nil
 		}
 		defer func() { _ = in.Discard() }()
 	}
@@ -177,7 +185,7 @@ func (g *GitHTTP) receivePack(ctx context.Context, w http.ResponseWriter, r *htt
 				}
 			}
 			report("could not store the objects")
-			return
+			return nil
 		}
 	}
 	hadBranches := hasBranches(repo)
@@ -193,6 +201,7 @@ func (g *GitHTTP) receivePack(ctx context.Context, w http.ResponseWriter, r *htt
 	}
 	report("ok")
 	g.afterPush(ctx, info, repo, cmds, hadBranches)
+	return nil
 }
 
 // moveRefs applies the accepted commands, each only if its ref is still at

@@ -135,6 +135,18 @@ func peelTag(src objectSource, h plumbing.Hash) (plumbing.Hash, bool, error) {
 // their peeled "<name>^{}"), and a flush. An empty repository advertises
 // only the header and the flushes.
 func AdvertiseUploadPack(w io.Writer, repo Repo) error {
+	p := newPktWriter(w)
+	p.line("# service=git-upload-pack\n")
+	p.flushPkt()
+	if err := advertiseUploadPack(p, repo); err != nil {
+		return err
+	}
+	return p.flush()
+}
+
+// advertiseUploadPack writes the refs and capabilities of upload-pack
+// (without the smart HTTP service header) and the closing flush.
+func advertiseUploadPack(p *pktWriter, repo Repo) error {
 	var src objectSource
 	if repo.Objects != nil {
 		src = repo.Objects
@@ -148,9 +160,6 @@ func AdvertiseUploadPack(w io.Writer, repo Repo) error {
 		caps += " symref=HEAD:" + string(repo.Head)
 	}
 	caps += " agent=" + Agent
-	p := newPktWriter(w)
-	p.line("# service=git-upload-pack\n")
-	p.flushPkt()
 	first := true
 	emit := func(h plumbing.Hash, name string) {
 		if first {
@@ -170,7 +179,7 @@ func AdvertiseUploadPack(w io.Writer, repo Repo) error {
 		}
 	}
 	p.flushPkt()
-	return p.flush()
+	return nil
 }
 
 // AdvertiseReceivePack writes the whole body of GET
@@ -179,14 +188,23 @@ func AdvertiseUploadPack(w io.Writer, repo Repo) error {
 // first; an empty repository advertises "capabilities^{}" with the zero
 // id), and a flush.
 func AdvertiseReceivePack(w io.Writer, repo Repo, caps []string) error {
+	p := newPktWriter(w)
+	p.line("# service=git-receive-pack\n")
+	p.flushPkt()
+	if err := advertiseReceivePack(p, repo, caps); err != nil {
+		return err
+	}
+	return p.flush()
+}
+
+// advertiseReceivePack writes the refs and capabilities of receive-pack
+// (without the smart HTTP service header) and the closing flush.
+func advertiseReceivePack(p *pktWriter, repo Repo, caps []string) error {
 	refs, _, err := sortedRefs(nil, repo, false)
 	if err != nil {
 		return err
 	}
 	capStr := strings.Join(caps, " ")
-	p := newPktWriter(w)
-	p.line("# service=git-receive-pack\n")
-	p.flushPkt()
 	if len(refs) == 0 {
 		p.line(plumbing.ZeroHash.String() + " capabilities^{}\x00" + capStr + "\n")
 	}
@@ -198,5 +216,5 @@ func AdvertiseReceivePack(w io.Writer, repo Repo, caps []string) error {
 		p.line(r.hash.String() + " " + r.name + "\n")
 	}
 	p.flushPkt()
-	return p.flush()
+	return nil
 }

@@ -54,6 +54,10 @@ type uploadState struct {
 	sentReady   bool
 
 	v2 bool // protocol v2: the pack follows a "packfile" line
+	// stateful: a session on a two-way stream (ServeUploadPack), where
+	// negotiation rounds follow each other in one run and each answer is
+	// pushed to the client at once.
+	stateful bool
 }
 
 // testHookWalk, when set (by tests), sees every walk done for a pack.
@@ -108,6 +112,9 @@ func (s *uploadState) run(closed []gitpack.ClosedPack) error {
 			s.pw.line("unshallow " + h.String() + "\n")
 		}
 		s.pw.flushPkt()
+		if s.stateful {
+			s.pw.push() // the client reads the shallow section before sending haves
+		}
 	}
 
 	// Negotiation.
@@ -137,7 +144,13 @@ func (s *uploadState) run(closed []gitpack.ClosedPack) error {
 				s.pw.line("ACK " + s.lastCommon.String() + "\n")
 				return s.sendPack()
 			}
-			return nil
+			if !s.stateful {
+				return nil
+			}
+			// The next round follows on the same stream.
+			gotCommon, gotOther = false, false
+			s.pw.push()
+			continue
 		}
 		if errors.Is(err, errDelim) {
 			return badRequest("upload-pack: protocol error, unexpected delim-pkt")

@@ -125,6 +125,11 @@ func (s *uploadState) runV2() error {
 	if err != nil || command == "" {
 		return err
 	}
+	return s.runV2Command(command, args)
+}
+
+// runV2Command answers one command request.
+func (s *uploadState) runV2Command(command string, args []string) error {
 	switch command {
 	case "ls-refs":
 		return s.lsRefs(args)

@@ -1,0 +1,475 @@
+package internal
+
+// The SSH server for git: `git clone git@host:namespace/project.git` with
+// the SSH keys users manage through the API. It runs when ssh_listen is
+// set, beside the HTTP server, and serves the same engine under the same
+// rules as smart HTTP (GitHTTP): projects.Access decides who may read or
+// push, GitHTTP.push does the push (protection, quarantine, atomic refs,
+// push events), gitserve speaks the protocol (ServeUploadPack, the
+// session form of the HTTP functions).
+//
+// Authentication is by public key only, as user "git": the key's owner is
+// looked up in the identity module on every connection (and again for
+// every command, so a key deleted or a user blocked while a connection is
+// open stops its next command). Only "session" channels with one "exec"
+// of git-upload-pack or git-receive-pack run anything; a shell, other
+// commands, subsystems, ptys, forwarding of ports, agents or X11 are
+// refused, with a message on stderr and exit status 1 where the client
+// waits for one.
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+	"golang.org/x/crypto/ssh"
+
+	fconfig "github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// SSHServer serves git over SSH.
+type SSHServer struct {
+	git      *GitHTTP
+	keys     identity.SSHKeys
+	endpoint projects.SSHEndpoint
+	cfg      Config
+	dataDir  string
+	log      *zap.Logger
+
+	config   *ssh.ServerConfig
+	hostKeys []ssh.PublicKey
+	ln       net.Listener
+	ctx      context.Context // cancelled at stop
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+
+	conns   atomic.Int64 // open connections, for ssh_max_sessions
+	mu      sync.Mutex
+	perUser map[int64]int // running commands per user
+	open    map[net.Conn]struct{}
+}
+
+// NewSSHServer builds the SSH server and, when ssh_listen is set, starts
+// it with the application.
+func NewSSHServer(lc fx.Lifecycle, g *GitHTTP, keys identity.SSHKeys, endpoint projects.SSHEndpoint,
+	cfg Config, fcfg fconfig.Config, log *zap.Logger) *SSHServer {
+	s := &SSHServer{git: g, keys: keys, endpoint: endpoint, cfg: cfg, dataDir: fcfg.Data, log: log.Named("ssh"),
+		perUser: map[int64]int{}, open: map[net.Conn]struct{}{}}
+	if cfg.SSHListen == "" {
+		return s
+	}
+	lc.Append(fx.Hook{OnStart: s.start, OnStop: s.stop})
+	return s
+}
+
+// Addr is the address the server listens on ("" when off).
+func (s *SSHServer) Addr() string {
+	if s.ln == nil {
+		return ""
+	}
+	return s.ln.Addr().String()
+}
+
+// HostKeys are the server's public host keys (none when off).
+func (s *SSHServer) HostKeys() []ssh.PublicKey {
+	if s.config == nil {
+		return nil
+	}
+	return s.hostKeys
+}
+
+func (s *SSHServer) start(context.Context) error {
+	signers, err := loadHostKeys(filepath.Join(s.dataDir, "ssh"), s.log)
+	if err != nil {
+		return err
+	}
+	conf := &ssh.ServerConfig{
+		PublicKeyCallback: s.checkKey,
+		MaxAuthTries:      s.cfg.SSHMaxAuthTries,
+		ServerVersion:     "SSH-2.0-Fennec",
+	}
+	for _, k := range signers {
+		conf.AddHostKey(k)
+		s.hostKeys = append(s.hostKeys, k.PublicKey())
+	}
+	ln, err := net.Listen("tcp", s.cfg.SSHListen)
+	if err != nil {
+		return fmt.Errorf("ssh: listen on %s: %w", s.cfg.SSHListen, err)
+	}
+	s.config, s.ln = conf, ln
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	host, port := s.external()
+	s.endpoint.SetSSHEndpoint(host, port)
+	s.wg.Add(1)
+	go s.accept()
+	s.log.Info("ssh listening", zap.String("addr", ln.Addr().String()), zap.String("external_host", host), zap.Int("external_port", port))
+	return nil
+}
+
+// external is where clients reach the server: ssh_external, else the
+// listen address ("" for the host when listening on every address).
+func (s *SSHServer) external() (string, int) {
+	if s.cfg.SSHExternal != "" {
+		host, port, _ := splitExternal(s.cfg.SSHExternal)
+		return host, port
+	}
+	addr := s.ln.Addr().(*net.TCPAddr)
+	host := ""
+	if !addr.IP.IsUnspecified() {
+		host = addr.IP.String()
+	}
+	return host, addr.Port
+}
+
+func (s *SSHServer) stop(ctx context.Context) error {
+	_ = s.ln.Close()
+	s.cancel()
+	s.mu.Lock()
+	for c := range s.open {
+		_ = c.Close()
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return errors.New("ssh: sessions still running at stop")
+	}
+}
+
+func (s *SSHServer) accept() {
+	defer s.wg.Done()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return // closed
+		}
+		if s.conns.Add(1) > int64(s.cfg.SSHMaxSessions) {
+			s.conns.Add(-1)
+			s.log.Warn("ssh: too many connections, one refused", zap.String("remote", c.RemoteAddr().String()),
+				zap.Int("limit", s.cfg.SSHMaxSessions))
+			_ = c.Close()
+			continue
+		}
+		s.mu.Lock()
+		s.open[c] = struct{}{}
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer s.conns.Add(-1)
+			defer func() {
+				s.mu.Lock()
+				delete(s.open, c)
+				s.mu.Unlock()
+				_ = c.Close()
+			}()
+			s.serveConn(c)
+		}()
+	}
+}
+
+// permKey is where checkKey leaves the authenticated key (its wire form)
+// for the connection's commands.
+const permKey = "fennec-key"
+
+// checkKey is the public key callback: user git, a key some user has, a
+// user who is not blocked. The library calls it only for keys it then
+// verifies the signature of, and keeps the permissions of the last one.
+func (s *SSHServer) checkKey(meta ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
+	if meta.User() != "git" {
+		return nil, &ssh.BannerError{Err: errors.New("ssh: user is not git"),
+			Message: "Fennec serves git as the user git (git@host:namespace/project.git).\n"}
+	}
+	owner, err := s.keys.SSHKeyOwner(s.ctx, key.Marshal())
+	if err != nil {
+		if !errors.Is(err, identity.ErrKeyNotFound) {
+			s.log.Error("ssh: key lookup", zap.Error(err))
+		}
+		return nil, errors.New("ssh: unknown key")
+	}
+	if owner.User.Blocked {
+		return nil, &ssh.BannerError{Err: errors.New("ssh: blocked user"), Message: msgBlocked + "\n"}
+	}
+	return &ssh.Permissions{Extensions: map[string]string{permKey: string(key.Marshal())}}, nil
+}
+
+const msgBlocked = "Your account has been blocked."
+
+// idleConn closes itself when no byte went either way for a while.
+type idleConn struct {
+	net.Conn
+	last atomic.Int64 // unix nanoseconds of the last read or write
+}
+
+func (c *idleConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.last.Store(time.Now().UnixNano())
+	}
+	return n, err
+}
+
+func (c *idleConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if n > 0 {
+		c.last.Store(time.Now().UnixNano())
+	}
+	return n, err
+}
+
+// watch closes the connection once it has been idle for d, until done.
+func (c *idleConn) watch(d time.Duration, done <-chan struct{}) {
+	tick := time.NewTicker(min(d/4, time.Second))
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case now := <-tick.C:
+			if now.Sub(time.Unix(0, c.last.Load())) > d {
+				_ = c.Conn.Close()
+				return
+			}
+		}
+	}
+}
+
+func (s *SSHServer) serveConn(nc net.Conn) {
+	ic := &idleConn{Conn: nc}
+	ic.last.Store(time.Now().UnixNano())
+	_ = nc.SetDeadline(time.Now().Add(s.cfg.SSHHandshakeTimeout))
+	conn, chans, reqs, err := ssh.NewServerConn(ic, s.config)
+	if err != nil {
+		s.log.Debug("ssh: handshake", zap.String("remote", nc.RemoteAddr().String()), zap.Error(err))
+		return
+	}
+	defer conn.Close()
+	_ = nc.SetDeadline(time.Time{})
+	done := make(chan struct{})
+	defer close(done)
+	go ic.watch(s.cfg.SSHIdleTimeout, done)
+
+	ctx, cancel := context.WithCancel(s.ctx)
+	defer cancel()
+	// Global requests (tcpip-forward, keepalives) get "no".
+	go ssh.DiscardRequests(reqs)
+	var sessions sync.WaitGroup
+	for nch := range chans {
+		if nch.ChannelType() != "session" {
+			_ = nch.Reject(ssh.Prohibited, "Fennec serves git only: port forwarding and other channels are not allowed")
+			continue
+		}
+		ch, chReqs, err := nch.Accept()
+		if err != nil {
+			continue
+		}
+		sessions.Add(1)
+		go func() {
+			defer sessions.Done()
+			s.session(ctx, conn, ch, chReqs)
+		}()
+	}
+	cancel()
+	sessions.Wait()
+}
+
+// maxGitProtocol bounds the GIT_PROTOCOL value kept from an env request.
+const maxGitProtocol = 256
+
+// session handles one session channel: GIT_PROTOCOL from "env", then one
+// "exec", "shell" or "subsystem"; every other request is refused.
+func (s *SSHServer) session(ctx context.Context, conn *ssh.ServerConn, ch ssh.Channel, reqs <-chan *ssh.Request) {
+	defer ch.Close()
+	gitProtocol := ""
+	var running chan struct{}
+	for req := range reqs {
+		if running != nil {
+			reply(req, false) // one command per channel
+			continue
+		}
+		switch req.Type {
+		case "env":
+			var kv struct{ Name, Value string }
+			ok := ssh.Unmarshal(req.Payload, &kv) == nil && kv.Name == "GIT_PROTOCOL" && len(kv.Value) <= maxGitProtocol
+			if ok {
+				gitProtocol = kv.Value
+			}
+			reply(req, ok)
+		case "exec":
+			var cmd struct{ Command string }
+			if ssh.Unmarshal(req.Payload, &cmd) != nil {
+				reply(req, false)
+				continue
+			}
+			reply(req, true)
+			running = make(chan struct{})
+			go func() {
+				defer close(running)
+				status := s.exec(ctx, conn, ch, cmd.Command, gitProtocol)
+				exit(ch, status)
+			}()
+		case "shell":
+			reply(req, true)
+			running = make(chan struct{})
+			close(running)
+			name := "there"
+			if owner, err := s.keys.SSHKeyOwner(ctx, []byte(conn.Permissions.Extensions[permKey])); err == nil {
+				name = "@" + owner.User.Username
+			}
+			fmt.Fprintf(ch.Stderr(), "Hi %s! You've successfully authenticated, but Fennec does not provide shell access.\n", name)
+			exit(ch, 1)
+		case "subsystem":
+			reply(req, true)
+			running = make(chan struct{})
+			close(running)
+			fmt.Fprintln(ch.Stderr(), "Fennec serves git only: subsystems (sftp and others) are not available.")
+			exit(ch, 1)
+		default:
+			// pty-req, x11-req, auth-agent-req@openssh.com, signal...
+			reply(req, false)
+		}
+	}
+	if running != nil {
+		<-running
+	}
+}
+
+func reply(req *ssh.Request, ok bool) {
+	if req.WantReply {
+		_ = req.Reply(ok, nil)
+	}
+}
+
+// exit sends the exit status and closes the channel.
+func exit(ch ssh.Channel, status int) {
+	_, _ = ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{uint32(status)}))
+	_ = ch.CloseWrite()
+	_ = ch.Close()
+}
+
+// acquireUser counts a command of the user against ssh_max_sessions_per_user.
+func (s *SSHServer) acquireUser(uid int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.perUser[uid] >= s.cfg.SSHMaxSessionsPerUser {
+		return false
+	}
+	s.perUser[uid]++
+	return true
+}
+
+func (s *SSHServer) releaseUser(uid int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.perUser[uid]--; s.perUser[uid] <= 0 {
+		delete(s.perUser, uid)
+	}
+}
+
+// Host keys: <data>/ssh/ssh_host_ed25519_key and ssh_host_rsa_key (RSA
+// for old clients), OpenSSH private key files made on first start, mode
+// 0600, and never made again while they exist: a file that is there but
+// unreadable stops the start instead.
+var hostKeyFiles = []struct {
+	name string
+	gen  func() (any, error)
+}{
+	{"ssh_host_ed25519_key", func() (any, error) {
+		_, k, err := ed25519.GenerateKey(rand.Reader)
+		return k, err
+	}},
+	{"ssh_host_rsa_key", func() (any, error) { return rsa.GenerateKey(rand.Reader, 3072) }},
+}
+
+func loadHostKeys(dir string, log *zap.Logger) ([]ssh.Signer, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("ssh: host keys: %w", err)
+	}
+	var out []ssh.Signer
+	for _, f := range hostKeyFiles {
+		path := filepath.Join(dir, f.name)
+		data, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			data, err = makeHostKey(path, f.gen)
+			if err == nil {
+				log.Info("ssh: host key generated", zap.String("file", path))
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("ssh: host key %s: %w", path, err)
+		}
+		signer, err := ssh.ParsePrivateKey(data)
+		if err != nil {
+			return nil, fmt.Errorf("ssh: host key %s: %w (remove it to have a new one made)", path, err)
+		}
+		if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
+			log.Warn("ssh: host key readable by others; chmod 600 it", zap.String("file", path))
+		}
+		out = append(out, signer)
+	}
+	return out, nil
+}
+
+// makeHostKey writes a new key at path (through a temporary file, so a
+// crash leaves no half key) and returns its file content.
+func makeHostKey(path string, gen func() (any, error)) ([]byte, error) {
+	key, err := gen()
+	if err != nil {
+		return nil, err
+	}
+	block, err := ssh.MarshalPrivateKey(key, "fennec host key")
+	if err != nil {
+		return nil, err
+	}
+	data := pem.EncodeToMemory(block)
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".hostkey-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, err
+	}
+	// Link rather than rename: a key another process made meanwhile wins.
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return os.ReadFile(path)
+		}
+		return nil, err
+	}
+	return data, nil
+}
