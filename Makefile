@@ -42,9 +42,11 @@ docs-ui:
 version:
 	@echo $(VERSION)
 
-## run: build and start the stock host on http://127.0.0.1:8080 with data in ./data
+## run: build and start the stock host on http://127.0.0.1:8080 with data in ./data,
+## git over SSH on $(SSH_LISTEN) (SSH_LISTEN=127.0.0.1:0 picks a free port, shown in the log)
+SSH_LISTEN ?= 127.0.0.1:2222
 run: build
-	./$(BIN)/fennec serve
+	./$(BIN)/fennec serve --ssh-listen $(SSH_LISTEN)
 
 ## test: vet, formatting, and every test with the race detector
 test: vet fmt-check
