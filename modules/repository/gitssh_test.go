@@ -83,11 +83,12 @@ func writeKnownHosts(t *testing.T, file, port string, keys []ssh.PublicKey) {
 type sshKey struct {
 	file string // the private key
 	line string // the authorized_keys line
+	pem  []byte // the private key's file content
 }
 
 var keyCount atomic.Int64
 
-func newSSHKey(t *testing.T) sshKey {
+func newSSHKey(t testing.TB) sshKey {
 	t.Helper()
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -103,7 +104,7 @@ func newSSHKey(t *testing.T) sshKey {
 	}
 	sp, _ := ssh.NewPublicKey(pub)
 	line := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sp))) + " test-" + strconv.FormatInt(keyCount.Add(1), 10)
-	return sshKey{file: file, line: line}
+	return sshKey{file: file, line: line, pem: pem.EncodeToMemory(block)}
 }
 
 // addKey registers key for the client's user through the API.
