@@ -7,7 +7,8 @@
 // Provisioner) and creates the administrator on first start.
 //
 // Other modules use this root package: Users and UserInfo to look users
-// up, BasicUser and NewBasicUser for the one public view of a user that
+// up, SSHKeys to find the owner of an SSH key (the repository module's SSH
+// server; administrators have GET /keys?fingerprint=), BasicUser and NewBasicUser for the one public view of a user that
 // their responses embed, UserDeleted. The implementation in internal/ is
 // private to the module; user and event hold the contracts that internal/
 // builds too. It imports core packages and the auth-provider kind of the

@@ -2,7 +2,9 @@
 // access levels, stars, forks, shares, uploads and project hooks. Its Access
 // service is the one place every other module asks "may this caller do X on
 // project P", by :id or project id, for a request's caller or for
-// background work (auth.System, auth.ForUser).
+// background work (auth.System, auth.ForUser). SSHEndpoint is where the
+// module serving git over SSH says where it is reached, for the
+// ssh_url_to_repo the module renders.
 //
 // Its public packages are the contracts other modules build on: event (the
 // ProjectEvent and MemberEvent it publishes) and feed (the activity feed

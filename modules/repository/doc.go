@@ -6,7 +6,9 @@
 //     in the background, repacked by housekeeping and by `fennec repo gc`
 //     (`repo fsck` checks one); the object database and pack protocol are
 //     its own (internal/gitpack, internal/gitserve);
-//   - git over smart HTTP (clone, fetch, push with branch protection);
+//   - git over smart HTTP (clone, fetch, push with branch protection), and
+//     over SSH (ssh_listen) with the SSH keys users add through the identity
+//     module, on the same engine and rules (internal/sshserver.go);
 //   - the repository API: tree, blobs, files, raw, archive, commits (list,
 //     create, diff, cherry-pick), compare, contributors, branches and
 //     protected branches, tags and releases, commit statuses and comments;

@@ -12,6 +12,12 @@
 // For git-receive-pack it does the framing only (ReadPushRequest,
 // WritePushReport); what a push may do is the caller's policy.
 //
+// The same protocol on one two-way stream (git over SSH) is
+// ServeUploadPack, a whole upload-pack session (v0/v1 negotiation rounds
+// on the stream, or v2 commands until the client ends), and
+// AdvertiseReceivePackSession before ReadPushRequest and WritePushReport
+// on the same stream (session.go).
+//
 // The object walk parses commits and trees itself from the bytes of
 // gitpack.Store.Read, keeps its marks in one open-addressed table keyed
 // by object id, skips the tree entries that are unchanged from the
