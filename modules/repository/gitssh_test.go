@@ -208,6 +208,13 @@ func TestGitSSH(t *testing.T) {
 			}
 			root.ok(t, dst, "fsck", "--strict", "--no-dangling")
 		}
+		// Protocol v2 is what the server spoke when asked (GIT_PROTOCOL
+		// passed by ssh's SendEnv, which git sets).
+		traced := s.gitWith(t, rootKey)
+		traced.env = append(traced.env, "GIT_TRACE_PACKET=1")
+		if _, e := traced.okErr(t, t.TempDir(), "-c", "protocol.version=2", "ls-remote", url); !strings.Contains(e, "< version 2") {
+			t.Errorf("no protocol v2 in the packet trace:\n%s", clip([]byte(e)))
+		}
 		fsck(t, bare)
 	})
 

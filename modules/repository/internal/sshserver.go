@@ -194,23 +194,22 @@ func (s *SSHServer) accept() {
 // for the connection's commands.
 const permKey = "fennec-key"
 
-// checkKey is the public key callback: user git, a key some user has, a
-// user who is not blocked. The library calls it only for keys it then
-// verifies the signature of, and keeps the permissions of the last one.
+// checkKey is the public key callback: user git and a key some user has.
+// A blocked owner is let in and refused every command with a message
+// (sshexec.go): refusing here would tell anyone holding the public key
+// alone, before any signature, that its owner is blocked. The library
+// keeps the permissions of the key whose signature it verified.
 func (s *SSHServer) checkKey(meta ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
 	if meta.User() != "git" {
 		return nil, &ssh.BannerError{Err: errors.New("ssh: user is not git"),
 			Message: "Fennec serves git as the user git (git@host:namespace/project.git).\n"}
 	}
-	owner, err := s.keys.SSHKeyOwner(s.ctx, key.Marshal())
+	_, err := s.keys.SSHKeyOwner(s.ctx, key.Marshal())
 	if err != nil {
 		if !errors.Is(err, identity.ErrKeyNotFound) {
 			s.log.Error("ssh: key lookup", zap.Error(err))
 		}
 		return nil, errors.New("ssh: unknown key")
-	}
-	if owner.User.Blocked {
-		return nil, &ssh.BannerError{Err: errors.New("ssh: blocked user"), Message: msgBlocked + "\n"}
 	}
 	return &ssh.Permissions{Extensions: map[string]string{permKey: string(key.Marshal())}}, nil
 }
@@ -334,11 +333,15 @@ func (s *SSHServer) session(ctx context.Context, conn *ssh.ServerConn, ch ssh.Ch
 			reply(req, true)
 			running = make(chan struct{})
 			close(running)
-			name := "there"
-			if owner, err := s.keys.SSHKeyOwner(ctx, []byte(conn.Permissions.Extensions[permKey])); err == nil {
-				name = "@" + owner.User.Username
+			owner, err := s.keys.SSHKeyOwner(ctx, []byte(conn.Permissions.Extensions[permKey]))
+			switch {
+			case err != nil:
+				fmt.Fprintln(ch.Stderr(), msgSSHKeyGone)
+			case owner.User.Blocked:
+				fmt.Fprintln(ch.Stderr(), msgBlocked)
+			default:
+				fmt.Fprintf(ch.Stderr(), "Hi @%s! You've successfully authenticated, but Fennec does not provide shell access.\n", owner.User.Username)
 			}
-			fmt.Fprintf(ch.Stderr(), "Hi %s! You've successfully authenticated, but Fennec does not provide shell access.\n", name)
 			exit(ch, 1)
 		case "subsystem":
 			reply(req, true)
