@@ -116,7 +116,7 @@ func (s *SSHServer) start(context.Context) error {
 	s.endpoint.SetSSHEndpoint(host, port)
 	s.wg.Add(1)
 	go s.accept()
-	s.log.Info("ssh listening", zap.String("addr", ln.Addr().String()), zap.String("external_host", host), zap.Int("external_port", port))
+	s.log.Info("serving git over ssh", zap.String("addr", ln.Addr().String()), zap.String("external_host", host), zap.Int("external_port", port))
 	return nil
 }
 
