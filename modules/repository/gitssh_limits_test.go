@@ -5,6 +5,7 @@ package repository_test
 
 import (
 	"bytes"
+	"crypto/rand"
 	"errors"
 	"io"
 	"net"
@@ -52,6 +53,7 @@ func TestGitSSHLimits(t *testing.T) {
 		c.SSHIdleTimeout = 2 * time.Second
 		c.SSHHandshakeTimeout = 3 * time.Second
 		c.SSHExternal = "git.example.com:22"
+		c.MaxPushBytes = 64 << 10
 	}))
 	p := s.project(t, "limits", gitlab.PrivateVisibility)
 	key := newSSHKey(t)
@@ -109,6 +111,24 @@ func TestGitSSHLimits(t *testing.T) {
 		if out, err := third.Output("git upload-pack '/" + p.PathWithNamespace + "'"); err != nil || string(out) != "0000" {
 			t.Errorf("third command: %q %v", out, err)
 		}
+	})
+
+	t.Run("push size limit", func(t *testing.T) {
+		c := newGitCLI(t)
+		c.env = append(c.env, "GIT_SSH_COMMAND="+strings.Join(s.sshArgs(key, "yes"), " "))
+		work := c.newWork(t)
+		big := make([]byte, 256<<10)
+		_, _ = rand.Read(big)
+		c.commit(t, work, "big", map[string]string{"big.bin": string(big)})
+		before := refsOf(t, s.bare(p))
+		msg := c.fail(t, work, "push", "ssh://git@127.0.0.1:"+s.port+"/"+p.PathWithNamespace+".git", "master")
+		if !strings.Contains(msg, "pack exceeds the maximum push size of 65536 bytes") {
+			t.Errorf("an oversized push reads:\n%s", msg)
+		}
+		if after := refsOf(t, s.bare(p)); after != before {
+			t.Errorf("refs moved: %s", after)
+		}
+		fsck(t, s.bare(p))
 	})
 
 	t.Run("handshake timeout", func(t *testing.T) {

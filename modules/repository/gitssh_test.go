@@ -273,6 +273,14 @@ func TestGitSSH(t *testing.T) {
 		fsck(t, bare)
 		// The push made push events and counted as the user's activity.
 		drain(t, s.bus)
+		s.waitEvents(t, p, map[string]func(feedEvent) bool{
+			"the push to master": func(e feedEvent) bool {
+				return e.AuthorUsername == dev.Username && e.PushData != nil && e.PushData.Ref == "master" && strp(e.PushData.CommitTo) == tip
+			},
+			"the tag v2": func(e feedEvent) bool {
+				return e.PushData != nil && e.PushData.RefType == "tag" && e.PushData.Ref == "v2"
+			},
+		})
 		var acts []struct {
 			Username       string `json:"username"`
 			LastActivityOn string `json:"last_activity_on"`
@@ -302,6 +310,24 @@ func TestGitSSH(t *testing.T) {
 			t.Errorf("refs changed:\n%s\nwant\n%s", after, before)
 		}
 		fsck(t, bare)
+	})
+
+	t.Run("archived project", func(t *testing.T) {
+		a := s.project(t, "archived", gitlab.PrivateVisibility)
+		s.addMember(t, a, dev, gitlab.DeveloperPermissions)
+		aURL := s.sshURL(t, a)
+		dst := devGit.newWork(t)
+		devGit.commit(t, dst, "one", map[string]string{"a": "a\n"})
+		devGit.ok(t, dst, "push", "-q", aURL, "master")
+		if _, _, err := s.Client.Projects.ArchiveProject(a.ID); err != nil {
+			t.Fatal(err)
+		}
+		devGit.commit(t, dst, "two", map[string]string{"a": "b\n"})
+		if msg := devGit.fail(t, dst, "push", aURL, "master"); !strings.Contains(msg, "You are not allowed to push code to an archived project.") {
+			t.Errorf("a push to an archived project reads:\n%s", msg)
+		}
+		devGit.ok(t, t.TempDir(), "clone", "-q", aURL, filepath.Join(t.TempDir(), "c")) // still readable
+		fsck(t, s.bare(a))
 	})
 
 	t.Run("another user's key on a private project", func(t *testing.T) {
