@@ -36,6 +36,10 @@ func (s *SSHServer) exec(ctx context.Context, conn *ssh.ServerConn, ch ssh.Chann
 		fmt.Fprintln(ch.Stderr(), msg)
 		return 1
 	}
+	if !s.begin() {
+		return refuse("The server is shutting down; try again in a moment.")
+	}
+	defer s.end()
 	cmd, err := parseSSHCommand(line)
 	switch {
 	case errors.Is(err, errSSHCommand):

@@ -57,10 +57,15 @@ type SSHServer struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 
-	conns   atomic.Int64 // open connections, for ssh_max_sessions
-	mu      sync.Mutex
-	perUser map[int64]int // running commands per user
-	open    map[net.Conn]struct{}
+	conns atomic.Int64 // open connections, for ssh_max_sessions
+	// Commands running (under mu): stop waits for them, and once stopping
+	// is set no new one starts.
+	active   int
+	stopping bool
+	drained  chan struct{} // closed when active drops to 0 while stopping
+	mu       sync.Mutex
+	perUser  map[int64]int // running commands per user
+	open     map[net.Conn]struct{}
 }
 
 // NewSSHServer builds the SSH server and, when ssh_listen is set, starts
@@ -135,8 +140,23 @@ func (s *SSHServer) external() (string, int) {
 	return host, addr.Port
 }
 
+// stop lets the commands running finish (a push half done is not cut),
+// within the stop's deadline, then closes every connection.
 func (s *SSHServer) stop(ctx context.Context) error {
 	_ = s.ln.Close()
+	s.mu.Lock()
+	s.stopping = true
+	drained := make(chan struct{})
+	if s.active == 0 {
+		close(drained)
+	} else {
+		s.drained = drained
+	}
+	s.mu.Unlock()
+	select {
+	case <-drained:
+	case <-ctx.Done():
+	}
 	s.cancel()
 	s.mu.Lock()
 	for c := range s.open {
@@ -370,6 +390,27 @@ func exit(ch ssh.Channel, status int) {
 	_, _ = ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{uint32(status)}))
 	_ = ch.CloseWrite()
 	_ = ch.Close()
+}
+
+// begin counts a command that starts; false once the server is stopping.
+func (s *SSHServer) begin() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping {
+		return false
+	}
+	s.active++
+	return true
+}
+
+// end counts a command that ended.
+func (s *SSHServer) end() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active--; s.active == 0 && s.drained != nil {
+		close(s.drained)
+		s.drained = nil
+	}
 }
 
 // acquireUser counts a command of the user against ssh_max_sessions_per_user.
