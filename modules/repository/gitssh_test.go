@@ -295,6 +295,32 @@ func TestGitSSH(t *testing.T) {
 		}
 	})
 
+	t.Run("fetch negotiating over several rounds", func(t *testing.T) {
+		// A clone with 300 commits of its own sends its haves in rounds
+		// (16, then more) until the server is ready.
+		mine := filepath.Join(t.TempDir(), "m")
+		root.ok(t, t.TempDir(), "clone", "-q", url, mine)
+		root.fastImport(t, mine, "local", 300, "local")
+		dst := devGit.newWork(t)
+		traced := s.gitWith(t, rootKey)
+		traced.env = append(traced.env, "GIT_TRACE_PACKET=1")
+		for _, version := range []string{"0", "2"} {
+			tip := devGit.commit(t, dst, "negotiated v"+version, map[string]string{"n.txt": version})
+			devGit.ok(t, dst, "push", "-q", "-f", url, "master:refs/heads/negotiate")
+			_, e := traced.okErr(t, mine, "-c", "protocol.version="+version, "fetch", "origin", "negotiate")
+			// (v0 negotiates on one stream; v2 rounds are commands of
+			// their own, and here one round is enough.)
+			if haves := strings.Count(e, "> have "); version == "0" && haves <= 16 {
+				t.Errorf("v%s: %d haves sent, want several rounds", version, haves)
+			}
+			if got := root.ok(t, mine, "rev-parse", "FETCH_HEAD"); got != tip {
+				t.Errorf("v%s: fetched %s, want %s", version, got, tip)
+			}
+			root.ok(t, mine, "fsck", "--no-dangling")
+		}
+		fsck(t, bare)
+	})
+
 	t.Run("protected branch", func(t *testing.T) {
 		s.protect(t, p, "master", false)
 		before := refsOf(t, bare)
