@@ -137,6 +137,21 @@ func BenchmarkGitSSH(b *testing.B) {
 	b.Run("push-1000-commits-ssh", func(b *testing.B) { push(b, sshURL) })
 	b.Run("push-1000-commits-http", func(b *testing.B) { push(b, httpURL) })
 
+	// One OpenSSH client connection: start, key exchange, authentication,
+	// the ref advertisement, and the end; what every git command over
+	// SSH pays before its work.
+	b.Run("connect-openssh-advertise", func(b *testing.B) {
+		args := strings.Fields(sshCmd(port))[1:]
+		args = append(args, "git@127.0.0.1", "git-upload-pack '"+p.PathWithNamespace+".git'")
+		for i := 0; i < b.N; i++ {
+			cmd := exec.Command("ssh", args...)
+			cmd.Stdin = strings.NewReader("0000")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("ssh: %v %s", err, out)
+			}
+		}
+	})
+
 	b.Run("handshake", func(b *testing.B) {
 		conf := &ssh.ClientConfig{User: "git", Auth: []ssh.AuthMethod{ssh.PublicKeys(signer)},
 			HostKeyCallback: ssh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second,
