@@ -224,7 +224,7 @@ func Restore(ctx context.Context, r io.Reader, dataDir string, ro RestoreOptions
 		if err := os.RemoveAll(dst); err != nil {
 			return nil, err
 		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 			return nil, err
 		}
 		if err := os.Rename(from, dst); err != nil {
@@ -337,7 +337,7 @@ func extract(ctx context.Context, r io.Reader, staging string, specs []BackupSpe
 			if !f.Dir {
 				return nil, fmt.Errorf("refused: %q is a directory, a file in the manifest", name)
 			}
-			if err := root.MkdirAll(name, 0o750); err != nil {
+			if err := root.MkdirAll(name, 0o700); err != nil {
 				return nil, err
 			}
 			rep.Dirs++
@@ -371,15 +371,14 @@ func extract(ctx context.Context, r io.Reader, staging string, specs []BackupSpe
 // writeEntry writes one file and checks its checksum.
 func writeEntry(root *os.Root, name string, r io.Reader, f ManifestFile, p Progress) error {
 	if dir := path.Dir(name); dir != "." {
-		if err := root.MkdirAll(dir, 0o750); err != nil {
+		if err := root.MkdirAll(dir, 0o700); err != nil {
 			return err
 		}
 	}
-	mode := os.FileMode(0o640)
-	if name == storeName || name == secretKeyName {
-		mode = 0o600
-	}
-	out, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	// Everything in a data directory is the server account's alone (the
+	// store, the key, SSH host keys, repositories): owner-only, whatever
+	// the archive's headers say.
+	out, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}

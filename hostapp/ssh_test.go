@@ -125,6 +125,24 @@ func TestGitOverSSH(t *testing.T) {
 	if out, err := exec.Command(binary, "repo", "fsck", "--data", data, "root/viassh").CombinedOutput(); err != nil {
 		t.Errorf("fennec repo fsck: %v\n%s", err, out)
 	}
+	// A backup holds the host keys, and a restore puts them back for the
+	// server account alone: clients of a restored server see the same key.
+	archive := filepath.Join(t.TempDir(), "b.tar")
+	if out, err := exec.Command(binary, "backup", "--data", data, archive).CombinedOutput(); err != nil || !strings.Contains(string(out), "2 ssh_host_keys") {
+		t.Fatalf("backup: %v\n%s", err, out)
+	}
+	restored := filepath.Join(t.TempDir(), "restored")
+	if out, err := exec.Command(binary, "restore", "--data", restored, archive).CombinedOutput(); err != nil {
+		t.Fatalf("restore: %v\n%s", err, out)
+	}
+	for _, name := range []string{"ssh_host_ed25519_key", "ssh_host_rsa_key"} {
+		want, _ := os.ReadFile(filepath.Join(data, "ssh", name))
+		got, err := os.ReadFile(filepath.Join(restored, "ssh", name))
+		fi, statErr := os.Stat(filepath.Join(restored, "ssh", name))
+		if err != nil || statErr != nil || len(want) == 0 || string(got) != string(want) || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("restored host key %s: %v %v, mode %v", name, err, statErr, fi)
+		}
+	}
 }
 
 func sshTestLogin(t *testing.T, s *server, password string) string {

@@ -91,7 +91,7 @@ func Module() fennec.Module {
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideRoutes(internal.NewGitRoutes),
 		fennec.ProvideAdminCommands(internal.Commands, internal.CommandSpecs...),
-		fennec.ProvideBackupParticipants(internal.BackupParticipants, internal.BackupSpec),
+		fennec.ProvideBackupParticipants(internal.BackupParticipants, internal.BackupSpec, internal.SSHBackupSpec),
 		fx.Invoke(internal.CheckMissing),
 	)
 }

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
@@ -37,9 +38,20 @@ import (
 // BackupSpec declares the repositories to backups and restores.
 var BackupSpec = fennec.BackupSpec{Name: "repository", Dirs: []string{"repositories"}, Verify: verifyRestored}
 
-// BackupParticipants is the repository module's participant.
-func BackupParticipants(st *Storage, state projects.RepositoryState) []fennec.BackupParticipant {
+// SSHBackupSpec declares the SSH server's host keys: a restored server
+// that made new ones would greet every client with a changed host key.
+var SSHBackupSpec = fennec.BackupSpec{Name: "ssh", Dirs: []string{"ssh"}}
+
+// BackupParticipants are the repository module's participants: the
+// repositories, and the SSH host keys (written once, never changed).
+func BackupParticipants(st *Storage, state projects.RepositoryState, cfg config.Config) []fennec.BackupParticipant {
 	return []fennec.BackupParticipant{{
+		Name: "ssh",
+		Capture: func(ctx context.Context, tx *store.Tx) (fennec.BackupCapture, error) {
+			files, n, err := fennec.CaptureTree(cfg.Data, "ssh", func(name string) bool { return strings.HasPrefix(name, ".hostkey-") })
+			return fennec.BackupCapture{Files: files, Counts: map[string]int64{"ssh_host_keys": n}}, err
+		},
+	}, {
 		Name: "repository",
 		Hold: func(ctx context.Context) (thaw, end func(), err error) {
 			st.removals.Lock()
