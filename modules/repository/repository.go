@@ -30,6 +30,48 @@ type BranchProtection interface {
 	IsProtected(ctx context.Context, projectID int64, branch string) (bool, error)
 }
 
+// Merges is what merge requests ask of repositories: heads, mergeability,
+// the commits and diffs between two revisions, and the merge itself, made
+// by the merge engine (package merge) and landed with the compare-and-set
+// ref update every write uses (a push that lands meanwhile is kept: the
+// merge is made again over it). Writes act as the user in ctx and publish
+// PushEvents as any ref change does.
+type Merges interface {
+	// BranchHead is the commit a branch points at (ErrBranchNotFound).
+	BranchHead(ctx context.Context, projectID int64, branch string) (string, error)
+	// CanMerge says whether commit source merges cleanly into commit target.
+	CanMerge(ctx context.Context, projectID int64, target, source string) (bool, error)
+	// Merge merges spec.Source into spec.Branch with a merge commit and
+	// returns its id; ErrMergeConflict when they do not merge cleanly.
+	Merge(ctx context.Context, projectID int64, spec MergeSpec) (string, error)
+	// DeleteBranch removes a branch still at sha (ErrRefMoved otherwise);
+	// protection is the caller's to check.
+	DeleteBranch(ctx context.Context, projectID int64, branch, sha string) error
+	// MayMerge says whether the caller in ctx may merge into branch
+	// (Developer; Master for a protected branch unless developers may
+	// merge or push).
+	MayMerge(ctx context.Context, projectID int64, branch string) (bool, error)
+	// Commits are those of head not reachable from base, newest first, at
+	// most limit.
+	Commits(ctx context.Context, projectID int64, base, head string, limit int) ([]CommitView, error)
+	// Diffs are head's changes since its merge base with base.
+	Diffs(ctx context.Context, projectID int64, base, head string) ([]DiffView, error)
+	// Import copies commit sha of project from (a fork) with its history
+	// into project to's repository where it is missing.
+	Import(ctx context.Context, to, from int64, sha string) error
+}
+
+// What Merges takes and returns: the commit resource and the diff entry as
+// the repository endpoints render them.
+type (
+	MergeSpec  = internal.MergeSpec
+	CommitView = internal.CommitView
+	DiffView   = internal.DiffView
+)
+
+// ErrMergeConflict: Merges.Merge's revisions do not merge cleanly.
+var ErrMergeConflict = internal.ErrMergeConflict
+
 // CommitStatus is one status CommitStatuses records.
 type CommitStatus = commitstatus.Status
 
@@ -87,6 +129,7 @@ func Module() fennec.Module {
 			func(w *internal.Writer) BranchProtection { return w },
 			internal.NewGit, internal.NewSSHServer, func(s *internal.SSHServer) SSHServer { return s }),
 		fx.Invoke(func(*internal.SSHServer) {}), // started with the app when ssh_listen is set
+		fx.Provide(internal.NewMerges, func(m *internal.Merges) Merges { return m }),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideRoutes(internal.NewGitRoutes),
