@@ -9,6 +9,7 @@ import (
 	"github.com/fennec-forge/fennec/modules/ci"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/issues"
+	"github.com/fennec-forge/fennec/modules/mergerequests"
 	"github.com/fennec-forge/fennec/modules/notes"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
@@ -27,6 +28,7 @@ func Modules() []fennec.Module {
 		notes.Module(),
 		issues.Module(),
 		snippets.Module(),
+		mergerequests.Module(),
 		activity.Module(),
 	}
 }

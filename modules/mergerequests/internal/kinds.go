@@ -1,0 +1,133 @@
+package internal
+
+import (
+	"context"
+	"errors"
+
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/notes"
+	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/projects/feed"
+	"github.com/fennec-forge/fennec/modules/todos"
+)
+
+// Late hands the kinds the service once it exists: the notes and todos
+// services are built from the kinds registered with them, and this service
+// from those services, so the kinds cannot take it as a constructor
+// parameter (fx would see a cycle). They are only called while the app
+// serves, after Bind.
+type Late struct{ s *Service }
+
+// NewLate is the empty holder.
+func NewLate() *Late { return &Late{} }
+
+// Bind fills the holder (an fx.Invoke).
+func Bind(l *Late, s *Service) { l.s = s }
+
+// NoteKinds registers merge requests as noteables:
+// /projects/:id/merge_requests/:merge_request_iid/notes.
+func NoteKinds(l *Late) []notes.Kind {
+	return []notes.Kind{{
+		Type: "MergeRequest", Path: "merge_requests", Param: "merge_request_iid",
+		Resolve: func(ctx context.Context, p projects.ProjectInfo, ref int64) (notes.Noteable, error) {
+			s := l.s
+			if !p.Features.MergeRequestsEnabled {
+				return notes.Noteable{}, projects.ErrForbidden
+			}
+			if _, err := s.Access.RequireID(ctx, p.ID, projects.ReadMergeRequests); err != nil {
+				return notes.Noteable{}, err
+			}
+			var n notes.Noteable
+			err := s.DB.View(ctx, func(tx *store.Tx) error {
+				m, err := mrByIID(tx, p.ID, ref)
+				if err != nil {
+					return err
+				}
+				n = s.noteable(p, m)
+				return nil
+			})
+			return n, err
+		},
+		// A locked merge request (being merged) and archived projects
+		// refuse comments.
+		CanComment: func(ctx context.Context, p projects.ProjectInfo, n notes.Noteable) error {
+			if p.Archived {
+				return projects.ErrForbidden
+			}
+			locked := false
+			_ = l.s.DB.View(ctx, func(tx *store.Tx) error {
+				if m, err := mrs.Get(tx, uint64(n.ID)); err == nil {
+					locked = m.State == StateLocked
+				}
+				return nil
+			})
+			if locked {
+				return projects.ErrForbidden
+			}
+			return nil
+		},
+	}}
+}
+
+// TodoKinds registers merge requests as todo targets.
+func TodoKinds(l *Late) []todos.Kind {
+	return []todos.Kind{{
+		Type: "MergeRequest",
+		Render: func(ctx context.Context, t todos.Target) (any, string, error) {
+			s := l.s
+			sys := auth.WithPrincipal(ctx, auth.System())
+			info, err := s.Access.ResolveID(sys, t.ProjectID)
+			if err != nil {
+				return nil, "", err
+			}
+			var view *MRView
+			err = s.DB.View(ctx, func(tx *store.Tx) error {
+				m, err := mrs.Get(tx, uint64(t.ID))
+				if errors.Is(err, store.ErrNotFound) {
+					return ErrNotFound
+				}
+				if err != nil {
+					return err
+				}
+				views, err := s.renderer(ctx).views(tx, info, []*MR{m})
+				if err != nil {
+					return err
+				}
+				view = &views[0]
+				return nil
+			})
+			if err != nil {
+				return nil, "", err
+			}
+			return view, view.WebURL, nil
+		},
+		Visible: func(ctx context.Context, userID int64, t todos.Target) (bool, error) {
+			u, err := l.s.Lookup.LookupUser(ctx, i64(userID))
+			if err != nil {
+				return false, nil
+			}
+			p, err := auth.ForUser(u)
+			if err != nil {
+				return false, nil
+			}
+			_, err = l.s.Access.RequireID(auth.WithPrincipal(ctx, p), t.ProjectID, projects.ReadMergeRequests)
+			return err == nil, nil
+		},
+	}}
+}
+
+// FeedKinds registers merge requests as feed targets: the caller must be
+// able to read the project's merge requests.
+func FeedKinds(l *Late) []feed.Kind {
+	return []feed.Kind{{
+		TargetType: "MergeRequest",
+		Visible: func(ctx context.Context, projectID, targetID int64) (bool, error) {
+			_, err := l.s.Access.RequireID(ctx, projectID, projects.ReadMergeRequests)
+			if errors.Is(err, projects.ErrNotFound) || errors.Is(err, projects.ErrForbidden) {
+				return false, nil
+			}
+			return err == nil, err
+		},
+	}}
+}

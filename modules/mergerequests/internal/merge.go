@@ -1,0 +1,387 @@
+package internal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/issues"
+	"github.com/fennec-forge/fennec/modules/mergerequests/event"
+	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/repository"
+)
+
+type acceptInput struct {
+	MRPath
+	Body struct {
+		MergeCommitMessage        *string `json:"merge_commit_message,omitempty"`
+		ShouldRemoveSourceBranch  *bool   `json:"should_remove_source_branch,omitempty"`
+		MergeWhenPipelineSucceeds *bool   `json:"merge_when_pipeline_succeeds,omitempty"`
+		SHA                       *string `json:"sha,omitempty"`
+	}
+}
+
+// errNotMergeable is the 405 of a merge request that cannot be merged as
+// it is (conflicts, work in progress, a missing branch).
+var errNotMergeable = api.MethodNotAllowed("Branch cannot be merged")
+
+// pipelineActive says whether a pipeline status is still running.
+func pipelineActive(status string) bool {
+	switch status {
+	case "created", "pending", "running":
+		return true
+	}
+	return false
+}
+
+// accept is PUT .../merge: 401 without the right to merge into the target
+// branch, 406 when merged or closed, 405 when it cannot be merged (work in
+// progress, a missing branch, conflicts), 409 when sha is not the source's
+// head; with merge_when_pipeline_succeeds while the head pipeline runs,
+// the intent is recorded and the merge happens when it succeeds.
+func (s *Service) accept(ctx context.Context, in *acceptInput) (*mrOutput, error) {
+	info, err := s.readProject(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.load(ctx, info.ID, in.IID)
+	if err != nil {
+		return nil, err
+	}
+	if ok, err := s.Merges.MayMerge(ctx, info.ID, m.TargetBranch); err != nil {
+		return nil, err
+	} else if !ok || info.Archived {
+		return nil, api.Unauthorized()
+	}
+	if !m.Open() {
+		return nil, api.NotAcceptable("406 Not Acceptable")
+	}
+	if workInProgress(m.Title) {
+		return nil, errNotMergeable
+	}
+	head, err := s.Merges.BranchHead(ctx, int64(m.SourceProjectID), m.SourceBranch)
+	if err != nil {
+		return nil, errNotMergeable
+	}
+	if head != m.SHA {
+		// A push the subscriber has not seen yet: follow it now.
+		m.SHA = head
+	}
+	if b := in.Body.SHA; b != nil && *b != head {
+		return nil, api.Conflict("SHA does not match HEAD of source branch: " + head)
+	}
+	b := &in.Body
+	uid := auth.FromContext(ctx).UserID()
+	if b.MergeWhenPipelineSucceeds != nil && *b.MergeWhenPipelineSucceeds {
+		var active bool
+		_ = s.DB.View(ctx, func(tx *store.Tx) error {
+			p := getPipeline(tx, m.SourceProjectID, head)
+			active = p != nil && pipelineActive(p.Status)
+			return nil
+		})
+		if active {
+			if err := s.setMWPS(ctx, info, m.IID, uid, head, b.MergeCommitMessage, b.ShouldRemoveSourceBranch); err != nil {
+				return nil, err
+			}
+			return s.render(ctx, info, in.IID)
+		}
+	}
+	msg := ""
+	if b.MergeCommitMessage != nil {
+		msg = *b.MergeCommitMessage
+	}
+	removeSource := m.ForceRemoveSource
+	if b.ShouldRemoveSourceBranch != nil {
+		removeSource = *b.ShouldRemoveSourceBranch
+	}
+	if err := s.merge(ctx, info, int64(m.IID), uid, head, msg, removeSource); err != nil {
+		return nil, err
+	}
+	return s.render(ctx, info, in.IID)
+}
+
+// setMWPS records the intent to merge when the head pipeline succeeds.
+func (s *Service) setMWPS(ctx context.Context, info projects.ProjectInfo, iid uint64, uid int64, sha string, msg *string, remove *bool) error {
+	return s.DB.Update(ctx, func(tx *store.Tx) error {
+		m, err := mrByIID(tx, info.ID, int64(iid))
+		if err != nil {
+			return err
+		}
+		before := *m
+		m.MergeWhenPipeline, m.MergeUserID, m.SHA = true, uid, sha
+		m.MergeMessage = ""
+		if msg != nil {
+			m.MergeMessage = *msg
+		}
+		if remove != nil {
+			m.ShouldRemoveSource = *remove
+		}
+		s.touch(m, before.UpdatedAt)
+		if err := saveMR(tx, before, m); err != nil {
+			return err
+		}
+		if before.MergeWhenPipeline {
+			return nil
+		}
+		return s.system(tx, info, m, uid, "enabled an automatic merge when the pipeline for "+sha[:8]+" succeeds")
+	})
+}
+
+func (s *Service) cancelMWPS(ctx context.Context, in *MRPath) (*mrOutput, error) {
+	info, err := s.readProject(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.load(ctx, info.ID, in.IID)
+	if err != nil {
+		return nil, err
+	}
+	if ok, err := s.Merges.MayMerge(ctx, info.ID, m.TargetBranch); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, api.Unauthorized()
+	}
+	if !m.Open() {
+		return nil, api.MethodNotAllowed("")
+	}
+	if !m.MergeWhenPipeline {
+		return nil, api.NotAcceptable("406 Not Acceptable")
+	}
+	uid := auth.FromContext(ctx).UserID()
+	err = s.DB.Update(ctx, func(tx *store.Tx) error {
+		return s.dropMWPS(tx, info, in.IID, uid, "canceled the automatic merge")
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.render(ctx, info, in.IID)
+}
+
+// dropMWPS clears the intent with a system note.
+func (s *Service) dropMWPS(tx *store.Tx, info projects.ProjectInfo, iid int64, uid int64, note string) error {
+	m, err := mrByIID(tx, info.ID, iid)
+	if err != nil || !m.MergeWhenPipeline {
+		return err
+	}
+	before := *m
+	m.MergeWhenPipeline, m.MergeUserID, m.MergeMessage = false, 0, ""
+	s.touch(m, before.UpdatedAt)
+	if err := saveMR(tx, before, m); err != nil {
+		return err
+	}
+	return s.system(tx, info, m, uid, note)
+}
+
+// defaultMessage is GitLab's merge commit message.
+func (s *Service) defaultMessage(ctx context.Context, info projects.ProjectInfo, m *MR) string {
+	parts := []string{"Merge branch '" + m.SourceBranch + "' into '" + m.TargetBranch + "'", m.Title}
+	if s.Closer != nil && m.TargetBranch == info.DefaultBranch {
+		sys := auth.WithPrincipal(ctx, auth.System())
+		if list, err := s.Closer.ClosedBy(sys, info, s.closingTexts(ctx, m)...); err == nil && len(list) > 0 {
+			parts = append(parts, "Closes "+issueRefs(info, list))
+		}
+	}
+	parts = append(parts, "See merge request "+info.PathWithNamespace+"!"+u64(m.IID))
+	return strings.Join(parts, "\n\n")
+}
+
+// issueRefs is "#1, #2 and other/project#3".
+func issueRefs(info projects.ProjectInfo, list []issues.IssueView) string {
+	refs := make([]string, len(list))
+	for i, is := range list {
+		refs[i] = "#" + u64(is.IID)
+		if int64(is.ProjectID) != info.ID {
+			refs[i] = fmt.Sprintf("%d#%d", is.ProjectID, is.IID)
+			if web := is.WebURL; web != "" {
+				// <base>/<path>/issues/<iid>: the path is the reference.
+				if i := strings.Index(web, "/issues/"); i > 0 {
+					path := web[:i]
+					if j := strings.Index(path, "://"); j >= 0 {
+						path = path[j+3:]
+					}
+					if k := strings.Index(path, "/"); k >= 0 {
+						refs[i] = path[k+1:] + "#" + u64(is.IID)
+					}
+				}
+			}
+		}
+	}
+	if len(refs) == 1 {
+		return refs[0]
+	}
+	return strings.Join(refs[:len(refs)-1], ", ") + " and " + refs[len(refs)-1]
+}
+
+// merge merges merge request iid as user uid (ctx carries that user's
+// principal): locked while the commit is made, merged after it landed,
+// with the system note, events, closed issues and, when asked, the source
+// branch removed.
+func (s *Service) merge(ctx context.Context, info projects.ProjectInfo, iid int64, uid int64, sha, msg string, removeSource bool) error {
+	var m *MR
+	// Lock it: a second merge of the same merge request finds it locked.
+	err := s.DB.Update(ctx, func(tx *store.Tx) error {
+		var err error
+		if m, err = mrByIID(tx, info.ID, iid); err != nil {
+			return err
+		}
+		if m.State == StateLocked || !m.Open() {
+			return api.NotAcceptable("406 Not Acceptable")
+		}
+		before := *m
+		m.State, m.SHA = StateLocked, sha
+		return saveMR(tx, before, m)
+	})
+	if err != nil {
+		return err
+	}
+	unlock := func(status string) {
+		_ = s.DB.Update(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+			cur, err := mrByIID(tx, info.ID, iid)
+			if err != nil || cur.State != StateLocked {
+				return err
+			}
+			before := *cur
+			cur.State = m.State
+			if cur.State == StateLocked {
+				cur.State = StateOpened
+			}
+			if status != "" {
+				cur.MergeStatus = status
+			}
+			return saveMR(tx, before, cur)
+		})
+	}
+	prevState := StateOpened
+	_ = prevState
+	if err := s.Merges.Import(ctx, info.ID, int64(m.SourceProjectID), sha); err != nil {
+		m.State = StateOpened
+		unlock("")
+		return err
+	}
+	if msg == "" {
+		msg = s.defaultMessage(ctx, info, m)
+	}
+	mergeSHA, err := s.Merges.Merge(ctx, info.ID, repository.MergeSpec{Branch: m.TargetBranch, Source: sha, Message: msg})
+	if err != nil {
+		m.State = StateOpened
+		if errors.Is(err, repository.ErrMergeConflict) {
+			unlock(StatusCannot)
+			return errNotMergeable
+		}
+		unlock("")
+		if errors.Is(err, repository.ErrBranchNotFound) {
+			return errNotMergeable
+		}
+		return err
+	}
+	ctx = context.WithoutCancel(ctx)
+	err = s.DB.Update(ctx, func(tx *store.Tx) error {
+		cur, err := mrByIID(tx, info.ID, iid)
+		if err != nil {
+			return err
+		}
+		before := *cur
+		now := s.now()
+		cur.State, cur.MergeCommitSHA, cur.MergedByID, cur.MergedAt = StateMerged, mergeSHA, uid, &now
+		cur.MergeStatus, cur.MergeWhenPipeline, cur.ShouldRemoveSource = StatusCan, false, removeSource
+		if mc, err := s.Merges.Commits(tx.Context(), info.ID, "", mergeSHA, 1); err == nil && len(mc) == 1 && len(mc[0].ParentIDs) > 0 {
+			cur.TargetSHA = mc[0].ParentIDs[0]
+		}
+		s.touch(cur, before.UpdatedAt)
+		if err := saveMR(tx, before, cur); err != nil {
+			return err
+		}
+		if err := s.system(tx, info, cur, uid, "merged"); err != nil {
+			return err
+		}
+		if s.Todos != nil {
+			if err := s.Todos.Done(tx.Context(), target(cur), 0); err != nil {
+				return err
+			}
+		}
+		if err := s.publish(tx, info, cur, uid, event.Merge); err != nil {
+			return err
+		}
+		m = cur
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if s.Closer != nil && m.TargetBranch == info.DefaultBranch {
+		texts := s.closingTexts(ctx, m)
+		if err := s.Closer.CloseReferenced(ctx, info.ID, uid, "merge_request:"+u64(m.ID), "merge request !"+u64(m.IID),
+			"merge request !"+u64(m.IID), texts...); err != nil {
+			s.log.Warn("closing the issues of a merge failed")
+		}
+	}
+	if removeSource && !(m.SourceProjectID == uint64(info.ID) && m.SourceBranch == info.DefaultBranch) {
+		s.removeSourceBranch(ctx, m)
+	}
+	return nil
+}
+
+// removeSourceBranch deletes a merged merge request's source branch unless
+// it is protected or its project's default branch, or the merger may not
+// push to it.
+func (s *Service) removeSourceBranch(ctx context.Context, m *MR) {
+	src, err := s.Access.RequireID(ctx, int64(m.SourceProjectID), projects.PushCode)
+	if err != nil || src.DefaultBranch == m.SourceBranch {
+		return
+	}
+	if ok, err := s.Merges.MayMerge(ctx, src.ID, m.SourceBranch); err != nil || !ok {
+		return
+	}
+	_ = s.Merges.DeleteBranch(ctx, src.ID, m.SourceBranch, m.SHA)
+}
+
+// checkIfUnchecked computes the merge status of an open merge request
+// whose status is unchecked (a single view, as GitLab checks lazily).
+func (s *Service) checkIfUnchecked(ctx context.Context, project, iid int64) {
+	m, err := s.load(ctx, project, iid)
+	if err != nil || !m.Open() || m.MergeStatus != StatusUnchecked {
+		return
+	}
+	s.check(ctx, m)
+}
+
+// check computes and stores a merge request's merge status against the
+// current heads of both branches.
+func (s *Service) check(ctx context.Context, m *MR) {
+	src, err := s.Merges.BranchHead(ctx, int64(m.SourceProjectID), m.SourceBranch)
+	if err != nil {
+		return
+	}
+	tgt, err := s.Merges.BranchHead(ctx, int64(m.ProjectID), m.TargetBranch)
+	if err != nil {
+		return
+	}
+	status := StatusCannot
+	if s.Merges.Import(ctx, int64(m.ProjectID), int64(m.SourceProjectID), src) == nil {
+		if ok, err := s.Merges.CanMerge(ctx, int64(m.ProjectID), tgt, src); err == nil && ok {
+			status = StatusCan
+		} else if err != nil {
+			return
+		}
+	}
+	_ = s.DB.Update(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		cur, err := mrs.Get(tx, m.ID)
+		if err != nil || !cur.Open() || cur.Deleted || cur.State == StateLocked {
+			return err
+		}
+		before := *cur
+		// Only when nothing moved meanwhile (another check follows then).
+		if cur.SHA != src && cur.SHA != before.SHA {
+			return nil
+		}
+		cur.SHA, cur.TargetSHA, cur.MergeStatus = src, tgt, status
+		if before.SHA == cur.SHA && before.TargetSHA == cur.TargetSHA && before.MergeStatus == status {
+			return nil
+		}
+		return mrs.Update(tx, cur) // no ordering key changes: UpdatedAt stays
+	})
+}

@@ -1,0 +1,210 @@
+package internal
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/issues"
+	"github.com/fennec-forge/fennec/modules/mergerequests/event"
+	"github.com/fennec-forge/fennec/modules/notes"
+	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/projects/feed"
+	"github.com/fennec-forge/fennec/modules/repository"
+	"github.com/fennec-forge/fennec/modules/todos"
+)
+
+// Deps are what the service is built from (fx fills them). Notes, todos
+// and the issues services are optional: a bundle without them serves merge
+// requests without system notes, todos, labels or issue closing.
+type Deps struct {
+	fx.In
+	DB         *store.DB
+	Bus        *events.Bus
+	Access     projects.Access
+	Users      identity.Users
+	Lookup     auth.UserLookup
+	API        *api.API
+	Log        *zap.Logger
+	Merges     repository.Merges
+	Notes      notes.Service     `optional:"true"`
+	Todos      todos.Service     `optional:"true"`
+	Labels     issues.Labels     `optional:"true"`
+	Milestones issues.Milestones `optional:"true"`
+	Closer     issues.Closer     `optional:"true"`
+}
+
+// Service is the merge requests module's service.
+type Service struct {
+	Deps
+	log *zap.Logger
+	now func() time.Time
+
+	// merging serialises merges (and merge-status checks) of one merge
+	// request in this process; the ref's compare-and-set protects the
+	// branch itself.
+	mu      sync.Mutex
+	merging map[uint64]*sync.Mutex
+}
+
+// NewService builds the service.
+func NewService(d Deps) *Service {
+	return &Service{Deps: d, log: d.Log.Named("mergerequests"), merging: map[uint64]*sync.Mutex{},
+		now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
+}
+
+// DB is the store, for benchmarks that seed directly.
+func (s *Service) Store() *store.DB { return s.DB }
+
+func (s *Service) lock(id uint64) *sync.Mutex {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.merging[id]
+	if l == nil {
+		l = &sync.Mutex{}
+		s.merging[id] = l
+	}
+	return l
+}
+
+// The limits of GitLab's validations.
+const (
+	maxTitle       = 255
+	maxDescription = 1_000_000
+)
+
+// wip is GitLab 9.x's work-in-progress title prefix.
+var wip = regexp.MustCompile(`(?i)^\s*(\[wip\]\s*|wip:\s*|\[wip\]|wip\s+)`)
+
+func workInProgress(title string) bool { return wip.MatchString(title) }
+
+func (s *Service) webURL(info projects.ProjectInfo, iid uint64) string {
+	return s.API.ExternalURL() + "/" + info.PathWithNamespace + "/merge_requests/" + u64(iid)
+}
+
+func (s *Service) noteable(info projects.ProjectInfo, m *MR) notes.Noteable {
+	n := notes.Noteable{Type: "MergeRequest", ID: int64(m.ID), IID: int64(m.IID), ProjectID: int64(m.ProjectID),
+		Title: m.Title, AuthorID: m.AuthorID, WebURL: s.webURL(info, m.IID)}
+	if m.AssigneeID != 0 {
+		n.AssigneeIDs = []int64{m.AssigneeID}
+	}
+	return n
+}
+
+func target(m *MR) todos.Target {
+	return todos.Target{Type: "MergeRequest", ID: int64(m.ID), ProjectID: int64(m.ProjectID)}
+}
+
+// readProject resolves :id for reading merge requests.
+func (s *Service) readProject(ctx context.Context, ref string) (projects.ProjectInfo, error) {
+	return s.Access.Require(ctx, ref, projects.ReadMergeRequests)
+}
+
+// writeProject resolves :id for changing merge requests: reading them and
+// pushing code (Developer) are needed; archived projects refuse.
+func (s *Service) writeProject(ctx context.Context, ref string) (projects.ProjectInfo, error) {
+	info, err := s.readProject(ctx, ref)
+	if err != nil {
+		return info, err
+	}
+	if _, err := s.Access.RequireID(ctx, info.ID, projects.PushCode); err != nil {
+		return info, err
+	}
+	return info, nil
+}
+
+// mrByIID loads a live merge request of a project.
+func mrByIID(tx *store.Tx, project int64, iid int64) (*MR, error) {
+	if iid <= 0 {
+		return nil, ErrNotFound
+	}
+	m, err := mrs.GetBy(tx, "iid", i64(project)+"/"+i64(iid))
+	if errors.Is(err, store.ErrNotFound) || (err == nil && m.Deleted) {
+		return nil, ErrNotFound
+	}
+	return m, err
+}
+
+// touch sets UpdatedAt to now, strictly after its old value (the ordering
+// keys need distinct times for a change to show).
+func (s *Service) touch(m *MR, before time.Time) {
+	m.UpdatedAt = s.now()
+	if !m.UpdatedAt.After(before) {
+		m.UpdatedAt = before.Add(time.Millisecond)
+	}
+}
+
+// system writes a system note on m (when the notes module is there).
+func (s *Service) system(tx *store.Tx, info projects.ProjectInfo, m *MR, uid int64, body string) error {
+	if s.Notes == nil {
+		return nil
+	}
+	return s.Notes.System(tx.Context(), s.noteable(info, m), uid, body)
+}
+
+// publish sends the feed entry (open, close, reopen, merge) and the merge
+// request event of a change.
+func (s *Service) publish(tx *store.Tx, info projects.ProjectInfo, m *MR, userID int64, action event.Action) error {
+	var fa feed.Action
+	switch action {
+	case event.Open:
+		fa = feed.Opened
+	case event.Close:
+		fa = feed.Closed
+	case event.Reopen:
+		fa = feed.Reopened
+	case event.Merge:
+		fa = feed.Merged
+	}
+	if fa != "" && userID > 0 {
+		key := "mergerequests." + string(fa) + ":" + u64(m.ID)
+		if action == event.Close || action == event.Reopen {
+			key += ":" + i64(m.UpdatedAt.UnixNano())
+		}
+		if err := s.Bus.Publish(tx, feed.Event{ProjectID: info.ID, AuthorID: userID, ActionName: fa, TargetID: int64(m.ID),
+			TargetType: "MergeRequest", TargetTitle: m.Title, Key: key}); err != nil {
+			return err
+		}
+	}
+	names := []string{}
+	if s.Labels != nil && len(m.LabelIDs) > 0 {
+		var err error
+		if names, err = s.Labels.Names(tx.Context(), m.LabelIDs); err != nil {
+			return err
+		}
+	}
+	ev := event.MergeRequestEvent{Action: action, ProjectID: info.ID, UserID: userID, MergeRequest: event.MergeRequest{
+		ID: int64(m.ID), IID: int64(m.IID), TargetBranch: m.TargetBranch, SourceBranch: m.SourceBranch,
+		SourceProjectID: int64(m.SourceProjectID), TargetProjectID: int64(m.ProjectID), AuthorID: m.AuthorID,
+		AssigneeID: m.AssigneeID, Title: m.Title, Description: m.Description, State: m.State, MergeStatus: m.MergeStatus,
+		MilestoneID: m.MilestoneID, MergeCommitSHA: m.MergeCommitSHA, SHA: m.SHA, WorkInProgress: workInProgress(m.Title),
+		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, URL: s.webURL(info, m.IID), Labels: names}}
+	if cs, err := s.Merges.Commits(tx.Context(), int64(m.SourceProjectID), "", m.SHA, 1); err == nil && len(cs) == 1 {
+		c := cs[0]
+		ev.MergeRequest.LastCommit = &event.LastCommit{ID: c.ID, Message: c.Message, Timestamp: time.Time(c.AuthoredDate),
+			AuthorName: c.AuthorName, AuthorEmail: c.AuthorEmail}
+	}
+	return s.Bus.Publish(tx, ev)
+}
+
+// splitLabels turns "a, b,,c" into [a b c].
+func splitLabels(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

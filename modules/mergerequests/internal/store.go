@@ -1,0 +1,280 @@
+package internal
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// The states of a merge request in GitLab 9.x: a reopened one is
+// "reopened" until closed or merged again (the opened filter matches both);
+// "locked" while its merge is being made.
+const (
+	StateOpened   = "opened"
+	StateReopened = "reopened"
+	StateClosed   = "closed"
+	StateMerged   = "merged"
+	StateLocked   = "locked"
+)
+
+// The merge statuses.
+const (
+	StatusUnchecked = "unchecked"
+	StatusCan       = "can_be_merged"
+	StatusCannot    = "cannot_be_merged"
+)
+
+// MR is one stored merge request; ProjectID is its target project.
+type MR struct {
+	ID              uint64  `json:"id"`
+	ProjectID       uint64  `json:"project_id"`
+	IID             uint64  `json:"iid"`
+	SourceProjectID uint64  `json:"source_project_id"`
+	SourceBranch    string  `json:"source_branch"`
+	TargetBranch    string  `json:"target_branch"`
+	Title           string  `json:"title"`
+	Description     string  `json:"description"`
+	State           string  `json:"state"`
+	AuthorID        int64   `json:"author_id"`
+	AssigneeID      int64   `json:"assignee_id,omitempty"`
+	LabelIDs        []int64 `json:"label_ids,omitempty"`
+	MilestoneID     int64   `json:"milestone_id,omitempty"`
+	// SHA is the source branch's head; TargetSHA the target's head when
+	// MergeStatus was computed (or reset).
+	SHA         string `json:"sha"`
+	TargetSHA   string `json:"target_sha"`
+	MergeStatus string `json:"merge_status"`
+	// ForceRemoveSource is remove_source_branch of create/update;
+	// ShouldRemoveSource should_remove_source_branch of the merge.
+	ForceRemoveSource  bool `json:"force_remove_source,omitempty"`
+	ShouldRemoveSource bool `json:"should_remove_source,omitempty"`
+	// The intent of merge when pipeline succeeds: who asked, with which
+	// message.
+	MergeWhenPipeline bool   `json:"mwps,omitempty"`
+	MergeUserID       int64  `json:"merge_user_id,omitempty"`
+	MergeMessage      string `json:"merge_message,omitempty"`
+
+	MergeCommitSHA string     `json:"merge_commit_sha,omitempty"`
+	MergedByID     int64      `json:"merged_by_id,omitempty"`
+	MergedAt       *time.Time `json:"merged_at,omitempty"`
+	Deleted        bool       `json:"deleted,omitempty"`
+	CreatedAt      time.Time  `json:"created_at"`
+	UpdatedAt      time.Time  `json:"updated_at"`
+}
+
+func (m *MR) RecordID() uint64      { return m.ID }
+func (m *MR) SetRecordID(id uint64) { m.ID = id }
+
+// Open says whether the merge request counts as open (opened, reopened,
+// locked).
+func (m *MR) Open() bool {
+	return m.State == StateOpened || m.State == StateReopened || m.State == StateLocked
+}
+
+func u64(v uint64) string { return strconv.FormatUint(v, 10) }
+func i64(v int64) string  { return strconv.FormatInt(v, 10) }
+
+func branchKey(project uint64, branch string) string { return u64(project) + "/" + branch }
+
+// Only live merge requests are indexed by branch and sha: pushes look for
+// the open ones, creation for a duplicate.
+var mrs = store.NewTable[MR]("mergerequests.merge_requests",
+	store.Index[MR]{Name: "iid", Unique: true, Keys: func(m *MR) []string { return []string{u64(m.ProjectID) + "/" + u64(m.IID)} }},
+	store.Index[MR]{Name: "source", Keys: func(m *MR) []string {
+		if !m.Open() || m.Deleted {
+			return nil
+		}
+		return []string{branchKey(m.SourceProjectID, m.SourceBranch)}
+	}},
+	store.Index[MR]{Name: "target", Keys: func(m *MR) []string {
+		if !m.Open() || m.Deleted {
+			return nil
+		}
+		return []string{branchKey(m.ProjectID, m.TargetBranch)}
+	}},
+	store.Index[MR]{Name: "sha", Keys: func(m *MR) []string {
+		if !m.MergeWhenPipeline || !m.Open() || m.Deleted {
+			return nil
+		}
+		return []string{u64(m.SourceProjectID) + "/" + m.SHA}
+	}},
+)
+
+// Buckets of our own, in the tables' transactions:
+//
+// byCreated and byUpdated order a project's merge requests by time (key
+// project id ++ unix nanoseconds ++ id, big-endian; value one state byte),
+// so a page is a walk over keys and the state filter reads no record.
+//
+// sequences holds each project's last iid.
+//
+// pipelines remembers the last pipeline of each pushed commit (key project
+// id ++ "/" ++ sha; value JSON pipelineState), from ci's events, for the
+// merge request view and merge when pipeline succeeds.
+var (
+	byCreated = []byte("mergerequests.by_created")
+	byUpdated = []byte("mergerequests.by_updated")
+	sequences = []byte("mergerequests.sequences")
+	pipelines = []byte("mergerequests.pipelines")
+)
+
+// The state byte of the ordering keys.
+const (
+	flagOpen   byte = 'o'
+	flagClosed byte = 'c'
+	flagMerged byte = 'm'
+)
+
+type buckets []string
+
+func (b buckets) Buckets() []string { return b }
+
+// Tables lists the module's tables and buckets for declaration.
+func Tables() []interface{ Buckets() []string } {
+	return []interface{ Buckets() []string }{mrs,
+		buckets{string(byCreated), string(byUpdated), string(sequences), string(pipelines)}}
+}
+
+// Migrations lists the module's schema migrations, oldest first.
+func Migrations() []store.Migration {
+	return []store.Migration{{Module: "mergerequests", Version: 1, Name: "tables", Up: func(*store.Tx) error { return nil }}}
+}
+
+func flagOf(m *MR) byte {
+	switch {
+	case m.State == StateMerged:
+		return flagMerged
+	case m.Open():
+		return flagOpen
+	}
+	return flagClosed
+}
+
+func timeKey(project uint64, t time.Time, id uint64) []byte {
+	k := make([]byte, 24)
+	binary.BigEndian.PutUint64(k, project)
+	binary.BigEndian.PutUint64(k[8:], uint64(t.UnixNano()))
+	binary.BigEndian.PutUint64(k[16:], id)
+	return k
+}
+
+func track(tx *store.Tx, m *MR) error {
+	if m.Deleted {
+		return nil
+	}
+	f := []byte{flagOf(m)}
+	if err := tx.Bucket(byCreated).Put(timeKey(m.ProjectID, m.CreatedAt, m.ID), f); err != nil {
+		return err
+	}
+	return tx.Bucket(byUpdated).Put(timeKey(m.ProjectID, m.UpdatedAt, m.ID), f)
+}
+
+func untrack(tx *store.Tx, m *MR) error {
+	if err := tx.Bucket(byCreated).Delete(timeKey(m.ProjectID, m.CreatedAt, m.ID)); err != nil {
+		return err
+	}
+	return tx.Bucket(byUpdated).Delete(timeKey(m.ProjectID, m.UpdatedAt, m.ID))
+}
+
+func nextIID(tx *store.Tx, project uint64) (uint64, error) {
+	b := tx.Bucket(sequences)
+	k := store.Key(project)
+	var n uint64
+	if v := b.Get(k); len(v) == 8 {
+		n = binary.BigEndian.Uint64(v)
+	}
+	n++
+	return n, b.Put(k, store.Key(n))
+}
+
+func insertMR(tx *store.Tx, m *MR) error {
+	iid, err := nextIID(tx, m.ProjectID)
+	if err != nil {
+		return err
+	}
+	m.IID = iid
+	if err := mrs.Insert(tx, m); err != nil {
+		return err
+	}
+	return track(tx, m)
+}
+
+// saveMR stores a changed merge request; before is the stored one.
+func saveMR(tx *store.Tx, before MR, m *MR) error {
+	if err := untrack(tx, &before); err != nil {
+		return err
+	}
+	if err := mrs.Update(tx, m); err != nil {
+		return err
+	}
+	return track(tx, m)
+}
+
+// walk visits a project's merge requests in time order (newest first when
+// desc) until fn returns false, reading keys only.
+func walk(tx *store.Tx, bucket []byte, project uint64, desc bool, fn func(id uint64, flag byte) bool) {
+	prefix := store.Key(project)
+	c := tx.Bucket(bucket).Cursor()
+	var k, v []byte
+	if desc {
+		k, v = c.Seek(store.Key(project + 1))
+		if k == nil {
+			k, v = c.Last()
+		} else {
+			k, v = c.Prev()
+		}
+	} else {
+		k, v = c.Seek(prefix)
+	}
+	for k != nil && bytes.HasPrefix(k, prefix) {
+		var f byte
+		if len(v) > 0 {
+			f = v[0]
+		}
+		if !fn(binary.BigEndian.Uint64(k[16:]), f) {
+			return
+		}
+		if desc {
+			k, v = c.Prev()
+		} else {
+			k, v = c.Next()
+		}
+	}
+}
+
+// pipelineState is the last pipeline seen for a commit.
+type pipelineState struct {
+	ID     int64  `json:"id"`
+	Ref    string `json:"ref"`
+	SHA    string `json:"sha"`
+	Status string `json:"status"`
+}
+
+func pipelineKey(project uint64, sha string) []byte { return []byte(u64(project) + "/" + sha) }
+
+func getPipeline(tx *store.Tx, project uint64, sha string) *pipelineState {
+	v := tx.Bucket(pipelines).Get(pipelineKey(project, sha))
+	if v == nil {
+		return nil
+	}
+	var p pipelineState
+	if json.Unmarshal(v, &p) != nil {
+		return nil
+	}
+	return &p
+}
+
+func putPipeline(tx *store.Tx, project uint64, p pipelineState) error {
+	if old := getPipeline(tx, project, p.SHA); old != nil && old.ID > p.ID {
+		return nil // an older pipeline's late event
+	}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(pipelines).Put(pipelineKey(project, p.SHA), raw)
+}

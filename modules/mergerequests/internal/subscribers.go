@@ -1,0 +1,184 @@
+package internal
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/ci"
+	"github.com/fennec-forge/fennec/modules/mergerequests/event"
+	"github.com/fennec-forge/fennec/modules/repository"
+)
+
+// Subscribers are the module's event handlers: pushes move merge requests
+// (sha, merge status, the merge-when-pipeline intent), pipelines are
+// remembered per commit and merge what waits for them, and every opened or
+// updated merge request has its merge status computed in the background.
+func Subscribers(s *Service) []events.Subscriber {
+	return []events.Subscriber{
+		events.Only(events.Subscribe("mergerequests.on_push", s.onPush), func(ev repository.PushEvent) bool {
+			return ev.ObjectKind == repository.BranchPush
+		}),
+		events.Subscribe("mergerequests.on_pipeline", s.onPipeline),
+		events.Only(events.Subscribe("mergerequests.check", s.onChange), func(ev event.MergeRequestEvent) bool {
+			return ev.MergeRequest.MergeStatus == StatusUnchecked
+		}),
+	}
+}
+
+func (s *Service) onChange(ctx context.Context, ev event.MergeRequestEvent) error {
+	ctx = auth.WithPrincipal(ctx, auth.System())
+	var m *MR
+	err := s.DB.View(ctx, func(tx *store.Tx) error {
+		var err error
+		m, err = mrs.Get(tx, uint64(ev.MergeRequest.ID))
+		return err
+	})
+	if err != nil || !m.Open() || m.Deleted || m.MergeStatus != StatusUnchecked {
+		return nil
+	}
+	s.check(ctx, m)
+	return nil
+}
+
+// onPush updates the open merge requests whose source or target branch
+// moved: a new source head resets the merge status and the intent to merge
+// when the pipeline succeeds, and notes the commits added.
+func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
+	ctx = auth.WithPrincipal(ctx, auth.System())
+	branch := ev.Ref[len("refs/heads/"):]
+	return s.DB.Update(ctx, func(tx *store.Tx) error {
+		srcIDs, err := mrs.IDsBy(tx, "source", branchKey(uint64(ev.ProjectID), branch))
+		if err != nil {
+			return err
+		}
+		tgtIDs, err := mrs.IDsBy(tx, "target", branchKey(uint64(ev.ProjectID), branch))
+		if err != nil {
+			return err
+		}
+		seen := map[uint64]bool{}
+		for n, id := range append(srcIDs, tgtIDs...) {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			m, err := mrs.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			if m.State == StateLocked || ev.Deleted() {
+				continue
+			}
+			isSource := n < len(srcIDs)
+			if isSource && m.SHA == ev.After {
+				continue // already followed (the merge's own read, a redelivery)
+			}
+			if !isSource && m.TargetSHA == ev.After {
+				continue
+			}
+			info, err := s.Access.ResolveID(tx.Context(), int64(m.ProjectID))
+			if err != nil {
+				continue
+			}
+			before := *m
+			m.MergeStatus = StatusUnchecked
+			var notes []string
+			if isSource {
+				m.SHA = ev.After
+				if len(ev.Commits) > 0 || ev.TotalCommitsCount > 0 {
+					count := ev.TotalCommitsCount
+					if count == 0 {
+						count = len(ev.Commits)
+					}
+					word := " commit"
+					if count != 1 {
+						word = " commits"
+					}
+					notes = append(notes, "added "+strconv.Itoa(count)+word)
+				}
+				if m.MergeWhenPipeline {
+					m.MergeWhenPipeline, m.MergeUserID, m.MergeMessage = false, 0, ""
+					notes = append(notes, "canceled the automatic merge: new commits were pushed")
+				}
+			} else {
+				m.TargetSHA = ev.After
+			}
+			s.touch(m, before.UpdatedAt)
+			if err := saveMR(tx, before, m); err != nil {
+				return err
+			}
+			for _, body := range notes {
+				if err := s.system(tx, info, m, ev.UserID, body); err != nil {
+					return err
+				}
+			}
+			if err := s.publish(tx, info, m, ev.UserID, event.Update); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// onPipeline remembers a pipeline's status for its commit; a success
+// merges the merge requests waiting for it, a failure drops their intent.
+func (s *Service) onPipeline(ctx context.Context, ev ci.PipelineEvent) error {
+	var waiting []*MR
+	err := s.DB.Update(ctx, func(tx *store.Tx) error {
+		if err := putPipeline(tx, uint64(ev.ProjectID), pipelineState{ID: ev.PipelineID, Ref: ev.Ref, SHA: ev.SHA, Status: ev.Status}); err != nil {
+			return err
+		}
+		ids, err := mrs.IDsBy(tx, "sha", u64(uint64(ev.ProjectID))+"/"+ev.SHA)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			m, err := mrs.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			waiting = append(waiting, m)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, m := range waiting {
+		sys := auth.WithPrincipal(ctx, auth.System())
+		info, err := s.Access.ResolveID(sys, int64(m.ProjectID))
+		if err != nil {
+			continue
+		}
+		switch ev.Status {
+		case "success":
+			u, err := s.Lookup.LookupUser(ctx, i64(m.MergeUserID))
+			if err != nil {
+				continue
+			}
+			p, err := auth.ForUser(u)
+			if err != nil {
+				continue
+			}
+			uctx := auth.WithPrincipal(ctx, p)
+			if ok, err := s.Merges.MayMerge(uctx, info.ID, m.TargetBranch); err != nil || !ok {
+				continue
+			}
+			if err := s.merge(uctx, info, int64(m.IID), m.MergeUserID, m.SHA, m.MergeMessage, m.ShouldRemoveSource); err != nil {
+				s.log.Info("merge when pipeline succeeds failed")
+				_ = s.DB.Update(sys, func(tx *store.Tx) error {
+					return s.dropMWPS(tx, info, int64(m.IID), m.MergeUserID, "canceled the automatic merge: the merge failed")
+				})
+			}
+		case "failed", "canceled":
+			if err := s.DB.Update(sys, func(tx *store.Tx) error {
+				return s.dropMWPS(tx, info, int64(m.IID), m.MergeUserID, "canceled the automatic merge: the pipeline "+ev.Status)
+			}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,189 @@
+package internal
+
+import (
+	"context"
+	"sort"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/issues"
+	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/repository"
+)
+
+// PipelineView is the head pipeline of the source branch, as GitLab's
+// later merge request views show it.
+type PipelineView struct {
+	ID     int64  `json:"id"`
+	SHA    string `json:"sha"`
+	Ref    string `json:"ref"`
+	Status string `json:"status"`
+}
+
+// MRView is GitLab 9.x's merge request (API::Entities::MergeRequest);
+// Subscribed is shown on single responses, Changes on .../changes.
+type MRView struct {
+	ID                        uint64                `json:"id"`
+	IID                       uint64                `json:"iid"`
+	ProjectID                 uint64                `json:"project_id"`
+	Title                     string                `json:"title"`
+	Description               string                `json:"description"`
+	State                     string                `json:"state"`
+	CreatedAt                 api.Time              `json:"created_at"`
+	UpdatedAt                 api.Time              `json:"updated_at"`
+	TargetBranch              string                `json:"target_branch"`
+	SourceBranch              string                `json:"source_branch"`
+	Upvotes                   int                   `json:"upvotes"`
+	Downvotes                 int                   `json:"downvotes"`
+	Author                    identity.BasicUser    `json:"author"`
+	Assignee                  *identity.BasicUser   `json:"assignee"`
+	SourceProjectID           uint64                `json:"source_project_id"`
+	TargetProjectID           uint64                `json:"target_project_id"`
+	Labels                    []string              `json:"labels"`
+	WorkInProgress            bool                  `json:"work_in_progress"`
+	Milestone                 *issues.MilestoneView `json:"milestone"`
+	MergeWhenPipelineSucceeds bool                  `json:"merge_when_pipeline_succeeds"`
+	MergeStatus               string                `json:"merge_status"`
+	SHA                       string                `json:"sha"`
+	MergeCommitSHA            *string               `json:"merge_commit_sha"`
+	UserNotesCount            int                   `json:"user_notes_count"`
+	ShouldRemoveSourceBranch  bool                  `json:"should_remove_source_branch"`
+	ForceRemoveSourceBranch   bool                  `json:"force_remove_source_branch"`
+	WebURL                    string                `json:"web_url"`
+	MergedBy                  *identity.BasicUser   `json:"merged_by"`
+	MergedAt                  *api.Time             `json:"merged_at"`
+	Pipeline                  *PipelineView         `json:"pipeline"`
+	Subscribed                *bool                 `json:"subscribed,omitempty"`
+	Changes                   []repository.DiffView `json:"changes,omitempty"`
+}
+
+// renderer renders a page with one lookup per user, label and milestone.
+type renderer struct {
+	s          *Service
+	ctx        context.Context
+	base       string
+	users      map[int64]identity.BasicUser
+	labels     map[int64]string
+	milestones map[int64]*issues.MilestoneView
+}
+
+func (s *Service) renderer(ctx context.Context) *renderer {
+	base := api.ExternalURLFrom(ctx)
+	if base == "" {
+		base = s.API.ExternalURL()
+	}
+	return &renderer{s: s, ctx: ctx, base: base, users: map[int64]identity.BasicUser{}, labels: map[int64]string{},
+		milestones: map[int64]*issues.MilestoneView{}}
+}
+
+func (r *renderer) user(id int64) identity.BasicUser {
+	if u, ok := r.users[id]; ok {
+		return u
+	}
+	var v identity.BasicUser
+	if u, err := r.s.Users.UserByID(r.ctx, id); err == nil {
+		v = identity.NewBasicUser(r.base, u)
+	} else {
+		v = identity.GhostUser(r.base, id)
+	}
+	r.users[id] = v
+	return v
+}
+
+func (r *renderer) views(tx *store.Tx, info projects.ProjectInfo, list []*MR) ([]MRView, error) {
+	r.ctx = tx.Context()
+	ids := make([]int64, len(list))
+	for n, m := range list {
+		ids[n] = int64(m.ID)
+	}
+	var counts map[int64]int
+	if r.s.Notes != nil && len(ids) > 0 {
+		var err error
+		if counts, err = r.s.Notes.UserNotesCounts(tx.Context(), "MergeRequest", ids); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]MRView, 0, len(list))
+	for _, m := range list {
+		v := MRView{ID: m.ID, IID: m.IID, ProjectID: m.ProjectID, Title: m.Title, Description: m.Description, State: m.State,
+			CreatedAt: api.NewTime(m.CreatedAt), UpdatedAt: api.NewTime(m.UpdatedAt), TargetBranch: m.TargetBranch,
+			SourceBranch: m.SourceBranch, Author: r.user(m.AuthorID), SourceProjectID: m.SourceProjectID,
+			TargetProjectID: m.ProjectID, Labels: []string{}, WorkInProgress: workInProgress(m.Title),
+			MergeWhenPipelineSucceeds: m.MergeWhenPipeline, MergeStatus: m.MergeStatus, SHA: m.SHA,
+			UserNotesCount: counts[int64(m.ID)], ShouldRemoveSourceBranch: m.ShouldRemoveSource,
+			ForceRemoveSourceBranch: m.ForceRemoveSource, WebURL: r.s.webURL(info, m.IID)}
+		if m.MergeCommitSHA != "" {
+			sha := m.MergeCommitSHA
+			v.MergeCommitSHA = &sha
+		}
+		if m.AssigneeID != 0 {
+			a := r.user(m.AssigneeID)
+			v.Assignee = &a
+		}
+		if m.MergedByID != 0 {
+			u := r.user(m.MergedByID)
+			v.MergedBy = &u
+		}
+		if m.MergedAt != nil {
+			t := api.NewTime(*m.MergedAt)
+			v.MergedAt = &t
+		}
+		if r.s.Labels != nil {
+			var missing []int64
+			for _, id := range m.LabelIDs {
+				if _, ok := r.labels[id]; !ok {
+					missing = append(missing, id)
+				}
+			}
+			for _, id := range missing {
+				names, err := r.s.Labels.Names(tx.Context(), []int64{id})
+				if err != nil {
+					return nil, err
+				}
+				r.labels[id] = ""
+				if len(names) == 1 {
+					r.labels[id] = names[0]
+				}
+			}
+			for _, id := range m.LabelIDs {
+				if n := r.labels[id]; n != "" {
+					v.Labels = append(v.Labels, n)
+				}
+			}
+			sort.Strings(v.Labels)
+		}
+		if m.MilestoneID != 0 && r.s.Milestones != nil {
+			ms, ok := r.milestones[m.MilestoneID]
+			if !ok {
+				if mv, err := r.s.Milestones.Milestone(tx.Context(), int64(m.ProjectID), m.MilestoneID); err == nil {
+					ms = &mv
+				}
+				r.milestones[m.MilestoneID] = ms
+			}
+			v.Milestone = ms
+		}
+		if p := getPipeline(tx, m.SourceProjectID, m.SHA); p != nil {
+			v.Pipeline = &PipelineView{ID: p.ID, SHA: p.SHA, Ref: p.Ref, Status: p.Status}
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// single renders one merge request with subscribed (for uid).
+func (s *Service) single(ctx context.Context, tx *store.Tx, info projects.ProjectInfo, m *MR, uid int64) (*MRView, error) {
+	views, err := s.renderer(ctx).views(tx, info, []*MR{m})
+	if err != nil {
+		return nil, err
+	}
+	v := views[0]
+	sub := false
+	if s.Notes != nil && uid != 0 {
+		if sub, err = s.Notes.Subscribed(tx.Context(), s.noteable(info, m), uid); err != nil {
+			return nil, err
+		}
+	}
+	v.Subscribed = &sub
+	return &v, nil
+}

@@ -1,0 +1,45 @@
+package mergerequests
+
+import (
+	"go.uber.org/fx"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/modules/mergerequests/event"
+	"github.com/fennec-forge/fennec/modules/mergerequests/internal"
+	"github.com/fennec-forge/fennec/modules/notes"
+	"github.com/fennec-forge/fennec/modules/projects/feed"
+	"github.com/fennec-forge/fennec/modules/todos"
+)
+
+// The event the module publishes; its contract is package event.
+type (
+	MergeRequestEvent = event.MergeRequestEvent
+	Action            = event.Action
+)
+
+// The actions of MergeRequestEvent.
+const (
+	Opened   = event.Open
+	Updated  = event.Update
+	Closed   = event.Close
+	Reopened = event.Reopen
+	Merged   = event.Merge
+)
+
+// ErrNotFound: no such merge request; answered 404 Not found.
+var ErrNotFound = internal.ErrNotFound
+
+// Module is the merge requests module for fennec.WithModules.
+func Module() fennec.Module {
+	return fennec.NewModule("mergerequests",
+		fennec.Tables(internal.Tables()...),
+		fennec.Migrations(internal.Migrations()...),
+		fx.Provide(internal.NewService, internal.NewLate),
+		fennec.ProvideRoutes(internal.NewRoutes),
+		fennec.ProvideSubscribers(internal.Subscribers),
+		notes.ProvideKinds(internal.NoteKinds),
+		todos.ProvideKinds(internal.TodoKinds),
+		feed.ProvideKinds(internal.FeedKinds),
+		fx.Invoke(internal.Bind),
+	)
+}
