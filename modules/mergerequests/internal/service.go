@@ -45,9 +45,26 @@ type Deps struct {
 	Closer     issues.Closer     `optional:"true"`
 }
 
+// services are the dependencies the service uses (Deps without fx.In).
+type services struct {
+	DB         *store.DB
+	Bus        *events.Bus
+	Access     projects.Access
+	Users      identity.Users
+	Lookup     auth.UserLookup
+	API        *api.API
+	Log        *zap.Logger
+	Merges     repository.Merges
+	Notes      notes.Service
+	Todos      todos.Service
+	Labels     issues.Labels
+	Milestones issues.Milestones
+	Closer     issues.Closer
+}
+
 // Service is the merge requests module's service.
 type Service struct {
-	Deps
+	services
 	log *zap.Logger
 	now func() time.Time
 
@@ -60,7 +77,7 @@ type Service struct {
 
 // NewService builds the service.
 func NewService(d Deps) *Service {
-	return &Service{Deps: d, log: d.Log.Named("mergerequests"), merging: map[uint64]*sync.Mutex{},
+	return &Service{services: services{DB: d.DB, Bus: d.Bus, Access: d.Access, Users: d.Users, Lookup: d.Lookup, API: d.API, Log: d.Log, Merges: d.Merges, Notes: d.Notes, Todos: d.Todos, Labels: d.Labels, Milestones: d.Milestones, Closer: d.Closer}, log: d.Log.Named("mergerequests"), merging: map[uint64]*sync.Mutex{},
 		now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
 }
 
