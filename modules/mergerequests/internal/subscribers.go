@@ -105,7 +105,11 @@ func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
 			} else {
 				m.TargetSHA = ev.After
 			}
-			s.touch(m, before.UpdatedAt)
+			if isSource {
+				// A target's move changes no field of the merge request
+				// but its merge status (as in GitLab, updated_at stays).
+				s.touch(m, before.UpdatedAt)
+			}
 			if err := saveMR(tx, before, m); err != nil {
 				return err
 			}
