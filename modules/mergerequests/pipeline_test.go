@@ -1,0 +1,142 @@
+package mergerequests_test
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/core/fennectest"
+)
+
+var (
+	buildOnce sync.Once
+	pluginDir string
+	buildErr  error
+)
+
+// shellExecutor builds the shipped shell executor once for the package.
+func shellExecutor(t testing.TB) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git CLI not installed")
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "fennec-mr-plugins-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		pluginDir = dir
+		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "executor-shell"), "../../plugins/executor-shell").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("%v: %s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return pluginDir
+}
+
+// waitPipeline polls until the pipeline of sha has one of the statuses.
+func waitPipeline(t testing.TB, c *gitlab.Client, project int64, sha string, want ...string) {
+	t.Helper()
+	last := ""
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		list, _, err := c.Pipelines.ListProjectPipelines(project, &gitlab.ListProjectPipelinesOptions{SHA: gitlab.Ptr(sha)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range list {
+			if p.SHA == sha {
+				last = p.Status
+				for _, w := range want {
+					if p.Status == w {
+						return
+					}
+				}
+			}
+		}
+	}
+	t.Fatalf("pipeline of %s is %q, want %v", sha, last, want)
+}
+
+// TestMergeWhenPipelineSucceeds with real pipelines on the shell
+// executor: a job waits for a gate file named after its branch; the merge
+// waits for the pipeline, happens when it passes, and is dropped with a
+// system note when it fails.
+func TestMergeWhenPipelineSucceeds(t *testing.T) {
+	t.Parallel()
+	dir := shellExecutor(t)
+	s := start(t, fennectest.WithConfig(func(c *config.Config) { c.PluginDir = dir }))
+	gates := t.TempDir()
+	p, w, alice := setup(t, s, "mwps")
+	ci := fmt.Sprintf("gate:\n  script:\n    - 'while [ ! -f %s/$CI_COMMIT_REF_NAME ]; do sleep 0.05; done; test \"$(cat %s/$CI_COMMIT_REF_NAME)\" = ok'\n", gates, gates)
+	open := func(name string) string {
+		w.git("checkout", "-q", "-B", name, "master")
+		sha := w.commit(name, map[string]string{".gitlab-ci.yml": ci, name: name})
+		w.git("push", "-q", "origin", name)
+		return sha
+	}
+	gate := func(name, v string) {
+		if err := os.WriteFile(filepath.Join(gates, name), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	passSHA := open("pass")
+	failSHA := open("fail")
+	openMR(t, alice.Client, p.ID, "pass", "master", "Pass")
+	openMR(t, alice.Client, p.ID, "fail", "master", "Fail")
+	waitPipeline(t, alice.Client, p.ID, passSHA, "running", "pending")
+	waitPipeline(t, alice.Client, p.ID, failSHA, "running", "pending")
+	s.drain(t)
+	for iid := int64(1); iid <= 2; iid++ {
+		v := s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, iid, "/merge"), map[string]any{"merge_when_pipeline_succeeds": true}).
+			expect(t, 200, "").object(t)
+		if v["state"] != "opened" || v["merge_when_pipeline_succeeds"] != true {
+			t.Fatalf("!%d: %v", iid, v)
+		}
+	}
+	gate("pass", "ok")
+	gate("fail", "no")
+	waitPipeline(t, alice.Client, p.ID, passSHA, "success")
+	waitPipeline(t, alice.Client, p.ID, failSHA, "failed")
+	s.drain(t)
+	v := s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1), nil).expect(t, 200, "").object(t)
+	if v["state"] != "merged" || v["merge_commit_sha"] == nil {
+		t.Fatalf("the passing one: %v", v)
+	}
+	v = s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 2), nil).expect(t, 200, "").object(t)
+	if v["state"] != "opened" || v["merge_when_pipeline_succeeds"] != false {
+		t.Fatalf("the failing one: %v", v)
+	}
+	pipe, _ := v["pipeline"].(map[string]any)
+	if pipe == nil || pipe["status"] != "failed" || pipe["sha"] != failSHA {
+		t.Fatalf("pipeline of the view: %v", v["pipeline"])
+	}
+	notes := s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 2, "/notes"), nil).expect(t, 200, "")
+	if !strings.Contains(string(notes.body), "canceled the automatic merge: the pipeline failed") {
+		t.Fatalf("notes %s", notes.body)
+	}
+	fresh := s.clone(t, "alice", alice.Token, "alice/mwps")
+	if _, err := gitErr(fresh.home, fresh.dir, "merge-base", "--is-ancestor", passSHA, "HEAD"); err != nil {
+		t.Fatal("the passing branch is not in master")
+	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if pluginDir != "" {
+		os.RemoveAll(pluginDir)
+	}
+	os.Exit(code)
+}
