@@ -25,9 +25,9 @@ type acceptInput struct {
 	}
 }
 
-// errNotMergeable is the 405 of a merge request that cannot be merged as
-// it is (conflicts, work in progress, a missing branch).
-var errNotMergeable = api.MethodNotAllowed("Branch cannot be merged")
+// ErrNotMergeable: the merge request cannot be merged as it is
+// (conflicts, work in progress, a missing branch); answered 405.
+var ErrNotMergeable = errors.New("mergerequests: branch cannot be merged")
 
 // pipelineActive says whether a pipeline status is still running.
 func pipelineActive(status string) bool {
@@ -61,11 +61,11 @@ func (s *Service) accept(ctx context.Context, in *acceptInput) (*mrOutput, error
 		return nil, api.NotAcceptable("406 Not Acceptable")
 	}
 	if workInProgress(m.Title) {
-		return nil, errNotMergeable
+		return nil, ErrNotMergeable
 	}
 	head, err := s.Merges.BranchHead(ctx, int64(m.SourceProjectID), m.SourceBranch)
 	if err != nil {
-		return nil, errNotMergeable
+		return nil, ErrNotMergeable
 	}
 	if head != m.SHA {
 		// A push the subscriber has not seen yet: follow it now.
@@ -270,11 +270,11 @@ func (s *Service) merge(ctx context.Context, info projects.ProjectInfo, iid int6
 		m.State = StateOpened
 		if errors.Is(err, repository.ErrMergeConflict) {
 			unlock(StatusCannot)
-			return errNotMergeable
+			return ErrNotMergeable
 		}
 		unlock("")
 		if errors.Is(err, repository.ErrBranchNotFound) {
-			return errNotMergeable
+			return ErrNotMergeable
 		}
 		return err
 	}
