@@ -27,6 +27,10 @@ func TestFork(t *testing.T) {
 	first := bw.commit("fork work", map[string]string{"fork.txt": "from the fork\n"})
 	bw.git("push", "-q", "origin", "fix")
 	s.drain(t)
+	// Only into the project it was forked from.
+	other := newProject(t, alice.Client, "other", "public")
+	s.call(t, bob.Token, http.MethodPost, projectPath(fork.ID, "/merge_requests"), map[string]any{"title": "t",
+		"source_branch": "fix", "target_branch": "master", "target_project_id": other.ID}).expect(t, 422, "")
 	mr, resp, err := bob.Client.MergeRequests.CreateMergeRequest(fork.ID, &gitlab.CreateMergeRequestOptions{Title: gitlab.Ptr("From a fork"),
 		SourceBranch: gitlab.Ptr("fix"), TargetBranch: gitlab.Ptr("master"), TargetProjectID: gitlab.Ptr(p.ID)})
 	if err != nil {

@@ -286,10 +286,12 @@ func (s *Service) create(ctx context.Context, in *struct {
 	}
 	targetInfo := source
 	if b.TargetProjectID != nil && *b.TargetProjectID != source.ID {
-		// A merge request from a fork into its upstream: the caller must
-		// be able to create merge requests there... GitLab lets the fork's
-		// developers open one in any project they may read; merging is
-		// the target's developers' call.
+		// A merge request from a fork into its upstream (GitLab 9.x: the
+		// project the source was forked from); merging is the upstream's
+		// developers' call.
+		if *b.TargetProjectID != source.ForkedFromID {
+			return nil, &api.Error{Status: 422, Err: "The target project must be the project the source project was forked from"}
+		}
 		if targetInfo, err = s.readProjectID(ctx, *b.TargetProjectID); err != nil {
 			return nil, err
 		}

@@ -29,6 +29,9 @@ type ProjectInfo struct {
 	// member from a reader of a public project; GitLab's "team member" rules
 	// (private snippets are shown to every member) need that difference.
 	MemberLevel int
+	// ForkedFromID is the project this one was forked from (0: none), for
+	// merge requests from a fork into its upstream.
+	ForkedFromID int64
 }
 
 // Resolve finds a project by id or full path as the caller of ctx sees it;
@@ -78,6 +81,7 @@ func (s *Service) info(ctx context.Context, r *resolved) ProjectInfo {
 		PathWithNamespace: r.ni.path + "/" + r.p.Path, NameWithNamespace: r.ni.name + " / " + r.p.Name,
 		WebURL: web, Visibility: r.p.Visibility, Archived: r.p.Archived, DefaultBranch: r.p.DefaultBranch,
 		Features: r.p.Features, Level: effectiveLevel(auth.FromContext(ctx), r.p, r.l), MemberLevel: r.l.max(),
+		ForkedFromID: int64(r.p.ForkedFromID),
 	}
 }
 
