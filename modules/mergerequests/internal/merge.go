@@ -333,7 +333,7 @@ func (s *Service) removeSourceBranch(ctx context.Context, m *MR) {
 	if err != nil || src.DefaultBranch == m.SourceBranch {
 		return
 	}
-	if ok, err := s.Merges.MayMerge(ctx, src.ID, m.SourceBranch); err != nil || !ok {
+	if protected, err := s.Protection.IsProtected(ctx, src.ID, m.SourceBranch); err != nil || protected {
 		return
 	}
 	_ = s.Merges.DeleteBranch(ctx, src.ID, m.SourceBranch, m.SHA)

@@ -38,6 +38,7 @@ type Deps struct {
 	API        *api.API
 	Log        *zap.Logger
 	Merges     repository.Merges
+	Protection repository.BranchProtection
 	Notes      notes.Service     `optional:"true"`
 	Todos      todos.Service     `optional:"true"`
 	Labels     issues.Labels     `optional:"true"`
@@ -55,6 +56,7 @@ type services struct {
 	API        *api.API
 	Log        *zap.Logger
 	Merges     repository.Merges
+	Protection repository.BranchProtection
 	Notes      notes.Service
 	Todos      todos.Service
 	Labels     issues.Labels
@@ -77,7 +79,10 @@ type Service struct {
 
 // NewService builds the service.
 func NewService(d Deps) *Service {
-	return &Service{services: services{DB: d.DB, Bus: d.Bus, Access: d.Access, Users: d.Users, Lookup: d.Lookup, API: d.API, Log: d.Log, Merges: d.Merges, Notes: d.Notes, Todos: d.Todos, Labels: d.Labels, Milestones: d.Milestones, Closer: d.Closer}, log: d.Log.Named("mergerequests"), merging: map[uint64]*sync.Mutex{},
+	deps := services{DB: d.DB, Bus: d.Bus, Access: d.Access, Users: d.Users, Lookup: d.Lookup, API: d.API, Log: d.Log,
+		Merges: d.Merges, Protection: d.Protection, Notes: d.Notes, Todos: d.Todos, Labels: d.Labels,
+		Milestones: d.Milestones, Closer: d.Closer}
+	return &Service{services: deps, log: d.Log.Named("mergerequests"), merging: map[uint64]*sync.Mutex{},
 		now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
 }
 

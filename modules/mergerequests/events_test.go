@@ -1,0 +1,117 @@
+package mergerequests_test
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/modules/mergerequests"
+)
+
+// TestEventsAndTodos: every change publishes a MergeRequestEvent (the
+// webhooks' Merge Request Hook) with the action and the merge request as
+// it is after it; assignees and people mentioned get todos, done on merge.
+func TestEventsAndTodos(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var got []mergerequests.MergeRequestEvent
+	listener := fennec.NewModule("mr-listener", fennec.ProvideSubscribers(func() []events.Subscriber {
+		return []events.Subscriber{events.Subscribe("test.mergerequests", func(_ context.Context, ev mergerequests.MergeRequestEvent) error {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, ev)
+			return nil
+		})}
+	}))
+	s := start(t, fennectest.WithOptions(fennec.WithModules(listener)))
+	p, w, alice := setup(t, s, "hooks")
+	bob := s.CreateUser(t, "bob")
+	carol := s.CreateUser(t, "carol")
+	addMember(t, alice.Client, p.ID, bob.ID, gitlab.DeveloperPermissions)
+	addMember(t, alice.Client, p.ID, carol.ID, gitlab.ReporterPermissions)
+	sha := w.commit("feature commit", map[string]string{"f": "f\n"})
+	w.git("push", "-q", "origin", "feature")
+	s.drain(t)
+	mr, _, err := alice.Client.MergeRequests.CreateMergeRequest(p.ID, &gitlab.CreateMergeRequestOptions{Title: gitlab.Ptr("Hooked"),
+		SourceBranch: gitlab.Ptr("feature"), TargetBranch: gitlab.Ptr("master"), AssigneeID: gitlab.Ptr(bob.ID),
+		Description: gitlab.Ptr("please look @carol"), Labels: &gitlab.LabelOptions{"b", "a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.drain(t)
+	todosOf := func(token string) []map[string]any {
+		return s.call(t, token, http.MethodGet, "/api/v4/todos", nil).expect(t, 200, "").list(t)
+	}
+	if td := todosOf(bob.Token); len(td) != 1 || td[0]["action_name"] != "assigned" || td[0]["target_type"] != "MergeRequest" {
+		t.Fatalf("bob's todos %v", td)
+	}
+	if td := todosOf(carol.Token); len(td) != 1 || td[0]["action_name"] != "mentioned" {
+		t.Fatalf("carol's todos %v", td)
+	}
+	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"title": "Hooked!"}).expect(t, 200, "")
+	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"state_event": "close"}).expect(t, 200, "")
+	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"state_event": "reopen"}).expect(t, 200, "")
+	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1, "/merge"), nil).expect(t, 200, "")
+	s.drain(t)
+	if td := todosOf(bob.Token); len(td) != 0 {
+		t.Fatalf("bob's todos after the merge %v", td)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var actions []string
+	for _, ev := range got {
+		if ev.Action == mergerequests.Updated && ev.MergeRequest.Title == "Hooked" {
+			continue // the background merge status check may publish none; pushes may
+		}
+		actions = append(actions, string(ev.Action)+":"+ev.MergeRequest.State+":"+ev.MergeRequest.Title)
+	}
+	want := []string{"open:opened:Hooked", "update:opened:Hooked!", "close:closed:Hooked!", "reopen:reopened:Hooked!", "merge:merged:Hooked!"}
+	if !slices.Equal(actions, want) {
+		t.Fatalf("events %v, want %v", actions, want)
+	}
+	ev := got[0]
+	if ev.ProjectID != p.ID || ev.UserID != alice.ID || ev.MergeRequest.IID != 1 || ev.MergeRequest.URL != mr.WebURL ||
+		!slices.Equal(ev.MergeRequest.Labels, []string{"a", "b"}) || ev.MergeRequest.AssigneeID != bob.ID ||
+		ev.MergeRequest.SHA != sha || ev.MergeRequest.LastCommit == nil || ev.MergeRequest.LastCommit.ID != sha ||
+		!strings.HasPrefix(ev.MergeRequest.LastCommit.Message, "feature commit") || ev.MergeRequest.SourceProjectID != p.ID {
+		t.Fatalf("event %+v", ev)
+	}
+	if last := got[len(got)-1]; last.MergeRequest.MergeCommitSHA == "" {
+		t.Fatalf("merge event %+v", last)
+	}
+}
+
+// TestRemoveSourceBranchRules: a protected source branch, or the default
+// branch, is kept after the merge even when removal is asked.
+func TestRemoveSourceBranchRules(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	p, w, alice := setup(t, s, "keep")
+	w.commit("f", map[string]string{"f": "f\n"})
+	w.git("push", "-q", "origin", "feature")
+	s.call(t, alice.Token, http.MethodPut, projectPath(p.ID, "/repository/branches/feature/protect"), nil).expect(t, 200, "")
+	w.git("checkout", "-q", "-b", "other", "master")
+	w.commit("o", map[string]string{"o": "o\n"})
+	w.git("push", "-q", "origin", "other")
+	openMR(t, alice.Client, p.ID, "feature", "master", "protected source")
+	openMR(t, alice.Client, p.ID, "other", "master", "plain source")
+	for iid := int64(1); iid <= 2; iid++ {
+		v := s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, iid, "/merge"), map[string]any{"should_remove_source_branch": true}).
+			expect(t, 200, "").object(t)
+		if v["should_remove_source_branch"] != true {
+			t.Fatalf("!%d %v", iid, v)
+		}
+	}
+	heads := w.git("ls-remote", "--heads", "origin")
+	if !strings.Contains(heads, "refs/heads/feature") || strings.Contains(heads, "refs/heads/other") {
+		t.Fatalf("heads after merges:\n%s", heads)
+	}
+}
