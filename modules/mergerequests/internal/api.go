@@ -764,9 +764,8 @@ func (s *Service) load(ctx context.Context, project int64, iid int64) (*MR, erro
 	return m, err
 }
 
-// base is the revision a merge request's commits and changes are counted
-// from: the target's head, or for a merged one the merge commit's first
-// parent (the target when it was merged) — the stored TargetSHA.
+// commits is GET .../commits: the source's commits not in the target,
+// newest first (for a merged one, not in the target as it was merged).
 func (s *Service) commits(ctx context.Context, in *MRPath) (*struct{ Body []commitSummary }, error) {
 	info, err := s.readProject(ctx, in.ID)
 	if err != nil {
@@ -797,7 +796,8 @@ func (s *Service) rangeCommits(ctx context.Context, m *MR) ([]repository.CommitV
 }
 
 // baseOf is the target revision a merge request is compared with: the
-// target branch's head while open, its recorded head otherwise.
+// target branch's head while open; otherwise its recorded head (for a
+// merged one, the merge commit's first parent: the target as it was).
 func (s *Service) baseOf(ctx context.Context, m *MR) string {
 	if m.Open() {
 		if sha, err := s.Merges.BranchHead(ctx, int64(m.ProjectID), m.TargetBranch); err == nil {

@@ -222,7 +222,9 @@ func issueRefs(info projects.ProjectInfo, list []issues.IssueView) string {
 // branch removed.
 func (s *Service) merge(ctx context.Context, info projects.ProjectInfo, iid int64, uid int64, sha, msg string, removeSource bool) error {
 	var m *MR
-	// Lock it: a second merge of the same merge request finds it locked.
+	var prior string
+	// Lock it: a second merge of the same merge request finds it locked
+	// (406), comments wait, pushes leave it alone.
 	err := s.DB.Update(ctx, func(tx *store.Tx) error {
 		var err error
 		if m, err = mrByIID(tx, info.ID, iid); err != nil {
@@ -232,12 +234,15 @@ func (s *Service) merge(ctx context.Context, info projects.ProjectInfo, iid int6
 			return api.NotAcceptable("406 Not Acceptable")
 		}
 		before := *m
+		prior = m.State
 		m.State, m.SHA = StateLocked, sha
 		return saveMR(tx, before, m)
 	})
 	if err != nil {
 		return err
 	}
+	// unlock puts the prior state back after a failed merge (and the merge
+	// status it found, when it found one).
 	unlock := func(status string) {
 		_ = s.DB.Update(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 			cur, err := mrByIID(tx, info.ID, iid)
@@ -245,20 +250,14 @@ func (s *Service) merge(ctx context.Context, info projects.ProjectInfo, iid int6
 				return err
 			}
 			before := *cur
-			cur.State = m.State
-			if cur.State == StateLocked {
-				cur.State = StateOpened
-			}
+			cur.State = prior
 			if status != "" {
 				cur.MergeStatus = status
 			}
 			return saveMR(tx, before, cur)
 		})
 	}
-	prevState := StateOpened
-	_ = prevState
 	if err := s.Merges.Import(ctx, info.ID, int64(m.SourceProjectID), sha); err != nil {
-		m.State = StateOpened
 		unlock("")
 		return err
 	}
@@ -267,7 +266,6 @@ func (s *Service) merge(ctx context.Context, info projects.ProjectInfo, iid int6
 	}
 	mergeSHA, err := s.Merges.Merge(ctx, info.ID, repository.MergeSpec{Branch: m.TargetBranch, Source: sha, Message: msg})
 	if err != nil {
-		m.State = StateOpened
 		if errors.Is(err, repository.ErrMergeConflict) {
 			unlock(StatusCannot)
 			return ErrNotMergeable
@@ -374,10 +372,6 @@ func (s *Service) check(ctx context.Context, m *MR) {
 			return err
 		}
 		before := *cur
-		// Only when nothing moved meanwhile (another check follows then).
-		if cur.SHA != src && cur.SHA != before.SHA {
-			return nil
-		}
 		cur.SHA, cur.TargetSHA, cur.MergeStatus = src, tgt, status
 		if before.SHA == cur.SHA && before.TargetSHA == cur.TargetSHA && before.MergeStatus == status {
 			return nil

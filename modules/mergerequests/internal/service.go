@@ -5,7 +5,6 @@ import (
 	"errors"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"go.uber.org/fx"
@@ -69,12 +68,6 @@ type Service struct {
 	services
 	log *zap.Logger
 	now func() time.Time
-
-	// merging serialises merges (and merge-status checks) of one merge
-	// request in this process; the ref's compare-and-set protects the
-	// branch itself.
-	mu      sync.Mutex
-	merging map[uint64]*sync.Mutex
 }
 
 // NewService builds the service.
@@ -82,23 +75,12 @@ func NewService(d Deps) *Service {
 	deps := services{DB: d.DB, Bus: d.Bus, Access: d.Access, Users: d.Users, Lookup: d.Lookup, API: d.API, Log: d.Log,
 		Merges: d.Merges, Protection: d.Protection, Notes: d.Notes, Todos: d.Todos, Labels: d.Labels,
 		Milestones: d.Milestones, Closer: d.Closer}
-	return &Service{services: deps, log: d.Log.Named("mergerequests"), merging: map[uint64]*sync.Mutex{},
+	return &Service{services: deps, log: d.Log.Named("mergerequests"),
 		now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
 }
 
-// DB is the store, for benchmarks that seed directly.
+// Store is the store, for benchmarks that seed directly.
 func (s *Service) Store() *store.DB { return s.DB }
-
-func (s *Service) lock(id uint64) *sync.Mutex {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	l := s.merging[id]
-	if l == nil {
-		l = &sync.Mutex{}
-		s.merging[id] = l
-	}
-	return l
-}
 
 // The limits of GitLab's validations.
 const (
