@@ -133,6 +133,18 @@ func TestLife(t *testing.T) {
 	if err != nil || is.State != "closed" {
 		t.Fatalf("issue %v %+v", err, is)
 	}
+	// A merged one still lists its own commits and changes.
+	commits, _, err = alice.Client.MergeRequests.GetMergeRequestCommits(p.ID, 1, nil)
+	if err != nil || len(commits) != 2 || commits[0].ID != second {
+		t.Fatalf("commits after the merge %v %+v", err, commits)
+	}
+	ch = s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1, "/changes"), nil).expect(t, 200, "").object(t)
+	if list, _ := ch["changes"].([]any); len(list) != 2 {
+		t.Fatalf("changes after the merge %v", ch["changes"])
+	}
+	if ch["merged_by"].(map[string]any)["username"] != "bob" || ch["merged_at"] == nil {
+		t.Fatalf("merged_by/merged_at %v %v", ch["merged_by"], ch["merged_at"])
+	}
 	// A merged one: 406 for a second merge; 405 to cancel MWPS.
 	s.call(t, bob.Token, http.MethodPut, mrPath(p.ID, 1, "/merge"), nil).expect(t, 406, "")
 	s.call(t, bob.Token, http.MethodPut, mrPath(p.ID, 1, "/cancel_merge_when_pipeline_succeeds"), nil).expect(t, 405, "")

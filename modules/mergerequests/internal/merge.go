@@ -274,6 +274,10 @@ func (s *Service) merge(ctx context.Context, info projects.ProjectInfo, iid int6
 		if errors.Is(err, repository.ErrBranchNotFound) {
 			return ErrNotMergeable
 		}
+		if errors.Is(err, repository.ErrRefMoved) {
+			// Pushes kept landing on the target while merging.
+			return api.Conflict("The target branch moved while merging; try again")
+		}
 		return err
 	}
 	ctx = context.WithoutCancel(ctx)
