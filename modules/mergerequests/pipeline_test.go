@@ -94,24 +94,41 @@ func TestMergeWhenPipelineSucceeds(t *testing.T) {
 	}
 	passSHA := open("pass")
 	failSHA := open("fail")
+	resetSHA := open("reset")
 	openMR(t, alice.Client, p.ID, "pass", "master", "Pass")
 	openMR(t, alice.Client, p.ID, "fail", "master", "Fail")
+	openMR(t, alice.Client, p.ID, "reset", "master", "Reset")
 	waitPipeline(t, alice.Client, p.ID, passSHA, "running", "pending")
 	waitPipeline(t, alice.Client, p.ID, failSHA, "running", "pending")
+	waitPipeline(t, alice.Client, p.ID, resetSHA, "running", "pending")
 	s.drain(t)
-	for iid := int64(1); iid <= 2; iid++ {
+	for iid := int64(1); iid <= 3; iid++ {
 		v := s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, iid, "/merge"), map[string]any{"merge_when_pipeline_succeeds": true}).
 			expect(t, 200, "").object(t)
 		if v["state"] != "opened" || v["merge_when_pipeline_succeeds"] != true {
 			t.Fatalf("!%d: %v", iid, v)
 		}
 	}
+	// A new push to the source resets the intent.
+	w.git("checkout", "-q", "reset")
+	w.commit("one more", map[string]string{"more": "more"})
+	w.git("push", "-q", "origin", "reset")
+	s.drain(t)
+	v := s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 3), nil).expect(t, 200, "").object(t)
+	if v["merge_when_pipeline_succeeds"] != false || v["state"] != "opened" {
+		t.Fatalf("after a push: %v", v)
+	}
+	if notes := s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 3, "/notes"), nil).expect(t, 200, ""); !strings.Contains(string(notes.body), "canceled the automatic merge: new commits were pushed") {
+		t.Fatalf("notes %s", notes.body)
+	}
+	gate("reset", "ok")
 	gate("pass", "ok")
 	gate("fail", "no")
 	waitPipeline(t, alice.Client, p.ID, passSHA, "success")
 	waitPipeline(t, alice.Client, p.ID, failSHA, "failed")
+	waitPipeline(t, alice.Client, p.ID, resetSHA, "success")
 	s.drain(t)
-	v := s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1), nil).expect(t, 200, "").object(t)
+	v = s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1), nil).expect(t, 200, "").object(t)
 	if v["state"] != "merged" || v["merge_commit_sha"] == nil {
 		t.Fatalf("the passing one: %v", v)
 	}
@@ -126,6 +143,9 @@ func TestMergeWhenPipelineSucceeds(t *testing.T) {
 	notes := s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 2, "/notes"), nil).expect(t, 200, "")
 	if !strings.Contains(string(notes.body), "canceled the automatic merge: the pipeline failed") {
 		t.Fatalf("notes %s", notes.body)
+	}
+	if v := s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 3), nil).expect(t, 200, "").object(t); v["state"] != "opened" {
+		t.Fatalf("the reset one merged on its old pipeline: %v", v["state"])
 	}
 	fresh := s.clone(t, "alice", alice.Token, "alice/mwps")
 	if _, err := gitErr(fresh.home, fresh.dir, "merge-base", "--is-ancestor", passSHA, "HEAD"); err != nil {
