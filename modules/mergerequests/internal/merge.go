@@ -264,7 +264,8 @@ func (s *Service) merge(ctx context.Context, info projects.ProjectInfo, iid int6
 	if msg == "" {
 		msg = s.defaultMessage(ctx, info, m)
 	}
-	mergeSHA, err := s.Merges.Merge(ctx, info.ID, repository.MergeSpec{Branch: m.TargetBranch, Source: sha, Message: msg})
+	mergeSHA, err := s.Merges.Merge(ctx, info.ID, repository.MergeSpec{Branch: m.TargetBranch, Source: sha, Message: msg,
+		SourceProject: int64(m.SourceProjectID)})
 	if err != nil {
 		if errors.Is(err, repository.ErrMergeConflict) {
 			unlock(StatusCannot)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5"
@@ -38,15 +40,40 @@ type MergeSpec struct {
 	Branch  string
 	Source  string
 	Message string
+	// SourceProject, when set and not the target, is the fork Source
+	// comes from: its objects are copied in under the same locks.
+	SourceProject int64
 }
 
 func (m *Merges) open(ctx context.Context, projectID int64) (*git.Repository, error) {
 	return m.w.rd.store.Open(ctx, projectID)
 }
 
+// hold takes the maintenance lock of the projects shared (as pushes do),
+// in id order, for the whole of an operation: a background repack removes
+// the packs it replaces and the objects no ref reaches, so an operation
+// that ran meanwhile would miss objects it had listed, or lose a merge
+// commit written before its ref moved. The returned func releases them.
+func (m *Merges) hold(ids ...int64) func() {
+	ids = slices.DeleteFunc(slices.Clone(ids), func(id int64) bool { return id <= 0 })
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	locks := make([]*sync.RWMutex, len(ids))
+	for i, id := range ids {
+		locks[i] = m.w.rd.store.maintenanceLock(id)
+		locks[i].RLock()
+	}
+	return func() {
+		for i := len(locks) - 1; i >= 0; i-- {
+			locks[i].RUnlock()
+		}
+	}
+}
+
 // BranchHead is the commit a branch points at; ErrBranchNotFound when it
 // does not exist.
 func (m *Merges) BranchHead(ctx context.Context, projectID int64, branch string) (string, error) {
+	defer m.hold(projectID)()
 	repo, err := m.open(ctx, projectID)
 	if err != nil {
 		return "", err
@@ -95,6 +122,7 @@ func mergeTrees(repo *git.Repository, target, source *object.Commit) (*merge.Res
 
 // CanMerge says whether commit source merges cleanly into commit target.
 func (m *Merges) CanMerge(ctx context.Context, projectID int64, target, source string) (bool, error) {
+	defer m.hold(projectID)()
 	repo, err := m.open(ctx, projectID)
 	if err != nil {
 		return false, err
@@ -124,6 +152,12 @@ const mergeAttempts = 5
 // made again over the new head, so the push is kept; ErrMergeConflict when
 // the revisions (now) conflict. It returns the merge commit's id.
 func (m *Merges) Merge(ctx context.Context, projectID int64, spec MergeSpec) (string, error) {
+	defer m.hold(projectID, spec.SourceProject)()
+	if spec.SourceProject > 0 {
+		if err := m.importObjects(ctx, projectID, spec.SourceProject, spec.Source); err != nil {
+			return "", err
+		}
+	}
 	repo, err := m.open(ctx, projectID)
 	if err != nil {
 		return "", err
@@ -184,6 +218,7 @@ func (m *Merges) Merge(ctx context.Context, projectID int64, spec MergeSpec) (st
 // DeleteBranch removes a branch if it still points at sha (ErrRefMoved
 // otherwise), as the user in ctx; it does not check protection.
 func (m *Merges) DeleteBranch(ctx context.Context, projectID int64, branch, sha string) error {
+	defer m.hold(projectID)()
 	repo, err := m.open(ctx, projectID)
 	if err != nil {
 		return err
@@ -216,6 +251,7 @@ func (m *Merges) MayMerge(ctx context.Context, projectID int64, branch string) (
 // Commits lists the commits reachable from head and not from base (git
 // log base..head), newest first, at most limit.
 func (m *Merges) Commits(ctx context.Context, projectID int64, base, head string, limit int) ([]CommitView, error) {
+	defer m.hold(projectID)()
 	repo, err := m.open(ctx, projectID)
 	if err != nil {
 		return nil, err
@@ -251,6 +287,7 @@ func (m *Merges) Commits(ctx context.Context, projectID int64, base, head string
 // Diffs are the changes head makes since its merge base with base, as the
 // compare endpoint renders them.
 func (m *Merges) Diffs(ctx context.Context, projectID int64, base, head string) ([]DiffView, error) {
+	defer m.hold(projectID)()
 	repo, err := m.open(ctx, projectID)
 	if err != nil {
 		return nil, err
@@ -286,6 +323,12 @@ func (m *Merges) Diffs(ctx context.Context, projectID int64, base, head string) 
 // into project to's repository where they are missing (a merge request
 // from a fork is merged in its target's repository).
 func (m *Merges) Import(ctx context.Context, to, from int64, sha string) error {
+	defer m.hold(to, from)()
+	return m.importObjects(ctx, to, from, sha)
+}
+
+// importObjects is Import under the caller's locks.
+func (m *Merges) importObjects(ctx context.Context, to, from int64, sha string) error {
 	if to == from {
 		return nil
 	}
