@@ -116,9 +116,8 @@ func BenchmarkChangesThousandFiles(b *testing.B) {
 	fastImport(b, w, "wide", w.git("rev-parse", "HEAD"), "f", 1000, true)
 	w.git("push", "-q", "origin", "wide")
 	s.drain(b)
-	r := s.call(b, alice.Token, http.MethodPost, projectPath(p.ID, "/merge_requests"),
+	s.call(b, alice.Token, http.MethodPost, projectPath(p.ID, "/merge_requests"),
 		map[string]any{"title": "wide", "source_branch": "wide", "target_branch": "master"}).expect(b, 201, "")
-	_ = r
 	path := mrPath(p.ID, 1, "/changes")
 	got := s.call(b, alice.Token, http.MethodGet, path, nil).expect(b, 200, "").object(b)
 	if ch, _ := got["changes"].([]any); len(ch) != 1000 {

@@ -2,7 +2,6 @@ package mergerequests_test
 
 import (
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -127,7 +126,6 @@ func TestLife(t *testing.T) {
 	if out := fresh.git("ls-remote", "--heads", "origin"); strings.Contains(out, "feature") {
 		t.Errorf("feature still there: %s", out)
 	}
-	_ = filepath.Join
 	// The issue is closed with a note naming the merge request.
 	is, _, err := alice.Client.Issues.GetIssue(p.ID, issue.IID)
 	if err != nil || is.State != "closed" {
