@@ -52,6 +52,16 @@ func TestHugePagesOnEveryList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// And a merge request, from a branch one commit ahead.
+	if _, _, err := root.Commits.CreateCommit(project.ID, &gitlab.CreateCommitOptions{Branch: gitlab.Ptr("feature"), StartBranch: gitlab.Ptr("master"),
+		CommitMessage: gitlab.Ptr("two"), Actions: []*gitlab.CommitActionOptions{{Action: gitlab.Ptr(gitlab.FileCreate), FilePath: gitlab.Ptr("b.txt"), Content: gitlab.Ptr("b\n")}}}); err != nil {
+		t.Fatal(err)
+	}
+	mr, _, err := root.MergeRequests.CreateMergeRequest(project.ID, &gitlab.CreateMergeRequestOptions{Title: gitlab.Ptr("paged mr"),
+		SourceBranch: gitlab.Ptr("feature"), TargetBranch: gitlab.Ptr("master")})
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The push makes a pipeline (through the outbox): pipeline paths need it.
 	var pipelineID int64
 	for deadline := time.Now().Add(10 * time.Second); pipelineID == 0; time.Sleep(20 * time.Millisecond) {
@@ -98,6 +108,8 @@ func TestHugePagesOnEveryList(t *testing.T) {
 				return strconv.FormatInt(milestone.ID, 10)
 			case p == "{snippet_id}":
 				return strconv.FormatInt(snippet.ID, 10)
+			case p == "{merge_request_iid}":
+				return strconv.FormatInt(mr.IID, 10)
 			case p == "{user_id}", strings.HasPrefix(path, "/api/v4/users/"):
 				return "1"
 			case strings.HasPrefix(path, "/api/v4/groups/"):

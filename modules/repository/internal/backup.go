@@ -46,12 +46,6 @@ var SSHBackupSpec = fennec.BackupSpec{Name: "ssh", Dirs: []string{"ssh"}}
 // repositories, and the SSH host keys (written once, never changed).
 func BackupParticipants(st *Storage, state projects.RepositoryState, cfg config.Config) []fennec.BackupParticipant {
 	return []fennec.BackupParticipant{{
-		Name: "ssh",
-		Capture: func(ctx context.Context, tx *store.Tx) (fennec.BackupCapture, error) {
-			files, n, err := fennec.CaptureTree(cfg.Data, "ssh", func(name string) bool { return strings.HasPrefix(name, ".hostkey-") })
-			return fennec.BackupCapture{Files: files, Counts: map[string]int64{"ssh_host_keys": n}}, err
-		},
-	}, {
 		Name: "repository",
 		Hold: func(ctx context.Context) (thaw, end func(), err error) {
 			st.removals.Lock()
@@ -83,6 +77,12 @@ func BackupParticipants(st *Storage, state projects.RepositoryState, cfg config.
 				counts["repositories_not_on_disk"] = missing
 			}
 			return fennec.BackupCapture{Files: files, Counts: counts}, nil
+		},
+	}, {
+		Name: "ssh",
+		Capture: func(ctx context.Context, tx *store.Tx) (fennec.BackupCapture, error) {
+			files, n, err := fennec.CaptureTree(cfg.Data, "ssh", func(name string) bool { return strings.HasPrefix(name, ".hostkey-") })
+			return fennec.BackupCapture{Files: files, Counts: map[string]int64{"ssh_host_keys": n}}, err
 		},
 	}}
 }
