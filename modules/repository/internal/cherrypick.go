@@ -33,6 +33,12 @@ func (w *Writer) cherryPick(ctx context.Context, in *cherryPickInput) (*struct{ 
 	if err != nil {
 		return nil, err
 	}
+	// The objects written below are unreachable until the ref moves; a
+	// repack in between would drop them as garbage. Hold the repository's
+	// maintenance lock shared, as pushes do, until the ref has moved.
+	maint := w.rd.store.maintenanceLock(info.ID)
+	maint.RLock()
+	defer maint.RUnlock()
 	c, err := resolveCommit(repo, in.SHA, info.DefaultBranch)
 	if err != nil || in.SHA == "" {
 		return nil, ErrCommitNotFound

@@ -184,6 +184,12 @@ func (w *Writer) commitActions(ctx context.Context, req commitRequest) (projects
 	if err != nil {
 		return info, nil, err
 	}
+	// The objects written below are unreachable until the ref moves; a
+	// repack in between would drop them as garbage. Hold the repository's
+	// maintenance lock shared, as pushes do, until the ref has moved.
+	maint := w.rd.store.maintenanceLock(info.ID)
+	maint.RLock()
+	defer maint.RUnlock()
 	if !validBranchName(req.Branch) {
 		return info, nil, api.BadRequest("Branch name is invalid")
 	}

@@ -309,6 +309,12 @@ func (w *Writer) createTag(ctx context.Context, in *createTagInput) (*struct{ Bo
 	if err != nil {
 		return nil, err
 	}
+	// The objects written below are unreachable until the ref moves; a
+	// repack in between would drop them as garbage. Hold the repository's
+	// maintenance lock shared, as pushes do, until the ref has moved.
+	maint := w.rd.store.maintenanceLock(info.ID)
+	maint.RLock()
+	defer maint.RUnlock()
 	b := in.Body
 	if !validTagName(b.TagName) {
 		return nil, api.MethodNotAllowed("Tag name invalid")
