@@ -40,6 +40,6 @@ func Module() fennec.Module {
 		notes.ProvideKinds(internal.NoteKinds),
 		todos.ProvideKinds(internal.TodoKinds),
 		feed.ProvideKinds(internal.FeedKinds),
-		fx.Invoke(internal.Bind),
+		fx.Invoke(internal.Bind, internal.RecoverAtStart),
 	)
 }

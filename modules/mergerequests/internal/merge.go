@@ -235,7 +235,7 @@ func (s *Service) merge(ctx context.Context, info projects.ProjectInfo, iid int6
 		}
 		before := *m
 		prior = m.State
-		m.State, m.SHA = StateLocked, sha
+		m.State, m.SHA, m.PriorState, m.LockedByID = StateLocked, sha, m.State, uid
 		return saveMR(tx, before, m)
 	})
 	if err != nil {
@@ -250,7 +250,7 @@ func (s *Service) merge(ctx context.Context, info projects.ProjectInfo, iid int6
 				return err
 			}
 			before := *cur
-			cur.State = prior
+			cur.State, cur.PriorState, cur.LockedByID = prior, "", 0
 			if status != "" {
 				cur.MergeStatus = status
 			}
@@ -282,37 +282,7 @@ func (s *Service) merge(ctx context.Context, info projects.ProjectInfo, iid int6
 		return err
 	}
 	ctx = context.WithoutCancel(ctx)
-	err = s.DB.Update(ctx, func(tx *store.Tx) error {
-		cur, err := mrByIID(tx, info.ID, iid)
-		if err != nil {
-			return err
-		}
-		before := *cur
-		now := s.now()
-		cur.State, cur.MergeCommitSHA, cur.MergedByID, cur.MergedAt = StateMerged, mergeSHA, uid, &now
-		cur.MergeStatus, cur.MergeWhenPipeline, cur.ShouldRemoveSource = StatusCan, false, removeSource
-		if mc, err := s.Merges.Commits(tx.Context(), info.ID, "", mergeSHA, 1); err == nil && len(mc) == 1 && len(mc[0].ParentIDs) > 0 {
-			cur.TargetSHA = mc[0].ParentIDs[0]
-		}
-		s.touch(cur, before.UpdatedAt)
-		if err := saveMR(tx, before, cur); err != nil {
-			return err
-		}
-		if err := s.system(tx, info, cur, uid, "merged"); err != nil {
-			return err
-		}
-		if s.Todos != nil {
-			if err := s.Todos.Done(tx.Context(), target(cur), 0); err != nil {
-				return err
-			}
-		}
-		if err := s.publish(tx, info, cur, uid, event.Merge); err != nil {
-			return err
-		}
-		m = cur
-		return nil
-	})
-	if err != nil {
+	if m, err = s.markMerged(ctx, info, iid, uid, mergeSHA, removeSource); err != nil {
 		return err
 	}
 	if s.Closer != nil && m.TargetBranch == info.DefaultBranch {
@@ -383,4 +353,43 @@ func (s *Service) check(ctx context.Context, m *MR) {
 		}
 		return mrs.Update(tx, cur) // no ordering key changes: UpdatedAt stays
 	})
+}
+
+// markMerged records that merge request iid was merged by uid as mergeSHA:
+// its state, the system note, the todos done and the merge event, in one
+// transaction.
+func (s *Service) markMerged(ctx context.Context, info projects.ProjectInfo, iid int64, uid int64, mergeSHA string, removeSource bool) (*MR, error) {
+	var m *MR
+	err := s.DB.Update(ctx, func(tx *store.Tx) error {
+		cur, err := mrByIID(tx, info.ID, iid)
+		if err != nil {
+			return err
+		}
+		before := *cur
+		now := s.now()
+		cur.State, cur.MergeCommitSHA, cur.MergedByID, cur.MergedAt = StateMerged, mergeSHA, uid, &now
+		cur.MergeStatus, cur.MergeWhenPipeline, cur.ShouldRemoveSource = StatusCan, false, removeSource
+		cur.PriorState, cur.LockedByID = "", 0
+		if mc, err := s.Merges.Commits(tx.Context(), info.ID, "", mergeSHA, 1); err == nil && len(mc) == 1 && len(mc[0].ParentIDs) > 0 {
+			cur.TargetSHA = mc[0].ParentIDs[0]
+		}
+		s.touch(cur, before.UpdatedAt)
+		if err := saveMR(tx, before, cur); err != nil {
+			return err
+		}
+		if err := s.system(tx, info, cur, uid, "merged"); err != nil {
+			return err
+		}
+		if s.Todos != nil {
+			if err := s.Todos.Done(tx.Context(), target(cur), 0); err != nil {
+				return err
+			}
+		}
+		if err := s.publish(tx, info, cur, uid, event.Merge); err != nil {
+			return err
+		}
+		m = cur
+		return nil
+	})
+	return m, err
 }

@@ -58,6 +58,11 @@ type MR struct {
 	MergeUserID       int64  `json:"merge_user_id,omitempty"`
 	MergeMessage      string `json:"merge_message,omitempty"`
 
+	// While locked: the state to go back to and who is merging, so that a
+	// merge cut short by a crash can be finished or undone at start.
+	PriorState string `json:"prior_state,omitempty"`
+	LockedByID int64  `json:"locked_by_id,omitempty"`
+
 	MergeCommitSHA string     `json:"merge_commit_sha,omitempty"`
 	MergedByID     int64      `json:"merged_by_id,omitempty"`
 	MergedAt       *time.Time `json:"merged_at,omitempty"`

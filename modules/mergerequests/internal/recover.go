@@ -1,0 +1,102 @@
+package internal
+
+import (
+	"context"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// A merge request is "locked" only while its merge is being made, which
+// takes a request's time. One still locked when the server starts was being
+// merged when the process stopped: either the merge commit landed on the
+// target branch (the source commit is in the target's history) and only
+// the bookkeeping is missing, or it did not and the merge request goes back
+// to the state it had. Without this it would stay locked for ever: every
+// merge answers 406 to a locked merge request.
+
+// RecoverAtStart runs the recovery when the app starts (an fx.Invoke).
+func RecoverAtStart(lc fx.Lifecycle, s *Service) {
+	lc.Append(fx.Hook{OnStart: func(ctx context.Context) error {
+		s.recoverLocked(auth.WithPrincipal(context.WithoutCancel(ctx), auth.System()))
+		return nil
+	}})
+}
+
+func (s *Service) recoverLocked(ctx context.Context) {
+	var locked []MR
+	err := s.DB.View(ctx, func(tx *store.Tx) error {
+		return mrs.Scan(tx, false, 0, func(m *MR) (bool, error) {
+			if m.State == StateLocked && !m.Deleted {
+				locked = append(locked, *m)
+			}
+			return true, nil
+		})
+	})
+	if err != nil {
+		s.log.Error("merge requests left locked by a stop could not be listed", zap.Error(err))
+		return
+	}
+	for _, m := range locked {
+		if err := s.recoverOne(ctx, m); err != nil {
+			s.log.Error("a merge request left locked by a stop could not be recovered",
+				zap.Uint64("project", m.ProjectID), zap.Uint64("iid", m.IID), zap.Error(err))
+		}
+	}
+}
+
+func (s *Service) recoverOne(ctx context.Context, m MR) error {
+	info, err := s.Access.ResolveID(ctx, int64(m.ProjectID))
+	if err != nil {
+		return err
+	}
+	if mergeSHA := s.landedMerge(ctx, info, m); mergeSHA != "" {
+		s.log.Warn("finishing a merge a stop interrupted after its commit landed",
+			zap.Uint64("project", m.ProjectID), zap.Uint64("iid", m.IID), zap.String("merge_commit", mergeSHA))
+		_, err := s.markMerged(ctx, info, int64(m.IID), m.LockedByID, mergeSHA, m.ShouldRemoveSource)
+		return err
+	}
+	prior := m.PriorState
+	if prior == "" {
+		prior = StateOpened
+	}
+	s.log.Warn("undoing a merge a stop interrupted before its commit landed",
+		zap.Uint64("project", m.ProjectID), zap.Uint64("iid", m.IID), zap.String("state", prior))
+	return s.DB.Update(ctx, func(tx *store.Tx) error {
+		cur, err := mrByIID(tx, info.ID, int64(m.IID))
+		if err != nil || cur.State != StateLocked {
+			return err
+		}
+		before := *cur
+		cur.State, cur.PriorState, cur.LockedByID, cur.MergeStatus = prior, "", 0, StatusUnchecked
+		return saveMR(tx, before, cur)
+	})
+}
+
+// landedMerge finds the merge commit of m on its target branch: a recent
+// commit of the target whose second parent is the commit m was merging.
+// "" when the merge did not land.
+func (s *Service) landedMerge(ctx context.Context, info projects.ProjectInfo, m MR) string {
+	head, err := s.Merges.BranchHead(ctx, info.ID, m.TargetBranch)
+	if err != nil || m.SHA == "" {
+		return ""
+	}
+	// The source commit is not in the target's history: no merge landed.
+	if rest, err := s.Merges.Commits(ctx, info.ID, head, m.SHA, 1); err != nil || len(rest) > 0 {
+		return ""
+	}
+	recent, err := s.Merges.Commits(ctx, info.ID, "", head, 100)
+	if err != nil {
+		return ""
+	}
+	for _, c := range recent {
+		if len(c.ParentIDs) == 2 && c.ParentIDs[1] == m.SHA {
+			return c.ID
+		}
+	}
+	return ""
+}
