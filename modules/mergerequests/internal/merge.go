@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"go.uber.org/zap"
+
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
@@ -244,7 +246,7 @@ func (s *Service) merge(ctx context.Context, info projects.ProjectInfo, iid int6
 	// unlock puts the prior state back after a failed merge (and the merge
 	// status it found, when it found one).
 	unlock := func(status string) {
-		_ = s.DB.Update(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		err := s.DB.Update(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 			cur, err := mrByIID(tx, info.ID, iid)
 			if err != nil || cur.State != StateLocked {
 				return err
@@ -256,6 +258,10 @@ func (s *Service) merge(ctx context.Context, info projects.ProjectInfo, iid int6
 			}
 			return saveMR(tx, before, cur)
 		})
+		if err != nil {
+			// It stays locked until the next start, whose recovery puts it back.
+			s.log.Error("a failed merge could not unlock its merge request", zap.Int64("project", info.ID), zap.Int64("iid", iid), zap.Error(err))
+		}
 	}
 	if err := s.Merges.Import(ctx, info.ID, int64(m.SourceProjectID), sha); err != nil {
 		unlock("")
@@ -341,7 +347,7 @@ func (s *Service) check(ctx context.Context, m *MR) {
 			return
 		}
 	}
-	_ = s.DB.Update(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+	err = s.DB.Update(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		cur, err := mrs.Get(tx, m.ID)
 		if err != nil || !cur.Open() || cur.Deleted || cur.State == StateLocked {
 			return err
@@ -353,6 +359,10 @@ func (s *Service) check(ctx context.Context, m *MR) {
 		}
 		return mrs.Update(tx, cur) // no ordering key changes: UpdatedAt stays
 	})
+	if err != nil {
+		// The status is computed again on the next look; say why it was not kept.
+		s.log.Warn("the merge status could not be stored", zap.Uint64("merge_request", m.ID), zap.Error(err))
+	}
 }
 
 // markMerged records that merge request iid was merged by uid as mergeSHA:

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 
+	"go.uber.org/zap"
+
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
@@ -171,10 +173,12 @@ func (s *Service) onPipeline(ctx context.Context, ev ci.PipelineEvent) error {
 				continue
 			}
 			if err := s.merge(uctx, info, int64(m.IID), m.MergeUserID, m.SHA, m.MergeMessage, m.ShouldRemoveSource); err != nil {
-				s.log.Info("merge when pipeline succeeds failed")
-				_ = s.DB.Update(sys, func(tx *store.Tx) error {
+				s.log.Info("merge when pipeline succeeds failed", zap.Uint64("merge_request", m.ID), zap.Error(err))
+				if err := s.DB.Update(sys, func(tx *store.Tx) error {
 					return s.dropMWPS(tx, info, int64(m.IID), m.MergeUserID, "canceled the automatic merge: the merge failed")
-				})
+				}); err != nil {
+					return err // redelivered: the intent is dropped (or the merge made) next time
+				}
 			}
 		case "failed", "canceled":
 			if err := s.DB.Update(sys, func(tx *store.Tx) error {
