@@ -89,7 +89,7 @@ func Module() fennec.Module {
 	return fennec.NewModule("issues",
 		fennec.Tables(internal.Tables()...),
 		fennec.Migrations(internal.Migrations()...),
-		fx.Provide(internal.NewService, internal.NewLate,
+		fx.Provide(internal.NewService,
 			func(s *internal.Service) Labels { return s },
 			func(s *internal.Service) Milestones { return s },
 			func(s *internal.Service) Closer { return s }),
@@ -98,6 +98,5 @@ func Module() fennec.Module {
 		notes.ProvideKinds(internal.NoteKinds),
 		todos.ProvideKinds(internal.TodoKinds),
 		feed.ProvideKinds(internal.FeedKinds),
-		fx.Invoke(internal.Bind),
 	)
 }

@@ -34,12 +34,12 @@ func Module() fennec.Module {
 	return fennec.NewModule("mergerequests",
 		fennec.Tables(internal.Tables()...),
 		fennec.Migrations(internal.Migrations()...),
-		fx.Provide(internal.NewService, internal.NewLate),
+		fx.Provide(internal.NewService),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		notes.ProvideKinds(internal.NoteKinds),
 		todos.ProvideKinds(internal.TodoKinds),
 		feed.ProvideKinds(internal.FeedKinds),
-		fx.Invoke(internal.Bind, internal.RecoverAtStart),
+		fx.Invoke(internal.RecoverAtStart),
 	)
 }

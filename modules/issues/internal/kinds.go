@@ -12,25 +12,11 @@ import (
 	"github.com/fennec-forge/fennec/modules/todos"
 )
 
-// Late hands the kinds the service once it exists: the notes and todos
-// services are built from the kinds registered with them, and the issues
-// service is built from those services, so the kinds cannot take the
-// service as a constructor parameter (fx would see a cycle). They are only
-// called while the app serves, after Bind.
-type Late struct{ s *Service }
-
-// NewLate is the empty holder.
-func NewLate() *Late { return &Late{} }
-
-// Bind fills the holder (an fx.Invoke).
-func Bind(l *Late, s *Service) { l.s = s }
-
 // NoteKinds registers issues as noteables: /projects/:id/issues/:issue_iid/notes.
-func NoteKinds(l *Late) []notes.Kind {
+func NoteKinds(s *Service) []notes.Kind {
 	return []notes.Kind{{
 		Type: "Issue", Path: "issues", Param: "issue_iid",
 		Resolve: func(ctx context.Context, p projects.ProjectInfo, ref int64) (notes.Noteable, error) {
-			s := l.s
 			if !p.Features.IssuesEnabled {
 				return notes.Noteable{}, projects.ErrForbidden
 			}
@@ -57,11 +43,10 @@ func NoteKinds(l *Late) []notes.Kind {
 }
 
 // TodoKinds registers issues as todo targets.
-func TodoKinds(l *Late) []todos.Kind {
+func TodoKinds(s *Service) []todos.Kind {
 	return []todos.Kind{{
 		Type: "Issue",
 		Render: func(ctx context.Context, t todos.Target) (any, string, error) {
-			s := l.s
 			// The todo's owner could see the issue when it was listed
 			// (Visible); the server reads it for them.
 			sys := auth.WithPrincipal(ctx, auth.System())
@@ -91,18 +76,18 @@ func TodoKinds(l *Late) []todos.Kind {
 			return view, view.WebURL, nil
 		},
 		Visible: func(ctx context.Context, userID int64, t todos.Target) (bool, error) {
-			return l.s.visibleTo(ctx, userID, t.ProjectID, t.ID)
+			return s.visibleTo(ctx, userID, t.ProjectID, t.ID)
 		},
 	}}
 }
 
 // FeedKinds registers issues as feed targets: the caller must be able to
 // read the project's issues and, for a confidential one, see it.
-func FeedKinds(l *Late) []feed.Kind {
+func FeedKinds(s *Service) []feed.Kind {
 	return []feed.Kind{{
 		TargetType: "Issue",
 		Visible: func(ctx context.Context, projectID, targetID int64) (bool, error) {
-			return l.s.visibleAs(ctx, auth.FromContext(ctx).UserID(), projectID, targetID)
+			return s.visibleAs(ctx, auth.FromContext(ctx).UserID(), projectID, targetID)
 		},
 	}}
 }

@@ -12,26 +12,12 @@ import (
 	"github.com/fennec-forge/fennec/modules/todos"
 )
 
-// Late hands the kinds the service once it exists: the notes and todos
-// services are built from the kinds registered with them, and this service
-// from those services, so the kinds cannot take it as a constructor
-// parameter (fx would see a cycle). They are only called while the app
-// serves, after Bind.
-type Late struct{ s *Service }
-
-// NewLate is the empty holder.
-func NewLate() *Late { return &Late{} }
-
-// Bind fills the holder (an fx.Invoke).
-func Bind(l *Late, s *Service) { l.s = s }
-
 // NoteKinds registers merge requests as noteables:
 // /projects/:id/merge_requests/:merge_request_iid/notes.
-func NoteKinds(l *Late) []notes.Kind {
+func NoteKinds(s *Service) []notes.Kind {
 	return []notes.Kind{{
 		Type: "MergeRequest", Path: "merge_requests", Param: "merge_request_iid",
 		Resolve: func(ctx context.Context, p projects.ProjectInfo, ref int64) (notes.Noteable, error) {
-			s := l.s
 			if !p.Features.MergeRequestsEnabled {
 				return notes.Noteable{}, projects.ErrForbidden
 			}
@@ -56,7 +42,7 @@ func NoteKinds(l *Late) []notes.Kind {
 				return projects.ErrForbidden
 			}
 			locked := false
-			_ = l.s.DB.View(ctx, func(tx *store.Tx) error {
+			_ = s.DB.View(ctx, func(tx *store.Tx) error {
 				if m, err := mrs.Get(tx, uint64(n.ID)); err == nil {
 					locked = m.State == StateLocked
 				}
@@ -71,11 +57,10 @@ func NoteKinds(l *Late) []notes.Kind {
 }
 
 // TodoKinds registers merge requests as todo targets.
-func TodoKinds(l *Late) []todos.Kind {
+func TodoKinds(s *Service) []todos.Kind {
 	return []todos.Kind{{
 		Type: "MergeRequest",
 		Render: func(ctx context.Context, t todos.Target) (any, string, error) {
-			s := l.s
 			sys := auth.WithPrincipal(ctx, auth.System())
 			info, err := s.Access.ResolveID(sys, t.ProjectID)
 			if err != nil {
@@ -103,7 +88,7 @@ func TodoKinds(l *Late) []todos.Kind {
 			return view, view.WebURL, nil
 		},
 		Visible: func(ctx context.Context, userID int64, t todos.Target) (bool, error) {
-			u, err := l.s.Lookup.LookupUser(ctx, i64(userID))
+			u, err := s.Lookup.LookupUser(ctx, i64(userID))
 			if err != nil {
 				return false, nil
 			}
@@ -111,7 +96,7 @@ func TodoKinds(l *Late) []todos.Kind {
 			if err != nil {
 				return false, nil
 			}
-			_, err = l.s.Access.RequireID(auth.WithPrincipal(ctx, p), t.ProjectID, projects.ReadMergeRequests)
+			_, err = s.Access.RequireID(auth.WithPrincipal(ctx, p), t.ProjectID, projects.ReadMergeRequests)
 			return err == nil, nil
 		},
 	}}
@@ -119,11 +104,11 @@ func TodoKinds(l *Late) []todos.Kind {
 
 // FeedKinds registers merge requests as feed targets: the caller must be
 // able to read the project's merge requests.
-func FeedKinds(l *Late) []feed.Kind {
+func FeedKinds(s *Service) []feed.Kind {
 	return []feed.Kind{{
 		TargetType: "MergeRequest",
 		Visible: func(ctx context.Context, projectID, targetID int64) (bool, error) {
-			_, err := l.s.Access.RequireID(ctx, projectID, projects.ReadMergeRequests)
+			_, err := s.Access.RequireID(ctx, projectID, projects.ReadMergeRequests)
 			if errors.Is(err, projects.ErrNotFound) || errors.Is(err, projects.ErrForbidden) {
 				return false, nil
 			}
