@@ -193,15 +193,15 @@ func listProject(tx *store.Tx, info projects.ProjectInfo, uid int64, f *filter, 
 			return []*Issue{}, total, nil
 		}
 		seen := 0
-		walk(tx, bucket, pid, !f.asc, func(e walkEntry) bool {
-			if !f.stateOK(e.flags) {
+		store.WalkTimeKeys(tx, bucket, pid, !f.asc, func(id uint64, flags byte) bool {
+			if !f.stateOK(flags) {
 				return true
 			}
 			seen++
 			if seen <= offset {
 				return true
 			}
-			i, err := issues.Get(tx, e.id)
+			i, err := issues.Get(tx, id)
 			if err != nil {
 				walkErr = err
 				return false
@@ -227,16 +227,16 @@ func listProject(tx *store.Tx, info projects.ProjectInfo, uid int64, f *filter, 
 		raw, term = tx.Bucket([]byte(issues.Name())).Get, []byte(f.search)
 	}
 	total := 0
-	walk(tx, bucket, pid, !f.asc, func(e walkEntry) bool {
-		if !f.stateOK(e.flags) || (only != nil && !only[e.id]) || not[e.id] {
+	store.WalkTimeKeys(tx, bucket, pid, !f.asc, func(id uint64, flags byte) bool {
+		if !f.stateOK(flags) || (only != nil && !only[id]) || not[id] {
 			return true
 		}
-		if raw != nil && !containsFold(raw(store.Key(e.id)), term) {
+		if raw != nil && !containsFold(raw(store.Key(id)), term) {
 			return true
 		}
 		var i *Issue
-		if f.search != "" || (e.flags&flagConfidential != 0 && !seesConfidential) {
-			if i, walkErr = issues.Get(tx, e.id); walkErr != nil {
+		if f.search != "" || (flags&flagConfidential != 0 && !seesConfidential) {
+			if i, walkErr = issues.Get(tx, id); walkErr != nil {
 				return false
 			}
 			if !f.matches(i) || !visible(info, i, uid) {
@@ -246,7 +246,7 @@ func listProject(tx *store.Tx, info projects.ProjectInfo, uid int64, f *filter, 
 		total++
 		if total > offset && len(page) < limit {
 			if i == nil {
-				if i, walkErr = issues.Get(tx, e.id); walkErr != nil {
+				if i, walkErr = issues.Get(tx, id); walkErr != nil {
 					return false
 				}
 			}

@@ -1,7 +1,6 @@
 package internal
 
 import (
-	"bytes"
 	"encoding/binary"
 	"strconv"
 	"time"
@@ -177,14 +176,6 @@ func flagsOf(i *Issue) byte {
 	return f
 }
 
-func timeKey(project uint64, t time.Time, id uint64) []byte {
-	k := make([]byte, 24)
-	binary.BigEndian.PutUint64(k, project)
-	binary.BigEndian.PutUint64(k[8:], uint64(t.UnixNano()))
-	binary.BigEndian.PutUint64(k[16:], id)
-	return k
-}
-
 func countKey(project uint64, kind byte) []byte { return append(store.Key(project), kind) }
 
 func addCount(tx *store.Tx, project uint64, kind byte, delta int64) error {
@@ -211,23 +202,16 @@ func getCount(tx *store.Tx, project uint64, kind byte) int {
 // nextSeq takes the next number of a project's sequence (kind 'i' issues,
 // 'm' milestones).
 func nextSeq(tx *store.Tx, project uint64, kind byte) (uint64, error) {
-	b := tx.Bucket(sequences)
-	k := countKey(project, kind)
-	var n uint64
-	if v := b.Get(k); len(v) == 8 {
-		n = binary.BigEndian.Uint64(v)
-	}
-	n++
-	return n, b.Put(k, store.Key(n))
+	return store.NextInSequence(tx, sequences, countKey(project, kind))
 }
 
 // track adds an issue's ordering keys and counts (after an insert).
 func track(tx *store.Tx, i *Issue) error {
-	f := []byte{flagsOf(i)}
-	if err := tx.Bucket(byCreated).Put(timeKey(i.ProjectID, i.CreatedAt, i.ID), f); err != nil {
+	f := flagsOf(i)
+	if err := store.PutTimeKey(tx, byCreated, i.ProjectID, i.CreatedAt, i.ID, f); err != nil {
 		return err
 	}
-	if err := tx.Bucket(byUpdated).Put(timeKey(i.ProjectID, i.UpdatedAt, i.ID), f); err != nil {
+	if err := store.PutTimeKey(tx, byUpdated, i.ProjectID, i.UpdatedAt, i.ID, f); err != nil {
 		return err
 	}
 	return countIssue(tx, i, 1)
@@ -235,10 +219,10 @@ func track(tx *store.Tx, i *Issue) error {
 
 // untrack removes what track added (before a delete or an update).
 func untrack(tx *store.Tx, i *Issue) error {
-	if err := tx.Bucket(byCreated).Delete(timeKey(i.ProjectID, i.CreatedAt, i.ID)); err != nil {
+	if err := store.DeleteTimeKey(tx, byCreated, i.ProjectID, i.CreatedAt, i.ID); err != nil {
 		return err
 	}
-	if err := tx.Bucket(byUpdated).Delete(timeKey(i.ProjectID, i.UpdatedAt, i.ID)); err != nil {
+	if err := store.DeleteTimeKey(tx, byUpdated, i.ProjectID, i.UpdatedAt, i.ID); err != nil {
 		return err
 	}
 	return countIssue(tx, i, -1)
@@ -287,44 +271,6 @@ func deleteIssue(tx *store.Tx, i *Issue) error {
 		return err
 	}
 	return issues.Delete(tx, i.ID)
-}
-
-// walkEntry is one key of an ordering bucket.
-type walkEntry struct {
-	id    uint64
-	flags byte
-}
-
-// walk visits a project's issues in time order (newest first when desc)
-// until fn returns false, reading keys only.
-func walk(tx *store.Tx, bucket []byte, project uint64, desc bool, fn func(walkEntry) bool) {
-	prefix := store.Key(project)
-	c := tx.Bucket(bucket).Cursor()
-	var k, v []byte
-	if desc {
-		k, v = c.Seek(store.Key(project + 1))
-		if k == nil {
-			k, v = c.Last()
-		} else {
-			k, v = c.Prev()
-		}
-	} else {
-		k, v = c.Seek(prefix)
-	}
-	for k != nil && bytes.HasPrefix(k, prefix) {
-		var f byte
-		if len(v) > 0 {
-			f = v[0]
-		}
-		if !fn(walkEntry{id: binary.BigEndian.Uint64(k[16:]), flags: f}) {
-			return
-		}
-		if desc {
-			k, v = c.Prev()
-		} else {
-			k, v = c.Next()
-		}
-	}
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }

@@ -133,7 +133,7 @@ func (s *Service) list(ctx context.Context, in *listInput) (*listOutput, error) 
 		} else {
 			from, limit := in.Offset(), in.Limit()
 			var ids []uint64
-			walk(tx, bucket, uint64(info.ID), desc, func(id uint64, flag byte) bool {
+			store.WalkTimeKeys(tx, bucket, uint64(info.ID), desc, func(id uint64, flag byte) bool {
 				if !stateMatches(in.State, flag) {
 					return true
 				}

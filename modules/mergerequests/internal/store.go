@@ -1,8 +1,6 @@
 package internal
 
 import (
-	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"strconv"
 	"time"
@@ -159,41 +157,26 @@ func flagOf(m *MR) byte {
 	return flagClosed
 }
 
-func timeKey(project uint64, t time.Time, id uint64) []byte {
-	k := make([]byte, 24)
-	binary.BigEndian.PutUint64(k, project)
-	binary.BigEndian.PutUint64(k[8:], uint64(t.UnixNano()))
-	binary.BigEndian.PutUint64(k[16:], id)
-	return k
-}
-
 func track(tx *store.Tx, m *MR) error {
 	if m.Deleted {
 		return nil
 	}
-	f := []byte{flagOf(m)}
-	if err := tx.Bucket(byCreated).Put(timeKey(m.ProjectID, m.CreatedAt, m.ID), f); err != nil {
+	f := flagOf(m)
+	if err := store.PutTimeKey(tx, byCreated, m.ProjectID, m.CreatedAt, m.ID, f); err != nil {
 		return err
 	}
-	return tx.Bucket(byUpdated).Put(timeKey(m.ProjectID, m.UpdatedAt, m.ID), f)
+	return store.PutTimeKey(tx, byUpdated, m.ProjectID, m.UpdatedAt, m.ID, f)
 }
 
 func untrack(tx *store.Tx, m *MR) error {
-	if err := tx.Bucket(byCreated).Delete(timeKey(m.ProjectID, m.CreatedAt, m.ID)); err != nil {
+	if err := store.DeleteTimeKey(tx, byCreated, m.ProjectID, m.CreatedAt, m.ID); err != nil {
 		return err
 	}
-	return tx.Bucket(byUpdated).Delete(timeKey(m.ProjectID, m.UpdatedAt, m.ID))
+	return store.DeleteTimeKey(tx, byUpdated, m.ProjectID, m.UpdatedAt, m.ID)
 }
 
 func nextIID(tx *store.Tx, project uint64) (uint64, error) {
-	b := tx.Bucket(sequences)
-	k := store.Key(project)
-	var n uint64
-	if v := b.Get(k); len(v) == 8 {
-		n = binary.BigEndian.Uint64(v)
-	}
-	n++
-	return n, b.Put(k, store.Key(n))
+	return store.NextInSequence(tx, sequences, store.Key(project))
 }
 
 func insertMR(tx *store.Tx, m *MR) error {
@@ -217,38 +200,6 @@ func saveMR(tx *store.Tx, before MR, m *MR) error {
 		return err
 	}
 	return track(tx, m)
-}
-
-// walk visits a project's merge requests in time order (newest first when
-// desc) until fn returns false, reading keys only.
-func walk(tx *store.Tx, bucket []byte, project uint64, desc bool, fn func(id uint64, flag byte) bool) {
-	prefix := store.Key(project)
-	c := tx.Bucket(bucket).Cursor()
-	var k, v []byte
-	if desc {
-		k, v = c.Seek(store.Key(project + 1))
-		if k == nil {
-			k, v = c.Last()
-		} else {
-			k, v = c.Prev()
-		}
-	} else {
-		k, v = c.Seek(prefix)
-	}
-	for k != nil && bytes.HasPrefix(k, prefix) {
-		var f byte
-		if len(v) > 0 {
-			f = v[0]
-		}
-		if !fn(binary.BigEndian.Uint64(k[16:]), f) {
-			return
-		}
-		if desc {
-			k, v = c.Prev()
-		} else {
-			k, v = c.Next()
-		}
-	}
 }
 
 // pipelineState is the last pipeline seen for a commit.

@@ -1,0 +1,82 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"time"
+)
+
+// Time-ordered keys and per-scope sequences: what a module needs for a
+// scope's (a project's) list ordered by a time and for numbers allocated
+// within a scope (an iid), kept in buckets of its own in the same
+// transactions as its table.
+//
+// A time key is scope ++ unix nanoseconds ++ row id, each 8 bytes
+// big-endian, so byte order is time order within a scope; its value is one
+// byte of flags (open, closed, confidential...) a list can filter on
+// without decoding the row. A page of a scope's list is then a cursor walk
+// over keys alone.
+
+// TimeKey is the key of row id at time t in scope.
+func TimeKey(scope uint64, t time.Time, id uint64) []byte {
+	k := make([]byte, 24)
+	binary.BigEndian.PutUint64(k, scope)
+	binary.BigEndian.PutUint64(k[8:], uint64(t.UnixNano()))
+	binary.BigEndian.PutUint64(k[16:], id)
+	return k
+}
+
+// PutTimeKey records row id at time t in scope, with its flags.
+func PutTimeKey(tx *Tx, bucket []byte, scope uint64, t time.Time, id uint64, flags byte) error {
+	return tx.Bucket(bucket).Put(TimeKey(scope, t, id), []byte{flags})
+}
+
+// DeleteTimeKey removes what PutTimeKey recorded.
+func DeleteTimeKey(tx *Tx, bucket []byte, scope uint64, t time.Time, id uint64) error {
+	return tx.Bucket(bucket).Delete(TimeKey(scope, t, id))
+}
+
+// WalkTimeKeys visits scope's rows in time order (newest first when desc)
+// until fn returns false, reading keys only.
+func WalkTimeKeys(tx *Tx, bucket []byte, scope uint64, desc bool, fn func(id uint64, flags byte) bool) {
+	prefix := Key(scope)
+	c := tx.Bucket(bucket).Cursor()
+	var k, v []byte
+	if desc {
+		k, v = c.Seek(Key(scope + 1))
+		if k == nil {
+			k, v = c.Last()
+		} else {
+			k, v = c.Prev()
+		}
+	} else {
+		k, v = c.Seek(prefix)
+	}
+	for k != nil && bytes.HasPrefix(k, prefix) {
+		var f byte
+		if len(v) > 0 {
+			f = v[0]
+		}
+		if len(k) == 24 && !fn(binary.BigEndian.Uint64(k[16:]), f) {
+			return
+		}
+		if desc {
+			k, v = c.Prev()
+		} else {
+			k, v = c.Next()
+		}
+	}
+}
+
+// NextInSequence takes the next number (from 1) of the sequence stored
+// under key in bucket. Taken in the transaction that uses it, numbers have
+// neither gaps nor duplicates, whatever the concurrency.
+func NextInSequence(tx *Tx, bucket, key []byte) (uint64, error) {
+	b := tx.Bucket(bucket)
+	var n uint64
+	if v := b.Get(key); len(v) == 8 {
+		n = binary.BigEndian.Uint64(v)
+	}
+	n++
+	return n, b.Put(key, Key(n))
+}

@@ -1,0 +1,68 @@
+package store_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// TestTimeKeysAndSequences: a scope's keys walk in time order both ways and
+// never into a neighbouring scope; sequences count from 1 per key.
+func TestTimeKeysAndSequences(t *testing.T) {
+	db := openDB(t, store.Options{NoSync: true})
+	order, seq := []byte("test.order"), []byte("test.seq")
+	if err := db.EnsureBuckets([]string{string(order), string(seq)}); err != nil {
+		t.Fatal(err)
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	err := db.Update(context.Background(), func(tx *store.Tx) error {
+		for i, scope := range []uint64{1, 2, 2, 2, 3} {
+			if err := store.PutTimeKey(tx, order, scope, base.Add(time.Duration(5-i)*time.Second), uint64(10+i), byte(i)); err != nil {
+				return err
+			}
+		}
+		return store.DeleteTimeKey(tx, order, 2, base.Add(3*time.Second), 12)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	walk := func(scope uint64, desc bool) (ids []uint64, flags []byte) {
+		_ = db.View(context.Background(), func(tx *store.Tx) error {
+			store.WalkTimeKeys(tx, order, scope, desc, func(id uint64, f byte) bool {
+				ids, flags = append(ids, id), append(flags, f)
+				return true
+			})
+			return nil
+		})
+		return
+	}
+	if ids, flags := walk(2, false); !slices.Equal(ids, []uint64{13, 11}) || !slices.Equal(flags, []byte{3, 1}) {
+		t.Fatalf("oldest first: %v %v", ids, flags)
+	}
+	if ids, _ := walk(2, true); !slices.Equal(ids, []uint64{11, 13}) {
+		t.Fatalf("newest first: %v", ids)
+	}
+	if ids, _ := walk(3, true); !slices.Equal(ids, []uint64{14}) {
+		t.Fatalf("the last scope, newest first: %v", ids)
+	}
+	if ids, _ := walk(4, true); len(ids) != 0 {
+		t.Fatalf("an empty scope: %v", ids)
+	}
+	var got []uint64
+	_ = db.Update(context.Background(), func(tx *store.Tx) error {
+		for _, k := range []string{"a", "a", "b", "a"} {
+			n, err := store.NextInSequence(tx, seq, []byte(k))
+			if err != nil {
+				return err
+			}
+			got = append(got, n)
+		}
+		return nil
+	})
+	if !slices.Equal(got, []uint64{1, 2, 1, 3}) {
+		t.Fatalf("sequences %v", got)
+	}
+}
