@@ -224,3 +224,47 @@ func TestBasicPasswordThrottle(t *testing.T) {
 		t.Fatalf("wrong password: %v", err)
 	}
 }
+
+// The session cookie is a credential for GET and HEAD only: a browser sends
+// it with any cross-site form, so a write must never be authenticated by it.
+func TestSessionCookieIsReadForGetAndHeadOnly(t *testing.T) {
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
+		r := httptest.NewRequest(m, "/", nil)
+		r.AddCookie(&http.Cookie{Name: auth.SessionCookie, Value: "s3ss"})
+		c := auth.CredentialsFrom(r, nil)
+		readable := m == http.MethodGet || m == http.MethodHead
+		if (c.Session == "s3ss") != readable || c.Empty() == readable {
+			t.Fatalf("%s: session %q, empty %v", m, c.Session, c.Empty())
+		}
+	}
+}
+
+type sessionResolver struct{ user *auth.User }
+
+func (s sessionResolver) ResolveToken(_ context.Context, kind auth.TokenKind, secret string) (*auth.Principal, error) {
+	if kind != auth.KindSession {
+		return nil, auth.ErrUnknownToken
+	}
+	if secret != "good" {
+		return nil, auth.ErrUnauthorized
+	}
+	return &auth.Principal{User: s.user, Method: auth.MethodSession}, nil
+}
+
+// A stale session cookie browses as anonymous; a live one is its user; any
+// other credential wins over the cookie.
+func TestSessionResolvesLastAndStaleIsAnonymous(t *testing.T) {
+	alice := &auth.User{ID: 7, Username: "alice"}
+	r := &auth.Resolver{Tokens: []auth.TokenResolver{sessionResolver{alice}}}
+	p, err := r.Resolve(context.Background(), auth.Credentials{Session: "good"})
+	if err != nil || p.UserID() != 7 || p.Method != auth.MethodSession {
+		t.Fatalf("live session: %+v %v", p, err)
+	}
+	p, err = r.Resolve(context.Background(), auth.Credentials{Session: "stale"})
+	if err != nil || !p.IsAnonymous() {
+		t.Fatalf("stale session: %+v %v", p, err)
+	}
+	if _, err = r.Resolve(context.Background(), auth.Credentials{Session: "good", PrivateToken: "x"}); !errors.Is(err, auth.ErrUnauthorized) {
+		t.Fatalf("a bad private token beside a session cookie: %v, want unauthorized", err)
+	}
+}

@@ -26,6 +26,9 @@ const (
 	MethodOAuth         Method = "oauth"
 	MethodPassword      Method = "password"
 	MethodJobToken      Method = "job_token"
+	// MethodSession: the web session cookie of a browser signed in on the
+	// server's pages (GET and HEAD only).
+	MethodSession Method = "session"
 	// MethodSystem: no credential; background work (System, ForUser).
 	MethodSystem Method = "system"
 )

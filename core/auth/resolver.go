@@ -21,7 +21,16 @@ const (
 	KindOAuth
 	// KindBasic: the password half of HTTP basic auth used as a token (git).
 	KindBasic
+	// KindSession: the web session cookie (SessionCookie), sent by a
+	// browser signed in on the server's pages. Read for GET and HEAD only.
+	KindSession
 )
+
+// SessionCookie is the name of the web session cookie. The API honours it
+// for GET and HEAD requests only (GitLab's rule): a cookie rides along with
+// any cross-site form a browser submits, so accepting it on writes would
+// open a CSRF hole in an API that has no CSRF tokens.
+const SessionCookie = "_fennec_session"
 
 // TokenResolver turns a secret into a principal. It returns ErrUnknownToken
 // when the secret is not one of its tokens and ErrUnauthorized when it is but
@@ -49,7 +58,10 @@ type Credentials struct {
 	BasicUser    string
 	BasicPass    string
 	HasBasic     bool
-	Sudo         string
+	// Session is the web session cookie's value, read for GET and HEAD
+	// requests only; the weakest credential, used when no other is sent.
+	Session string
+	Sudo    string
 	// Addr is the client's address (http.Request.RemoteAddr), passed to
 	// password checks so they can throttle failures per address.
 	Addr string
@@ -57,7 +69,7 @@ type Credentials struct {
 
 // Empty reports whether no credential was sent.
 func (c Credentials) Empty() bool {
-	return c.PrivateToken == "" && c.BearerToken == "" && !c.HasBasic
+	return c.PrivateToken == "" && c.BearerToken == "" && !c.HasBasic && c.Session == ""
 }
 
 // CredentialsFrom reads the headers of r; param reads a request parameter
@@ -82,6 +94,11 @@ func CredentialsFrom(r *http.Request, param func(string) string) Credentials {
 	}
 	if c.Sudo == "" && param != nil {
 		c.Sudo = param("sudo")
+	}
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		if ck, err := r.Cookie(SessionCookie); err == nil {
+			c.Session = ck.Value
+		}
 	}
 	return c
 }
@@ -122,6 +139,15 @@ func (r *Resolver) resolve(ctx context.Context, c Credentials) (*Principal, erro
 		return r.token(ctx, KindOAuth, c.BearerToken)
 	case c.HasBasic:
 		return r.basic(WithClientAddr(ctx, c.Addr), c.BasicUser, c.BasicPass)
+	case c.Session != "":
+		// A browser keeps a cookie after its session ended (signed out
+		// elsewhere, expired, revoked): it browses on as anonymous, as a
+		// signed-out browser would, instead of being refused outright.
+		p, err := r.token(ctx, KindSession, c.Session)
+		if errors.Is(err, ErrUnauthorized) {
+			return anonymous, nil
+		}
+		return p, err
 	}
 	return anonymous, nil
 }
