@@ -266,7 +266,9 @@ func (s *Service) invalidate() {
 // authenticated request: one SHA-256, then the read cache or one read
 // transaction; never a scan, never a write.
 func (s *Service) ResolveToken(ctx context.Context, kind auth.TokenKind, secret string) (*auth.Principal, error) {
-	if kind == auth.KindOAuth {
+	if kind == auth.KindOAuth || kind == auth.KindSession {
+		// A session cookie is never one of these tokens: a token pasted
+		// into the cookie must not authenticate as one.
 		return nil, auth.ErrUnknownToken
 	}
 	sum := sha256.Sum256([]byte(secret))
