@@ -23,6 +23,7 @@ const modulePath = "github.com/fennec-forge/fennec"
 var moduleLayer = map[string]int{
 	"identity":      0,
 	"projects":      1,
+	"oauth":         1, // beside projects, above identity: its password check, users and token resolver
 	"repository":    2,
 	"ci":            3,
 	"todos":         3, // below everything that gives todos (notes, issues, merge requests)

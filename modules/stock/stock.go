@@ -11,6 +11,7 @@ import (
 	"github.com/fennec-forge/fennec/modules/issues"
 	"github.com/fennec-forge/fennec/modules/mergerequests"
 	"github.com/fennec-forge/fennec/modules/notes"
+	"github.com/fennec-forge/fennec/modules/oauth"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
 	"github.com/fennec-forge/fennec/modules/snippets"
@@ -22,6 +23,7 @@ func Modules() []fennec.Module {
 	return []fennec.Module{
 		identity.Module(),
 		projects.Module(),
+		oauth.Module(),
 		repository.Module(),
 		ci.Module(),
 		todos.Module(),

@@ -1,0 +1,20 @@
+// Package oauth is Fennec's OAuth 2.0 provider and web sign-in (issue 17).
+//
+// Administrators register applications through GET/POST/DELETE
+// /api/v4/applications. Browsers sign in on server-rendered pages
+// (/users/sign_in, through identity's password check, so directory users
+// sign in too) and approve an application on the consent page of
+// GET /oauth/authorize (authorization code grant, PKCE optional). Clients
+// trade codes, passwords and refresh tokens for access tokens at
+// POST /oauth/token, inspect them at GET /oauth/token/info and revoke them
+// at POST /oauth/revoke.
+//
+// The module registers a core/auth token resolver: its access tokens
+// authenticate API calls (Bearer header or access_token parameter) with
+// their scopes (api, read_user, openid) enforced as personal tokens' are,
+// and the session cookie authenticates GET and HEAD requests. Users are
+// checked on every use, so blocking a user stops their tokens and ends
+// their sessions at once.
+//
+// It imports core packages and the identity module's root package only.
+package oauth

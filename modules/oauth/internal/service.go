@@ -1,0 +1,208 @@
+package internal
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"html/template"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
+)
+
+// Lifetimes (GitLab 15+ and the spec: access tokens live two hours; codes
+// ten minutes, Doorkeeper's default; a browser session a week).
+const (
+	AccessTokenLifetime = 7200 * time.Second
+	CodeLifetime        = 10 * time.Minute
+	SessionLifetime     = 7 * 24 * time.Hour
+)
+
+// Clock tells the time; tests supply one to move past token lifetimes
+// without sleeping.
+type Clock interface{ Now() time.Time }
+
+// Scopes the server knows (GitLab 9.x's, without the registry's).
+var knownScopes = []string{auth.ScopeAPI, auth.ScopeReadUser, "openid"}
+
+// Domain errors of the applications API.
+var (
+	ErrAppNotFound = errors.New("oauth: application not found")
+)
+
+// Service is the OAuth module: applications, grants, tokens and sessions.
+type Service struct {
+	db        *store.DB
+	log       *zap.Logger
+	passwords auth.PasswordAuthenticator
+	users     auth.UserLookup
+	activity  identity.Activity
+	clock     Clock
+	pages     map[string]*template.Template
+	// external is the server's external URL (cookies are Secure when it is
+	// https), known once the routes are registered.
+	external func() string
+}
+
+// Deps are what the service is built from (fx fills them).
+type Deps struct {
+	fx.In
+	DB        *store.DB
+	Log       *zap.Logger
+	Passwords auth.PasswordAuthenticator
+	Users     auth.UserLookup
+	Activity  identity.Activity `optional:"true"`
+	Clock     Clock             `optional:"true"`
+}
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+// NewService builds the service.
+func NewService(d Deps) *Service {
+	s := &Service{db: d.DB, log: d.Log.Named("oauth"), passwords: d.Passwords, users: d.Users,
+		activity: d.Activity, clock: d.Clock, pages: parsePages(), external: func() string { return "" }}
+	if s.clock == nil {
+		s.clock = wallClock{}
+	}
+	return s
+}
+
+func (s *Service) now() time.Time { return s.clock.Now().UTC() }
+
+// Subscribers: a deleted user's grants, tokens and sessions go with them.
+func Subscribers(s *Service) []events.Subscriber {
+	return []events.Subscriber{
+		events.SubscribeInTx("oauth.user-deleted", func(ctx context.Context, ev identity.UserDeleted) error {
+			return s.db.Update(ctx, func(tx *store.Tx) error { return removeUser(tx, uint64(ev.UserID)) })
+		}),
+	}
+}
+
+// newSecret is 256 random bits in hex: client ids and secrets, codes,
+// tokens and session keys alike (GitLab's are 64 hex characters too).
+func newSecret() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand since Go 1.24)
+	return hex.EncodeToString(b[:])
+}
+
+// hashSecret is what the store keeps of a secret.
+func hashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// secretMatches compares a presented secret with a stored hash in constant
+// time.
+func secretMatches(secret, hash string) bool {
+	return subtle.ConstantTimeCompare([]byte(hashSecret(secret)), []byte(hash)) == 1
+}
+
+// parseScopes splits a scope parameter (space separated, as RFC 6749;
+// commas tolerated, as GitLab's forms) and reports false for an unknown
+// scope. The result has no duplicates and keeps the given order.
+func parseScopes(s string) ([]string, bool) {
+	var out []string
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' || r == '\n' || r == '\r' }) {
+		if !slices.Contains(knownScopes, f) {
+			return nil, false
+		}
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out, true
+}
+
+// subset reports whether every scope of want is in have.
+func subset(want, have []string) bool {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
+}
+
+func itoa(v uint64) string { return strconv.FormatUint(v, 10) }
+
+// user finds a user for a grant or token; a missing or blocked user is
+// auth.ErrUnauthorized.
+func (s *Service) user(ctx context.Context, id uint64) (*auth.User, error) {
+	u, err := s.users.LookupUser(ctx, itoa(id))
+	if errors.Is(err, auth.ErrUserNotFound) {
+		return nil, auth.ErrUnauthorized
+	}
+	if err != nil {
+		return nil, err
+	}
+	if u.Blocked {
+		return nil, auth.ErrUnauthorized
+	}
+	return u, nil
+}
+
+// ResolveToken implements auth.TokenResolver for OAuth access tokens
+// (Bearer header or access_token parameter) and web session cookies. One
+// SHA-256 and one read transaction, plus the user's lookup (read on every
+// use, so a blocked user's tokens and sessions stop at once).
+func (s *Service) ResolveToken(ctx context.Context, kind auth.TokenKind, secret string) (*auth.Principal, error) {
+	switch kind {
+	case auth.KindOAuth:
+		return s.resolveAccessToken(ctx, secret)
+	case auth.KindSession:
+		sess, u, err := s.session(ctx, secret)
+		if err != nil {
+			return nil, err
+		}
+		return &auth.Principal{User: u, Method: auth.MethodSession, TokenID: int64(sess.ID)}, nil
+	}
+	return nil, auth.ErrUnknownToken
+}
+
+func (s *Service) resolveAccessToken(ctx context.Context, secret string) (*auth.Principal, error) {
+	t, err := s.accessToken(ctx, secret)
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.user(ctx, t.UserID)
+	if err != nil {
+		return nil, err
+	}
+	return &auth.Principal{User: u, Method: auth.MethodOAuth, Scopes: t.Scopes, TokenID: int64(t.ID)}, nil
+}
+
+// accessToken finds a live access token: ErrUnknownToken when no token has
+// this secret, ErrUnauthorized when it is revoked or expired.
+func (s *Service) accessToken(ctx context.Context, secret string) (*Token, error) {
+	var t *Token
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		var err error
+		t, err = tokens.GetBy(tx, "access", hashSecret(secret))
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, auth.ErrUnknownToken
+	}
+	if err != nil {
+		return nil, err
+	}
+	if t.RevokedAt != nil || t.expired(s.now()) {
+		return nil, auth.ErrUnauthorized
+	}
+	return t, nil
+}

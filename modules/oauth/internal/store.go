@@ -1,0 +1,156 @@
+package internal
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// Application is a registered OAuth client. Its secret is kept as a
+// SHA-256 hash only: it is 256 random bits, so a fast hash is as safe as a
+// slow one and costs nothing on every token request.
+type Application struct {
+	ID           uint64    `json:"id"`
+	UID          string    `json:"uid"` // the client_id
+	SecretHash   string    `json:"secret_hash"`
+	Name         string    `json:"name"`
+	RedirectURIs []string  `json:"redirect_uris"`
+	Scopes       []string  `json:"scopes"`
+	Confidential bool      `json:"confidential"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+func (a *Application) RecordID() uint64      { return a.ID }
+func (a *Application) SetRecordID(id uint64) { a.ID = id }
+
+// Grant is an authorization code: single use, short-lived, bound to the
+// client, the redirect URI and (with PKCE) the client's verifier. A used
+// grant is kept until it expires, so that a second use of its code is
+// recognised and the tokens it gave are revoked (RFC 6749 section 4.1.2).
+type Grant struct {
+	ID              uint64     `json:"id"`
+	CodeHash        string     `json:"code_hash"`
+	AppID           uint64     `json:"app_id"`
+	UserID          uint64     `json:"user_id"`
+	RedirectURI     string     `json:"redirect_uri"`
+	Scopes          []string   `json:"scopes"`
+	Challenge       string     `json:"challenge,omitempty"`
+	ChallengeMethod string     `json:"challenge_method,omitempty"`
+	CreatedAt       time.Time  `json:"created_at"`
+	ExpiresAt       time.Time  `json:"expires_at"`
+	UsedAt          *time.Time `json:"used_at,omitempty"`
+}
+
+func (g *Grant) RecordID() uint64      { return g.ID }
+func (g *Grant) SetRecordID(id uint64) { g.ID = id }
+
+// Token is an access token and its refresh token, both kept as SHA-256
+// hashes. AppID is 0 for a password grant made without a client.
+type Token struct {
+	ID          uint64     `json:"id"`
+	AccessHash  string     `json:"access_hash"`
+	RefreshHash string     `json:"refresh_hash"`
+	AppID       uint64     `json:"app_id,omitempty"`
+	GrantID     uint64     `json:"grant_id,omitempty"`
+	UserID      uint64     `json:"user_id"`
+	Scopes      []string   `json:"scopes"`
+	CreatedAt   time.Time  `json:"created_at"`
+	ExpiresIn   int64      `json:"expires_in"` // seconds
+	RevokedAt   *time.Time `json:"revoked_at,omitempty"`
+}
+
+func (t *Token) RecordID() uint64      { return t.ID }
+func (t *Token) SetRecordID(id uint64) { t.ID = id }
+
+// expired reports whether the access token is past its lifetime at now.
+func (t *Token) expired(now time.Time) bool {
+	return !now.Before(t.CreatedAt.Add(time.Duration(t.ExpiresIn) * time.Second))
+}
+
+// Session is a browser signed in on the pages; the cookie holds the
+// secret, the store its hash.
+type Session struct {
+	ID        uint64    `json:"id"`
+	Hash      string    `json:"hash"`
+	UserID    uint64    `json:"user_id"`
+	CreatedAt time.Time `json:"created_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+func (s *Session) RecordID() uint64      { return s.ID }
+func (s *Session) SetRecordID(id uint64) { s.ID = id }
+
+func u64(v uint64) string { return strconv.FormatUint(v, 10) }
+
+var (
+	apps = store.NewTable[Application]("oauth.applications",
+		store.Index[Application]{Name: "uid", Unique: true, Keys: func(a *Application) []string { return []string{a.UID} }},
+	)
+	grants = store.NewTable[Grant]("oauth.grants",
+		store.Index[Grant]{Name: "code", Unique: true, Keys: func(g *Grant) []string { return []string{g.CodeHash} }},
+		store.Index[Grant]{Name: "app", Keys: func(g *Grant) []string { return []string{u64(g.AppID)} }},
+		store.Index[Grant]{Name: "user", Keys: func(g *Grant) []string { return []string{u64(g.UserID)} }},
+	)
+	tokens = store.NewTable[Token]("oauth.tokens",
+		store.Index[Token]{Name: "access", Unique: true, Keys: func(t *Token) []string { return []string{t.AccessHash} }},
+		store.Index[Token]{Name: "refresh", Unique: true, Keys: func(t *Token) []string { return []string{t.RefreshHash} }},
+		store.Index[Token]{Name: "app", Keys: func(t *Token) []string {
+			if t.AppID == 0 {
+				return nil
+			}
+			return []string{u64(t.AppID)}
+		}},
+		store.Index[Token]{Name: "grant", Keys: func(t *Token) []string {
+			if t.GrantID == 0 {
+				return nil
+			}
+			return []string{u64(t.GrantID)}
+		}},
+		store.Index[Token]{Name: "user", Keys: func(t *Token) []string { return []string{u64(t.UserID)} }},
+	)
+	sessions = store.NewTable[Session]("oauth.sessions",
+		store.Index[Session]{Name: "hash", Unique: true, Keys: func(s *Session) []string { return []string{s.Hash} }},
+		store.Index[Session]{Name: "user", Keys: func(s *Session) []string { return []string{u64(s.UserID)} }},
+	)
+)
+
+// Tables lists the module's tables for declaration.
+func Tables() []interface{ Buckets() []string } {
+	return []interface{ Buckets() []string }{apps, grants, tokens, sessions}
+}
+
+// Migrations lists the module's schema migrations, oldest first.
+func Migrations() []store.Migration {
+	return []store.Migration{{Module: "oauth", Version: 1, Name: "tables", Up: func(*store.Tx) error { return nil }}}
+}
+
+// deleteTokensBy removes every token whose key in index is key.
+func deleteTokensBy(tx *store.Tx, index, key string) error {
+	_, err := tokens.DeleteBy(tx, index, key)
+	return err
+}
+
+// removeApp deletes an application with its grants and tokens: a deleted
+// client's tokens stop working at once.
+func removeApp(tx *store.Tx, id uint64) error {
+	if _, err := grants.DeleteBy(tx, "app", u64(id)); err != nil {
+		return err
+	}
+	if err := deleteTokensBy(tx, "app", u64(id)); err != nil {
+		return err
+	}
+	return apps.Delete(tx, id)
+}
+
+// removeUser deletes everything a deleted user held here.
+func removeUser(tx *store.Tx, userID uint64) error {
+	if _, err := grants.DeleteBy(tx, "user", u64(userID)); err != nil {
+		return err
+	}
+	if err := deleteTokensBy(tx, "user", u64(userID)); err != nil {
+		return err
+	}
+	_, err := sessions.DeleteBy(tx, "user", u64(userID))
+	return err
+}
