@@ -24,7 +24,7 @@ import (
 // token lifetimes pass without sleeping.
 type testClock struct{ offset atomic.Int64 }
 
-func (c *testClock) Now() time.Time            { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *testClock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
 func (c *testClock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 
 // env is a running stock app whose OAuth module uses clock.

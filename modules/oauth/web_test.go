@@ -307,7 +307,7 @@ func TestAuthorizeErrorsGoBackToTheClient(t *testing.T) {
 	base := url.Values{"client_id": {a.ApplicationID}, "redirect_uri": {"https://app.example.com/cb?tenant=7"}, "response_type": {"code"}, "state": {"s1"}}
 	cases := []struct {
 		name, key, value, code string
-		state              bool
+		state                  bool
 	}{
 		{"implicit grant", "response_type", "token", "unsupported_response_type", true},
 		{"no response type", "response_type", "", "invalid_request", true},
