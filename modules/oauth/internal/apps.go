@@ -190,7 +190,7 @@ func (s *Service) listApps(ctx context.Context, _ *struct{}) (*appsOutput, error
 }
 
 func (s *Service) deleteApp(ctx context.Context, in *appPath) (*struct{}, error) {
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
+	err := s.updateTokens(ctx, func(tx *store.Tx) error {
 		if !apps.Exists(tx, in.ID) {
 			return ErrAppNotFound
 		}

@@ -47,8 +47,13 @@ type Service struct {
 	db        *store.DB
 	log       *zap.Logger
 	passwords auth.PasswordAuthenticator
-	users     auth.UserLookup
+	users     identity.Users
 	activity  identity.Activity
+	// tokenCache keeps the access tokens in use, decoded, so that the
+	// Bearer path costs what identity's private-token path costs. Every
+	// write that revokes or deletes tokens invalidates it on commit
+	// (updateTokens); issuing one needs not.
+	tokenCache *store.ReadCache[[32]byte, *Token]
 	clock     Clock
 	pages     map[string]*template.Template
 	// external is the server's external URL (cookies are Secure when it is
@@ -62,7 +67,7 @@ type Deps struct {
 	DB        *store.DB
 	Log       *zap.Logger
 	Passwords auth.PasswordAuthenticator
-	Users     auth.UserLookup
+	Users     identity.Users
 	Activity  identity.Activity `optional:"true"`
 	Clock     Clock             `optional:"true"`
 }
@@ -74,7 +79,8 @@ func (wallClock) Now() time.Time { return time.Now() }
 // NewService builds the service.
 func NewService(d Deps) *Service {
 	s := &Service{db: d.DB, log: d.Log.Named("oauth"), passwords: d.Passwords, users: d.Users,
-		activity: d.Activity, clock: d.Clock, pages: parsePages(), external: func() string { return "" }}
+		activity: d.Activity, clock: d.Clock, pages: parsePages(), external: func() string { return "" },
+		tokenCache: store.NewReadCache[[32]byte, *Token](50000)}
 	if s.clock == nil {
 		s.clock = wallClock{}
 	}
@@ -87,7 +93,7 @@ func (s *Service) now() time.Time { return s.clock.Now().UTC() }
 func Subscribers(s *Service) []events.Subscriber {
 	return []events.Subscriber{
 		events.SubscribeInTx("oauth.user-deleted", func(ctx context.Context, ev identity.UserDeleted) error {
-			return s.db.Update(ctx, func(tx *store.Tx) error { return removeUser(tx, uint64(ev.UserID)) })
+			return s.updateTokens(ctx, func(tx *store.Tx) error { return removeUser(tx, uint64(ev.UserID)) })
 		}),
 	}
 }
@@ -140,20 +146,30 @@ func subset(want, have []string) bool {
 
 func itoa(v uint64) string { return strconv.FormatUint(v, 10) }
 
-// user finds a user for a grant or token; a missing or blocked user is
-// auth.ErrUnauthorized.
+// user finds a user for a grant, token or session through identity's read
+// cache (which identity's writes, a block among them, invalidate); a
+// missing or blocked user is auth.ErrUnauthorized.
 func (s *Service) user(ctx context.Context, id uint64) (*auth.User, error) {
-	u, err := s.users.LookupUser(ctx, itoa(id))
-	if errors.Is(err, auth.ErrUserNotFound) {
+	u, err := s.users.UserByID(ctx, int64(id))
+	if errors.Is(err, identity.ErrUserNotFound) {
 		return nil, auth.ErrUnauthorized
 	}
 	if err != nil {
 		return nil, err
 	}
-	if u.Blocked {
+	if u.State != "active" {
 		return nil, auth.ErrUnauthorized
 	}
-	return u, nil
+	return &auth.User{ID: u.ID, Username: u.Username, Admin: u.Admin, External: u.External}, nil
+}
+
+// updateTokens is db.Update for writes that revoke or delete tokens: the
+// token cache is invalidated when they commit.
+func (s *Service) updateTokens(ctx context.Context, fn func(*store.Tx) error) error {
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		tx.OnCommit(s.tokenCache.Invalidate)
+		return fn(tx)
+	})
 }
 
 // ResolveToken implements auth.TokenResolver for OAuth access tokens
@@ -189,17 +205,22 @@ func (s *Service) resolveAccessToken(ctx context.Context, secret string) (*auth.
 // accessToken finds a live access token: ErrUnknownToken when no token has
 // this secret, ErrUnauthorized when it is revoked or expired.
 func (s *Service) accessToken(ctx context.Context, secret string) (*Token, error) {
-	var t *Token
-	err := s.db.View(ctx, func(tx *store.Tx) error {
-		var err error
-		t, err = tokens.GetBy(tx, "access", hashSecret(secret))
-		return err
-	})
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, auth.ErrUnknownToken
-	}
-	if err != nil {
-		return nil, err
+	sum := sha256.Sum256([]byte(secret))
+	t, ok := s.tokenCache.Get(sum)
+	if !ok {
+		gen := s.tokenCache.Gen()
+		err := s.db.View(ctx, func(tx *store.Tx) error {
+			var err error
+			t, err = tokens.GetBy(tx, "access", hex.EncodeToString(sum[:]))
+			return err
+		})
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, auth.ErrUnknownToken
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.tokenCache.Put(gen, sum, t)
 	}
 	if t.RevokedAt != nil || t.expired(s.now()) {
 		return nil, auth.ErrUnauthorized

@@ -363,7 +363,7 @@ func (s *Service) codeGrant(ctx context.Context, client clientAuth, p map[string
 	now := s.now()
 	var out issued
 	var refused *oauthError
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
+	err := s.updateTokens(ctx, func(tx *store.Tx) error {
 		refused = nil
 		g, err := grants.GetBy(tx, "code", hashSecret(code))
 		if errors.Is(err, store.ErrNotFound) {
@@ -470,7 +470,7 @@ func (s *Service) refreshGrant(ctx context.Context, client clientAuth, p map[str
 	now := s.now()
 	var out issued
 	var refused error
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
+	err := s.updateTokens(ctx, func(tx *store.Tx) error {
 		refused = nil
 		old, err := tokens.GetBy(tx, "refresh", hashSecret(refresh))
 		if errors.Is(err, store.ErrNotFound) {
@@ -589,7 +589,7 @@ func (s *Service) serveRevoke(w http.ResponseWriter, r *http.Request) {
 	}
 	now := s.now()
 	var refused *oauthError
-	err := s.db.Update(r.Context(), func(tx *store.Tx) error {
+	err := s.updateTokens(r.Context(), func(tx *store.Tx) error {
 		refused = nil
 		h := hashSecret(secret)
 		t, err := tokens.GetBy(tx, "access", h)
