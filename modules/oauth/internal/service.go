@@ -54,8 +54,8 @@ type Service struct {
 	// write that revokes or deletes tokens invalidates it on commit
 	// (updateTokens); issuing one needs not.
 	tokenCache *store.ReadCache[[32]byte, *Token]
-	clock     Clock
-	pages     map[string]*template.Template
+	clock      Clock
+	pages      map[string]*template.Template
 	// external is the server's external URL (cookies are Secure when it is
 	// https), known once the routes are registered.
 	external func() string
