@@ -235,6 +235,17 @@ func TestAuthorizationCodeFlowInChromium(t *testing.T) {
 	default:
 	}
 
+	// The user registers an application of their own on the page.
+	must(t, "own applications", chromedp.Do(tab, chromedp.Navigate(e.URL+"/oauth/applications"), chromedp.WaitVisible(chromedp.ID("name")),
+		chromedp.SendKeys(chromedp.ID("name"), "My own tool"), chromedp.SendKeys(chromedp.ID("redirect_uri"), cb.URL+"/callback"),
+		chromedp.Click(chromedp.ID("register")), chromedp.WaitVisible(chromedp.ID("created-secret"))))
+	secret, err := chromedp.Run(tab, chromedp.Text(chromedp.ID("created-secret")))
+	must(t, "secret", err)
+	if len(secret) != 64 {
+		t.Fatalf("secret shown: %q", secret)
+	}
+	screenshot(t, tab, shots, "applications.png")
+
 	// A new browser without the session must sign in again.
 	other := b.tab(t)
 	must(t, "fresh browser", chromedp.Do(other, chromedp.Navigate(conf.AuthCodeURL("s")), chromedp.WaitVisible(chromedp.ID("login"))))

@@ -44,6 +44,9 @@ func (s *Service) register(a *api.API) {
 	a.Mount("sign-in-page", "GET /users/sign_in", http.HandlerFunc(s.serveSignInPage))
 	a.Mount("sign-in", "POST /users/sign_in", http.HandlerFunc(s.serveSignIn))
 	a.Mount("sign-out", "POST /users/sign_out", http.HandlerFunc(s.serveSignOut))
+	a.Mount("own-applications", "GET /oauth/applications", http.HandlerFunc(s.serveOwnApps))
+	a.Mount("own-application-create", "POST /oauth/applications", http.HandlerFunc(s.serveCreateOwnApp))
+	a.Mount("own-application-delete", "POST /oauth/applications/{id}/delete", http.HandlerFunc(s.serveDeleteOwnApp))
 }
 
 // ApplicationView is an application as the API shows it (GitLab 10.5+'s
@@ -83,6 +86,7 @@ type appPath struct {
 type NewApplication struct {
 	Name, RedirectURI, Scopes string
 	Confidential              bool
+	OwnerID                   uint64
 }
 
 // validate checks an application's fields and returns its redirect URIs
@@ -156,7 +160,7 @@ func (s *Service) CreateApplication(ctx context.Context, n NewApplication) (Appl
 	}
 	uid, secret := newSecret(), newSecret()
 	app := &Application{UID: uid, SecretHash: hashSecret(secret), Name: strings.TrimSpace(n.Name),
-		RedirectURIs: uris, Scopes: scopes, Confidential: n.Confidential, CreatedAt: s.now()}
+		RedirectURIs: uris, Scopes: scopes, Confidential: n.Confidential, OwnerID: n.OwnerID, CreatedAt: s.now()}
 	if err := s.db.Update(ctx, func(tx *store.Tx) error {
 		app.ID = 0
 		return apps.Insert(tx, app)

@@ -22,7 +22,12 @@ type pageData struct {
 	Hidden   []hiddenField
 	CSRF     string
 	ReturnTo string
+	Apps     []ownAppView
+	Created  *createdApp
 }
+
+// createdApp is a just registered application, with its secret.
+type createdApp struct{ Name, ClientID, Secret string }
 
 type hiddenField struct{ Name, Value string }
 
@@ -47,7 +52,7 @@ func describeScopes(scopes []string) []scopeText {
 // page's content.
 func parsePages() map[string]*template.Template {
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"sign_in", "consent", "error", "signed_in"} {
+	for _, name := range []string{"sign_in", "consent", "error", "signed_in", "applications"} {
 		pages[name] = template.Must(template.ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html"))
 	}
 	return pages

@@ -11,14 +11,17 @@ import (
 // SHA-256 hash only: it is 256 random bits, so a fast hash is as safe as a
 // slow one and costs nothing on every token request.
 type Application struct {
-	ID           uint64    `json:"id"`
-	UID          string    `json:"uid"` // the client_id
-	SecretHash   string    `json:"secret_hash"`
-	Name         string    `json:"name"`
-	RedirectURIs []string  `json:"redirect_uris"`
-	Scopes       []string  `json:"scopes"`
-	Confidential bool      `json:"confidential"`
-	CreatedAt    time.Time `json:"created_at"`
+	ID           uint64   `json:"id"`
+	UID          string   `json:"uid"` // the client_id
+	SecretHash   string   `json:"secret_hash"`
+	Name         string   `json:"name"`
+	RedirectURIs []string `json:"redirect_uris"`
+	Scopes       []string `json:"scopes"`
+	Confidential bool     `json:"confidential"`
+	// OwnerID is the user who registered it on their applications page; 0
+	// for one an administrator registered through the API.
+	OwnerID   uint64    `json:"owner_id,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 func (a *Application) RecordID() uint64      { return a.ID }
@@ -86,6 +89,12 @@ func u64(v uint64) string { return strconv.FormatUint(v, 10) }
 var (
 	apps = store.NewTable[Application]("oauth.applications",
 		store.Index[Application]{Name: "uid", Unique: true, Keys: func(a *Application) []string { return []string{a.UID} }},
+		store.Index[Application]{Name: "owner", Keys: func(a *Application) []string {
+			if a.OwnerID == 0 {
+				return nil
+			}
+			return []string{u64(a.OwnerID)}
+		}},
 	)
 	grants = store.NewTable[Grant]("oauth.grants",
 		store.Index[Grant]{Name: "code", Unique: true, Keys: func(g *Grant) []string { return []string{g.CodeHash} }},
@@ -143,14 +152,24 @@ func removeApp(tx *store.Tx, id uint64) error {
 	return apps.Delete(tx, id)
 }
 
-// removeUser deletes everything a deleted user held here.
+// removeUser deletes everything a deleted user held here, the
+// applications they registered included.
 func removeUser(tx *store.Tx, userID uint64) error {
+	owned, err := apps.IDsBy(tx, "owner", u64(userID))
+	if err != nil {
+		return err
+	}
+	for _, id := range owned {
+		if err := removeApp(tx, id); err != nil {
+			return err
+		}
+	}
 	if _, err := grants.DeleteBy(tx, "user", u64(userID)); err != nil {
 		return err
 	}
 	if err := deleteTokensBy(tx, "user", u64(userID)); err != nil {
 		return err
 	}
-	_, err := sessions.DeleteBy(tx, "user", u64(userID))
+	_, err = sessions.DeleteBy(tx, "user", u64(userID))
 	return err
 }
