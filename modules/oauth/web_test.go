@@ -420,3 +420,30 @@ func TestCodeGrantRules(t *testing.T) {
 		t.Fatalf("deny: %v", q)
 	}
 }
+
+// The address to return to after signing in stays on this server.
+func TestSignInReturnsOnlyToThisServer(t *testing.T) {
+	e := start(t)
+	u := e.CreateUser(t, "")
+	for _, c := range []struct{ returnTo, want string }{
+		{"/oauth/applications", "/oauth/applications"},
+		{"//evil.example.com/x", "/users/sign_in"},
+		{"https://evil.example.com/", "/users/sign_in"},
+		{"/\\evil.example.com", "/users/sign_in"},
+		{"/\t/evil.example.com", "/users/sign_in"},
+		{"/\r\nSet-Cookie: x=y", "/users/sign_in"},
+		{"javascript:alert(1)", "/users/sign_in"},
+		{"", "/users/sign_in"},
+	} {
+		w := e.web(t)
+		_, page := w.page(t, http.MethodGet, "/users/sign_in", nil)
+		f := formFields(page)
+		f.Set("login", u.Username)
+		f.Set("password", u.Password)
+		f.Set("return_to", c.returnTo)
+		resp, _ := w.page(t, http.MethodPost, "/users/sign_in", f)
+		if resp.StatusCode != 303 || resp.Header.Get("Location") != c.want {
+			t.Errorf("return_to %q: %d %q, want %q", c.returnTo, resp.StatusCode, resp.Header.Get("Location"), c.want)
+		}
+	}
+}

@@ -252,10 +252,17 @@ func (s *Service) readForm(w http.ResponseWriter, r *http.Request) (url.Values, 
 
 // localPath accepts a return address on this server only: an absolute
 // path, not "//host" or "/\host", which browsers take for another site.
+// Backslashes and control characters are refused anywhere: browsers read
+// a backslash as a slash and drop tabs and newlines, so "/<tab>/host"
+// would become "//host".
 func localPath(p string) string {
-	if p == "" || len(p) > 4096 || p[0] != '/' || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") ||
-		strings.ContainsAny(p, "\r\n") {
+	if p == "" || len(p) > 4096 || p[0] != '/' || strings.HasPrefix(p, "//") {
 		return "/users/sign_in"
+	}
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c < 0x20 || c == 0x7f || c == '\\' || c == ' ' {
+			return "/users/sign_in"
+		}
 	}
 	return p
 }
