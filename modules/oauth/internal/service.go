@@ -173,13 +173,30 @@ func (s *Service) updateTokens(ctx context.Context, fn func(*store.Tx) error) er
 }
 
 // ResolveToken implements auth.TokenResolver for OAuth access tokens
-// (Bearer header or access_token parameter) and web session cookies. One
+// (Bearer header or access_token parameter; as a git password, read-only)
+// and web session cookies. One
 // SHA-256 and one read transaction, plus the user's lookup (read on every
 // use, so a blocked user's tokens and sessions stop at once).
 func (s *Service) ResolveToken(ctx context.Context, kind auth.TokenKind, secret string) (*auth.Principal, error) {
 	switch kind {
 	case auth.KindOAuth:
 		return s.resolveAccessToken(ctx, secret)
+	case auth.KindBasic:
+		// git over HTTP with an access token as the password ("oauth2" as
+		// the user, by custom): clones and fetches only, as GitLab 9.x
+		// allowed (download_code), and only for a token with the api scope.
+		if len(secret) != 64 {
+			return nil, auth.ErrUnknownToken
+		}
+		p, err := s.resolveAccessToken(ctx, secret)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(p.Scopes, auth.ScopeAPI) {
+			return nil, auth.ErrUnauthorized
+		}
+		p.Scopes = []string{auth.ScopeReadRepository}
+		return p, nil
 	case auth.KindSession:
 		sess, u, err := s.session(ctx, secret)
 		if err != nil {
