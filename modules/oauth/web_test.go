@@ -391,6 +391,12 @@ func TestCodeGrantRules(t *testing.T) {
 	resp, body = exchange(a, code, "https://app.example.com/cb")
 	wantOAuthError(t, "expired code", resp, body, 400, "invalid_grant")
 
+	// A public client must use PKCE.
+	resp, _ = w.page(t, http.MethodGet, "/oauth/authorize?"+authQ(public, "https://spa.example.com/cb").Encode(), nil)
+	if loc, _ := url.Parse(resp.Header.Get("Location")); resp.StatusCode != 302 || loc.Query().Get("error") != "invalid_request" {
+		t.Fatalf("public client without PKCE: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+
 	// PKCE S256, for a public client without a secret.
 	verifier := strings.Repeat("v", 50)
 	sum := sha256.Sum256([]byte(verifier))

@@ -107,6 +107,10 @@ func (s *Service) checkAuthRequest(r *http.Request, q url.Values) (*authRequest,
 	switch {
 	case ar.challenge == "" && ar.challengeMethod != "":
 		return ar, &redirectError{"invalid_request", "code_challenge_method without code_challenge."}
+	case ar.challenge == "" && !app.Confidential:
+		// A public client has no secret: only the verifier binds the code
+		// to it (RFC 7636; required by OAuth 2.1).
+		return ar, &redirectError{"invalid_request", "A public client must send a code_challenge (PKCE)."}
 	case ar.challenge == "":
 	case !validPKCEString(ar.challenge):
 		return ar, &redirectError{"invalid_request", "The code_challenge must be 43 to 128 characters of A-Z, a-z, 0-9, '-', '.', '_' and '~'."}
