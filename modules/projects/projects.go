@@ -122,6 +122,25 @@ type RepositoryState interface {
 // the webhooks module opens Hook tokens with it to send X-Gitlab-Token.
 const HookTokenPurpose = internal.PurposeHookToken
 
+// Hook is a stored project hook, as the webhooks module reads it: its
+// Token is sealed (open it with HookTokenPurpose).
+type Hook = internal.HookConfig
+
+// Hooks lets the webhooks module read the project hooks this module
+// configures. Both methods join the transaction ctx carries, if any, and
+// check no permission: callers ask Access first.
+type Hooks interface {
+	// ProjectHooks are a project's hooks in id order (none: empty).
+	ProjectHooks(ctx context.Context, projectID int64) ([]Hook, error)
+	// ProjectHook is one of them; ErrHookNotFound when the project has
+	// no hook of that id.
+	ProjectHook(ctx context.Context, projectID, hookID int64) (Hook, error)
+}
+
+// ErrHookNotFound: the project has no such hook; answered 404 Hook Not
+// Found.
+var ErrHookNotFound = internal.ErrHookNotFound
+
 // Import states of RepositoryState.SetImportStatus.
 const (
 	ImportStarted  = internal.ImportStarted
@@ -145,7 +164,8 @@ func Module() fennec.Module {
 		fennec.ProvideMigrations(internal.Migrations),
 		fx.Provide(internal.NewService, func(s *internal.Service) Access { return s },
 			func(s *internal.Service) RepositoryState { return s },
-			func(s *internal.Service) SSHEndpoint { return s }),
+			func(s *internal.Service) SSHEndpoint { return s },
+			func(s *internal.Service) Hooks { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideRoutes(internal.NewUploadRoutes),
 		fennec.ProvideSubscribers(internal.CleanupSubscribers),

@@ -32,6 +32,16 @@ type ProjectInfo struct {
 	// ForkedFromID is the project this one was forked from (0: none), for
 	// merge requests from a fork into its upstream.
 	ForkedFromID int64
+	// Description is the project's description ("" when it has none), for
+	// the project object of hook payloads.
+	Description string
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // Resolve finds a project by id or full path as the caller of ctx sees it;
@@ -81,7 +91,7 @@ func (s *Service) info(ctx context.Context, r *resolved) ProjectInfo {
 		PathWithNamespace: r.ni.path + "/" + r.p.Path, NameWithNamespace: r.ni.name + " / " + r.p.Name,
 		WebURL: web, Visibility: r.p.Visibility, Archived: r.p.Archived, DefaultBranch: r.p.DefaultBranch,
 		Features: r.p.Features, Level: effectiveLevel(auth.FromContext(ctx), r.p, r.l), MemberLevel: r.l.max(),
-		ForkedFromID: int64(r.p.ForkedFromID),
+		ForkedFromID: int64(r.p.ForkedFromID), Description: deref(r.p.Description),
 	}
 }
 

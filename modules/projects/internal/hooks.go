@@ -292,3 +292,48 @@ func (s *Service) deleteHook(ctx context.Context, in *hookPath) (*struct{}, erro
 		return hooks.Delete(tx, uint64(in.HookID))
 	})
 }
+
+// ErrHookNotFound is what ProjectHook answers for a hook that is not one
+// of the project's (or is gone); the API answers it 404 Hook Not Found.
+var ErrHookNotFound = errHookNotFound
+
+// HookConfig is a project hook as the webhooks module reads it. Token is
+// still sealed (open it with PurposeHookToken): it stays out of memory
+// until a delivery needs it.
+type HookConfig = Hook
+
+// ProjectHooks are the hooks of a project, by id, in the transaction ctx
+// carries if any (the webhooks module enqueues deliveries in the
+// transaction of the event that caused them).
+func (s *Service) ProjectHooks(ctx context.Context, projectID int64) ([]HookConfig, error) {
+	var out []HookConfig
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		ids, err := hooks.IDsBy(tx, "project", u64(uint64(projectID)))
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			h, err := hooks.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			out = append(out, *h)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ProjectHook is one hook of a project; ErrHookNotFound when the project
+// has no such hook. It does not check who asks: callers ask Access first.
+func (s *Service) ProjectHook(ctx context.Context, projectID, hookID int64) (HookConfig, error) {
+	var out HookConfig
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		h, err := projectHook(tx, uint64(projectID), hookID)
+		if err == nil {
+			out = *h
+		}
+		return err
+	})
+	return out, err
+}
