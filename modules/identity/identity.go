@@ -19,6 +19,9 @@ import (
 // internal/.
 type UserDeleted = event.UserDeleted
 
+// UserCreated is published in the transaction that creates a user.
+type UserCreated = event.UserCreated
+
 // Activity records that a user was active today; the repository module calls
 // it on git access over HTTP or SSH. It writes at most once per user and day.
 type Activity interface {

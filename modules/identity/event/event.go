@@ -14,7 +14,23 @@ package event
 type UserDeleted struct {
 	UserID   int64  `json:"user_id"`
 	Username string `json:"username"`
+	// Name and Email are the user's as they were (system hooks send them).
+	Name  string `json:"name,omitempty"`
+	Email string `json:"email,omitempty"`
 }
 
 // EventTopic implements events.Event; the topic is persisted, never rename it.
 func (UserDeleted) EventTopic() string { return "identity.user_deleted" }
+
+// UserCreated is published in the transaction that creates a user (by an
+// administrator, the provisioning API, or a first sign-in through an auth
+// provider).
+type UserCreated struct {
+	UserID   int64  `json:"user_id"`
+	Username string `json:"username"`
+	Name     string `json:"name"`
+	Email    string `json:"email"`
+}
+
+// EventTopic implements events.Event; the topic is persisted, never rename it.
+func (UserCreated) EventTopic() string { return "identity.user_created" }

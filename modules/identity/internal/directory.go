@@ -120,6 +120,9 @@ func (s *Service) linkIdentity(ctx context.Context, provider string, id authprov
 		if err := users.Insert(tx, u); err != nil {
 			return err
 		}
+		if err := s.bus.Publish(tx, userCreated(u)); err != nil {
+			return err
+		}
 		out = u
 		return nil
 	})

@@ -21,6 +21,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity/event"
 )
 
 // MaxSessionTokens bounds the private tokens that session logins mint per
@@ -160,7 +161,12 @@ func (s *Service) createUser(ctx context.Context, nu auth.NewUser) (*User, error
 		return nil, err
 	}
 	u.PasswordHash = hash
-	err = s.update(ctx, func(tx *store.Tx) error { return users.Insert(tx, u) })
+	err = s.update(ctx, func(tx *store.Tx) error {
+		if err := users.Insert(tx, u); err != nil {
+			return err
+		}
+		return s.bus.Publish(tx, userCreated(u))
+	})
 	var conflict *store.ConflictError
 	if errors.As(err, &conflict) {
 		return nil, ValidationError{conflict.Index: {"has already been taken"}}
@@ -531,3 +537,8 @@ var (
 	_ auth.UserLookup            = (*Service)(nil)
 	_ auth.Provisioner           = (*Service)(nil)
 )
+
+// userCreated is the event of u's creation, published with its insert.
+func userCreated(u *User) event.UserCreated {
+	return event.UserCreated{UserID: int64(u.ID), Username: u.Username, Name: u.Name, Email: u.Email}
+}

@@ -299,7 +299,10 @@ func (s *Service) createUserOp(ctx context.Context, in *createUserInput) (*userO
 		if emailTaken(tx, u.Email, 0) {
 			return ValidationError{"email": {"has already been taken"}}
 		}
-		return users.Insert(tx, u)
+		if err := users.Insert(tx, u); err != nil {
+			return err
+		}
+		return s.bus.Publish(tx, userCreated(u))
 	})
 	if err != nil {
 		return nil, conflictAsValidation(err)
@@ -421,7 +424,7 @@ func (s *Service) deleteUser(ctx context.Context, in *UserIDPath) (*maybeOutput,
 			return err
 		}
 		deleted = u
-		return s.bus.Publish(tx, event.UserDeleted{UserID: int64(u.ID), Username: u.Username})
+		return s.bus.Publish(tx, event.UserDeleted{UserID: int64(u.ID), Username: u.Username, Name: u.Name, Email: u.Email})
 	})
 	if err != nil {
 		return nil, err
