@@ -16,6 +16,7 @@ import (
 	"github.com/fennec-forge/fennec/modules/repository"
 	"github.com/fennec-forge/fennec/modules/snippets"
 	"github.com/fennec-forge/fennec/modules/todos"
+	"github.com/fennec-forge/fennec/modules/webhooks"
 )
 
 // Modules returns the stock modules, lowest layer first.
@@ -32,5 +33,6 @@ func Modules() []fennec.Module {
 		snippets.Module(),
 		mergerequests.Module(),
 		activity.Module(),
+		webhooks.Module(),
 	}
 }

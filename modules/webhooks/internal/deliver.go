@@ -1,0 +1,334 @@
+package internal
+
+// Sending: one worker per hook with queued deliveries sends them in queue
+// order; a delivery that fails with a connection error or a 5xx is tried
+// again after a doubling wait, and the ones behind it wait too, so a
+// receiver sees its events in the order they happened. Every attempt is
+// recorded in the delivery log in the transaction that moves the queue,
+// so a restart resumes where the last recorded attempt left off: nothing
+// is lost, and nothing is sent twice unless the process died between a
+// send and its record (then that one delivery is repeated once).
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/fennec-forge/fennec/core/netguard"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// maxResponseBody caps the response body kept in the delivery log.
+const maxResponseBody = 16 << 10
+
+const redacted = "[REDACTED]"
+
+// The outcomes of an attempt.
+const (
+	outcomeDelivered = "delivered"
+	outcomeRetrying  = "retrying"
+	outcomeFailed    = "failed"
+	outcomeRefused   = "refused"
+)
+
+// errHookGone: the delivery's hook was deleted; its queue is dropped.
+var errHookGone = errors.New("webhooks: hook gone")
+
+// target is where and how a delivery is sent, read when it is sent (an
+// edited URL or token applies to what is still queued).
+type target struct {
+	URL       string
+	Token     string
+	VerifySSL bool
+}
+
+// wake starts the worker of each hook key, or nudges the running one.
+func (s *Service) wake(keys ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return
+	}
+	for _, k := range keys {
+		if ch, ok := s.workers[k]; ok {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+			continue
+		}
+		ch := make(chan struct{}, 1)
+		s.workers[k] = ch
+		s.wg.Add(1)
+		go s.work(k, ch)
+	}
+}
+
+// work sends hook key's queue in order until it is empty or the service
+// stops; an attempt under way when it stops is finished and recorded.
+func (s *Service) work(key string, wake chan struct{}) {
+	defer s.wg.Done()
+	for {
+		select {
+		case <-s.stop:
+			return
+		default:
+		}
+		d, err := s.head(key)
+		if err != nil {
+			s.log.Error("webhooks: reading the queue", zap.String("hook", key), zap.Error(err))
+			if !s.sleep(time.Second, wake) {
+				return
+			}
+			continue
+		}
+		if d == nil {
+			s.mu.Lock()
+			select {
+			case <-wake: // enqueued meanwhile
+				s.mu.Unlock()
+				continue
+			default:
+			}
+			delete(s.workers, key)
+			s.mu.Unlock()
+			return
+		}
+		if wait := d.NextTry.Sub(s.now()); wait > 0 {
+			if !s.sleep(wait, wake) {
+				return
+			}
+			continue
+		}
+		if err := s.attempt(d); err != nil {
+			s.log.Error("webhooks: recording a delivery", zap.String("hook", key), zap.Error(err))
+			if !s.sleep(time.Second, wake) {
+				return
+			}
+		}
+	}
+}
+
+// sleep waits d or a wake-up; false when the service stops.
+func (s *Service) sleep(d time.Duration, wake chan struct{}) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-s.stop:
+		return false
+	case <-t.C:
+	case <-wake:
+	}
+	return true
+}
+
+// head is the oldest queued delivery of hook key, nil when none.
+func (s *Service) head(key string) (*Delivery, error) {
+	var d *Delivery
+	err := s.db.View(context.Background(), func(tx *store.Tx) error {
+		ids, err := queue.IDsBy(tx, "hook", key)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		d, err = queue.Get(tx, ids[0])
+		return err
+	})
+	return d, err
+}
+
+// attempt sends d once and records the attempt: the log entry, and d's
+// removal from the queue (delivered, refused or given up) or its next try.
+func (s *Service) attempt(d *Delivery) error {
+	ctx := context.Background()
+	t, err := s.target(ctx, d.System, d.ProjectID, d.HookID)
+	if errors.Is(err, errHookGone) {
+		return s.db.Update(ctx, func(tx *store.Tx) error {
+			_, err := queue.DeleteBy(tx, "hook", d.Hook)
+			return err
+		})
+	}
+	if err != nil {
+		return err
+	}
+	e := s.send(ctx, t, d.Event, d.Body)
+	e.Hook, e.HookID, e.System, e.ProjectID, e.Trigger = d.Hook, d.HookID, d.System, d.ProjectID, d.Trigger
+	e.Attempt = d.Attempts + 1
+	if e.Outcome == outcomeRetrying && e.Attempt >= s.cfg.MaxAttempts {
+		e.Outcome = outcomeFailed
+	}
+	if e.Outcome == outcomeFailed || e.Outcome == outcomeRefused {
+		s.log.Warn("webhooks: delivery given up", zap.String("hook", d.Hook), zap.String("trigger", d.Trigger),
+			zap.Int("attempt", e.Attempt), zap.Int("status", e.ResponseStatus), zap.String("error", e.Error))
+	}
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		if err := deliveryLog.Insert(tx, e); err != nil {
+			return err
+		}
+		cur, err := queue.Get(tx, d.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil // its hook was deleted meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		if e.Outcome != outcomeRetrying {
+			return queue.Delete(tx, d.ID)
+		}
+		cur.Attempts = e.Attempt
+		cur.NextTry = s.now().Add(s.backoff(e.Attempt))
+		return queue.Update(tx, cur)
+	})
+}
+
+// backoff is the wait after the n-th failed attempt: RetryBackoff doubled
+// n-1 times, at most MaxBackoff.
+func (s *Service) backoff(n int) time.Duration {
+	d := s.cfg.RetryBackoff
+	for i := 1; i < n && d < s.cfg.MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, s.cfg.MaxBackoff)
+}
+
+// target reads the hook's URL, token and TLS switch; errHookGone when the
+// hook no longer exists.
+func (s *Service) target(ctx context.Context, system bool, projectID, hookID int64) (target, error) {
+	if system {
+		var h *SystemHook
+		err := s.db.View(ctx, func(tx *store.Tx) error {
+			var err error
+			h, err = systemHooks.Get(tx, uint64(hookID))
+			return err
+		})
+		if errors.Is(err, store.ErrNotFound) {
+			return target{}, errHookGone
+		}
+		if err != nil {
+			return target{}, err
+		}
+		return target{URL: h.URL, Token: s.open(h.Token, purposeSystemHookToken), VerifySSL: h.EnableSSLVerification}, nil
+	}
+	h, err := s.hooks.ProjectHook(ctx, projectID, hookID)
+	if errors.Is(err, projects.ErrHookNotFound) {
+		return target{}, errHookGone
+	}
+	if err != nil {
+		return target{}, err
+	}
+	return target{URL: h.URL, Token: s.open(h.Token, projects.HookTokenPurpose), VerifySSL: h.EnableSSLVerification}, nil
+}
+
+// open unseals a hook token; a token that does not open (a damaged store,
+// another key) is sent as nothing rather than stop the hook.
+func (s *Service) open(token, purpose string) string {
+	if token == "" {
+		return ""
+	}
+	plain, err := s.box.Unseal(token, purpose)
+	if err != nil {
+		s.log.Error("webhooks: a hook token does not open; sending without it", zap.Error(err))
+		return ""
+	}
+	return plain
+}
+
+// send makes one POST and describes it as a log entry (without the hook's
+// identity, which the caller fills in). Credentials in the URL become
+// basic auth and are removed from it; the token and the credentials are
+// redacted in the logged headers.
+func (s *Service) send(ctx context.Context, t target, event string, body []byte) *LogEntry {
+	start := s.now()
+	e := &LogEntry{Event: event, RequestBody: json.RawMessage(body), CreatedAt: start.UTC(),
+		RequestHeaders: map[string]string{"Content-Type": "application/json", "X-Gitlab-Event": event}}
+	u, err := url.Parse(t.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		e.URL, e.Error, e.Outcome = t.URL, "Invalid url given", outcomeFailed
+		return e
+	}
+	user, pass, basic := "", "", u.User != nil
+	if basic {
+		user = u.User.Username()
+		pass, _ = u.User.Password()
+		u.User = nil
+	}
+	e.URL = u.String()
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.URL, bytes.NewReader(body))
+	if err != nil {
+		e.Error, e.Outcome = err.Error(), outcomeFailed
+		return e
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Gitlab-Event", event)
+	if t.Token != "" {
+		req.Header.Set("X-Gitlab-Token", t.Token)
+		e.RequestHeaders["X-Gitlab-Token"] = redacted
+	}
+	if basic {
+		req.SetBasicAuth(user, pass)
+		e.RequestHeaders["Authorization"] = redacted
+	}
+	client := s.verified
+	if !t.VerifySSL {
+		client = s.unverified
+	}
+	resp, err := client.Do(req)
+	e.Duration = s.now().Sub(start)
+	if err != nil {
+		var blocked *netguard.BlockedError
+		if errors.As(err, &blocked) {
+			e.Error, e.Outcome = blocked.Reason, outcomeRefused
+			return e
+		}
+		e.Error, e.Outcome = describe(err), outcomeRetrying
+		return e
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // let the connection be reused
+	e.Duration = s.now().Sub(start)
+	e.ResponseStatus = resp.StatusCode
+	e.ResponseBody = strings.ToValidUTF8(string(raw), "\uFFFD")
+	e.ResponseHeaders = flatten(resp.Header)
+	e.Outcome = outcomeDelivered
+	if resp.StatusCode >= 500 {
+		e.Outcome = outcomeRetrying
+		e.Error = fmt.Sprintf("the receiver answered %d", resp.StatusCode)
+	}
+	return e
+}
+
+// describe is a transport error without the request line Go adds
+// ("Post \"http://...\": "), which would repeat the URL and its query.
+func describe(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return err.Error()
+}
+
+func flatten(h http.Header) map[string]string {
+	out := make(map[string]string, len(h))
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out[k] = strings.Join(h[k], ", ")
+	}
+	return out
+}

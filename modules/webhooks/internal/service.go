@@ -1,0 +1,143 @@
+package internal
+
+import (
+	"context"
+	"crypto/tls"
+	"net/http"
+	"sync"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/netguard"
+	"github.com/fennec-forge/fennec/core/sealed"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/repository"
+)
+
+// purposeSystemHookToken is what system hook tokens are sealed for.
+const purposeSystemHookToken = "webhooks.system_hook.token"
+
+// Deps are what the service is built from.
+type Deps struct {
+	fx.In
+	DB     *store.DB
+	Bus    *events.Bus
+	Log    *zap.Logger
+	API    *api.API
+	Box    *sealed.Box
+	Config config.Config
+	Set    Config
+	Access projects.Access
+	Hooks  projects.Hooks
+	Users  identity.Users
+	Repos  repository.Store
+}
+
+// Service enqueues, sends and shows hook deliveries.
+type Service struct {
+	db     *store.DB
+	bus    *events.Bus
+	log    *zap.Logger
+	api    *api.API
+	box    *sealed.Box
+	cfg    Config
+	access projects.Access
+	hooks  projects.Hooks
+	users  identity.Users
+	repos  repository.Store
+	guard  *netguard.Guard
+	now    func() time.Time
+
+	// Two clients: with and without certificate verification
+	// (enable_ssl_verification), both through the guard's dialer.
+	verified, unverified *http.Client
+
+	mu      sync.Mutex
+	workers map[string]chan struct{} // hook key -> its worker's wake-up
+	stop    chan struct{}
+	stopped bool
+	wg      sync.WaitGroup
+}
+
+// NewService builds the service.
+func NewService(d Deps) *Service {
+	s := &Service{
+		db: d.DB, bus: d.Bus, log: d.Log.Named("webhooks"), api: d.API, box: d.Box, cfg: d.Set,
+		access: d.Access, hooks: d.Hooks, users: d.Users, repos: d.Repos,
+		guard: netguard.New(d.Config.AllowLocalRequests), now: time.Now,
+		workers: map[string]chan struct{}{}, stop: make(chan struct{}),
+	}
+	s.verified = s.newClient(true)
+	s.unverified = s.newClient(false)
+	return s
+}
+
+func (s *Service) newClient(verify bool) *http.Client {
+	t := s.guard.Transport()
+	t.TLSClientConfig = &tls.Config{InsecureSkipVerify: !verify} //nolint:gosec // the hook's enable_ssl_verification says so
+	t.ResponseHeaderTimeout = s.cfg.Timeout
+	return &http.Client{
+		Transport: t,
+		Timeout:   s.cfg.Timeout,
+		// GitLab followed redirects; each hop is dialed through the guard.
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 3 {
+				return http.ErrUseLastResponse
+			}
+			return nil
+		},
+	}
+}
+
+// Start resumes the queues an earlier run left, and prunes the delivery
+// log in the background; both stop with the application.
+func Start(lc fx.Lifecycle, s *Service) {
+	lc.Append(fx.Hook{
+		OnStart: func(ctx context.Context) error {
+			var keys []string
+			err := s.db.View(ctx, func(tx *store.Tx) error {
+				seen := map[string]bool{}
+				return queue.Scan(tx, false, 0, func(d *Delivery) (bool, error) {
+					if !seen[d.Hook] {
+						seen[d.Hook] = true
+						keys = append(keys, d.Hook)
+					}
+					return true, nil
+				})
+			})
+			if err != nil {
+				return err
+			}
+			if len(keys) > 0 {
+				s.log.Info("webhooks: resuming queued deliveries", zap.Int("hooks", len(keys)))
+			}
+			s.wake(keys...)
+			s.wg.Add(1)
+			go s.pruneLoop()
+			return nil
+		},
+		OnStop: func(ctx context.Context) error {
+			s.mu.Lock()
+			if !s.stopped {
+				s.stopped = true
+				close(s.stop)
+			}
+			s.mu.Unlock()
+			done := make(chan struct{})
+			go func() { s.wg.Wait(); close(done) }()
+			select {
+			case <-done:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		},
+	})
+}

@@ -1,0 +1,161 @@
+package internal
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// hookKey names a hook in the queue and the log: "p<id>" for a project
+// hook, "s<id>" for a system hook (the two kinds have ids of their own).
+func hookKey(system bool, id int64) string {
+	if system {
+		return "s" + strconv.FormatInt(id, 10)
+	}
+	return "p" + strconv.FormatInt(id, 10)
+}
+
+// Delivery is a payload waiting to be sent to one hook. Ids grow in
+// enqueue order, so a hook's queue in id order is the order its events
+// were committed; a row leaves the queue when it is delivered or given up.
+type Delivery struct {
+	ID        uint64          `json:"id"`
+	Hook      string          `json:"hook"` // hookKey
+	HookID    int64           `json:"hook_id"`
+	System    bool            `json:"system,omitempty"`
+	ProjectID int64           `json:"project_id,omitempty"`
+	Trigger   string          `json:"trigger"` // push_events...
+	Event     string          `json:"event"`   // X-Gitlab-Event
+	Body      json.RawMessage `json:"body"`
+	Attempts  int             `json:"attempts"`
+	NextTry   time.Time       `json:"next_try"`
+	CreatedAt time.Time       `json:"created_at"`
+}
+
+func (d *Delivery) RecordID() uint64      { return d.ID }
+func (d *Delivery) SetRecordID(id uint64) { d.ID = id }
+
+var queue = store.NewTable[Delivery]("webhooks.queue",
+	store.Index[Delivery]{Name: "hook", Keys: func(d *Delivery) []string { return []string{d.Hook} }},
+)
+
+// LogEntry is one attempt at a delivery, as the delivery log shows it.
+// Ids grow with time, so the oldest entries are the lowest ids.
+type LogEntry struct {
+	ID              uint64            `json:"id"`
+	Hook            string            `json:"hook"`
+	HookID          int64             `json:"hook_id"`
+	System          bool              `json:"system,omitempty"`
+	ProjectID       int64             `json:"project_id,omitempty"`
+	Trigger         string            `json:"trigger"`
+	Event           string            `json:"event"`
+	URL             string            `json:"url"` // without credentials
+	RequestHeaders  map[string]string `json:"request_headers"`
+	RequestBody     json.RawMessage   `json:"request_body"`
+	ResponseStatus  int               `json:"response_status,omitempty"`
+	ResponseHeaders map[string]string `json:"response_headers,omitempty"`
+	ResponseBody    string            `json:"response_body,omitempty"`
+	Duration        time.Duration     `json:"duration"`
+	Attempt         int               `json:"attempt"`
+	Error           string            `json:"error,omitempty"`
+	// Outcome: "delivered", "retrying", "failed" (given up) or "refused"
+	// (the destination is not allowed; never retried).
+	Outcome   string    `json:"outcome"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func (e *LogEntry) RecordID() uint64      { return e.ID }
+func (e *LogEntry) SetRecordID(id uint64) { e.ID = id }
+
+var deliveryLog = store.NewTable[LogEntry]("webhooks.log",
+	store.Index[LogEntry]{Name: "hook", Keys: func(e *LogEntry) []string { return []string{e.Hook} }},
+)
+
+// SystemHook is a hook an administrator added with POST /hooks.
+type SystemHook struct {
+	ID                    uint64    `json:"id"`
+	URL                   string    `json:"url"`
+	Token                 string    `json:"token,omitempty"` // sealed (purposeSystemHookToken)
+	PushEvents            bool      `json:"push_events"`
+	TagPushEvents         bool      `json:"tag_push_events"`
+	EnableSSLVerification bool      `json:"enable_ssl_verification"`
+	CreatedAt             time.Time `json:"created_at"`
+}
+
+func (h *SystemHook) RecordID() uint64      { return h.ID }
+func (h *SystemHook) SetRecordID(id uint64) { h.ID = id }
+
+var systemHooks = store.NewTable[SystemHook]("webhooks.system_hooks")
+
+// Fact is what a payload needs of an object that its own event does not
+// carry: the last known issue or merge request (a note's payload embeds
+// its noteable), job (a pipeline's builds) and pipeline (a job's commit
+// status), project (project_destroy names a project that is gone) and user
+// (user_destroy). Each is recorded from its own events, by kind and id.
+type Fact struct {
+	ID         uint64          `json:"id"`
+	Ref        string          `json:"ref"` // kind:id
+	ProjectID  int64           `json:"project_id,omitempty"`
+	PipelineID int64           `json:"pipeline_id,omitempty"`
+	Data       json.RawMessage `json:"data"`
+	CreatedAt  time.Time       `json:"created_at"`
+}
+
+func (f *Fact) RecordID() uint64      { return f.ID }
+func (f *Fact) SetRecordID(id uint64) { f.ID = id }
+
+var facts = store.NewTable[Fact]("webhooks.facts",
+	store.Index[Fact]{Name: "ref", Unique: true, Keys: func(f *Fact) []string { return []string{f.Ref} }},
+	store.Index[Fact]{Name: "project", Keys: func(f *Fact) []string {
+		if f.ProjectID == 0 {
+			return nil
+		}
+		return []string{strconv.FormatInt(f.ProjectID, 10)}
+	}},
+	store.Index[Fact]{Name: "pipeline", Keys: func(f *Fact) []string {
+		if f.PipelineID == 0 {
+			return nil
+		}
+		return []string{strconv.FormatInt(f.PipelineID, 10)}
+	}},
+)
+
+func factRef(kind string, id int64) string { return kind + ":" + strconv.FormatInt(id, 10) }
+
+// putFact records (or replaces) what is known of kind:id.
+func putFact(tx *store.Tx, kind string, id, projectID, pipelineID int64, v any, now time.Time) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	ref := factRef(kind, id)
+	f, err := facts.GetBy(tx, "ref", ref)
+	switch {
+	case err == nil:
+		f.Data, f.ProjectID, f.PipelineID = data, projectID, pipelineID
+		return facts.Update(tx, f)
+	case errors.Is(err, store.ErrNotFound):
+		return facts.Insert(tx, &Fact{Ref: ref, ProjectID: projectID, PipelineID: pipelineID, Data: data, CreatedAt: now})
+	}
+	return err
+}
+
+// getFact decodes what is known of kind:id into v; false when nothing is.
+func getFact(tx *store.Tx, kind string, id int64, v any) (bool, error) {
+	f, err := facts.GetBy(tx, "ref", factRef(kind, id))
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, json.Unmarshal(f.Data, v)
+}
+
+// Tables are the module's tables.
+func Tables() []interface{ Buckets() []string } {
+	return []interface{ Buckets() []string }{queue, deliveryLog, systemHooks, facts}
+}

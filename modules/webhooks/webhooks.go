@@ -1,0 +1,27 @@
+package webhooks
+
+import (
+	"go.uber.org/fx"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/modules/webhooks/internal"
+)
+
+// SectionName is the module's section of the configuration.
+const SectionName = internal.SectionName
+
+// Config is the module's settings (delivery_log_retention, timeout,
+// max_attempts, retry_backoff, max_backoff).
+type Config = internal.Config
+
+// Module is the webhooks module for fennec.WithModules.
+func Module() fennec.Module {
+	return fennec.NewModule("webhooks",
+		fennec.ModuleConfig(SectionName, internal.DefaultConfig()),
+		fennec.Tables(internal.Tables()...),
+		fx.Provide(internal.NewService),
+		fennec.ProvideSubscribers(internal.Subscribers),
+		fennec.ProvideRoutes(internal.NewRoutes),
+		fx.Invoke(internal.Start),
+	)
+}
