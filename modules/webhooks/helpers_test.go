@@ -231,7 +231,36 @@ type anyMarker struct{}
 
 var anyValue = anyMarker{}
 
+// equal compares got (decoded JSON) with want, where anyValue matches
+// anything at any depth.
 func equal(got, want any) bool {
+	switch w := want.(type) {
+	case anyMarker:
+		return true
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok || len(g) != len(w) {
+			return false
+		}
+		for k, wv := range w {
+			gv, ok := g[k]
+			if !ok || !equal(gv, wv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !equal(g[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	}
 	gj, _ := json.Marshal(got)
 	wj, _ := json.Marshal(want)
 	return bytes.Equal(gj, wj)

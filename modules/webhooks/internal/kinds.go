@@ -74,11 +74,20 @@ func Subscribers(s *Service) []events.Subscriber {
 	return []events.Subscriber{
 		hookKind(s, "webhooks.push", s.onPush),
 		hookKind(s, "webhooks.issue", s.onIssue),
-		hookKind(s, "webhooks.note", s.onNote),
+		// Only comments fire note hooks: the others are never stored for us.
+		events.Only(hookKind(s, "webhooks.note", s.onNote), func(ev noteevent.NoteEvent) bool {
+			return ev.Action == noteevent.NoteCreated && !ev.System
+		}),
 		hookKind(s, "webhooks.merge-request", s.onMergeRequest),
 		hookKind(s, "webhooks.job", s.onJob),
 		hookKind(s, "webhooks.pipeline", s.onPipeline),
-		hookKind(s, "webhooks.project", s.onProject),
+		events.Only(hookKind(s, "webhooks.project", s.onProject), func(ev projects.ProjectEvent) bool {
+			switch ev.Action {
+			case projects.ProjectCreated, projects.ProjectForked, projects.ProjectUpdated, projects.ProjectDeleted:
+				return true
+			}
+			return false
+		}),
 		hookKind(s, "webhooks.user-created", s.onUserCreated),
 		hookKind(s, "webhooks.user-deleted", s.onUserDeleted),
 	}
@@ -253,9 +262,9 @@ func (s *Service) onMergeRequest(ctx context.Context, ev mrevent.MergeRequestEve
 }
 
 func (s *Service) onNote(ctx context.Context, ev noteevent.NoteEvent) (payload, error) {
-	// GitLab fired note hooks for comments as they were made, system
-	// notes included; an edit fired none.
-	if ev.Action != noteevent.NoteCreated {
+	// GitLab 9.x fired note hooks for comments as they were made; system
+	// notes (status changes, cross-references) and edits fired none.
+	if ev.Action != noteevent.NoteCreated || ev.System {
 		return payload{}, nil
 	}
 	err := s.db.Update(ctx, func(tx *store.Tx) error {

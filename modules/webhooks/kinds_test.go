@@ -1,0 +1,264 @@
+package webhooks_test
+
+import (
+	"strings"
+	"testing"
+
+	gitlab "gitlab.com/gitlab-org/api/client-go"
+)
+
+// An annotated tag sends a Tag Push Hook whose checkout_sha is the tagged
+// commit and whose message is the tag's.
+func TestTagPushHookPayload(t *testing.T) {
+	e := start(t, true)
+	alice := e.CreateUser(t, "alice")
+	p := newProject(t, alice.Client, "tagged")
+	c := commitFile(t, alice.Client, p.ID, "master", "a.txt", "a\n")
+	rcv := newReceiver(t)
+	e.drain(t) // the first push is not the tag's hook's business
+	addHook(t, alice.Client, p.ID, rcv.URL+"/tag", "")
+	tag, _, err := alice.Client.Tags.CreateTag(p.ID, &gitlab.CreateTagOptions{TagName: gitlab.Ptr("v1.0"), Ref: gitlab.Ptr("master"),
+		Message: gitlab.Ptr("release one")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := rcv.waitFor(t, "/tag", 1)[0]
+	if got := d.Header.Get("X-Gitlab-Event"); got != "Tag Push Hook" {
+		t.Errorf("X-Gitlab-Event = %q", got)
+	}
+	if _, ok := d.Header["X-Gitlab-Token"]; ok {
+		t.Error("X-Gitlab-Token sent for a hook without a token")
+	}
+	wantFields(t, "tag_push", d.Body, map[string]any{
+		"object_kind": "tag_push", "ref": "refs/tags/v1.0", "before": "0000000000000000000000000000000000000000",
+		"checkout_sha": c.ID, "message": anyValue, "user_id": alice.ID, "user_name": "User alice", "project_id": p.ID,
+		"commits": []any{}, "total_commits_count": 0,
+	})
+	if after, _ := d.Body["after"].(string); len(after) != 40 || after == c.ID {
+		t.Errorf("after = %q: want the tag object, not the commit %s", after, c.ID)
+	}
+	if msg, _ := d.Body["message"].(string); !strings.HasPrefix(msg, "release one") {
+		t.Errorf("message = %q", d.Body["message"])
+	}
+	_ = tag
+}
+
+// Issues: opened, then closed, each an Issue Hook with the issue's
+// attributes, assignees, labels and the actor.
+func TestIssueHookPayload(t *testing.T) {
+	e := start(t, true)
+	alice := e.CreateUser(t, "alice")
+	bob := e.CreateUser(t, "bob")
+	p := newProject(t, alice.Client, "tracker")
+	if _, _, err := alice.Client.ProjectMembers.AddProjectMember(p.ID, &gitlab.AddProjectMemberOptions{UserID: gitlab.Ptr(bob.ID),
+		AccessLevel: gitlab.Ptr(gitlab.DeveloperPermissions)}); err != nil {
+		t.Fatal(err)
+	}
+	rcv := newReceiver(t)
+	addHook(t, alice.Client, p.ID, rcv.URL+"/issues", "")
+	is, _, err := alice.Client.Issues.CreateIssue(p.ID, &gitlab.CreateIssueOptions{Title: gitlab.Ptr("Broken"),
+		Description: gitlab.Ptr("It is broken"), AssigneeIDs: &[]int64{bob.ID}, Labels: &gitlab.LabelOptions{"bug"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := bob.Client.Issues.UpdateIssue(p.ID, is.IID, &gitlab.UpdateIssueOptions{StateEvent: gitlab.Ptr("close")}); err != nil {
+		t.Fatal(err)
+	}
+	got := rcv.waitFor(t, "/issues", 2)
+	open, closed := got[0], got[1]
+	if ev := open.Header.Get("X-Gitlab-Event"); ev != "Issue Hook" {
+		t.Errorf("X-Gitlab-Event = %q", ev)
+	}
+	web := e.URL + "/alice/tracker"
+	wantFields(t, "issue", open.Body, map[string]any{
+		"object_kind": "issue",
+		"user":        map[string]any{"name": "User alice", "username": "alice", "avatar_url": anyValue},
+		"repository":  map[string]any{"name": "tracker", "url": "git@127.0.0.1:alice/tracker.git", "description": "", "homepage": web},
+		"assignees":   []any{map[string]any{"name": "User bob", "username": "bob", "avatar_url": anyValue}},
+		"assignee":    map[string]any{"name": "User bob", "username": "bob", "avatar_url": anyValue},
+		"labels":      []any{map[string]any{"title": "bug"}},
+		"project":     anyValue,
+	})
+	if u := open.Body["user"].(map[string]any); u["avatar_url"] == nil {
+		t.Error("user.avatar_url is null")
+	}
+	attrs := open.Body["object_attributes"].(map[string]any)
+	wantFields(t, "issue.object_attributes", attrs, map[string]any{
+		"id": is.ID, "iid": is.IID, "title": "Broken", "description": "It is broken", "state": "opened",
+		"project_id": p.ID, "author_id": alice.ID, "assignee_ids": []int64{bob.ID}, "assignee_id": bob.ID,
+		"milestone_id": nil, "created_at": anyValue, "updated_at": anyValue, "confidential": false, "due_date": nil,
+		"url": web + "/issues/" + itoa(is.IID), "action": "open",
+	})
+	if ts, _ := attrs["created_at"].(string); !strings.HasSuffix(ts, " UTC") || len(ts) != len("2006-01-02 15:04:05 UTC") {
+		t.Errorf("created_at = %q, want Ruby's Time#to_s", ts)
+	}
+	if ev := closed.Header.Get("X-Gitlab-Event"); ev != "Issue Hook" {
+		t.Errorf("closing: X-Gitlab-Event = %q (system notes fire no Note Hook)", ev)
+	}
+	wantFields(t, "closed", closed.Body, map[string]any{"user": map[string]any{"name": "User bob", "username": "bob", "avatar_url": anyValue}})
+	wantFields(t, "closed.object_attributes", closed.Body["object_attributes"].(map[string]any),
+		map[string]any{"state": "closed", "action": "close", "iid": is.IID})
+}
+
+// A comment on an issue sends a Note Hook with the note and the issue.
+func TestNoteHookPayload(t *testing.T) {
+	e := start(t, true)
+	alice := e.CreateUser(t, "alice")
+	p := newProject(t, alice.Client, "talk")
+	is, _, err := alice.Client.Issues.CreateIssue(p.ID, &gitlab.CreateIssueOptions{Title: gitlab.Ptr("Question")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv := newReceiver(t)
+	e.drain(t)
+	h := addHook(t, alice.Client, p.ID, rcv.URL+"/notes", "")
+	_, _, err = alice.Client.Projects.EditProjectHook(p.ID, h.ID, &gitlab.EditProjectHookOptions{URL: gitlab.Ptr(rcv.URL + "/notes"),
+		IssuesEvents: gitlab.Ptr(false), NoteEvents: gitlab.Ptr(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _, err := alice.Client.Notes.CreateIssueNote(p.ID, is.IID, &gitlab.CreateIssueNoteOptions{Body: gitlab.Ptr("Why?")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := rcv.waitFor(t, "/notes", 1)[0]
+	if ev := d.Header.Get("X-Gitlab-Event"); ev != "Note Hook" {
+		t.Errorf("X-Gitlab-Event = %q", ev)
+	}
+	web := e.URL + "/alice/talk"
+	wantFields(t, "note", d.Body, map[string]any{
+		"object_kind": "note", "project_id": p.ID, "project": anyValue, "repository": anyValue,
+		"user": map[string]any{"name": "User alice", "username": "alice", "avatar_url": anyValue},
+	})
+	wantFields(t, "note.object_attributes", d.Body["object_attributes"].(map[string]any), map[string]any{
+		"id": n.ID, "note": "Why?", "noteable_type": "Issue", "author_id": alice.ID, "created_at": anyValue,
+		"updated_at": anyValue, "project_id": p.ID, "attachment": nil, "line_code": nil, "commit_id": "",
+		"noteable_id": is.ID, "system": false, "st_diff": nil,
+		"url": web + "/issues/" + itoa(is.IID) + "#note_" + itoa(n.ID),
+	})
+	wantFields(t, "note.issue", d.Body["issue"].(map[string]any), map[string]any{
+		"id": is.ID, "iid": is.IID, "title": "Question", "state": "opened", "url": web + "/issues/" + itoa(is.IID)})
+	if len(rcv.all()) != 1 {
+		t.Errorf("received %d, want only the note", len(rcv.all()))
+	}
+}
+
+// A merge request sends a Merge Request Hook with source, target and
+// last_commit.
+func TestMergeRequestHookPayload(t *testing.T) {
+	e := start(t, true)
+	alice := e.CreateUser(t, "alice")
+	p := newProject(t, alice.Client, "mr")
+	commitFile(t, alice.Client, p.ID, "master", "a.txt", "a\n")
+	if _, _, err := alice.Client.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr("feature"), Ref: gitlab.Ptr("master")}); err != nil {
+		t.Fatal(err)
+	}
+	c := commitFile(t, alice.Client, p.ID, "feature", "b.txt", "b\n")
+	rcv := newReceiver(t)
+	e.drain(t)
+	h := addHook(t, alice.Client, p.ID, rcv.URL+"/mr", "")
+	if _, _, err := alice.Client.Projects.EditProjectHook(p.ID, h.ID, &gitlab.EditProjectHookOptions{URL: gitlab.Ptr(rcv.URL + "/mr"),
+		PushEvents: gitlab.Ptr(false), MergeRequestsEvents: gitlab.Ptr(true)}); err != nil {
+		t.Fatal(err)
+	}
+	mr, _, err := alice.Client.MergeRequests.CreateMergeRequest(p.ID, &gitlab.CreateMergeRequestOptions{Title: gitlab.Ptr("Add b"),
+		SourceBranch: gitlab.Ptr("feature"), TargetBranch: gitlab.Ptr("master"), AssigneeID: gitlab.Ptr(alice.ID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := rcv.waitFor(t, "/mr", 1)[0]
+	if ev := d.Header.Get("X-Gitlab-Event"); ev != "Merge Request Hook" {
+		t.Errorf("X-Gitlab-Event = %q", ev)
+	}
+	web := e.URL + "/alice/mr"
+	wantFields(t, "merge_request", d.Body, map[string]any{
+		"object_kind": "merge_request", "project": anyValue, "repository": anyValue, "labels": []any{},
+		"user":     map[string]any{"name": "User alice", "username": "alice", "avatar_url": anyValue},
+		"assignee": map[string]any{"name": "User alice", "username": "alice", "avatar_url": anyValue},
+	})
+	attrs := d.Body["object_attributes"].(map[string]any)
+	wantFields(t, "merge_request.object_attributes", attrs, map[string]any{
+		"id": mr.ID, "iid": mr.IID, "target_branch": "master", "source_branch": "feature", "source_project_id": p.ID,
+		"target_project_id": p.ID, "author_id": alice.ID, "assignee_id": alice.ID, "title": "Add b", "description": "",
+		"state": "opened", "merge_status": anyValue, "created_at": anyValue, "updated_at": anyValue, "milestone_id": nil,
+		"merge_commit_sha": nil, "work_in_progress": false, "url": web + "/merge_requests/" + itoa(mr.IID), "action": "open",
+	})
+	wantFields(t, "merge_request.source", attrs["source"].(map[string]any), map[string]any{"id": p.ID, "path_with_namespace": "alice/mr"})
+	wantFields(t, "merge_request.target", attrs["target"].(map[string]any), map[string]any{"id": p.ID, "web_url": web})
+	wantFields(t, "merge_request.last_commit", attrs["last_commit"].(map[string]any), map[string]any{
+		"id": c.ID, "message": anyValue, "timestamp": anyValue, "url": web + "/commit/" + c.ID,
+		"author": map[string]any{"name": c.AuthorName, "email": c.AuthorEmail}})
+}
+
+// A push with a .gitlab-ci.yml makes a pipeline: Pipeline Hooks and Job
+// Hooks follow its status.
+func TestPipelineAndJobHookPayloads(t *testing.T) {
+	e := start(t, true)
+	alice := e.CreateUser(t, "alice")
+	p := newProject(t, alice.Client, "ci")
+	rcv := newReceiver(t)
+	h := addHook(t, alice.Client, p.ID, rcv.URL+"/ci", "")
+	if _, _, err := alice.Client.Projects.EditProjectHook(p.ID, h.ID, &gitlab.EditProjectHookOptions{URL: gitlab.Ptr(rcv.URL + "/ci"),
+		PushEvents: gitlab.Ptr(false), JobEvents: gitlab.Ptr(true), PipelineEvents: gitlab.Ptr(true)}); err != nil {
+		t.Fatal(err)
+	}
+	c := commitFile(t, alice.Client, p.ID, "master", ".gitlab-ci.yml", "build:\n  stage: build\n  script: [\"true\"]\n")
+	var pipe, job map[string]any
+	var pipeHdr, jobHdr string
+	deadline := 0
+	for pipe == nil || job == nil {
+		got := rcv.waitFor(t, "/ci", deadline+1)
+		deadline = len(got)
+		for _, d := range got {
+			switch d.Body["object_kind"] {
+			case "pipeline":
+				pipe, pipeHdr = d.Body, d.Header.Get("X-Gitlab-Event")
+			case "build":
+				job, jobHdr = d.Body, d.Header.Get("X-Gitlab-Event")
+			}
+		}
+	}
+	if pipeHdr != "Pipeline Hook" || jobHdr != "Job Hook" {
+		t.Errorf("X-Gitlab-Event = %q, %q", pipeHdr, jobHdr)
+	}
+	web := e.URL + "/alice/ci"
+	attrs := pipe["object_attributes"].(map[string]any)
+	wantFields(t, "pipeline.object_attributes", attrs, map[string]any{
+		"id": anyValue, "ref": "master", "tag": false, "sha": c.ID, "before_sha": anyValue, "status": anyValue,
+		"stages": anyValue, "created_at": anyValue, "finished_at": anyValue, "duration": anyValue,
+	})
+	wantFields(t, "pipeline", pipe, map[string]any{
+		"user":    map[string]any{"name": "User alice", "username": "alice", "avatar_url": anyValue},
+		"project": anyValue, "builds": anyValue,
+		"commit": map[string]any{"id": c.ID, "message": "change .gitlab-ci.yml", "timestamp": anyValue, "url": web + "/commit/" + c.ID,
+			"author": map[string]any{"name": c.AuthorName, "email": c.AuthorEmail}},
+	})
+	wantFields(t, "job", job, map[string]any{
+		"object_kind": "build", "ref": "master", "tag": false, "before_sha": anyValue, "sha": c.ID,
+		"build_id": anyValue, "build_name": "build", "build_stage": "build", "build_status": anyValue,
+		"build_started_at": anyValue, "build_finished_at": anyValue, "build_duration": anyValue, "build_allow_failure": false,
+		"project_id": p.ID, "project_name": "User alice / ci",
+		"user":       map[string]any{"id": alice.ID, "name": "User alice", "email": "alice@example.com"},
+		"repository": anyValue,
+	})
+	wantFields(t, "job.commit", job["commit"].(map[string]any), map[string]any{
+		"id": attrs["id"], "sha": c.ID, "message": "change .gitlab-ci.yml", "author_name": c.AuthorName,
+		"author_email": c.AuthorEmail, "status": anyValue, "duration": anyValue, "started_at": anyValue, "finished_at": anyValue,
+	})
+	// The last pipeline payload lists the job.
+	var last map[string]any
+	for _, d := range rcv.all() {
+		if d.Body["object_kind"] == "pipeline" {
+			last = d.Body
+		}
+	}
+	builds := last["builds"].([]any)
+	if len(builds) != 1 {
+		t.Fatalf("builds = %v", builds)
+	}
+	wantFields(t, "pipeline.builds[0]", builds[0].(map[string]any), map[string]any{
+		"id": job["build_id"], "stage": "build", "name": "build", "status": anyValue, "created_at": anyValue,
+		"started_at": anyValue, "finished_at": anyValue, "when": "on_success", "manual": false,
+		"user": anyValue, "runner": nil, "artifacts_file": map[string]any{"filename": nil, "size": nil},
+	})
+}
