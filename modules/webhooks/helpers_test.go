@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -41,9 +42,12 @@ type receiver struct {
 	answer func(n int, d delivery) int
 }
 
-func newReceiver(t testing.TB) *receiver {
+func newReceiver(t testing.TB) *receiver { return newReceiverOn(t, nil) }
+
+// newReceiverOn serves on l (a new port on 127.0.0.1 when nil).
+func newReceiverOn(t testing.TB, l net.Listener) *receiver {
 	r := &receiver{}
-	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	r.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		raw, _ := io.ReadAll(req.Body)
 		d := delivery{Path: req.URL.Path, Header: req.Header.Clone(), Raw: raw}
 		d.User, d.Pass, d.HasBA = req.BasicAuth()
@@ -63,6 +67,11 @@ func newReceiver(t testing.TB) *receiver {
 		w.WriteHeader(status)
 		_, _ = w.Write([]byte("received " + strconv.Itoa(n)))
 	}))
+	if l != nil {
+		r.Server.Listener.Close()
+		r.Server.Listener = l
+	}
+	r.Server.Start()
 	t.Cleanup(r.Close)
 	return r
 }

@@ -1,0 +1,192 @@
+package webhooks_test
+
+import (
+	"net"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/modules/webhooks"
+)
+
+// hookEvents reads a hook's delivery log as the project's owner.
+func hookEvents(t testing.TB, e *env, token string, project, hook int64) []map[string]any {
+	t.Helper()
+	st, raw := e.call(t, token, "GET", "/projects/"+itoa(project)+"/hooks/"+itoa(hook)+"/events?per_page=100", nil)
+	if st != http.StatusOK {
+		t.Fatalf("events: %d %s", st, raw)
+	}
+	return list(t, raw)
+}
+
+// waitEvents polls the log until it holds n attempts (newest first).
+func waitEvents(t testing.TB, e *env, token string, project, hook int64, n int) []map[string]any {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		got := hookEvents(t, e, token, project, hook)
+		if len(got) >= n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("delivery log: %d entries, want %d: %v", len(got), n, got)
+		}
+	}
+}
+
+// A receiver that answers 500 twice gets the same payload a third time,
+// and the log shows the three attempts.
+func TestRetryAfterServerError(t *testing.T) {
+	e := start(t, true)
+	alice := e.CreateUser(t, "alice")
+	p := newProject(t, alice.Client, "flaky")
+	rcv := newReceiver(t)
+	rcv.answer = func(n int, _ delivery) int {
+		if n <= 2 {
+			return http.StatusInternalServerError
+		}
+		return http.StatusOK
+	}
+	h := addHook(t, alice.Client, p.ID, rcv.URL+"/h", "")
+	c := commitFile(t, alice.Client, p.ID, "master", "a", "a")
+	got := rcv.waitFor(t, "/h", 3)
+	for i, d := range got {
+		if d.Body["after"] != c.ID {
+			t.Errorf("request %d: after = %v", i+1, d.Body["after"])
+		}
+	}
+	log := waitEvents(t, e, alice.Token, p.ID, int64(h.ID), 3)
+	for i, want := range []struct {
+		attempt int
+		status  int
+		outcome string
+	}{{3, 200, "delivered"}, {2, 500, "retrying"}, {1, 500, "retrying"}} {
+		wantFields(t, "event["+strconv.Itoa(i)+"]", log[i], map[string]any{
+			"attempt": want.attempt, "response_status": want.status, "outcome": want.outcome, "trigger": "push_events",
+			"hook_id": h.ID, "url": rcv.URL + "/h",
+		})
+	}
+	if len(rcv.all()) != 3 {
+		t.Errorf("received %d requests, want 3", len(rcv.all()))
+	}
+}
+
+// A receiver that is not listening yet: the delivery is retried until it
+// is, then arrives once.
+func TestRetryAfterRefusedConnection(t *testing.T) {
+	e := start(t, true, fennectest.WithModuleConfig(webhooks.SectionName, func(c *webhooks.Config) { c.MaxAttempts = 1000 }))
+	alice := e.CreateUser(t, "alice")
+	p := newProject(t, alice.Client, "down")
+	// Take a free port, then close it: connections are refused there.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	h := addHook(t, alice.Client, p.ID, "http://"+addr+"/late", "")
+	c := commitFile(t, alice.Client, p.ID, "master", "a", "a")
+	log := waitEvents(t, e, alice.Token, p.ID, int64(h.ID), 2)
+	wantFields(t, "refused attempt", log[0], map[string]any{"outcome": "retrying", "response_status": nil,
+		"internal_error_message": anyValue})
+	if msg, _ := log[0]["internal_error_message"].(string); msg == "" {
+		t.Errorf("no error message: %v", log[0])
+	}
+	// Now listen there.
+	l, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("the port was taken meanwhile: %v", err)
+	}
+	rcv := newReceiverOn(t, l)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		got := hookEvents(t, e, alice.Token, p.ID, int64(h.ID))
+		if got[0]["outcome"] == "delivered" {
+			wantFields(t, "delivered", got[0], map[string]any{"response_status": 200})
+			if b := got[0]["request_data"].(map[string]any); b["after"] != c.ID {
+				t.Errorf("delivered %v", b["after"])
+			}
+			if n := len(rcv.all()); n != 1 {
+				t.Errorf("the receiver got %d requests, want 1", n)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never delivered: %v", got[0])
+		}
+	}
+}
+
+// Deliveries to one hook arrive in the order of their events, even when
+// one of them has to be retried; a second hook is not held up by it.
+func TestDeliveriesInOrderPerHook(t *testing.T) {
+	e := start(t, true)
+	alice := e.CreateUser(t, "alice")
+	p := newProject(t, alice.Client, "ordered")
+	slow := newReceiver(t)
+	slow.answer = func(n int, _ delivery) int {
+		if n == 2 || n == 3 {
+			return http.StatusBadGateway
+		}
+		return http.StatusOK
+	}
+	fastRcv := newReceiver(t)
+	addHook(t, alice.Client, p.ID, slow.URL+"/slow", "")
+	addHook(t, alice.Client, p.ID, fastRcv.URL+"/fast", "")
+	const n = 12
+	var shas []string
+	for i := range n {
+		shas = append(shas, commitFile(t, alice.Client, p.ID, "master", "f", strconv.Itoa(i)).ID)
+	}
+	for r, want := range map[*receiver]int{slow: n + 2, fastRcv: n} {
+		got := r.waitFor(t, "", want)
+		var order []string
+		for _, d := range got {
+			after := d.Body["after"].(string)
+			if len(order) == 0 || order[len(order)-1] != after {
+				order = append(order, after)
+			}
+		}
+		if len(order) != n {
+			t.Fatalf("%d distinct deliveries in a row, want %d", len(order), n)
+		}
+		for i := range shas {
+			if order[i] != shas[i] {
+				t.Fatalf("delivery %d is %s, want %s (order %v)", i, order[i], shas[i], order)
+			}
+		}
+	}
+	if got := len(slow.all()); got != n+2 {
+		t.Errorf("slow receiver got %d requests, want %d (two retries)", got, n+2)
+	}
+}
+
+// By default a hook cannot reach the server's own network: neither
+// 127.0.0.1 nor a name that resolves to it. The attempt is logged with
+// the reason and not retried.
+func TestLocalDestinationsRefusedByDefault(t *testing.T) {
+	e := start(t, false)
+	alice := e.CreateUser(t, "alice")
+	p := newProject(t, alice.Client, "guarded")
+	rcv := newReceiver(t)
+	port := rcv.Listener.Addr().(*net.TCPAddr).Port
+	byIP := addHook(t, alice.Client, p.ID, rcv.URL+"/ip", "")
+	byName := addHook(t, alice.Client, p.ID, "http://localhost:"+strconv.Itoa(port)+"/name", "")
+	commitFile(t, alice.Client, p.ID, "master", "a", "a")
+	for _, h := range []int64{int64(byIP.ID), int64(byName.ID)} {
+		log := waitEvents(t, e, alice.Token, p.ID, h, 1)
+		wantFields(t, "refused", log[0], map[string]any{"outcome": "refused", "attempt": 1, "response_status": nil,
+			"internal_error_message": "Requests to localhost are not allowed"})
+	}
+	// A second event: still refused, and the first was not retried.
+	commitFile(t, alice.Client, p.ID, "master", "a", "b")
+	for _, h := range []int64{int64(byIP.ID), int64(byName.ID)} {
+		log := waitEvents(t, e, alice.Token, p.ID, h, 2)
+		if len(log) != 2 || log[1]["attempt"] != float64(1) || log[0]["attempt"] != float64(1) {
+			t.Errorf("hook %d log: %v", h, log)
+		}
+	}
+	if got := rcv.all(); len(got) != 0 {
+		t.Errorf("the receiver was reached %d times", len(got))
+	}
+}
