@@ -31,6 +31,7 @@ type delivery struct {
 	User   string
 	Pass   string
 	HasBA  bool
+	Status int // what the receiver answered
 }
 
 // receiver is a real HTTP server on 127.0.0.1 that records what it gets.
@@ -60,6 +61,7 @@ func newReceiverOn(t testing.TB, l net.Listener) *receiver {
 		if answer != nil {
 			status = answer(n, d)
 		}
+		d.Status = status
 		r.mu.Lock()
 		r.got = append(r.got, d)
 		r.mu.Unlock()
