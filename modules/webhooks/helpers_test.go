@@ -196,7 +196,7 @@ func (e *env) call(t testing.TB, token, method, path string, body any) (int, []b
 	resp := e.Do(t, method, "/api/v4"+path, rd, "PRIVATE-TOKEN", token, "Content-Type", "application/json")
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, raw
+	return resp.StatusCode, bytes.TrimSpace(raw)
 }
 
 func obj(t testing.TB, raw []byte) map[string]any {
@@ -284,3 +284,5 @@ func keys(m map[string]any) []string {
 	}
 	return out
 }
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
