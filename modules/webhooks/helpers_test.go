@@ -286,3 +286,15 @@ func keys(m map[string]any) []string {
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+func stringsReader(s string) io.Reader { return bytes.NewReader([]byte(s)) }
+
+func readAll(t testing.TB, resp *http.Response) string {
+	t.Helper()
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(bytes.TrimSpace(raw))
+}

@@ -317,12 +317,12 @@ type addSystemHookInput struct{ Body SystemHookInput }
 
 type systemHookOutput struct{ Body *SystemHookView }
 
-type systemHookPath struct {
+type SystemHookPath struct {
 	HookID int64 `path:"hook_id" doc:"System hook id"`
 }
 
 type listSystemEventsInput struct {
-	systemHookPath
+	SystemHookPath
 	api.PageParams
 }
 
@@ -415,7 +415,7 @@ type testSystemHookOutput struct{ Body map[string]any }
 
 // testSystemHook sends 9.x's sample and answers it, whatever the receiver
 // said (the attempt is in the hook's delivery log).
-func (s *Service) testSystemHook(ctx context.Context, in *systemHookPath) (*testSystemHookOutput, error) {
+func (s *Service) testSystemHook(ctx context.Context, in *SystemHookPath) (*testSystemHookOutput, error) {
 	h, err := s.systemHook(ctx, in.HookID)
 	if err != nil {
 		return nil, err
@@ -434,7 +434,7 @@ func (s *Service) testSystemHook(ctx context.Context, in *systemHookPath) (*test
 	return &testSystemHookOutput{Body: data}, nil
 }
 
-func (s *Service) deleteSystemHook(ctx context.Context, in *systemHookPath) (*struct{}, error) {
+func (s *Service) deleteSystemHook(ctx context.Context, in *SystemHookPath) (*struct{}, error) {
 	if _, err := s.systemHook(ctx, in.HookID); err != nil {
 		return nil, err
 	}
