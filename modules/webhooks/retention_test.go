@@ -1,0 +1,41 @@
+package webhooks_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/modules/webhooks"
+)
+
+// Attempts older than delivery_log_retention leave the log in the
+// background; younger ones stay.
+func TestDeliveryLogRetention(t *testing.T) {
+	e := start(t, true, fennectest.WithModuleConfig(webhooks.SectionName, func(c *webhooks.Config) {
+		c.DeliveryLogRetention = 700 * time.Millisecond
+		c.PruneInterval = 20 * time.Millisecond
+	}))
+	alice := e.CreateUser(t, "alice")
+	p := newProject(t, alice.Client, "pruned")
+	rcv := newReceiver(t)
+	h := addHook(t, alice.Client, p.ID, rcv.URL+"/r", "")
+	commitFile(t, alice.Client, p.ID, "master", "a", "1")
+	first := waitEvents(t, e, alice.Token, p.ID, int64(h.ID), 1)[0]["id"]
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		log := hookEvents(t, e, alice.Token, p.ID, int64(h.ID))
+		if len(log) == 0 {
+			break
+		}
+		if log[0]["id"] != first {
+			t.Fatalf("log %v", log)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never pruned: %v", log)
+		}
+	}
+	// A new attempt is there right after it is made.
+	commitFile(t, alice.Client, p.ID, "master", "a", "2")
+	if log := waitEvents(t, e, alice.Token, p.ID, int64(h.ID), 1); len(log) != 1 || log[0]["id"] == first {
+		t.Errorf("log %v", log)
+	}
+}
