@@ -32,6 +32,7 @@ type delivery struct {
 	Pass   string
 	HasBA  bool
 	Status int // what the receiver answered
+	At     time.Time
 }
 
 // receiver is a real HTTP server on 127.0.0.1 that records what it gets.
@@ -50,7 +51,7 @@ func newReceiverOn(t testing.TB, l net.Listener) *receiver {
 	r := &receiver{}
 	r.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		raw, _ := io.ReadAll(req.Body)
-		d := delivery{Path: req.URL.Path, Header: req.Header.Clone(), Raw: raw}
+		d := delivery{Path: req.URL.Path, Header: req.Header.Clone(), Raw: raw, At: time.Now()}
 		d.User, d.Pass, d.HasBA = req.BasicAuth()
 		_ = json.Unmarshal(raw, &d.Body)
 		r.mu.Lock()
