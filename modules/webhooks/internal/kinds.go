@@ -128,6 +128,9 @@ func (s *Service) enqueue(ctx context.Context, p payload) error {
 		var keys []string
 		if len(hooks) > 0 {
 			body, err := marshal(p.body)
+			if gone(err) {
+				return nil // deleted before its event came: its hooks went with it
+			}
 			if err != nil {
 				return err
 			}
@@ -155,6 +158,9 @@ func (s *Service) enqueue(ctx context.Context, p payload) error {
 			}
 			if len(sys) > 0 {
 				body, err := marshal(p.systemBody)
+				if gone(err) {
+					return nil // a push to a project deleted since: nothing to say of it
+				}
 				if err != nil {
 					return err
 				}
