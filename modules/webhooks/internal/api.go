@@ -442,8 +442,7 @@ func (s *Service) deleteSystemHook(ctx context.Context, in *SystemHookPath) (*st
 		if err := systemHooks.Delete(tx, uint64(in.HookID)); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		_, err := queue.DeleteBy(tx, "hook", hookKey(true, in.HookID))
-		return err
+		return drop(tx, hookKey(true, in.HookID))
 	})
 }
 

@@ -137,11 +137,8 @@ func (s *Service) sleep(d time.Duration, wake chan struct{}) bool {
 func (s *Service) head(key string) (*Delivery, error) {
 	var d *Delivery
 	err := s.db.View(context.Background(), func(tx *store.Tx) error {
-		ids, err := queue.IDsBy(tx, "hook", key)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		d, err = queue.Get(tx, ids[0])
+		var err error
+		d, err = first(tx, key)
 		return err
 	})
 	return d, err
@@ -154,8 +151,7 @@ func (s *Service) attempt(d *Delivery) error {
 	t, err := s.target(ctx, d.System, d.ProjectID, d.HookID)
 	if errors.Is(err, errHookGone) {
 		return s.db.Update(ctx, func(tx *store.Tx) error {
-			_, err := queue.DeleteBy(tx, "hook", d.Hook)
-			return err
+			return drop(tx, d.Hook)
 		})
 	}
 	if err != nil {
@@ -183,7 +179,7 @@ func (s *Service) attempt(d *Delivery) error {
 			return err
 		}
 		if e.Outcome != outcomeRetrying {
-			return queue.Delete(tx, d.ID)
+			return pop(tx, cur)
 		}
 		cur.Attempts = e.Attempt
 		cur.NextTry = s.now().Add(s.backoff(e.Attempt))

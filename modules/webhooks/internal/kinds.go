@@ -138,7 +138,7 @@ func (s *Service) enqueue(ctx context.Context, p payload) error {
 			for _, h := range hooks {
 				d := &Delivery{Hook: hookKey(false, int64(h.ID)), HookID: int64(h.ID), ProjectID: p.projectID,
 					Trigger: p.trigger, Event: t.Event, Body: body, NextTry: now, CreatedAt: now}
-				if err := queue.Insert(tx, d); err != nil {
+				if err := push(tx, d); err != nil {
 					return err
 				}
 				keys = append(keys, d.Hook)
@@ -167,7 +167,7 @@ func (s *Service) enqueue(ctx context.Context, p payload) error {
 				for _, h := range sys {
 					d := &Delivery{Hook: hookKey(true, int64(h.ID)), HookID: int64(h.ID), System: true, ProjectID: p.projectID,
 						Trigger: p.systemTrigger, Event: systemHookEvent, Body: body, NextTry: now, CreatedAt: now}
-					if err := queue.Insert(tx, d); err != nil {
+					if err := push(tx, d); err != nil {
 						return err
 					}
 					keys = append(keys, d.Hook)

@@ -103,14 +103,8 @@ func Start(lc fx.Lifecycle, s *Service) {
 		OnStart: func(ctx context.Context) error {
 			var keys []string
 			err := s.db.View(ctx, func(tx *store.Tx) error {
-				seen := map[string]bool{}
-				return queue.Scan(tx, false, 0, func(d *Delivery) (bool, error) {
-					if !seen[d.Hook] {
-						seen[d.Hook] = true
-						keys = append(keys, d.Hook)
-					}
-					return true, nil
-				})
+				keys = queuedHooks(tx)
+				return nil
 			})
 			if err != nil {
 				return err

@@ -1,6 +1,7 @@
 package internal
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -38,9 +39,81 @@ type Delivery struct {
 func (d *Delivery) RecordID() uint64      { return d.ID }
 func (d *Delivery) SetRecordID(id uint64) { d.ID = id }
 
-var queue = store.NewTable[Delivery]("webhooks.queue",
-	store.Index[Delivery]{Name: "hook", Keys: func(d *Delivery) []string { return []string{d.Hook} }},
-)
+var queue = store.NewTable[Delivery]("webhooks.queue")
+
+// queueOrder indexes the queue by hook: key hook ++ 0 ++ delivery id, no
+// value. A worker finds its next delivery with one cursor seek, however
+// long its backlog (a table index would list every id of the hook).
+var queueOrder = []byte("webhooks.queue_order")
+
+func orderKey(hook string, id uint64) []byte {
+	return append(append([]byte(hook), 0), store.Key(id)...)
+}
+
+// push adds d to its hook's queue.
+func push(tx *store.Tx, d *Delivery) error {
+	if err := queue.Insert(tx, d); err != nil {
+		return err
+	}
+	return tx.Bucket(queueOrder).Put(orderKey(d.Hook, d.ID), nil)
+}
+
+// pop removes d from its hook's queue.
+func pop(tx *store.Tx, d *Delivery) error {
+	if err := queue.Delete(tx, d.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	return tx.Bucket(queueOrder).Delete(orderKey(d.Hook, d.ID))
+}
+
+// first is the oldest delivery of hook's queue, nil when it is empty.
+func first(tx *store.Tx, hook string) (*Delivery, error) {
+	prefix := append([]byte(hook), 0)
+	k, _ := tx.Bucket(queueOrder).Cursor().Seek(prefix)
+	if k == nil || !bytes.HasPrefix(k, prefix) || len(k) != len(prefix)+8 {
+		return nil, nil
+	}
+	return queue.Get(tx, store.KeyID(k[len(prefix):]))
+}
+
+// drop empties hook's queue (the hook is gone).
+func drop(tx *store.Tx, hook string) error {
+	prefix := append([]byte(hook), 0)
+	var ids []uint64
+	c := tx.Bucket(queueOrder).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		if len(k) == len(prefix)+8 {
+			ids = append(ids, store.KeyID(k[len(prefix):]))
+		}
+	}
+	for _, id := range ids {
+		if err := pop(tx, &Delivery{ID: id, Hook: hook}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// queuedHooks are the hooks with queued deliveries.
+func queuedHooks(tx *store.Tx) []string {
+	var out []string
+	c := tx.Bucket(queueOrder).Cursor()
+	for k, _ := c.First(); k != nil; {
+		i := bytes.IndexByte(k, 0)
+		if i < 0 {
+			k, _ = c.Next()
+			continue
+		}
+		out = append(out, string(k[:i]))
+		k, _ = c.Seek(append(append([]byte(nil), k[:i]...), 1)) // past this hook's keys
+	}
+	return out
+}
+
+// rawBuckets are buckets the module uses without a table.
+type rawBuckets []string
+
+func (r rawBuckets) Buckets() []string { return r }
 
 // LogEntry is one attempt at a delivery, as the delivery log shows it.
 // Ids grow with time, so the oldest entries are the lowest ids.
@@ -157,5 +230,5 @@ func getFact(tx *store.Tx, kind string, id int64, v any) (bool, error) {
 
 // Tables are the module's tables.
 func Tables() []interface{ Buckets() []string } {
-	return []interface{ Buckets() []string }{queue, deliveryLog, systemHooks, facts}
+	return []interface{ Buckets() []string }{queue, rawBuckets{string(queueOrder)}, deliveryLog, systemHooks, facts}
 }
