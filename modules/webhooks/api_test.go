@@ -83,6 +83,15 @@ func TestDeliveryLogAndResend(t *testing.T) {
 			t.Errorf("GET %s: %d %s, want 404 %s", path, st, raw, want)
 		}
 	}
+	for path, want := range map[string]string{
+		base + "/events/abc":                          `{"error":"event_id is invalid"}`,
+		"/projects/" + itoa(p.ID) + "/hooks/x/events": `{"error":"hook_id is invalid"}`,
+	} {
+		st, raw := e.call(t, alice.Token, "GET", path, nil)
+		if st != 400 || string(raw) != want {
+			t.Errorf("GET %s: %d %s, want 400 %s", path, st, raw, want)
+		}
+	}
 }
 
 func mustJSON(t testing.TB, v any) []byte {

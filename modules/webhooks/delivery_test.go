@@ -190,3 +190,21 @@ func TestLocalDestinationsRefusedByDefault(t *testing.T) {
 		t.Errorf("the receiver was reached %d times", len(got))
 	}
 }
+
+// allow_local_requests lets a hook reach a name that resolves to the
+// loopback.
+func TestLocalDestinationsAllowedByConfig(t *testing.T) {
+	e := start(t, true)
+	alice := e.CreateUser(t, "alice")
+	p := newProject(t, alice.Client, "allowed")
+	rcv := newReceiver(t)
+	port := rcv.Listener.Addr().(*net.TCPAddr).Port
+	h := addHook(t, alice.Client, p.ID, "http://localhost:"+strconv.Itoa(port)+"/name", "")
+	c := commitFile(t, alice.Client, p.ID, "master", "a", "a")
+	if d := rcv.waitFor(t, "/name", 1)[0]; d.Body["after"] != c.ID {
+		t.Errorf("delivered %v", d.Body["after"])
+	}
+	log := waitEvents(t, e, alice.Token, p.ID, int64(h.ID), 1)
+	wantFields(t, "delivered", log[0], map[string]any{"outcome": "delivered", "response_status": 200,
+		"url": "http://localhost:" + strconv.Itoa(port) + "/name"})
+}

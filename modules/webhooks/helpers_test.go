@@ -299,3 +299,14 @@ func readAll(t testing.TB, resp *http.Response) string {
 	}
 	return string(bytes.TrimSpace(raw))
 }
+
+// wantExact is wantFields, and m has no other field.
+func wantExact(t testing.TB, what string, m map[string]any, want map[string]any) {
+	t.Helper()
+	wantFields(t, what, m, want)
+	for k := range m {
+		if _, ok := want[k]; !ok {
+			t.Errorf("%s: unexpected field %q", what, k)
+		}
+	}
+}

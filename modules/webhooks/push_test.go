@@ -31,17 +31,17 @@ func TestPushHookPayload(t *testing.T) {
 	}
 	web := e.URL + "/alice/hooked"
 	ssh := "git@127.0.0.1:alice/hooked.git"
-	wantFields(t, "push", d.Body, map[string]any{
+	wantExact(t, "push", d.Body, map[string]any{"project": anyValue, "commits": anyValue, "repository": anyValue,
 		"object_kind": "push", "before": "0000000000000000000000000000000000000000", "after": c.ID,
 		"ref": "refs/heads/master", "checkout_sha": c.ID, "message": nil, "user_id": alice.ID, "user_name": "User alice",
 		"user_email": "alice@example.com", "user_avatar": anyValue, "project_id": p.ID, "total_commits_count": 1,
 	})
-	wantFields(t, "push.project", d.Body["project"].(map[string]any), map[string]any{
+	wantExact(t, "push.project", d.Body["project"].(map[string]any), map[string]any{
 		"id": p.ID, "name": "hooked", "description": "", "web_url": web, "avatar_url": nil, "git_ssh_url": ssh,
 		"git_http_url": web + ".git", "namespace": "User alice", "visibility_level": 0, "path_with_namespace": "alice/hooked",
 		"default_branch": "master", "homepage": web, "url": ssh, "ssh_url": ssh, "http_url": web + ".git",
 	})
-	wantFields(t, "push.repository", d.Body["repository"].(map[string]any), map[string]any{
+	wantExact(t, "push.repository", d.Body["repository"].(map[string]any), map[string]any{
 		"name": "hooked", "url": ssh, "description": "", "homepage": web, "git_http_url": web + ".git",
 		"git_ssh_url": ssh, "visibility_level": 0,
 	})
@@ -49,7 +49,7 @@ func TestPushHookPayload(t *testing.T) {
 	if len(commits) != 1 {
 		t.Fatalf("commits = %v", commits)
 	}
-	wantFields(t, "push.commits[0]", commits[0].(map[string]any), map[string]any{
+	wantExact(t, "push.commits[0]", commits[0].(map[string]any), map[string]any{
 		"id": c.ID, "message": "change README.md", "timestamp": anyValue, "url": web + "/commit/" + c.ID,
 		"author": map[string]any{"name": c.AuthorName, "email": c.AuthorEmail},
 		"added":  []string{"README.md"}, "modified": []string{}, "removed": []string{},
