@@ -4,8 +4,11 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/modules/webhooks"
@@ -207,4 +210,54 @@ func TestLocalDestinationsAllowedByConfig(t *testing.T) {
 	log := waitEvents(t, e, alice.Token, p.ID, int64(h.ID), 1)
 	wantFields(t, "delivered", log[0], map[string]any{"outcome": "delivered", "response_status": 200,
 		"url": "http://localhost:" + strconv.Itoa(port) + "/name"})
+}
+
+// enable_ssl_verification: on, a receiver with an untrusted certificate is
+// not delivered to (the TLS error is logged); off, it is.
+func TestSSLVerification(t *testing.T) {
+	e := start(t, true)
+	alice := e.CreateUser(t, "alice")
+	p := newProject(t, alice.Client, "tls")
+	rcv := newTLSReceiver(t)
+	verified := addHook(t, alice.Client, p.ID, rcv.URL+"/verified", "")
+	unverified := addHook(t, alice.Client, p.ID, rcv.URL+"/unverified", "")
+	if _, _, err := alice.Client.Projects.EditProjectHook(p.ID, unverified.ID, &gitlab.EditProjectHookOptions{
+		URL: gitlab.Ptr(rcv.URL + "/unverified"), EnableSSLVerification: gitlab.Ptr(false)}); err != nil {
+		t.Fatal(err)
+	}
+	c := commitFile(t, alice.Client, p.ID, "master", "a", "a")
+	if d := rcv.waitFor(t, "/unverified", 1)[0]; d.Body["after"] != c.ID {
+		t.Errorf("delivered %v", d.Body["after"])
+	}
+	log := waitEvents(t, e, alice.Token, p.ID, int64(verified.ID), 1)
+	if msg, _ := log[len(log)-1]["internal_error_message"].(string); !strings.Contains(msg, "certificate") {
+		t.Errorf("verified hook: %v", log[len(log)-1])
+	}
+	if got := rcv.all(); len(got) != 1 {
+		t.Errorf("the receiver got %d requests, want only the unverified hook's", len(got))
+	}
+}
+
+// A receiver slower than the timeout: the attempt is abandoned, logged,
+// and retried.
+func TestTimeoutRetried(t *testing.T) {
+	e := start(t, true, fennectest.WithModuleConfig(webhooks.SectionName, func(c *webhooks.Config) { c.Timeout = 300 * time.Millisecond }))
+	alice := e.CreateUser(t, "alice")
+	p := newProject(t, alice.Client, "slow")
+	rcv := newReceiver(t)
+	rcv.hang = func(n int) bool { return n == 1 }
+	h := addHook(t, alice.Client, p.ID, rcv.URL+"/slow", "")
+	c := commitFile(t, alice.Client, p.ID, "master", "a", "a")
+	got := rcv.waitFor(t, "/slow", 2)
+	if got[1].Body["after"] != c.ID || got[1].Status != 200 {
+		t.Errorf("second request: %d %v", got[1].Status, got[1].Body["after"])
+	}
+	log := waitEvents(t, e, alice.Token, p.ID, int64(h.ID), 2)
+	wantFields(t, "timed out", log[1], map[string]any{"outcome": "retrying", "attempt": 1, "response_status": nil})
+	if msg, _ := log[1]["internal_error_message"].(string); !strings.Contains(msg, "Timeout") && !strings.Contains(msg, "deadline") {
+		t.Errorf("timeout error: %q", msg)
+	}
+	if d := log[1]["execution_duration"].(float64); d < 0.3 || d > 5 {
+		t.Errorf("execution_duration %v", d)
+	}
 }

@@ -42,12 +42,20 @@ type receiver struct {
 	mu     sync.Mutex
 	got    []delivery
 	answer func(n int, d delivery) int
+	// hang, when it says so for request n, holds the answer until the
+	// client gives up.
+	hang func(n int) bool
 }
 
 func newReceiver(t testing.TB) *receiver { return newReceiverOn(t, nil) }
 
 // newReceiverOn serves on l (a new port on 127.0.0.1 when nil).
-func newReceiverOn(t testing.TB, l net.Listener) *receiver {
+func newReceiverOn(t testing.TB, l net.Listener) *receiver { return startReceiver(t, l, false) }
+
+// newTLSReceiver serves HTTPS with a certificate no one trusts.
+func newTLSReceiver(t testing.TB) *receiver { return startReceiver(t, nil, true) }
+
+func startReceiver(t testing.TB, l net.Listener, tlsOn bool) *receiver {
 	r := &receiver{}
 	r.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		raw, _ := io.ReadAll(req.Body)
@@ -56,8 +64,15 @@ func newReceiverOn(t testing.TB, l net.Listener) *receiver {
 		_ = json.Unmarshal(raw, &d.Body)
 		r.mu.Lock()
 		n := len(r.got) + 1
-		answer := r.answer
+		answer, hang := r.answer, r.hang
 		r.mu.Unlock()
+		if hang != nil && hang(n) {
+			r.mu.Lock()
+			r.got = append(r.got, d)
+			r.mu.Unlock()
+			<-req.Context().Done()
+			return
+		}
 		status := http.StatusOK
 		if answer != nil {
 			status = answer(n, d)
@@ -74,7 +89,11 @@ func newReceiverOn(t testing.TB, l net.Listener) *receiver {
 		r.Server.Listener.Close()
 		r.Server.Listener = l
 	}
-	r.Server.Start()
+	if tlsOn {
+		r.Server.StartTLS()
+	} else {
+		r.Server.Start()
+	}
 	t.Cleanup(r.Close)
 	return r
 }
