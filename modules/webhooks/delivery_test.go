@@ -254,7 +254,7 @@ func TestTimeoutRetried(t *testing.T) {
 	}
 	log := waitEvents(t, e, alice.Token, p.ID, int64(h.ID), 2)
 	wantFields(t, "timed out", log[1], map[string]any{"outcome": "retrying", "attempt": 1, "response_status": nil})
-	if msg, _ := log[1]["internal_error_message"].(string); !strings.Contains(msg, "Timeout") && !strings.Contains(msg, "deadline") {
+	if msg, _ := log[1]["internal_error_message"].(string); !strings.Contains(strings.ToLower(msg), "timeout") && !strings.Contains(msg, "deadline") {
 		t.Errorf("timeout error: %q", msg)
 	}
 	if d := log[1]["execution_duration"].(float64); d < 0.3 || d > 5 {

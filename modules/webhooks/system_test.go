@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 )
@@ -107,9 +108,18 @@ func TestSystemHooks(t *testing.T) {
 	if d = rcv.waitFor(t, "/sys", 6)[5]; !equal(d.Body, sample) {
 		t.Errorf("test sent %s", d.Raw)
 	}
-	st, raw = e.call(t, e.RootToken, "GET", "/hooks/"+itoa(hid)+"/events", nil)
-	if st != 200 || len(list(t, raw)) != 6 {
-		t.Errorf("system hook log: %d %s", st, raw)
+	// The log: five queued deliveries (each recorded just after its
+	// answer, so poll) and the test.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		st, raw = e.call(t, e.RootToken, "GET", "/hooks/"+itoa(hid)+"/events", nil)
+		if st != 200 {
+			t.Fatalf("system hook log: %d %s", st, raw)
+		}
+		if n := len(list(t, raw)); n == 6 {
+			break
+		} else if n > 6 || time.Now().After(deadline) {
+			t.Fatalf("system hook log: %d entries, want 6: %s", n, raw)
+		}
 	}
 
 	// Delete: 204, then gone.
