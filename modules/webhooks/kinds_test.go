@@ -188,6 +188,29 @@ func TestMergeRequestHookPayload(t *testing.T) {
 	wantFields(t, "merge_request.last_commit", attrs["last_commit"].(map[string]any), map[string]any{
 		"id": c.ID, "message": anyValue, "timestamp": anyValue, "url": web + "/commit/" + c.ID,
 		"author": map[string]any{"name": c.AuthorName, "email": c.AuthorEmail}})
+
+	// A comment on it: a Note Hook with the merge request.
+	if _, _, err := alice.Client.Projects.EditProjectHook(p.ID, h.ID, &gitlab.EditProjectHookOptions{URL: gitlab.Ptr(rcv.URL + "/mr"),
+		MergeRequestsEvents: gitlab.Ptr(false), NoteEvents: gitlab.Ptr(true)}); err != nil {
+		t.Fatal(err)
+	}
+	n, _, err := alice.Client.Notes.CreateMergeRequestNote(p.ID, mr.IID, &gitlab.CreateMergeRequestNoteOptions{Body: gitlab.Ptr("LGTM")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = rcv.waitFor(t, "/mr", 2)[1]
+	if ev := d.Header.Get("X-Gitlab-Event"); ev != "Note Hook" {
+		t.Fatalf("X-Gitlab-Event = %q", ev)
+	}
+	wantFields(t, "note.object_attributes", d.Body["object_attributes"].(map[string]any), map[string]any{
+		"id": n.ID, "note": "LGTM", "noteable_type": "MergeRequest", "noteable_id": mr.ID,
+		"url": web + "/merge_requests/" + itoa(mr.IID) + "#note_" + itoa(n.ID)})
+	wantFields(t, "note.merge_request", d.Body["merge_request"].(map[string]any), map[string]any{
+		"id": mr.ID, "iid": mr.IID, "title": "Add b", "source_branch": "feature", "target_branch": "master", "source": anyValue,
+		"target": anyValue, "last_commit": anyValue})
+	if _, ok := d.Body["issue"]; ok {
+		t.Error("a note on a merge request carries an issue")
+	}
 }
 
 // A push with a .gitlab-ci.yml makes a pipeline: Pipeline Hooks and Job
