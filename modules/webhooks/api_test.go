@@ -175,6 +175,7 @@ func TestTestTriggers(t *testing.T) {
 	}
 
 	c := commitFile(t, alice.Client, p.ID, "master", "a", "1")
+	var note *gitlab.Note
 	is, _, err := alice.Client.Issues.CreateIssue(p.ID, &gitlab.CreateIssueOptions{Title: gitlab.Ptr("Sample me")})
 	if err != nil {
 		t.Fatal(err)
@@ -182,8 +183,13 @@ func TestTestTriggers(t *testing.T) {
 	if _, _, err := alice.Client.Tags.CreateTag(p.ID, &gitlab.CreateTagOptions{TagName: gitlab.Ptr("v1"), Ref: gitlab.Ptr("master")}); err != nil {
 		t.Fatal(err)
 	}
+	for _, body := range []string{"first", "second"} {
+		if note, _, err = alice.Client.Notes.CreateIssueNote(p.ID, is.IID, &gitlab.CreateIssueNoteOptions{Body: gitlab.Ptr(body)}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	e.drain(t)
-	before := len(rcv.waitFor(t, "/t", 3)) // the push, the issue and the tag themselves
+	before := len(rcv.waitFor(t, "/t", 5)) // the push, the issue, the tag and the notes themselves
 	for trig, check := range map[string]func(m map[string]any){
 		"push_events": func(m map[string]any) {
 			wantFields(t, "push sample", m, map[string]any{"object_kind": "push", "after": c.ID, "ref": "refs/heads/master"})
@@ -193,6 +199,10 @@ func TestTestTriggers(t *testing.T) {
 		},
 		"issues_events": func(m map[string]any) {
 			wantFields(t, "issue sample", m["object_attributes"].(map[string]any), map[string]any{"iid": is.IID, "title": "Sample me", "action": "open"})
+		},
+		"note_events": func(m map[string]any) {
+			wantFields(t, "note sample", m["object_attributes"].(map[string]any), map[string]any{"id": note.ID, "note": "second", "noteable_type": "Issue"})
+			wantFields(t, "note sample", m["issue"].(map[string]any), map[string]any{"iid": is.IID})
 		},
 	} {
 		st, raw := e.call(t, alice.Token, "POST", base+trig, nil)

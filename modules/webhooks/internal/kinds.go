@@ -274,7 +274,9 @@ func (s *Service) onNote(ctx context.Context, ev noteevent.NoteEvent) (payload, 
 		return payload{}, nil
 	}
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		return putFact(tx, "note", ev.NoteID, ev.ProjectID, 0, ev, s.now())
+		// Only the project's latest comment is kept (the test endpoint's
+		// sample): notes are many, and no payload needs an older one.
+		return putFact(tx, "note", ev.ProjectID, ev.ProjectID, 0, ev, s.now())
 	})
 	if err != nil {
 		return payload{}, err

@@ -140,7 +140,7 @@ func (s *Service) issueSample(ctx context.Context, projectID, userID int64) (any
 
 func (s *Service) noteSample(ctx context.Context, projectID, _ int64) (any, error) {
 	var n noteFact
-	if ok, err := s.latestFact(ctx, projectID, "note", &n); err != nil || !ok {
+	if ok, err := s.latestFactByID(ctx, "note", projectID, &n); err != nil || !ok {
 		return nil, orNone(err, "Ensure the project has notes.")
 	}
 	return s.noteBodyFor(ctx, n)
