@@ -284,4 +284,15 @@ func TestPipelineAndJobHookPayloads(t *testing.T) {
 		"started_at": anyValue, "finished_at": anyValue, "when": "on_success", "manual": false,
 		"user": anyValue, "runner": nil, "artifacts_file": map[string]any{"filename": nil, "size": nil},
 	})
+
+	// The test endpoint samples the latest job and pipeline.
+	for trig, kind := range map[string]string{"job_events": "build", "pipeline_events": "pipeline"} {
+		st, raw := e.call(t, alice.Token, "POST", "/projects/"+itoa(p.ID)+"/hooks/"+itoa(int64(h.ID))+"/test/"+trig, nil)
+		if st != 201 {
+			t.Fatalf("test %s: %d %s", trig, st, raw)
+		}
+		if sent := obj(t, raw)["request_data"].(map[string]any); sent["object_kind"] != kind {
+			t.Errorf("test %s sent %v", trig, sent["object_kind"])
+		}
+	}
 }
