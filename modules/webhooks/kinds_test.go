@@ -275,6 +275,9 @@ func TestPipelineAndJobHookPayloads(t *testing.T) {
 			last = d.Body
 		}
 	}
+	if st := last["object_attributes"].(map[string]any)["stages"]; !equal(st, []any{"build"}) {
+		t.Errorf("stages = %v, want the stages that have jobs", st)
+	}
 	builds := last["builds"].([]any)
 	if len(builds) != 1 {
 		t.Fatalf("builds = %v", builds)

@@ -421,9 +421,17 @@ func (s *Service) pipelineBody(ctx context.Context, pl pipelineFact, jobs []jobF
 			"artifacts_file": map[string]any{"filename": nil, "size": nil},
 		})
 	}
-	stages := pl.Stages
-	if stages == nil {
-		stages = []string{}
+	// 9.x listed the stages that have jobs (stages_names), not every
+	// stage the configuration names; the config's order is kept.
+	stages := []string{}
+	withJobs := map[string]bool{}
+	for _, j := range jobs {
+		withJobs[j.Stage] = true
+	}
+	for _, st := range pl.Stages {
+		if len(jobs) == 0 || withJobs[st] {
+			stages = append(stages, st)
+		}
 	}
 	return map[string]any{
 		"object_kind": "pipeline",
