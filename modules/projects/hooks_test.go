@@ -124,6 +124,13 @@ func TestHooksBadInputAndAccess(t *testing.T) {
 		{"http://exa mple.com", `{"message":{"url":["is blocked: URI is invalid"]}}`},
 		{"https://example.com/" + strings.Repeat("a", 2048), `{"message":{"url":["is too long (maximum is 2048 characters)"]}}`},
 		{"", `{"message":{"url":["is blocked: URI is invalid"]}}`},
+		// Server-side request forgery: literal local destinations are refused
+		// while allow_local_requests is off (names are checked at connect time).
+		{"http://127.0.0.1:8080/hook", `{"message":{"url":["is blocked: Requests to localhost are not allowed"]}}`},
+		{"http://[::1]/hook", `{"message":{"url":["is blocked: Requests to localhost are not allowed"]}}`},
+		{"http://10.1.2.3/hook", `{"message":{"url":["is blocked: Requests to the local network are not allowed"]}}`},
+		{"http://169.254.169.254/latest/meta-data", `{"message":{"url":["is blocked: Requests to the link local network are not allowed"]}}`},
+		{"http://2130706433/hook", `{"message":{"url":["is blocked: Requests to localhost are not allowed"]}}`},
 	} {
 		a.expect(t, http.MethodPost, base, owner.Token, map[string]any{"url": tc.url}, 400, tc.want)
 		a.expect(t, http.MethodPut, one, owner.Token, map[string]any{"url": tc.url}, 400, tc.want)

@@ -225,7 +225,7 @@ func TestTestTriggerUnreachable(t *testing.T) {
 	alice := e.CreateUser(t, "alice")
 	p := newProject(t, alice.Client, "unreachable")
 	commitFile(t, alice.Client, p.ID, "master", "a", "1")
-	h := addHook(t, alice.Client, p.ID, "http://127.0.0.1:9/x", "")
+	h := addHook(t, alice.Client, p.ID, "http://localhost:9/x", "")
 	st, raw := e.call(t, alice.Token, "POST", "/projects/"+itoa(p.ID)+"/hooks/"+itoa(int64(h.ID))+"/test/push_events", nil)
 	if st != 422 || string(raw) != `{"message":"Hook execution failed: Requests to localhost are not allowed"}` {
 		t.Errorf("%d %s", st, raw)

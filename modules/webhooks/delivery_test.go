@@ -164,26 +164,34 @@ func TestDeliveriesInOrderPerHook(t *testing.T) {
 	}
 }
 
-// By default a hook cannot reach the server's own network: neither
-// 127.0.0.1 nor a name that resolves to it. The attempt is logged with
-// the reason and not retried.
+// By default a hook cannot reach the server's own network: 127.0.0.1 is
+// refused when the hook is saved (nothing stored), and a name that
+// resolves to it when a delivery connects. The attempt is logged with the
+// reason and not retried.
 func TestLocalDestinationsRefusedByDefault(t *testing.T) {
 	e := start(t, false)
 	alice := e.CreateUser(t, "alice")
 	p := newProject(t, alice.Client, "guarded")
 	rcv := newReceiver(t)
 	port := rcv.Listener.Addr().(*net.TCPAddr).Port
-	byIP := addHook(t, alice.Client, p.ID, rcv.URL+"/ip", "")
+	st, raw := e.call(t, alice.Token, "POST", "/projects/"+itoa(p.ID)+"/hooks", map[string]any{"url": rcv.URL + "/ip", "push_events": true})
+	if st != 400 || string(raw) != `{"message":{"url":["is blocked: Requests to localhost are not allowed"]}}` {
+		t.Errorf("a hook on 127.0.0.1: %d %s", st, raw)
+	}
+	if hooks, _, err := alice.Client.Projects.ListProjectHooks(p.ID, nil); err != nil || len(hooks) != 0 {
+		t.Fatalf("a refused hook was stored: %v %v", hooks, err)
+	}
 	byName := addHook(t, alice.Client, p.ID, "http://localhost:"+strconv.Itoa(port)+"/name", "")
+	other := addHook(t, alice.Client, p.ID, "http://localhost:"+strconv.Itoa(port)+"/other", "")
 	commitFile(t, alice.Client, p.ID, "master", "a", "a")
-	for _, h := range []int64{int64(byIP.ID), int64(byName.ID)} {
+	for _, h := range []int64{int64(byName.ID), int64(other.ID)} {
 		log := waitEvents(t, e, alice.Token, p.ID, h, 1)
 		wantFields(t, "refused", log[0], map[string]any{"outcome": "refused", "attempt": 1, "response_status": nil,
 			"internal_error_message": "Requests to localhost are not allowed"})
 	}
 	// A second event: still refused, and the first was not retried.
 	commitFile(t, alice.Client, p.ID, "master", "a", "b")
-	for _, h := range []int64{int64(byIP.ID), int64(byName.ID)} {
+	for _, h := range []int64{int64(byName.ID), int64(other.ID)} {
 		log := waitEvents(t, e, alice.Token, p.ID, h, 2)
 		if len(log) != 2 || log[1]["attempt"] != float64(1) || log[0]["attempt"] != float64(1) {
 			t.Errorf("hook %d log: %v", h, log)

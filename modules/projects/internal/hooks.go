@@ -112,9 +112,12 @@ func (in *HookInput) apply(h *Hook, box *sealed.Box) {
 const maxHookURL = 2048
 
 // validateHookURL accepts absolute http and https URLs with a host, in
-// GitLab's words ("is blocked: ..."). Local addresses are allowed: GitLab 9
-// allowed them, and CI and chat integrations on the same host rely on it.
-func validateHookURL(raw string) ValidationError {
+// GitLab's words ("is blocked: ..."). A host that is literally a local,
+// private or metadata address is refused unless the administrator allows
+// local requests (later GitLabs' rule: a hook is a request the server makes
+// for whoever may edit the project); names are checked by the webhooks
+// module's dialer at each connection, which catches DNS rebinding too.
+func (s *Service) validateHookURL(raw string) ValidationError {
 	raw = strings.TrimSpace(raw)
 	bad := func(text string) ValidationError { return ValidationError{"url": {text}} }
 	if utf8.RuneCountInString(raw) > maxHookURL {
@@ -129,6 +132,9 @@ func validateHookURL(raw string) ValidationError {
 	}
 	if u.Hostname() == "" {
 		return bad("is blocked: URI is invalid")
+	}
+	if err := s.guard.CheckURL(raw); err != nil {
+		return bad("is blocked: " + err.Error())
 	}
 	return nil
 }
@@ -239,7 +245,7 @@ func (s *Service) addHook(ctx context.Context, in *addHookInput) (*hookOutput, e
 	if err != nil {
 		return nil, err
 	}
-	if v := validateHookURL(in.Body.URL); v != nil {
+	if v := s.validateHookURL(in.Body.URL); v != nil {
 		return nil, v
 	}
 	h := &Hook{ProjectID: r.p.ID, PushEvents: true, EnableSSLVerification: true, CreatedAt: s.now().UTC()}
@@ -262,7 +268,7 @@ func (s *Service) editHook(ctx context.Context, in *editHookInput) (*hookOutput,
 	if err != nil {
 		return nil, err
 	}
-	if v := validateHookURL(in.Body.URL); v != nil {
+	if v := s.validateHookURL(in.Body.URL); v != nil {
 		return nil, v
 	}
 	var h *Hook
