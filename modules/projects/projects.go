@@ -109,6 +109,22 @@ type Access interface {
 // ImportURL gives the import_url as it was given, credentials included
 // (stored sealed; ProjectEvent.ImportURL carries it without them), "" when
 // the project has none or is gone.
+// GroupInfo is what other modules may know of a group.
+type GroupInfo = internal.GroupInfo
+
+// Teams tells other modules (notifications) who belongs to a project and
+// which group owns it, and resolves a group as a caller sees it.
+type Teams interface {
+	// ResolveGroup finds a group by id or URL-encoded path as the caller of
+	// ctx sees it; one they may not see is ErrGroupNotFound.
+	ResolveGroup(ctx context.Context, ref string) (GroupInfo, error)
+	// ProjectTeam returns the id of the group owning the project (0 for a
+	// personal namespace) and the users with a membership on it (the
+	// namespace's owner, project members, members of its group and of the
+	// groups it is shared with), ascending. No access check.
+	ProjectTeam(ctx context.Context, projectID int64) (groupID int64, userIDs []int64, err error)
+}
+
 type RepositoryState interface {
 	SetDefaultBranch(ctx context.Context, projectID int64, branch string) error
 	SetImportStatus(ctx context.Context, projectID int64, status, message string) error
@@ -165,6 +181,7 @@ func Module() fennec.Module {
 		fx.Provide(internal.NewService, func(s *internal.Service) Access { return s },
 			func(s *internal.Service) RepositoryState { return s },
 			func(s *internal.Service) SSHEndpoint { return s },
+			func(s *internal.Service) Teams { return s },
 			func(s *internal.Service) Hooks { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideRoutes(internal.NewUploadRoutes),

@@ -1,0 +1,58 @@
+package internal
+
+import (
+	"context"
+	"errors"
+
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// GroupInfo is what other modules may know of a group.
+type GroupInfo struct {
+	ID       int64
+	Name     string
+	FullPath string
+}
+
+// ResolveGroup finds a group by id or path as the caller of ctx sees it; a
+// group they may not see is ErrGroupNotFound (projects.Teams).
+func (s *Service) ResolveGroup(ctx context.Context, ref string) (GroupInfo, error) {
+	r, err := s.resolveGroup(ctx, ref)
+	if err != nil {
+		return GroupInfo{}, err
+	}
+	return GroupInfo{ID: int64(r.g.ID), Name: r.g.Name, FullPath: r.g.Path}, nil
+}
+
+// ProjectTeam returns the group that owns a project (0 for a personal
+// namespace) and the ids of the users with a membership on it, as GET
+// /projects/:id/users counts them (projects.Teams).
+func (s *Service) ProjectTeam(ctx context.Context, projectID int64) (groupID int64, userIDs []int64, err error) {
+	var p *Project
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		var err error
+		if p, err = projects.Get(tx, uint64(projectID)); err != nil {
+			return err
+		}
+		ns, err := namespaces.Get(tx, p.NamespaceID)
+		if err == nil && ns.Kind == KindGroup {
+			groupID = int64(ns.ID)
+		}
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nil, ErrProjectNotFound
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	ids, err := s.projectTeamIDs(ctx, p)
+	if err != nil {
+		return 0, nil, err
+	}
+	userIDs = make([]int64, len(ids))
+	for i, id := range ids {
+		userIDs[i] = int64(id)
+	}
+	return groupID, userIDs, nil
+}
