@@ -66,6 +66,15 @@ type Users interface {
 
 // SSHKeys finds the owner of an SSH public key, for the repository module's
 // SSH server.
+// Emails lists a user's addresses, for the notifications module (a
+// notification_email must be one of them).
+type Emails interface {
+	// ConfirmedEmails returns the user's confirmed addresses: the primary
+	// one first (when confirmed), then the secondary ones; ErrUserNotFound
+	// for an unknown user.
+	ConfirmedEmails(ctx context.Context, userID int64) ([]string, error)
+}
+
 type SSHKeys interface {
 	// SSHKeyOwner is the owner of key (the wire format of a public key,
 	// ssh.PublicKey.Marshal), read from the store on every call so that a
@@ -97,6 +106,7 @@ func Module() fennec.Module {
 			func(s *internal.Service) DirectorySync { return s },
 			func(s *internal.Service) Users { return s },
 			func(s *internal.Service) SSHKeys { return s },
+			func(s *internal.Service) Emails { return s },
 		),
 		fennec.ProvideTokenResolver(func(s *internal.Service) *internal.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),

@@ -47,3 +47,35 @@ func (s *Service) UserByUsername(ctx context.Context, username string) (UserInfo
 	}
 	return infoOf(u), nil
 }
+
+// ConfirmedEmails implements identity.Emails: the primary address when it
+// is confirmed, then the secondary ones (which need no confirmation here),
+// in the order they were added.
+func (s *Service) ConfirmedEmails(ctx context.Context, userID int64) ([]string, error) {
+	var out []string
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		u, err := users.Get(tx, uint64(userID))
+		if errors.Is(err, store.ErrNotFound) {
+			return auth.ErrUserNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if u.ConfirmedAt != nil {
+			out = append(out, u.Email)
+		}
+		ids, err := emails.IDsBy(tx, "user", byUser(uint64(userID))[0])
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			e, err := emails.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			out = append(out, e.Email)
+		}
+		return nil
+	})
+	return out, err
+}
