@@ -102,3 +102,8 @@ func Module() fennec.Module {
 		feed.ProvideKinds(internal.FeedKinds),
 	)
 }
+
+// Mentions returns the usernames @mentioned in text, each once, in order
+// of appearance, by the rules the notes module applies to note bodies (the
+// notifications module finds the users a note or a description mentions).
+func Mentions(text string) []string { return internal.Mentions(text) }
