@@ -11,6 +11,7 @@ import (
 	"github.com/fennec-forge/fennec/modules/issues"
 	"github.com/fennec-forge/fennec/modules/mergerequests"
 	"github.com/fennec-forge/fennec/modules/notes"
+	"github.com/fennec-forge/fennec/modules/notifications"
 	"github.com/fennec-forge/fennec/modules/oauth"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
@@ -33,6 +34,7 @@ func Modules() []fennec.Module {
 		snippets.Module(),
 		mergerequests.Module(),
 		activity.Module(),
+		notifications.Module(),
 		webhooks.Module(),
 	}
 }

@@ -1,0 +1,188 @@
+package internal
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	htmltemplate "html/template"
+	"strings"
+	texttemplate "text/template"
+
+	cievent "github.com/fennec-forge/fennec/modules/ci/event"
+	noteevent "github.com/fennec-forge/fennec/modules/notes/event"
+	"github.com/fennec-forge/fennec/modules/notes/noteable"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+//go:embed templates
+var templateFiles embed.FS
+
+// One pair of templates serves every kind: a kind fills the content, the
+// templates lay it out. html/template escapes everything a user wrote.
+var (
+	textTemplate = texttemplate.Must(texttemplate.ParseFS(templateFiles, "templates/mail.txt.tmpl"))
+	htmlTemplate = htmltemplate.Must(htmltemplate.ParseFS(templateFiles, "templates/mail.html.tmpl"))
+)
+
+// content is a mail before rendering.
+type content struct {
+	Subject string
+	// MessageID and InReplyTo are without angle brackets; InReplyTo is
+	// also the References header (the thread's first mail).
+	MessageID string
+	InReplyTo string
+	Headers   map[string]string
+
+	Headline  string
+	Details   []string
+	Body      string
+	URL       string
+	Site      string
+	ManageURL string
+}
+
+func render(c *content) (text, html string, err error) {
+	var t, h bytes.Buffer
+	if err := textTemplate.Execute(&t, c); err != nil {
+		return "", "", err
+	}
+	if err := htmlTemplate.Execute(&h, c); err != nil {
+		return "", "", err
+	}
+	return t.String(), h.String(), nil
+}
+
+// reference is how GitLab writes a target in a subject: #iid for an
+// issue, !iid for a merge request.
+func reference(t noteable.Noteable) string {
+	if t.Type == "MergeRequest" {
+		return "!" + i64(t.IID)
+	}
+	return "#" + i64(t.IID)
+}
+
+// threadID is the Message-ID of a target's first mail, which every later
+// mail about it answers: <issue_12@host>, <merge_request_7@host>.
+func (s *Service) threadID(t noteable.Noteable) string {
+	kind := "issue"
+	if t.Type == "MergeRequest" {
+		kind = "merge_request"
+	}
+	return kind + "_" + i64(t.ID) + "@" + s.host()
+}
+
+func (s *Service) baseHeaders(p projects.ProjectInfo) map[string]string {
+	return map[string]string{"X-GitLab-Project": p.Name, "X-GitLab-Project-Id": i64(p.ID),
+		"X-GitLab-Project-Path": p.PathWithNamespace, "Auto-Submitted": "auto-generated"}
+}
+
+func (s *Service) targetHeaders(p projects.ProjectInfo, t noteable.Noteable) map[string]string {
+	h := s.baseHeaders(p)
+	if t.Type == "MergeRequest" {
+		h["X-GitLab-MergeRequest-ID"] = i64(t.ID)
+		h["X-GitLab-MergeRequest-IID"] = i64(t.IID)
+	} else {
+		h["X-GitLab-Issue-ID"] = i64(t.ID)
+		h["X-GitLab-Issue-IID"] = i64(t.IID)
+	}
+	return h
+}
+
+func words(t noteable.Noteable) string {
+	if t.Type == "MergeRequest" {
+		return "merge request"
+	}
+	return "issue"
+}
+
+// targetContent is the mail of an issue's or a merge request's event.
+func (s *Service) targetContent(ctx context.Context, p projects.ProjectInfo, t noteable.Noteable, event, actor, description string, previous []int64, key string) content {
+	c := content{Headers: s.targetHeaders(p, t), URL: t.WebURL, Site: s.site(), ManageURL: s.manageURL(p)}
+	subject := p.Name + " | " + t.Title + " (" + reference(t) + ")"
+	what := words(t) + " " + reference(t)
+	if strings.HasPrefix(event, "new_") {
+		c.Subject = subject
+		c.MessageID = s.threadID(t)
+		c.Headline = actor + " opened " + what + ": " + t.Title
+		c.Body = description
+		return c
+	}
+	c.Subject = "Re: " + subject
+	c.MessageID = strings.ReplaceAll(key, ":", "_") + "@" + s.host()
+	c.InReplyTo = s.threadID(t)
+	switch {
+	case strings.HasPrefix(event, "close_"):
+		c.Headline = capitalize(what) + " was closed by " + actor + "."
+	case strings.HasPrefix(event, "reopen_"):
+		c.Headline = capitalize(what) + " was reopened by " + actor + "."
+	case strings.HasPrefix(event, "merge_"):
+		c.Headline = capitalize(what) + " was merged by " + actor + "."
+	case strings.HasPrefix(event, "reassign_"):
+		c.Headline = capitalize(what) + " was reassigned by " + actor + "."
+		c.Details = []string{"Assignee changed from " + s.names(ctx, previous) + " to " + s.names(ctx, t.AssigneeIDs) + "."}
+	}
+	return c
+}
+
+// noteContent is the mail of a new comment.
+func (s *Service) noteContent(p projects.ProjectInfo, t noteable.Noteable, ev noteevent.NoteEvent, actor string) content {
+	url := t.WebURL + "#note_" + i64(ev.NoteID)
+	h := s.targetHeaders(p, t)
+	h["X-GitLab-Note-ID"] = i64(ev.NoteID)
+	return content{Subject: "Re: " + p.Name + " | " + t.Title + " (" + reference(t) + ")",
+		MessageID: "note_" + i64(ev.NoteID) + "@" + s.host(), InReplyTo: s.threadID(t), Headers: h,
+		Headline: actor + " commented on " + words(t) + " " + reference(t) + ":", Body: ev.Body, URL: url,
+		Site: s.site(), ManageURL: s.manageURL(p)}
+}
+
+// pipelineContent is the mail of a pipeline's result.
+func (s *Service) pipelineContent(p projects.ProjectInfo, ev cievent.PipelineEvent) content {
+	status := "succeeded"
+	if ev.Status == "failed" {
+		status = "failed"
+	}
+	short := ev.SHA
+	if len(short) > 8 {
+		short = short[:8]
+	}
+	h := s.baseHeaders(p)
+	h["X-GitLab-Pipeline-Id"] = i64(ev.PipelineID)
+	h["X-GitLab-Pipeline-Status"] = ev.Status
+	return content{Subject: p.Name + " | Pipeline #" + i64(ev.PipelineID) + " has " + status + " for " + ev.Ref + " | " + short,
+		MessageID: "pipeline_" + i64(ev.PipelineID) + "_" + ev.Status + "@" + s.host(),
+		InReplyTo: "pipeline_" + i64(ev.PipelineID) + "@" + s.host(), Headers: h,
+		Headline: "Pipeline #" + i64(ev.PipelineID) + " has " + status + " for " + ev.Ref + " (" + short + ").",
+		URL:      p.WebURL + "/pipelines/" + i64(ev.PipelineID), Site: s.site(), ManageURL: s.manageURL(p)}
+}
+
+func (s *Service) site() string { return s.host() }
+
+// manageURL is where a user changes their notification level (GitLab's
+// profile page; Fennec serves the API for it).
+func (s *Service) manageURL(projects.ProjectInfo) string {
+	return s.externalURL() + "/profile/notifications"
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// names writes users as @username, "Unassigned" for none.
+func (s *Service) names(ctx context.Context, ids []int64) string {
+	if len(ids) == 0 {
+		return "Unassigned"
+	}
+	var out []string
+	for _, id := range ids {
+		if u, err := s.users.UserByID(ctx, id); err == nil {
+			out = append(out, "@"+u.Username)
+		}
+	}
+	if len(out) == 0 {
+		return "Unassigned"
+	}
+	return strings.Join(out, ", ")
+}

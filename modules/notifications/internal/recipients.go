@@ -1,0 +1,253 @@
+package internal
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/notes"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// mentions is the notes module's reading of @mentions.
+func mentions(text string) []string { return notes.Mentions(text) }
+
+// recipient is one address to mail.
+type recipient struct {
+	UserID int64
+	Email  string
+}
+
+// reasons says why a user is considered.
+type reasons struct {
+	participant, mentioned, direct bool
+}
+
+// queue finds n's recipients and stores its mail and one delivery per
+// recipient, in the transaction of ctx (the event's acknowledgement). A
+// notice whose key is already queued adds nothing.
+func (s *Service) queue(ctx context.Context, n *notice) error {
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		if _, err := mails.GetBy(tx, "key", n.Key); err == nil {
+			return nil
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		list, err := s.recipients(tx.Context(), tx, n)
+		if err != nil || len(list) == 0 {
+			return err
+		}
+		text, html, err := render(&n.content)
+		if err != nil {
+			return err
+		}
+		m := &Mail{Key: n.Key, Subject: n.Subject, Text: text, HTML: html, MessageID: n.MessageID, InReplyTo: n.InReplyTo,
+			Headers: n.Headers, Pending: len(list), CreatedAt: s.now().UTC()}
+		if err := mails.Insert(tx, m); err != nil {
+			return err
+		}
+		for _, r := range list {
+			if err := deliveries.Insert(tx, &Delivery{MailID: m.ID, UserID: r.UserID, To: r.Email}); err != nil {
+				return err
+			}
+		}
+		tx.OnCommit(s.Kick)
+		return nil
+	})
+}
+
+// recipients works out who gets n's mail, as GitLab's notification
+// service does: participants (author, assignees, commenters, mentioned,
+// subscribers, by the notes module's reckoning), watchers and custom
+// levels that chose the event, the users the event mentions or assigns;
+// then each one's effective level decides, and nobody gets it who is
+// blocked, may not see the target, or is the actor.
+func (s *Service) recipients(ctx context.Context, tx *store.Tx, n *notice) ([]recipient, error) {
+	why := map[int64]*reasons{}
+	var order []int64
+	add := func(id int64, set func(*reasons)) {
+		if id <= 0 {
+			return
+		}
+		r, ok := why[id]
+		if !ok {
+			r = &reasons{}
+			why[id] = r
+			order = append(order, id)
+		}
+		set(r)
+	}
+	projectRows, groupRows := map[int64]*Setting{}, map[int64]*Setting{}
+	if n.OnlyActor {
+		add(n.ActorID, func(*reasons) {})
+	} else {
+		groupID, team, err := s.teams.ProjectTeam(ctx, n.ProjectID)
+		if errors.Is(err, projects.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if projectRows, err = sourceRows(tx, SourceProject, n.ProjectID); err != nil {
+			return nil, err
+		}
+		if groupID > 0 {
+			if groupRows, err = sourceRows(tx, SourceGroup, groupID); err != nil {
+				return nil, err
+			}
+		}
+		participants, err := s.notes.Subscribers(ctx, n.Target)
+		if err != nil {
+			return nil, err
+		}
+		participants = append(participants, n.Target.AuthorID)
+		participants = append(participants, n.Target.AssigneeIDs...)
+		for _, id := range participants {
+			add(id, func(r *reasons) { r.participant = true })
+		}
+		for _, name := range n.Mentioned {
+			u, err := s.users.UserByUsername(ctx, name)
+			if errors.Is(err, identity.ErrUserNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			add(u.ID, func(r *reasons) { r.mentioned, r.participant = true, true })
+		}
+		for _, id := range n.Direct {
+			add(id, func(r *reasons) { r.direct = true })
+		}
+		// Watchers and custom levels are found among the team and the
+		// users who chose a level on the project or its group.
+		for _, id := range team {
+			add(id, func(*reasons) {})
+		}
+		for _, rows := range []map[int64]*Setting{projectRows, groupRows} {
+			for id := range rows {
+				add(id, func(*reasons) {})
+			}
+		}
+	}
+	slices.Sort(order) // deliveries in user id order: stable, and testable
+	var out []recipient
+	for _, id := range order {
+		if id == n.ActorID && !n.OnlyActor {
+			continue
+		}
+		global, err := globalRow(tx, id)
+		if err != nil {
+			return nil, err
+		}
+		eff := effective(global, groupRows[id], projectRows[id])
+		if !wants(eff, why[id], n) {
+			continue
+		}
+		u, ok, err := s.mayRead(ctx, id, n)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		email := u.Email
+		if global != nil && global.NotificationEmail != "" {
+			email = global.NotificationEmail
+		}
+		if email != "" {
+			out = append(out, recipient{UserID: id, Email: email})
+		}
+	}
+	return out, nil
+}
+
+// wants applies a user's effective level to a notice (GITLAB-FACTS 13).
+func wants(eff *Setting, r *reasons, n *notice) bool {
+	if eff.Level == LevelDisabled {
+		return false
+	}
+	if n.OnlyActor {
+		// A pipeline's result: failed for participating and watch, either
+		// for a custom level that chose it; never at the mention level.
+		switch eff.Level {
+		case LevelCustom:
+			return eff.Events[n.Event]
+		case LevelParticipating, LevelWatch:
+			return n.Event != "success_pipeline"
+		}
+		return false
+	}
+	switch {
+	case r.mentioned || r.direct:
+		return true
+	case eff.Level == LevelMention:
+		return false
+	case eff.Level == LevelWatch:
+		return true
+	case r.participant:
+		return true
+	}
+	return eff.Level == LevelCustom && eff.Events[n.Event]
+}
+
+// mayRead: the user is active and may see the notice's target.
+func (s *Service) mayRead(ctx context.Context, id int64, n *notice) (identity.UserInfo, bool, error) {
+	u, err := s.users.UserByID(ctx, id)
+	if errors.Is(err, identity.ErrUserNotFound) {
+		return u, false, nil
+	}
+	if err != nil || u.State != "active" {
+		return u, false, err
+	}
+	p, err := auth.ForUser(&auth.User{ID: u.ID, Username: u.Username, Admin: u.Admin, External: u.External})
+	if err != nil {
+		return u, false, nil
+	}
+	action := projects.ReadIssues
+	switch n.Target.Type {
+	case "MergeRequest":
+		action = projects.ReadMergeRequests
+	case "Pipeline":
+		action = projects.ReadJobs
+	}
+	info, err := s.access.RequireID(auth.WithPrincipal(ctx, p), n.ProjectID, action)
+	if errors.Is(err, projects.ErrNotFound) || errors.Is(err, projects.ErrForbidden) {
+		return u, false, nil
+	}
+	if err != nil {
+		return u, false, err
+	}
+	t := n.Target
+	if t.Confidential && info.Level < projects.Reporter && id != t.AuthorID && !slices.Contains(t.AssigneeIDs, id) {
+		return u, false, nil
+	}
+	return u, true, nil
+}
+
+func globalRow(tx *store.Tx, user int64) (*Setting, error) {
+	row, err := settings.GetBy(tx, "key", settingKey(SourceGlobal, 0, user))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return row, err
+}
+
+// sourceRows reads the settings of a project or a group by user.
+func sourceRows(tx *store.Tx, source string, id int64) (map[int64]*Setting, error) {
+	ids, err := settings.IDsBy(tx, "source", sourceKey(source, id))
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]*Setting, len(ids))
+	for _, rid := range ids {
+		row, err := settings.Get(tx, rid)
+		if err != nil {
+			return nil, err
+		}
+		out[row.UserID] = row
+	}
+	return out, nil
+}

@@ -1,0 +1,136 @@
+package internal
+
+import (
+	"context"
+	"net/url"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/notes"
+	"github.com/fennec-forge/fennec/modules/notes/noteable"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// Service keeps the settings, computes recipients, queues mails and runs
+// the sender.
+type Service struct {
+	db     *store.DB
+	log    *zap.Logger
+	api    *api.API
+	access projects.Access
+	teams  projects.Teams
+	users  identity.Users
+	emails identity.Emails
+	notes  notes.Service
+	cfg    Config
+	outbox string // the file outbox directory (used without SMTP)
+
+	kindsOnce sync.Once
+	kinds     map[string]noteable.Kind
+
+	kick chan struct{}
+	now  func() time.Time
+}
+
+// Params are the service's dependencies.
+type Params struct {
+	fx.In
+	DB     *store.DB
+	Log    *zap.Logger
+	API    *api.API
+	Access projects.Access
+	Teams  projects.Teams
+	Users  identity.Users
+	Emails identity.Emails
+	Notes  notes.Service
+	Cfg    Config
+	Core   config.Config
+}
+
+// NewService builds the service.
+func NewService(p Params) *Service {
+	return &Service{db: p.DB, log: p.Log, api: p.API, access: p.Access, teams: p.Teams, users: p.Users, emails: p.Emails,
+		notes: p.Notes, cfg: p.Cfg, outbox: filepath.Join(p.Core.Data, "mail", "outbox"),
+		kinds: map[string]noteable.Kind{}, kick: make(chan struct{}, 1), now: time.Now}
+}
+
+// SetKinds takes the noteable kinds the modules registered with the notes
+// module (issues, merge requests), to read the target of a note.
+func (s *Service) SetKinds(kinds []noteable.Kind) {
+	s.kindsOnce.Do(func() {
+		for _, k := range kinds {
+			if _, dup := s.kinds[k.Type]; !dup && k.Resolve != nil {
+				s.kinds[k.Type] = k
+			}
+		}
+	})
+}
+
+// RoutesParams are what the routes need.
+type RoutesParams struct {
+	fx.In
+	Service *Service
+	Kinds   []noteable.Kind `group:"fennec.notes.kinds"`
+}
+
+// NewRoutes registers the notification settings operations.
+func NewRoutes(p RoutesParams) fennec.Routes {
+	p.Service.SetKinds(p.Kinds)
+	return fennec.Routes{Name: "notifications", Register: p.Service.registerSettings}
+}
+
+// externalURL is how mails link to the server.
+func (s *Service) externalURL() string { return s.api.ExternalURL() }
+
+// host names the server in Message-IDs and the default From.
+func (s *Service) host() string {
+	if u, err := url.Parse(s.externalURL()); err == nil && u.Hostname() != "" {
+		return u.Hostname()
+	}
+	return "localhost"
+}
+
+// Kick wakes the sender (after a commit that queued mail).
+func (s *Service) Kick() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Start runs the sender with the app.
+func Start(lc fx.Lifecycle, s *Service) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			if s.cfg.SMTPAddress == "" {
+				s.log.Info("notifications: no smtp_address configured; mail is written to the file outbox",
+					zap.String("outbox", s.outbox))
+			} else {
+				s.log.Info("notifications: mail goes to the SMTP server", zap.String("smtp_address", s.cfg.SMTPAddress),
+					zap.String("smtp_tls", s.cfg.SMTPTLS))
+			}
+			go func() { defer close(done); s.sendLoop(ctx) }()
+			return nil
+		},
+		OnStop: func(stop context.Context) error {
+			cancel()
+			select {
+			case <-done:
+				return nil
+			case <-stop.Done():
+				return stop.Err()
+			}
+		},
+	})
+}

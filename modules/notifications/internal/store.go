@@ -1,0 +1,145 @@
+package internal
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// The notification levels (GitLab's NotificationSetting levels).
+const (
+	LevelDisabled      = "disabled"
+	LevelParticipating = "participating"
+	LevelWatch         = "watch"
+	LevelGlobal        = "global"
+	LevelMention       = "mention"
+	LevelCustom        = "custom"
+)
+
+// Levels lists the valid levels.
+var Levels = []string{LevelDisabled, LevelParticipating, LevelWatch, LevelGlobal, LevelMention, LevelCustom}
+
+// EventNames are the e-mail events a custom level chooses from, in the
+// order GitLab lists them.
+var EventNames = []string{"new_note", "new_issue", "reopen_issue", "close_issue", "reassign_issue",
+	"new_merge_request", "reopen_merge_request", "close_merge_request", "reassign_merge_request",
+	"merge_merge_request", "failed_pipeline", "success_pipeline"}
+
+// The sources a setting belongs to.
+const (
+	SourceGlobal  = "global"
+	SourceGroup   = "group"
+	SourceProject = "project"
+)
+
+// Setting is one user's notification setting for one source (their global
+// one, a group, a project). A user without a row has the defaults:
+// participating globally, global elsewhere.
+type Setting struct {
+	ID       uint64 `json:"id"`
+	UserID   int64  `json:"user_id"`
+	Source   string `json:"source"`
+	SourceID int64  `json:"source_id,omitempty"`
+	Level    string `json:"level"`
+	// Events are the custom level's switches; they are kept whatever the
+	// level, and count only when it is custom (as GitLab keeps them).
+	Events map[string]bool `json:"events,omitempty"`
+	// NotificationEmail (global rows only): empty means the primary address.
+	NotificationEmail string `json:"notification_email,omitempty"`
+}
+
+func (s *Setting) RecordID() uint64      { return s.ID }
+func (s *Setting) SetRecordID(id uint64) { s.ID = id }
+
+func i64(v int64) string { return strconv.FormatInt(v, 10) }
+
+func sourceKey(source string, id int64) string { return source + ":" + i64(id) }
+
+func settingKey(source string, id, user int64) string { return sourceKey(source, id) + ":" + i64(user) }
+
+var settings = store.NewTable[Setting]("notifications.settings",
+	store.Index[Setting]{Name: "key", Unique: true, Keys: func(s *Setting) []string {
+		return []string{settingKey(s.Source, s.SourceID, s.UserID)}
+	}},
+	// source finds a project's or group's rows at once (its watchers and
+	// custom levels); global rows are read one user at a time.
+	store.Index[Setting]{Name: "source", Keys: func(s *Setting) []string {
+		if s.Source == SourceGlobal {
+			return nil
+		}
+		return []string{sourceKey(s.Source, s.SourceID)}
+	}},
+	store.Index[Setting]{Name: "user", Keys: func(s *Setting) []string { return []string{i64(s.UserID)} }},
+)
+
+// Mail is one notification, rendered once and shared by its deliveries
+// (one per recipient).
+type Mail struct {
+	ID uint64 `json:"id"`
+	// Key names the event that caused the mail ("note:12"); a redelivered
+	// event finds it taken and queues nothing again.
+	Key       string            `json:"key"`
+	Subject   string            `json:"subject"`
+	Text      string            `json:"text"`
+	HTML      string            `json:"html"`
+	MessageID string            `json:"message_id"` // without angle brackets
+	InReplyTo string            `json:"in_reply_to,omitempty"`
+	Headers   map[string]string `json:"headers,omitempty"`
+	// Pending counts the deliveries not yet done; the mail goes with the
+	// last one.
+	Pending   int       `json:"pending"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func (m *Mail) RecordID() uint64      { return m.ID }
+func (m *Mail) SetRecordID(id uint64) { m.ID = id }
+
+// Delivery is one mail to one address, waiting to be handed to the SMTP
+// server (or written to the file outbox). It is deleted, in a commit of
+// its own, right after the server accepted it.
+type Delivery struct {
+	ID       uint64    `json:"id"`
+	MailID   uint64    `json:"mail_id"`
+	UserID   int64     `json:"user_id,omitempty"`
+	To       string    `json:"to"`
+	Attempts int       `json:"attempts,omitempty"`
+	NextTry  time.Time `json:"next_try,omitempty"`
+	// LastError is the last failure, for an administrator reading the
+	// store.
+	LastError string `json:"last_error,omitempty"`
+}
+
+func (d *Delivery) RecordID() uint64      { return d.ID }
+func (d *Delivery) SetRecordID(id uint64) { d.ID = id }
+
+// Target remembers what the module last saw of an issue or a merge
+// request (its assignees), so that an update tells a reassignment, and
+// who the previous assignees were, without the event carrying them.
+type Target struct {
+	ID        uint64  `json:"id"`
+	Key       string  `json:"key"` // "Issue:12"
+	Assignees []int64 `json:"assignees"`
+}
+
+func (t *Target) RecordID() uint64      { return t.ID }
+func (t *Target) SetRecordID(id uint64) { t.ID = id }
+
+var (
+	mails = store.NewTable[Mail]("notifications.mails",
+		store.Index[Mail]{Name: "key", Unique: true, Keys: func(m *Mail) []string { return []string{m.Key} }})
+	// Deliveries are read in id order (the order they were queued).
+	deliveries = store.NewTable[Delivery]("notifications.deliveries")
+	targets    = store.NewTable[Target]("notifications.targets",
+		store.Index[Target]{Name: "key", Unique: true, Keys: func(t *Target) []string { return []string{t.Key} }})
+)
+
+// Tables lists the module's tables for declaration.
+func Tables() []interface{ Buckets() []string } {
+	return []interface{ Buckets() []string }{settings, mails, deliveries, targets}
+}
+
+// Migrations lists the module's schema migrations, oldest first.
+func Migrations() []store.Migration {
+	return []store.Migration{{Module: "notifications", Version: 1, Name: "tables", Up: func(*store.Tx) error { return nil }}}
+}

@@ -1,0 +1,233 @@
+package internal
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/store"
+	cievent "github.com/fennec-forge/fennec/modules/ci/event"
+	issueevent "github.com/fennec-forge/fennec/modules/issues/event"
+	mrevent "github.com/fennec-forge/fennec/modules/mergerequests/event"
+	noteevent "github.com/fennec-forge/fennec/modules/notes/event"
+	"github.com/fennec-forge/fennec/modules/notes/noteable"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// Subscribers are the event kinds that lead to mail: one line each. Every
+// handler turns its event into a notice (or none) and the same code finds
+// the recipients and queues the mails, inside the transaction that
+// acknowledges the event (SubscribeInTx), so a mail is queued exactly when
+// its event is marked handled. events.Only keeps the events that never
+// mail (a running pipeline, a system note) out of the outbox.
+func Subscribers(s *Service) []events.Subscriber {
+	return []events.Subscriber{
+		events.SubscribeInTx("notifications.issue", notify(s, s.issueNotice)),
+		events.SubscribeInTx("notifications.merge_request", notify(s, s.mergeRequestNotice)),
+		events.Only(events.SubscribeInTx("notifications.note", notify(s, s.noteNotice)),
+			func(ev noteevent.NoteEvent) bool { return ev.Action == noteevent.NoteCreated && !ev.System }),
+		events.Only(events.SubscribeInTx("notifications.pipeline", notify(s, s.pipelineNotice)),
+			func(ev cievent.PipelineEvent) bool { return ev.Status == "failed" || ev.Status == "success" }),
+	}
+}
+
+// notify adapts an event kind's notice builder into a handler.
+func notify[E events.Event](s *Service, build func(ctx context.Context, ev E) (*notice, error)) func(context.Context, E) error {
+	return func(ctx context.Context, ev E) error {
+		n, err := build(ctx, ev)
+		if err != nil || n == nil {
+			return err
+		}
+		return s.queue(ctx, n)
+	}
+}
+
+// notice is one event worth mail, whatever its kind.
+type notice struct {
+	// Key identifies the event ("issue:12:close:<updated_at>"): a second
+	// delivery of it queues nothing.
+	Key string
+	// Event is the custom level's switch for it ("close_issue").
+	Event     string
+	ProjectID int64
+	ActorID   int64
+	// Target is the issue or merge request (Type "Pipeline" for a
+	// pipeline, which has no participants).
+	Target noteable.Noteable
+	// Mentioned are the usernames the event's own text mentions (a new
+	// issue's description, a note): they get mail at the mention level.
+	Mentioned []string
+	// Direct are users who get the mail whatever their level but disabled
+	// (the old and new assignees of a reassignment).
+	Direct []int64
+	// OnlyActor: the mail goes to the actor alone, if their level wants it
+	// (pipelines, as GitLab mails a pipeline's result to its author).
+	OnlyActor bool
+	// The mail.
+	content
+}
+
+func (s *Service) systemCtx(ctx context.Context) context.Context {
+	return auth.WithPrincipal(ctx, auth.System())
+}
+
+// issueNotice: opened, closed, reopened, and updates that change the
+// assignees (reassign_issue); other updates mail nothing.
+func (s *Service) issueNotice(ctx context.Context, ev issueevent.IssueEvent) (*notice, error) {
+	i := ev.Issue
+	t := noteable.Noteable{Type: "Issue", ID: i.ID, IID: i.IID, ProjectID: ev.ProjectID, Title: i.Title, AuthorID: i.AuthorID,
+		AssigneeIDs: i.AssigneeIDs, Confidential: i.Confidential, WebURL: i.URL}
+	return s.targetNotice(ctx, t, string(ev.Action), ev.UserID, i.Description, i.UpdatedAt.UnixNano(), "issue")
+}
+
+func (s *Service) mergeRequestNotice(ctx context.Context, ev mrevent.MergeRequestEvent) (*notice, error) {
+	m := ev.MergeRequest
+	var assignees []int64
+	if m.AssigneeID > 0 {
+		assignees = []int64{m.AssigneeID}
+	}
+	t := noteable.Noteable{Type: "MergeRequest", ID: m.ID, IID: m.IID, ProjectID: ev.ProjectID, Title: m.Title, AuthorID: m.AuthorID,
+		AssigneeIDs: assignees, WebURL: m.URL}
+	return s.targetNotice(ctx, t, string(ev.Action), ev.UserID, m.Description, m.UpdatedAt.UnixNano(), "merge_request")
+}
+
+// targetNotice is the shared part of issues and merge requests: the
+// action names are the same ("open", "close", "reopen", "update",
+// "merge"), the custom events are <action>_<kind>.
+func (s *Service) targetNotice(ctx context.Context, t noteable.Noteable, action string, actor int64, description string,
+	version int64, kind string) (*notice, error) {
+	previous, known, err := s.rememberAssignees(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	n := &notice{Key: kind + ":" + i64(t.ID) + ":" + action + ":" + strconv.FormatInt(version, 10), ProjectID: t.ProjectID,
+		ActorID: actor, Target: t}
+	switch action {
+	case "open":
+		n.Event = "new_" + kind
+		n.Mentioned = mentions(t.Title + "\n" + description)
+	case "close", "reopen", "merge":
+		n.Event = action + "_" + kind
+	case "update":
+		if !known || sameSet(previous, t.AssigneeIDs) {
+			return nil, nil
+		}
+		n.Event = "reassign_" + kind
+		n.Direct = append(slices.Clone(previous), t.AssigneeIDs...)
+	default:
+		return nil, nil
+	}
+	p, err := s.access.ResolveID(s.systemCtx(ctx), t.ProjectID)
+	if errors.Is(err, projects.ErrNotFound) {
+		return nil, nil // gone meanwhile
+	}
+	if err != nil {
+		return nil, err
+	}
+	actorName := s.userName(ctx, actor)
+	n.content = s.targetContent(ctx, p, t, n.Event, actorName, description, previous, n.Key)
+	return n, nil
+}
+
+// rememberAssignees stores t's assignees and returns the ones stored
+// before (known is false the first time the module sees t).
+func (s *Service) rememberAssignees(ctx context.Context, t noteable.Noteable) (previous []int64, known bool, err error) {
+	key := t.Type + ":" + i64(t.ID)
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		row, err := targets.GetBy(tx, "key", key)
+		if errors.Is(err, store.ErrNotFound) {
+			return targets.Insert(tx, &Target{Key: key, Assignees: t.AssigneeIDs})
+		}
+		if err != nil {
+			return err
+		}
+		previous, known = row.Assignees, true
+		if sameSet(previous, t.AssigneeIDs) {
+			return nil
+		}
+		row.Assignees = t.AssigneeIDs
+		return targets.Update(tx, row)
+	})
+	return previous, known, err
+}
+
+func sameSet(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, v := range a {
+		if !slices.Contains(b, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// noteNotice: a new comment on an issue or a merge request.
+func (s *Service) noteNotice(ctx context.Context, ev noteevent.NoteEvent) (*notice, error) {
+	kind, ok := s.kinds[ev.NoteableType]
+	if !ok || (ev.NoteableType != "Issue" && ev.NoteableType != "MergeRequest") {
+		return nil, nil
+	}
+	sys := s.systemCtx(ctx)
+	p, err := s.access.ResolveID(sys, ev.ProjectID)
+	if errors.Is(err, projects.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	t, err := kind.Resolve(sys, p, ev.NoteableIID)
+	if err != nil {
+		// The noteable went with its project or was deleted: nobody to
+		// tell. Anything else is retried.
+		if isNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	n := &notice{Key: "note:" + i64(ev.NoteID), Event: "new_note", ProjectID: ev.ProjectID, ActorID: ev.AuthorID, Target: t,
+		Mentioned: mentions(ev.Body)}
+	n.content = s.noteContent(p, t, ev, s.userName(ctx, ev.AuthorID))
+	return n, nil
+}
+
+// isNotFound: the owning module's not-found error of a noteable
+// (ErrIssueNotFound, the merge requests' one), recognised by its text
+// since this module imports neither module's root.
+func isNotFound(err error) bool {
+	return errors.Is(err, store.ErrNotFound) || strings.Contains(strings.ToLower(err.Error()), "not found")
+}
+
+// pipelineNotice: a pipeline that failed or succeeded, for its author.
+func (s *Service) pipelineNotice(ctx context.Context, ev cievent.PipelineEvent) (*notice, error) {
+	event := "success_pipeline"
+	if ev.Status == "failed" {
+		event = "failed_pipeline"
+	}
+	if ev.UserID <= 0 {
+		return nil, nil
+	}
+	p, err := s.access.ResolveID(s.systemCtx(ctx), ev.ProjectID)
+	if errors.Is(err, projects.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	n := &notice{Key: "pipeline:" + i64(ev.PipelineID) + ":" + ev.Status, Event: event, ProjectID: ev.ProjectID,
+		ActorID: ev.UserID, OnlyActor: true, Target: noteable.Noteable{Type: "Pipeline", ID: ev.PipelineID, ProjectID: ev.ProjectID}}
+	n.content = s.pipelineContent(p, ev)
+	return n, nil
+}
+
+func (s *Service) userName(ctx context.Context, id int64) string {
+	if u, err := s.users.UserByID(ctx, id); err == nil {
+		return u.Name
+	}
+	return "Someone"
+}
