@@ -75,17 +75,17 @@ func newCast(t *testing.T, e *env, visibility string) *cast {
 		t.Fatal(err)
 	}
 	members := map[string]gitlab.AccessLevelValue{
-		"ann": gitlab.DeveloperPermissions,  // the actor
-		"wat": gitlab.ReporterPermissions,   // watch on the project
-		"par": gitlab.DeveloperPermissions,  // participating (the default)
-		"men": gitlab.DeveloperPermissions,  // mention, globally
-		"cus": gitlab.ReporterPermissions,   // custom on the project: new_issue
-		"dis": gitlab.DeveloperPermissions,  // disabled, globally
-		"glw": gitlab.DeveloperPermissions,  // watch globally, global on project and group
-		"gst": gitlab.GuestPermissions,      // a guest who watches
-		"blk": gitlab.DeveloperPermissions,  // watches, then blocked
-		"out": gitlab.DeveloperPermissions,  // watched, then left the project
-		"gw":  gitlab.DeveloperPermissions,  // a group member: project global, group watch
+		"ann": gitlab.DeveloperPermissions, // the actor
+		"wat": gitlab.ReporterPermissions,  // watch on the project
+		"par": gitlab.DeveloperPermissions, // participating (the default)
+		"men": gitlab.DeveloperPermissions, // mention, globally
+		"cus": gitlab.ReporterPermissions,  // custom on the project: new_issue
+		"dis": gitlab.DeveloperPermissions, // disabled, globally
+		"glw": gitlab.DeveloperPermissions, // watch globally, global on project and group
+		"gst": gitlab.GuestPermissions,     // a guest who watches
+		"blk": gitlab.DeveloperPermissions, // watches, then blocked
+		"out": gitlab.DeveloperPermissions, // watched, then left the project
+		"gw":  gitlab.DeveloperPermissions, // a group member: project global, group watch
 	}
 	for name, level := range members {
 		u := e.CreateUser(t, name)
