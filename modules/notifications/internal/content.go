@@ -97,7 +97,7 @@ func words(t noteable.Noteable) string {
 
 // targetContent is the mail of an issue's or a merge request's event.
 func (s *Service) targetContent(ctx context.Context, p projects.ProjectInfo, t noteable.Noteable, event, actor, description string, previous []int64, key string) content {
-	c := content{Headers: s.targetHeaders(p, t), URL: t.WebURL, Site: s.site(), ManageURL: s.manageURL(p)}
+	c := content{Headers: s.targetHeaders(p, t), URL: s.absolute(t.WebURL), Site: s.site(), ManageURL: s.manageURL(p)}
 	subject := p.Name + " | " + t.Title + " (" + reference(t) + ")"
 	what := words(t) + " " + reference(t)
 	if strings.HasPrefix(event, "new_") {
@@ -126,7 +126,7 @@ func (s *Service) targetContent(ctx context.Context, p projects.ProjectInfo, t n
 
 // noteContent is the mail of a new comment.
 func (s *Service) noteContent(p projects.ProjectInfo, t noteable.Noteable, ev noteevent.NoteEvent, actor string) content {
-	url := t.WebURL + "#note_" + i64(ev.NoteID)
+	url := s.absolute(t.WebURL) + "#note_" + i64(ev.NoteID)
 	h := s.targetHeaders(p, t)
 	h["X-GitLab-Note-ID"] = i64(ev.NoteID)
 	return content{Subject: "Re: " + p.Name + " | " + t.Title + " (" + reference(t) + ")",
@@ -152,7 +152,16 @@ func (s *Service) pipelineContent(p projects.ProjectInfo, ev cievent.PipelineEve
 		MessageID: "pipeline_" + i64(ev.PipelineID) + "_" + ev.Status + "@" + s.host(),
 		InReplyTo: "pipeline_" + i64(ev.PipelineID) + "@" + s.host(), Headers: h,
 		Headline: "Pipeline #" + i64(ev.PipelineID) + " has " + status + " for " + ev.Ref + " (" + short + ").",
-		URL:      p.WebURL + "/pipelines/" + i64(ev.PipelineID), Site: s.site(), ManageURL: s.manageURL(p)}
+		URL:      s.absolute(p.WebURL) + "/pipelines/" + i64(ev.PipelineID), Site: s.site(), ManageURL: s.manageURL(p)}
+}
+
+// absolute makes a link outside a request (where the external URL is not
+// in the context) absolute.
+func (s *Service) absolute(link string) string {
+	if strings.HasPrefix(link, "/") {
+		return s.externalURL() + link
+	}
+	return link
 }
 
 func (s *Service) site() string { return s.host() }

@@ -80,25 +80,26 @@ func (s *Service) recipients(ctx context.Context, tx *store.Tx, n *notice) ([]re
 		}
 		set(r)
 	}
-	projectRows, groupRows := map[int64]*Setting{}, map[int64]*Setting{}
+	groupID, team, err := s.teams.ProjectTeam(ctx, n.ProjectID)
+	if errors.Is(err, projects.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	projectRows, err := sourceRows(tx, SourceProject, n.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	groupRows := map[int64]*Setting{}
+	if groupID > 0 {
+		if groupRows, err = sourceRows(tx, SourceGroup, groupID); err != nil {
+			return nil, err
+		}
+	}
 	if n.OnlyActor {
 		add(n.ActorID, func(*reasons) {})
 	} else {
-		groupID, team, err := s.teams.ProjectTeam(ctx, n.ProjectID)
-		if errors.Is(err, projects.ErrNotFound) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if projectRows, err = sourceRows(tx, SourceProject, n.ProjectID); err != nil {
-			return nil, err
-		}
-		if groupID > 0 {
-			if groupRows, err = sourceRows(tx, SourceGroup, groupID); err != nil {
-				return nil, err
-			}
-		}
 		participants, err := s.notes.Subscribers(ctx, n.Target)
 		if err != nil {
 			return nil, err
