@@ -140,4 +140,3 @@ func TestPipelineRecipients(t *testing.T) {
 		t.Fatalf("%d more mails: %s", n, e.smtp.mails()[0].Subject)
 	}
 }
-
