@@ -84,11 +84,11 @@ func (s *Service) sendDue(ctx context.Context) (time.Duration, error) {
 			batch = batch[:0]
 			cache := map[uint64]*Mail{}
 			return deliveries.Scan(tx, false, 0, func(d *Delivery) (bool, error) {
-				if d.ID <= after {
-					return true, nil
-				}
 				if d.NextTry.After(now) {
 					wait = min(wait, d.NextTry.Sub(now))
+					return true, nil
+				}
+				if d.ID <= after {
 					return true, nil
 				}
 				m, ok := cache[d.MailID]

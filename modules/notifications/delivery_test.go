@@ -1,0 +1,183 @@
+package notifications_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	gitlab "gitlab.com/gitlab-org/api/client-go"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
+)
+
+// watchers makes n users who watch project p.
+func (e *env) watchers(t *testing.T, p *gitlab.Project, n int, prefix string) []string {
+	t.Helper()
+	var emails []string
+	for i := range n {
+		u := e.CreateUser(t, prefix+itoa(int64(i)))
+		e.member(t, p, u, gitlab.ReporterPermissions)
+		if _, _, err := u.Client.NotificationSettings.UpdateSettingsForProject(p.ID, &gitlab.NotificationSettingsOptions{Level: gitlab.Ptr(gitlab.WatchNotificationLevel)}); err != nil {
+			t.Fatal(err)
+		}
+		emails = append(emails, u.Email)
+	}
+	slices.Sort(emails)
+	return emails
+}
+
+// TestSMTPDownThenUp: mail queued while the server is down, across a
+// restart of Fennec, arrives once each when the server comes up.
+func TestSMTPDownThenUp(t *testing.T) {
+	smtpServer := newMailServer(t, false) // not listening yet
+	dir, password := t.TempDir(), "root-pw-down-up"
+	var want []string
+	var author *fennectest.User
+	var project *gitlab.Project
+	t.Run("queued while down", func(t *testing.T) {
+		core, logs := observer.New(zap.WarnLevel)
+		e := &env{smtp: smtpServer}
+		e.Server = stocktest.Start(t, withSMTP(smtpServer.addr), fennectest.WithDataDir(dir, password), fennectest.WithExtract(&e.bus),
+			fennectest.WithLogger(zap.New(core)))
+		author = e.CreateUser(t, "author")
+		project = e.project(t, author.Client, "Outage", "private")
+		want = e.watchers(t, project, 5, "w")
+		for _, title := range []string{"First", "Second"} {
+			if _, _, err := author.Client.Issues.CreateIssue(project.ID, &gitlab.CreateIssueOptions{Title: gitlab.Ptr(title)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctxDrain(t, e)
+		// Wait until the sender has tried and failed three times (backing
+		// off between), the mails still queued.
+		failed := func() int { return logs.FilterMessageSnippet("mail delivery failed; will retry").Len() }
+		deadline := time.Now().Add(10 * time.Second)
+		for e.queued(t) != 10 || failed() < 3 {
+			if time.Now().After(deadline) {
+				t.Fatalf("queued %d, failures %d", e.queued(t), failed())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	// Fennec restarts; the server is still down for a moment, then up.
+	e := &env{smtp: smtpServer}
+	e.Server = stocktest.Start(t, withSMTP(smtpServer.addr), fennectest.WithDataDir(dir, password), fennectest.WithExtract(&e.bus))
+	if n := e.queued(t); n != 10 {
+		t.Fatalf("after the restart %d deliveries are queued, want 10", n)
+	}
+	smtpServer.start(t)
+	for _, title := range []string{"First (#1)", "Second (#2)"} {
+		got := e.take(t, "Outage | "+title)
+		if r := recipients(got); !slices.Equal(r, want) {
+			t.Fatalf("%s went to %v, want each of %v once", title, r, want)
+		}
+	}
+	if n := len(smtpServer.mails()); n != 0 {
+		t.Fatalf("%d more mails", n)
+	}
+}
+
+func ctxDrain(t *testing.T, e *env) {
+	t.Helper()
+	// The events are handled (the mails queued) even while SMTP is down.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, err := e.bus.Pending()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d events pending", n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestTemporaryRefusal: a recipient the server refuses for now (451) is
+// retried; the others are not held back, and nobody gets two copies.
+func TestTemporaryRefusal(t *testing.T) {
+	e := start(t)
+	author := e.CreateUser(t, "writer")
+	p := e.project(t, author.Client, "Flaky", "private")
+	want := e.watchers(t, p, 3, "r")
+	refused := 0
+	e.smtp.mu.Lock()
+	e.smtp.refuse = func(to string) bool {
+		if to == "r1@example.com" && refused < 2 {
+			refused++
+			return true
+		}
+		return false
+	}
+	e.smtp.mu.Unlock()
+	if _, _, err := author.Client.Issues.CreateIssue(p.ID, &gitlab.CreateIssueOptions{Title: gitlab.Ptr("Wobbly")}); err != nil {
+		t.Fatal(err)
+	}
+	got := e.take(t, "Flaky | Wobbly (#1)")
+	if r := recipients(got); !slices.Equal(r, want) {
+		t.Fatalf("went to %v, want %v", r, want)
+	}
+	e.smtp.mu.Lock()
+	defer e.smtp.mu.Unlock()
+	if refused != 2 {
+		t.Fatalf("refused %d times, want 2", refused)
+	}
+}
+
+// TestFileOutbox: without smtp_address the mails are .eml files under
+// <data>/mail/outbox, and the log says so once at start.
+func TestFileOutbox(t *testing.T) {
+	core, logs := observer.New(zap.InfoLevel)
+	e := &env{}
+	e.Server = stocktest.Start(t, fennectest.WithLogger(zap.New(core)), fennectest.WithExtract(&e.bus))
+	if n := logs.FilterMessageSnippet("no smtp_address configured").Len(); n != 1 {
+		t.Fatalf("the outbox is logged %d times, want once", n)
+	}
+	author := e.CreateUser(t, "filer")
+	p := e.project(t, author.Client, "Disk", "private")
+	want := e.watchers(t, p, 2, "f")
+	if _, _, err := author.Client.Issues.CreateIssue(p.ID, &gitlab.CreateIssueOptions{Title: gitlab.Ptr("On disk"),
+		Description: gitlab.Ptr("Ünïcode & <tags>")}); err != nil {
+		t.Fatal(err)
+	}
+	e.settle(t)
+	outbox := filepath.Join(e.DataDir, "mail", "outbox")
+	entries, err := os.ReadDir(outbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var to []string
+	for _, entry := range entries {
+		if !strings.HasSuffix(entry.Name(), ".eml") {
+			t.Fatalf("stray file %s in the outbox", entry.Name())
+		}
+		raw, err := os.ReadFile(filepath.Join(outbox, entry.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := parseMail(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Subject != "Disk | On disk (#1)" || !strings.Contains(m.Text, "Ünïcode & <tags>") || !strings.Contains(m.HTML, "Ünïcode &amp; &lt;tags&gt;") {
+			t.Fatalf("outbox mail: %q\n%s\n%s", m.Subject, m.Text, m.HTML)
+		}
+		to = append(to, strings.Trim(m.Header.Get("To"), "<>"))
+	}
+	slices.Sort(to)
+	if !slices.Equal(to, want) {
+		t.Fatalf("outbox mails to %v, want %v", to, want)
+	}
+	if logs.FilterMessageSnippet("no smtp_address configured").Len() != 1 {
+		t.Fatal("the outbox was logged again")
+	}
+}
