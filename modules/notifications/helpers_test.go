@@ -45,6 +45,7 @@ type mailServer struct {
 	addr string
 	mu   sync.Mutex
 	got  []received
+	last time.Time // when the last mail was received
 	srv  *smtp.Server
 	// refuse, when set, answers RCPT with a temporary 451 for matching
 	// addresses.
@@ -131,6 +132,7 @@ func (s *session) Data(r io.Reader) error {
 	got.From, got.To = s.from, s.to
 	s.m.mu.Lock()
 	s.m.got = append(s.m.got, got)
+	s.m.last = time.Now()
 	s.m.mu.Unlock()
 	return nil
 }
@@ -167,6 +169,13 @@ func parseMail(raw []byte) (received, error) {
 		}
 	}
 	return out, nil
+}
+
+// lastAt is when the last mail was received.
+func (m *mailServer) lastAt() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.last
 }
 
 // mails returns what was received so far.
