@@ -86,4 +86,3 @@ func BenchmarkIssueFanOut(b *testing.B) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
