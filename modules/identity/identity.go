@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"time"
 
 	"go.uber.org/fx"
 
@@ -21,6 +22,15 @@ type UserDeleted = event.UserDeleted
 
 // UserCreated is published in the transaction that creates a user.
 type UserCreated = event.UserCreated
+
+// PasswordResets issues password reset tokens (for the mail that
+// reset_password on user creation promises).
+type PasswordResets interface {
+	// NewPasswordResetToken returns a new reset token for the user and
+	// when it expires; only its hash is stored, and it replaces any earlier
+	// one. ErrUserNotFound for an unknown user.
+	NewPasswordResetToken(ctx context.Context, userID int64) (token string, expires time.Time, err error)
+}
 
 // Activity records that a user was active today; the repository module calls
 // it on git access over HTTP or SSH. It writes at most once per user and day.
@@ -107,6 +117,7 @@ func Module() fennec.Module {
 			func(s *internal.Service) Users { return s },
 			func(s *internal.Service) SSHKeys { return s },
 			func(s *internal.Service) Emails { return s },
+			func(s *internal.Service) PasswordResets { return s },
 		),
 		fennec.ProvideTokenResolver(func(s *internal.Service) *internal.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),

@@ -24,12 +24,15 @@ func (UserDeleted) EventTopic() string { return "identity.user_deleted" }
 
 // UserCreated is published in the transaction that creates a user (by an
 // administrator, the provisioning API, or a first sign-in through an auth
-// provider).
+// provider). ResetPassword says an administrator created the user with
+// reset_password: they were given no password they know and are to be
+// sent a link to choose one (the notifications module mails it).
 type UserCreated struct {
-	UserID   int64  `json:"user_id"`
-	Username string `json:"username"`
-	Name     string `json:"name"`
-	Email    string `json:"email"`
+	UserID        int64  `json:"user_id"`
+	Username      string `json:"username"`
+	Name          string `json:"name"`
+	Email         string `json:"email"`
+	ResetPassword bool   `json:"reset_password,omitempty"`
 }
 
 // EventTopic implements events.Event; the topic is persisted, never rename it.

@@ -37,6 +37,11 @@ type User struct {
 	LastActivityOn   *time.Time `json:"last_activity_on"`
 	TwoFactorEnabled bool       `json:"two_factor_enabled"`
 	Identities       []Identity `json:"identities"`
+	// ResetTokenHash is the SHA-256 of the user's password reset token
+	// (the token itself is only ever in the mail), valid until
+	// ResetTokenExpires.
+	ResetTokenHash    []byte     `json:"reset_token_hash,omitempty"`
+	ResetTokenExpires *time.Time `json:"reset_token_expires,omitempty"`
 }
 
 // Identity links a user to an external provider account.

@@ -277,8 +277,9 @@ func (s *Service) createUserOp(ctx context.Context, in *createUserInput) (*userO
 	}
 	password := ""
 	if b.ResetPassword {
-		// No mail is sent yet: the user gets a random password and must be
-		// given a new one by an administrator or a reset later.
+		// The user gets a random password nobody knows; the UserCreated
+		// event lets the notifications module mail a link to choose one
+		// (PasswordResets).
 		secret, err := newSecret()
 		if err != nil {
 			return nil, err
@@ -302,7 +303,9 @@ func (s *Service) createUserOp(ctx context.Context, in *createUserInput) (*userO
 		if err := users.Insert(tx, u); err != nil {
 			return err
 		}
-		return s.bus.Publish(tx, userCreated(u))
+		ev := userCreated(u)
+		ev.ResetPassword = b.ResetPassword
+		return s.bus.Publish(tx, ev)
 	})
 	if err != nil {
 		return nil, conflictAsValidation(err)
