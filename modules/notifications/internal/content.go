@@ -3,12 +3,15 @@ package internal
 import (
 	"bytes"
 	"context"
+	"net/url"
+	"time"
 	"embed"
 	htmltemplate "html/template"
 	"strings"
 	texttemplate "text/template"
 
 	cievent "github.com/fennec-forge/fennec/modules/ci/event"
+	"github.com/fennec-forge/fennec/modules/identity"
 	noteevent "github.com/fennec-forge/fennec/modules/notes/event"
 	"github.com/fennec-forge/fennec/modules/notes/noteable"
 	"github.com/fennec-forge/fennec/modules/projects"
@@ -37,11 +40,15 @@ type content struct {
 	Details   []string
 	Body      string
 	URL       string
+	LinkText  string // default "View it on <site>"
 	Site      string
 	ManageURL string
 }
 
 func render(c *content) (text, html string, err error) {
+	if c.LinkText == "" {
+		c.LinkText = "View it on " + c.Site
+	}
 	var t, h bytes.Buffer
 	if err := textTemplate.Execute(&t, c); err != nil {
 		return "", "", err
@@ -162,6 +169,18 @@ func (s *Service) absolute(link string) string {
 		return s.externalURL() + link
 	}
 	return link
+}
+
+// accountContent is the mail to a user an administrator created with
+// reset_password: a link to choose a password, with the reset token.
+func (s *Service) accountContent(ev identity.UserCreated, token string, expires time.Time) content {
+	link := s.externalURL() + "/users/password/edit?reset_password_token=" + url.QueryEscape(token)
+	return content{Subject: "Account was created for you", MessageID: "user_" + i64(ev.UserID) + "_created@" + s.host(),
+		Headers:  map[string]string{"Auto-Submitted": "auto-generated"},
+		Headline: "Hi " + ev.Name + "! An administrator created an account for you on " + s.site() + ".",
+		Details: []string{"Your username is " + ev.Username + ".",
+			"Choose your password with the link below; it is valid until " + expires.Format("2006-01-02 15:04 MST") + "."},
+		URL: link, LinkText: "Set your password", Site: s.site()}
 }
 
 func (s *Service) site() string { return s.host() }

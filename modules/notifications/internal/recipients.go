@@ -36,9 +36,15 @@ func (s *Service) queue(ctx context.Context, n *notice) error {
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		list, err := s.recipients(tx.Context(), tx, n)
-		if err != nil || len(list) == 0 {
-			return err
+		list := n.To
+		if list == nil {
+			var err error
+			if list, err = s.recipients(tx.Context(), tx, n); err != nil {
+				return err
+			}
+		}
+		if len(list) == 0 {
+			return nil
 		}
 		text, html, err := render(&n.content)
 		if err != nil {

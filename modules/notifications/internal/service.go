@@ -30,6 +30,7 @@ type Service struct {
 	teams  projects.Teams
 	users  identity.Users
 	emails identity.Emails
+	resets identity.PasswordResets
 	notes  notes.Service
 	cfg    Config
 	outbox string // the file outbox directory (used without SMTP)
@@ -51,6 +52,7 @@ type Params struct {
 	Teams  projects.Teams
 	Users  identity.Users
 	Emails identity.Emails
+	Resets identity.PasswordResets
 	Notes  notes.Service
 	Cfg    Config
 	Core   config.Config
@@ -58,7 +60,7 @@ type Params struct {
 
 // NewService builds the service.
 func NewService(p Params) *Service {
-	return &Service{db: p.DB, log: p.Log, api: p.API, access: p.Access, teams: p.Teams, users: p.Users, emails: p.Emails,
+	return &Service{db: p.DB, log: p.Log, api: p.API, access: p.Access, teams: p.Teams, users: p.Users, emails: p.Emails, resets: p.Resets,
 		notes: p.Notes, cfg: p.Cfg, outbox: filepath.Join(p.Core.Data, "mail", "outbox"),
 		kinds: map[string]noteable.Kind{}, kick: make(chan struct{}, 1), now: time.Now}
 }

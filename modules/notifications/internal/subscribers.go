@@ -10,6 +10,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
 	cievent "github.com/fennec-forge/fennec/modules/ci/event"
 	issueevent "github.com/fennec-forge/fennec/modules/issues/event"
 	mrevent "github.com/fennec-forge/fennec/modules/mergerequests/event"
@@ -32,6 +33,8 @@ func Subscribers(s *Service) []events.Subscriber {
 			func(ev noteevent.NoteEvent) bool { return ev.Action == noteevent.NoteCreated && !ev.System }),
 		events.Only(events.SubscribeInTx("notifications.pipeline", notify(s, s.pipelineNotice)),
 			func(ev cievent.PipelineEvent) bool { return ev.Status == "failed" || ev.Status == "success" }),
+		events.Only(events.SubscribeInTx("notifications.user_created", notify(s, s.userCreatedNotice)),
+			func(ev identity.UserCreated) bool { return ev.ResetPassword }),
 	}
 }
 
@@ -64,6 +67,9 @@ type notice struct {
 	// Direct are users who get the mail whatever their level but disabled
 	// (the old and new assignees of a reassignment).
 	Direct []int64
+	// To, when set, are the recipients, whoever they are (account mails
+	// outside any project); no level applies.
+	To []recipient
 	// OnlyActor: the mail goes to the actor alone, if their level wants it
 	// (pipelines, as GitLab mails a pipeline's result to its author).
 	OnlyActor bool
@@ -222,6 +228,24 @@ func (s *Service) pipelineNotice(ctx context.Context, ev cievent.PipelineEvent) 
 	n := &notice{Key: "pipeline:" + i64(ev.PipelineID) + ":" + ev.Status, Event: event, ProjectID: ev.ProjectID,
 		ActorID: ev.UserID, OnlyActor: true, Target: noteable.Noteable{Type: "Pipeline", ID: ev.PipelineID, ProjectID: ev.ProjectID}}
 	n.content = s.pipelineContent(p, ev)
+	return n, nil
+}
+
+// userCreatedNotice: the account an administrator created with
+// reset_password gets a link to choose its password.
+func (s *Service) userCreatedNotice(ctx context.Context, ev identity.UserCreated) (*notice, error) {
+	if ev.Email == "" {
+		return nil, nil
+	}
+	token, expires, err := s.resets.NewPasswordResetToken(ctx, ev.UserID)
+	if errors.Is(err, identity.ErrUserNotFound) {
+		return nil, nil // deleted meanwhile
+	}
+	if err != nil {
+		return nil, err
+	}
+	n := &notice{Key: "user_created:" + i64(ev.UserID), To: []recipient{{UserID: ev.UserID, Email: ev.Email}}}
+	n.content = s.accountContent(ev, token, expires)
 	return n, nil
 }
 
