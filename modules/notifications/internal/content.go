@@ -3,12 +3,12 @@ package internal
 import (
 	"bytes"
 	"context"
-	"net/url"
-	"time"
 	"embed"
 	htmltemplate "html/template"
+	"net/url"
 	"strings"
 	texttemplate "text/template"
+	"time"
 
 	cievent "github.com/fennec-forge/fennec/modules/ci/event"
 	"github.com/fennec-forge/fennec/modules/identity"
