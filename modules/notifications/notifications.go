@@ -13,6 +13,9 @@ import (
 // tests that set it with config.Modify.
 type Config = internal.Config
 
+// DefaultConfig is the section with nothing set.
+func DefaultConfig() Config { return internal.DefaultConfig() }
+
 // SectionName is the name of the module's configuration section.
 const SectionName = "notifications"
 
