@@ -110,8 +110,8 @@ func (s *Service) recipients(ctx context.Context, tx *store.Tx, n *notice) ([]re
 		if err != nil {
 			return nil, err
 		}
-		participants = append(participants, n.Target.AuthorID)
-		participants = append(participants, n.Target.AssigneeIDs...)
+		// The notes module counts the author and the assignees among
+		// them, unless they unsubscribed.
 		for _, id := range participants {
 			add(id, func(r *reasons) { r.participant = true })
 		}

@@ -1,0 +1,52 @@
+package notifications_test
+
+import (
+	"testing"
+
+	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/fennectest"
+)
+
+// TestSubscriptions: the issue subscribe endpoints decide for the
+// participating level: a non-member who subscribes to an issue of a public
+// project gets its mails, the author who unsubscribes gets none; a
+// mention-level member gets a comment that mentions her and not the next.
+func TestSubscriptions(t *testing.T) {
+	e := start(t)
+	c := &cast{e: e, u: map[string]*fennectest.User{}, byEmail: map[string]string{}}
+	for _, name := range []string{"ada", "bo", "sub", "ment"} {
+		u := e.CreateUser(t, name)
+		c.u[name], c.byEmail[u.Email] = u, name
+	}
+	c.p = e.project(t, c.u["ada"].Client, "Town", "public")
+	e.member(t, c.p, c.u["bo"], gitlab.DeveloperPermissions)
+	e.member(t, c.p, c.u["ment"], gitlab.DeveloperPermissions)
+	c.level(t, "ment", "project", "mention", nil)
+	issue, _, err := c.u["ada"].Client.Issues.CreateIssue(c.p.ID, &gitlab.CreateIssueOptions{Title: gitlab.Ptr("Bridge")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject := "Re: Town | Bridge (#1)"
+	c.expect(t, "Town | Bridge (#1)") // nobody watches
+	if _, _, err := c.u["sub"].Client.Issues.SubscribeToIssue(c.p.ID, issue.IID); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.u["bo"].Client.Notes.CreateIssueNote(c.p.ID, issue.IID, &gitlab.CreateIssueNoteOptions{Body: gitlab.Ptr("cc @ment")}); err != nil {
+		t.Fatal(err)
+	}
+	c.expect(t, subject, "ada", "sub", "ment")
+	if _, _, err := c.u["ada"].Client.Issues.UnsubscribeFromIssue(c.p.ID, issue.IID); err != nil {
+		t.Fatal(err)
+	}
+	// ment took part (mentioned) but her level is mention: this comment
+	// does not mention her.
+	if _, _, err := c.u["sub"].Client.Notes.CreateIssueNote(c.p.ID, issue.IID, &gitlab.CreateIssueNoteOptions{Body: gitlab.Ptr("me too")}); err != nil {
+		t.Fatal(err)
+	}
+	c.expect(t, subject, "bo")
+	if _, _, err := c.u["bo"].Client.Issues.UpdateIssue(c.p.ID, issue.IID, &gitlab.UpdateIssueOptions{StateEvent: gitlab.Ptr("close")}); err != nil {
+		t.Fatal(err)
+	}
+	c.expect(t, subject, "sub")
+}
