@@ -3,6 +3,7 @@ package notifications_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"mime"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
@@ -50,15 +52,24 @@ type mailServer struct {
 	// refuse, when set, answers RCPT with a temporary 451 for matching
 	// addresses.
 	refuse func(to string) bool
+	// tls, when set, is offered with STARTTLS, or wraps every connection
+	// when implicit is set.
+	tls      *tls.Config
+	implicit bool
+	// user and password, when set, are required (AUTH PLAIN).
+	user, password string
 }
 
-func newMailServer(t testing.TB, running bool) *mailServer {
+func newMailServer(t testing.TB, running bool, configure ...func(*mailServer)) *mailServer {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := &mailServer{addr: l.Addr().String()}
+	for _, fn := range configure {
+		fn(m)
+	}
 	if running {
 		m.serve(t, l)
 	} else {
@@ -80,6 +91,13 @@ func (m *mailServer) start(t testing.TB) {
 func (m *mailServer) serve(t testing.TB, l net.Listener) {
 	srv := smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) { return &session{m: m}, nil }))
 	srv.Domain = "localhost"
+	if m.tls != nil {
+		if m.implicit {
+			l = tls.NewListener(l, m.tls)
+		} else {
+			srv.TLSConfig = m.tls
+		}
+	}
 	srv.AllowInsecureAuth = true
 	srv.ReadTimeout, srv.WriteTimeout = 10*time.Second, 10*time.Second
 	m.mu.Lock()
@@ -99,14 +117,35 @@ func (m *mailServer) stop() {
 }
 
 type session struct {
-	m    *mailServer
-	from string
-	to   []string
+	m      *mailServer
+	from   string
+	to     []string
+	authed bool
+}
+
+func (s *session) AuthMechanisms() []string {
+	if s.m.user == "" {
+		return nil
+	}
+	return []string{sasl.Plain}
+}
+
+func (s *session) Auth(string) (sasl.Server, error) {
+	return sasl.NewPlainServer(func(_, user, password string) error {
+		if user != s.m.user || password != s.m.password {
+			return smtp.ErrAuthFailed
+		}
+		s.authed = true
+		return nil
+	}), nil
 }
 
 func (s *session) Reset()        { s.from, s.to = "", nil }
 func (s *session) Logout() error { return nil }
 func (s *session) Mail(from string, _ *smtp.MailOptions) error {
+	if s.m.user != "" && !s.authed {
+		return smtp.ErrAuthRequired
+	}
 	s.from = from
 	return nil
 }

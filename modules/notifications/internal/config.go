@@ -21,6 +21,10 @@ type Config struct {
 	SMTPPassword string `yaml:"smtp_password" env:"FENNEC_SMTP_PASSWORD" help:"SMTP password (secret: prefer the environment or a file readable by fennec alone)"`
 	// SMTPTLS: none (plain), starttls (required), tls (implicit TLS, port 465 style).
 	SMTPTLS     string `yaml:"smtp_tls" env:"FENNEC_SMTP_TLS" help:"none, starttls (required) or tls (implicit, as on port 465)"`
+	// SMTPCAFile names a PEM file of certificate authorities trusted for
+	// the SMTP server's certificate besides the system's (an internal
+	// server with its own CA).
+	SMTPCAFile  string `yaml:"smtp_ca_file" env:"FENNEC_SMTP_CA_FILE" help:"PEM file of CA certificates trusted for the SMTP server, besides the system's"`
 	SMTPReplyTo string `yaml:"smtp_reply_to" env:"FENNEC_SMTP_REPLY_TO" help:"Reply-To address of notification mail (none when empty)"`
 	// SMTPTimeout bounds one connection's dial and each command.
 	SMTPTimeout time.Duration `yaml:"smtp_timeout" help:"timeout of the SMTP connection and of each command"`

@@ -3,6 +3,7 @@ package internal
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -278,11 +279,26 @@ func (s *Service) client() (*mail.Client, error) {
 		return nil, err
 	}
 	opts := []mail.Option{mail.WithPort(port), mail.WithTimeout(s.cfg.SMTPTimeout), mail.WithHELO(s.host())}
+	tlsConfig := &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
+	if s.cfg.SMTPCAFile != "" {
+		pem, err := os.ReadFile(s.cfg.SMTPCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("smtp_ca_file: %w", err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("smtp_ca_file %s holds no PEM certificate", s.cfg.SMTPCAFile)
+		}
+		tlsConfig.RootCAs = pool
+	}
 	switch s.cfg.SMTPTLS {
 	case "tls":
-		opts = append(opts, mail.WithSSL(), mail.WithTLSConfig(&tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}))
+		opts = append(opts, mail.WithSSL(), mail.WithTLSConfig(tlsConfig))
 	case "starttls":
-		opts = append(opts, mail.WithTLSPolicy(mail.TLSMandatory), mail.WithTLSConfig(&tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}))
+		opts = append(opts, mail.WithTLSPolicy(mail.TLSMandatory), mail.WithTLSConfig(tlsConfig))
 	default:
 		opts = append(opts, mail.WithTLSPolicy(mail.NoTLS))
 	}
