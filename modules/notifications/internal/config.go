@@ -20,7 +20,7 @@ type Config struct {
 	SMTPUser     string `yaml:"smtp_user" env:"FENNEC_SMTP_USER" help:"SMTP user name (authentication is off when empty)"`
 	SMTPPassword string `yaml:"smtp_password" env:"FENNEC_SMTP_PASSWORD" help:"SMTP password (secret: prefer the environment or a file readable by fennec alone)"`
 	// SMTPTLS: none (plain), starttls (required), tls (implicit TLS, port 465 style).
-	SMTPTLS     string `yaml:"smtp_tls" env:"FENNEC_SMTP_TLS" help:"none, starttls (required) or tls (implicit, as on port 465)"`
+	SMTPTLS string `yaml:"smtp_tls" env:"FENNEC_SMTP_TLS" help:"none, starttls (required) or tls (implicit, as on port 465)"`
 	// SMTPCAFile names a PEM file of certificate authorities trusted for
 	// the SMTP server's certificate besides the system's (an internal
 	// server with its own CA).
