@@ -164,8 +164,13 @@ func (s *Service) deliver(ctx context.Context, batch []due) error {
 			continue
 		}
 		err = client.Send(msg)
-		if err == nil {
+		if msg.IsDelivered() {
+			// The server accepted the data; an error after that (the
+			// RSET that follows) must not make it send the mail again.
 			mark(b.d)
+			if err != nil {
+				return err
+			}
 			continue
 		}
 		var se *mail.SendError
