@@ -181,3 +181,28 @@ func TestFileOutbox(t *testing.T) {
 		t.Fatal("the outbox was logged again")
 	}
 }
+
+// TestConnectionLostAfterAccept: the server accepts a mail and the
+// connection drops before the client's next command: that mail is not
+// sent again, the others follow on a new connection.
+func TestConnectionLostAfterAccept(t *testing.T) {
+	e := start(t)
+	e.smtp.mu.Lock()
+	e.smtp.dropAfterAccept = 2
+	e.smtp.mu.Unlock()
+	author := e.CreateUser(t, "dropper")
+	p := e.project(t, author.Client, "Drops", "private")
+	want := e.watchers(t, p, 4, "d")
+	if _, _, err := author.Client.Issues.CreateIssue(p.ID, &gitlab.CreateIssueOptions{Title: gitlab.Ptr("Cut")}); err != nil {
+		t.Fatal(err)
+	}
+	got := e.take(t, "Drops | Cut (#1)")
+	if r := recipients(got); !slices.Equal(r, want) {
+		t.Fatalf("went to %v, want each of %v once", r, want)
+	}
+	e.smtp.mu.Lock()
+	defer e.smtp.mu.Unlock()
+	if e.smtp.dropAfterAccept != 0 {
+		t.Fatalf("the connection was dropped %d times fewer than planned", e.smtp.dropAfterAccept)
+	}
+}

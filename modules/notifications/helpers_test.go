@@ -58,6 +58,10 @@ type mailServer struct {
 	implicit bool
 	// user and password, when set, are required (AUTH PLAIN).
 	user, password string
+	// dropAfterAccept closes the connection right after accepting that
+	// many mails (after the 250 for their data, before the client's next
+	// command).
+	dropAfterAccept int
 }
 
 func newMailServer(t testing.TB, running bool, configure ...func(*mailServer)) *mailServer {
@@ -89,7 +93,7 @@ func (m *mailServer) start(t testing.TB) {
 }
 
 func (m *mailServer) serve(t testing.TB, l net.Listener) {
-	srv := smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) { return &session{m: m}, nil }))
+	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) { return &session{m: m, conn: c}, nil }))
 	srv.Domain = "localhost"
 	if m.tls != nil {
 		if m.implicit {
@@ -117,7 +121,9 @@ func (m *mailServer) stop() {
 }
 
 type session struct {
-	m      *mailServer
+	m        *mailServer
+	conn     *smtp.Conn
+	accepted bool
 	from   string
 	to     []string
 	authed bool
@@ -140,7 +146,19 @@ func (s *session) Auth(string) (sasl.Server, error) {
 	}), nil
 }
 
-func (s *session) Reset()        { s.from, s.to = "", nil }
+func (s *session) Reset() {
+	s.from, s.to = "", nil
+	s.m.mu.Lock()
+	drop := s.accepted && s.m.dropAfterAccept > 0
+	if drop {
+		s.m.dropAfterAccept--
+	}
+	s.m.mu.Unlock()
+	s.accepted = false
+	if drop {
+		s.conn.Conn().Close()
+	}
+}
 func (s *session) Logout() error { return nil }
 func (s *session) Mail(from string, _ *smtp.MailOptions) error {
 	if s.m.user != "" && !s.authed {
@@ -173,6 +191,7 @@ func (s *session) Data(r io.Reader) error {
 	s.m.got = append(s.m.got, got)
 	s.m.last = time.Now()
 	s.m.mu.Unlock()
+	s.accepted = true
 	return nil
 }
 
