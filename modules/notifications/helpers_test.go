@@ -124,9 +124,9 @@ type session struct {
 	m        *mailServer
 	conn     *smtp.Conn
 	accepted bool
-	from   string
-	to     []string
-	authed bool
+	from     string
+	to       []string
+	authed   bool
 }
 
 func (s *session) AuthMechanisms() []string {
