@@ -206,3 +206,34 @@ func TestConnectionLostAfterAccept(t *testing.T) {
 		t.Fatalf("the connection was dropped %d times fewer than planned", e.smtp.dropAfterAccept)
 	}
 }
+
+// TestPermanentRefusal: a recipient the server refuses for good (550) is
+// dropped, not retried; the others get the mail.
+func TestPermanentRefusal(t *testing.T) {
+	e := start(t)
+	author := e.CreateUser(t, "bouncer")
+	p := e.project(t, author.Client, "Bounce", "private")
+	want := e.watchers(t, p, 3, "b")
+	rejected := 0
+	e.smtp.mu.Lock()
+	e.smtp.reject = func(to string) bool {
+		if to == "b2@example.com" {
+			rejected++
+			return true
+		}
+		return false
+	}
+	e.smtp.mu.Unlock()
+	if _, _, err := author.Client.Issues.CreateIssue(p.ID, &gitlab.CreateIssueOptions{Title: gitlab.Ptr("Gone")}); err != nil {
+		t.Fatal(err)
+	}
+	got := e.take(t, "Bounce | Gone (#1)") // waits for an empty queue
+	if r := recipients(got); !slices.Equal(r, want[:2]) {
+		t.Fatalf("went to %v, want %v", r, want[:2])
+	}
+	e.smtp.mu.Lock()
+	defer e.smtp.mu.Unlock()
+	if rejected != 1 {
+		t.Fatalf("tried the refused address %d times, want 1", rejected)
+	}
+}

@@ -52,6 +52,9 @@ type mailServer struct {
 	// refuse, when set, answers RCPT with a temporary 451 for matching
 	// addresses.
 	refuse func(to string) bool
+	// reject, when set, answers RCPT with a final 550 for matching
+	// addresses.
+	reject func(to string) bool
 	// tls, when set, is offered with STARTTLS, or wraps every connection
 	// when implicit is set.
 	tls      *tls.Config
@@ -169,8 +172,11 @@ func (s *session) Mail(from string, _ *smtp.MailOptions) error {
 }
 func (s *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	s.m.mu.Lock()
-	refuse := s.m.refuse
+	refuse, reject := s.m.refuse, s.m.reject
 	s.m.mu.Unlock()
+	if reject != nil && reject(to) {
+		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such mailbox"}
+	}
 	if refuse != nil && refuse(to) {
 		return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 2, 0}, Message: "try later"}
 	}

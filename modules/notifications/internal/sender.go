@@ -173,22 +173,26 @@ func (s *Service) deliver(ctx context.Context, batch []due) error {
 			}
 			continue
 		}
+		// The server's reply decides: 5xx for this mail or recipient is
+		// final (dropped, logged), 4xx is "later" (this delivery waits,
+		// the others go on). No reply at all (the connection failed), or
+		// a refusal of the sender itself (the configuration is wrong for
+		// every mail): back off and retry everything.
 		var se *mail.SendError
-		if errors.As(err, &se) && !se.IsTemp() && se.Reason != mail.ErrConnCheck && se.Reason != mail.ErrSMTPMailFrom {
-			// A permanent refusal of this recipient or message (5xx):
-			// retrying changes nothing.
+		code := 0
+		if errors.As(err, &se) && se.Reason != mail.ErrSMTPMailFrom && se.Reason != mail.ErrConnCheck {
+			code = se.ErrorCode()
+		}
+		switch {
+		case code >= 500 && code < 600:
 			s.log.Warn("notifications: the SMTP server refused a mail for good; dropped",
 				zap.String("to", b.d.To), zap.Error(err))
 			mark(b.d)
 			continue
-		}
-		if errors.As(err, &se) && se.IsTemp() && se.Reason != mail.ErrConnCheck {
-			// This mail was refused for now (4xx): retry it later, go on
-			// with the others.
+		case code >= 400 && code < 500:
 			if err := s.postpone(b.d, err); err != nil {
 				return err
 			}
-			_ = client.Reset()
 			continue
 		}
 		return err // the connection is gone: back off, retry the rest
