@@ -1,6 +1,7 @@
 package notifications_test
 
 import (
+	"strings"
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
@@ -49,4 +50,21 @@ func TestSubscriptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.expect(t, subject, "sub")
+
+	// An edit that mentions someone new mails the newly mentioned alone
+	// (ment, at the mention level, too); the same mentions again mail
+	// nobody.
+	desc := "Ask @ment and @sub"
+	if _, _, err := c.u["bo"].Client.Issues.UpdateIssue(c.p.ID, issue.IID, &gitlab.UpdateIssueOptions{Description: &desc}); err != nil {
+		t.Fatal(err)
+	}
+	mails := c.expect(t, subject, "ment", "sub")
+	if !strings.Contains(mails[0].Text, "User bo mentioned you in issue #1: Bridge") || !strings.Contains(mails[0].Text, desc) {
+		t.Fatalf("mention mail: %s", mails[0].Text)
+	}
+	desc += ", thanks"
+	if _, _, err := c.u["bo"].Client.Issues.UpdateIssue(c.p.ID, issue.IID, &gitlab.UpdateIssueOptions{Description: &desc}); err != nil {
+		t.Fatal(err)
+	}
+	c.expect(t, subject)
 }

@@ -124,6 +124,9 @@ func (s *Service) targetContent(ctx context.Context, p projects.ProjectInfo, t n
 		c.Headline = capitalize(what) + " was reopened by " + actor + "."
 	case strings.HasPrefix(event, "merge_"):
 		c.Headline = capitalize(what) + " was merged by " + actor + "."
+	case strings.HasPrefix(event, "mention_"):
+		c.Headline = actor + " mentioned you in " + what + ": " + t.Title
+		c.Body = description
 	case strings.HasPrefix(event, "reassign_"):
 		c.Headline = capitalize(what) + " was reassigned by " + actor + "."
 		c.Details = []string{"Assignee changed from " + s.names(ctx, previous) + " to " + s.names(ctx, t.AssigneeIDs) + "."}

@@ -103,9 +103,21 @@ func (s *Service) recipients(ctx context.Context, tx *store.Tx, n *notice) ([]re
 			return nil, err
 		}
 	}
-	if n.OnlyActor {
+	switch {
+	case n.OnlyActor:
 		add(n.ActorID, func(*reasons) {})
-	} else {
+	case n.OnlyMentioned:
+		for _, name := range n.Mentioned {
+			u, err := s.users.UserByUsername(ctx, name)
+			if errors.Is(err, identity.ErrUserNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			add(u.ID, func(r *reasons) { r.mentioned = true })
+		}
+	default:
 		participants, err := s.notes.Subscribers(ctx, n.Target)
 		if err != nil {
 			return nil, err

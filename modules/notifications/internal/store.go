@@ -114,12 +114,16 @@ func (d *Delivery) RecordID() uint64      { return d.ID }
 func (d *Delivery) SetRecordID(id uint64) { d.ID = id }
 
 // Target remembers what the module last saw of an issue or a merge
-// request (its assignees), so that an update tells a reassignment, and
-// who the previous assignees were, without the event carrying them.
+// request (its assignees and mentions), so that an update tells a
+// reassignment and who the previous assignees were, or new mentions,
+// without the event carrying them.
 type Target struct {
 	ID        uint64  `json:"id"`
 	Key       string  `json:"key"` // "Issue:12"
 	Assignees []int64 `json:"assignees"`
+	// Mentions are the usernames (lower case) its title and description
+	// mentioned, so that an edit tells the new ones.
+	Mentions []string `json:"mentions,omitempty"`
 }
 
 func (t *Target) RecordID() uint64      { return t.ID }

@@ -42,10 +42,10 @@ func Subscribers(s *Service) []events.Subscriber {
 func notify[E events.Event](s *Service, build func(ctx context.Context, ev E) (*notice, error)) func(context.Context, E) error {
 	return func(ctx context.Context, ev E) error {
 		n, err := build(ctx, ev)
-		if err != nil || n == nil {
-			return err
+		for ; err == nil && n != nil; n = n.Next {
+			err = s.queue(ctx, n)
 		}
-		return s.queue(ctx, n)
+		return err
 	}
 }
 
@@ -70,6 +70,12 @@ type notice struct {
 	// To, when set, are the recipients, whoever they are (account mails
 	// outside any project); no level applies.
 	To []recipient
+	// OnlyMentioned: the mail goes to the users in Mentioned alone (new
+	// mentions in an edited description).
+	OnlyMentioned bool
+	// Next is a second notice of the same event (an edit that reassigns
+	// and mentions someone new).
+	Next *notice
 	// OnlyActor: the mail goes to the actor alone, if their level wants it
 	// (pipelines, as GitLab mails a pipeline's result to its author).
 	OnlyActor bool
@@ -106,25 +112,40 @@ func (s *Service) mergeRequestNotice(ctx context.Context, ev mrevent.MergeReques
 // "merge"), the custom events are <action>_<kind>.
 func (s *Service) targetNotice(ctx context.Context, t noteable.Noteable, action string, actor int64, description string,
 	version int64, kind string) (*notice, error) {
-	previous, known, err := s.rememberAssignees(ctx, t)
+	mentioned := mentions(t.Title + "\n" + description)
+	seen, err := s.remember(ctx, t, mentioned)
 	if err != nil {
 		return nil, err
 	}
-	n := &notice{Key: kind + ":" + i64(t.ID) + ":" + action + ":" + strconv.FormatInt(version, 10), ProjectID: t.ProjectID,
-		ActorID: actor, Target: t}
+	key := kind + ":" + i64(t.ID) + ":" + action + ":" + strconv.FormatInt(version, 10)
+	var first *notice
+	add := func(n *notice) {
+		n.ProjectID, n.ActorID, n.Target = t.ProjectID, actor, t
+		n.Next, first = first, n
+	}
 	switch action {
 	case "open":
-		n.Event = "new_" + kind
-		n.Mentioned = mentions(t.Title + "\n" + description)
+		add(&notice{Key: key, Event: "new_" + kind, Mentioned: mentioned})
 	case "close", "reopen", "merge":
-		n.Event = action + "_" + kind
+		add(&notice{Key: key, Event: action + "_" + kind})
 	case "update":
-		if !known || sameSet(previous, t.AssigneeIDs) {
-			return nil, nil
+		if seen == nil {
+			break // the first time the module sees it: nothing to compare
 		}
-		n.Event = "reassign_" + kind
-		n.Direct = append(slices.Clone(previous), t.AssigneeIDs...)
-	default:
+		if !sameSet(seen.Assignees, t.AssigneeIDs) {
+			add(&notice{Key: key, Event: "reassign_" + kind, Direct: append(slices.Clone(seen.Assignees), t.AssigneeIDs...)})
+		}
+		var fresh []string
+		for _, name := range mentioned {
+			if !slices.Contains(seen.Mentions, strings.ToLower(name)) {
+				fresh = append(fresh, name)
+			}
+		}
+		if len(fresh) > 0 {
+			add(&notice{Key: key + ":mention", Mentioned: fresh, OnlyMentioned: true})
+		}
+	}
+	if first == nil {
 		return nil, nil
 	}
 	p, err := s.access.ResolveID(s.systemCtx(ctx), t.ProjectID)
@@ -135,30 +156,43 @@ func (s *Service) targetNotice(ctx context.Context, t noteable.Noteable, action 
 		return nil, err
 	}
 	actorName := s.userName(ctx, actor)
-	n.content = s.targetContent(ctx, p, t, n.Event, actorName, description, previous, n.Key)
-	return n, nil
+	var previous []int64
+	if seen != nil {
+		previous = seen.Assignees
+	}
+	for n := first; n != nil; n = n.Next {
+		event := n.Event
+		if n.OnlyMentioned {
+			event = "mention_" + kind
+		}
+		n.content = s.targetContent(ctx, p, t, event, actorName, description, previous, n.Key)
+	}
+	return first, nil
 }
 
-// rememberAssignees stores t's assignees and returns the ones stored
-// before (known is false the first time the module sees t).
-func (s *Service) rememberAssignees(ctx context.Context, t noteable.Noteable) (previous []int64, known bool, err error) {
+// remember stores t's assignees and mentions and returns what was stored
+// before (nil the first time the module sees t).
+func (s *Service) remember(ctx context.Context, t noteable.Noteable, mentioned []string) (*Target, error) {
 	key := t.Type + ":" + i64(t.ID)
-	err = s.db.Update(ctx, func(tx *store.Tx) error {
+	lower := make([]string, len(mentioned))
+	for i, name := range mentioned {
+		lower[i] = strings.ToLower(name)
+	}
+	var seen *Target
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		row, err := targets.GetBy(tx, "key", key)
 		if errors.Is(err, store.ErrNotFound) {
-			return targets.Insert(tx, &Target{Key: key, Assignees: t.AssigneeIDs})
+			return targets.Insert(tx, &Target{Key: key, Assignees: t.AssigneeIDs, Mentions: lower})
 		}
 		if err != nil {
 			return err
 		}
-		previous, known = row.Assignees, true
-		if sameSet(previous, t.AssigneeIDs) {
-			return nil
-		}
-		row.Assignees = t.AssigneeIDs
+		before := *row
+		seen = &before
+		row.Assignees, row.Mentions = t.AssigneeIDs, lower
 		return targets.Update(tx, row)
 	})
-	return previous, known, err
+	return seen, err
 }
 
 func sameSet(a, b []int64) bool {
