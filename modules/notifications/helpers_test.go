@@ -322,9 +322,15 @@ func (e *env) settle(t testing.TB) {
 // queued counts the deliveries in the store's queue.
 func (e *env) queued(t testing.TB) int {
 	t.Helper()
+	return e.rows(t, "notifications.deliveries")
+}
+
+// rows counts the rows of one of the module's tables in the store.
+func (e *env) rows(t testing.TB, table string) int {
+	t.Helper()
 	n := 0
 	err := e.Store.View(context.Background(), func(tx *store.Tx) error {
-		n = tx.Bucket([]byte("notifications.deliveries")).Stats().KeyN
+		n = tx.Bucket([]byte(table)).Stats().KeyN
 		return nil
 	})
 	if err != nil {

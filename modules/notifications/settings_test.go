@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/fennectest"
 )
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
@@ -157,5 +159,42 @@ func TestProjectAndGroupSettings(t *testing.T) {
 	// Settings are per user: the owner's are untouched.
 	if s, _, err := owner.Client.NotificationSettings.GetSettingsForProject(pub.ID); err != nil || s.Level != gitlab.GlobalNotificationLevel || s.Events != nil {
 		t.Fatalf("owner: %+v %v", s, err)
+	}
+}
+
+// TestSettingsGoWithTheirOwner: deleting a user or a project deletes the
+// settings rows that name them.
+func TestSettingsGoWithTheirOwner(t *testing.T) {
+	e := start(t)
+	owner := e.CreateUser(t, "keeper")
+	leaver := e.CreateUser(t, "leaver")
+	p := e.project(t, owner.Client, "Doomed", "public")
+	other := e.project(t, owner.Client, "Kept", "public")
+	for _, u := range []*fennectest.User{owner, leaver} {
+		for _, proj := range []*gitlab.Project{p, other} {
+			if _, _, err := u.Client.NotificationSettings.UpdateSettingsForProject(proj.ID, &gitlab.NotificationSettingsOptions{Level: gitlab.Ptr(gitlab.WatchNotificationLevel)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, _, err := leaver.Client.NotificationSettings.UpdateGlobalSettings(&gitlab.NotificationSettingsOptions{Level: gitlab.Ptr(gitlab.MentionNotificationLevel)}); err != nil {
+		t.Fatal(err)
+	}
+	e.settle(t)
+	if n := e.rows(t, "notifications.settings"); n != 5 {
+		t.Fatalf("%d settings rows, want 5", n)
+	}
+	if _, err := e.Client.Users.DeleteUser(leaver.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := owner.Client.Projects.DeleteProject(p.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.settle(t)
+	if n := e.rows(t, "notifications.settings"); n != 1 {
+		t.Fatalf("%d settings rows left, want 1 (the owner's on the kept project)", n)
+	}
+	if s, _, err := owner.Client.NotificationSettings.GetSettingsForProject(other.ID); err != nil || s.Level != gitlab.WatchNotificationLevel {
+		t.Fatalf("kept setting: %+v %v", s, err)
 	}
 }

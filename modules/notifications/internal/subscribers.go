@@ -35,6 +35,13 @@ func Subscribers(s *Service) []events.Subscriber {
 			func(ev cievent.PipelineEvent) bool { return ev.Status == "failed" || ev.Status == "success" }),
 		events.Only(events.SubscribeInTx("notifications.user_created", notify(s, s.userCreatedNotice)),
 			func(ev identity.UserCreated) bool { return ev.ResetPassword }),
+		// Settings of a deleted user or project go with them.
+		events.SubscribeInTx("notifications.user_deleted", func(ctx context.Context, ev identity.UserDeleted) error {
+			return s.dropSettings(ctx, "user", i64(ev.UserID))
+		}),
+		events.Only(events.SubscribeInTx("notifications.project_deleted", func(ctx context.Context, ev projects.ProjectEvent) error {
+			return s.dropSettings(ctx, "source", sourceKey(SourceProject, ev.ProjectID))
+		}), func(ev projects.ProjectEvent) bool { return ev.Action == projects.ProjectDeleted }),
 	}
 }
 
@@ -281,6 +288,15 @@ func (s *Service) userCreatedNotice(ctx context.Context, ev identity.UserCreated
 	n := &notice{Key: "user_created:" + i64(ev.UserID), To: []recipient{{UserID: ev.UserID, Email: ev.Email}}}
 	n.content = s.accountContent(ev, token, expires)
 	return n, nil
+}
+
+// dropSettings deletes the settings rows an index key names; a second
+// run finds none.
+func (s *Service) dropSettings(ctx context.Context, index, key string) error {
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		_, err := settings.DeleteBy(tx, index, key)
+		return err
+	})
 }
 
 func (s *Service) userName(ctx context.Context, id int64) string {
