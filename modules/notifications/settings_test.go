@@ -198,3 +198,43 @@ func TestSettingsGoWithTheirOwner(t *testing.T) {
 		t.Fatalf("kept setting: %+v %v", s, err)
 	}
 }
+
+// TestNotificationEmail: mail goes to the notification e-mail; removing
+// that secondary address falls back to the primary one.
+func TestNotificationEmail(t *testing.T) {
+	e := start(t)
+	author := e.CreateUser(t, "poster")
+	reader := e.CreateUser(t, "reader")
+	p := e.project(t, author.Client, "Post", "public")
+	email, _, err := reader.Client.Users.AddEmail(&gitlab.AddEmailOptions{Email: gitlab.Ptr("reader.alt@example.com")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := reader.Client.NotificationSettings.UpdateGlobalSettings(&gitlab.NotificationSettingsOptions{
+		Level: gitlab.Ptr(gitlab.WatchNotificationLevel), NotificationEmail: gitlab.Ptr("reader.alt@example.com")}); err != nil {
+		t.Fatal(err)
+	}
+	// A watcher by the global level alone is not on the team: watch the
+	// project too.
+	if _, _, err := reader.Client.NotificationSettings.UpdateSettingsForProject(p.ID, &gitlab.NotificationSettingsOptions{Level: gitlab.Ptr(gitlab.WatchNotificationLevel)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := author.Client.Issues.CreateIssue(p.ID, &gitlab.CreateIssueOptions{Title: gitlab.Ptr("Letter")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := recipients(e.take(t, "Post | Letter (#1)")); len(got) != 1 || got[0] != "reader.alt@example.com" {
+		t.Fatalf("sent to %v", got)
+	}
+	if _, err := reader.Client.Users.DeleteEmail(email.ID); err != nil {
+		t.Fatal(err)
+	}
+	if s, _, err := reader.Client.NotificationSettings.GetGlobalSettings(); err != nil || s.NotificationEmail != reader.Email {
+		t.Fatalf("after removing the address: %+v %v", s, err)
+	}
+	if _, _, err := author.Client.Issues.CreateIssue(p.ID, &gitlab.CreateIssueOptions{Title: gitlab.Ptr("Card")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := recipients(e.take(t, "Post | Card (#2)")); len(got) != 1 || got[0] != reader.Email {
+		t.Fatalf("sent to %v", got)
+	}
+}

@@ -172,9 +172,9 @@ func (s *Service) recipients(ctx context.Context, tx *store.Tx, n *notice) ([]re
 		if !ok {
 			continue
 		}
-		email := u.Email
-		if global != nil && global.NotificationEmail != "" {
-			email = global.NotificationEmail
+		email, err := s.notificationEmail(ctx, global, u.Email)
+		if err != nil {
+			return nil, err
 		}
 		if email != "" {
 			out = append(out, recipient{UserID: id, Email: email})

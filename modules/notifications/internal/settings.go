@@ -134,13 +134,13 @@ func putRow(tx *store.Tx, row *Setting) error {
 }
 
 func (s *Service) globalView(ctx context.Context, row *Setting) (GlobalSettingView, error) {
-	v := GlobalSettingView{Level: row.Level, NotificationEmail: row.NotificationEmail}
-	if v.NotificationEmail == "" {
-		u, err := s.users.UserByID(ctx, row.UserID)
-		if err != nil {
-			return v, err
-		}
-		v.NotificationEmail = u.Email
+	v := GlobalSettingView{Level: row.Level}
+	u, err := s.users.UserByID(ctx, row.UserID)
+	if err != nil {
+		return v, err
+	}
+	if v.NotificationEmail, err = s.notificationEmail(ctx, row, u.Email); err != nil {
+		return v, err
 	}
 	if row.Level == LevelCustom {
 		v.Events = eventsView(row.Events)
@@ -237,6 +237,24 @@ func (s *Service) putGlobal(ctx context.Context, in *putGlobalInput) (*globalOut
 	}
 	v, err := s.globalView(ctx, row)
 	return &globalOutput{Body: v}, err
+}
+
+// notificationEmail is where a user's mail goes: the notification_email
+// of their global row while it is still one of their addresses (removing
+// a secondary address that was it falls back, as GitLab resets it), else
+// the primary address.
+func (s *Service) notificationEmail(ctx context.Context, global *Setting, primary string) (string, error) {
+	if global == nil || global.NotificationEmail == "" || strings.EqualFold(global.NotificationEmail, primary) {
+		return primary, nil
+	}
+	owned, err := s.emails.ConfirmedEmails(ctx, global.UserID)
+	if err != nil {
+		return "", err
+	}
+	if slices.ContainsFunc(owned, func(e string) bool { return strings.EqualFold(e, global.NotificationEmail) }) {
+		return global.NotificationEmail, nil
+	}
+	return primary, nil
 }
 
 // resolveSource finds the group or project the caller names and may see.
