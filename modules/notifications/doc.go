@@ -1,14 +1,28 @@
 // Package notifications owns the notification settings of users (global,
 // per group, per project: GET/PUT /notification_settings and the group and
-// project variants) and the e-mail they lead to: it listens to the issues,
-// notes, merge requests and CI modules' events, works out the recipients as
-// GitLab does (participants, watchers, custom levels, subscribers, minus the
-// actor, blocked users and those who may not see the target), queues the
-// mails in its own table in the transaction that acknowledges the event,
-// and delivers them from that queue to an SMTP server (or, with none
-// configured, to .eml files under <data>/mail/outbox).
+// project variants) and the e-mail they lead to.
 //
-// It imports identity (users, e-mails), projects (Access, Teams), notes
-// (subscribers, noteable kinds, mentions) and the event packages of issues,
-// merge requests, notes and CI.
+// It listens to the issues, notes, merge requests and CI modules' events
+// (and identity's user created/deleted, projects' project deleted), works
+// out the recipients as GitLab does (participants, watchers, custom levels,
+// subscribers, the newly mentioned, minus the actor, blocked users and
+// those who may not see the target), and queues the mails in its own tables
+// in the transaction that acknowledges the event (events.SubscribeInTx): a
+// mail is queued exactly when its event is marked handled. A new event kind
+// is one line in Subscribers and a function that turns the event into a
+// notice.
+//
+// A sender loop delivers the queue to the SMTP server (smtp_address; TLS,
+// STARTTLS, AUTH) or, with none configured, as .eml files to
+// <data>/mail/outbox. A delivery is deleted from the queue right after the
+// server accepted it; while the server cannot be reached the loop backs
+// off (retry_initial doubling to retry_max), a 4xx for one mail postpones
+// that mail alone, a 5xx drops it. What remains possible: a crash between
+// the server's acceptance and the commit of that deletion (a few
+// milliseconds, the marks are group-committed) sends that mail again after
+// the restart; nothing is lost.
+//
+// It imports identity (users, e-mails, reset tokens), projects (Access,
+// Teams), notes (subscribers, noteable kinds, mentions) and the event
+// packages of issues, merge requests, notes and CI.
 package notifications
