@@ -308,7 +308,7 @@ func (e *env) settle(t testing.TB) {
 		t.Fatal(err)
 	}
 	for {
-		n := e.queued(t)
+		n := e.rows(t, "notifications.deliveries", "notifications.notices")
 		if n == 0 {
 			return
 		}
@@ -325,12 +325,15 @@ func (e *env) queued(t testing.TB) int {
 	return e.rows(t, "notifications.deliveries")
 }
 
-// rows counts the rows of one of the module's tables in the store.
-func (e *env) rows(t testing.TB, table string) int {
+// rows counts the rows of the module's tables in the store, in one read
+// (a notice becomes deliveries in one transaction).
+func (e *env) rows(t testing.TB, tables ...string) int {
 	t.Helper()
 	n := 0
 	err := e.Store.View(context.Background(), func(tx *store.Tx) error {
-		n = tx.Bucket([]byte(table)).Stats().KeyN
+		for _, table := range tables {
+			n += tx.Bucket([]byte(table)).Stats().KeyN
+		}
 		return nil
 	})
 	if err != nil {

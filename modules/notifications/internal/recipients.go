@@ -10,6 +10,7 @@ import (
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/notes"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"go.uber.org/zap"
 )
 
 // mentions is the notes module's reading of @mentions.
@@ -26,29 +27,87 @@ type reasons struct {
 	participant, mentioned, direct bool
 }
 
-// queue finds n's recipients and stores its mail and one delivery per
-// recipient, in the transaction of ctx (the event's acknowledgement). A
-// notice whose key is already queued adds nothing.
+// queue stores n for the sender, in the transaction of ctx (the event's
+// acknowledgement). A notice whose key is already pending or queued adds
+// nothing.
 func (s *Service) queue(ctx context.Context, n *notice) error {
 	return s.db.Update(ctx, func(tx *store.Tx) error {
+		if _, err := notices.GetBy(tx, "key", n.Key); err == nil {
+			return nil
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
 		if _, err := mails.GetBy(tx, "key", n.Key); err == nil {
 			return nil
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		list := n.To
-		if list == nil {
-			var err error
-			if list, err = s.recipients(tx.Context(), tx, n); err != nil {
-				return err
+		tx.OnCommit(s.Kick)
+		return notices.Insert(tx, &PendingNotice{Key: n.Key, Notice: *n})
+	})
+}
+
+// expandBatch is how many pending notices one pass reads.
+const expandBatch = 20
+
+// expand turns the pending notices into mails and deliveries: the
+// recipients are worked out in a read transaction, then one write stores
+// the mail, its deliveries and deletes the notice. A notice that fails is
+// logged and left for the next pass.
+func (s *Service) expand(ctx context.Context) {
+	var after uint64
+	for ctx.Err() == nil {
+		var batch []*PendingNotice
+		err := s.db.View(ctx, func(tx *store.Tx) error {
+			return notices.Scan(tx, false, 0, func(p *PendingNotice) (bool, error) {
+				if p.ID > after {
+					batch = append(batch, p)
+				}
+				return len(batch) < expandBatch, nil
+			})
+		})
+		if err != nil || len(batch) == 0 {
+			if err != nil && ctx.Err() == nil {
+				s.log.Error("notifications: reading pending notices failed", zap.Error(err))
 			}
+			return
+		}
+		after = batch[len(batch)-1].ID
+		for _, p := range batch {
+			if err := s.expandOne(ctx, p); err != nil && ctx.Err() == nil {
+				s.log.Error("notifications: working out a mail's recipients failed; will retry",
+					zap.String("key", p.Key), zap.Error(err))
+			}
+		}
+	}
+}
+
+func (s *Service) expandOne(ctx context.Context, p *PendingNotice) error {
+	n := &p.Notice
+	list := n.To
+	if list == nil {
+		err := s.db.View(ctx, func(tx *store.Tx) error {
+			var err error
+			list, err = s.recipients(tx.Context(), tx, n)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	text, html, err := render(&n.content)
+	if err != nil {
+		return err
+	}
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		if !notices.Exists(tx, p.ID) {
+			return nil
+		}
+		if err := notices.Delete(tx, p.ID); err != nil {
+			return err
 		}
 		if len(list) == 0 {
 			return nil
-		}
-		text, html, err := render(&n.content)
-		if err != nil {
-			return err
 		}
 		m := &Mail{Key: n.Key, Subject: n.Subject, Text: text, HTML: html, MessageID: n.MessageID, InReplyTo: n.InReplyTo,
 			Headers: n.Headers, Pending: len(list), CreatedAt: s.now().UTC()}
@@ -60,7 +119,6 @@ func (s *Service) queue(ctx context.Context, n *notice) error {
 				return err
 			}
 		}
-		tx.OnCommit(s.Kick)
 		return nil
 	})
 }

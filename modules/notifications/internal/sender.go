@@ -31,14 +31,17 @@ func (s *Service) sendLoop(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
+		fired := false
 		select {
 		case <-ctx.Done():
 			return
 		case <-timer.C:
+			fired = true
 		case <-s.kick:
-			if backoff > 0 {
-				continue // the server is down: the timer retries
-			}
+		}
+		s.expand(ctx)
+		if !fired && backoff > 0 {
+			continue // the server is down: the timer retries the sending
 		}
 		wait, err := s.sendDue(ctx)
 		if ctx.Err() != nil {

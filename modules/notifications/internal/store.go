@@ -129,7 +129,24 @@ type Target struct {
 func (t *Target) RecordID() uint64      { return t.ID }
 func (t *Target) SetRecordID(id uint64) { t.ID = id }
 
+// PendingNotice is an event worth mail whose recipients are not worked
+// out yet. The event's handler stores it in the transaction that
+// acknowledges the event (cheap: no recipient is read there, so the
+// store's writers are not held up by a fan-out to a thousand watchers);
+// the sender turns it into a mail and its deliveries, in one transaction
+// that also deletes it.
+type PendingNotice struct {
+	ID     uint64 `json:"id"`
+	Key    string `json:"key"`
+	Notice notice `json:"notice"`
+}
+
+func (p *PendingNotice) RecordID() uint64      { return p.ID }
+func (p *PendingNotice) SetRecordID(id uint64) { p.ID = id }
+
 var (
+	notices = store.NewTable[PendingNotice]("notifications.notices",
+		store.Index[PendingNotice]{Name: "key", Unique: true, Keys: func(p *PendingNotice) []string { return []string{p.Key} }})
 	mails = store.NewTable[Mail]("notifications.mails",
 		store.Index[Mail]{Name: "key", Unique: true, Keys: func(m *Mail) []string { return []string{m.Key} }})
 	// Deliveries are read in id order (the order they were queued).
@@ -140,7 +157,7 @@ var (
 
 // Tables lists the module's tables for declaration.
 func Tables() []interface{ Buckets() []string } {
-	return []interface{ Buckets() []string }{settings, mails, deliveries, targets}
+	return []interface{ Buckets() []string }{settings, notices, mails, deliveries, targets}
 }
 
 // Migrations lists the module's schema migrations, oldest first.

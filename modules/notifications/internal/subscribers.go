@@ -82,7 +82,7 @@ type notice struct {
 	OnlyMentioned bool
 	// Next is a second notice of the same event (an edit that reassigns
 	// and mentions someone new).
-	Next *notice
+	Next *notice `json:"-"`
 	// OnlyActor: the mail goes to the actor alone, if their level wants it
 	// (pipelines, as GitLab mails a pipeline's result to its author).
 	OnlyActor bool
