@@ -3,13 +3,16 @@
 // project variants) and the e-mail they lead to.
 //
 // It listens to the issues, notes, merge requests and CI modules' events
-// (and identity's user created/deleted, projects' project deleted), works
-// out the recipients as GitLab does (participants, watchers, custom levels,
-// subscribers, the newly mentioned, minus the actor, blocked users and
-// those who may not see the target), and queues the mails in its own tables
-// in the transaction that acknowledges the event (events.SubscribeInTx): a
-// mail is queued exactly when its event is marked handled. A new event kind
-// is one line in Subscribers and a function that turns the event into a
+// (and identity's user created/deleted, projects' project deleted). The
+// handler of an event stores a pending notice in the transaction that
+// acknowledges the event (events.SubscribeInTx): a mail is queued exactly
+// when its event is marked handled, and no recipient is read while the
+// store's writers wait. The sender then works out the recipients as GitLab
+// does (participants, watchers, custom levels, subscribers, the newly
+// mentioned, minus the actor, blocked users and those who may not see the
+// target) in a read transaction, and stores the mail and one delivery per
+// recipient in a short write that deletes the notice. A new event kind is
+// one line in Subscribers and a function that turns the event into a
 // notice.
 //
 // A sender loop delivers the queue to the SMTP server (smtp_address; TLS,
