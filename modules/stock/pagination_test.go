@@ -62,6 +62,16 @@ func TestHugePagesOnEveryList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Hook delivery logs need a project hook and a system hook (.invalid
+	// never resolves: nothing is delivered anywhere).
+	projectHook, _, err := root.Projects.AddProjectHook(project.ID, &gitlab.AddProjectHookOptions{URL: gitlab.Ptr("http://paged.invalid/hook")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	systemHook, _, err := root.SystemHooks.AddHook(&gitlab.AddHookOptions{URL: gitlab.Ptr("http://paged.invalid/system")})
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The push makes a pipeline (through the outbox): pipeline paths need it.
 	var pipelineID int64
 	for deadline := time.Now().Add(10 * time.Second); pipelineID == 0; time.Sleep(20 * time.Millisecond) {
@@ -108,6 +118,10 @@ func TestHugePagesOnEveryList(t *testing.T) {
 				return strconv.FormatInt(milestone.ID, 10)
 			case p == "{snippet_id}":
 				return strconv.FormatInt(snippet.ID, 10)
+			case p == "{hook_id}" && strings.HasPrefix(path, "/api/v4/hooks/"):
+				return strconv.FormatInt(systemHook.ID, 10)
+			case p == "{hook_id}":
+				return strconv.FormatInt(projectHook.ID, 10)
 			case p == "{merge_request_iid}":
 				return strconv.FormatInt(mr.IID, 10)
 			case p == "{user_id}", strings.HasPrefix(path, "/api/v4/users/"):
