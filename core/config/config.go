@@ -41,7 +41,7 @@ type Config struct {
 	// local addresses (core/netguard). Off by default: such a request reads
 	// the server's own network on the user's behalf. Tests and
 	// installations that import from their own network turn it on.
-	AllowLocalRequests bool `yaml:"allow_local_requests" env:"FENNEC_ALLOW_LOCAL_REQUESTS" help:"let import_url (and later webhooks) reach loopback, private and link-local addresses"`
+	AllowLocalRequests bool `yaml:"allow_local_requests" env:"FENNEC_ALLOW_LOCAL_REQUESTS" help:"let import_url and webhooks reach loopback, private and link-local addresses (names are checked again at connect time)"`
 	// ReadHeaderTimeout closes connections that do not send their headers in
 	// time (slowloris). IdleTimeout closes idle keep-alive connections.
 	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout" help:"slow-header (slowloris) cut-off"`
