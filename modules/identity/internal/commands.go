@@ -113,11 +113,8 @@ func (s *Service) resetPasswordCommand(ctx context.Context, args []string, out i
 			return err
 		}
 	}
-	switch n := len(password); {
-	case n < MinPasswordLength:
-		return fmt.Errorf("the password is too short (minimum is %d characters)", MinPasswordLength)
-	case n > 72:
-		return errors.New("the password is too long (maximum is 72 characters)")
+	if text := passwordProblem(password); text != "" {
+		return errors.New("the password " + text)
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.cost)
 	if err != nil {

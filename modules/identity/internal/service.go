@@ -84,6 +84,24 @@ var usernameRE = regexp.MustCompile(`^[a-zA-Z0-9_.][a-zA-Z0-9_.-]*$`)
 // MinPasswordLength is the shortest password accepted.
 const MinPasswordLength = 8
 
+// MaxPasswordLength is the longest password accepted: bcrypt ignores
+// everything past 72 bytes, and a password is refused rather than
+// truncated.
+const MaxPasswordLength = 72
+
+// passwordProblem is what is wrong with a new password (the text after
+// "Password"), "" when nothing is. Every path that sets a password (the
+// users API, the reset link, the admin command) applies it.
+func passwordProblem(password string) string {
+	switch n := len(password); {
+	case n < MinPasswordLength:
+		return fmt.Sprintf("is too short (minimum is %d characters)", MinPasswordLength)
+	case n > MaxPasswordLength:
+		return fmt.Sprintf("is too long (maximum is %d characters)", MaxPasswordLength)
+	}
+	return ""
+}
+
 func deref(s *string) string {
 	if s == nil {
 		return ""
@@ -123,11 +141,8 @@ func validateUser(u *User, password string, requirePassword bool) ValidationErro
 		v.Add("email", "is invalid")
 	}
 	if requirePassword || password != "" {
-		if len(password) < MinPasswordLength {
-			v.Add("password", fmt.Sprintf("is too short (minimum is %d characters)", MinPasswordLength))
-		} else if len(password) > 72 {
-			// bcrypt ignores everything past 72 bytes; refuse rather than truncate.
-			v.Add("password", "is too long (maximum is 72 characters)")
+		if text := passwordProblem(password); text != "" {
+			v.Add("password", text)
 		}
 	}
 	if len(v) == 0 {

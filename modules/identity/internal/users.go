@@ -333,7 +333,7 @@ func (s *Service) updateUser(ctx context.Context, in *updateUserInput) (*userOut
 	var hash []byte
 	if in.Body.Password != nil {
 		password = *in.Body.Password
-		if n := len(password); n >= MinPasswordLength && n <= 72 { // otherwise the validation below refuses it
+		if passwordProblem(password) == "" { // otherwise the validation below refuses it
 			var err error
 			if hash, err = bcrypt.GenerateFromPassword([]byte(password), s.cost); err != nil {
 				return nil, err
