@@ -199,9 +199,12 @@ func (t *throttle) window() time.Duration { return t.logins.limits.window }
 
 // attempt is a charged sign-in attempt, settled once its outcome is known.
 type attempt struct {
-	login   [32]byte
-	addr    netip.Addr
-	hasAddr bool
+	login [32]byte
+	// hasLogin is false for an attempt that names no login (a password
+	// reset token): only its address is counted.
+	hasLogin bool
+	addr     netip.Addr
+	hasAddr  bool
 	// locked names what this attempt's charge locked ("login", "address"),
 	// for the log.
 	locked []string
@@ -212,19 +215,36 @@ type attempt struct {
 // a failure in advance (so parallel guesses cannot overrun the limit while
 // bcrypt runs) and returns it to be settled.
 func (t *throttle) begin(login, remote string) (*attempt, time.Duration) {
-	a := &attempt{login: throttleLoginKey(login)}
+	a := &attempt{login: throttleLoginKey(login), hasLogin: true}
 	a.addr, a.hasAddr = throttleAddrKey(remote)
+	return t.charge(a)
+}
+
+// beginAddress is begin for an attempt that names no login, a guess at a
+// password reset token: the client's address is checked and charged, as a
+// wrong password would charge it, so token guesses and password guesses
+// share one allowance per address.
+func (t *throttle) beginAddress(remote string) (*attempt, time.Duration) {
+	a := &attempt{}
+	a.addr, a.hasAddr = throttleAddrKey(remote)
+	return t.charge(a)
+}
+
+func (t *throttle) charge(a *attempt) (*attempt, time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.now()
-	wait := t.logins.wait(a.login, now)
+	var wait time.Duration
+	if a.hasLogin {
+		wait = t.logins.wait(a.login, now)
+	}
 	if a.hasAddr {
 		wait = max(wait, t.addrs.wait(a.addr, now))
 	}
 	if wait > 0 {
 		return nil, wait
 	}
-	if t.logins.charge(a.login, now) {
+	if a.hasLogin && t.logins.charge(a.login, now) {
 		a.locked = append(a.locked, "login")
 	}
 	if a.hasAddr && t.addrs.charge(a.addr, now) {
@@ -246,7 +266,9 @@ func (t *throttle) notFailed(a *attempt) { t.settle(a, false) }
 func (t *throttle) settle(a *attempt, reset bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.logins.refund(a.login, reset)
+	if a.hasLogin {
+		t.logins.refund(a.login, reset)
+	}
 	if a.hasAddr {
 		t.addrs.refund(a.addr, false)
 	}
