@@ -30,7 +30,34 @@ type PasswordResets interface {
 	// when it expires; only its hash is stored, and it replaces any earlier
 	// one. ErrUserNotFound for an unknown user.
 	NewPasswordResetToken(ctx context.Context, userID int64) (token string, expires time.Time, err error)
+	// ResetPasswordWithToken sets the password of the user whose reset
+	// token this is (the reset link's form) and clears the token: a link
+	// works once. It refuses ErrResetTokenInvalid (unknown, used or
+	// replaced), ErrResetTokenExpired, ErrResetUserBlocked,
+	// ErrResetDirectoryUser, a password the users API would refuse (a
+	// validation error with Fields() {"password": [...]}), and, when the
+	// client's address (auth.WithClientAddr) sent too many unknown tokens or
+	// wrong passwords, *auth.ThrottledError.
+	ResetPasswordWithToken(ctx context.Context, token, newPassword string) (userID int64, err error)
 }
+
+// Errors of PasswordResets.ResetPasswordWithToken.
+var (
+	ErrResetTokenInvalid  = internal.ErrResetTokenInvalid
+	ErrResetTokenExpired  = internal.ErrResetTokenExpired
+	ErrResetUserBlocked   = internal.ErrResetUserBlocked
+	ErrResetDirectoryUser = internal.ErrResetDirectoryUser
+)
+
+// MinPasswordLength is the shortest password identity accepts (for forms
+// that say so up front).
+const MinPasswordLength = internal.MinPasswordLength
+
+// Clock tells the module the time. The module uses the wall clock unless
+// the app provides one (tests move past a reset token's lifetime with it):
+//
+//	fx.Supply(fx.Annotate(myClock, fx.As(new(identity.Clock))))
+type Clock = internal.Clock
 
 // Activity records that a user was active today; the repository module calls
 // it on git access over HTTP or SSH. It writes at most once per user and day.
@@ -131,6 +158,6 @@ func Module() fennec.Module {
 			}
 			s.SetProviders(list)
 		}),
-		fx.Invoke(internal.Bootstrap, internal.ScheduleSync),
+		fx.Invoke(internal.UseClock, internal.Bootstrap, internal.ScheduleSync),
 	)
 }

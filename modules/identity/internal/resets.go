@@ -3,8 +3,14 @@ package internal
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
 	"errors"
+	"strings"
 	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
@@ -12,6 +18,26 @@ import (
 
 // ResetTokenLifetime is how long a password reset token is valid.
 const ResetTokenLifetime = 48 * time.Hour
+
+// maxResetToken bounds what is hashed and looked up: the tokens are 20
+// characters; anything much longer is no token of ours.
+const maxResetToken = 128
+
+// Domain errors of the reset link (identity re-exports them).
+var (
+	// ErrResetTokenInvalid: no user has this token (never issued, already
+	// used, or replaced by a newer one).
+	ErrResetTokenInvalid = errors.New("identity: reset password token is invalid")
+	// ErrResetTokenExpired: the token was issued more than
+	// ResetTokenLifetime ago.
+	ErrResetTokenExpired = errors.New("identity: reset password token has expired")
+	// ErrResetUserBlocked: the token's user is blocked (by an
+	// administrator or by the directory); a reset would not let them in.
+	ErrResetUserBlocked = errors.New("identity: the account is blocked")
+	// ErrResetDirectoryUser: the token's user signs in through a directory
+	// (LDAP), which owns their password.
+	ErrResetDirectoryUser = errors.New("identity: the account's password is managed by its directory")
+)
 
 // NewPasswordResetToken implements identity.PasswordResets: a fresh random
 // token for the user, of which only the hash is stored (replacing any
@@ -39,4 +65,117 @@ func (s *Service) NewPasswordResetToken(ctx context.Context, userID int64) (stri
 		return "", time.Time{}, err
 	}
 	return token, expires, nil
+}
+
+// ResetPasswordWithToken implements identity.PasswordResets: it sets the
+// password of the user whose reset token this is and clears the token in
+// the same write, so a link works once. It refuses an unknown, used or
+// replaced token (ErrResetTokenInvalid), an expired one
+// (ErrResetTokenExpired), a blocked user, a directory user, and a password
+// that breaks the rules of the users API (ValidationError on "password").
+// Unknown tokens count as failed sign-ins of the client's address
+// (auth.ClientAddrFrom), so guessing is throttled as password guessing is
+// (*auth.ThrottledError).
+func (s *Service) ResetPasswordWithToken(ctx context.Context, token, password string) (int64, error) {
+	a, wait := s.throttle.beginAddress(auth.ClientAddrFrom(ctx))
+	if a == nil {
+		return 0, &auth.ThrottledError{RetryAfter: wait}
+	}
+	id, err := s.resetPassword(ctx, token, password)
+	if errors.Is(err, ErrResetTokenInvalid) {
+		if len(a.locked) > 0 {
+			s.log.Warn("too many invalid password reset tokens; refusing further attempts for a while",
+				zap.String("remote", auth.ClientAddrFrom(ctx)), zap.Duration("for", s.throttle.window()))
+		}
+		return 0, err // the charge stays: a guess
+	}
+	s.throttle.notFailed(a)
+	return id, err
+}
+
+func (s *Service) resetPassword(ctx context.Context, token, password string) (int64, error) {
+	if token == "" || len(token) > maxResetToken {
+		return 0, ErrResetTokenInvalid
+	}
+	sum := sha256.Sum256([]byte(token))
+	// The token is checked in a read first: a wrong one costs a lookup,
+	// never a bcrypt hash, and no write.
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		_, err := s.resetTokenUser(tx, sum)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	if text := passwordProblem(password); text != "" {
+		return 0, ValidationError{"password": {text}}
+	}
+	// Hashed outside the write, as updateUser does: bcrypt inside it would
+	// hold every other writer of the group commit.
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.cost)
+	if err != nil {
+		return 0, err
+	}
+	var u *User
+	err = s.update(ctx, func(tx *store.Tx) error {
+		// Checked again: the token may have been used or replaced, or the
+		// user blocked, since the read.
+		var err error
+		if u, err = s.resetTokenUser(tx, sum); err != nil {
+			return err
+		}
+		u.PasswordHash = hash
+		u.PasswordExpired = false // the user chose it
+		u.ResetTokenHash, u.ResetTokenExpires = nil, nil
+		return users.Update(tx, u)
+	})
+	if err != nil {
+		return 0, err
+	}
+	s.log.Info("password set through a reset link", zap.Uint64("user_id", u.ID), zap.String("username", u.Username))
+	return int64(u.ID), nil
+}
+
+// resetTokenUser is the user a reset token (its SHA-256) lets set a
+// password, or why there is none.
+func (s *Service) resetTokenUser(tx *store.Tx, sum [32]byte) (*User, error) {
+	u, err := users.GetBy(tx, "reset_token", hex.EncodeToString(sum[:]))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrResetTokenInvalid
+	}
+	if err != nil {
+		return nil, err
+	}
+	// The index found it by the hash; the stored hash is compared anyway,
+	// in constant time, so that the answer never rests on the index alone.
+	if subtle.ConstantTimeCompare(u.ResetTokenHash, sum[:]) != 1 {
+		return nil, ErrResetTokenInvalid
+	}
+	if u.ResetTokenExpires == nil || !s.now().Before(*u.ResetTokenExpires) {
+		return nil, ErrResetTokenExpired
+	}
+	if u.State != StateActive {
+		return nil, ErrResetUserBlocked
+	}
+	if s.directoryUser(u) {
+		return nil, ErrResetDirectoryUser
+	}
+	return u, nil
+}
+
+// directoryUser reports whether u signs in through a directory: an
+// identity of a configured auth provider, or of any "ldap…" provider (how
+// GitLab names its LDAP servers: ldapmain), configured here or not.
+func (s *Service) directoryUser(u *User) bool {
+	for _, id := range u.Identities {
+		if strings.HasPrefix(id.Provider, "ldap") {
+			return true
+		}
+		for _, p := range s.providers {
+			if id.Provider == p.Name {
+				return true
+			}
+		}
+	}
+	return false
 }

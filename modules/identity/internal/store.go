@@ -1,6 +1,7 @@
 package internal
 
 import (
+	"encoding/hex"
 	"strconv"
 	"time"
 
@@ -95,6 +96,14 @@ var (
 			}
 			return out
 		}},
+		// Pending password reset tokens by the hex of their SHA-256: the
+		// reset link finds its user without a scan.
+		store.Index[User]{Name: "reset_token", Unique: true, Keys: func(u *User) []string {
+			if len(u.ResetTokenHash) == 0 {
+				return nil
+			}
+			return []string{hex.EncodeToString(u.ResetTokenHash)}
+		}},
 		// The administrators, so that "is this the last one?" reads a
 		// handful of rows instead of every user.
 		store.Index[User]{Name: "admin", Keys: func(u *User) []string {
@@ -181,6 +190,9 @@ func Migrations() []store.Migration {
 	}, {
 		Module: "identity", Version: 3, Name: "index administrators",
 		Up: func(tx *store.Tx) error { return users.Reindex(tx, "admin") },
+	}, {
+		Module: "identity", Version: 4, Name: "index password reset tokens",
+		Up: func(tx *store.Tx) error { return users.Reindex(tx, "reset_token") },
 	}}
 }
 
