@@ -13,8 +13,10 @@ var templateFiles embed.FS
 
 // pageData is what the templates show.
 type pageData struct {
-	Title    string
-	Message  string
+	Title   string
+	Message string
+	// Notice is good news (the password was changed), Error bad news.
+	Notice   string
 	Error    string
 	User     string
 	App      string
@@ -24,6 +26,10 @@ type pageData struct {
 	ReturnTo string
 	Apps     []ownAppView
 	Created  *createdApp
+	// ResetToken is the reset link's token, carried by the form; empty
+	// when the page shows no form (the token was refused).
+	ResetToken  string
+	MinPassword int
 }
 
 // createdApp is a just registered application, with its secret.
@@ -52,7 +58,7 @@ func describeScopes(scopes []string) []scopeText {
 // page's content.
 func parsePages() map[string]*template.Template {
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"sign_in", "consent", "error", "signed_in", "applications"} {
+	for _, name := range []string{"sign_in", "consent", "error", "signed_in", "applications", "reset_password"} {
 		pages[name] = template.Must(template.ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html"))
 	}
 	return pages

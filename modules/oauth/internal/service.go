@@ -49,6 +49,7 @@ type Service struct {
 	passwords auth.PasswordAuthenticator
 	users     identity.Users
 	activity  identity.Activity
+	resets    identity.PasswordResets
 	// tokenCache keeps the access tokens in use, decoded, so that the
 	// Bearer path costs what identity's private-token path costs. Every
 	// write that revokes or deletes tokens invalidates it on commit
@@ -69,7 +70,8 @@ type Deps struct {
 	Passwords auth.PasswordAuthenticator
 	Users     identity.Users
 	Activity  identity.Activity `optional:"true"`
-	Clock     Clock             `optional:"true"`
+	Resets    identity.PasswordResets
+	Clock     Clock `optional:"true"`
 }
 
 type wallClock struct{}
@@ -79,7 +81,7 @@ func (wallClock) Now() time.Time { return time.Now() }
 // NewService builds the service.
 func NewService(d Deps) *Service {
 	s := &Service{db: d.DB, log: d.Log.Named("oauth"), passwords: d.Passwords, users: d.Users,
-		activity: d.Activity, clock: d.Clock, pages: parsePages(), external: func() string { return "" },
+		activity: d.Activity, resets: d.Resets, clock: d.Clock, pages: parsePages(), external: func() string { return "" },
 		tokenCache: store.NewReadCache[[32]byte, *Token](50000)}
 	if s.clock == nil {
 		s.clock = wallClock{}

@@ -271,24 +271,48 @@ func localPath(p string) string {
 	return p
 }
 
-func (s *Service) renderSignIn(w http.ResponseWriter, r *http.Request, status int, returnTo, message string) {
-	token := ""
+// formCSRF is the CSRF token of a form shown to a browser that need not be
+// signed in (sign-in, password reset): the double-submit cookie's value,
+// set now when the browser has none.
+func (s *Service) formCSRF(w http.ResponseWriter, r *http.Request) string {
 	if c, err := r.Cookie(signInCSRFCookie); err == nil && len(c.Value) == 64 {
-		token = c.Value
-	} else {
-		token = newSecret()
-		s.setCookie(w, r, signInCSRFCookie, token, 0, http.SameSiteStrictMode)
+		return c.Value
 	}
-	s.render(w, r, status, "sign_in", pageData{Title: "Sign in", ReturnTo: localPath(returnTo), CSRF: token, Error: message})
+	token := newSecret()
+	s.setCookie(w, r, signInCSRFCookie, token, 0, http.SameSiteStrictMode)
+	return token
+}
+
+// formCSRFValid checks a form's authenticity_token against the
+// double-submit cookie.
+func formCSRFValid(r *http.Request, form url.Values) bool {
+	c, err := r.Cookie(signInCSRFCookie)
+	return err == nil && tokensEqual(form.Get("authenticity_token"), c.Value)
+}
+
+func (s *Service) renderSignIn(w http.ResponseWriter, r *http.Request, status int, returnTo, message string) {
+	s.renderSignInNotice(w, r, status, returnTo, message, "")
+}
+
+func (s *Service) renderSignInNotice(w http.ResponseWriter, r *http.Request, status int, returnTo, message, notice string) {
+	s.render(w, r, status, "sign_in", pageData{Title: "Sign in", ReturnTo: localPath(returnTo), CSRF: s.formCSRF(w, r),
+		Error: message, Notice: notice})
+}
+
+// signInNotices are the notices another page may ask the sign-in page to
+// show (?notice=); the page shows only these texts, never the parameter.
+var signInNotices = map[string]string{
+	"password_changed": "Your password was changed. Sign in with your new password.",
 }
 
 // serveSignInPage is GET /users/sign_in: the form, or who is signed in.
 func (s *Service) serveSignInPage(w http.ResponseWriter, r *http.Request) {
+	notice := signInNotices[r.URL.Query().Get("notice")]
 	if _, u, secret := s.browserSession(r); u != nil {
-		s.render(w, r, http.StatusOK, "signed_in", pageData{Title: "Signed in", User: u.Username, CSRF: sessionCSRF(secret)})
+		s.render(w, r, http.StatusOK, "signed_in", pageData{Title: "Signed in", User: u.Username, CSRF: sessionCSRF(secret), Notice: notice})
 		return
 	}
-	s.renderSignIn(w, r, http.StatusOK, r.URL.Query().Get("return_to"), "")
+	s.renderSignInNotice(w, r, http.StatusOK, r.URL.Query().Get("return_to"), "", notice)
 }
 
 // serveSignIn checks the sign-in form through identity's password path
@@ -299,8 +323,7 @@ func (s *Service) serveSignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	returnTo := localPath(form.Get("return_to"))
-	c, err := r.Cookie(signInCSRFCookie)
-	if err != nil || !tokensEqual(form.Get("authenticity_token"), c.Value) {
+	if !formCSRFValid(r, form) {
 		s.renderSignIn(w, r, http.StatusForbidden, returnTo, "The form expired. Please sign in again.")
 		return
 	}

@@ -1,0 +1,113 @@
+package internal
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/modules/identity"
+)
+
+// The password reset page: the link of the mail identity's reset tokens
+// are sent in (an account an administrator created with reset_password)
+// opens a form that sets the password through identity. Its fields have
+// the names of GitLab's form (user[...], _method=put), so a script written
+// for GitLab posts the same. The token is in the page's URL and form only:
+// the access log leaves query strings out, this code never logs it, and
+// the page's Referrer-Policy keeps it from the next site.
+const (
+	fieldResetToken   = "user[reset_password_token]"
+	fieldPassword     = "user[password]"
+	fieldConfirmation = "user[password_confirmation]"
+	// maxResetToken: the tokens are 20 characters; a longer value is no
+	// token and is not carried into the page.
+	maxResetToken = 128
+)
+
+// Messages of the reset page.
+const (
+	msgResetTokenInvalid = "Reset password token is invalid"
+	msgResetTokenExpired = "Reset password token has expired. Ask an administrator for a new link."
+)
+
+// serveResetPage is GET /users/password/edit?reset_password_token=: the
+// form. The token is checked when the form is sent, not here, so that
+// opening the link tells a guesser nothing.
+func (s *Service) serveResetPage(w http.ResponseWriter, r *http.Request) {
+	token := r.URL.Query().Get("reset_password_token")
+	if token == "" || len(token) > maxResetToken {
+		s.renderReset(w, r, http.StatusUnprocessableEntity, "", msgResetTokenInvalid)
+		return
+	}
+	s.renderReset(w, r, http.StatusOK, token, "")
+}
+
+// renderReset shows the reset page: the form for token (none when token is
+// empty) and message as its error.
+func (s *Service) renderReset(w http.ResponseWriter, r *http.Request, status int, token, message string) {
+	s.render(w, r, status, "reset_password", pageData{Title: "Change your password", CSRF: s.formCSRF(w, r),
+		ResetToken: token, Error: message, MinPassword: identity.MinPasswordLength})
+}
+
+// serveReset is the form's POST (or PUT) /users/password: it sets the
+// password and sends the browser to the sign-in page, or shows the form
+// again with what is wrong, having changed nothing.
+func (s *Service) serveReset(w http.ResponseWriter, r *http.Request) {
+	form, ok := s.readForm(w, r)
+	if !ok {
+		return
+	}
+	if m := form.Get("_method"); m != "" && !strings.EqualFold(m, http.MethodPut) {
+		s.render(w, r, http.StatusBadRequest, "error", pageData{Title: "Invalid request", Message: "The form can only change a password."})
+		return
+	}
+	token := form.Get(fieldResetToken)
+	if token == "" || len(token) > maxResetToken {
+		s.renderReset(w, r, http.StatusUnprocessableEntity, "", msgResetTokenInvalid)
+		return
+	}
+	if !formCSRFValid(r, form) {
+		s.renderReset(w, r, http.StatusForbidden, token, "The form expired. Please enter your new password again.")
+		return
+	}
+	password := form.Get(fieldPassword)
+	if password != form.Get(fieldConfirmation) {
+		s.renderReset(w, r, http.StatusUnprocessableEntity, token, "Password confirmation doesn't match the password.")
+		return
+	}
+	ctx := auth.WithClientAddr(r.Context(), r.RemoteAddr)
+	_, err := s.resets.ResetPasswordWithToken(ctx, token, password)
+	var throttled *auth.ThrottledError
+	var invalid interface{ Fields() map[string][]string }
+	switch {
+	case err == nil:
+	case errors.As(err, &throttled):
+		w.Header().Set("Retry-After", throttled.RetryAfterSeconds())
+		s.renderReset(w, r, http.StatusTooManyRequests, token, "Too many failed attempts. Try again in "+throttled.RetryAfterSeconds()+" seconds.")
+		return
+	case errors.Is(err, identity.ErrResetTokenInvalid):
+		s.renderReset(w, r, http.StatusUnprocessableEntity, "", msgResetTokenInvalid)
+		return
+	case errors.Is(err, identity.ErrResetTokenExpired):
+		s.renderReset(w, r, http.StatusUnprocessableEntity, "", msgResetTokenExpired)
+		return
+	case errors.Is(err, identity.ErrResetUserBlocked):
+		s.renderReset(w, r, http.StatusUnprocessableEntity, "", "Your account is blocked: its password cannot be set. Ask an administrator.")
+		return
+	case errors.Is(err, identity.ErrResetDirectoryUser):
+		s.renderReset(w, r, http.StatusUnprocessableEntity, "", "Your account signs in through a directory (LDAP): change your password there.")
+		return
+	case errors.As(err, &invalid) && len(invalid.Fields()["password"]) > 0:
+		s.renderReset(w, r, http.StatusUnprocessableEntity, token, "Password "+strings.Join(invalid.Fields()["password"], ", ")+".")
+		return
+	default:
+		s.log.Error("password reset failed", zap.Error(err))
+		s.render(w, r, http.StatusInternalServerError, "error", pageData{Title: "Something went wrong", Message: "The server could not change your password. Try again later."})
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, "/users/sign_in?notice=password_changed", http.StatusSeeOther)
+}
