@@ -7,7 +7,10 @@
 // GET /oauth/authorize (authorization code grant, PKCE optional). Clients
 // trade codes, passwords and refresh tokens for access tokens at
 // POST /oauth/token, inspect them at GET /oauth/token/info and revoke them
-// at POST /oauth/revoke.
+// at POST /oauth/revoke. The link of the account mail (identity's
+// password reset token) opens a page that sets the password through
+// identity.PasswordResets (GET /users/password/edit, POST or PUT
+// /users/password).
 //
 // The module registers a core/auth token resolver: its access tokens
 // authenticate API calls (Bearer header or access_token parameter) with
