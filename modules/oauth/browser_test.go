@@ -250,3 +250,38 @@ func TestAuthorizationCodeFlowInChromium(t *testing.T) {
 	other := b.tab(t)
 	must(t, "fresh browser", chromedp.Do(other, chromedp.Navigate(conf.AuthCodeURL("s")), chromedp.WaitVisible(chromedp.ID("login"))))
 }
+
+// The account mail's link in a real browser: a mismatched confirmation is
+// shown on the page, the right one leads to the sign-in page with a
+// notice, and the new password signs in there.
+func TestResetPasswordInChromium(t *testing.T) {
+	b := newBrowser(t)
+	e := startWithResetClock(t)
+	shots := artifacts(t)
+	u, link := e.newHire(t, "browserhire")
+	const chosen = "browser-chosen-password"
+
+	tab := b.tab(t)
+	must(t, "open the link", chromedp.Do(tab, chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("user_password"))))
+	screenshot(t, tab, shots, "reset-password.png")
+	must(t, "mismatch", chromedp.Do(tab, chromedp.SendKeys(chromedp.ID("user_password"), chosen),
+		chromedp.SendKeys(chromedp.ID("user_password_confirmation"), chosen+"-typo"), chromedp.Click(chromedp.ID("change-password")),
+		chromedp.WaitVisible(chromedp.ID("reset-error"))))
+	msg, err := chromedp.Run(tab, chromedp.Text(chromedp.ID("reset-error")))
+	must(t, "error text", err)
+	if msg != "Password confirmation doesn't match the password." {
+		t.Fatalf("error shown: %q", msg)
+	}
+	must(t, "change", chromedp.Do(tab, chromedp.SendKeys(chromedp.ID("user_password"), chosen),
+		chromedp.SendKeys(chromedp.ID("user_password_confirmation"), chosen), chromedp.Click(chromedp.ID("change-password")),
+		chromedp.WaitVisible(chromedp.CSS("p.notice"))))
+	loc, err := chromedp.Run(tab, chromedp.Location())
+	must(t, "location", err)
+	if loc != e.URL+"/users/sign_in?notice=password_changed" {
+		t.Fatalf("after the change the browser is at %s", loc)
+	}
+	screenshot(t, tab, shots, "reset-password-done.png")
+	must(t, "sign in", chromedp.Do(tab, chromedp.SendKeys(chromedp.ID("login"), u.Username),
+		chromedp.SendKeys(chromedp.ID("password"), chosen), chromedp.Click(chromedp.ID("sign-in")),
+		chromedp.WaitVisible(chromedp.ID("sign-out"))))
+}
