@@ -70,7 +70,10 @@ func (s *Service) serveReset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !formCSRFValid(r, form) {
-		s.renderReset(w, r, http.StatusForbidden, token, "The form expired. Please enter your new password again.")
+		// No form with the posted token: another site could post its own
+		// account's token and have the victim choose that account's
+		// password. The mail's link shows a fresh form.
+		s.renderReset(w, r, http.StatusForbidden, "", "The form expired. Open the link from the mail again.")
 		return
 	}
 	password := form.Get(fieldPassword)
