@@ -134,6 +134,13 @@ type RepositoryState interface {
 	ProjectIDs(ctx context.Context) ([]int64, error)
 }
 
+// RunnersTokens finds the project a runners_token belongs to, for the CI
+// module's runner registration (a runner registered with it is that
+// project's runner). ErrNotFound when no project has it.
+type RunnersTokens interface {
+	ProjectIDByRunnersToken(ctx context.Context, token string) (int64, error)
+}
+
 // HookTokenPurpose is the purpose a hook's token is sealed for (core/sealed):
 // the webhooks module opens Hook tokens with it to send X-Gitlab-Token.
 const HookTokenPurpose = internal.PurposeHookToken
@@ -182,7 +189,8 @@ func Module() fennec.Module {
 			func(s *internal.Service) RepositoryState { return s },
 			func(s *internal.Service) SSHEndpoint { return s },
 			func(s *internal.Service) Teams { return s },
-			func(s *internal.Service) Hooks { return s }),
+			func(s *internal.Service) Hooks { return s },
+			func(s *internal.Service) RunnersTokens { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideRoutes(internal.NewUploadRoutes),
 		fennec.ProvideSubscribers(internal.CleanupSubscribers),

@@ -7,6 +7,9 @@ package internal
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 
 	"github.com/fennec-forge/fennec/core/store"
@@ -76,4 +79,38 @@ func (s *Service) ProjectIDs(ctx context.Context) ([]int64, error) {
 		return err
 	})
 	return out, err
+}
+
+// runnersTokenKey is a runners_token's key in the projects' index.
+func runnersTokenKey(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// ProjectIDByRunnersToken is the project whose runners_token this is, for
+// the CI module's runner registration; ErrProjectNotFound when none is.
+// The token is the credential: there is no caller to check.
+func (s *Service) ProjectIDByRunnersToken(ctx context.Context, token string) (int64, error) {
+	if token == "" {
+		return 0, ErrProjectNotFound
+	}
+	var id int64
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		ids, err := projects.IDsBy(tx, "runners_token", runnersTokenKey(token))
+		if err != nil {
+			return err
+		}
+		for _, pid := range ids {
+			p, err := projects.Get(tx, pid)
+			if err != nil {
+				return err
+			}
+			if subtle.ConstantTimeCompare([]byte(p.RunnersToken), []byte(token)) == 1 {
+				id = int64(p.ID)
+				return nil
+			}
+		}
+		return ErrProjectNotFound
+	})
+	return id, err
 }

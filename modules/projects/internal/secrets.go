@@ -62,6 +62,9 @@ func Migrations(box *sealed.Box) []store.Migration {
 		{Module: "projects", Version: 2, Name: "seal hook tokens and import_url", Up: func(tx *store.Tx) error {
 			return sealExisting(tx, box)
 		}},
+		{Module: "projects", Version: 3, Name: "index projects by runners_token", Up: func(tx *store.Tx) error {
+			return projects.Reindex(tx, "runners_token")
+		}},
 	}
 }
 

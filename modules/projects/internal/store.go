@@ -133,6 +133,14 @@ var (
 		store.Index[Project]{Name: "name", Unique: true, Keys: func(p *Project) []string { return []string{u64(p.NamespaceID) + "/" + store.Fold(p.Name)} }},
 		store.Index[Project]{Name: "namespace", Keys: func(p *Project) []string { return []string{u64(p.NamespaceID)} }},
 		store.Index[Project]{Name: "visibility", Keys: func(p *Project) []string { return []string{p.Visibility} }},
+		// A runner registers with a project's runners_token; the key is
+		// the token's hash, so the index holds no secret of its own.
+		store.Index[Project]{Name: "runners_token", Keys: func(p *Project) []string {
+			if p.RunnersToken == "" {
+				return nil
+			}
+			return []string{runnersTokenKey(p.RunnersToken)}
+		}},
 		store.Index[Project]{Name: "shared_with", Keys: func(p *Project) []string {
 			out := make([]string, 0, len(p.SharedWith))
 			for _, s := range p.SharedWith {
