@@ -44,5 +44,6 @@ func Module() fennec.Module {
 		fennec.ProvideTokenResolver(internal.NewTokenResolver),
 		fx.Invoke(internal.Start),
 		fennec.ProvideBackupParticipants(internal.BackupParticipants, internal.BackupSpec),
+		fennec.ProvideAdminCommands(internal.Commands, internal.RunnerCommandSpecs...),
 	)
 }

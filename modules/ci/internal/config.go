@@ -14,12 +14,33 @@ type Config struct {
 	MaxArtifactsBytes int64 `yaml:"max_artifacts_bytes" env:"FENNEC_CI_MAX_ARTIFACTS_BYTES" help:"largest artifacts archive of one job, in bytes (the job fails past it)"`
 	// JobTimeout bounds a job.
 	JobTimeout time.Duration `yaml:"job_timeout" env:"FENNEC_CI_JOB_TIMEOUT" help:"how long a job may run before it fails"`
+
+	// RunnersRegistrationToken fixes the instance's shared runners
+	// registration token; empty, one is made and kept in the store (the
+	// admin command ci-runners-token prints it).
+	RunnersRegistrationToken string `yaml:"runners_registration_token" env:"FENNEC_CI_RUNNERS_REGISTRATION_TOKEN" help:"the shared runners registration token (empty: generated, printed by 'fennec ci-runners-token')"`
+	// RunnerPollTimeout is how long a runner's POST /jobs/request waits
+	// for a job before it answers 204 (long polling; under the runner's
+	// own request timeout).
+	RunnerPollTimeout time.Duration `yaml:"runner_poll_timeout" env:"FENNEC_CI_RUNNER_POLL_TIMEOUT" help:"how long a runner's job request waits for a job (long polling)"`
+	// RunnerSilenceTimeout: a runner's job with no trace nor keep-alive
+	// for longer fails as a runner system failure (runners send a
+	// keep-alive at least every 30 s).
+	RunnerSilenceTimeout time.Duration `yaml:"runner_silence_timeout" env:"FENNEC_CI_RUNNER_SILENCE_TIMEOUT" help:"a runner's job that reports nothing for longer fails (stuck)"`
+	// RunnerStartTimeout: a job handed to a runner that never reports is
+	// queued again after it.
+	RunnerStartTimeout time.Duration `yaml:"runner_start_timeout" env:"FENNEC_CI_RUNNER_START_TIMEOUT" help:"a job handed to a runner that never reports is queued again after this"`
+	// RunnerTraceInterval is how often runners are asked to send their
+	// trace (X-GitLab-Trace-Update-Interval).
+	RunnerTraceInterval time.Duration `yaml:"runner_trace_interval" env:"FENNEC_CI_RUNNER_TRACE_INTERVAL" help:"how often runners send a running job's trace"`
 }
 
 // DefaultConfig is the section with nothing set: GitLab's defaults (a 4 MiB
 // trace as GitLab Runner's output_limit, 100 MB of artifacts, an hour).
 func DefaultConfig() Config {
-	return Config{MaxTraceBytes: 4 << 20, MaxArtifactsBytes: 100 << 20, JobTimeout: time.Hour}
+	return Config{MaxTraceBytes: 4 << 20, MaxArtifactsBytes: 100 << 20, JobTimeout: time.Hour,
+		RunnerPollTimeout: 50 * time.Second, RunnerSilenceTimeout: 5 * time.Minute, RunnerStartTimeout: 2 * time.Minute,
+		RunnerTraceInterval: 3 * time.Second}
 }
 
 // Validate refuses values that would fail late or obscurely.
@@ -29,6 +50,18 @@ func (c Config) Validate() error {
 	}
 	if c.JobTimeout <= 0 {
 		return errors.New("config: ci.job_timeout must be positive")
+	}
+	if c.RunnerPollTimeout < 0 || c.RunnerPollTimeout > 10*time.Minute {
+		return errors.New("config: ci.runner_poll_timeout must be between 0 and 10m")
+	}
+	if c.RunnerSilenceTimeout <= 0 || c.RunnerStartTimeout <= 0 {
+		return errors.New("config: ci.runner_silence_timeout and ci.runner_start_timeout must be positive")
+	}
+	if c.RunnerTraceInterval < time.Second {
+		return errors.New("config: ci.runner_trace_interval must be at least 1s")
+	}
+	if len(c.RunnersRegistrationToken) > 0 && len(c.RunnersRegistrationToken) < 16 {
+		return errors.New("config: ci.runners_registration_token must be at least 16 characters")
 	}
 	return nil
 }

@@ -17,6 +17,12 @@ import (
 // variable in precedence order, the clone and its dependencies' archives,
 // all authorized by the job's token.
 func (s *Service) executorJob(ctx context.Context, j *Job, p *Pipeline, spec *pipeline.Job, token string) (executor.Job, error) {
+	return s.handover(ctx, j, p, spec, token, nil)
+}
+
+// handover is executorJob for an executor (r nil) or a runner (whose id,
+// description and tags become CI_RUNNER_*).
+func (s *Service) handover(ctx context.Context, j *Job, p *Pipeline, spec *pipeline.Job, token string, r *Runner) (executor.Job, error) {
 	server := s.api.ExternalURL()
 	env := j.Environment
 	facts := pipeline.JobFacts{
@@ -29,6 +35,9 @@ func (s *Service) executorJob(ctx context.Context, j *Job, p *Pipeline, spec *pi
 	}
 	if env != "" {
 		facts.EnvironmentSlug = pipeline.EnvironmentSlug(env)
+	}
+	if r != nil {
+		facts.RunnerID, facts.RunnerDescription, facts.RunnerTags = int64(r.ID), r.Description, r.Tags
 	}
 	if u, err := s.users.UserByID(ctx, j.UserID); err == nil {
 		facts.UserEmail = u.Email
@@ -73,6 +82,9 @@ func (s *Service) executorJob(ctx context.Context, j *Job, p *Pipeline, spec *pi
 			*raw.dst = b
 		}
 	}
+	if r != nil {
+		return job, nil // a runner's dependencies are dependencyJobs, with their archives' names
+	}
 	deps, err := s.dependencies(ctx, j, spec, server, token)
 	if err != nil {
 		return executor.Job{}, err
@@ -112,6 +124,18 @@ func (s *Service) secretVariables(ctx context.Context, projectID uint64, protect
 // dependencies are the archives of the earlier jobs the job depends on:
 // the latest job of each name, if it has artifacts.
 func (s *Service) dependencies(ctx context.Context, j *Job, spec *pipeline.Job, server, token string) ([]executor.Dependency, error) {
+	list, err := s.dependencyJobs(ctx, j, spec)
+	out := make([]executor.Dependency, 0, len(list))
+	for _, d := range list {
+		out = append(out, executor.Dependency{ID: int64(d.ID), Name: d.Name, Token: token,
+			URL: server + api.Prefix + "/jobs/" + strconv.FormatUint(d.ID, 10) + "/artifacts"})
+	}
+	return out, err
+}
+
+// dependencyJobs are the earlier jobs of the pipeline whose archives the
+// job depends on.
+func (s *Service) dependencyJobs(ctx context.Context, j *Job, spec *pipeline.Job) ([]*Job, error) {
 	if len(spec.Dependencies) == 0 && !spec.DependsOnAllEarlier {
 		return nil, nil
 	}
@@ -119,7 +143,7 @@ func (s *Service) dependencies(ctx context.Context, j *Job, spec *pipeline.Job, 
 	for _, d := range spec.Dependencies {
 		want[d] = true
 	}
-	var out []executor.Dependency
+	var out []*Job
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		// Only jobs with an archive can be a dependency: read those, not
 		// the whole pipeline (once per job started).
@@ -133,8 +157,7 @@ func (s *Service) dependencies(ctx context.Context, j *Job, spec *pipeline.Job, 
 				return err
 			}
 			if (spec.DependsOnAllEarlier || want[d.Name]) && d.StageIdx < j.StageIdx && d.Artifacts != nil {
-				out = append(out, executor.Dependency{ID: int64(d.ID), Name: d.Name, Token: token,
-					URL: server + api.Prefix + "/jobs/" + strconv.FormatUint(d.ID, 10) + "/artifacts"})
+				out = append(out, d)
 			}
 		}
 		return nil

@@ -131,6 +131,13 @@ func (s *Service) recoverRunning(ctx context.Context) error {
 		return err
 	}
 	for _, id := range ids {
+		if runnerJob, err := s.isRunnerJob(ctx, id); err != nil {
+			return err
+		} else if runnerJob {
+			// A runner runs it elsewhere and reports again once the server
+			// is back; the stuck detection fails it if it does not.
+			continue
+		}
 		// The line first (outside the transaction, which may run twice).
 		s.appendTraceLine(id, "ERROR: Job failed: the server stopped while the job was running")
 		var traceSize int64
@@ -151,6 +158,19 @@ func (s *Service) recoverRunning(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// isRunnerJob says whether a job was handed to a GitLab Runner.
+func (s *Service) isRunnerJob(ctx context.Context, id uint64) (bool, error) {
+	var yes bool
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		j, err := jobs.Get(tx, id)
+		if err == nil {
+			yes = j.RunnerID != 0
+		}
+		return err
+	})
+	return yes, err
 }
 
 // loop dispatches pending jobs whenever one may have become runnable: a
@@ -193,10 +213,27 @@ func (sc *scheduler) dispatch(ctx context.Context) {
 		}
 		return
 	}
-	// Reserve places first, then start every job that got one in a single
-	// transaction: a wide stage costs one commit, not one per job.
+	// Reserve places first (a waiting runner, else a free executor), then
+	// start every job that got one in a single transaction: a wide stage
+	// costs one commit, not one per job.
 	var claims []claim
+	shared := map[uint64]bool{}
 	for _, j := range pending {
+		sharedOK := func() bool {
+			ok, seen := shared[j.ProjectID]
+			if !seen {
+				ok = s.sharedRunnersEnabled(ctx, j.ProjectID)
+				shared[j.ProjectID] = ok
+			}
+			return ok
+		}
+		if w := s.runnerQueue.take(j, sharedOK); w != nil {
+			claims = append(claims, claim{jobID: j.ID, token: newToken(), waiter: w})
+			continue
+		}
+		if sc.exec == nil {
+			continue
+		}
 		slot, ok := sc.exec.TryAcquire(j.Tags)
 		if !ok {
 			continue
@@ -211,10 +248,16 @@ func (sc *scheduler) dispatch(ctx context.Context) {
 	// follows the commit at once finds the job here.
 	sc.mu.Lock()
 	for _, c := range claims {
-		sc.running[c.jobID] = c.run
+		if c.run != nil {
+			sc.running[c.jobID] = c.run
+		}
 	}
 	sc.mu.Unlock()
 	forget := func(c claim) {
+		if c.waiter != nil {
+			c.waiter.ch <- nil // the request waits again, or answers 204
+			return
+		}
 		sc.mu.Lock()
 		delete(sc.running, c.jobID)
 		sc.mu.Unlock()
@@ -233,8 +276,12 @@ func (sc *scheduler) dispatch(ctx context.Context) {
 	}
 	for i, c := range claims {
 		st := started[i]
-		if st.job == nil { // no longer pending (canceled meanwhile)
+		if st.job == nil { // no longer pending (canceled meanwhile), or the runner went
 			forget(c)
+			continue
+		}
+		if c.waiter != nil {
+			c.waiter.ch <- &st
 			continue
 		}
 		sc.wg.Add(1)
@@ -245,18 +292,23 @@ func (sc *scheduler) dispatch(ctx context.Context) {
 	}
 }
 
-// claim is a pending job with the executor place reserved for it.
+// claim is a pending job with the place reserved for it: an executor's
+// (run) or a waiting runner's (waiter).
 type claim struct {
-	jobID uint64
-	token string
-	run   *runningJob
+	jobID  uint64
+	token  string
+	run    *runningJob
+	waiter *runnerWaiter
 }
 
 // startedJob is a claimed job as start left it: nil when it was no longer
-// pending.
+// pending. A runner's job carries its runner as start read it, and the
+// job's token.
 type startedJob struct {
 	job      *Job
 	pipeline *Pipeline
+	runner   *Runner
+	token    string
 }
 
 // start moves the claimed jobs that are still pending to running, in one
@@ -276,7 +328,25 @@ func (sc *scheduler) start(ctx context.Context, claims []claim) ([]startedJob, e
 			if j.Status != StatusPending {
 				continue
 			}
-			j.Status, j.StartedAt, j.TokenHash, j.Executor = StatusRunning, &now, hashToken(c.token), c.run.slot.Executor()
+			var r *Runner
+			if c.waiter != nil {
+				// The runner as it is now: it may have been removed or
+				// changed while its request waited.
+				r, err = runners.Get(tx, c.waiter.runner.ID)
+				if errors.Is(err, store.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				if !r.canRun(j, func() bool { return true }) {
+					continue
+				}
+				j.Status, j.StartedAt, j.TokenHash, j.Executor = StatusRunning, &now, hashToken(c.token), "runner"
+				j.RunnerID, j.RunnerTokenHash, j.RunnerStartedAt = r.ID, j.TokenHash, nil
+			} else {
+				j.Status, j.StartedAt, j.TokenHash, j.Executor = StatusRunning, &now, hashToken(c.token), c.run.slot.Executor()
+			}
 			if err := jobs.Update(tx, j); err != nil {
 				return err
 			}
@@ -287,7 +357,7 @@ func (sc *scheduler) start(ctx context.Context, claims []claim) ([]startedJob, e
 			if err := s.publishJob(tx, j, p); err != nil {
 				return err
 			}
-			out[i] = startedJob{job: j, pipeline: p}
+			out[i] = startedJob{job: j, pipeline: p, runner: r, token: c.token}
 			if !slices.Contains(touched, j.PipelineID) {
 				touched = append(touched, j.PipelineID)
 			}
@@ -389,6 +459,13 @@ func (s *Service) failSystem(j *Job, msg string) {
 // complete records how a running job ended (unless it was canceled in the
 // store meanwhile), its deployment and its automatic retry.
 func (s *Service) complete(ctx context.Context, jobID uint64, status, reason string, arts *Artifacts, coverage *float64) {
+	s.completeWith(ctx, jobID, status, reason, arts, coverage, nil)
+}
+
+// completeWith is complete with more to record on the job (set, in the
+// same transaction, when the job was still running).
+func (s *Service) completeWith(ctx context.Context, jobID uint64, status, reason string, arts *Artifacts, coverage *float64, set func(*Job)) {
+	s.runnerSeen.Delete(jobID)
 	traceSize := int64(0)
 	if st, err := os.Stat(s.tracePath(jobID)); err == nil {
 		traceSize = st.Size()
@@ -398,11 +475,22 @@ func (s *Service) complete(ctx context.Context, jobID uint64, status, reason str
 		if err != nil {
 			return err
 		}
-		j.TraceBytes, j.Artifacts, j.Coverage = traceSize, arts, coverage
+		// A runner uploaded its archive before its final state: nil keeps
+		// what is there.
+		j.TraceBytes = traceSize
+		if arts != nil {
+			j.Artifacts = arts
+		}
+		if coverage != nil {
+			j.Coverage = coverage
+		}
 		if j.Status != StatusRunning {
 			// Canceled (or failed by a restart) while the executor was
 			// still at it: the store's word stands.
 			return jobs.Update(tx, j)
+		}
+		if set != nil {
+			set(j)
 		}
 		if err := s.finish(tx, j, status, reason); err != nil {
 			return err
@@ -435,7 +523,7 @@ func (s *Service) complete(ctx context.Context, jobID uint64, status, reason str
 // finish moves a job to a final status and processes its pipeline.
 func (s *Service) finish(tx *store.Tx, j *Job, status, reason string) error {
 	now := s.now()
-	j.Status, j.FinishedAt, j.TokenHash, j.FailureReason = status, &now, "", reason
+	j.Status, j.FinishedAt, j.TokenHash, j.RunnerTokenHash, j.FailureReason = status, &now, "", "", reason
 	if j.Artifacts != nil && j.Artifacts.ExpireAt == nil && !j.Artifacts.Kept {
 		var spec pipeline.Job
 		if json.Unmarshal(j.Spec, &spec) == nil && spec.Artifacts != nil {

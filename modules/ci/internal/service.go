@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"go.uber.org/fx"
@@ -42,6 +43,17 @@ type Service struct {
 	now func() time.Time
 	// wake nudges the scheduler when a job became pending.
 	wake chan struct{}
+	// runnersTokens finds a project by its runners_token (registration).
+	runnersTokens projects.RunnersTokens
+	// runnerQueue holds the runners' waiting job requests.
+	runnerQueue *runnerQueue
+	// runnerSeen is when each runner job last reported (trace or
+	// keep-alive), in memory: a write per trace chunk would cost a commit
+	// each; after a restart, the start counts as a report.
+	runnerSeen   sync.Map // job id -> time.Time
+	runnerBootAt time.Time
+	// traceLocks serialize appends to a job's trace.
+	traceLocks [64]sync.Mutex
 	// reapEvery is how often expired artifacts are removed (reapInterval
 	// unless a test shortens it before the app starts).
 	reapEvery time.Duration
@@ -57,6 +69,7 @@ type Deps struct {
 	Repos      repository.Store
 	Statuses   repository.CommitStatuses
 	Protection repository.BranchProtection
+	Runners    projects.RunnersTokens
 	API        *api.API
 	Box        *sealed.Box
 	Core       fconfig.Config
@@ -68,7 +81,8 @@ type Deps struct {
 func NewService(d Deps) (*Service, error) {
 	s := &Service{db: d.DB, bus: d.Bus, access: d.Access, users: d.Users, repos: d.Repos, statuses: d.Statuses, protection: d.Protection, api: d.API, box: d.Box, cfg: d.Config,
 		log: d.Log.Named("ci"), dir: filepath.Join(d.Core.Data, "ci"), now: func() time.Time { return time.Now().UTC() },
-		wake: make(chan struct{}, 1), reapEvery: reapInterval}
+		wake: make(chan struct{}, 1), reapEvery: reapInterval, runnersTokens: d.Runners, runnerQueue: newRunnerQueue()}
+	s.runnerBootAt = s.now()
 	s.version, _ = fennec.Version()
 	for _, sub := range []string{"traces", "artifacts", "tmp"} {
 		if err := os.MkdirAll(filepath.Join(s.dir, sub), 0o750); err != nil {
@@ -83,8 +97,10 @@ func NewService(d Deps) (*Service, error) {
 // starts (an fx.Invoke does).
 func (s *Service) SetReapInterval(d time.Duration) { s.reapEvery = d }
 
-// nudge wakes the scheduler without blocking.
+// nudge wakes the scheduler without blocking (a job may have become
+// pending: the runners' queue version moves too).
 func (s *Service) nudge() {
+	s.runnerQueue.bump()
 	select {
 	case s.wake <- struct{}{}:
 	default:

@@ -127,6 +127,18 @@ type Job struct {
 	// job failed for reasons other than its script.
 	Executor      string `json:"executor,omitempty"`
 	FailureReason string `json:"failure_reason,omitempty"`
+	// RunnerID is the GitLab Runner the job was handed to (0: an executor
+	// plugin, or none yet). RunnerTokenHash authenticates that runner's
+	// reports on the job (trace, state, artifacts): the job token's hash,
+	// kept past a cancel so the runner can send its last trace and final
+	// state, dropped by that final state. RunnerStartedAt is the runner's
+	// first report: until then the job was assigned but not started, and
+	// is queued again if the runner never reports.
+	RunnerID        uint64     `json:"runner_id,omitempty"`
+	RunnerTokenHash string     `json:"runner_token_hash,omitempty"`
+	RunnerStartedAt *time.Time `json:"runner_started_at,omitempty"`
+	// ExitCode is the script's exit code as the runner reported it.
+	ExitCode *int `json:"exit_code,omitempty"`
 }
 
 func (j *Job) RecordID() uint64      { return j.ID }
@@ -238,6 +250,13 @@ var (
 			}
 			return nil
 		}},
+		// The jobs each runner took, for GET /runners/:id/jobs.
+		store.Index[Job]{Name: "runner", Keys: func(j *Job) []string {
+			if j.RunnerID == 0 {
+				return nil
+			}
+			return []string{u64(j.RunnerID)}
+		}},
 		// The latest successful job of a name on a ref, for artifacts by ref.
 		store.Index[Job]{Name: "ref_name", Keys: func(j *Job) []string {
 			if j.Status != StatusSuccess {
@@ -274,7 +293,7 @@ var (
 
 // Tables are the module's tables.
 func Tables() []interface{ Buckets() []string } {
-	return []interface{ Buckets() []string }{pipelines, jobs, environments, deployments, variables, counters}
+	return []interface{ Buckets() []string }{pipelines, jobs, environments, deployments, variables, counters, runners, runnerSettings}
 }
 
 // Migrations are the module's schema migrations, oldest first.

@@ -58,7 +58,7 @@ type JobView struct {
 	User          *UserView          `json:"user"`
 	ArtifactsFile *ArtifactsFileView `json:"artifacts_file"`
 	Commit        CommitView         `json:"commit"`
-	Runner        *struct{}          `json:"runner"`
+	Runner        *RunnerView        `json:"runner"`
 	Pipeline      *PipelineRef       `json:"pipeline,omitempty"`
 }
 
@@ -89,7 +89,7 @@ func commitView(c CommitSummary) CommitView {
 // jobView renders a job; p is its pipeline (nil leaves the pipeline out).
 func (s *Service) jobView(ctx context.Context, j *Job, p *Pipeline, withPipeline bool) JobView {
 	v := JobView{ID: j.ID, Status: j.Status, Stage: j.Stage, Name: j.Name, Ref: j.Ref, Tag: j.Tag, Coverage: j.Coverage,
-		CreatedAt: api.NewTime(j.CreatedAt), User: s.userView(ctx, j.UserID)}
+		CreatedAt: api.NewTime(j.CreatedAt), User: s.userView(ctx, j.UserID), Runner: s.runnerRef(ctx, j.RunnerID)}
 	if j.StartedAt != nil {
 		v.StartedAt = api.TimePtr(*j.StartedAt)
 	}

@@ -27,6 +27,8 @@ func NewRoutes(s *Service) fennec.Routes {
 		s.registerEnvironments(a)
 		s.registerVariables(a)
 		s.registerRunnerDownloads(a)
+		s.registerRunnerAPI(a)
+		s.registerRunners(a)
 	}}
 }
 
@@ -128,7 +130,8 @@ type Lifecycle struct {
 	Executors Executors       `optional:"true"`
 }
 
-// Start wires the scheduler into the app's lifecycle.
+// Start wires the scheduler into the app's lifecycle. Without executors
+// it still runs: runners take the jobs.
 func Start(l Lifecycle) {
 	s := l.Service
 	exec := l.Executors
@@ -136,8 +139,7 @@ func Start(l Lifecycle) {
 		exec = PoolExecutors{Pool: l.Pool}
 	}
 	if exec == nil {
-		s.log.Warn("no job executors: CI jobs will wait as pending")
-		return
+		s.log.Info("no job executors: CI jobs wait for GitLab Runners")
 	}
 	sc := &scheduler{s: s, exec: exec, running: map[uint64]*runningJob{}}
 	s.sched = sc
@@ -151,9 +153,10 @@ func Start(l Lifecycle) {
 			// The loops count in the wait group themselves, so the jobs
 			// they start are added while the count is above zero and Stop's
 			// Wait covers all of them.
-			sc.wg.Add(2)
+			sc.wg.Add(3)
 			go func() { defer sc.wg.Done(); sc.loop(ctx) }()
 			go func() { defer sc.wg.Done(); s.reapLoop(ctx) }()
+			go func() { defer sc.wg.Done(); s.watchRunners(ctx) }()
 			return nil
 		},
 		OnStop: func(context.Context) error {

@@ -1,0 +1,120 @@
+package internal
+
+// The watch over jobs handed to runners: a runner may die (SIGKILL, a
+// machine lost) or never get the job it was sent (its connection dropped
+// as the answer went out). The first leaves a running job nobody reports
+// on, failed here as a runner system failure once it has been silent
+// longer than the silence timeout; the second a job no runner ever
+// reported on, queued again after the start timeout.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// watchEvery is how often runner jobs are looked at: a quarter of the
+// shorter timeout, within [50 ms, 30 s].
+func (s *Service) watchEvery() time.Duration {
+	d := min(s.cfg.RunnerSilenceTimeout, s.cfg.RunnerStartTimeout) / 4
+	return max(50*time.Millisecond, min(d, 30*time.Second))
+}
+
+// watchRunners runs checkRunnerJobs until ctx ends, and drains the waiting
+// job requests once the server stops answering (they would otherwise hold
+// its shutdown for the poll timeout).
+func (s *Service) watchRunners(ctx context.Context) {
+	check := time.NewTicker(s.watchEvery())
+	defer check.Stop()
+	ready := time.NewTicker(200 * time.Millisecond)
+	defer ready.Stop()
+	wasReady := false
+	for {
+		select {
+		case <-ctx.Done():
+			s.runnerQueue.drain()
+			return
+		case <-ready.C:
+			if s.api.Ready() {
+				wasReady = true
+			} else if wasReady {
+				s.runnerQueue.drain()
+				ready.Stop()
+			}
+		case <-check.C:
+			if err := s.checkRunnerJobs(ctx); err != nil && ctx.Err() == nil {
+				s.log.Error("checking runners' jobs", zap.Error(err))
+			}
+		}
+	}
+}
+
+// checkRunnerJobs re-queues the runner jobs never started and fails those
+// gone silent.
+func (s *Service) checkRunnerJobs(ctx context.Context) error {
+	type watched struct {
+		id               uint64
+		assigned, start  time.Time
+		started, stopped bool
+	}
+	var list []watched
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		ids, err := jobs.IDsBy(tx, "queue", StatusRunning)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			j, err := jobs.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			if j.RunnerID == 0 || j.Status != StatusRunning {
+				continue
+			}
+			w := watched{id: j.ID}
+			if j.StartedAt != nil {
+				w.assigned = *j.StartedAt
+			}
+			if j.RunnerStartedAt != nil {
+				w.started, w.start = true, *j.RunnerStartedAt
+			}
+			list = append(list, w)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	for _, w := range list {
+		// Nothing heard before this process started is known: its start
+		// counts as the last word.
+		last := s.runnerBootAt
+		if w.started && w.start.After(last) {
+			last = w.start
+		}
+		if !w.started {
+			if w.assigned.After(last) {
+				last = w.assigned
+			}
+			if now.Sub(last) > s.cfg.RunnerStartTimeout {
+				s.log.Info("a runner never started its job: queued again", zap.Uint64("job", w.id))
+				s.requeue(ctx, w.id)
+			}
+			continue
+		}
+		if t, ok := s.runnerSeen.Load(w.id); ok && t.(time.Time).After(last) {
+			last = t.(time.Time)
+		}
+		if silent := now.Sub(last); silent > s.cfg.RunnerSilenceTimeout {
+			s.log.Warn("a runner stopped reporting on its job: failed as stuck", zap.Uint64("job", w.id), zap.Duration("silent", silent))
+			s.appendTraceLine(w.id, fmt.Sprintf("ERROR: Job failed (system failure): the runner sent no trace nor keep-alive for %s", silent.Round(time.Second)))
+			s.complete(ctx, w.id, StatusFailed, "runner_system_failure", nil, nil)
+		}
+	}
+	return nil
+}
