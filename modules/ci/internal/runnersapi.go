@@ -148,9 +148,9 @@ func (s *Service) allRunners(ctx context.Context) ([]*Runner, error) {
 
 // runnerScopes are the scope values of the runner lists.
 var runnerScopes = map[string]func(*Runner) bool{
-	"active": func(r *Runner) bool { return r.Active },
-	"paused": func(r *Runner) bool { return !r.Active },
-	"online": func(r *Runner) bool { return r.online() },
+	"active":   func(r *Runner) bool { return r.Active },
+	"paused":   func(r *Runner) bool { return !r.Active },
+	"online":   func(r *Runner) bool { return r.online() },
 	"specific": func(r *Runner) bool { return !r.IsShared },
 	"shared":   func(r *Runner) bool { return r.IsShared },
 }
@@ -547,10 +547,14 @@ func (s *Service) registerRunners(a *api.API) {
 	tags := []string{"runners"}
 	api.Register(a, api.Op{ID: "list-runners", Method: http.MethodGet, Path: "/runners", Tags: tags,
 		Summary: "The runners of the projects the caller administers", Access: api.SignedIn},
-		func(ctx context.Context, in *listRunnersInput) (*runnersOutput, error) { return s.listRunners(ctx, in, false) })
+		func(ctx context.Context, in *listRunnersInput) (*runnersOutput, error) {
+			return s.listRunners(ctx, in, false)
+		})
 	api.Register(a, api.Op{ID: "list-all-runners", Method: http.MethodGet, Path: "/runners/all", Tags: tags,
 		Summary: "Every runner (administrators)", Access: api.AdminOnly},
-		func(ctx context.Context, in *listRunnersInput) (*runnersOutput, error) { return s.listRunners(ctx, in, true) })
+		func(ctx context.Context, in *listRunnersInput) (*runnersOutput, error) {
+			return s.listRunners(ctx, in, true)
+		})
 	api.Register(a, api.Op{ID: "reset-runners-registration-token", Method: http.MethodPost, Path: "/runners/reset_registration_token", Tags: tags,
 		Summary: "A new shared runners registration token (administrators)", Access: api.AdminOnly}, s.resetRegistrationTokenOp)
 	api.Register(a, api.Op{ID: "get-runner", Method: http.MethodGet, Path: "/runners/{runner_id}", Tags: tags,
