@@ -1,7 +1,14 @@
 package ci_test
 
 import (
+	"archive/zip"
+	"bytes"
+	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,4 +40,159 @@ func TestRunnerRunSingle(t *testing.T) {
 	_ = http.StatusOK
 	_ = time.Second
 	_ = gitlab.Ptr(1)
+}
+
+// A project's runner registered with `gitlab-runner register` and its
+// runners_token runs a pipeline pushed with git end to end: the clone with
+// the job token, variables, before/after_script, a failing job, artifacts
+// uploaded by one job and downloaded by the next, the live trace, a cancel
+// that stops the script, and a retry.
+func TestRunnerPipelineEndToEnd(t *testing.T) {
+	bin := gitlabRunner(t)
+	s := startRunners(t)
+	c := s.Client
+	p := newProject(t, c, "e2e")
+	full, _, err := c.Projects.GetProject(p.ID, nil)
+	if err != nil || full.RunnersToken == "" {
+		t.Fatalf("runners_token: %v %q", err, full.RunnersToken)
+	}
+	dir := t.TempDir()
+	config := filepath.Join(dir, "config.toml")
+	reg := exec.Command(bin, "register", "--non-interactive", "--url", s.URL+"/", "--registration-token", full.RunnersToken,
+		"--executor", "shell", "--description", "e2e runner", "--tag-list", "e2e,linux", "--run-untagged", "--config", config)
+	reg.Env = runnerEnv()
+	if out, err := reg.CombinedOutput(); err != nil {
+		t.Fatalf("register: %v\n%s", err, out)
+	}
+	runnersList, _, err := c.Runners.ListProjectRunners(p.ID, nil)
+	if err != nil || len(runnersList) != 1 || runnersList[0].Description != "e2e runner" || runnersList[0].IsShared {
+		t.Fatalf("project runners: %v %+v", err, runnersList)
+	}
+	runnerID := runnersList[0].ID
+	details, _, err := c.Runners.GetRunnerDetails(runnerID)
+	if err != nil || !slices.Equal(details.TagList, []string{"e2e", "linux"}) || len(details.Projects) != 1 || details.Projects[0].ID != p.ID {
+		t.Fatalf("runner details: %v %+v", err, details)
+	}
+	verify := exec.Command(bin, "verify", "--config", config)
+	verify.Env = runnerEnv()
+	if out, err := verify.CombinedOutput(); err != nil || !strings.Contains(string(out), "is alive") {
+		t.Fatalf("verify: %v\n%s", err, out)
+	}
+	startRunnerProc(t, dir, "run", "--config", config, "--working-directory", dir)
+
+	stopFile := filepath.Join(t.TempDir(), "stop")
+	for k, v := range map[string]string{"SECRET_VAR": "s3cret", "STOP_FILE": stopFile} {
+		if _, _, err := c.ProjectVariables.CreateVariable(p.ID, &gitlab.CreateProjectVariableOptions{Key: gitlab.Ptr(k), Value: gitlab.Ptr(v)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	work := newGitWork(t, s, p)
+	sha := work.commit(t, "pipeline", map[string]string{".gitlab-ci.yml": `
+variables:
+  GREETING: hello-from-yaml
+before_script:
+  - echo before-$CI_JOB_NAME
+after_script:
+  - echo after-script-ran-$CI_JOB_NAME
+stages: [build, test]
+build:
+  stage: build
+  script:
+    - mkdir -p out && echo built-$CI_COMMIT_SHA > out/result.txt
+    - echo "greeting=$GREETING project=$CI_PROJECT_PATH"
+    - test "$SECRET_VAR" = s3cret && echo secret-ok
+    - test -f README.md && echo cloned-ok
+  artifacts:
+    paths: [out/]
+    expire_in: 1 day
+use:
+  stage: test
+  script:
+    - cat out/result.txt
+broken:
+  stage: test
+  allow_failure: true
+  script:
+    - echo going-to-fail
+    - exit 3
+`, "README.md": "e2e\n"})
+	work.push(t, "master")
+	pl := waitPipeline(t, c, p.ID, sha, "success", "failed")
+	jobs := jobsByName(t, c, p.ID, pl.ID)
+	if pl.Status != "success" || jobs["build"].Status != "success" || jobs["use"].Status != "success" || jobs["broken"].Status != "failed" {
+		t.Fatalf("pipeline %s: build %s, use %s, broken %s", pl.Status, jobs["build"].Status, jobs["use"].Status, jobs["broken"].Status)
+	}
+	build := trace(t, c, p.ID, jobs["build"].ID)
+	for _, want := range []string{"before-build", "greeting=hello-from-yaml project=" + p.PathWithNamespace, "secret-ok", "cloned-ok", "after-script-ran-build", "Uploading artifacts"} {
+		if !strings.Contains(build, want) {
+			t.Errorf("build trace lacks %q:\n%s", want, build)
+		}
+	}
+	if strings.Contains(build, "s3cret") {
+		t.Errorf("a secret variable's value is in the trace")
+	}
+	if use := trace(t, c, p.ID, jobs["use"].ID); !strings.Contains(use, "built-"+sha) {
+		t.Errorf("the later job did not get the artifacts:\n%s", use)
+	}
+	if broken := trace(t, c, p.ID, jobs["broken"].ID); !strings.Contains(broken, "going-to-fail") || !strings.Contains(broken, "exit status 3") {
+		t.Errorf("failing job's trace:\n%s", broken)
+	}
+	if a := jobs["build"].ArtifactsFile; a.Filename != "artifacts.zip" || a.Size == 0 {
+		t.Errorf("artifacts_file %+v", a)
+	}
+	if jobs["build"].Runner.ID != runnerID || jobs["broken"].Runner.ID != runnerID {
+		t.Errorf("runner fields: %+v %+v", jobs["build"].Runner, jobs["broken"].Runner)
+	}
+	zipped, _, err := c.Jobs.GetJobArtifacts(p.ID, jobs["build"].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(zipped)
+	zr, err := zip.NewReader(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range zr.File {
+		found = found || f.Name == "out/result.txt"
+	}
+	if !found {
+		t.Errorf("archive lacks out/result.txt")
+	}
+
+	// A long job: its trace is read live, a cancel stops its script, a
+	// retry runs it again.
+	sha = work.commit(t, "long", map[string]string{".gitlab-ci.yml": `
+long:
+  script:
+    - while [ ! -f "$STOP_FILE" ]; do echo tick; sleep 0.213; done
+    - echo stopped-by-file
+`})
+	work.push(t, "master")
+	pl = waitPipeline(t, c, p.ID, sha, "running")
+	long := jobsByName(t, c, p.ID, pl.ID)["long"]
+	waitTrace(t, c, p.ID, long.ID, "tick\ntick\n")
+	if len(processesMatching("sleep 0.213")) == 0 {
+		t.Fatal("the script is not running")
+	}
+	if _, _, err := c.Jobs.CancelJob(p.ID, long.ID); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, "sleep 0.213", 20*time.Second)
+	if j := waitJob(t, c, p.ID, long.ID, "canceled"); j.Status != "canceled" {
+		t.Fatal(j.Status)
+	}
+	if err := os.WriteFile(stopFile, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	retried, _, err := c.Jobs.RetryJob(p.ID, long.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := waitJob(t, c, p.ID, retried.ID, "success", "failed"); j.Status != "success" || j.Runner.ID != runnerID {
+		t.Fatalf("retried job: %s %+v", j.Status, j.Runner)
+	}
+	if got := trace(t, c, p.ID, retried.ID); !strings.Contains(got, "stopped-by-file") {
+		t.Fatalf("retry trace:\n%s", got)
+	}
 }
