@@ -3,6 +3,7 @@ package ci_test
 import (
 	"archive/zip"
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/modules/ci"
 )
 
 // A shared runner registered with the instance's token takes a job with
@@ -194,5 +197,107 @@ long:
 	}
 	if got := trace(t, c, p.ID, retried.ID); !strings.Contains(got, "stopped-by-file") {
 		t.Fatalf("retry trace:\n%s", got)
+	}
+}
+
+// Three runners poll at once for a pipeline of 30 quick jobs: each job
+// runs exactly once.
+func TestRunnersThirtyJobsRunOnce(t *testing.T) {
+	gitlabRunner(t)
+	s := startRunners(t)
+	c := s.Client
+	p := newProject(t, c, "thirty")
+	logFile := filepath.Join(t.TempDir(), "runs.log")
+	if _, _, err := c.ProjectVariables.CreateVariable(p.ID, &gitlab.CreateProjectVariableOptions{Key: gitlab.Ptr("LOG_FILE"), Value: gitlab.Ptr(logFile)}); err != nil {
+		t.Fatal(err)
+	}
+	shared := sharedToken(t, s)
+	var ids []int64
+	for i := range 3 {
+		r := registerRunner(t, s, shared, map[string]any{"description": "runner-" + itoa(int64(i))})
+		ids = append(ids, r.ID)
+		startRunSingle(t, s, r.Token)
+	}
+	var yml strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&yml, "job%02d:\n  script:\n    - echo \"$CI_JOB_ID $CI_RUNNER_ID\" >> \"$LOG_FILE\"\n", i)
+	}
+	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": yml.String()})
+	pl := waitPipeline(t, c, p.ID, commit.ID, "success", "failed")
+	if pl.Status != "success" {
+		t.Fatalf("pipeline %s", pl.Status)
+	}
+	jobs, _, err := c.Jobs.ListPipelineJobs(p.ID, pl.ID, &gitlab.ListJobsOptions{ListOptions: gitlab.ListOptions{PerPage: 100}})
+	if err != nil || len(jobs) != 30 {
+		t.Fatalf("jobs: %v %d", err, len(jobs))
+	}
+	raw, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	ran := map[string]string{}
+	for _, l := range lines {
+		job, runner, _ := strings.Cut(l, " ")
+		if prev, twice := ran[job]; twice {
+			t.Errorf("job %s ran twice (runners %s and %s)", job, prev, runner)
+		}
+		ran[job] = runner
+	}
+	perRunner := map[int64]int{}
+	for _, j := range jobs {
+		if ran[itoa(j.ID)] != itoa(j.Runner.ID) || !slices.Contains(ids, j.Runner.ID) {
+			t.Errorf("job %d: ran on %q, runner field %d", j.ID, ran[itoa(j.ID)], j.Runner.ID)
+		}
+		perRunner[j.Runner.ID]++
+	}
+	if len(lines) != 30 {
+		t.Errorf("%d runs for 30 jobs", len(lines))
+	}
+	total := 0
+	for _, id := range ids {
+		list, _, err := c.Runners.ListRunnerJobs(id, &gitlab.ListRunnerJobsOptions{ListOptions: gitlab.ListOptions{PerPage: 100}})
+		if err != nil || len(list) != perRunner[id] {
+			t.Errorf("runner %d jobs: %v %d, want %d", id, err, len(list), perRunner[id])
+		}
+		total += len(list)
+	}
+	t.Logf("jobs per runner: %v", perRunner)
+	if total != 30 {
+		t.Errorf("runners' jobs lists hold %d jobs", total)
+	}
+}
+
+// A runner killed with SIGKILL in the middle of a job stops reporting: the
+// job fails as stuck (runner_system_failure) once it has been silent past
+// the timeout.
+func TestRunnerKilledJobFailsAsStuck(t *testing.T) {
+	gitlabRunner(t)
+	const silence = 2 * time.Second
+	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerSilenceTimeout = silence }))
+	c := s.Client
+	p := newProject(t, c, "killed")
+	r := registerRunner(t, s, sharedToken(t, s), nil)
+	proc := startRunSingle(t, s, r.Token)
+	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "forever:\n  script:\n    - while true; do echo alive; sleep 0.219; done\n"})
+	pl := waitPipeline(t, c, p.ID, commit.ID, "running")
+	job := jobsByName(t, c, p.ID, pl.ID)["forever"]
+	waitTrace(t, c, p.ID, job.ID, "alive\nalive\n")
+	killed := time.Now()
+	proc.kill()
+	got := waitJobStatus(t, s, p.ID, job.ID, silence+5*time.Second, "failed")
+	took := time.Since(killed)
+	t.Logf("failed %v after the kill (silence timeout %v)", took.Round(time.Millisecond), silence)
+	if took < silence-time.Second {
+		t.Errorf("failed after %v, before the runner was silent for %v", took, silence)
+	}
+	if tr := trace(t, c, p.ID, job.ID); !strings.Contains(tr, "the runner sent no trace nor keep-alive") {
+		t.Errorf("trace:\n%s", tr)
+	}
+	if got["runner"] == nil {
+		t.Errorf("job lost its runner: %v", got)
+	}
+	if pl := waitPipeline(t, c, p.ID, commit.ID, "failed"); pl.Status != "failed" {
+		t.Fatal(pl.Status)
 	}
 }

@@ -117,7 +117,9 @@ var (
 	errRunnerIsShared = api.Forbidden("Runner is shared")
 )
 
-type runnerPath struct {
+// RunnerPath is a runner's :runner_id; exported so that inputs can
+// embed it (huma skips unexported embedded structs).
+type RunnerPath struct {
 	RunnerID uint64 `path:"runner_id"`
 }
 
@@ -230,7 +232,7 @@ func (s *Service) runnerFor(ctx context.Context, id uint64, change bool) (*Runne
 	return r, nil
 }
 
-func (s *Service) getRunner(ctx context.Context, in *runnerPath) (*runnerOutput, error) {
+func (s *Service) getRunner(ctx context.Context, in *RunnerPath) (*runnerOutput, error) {
 	r, err := s.runnerFor(ctx, in.RunnerID, false)
 	if err != nil {
 		return nil, err
@@ -240,7 +242,7 @@ func (s *Service) getRunner(ctx context.Context, in *runnerPath) (*runnerOutput,
 }
 
 type updateRunnerInput struct {
-	runnerPath
+	RunnerPath
 	Body struct {
 		Description *string   `json:"description,omitempty"`
 		Active      *bool     `json:"active,omitempty"`
@@ -308,7 +310,7 @@ func (s *Service) updateRunner(ctx context.Context, in *updateRunnerInput) (*run
 	return &runnerOutput{Body: &v}, nil
 }
 
-func (s *Service) removeRunner(ctx context.Context, in *runnerPath) (*struct{}, error) {
+func (s *Service) removeRunner(ctx context.Context, in *RunnerPath) (*struct{}, error) {
 	r, err := s.runnerFor(ctx, in.RunnerID, true)
 	if err != nil {
 		return nil, err
@@ -320,7 +322,7 @@ func (s *Service) removeRunner(ctx context.Context, in *runnerPath) (*struct{}, 
 }
 
 type runnerJobsInput struct {
-	runnerPath
+	RunnerPath
 	api.PageParams
 	Status string `query:"status" doc:"running, success, failed or canceled"`
 }
