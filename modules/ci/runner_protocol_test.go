@@ -1,0 +1,542 @@
+package ci_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/modules/ci"
+)
+
+// fakeJob is a job as POST /jobs/request hands it out.
+type fakeJob struct {
+	ID      int64  `json:"id"`
+	Token   string `json:"token"`
+	GitInfo struct {
+		RepoURL string `json:"repo_url"`
+		Ref     string `json:"ref"`
+		SHA     string `json:"sha"`
+		RefType string `json:"ref_type"`
+	} `json:"git_info"`
+	RunnerInfo struct {
+		Timeout int64 `json:"timeout"`
+	} `json:"runner_info"`
+	Variables []struct {
+		Key, Value     string
+		Public, Masked bool
+	} `json:"variables"`
+	Steps []struct {
+		Name         string   `json:"name"`
+		Script       []string `json:"script"`
+		When         string   `json:"when"`
+		AllowFailure bool     `json:"allow_failure"`
+	} `json:"steps"`
+	Artifacts []struct {
+		Name     string   `json:"name"`
+		Paths    []string `json:"paths"`
+		ExpireIn string   `json:"expire_in"`
+	} `json:"artifacts"`
+	Dependencies []struct {
+		ID            int64  `json:"id"`
+		Token         string `json:"token"`
+		Name          string `json:"name"`
+		ArtifactsFile struct {
+			Filename string `json:"filename"`
+			Size     int64  `json:"size"`
+		} `json:"artifacts_file"`
+	} `json:"dependencies"`
+}
+
+func (j *fakeJob) variable(key string) (string, bool, bool) {
+	for _, v := range j.Variables {
+		if v.Key == key {
+			return v.Value, v.Public, true
+		}
+	}
+	return "", false, false
+}
+
+// requestJob is one POST /jobs/request as a runner sends it.
+func requestJob(t testing.TB, s *fennectest.Server, token, lastUpdate string) (int, http.Header, *fakeJob) {
+	t.Helper()
+	body := map[string]any{"token": token, "info": map[string]any{"name": "fake-runner", "version": "17.5.5", "executor": "shell"}}
+	if lastUpdate != "" {
+		body["last_update"] = lastUpdate
+	}
+	code, h, raw := rawJSON(t, http.MethodPost, s.URL+"/api/v4/jobs/request", body)
+	if code != http.StatusCreated {
+		return code, h, nil
+	}
+	if ct := h.Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("job content type %q", ct)
+	}
+	var j fakeJob
+	if err := json.Unmarshal(raw, &j); err != nil {
+		t.Fatal(err)
+	}
+	return code, h, &j
+}
+
+func patchTrace(t testing.TB, s *fennectest.Server, job int64, token, contentRange, data string) (int, http.Header) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPatch, fmt.Sprintf("%s/api/v4/jobs/%d/trace", s.URL, job), strings.NewReader(data))
+	req.Header.Set("Content-Type", "text/plain")
+	if token != "" {
+		req.Header.Set("JOB-TOKEN", token)
+	}
+	if contentRange != "" {
+		req.Header.Set("Content-Range", contentRange)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header
+}
+
+func uploadArtifacts(t testing.TB, s *fennectest.Server, job int64, token string, content []byte, field string) (int, []byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	if field != "" {
+		fw, _ := mw.CreateFormFile(field, "artifacts.zip")
+		_, _ = fw.Write(content)
+	}
+	mw.Close()
+	req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("%s/api/v4/jobs/%d/artifacts?artifact_format=zip&artifact_type=archive&expire_in=1+day", s.URL, job), io.MultiReader(&buf))
+	req.ContentLength = -1 // chunked, as the runner's uploader sends it
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("JOB-TOKEN", token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, raw
+}
+
+func TestRunnerRegistration(t *testing.T) {
+	s := startRunners(t)
+	c := s.Client
+	shared := sharedToken(t, s)
+	url := s.URL + "/api/v4/runners"
+	countRunners := func() int {
+		list, _, err := c.Runners.ListAllRunners(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(list)
+	}
+	for _, tc := range []struct {
+		name string
+		body any
+		code int
+		want string
+	}{
+		{"no token", map[string]any{"description": "x"}, 400, `{"error":"token is missing"}`},
+		{"bad token", map[string]any{"token": "nope"}, 403, `{"message":"403 Forbidden"}`},
+		{"empty token", map[string]any{"token": ""}, 400, `{"error":"token is missing"}`},
+		{"untagged refused without tags", map[string]any{"token": shared, "run_untagged": false}, 400,
+			`{"message":{"tags_list":["can not be empty when runner is not allowed to pick untagged jobs"]}}`},
+		{"huge description", map[string]any{"token": shared, "description": strings.Repeat("d", 5000)}, 400,
+			`{"message":{"description":["is too long (maximum is 1024 characters)"]}}`},
+		{"hostile tag", map[string]any{"token": shared, "tag_list": []string{"a\x00b"}}, 400, ""},
+		{"tags of the wrong type", map[string]any{"token": shared, "tag_list": 7}, 400, ""},
+	} {
+		code, _, raw := rawJSON(t, http.MethodPost, url, tc.body)
+		if code != tc.code || (tc.want != "" && string(raw) != tc.want) {
+			t.Errorf("%s: %d %s, want %d %s", tc.name, code, raw, tc.code, tc.want)
+		}
+	}
+	if code, _, raw := rawJSON(t, http.MethodPost, url, nil, "Content-Type", "application/json"); code != 400 {
+		t.Errorf("empty body: %d %s", code, raw)
+	}
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader("{not json"))
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 400 {
+		t.Errorf("malformed body: %v %v", err, resp.StatusCode)
+	}
+	if n := countRunners(); n != 0 {
+		t.Fatalf("refused registrations stored %d runners", n)
+	}
+
+	// A shared runner, tags as a comma-separated string.
+	r := registerRunner(t, s, shared, map[string]any{"tag_list": "docker, linux,docker", "locked": true,
+		"info": map[string]any{"name": "gitlab-runner", "version": "17.5.5", "platform": "linux", "architecture": "amd64"}})
+	d, _, err := c.Runners.GetRunnerDetails(r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.IsShared || !d.Locked || !d.RunUntagged || !d.Active || d.Name != "gitlab-runner" || d.Version != "17.5.5" ||
+		strings.Join(d.TagList, ",") != "docker,linux" || d.Description != "test runner" {
+		t.Fatalf("details %+v", d)
+	}
+	// A project's runner, with its runners_token.
+	p := newProject(t, c, "regs")
+	full, _, _ := c.Projects.GetProject(p.ID, nil)
+	pr := registerRunner(t, s, full.RunnersToken, nil)
+	d, _, err = c.Runners.GetRunnerDetails(pr.ID)
+	if err != nil || d.IsShared || len(d.Projects) != 1 || d.Projects[0].ID != p.ID || d.Projects[0].PathWithNamespace != p.PathWithNamespace {
+		t.Fatalf("project runner %v %+v", err, d)
+	}
+
+	verify := s.URL + "/api/v4/runners/verify"
+	if code, _, raw := rawJSON(t, http.MethodPost, verify, map[string]any{"token": r.Token}); code != 200 || len(raw) != 0 {
+		t.Errorf("verify: %d %q", code, raw)
+	}
+	if code, _, raw := rawJSON(t, http.MethodPost, verify, map[string]any{"token": "unknown"}); code != 403 || string(raw) != `{"message":"403 Forbidden"}` {
+		t.Errorf("verify unknown: %d %s", code, raw)
+	}
+	if code, _, _ := rawJSON(t, http.MethodPost, verify, map[string]any{}); code != 400 {
+		t.Errorf("verify without token: %d", code)
+	}
+	if code, _, raw := rawJSON(t, http.MethodDelete, url, map[string]any{"token": r.Token}); code != 204 || len(raw) != 0 {
+		t.Errorf("unregister: %d %s", code, raw)
+	}
+	if code, _, _ := rawJSON(t, http.MethodPost, verify, map[string]any{"token": r.Token}); code != 403 {
+		t.Errorf("verify after unregister: %d", code)
+	}
+	if code, _, _ := rawJSON(t, http.MethodDelete, url, map[string]any{"token": r.Token}); code != 403 {
+		t.Errorf("unregister twice: %d", code)
+	}
+
+	// A new shared token: only administrators make one, the old one stops.
+	bob := s.CreateUser(t, "bob")
+	if code, _, _ := rawJSON(t, http.MethodPost, s.URL+"/api/v4/runners/reset_registration_token", nil, "PRIVATE-TOKEN", bob.Token); code != 403 {
+		t.Errorf("bob resets the token: %d", code)
+	}
+	code, _, raw := rawJSON(t, http.MethodPost, s.URL+"/api/v4/runners/reset_registration_token", nil, "PRIVATE-TOKEN", s.RootToken)
+	var fresh struct{ Token string }
+	if code != 201 || json.Unmarshal(raw, &fresh) != nil || fresh.Token == "" || fresh.Token == shared || fresh.Token != sharedToken(t, s) {
+		t.Fatalf("reset: %d %s", code, raw)
+	}
+	if code, _, _ := rawJSON(t, http.MethodPost, url, map[string]any{"token": shared}); code != 403 {
+		t.Errorf("old shared token still registers: %d", code)
+	}
+	registerRunner(t, s, fresh.Token, nil)
+}
+
+// The job protocol as a runner speaks it, request by request: long
+// polling, the job payload, trace appends, keep-alive, the final state
+// with its checksum, artifacts, and job tokens that end with their job.
+func TestRunnerJobProtocol(t *testing.T) {
+	s := startRunners(t, runnerConfig(func(c *ci.Config) {
+		c.RunnerPollTimeout = time.Second
+		c.MaxArtifactsBytes = 4096
+	}))
+	c := s.Client
+	p := newProject(t, c, "proto")
+	r := registerRunner(t, s, sharedToken(t, s), map[string]any{"description": "fake"})
+
+	// Nothing to do: the request waits the poll timeout, then 204.
+	began := time.Now()
+	code, h, _ := requestJob(t, s, r.Token, "")
+	if code != 204 || time.Since(began) < 900*time.Millisecond || h.Get("X-GitLab-Last-Update") == "" {
+		t.Fatalf("idle request: %d after %v, last update %q", code, time.Since(began), h.Get("X-GitLab-Last-Update"))
+	}
+	if code, _, _ := requestJob(t, s, "not-a-runner", ""); code != 403 {
+		t.Errorf("unknown runner: %d", code)
+	}
+	if code, _, raw := rawJSON(t, http.MethodPost, s.URL+"/api/v4/jobs/request", map[string]any{}); code != 400 || string(raw) != `{"error":"token is missing"}` {
+		t.Errorf("no token: %d %s", code, raw)
+	}
+
+	// A waiting request is answered as soon as a job is pending.
+	got := make(chan *fakeJob, 1)
+	waitStarted := time.Now()
+	go func() {
+		for {
+			code, _, j := requestJob(t, s, r.Token, h.Get("X-GitLab-Last-Update"))
+			if code == 201 || time.Since(waitStarted) > 10*time.Second {
+				got <- j
+				return
+			}
+		}
+	}()
+	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": `
+before_script: [echo before]
+after_script: [echo after]
+variables: {YAML_VAR: from-yaml}
+stages: [build, test]
+build:
+  stage: build
+  script: [echo build]
+  artifacts: {name: myart, paths: [out/], expire_in: 1 week}
+test:
+  stage: test
+  script: [echo test]
+`})
+	created := time.Now()
+	job := <-got
+	if job == nil {
+		t.Fatal("no job handed out")
+	}
+	t.Logf("job handed out %v after the commit", time.Since(created).Round(time.Millisecond))
+	if job.GitInfo.SHA != commit.ID || job.GitInfo.Ref != "master" || job.GitInfo.RefType != "branch" ||
+		!strings.Contains(job.GitInfo.RepoURL, "gitlab-ci-token:"+job.Token+"@") || !strings.HasSuffix(job.GitInfo.RepoURL, "/"+p.PathWithNamespace+".git") {
+		t.Errorf("git_info %+v", job.GitInfo)
+	}
+	if job.RunnerInfo.Timeout != 3600 {
+		t.Errorf("timeout %d", job.RunnerInfo.Timeout)
+	}
+	for key, want := range map[string]string{"CI_JOB_ID": itoa(job.ID), "CI_JOB_NAME": "build", "CI_COMMIT_SHA": commit.ID,
+		"CI_RUNNER_ID": itoa(r.ID), "CI_RUNNER_DESCRIPTION": "fake", "YAML_VAR": "from-yaml", "CI_PROJECT_PATH": p.PathWithNamespace,
+		"CI_JOB_TOKEN": job.Token, "GITLAB_CI": "true"} {
+		if v, _, ok := job.variable(key); !ok || v != want {
+			t.Errorf("variable %s = %q, want %q", key, v, want)
+		}
+	}
+	if _, public, _ := job.variable("CI_JOB_TOKEN"); public {
+		t.Errorf("CI_JOB_TOKEN is public")
+	}
+	if len(job.Steps) != 2 || strings.Join(job.Steps[0].Script, ";") != "echo before;echo build" || job.Steps[0].Name != "script" ||
+		job.Steps[1].Name != "after_script" || job.Steps[1].When != "always" || strings.Join(job.Steps[1].Script, ";") != "echo after" {
+		t.Errorf("steps %+v", job.Steps)
+	}
+	if len(job.Artifacts) != 1 || job.Artifacts[0].Name != "myart" || job.Artifacts[0].ExpireIn != "1 week" || job.Artifacts[0].Paths[0] != "out/" {
+		t.Errorf("artifacts %+v", job.Artifacts)
+	}
+	waitJobStatus(t, s, p.ID, job.ID, 5*time.Second, "running")
+
+	// Trace: appends at the end, 416 elsewhere, the headers a runner reads.
+	if code, _ := patchTrace(t, s, job.ID, "", "0-4", "hello"); code != 403 {
+		t.Errorf("no token: %d", code)
+	}
+	if code, _ := patchTrace(t, s, job.ID, "wrong", "0-4", "hello"); code != 403 {
+		t.Errorf("wrong token: %d", code)
+	}
+	if code, _ := patchTrace(t, s, 999999, job.Token, "0-4", "hello"); code != 404 {
+		t.Errorf("unknown job: %d", code)
+	}
+	if code, _ := patchTrace(t, s, job.ID, job.Token, "", "hello"); code != 400 {
+		t.Errorf("no Content-Range: %d", code)
+	}
+	if code, _ := patchTrace(t, s, job.ID, job.Token, "x-y", "hello"); code != 400 {
+		t.Errorf("bad Content-Range: %d", code)
+	}
+	code, h = patchTrace(t, s, job.ID, job.Token, "0-5", "hello\n")
+	if code != 202 || h.Get("Range") != "0-6" || h.Get("Job-Status") != "running" || h.Get("X-GitLab-Trace-Update-Interval") != "1" {
+		t.Fatalf("append: %d %v", code, h)
+	}
+	code, h = patchTrace(t, s, job.ID, job.Token, "20-25", "later\n")
+	if code != 416 || h.Get("Range") != "0-6" {
+		t.Errorf("gap: %d %q", code, h.Get("Range"))
+	}
+	if code, h = patchTrace(t, s, job.ID, job.Token, "6-11", "world\n"); code != 202 || h.Get("Range") != "0-12" {
+		t.Errorf("second append: %d %v", code, h)
+	}
+	waitTrace(t, c, p.ID, job.ID, "hello\nworld\n")
+	put := func(body map[string]any) (int, http.Header) {
+		code, h, _ := rawJSON(t, http.MethodPut, fmt.Sprintf("%s/api/v4/jobs/%d", s.URL, job.ID), body)
+		return code, h
+	}
+	if code, h := put(map[string]any{"token": job.Token, "state": "running"}); code != 200 || h.Get("Job-Status") != "running" {
+		t.Errorf("keep-alive: %d %v", code, h)
+	}
+	if code, _ := put(map[string]any{"token": job.Token, "state": "exploded"}); code != 400 {
+		t.Errorf("bad state: %d", code)
+	}
+	if code, _ := put(map[string]any{"token": "wrong", "state": "success"}); code != 403 {
+		t.Errorf("wrong token: %d", code)
+	}
+
+	// Artifacts: too large, no file, then the archive.
+	if code, raw := uploadArtifacts(t, s, job.ID, job.Token, bytes.Repeat([]byte("x"), 5000), "file"); code != 413 || string(raw) != `{"message":"413 Request Entity Too Large"}` {
+		t.Errorf("too large: %d %s", code, raw)
+	}
+	if code, _ := uploadArtifacts(t, s, job.ID, job.Token, nil, ""); code != 400 {
+		t.Errorf("no file: %d", code)
+	}
+	if code, _ := uploadArtifacts(t, s, job.ID, "wrong", []byte("zip"), "file"); code != 403 {
+		t.Errorf("wrong token: %d", code)
+	}
+	archive := []byte("PK-not-really-a-zip")
+	if code, raw := uploadArtifacts(t, s, job.ID, job.Token, archive, "file"); code != 201 || !strings.Contains(string(raw), `"artifacts_file":{"filename":"artifacts.zip","size":19}`) {
+		t.Fatalf("upload: %d %s", code, raw)
+	}
+
+	// The final state: a wrong checksum is refused (412), the right one
+	// ends the job.
+	trace := "hello\nworld\n"
+	sum := fmt.Sprintf("crc32:%08x", crc32.ChecksumIEEE([]byte(trace)))
+	if code, _ := put(map[string]any{"token": job.Token, "state": "success", "checksum": "crc32:deadbeef", "output": map[string]any{"checksum": "crc32:deadbeef", "bytesize": len(trace)}}); code != 412 {
+		t.Errorf("wrong checksum: %d", code)
+	}
+	if code, _ := put(map[string]any{"token": job.Token, "state": "success", "output": map[string]any{"checksum": sum, "bytesize": len(trace) + 1}}); code != 412 {
+		t.Errorf("wrong size: %d", code)
+	}
+	if code, h := put(map[string]any{"token": job.Token, "state": "success", "exit_code": 0, "output": map[string]any{"checksum": sum, "bytesize": len(trace)}}); code != 200 || h.Get("Job-Status") != "success" {
+		t.Fatalf("final update: %d %v", code, h)
+	}
+	done := waitJobStatus(t, s, p.ID, job.ID, 5*time.Second, "success")
+	if rn, _ := done["runner"].(map[string]any); rn == nil || rn["id"] != float64(r.ID) || rn["description"] != "fake" || rn["is_shared"] != true {
+		t.Errorf("runner field %v", done["runner"])
+	}
+
+	// The next stage's job depends on the archive, downloaded with its own
+	// token while it runs; the first job's token is dead.
+	_, _, next := requestJob(t, s, r.Token, "")
+	if next == nil || len(next.Dependencies) != 1 || next.Dependencies[0].ID != job.ID || next.Dependencies[0].Name != "build" ||
+		next.Dependencies[0].Token != next.Token || next.Dependencies[0].ArtifactsFile.Filename != "artifacts.zip" || next.Dependencies[0].ArtifactsFile.Size != 19 {
+		t.Fatalf("dependent job: %+v", next)
+	}
+	download := func(token string) (int, []byte) {
+		code, _, raw := rawJSON(t, http.MethodGet, fmt.Sprintf("%s/api/v4/jobs/%d/artifacts?direct_download=true", s.URL, job.ID), nil, "JOB-TOKEN", token)
+		return code, raw
+	}
+	if code, raw := download(next.Token); code != 200 || !bytes.Equal(raw, archive) {
+		t.Errorf("dependency download: %d %q", code, raw)
+	}
+	if code, _ := download(job.Token); code != 403 {
+		t.Errorf("a finished job's token downloads: %d", code)
+	}
+	if code, _ := patchTrace(t, s, job.ID, job.Token, "12-13", "x\n"); code != 403 {
+		t.Errorf("a finished job's token appends: %d", code)
+	}
+	if _, err := tryGit(t.TempDir(), "ls-remote", job.GitInfo.RepoURL); err == nil {
+		t.Errorf("a finished job's token clones")
+	}
+	if _, err := tryGit(t.TempDir(), "ls-remote", next.GitInfo.RepoURL); err != nil {
+		t.Errorf("a running job's token does not clone: %v", err)
+	}
+	// Failed with a reason and an exit code.
+	code, _, _ = rawJSON(t, http.MethodPut, fmt.Sprintf("%s/api/v4/jobs/%d", s.URL, next.ID), map[string]any{"token": next.Token, "state": "failed", "failure_reason": "script_failure", "exit_code": 3})
+	if code != 200 {
+		t.Fatalf("failed update: %d", code)
+	}
+	waitJobStatus(t, s, p.ID, next.ID, 5*time.Second, "failed")
+	if code, _ := download(next.Token); code != 403 {
+		t.Errorf("a failed job's token downloads: %d", code)
+	}
+}
+
+// Many runners polling at once for one job: one gets it (201), the others
+// 204 at the end of their wait.
+func TestRunnerContentionOneWinner(t *testing.T) {
+	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerPollTimeout = 2 * time.Second }))
+	c := s.Client
+	p := newProject(t, c, "contention")
+	shared := sharedToken(t, s)
+	var tokens []string
+	for range 10 {
+		tokens = append(tokens, registerRunner(t, s, shared, nil).Token)
+	}
+	var mu sync.Mutex
+	codes := map[int]int{}
+	var wg sync.WaitGroup
+	for _, tok := range tokens {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, _, _ := requestJob(t, s, tok, "")
+			mu.Lock()
+			codes[code]++
+			mu.Unlock()
+		}()
+	}
+	commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
+	wg.Wait()
+	if codes[201] != 1 || codes[204] != 9 {
+		t.Fatalf("answers %v", codes)
+	}
+}
+
+// Which runner may take which job: tags, run_untagged, shared runners and
+// the project's switch, project runners, paused runners.
+func TestRunnerMatching(t *testing.T) {
+	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerPollTimeout = 300 * time.Millisecond }))
+	c := s.Client
+	shared := sharedToken(t, s)
+	p := newProject(t, c, "match")
+	other := newProject(t, c, "other")
+	full, _, _ := c.Projects.GetProject(other.ID, nil)
+	tagged := registerRunner(t, s, shared, map[string]any{"tag_list": []string{"gpu"}, "run_untagged": false})
+	otherRunner := registerRunner(t, s, full.RunnersToken, nil)
+	commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "plain:\n  script: [echo plain]\ngpu:\n  tags: [gpu]\n  script: [echo gpu]\nboth:\n  tags: [gpu, cuda]\n  script: [echo both]\n"})
+	// The tagged runner takes the gpu job only; the other project's runner
+	// takes nothing here.
+	code, _, j := requestJob(t, s, tagged.Token, "")
+	if code != 201 {
+		t.Fatalf("tagged runner: %d", code)
+	}
+	if v, _, _ := j.variable("CI_JOB_NAME"); v != "gpu" {
+		t.Fatalf("tagged runner got %q", v)
+	}
+	if code, _, _ := requestJob(t, s, tagged.Token, ""); code != 204 {
+		t.Errorf("tagged runner took more: %d", code)
+	}
+	if code, _, _ := requestJob(t, s, otherRunner.Token, ""); code != 204 {
+		t.Errorf("another project's runner took a job: %d", code)
+	}
+	// A project that refuses shared runners gets none.
+	if _, _, err := c.Projects.EditProject(p.ID, &gitlab.EditProjectOptions{Name: gitlab.Ptr(p.Name), SharedRunnersEnabled: gitlab.Ptr(false)}); err != nil {
+		t.Fatal(err)
+	}
+	untagged := registerRunner(t, s, shared, nil)
+	if code, _, _ := requestJob(t, s, untagged.Token, ""); code != 204 {
+		t.Errorf("shared runner on a project without shared runners: %d", code)
+	}
+	// Enabled on the project, the other project's runner takes its
+	// untagged job; paused, it takes nothing.
+	if _, _, err := c.Runners.EnableProjectRunner(p.ID, &gitlab.EnableProjectRunnerOptions{RunnerID: otherRunner.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Runners.UpdateRunnerDetails(otherRunner.ID, &gitlab.UpdateRunnerDetailsOptions{Active: gitlab.Ptr(false)}); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	if code, _, _ := requestJob(t, s, otherRunner.Token, ""); code != 204 || time.Since(began) > 250*time.Millisecond {
+		t.Errorf("paused runner: %d after %v", code, time.Since(began))
+	}
+	if _, _, err := c.Runners.UpdateRunnerDetails(otherRunner.ID, &gitlab.UpdateRunnerDetailsOptions{Active: gitlab.Ptr(true)}); err != nil {
+		t.Fatal(err)
+	}
+	code, _, j = requestJob(t, s, otherRunner.Token, "")
+	if v, _, _ := j.variable("CI_JOB_NAME"); code != 201 || v != "plain" {
+		t.Errorf("enabled runner: %d %q", code, v)
+	}
+}
+
+// A job handed to a runner that never reports is queued again after the
+// start timeout and taken by another; the first runner's token is dead.
+func TestRunnerNeverStartedJobRequeued(t *testing.T) {
+	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerStartTimeout = 500 * time.Millisecond }))
+	c := s.Client
+	p := newProject(t, c, "requeue")
+	shared := sharedToken(t, s)
+	lost := registerRunner(t, s, shared, nil)
+	commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
+	_, _, first := requestJob(t, s, lost.Token, "")
+	if first == nil {
+		t.Fatal("no job")
+	}
+	waitJobStatus(t, s, p.ID, first.ID, 5*time.Second, "pending")
+	second := registerRunner(t, s, shared, nil)
+	_, _, again := requestJob(t, s, second.Token, "")
+	if again == nil || again.ID != first.ID || again.Token == first.Token {
+		t.Fatalf("requeued job: %+v", again)
+	}
+	if code, _ := patchTrace(t, s, first.ID, first.Token, "0-1", "x\n"); code != 403 {
+		t.Errorf("the lost runner's token still reports: %d", code)
+	}
+	if code, h := patchTrace(t, s, again.ID, again.Token, "0-1", "x\n"); code != 202 || h.Get("Job-Status") != "running" {
+		t.Errorf("the new runner's report: %d", code)
+	}
+	j := waitJobStatus(t, s, p.ID, first.ID, time.Second, "running")
+	if rn, _ := j["runner"].(map[string]any); rn == nil || rn["id"] != float64(second.ID) {
+		t.Errorf("runner %v", j["runner"])
+	}
+}
