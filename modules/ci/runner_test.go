@@ -301,3 +301,30 @@ func TestRunnerKilledJobFailsAsStuck(t *testing.T) {
 		t.Fatal(pl.Status)
 	}
 }
+
+// Executor plugins and runners take jobs from the same queue: an untagged
+// job goes to the shell executor plugin, a job tagged for the runner to
+// the runner.
+func TestRunnersBesideExecutors(t *testing.T) {
+	gitlabRunner(t)
+	s := startWith(t, runnerConfig(nil))
+	c := s.Client
+	p := newProject(t, c, "beside")
+	r := registerRunner(t, s, sharedToken(t, s), map[string]any{"tag_list": []string{"remote"}, "run_untagged": false})
+	startRunSingle(t, s, r.Token)
+	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "local:\n  script: [echo on-$CI_RUNNER_ID-executor]\nremote:\n  tags: [remote]\n  script: [echo on-runner-$CI_RUNNER_ID]\n"})
+	pl := waitPipeline(t, c, p.ID, commit.ID, "success", "failed")
+	jobs := jobsByName(t, c, p.ID, pl.ID)
+	if pl.Status != "success" {
+		t.Fatalf("pipeline %s", pl.Status)
+	}
+	if jobs["local"].Runner.ID != 0 || jobs["remote"].Runner.ID != r.ID {
+		t.Errorf("runners: local %+v, remote %+v", jobs["local"].Runner, jobs["remote"].Runner)
+	}
+	if tr := trace(t, c, p.ID, jobs["remote"].ID); !strings.Contains(tr, "on-runner-"+itoa(r.ID)) {
+		t.Errorf("remote trace:\n%s", tr)
+	}
+	if tr := trace(t, c, p.ID, jobs["local"].ID); !strings.Contains(tr, "on--executor") {
+		t.Errorf("local trace:\n%s", tr)
+	}
+}
