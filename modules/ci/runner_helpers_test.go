@@ -2,6 +2,7 @@ package ci_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -221,3 +222,18 @@ func waitJobStatus(t testing.TB, s *fennectest.Server, project, job int64, withi
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+func jsonDecode(resp *http.Response, v any) error { return json.NewDecoder(resp.Body).Decode(v) }
+
+// contextUntil is a context that ends when stop closes.
+func contextUntil(stop <-chan struct{}) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-stop:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	return ctx, cancel
+}
