@@ -58,10 +58,11 @@ func writeErr(w http.ResponseWriter, e *api.Error) {
 	api.WriteJSON(w, e.Status, e)
 }
 
-var (
-	errForbidden403 = &api.Error{Status: http.StatusForbidden, Message: "403 Forbidden"}
-	errNoSuchJob    = &api.Error{Status: http.StatusNotFound, Message: "404 Not Found"}
-)
+// forbidden and noSuchJob are the runner API's bare 403 and 404 (a fresh
+// value each: an error value's headers belong to one response).
+func forbidden() *api.Error { return &api.Error{Status: http.StatusForbidden, Message: "403 Forbidden"} }
+
+func noSuchJob() *api.Error { return api.NotFound("") }
 
 // flexTags is a tag_list: a JSON array or a comma-separated string.
 type flexTags []string
@@ -167,7 +168,7 @@ func (s *Service) handleRegister(w http.ResponseWriter, r *http.Request) {
 		RunUntagged: in.RunUntagged.v, Locked: in.Locked.v, Active: in.Active.v, Info: in.Info})
 	switch {
 	case errors.Is(err, errRunnerForbidden):
-		writeErr(w, errForbidden403)
+		writeErr(w, forbidden())
 	case errors.Is(err, errRunnerTagsNeeded):
 		writeErr(w, api.Validation(map[string][]string{"tags_list": {"can not be empty when runner is not allowed to pick untagged jobs"}}))
 	case err != nil && strings.HasPrefix(err.Error(), "tag") || err != nil && strings.HasPrefix(err.Error(), "at most"):
@@ -199,7 +200,7 @@ func (s *Service) handleVerify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, err := s.runnerByToken(r.Context(), in.Token); errors.Is(err, errRunnerForbidden) {
-		writeErr(w, errForbidden403)
+		writeErr(w, forbidden())
 		return
 	} else if err != nil {
 		s.internalError(w, "verifying a runner", err)
@@ -220,7 +221,7 @@ func (s *Service) handleUnregister(w http.ResponseWriter, r *http.Request) {
 	}
 	switch err := s.unregister(r.Context(), in.Token); {
 	case errors.Is(err, errRunnerForbidden), errors.Is(err, errRunnerNotFound):
-		writeErr(w, errForbidden403)
+		writeErr(w, forbidden())
 	case err != nil:
 		s.internalError(w, "unregistering a runner", err)
 	default:
@@ -252,7 +253,7 @@ func (s *Service) handleRequestJob(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	runner, err := s.runnerByToken(ctx, in.Token)
 	if errors.Is(err, errRunnerForbidden) {
-		writeErr(w, errForbidden403)
+		writeErr(w, forbidden())
 		return
 	} else if err != nil {
 		s.internalError(w, "authenticating a runner", err)
@@ -332,6 +333,15 @@ func (s *Service) wakeScheduler() {
 	case s.wake <- struct{}{}:
 	default:
 	}
+}
+
+// jobToken is the job token of a runner's call: a header, else the
+// token parameter.
+func jobToken(r *http.Request, headers ...string) string {
+	if v := firstHeader(r, headers...); v != "" {
+		return v
+	}
+	return r.URL.Query().Get("token")
 }
 
 func firstHeader(r *http.Request, names ...string) string {
@@ -564,7 +574,7 @@ func lastSegment(path string) string {
 func (s *Service) runnerJob(w http.ResponseWriter, r *http.Request, token string) *Job {
 	id, err := strconv.ParseUint(r.PathValue("job_id"), 10, 64)
 	if err != nil {
-		writeErr(w, errNoSuchJob)
+		writeErr(w, noSuchJob())
 		return nil
 	}
 	var j *Job
@@ -574,7 +584,7 @@ func (s *Service) runnerJob(w http.ResponseWriter, r *http.Request, token string
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		writeErr(w, errNoSuchJob)
+		writeErr(w, noSuchJob())
 		return nil
 	}
 	if err != nil {
@@ -583,7 +593,7 @@ func (s *Service) runnerJob(w http.ResponseWriter, r *http.Request, token string
 	}
 	if token == "" || j.RunnerTokenHash == "" ||
 		subtle.ConstantTimeCompare([]byte(hashToken(token)), []byte(j.RunnerTokenHash)) != 1 {
-		writeErr(w, errForbidden403)
+		writeErr(w, forbidden())
 		return nil
 	}
 	return j
@@ -656,7 +666,7 @@ func parseContentRange(v string) (int64, bool) {
 
 // handleTrace is PATCH /jobs/:id/trace: the next bytes of the trace.
 func (s *Service) handleTrace(w http.ResponseWriter, r *http.Request) {
-	j := s.runnerJob(w, r, firstHeader(r, "JOB-TOKEN", "PRIVATE-TOKEN", "RUNNER-TOKEN")+r.URL.Query().Get("token"))
+	j := s.runnerJob(w, r, jobToken(r, "JOB-TOKEN", "PRIVATE-TOKEN"))
 	if j == nil {
 		return
 	}
@@ -900,7 +910,7 @@ func (s *Service) closeCanceled(ctx context.Context, jobID uint64) {
 // handleUploadArtifacts is POST /jobs/:id/artifacts: the job's archive as
 // the multipart field "file", streamed (chunked) into the data directory.
 func (s *Service) handleUploadArtifacts(w http.ResponseWriter, r *http.Request) {
-	j := s.runnerJob(w, r, firstHeader(r, "JOB-TOKEN")+r.URL.Query().Get("token"))
+	j := s.runnerJob(w, r, jobToken(r, "JOB-TOKEN"))
 	if j == nil {
 		return
 	}

@@ -112,9 +112,10 @@ func (s *Service) ownsRunner(ctx context.Context, r *Runner) bool {
 	return false
 }
 
+// The runners API's refusals, mapped in registerRunners.
 var (
-	errNoAccess       = api.Forbidden("No access granted")
-	errRunnerIsShared = api.Forbidden("Runner is shared")
+	errNoAccess       = errors.New("ci: no access to the runner")
+	errRunnerIsShared = errors.New("ci: the runner is shared")
 )
 
 // RunnerPath is a runner's :runner_id; exported so that inputs can
@@ -546,6 +547,8 @@ func (s *Service) resetRegistrationTokenOp(ctx context.Context, _ *struct{}) (*r
 
 func (s *Service) registerRunners(a *api.API) {
 	a.MapError(errRunnerNotFound, func(error) *api.Error { return api.NotFound("Runner") })
+	a.MapError(errNoAccess, func(error) *api.Error { return api.Forbidden("No access granted") })
+	a.MapError(errRunnerIsShared, func(error) *api.Error { return api.Forbidden("Runner is shared") })
 	tags := []string{"runners"}
 	api.Register(a, api.Op{ID: "list-runners", Method: http.MethodGet, Path: "/runners", Tags: tags,
 		Summary: "The runners of the projects the caller administers", Access: api.SignedIn},
