@@ -81,6 +81,19 @@ func TestRunnerPipelineEndToEnd(t *testing.T) {
 	if out, err := verify.CombinedOutput(); err != nil || !strings.Contains(string(out), "is alive") {
 		t.Fatalf("verify: %v\n%s", err, out)
 	}
+	// The runner asks for its next job a check interval after the last
+	// one (3 s by default): 1 s keeps the test short.
+	raw, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tuned := strings.Replace(string(raw), "check_interval = 0", "check_interval = 1", 1)
+	if tuned == string(raw) {
+		t.Fatalf("no check_interval in the registered config:\n%s", raw)
+	}
+	if err := os.WriteFile(config, []byte(tuned), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	startRunnerProc(t, dir, "run", "--config", config, "--working-directory", dir)
 
 	stopFile := filepath.Join(t.TempDir(), "stop")
@@ -150,7 +163,7 @@ broken:
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := io.ReadAll(zipped)
+	raw, _ = io.ReadAll(zipped)
 	zr, err := zip.NewReader(bytes.NewReader(raw), int64(len(raw)))
 	if err != nil {
 		t.Fatal(err)
