@@ -60,7 +60,9 @@ func writeErr(w http.ResponseWriter, e *api.Error) {
 
 // forbidden and noSuchJob are the runner API's bare 403 and 404 (a fresh
 // value each: an error value's headers belong to one response).
-func forbidden() *api.Error { return &api.Error{Status: http.StatusForbidden, Message: "403 Forbidden"} }
+func forbidden() *api.Error {
+	return &api.Error{Status: http.StatusForbidden, Message: "403 Forbidden"}
+}
 
 func noSuchJob() *api.Error { return api.NotFound("") }
 
