@@ -1,8 +1,10 @@
 // Package ci is the CI module: pipelines made from a project's
 // .gitlab-ci.yml on every push (and through the API), their jobs run by
-// executor plugins (sdk/executor), the jobs, pipelines, environments,
-// deployments and CI variables APIs of GitLab 9.x, and the traces and
-// artifacts jobs leave under <data>/ci.
+// executor plugins (sdk/executor) and by real GitLab Runners (the runner
+// API: registration, long-polled job requests, traces, state, artifacts),
+// both fed from one queue by one scheduler; the jobs, pipelines,
+// environments, deployments, runners and CI variables APIs of GitLab 9.x,
+// and the traces and artifacts jobs leave under <data>/ci.
 //
 // Inside: internal/pipeline parses and validates the CI file (pure),
 // internal/cistatus holds GitLab's status rules (pure), and internal/ the
