@@ -2,6 +2,7 @@ package ci_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
@@ -538,5 +539,36 @@ func TestRunnerNeverStartedJobRequeued(t *testing.T) {
 	j := waitJobStatus(t, s, p.ID, first.ID, time.Second, "running")
 	if rn, _ := j["runner"].(map[string]any); rn == nil || rn["id"] != float64(second.ID) {
 		t.Errorf("runner %v", j["runner"])
+	}
+}
+
+// A runner's request waiting for a job does not hold up the server's
+// shutdown for its 50 s: it is answered 204 as the server stops.
+func TestRunnerLongPollEndsWithTheServer(t *testing.T) {
+	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerPollTimeout = 50 * time.Second }))
+	r := registerRunner(t, s, sharedToken(t, s), nil)
+	done := make(chan int, 1)
+	go func() {
+		code, _, _ := requestJob(t, s, r.Token, "")
+		done <- code
+	}()
+	// The request has been read once the runner's contact is recorded.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		code, _, raw := rawJSON(t, http.MethodGet, s.URL+"/api/v4/runners/"+itoa(r.ID), nil, "PRIVATE-TOKEN", s.RootToken)
+		if code == 200 && !strings.Contains(string(raw), `"contacted_at":null`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the request never arrived")
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	began := time.Now()
+	if err := s.App.Stop(ctx); err != nil {
+		t.Fatalf("stop: %v after %v", err, time.Since(began))
+	}
+	if code := <-done; code != 204 {
+		t.Fatalf("the waiting request got %d", code)
 	}
 }

@@ -263,6 +263,9 @@ func (s *Service) handleRequestJob(w http.ResponseWriter, r *http.Request) {
 	}
 	s.touchRunner(ctx, runner, in.Info)
 	q := s.runnerQueue
+	if s.api.Ready() {
+		q.served.Store(true)
+	}
 	noJob := func() {
 		w.Header().Set("X-GitLab-Last-Update", q.lastUpdate())
 		w.WriteHeader(http.StatusNoContent)

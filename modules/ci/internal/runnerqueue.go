@@ -36,6 +36,9 @@ type runnerQueue struct {
 	// requests answer 204 at once instead of holding up the shutdown.
 	draining  chan struct{}
 	drainOnce sync.Once
+	// served: the server has answered as ready (a server not yet ready
+	// is starting, not stopping).
+	served atomic.Bool
 }
 
 func newRunnerQueue() *runnerQueue {

@@ -30,19 +30,21 @@ func (s *Service) watchEvery() time.Duration {
 func (s *Service) watchRunners(ctx context.Context) {
 	check := time.NewTicker(s.watchEvery())
 	defer check.Stop()
-	ready := time.NewTicker(200 * time.Millisecond)
+	ready := time.NewTicker(100 * time.Millisecond)
 	defer ready.Stop()
-	wasReady := false
+	q := s.runnerQueue
 	for {
 		select {
 		case <-ctx.Done():
-			s.runnerQueue.drain()
+			q.drain()
 			return
 		case <-ready.C:
+			// Not ready after having served (seen here, or by a request
+			// that came while the server was ready): it is stopping.
 			if s.api.Ready() {
-				wasReady = true
-			} else if wasReady {
-				s.runnerQueue.drain()
+				q.served.Store(true)
+			} else if q.served.Load() {
+				q.drain()
 				ready.Stop()
 			}
 		case <-check.C:
