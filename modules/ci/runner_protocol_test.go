@@ -572,3 +572,38 @@ func TestRunnerLongPollEndsWithTheServer(t *testing.T) {
 		t.Fatalf("the waiting request got %d", code)
 	}
 }
+
+// A trace sent again from 0 replaces what was there (a runner resending
+// all after a checksum mismatch); a trace past the limit fails the job.
+func TestRunnerTraceResetAndLimit(t *testing.T) {
+	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.MaxTraceBytes = 32 }))
+	c := s.Client
+	p := newProject(t, c, "limits")
+	r := registerRunner(t, s, sharedToken(t, s), nil)
+	commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
+	_, _, j := requestJob(t, s, r.Token, "")
+	if j == nil {
+		t.Fatal("no job")
+	}
+	if code, h := patchTrace(t, s, j.ID, j.Token, "0-9", "first try\n"); code != 202 || h.Get("Range") != "0-10" {
+		t.Fatalf("append: %d %v", code, h)
+	}
+	if code, h := patchTrace(t, s, j.ID, j.Token, "0-3", "redo"); code != 202 || h.Get("Range") != "0-4" {
+		t.Fatalf("resend from 0: %d %v", code, h)
+	}
+	waitTrace(t, c, p.ID, j.ID, "redo")
+	if got := trace(t, c, p.ID, j.ID); got != "redo" {
+		t.Fatalf("trace after the resend: %q", got)
+	}
+	code, h := patchTrace(t, s, j.ID, j.Token, "4-43", strings.Repeat("x", 40))
+	if code != 403 || h.Get("Job-Status") != "failed" {
+		t.Fatalf("past the limit: %d %v", code, h)
+	}
+	waitJobStatus(t, s, p.ID, j.ID, 5*time.Second, "failed")
+	if got := trace(t, c, p.ID, j.ID); !strings.Contains(got, "the trace is larger than 32 bytes") {
+		t.Errorf("trace: %q", got)
+	}
+	if code, _, _ := rawJSON(t, http.MethodPut, fmt.Sprintf("%s/api/v4/jobs/%d", s.URL, j.ID), map[string]any{"token": j.Token, "state": "success"}); code != 403 {
+		t.Errorf("a failed job's final update: %d", code)
+	}
+}
