@@ -255,6 +255,25 @@ func TestRunnerJobProtocol(t *testing.T) {
 		t.Errorf("no token: %d %s", code, raw)
 	}
 
+	// Malformed and oversized bodies.
+	for _, path := range []string{"/jobs/request", "/runners", "/runners/verify"} {
+		req, _ := http.NewRequest(http.MethodPost, s.URL+"/api/v4"+path, strings.NewReader(`{"token": [`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || string(raw) != `{"error":"body is invalid"}` {
+			t.Errorf("%s malformed: %d %s", path, resp.StatusCode, raw)
+		}
+		big := `{"token":"` + strings.Repeat("a", 2<<20) + `"}`
+		if code, _, _ := rawJSON(t, http.MethodPost, s.URL+"/api/v4"+path, json.RawMessage(big)); code != 413 {
+			t.Errorf("%s oversized: %d", path, code)
+		}
+	}
+
 	// A waiting request is answered as soon as a job is pending.
 	got := make(chan *fakeJob, 1)
 	waitStarted := time.Now()

@@ -137,7 +137,7 @@ func readJSON(r *http.Request, v any) *api.Error {
 		return nil
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return &api.Error{Status: http.StatusBadRequest, Err: "The provided content-type '" + ct + "' is not supported."}
+		return api.Invalid("body")
 	}
 	return nil
 }
