@@ -192,6 +192,9 @@ func (sc *scheduler) loop(ctx context.Context) {
 // dispatch starts every pending job an executor is free for, oldest first.
 func (sc *scheduler) dispatch(ctx context.Context) {
 	s := sc.s
+	if sc.exec == nil && s.runnerQueue.empty() {
+		return // no executor and no runner waiting: nobody to hand a job to
+	}
 	var pending []*Job
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		ids, err := jobs.IDsBy(tx, "queue", StatusPending)
