@@ -626,3 +626,46 @@ func TestRunnerTraceResetAndLimit(t *testing.T) {
 		t.Errorf("a failed job's final update: %d", code)
 	}
 }
+
+// The admin command prints the shared registration token and makes a new
+// one with --reset; a token fixed in the configuration is the one, and
+// cannot be reset.
+func TestRunnersTokenCommandAndSetting(t *testing.T) {
+	run := func(s *fennectest.Server, args ...string) (string, error) {
+		for _, c := range s.App.Commands() {
+			if c.Name == "ci-runners-token" {
+				var out bytes.Buffer
+				err := c.Run(t.Context(), args, &out)
+				return strings.TrimSpace(out.String()), err
+			}
+		}
+		t.Fatal("no ci-runners-token command")
+		return "", nil
+	}
+	s := startRunners(t)
+	first, err := run(s)
+	if err != nil || len(first) < 32 {
+		t.Fatalf("token %q: %v", first, err)
+	}
+	if again, _ := run(s); again != first {
+		t.Fatalf("the token changed without --reset: %q then %q", first, again)
+	}
+	fresh, err := run(s, "--reset")
+	if err != nil || fresh == first || len(fresh) < 32 {
+		t.Fatalf("reset: %q %v", fresh, err)
+	}
+	if code, _, _ := rawJSON(t, http.MethodPost, s.URL+"/api/v4/runners", map[string]any{"token": first}); code != 403 {
+		t.Errorf("the old token registers: %d", code)
+	}
+	registerRunner(t, s, fresh, nil)
+
+	const fixed = "fixed-registration-token-0123456789"
+	s2 := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnersRegistrationToken = fixed }))
+	if got, _ := run(s2); got != fixed {
+		t.Errorf("configured token: %q", got)
+	}
+	if _, err := run(s2, "--reset"); err == nil {
+		t.Errorf("a configured token was reset")
+	}
+	registerRunner(t, s2, fixed, nil)
+}
