@@ -234,6 +234,7 @@ func TestRunnerRegistration(t *testing.T) {
 // polling, the job payload, trace appends, keep-alive, the final state
 // with its checksum, artifacts, and job tokens that end with their job.
 func TestRunnerJobProtocol(t *testing.T) {
+	t.Parallel() // mostly waiting on runners and timers
 	s := startRunners(t, runnerConfig(func(c *ci.Config) {
 		c.RunnerPollTimeout = time.Second
 		c.MaxArtifactsBytes = 4096
@@ -446,6 +447,7 @@ test:
 // Many runners polling at once for one job: one gets it (201), the others
 // 204 at the end of their wait.
 func TestRunnerContentionOneWinner(t *testing.T) {
+	t.Parallel() // mostly waiting on runners and timers
 	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerPollTimeout = 2 * time.Second }))
 	c := s.Client
 	p := newProject(t, c, "contention")
@@ -477,6 +479,7 @@ func TestRunnerContentionOneWinner(t *testing.T) {
 // Which runner may take which job: tags, run_untagged, shared runners and
 // the project's switch, project runners, paused runners.
 func TestRunnerMatching(t *testing.T) {
+	t.Parallel() // mostly waiting on runners and timers
 	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerPollTimeout = 300 * time.Millisecond }))
 	c := s.Client
 	shared := sharedToken(t, s)

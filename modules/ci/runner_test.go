@@ -22,6 +22,7 @@ import (
 // A shared runner registered with the instance's token takes a job with
 // run-single and runs its script with the shell executor.
 func TestRunnerRunSingle(t *testing.T) {
+	t.Parallel() // mostly waiting on runners and timers
 	gitlabRunner(t)
 	s := startRunners(t)
 	c := s.Client
@@ -51,6 +52,7 @@ func TestRunnerRunSingle(t *testing.T) {
 // uploaded by one job and downloaded by the next, the live trace, a cancel
 // that stops the script, and a retry.
 func TestRunnerPipelineEndToEnd(t *testing.T) {
+	t.Parallel() // mostly waiting on runners and timers
 	bin := gitlabRunner(t)
 	s := startRunners(t)
 	c := s.Client
@@ -216,6 +218,7 @@ long:
 // Three runners poll at once for a pipeline of 30 quick jobs: each job
 // runs exactly once.
 func TestRunnersThirtyJobsRunOnce(t *testing.T) {
+	t.Parallel() // mostly waiting on runners and timers
 	gitlabRunner(t)
 	s := startRunners(t)
 	c := s.Client
@@ -285,6 +288,7 @@ func TestRunnersThirtyJobsRunOnce(t *testing.T) {
 // job fails as stuck (runner_system_failure) once it has been silent past
 // the timeout.
 func TestRunnerKilledJobFailsAsStuck(t *testing.T) {
+	t.Parallel() // mostly waiting on runners and timers
 	gitlabRunner(t)
 	const silence = 2 * time.Second
 	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerSilenceTimeout = silence }))
@@ -319,6 +323,7 @@ func TestRunnerKilledJobFailsAsStuck(t *testing.T) {
 // job goes to the shell executor plugin, a job tagged for the runner to
 // the runner.
 func TestRunnersBesideExecutors(t *testing.T) {
+	t.Parallel() // mostly waiting on runners and timers
 	gitlabRunner(t)
 	s := startWith(t, runnerConfig(nil))
 	c := s.Client
