@@ -448,7 +448,8 @@ test:
 // 204 at the end of their wait.
 func TestRunnerContentionOneWinner(t *testing.T) {
 	t.Parallel() // mostly waiting on runners and timers
-	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerPollTimeout = 2 * time.Second }))
+	// Long enough for the pipeline to be made while all ten wait.
+	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerPollTimeout = 5 * time.Second }))
 	c := s.Client
 	p := newProject(t, c, "contention")
 	shared := sharedToken(t, s)

@@ -290,7 +290,7 @@ func TestRunnersThirtyJobsRunOnce(t *testing.T) {
 func TestRunnerKilledJobFailsAsStuck(t *testing.T) {
 	t.Parallel() // mostly waiting on runners and timers
 	gitlabRunner(t)
-	const silence = 2 * time.Second
+	const silence = 3 * time.Second
 	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerSilenceTimeout = silence }))
 	c := s.Client
 	p := newProject(t, c, "killed")
