@@ -213,6 +213,16 @@ long:
 	if got := trace(t, c, p.ID, retried.ID); !strings.Contains(got, "stopped-by-file") {
 		t.Fatalf("retry trace:\n%s", got)
 	}
+
+	// gitlab-runner unregister removes it.
+	unregister := exec.Command(bin, "unregister", "--all-runners", "--config", config)
+	unregister.Env = runnerEnv()
+	if out, err := unregister.CombinedOutput(); err != nil || !strings.Contains(string(out), "Unregistering runner from GitLab succeeded") {
+		t.Fatalf("unregister: %v\n%s", err, out)
+	}
+	if list, _, err := c.Runners.ListAllRunners(nil); err != nil || len(list) != 0 {
+		t.Fatalf("runners after unregister: %v %+v", err, list)
+	}
 }
 
 // Three runners poll at once for a pipeline of 30 quick jobs: each job
