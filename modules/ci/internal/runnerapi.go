@@ -286,25 +286,35 @@ func (s *Service) handleRequestJob(w http.ResponseWriter, r *http.Request) {
 		}
 		nudge = false
 		var got *startedJob
+		received, expired := false, false
 		select {
 		case got = <-wt.ch:
+			received = true
 		case <-timer.C:
+			expired = true
 		case <-q.draining:
+			expired = true
 		case <-ctx.Done():
 		}
-		if got == nil && q.remove(wt) {
-			if ctx.Err() != nil {
+		if !received {
+			if q.remove(wt) {
+				if ctx.Err() == nil {
+					noJob()
+				}
 				return
 			}
-			noJob()
-			return
-		}
-		if got == nil {
 			got = <-wt.ch // taken meanwhile: its outcome is on its way
 		}
 		if got == nil {
 			// The assignment did not hold (the job went meanwhile): wait
-			// again for the time left.
+			// again for the time left, if any.
+			if ctx.Err() != nil {
+				return
+			}
+			if expired {
+				noJob()
+				return
+			}
 			select {
 			case <-timer.C:
 				noJob()
@@ -314,6 +324,13 @@ func (s *Service) handleRequestJob(w http.ResponseWriter, r *http.Request) {
 				return
 			default:
 			}
+			// The runner as it is now: removed or paused, it waits no more.
+			cur, err := s.loadRunner(ctx, runner.ID)
+			if err != nil || !cur.Active {
+				noJob()
+				return
+			}
+			runner = cur
 			continue
 		}
 		if ctx.Err() != nil {
