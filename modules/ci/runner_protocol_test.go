@@ -673,3 +673,45 @@ func TestRunnersTokenCommandAndSetting(t *testing.T) {
 	}
 	registerRunner(t, s2, fixed, nil)
 }
+
+// A runner removed while its request waits is offered a job by the queue
+// (it waited as it was), the assignment does not hold, and its request
+// ends with 204 at once; the job stays pending for the others.
+func TestRunnerRemovedWhileWaiting(t *testing.T) {
+	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerPollTimeout = 30 * time.Second }))
+	c := s.Client
+	p := newProject(t, c, "removed")
+	r := registerRunner(t, s, sharedToken(t, s), nil)
+	done := make(chan int, 1)
+	go func() {
+		code, _, _ := requestJob(t, s, r.Token, "")
+		done <- code
+	}()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		code, _, raw := rawJSON(t, http.MethodGet, s.URL+"/api/v4/runners/"+itoa(r.ID), nil, "PRIVATE-TOKEN", s.RootToken)
+		if code == 200 && !strings.Contains(string(raw), `"contacted_at":null`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the request never arrived")
+		}
+	}
+	if _, err := c.Runners.RemoveRunner(r.ID); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
+	select {
+	case code := <-done:
+		if code != 204 {
+			t.Fatalf("the removed runner's request got %d", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the removed runner's request is still waiting")
+	}
+	t.Logf("answered %v after the job was made", time.Since(began).Round(time.Millisecond))
+	pl := waitPipeline(t, c, p.ID, commit.ID, "pending")
+	if j := jobsByName(t, c, p.ID, pl.ID)["one"]; j.Status != "pending" || j.Runner.ID != 0 {
+		t.Fatalf("job %s on %+v", j.Status, j.Runner)
+	}
+}
