@@ -17,8 +17,8 @@ type Config struct {
 
 	// RunnersRegistrationToken fixes the instance's shared runners
 	// registration token; empty, one is made and kept in the store (the
-	// admin command ci-runners-token prints it).
-	RunnersRegistrationToken string `yaml:"runners_registration_token" env:"FENNEC_CI_RUNNERS_REGISTRATION_TOKEN" help:"the shared runners registration token (empty: generated, printed by 'fennec ci-runners-token')"`
+	// admin command `fennec ci runners-token` prints it).
+	RunnersRegistrationToken string `yaml:"runners_registration_token" env:"FENNEC_CI_RUNNERS_REGISTRATION_TOKEN" help:"the shared runners registration token (empty: generated, printed by 'fennec ci runners-token')"`
 	// RunnerPollTimeout is how long a runner's POST /jobs/request waits
 	// for a job before it answers 204 (long polling; under the runner's
 	// own request timeout).

@@ -346,7 +346,7 @@ func (s *Service) deleteRunner(ctx context.Context, id uint64) error {
 
 // RunnerCommandSpecs declare the module's admin commands.
 var RunnerCommandSpecs = []fennec.AdminCommandSpec{
-	{Name: "ci-runners-token", Args: "[--reset]", Flags: []fennec.AdminFlag{{Name: "reset", Usage: "make a new token (the old one stops registering runners)"}},
+	{Name: "ci-runners-token", Flags: []fennec.AdminFlag{{Name: "reset", Usage: "make a new token (the old one stops registering runners)"}},
 		Summary: "print the instance's shared runners registration token (gitlab-runner register --registration-token)"},
 }
 

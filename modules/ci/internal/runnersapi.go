@@ -534,7 +534,7 @@ type registrationTokenOutput struct {
 
 // resetRegistrationTokenOp makes a new shared registration token and
 // shows it (GitLab's admin endpoint of later versions; the admin command
-// ci-runners-token prints the current one).
+// `fennec ci runners-token` prints the current one).
 func (s *Service) resetRegistrationTokenOp(ctx context.Context, _ *struct{}) (*registrationTokenOutput, error) {
 	token, err := s.resetRegistrationToken(ctx, true)
 	if err != nil {
