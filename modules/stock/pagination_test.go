@@ -72,6 +72,12 @@ func TestHugePagesOnEveryList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A runner's job list needs a runner (registered with the project's token).
+	runner, _, err := root.Runners.RegisterNewRunner(&gitlab.RegisterNewRunnerOptions{Token: gitlab.Ptr(project.RunnersToken),
+		Description: gitlab.Ptr("paged runner")})
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The push makes a pipeline (through the outbox): pipeline paths need it.
 	var pipelineID int64
 	for deadline := time.Now().Add(10 * time.Second); pipelineID == 0; time.Sleep(20 * time.Millisecond) {
@@ -122,6 +128,8 @@ func TestHugePagesOnEveryList(t *testing.T) {
 				return strconv.FormatInt(systemHook.ID, 10)
 			case p == "{hook_id}":
 				return strconv.FormatInt(projectHook.ID, 10)
+			case strings.HasPrefix(path, "/api/v4/runners/"):
+				return strconv.FormatInt(runner.ID, 10)
 			case p == "{merge_request_iid}":
 				return strconv.FormatInt(mr.IID, 10)
 			case p == "{user_id}", strings.HasPrefix(path, "/api/v4/users/"):
