@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -154,7 +155,10 @@ func TestRunnerRegistration(t *testing.T) {
 			`{"message":{"tags_list":["can not be empty when runner is not allowed to pick untagged jobs"]}}`},
 		{"huge description", map[string]any{"token": shared, "description": strings.Repeat("d", 5000)}, 400,
 			`{"message":{"description":["is too long (maximum is 1024 characters)"]}}`},
-		{"hostile tag", map[string]any{"token": shared, "tag_list": []string{"a\x00b"}}, 400, ""},
+		{"hostile tag", map[string]any{"token": shared, "tag_list": []string{"a\x00b"}}, 400,
+			`{"message":{"tags_list":["tag \"a\\x00b\" is invalid"]}}`},
+		{"too many tags", map[string]any{"token": shared, "tag_list": manyTags(101)}, 400,
+			`{"message":{"tags_list":["at most 100 tags"]}}`},
 		{"tags of the wrong type", map[string]any{"token": shared, "tag_list": 7}, 400, ""},
 	} {
 		code, _, raw := rawJSON(t, http.MethodPost, url, tc.body)
@@ -714,4 +718,13 @@ func TestRunnerRemovedWhileWaiting(t *testing.T) {
 	if j := jobsByName(t, c, p.ID, pl.ID)["one"]; j.Status != "pending" || j.Runner.ID != 0 {
 		t.Fatalf("job %s on %+v", j.Status, j.Runner)
 	}
+}
+
+// manyTags is n distinct runner tags.
+func manyTags(n int) []string {
+	tags := make([]string, n)
+	for i := range tags {
+		tags[i] = "t" + strconv.Itoa(i)
+	}
+	return tags
 }

@@ -168,13 +168,14 @@ func (s *Service) handleRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	runner, token, err := s.register(r.Context(), registration{Token: in.Token, Description: in.Description, Tags: in.TagList,
 		RunUntagged: in.RunUntagged.v, Locked: in.Locked.v, Active: in.Active.v, Info: in.Info})
+	var badTags *invalidTagsError
 	switch {
 	case errors.Is(err, errRunnerForbidden):
 		writeErr(w, forbidden())
 	case errors.Is(err, errRunnerTagsNeeded):
 		writeErr(w, api.Validation(map[string][]string{"tags_list": {"can not be empty when runner is not allowed to pick untagged jobs"}}))
-	case err != nil && strings.HasPrefix(err.Error(), "tag") || err != nil && strings.HasPrefix(err.Error(), "at most"):
-		writeErr(w, api.Validation(map[string][]string{"tags_list": {err.Error()}}))
+	case errors.As(err, &badTags):
+		writeErr(w, api.Validation(map[string][]string{"tags_list": {badTags.reason}}))
 	case err != nil:
 		s.internalError(w, "registering a runner", err)
 	default:

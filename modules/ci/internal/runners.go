@@ -182,7 +182,14 @@ const (
 	maxRunnerInfoField   = 255
 )
 
-// normalizeTags trims, drops empty and repeated tags, and checks bounds.
+// invalidTagsError is a tag list normalizeTags refuses; its message is the
+// field error shown on tags_list.
+type invalidTagsError struct{ reason string }
+
+func (e *invalidTagsError) Error() string { return e.reason }
+
+// normalizeTags trims, drops empty and repeated tags, and checks bounds; a
+// refusal is an *invalidTagsError.
 func normalizeTags(in []string) ([]string, error) {
 	out := []string{}
 	for _, t := range in {
@@ -191,12 +198,12 @@ func normalizeTags(in []string) ([]string, error) {
 			continue
 		}
 		if len(t) > maxRunnerTag || strings.ContainsAny(t, "\x00\n\r,") {
-			return nil, fmt.Errorf("tag %.20q is invalid", t)
+			return nil, &invalidTagsError{fmt.Sprintf("tag %.20q is invalid", t)}
 		}
 		out = append(out, t)
 	}
 	if len(out) > maxRunnerTags {
-		return nil, fmt.Errorf("at most %d tags", maxRunnerTags)
+		return nil, &invalidTagsError{fmt.Sprintf("at most %d tags", maxRunnerTags)}
 	}
 	return out, nil
 }
