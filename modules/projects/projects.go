@@ -180,6 +180,25 @@ type SSHEndpoint interface {
 	SetSSHEndpoint(host string, port int)
 }
 
+// OpenIssuesCounter gives a project's number of open issues (opened or
+// reopened, confidential ones included) for its open_issues_count. The
+// module owning issues registers one with ProvideOpenIssuesCounter; without
+// one every count is 0. It must read a stored counter, not walk issues (a
+// page of projects asks once per project), and join the transaction ctx
+// carries, if any.
+type OpenIssuesCounter = internal.OpenIssuesCounter
+
+// OpenIssuesCountersGroup is the fx value group of the registered counters.
+const OpenIssuesCountersGroup = "fennec.projects.open_issues_counters"
+
+// ProvideOpenIssuesCounter registers a module's OpenIssuesCounter; ctor is
+// a constructor of one whose parameters fx fills. The counter is taken
+// while the app is assembled, so ctor may depend on what depends on this
+// module (Access).
+func ProvideOpenIssuesCounter(ctor any) fx.Option {
+	return fx.Provide(fx.Annotate(ctor, fx.ResultTags(`group:"`+OpenIssuesCountersGroup+`"`)))
+}
+
 // Module is the projects module for fennec.WithModules.
 func Module() fennec.Module {
 	return fennec.NewModule("projects",
@@ -196,5 +215,6 @@ func Module() fennec.Module {
 		fennec.ProvideSubscribers(internal.CleanupSubscribers),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideBackupParticipants(internal.BackupParticipants, internal.BackupSpec),
+		fx.Invoke(fx.Annotate((*internal.Service).SetOpenIssuesCounters, fx.ParamTags("", `group:"`+OpenIssuesCountersGroup+`"`))),
 	)
 }

@@ -38,6 +38,8 @@ type Service struct {
 	// ssh is where git over SSH is served (SetSSHEndpoint), for
 	// ssh_url_to_repo; nil until the repository module's server says.
 	ssh atomic.Pointer[sshEndpoint]
+	// issues counts open issues for open_issues_count (issuecounts.go).
+	issues issueCounter
 }
 
 // NewService builds the service.

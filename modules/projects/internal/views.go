@@ -183,7 +183,7 @@ func (s *Service) view(ctx context.Context, p *Project, ni nsInfo, l *levels, ad
 		Name: p.Name, NameWithNamespace: ni.name + " / " + p.Name, Path: p.Path, PathWithNamespace: ni.path + "/" + p.Path,
 		CreatedAt: api.NewTime(p.CreatedAt), LastActivityAt: api.NewTime(p.LastActivityAt), CreatorID: p.CreatorID,
 		Namespace: NamespaceView{ID: ni.ns.ID, Name: ni.name, Path: ni.path, Kind: ni.ns.Kind, FullPath: ni.path},
-		Archived:  p.Archived, ForksCount: p.ForksCount, StarCount: p.StarCount,
+		Archived:  p.Archived, ForksCount: p.ForksCount, StarCount: p.StarCount, OpenIssuesCount: s.openIssuesCount(ctx, p),
 		SharedWithGroups: []ShareView{}, ImportStatus: ImportNone, Features: p.Features,
 	}
 	switch {
