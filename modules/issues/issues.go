@@ -93,6 +93,7 @@ func Module() fennec.Module {
 			func(s *internal.Service) Labels { return s },
 			func(s *internal.Service) Milestones { return s },
 			func(s *internal.Service) Closer { return s }),
+		projects.ProvideOpenIssuesCounter(func(s *internal.Service) projects.OpenIssuesCounter { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		notes.ProvideKinds(internal.NoteKinds),

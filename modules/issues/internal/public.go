@@ -80,3 +80,19 @@ func (s *Service) ByTitle(ctx context.Context, projectID int64, title string) (M
 	})
 	return out, err
 }
+
+// OpenIssuesCount implements projects.OpenIssuesCounter: the project's
+// open (opened or reopened) issues, confidential ones included, read from
+// the per-project counter every create, update, close, reopen and delete
+// keeps in its own transaction (store.go), so it is one key read.
+func (s *Service) OpenIssuesCount(ctx context.Context, projectID int64) (int, error) {
+	if projectID <= 0 {
+		return 0, nil
+	}
+	var n int
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		n = getCount(tx, uint64(projectID), countOpen)
+		return nil
+	})
+	return n, err
+}

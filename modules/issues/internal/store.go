@@ -162,7 +162,34 @@ func Tables() []interface{ Buckets() []string } {
 
 // Migrations lists the module's schema migrations, oldest first.
 func Migrations() []store.Migration {
-	return []store.Migration{{Module: "issues", Version: 1, Name: "tables", Up: func(*store.Tx) error { return nil }}}
+	return []store.Migration{
+		{Module: "issues", Version: 1, Name: "tables", Up: func(*store.Tx) error { return nil }},
+		{Module: "issues", Version: 2, Name: "recount open, closed and confidential issues", Up: recount},
+	}
+}
+
+// recount rebuilds the per-project counts from the issues themselves. The
+// counts were kept since the first version, but open_issues_count of every
+// project (projects.OpenIssuesCounter) now shows them, so a store upgraded
+// to it starts from counts that agree with its issues whatever happened
+// before. One walk over the issues, once.
+func recount(tx *store.Tx) error {
+	b := tx.Bucket(counts)
+	var stale [][]byte
+	if err := b.ForEach(func(k, _ []byte) error {
+		stale = append(stale, append([]byte(nil), k...))
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, k := range stale {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return issues.Scan(tx, false, 0, func(i *Issue) (bool, error) {
+		return true, countIssue(tx, i, 1)
+	})
 }
 
 func flagsOf(i *Issue) byte {
