@@ -1,0 +1,75 @@
+package internal
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// Migration 2 rebuilds the per-project counts from the stored issues:
+// counts that drifted (or were never written) come out right, twice in a
+// row, and OpenIssuesCount reads them.
+func TestRecountMigration(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "fennec.db"), store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	var names []string
+	for _, tb := range Tables() {
+		names = append(names, tb.Buckets()...)
+	}
+	if err := db.EnsureBuckets(names); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	at := time.Date(2017, 5, 24, 10, 0, 0, 0, time.UTC)
+	stored := []*Issue{
+		{ProjectID: 1, IID: 1, State: StateOpened},
+		{ProjectID: 1, IID: 2, State: StateReopened, Confidential: true},
+		{ProjectID: 1, IID: 3, State: StateClosed},
+		{ProjectID: 2, IID: 1, State: StateClosed, Confidential: true},
+		{ProjectID: 3, IID: 1, State: StateOpened},
+	}
+	update := func(fn func(tx *store.Tx) error) {
+		t.Helper()
+		if err := db.Update(ctx, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update(func(tx *store.Tx) error {
+		for _, i := range stored {
+			i.Title, i.CreatedAt, i.UpdatedAt = "t", at, at
+			if err := issues.Insert(tx, i); err != nil { // rows only: no counts
+				return err
+			}
+		}
+		// Drifted counts: wrong numbers, and a project with no issue left.
+		if err := addCount(tx, 1, countOpen, 7); err != nil {
+			return err
+		}
+		return addCount(tx, 9, countOpen, 4)
+	})
+	s := &Service{db: db}
+	for run := range 2 {
+		update(func(tx *store.Tx) error { return Migrations()[1].Up(tx) })
+		want := map[uint64][3]int{1: {2, 1, 1}, 2: {0, 1, 1}, 3: {1, 0, 0}, 9: {0, 0, 0}}
+		_ = db.View(ctx, func(tx *store.Tx) error {
+			for pid, w := range want {
+				got := [3]int{getCount(tx, pid, countOpen), getCount(tx, pid, countClosed), getCount(tx, pid, countConfidential)}
+				if got != w {
+					t.Errorf("run %d, project %d: open/closed/confidential %v, want %v", run, pid, got, w)
+				}
+			}
+			return nil
+		})
+		for pid, w := range map[int64]int{1: 2, 2: 0, 3: 1, 9: 0, 0: 0, -1: 0} {
+			if n, err := s.OpenIssuesCount(ctx, pid); err != nil || n != w {
+				t.Errorf("run %d: OpenIssuesCount(%d) = %d, %v; want %d", run, pid, n, err, w)
+			}
+		}
+	}
+}
