@@ -4,7 +4,9 @@
 // project P", by :id or project id, for a request's caller or for
 // background work (auth.System, auth.ForUser). SSHEndpoint is where the
 // module serving git over SSH says where it is reached, for the
-// ssh_url_to_repo the module renders.
+// ssh_url_to_repo the module renders. open_issues_count comes from the
+// OpenIssuesCounter the module owning issues registers
+// (ProvideOpenIssuesCounter), so this module never imports it.
 //
 // Its public packages are the contracts other modules build on: event (the
 // ProjectEvent and MemberEvent it publishes) and feed (the activity feed
