@@ -82,7 +82,7 @@ func (s *Storage) Open(ctx context.Context, projectID int64) (*git.Repository, e
 	}
 	// go-git's storage for objects and config, Fennec's for refs (see
 	// refStorage: writes that readers never see half-done).
-	fsys := filesystem.NewStorage(osfs.New(path), cache.NewObjectLRUDefault())
+	fsys := filesystem.NewStorage(listingFS{osfs.New(path)}, cache.NewObjectLRUDefault())
 	return git.Open(&refStorage{Storage: fsys, root: path, mu: s.refLock(projectID), barrier: &s.refWrites, noSync: s.noSync}, nil)
 }
 
