@@ -2,9 +2,11 @@ package internal
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -101,5 +103,37 @@ func TestReadDirSkipsVanishedEntries(t *testing.T) {
 	}
 	if _, err := readDirSkippingVanished(filepath.Join(dir, "none"), nil); !os.IsNotExist(err) {
 		t.Fatalf("a missing directory: %v, want not exist", err)
+	}
+}
+
+// TestCommitOfTellsMissingFromUnreadable: a commit that is not there is
+// ErrCommitNotFound (a 404); one that is there but cannot be read is
+// another error (a logged 500), never taken for a missing commit.
+func TestCommitOfTellsMissingFromUnreadable(t *testing.T) {
+	w := newRefWorld(t)
+	if _, err := commitOf(w.repo, w.a.String()); err != nil {
+		t.Fatalf("commit a: %v", err)
+	}
+	if _, err := commitOf(w.repo, strings.Repeat("1", 40)); !errors.Is(err, ErrCommitNotFound) {
+		t.Fatalf("a missing commit: %v, want ErrCommitNotFound", err)
+	}
+	if _, err := commitOf(w.repo, "not-a-sha"); !errors.Is(err, ErrCommitNotFound) {
+		t.Fatalf("not a sha: %v, want ErrCommitNotFound", err)
+	}
+	hex := w.b.String()
+	loose := filepath.Join(w.dir, "objects", hex[:2], hex[2:])
+	if err := os.Chmod(loose, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(loose, []byte("not zlib at all"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	repo, err := w.st.Open(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = commitOf(repo, hex)
+	if err == nil || errors.Is(err, ErrCommitNotFound) {
+		t.Fatalf("a corrupt commit: %v, want a read error", err)
 	}
 }

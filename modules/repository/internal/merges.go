@@ -85,13 +85,20 @@ func (m *Merges) BranchHead(ctx context.Context, projectID int64, branch string)
 	return r.Hash().String(), nil
 }
 
+// commitOf reads commit sha: ErrCommitNotFound when it is no commit of
+// the repository; any other failure (an unreadable pack, a corrupt object)
+// is returned as it is, so it is answered 500 and logged rather than
+// taken for a missing commit.
 func commitOf(repo *git.Repository, sha string) (*object.Commit, error) {
 	if !plumbing.IsHash(sha) {
 		return nil, ErrCommitNotFound
 	}
 	c, err := repo.CommitObject(plumbing.NewHash(sha))
-	if err != nil {
+	switch {
+	case errors.Is(err, plumbing.ErrObjectNotFound):
 		return nil, ErrCommitNotFound
+	case err != nil:
+		return nil, fmt.Errorf("repository: read commit %s: %w", sha, err)
 	}
 	return c, nil
 }
@@ -261,7 +268,13 @@ func (m *Merges) Commits(ctx context.Context, projectID int64, base, head string
 		return nil, err
 	}
 	excluded := map[plumbing.Hash]bool{}
-	if b, err := commitOf(repo, base); err == nil {
+	// Without a base (none given, or not in the repository) the whole
+	// history of head is listed.
+	b, err := commitOf(repo, base)
+	if err != nil && !errors.Is(err, ErrCommitNotFound) {
+		return nil, err
+	}
+	if err == nil {
 		bases, err := b.MergeBase(h)
 		if err != nil {
 			return nil, err
@@ -297,7 +310,12 @@ func (m *Merges) Diffs(ctx context.Context, projectID int64, base, head string) 
 		return nil, err
 	}
 	var baseTree *object.Tree
-	if b, err := commitOf(repo, base); err == nil {
+	// Without a base every file of head is new.
+	b, err := commitOf(repo, base)
+	if err != nil && !errors.Is(err, ErrCommitNotFound) {
+		return nil, err
+	}
+	if err == nil {
 		bases, err := b.MergeBase(h)
 		if err != nil {
 			return nil, err
@@ -357,8 +375,11 @@ func (m *Merges) importObjects(ctx context.Context, to, from int64, sha string) 
 		}
 		seen[h] = true
 		obj, err := src.Storer.EncodedObject(plumbing.AnyObject, h)
-		if err != nil {
+		switch {
+		case errors.Is(err, plumbing.ErrObjectNotFound):
 			return ErrCommitNotFound
+		case err != nil:
+			return fmt.Errorf("repository: read object %s of project %d: %w", h, from, err)
 		}
 		switch obj.Type() {
 		case plumbing.CommitObject:
