@@ -299,3 +299,47 @@ func TestPipelineAndJobHookPayloads(t *testing.T) {
 		}
 	}
 }
+
+// A job a GitLab Runner ran names that runner in the Pipeline Hook's
+// builds (id, description, active, is_shared), as 9.x's did; the runner
+// here speaks the runner API over raw HTTP.
+func TestPipelineHookNamesTheRunner(t *testing.T) {
+	e := start(t, true)
+	alice := e.CreateUser(t, "alice")
+	p := newProject(t, alice.Client, "ran")
+	rcv := newReceiver(t)
+	h := addHook(t, alice.Client, p.ID, rcv.URL+"/ci", "")
+	if _, _, err := alice.Client.Projects.EditProjectHook(p.ID, h.ID, &gitlab.EditProjectHookOptions{URL: gitlab.Ptr(rcv.URL + "/ci"),
+		PushEvents: gitlab.Ptr(false), PipelineEvents: gitlab.Ptr(true)}); err != nil {
+		t.Fatal(err)
+	}
+	st, raw := e.call(t, "", "POST", "/runners", map[string]any{"token": p.RunnersToken, "description": "hook runner"})
+	if st != 201 {
+		t.Fatalf("register: %d %s", st, raw)
+	}
+	reg := obj(t, raw)
+	commitFile(t, alice.Client, p.ID, "master", ".gitlab-ci.yml", "build:\n  script: [\"true\"]\n")
+	st, raw = e.call(t, "", "POST", "/jobs/request", map[string]any{"token": reg["token"]})
+	if st != 201 {
+		t.Fatalf("job request: %d %s", st, raw)
+	}
+	job := obj(t, raw)
+	jobID := int64(job["id"].(float64))
+	if st, raw = e.call(t, "", "PUT", "/jobs/"+itoa(jobID), map[string]any{"token": job["token"], "state": "success"}); st != 200 {
+		t.Fatalf("job update: %d %s", st, raw)
+	}
+	var builds []any
+	for n := 1; builds == nil; n++ {
+		got := rcv.waitFor(t, "/ci", n)
+		if b := got[n-1].Body; b["object_kind"] == "pipeline" && b["object_attributes"].(map[string]any)["status"] == "success" {
+			builds = b["builds"].([]any)
+		}
+	}
+	if len(builds) != 1 {
+		t.Fatalf("builds = %v", builds)
+	}
+	want := map[string]any{"id": reg["id"], "description": "hook runner", "active": true, "is_shared": false}
+	if got := builds[0].(map[string]any)["runner"]; !equal(got, want) {
+		t.Errorf("builds[0].runner = %v, want %v", got, want)
+	}
+}

@@ -30,6 +30,17 @@ type JobEvent struct {
 	SHA          string     `json:"sha"`
 	BeforeSHA    string     `json:"before_sha"`
 	UserID       int64      `json:"user_id"`
+	// Runner is the GitLab Runner the job was handed to, as it was then;
+	// nil for a job on an executor plugin or not yet assigned.
+	Runner *JobRunner `json:"runner,omitempty"`
+}
+
+// JobRunner is a runner as hook payloads show it.
+type JobRunner struct {
+	ID          int64  `json:"id"`
+	Description string `json:"description"`
+	Active      bool   `json:"active"`
+	IsShared    bool   `json:"is_shared"`
 }
 
 // EventTopic implements events.Event; the topic is persisted, never rename it.

@@ -1,6 +1,7 @@
 package internal
 
 import (
+	"errors"
 	"strconv"
 
 	"github.com/fennec-forge/fennec/core/store"
@@ -30,6 +31,14 @@ func (s *Service) publishJob(tx *store.Tx, j *Job, p *Pipeline) error {
 	if j.StartedAt != nil && j.FinishedAt != nil {
 		d := j.FinishedAt.Sub(*j.StartedAt).Seconds()
 		ev.Duration = &d
+	}
+	if j.RunnerID != 0 {
+		// A runner removed since keeps its id out of the event: hooks show null.
+		if r, err := runners.Get(tx, j.RunnerID); err == nil {
+			ev.Runner = &event.JobRunner{ID: int64(r.ID), Description: r.Description, Active: r.Active, IsShared: r.IsShared}
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
 	}
 	return s.bus.Publish(tx, ev)
 }

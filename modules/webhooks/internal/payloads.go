@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/fennec-forge/fennec/core/auth"
+	cievent "github.com/fennec-forge/fennec/modules/ci/event"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
@@ -417,7 +418,7 @@ func (s *Service) pipelineBody(ctx context.Context, pl pipelineFact, jobs []jobF
 		builds = append(builds, map[string]any{
 			"id": j.JobID, "stage": j.Stage, "name": j.Name, "status": j.Status,
 			"created_at": rubyTime(j.CreatedAt), "started_at": rubyTimePtr(j.StartedAt), "finished_at": rubyTimePtr(j.FinishedAt),
-			"when": "on_success", "manual": j.Status == "manual", "user": s.hookUser(ctx, j.UserID), "runner": nil,
+			"when": "on_success", "manual": j.Status == "manual", "user": s.hookUser(ctx, j.UserID), "runner": runnerData(j.Runner),
 			"artifacts_file": map[string]any{"filename": nil, "size": nil},
 		})
 	}
@@ -442,4 +443,14 @@ func (s *Service) pipelineBody(ctx context.Context, pl pipelineFact, jobs []jobF
 		},
 		"user": s.hookUser(ctx, pl.UserID), "project": p.hookAttrs(), "commit": commit, "builds": builds,
 	}, nil
+}
+
+// runnerData is a build's runner in a Pipeline Hook: its id, description,
+// active and is_shared as the job's event recorded them, or null for a job
+// no runner took (an executor plugin's, or one not started).
+func runnerData(r *cievent.JobRunner) any {
+	if r == nil {
+		return nil
+	}
+	return map[string]any{"id": r.ID, "description": r.Description, "active": r.Active, "is_shared": r.IsShared}
 }
