@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sort"
@@ -26,8 +27,12 @@ func (db *DB) SchemaVersion(module string) (int, error) {
 	return v, err
 }
 
+// schemaKeyPrefix starts the meta bucket's key of a module's schema
+// version ("schema:" + module name).
+const schemaKeyPrefix = "schema:"
+
 func schemaVersion(tx *Tx, module string) int {
-	raw := tx.Bucket(metaBucket).Get([]byte("schema:" + module))
+	raw := tx.Bucket(metaBucket).Get([]byte(schemaKeyPrefix + module))
 	if len(raw) != 8 {
 		return 0
 	}
@@ -79,7 +84,7 @@ func (db *DB) Migrate(ctx context.Context, migrations []Migration) error {
 				if err := m.Up(tx); err != nil {
 					return err
 				}
-				return tx.Bucket(metaBucket).Put([]byte("schema:"+name), Key(uint64(m.Version)))
+				return tx.Bucket(metaBucket).Put([]byte(schemaKeyPrefix+name), Key(uint64(m.Version)))
 			})
 			if err != nil {
 				return fmt.Errorf("store: migration %s %d (%s): %w", name, m.Version, m.Name, err)
@@ -94,8 +99,8 @@ func (db *DB) Migrate(ctx context.Context, migrations []Migration) error {
 func SchemaVersions(tx *Tx) map[string]int {
 	out := map[string]int{}
 	c := tx.Bucket(metaBucket).Cursor()
-	prefix := []byte("schema:")
-	for k, v := c.Seek(prefix); k != nil && len(k) >= len(prefix) && string(k[:len(prefix)]) == string(prefix); k, v = c.Next() {
+	prefix := []byte(schemaKeyPrefix)
+	for k, v := c.Seek(prefix); bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		if len(v) == 8 {
 			out[string(k[len(prefix):])] = int(KeyID(v))
 		}
