@@ -109,6 +109,15 @@ type Access interface {
 // ImportURL gives the import_url as it was given, credentials included
 // (stored sealed; ProjectEvent.ImportURL carries it without them), "" when
 // the project has none or is gone.
+type RepositoryState interface {
+	SetDefaultBranch(ctx context.Context, projectID int64, branch string) error
+	SetImportStatus(ctx context.Context, projectID int64, status, message string) error
+	ImportURL(ctx context.Context, projectID int64) (string, error)
+	// ProjectIDs are the ids of every project, in the transaction ctx
+	// carries if any (a backup's capture, a start-up check).
+	ProjectIDs(ctx context.Context) ([]int64, error)
+}
+
 // GroupInfo is what other modules may know of a group.
 type GroupInfo = internal.GroupInfo
 
@@ -123,15 +132,6 @@ type Teams interface {
 	// namespace's owner, project members, members of its group and of the
 	// groups it is shared with), ascending. No access check.
 	ProjectTeam(ctx context.Context, projectID int64) (groupID int64, userIDs []int64, err error)
-}
-
-type RepositoryState interface {
-	SetDefaultBranch(ctx context.Context, projectID int64, branch string) error
-	SetImportStatus(ctx context.Context, projectID int64, status, message string) error
-	ImportURL(ctx context.Context, projectID int64) (string, error)
-	// ProjectIDs are the ids of every project, in the transaction ctx
-	// carries if any (a backup's capture, a start-up check).
-	ProjectIDs(ctx context.Context) ([]int64, error)
 }
 
 // RunnersTokens finds the project a runners_token belongs to, for the CI
