@@ -413,12 +413,22 @@ func (s *Service) pipelineBody(ctx context.Context, pl pipelineFact, jobs []jobF
 	if pl.Duration != nil {
 		duration = *pl.Duration
 	}
+	// A pipeline's jobs mostly share one user: each is read once.
+	users := map[int64]map[string]any{}
+	user := func(id int64) map[string]any {
+		u, ok := users[id]
+		if !ok {
+			u = s.hookUser(ctx, id)
+			users[id] = u
+		}
+		return u
+	}
 	builds := make([]map[string]any, 0, len(jobs))
 	for _, j := range jobs {
 		builds = append(builds, map[string]any{
 			"id": j.JobID, "stage": j.Stage, "name": j.Name, "status": j.Status,
 			"created_at": rubyTime(j.CreatedAt), "started_at": rubyTimePtr(j.StartedAt), "finished_at": rubyTimePtr(j.FinishedAt),
-			"when": "on_success", "manual": j.Status == "manual", "user": s.hookUser(ctx, j.UserID), "runner": runnerData(j.Runner),
+			"when": "on_success", "manual": j.Status == "manual", "user": user(j.UserID), "runner": runnerData(j.Runner),
 			"artifacts_file": map[string]any{"filename": nil, "size": nil},
 		})
 	}
@@ -441,7 +451,7 @@ func (s *Service) pipelineBody(ctx context.Context, pl pipelineFact, jobs []jobF
 			"status": pl.Status, "stages": stages, "created_at": rubyTime(pl.CreatedAt),
 			"finished_at": rubyTimePtr(pl.FinishedAt), "duration": duration,
 		},
-		"user": s.hookUser(ctx, pl.UserID), "project": p.hookAttrs(), "commit": commit, "builds": builds,
+		"user": user(pl.UserID), "project": p.hookAttrs(), "commit": commit, "builds": builds,
 	}, nil
 }
 
