@@ -272,14 +272,24 @@ func (s *Service) issueBody(ctx context.Context, userID int64, action string, is
 
 // --- merge requests ---
 
-func (s *Service) mergeRequestAttrs(ctx context.Context, mr mergeRequestFact) (map[string]any, error) {
-	src, err := s.projectData(ctx, mr.SourceProjectID)
-	if err != nil && !errors.Is(err, projects.ErrNotFound) {
-		return nil, err
+// mergeRequestAttrs is a merge request's object_attributes; known is a
+// project the caller has read already, used when it is the source or the
+// target (it mostly is both) instead of reading it again.
+func (s *Service) mergeRequestAttrs(ctx context.Context, mr mergeRequestFact, known projectData) (map[string]any, error) {
+	tgt := known
+	if tgt.info.ID != mr.TargetProjectID {
+		var err error
+		if tgt, err = s.projectData(ctx, mr.TargetProjectID); err != nil {
+			return nil, err
+		}
 	}
-	tgt, err := s.projectData(ctx, mr.TargetProjectID)
-	if err != nil {
-		return nil, err
+	src := tgt
+	if mr.SourceProjectID != mr.TargetProjectID {
+		var err error
+		src, err = s.projectData(ctx, mr.SourceProjectID)
+		if err != nil && !errors.Is(err, projects.ErrNotFound) {
+			return nil, err
+		}
 	}
 	var source any
 	if src.info.ID != 0 {
@@ -309,7 +319,7 @@ func (s *Service) mergeRequestBody(ctx context.Context, userID int64, action str
 	if err != nil {
 		return nil, err
 	}
-	attrs, err := s.mergeRequestAttrs(ctx, mr)
+	attrs, err := s.mergeRequestAttrs(ctx, mr, p)
 	if err != nil {
 		return nil, err
 	}
@@ -342,7 +352,7 @@ func (s *Service) noteBody(ctx context.Context, n noteFact, issue *issueFact, mr
 		body["issue"] = s.issueAttrs(ctx, *issue)
 	case mr != nil:
 		target = mr.URL
-		attrs, err := s.mergeRequestAttrs(ctx, *mr)
+		attrs, err := s.mergeRequestAttrs(ctx, *mr, p)
 		if err != nil {
 			return nil, err
 		}
