@@ -1,6 +1,10 @@
 package internal
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/fennec-forge/fennec/modules/notes/noteable"
+)
 
 // The module's domain errors; the root package re-exports them and the
 // routes map each to its GitLab answer once.
@@ -8,7 +12,7 @@ var (
 	// ErrIssueNotFound: no such issue in the project, or one the caller may
 	// not see (a confidential one); GitLab 9.x finds issues with find_by!,
 	// whose miss is answered "404 Not found".
-	ErrIssueNotFound = errors.New("issues: issue not found")
+	ErrIssueNotFound = noteable.NotFound("issues: issue not found")
 	// ErrLabelNotFound: answered "404 Label Not Found".
 	ErrLabelNotFound = errors.New("issues: label not found")
 	// ErrMilestoneNotFound: answered "404 Not found" (a find miss in 9.x).

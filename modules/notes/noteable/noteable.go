@@ -2,6 +2,7 @@ package noteable
 
 import (
 	"context"
+	"errors"
 
 	"github.com/fennec-forge/fennec/modules/projects"
 )
@@ -41,7 +42,9 @@ type Kind struct {
 	// Resolve finds the noteable of project p that ref names (an iid; a
 	// snippet's id) as the caller in ctx sees it. A missing or hidden one is
 	// the owning module's not-found error (mapped by that module to its 404,
-	// "404 Issue Not Found"); the project has already been resolved.
+	// "404 Issue Not Found"), made with NotFound so that modules that know
+	// no owner (notifications) recognise it; the project has already been
+	// resolved.
 	Resolve func(ctx context.Context, p projects.ProjectInfo, ref int64) (Noteable, error)
 	// CanComment returns nil when the caller in ctx may add a note to n
 	// (issues: anyone who may read the issue; merge requests: locked ones
@@ -51,3 +54,19 @@ type Kind struct {
 	// resource (the spec's snippet-note quirk); note is the Note resource.
 	NoteView func(ctx context.Context, n Noteable, note any) (any, error)
 }
+
+// ErrNotFound matches (errors.Is) every owner's not-found error of a
+// noteable: a module that reads noteables of every kind tells "gone" from a
+// failure without knowing the owning modules.
+var ErrNotFound = errors.New("noteable: not found")
+
+// NotFound is an owner's not-found error of its noteables: its message is
+// text, and errors.Is matches it as itself and as ErrNotFound.
+func NotFound(text string) error { return &notFound{text} }
+
+type notFound struct{ text string }
+
+func (e *notFound) Error() string { return e.text }
+
+// Is makes errors.Is(err, ErrNotFound) hold.
+func (e *notFound) Is(target error) bool { return target == ErrNotFound }

@@ -244,10 +244,9 @@ func (s *Service) noteNotice(ctx context.Context, ev noteevent.NoteEvent) (*noti
 }
 
 // isNotFound: the owning module's not-found error of a noteable
-// (ErrIssueNotFound, the merge requests' one), recognised by its text
-// since this module imports neither module's root.
+// (noteable.ErrNotFound matches every owner's), or a row gone from the store.
 func isNotFound(err error) bool {
-	return errors.Is(err, store.ErrNotFound) || strings.Contains(strings.ToLower(err.Error()), "not found")
+	return errors.Is(err, noteable.ErrNotFound) || errors.Is(err, store.ErrNotFound)
 }
 
 // pipelineNotice: a pipeline that failed or succeeded, for its author.

@@ -13,12 +13,13 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/notes"
+	noteables "github.com/fennec-forge/fennec/modules/notes/noteable"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
 // ErrSnippetNotFound: no such snippet, or one the caller may not see (the
 // two are never told apart); answered 404 Snippet Not Found.
-var ErrSnippetNotFound = errors.New("snippets: snippet not found")
+var ErrSnippetNotFound = noteables.NotFound("snippets: snippet not found")
 
 // Service is the snippets module.
 type Service struct {
