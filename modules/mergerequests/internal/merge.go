@@ -295,7 +295,7 @@ func (s *Service) merge(ctx context.Context, info projects.ProjectInfo, iid int6
 		texts := s.closingTexts(ctx, m)
 		if err := s.Closer.CloseReferenced(ctx, info.ID, uid, "merge_request:"+u64(m.ID), "merge request !"+u64(m.IID),
 			"merge request !"+u64(m.IID), texts...); err != nil {
-			s.log.Warn("closing the issues of a merge failed")
+			s.log.Warn("closing the issues of a merge failed", zap.Uint64("merge_request", m.ID), zap.Error(err))
 		}
 	}
 	if removeSource && !(m.SourceProjectID == uint64(info.ID) && m.SourceBranch == info.DefaultBranch) {
@@ -315,7 +315,10 @@ func (s *Service) removeSourceBranch(ctx context.Context, m *MR) {
 	if protected, err := s.Protection.IsProtected(ctx, src.ID, m.SourceBranch); err != nil || protected {
 		return
 	}
-	_ = s.Merges.DeleteBranch(ctx, src.ID, m.SourceBranch, m.SHA)
+	if err := s.Merges.DeleteBranch(ctx, src.ID, m.SourceBranch, m.SHA); err != nil {
+		s.log.Warn("the source branch of a merge could not be removed", zap.Uint64("merge_request", m.ID),
+			zap.String("branch", m.SourceBranch), zap.Error(err))
+	}
 }
 
 // checkIfUnchecked computes the merge status of an open merge request
