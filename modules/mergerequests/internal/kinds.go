@@ -42,12 +42,20 @@ func NoteKinds(s *Service) []notes.Kind {
 				return projects.ErrForbidden
 			}
 			locked := false
-			_ = s.DB.View(ctx, func(tx *store.Tx) error {
-				if m, err := mrs.Get(tx, uint64(n.ID)); err == nil {
-					locked = m.State == StateLocked
+			err := s.DB.View(ctx, func(tx *store.Tx) error {
+				m, err := mrs.Get(tx, uint64(n.ID))
+				if errors.Is(err, store.ErrNotFound) {
+					return nil
 				}
+				if err != nil {
+					return err
+				}
+				locked = m.State == StateLocked
 				return nil
 			})
+			if err != nil {
+				return err
+			}
 			if locked {
 				return projects.ErrForbidden
 			}
