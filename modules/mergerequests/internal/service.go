@@ -45,7 +45,8 @@ type Deps struct {
 	Closer     issues.Closer     `optional:"true"`
 }
 
-// services are the dependencies the service uses (Deps without fx.In).
+// services are the dependencies the service uses (Deps without fx.In;
+// the logger is the service's own, named).
 type services struct {
 	DB         *store.DB
 	Bus        *events.Bus
@@ -53,7 +54,6 @@ type services struct {
 	Users      identity.Users
 	Lookup     auth.UserLookup
 	API        *api.API
-	Log        *zap.Logger
 	Merges     repository.Merges
 	Protection repository.BranchProtection
 	Notes      notes.Service
@@ -72,7 +72,7 @@ type Service struct {
 
 // NewService builds the service.
 func NewService(d Deps) *Service {
-	deps := services{DB: d.DB, Bus: d.Bus, Access: d.Access, Users: d.Users, Lookup: d.Lookup, API: d.API, Log: d.Log,
+	deps := services{DB: d.DB, Bus: d.Bus, Access: d.Access, Users: d.Users, Lookup: d.Lookup, API: d.API,
 		Merges: d.Merges, Protection: d.Protection, Notes: d.Notes, Todos: d.Todos, Labels: d.Labels,
 		Milestones: d.Milestones, Closer: d.Closer}
 	return &Service{services: deps, log: d.Log.Named("mergerequests"),
