@@ -283,7 +283,7 @@ func (s *Service) serveToken(w http.ResponseWriter, r *http.Request) {
 
 // requestedScopes is the scope parameter checked against what the client
 // may ask for; def when the parameter is absent.
-func requestedScopes(p map[string]string, allowed, def []string) ([]string, error) {
+func requestedScopes(p map[string]string, allowed, def []string) ([]string, *oauthError) {
 	raw, ok := p["scope"]
 	if !ok || strings.TrimSpace(raw) == "" {
 		return def, nil
@@ -315,9 +315,9 @@ func (s *Service) passwordGrant(ctx context.Context, client clientAuth, p map[st
 	if client.app != nil {
 		allowed, def, appID = client.app.Scopes, client.app.Scopes, client.app.ID
 	}
-	scopes, err := requestedScopes(p, allowed, def)
-	if err != nil {
-		return nil, err
+	scopes, se := requestedScopes(p, allowed, def)
+	if se != nil {
+		return nil, se
 	}
 	u, err := s.passwords.AuthenticatePassword(ctx, login, password)
 	switch {
@@ -385,11 +385,7 @@ func (s *Service) codeGrant(ctx context.Context, client clientAuth, p map[string
 			refused = invalidGrant()
 			return nil
 		}
-		if _, err := s.user(tx.Context(), g.UserID); err != nil {
-			if errors.Is(err, auth.ErrUnauthorized) {
-				refused = invalidGrant()
-				return nil
-			}
+		if refused, err = s.userRefusal(tx.Context(), g.UserID); refused != nil || err != nil {
 			return err
 		}
 		g.UsedAt = &now
@@ -449,14 +445,32 @@ func revokeGrantTokens(tx *store.Tx, grantID uint64, now time.Time) error {
 		if err != nil {
 			return err
 		}
-		if t.RevokedAt == nil {
-			t.RevokedAt = &now
-			if err := tokens.Update(tx, t); err != nil {
-				return err
-			}
+		if err := revokeToken(tx, t, now); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// revokeToken revokes t (its access and refresh token) at now; a token
+// revoked already keeps its time.
+func revokeToken(tx *store.Tx, t *Token, now time.Time) error {
+	if t.RevokedAt != nil {
+		return nil
+	}
+	t.RevokedAt = &now
+	return tokens.Update(tx, t)
+}
+
+// userRefusal is invalid_grant when the user of a grant or token is gone
+// or blocked, so that no token is issued to them; any other failure of the
+// lookup is returned as it is.
+func (s *Service) userRefusal(ctx context.Context, id uint64) (*oauthError, error) {
+	_, err := s.user(ctx, id)
+	if errors.Is(err, auth.ErrUnauthorized) {
+		return invalidGrant(), nil
+	}
+	return nil, err
 }
 
 // refreshGrant trades a refresh token for a new pair; the old pair stops
@@ -469,7 +483,7 @@ func (s *Service) refreshGrant(ctx context.Context, client clientAuth, p map[str
 	}
 	now := s.now()
 	var out issued
-	var refused error
+	var refused *oauthError
 	err := s.updateTokens(ctx, func(tx *store.Tx) error {
 		refused = nil
 		old, err := tokens.GetBy(tx, "refresh", hashSecret(refresh))
@@ -491,20 +505,14 @@ func (s *Service) refreshGrant(ctx context.Context, client clientAuth, p map[str
 			refused = invalidGrant()
 			return nil
 		}
-		scopes, err := requestedScopes(p, old.Scopes, old.Scopes)
-		if err != nil {
-			refused = err
+		var scopes []string
+		if scopes, refused = requestedScopes(p, old.Scopes, old.Scopes); refused != nil {
 			return nil
 		}
-		if _, err := s.user(tx.Context(), old.UserID); err != nil {
-			if errors.Is(err, auth.ErrUnauthorized) {
-				refused = invalidGrant()
-				return nil
-			}
+		if refused, err = s.userRefusal(tx.Context(), old.UserID); refused != nil || err != nil {
 			return err
 		}
-		old.RevokedAt = &now
-		if err := tokens.Update(tx, old); err != nil {
+		if err := revokeToken(tx, old, now); err != nil {
 			return err
 		}
 		out = s.newToken(old.AppID, old.GrantID, old.UserID, scopes)
@@ -609,11 +617,7 @@ func (s *Service) serveRevoke(w http.ResponseWriter, r *http.Request) {
 				return nil
 			}
 		}
-		if t.RevokedAt != nil {
-			return nil
-		}
-		t.RevokedAt = &now
-		return tokens.Update(tx, t)
+		return revokeToken(tx, t, now)
 	})
 	switch {
 	case err != nil:

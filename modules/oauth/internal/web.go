@@ -98,8 +98,8 @@ func (s *Service) checkAuthRequest(r *http.Request, q url.Values) (*authRequest,
 		// clients only.
 		return ar, &redirectError{"unsupported_response_type", "The authorization server does not support this response type."}
 	}
-	scopes, err := requestedScopes(map[string]string{"scope": q.Get("scope")}, app.Scopes, app.Scopes)
-	if err != nil {
+	scopes, se := requestedScopes(map[string]string{"scope": q.Get("scope")}, app.Scopes, app.Scopes)
+	if se != nil {
 		return ar, &redirectError{"invalid_scope", "The requested scope is invalid, unknown, or malformed."}
 	}
 	ar.scopes = scopes
