@@ -164,6 +164,12 @@ type Hooks interface {
 // Found.
 var ErrHookNotFound = internal.ErrHookNotFound
 
+// HookURLProblem is the shape rule of hook URLs (absolute http or https
+// with a host, 2048 characters at most): the "url" field error's text in
+// GitLab's words, or "" when raw (trimmed) passes. The webhooks module
+// applies it to system hooks; project hooks add the local-address check.
+func HookURLProblem(raw string) string { return internal.HookURLProblem(raw) }
+
 // Import states of RepositoryState.SetImportStatus.
 const (
 	ImportStarted  = internal.ImportStarted

@@ -111,30 +111,40 @@ func (in *HookInput) apply(h *Hook, box *sealed.Box) {
 
 const maxHookURL = 2048
 
-// validateHookURL accepts absolute http and https URLs with a host, in
-// GitLab's words ("is blocked: ..."). A host that is literally a local,
-// private or metadata address is refused unless the administrator allows
-// local requests (later GitLabs' rule: a hook is a request the server makes
-// for whoever may edit the project); names are checked by the webhooks
-// module's dialer at each connection, which catches DNS rebinding too.
-func (s *Service) validateHookURL(raw string) ValidationError {
-	raw = strings.TrimSpace(raw)
-	bad := func(text string) ValidationError { return ValidationError{"url": {text}} }
+// HookURLProblem is the shape rule of a hook URL (a project's or a system
+// hook's), in GitLab's words ("is blocked: ..."): absolute http or https
+// with a host, at most 2048 characters. It returns the field error's text,
+// or "" for a URL that passes; raw is already trimmed.
+func HookURLProblem(raw string) string {
 	if utf8.RuneCountInString(raw) > maxHookURL {
-		return bad("is too long (maximum is 2048 characters)")
+		return "is too long (maximum is 2048 characters)"
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme == "" || u.Opaque != "" {
-		return bad("is blocked: URI is invalid")
+		return "is blocked: URI is invalid"
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return bad("is blocked: Only allowed schemes are http, https")
+		return "is blocked: Only allowed schemes are http, https"
 	}
 	if u.Hostname() == "" {
-		return bad("is blocked: URI is invalid")
+		return "is blocked: URI is invalid"
+	}
+	return ""
+}
+
+// validateHookURL is HookURLProblem for a project hook, whose host may
+// moreover not be literally a local, private or metadata address unless the
+// administrator allows local requests (later GitLabs' rule: a hook is a
+// request the server makes for whoever may edit the project); names are
+// checked by the webhooks module's dialer at each connection, which catches
+// DNS rebinding too.
+func (s *Service) validateHookURL(raw string) ValidationError {
+	raw = strings.TrimSpace(raw)
+	if text := HookURLProblem(raw); text != "" {
+		return ValidationError{"url": {text}}
 	}
 	if err := s.guard.CheckURL(raw); err != nil {
-		return bad("is blocked: " + err.Error())
+		return ValidationError{"url": {"is blocked: " + err.Error()}}
 	}
 	return nil
 }

@@ -8,10 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/api"
@@ -326,29 +324,6 @@ type listSystemEventsInput struct {
 	api.PageParams
 }
 
-const maxHookURL = 2048
-
-// validateURL is the projects module's rule for hook URLs: absolute http
-// or https with a host. Local destinations are refused when a delivery
-// connects (core/netguard), not here: a name can resolve anywhere later.
-func validateURL(raw string) error {
-	bad := func(text string) error { return api.FieldErrors{"url": {text}} }
-	if utf8.RuneCountInString(raw) > maxHookURL {
-		return bad("is too long (maximum is 2048 characters)")
-	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" || u.Opaque != "" {
-		return bad("is blocked: URI is invalid")
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return bad("is blocked: Only allowed schemes are http, https")
-	}
-	if u.Hostname() == "" {
-		return bad("is blocked: URI is invalid")
-	}
-	return nil
-}
-
 func (s *Service) listSystemHooks(ctx context.Context, in *listSystemHooksInput) (*listSystemHooksOutput, error) {
 	out := &listSystemHooksOutput{Body: []SystemHookView{}}
 	total := 0
@@ -372,8 +347,11 @@ func (s *Service) addSystemHook(ctx context.Context, in *addSystemHookInput) (*s
 	if raw == "" {
 		return nil, api.Missing("url")
 	}
-	if err := validateURL(raw); err != nil {
-		return nil, err
+	// The projects module's shape rule; local destinations are refused
+	// when a delivery connects (core/netguard), as an administrator's
+	// system hook may point at the host's own network by design.
+	if text := projects.HookURLProblem(raw); text != "" {
+		return nil, api.FieldErrors{"url": {text}}
 	}
 	h := &SystemHook{URL: raw, PushEvents: true, EnableSSLVerification: true, CreatedAt: s.now().UTC()}
 	if in.Body.Token != nil && *in.Body.Token != "" {
