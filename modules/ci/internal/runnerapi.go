@@ -142,6 +142,24 @@ func readJSON(r *http.Request, v any) *api.Error {
 	return nil
 }
 
+// readTokenBody decodes a runner call's body into in and makes sure of its
+// token: *token (a field of in), else the first of headers that is set. It
+// answers the error itself and returns false then.
+func readTokenBody(w http.ResponseWriter, r *http.Request, in any, token *string, headers ...string) bool {
+	if e := readJSON(r, in); e != nil {
+		writeErr(w, e)
+		return false
+	}
+	if *token == "" {
+		*token = firstHeader(r, headers...)
+	}
+	if *token == "" {
+		writeErr(w, api.Missing("token"))
+		return false
+	}
+	return true
+}
+
 type registerBody struct {
 	Token       string     `json:"token"`
 	Description string     `json:"description"`
@@ -154,12 +172,7 @@ type registerBody struct {
 
 func (s *Service) handleRegister(w http.ResponseWriter, r *http.Request) {
 	var in registerBody
-	if e := readJSON(r, &in); e != nil {
-		writeErr(w, e)
-		return
-	}
-	if in.Token == "" {
-		writeErr(w, api.Missing("token"))
+	if !readTokenBody(w, r, &in, &in.Token) {
 		return
 	}
 	if len(in.Description) > maxRunnerDescription {
@@ -194,12 +207,7 @@ type tokenBody struct {
 
 func (s *Service) handleVerify(w http.ResponseWriter, r *http.Request) {
 	var in tokenBody
-	if e := readJSON(r, &in); e != nil {
-		writeErr(w, e)
-		return
-	}
-	if in.Token == "" {
-		writeErr(w, api.Missing("token"))
+	if !readTokenBody(w, r, &in, &in.Token) {
 		return
 	}
 	if _, err := s.runnerByToken(r.Context(), in.Token); errors.Is(err, errRunnerForbidden) {
@@ -214,12 +222,7 @@ func (s *Service) handleVerify(w http.ResponseWriter, r *http.Request) {
 
 func (s *Service) handleUnregister(w http.ResponseWriter, r *http.Request) {
 	var in tokenBody
-	if e := readJSON(r, &in); e != nil {
-		writeErr(w, e)
-		return
-	}
-	if in.Token == "" {
-		writeErr(w, api.Missing("token"))
+	if !readTokenBody(w, r, &in, &in.Token) {
 		return
 	}
 	switch err := s.unregister(r.Context(), in.Token); {
@@ -242,15 +245,7 @@ type requestBody struct {
 // soon as one it may run becomes pending, within the poll timeout (204).
 func (s *Service) handleRequestJob(w http.ResponseWriter, r *http.Request) {
 	var in requestBody
-	if e := readJSON(r, &in); e != nil {
-		writeErr(w, e)
-		return
-	}
-	if in.Token == "" {
-		in.Token = firstHeader(r, "RUNNER-TOKEN", "PRIVATE-TOKEN")
-	}
-	if in.Token == "" {
-		writeErr(w, api.Missing("token"))
+	if !readTokenBody(w, r, &in, &in.Token, "RUNNER-TOKEN", "PRIVATE-TOKEN") {
 		return
 	}
 	ctx := r.Context()
