@@ -35,8 +35,6 @@ import (
 // update carries no trace with today's runners).
 const maxRunnerJSON = 1 << 20
 
-func errField(err error) zap.Field { return zap.Error(err) }
-
 func (s *Service) registerRunnerAPI(a *api.API) {
 	p := api.Prefix
 	a.Mount("runner-register", "POST "+p+"/runners", http.HandlerFunc(s.handleRegister))

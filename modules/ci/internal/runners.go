@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
+
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/store"
 )
@@ -322,7 +324,7 @@ func (s *Service) touchRunner(ctx context.Context, r *Runner, info *runnerInfo) 
 		return runners.Update(tx, cur)
 	})
 	if err != nil && !errors.Is(err, store.ErrNotFound) && ctx.Err() == nil {
-		s.log.Warn("recording a runner's contact", errField(err))
+		s.log.Warn("recording a runner's contact", zap.Error(err))
 	}
 }
 

@@ -59,9 +59,9 @@ func (s *Service) watchRunners(ctx context.Context) {
 // gone silent.
 func (s *Service) checkRunnerJobs(ctx context.Context) error {
 	type watched struct {
-		id               uint64
-		assigned, start  time.Time
-		started, stopped bool
+		id              uint64
+		assigned, start time.Time
+		started         bool
 	}
 	var list []watched
 	err := s.db.View(ctx, func(tx *store.Tx) error {
