@@ -46,16 +46,6 @@ func (s *Service) registerRunnerAPI(a *api.API) {
 	a.Mount("runner-upload-artifacts", "POST "+p+"/jobs/{job_id}/artifacts", http.HandlerFunc(s.handleUploadArtifacts))
 }
 
-// writeErr answers a GitLab-shaped error.
-func writeErr(w http.ResponseWriter, e *api.Error) {
-	for k, vs := range e.Header {
-		for _, v := range vs {
-			w.Header().Add(k, v)
-		}
-	}
-	api.WriteJSON(w, e.Status, e)
-}
-
 // forbidden and noSuchJob are the runner API's bare 403 and 404 (a fresh
 // value each: an error value's headers belong to one response).
 func forbidden() *api.Error {
@@ -143,16 +133,16 @@ func readJSON(r *http.Request, v any) *api.Error {
 // readTokenBody decodes a runner call's body into in and makes sure of its
 // token: *token (a field of in), else the first of headers that is set. It
 // answers the error itself and returns false then.
-func readTokenBody(w http.ResponseWriter, r *http.Request, in any, token *string, headers ...string) bool {
+func (s *Service) readTokenBody(w http.ResponseWriter, r *http.Request, in any, token *string, headers ...string) bool {
 	if e := readJSON(r, in); e != nil {
-		writeErr(w, e)
+		s.api.WriteError(w, e)
 		return false
 	}
 	if *token == "" {
 		*token = firstHeader(r, headers...)
 	}
 	if *token == "" {
-		writeErr(w, api.Missing("token"))
+		s.api.WriteError(w, api.Missing("token"))
 		return false
 	}
 	return true
@@ -170,11 +160,11 @@ type registerBody struct {
 
 func (s *Service) handleRegister(w http.ResponseWriter, r *http.Request) {
 	var in registerBody
-	if !readTokenBody(w, r, &in, &in.Token) {
+	if !s.readTokenBody(w, r, &in, &in.Token) {
 		return
 	}
 	if len(in.Description) > maxRunnerDescription {
-		writeErr(w, api.Validation(map[string][]string{"description": {fmt.Sprintf("is too long (maximum is %d characters)", maxRunnerDescription)}}))
+		s.api.WriteError(w, api.Validation(map[string][]string{"description": {fmt.Sprintf("is too long (maximum is %d characters)", maxRunnerDescription)}}))
 		return
 	}
 	runner, token, err := s.register(r.Context(), registration{Token: in.Token, Description: in.Description, Tags: in.TagList,
@@ -182,11 +172,11 @@ func (s *Service) handleRegister(w http.ResponseWriter, r *http.Request) {
 	var badTags *invalidTagsError
 	switch {
 	case errors.Is(err, errRunnerForbidden):
-		writeErr(w, forbidden())
+		s.api.WriteError(w, forbidden())
 	case errors.Is(err, errRunnerTagsNeeded):
-		writeErr(w, api.Validation(map[string][]string{"tags_list": {"can not be empty when runner is not allowed to pick untagged jobs"}}))
+		s.api.WriteError(w, api.Validation(map[string][]string{"tags_list": {"can not be empty when runner is not allowed to pick untagged jobs"}}))
 	case errors.As(err, &badTags):
-		writeErr(w, api.Validation(map[string][]string{"tags_list": {badTags.reason}}))
+		s.api.WriteError(w, api.Validation(map[string][]string{"tags_list": {badTags.reason}}))
 	case err != nil:
 		s.internalError(w, "registering a runner", err)
 	default:
@@ -196,7 +186,7 @@ func (s *Service) handleRegister(w http.ResponseWriter, r *http.Request) {
 
 func (s *Service) internalError(w http.ResponseWriter, what string, err error) {
 	s.log.Error(what, zap.Error(err))
-	writeErr(w, api.Internal())
+	s.api.WriteError(w, api.Internal())
 }
 
 type tokenBody struct {
@@ -205,11 +195,11 @@ type tokenBody struct {
 
 func (s *Service) handleVerify(w http.ResponseWriter, r *http.Request) {
 	var in tokenBody
-	if !readTokenBody(w, r, &in, &in.Token) {
+	if !s.readTokenBody(w, r, &in, &in.Token) {
 		return
 	}
 	if _, err := s.runnerByToken(r.Context(), in.Token); errors.Is(err, errRunnerForbidden) {
-		writeErr(w, forbidden())
+		s.api.WriteError(w, forbidden())
 		return
 	} else if err != nil {
 		s.internalError(w, "verifying a runner", err)
@@ -220,12 +210,12 @@ func (s *Service) handleVerify(w http.ResponseWriter, r *http.Request) {
 
 func (s *Service) handleUnregister(w http.ResponseWriter, r *http.Request) {
 	var in tokenBody
-	if !readTokenBody(w, r, &in, &in.Token) {
+	if !s.readTokenBody(w, r, &in, &in.Token) {
 		return
 	}
 	switch err := s.unregister(r.Context(), in.Token); {
 	case errors.Is(err, errRunnerForbidden), errors.Is(err, errRunnerNotFound):
-		writeErr(w, forbidden())
+		s.api.WriteError(w, forbidden())
 	case err != nil:
 		s.internalError(w, "unregistering a runner", err)
 	default:
@@ -243,13 +233,13 @@ type requestBody struct {
 // soon as one it may run becomes pending, within the poll timeout (204).
 func (s *Service) handleRequestJob(w http.ResponseWriter, r *http.Request) {
 	var in requestBody
-	if !readTokenBody(w, r, &in, &in.Token, "RUNNER-TOKEN", "PRIVATE-TOKEN") {
+	if !s.readTokenBody(w, r, &in, &in.Token, "RUNNER-TOKEN", "PRIVATE-TOKEN") {
 		return
 	}
 	ctx := r.Context()
 	runner, err := s.runnerByToken(ctx, in.Token)
 	if errors.Is(err, errRunnerForbidden) {
-		writeErr(w, forbidden())
+		s.api.WriteError(w, forbidden())
 		return
 	} else if err != nil {
 		s.internalError(w, "authenticating a runner", err)
@@ -590,7 +580,7 @@ func lastSegment(path string) string {
 func (s *Service) runnerJob(w http.ResponseWriter, r *http.Request, token string) *Job {
 	id, err := strconv.ParseUint(r.PathValue("job_id"), 10, 64)
 	if err != nil {
-		writeErr(w, noSuchJob())
+		s.api.WriteError(w, noSuchJob())
 		return nil
 	}
 	var j *Job
@@ -600,7 +590,7 @@ func (s *Service) runnerJob(w http.ResponseWriter, r *http.Request, token string
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		writeErr(w, noSuchJob())
+		s.api.WriteError(w, noSuchJob())
 		return nil
 	}
 	if err != nil {
@@ -609,7 +599,7 @@ func (s *Service) runnerJob(w http.ResponseWriter, r *http.Request, token string
 	}
 	if token == "" || j.RunnerTokenHash == "" ||
 		subtle.ConstantTimeCompare([]byte(hashToken(token)), []byte(j.RunnerTokenHash)) != 1 {
-		writeErr(w, forbidden())
+		s.api.WriteError(w, forbidden())
 		return nil
 	}
 	return j
@@ -625,9 +615,9 @@ func jobStatusForRunner(j *Job) string {
 }
 
 // notRunning answers a report on a job that no longer runs.
-func notRunning(w http.ResponseWriter, j *Job) {
+func (s *Service) notRunning(w http.ResponseWriter, j *Job) {
 	w.Header().Set("Job-Status", j.Status)
-	writeErr(w, &api.Error{Status: http.StatusForbidden, Message: "403 Forbidden - Job is not running"})
+	s.api.WriteError(w, &api.Error{Status: http.StatusForbidden, Message: "403 Forbidden - Job is not running"})
 }
 
 // seen records a report from a job's runner: the first one starts the job
@@ -687,17 +677,17 @@ func (s *Service) handleTrace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if j.Status != StatusRunning && j.Status != StatusCanceled {
-		notRunning(w, j)
+		s.notRunning(w, j)
 		return
 	}
 	cr := r.Header.Get("Content-Range")
 	if cr == "" {
-		writeErr(w, &api.Error{Status: http.StatusBadRequest, Message: "400 Missing header Content-Range"})
+		s.api.WriteError(w, &api.Error{Status: http.StatusBadRequest, Message: "400 Missing header Content-Range"})
 		return
 	}
 	start, ok := parseContentRange(cr)
 	if !ok {
-		writeErr(w, &api.Error{Status: http.StatusBadRequest, Message: "400 Invalid header Content-Range"})
+		s.api.WriteError(w, &api.Error{Status: http.StatusBadRequest, Message: "400 Invalid header Content-Range"})
 		return
 	}
 	s.seen(r.Context(), j)
@@ -709,7 +699,7 @@ func (s *Service) handleTrace(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.Is(err, errTraceGap):
 		w.Header().Set("Range", "0-"+strconv.FormatInt(size, 10))
-		writeErr(w, &api.Error{Status: http.StatusRequestedRangeNotSatisfiable, Message: "416 Range Not Satisfiable"})
+		s.api.WriteError(w, &api.Error{Status: http.StatusRequestedRangeNotSatisfiable, Message: "416 Range Not Satisfiable"})
 		return
 	case err != nil:
 		s.internalError(w, "appending a trace", err)
@@ -719,7 +709,7 @@ func (s *Service) handleTrace(w http.ResponseWriter, r *http.Request) {
 		s.appendTraceLine(j.ID, fmt.Sprintf("ERROR: Job failed: the trace is larger than %d bytes", s.cfg.MaxTraceBytes))
 		s.complete(context.WithoutCancel(r.Context()), j.ID, StatusFailed, "trace_size_exceeded", nil, nil)
 		w.Header().Set("Job-Status", StatusFailed)
-		writeErr(w, &api.Error{Status: http.StatusForbidden, Message: "403 Forbidden - Job is not running"})
+		s.api.WriteError(w, &api.Error{Status: http.StatusForbidden, Message: "403 Forbidden - Job is not running"})
 		return
 	}
 	w.Header().Set("Range", "0-"+strconv.FormatInt(size, 10))
@@ -789,7 +779,7 @@ type updateBody struct {
 func (s *Service) handleUpdateJob(w http.ResponseWriter, r *http.Request) {
 	var in updateBody
 	if e := readJSON(r, &in); e != nil {
-		writeErr(w, e)
+		s.api.WriteError(w, e)
 		return
 	}
 	token := in.Token
@@ -803,10 +793,10 @@ func (s *Service) handleUpdateJob(w http.ResponseWriter, r *http.Request) {
 	switch in.State {
 	case StatusRunning, StatusSuccess, StatusFailed:
 	case "":
-		writeErr(w, api.Missing("state"))
+		s.api.WriteError(w, api.Missing("state"))
 		return
 	default:
-		writeErr(w, api.NotValidValue("state"))
+		s.api.WriteError(w, api.NotValidValue("state"))
 		return
 	}
 	w.Header().Set("X-GitLab-Trace-Update-Interval", s.traceInterval())
@@ -824,7 +814,7 @@ func (s *Service) handleUpdateJob(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	case j.Status != StatusRunning:
-		notRunning(w, j)
+		s.notRunning(w, j)
 		return
 	}
 	s.seen(ctx, j)
@@ -835,7 +825,7 @@ func (s *Service) handleUpdateJob(w http.ResponseWriter, r *http.Request) {
 	}
 	if !s.traceMatches(j.ID, in) {
 		w.Header().Set("Job-Status", StatusRunning)
-		writeErr(w, &api.Error{Status: http.StatusPreconditionFailed, Message: "412 Precondition Failed - trace validation failed"})
+		s.api.WriteError(w, &api.Error{Status: http.StatusPreconditionFailed, Message: "412 Precondition Failed - trace validation failed"})
 		return
 	}
 	reason := ""
@@ -931,21 +921,21 @@ func (s *Service) handleUploadArtifacts(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	if j.Status != StatusRunning {
-		notRunning(w, j)
+		s.notRunning(w, j)
 		return
 	}
 	s.seen(r.Context(), j)
 	max := s.cfg.MaxArtifactsBytes
 	if r.ContentLength > max+64<<10 {
 		w.Header().Set("Connection", "close")
-		writeErr(w, api.TooLarge())
+		s.api.WriteError(w, api.TooLarge())
 		return
 	}
 	q := r.URL.Query()
 	expireIn, artifactType := q.Get("expire_in"), q.Get("artifact_type")
 	mr, err := r.MultipartReader()
 	if err != nil {
-		writeErr(w, &api.Error{Status: http.StatusBadRequest, Message: `400 (Bad request) "file" not given`})
+		s.api.WriteError(w, &api.Error{Status: http.StatusBadRequest, Message: `400 (Bad request) "file" not given`})
 		return
 	}
 	var tmpPath, filename string
@@ -961,7 +951,7 @@ func (s *Service) handleUploadArtifacts(w http.ResponseWriter, r *http.Request) 
 			break
 		}
 		if err != nil {
-			writeErr(w, &api.Error{Status: http.StatusBadRequest, Message: "400 Bad request - malformed multipart body"})
+			s.api.WriteError(w, &api.Error{Status: http.StatusBadRequest, Message: "400 Bad request - malformed multipart body"})
 			return
 		}
 		switch part.FormName() {
@@ -984,12 +974,12 @@ func (s *Service) handleUploadArtifacts(w http.ResponseWriter, r *http.Request) 
 				err = cerr
 			}
 			if err != nil {
-				writeErr(w, &api.Error{Status: http.StatusBadRequest, Message: "400 Bad request - the upload was cut short"})
+				s.api.WriteError(w, &api.Error{Status: http.StatusBadRequest, Message: "400 Bad request - the upload was cut short"})
 				return
 			}
 			if size > max {
 				w.Header().Set("Connection", "close")
-				writeErr(w, api.TooLarge())
+				s.api.WriteError(w, api.TooLarge())
 				return
 			}
 		case "expire_in", "artifact_type":
@@ -1003,14 +993,14 @@ func (s *Service) handleUploadArtifacts(w http.ResponseWriter, r *http.Request) 
 		part.Close()
 	}
 	if tmpPath == "" {
-		writeErr(w, &api.Error{Status: http.StatusBadRequest, Message: `400 (Bad request) "file" not given`})
+		s.api.WriteError(w, &api.Error{Status: http.StatusBadRequest, Message: `400 (Bad request) "file" not given`})
 		return
 	}
 	var expireAt *time.Time
 	if expireIn != "" {
 		d, never, err := pipeline.ParseExpireIn(expireIn)
 		if err != nil {
-			writeErr(w, api.Invalid("expire_in"))
+			s.api.WriteError(w, api.Invalid("expire_in"))
 			return
 		}
 		if !never {
@@ -1054,7 +1044,7 @@ func (s *Service) handleUploadArtifacts(w http.ResponseWriter, r *http.Request) 
 	})
 	if errors.Is(err, errJobNotRunning) {
 		_ = os.Remove(dst)
-		notRunning(w, j)
+		s.notRunning(w, j)
 		return
 	}
 	if err != nil {
