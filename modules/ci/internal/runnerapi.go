@@ -46,14 +46,6 @@ func (s *Service) registerRunnerAPI(a *api.API) {
 	a.Mount("runner-upload-artifacts", "POST "+p+"/jobs/{job_id}/artifacts", http.HandlerFunc(s.handleUploadArtifacts))
 }
 
-// forbidden and noSuchJob are the runner API's bare 403 and 404 (a fresh
-// value each: an error value's headers belong to one response).
-func forbidden() *api.Error {
-	return &api.Error{Status: http.StatusForbidden, Message: "403 Forbidden"}
-}
-
-func noSuchJob() *api.Error { return api.NotFound("") }
-
 // flexTags is a tag_list: a JSON array or a comma-separated string.
 type flexTags []string
 
@@ -97,7 +89,7 @@ func readJSON(r *http.Request, v any) *api.Error {
 	if ct == "application/x-www-form-urlencoded" || ct == "multipart/form-data" {
 		r.Body = http.MaxBytesReader(nil, r.Body, maxRunnerJSON)
 		if err := r.ParseMultipartForm(maxRunnerJSON); err != nil && !errors.Is(err, http.ErrNotMultipart) {
-			return &api.Error{Status: http.StatusBadRequest, Message: "400 Bad request"}
+			return api.BadRequest("400 Bad request")
 		}
 		obj := map[string]any{}
 		for k, vs := range r.Form {
@@ -116,7 +108,7 @@ func readJSON(r *http.Request, v any) *api.Error {
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxRunnerJSON+1))
 	if err != nil {
-		return &api.Error{Status: http.StatusBadRequest, Message: "400 Bad request"}
+		return api.BadRequest("400 Bad request")
 	}
 	if len(body) > maxRunnerJSON {
 		return api.TooLarge()
@@ -172,7 +164,7 @@ func (s *Service) handleRegister(w http.ResponseWriter, r *http.Request) {
 	var badTags *invalidTagsError
 	switch {
 	case errors.Is(err, errRunnerForbidden):
-		s.api.WriteError(w, forbidden())
+		s.api.WriteError(w, api.Forbidden(""))
 	case errors.Is(err, errRunnerTagsNeeded):
 		s.api.WriteError(w, api.Validation(map[string][]string{"tags_list": {"can not be empty when runner is not allowed to pick untagged jobs"}}))
 	case errors.As(err, &badTags):
@@ -199,7 +191,7 @@ func (s *Service) handleVerify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, err := s.runnerByToken(r.Context(), in.Token); errors.Is(err, errRunnerForbidden) {
-		s.api.WriteError(w, forbidden())
+		s.api.WriteError(w, api.Forbidden(""))
 		return
 	} else if err != nil {
 		s.internalError(w, "verifying a runner", err)
@@ -215,7 +207,7 @@ func (s *Service) handleUnregister(w http.ResponseWriter, r *http.Request) {
 	}
 	switch err := s.unregister(r.Context(), in.Token); {
 	case errors.Is(err, errRunnerForbidden), errors.Is(err, errRunnerNotFound):
-		s.api.WriteError(w, forbidden())
+		s.api.WriteError(w, api.Forbidden(""))
 	case err != nil:
 		s.internalError(w, "unregistering a runner", err)
 	default:
@@ -239,7 +231,7 @@ func (s *Service) handleRequestJob(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	runner, err := s.runnerByToken(ctx, in.Token)
 	if errors.Is(err, errRunnerForbidden) {
-		s.api.WriteError(w, forbidden())
+		s.api.WriteError(w, api.Forbidden(""))
 		return
 	} else if err != nil {
 		s.internalError(w, "authenticating a runner", err)
@@ -580,7 +572,7 @@ func lastSegment(path string) string {
 func (s *Service) runnerJob(w http.ResponseWriter, r *http.Request, token string) *Job {
 	id, err := strconv.ParseUint(r.PathValue("job_id"), 10, 64)
 	if err != nil {
-		s.api.WriteError(w, noSuchJob())
+		s.api.WriteError(w, api.NotFound(""))
 		return nil
 	}
 	var j *Job
@@ -590,7 +582,7 @@ func (s *Service) runnerJob(w http.ResponseWriter, r *http.Request, token string
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		s.api.WriteError(w, noSuchJob())
+		s.api.WriteError(w, api.NotFound(""))
 		return nil
 	}
 	if err != nil {
@@ -599,7 +591,7 @@ func (s *Service) runnerJob(w http.ResponseWriter, r *http.Request, token string
 	}
 	if token == "" || j.RunnerTokenHash == "" ||
 		subtle.ConstantTimeCompare([]byte(hashToken(token)), []byte(j.RunnerTokenHash)) != 1 {
-		s.api.WriteError(w, forbidden())
+		s.api.WriteError(w, api.Forbidden(""))
 		return nil
 	}
 	return j
@@ -617,7 +609,7 @@ func jobStatusForRunner(j *Job) string {
 // notRunning answers a report on a job that no longer runs.
 func (s *Service) notRunning(w http.ResponseWriter, j *Job) {
 	w.Header().Set("Job-Status", j.Status)
-	s.api.WriteError(w, &api.Error{Status: http.StatusForbidden, Message: "403 Forbidden - Job is not running"})
+	s.api.WriteError(w, api.Forbidden("Job is not running"))
 }
 
 // seen records a report from a job's runner: the first one starts the job
@@ -682,12 +674,12 @@ func (s *Service) handleTrace(w http.ResponseWriter, r *http.Request) {
 	}
 	cr := r.Header.Get("Content-Range")
 	if cr == "" {
-		s.api.WriteError(w, &api.Error{Status: http.StatusBadRequest, Message: "400 Missing header Content-Range"})
+		s.api.WriteError(w, api.BadRequest("400 Missing header Content-Range"))
 		return
 	}
 	start, ok := parseContentRange(cr)
 	if !ok {
-		s.api.WriteError(w, &api.Error{Status: http.StatusBadRequest, Message: "400 Invalid header Content-Range"})
+		s.api.WriteError(w, api.BadRequest("400 Invalid header Content-Range"))
 		return
 	}
 	s.seen(r.Context(), j)
@@ -709,7 +701,7 @@ func (s *Service) handleTrace(w http.ResponseWriter, r *http.Request) {
 		s.appendTraceLine(j.ID, fmt.Sprintf("ERROR: Job failed: the trace is larger than %d bytes", s.cfg.MaxTraceBytes))
 		s.complete(context.WithoutCancel(r.Context()), j.ID, StatusFailed, "trace_size_exceeded", nil, nil)
 		w.Header().Set("Job-Status", StatusFailed)
-		s.api.WriteError(w, &api.Error{Status: http.StatusForbidden, Message: "403 Forbidden - Job is not running"})
+		s.api.WriteError(w, api.Forbidden("Job is not running"))
 		return
 	}
 	w.Header().Set("Range", "0-"+strconv.FormatInt(size, 10))
@@ -935,7 +927,7 @@ func (s *Service) handleUploadArtifacts(w http.ResponseWriter, r *http.Request) 
 	expireIn, artifactType := q.Get("expire_in"), q.Get("artifact_type")
 	mr, err := r.MultipartReader()
 	if err != nil {
-		s.api.WriteError(w, &api.Error{Status: http.StatusBadRequest, Message: `400 (Bad request) "file" not given`})
+		s.api.WriteError(w, api.BadRequest(`400 (Bad request) "file" not given`))
 		return
 	}
 	var tmpPath, filename string
@@ -951,7 +943,7 @@ func (s *Service) handleUploadArtifacts(w http.ResponseWriter, r *http.Request) 
 			break
 		}
 		if err != nil {
-			s.api.WriteError(w, &api.Error{Status: http.StatusBadRequest, Message: "400 Bad request - malformed multipart body"})
+			s.api.WriteError(w, api.BadRequest("400 Bad request - malformed multipart body"))
 			return
 		}
 		switch part.FormName() {
@@ -974,7 +966,7 @@ func (s *Service) handleUploadArtifacts(w http.ResponseWriter, r *http.Request) 
 				err = cerr
 			}
 			if err != nil {
-				s.api.WriteError(w, &api.Error{Status: http.StatusBadRequest, Message: "400 Bad request - the upload was cut short"})
+				s.api.WriteError(w, api.BadRequest("400 Bad request - the upload was cut short"))
 				return
 			}
 			if size > max {
@@ -993,7 +985,7 @@ func (s *Service) handleUploadArtifacts(w http.ResponseWriter, r *http.Request) 
 		part.Close()
 	}
 	if tmpPath == "" {
-		s.api.WriteError(w, &api.Error{Status: http.StatusBadRequest, Message: `400 (Bad request) "file" not given`})
+		s.api.WriteError(w, api.BadRequest(`400 (Bad request) "file" not given`))
 		return
 	}
 	var expireAt *time.Time
