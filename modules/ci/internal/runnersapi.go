@@ -52,6 +52,11 @@ type RunnerDetailsView struct {
 	Projects     []RunnerProjectView `json:"projects"`
 }
 
+func runnerProjectView(info *projects.ProjectInfo) RunnerProjectView {
+	return RunnerProjectView{ID: info.ID, Name: info.Name, NameWithNamespace: info.NameWithNamespace,
+		Path: info.Path, PathWithNamespace: info.PathWithNamespace}
+}
+
 func nullable(s string) *string {
 	if s == "" {
 		return nil
@@ -96,8 +101,7 @@ func (s *Service) runnerDetails(ctx context.Context, r *Runner) RunnerDetailsVie
 		if err != nil {
 			continue
 		}
-		v.Projects = append(v.Projects, RunnerProjectView{ID: info.ID, Name: info.Name, NameWithNamespace: info.NameWithNamespace,
-			Path: info.Path, PathWithNamespace: info.PathWithNamespace})
+		v.Projects = append(v.Projects, runnerProjectView(&info))
 	}
 	return v
 }
@@ -403,10 +407,8 @@ func (s *Service) runnerJobs(ctx context.Context, in *runnerJobsInput) (*runnerJ
 	}
 	out := &runnerJobsOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(visible)), Body: []RunnerJobView{}}
 	for _, j := range page {
-		info := infos[j.ProjectID]
-		out.Body = append(out.Body, RunnerJobView{JobView: s.jobView(ctx, j, owners[j.PipelineID], true),
-			Project: &RunnerProjectView{ID: info.ID, Name: info.Name, NameWithNamespace: info.NameWithNamespace,
-				Path: info.Path, PathWithNamespace: info.PathWithNamespace}})
+		project := runnerProjectView(infos[j.ProjectID])
+		out.Body = append(out.Body, RunnerJobView{JobView: s.jobView(ctx, j, owners[j.PipelineID], true), Project: &project})
 	}
 	return out, nil
 }
