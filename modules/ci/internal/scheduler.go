@@ -123,21 +123,27 @@ func (s *Service) stopRunning(jobID uint64) {
 func (s *Service) recoverRunning(ctx context.Context) error {
 	var ids []uint64
 	err := s.db.View(ctx, func(tx *store.Tx) error {
-		var err error
-		ids, err = jobs.IDsBy(tx, "queue", StatusRunning)
-		return err
+		running, err := jobs.IDsBy(tx, "queue", StatusRunning)
+		if err != nil {
+			return err
+		}
+		for _, id := range running {
+			j, err := jobs.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			// A runner's job runs elsewhere: the runner reports again once
+			// the server is back; the stuck detection fails it if it does not.
+			if j.RunnerID == 0 {
+				ids = append(ids, id)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return err
 	}
 	for _, id := range ids {
-		if runnerJob, err := s.isRunnerJob(ctx, id); err != nil {
-			return err
-		} else if runnerJob {
-			// A runner runs it elsewhere and reports again once the server
-			// is back; the stuck detection fails it if it does not.
-			continue
-		}
 		// The line first (outside the transaction, which may run twice).
 		s.appendTraceLine(id, "ERROR: Job failed: the server stopped while the job was running")
 		var traceSize int64
@@ -158,19 +164,6 @@ func (s *Service) recoverRunning(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// isRunnerJob says whether a job was handed to a GitLab Runner.
-func (s *Service) isRunnerJob(ctx context.Context, id uint64) (bool, error) {
-	var yes bool
-	err := s.db.View(ctx, func(tx *store.Tx) error {
-		j, err := jobs.Get(tx, id)
-		if err == nil {
-			yes = j.RunnerID != 0
-		}
-		return err
-	})
-	return yes, err
 }
 
 // loop dispatches pending jobs whenever one may have become runnable: a
