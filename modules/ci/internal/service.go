@@ -101,10 +101,7 @@ func (s *Service) SetReapInterval(d time.Duration) { s.reapEvery = d }
 // pending: the runners' queue version moves too).
 func (s *Service) nudge() {
 	s.runnerQueue.bump()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
+	s.wakeScheduler()
 }
 
 // tracePath is where a job's trace is appended.
