@@ -109,7 +109,9 @@ func (r *receiver) all() []delivery {
 // ("" for any path) and returns them.
 func (r *receiver) waitFor(t testing.TB, path string, n int) []delivery {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	// Generous: under a loaded -race run a restart's backlog once took
+	// over 20 s to come through; the wait ends as soon as n arrive.
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		var out []delivery
 		for _, d := range r.all() {
