@@ -1,12 +1,16 @@
 package notifications_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
+	noteevent "github.com/fennec-forge/fennec/modules/notes/event"
 )
 
 // TestSubscriptions: the issue subscribe endpoints decide for the
@@ -67,4 +71,35 @@ func TestSubscriptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.expect(t, subject)
+}
+
+// A comment whose issue's feature was switched off before the module
+// handled it tells nobody (no one may read the issue now) and is handled
+// once: the bus drains instead of retrying it for ever.
+func TestNoteOnASwitchedOffFeatureIsDropped(t *testing.T) {
+	e := start(t)
+	alice := e.CreateUser(t, "alice")
+	p := e.project(t, alice.Client, "dark", "private")
+	issue, _, err := alice.Client.Issues.CreateIssue(p.ID, &gitlab.CreateIssueOptions{Title: gitlab.Ptr("Lights")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.settle(t)
+	if _, _, err := alice.Client.Projects.EditProject(p.ID, &gitlab.EditProjectOptions{Name: gitlab.Ptr(p.Name), IssuesEnabled: gitlab.Ptr(false)}); err != nil {
+		t.Fatal(err)
+	}
+	// The comment's event as the notes module published it just before
+	// the switch (the API refuses new comments now).
+	err = e.Store.Update(context.Background(), func(tx *store.Tx) error {
+		return e.bus.Publish(tx, noteevent.NoteEvent{Action: noteevent.NoteCreated, NoteID: 999, Body: "Too late",
+			ProjectID: p.ID, NoteableType: "Issue", NoteableID: issue.ID, NoteableIID: issue.IID, AuthorID: alice.ID,
+			CreatedAt: time.Now(), UpdatedAt: time.Now()})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.settle(t) // fails when the event is retried instead of handled
+	if n := e.queued(t); n != 0 {
+		t.Fatalf("%d mails queued about a comment on a switched-off feature", n)
+	}
 }

@@ -230,9 +230,10 @@ func (s *Service) noteNotice(ctx context.Context, ev noteevent.NoteEvent) (*noti
 	}
 	t, err := kind.Resolve(sys, p, ev.NoteableIID)
 	if err != nil {
-		// The noteable went with its project or was deleted: nobody to
-		// tell. Anything else is retried.
-		if isNotFound(err) {
+		// The noteable went with its project or was deleted, or its
+		// feature was switched off since (the server may read anything
+		// else): nobody to tell. Anything else is retried.
+		if isNotFound(err) || errors.Is(err, projects.ErrForbidden) {
 			return nil, nil
 		}
 		return nil, err
