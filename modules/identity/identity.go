@@ -23,8 +23,13 @@ type UserDeleted = event.UserDeleted
 // UserCreated is published in the transaction that creates a user.
 type UserCreated = event.UserCreated
 
+// PasswordResetRequested is published when someone asks for a reset link
+// for an account (RequestPasswordReset).
+type PasswordResetRequested = event.PasswordResetRequested
+
 // PasswordResets issues password reset tokens (for the mail that
-// reset_password on user creation promises).
+// reset_password on user creation promises, and for the "forgot your
+// password" page).
 type PasswordResets interface {
 	// NewPasswordResetToken returns a new reset token for the user and
 	// when it expires; only its hash is stored, and it replaces any earlier
@@ -39,6 +44,16 @@ type PasswordResets interface {
 	// client's address (auth.WithClientAddr) sent too many unknown tokens or
 	// wrong passwords, *auth.ThrottledError.
 	ResetPasswordWithToken(ctx context.Context, token, newPassword string) (userID int64, err error)
+	// RequestPasswordReset is the "forgot your password" request for the
+	// account whose primary e-mail is email: for an active account that
+	// keeps its own password, and at most once a minute per account, it
+	// publishes PasswordResetRequested (whose subscriber mails a link).
+	// It answers the same whether or not there is such an account, so the
+	// page tells no one which addresses have accounts; it refuses only a
+	// blank or malformed address (a validation error on "email") and, when
+	// the client's address asked for too many unknown ones,
+	// *auth.ThrottledError.
+	RequestPasswordReset(ctx context.Context, email string) error
 }
 
 // Errors of PasswordResets.ResetPasswordWithToken.

@@ -8,6 +8,8 @@
 // The payloads are persisted in the outbox, so their JSON is frozen.
 package event
 
+import "time"
+
 // UserDeleted is published when an administrator deletes a user. The user's
 // keys, e-mails and tokens are gone with it; modules owning other data of the
 // user decide what happens to it.
@@ -37,3 +39,20 @@ type UserCreated struct {
 
 // EventTopic implements events.Event; the topic is persisted, never rename it.
 func (UserCreated) EventTopic() string { return "identity.user_created" }
+
+// PasswordResetRequested is published when someone asks, on the "forgot
+// your password" page, for a reset link for an active account that keeps
+// its own password: the notifications module mails the link to Email (the
+// account's primary address). Nothing is published for an unknown address,
+// a blocked or directory account, or a second request within a minute.
+// RequestedAt tells two requests apart.
+type PasswordResetRequested struct {
+	UserID      int64     `json:"user_id"`
+	Username    string    `json:"username"`
+	Name        string    `json:"name"`
+	Email       string    `json:"email"`
+	RequestedAt time.Time `json:"requested_at"`
+}
+
+// EventTopic implements events.Event; the topic is persisted, never rename it.
+func (PasswordResetRequested) EventTopic() string { return "identity.password_reset_requested" }

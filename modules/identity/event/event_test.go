@@ -16,3 +16,14 @@ func TestUserDeletedJSONIsFrozen(t *testing.T) {
 		t.Fatalf("encoded %s", b)
 	}
 }
+
+func TestPasswordResetRequestedJSONIsFrozen(t *testing.T) {
+	const old = `{"user_id":7,"username":"bo","name":"Bo","email":"bo@example.com","requested_at":"2026-11-25T15:00:00.000000001Z"}`
+	var ev PasswordResetRequested
+	if err := json.Unmarshal([]byte(old), &ev); err != nil || ev.UserID != 7 || ev.RequestedAt.Nanosecond() != 1 {
+		t.Fatalf("decoded %+v, %v", ev, err)
+	}
+	if b, _ := json.Marshal(ev); string(b) != old || ev.EventTopic() != "identity.password_reset_requested" {
+		t.Fatalf("encoded %s", b)
+	}
+}

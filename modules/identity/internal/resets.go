@@ -14,6 +14,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity/event"
 )
 
 // ResetTokenLifetime is how long a password reset token is valid.
@@ -178,4 +179,61 @@ func (s *Service) directoryUser(u *User) bool {
 		}
 	}
 	return false
+}
+
+// ResetRequestInterval is the least time between two reset mails asked for
+// one account: the page cannot be used to flood someone's mailbox.
+const ResetRequestInterval = time.Minute
+
+// RequestPasswordReset implements identity.PasswordResets: the "forgot
+// your password" request. An address no account has as its primary e-mail
+// counts against the client's address as a failed sign-in does (so the
+// page is no faster way to probe addresses than signing in); a known one
+// does not. The answer is the same either way.
+func (s *Service) RequestPasswordReset(ctx context.Context, email string) error {
+	email = strings.TrimSpace(email)
+	if email == "" {
+		return ValidationError{"email": {"can't be blank"}}
+	}
+	if len(email) > 255 || !validEmail(email) {
+		return ValidationError{"email": {"is invalid"}}
+	}
+	a, wait := s.throttle.beginAddress(auth.ClientAddrFrom(ctx))
+	if a == nil {
+		return &auth.ThrottledError{RetryAfter: wait}
+	}
+	known := false
+	err := s.update(ctx, func(tx *store.Tx) error {
+		known = false
+		u, err := users.GetBy(tx, "email", store.Fold(email))
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		known = true
+		now := s.now().UTC()
+		switch {
+		case u.State != StateActive, s.directoryUser(u):
+			s.log.Info("password reset asked for an account that cannot reset its password; no mail",
+				zap.Uint64("user_id", u.ID), zap.String("state", u.State))
+			return nil
+		case u.ResetRequestedAt != nil && now.Sub(*u.ResetRequestedAt) < ResetRequestInterval:
+			return nil // the link of a minute ago is on its way
+		}
+		u.ResetRequestedAt = &now
+		if err := users.Update(tx, u); err != nil {
+			return err
+		}
+		return s.bus.Publish(tx, event.PasswordResetRequested{UserID: int64(u.ID), Username: u.Username, Name: u.Name,
+			Email: u.Email, RequestedAt: now})
+	})
+	if err != nil {
+		return err
+	}
+	if known {
+		s.throttle.notFailed(a)
+	}
+	return nil
 }

@@ -43,6 +43,9 @@ type User struct {
 	// ResetTokenExpires.
 	ResetTokenHash    []byte     `json:"reset_token_hash,omitempty"`
 	ResetTokenExpires *time.Time `json:"reset_token_expires,omitempty"`
+	// ResetRequestedAt is when a reset link was last asked for on the
+	// "forgot your password" page (at most one mail a minute).
+	ResetRequestedAt *time.Time `json:"reset_requested_at,omitempty"`
 }
 
 // Identity links a user to an external provider account.
