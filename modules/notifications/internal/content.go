@@ -186,6 +186,19 @@ func (s *Service) accountContent(ev identity.UserCreated, token string, expires 
 		URL: link, LinkText: "Set your password", Site: s.site()}
 }
 
+// resetContent is the mail of the "forgot your password" page: a link to
+// choose a new password.
+func (s *Service) resetContent(ev identity.PasswordResetRequested, token string, expires time.Time) content {
+	link := s.externalURL() + "/users/password/edit?reset_password_token=" + url.QueryEscape(token)
+	return content{Subject: "Reset password instructions",
+		MessageID: "user_" + i64(ev.UserID) + "_reset_" + i64(ev.RequestedAt.UnixNano()) + "@" + s.host(),
+		Headers:   map[string]string{"Auto-Submitted": "auto-generated"},
+		Headline:  "Hi " + ev.Name + "! Someone asked for a link to change the password of your account " + ev.Username + " on " + s.site() + ".",
+		Details: []string{"Choose a new password with the link below; it is valid until " + expires.Format("2006-01-02 15:04 MST") + ".",
+			"If you did not ask for it, ignore this mail: your password stays as it is."},
+		URL: link, LinkText: "Change your password", Site: s.site()}
+}
+
 func (s *Service) site() string { return s.host() }
 
 // manageURL is where a user changes their notification level (GitLab's

@@ -35,6 +35,7 @@ func Subscribers(s *Service) []events.Subscriber {
 			func(ev cievent.PipelineEvent) bool { return ev.Status == "failed" || ev.Status == "success" }),
 		events.Only(events.SubscribeInTx("notifications.user_created", notify(s, s.userCreatedNotice)),
 			func(ev identity.UserCreated) bool { return ev.ResetPassword }),
+		events.SubscribeInTx("notifications.password_reset", notify(s, s.passwordResetNotice)),
 		// Settings of a deleted user or project go with them.
 		events.SubscribeInTx("notifications.user_deleted", func(ctx context.Context, ev identity.UserDeleted) error {
 			return s.dropSettings(ctx, "user", i64(ev.UserID))
@@ -287,6 +288,27 @@ func (s *Service) userCreatedNotice(ctx context.Context, ev identity.UserCreated
 	}
 	n := &notice{Key: "user_created:" + i64(ev.UserID), To: []recipient{{UserID: ev.UserID, Email: ev.Email}}}
 	n.content = s.accountContent(ev, token, expires)
+	return n, nil
+}
+
+// passwordResetNotice: someone asked for a reset link on the "forgot your
+// password" page; the account's primary address gets it. The token is made
+// here, in the transaction that queues the mail, so it exists exactly when
+// its mail does (and replaces the one of an earlier link).
+func (s *Service) passwordResetNotice(ctx context.Context, ev identity.PasswordResetRequested) (*notice, error) {
+	if ev.Email == "" {
+		return nil, nil
+	}
+	token, expires, err := s.resets.NewPasswordResetToken(ctx, ev.UserID)
+	if errors.Is(err, identity.ErrUserNotFound) {
+		return nil, nil // deleted meanwhile
+	}
+	if err != nil {
+		return nil, err
+	}
+	n := &notice{Key: "password_reset:" + i64(ev.UserID) + ":" + i64(ev.RequestedAt.UnixNano()),
+		To: []recipient{{UserID: ev.UserID, Email: ev.Email}}}
+	n.content = s.resetContent(ev, token, expires)
 	return n, nil
 }
 
