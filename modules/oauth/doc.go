@@ -10,7 +10,9 @@
 // at POST /oauth/revoke. The link of the account mail (identity's
 // password reset token) opens a page that sets the password through
 // identity.PasswordResets (GET /users/password/edit, POST or PUT
-// /users/password).
+// /users/password); the "forgot your password" page asks identity for
+// such a mail (GET /users/password/new, POST /users/password with
+// user[email]).
 //
 // The module registers a core/auth token resolver: its access tokens
 // authenticate API calls (Bearer header or access_token parameter) with

@@ -44,6 +44,7 @@ func (s *Service) register(a *api.API) {
 	a.Mount("sign-in-page", "GET /users/sign_in", http.HandlerFunc(s.serveSignInPage))
 	a.Mount("sign-in", "POST /users/sign_in", http.HandlerFunc(s.serveSignIn))
 	a.Mount("sign-out", "POST /users/sign_out", http.HandlerFunc(s.serveSignOut))
+	a.Mount("password-forgot-page", "GET /users/password/new", http.HandlerFunc(s.serveForgotPage))
 	a.Mount("password-reset-page", "GET /users/password/edit", http.HandlerFunc(s.serveResetPage))
 	a.Mount("password-reset", "POST /users/password", http.HandlerFunc(s.serveReset))
 	a.Mount("password-reset-put", "PUT /users/password", http.HandlerFunc(s.serveReset))

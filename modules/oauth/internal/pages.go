@@ -30,6 +30,9 @@ type pageData struct {
 	// when the page shows no form (the token was refused).
 	ResetToken  string
 	MinPassword int
+	// Email is what the "forgot your password" form was sent with, shown
+	// again when it is refused.
+	Email string
 }
 
 // createdApp is a just registered application, with its secret.
@@ -58,7 +61,7 @@ func describeScopes(scopes []string) []scopeText {
 // page's content.
 func parsePages() map[string]*template.Template {
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"sign_in", "consent", "error", "signed_in", "applications", "reset_password"} {
+	for _, name := range []string{"sign_in", "consent", "error", "signed_in", "applications", "reset_password", "forgot_password"} {
 		pages[name] = template.Must(template.ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html"))
 	}
 	return pages

@@ -3,6 +3,7 @@ package internal
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"go.uber.org/zap"
@@ -22,15 +23,18 @@ const (
 	fieldResetToken   = "user[reset_password_token]"
 	fieldPassword     = "user[password]"
 	fieldConfirmation = "user[password_confirmation]"
+	fieldEmail        = "user[email]"
 	// maxResetToken: the tokens are 20 characters; a longer value is no
 	// token and is not carried into the page.
 	maxResetToken = 128
+	// maxEmailField: a longer e-mail field is refused and not shown again.
+	maxEmailField = 255
 )
 
 // Messages of the reset page.
 const (
 	msgResetTokenInvalid = "Reset password token is invalid"
-	msgResetTokenExpired = "Reset password token has expired. Ask an administrator for a new link."
+	msgResetTokenExpired = "Reset password token has expired. Ask for a new link."
 )
 
 // serveResetPage is GET /users/password/edit?reset_password_token=: the
@@ -58,6 +62,12 @@ func (s *Service) renderReset(w http.ResponseWriter, r *http.Request, status int
 func (s *Service) serveReset(w http.ResponseWriter, r *http.Request) {
 	form, ok := s.readForm(w, r)
 	if !ok {
+		return
+	}
+	// GitLab's "forgot your password" form posts user[email] to the same
+	// path, without _method; its change form says _method=put.
+	if r.Method == http.MethodPost && form.Get("_method") == "" && !form.Has(fieldResetToken) && form.Has(fieldEmail) {
+		s.serveForgot(w, r, form)
 		return
 	}
 	if m := form.Get("_method"); m != "" && !strings.EqualFold(m, http.MethodPut) {
@@ -113,4 +123,49 @@ func (s *Service) serveReset(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, "/users/sign_in?notice=password_changed", http.StatusSeeOther)
+}
+
+// serveForgotPage is GET /users/password/new: the "forgot your password"
+// form.
+func (s *Service) serveForgotPage(w http.ResponseWriter, r *http.Request) {
+	s.renderForgot(w, r, http.StatusOK, "", "")
+}
+
+func (s *Service) renderForgot(w http.ResponseWriter, r *http.Request, status int, email, message string) {
+	s.render(w, r, status, "forgot_password", pageData{Title: "Forgot your password?", CSRF: s.formCSRF(w, r),
+		Email: email, Error: message})
+}
+
+// serveForgot is the form's POST /users/password: identity decides whether
+// a link is mailed, and the browser goes to the sign-in page with the same
+// notice whether or not the address has an account.
+func (s *Service) serveForgot(w http.ResponseWriter, r *http.Request, form url.Values) {
+	email := form.Get(fieldEmail)
+	if len(email) > maxEmailField {
+		email = "" // not shown again
+	}
+	if !formCSRFValid(r, form) {
+		s.renderForgot(w, r, http.StatusForbidden, email, "The form expired. Send it again.")
+		return
+	}
+	ctx := auth.WithClientAddr(r.Context(), r.RemoteAddr)
+	err := s.resets.RequestPasswordReset(ctx, form.Get(fieldEmail))
+	var throttled *auth.ThrottledError
+	var invalid interface{ Fields() map[string][]string }
+	switch {
+	case err == nil:
+	case errors.As(err, &throttled):
+		w.Header().Set("Retry-After", throttled.RetryAfterSeconds())
+		s.renderForgot(w, r, http.StatusTooManyRequests, email, "Too many requests. Try again in "+throttled.RetryAfterSeconds()+" seconds.")
+		return
+	case errors.As(err, &invalid) && len(invalid.Fields()["email"]) > 0:
+		s.renderForgot(w, r, http.StatusUnprocessableEntity, email, "E-mail "+strings.Join(invalid.Fields()["email"], ", ")+".")
+		return
+	default:
+		s.log.Error("password reset request failed", zap.Error(err))
+		s.render(w, r, http.StatusInternalServerError, "error", pageData{Title: "Something went wrong", Message: "The server could not send the link. Try again later."})
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, "/users/sign_in?notice=reset_requested", http.StatusSeeOther)
 }

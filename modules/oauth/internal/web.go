@@ -303,6 +303,7 @@ func (s *Service) renderSignInNotice(w http.ResponseWriter, r *http.Request, sta
 // show (?notice=); the page shows only these texts, never the parameter.
 var signInNotices = map[string]string{
 	"password_changed": "Your password was changed. Sign in with your new password.",
+	"reset_requested":  "If an account has this e-mail address, a link to choose a new password is on its way to it.",
 }
 
 // serveSignInPage is GET /users/sign_in: the form, or who is signed in.
