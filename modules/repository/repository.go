@@ -103,6 +103,8 @@ type (
 	PushKind   = event.PushKind
 	PushCommit = event.PushCommit
 	PushRepo   = event.PushRepo
+	// CommitCommented is published for every comment on a commit.
+	CommitCommented = event.CommitCommented
 )
 
 // The kinds of PushEvent (its object_kind).

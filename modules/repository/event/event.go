@@ -9,6 +9,8 @@
 // nothing, add fields only with omitempty.
 package event
 
+import "time"
+
 // PushKind is the object_kind of a push payload, as in GitLab's hooks.
 type PushKind string
 
@@ -70,3 +72,23 @@ type PushCommit struct {
 	Modified []string `json:"modified"`
 	Removed  []string `json:"removed"`
 }
+
+// CommitCommented is published in the transaction that stores a comment on
+// a commit (POST /projects/:id/repository/commits/:sha/comments). GitLab
+// kept these as notes with noteable_type "Commit"; here they are the
+// repository module's own records, with ids of their own. Path, Line and
+// LineType are set for a comment on one line of a file.
+type CommitCommented struct {
+	CommentID int64     `json:"comment_id"`
+	ProjectID int64     `json:"project_id"`
+	SHA       string    `json:"sha"`
+	AuthorID  int64     `json:"author_id"`
+	Note      string    `json:"note"`
+	Path      *string   `json:"path,omitempty"`
+	Line      *int      `json:"line,omitempty"`
+	LineType  *string   `json:"line_type,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// EventTopic implements events.Event; the topic is persisted, never rename it.
+func (CommitCommented) EventTopic() string { return "repository.commit_commented" }

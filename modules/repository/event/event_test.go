@@ -28,3 +28,15 @@ func TestPushEventJSONIsFrozen(t *testing.T) {
 		t.Fatal("the topic is persisted; it must not change")
 	}
 }
+
+// CommitCommented waits in the outbox too: its JSON must not change.
+func TestCommitCommentedJSONIsFrozen(t *testing.T) {
+	const old = `{"comment_id":3,"project_id":2,"sha":"1a2b","author_id":5,"note":"Hm","path":"a.go","line":4,"line_type":"new","created_at":"2026-11-25T15:00:00Z"}`
+	var ev CommitCommented
+	if err := json.Unmarshal([]byte(old), &ev); err != nil || ev.CommentID != 3 || *ev.Line != 4 {
+		t.Fatalf("decoded %+v, %v", ev, err)
+	}
+	if b, _ := json.Marshal(ev); string(b) != old || ev.EventTopic() != "repository.commit_commented" {
+		t.Fatalf("encoded %s", b)
+	}
+}

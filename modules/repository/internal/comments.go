@@ -15,6 +15,7 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/repository/event"
 )
 
 // Comment is a comment on a commit, optionally on one line of a file.
@@ -145,7 +146,15 @@ func (st *Statuses) postComment(ctx context.Context, in *postCommentInput) (*str
 			cm.Path, cm.Line, cm.LineType = &p, b.Line, b.LineType
 		}
 	}
-	if err := st.db.Update(ctx, func(tx *store.Tx) error { return comments.Insert(tx, cm) }); err != nil {
+	err = st.db.Update(ctx, func(tx *store.Tx) error {
+		if err := comments.Insert(tx, cm); err != nil {
+			return err
+		}
+		// Hooks (Note Hook) and mail (new_note) hear of it from the outbox.
+		return st.bus.Publish(tx, event.CommitCommented{CommentID: int64(cm.ID), ProjectID: info.ID, SHA: cm.SHA,
+			AuthorID: cm.AuthorID, Note: cm.Note, Path: cm.Path, Line: cm.Line, LineType: cm.LineType, CreatedAt: cm.CreatedAt})
+	})
+	if err != nil {
 		return nil, err
 	}
 	v, err := st.commentView(ctx, cm)

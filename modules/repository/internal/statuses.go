@@ -11,6 +11,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
@@ -76,6 +77,7 @@ func Tables() []interface{ Buckets() []string } {
 // Statuses serves commit statuses.
 type Statuses struct {
 	db     *store.DB
+	bus    *events.Bus
 	reader *Reader
 	users  identity.Users
 }
@@ -301,8 +303,8 @@ func combined(list []*Status) *string {
 }
 
 // NewStatuses registers the commit status operations.
-func NewStatuses(db *store.DB, rd *Reader, users identity.Users) *Statuses {
-	return &Statuses{db: db, reader: rd, users: users}
+func NewStatuses(db *store.DB, bus *events.Bus, rd *Reader, users identity.Users) *Statuses {
+	return &Statuses{db: db, bus: bus, reader: rd, users: users}
 }
 
 func (st *Statuses) register(a *api.API) {
