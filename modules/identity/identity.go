@@ -125,6 +125,10 @@ type Emails interface {
 	// one first (when confirmed), then the secondary ones; ErrUserNotFound
 	// for an unknown user.
 	ConfirmedEmails(ctx context.Context, userID int64) ([]string, error)
+	// UserByEmail is the user whose primary or secondary address this is
+	// (case folded), as GitLab finds a commit's author among its users;
+	// ErrUserNotFound when there is none.
+	UserByEmail(ctx context.Context, email string) (UserInfo, error)
 }
 
 type SSHKeys interface {

@@ -48,6 +48,34 @@ func (s *Service) UserByUsername(ctx context.Context, username string) (UserInfo
 	return infoOf(u), nil
 }
 
+// UserByEmail implements identity.Emails.
+func (s *Service) UserByEmail(ctx context.Context, email string) (UserInfo, error) {
+	key := store.Fold(email)
+	if key == "" {
+		return UserInfo{}, auth.ErrUserNotFound
+	}
+	var u *User
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		var err error
+		if u, err = users.GetBy(tx, "email", key); !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		e, err := emails.GetBy(tx, "email", key)
+		if err != nil {
+			return err
+		}
+		u, err = users.Get(tx, e.UserID)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return UserInfo{}, auth.ErrUserNotFound
+	}
+	if err != nil {
+		return UserInfo{}, err
+	}
+	return infoOf(u), nil
+}
+
 // ConfirmedEmails implements identity.Emails: the primary address when it
 // is confirmed, then the secondary ones (which need no confirmation here),
 // in the order they were added.
