@@ -143,6 +143,59 @@ func TestNoteHookPayload(t *testing.T) {
 	}
 }
 
+// A comment on a commit sends a Note Hook with noteable_type "Commit", its
+// commit_id, no noteable_id, and the commit.
+func TestCommitNoteHookPayload(t *testing.T) {
+	e := start(t, true)
+	alice := e.CreateUser(t, "alice")
+	p := newProject(t, alice.Client, "review")
+	c := commitFile(t, alice.Client, p.ID, "master", "main.go", "package main\n\nfunc main() {}\n")
+	rcv := newReceiver(t)
+	e.drain(t)
+	h := addHook(t, alice.Client, p.ID, rcv.URL+"/notes", "")
+	_, _, err := alice.Client.Projects.EditProjectHook(p.ID, h.ID, &gitlab.EditProjectHookOptions{URL: gitlab.Ptr(rcv.URL + "/notes"),
+		PushEvents: gitlab.Ptr(false), NoteEvents: gitlab.Ptr(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = alice.Client.Commits.PostCommitComment(p.ID, c.ID, &gitlab.PostCommitCommentOptions{Note: gitlab.Ptr("Nice @bob"),
+		Path: gitlab.Ptr("main.go"), Line: gitlab.Ptr(int64(3)), LineType: gitlab.Ptr("new")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := rcv.waitFor(t, "/notes", 1)[0]
+	if ev := d.Header.Get("X-Gitlab-Event"); ev != "Note Hook" {
+		t.Errorf("X-Gitlab-Event = %q", ev)
+	}
+	web := e.URL + "/alice/review"
+	wantFields(t, "note", d.Body, map[string]any{
+		"object_kind": "note", "project_id": p.ID, "project": anyValue, "repository": anyValue,
+		"user": map[string]any{"name": "User alice", "username": "alice", "avatar_url": anyValue},
+	})
+	attrs := d.Body["object_attributes"].(map[string]any)
+	id, _ := attrs["id"].(float64)
+	if id < 1 {
+		t.Fatalf("object_attributes.id %v", attrs["id"])
+	}
+	wantFields(t, "note.object_attributes", attrs, map[string]any{
+		"id": int64(id), "note": "Nice @bob", "noteable_type": "Commit", "author_id": alice.ID, "created_at": anyValue,
+		"updated_at": anyValue, "project_id": p.ID, "attachment": nil, "line_code": nil, "commit_id": c.ID,
+		"noteable_id": nil, "system": false, "st_diff": nil,
+		"url": web + "/commit/" + c.ID + "#note_" + itoa(int64(id)),
+	})
+	wantFields(t, "note.commit", d.Body["commit"].(map[string]any), map[string]any{
+		"id": c.ID, "message": c.Message, "timestamp": anyValue, "url": web + "/commit/" + c.ID,
+		"author": map[string]any{"name": c.AuthorName, "email": c.AuthorEmail}})
+	for _, k := range []string{"issue", "merge_request", "snippet"} {
+		if _, ok := d.Body[k]; ok {
+			t.Errorf("a commit's note has %q", k)
+		}
+	}
+	if len(rcv.all()) != 1 {
+		t.Errorf("received %d, want only the note", len(rcv.all()))
+	}
+}
+
 // A merge request sends a Merge Request Hook with source, target and
 // last_commit.
 func TestMergeRequestHookPayload(t *testing.T) {

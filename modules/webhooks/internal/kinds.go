@@ -78,6 +78,7 @@ func Subscribers(s *Service) []events.Subscriber {
 		events.Only(hookKind(s, "webhooks.note", s.onNote), func(ev noteevent.NoteEvent) bool {
 			return ev.Action == noteevent.NoteCreated && !ev.System
 		}),
+		hookKind(s, "webhooks.commit-comment", s.onCommitComment),
 		hookKind(s, "webhooks.merge-request", s.onMergeRequest),
 		hookKind(s, "webhooks.job", s.onJob),
 		hookKind(s, "webhooks.pipeline", s.onPipeline),
@@ -229,8 +230,13 @@ func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) (payload,
 type (
 	issueFact        = issueevent.Issue
 	mergeRequestFact = mrevent.MergeRequest
-	noteFact         = noteevent.NoteEvent
-	jobFact          struct {
+	// noteFact is a comment: a note, or a comment on a commit (NoteableType
+	// "Commit", CommitID its commit; NoteID the comment's own id).
+	noteFact struct {
+		noteevent.NoteEvent
+		CommitID string `json:"commit_id,omitempty"`
+	}
+	jobFact struct {
 		cievent.JobEvent
 		CreatedAt time.Time `json:"created_at"`
 	}
@@ -276,13 +282,29 @@ func (s *Service) onNote(ctx context.Context, ev noteevent.NoteEvent) (payload, 
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		// Only the project's latest comment is kept (the test endpoint's
 		// sample): notes are many, and no payload needs an older one.
-		return putFact(tx, "note", ev.ProjectID, ev.ProjectID, 0, ev, s.now())
+		return putFact(tx, "note", ev.ProjectID, ev.ProjectID, 0, noteFact{NoteEvent: ev}, s.now())
 	})
 	if err != nil {
 		return payload{}, err
 	}
 	return payload{projectID: ev.ProjectID, trigger: "note_events",
-		body: func() (any, error) { return s.noteBodyFor(ctx, ev) }}, nil
+		body: func() (any, error) { return s.noteBodyFor(ctx, noteFact{NoteEvent: ev}) }}, nil
+}
+
+// onCommitComment: a comment on a commit fires the Note Hook, as GitLab's
+// commit notes did (noteable_type "Commit", with the commit).
+func (s *Service) onCommitComment(ctx context.Context, ev repository.CommitCommented) (payload, error) {
+	n := noteFact{NoteEvent: noteevent.NoteEvent{Action: noteevent.NoteCreated, NoteID: ev.CommentID, Body: ev.Note,
+		ProjectID: ev.ProjectID, NoteableType: "Commit", AuthorID: ev.AuthorID, CreatedAt: ev.CreatedAt, UpdatedAt: ev.CreatedAt},
+		CommitID: ev.SHA}
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		return putFact(tx, "note", ev.ProjectID, ev.ProjectID, 0, n, s.now())
+	})
+	if err != nil {
+		return payload{}, err
+	}
+	return payload{projectID: ev.ProjectID, trigger: "note_events",
+		body: func() (any, error) { return s.noteBodyFor(ctx, n) }}, nil
 }
 
 // noteBodyFor finds the note's noteable among the facts and builds the body.

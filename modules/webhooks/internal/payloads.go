@@ -336,8 +336,9 @@ func (s *Service) mergeRequestBody(ctx context.Context, userID int64, action str
 
 // --- notes ---
 
-// noteBody is the Note Hook payload; noteable is the issue or merge
-// request fact the note is on (nil when none is known).
+// noteBody is the Note Hook payload; issue or mr is the fact of the
+// noteable the note is on (both nil when none is known, and for a
+// commit's or a snippet's comment).
 func (s *Service) noteBody(ctx context.Context, n noteFact, issue *issueFact, mr *mergeRequestFact) (map[string]any, error) {
 	p, err := s.projectData(ctx, n.ProjectID)
 	if err != nil {
@@ -357,14 +358,25 @@ func (s *Service) noteBody(ctx context.Context, n noteFact, issue *issueFact, mr
 			return nil, err
 		}
 		body["merge_request"] = attrs
+	case n.NoteableType == "Commit":
+		target = p.web + "/commit/" + n.CommitID
+		if c, ok := s.commit(ctx, n.ProjectID, n.CommitID); ok {
+			body["commit"] = p.hookCommit(c)
+		}
 	case n.NoteableType == "Snippet":
 		target = p.web + "/snippets/" + strconv.FormatInt(n.NoteableID, 10)
 		body["snippet"] = map[string]any{"id": n.NoteableID, "project_id": n.ProjectID}
 	}
+	// A commit's comment has no noteable id (GitLab's null): its commit_id
+	// names the commit.
+	var noteableID any = n.NoteableID
+	if n.NoteableType == "Commit" {
+		noteableID = nil
+	}
 	body["object_attributes"] = map[string]any{
 		"id": n.NoteID, "note": n.Body, "noteable_type": n.NoteableType, "author_id": n.AuthorID,
 		"created_at": rubyTime(n.CreatedAt), "updated_at": rubyTime(n.UpdatedAt), "project_id": n.ProjectID,
-		"attachment": nil, "line_code": nil, "commit_id": "", "noteable_id": n.NoteableID, "system": n.System,
+		"attachment": nil, "line_code": nil, "commit_id": n.CommitID, "noteable_id": noteableID, "system": n.System,
 		"st_diff": nil, "url": target + "#note_" + strconv.FormatInt(n.NoteID, 10),
 	}
 	return body, nil
