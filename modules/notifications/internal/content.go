@@ -6,6 +6,7 @@ import (
 	"embed"
 	htmltemplate "html/template"
 	"net/url"
+	"strconv"
 	"strings"
 	texttemplate "text/template"
 	"time"
@@ -15,6 +16,7 @@ import (
 	noteevent "github.com/fennec-forge/fennec/modules/notes/event"
 	"github.com/fennec-forge/fennec/modules/notes/noteable"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/repository"
 )
 
 //go:embed templates
@@ -143,6 +145,26 @@ func (s *Service) noteContent(p projects.ProjectInfo, t noteable.Noteable, ev no
 		MessageID: "note_" + i64(ev.NoteID) + "@" + s.host(), InReplyTo: s.threadID(t), Headers: h,
 		Headline: actor + " commented on " + words(t) + " " + reference(t) + ":", Body: ev.Body, URL: url,
 		Site: s.site(), ManageURL: s.manageURL(p)}
+}
+
+// commitNoteContent is the mail of a comment on a commit: "Re: Project |
+// title (1a2b3c4d)", in the thread of <commit_SHA@host>.
+func (s *Service) commitNoteContent(p projects.ProjectInfo, t noteable.Noteable, ev repository.CommitCommented, actor string) content {
+	short := ev.SHA
+	if len(short) > 8 {
+		short = short[:8]
+	}
+	h := s.baseHeaders(p)
+	h["X-GitLab-Commit-ID"] = ev.SHA
+	h["X-GitLab-Note-ID"] = i64(ev.CommentID)
+	c := content{Subject: "Re: " + p.Name + " | " + t.Title + " (" + short + ")",
+		MessageID: "commit_note_" + i64(ev.CommentID) + "@" + s.host(), InReplyTo: "commit_" + ev.SHA + "@" + s.host(), Headers: h,
+		Headline: actor + " commented on commit " + short + ":", Body: ev.Note, URL: s.absolute(t.WebURL) + "#note_" + i64(ev.CommentID),
+		Site: s.site(), ManageURL: s.manageURL(p)}
+	if ev.Path != nil && ev.Line != nil {
+		c.Details = []string{"On " + *ev.Path + ", line " + strconv.Itoa(*ev.Line) + "."}
+	}
+	return c
 }
 
 // pipelineContent is the mail of a pipeline's result.

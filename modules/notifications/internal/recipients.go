@@ -176,9 +176,12 @@ func (s *Service) recipients(ctx context.Context, tx *store.Tx, n *notice) ([]re
 			add(u.ID, func(r *reasons) { r.mentioned = true })
 		}
 	default:
-		participants, err := s.notes.Subscribers(ctx, n.Target)
-		if err != nil {
-			return nil, err
+		participants := n.Participants
+		if n.Target.Type != "Commit" {
+			var err error
+			if participants, err = s.notes.Subscribers(ctx, n.Target); err != nil {
+				return nil, err
+			}
 		}
 		// The notes module counts the author and the assignees among
 		// them, unless they unsubscribed.
@@ -289,6 +292,8 @@ func (s *Service) mayRead(ctx context.Context, id int64, n *notice) (identity.Us
 		action = projects.ReadMergeRequests
 	case "Pipeline":
 		action = projects.ReadJobs
+	case "Commit":
+		action = projects.ReadCode
 	}
 	info, err := s.access.RequireID(auth.WithPrincipal(ctx, p), n.ProjectID, action)
 	if errors.Is(err, projects.ErrNotFound) || errors.Is(err, projects.ErrForbidden) {

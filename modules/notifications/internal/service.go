@@ -18,6 +18,7 @@ import (
 	"github.com/fennec-forge/fennec/modules/notes"
 	"github.com/fennec-forge/fennec/modules/notes/noteable"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/repository"
 )
 
 // Service keeps the settings, computes recipients, queues mails and runs
@@ -32,6 +33,7 @@ type Service struct {
 	emails identity.Emails
 	resets identity.PasswordResets
 	notes  notes.Service
+	repos  repository.Store
 	cfg    Config
 	outbox string // the file outbox directory (used without SMTP)
 
@@ -54,6 +56,7 @@ type Params struct {
 	Emails identity.Emails
 	Resets identity.PasswordResets
 	Notes  notes.Service
+	Repos  repository.Store
 	Cfg    Config
 	Core   config.Config
 }
@@ -61,7 +64,7 @@ type Params struct {
 // NewService builds the service.
 func NewService(p Params) *Service {
 	return &Service{db: p.DB, log: p.Log, api: p.API, access: p.Access, teams: p.Teams, users: p.Users, emails: p.Emails, resets: p.Resets,
-		notes: p.Notes, cfg: p.Cfg, outbox: filepath.Join(p.Core.Data, "mail", "outbox"),
+		notes: p.Notes, repos: p.Repos, cfg: p.Cfg, outbox: filepath.Join(p.Core.Data, "mail", "outbox"),
 		kinds: map[string]noteable.Kind{}, kick: make(chan struct{}, 1), now: time.Now}
 }
 

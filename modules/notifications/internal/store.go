@@ -124,6 +124,9 @@ type Target struct {
 	// Mentions are the usernames (lower case) its title and description
 	// mentioned, so that an edit tells the new ones.
 	Mentions []string `json:"mentions,omitempty"`
+	// Commenters are the users who commented on a commit ("Commit:<project
+	// id>:<sha>"), its participants besides its author.
+	Commenters []int64 `json:"commenters,omitempty"`
 }
 
 func (t *Target) RecordID() uint64      { return t.ID }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
@@ -17,6 +19,7 @@ import (
 	noteevent "github.com/fennec-forge/fennec/modules/notes/event"
 	"github.com/fennec-forge/fennec/modules/notes/noteable"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/repository"
 )
 
 // Subscribers are the event kinds that lead to mail: one line each. Every
@@ -36,6 +39,7 @@ func Subscribers(s *Service) []events.Subscriber {
 		events.Only(events.SubscribeInTx("notifications.user_created", notify(s, s.userCreatedNotice)),
 			func(ev identity.UserCreated) bool { return ev.ResetPassword }),
 		events.SubscribeInTx("notifications.password_reset", notify(s, s.passwordResetNotice)),
+		events.SubscribeInTx("notifications.commit_comment", notify(s, s.commitNoteNotice)),
 		// Settings of a deleted user or project go with them.
 		events.SubscribeInTx("notifications.user_deleted", func(ctx context.Context, ev identity.UserDeleted) error {
 			return s.dropSettings(ctx, "user", i64(ev.UserID))
@@ -84,6 +88,10 @@ type notice struct {
 	// Next is a second notice of the same event (an edit that reassigns
 	// and mentions someone new).
 	Next *notice `json:"-"`
+	// Participants, for a commit's comment (Target.Type "Commit"), are the
+	// commit's: its author and earlier commenters (the notes module keeps
+	// those of issues and merge requests).
+	Participants []int64 `json:",omitempty"`
 	// OnlyActor: the mail goes to the actor alone, if their level wants it
 	// (pipelines, as GitLab mails a pipeline's result to its author).
 	OnlyActor bool
@@ -243,6 +251,71 @@ func (s *Service) noteNotice(ctx context.Context, ev noteevent.NoteEvent) (*noti
 		Mentioned: mentions(ev.Body)}
 	n.content = s.noteContent(p, t, ev, s.userName(ctx, ev.AuthorID))
 	return n, nil
+}
+
+// commitNoteNotice: a comment on a commit (new_note). Its participants
+// are the commit's author, when a user has the author's address, and who
+// commented on it before; the mentioned and the watchers as for any
+// comment. Readers of the code may be told.
+func (s *Service) commitNoteNotice(ctx context.Context, ev repository.CommitCommented) (*notice, error) {
+	p, err := s.access.ResolveID(s.systemCtx(ctx), ev.ProjectID)
+	if errors.Is(err, projects.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	title, authorEmail := ev.SHA, ""
+	if repo, err := s.repos.Open(ctx, ev.ProjectID); err == nil {
+		if c, err := repo.CommitObject(plumbing.NewHash(ev.SHA)); err == nil {
+			title, authorEmail = firstLine(c.Message), c.Author.Email
+		}
+	}
+	t := noteable.Noteable{Type: "Commit", ProjectID: ev.ProjectID, Title: title, WebURL: p.WebURL + "/commit/" + ev.SHA}
+	if authorEmail != "" {
+		u, err := s.emails.UserByEmail(ctx, authorEmail)
+		switch {
+		case err == nil:
+			t.AuthorID = u.ID
+		case !errors.Is(err, identity.ErrUserNotFound):
+			return nil, err
+		}
+	}
+	before, err := s.rememberCommenter(ctx, "Commit:"+i64(ev.ProjectID)+":"+ev.SHA, ev.AuthorID)
+	if err != nil {
+		return nil, err
+	}
+	n := &notice{Key: "commit_note:" + i64(ev.CommentID), Event: "new_note", ProjectID: ev.ProjectID, ActorID: ev.AuthorID,
+		Target: t, Mentioned: mentions(ev.Note), Participants: append(before, t.AuthorID)}
+	n.content = s.commitNoteContent(p, t, ev, s.userName(ctx, ev.AuthorID))
+	return n, nil
+}
+
+// rememberCommenter adds user to the commenters of a commit and returns
+// those before.
+func (s *Service) rememberCommenter(ctx context.Context, key string, user int64) ([]int64, error) {
+	var before []int64
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		row, err := targets.GetBy(tx, "key", key)
+		if errors.Is(err, store.ErrNotFound) {
+			return targets.Insert(tx, &Target{Key: key, Commenters: []int64{user}})
+		}
+		if err != nil {
+			return err
+		}
+		before = slices.Clone(row.Commenters)
+		if slices.Contains(row.Commenters, user) {
+			return nil
+		}
+		row.Commenters = append(row.Commenters, user)
+		return targets.Update(tx, row)
+	})
+	return before, err
+}
+
+func firstLine(message string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(message), "\n")
+	return strings.TrimSpace(line)
 }
 
 // isNotFound: the owning module's not-found error of a noteable
