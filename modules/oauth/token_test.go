@@ -144,9 +144,8 @@ func TestRefreshRotatesAndRevokeEnds(t *testing.T) {
 	if resp.StatusCode != 200 || second["access_token"] == first["access_token"] || second["refresh_token"] == first["refresh_token"] {
 		t.Fatalf("refresh: %d %v", resp.StatusCode, second)
 	}
-	// Rotation: the old refresh token and its access token are spent.
-	resp, body = e.post(t, "/oauth/token", form, "Authorization", basic(a.ApplicationID, a.Secret))
-	wantOAuthError(t, "old refresh token", resp, body, 400, "invalid_grant")
+	// Rotation: the old access token is spent (its refresh token too: see
+	// TestSpentRefreshTokenRevokesItsChain).
 	if _, r, err := e.bearer(t, first["access_token"].(string)).Users.CurrentUser(); err == nil || r.StatusCode != 401 {
 		t.Fatalf("the replaced access token still works: %v", err)
 	}
@@ -192,6 +191,52 @@ func TestRefreshRotatesAndRevokeEnds(t *testing.T) {
 	}
 	if _, r, err := e.bearer(t, bare).Users.CurrentUser(); err == nil || r.StatusCode != 401 {
 		t.Fatalf("a revoked bare token still works: %v", err)
+	}
+}
+
+// TestSpentRefreshTokenRevokesItsChain: a refresh token used a second time
+// is refused, and the token its first use gave (and whatever was rotated
+// from that) is revoked: one of the two holders is a thief. Tokens of
+// other chains of the same user and client keep working.
+func TestSpentRefreshTokenRevokesItsChain(t *testing.T) {
+	e := start(t)
+	u := e.CreateUser(t, "")
+	a := e.app(t, "chain", "https://chain.example.com/cb", "api", true)
+	client := url.Values{"client_id": {a.ApplicationID}, "client_secret": {a.Secret}}
+	refresh := func(token string) (*http.Response, map[string]any) {
+		return e.post(t, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {token}},
+			"Authorization", basic(a.ApplicationID, a.Secret))
+	}
+	works := func(access string) bool {
+		_, r, err := e.bearer(t, access).Users.CurrentUser()
+		if err != nil && (r == nil || r.StatusCode != 401) {
+			t.Fatalf("GET /user: %v", err)
+		}
+		return err == nil
+	}
+	first := e.passwordToken(t, u.Username, u.Password, client)
+	other := e.passwordToken(t, u.Username, u.Password, client) // another chain
+	resp, second := refresh(first["refresh_token"].(string))
+	if resp.StatusCode != 200 {
+		t.Fatalf("refresh: %d %v", resp.StatusCode, second)
+	}
+	resp, third := refresh(second["refresh_token"].(string))
+	if resp.StatusCode != 200 || !works(third["access_token"].(string)) {
+		t.Fatalf("second refresh: %d %v", resp.StatusCode, third)
+	}
+
+	resp, body := refresh(first["refresh_token"].(string)) // spent two rotations ago
+	wantOAuthError(t, "spent refresh token", resp, body, 400, "invalid_grant")
+	if works(third["access_token"].(string)) {
+		t.Fatal("the chain's live access token still works after its spent refresh token was used again")
+	}
+	resp, body = refresh(third["refresh_token"].(string))
+	wantOAuthError(t, "the chain's live refresh token", resp, body, 400, "invalid_grant")
+	if !works(other["access_token"].(string)) {
+		t.Fatal("another chain of the same user was revoked")
+	}
+	if resp, body := refresh(other["refresh_token"].(string)); resp.StatusCode != 200 {
+		t.Fatalf("another chain's refresh: %d %v", resp.StatusCode, body)
 	}
 }
 

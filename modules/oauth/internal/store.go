@@ -61,6 +61,18 @@ type Token struct {
 	CreatedAt   time.Time  `json:"created_at"`
 	ExpiresIn   int64      `json:"expires_in"` // seconds
 	RevokedAt   *time.Time `json:"revoked_at,omitempty"`
+	// Family is the id of the first token of the refresh chain this one
+	// was rotated from (0 for that first token itself): a spent refresh
+	// token presented again revokes the whole chain.
+	Family uint64 `json:"family,omitempty"`
+}
+
+// family is the chain t belongs to: its first token's id.
+func (t *Token) family() uint64 {
+	if t.Family != 0 {
+		return t.Family
+	}
+	return t.ID
 }
 
 func (t *Token) RecordID() uint64      { return t.ID }

@@ -462,6 +462,33 @@ func revokeToken(tx *store.Tx, t *Token, now time.Time) error {
 	return tokens.Update(tx, t)
 }
 
+// revokeFamily revokes the live tokens of spent's refresh chain (found
+// among its user's tokens, which are few) and logs the reuse.
+func (s *Service) revokeFamily(tx *store.Tx, spent *Token, now time.Time) error {
+	ids, err := tokens.IDsBy(tx, "user", u64(spent.UserID))
+	if err != nil {
+		return err
+	}
+	revoked := 0
+	for _, id := range ids {
+		t, err := tokens.Get(tx, id)
+		if err != nil {
+			return err
+		}
+		if t.RevokedAt == nil && t.family() == spent.family() {
+			if err := revokeToken(tx, t, now); err != nil {
+				return err
+			}
+			revoked++
+		}
+	}
+	if revoked > 0 {
+		s.log.Warn("oauth: a spent refresh token was used again; its chain's live token is revoked",
+			zap.Uint64("user_id", spent.UserID), zap.Uint64("app_id", spent.AppID), zap.Int("revoked", revoked))
+	}
+	return nil
+}
+
 // userRefusal is invalid_grant when the user of a grant or token is gone
 // or blocked, so that no token is issued to them; any other failure of the
 // lookup is returned as it is.
@@ -496,8 +523,11 @@ func (s *Service) refreshGrant(ctx context.Context, client clientAuth, p map[str
 		}
 		switch {
 		case old.RevokedAt != nil:
+			// A spent refresh token used again means two parties hold it
+			// (RFC 9700 4.14.2): the chain's live token is revoked too, so
+			// whichever of them is the thief loses it.
 			refused = invalidGrant()
-			return nil
+			return s.revokeFamily(tx, old, now)
 		case old.AppID != 0 && client.app == nil:
 			refused = invalidClient(false)
 			return nil
@@ -516,6 +546,7 @@ func (s *Service) refreshGrant(ctx context.Context, client clientAuth, p map[str
 			return err
 		}
 		out = s.newToken(old.AppID, old.GrantID, old.UserID, scopes)
+		out.token.Family = old.family()
 		return tokens.Insert(tx, out.token)
 	})
 	if err != nil {
