@@ -23,6 +23,10 @@ type UserDeleted = event.UserDeleted
 // UserCreated is published in the transaction that creates a user.
 type UserCreated = event.UserCreated
 
+// UserBlocked is published in the transaction that blocks a user (an
+// administrator's block, or directory synchronisation's ldap_blocked).
+type UserBlocked = event.UserBlocked
+
 // PasswordResetRequested is published when someone asks for a reset link
 // for an account (RequestPasswordReset).
 type PasswordResetRequested = event.PasswordResetRequested

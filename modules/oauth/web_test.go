@@ -192,8 +192,13 @@ func TestBlockingEndsSessions(t *testing.T) {
 	w := e.web(t)
 	c := sessionCookie(w.signIn(t, u.Username, u.Password))
 	cookie := "_fennec_session=" + c.Value
-	if r, _ := e.JSON(t, http.MethodGet, "/api/v4/user", nil, nil, "Cookie", cookie); r.StatusCode != 200 {
-		t.Fatalf("before: %d", r.StatusCode)
+	// A second browser, left alone while the user is blocked: its session
+	// must end too, not only the one that was used during the block.
+	idle := "_fennec_session=" + sessionCookie(e.web(t).signIn(t, u.Username, u.Password)).Value
+	for _, ck := range []string{cookie, idle} {
+		if r, _ := e.JSON(t, http.MethodGet, "/api/v4/user", nil, nil, "Cookie", ck); r.StatusCode != 200 {
+			t.Fatalf("before: %d", r.StatusCode)
+		}
 	}
 	if err := e.Client.Users.BlockUser(u.ID); err != nil {
 		t.Fatal(err)
@@ -201,11 +206,19 @@ func TestBlockingEndsSessions(t *testing.T) {
 	if r, _ := e.JSON(t, http.MethodGet, "/api/v4/user", nil, nil, "Cookie", cookie); r.StatusCode != 401 {
 		t.Fatalf("blocked: %d", r.StatusCode)
 	}
+	e.drain(t) // the block's event has been handled
 	if err := e.Client.Users.UnblockUser(u.ID); err != nil {
 		t.Fatal(err)
 	}
-	if r, _ := e.JSON(t, http.MethodGet, "/api/v4/user", nil, nil, "Cookie", cookie); r.StatusCode != 401 {
-		t.Fatalf("unblocked: the ended session came back: %d", r.StatusCode)
+	for _, ck := range []string{cookie, idle} {
+		if r, _ := e.JSON(t, http.MethodGet, "/api/v4/user", nil, nil, "Cookie", ck); r.StatusCode != 401 {
+			t.Fatalf("unblocked: the ended session came back: %d", r.StatusCode)
+		}
+	}
+	// Unblocked, the user signs in again.
+	if r, _ := e.JSON(t, http.MethodGet, "/api/v4/user", nil, nil, "Cookie",
+		"_fennec_session="+sessionCookie(e.web(t).signIn(t, u.Username, u.Password)).Value); r.StatusCode != 200 {
+		t.Fatalf("a new session after the unblock: %d", r.StatusCode)
 	}
 	// A blocked user cannot sign in on the page either.
 	if err := e.Client.Users.BlockUser(u.ID); err != nil {

@@ -24,6 +24,20 @@ type UserDeleted struct {
 // EventTopic implements events.Event; the topic is persisted, never rename it.
 func (UserDeleted) EventTopic() string { return "identity.user_deleted" }
 
+// UserBlocked is published in the transaction that blocks a user: by an
+// administrator (State "blocked") or by directory synchronisation (State
+// "ldap_blocked"). A blocked user's credentials are refused while the block
+// lasts; modules holding sign-ins of their own (web sessions) end them, so
+// that unblocking does not bring them back.
+type UserBlocked struct {
+	UserID   int64  `json:"user_id"`
+	Username string `json:"username"`
+	State    string `json:"state"`
+}
+
+// EventTopic implements events.Event; the topic is persisted, never rename it.
+func (UserBlocked) EventTopic() string { return "identity.user_blocked" }
+
 // UserCreated is published in the transaction that creates a user (by an
 // administrator, the provisioning API, or a first sign-in through an auth
 // provider). ResetPassword says an administrator created the user with

@@ -27,3 +27,14 @@ func TestPasswordResetRequestedJSONIsFrozen(t *testing.T) {
 		t.Fatalf("encoded %s", b)
 	}
 }
+
+func TestUserBlockedJSONIsFrozen(t *testing.T) {
+	const old = `{"user_id":9,"username":"carol","state":"ldap_blocked"}`
+	var ev UserBlocked
+	if err := json.Unmarshal([]byte(old), &ev); err != nil || ev.UserID != 9 || ev.State != "ldap_blocked" {
+		t.Fatalf("decoded %+v, %v", ev, err)
+	}
+	if b, _ := json.Marshal(ev); string(b) != old || ev.EventTopic() != "identity.user_blocked" {
+		t.Fatalf("encoded %s", b)
+	}
+}

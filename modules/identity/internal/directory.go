@@ -217,6 +217,11 @@ func (s *Service) SyncDirectory(ctx context.Context) (blocked, unblocked int, er
 				if err := users.Update(tx, u); err != nil {
 					return err
 				}
+				if u.State == StateLDAPBlocked {
+					if err := s.bus.Publish(tx, userBlocked(u)); err != nil {
+						return err
+					}
+				}
 			}
 			return nil
 		})

@@ -575,3 +575,8 @@ var (
 func userCreated(u *User) event.UserCreated {
 	return event.UserCreated{UserID: int64(u.ID), Username: u.Username, Name: u.Name, Email: u.Email}
 }
+
+// userBlocked is the event of u's block, with the state it now has.
+func userBlocked(u *User) event.UserBlocked {
+	return event.UserBlocked{UserID: int64(u.ID), Username: u.Username, State: u.State}
+}

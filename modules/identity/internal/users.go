@@ -479,11 +479,18 @@ func (s *Service) setState(ctx context.Context, id int64, block bool) (*boolOutp
 			}
 			return api.Forbidden("LDAP blocked users cannot be unblocked by the API")
 		}
+		wasActive := u.State == StateActive
 		u.State = StateActive
 		if block {
 			u.State = StateBlocked
 		}
-		return users.Update(tx, u)
+		if err := users.Update(tx, u); err != nil {
+			return err
+		}
+		if block && wasActive {
+			return s.bus.Publish(tx, userBlocked(u))
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err

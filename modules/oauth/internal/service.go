@@ -91,11 +91,20 @@ func NewService(d Deps) *Service {
 
 func (s *Service) now() time.Time { return s.clock.Now().UTC() }
 
-// Subscribers: a deleted user's grants, tokens and sessions go with them.
+// Subscribers: a deleted user's grants, tokens and sessions go with them;
+// a blocked user's sessions end (their tokens are refused while the block
+// lasts and work again after it, as GitLab's do; a session must be
+// started anew).
 func Subscribers(s *Service) []events.Subscriber {
 	return []events.Subscriber{
 		events.SubscribeInTx("oauth.user-deleted", func(ctx context.Context, ev identity.UserDeleted) error {
 			return s.updateTokens(ctx, func(tx *store.Tx) error { return removeUser(tx, uint64(ev.UserID)) })
+		}),
+		events.SubscribeInTx("oauth.user-blocked", func(ctx context.Context, ev identity.UserBlocked) error {
+			return s.db.Update(ctx, func(tx *store.Tx) error {
+				_, err := sessions.DeleteBy(tx, "user", u64(uint64(ev.UserID)))
+				return err
+			})
 		}),
 	}
 }
