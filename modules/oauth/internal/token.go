@@ -217,7 +217,7 @@ func (s *Service) newToken(appID, grantID, userID uint64, scopes []string) issue
 	access, refresh := newSecret(), newSecret()
 	return issued{access: access, refresh: refresh, token: &Token{
 		AccessHash: hashSecret(access), RefreshHash: hashSecret(refresh), AppID: appID, GrantID: grantID,
-		UserID: userID, Scopes: scopes, CreatedAt: s.now().Truncate(time.Second), ExpiresIn: int64(AccessTokenLifetime / time.Second),
+		UserID: userID, Scopes: scopes, CreatedAt: s.now(), ExpiresIn: int64(AccessTokenLifetime / time.Second),
 	}}
 }
 
