@@ -34,7 +34,7 @@ func TestSharedErrorsUnderConcurrency(t *testing.T) {
 		{"", http.MethodGet, "/api/v4/projects/" + private, 404, crudNotFound},
 		{bob.Token, http.MethodPut, "/api/v4/projects/" + public + "?name=mine", 403, crudForbidden},
 		{bob.Token, http.MethodDelete, "/api/v4/projects/" + public, 403, crudForbidden},
-		{alice.Token, http.MethodGet, "/api/v4/projects/" + public + "/hooks/999", 404, `{"message":"404 Hook Not Found"}`},
+		{alice.Token, http.MethodGet, "/api/v4/projects/" + public + "/hooks/999", 404, `{"message":"404 Not found"}`},
 		{bob.Token, http.MethodGet, "/api/v4/groups/999999", 404, `{"message":"404 Group Not Found"}`},
 		{bob.Token, http.MethodGet, "/api/v4/projects/" + private + "/repository/branches", 404, crudNotFound},
 		{bob.Token, http.MethodGet, "/api/v4/projects/" + public + "/repository/branches/nope", 404, `{"message":"404 Branch Not Found"}`},

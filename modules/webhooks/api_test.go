@@ -75,7 +75,7 @@ func TestDeliveryLogAndResend(t *testing.T) {
 	for path, want := range map[string]string{
 		base + "/events/999999":                            `{"message":"404 Not found"}`,
 		base + "/events/0":                                 `{"message":"404 Not found"}`,
-		"/projects/" + itoa(p.ID) + "/hooks/999999/events": `{"message":"404 Hook Not Found"}`,
+		"/projects/" + itoa(p.ID) + "/hooks/999999/events": `{"message":"404 Not found"}`,
 		"/projects/999999/hooks/1/events":                  `{"message":"404 Project Not Found"}`,
 	} {
 		st, raw := e.call(t, alice.Token, "GET", path, nil)

@@ -175,7 +175,7 @@ func TestLocalDestinationsRefusedByDefault(t *testing.T) {
 	rcv := newReceiver(t)
 	port := rcv.Listener.Addr().(*net.TCPAddr).Port
 	st, raw := e.call(t, alice.Token, "POST", "/projects/"+itoa(p.ID)+"/hooks", map[string]any{"url": rcv.URL + "/ip", "push_events": true})
-	if st != 400 || string(raw) != `{"message":{"url":["is blocked: Requests to localhost are not allowed"]}}` {
+	if st != 422 || string(raw) != `{"error":"Invalid url given"}` {
 		t.Errorf("a hook on 127.0.0.1: %d %s", st, raw)
 	}
 	if hooks, _, err := alice.Client.Projects.ListProjectHooks(p.ID, nil); err != nil || len(hooks) != 0 {

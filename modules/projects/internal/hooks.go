@@ -15,6 +15,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.uber.org/zap"
+
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/sealed"
 	"github.com/fennec-forge/fennec/core/store"
@@ -137,16 +139,23 @@ func HookURLProblem(raw string) string {
 // administrator allows local requests (later GitLabs' rule: a hook is a
 // request the server makes for whoever may edit the project); names are
 // checked by the webhooks module's dialer at each connection, which catches
-// DNS rebinding too.
-func (s *Service) validateHookURL(raw string) ValidationError {
+// DNS rebinding too. Every refusal is GitLab's answer for a hook whose url
+// does not validate, 422 {"error":"Invalid url given"} (9.x's and later
+// versions' project hooks API, local-address refusals included); the
+// reason is logged at debug level.
+func (s *Service) validateHookURL(raw string) error {
 	raw = strings.TrimSpace(raw)
-	if text := HookURLProblem(raw); text != "" {
-		return ValidationError{"url": {text}}
+	problem := HookURLProblem(raw)
+	if problem == "" {
+		if err := s.guard.CheckURL(raw); err != nil {
+			problem = "is blocked: " + err.Error()
+		}
 	}
-	if err := s.guard.CheckURL(raw); err != nil {
-		return ValidationError{"url": {"is blocked: " + err.Error()}}
+	if problem == "" {
+		return nil
 	}
-	return nil
+	s.log.Debug("project hook url refused", zap.String("reason", problem))
+	return &api.Error{Status: http.StatusUnprocessableEntity, Err: "Invalid url given"}
 }
 
 type hookPath struct {
@@ -255,8 +264,8 @@ func (s *Service) addHook(ctx context.Context, in *addHookInput) (*hookOutput, e
 	if err != nil {
 		return nil, err
 	}
-	if v := s.validateHookURL(in.Body.URL); v != nil {
-		return nil, v
+	if err := s.validateHookURL(in.Body.URL); err != nil {
+		return nil, err
 	}
 	h := &Hook{ProjectID: r.p.ID, PushEvents: true, EnableSSLVerification: true, CreatedAt: s.now().UTC()}
 	in.Body.apply(h, s.box)
@@ -278,8 +287,8 @@ func (s *Service) editHook(ctx context.Context, in *editHookInput) (*hookOutput,
 	if err != nil {
 		return nil, err
 	}
-	if v := s.validateHookURL(in.Body.URL); v != nil {
-		return nil, v
+	if err := s.validateHookURL(in.Body.URL); err != nil {
+		return nil, err
 	}
 	var h *Hook
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
@@ -310,7 +319,7 @@ func (s *Service) deleteHook(ctx context.Context, in *hookPath) (*struct{}, erro
 }
 
 // ErrHookNotFound is what ProjectHook answers for a hook that is not one
-// of the project's (or is gone); the API answers it 404 Hook Not Found.
+// of the project's (or is gone); the API answers it GitLab's "404 Not found".
 var ErrHookNotFound = errHookNotFound
 
 // HookConfig is a project hook as the webhooks module reads it. Token is
