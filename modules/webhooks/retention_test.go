@@ -12,7 +12,9 @@ import (
 // background; younger ones stay.
 func TestDeliveryLogRetention(t *testing.T) {
 	e := start(t, true, fennectest.WithModuleConfig(webhooks.SectionName, func(c *webhooks.Config) {
-		c.DeliveryLogRetention = 700 * time.Millisecond
+		// Long enough for the test to read an entry under a loaded -race
+		// run before it goes, short enough to see it go.
+		c.DeliveryLogRetention = 3 * time.Second
 		c.PruneInterval = 20 * time.Millisecond
 	}))
 	alice := e.CreateUser(t, "alice")
@@ -21,7 +23,7 @@ func TestDeliveryLogRetention(t *testing.T) {
 	h := addHook(t, alice.Client, p.ID, rcv.URL+"/r", "")
 	commitFile(t, alice.Client, p.ID, "master", "a", "1")
 	first := waitEvents(t, e, alice.Token, p.ID, int64(h.ID), 1)[0]["id"]
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		log := hookEvents(t, e, alice.Token, p.ID, int64(h.ID))
 		if len(log) == 0 {
 			break
