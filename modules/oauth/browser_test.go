@@ -2,6 +2,7 @@ package oauth_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -45,7 +46,7 @@ func (cb *callbackServer) next(t *testing.T) url.Values {
 	select {
 	case q := <-cb.got:
 		return q
-	case <-time.After(15 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("the browser never reached the client's callback")
 		return nil
 	}
@@ -66,17 +67,27 @@ func newBrowser(t *testing.T) *browser {
 		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(900, 700))
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
-	// Start the browser now, so its start-up is not charged to a step.
-	if err := chromedp.Do(ctx); err != nil {
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	// Start the browser now, so its start-up is not charged to a step; a
+	// start that hangs fails here rather than at go test's own timeout.
+	started := make(chan error, 1)
+	go func() { started <- chromedp.Do(ctx) }()
+	select {
+	case err = <-started:
+	case <-time.After(2 * time.Minute):
+		err = errors.New("no answer within 2 minutes")
+	}
+	if err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
-	t.Cleanup(func() { cancel(); cancelAlloc() })
 	return &browser{ctx: ctx}
 }
 
 func (b *browser) tab(t *testing.T) context.Context {
 	ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext())
-	ctx, cancelTimeout := context.WithTimeout(ctx, 30*time.Second)
+	// Generous: a tab's whole flow (a dozen pages, screenshots) on a
+	// loaded 2-core -race run; a quiet run takes a few seconds.
+	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
 	t.Cleanup(func() { cancelTimeout(); cancel() })
 	return ctx
 }

@@ -309,6 +309,7 @@ func TestTokenEndpointBadInput(t *testing.T) {
 		{"repeated across query and body", "grant_type=password", pw.Encode(), nil, 400, "invalid_request"},
 		{"client secret in the query", "client_secret=" + a.Secret, pw.Encode() + "&client_id=" + a.ApplicationID, nil, 400, "invalid_request"},
 		{"password in the query", "password=" + u.Password, "grant_type=password&username=" + u.Username, nil, 400, "invalid_request"},
+		{"code in the query", "code=x", "grant_type=authorization_code&redirect_uri=https://b.example.com/cb&client_id=" + a.ApplicationID + "&client_secret=" + a.Secret, nil, 400, "invalid_request"},
 		{"unknown client", "", pw.Encode() + "&client_id=nope&client_secret=nope", nil, 401, "invalid_client"},
 		{"wrong client secret", "", pw.Encode() + "&client_id=" + a.ApplicationID + "&client_secret=wrong", nil, 401, "invalid_client"},
 		{"confidential client without its secret", "", pw.Encode() + "&client_id=" + a.ApplicationID, nil, 401, "invalid_client"},
@@ -386,4 +387,26 @@ func basic(id, secret string) string {
 	req, _ := http.NewRequest(http.MethodGet, "/", nil)
 	req.SetBasicAuth(url.QueryEscape(id), url.QueryEscape(secret))
 	return req.Header.Get("Authorization")
+}
+
+// A token the password grant issued without a client names no application
+// in its info: Doorkeeper's {"uid": null}, not a missing object.
+func TestTokenInfoWithoutAClient(t *testing.T) {
+	e := start(t)
+	u := e.CreateUser(t, "")
+	resp, tok := e.post(t, "/oauth/token", url.Values{"grant_type": {"password"}, "username": {u.Username}, "password": {u.Password}})
+	if resp.StatusCode != 200 {
+		t.Fatalf("password grant: %d %v", resp.StatusCode, tok)
+	}
+	r, raw := e.JSON(t, http.MethodGet, "/oauth/token/info", nil, nil, "Authorization", "Bearer "+tok["access_token"].(string))
+	if r.StatusCode != 200 || !strings.Contains(string(raw), `"application":{"uid":null}`) {
+		t.Fatalf("token info: %d %s", r.StatusCode, raw)
+	}
+	// A token sent in the revoke request's URL is refused, not revoked.
+	req, _ := http.NewRequest(http.MethodPost, e.URL+"/oauth/revoke?token="+tok["access_token"].(string), nil)
+	resp, body := do(t, req)
+	wantOAuthError(t, "token in the query", resp, body, 400, "invalid_request")
+	if _, _, err := e.bearer(t, tok["access_token"].(string)).Users.CurrentUser(); err != nil {
+		t.Fatalf("the token was revoked by a refused request: %v", err)
+	}
 }

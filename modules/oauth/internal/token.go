@@ -79,7 +79,7 @@ func tokenParams(r *http.Request) (map[string]string, *oauthError) {
 	if err != nil {
 		return nil, invalidRequest("The query string is malformed.")
 	}
-	for _, secret := range []string{"client_secret", "password", "refresh_token", "code_verifier"} {
+	for _, secret := range []string{"client_secret", "password", "refresh_token", "code_verifier", "code", "token"} {
 		if query.Has(secret) {
 			return nil, invalidRequest(secret + " must be sent in the request body, never in the URL.")
 		}
@@ -570,9 +570,10 @@ type TokenInfo struct {
 	CreatedAt        int64         `json:"created_at"`
 }
 
-// TokenInfoApp names the token's client.
+// TokenInfoApp names the token's client; UID is null for a token the
+// password grant issued without a client (Doorkeeper's application.try(:uid)).
 type TokenInfoApp struct {
-	UID string `json:"uid"`
+	UID *string `json:"uid"`
 }
 
 func (s *Service) serveTokenInfo(w http.ResponseWriter, r *http.Request) {
@@ -594,10 +595,11 @@ func (s *Service) serveTokenInfo(w http.ResponseWriter, r *http.Request) {
 	info := &TokenInfo{ResourceOwnerID: int64(t.UserID), Scope: t.Scopes, Scopes: t.Scopes, CreatedAt: t.CreatedAt.Unix()}
 	left := int64(t.CreatedAt.Add(time.Duration(t.ExpiresIn)*time.Second).Sub(s.now()) / time.Second)
 	info.ExpiresIn, info.ExpiresInSeconds = left, left
+	info.Application = &TokenInfoApp{}
 	if t.AppID != 0 {
 		_ = s.db.View(r.Context(), func(tx *store.Tx) error {
 			if a, err := apps.Get(tx, t.AppID); err == nil {
-				info.Application = &TokenInfoApp{UID: a.UID}
+				info.Application.UID = &a.UID
 			}
 			return nil
 		})
