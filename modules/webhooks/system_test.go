@@ -126,8 +126,8 @@ func TestSystemHooks(t *testing.T) {
 	if _, err := e.Client.SystemHooks.DeleteHook(hid); err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []string{"GET", "DELETE"} {
-		if st, raw := e.call(t, e.RootToken, m, "/hooks/"+itoa(hid), nil); st != 404 || string(raw) != `{"message":"404 Not found"}` {
+	for m, want := range map[string]string{"GET": `{"message":"404 Not found"}`, "DELETE": `{"message":"404 System hook Not Found"}`} {
+		if st, raw := e.call(t, e.RootToken, m, "/hooks/"+itoa(hid), nil); st != 404 || string(raw) != want {
 			t.Errorf("%s deleted hook: %d %s", m, st, raw)
 		}
 	}

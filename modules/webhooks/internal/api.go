@@ -414,6 +414,11 @@ func (s *Service) testSystemHook(ctx context.Context, in *SystemHookPath) (*test
 
 func (s *Service) deleteSystemHook(ctx context.Context, in *SystemHookPath) (*struct{}, error) {
 	if _, err := s.systemHook(ctx, in.HookID); err != nil {
+		if errors.Is(err, errSystemHookNotFound) {
+			// 9.x's DELETE says not_found!('System hook'), unlike the
+			// GET's find, whose RecordNotFound is "404 Not found".
+			return nil, api.NotFound("System hook")
+		}
 		return nil, err
 	}
 	return nil, s.db.Update(ctx, func(tx *store.Tx) error {
