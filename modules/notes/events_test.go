@@ -3,6 +3,7 @@ package notes_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -215,12 +216,20 @@ func TestSubscriptions(t *testing.T) {
 	if got := subscribers(); !slices.Equal(got, []int64{bob.ID, carol.ID, dave.ID, erin.ID}) {
 		t.Fatalf("finally: %v", got)
 	}
+	// The explicit choices alone: not carol and dave, who only take part.
+	explicit, err := e.notes.Subscriptions(ctx, thing)
+	if err != nil || !maps.Equal(explicit, map[int64]bool{alice.ID: false, bob.ID: true, erin.ID: true}) {
+		t.Fatalf("explicit subscriptions: %v, %v", explicit, err)
+	}
 	// Remove forgets the noteable's conversation.
 	if err := e.notes.Remove(ctx, "Thing", thing.ID); err != nil {
 		t.Fatal(err)
 	}
 	if got := subscribers(); !slices.Equal(got, []int64{alice.ID, carol.ID}) || e.countNotes(t, thing.ID) != 0 {
 		t.Fatalf("after Remove: %v", got)
+	}
+	if explicit, err := e.notes.Subscriptions(ctx, thing); err != nil || len(explicit) != 0 {
+		t.Fatalf("explicit subscriptions after Remove: %v, %v", explicit, err)
 	}
 	var _ notes.Service = e.notes
 }

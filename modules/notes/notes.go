@@ -62,6 +62,13 @@ type Service interface {
 	// subscribers and participants who did not unsubscribe), for the
 	// notifications module.
 	Subscribers(ctx context.Context, n Noteable) ([]int64, error)
+	// Subscriptions are the explicit choices made on n with Subscribe (the
+	// subscribe and unsubscribe endpoints), by user: true for one who
+	// subscribed, false for one who unsubscribed; a user who made none (a
+	// participant by taking part alone) is absent. The notifications
+	// module mails an explicit subscriber whatever their notification
+	// level, and nobody who unsubscribed, watchers included.
+	Subscriptions(ctx context.Context, n Noteable) (map[int64]bool, error)
 	// Remove deletes the notes and subscriptions of a noteable that is
 	// deleted (a project's are removed by the notes module itself when the
 	// project goes).

@@ -8,8 +8,9 @@
 // acknowledges the event (events.SubscribeInTx): a mail is queued exactly
 // when its event is marked handled, and no recipient is read while the
 // store's writers wait. The sender then works out the recipients as GitLab
-// does (participants, watchers, custom levels, subscribers, the newly
-// mentioned, minus the actor, blocked users and those who may not see the
+// does (participants, watchers, custom levels, the newly mentioned, then
+// the explicit subscribers whatever their level, minus whoever unsubscribed
+// from the target, the actor, blocked users and those who may not see the
 // target) in a read transaction, and stores the mail and one delivery per
 // recipient in a short write that deletes the notice. A new event kind is
 // one line in Subscribers and a function that turns the event into a

@@ -103,3 +103,122 @@ func TestNoteOnASwitchedOffFeatureIsDropped(t *testing.T) {
 		t.Fatalf("%d mails queued about a comment on a switched-off feature", n)
 	}
 }
+
+// subscribe calls the issue's subscribe (on) or unsubscribe endpoint as
+// who, which must change the subscription (not a 304).
+func (c *cast) subscribe(t *testing.T, who string, iid int64, on bool) {
+	t.Helper()
+	call := c.u[who].Client.Issues.UnsubscribeFromIssue
+	if on {
+		call = c.u[who].Client.Issues.SubscribeToIssue
+	}
+	_, resp, err := call(c.p.ID, iid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 201 {
+		t.Fatalf("%s subscribe=%v to #%d: status %d", who, on, iid, resp.StatusCode)
+	}
+}
+
+// TestUnsubscribedWatchers: whoever unsubscribed from an issue gets none of
+// its mails, whatever found them: a project watcher who took part, a
+// global watcher and a custom level that chose new_note who subscribed and
+// then unsubscribed. Another issue still mails them.
+func TestUnsubscribedWatchers(t *testing.T) {
+	e := start(t)
+	c := &cast{e: e, u: map[string]*fennectest.User{}, byEmail: map[string]string{}}
+	for _, name := range []string{"ann", "wat", "glw", "cus", "par"} {
+		u := e.CreateUser(t, name)
+		c.u[name], c.byEmail[u.Email] = u, name
+	}
+	c.p = e.project(t, c.u["ann"].Client, "Harbor", "private")
+	for _, name := range []string{"wat", "glw", "cus", "par"} {
+		e.member(t, c.p, c.u[name], gitlab.DeveloperPermissions)
+	}
+	c.level(t, "wat", "project", "watch", nil)
+	c.level(t, "glw", "global", "watch", nil)
+	c.level(t, "cus", "project", "custom", map[string]bool{"new_note": true})
+	comment := func(who string, iid int64, body string) {
+		t.Helper()
+		if _, _, err := c.u[who].Client.Notes.CreateIssueNote(c.p.ID, iid, &gitlab.CreateIssueNoteOptions{Body: gitlab.Ptr(body)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, title := range []string{"Leak", "Rust"} {
+		if _, _, err := c.u["ann"].Client.Issues.CreateIssue(c.p.ID, &gitlab.CreateIssueOptions{Title: gitlab.Ptr(title)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.expect(t, "Harbor | Leak (#1)", "wat", "glw")
+	c.expect(t, "Harbor | Rust (#2)", "wat", "glw")
+
+	comment("wat", 1, "On it, cc @par")
+	c.expect(t, "Re: Harbor | Leak (#1)", "ann", "glw", "cus", "par")
+	c.subscribe(t, "wat", 1, false) // a participant: unsubscribes at once
+	for _, name := range []string{"glw", "cus"} {
+		c.subscribe(t, name, 1, true) // not participants: subscribe first
+		c.subscribe(t, name, 1, false)
+	}
+
+	comment("par", 1, "Fixed?")
+	c.expect(t, "Re: Harbor | Leak (#1)", "ann")
+	if _, _, err := c.u["ann"].Client.Issues.UpdateIssue(c.p.ID, 1, &gitlab.UpdateIssueOptions{StateEvent: gitlab.Ptr("close")}); err != nil {
+		t.Fatal(err)
+	}
+	c.expect(t, "Re: Harbor | Leak (#1)", "par")
+
+	// The other issue is untouched.
+	comment("par", 2, "Also here")
+	c.expect(t, "Re: Harbor | Rust (#2)", "ann", "wat", "glw", "cus")
+
+	// Subscribing again brings the watcher back.
+	c.subscribe(t, "wat", 1, true)
+	comment("ann", 1, "Reopen?")
+	c.expect(t, "Re: Harbor | Leak (#1)", "wat", "par")
+}
+
+// TestSubscribersWhateverTheirLevel: an explicit subscriber of an issue
+// gets its mails at the mention level (a comment that does not mention
+// her, a close) and at the disabled level too, until they unsubscribe;
+// the same levels without a subscription get nothing.
+func TestSubscribersWhateverTheirLevel(t *testing.T) {
+	e := start(t)
+	c := &cast{e: e, u: map[string]*fennectest.User{}, byEmail: map[string]string{}}
+	for _, name := range []string{"ann", "bo", "men", "dis", "men2", "dis2"} {
+		u := e.CreateUser(t, name)
+		c.u[name], c.byEmail[u.Email] = u, name
+	}
+	c.p = e.project(t, c.u["ann"].Client, "Mill", "private")
+	for _, name := range []string{"bo", "men", "dis", "men2", "dis2"} {
+		e.member(t, c.p, c.u[name], gitlab.DeveloperPermissions)
+	}
+	c.level(t, "men", "global", "mention", nil)
+	c.level(t, "men2", "global", "mention", nil)
+	c.level(t, "dis", "project", "disabled", nil)
+	c.level(t, "dis2", "project", "disabled", nil)
+	issue, _, err := c.u["ann"].Client.Issues.CreateIssue(c.p.ID, &gitlab.CreateIssueOptions{Title: gitlab.Ptr("Wheel")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject := "Re: Mill | Wheel (#1)"
+	c.expect(t, "Mill | Wheel (#1)")
+	c.subscribe(t, "men", issue.IID, true)
+	c.subscribe(t, "dis", issue.IID, true)
+
+	if _, _, err := c.u["bo"].Client.Notes.CreateIssueNote(c.p.ID, issue.IID, &gitlab.CreateIssueNoteOptions{Body: gitlab.Ptr("Squeaks")}); err != nil {
+		t.Fatal(err)
+	}
+	c.expect(t, subject, "ann", "men", "dis")
+	if _, _, err := c.u["ann"].Client.Issues.UpdateIssue(c.p.ID, issue.IID, &gitlab.UpdateIssueOptions{StateEvent: gitlab.Ptr("close")}); err != nil {
+		t.Fatal(err)
+	}
+	c.expect(t, subject, "bo", "men", "dis")
+
+	c.subscribe(t, "men", issue.IID, false)
+	c.subscribe(t, "dis", issue.IID, false)
+	if _, _, err := c.u["bo"].Client.Notes.CreateIssueNote(c.p.ID, issue.IID, &gitlab.CreateIssueNoteOptions{Body: gitlab.Ptr("Oiled")}); err != nil {
+		t.Fatal(err)
+	}
+	c.expect(t, subject, "ann")
+}

@@ -302,6 +302,29 @@ func (s *Service) Subscribers(ctx context.Context, n noteable.Noteable) ([]int64
 	return out, err
 }
 
+// Subscriptions implements notes.Service: the rows of n that hold an
+// explicit choice (Subscribed set), by user.
+func (s *Service) Subscriptions(ctx context.Context, n noteable.Noteable) (map[int64]bool, error) {
+	out := map[int64]bool{}
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		ids, err := subscriptions.IDsBy(tx, "noteable", noteableKey(n.Type, n.ID))
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			sub, err := subscriptions.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			if sub.Subscribed != nil {
+				out[sub.UserID] = *sub.Subscribed
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
 // Remove implements notes.Service.
 func (s *Service) Remove(ctx context.Context, noteableType string, id int64) error {
 	return s.db.Update(ctx, func(tx *store.Tx) error { return removeNoteable(tx, noteableType, id) })

@@ -22,9 +22,12 @@ type recipient struct {
 	Email  string
 }
 
-// reasons says why a user is considered.
+// reasons says why a user is considered. subscribed and unsubscribed are
+// the user's explicit choice on the target (the subscribe and unsubscribe
+// endpoints), which outweighs every level.
 type reasons struct {
 	participant, mentioned, direct bool
+	subscribed, unsubscribed       bool
 }
 
 // queue stores n for the sender, in the transaction of ctx (the event's
@@ -127,8 +130,10 @@ func (s *Service) expandOne(ctx context.Context, p *PendingNotice) error {
 // service does: participants (author, assignees, commenters, mentioned,
 // subscribers, by the notes module's reckoning), watchers and custom
 // levels that chose the event, the users the event mentions or assigns;
-// then each one's effective level decides, and nobody gets it who is
-// blocked, may not see the target, or is the actor.
+// then each one's effective level decides (wants). An explicit subscriber
+// of the target gets it whatever their level, one who unsubscribed from it
+// never does; and nobody gets it who is blocked, may not see the target,
+// or is the actor.
 func (s *Service) recipients(ctx context.Context, tx *store.Tx, n *notice) ([]recipient, error) {
 	why := map[int64]*reasons{}
 	var order []int64
@@ -158,6 +163,14 @@ func (s *Service) recipients(ctx context.Context, tx *store.Tx, n *notice) ([]re
 	groupRows := map[int64]*Setting{}
 	if groupID > 0 {
 		if groupRows, err = sourceRows(tx, SourceGroup, groupID); err != nil {
+			return nil, err
+		}
+	}
+	// The explicit choices on the target (issues and merge requests; the
+	// notes module keeps no subscription of a commit or a pipeline).
+	var explicit map[int64]bool
+	if !n.OnlyActor && n.Target.Type != "Commit" {
+		if explicit, err = s.notes.Subscriptions(ctx, n.Target); err != nil {
 			return nil, err
 		}
 	}
@@ -211,6 +224,20 @@ func (s *Service) recipients(ctx context.Context, tx *store.Tx, n *notice) ([]re
 				add(id, func(*reasons) {})
 			}
 		}
+		// Explicit subscribers (the notes module counts them among the
+		// participants already; this marks them).
+		for id, on := range explicit {
+			if on {
+				add(id, func(r *reasons) { r.subscribed = true })
+			}
+		}
+	}
+	// An explicit unsubscription rejects whoever found the user: watcher,
+	// custom level, participant, mentioned or reassigned.
+	for id, on := range explicit {
+		if r, ok := why[id]; ok && !on {
+			r.unsubscribed = true
+		}
 	}
 	slices.Sort(order) // deliveries in user id order: stable, and testable
 	var out []recipient
@@ -244,9 +271,18 @@ func (s *Service) recipients(ctx context.Context, tx *store.Tx, n *notice) ([]re
 	return out, nil
 }
 
-// wants applies a user's effective level to a notice (GITLAB-FACTS 13).
+// wants applies a user's effective level to a notice (GITLAB-FACTS 13),
+// in the order of GitLab 9.x's build_recipients: the level (disabled
+// mutes, mention keeps only the mentioned, watch and custom add), then the
+// explicit subscribers are added whatever their level, then whoever
+// unsubscribed from the target is taken out.
 func wants(eff *Setting, r *reasons, n *notice) bool {
-	if eff.Level == LevelDisabled {
+	switch {
+	case r.unsubscribed:
+		return false
+	case r.subscribed:
+		return true
+	case eff.Level == LevelDisabled:
 		return false
 	}
 	if n.OnlyActor {
