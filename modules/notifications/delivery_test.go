@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/modules/notifications"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
@@ -105,7 +106,18 @@ func ctxDrain(t *testing.T, e *env) {
 // TestTemporaryRefusal: a recipient the server refuses for now (451) is
 // retried; the others are not held back, and nobody gets two copies.
 func TestTemporaryRefusal(t *testing.T) {
-	e := start(t)
+	t.Run("retry due after the round", func(t *testing.T) { temporaryRefusal(t) })
+	// A retry wait shorter than a round: the refused mail is due again
+	// before the round that refused it ends (as on a loaded server).
+	t.Run("retry due within the round", func(t *testing.T) {
+		temporaryRefusal(t, fennectest.WithModuleConfig(notifications.SectionName, func(c *notifications.Config) {
+			c.RetryInitial, c.RetryMax = time.Microsecond, time.Microsecond
+		}))
+	})
+}
+
+func temporaryRefusal(t *testing.T, opts ...fennectest.Option) {
+	e := start(t, opts...)
 	author := e.CreateUser(t, "writer")
 	p := e.project(t, author.Client, "Flaky", "private")
 	want := e.watchers(t, p, 3, "r")

@@ -93,6 +93,11 @@ func (s *Service) sendDue(ctx context.Context) (time.Duration, error) {
 					return true, nil
 				}
 				if d.ID <= after {
+					// Handled earlier in this round and still queued: a
+					// temporary refusal whose retry time has already
+					// passed (a slow round). Go round again at once;
+					// without this it waited for the next kick, or an hour.
+					wait = 0
 					return true, nil
 				}
 				m, ok := cache[d.MailID]
