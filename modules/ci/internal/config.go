@@ -8,7 +8,8 @@ import (
 // Config is the CI module's section of the configuration ("ci").
 type Config struct {
 	// MaxTraceBytes caps one job's trace; past it the job fails with a
-	// line saying so.
+	// line saying so (a GitLab Runner's trace gets a little slack, for the
+	// notice the runner adds once its own cap is reached).
 	MaxTraceBytes int64 `yaml:"max_trace_bytes" env:"FENNEC_CI_MAX_TRACE_BYTES" help:"largest trace one job may write, in bytes (the job fails past it)"`
 	// MaxArtifactsBytes caps one job's artifacts archive.
 	MaxArtifactsBytes int64 `yaml:"max_artifacts_bytes" env:"FENNEC_CI_MAX_ARTIFACTS_BYTES" help:"largest artifacts archive of one job, in bytes (the job fails past it)"`

@@ -147,6 +147,7 @@ type registerBody struct {
 	RunUntagged flexBool   `json:"run_untagged"`
 	Locked      flexBool   `json:"locked"`
 	Active      flexBool   `json:"active"`
+	Paused      flexBool   `json:"paused"`
 	Info        runnerInfo `json:"info"`
 }
 
@@ -159,8 +160,15 @@ func (s *Service) handleRegister(w http.ResponseWriter, r *http.Request) {
 		s.api.WriteError(w, api.Validation(map[string][]string{"description": {fmt.Sprintf("is too long (maximum is %d characters)", maxRunnerDescription)}}))
 		return
 	}
+	// Later runners (gitlab-runner 17) send paused instead of active;
+	// given, it wins.
+	active := in.Active.v
+	if in.Paused.v != nil {
+		active = new(bool)
+		*active = !*in.Paused.v
+	}
 	runner, token, err := s.register(r.Context(), registration{Token: in.Token, Description: in.Description, Tags: in.TagList,
-		RunUntagged: in.RunUntagged.v, Locked: in.Locked.v, Active: in.Active.v, Info: in.Info})
+		RunUntagged: in.RunUntagged.v, Locked: in.Locked.v, Active: active, Info: in.Info})
 	var badTags *invalidTagsError
 	switch {
 	case errors.Is(err, errRunnerForbidden):
@@ -708,13 +716,23 @@ func (s *Service) handleTrace(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 }
 
+// runnerTraceSlack is how far past MaxTraceBytes a runner's trace may go
+// before its job fails. GitLab Runner caps a job's log itself, by default
+// at the same 4 MiB: it writes up to its cap, then adds a notice ("Job's
+// log exceeded limit ... Job execution will continue") and lets the job go
+// on. Without room for that notice (and the runner's closing lines), every
+// job that reached the runner's cap would fail here as
+// trace_size_exceeded.
+const runnerTraceSlack = 64 << 10
+
 // errTraceGap: a chunk that does not start where the trace ends.
 var errTraceGap = errors.New("ci: trace chunk out of place")
 
 // appendTrace writes body at start of the trace: start 0 rewrites it (a
 // runner resending all after a checksum mismatch), the current length
 // appends, anything else is a gap. It returns the trace's length, and
-// whether the body went past the trace limit (the rest is dropped).
+// whether the body went past the trace limit, MaxTraceBytes and the
+// runner's slack (the rest is dropped).
 func (s *Service) appendTrace(jobID uint64, start int64, body io.Reader) (int64, bool, error) {
 	path := s.tracePath(jobID)
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
@@ -743,7 +761,7 @@ func (s *Service) appendTrace(jobID uint64, start int64, body io.Reader) (int64,
 	if _, err := f.Seek(size, io.SeekStart); err != nil {
 		return 0, false, err
 	}
-	room := s.cfg.MaxTraceBytes - size
+	room := s.cfg.MaxTraceBytes + runnerTraceSlack - size
 	n, err := io.Copy(f, io.LimitReader(body, room))
 	size += n
 	if err != nil {
@@ -795,6 +813,7 @@ func (s *Service) handleUpdateJob(w http.ResponseWriter, r *http.Request) {
 	ctx := context.WithoutCancel(r.Context())
 	switch {
 	case j.Status == StatusCanceled && in.State == StatusRunning:
+		s.seen(ctx, j) // a report: the runner's silence counts from here
 		w.Header().Set("Job-Status", "canceling")
 		w.WriteHeader(http.StatusOK)
 		return
