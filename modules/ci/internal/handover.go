@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
@@ -53,10 +54,15 @@ func (s *Service) handover(ctx context.Context, j *Job, p *Pipeline, spec *pipel
 	if err != nil {
 		return executor.Job{}, err
 	}
-	layers := pipeline.Layers{Predefined: pipeline.Predefined(facts), YAML: spec.Variables, Project: projectVars}
+	predefined := pipeline.Predefined(facts)
+	layers := pipeline.Layers{Predefined: predefined, YAML: spec.Variables, Project: projectVars}
 	var vars []executor.Variable
-	for _, v := range layers.Ordered() {
-		vars = append(vars, executor.Variable{Key: v.Key, Value: v.Value, Public: v.Public, Masked: !v.Public})
+	for i, v := range layers.Ordered() {
+		// The predefined ones come first: their secrets carry the job's
+		// token and are always masked; a user's secret only when it is
+		// long enough to be masked.
+		masked := !v.Public && (i < len(predefined) || maskable(v.Value))
+		vars = append(vars, executor.Variable{Key: v.Key, Value: v.Value, Public: v.Public, Masked: masked})
 	}
 	job := executor.Job{
 		ID: int64(j.ID), Token: token, Name: j.Name, Stage: j.Stage,
@@ -92,6 +98,14 @@ func (s *Service) handover(ctx context.Context, j *Job, p *Pipeline, spec *pipel
 	job.Dependencies = deps
 	return job, nil
 }
+
+// minMaskedLength is the shortest value of a user's variable that is
+// masked in traces, GitLab's minimum for a masked variable: a runner
+// masks every occurrence of a masked value, and a short one ("1", "yes")
+// would blot out much of the trace while hiding nothing.
+const minMaskedLength = 8
+
+func maskable(value string) bool { return utf8.RuneCountInString(value) >= minMaskedLength }
 
 // secretVariables are the project's CI variables, opened; protected ones
 // only for a protected ref.
