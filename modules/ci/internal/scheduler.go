@@ -157,7 +157,7 @@ func (s *Service) recoverRunning(ctx context.Context) error {
 			}
 			// Its trace is on disk (erase looks at the size).
 			j.TraceBytes = traceSize
-			return s.finish(tx, j, StatusFailed, "system_failure")
+			return s.finish(tx, j, StatusFailed, "runner_system_failure")
 		})
 		if err != nil {
 			return err
@@ -407,7 +407,7 @@ func (sc *scheduler) run(ctx context.Context, j *Job, p *Pipeline, rj *runningJo
 	}
 	if err != nil {
 		s.appendTraceLine(j.ID, "ERROR: Job failed (system failure): "+err.Error())
-		s.complete(ctx, j.ID, StatusFailed, "system_failure", nil, nil)
+		s.complete(ctx, j.ID, StatusFailed, "runner_system_failure", nil, nil)
 		return
 	}
 	status, reason := StatusSuccess, ""
@@ -446,10 +446,11 @@ func failureReason(k executor.FailureKind) string {
 	return string(k)
 }
 
-// failSystem ends a job the host could not hand over.
+// failSystem ends a job the host could not hand over (to an executor or a
+// runner): a scheduler_failure, as GitLab calls a job it could not assign.
 func (s *Service) failSystem(j *Job, msg string) {
 	s.appendTraceLine(j.ID, "ERROR: Job failed (system failure): "+msg)
-	s.complete(context.Background(), j.ID, StatusFailed, "system_failure", nil, nil)
+	s.complete(context.Background(), j.ID, StatusFailed, "scheduler_failure", nil, nil)
 }
 
 // complete records how a running job ended (unless it was canceled in the
