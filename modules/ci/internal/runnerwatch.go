@@ -5,7 +5,10 @@ package internal
 // as the answer went out). The first leaves a running job nobody reports
 // on, failed here as a runner system failure once it has been silent
 // longer than the silence timeout; the second a job no runner ever
-// reported on, queued again after the start timeout.
+// reported on, queued again after the start timeout. A job canceled here
+// keeps its runner's token until the runner's last word (its final
+// state); a runner that stays silent as long after the cancel, or after
+// its last report since, loses it then.
 
 import (
 	"context"
@@ -55,13 +58,16 @@ func (s *Service) watchRunners(ctx context.Context) {
 	}
 }
 
-// checkRunnerJobs re-queues the runner jobs never started and fails those
-// gone silent.
+// checkRunnerJobs re-queues the runner jobs never started, fails those
+// gone silent, and closes the canceled ones whose runner went silent.
 func (s *Service) checkRunnerJobs(ctx context.Context) error {
 	type watched struct {
 		id              uint64
 		assigned, start time.Time
 		started         bool
+		// canceled: a canceled job still open to its runner, assigned is
+		// when it was canceled.
+		canceled bool
 	}
 	var list []watched
 	err := s.db.View(ctx, func(tx *store.Tx) error {
@@ -86,6 +92,27 @@ func (s *Service) checkRunnerJobs(ctx context.Context) error {
 			}
 			list = append(list, w)
 		}
+		ids, err = jobs.IDsBy(tx, "canceling", "canceling")
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			j, err := jobs.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			if j.Status != StatusCanceled || j.RunnerTokenHash == "" {
+				continue
+			}
+			w := watched{id: j.ID, canceled: true}
+			if j.FinishedAt != nil {
+				w.assigned = *j.FinishedAt
+			}
+			if j.RunnerStartedAt != nil {
+				w.started, w.start = true, *j.RunnerStartedAt
+			}
+			list = append(list, w)
+		}
 		return nil
 	})
 	if err != nil {
@@ -98,6 +125,21 @@ func (s *Service) checkRunnerJobs(ctx context.Context) error {
 		last := s.runnerBootAt
 		if w.started && w.start.After(last) {
 			last = w.start
+		}
+		if w.canceled {
+			// The cancel asked the runner for its last word: it has the
+			// silence timeout from then, or from its latest report.
+			if w.assigned.After(last) {
+				last = w.assigned
+			}
+			if t, ok := s.runnerSeen.Load(w.id); ok && t.(time.Time).After(last) {
+				last = t.(time.Time)
+			}
+			if silent := now.Sub(last); silent > s.cfg.RunnerSilenceTimeout {
+				s.log.Info("a runner sent no last word on its canceled job: its token is dropped", zap.Uint64("job", w.id), zap.Duration("silent", silent))
+				s.closeCanceled(ctx, w.id)
+			}
+			continue
 		}
 		if !w.started {
 			if w.assigned.After(last) {

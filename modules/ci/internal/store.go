@@ -131,7 +131,8 @@ type Job struct {
 	// plugin, or none yet). RunnerTokenHash authenticates that runner's
 	// reports on the job (trace, state, artifacts): the job token's hash,
 	// kept past a cancel so the runner can send its last trace and final
-	// state, dropped by that final state. RunnerStartedAt is the runner's
+	// state, dropped by that final state (or once the runner has been
+	// silent past the silence timeout). RunnerStartedAt is the runner's
 	// first report: until then the job was assigned but not started, and
 	// is queued again if the runner never reports.
 	RunnerID        uint64     `json:"runner_id,omitempty"`
@@ -276,6 +277,15 @@ var (
 				return nil
 			}
 			return []string{"expiring"}
+		}},
+		// Runners' jobs canceled here whose runner has not sent its last
+		// word (its runner token still reports): the runners' watch ends
+		// those whose runner went silent.
+		store.Index[Job]{Name: "canceling", Keys: func(j *Job) []string {
+			if j.Status != StatusCanceled || j.RunnerTokenHash == "" {
+				return nil
+			}
+			return []string{"canceling"}
 		}})
 	environments = store.NewTable[Environment]("ci.environments",
 		store.Index[Environment]{Name: "project", Keys: func(e *Environment) []string { return []string{u64(e.ProjectID)} }},
@@ -306,6 +316,9 @@ func Migrations() []store.Migration {
 			}
 			return jobs.Reindex(tx, "with_artifacts")
 		},
+	}, {
+		Module: "ci", Version: 2, Name: "index canceled runner jobs awaiting their runner",
+		Up: func(tx *store.Tx) error { return jobs.Reindex(tx, "canceling") },
 	}}
 }
 
