@@ -237,6 +237,19 @@ func processesMatching(text string) []int {
 	return out
 }
 
+// waitProcess waits up to d for a process whose command line contains
+// text, and says whether one was seen.
+func waitProcess(text string, d time.Duration) bool {
+	for deadline := time.Now().Add(d); ; time.Sleep(20 * time.Millisecond) {
+		if len(processesMatching(text)) > 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
 // waitGone waits up to d for no process's command line to contain text.
 func waitGone(t testing.TB, text string, d time.Duration) {
 	t.Helper()

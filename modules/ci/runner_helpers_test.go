@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
@@ -65,17 +67,27 @@ func startRunners(t testing.TB, opts ...fennectest.Option) *fennectest.Server {
 // rawJSON sends a JSON request and returns the status, headers and body.
 func rawJSON(t testing.TB, method, url string, body any, headers ...string) (int, http.Header, []byte) {
 	t.Helper()
+	code, h, raw, err := sendJSON(method, url, body, headers...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, h, raw
+}
+
+// sendJSON is rawJSON that returns its error: for goroutines of a test,
+// which must not call t.Fatal.
+func sendJSON(method, url string, body any, headers ...string) (int, http.Header, []byte, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			t.Fatal(err)
+			return 0, nil, nil, err
 		}
 		rd = bytes.NewReader(b)
 	}
 	req, err := http.NewRequest(method, url, rd)
 	if err != nil {
-		t.Fatal(err)
+		return 0, nil, nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -85,11 +97,29 @@ func rawJSON(t testing.TB, method, url string, body any, headers ...string) (int
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return 0, nil, nil, err
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, raw
+	return resp.StatusCode, resp.Header, raw, nil
+}
+
+// jobRow is a job's row as the store holds it (fields the API does not
+// show: failure_reason, runner_token_hash).
+func jobRow(t testing.TB, s *fennectest.Server, id int64) map[string]any {
+	t.Helper()
+	var row map[string]any
+	err := s.Store.View(context.Background(), func(tx *store.Tx) error {
+		raw := tx.Bucket([]byte("ci.jobs")).Get(store.Key(uint64(id)))
+		if raw == nil {
+			return fmt.Errorf("no job %d in the store", id)
+		}
+		return json.Unmarshal(raw, &row)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return row
 }
 
 // sharedToken is the instance's registration token, as an admin reads it

@@ -18,6 +18,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci"
 )
 
@@ -69,25 +70,53 @@ func (j *fakeJob) variable(key string) (string, bool, bool) {
 	return "", false, false
 }
 
+// masked says whether the runner is to mask a variable in the trace.
+func (j *fakeJob) masked(key string) (masked, ok bool) {
+	for _, v := range j.Variables {
+		if v.Key == key {
+			return v.Masked, true
+		}
+	}
+	return false, false
+}
+
 // requestJob is one POST /jobs/request as a runner sends it.
 func requestJob(t testing.TB, s *fennectest.Server, token, lastUpdate string) (int, http.Header, *fakeJob) {
 	t.Helper()
+	code, h, j, err := askJob(s, token, lastUpdate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, h, j
+}
+
+// answered is how a request made off the test's goroutine ended: its
+// status, or its error (such a goroutine must not call t.Fatal, and may
+// outlive the test, so must not call t.Error either).
+type answered struct {
+	code int
+	err  error
+}
+
+// askJob is requestJob that returns its error: for goroutines of a test,
+// which must not call t.Fatal.
+func askJob(s *fennectest.Server, token, lastUpdate string) (int, http.Header, *fakeJob, error) {
 	body := map[string]any{"token": token, "info": map[string]any{"name": "fake-runner", "version": "17.5.5", "executor": "shell"}}
 	if lastUpdate != "" {
 		body["last_update"] = lastUpdate
 	}
-	code, h, raw := rawJSON(t, http.MethodPost, s.URL+"/api/v4/jobs/request", body)
-	if code != http.StatusCreated {
-		return code, h, nil
+	code, h, raw, err := sendJSON(http.MethodPost, s.URL+"/api/v4/jobs/request", body)
+	if err != nil || code != http.StatusCreated {
+		return code, h, nil, err
 	}
 	if ct := h.Get("Content-Type"); ct != "application/json" {
-		t.Fatalf("job content type %q", ct)
+		return code, h, nil, fmt.Errorf("job content type %q", ct)
 	}
 	var j fakeJob
 	if err := json.Unmarshal(raw, &j); err != nil {
-		t.Fatal(err)
+		return code, h, nil, err
 	}
-	return code, h, &j
+	return code, h, &j, nil
 }
 
 func patchTrace(t testing.TB, s *fennectest.Server, job int64, token, contentRange, data string) (int, http.Header) {
@@ -189,6 +218,23 @@ func TestRunnerRegistration(t *testing.T) {
 		strings.Join(d.TagList, ",") != "docker,linux" || d.Description != "test runner" {
 		t.Fatalf("details %+v", d)
 	}
+	// Paused, as later runners (gitlab-runner 17) say it: it wins over
+	// active when both come.
+	for _, tc := range []struct {
+		fields map[string]any
+		active bool
+	}{
+		{map[string]any{"paused": true}, false},
+		{map[string]any{"paused": "true", "active": true}, false},
+		{map[string]any{"paused": false, "active": false}, true},
+		{map[string]any{"active": false}, false},
+		{nil, true},
+	} {
+		pr := registerRunner(t, s, shared, tc.fields)
+		if d, _, err := c.Runners.GetRunnerDetails(pr.ID); err != nil || d.Active != tc.active {
+			t.Errorf("registered with %v: %v, active %v, want %v", tc.fields, err, d != nil && d.Active, tc.active)
+		}
+	}
 	// A project's runner, with its runners_token.
 	p := newProject(t, c, "regs")
 	full, _, _ := c.Projects.GetProject(p.ID, nil)
@@ -279,14 +325,30 @@ func TestRunnerJobProtocol(t *testing.T) {
 		}
 	}
 
+	// Secret variables: masked in the trace from 8 characters on (a
+	// runner masks every occurrence, however short).
+	for k, v := range map[string]string{"TINY_SECRET": "1", "SHORT_SECRET": "1234567", "LONG_SECRET": "12345678"} {
+		if _, _, err := c.ProjectVariables.CreateVariable(p.ID, &gitlab.CreateProjectVariableOptions{Key: gitlab.Ptr(k), Value: gitlab.Ptr(v)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	// A waiting request is answered as soon as a job is pending.
-	got := make(chan *fakeJob, 1)
+	type answer struct {
+		job *fakeJob
+		err error
+	}
+	got := make(chan answer, 1)
 	waitStarted := time.Now()
+	lastUpdate := h.Get("X-GitLab-Last-Update")
 	go func() {
 		for {
-			code, _, j := requestJob(t, s, r.Token, h.Get("X-GitLab-Last-Update"))
-			if code == 201 || time.Since(waitStarted) > 10*time.Second {
-				got <- j
+			code, _, j, err := askJob(s, r.Token, lastUpdate)
+			if err != nil || code != 204 || time.Since(waitStarted) > 30*time.Second {
+				if err == nil && code != 201 {
+					err = fmt.Errorf("the waiting request got %d", code)
+				}
+				got <- answer{j, err}
 				return
 			}
 		}
@@ -305,10 +367,11 @@ test:
   script: [echo test]
 `})
 	created := time.Now()
-	job := <-got
-	if job == nil {
-		t.Fatal("no job handed out")
+	a := <-got
+	if a.err != nil || a.job == nil {
+		t.Fatalf("no job handed out: %v", a.err)
 	}
+	job := a.job
 	t.Logf("job handed out %v after the commit", time.Since(created).Round(time.Millisecond))
 	if job.GitInfo.SHA != commit.ID || job.GitInfo.Ref != "master" || job.GitInfo.RefType != "branch" ||
 		!strings.Contains(job.GitInfo.RepoURL, "gitlab-ci-token:"+job.Token+"@") || !strings.HasSuffix(job.GitInfo.RepoURL, "/"+p.PathWithNamespace+".git") {
@@ -326,6 +389,15 @@ test:
 	}
 	if _, public, _ := job.variable("CI_JOB_TOKEN"); public {
 		t.Errorf("CI_JOB_TOKEN is public")
+	}
+	for key, want := range map[string]bool{"CI_JOB_TOKEN": true, "CI_BUILD_TOKEN": true, "CI_REPOSITORY_URL": true, "YAML_VAR": false,
+		"TINY_SECRET": false, "SHORT_SECRET": false, "LONG_SECRET": true} {
+		if masked, ok := job.masked(key); !ok || masked != want {
+			t.Errorf("variable %s: present %v, masked %v, want masked %v", key, ok, masked, want)
+		}
+	}
+	if v, public, _ := job.variable("TINY_SECRET"); v != "1" || public {
+		t.Errorf("TINY_SECRET = %q, public %v", v, public)
 	}
 	if len(job.Steps) != 2 || strings.Join(job.Steps[0].Script, ";") != "echo before;echo build" || job.Steps[0].Name != "script" ||
 		job.Steps[1].Name != "after_script" || job.Steps[1].When != "always" || strings.Join(job.Steps[1].Script, ";") != "echo after" {
@@ -463,21 +535,25 @@ func TestRunnerContentionOneWinner(t *testing.T) {
 	}
 	var mu sync.Mutex
 	codes := map[int]int{}
+	var errs []error // no t.Fatal nor t.Error off the test's goroutine
 	var wg sync.WaitGroup
 	for _, tok := range tokens {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			code, _, _ := requestJob(t, s, tok, "")
+			code, _, _, err := askJob(s, tok, "")
 			mu.Lock()
 			codes[code]++
+			if err != nil {
+				errs = append(errs, err)
+			}
 			mu.Unlock()
 		}()
 	}
 	commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
 	wg.Wait()
 	if codes[201] != 1 || codes[204] != 9 {
-		t.Fatalf("answers %v", codes)
+		t.Fatalf("answers %v, errors %v", codes, errs)
 	}
 }
 
@@ -485,7 +561,11 @@ func TestRunnerContentionOneWinner(t *testing.T) {
 // the project's switch, project runners, paused runners.
 func TestRunnerMatching(t *testing.T) {
 	t.Parallel() // mostly waiting on runners and timers
-	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerPollTimeout = 300 * time.Millisecond }))
+	// The jobs are pending before any request: a request that may take a
+	// job gets it at once, one that may not waits the whole poll timeout,
+	// and a paused runner's is answered at once, well within it.
+	const poll = 2 * time.Second
+	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerPollTimeout = poll }))
 	c := s.Client
 	shared := sharedToken(t, s)
 	p := newProject(t, c, "match")
@@ -493,7 +573,8 @@ func TestRunnerMatching(t *testing.T) {
 	full, _, _ := c.Projects.GetProject(other.ID, nil)
 	tagged := registerRunner(t, s, shared, map[string]any{"tag_list": []string{"gpu"}, "run_untagged": false})
 	otherRunner := registerRunner(t, s, full.RunnersToken, nil)
-	commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "plain:\n  script: [echo plain]\ngpu:\n  tags: [gpu]\n  script: [echo gpu]\nboth:\n  tags: [gpu, cuda]\n  script: [echo both]\n"})
+	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "plain:\n  script: [echo plain]\ngpu:\n  tags: [gpu]\n  script: [echo gpu]\nboth:\n  tags: [gpu, cuda]\n  script: [echo both]\n"})
+	waitPipeline(t, c, p.ID, commit.ID, "pending")
 	// The tagged runner takes the gpu job only; the other project's runner
 	// takes nothing here.
 	code, _, j := requestJob(t, s, tagged.Token, "")
@@ -526,8 +607,8 @@ func TestRunnerMatching(t *testing.T) {
 		t.Fatal(err)
 	}
 	began := time.Now()
-	if code, _, _ := requestJob(t, s, otherRunner.Token, ""); code != 204 || time.Since(began) > 250*time.Millisecond {
-		t.Errorf("paused runner: %d after %v", code, time.Since(began))
+	if code, _, _ := requestJob(t, s, otherRunner.Token, ""); code != 204 || time.Since(began) > poll/2 {
+		t.Errorf("paused runner: %d after %v, not at once (poll timeout %v)", code, time.Since(began), poll)
 	}
 	if _, _, err := c.Runners.UpdateRunnerDetails(otherRunner.ID, &gitlab.UpdateRunnerDetailsOptions{Active: gitlab.Ptr(true)}); err != nil {
 		t.Fatal(err)
@@ -541,29 +622,33 @@ func TestRunnerMatching(t *testing.T) {
 // A job handed to a runner that never reports is queued again after the
 // start timeout and taken by another; the first runner's token is dead.
 func TestRunnerNeverStartedJobRequeued(t *testing.T) {
-	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerStartTimeout = 500 * time.Millisecond }))
+	// Short, yet long enough for the second runner to report on the job
+	// it gets before that job is queued again in turn.
+	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerStartTimeout = 2 * time.Second }))
 	c := s.Client
 	p := newProject(t, c, "requeue")
 	shared := sharedToken(t, s)
 	lost := registerRunner(t, s, shared, nil)
-	commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
+	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
+	waitPipeline(t, c, p.ID, commit.ID, "pending")
 	_, _, first := requestJob(t, s, lost.Token, "")
 	if first == nil {
 		t.Fatal("no job")
 	}
-	waitJobStatus(t, s, p.ID, first.ID, 5*time.Second, "pending")
+	waitJobStatus(t, s, p.ID, first.ID, 30*time.Second, "pending")
 	second := registerRunner(t, s, shared, nil)
 	_, _, again := requestJob(t, s, second.Token, "")
 	if again == nil || again.ID != first.ID || again.Token == first.Token {
 		t.Fatalf("requeued job: %+v", again)
 	}
-	if code, _ := patchTrace(t, s, first.ID, first.Token, "0-1", "x\n"); code != 403 {
-		t.Errorf("the lost runner's token still reports: %d", code)
-	}
+	// The new runner's first report at once: it starts the job for good.
 	if code, h := patchTrace(t, s, again.ID, again.Token, "0-1", "x\n"); code != 202 || h.Get("Job-Status") != "running" {
 		t.Errorf("the new runner's report: %d", code)
 	}
-	j := waitJobStatus(t, s, p.ID, first.ID, time.Second, "running")
+	if code, _ := patchTrace(t, s, first.ID, first.Token, "0-1", "x\n"); code != 403 {
+		t.Errorf("the lost runner's token still reports: %d", code)
+	}
+	j := waitJobStatus(t, s, p.ID, first.ID, 10*time.Second, "running")
 	if rn, _ := j["runner"].(map[string]any); rn == nil || rn["id"] != float64(second.ID) {
 		t.Errorf("runner %v", j["runner"])
 	}
@@ -574,13 +659,13 @@ func TestRunnerNeverStartedJobRequeued(t *testing.T) {
 func TestRunnerLongPollEndsWithTheServer(t *testing.T) {
 	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerPollTimeout = 50 * time.Second }))
 	r := registerRunner(t, s, sharedToken(t, s), nil)
-	done := make(chan int, 1)
+	done := make(chan answered, 1)
 	go func() {
-		code, _, _ := requestJob(t, s, r.Token, "")
-		done <- code
+		code, _, _, err := askJob(s, r.Token, "")
+		done <- answered{code, err}
 	}()
 	// The request has been read once the runner's contact is recorded.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		code, _, raw := rawJSON(t, http.MethodGet, s.URL+"/api/v4/runners/"+itoa(r.ID), nil, "PRIVATE-TOKEN", s.RootToken)
 		if code == 200 && !strings.Contains(string(raw), `"contacted_at":null`) {
 			break
@@ -595,13 +680,15 @@ func TestRunnerLongPollEndsWithTheServer(t *testing.T) {
 	if err := s.App.Stop(ctx); err != nil {
 		t.Fatalf("stop: %v after %v", err, time.Since(began))
 	}
-	if code := <-done; code != 204 {
-		t.Fatalf("the waiting request got %d", code)
+	if a := <-done; a.err != nil || a.code != 204 {
+		t.Fatalf("the waiting request got %d %v", a.code, a.err)
 	}
 }
 
 // A trace sent again from 0 replaces what was there (a runner resending
-// all after a checksum mismatch); a trace past the limit fails the job.
+// all after a checksum mismatch); a trace a little past the limit is taken
+// (the runner's own notice that its log hit the same limit), one well past
+// it fails the job.
 func TestRunnerTraceResetAndLimit(t *testing.T) {
 	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.MaxTraceBytes = 32 }))
 	c := s.Client
@@ -623,8 +710,13 @@ func TestRunnerTraceResetAndLimit(t *testing.T) {
 		t.Fatalf("trace after the resend: %q", got)
 	}
 	code, h := patchTrace(t, s, j.ID, j.Token, "4-43", strings.Repeat("x", 40))
+	if code != 202 || h.Get("Range") != "0-44" || h.Get("Job-Status") != "running" {
+		t.Fatalf("a little past the limit: %d %v", code, h)
+	}
+	more := strings.Repeat("y", 64<<10)
+	code, h = patchTrace(t, s, j.ID, j.Token, fmt.Sprintf("44-%d", 44+len(more)-1), more)
 	if code != 403 || h.Get("Job-Status") != "failed" {
-		t.Fatalf("past the limit: %d %v", code, h)
+		t.Fatalf("well past the limit: %d %v", code, h)
 	}
 	waitJobStatus(t, s, p.ID, j.ID, 5*time.Second, "failed")
 	if got := trace(t, c, p.ID, j.ID); !strings.Contains(got, "the trace is larger than 32 bytes") {
@@ -686,12 +778,12 @@ func TestRunnerRemovedWhileWaiting(t *testing.T) {
 	c := s.Client
 	p := newProject(t, c, "removed")
 	r := registerRunner(t, s, sharedToken(t, s), nil)
-	done := make(chan int, 1)
+	done := make(chan answered, 1)
 	go func() {
-		code, _, _ := requestJob(t, s, r.Token, "")
-		done <- code
+		code, _, _, err := askJob(s, r.Token, "")
+		done <- answered{code, err}
 	}()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		code, _, raw := rawJSON(t, http.MethodGet, s.URL+"/api/v4/runners/"+itoa(r.ID), nil, "PRIVATE-TOKEN", s.RootToken)
 		if code == 200 && !strings.Contains(string(raw), `"contacted_at":null`) {
 			break
@@ -706,9 +798,9 @@ func TestRunnerRemovedWhileWaiting(t *testing.T) {
 	began := time.Now()
 	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
 	select {
-	case code := <-done:
-		if code != 204 {
-			t.Fatalf("the removed runner's request got %d", code)
+	case a := <-done:
+		if a.err != nil || a.code != 204 {
+			t.Fatalf("the removed runner's request got %d %v", a.code, a.err)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the removed runner's request is still waiting")
@@ -718,6 +810,119 @@ func TestRunnerRemovedWhileWaiting(t *testing.T) {
 	if j := jobsByName(t, c, p.ID, pl.ID)["one"]; j.Status != "pending" || j.Runner.ID != 0 {
 		t.Fatalf("job %s on %+v", j.Status, j.Runner)
 	}
+}
+
+// A job the server cannot hand over to a runner (here: a secret variable
+// it cannot open) fails as a scheduler_failure, a failure reason GitLab
+// knows, and the runner's request goes on waiting (204).
+func TestRunnerJobNotHandedOverFails(t *testing.T) {
+	t.Parallel() // mostly waiting on runners and timers
+	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerPollTimeout = 2 * time.Second }))
+	c := s.Client
+	p := newProject(t, c, "unopened")
+	r := registerRunner(t, s, sharedToken(t, s), nil)
+	if _, _, err := c.ProjectVariables.CreateVariable(p.ID, &gitlab.CreateProjectVariableOptions{Key: gitlab.Ptr("BROKEN"), Value: gitlab.Ptr("cannot-be-opened")}); err != nil {
+		t.Fatal(err)
+	}
+	corruptVariable(t, s, "BROKEN")
+	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
+	pl := waitPipeline(t, c, p.ID, commit.ID, "pending")
+	job := jobsByName(t, c, p.ID, pl.ID)["one"]
+	if code, _, j := requestJob(t, s, r.Token, ""); code != 204 {
+		t.Errorf("the request for a job that cannot be handed over: %d %+v", code, j)
+	}
+	waitJobStatus(t, s, p.ID, job.ID, 30*time.Second, "failed")
+	if row := jobRow(t, s, job.ID); row["failure_reason"] != "scheduler_failure" {
+		t.Errorf("failure_reason %v, want scheduler_failure", row["failure_reason"])
+	}
+	if tr := trace(t, c, p.ID, job.ID); !strings.Contains(tr, "the job could not be prepared") {
+		t.Errorf("trace: %q", tr)
+	}
+}
+
+// corruptVariable breaks a secret variable's sealed value in the store, as
+// a damaged database or a lost key would leave it.
+func corruptVariable(t testing.TB, s *fennectest.Server, key string) {
+	t.Helper()
+	bucket := []byte("ci.variables")
+	var id []byte
+	var row map[string]any
+	err := s.Store.View(context.Background(), func(tx *store.Tx) error {
+		return tx.Bucket(bucket).ForEach(func(k, v []byte) error {
+			var m map[string]any
+			if err := json.Unmarshal(v, &m); err != nil {
+				return err
+			}
+			if m["key"] == key {
+				id, row = append([]byte(nil), k...), m
+			}
+			return nil
+		})
+	})
+	if err != nil || row == nil {
+		t.Fatalf("variable %s in the store: %v", key, err)
+	}
+	sealed, _ := row["value"].(string)
+	row["value"] = sealed[:len(sealed)-2]
+	raw, _ := json.Marshal(row)
+	if err := s.Store.Update(context.Background(), func(tx *store.Tx) error { return tx.Bucket(bucket).Put(id, raw) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A canceled job stays open to its runner for its last trace and final
+// state; a runner that dies instead, silent past the silence timeout
+// since, loses its token: its reports are refused from then on.
+func TestRunnerCanceledJobOfASilentRunnerCloses(t *testing.T) {
+	t.Parallel() // mostly waiting on runners and timers
+	// Short, yet long enough for the test's own calls between reports.
+	const silence = 3 * time.Second
+	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerSilenceTimeout = silence }))
+	c := s.Client
+	p := newProject(t, c, "cancelsilent")
+	r := registerRunner(t, s, sharedToken(t, s), nil)
+	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
+	waitPipeline(t, c, p.ID, commit.ID, "pending")
+	_, _, j := requestJob(t, s, r.Token, "")
+	if j == nil {
+		t.Fatal("no job")
+	}
+	put := func(state string) (int, http.Header) {
+		code, h, _ := rawJSON(t, http.MethodPut, fmt.Sprintf("%s/api/v4/jobs/%d", s.URL, j.ID), map[string]any{"token": j.Token, "state": state})
+		return code, h
+	}
+	if code, _ := patchTrace(t, s, j.ID, j.Token, "0-5", "hello\n"); code != 202 {
+		t.Fatalf("append: %d", code)
+	}
+	if _, _, err := c.Jobs.CancelJob(p.ID, j.ID); err != nil {
+		t.Fatal(err)
+	}
+	// Told to cancel, the runner still reports: a keep-alive, its trace.
+	if code, h := put("running"); code != 200 || h.Get("Job-Status") != "canceling" {
+		t.Fatalf("keep-alive after the cancel: %d %v", code, h)
+	}
+	lastWord := time.Now()
+	if code, h := patchTrace(t, s, j.ID, j.Token, "6-11", "going\n"); code != 202 || h.Get("Job-Status") != "canceling" {
+		t.Fatalf("append after the cancel: %d %v", code, h)
+	}
+	// Then nothing: the token is dropped once the silence timeout has
+	// passed since that last report (not before).
+	for deadline := time.Now().Add(silence + 30*time.Second); jobRow(t, s, j.ID)["runner_token_hash"] != nil; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the silent runner's token of the canceled job is still valid")
+		}
+	}
+	if took := time.Since(lastWord); took < silence {
+		t.Errorf("the token was dropped %v after the last report, before the silence timeout (%v)", took, silence)
+	}
+	if code, _ := patchTrace(t, s, j.ID, j.Token, "12-13", "x\n"); code != 403 {
+		t.Errorf("append with the dropped token: %d", code)
+	}
+	if code, _ := put("failed"); code != 403 {
+		t.Errorf("final state with the dropped token: %d", code)
+	}
+	waitJobStatus(t, s, p.ID, j.ID, 10*time.Second, "canceled")
+	waitTrace(t, c, p.ID, j.ID, "hello\ngoing\n")
 }
 
 // manyTags is n distinct runner tags.
