@@ -621,17 +621,29 @@ func (s *Service) notRunning(w http.ResponseWriter, j *Job) {
 }
 
 // seen records a report from a job's runner: the first one starts the job
-// for good (it is no longer re-queued), later ones are kept in memory.
-func (s *Service) seen(ctx context.Context, j *Job) {
+// for good (it is no longer re-queued), later ones are kept in memory. It
+// answers false when the job was taken back from this runner before that
+// first report could hold it (the start timeout re-queued it meanwhile):
+// the runner must stop, for the job may be running elsewhere already.
+func (s *Service) seen(ctx context.Context, j *Job) bool {
 	now := s.now()
 	s.runnerSeen.Store(j.ID, now)
 	if j.RunnerStartedAt != nil || j.Status != StatusRunning {
-		return
+		return true
 	}
+	ours := true
 	err := s.db.Update(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		ours = true
 		cur, err := jobs.Get(tx, j.ID)
-		if err != nil || cur.RunnerStartedAt != nil || cur.Status != StatusRunning {
+		if err != nil {
 			return err
+		}
+		if cur.Status != StatusRunning || cur.RunnerTokenHash != j.RunnerTokenHash {
+			ours = false
+			return nil
+		}
+		if cur.RunnerStartedAt != nil {
+			return nil
 		}
 		cur.RunnerStartedAt = &now
 		return jobs.Update(tx, cur)
@@ -639,6 +651,14 @@ func (s *Service) seen(ctx context.Context, j *Job) {
 	if err != nil {
 		s.log.Warn("recording a runner's first report", zap.Uint64("job", j.ID), zap.Error(err))
 	}
+	return ours
+}
+
+// lost answers a runner whose job was taken back before its first report.
+func (s *Service) lost(w http.ResponseWriter, j *Job) {
+	s.log.Info("a runner reported on a job re-queued before its first report; told to stop", zap.Uint64("job", j.ID))
+	w.Header().Set("Job-Status", StatusPending)
+	s.api.WriteError(w, api.Forbidden("Job is not running"))
 }
 
 func (s *Service) traceLock(jobID uint64) func() {
@@ -690,7 +710,10 @@ func (s *Service) handleTrace(w http.ResponseWriter, r *http.Request) {
 		s.api.WriteError(w, api.BadRequest("400 Invalid header Content-Range"))
 		return
 	}
-	s.seen(r.Context(), j)
+	if !s.seen(r.Context(), j) {
+		s.lost(w, j)
+		return
+	}
 	unlock := s.traceLock(j.ID)
 	size, tooLarge, err := s.appendTrace(j.ID, start, r.Body)
 	unlock()
@@ -813,7 +836,7 @@ func (s *Service) handleUpdateJob(w http.ResponseWriter, r *http.Request) {
 	ctx := context.WithoutCancel(r.Context())
 	switch {
 	case j.Status == StatusCanceled && in.State == StatusRunning:
-		s.seen(ctx, j) // a report: the runner's silence counts from here
+		_ = s.seen(ctx, j) // a report: the runner's silence counts from here (a canceled job is never taken back)
 		w.Header().Set("Job-Status", "canceling")
 		w.WriteHeader(http.StatusOK)
 		return
@@ -828,7 +851,10 @@ func (s *Service) handleUpdateJob(w http.ResponseWriter, r *http.Request) {
 		s.notRunning(w, j)
 		return
 	}
-	s.seen(ctx, j)
+	if !s.seen(ctx, j) {
+		s.lost(w, j)
+		return
+	}
 	if in.State == StatusRunning {
 		w.Header().Set("Job-Status", StatusRunning)
 		w.WriteHeader(http.StatusOK)
@@ -935,7 +961,10 @@ func (s *Service) handleUploadArtifacts(w http.ResponseWriter, r *http.Request) 
 		s.notRunning(w, j)
 		return
 	}
-	s.seen(r.Context(), j)
+	if !s.seen(r.Context(), j) {
+		s.lost(w, j)
+		return
+	}
 	max := s.cfg.MaxArtifactsBytes
 	if r.ContentLength > max+64<<10 {
 		w.Header().Set("Connection", "close")
