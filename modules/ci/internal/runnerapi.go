@@ -260,9 +260,13 @@ func (s *Service) handleRequestJob(w http.ResponseWriter, r *http.Request) {
 	}
 	timer := time.NewTimer(s.cfg.RunnerPollTimeout)
 	defer timer.Stop()
-	// A runner that saw the current state already was offered every job
-	// then: no need to wake the scheduler for it (a new job will).
-	nudge := in.LastUpdate != q.lastUpdate()
+	// Every new request wakes the scheduler, even one that echoes the
+	// current X-GitLab-Last-Update: a job queued while this runner was
+	// between two requests (its last 204 already carrying the new
+	// version) found no one waiting, and would otherwise wait for the
+	// scheduler's next tick, up to a second. A dispatch is one read of
+	// the pending queue; a long-polling runner asks once per poll timeout.
+	nudge := true
 	for {
 		wt := q.add(*runner)
 		if nudge {
