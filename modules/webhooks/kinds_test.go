@@ -1,6 +1,8 @@
 package webhooks_test
 
 import (
+	"bytes"
+	"mime/multipart"
 	"strings"
 	"testing"
 
@@ -378,6 +380,17 @@ func TestPipelineHookNamesTheRunner(t *testing.T) {
 	}
 	job := obj(t, raw)
 	jobID := int64(job["id"].(float64))
+	// Its artifacts, as the runner uploads them (multipart "file").
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	fw, _ := mw.CreateFormFile("file", "artifacts.zip")
+	_, _ = fw.Write([]byte("PK-not-really-a-zip"))
+	mw.Close()
+	resp := e.Do(t, "POST", "/api/v4/jobs/"+itoa(jobID)+"/artifacts", &form, "JOB-TOKEN", job["token"].(string),
+		"Content-Type", mw.FormDataContentType())
+	if body := readAll(t, resp); resp.StatusCode != 201 {
+		t.Fatalf("artifacts upload: %d %s", resp.StatusCode, body)
+	}
 	if st, raw = e.call(t, "", "PUT", "/jobs/"+itoa(jobID), map[string]any{"token": job["token"], "state": "success"}); st != 200 {
 		t.Fatalf("job update: %d %s", st, raw)
 	}
@@ -395,4 +408,7 @@ func TestPipelineHookNamesTheRunner(t *testing.T) {
 	if got := builds[0].(map[string]any)["runner"]; !equal(got, want) {
 		t.Errorf("builds[0].runner = %v, want %v", got, want)
 	}
+	// The job's own when and its archive, not fixed values.
+	wantFields(t, "builds[0]", builds[0].(map[string]any), map[string]any{"when": "on_success", "manual": false,
+		"artifacts_file": map[string]any{"filename": "artifacts.zip", "size": 19}})
 }

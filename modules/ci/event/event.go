@@ -33,6 +33,17 @@ type JobEvent struct {
 	// Runner is the GitLab Runner the job was handed to, as it was then;
 	// nil for a job on an executor plugin or not yet assigned.
 	Runner *JobRunner `json:"runner,omitempty"`
+	// When is the job's when: (on_success, on_failure, always, manual);
+	// empty in events published before it was added.
+	When string `json:"when,omitempty"`
+	// Artifacts is the job's stored archive; nil when it has none.
+	Artifacts *JobArtifacts `json:"artifacts_file,omitempty"`
+}
+
+// JobArtifacts is a job's archive as hook payloads show it.
+type JobArtifacts struct {
+	Filename string `json:"filename"`
+	Size     int64  `json:"size"`
 }
 
 // JobRunner is a runner as hook payloads show it.

@@ -27,7 +27,10 @@ func (s *Service) publishJob(tx *store.Tx, j *Job, p *Pipeline) error {
 	}
 	ev := event.JobEvent{ObjectKind: "build", ProjectID: int64(j.ProjectID), PipelineID: int64(j.PipelineID), JobID: int64(j.ID),
 		Name: j.Name, Stage: j.Stage, Status: j.Status, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt,
-		AllowFailure: j.AllowFailure, Ref: j.Ref, Tag: j.Tag, SHA: j.SHA, BeforeSHA: p.BeforeSHA, UserID: j.UserID}
+		AllowFailure: j.AllowFailure, Ref: j.Ref, Tag: j.Tag, SHA: j.SHA, BeforeSHA: p.BeforeSHA, UserID: j.UserID, When: j.When}
+	if j.Artifacts != nil {
+		ev.Artifacts = &event.JobArtifacts{Filename: j.Artifacts.Filename, Size: j.Artifacts.Size}
+	}
 	if j.StartedAt != nil && j.FinishedAt != nil {
 		d := j.FinishedAt.Sub(*j.StartedAt).Seconds()
 		ev.Duration = &d

@@ -447,11 +447,19 @@ func (s *Service) pipelineBody(ctx context.Context, pl pipelineFact, jobs []jobF
 	}
 	builds := make([]map[string]any, 0, len(jobs))
 	for _, j := range jobs {
+		when := j.When
+		if when == "" {
+			when = "on_success" // an event from before when was carried
+		}
+		artifacts := map[string]any{"filename": nil, "size": nil}
+		if j.Artifacts != nil {
+			artifacts = map[string]any{"filename": j.Artifacts.Filename, "size": j.Artifacts.Size}
+		}
 		builds = append(builds, map[string]any{
 			"id": j.JobID, "stage": j.Stage, "name": j.Name, "status": j.Status,
 			"created_at": rubyTime(j.CreatedAt), "started_at": rubyTimePtr(j.StartedAt), "finished_at": rubyTimePtr(j.FinishedAt),
-			"when": "on_success", "manual": j.Status == "manual", "user": user(j.UserID), "runner": runnerData(j.Runner),
-			"artifacts_file": map[string]any{"filename": nil, "size": nil},
+			"when": when, "manual": when == "manual", "user": user(j.UserID), "runner": runnerData(j.Runner),
+			"artifacts_file": artifacts,
 		})
 	}
 	// 9.x listed the stages that have jobs (stages_names), not every
