@@ -347,6 +347,18 @@ func TestTokenEndpointBadInput(t *testing.T) {
 	req.Header.Set("Content-Type", "application/json")
 	resp, body := do(t, req)
 	wantOAuthError(t, "JSON array parameter", resp, body, 400, "invalid_request")
+	// A member given twice is refused as a repeated form field is, not
+	// resolved to its last value.
+	for name, raw := range map[string]string{
+		"repeated JSON member":  `{"grant_type":"password","username":"` + u.Username + `","password":"wrong","password":"` + u.Password + `"}`,
+		"JSON after the object": `{"grant_type":"password"} {}`,
+		"JSON not an object":    `"grant_type"`,
+	} {
+		req, _ = http.NewRequest(http.MethodPost, e.URL+"/oauth/token", strings.NewReader(raw))
+		req.Header.Set("Content-Type", "application/json")
+		resp, body = do(t, req)
+		wantOAuthError(t, name, resp, body, 400, "invalid_request")
+	}
 }
 
 // Password guesses at the token endpoint are limited per account and per

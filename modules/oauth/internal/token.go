@@ -1,6 +1,7 @@
 package internal
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -109,9 +110,12 @@ func tokenParams(r *http.Request) (map[string]string, *oauthError) {
 	switch {
 	case len(body) == 0:
 	case ct == "application/json":
-		var m map[string]any
-		if err := json.Unmarshal(body, &m); err != nil {
+		m, dup, err := jsonObject(body)
+		if err != nil {
 			return nil, invalidRequest("The request body is not a JSON object.")
+		}
+		if dup != "" {
+			return nil, invalidRequest("The parameter " + dup + " is repeated.")
 		}
 		for k, v := range m {
 			var s string
@@ -141,6 +145,40 @@ func tokenParams(r *http.Request) (map[string]string, *oauthError) {
 		}
 	}
 	return out, nil
+}
+
+// jsonObject decodes a JSON object's members, and names the first member
+// that appears twice (encoding/json keeps the last silently; a form's
+// repeated field is refused, so is a JSON one).
+func jsonObject(body []byte) (map[string]any, string, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, "", errors.New("not a JSON object")
+	}
+	m := map[string]any{}
+	dup := ""
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, "", err
+		}
+		k, _ := tok.(string)
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, "", err
+		}
+		if _, seen := m[k]; seen && dup == "" {
+			dup = k
+		}
+		m[k] = v
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, "", errors.New("not a JSON object")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, "", errors.New("data after the JSON object")
+	}
+	return m, dup, nil
 }
 
 // clientAuth is who the client says it is.
