@@ -444,8 +444,17 @@ func TestCodeGrantRules(t *testing.T) {
 func TestSignInReturnsOnlyToThisServer(t *testing.T) {
 	e := start(t)
 	u := e.CreateUser(t, "")
+	// An authorize request with the longest state it accepts, in
+	// characters that percent-encoding triples, and a long redirect URI.
+	long := "/oauth/authorize?" + url.Values{"client_id": {strings.Repeat("c", 64)}, "response_type": {"code"},
+		"redirect_uri": {"https://app.example.com/" + strings.Repeat("p", 1500)}, "state": {strings.Repeat("é", 512)}}.Encode()
+	if len(long) <= 4096 {
+		t.Fatalf("the long address is only %d bytes", len(long))
+	}
 	for _, c := range []struct{ returnTo, want string }{
 		{"/oauth/applications", "/oauth/applications"},
+		{long, long},
+		{"/" + strings.Repeat("x", 16<<10), "/users/sign_in"},
 		{"//evil.example.com/x", "/users/sign_in"},
 		{"https://evil.example.com/", "/users/sign_in"},
 		{"/\\evil.example.com", "/users/sign_in"},

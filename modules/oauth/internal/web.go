@@ -254,13 +254,18 @@ func (s *Service) readForm(w http.ResponseWriter, r *http.Request) (url.Values, 
 	return r.PostForm, true
 }
 
+// maxReturnPath is the longest address returned to after signing in: an
+// authorize request the server accepts fits (a 1024-byte state and a long
+// redirect URI, percent-encoded, run past 4 KiB).
+const maxReturnPath = 16 << 10
+
 // localPath accepts a return address on this server only: an absolute
 // path, not "//host" or "/\host", which browsers take for another site.
 // Backslashes and control characters are refused anywhere: browsers read
 // a backslash as a slash and drop tabs and newlines, so "/<tab>/host"
 // would become "//host".
 func localPath(p string) string {
-	if p == "" || len(p) > 4096 || p[0] != '/' || strings.HasPrefix(p, "//") {
+	if p == "" || len(p) > maxReturnPath || p[0] != '/' || strings.HasPrefix(p, "//") {
 		return "/users/sign_in"
 	}
 	for i := 0; i < len(p); i++ {
