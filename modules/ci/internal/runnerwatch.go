@@ -70,8 +70,10 @@ func (s *Service) checkRunnerJobs(ctx context.Context) error {
 		canceled bool
 	}
 	var list []watched
-	err := s.db.View(ctx, func(tx *store.Tx) error {
-		ids, err := jobs.IDsBy(tx, "queue", StatusRunning)
+	// collect lists the runner jobs of an index entry; since says when the
+	// runner's clock started for that kind (assigned, or canceled).
+	collect := func(tx *store.Tx, index, key string, canceled bool, keep func(*Job) bool, since func(*Job) *time.Time) error {
+		ids, err := jobs.IDsBy(tx, index, key)
 		if err != nil {
 			return err
 		}
@@ -80,33 +82,12 @@ func (s *Service) checkRunnerJobs(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if j.RunnerID == 0 || j.Status != StatusRunning {
+			if !keep(j) {
 				continue
 			}
-			w := watched{id: j.ID}
-			if j.StartedAt != nil {
-				w.assigned = *j.StartedAt
-			}
-			if j.RunnerStartedAt != nil {
-				w.started, w.start = true, *j.RunnerStartedAt
-			}
-			list = append(list, w)
-		}
-		ids, err = jobs.IDsBy(tx, "canceling", "canceling")
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			j, err := jobs.Get(tx, id)
-			if err != nil {
-				return err
-			}
-			if j.Status != StatusCanceled || j.RunnerTokenHash == "" {
-				continue
-			}
-			w := watched{id: j.ID, canceled: true}
-			if j.FinishedAt != nil {
-				w.assigned = *j.FinishedAt
+			w := watched{id: j.ID, canceled: canceled}
+			if t := since(j); t != nil {
+				w.assigned = *t
 			}
 			if j.RunnerStartedAt != nil {
 				w.started, w.start = true, *j.RunnerStartedAt
@@ -114,6 +95,17 @@ func (s *Service) checkRunnerJobs(ctx context.Context) error {
 			list = append(list, w)
 		}
 		return nil
+	}
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		err := collect(tx, "queue", StatusRunning, false,
+			func(j *Job) bool { return j.RunnerID != 0 && j.Status == StatusRunning },
+			func(j *Job) *time.Time { return j.StartedAt })
+		if err != nil {
+			return err
+		}
+		return collect(tx, "canceling", "canceling", true,
+			func(j *Job) bool { return j.Status == StatusCanceled && j.RunnerTokenHash != "" },
+			func(j *Job) *time.Time { return j.FinishedAt })
 	})
 	if err != nil {
 		return err
