@@ -9,7 +9,9 @@
 // Other modules use this root package: Users and UserInfo to look users
 // up, SSHKeys to find the owner of an SSH key (the repository module's SSH
 // server; administrators have GET /keys?fingerprint=), BasicUser and NewBasicUser for the one public view of a user that
-// their responses embed, UserDeleted, PasswordResets (the reset tokens the
+// their responses embed, the events UserCreated, UserDeleted and UserBlocked
+// (the oauth module ends a blocked user's web sessions on the last),
+// PasswordResets (the reset tokens the
 // notifications module mails and the oauth module's reset page redeems). The implementation in internal/ is
 // private to the module; user and event hold the contracts that internal/
 // builds too. It imports core packages and the auth-provider kind of the
