@@ -73,6 +73,11 @@ func NotFound(thing string) *Error {
 	return &Error{Status: 404, Message: "404 " + thing + " Not Found"}
 }
 
+// RecordNotFound is 404 {"message":"404 Not found"}, lower-case "found":
+// GitLab 9.x's answer where a find(id) missed unhandled (hooks, issues by
+// iid, milestones), unlike NotFound's "404 <thing> Not Found".
+func RecordNotFound() *Error { return &Error{Status: 404, Message: "404 Not found"} }
+
 // Unauthorized is 401 {"message":"401 Unauthorized"}.
 func Unauthorized() *Error { return &Error{Status: 401, Message: "401 Unauthorized"} }
 

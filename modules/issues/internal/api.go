@@ -889,8 +889,8 @@ func (s *Service) markTodo(ctx context.Context, in *IssuePath) (*todoOutput, err
 // NewRoutes registers the module's operations and maps its errors.
 func NewRoutes(s *Service) fennec.Routes {
 	return fennec.Routes{Name: "issues", Register: func(a *api.API) {
-		a.MapError(ErrIssueNotFound, func(error) *api.Error { return &api.Error{Status: 404, Message: "404 Not found"} })
-		a.MapError(ErrMilestoneNotFound, func(error) *api.Error { return &api.Error{Status: 404, Message: "404 Not found"} })
+		a.MapError(ErrIssueNotFound, func(error) *api.Error { return api.RecordNotFound() })
+		a.MapError(ErrMilestoneNotFound, func(error) *api.Error { return api.RecordNotFound() })
 		a.MapError(ErrLabelNotFound, func(error) *api.Error { return api.NotFound("Label") })
 		a.MapError(ErrLabelExists, func(error) *api.Error { return api.Conflict("Label already exists") })
 		a.MapError(ErrUnavailable, func(error) *api.Error { return api.NotFound("") })

@@ -870,7 +870,7 @@ func (s *Service) closesIssues(ctx context.Context, in *MRPath) (*struct{ Body [
 // NewRoutes registers the module's operations and maps its errors.
 func NewRoutes(s *Service) fennec.Routes {
 	return fennec.Routes{Name: "mergerequests", Register: func(a *api.API) {
-		a.MapError(ErrNotFound, func(error) *api.Error { return &api.Error{Status: 404, Message: "404 Not found"} })
+		a.MapError(ErrNotFound, func(error) *api.Error { return api.RecordNotFound() })
 		a.MapError(ErrNotMergeable, func(error) *api.Error { return api.MethodNotAllowed("Branch cannot be merged") })
 		a.MapError(ErrUnavailable, func(error) *api.Error { return api.NotFound("") })
 		tags := []string{"merge requests"}

@@ -7,7 +7,6 @@ package internal
 
 import (
 	"errors"
-	"net/http"
 
 	"github.com/fennec-forge/fennec/core/api"
 )
@@ -35,8 +34,8 @@ func mapErrors(a *api.API) {
 	a.MapError(ErrForbidden, func(error) *api.Error { return api.Forbidden("") })
 	a.MapError(ErrGroupNotFound, func(error) *api.Error { return api.NotFound("Group") })
 	a.MapError(errNamespaceNotFound, func(error) *api.Error { return api.NotFound("Namespace") })
-	// hooks.find(id) raising RecordNotFound: GitLab's lower-case "404 Not found".
-	a.MapError(errHookNotFound, func(error) *api.Error { return &api.Error{Status: http.StatusNotFound, Message: "404 Not found"} })
+	// hooks.find(id) raising RecordNotFound.
+	a.MapError(errHookNotFound, func(error) *api.Error { return api.RecordNotFound() })
 	a.MapError(errMemberNotFound, func(error) *api.Error { return api.NotFound("Member") })
 	a.MapError(errLastOwner, func(error) *api.Error { return api.Forbidden("a group must keep at least one Owner") })
 }

@@ -33,8 +33,8 @@ var (
 )
 
 func (s *Service) register(a *api.API) {
-	// find(id) raising RecordNotFound: GitLab's lower-case "404 Not found".
-	notFound := func(error) *api.Error { return &api.Error{Status: 404, Message: "404 Not found"} }
+	// find(id) raising RecordNotFound.
+	notFound := func(error) *api.Error { return api.RecordNotFound() }
 	a.MapError(errEventNotFound, notFound)
 	a.MapError(errSystemHookNotFound, notFound)
 	a.MapError(errUnknownTrigger, func(error) *api.Error { return api.NotValidValue("trigger") })
