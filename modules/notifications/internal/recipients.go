@@ -166,10 +166,12 @@ func (s *Service) recipients(ctx context.Context, tx *store.Tx, n *notice) ([]re
 			return nil, err
 		}
 	}
-	// The explicit choices on the target (issues and merge requests; the
-	// notes module keeps no subscription of a commit or a pipeline).
+	// The notes module keeps the participants and subscriptions of issues
+	// and merge requests; a commit's participants come with the notice, and
+	// a pipeline (OnlyActor) has none.
+	kept := !n.OnlyActor && n.Target.Type != "Commit"
 	var explicit map[int64]bool
-	if !n.OnlyActor && n.Target.Type != "Commit" {
+	if kept {
 		if explicit, err = s.notes.Subscriptions(ctx, n.Target); err != nil {
 			return nil, err
 		}
@@ -190,7 +192,7 @@ func (s *Service) recipients(ctx context.Context, tx *store.Tx, n *notice) ([]re
 		}
 	default:
 		participants := n.Participants
-		if n.Target.Type != "Commit" {
+		if kept {
 			var err error
 			if participants, err = s.notes.Subscribers(ctx, n.Target); err != nil {
 				return nil, err
