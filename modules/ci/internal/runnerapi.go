@@ -223,10 +223,11 @@ func (s *Service) handleUnregister(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// requestBody is what POST /jobs/request reads; the runner's last_update
+// is not among it, for every request wakes the scheduler (see below).
 type requestBody struct {
-	Token      string      `json:"token"`
-	Info       *runnerInfo `json:"info"`
-	LastUpdate string      `json:"last_update"`
+	Token string      `json:"token"`
+	Info  *runnerInfo `json:"info"`
 }
 
 // handleRequestJob is POST /jobs/request: a job for the runner now, or as
@@ -631,29 +632,28 @@ func (s *Service) notRunning(w http.ResponseWriter, j *Job) {
 // the runner must stop, for the job may be running elsewhere already.
 func (s *Service) seen(ctx context.Context, j *Job) bool {
 	now := s.now()
-	s.runnerSeen.Store(j.ID, now)
-	if j.RunnerStartedAt != nil || j.Status != StatusRunning {
-		return true
-	}
 	ours := true
-	err := s.db.Update(context.WithoutCancel(ctx), func(tx *store.Tx) error {
-		ours = true
-		cur, err := jobs.Get(tx, j.ID)
+	if j.RunnerStartedAt == nil && j.Status == StatusRunning {
+		err := s.db.Update(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+			cur, err := jobs.Get(tx, j.ID)
+			if err != nil {
+				return err
+			}
+			ours = cur.Status == StatusRunning && cur.RunnerTokenHash == j.RunnerTokenHash
+			if !ours || cur.RunnerStartedAt != nil {
+				return nil
+			}
+			cur.RunnerStartedAt = &now
+			return jobs.Update(tx, cur)
+		})
 		if err != nil {
-			return err
+			s.log.Warn("recording a runner's first report", zap.Uint64("job", j.ID), zap.Error(err))
 		}
-		if cur.Status != StatusRunning || cur.RunnerTokenHash != j.RunnerTokenHash {
-			ours = false
-			return nil
-		}
-		if cur.RunnerStartedAt != nil {
-			return nil
-		}
-		cur.RunnerStartedAt = &now
-		return jobs.Update(tx, cur)
-	})
-	if err != nil {
-		s.log.Warn("recording a runner's first report", zap.Uint64("job", j.ID), zap.Error(err))
+	}
+	// A report of a runner the job was taken from is no word from the
+	// runner that has it now.
+	if ours {
+		s.runnerSeen.Store(j.ID, now)
 	}
 	return ours
 }
