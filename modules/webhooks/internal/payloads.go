@@ -448,8 +448,12 @@ func (s *Service) pipelineBody(ctx context.Context, pl pipelineFact, jobs []jobF
 	builds := make([]map[string]any, 0, len(jobs))
 	for _, j := range jobs {
 		when := j.When
-		if when == "" {
-			when = "on_success" // an event from before when was carried
+		switch {
+		case when != "":
+		case j.Status == "manual": // an event from before when was carried
+			when = "manual"
+		default:
+			when = "on_success"
 		}
 		artifacts := map[string]any{"filename": nil, "size": nil}
 		if j.Artifacts != nil {
