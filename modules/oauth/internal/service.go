@@ -101,10 +101,7 @@ func Subscribers(s *Service) []events.Subscriber {
 			return s.updateTokens(ctx, func(tx *store.Tx) error { return removeUser(tx, uint64(ev.UserID)) })
 		}),
 		events.SubscribeInTx("oauth.user-blocked", func(ctx context.Context, ev identity.UserBlocked) error {
-			return s.db.Update(ctx, func(tx *store.Tx) error {
-				_, err := sessions.DeleteBy(tx, "user", u64(uint64(ev.UserID)))
-				return err
-			})
+			return s.db.Update(ctx, func(tx *store.Tx) error { return endSessions(tx, uint64(ev.UserID)) })
 		}),
 	}
 }

@@ -182,6 +182,11 @@ func removeUser(tx *store.Tx, userID uint64) error {
 	if err := deleteTokensBy(tx, "user", u64(userID)); err != nil {
 		return err
 	}
-	_, err = sessions.DeleteBy(tx, "user", u64(userID))
+	return endSessions(tx, userID)
+}
+
+// endSessions deletes every web session of a user (deleted or blocked).
+func endSessions(tx *store.Tx, userID uint64) error {
+	_, err := sessions.DeleteBy(tx, "user", u64(userID))
 	return err
 }
