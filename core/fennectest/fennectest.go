@@ -22,6 +22,7 @@ import (
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
 )
 
@@ -42,6 +43,7 @@ type Server struct {
 	Store *store.DB
 
 	provisioner auth.Provisioner
+	bus         *events.Bus
 	users       atomic.Int64
 }
 
@@ -146,7 +148,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 		fennec.WithConfig(cfg),
 		fennec.WithModules(o.modules...),
 		fennec.WithLogger(logger),
-		fennec.WithExtract(&s.provisioner, &s.Store),
+		fennec.WithExtract(&s.provisioner, &s.Store, &s.bus),
 	}
 	if len(o.extract) > 0 {
 		fopts = append(fopts, fennec.WithExtract(o.extract...))
@@ -179,6 +181,18 @@ func Start(t testing.TB, opts ...Option) *Server {
 	s.RootToken = s.Login(t, "root", s.RootPassword)
 	s.Client = s.NewClient(t, s.RootToken)
 	return s
+}
+
+// Drain waits (up to 30 s) until every event published so far has been
+// handled by its subscribers: what a test checks after a write that other
+// modules act on through the outbox.
+func (s *Server) Drain(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.bus.Drain(ctx); err != nil {
+		t.Fatalf("fennectest: drain the events: %v", err)
+	}
 }
 
 // Login signs in through POST /session and returns the private token.

@@ -1,7 +1,6 @@
 package oauth_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -16,7 +15,6 @@ import (
 	"go.uber.org/fx"
 
 	fennec "github.com/fennec-forge/fennec/core"
-	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/modules/oauth"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
@@ -33,26 +31,14 @@ func (c *testClock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 type env struct {
 	*fennectest.Server
 	clock *testClock
-	bus   *events.Bus
 }
 
 func start(t testing.TB, opts ...fennectest.Option) *env {
 	t.Helper()
-	e := &env{clock: &testClock{}}
+	clock := &testClock{}
 	opts = append([]fennectest.Option{fennectest.WithModules(fennec.NewModule("oauth-test-clock",
-		fx.Supply(fx.Annotate(e.clock, fx.As(new(oauth.Clock)))))), fennectest.WithExtract(&e.bus)}, opts...)
-	e.Server = stocktest.Start(t, opts...)
-	return e
-}
-
-// drain waits until every event published so far has been handled.
-func (e *env) drain(t testing.TB) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := e.bus.Drain(ctx); err != nil {
-		t.Fatal(err)
-	}
+		fx.Supply(fx.Annotate(clock, fx.As(new(oauth.Clock))))))}, opts...)
+	return &env{Server: stocktest.Start(t, opts...), clock: clock}
 }
 
 // app registers an application as root through client-go.

@@ -206,7 +206,7 @@ func TestBlockingEndsSessions(t *testing.T) {
 	if r, _ := e.JSON(t, http.MethodGet, "/api/v4/user", nil, nil, "Cookie", cookie); r.StatusCode != 401 {
 		t.Fatalf("blocked: %d", r.StatusCode)
 	}
-	e.drain(t) // the block's event has been handled
+	e.Drain(t) // the block's event has been handled
 	if err := e.Client.Users.UnblockUser(u.ID); err != nil {
 		t.Fatal(err)
 	}
