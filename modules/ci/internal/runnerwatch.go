@@ -62,11 +62,12 @@ func (s *Service) watchRunners(ctx context.Context) {
 // gone silent, and closes the canceled ones whose runner went silent.
 func (s *Service) checkRunnerJobs(ctx context.Context) error {
 	type watched struct {
-		id              uint64
-		assigned, start time.Time
-		started         bool
-		// canceled: a canceled job still open to its runner, assigned is
-		// when it was canceled.
+		id uint64
+		// since is when the runner's clock started: the job's assignment,
+		// or its cancel for a canceled one.
+		since, start time.Time
+		started      bool
+		// canceled: a canceled job still open to its runner.
 		canceled bool
 	}
 	var list []watched
@@ -87,7 +88,7 @@ func (s *Service) checkRunnerJobs(ctx context.Context) error {
 			}
 			w := watched{id: j.ID, canceled: canceled}
 			if t := since(j); t != nil {
-				w.assigned = *t
+				w.since = *t
 			}
 			if j.RunnerStartedAt != nil {
 				w.started, w.start = true, *j.RunnerStartedAt
@@ -121,8 +122,8 @@ func (s *Service) checkRunnerJobs(ctx context.Context) error {
 		if w.canceled {
 			// The cancel asked the runner for its last word: it has the
 			// silence timeout from then, or from its latest report.
-			if w.assigned.After(last) {
-				last = w.assigned
+			if w.since.After(last) {
+				last = w.since
 			}
 			if t, ok := s.runnerSeen.Load(w.id); ok && t.(time.Time).After(last) {
 				last = t.(time.Time)
@@ -134,8 +135,8 @@ func (s *Service) checkRunnerJobs(ctx context.Context) error {
 			continue
 		}
 		if !w.started {
-			if w.assigned.After(last) {
-				last = w.assigned
+			if w.since.After(last) {
+				last = w.since
 			}
 			if now.Sub(last) > s.cfg.RunnerStartTimeout {
 				s.log.Info("a runner never started its job: queued again", zap.Uint64("job", w.id))
