@@ -65,26 +65,13 @@ func (h HeaderText) String() string { return h.V }
 
 // PageHeaders is embedded in the output of every list operation.
 type PageHeaders struct {
-	Total      OptionalInt `header:"X-Total"`
-	TotalPages OptionalInt `header:"X-Total-Pages"`
-	PerPage    int         `header:"X-Per-Page"`
-	Page       int         `header:"X-Page"`
-	NextPage   HeaderText  `header:"X-Next-Page"`
-	PrevPage   HeaderText  `header:"X-Prev-Page"`
-	Link       string      `header:"Link"`
-}
-
-// OptionalInt is a header number that is empty when unknown (an open list).
-type OptionalInt struct {
-	N   int
-	Set bool
-}
-
-func (o OptionalInt) String() string {
-	if !o.Set {
-		return ""
-	}
-	return strconv.Itoa(o.N)
+	Total      *int       `header:"X-Total"`
+	TotalPages *int       `header:"X-Total-Pages"`
+	PerPage    int        `header:"X-Per-Page"`
+	Page       int        `header:"X-Page"`
+	NextPage   HeaderText `header:"X-Next-Page"`
+	PrevPage   HeaderText `header:"X-Prev-Page"`
+	Link       string     `header:"Link"`
 }
 
 // Paginate computes the headers for a page of a list of total items.
@@ -94,7 +81,7 @@ func Paginate(ctx context.Context, p PageParams, total int) PageHeaders {
 	if pages < 1 {
 		pages = 1
 	}
-	h := PageHeaders{Total: OptionalInt{total, true}, TotalPages: OptionalInt{pages, true}, PerPage: per, Page: page}
+	h := PageHeaders{Total: &total, TotalPages: &pages, PerPage: per, Page: page}
 	if page > 1 {
 		h.PrevPage.V = strconv.Itoa(min(page-1, pages))
 	}
@@ -144,8 +131,9 @@ func links(ctx context.Context, page, per, pages int, withLast bool) string {
 }
 
 // PaginateOpen is Paginate for lists whose total is not known without a
-// full walk (commit history): X-Total and X-Total-Pages are sent empty (as
-// GitLab omits them for large collections; clients ignore an empty value),
+// full walk (commit history): X-Total and X-Total-Pages are left out, as
+// GitLab leaves them out for large collections (an empty value is not the
+// same: python-gitlab reads a present header with int() and fails on ""),
 // X-Next-Page says whether more exist, and Link has no rel="last".
 func PaginateOpen(ctx context.Context, p PageParams, hasMore bool) PageHeaders {
 	page, per := p.Norm()
