@@ -647,7 +647,9 @@ func TestBlockAndUnblock(t *testing.T) {
 		t.Fatalf("a refused block blocked alice: %d", st)
 	}
 
-	call(t, s, s.RootToken, http.MethodPost, path+"/block", nil).expectStatus(t, http.StatusCreated)
+	call(t, s, s.RootToken, http.MethodPost, path+"/block", nil).expect(t, http.StatusCreated, `true`)
+	// Blocking a blocked user changes nothing and says so (before: 201 true).
+	call(t, s, s.RootToken, http.MethodPost, path+"/block", nil).expect(t, http.StatusCreated, `false`)
 	for _, tok := range []string{alice.Token, session, imp.Token} {
 		call(t, s, tok, http.MethodGet, "/api/v4/user", nil).expect(t, http.StatusUnauthorized, unauthorized)
 	}
@@ -669,7 +671,8 @@ func TestBlockAndUnblock(t *testing.T) {
 
 	call(t, s, bob.Token, http.MethodPost, path+"/unblock", nil).expect(t, http.StatusForbidden, forbidden)
 	call(t, s, "", http.MethodPost, path+"/unblock", nil).expect(t, http.StatusUnauthorized, unauthorized)
-	call(t, s, s.RootToken, http.MethodPost, path+"/unblock", nil).expectStatus(t, http.StatusCreated)
+	call(t, s, s.RootToken, http.MethodPost, path+"/unblock", nil).expect(t, http.StatusCreated, `true`)
+	call(t, s, s.RootToken, http.MethodPost, path+"/unblock", nil).expect(t, http.StatusCreated, `false`)
 	for _, tok := range []string{alice.Token, session, imp.Token} {
 		if st := meStatus(t, s, tok); st != http.StatusOK {
 			t.Fatalf("token after unblock: %d", st)

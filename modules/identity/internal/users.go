@@ -456,7 +456,11 @@ type boolOutput struct {
 	Body bool
 }
 
+// setState blocks or unblocks a user. The answer says whether the state
+// changed: blocking a blocked user or unblocking an active one is a 201
+// false, as GitLab's state machine answers a transition it cannot make.
 func (s *Service) setState(ctx context.Context, id int64, block bool) (*boolOutput, error) {
+	changed := false
 	err := s.update(ctx, func(tx *store.Tx) error {
 		u, err := users.Get(tx, uint64(id))
 		if errors.Is(err, store.ErrNotFound) {
@@ -480,6 +484,10 @@ func (s *Service) setState(ctx context.Context, id int64, block bool) (*boolOutp
 			return api.Forbidden("LDAP blocked users cannot be unblocked by the API")
 		}
 		wasActive := u.State == StateActive
+		if wasActive != block {
+			return nil // already in the state asked for: nothing to write
+		}
+		changed = true
 		u.State = StateActive
 		if block {
 			u.State = StateBlocked
@@ -487,7 +495,7 @@ func (s *Service) setState(ctx context.Context, id int64, block bool) (*boolOutp
 		if err := users.Update(tx, u); err != nil {
 			return err
 		}
-		if block && wasActive {
+		if block {
 			return s.bus.Publish(tx, userBlocked(u))
 		}
 		return nil
@@ -495,7 +503,7 @@ func (s *Service) setState(ctx context.Context, id int64, block bool) (*boolOutp
 	if err != nil {
 		return nil, err
 	}
-	return &boolOutput{Body: true}, nil
+	return &boolOutput{Body: changed}, nil
 }
 
 func (s *Service) blockUser(ctx context.Context, in *UserIDPath) (*boolOutput, error) {
