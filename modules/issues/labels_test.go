@@ -161,3 +161,89 @@ func mustInt(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// A label's issue counts are those the caller may see: a confidential
+// issue counts for Reporter+ members, its author and its assignees only
+// (issue 27: an anonymous reader saw open_issues_count 1 for a label only a
+// confidential issue carried). The counts follow the issues through
+// confidential toggles, closes, relabels, deletes and the label's delete.
+func TestLabelCountsHideConfidentialIssues(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	alice := s.CreateUser(t, "alice") // owner
+	rep := s.CreateUser(t, "rep")
+	guest := s.CreateUser(t, "guest") // Guest member, assignee of one confidential issue
+	bob := s.CreateUser(t, "bob")     // non-member, author of one confidential issue
+	carol := s.CreateUser(t, "carol") // non-member
+	p := newProject(t, alice.Client, "conflabels", "public")
+	addMember(t, alice.Client, p.ID, rep.ID, gitlab.ReporterPermissions)
+	addMember(t, alice.Client, p.ID, guest.ID, gitlab.GuestPermissions)
+	path := projectPath(p.ID, "/labels")
+	tokens := map[string]string{"anonymous": "", "carol": carol.Token, "bob": bob.Token, "guest": guest.Token, "rep": rep.Token, "alice": alice.Token}
+	// counts reads label name's [open, closed] as each caller.
+	check := func(step, name string, want map[string][2]int) {
+		t.Helper()
+		for who, w := range want {
+			var got [2]int
+			found := false
+			for _, l := range s.call(t, tokens[who], http.MethodGet, path, nil).expect(t, 200, "").list(t) {
+				if l["name"] == name {
+					found = true
+					got = [2]int{mustInt(t, l["open_issues_count"].(interface{ String() string }).String()),
+						mustInt(t, l["closed_issues_count"].(interface{ String() string }).String())}
+				}
+			}
+			if !found || got != w {
+				t.Errorf("%s: %s sees label %q with open/closed %v (found %v), want %v", step, who, name, got, found, w)
+			}
+		}
+	}
+
+	// Only a confidential issue carries "secret".
+	newIssue(t, alice.Client, p.ID, "hidden", func(o *gitlab.CreateIssueOptions) {
+		o.Confidential = gitlab.Ptr(true)
+		o.Labels = &gitlab.LabelOptions{"secret"}
+	})
+	check("one confidential issue", "secret", map[string][2]int{"anonymous": {0, 0}, "carol": {0, 0}, "bob": {0, 0}, "guest": {0, 0}, "rep": {1, 0}, "alice": {1, 0}})
+
+	// Bob's own confidential issue, labelled by the owner; one assigned to
+	// the guest, closed; a public one.
+	bi := newIssue(t, bob.Client, p.ID, "bob's", func(o *gitlab.CreateIssueOptions) { o.Confidential = gitlab.Ptr(true) })
+	if _, _, err := alice.Client.Issues.UpdateIssue(p.ID, bi.IID, &gitlab.UpdateIssueOptions{Labels: &gitlab.LabelOptions{"secret"}}); err != nil {
+		t.Fatal(err)
+	}
+	gi := newIssue(t, alice.Client, p.ID, "the guest's", func(o *gitlab.CreateIssueOptions) {
+		o.Confidential = gitlab.Ptr(true)
+		o.Labels = &gitlab.LabelOptions{"secret"}
+		o.AssigneeIDs = &[]int64{guest.ID}
+	})
+	if _, _, err := alice.Client.Issues.UpdateIssue(p.ID, gi.IID, &gitlab.UpdateIssueOptions{StateEvent: gitlab.Ptr("close")}); err != nil {
+		t.Fatal(err)
+	}
+	pub := newIssue(t, alice.Client, p.ID, "public", func(o *gitlab.CreateIssueOptions) { o.Labels = &gitlab.LabelOptions{"secret"} })
+	check("mixed", "secret", map[string][2]int{"anonymous": {1, 0}, "carol": {1, 0}, "bob": {2, 0}, "guest": {1, 1}, "rep": {3, 1}, "alice": {3, 1}})
+
+	// The public one turns confidential; bob's loses the label; the
+	// guest's is reopened.
+	if _, _, err := alice.Client.Issues.UpdateIssue(p.ID, pub.IID, &gitlab.UpdateIssueOptions{Confidential: gitlab.Ptr(true)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := alice.Client.Issues.UpdateIssue(p.ID, bi.IID, &gitlab.UpdateIssueOptions{Labels: &gitlab.LabelOptions{"other"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := alice.Client.Issues.UpdateIssue(p.ID, gi.IID, &gitlab.UpdateIssueOptions{StateEvent: gitlab.Ptr("reopen")}); err != nil {
+		t.Fatal(err)
+	}
+	check("after edits", "secret", map[string][2]int{"anonymous": {0, 0}, "carol": {0, 0}, "bob": {0, 0}, "guest": {1, 0}, "rep": {3, 0}, "alice": {3, 0}})
+	check("after edits", "other", map[string][2]int{"anonymous": {0, 0}, "bob": {1, 0}, "rep": {1, 0}})
+
+	// A deleted issue no longer counts; a label deleted and made again
+	// starts from nothing.
+	if _, err := alice.Client.Issues.DeleteIssue(p.ID, pub.IID); err != nil {
+		t.Fatal(err)
+	}
+	check("after delete", "secret", map[string][2]int{"anonymous": {0, 0}, "guest": {1, 0}, "rep": {2, 0}})
+	s.call(t, alice.Token, http.MethodDelete, path+"?name=secret", nil).expect(t, 204, "")
+	s.call(t, alice.Token, http.MethodPost, path, map[string]any{"name": "secret", "color": "#000000"}).expect(t, 201, "")
+	check("label made again", "secret", map[string][2]int{"anonymous": {0, 0}, "guest": {0, 0}, "rep": {0, 0}})
+}

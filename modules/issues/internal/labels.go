@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
@@ -39,8 +40,26 @@ func checkColor(c string) error {
 	return nil
 }
 
-func (s *Service) labelView(tx *store.Tx, l *Label) (LabelView, error) {
-	v := LabelView{ID: l.ID, Name: l.Name, Color: l.Color, Description: strPtr(l.Description), Priority: l.Priority}
+// labelView shows a label with the counts of its issues that the caller
+// (uid, on the project resolved as them) may see: a confidential issue
+// counts only for those who may see it (canSeeConfidential).
+func (s *Service) labelView(tx *store.Tx, l *Label, info projects.ProjectInfo, uid int64) (LabelView, error) {
+	v := LabelView{ID: l.ID, Name: l.Name, Color: l.Color, Description: strPtr(l.Description), Priority: l.Priority,
+		OpenIssuesCount: getLabelCount(tx, l.ID, countOpen), ClosedIssuesCount: getLabelCount(tx, l.ID, countClosed)}
+	if info.Level >= projects.Reporter {
+		return v, nil
+	}
+	confOpen, confClosed := getLabelCount(tx, l.ID, countConfidentialOpen), getLabelCount(tx, l.ID, countConfidentialClosed)
+	if confOpen+confClosed == 0 {
+		return v, nil
+	}
+	v.OpenIssuesCount -= confOpen
+	v.ClosedIssuesCount -= confClosed
+	if uid == 0 {
+		return v, nil
+	}
+	// The confidential issues the caller wrote or is assigned to count
+	// again: only this case reads the label's issues.
 	ids, err := issues.IDsBy(tx, "label", u64(l.ID))
 	if err != nil {
 		return v, err
@@ -49,6 +68,9 @@ func (s *Service) labelView(tx *store.Tx, l *Label) (LabelView, error) {
 		i, err := issues.Get(tx, id)
 		if err != nil {
 			return v, err
+		}
+		if !i.Confidential || !canSeeConfidential(info, i, uid) {
+			continue
 		}
 		if i.Open() {
 			v.OpenIssuesCount++
@@ -112,8 +134,9 @@ func (s *Service) listLabels(ctx context.Context, in *struct {
 		}
 		sort.Slice(list, func(a, b int) bool { return list[a].Name < list[b].Name })
 		out.PageHeaders = api.Paginate(ctx, in.PageParams, len(list))
+		uid := auth.FromContext(ctx).UserID()
 		for _, l := range api.Window(list, in.PageParams) {
-			v, err := s.labelView(tx, l)
+			v, err := s.labelView(tx, l, info, uid)
 			if err != nil {
 				return err
 			}
@@ -160,7 +183,7 @@ func (s *Service) createLabel(ctx context.Context, in *struct {
 		if err := labels.Insert(tx, l); err != nil {
 			return err
 		}
-		v, err := s.labelView(tx, l)
+		v, err := s.labelView(tx, l, info, 0)
 		out.Body = &v
 		return err
 	})
@@ -264,7 +287,7 @@ func (s *Service) updateLabel(ctx context.Context, in *struct {
 		if err := labels.Update(tx, l); err != nil {
 			return err
 		}
-		v, err := s.labelView(tx, l)
+		v, err := s.labelView(tx, l, info, 0)
 		out.Body = &v
 		return err
 	})
@@ -314,6 +337,9 @@ func (s *Service) removeLabel(tx *store.Tx, l *Label) error {
 		if err := issues.Update(tx, i); err != nil {
 			return err
 		}
+	}
+	if err := dropLabelCounts(tx, l.ID); err != nil {
+		return err
 	}
 	return labels.Delete(tx, l.ID)
 }

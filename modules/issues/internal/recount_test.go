@@ -73,3 +73,57 @@ func TestRecountMigration(t *testing.T) {
 		}
 	}
 }
+
+// Migration 3 builds each label's counts from the stored issues, its
+// confidential ones apart, the same on a second run.
+func TestRecountLabelsMigration(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "fennec.db"), store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	var names []string
+	for _, tb := range Tables() {
+		names = append(names, tb.Buckets()...)
+	}
+	if err := db.EnsureBuckets(names); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	at := time.Date(2017, 5, 24, 10, 0, 0, 0, time.UTC)
+	stored := []*Issue{
+		{ProjectID: 1, IID: 1, State: StateOpened, LabelIDs: []uint64{10, 11}},
+		{ProjectID: 1, IID: 2, State: StateReopened, Confidential: true, LabelIDs: []uint64{10}},
+		{ProjectID: 1, IID: 3, State: StateClosed, Confidential: true, LabelIDs: []uint64{10, 11}},
+		{ProjectID: 1, IID: 4, State: StateClosed},
+	}
+	if err := db.Update(ctx, func(tx *store.Tx) error {
+		for _, i := range stored {
+			i.Title, i.CreatedAt, i.UpdatedAt = "t", at, at
+			if err := issues.Insert(tx, i); err != nil { // rows only: no counts
+				return err
+			}
+		}
+		return addTo(tx, labelCounts, countKey(12, countOpen), 5) // a label with no issue left
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for run := range 2 {
+		if err := db.Update(ctx, func(tx *store.Tx) error { return Migrations()[2].Up(tx) }); err != nil {
+			t.Fatal(err)
+		}
+		want := map[uint64][4]int{10: {2, 1, 1, 1}, 11: {1, 1, 0, 1}, 12: {0, 0, 0, 0}}
+		_ = db.View(ctx, func(tx *store.Tx) error {
+			for l, w := range want {
+				var got [4]int
+				for k, kind := range labelCountKinds {
+					got[k] = getLabelCount(tx, l, kind)
+				}
+				if got != w {
+					t.Errorf("run %d, label %d: open/closed/confidential open/confidential closed %v, want %v", run, l, got, w)
+				}
+			}
+			return nil
+		})
+	}
+}

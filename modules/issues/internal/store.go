@@ -129,14 +129,22 @@ var milestones = store.NewTable[Milestone]("issues.milestones",
 // counts holds per project the number of open, closed and confidential
 // issues (key project id ++ one letter), so X-Total needs no walk.
 //
+// labelCounts holds per label the number of its open and closed issues
+// and, apart, of its confidential ones (key label id ++ one letter), so a
+// label's counts as a caller may see them are a few reads: all of them for
+// Reporter+, the issues that are not confidential for anyone else (plus,
+// for a signed-in caller, the confidential ones they wrote or are assigned
+// to, the only case that reads the label's issues).
+//
 // sequences holds the last issue iid and milestone iid of each project
 // (key project id ++ 'i' or 'm'); an iid is taken in the transaction that
 // inserts the row, so there are neither gaps nor duplicates.
 var (
-	byCreated = []byte("issues.by_created")
-	byUpdated = []byte("issues.by_updated")
-	counts    = []byte("issues.counts")
-	sequences = []byte("issues.sequences")
+	byCreated   = []byte("issues.by_created")
+	byUpdated   = []byte("issues.by_updated")
+	counts      = []byte("issues.counts")
+	labelCounts = []byte("issues.label_counts")
+	sequences   = []byte("issues.sequences")
 )
 
 const (
@@ -148,7 +156,14 @@ const (
 	countOpen         = 'o'
 	countClosed       = 'c'
 	countConfidential = 'x'
+	// Of a label's: its confidential issues, open and closed (each also
+	// counted under countOpen or countClosed).
+	countConfidentialOpen   = 'p'
+	countConfidentialClosed = 'q'
 )
+
+// labelCountKinds are the letters of a label's counts.
+var labelCountKinds = []byte{countOpen, countClosed, countConfidentialOpen, countConfidentialClosed}
 
 type buckets []string
 
@@ -157,7 +172,7 @@ func (b buckets) Buckets() []string { return b }
 // Tables lists the module's tables and buckets for declaration.
 func Tables() []interface{ Buckets() []string } {
 	return []interface{ Buckets() []string }{issues, labels, milestones,
-		buckets{string(byCreated), string(byUpdated), string(counts), string(sequences)}}
+		buckets{string(byCreated), string(byUpdated), string(counts), string(labelCounts), string(sequences)}}
 }
 
 // Migrations lists the module's schema migrations, oldest first.
@@ -165,6 +180,7 @@ func Migrations() []store.Migration {
 	return []store.Migration{
 		{Module: "issues", Version: 1, Name: "tables", Up: func(*store.Tx) error { return nil }},
 		{Module: "issues", Version: 2, Name: "recount open, closed and confidential issues", Up: recount},
+		{Module: "issues", Version: 3, Name: "count each label's open, closed and confidential issues", Up: recountLabels},
 	}
 }
 
@@ -188,8 +204,38 @@ func recount(tx *store.Tx) error {
 		}
 	}
 	return issues.Scan(tx, false, 0, func(i *Issue) (bool, error) {
-		return true, countIssue(tx, i, 1)
+		return true, countInProject(tx, i, 1)
 	})
+}
+
+// recountLabels builds the per-label counts from the issues: a store made
+// before them starts with counts that agree with its issues. One walk over
+// the issues, once; it starts from an empty bucket, so running it again
+// gives the same counts.
+func recountLabels(tx *store.Tx) error {
+	if err := clearBucket(tx, labelCounts); err != nil {
+		return err
+	}
+	return issues.Scan(tx, false, 0, func(i *Issue) (bool, error) {
+		return true, countInLabels(tx, i, 1)
+	})
+}
+
+func clearBucket(tx *store.Tx, name []byte) error {
+	b := tx.Bucket(name)
+	var keys [][]byte
+	if err := b.ForEach(func(k, _ []byte) error {
+		keys = append(keys, append([]byte(nil), k...))
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func flagsOf(i *Issue) byte {
@@ -206,8 +252,13 @@ func flagsOf(i *Issue) byte {
 func countKey(project uint64, kind byte) []byte { return append(store.Key(project), kind) }
 
 func addCount(tx *store.Tx, project uint64, kind byte, delta int64) error {
-	b := tx.Bucket(counts)
-	k := countKey(project, kind)
+	return addTo(tx, counts, countKey(project, kind), delta)
+}
+
+// addTo adds delta to the counter at k of bucket, deleting it when it
+// reaches 0.
+func addTo(tx *store.Tx, bucket, k []byte, delta int64) error {
+	b := tx.Bucket(bucket)
 	var n int64
 	if v := b.Get(k); len(v) == 8 {
 		n = int64(binary.BigEndian.Uint64(v))
@@ -220,10 +271,29 @@ func addCount(tx *store.Tx, project uint64, kind byte, delta int64) error {
 }
 
 func getCount(tx *store.Tx, project uint64, kind byte) int {
-	if v := tx.Bucket(counts).Get(countKey(project, kind)); len(v) == 8 {
+	return readCount(tx, counts, countKey(project, kind))
+}
+
+func readCount(tx *store.Tx, bucket, k []byte) int {
+	if v := tx.Bucket(bucket).Get(k); len(v) == 8 {
 		return int(binary.BigEndian.Uint64(v))
 	}
 	return 0
+}
+
+// getLabelCount is one of a label's counts (kind in labelCountKinds).
+func getLabelCount(tx *store.Tx, label uint64, kind byte) int {
+	return readCount(tx, labelCounts, countKey(label, kind))
+}
+
+// dropLabelCounts forgets a deleted label's counts.
+func dropLabelCounts(tx *store.Tx, label uint64) error {
+	for _, k := range labelCountKinds {
+		if err := tx.Bucket(labelCounts).Delete(countKey(label, k)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // nextSeq takes the next number of a project's sequence (kind 'i' issues,
@@ -255,7 +325,15 @@ func untrack(tx *store.Tx, i *Issue) error {
 	return countIssue(tx, i, -1)
 }
 
+// countIssue adds delta to the counts of the issue's project and labels.
 func countIssue(tx *store.Tx, i *Issue, delta int64) error {
+	if err := countInProject(tx, i, delta); err != nil {
+		return err
+	}
+	return countInLabels(tx, i, delta)
+}
+
+func countInProject(tx *store.Tx, i *Issue, delta int64) error {
 	kind := byte(countOpen)
 	if !i.Open() {
 		kind = countClosed
@@ -265,6 +343,24 @@ func countIssue(tx *store.Tx, i *Issue, delta int64) error {
 	}
 	if i.Confidential {
 		return addCount(tx, i.ProjectID, countConfidential, delta)
+	}
+	return nil
+}
+
+func countInLabels(tx *store.Tx, i *Issue, delta int64) error {
+	kind, conf := byte(countOpen), byte(countConfidentialOpen)
+	if !i.Open() {
+		kind, conf = countClosed, countConfidentialClosed
+	}
+	for _, l := range i.LabelIDs {
+		if err := addTo(tx, labelCounts, countKey(l, kind), delta); err != nil {
+			return err
+		}
+		if i.Confidential {
+			if err := addTo(tx, labelCounts, countKey(l, conf), delta); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
