@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	fennec "github.com/fennec-forge/fennec/core"
@@ -103,10 +104,17 @@ func invalidText(s string) bool {
 	return !utf8.ValidString(s) || strings.ContainsRune(s, utf8.RuneError)
 }
 
+// hasControl says whether s holds a control character (C0, DEL, C1): a
+// title is one line of text, and a NUL or an escape sequence in it would
+// reach every page, feed, mail and terminal that shows it.
+func hasControl(s string) bool {
+	return strings.IndexFunc(s, unicode.IsControl) >= 0
+}
+
 // checkTitle is the model's validation of a title (already trimmed).
 func checkTitle(t string) error {
 	switch {
-	case invalidText(t):
+	case invalidText(t) || hasControl(t):
 		return api.FieldErrors{"title": {"is invalid"}}
 	case t == "":
 		return api.FieldErrors{"title": {"can't be blank"}}

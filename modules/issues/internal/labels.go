@@ -20,10 +20,11 @@ import (
 var colorRule = regexp.MustCompile(`^#(?:[0-9A-Fa-f]{3}){1,2}$`)
 
 // checkLabelName is the Label model's validation: present, no comma (the
-// lists are comma-separated), at most 255 characters, valid UTF-8.
+// lists are comma-separated), at most 255 characters, valid UTF-8 without
+// control characters.
 func checkLabelName(n string) error {
 	switch {
-	case invalidText(n) || strings.ContainsRune(n, ','):
+	case invalidText(n) || hasControl(n) || strings.ContainsRune(n, ','):
 		return api.FieldErrors{"title": {"is invalid"}}
 	case strings.TrimSpace(n) == "":
 		return api.FieldErrors{"title": {"can't be blank"}}

@@ -56,7 +56,7 @@ func milestoneFailed(verb string, field, text string) error {
 
 func checkMilestoneTitle(verb, t string) error {
 	switch {
-	case invalidText(t):
+	case invalidText(t) || hasControl(t):
 		return milestoneFailed(verb, "title", "is invalid")
 	case t == "":
 		return milestoneFailed(verb, "title", "can't be blank")

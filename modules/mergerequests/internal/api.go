@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	fennec "github.com/fennec-forge/fennec/core"
@@ -201,9 +202,13 @@ func invalidText(v string) bool {
 	return !utf8.ValidString(v) || strings.ContainsRune(v, utf8.RuneError)
 }
 
+// checkTitle is the model's validation of a title (already trimmed); a
+// control character (C0, DEL, C1) makes it invalid: a title is one line of
+// text, and a NUL or an escape sequence in it would reach every page, feed,
+// mail and terminal that shows it.
 func checkTitle(t string) error {
 	switch {
-	case invalidText(t):
+	case invalidText(t) || strings.IndexFunc(t, unicode.IsControl) >= 0:
 		return api.FieldErrors{"title": {"is invalid"}}
 	case t == "":
 		return api.FieldErrors{"title": {"can't be blank"}}
