@@ -205,6 +205,20 @@ func ProvideOpenIssuesCounter(ctor any) fx.Option {
 	return fx.Provide(fx.Annotate(ctor, fx.ResultTags(`group:"`+OpenIssuesCountersGroup+`"`)))
 }
 
+// BranchChecker tells whether a project's repository has a branch (for a
+// default_branch an edit names). The module owning repositories registers
+// one with ProvideBranchChecker; without one the name is taken as given.
+type BranchChecker = internal.BranchChecker
+
+// BranchCheckersGroup is the fx value group of the registered checkers.
+const BranchCheckersGroup = "fennec.projects.branch_checkers"
+
+// ProvideBranchChecker registers a module's BranchChecker; ctor is a
+// constructor of one whose parameters fx fills.
+func ProvideBranchChecker(ctor any) fx.Option {
+	return fx.Provide(fx.Annotate(ctor, fx.ResultTags(`group:"`+BranchCheckersGroup+`"`)))
+}
+
 // Module is the projects module for fennec.WithModules.
 func Module() fennec.Module {
 	return fennec.NewModule("projects",
@@ -222,5 +236,6 @@ func Module() fennec.Module {
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideBackupParticipants(internal.BackupParticipants, internal.BackupSpec),
 		fx.Invoke(fx.Annotate((*internal.Service).SetOpenIssuesCounters, fx.ParamTags("", `group:"`+OpenIssuesCountersGroup+`"`))),
+		fx.Invoke(fx.Annotate((*internal.Service).SetBranchCheckers, fx.ParamTags("", `group:"`+BranchCheckersGroup+`"`))),
 	)
 }

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository/commitstatus"
 	"github.com/fennec-forge/fennec/modules/repository/event"
 	"github.com/fennec-forge/fennec/modules/repository/internal"
@@ -133,6 +134,7 @@ func Module() fennec.Module {
 			internal.NewGit, internal.NewSSHServer, func(s *internal.SSHServer) SSHServer { return s }),
 		fx.Invoke(func(*internal.SSHServer) {}), // started with the app when ssh_listen is set
 		fx.Provide(internal.NewMerges, func(m *internal.Merges) Merges { return m }),
+		projects.ProvideBranchChecker(func(s *internal.Storage) projects.BranchChecker { return s }),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideRoutes(internal.NewGitRoutes),

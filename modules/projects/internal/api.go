@@ -90,10 +90,16 @@ func (s *Service) register(a *api.API) {
 
 func (s *Service) update(ctx context.Context, in *updateInput) (*projectOutput, error) {
 	b := in.Body
-	if b.Name == nil {
-		return nil, api.Missing("name")
+	if b == (ProjectInput{}) {
+		// GitLab's edit takes any one attribute (python-gitlab sends only
+		// what changed); name is no more required than the others.
+		return nil, api.AtLeastOne(editableAttributes...)
 	}
 	r, err := s.require(ctx, in.ID, AdminProject)
+	if err != nil {
+		return nil, err
+	}
+	defaultBranch, err := s.defaultBranchChange(ctx, r.p.ID, trimmed(b.DefaultBranch))
 	if err != nil {
 		return nil, err
 	}
@@ -107,8 +113,9 @@ func (s *Service) update(ctx context.Context, in *updateInput) (*projectOutput, 
 		}
 	}
 	v := ValidationError{}
-	name := strings.TrimSpace(*b.Name)
-	validateName(v, name)
+	if b.Name != nil {
+		validateName(v, strings.TrimSpace(*b.Name))
+	}
 	if b.Path != nil {
 		validatePath(v, "path", strings.TrimSpace(*b.Path))
 	}
@@ -125,7 +132,9 @@ func (s *Service) update(ctx context.Context, in *updateInput) (*projectOutput, 
 			return err
 		}
 		updated = p
-		p.Name = name
+		if b.Name != nil {
+			p.Name = strings.TrimSpace(*b.Name)
+		}
 		if b.Path != nil {
 			p.Path = strings.TrimSpace(*b.Path)
 		}
@@ -133,8 +142,8 @@ func (s *Service) update(ctx context.Context, in *updateInput) (*projectOutput, 
 			d := *b.Description
 			p.Description = &d
 		}
-		if b.DefaultBranch != nil && strings.TrimSpace(*b.DefaultBranch) != "" {
-			p.DefaultBranch = strings.TrimSpace(*b.DefaultBranch)
+		if defaultBranch != "" {
+			p.DefaultBranch = defaultBranch
 		}
 		if b.Visibility != nil {
 			p.Visibility = *b.Visibility
@@ -168,6 +177,22 @@ func (s *Service) update(ctx context.Context, in *updateInput) (*projectOutput, 
 	}
 	view := s.render(ctx, r)
 	return &projectOutput{Body: &view}, nil
+}
+
+// editableAttributes are the attributes of an edit, in the order GitLab
+// names them when none is given.
+var editableAttributes = []string{"name", "path", "default_branch", "description", "visibility", "import_url", "tag_list",
+	"issues_enabled", "merge_requests_enabled", "jobs_enabled", "wiki_enabled", "snippets_enabled",
+	"container_registry_enabled", "shared_runners_enabled", "public_jobs", "only_allow_merge_if_pipeline_succeeds",
+	"only_allow_merge_if_all_discussions_are_resolved", "lfs_enabled", "request_access_enabled"}
+
+// trimmed is s without surrounding spaces, nil kept.
+func trimmed(s *string) *string {
+	if s == nil {
+		return nil
+	}
+	t := strings.TrimSpace(*s)
+	return &t
 }
 
 // delete removes the project, its memberships and stars; a projects.project

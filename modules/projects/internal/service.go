@@ -40,6 +40,8 @@ type Service struct {
 	ssh atomic.Pointer[sshEndpoint]
 	// issues counts open issues for open_issues_count (issuecounts.go).
 	issues issueCounter
+	// branches checks a default_branch an edit names (branchcheck.go).
+	branches branchChecker
 }
 
 // NewService builds the service.

@@ -383,3 +383,19 @@ func (s *Storage) forgetObjects(projectID int64) {
 		_ = o.Close()
 	}
 }
+
+// BranchExists tells whether the project's repository has the branch (for
+// projects' check of an edited default_branch, projects.BranchChecker).
+func (s *Storage) BranchExists(ctx context.Context, projectID int64, branch string) (bool, error) {
+	repo, err := s.Open(ctx, projectID)
+	if err != nil {
+		return false, err
+	}
+	if _, err := branchRef(repo, branch); err != nil {
+		if errors.Is(err, plumbing.ErrReferenceNotFound) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
+}

@@ -1,0 +1,58 @@
+package internal
+
+import (
+	"context"
+	"sync"
+)
+
+// BranchChecker tells whether a project's repository has a branch. The
+// repository module owns repositories and sits above this module, so it
+// registers one (projects.ProvideBranchChecker) instead of being imported;
+// an edit that names a default_branch asks it.
+type BranchChecker interface {
+	BranchExists(ctx context.Context, projectID int64, branch string) (bool, error)
+}
+
+// branchChecker holds the registered checker; nil while no module
+// registered one (a bundle without repositories: default_branch is then
+// taken as given, there being nothing to check it against).
+type branchChecker struct {
+	once    sync.Once
+	checker BranchChecker
+}
+
+// SetBranchCheckers takes the checkers the modules registered, once, while
+// the app is assembled. Only the first is used: there is one owner of
+// repositories.
+func (s *Service) SetBranchCheckers(checkers []BranchChecker) {
+	s.branches.once.Do(func() {
+		for _, c := range checkers {
+			if c != nil && s.branches.checker == nil {
+				s.branches.checker = c
+			}
+		}
+	})
+}
+
+// defaultBranchChange is the branch an edit may make the default: "" when
+// the edit names none, or names one the repository does not have. GitLab
+// 9.x ignores such a name (it moves HEAD only to an existing branch and
+// keeps the rest of the edit), and so do we; a repository with no branch
+// yet keeps its default too, since the first branch pushed decides it.
+func (s *Service) defaultBranchChange(ctx context.Context, projectID uint64, asked *string) (string, error) {
+	if asked == nil {
+		return "", nil
+	}
+	name := *asked
+	if name == "" {
+		return "", nil
+	}
+	if s.branches.checker == nil {
+		return name, nil
+	}
+	ok, err := s.branches.checker.BranchExists(ctx, int64(projectID), name)
+	if err != nil || !ok {
+		return "", err
+	}
+	return name, nil
+}
