@@ -215,7 +215,10 @@ func (w *Writer) commitActions(ctx context.Context, req commitRequest) (projects
 	files := map[string]entry{}
 	if r, err := branchRef(repo, req.Branch); err == nil {
 		old = r
-	} else if req.RequireExists {
+	} else if req.RequireExists && hasBranches(repo) {
+		// The files API writes to an existing branch, except the first
+		// commit of an empty repository, which creates it (as the commits
+		// API does): that is how scripts seed a new project.
 		return info, nil, ErrBranchNotFound
 	}
 	from := old

@@ -188,7 +188,6 @@ func (g *GitHTTP) push(ctx context.Context, w io.Writer, info projects.ProjectIn
 			return nil
 		}
 	}
-	hadBranches := hasBranches(repo)
 	if accepted > 0 {
 		// The refs move and their push events are published before the
 		// client hears "ok" (refjournal.go).
@@ -200,7 +199,7 @@ func (g *GitHTTP) push(ctx context.Context, w io.Writer, info projects.ProjectIn
 		}
 	}
 	report("ok")
-	g.afterPush(ctx, info, repo, cmds, hadBranches)
+	g.afterPush(ctx, info, repo, cmds)
 	return nil
 }
 
@@ -376,10 +375,9 @@ func hasBranches(repo *git.Repository) bool {
 	return err == nil
 }
 
-// afterPush makes the first pushed branch the default one when the
-// repository had none and records the pusher's activity. (The push events
-// are published with the ref changes, by moveRefs.)
-func (g *GitHTTP) afterPush(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, cmds []*pushCommand, hadBranches bool) {
+// afterPush records the pusher's activity. (The push events are published
+// with the ref changes, and a first branch made the default, by moveRefs.)
+func (g *GitHTTP) afterPush(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, cmds []*pushCommand) {
 	// The push happened: a client hanging up after "ok" must not stop this.
 	ctx = context.WithoutCancel(ctx)
 	var done []*pushCommand
@@ -391,9 +389,6 @@ func (g *GitHTTP) afterPush(ctx context.Context, info projects.ProjectInfo, repo
 	if len(done) == 0 {
 		return
 	}
-	if !hadBranches {
-		g.chooseDefaultBranch(ctx, info, repo, done)
-	}
 	if uid := auth.FromContext(ctx).UserID(); uid != 0 && g.activity != nil {
 		if err := g.activity.RecordActivity(ctx, uid); err != nil {
 			g.log.Warn("git receive-pack: record activity", zap.Error(err))
@@ -401,36 +396,5 @@ func (g *GitHTTP) afterPush(ctx context.Context, info projects.ProjectInfo, repo
 	}
 	if g.hk != nil {
 		g.hk.Pushed(info.ID)
-	}
-}
-
-// chooseDefaultBranch points HEAD (and the project's default_branch) at a
-// pushed branch when the one it names was not pushed: the project's
-// default branch if it came, else master, else main, else the first.
-func (g *GitHTTP) chooseDefaultBranch(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, done []*pushCommand) {
-	var branches []string
-	for _, c := range done {
-		if c.ref.IsBranch() && !c.isDelete() {
-			branches = append(branches, c.ref.Short())
-		}
-	}
-	if len(branches) == 0 {
-		return
-	}
-	pick := branches[0]
-	for _, want := range []string{"main", "master", info.DefaultBranch} {
-		for _, b := range branches {
-			if b == want {
-				pick = b
-			}
-		}
-	}
-	head := plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName(pick))
-	if err := repo.Storer.SetReference(head); err != nil {
-		g.log.Error("git receive-pack: set HEAD", zap.Int64("project", info.ID), zap.Error(err))
-		return
-	}
-	if err := g.state.SetDefaultBranch(ctx, info.ID, pick); err != nil {
-		g.log.Error("git receive-pack: set default branch", zap.Int64("project", info.ID), zap.Error(err))
 	}
 }

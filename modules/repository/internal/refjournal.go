@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -122,7 +123,11 @@ func (w *Writer) moveRefs(ctx context.Context, info projects.ProjectInfo, repo *
 	}); err != nil {
 		return nil, fmt.Errorf("repository: journal ref changes: %w", err)
 	}
+	hadBranches := hasBranches(repo)
 	errs = w.rd.store.UpdateRefs(info.ID, repo, ups, atomic)
+	if !hadBranches {
+		w.adoptDefaultBranch(ctx, info, repo, ups, errs)
+	}
 	if w.afterMove != nil {
 		// Tests stop here, as a crash would, or hang up meanwhile.
 		if err := w.afterMove(reqCtx); err != nil {
@@ -344,4 +349,36 @@ func pushEvent(c *refChange, read readFunc, branches []gitserve.Ref, log *zap.Lo
 		ev.Commits = append(ev.Commits, pc)
 	}
 	return ev
+}
+
+// adoptDefaultBranch points HEAD (and the project's default_branch) at a
+// branch just created in a repository that had none: the project's default
+// branch if it came, else master, else main, else the first. It is the one
+// rule for every way a first branch appears (a push over HTTP or SSH, the
+// files and commits APIs), so that default_branch never names a branch
+// that does not exist while another does.
+func (w *Writer) adoptDefaultBranch(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, ups []RefUpdate, errs []error) {
+	var created []string
+	for i, u := range ups {
+		if errs[i] == nil && u.Name.IsBranch() && !u.New.IsZero() {
+			created = append(created, u.Name.Short())
+		}
+	}
+	if len(created) == 0 {
+		return
+	}
+	pick := created[0]
+	for _, want := range []string{"main", "master", info.DefaultBranch} { // the last found wins
+		if slices.Contains(created, want) {
+			pick = want
+		}
+	}
+	head := plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName(pick))
+	if err := repo.Storer.SetReference(head); err != nil {
+		w.log.Error("repository: set HEAD", zap.Int64("project", info.ID), zap.Error(err))
+		return
+	}
+	if err := w.state.SetDefaultBranch(ctx, info.ID, pick); err != nil {
+		w.log.Error("repository: set the default branch", zap.Int64("project", info.ID), zap.Error(err))
+	}
 }

@@ -67,6 +67,7 @@ type Writer struct {
 	bus   *events.Bus
 	rd    *Reader
 	users identity.Users
+	state projects.RepositoryState
 	log   *zap.Logger
 
 	jmu    sync.Mutex
@@ -82,8 +83,8 @@ type Writer struct {
 
 // NewWriter builds the ref writer. At start it replays the ref journal,
 // before any request is served.
-func NewWriter(db *store.DB, bus *events.Bus, rd *Reader, users identity.Users, log *zap.Logger, lc fx.Lifecycle) *Writer {
-	w := &Writer{db: db, bus: bus, rd: rd, users: users, log: log.Named("repository"), stopping: make(chan struct{})}
+func NewWriter(db *store.DB, bus *events.Bus, rd *Reader, users identity.Users, state projects.RepositoryState, log *zap.Logger, lc fx.Lifecycle) *Writer {
+	w := &Writer{db: db, bus: bus, rd: rd, users: users, state: state, log: log.Named("repository"), stopping: make(chan struct{})}
 	lc.Append(fx.Hook{
 		OnStart: w.replayJournal,
 		OnStop: func(context.Context) error {
