@@ -118,8 +118,10 @@ func TestUploadsStoreAndServe(t *testing.T) {
 		t.Fatalf("text upload: %d %s", status, raw)
 	}
 	var view map[string]string
-	if err := json.Unmarshal(raw, &view); err != nil || len(view) != 3 || view["alt"] != "notes" ||
-		view["markdown"] != "[notes]("+view["url"]+")" {
+	// A file other than an image keeps its extension in alt and in the
+	// link text (it was "notes" before, as for an image).
+	if err := json.Unmarshal(raw, &view); err != nil || len(view) != 3 || view["alt"] != "notes.txt" ||
+		view["markdown"] != "[notes.txt]("+view["url"]+")" {
 		t.Fatalf("text upload view %s", raw)
 	}
 

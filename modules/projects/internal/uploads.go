@@ -179,9 +179,16 @@ func (u *uploads) upload(ctx context.Context, in *ProjectPath) (*uploadOutput, e
 			return nil, err
 		}
 		rel := "/uploads/" + secret + "/" + name
-		alt := strings.TrimSuffix(name, path.Ext(name))
-		md := "[" + alt + "](" + rel + ")"
-		if markdownImages[strings.ToLower(path.Ext(name))] {
+		// An image is named without its extension (its alt text), any other
+		// file with it, since the name is the link's text (test.txt stays
+		// test.txt); a ']' in the name would end the link text early.
+		image := markdownImages[strings.ToLower(path.Ext(name))]
+		alt := name
+		if image {
+			alt = strings.TrimSuffix(name, path.Ext(name))
+		}
+		md := "[" + strings.ReplaceAll(alt, "]", `\]`) + "](" + rel + ")"
+		if image {
 			md = "!" + md
 		}
 		return &uploadOutput{Body: &UploadView{Alt: alt, URL: rel, Markdown: md}}, nil
