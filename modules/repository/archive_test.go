@@ -36,6 +36,12 @@ func TestArchiveMatchesTheTree(t *testing.T) {
 		{"/repository/archive.tar.gz?sha=master", "tar.gz"},
 		{"/repository/archive.tar.bz2", "tar.bz2"},
 		{"/repository/archive?format=tbz2", "tar.bz2"},
+		// GitLab 9.x's other spellings (404 before).
+		{"/repository/archive.tbz", "tar.bz2"},
+		{"/repository/archive.tb2", "tar.bz2"},
+		{"/repository/archive.bz2", "tar.bz2"},
+		{"/repository/archive?format=tbz", "tar.bz2"},
+		{"/repository/archive.gz", "tar.gz"},
 	} {
 		resp := w.s.Do(t, http.MethodGet, "/api/v4/projects/"+itoa(w.project.ID)+tc.path, nil)
 		raw, _ := io.ReadAll(resp.Body)

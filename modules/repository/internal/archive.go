@@ -27,7 +27,7 @@ import (
 type archiveInput struct {
 	ProjectPath
 	SHA    string `query:"sha" doc:"Commit, branch or tag; default branch when empty"`
-	Format string `query:"format" enum:"tar.gz,tgz,tar.bz2,tbz2,tar,zip," doc:"tar.gz (default), tar.bz2, tar or zip"`
+	Format string `query:"format" enum:"tar.gz,tgz,gz,tar.bz2,tbz,tbz2,tb2,bz2,tar,zip," doc:"tar.gz (default; also tgz, gz), tar.bz2 (also tbz, tbz2, tb2, bz2), tar or zip"`
 }
 
 type archiveOutput struct {
@@ -48,10 +48,11 @@ func (rd *Reader) archive(ctx context.Context, in *archiveInput, format string) 
 	if format == "" {
 		format = in.Format
 	}
+	// GitLab 9.x took each of these spellings of the two compressed tars.
 	switch format {
-	case "", "tgz":
+	case "", "tgz", "gz":
 		format = "tar.gz"
-	case "tbz2":
+	case "tbz", "tbz2", "tb2", "bz2":
 		format = "tar.bz2"
 	}
 	c, err := resolveCommit(repo, in.SHA, info.DefaultBranch)
@@ -196,7 +197,7 @@ func (rd *Reader) registerArchive(a *api.API) {
 	api.Register(a, api.Op{ID: "repository-archive", Method: http.MethodGet, Path: "/projects/{id}/repository/archive",
 		Tags: tags, Summary: "An archive of the repository at a commit (streamed)", Access: api.Public},
 		func(ctx context.Context, in *archiveInput) (*archiveOutput, error) { return rd.archive(ctx, in, "") })
-	for _, ext := range []string{"tar.gz", "tgz", "tar.bz2", "tbz2", "tar", "zip"} {
+	for _, ext := range []string{"tar.gz", "tgz", "gz", "tar.bz2", "tbz", "tbz2", "tb2", "bz2", "tar", "zip"} {
 		ext := ext
 		api.Register(a, api.Op{ID: "repository-archive-" + strings.ReplaceAll(ext, ".", "-"), Method: http.MethodGet,
 			Path: "/projects/{id}/repository/archive." + ext, Tags: tags, Summary: "An archive as ." + ext, Access: api.Public},
