@@ -52,6 +52,21 @@ func TestLabels(t *testing.T) {
 		t.Fatalf("labels %v", list)
 	}
 
+	t.Run("one label by name or id", func(t *testing.T) {
+		// 405 before: only PUT and DELETE had this path.
+		byName := s.call(t, "", http.MethodGet, path+"/bug", nil).expect(t, 200, "").object(t)
+		if byName["name"] != "bug" || byName["open_issues_count"].(interface{ String() string }).String() != "1" {
+			t.Fatalf("GET label by name: %v", byName)
+		}
+		id := byName["id"].(interface{ String() string }).String()
+		if byID := s.call(t, "", http.MethodGet, path+"/"+id, nil).expect(t, 200, "").object(t); byID["name"] != "bug" {
+			t.Fatalf("GET label by id: %v", byID)
+		}
+		if got := s.call(t, "", http.MethodGet, path+"/new%20one", nil).expect(t, 200, "").object(t); got["name"] != "new one" {
+			t.Fatalf("GET label with a space: %v", got)
+		}
+		s.call(t, "", http.MethodGet, path+"/nope", nil).expect(t, 404, `{"message":"404 Label Not Found"}`)
+	})
 	t.Run("edit by name, rename carries the issues", func(t *testing.T) {
 		s.call(t, rep.Token, http.MethodPut, path, map[string]any{"name": "bug"}).
 			expect(t, 400, `{"error":"new_name, color, description, priority are missing, at least one parameter must be provided"}`)

@@ -148,6 +148,30 @@ func (s *Service) listLabels(ctx context.Context, in *struct {
 	return out, err
 }
 
+// getLabelByPath is one label, named (or numbered) in the path, with the
+// counts the caller may see, as in the list. (Later GitLab has it, and
+// python-gitlab's labels.get uses it.)
+func (s *Service) getLabelByPath(ctx context.Context, in *LabelPath) (*labelOutput, error) {
+	info, err := s.access.Require(ctx, in.ID, projects.ReadProject)
+	if err != nil {
+		return nil, err
+	}
+	out := &labelOutput{}
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		l, err := labelNamed(tx, info.ID, in.Label)
+		if err != nil {
+			return err
+		}
+		v, err := s.labelView(tx, l, info, auth.FromContext(ctx).UserID())
+		out.Body = &v
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (s *Service) createLabel(ctx context.Context, in *struct {
 	ProjectPath
 	Body labelBody
@@ -365,6 +389,8 @@ func (s *Service) registerLabels(a *api.API) {
 		Summary: "Edit a label by name (Reporter+)", Access: api.SignedIn}, s.updateLabel)
 	api.Register(a, api.Op{ID: "delete-project-label", Method: http.MethodDelete, Path: "/projects/{id}/labels", Tags: tags,
 		Summary: "Delete a label by name (Reporter+)", Access: api.SignedIn}, s.deleteLabel)
+	api.Register(a, api.Op{ID: "get-project-label", Method: http.MethodGet, Path: "/projects/{id}/labels/{label_id}", Tags: tags,
+		Summary: "A label named (or numbered) in the path"}, s.getLabelByPath)
 	api.Register(a, api.Op{ID: "update-project-label-by-path", Method: http.MethodPut, Path: "/projects/{id}/labels/{label_id}", Tags: tags,
 		Summary: "Edit a label named (or numbered) in the path (Reporter+)", Access: api.SignedIn}, s.updateLabelByPath)
 	api.Register(a, api.Op{ID: "delete-project-label-by-path", Method: http.MethodDelete, Path: "/projects/{id}/labels/{label_id}", Tags: tags,
