@@ -96,7 +96,7 @@ func (s *Service) listPipelines(ctx context.Context, in *listPipelinesInput) (*p
 	})
 	out := &pipelinesOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(list)), Body: []PipelineRef{}}
 	for _, p := range api.Window(list, in.PageParams) {
-		out.Body = append(out.Body, PipelineRef{ID: p.ID, SHA: p.SHA, Ref: p.Ref, Status: p.Status})
+		out.Body = append(out.Body, PipelineRef{ID: p.ID, ProjectID: int64(p.ProjectID), SHA: p.SHA, Ref: p.Ref, Status: p.Status})
 	}
 	return out, nil
 }

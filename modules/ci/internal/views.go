@@ -29,11 +29,14 @@ type CommitView struct {
 
 // PipelineRef is the pipeline embedded in a job (and the pipeline list's
 // entries).
+// project_id is not in 9.x's PipelineBasic, but later GitLab sends it and
+// clients (python-gitlab's job.pipeline) read it.
 type PipelineRef struct {
-	ID     uint64 `json:"id"`
-	SHA    string `json:"sha"`
-	Ref    string `json:"ref"`
-	Status string `json:"status"`
+	ID        uint64 `json:"id"`
+	ProjectID int64  `json:"project_id"`
+	SHA       string `json:"sha"`
+	Ref       string `json:"ref"`
+	Status    string `json:"status"`
 }
 
 // ArtifactsFileView is a job's artifacts_file.
@@ -102,7 +105,7 @@ func (s *Service) jobView(ctx context.Context, j *Job, p *Pipeline, withPipeline
 	if p != nil {
 		v.Commit = commitView(p.Commit)
 		if withPipeline {
-			v.Pipeline = &PipelineRef{ID: p.ID, SHA: p.SHA, Ref: p.Ref, Status: p.Status}
+			v.Pipeline = &PipelineRef{ID: p.ID, ProjectID: int64(p.ProjectID), SHA: p.SHA, Ref: p.Ref, Status: p.Status}
 		}
 	}
 	return v
