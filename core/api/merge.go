@@ -410,8 +410,34 @@ func coerce(reg huma.Registry, s *huma.Schema, v any) any {
 			return x.String()
 		case bool:
 			return strconv.FormatBool(x)
+		case []any:
+			// GitLab's list parameters (labels, add_labels, tag_list, ...)
+			// are comma-separated strings, and clients send them as JSON
+			// arrays too (python-gitlab does): one rule here, for every
+			// operation. Only arrays of plain scalars are joined; anything
+			// else stays as it is and is refused by validation.
+			if joined, ok := joinScalars(x); ok {
+				return joined
+			}
 		}
 		return v
 	}
 	return v
+}
+
+// joinScalars joins strings and numbers with commas, the form of a
+// comma-separated list parameter; ok is false when an item is not a scalar.
+func joinScalars(items []any) (string, bool) {
+	parts := make([]string, len(items))
+	for i, it := range items {
+		switch x := it.(type) {
+		case string:
+			parts[i] = x
+		case json.Number:
+			parts[i] = x.String()
+		default:
+			return "", false
+		}
+	}
+	return strings.Join(parts, ","), true
 }

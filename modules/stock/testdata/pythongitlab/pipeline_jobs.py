@@ -1,0 +1,13 @@
+"""A script reads the jobs of the pipeline a pushed .gitlab-ci.yml made."""
+from check import client, eq, until
+
+gl = client()
+project = gl.projects.create({"name": "built"})
+project.files.create({"file_path": ".gitlab-ci.yml", "branch": "master",
+                      "content": "test:\n  script: [\"true\"]\n", "commit_message": "ci"})
+pipeline = until(lambda: project.pipelines.list(get_all=True), "a pipeline for the pushed .gitlab-ci.yml")[0]
+jobs = project.jobs.list(get_all=True)
+eq([j.name for j in jobs], ["test"], "jobs.list()")
+job = project.jobs.get(jobs[0].id)
+eq((job.pipeline["id"], job.pipeline["project_id"], job.pipeline["ref"]), (pipeline.id, project.id, "master"),
+   "a job's pipeline carries project_id")
