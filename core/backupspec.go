@@ -30,6 +30,13 @@ type BackupSpec struct {
 	// "ci/traces"). A restore writes only there (and the store, the
 	// manifest and secret.key): an archive entry anywhere else is refused.
 	Dirs []string
+	// Accept (optional) says whether an entry the archive lists under Dirs
+	// (slash-separated, relative to the data directory) is one the module
+	// writes there; an error, which names the entry and why it is refused,
+	// refuses the whole archive before anything is written. Archives are not
+	// trusted: a file a module never writes may still be one a program run
+	// on the restored data would act on (a git hook, a git config).
+	Accept func(path string, dir bool) error
 	// Verify (optional) checks a restored data directory (dataDir is where
 	// the files were extracted, before they are moved into place); an error
 	// fails the restore. It reports its progress and warnings to p, and

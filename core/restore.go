@@ -3,10 +3,11 @@ package fennec
 // fennec restore: a backup archive (backup.go) into an empty data
 // directory. Nothing is trusted: every entry must be a plain file or
 // directory with a clean relative name inside the known layout (the store,
-// secret.key, the participants' directories) and listed in the manifest
-// with its checksum; files are written through an os.Root at a staging
-// directory inside the target, verified (checksums, the store's pages, each
-// participant's check: git fsck), and only then moved into place.
+// secret.key, the participants' directories, what each participant's
+// Accept takes) and listed in the manifest with its checksum; files are
+// written through an os.Root at a staging directory inside the target,
+// verified (checksums, the store's pages, each participant's check: the
+// repositories' configs and git fsck), and only then moved into place.
 
 import (
 	"archive/tar"
@@ -279,6 +280,21 @@ func allowed(name string, specs []BackupSpec) bool {
 	return false
 }
 
+// accepted asks the participant whose directory holds name whether it
+// writes such an entry there (BackupSpec.Accept).
+func accepted(name string, dir bool, specs []BackupSpec) error {
+	for _, s := range specs {
+		for _, d := range s.Dirs {
+			if (name == d || strings.HasPrefix(name, d+"/")) && s.Accept != nil {
+				if err := s.Accept(name, dir); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // extract writes the archive's entries under staging, checking each.
 func extract(ctx context.Context, r io.Reader, staging string, specs []BackupSpec, p Progress) (*RestoreReport, error) {
 	in, err := decompress(r)
@@ -294,6 +310,9 @@ func extract(ctx context.Context, r io.Reader, staging string, specs []BackupSpe
 	for _, f := range m.Files {
 		if !cleanRelative(f.Path) || !allowed(f.Path, specs) {
 			return nil, fmt.Errorf("refused: the manifest lists %q, outside the data directory's layout", f.Path)
+		}
+		if err := accepted(f.Path, f.Dir, specs); err != nil {
+			return nil, fmt.Errorf("refused: %w", err)
 		}
 		want[f.Path] = f
 	}

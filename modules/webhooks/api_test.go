@@ -1,6 +1,7 @@
 package webhooks_test
 
 import (
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -216,6 +217,38 @@ func TestTestTriggers(t *testing.T) {
 			t.Errorf("%s: token %q", trig, got[len(got)-1].Header.Get("X-Gitlab-Token"))
 		}
 		check(got[len(got)-1].Body)
+	}
+}
+
+// A failed test says "could not connect" and the class of the reason
+// only, in its answer and in the hook's log: the transport's own error
+// named the host's DNS resolver, or the address dialled (issue 27).
+func TestTestTriggerFailureSaysOnlyTheReason(t *testing.T) {
+	e := start(t, true) // local destinations allowed: the errors come from the network
+	alice := e.CreateUser(t, "alice")
+	p := newProject(t, alice.Client, "reasons")
+	commitFile(t, alice.Client, p.ID, "master", "a", "1")
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + closed.Addr().String() + "/x"
+	closed.Close()
+	tlsRcv := newTLSReceiver(t)
+	for _, c := range []struct{ url, reason string }{
+		{"http://fennec-no-such-host.invalid/x", "DNS lookup failed"},
+		{refused, "connection refused"},
+		{tlsRcv.URL + "/x", "TLS error (invalid certificate)"},
+	} {
+		h := addHook(t, alice.Client, p.ID, c.url, "")
+		st, raw := e.call(t, alice.Token, "POST", "/projects/"+itoa(p.ID)+"/hooks/"+itoa(int64(h.ID))+"/test/push_events", nil)
+		if want := `{"message":"Hook execution failed: could not connect: ` + c.reason + `"}`; st != 422 || string(raw) != want {
+			t.Errorf("%s: %d %s, want 422 %s", c.url, st, raw, want)
+		}
+		log := waitEvents(t, e, alice.Token, p.ID, int64(h.ID), 1)
+		if msg := log[0]["internal_error_message"]; msg != "could not connect: "+c.reason {
+			t.Errorf("%s: logged %q", c.url, msg)
+		}
 	}
 }
 

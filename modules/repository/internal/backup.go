@@ -36,7 +36,9 @@ import (
 )
 
 // BackupSpec declares the repositories to backups and restores.
-var BackupSpec = fennec.BackupSpec{Name: "repository", Dirs: []string{"repositories"}, Verify: verifyRestored}
+// A restore takes only the files Fennec writes in a repository (Accept),
+// and checks and rewrites what git would act on before git fsck (Verify).
+var BackupSpec = fennec.BackupSpec{Name: "repository", Dirs: []string{"repositories"}, Accept: acceptEntry, Verify: verifyRestored}
 
 // SSHBackupSpec declares the SSH server's host keys: a restored server
 // that made new ones would greet every client with a changed host key.
@@ -134,12 +136,46 @@ func (s *Storage) captureRepo(repo string) ([]fennec.BackupFile, error) {
 	return out, err
 }
 
-// verifyRestored runs git fsck on every restored repository.
+// verifyRestored checks every restored repository before anything is moved
+// into place: the layout again (acceptEntry took each entry the archive
+// listed; this walks what is on disk), HEAD, and the archive's config,
+// which is then replaced by Fennec's own (layout.go); then git fsck, run
+// with a neutral configuration (neutralGit), since the objects and refs
+// are still the archive's.
 func verifyRestored(ctx context.Context, dataDir string, p fennec.Progress) ([]string, error) {
-	root := filepath.Join(dataDir, "repositories", "@hashed")
-	repos, _ := filepath.Glob(filepath.Join(root, "*", "*", "*.git"))
+	repos, err := checkRestoredLayout(dataDir)
+	if err != nil {
+		return nil, err
+	}
 	if len(repos) == 0 {
 		return []string{"repositories: none"}, nil
+	}
+	for _, r := range repos {
+		rel, _ := filepath.Rel(dataDir, r)
+		rel = filepath.ToSlash(rel)
+		head, err := readSmall(filepath.Join(r, "HEAD"))
+		if err != nil {
+			return nil, fmt.Errorf("refused: %s/HEAD: %w", rel, err)
+		}
+		if err := checkHEAD(head); err != nil {
+			return nil, fmt.Errorf("refused: %s/HEAD: %w", rel, err)
+		}
+		cfg := filepath.Join(r, "config")
+		b, err := readSmall(cfg)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("refused: %s/config: %w", rel, err)
+		}
+		if err := checkRepoConfig(b); err != nil {
+			return nil, fmt.Errorf("refused: %s/config: %w; %s", rel, err, keepsOnly)
+		}
+		// Fennec's own config, not the archive's, even when it says the
+		// same: git reads no byte of the archive's.
+		if err := os.Remove(cfg); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		if err := writeNew(cfg, []byte(repoConfig)); err != nil {
+			return nil, err
+		}
 	}
 	git, err := exec.LookPath("git")
 	if err != nil {
@@ -150,8 +186,7 @@ func verifyRestored(ctx context.Context, dataDir string, p fennec.Progress) ([]s
 	p.Begin("git fsck", int64(len(repos)), 0)
 	defer p.End()
 	for _, r := range repos {
-		cmd := exec.CommandContext(ctx, git, "--git-dir="+r, "fsck", "--no-progress", "--no-dangling")
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+		cmd := neutralGit(ctx, git, r, "fsck", "--no-progress", "--no-dangling")
 		var buf bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &buf, &buf
 		if err := cmd.Run(); err != nil {
@@ -165,4 +200,56 @@ func verifyRestored(ctx context.Context, dataDir string, p fennec.Progress) ([]s
 		p.Advance(1, 0)
 	}
 	return []string{fmt.Sprintf("repositories: %d restored, git fsck clean (%s)", len(repos), time.Since(start).Round(time.Millisecond))}, nil
+}
+
+// checkRestoredLayout walks the restored repositories/ and returns the
+// repositories' directories; anything acceptEntry refuses, or that is
+// neither a plain file nor a directory, fails it, and so does a repository
+// without HEAD.
+func checkRestoredLayout(dataDir string) ([]string, error) {
+	var repos []string
+	root := filepath.Join(dataDir, "repositories")
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root && errors.Is(err, fs.ErrNotExist) {
+				return filepath.SkipAll
+			}
+			return err
+		}
+		rel, err := filepath.Rel(dataDir, p)
+		if err != nil {
+			return err
+		}
+		name := filepath.ToSlash(rel)
+		if !d.IsDir() && !d.Type().IsRegular() {
+			return fmt.Errorf("refused: %s is not a plain file or directory", name)
+		}
+		if err := acceptEntry(name, d.IsDir()); err != nil {
+			return fmt.Errorf("refused: %w", err)
+		}
+		if d.IsDir() && strings.Count(name, "/") == 4 {
+			if fi, err := os.Lstat(filepath.Join(p, "HEAD")); err != nil || !fi.Mode().IsRegular() {
+				return fmt.Errorf("refused: %s holds no HEAD: not a repository", name)
+			}
+			repos = append(repos, p)
+		}
+		return nil
+	})
+	return repos, err
+}
+
+// writeNew writes a file that must not exist yet, durably.
+func writeNew(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
