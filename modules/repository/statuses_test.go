@@ -36,6 +36,14 @@ func TestCommitStatuses(t *testing.T) {
 	if err != nil || len(byRef) != 1 || byRef[0].Name != "ci/build" {
 		t.Fatalf("ref filter %+v %v", byRef, err)
 	}
+	// Statuses posted through the API are of the stage "external" (the
+	// parameter was parsed and ignored before: stage=build listed both).
+	if ext, _, err := c.Commits.GetCommitStatuses(w.project.ID, w.head, &gitlab.GetCommitStatusesOptions{Stage: gitlab.Ptr("external")}); err != nil || len(ext) != 2 {
+		t.Fatalf("stage=external %+v %v", ext, err)
+	}
+	if none, _, err := c.Commits.GetCommitStatuses(w.project.ID, w.head, &gitlab.GetCommitStatusesOptions{Stage: gitlab.Ptr("build")}); err != nil || len(none) != 0 {
+		t.Fatalf("stage=build %+v %v", none, err)
+	}
 	one, _, err := c.Commits.GetCommit(w.project.ID, w.head, nil)
 	if err != nil || one.Status == nil || *one.Status != "failed" {
 		t.Fatalf("commit status %+v %v", one.Status, err)

@@ -20,7 +20,7 @@ func (s *Service) publishJob(tx *store.Tx, j *Job, p *Pipeline) error {
 		}
 	}
 	err := s.statuses.Set(tx.Context(), repository.CommitStatus{ProjectID: int64(j.ProjectID), SHA: j.SHA, Ref: j.Ref,
-		Name: j.Name, State: j.Status, TargetURL: p.ProjectWebURL + "/-/jobs/" + strconv.FormatUint(j.ID, 10),
+		Name: j.Name, Stage: j.Stage, State: j.Status, TargetURL: p.ProjectWebURL + "/-/jobs/" + strconv.FormatUint(j.ID, 10),
 		Coverage: j.Coverage, AllowFailure: j.AllowFailure, AuthorID: j.UserID, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt})
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ type Status struct {
 	SHA          string
 	Ref          string
 	Name         string
+	Stage        string // the job's stage; empty for "external" (a status posted through the API)
 	State        string // a job status: created, pending, running, success, failed, canceled, skipped, manual
 	TargetURL    string
 	Description  string

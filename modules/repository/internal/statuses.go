@@ -25,6 +25,7 @@ type Status struct {
 	SHA          string     `json:"sha"`
 	Ref          *string    `json:"ref"`
 	Name         string     `json:"name"`
+	Stage        string     `json:"stage,omitempty"` // empty: a status posted through the API (stageName)
 	State        string     `json:"state"`
 	TargetURL    *string    `json:"target_url"`
 	Description  *string    `json:"description"`
@@ -38,6 +39,15 @@ type Status struct {
 
 func (s *Status) RecordID() uint64      { return s.ID }
 func (s *Status) SetRecordID(id uint64) { s.ID = id }
+
+// stageName is the stage a status belongs to for ?stage=: a CI job's own,
+// else "external", GitLab's stage of statuses posted through the API.
+func (s *Status) stageName() string {
+	if s.Stage == "" {
+		return "external"
+	}
+	return s.Stage
+}
 
 func statusCommitKey(project uint64, sha string) string {
 	return strconv.FormatUint(project, 10) + "/" + sha
@@ -264,6 +274,9 @@ func (st *Statuses) list(ctx context.Context, in *listStatusesInput) (*statusesO
 		if in.Name != "" && s.Name != in.Name {
 			continue
 		}
+		if in.Stage != "" && s.stageName() != in.Stage {
+			continue
+		}
 		matching = append(matching, s)
 	}
 	sort.SliceStable(matching, func(i, j int) bool { return matching[i].ID > matching[j].ID })
@@ -325,6 +338,7 @@ func (st *Statuses) Set(ctx context.Context, in commitstatus.Status) error {
 	return st.db.Update(ctx, func(tx *store.Tx) error {
 		_, err := upsertStatus(tx, probe, time.Now().UTC(), func(s *Status) {
 			s.State, s.AuthorID, s.AllowFailure, s.Coverage = in.State, in.AuthorID, in.AllowFailure, in.Coverage
+			s.Stage = in.Stage
 			s.StartedAt, s.FinishedAt = in.StartedAt, in.FinishedAt
 			s.TargetURL, s.Description = nil, nil
 			if in.TargetURL != "" {

@@ -11,3 +11,11 @@ eq([j.name for j in jobs], ["test"], "jobs.list()")
 job = project.jobs.get(jobs[0].id)
 eq((job.pipeline["id"], job.pipeline["project_id"], job.pipeline["ref"]), (pipeline.id, project.id, "master"),
    "a job's pipeline carries project_id")
+
+# A job's commit status carries its stage: ?stage= filters by it (it was
+# parsed and ignored), and statuses posted through the API are "external".
+commit = project.commits.get(pipeline.sha)
+commit.statuses.create({"state": "success", "name": "lint/external"})
+eq(sorted(s.name for s in commit.statuses.list(get_all=True)), ["lint/external", "test"], "statuses.list()")
+eq([s.name for s in commit.statuses.list(stage="test", get_all=True)], ["test"], "statuses.list(stage='test')")
+eq([s.name for s in commit.statuses.list(stage="external", get_all=True)], ["lint/external"], "statuses.list(stage='external')")
