@@ -54,6 +54,11 @@ type Principal struct {
 	TokenID int64
 	// Sudoer is the administrator who is acting as User through sudo.
 	Sudoer *User
+	// Project, when not 0, is the one project the credential is for (a
+	// CI job's token): on any other project the caller has no more rights
+	// than an anonymous one. Git over HTTP, the only place such a token is
+	// accepted (its scope is read_repository), applies it.
+	Project int64
 
 	// system marks the server's own principal (System). Unexported, so that
 	// only this package makes one, and the Resolver refuses any principal

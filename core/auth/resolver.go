@@ -175,6 +175,9 @@ func (r *Resolver) basic(ctx context.Context, user, pass string) (*Principal, er
 	if pass == "" {
 		return nil, ErrUnauthorized
 	}
+	// Resolvers whose tokens go with one user name (a CI job's token
+	// with gitlab-ci-token) read it with BasicUserFrom.
+	ctx = context.WithValue(ctx, basicUserKey{}, user)
 	for _, tr := range r.Tokens {
 		p, err := tr.ResolveToken(ctx, KindBasic, pass)
 		if errors.Is(err, ErrUnknownToken) {
@@ -203,6 +206,15 @@ func (r *Resolver) basic(ctx context.Context, user, pass string) (*Principal, er
 		return nil, ErrUnauthorized
 	}
 	return &Principal{User: u, Method: MethodPassword}, nil
+}
+
+type basicUserKey struct{}
+
+// BasicUserFrom is the user name sent with a KindBasic token, for a
+// TokenResolver whose tokens are valid with one name only.
+func BasicUserFrom(ctx context.Context) string {
+	u, _ := ctx.Value(basicUserKey{}).(string)
+	return u
 }
 
 // Sudo refusals, in GitLab's words.

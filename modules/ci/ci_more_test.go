@@ -334,10 +334,16 @@ func TestProjectVariables(t *testing.T) {
 	if resp, raw := s.JSON(t, http.MethodPut, fmt.Sprintf("/api/v4/projects/%d/repository/branches/master/protect", p.ID), nil, nil, "PRIVATE-TOKEN", s.RootToken); resp.StatusCode != 200 {
 		t.Fatalf("protect master: %d %s", resp.StatusCode, raw)
 	}
-	ciFile := map[string]string{".gitlab-ci.yml": "show:\n  script: ['echo \"plain=$PLAIN_SECRET protected=${PROTECTED_SECRET:-none}\"']\n"}
+	// The values are masked in the trace (8 characters and more): the
+	// script compares them itself.
+	ciFile := map[string]string{".gitlab-ci.yml": "show:\n  script:\n" +
+		"    - 'echo \"plain=$PLAIN_SECRET protected=${PROTECTED_SECRET:-none}\"'\n" +
+		"    - '[ \"$PLAIN_SECRET\" = \"plain value 2\" ] && echo plain-matches'\n" +
+		"    - '[ \"${PROTECTED_SECRET:-}\" = protected-value ] && echo protected-matches || true'\n"}
 	onMaster := commitFiles(t, c, p.ID, "master", ciFile)
 	pl := waitPipeline(t, c, p.ID, onMaster.ID, "success", "failed")
-	if tr := trace(t, c, p.ID, jobsByName(t, c, p.ID, pl.ID)["show"].ID); !strings.Contains(tr, "plain=plain value 2 protected=protected-value") {
+	if tr := trace(t, c, p.ID, jobsByName(t, c, p.ID, pl.ID)["show"].ID); !strings.Contains(tr, "plain=[MASKED] protected=[MASKED]\n") ||
+		!strings.Contains(tr, "\nplain-matches\n") || !strings.Contains(tr, "\nprotected-matches\n") {
 		t.Fatalf("job on the protected branch:\n%s", tr)
 	}
 	if _, _, err := c.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr("feature"), Ref: gitlab.Ptr("master")}); err != nil {
@@ -345,7 +351,8 @@ func TestProjectVariables(t *testing.T) {
 	}
 	onFeature := commitFiles(t, c, p.ID, "feature", map[string]string{"README": "feature\n"})
 	pl = waitPipeline(t, c, p.ID, onFeature.ID, "success", "failed")
-	if tr := trace(t, c, p.ID, jobsByName(t, c, p.ID, pl.ID)["show"].ID); !strings.Contains(tr, "plain=plain value 2 protected=none") {
+	if tr := trace(t, c, p.ID, jobsByName(t, c, p.ID, pl.ID)["show"].ID); !strings.Contains(tr, "plain=[MASKED] protected=none\n") ||
+		!strings.Contains(tr, "\nplain-matches\n") || strings.Contains(tr, "\nprotected-matches\n") {
 		t.Fatalf("job on an unprotected branch:\n%s", tr)
 	}
 	if resp, raw := s.JSON(t, http.MethodDelete, path+"/PLAIN_SECRET", nil, nil, "PRIVATE-TOKEN", s.RootToken); resp.StatusCode != 200 || !strings.Contains(string(raw), `"key":"PLAIN_SECRET"`) {
@@ -363,20 +370,20 @@ func TestJobTokenLifetime(t *testing.T) {
 	c := s.Client
 	p := newProject(t, c, "ci-token")
 	release := filepath.Join(t.TempDir(), "release")
+	// The job hands its token over in a file: the trace masks it.
+	tokenFile := filepath.Join(t.TempDir(), "token")
 	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": fmt.Sprintf(`holder:
   script:
-    - echo "token=$CI_JOB_TOKEN end"
+    - echo "$CI_JOB_TOKEN" > %s
     - git ls-remote "$CI_REPOSITORY_URL" >/dev/null && echo ls-remote ok
     - for i in $(seq 1 300); do [ -f %s ] && break; sleep 0.1; done
-`, release)})
+`, tokenFile, release)})
 	pl := waitPipeline(t, c, p.ID, commit.ID, "running")
 	job := jobsByName(t, c, p.ID, pl.ID)["holder"]
 	waitTrace(t, c, p.ID, job.ID, "ls-remote ok")
-	tr := trace(t, c, p.ID, job.ID)
-	_, rest, _ := strings.Cut(tr, "\ntoken=") // the output, not the echoed command
-	token, _, _ := strings.Cut(rest, " end")
+	token := waitFile(t, tokenFile)
 	if len(token) < 20 {
-		t.Fatalf("no token in the trace:\n%s", tr)
+		t.Fatalf("no token in %s: %q", tokenFile, token)
 	}
 	remote := projectGitURL(s, p, "gitlab-ci-token", token)
 	if out, err := tryGit("", "ls-remote", remote); err != nil {

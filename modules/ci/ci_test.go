@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -356,6 +357,23 @@ deploy:
 	d := deployments[0]
 	if d.IID != 1 || d.Ref != "master" || d.SHA != commit.ID || d.Environment.Name != "production" || d.Deployable.ID != deploy.ID || d.User.Username != "root" {
 		t.Fatalf("deployment %+v env %+v", d, d.Environment)
+	}
+	// The spec's deployable is a Job without artifacts_file and pipeline:
+	// both keys absent (artifacts_file was null before).
+	var raw []struct {
+		Deployable map[string]any `json:"deployable"`
+	}
+	s.JSON(t, http.MethodGet, "/api/v4/projects/"+strconv.FormatInt(p.ID, 10)+"/deployments", nil, &raw, "PRIVATE-TOKEN", s.RootToken)
+	if len(raw) != 1 {
+		t.Fatalf("deployments %v", raw)
+	}
+	for _, key := range []string{"artifacts_file", "pipeline"} {
+		if v, ok := raw[0].Deployable[key]; ok {
+			t.Fatalf("deployable has %s: %v", key, v)
+		}
+	}
+	if raw[0].Deployable["stage"] != "deploy" || raw[0].Deployable["commit"] == nil {
+		t.Fatalf("deployable %v", raw[0].Deployable)
 	}
 	envs, _, err := c.Environments.ListEnvironments(p.ID, nil)
 	if err != nil || len(envs) != 1 || envs[0].Name != "production" || envs[0].Slug != "production" || envs[0].ExternalURL != "https://example.com/master" {

@@ -36,7 +36,7 @@ type DeploymentView struct {
 	CreatedAt   api.Time        `json:"created_at"`
 	User        *UserView       `json:"user"`
 	Environment EnvironmentView `json:"environment"`
-	Deployable  *JobView        `json:"deployable"`
+	Deployable  *DeployableView `json:"deployable"`
 }
 
 // envNameRule is GitLab's: letters, digits, spaces and - _ / $ { } .,
@@ -315,9 +315,7 @@ func (s *Service) deploymentViews(ctx context.Context, list []*Deployment) ([]De
 		v := DeploymentView{ID: d.ID, IID: d.IID, Ref: d.Ref, SHA: d.SHA, CreatedAt: api.NewTime(d.CreatedAt),
 			User: s.userView(ctx, d.UserID), Environment: envView(rows[i].e)}
 		if rows[i].j != nil {
-			jv := s.jobView(ctx, rows[i].j, rows[i].p, false)
-			jv.ArtifactsFile = nil // the spec's deployable has neither artifacts_file nor pipeline
-			v.Deployable = &jv
+			v.Deployable = deployableView(s.jobView(ctx, rows[i].j, rows[i].p, false))
 		}
 		out = append(out, v)
 	}

@@ -247,12 +247,65 @@ func (s *Service) trace(ctx context.Context, in *jobPath) (*fileOutput, error) {
 		ContentDisposition: fmt.Sprintf("infile; filename=%q", strconv.FormatUint(j.ID, 10)+".log")})
 }
 
+// mayControlRef is GitLab's rule for acting on the jobs and pipelines of
+// a protected branch (play, retry, cancel, keep, erase, run a pipeline):
+// the caller must be allowed to push or merge to it, as a Developer is to
+// any other branch. A job of a protected branch gets the protected
+// variables (a production deploy's credentials), and a job played or
+// retried runs as whoever did it. Tags are never protected here (their
+// jobs get no protected variables, see handover).
+func (s *Service) mayControlRef(ctx context.Context, projectID int64, ref string, tag bool) error {
+	if tag {
+		return nil
+	}
+	ok, err := s.merges.MayMerge(ctx, projectID, ref)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return api.Forbidden("")
+	}
+	return nil
+}
+
+// eraser says who may erase jobs: Masters, and the job's own user (who
+// pushed, played or retried it), as in GitLab; other Developers may not
+// destroy someone else's log and artifacts.
+func eraser(ctx context.Context, info projects.ProjectInfo, j *Job) error {
+	if info.Level >= projects.Master || (j.UserID != 0 && j.UserID == auth.FromContext(ctx).UserID()) {
+		return nil
+	}
+	return api.Forbidden("")
+}
+
 // control runs one of the job operations (cancel, retry, erase, keep,
-// play) in a transaction and answers the job it leaves.
-func (s *Service) control(ctx context.Context, in jobPath, op func(tx *store.Tx, j *Job) (*Job, error)) (*jobControlOutput, error) {
+// play) in a transaction and answers the job it leaves. Each needs
+// Developer and the right to push or merge to the job's ref when it is
+// protected (mayControlRef); allow, when given, adds the operation's own
+// rule.
+func (s *Service) control(ctx context.Context, in jobPath, allow func(context.Context, projects.ProjectInfo, *Job) error,
+	op func(tx *store.Tx, j *Job) (*Job, error)) (*jobControlOutput, error) {
 	info, err := s.access.Require(ctx, in.ID, projects.PushCode)
 	if err != nil {
 		return nil, err
+	}
+	// Checked before the write transaction (the protection is read from
+	// the repository module's store): a job's ref and user, which the
+	// checks read, never change.
+	var before *Job
+	if err := s.db.View(ctx, func(tx *store.Tx) error {
+		before, err = jobIn(tx, info.ID, in.JobID)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := s.mayControlRef(ctx, info.ID, before.Ref, before.Tag); err != nil {
+		return nil, err
+	}
+	if allow != nil {
+		if err := allow(ctx, info, before); err != nil {
+			return nil, err
+		}
 	}
 	var out *Job
 	var p *Pipeline
@@ -276,7 +329,7 @@ func (s *Service) control(ctx context.Context, in jobPath, op func(tx *store.Tx,
 }
 
 func (s *Service) cancelJob(ctx context.Context, in *jobPath) (*jobControlOutput, error) {
-	return s.control(ctx, *in, func(tx *store.Tx, j *Job) (*Job, error) {
+	return s.control(ctx, *in, nil, func(tx *store.Tx, j *Job) (*Job, error) {
 		if !active(j.Status) {
 			return j, nil // nothing to stop: the job as it is
 		}
@@ -286,7 +339,7 @@ func (s *Service) cancelJob(ctx context.Context, in *jobPath) (*jobControlOutput
 
 func (s *Service) retryJob(ctx context.Context, in *jobPath) (*jobControlOutput, error) {
 	pr := auth.FromContext(ctx)
-	return s.control(ctx, *in, func(tx *store.Tx, j *Job) (*Job, error) {
+	return s.control(ctx, *in, nil, func(tx *store.Tx, j *Job) (*Job, error) {
 		if !retryable(j) {
 			return nil, api.Forbidden("Job is not retryable")
 		}
@@ -296,7 +349,7 @@ func (s *Service) retryJob(ctx context.Context, in *jobPath) (*jobControlOutput,
 
 func (s *Service) eraseJob(ctx context.Context, in *jobPath) (*jobControlOutput, error) {
 	pr := auth.FromContext(ctx)
-	return s.control(ctx, *in, func(tx *store.Tx, j *Job) (*Job, error) {
+	return s.control(ctx, *in, eraser, func(tx *store.Tx, j *Job) (*Job, error) {
 		if !finished(j.Status) || j.ErasedAt != nil || (j.Artifacts == nil && j.TraceBytes == 0) {
 			return nil, api.Forbidden("Job is not erasable!")
 		}
@@ -319,7 +372,7 @@ func (s *Service) eraseJob(ctx context.Context, in *jobPath) (*jobControlOutput,
 }
 
 func (s *Service) keepArtifacts(ctx context.Context, in *jobPath) (*jobControlOutput, error) {
-	return s.control(ctx, *in, func(tx *store.Tx, j *Job) (*Job, error) {
+	return s.control(ctx, *in, nil, func(tx *store.Tx, j *Job) (*Job, error) {
 		if j.Artifacts == nil {
 			return nil, api.NotFound("")
 		}
@@ -330,7 +383,7 @@ func (s *Service) keepArtifacts(ctx context.Context, in *jobPath) (*jobControlOu
 
 func (s *Service) playJob(ctx context.Context, in *jobPath) (*jobControlOutput, error) {
 	pr := auth.FromContext(ctx)
-	out, err := s.control(ctx, *in, func(tx *store.Tx, j *Job) (*Job, error) {
+	out, err := s.control(ctx, *in, nil, func(tx *store.Tx, j *Job) (*Job, error) {
 		if j.Status != StatusManual {
 			// GitLab 9.x answers its quirky 400 here.
 			return nil, &api.Error{Status: http.StatusBadRequest, Message: `400 (Bad request) "Unplayable Job" not given`}

@@ -2,9 +2,12 @@ package internal
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sort"
 	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
@@ -172,12 +175,36 @@ func (s *Service) createPipelineAPI(ctx context.Context, in *createPipelineInput
 	if ref == "" {
 		return nil, api.Missing("ref")
 	}
+	// A pipeline of a protected branch gets its protected variables:
+	// running one needs the right to push or merge to it. A name that is
+	// no branch is a tag (or nothing, which createForRef refuses).
+	branch, err := s.isBranch(ctx, info.ID, ref)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.mayControlRef(ctx, info.ID, ref, !branch); err != nil {
+		return nil, err
+	}
 	p, err := s.createForRef(ctx, info, ref, SourceAPI, auth.FromContext(ctx).UserID())
 	if err != nil {
 		return nil, err
 	}
 	v := s.pipelineView(ctx, p)
 	return &pipelineOutput{Body: &v}, nil
+}
+
+// isBranch says whether a branch of that name exists (createForRef takes
+// the branch when a tag has the same name).
+func (s *Service) isBranch(ctx context.Context, projectID int64, name string) (bool, error) {
+	repo, err := s.repos.Open(ctx, projectID)
+	if err != nil {
+		return false, err
+	}
+	_, err = repo.Reference(plumbing.NewBranchReferenceName(name), true)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 func (s *Service) retryPipeline(ctx context.Context, in *pipelinePath) (*pipelineOutput, error) {
@@ -197,8 +224,19 @@ func (s *Service) pipelineControl(ctx context.Context, in *pipelinePath, op func
 	if err != nil {
 		return nil, err
 	}
-	userID := auth.FromContext(ctx).UserID()
+	// Before the write transaction, as for jobs (control); a pipeline's
+	// ref never changes.
 	var p *Pipeline
+	if err := s.db.View(ctx, func(tx *store.Tx) error {
+		p, err = pipelineIn(tx, info.ID, in.PipelineID)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := s.mayControlRef(ctx, info.ID, p.Ref, p.Tag); err != nil {
+		return nil, err
+	}
+	userID := auth.FromContext(ctx).UserID()
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		var err error
 		if p, err = pipelineIn(tx, info.ID, in.PipelineID); err != nil {

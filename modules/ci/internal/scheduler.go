@@ -395,6 +395,10 @@ func (sc *scheduler) run(ctx context.Context, j *Job, p *Pipeline, rj *runningJo
 		s.failSystem(j, "the trace could not be written: "+err.Error())
 		return
 	}
+	// Every chunk is masked here, before it is stored, whatever the
+	// executor (which never masks: the contract leaves it to the host).
+	secrets := jobSecrets(job)
+	tw.mask = newMasker(secrets)
 	res, err := slot.Run(rj.ctx, job, tw.write)
 	tw.close()
 	if ctx.Err() != nil {
@@ -406,7 +410,7 @@ func (sc *scheduler) run(ctx context.Context, j *Job, p *Pipeline, rj *runningJo
 		return
 	}
 	if err != nil {
-		s.appendTraceLine(j.ID, "ERROR: Job failed (system failure): "+err.Error())
+		s.appendTraceLine(j.ID, maskLine(secrets, "ERROR: Job failed (system failure): "+err.Error()))
 		s.complete(ctx, j.ID, StatusFailed, "runner_system_failure", nil, nil)
 		return
 	}
@@ -422,7 +426,7 @@ func (sc *scheduler) run(ctx context.Context, j *Job, p *Pipeline, rj *runningJo
 	if res.Artifacts.Filename != "" && status != StatusCanceled {
 		arts, err = s.storeArtifacts(ctx, slot, j.ID, res.Artifacts.Filename)
 		if err != nil {
-			s.appendTraceLine(j.ID, "WARNING: the artifacts could not be stored: "+err.Error())
+			s.appendTraceLine(j.ID, maskLine(secrets, "WARNING: the artifacts could not be stored: "+err.Error()))
 		}
 	}
 	var coverage *float64
@@ -623,10 +627,13 @@ func (s *Service) storeArtifacts(ctx context.Context, slot Slot, jobID uint64, f
 }
 
 // traceWriter appends an executor's chunks to the trace file in order; a
-// chunk sent again (same offset) is written once.
+// chunk sent again (same offset) is written once. Offsets count the
+// executor's bytes (in), not the file's: masking changes lengths.
 type traceWriter struct {
 	f    *os.File
 	size int64
+	in   int64
+	mask *masker
 }
 
 func (s *Service) openTrace(jobID uint64) (*traceWriter, error) {
@@ -643,23 +650,35 @@ func (s *Service) openTrace(jobID uint64) (*traceWriter, error) {
 		f.Close()
 		return nil, err
 	}
-	return &traceWriter{f: f, size: st.Size()}, nil
+	return &traceWriter{f: f, size: st.Size(), in: st.Size()}, nil
 }
 
+// write masks a chunk's new bytes and appends them.
 func (t *traceWriter) write(c executor.TraceChunk) error {
 	end := c.Offset + int64(len(c.Data))
-	if end <= t.size {
+	if end <= t.in {
 		return nil // seen already
 	}
-	if c.Offset > t.size {
-		return fmt.Errorf("ci: trace chunk at %d leaves a gap after %d", c.Offset, t.size)
+	if c.Offset > t.in {
+		return fmt.Errorf("ci: trace chunk at %d leaves a gap after %d", c.Offset, t.in)
 	}
-	n, err := t.f.Write(c.Data[t.size-c.Offset:])
+	data := t.mask.write(c.Data[t.in-c.Offset:])
+	t.in = end
+	return t.append(data)
+}
+
+func (t *traceWriter) append(data []byte) error {
+	n, err := t.f.Write(data)
 	t.size += int64(n)
 	return err
 }
 
-func (t *traceWriter) close() { _ = t.f.Close() }
+// close writes what the masker still holds (the trace has ended, so it is
+// no secret) and closes the file.
+func (t *traceWriter) close() {
+	_ = t.append(t.mask.close())
+	_ = t.f.Close()
+}
 
 // appendTraceLine adds a line of the server's own to a job's trace.
 func (s *Service) appendTraceLine(jobID uint64, line string) {

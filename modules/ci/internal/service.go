@@ -32,6 +32,7 @@ type Service struct {
 	repos      repository.Store
 	statuses   repository.CommitStatuses
 	protection repository.BranchProtection
+	merges     repository.Merges
 	api        *api.API
 	version    string
 	sched      *scheduler
@@ -69,6 +70,7 @@ type Deps struct {
 	Repos      repository.Store
 	Statuses   repository.CommitStatuses
 	Protection repository.BranchProtection
+	Merges     repository.Merges
 	Runners    projects.RunnersTokens
 	API        *api.API
 	Box        *sealed.Box
@@ -79,7 +81,7 @@ type Deps struct {
 
 // NewService builds the module's service.
 func NewService(d Deps) (*Service, error) {
-	s := &Service{db: d.DB, bus: d.Bus, access: d.Access, users: d.Users, repos: d.Repos, statuses: d.Statuses, protection: d.Protection, api: d.API, box: d.Box, cfg: d.Config,
+	s := &Service{db: d.DB, bus: d.Bus, access: d.Access, users: d.Users, repos: d.Repos, statuses: d.Statuses, protection: d.Protection, merges: d.Merges, api: d.API, box: d.Box, cfg: d.Config,
 		log: d.Log.Named("ci"), dir: filepath.Join(d.Core.Data, "ci"), now: func() time.Time { return time.Now().UTC() },
 		wake: make(chan struct{}, 1), reapEvery: reapInterval, runnersTokens: d.Runners, runnerQueue: newRunnerQueue()}
 	s.runnerBootAt = s.now()

@@ -65,6 +65,29 @@ type JobView struct {
 	Pipeline      *PipelineRef       `json:"pipeline,omitempty"`
 }
 
+// DeployableView is a deployment's job: the spec's "Job without
+// artifacts_file and pipeline", so both keys are absent (not null).
+type DeployableView struct {
+	ID         uint64      `json:"id"`
+	Status     string      `json:"status"`
+	Stage      string      `json:"stage"`
+	Name       string      `json:"name"`
+	Ref        string      `json:"ref"`
+	Tag        bool        `json:"tag"`
+	Coverage   *float64    `json:"coverage"`
+	CreatedAt  api.Time    `json:"created_at"`
+	StartedAt  *api.Time   `json:"started_at"`
+	FinishedAt *api.Time   `json:"finished_at"`
+	User       *UserView   `json:"user"`
+	Commit     CommitView  `json:"commit"`
+	Runner     *RunnerView `json:"runner"`
+}
+
+func deployableView(j JobView) *DeployableView {
+	return &DeployableView{ID: j.ID, Status: j.Status, Stage: j.Stage, Name: j.Name, Ref: j.Ref, Tag: j.Tag, Coverage: j.Coverage,
+		CreatedAt: j.CreatedAt, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt, User: j.User, Commit: j.Commit, Runner: j.Runner}
+}
+
 // JobControlView is a job as the control operations answer it: no
 // pipeline, and download_url (null) as the spec's erase and keep samples
 // show.

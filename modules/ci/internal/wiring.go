@@ -15,6 +15,7 @@ import (
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/executors"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
 	"github.com/fennec-forge/fennec/modules/repository"
 )
 
@@ -87,8 +88,20 @@ func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
 }
 
 // TokenResolver lets a running job's CI_JOB_TOKEN authenticate git over
-// HTTP as gitlab-ci-token: the rights of the job's user, for reading
-// repositories only, and only while the job runs.
+// HTTP as gitlab-ci-token (with any other user name it is no token): the
+// rights of the job's user, for reading its own project's repository only,
+// and only while the job runs.
+//
+// Own project only is stricter than "whatever the job's user may read",
+// and deliberately so. The token is handed to every line of the job's
+// script, written by anybody who may push a branch, and its trace may be
+// public; with the user's rights it opened every private repository of
+// whoever pushed, or played, the job. Fennec has no cross-project
+// pipelines or job token allowlist, so no job needs another project's
+// private code through it; GitLab itself now limits the token to the
+// projects in the target's allowlist, which by default holds only the
+// project itself. Other public projects stay readable, as they are to
+// anyone.
 // It reads the store alone: the API (which the service uses) is built on
 // the resolvers.
 type TokenResolver struct {
@@ -103,7 +116,7 @@ func NewTokenResolver(db *store.DB, users auth.UserLookup) *TokenResolver {
 
 // ResolveToken implements auth.TokenResolver.
 func (r *TokenResolver) ResolveToken(ctx context.Context, kind auth.TokenKind, secret string) (*auth.Principal, error) {
-	if kind != auth.KindBasic {
+	if kind != auth.KindBasic || auth.BasicUserFrom(ctx) != pipeline.RegistryUser {
 		return nil, auth.ErrUnknownToken
 	}
 	j, err := runningJobByToken(ctx, r.db, secret)
@@ -114,7 +127,8 @@ func (r *TokenResolver) ResolveToken(ctx context.Context, kind auth.TokenKind, s
 	if err != nil {
 		return nil, auth.ErrUnauthorized
 	}
-	return &auth.Principal{User: u, Method: auth.MethodJobToken, Scopes: []string{auth.ScopeReadRepository}}, nil
+	return &auth.Principal{User: u, Method: auth.MethodJobToken, Scopes: []string{auth.ScopeReadRepository},
+		Project: int64(j.ProjectID)}, nil
 }
 
 // Lifecycle starts the scheduler with the app and stops it before the

@@ -192,6 +192,16 @@ func (g *GitHTTP) authorize(w http.ResponseWriter, r *http.Request, project stri
 		action = projects.PushCode
 	}
 	info, err := g.access.Require(ctx, project, action)
+	if err == nil && p.Project != 0 && info.ID != p.Project {
+		// A credential for one project (a CI job's token) reads any other
+		// only as an anonymous caller could: a public one.
+		anon := g.api.Context(r, auth.Anonymous())
+		if info, err := g.access.Require(anon, project, action); err == nil {
+			return anon, info, true
+		}
+		gitError(w, http.StatusForbidden, "A CI job token may only read its own project's repository.")
+		return nil, projects.ProjectInfo{}, false
+	}
 	if err == nil {
 		return ctx, info, true
 	}
