@@ -153,14 +153,20 @@ func TestProjectAndUserDeleted(t *testing.T) {
 		t.Fatalf("after a redelivery: %d notes, %d todos, %d subscriptions", rows("notes.notes"), rows("todos.todos"), rows("notes.subscriptions"))
 	}
 
+	// The spec's note author has the user's email (it was left out).
+	status, _, raw := e.call(t, alice.Token, http.MethodGet, notesPath(keep.ID, stays.IID), "")
+	wantStatus(t, status, raw, 200)
+	if !strings.Contains(string(raw), `"email":"`+bob.Email+`","created_at":"`) {
+		t.Fatalf("a note's author email: %s", raw)
+	}
 	if _, err := e.Client.Users.DeleteUser(bob.ID); err != nil {
 		t.Fatal(err)
 	}
 	e.drain(t)
-	status, _, raw := e.call(t, alice.Token, http.MethodGet, notesPath(keep.ID, stays.IID), "")
+	status, _, raw = e.call(t, alice.Token, http.MethodGet, notesPath(keep.ID, stays.IID), "")
 	wantStatus(t, status, raw, 200)
 	if !strings.Contains(string(raw), `"author":{"id":`+itoa(bob.ID)+`,"name":"Ghost User","username":"ghost","state":"blocked","avatar_url":null,"web_url":"`) ||
-		!strings.Contains(string(raw), `"created_at":null}`) {
+		!strings.Contains(string(raw), `"email":null,"created_at":null}`) {
 		t.Fatalf("a deleted user's note: %s", raw)
 	}
 }

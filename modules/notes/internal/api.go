@@ -24,10 +24,12 @@ import (
 // (1,000,000 characters); a longer one is a 400 naming the limit.
 const MaxBodyChars = 1_000_000
 
-// AuthorView is a note's author: the public basic view with created_at
-// (null for a deleted user, shown as the ghost user).
+// AuthorView is a note's author: the public basic view with email and
+// created_at, as the spec's Note shows it (both null for a deleted user,
+// shown as the ghost user).
 type AuthorView struct {
 	identity.BasicUser
+	Email     *string   `json:"email"`
 	CreatedAt *api.Time `json:"created_at"`
 }
 
@@ -413,7 +415,8 @@ func (s *Service) author(ctx context.Context, id int64) (AuthorView, error) {
 	if err != nil {
 		return AuthorView{}, err
 	}
-	return AuthorView{BasicUser: identity.NewBasicUser(base, u), CreatedAt: api.TimePtr(u.CreatedAt)}, nil
+	email := u.Email
+	return AuthorView{BasicUser: identity.NewBasicUser(base, u), Email: &email, CreatedAt: api.TimePtr(u.CreatedAt)}, nil
 }
 
 func (s *Service) views(ctx context.Context, list []*Note) ([]NoteView, error) {
