@@ -141,3 +141,31 @@ func TestNetworkByTag(t *testing.T) {
 		}
 	}
 }
+
+// The sandbox's settings (the paths it hides, the data directories, the
+// binds) are not on bwrap's command line, which every process of the job
+// can read in /proc: a job printing every command line it can see writes
+// none of them into its trace (issue 27).
+func TestSandboxSettingsNotVisibleToTheJob(t *testing.T) {
+	requireBwrap(t)
+	serverData, hidden := t.TempDir(), t.TempDir()
+	settings := map[string]any{"data_dir": filepath.Join(t.TempDir(), "bwrap"), "server_data_dir": serverData, "hide": []string{hidden}}
+	e := startHost(t, settings)
+	raw, _ := json.Marshal(settings)
+	if err := e.Configure(context.Background(), raw); err != nil {
+		t.Fatal(err)
+	}
+	script := `for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' < "$f"; echo; done; echo seen-all`
+	job := executor.Job{ID: 77, Steps: executor.ScriptSteps(nil, []string{script}, nil), Timeout: 30 * time.Second}
+	var trace strings.Builder
+	res, err := e.Run(context.Background(), job, func(ch executor.TraceChunk) error { trace.Write(ch.Data); return nil })
+	e.Cleanup(context.Background(), job.ID)
+	if err != nil || res.Failure != executor.FailureNone || !strings.Contains(trace.String(), "\nseen-all\n") {
+		t.Fatalf("%+v, %v\n%s", res, err, trace.String())
+	}
+	for _, secret := range []string{serverData, hidden, "--ro-bind", "--tmpfs", "--unshare-pid"} {
+		if strings.Contains(trace.String(), secret) {
+			t.Errorf("the trace shows %q:\n%s", secret, trace.String())
+		}
+	}
+}

@@ -124,8 +124,19 @@ func look(name, path string) (string, error) {
 // probe runs true in the sandbox, so a machine that cannot create the
 // namespaces refuses the settings at start-up, not every job.
 func (sb *sandbox) probe() error {
-	argv := sb.argv(nil, []string{"true"})
-	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+	c := sb.command(nil, []string{"true"})
+	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	cmd.ExtraFiles = []*os.File{r}
+	go func() {
+		w.Write(c.Fd3)
+		w.Close()
+	}()
+	out, err := cmd.CombinedOutput()
+	r.Close()
 	if err != nil {
 		return fmt.Errorf("bwrap cannot create its sandbox on this machine: %v: %s", err, strings.TrimSpace(string(out)))
 	}
@@ -149,17 +160,23 @@ func (sb *sandbox) Wrap(job executor.Job, dirs local.Dirs, argv []string) (local
 	if network {
 		binds = append(binds, "--share-net")
 	}
-	return local.Command{Argv: sb.argv(binds, argv), Owner: sb.owner}, nil
+	c := sb.command(binds, argv)
+	c.Owner = sb.owner
+	return c, nil
 }
 
-// argv is the bwrap command line: the read-only system, the hidden paths,
-// then extra (the job's binds), then cmd.
-func (sb *sandbox) argv(extra, cmd []string) []string {
+// command is how bwrap runs cmd: its options (the read-only system, the
+// hidden paths, then extra, the job's binds) go through file descriptor 3
+// (--args 3), so that its command line, which is what every process of
+// the sandbox sees of it in /proc (its PID 1 is bwrap), says nothing of
+// the host's layout, the paths hidden or the data directories; only cmd
+// follows "--".
+func (sb *sandbox) command(extra, cmd []string) local.Command {
 	// --die-with-parent: when the plugin dies, the outer bwrap gets its
 	// parent-death signal and the sandbox's init, and with it the whole
 	// PID namespace, follows; without it a crash left the steps running
 	// until the next process's sweep of marked processes.
-	a := []string{sb.bwrap, "--die-with-parent", "--new-session",
+	a := []string{"--die-with-parent", "--new-session",
 		"--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL"}
 	if sb.asRoot {
 		// No user namespace: setpriv needs real uids to drop to, and
@@ -191,12 +208,16 @@ func (sb *sandbox) argv(extra, cmd []string) []string {
 		}
 	}
 	a = append(a, extra...)
-	a = append(a, "--")
+	var data []byte
+	for _, arg := range a {
+		data = append(append(data, arg...), 0)
+	}
+	argv := []string{sb.bwrap, "--args", "3", "--"}
 	if sb.asRoot {
-		a = append(a, sb.setpriv, "--reuid="+strconv.Itoa(int(sb.owner.Uid)), "--regid="+strconv.Itoa(int(sb.owner.Gid)),
+		argv = append(argv, sb.setpriv, "--reuid="+strconv.Itoa(int(sb.owner.Uid)), "--regid="+strconv.Itoa(int(sb.owner.Gid)),
 			"--clear-groups", "--no-new-privs", "--")
 	}
-	return append(a, cmd...)
+	return local.Command{Argv: append(argv, cmd...), Fd3: data}
 }
 
 var _ local.Sandbox = (*sandbox)(nil)

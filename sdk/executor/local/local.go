@@ -58,6 +58,11 @@ type Command struct {
 	// Owner, when not nil, is who the step's processes end up running as:
 	// the work directory is given to them before the first step.
 	Owner *syscall.Credential
+	// Fd3, when not nil, is what the first process reads on file
+	// descriptor 3: a pipe that carries these bytes, then ends. A sandbox
+	// passes its own settings this way (bwrap --args 3) rather than on its
+	// command line, which every process of the job can read in /proc.
+	Fd3 []byte
 }
 
 // Options build an Executor.

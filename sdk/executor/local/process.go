@@ -47,6 +47,7 @@ type command struct {
 	cred *syscall.Credential
 	out  io.Writer
 	mark string
+	fd3  []byte // Command.Fd3
 }
 
 // run starts c and waits for it. When ctx ends first the process tree is
@@ -67,12 +68,34 @@ func (c command) run(ctx context.Context) (code int, stopped bool, err error) {
 	cmd := exec.Command(c.argv[0], c.argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = c.dir, c.env, w, w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: c.cred}
+	var fd3r, fd3w *os.File
+	if c.fd3 != nil {
+		if fd3r, fd3w, err = os.Pipe(); err != nil {
+			r.Close()
+			w.Close()
+			return -1, false, err
+		}
+		cmd.ExtraFiles = []*os.File{fd3r}
+	}
 	if err := cmd.Start(); err != nil {
 		r.Close()
 		w.Close()
+		if fd3r != nil {
+			fd3r.Close()
+			fd3w.Close()
+		}
 		return -1, false, err
 	}
 	w.Close() // the children hold the write end now; EOF once they are all gone
+	if fd3r != nil {
+		fd3r.Close()
+		// Written while the process reads it (it may be more than a pipe
+		// holds); a process that exits unread ends the write with EPIPE.
+		go func() {
+			fd3w.Write(c.fd3)
+			fd3w.Close()
+		}()
+	}
 	drained := make(chan struct{})
 	gone := make(chan struct{}) // closed once the processes are gone: reads may time out
 	go func() {

@@ -326,7 +326,7 @@ func (r *runner) runStep(ctx context.Context, i int, step executor.Step, env []s
 			r.owned = true
 		}
 	}
-	cmd := command{argv: c.Argv, dir: r.j.dirs.Project, env: env, cred: c.StartAs, out: r.t, mark: r.j.mark}
+	cmd := command{argv: c.Argv, dir: r.j.dirs.Project, env: env, cred: c.StartAs, out: r.t, mark: r.j.mark, fd3: c.Fd3}
 	code, stopped, err := cmd.run(ctx)
 	if err != nil {
 		return -1, false, fmt.Errorf("start %s: %w", step.Name, err)
