@@ -31,6 +31,18 @@ type BranchProtection interface {
 	IsProtected(ctx context.Context, projectID int64, branch string) (bool, error)
 }
 
+// RefChanges tells whether a ref change is still on its way to the
+// modules that listen to PushEvent.
+type RefChanges interface {
+	// RefChangePending says whether ref (a full name, refs/heads/...) of
+	// project is moving to sha and the PushEvent of that change is not
+	// published yet: the ref may already be at sha. With a transaction in
+	// ctx it reads in it, so that a module that also asks the outbox
+	// (events.Bus.Awaits) in that transaction learns, in one snapshot,
+	// whether the push is still to reach its subscriber.
+	RefChangePending(ctx context.Context, projectID int64, ref, sha string) (bool, error)
+}
+
 // Merges is what merge requests ask of repositories: heads, mergeability,
 // the commits and diffs between two revisions, and the merge itself, made
 // by the merge engine (package merge) and landed with the compare-and-set
@@ -131,6 +143,7 @@ func Module() fennec.Module {
 			internal.NewHousekeeper, internal.NewImporter, func(s *internal.Storage) Store { return s },
 			func(s *internal.Statuses) CommitStatuses { return s },
 			func(w *internal.Writer) BranchProtection { return w },
+			func(w *internal.Writer) RefChanges { return w },
 			internal.NewGit, internal.NewSSHServer, func(s *internal.SSHServer) SSHServer { return s }),
 		fx.Invoke(func(*internal.SSHServer) {}), // started with the app when ssh_listen is set
 		fx.Provide(internal.NewMerges, func(m *internal.Merges) Merges { return m }),

@@ -481,6 +481,12 @@ func (s *Service) update(ctx context.Context, in *struct {
 			}
 			notesToWrite = append(notesToWrite, "changed target branch from `"+m.TargetBranch+"` to `"+tgt+"`")
 			m.TargetBranch, m.TargetSHA, m.MergeStatus, changed = tgt, tgtSHA, StatusUnchecked, true
+			if m.MergeWhenPipeline {
+				// Whoever set it approved a merge into the old target (and
+				// may not merge into the new one): it does not carry over.
+				m.MergeWhenPipeline, m.MergeUserID, m.MergeMessage = false, 0, ""
+				notesToWrite = append(notesToWrite, "canceled the automatic merge: the target branch was changed")
+			}
 		}
 		if b.RemoveSourceBranch != nil && *b.RemoveSourceBranch != m.ForceRemoveSource {
 			m.ForceRemoveSource, changed = *b.RemoveSourceBranch, true

@@ -79,17 +79,23 @@ func (s *Service) accept(ctx context.Context, in *acceptInput) (*mrOutput, error
 	b := &in.Body
 	uid := auth.FromContext(ctx).UserID()
 	if b.MergeWhenPipelineSucceeds != nil && *b.MergeWhenPipelineSucceeds {
-		var active bool
-		_ = s.DB.View(ctx, func(tx *store.Tx) error {
-			p := getPipeline(tx, m.SourceProjectID, head)
-			active = p != nil && pipelineActive(p.Status)
-			return nil
-		})
-		if active {
-			if err := s.setMWPS(ctx, info, m.IID, uid, head, b.MergeCommitMessage, b.ShouldRemoveSourceBranch); err != nil {
+		// CI is asked, not the module's copy of its pipelines: the copy
+		// comes through the outbox, after the push, and "no copy yet" is
+		// not "no pipeline". Coming reads the CI file, so it is asked
+		// before the write; setMWPS then looks at the pipeline again in
+		// its transaction.
+		coming := false
+		if s.CI != nil {
+			if coming, err = s.CI.Coming(ctx, int64(m.SourceProjectID), m.SourceBranch, head); err != nil {
 				return nil, err
 			}
+		}
+		err := s.setMWPS(ctx, info, m.IID, uid, head, coming, b.MergeCommitMessage, b.ShouldRemoveSourceBranch)
+		if err == nil {
 			return s.render(ctx, info, in.IID)
+		}
+		if !errors.Is(err, errNothingToWaitFor) {
+			return nil, err
 		}
 	}
 	msg := ""
@@ -100,18 +106,38 @@ func (s *Service) accept(ctx context.Context, in *acceptInput) (*mrOutput, error
 	if b.ShouldRemoveSourceBranch != nil {
 		removeSource = *b.ShouldRemoveSourceBranch
 	}
-	if err := s.merge(ctx, info, int64(m.IID), uid, head, msg, removeSource); err != nil {
+	if err := s.merge(ctx, info, int64(m.IID), uid, head, msg, removeSource, false); err != nil {
 		return nil, err
 	}
 	return s.render(ctx, info, in.IID)
 }
 
-// setMWPS records the intent to merge when the head pipeline succeeds.
-func (s *Service) setMWPS(ctx context.Context, info projects.ProjectInfo, iid uint64, uid int64, sha string, msg *string, remove *bool) error {
+// errNothingToWaitFor: the head commit has no pipeline running and none
+// on its way; the merge is made at once.
+var errNothingToWaitFor = errors.New("mergerequests: no pipeline to wait for")
+
+// setMWPS records the intent to merge when the pipeline of sha succeeds,
+// if there is one to wait for: CI's newest pipeline of sha still runs or,
+// when sha has none, coming (CI's answer before the transaction) says one
+// is on its way. Otherwise errNothingToWaitFor. The pipeline is read in
+// the transaction that records the intent, so a pipeline that ends after
+// it finds the intent, and one that ended before it is seen ended.
+func (s *Service) setMWPS(ctx context.Context, info projects.ProjectInfo, iid uint64, uid int64, sha string, coming bool, msg *string, remove *bool) error {
 	return s.DB.Update(ctx, func(tx *store.Tx) error {
 		m, err := mrByIID(tx, info.ID, int64(iid))
 		if err != nil {
 			return err
+		}
+		wait := false
+		if s.CI != nil {
+			p, ok, err := s.CI.Latest(tx.Context(), int64(m.SourceProjectID), sha)
+			if err != nil {
+				return err
+			}
+			wait = (ok && pipelineActive(p.Status)) || (!ok && coming)
+		}
+		if !wait {
+			return errNothingToWaitFor
 		}
 		before := *m
 		m.MergeWhenPipeline, m.MergeUserID, m.SHA = true, uid, sha
@@ -155,7 +181,7 @@ func (s *Service) cancelMWPS(ctx context.Context, in *MRPath) (*mrOutput, error)
 	}
 	uid := auth.FromContext(ctx).UserID()
 	err = s.DB.Update(ctx, func(tx *store.Tx) error {
-		return s.dropMWPS(tx, info, in.IID, uid, "canceled the automatic merge")
+		return s.dropMWPS(tx, info, in.IID, "", uid, "canceled the automatic merge")
 	})
 	if err != nil {
 		return nil, err
@@ -163,10 +189,11 @@ func (s *Service) cancelMWPS(ctx context.Context, in *MRPath) (*mrOutput, error)
 	return s.render(ctx, info, in.IID)
 }
 
-// dropMWPS clears the intent with a system note.
-func (s *Service) dropMWPS(tx *store.Tx, info projects.ProjectInfo, iid int64, uid int64, note string) error {
+// dropMWPS clears the intent with a system note; with sha, only an
+// intent to merge sha (a later one, set for a newer head, stays).
+func (s *Service) dropMWPS(tx *store.Tx, info projects.ProjectInfo, iid int64, sha string, uid int64, note string) error {
 	m, err := mrByIID(tx, info.ID, iid)
-	if err != nil || !m.MergeWhenPipeline {
+	if err != nil || !m.MergeWhenPipeline || (sha != "" && m.SHA != sha) {
 		return err
 	}
 	before := *m
@@ -218,19 +245,49 @@ func issueRefs(info projects.ProjectInfo, list []issues.IssueView) string {
 	return strings.Join(refs[:len(refs)-1], ", ") + " and " + refs[len(refs)-1]
 }
 
+// errIntentGone: the intent a merge was to carry out was dropped or
+// changed meanwhile (whatever did it wrote its note); nothing merged.
+var errIntentGone = errors.New("mergerequests: the automatic merge was canceled meanwhile")
+
+// errMayNotMerge: the user of an automatic merge may no longer merge into
+// its target; the intent is dropped with a note, nothing merged.
+var errMayNotMerge = errors.New("mergerequests: the user of the automatic merge may not merge")
+
 // merge merges merge request iid as user uid (ctx carries that user's
 // principal): locked while the commit is made, merged after it landed,
 // with the system note, events, closed issues and, when asked, the source
 // branch removed.
-func (s *Service) merge(ctx context.Context, info projects.ProjectInfo, iid int64, uid int64, sha, msg string, removeSource bool) error {
+//
+// With intent it carries out uid's recorded intent to merge sha when its
+// pipeline succeeds, and checks in the lock's transaction what the user
+// approved and may do now: the intent must still be uid's, for sha
+// (errIntentGone), and uid must be allowed to merge into the target
+// branch as it is now, with the user's access as it is now; if not, the
+// intent is dropped with a note in that transaction (errMayNotMerge).
+func (s *Service) merge(ctx context.Context, info projects.ProjectInfo, iid int64, uid int64, sha, msg string, removeSource, intent bool) error {
 	var m *MR
 	var prior string
+	refused := false
 	// Lock it: a second merge of the same merge request finds it locked
 	// (406), comments wait, pushes leave it alone.
 	err := s.DB.Update(ctx, func(tx *store.Tx) error {
 		var err error
+		refused = false
 		if m, err = mrByIID(tx, info.ID, iid); err != nil {
 			return err
+		}
+		if intent {
+			if !m.Open() || !m.MergeWhenPipeline || m.MergeUserID != uid || m.SHA != sha {
+				return errIntentGone
+			}
+			may, err := s.Merges.MayMerge(tx.Context(), info.ID, m.TargetBranch)
+			if err != nil {
+				return err
+			}
+			if !may {
+				refused = true
+				return s.dropMWPS(tx, info, iid, sha, uid, "canceled the automatic merge: not allowed to merge into `"+m.TargetBranch+"`")
+			}
 		}
 		if m.State == StateLocked || !m.Open() {
 			return api.NotAcceptable("406 Not Acceptable")
@@ -242,6 +299,9 @@ func (s *Service) merge(ctx context.Context, info projects.ProjectInfo, iid int6
 	})
 	if err != nil {
 		return err
+	}
+	if refused {
+		return errMayNotMerge
 	}
 	// unlock puts the prior state back after a failed merge (and the merge
 	// status it found, when it found one).

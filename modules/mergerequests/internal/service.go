@@ -14,6 +14,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/ci"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/issues"
 	"github.com/fennec-forge/fennec/modules/mergerequests/event"
@@ -26,7 +27,8 @@ import (
 
 // Deps are what the service is built from (fx fills them). Notes, todos
 // and the issues services are optional: a bundle without them serves merge
-// requests without system notes, todos, labels or issue closing.
+// requests without system notes, todos, labels or issue closing, and one
+// without CI merges at once when asked to wait for a pipeline.
 type Deps struct {
 	fx.In
 	DB         *store.DB
@@ -43,6 +45,7 @@ type Deps struct {
 	Labels     issues.Labels     `optional:"true"`
 	Milestones issues.Milestones `optional:"true"`
 	Closer     issues.Closer     `optional:"true"`
+	CI         ci.Pipelines      `optional:"true"`
 }
 
 // services are the dependencies the service uses (Deps without fx.In;
@@ -61,6 +64,7 @@ type services struct {
 	Labels     issues.Labels
 	Milestones issues.Milestones
 	Closer     issues.Closer
+	CI         ci.Pipelines
 }
 
 // Service is the merge requests module's service.
@@ -74,7 +78,7 @@ type Service struct {
 func NewService(d Deps) *Service {
 	deps := services{DB: d.DB, Bus: d.Bus, Access: d.Access, Users: d.Users, Lookup: d.Lookup, API: d.API,
 		Merges: d.Merges, Protection: d.Protection, Notes: d.Notes, Todos: d.Todos, Labels: d.Labels,
-		Milestones: d.Milestones, Closer: d.Closer}
+		Milestones: d.Milestones, Closer: d.Closer, CI: d.CI}
 	return &Service{services: deps, log: d.Log.Named("mergerequests"),
 		now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
 }

@@ -2,6 +2,7 @@ package internal
 
 import (
 	"context"
+	"errors"
 	"strconv"
 
 	"go.uber.org/zap"
@@ -11,6 +12,7 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci"
 	"github.com/fennec-forge/fennec/modules/mergerequests/event"
+	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
 )
 
@@ -129,10 +131,12 @@ func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
 }
 
 // onPipeline remembers a pipeline's status for its commit; a success
-// merges the merge requests waiting for it, a failure drops their intent.
+// merges the merge requests waiting for it (mergeApproved), a failure
+// drops their intent.
 func (s *Service) onPipeline(ctx context.Context, ev ci.PipelineEvent) error {
 	var waiting []*MR
 	err := s.DB.Update(ctx, func(tx *store.Tx) error {
+		waiting = nil
 		if err := putPipeline(tx, uint64(ev.ProjectID), pipelineState{ID: ev.PipelineID, Ref: ev.Ref, SHA: ev.SHA, Status: ev.Status}); err != nil {
 			return err
 		}
@@ -145,7 +149,9 @@ func (s *Service) onPipeline(ctx context.Context, ev ci.PipelineEvent) error {
 			if err != nil {
 				return err
 			}
-			waiting = append(waiting, m)
+			if m.MergeWhenPipeline && m.Open() {
+				waiting = append(waiting, m)
+			}
 		}
 		return nil
 	})
@@ -160,33 +166,62 @@ func (s *Service) onPipeline(ctx context.Context, ev ci.PipelineEvent) error {
 		}
 		switch ev.Status {
 		case "success":
-			u, err := s.Lookup.LookupUser(ctx, i64(m.MergeUserID))
-			if err != nil {
-				continue
-			}
-			p, err := auth.ForUser(u)
-			if err != nil {
-				continue
-			}
-			uctx := auth.WithPrincipal(ctx, p)
-			if ok, err := s.Merges.MayMerge(uctx, info.ID, m.TargetBranch); err != nil || !ok {
-				continue
-			}
-			if err := s.merge(uctx, info, int64(m.IID), m.MergeUserID, m.SHA, m.MergeMessage, m.ShouldRemoveSource); err != nil {
-				s.log.Info("merge when pipeline succeeds failed", zap.Uint64("merge_request", m.ID), zap.Error(err))
-				if err := s.DB.Update(sys, func(tx *store.Tx) error {
-					return s.dropMWPS(tx, info, int64(m.IID), m.MergeUserID, "canceled the automatic merge: the merge failed")
-				}); err != nil {
-					return err // redelivered: the intent is dropped (or the merge made) next time
-				}
+			if err := s.mergeApproved(ctx, info, m); err != nil {
+				return err // redelivered: the intent is dropped (or the merge made) next time
 			}
 		case "failed", "canceled":
 			if err := s.DB.Update(sys, func(tx *store.Tx) error {
-				return s.dropMWPS(tx, info, int64(m.IID), m.MergeUserID, "canceled the automatic merge: the pipeline "+ev.Status)
+				return s.dropMWPS(tx, info, int64(m.IID), m.SHA, m.MergeUserID, "canceled the automatic merge: the pipeline "+ev.Status)
 			}); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// mergeApproved carries out m's intent to merge when its pipeline
+// succeeds, as the user who set it, if what would be merged is still what
+// that user approved and the user may still merge it: the source branch
+// must still be at the approved commit (a push whose event is behind the
+// pipeline's counts), the user must still exist and not be blocked, and
+// merge checks, in its lock, that the intent is unchanged (a new target
+// branch drops it) and that the user may merge into the target as it is
+// now. Otherwise the intent is dropped with a system note and nothing is
+// merged. An error means the event is to be handled again.
+func (s *Service) mergeApproved(ctx context.Context, info projects.ProjectInfo, m *MR) error {
+	sys := auth.WithPrincipal(ctx, auth.System())
+	drop := func(reason string) error {
+		return s.DB.Update(sys, func(tx *store.Tx) error {
+			return s.dropMWPS(tx, info, int64(m.IID), m.SHA, m.MergeUserID, "canceled the automatic merge: "+reason)
+		})
+	}
+	head, err := s.Merges.BranchHead(sys, int64(m.SourceProjectID), m.SourceBranch)
+	switch {
+	case errors.Is(err, repository.ErrBranchNotFound):
+		return drop("the source branch was removed")
+	case err != nil:
+		return err
+	case head != m.SHA:
+		return drop("new commits were pushed")
+	}
+	notAllowed := "not allowed to merge into `" + m.TargetBranch + "`"
+	u, err := s.Lookup.LookupUser(ctx, i64(m.MergeUserID))
+	if errors.Is(err, auth.ErrUserNotFound) {
+		return drop(notAllowed)
+	}
+	if err != nil {
+		return err
+	}
+	p, err := auth.ForUser(u)
+	if err != nil {
+		return drop(notAllowed) // blocked
+	}
+	err = s.merge(auth.WithPrincipal(ctx, p), info, int64(m.IID), m.MergeUserID, m.SHA, m.MergeMessage, m.ShouldRemoveSource, true)
+	switch {
+	case err == nil, errors.Is(err, errIntentGone), errors.Is(err, errMayNotMerge):
+		return nil
+	}
+	s.log.Info("merge when pipeline succeeds failed", zap.Uint64("merge_request", m.ID), zap.Error(err))
+	return drop("the merge failed")
 }

@@ -1,0 +1,136 @@
+package internal
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/ci/internal/cistatus"
+	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
+	"github.com/fennec-forge/fennec/modules/repository"
+)
+
+// pushSubscriber is the name Subscribers gives onPush, the handler that
+// makes a push's pipeline; Coming asks the outbox whether it still awaits
+// a push.
+const pushSubscriber = "ci.pipeline_on_push"
+
+// CommitPipeline is a commit's newest pipeline, as other modules see it.
+type CommitPipeline struct {
+	ID     uint64
+	Ref    string
+	SHA    string
+	Status string
+}
+
+// CommitPipelines answers other modules' questions about the pipelines of
+// a commit (merge requests: the head pipeline of a source branch), from
+// CI's own tables, so that nobody has to wait for a copy that the outbox
+// brings later.
+type CommitPipelines struct {
+	s    *Service
+	refs repository.RefChanges
+}
+
+// NewCommitPipelines builds the queries over the service's store.
+func NewCommitPipelines(s *Service, refs repository.RefChanges) *CommitPipelines {
+	return &CommitPipelines{s: s, refs: refs}
+}
+
+// Latest is the newest pipeline of commit sha in project; ok is false when
+// the commit has none. With a transaction in ctx it reads in it.
+func (q *CommitPipelines) Latest(ctx context.Context, projectID int64, sha string) (p CommitPipeline, ok bool, err error) {
+	err = q.s.db.View(ctx, func(tx *store.Tx) error {
+		latest, err := latestPipeline(tx, projectID, sha)
+		if err != nil || latest == nil {
+			return err
+		}
+		p, ok = CommitPipeline{ID: latest.ID, Ref: latest.Ref, SHA: latest.SHA, Status: latest.Status}, true
+		return nil
+	})
+	return p, ok, err
+}
+
+func latestPipeline(tx *store.Tx, projectID int64, sha string) (*Pipeline, error) {
+	ids, err := pipelines.IDsBy(tx, "commit", u64(uint64(projectID))+"/"+sha)
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	newest := ids[0]
+	for _, id := range ids[1:] {
+		newest = max(newest, id)
+	}
+	return pipelines.Get(tx, newest)
+}
+
+// Coming says whether commit sha of project, which has no pipeline yet,
+// will get one that runs jobs: a push of branch to sha that onPush has not
+// handled yet (its ref change still journaled, or its event still waiting
+// for onPush in the outbox), in a project with jobs enabled, whose CI file
+// gives the branch a job that runs without being played. It is false when
+// the commit has a pipeline already (ask Latest).
+//
+// The pipeline, the journal and the outbox are read in one snapshot, and
+// each push is in one of them at every instant (the journal's entry goes
+// in the transaction that publishes the event, the event stays in the
+// outbox until onPush has stored the pipeline), so the answer holds
+// whenever it is asked. It reads the CI file from the repository: call it
+// in a read transaction or none, not in a write.
+func (q *CommitPipelines) Coming(ctx context.Context, projectID int64, branch, sha string) (bool, error) {
+	ref := "refs/heads/" + branch
+	awaited := false
+	err := q.s.db.View(ctx, func(tx *store.Tx) error {
+		awaited = false
+		if p, err := latestPipeline(tx, projectID, sha); err != nil || p != nil {
+			return err
+		}
+		pending, err := q.refs.RefChangePending(tx.Context(), projectID, ref, sha)
+		if err != nil || pending {
+			awaited = pending
+			return err
+		}
+		awaited, err = q.s.bus.Awaits(tx, pushSubscriber, func(payload json.RawMessage) bool {
+			if !bytes.Contains(payload, []byte(sha)) {
+				return false // most events: decoding them is the scan's cost
+			}
+			var ev repository.PushEvent
+			return json.Unmarshal(payload, &ev) == nil && ev.ProjectID == projectID && ev.Ref == ref && ev.After == sha
+		})
+		return err
+	})
+	if err != nil || !awaited {
+		return false, err
+	}
+	return q.runsJobs(ctx, projectID, branch, sha)
+}
+
+// runsJobs says whether onPush would make a pipeline of branch at sha
+// with a job that runs by itself: a CI file with errors gives a failed
+// pipeline, one with manual or on_failure jobs only gives one that waits
+// or is skipped, neither of which anyone should wait for.
+func (q *CommitPipelines) runsJobs(ctx context.Context, projectID int64, branch, sha string) (bool, error) {
+	info, err := q.s.access.ResolveID(auth.WithPrincipal(ctx, auth.System()), projectID)
+	if err != nil || !info.Features.JobsEnabled {
+		return false, nil
+	}
+	src, _, err := q.s.readConfig(ctx, projectID, sha)
+	if errors.Is(err, errNoConfig) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	cfg, err := pipeline.Parse(src)
+	if err != nil {
+		return false, nil
+	}
+	for _, j := range cfg.JobsFor(pipeline.RefInfo{Name: branch, Source: pipeline.SourcePush, ProjectPath: info.PathWithNamespace}) {
+		if j.When == cistatus.WhenOnSuccess || j.When == cistatus.WhenAlways {
+			return true, nil
+		}
+	}
+	return false, nil
+}
