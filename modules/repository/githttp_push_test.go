@@ -295,6 +295,22 @@ func TestGitPushLifecycle(t *testing.T) {
 	if a := g.lastActivity(t, pusher); a != today() {
 		t.Errorf("last_activity_on %v after pushes, want %s", a, today())
 	}
+
+	// A clone over HTTP is activity too (only SSH and pushes counted).
+	// git sends credentials only when asked (a 401), so the project is
+	// made private for the reader's clone to be signed in.
+	if _, _, err := g.Client.Projects.EditProject(p.ID, &gitlab.EditProjectOptions{Visibility: gitlab.Ptr(gitlab.PrivateVisibility)}); err != nil {
+		t.Fatal(err)
+	}
+	reader := g.CreateUser(t, "reader")
+	g.addMember(t, p, reader, gitlab.ReporterPermissions)
+	if a := g.lastActivity(t, reader); a != nil {
+		t.Fatalf("reader's last_activity_on %v before cloning", a)
+	}
+	c.ok(t, t.TempDir(), "clone", "-q", g.url(p, reader.Username, reader.Token), filepath.Join(t.TempDir(), "r"))
+	if a := g.lastActivity(t, reader); a != today() {
+		t.Errorf("reader's last_activity_on %v after an HTTP clone, want %s", a, today())
+	}
 }
 
 // Another clone fetches and pulls what was pushed: commits, annotated and

@@ -333,6 +333,13 @@ func (g *GitHTTP) uploadPack(ctx context.Context, w http.ResponseWriter, r *http
 		gitError(w, http.StatusInternalServerError, "Internal Server Error")
 		return
 	}
+	// A clone or fetch is activity, as a push and an SSH session are
+	// (recorded once a day per user: a map lookup after the first).
+	if uid := auth.FromContext(ctx).UserID(); uid != 0 && g.activity != nil {
+		if err := g.activity.RecordActivity(ctx, uid); err != nil {
+			g.log.Warn("git upload-pack: record activity", zap.Error(err))
+		}
+	}
 	h := w.Header()
 	h.Set("Content-Type", "application/x-git-upload-pack-result")
 	noCache(h)
