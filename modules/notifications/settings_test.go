@@ -1,6 +1,7 @@
 package notifications_test
 
 import (
+	"encoding/json"
 	"net/url"
 	"strconv"
 	"strings"
@@ -78,6 +79,43 @@ func TestGlobalSettings(t *testing.T) {
 	}
 	if st, _, got := e.call(t, "", "PUT", "/api/v4/notification_settings", `{"level":"watch"}`); st != 401 || got != `{"message":"401 Unauthorized"}` {
 		t.Fatalf("anonymous put: %d %s", st, got)
+	}
+}
+
+// A user created with confirm=false may still name their own primary
+// address as notification_email (refused as "not an email you own"
+// before: only confirmed addresses counted).
+func TestUnconfirmedPrimaryIsOwned(t *testing.T) {
+	e := start(t)
+	st, _, body := e.call(t, e.RootToken, "POST", "/api/v4/users", `{"email":"una@example.com","username":"una","name":"Una",`+
+		`"password":"a-long-password-1","confirm":false}`)
+	if st != 201 {
+		t.Fatalf("create: %d %s", st, body)
+	}
+	var created struct {
+		ID          int64   `json:"id"`
+		ConfirmedAt *string `json:"confirmed_at"`
+	}
+	if err := json.Unmarshal([]byte(body), &created); err != nil || created.ConfirmedAt != nil {
+		t.Fatalf("created %s: %v", body, err)
+	}
+	st, _, body = e.call(t, e.RootToken, "POST", "/api/v4/users/"+itoa(created.ID)+"/impersonation_tokens", `{"name":"t","scopes":["api"]}`)
+	if st != 201 {
+		t.Fatalf("token: %d %s", st, body)
+	}
+	var tok struct {
+		Token string `json:"token"`
+	}
+	if err := json.Unmarshal([]byte(body), &tok); err != nil {
+		t.Fatal(err)
+	}
+	st, _, body = e.call(t, tok.Token, "PUT", "/api/v4/notification_settings", `{"notification_email":"UNA@example.com"}`)
+	if st != 200 || body != `{"level":"participating","notification_email":"una@example.com"}` {
+		t.Fatalf("PUT own primary: %d %s", st, body)
+	}
+	st, _, body = e.call(t, tok.Token, "PUT", "/api/v4/notification_settings", `{"notification_email":"other@example.com"}`)
+	if st != 400 || body != `{"message":{"notification_email":["is not an email you own"]}}` {
+		t.Fatalf("PUT another's address: %d %s", st, body)
 	}
 }
 

@@ -213,6 +213,17 @@ func (s *Service) putGlobal(ctx context.Context, in *putGlobalInput) (*globalOut
 			if err != nil {
 				return nil, err
 			}
+			// The primary address is the user's own whether or not it is
+			// confirmed (a user created with confirm=false): GitLab checks
+			// ownership against all of a user's addresses, and mail goes
+			// to the primary one anyway when notification_email is empty.
+			u, err := s.users.UserByID(ctx, user)
+			if err != nil {
+				return nil, err
+			}
+			if !slices.ContainsFunc(owned, func(e string) bool { return strings.EqualFold(e, u.Email) }) {
+				owned = append(owned, u.Email)
+			}
 			i := slices.IndexFunc(owned, func(e string) bool { return strings.EqualFold(e, email) })
 			if i < 0 {
 				return nil, api.Validation(map[string][]string{"notification_email": {"is not an email you own"}})
