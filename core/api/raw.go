@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"regexp"
 
+	"github.com/danielgtaylor/huma/v2"
+
 	"github.com/fennec-forge/fennec/core/auth"
 	flog "github.com/fennec-forge/fennec/core/log"
 )
@@ -81,4 +83,36 @@ func (a *API) Authenticate(w http.ResponseWriter, r *http.Request) (*auth.Princi
 func (a *API) Context(r *http.Request, p *auth.Principal) context.Context {
 	st := &requestState{api: a, req: r, rawQuery: r.URL.RawQuery}
 	return context.WithValue(auth.WithPrincipal(r.Context(), p), stateKey{}, st)
+}
+
+// DocumentAlias shows an aliased path in the OpenAPI document: the
+// operation registered at method and target (without the /api/v4 prefix)
+// is described again at path, as GitLab spells it, with its own operation
+// id (the target's plus "-alias"). path must name the same path
+// parameters as target. Clients and linters read the document, and an
+// alias served but not described looked like a missing route.
+func (a *API) DocumentAlias(method, path, target string) {
+	oapi := a.huma.OpenAPI()
+	item := oapi.Paths[Prefix+target]
+	if item == nil {
+		panic("api: DocumentAlias: no operation at " + target)
+	}
+	var op *huma.Operation
+	switch method {
+	case http.MethodGet:
+		op = item.Get
+	case http.MethodPost:
+		op = item.Post
+	case http.MethodPut:
+		op = item.Put
+	case http.MethodDelete:
+		op = item.Delete
+	}
+	if op == nil {
+		panic("api: DocumentAlias: no " + method + " operation at " + target)
+	}
+	alias := *op
+	alias.OperationID = op.OperationID + "-alias"
+	alias.Path = Prefix + path
+	oapi.AddOperation(&alias)
 }

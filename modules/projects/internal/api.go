@@ -80,6 +80,7 @@ func (s *Service) register(a *api.API) {
 		v := s.render(ctx, r)
 		return &projectOutput{Body: &v}, nil
 	})
+	a.DocumentAlias(http.MethodPost, "/projects/user/{user_id}", "/users/{user_id}/projects")
 	api.Register(a, api.Op{ID: "update-project", Method: http.MethodPut, Path: "/projects/{id}", Tags: tags,
 		Summary: "Edit a project", Access: api.SignedIn}, s.update)
 	api.Register(a, api.Op{ID: "delete-project", Method: http.MethodDelete, Path: "/projects/{id}", Tags: tags,
