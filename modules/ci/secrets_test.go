@@ -2,7 +2,9 @@ package ci_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,6 +13,8 @@ import (
 	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/fennectest"
 )
 
 // waitFile waits for a job's script to create path and returns its
@@ -192,5 +196,157 @@ func TestJobTokenGitScope(t *testing.T) {
 		"Authorization", basicAuth("gitlab-ci-token", token))
 	if resp.StatusCode != 403 {
 		t.Errorf("receive-pack with the job token: %d %s", resp.StatusCode, raw)
+	}
+}
+
+// Who controls jobs and pipelines: erasing a job is for Masters and the
+// job's own user; playing, retrying or canceling a job of a protected
+// branch, retrying its pipeline or running one for it needs the right to
+// push or merge to it (a Developer's job would get the protected
+// variables), while on other branches Developer is enough.
+func TestJobControlsOnProtectedBranches(t *testing.T) {
+	s := start(t)
+	c := s.Client
+	p := newProject(t, c, "ci-protected-controls")
+	dev, master := s.CreateUser(t, "ctl-dev"), s.CreateUser(t, "ctl-master")
+	for _, m := range []struct {
+		u     *fennectest.User
+		level gitlab.AccessLevelValue
+	}{{dev, gitlab.DeveloperPermissions}, {master, gitlab.MaintainerPermissions}} {
+		if _, _, err := c.ProjectMembers.AddProjectMember(p.ID, &gitlab.AddProjectMemberOptions{UserID: m.u.ID, AccessLevel: gitlab.Ptr(m.level)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := c.ProjectVariables.CreateVariable(p.ID, &gitlab.CreateProjectVariableOptions{Key: gitlab.Ptr("PROD_SECRET"),
+		Value: gitlab.Ptr("production-credential"), Protected: gitlab.Ptr(true)}); err != nil {
+		t.Fatal(err)
+	}
+	commitFiles(t, c, p.ID, "master", map[string]string{"README": "x\n"})
+	if resp, raw := s.JSON(t, http.MethodPut, fmt.Sprintf("/api/v4/projects/%d/repository/branches/master/protect", p.ID), nil, nil, "PRIVATE-TOKEN", s.RootToken); resp.StatusCode != 200 {
+		t.Fatalf("protect master: %d %s", resp.StatusCode, raw)
+	}
+	if _, _, err := c.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr("feature"), Ref: gitlab.Ptr("master")}); err != nil {
+		t.Fatal(err)
+	}
+	ciFile := `build:
+  stage: build
+  script: ["echo built"]
+deploy:
+  stage: deploy
+  when: manual
+  script: ['echo "deploying with ${PROD_SECRET:-no-secret}"']
+`
+	// post sends a control; "/pipeline?ref=x" sends the ref in a JSON
+	// body, as clients do.
+	post := func(who *fennectest.User, path string) (int, string) {
+		t.Helper()
+		var body io.Reader
+		if ref, ok := strings.CutPrefix(path, "/pipeline?ref="); ok {
+			path, body = "/pipeline", strings.NewReader(`{"ref":"`+ref+`"}`)
+		}
+		resp, raw := s.JSON(t, http.MethodPost, fmt.Sprintf("/api/v4/projects/%d%s", p.ID, path), body, nil,
+			"PRIVATE-TOKEN", who.Token, "Content-Type", "application/json")
+		return resp.StatusCode, strings.TrimSpace(string(raw))
+	}
+	erased := func(job int64) bool {
+		resp, _ := s.JSON(t, http.MethodGet, fmt.Sprintf("/api/v4/projects/%d/jobs/%d/trace", p.ID, job), nil, nil, "PRIVATE-TOKEN", s.RootToken)
+		return resp.StatusCode == 404
+	}
+	forbidden := `{"message":"403 Forbidden"}`
+	pipelineOf := func(branch string) (*gitlab.Pipeline, map[string]*gitlab.Job) {
+		t.Helper()
+		// Pushed by root; the branch's name in a file keeps the two
+		// branches' commits apart (same tree, parent and second: same sha).
+		commit := commitFiles(t, c, p.ID, branch, map[string]string{".gitlab-ci.yml": ciFile, "branch.txt": branch})
+		pl := waitPipeline(t, c, p.ID, commit.ID, "manual", "success", "failed")
+		jobs := jobsByName(t, c, p.ID, pl.ID)
+		if jobs["build"].Status != "success" || jobs["deploy"].Status != "manual" {
+			t.Fatalf("%s: build %s, deploy %s", branch, jobs["build"].Status, jobs["deploy"].Status)
+		}
+		return pl, jobs
+	}
+
+	// The protected branch: the Developer may do none of it.
+	pl, jobs := pipelineOf("master")
+	for _, path := range []string{
+		fmt.Sprintf("/jobs/%d/play", jobs["deploy"].ID),
+		fmt.Sprintf("/jobs/%d/retry", jobs["build"].ID),
+		fmt.Sprintf("/jobs/%d/cancel", jobs["deploy"].ID),
+		fmt.Sprintf("/jobs/%d/erase", jobs["build"].ID),
+		fmt.Sprintf("/pipelines/%d/retry", pl.ID),
+		fmt.Sprintf("/pipelines/%d/cancel", pl.ID),
+		"/pipeline?ref=master",
+	} {
+		if code, body := post(dev, path); code != 403 || body != forbidden {
+			t.Errorf("developer POST %s on the protected branch: %d %s", path, code, body)
+		}
+	}
+	if j := waitJob(t, c, p.ID, jobs["deploy"].ID, "manual", "pending", "running", "success"); j.Status != "manual" {
+		t.Fatalf("the deploy the developer was refused is %s", j.Status)
+	}
+	if list, _, err := c.Pipelines.ListProjectPipelines(p.ID, &gitlab.ListProjectPipelinesOptions{Ref: gitlab.Ptr("master")}); err != nil || len(list) != 1 {
+		t.Fatalf("master's pipelines after the refusals: %d %v", len(list), err)
+	}
+	// The Master may: the deploy runs with the protected variable (masked
+	// in its trace).
+	if code, body := post(master, fmt.Sprintf("/jobs/%d/play", jobs["deploy"].ID)); code != 201 || !strings.Contains(body, `"status":"started"`) {
+		t.Fatalf("master plays the deploy: %d %s", code, body)
+	}
+	waitJob(t, c, p.ID, jobs["deploy"].ID, "success")
+	if tr := trace(t, c, p.ID, jobs["deploy"].ID); !strings.Contains(tr, "\ndeploying with [MASKED]\n") {
+		t.Fatalf("the master's deploy:\n%s", tr)
+	}
+	code, body := post(master, fmt.Sprintf("/jobs/%d/retry", jobs["build"].ID))
+	if code != 201 {
+		t.Fatalf("master retries the build: %d %s", code, body)
+	}
+	if code, body := post(master, fmt.Sprintf("/jobs/%d/erase", jobs["build"].ID)); code != 201 || !erased(jobs["build"].ID) {
+		t.Fatalf("master erases the build: %d %s", code, body)
+	}
+	waitRefPipeline(t, c, p.ID, "master", "success", "failed")
+	if code, body := post(master, fmt.Sprintf("/pipelines/%d/retry", pl.ID)); code != 201 {
+		t.Fatalf("master retries the pipeline: %d %s", code, body)
+	}
+	if code, body := post(master, "/pipeline?ref=master"); code != 201 || !strings.Contains(body, `"ref":"master"`) {
+		t.Fatalf("master runs a pipeline for master: %d %s", code, body)
+	}
+
+	// An unprotected branch: Developer is enough, but erasing a job is
+	// still for Masters and the job's own user.
+	pl, jobs = pipelineOf("feature")
+	if code, body := post(dev, fmt.Sprintf("/jobs/%d/erase", jobs["build"].ID)); code != 403 || body != forbidden {
+		t.Errorf("developer erases root's job: %d %s", code, body)
+	}
+	if code, body := post(dev, fmt.Sprintf("/jobs/%d/play", jobs["deploy"].ID)); code != 201 || !strings.Contains(body, `"status":"started"`) {
+		t.Fatalf("developer plays the feature deploy: %d %s", code, body)
+	}
+	waitJob(t, c, p.ID, jobs["deploy"].ID, "success")
+	if tr := trace(t, c, p.ID, jobs["deploy"].ID); !strings.Contains(tr, "\ndeploying with no-secret\n") {
+		t.Fatalf("the feature deploy:\n%s", tr)
+	}
+	code, body = post(dev, fmt.Sprintf("/jobs/%d/retry", jobs["build"].ID))
+	if code != 201 {
+		t.Fatalf("developer retries the feature build: %d %s", code, body)
+	}
+	var retried struct {
+		ID   int64
+		User struct{ Username string }
+	}
+	if err := json.Unmarshal([]byte(body), &retried); err != nil || retried.ID == 0 || retried.User.Username != dev.Username {
+		t.Fatalf("retried job: %v %s", err, body)
+	}
+	waitJob(t, c, p.ID, retried.ID, "success")
+	// The developer's own job (they retried it).
+	if code, body := post(dev, fmt.Sprintf("/jobs/%d/erase", retried.ID)); code != 201 || !erased(retried.ID) {
+		t.Errorf("developer erases their own job: %d %s", code, body)
+	}
+	if code, body := post(dev, fmt.Sprintf("/pipelines/%d/retry", pl.ID)); code != 201 {
+		t.Errorf("developer retries the feature pipeline: %d %s", code, body)
+	}
+	if code, body := post(dev, "/pipeline?ref=feature"); code != 201 || !strings.Contains(body, `"ref":"feature"`) {
+		t.Errorf("developer runs a pipeline for feature: %d %s", code, body)
+	}
+	if code, body := post(master, fmt.Sprintf("/jobs/%d/erase", jobs["deploy"].ID)); code != 201 || !erased(jobs["deploy"].ID) {
+		t.Errorf("master erases the developer's deploy: %d %s", code, body)
 	}
 }
