@@ -178,6 +178,33 @@ func TestUserEvents(t *testing.T) {
 			t.Fatalf("unknown user: %v", err)
 		}
 	})
+	t.Run("GET /events is the caller's own feed, and the lists filter", func(t *testing.T) {
+		// GET /events was missing (a 404); the filters were not read.
+		everything := []string{at("pushed new", pub.ID), at("created", inner.ID), at("created", priv.ID), at("created", pub.ID)}
+		wantFeed(t, "GET /events", get(t, s, alice.Token, "/api/v4/events").list(t), everything...)
+		wantFeed(t, "bob's GET /events", get(t, s, bob.Token, "/api/v4/events").list(t), at("created", own.ID))
+		get(t, s, "", "/api/v4/events").expect(t, http.StatusUnauthorized, `{"message":"401 Unauthorized"}`)
+		today := time.Now().UTC().Format("2006-01-02")
+		for query, want := range map[string][]string{
+			"action=pushed":                    {at("pushed new", pub.ID)},
+			"action=created":                   {at("created", inner.ID), at("created", priv.ID), at("created", pub.ID)},
+			"action=merged":                    nil,
+			"target_type=project":              nil, // a project's creation has no target
+			"sort=asc":                         {at("created", pub.ID), at("created", priv.ID), at("created", inner.ID), at("pushed new", pub.ID)},
+			"before=2000-01-01":                nil,
+			"after=2000-01-01":                 everything,
+			"after=" + today:                   nil, // after a day is from its end
+			"before=2999-01-01&action=created": {at("created", inner.ID), at("created", priv.ID), at("created", pub.ID)},
+		} {
+			wantFeed(t, "GET /events?"+query, get(t, s, alice.Token, "/api/v4/events?"+query).list(t), want...)
+		}
+		wantFeed(t, "user events, filtered", get(t, s, bob.Token, feed+"?action=pushed").list(t), at("pushed new", pub.ID))
+		wantFeed(t, "project events, filtered", get(t, s, alice.Token, "/api/v4/projects/"+itoa(pub.ID)+"/events?action=created").list(t),
+			at("created", pub.ID))
+		get(t, s, alice.Token, "/api/v4/events?before=yesterday").expect(t, http.StatusBadRequest, `{"error":"before is invalid"}`)
+		get(t, s, alice.Token, "/api/v4/events?action=exploded").expect(t, http.StatusBadRequest, `{"error":"action does not have a valid value"}`)
+		get(t, s, alice.Token, "/api/v4/events?per_page=1&action=created").pageHeaders(t, 3, 3, 1, 1, "2", "")
+	})
 	t.Run("a deleted project's events are gone; its owner keeps a tombstone", func(t *testing.T) {
 		if _, err := alice.Client.Projects.DeleteProject(pub.ID, nil); err != nil {
 			t.Fatal(err)

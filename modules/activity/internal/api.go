@@ -54,11 +54,18 @@ type UserPath struct {
 type projectEventsInput struct {
 	ProjectPath
 	api.PageParams
+	EventFilter
 }
 
 type userEventsInput struct {
 	UserPath
 	api.PageParams
+	EventFilter
+}
+
+type ownEventsInput struct {
+	api.PageParams
+	EventFilter
 }
 
 type eventsOutput struct {
@@ -72,6 +79,16 @@ func (s *Service) register(a *api.API) {
 	api.Register(a, api.Op{ID: "list-user-events", Method: http.MethodGet, Path: "/users/{id}/events", Tags: []string{"events", "users"},
 		Summary: "A user's contribution events in projects the caller can see, newest first", Access: api.Public,
 		Scopes: []string{auth.ScopeAPI, auth.ScopeReadUser}}, s.userEvents)
+	api.Register(a, api.Op{ID: "list-own-events", Method: http.MethodGet, Path: "/events", Tags: []string{"events"},
+		Summary: "The caller's own events, newest first", Access: api.SignedIn,
+		Scopes: []string{auth.ScopeAPI, auth.ScopeReadUser}}, s.ownEvents)
+}
+
+// ownEvents is GET /events: the signed-in caller's events, as their
+// /users/:id/events shows them to themselves.
+func (s *Service) ownEvents(ctx context.Context, in *ownEventsInput) (*eventsOutput, error) {
+	return s.userEvents(ctx, &userEventsInput{UserPath: UserPath{ID: strconv.FormatInt(auth.FromContext(ctx).UserID(), 10)},
+		PageParams: in.PageParams, EventFilter: in.EventFilter})
 }
 
 func (s *Service) projectEvents(ctx context.Context, in *projectEventsInput) (*eventsOutput, error) {
@@ -87,6 +104,9 @@ func (s *Service) projectEvents(ctx context.Context, in *projectEventsInput) (*e
 			return err
 		}
 		slices.Reverse(ids)
+		if ids, err = in.EventFilter.apply(tx, ids); err != nil {
+			return err
+		}
 		total = len(ids)
 		page, err = load(tx, api.Window(ids, in.PageParams))
 		return err
@@ -136,6 +156,9 @@ func (s *Service) userEvents(ctx context.Context, in *userEventsInput) (*eventsO
 	}
 	var page []*Entry
 	err = s.db.View(ctx, func(tx *store.Tx) error {
+		if ids, err = in.EventFilter.apply(tx, ids); err != nil {
+			return err
+		}
 		page, err = load(tx, api.Window(ids, in.PageParams))
 		return err
 	})
