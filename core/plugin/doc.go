@@ -10,7 +10,9 @@
 // gRPC only, described through the base service (it must be of the
 // configured kind and speak the kind's API version) and configured with its
 // settings; restarted with capped exponential backoff when it dies (calls
-// in flight fail with sdk/plugin.ErrUnavailable); killed on Stop. Plugin
+// in flight fail with sdk/plugin.ErrUnavailable); killed on Stop, and
+// ending with the host however it ends (a parent-death signal on Linux,
+// pdeathsig_linux.go; the SDK's side exits when re-parented). Plugin
 // logs (hclog JSON on the plugin's stderr) are forwarded into zap with the
 // plugin's name as a field (hclog.go).
 //

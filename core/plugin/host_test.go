@@ -1,6 +1,7 @@
 package plugin_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -486,4 +488,58 @@ func TestHostRefusesAPluginOfAnotherKind(t *testing.T) {
 	if d, err := auth(t, h, "mem").Describe(context.Background()); err != nil || d.Kind != "auth" || d.Name != "authplugin" {
 		t.Fatalf("Describe through the route: %+v, %v", d, err)
 	}
+}
+
+// A plugin whose host is gone without a word, and without a parent-death
+// signal (here a shell that started it, killed with SIGKILL), notices that
+// it was re-parented and exits (issue 27: plugins outlived a killed
+// server).
+func TestPluginExitsWhenItsHostIsGone(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	sh := exec.Command("sh", "-c", `"$0" & echo "$!"; exec sleep 600`, bins.good)
+	sh.Env = append(os.Environ(), sdkplugin.Handshake.MagicCookieKey+"="+sdkplugin.Handshake.MagicCookieValue,
+		"PLUGIN_PROTOCOL_VERSIONS="+strconv.Itoa(int(sdkplugin.Handshake.ProtocolVersion)))
+	out, err := sh.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Process.Kill()
+	lines := bufio.NewScanner(out)
+	// The plugin's pid, then its handshake line: it is serving.
+	if !lines.Scan() {
+		t.Fatal("no pid from the shell")
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(lines.Text()))
+	if err != nil {
+		t.Fatalf("pid %q", lines.Text())
+	}
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	if !lines.Scan() || !strings.Contains(lines.Text(), "|unix|") {
+		t.Fatalf("handshake %q", lines.Text())
+	}
+	if err := sh.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = sh.Wait()
+	for deadline := time.Now().Add(5 * time.Second); running(pid); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the plugin (%d) still runs 5 s after its host was killed", pid)
+		}
+	}
+}
+
+// running says whether process pid exists and is not a zombie.
+func running(pid int) bool {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(raw)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || !strings.HasPrefix(s[i+1:], " Z")
 }

@@ -5,7 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"os/exec"
+	"runtime"
 	"sync"
 	"time"
 
@@ -93,6 +93,12 @@ func (in *instance) current() (*sdkplugin.Client, any, context.Context, error) {
 // or a failed launch wait out the backoff and launch again. firstDone is
 // called after the first attempt, whatever its outcome.
 func (in *instance) run(ctx context.Context, firstDone func()) {
+	// Every process of this plugin is started from here, and a process's
+	// parent-death signal (command) fires when the thread that started it
+	// ends: the goroutine keeps its thread, never unlocked, so the thread
+	// lives as long as any process it started and ends with the goroutine,
+	// once the last one has been killed (down).
+	runtime.LockOSThread()
 	failures := 0
 	for attempt := 0; ; attempt++ {
 		in.setState(StateStarting, nil)
@@ -209,7 +215,7 @@ func (in *instance) launch() error {
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  sdkplugin.Handshake,
 		Plugins:          sdkplugin.HostPlugins(),
-		Cmd:              exec.Command(in.path),
+		Cmd:              command(in.path),
 		SecureConfig:     &goplugin.SecureConfig{Checksum: in.sum, Hash: sha256.New()},
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		AutoMTLS:         true,

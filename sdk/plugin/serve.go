@@ -3,6 +3,10 @@ package plugin
 import (
 	"context"
 	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
@@ -77,15 +81,62 @@ type ServeConfig struct {
 	Logger hclog.Logger
 }
 
+// Stopper is implemented by a plugin that starts processes of its own, as
+// an executor starts its jobs' (sdk/executor/local.Executor does). Serve
+// calls Stop once, before the plugin exits: when the host closed the
+// connection, and when the host is gone (see Serve), so that nothing the
+// plugin started outlives it.
+type Stopper interface {
+	Stop()
+}
+
+// hostPoll is how often a plugin checks that the host that started it is
+// still its parent.
+const hostPoll = 200 * time.Millisecond
+
+// stopTimeout bounds Stop when the host is gone: the plugin exits then,
+// whatever Stop is still doing.
+const stopTimeout = 5 * time.Second
+
 // Serve runs a plugin until the host closes the connection or kills the
 // process. It refuses to run when not started by a Fennec host. Kinds wrap
 // it (authprovider.Serve); it is the whole of a plugin's main after
 // building the implementation.
+//
+// The plugin also ends when its host is gone, whatever the host had time
+// to do: on SIGTERM, which is the parent-death signal a Linux host starts
+// its plugins with, and when it finds itself re-parented (the host's
+// process ended; checked every hostPoll), for a host that could not set
+// one. The connection alone would not tell: standard input is the host's
+// own, and a dead host's socket is not noticed by a server waiting for
+// calls. Either way Impl's Stop runs first when Impl is a Stopper.
 func Serve(c ServeConfig) {
 	log := c.Logger
 	if log == nil {
 		log = NewLogger("")
 	}
+	var stopOnce sync.Once
+	stop := func() {
+		if s, ok := c.Impl.(Stopper); ok {
+			stopOnce.Do(s.Stop)
+		}
+	}
+	go watchHost(os.Getppid(), func() {
+		// The host read this process's standard error: writing to it
+		// now would kill the process with SIGPIPE before Stop is done.
+		signal.Ignore(syscall.SIGPIPE)
+		done := make(chan struct{})
+		go func() {
+			stop()
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(stopTimeout):
+		}
+		os.Exit(1)
+	})
+	defer stop()
 	goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins: goplugin.PluginSet{PluginName: &grpcPlugin{register: func(s *grpc.Server) {
@@ -95,6 +146,27 @@ func Serve(c ServeConfig) {
 		GRPCServer: goplugin.DefaultGRPCServer,
 		Logger:     log,
 	})
+}
+
+// watchHost calls gone once the host is gone: on SIGTERM, or when this
+// process's parent is no longer ppid, the host that started it.
+func watchHost(ppid int, gone func()) {
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	t := time.NewTicker(hostPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-term:
+			gone()
+			return
+		case <-t.C:
+			if os.Getppid() != ppid {
+				gone()
+				return
+			}
+		}
+	}
 }
 
 // RegisterBase serves impl's base service as a plugin of kind on s (Serve

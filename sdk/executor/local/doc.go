@@ -38,9 +38,12 @@
 // faster than the host takes its trace waits on its pipe, and a job holds
 // a chunk's buffer and its copy whatever it prints.
 //
-// When the executor's process dies (it crashed or was killed), its jobs'
-// shells die with it (their parent-death signal) but what they started
-// goes on, re-parented to init. The first Configure of the next process
+// When the host is gone (killed with it, the plugin gets SIGTERM or finds
+// itself re-parented) or closes the connection, sdk/plugin's Serve calls
+// Stop, which kills every process of the jobs running before the plugin
+// exits. When the executor's own process dies (it crashed or was killed
+// with SIGKILL), its jobs' shells die with it (their parent-death signal)
+// but what they started goes on, re-parented to init. The first Configure of the next process
 // therefore kills every process whose mark is a job directory under the
 // builds directory, then removes those directories; Cleanup of a job the
 // process does not hold does the same for that job's. Processes of the

@@ -90,6 +90,7 @@ type Executor struct {
 	bash, git  string
 	caps       executor.Capabilities
 	jobs       map[int64]*job
+	procs      procs // the process groups of the commands running
 }
 
 // New returns an executor that needs Configure before it runs jobs.
@@ -213,6 +214,27 @@ func (e *Executor) killLeftovers(dir, prefix string, held map[string]bool) {
 		e.o.Log.Info("killed the processes an earlier process of the executor left running", "dir", filepath.Base(m))
 	}
 }
+
+// Stop ends every job of this process at once, for a plugin about to exit
+// (sdk/plugin.Stopper: the host closed the connection, or is gone): it
+// SIGKILLs the process group of every command running and every process
+// carrying the mark of a job held, and no command starts after it. The
+// jobs' directories are left to the first Configure of the next process,
+// as after a crash.
+func (e *Executor) Stop() {
+	e.procs.killAll()
+	e.mu.Lock()
+	jobs := make([]*job, 0, len(e.jobs))
+	for _, j := range e.jobs {
+		jobs = append(jobs, j)
+	}
+	e.mu.Unlock()
+	for _, j := range jobs {
+		j.stop(errStopped)
+		sweep(func(m string) bool { return m == j.mark })
+	}
+}
+
 func (e *Executor) Capabilities(context.Context) (executor.Capabilities, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -80,7 +80,7 @@ func (r *runner) clone(ctx context.Context) (executor.Result, bool) {
 	)
 	project := r.j.dirs.Project
 	git := func(out io.Writer, args ...string) (int, bool) {
-		c := command{argv: append([]string{r.git}, args...), dir: project, env: env, out: out, mark: r.j.mark}
+		c := command{argv: append([]string{r.git}, args...), dir: project, env: env, out: out, mark: r.j.mark, procs: &r.e.procs}
 		code, stopped, err := c.run(ctx)
 		if err != nil {
 			r.t.Printf("ERROR: git: %v", err)

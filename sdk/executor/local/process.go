@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -48,6 +49,51 @@ type command struct {
 	out  io.Writer
 	mark string
 	fd3  []byte // Command.Fd3
+	// procs, when not nil, records the command's process group while it
+	// runs, for the executor's Stop.
+	procs *procs
+}
+
+// procs are the process groups of an executor's commands that run (by the
+// pid of their leader), so that Stop can kill them all at once; once Stop
+// has closed it, a command that starts is killed at once.
+type procs struct {
+	mu     sync.Mutex
+	closed bool
+	groups map[int]bool
+}
+
+// started records the group pid leads; false once closed.
+func (p *procs) started(pid int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	if p.groups == nil {
+		p.groups = map[int]bool{}
+	}
+	p.groups[pid] = true
+	return true
+}
+
+// ended forgets the group pid leads, before its leader is reaped (its pid
+// could then be another process's).
+func (p *procs) ended(pid int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.groups, pid)
+}
+
+// killAll SIGKILLs every group recorded and closes the set.
+func (p *procs) killAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	for pid := range p.groups {
+		syscall.Kill(-pid, syscall.SIGKILL)
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
 }
 
 // run starts c and waits for it. When ctx ends first the process tree is
@@ -120,6 +166,9 @@ func (c command) run(ctx context.Context) (code int, stopped bool, err error) {
 	go func() { cmd.Wait(); close(exited) }()
 
 	pid := cmd.Process.Pid
+	if c.procs != nil && !c.procs.started(pid) {
+		syscall.Kill(-pid, syscall.SIGKILL) // the executor is stopping
+	}
 	select {
 	case <-exited:
 	case <-ctx.Done():
@@ -131,6 +180,9 @@ func (c command) run(ctx context.Context) (code int, stopped bool, err error) {
 		}
 	}
 	killTree(pid, c.mark)
+	if c.procs != nil {
+		c.procs.ended(pid)
+	}
 	<-exited
 	close(gone)
 	r.SetReadDeadline(time.Now().Add(drainIdle)) // wakes a read begun before gone

@@ -27,6 +27,7 @@ var (
 	errStepTimeout  = errors.New("step timeout")
 	errTraceLimit   = errors.New("trace limit")
 	errTraceFailure = errors.New("trace could not be sent")
+	errStopped      = errors.New("the executor stopped")
 )
 
 // job is one job this executor holds, from Run to Cleanup.
@@ -326,7 +327,7 @@ func (r *runner) runStep(ctx context.Context, i int, step executor.Step, env []s
 			r.owned = true
 		}
 	}
-	cmd := command{argv: c.Argv, dir: r.j.dirs.Project, env: env, cred: c.StartAs, out: r.t, mark: r.j.mark, fd3: c.Fd3}
+	cmd := command{argv: c.Argv, dir: r.j.dirs.Project, env: env, cred: c.StartAs, out: r.t, mark: r.j.mark, fd3: c.Fd3, procs: &r.e.procs}
 	code, stopped, err := cmd.run(ctx)
 	if err != nil {
 		return -1, false, fmt.Errorf("start %s: %w", step.Name, err)
