@@ -15,6 +15,12 @@ type Config struct {
 	MaxArtifactsBytes int64 `yaml:"max_artifacts_bytes" env:"FENNEC_CI_MAX_ARTIFACTS_BYTES" help:"largest artifacts archive of one job, in bytes (the job fails past it)"`
 	// JobTimeout bounds a job.
 	JobTimeout time.Duration `yaml:"job_timeout" env:"FENNEC_CI_JOB_TIMEOUT" help:"how long a job may run before it fails"`
+	// MaxPipelineJobs caps the jobs of one pipeline. A CI file that would
+	// make more gives a failed pipeline whose yaml_errors says so. Jobs
+	// are stored and decided in bounded chunks, but canceling a pipeline
+	// changes all of its jobs in one transaction: the cap is what keeps
+	// that one short (see DefaultConfig).
+	MaxPipelineJobs int `yaml:"max_pipeline_jobs" env:"FENNEC_CI_MAX_PIPELINE_JOBS" help:"most jobs one pipeline may have (a CI file making more gives a failed pipeline with a yaml error)"`
 
 	// RunnersRegistrationToken fixes the instance's shared runners
 	// registration token; empty, one is made and kept in the store (the
@@ -38,11 +44,20 @@ type Config struct {
 
 // DefaultConfig is the section with nothing set: GitLab's defaults (a 4 MiB
 // trace as GitLab Runner's output_limit, 100 MB of artifacts, an hour).
+//
+// MaxPipelineJobs is Fennec's own: 1,000 jobs, several times the largest
+// real pipelines (a few hundred jobs). The transactions that still touch
+// every job of a pipeline grow with it: canceling one of 2,000 pending
+// jobs held the writer for about 0.3 s on a busy two-core machine, one of
+// 1,000 for half that.
 func DefaultConfig() Config {
-	return Config{MaxTraceBytes: 4 << 20, MaxArtifactsBytes: 100 << 20, JobTimeout: time.Hour,
+	return Config{MaxTraceBytes: 4 << 20, MaxArtifactsBytes: 100 << 20, JobTimeout: time.Hour, MaxPipelineJobs: DefaultMaxPipelineJobs,
 		RunnerPollTimeout: 50 * time.Second, RunnerSilenceTimeout: 5 * time.Minute, RunnerStartTimeout: 2 * time.Minute,
 		RunnerTraceInterval: 3 * time.Second}
 }
+
+// DefaultMaxPipelineJobs is ci.max_pipeline_jobs when unset.
+const DefaultMaxPipelineJobs = 1000
 
 // Validate refuses values that would fail late or obscurely.
 func (c Config) Validate() error {
@@ -51,6 +66,9 @@ func (c Config) Validate() error {
 	}
 	if c.JobTimeout <= 0 {
 		return errors.New("config: ci.job_timeout must be positive")
+	}
+	if c.MaxPipelineJobs <= 0 {
+		return errors.New("config: ci.max_pipeline_jobs must be positive")
 	}
 	if c.RunnerPollTimeout < 0 || c.RunnerPollTimeout > 10*time.Minute {
 		return errors.New("config: ci.runner_poll_timeout must be between 0 and 10m")

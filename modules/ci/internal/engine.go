@@ -2,7 +2,6 @@ package internal
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -77,10 +76,13 @@ func summarize(c *object.Commit) CommitSummary {
 }
 
 // createPipeline reads and parses the CI file at the request's sha and
-// stores the pipeline with its jobs, decided as far as stage gating allows,
-// in one transaction. A CI file with errors gives a failed pipeline with
-// yaml_errors and no jobs; no CI file, or no job for this ref, gives none
-// (errNoConfig, or an *api.Error naming GitLab's reason for the API).
+// stores the pipeline with its jobs, decided as far as stage gating allows
+// (createJobs: in transactions of a bounded size, so that a pipeline of
+// thousands of jobs never holds every other writer of the server). A CI
+// file with errors, or with more jobs than ci.max_pipeline_jobs, gives a
+// failed pipeline with yaml_errors and no jobs; no CI file, or no job for
+// this ref, gives none (errNoConfig, or an *api.Error naming GitLab's
+// reason for the API).
 func (s *Service) createPipeline(ctx context.Context, req pipelineRequest) (*Pipeline, error) {
 	src, commit, err := s.readConfig(ctx, req.project.ID, req.sha)
 	if err != nil {
@@ -92,47 +94,37 @@ func (s *Service) createPipeline(ctx context.Context, req pipelineRequest) (*Pip
 		Source: req.source, Status: StatusCreated, UserID: req.userID, CreatedAt: now, UpdatedAt: now,
 		CommittedAt: &committed, Commit: commit, ProjectWebURL: req.project.WebURL,
 		ProjectPath: req.project.PathWithNamespace}
-	var specs []pipeline.Job
-	cfg, perr := pipeline.Parse(src)
+	stages, specs, perr := s.pipelineJobs(src, p)
 	switch {
+	case errors.Is(perr, errNoJobs):
+		return nil, errNoJobs
 	case perr != nil:
 		msg := perr.Error()
 		p.YAMLErrors, p.Status, p.FinishedAt = &msg, StatusFailed, &now
 	default:
-		specs = cfg.JobsFor(pipeline.RefInfo{Name: req.ref, IsTag: req.tag, Source: pipeline.Source(req.source),
-			ProjectPath: req.project.PathWithNamespace})
-		if len(specs) == 0 {
-			return nil, errNoJobs
-		}
-		p.Stages = cfg.Stages
+		p.Stages, p.Creating = stages, true
 	}
+	// Once the pipeline is stored its jobs must follow, even when the
+	// request that asked for it is gone: a canceled context would leave it
+	// half made until the next start.
+	ctx = context.WithoutCancel(ctx)
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		p.ID = 0
-		if err := pipelines.Insert(tx, p); err != nil {
-			return err
-		}
-		for _, spec := range specs {
-			raw, err := json.Marshal(spec)
-			if err != nil {
-				return err
-			}
-			j := &Job{ProjectID: p.ProjectID, PipelineID: p.ID, Name: spec.Name, Stage: spec.Stage, StageIdx: spec.StageIndex,
-				Ref: p.Ref, SHA: p.SHA, Tag: p.Tag, Status: StatusCreated, When: string(spec.When),
-				AllowFailure: spec.AllowFailure, Tags: spec.Tags, Spec: raw, UserID: p.UserID, CreatedAt: now}
-			if spec.Environment != nil {
-				j.Environment, j.EnvironmentURL = s.expandEnvironment(p, &spec)
-			}
-			if err := jobs.Insert(tx, j); err != nil {
-				return err
-			}
-		}
-		return s.process(tx, p.ID)
+		return pipelines.Insert(tx, p)
 	})
 	if err != nil {
 		return nil, err
 	}
+	if p.YAMLErrors != nil {
+		return p, nil
+	}
+	if err := s.createJobs(ctx, p, specs); err != nil {
+		return nil, err
+	}
 	s.nudge()
-	return p, nil
+	view := *p
+	view.Creating = false
+	return &view, nil
 }
 
 // errNotACommit: a tag points at a tree or a blob, which has no CI file.
@@ -229,6 +221,15 @@ func latestJobs(tx *store.Tx, pipelineID uint64) ([]*Job, error) {
 // allow_failure) pairs are present, so one representative of each is
 // enough, and a stage is decided from the composite of the stages before
 // it, as cistatus.Process does.
+//
+// One call decides at most DecideChunkJobs jobs: each costs a row, a
+// commit status and an event, and a stage of thousands decided at once
+// held every other writer for a fifth of a second. The rest of the stage
+// is decided after the commit, in transactions of the same size
+// (continueDeciding; Deciding marks the pipeline meanwhile, and a crash
+// in between is completed at the next start). Deciding part of a stage
+// first is the same as deciding it whole: a job's decision depends only
+// on the stages before it.
 func (s *Service) process(tx *store.Tx, pipelineID uint64) error {
 	p, err := pipelines.Get(tx, pipelineID)
 	if err != nil {
@@ -237,17 +238,24 @@ func (s *Service) process(tx *store.Tx, pipelineID uint64) error {
 	if p.YAMLErrors != nil {
 		return nil // failed at creation, for good, with no jobs
 	}
+	if p.Creating {
+		// Its jobs are still being stored: gating a stage now could
+		// decide it without the jobs still to come. createJobs decides
+		// once they are all in.
+		return nil
+	}
 	present, err := stageStates(tx, p)
 	if err != nil {
 		return err
 	}
 	now := s.now()
+	deciding := false
 	for stage := firstCreated(present); stage >= 0; stage = firstCreated(present) {
 		prior := cistatus.Composite(statesOf(present[:stage]))
 		if cistatus.Gate(prior, cistatus.WhenAlways) == cistatus.DecisionWait {
 			break // an earlier stage is still under way
 		}
-		created, err := jobsInState(tx, p.ID, stage, StatusCreated)
+		created, more, err := jobsInState(tx, p.ID, stage, StatusCreated, DecideChunkJobs)
 		if err != nil {
 			return err
 		}
@@ -265,9 +273,20 @@ func (s *Service) process(tx *store.Tx, pipelineID uint64) error {
 			}
 			present[stage][jobState{j.Status, j.AllowFailure}] = true
 		}
+		if more {
+			// The rest of the stage is decided in transactions of their
+			// own (continueDeciding): its created jobs still count, so
+			// the pipeline is not finished and later stages wait.
+			deciding = true
+			break
+		}
 		delete(present[stage], jobState{StatusCreated, false})
 		delete(present[stage], jobState{StatusCreated, true})
 	}
+	if deciding && !p.Deciding {
+		tx.OnCommit(s.wakeDecider)
+	}
+	p.Deciding = deciding
 	status := string(cistatus.Composite(statesOf(present)))
 	if status == "" {
 		status = StatusSkipped
@@ -362,26 +381,31 @@ func statesOf(stages []map[jobState]bool) []cistatus.JobState {
 	return out
 }
 
-// jobsInState loads the latest jobs of a stage in a status, in id order.
-func jobsInState(tx *store.Tx, pipelineID uint64, stage int, status string) ([]*Job, error) {
+// jobsInState loads the first limit latest jobs of a stage in a status, in
+// id order, and says whether there are more.
+func jobsInState(tx *store.Tx, pipelineID uint64, stage int, status string, limit int) ([]*Job, bool, error) {
 	var ids []uint64
 	for _, af := range []bool{false, true} {
 		more, err := jobs.IDsBy(tx, "state", stateKey(pipelineID, stage, status, af))
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		ids = append(ids, more...)
 	}
 	slices.Sort(ids)
+	more := len(ids) > limit
+	if more {
+		ids = ids[:limit]
+	}
 	out := make([]*Job, 0, len(ids))
 	for _, id := range ids {
 		j, err := jobs.Get(tx, id)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		out = append(out, j)
 	}
-	return out, nil
+	return out, more, nil
 }
 
 // runDuration is the seconds jobs ran, as GitLab sums them (overlapping
@@ -440,6 +464,15 @@ func averageCoverage(list []*Job) *float64 {
 // cancel stops a job that has not finished: canceled at once in the store;
 // a running job's executor is told after the commit.
 func (s *Service) cancel(tx *store.Tx, j *Job) error {
+	if err := s.cancelOne(tx, j); err != nil {
+		return err
+	}
+	return s.process(tx, j.PipelineID)
+}
+
+// cancelOne is cancel without deciding the pipeline again, for callers
+// that cancel many of its jobs and decide once.
+func (s *Service) cancelOne(tx *store.Tx, j *Job) error {
 	wasRunning := j.Status == StatusRunning
 	now := s.now()
 	j.Status, j.FinishedAt, j.TokenHash = StatusCanceled, &now, ""
@@ -454,10 +487,7 @@ func (s *Service) cancel(tx *store.Tx, j *Job) error {
 		id := j.ID
 		tx.OnCommit(func() { go s.stopRunning(id) })
 	}
-	if err := s.publishJob(tx, j, nil); err != nil {
-		return err
-	}
-	return s.process(tx, j.PipelineID)
+	return s.publishJob(tx, j, nil)
 }
 
 // retry clones a finished job as a new pending one (the old one stays,
@@ -525,7 +555,8 @@ func (s *Service) retryFailed(tx *store.Tx, p *Pipeline, userID int64) error {
 	return s.process(tx, p.ID)
 }
 
-// cancelAll cancels every unfinished job of a pipeline.
+// cancelAll cancels every unfinished job of a pipeline, and decides the
+// pipeline once, not once per job: each decision looks at every stage.
 func (s *Service) cancelAll(tx *store.Tx, p *Pipeline) error {
 	list, err := latestJobs(tx, p.ID)
 	if err != nil {
@@ -533,7 +564,7 @@ func (s *Service) cancelAll(tx *store.Tx, p *Pipeline) error {
 	}
 	for _, j := range list {
 		if active(j.Status) {
-			if err := s.cancel(tx, j); err != nil {
+			if err := s.cancelOne(tx, j); err != nil {
 				return err
 			}
 		}

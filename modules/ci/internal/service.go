@@ -58,6 +58,11 @@ type Service struct {
 	// reapEvery is how often expired artifacts are removed (reapInterval
 	// unless a test shortens it before the app starts).
 	reapEvery time.Duration
+	// observeStep, when a test sets it, hears of each transaction that
+	// stored or decided a chunk of a pipeline's jobs (SetStepObserver).
+	observeStep func(Step)
+	// decideWake wakes settleLoop: a pipeline has a stage left to decide.
+	decideWake chan struct{}
 }
 
 // Deps are what the service is built from (fx fills them).

@@ -68,6 +68,16 @@ type Pipeline struct {
 	ProjectPath string `json:"project_path"`
 	// Duration is the seconds its jobs ran, once it finished.
 	Duration *int64 `json:"duration"`
+	// Creating is set while the pipeline's jobs are still being stored,
+	// a bounded number per transaction (createJobs); JobsCreated counts
+	// those stored so far, in the order of the CI file, so that a creation
+	// a crash cut short is completed at the next start from where it
+	// stopped (resumeCreations). Stage gating waits until it is clear.
+	Creating    bool `json:"creating,omitempty"`
+	JobsCreated int  `json:"jobs_created,omitempty"`
+	// Deciding is set while a stage's created jobs are being decided in
+	// transactions after the one that started (process).
+	Deciding bool `json:"deciding,omitempty"`
 }
 
 func (p *Pipeline) RecordID() uint64      { return p.ID }
@@ -220,6 +230,17 @@ var (
 				return nil
 			}
 			return []string{"open"}
+		}},
+		// Pipelines whose jobs are still being stored or decided: work a
+		// crash may have cut short, completed at start.
+		store.Index[Pipeline]{Name: "unsettled", Keys: func(p *Pipeline) []string {
+			switch {
+			case p.Creating:
+				return []string{"creating"}
+			case p.Deciding:
+				return []string{"deciding"}
+			}
+			return nil
 		}})
 	jobs = store.NewTable[Job]("ci.jobs",
 		store.Index[Job]{Name: "project", Keys: func(j *Job) []string { return []string{u64(j.ProjectID)} }},

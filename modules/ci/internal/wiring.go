@@ -157,6 +157,7 @@ func Start(l Lifecycle) {
 	}
 	sc := &scheduler{s: s, exec: exec, running: map[uint64]*runningJob{}}
 	s.sched = sc
+	s.decideWake = make(chan struct{}, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	l.LC.Append(fx.Hook{
 		OnStart: func(start context.Context) error {
@@ -167,7 +168,8 @@ func Start(l Lifecycle) {
 			// The loops count in the wait group themselves, so the jobs
 			// they start are added while the count is above zero and Stop's
 			// Wait covers all of them.
-			sc.wg.Add(3)
+			sc.wg.Add(4)
+			go func() { defer sc.wg.Done(); s.settleLoop(ctx) }()
 			go func() { defer sc.wg.Done(); sc.loop(ctx) }()
 			go func() { defer sc.wg.Done(); s.reapLoop(ctx) }()
 			go func() { defer sc.wg.Done(); s.watchRunners(ctx) }()

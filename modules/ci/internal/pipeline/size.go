@@ -1,0 +1,41 @@
+package pipeline
+
+import "fmt"
+
+// TooManyJobs is the configuration error of a pipeline that would have n
+// jobs when a pipeline may have at most limit.
+func TooManyJobs(n, limit int) *ConfigError {
+	return configError(fmt.Sprintf("jobs config holds %d jobs for this pipeline, more than the limit of %d", n, limit))
+}
+
+// ForPipeline selects the jobs of a pipeline that is to be stored: JobsFor's
+// jobs for ref, refused with TooManyJobs past maxJobs, and the stages that
+// hold them, in order, with each job's StageIndex counted among those
+// stages. No jobs gives none, and no error (NoJobsMessage is the caller's).
+//
+// Stages that no job of the pipeline uses are left out, as GitLab lists a
+// pipeline's stages from its jobs: every status change of a job looks at
+// each stage of its pipeline, and a 1 MiB file can declare some 200,000
+// stages, so a pipeline's cost must follow its jobs, which the limit
+// bounds, and not the stages list.
+func (c *Config) ForPipeline(ref RefInfo, maxJobs int) (stages []string, jobs []Job, err error) {
+	jobs = c.JobsFor(ref)
+	if len(jobs) > maxJobs {
+		return nil, nil, TooManyJobs(len(jobs), maxJobs)
+	}
+	used := make([]bool, len(c.Stages))
+	for i := range jobs {
+		used[jobs[i].StageIndex] = true
+	}
+	index := make([]int, len(c.Stages))
+	for i, name := range c.Stages {
+		if used[i] {
+			index[i] = len(stages)
+			stages = append(stages, name)
+		}
+	}
+	for i := range jobs {
+		jobs[i].StageIndex = index[jobs[i].StageIndex]
+	}
+	return stages, jobs, nil
+}
