@@ -38,6 +38,11 @@ func TestHugePagesOnEveryList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A release's links need a release.
+	if _, _, err := root.Releases.CreateRelease(project.ID, &gitlab.CreateReleaseOptions{TagName: gitlab.Ptr("v1"), Ref: gitlab.Ptr("master"),
+		Description: gitlab.Ptr("paged release")}); err != nil {
+		t.Fatal(err)
+	}
 	// Lists below an issue, a milestone and a snippet need one of each.
 	issue, _, err := root.Issues.CreateIssue(project.ID, &gitlab.CreateIssueOptions{Title: gitlab.Ptr("paged issue")})
 	if err != nil {
@@ -116,6 +121,8 @@ func TestHugePagesOnEveryList(t *testing.T) {
 			switch {
 			case p == "{sha}":
 				return commit.ID
+			case p == "{tag_name}":
+				return "v1"
 			case p == "{pipeline_id}":
 				return strconv.FormatInt(pipelineID, 10)
 			case p == "{issue_iid}":

@@ -160,7 +160,7 @@ func (w *Writer) complete(ctx context.Context, changes []*refChange, evs []event
 				return err
 			}
 		}
-		return nil
+		return dropDeletedTagReleases(tx, changes, moved)
 	})
 }
 

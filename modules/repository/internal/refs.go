@@ -36,27 +36,12 @@ type Protection struct {
 func (p *Protection) RecordID() uint64      { return p.ID }
 func (p *Protection) SetRecordID(id uint64) { p.ID = id }
 
-// Release is the release notes of a tag.
-type Release struct {
-	ID          uint64 `json:"id"`
-	ProjectID   uint64 `json:"project_id"`
-	TagName     string `json:"tag_name"`
-	Description string `json:"description"`
-}
-
-func (r *Release) RecordID() uint64      { return r.ID }
-func (r *Release) SetRecordID(id uint64) { r.ID = id }
-
 func refKey(project uint64, name string) string { return strconv.FormatUint(project, 10) + "/" + name }
 
 var (
 	protections = store.NewTable[Protection]("repository.protected_branches",
 		store.Index[Protection]{Name: "branch", Unique: true, Keys: func(p *Protection) []string { return []string{refKey(p.ProjectID, p.Name)} }},
 		store.Index[Protection]{Name: "project", Keys: func(p *Protection) []string { return []string{strconv.FormatUint(p.ProjectID, 10)} }},
-	)
-	releases = store.NewTable[Release]("repository.releases",
-		store.Index[Release]{Name: "tag", Unique: true, Keys: func(r *Release) []string { return []string{refKey(r.ProjectID, r.TagName)} }},
-		store.Index[Release]{Name: "project", Keys: func(r *Release) []string { return []string{strconv.FormatUint(r.ProjectID, 10)} }},
 	)
 )
 
@@ -277,15 +262,6 @@ type createTagInput struct {
 	}
 }
 
-func (w *Writer) releaseOf(ctx context.Context, project int64, tag string) *Release {
-	var r *Release
-	_ = w.db.View(ctx, func(tx *store.Tx) error {
-		r, _ = releases.GetBy(tx, "tag", refKey(uint64(project), tag))
-		return nil
-	})
-	return r
-}
-
 func (w *Writer) tagOut(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, name string) (*struct{ Body *TagView }, error) {
 	r, err := tagRef(repo, name)
 	if err != nil {
@@ -297,12 +273,6 @@ func (w *Writer) tagOut(ctx context.Context, info projects.ProjectInfo, repo *gi
 	}
 	w.attachRelease(ctx, info.ID, &v)
 	return &struct{ Body *TagView }{Body: &v}, nil
-}
-
-func (w *Writer) attachRelease(ctx context.Context, project int64, v *TagView) {
-	if rel := w.releaseOf(ctx, project, v.Name); rel != nil {
-		v.Release = &ReleaseView{TagName: rel.TagName, Description: rel.Description}
-	}
 }
 
 func (w *Writer) createTag(ctx context.Context, in *createTagInput) (*struct{ Body *TagView }, error) {
@@ -355,7 +325,7 @@ func (w *Writer) createTag(ctx context.Context, in *createTagInput) (*struct{ Bo
 	}
 	if b.ReleaseDescription != nil && *b.ReleaseDescription != "" {
 		if err := w.db.Update(ctx, func(tx *store.Tx) error {
-			return releases.Insert(tx, &Release{ProjectID: uint64(info.ID), TagName: b.TagName, Description: *b.ReleaseDescription})
+			return insertRelease(tx, newRelease(ctx, info.ID, b.TagName, c.Hash.String(), b.ReleaseDescription))
 		}); err != nil {
 			return nil, err
 		}
@@ -379,64 +349,9 @@ func (w *Writer) deleteTag(ctx context.Context, in *tagInput) (*struct{}, error)
 		}
 		return nil, err
 	}
-	// The tag is gone; its release goes with it (a release left behind
-	// would come back with a new tag of the same name, so this is an error).
-	if err := w.db.Update(ctx, func(tx *store.Tx) error {
-		rel, err := releases.GetBy(tx, "tag", refKey(uint64(info.ID), in.Tag))
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		return releases.Delete(tx, rel.ID)
-	}); err != nil {
-		return nil, err
-	}
+	// Its release went with it, in the transaction of its push event
+	// (dropDeletedTagReleases).
 	return nil, nil
-}
-
-type releaseInput struct {
-	ProjectPath
-	Tag  string `path:"tag_name"`
-	Body struct {
-		Description string `json:"description" required:"true"`
-	}
-}
-
-// ReleaseView is the release answer.
-type ReleaseView struct {
-	TagName     string `json:"tag_name"`
-	Description string `json:"description"`
-}
-
-func (w *Writer) release(ctx context.Context, in *releaseInput, create bool) (*struct{ Body *ReleaseView }, error) {
-	info, repo, err := w.rd.open(ctx, in.ID, projects.PushCode)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := tagRef(repo, in.Tag); err != nil {
-		return nil, ErrTagNotFound
-	}
-	err = w.db.Update(ctx, func(tx *store.Tx) error {
-		rel, err := releases.GetBy(tx, "tag", refKey(uint64(info.ID), in.Tag))
-		switch {
-		case create && err == nil:
-			return api.Conflict("Release already exists")
-		case create:
-			return releases.Insert(tx, &Release{ProjectID: uint64(info.ID), TagName: in.Tag, Description: in.Body.Description})
-		case errors.Is(err, store.ErrNotFound):
-			return api.NotFound("Release")
-		case err != nil:
-			return err
-		default:
-			rel.Description = in.Body.Description
-			return releases.Update(tx, rel)
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &struct{ Body *ReleaseView }{Body: &ReleaseView{TagName: in.Tag, Description: in.Body.Description}}, nil
 }
 
 // removeProject deletes a deleted project's protections and releases.
@@ -446,14 +361,14 @@ func (w *Writer) removeProject(ctx context.Context, project int64) error {
 		if _, err := protections.DeleteBy(tx, "project", key); err != nil {
 			return err
 		}
-		_, err := releases.DeleteBy(tx, "project", key)
-		return err
+		return removeProjectReleases(tx, key)
 	})
 }
 
 func (w *Writer) register(a *api.API) {
 	w.registerCherryPick(a)
 	w.registerCommits(a)
+	w.registerReleases(a)
 	tags := []string{"repository"}
 	api.Register(a, api.Op{ID: "create-branch", Method: http.MethodPost, Path: "/projects/{id}/repository/branches", Tags: tags,
 		Summary: "Create a branch", Access: api.SignedIn}, w.createBranch)

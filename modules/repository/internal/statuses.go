@@ -81,7 +81,7 @@ func (st *Statuses) removeProject(ctx context.Context, project int64) error {
 
 // Tables lists the module's tables.
 func Tables() []interface{ Buckets() []string } {
-	return []interface{ Buckets() []string }{statuses, protections, releases, comments, refJournal}
+	return []interface{ Buckets() []string }{statuses, protections, releases, releaseLinks, comments, refJournal}
 }
 
 // Statuses serves commit statuses.

@@ -1,0 +1,1012 @@
+package internal
+
+// Releases: the releases API (/projects/:id/releases and their asset links)
+// and GitLab 9.x's release notes of a tag (.../repository/tags/:tag/release
+// and the tag's "release" field) are two doors to one table, so a release
+// made through either shows in both. A release belongs to its tag: deleting
+// the tag, through the API or by a push, deletes the release in the
+// transaction that publishes the tag's push event (dropDeletedTagReleases).
+//
+// Releases live in this module, not in one above it, because the tag API of
+// 9.x (which this module serves) reads and writes them, a tag's deletion
+// must take its release in its own transaction, and a release with ref
+// creates its tag through this module's ref writer: a module above would
+// need the repository module to reach up for all three.
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// Release is a release of a tag. Releases made before the releases API
+// (9.x release notes) have only a tag and a description: no name (the tag
+// name is shown), no author (none is shown, as GitLab does), no times (the
+// tagged commit's date is shown) and no sha (the tag's commit is shown).
+type Release struct {
+	ID          uint64    `json:"id"`
+	ProjectID   uint64    `json:"project_id"`
+	TagName     string    `json:"tag_name"`
+	Description *string   `json:"description"`
+	Name        string    `json:"name,omitempty"`
+	SHA         string    `json:"sha,omitempty"` // the tag's commit when the release was made
+	AuthorID    int64     `json:"author_id,omitempty"`
+	CreatedAt   time.Time `json:"created_at,omitzero"`
+	ReleasedAt  time.Time `json:"released_at,omitzero"`
+}
+
+func (r *Release) RecordID() uint64      { return r.ID }
+func (r *Release) SetRecordID(id uint64) { r.ID = id }
+
+// ReleaseLink is a release's asset link.
+type ReleaseLink struct {
+	ID        uint64    `json:"id"`
+	ReleaseID uint64    `json:"release_id"`
+	ProjectID uint64    `json:"project_id"`
+	Name      string    `json:"name"`
+	URL       string    `json:"url"`
+	LinkType  string    `json:"link_type"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func (l *ReleaseLink) RecordID() uint64      { return l.ID }
+func (l *ReleaseLink) SetRecordID(id uint64) { l.ID = id }
+
+var (
+	releases = store.NewTable[Release]("repository.releases",
+		store.Index[Release]{Name: "tag", Unique: true, Keys: func(r *Release) []string { return []string{refKey(r.ProjectID, r.TagName)} }},
+		store.Index[Release]{Name: "project", Keys: func(r *Release) []string { return []string{strconv.FormatUint(r.ProjectID, 10)} }},
+	)
+	releaseLinks = store.NewTable[ReleaseLink]("repository.release_links",
+		store.Index[ReleaseLink]{Name: "release", Keys: func(l *ReleaseLink) []string { return []string{strconv.FormatUint(l.ReleaseID, 10)} }},
+		store.Index[ReleaseLink]{Name: "project", Keys: func(l *ReleaseLink) []string { return []string{strconv.FormatUint(l.ProjectID, 10)} }},
+	)
+)
+
+// maxReleaseText bounds a release's description (and its name).
+const maxReleaseText = 1 << 20
+
+// releaseByTag is the release of a tag, nil when it has none.
+func releaseByTag(tx *store.Tx, project int64, tag string) (*Release, error) {
+	r, err := releases.GetBy(tx, "tag", refKey(uint64(project), tag))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return r, err
+}
+
+// linksOf are a release's links, newest first (GitLab's order).
+func linksOf(tx *store.Tx, releaseID uint64) ([]*ReleaseLink, error) {
+	ids, err := releaseLinks.IDsBy(tx, "release", strconv.FormatUint(releaseID, 10))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*ReleaseLink, 0, len(ids))
+	for _, id := range ids {
+		l, err := releaseLinks.Get(tx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	slices.SortFunc(out, func(a, b *ReleaseLink) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return int(b.ID) - int(a.ID)
+	})
+	return out, nil
+}
+
+// deleteRelease removes a release and its links.
+func deleteRelease(tx *store.Tx, r *Release) error {
+	if _, err := releaseLinks.DeleteBy(tx, "release", strconv.FormatUint(r.ID, 10)); err != nil {
+		return err
+	}
+	return releases.Delete(tx, r.ID)
+}
+
+// dropDeletedTagReleases deletes the releases of the tags that changes
+// deleted (moved[i]: change i happened), in the transaction that publishes
+// their push events, so that a tag's release goes with it whoever deletes
+// it (the API or a push) and cannot come back with a new tag of that name.
+// A release made after the deletion (its events published late, by a
+// retry) is a new tag's, and stays.
+func dropDeletedTagReleases(tx *store.Tx, changes []*refChange, moved []bool) error {
+	for i, c := range changes {
+		name := plumbing.ReferenceName(c.Ref)
+		if !moved[i] || !name.IsTag() || c.New != plumbing.ZeroHash.String() {
+			continue
+		}
+		r, err := releaseByTag(tx, c.ProjectID, name.Short())
+		if err != nil {
+			return err
+		}
+		if r == nil || r.CreatedAt.After(c.CreatedAt) {
+			continue
+		}
+		if err := deleteRelease(tx, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeProjectReleases deletes a deleted project's releases and links.
+func removeProjectReleases(tx *store.Tx, projectKey string) error {
+	if _, err := releaseLinks.DeleteBy(tx, "project", projectKey); err != nil {
+		return err
+	}
+	_, err := releases.DeleteBy(tx, "project", projectKey)
+	return err
+}
+
+// newRelease is a release of tag made now by the caller in ctx.
+func newRelease(ctx context.Context, project int64, tag, sha string, description *string) *Release {
+	now := time.Now().UTC()
+	return &Release{ProjectID: uint64(project), TagName: tag, Description: description, Name: tag, SHA: sha,
+		AuthorID: auth.FromContext(ctx).UserID(), CreatedAt: now, ReleasedAt: now}
+}
+
+// insertRelease stores a new release, 409 when the tag has one already
+// (also when a concurrent request made it first).
+func insertRelease(tx *store.Tx, r *Release) error {
+	if old, err := releaseByTag(tx, int64(r.ProjectID), r.TagName); err != nil {
+		return err
+	} else if old != nil {
+		return api.Conflict("Release already exists")
+	}
+	return releases.Insert(tx, r)
+}
+
+// tagCommit is the commit a tag points at, nil when the tag is gone.
+func tagCommit(repo *git.Repository, tag string) *object.Commit {
+	r, err := tagRef(repo, tag)
+	if err != nil {
+		return nil
+	}
+	c, err := peel(repo, r.Hash())
+	if err != nil {
+		return nil
+	}
+	return c
+}
+
+// The 9.x release notes of a tag: {tag_name, description}.
+
+type releaseInput struct {
+	ProjectPath
+	Tag  string `path:"tag_name"`
+	Body struct {
+		Description string `json:"description" required:"true"`
+	}
+}
+
+// ReleaseView is the release of a tag as the tags API shows it.
+type ReleaseView struct {
+	TagName     string  `json:"tag_name"`
+	Description *string `json:"description"`
+}
+
+func (w *Writer) releaseOf(ctx context.Context, project int64, tag string) *Release {
+	var r *Release
+	_ = w.db.View(ctx, func(tx *store.Tx) error {
+		r, _ = releaseByTag(tx, project, tag)
+		return nil
+	})
+	return r
+}
+
+func (w *Writer) attachRelease(ctx context.Context, project int64, v *TagView) {
+	if rel := w.releaseOf(ctx, project, v.Name); rel != nil {
+		v.Release = &ReleaseView{TagName: rel.TagName, Description: rel.Description}
+	}
+}
+
+func (w *Writer) release(ctx context.Context, in *releaseInput, create bool) (*struct{ Body *ReleaseView }, error) {
+	info, repo, err := w.rd.open(ctx, in.ID, projects.PushCode)
+	if err != nil {
+		return nil, err
+	}
+	c := tagCommit(repo, in.Tag)
+	if c == nil {
+		return nil, ErrTagNotFound
+	}
+	if len(in.Body.Description) > maxReleaseText {
+		return nil, api.FieldErrors{"description": {"is too long (maximum is 1048576 characters)"}}
+	}
+	desc := in.Body.Description
+	err = w.db.Update(ctx, func(tx *store.Tx) error {
+		rel, err := releaseByTag(tx, info.ID, in.Tag)
+		switch {
+		case err != nil:
+			return err
+		case create:
+			return insertRelease(tx, newRelease(ctx, info.ID, in.Tag, c.Hash.String(), &desc))
+		case rel == nil:
+			return api.NotFound("Release")
+		default:
+			rel.Description = &desc
+			return releases.Update(tx, rel)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &struct{ Body *ReleaseView }{Body: &ReleaseView{TagName: in.Tag, Description: &desc}}, nil
+}
+
+// The releases API.
+
+// ReleaseDetail is GitLab's Release resource. Milestones are not kept (the
+// issues module, which has them, stands above this one), so the key is
+// absent, as GitLab leaves it out for a release without milestones; there
+// is no description_html (Fennec renders no Markdown).
+type ReleaseDetail struct {
+	Name            string              `json:"name"`
+	TagName         string              `json:"tag_name"`
+	Description     *string             `json:"description"`
+	CreatedAt       api.Time            `json:"created_at"`
+	ReleasedAt      api.Time            `json:"released_at"`
+	Author          *identity.BasicUser `json:"author,omitempty"`
+	Commit          *CommitView         `json:"commit"`
+	UpcomingRelease bool                `json:"upcoming_release"`
+	CommitPath      string              `json:"commit_path,omitempty"`
+	TagPath         string              `json:"tag_path"`
+	Assets          ReleaseAssets       `json:"assets"`
+	Links           ReleaseURLs         `json:"_links"`
+}
+
+// ReleaseAssets are the archives of the tag and the release's links; count
+// counts both.
+type ReleaseAssets struct {
+	Count   int               `json:"count"`
+	Sources []ReleaseSource   `json:"sources"`
+	Links   []ReleaseLinkView `json:"links"`
+}
+
+// ReleaseSource is one archive of the tag.
+type ReleaseSource struct {
+	Format string `json:"format"`
+	URL    string `json:"url"`
+}
+
+// ReleaseURLs is the release's _links.
+type ReleaseURLs struct {
+	Self string `json:"self"`
+}
+
+// ReleaseLinkView is GitLab's release link resource.
+type ReleaseLinkView struct {
+	ID             uint64 `json:"id"`
+	Name           string `json:"name"`
+	URL            string `json:"url"`
+	DirectAssetURL string `json:"direct_asset_url"`
+	External       bool   `json:"external"`
+	LinkType       string `json:"link_type"`
+}
+
+// sourceFormats are the archives GitLab lists, in its order.
+var sourceFormats = []string{"zip", "tar.gz", "tar.bz2", "tar"}
+
+func linkView(info projects.ProjectInfo, l *ReleaseLink) ReleaseLinkView {
+	// GitLab: a link is internal when it points into the project.
+	// direct_asset_url is the link itself: Fennec keeps no direct asset
+	// paths (GitLab's permalinks under the release's web page).
+	return ReleaseLinkView{ID: l.ID, Name: l.Name, URL: l.URL, DirectAssetURL: l.URL,
+		External: !strings.HasPrefix(l.URL, info.WebURL), LinkType: l.LinkType}
+}
+
+func (w *Writer) releaseView(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, r *Release, links []*ReleaseLink) (ReleaseDetail, error) {
+	tag := r.TagName
+	v := ReleaseDetail{Name: r.Name, TagName: tag, Description: r.Description,
+		TagPath: "/" + info.PathWithNamespace + "/-/tags/" + url.PathEscape(tag)}
+	if v.Name == "" {
+		v.Name = tag
+	}
+	var c *object.Commit
+	if r.SHA != "" {
+		c, _ = repo.CommitObject(plumbing.NewHash(r.SHA))
+	}
+	if c == nil {
+		c = tagCommit(repo, tag)
+	}
+	created, released := r.CreatedAt, r.ReleasedAt
+	if c != nil {
+		cv := commitView(c)
+		v.Commit = &cv
+		v.CommitPath = "/" + info.PathWithNamespace + "/-/commit/" + c.Hash.String()
+		if created.IsZero() {
+			created = c.Committer.When
+		}
+	}
+	if released.IsZero() {
+		released = created
+	}
+	v.CreatedAt, v.ReleasedAt = api.NewTime(created.UTC()), api.NewTime(released.UTC())
+	v.UpcomingRelease = released.After(time.Now())
+	if r.AuthorID != 0 {
+		base := api.ExternalURLFrom(ctx)
+		u, err := w.users.UserByID(ctx, r.AuthorID)
+		var bu identity.BasicUser
+		switch {
+		case errors.Is(err, auth.ErrUserNotFound):
+			bu = identity.GhostUser(base, r.AuthorID)
+		case err != nil:
+			return v, err
+		default:
+			bu = identity.NewBasicUser(base, u)
+		}
+		v.Author = &bu
+	}
+	// The archives through the API's archive endpoint (GitLab links its
+	// web routes, /-/archive/..., which Fennec does not serve): a client
+	// that downloads a source gets the archive.
+	archive := api.ExternalURLFrom(ctx) + api.Prefix + "/projects/" + strconv.FormatInt(info.ID, 10) + "/repository/archive."
+	v.Assets.Sources = make([]ReleaseSource, 0, len(sourceFormats))
+	for _, f := range sourceFormats {
+		v.Assets.Sources = append(v.Assets.Sources, ReleaseSource{Format: f, URL: archive + f + "?sha=" + url.QueryEscape(tag)})
+	}
+	v.Assets.Links = make([]ReleaseLinkView, 0, len(links))
+	for _, l := range links {
+		v.Assets.Links = append(v.Assets.Links, linkView(info, l))
+	}
+	v.Assets.Count = len(v.Assets.Sources) + len(v.Assets.Links)
+	v.Links.Self = info.WebURL + "/-/releases/" + url.PathEscape(tag)
+	return v, nil
+}
+
+// releaseLinkInput is one link, of a new release or by itself.
+type releaseLinkInput struct {
+	Name     string `json:"name" required:"true"`
+	URL      string `json:"url" required:"true"`
+	LinkType string `json:"link_type,omitempty" enum:"other,runbook,image,package" doc:"other (default), runbook, image or package"`
+}
+
+// checkLinkURL is GitLab's rule: an absolute http, https or ftp URL.
+func checkLinkURL(raw string) bool {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https" || u.Scheme == "ftp") && u.Host != ""
+}
+
+// checkLinks validates links to be added to a release that already has
+// others; the messages are GitLab's (its model's full messages).
+func checkLinks(others []*ReleaseLink, links []*ReleaseLink) []string {
+	var msgs []string
+	add := func(m string) {
+		if !slices.Contains(msgs, m) {
+			msgs = append(msgs, m)
+		}
+	}
+	for i, l := range links {
+		switch {
+		case strings.TrimSpace(l.URL) == "":
+			add("Url can't be blank")
+		case !checkLinkURL(l.URL) || len(l.URL) > 2048:
+			add("Url is blocked: Only allowed schemes are http, https, ftp")
+		}
+		if strings.TrimSpace(l.Name) == "" {
+			add("Name can't be blank")
+		} else if len(l.Name) > 255 {
+			add("Name is too long (maximum is 255 characters)")
+		}
+		for _, o := range append(slices.Clone(others), links[:i]...) {
+			if o.ID == l.ID && l.ID != 0 {
+				continue
+			}
+			if o.URL == l.URL {
+				add("Url has already been taken")
+			}
+			if o.Name == l.Name {
+				add("Name has already been taken")
+			}
+		}
+	}
+	return msgs
+}
+
+type listReleasesInput struct {
+	ProjectPath
+	api.PageParams
+	OrderBy string `query:"order_by" enum:"released_at,created_at" doc:"released_at (default) or created_at"`
+	Sort    string `query:"sort" enum:"asc,desc" doc:"desc (default) or asc"`
+}
+
+type releasesOutput struct {
+	api.PageHeaders
+	Body []ReleaseDetail
+}
+
+type releaseTagInput struct {
+	ProjectPath
+	Tag string `path:"tag_name"`
+}
+
+type createReleaseInput struct {
+	ProjectPath
+	Body struct {
+		TagName     string    `json:"tag_name" required:"true"`
+		Name        *string   `json:"name,omitempty"`
+		Description *string   `json:"description,omitempty"`
+		Ref         string    `json:"ref,omitempty" doc:"The commit, branch or tag to tag when tag_name does not exist"`
+		TagMessage  *string   `json:"tag_message,omitempty" doc:"The message of the annotated tag made from ref"`
+		ReleasedAt  *api.Time `json:"released_at,omitempty"`
+		Assets      struct {
+			Links []releaseLinkInput `json:"links,omitempty"`
+		} `json:"assets,omitempty"`
+	}
+}
+
+type updateReleaseInput struct {
+	ProjectPath
+	Tag  string `path:"tag_name"`
+	Body struct {
+		Name        *string   `json:"name,omitempty"`
+		Description *string   `json:"description,omitempty"`
+		ReleasedAt  *api.Time `json:"released_at,omitempty"`
+	}
+}
+
+type releaseOutput struct {
+	Body *ReleaseDetail
+}
+
+// errReleaseMissing and errTagMissing are the answers of GitLab's release
+// services (update and delete); a read of a missing release is a bare 404.
+var (
+	errReleaseMissing = &api.Error{Status: http.StatusNotFound, Message: "Release does not exist"}
+	errTagMissing     = &api.Error{Status: http.StatusNotFound, Message: "Tag does not exist"}
+)
+
+func checkReleaseText(name, description *string) error {
+	if name != nil && len(*name) > 255 {
+		return api.FieldErrors{"name": {"is too long (maximum is 255 characters)"}}
+	}
+	if description != nil && len(*description) > maxReleaseText {
+		return api.FieldErrors{"description": {"is too long (maximum is 1048576 characters)"}}
+	}
+	return nil
+}
+
+// releaseAt loads a release and its links; nil when the tag has none.
+func (w *Writer) releaseAt(ctx context.Context, project int64, tag string) (*Release, []*ReleaseLink, error) {
+	var r *Release
+	var links []*ReleaseLink
+	err := w.db.View(ctx, func(tx *store.Tx) error {
+		var err error
+		if r, err = releaseByTag(tx, project, tag); err != nil || r == nil {
+			return err
+		}
+		links, err = linksOf(tx, r.ID)
+		return err
+	})
+	return r, links, err
+}
+
+func (w *Writer) listReleases(ctx context.Context, in *listReleasesInput) (*releasesOutput, error) {
+	info, repo, err := w.rd.open(ctx, in.ID, projects.ReadCode)
+	if err != nil {
+		return nil, err
+	}
+	var all []*Release
+	err = w.db.View(ctx, func(tx *store.Tx) error {
+		ids, err := releases.IDsBy(tx, "project", strconv.FormatInt(info.ID, 10))
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			r, err := releases.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			all = append(all, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// A project has tens or hundreds of releases: sorting them all is
+	// cheap, and 9.x releases have no times of their own (their commit's
+	// date stands in), which a stored order could not know.
+	key := func(r *Release) time.Time {
+		t := r.ReleasedAt
+		if in.OrderBy == "created_at" || t.IsZero() {
+			t = r.CreatedAt
+		}
+		if t.IsZero() {
+			if c := tagCommit(repo, r.TagName); c != nil {
+				t = c.Committer.When
+			}
+		}
+		return t
+	}
+	keys := make(map[uint64]time.Time, len(all))
+	for _, r := range all {
+		keys[r.ID] = key(r)
+	}
+	slices.SortStableFunc(all, func(a, b *Release) int {
+		c := keys[a.ID].Compare(keys[b.ID])
+		if c == 0 {
+			c = int(a.ID) - int(b.ID)
+		}
+		if in.Sort != "asc" {
+			c = -c
+		}
+		return c
+	})
+	out := &releasesOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(all)), Body: []ReleaseDetail{}}
+	for _, r := range api.Window(all, in.PageParams) {
+		var links []*ReleaseLink
+		if err := w.db.View(ctx, func(tx *store.Tx) error {
+			var err error
+			links, err = linksOf(tx, r.ID)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		v, err := w.releaseView(ctx, info, repo, r, links)
+		if err != nil {
+			return nil, err
+		}
+		out.Body = append(out.Body, v)
+	}
+	return out, nil
+}
+
+type latestReleaseInput struct {
+	ProjectPath
+}
+
+// latestRelease is the release released last. GitLab answers with a
+// redirect to that release's path; the release itself is what a client
+// following it reads.
+func (w *Writer) latestRelease(ctx context.Context, in *latestReleaseInput) (*releaseOutput, error) {
+	list, err := w.listReleases(ctx, &listReleasesInput{ProjectPath: in.ProjectPath, PageParams: api.PageParams{Page: 1, PerPage: 1}})
+	if err != nil {
+		return nil, err
+	}
+	if len(list.Body) == 0 {
+		return nil, api.NotFound("")
+	}
+	return &releaseOutput{Body: &list.Body[0]}, nil
+}
+
+func (w *Writer) getRelease(ctx context.Context, in *releaseTagInput) (*releaseOutput, error) {
+	info, repo, err := w.rd.open(ctx, in.ID, projects.ReadCode)
+	if err != nil {
+		return nil, err
+	}
+	r, links, err := w.releaseAt(ctx, info.ID, in.Tag)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, api.NotFound("")
+	}
+	v, err := w.releaseView(ctx, info, repo, r, links)
+	if err != nil {
+		return nil, err
+	}
+	return &releaseOutput{Body: &v}, nil
+}
+
+func (w *Writer) createRelease(ctx context.Context, in *createReleaseInput) (*releaseOutput, error) {
+	info, repo, err := w.rd.open(ctx, in.ID, projects.PushCode)
+	if err != nil {
+		return nil, err
+	}
+	b := in.Body
+	if err := checkReleaseText(b.Name, b.Description); err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	links := make([]*ReleaseLink, 0, len(b.Assets.Links))
+	for _, l := range b.Assets.Links {
+		typ := l.LinkType
+		if typ == "" {
+			typ = "other"
+		}
+		links = append(links, &ReleaseLink{ProjectID: uint64(info.ID), Name: strings.TrimSpace(l.Name), URL: strings.TrimSpace(l.URL), LinkType: typ, CreatedAt: now})
+	}
+	if msgs := checkLinks(nil, links); len(msgs) > 0 {
+		// GitLab saves the release with its links and reports the
+		// record's failure as one sentence.
+		return nil, api.BadRequest("Validation failed: Links are invalid: " + strings.Join(msgs, ", "))
+	}
+	if r, _, err := w.releaseAt(ctx, info.ID, b.TagName); err != nil {
+		return nil, err
+	} else if r != nil {
+		return nil, api.Conflict("Release already exists")
+	}
+	c := tagCommit(repo, b.TagName)
+	if c == nil {
+		if strings.TrimSpace(b.Ref) == "" {
+			return nil, &api.Error{Status: http.StatusUnprocessableEntity, Message: "Ref is not specified"}
+		}
+		// The tags API's own rules (names, protected branches it would
+		// hide, the target), with its messages; its 405s are a 9.x quirk
+		// of that endpoint, and a bad request here.
+		tin := &createTagInput{ProjectPath: in.ProjectPath}
+		tin.Body.TagName, tin.Body.Ref, tin.Body.Message = b.TagName, b.Ref, b.TagMessage
+		if _, err := w.createTag(ctx, tin); err != nil {
+			var ae *api.Error
+			if errors.As(err, &ae) && ae.Status == http.StatusMethodNotAllowed {
+				return nil, &api.Error{Status: http.StatusBadRequest, Message: ae.Message}
+			}
+			return nil, err
+		}
+		if c = tagCommit(repo, b.TagName); c == nil {
+			return nil, ErrTagNotFound
+		}
+	}
+	r := newRelease(ctx, info.ID, b.TagName, c.Hash.String(), b.Description)
+	if b.Name != nil && strings.TrimSpace(*b.Name) != "" {
+		r.Name = *b.Name
+	}
+	if b.ReleasedAt != nil {
+		r.ReleasedAt = time.Time(*b.ReleasedAt).UTC()
+	}
+	err = w.db.Update(ctx, func(tx *store.Tx) error {
+		if err := insertRelease(tx, r); err != nil {
+			return err
+		}
+		for _, l := range links {
+			l.ReleaseID = r.ID
+			if err := releaseLinks.Insert(tx, l); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	v, err := w.releaseView(ctx, info, repo, r, sortedLinks(links))
+	if err != nil {
+		return nil, err
+	}
+	return &releaseOutput{Body: &v}, nil
+}
+
+// sortedLinks orders links made in one request as linksOf reads them.
+func sortedLinks(links []*ReleaseLink) []*ReleaseLink {
+	out := slices.Clone(links)
+	slices.Reverse(out)
+	return out
+}
+
+func (w *Writer) updateRelease(ctx context.Context, in *updateReleaseInput) (*releaseOutput, error) {
+	info, repo, err := w.rd.open(ctx, in.ID, projects.PushCode)
+	if err != nil {
+		return nil, err
+	}
+	b := in.Body
+	if tagCommit(repo, in.Tag) == nil {
+		return nil, errTagMissing
+	}
+	if b.Name == nil && b.Description == nil && b.ReleasedAt == nil {
+		return nil, api.BadRequest("params is empty")
+	}
+	if err := checkReleaseText(b.Name, b.Description); err != nil {
+		return nil, err
+	}
+	var r *Release
+	var links []*ReleaseLink
+	err = w.db.Update(ctx, func(tx *store.Tx) error {
+		var err error
+		if r, err = releaseByTag(tx, info.ID, in.Tag); err != nil {
+			return err
+		} else if r == nil {
+			return errReleaseMissing
+		}
+		if b.Name != nil {
+			r.Name = *b.Name
+		}
+		if b.Description != nil {
+			r.Description = b.Description
+		}
+		if b.ReleasedAt != nil {
+			r.ReleasedAt = time.Time(*b.ReleasedAt).UTC()
+		}
+		if err := releases.Update(tx, r); err != nil {
+			return err
+		}
+		links, err = linksOf(tx, r.ID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	v, err := w.releaseView(ctx, info, repo, r, links)
+	if err != nil {
+		return nil, err
+	}
+	return &releaseOutput{Body: &v}, nil
+}
+
+// deleteRelease deletes a release, not its tag, and answers with it.
+func (w *Writer) deleteReleaseAPI(ctx context.Context, in *releaseTagInput) (*releaseOutput, error) {
+	info, repo, err := w.rd.open(ctx, in.ID, projects.PushCode)
+	if err != nil {
+		return nil, err
+	}
+	if tagCommit(repo, in.Tag) == nil {
+		return nil, errTagMissing
+	}
+	var r *Release
+	var links []*ReleaseLink
+	err = w.db.Update(ctx, func(tx *store.Tx) error {
+		var err error
+		if r, err = releaseByTag(tx, info.ID, in.Tag); err != nil {
+			return err
+		} else if r == nil {
+			return errReleaseMissing
+		}
+		if links, err = linksOf(tx, r.ID); err != nil {
+			return err
+		}
+		return deleteRelease(tx, r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	v, err := w.releaseView(ctx, info, repo, r, links)
+	if err != nil {
+		return nil, err
+	}
+	return &releaseOutput{Body: &v}, nil
+}
+
+// Release links.
+
+type listLinksInput struct {
+	ProjectPath
+	api.PageParams
+	Tag string `path:"tag_name"`
+}
+
+type linksOutput struct {
+	api.PageHeaders
+	Body []ReleaseLinkView
+}
+
+type linkInput struct {
+	ProjectPath
+	Tag    string `path:"tag_name"`
+	LinkID uint64 `path:"link_id"`
+}
+
+type createLinkInput struct {
+	ProjectPath
+	Tag  string `path:"tag_name"`
+	Body releaseLinkInput
+}
+
+type updateLinkInput struct {
+	ProjectPath
+	Tag    string `path:"tag_name"`
+	LinkID uint64 `path:"link_id"`
+	Body   struct {
+		Name     *string `json:"name,omitempty"`
+		URL      *string `json:"url,omitempty"`
+		LinkType string  `json:"link_type,omitempty" enum:"other,runbook,image,package"`
+	}
+}
+
+type linkOutput struct {
+	Body *ReleaseLinkView
+}
+
+// linkRelease is the release of in's tag; GitLab's find_by_tag! answers a
+// missing one with its record-not-found 404.
+func linkRelease(tx *store.Tx, project int64, tag string) (*Release, error) {
+	r, err := releaseByTag(tx, project, tag)
+	if err == nil && r == nil {
+		return nil, api.RecordNotFound()
+	}
+	return r, err
+}
+
+// linkOf is a link of release r, 404 when r has no such link.
+func linkOf(tx *store.Tx, r *Release, id uint64) (*ReleaseLink, error) {
+	l, err := releaseLinks.Get(tx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && l.ReleaseID != r.ID) {
+		return nil, api.RecordNotFound()
+	}
+	return l, err
+}
+
+func (w *Writer) listLinks(ctx context.Context, in *listLinksInput) (*linksOutput, error) {
+	info, err := w.rd.access.Require(ctx, in.ID, projects.ReadCode)
+	if err != nil {
+		return nil, err
+	}
+	var links []*ReleaseLink
+	err = w.db.View(ctx, func(tx *store.Tx) error {
+		r, err := linkRelease(tx, info.ID, in.Tag)
+		if err != nil {
+			return err
+		}
+		links, err = linksOf(tx, r.ID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &linksOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(links)), Body: []ReleaseLinkView{}}
+	for _, l := range api.Window(links, in.PageParams) {
+		out.Body = append(out.Body, linkView(info, l))
+	}
+	return out, nil
+}
+
+func (w *Writer) getLink(ctx context.Context, in *linkInput) (*linkOutput, error) {
+	info, err := w.rd.access.Require(ctx, in.ID, projects.ReadCode)
+	if err != nil {
+		return nil, err
+	}
+	var l *ReleaseLink
+	err = w.db.View(ctx, func(tx *store.Tx) error {
+		r, err := linkRelease(tx, info.ID, in.Tag)
+		if err != nil {
+			return err
+		}
+		l, err = linkOf(tx, r, in.LinkID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	v := linkView(info, l)
+	return &linkOutput{Body: &v}, nil
+}
+
+// linkFailure is GitLab's answer to a link its model refuses: 400 with the
+// list of the record's messages.
+func linkFailure(msgs []string) error {
+	return &api.Error{Status: http.StatusBadRequest, Message: msgs}
+}
+
+func (w *Writer) createLink(ctx context.Context, in *createLinkInput) (*linkOutput, error) {
+	info, err := w.rd.access.Require(ctx, in.ID, projects.PushCode)
+	if err != nil {
+		return nil, err
+	}
+	typ := in.Body.LinkType
+	if typ == "" {
+		typ = "other"
+	}
+	l := &ReleaseLink{ProjectID: uint64(info.ID), Name: strings.TrimSpace(in.Body.Name), URL: strings.TrimSpace(in.Body.URL),
+		LinkType: typ, CreatedAt: time.Now().UTC()}
+	err = w.db.Update(ctx, func(tx *store.Tx) error {
+		r, err := linkRelease(tx, info.ID, in.Tag)
+		if err != nil {
+			return err
+		}
+		others, err := linksOf(tx, r.ID)
+		if err != nil {
+			return err
+		}
+		if msgs := checkLinks(others, []*ReleaseLink{l}); len(msgs) > 0 {
+			return linkFailure(msgs)
+		}
+		l.ReleaseID = r.ID
+		return releaseLinks.Insert(tx, l)
+	})
+	if err != nil {
+		return nil, err
+	}
+	v := linkView(info, l)
+	return &linkOutput{Body: &v}, nil
+}
+
+func (w *Writer) updateLink(ctx context.Context, in *updateLinkInput) (*linkOutput, error) {
+	info, err := w.rd.access.Require(ctx, in.ID, projects.PushCode)
+	if err != nil {
+		return nil, err
+	}
+	b := in.Body
+	if b.Name == nil && b.URL == nil {
+		return nil, api.AtLeastOne("name", "url")
+	}
+	var l *ReleaseLink
+	err = w.db.Update(ctx, func(tx *store.Tx) error {
+		r, err := linkRelease(tx, info.ID, in.Tag)
+		if err != nil {
+			return err
+		}
+		if l, err = linkOf(tx, r, in.LinkID); err != nil {
+			return err
+		}
+		if b.Name != nil {
+			l.Name = strings.TrimSpace(*b.Name)
+		}
+		if b.URL != nil {
+			l.URL = strings.TrimSpace(*b.URL)
+		}
+		if b.LinkType != "" {
+			l.LinkType = b.LinkType
+		}
+		others, err := linksOf(tx, r.ID)
+		if err != nil {
+			return err
+		}
+		others = slices.DeleteFunc(others, func(o *ReleaseLink) bool { return o.ID == l.ID })
+		if msgs := checkLinks(others, []*ReleaseLink{l}); len(msgs) > 0 {
+			return linkFailure(msgs)
+		}
+		return releaseLinks.Update(tx, l)
+	})
+	if err != nil {
+		return nil, err
+	}
+	v := linkView(info, l)
+	return &linkOutput{Body: &v}, nil
+}
+
+func (w *Writer) deleteLink(ctx context.Context, in *linkInput) (*linkOutput, error) {
+	info, err := w.rd.access.Require(ctx, in.ID, projects.PushCode)
+	if err != nil {
+		return nil, err
+	}
+	var l *ReleaseLink
+	err = w.db.Update(ctx, func(tx *store.Tx) error {
+		r, err := linkRelease(tx, info.ID, in.Tag)
+		if err != nil {
+			return err
+		}
+		if l, err = linkOf(tx, r, in.LinkID); err != nil {
+			return err
+		}
+		return releaseLinks.Delete(tx, l.ID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	v := linkView(info, l)
+	return &linkOutput{Body: &v}, nil
+}
+
+func (w *Writer) registerReleases(a *api.API) {
+	tags := []string{"releases"}
+	base := "/projects/{id}/releases"
+	api.Register(a, api.Op{ID: "list-releases", Method: http.MethodGet, Path: base, Tags: tags,
+		Summary: "Releases, newest released first", Access: api.Public}, w.listReleases)
+	api.Register(a, api.Op{ID: "latest-release", Method: http.MethodGet, Path: base + "/permalink/latest", Tags: tags,
+		Summary: "The release released last", Access: api.Public}, w.latestRelease)
+	api.Register(a, api.Op{ID: "get-release", Method: http.MethodGet, Path: base + "/{tag_name}", Tags: tags,
+		Summary: "The release of a tag", Access: api.Public}, w.getRelease)
+	api.Register(a, api.Op{ID: "create-project-release", Method: http.MethodPost, Path: base, Tags: tags,
+		Summary: "Create a release (and its tag from ref when the tag does not exist)", Access: api.SignedIn}, w.createRelease)
+	api.Register(a, api.Op{ID: "update-project-release", Method: http.MethodPut, Path: base + "/{tag_name}", Tags: tags,
+		Summary: "Change a release", Access: api.SignedIn}, w.updateRelease)
+	api.Register(a, api.Op{ID: "delete-release", Method: http.MethodDelete, Path: base + "/{tag_name}", Tags: tags, Status: http.StatusOK,
+		Summary: "Delete a release (not its tag); answers with the release", Access: api.SignedIn}, w.deleteReleaseAPI)
+	links := base + "/{tag_name}/assets/links"
+	api.Register(a, api.Op{ID: "list-release-links", Method: http.MethodGet, Path: links, Tags: tags,
+		Summary: "A release's links, newest first", Access: api.Public}, w.listLinks)
+	api.Register(a, api.Op{ID: "get-release-link", Method: http.MethodGet, Path: links + "/{link_id}", Tags: tags,
+		Summary: "A release link", Access: api.Public}, w.getLink)
+	api.Register(a, api.Op{ID: "create-release-link", Method: http.MethodPost, Path: links, Tags: tags,
+		Summary: "Add a link to a release", Access: api.SignedIn}, w.createLink)
+	api.Register(a, api.Op{ID: "update-release-link", Method: http.MethodPut, Path: links + "/{link_id}", Tags: tags,
+		Summary: "Change a release link", Access: api.SignedIn}, w.updateLink)
+	api.Register(a, api.Op{ID: "delete-release-link", Method: http.MethodDelete, Path: links + "/{link_id}", Tags: tags, Status: http.StatusOK,
+		Summary: "Delete a release link; answers with the link", Access: api.SignedIn}, w.deleteLink)
+}
