@@ -30,6 +30,7 @@ func NewRoutes(s *Service) fennec.Routes {
 		s.registerRunnerDownloads(a)
 		s.registerRunnerAPI(a)
 		s.registerRunners(a)
+		s.registerArtifactFiles(a)
 	}}
 }
 
