@@ -300,6 +300,7 @@ type commitsInput struct {
 	Since   string `query:"since"`
 	Until   string `query:"until"`
 	Path    string `query:"path"`
+	All     bool   `query:"all" doc:"Every branch's and tag's history (ref_name is then ignored)"`
 }
 
 type commitsOutput struct {
@@ -331,18 +332,30 @@ func (rd *Reader) commits(ctx context.Context, in *commitsInput) (*commitsOutput
 	if !ok {
 		return nil, api.Invalid("path")
 	}
-	c, err := resolveCommit(repo, in.RefName, info.DefaultBranch)
-	if err != nil {
-		// An empty repository or an unknown ref has no commits.
-		return &commitsOutput{PageHeaders: api.Paginate(ctx, in.PageParams, 0), Body: []CommitView{}}, nil
-	}
-	opts := &git.LogOptions{From: c.Hash, Order: git.LogOrderCommitterTime, Since: since, Until: until}
-	if file != "" {
-		opts.PathFilter = func(p string) bool { return p == file || strings.HasPrefix(p, file+"/") }
-	}
-	iter, err := repo.Log(opts)
-	if err != nil {
-		return nil, err
+	var iter object.CommitIter
+	if in.All {
+		if iter, err = allRefsLog(repo); err != nil {
+			return nil, err
+		}
+		if file != "" {
+			iter = newPathCommitIter(repo, iter, file)
+		}
+		if since != nil || until != nil {
+			iter = object.NewCommitLimitIterFromIter(iter, object.LogLimitOptions{Since: since, Until: until})
+		}
+	} else {
+		c, err := resolveCommit(repo, in.RefName, info.DefaultBranch)
+		if err != nil {
+			// An empty repository or an unknown ref has no commits.
+			return &commitsOutput{PageHeaders: api.Paginate(ctx, in.PageParams, 0), Body: []CommitView{}}, nil
+		}
+		opts := &git.LogOptions{From: c.Hash, Order: git.LogOrderCommitterTime, Since: since, Until: until}
+		if file != "" {
+			opts.PathFilter = func(p string) bool { return p == file || strings.HasPrefix(p, file+"/") }
+		}
+		if iter, err = repo.Log(opts); err != nil {
+			return nil, err
+		}
 	}
 	defer iter.Close()
 	// Walk only as far as the page (and one more, to know if there is a
@@ -540,7 +553,7 @@ func (rd *Reader) register(a *api.API) {
 		Summary: "Files and directories of a tree", Access: api.Public}, rd.tree)
 	rd.registerBlobs(a)
 	api.Register(a, api.Op{ID: "repository-commits", Method: http.MethodGet, Path: "/projects/{id}/repository/commits", Tags: tags,
-		Summary: "Commits of a ref, newest first", Access: api.Public}, rd.commits)
+		Summary: "Commits of a ref (or of every branch and tag: all=true), newest first", Access: api.Public}, rd.commits)
 	api.Register(a, api.Op{ID: "repository-commit", Method: http.MethodGet, Path: "/projects/{id}/repository/commits/{sha}", Tags: tags,
 		Summary: "A commit with its stats", Access: api.Public}, rd.commit)
 	rd.registerDiff(a)
@@ -548,6 +561,9 @@ func (rd *Reader) register(a *api.API) {
 	rd.registerArchive(a)
 	rd.registerContributors(a)
 	rd.registerFiles(a)
+	rd.registerBlame(a)
+	rd.registerMergeBase(a)
+	rd.registerCommitRefs(a)
 	api.Register(a, api.Op{ID: "repository-branches", Method: http.MethodGet, Path: "/projects/{id}/repository/branches", Tags: tags,
 		Summary: "Branches", Access: api.Public}, rd.branches)
 	api.Register(a, api.Op{ID: "repository-branch", Method: http.MethodGet, Path: "/projects/{id}/repository/branches/{branch}", Tags: tags,

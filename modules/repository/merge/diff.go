@@ -45,7 +45,11 @@ func (m marks) copyFrom(o marks, at int) { copy(m[at+1:], o[1:len(o)-1]) }
 
 // diffIDs diffs two sequences of line classes (equal lines have equal ids)
 // and returns the edit script in ascending order.
-func diffIDs(a, b []int, alg Algorithm) []edit {
+func diffIDs(a, b []int, alg Algorithm) []edit { return diffIDsIndent(a, b, alg, nil, nil) }
+
+// diffIDsIndent is diffIDs with the indent heuristic when the lines'
+// indents are given (see slideGroups).
+func diffIDsIndent(a, b []int, alg Algorithm, indentsA, indentsB []int) []edit {
 	ma, mb := newMarks(len(a)), newMarks(len(b))
 	switch alg {
 	case Myers:
@@ -54,8 +58,8 @@ func diffIDs(a, b []int, alg Algorithm) []edit {
 		h := histogram{a: a, b: b, ma: ma, mb: mb}
 		h.diff(1, len(a), 1, len(b))
 	}
-	slideGroups(a, ma, mb)
-	slideGroups(b, mb, ma)
+	slideGroups(a, ma, mb, indentsA)
+	slideGroups(b, mb, ma, indentsB)
 	return editScript(ma, mb)
 }
 
@@ -151,12 +155,17 @@ func slideUp(ids []int, m marks, g *group) bool {
 }
 
 // slideGroups shifts every group of changed lines in one sequence as xdiff's
-// xdl_change_compact does without the indent heuristic (merges do not use
-// it): slide it up as far as it goes, then down as far as it goes, merging
+// xdl_change_compact does: slide it up as far as it goes, then down as far as it goes, merging
 // groups it runs into, and finally back up to line up with a change in the
 // other sequence if one was passed on the way. The other sequence's groups
 // are walked in step; they correspond one to one with this one's.
-func slideGroups(ids []int, m, other marks) {
+//
+// indents, when set, are the lines' indents (indentOf) and turn on xdiff's
+// indent heuristic for groups that can slide and line up with nothing in
+// the other sequence: the group is put where it best splits the text
+// between blocks (lines.go). Merges run without it, as git's do; blame
+// runs with it, as git blame does.
+func slideGroups(ids []int, m, other marks, indents []int) {
 	g, o := firstGroup(m), firstGroup(other)
 	for {
 		if g.end != g.start {
@@ -181,8 +190,16 @@ func slideGroups(ids []int, m, other marks) {
 					break
 				}
 			}
-			if g.end != earliestEnd && endMatchingOther != -1 {
+			switch {
+			case g.end == earliestEnd:
+			case endMatchingOther != -1:
 				for o.end == o.start {
+					slideUp(ids, m, &g)
+					prevGroup(other, &o)
+				}
+			case indents != nil:
+				best := bestIndentShift(indents, g, earliestEnd)
+				for g.end > best {
 					slideUp(ids, m, &g)
 					prevGroup(other, &o)
 				}
