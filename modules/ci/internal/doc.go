@@ -7,5 +7,6 @@
 // runnerqueue.go), the runners (runners.go: registration, tokens), the
 // runner API runners call (runnerapi.go) and the watch over their jobs
 // (runnerwatch.go: stuck, never started), and the API (jobsapi.go,
-// pipelinesapi.go, envapi.go, varsapi.go, runnersapi.go).
+// artifactfiles.go, pipelinesapi.go, envapi.go, varsapi.go, runnersapi.go,
+// lintapi.go).
 package internal

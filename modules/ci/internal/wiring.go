@@ -31,6 +31,7 @@ func NewRoutes(s *Service) fennec.Routes {
 		s.registerRunnerAPI(a)
 		s.registerRunners(a)
 		s.registerArtifactFiles(a)
+		s.registerLint(a)
 	}}
 }
 
