@@ -134,25 +134,7 @@ var pathParam = regexp.MustCompile(`\{([^{}]+)\}`)
 // reads the parameter from the request), so that every {name} of a path is
 // defined, as OpenAPI requires.
 func (a *API) documentPathParams(method, path string) {
-	item := a.huma.OpenAPI().Paths[path]
-	if item == nil {
-		return
-	}
-	var op *huma.Operation
-	switch method {
-	case http.MethodGet:
-		op = item.Get
-	case http.MethodPost:
-		op = item.Post
-	case http.MethodPut:
-		op = item.Put
-	case http.MethodDelete:
-		op = item.Delete
-	case http.MethodPatch:
-		op = item.Patch
-	case http.MethodHead:
-		op = item.Head
-	}
+	op := a.documented(method, path)
 	if op == nil {
 		return
 	}
@@ -167,5 +149,51 @@ func (a *API) documentPathParams(method, path string) {
 		if !defined {
 			op.Parameters = append(op.Parameters, &huma.Param{Name: name, In: "path", Required: true, Schema: &huma.Schema{Type: huma.TypeString}})
 		}
+	}
+}
+
+// documented is the operation the OpenAPI document holds at method and
+// path (with the /api/v4 prefix), or nil.
+func (a *API) documented(method, path string) *huma.Operation {
+	item := a.huma.OpenAPI().Paths[path]
+	if item == nil {
+		return nil
+	}
+	switch method {
+	case http.MethodGet:
+		return item.Get
+	case http.MethodPost:
+		return item.Post
+	case http.MethodPut:
+		return item.Put
+	case http.MethodDelete:
+		return item.Delete
+	case http.MethodPatch:
+		return item.Patch
+	case http.MethodHead:
+		return item.Head
+	}
+	return nil
+}
+
+// documentFileBody describes the multipart/form-data body of a RawBody
+// operation, with its required file part, in the OpenAPI document only:
+// Huma decided at registration that it reads no body there, and the
+// parameter merging skips RawBody operations, so nothing else looks at it.
+func (a *API) documentFileBody(method, path, field string) {
+	op := a.documented(method, path)
+	if op == nil {
+		return
+	}
+	op.RequestBody = &huma.RequestBody{
+		Required: true,
+		Content: map[string]*huma.MediaType{"multipart/form-data": {Schema: &huma.Schema{
+			Type:     huma.TypeObject,
+			Required: []string{field},
+			Properties: map[string]*huma.Schema{field: {
+				Type: huma.TypeString, Format: "binary",
+				Description: "The file: its content, and its name in the part's Content-Disposition",
+			}},
+		}}},
 	}
 }

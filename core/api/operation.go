@@ -53,6 +53,10 @@ type Op struct {
 	MaxBodyBytes int64
 	// RawBody leaves the body to Huma (multipart uploads): no merging.
 	RawBody bool
+	// FileField, with RawBody, documents the body as multipart/form-data
+	// with a required file part of that name (uploads: "file"): the
+	// handler reads such a body itself, so no input type describes it.
+	FileField string
 }
 
 const metaKey = "fennec"
@@ -105,6 +109,9 @@ func Register[I, O any](a *API, op Op, h func(context.Context, *I) (*O, error)) 
 	operationDocs(&hop, op.Access)
 	huma.Register(a.huma, hop, h)
 	a.documentPathParams(hop.Method, hop.Path)
+	if op.RawBody && op.FileField != "" {
+		a.documentFileBody(hop.Method, hop.Path, op.FileField)
+	}
 }
 
 // pipeline runs before every Fennec operation: it names the operation for

@@ -11,8 +11,6 @@ import (
 	"net/url"
 	"regexp"
 
-	"github.com/danielgtaylor/huma/v2"
-
 	"github.com/fennec-forge/fennec/core/auth"
 	flog "github.com/fennec-forge/fennec/core/log"
 )
@@ -92,27 +90,12 @@ func (a *API) Context(r *http.Request, p *auth.Principal) context.Context {
 // parameters as target. Clients and linters read the document, and an
 // alias served but not described looked like a missing route.
 func (a *API) DocumentAlias(method, path, target string) {
-	oapi := a.huma.OpenAPI()
-	item := oapi.Paths[Prefix+target]
-	if item == nil {
-		panic("api: DocumentAlias: no operation at " + target)
-	}
-	var op *huma.Operation
-	switch method {
-	case http.MethodGet:
-		op = item.Get
-	case http.MethodPost:
-		op = item.Post
-	case http.MethodPut:
-		op = item.Put
-	case http.MethodDelete:
-		op = item.Delete
-	}
+	op := a.documented(method, Prefix+target)
 	if op == nil {
 		panic("api: DocumentAlias: no " + method + " operation at " + target)
 	}
 	alias := *op
 	alias.OperationID = op.OperationID + "-alias"
 	alias.Path = Prefix + path
-	oapi.AddOperation(&alias)
+	a.huma.OpenAPI().AddOperation(&alias)
 }
