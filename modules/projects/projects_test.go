@@ -518,6 +518,8 @@ func TestProjectCreateForUser(t *testing.T) {
 	t.Run("name is required", func(t *testing.T) {
 		crudCall(t, s, s.RootToken, http.MethodPost, "/api/v4/projects/user/"+crudItoa(alice.ID), map[string]any{"path": "only-path"}).
 			want(t, 400, `{"error":"name is missing"}`)
+		crudCall(t, s, s.RootToken, http.MethodPost, "/api/v4/projects/user/"+crudItoa(alice.ID), map[string]any{"name": nil, "path": "null-name"}).
+			want(t, 400, `{"error":"name is missing"}`)
 	})
 	t.Run("administrators only", func(t *testing.T) {
 		crudCall(t, s, alice.Token, http.MethodPost, "/api/v4/projects/user/"+crudItoa(alice.ID), map[string]any{"name": "self"}).want(t, 403, crudForbidden)

@@ -30,7 +30,24 @@ type createInput struct{ Body ProjectInput }
 
 type createForUserInput struct {
 	UserID int64 `path:"user_id"`
-	Body   ProjectInput
+	Body   projectForUserInput
+}
+
+// projectForUserInput is ProjectInput as POST /projects/user/:user_id
+// documents it: name is required there (on POST /projects a path will do,
+// and an edit takes any one attribute). Only the tags differ, so
+// ProjectInput(b) converts it. A null is let through the schema
+// (nullable) for the handler to call it missing, as an absent one.
+type projectForUserInput struct {
+	Name          *string   `json:"name,omitempty" required:"true" nullable:"true"`
+	Path          *string   `json:"path,omitempty"`
+	NamespaceID   *int64    `json:"namespace_id,omitempty"`
+	DefaultBranch *string   `json:"default_branch,omitempty"`
+	Description   *string   `json:"description,omitempty"`
+	Visibility    *string   `json:"visibility,omitempty" enum:"private,internal,public"`
+	ImportURL     *string   `json:"import_url,omitempty"`
+	TagList       *[]string `json:"tag_list,omitempty"`
+	FeatureInput
 }
 
 type updateInput struct {
@@ -73,7 +90,7 @@ func (s *Service) register(a *api.API) {
 		if in.Body.Name == nil || strings.TrimSpace(*in.Body.Name) == "" {
 			return nil, api.Missing("name")
 		}
-		r, err := s.create(ctx, in.UserID, in.Body)
+		r, err := s.create(ctx, in.UserID, ProjectInput(in.Body))
 		if err != nil {
 			return nil, err
 		}

@@ -60,7 +60,7 @@ func (u *uploads) register(a *api.API) {
 		Summary: "Upload a file for use in Markdown",
 		Description: "A multipart/form-data body with the file in the part named `file`. Answers 413 past the " +
 			"configured body limit (max_body_bytes).",
-		Access: api.SignedIn, RawBody: true, MaxBodyBytes: u.limit}, u.upload)
+		Access: api.SignedIn, RawBody: true, FileField: "file", MaxBodyBytes: u.limit}, u.upload)
 	a.Intercept("project-upload", isUploadPath, http.HandlerFunc(u.serve))
 }
 
