@@ -59,6 +59,8 @@ func TestLife(t *testing.T) {
 		map[string]any{"title": "none", "source_branch": "nope", "target_branch": "master"}).expect(t, 422, "")
 	s.call(t, bob.Token, http.MethodPost, projectPath(p.ID, "/merge_requests"),
 		map[string]any{"source_branch": "feature"}).expect(t, 400, `{"error":"target_branch is missing, title is missing"}`)
+	s.call(t, bob.Token, http.MethodPost, projectPath(p.ID, "/merge_requests"),
+		map[string]any{"title": nil, "source_branch": "feature", "target_branch": "master"}).expect(t, 400, `{"error":"title is missing"}`)
 
 	// The background check computes the merge status.
 	s.drain(t)

@@ -198,6 +198,23 @@ type mrBody struct {
 	StateEvent         *string `json:"state_event,omitempty"`
 }
 
+// mrCreateBody is mrBody as POST documents it: GitLab requires the
+// branches and the title there, while PUT takes any one attribute. Only
+// the tags differ, so mrBody(b) converts it. A null is let through the
+// schema (nullable) for the handler to call it missing, as an absent one.
+type mrCreateBody struct {
+	SourceBranch       *string `json:"source_branch,omitempty" required:"true" nullable:"true"`
+	TargetBranch       *string `json:"target_branch,omitempty" required:"true" nullable:"true"`
+	Title              *string `json:"title,omitempty" required:"true" nullable:"true"`
+	Description        *string `json:"description,omitempty"`
+	AssigneeID         *int64  `json:"assignee_id,omitempty"`
+	TargetProjectID    *int64  `json:"target_project_id,omitempty"`
+	Labels             *string `json:"labels,omitempty"`
+	MilestoneID        *int64  `json:"milestone_id,omitempty"`
+	RemoveSourceBranch *bool   `json:"remove_source_branch,omitempty"`
+	StateEvent         *string `json:"state_event,omitempty"`
+}
+
 func invalidText(v string) bool {
 	return !utf8.ValidString(v) || strings.ContainsRune(v, utf8.RuneError)
 }
@@ -272,9 +289,9 @@ func (s *Service) milestone(ctx context.Context, project, id int64) (int64, bool
 
 func (s *Service) create(ctx context.Context, in *struct {
 	ProjectPath
-	Body mrBody
+	Body mrCreateBody
 }) (*mrOutput, error) {
-	b := &in.Body
+	b := (*mrBody)(&in.Body)
 	var missing []string
 	for name, v := range map[string]*string{"source_branch": b.SourceBranch, "target_branch": b.TargetBranch, "title": b.Title} {
 		if v == nil {
