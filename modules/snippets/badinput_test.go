@@ -32,9 +32,13 @@ func TestProjectSnippetBadInput(t *testing.T) {
 		body any
 		want string
 	}{
-		{"nothing", map[string]any{}, `{"error":"title is missing, file_name is missing, code is missing, visibility is missing"}`},
+		// The schema names what it requires in its own (alphabetical)
+		// order; code, which may come as content, is named after them.
+		{"nothing", map[string]any{}, `{"error":"file_name is missing, title is missing, visibility is missing, code is missing"}`},
 		{"no visibility", map[string]any{"title": "t", "file_name": "f", "code": "c"}, `{"error":"visibility is missing"}`},
 		{"no code", map[string]any{"title": "t", "file_name": "f", "visibility": "public"}, `{"error":"code is missing"}`},
+		{"null title", with("title", nil), `{"error":"title is missing"}`},
+		{"null visibility", with("visibility", nil), `{"error":"visibility is missing"}`},
 		{"unknown visibility", with("visibility", "secret"), `{"error":"visibility does not have a valid value"}`},
 		{"empty title", with("title", ""), blankTitle},
 		{"blank title", with("title", " \t\u00a0 "), blankTitle},

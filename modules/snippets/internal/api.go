@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/danielgtaylor/huma/v2"
+
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
@@ -47,6 +49,30 @@ type snippetBody struct {
 	Content     *string `json:"content,omitempty" doc:"Same as code"`
 	Description *string `json:"description,omitempty" doc:"A description"`
 	Visibility  *string `json:"visibility,omitempty" enum:"private,internal,public" doc:"private, internal or public"`
+}
+
+// createSnippetBody is snippetBody as POST documents it: GitLab requires
+// title, file_name, code and visibility there, while PUT takes any of
+// them. Only the tags differ, so snippetBody(b) converts it. A null is
+// let through the schema (nullable) for the handler to call it missing,
+// as it does an absent one.
+type createSnippetBody struct {
+	Title       *string `json:"title,omitempty" required:"true" nullable:"true" doc:"The title"`
+	FileName    *string `json:"file_name,omitempty" required:"true" nullable:"true" doc:"The file name (one name, no path)"`
+	Code        *string `json:"code,omitempty" doc:"The content (at most 1 MiB of UTF-8 text); required, as code or as content"`
+	Content     *string `json:"content,omitempty" doc:"Same as code"`
+	Description *string `json:"description,omitempty" doc:"A description"`
+	Visibility  *string `json:"visibility,omitempty" required:"true" nullable:"true" enum:"private,internal,public" doc:"private, internal or public"`
+}
+
+// Resolve says "code is missing" beside the schema's missing parameters:
+// code may come as content, which a schema's required list cannot say,
+// and the handler is not reached when the schema refuses the body.
+func (b *createSnippetBody) Resolve(huma.Context) []error {
+	if b.Code == nil && b.Content == nil {
+		return []error{&huma.ErrorDetail{Location: "body", Message: "expected required property code to be present"}}
+	}
+	return nil
 }
 
 // text is the content given as code or content (code wins).
@@ -181,13 +207,13 @@ func (s *Service) getProjectSnippet(ctx context.Context, in *SnippetPath) (*snip
 
 func (s *Service) createProjectSnippet(ctx context.Context, in *struct {
 	ProjectPath
-	Body snippetBody
+	Body createSnippetBody
 }) (*snippetOutput, error) {
 	info, err := s.access.Require(ctx, in.ID, projects.CreateSnippet)
 	if err != nil {
 		return nil, err
 	}
-	b := &in.Body
+	b := (*snippetBody)(&in.Body)
 	var missing []string
 	for _, m := range []struct {
 		name  string
