@@ -77,8 +77,10 @@ type NoteInput struct {
 	NoteID string `path:"note_id" doc:"The note's id"`
 }
 
+// createBody: body is required (the schema says so); a null is let
+// through (nullable) for checkBody to call it missing, as an absent one.
 type createBody struct {
-	Body      *string `json:"body,omitempty" doc:"The note's text (required)"`
+	Body      *string `json:"body,omitempty" required:"true" nullable:"true" doc:"The note's text"`
 	CreatedAt *string `json:"created_at,omitempty" doc:"ISO 8601 date-time; administrators and project owners only, ignored for others"`
 }
 
@@ -90,7 +92,7 @@ type createInput struct {
 type updateInput struct {
 	NoteInput
 	Body struct {
-		Body *string `json:"body,omitempty" doc:"The note's text (required)"`
+		Body *string `json:"body,omitempty" required:"true" nullable:"true" doc:"The note's text"`
 	}
 }
 
