@@ -18,6 +18,9 @@ func (s *Service) registerActions(a *api.API) {
 	s.registerShare(a)
 	s.registerHooks(a)
 	s.registerProjectUsers(a)
+	s.registerProjectLists(a)
+	s.registerTransfer(a)
+	s.registerMembersAll(a)
 }
 
 // actionOutput renders the project id as the caller now sees it, the answer

@@ -65,6 +65,9 @@ func Migrations(box *sealed.Box) []store.Migration {
 		{Module: "projects", Version: 3, Name: "index projects by runners_token", Up: func(tx *store.Tx) error {
 			return projects.Reindex(tx, "runners_token")
 		}},
+		{Module: "projects", Version: 4, Name: "index projects by forked_from", Up: func(tx *store.Tx) error {
+			return projects.Reindex(tx, "forked_from")
+		}},
 	}
 }
 

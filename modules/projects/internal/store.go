@@ -141,6 +141,13 @@ var (
 			}
 			return []string{runnersTokenKey(p.RunnersToken)}
 		}},
+		// GET /projects/:id/forks lists a project's direct forks.
+		store.Index[Project]{Name: "forked_from", Keys: func(p *Project) []string {
+			if p.ForkedFromID == 0 {
+				return nil
+			}
+			return []string{u64(p.ForkedFromID)}
+		}},
 		store.Index[Project]{Name: "shared_with", Keys: func(p *Project) []string {
 			out := make([]string, 0, len(p.SharedWith))
 			for _, s := range p.SharedWith {

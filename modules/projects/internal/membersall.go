@@ -1,0 +1,175 @@
+package internal
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
+)
+
+// GET /projects/:id/members/all and /groups/:id/members/all (and
+// .../all/:user_id): everyone with a membership-given level, not only the
+// explicit members. For a project that is its members, the members of its
+// group, the members of the groups it is shared with (at the lower of the
+// share's and their own level) and the owner of its personal namespace (at
+// Owner, the level the namespace gives them); a user reached several ways
+// is listed once, at the highest level, with that membership's expiry.
+// Without subgroups a group's list is its members. Who may list is who may
+// list the members.
+
+func (s *Service) registerMembersAll(a *api.API) {
+	for _, src := range []struct{ kind, base, tag string }{
+		{KindGroup, "/groups/{id}", "groups"},
+		{sourceProject, "/projects/{id}", "projects"},
+	} {
+		kind, tags := src.kind, []string{src.tag}
+		api.Register(a, api.Op{ID: "list-all-" + kind + "-members", Method: http.MethodGet, Path: src.base + "/members/all", Tags: tags,
+			Summary: "Members of a " + kind + ", inherited ones included", Access: api.Public},
+			func(ctx context.Context, in *memberListInput) (*memberListOutput, error) {
+				return s.listAllMembers(ctx, kind, in)
+			})
+		api.Register(a, api.Op{ID: "get-all-" + kind + "-member", Method: http.MethodGet, Path: src.base + "/members/all/{user_id}", Tags: tags,
+			Summary: "A member of a " + kind + ", inherited ones included", Access: api.Public},
+			func(ctx context.Context, in *MemberPath) (*memberOutput, error) {
+				return s.getAllMember(ctx, kind, in)
+			})
+	}
+}
+
+// effectiveMembers is every user with a membership-given level on src, at
+// their highest level, by user id.
+func (s *Service) effectiveMembers(ctx context.Context, src *memberSource) ([]*Member, error) {
+	best := map[uint64]*Member{}
+	now := s.now()
+	consider := func(m *Member) {
+		if expired(m, now) {
+			return
+		}
+		if b, ok := best[m.UserID]; !ok || m.AccessLevel > b.AccessLevel {
+			best[m.UserID] = m
+		}
+	}
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		of := func(kind string, id uint64, capAt int) error {
+			ids, err := members.IDsBy(tx, "source", sourceKey(kind, id))
+			if err != nil {
+				return err
+			}
+			for _, mid := range ids {
+				m, err := members.Get(tx, mid)
+				if err != nil {
+					return err
+				}
+				if capAt > 0 && m.AccessLevel > capAt {
+					c := *m
+					c.AccessLevel = capAt
+					m = &c
+				}
+				consider(m)
+			}
+			return nil
+		}
+		if src.kind == KindGroup {
+			return of(KindGroup, src.id, 0)
+		}
+		p, err := projects.Get(tx, src.id)
+		if errors.Is(err, store.ErrNotFound) {
+			return ErrProjectNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if err := of(sourceProject, p.ID, 0); err != nil {
+			return err
+		}
+		ns, err := namespaces.Get(tx, p.NamespaceID)
+		if err != nil {
+			return err
+		}
+		switch ns.Kind {
+		case KindGroup:
+			if err := of(KindGroup, ns.ID, 0); err != nil {
+				return err
+			}
+		case KindUser:
+			consider(&Member{SourceKind: sourceProject, SourceID: p.ID, UserID: ns.OwnerID, AccessLevel: Owner, CreatedAt: ns.CreatedAt})
+		}
+		for _, sh := range p.SharedWith {
+			if sh.ExpiresAt != nil && now.After(*sh.ExpiresAt) {
+				continue
+			}
+			if err := of(KindGroup, sh.GroupID, sh.Access); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Member, 0, len(best))
+	for _, m := range best {
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].UserID < out[j].UserID })
+	return out, nil
+}
+
+func (s *Service) listAllMembers(ctx context.Context, kind string, in *memberListInput) (*memberListOutput, error) {
+	src, err := s.memberSource(ctx, kind, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.effectiveMembers(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	q := strings.ToLower(strings.TrimSpace(in.Query))
+	var views []MemberView
+	for _, m := range rows {
+		u, err := s.users.UserByID(ctx, int64(m.UserID))
+		if errors.Is(err, identity.ErrUserNotFound) {
+			continue // being deleted; cleanup removes the rows
+		}
+		if err != nil {
+			return nil, err
+		}
+		if q != "" && !strings.Contains(strings.ToLower(u.Username), q) && !strings.Contains(strings.ToLower(u.Name), q) {
+			continue
+		}
+		views = append(views, s.memberView(ctx, m, u))
+	}
+	return &memberListOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(views)),
+		Body: append([]MemberView{}, api.Window(views, in.PageParams)...)}, nil
+}
+
+func (s *Service) getAllMember(ctx context.Context, kind string, in *MemberPath) (*memberOutput, error) {
+	src, err := s.memberSource(ctx, kind, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.effectiveMembers(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range rows {
+		if m.UserID != uint64(in.UserID) {
+			continue
+		}
+		u, err := s.users.UserByID(ctx, in.UserID)
+		if errors.Is(err, identity.ErrUserNotFound) {
+			return nil, errMemberNotFound
+		}
+		if err != nil {
+			return nil, err
+		}
+		v := s.memberView(ctx, m, u)
+		return &memberOutput{Body: &v}, nil
+	}
+	return nil, errMemberNotFound
+}

@@ -1,0 +1,150 @@
+package internal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects/event"
+)
+
+// PUT /projects/:id/transfer moves a project to another namespace. The
+// repository is stored by project id (repository module), as are every
+// other module's records, so a transfer is this one record's namespace
+// and nothing moves on disk: the project's path_with_namespace, web_url
+// and clone URLs follow from the new namespace at once. The old path is
+// not redirected.
+//
+// Who: the project's Owner (or an administrator), into a namespace they
+// may create projects in (their own, a group where they are Master or
+// more), the rule of fork; any other namespace is 404 Namespace Not
+// Found. The owner of a personal namespace the project leaves keeps
+// Master on it as a project member (GitLab keeps the creator's membership
+// row; Fennec's owner had none, the namespace gave them Owner).
+//
+// GITLAB-FACTS: a refused transfer is 400 "Failed to transfer project
+// <errors>", the errors printed as a Ruby hash: moving to the namespace it
+// is in, or to one that has a project of that name or path.
+
+type transferInput struct {
+	ProjectPath
+	Body struct {
+		Namespace string `json:"namespace" required:"true" doc:"Id or path of the target namespace"`
+	}
+}
+
+func (s *Service) registerTransfer(a *api.API) {
+	api.Register(a, api.Op{ID: "transfer-project", Method: http.MethodPut, Path: "/projects/{id}/transfer", Tags: []string{"projects"},
+		Summary: "Move a project to another namespace (Owner or administrator)", Access: api.SignedIn}, s.transfer)
+}
+
+// transferError is GitLab's answer to a transfer its service refused.
+func transferError(msg string) error {
+	return api.BadRequest(fmt.Sprintf("Failed to transfer project {:new_namespace=>[%q]}", msg))
+}
+
+func (s *Service) transfer(ctx context.Context, in *transferInput) (*projectOutput, error) {
+	ref := strings.TrimSpace(in.Body.Namespace)
+	if ref == "" {
+		return nil, api.Missing("namespace")
+	}
+	r, err := s.require(ctx, in.ID, RemoveProject)
+	if err != nil {
+		return nil, err
+	}
+	pr := auth.FromContext(ctx)
+	target, err := s.forkTarget(ctx, &ForkInput{Namespace: &ref})
+	if err != nil {
+		return nil, err
+	}
+	if target.ownerID != 0 && target.ownerID != uint64(pr.UserID()) && !pr.IsAdmin() {
+		return nil, errNamespaceNotFound
+	}
+	now := s.now().UTC()
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		p, err := projects.Get(tx, r.p.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			return ErrProjectNotFound
+		}
+		if err != nil {
+			return err
+		}
+		var ns *Namespace
+		if target.groupID != 0 {
+			if ns, err = namespaces.Get(tx, target.groupID); err != nil {
+				return errNamespaceNotFound
+			}
+			if !pr.IsAdmin() && memberLevel(tx, KindGroup, ns.ID, uint64(pr.UserID()), now) < Master {
+				return errNamespaceNotFound
+			}
+		} else if ns, err = userNamespace(tx, target.ownerID, now); err != nil {
+			return err
+		}
+		if ns.ID == p.NamespaceID {
+			return transferError("Please select a new namespace for your project.")
+		}
+		_, nameTaken := projects.GetBy(tx, "name", u64(ns.ID)+"/"+store.Fold(p.Name))
+		_, pathTaken := projects.GetBy(tx, "path", projectPathKey(ns.ID, p.Path))
+		if nameTaken == nil || pathTaken == nil {
+			return transferError("Project with same name or path in target namespace already exists")
+		}
+		old, err := namespaces.Get(tx, p.NamespaceID)
+		if err != nil {
+			return err
+		}
+		if old.Kind == KindUser {
+			if err := s.keepFormerOwner(tx, p, old.OwnerID, pr.UserID(), now); err != nil {
+				return err
+			}
+		}
+		p.NamespaceID = ns.ID
+		p.UpdatedAt = now
+		if err := projects.Update(tx, p); err != nil {
+			return err
+		}
+		return s.bus.Publish(tx, event.ProjectEvent{Action: event.ProjectUpdated, ProjectID: int64(p.ID), UserID: pr.UserID()})
+	})
+	var conflict *store.ConflictError
+	if errors.As(err, &conflict) {
+		return nil, transferError("Project with same name or path in target namespace already exists")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.actionOutput(ctx, r.p.ID)
+}
+
+// keepFormerOwner makes the owner of the personal namespace a project
+// leaves a Master of it, unless a membership gives them as much already.
+func (s *Service) keepFormerOwner(tx *store.Tx, p *Project, owner uint64, author int64, now time.Time) error {
+	key := sourceKey(sourceProject, p.ID) + "/" + u64(owner)
+	m, err := members.GetBy(tx, "membership", key)
+	switch {
+	case err == nil && !expired(m, now):
+		if m.AccessLevel >= Master {
+			return nil
+		}
+		m.AccessLevel, m.ExpiresAt = Master, nil
+		return members.Update(tx, m) // a member already: no one joined
+	case err == nil:
+		// An expired membership is replaced, as adding a member does.
+		m.AccessLevel, m.ExpiresAt, m.CreatedAt = Master, nil, now
+		if err := members.Update(tx, m); err != nil {
+			return err
+		}
+	case errors.Is(err, store.ErrNotFound):
+		m = &Member{SourceKind: sourceProject, SourceID: p.ID, UserID: owner, AccessLevel: Master, CreatedAt: now}
+		if err := members.Insert(tx, m); err != nil {
+			return err
+		}
+	default:
+		return err
+	}
+	return s.bus.Publish(tx, event.MemberEvent{Action: event.MemberJoined, ProjectID: int64(p.ID), UserID: int64(owner), AuthorID: author})
+}
