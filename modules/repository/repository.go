@@ -154,5 +154,6 @@ func Module() fennec.Module {
 		fennec.ProvideAdminCommands(internal.Commands, internal.CommandSpecs...),
 		fennec.ProvideBackupParticipants(internal.BackupParticipants, internal.BackupSpec, internal.SSHBackupSpec),
 		fx.Invoke(internal.CheckMissing),
+		fennec.ProvideRoutes(internal.NewHousekeepingRoutes),
 	)
 }

@@ -42,12 +42,19 @@ type Housekeeper struct {
 	stop    chan struct{}
 	done    sync.WaitGroup
 	started bool
+	// running is the repository the worker repacks (at most one: there
+	// is one worker); Request refuses a second housekeeping meanwhile.
+	running map[int64]bool
+	// beforeRepack, when a test sets it, is called by the worker before
+	// each repack (SetBeforeRepack).
+	beforeRepack func(projectID int64)
 }
 
 // NewHousekeeper builds the housekeeper and runs its worker with the app.
 func NewHousekeeper(lc fx.Lifecycle, st *Storage, cfg Config, log *zap.Logger) *Housekeeper {
 	hk := &Housekeeper{st: st, log: log.Named("housekeeping"), every: cfg.HousekeepingPushes,
-		pushes: map[int64]int{}, queue: make(chan int64, 1024), queued: map[int64]bool{}, stop: make(chan struct{})}
+		pushes: map[int64]int{}, queue: make(chan int64, 1024), queued: map[int64]bool{}, running: map[int64]bool{},
+		stop: make(chan struct{})}
 	if hk.every <= 0 {
 		hk.every = 50
 	}
@@ -90,6 +97,35 @@ func (hk *Housekeeper) Pushed(projectID int64) {
 	}
 }
 
+// Request queues the housekeeping of a repository that a user asked for
+// (POST /projects/:id/housekeeping): a repack by the worker, as after
+// HousekeepingPushes pushes, whose count starts again. It is refused,
+// false, while that repository's housekeeping is queued or running, or
+// when the queue is full.
+func (hk *Housekeeper) Request(projectID int64) bool {
+	hk.mu.Lock()
+	defer hk.mu.Unlock()
+	if hk.queued[projectID] || hk.running[projectID] {
+		return false
+	}
+	select {
+	case hk.queue <- projectID:
+		hk.queued[projectID] = true
+		hk.pushes[projectID] = 0
+		return true
+	default:
+		return false
+	}
+}
+
+// SetBeforeRepack has fn called by the worker before each repack it
+// runs; for tests, which hold a housekeeping in progress.
+func (hk *Housekeeper) SetBeforeRepack(fn func(projectID int64)) {
+	hk.mu.Lock()
+	defer hk.mu.Unlock()
+	hk.beforeRepack = fn
+}
+
 func (hk *Housekeeper) enqueue(projectID int64) {
 	hk.mu.Lock()
 	defer hk.mu.Unlock()
@@ -112,10 +148,18 @@ func (hk *Housekeeper) worker() {
 		case id := <-hk.queue:
 			hk.mu.Lock()
 			delete(hk.queued, id)
+			hk.running[id] = true
+			before := hk.beforeRepack
 			hk.mu.Unlock()
+			if before != nil {
+				before(id)
+			}
 			if _, err := hk.Repack(context.Background(), id); err != nil {
 				hk.log.Warn("repack failed", zap.Int64("project", id), zap.Error(err))
 			}
+			hk.mu.Lock()
+			delete(hk.running, id)
+			hk.mu.Unlock()
 		}
 	}
 }
