@@ -24,6 +24,9 @@ type (
 	// knows nothing of issues, snippets or merge requests
 	// (noteable.Kind documents its fields).
 	Kind = noteable.Kind
+	// Position is where a line comment sits in a diff
+	// (noteable.Position documents its fields).
+	Position = noteable.Position
 )
 
 // KindsGroup is the fx value group of the registered noteable kinds.
@@ -69,6 +72,9 @@ type Service interface {
 	// module mails an explicit subscriber whatever their notification
 	// level, and nobody who unsubscribed, watchers included.
 	Subscriptions(ctx context.Context, n Noteable) (map[int64]bool, error)
+	// UnresolvedDiscussions counts n's threads that can be resolved and
+	// are not (a merge request that may merge only when all are).
+	UnresolvedDiscussions(ctx context.Context, n Noteable) (int, error)
 	// Remove deletes the notes and subscriptions of a noteable that is
 	// deleted (a project's are removed by the notes module itself when the
 	// project goes).
@@ -87,6 +93,10 @@ const (
 	NoteCreated = event.NoteCreated
 	NoteUpdated = event.NoteUpdated
 )
+
+// ErrBadPosition: a Kind's CheckPosition found no line of the diffs at a
+// line comment's position.
+var ErrBadPosition = noteable.ErrBadPosition
 
 // ErrNotFound: no such note on the noteable (or one on another); answered
 // 404 Note Not Found.

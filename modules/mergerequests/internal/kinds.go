@@ -61,6 +61,9 @@ func NoteKinds(s *Service) []notes.Kind {
 			}
 			return nil
 		},
+		// Threads are resolved, and line comments sit on the diffs.
+		Resolvable:    true,
+		CheckPosition: s.checkPosition,
 	}}
 }
 

@@ -65,6 +65,9 @@ func (s *Service) accept(ctx context.Context, in *acceptInput) (*mrOutput, error
 	if workInProgress(m.Title) {
 		return nil, ErrNotMergeable
 	}
+	if err := s.unresolvedThreads(ctx, info, m); err != nil {
+		return nil, err
+	}
 	head, err := s.Merges.BranchHead(ctx, int64(m.SourceProjectID), m.SourceBranch)
 	if err != nil {
 		return nil, ErrNotMergeable

@@ -26,7 +26,10 @@ func NewRoutes(p RoutesParams) fennec.Routes {
 
 func (s *Service) register(a *api.API) {
 	a.MapError(ErrNoteNotFound, func(error) *api.Error { return api.NotFound("Note") })
+	a.MapError(ErrDiscussionNotFound, func(error) *api.Error { return api.NotFound("Discussion") })
+	a.MapError(noteable.ErrBadPosition, func(error) *api.Error { return errBadPosition })
 	for _, k := range s.kinds {
 		s.registerKind(a, k)
+		s.registerDiscussions(a, k)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/notes/noteable"
 )
 
 // Note is one stored note. Ids grow with time, so a noteable's notes in id
@@ -25,6 +26,16 @@ type Note struct {
 	System      bool      `json:"system,omitempty"`
 	CreatedAt   time.Time `json:"created_at"`
 	UpdatedAt   time.Time `json:"updated_at"`
+	// The note's thread (discussions.go): its discussion id (40 hex
+	// digits), its type ("" a note by itself, "DiscussionNote" one of a
+	// thread, "DiffNote" one of a line comment's thread, with Position),
+	// and whether it is resolved.
+	DiscussionID string             `json:"discussion_id,omitempty"`
+	Type         string             `json:"type,omitempty"`
+	Position     *noteable.Position `json:"position,omitempty"`
+	Resolved     bool               `json:"resolved,omitempty"`
+	ResolvedBy   int64              `json:"resolved_by,omitempty"`
+	ResolvedAt   *time.Time         `json:"resolved_at,omitempty"`
 }
 
 func (n *Note) RecordID() uint64      { return n.ID }
@@ -46,6 +57,13 @@ var notesTable = store.NewTable[Note]("notes.notes",
 			return nil
 		}
 		return []string{commenterKey(n.NoteableType, n.NoteableID, n.AuthorID)}
+	}},
+	// A noteable's threads: its notes by discussion id.
+	store.Index[Note]{Name: "discussion", Keys: func(n *Note) []string {
+		if n.DiscussionID == "" {
+			return nil
+		}
+		return []string{discussionKey(n.NoteableType, n.NoteableID, n.DiscussionID)}
 	}},
 )
 
@@ -104,7 +122,10 @@ func Tables() []interface{ Buckets() []string } {
 
 // Migrations lists the module's schema migrations, oldest first.
 func Migrations() []store.Migration {
-	return []store.Migration{{Module: "notes", Version: 1, Name: "tables", Up: func(*store.Tx) error { return nil }}}
+	return []store.Migration{
+		{Module: "notes", Version: 1, Name: "tables", Up: func(*store.Tx) error { return nil }},
+		{Module: "notes", Version: 2, Name: "discussion ids", Up: backfillDiscussionIDs},
+	}
 }
 
 func countKey(typ string, id int64) []byte {
@@ -131,8 +152,12 @@ func addUserCount(tx *store.Tx, typ string, id int64, delta int) error {
 	return tx.Bucket(userCounts).Put(k, store.Key(uint64(n)))
 }
 
-// insertNote stores a note and counts it when a user wrote it.
+// insertNote stores a note and counts it when a user wrote it. A note that
+// joins no thread starts its own.
 func insertNote(tx *store.Tx, n *Note) error {
+	if n.DiscussionID == "" {
+		n.DiscussionID = newDiscussionID()
+	}
 	if err := notesTable.Insert(tx, n); err != nil {
 		return err
 	}

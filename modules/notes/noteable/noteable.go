@@ -53,7 +53,18 @@ type Kind struct {
 	// NoteView, when set, renders GET .../notes/:note_id instead of the Note
 	// resource (the spec's snippet-note quirk); note is the Note resource.
 	NoteView func(ctx context.Context, n Noteable, note any) (any, error)
+	// Resolvable: the threads on n (discussions started as such, line
+	// comments) can be resolved, as GitLab's merge request threads can.
+	Resolvable bool
+	// CheckPosition, when set, allows line comments (DiffNote) on n: it
+	// returns nil when pos names a line of n's diffs, else the error to
+	// answer.
+	CheckPosition func(ctx context.Context, p projects.ProjectInfo, n Noteable, pos Position) error
 }
+
+// ErrBadPosition is what a kind's CheckPosition returns for a position that
+// names no line of the noteable's diffs (answered as GitLab does).
+var ErrBadPosition = errors.New("noteable: the position names no line of the diff")
 
 // ErrNotFound matches (errors.Is) every owner's not-found error of a
 // noteable: a module that reads noteables of every kind tells "gone" from a
@@ -70,3 +81,18 @@ func (e *notFound) Error() string { return e.text }
 
 // Is makes errors.Is(err, ErrNotFound) hold.
 func (e *notFound) Is(target error) bool { return target == ErrNotFound }
+
+// Position is where a line comment (a DiffNote) sits in a diff, as GitLab's
+// discussions API takes it: the diff from base_sha (the merge base) or
+// start_sha (the target branch) to head_sha; a line only new_line has is
+// an added one, only old_line a removed one, both an unchanged one.
+type Position struct {
+	BaseSHA      string `json:"base_sha"`
+	StartSHA     string `json:"start_sha"`
+	HeadSHA      string `json:"head_sha"`
+	PositionType string `json:"position_type"`
+	OldPath      string `json:"old_path"`
+	NewPath      string `json:"new_path"`
+	OldLine      *int   `json:"old_line"`
+	NewLine      *int   `json:"new_line"`
+}

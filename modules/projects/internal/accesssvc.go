@@ -35,6 +35,9 @@ type ProjectInfo struct {
 	// Description is the project's description ("" when it has none), for
 	// the project object of hook payloads.
 	Description string
+	// OnlyAllowMergeIfAllDiscussionsAreResolved: merge requests merge only
+	// when their threads are resolved (the merge requests module asks).
+	OnlyAllowMergeIfAllDiscussionsAreResolved bool
 }
 
 func deref(s *string) string {
@@ -92,6 +95,7 @@ func (s *Service) info(ctx context.Context, r *resolved) ProjectInfo {
 		WebURL: web, Visibility: r.p.Visibility, Archived: r.p.Archived, DefaultBranch: r.p.DefaultBranch,
 		Features: r.p.Features, Level: effectiveLevel(auth.FromContext(ctx), r.p, r.l), MemberLevel: r.l.max(),
 		ForkedFromID: int64(r.p.ForkedFromID), Description: deref(r.p.Description),
+		OnlyAllowMergeIfAllDiscussionsAreResolved: r.p.OnlyAllowMergeIfAllDiscussionsAreResolved,
 	}
 }
 
