@@ -48,7 +48,9 @@ func TestMilestoneMergeRequests(t *testing.T) {
 	s.call(t, s.RootToken, http.MethodPut, mrPath(p.ID, 3), map[string]any{"state_event": "close"}).expect(t, 200, "")
 	s.call(t, s.RootToken, http.MethodPut, mrPath(p.ID, 5), map[string]any{"milestone_id": v2.ID}).expect(t, 200, "")
 
-	path := func(m int64, q string) string { return fmt.Sprintf("/api/v4/projects/%d/milestones/%d/merge_requests%s", p.ID, m, q) }
+	path := func(m int64, q string) string {
+		return fmt.Sprintf("/api/v4/projects/%d/milestones/%d/merge_requests%s", p.ID, m, q)
+	}
 	r := s.call(t, s.RootToken, http.MethodGet, path(v1.ID, ""), nil).expect(t, 200, "")
 	if got := r.iids(t); !slices.Equal(got, []int64{3, 1}) {
 		t.Fatalf("v1: %v", got)
