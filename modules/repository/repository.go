@@ -75,6 +75,19 @@ type Merges interface {
 	Import(ctx context.Context, to, from int64, sha string) error
 }
 
+// CommitGraph answers questions about a project's history for the modules
+// above (merge requests: which of them hold a commit).
+type CommitGraph interface {
+	// ResolveCommit is the commit id a sha, branch or tag names
+	// (ErrCommitNotFound when none).
+	ResolveCommit(ctx context.Context, projectID int64, rev string) (string, error)
+	// InRange says whether commit sha is in head's history and not in
+	// base's (git log base..head); an empty or unknown base leaves all of
+	// head's history. ErrCommitNotFound when sha or head is not in the
+	// repository.
+	InRange(ctx context.Context, projectID int64, sha, base, head string) (bool, error)
+}
+
 // What Merges takes and returns: the commit resource and the diff entry as
 // the repository endpoints render them.
 type (
@@ -146,7 +159,8 @@ func Module() fennec.Module {
 			func(w *internal.Writer) RefChanges { return w },
 			internal.NewGit, internal.NewSSHServer, func(s *internal.SSHServer) SSHServer { return s }),
 		fx.Invoke(func(*internal.SSHServer) {}), // started with the app when ssh_listen is set
-		fx.Provide(internal.NewMerges, func(m *internal.Merges) Merges { return m }),
+		fx.Provide(internal.NewMerges, func(m *internal.Merges) Merges { return m },
+			func(m *internal.Merges) CommitGraph { return m }),
 		projects.ProvideBranchChecker(func(s *internal.Storage) projects.BranchChecker { return s }),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideRoutes(internal.NewRoutes),
