@@ -36,6 +36,7 @@ func Module() fennec.Module {
 		fennec.Migrations(internal.Migrations()...),
 		fx.Provide(internal.NewService),
 		fennec.ProvideRoutes(internal.NewRoutes),
+		fennec.ProvideRoutes(internal.NewCommitMRRoutes),
 		fennec.ProvideRoutes(internal.NewMilestoneRoutes),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		notes.ProvideKinds(internal.NoteKinds),
