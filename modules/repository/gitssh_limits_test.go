@@ -157,48 +157,66 @@ func TestGitSSHLimits(t *testing.T) {
 		}
 	})
 
-	t.Run("connections in total", func(t *testing.T) {
-		var held []net.Conn
-		defer func() {
-			for _, c := range held {
-				c.Close()
-			}
-		}()
-		// The earlier subtests' connections may take a moment to end on
-		// the server's side: until three new ones are all served.
-		served := func() bool {
+	t.Run("authenticated connections in total", func(t *testing.T) {
+		var held []*ssh.Client
+		closeAll := func() {
 			for _, c := range held {
 				c.Close()
 			}
 			held = nil
+		}
+		defer closeAll()
+		// Three authenticated connections that each open a session. The
+		// earlier subtests' connections may take a moment to end on the
+		// server's side: until all three can.
+		sessions := func() bool {
+			closeAll()
 			for range 3 {
-				nc, err := net.Dial("tcp", s.srv.Addr())
+				c := dialSSH(t, s, key)
+				held = append(held, c)
+				sess, err := c.NewSession()
 				if err != nil {
-					t.Fatal(err)
-				}
-				held = append(held, nc)
-			}
-			// The server says its version to the ones it serves.
-			for _, nc := range held {
-				_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-				line := make([]byte, 7)
-				if _, err := io.ReadFull(nc, line); err != nil || string(line) != "SSH-2.0" {
 					return false
 				}
+				sess.Close()
 			}
 			return true
 		}
-		if !eventually(served) {
-			t.Fatal("three connections were not served")
+		if !eventually(sessions) {
+			t.Fatal("three authenticated connections were not served")
 		}
+		// A fourth authenticates, and its session is refused with a reason.
+		c := dialSSH(t, s, key)
+		defer c.Close()
+		if _, err := c.NewSession(); err == nil || !strings.Contains(err.Error(), "Too many SSH connections") {
+			t.Errorf("a fourth authenticated connection's session: %v", err)
+		}
+		// Connections still authenticating are counted apart: served.
 		nc, err := net.Dial("tcp", s.srv.Addr())
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer nc.Close()
 		_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-		if n, err := nc.Read(make([]byte, 7)); err != io.EOF {
-			t.Errorf("a fourth connection read %d bytes, %v; want it closed at once", n, err)
+		line := make([]byte, 7)
+		if _, err := io.ReadFull(nc, line); err != nil || string(line) != "SSH-2.0" {
+			t.Errorf("a new connection while the sessions are all taken: %q %v", line, err)
+		}
+		// One ends: its place is free again.
+		held[0].Close()
+		held = held[1:]
+		freed := func() bool {
+			c := dialSSH(t, s, key)
+			defer c.Close()
+			sess, err := c.NewSession()
+			if err != nil {
+				return false
+			}
+			sess.Close()
+			return true
+		}
+		if !eventually(freed) {
+			t.Error("the place of a closed connection was not given back")
 		}
 	})
 }

@@ -27,18 +27,25 @@ type Config struct {
 	// SSHExternal is host:port as clients reach the SSH server, for
 	// ssh_url_to_repo.
 	SSHExternal           string        `yaml:"ssh_external" env:"FENNEC_SSH_EXTERNAL" default:"the listen address (the external URL's host when listening on all addresses)" help:"host:port clients reach the git SSH server at, for ssh_url_to_repo"`
-	SSHMaxSessions        int           `yaml:"ssh_max_sessions" help:"SSH connections open at once, in total (more are closed at once)"`
+	SSHMaxSessions        int           `yaml:"ssh_max_sessions" help:"authenticated SSH connections open at once, in total (more are refused); connections still authenticating count under ssh_max_startups"`
 	SSHMaxSessionsPerUser int           `yaml:"ssh_max_sessions_per_user" help:"git commands one user may run over SSH at once"`
 	SSHIdleTimeout        time.Duration `yaml:"ssh_idle_timeout" help:"an SSH connection with no traffic either way for this long is closed"`
-	SSHHandshakeTimeout   time.Duration `yaml:"ssh_handshake_timeout" help:"time an SSH connection has for its key exchange and authentication"`
+	SSHHandshakeTimeout   time.Duration `yaml:"ssh_handshake_timeout" help:"time an SSH connection has for its key exchange and authentication (the pre-authentication deadline)"`
 	SSHMaxAuthTries       int           `yaml:"ssh_max_auth_tries" help:"public keys one SSH connection may try"`
+	// SSHMaxStartups bounds the connections not yet authenticated, as
+	// OpenSSH's MaxStartups: start:rate:full (or one number N, N:100:N).
+	SSHMaxStartups string `yaml:"ssh_max_startups" help:"SSH connections not yet authenticated, start:rate:full as OpenSSH's MaxStartups: from start on a new one is dropped with probability rate%, rising to 100% at full"`
+	// SSHMaxStartupsPerAddress bounds them per client address (per /64 for
+	// IPv6), so one address cannot take the places of everyone.
+	SSHMaxStartupsPerAddress int `yaml:"ssh_max_startups_per_address" help:"SSH connections not yet authenticated from one client address (one /64 for IPv6); more are closed at once"`
 }
 
 // DefaultConfig is the section with nothing set.
 func DefaultConfig() Config {
 	return Config{MaxPushBytes: 2 << 30, HousekeepingPushes: 50, ReceiveFsckObjects: true,
 		SSHMaxSessions: 256, SSHMaxSessionsPerUser: 16, SSHIdleTimeout: 10 * time.Minute,
-		SSHHandshakeTimeout: 30 * time.Second, SSHMaxAuthTries: 6}
+		SSHHandshakeTimeout: 20 * time.Second, SSHMaxAuthTries: 6,
+		SSHMaxStartups: "10:30:100", SSHMaxStartupsPerAddress: 5}
 }
 
 // Validate refuses values that would fail late or obscurely.

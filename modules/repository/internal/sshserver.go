@@ -16,6 +16,16 @@ package internal
 // commands, subsystems, ptys, forwarding of ports, agents or X11 are
 // refused, with a message on stderr and exit status 1 where the client
 // waits for one.
+//
+// Connections are counted in two kinds. One that has not authenticated
+// yet takes a place under ssh_max_startups, as OpenSSH's MaxStartups: at
+// most ssh_max_startups_per_address of them from one address (one /64 for
+// IPv6), and from start on in total a new one is dropped at random, with
+// a probability rising from rate to 100% at full; it has
+// ssh_handshake_timeout to authenticate. Once authenticated it gives its
+// place back and counts under ssh_max_sessions instead. So idle TCP
+// connections, which cost a flood nothing, hold only places of their own
+// kind, a few per address and briefly, and a key holder still gets in.
 
 import (
 	"context"
@@ -25,7 +35,9 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
@@ -57,7 +69,8 @@ type SSHServer struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 
-	conns atomic.Int64 // open connections, for ssh_max_sessions
+	startups startups        // ssh_max_startups, read
+	chance   func(n int) int // a random number in [0, n): the early drop's draw
 	// Commands running (under mu): stop waits for them, and once stopping
 	// is set no new one starts.
 	active   int
@@ -66,17 +79,32 @@ type SSHServer struct {
 	mu       sync.Mutex
 	perUser  map[int64]int // running commands per user
 	open     map[net.Conn]struct{}
+	// Connections not yet authenticated, in all and per source (under
+	// mu), and authenticated ones, for ssh_max_sessions.
+	unauth    int
+	perSource map[string]int
+	authed    int
+	// Connections dropped since the last warning about it, and when that
+	// was (unix nanoseconds): a flood logs a line every dropLogEvery, not
+	// one per connection.
+	dropped     atomic.Int64
+	lastDropLog atomic.Int64
 }
+
+// dropLogEvery is the least time between two warnings about dropped
+// connections.
+const dropLogEvery = 10 * time.Second
 
 // NewSSHServer builds the SSH server and, when ssh_listen is set, starts
 // it with the application.
 func NewSSHServer(lc fx.Lifecycle, g *GitHTTP, keys identity.SSHKeys, endpoint projects.SSHEndpoint,
 	cfg Config, fcfg fconfig.Config, log *zap.Logger) *SSHServer {
 	s := &SSHServer{git: g, keys: keys, endpoint: endpoint, cfg: cfg, dataDir: fcfg.Data, log: log.Named("ssh"),
-		perUser: map[int64]int{}, open: map[net.Conn]struct{}{}}
+		perUser: map[int64]int{}, open: map[net.Conn]struct{}{}, perSource: map[string]int{}, chance: mrand.IntN}
 	if cfg.SSHListen == "" {
 		return s
 	}
+	s.startups, _ = parseStartups(cfg.SSHMaxStartups) // validated with the configuration
 	lc.Append(fx.Hook{OnStart: s.start, OnStop: s.stop})
 	return s
 }
@@ -185,11 +213,10 @@ func (s *SSHServer) accept() {
 			}
 			return // closed
 		}
-		if s.conns.Add(1) > int64(s.cfg.SSHMaxSessions) {
-			s.conns.Add(-1)
-			s.log.Warn("ssh: too many connections, one refused", zap.String("remote", c.RemoteAddr().String()),
-				zap.Int("limit", s.cfg.SSHMaxSessions))
+		source := sourceOf(c.RemoteAddr())
+		if why := s.admit(source); why != "" {
 			_ = c.Close()
+			s.droppedOne(why)
 			continue
 		}
 		s.mu.Lock()
@@ -198,16 +225,98 @@ func (s *SSHServer) accept() {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			defer s.conns.Add(-1)
 			defer func() {
 				s.mu.Lock()
 				delete(s.open, c)
 				s.mu.Unlock()
 				_ = c.Close()
 			}()
-			s.serveConn(c)
+			s.serveConn(c, source)
 		}()
 	}
+}
+
+// sourceOf is what ssh_max_startups_per_address counts by: the client's
+// address, or its /64 for IPv6, where one host commonly has a whole /64.
+func sourceOf(a net.Addr) string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return a.String()
+	}
+	ip, ok := netip.AddrFromSlice(ta.IP)
+	if !ok {
+		return ta.IP.String()
+	}
+	ip = ip.Unmap()
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
+}
+
+// admit takes a place for a new connection not yet authenticated from
+// source, or says why it is dropped: its source holds all of its places,
+// or ssh_max_startups drops it (at random between start and full).
+func (s *SSHServer) admit(source string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.startups
+	switch {
+	case s.perSource[source] >= s.cfg.SSHMaxStartupsPerAddress:
+		return "too many connections not yet authenticated from one address (ssh_max_startups_per_address)"
+	case s.unauth >= st.full:
+		return "too many connections not yet authenticated (ssh_max_startups)"
+	case s.unauth >= st.start:
+		// OpenSSH's early drop: rate% at start, rising linearly to 100%
+		// at full.
+		p := st.rate
+		if st.full > st.start {
+			p += (100 - st.rate) * (s.unauth - st.start) / (st.full - st.start)
+		}
+		if s.chance(100) < p {
+			return "too many connections not yet authenticated (ssh_max_startups, dropped at random)"
+		}
+	}
+	s.unauth++
+	s.perSource[source]++
+	return ""
+}
+
+// authenticated gives back the place admit took; the connection, if it
+// authenticated (ok), then takes one under ssh_max_sessions, which it gets
+// unless they are all taken (false).
+func (s *SSHServer) authenticated(source string, ok bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unauth--
+	if s.perSource[source]--; s.perSource[source] <= 0 {
+		delete(s.perSource, source)
+	}
+	if !ok || s.authed >= s.cfg.SSHMaxSessions {
+		return false
+	}
+	s.authed++
+	return true
+}
+
+func (s *SSHServer) closedSession() {
+	s.mu.Lock()
+	s.authed--
+	s.mu.Unlock()
+}
+
+// droppedOne counts a connection dropped before its handshake and warns,
+// at most every dropLogEvery, with how many were since the last warning.
+func (s *SSHServer) droppedOne(why string) {
+	n := s.dropped.Add(1)
+	now := time.Now().UnixNano()
+	last := s.lastDropLog.Load()
+	if now-last < int64(dropLogEvery) || !s.lastDropLog.CompareAndSwap(last, now) {
+		return
+	}
+	s.dropped.Add(-n)
+	s.log.Warn("ssh: connections dropped before authenticating", zap.Int64("dropped", n), zap.String("last_reason", why))
 }
 
 // permKey is where checkKey leaves the authenticated key (its wire form)
@@ -275,15 +384,37 @@ func (c *idleConn) watch(d time.Duration, done <-chan struct{}) {
 	}
 }
 
-func (s *SSHServer) serveConn(nc net.Conn) {
+// msgTooMany refuses the session of a connection that authenticated while
+// ssh_max_sessions were all taken.
+const msgTooMany = "Too many SSH connections to Fennec right now; try again later."
+
+func (s *SSHServer) serveConn(nc net.Conn, source string) {
 	ic := &idleConn{Conn: nc}
 	ic.last.Store(time.Now().UnixNano())
+	// The pre-authentication deadline: key exchange and authentication,
+	// however slowly the bytes come.
 	_ = nc.SetDeadline(time.Now().Add(s.cfg.SSHHandshakeTimeout))
 	conn, chans, reqs, err := ssh.NewServerConn(ic, s.config)
-	if err != nil {
-		s.log.Debug("ssh: handshake", zap.String("remote", nc.RemoteAddr().String()), zap.Error(err))
+	if !s.authenticated(source, err == nil) {
+		if err != nil {
+			s.log.Debug("ssh: handshake", zap.String("remote", nc.RemoteAddr().String()), zap.Error(err))
+			return
+		}
+		defer conn.Close()
+		s.log.Warn("ssh: too many connections, an authenticated one refused", zap.String("remote", nc.RemoteAddr().String()),
+			zap.Int("limit", s.cfg.SSHMaxSessions))
+		// Say why to the client's first channel, then close.
+		go ssh.DiscardRequests(reqs)
+		select {
+		case nch, ok := <-chans:
+			if ok {
+				_ = nch.Reject(ssh.ResourceShortage, msgTooMany)
+			}
+		case <-time.After(s.cfg.SSHHandshakeTimeout):
+		}
 		return
 	}
+	defer s.closedSession()
 	defer conn.Close()
 	_ = nc.SetDeadline(time.Time{})
 	done := make(chan struct{})
