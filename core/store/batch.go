@@ -69,7 +69,7 @@ func (g *groupCommit) commit(db *DB, round []*batchCall) {
 		failed := -1
 		err := db.bolt.Update(func(btx *bolt.Tx) error {
 			for i, c := range round {
-				if err := safeCall(c.fn, db.newTx(c.ctx, btx)); err != nil {
+				if err := db.timed(func(tx *Tx) error { return safeCall(c.fn, tx) }, db.newTx(c.ctx, btx)); err != nil {
 					failed = i
 					return err
 				}

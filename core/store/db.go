@@ -36,6 +36,9 @@ type DB struct {
 	guard txGuard
 	// probing is set while a readiness probe waits for the store.
 	probing atomic.Bool
+	// slowest is the longest a write function has run, in nanoseconds
+	// (SlowestWrite).
+	slowest atomic.Int64
 }
 
 // Tx is a read or read-write transaction. It embeds the bbolt transaction so
@@ -166,7 +169,56 @@ func (db *DB) UpdateAlone(ctx context.Context, fn func(*Tx) error) error {
 
 // update is one read-write transaction, without the checks.
 func (db *DB) update(ctx context.Context, fn func(*Tx) error) error {
-	return db.bolt.Update(func(tx *bolt.Tx) error { return fn(db.newTx(ctx, tx)) })
+	return db.bolt.Update(func(tx *bolt.Tx) error { return db.timed(fn, db.newTx(ctx, tx)) })
+}
+
+// timed runs a write function and records how long it took (SlowestWrite).
+func (db *DB) timed(fn func(*Tx) error, tx *Tx) error {
+	start := time.Now()
+	defer func() {
+		d := int64(time.Since(start))
+		for {
+			old := db.slowest.Load()
+			if d <= old || db.slowest.CompareAndSwap(old, d) {
+				return
+			}
+		}
+	}()
+	return fn(tx)
+}
+
+// SlowestWrite is the longest one write function (of Update, UpdateAlone
+// or a step of UpdateInSteps) has run since the database was opened or
+// ResetSlowestWrite was called: the longest it kept every other writer
+// waiting, the commit apart. Tests bound it for work a user controls the
+// size of.
+func (db *DB) SlowestWrite() time.Duration { return time.Duration(db.slowest.Load()) }
+
+// ResetSlowestWrite starts SlowestWrite afresh.
+func (db *DB) ResetSlowestWrite() { db.slowest.Store(0) }
+
+// UpdateInSteps runs step in write transactions of its own (Update), one
+// after the other, until it reports done. It is for work too large for
+// one transaction, such as removing a deleted project's thousands of
+// rows: done in one, it kept every other writer of the server waiting for
+// seconds. Each step does a bounded part (a few hundred rows) and leaves
+// the store consistent, and the work must be able to start again from
+// what the store holds, since an error or a crash between two steps
+// leaves the rest undone: an outbox handler, which is called again until
+// it returns nil, completes it then. With a transaction in ctx every step
+// runs in that one.
+func (db *DB) UpdateInSteps(ctx context.Context, step func(tx *Tx) (done bool, err error)) error {
+	for {
+		done := false
+		err := db.Update(ctx, func(tx *Tx) error {
+			var err error
+			done, err = step(tx)
+			return err
+		})
+		if err != nil || done {
+			return err
+		}
+	}
 }
 
 // EnsureBuckets creates the named top-level buckets that do not exist yet.

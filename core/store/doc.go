@@ -49,6 +49,12 @@
 // migration, a write large enough to hold the writer for long), and say why
 // at the call.
 //
+// No write function may run long on input a user controls the size of:
+// every other writer waits for it. UpdateInSteps runs large work (a
+// deleted project's rows) as a series of bounded transactions, and
+// SlowestWrite says how long the longest write function ran, for tests
+// to bound.
+//
 // # Transactions in the context
 //
 // A transaction's Context() carries it. A View, Update or UpdateAlone

@@ -343,6 +343,28 @@ func (t *Table[T, P]) IDsBy(tx *Tx, index, key string) ([]uint64, error) {
 	return ids, nil
 }
 
+// FirstIDsBy is IDsBy's first n ids at most: the next part of a removal
+// done in steps (DB.UpdateInSteps), without listing every row each time.
+func (t *Table[T, P]) FirstIDsBy(tx *Tx, index, key string, n int) ([]uint64, error) {
+	ib, ix, err := t.index(tx, index)
+	if err != nil {
+		return nil, err
+	}
+	if ix.Unique || n <= 0 {
+		ids, err := t.IDsBy(tx, index, key)
+		return ids[:min(len(ids), max(n, 0))], err
+	}
+	ids := []uint64{}
+	prefix := append([]byte(key), 0)
+	c := ib.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(ids) < n; k, _ = c.Next() {
+		if len(k) == len(prefix)+8 {
+			ids = append(ids, KeyID(k))
+		}
+	}
+	return ids, nil
+}
+
 // IDs returns every row id in ascending order without decoding any row.
 func (t *Table[T, P]) IDs(tx *Tx) ([]uint64, error) {
 	b, err := t.b(tx)

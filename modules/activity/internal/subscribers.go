@@ -46,10 +46,12 @@ func NewService(db *store.DB, log *zap.Logger, access projects.Access, users ide
 func Subscribers(s *Service) []events.Subscriber {
 	return []events.Subscriber{
 		// Every handler here only writes feed rows: the bus runs them in
-		// its own transaction, a batch of events per commit.
+		// its own transaction, a batch of events per commit; but for
+		// onProject, which removes a deleted project's entries a step
+		// at a time.
 		// Only the actions onProject records: an edit (the most frequent
 		// project write) then puts nothing in the outbox at all.
-		events.Only(events.SubscribeInTx("activity.project", s.onProject), func(ev projects.ProjectEvent) bool {
+		events.Only(events.Subscribe("activity.project", s.onProject), func(ev projects.ProjectEvent) bool {
 			switch ev.Action {
 			case projects.ProjectCreated, projects.ProjectForked, projects.ProjectDeleted:
 				return true
@@ -118,16 +120,37 @@ func (s *Service) onProject(ctx context.Context, ev projects.ProjectEvent) error
 		if err != nil && !errors.Is(err, identity.ErrUserNotFound) {
 			return err
 		}
-		return s.db.Update(ctx, func(tx *store.Tx) error {
-			if err := removeProject(tx, pid); err != nil {
-				return err
+		// removeStep entries per transaction: a project's many thousands
+		// removed in one kept every other writer of the server waiting
+		// for seconds. The project is marked gone first, so that no
+		// late event adds to what is being removed; a call cut short
+		// is made again by the outbox and goes on from what is left.
+		return s.db.UpdateInSteps(ctx, func(tx *store.Tx) (bool, error) {
+			if err := tx.Bucket(goneProjects).Put(store.Key(pid), []byte{}); err != nil {
+				return false, err
 			}
-			if !tombstone {
-				return nil
+			ids, err := entries.FirstIDsBy(tx, "project", u64(pid), removeStep)
+			if err != nil {
+				return false, err
 			}
-			_, err := insert(tx, &Entry{AuthorID: author, ActionName: string(feed.Deleted), TargetID: pid, TargetType: "Project",
+			for _, id := range ids {
+				e, err := entries.Get(tx, id)
+				if err != nil {
+					return false, err
+				}
+				if err := remove(tx, e); err != nil {
+					return false, err
+				}
+			}
+			if len(ids) > 0 {
+				return false, nil
+			}
+			if err := removeProject(tx, pid); err != nil || !tombstone {
+				return err == nil, err
+			}
+			_, err = insert(tx, &Entry{AuthorID: author, ActionName: string(feed.Deleted), TargetID: pid, TargetType: "Project",
 				Key: "projects.deleted:" + u64(pid), CreatedAt: now})
-			return err
+			return err == nil, err
 		})
 	}
 	return nil
@@ -179,3 +202,6 @@ func (s *Service) onRecord(ctx context.Context, r feed.Event) error {
 		return err
 	})
 }
+
+// removeStep is how many entries one transaction of onProject removes.
+const removeStep = 500

@@ -22,7 +22,9 @@ func Subscribers(s *Service) []events.Subscriber {
 		events.Only(events.Subscribe("issues.close_on_push", s.onPush), func(ev repository.PushEvent) bool {
 			return ev.ObjectKind == repository.BranchPush && !ev.Deleted() && len(ev.Commits) > 0
 		}),
-		events.Only(events.SubscribeInTx("issues.project_deleted", s.onProjectDeleted), func(ev projects.ProjectEvent) bool {
+		// Not in the bus's transaction: a project's issues are removed a
+		// step at a time (onProjectDeleted).
+		events.Only(events.Subscribe("issues.project_deleted", s.onProjectDeleted), func(ev projects.ProjectEvent) bool {
 			return ev.Action == projects.ProjectDeleted
 		}),
 	}
@@ -250,38 +252,58 @@ func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
 }
 
 // onProjectDeleted removes a deleted project's issues (with their notes and
-// todos), labels and milestones. Running it twice finds nothing the second
-// time.
+// todos), labels and milestones, removeStep rows per transaction: a
+// project's thousands of issues removed in one kept every other writer of
+// the server waiting for seconds. The outbox calls it again until it
+// returns nil, and each call goes on from what is left.
 func (s *Service) onProjectDeleted(ctx context.Context, ev projects.ProjectEvent) error {
-	pid := uint64(ev.ProjectID)
-	return s.db.Update(ctx, func(tx *store.Tx) error {
-		ids, err := issues.IDsBy(tx, "project", u64(pid))
+	pid := u64(uint64(ev.ProjectID))
+	return s.db.UpdateInSteps(ctx, func(tx *store.Tx) (bool, error) {
+		ids, err := issues.FirstIDsBy(tx, "project", pid, removeStep)
 		if err != nil {
-			return err
+			return false, err
 		}
 		for _, id := range ids {
 			i, err := issues.Get(tx, id)
 			if err != nil {
-				return err
+				return false, err
 			}
 			if err := s.removeIssue(tx, i); err != nil {
-				return err
+				return false, err
 			}
 		}
-		if _, err := labels.DeleteBy(tx, "project", u64(pid)); err != nil {
-			return err
+		if len(ids) > 0 {
+			return false, nil
 		}
-		if _, err := milestones.DeleteBy(tx, "project", u64(pid)); err != nil {
-			return err
+		for _, t := range []interface {
+			FirstIDsBy(*store.Tx, string, string, int) ([]uint64, error)
+			Delete(*store.Tx, uint64) error
+		}{labels, milestones} {
+			ids, err := t.FirstIDsBy(tx, "project", pid, removeStep)
+			if err != nil {
+				return false, err
+			}
+			for _, id := range ids {
+				if err := t.Delete(tx, id); err != nil {
+					return false, err
+				}
+			}
+			if len(ids) > 0 {
+				return false, nil
+			}
 		}
 		for _, k := range []byte{countOpen, countClosed, countConfidential} {
-			if err := tx.Bucket(counts).Delete(countKey(pid, k)); err != nil {
-				return err
+			if err := tx.Bucket(counts).Delete(countKey(uint64(ev.ProjectID), k)); err != nil {
+				return false, err
 			}
 		}
-		return nil
+		return true, nil
 	})
 }
+
+// removeStep is how many issues (labels, milestones) one transaction of
+// onProjectDeleted removes.
+const removeStep = 100
 
 // maxPushWalk bounds the commits of one push read for closing references.
 const maxPushWalk = 1000

@@ -13,7 +13,9 @@ import (
 // user's notes stay (rendered with the ghost user), as in GitLab.
 func Subscribers(s *Service) []events.Subscriber {
 	return []events.Subscriber{
-		events.Only(events.SubscribeInTx("notes.project-deleted", s.onProject), func(ev projects.ProjectEvent) bool {
+		// Not in the bus's transaction: a project's notes are removed a
+		// step at a time (onProject).
+		events.Only(events.Subscribe("notes.project-deleted", s.onProject), func(ev projects.ProjectEvent) bool {
 			return ev.Action == projects.ProjectDeleted
 		}),
 	}
@@ -23,5 +25,33 @@ func (s *Service) onProject(ctx context.Context, ev projects.ProjectEvent) error
 	if ev.Action != projects.ProjectDeleted {
 		return nil
 	}
-	return s.db.Update(ctx, func(tx *store.Tx) error { return removeProject(tx, ev.ProjectID) })
+	// removeStep notes per transaction: a project's thousands removed in
+	// one kept every other writer of the server waiting for seconds. The
+	// outbox calls this again until it returns nil; each call goes on
+	// from what is left, and removeProject ends with the rest.
+	return s.db.UpdateInSteps(ctx, func(tx *store.Tx) (bool, error) {
+		ids, err := notesTable.FirstIDsBy(tx, "project", i64(ev.ProjectID), removeStep)
+		if err != nil {
+			return false, err
+		}
+		for _, id := range ids {
+			n, err := notesTable.Get(tx, id)
+			if err != nil {
+				return false, err
+			}
+			if err := notesTable.Delete(tx, id); err != nil {
+				return false, err
+			}
+			if err := tx.Bucket(userCounts).Delete(countKey(n.NoteableType, n.NoteableID)); err != nil {
+				return false, err
+			}
+		}
+		if len(ids) > 0 {
+			return false, nil
+		}
+		return true, removeProject(tx, ev.ProjectID)
+	})
 }
+
+// removeStep is how many notes one transaction of onProject removes.
+const removeStep = 500

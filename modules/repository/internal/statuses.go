@@ -70,14 +70,39 @@ var statuses = store.NewTable[Status]("repository.statuses",
 // removeProject deletes a deleted project's statuses and commit comments.
 func (st *Statuses) removeProject(ctx context.Context, project int64) error {
 	key := strconv.FormatInt(project, 10)
-	return st.db.Update(ctx, func(tx *store.Tx) error {
-		if _, err := statuses.DeleteBy(tx, "project", key); err != nil {
-			return err
+	// removeStep rows per transaction: CI records a status per job, and a
+	// project's many thousands removed in one kept every other writer
+	// waiting for seconds. The caller's event is delivered again until
+	// this returns nil, and each call goes on from what is left.
+	return st.db.UpdateInSteps(ctx, func(tx *store.Tx) (bool, error) {
+		ids, err := statuses.FirstIDsBy(tx, "project", key, removeStep)
+		if err != nil {
+			return false, err
 		}
-		_, err := comments.DeleteBy(tx, "project", key)
-		return err
+		for _, id := range ids {
+			if err := statuses.Delete(tx, id); err != nil {
+				return false, err
+			}
+		}
+		if len(ids) == removeStep {
+			return false, nil
+		}
+		budget := removeStep - len(ids)
+		ids, err = comments.FirstIDsBy(tx, "project", key, budget)
+		if err != nil {
+			return false, err
+		}
+		for _, id := range ids {
+			if err := comments.Delete(tx, id); err != nil {
+				return false, err
+			}
+		}
+		return len(ids) < budget, nil
 	})
 }
+
+// removeStep is how many rows one transaction of removeProject removes.
+const removeStep = 500
 
 // Tables lists the module's tables.
 func Tables() []interface{ Buckets() []string } {

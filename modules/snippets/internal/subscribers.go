@@ -15,7 +15,9 @@ import (
 // what is already gone changes nothing, so a redelivery is harmless.
 func Subscribers(s *Service) []events.Subscriber {
 	return []events.Subscriber{
-		events.Only(events.SubscribeInTx("snippets.project-deleted", s.onProjectDeleted), func(ev projects.ProjectEvent) bool {
+		// Not in the bus's transaction: a project's snippets are removed a
+		// step at a time (onProjectDeleted).
+		events.Only(events.Subscribe("snippets.project-deleted", s.onProjectDeleted), func(ev projects.ProjectEvent) bool {
 			return ev.Action == projects.ProjectDeleted
 		}),
 		events.SubscribeInTx("snippets.user-deleted", s.onUserDeleted),
@@ -29,19 +31,25 @@ func (s *Service) onProjectDeleted(ctx context.Context, ev projects.ProjectEvent
 	if ev.ProjectID <= 0 {
 		return nil
 	}
-	return s.db.Update(ctx, func(tx *store.Tx) error {
-		ids, err := snippets.IDsBy(tx, "project", u64(uint64(ev.ProjectID)))
+	// removeStep snippets per transaction, as many as the project has: in
+	// one, a big project's kept every other writer waiting.
+	return s.db.UpdateInSteps(ctx, func(tx *store.Tx) (bool, error) {
+		ids, err := snippets.FirstIDsBy(tx, "project", u64(uint64(ev.ProjectID)), removeStep)
 		if err != nil {
-			return err
+			return false, err
 		}
 		for _, id := range ids {
 			if err := deleteSnippet(tx, id); err != nil {
-				return err
+				return false, err
 			}
 		}
-		return nil
+		return len(ids) < removeStep, nil
 	})
 }
+
+// removeStep is how many snippets one transaction of onProjectDeleted
+// removes.
+const removeStep = 200
 
 // onUserDeleted removes the snippets a deleted user wrote, personal and
 // project ones, with their notes: GitLab 9.x destroys a user's snippets
