@@ -91,7 +91,7 @@ func (ts *things) resolve(ctx context.Context, p projects.ProjectInfo, ref int64
 // module is the test kind's module; locked things refuse comments, as
 // locked merge requests will.
 func (ts *things) module(locked *sync.Map, seen *noteEvents) fennec.Module {
-	kind := notes.Kind{Type: "Thing", Path: "things", Param: "thing_iid", Resolve: ts.resolve,
+	kind := notes.Kind{Type: "Thing", Path: "things", Param: "thing_iid", Resolve: ts.resolve, EmojiNotesAward: true,
 		CanComment: func(_ context.Context, _ projects.ProjectInfo, n notes.Noteable) error {
 			if _, ok := locked.Load(n.ID); ok {
 				return projects.ErrForbidden
@@ -101,6 +101,7 @@ func (ts *things) module(locked *sync.Map, seen *noteEvents) fennec.Module {
 	// A second kind with the snippet-note GET quirk (NoteView).
 	quirky := kind
 	quirky.Type, quirky.Path, quirky.Param = "Gadget", "gadgets", "gadget_id"
+	quirky.EmojiNotesAward = false // an emoji-only note on a gadget is a note
 	quirky.Resolve = func(ctx context.Context, p projects.ProjectInfo, ref int64) (notes.Noteable, error) {
 		ts.mu.Lock()
 		defer ts.mu.Unlock()

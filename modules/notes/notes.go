@@ -27,6 +27,9 @@ type (
 	// Position is where a line comment sits in a diff
 	// (noteable.Position documents its fields).
 	Position = noteable.Position
+	// Votes are a noteable's upvotes and downvotes, counted from its
+	// award emoji (noteable.Votes documents them).
+	Votes = noteable.Votes
 )
 
 // KindsGroup is the fx value group of the registered noteable kinds.
@@ -50,6 +53,10 @@ type Service interface {
 	// UserNotesCounts returns the number of non-system notes of each
 	// noteable of one type (user_notes_count), in one read for a page.
 	UserNotesCounts(ctx context.Context, noteableType string, ids []int64) (map[int64]int, error)
+	// Votes returns the upvotes and downvotes (thumbsup and thumbsdown
+	// award emoji) of each noteable of one type, in one read for a page;
+	// a noteable without any is absent (zero Votes).
+	Votes(ctx context.Context, noteableType string, ids []int64) (map[int64]Votes, error)
 	// Mentioned gives a Mentioned todo on n to each user @mentioned in text
 	// by authorID who may see n (never the author); issues call it for
 	// descriptions, the notes module for note bodies.
@@ -75,9 +82,9 @@ type Service interface {
 	// UnresolvedDiscussions counts n's threads that can be resolved and
 	// are not (a merge request that may merge only when all are).
 	UnresolvedDiscussions(ctx context.Context, n Noteable) (int, error)
-	// Remove deletes the notes and subscriptions of a noteable that is
-	// deleted (a project's are removed by the notes module itself when the
-	// project goes).
+	// Remove deletes the notes, award emoji and subscriptions of a
+	// noteable that is deleted (a project's are removed by the notes module
+	// itself when the project goes).
 	Remove(ctx context.Context, noteableType string, id int64) error
 }
 

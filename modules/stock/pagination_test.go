@@ -67,6 +67,19 @@ func TestHugePagesOnEveryList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The award emoji of a note need a note on each kind of noteable.
+	issueNote, _, err := root.Notes.CreateIssueNote(project.ID, issue.IID, &gitlab.CreateIssueNoteOptions{Body: gitlab.Ptr("paged note")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mrNote, _, err := root.Notes.CreateMergeRequestNote(project.ID, mr.IID, &gitlab.CreateMergeRequestNoteOptions{Body: gitlab.Ptr("paged note")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snippetNote, _, err := root.Notes.CreateSnippetNote(project.ID, snippet.ID, &gitlab.CreateSnippetNoteOptions{Body: gitlab.Ptr("paged note")})
+	if err != nil {
+		t.Fatal(err)
+	}
 	// Hook delivery logs need a project hook and a system hook (.invalid
 	// never resolves: nothing is delivered anywhere).
 	projectHook, _, err := root.Projects.AddProjectHook(project.ID, &gitlab.AddProjectHookOptions{URL: gitlab.Ptr("http://paged.invalid/hook")})
@@ -137,6 +150,12 @@ func TestHugePagesOnEveryList(t *testing.T) {
 				return strconv.FormatInt(projectHook.ID, 10)
 			case strings.HasPrefix(path, "/api/v4/runners/"):
 				return strconv.FormatInt(runner.ID, 10)
+			case p == "{note_id}" && strings.Contains(path, "/issues/"):
+				return strconv.FormatInt(issueNote.ID, 10)
+			case p == "{note_id}" && strings.Contains(path, "/merge_requests/"):
+				return strconv.FormatInt(mrNote.ID, 10)
+			case p == "{note_id}" && strings.Contains(path, "/snippets/"):
+				return strconv.FormatInt(snippetNote.ID, 10)
 			case p == "{merge_request_iid}":
 				return strconv.FormatInt(mr.IID, 10)
 			case p == "{user_id}", strings.HasPrefix(path, "/api/v4/users/"):

@@ -16,6 +16,8 @@ import (
 func NoteKinds(s *Service) []notes.Kind {
 	return []notes.Kind{{
 		Type: "Issue", Path: "issues", Param: "issue_iid",
+		// A note that is only an award emoji (":+1:") awards it instead.
+		EmojiNotesAward: true,
 		Resolve: func(ctx context.Context, p projects.ProjectInfo, ref int64) (notes.Noteable, error) {
 			if !p.Features.IssuesEnabled {
 				return notes.Noteable{}, projects.ErrForbidden

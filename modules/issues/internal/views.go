@@ -8,6 +8,7 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/notes"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
@@ -121,9 +122,13 @@ func (r *renderer) views(tx *store.Tx, list []*Issue, info func(*Issue) projects
 		ids[n] = int64(i.ID)
 	}
 	var noteCounts map[int64]int
+	var votes map[int64]notes.Votes
 	if r.s.notes != nil && len(ids) > 0 {
 		var err error
 		if noteCounts, err = r.s.notes.UserNotesCounts(tx.Context(), "Issue", ids); err != nil {
+			return nil, err
+		}
+		if votes, err = r.s.notes.Votes(tx.Context(), "Issue", ids); err != nil {
 			return nil, err
 		}
 	}
@@ -131,6 +136,7 @@ func (r *renderer) views(tx *store.Tx, list []*Issue, info func(*Issue) projects
 		v := IssueView{ID: i.ID, IID: i.IID, ProjectID: i.ProjectID, Title: i.Title, Description: strPtr(i.Description),
 			State: i.State, CreatedAt: api.NewTime(i.CreatedAt), UpdatedAt: api.NewTime(i.UpdatedAt), Labels: []string{},
 			Assignees: []identity.BasicUser{}, Author: r.user(i.AuthorID), UserNotesCount: noteCounts[int64(i.ID)],
+			Upvotes: votes[int64(i.ID)].Up, Downvotes: votes[int64(i.ID)].Down,
 			DueDate: strPtr(i.DueDate), Confidential: i.Confidential, WebURL: r.s.webURL(info(i), i.IID)}
 		for _, id := range i.LabelIDs {
 			name, ok := r.labels[id]

@@ -8,6 +8,7 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/issues"
+	"github.com/fennec-forge/fennec/modules/notes"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
 )
@@ -98,9 +99,13 @@ func (r *renderer) views(tx *store.Tx, info projects.ProjectInfo, list []*MR) ([
 		ids[n] = int64(m.ID)
 	}
 	var counts map[int64]int
+	var votes map[int64]notes.Votes
 	if r.s.Notes != nil && len(ids) > 0 {
 		var err error
 		if counts, err = r.s.Notes.UserNotesCounts(tx.Context(), "MergeRequest", ids); err != nil {
+			return nil, err
+		}
+		if votes, err = r.s.Notes.Votes(tx.Context(), "MergeRequest", ids); err != nil {
 			return nil, err
 		}
 	}
@@ -111,8 +116,8 @@ func (r *renderer) views(tx *store.Tx, info projects.ProjectInfo, list []*MR) ([
 			SourceBranch: m.SourceBranch, Author: r.user(m.AuthorID), SourceProjectID: m.SourceProjectID,
 			TargetProjectID: m.ProjectID, Labels: []string{}, WorkInProgress: workInProgress(m.Title),
 			MergeWhenPipelineSucceeds: m.MergeWhenPipeline, MergeStatus: m.MergeStatus, SHA: m.SHA,
-			UserNotesCount: counts[int64(m.ID)], ShouldRemoveSourceBranch: m.ShouldRemoveSource,
-			ForceRemoveSourceBranch: m.ForceRemoveSource, WebURL: r.s.webURL(info, m.IID)}
+			UserNotesCount: counts[int64(m.ID)], Upvotes: votes[int64(m.ID)].Up, Downvotes: votes[int64(m.ID)].Down,
+			ShouldRemoveSourceBranch: m.ShouldRemoveSource, ForceRemoveSourceBranch: m.ForceRemoveSource, WebURL: r.s.webURL(info, m.IID)}
 		if m.MergeCommitSHA != "" {
 			sha := m.MergeCommitSHA
 			v.MergeCommitSHA = &sha

@@ -273,6 +273,13 @@ func (s *Service) create(ctx context.Context, k noteable.Kind, in *createInput) 
 		}
 	}
 	author := auth.FromContext(ctx).UserID()
+	// A body that is only an award emoji awards it (unless it is the
+	// author's vote on their own noteable, which stays a comment).
+	if k.EmojiNotesAward {
+		if name := emojiOnly(*in.Body.Body); name != "" && mayAward(n.AuthorID, author, name) {
+			return s.emojiNote(ctx, info, n, author, name)
+		}
+	}
 	at := s.now().UTC()
 	// created_at is taken from administrators and project owners only
 	// (administrators have the Owner level); others' is ignored, as 9.x.

@@ -28,8 +28,10 @@ func (s *Service) register(a *api.API) {
 	a.MapError(ErrNoteNotFound, func(error) *api.Error { return api.NotFound("Note") })
 	a.MapError(ErrDiscussionNotFound, func(error) *api.Error { return api.NotFound("Discussion") })
 	a.MapError(noteable.ErrBadPosition, func(error) *api.Error { return errBadPosition })
+	a.MapError(ErrAwardNotFound, func(error) *api.Error { return api.NotFound("Award Emoji") })
 	for _, k := range s.kinds {
 		s.registerKind(a, k)
 		s.registerDiscussions(a, k)
+		s.registerAwards(a, k)
 	}
 }

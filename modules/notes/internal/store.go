@@ -117,7 +117,8 @@ func (b buckets) Buckets() []string { return b }
 
 // Tables lists the module's tables and buckets for declaration.
 func Tables() []interface{ Buckets() []string } {
-	return []interface{ Buckets() []string }{notesTable, subscriptions, buckets{string(userCounts)}}
+	return []interface{ Buckets() []string }{notesTable, subscriptions, buckets{string(userCounts)},
+		awardsTable, buckets{string(awardVotes)}}
 }
 
 // Migrations lists the module's schema migrations, oldest first.
@@ -167,8 +168,12 @@ func insertNote(tx *store.Tx, n *Note) error {
 	return addUserCount(tx, n.NoteableType, n.NoteableID, 1)
 }
 
+// deleteNote deletes a note, its award emoji and its count.
 func deleteNote(tx *store.Tx, n *Note) error {
 	if err := notesTable.Delete(tx, n.ID); err != nil {
+		return err
+	}
+	if err := deleteAwardsBy(tx, "awardable", noteableKey(noteAwardable, int64(n.ID))); err != nil {
 		return err
 	}
 	if n.System {
@@ -198,9 +203,13 @@ func loadNotes(tx *store.Tx, ids []uint64) ([]*Note, error) {
 	return out, nil
 }
 
-// removeNoteable deletes a noteable's notes, subscriptions and count.
+// removeNoteable deletes a noteable's notes, subscriptions, count and
+// award emoji (its own and its notes').
 func removeNoteable(tx *store.Tx, typ string, id int64) error {
 	if _, err := notesTable.DeleteBy(tx, "noteable", noteableKey(typ, id)); err != nil {
+		return err
+	}
+	if err := deleteAwardsBy(tx, "noteable", noteableKey(typ, id)); err != nil {
 		return err
 	}
 	if _, err := subscriptions.DeleteBy(tx, "noteable", noteableKey(typ, id)); err != nil {
@@ -209,8 +218,12 @@ func removeNoteable(tx *store.Tx, typ string, id int64) error {
 	return tx.Bucket(userCounts).Delete(countKey(typ, id))
 }
 
-// removeProject deletes every note, subscription and count of a project.
+// removeProject deletes every note, subscription, count and award emoji of
+// a project.
 func removeProject(tx *store.Tx, project int64) error {
+	if err := deleteAwardsBy(tx, "project", i64(project)); err != nil {
+		return err
+	}
 	ids, err := notesTable.IDsBy(tx, "project", i64(project))
 	if err != nil {
 		return err

@@ -60,6 +60,17 @@ type Kind struct {
 	// returns nil when pos names a line of n's diffs, else the error to
 	// answer.
 	CheckPosition func(ctx context.Context, p projects.ProjectInfo, n Noteable, pos Position) error
+	// EmojiNotesAward: a note on n whose body is only an award emoji
+	// (":+1:") awards that emoji to n instead of being stored, and the
+	// award emoji is the answer (the spec's Note: "a different object is
+	// returned"). GitLab did so for issues and merge requests only.
+	EmojiNotesAward bool
+}
+
+// Votes are a noteable's upvotes and downvotes: its "thumbsup" and
+// "thumbsdown" award emoji ("+1" and "-1" are stored under those names).
+type Votes struct {
+	Up, Down int
 }
 
 // ErrBadPosition is what a kind's CheckPosition returns for a position that
