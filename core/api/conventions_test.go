@@ -873,8 +873,12 @@ func TestAuthInputs(t *testing.T) {
 		if u["username"] != "alice" || u["id"] != float64(alice.ID) {
 			t.Errorf("sudo=alice acts as %v (%v), want alice", u["username"], u["id"])
 		}
-		if _, ok := u["private_token"]; ok { // a read mints no token (issue 10)
-			t.Errorf("sudo: private_token in %s", raw)
+		// The spec's sudo view carries the target's one private token
+		// (issue 35), the same on every read (issue 10).
+		if tok, _ := u["private_token"].(string); len(tok) != 20 {
+			t.Errorf("sudo: no private_token in %s", raw)
+		} else if _, again := send(t, s, http.MethodGet, "/api/v4/user?sudo=alice", nil, "PRIVATE-TOKEN", s.RootToken); !strings.Contains(string(again), `"private_token":"`+tok+`"`) {
+			t.Errorf("sudo: a second read shows another private token: %s", again)
 		}
 		resp, raw = send(t, s, http.MethodGet, "/api/v4/sample-whoami?sudo=alice", nil, "PRIVATE-TOKEN", s.RootToken)
 		wantBody(t, "sample sudo", resp, raw, 200, `{"username":"alice","sudoer":"root"}`)
@@ -891,8 +895,8 @@ func TestAuthInputs(t *testing.T) {
 		if u["username"] != "bob" {
 			t.Errorf("SUDO: %d acts as %v, want bob", bob.ID, u["username"])
 		}
-		if _, ok := u["private_token"]; ok { // a read mints no token (issue 10)
-			t.Errorf("SUDO: private_token in %s", raw)
+		if tok, _ := u["private_token"].(string); len(tok) != 20 { // the spec's sudo view (issue 35)
+			t.Errorf("SUDO: no private_token in %s", raw)
 		}
 	})
 	t.Run("sudo in form body", func(t *testing.T) {

@@ -244,8 +244,17 @@ func TestDirectorySyncBlocksUsersWhoLeft(t *testing.T) {
 	if _, u, err := syncer.SyncDirectory(ctx); err != nil || u != 1 {
 		t.Fatalf("sync after frank returned: unblocked %d, %v", u, err)
 	}
-	if resp, _ := s.JSON(t, http.MethodGet, "/api/v4/user", nil, nil, "PRIVATE-TOKEN", v.PrivateToken); resp.StatusCode != 200 {
-		t.Fatalf("token after unblock by sync: %d", resp.StatusCode)
+	// The private token was revoked with the block (issue 35); a login
+	// gives a new one.
+	if resp, _ := s.JSON(t, http.MethodGet, "/api/v4/user", nil, nil, "PRIVATE-TOKEN", v.PrivateToken); resp.StatusCode != 401 {
+		t.Fatalf("private token after block and unblock by sync: %d", resp.StatusCode)
+	}
+	code, again := sessionLogin(t, s, "frank", "dir-pw")
+	if code != http.StatusCreated || again.PrivateToken == v.PrivateToken {
+		t.Fatalf("login after unblock by sync: %d", code)
+	}
+	if resp, _ := s.JSON(t, http.MethodGet, "/api/v4/user", nil, nil, "PRIVATE-TOKEN", again.PrivateToken); resp.StatusCode != 200 {
+		t.Fatalf("new private token after unblock by sync: %d", resp.StatusCode)
 	}
 	// An administrator's block is not undone by the directory.
 	if err := s.Client.Users.BlockUser(v.ID); err != nil {

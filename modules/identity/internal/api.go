@@ -41,6 +41,7 @@ func (s *Service) register(a *api.API) {
 	s.registerKeyLookup(a)
 	s.registerEmails(a)
 	s.registerTokens(a)
+	s.registerPrivateToken(a)
 	s.registerActivity(a)
 
 	api.Register(a, api.Op{
@@ -74,16 +75,24 @@ func (s *Service) createSession(ctx context.Context, in *sessionInput) (*userWit
 	return &userWithTokenOutput{Body: &FullUserWithToken{FullUser: fullView(api.ExternalURLFrom(ctx), u), PrivateToken: &secret}}, nil
 }
 
-// currentUser answers GET /user. With sudo it is the target's own view and
-// no token: GitLab 9.x added the target's private token, but Fennec keeps
-// only token hashes (there is no existing secret to show) and minting one
-// per call made a read write, evicted the target's login tokens and turned
-// a sudo-capable read_user token into full rights. GitLab 10.2+, whose sudo
-// scope Fennec follows, no longer shows it either.
+// currentUser answers GET /user. With sudo (and credentials with full api
+// rights, see sudoPrivateToken) the target's view carries the target's
+// private token, as the spec's GitLab 9.x did: its one token, made on the
+// first such read if the target never logged in, never a new one per call.
 func (s *Service) currentUser(ctx context.Context, _ *struct{}) (*userWithTokenOutput, error) {
 	view, err := s.ownView(ctx, api.ExternalURLFrom(ctx), uint64(auth.FromContext(ctx).UserID()))
 	if err != nil {
 		return nil, err
+	}
+	secret, ok, err := s.sudoPrivateToken(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		// The cached view is shared: the token goes on a copy.
+		withToken := *view
+		withToken.PrivateToken = &secret
+		view = &withToken
 	}
 	return &userWithTokenOutput{Body: view}, nil
 }

@@ -22,6 +22,8 @@ var CommandSpecs = []fennec.AdminCommandSpec{
 		Summary: "set the password of a user (LOGIN: username or e-mail); typed without echo, or the first line of standard input; --generate prints a random one"},
 	{Name: "user-unblock", Args: "LOGIN", Summary: "unblock a user blocked by an administrator"},
 	{Name: "user-make-admin", Args: "LOGIN", Summary: "make a user an administrator"},
+	{Name: "user-reset-private-token", Args: "LOGIN",
+		Summary: "reset a user's private token: the current one stops working, the next login gets a new one"},
 	{Name: "user-list", Args: "[--admins]", Flags: []fennec.AdminFlag{{Name: "admins", Usage: "list administrators only"}},
 		Summary: "list users: id, username, e-mail, state, administrator"},
 }
@@ -51,6 +53,7 @@ func Commands(s *Service) []fennec.AdminCommand {
 				return "is now an administrator", nil
 			})
 		}},
+		{Name: "user-reset-private-token", Run: s.resetPrivateTokenCommand},
 		{Name: "user-list", Run: s.listUsersCommand},
 	}
 }

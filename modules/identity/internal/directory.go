@@ -218,7 +218,7 @@ func (s *Service) SyncDirectory(ctx context.Context) (blocked, unblocked int, er
 					return err
 				}
 				if u.State == StateLDAPBlocked {
-					if err := s.bus.Publish(tx, userBlocked(u)); err != nil {
+					if err := s.blocked(tx, u); err != nil {
 						return err
 					}
 				}

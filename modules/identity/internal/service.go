@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -20,19 +19,17 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/sealed"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity/event"
 )
-
-// MaxSessionTokens bounds the private tokens that session logins mint per
-// user; the oldest is dropped when a login would exceed it.
-const MaxSessionTokens = 10
 
 // Service implements identity's rules over the store.
 type Service struct {
 	db   *store.DB
 	bus  *events.Bus
 	log  *zap.Logger
+	box  *sealed.Box // seals the users' private tokens (privatetoken.go)
 	cost int
 	// dummyHash is compared against when a login names nobody, so a wrong
 	// username takes as long as a wrong password.
@@ -77,9 +74,9 @@ type cachedToken struct {
 }
 
 // NewService builds the service.
-func NewService(db *store.DB, bus *events.Bus, log *zap.Logger, cfg Config) (*Service, error) {
+func NewService(db *store.DB, bus *events.Bus, log *zap.Logger, box *sealed.Box, cfg Config) (*Service, error) {
 	s := &Service{
-		db: db, bus: bus, log: log, cost: cfg.PasswordCost, now: time.Now,
+		db: db, bus: bus, log: log, box: box, cost: cfg.PasswordCost, now: time.Now,
 		tokenCache: store.NewReadCache[[32]byte, cachedToken](50000),
 		userCache:  store.NewReadCache[uint64, *User](50000),
 		viewCache:  store.NewReadCache[uint64, *FullUserWithToken](50000),
@@ -232,32 +229,6 @@ func (s *Service) insertToken(tx *store.Tx, userID uint64, kind, name string, sc
 	}
 	t := &Token{UserID: userID, Kind: kind, Name: name, Hash: hashToken(secret), Scopes: scopes, CreatedAt: s.now().UTC()}
 	return secret, tokens.Insert(tx, t)
-}
-
-// mintSessionToken issues a private token for a login, dropping the oldest
-// beyond MaxSessionTokens. Only a login calls it: a read never writes a token.
-func (s *Service) mintSessionToken(tx *store.Tx, userID uint64, name string) (string, error) {
-	ids, err := tokens.IDsBy(tx, "user", strconv.FormatUint(userID, 10))
-	if err != nil {
-		return "", err
-	}
-	var private []uint64
-	for _, id := range ids {
-		t, err := tokens.Get(tx, id)
-		if err != nil {
-			return "", err
-		}
-		if t.Kind == KindPrivate {
-			private = append(private, id)
-		}
-	}
-	for len(private) >= MaxSessionTokens {
-		if err := tokens.Delete(tx, private[0]); err != nil {
-			return "", err
-		}
-		private = private[1:]
-	}
-	return s.insertToken(tx, userID, KindPrivate, name, nil)
 }
 
 // tokenAlphabet matches the look of GitLab's 20-character private tokens.
@@ -449,7 +420,8 @@ func (s *Service) findLogin(tx *store.Tx, login string) (*User, error) {
 }
 
 // Login checks a password and records the sign-in; it returns the user and
-// a new private token.
+// their private token (made on the first login: every login returns the
+// same one, as GitLab 9.x's did, until it is reset).
 func (s *Service) Login(ctx context.Context, login, password string) (*User, string, error) {
 	u, err := s.loginUser(ctx, login, password)
 	if err != nil {
@@ -473,7 +445,7 @@ func (s *Service) Login(ctx context.Context, login, password string) (*User, str
 			return err
 		}
 		u = cur
-		secret, err = s.mintSessionToken(tx, cur.ID, "session")
+		secret, err = s.userPrivateToken(tx, cur.ID)
 		return err
 	})
 	if err != nil {

@@ -59,7 +59,7 @@ func (u *User) SetRecordID(id uint64) { u.ID = id }
 
 // Token kinds.
 const (
-	KindPrivate       = "private"       // minted by session login
+	KindPrivate       = "private"       // the user's private token (privatetoken.go)
 	KindPersonal      = "personal"      // personal access token
 	KindImpersonation = "impersonation" // made by an admin for a user
 )
@@ -77,6 +77,9 @@ type Token struct {
 	CreatedAt time.Time  `json:"created_at"`
 	ExpiresAt *time.Time `json:"expires_at"`
 	Revoked   bool       `json:"revoked"`
+	// Sealed is the secret itself, sealed with the instance key, kept only
+	// for the user's private token, which is shown again (privatetoken.go).
+	Sealed string `json:"sealed,omitempty"`
 }
 
 func (t *Token) RecordID() uint64      { return t.ID }

@@ -496,7 +496,7 @@ func (s *Service) setState(ctx context.Context, id int64, block bool) (*boolOutp
 			return err
 		}
 		if block {
-			return s.bus.Publish(tx, userBlocked(u))
+			return s.blocked(tx, u)
 		}
 		return nil
 	})
@@ -512,6 +512,16 @@ func (s *Service) blockUser(ctx context.Context, in *UserIDPath) (*boolOutput, e
 
 func (s *Service) unblockUser(ctx context.Context, in *UserIDPath) (*boolOutput, error) {
 	return s.setState(ctx, in.ID, false)
+}
+
+// blocked finishes a block in its transaction: the user's private token is
+// revoked (a blocked user's credentials are refused anyway; this one must
+// not come back when they are unblocked) and UserBlocked is published.
+func (s *Service) blocked(tx *store.Tx, u *User) error {
+	if err := revokePrivateTokens(tx, u.ID); err != nil {
+		return err
+	}
+	return s.bus.Publish(tx, userBlocked(u))
 }
 
 // keepsAnAdmin refuses a change that would leave no active administrator:

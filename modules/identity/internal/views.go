@@ -46,9 +46,9 @@ type FullUser struct {
 	PasswordExpired bool `json:"password_expired"`
 }
 
-// FullUserWithToken adds the private token of a session login; elsewhere
-// PrivateToken is nil and omitted (also on GET /user with sudo, see
-// currentUser).
+// FullUserWithToken adds the private token of a session login and of an
+// administrator's GET /user with sudo (currentUser); elsewhere PrivateToken
+// is nil and omitted.
 type FullUserWithToken struct {
 	FullUser
 	PrivateToken *string `json:"private_token,omitempty"`
