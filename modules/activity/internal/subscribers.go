@@ -59,7 +59,7 @@ func Subscribers(s *Service) []events.Subscriber {
 			return false
 		}),
 		events.SubscribeInTx("activity.member", s.onMember),
-		events.SubscribeInTx("activity.user-deleted", s.onUserDeleted),
+		events.Subscribe("activity.user-deleted", s.onUserDeleted),
 		events.SubscribeInTx("activity.record", s.onRecord),
 		events.SubscribeInTx("activity.push", s.onPush),
 	}
@@ -181,7 +181,22 @@ func (s *Service) onMember(ctx context.Context, ev projects.MemberEvent) error {
 // onUserDeleted removes what a deleted user authored; removing twice
 // changes nothing.
 func (s *Service) onUserDeleted(ctx context.Context, ev identity.UserDeleted) error {
-	return s.db.Update(ctx, func(tx *store.Tx) error { return removeAuthor(tx, uint64(ev.UserID)) })
+	// removeStep entries per transaction, as onProject does: a busy
+	// user's feed is many thousands of entries.
+	return s.db.UpdateInSteps(ctx, func(tx *store.Tx) (bool, error) {
+		items := authorItems(tx, uint64(ev.UserID))
+		items = items[:min(len(items), removeStep)]
+		for _, it := range items {
+			e, err := entries.Get(tx, it.entry)
+			if err != nil {
+				return false, err
+			}
+			if err := remove(tx, e); err != nil {
+				return false, err
+			}
+		}
+		return len(items) < removeStep, nil
+	})
 }
 
 // onRecord stores an entry another module asked for; its Key makes a
@@ -203,5 +218,6 @@ func (s *Service) onRecord(ctx context.Context, r feed.Event) error {
 	})
 }
 
-// removeStep is how many entries one transaction of onProject removes.
+// removeStep is how many entries one transaction of onProject or
+// onUserDeleted removes.
 const removeStep = 500

@@ -20,7 +20,7 @@ func Subscribers(s *Service) []events.Subscriber {
 		events.Only(events.Subscribe("snippets.project-deleted", s.onProjectDeleted), func(ev projects.ProjectEvent) bool {
 			return ev.Action == projects.ProjectDeleted
 		}),
-		events.SubscribeInTx("snippets.user-deleted", s.onUserDeleted),
+		events.Subscribe("snippets.user-deleted", s.onUserDeleted),
 	}
 }
 
@@ -59,16 +59,17 @@ func (s *Service) onUserDeleted(ctx context.Context, ev identity.UserDeleted) er
 	if ev.UserID <= 0 {
 		return nil
 	}
-	return s.db.Update(ctx, func(tx *store.Tx) error {
-		ids, err := snippets.IDsBy(tx, "author", u64(uint64(ev.UserID)))
+	// removeStep per transaction, as for a project.
+	return s.db.UpdateInSteps(ctx, func(tx *store.Tx) (bool, error) {
+		ids, err := snippets.FirstIDsBy(tx, "author", u64(uint64(ev.UserID)), removeStep)
 		if err != nil {
-			return err
+			return false, err
 		}
 		for _, id := range ids {
 			if err := s.remove(tx, id); err != nil {
-				return err
+				return false, err
 			}
 		}
-		return nil
+		return len(ids) < removeStep, nil
 	})
 }

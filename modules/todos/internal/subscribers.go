@@ -14,12 +14,12 @@ import (
 // redelivery is harmless.
 func Subscribers(s *Service) []events.Subscriber {
 	return []events.Subscriber{
-		// Not in the bus's transaction: a project's todos are removed a
-		// step at a time (onProject).
+		// Not in the bus's transaction: a project's or a user's todos are
+		// removed a step at a time (removeBy).
 		events.Only(events.Subscribe("todos.project-deleted", s.onProject), func(ev projects.ProjectEvent) bool {
 			return ev.Action == projects.ProjectDeleted
 		}),
-		events.SubscribeInTx("todos.user-deleted", s.onUserDeleted),
+		events.Subscribe("todos.user-deleted", s.onUserDeleted),
 	}
 }
 
@@ -27,10 +27,24 @@ func (s *Service) onProject(ctx context.Context, ev projects.ProjectEvent) error
 	if ev.Action != projects.ProjectDeleted {
 		return nil
 	}
-	// removeStep todos per transaction, as many as the project has: in
-	// one, a big project's kept every other writer waiting.
+	return s.removeBy(ctx, "project", i64(ev.ProjectID))
+}
+
+// removeStep is how many todos one transaction of removeBy removes.
+const removeStep = 500
+
+// onUserDeleted removes the deleted user's own list; the todos they caused
+// for others stay, shown with the ghost user as their author.
+func (s *Service) onUserDeleted(ctx context.Context, ev identity.UserDeleted) error {
+	return s.removeBy(ctx, "user", i64(ev.UserID))
+}
+
+// removeBy removes the todos of an index key, removeStep per transaction:
+// a big project's, or a busy user's, kept every other writer waiting when
+// removed in one.
+func (s *Service) removeBy(ctx context.Context, index, key string) error {
 	return s.db.UpdateInSteps(ctx, func(tx *store.Tx) (bool, error) {
-		ids, err := todosTable.FirstIDsBy(tx, "project", i64(ev.ProjectID), removeStep)
+		ids, err := todosTable.FirstIDsBy(tx, index, key, removeStep)
 		if err != nil {
 			return false, err
 		}
@@ -40,17 +54,5 @@ func (s *Service) onProject(ctx context.Context, ev projects.ProjectEvent) error
 			}
 		}
 		return len(ids) < removeStep, nil
-	})
-}
-
-// removeStep is how many todos one transaction of onProject removes.
-const removeStep = 500
-
-// onUserDeleted removes the deleted user's own list; the todos they caused
-// for others stay, shown with the ghost user as their author.
-func (s *Service) onUserDeleted(ctx context.Context, ev identity.UserDeleted) error {
-	return s.db.Update(ctx, func(tx *store.Tx) error {
-		_, err := todosTable.DeleteBy(tx, "user", i64(ev.UserID))
-		return err
 	})
 }
