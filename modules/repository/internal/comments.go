@@ -29,6 +29,14 @@ type Comment struct {
 	LineType  *string   `json:"line_type"`
 	AuthorID  int64     `json:"author_id"`
 	CreatedAt time.Time `json:"created_at"`
+	// Its thread (commitdiscussions.go): the thread's id ("" for a comment
+	// by itself made through this API or before threads: threadOf derives
+	// one), its type ("DiscussionNote", "DiffNote" with Position) and when
+	// it was last edited.
+	DiscussionID string           `json:"discussion_id,omitempty"`
+	Type         string           `json:"type,omitempty"`
+	Position     *CommentPosition `json:"position,omitempty"`
+	UpdatedAt    time.Time        `json:"updated_at,omitzero"`
 }
 
 func (c *Comment) RecordID() uint64      { return c.ID }
@@ -205,6 +213,7 @@ func (st *Statuses) listComments(ctx context.Context, in *listCommentsInput) (*c
 }
 
 func (st *Statuses) registerComments(a *api.API) {
+	st.registerCommitDiscussions(a)
 	tags := []string{"repository"}
 	api.Register(a, api.Op{ID: "list-commit-comments", Method: http.MethodGet, Path: "/projects/{id}/repository/commits/{sha}/comments", Tags: tags,
 		Summary: "Comments on a commit, oldest first", Access: api.Public}, st.listComments)

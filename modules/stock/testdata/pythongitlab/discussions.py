@@ -1,6 +1,6 @@
-"""A review script: threads on an issue and a snippet, a line comment on a
-merge request's diff with a reply, resolving threads, and a project that
-merges only when every thread is resolved."""
+"""A review script: threads on an issue, a snippet and a commit, a line
+comment on a merge request's diff with a reply, resolving threads, and a
+project that merges only when every thread is resolved."""
 from check import client, eq, raises
 
 gl = client()
@@ -34,6 +34,15 @@ snippet = project.snippets.create({"title": "s", "file_name": "s.py", "content":
 sd = snippet.discussions.create({"body": "Nice"})
 sd.notes.create({"body": "Thanks"})
 eq([len(d.attributes["notes"]) for d in snippet.discussions.list(get_all=True)], [2], "snippet.discussions")
+
+# A thread on a commit: a commit comment is a thread by itself.
+commit = project.commits.get(project.branches.get("fix").commit["id"])
+commit.comments.create({"note": "old style"})
+cd = commit.discussions.create({"body": "Nice fix"})
+cd.notes.create({"body": "Thanks"})
+eq([(d.individual_note, [n["body"] for n in d.attributes["notes"]]) for d in commit.discussions.list(get_all=True)],
+   [(True, ["old style"]), (False, ["Nice fix", "Thanks"])], "commit.discussions")
+eq([c.note for c in commit.comments.list(get_all=True)], ["old style", "Nice fix", "Thanks"], "commit.comments lists the threads' notes")
 
 # A line comment on a merge request's diff.
 project.only_allow_merge_if_all_discussions_are_resolved = True
