@@ -11,7 +11,9 @@
 //     module, on the same engine and rules (internal/sshserver.go);
 //   - the repository API: tree, blobs, files, raw, archive, commits (list,
 //     create, diff, cherry-pick), compare, contributors, branches and
-//     protected branches, tags and releases, commit statuses and comments;
+//     protected branches, tags and releases (9.x's release notes of a tag
+//     and the releases API with asset links, one table), commit statuses,
+//     comments and the discussions (threads) made of them;
 //   - the merge engine, repository/merge (pure Go three-way merges);
 //   - PushEvent (package event): every ref that moves, by a push or the API,
 //     is journaled before it moves and yields exactly one PushEvent through
