@@ -119,6 +119,7 @@ func (s *Service) registerGroups(a *api.API) {
 	api.Register(a, api.Op{ID: "list-group-projects", Method: http.MethodGet, Path: "/groups/{id}/projects", Tags: tags,
 		Summary: "Projects of a group the caller can see", Access: api.Public}, s.listGroupProjects)
 	s.registerMembers(a)
+	s.registerNamespaces(a)
 }
 
 // listGroups answers GET /groups.
