@@ -41,6 +41,10 @@ type pipelineRequest struct {
 	beforeSHA string
 	source    string
 	userID    int64
+	// inserted, when set, runs in the transaction that stores the
+	// pipeline: what must exist as soon as it does (a trigger's
+	// variables, which its jobs read).
+	inserted func(tx *store.Tx, p *Pipeline) error
 }
 
 // readConfig reads the CI file and the commit summary at sha.
@@ -110,7 +114,10 @@ func (s *Service) createPipeline(ctx context.Context, req pipelineRequest) (*Pip
 	ctx = context.WithoutCancel(ctx)
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		p.ID = 0
-		return pipelines.Insert(tx, p)
+		if err := pipelines.Insert(tx, p); err != nil || req.inserted == nil {
+			return err
+		}
+		return req.inserted(tx, p)
 	})
 	if err != nil {
 		return nil, err
@@ -155,12 +162,18 @@ var errNoJobs = errors.New("ci: " + pipeline.NoJobsMessage)
 
 // createForRef is the API's pipeline for a branch or tag head.
 func (s *Service) createForRef(ctx context.Context, info projects.ProjectInfo, ref, source string, userID int64) (*Pipeline, error) {
+	return s.createForRefRequest(ctx, pipelineRequest{project: info, ref: ref, source: source, userID: userID})
+}
+
+// createForRefRequest is createForRef for a request that says more
+// (inserted); its sha and tag are found from req.ref.
+func (s *Service) createForRefRequest(ctx context.Context, req pipelineRequest) (*Pipeline, error) {
+	info, ref := req.project, req.ref
 	repo, err := s.repos.Open(ctx, info.ID)
 	if err != nil {
 		return nil, err
 	}
 	baseErr := func(msg string) error { return api.FieldErrors{"base": {msg}} }
-	req := pipelineRequest{project: info, ref: ref, source: source, userID: userID}
 	if r, err := repo.Reference(plumbing.NewBranchReferenceName(ref), true); err == nil {
 		req.sha = r.Hash().String()
 	} else if r, err := repo.Reference(plumbing.NewTagReferenceName(ref), true); err == nil {

@@ -32,7 +32,7 @@ func (s *Service) handover(ctx context.Context, j *Job, p *Pipeline, spec *pipel
 		CommitSHA: j.SHA, BeforeSHA: p.BeforeSHA, RefName: j.Ref, IsTag: j.Tag,
 		PipelineID: int64(p.ID), ProjectID: int64(p.ProjectID), ProjectPath: p.ProjectPath,
 		EnvironmentName: env, EnvironmentURL: j.EnvironmentURL, RunnerDescription: j.Executor,
-		UserID: j.UserID,
+		UserID: j.UserID, Triggered: p.Source == SourceTrigger, PipelineSource: pipeline.Source(p.Source),
 	}
 	if env != "" {
 		facts.EnvironmentSlug = pipeline.EnvironmentSlug(env)
@@ -54,8 +54,12 @@ func (s *Service) handover(ctx context.Context, j *Job, p *Pipeline, spec *pipel
 	if err != nil {
 		return executor.Job{}, err
 	}
+	triggerVars, err := s.triggerVariables(ctx, p)
+	if err != nil {
+		return executor.Job{}, err
+	}
 	predefined := pipeline.Predefined(facts)
-	layers := pipeline.Layers{Predefined: predefined, YAML: spec.Variables, Project: projectVars}
+	layers := pipeline.Layers{Predefined: predefined, YAML: spec.Variables, Project: projectVars, Trigger: triggerVars}
 	var vars []executor.Variable
 	for i, v := range layers.Ordered() {
 		// The predefined ones come first: their secrets carry the job's

@@ -324,7 +324,8 @@ var (
 
 // Tables are the module's tables.
 func Tables() []interface{ Buckets() []string } {
-	return []interface{ Buckets() []string }{pipelines, jobs, environments, deployments, variables, counters, runners, runnerSettings}
+	return []interface{ Buckets() []string }{pipelines, jobs, environments, deployments, variables, counters, runners, runnerSettings,
+		triggers, triggerRequests}
 }
 
 // Migrations are the module's schema migrations, oldest first.

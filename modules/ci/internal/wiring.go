@@ -32,6 +32,7 @@ func NewRoutes(s *Service) fennec.Routes {
 		s.registerRunners(a)
 		s.registerArtifactFiles(a)
 		s.registerLint(a)
+		s.registerTriggers(a)
 	}}
 }
 

@@ -37,7 +37,10 @@ type JobFacts struct {
 
 	PipelineID int64
 	Triggered  bool
-	ConfigPath string // DefaultConfigPath when empty
+	// PipelineSource is what made the pipeline (push, web, trigger,
+	// api...), CI_PIPELINE_SOURCE (GitLab 10.0); empty leaves it out.
+	PipelineSource Source
+	ConfigPath     string // DefaultConfigPath when empty
 
 	ProjectID int64
 	// ProjectPath is the full path, group/subgroup/project; the project's
@@ -136,6 +139,9 @@ func Predefined(f JobFacts) []Variable {
 		pub("CI_PIPELINE_ID", id(f.PipelineID)),
 		pub("CI_CONFIG_PATH", configPath),
 	)
+	if f.PipelineSource != "" {
+		vars = append(vars, pub("CI_PIPELINE_SOURCE", string(f.PipelineSource)))
+	}
 	if f.RunnerID != 0 {
 		vars = append(vars,
 			pub("CI_RUNNER_ID", id(f.RunnerID)),
