@@ -48,12 +48,10 @@ func (w *Writer) cherryPick(ctx context.Context, in *cherryPickInput) (*struct{ 
 	if err != nil {
 		return nil, ErrBranchNotFound
 	}
-	if p, err := w.protection(ctx, info.ID, in.Body.Branch); err != nil {
+	if ok, err := w.mayPushBranch(ctx, info.ID, in.ID, in.Body.Branch); err != nil {
 		return nil, err
-	} else if p != nil && !p.DevelopersCanPush {
-		if ok, _ := w.rd.access.Can(ctx, in.ID, projects.PushProtected); !ok {
-			return nil, api.Forbidden("You are not allowed to push into this branch")
-		}
+	} else if !ok {
+		return nil, api.Forbidden("You are not allowed to push into this branch")
 	}
 	if c.NumParents() > 1 {
 		return nil, errCannotPick // merge commits need a mainline; not supported

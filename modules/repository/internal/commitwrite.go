@@ -202,12 +202,10 @@ func (w *Writer) commitActions(ctx context.Context, req commitRequest) (projects
 	if err := checkActionPaths(req.Actions); err != nil {
 		return info, nil, err
 	}
-	if p, err := w.protection(ctx, info.ID, req.Branch); err != nil {
+	if ok, err := w.mayPushBranch(ctx, info.ID, req.ProjectRef, req.Branch); err != nil {
 		return info, nil, err
-	} else if p != nil && !p.DevelopersCanPush {
-		if ok, _ := w.rd.access.Can(ctx, req.ProjectRef, projects.PushProtected); !ok {
-			return info, nil, api.Forbidden("You are not allowed to push into this branch")
-		}
+	} else if !ok {
+		return info, nil, api.Forbidden("You are not allowed to push into this branch")
 	}
 	branch := plumbing.NewBranchReferenceName(req.Branch)
 	var old *plumbing.Reference

@@ -238,8 +238,8 @@ func (m *Merges) DeleteBranch(ctx context.Context, projectID int64, branch, sha 
 }
 
 // MayMerge says whether the caller in ctx may merge into branch: Developer
-// (PushCode), and Master (PushProtected) when the branch is protected
-// without developers_can_merge.
+// (PushCode), and when the branch is protected, what its merge or push
+// access level allows (Master: PushProtected; no one: nobody).
 func (m *Merges) MayMerge(ctx context.Context, projectID int64, branch string) (bool, error) {
 	ref := fmt.Sprint(projectID)
 	if ok, err := m.w.rd.access.Can(ctx, ref, projects.PushCode); err != nil || !ok {
@@ -249,10 +249,17 @@ func (m *Merges) MayMerge(ctx context.Context, projectID int64, branch string) (
 	if err != nil {
 		return false, err
 	}
-	if p == nil || p.DevelopersCanMerge || p.DevelopersCanPush {
-		return true, nil
+	var askErr error
+	master := func() bool {
+		ok, err := m.w.rd.access.Can(ctx, ref, projects.PushProtected)
+		askErr = err
+		return ok
 	}
-	return m.w.rd.access.Can(ctx, ref, projects.PushProtected)
+	ok := p.allowsMerge(master)
+	if askErr != nil {
+		return false, askErr
+	}
+	return ok, nil
 }
 
 // Commits lists the commits reachable from head and not from base (git

@@ -354,7 +354,7 @@ func (g *GitHTTP) checkCommands(ctx context.Context, info projects.ProjectInfo, 
 		switch {
 		case c.isDelete():
 			c.refusal = msgProtectedDelete
-		case !mayPushProtected && !prot.DevelopersCanPush:
+		case !prot.allowsPush(func() bool { return mayPushProtected }):
 			c.refusal = msgProtectedPush
 		case !c.isCreate():
 			ff, err := isAncestor(read, c.old, c.new)

@@ -24,13 +24,18 @@ import (
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
-// Protection is a protected branch of a project.
+// Protection is a protected branch of a project, or a wildcard of them
+// (protectedbranches.go has the access levels these flags stand for).
 type Protection struct {
 	ID                 uint64 `json:"id"`
 	ProjectID          uint64 `json:"project_id"`
 	Name               string `json:"name"`
 	DevelopersCanPush  bool   `json:"developers_can_push"`
 	DevelopersCanMerge bool   `json:"developers_can_merge"`
+	// NoOneCanPush and NoOneCanMerge are access level 0: nobody may,
+	// administrators included.
+	NoOneCanPush  bool `json:"no_one_can_push,omitempty"`
+	NoOneCanMerge bool `json:"no_one_can_merge,omitempty"`
 }
 
 func (p *Protection) RecordID() uint64      { return p.ID }
@@ -85,16 +90,15 @@ func NewWriter(db *store.DB, bus *events.Bus, rd *Reader, users identity.Users, 
 // its branch is protected: a store error must not open a protected branch.
 var errProtectionUnknown = errors.New("repository: cannot read the branch protection")
 
-// protection is the protection of a branch, nil when it has none. A store
-// error is returned, never read as "not protected": callers refuse then.
+// protection is the protection that applies to a branch (its own and the
+// wildcards that match it, combined: protectionIn), nil when it has none. A
+// store error is returned, never read as "not protected": callers refuse
+// then.
 func (w *Writer) protection(ctx context.Context, project int64, name string) (*Protection, error) {
 	var p *Protection
 	err := w.db.View(ctx, func(tx *store.Tx) error {
 		var err error
-		p, err = protections.GetBy(tx, "branch", refKey(uint64(project), name))
-		if errors.Is(err, store.ErrNotFound) {
-			p, err = nil, nil
-		}
+		p, err = protectionIn(tx, uint64(project), name)
 		return err
 	})
 	if err != nil {
@@ -113,7 +117,7 @@ func (w *Writer) hiddenProtected(ctx context.Context, project int64, full string
 		if err != nil {
 			return "", err
 		}
-		if p != nil && !p.DevelopersCanPush && !mayPushProtected() {
+		if !p.allowsPush(mayPushProtected) {
 			return b, nil
 		}
 	}
@@ -240,7 +244,10 @@ func (w *Writer) protect(ctx context.Context, in *protectInput, on bool) (*struc
 			}
 			return err
 		case on:
+			// The older endpoint knows two levels per action, as GitLab
+			// 9.x's did: developers, or masters (never "no one").
 			p.DevelopersCanPush, p.DevelopersCanMerge = in.Body.DevelopersCanPush, in.Body.DevelopersCanMerge
+			p.NoOneCanPush, p.NoOneCanMerge = false, false
 			return protections.Update(tx, p)
 		default:
 			return protections.Delete(tx, p.ID)
@@ -369,6 +376,7 @@ func (w *Writer) register(a *api.API) {
 	w.registerCherryPick(a)
 	w.registerCommits(a)
 	w.registerReleases(a)
+	w.registerProtectedBranches(a)
 	tags := []string{"repository"}
 	api.Register(a, api.Op{ID: "create-branch", Method: http.MethodPost, Path: "/projects/{id}/repository/branches", Tags: tags,
 		Summary: "Create a branch", Access: api.SignedIn}, w.createBranch)
