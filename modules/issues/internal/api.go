@@ -184,12 +184,14 @@ func (s *Service) assignees(ctx context.Context, info projects.ProjectInfo, b *i
 
 // milestoneOf checks that a milestone belongs to the project (0 clears; a
 // foreign or unknown one is ignored, as GitLab's filter does).
-func milestoneOf(tx *store.Tx, project uint64, id int64) (uint64, bool) {
+func milestoneOf(tx *store.Tx, info projects.ProjectInfo, id int64) (uint64, bool) {
 	if id <= 0 {
 		return 0, true
 	}
 	m, err := milestones.Get(tx, uint64(id))
-	if err != nil || m.ProjectID != project {
+	// A project's issues take its own milestones and those of the group
+	// owning it (a group's id is its namespace id), as GitLab 9.x's do.
+	if err != nil || (m.ProjectID != uint64(info.ID) && (m.GroupID == 0 || m.GroupID != uint64(info.NamespaceID))) {
 		return 0, false
 	}
 	return m.ID, true
@@ -450,7 +452,7 @@ func (s *Service) createIssue(ctx context.Context, in *struct {
 	out := &issueOutput{}
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		if admin && b.MilestoneID != nil {
-			i.MilestoneID, _ = milestoneOf(tx, i.ProjectID, *b.MilestoneID)
+			i.MilestoneID, _ = milestoneOf(tx, info, *b.MilestoneID)
 		}
 		ids, err := s.ensureLabels(tx, i.ProjectID, labelNames)
 		if err != nil {
@@ -591,7 +593,7 @@ func (s *Service) updateIssue(ctx context.Context, in *struct {
 				i.AssigneeIDs = newAssignees
 			}
 			if b.MilestoneID != nil {
-				if m, ok := milestoneOf(tx, i.ProjectID, *b.MilestoneID); ok && m != i.MilestoneID {
+				if m, ok := milestoneOf(tx, info, *b.MilestoneID); ok && m != i.MilestoneID {
 					ch.milestone = true
 					i.MilestoneID = m
 				}
@@ -905,6 +907,7 @@ func NewRoutes(s *Service) fennec.Routes {
 		s.registerIssues(a)
 		s.registerLabels(a)
 		s.registerMilestones(a)
+		s.registerGroupMilestones(a)
 	}}
 }
 

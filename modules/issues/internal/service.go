@@ -37,6 +37,7 @@ type Deps struct {
 	API    *api.API
 	Log    *zap.Logger
 	Repos  repository.Store
+	Teams  projects.Teams
 	Notes  notes.Service `optional:"true"`
 	Todos  todos.Service `optional:"true"`
 }
@@ -46,6 +47,7 @@ type Service struct {
 	db     *store.DB
 	bus    *events.Bus
 	access projects.Access
+	teams  projects.Teams
 	users  identity.Users
 	lookup auth.UserLookup
 	api    *api.API
@@ -58,7 +60,7 @@ type Service struct {
 
 // NewService builds the service.
 func NewService(d Deps) *Service {
-	return &Service{db: d.DB, bus: d.Bus, access: d.Access, users: d.Users, lookup: d.Lookup, api: d.API, repos: d.Repos,
+	return &Service{db: d.DB, bus: d.Bus, access: d.Access, teams: d.Teams, users: d.Users, lookup: d.Lookup, api: d.API, repos: d.Repos,
 		log: d.Log.Named("issues"), notes: d.Notes, todos: d.Todos,
 		now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
 }

@@ -59,10 +59,12 @@ type Label struct {
 func (l *Label) RecordID() uint64      { return l.ID }
 func (l *Label) SetRecordID(id uint64) { l.ID = id }
 
-// Milestone is a project milestone.
+// Milestone is a project milestone, or a group milestone (GroupID set,
+// ProjectID 0): one table so milestone ids stay unique across both.
 type Milestone struct {
 	ID          uint64    `json:"id"`
 	ProjectID   uint64    `json:"project_id"`
+	GroupID     uint64    `json:"group_id,omitempty"`
 	IID         uint64    `json:"iid"`
 	Title       string    `json:"title"`
 	Description string    `json:"description,omitempty"`
@@ -113,9 +115,20 @@ var labels = store.NewTable[Label]("issues.labels",
 )
 
 var milestones = store.NewTable[Milestone]("issues.milestones",
-	store.Index[Milestone]{Name: "title", Unique: true, Keys: func(m *Milestone) []string { return []string{u64(m.ProjectID) + "/" + m.Title} }},
-	store.Index[Milestone]{Name: "iid", Unique: true, Keys: func(m *Milestone) []string { return []string{u64(m.ProjectID) + "/" + u64(m.IID)} }},
-	store.Index[Milestone]{Name: "project", Keys: func(m *Milestone) []string { return []string{u64(m.ProjectID)} }},
+	store.Index[Milestone]{Name: "title", Unique: true, Keys: func(m *Milestone) []string { return []string{milestoneOwnerKey(m) + "/" + m.Title} }},
+	store.Index[Milestone]{Name: "iid", Unique: true, Keys: func(m *Milestone) []string { return []string{milestoneOwnerKey(m) + "/" + u64(m.IID)} }},
+	store.Index[Milestone]{Name: "project", Keys: func(m *Milestone) []string {
+		if m.GroupID != 0 {
+			return nil
+		}
+		return []string{u64(m.ProjectID)}
+	}},
+	store.Index[Milestone]{Name: "group", Keys: func(m *Milestone) []string {
+		if m.GroupID == 0 {
+			return nil
+		}
+		return []string{u64(m.GroupID)}
+	}},
 )
 
 // Buckets of our own, kept in the same transactions as the tables:

@@ -41,7 +41,8 @@ type IssueView struct {
 type MilestoneView struct {
 	ID          uint64   `json:"id"`
 	IID         uint64   `json:"iid"`
-	ProjectID   uint64   `json:"project_id"`
+	ProjectID   uint64   `json:"project_id,omitempty"` // a group milestone has
+	GroupID     uint64   `json:"group_id,omitempty"`   // group_id instead (GitLab's entity)
 	Title       string   `json:"title"`
 	Description *string  `json:"description"`
 	State       string   `json:"state"`
@@ -72,7 +73,7 @@ func strPtr(s string) *string {
 }
 
 func milestoneView(m *Milestone) *MilestoneView {
-	return &MilestoneView{ID: m.ID, IID: m.IID, ProjectID: m.ProjectID, Title: m.Title, Description: strPtr(m.Description),
+	return &MilestoneView{ID: m.ID, IID: m.IID, ProjectID: m.ProjectID, GroupID: m.GroupID, Title: m.Title, Description: strPtr(m.Description),
 		State: m.State, CreatedAt: api.NewTime(m.CreatedAt), UpdatedAt: api.NewTime(m.UpdatedAt),
 		DueDate: strPtr(m.DueDate), StartDate: strPtr(m.StartDate)}
 }

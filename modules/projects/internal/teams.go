@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 )
 
@@ -12,6 +13,9 @@ type GroupInfo struct {
 	ID       int64
 	Name     string
 	FullPath string
+	// Level is the caller's unexpired membership level in the group (0
+	// when none); an administrator's is Owner.
+	Level int
 }
 
 // ResolveGroup finds a group by id or path as the caller of ctx sees it; a
@@ -21,7 +25,11 @@ func (s *Service) ResolveGroup(ctx context.Context, ref string) (GroupInfo, erro
 	if err != nil {
 		return GroupInfo{}, err
 	}
-	return GroupInfo{ID: int64(r.g.ID), Name: r.g.Name, FullPath: r.g.Path}, nil
+	level := r.level
+	if auth.FromContext(ctx).IsAdmin() {
+		level = Owner
+	}
+	return GroupInfo{ID: int64(r.g.ID), Name: r.g.Name, FullPath: r.g.Path, Level: level}, nil
 }
 
 // ProjectTeam returns the group that owns a project (0 for a personal
