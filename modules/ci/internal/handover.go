@@ -111,15 +111,25 @@ const minMaskedLength = 8
 
 func maskable(value string) bool { return utf8.RuneCountInString(value) >= minMaskedLength }
 
-// secretVariables are the project's CI variables, opened; protected ones
-// only for a protected ref.
+// secretVariables are the CI variables of the project's group and of the
+// project, opened (a project's overrides its group's of the same key);
+// protected ones only for a protected ref.
 func (s *Service) secretVariables(ctx context.Context, projectID uint64, protectedRef bool) ([]pipeline.Variable, error) {
+	groupIDs, err := s.groupVariableIDs(ctx, projectID)
+	if err != nil {
+		return nil, err
+	}
 	var out []pipeline.Variable
-	err := s.db.View(ctx, func(tx *store.Tx) error {
+	err = s.db.View(ctx, func(tx *store.Tx) error {
 		ids, err := variables.IDsBy(tx, "project", u64(projectID))
 		if err != nil {
 			return err
 		}
+		ids, err = withGroupVariables(tx, groupIDs, ids)
+		if err != nil {
+			return err
+		}
+		seen := map[string]int{}
 		for _, id := range ids {
 			v, err := variables.Get(tx, id)
 			if err != nil {
@@ -132,6 +142,13 @@ func (s *Service) secretVariables(ctx context.Context, projectID uint64, protect
 			if err != nil {
 				return err
 			}
+			// Group variables come first: a project's of the same key
+			// takes its place.
+			if at, ok := seen[v.Key]; ok {
+				out[at].Value = plain
+				continue
+			}
+			seen[v.Key] = len(out)
 			out = append(out, pipeline.Variable{Key: v.Key, Value: plain})
 		}
 		return nil

@@ -28,6 +28,7 @@ type Service struct {
 	db         *store.DB
 	bus        *events.Bus
 	access     projects.Access
+	teams      projects.Teams
 	users      identity.Users
 	repos      repository.Store
 	statuses   repository.CommitStatuses
@@ -71,6 +72,7 @@ type Deps struct {
 	DB         *store.DB
 	Bus        *events.Bus
 	Access     projects.Access
+	Teams      projects.Teams
 	Users      identity.Users
 	Repos      repository.Store
 	Statuses   repository.CommitStatuses
@@ -86,7 +88,7 @@ type Deps struct {
 
 // NewService builds the module's service.
 func NewService(d Deps) (*Service, error) {
-	s := &Service{db: d.DB, bus: d.Bus, access: d.Access, users: d.Users, repos: d.Repos, statuses: d.Statuses, protection: d.Protection, merges: d.Merges, api: d.API, box: d.Box, cfg: d.Config,
+	s := &Service{db: d.DB, bus: d.Bus, access: d.Access, teams: d.Teams, users: d.Users, repos: d.Repos, statuses: d.Statuses, protection: d.Protection, merges: d.Merges, api: d.API, box: d.Box, cfg: d.Config,
 		log: d.Log.Named("ci"), dir: filepath.Join(d.Core.Data, "ci"), now: func() time.Time { return time.Now().UTC() },
 		wake: make(chan struct{}, 1), reapEvery: reapInterval, runnersTokens: d.Runners, runnerQueue: newRunnerQueue()}
 	s.runnerBootAt = s.now()

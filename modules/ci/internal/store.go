@@ -195,10 +195,12 @@ type Deployment struct {
 func (d *Deployment) RecordID() uint64      { return d.ID }
 func (d *Deployment) SetRecordID(id uint64) { d.ID = id }
 
-// Variable is a project's secret CI variable.
+// Variable is a project's secret CI variable, or a group's (GroupID set,
+// ProjectID 0) that every project of the group receives.
 type Variable struct {
 	ID        uint64 `json:"id"`
 	ProjectID uint64 `json:"project_id"`
+	GroupID   uint64 `json:"group_id,omitempty"`
 	Key       string `json:"key"`
 	// Value is sealed (core/sealed): variables hold secrets.
 	Value     string `json:"value"`
@@ -316,8 +318,19 @@ var (
 		store.Index[Deployment]{Name: "project", Keys: func(d *Deployment) []string { return []string{u64(d.ProjectID)} }},
 		store.Index[Deployment]{Name: "iid", Unique: true, Keys: func(d *Deployment) []string { return []string{u64(d.ProjectID) + "/" + u64(d.IID)} }})
 	variables = store.NewTable[Variable]("ci.variables",
-		store.Index[Variable]{Name: "project", Keys: func(v *Variable) []string { return []string{u64(v.ProjectID)} }},
-		store.Index[Variable]{Name: "key", Unique: true, Keys: func(v *Variable) []string { return []string{u64(v.ProjectID) + "/" + v.Key} }})
+		store.Index[Variable]{Name: "project", Keys: func(v *Variable) []string {
+			if v.GroupID != 0 {
+				return nil
+			}
+			return []string{u64(v.ProjectID)}
+		}},
+		store.Index[Variable]{Name: "key", Unique: true, Keys: func(v *Variable) []string { return []string{variableOwnerKey(v) + "/" + v.Key} }},
+		store.Index[Variable]{Name: "group", Keys: func(v *Variable) []string {
+			if v.GroupID == 0 {
+				return nil
+			}
+			return []string{u64(v.GroupID)}
+		}})
 	counters = store.NewTable[counter]("ci.counters",
 		store.Index[counter]{Name: "key", Unique: true, Keys: func(c *counter) []string { return []string{c.Key} }})
 )

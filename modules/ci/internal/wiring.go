@@ -27,6 +27,7 @@ func NewRoutes(s *Service) fennec.Routes {
 		s.registerPipelines(a)
 		s.registerEnvironments(a)
 		s.registerVariables(a)
+		s.registerGroupVariables(a)
 		s.registerRunnerDownloads(a)
 		s.registerRunnerAPI(a)
 		s.registerRunners(a)
