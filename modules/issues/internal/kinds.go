@@ -18,6 +18,8 @@ func NoteKinds(s *Service) []notes.Kind {
 		Type: "Issue", Path: "issues", Param: "issue_iid",
 		// A note that is only an award emoji (":+1:") awards it instead.
 		EmojiNotesAward: true,
+		// GET .../participants (GitLab 10.x).
+		Participants: true,
 		Resolve: func(ctx context.Context, p projects.ProjectInfo, ref int64) (notes.Noteable, error) {
 			if !p.Features.IssuesEnabled {
 				return notes.Noteable{}, projects.ErrForbidden

@@ -19,6 +19,8 @@ func NoteKinds(s *Service) []notes.Kind {
 		Type: "MergeRequest", Path: "merge_requests", Param: "merge_request_iid",
 		// A note that is only an award emoji (":+1:") awards it instead.
 		EmojiNotesAward: true,
+		// GET .../participants (GitLab 10.x).
+		Participants: true,
 		Resolve: func(ctx context.Context, p projects.ProjectInfo, ref int64) (notes.Noteable, error) {
 			if !p.Features.MergeRequestsEnabled {
 				return notes.Noteable{}, projects.ErrForbidden

@@ -33,5 +33,6 @@ func (s *Service) register(a *api.API) {
 		s.registerKind(a, k)
 		s.registerDiscussions(a, k)
 		s.registerAwards(a, k)
+		s.registerParticipants(a, k)
 	}
 }

@@ -65,6 +65,10 @@ type Kind struct {
 	// award emoji is the answer (the spec's Note: "a different object is
 	// returned"). GitLab did so for issues and merge requests only.
 	EmojiNotesAward bool
+	// Participants: serve GET .../:<Param>/participants, the people n's
+	// conversation involves who may see it (GitLab has it for issues and
+	// merge requests).
+	Participants bool
 }
 
 // Votes are a noteable's upvotes and downvotes: its "thumbsup" and
