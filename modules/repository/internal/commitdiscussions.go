@@ -68,9 +68,6 @@ func newThreadID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// errCommitDiscussionNotFound: no such thread on the commit.
-var errCommitDiscussionNotFound = api.NotFound("Discussion")
-
 // commitThreads are a commit's comments grouped in threads, each oldest
 // first, ordered by their first comment.
 func commitThreads(tx *store.Tx, project uint64, sha string) ([][]*Comment, error) {
@@ -273,10 +270,6 @@ func commitNoteBody(body *string) (string, error) {
 	}
 	return *body, nil
 }
-
-// errCommitBadPosition is GitLab's answer to a line comment whose position
-// names no line of the commit (as its API prints the note's errors).
-var errCommitBadPosition = api.BadRequest(`400 Bad request - Note {:line_code=>["can't be blank", "must be a valid line code"]}`)
 
 // linePosition checks a line comment's position against commit c: head_sha
 // is c, and the line is in the file on its side (new: c, old: its first

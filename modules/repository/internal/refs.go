@@ -295,21 +295,21 @@ func (w *Writer) createTag(ctx context.Context, in *createTagInput) (*struct{ Bo
 	defer maint.RUnlock()
 	b := in.Body
 	if !validTagName(b.TagName) {
-		return nil, api.MethodNotAllowed("Tag name invalid")
+		return nil, &tagRefusal{"Tag name invalid"}
 	}
 	mayPushProtected := func() bool { ok, _ := w.rd.access.Can(ctx, in.ID, projects.PushProtected); return ok }
 	if branch, err := w.hiddenProtected(ctx, info.ID, plumbing.NewTagReferenceName(b.TagName).String(), mayPushProtected); err != nil {
 		return nil, err
 	} else if branch != "" {
-		return nil, api.MethodNotAllowed("Tag " + b.TagName + " would hide the protected branch " + branch)
+		return nil, &tagRefusal{"Tag " + b.TagName + " would hide the protected branch " + branch}
 	}
 	c, err := resolveCommit(repo, b.Ref, info.DefaultBranch)
 	if err != nil {
-		return nil, api.MethodNotAllowed("Target " + b.Ref + " is invalid")
+		return nil, &tagRefusal{"Target " + b.Ref + " is invalid"}
 	}
 	name := plumbing.NewTagReferenceName(b.TagName)
 	if _, err := repo.Reference(name, false); err == nil {
-		return nil, api.MethodNotAllowed("Tag " + b.TagName + " already exists")
+		return nil, &tagRefusal{"Tag " + b.TagName + " already exists"}
 	}
 	target := c.Hash
 	if b.Message != nil && strings.TrimSpace(*b.Message) != "" {
@@ -326,7 +326,7 @@ func (w *Writer) createTag(ctx context.Context, in *createTagInput) (*struct{ Bo
 	}
 	if err := w.moveRef(ctx, info, repo, RefUpdate{Name: name, New: target}); err != nil {
 		if errors.Is(err, ErrRefMoved) {
-			return nil, api.MethodNotAllowed("Tag " + b.TagName + " already exists")
+			return nil, &tagRefusal{"Tag " + b.TagName + " already exists"}
 		}
 		return nil, err
 	}

@@ -466,13 +466,6 @@ type releaseOutput struct {
 	Body *ReleaseDetail
 }
 
-// errReleaseMissing and errTagMissing are the answers of GitLab's release
-// services (update and delete); a read of a missing release is a bare 404.
-var (
-	errReleaseMissing = &api.Error{Status: http.StatusNotFound, Message: "Release does not exist"}
-	errTagMissing     = &api.Error{Status: http.StatusNotFound, Message: "Tag does not exist"}
-)
-
 func checkReleaseText(name, description *string) error {
 	if name != nil && len(*name) > 255 {
 		return api.FieldErrors{"name": {"is too long (maximum is 255 characters)"}}
@@ -645,9 +638,9 @@ func (w *Writer) createRelease(ctx context.Context, in *createReleaseInput) (*re
 		tin := &createTagInput{ProjectPath: in.ProjectPath}
 		tin.Body.TagName, tin.Body.Ref, tin.Body.Message = b.TagName, b.Ref, b.TagMessage
 		if _, err := w.createTag(ctx, tin); err != nil {
-			var ae *api.Error
-			if errors.As(err, &ae) && ae.Status == http.StatusMethodNotAllowed {
-				return nil, &api.Error{Status: http.StatusBadRequest, Message: ae.Message}
+			var r *tagRefusal
+			if errors.As(err, &r) {
+				return nil, &releaseTagRefusal{r.reason}
 			}
 			return nil, err
 		}
