@@ -6,6 +6,7 @@ import (
 	"go.uber.org/fx"
 
 	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/modules/issues/event"
 	"github.com/fennec-forge/fennec/modules/issues/internal"
 	"github.com/fennec-forge/fennec/modules/notes"
@@ -34,6 +35,8 @@ type (
 	IssueView     = internal.IssueView
 	MilestoneView = internal.MilestoneView
 	LabelView     = internal.LabelView
+	// LabelEventView is a resource label event (GitLab 11.2).
+	LabelEventView = internal.LabelEventView
 )
 
 // The module's domain errors, for callers to test with errors.Is; the
@@ -43,6 +46,9 @@ var (
 	ErrLabelNotFound     = internal.ErrLabelNotFound
 	ErrMilestoneNotFound = internal.ErrMilestoneNotFound
 	ErrLabelExists       = internal.ErrLabelExists
+	// ErrLabelEventNotFound: no such label event on the resource; 404
+	// "Not found".
+	ErrLabelEventNotFound = internal.ErrLabelEventNotFound
 )
 
 // Labels is how other modules (merge requests) attach a project's labels.
@@ -59,6 +65,17 @@ type Labels interface {
 	// Find returns the ids of the project's labels with these names,
 	// skipping unknown names (for list filters).
 	Find(ctx context.Context, projectID int64, names []string) ([]int64, error)
+	// RecordLabelChange records that userID changed the labels of a
+	// resource ("MergeRequest", its global id) from before to after: a
+	// resource label event per label added or removed.
+	RecordLabelChange(ctx context.Context, projectID int64, resourceType string, resourceID, userID int64, before, after []int64) error
+	// LabelEvents are a resource's label events, oldest first: the page
+	// asked for, and how many there are.
+	LabelEvents(ctx context.Context, resourceType string, resourceID int64, page api.PageParams) ([]LabelEventView, int, error)
+	// LabelEvent is one of them; ErrLabelEventNotFound for another's.
+	LabelEvent(ctx context.Context, resourceType string, resourceID int64, eventID uint64) (LabelEventView, error)
+	// RemoveLabelEvents deletes the label events of a deleted resource.
+	RemoveLabelEvents(ctx context.Context, resourceType string, resourceID int64) error
 }
 
 // Milestones is how other modules attach a project's milestones.
@@ -88,6 +105,7 @@ type Closer interface {
 func Module() fennec.Module {
 	return fennec.NewModule("issues",
 		fennec.Tables(internal.Tables()...),
+		fennec.Tables(internal.LabelEventTables()...),
 		fennec.Migrations(internal.Migrations()...),
 		fx.Provide(internal.NewService,
 			func(s *internal.Service) Labels { return s },
@@ -95,7 +113,9 @@ func Module() fennec.Module {
 			func(s *internal.Service) Closer { return s }),
 		projects.ProvideOpenIssuesCounter(func(s *internal.Service) projects.OpenIssuesCounter { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
+		fennec.ProvideRoutes(internal.NewLabelEventRoutes),
 		fennec.ProvideSubscribers(internal.Subscribers),
+		fennec.ProvideSubscribers(internal.LabelEventSubscribers),
 		notes.ProvideKinds(internal.NoteKinds),
 		todos.ProvideKinds(internal.TodoKinds),
 		feed.ProvideKinds(internal.FeedKinds),

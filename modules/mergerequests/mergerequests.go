@@ -43,5 +43,6 @@ func Module() fennec.Module {
 		todos.ProvideKinds(internal.TodoKinds),
 		feed.ProvideKinds(internal.FeedKinds),
 		fx.Invoke(internal.RecoverAtStart),
+		fennec.ProvideRoutes(internal.NewLabelEventRoutes),
 	)
 }

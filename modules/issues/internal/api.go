@@ -477,6 +477,10 @@ func (s *Service) createIssue(ctx context.Context, in *struct {
 // afterCreate tells notes and todos about a new issue: mentions in its
 // description, an assigned todo for its assignees.
 func (s *Service) afterCreate(tx *store.Tx, info projects.ProjectInfo, i *Issue, uid int64) error {
+	// Labels given at creation are added, as GitLab records them.
+	if err := s.recordLabelChange(tx, info.ID, "Issue", int64(i.ID), uid, nil, i.LabelIDs); err != nil {
+		return err
+	}
 	if s.notes != nil && i.Description != "" {
 		if err := s.notes.Mentioned(tx.Context(), s.noteable(info, i), uid, i.Description); err != nil {
 			return err
@@ -722,6 +726,9 @@ func (s *Service) changed(tx *store.Tx, info projects.ProjectInfo, before, i *Is
 		if err := system(labelNote(before.LabelIDs, i.LabelIDs)); err != nil {
 			return err
 		}
+		if err := s.recordLabelChange(tx, info.ID, "Issue", int64(i.ID), uid, before.LabelIDs, i.LabelIDs); err != nil {
+			return err
+		}
 	}
 	if ch.milestone {
 		body := "removed milestone"
@@ -819,6 +826,9 @@ func (s *Service) deleteIssue(ctx context.Context, in *IssuePath) (*deleteOutput
 // removeIssue deletes an issue with its notes, subscriptions and todos.
 func (s *Service) removeIssue(tx *store.Tx, i *Issue) error {
 	if err := deleteIssue(tx, i); err != nil {
+		return err
+	}
+	if _, err := labelEvents.DeleteBy(tx, "resource", resourceKey("Issue", int64(i.ID))); err != nil {
 		return err
 	}
 	if s.notes != nil {

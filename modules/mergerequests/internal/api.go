@@ -397,6 +397,12 @@ func (s *Service) create(ctx context.Context, in *struct {
 		if err := s.publish(tx, targetInfo, m, uid, event.Open); err != nil {
 			return err
 		}
+		if len(m.LabelIDs) > 0 {
+			// Labels given at creation are added, as GitLab records them.
+			if err := s.Labels.RecordLabelChange(tx.Context(), targetInfo.ID, "MergeRequest", int64(m.ID), uid, nil, m.LabelIDs); err != nil {
+				return err
+			}
+		}
 		if s.Notes != nil && m.Description != "" {
 			if err := s.Notes.Mentioned(tx.Context(), s.noteable(targetInfo, m), uid, m.Description); err != nil {
 				return err
@@ -539,6 +545,9 @@ func (s *Service) update(ctx context.Context, in *struct {
 			}
 			if !sameSet(ids, m.LabelIDs) {
 				notesToWrite = append(notesToWrite, labelNote(m.LabelIDs, ids))
+				if err := s.Labels.RecordLabelChange(tx.Context(), info.ID, "MergeRequest", int64(m.ID), uid, m.LabelIDs, ids); err != nil {
+					return err
+				}
 				m.LabelIDs, changed = ids, true
 			}
 		}
@@ -693,6 +702,11 @@ func (s *Service) remove(ctx context.Context, in *MRPath) (*deleteOutput, error)
 		}
 		if s.Notes != nil {
 			if err := s.Notes.Remove(tx.Context(), "MergeRequest", int64(m.ID)); err != nil {
+				return err
+			}
+		}
+		if s.Labels != nil {
+			if err := s.Labels.RemoveLabelEvents(tx.Context(), "MergeRequest", int64(m.ID)); err != nil {
 				return err
 			}
 		}

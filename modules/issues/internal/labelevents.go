@@ -1,0 +1,299 @@
+package internal
+
+// Resource label events (GitLab 11.2): who added or removed which label
+// on an issue or a merge request, and when. Labels are this module's, so
+// the events are too: the merge requests module records its own through
+// issues.Labels, in the transaction of its change, as issues do here.
+// Changes made before this existed have no events (as in GitLab, whose
+// events start with the feature).
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"time"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// LabelEvent is one label added to or removed from a resource.
+type LabelEvent struct {
+	ID           uint64    `json:"id"`
+	ProjectID    int64     `json:"project_id"`
+	ResourceType string    `json:"resource_type"` // "Issue", "MergeRequest"
+	ResourceID   int64     `json:"resource_id"`   // the resource's global id
+	UserID       int64     `json:"user_id"`
+	LabelID      uint64    `json:"label_id"`
+	Action       string    `json:"action"` // add, remove
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+func (e *LabelEvent) RecordID() uint64      { return e.ID }
+func (e *LabelEvent) SetRecordID(id uint64) { e.ID = id }
+
+func resourceKey(typ string, id int64) string { return typ + ":" + i64(id) }
+
+// labelEvents are kept by resource (ids grow with time: a resource's
+// events in id order are in the order they happened) and by project, for
+// the project's removal.
+var labelEvents = store.NewTable[LabelEvent]("issues.label_events",
+	store.Index[LabelEvent]{Name: "resource", Keys: func(e *LabelEvent) []string { return []string{resourceKey(e.ResourceType, e.ResourceID)} }},
+	store.Index[LabelEvent]{Name: "project", Keys: func(e *LabelEvent) []string { return []string{i64(e.ProjectID)} }})
+
+// LabelEventTables are the tables of the label events.
+func LabelEventTables() []interface{ Buckets() []string } {
+	return []interface{ Buckets() []string }{labelEvents}
+}
+
+// The actions of a label event.
+const (
+	labelAdded   = "add"
+	labelRemoved = "remove"
+)
+
+// recordLabelChange stores, in tx, an event per label userID added (in
+// after, not before) and removed (the other way round), added ones first,
+// each in the order of its list.
+func (s *Service) recordLabelChange(tx *store.Tx, projectID int64, typ string, id, userID int64, before, after []uint64) error {
+	now := s.now()
+	write := func(label uint64, action string) error {
+		return labelEvents.Insert(tx, &LabelEvent{ProjectID: projectID, ResourceType: typ, ResourceID: id, UserID: userID,
+			LabelID: label, Action: action, CreatedAt: now})
+	}
+	for _, l := range after {
+		if !slices.Contains(before, l) {
+			if err := write(l, labelAdded); err != nil {
+				return err
+			}
+		}
+	}
+	for _, l := range before {
+		if !slices.Contains(after, l) {
+			if err := write(l, labelRemoved); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func toU64(ids []int64) []uint64 {
+	out := make([]uint64, len(ids))
+	for i, id := range ids {
+		out[i] = uint64(id)
+	}
+	return out
+}
+
+// RecordLabelChange implements issues.Labels.
+func (s *Service) RecordLabelChange(ctx context.Context, projectID int64, resourceType string, resourceID, userID int64, before, after []int64) error {
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		return s.recordLabelChange(tx, projectID, resourceType, resourceID, userID, toU64(before), toU64(after))
+	})
+}
+
+// RemoveLabelEvents implements issues.Labels.
+func (s *Service) RemoveLabelEvents(ctx context.Context, resourceType string, resourceID int64) error {
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		_, err := labelEvents.DeleteBy(tx, "resource", resourceKey(resourceType, resourceID))
+		return err
+	})
+}
+
+// LabelEventView is a label event as GitLab shows it; label is null once
+// the label is deleted.
+type LabelEventView struct {
+	ID           uint64              `json:"id"`
+	User         *identity.BasicUser `json:"user"`
+	CreatedAt    api.Time            `json:"created_at"`
+	ResourceType string              `json:"resource_type"`
+	ResourceID   int64               `json:"resource_id"`
+	Label        *EventLabelView     `json:"label"`
+	Action       string              `json:"action" enum:"add,remove"`
+}
+
+// EventLabelView is the label of a label event (GitLab's LabelBasic).
+type EventLabelView struct {
+	ID          uint64  `json:"id"`
+	Name        string  `json:"name"`
+	Color       string  `json:"color"`
+	Description *string `json:"description"`
+}
+
+func (s *Service) labelEventView(ctx context.Context, tx *store.Tx, e *LabelEvent) (LabelEventView, error) {
+	v := LabelEventView{ID: e.ID, CreatedAt: api.NewTime(e.CreatedAt), ResourceType: e.ResourceType, ResourceID: e.ResourceID,
+		Action: e.Action}
+	if u, err := s.users.UserByID(ctx, e.UserID); err == nil {
+		b := identity.NewBasicUser(api.ExternalURLFrom(ctx), u)
+		v.User = &b
+	} else if errors.Is(err, identity.ErrUserNotFound) {
+		g := identity.GhostUser(api.ExternalURLFrom(ctx), e.UserID)
+		v.User = &g
+	} else {
+		return v, err
+	}
+	l, err := labels.Get(tx, e.LabelID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return v, err
+	default:
+		v.Label = &EventLabelView{ID: l.ID, Name: l.Name, Color: l.Color, Description: strPtr(l.Description)}
+	}
+	return v, nil
+}
+
+// LabelEvents implements issues.Labels: a resource's events, oldest
+// first, a page of them (and how many there are).
+func (s *Service) LabelEvents(ctx context.Context, resourceType string, resourceID int64, page api.PageParams) ([]LabelEventView, int, error) {
+	var out []LabelEventView
+	total := 0
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		ids, err := labelEvents.IDsBy(tx, "resource", resourceKey(resourceType, resourceID))
+		if err != nil {
+			return err
+		}
+		total = len(ids)
+		out = make([]LabelEventView, 0, len(ids))
+		for _, id := range api.Window(ids, page) {
+			e, err := labelEvents.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			v, err := s.labelEventView(ctx, tx, e)
+			if err != nil {
+				return err
+			}
+			out = append(out, v)
+		}
+		return nil
+	})
+	return out, total, err
+}
+
+// LabelEvent implements issues.Labels: one event of a resource;
+// ErrLabelEventNotFound for any other.
+func (s *Service) LabelEvent(ctx context.Context, resourceType string, resourceID int64, eventID uint64) (LabelEventView, error) {
+	var out LabelEventView
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		e, err := labelEvents.Get(tx, eventID)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && (e.ResourceType != resourceType || e.ResourceID != resourceID)) {
+			return ErrLabelEventNotFound
+		}
+		if err != nil {
+			return err
+		}
+		out, err = s.labelEventView(ctx, tx, e)
+		return err
+	})
+	return out, err
+}
+
+// ErrLabelEventNotFound: no such label event on the resource (GitLab's
+// find: 404 "Not found").
+var ErrLabelEventNotFound = errors.New("issues: label event not found")
+
+type labelEventsOutput struct {
+	api.PageHeaders
+	Body []LabelEventView
+}
+
+type labelEventOutput struct {
+	Body *LabelEventView
+}
+
+type issueLabelEventPath struct {
+	IssuePath
+	EventID uint64 `path:"resource_label_event_id"`
+}
+
+// issueForEvents is an issue the caller may see, for its events.
+func (s *Service) issueForEvents(ctx context.Context, in IssuePath) (*Issue, error) {
+	info, err := s.readProject(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	var i *Issue
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		i, err = issueByIID(tx, info, in.IID, auth.FromContext(ctx).UserID())
+		return err
+	})
+	return i, err
+}
+
+// NewLabelEventRoutes registers the label events of issues.
+func NewLabelEventRoutes(s *Service) fennec.Routes {
+	return fennec.Routes{Name: "issues-label-events", Register: func(a *api.API) {
+		a.MapError(ErrLabelEventNotFound, func(error) *api.Error { return api.RecordNotFound() })
+		tags := []string{"issues"}
+		base := "/projects/{id}/issues/{issue_iid}/resource_label_events"
+		api.Register(a, api.Op{ID: "list-issue-label-events", Method: http.MethodGet, Path: base, Tags: tags,
+			Summary: "The labels added to and removed from an issue, oldest first"},
+			func(ctx context.Context, in *struct {
+				IssuePath
+				api.PageParams
+			}) (*labelEventsOutput, error) {
+				i, err := s.issueForEvents(ctx, in.IssuePath)
+				if err != nil {
+					return nil, err
+				}
+				list, total, err := s.LabelEvents(ctx, "Issue", int64(i.ID), in.PageParams)
+				if err != nil {
+					return nil, err
+				}
+				return &labelEventsOutput{PageHeaders: api.Paginate(ctx, in.PageParams, total), Body: list}, nil
+			})
+		api.Register(a, api.Op{ID: "get-issue-label-event", Method: http.MethodGet, Path: base + "/{resource_label_event_id}", Tags: tags,
+			Summary: "One label event of an issue"},
+			func(ctx context.Context, in *issueLabelEventPath) (*labelEventOutput, error) {
+				i, err := s.issueForEvents(ctx, in.IssuePath)
+				if err != nil {
+					return nil, err
+				}
+				v, err := s.LabelEvent(ctx, "Issue", int64(i.ID), in.EventID)
+				if err != nil {
+					return nil, err
+				}
+				return &labelEventOutput{Body: &v}, nil
+			})
+	}}
+}
+
+// LabelEventSubscribers remove a deleted project's label events, a step
+// at a time (the project's issues go in onProjectDeleted).
+func LabelEventSubscribers(s *Service) []events.Subscriber {
+	return []events.Subscriber{
+		events.Only(events.Subscribe("issues.label_events_project_deleted", s.onProjectDeletedLabelEvents), func(ev projects.ProjectEvent) bool {
+			return ev.Action == projects.ProjectDeleted
+		}),
+	}
+}
+
+func (s *Service) onProjectDeletedLabelEvents(ctx context.Context, ev projects.ProjectEvent) error {
+	for {
+		done := false
+		err := s.db.Update(ctx, func(tx *store.Tx) error {
+			ids, err := labelEvents.FirstIDsBy(tx, "project", i64(ev.ProjectID), removeStep)
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				if err := labelEvents.Delete(tx, id); err != nil {
+					return err
+				}
+			}
+			done = len(ids) < removeStep
+			return nil
+		})
+		if err != nil || done {
+			return err
+		}
+	}
+}
