@@ -65,9 +65,31 @@ func (s *Service) registerNamespaces(a *api.API) {
 
 func (s *Service) listNamespaces(ctx context.Context, in *namespaceListInput) (*namespaceListOutput, error) {
 	pr := auth.FromContext(ctx)
+	uid := uint64(pr.UserID())
+	// The caller's namespace row is made once; a read needs no write
+	// transaction after that.
+	var exists bool
+	if err := s.db.View(ctx, func(tx *store.Tx) error {
+		_, err := namespaces.GetBy(tx, "owner", u64(uid))
+		exists = err == nil
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if !exists {
+		if err := s.db.Update(ctx, func(tx *store.Tx) error {
+			_, err := userNamespace(tx, uid, s.now().UTC())
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
 	var rows []*Namespace
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		own, err := userNamespace(tx, uint64(pr.UserID()), s.now().UTC())
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		own, err := namespaces.GetBy(tx, "owner", u64(uid))
 		if err != nil {
 			return err
 		}
