@@ -43,6 +43,7 @@ func NewRoutes(r *Reader, st *Statuses, w *Writer) fennec.Routes {
 		r.register(a)
 		st.register(a)
 		w.register(a)
+		w.registerRevert(a)
 	}}
 }
 
