@@ -263,7 +263,7 @@ func (s *Service) mayControlRef(ctx context.Context, projectID int64, ref string
 		return err
 	}
 	if !ok {
-		return api.Forbidden("")
+		return errProtectedRef
 	}
 	return nil
 }

@@ -129,7 +129,10 @@ func shard(id uint64) string { return strconv.FormatUint(id/1000, 10) }
 // errJobNotFound and errPipelineNotFound are the module's domain errors;
 // mapErrors turns them into GitLab's answers at the API edge.
 var (
-	errJobNotFound      = errors.New("ci: job not found")
+	errJobNotFound = errors.New("ci: job not found")
+	// errProtectedRef: the caller may not push or merge to the protected
+	// branch a job, pipeline or trigger runs on (403).
+	errProtectedRef     = errors.New("ci: may not run on the protected ref")
 	errPipelineNotFound = errors.New("ci: pipeline not found")
 )
 
@@ -156,4 +159,5 @@ func pipelineIn(tx *store.Tx, projectID int64, id uint64) (*Pipeline, error) {
 func mapErrors(a *api.API) {
 	a.MapError(errJobNotFound, func(error) *api.Error { return api.NotFound("Job") })
 	a.MapError(errPipelineNotFound, func(error) *api.Error { return api.NotFound("Pipeline") })
+	a.MapError(errProtectedRef, func(error) *api.Error { return api.Forbidden("") })
 }

@@ -331,8 +331,10 @@ type triggerRefPipelineInput struct {
 }
 
 // triggerVariableError is GitLab's answer to variables that are not a map
-// of strings.
-var triggerVariableError = api.BadRequest("variables needs to be a map of key-valued strings")
+// of strings (made anew for each request: an answer is not shared).
+func triggerVariableError() *api.Error {
+	return api.BadRequest("variables needs to be a map of key-valued strings")
+}
 
 // triggerVariables checks the caller's variables: strings, under keys a
 // variable may have; in key order.
@@ -341,7 +343,7 @@ func triggerVariablesOf(raw map[string]any) ([]pipeline.Variable, error) {
 	for k, v := range raw {
 		value, ok := v.(string)
 		if !ok {
-			return nil, triggerVariableError
+			return nil, triggerVariableError()
 		}
 		if !variableKeyRule.MatchString(k) {
 			return nil, api.FieldErrors{"variables": {"key " + strconvQuote(k) + " can contain only letters, digits and '_'."}}
@@ -438,8 +440,7 @@ func (s *Service) triggerPipeline(ctx context.Context, projectRef, branchOrTag s
 		return nil, err
 	}
 	if err := s.mayControlRef(ctx, info.ID, branchOrTag, !branch); err != nil {
-		var apiErr *api.Error
-		if errors.As(err, &apiErr) && apiErr.Status == http.StatusForbidden {
+		if errors.Is(err, errProtectedRef) {
 			return nil, baseErr("Insufficient permissions for protected ref '" + branchOrTag + "'")
 		}
 		return nil, err

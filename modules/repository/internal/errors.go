@@ -52,7 +52,9 @@ func (e *tagRefusal) Unwrap() error { return errTagRefused }
 // releaseTagRefusal is a tagRefusal met while creating a release.
 type releaseTagRefusal struct{ reason string }
 
-func (e *releaseTagRefusal) Error() string { return "repository: the release's tag refused: " + e.reason }
+func (e *releaseTagRefusal) Error() string {
+	return "repository: the release's tag refused: " + e.reason
+}
 func (e *releaseTagRefusal) Unwrap() error { return errReleaseTagRefused }
 
 // mapErrors is the module's table from its domain errors to GitLab's
@@ -83,6 +85,7 @@ func mapErrors(a *api.API) {
 		// GitLab's answer prints the note's errors.
 		return api.BadRequest(`400 Bad request - Note {:line_code=>["can't be blank", "must be a valid line code"]}`)
 	})
+	a.MapError(errProtectionNotFound, func(error) *api.Error { return api.RecordNotFound() })
 	a.MapError(errCannotPick, func(error) *api.Error {
 		return api.BadRequest("Sorry, we cannot cherry-pick this commit automatically. " +
 			"This commit may already have been cherry-picked, or a more recent commit may have updated some of its content.")

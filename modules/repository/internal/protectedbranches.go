@@ -215,9 +215,9 @@ func accessLevel(param string, v *int) (int, error) {
 	return 0, api.NotValidValue(param)
 }
 
-// GitLab 9.x answers a protection that does not exist with its
-// RecordNotFound 404, lower-case "found".
-var errProtectionNotFound = api.RecordNotFound()
+// errProtectionNotFound: no protection of that name. GitLab 9.x answers it
+// with its RecordNotFound 404, lower-case "found" (mapped in mapErrors).
+var errProtectionNotFound = errors.New("repository: protected branch not found")
 
 func (w *Writer) registerProtectedBranches(a *api.API) {
 	tags := []string{"protected_branches"}
