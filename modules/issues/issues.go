@@ -6,7 +6,6 @@ import (
 	"go.uber.org/fx"
 
 	fennec "github.com/fennec-forge/fennec/core"
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/modules/issues/event"
 	"github.com/fennec-forge/fennec/modules/issues/internal"
 	"github.com/fennec-forge/fennec/modules/notes"
@@ -69,9 +68,9 @@ type Labels interface {
 	// resource ("MergeRequest", its global id) from before to after: a
 	// resource label event per label added or removed.
 	RecordLabelChange(ctx context.Context, projectID int64, resourceType string, resourceID, userID int64, before, after []int64) error
-	// LabelEvents are a resource's label events, oldest first: the page
-	// asked for, and how many there are.
-	LabelEvents(ctx context.Context, resourceType string, resourceID int64, page api.PageParams) ([]LabelEventView, int, error)
+	// LabelEvents are a resource's label events, oldest first: at most
+	// limit of them from the offset-th on (a page), and how many there are.
+	LabelEvents(ctx context.Context, resourceType string, resourceID int64, offset, limit int) ([]LabelEventView, int, error)
 	// LabelEvent is one of them; ErrLabelEventNotFound for another's.
 	LabelEvent(ctx context.Context, resourceType string, resourceID int64, eventID uint64) (LabelEventView, error)
 	// RemoveLabelEvents deletes the label events of a deleted resource.

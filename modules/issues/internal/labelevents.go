@@ -151,8 +151,8 @@ func (s *Service) labelEventView(ctx context.Context, tx *store.Tx, e *LabelEven
 }
 
 // LabelEvents implements issues.Labels: a resource's events, oldest
-// first, a page of them (and how many there are).
-func (s *Service) LabelEvents(ctx context.Context, resourceType string, resourceID int64, page api.PageParams) ([]LabelEventView, int, error) {
+// first, limit of them from the offset-th (and how many there are).
+func (s *Service) LabelEvents(ctx context.Context, resourceType string, resourceID int64, offset, limit int) ([]LabelEventView, int, error) {
 	var out []LabelEventView
 	total := 0
 	err := s.db.View(ctx, func(tx *store.Tx) error {
@@ -161,8 +161,10 @@ func (s *Service) LabelEvents(ctx context.Context, resourceType string, resource
 			return err
 		}
 		total = len(ids)
+		ids = ids[min(offset, len(ids)):]
+		ids = ids[:min(limit, len(ids))]
 		out = make([]LabelEventView, 0, len(ids))
-		for _, id := range api.Window(ids, page) {
+		for _, id := range ids {
 			e, err := labelEvents.Get(tx, id)
 			if err != nil {
 				return err
@@ -244,7 +246,7 @@ func NewLabelEventRoutes(s *Service) fennec.Routes {
 				if err != nil {
 					return nil, err
 				}
-				list, total, err := s.LabelEvents(ctx, "Issue", int64(i.ID), in.PageParams)
+				list, total, err := s.LabelEvents(ctx, "Issue", int64(i.ID), in.Offset(), in.Limit())
 				if err != nil {
 					return nil, err
 				}

@@ -61,7 +61,7 @@ func NewLabelEventRoutes(s *Service) fennec.Routes {
 				if err != nil {
 					return nil, err
 				}
-				list, total, err := s.Labels.LabelEvents(ctx, "MergeRequest", int64(m.ID), in.PageParams)
+				list, total, err := s.Labels.LabelEvents(ctx, "MergeRequest", int64(m.ID), in.Offset(), in.Limit())
 				if err != nil {
 					return nil, err
 				}
