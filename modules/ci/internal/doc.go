@@ -8,5 +8,5 @@
 // runner API runners call (runnerapi.go) and the watch over their jobs
 // (runnerwatch.go: stuck, never started), and the API (jobsapi.go,
 // artifactfiles.go, pipelinesapi.go, envapi.go, varsapi.go, runnersapi.go,
-// lintapi.go).
+// lintapi.go, triggers.go).
 package internal
