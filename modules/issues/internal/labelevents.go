@@ -130,7 +130,7 @@ type EventLabelView struct {
 func (s *Service) labelEventView(ctx context.Context, tx *store.Tx, e *LabelEvent) (LabelEventView, error) {
 	v := LabelEventView{ID: e.ID, CreatedAt: api.NewTime(e.CreatedAt), ResourceType: e.ResourceType, ResourceID: e.ResourceID,
 		Action: e.Action}
-	if u, err := s.users.UserByID(ctx, e.UserID); err == nil {
+	if u, err := s.users.UserByID(tx.Context(), e.UserID); err == nil {
 		b := identity.NewBasicUser(api.ExternalURLFrom(ctx), u)
 		v.User = &b
 	} else if errors.Is(err, identity.ErrUserNotFound) {
