@@ -22,12 +22,13 @@ import (
 
 // The bounds of one transaction of createJobs: CreateChunkJobs jobs, or
 // about createChunkBytes of their definitions, whichever comes first; and
-// of the jobs one call of process decides. Either takes a few
-// milliseconds (see BenchmarkPipelineCreation).
+// of the jobs one call of process decides, each of which also records a
+// commit status and publishes an event, hence fewer. A step takes a few
+// milliseconds, tens on a busy machine (see BenchmarkPipelineCreation).
 const (
 	CreateChunkJobs  = 200
 	createChunkBytes = 1 << 20
-	DecideChunkJobs  = 200
+	DecideChunkJobs  = 100
 )
 
 // errCreationMoved: the pipeline is no longer being created as this
