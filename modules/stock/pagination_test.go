@@ -52,6 +52,10 @@ func TestHugePagesOnEveryList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	groupMilestone, _, err := root.GroupMilestones.CreateGroupMilestone(group.ID, &gitlab.CreateGroupMilestoneOptions{Title: gitlab.Ptr("paged group milestone")})
+	if err != nil {
+		t.Fatal(err)
+	}
 	snippet, _, err := root.ProjectSnippets.CreateSnippet(project.ID, &gitlab.CreateProjectSnippetOptions{Title: gitlab.Ptr("paged snippet"),
 		FileName: gitlab.Ptr("a.txt"), Content: gitlab.Ptr("x"), Visibility: gitlab.Ptr(gitlab.PrivateVisibility)})
 	if err != nil {
@@ -140,6 +144,8 @@ func TestHugePagesOnEveryList(t *testing.T) {
 				return strconv.FormatInt(pipelineID, 10)
 			case p == "{issue_iid}":
 				return strconv.FormatInt(issue.IID, 10)
+			case p == "{milestone_id}" && strings.HasPrefix(path, "/api/v4/groups/"):
+				return strconv.FormatInt(groupMilestone.ID, 10)
 			case p == "{milestone_id}":
 				return strconv.FormatInt(milestone.ID, 10)
 			case p == "{snippet_id}":
