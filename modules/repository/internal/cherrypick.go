@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
@@ -29,30 +30,13 @@ type cherryPickInput struct {
 // caller is the committer. The branch moves by compare-and-set, so a push
 // that lands meanwhile is not lost: the pick fails and can be retried.
 func (w *Writer) cherryPick(ctx context.Context, in *cherryPickInput) (*struct{ Body *CommitDetail }, error) {
-	info, repo, err := w.rd.open(ctx, in.ID, projects.PushCode)
+	op, err := w.openCommitOnBranch(ctx, in.ID, in.SHA, in.Body.Branch)
 	if err != nil {
 		return nil, err
 	}
-	// The objects written below are unreachable until the ref moves; a
-	// repack in between would drop them as garbage. Hold the repository's
-	// maintenance lock shared, as pushes do, until the ref has moved.
-	maint := w.rd.store.maintenanceLock(info.ID)
-	maint.RLock()
-	defer maint.RUnlock()
-	c, err := resolveCommit(repo, in.SHA, info.DefaultBranch)
-	if err != nil || in.SHA == "" {
-		return nil, ErrCommitNotFound
-	}
-	branch := plumbing.NewBranchReferenceName(in.Body.Branch)
-	head, err := branchRef(repo, in.Body.Branch)
-	if err != nil {
-		return nil, ErrBranchNotFound
-	}
-	if ok, err := w.mayPushBranch(ctx, info.ID, in.ID, in.Body.Branch); err != nil {
-		return nil, err
-	} else if !ok {
-		return nil, api.Forbidden("You are not allowed to push into this branch")
-	}
+	defer op.unlock()
+	info, repo, c, head := op.info, op.repo, op.commit, op.head
+	branch := head.Name()
 	if c.NumParents() > 1 {
 		return nil, errCannotPick // merge commits need a mainline; not supported
 	}
@@ -116,4 +100,47 @@ func (w *Writer) cherryPick(ctx context.Context, in *cherryPickInput) (*struct{ 
 func (w *Writer) registerCherryPick(a *api.API) {
 	api.Register(a, api.Op{ID: "cherry-pick-commit", Method: http.MethodPost, Path: "/projects/{id}/repository/commits/{sha}/cherry_pick",
 		Tags: []string{"repository"}, Summary: "Apply a commit's change on a branch", Access: api.SignedIn}, w.cherryPick)
+}
+
+// commitOnBranch is what cherry-pick and revert start from: a commit of
+// the project and the branch to commit onto, with the repository's
+// maintenance lock held shared until unlock.
+type commitOnBranch struct {
+	info   projects.ProjectInfo
+	repo   *git.Repository
+	commit *object.Commit
+	head   *plumbing.Reference
+	unlock func()
+}
+
+// openCommitOnBranch resolves sha and branch in project ref for a caller
+// who may push code there (protected branches included). The objects the
+// caller then writes are unreachable until the ref moves, and a repack in
+// between would drop them as garbage, so the maintenance lock is held
+// shared, as pushes hold it, until unlock.
+func (w *Writer) openCommitOnBranch(ctx context.Context, ref, sha, branch string) (*commitOnBranch, error) {
+	info, repo, err := w.rd.open(ctx, ref, projects.PushCode)
+	if err != nil {
+		return nil, err
+	}
+	maint := w.rd.store.maintenanceLock(info.ID)
+	maint.RLock()
+	fail := func(err error) (*commitOnBranch, error) {
+		maint.RUnlock()
+		return nil, err
+	}
+	c, err := resolveCommit(repo, sha, info.DefaultBranch)
+	if err != nil || sha == "" {
+		return fail(ErrCommitNotFound)
+	}
+	head, err := branchRef(repo, branch)
+	if err != nil {
+		return fail(ErrBranchNotFound)
+	}
+	if ok, err := w.mayPushBranch(ctx, info.ID, ref, branch); err != nil {
+		return fail(err)
+	} else if !ok {
+		return fail(api.Forbidden("You are not allowed to push into this branch"))
+	}
+	return &commitOnBranch{info: info, repo: repo, commit: c, head: head, unlock: maint.RUnlock}, nil
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
-	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository/merge"
 )
 
@@ -50,28 +49,12 @@ type revertInput struct {
 }
 
 func (w *Writer) revert(ctx context.Context, in *revertInput) (*struct{ Body *CommitView }, error) {
-	info, repo, err := w.rd.open(ctx, in.ID, projects.PushCode)
+	op, err := w.openCommitOnBranch(ctx, in.ID, in.SHA, in.Body.Branch)
 	if err != nil {
 		return nil, err
 	}
-	// The objects written below are unreachable until the ref moves; a
-	// repack in between would drop them. Held shared, as pushes do.
-	maint := w.rd.store.maintenanceLock(info.ID)
-	maint.RLock()
-	defer maint.RUnlock()
-	c, err := resolveCommit(repo, in.SHA, info.DefaultBranch)
-	if err != nil || in.SHA == "" {
-		return nil, ErrCommitNotFound
-	}
-	head, err := branchRef(repo, in.Body.Branch)
-	if err != nil {
-		return nil, ErrBranchNotFound
-	}
-	if ok, err := w.mayPushBranch(ctx, info.ID, in.ID, in.Body.Branch); err != nil {
-		return nil, err
-	} else if !ok {
-		return nil, api.Forbidden("You are not allowed to push into this branch")
-	}
+	defer op.unlock()
+	info, repo, c, head := op.info, op.repo, op.commit, op.head
 	headCommit, err := repo.CommitObject(head.Hash())
 	if err != nil {
 		return nil, err
