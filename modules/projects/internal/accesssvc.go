@@ -38,6 +38,10 @@ type ProjectInfo struct {
 	// OnlyAllowMergeIfAllDiscussionsAreResolved: merge requests merge only
 	// when their threads are resolved (the merge requests module asks).
 	OnlyAllowMergeIfAllDiscussionsAreResolved bool
+	// GroupIDs are the group owning the project and its ancestors, nearest
+	// first (empty in a personal namespace): what a project inherits from
+	// groups (labels, milestones, CI variables) comes from these.
+	GroupIDs []int64
 }
 
 func deref(s *string) string {
@@ -96,6 +100,7 @@ func (s *Service) info(ctx context.Context, r *resolved) ProjectInfo {
 		Features: r.p.Features, Level: effectiveLevel(auth.FromContext(ctx), r.p, r.l), MemberLevel: r.l.max(),
 		ForkedFromID: int64(r.p.ForkedFromID), Description: deref(r.p.Description),
 		OnlyAllowMergeIfAllDiscussionsAreResolved: r.p.OnlyAllowMergeIfAllDiscussionsAreResolved,
+		GroupIDs: r.ni.groupIDs(),
 	}
 }
 

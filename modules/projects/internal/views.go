@@ -114,6 +114,14 @@ type nsInfo struct {
 	owner *identity.UserInfo
 }
 
+// groupIDs are the namespace's group and its ancestors, nearest first.
+func (n nsInfo) groupIDs() []int64 {
+	if n.ns == nil || n.ns.Kind != KindGroup {
+		return nil
+	}
+	return []int64{int64(n.ns.ID)}
+}
+
 func (s *Service) namespaceInfo(ctx context.Context, ns *Namespace) (nsInfo, error) {
 	if ns.Kind == KindGroup {
 		return nsInfo{ns: ns, path: ns.Path, name: ns.Name}, nil
