@@ -3,6 +3,7 @@ package projects_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strconv"
 	"testing"
 
@@ -86,7 +87,7 @@ func TestAccessWithoutRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	byID, err := access.ResolveID(system, id)
-	if err != nil || byID != byPath || byID.Level != projects.Owner {
+	if err != nil || !reflect.DeepEqual(byID, byPath) || byID.Level != projects.Owner {
 		t.Fatalf("ResolveID %+v %v, Resolve by path %+v", byID, err, byPath)
 	}
 	if info, err := access.ResolveID(asUser(reporter.ID), id); err != nil || info.Level != projects.Reporter {

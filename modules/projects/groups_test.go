@@ -281,7 +281,6 @@ func TestCreateGroup(t *testing.T) {
 		{"reserved path", alice.Token, map[string]any{"name": "Other", "path": "api"}, 400, `{"message":{"path":["api is a reserved name"]}}`},
 		{"bad path", alice.Token, map[string]any{"name": "Other", "path": "-x"}, 400, ""},
 		{"blank name", alice.Token, map[string]any{"name": " ", "path": "blank"}, 400, `{"message":{"name":["can't be blank"]}}`},
-		{"subgroup", alice.Token, map[string]any{"name": "Sub", "path": "sub", "parent_id": 1}, 400, `{"message":{"parent_id":["subgroups are not supported"]}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			grpCall(t, s, tc.token, http.MethodPost, "/api/v4/groups", tc.body).expect(t, tc.status, tc.want)

@@ -20,6 +20,9 @@ type (
 	// MemberEvent is published when a user joins or leaves a project or group.
 	MemberEvent  = event.MemberEvent
 	MemberAction = event.MemberAction
+	// GroupEvent is published when a group is deleted (one per subgroup).
+	GroupEvent  = event.GroupEvent
+	GroupAction = event.GroupAction
 )
 
 // The actions of ProjectEvent and MemberEvent.
@@ -32,6 +35,7 @@ const (
 	ProjectUnarchived = event.ProjectUnarchived
 	MemberJoined      = event.MemberJoined
 	MemberLeft        = event.MemberLeft
+	GroupDeleted      = event.GroupDeleted
 )
 
 // ProjectInfo is what other modules may know of a project.

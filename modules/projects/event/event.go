@@ -60,3 +60,24 @@ type MemberEvent struct {
 
 // EventTopic implements events.Event; the topic is persisted, never rename it.
 func (MemberEvent) EventTopic() string { return "projects.member" }
+
+// GroupAction says what happened to a group.
+type GroupAction string
+
+// The actions of GroupEvent.
+const (
+	GroupDeleted GroupAction = "deleted"
+)
+
+// GroupEvent is published when a group is deleted, once per group (its
+// subgroups each get their own, children first), in the transaction that
+// deletes it, so modules that keep data per group (labels, milestones, CI
+// variables) drop it with the group.
+type GroupEvent struct {
+	Action  GroupAction `json:"action"`
+	GroupID int64       `json:"group_id"`
+	UserID  int64       `json:"user_id"`
+}
+
+// EventTopic implements events.Event; the topic is persisted, never rename it.
+func (GroupEvent) EventTopic() string { return "projects.group" }

@@ -90,7 +90,7 @@ func (l levels) max() int { return max(l.project, l.group) }
 
 // levelsOf computes the caller's membership levels on p: the personal
 // namespace's owner is Owner; project and group memberships count (expired
-// ones do not); a group share gives the lower of the share's level and the
+// ones do not), a group's inherited from the groups above it; a group share gives the lower of the share's level and the
 // member's level in the shared group.
 func levelsOf(tx *store.Tx, p *auth.Principal, proj *Project, now time.Time) levels {
 	var l levels
@@ -105,7 +105,7 @@ func levelsOf(tx *store.Tx, p *auth.Principal, proj *Project, now time.Time) lev
 				l.project = Owner
 			}
 		case KindGroup:
-			l.group = memberLevel(tx, KindGroup, ns.ID, uid, now)
+			l.group = groupMemberLevel(tx, ns.ID, uid, now)
 		}
 	}
 	l.project = max(l.project, memberLevel(tx, "project", proj.ID, uid, now))
@@ -113,7 +113,7 @@ func levelsOf(tx *store.Tx, p *auth.Principal, proj *Project, now time.Time) lev
 		if s.ExpiresAt != nil && now.After(*s.ExpiresAt) {
 			continue
 		}
-		if m := memberLevel(tx, KindGroup, s.GroupID, uid, now); m > 0 {
+		if m := groupMemberLevel(tx, s.GroupID, uid, now); m > 0 {
 			l.group = max(l.group, min(m, s.Access))
 		}
 	}

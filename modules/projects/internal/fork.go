@@ -150,7 +150,7 @@ func (s *Service) fork(ctx context.Context, in *forkInput) (*projectOutput, erro
 			if ns, err = namespaces.Get(tx, target.groupID); err != nil {
 				return errNamespaceNotFound
 			}
-			if !pr.IsAdmin() && memberLevel(tx, KindGroup, ns.ID, uint64(pr.UserID()), now) < Master {
+			if !pr.IsAdmin() && groupMemberLevel(tx, ns.ID, uint64(pr.UserID()), now) < Master {
 				return errNamespaceNotFound
 			}
 		} else if ns, err = userNamespace(tx, target.ownerID, now); err != nil {

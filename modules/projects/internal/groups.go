@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,11 +50,15 @@ type GroupInput struct {
 	// Accepted for compatibility; groups show the instance defaults.
 	LFSEnabled           *bool `json:"lfs_enabled,omitempty" doc:"Accepted and ignored (always true)"`
 	RequestAccessEnabled *bool `json:"request_access_enabled,omitempty" doc:"Accepted and ignored (always false)"`
-	// Subgroups are not supported: a non-zero parent_id is refused.
-	ParentID *int64 `json:"parent_id,omitempty" doc:"Subgroups are not supported; must be absent or 0"`
+	// ParentID makes the new group a subgroup; on edit it may only name
+	// the current parent (groups are not moved).
+	ParentID *int64 `json:"parent_id,omitempty" doc:"The parent group of a subgroup (create only; 0 or absent: top level)"`
 }
 
-type groupListInput struct {
+// GroupListInput is the query of GET /groups, and of the lists of a
+// group's subgroups and descendants (exported so that huma binds it when
+// embedded).
+type GroupListInput struct {
 	api.PageParams
 	Search         string  `query:"search"`
 	OrderBy        string  `query:"order_by" enum:"name,path,id," doc:"Default name"`
@@ -62,6 +67,7 @@ type groupListInput struct {
 	AllAvailable   string  `query:"all_available" enum:"true,false," doc:"false: only the caller's own groups; default: every group the caller can see"`
 	MinAccessLevel int     `query:"min_access_level" doc:"Only groups where the caller has at least this level"`
 	SkipGroups     []int64 `query:"skip_groups" doc:"Group ids to leave out"`
+	TopLevelOnly   bool    `query:"top_level_only" doc:"Only top-level groups, no subgroups"`
 	Statistics     bool    `query:"statistics" doc:"Accepted and ignored"`
 }
 
@@ -90,6 +96,8 @@ type groupProjectsInput struct {
 	Sort       string `query:"sort" enum:"asc,desc," doc:"Default desc"`
 	Search     string `query:"search"`
 	Simple     bool   `query:"simple"`
+	// IncludeSubgroups adds the projects of every group below this one.
+	IncludeSubgroups bool `query:"include_subgroups" doc:"Include the projects of subgroups"`
 }
 
 // registerGroups adds groups and group and project members.
@@ -120,10 +128,20 @@ func (s *Service) registerGroups(a *api.API) {
 		Summary: "Projects of a group the caller can see", Access: api.Public}, s.listGroupProjects)
 	s.registerMembers(a)
 	s.registerNamespaces(a)
+	s.registerSubgroups(a)
 }
 
 // listGroups answers GET /groups.
-func (s *Service) listGroups(ctx context.Context, in *groupListInput) (*groupListOutput, error) {
+func (s *Service) listGroups(ctx context.Context, in *GroupListInput) (*groupListOutput, error) {
+	return s.groupList(ctx, in, func(tx *store.Tx, each func(*Namespace) (bool, error)) error {
+		return namespaces.Scan(tx, false, 0, each)
+	})
+}
+
+// groupList answers a list of groups: the candidates come from scan (every
+// group, a group's subgroups, its descendants), the caller's rights and
+// the filters of in decide which are listed.
+func (s *Service) groupList(ctx context.Context, in *GroupListInput, scan func(*store.Tx, func(*Namespace) (bool, error)) error) (*groupListOutput, error) {
 	pr := auth.FromContext(ctx)
 	if in.MinAccessLevel != 0 && checkLevel(in.MinAccessLevel, Owner) != nil {
 		return nil, api.NotValidValue("min_access_level")
@@ -141,11 +159,23 @@ func (s *Service) listGroups(ctx context.Context, in *groupListInput) (*groupLis
 		if err != nil {
 			return err
 		}
-		return namespaces.Scan(tx, false, 0, func(g *Namespace) (bool, error) {
-			if g.Kind != KindGroup || skip[g.ID] || !matchesGroup(g, in.Search) {
+		// A member of a subgroup sees the groups above it.
+		for gid := range levels {
+			via[gid] = true
+		}
+		addAncestors(tx, via)
+		return scan(tx, func(g *Namespace) (bool, error) {
+			if g.Kind != KindGroup || skip[g.ID] || (in.TopLevelOnly && g.ParentID != 0) || !matchesGroup(g, in.Search) {
 				return true, nil
 			}
-			lvl := levels[g.ID]
+			chain, err := groupChain(tx, g)
+			if err != nil {
+				return false, err
+			}
+			lvl := NoAccess
+			for _, c := range chain {
+				lvl = max(lvl, levels[c.ID])
+			}
 			var keep bool
 			switch {
 			case in.Owned:
@@ -170,7 +200,11 @@ func (s *Service) listGroups(ctx context.Context, in *groupListInput) (*groupLis
 	sortGroups(rows, in.OrderBy, in.Sort == "desc")
 	out := &groupListOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(rows)), Body: []GroupView{}}
 	for _, g := range api.Window(rows, in.PageParams) {
-		out.Body = append(out.Body, s.groupView(ctx, g))
+		v, err := s.groupView(ctx, g)
+		if err != nil {
+			return nil, err
+		}
+		out.Body = append(out.Body, v)
 	}
 	return out, nil
 }
@@ -264,11 +298,23 @@ func (s *Service) createGroup(ctx context.Context, in *groupCreateInput) (*group
 	if b.Visibility != nil && !validVisibility(*b.Visibility) {
 		return nil, api.NotValidValue("visibility")
 	}
-	if pr.User.External {
+	var parent *resolvedGroup
+	if b.ParentID != nil && *b.ParentID != 0 {
+		var err error
+		if parent, err = s.resolveGroup(ctx, strconv.FormatInt(*b.ParentID, 10)); err != nil {
+			return nil, err
+		}
+		if !pr.IsAdmin() && parent.level < Master {
+			return nil, ErrForbidden
+		}
+	} else if pr.User.External {
 		return nil, api.Forbidden("external users cannot create groups")
 	}
 	name, path := strings.TrimSpace(*b.Name), strings.TrimSpace(*b.Path)
 	g := &Namespace{Kind: KindGroup, Name: name, Path: path, Visibility: Private, CreatedAt: s.now().UTC()}
+	if parent != nil {
+		g.ParentID = parent.g.ID
+	}
 	if b.Description != nil {
 		g.Description = *b.Description
 	}
@@ -278,10 +324,7 @@ func (s *Service) createGroup(ctx context.Context, in *groupCreateInput) (*group
 	v := ValidationError{}
 	validateName(v, name)
 	validateGroupPath(v, "path", path)
-	if b.ParentID != nil && *b.ParentID != 0 {
-		v["parent_id"] = append(v["parent_id"], "subgroups are not supported")
-	}
-	if len(v) == 0 {
+	if len(v) == 0 && parent == nil {
 		if err := s.pathIsUsername(ctx, v, path); err != nil {
 			return nil, err
 		}
@@ -290,6 +333,24 @@ func (s *Service) createGroup(ctx context.Context, in *groupCreateInput) (*group
 		return nil, v
 	}
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		if parent != nil {
+			// The parent is read again in this transaction: it may have
+			// gone, or become less visible, since it was resolved.
+			p, err := namespaces.Get(tx, parent.g.ID)
+			if err != nil {
+				return err
+			}
+			if err := checkGroupVisibility(tx, g, g.Visibility); err != nil {
+				return err
+			}
+			chain, err := groupChain(tx, p)
+			if err != nil {
+				return err
+			}
+			if len(chain) >= maxGroupDepth {
+				return ValidationError{"parent_id": {"has too deep level of nesting"}}
+			}
+		}
 		if err := groupNameTaken(tx, g); err != nil {
 			return err
 		}
@@ -302,10 +363,16 @@ func (s *Service) createGroup(ctx context.Context, in *groupCreateInput) (*group
 		}
 		return s.bus.Publish(tx, event.MemberEvent{Action: event.MemberJoined, GroupID: int64(g.ID), UserID: pr.UserID(), AuthorID: pr.UserID()})
 	})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrGroupNotFound // the parent went meanwhile
+	}
 	if err = groupConflict(err); err != nil {
 		return nil, err
 	}
-	v2 := s.groupView(ctx, g)
+	v2, err := s.groupView(ctx, g)
+	if err != nil {
+		return nil, err
+	}
 	return &groupOutput{Body: &v2}, nil
 }
 
@@ -322,12 +389,28 @@ func (s *Service) pathIsUsername(ctx context.Context, v ValidationError, path st
 	return nil
 }
 
-// groupNameTaken refuses a name another group has (case-insensitive), as
-// GitLab's namespace name uniqueness does for top-level groups.
+// groupNameTaken refuses a name a sibling group has (case-insensitive),
+// as GitLab's namespace name uniqueness does: among top-level groups, or
+// among one parent's subgroups.
 func groupNameTaken(tx *store.Tx, g *Namespace) error {
 	name := store.Fold(g.Name)
+	taken := func(o *Namespace) bool {
+		return o.Kind == KindGroup && o.ID != g.ID && o.ParentID == g.ParentID && store.Fold(o.Name) == name
+	}
+	if g.ParentID != 0 {
+		ids, err := namespaces.IDsBy(tx, "parent", u64(g.ParentID))
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if o, err := namespaces.Get(tx, id); err == nil && taken(o) {
+				return ValidationError{"name": {"has already been taken"}}
+			}
+		}
+		return nil
+	}
 	return namespaces.Scan(tx, false, 0, func(o *Namespace) (bool, error) {
-		if o.Kind == KindGroup && o.ID != g.ID && store.Fold(o.Name) == name {
+		if taken(o) {
 			return false, ValidationError{"name": {"has already been taken"}}
 		}
 		return true, nil
@@ -349,7 +432,7 @@ var visibilityRank = map[string]int{Private: 0, Internal: 10, Public: 20}
 func (s *Service) updateGroup(ctx context.Context, in *groupUpdateInput) (*groupDetailOutput, error) {
 	pr := auth.FromContext(ctx)
 	b := in.Body
-	if b.Name == nil && b.Path == nil && b.Description == nil && b.Visibility == nil && b.LFSEnabled == nil && b.RequestAccessEnabled == nil {
+	if b.Name == nil && b.Path == nil && b.Description == nil && b.Visibility == nil && b.LFSEnabled == nil && b.RequestAccessEnabled == nil && b.ParentID == nil {
 		return nil, api.AtLeastOne(groupFields...)
 	}
 	if b.Visibility != nil && !validVisibility(*b.Visibility) {
@@ -369,14 +452,14 @@ func (s *Service) updateGroup(ctx context.Context, in *groupUpdateInput) (*group
 	if b.Path != nil {
 		path := strings.TrimSpace(*b.Path)
 		validateGroupPath(v, "path", path)
-		if len(v["path"]) == 0 && store.Fold(path) != store.Fold(r.g.Path) {
+		if len(v["path"]) == 0 && r.g.ParentID == 0 && store.Fold(path) != store.Fold(r.g.Path) {
 			if err := s.pathIsUsername(ctx, v, path); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if b.ParentID != nil && *b.ParentID != 0 {
-		v["parent_id"] = append(v["parent_id"], "subgroups are not supported")
+	if b.ParentID != nil && uint64(max(*b.ParentID, 0)) != r.g.ParentID {
+		v["parent_id"] = append(v["parent_id"], "cannot be changed: groups are not moved")
 	}
 	if len(v) > 0 {
 		return nil, v
@@ -400,6 +483,9 @@ func (s *Service) updateGroup(ctx context.Context, in *groupUpdateInput) (*group
 			g.Description = *b.Description
 		}
 		if b.Visibility != nil && *b.Visibility != g.Visibility {
+			if err := checkGroupVisibility(tx, g, *b.Visibility); err != nil {
+				return err
+			}
 			// A group may not be less visible than its projects.
 			ids, err := projects.IDsBy(tx, "namespace", u64(g.ID))
 			if err != nil {
@@ -431,9 +517,9 @@ func (s *Service) updateGroup(ctx context.Context, in *groupUpdateInput) (*group
 	return &groupDetailOutput{Body: view}, nil
 }
 
-// deleteGroup answers DELETE /groups/:id: the group, its projects (each
-// announced as deleted), its memberships, and its shares of other groups'
-// projects go.
+// deleteGroup answers DELETE /groups/:id: the group and its subgroups,
+// their projects (each announced as deleted), their memberships, and their
+// shares of other groups' projects go.
 func (s *Service) deleteGroup(ctx context.Context, in *GroupPath) (*struct{}, error) {
 	pr := auth.FromContext(ctx)
 	r, err := s.resolveGroup(ctx, in.ID)
@@ -443,45 +529,63 @@ func (s *Service) deleteGroup(ctx context.Context, in *GroupPath) (*struct{}, er
 	if !r.isOwner(pr) {
 		return nil, ErrForbidden
 	}
-	gid := r.g.ID
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		ids, err := projects.IDsBy(tx, "namespace", u64(gid))
+		below, err := descendantGroups(tx, r.g.ID)
 		if err != nil {
 			return err
 		}
-		for _, id := range ids {
-			if err := s.removeProjectRows(tx, id, pr.UserID()); err != nil {
+		// Children go before their parents.
+		for i := len(below) - 1; i >= 0; i-- {
+			if err := s.removeGroupRows(tx, below[i].ID, pr.UserID()); err != nil {
 				return err
 			}
 		}
-		if ids, err = projects.IDsBy(tx, "shared_with", u64(gid)); err != nil {
-			return err
-		}
-		for _, id := range ids {
-			p, err := projects.Get(tx, id)
-			if err != nil {
-				return err
-			}
-			kept := make([]Share, 0, len(p.SharedWith))
-			for _, sh := range p.SharedWith {
-				if sh.GroupID != gid {
-					kept = append(kept, sh)
-				}
-			}
-			p.SharedWith = kept
-			if err := projects.Update(tx, p); err != nil {
-				return err
-			}
-		}
-		if _, err := members.DeleteBy(tx, "source", sourceKey(KindGroup, gid)); err != nil {
-			return err
-		}
-		return namespaces.Delete(tx, gid)
+		return s.removeGroupRows(tx, r.g.ID, pr.UserID())
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrGroupNotFound
 	}
 	return nil, err
+}
+
+// removeGroupRows deletes one group inside tx: its projects (announced),
+// its shares of other projects, its memberships and its row.
+func (s *Service) removeGroupRows(tx *store.Tx, gid uint64, by int64) error {
+	ids, err := projects.IDsBy(tx, "namespace", u64(gid))
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := s.removeProjectRows(tx, id, by); err != nil {
+			return err
+		}
+	}
+	if ids, err = projects.IDsBy(tx, "shared_with", u64(gid)); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		p, err := projects.Get(tx, id)
+		if err != nil {
+			return err
+		}
+		kept := make([]Share, 0, len(p.SharedWith))
+		for _, sh := range p.SharedWith {
+			if sh.GroupID != gid {
+				kept = append(kept, sh)
+			}
+		}
+		p.SharedWith = kept
+		if err := projects.Update(tx, p); err != nil {
+			return err
+		}
+	}
+	if _, err := members.DeleteBy(tx, "source", sourceKey(KindGroup, gid)); err != nil {
+		return err
+	}
+	if err := namespaces.Delete(tx, gid); err != nil {
+		return err
+	}
+	return s.bus.Publish(tx, event.GroupEvent{Action: event.GroupDeleted, GroupID: int64(gid), UserID: by})
 }
 
 // removeProjectRows deletes a project with its memberships and stars inside
@@ -522,9 +626,19 @@ func (s *Service) listGroupProjects(ctx context.Context, in *groupProjectsInput)
 	var page []*resolved
 	total := 0
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		ids, err := projects.IDsBy(tx, "namespace", u64(r.g.ID))
-		if err != nil {
-			return err
+		groups := []uint64{r.g.ID}
+		if in.IncludeSubgroups {
+			if groups, err = groupAndDescendantIDs(tx, r.g.ID); err != nil {
+				return err
+			}
+		}
+		var ids []uint64
+		for _, gid := range groups {
+			list, err := projects.IDsBy(tx, "namespace", u64(gid))
+			if err != nil {
+				return err
+			}
+			ids = append(ids, list...)
 		}
 		rows, err := visibleProjects(tx, pr, ids, s.now())
 		if err != nil {

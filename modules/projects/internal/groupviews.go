@@ -13,8 +13,9 @@ import (
 	"github.com/fennec-forge/fennec/modules/identity"
 )
 
-// GroupView is the Group resource of GitLab v4 (9.x): no subgroups, so
-// full_name and full_path equal name and path and parent_id is null.
+// GroupView is the Group resource of GitLab v4: full_name and full_path
+// start with the ancestors' names and paths, parent_id is a subgroup's
+// parent (null for a top-level group).
 // lfs_enabled and request_access_enabled are not stored per group: they
 // show the instance defaults (true, false).
 type GroupView struct {
@@ -45,15 +46,20 @@ type GroupDetailView struct {
 // groupDetailProjects caps the project lists of a single group's view.
 const groupDetailProjects = 100
 
-func (s *Service) groupView(ctx context.Context, g *Namespace) GroupView {
+func (s *Service) groupView(ctx context.Context, g *Namespace) (GroupView, error) {
+	ni, err := s.namespaceInfo(ctx, g)
+	if err != nil {
+		return GroupView{}, err
+	}
 	return GroupView{
 		ID: g.ID, Name: g.Name, Path: g.Path, Description: g.Description, Visibility: g.Visibility,
-		LFSEnabled: true, WebURL: api.ExternalURLFrom(ctx) + "/groups/" + g.Path,
-		FullName: g.Name, FullPath: g.Path,
-	}
+		LFSEnabled: true, WebURL: api.ExternalURLFrom(ctx) + "/groups/" + ni.path,
+		FullName: ni.name, FullPath: ni.path, ParentID: ni.parentID(),
+	}, nil
 }
 
-// resolvedGroup is a group with the caller's (unexpired) membership level.
+// resolvedGroup is a group with the caller's (unexpired) membership level,
+// inherited from the groups above it.
 type resolvedGroup struct {
 	g     *Namespace
 	level int
@@ -78,14 +84,15 @@ func findGroup(tx *store.Tx, ref string) (*Namespace, error) {
 	if strings.TrimSpace(path) == "" {
 		return nil, store.ErrNotFound
 	}
-	return namespaces.GetBy(tx, "path", store.Fold(path))
+	return findGroupByPath(tx, path)
 }
 
-// canSeeGroup: administrators and members always; public groups anyone;
-// internal groups signed-in users who are not external; and anyone with
-// membership access (direct, or through a share) to one of the group's
-// projects, as GitLab's GroupPolicy does. A public project alone does not
-// reveal a private group.
+// canSeeGroup: administrators and members (inherited membership counts)
+// always; public groups anyone; internal groups signed-in users who are
+// not external; and anyone with a membership below the group: in one of
+// its subgroups, or on a project of the group or of a subgroup, as
+// GitLab's GroupPolicy does. A public project alone does not reveal a
+// private group.
 func canSeeGroup(tx *store.Tx, p *auth.Principal, g *Namespace, level int, now time.Time) bool {
 	switch {
 	case p.IsAdmin(), level >= Guest, g.Visibility == Public:
@@ -95,17 +102,47 @@ func canSeeGroup(tx *store.Tx, p *auth.Principal, g *Namespace, level int, now t
 	case g.Visibility == Internal && !p.User.External:
 		return true
 	}
-	ids, err := projects.IDsBy(tx, "namespace", u64(g.ID))
+	return membershipBelow(tx, uint64(p.UserID()), g.ID, now)
+}
+
+// membershipBelow reports whether user has an unexpired membership on a
+// group below groupID or on a project in groupID or below it. It walks the
+// user's memberships upwards, so its cost follows what the user belongs
+// to, not the size of the group.
+func membershipBelow(tx *store.Tx, user, groupID uint64, now time.Time) bool {
+	mids, err := members.IDsBy(tx, "user", u64(user))
 	if err != nil {
 		return false
 	}
-	for _, id := range ids {
-		proj, err := projects.Get(tx, id)
-		if err != nil {
+	for _, mid := range mids {
+		m, err := members.Get(tx, mid)
+		if err != nil || (m.ExpiresAt != nil && now.After(*m.ExpiresAt)) {
 			continue
 		}
-		if levelsOf(tx, p, proj, now).project >= Guest {
-			return true
+		var start uint64
+		switch m.SourceKind {
+		case KindGroup:
+			g, err := namespaces.Get(tx, m.SourceID)
+			if err != nil {
+				continue
+			}
+			start = g.ParentID // the group itself is a direct membership
+		case "project":
+			proj, err := projects.Get(tx, m.SourceID)
+			if err != nil {
+				continue
+			}
+			start = proj.NamespaceID
+		}
+		for i := 0; i <= maxGroupDepth && start != 0; i++ {
+			if start == groupID {
+				return true
+			}
+			n, err := namespaces.Get(tx, start)
+			if err != nil || n.Kind != KindGroup {
+				break
+			}
+			start = n.ParentID
 		}
 	}
 	return false
@@ -124,7 +161,11 @@ func (s *Service) resolveGroup(ctx context.Context, ref string) (*resolvedGroup,
 		r.g = g
 		now := s.now()
 		if !pr.IsAnonymous() {
-			r.level = memberLevel(tx, KindGroup, g.ID, uint64(pr.UserID()), now)
+			chain, err := groupChain(tx, g)
+			if err != nil {
+				return err
+			}
+			r.level = chainLevel(tx, chain, uint64(pr.UserID()), now)
 		}
 		if !canSeeGroup(tx, pr, g, r.level, now) {
 			return store.ErrNotFound
@@ -213,7 +254,11 @@ func (s *Service) groupDetail(ctx context.Context, g *Namespace) (*GroupDetailVi
 	if err != nil {
 		return nil, err
 	}
-	v := &GroupDetailView{GroupView: s.groupView(ctx, g), Projects: []ProjectView{}, SharedProjects: []ProjectView{}}
+	gv, err := s.groupView(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	v := &GroupDetailView{GroupView: gv, Projects: []ProjectView{}, SharedProjects: []ProjectView{}}
 	for _, list := range []struct {
 		rows []*resolved
 		dst  *[]ProjectView

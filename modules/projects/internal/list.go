@@ -105,31 +105,47 @@ func memberIDs(tx *store.Tx, p *auth.Principal) (map[uint64]bool, error) {
 		case "project":
 			out[m.SourceID] = true
 		case KindGroup:
-			list, err := projects.IDsBy(tx, "namespace", u64(m.SourceID))
+			// A group's membership reaches down into its subgroups.
+			groups, err := groupAndDescendantIDs(tx, m.SourceID)
 			if err != nil {
 				return nil, err
 			}
-			for _, id := range list {
-				out[id] = true
-			}
-			shared, err := projects.IDsBy(tx, "shared_with", u64(m.SourceID))
-			if err != nil {
-				return nil, err
-			}
-			for _, id := range shared {
-				p, err := projects.Get(tx, id)
-				if err != nil {
+			for _, gid := range groups {
+				if err := addGroupProjects(tx, out, gid, now); err != nil {
 					return nil, err
-				}
-				for _, sh := range p.SharedWith {
-					if sh.GroupID == m.SourceID && (sh.ExpiresAt == nil || !now.After(*sh.ExpiresAt)) {
-						out[id] = true
-					}
 				}
 			}
 		}
 	}
 	return out, nil
+}
+
+// addGroupProjects adds the projects of group gid and those shared with it
+// (unexpired shares) to out.
+func addGroupProjects(tx *store.Tx, out map[uint64]bool, gid uint64, now time.Time) error {
+	list, err := projects.IDsBy(tx, "namespace", u64(gid))
+	if err != nil {
+		return err
+	}
+	for _, id := range list {
+		out[id] = true
+	}
+	shared, err := projects.IDsBy(tx, "shared_with", u64(gid))
+	if err != nil {
+		return err
+	}
+	for _, id := range shared {
+		p, err := projects.Get(tx, id)
+		if err != nil {
+			return err
+		}
+		for _, sh := range p.SharedWith {
+			if sh.GroupID == gid && (sh.ExpiresAt == nil || !now.After(*sh.ExpiresAt)) {
+				out[id] = true
+			}
+		}
+	}
+	return nil
 }
 
 func filterOwned(tx *store.Tx, p *auth.Principal, in *ListInput, ids, mine map[uint64]bool) map[uint64]bool {

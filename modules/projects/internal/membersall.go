@@ -19,8 +19,8 @@ import (
 // share's and their own level) and the owner of its personal namespace (at
 // Owner, the level the namespace gives them); a user reached several ways
 // is listed once, at the highest level, with that membership's expiry.
-// Without subgroups a group's list is its members. Who may list is who may
-// list the members.
+// Every group counts with the groups above it: a group's list is its
+// members and its ancestors'. Who may list is who may list the members.
 
 func (s *Service) registerMembersAll(a *api.API) {
 	for _, src := range []struct{ kind, base, tag string }{
@@ -74,8 +74,16 @@ func (s *Service) effectiveMembers(ctx context.Context, src *memberSource) ([]*M
 			}
 			return nil
 		}
+		ofGroup := func(gid uint64, capAt int) error {
+			for _, id := range groupAndAncestorIDs(tx, gid) {
+				if err := of(KindGroup, id, capAt); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 		if src.kind == KindGroup {
-			return of(KindGroup, src.id, 0)
+			return ofGroup(src.id, 0)
 		}
 		p, err := projects.Get(tx, src.id)
 		if errors.Is(err, store.ErrNotFound) {
@@ -93,7 +101,7 @@ func (s *Service) effectiveMembers(ctx context.Context, src *memberSource) ([]*M
 		}
 		switch ns.Kind {
 		case KindGroup:
-			if err := of(KindGroup, ns.ID, 0); err != nil {
+			if err := ofGroup(ns.ID, 0); err != nil {
 				return err
 			}
 		case KindUser:
@@ -103,7 +111,7 @@ func (s *Service) effectiveMembers(ctx context.Context, src *memberSource) ([]*M
 			if sh.ExpiresAt != nil && now.After(*sh.ExpiresAt) {
 				continue
 			}
-			if err := of(KindGroup, sh.GroupID, sh.Access); err != nil {
+			if err := ofGroup(sh.GroupID, sh.Access); err != nil {
 				return err
 			}
 		}

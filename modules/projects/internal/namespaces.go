@@ -26,7 +26,7 @@ import (
 //     listing makes the caller's own so it always has an id. An
 //     administrator's list holds only user namespaces that exist.
 //   - members_count_with_descendants is on groups only, for administrators
-//     (as GitLab's entity exposes it); parent_id is null (no subgroups).
+//     (as GitLab's entity exposes it); parent_id is a subgroup's parent.
 
 // NamespaceDetailView is an entry of /namespaces.
 type NamespaceDetailView struct {
@@ -162,7 +162,7 @@ func (s *Service) getNamespace(ctx context.Context, in *namespacePath) (*namespa
 			}
 			return nil
 		default:
-			level := memberLevel(tx, KindGroup, n.ID, uint64(pr.UserID()), s.now())
+			level := groupMemberLevel(tx, n.ID, uint64(pr.UserID()), s.now())
 			if !canSeeGroup(tx, pr, n, level, s.now()) {
 				return store.ErrNotFound
 			}
@@ -191,7 +191,7 @@ func (s *Service) namespaceView(ctx context.Context, n *Namespace, withCount boo
 	if err != nil {
 		return NamespaceDetailView{}, err
 	}
-	v := NamespaceDetailView{ID: n.ID, Name: ni.name, Path: ni.path, Kind: n.Kind, FullPath: ni.path}
+	v := NamespaceDetailView{ID: n.ID, Name: ni.ownName(), Path: ni.ownPath(), Kind: n.Kind, FullPath: ni.path, ParentID: ni.parentID()}
 	if withCount && n.Kind == KindGroup {
 		var count int
 		err := s.db.View(ctx, func(tx *store.Tx) error {

@@ -62,8 +62,10 @@ func (s *Service) projectTeamIDs(ctx context.Context, p *Project) ([]uint64, err
 		case KindUser:
 			set[ns.OwnerID] = true
 		case KindGroup:
-			if err := addMembers(KindGroup, ns.ID); err != nil {
-				return err
+			for _, gid := range groupAndAncestorIDs(tx, ns.ID) {
+				if err := addMembers(KindGroup, gid); err != nil {
+					return err
+				}
 			}
 		}
 		if err := addMembers("project", p.ID); err != nil {
@@ -73,8 +75,10 @@ func (s *Service) projectTeamIDs(ctx context.Context, p *Project) ([]uint64, err
 			if sh.ExpiresAt != nil && now.After(*sh.ExpiresAt) {
 				continue
 			}
-			if err := addMembers(KindGroup, sh.GroupID); err != nil {
-				return err
+			for _, gid := range groupAndAncestorIDs(tx, sh.GroupID) {
+				if err := addMembers(KindGroup, gid); err != nil {
+					return err
+				}
 			}
 		}
 		return nil

@@ -121,10 +121,13 @@ func userNamespace(tx *store.Tx, userID uint64, now time.Time) (*Namespace, erro
 	return ns, namespaces.Insert(tx, ns)
 }
 
-// findNamespace finds a namespace by full path: a group's path, or a user's
+// findNamespace finds a namespace by full path: a group's full path, or a user's
 // username (the namespace row may not exist yet: then nil, nil).
 func (s *Service) findNamespace(tx *store.Tx, path string) (*Namespace, error) {
-	if ns, err := namespaces.GetBy(tx, "path", store.Fold(path)); err == nil {
+	if strings.Contains(path, "/") {
+		return findGroupByPath(tx, path) // only subgroups nest
+	}
+	if ns, err := namespaces.GetBy(tx, "path", groupPathKey(0, path)); err == nil {
 		return ns, nil
 	}
 	// The identity module reads in this same transaction (tx.Context()).
@@ -362,7 +365,7 @@ func (s *Service) create(ctx context.Context, owner int64, in ProjectInput) (*re
 			switch {
 			case ns.Kind == KindUser && ns.OwnerID != uint64(owner) && !pr.IsAdmin():
 				return errNamespaceNotFound
-			case ns.Kind == KindGroup && !pr.IsAdmin() && memberLevel(tx, KindGroup, ns.ID, uint64(pr.UserID()), s.now()) < Master:
+			case ns.Kind == KindGroup && !pr.IsAdmin() && groupMemberLevel(tx, ns.ID, uint64(pr.UserID()), s.now()) < Master:
 				return errNamespaceNotFound
 			}
 		} else if ns, err = userNamespace(tx, uint64(owner), now); err != nil {

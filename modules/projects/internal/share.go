@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/fennec-forge/fennec/core/api"
@@ -65,7 +66,7 @@ func shareGroupVisible(tx *store.Tx, pr *auth.Principal, g *Namespace, now time.
 	switch {
 	case pr.IsAdmin():
 		return true
-	case !pr.IsAnonymous() && memberLevel(tx, KindGroup, g.ID, uint64(pr.UserID()), now) >= Guest:
+	case !pr.IsAnonymous() && groupMemberLevel(tx, g.ID, uint64(pr.UserID()), now) >= Guest:
 		return true
 	case g.Visibility == Public:
 		return true
@@ -108,7 +109,7 @@ func (s *Service) share(ctx context.Context, in *projectShareInput) (*projectSha
 		if err != nil || g.Kind != KindGroup || !shareGroupVisible(tx, pr, g, now) {
 			return ErrGroupNotFound
 		}
-		if p.NamespaceID == g.ID {
+		if slices.Contains(groupAndAncestorIDs(tx, p.NamespaceID), g.ID) {
 			return api.Conflict(msgOwnGroup)
 		}
 		for _, old := range p.SharedWith {

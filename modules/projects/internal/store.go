@@ -17,11 +17,13 @@ const (
 // namespace's path and name are the user's username and name, read from
 // identity when rendered, so a rename needs no copy here.
 type Namespace struct {
-	ID          uint64    `json:"id"`
-	Kind        string    `json:"kind"`
-	OwnerID     uint64    `json:"owner_id,omitempty"` // user namespaces
-	Path        string    `json:"path,omitempty"`     // groups
-	Name        string    `json:"name,omitempty"`     // groups
+	ID      uint64 `json:"id"`
+	Kind    string `json:"kind"`
+	OwnerID uint64 `json:"owner_id,omitempty"` // user namespaces
+	Path    string `json:"path,omitempty"`     // groups
+	Name    string `json:"name,omitempty"`     // groups
+	// ParentID is a subgroup's parent group (0: a top-level group).
+	ParentID    uint64    `json:"parent_id,omitempty"`
 	Description string    `json:"description,omitempty"`
 	Visibility  string    `json:"visibility,omitempty"`
 	CreatedAt   time.Time `json:"created_at"`
@@ -125,7 +127,15 @@ var (
 			if n.Kind != KindGroup {
 				return nil
 			}
-			return []string{store.Fold(n.Path)}
+			return []string{groupPathKey(n.ParentID, n.Path)}
+		}},
+		// A group's subgroups. Top-level groups have no key, so the index
+		// needed no rebuild when subgroups came.
+		store.Index[Namespace]{Name: "parent", Keys: func(n *Namespace) []string {
+			if n.Kind != KindGroup || n.ParentID == 0 {
+				return nil
+			}
+			return []string{u64(n.ParentID)}
 		}},
 	)
 	projects = store.NewTable[Project]("projects.projects",

@@ -13,9 +13,13 @@ type GroupInfo struct {
 	ID       int64
 	Name     string
 	FullPath string
-	// Level is the caller's unexpired membership level in the group (0
-	// when none); an administrator's is Owner.
+	// Level is the caller's unexpired membership level in the group,
+	// inherited from the groups above it (0 when none); an
+	// administrator's is Owner.
 	Level int
+	// AncestorIDs are the groups above it, nearest first (none for a
+	// top-level group).
+	AncestorIDs []int64
 }
 
 // ResolveGroup finds a group by id or path as the caller of ctx sees it; a
@@ -29,7 +33,11 @@ func (s *Service) ResolveGroup(ctx context.Context, ref string) (GroupInfo, erro
 	if auth.FromContext(ctx).IsAdmin() {
 		level = Owner
 	}
-	return GroupInfo{ID: int64(r.g.ID), Name: r.g.Name, FullPath: r.g.Path, Level: level}, nil
+	ni, err := s.namespaceInfo(ctx, r.g)
+	if err != nil {
+		return GroupInfo{}, err
+	}
+	return GroupInfo{ID: int64(r.g.ID), Name: r.g.Name, FullPath: ni.path, Level: level, AncestorIDs: ni.groupIDs()[1:]}, nil
 }
 
 // ProjectTeam returns the group that owns a project (0 for a personal

@@ -80,7 +80,7 @@ func (s *Service) transfer(ctx context.Context, in *transferInput) (*projectOutp
 			if ns, err = namespaces.Get(tx, target.groupID); err != nil {
 				return errNamespaceNotFound
 			}
-			if !pr.IsAdmin() && memberLevel(tx, KindGroup, ns.ID, uint64(pr.UserID()), now) < Master {
+			if !pr.IsAdmin() && groupMemberLevel(tx, ns.ID, uint64(pr.UserID()), now) < Master {
 				return errNamespaceNotFound
 			}
 		} else if ns, err = userNamespace(tx, target.ownerID, now); err != nil {

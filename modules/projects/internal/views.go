@@ -13,6 +13,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 )
 
@@ -106,25 +107,63 @@ type ProjectView struct {
 	Features
 }
 
-// nsInfo is a namespace with its current path and name.
+// nsInfo is a namespace with its current full path and full name (a
+// subgroup's start with its ancestors'), and for a group its chain.
 type nsInfo struct {
 	ns    *Namespace
 	path  string
 	name  string
 	owner *identity.UserInfo
+	chain []*Namespace // groups: root first, ending with ns
+}
+
+// ownPath and ownName are the namespace's own path and name, without its
+// ancestors', as the namespace object shows them beside full_path.
+func (n nsInfo) ownPath() string {
+	if n.ns.Kind == KindGroup {
+		return n.ns.Path
+	}
+	return n.path
+}
+
+func (n nsInfo) ownName() string {
+	if n.ns.Kind == KindGroup {
+		return n.ns.Name
+	}
+	return n.name
+}
+
+// parentID is a subgroup's parent, nil otherwise (parent_id: null).
+func (n nsInfo) parentID() *uint64 {
+	if n.ns == nil || n.ns.ParentID == 0 {
+		return nil
+	}
+	id := n.ns.ParentID
+	return &id
 }
 
 // groupIDs are the namespace's group and its ancestors, nearest first.
 func (n nsInfo) groupIDs() []int64 {
-	if n.ns == nil || n.ns.Kind != KindGroup {
-		return nil
+	out := make([]int64, 0, len(n.chain))
+	for i := len(n.chain) - 1; i >= 0; i-- {
+		out = append(out, int64(n.chain[i].ID))
 	}
-	return []int64{int64(n.ns.ID)}
+	return out
 }
 
 func (s *Service) namespaceInfo(ctx context.Context, ns *Namespace) (nsInfo, error) {
 	if ns.Kind == KindGroup {
-		return nsInfo{ns: ns, path: ns.Path, name: ns.Name}, nil
+		chain := []*Namespace{ns}
+		if ns.ParentID != 0 {
+			if err := s.db.View(ctx, func(tx *store.Tx) error {
+				var err error
+				chain, err = groupChain(tx, ns)
+				return err
+			}); err != nil {
+				return nsInfo{}, err
+			}
+		}
+		return nsInfo{ns: ns, path: fullPath(chain), name: fullName(chain), chain: chain}, nil
 	}
 	u, err := s.users.UserByID(ctx, int64(ns.OwnerID))
 	if err != nil {
@@ -190,7 +229,7 @@ func (s *Service) view(ctx context.Context, p *Project, ni nsInfo, l *levels, ad
 		SSHURLToRepo: sshRepo, HTTPURLToRepo: httpRepo, WebURL: web, TagList: append([]string{}, p.TagList...),
 		Name: p.Name, NameWithNamespace: ni.name + " / " + p.Name, Path: p.Path, PathWithNamespace: ni.path + "/" + p.Path,
 		CreatedAt: api.NewTime(p.CreatedAt), LastActivityAt: api.NewTime(p.LastActivityAt), CreatorID: p.CreatorID,
-		Namespace: NamespaceView{ID: ni.ns.ID, Name: ni.name, Path: ni.path, Kind: ni.ns.Kind, FullPath: ni.path},
+		Namespace: NamespaceView{ID: ni.ns.ID, Name: ni.ownName(), Path: ni.ownPath(), Kind: ni.ns.Kind, FullPath: ni.path},
 		Archived:  p.Archived, ForksCount: p.ForksCount, StarCount: p.StarCount, OpenIssuesCount: s.openIssuesCount(ctx, p),
 		SharedWithGroups: []ShareView{}, ImportStatus: ImportNone, Features: p.Features,
 	}
