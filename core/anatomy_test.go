@@ -1,0 +1,162 @@
+package fennec_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// serviceModules are the modules that have the anatomy of ARCHITECTURE.md
+// ("A module's anatomy"): a contract in the open and a service that knows
+// no HTTP. A module joins when its conversion lands; once every module is
+// here the list goes and the rules hold for all.
+var serviceModules = []string{}
+
+// httpImports are what only a module's HTTP adapter may import.
+var httpImports = []string{modulePath + "/core/api", "net/http"}
+
+// isAdapterFile: a module's HTTP adapter is its internal files named
+// http*.go, or any file of a package internal/httpapi.
+func isAdapterFile(relPath string) bool {
+	dir, name := filepath.Split(filepath.ToSlash(relPath))
+	return strings.HasPrefix(name, "http") || strings.Contains(dir, "/internal/httpapi/")
+}
+
+// serviceFileViolations says what a non-test file of a module's internal/
+// imports that only its HTTP adapter may (nil when nothing).
+func serviceFileViolations(relPath string, src []byte) []string {
+	if strings.HasSuffix(relPath, "_test.go") || isAdapterFile(relPath) {
+		return nil
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), relPath, src, parser.ImportsOnly)
+	if err != nil {
+		return []string{relPath + ": " + err.Error()}
+	}
+	var out []string
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		for _, banned := range httpImports {
+			if p == banned {
+				out = append(out, relPath+" imports "+p+": only the HTTP adapter (internal/http*.go or internal/httpapi) speaks HTTP; the service returns domain errors")
+			}
+		}
+	}
+	return out
+}
+
+// rootAliasViolations says which top-level names of a module's root
+// package are its internal/'s under another name (type T = internal.T,
+// var E = internal.E): the contract is defined in the open, and internal/
+// imports it.
+func rootAliasViolations(relPath string, src []byte) []string {
+	if strings.HasSuffix(relPath, "_test.go") {
+		return nil
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), relPath, src, 0)
+	if err != nil {
+		return []string{relPath + ": " + err.Error()}
+	}
+	internalName := ""
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		if strings.HasSuffix(p, "/internal") {
+			internalName = "internal"
+			if imp.Name != nil {
+				internalName = imp.Name.Name
+			}
+		}
+	}
+	if internalName == "" {
+		return nil
+	}
+	fromInternal := func(e ast.Expr) bool {
+		sel, ok := e.(*ast.SelectorExpr)
+		if !ok {
+			return false
+		}
+		id, ok := sel.X.(*ast.Ident)
+		return ok && id.Name == internalName
+	}
+	var out []string
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok {
+			continue
+		}
+		for _, spec := range g.Specs {
+			switch s := spec.(type) {
+			case *ast.TypeSpec:
+				if fromInternal(s.Type) {
+					out = append(out, relPath+": type "+s.Name.Name+" is defined in internal/; define the contract in the open")
+				}
+			case *ast.ValueSpec:
+				for i, v := range s.Values {
+					if fromInternal(v) && i < len(s.Names) {
+						out = append(out, relPath+": "+s.Names[i].Name+" is internal/'s; define the contract in the open")
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestModuleAnatomy holds the modules of serviceModules to the anatomy:
+// their service implementation imports no HTTP, their root package
+// re-exports nothing of internal/.
+func TestModuleAnatomy(t *testing.T) {
+	for _, mod := range serviceModules {
+		root := filepath.Join("..", "modules", mod)
+		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
+				return err
+			}
+			relPath, _ := filepath.Rel("..", path)
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			relPath = filepath.ToSlash(relPath)
+			var vs []string
+			switch {
+			case strings.Contains(relPath, "/internal/"):
+				vs = serviceFileViolations(relPath, src)
+			case filepath.Dir(relPath) == "modules/"+mod:
+				vs = rootAliasViolations(relPath, src)
+			}
+			for _, v := range vs {
+				t.Error(v)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestModuleAnatomyRulesCatchViolations proves each anatomy rule can fail.
+func TestModuleAnatomyRulesCatchViolations(t *testing.T) {
+	handler := []byte("package internal\n\nimport (\n\t\"net/http\"\n\n\t\"" + modulePath + "/core/api\"\n)\n")
+	if got := serviceFileViolations("modules/x/internal/merge.go", handler); len(got) != 2 {
+		t.Errorf("a service file importing HTTP: %q", got)
+	}
+	for _, ok := range []string{"modules/x/internal/httpmerge.go", "modules/x/internal/httpapi/merge.go", "modules/x/internal/merge_test.go"} {
+		if got := serviceFileViolations(ok, handler); got != nil {
+			t.Errorf("%s may import HTTP: %q", ok, got)
+		}
+	}
+	alias := []byte("package x\n\nimport in \"" + modulePath + "/modules/x/internal\"\n\ntype View = in.View\n\nvar ErrNotFound, Other = in.ErrNotFound, 1\n\nfunc Module() any { return in.New }\n")
+	if got := rootAliasViolations("modules/x/x.go", alias); len(got) != 2 {
+		t.Errorf("aliases of internal/: %q", got)
+	}
+	open := []byte("package x\n\nimport \"" + modulePath + "/modules/x/internal\"\n\ntype View struct{}\n\nfunc Module() any { return internal.New }\n")
+	if got := rootAliasViolations("modules/x/x.go", open); got != nil {
+		t.Errorf("a contract in the open: %q", got)
+	}
+}
