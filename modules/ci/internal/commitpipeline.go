@@ -8,6 +8,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/ci/internal/cistatus"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
 	"github.com/fennec-forge/fennec/modules/repository"
@@ -18,14 +19,6 @@ import (
 // a push.
 const pushSubscriber = "ci.pipeline_on_push"
 
-// CommitPipeline is a commit's newest pipeline, as other modules see it.
-type CommitPipeline struct {
-	ID     uint64
-	Ref    string
-	SHA    string
-	Status string
-}
-
 // CommitPipelines answers other modules' questions about the pipelines of
 // a commit (merge requests: the head pipeline of a source branch), from
 // CI's own tables, so that nobody has to wait for a copy that the outbox
@@ -35,6 +28,8 @@ type CommitPipelines struct {
 	refs repository.RefChanges
 }
 
+var _ cicd.Pipelines = (*CommitPipelines)(nil)
+
 // NewCommitPipelines builds the queries over the service's store.
 func NewCommitPipelines(s *Service, refs repository.RefChanges) *CommitPipelines {
 	return &CommitPipelines{s: s, refs: refs}
@@ -42,13 +37,13 @@ func NewCommitPipelines(s *Service, refs repository.RefChanges) *CommitPipelines
 
 // Latest is the newest pipeline of commit sha in project; ok is false when
 // the commit has none. With a transaction in ctx it reads in it.
-func (q *CommitPipelines) Latest(ctx context.Context, projectID int64, sha string) (p CommitPipeline, ok bool, err error) {
+func (q *CommitPipelines) Latest(ctx context.Context, projectID int64, sha string) (p cicd.CommitPipeline, ok bool, err error) {
 	err = q.s.db.View(ctx, func(tx *store.Tx) error {
 		latest, err := latestPipeline(tx, projectID, sha)
 		if err != nil || latest == nil {
 			return err
 		}
-		p, ok = CommitPipeline{ID: latest.ID, Ref: latest.Ref, SHA: latest.SHA, Status: latest.Status}, true
+		p, ok = cicd.CommitPipeline{ID: cicd.PipelineID(latest.ID), Ref: latest.Ref, SHA: latest.SHA, Status: latest.Status}, true
 		return nil
 	})
 	return p, ok, err

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,38 +21,18 @@ import (
 
 	"github.com/fennec-forge/fennec/core/executors"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
 	"github.com/fennec-forge/fennec/sdk/executor"
 )
-
-// Executors is where the scheduler finds places to run jobs: the executor
-// plugins' pool (core/executors) in the stock host.
-type Executors interface {
-	// TryAcquire reserves a free place for a job with these tags without
-	// waiting; ok is false when no executor serving them is free.
-	TryAcquire(tags []string) (Slot, bool)
-}
-
-// Slot is one reserved place on an executor, for one job (the shape of
-// core/executors.Slot).
-type Slot interface {
-	// Executor names the executor (recorded on the job).
-	Executor() string
-	Run(ctx context.Context, job executor.Job, trace func(executor.TraceChunk) error) (executor.Result, error)
-	Cancel(ctx context.Context) error
-	Artifacts(ctx context.Context, w io.Writer) (int64, error)
-	// Release gives the place back and has the executor clean up after
-	// the job.
-	Release()
-}
 
 // PoolExecutors adapts the executor plugins' pool: asking with a context
 // that has already ended takes a free place or none, without queueing
 // (the scheduler keeps its own queue, in the store).
 type PoolExecutors struct{ Pool *executors.Pool }
 
-// TryAcquire implements Executors.
-func (e PoolExecutors) TryAcquire(tags []string) (Slot, bool) {
+// TryAcquire implements cicd.Executors.
+func (e PoolExecutors) TryAcquire(tags []string) (cicd.Slot, bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	slot, err := e.Pool.Acquire(ctx, tags)
@@ -66,7 +45,7 @@ func (e PoolExecutors) TryAcquire(tags []string) (Slot, bool) {
 // scheduler hands pending jobs to executors and follows them to the end.
 type scheduler struct {
 	s    *Service
-	exec Executors
+	exec cicd.Executors
 	mu   sync.Mutex
 	// running are the jobs in progress here, from the moment their start
 	// commits: their executor and the context their Run gets, to cancel.
@@ -79,7 +58,7 @@ type scheduler struct {
 // Run ends canceled), and it works before Run has begun, when the
 // executor does not know the job yet and a Cancel would find nothing.
 type runningJob struct {
-	slot Slot
+	slot cicd.Slot
 	ctx  context.Context
 	stop context.CancelFunc
 }
@@ -596,7 +575,7 @@ func (s *Service) coverageOf(jobID uint64, expr string) *float64 {
 // storeArtifacts fetches a job's archive from its executor into the data
 // dir (through a temporary file, so a half-written archive is never
 // served).
-func (s *Service) storeArtifacts(ctx context.Context, slot Slot, jobID uint64, filename string) (*Artifacts, error) {
+func (s *Service) storeArtifacts(ctx context.Context, slot cicd.Slot, jobID uint64, filename string) (*Artifacts, error) {
 	tmp, err := os.CreateTemp(filepath.Join(s.dir, "tmp"), "artifacts-*")
 	if err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ import (
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/sealed"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
@@ -38,7 +39,7 @@ type Service struct {
 	version    string
 	sched      *scheduler
 	box        *sealed.Box
-	cfg        Config
+	cfg        cicd.Config
 	log        *zap.Logger
 	// dir holds traces and artifacts: <data>/ci.
 	dir string
@@ -82,7 +83,7 @@ type Deps struct {
 	API        *api.API
 	Box        *sealed.Box
 	Core       fconfig.Config
-	Config     Config
+	Config     cicd.Config
 	Log        *zap.Logger
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/executors"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
 	"github.com/fennec-forge/fennec/modules/repository"
 )
@@ -145,7 +146,7 @@ type Lifecycle struct {
 	// Pool is the executor plugins' pool; Executors, when given, replaces
 	// it (an embedder's own executors, or a test's).
 	Pool      *executors.Pool `optional:"true"`
-	Executors Executors       `optional:"true"`
+	Executors cicd.Executors  `optional:"true"`
 }
 
 // Start wires the scheduler into the app's lifecycle. Without executors

@@ -14,7 +14,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
-	"github.com/fennec-forge/fennec/modules/ci"
+	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/issues"
 	"github.com/fennec-forge/fennec/modules/mergerequests/event"
@@ -45,7 +45,7 @@ type Deps struct {
 	Labels     issues.Labels     `optional:"true"`
 	Milestones issues.Milestones `optional:"true"`
 	Closer     issues.Closer     `optional:"true"`
-	CI         ci.Pipelines      `optional:"true"`
+	CI         cicd.Pipelines    `optional:"true"`
 }
 
 // services are the dependencies the service uses (Deps without fx.In;
@@ -64,7 +64,7 @@ type services struct {
 	Labels     issues.Labels
 	Milestones issues.Milestones
 	Closer     issues.Closer
-	CI         ci.Pipelines
+	CI         cicd.Pipelines
 }
 
 // Service is the merge requests module's service.

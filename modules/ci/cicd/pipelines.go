@@ -1,0 +1,36 @@
+package cicd
+
+import "context"
+
+// PipelineID is a pipeline's id (GitLab's, unique in the instance).
+type PipelineID int64
+
+// JobID is a job's id (GitLab's, unique in the instance).
+type JobID int64
+
+// Pipelines is what other modules may ask CI about a commit's pipelines
+// (the merge requests module: the head pipeline of a source branch, which
+// decides whether a merge waits for it). CI answers from its own tables:
+// a copy kept from its events would lag behind them. No access check: the
+// caller has checked the project.
+type Pipelines interface {
+	// Latest is the newest pipeline of commit sha in project; ok is false
+	// when the commit has none. With a transaction in ctx it reads in it.
+	Latest(ctx context.Context, projectID int64, sha string) (p CommitPipeline, ok bool, err error)
+	// Coming says whether commit sha of project, which has no pipeline
+	// yet, will get one that runs jobs: a push of branch to sha that CI
+	// has not handled yet, whose CI file gives the branch a job. It is
+	// exact whenever it is asked (a push is always in the ref journal,
+	// in the outbox for CI, or handled), and false when the commit has a
+	// pipeline already. It reads the CI file: not inside a write
+	// transaction.
+	Coming(ctx context.Context, projectID int64, branch, sha string) (bool, error)
+}
+
+// CommitPipeline is the pipeline Pipelines.Latest finds.
+type CommitPipeline struct {
+	ID     PipelineID
+	Ref    string
+	SHA    string
+	Status string
+}
