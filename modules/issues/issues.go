@@ -53,16 +53,18 @@ var (
 // Labels is how other modules (merge requests) attach a project's labels.
 // Each method called with the context of an open store transaction joins it.
 type Labels interface {
-	// Ensure finds the project's labels by name, creating missing ones as
-	// GitLab does for labels named on an issue, and returns their ids in
-	// the order given. A name with a comma, blank or too long is a
-	// validation error (400).
+	// Ensure finds the labels the project sees by name (its own, else
+	// those of its groups, nearest first), creating missing ones in the
+	// project as GitLab does for labels named on an issue, and returns
+	// their ids in the order given. A name with a comma, blank or too long
+	// is a validation error (400).
 	Ensure(ctx context.Context, projectID int64, names []string) ([]int64, error)
 	// Names returns the names of label ids, sorted (the views' labels);
 	// ids of deleted labels are skipped.
 	Names(ctx context.Context, ids []int64) ([]string, error)
-	// Find returns the ids of the project's labels with these names,
-	// skipping unknown names (for list filters).
+	// Find returns the ids of the labels with these names that the
+	// project sees (its own and its groups'), skipping unknown names (for
+	// list filters).
 	Find(ctx context.Context, projectID int64, names []string) ([]int64, error)
 	// RecordLabelChange records that userID changed the labels of a
 	// resource ("MergeRequest", its global id) from before to after: a
@@ -115,6 +117,7 @@ func Module() fennec.Module {
 		fennec.ProvideRoutes(internal.NewLabelEventRoutes),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideSubscribers(internal.LabelEventSubscribers),
+		fennec.ProvideSubscribers(internal.GroupSubscribers),
 		notes.ProvideKinds(internal.NoteKinds),
 		todos.ProvideKinds(internal.TodoKinds),
 		feed.ProvideKinds(internal.FeedKinds),

@@ -42,7 +42,7 @@ func TestLabels(t *testing.T) {
 	r := s.call(t, "", http.MethodGet, path, nil).expect(t, 200, "")
 	fennectest.CheckPages(t, "labels", r.header, 2, 1, 20, 1, "", "")
 	list := r.list(t)
-	if got := keysOf(list[0]); !slices.Equal(got, []string{"closed_issues_count", "color", "description", "id", "name",
+	if got := keysOf(list[0]); !slices.Equal(got, []string{"closed_issues_count", "color", "description", "id", "is_project_label", "name",
 		"open_issues_count", "open_merge_requests_count", "priority", "subscribed"}) {
 		t.Fatalf("label keys %v", got)
 	}

@@ -190,8 +190,9 @@ func milestoneOf(tx *store.Tx, info projects.ProjectInfo, id int64) (uint64, boo
 	}
 	m, err := milestones.Get(tx, uint64(id))
 	// A project's issues take its own milestones and those of the group
-	// owning it (a group's id is its namespace id), as GitLab 9.x's do.
-	if err != nil || (m.ProjectID != uint64(info.ID) && (m.GroupID == 0 || m.GroupID != uint64(info.NamespaceID))) {
+	// owning it and of the groups above that (GitLab 9.x's, with nested
+	// groups).
+	if err != nil || (m.ProjectID != uint64(info.ID) && (m.GroupID == 0 || !slices.Contains(info.GroupIDs, int64(m.GroupID)))) {
 		return 0, false
 	}
 	return m.ID, true
@@ -454,7 +455,7 @@ func (s *Service) createIssue(ctx context.Context, in *struct {
 		if admin && b.MilestoneID != nil {
 			i.MilestoneID, _ = milestoneOf(tx, info, *b.MilestoneID)
 		}
-		ids, err := s.ensureLabels(tx, i.ProjectID, labelNames)
+		ids, err := s.ensureLabels(tx, i.ProjectID, info.GroupIDs, labelNames)
 		if err != nil {
 			return err
 		}
@@ -603,7 +604,7 @@ func (s *Service) updateIssue(ctx context.Context, in *struct {
 				}
 			}
 			if b.Labels != nil {
-				ids, err := s.ensureLabels(tx, i.ProjectID, labelList)
+				ids, err := s.ensureLabels(tx, i.ProjectID, info.GroupIDs, labelList)
 				if err != nil {
 					return err
 				}
@@ -918,6 +919,7 @@ func NewRoutes(s *Service) fennec.Routes {
 		s.registerLabels(a)
 		s.registerMilestones(a)
 		s.registerGroupMilestones(a)
+		s.registerGroupLabels(a)
 	}}
 }
 

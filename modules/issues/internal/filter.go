@@ -43,10 +43,12 @@ func isAny(v string) bool {
 	return v == "Any Milestone" || v == "Any Label" || strings.EqualFold(v, "any")
 }
 
-// idSets resolves the label, milestone and iid filters of a project to the
-// issue ids they allow (only: nil means no constraint; an empty map allows
-// nothing) and the ids they exclude (not).
-func (f *filter) idSets(tx *store.Tx, project uint64) (only, not map[uint64]bool, err error) {
+// idSets resolves the label, milestone and iid filters of a project (and
+// the groups it inherits labels and milestones from) to the issue ids they
+// allow (only: nil means no constraint; an empty map allows nothing) and
+// the ids they exclude (not). Ids of other projects' issues (a group
+// label's) may be in them: the caller walks the project's issues only.
+func (f *filter) idSets(tx *store.Tx, project uint64, groups []int64) (only, not map[uint64]bool, err error) {
 	intersect := func(ids []uint64) {
 		next := make(map[uint64]bool, len(ids))
 		for _, id := range ids {
@@ -72,7 +74,7 @@ func (f *filter) idSets(tx *store.Tx, project uint64) (only, not map[uint64]bool
 	for _, name := range f.labels {
 		switch {
 		case isNone(name) || isAny(name):
-			all, err := labels.IDsBy(tx, "project", u64(project))
+			all, err := ownAndGroups(tx, labels.IDsBy, project, groups)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -86,21 +88,23 @@ func (f *filter) idSets(tx *store.Tx, project uint64) (only, not map[uint64]bool
 				intersect(keys(with))
 			}
 		default:
-			l, err := labels.GetBy(tx, "name", u64(project)+"/"+name)
-			if err != nil {
-				return map[uint64]bool{}, nil, nil // an unknown label matches nothing
-			}
-			ids, err := issues.IDsBy(tx, "label", u64(l.ID))
+			// Every label of the name the project sees: its own and its
+			// groups' (an unknown name matches nothing).
+			named, err := labelsNamed(tx, project, groups, name)
 			if err != nil {
 				return nil, nil, err
 			}
-			intersect(ids)
+			with, err := union("label", named)
+			if err != nil {
+				return nil, nil, err
+			}
+			intersect(keys(with))
 		}
 	}
 	switch {
 	case f.mile == "":
 	case isNone(f.mile) || isAny(f.mile):
-		all, err := milestones.IDsBy(tx, "project", u64(project))
+		all, err := ownAndGroups(tx, milestones.IDsBy, project, groups)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -114,15 +118,19 @@ func (f *filter) idSets(tx *store.Tx, project uint64) (only, not map[uint64]bool
 			intersect(keys(with))
 		}
 	default:
-		m, err := milestones.GetBy(tx, "title", u64(project)+"/"+f.mile)
-		if err != nil {
-			return map[uint64]bool{}, nil, nil
+		// The project's milestone of the title and its groups' (an
+		// unknown title matches nothing).
+		var named []uint64
+		for _, owner := range append([]string{u64(project)}, groupKeys(groups, "g")...) {
+			if m, err := milestones.GetBy(tx, "title", owner+"/"+f.mile); err == nil {
+				named = append(named, m.ID)
+			}
 		}
-		ids, err := issues.IDsBy(tx, "milestone", u64(m.ID))
+		with, err := union("milestone", named)
 		if err != nil {
 			return nil, nil, err
 		}
-		intersect(ids)
+		intersect(keys(with))
 	}
 	if len(f.iids) > 0 {
 		var ids []uint64
@@ -134,6 +142,32 @@ func (f *filter) idSets(tx *store.Tx, project uint64) (only, not map[uint64]bool
 		intersect(ids)
 	}
 	return only, not, nil
+}
+
+// ownAndGroups are the ids a table's "project" index holds for the
+// project and its "group" index for each of groups.
+func ownAndGroups(tx *store.Tx, idsBy func(*store.Tx, string, string) ([]uint64, error), project uint64, groups []int64) ([]uint64, error) {
+	all, err := idsBy(tx, "project", u64(project))
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range groups {
+		more, err := idsBy(tx, "group", i64(g))
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, more...)
+	}
+	return all, nil
+}
+
+// groupKeys are the groups' ids, each after prefix.
+func groupKeys(groups []int64, prefix string) []string {
+	out := make([]string, len(groups))
+	for n, g := range groups {
+		out[n] = prefix + i64(g)
+	}
+	return out
 }
 
 func merge(a, b map[uint64]bool) map[uint64]bool {
@@ -211,7 +245,7 @@ func listProject(tx *store.Tx, info projects.ProjectInfo, uid int64, f *filter, 
 		})
 		return page, total, walkErr
 	}
-	only, not, err := f.idSets(tx, pid)
+	only, not, err := f.idSets(tx, pid, info.GroupIDs)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,45 +42,138 @@ func checkColor(c string) error {
 	return nil
 }
 
-// labelView shows a label with the counts of its issues that the caller
-// (uid, on the project resolved as them) may see: a confidential issue
-// counts only for those who may see it (canSeeConfidential).
+// labelView shows a label as a project sees it (info, resolved as uid):
+// its counts are of the project's issues that the caller may see (a
+// group label's issues in other projects count elsewhere).
 func (s *Service) labelView(tx *store.Tx, l *Label, info projects.ProjectInfo, uid int64) (LabelView, error) {
-	v := LabelView{ID: l.ID, Name: l.Name, Color: l.Color, Description: strPtr(l.Description), Priority: l.Priority,
-		OpenIssuesCount: getLabelCount(tx, l.ID, countOpen), ClosedIssuesCount: getLabelCount(tx, l.ID, countClosed)}
+	v := LabelView{ID: l.ID, Name: l.Name, Color: l.Color, Description: strPtr(l.Description), IsProjectLabel: l.GroupID == 0}
+	if l.GroupID == 0 {
+		// GitLab keeps a group label's priority per project; Fennec has
+		// none for them.
+		v.Priority = l.Priority
+	}
+	var err error
+	v.OpenIssuesCount, v.ClosedIssuesCount, err = labelCountsIn(tx, l, info, uid)
+	return v, err
+}
+
+// labelCountsIn counts a label's open and closed issues of the project
+// (info, resolved as uid) that the caller may see: a confidential issue
+// counts only for those who may see it (canSeeConfidential).
+func labelCountsIn(tx *store.Tx, l *Label, info projects.ProjectInfo, uid int64) (open, closed int, err error) {
+	count := func(kind byte) int {
+		if l.GroupID == 0 {
+			return getLabelCount(tx, l.ID, kind)
+		}
+		return readCount(tx, labelCounts, groupLabelCountKey(l.ID, uint64(info.ID), kind))
+	}
+	open, closed = count(countOpen), count(countClosed)
 	if info.Level >= projects.Reporter {
-		return v, nil
+		return open, closed, nil
 	}
-	confOpen, confClosed := getLabelCount(tx, l.ID, countConfidentialOpen), getLabelCount(tx, l.ID, countConfidentialClosed)
+	confOpen, confClosed := count(countConfidentialOpen), count(countConfidentialClosed)
 	if confOpen+confClosed == 0 {
-		return v, nil
+		return open, closed, nil
 	}
-	v.OpenIssuesCount -= confOpen
-	v.ClosedIssuesCount -= confClosed
+	open -= confOpen
+	closed -= confClosed
 	if uid == 0 {
-		return v, nil
+		return open, closed, nil
 	}
 	// The confidential issues the caller wrote or is assigned to count
 	// again: only this case reads the label's issues.
 	ids, err := issues.IDsBy(tx, "label", u64(l.ID))
 	if err != nil {
-		return v, err
+		return open, closed, err
 	}
 	for _, id := range ids {
 		i, err := issues.Get(tx, id)
 		if err != nil {
-			return v, err
+			return open, closed, err
 		}
-		if !i.Confidential || !canSeeConfidential(info, i, uid) {
+		if i.ProjectID != uint64(info.ID) || !i.Confidential || !canSeeConfidential(info, i, uid) {
 			continue
 		}
 		if i.Open() {
-			v.OpenIssuesCount++
+			open++
 		} else {
-			v.ClosedIssuesCount++
+			closed++
 		}
 	}
-	return v, nil
+	return open, closed, nil
+}
+
+// labelsOf are a project's labels and those it inherits from its groups,
+// nearest group first (GitLab's include_ancestor_groups; without it, the
+// owning group's only, as GitLab's LabelsFinder does).
+func labelsOf(tx *store.Tx, info projects.ProjectInfo, ancestors bool) ([]*Label, error) {
+	ids, err := labels.IDsBy(tx, "project", i64(info.ID))
+	if err != nil {
+		return nil, err
+	}
+	groups := info.GroupIDs
+	if !ancestors && len(groups) > 1 {
+		groups = groups[:1]
+	}
+	for _, g := range groups {
+		more, err := labels.IDsBy(tx, "group", i64(g))
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, more...)
+	}
+	list := make([]*Label, 0, len(ids))
+	for _, id := range ids {
+		l, err := labels.Get(tx, id)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, l)
+	}
+	return list, nil
+}
+
+// sortLabels orders labels by name (GitLab's title order); of two with one
+// name (a project's and a group's), the one found first stays first.
+func sortLabels(list []*Label) {
+	sort.SliceStable(list, func(a, b int) bool { return list[a].Name < list[b].Name })
+}
+
+// seenLabel is the label named name that a project (its id and GroupIDs)
+// sees: its own, else its nearest group's; ErrLabelNotFound when none.
+func seenLabel(tx *store.Tx, project uint64, groups []int64, name string) (*Label, error) {
+	l, err := labels.GetBy(tx, "name", u64(project)+"/"+name)
+	if !errors.Is(err, store.ErrNotFound) {
+		return l, err
+	}
+	for _, g := range groups {
+		l, err := labels.GetBy(tx, "name", groupLabelKey(uint64(g))+"/"+name)
+		if !errors.Is(err, store.ErrNotFound) {
+			return l, err
+		}
+	}
+	return nil, ErrLabelNotFound
+}
+
+// labelsNamed are every label named name that a project sees (its own and
+// its groups'): a filter by name matches an issue carrying any of them.
+func labelsNamed(tx *store.Tx, project uint64, groups []int64, name string) ([]uint64, error) {
+	var out []uint64
+	keys := []string{u64(project)}
+	for _, g := range groups {
+		keys = append(keys, groupLabelKey(uint64(g)))
+	}
+	for _, k := range keys {
+		l, err := labels.GetBy(tx, "name", k+"/"+name)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l.ID)
+	}
+	return out, nil
 }
 
 type labelsOutput struct {
@@ -111,29 +205,53 @@ func (s *Service) adminLabels(ctx context.Context, ref string) (projects.Project
 	return info, nil
 }
 
+// parseBoolParam reads a boolean query parameter given as text (so that
+// its default may be true): "" is def.
+func parseBoolParam(name, v string, def bool) (bool, error) {
+	if v == "" {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, api.Invalid(name)
+	}
+	return b, nil
+}
+
+// labelMatches is GitLab's label search: the name or the description
+// contains the text, in any case.
+func labelMatches(l *Label, search string) bool {
+	return search == "" || strings.Contains(strings.ToLower(l.Name), search) || strings.Contains(strings.ToLower(l.Description), search)
+}
+
 func (s *Service) listLabels(ctx context.Context, in *struct {
 	ProjectPath
 	api.PageParams
+	IncludeAncestorGroups string `query:"include_ancestor_groups" doc:"true (default): the labels of every group above the project too; false: of its own group only"`
+	Search                string `query:"search" doc:"Name or description contains this"`
 }) (*labelsOutput, error) {
+	ancestors, err := parseBoolParam("include_ancestor_groups", in.IncludeAncestorGroups, true)
+	if err != nil {
+		return nil, err
+	}
 	info, err := s.access.Require(ctx, in.ID, projects.ReadProject)
 	if err != nil {
 		return nil, err
 	}
+	search := strings.ToLower(in.Search)
 	out := &labelsOutput{Body: []LabelView{}}
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		ids, err := labels.IDsBy(tx, "project", i64(info.ID))
+		all, err := labelsOf(tx, info, ancestors)
 		if err != nil {
 			return err
 		}
-		list := make([]*Label, 0, len(ids))
-		for _, id := range ids {
-			l, err := labels.Get(tx, id)
-			if err != nil {
-				return err
+		list := all[:0]
+		for _, l := range all {
+			if labelMatches(l, search) {
+				list = append(list, l)
 			}
-			list = append(list, l)
 		}
-		sort.Slice(list, func(a, b int) bool { return list[a].Name < list[b].Name })
+		sortLabels(list)
 		out.PageHeaders = api.Paginate(ctx, in.PageParams, len(list))
 		uid := auth.FromContext(ctx).UserID()
 		for _, l := range api.Window(list, in.PageParams) {
@@ -150,7 +268,9 @@ func (s *Service) listLabels(ctx context.Context, in *struct {
 
 // getLabelByPath is one label, named (or numbered) in the path, with the
 // counts the caller may see, as in the list. (Later GitLab has it, and
-// python-gitlab's labels.get uses it.)
+// python-gitlab's labels.get uses it.) Like the list it finds the labels
+// the project inherits from its groups; editing and deleting through the
+// project find its own only, as GitLab's do.
 func (s *Service) getLabelByPath(ctx context.Context, in *LabelPath) (*labelOutput, error) {
 	info, err := s.access.Require(ctx, in.ID, projects.ReadProject)
 	if err != nil {
@@ -158,7 +278,10 @@ func (s *Service) getLabelByPath(ctx context.Context, in *LabelPath) (*labelOutp
 	}
 	out := &labelOutput{}
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		l, err := labelNamed(tx, info.ID, in.Label)
+		l, err := seenLabel(tx, uint64(info.ID), info.GroupIDs, in.Label)
+		if errors.Is(err, ErrLabelNotFound) {
+			l, err = labelNumbered(tx, info, in.Label)
+		}
 		if err != nil {
 			return err
 		}
@@ -202,8 +325,15 @@ func (s *Service) createLabel(ctx context.Context, in *struct {
 	}
 	out := &labelOutput{}
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		if _, err := labels.GetBy(tx, "name", u64(l.ProjectID)+"/"+name); err == nil {
-			return ErrLabelExists
+		// GitLab's API refuses a name any label the project sees already
+		// has, its groups' included (create_label looks in
+		// available_labels_for, ancestor groups and all): 409 "Label
+		// already exists", as for a project label of that name.
+		if _, err := seenLabel(tx, l.ProjectID, info.GroupIDs, name); !errors.Is(err, ErrLabelNotFound) {
+			if err == nil {
+				err = ErrLabelExists
+			}
+			return err
 		}
 		if err := labels.Insert(tx, l); err != nil {
 			return err
@@ -241,6 +371,26 @@ func (s *Service) deleteLabelByPath(ctx context.Context, in *LabelPath) (*delete
 			Name *string `json:"name,omitempty"`
 		}
 	}{ProjectPath: in.ProjectPath, Name: in.Label})
+}
+
+// labelNumbered finds, by its id, a label the project sees (its own or a
+// group's of info.GroupIDs).
+func labelNumbered(tx *store.Tx, info projects.ProjectInfo, ref string) (*Label, error) {
+	id, err := strconv.ParseUint(ref, 10, 64)
+	if err != nil {
+		return nil, ErrLabelNotFound
+	}
+	l, err := labels.Get(tx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrLabelNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if (l.GroupID == 0 && l.ProjectID == uint64(info.ID)) || (l.GroupID != 0 && slices.Contains(info.GroupIDs, int64(l.GroupID))) {
+		return l, nil
+	}
+	return nil, ErrLabelNotFound
 }
 
 // labelNamed finds a project's label by name, or by id when no label has
@@ -292,8 +442,15 @@ func (s *Service) updateLabel(ctx context.Context, in *struct {
 			return err
 		}
 		if newName != "" && newName != l.Name {
-			if _, err := labels.GetBy(tx, "name", i64(info.ID)+"/"+newName); err == nil {
-				return ErrLabelExists
+			// A name one of the project's groups has is taken too, as on
+			// create. (GitLab's model refuses it with a 400 naming the
+			// group, and looks at the owning group only; Fennec answers
+			// as its create does.)
+			if _, err := seenLabel(tx, uint64(info.ID), info.GroupIDs, newName); !errors.Is(err, ErrLabelNotFound) {
+				if err == nil {
+					err = ErrLabelExists
+				}
+				return err
 			}
 			l.Name = newName
 		}

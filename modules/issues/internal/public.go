@@ -4,14 +4,31 @@ import (
 	"context"
 	"errors"
 
+	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects"
 )
 
-// Ensure implements issues.Labels.
+// groupsOf are the groups whose labels a project sees
+// (ProjectInfo.GroupIDs), read as the server: the callers (merge requests)
+// have asked the caller's rights already.
+func (s *Service) groupsOf(ctx context.Context, projectID int64) ([]int64, error) {
+	info, err := s.access.ResolveID(auth.WithPrincipal(ctx, auth.System()), projectID)
+	if errors.Is(err, projects.ErrNotFound) {
+		return nil, nil
+	}
+	return info.GroupIDs, err
+}
+
+// Ensure implements issues.Labels: the project's labels, or its groups'.
 func (s *Service) Ensure(ctx context.Context, projectID int64, names []string) ([]int64, error) {
+	groups, err := s.groupsOf(ctx, projectID)
+	if err != nil {
+		return nil, err
+	}
 	var out []int64
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		ids, err := s.ensureLabels(tx, uint64(projectID), names)
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		ids, err := s.ensureLabels(tx, uint64(projectID), groups, names)
 		out = make([]int64, len(ids))
 		for n, id := range ids {
 			out[n] = int64(id)
@@ -36,13 +53,21 @@ func (s *Service) Names(ctx context.Context, ids []int64) ([]string, error) {
 	return out, err
 }
 
-// Find implements issues.Labels.
+// Find implements issues.Labels: the project's labels and its groups'.
 func (s *Service) Find(ctx context.Context, projectID int64, names []string) ([]int64, error) {
+	groups, err := s.groupsOf(ctx, projectID)
+	if err != nil {
+		return nil, err
+	}
 	out := []int64{}
-	err := s.db.View(ctx, func(tx *store.Tx) error {
+	err = s.db.View(ctx, func(tx *store.Tx) error {
 		for _, n := range names {
-			if l, err := labels.GetBy(tx, "name", i64(projectID)+"/"+n); err == nil {
-				out = append(out, int64(l.ID))
+			ids, err := labelsNamed(tx, uint64(projectID), groups, n)
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				out = append(out, int64(id))
 			}
 		}
 		return nil

@@ -165,15 +165,17 @@ func splitLabels(s string) []string {
 }
 
 // ensureLabels finds or creates (GitLab creates labels named on an issue on
-// the fly) the labels of a project by name and returns their ids.
-func (s *Service) ensureLabels(tx *store.Tx, project uint64, names []string) ([]uint64, error) {
+// the fly) the labels a project sees by name and returns their ids: its
+// own, else its nearest group's (groups: ProjectInfo.GroupIDs); a name
+// none has becomes a project label.
+func (s *Service) ensureLabels(tx *store.Tx, project uint64, groups []int64, names []string) ([]uint64, error) {
 	ids := make([]uint64, 0, len(names))
 	for _, n := range names {
 		if err := checkLabelName(n); err != nil {
 			return nil, err
 		}
-		l, err := labels.GetBy(tx, "name", u64(project)+"/"+n)
-		if errors.Is(err, store.ErrNotFound) {
+		l, err := seenLabel(tx, project, groups, n)
+		if errors.Is(err, ErrLabelNotFound) {
 			l = &Label{ProjectID: project, Name: n, Color: defaultColor, CreatedAt: s.now()}
 			err = labels.Insert(tx, l)
 		}

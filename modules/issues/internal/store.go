@@ -1,7 +1,9 @@
 package internal
 
 import (
+	"bytes"
 	"encoding/binary"
+	"errors"
 	"strconv"
 	"time"
 
@@ -45,10 +47,12 @@ func (i *Issue) SetRecordID(id uint64) { i.ID = id }
 // Open says whether the issue counts as open (opened or reopened).
 func (i *Issue) Open() bool { return i.State != StateClosed }
 
-// Label is a project label.
+// Label is a project label, or a group label (GroupID set, ProjectID 0):
+// one table, so a label id names either and an issue's LabelIDs hold both.
 type Label struct {
 	ID          uint64    `json:"id"`
 	ProjectID   uint64    `json:"project_id"`
+	GroupID     uint64    `json:"group_id,omitempty"`
 	Name        string    `json:"name"`
 	Color       string    `json:"color"`
 	Description string    `json:"description,omitempty"`
@@ -107,12 +111,37 @@ var issues = store.NewTable[Issue]("issues.issues",
 	}},
 )
 
-// Label names are unique per project as given (GitLab compares them
-// exactly).
+// Label names are unique per project, and per group, as given (GitLab
+// compares them exactly); a project label and a group label may share a
+// name (labelOwnerKey keeps them apart).
 var labels = store.NewTable[Label]("issues.labels",
-	store.Index[Label]{Name: "name", Unique: true, Keys: func(l *Label) []string { return []string{u64(l.ProjectID) + "/" + l.Name} }},
-	store.Index[Label]{Name: "project", Keys: func(l *Label) []string { return []string{u64(l.ProjectID)} }},
+	store.Index[Label]{Name: "name", Unique: true, Keys: func(l *Label) []string { return []string{labelOwnerKey(l) + "/" + l.Name} }},
+	store.Index[Label]{Name: "project", Keys: func(l *Label) []string {
+		if l.GroupID != 0 {
+			return nil
+		}
+		return []string{u64(l.ProjectID)}
+	}},
+	// Added with group labels: every label stored before is a project
+	// label, which has no key here, so the index needs no rebuild.
+	store.Index[Label]{Name: "group", Keys: func(l *Label) []string {
+		if l.GroupID == 0 {
+			return nil
+		}
+		return []string{u64(l.GroupID)}
+	}},
 )
+
+// labelOwnerKey scopes a label's name: its project, or "g" and its group
+// (as milestoneOwnerKey does for milestones).
+func labelOwnerKey(l *Label) string {
+	if l.GroupID != 0 {
+		return groupLabelKey(l.GroupID)
+	}
+	return u64(l.ProjectID)
+}
+
+func groupLabelKey(group uint64) string { return "g" + u64(group) }
 
 var milestones = store.NewTable[Milestone]("issues.milestones",
 	store.Index[Milestone]{Name: "title", Unique: true, Keys: func(m *Milestone) []string { return []string{milestoneOwnerKey(m) + "/" + m.Title} }},
@@ -147,7 +176,11 @@ var milestones = store.NewTable[Milestone]("issues.milestones",
 // label's counts as a caller may see them are a few reads: all of them for
 // Reporter+, the issues that are not confidential for anyone else (plus,
 // for a signed-in caller, the confidential ones they wrote or are assigned
-// to, the only case that reads the label's issues).
+// to, the only case that reads the label's issues). A group label, whose
+// issues are in many projects, also has these counts per project (key
+// label id ++ project id ++ one letter, groupLabelCountKey): a project's
+// list shows its own issues' counts, the group's list the sum over the
+// projects the caller may read.
 //
 // sequences holds the last issue iid and milestone iid of each project
 // (key project id ++ 'i' or 'm'); an iid is taken in the transaction that
@@ -299,10 +332,17 @@ func getLabelCount(tx *store.Tx, label uint64, kind byte) int {
 	return readCount(tx, labelCounts, countKey(label, kind))
 }
 
-// dropLabelCounts forgets a deleted label's counts.
+// dropLabelCounts forgets a deleted label's counts (a group label's per
+// project too: every key that starts with the label's id).
 func dropLabelCounts(tx *store.Tx, label uint64) error {
-	for _, k := range labelCountKinds {
-		if err := tx.Bucket(labelCounts).Delete(countKey(label, k)); err != nil {
+	prefix := store.Key(label)
+	var keys [][]byte
+	c := tx.Bucket(labelCounts).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		keys = append(keys, append([]byte(nil), k...))
+	}
+	for _, k := range keys {
+		if err := tx.Bucket(labelCounts).Delete(k); err != nil {
 			return err
 		}
 	}
@@ -374,8 +414,46 @@ func countInLabels(tx *store.Tx, i *Issue, delta int64) error {
 				return err
 			}
 		}
+		label, err := labels.Get(tx, l)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && label.GroupID == 0) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := addTo(tx, labelCounts, groupLabelCountKey(l, i.ProjectID, kind), delta); err != nil {
+			return err
+		}
+		if i.Confidential {
+			if err := addTo(tx, labelCounts, groupLabelCountKey(l, i.ProjectID, conf), delta); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
+}
+
+// groupLabelCountKey is the key of a group label's count of one project's
+// issues (kind in labelCountKinds).
+func groupLabelCountKey(label, project uint64, kind byte) []byte {
+	return append(append(store.Key(label), store.Key(project)...), kind)
+}
+
+// groupLabelProjects are the projects with issues counted under a group
+// label, ascending.
+func groupLabelProjects(tx *store.Tx, label uint64) []uint64 {
+	var out []uint64
+	prefix := store.Key(label)
+	c := tx.Bucket(labelCounts).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		if len(k) != 17 {
+			continue
+		}
+		if p := store.KeyID(k[8:16]); len(out) == 0 || out[len(out)-1] != p {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // insertIssue stores a new issue with the next iid of its project.

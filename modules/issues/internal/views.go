@@ -52,7 +52,9 @@ type MilestoneView struct {
 	StartDate   *string  `json:"start_date"`
 }
 
-// LabelView is GitLab 9.x's label with its counts.
+// LabelView is GitLab 9.x's label with its counts, as a project sees it:
+// IsProjectLabel (later GitLab's ProjectLabel entity) is false for the
+// labels it inherits from its groups.
 type LabelView struct {
 	ID                     uint64  `json:"id"`
 	Name                   string  `json:"name"`
@@ -63,6 +65,7 @@ type LabelView struct {
 	OpenMergeRequestsCount int     `json:"open_merge_requests_count"`
 	Subscribed             bool    `json:"subscribed"`
 	Priority               *int    `json:"priority"`
+	IsProjectLabel         bool    `json:"is_project_label"`
 }
 
 func strPtr(s string) *string {
