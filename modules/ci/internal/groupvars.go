@@ -15,9 +15,10 @@ import (
 // project variable's shape, for the group's Masters and Owners (and
 // administrators); anyone else who sees the group gets 403, who does not
 // 404 Group Not Found. Values are sealed as a project's. Every job of a
-// project of the group receives them; a project variable of the same key
-// wins, protected ones reach protected refs only, and they are masked in
-// traces as project variables are (handover.go).
+// project of the group, or of a subgroup below it, receives them; a nearer
+// group's variable of the same key wins over a farther one's and a project
+// variable over both, protected ones reach protected refs only, and they
+// are masked in traces as project variables are (handover.go).
 
 // GroupPath is a group's :id (exported: huma skips unexported embedded
 // structs).
@@ -45,7 +46,10 @@ func variableOwnerKey(v *Variable) string {
 }
 
 // groupVariableIDs are the ids of the variables of the group owning the
-// project (none for a personal project). A group's id is its namespace id.
+// project and of the groups above it (ProjectInfo.GroupIDs; none for a
+// personal project), the farthest group's first: a later variable of a
+// key takes an earlier one's place, so a nearer group's wins over a
+// farther one's, and the project's (after them all) over every group's.
 func (s *Service) groupVariableIDs(ctx context.Context, projectID uint64) ([]uint64, error) {
 	info, err := s.access.ResolveID(auth.WithPrincipal(ctx, auth.System()), int64(projectID))
 	if errors.Is(err, projects.ErrNotFound) {
@@ -56,9 +60,14 @@ func (s *Service) groupVariableIDs(ctx context.Context, projectID uint64) ([]uin
 	}
 	var ids []uint64
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		var err error
-		ids, err = variables.IDsBy(tx, "group", u64(uint64(info.NamespaceID)))
-		return err
+		for n := len(info.GroupIDs) - 1; n >= 0; n-- {
+			more, err := variables.IDsBy(tx, "group", u64(uint64(info.GroupIDs[n])))
+			if err != nil {
+				return err
+			}
+			ids = append(ids, more...)
+		}
+		return nil
 	})
 	return ids, err
 }
