@@ -16,6 +16,11 @@
 // for snippets): the module registers no todos kind, and the todos module
 // gives none for a kind nobody registered.
 //
+// Its contract is package snippet (modules/snippets/snippet): the
+// snippet.Service this module provides, which the HTTP adapter, and any
+// other caller, goes through; its records, inputs and errors. This package
+// only wires the module (Module()).
+//
 // It owns the snippets and their content; it removes a deleted project's
 // snippets and a deleted user's, and a deleted snippet's notes through
 // notes.Service. It imports core and the public packages of identity,

@@ -6,21 +6,17 @@ import (
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/modules/notes"
 	"github.com/fennec-forge/fennec/modules/snippets/internal"
+	"github.com/fennec-forge/fennec/modules/snippets/snippet"
 )
 
-// ErrNotFound: no such snippet, or one the caller may not see; answered
-// 404 Snippet Not Found.
-var ErrNotFound = internal.ErrSnippetNotFound
-
-// NoteableType is the noteable_type of notes on project snippets.
-const NoteableType = internal.NoteableType
-
-// Module is the snippets module for fennec.WithModules.
+// Module is the snippets module for fennec.WithModules. It provides
+// snippet.Service, the contract every caller (the HTTP adapter included)
+// goes through.
 func Module() fennec.Module {
 	return fennec.NewModule("snippets",
 		fennec.Tables(internal.Tables()...),
 		fennec.Migrations(internal.Migrations()...),
-		fx.Provide(internal.NewService),
+		fx.Provide(internal.NewService, func(s *internal.Service) snippet.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		notes.ProvideKinds(internal.NoteKinds),

@@ -1,6 +1,9 @@
 // Package internal implements the snippets module: the snippet table and
-// the content bucket beside it, who may see and change a snippet, the
-// project snippet and personal snippet operations, the "Snippet" noteable
-// kind for the notes module and the subscribers that remove the snippets of
-// deleted projects and users. Only modules/snippets may import it.
+// the content bucket beside it (store.go), snippet.Service with who may see
+// and change a snippet (service.go, project.go, personal.go, validate.go),
+// the HTTP adapter that serves GitLab's project and personal snippet
+// routes over that service (http*.go, the only files that speak HTTP), the
+// "Snippet" noteable kind for the notes module (notekind.go) and the
+// subscribers that remove the snippets of deleted projects and users
+// (subscribers.go). Only modules/snippets may import it.
 package internal

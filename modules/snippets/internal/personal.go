@@ -1,70 +1,26 @@
 package internal
 
-// Personal snippets, GitLab 9.x's /snippets: a snippet of no project, by a
-// signed-in user (the whole API answers 401 to anonymous callers, as 9.x's
-// did), parameter content instead of code, visibility internal unless
-// given, and raw_url in the view.
+// Personal snippets, GitLab 9.x's /snippets: a snippet of no project, for
+// signed-in users only (9.x's whole API answered 401 to anonymous
+// callers), content by the parameter content rather than code, and
+// visibility internal unless given.
 
 import (
 	"context"
 	"errors"
-	"net/http"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
-	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/snippets/snippet"
 )
 
-// PersonalPath is a personal snippet's :id.
-type PersonalPath struct {
-	ID int64 `path:"id" doc:"The snippet's id"`
-}
-
-type personalListOutput struct {
-	api.PageHeaders
-	Body []PersonalSnippetView
-}
-
-type personalOutput struct {
-	Body *PersonalSnippetView
-}
-
-type personalBody struct {
-	Title       *string `json:"title,omitempty" doc:"The title"`
-	FileName    *string `json:"file_name,omitempty" doc:"The file name (one name, no path)"`
-	Content     *string `json:"content,omitempty" doc:"The content (at most 1 MiB of UTF-8 text)"`
-	Description *string `json:"description,omitempty" doc:"A description"`
-	Visibility  *string `json:"visibility,omitempty" enum:"private,internal,public" doc:"private, internal (the default) or public"`
-}
-
-func (b *personalBody) fields() fields {
-	return fields{Title: b.Title, FileName: b.FileName, Content: b.Content, Description: b.Description, Visibility: b.Visibility}
-}
-
-func (s *Service) registerPersonalSnippets(a *api.API) {
-	tags := []string{"snippets"}
-	api.Register(a, api.Op{ID: "list-snippets", Method: http.MethodGet, Path: "/snippets", Tags: tags,
-		Summary: "The caller's personal snippets, newest first", Access: api.SignedIn}, s.listOwnSnippets)
-	api.Register(a, api.Op{ID: "list-public-snippets", Method: http.MethodGet, Path: "/snippets/public", Tags: tags,
-		Summary: "Every public personal snippet, newest first", Access: api.SignedIn}, s.listPublicSnippets)
-	api.Register(a, api.Op{ID: "get-snippet", Method: http.MethodGet, Path: "/snippets/{id}", Tags: tags,
-		Summary: "A personal snippet", Access: api.SignedIn}, s.getPersonalSnippet)
-	api.Register(a, api.Op{ID: "create-snippet", Method: http.MethodPost, Path: "/snippets", Tags: tags,
-		Summary: "Create a personal snippet", Access: api.SignedIn}, s.createPersonalSnippet)
-	api.Register(a, api.Op{ID: "update-snippet", Method: http.MethodPut, Path: "/snippets/{id}", Tags: tags,
-		Summary: "Change a personal snippet (its author or an administrator)", Access: api.SignedIn}, s.updatePersonalSnippet)
-	api.Register(a, api.Op{ID: "delete-snippet", Method: http.MethodDelete, Path: "/snippets/{id}", Tags: tags,
-		Summary: "Delete a personal snippet (its author or an administrator)", Access: api.SignedIn}, s.deletePersonalSnippet)
-	api.Register(a, api.Op{ID: "snippet-raw", Method: http.MethodGet, Path: "/snippets/{id}/raw", Tags: tags,
-		Summary: "A personal snippet's content as plain text", Access: api.SignedIn}, s.rawPersonalSnippet)
-}
-
-// personalPage renders one page of the personal snippets an index key
-// names.
-func (s *Service) personalPage(ctx context.Context, index, key string, pp api.PageParams) (*personalListOutput, error) {
-	var page []*Snippet
+// personalPage is one page of the personal snippets an index key names.
+func (s *Service) personalPage(ctx context.Context, index, key string, offset, limit int) ([]snippet.Snippet, int, error) {
+	if err := signedIn(ctx); err != nil {
+		return nil, 0, err
+	}
+	var list []*Snippet
 	total := 0
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		ids, err := snippets.IDsBy(tx, index, key)
@@ -73,47 +29,41 @@ func (s *Service) personalPage(ctx context.Context, index, key string, pp api.Pa
 		}
 		ids = newestFirst(ids)
 		total = len(ids)
-		page = page[:0]
-		for _, id := range api.Window(ids, pp) {
-			sn, err := snippets.Get(tx, id)
-			if err != nil {
-				return err
-			}
-			page = append(page, sn)
-		}
-		return nil
+		list, err = page(tx, ids, offset, limit)
+		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	out := &personalListOutput{PageHeaders: api.Paginate(ctx, pp, total), Body: make([]PersonalSnippetView, 0, len(page))}
-	cache := map[uint64]identity.BasicUser{}
-	for _, sn := range page {
-		v, err := s.personalView(ctx, sn, cache)
-		if err != nil {
-			return nil, err
-		}
-		out.Body = append(out.Body, v)
-	}
-	return out, nil
+	return records(list, ""), total, nil
 }
 
-func (s *Service) listOwnSnippets(ctx context.Context, in *api.PageParams) (*personalListOutput, error) {
-	return s.personalPage(ctx, "personal_author", u64(uint64(auth.FromContext(ctx).UserID())), *in)
+// OwnSnippets implements snippet.Service.
+func (s *Service) OwnSnippets(ctx context.Context, offset, limit int) ([]snippet.Snippet, int, error) {
+	return s.personalPage(ctx, "personal_author", u64(uint64(auth.FromContext(ctx).UserID())), offset, limit)
 }
 
-func (s *Service) listPublicSnippets(ctx context.Context, in *api.PageParams) (*personalListOutput, error) {
-	return s.personalPage(ctx, "visibility", scopeKey(0, Public), *in)
+// PublicSnippets implements snippet.Service.
+func (s *Service) PublicSnippets(ctx context.Context, offset, limit int) ([]snippet.Snippet, int, error) {
+	return s.personalPage(ctx, "visibility", scopeKey(0, snippet.Public), offset, limit)
+}
+
+// signedIn refuses an anonymous caller.
+func signedIn(ctx context.Context) error {
+	if auth.FromContext(ctx).IsAnonymous() {
+		return auth.ErrUnauthorized
+	}
+	return nil
 }
 
 // personalSnippet loads a personal snippet the caller may see.
-func personalSnippet(tx *store.Tx, p *auth.Principal, id int64) (*Snippet, error) {
+func personalSnippet(tx *store.Tx, p *auth.Principal, id snippet.ID) (*Snippet, error) {
 	if id <= 0 {
-		return nil, ErrSnippetNotFound
+		return nil, snippet.ErrNotFound
 	}
 	sn, err := snippets.Get(tx, uint64(id))
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (!sn.personal() || !canRead(p, 0, sn))) {
-		return nil, ErrSnippetNotFound
+		return nil, snippet.ErrNotFound
 	}
 	return sn, err
 }
@@ -123,99 +73,106 @@ func ownsOrAdmin(p *auth.Principal, sn *Snippet) bool {
 	return p.IsAdmin() || (!p.IsAnonymous() && uint64(p.UserID()) == sn.AuthorID)
 }
 
-func (s *Service) getPersonalSnippet(ctx context.Context, in *PersonalPath) (*personalOutput, error) {
-	var sn *Snippet
-	err := s.db.View(ctx, func(tx *store.Tx) error {
-		var err error
-		sn, err = personalSnippet(tx, auth.FromContext(ctx), in.ID)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	v, err := s.personalView(ctx, sn, nil)
-	if err != nil {
-		return nil, err
-	}
-	return &personalOutput{Body: &v}, nil
+// PersonalSnippet implements snippet.Service.
+func (s *Service) PersonalSnippet(ctx context.Context, id snippet.ID) (snippet.Snippet, error) {
+	sn, _, err := s.readPersonalSnippet(ctx, id, false)
+	return sn, err
 }
 
-func (s *Service) createPersonalSnippet(ctx context.Context, in *struct{ Body personalBody }) (*personalOutput, error) {
+// PersonalSnippetContent implements snippet.Service.
+func (s *Service) PersonalSnippetContent(ctx context.Context, id snippet.ID) (snippet.Snippet, []byte, error) {
+	return s.readPersonalSnippet(ctx, id, true)
+}
+
+// readPersonalSnippet reads a snippet, and its content when withContent.
+func (s *Service) readPersonalSnippet(ctx context.Context, id snippet.ID, withContent bool) (snippet.Snippet, []byte, error) {
+	if err := signedIn(ctx); err != nil {
+		return snippet.Snippet{}, nil, err
+	}
+	var sn *Snippet
+	var body []byte
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		var err error
+		if sn, err = personalSnippet(tx, auth.FromContext(ctx), id); err != nil {
+			return err
+		}
+		if withContent {
+			body = content(tx, sn.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return snippet.Snippet{}, nil, err
+	}
+	return record(sn, ""), body, nil
+}
+
+// CreatePersonalSnippet implements snippet.Service.
+func (s *Service) CreatePersonalSnippet(ctx context.Context, f snippet.Fields) (snippet.Snippet, error) {
+	if err := signedIn(ctx); err != nil {
+		return snippet.Snippet{}, err
+	}
 	// External users may not create personal snippets in GitLab.
 	if p := auth.FromContext(ctx); p.User.External {
-		return nil, projects.ErrForbidden
+		return snippet.Snippet{}, projects.ErrForbidden
 	}
-	b := &in.Body
-	var missing []string
-	for _, m := range []struct {
-		name  string
-		value *string
-	}{{"title", b.Title}, {"file_name", b.FileName}, {"content", b.Content}} {
-		if m.value == nil {
-			missing = append(missing, m.name)
-		}
+	err := missing(param{"title", f.Title != nil}, param{"file_name", f.FileName != nil}, param{"content", f.Content != nil})
+	if err != nil {
+		return snippet.Snippet{}, err
 	}
-	if len(missing) > 0 {
-		return nil, api.Missing(missing...)
-	}
-	f := b.fields()
 	if f.Visibility == nil {
-		internal := Internal
+		internal := snippet.Internal
 		f.Visibility = &internal
 	}
-	if err := f.check(); err != nil {
-		return nil, err
+	if err := check(f); err != nil {
+		return snippet.Snippet{}, err
 	}
 	sn, err := s.create(ctx, 0, f)
 	if err != nil {
-		return nil, err
+		return snippet.Snippet{}, err
 	}
-	v, err := s.personalView(ctx, sn, nil)
-	if err != nil {
-		return nil, err
-	}
-	return &personalOutput{Body: &v}, nil
+	return record(sn, ""), nil
 }
 
-func (s *Service) updatePersonalSnippet(ctx context.Context, in *struct {
-	PersonalPath
-	Body personalBody
-}) (*personalOutput, error) {
-	f := in.Body.fields()
-	if f.Title == nil && f.FileName == nil && f.Content == nil && f.Visibility == nil && f.Description == nil {
-		return nil, api.AtLeastOne("title", "file_name", "content", "visibility")
+// UpdatePersonalSnippet implements snippet.Service.
+func (s *Service) UpdatePersonalSnippet(ctx context.Context, id snippet.ID, f snippet.Fields) (snippet.Snippet, error) {
+	if err := signedIn(ctx); err != nil {
+		return snippet.Snippet{}, err
+	}
+	if err := nothingGiven(f, "title", "file_name", "content", "visibility"); err != nil {
+		return snippet.Snippet{}, err
 	}
 	p := auth.FromContext(ctx)
 	var sn *Snippet
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		var err error
-		if sn, err = personalSnippet(tx, p, in.ID); err != nil {
+		if sn, err = personalSnippet(tx, p, id); err != nil {
 			return err
 		}
 		if !ownsOrAdmin(p, sn) {
 			return projects.ErrForbidden
 		}
-		if err := f.check(); err != nil {
+		if err := check(f); err != nil {
 			return err
 		}
 		return apply(tx, sn, f, s.now())
 	})
 	if err != nil {
-		return nil, err
+		return snippet.Snippet{}, err
 	}
-	v, err := s.personalView(ctx, sn, nil)
-	if err != nil {
-		return nil, err
-	}
-	return &personalOutput{Body: &v}, nil
+	return record(sn, ""), nil
 }
 
-// deletePersonalSnippet is 9.x's: 404 when the caller sees no such
-// snippet, 403 when they see it but it is not theirs, 204 when deleted.
-func (s *Service) deletePersonalSnippet(ctx context.Context, in *PersonalPath) (*struct{}, error) {
+// DeletePersonalSnippet implements snippet.Service: 9.x's answers are
+// ErrNotFound when the caller sees no such snippet and
+// projects.ErrForbidden when they see it but it is not theirs.
+func (s *Service) DeletePersonalSnippet(ctx context.Context, id snippet.ID) error {
+	if err := signedIn(ctx); err != nil {
+		return err
+	}
 	p := auth.FromContext(ctx)
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		sn, err := personalSnippet(tx, p, in.ID)
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		sn, err := personalSnippet(tx, p, id)
 		if err != nil {
 			return err
 		}
@@ -224,25 +181,4 @@ func (s *Service) deletePersonalSnippet(ctx context.Context, in *PersonalPath) (
 		}
 		return s.remove(tx, sn.ID)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &struct{}{}, nil
-}
-
-func (s *Service) rawPersonalSnippet(ctx context.Context, in *PersonalPath) (*rawOutput, error) {
-	var sn *Snippet
-	var body []byte
-	err := s.db.View(ctx, func(tx *store.Tx) error {
-		var err error
-		if sn, err = personalSnippet(tx, auth.FromContext(ctx), in.ID); err != nil {
-			return err
-		}
-		body = content(tx, sn.ID)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return newRaw(sn.FileName, body), nil
 }

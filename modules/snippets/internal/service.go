@@ -2,35 +2,32 @@ package internal
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"time"
 
 	"go.uber.org/fx"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/notes"
-	noteables "github.com/fennec-forge/fennec/modules/notes/noteable"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/snippets/snippet"
 )
 
-// ErrSnippetNotFound: no such snippet, or one the caller may not see (the
-// two are never told apart); answered 404 Snippet Not Found.
-var ErrSnippetNotFound = noteables.NotFound("snippets: snippet not found")
-
-// Service is the snippets module.
+// Service is the snippets module: snippet.Service over the store.
 type Service struct {
 	db     *store.DB
 	access projects.Access
-	users  identity.Users
+	// users render the authors, in the HTTP adapter.
+	users identity.Users
 	// notes removes the notes of a deleted snippet; nil in a bundle without
 	// the notes module (then no snippet has notes).
 	notes notes.Service
 	now   func() time.Time
 }
+
+var _ snippet.Service = (*Service)(nil)
 
 // Deps are what the service is built from (fx fills them).
 type Deps struct {
@@ -45,12 +42,6 @@ type Deps struct {
 func NewService(d Deps) *Service {
 	return &Service{db: d.DB, access: d.Access, users: d.Users, notes: d.Notes,
 		now: func() time.Time { return time.Now().UTC() }}
-}
-
-// mapErrors is the module's table from its domain errors to GitLab's
-// answers (projects.ErrForbidden and ErrNotFound are the projects module's).
-func mapErrors(a *api.API) {
-	a.MapError(ErrSnippetNotFound, func(error) *api.Error { return api.NotFound("Snippet") })
 }
 
 // canRead is GitLab 9.x's read_project_snippet / read_personal_snippet
@@ -68,9 +59,9 @@ func canRead(p *auth.Principal, memberLevel int, s *Snippet) bool {
 		return true
 	case !p.IsAnonymous() && uint64(p.UserID()) == s.AuthorID:
 		return true
-	case s.Visibility == Public:
+	case s.Visibility == snippet.Public:
 		return true
-	case s.Visibility == Internal:
+	case s.Visibility == snippet.Internal:
 		return !p.IsAnonymous() && !p.User.External
 	}
 	return false
@@ -88,13 +79,13 @@ func visibleIDs(tx *store.Tx, p *auth.Principal, project uint64, memberLevel int
 		}
 		return newestFirst(ids), nil
 	}
-	ids, err := idsBy(tx, "visibility", scopeKey(project, Public))
+	ids, err := idsBy(tx, "visibility", scopeKey(project, snippet.Public))
 	if err != nil {
 		return nil, err
 	}
 	if !p.IsAnonymous() {
 		uid := uint64(p.UserID())
-		internal, err := idsBy(tx, "visibility", scopeKey(project, Internal))
+		internal, err := idsBy(tx, "visibility", scopeKey(project, snippet.Internal))
 		if err != nil {
 			return nil, err
 		}
@@ -122,26 +113,90 @@ func ownOnly(tx *store.Tx, ids []uint64, author uint64) []uint64 {
 	return out
 }
 
-// author renders a snippet's author: the public view, or the ghost user
-// when the author is gone (until the subscriber removes their snippets).
-func (s *Service) author(ctx context.Context, base string, id uint64, cache map[uint64]identity.BasicUser) (identity.BasicUser, error) {
-	if u, ok := cache[id]; ok {
-		return u, nil
+// page reads the window of ids from the offset-th, limit of them.
+func page(tx *store.Tx, ids []uint64, offset, limit int) ([]*Snippet, error) {
+	ids = ids[min(max(offset, 0), len(ids)):]
+	ids = ids[:min(max(limit, 0), len(ids))]
+	out := make([]*Snippet, 0, len(ids))
+	for _, id := range ids {
+		sn, err := snippets.Get(tx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sn)
 	}
-	info, err := s.users.UserByID(ctx, int64(id))
-	var v identity.BasicUser
-	switch {
-	case errors.Is(err, identity.ErrUserNotFound):
-		v = identity.GhostUser(base, int64(id))
-	case err != nil:
-		return v, err
-	default:
-		v = identity.NewBasicUser(base, info)
+	return out, nil
+}
+
+// create stores a checked snippet by the caller.
+func (s *Service) create(ctx context.Context, project uint64, f snippet.Fields) (*Snippet, error) {
+	now := s.now()
+	sn := &Snippet{ProjectID: project, AuthorID: uint64(auth.FromContext(ctx).UserID()), Title: *f.Title, FileName: *f.FileName,
+		Description: f.Description, Visibility: *f.Visibility, CreatedAt: now, UpdatedAt: now}
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		sn.ID = 0
+		return insertSnippet(tx, sn, *f.Content)
+	})
+	if err != nil {
+		return nil, err
 	}
-	if cache != nil {
-		cache[id] = v
+	return sn, nil
+}
+
+// apply changes the given fields of sn (content in tx).
+func apply(tx *store.Tx, sn *Snippet, f snippet.Fields, now time.Time) error {
+	if f.Title != nil {
+		sn.Title = *f.Title
 	}
-	return v, nil
+	if f.FileName != nil {
+		sn.FileName = *f.FileName
+	}
+	if f.Description != nil {
+		d := *f.Description
+		sn.Description = &d
+	}
+	if f.Visibility != nil {
+		sn.Visibility = *f.Visibility
+	}
+	if f.Content != nil {
+		if err := putContent(tx, sn, *f.Content); err != nil {
+			return err
+		}
+	}
+	sn.UpdatedAt = now
+	return snippets.Update(tx, sn)
+}
+
+// remove deletes a snippet with its notes, in tx.
+func (s *Service) remove(tx *store.Tx, id uint64) error {
+	if err := deleteSnippet(tx, id); err != nil {
+		return err
+	}
+	if s.notes == nil {
+		return nil
+	}
+	return s.notes.Remove(tx.Context(), snippet.NoteableType, int64(id))
+}
+
+// record is the contract's view of a stored snippet; projectWebURL is its
+// project's web_url ("" for a personal snippet).
+func record(sn *Snippet, projectWebURL string) snippet.Snippet {
+	r := snippet.Snippet{ID: snippet.ID(sn.ID), ProjectID: int64(sn.ProjectID), AuthorID: int64(sn.AuthorID),
+		Title: sn.Title, FileName: sn.FileName, Description: sn.Description, Visibility: sn.Visibility,
+		Size: sn.Size, CreatedAt: sn.CreatedAt, UpdatedAt: sn.UpdatedAt}
+	if !sn.personal() {
+		r.WebURL = projectWebURL + "/snippets/" + itoa(sn.ID)
+	}
+	return r
+}
+
+// records is record for each of page.
+func records(page []*Snippet, projectWebURL string) []snippet.Snippet {
+	out := make([]snippet.Snippet, 0, len(page))
+	for _, sn := range page {
+		out = append(out, record(sn, projectWebURL))
+	}
+	return out
 }
 
 func itoa(id uint64) string { return strconv.FormatUint(id, 10) }

@@ -8,31 +8,23 @@ import (
 	"time"
 
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/snippets/snippet"
 )
-
-// Visibility levels of a snippet, the project's words.
-const (
-	Private  = "private"
-	Internal = "internal"
-	Public   = "public"
-)
-
-func validVisibility(v string) bool { return v == Private || v == Internal || v == Public }
 
 // Snippet is one stored snippet: a project snippet when ProjectID is set, a
 // personal one otherwise. Its content lives in the content bucket, not in
 // the row, so lists and permission checks never decode it.
 type Snippet struct {
-	ID          uint64    `json:"id"`
-	ProjectID   uint64    `json:"project_id,omitempty"`
-	AuthorID    uint64    `json:"author_id"`
-	Title       string    `json:"title"`
-	FileName    string    `json:"file_name"`
-	Description *string   `json:"description"`
-	Visibility  string    `json:"visibility"`
-	Size        int       `json:"size"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	ID          uint64             `json:"id"`
+	ProjectID   uint64             `json:"project_id,omitempty"`
+	AuthorID    uint64             `json:"author_id"`
+	Title       string             `json:"title"`
+	FileName    string             `json:"file_name"`
+	Description *string            `json:"description"`
+	Visibility  snippet.Visibility `json:"visibility"`
+	Size        int                `json:"size"`
+	CreatedAt   time.Time          `json:"created_at"`
+	UpdatedAt   time.Time          `json:"updated_at"`
 }
 
 func (s *Snippet) RecordID() uint64      { return s.ID }
@@ -45,7 +37,9 @@ func u64(v uint64) string { return strconv.FormatUint(v, 10) }
 
 // scopeKey names the snippets of a project, or the personal snippets
 // (project 0), of one visibility: "12/public", "0/internal".
-func scopeKey(project uint64, visibility string) string { return u64(project) + "/" + visibility }
+func scopeKey(project uint64, visibility snippet.Visibility) string {
+	return u64(project) + "/" + string(visibility)
+}
 
 // privateKey names the private snippets of one author in a project (or
 // among the personal ones): "12/7".
@@ -67,7 +61,7 @@ var (
 			return []string{scopeKey(s.ProjectID, s.Visibility)}
 		}},
 		store.Index[Snippet]{Name: "private_author", Keys: func(s *Snippet) []string {
-			if s.Visibility != Private {
+			if s.Visibility != snippet.Private {
 				return nil
 			}
 			return []string{privateKey(s.ProjectID, s.AuthorID)}

@@ -12,7 +12,10 @@ import (
 // Subscribers are the module's event handlers. Both only delete rows of
 // this module (and the deleted snippets' notes, through the notes service
 // in the same transaction), so they run in the bus's transaction; deleting
-// what is already gone changes nothing, so a redelivery is harmless.
+// what is already gone changes nothing, so a redelivery is harmless. They
+// work on the store, not through snippet.Service: no principal asks for
+// these deletions, and the service's commands are a caller's, with its
+// permissions.
 func Subscribers(s *Service) []events.Subscriber {
 	return []events.Subscriber{
 		// Not in the bus's transaction: a project's snippets are removed a

@@ -6,7 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/modules/snippets/snippet"
 )
 
 // Limits of a snippet's fields. Titles and file names are GitLab's 255
@@ -21,23 +21,14 @@ const (
 	maxDescription = 1 << 20
 )
 
-// fields are the values of a create or an update; nil is "not given".
-type fields struct {
-	Title       *string
-	FileName    *string
-	Content     *string
-	Description *string
-	Visibility  *string
-}
-
 // check validates the given fields. Errors name the content "content", as
 // GitLab's model does, whichever parameter carried it. Every problem is
 // reported at once, as a record's validation is.
-func (f fields) check() error {
-	if f.Visibility != nil && !validVisibility(*f.Visibility) {
-		return api.NotValidValue("visibility")
+func check(f snippet.Fields) error {
+	if f.Visibility != nil && !f.Visibility.Valid() {
+		return snippet.ErrInvalidVisibility
 	}
-	errs := api.FieldErrors{}
+	errs := &snippet.InvalidError{}
 	if f.Title != nil {
 		checkTitle(errs, *f.Title)
 	}
@@ -50,8 +41,38 @@ func (f fields) check() error {
 	if f.Description != nil {
 		checkText(errs, "description", *f.Description, maxDescription, false)
 	}
-	if len(errs) > 0 {
+	if len(errs.Fields) > 0 {
 		return errs
+	}
+	return nil
+}
+
+// param is a parameter of GitLab's API and whether it was given.
+type param struct {
+	name  string
+	given bool
+}
+
+// missing is snippet.ErrMissing naming the params not given, nil when
+// every one was.
+func missing(params ...param) error {
+	var names []string
+	for _, p := range params {
+		if !p.given {
+			names = append(names, p.name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return &snippet.ParamsError{Err: snippet.ErrMissing, Params: names}
+}
+
+// nothingGiven is snippet.ErrNothingGiven, naming params, when an update
+// gives none of f's fields.
+func nothingGiven(f snippet.Fields, params ...string) error {
+	if f.Title == nil && f.FileName == nil && f.Content == nil && f.Visibility == nil && f.Description == nil {
+		return &snippet.ParamsError{Err: snippet.ErrNothingGiven, Params: params}
 	}
 	return nil
 }
@@ -63,7 +84,7 @@ func (f fields) check() error {
 // hold a literal U+FFFD, which no real text needs.
 const badText = string(utf8.RuneError)
 
-func checkTitle(errs api.FieldErrors, title string) {
+func checkTitle(errs *snippet.InvalidError, title string) {
 	switch {
 	case strings.TrimSpace(title) == "":
 		errs.Add("title", "can't be blank")
@@ -82,7 +103,7 @@ func checkTitle(errs api.FieldErrors, title string) {
 // The name is shown in Content-Disposition and in the web UI's paths, so
 // anything that could climb a directory or fake another name is refused,
 // not cleaned.
-func checkFileName(errs api.FieldErrors, name string) {
+func checkFileName(errs *snippet.InvalidError, name string) {
 	switch {
 	case strings.TrimSpace(name) == "":
 		errs.Add("file_name", "can't be blank")
@@ -99,7 +120,7 @@ func checkFileName(errs api.FieldErrors, name string) {
 // checkText checks a content or a description: valid UTF-8 text (see
 // badText) without NUL bytes, within max bytes; required text may not be
 // blank.
-func checkText(errs api.FieldErrors, field, text string, max int, required bool) {
+func checkText(errs *snippet.InvalidError, field, text string, max int, required bool) {
 	switch {
 	case required && strings.TrimSpace(text) == "":
 		errs.Add(field, "can't be blank")

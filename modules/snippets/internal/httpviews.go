@@ -2,10 +2,12 @@ package internal
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/snippets/snippet"
 )
 
 // SnippetView is the spec's Snippet resource (GitLab 9.x's ProjectSnippet
@@ -32,32 +34,68 @@ type PersonalSnippetView struct {
 	RawURL string `json:"raw_url"`
 }
 
-// view renders a snippet; projectWebURL is its project's web_url ("" for a
-// personal snippet).
-func (s *Service) view(ctx context.Context, sn *Snippet, projectWebURL string, cache map[uint64]identity.BasicUser) (SnippetView, error) {
+// view renders a snippet; cache, when not nil, keeps the authors of a
+// page.
+func (h handlers) view(ctx context.Context, sn snippet.Snippet, cache map[int64]identity.BasicUser) (SnippetView, error) {
 	base := api.ExternalURLFrom(ctx)
-	author, err := s.author(ctx, base, sn.AuthorID, cache)
+	author, err := h.author(ctx, base, sn.AuthorID, cache)
 	if err != nil {
 		return SnippetView{}, err
 	}
-	v := SnippetView{ID: sn.ID, Title: sn.Title, FileName: sn.FileName, Description: sn.Description,
-		Visibility: sn.Visibility, Author: author, UpdatedAt: api.NewTime(sn.UpdatedAt), CreatedAt: api.NewTime(sn.CreatedAt)}
-	if sn.personal() {
-		v.WebURL = strings.TrimSuffix(base, "/") + "/snippets/" + itoa(sn.ID)
+	v := SnippetView{ID: uint64(sn.ID), Title: sn.Title, FileName: sn.FileName, Description: sn.Description,
+		Visibility: string(sn.Visibility), Author: author, UpdatedAt: api.NewTime(sn.UpdatedAt), CreatedAt: api.NewTime(sn.CreatedAt),
+		WebURL: sn.WebURL}
+	if sn.Personal() {
+		v.WebURL = strings.TrimSuffix(base, "/") + "/snippets/" + itoa(uint64(sn.ID))
 	} else {
-		pid := sn.ProjectID
+		pid := uint64(sn.ProjectID)
 		v.ProjectID = &pid
-		v.WebURL = projectWebURL + "/snippets/" + itoa(sn.ID)
 	}
 	return v, nil
 }
 
-func (s *Service) personalView(ctx context.Context, sn *Snippet, cache map[uint64]identity.BasicUser) (PersonalSnippetView, error) {
-	v, err := s.view(ctx, sn, "", cache)
+// views renders a page of snippets.
+func (h handlers) views(ctx context.Context, list []snippet.Snippet) ([]SnippetView, error) {
+	out := make([]SnippetView, 0, len(list))
+	cache := map[int64]identity.BasicUser{}
+	for _, sn := range list {
+		v, err := h.view(ctx, sn, cache)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func (h handlers) personalView(ctx context.Context, sn snippet.Snippet, cache map[int64]identity.BasicUser) (PersonalSnippetView, error) {
+	v, err := h.view(ctx, sn, cache)
 	if err != nil {
 		return PersonalSnippetView{}, err
 	}
 	return PersonalSnippetView{SnippetView: v, RawURL: v.WebURL + "/raw"}, nil
+}
+
+// author renders a snippet's author: the public view, or the ghost user
+// when the author is gone (until the subscriber removes their snippets).
+func (h handlers) author(ctx context.Context, base string, id int64, cache map[int64]identity.BasicUser) (identity.BasicUser, error) {
+	if u, ok := cache[id]; ok {
+		return u, nil
+	}
+	info, err := h.users.UserByID(ctx, id)
+	var v identity.BasicUser
+	switch {
+	case errors.Is(err, identity.ErrUserNotFound):
+		v = identity.GhostUser(base, id)
+	case err != nil:
+		return v, err
+	default:
+		v = identity.NewBasicUser(base, info)
+	}
+	if cache != nil {
+		cache[id] = v
+	}
+	return v, nil
 }
 
 // rawOutput is a snippet's content as plain text, never sniffed by a
