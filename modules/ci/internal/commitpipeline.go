@@ -112,7 +112,7 @@ func (q *CommitPipelines) runsJobs(ctx context.Context, projectID int64, branch,
 		return false, nil
 	}
 	src, _, err := q.s.readConfig(ctx, projectID, sha)
-	if errors.Is(err, errNoConfig) {
+	if errors.Is(err, cicd.ErrNoConfig) {
 		return false, nil
 	}
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
 )
 
@@ -36,7 +37,7 @@ const (
 var errCreationMoved = errors.New("ci: the pipeline's creation was taken over or its pipeline is gone")
 
 // pipelineJobs parses a pipeline's CI file and selects its jobs and stages
-// (pipeline.Config.ForPipeline): errNoJobs when none applies to the
+// (pipeline.Config.ForPipeline): cicd.ErrNoJobs when none applies to the
 // pipeline's ref and source, a *pipeline.ConfigError for an invalid file
 // or one past ci.max_pipeline_jobs.
 func (s *Service) pipelineJobs(src []byte, p *Pipeline) ([]string, []pipeline.Job, error) {
@@ -50,7 +51,7 @@ func (s *Service) pipelineJobs(src []byte, p *Pipeline) ([]string, []pipeline.Jo
 		return nil, nil, err
 	}
 	if len(specs) == 0 {
-		return nil, nil, errNoJobs
+		return nil, nil, cicd.ErrNoJobs
 	}
 	return stages, specs, nil
 }

@@ -1,12 +1,19 @@
 // Package internal is the CI module's implementation: the store of
 // pipelines, jobs, environments, deployments and variables (store.go), the
 // engine that makes pipelines and moves jobs through GitLab's statuses
-// (engine.go, in the transaction of the change that moved them), the
-// scheduler that hands pending jobs to executors and to waiting GitLab
-// Runners and records how they end (scheduler.go, handover.go,
+// (engine.go, create.go, in the transaction of the change that moved
+// them), the scheduler that hands pending jobs to executors and to waiting
+// GitLab Runners and records how they end (scheduler.go, handover.go,
 // runnerqueue.go), the runners (runners.go: registration, tokens), the
 // runner API runners call (runnerapi.go) and the watch over their jobs
-// (runnerwatch.go: stuck, never started), and the API (jobsapi.go,
-// artifactfiles.go, pipelinesapi.go, envapi.go, varsapi.go, runnersapi.go,
-// lintapi.go, triggers.go).
+// (runnerwatch.go: stuck, never started).
+//
+// Service implements the module's contract, cicd.Service: the pipeline
+// and job commands and readers (pipelines.go, jobs.go, artifacts.go,
+// triggers.go's TriggerPipeline), which speak no HTTP and return cicd's
+// errors. The HTTP adapter over them is the http*.go files (httpjobs.go,
+// httppipelines.go, httpartifactfiles.go, httptriggers.go, httpviews.go,
+// and httperrors.go, the table of GitLab's answers). The rest of the API
+// (envapi.go, varsapi.go, groupvars.go, runnersapi.go, lintapi.go and the
+// trigger CRUD of triggers.go) still mixes handlers and logic.
 package internal

@@ -13,8 +13,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/ci/internal/cistatus"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
 	"github.com/fennec-forge/fennec/modules/projects"
@@ -28,9 +28,6 @@ const (
 	SourcePush = string(pipeline.SourcePush)
 	SourceAPI  = string(pipeline.SourceAPI)
 )
-
-// errNoConfig: the commit has no .gitlab-ci.yml, so there is no pipeline.
-var errNoConfig = errors.New("ci: no .gitlab-ci.yml at the commit")
 
 // pipelineRequest is what a new pipeline is made from.
 type pipelineRequest struct {
@@ -60,7 +57,7 @@ func (s *Service) readConfig(ctx context.Context, projectID int64, sha string) (
 	sum := summarize(c)
 	f, err := c.File(ConfigPath)
 	if errors.Is(err, object.ErrFileNotFound) {
-		return nil, sum, errNoConfig
+		return nil, sum, cicd.ErrNoConfig
 	}
 	if err != nil {
 		return nil, sum, err
@@ -85,8 +82,7 @@ func summarize(c *object.Commit) CommitSummary {
 // thousands of jobs never holds every other writer of the server). A CI
 // file with errors, or with more jobs than ci.max_pipeline_jobs, gives a
 // failed pipeline with yaml_errors and no jobs; no CI file, or no job for
-// this ref, gives none (errNoConfig, or an *api.Error naming GitLab's
-// reason for the API).
+// this ref, gives none (cicd.ErrNoConfig, cicd.ErrNoJobs).
 func (s *Service) createPipeline(ctx context.Context, req pipelineRequest) (*Pipeline, error) {
 	src, commit, err := s.readConfig(ctx, req.project.ID, req.sha)
 	if err != nil {
@@ -100,8 +96,8 @@ func (s *Service) createPipeline(ctx context.Context, req pipelineRequest) (*Pip
 		ProjectPath: req.project.PathWithNamespace}
 	stages, specs, perr := s.pipelineJobs(src, p)
 	switch {
-	case errors.Is(perr, errNoJobs):
-		return nil, errNoJobs
+	case errors.Is(perr, cicd.ErrNoJobs):
+		return nil, cicd.ErrNoJobs
 	case perr != nil:
 		msg := perr.Error()
 		p.YAMLErrors, p.Status, p.FinishedAt = &msg, StatusFailed, &now
@@ -157,46 +153,31 @@ func peelTag(repo *git.Repository, h plumbing.Hash) (string, error) {
 	return "", errNotACommit
 }
 
-// errNoJobs: the CI file has no job for this ref and source.
-var errNoJobs = errors.New("ci: " + pipeline.NoJobsMessage)
-
-// createForRef is the API's pipeline for a branch or tag head.
-func (s *Service) createForRef(ctx context.Context, info projects.ProjectInfo, ref, source string, userID int64) (*Pipeline, error) {
-	return s.createForRefRequest(ctx, pipelineRequest{project: info, ref: ref, source: source, userID: userID})
-}
-
-// createForRefRequest is createForRef for a request that says more
-// (inserted); its sha and tag are found from req.ref.
+// createForRefRequest makes the pipeline of a branch or tag head, as
+// req says (no access check: runForRef's callers have made theirs); its
+// sha and tag are found from req.ref, a branch first.
 func (s *Service) createForRefRequest(ctx context.Context, req pipelineRequest) (*Pipeline, error) {
 	info, ref := req.project, req.ref
 	repo, err := s.repos.Open(ctx, info.ID)
 	if err != nil {
 		return nil, err
 	}
-	baseErr := func(msg string) error { return api.FieldErrors{"base": {msg}} }
 	if r, err := repo.Reference(plumbing.NewBranchReferenceName(ref), true); err == nil {
 		req.sha = r.Hash().String()
 	} else if r, err := repo.Reference(plumbing.NewTagReferenceName(ref), true); err == nil {
 		req.tag = true
 		sha, err := peelTag(repo, r.Hash())
 		if errors.Is(err, errNotACommit) {
-			return nil, baseErr("Missing .gitlab-ci.yml file") // a tagged tree has no CI file of a commit
+			return nil, fmt.Errorf("%w: the tag %q names no commit", cicd.ErrNoConfig, ref) // a tagged tree has no CI file of a commit
 		}
 		if err != nil {
 			return nil, err
 		}
 		req.sha = sha
 	} else {
-		return nil, baseErr("Reference not found")
+		return nil, fmt.Errorf("%w: %q", cicd.ErrRefNotFound, ref)
 	}
-	p, err := s.createPipeline(ctx, req)
-	switch {
-	case errors.Is(err, errNoConfig):
-		return nil, baseErr("Missing .gitlab-ci.yml file")
-	case errors.Is(err, errNoJobs):
-		return nil, baseErr(pipeline.NoJobsMessage)
-	}
-	return p, err
+	return s.createPipeline(ctx, req)
 }
 
 // latestJobs loads a pipeline's jobs, leaving out tries replaced by a

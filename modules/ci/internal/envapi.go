@@ -315,7 +315,7 @@ func (s *Service) deploymentViews(ctx context.Context, list []*Deployment) ([]De
 		v := DeploymentView{ID: d.ID, IID: d.IID, Ref: d.Ref, SHA: d.SHA, CreatedAt: api.NewTime(d.CreatedAt),
 			User: s.userView(ctx, d.UserID), Environment: envView(rows[i].e)}
 		if rows[i].j != nil {
-			v.Deployable = deployableView(s.jobView(ctx, rows[i].j, rows[i].p, false))
+			v.Deployable = deployableView(s.jobView(ctx, jobRecord(rows[i].j, rows[i].p), false))
 		}
 		out = append(out, v)
 	}

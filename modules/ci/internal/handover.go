@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
 	"github.com/fennec-forge/fennec/sdk/executor"
 )
@@ -207,14 +207,14 @@ func (s *Service) runningJobByToken(ctx context.Context, token string) (*Job, er
 
 func runningJobByToken(ctx context.Context, db *store.DB, token string) (*Job, error) {
 	if token == "" {
-		return nil, errJobNotFound
+		return nil, cicd.ErrJobNotFound
 	}
 	var j *Job
 	err := db.View(ctx, func(tx *store.Tx) error {
 		var err error
 		j, err = jobs.GetBy(tx, "token", hashToken(token))
 		if errors.Is(err, store.ErrNotFound) {
-			return errJobNotFound
+			return cicd.ErrJobNotFound
 		}
 		return err
 	})
@@ -222,42 +222,31 @@ func runningJobByToken(ctx context.Context, db *store.DB, token string) (*Job, e
 		return nil, err
 	}
 	if j.Status != StatusRunning {
-		return nil, errJobNotFound
+		return nil, cicd.ErrJobNotFound
 	}
 	return j, nil
 }
 
-type jobTokenArtifactsInput struct {
-	JobID    uint64 `path:"job_id"`
-	JobToken string `header:"JOB-TOKEN"`
-	Token    string `query:"token"`
-}
+// errJobTokenRefused: no running job has the token a dependency's
+// archive was asked with.
+var errJobTokenRefused = errors.New("ci: no running job has that token")
 
-// artifactsForJob is the runner API's artifacts download: a running job's
-// token fetches the archive of a job of the same project (its
-// dependencies).
-func (s *Service) artifactsForJob(ctx context.Context, in *jobTokenArtifactsInput) (*fileOutput, error) {
-	token := in.JobToken
-	if token == "" {
-		token = in.Token
-	}
+// dependencyArchive is the archive of job id for the running job whose
+// token is given (its dependencies' archives): a job of the same project.
+func (s *Service) dependencyArchive(ctx context.Context, token string, id uint64) (cicd.File, error) {
 	caller, err := s.runningJobByToken(ctx, token)
 	if err != nil {
-		return nil, &api.Error{Status: http.StatusForbidden, Message: "403 Forbidden"}
+		// Not wrapped: a job that is not found is not this job's 404.
+		return cicd.File{}, errJobTokenRefused
 	}
 	var j *Job
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
-		j, err = jobIn(tx, int64(caller.ProjectID), in.JobID)
+		j, err = jobIn(tx, int64(caller.ProjectID), id)
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return cicd.File{}, err
 	}
-	return s.serveArtifacts(j)
-}
-
-func (s *Service) registerRunnerDownloads(a *api.API) {
-	api.Register(a, api.Op{ID: "runner-download-artifacts", Method: http.MethodGet, Path: "/jobs/{job_id}/artifacts", Tags: []string{"jobs"},
-		Summary: "A job's artifacts, for the jobs that depend on it (JOB-TOKEN)", Access: api.Public}, s.artifactsForJob)
+	return s.archive(j)
 }

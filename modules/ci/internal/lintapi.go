@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
@@ -124,7 +125,7 @@ func (s *Service) projectLint(ctx context.Context, in *projectLintInput) (*proje
 		return nil, api.NotFound("Commit")
 	}
 	src, _, err := s.readConfig(ctx, info.ID, sha)
-	if errors.Is(err, errNoConfig) {
+	if errors.Is(err, cicd.ErrNoConfig) {
 		return nil, api.NotFound("File")
 	}
 	if err != nil {

@@ -1095,7 +1095,7 @@ func (s *Service) handleUploadArtifacts(w http.ResponseWriter, r *http.Request) 
 		s.internalError(w, "storing artifacts", err)
 		return
 	}
-	v := s.jobView(r.Context(), saved, p, true)
+	v := s.jobView(r.Context(), jobRecord(saved, p), true)
 	api.WriteJSON(w, http.StatusCreated, v)
 }
 

@@ -408,7 +408,7 @@ func (s *Service) runnerJobs(ctx context.Context, in *runnerJobsInput) (*runnerJ
 	out := &runnerJobsOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(visible)), Body: []RunnerJobView{}}
 	for _, j := range page {
 		project := runnerProjectView(infos[j.ProjectID])
-		out.Body = append(out.Body, RunnerJobView{JobView: s.jobView(ctx, j, owners[j.PipelineID], true), Project: &project})
+		out.Body = append(out.Body, RunnerJobView{JobView: s.jobView(ctx, jobRecord(j, owners[j.PipelineID]), true), Project: &project})
 	}
 	return out, nil
 }

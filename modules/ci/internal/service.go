@@ -67,6 +67,9 @@ type Service struct {
 	decideWake chan struct{}
 }
 
+// The service is the module's contract.
+var _ cicd.Service = (*Service)(nil)
+
 // Deps are what the service is built from (fx fills them).
 type Deps struct {
 	fx.In
@@ -127,21 +130,11 @@ func (s *Service) artifactsPath(jobID uint64) string {
 // shard spreads files over directories of at most a thousand job ids each.
 func shard(id uint64) string { return strconv.FormatUint(id/1000, 10) }
 
-// errJobNotFound and errPipelineNotFound are the module's domain errors;
-// mapErrors turns them into GitLab's answers at the API edge.
-var (
-	errJobNotFound = errors.New("ci: job not found")
-	// errProtectedRef: the caller may not push or merge to the protected
-	// branch a job, pipeline or trigger runs on (403).
-	errProtectedRef     = errors.New("ci: may not run on the protected ref")
-	errPipelineNotFound = errors.New("ci: pipeline not found")
-)
-
 // jobIn loads a job of a project; a job of another project is not found.
 func jobIn(tx *store.Tx, projectID int64, jobID uint64) (*Job, error) {
 	j, err := jobs.Get(tx, jobID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && j.ProjectID != uint64(projectID)) {
-		return nil, errJobNotFound
+		return nil, cicd.ErrJobNotFound
 	}
 	return j, err
 }
@@ -150,15 +143,7 @@ func jobIn(tx *store.Tx, projectID int64, jobID uint64) (*Job, error) {
 func pipelineIn(tx *store.Tx, projectID int64, id uint64) (*Pipeline, error) {
 	p, err := pipelines.Get(tx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && p.ProjectID != uint64(projectID)) {
-		return nil, errPipelineNotFound
+		return nil, cicd.ErrPipelineNotFound
 	}
 	return p, err
-}
-
-// mapErrors is the module's table from its domain errors to GitLab's
-// answers.
-func mapErrors(a *api.API) {
-	a.MapError(errJobNotFound, func(error) *api.Error { return api.NotFound("Job") })
-	a.MapError(errPipelineNotFound, func(error) *api.Error { return api.NotFound("Pipeline") })
-	a.MapError(errProtectedRef, func(error) *api.Error { return api.Forbidden("") })
 }

@@ -14,13 +14,13 @@ import (
 	"errors"
 	"net/http"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
@@ -308,152 +308,74 @@ func (s *Service) deleteTrigger(ctx context.Context, in *TriggerPath) (*noConten
 	return &noContent{}, nil
 }
 
-// triggerPipelineInput is POST .../trigger/pipeline: the ref, the token
-// (in the body or the query) and the variables, as a form
-// (variables[KEY]=value) or a JSON object.
-type triggerPipelineInput struct {
-	ProjectPath
-	Body struct {
-		Ref       *string        `json:"ref,omitempty" required:"true" doc:"The branch or tag to run the pipeline for"`
-		Token     *string        `json:"token,omitempty" required:"true" doc:"The trigger's token"`
-		Variables map[string]any `json:"variables,omitempty" doc:"Variables for the pipeline's jobs: variables[KEY]=value, or a JSON object of strings"`
-	}
-}
-
-// triggerRefPipelineInput is 9.x's form, the ref in the path.
-type triggerRefPipelineInput struct {
-	ProjectPath
-	Ref  string `path:"ref" doc:"The branch or tag to run the pipeline for"`
-	Body struct {
-		Token     *string        `json:"token,omitempty" required:"true" doc:"The trigger's token"`
-		Variables map[string]any `json:"variables,omitempty" doc:"Variables for the pipeline's jobs: variables[KEY]=value, or a JSON object of strings"`
-	}
-}
-
-// triggerVariableError is GitLab's answer to variables that are not a map
-// of strings (made anew for each request: an answer is not shared).
-func triggerVariableError() *api.Error {
-	return api.BadRequest("variables needs to be a map of key-valued strings")
-}
-
-// triggerVariables checks the caller's variables: strings, under keys a
-// variable may have; in key order.
-func triggerVariablesOf(raw map[string]any) ([]pipeline.Variable, error) {
-	out := make([]pipeline.Variable, 0, len(raw))
-	for k, v := range raw {
-		value, ok := v.(string)
-		if !ok {
-			return nil, triggerVariableError()
-		}
-		if !variableKeyRule.MatchString(k) {
-			return nil, api.FieldErrors{"variables": {"key " + strconvQuote(k) + " can contain only letters, digits and '_'."}}
-		}
-		out = append(out, pipeline.Variable{Key: k, Value: value})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-	return out, nil
-}
-
-func strconvQuote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-func (s *Service) triggerPipelineAPI(ctx context.Context, in *triggerPipelineInput) (*pipelineOutput, error) {
-	ref := ""
-	if in.Body.Ref != nil {
-		ref = strings.TrimSpace(*in.Body.Ref)
-	}
-	return s.triggerPipeline(ctx, in.ID, ref, in.Body.Token, in.Body.Variables)
-}
-
-func (s *Service) triggerRefPipelineAPI(ctx context.Context, in *triggerRefPipelineInput) (*pipelineOutput, error) {
-	return s.triggerPipeline(ctx, in.ID, in.Ref, in.Body.Token, in.Body.Variables)
-}
-
-// triggerPipeline runs a pipeline for ref of project :id with a
-// trigger's token, as the trigger's owner, who must still be allowed to:
-// the right to run pipelines (Developer) and, on a protected branch, to
-// push or merge to it, as for POST /pipeline. GitLab 9.x answered every
-// refusal with "No pipeline created"; later GitLab, as here, says why in
-// base errors (400), the form POST /pipeline uses. An unknown token, or
-// one of another project, is 404 whatever the project (later GitLab: the
-// project's existence is not told; 9.x said 401 for another project's).
-func (s *Service) triggerPipeline(ctx context.Context, projectRef, branchOrTag string, token *string, rawVars map[string]any) (*pipelineOutput, error) {
-	vars, err := triggerVariablesOf(rawVars)
-	if err != nil {
-		return nil, err
-	}
-	if token == nil {
-		return nil, api.Missing("token")
-	}
+// TriggerPipeline implements cicd.Service: a pipeline for a ref of the
+// project, with a trigger's token, as the trigger's owner, who must still
+// be allowed to: the right to run pipelines (Developer) and, on a
+// protected branch, to push or merge to it, as for CreatePipeline. An
+// unknown token, or one of another project, is ErrTriggerNotFound
+// whatever the project (the project's existence is not told).
+func (s *Service) TriggerPipeline(ctx context.Context, in cicd.TriggerPipelineInput) (cicd.Pipeline, error) {
 	var t *Trigger
-	err = s.db.View(ctx, func(tx *store.Tx) error {
+	err := s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
-		t, err = triggers.GetBy(tx, "token", hashToken(*token))
+		t, err = triggers.GetBy(tx, "token", hashToken(in.Token))
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, api.NotFound("")
+		return cicd.Pipeline{}, cicd.ErrTriggerNotFound
 	}
 	if err != nil {
-		return nil, err
+		return cicd.Pipeline{}, err
 	}
-	info, err := s.access.Require(auth.WithPrincipal(ctx, auth.System()), projectRef, projects.ReadProject)
+	info, err := s.access.Require(auth.WithPrincipal(ctx, auth.System()), in.Project, projects.ReadProject)
 	if errors.Is(err, projects.ErrNotFound) || (err == nil && info.ID != int64(t.ProjectID)) {
-		return nil, api.NotFound("")
+		return cicd.Pipeline{}, cicd.ErrTriggerNotFound
 	}
 	if err != nil {
-		return nil, err
+		return cicd.Pipeline{}, err
 	}
-	if branchOrTag == "" {
-		return nil, api.Missing("ref")
+	if in.Ref == "" {
+		return cicd.Pipeline{}, cicd.ErrRefRequired
 	}
-	baseErr := func(msg string) error { return api.FieldErrors{"base": {msg}} }
 	// From here on the owner acts: their rights decide, and the pipeline
 	// is theirs.
 	owner, err := s.users.UserByID(ctx, t.OwnerID)
 	if errors.Is(err, identity.ErrUserNotFound) {
-		return nil, baseErr("Insufficient permissions to create a new pipeline")
+		return cicd.Pipeline{}, cicd.ErrTriggerOwnerMayNotRun
 	}
 	if err != nil {
-		return nil, err
+		return cicd.Pipeline{}, err
 	}
 	pr, err := auth.ForUser(&auth.User{ID: owner.ID, Username: owner.Username, Admin: owner.Admin,
 		Blocked: owner.State != "active", External: owner.External})
 	if err != nil {
-		return nil, baseErr("Insufficient permissions to create a new pipeline")
+		return cicd.Pipeline{}, cicd.ErrTriggerOwnerMayNotRun // blocked: not auth's answer
 	}
 	ctx = auth.WithPrincipal(ctx, pr)
 	info, err = s.access.RequireID(ctx, info.ID, projects.PushCode)
 	if errors.Is(err, projects.ErrNotFound) || errors.Is(err, projects.ErrForbidden) {
-		return nil, baseErr("Insufficient permissions to create a new pipeline")
+		// Not wrapped: the projects module's answer is not this one.
+		return cicd.Pipeline{}, cicd.ErrTriggerOwnerMayNotRun
 	}
 	if err != nil {
-		return nil, err
+		return cicd.Pipeline{}, err
 	}
 	if !info.Features.JobsEnabled {
-		return nil, baseErr("Pipeline is disabled")
-	}
-	branch, err := s.isBranch(ctx, info.ID, branchOrTag)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.mayControlRef(ctx, info.ID, branchOrTag, !branch); err != nil {
-		if errors.Is(err, errProtectedRef) {
-			return nil, baseErr("Insufficient permissions for protected ref '" + branchOrTag + "'")
-		}
-		return nil, err
+		return cicd.Pipeline{}, cicd.ErrPipelinesDisabled
 	}
 	sealed := ""
-	if len(vars) > 0 {
+	if len(in.Variables) > 0 {
+		vars := make([]pipeline.Variable, 0, len(in.Variables))
+		for _, v := range in.Variables {
+			vars = append(vars, pipeline.Variable{Key: v.Key, Value: v.Value})
+		}
 		raw, err := json.Marshal(vars)
 		if err != nil {
-			return nil, err
+			return cicd.Pipeline{}, err
 		}
 		sealed = s.box.Seal(string(raw), purposeTriggerVariables)
 	}
-	p, err := s.createForRefRequest(ctx, pipelineRequest{project: info, ref: branchOrTag, source: SourceTrigger,
+	return s.runForRef(ctx, pipelineRequest{project: info, ref: in.Ref, source: SourceTrigger,
 		userID: owner.ID, inserted: func(tx *store.Tx, p *Pipeline) error {
 			now := s.now()
 			if err := triggerRequests.Insert(tx, &TriggerRequest{TriggerID: t.ID, PipelineID: p.ID, Variables: sealed, CreatedAt: now}); err != nil {
@@ -469,11 +391,6 @@ func (s *Service) triggerPipeline(ctx context.Context, projectRef, branchOrTag s
 			cur.LastUsed = &now
 			return triggers.Update(tx, cur)
 		}})
-	if err != nil {
-		return nil, err
-	}
-	v := s.pipelineView(ctx, p)
-	return &pipelineOutput{Body: &v}, nil
 }
 
 // triggerVariables are the caller's variables of a triggered pipeline,

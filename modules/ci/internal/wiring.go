@@ -86,7 +86,7 @@ func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
 	}
 	_, err = s.createPipeline(ctx, pipelineRequest{project: info, ref: ref, tag: tag, sha: sha,
 		beforeSHA: ev.Before, source: SourcePush, userID: ev.UserID})
-	if errors.Is(err, errNoConfig) || errors.Is(err, errNoJobs) {
+	if errors.Is(err, cicd.ErrNoConfig) || errors.Is(err, cicd.ErrNoJobs) {
 		return nil
 	}
 	return err

@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/fennec-forge/fennec/core/api"
-	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/identity"
 )
 
@@ -107,15 +107,17 @@ func (s *Service) userView(ctx context.Context, id int64) *UserView {
 	return &UserView{BasicUser: identity.NewBasicUser(api.ExternalURLFrom(ctx), u), CreatedAt: api.NewTime(u.CreatedAt)}
 }
 
-func commitView(c CommitSummary) CommitView {
+func commitView(c cicd.Commit) CommitView {
 	return CommitView{ID: c.ID, ShortID: c.ShortID, Title: c.Title, Message: c.Message, AuthorName: c.AuthorName,
 		AuthorEmail: c.AuthorEmail, CreatedAt: api.NewTime(c.CreatedAt)}
 }
 
-// jobView renders a job; p is its pipeline (nil leaves the pipeline out).
-func (s *Service) jobView(ctx context.Context, j *Job, p *Pipeline, withPipeline bool) JobView {
-	v := JobView{ID: j.ID, Status: j.Status, Stage: j.Stage, Name: j.Name, Ref: j.Ref, Tag: j.Tag, Coverage: j.Coverage,
-		CreatedAt: api.NewTime(j.CreatedAt), User: s.userView(ctx, j.UserID), Runner: s.runnerRef(ctx, j.RunnerID)}
+// jobView renders a job; withPipeline adds its pipeline (when it was
+// read with the job).
+func (s *Service) jobView(ctx context.Context, j cicd.Job, withPipeline bool) JobView {
+	v := JobView{ID: uint64(j.ID), Status: j.Status, Stage: j.Stage, Name: j.Name, Ref: j.Ref, Tag: j.Tag, Coverage: j.Coverage,
+		CreatedAt: api.NewTime(j.CreatedAt), User: s.userView(ctx, j.UserID), Runner: s.runnerRef(ctx, uint64(j.RunnerID)),
+		Commit: commitView(j.Commit)}
 	if j.StartedAt != nil {
 		v.StartedAt = api.TimePtr(*j.StartedAt)
 	}
@@ -125,29 +127,10 @@ func (s *Service) jobView(ctx context.Context, j *Job, p *Pipeline, withPipeline
 	if j.Artifacts != nil {
 		v.ArtifactsFile = &ArtifactsFileView{Filename: j.Artifacts.Filename, Size: j.Artifacts.Size}
 	}
-	if p != nil {
-		v.Commit = commitView(p.Commit)
-		if withPipeline {
-			v.Pipeline = &PipelineRef{ID: p.ID, ProjectID: int64(p.ProjectID), SHA: p.SHA, Ref: p.Ref, Status: p.Status}
-		}
+	if withPipeline && j.PipelineStatus != "" {
+		v.Pipeline = &PipelineRef{ID: uint64(j.PipelineID), ProjectID: j.ProjectID, SHA: j.SHA, Ref: j.Ref, Status: j.PipelineStatus}
 	}
 	return v
-}
-
-// pipelinesOf loads the pipelines of jobs, each once.
-func pipelinesOf(tx *store.Tx, list []*Job) (map[uint64]*Pipeline, error) {
-	byID := map[uint64]*Pipeline{}
-	for _, j := range list {
-		if _, ok := byID[j.PipelineID]; ok {
-			continue
-		}
-		p, err := pipelines.Get(tx, j.PipelineID)
-		if err != nil {
-			return nil, err
-		}
-		byID[j.PipelineID] = p
-	}
-	return byID, nil
 }
 
 // PipelineView is a single pipeline (GitLab 9.x's Pipeline entity).
@@ -169,8 +152,8 @@ type PipelineView struct {
 	Coverage    *string   `json:"coverage"`
 }
 
-func (s *Service) pipelineView(ctx context.Context, p *Pipeline) PipelineView {
-	v := PipelineView{ID: p.ID, SHA: p.SHA, Ref: p.Ref, Status: p.Status, BeforeSHA: p.BeforeSHA, Tag: p.Tag,
+func (s *Service) pipelineView(ctx context.Context, p cicd.Pipeline) PipelineView {
+	v := PipelineView{ID: uint64(p.ID), SHA: p.SHA, Ref: p.Ref, Status: p.Status, BeforeSHA: p.BeforeSHA, Tag: p.Tag,
 		YAMLErrors: p.YAMLErrors, User: s.userView(ctx, p.UserID), CreatedAt: api.NewTime(p.CreatedAt),
 		UpdatedAt: api.NewTime(p.UpdatedAt), Duration: p.Duration}
 	if p.StartedAt != nil {

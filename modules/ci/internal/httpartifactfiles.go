@@ -1,33 +1,20 @@
 package internal
 
-// One file out of a job's artifacts archive (GitLab 10.x's "download a
-// single artifact file"): by job, or from the latest successful job of a
-// name on a ref. The archive is the zip the executor or runner uploaded;
-// the file is found by its exact name among the archive's entries and
-// streamed as it is inflated. Nothing of the request's path reaches the
-// file system, so no name ("../x", "/etc/passwd") can reach anything but
-// an entry of that archive.
+// The API of one file out of a job's artifacts archive (GitLab 10.x's
+// "download a single artifact file"), by job or from the latest
+// successful job of a name on a ref: the HTTP adapter over
+// cicd.Service's ArtifactFile and LatestArtifactFile (artifacts.go).
 
 import (
-	"archive/zip"
 	"context"
-	"errors"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
-	"os"
 	"path"
 	"regexp"
-	"strconv"
-	"strings"
-	"unicode/utf8"
-
-	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/fennec-forge/fennec/core/api"
-	"github.com/fennec-forge/fennec/core/store"
-	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/ci/cicd"
 )
 
 type artifactFileInput struct {
@@ -44,104 +31,20 @@ type artifactFileByRefInput struct {
 }
 
 func (s *Service) artifactFile(ctx context.Context, in *artifactFileInput) (*fileOutput, error) {
-	_, j, _, err := s.loadJob(ctx, jobPath{in.ProjectPath, in.JobID}, projects.ReadJobs)
-	if err != nil {
-		return nil, err
-	}
-	return s.serveArtifactEntry(j, in.ArtifactPath)
+	f, err := s.ArtifactFile(ctx, in.ID, cicd.JobID(in.JobID), in.ArtifactPath)
+	return serveArtifactFile(f, err)
 }
 
 func (s *Service) artifactFileByRef(ctx context.Context, in *artifactFileByRefInput) (*fileOutput, error) {
-	info, err := s.access.Require(ctx, in.ID, projects.ReadJobs)
-	if err != nil {
-		return nil, err
-	}
-	if in.Job == "" {
-		return nil, api.Missing("job")
-	}
-	var found *Job
-	err = s.db.View(ctx, func(tx *store.Tx) error {
-		found, err = latestSuccessful(tx, info.ID, in.RefName, in.Job)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if found == nil {
-		return nil, api.NotFound("")
-	}
-	return s.serveArtifactEntry(found, in.ArtifactPath)
+	f, err := s.LatestArtifactFile(ctx, in.ID, in.RefName, in.Job, in.ArtifactPath)
+	return serveArtifactFile(f, err)
 }
 
-// latestSuccessful is the newest successful job of a name on a ref, nil
-// when there is none (the archive download by ref finds the same).
-func latestSuccessful(tx *store.Tx, projectID int64, ref, name string) (*Job, error) {
-	ids, err := jobs.IDsBy(tx, "ref_name", u64(uint64(projectID))+"/"+ref+"\x00"+name)
-	if err != nil || len(ids) == 0 {
-		return nil, err
-	}
-	return jobs.Get(tx, ids[len(ids)-1])
-}
-
-// serveArtifactEntry streams the regular file named name from j's
-// archive: 404 when the job has no archive (none, erased, expired) or the
-// archive no such file (a directory is none); GitLab's 400 for a name
-// that is not UTF-8 or holds a NUL.
-func (s *Service) serveArtifactEntry(j *Job, name string) (*fileOutput, error) {
-	if name == "" || !utf8.ValidString(name) || strings.ContainsRune(name, 0) {
-		return nil, api.BadRequest("400 (Bad request)")
-	}
-	if j.Artifacts == nil {
-		return nil, api.NotFound("")
-	}
-	f, err := os.Open(s.artifactsPath(j.ID))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, api.NotFound("") // removed since the row was read
-	}
-	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	zr, err := zip.NewReader(f, st.Size())
-	if err != nil {
-		// Not a zip (a runner may upload another format): no entries.
-		f.Close()
-		return nil, api.NotFound("")
-	}
-	var entry *zip.File
-	for _, e := range zr.File {
-		if e.Name == name && e.Mode().IsRegular() {
-			entry = e
-			break
-		}
-	}
-	if entry == nil {
-		f.Close()
-		return nil, api.NotFound("")
-	}
-	rc, err := entry.Open()
-	if err != nil {
-		f.Close()
-		return nil, api.NotFound("") // a compression method zip does not know
-	}
-	size := int64(entry.UncompressedSize64)
-	base := path.Base(name)
-	out := &fileOutput{ContentType: artifactContentType(base), ContentLength: strconv.FormatInt(size, 10),
-		ContentDisposition: mime.FormatMediaType("attachment", map[string]string{"filename": base}),
-		TransferEncoding:   "binary", NoSniff: "nosniff"}
-	out.Body = func(ctx huma.Context) {
-		defer f.Close()
-		defer rc.Close()
-		// The size the entry declares: a damaged entry that inflates to
-		// less ends the response short (the client sees the length
-		// mismatch), one that inflates to more is cut there.
-		_, _ = io.Copy(ctx.BodyWriter(), io.LimitReader(rc, size))
-	}
-	return out, nil
+// serveArtifactFile streams a file of an archive as an attachment.
+func serveArtifactFile(f cicd.File, err error) (*fileOutput, error) {
+	return serveFile(f, err, fileOutput{ContentType: artifactContentType(f.Name),
+		ContentDisposition: mime.FormatMediaType("attachment", map[string]string{"filename": f.Name}),
+		TransferEncoding:   "binary"})
 }
 
 // artifactContentType is the file's type by its extension, as GitLab's

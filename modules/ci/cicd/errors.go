@@ -1,0 +1,59 @@
+package cicd
+
+import "errors"
+
+// The Service's errors; the implementation wraps them with %w, so test
+// them with errors.Is. The HTTP adapter maps each to GitLab's answer.
+var (
+	// ErrPipelineNotFound, ErrJobNotFound: none of that id in the project.
+	ErrPipelineNotFound = errors.New("ci: pipeline not found")
+	ErrJobNotFound      = errors.New("ci: job not found")
+	// ErrProtectedRef: the caller (or a trigger's owner) may not push or
+	// merge to the protected branch a job, pipeline or trigger runs on;
+	// a job there gets the branch's protected variables, and runs as
+	// whoever played or retried it.
+	ErrProtectedRef = errors.New("ci: may not run on the protected ref")
+
+	// ErrRefRequired: a pipeline needs a branch or tag.
+	ErrRefRequired = errors.New("ci: a ref is required")
+	// ErrRefNotFound: the project has no branch or tag of that name.
+	ErrRefNotFound = errors.New("ci: no branch or tag of that name")
+	// ErrNoConfig: the commit has no .gitlab-ci.yml (or the tag names no
+	// commit), so there is no pipeline.
+	ErrNoConfig = errors.New("ci: no .gitlab-ci.yml at the commit")
+	// ErrNoJobs: the CI file has no job for this ref and source.
+	ErrNoJobs = errors.New("ci: no stages / jobs for this pipeline")
+	// ErrTriggerNotFound: no trigger of the project has that token.
+	ErrTriggerNotFound = errors.New("ci: no trigger of the project has that token")
+	// ErrTriggerOwnerMayNotRun: the trigger's owner is gone, blocked, or
+	// may no longer run the project's pipelines.
+	ErrTriggerOwnerMayNotRun = errors.New("ci: the trigger's owner may not create a pipeline")
+	// ErrPipelinesDisabled: the project's builds are turned off.
+	ErrPipelinesDisabled = errors.New("ci: the project's pipelines are disabled")
+
+	// ErrNotRetryable: only a finished job that ran (success, failed,
+	// canceled) and was not retried already may be retried.
+	ErrNotRetryable = errors.New("ci: the job is not retryable")
+	// ErrNotPlayable: only a manual job may be played.
+	ErrNotPlayable = errors.New("ci: the job is not playable")
+	// ErrNotErasable: only a finished job with a trace or artifacts, not
+	// erased yet, may be erased.
+	ErrNotErasable = errors.New("ci: the job is not erasable")
+	// ErrMayNotErase: only Masters and the job's own user erase a job.
+	ErrMayNotErase = errors.New("ci: only a Master or the job's user may erase it")
+	// ErrInvalidScope: a job scope that is not a job status.
+	ErrInvalidScope = errors.New("ci: scope contains invalid values")
+
+	// ErrNoTrace: the job has no trace (erased, or not begun).
+	ErrNoTrace = errors.New("ci: the job has no trace")
+	// ErrNoArtifacts: the job has no archive (none, erased, expired), or
+	// no successful job of that name on the ref has one.
+	ErrNoArtifacts = errors.New("ci: no artifacts")
+	// ErrJobNameRequired: the artifacts of a ref are asked by job name.
+	ErrJobNameRequired = errors.New("ci: a job name is required")
+	// ErrInvalidArtifactPath: a path in an archive is UTF-8 without NUL.
+	ErrInvalidArtifactPath = errors.New("ci: invalid artifact path")
+	// ErrArtifactFileNotFound: the archive has no regular file of that
+	// path (or is not a zip).
+	ErrArtifactFileNotFound = errors.New("ci: no such file in the artifacts")
+)

@@ -1,0 +1,239 @@
+package cicd
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// Service is the CI module's pipelines and jobs, as a web page, an admin
+// command or an embedder drives them; the HTTP API is one more caller.
+// The caller is the principal in ctx (auth.FromContext). project is a
+// project as the API's :id gives it, its id or its full path; a project
+// the caller may not see, or may not act on, is the projects module's
+// error (projects.ErrNotFound, projects.ErrForbidden). A pipeline or job
+// of another project is not found. Lists are newest first unless said
+// otherwise: limit of them from the offset-th on, and how many there are.
+type Service interface {
+	// Pipeline is one pipeline (Reporter, or anyone on a public project
+	// with public builds).
+	Pipeline(ctx context.Context, project string, id PipelineID) (Pipeline, error)
+	// Pipelines are the project's pipelines that q selects, in q's order.
+	Pipelines(ctx context.Context, project string, q PipelineQuery) ([]Pipeline, int, error)
+	// CreatePipeline runs the CI file at the head of a branch or tag, as
+	// the caller (Developer; on a protected branch, one who may push or
+	// merge to it: ErrProtectedRef). A branch wins over a tag of the same
+	// name. ErrRefRequired, ErrRefNotFound, ErrNoConfig and ErrNoJobs say
+	// why there is none; a CI file with errors gives a failed pipeline
+	// with YAMLErrors.
+	CreatePipeline(ctx context.Context, in CreatePipelineInput) (Pipeline, error)
+	// TriggerPipeline is CreatePipeline with a trigger's token in place of
+	// the caller's rights: the pipeline is the trigger owner's, who must
+	// still be allowed to run it (ErrTriggerOwnerMayNotRun,
+	// ErrProtectedRef), with the given variables on top of every other.
+	// A token that is no trigger of the project is ErrTriggerNotFound.
+	TriggerPipeline(ctx context.Context, in TriggerPipelineInput) (Pipeline, error)
+	// RetryPipeline retries the pipeline's failed and canceled jobs, and
+	// lets the jobs they had skipped be decided again. CancelPipeline
+	// cancels its unfinished jobs. Both: Developer, and ErrProtectedRef
+	// on a protected branch the caller may not push or merge to.
+	RetryPipeline(ctx context.Context, project string, id PipelineID) (Pipeline, error)
+	CancelPipeline(ctx context.Context, project string, id PipelineID) (Pipeline, error)
+
+	// Job is one job; Jobs are the project's, or one pipeline's, that q
+	// selects (the readers' access as for Pipeline).
+	Job(ctx context.Context, project string, id JobID) (Job, error)
+	Jobs(ctx context.Context, project string, q JobQuery) ([]Job, int, error)
+	// The job commands need Developer, and ErrProtectedRef on a protected
+	// branch the caller may not push or merge to; each returns the job as
+	// it leaves it.
+	// CancelJob stops an unfinished job (a finished one is returned as it
+	// is).
+	CancelJob(ctx context.Context, project string, id JobID) (Job, error)
+	// RetryJob runs a finished job again as the caller: the new job is
+	// returned, the old one is marked retried (ErrNotRetryable).
+	RetryJob(ctx context.Context, project string, id JobID) (Job, error)
+	// PlayJob queues a manual job as the caller (ErrNotPlayable).
+	PlayJob(ctx context.Context, project string, id JobID) (Job, error)
+	// EraseJob removes a finished job's trace and artifacts: a Master or
+	// the job's own user (ErrMayNotErase); ErrNotErasable when there is
+	// nothing to erase.
+	EraseJob(ctx context.Context, project string, id JobID) (Job, error)
+	// KeepArtifacts keeps the job's archive past its expiry
+	// (ErrNoArtifacts).
+	KeepArtifacts(ctx context.Context, project string, id JobID) (Job, error)
+
+	// The files a job leaves, open for reading (the caller closes them).
+	// Trace is the job's log as far as it is written now (ErrNoTrace once
+	// erased, or before it has begun).
+	Trace(ctx context.Context, project string, id JobID) (File, error)
+	// Artifacts is the job's archive (ErrNoArtifacts); LatestArtifacts
+	// the archive of the newest successful job of that name on a ref
+	// (ErrJobNameRequired, ErrNoArtifacts).
+	Artifacts(ctx context.Context, project string, id JobID) (File, error)
+	LatestArtifacts(ctx context.Context, project, ref, job string) (File, error)
+	// ArtifactFile is the regular file of that exact path in the job's
+	// archive, inflated as it is read (ErrInvalidArtifactPath,
+	// ErrNoArtifacts, ErrArtifactFileNotFound); LatestArtifactFile takes
+	// it from the job LatestArtifacts finds.
+	ArtifactFile(ctx context.Context, project string, id JobID, path string) (File, error)
+	LatestArtifactFile(ctx context.Context, project, ref, job, path string) (File, error)
+}
+
+// The statuses of jobs and pipelines (GitLab 9.x's).
+const (
+	StatusCreated  = "created"
+	StatusPending  = "pending"
+	StatusRunning  = "running"
+	StatusSuccess  = "success"
+	StatusFailed   = "failed"
+	StatusCanceled = "canceled"
+	StatusSkipped  = "skipped"
+	StatusManual   = "manual"
+)
+
+// Commit is the commit a pipeline runs, as it was read when the pipeline
+// was made.
+type Commit struct {
+	ID          string
+	ShortID     string
+	Title       string
+	Message     string
+	AuthorName  string
+	AuthorEmail string
+	CreatedAt   time.Time
+}
+
+// Pipeline is one run of a project's CI file at a commit.
+type Pipeline struct {
+	ID        PipelineID
+	ProjectID int64
+	Ref       string
+	Tag       bool
+	SHA       string
+	BeforeSHA string
+	// Source is what made it: push, api, trigger.
+	Source string
+	Status string
+	// YAMLErrors says why a pipeline failed at its creation (a CI file
+	// with errors); nil otherwise.
+	YAMLErrors *string
+	Stages     []string
+	UserID     int64
+	// Coverage is the mean of its jobs' coverage; Duration the seconds
+	// they ran, once it finished.
+	Coverage    *float64
+	Duration    *int64
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	StartedAt   *time.Time
+	FinishedAt  *time.Time
+	CommittedAt *time.Time
+	Commit      Commit
+}
+
+// Job is one job of a pipeline.
+type Job struct {
+	ID           JobID
+	ProjectID    int64
+	PipelineID   PipelineID
+	Name         string
+	Stage        string
+	Ref          string
+	Tag          bool
+	SHA          string
+	Status       string
+	When         string // on_success, on_failure, always, manual
+	AllowFailure bool
+	// UserID is who pushed, played or retried it.
+	UserID int64
+	// RunnerID is the GitLab Runner it was handed to; 0 for an executor
+	// plugin, or none yet.
+	RunnerID   int64
+	Coverage   *float64
+	CreatedAt  time.Time
+	StartedAt  *time.Time
+	FinishedAt *time.Time
+	ErasedAt   *time.Time
+	// Artifacts is its archive, nil when it has none (never, erased,
+	// expired).
+	Artifacts *Artifacts
+	// Retried marks a job a retry replaced.
+	Retried bool
+	// PipelineStatus and Commit are its pipeline's, as read with the job.
+	PipelineStatus string
+	Commit         Commit
+}
+
+// Artifacts is a job's stored archive.
+type Artifacts struct {
+	Filename string
+	Size     int64
+	ExpireAt *time.Time
+	Kept     bool
+}
+
+// File is a file a job left, open: Size bytes of Content, which the
+// caller closes. Name is the name to save it as.
+type File struct {
+	Name    string
+	Size    int64
+	Content io.ReadCloser
+}
+
+// CreatePipelineInput is what CreatePipeline runs.
+type CreatePipelineInput struct {
+	Project string
+	// Ref is a branch or a tag; the branch when both have the name.
+	Ref string
+}
+
+// TriggerPipelineInput is what TriggerPipeline runs.
+type TriggerPipelineInput struct {
+	Project string
+	Ref     string
+	// Token is the trigger's token.
+	Token string
+	// Variables go to every job of the pipeline, over every other
+	// variable; keys are letters, digits and '_' (the API checks them).
+	Variables []Variable
+}
+
+// Variable is a variable a caller gives a pipeline's jobs.
+type Variable struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// PipelineQuery selects and orders a project's pipelines; the zero value
+// is all of them, newest first.
+type PipelineQuery struct {
+	// Scope is "", running, pending, finished, branches or tags.
+	Scope string
+	// Status, Ref: only pipelines with that status, of that ref.
+	Status string
+	Ref    string
+	// YAMLErrors: only those with (true) or without (false) YAML errors.
+	YAMLErrors *bool
+	// Username: only those of that user (none when there is no such
+	// user).
+	Username string
+	// OrderBy is id (""), status, ref or user_id, ties by id; Ascending
+	// reverses the default, descending, order.
+	OrderBy   string
+	Ascending bool
+	Offset    int
+	Limit     int
+}
+
+// JobQuery selects a project's jobs, or one pipeline's.
+type JobQuery struct {
+	// Pipeline, when not 0, is the pipeline whose jobs are listed
+	// (ErrPipelineNotFound when the project has none such).
+	Pipeline PipelineID
+	// Scope, when not empty, keeps the jobs in these statuses
+	// (ErrInvalidScope for what is not a job status).
+	Scope  []string
+	Offset int
+	Limit  int
+}
