@@ -607,7 +607,7 @@ func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 // variables known when the pipeline is made ($CI_COMMIT_REF_SLUG and the
 // like, and the job's own), as GitLab expands them.
 func (s *Service) expandEnvironment(p *Pipeline, spec *pipeline.Job) (string, string) {
-	facts := pipeline.JobFacts{ServerURL: s.api.ExternalURL(), JobName: spec.Name, JobStage: spec.Stage,
+	facts := pipeline.JobFacts{ServerURL: s.server.ExternalURL(), JobName: spec.Name, JobStage: spec.Stage,
 		CommitSHA: p.SHA, BeforeSHA: p.BeforeSHA, RefName: p.Ref, IsTag: p.Tag, PipelineID: int64(p.ID),
 		ProjectID: int64(p.ProjectID), ProjectPath: p.ProjectPath, UserID: p.UserID}
 	vars := pipeline.Layers{Predefined: pipeline.Predefined(facts), YAML: spec.Variables}.Resolve()

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
@@ -24,7 +23,7 @@ func (s *Service) executorJob(ctx context.Context, j *Job, p *Pipeline, spec *pi
 // handover is executorJob for an executor (r nil) or a runner (whose id,
 // description and tags become CI_RUNNER_*).
 func (s *Service) handover(ctx context.Context, j *Job, p *Pipeline, spec *pipeline.Job, token string, r *Runner) (executor.Job, error) {
-	server := s.api.ExternalURL()
+	server := s.server.ExternalURL()
 	env := j.Environment
 	facts := pipeline.JobFacts{
 		ServerURL: server, ServerVersion: s.version,
@@ -95,7 +94,7 @@ func (s *Service) handover(ctx context.Context, j *Job, p *Pipeline, spec *pipel
 	if r != nil {
 		return job, nil // a runner's dependencies are dependencyJobs, with their archives' names
 	}
-	deps, err := s.dependencies(ctx, j, spec, server, token)
+	deps, err := s.dependencies(ctx, j, spec, s.server.APIURL(), token)
 	if err != nil {
 		return executor.Job{}, err
 	}
@@ -158,12 +157,12 @@ func (s *Service) secretVariables(ctx context.Context, projectID uint64, protect
 
 // dependencies are the archives of the earlier jobs the job depends on:
 // the latest job of each name, if it has artifacts.
-func (s *Service) dependencies(ctx context.Context, j *Job, spec *pipeline.Job, server, token string) ([]executor.Dependency, error) {
+func (s *Service) dependencies(ctx context.Context, j *Job, spec *pipeline.Job, apiURL, token string) ([]executor.Dependency, error) {
 	list, err := s.dependencyJobs(ctx, j, spec)
 	out := make([]executor.Dependency, 0, len(list))
 	for _, d := range list {
 		out = append(out, executor.Dependency{ID: int64(d.ID), Name: d.Name, Token: token,
-			URL: server + api.Prefix + "/jobs/" + strconv.FormatUint(d.ID, 10) + "/artifacts"})
+			URL: apiURL + "/jobs/" + strconv.FormatUint(d.ID, 10) + "/artifacts"})
 	}
 	return out, err
 }

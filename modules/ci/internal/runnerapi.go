@@ -127,14 +127,14 @@ func readJSON(r *http.Request, v any) *api.Error {
 // answers the error itself and returns false then.
 func (s *Service) readTokenBody(w http.ResponseWriter, r *http.Request, in any, token *string, headers ...string) bool {
 	if e := readJSON(r, in); e != nil {
-		s.api.WriteError(w, e)
+		s.http.api.WriteError(w, e)
 		return false
 	}
 	if *token == "" {
 		*token = firstHeader(r, headers...)
 	}
 	if *token == "" {
-		s.api.WriteError(w, api.Missing("token"))
+		s.http.api.WriteError(w, api.Missing("token"))
 		return false
 	}
 	return true
@@ -157,7 +157,7 @@ func (s *Service) handleRegister(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(in.Description) > maxRunnerDescription {
-		s.api.WriteError(w, api.Validation(map[string][]string{"description": {fmt.Sprintf("is too long (maximum is %d characters)", maxRunnerDescription)}}))
+		s.http.api.WriteError(w, api.Validation(map[string][]string{"description": {fmt.Sprintf("is too long (maximum is %d characters)", maxRunnerDescription)}}))
 		return
 	}
 	// Later runners (gitlab-runner 17) send paused instead of active;
@@ -172,11 +172,11 @@ func (s *Service) handleRegister(w http.ResponseWriter, r *http.Request) {
 	var badTags *invalidTagsError
 	switch {
 	case errors.Is(err, errRunnerForbidden):
-		s.api.WriteError(w, api.Forbidden(""))
+		s.http.api.WriteError(w, api.Forbidden(""))
 	case errors.Is(err, errRunnerTagsNeeded):
-		s.api.WriteError(w, api.Validation(map[string][]string{"tags_list": {"can not be empty when runner is not allowed to pick untagged jobs"}}))
+		s.http.api.WriteError(w, api.Validation(map[string][]string{"tags_list": {"can not be empty when runner is not allowed to pick untagged jobs"}}))
 	case errors.As(err, &badTags):
-		s.api.WriteError(w, api.Validation(map[string][]string{"tags_list": {badTags.reason}}))
+		s.http.api.WriteError(w, api.Validation(map[string][]string{"tags_list": {badTags.reason}}))
 	case err != nil:
 		s.internalError(w, "registering a runner", err)
 	default:
@@ -186,7 +186,7 @@ func (s *Service) handleRegister(w http.ResponseWriter, r *http.Request) {
 
 func (s *Service) internalError(w http.ResponseWriter, what string, err error) {
 	s.log.Error(what, zap.Error(err))
-	s.api.WriteError(w, api.Internal())
+	s.http.api.WriteError(w, api.Internal())
 }
 
 type tokenBody struct {
@@ -199,7 +199,7 @@ func (s *Service) handleVerify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, err := s.runnerByToken(r.Context(), in.Token); errors.Is(err, errRunnerForbidden) {
-		s.api.WriteError(w, api.Forbidden(""))
+		s.http.api.WriteError(w, api.Forbidden(""))
 		return
 	} else if err != nil {
 		s.internalError(w, "verifying a runner", err)
@@ -215,7 +215,7 @@ func (s *Service) handleUnregister(w http.ResponseWriter, r *http.Request) {
 	}
 	switch err := s.unregister(r.Context(), in.Token); {
 	case errors.Is(err, errRunnerForbidden), errors.Is(err, errRunnerNotFound):
-		s.api.WriteError(w, api.Forbidden(""))
+		s.http.api.WriteError(w, api.Forbidden(""))
 	case err != nil:
 		s.internalError(w, "unregistering a runner", err)
 	default:
@@ -240,7 +240,7 @@ func (s *Service) handleRequestJob(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	runner, err := s.runnerByToken(ctx, in.Token)
 	if errors.Is(err, errRunnerForbidden) {
-		s.api.WriteError(w, api.Forbidden(""))
+		s.http.api.WriteError(w, api.Forbidden(""))
 		return
 	} else if err != nil {
 		s.internalError(w, "authenticating a runner", err)
@@ -248,7 +248,7 @@ func (s *Service) handleRequestJob(w http.ResponseWriter, r *http.Request) {
 	}
 	s.touchRunner(ctx, runner, in.Info)
 	q := s.runnerQueue
-	if s.api.Ready() {
+	if s.server.Ready() {
 		q.served.Store(true)
 	}
 	noJob := func() {
@@ -585,7 +585,7 @@ func lastSegment(path string) string {
 func (s *Service) runnerJob(w http.ResponseWriter, r *http.Request, token string) *Job {
 	id, err := strconv.ParseUint(r.PathValue("job_id"), 10, 64)
 	if err != nil {
-		s.api.WriteError(w, api.NotFound(""))
+		s.http.api.WriteError(w, api.NotFound(""))
 		return nil
 	}
 	var j *Job
@@ -595,7 +595,7 @@ func (s *Service) runnerJob(w http.ResponseWriter, r *http.Request, token string
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		s.api.WriteError(w, api.NotFound(""))
+		s.http.api.WriteError(w, api.NotFound(""))
 		return nil
 	}
 	if err != nil {
@@ -604,7 +604,7 @@ func (s *Service) runnerJob(w http.ResponseWriter, r *http.Request, token string
 	}
 	if token == "" || j.RunnerTokenHash == "" ||
 		subtle.ConstantTimeCompare([]byte(hashToken(token)), []byte(j.RunnerTokenHash)) != 1 {
-		s.api.WriteError(w, api.Forbidden(""))
+		s.http.api.WriteError(w, api.Forbidden(""))
 		return nil
 	}
 	return j
@@ -622,7 +622,7 @@ func jobStatusForRunner(j *Job) string {
 // notRunning answers a report on a job that no longer runs.
 func (s *Service) notRunning(w http.ResponseWriter, j *Job) {
 	w.Header().Set("Job-Status", j.Status)
-	s.api.WriteError(w, api.Forbidden("Job is not running"))
+	s.http.api.WriteError(w, api.Forbidden("Job is not running"))
 }
 
 // seen records a report from a job's runner: the first one starts the job
@@ -662,7 +662,7 @@ func (s *Service) seen(ctx context.Context, j *Job) bool {
 func (s *Service) lost(w http.ResponseWriter, j *Job) {
 	s.log.Info("a runner reported on a job re-queued before its first report; told to stop", zap.Uint64("job", j.ID))
 	w.Header().Set("Job-Status", StatusPending)
-	s.api.WriteError(w, api.Forbidden("Job is not running"))
+	s.http.api.WriteError(w, api.Forbidden("Job is not running"))
 }
 
 func (s *Service) traceLock(jobID uint64) func() {
@@ -706,12 +706,12 @@ func (s *Service) handleTrace(w http.ResponseWriter, r *http.Request) {
 	}
 	cr := r.Header.Get("Content-Range")
 	if cr == "" {
-		s.api.WriteError(w, api.BadRequest("400 Missing header Content-Range"))
+		s.http.api.WriteError(w, api.BadRequest("400 Missing header Content-Range"))
 		return
 	}
 	start, ok := parseContentRange(cr)
 	if !ok {
-		s.api.WriteError(w, api.BadRequest("400 Invalid header Content-Range"))
+		s.http.api.WriteError(w, api.BadRequest("400 Invalid header Content-Range"))
 		return
 	}
 	if !s.seen(r.Context(), j) {
@@ -726,7 +726,7 @@ func (s *Service) handleTrace(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.Is(err, errTraceGap):
 		w.Header().Set("Range", "0-"+strconv.FormatInt(size, 10))
-		s.api.WriteError(w, &api.Error{Status: http.StatusRequestedRangeNotSatisfiable, Message: "416 Range Not Satisfiable"})
+		s.http.api.WriteError(w, &api.Error{Status: http.StatusRequestedRangeNotSatisfiable, Message: "416 Range Not Satisfiable"})
 		return
 	case err != nil:
 		s.internalError(w, "appending a trace", err)
@@ -736,7 +736,7 @@ func (s *Service) handleTrace(w http.ResponseWriter, r *http.Request) {
 		s.appendTraceLine(j.ID, fmt.Sprintf("ERROR: Job failed: the trace is larger than %d bytes", s.cfg.MaxTraceBytes))
 		s.complete(context.WithoutCancel(r.Context()), j.ID, StatusFailed, "trace_size_exceeded", nil, nil)
 		w.Header().Set("Job-Status", StatusFailed)
-		s.api.WriteError(w, api.Forbidden("Job is not running"))
+		s.http.api.WriteError(w, api.Forbidden("Job is not running"))
 		return
 	}
 	w.Header().Set("Range", "0-"+strconv.FormatInt(size, 10))
@@ -816,7 +816,7 @@ type updateBody struct {
 func (s *Service) handleUpdateJob(w http.ResponseWriter, r *http.Request) {
 	var in updateBody
 	if e := readJSON(r, &in); e != nil {
-		s.api.WriteError(w, e)
+		s.http.api.WriteError(w, e)
 		return
 	}
 	token := in.Token
@@ -830,10 +830,10 @@ func (s *Service) handleUpdateJob(w http.ResponseWriter, r *http.Request) {
 	switch in.State {
 	case StatusRunning, StatusSuccess, StatusFailed:
 	case "":
-		s.api.WriteError(w, api.Missing("state"))
+		s.http.api.WriteError(w, api.Missing("state"))
 		return
 	default:
-		s.api.WriteError(w, api.NotValidValue("state"))
+		s.http.api.WriteError(w, api.NotValidValue("state"))
 		return
 	}
 	w.Header().Set("X-GitLab-Trace-Update-Interval", s.traceInterval())
@@ -866,7 +866,7 @@ func (s *Service) handleUpdateJob(w http.ResponseWriter, r *http.Request) {
 	}
 	if !s.traceMatches(j.ID, in) {
 		w.Header().Set("Job-Status", StatusRunning)
-		s.api.WriteError(w, &api.Error{Status: http.StatusPreconditionFailed, Message: "412 Precondition Failed - trace validation failed"})
+		s.http.api.WriteError(w, &api.Error{Status: http.StatusPreconditionFailed, Message: "412 Precondition Failed - trace validation failed"})
 		return
 	}
 	reason := ""
@@ -972,14 +972,14 @@ func (s *Service) handleUploadArtifacts(w http.ResponseWriter, r *http.Request) 
 	max := s.cfg.MaxArtifactsBytes
 	if r.ContentLength > max+64<<10 {
 		w.Header().Set("Connection", "close")
-		s.api.WriteError(w, api.TooLarge())
+		s.http.api.WriteError(w, api.TooLarge())
 		return
 	}
 	q := r.URL.Query()
 	expireIn, artifactType := q.Get("expire_in"), q.Get("artifact_type")
 	mr, err := r.MultipartReader()
 	if err != nil {
-		s.api.WriteError(w, api.BadRequest(`400 (Bad request) "file" not given`))
+		s.http.api.WriteError(w, api.BadRequest(`400 (Bad request) "file" not given`))
 		return
 	}
 	var tmpPath, filename string
@@ -995,7 +995,7 @@ func (s *Service) handleUploadArtifacts(w http.ResponseWriter, r *http.Request) 
 			break
 		}
 		if err != nil {
-			s.api.WriteError(w, api.BadRequest("400 Bad request - malformed multipart body"))
+			s.http.api.WriteError(w, api.BadRequest("400 Bad request - malformed multipart body"))
 			return
 		}
 		switch part.FormName() {
@@ -1018,12 +1018,12 @@ func (s *Service) handleUploadArtifacts(w http.ResponseWriter, r *http.Request) 
 				err = cerr
 			}
 			if err != nil {
-				s.api.WriteError(w, api.BadRequest("400 Bad request - the upload was cut short"))
+				s.http.api.WriteError(w, api.BadRequest("400 Bad request - the upload was cut short"))
 				return
 			}
 			if size > max {
 				w.Header().Set("Connection", "close")
-				s.api.WriteError(w, api.TooLarge())
+				s.http.api.WriteError(w, api.TooLarge())
 				return
 			}
 		case "expire_in", "artifact_type":
@@ -1037,14 +1037,14 @@ func (s *Service) handleUploadArtifacts(w http.ResponseWriter, r *http.Request) 
 		part.Close()
 	}
 	if tmpPath == "" {
-		s.api.WriteError(w, api.BadRequest(`400 (Bad request) "file" not given`))
+		s.http.api.WriteError(w, api.BadRequest(`400 (Bad request) "file" not given`))
 		return
 	}
 	var expireAt *time.Time
 	if expireIn != "" {
 		d, never, err := pipeline.ParseExpireIn(expireIn)
 		if err != nil {
-			s.api.WriteError(w, api.Invalid("expire_in"))
+			s.http.api.WriteError(w, api.Invalid("expire_in"))
 			return
 		}
 		if !never {

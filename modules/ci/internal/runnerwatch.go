@@ -44,7 +44,7 @@ func (s *Service) watchRunners(ctx context.Context) {
 		case <-ready.C:
 			// Not ready after having served (seen here, or by a request
 			// that came while the server was ready): it is stopping.
-			if s.api.Ready() {
+			if s.server.Ready() {
 				q.served.Store(true)
 			} else if q.served.Load() {
 				q.drain()

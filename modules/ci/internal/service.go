@@ -12,7 +12,6 @@ import (
 	"go.uber.org/zap"
 
 	fennec "github.com/fennec-forge/fennec/core"
-	"github.com/fennec-forge/fennec/core/api"
 	fconfig "github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/sealed"
@@ -35,12 +34,16 @@ type Service struct {
 	statuses   repository.CommitStatuses
 	protection repository.BranchProtection
 	merges     repository.Merges
-	api        *api.API
-	version    string
-	sched      *scheduler
-	box        *sealed.Box
-	cfg        cicd.Config
-	log        *zap.Logger
+	// server is the server the jobs reach and whether it serves yet.
+	server Server
+	// http is the HTTP adapter's own state, set when its routes register
+	// (httproutes.go); nothing but the adapter reads it.
+	http    httpState
+	version string
+	sched   *scheduler
+	box     *sealed.Box
+	cfg     cicd.Config
+	log     *zap.Logger
 	// dir holds traces and artifacts: <data>/ci.
 	dir string
 	now func() time.Time
@@ -70,6 +73,18 @@ type Service struct {
 // The service is the module's contract.
 var _ cicd.Service = (*Service)(nil)
 
+// Server is what the service knows of the server it runs in (the HTTP
+// adapter gives it, NewServer): where jobs and runners reach it, and
+// whether it serves yet.
+type Server interface {
+	// ExternalURL is the URL clients reach the server at (CI_SERVER_URL).
+	ExternalURL() string
+	// APIURL is the URL of its API (the artifacts downloads of jobs).
+	APIURL() string
+	// Ready says whether it serves; false again while it stops.
+	Ready() bool
+}
+
 // Deps are what the service is built from (fx fills them).
 type Deps struct {
 	fx.In
@@ -83,7 +98,7 @@ type Deps struct {
 	Protection repository.BranchProtection
 	Merges     repository.Merges
 	Runners    projects.RunnersTokens
-	API        *api.API
+	Server     Server
 	Box        *sealed.Box
 	Core       fconfig.Config
 	Config     cicd.Config
@@ -92,7 +107,7 @@ type Deps struct {
 
 // NewService builds the module's service.
 func NewService(d Deps) (*Service, error) {
-	s := &Service{db: d.DB, bus: d.Bus, access: d.Access, teams: d.Teams, users: d.Users, repos: d.Repos, statuses: d.Statuses, protection: d.Protection, merges: d.Merges, api: d.API, box: d.Box, cfg: d.Config,
+	s := &Service{db: d.DB, bus: d.Bus, access: d.Access, teams: d.Teams, users: d.Users, repos: d.Repos, statuses: d.Statuses, protection: d.Protection, merges: d.Merges, server: d.Server, box: d.Box, cfg: d.Config,
 		log: d.Log.Named("ci"), dir: filepath.Join(d.Core.Data, "ci"), now: func() time.Time { return time.Now().UTC() },
 		wake: make(chan struct{}, 1), reapEvery: reapInterval, runnersTokens: d.Runners, runnerQueue: newRunnerQueue()}
 	s.runnerBootAt = s.now()

@@ -9,8 +9,6 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
-	fennec "github.com/fennec-forge/fennec/core"
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/executors"
@@ -19,24 +17,6 @@ import (
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
 	"github.com/fennec-forge/fennec/modules/repository"
 )
-
-// NewRoutes registers the module's operations.
-func NewRoutes(s *Service) fennec.Routes {
-	return fennec.Routes{Name: "ci", Register: func(a *api.API) {
-		mapErrors(a)
-		s.registerJobs(a)
-		s.registerPipelines(a)
-		s.registerEnvironments(a)
-		s.registerVariables(a)
-		s.registerGroupVariables(a)
-		s.registerRunnerDownloads(a)
-		s.registerRunnerAPI(a)
-		s.registerRunners(a)
-		s.registerArtifactFiles(a)
-		s.registerLint(a)
-		s.registerTriggers(a)
-	}}
-}
 
 // Subscribers are the module's event handlers: a pipeline for every
 // pushed branch or tag whose commit has a .gitlab-ci.yml.
