@@ -26,15 +26,12 @@ const (
 	Merged   = event.Merge
 )
 
-// ErrNotFound: no such merge request; answered 404 Not found.
-var ErrNotFound = internal.ErrNotFound
-
 // Module is the merge requests module for fennec.WithModules.
 func Module() fennec.Module {
 	return fennec.NewModule("mergerequests",
 		fennec.Tables(internal.Tables()...),
 		fennec.Migrations(internal.Migrations()...),
-		fx.Provide(internal.NewService),
+		fx.Provide(internal.NewService, internal.NewExternalURL),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideRoutes(internal.NewCommitMRRoutes),
 		fennec.ProvideRoutes(internal.NewMilestoneRoutes),

@@ -16,6 +16,7 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/issues"
 	"github.com/fennec-forge/fennec/modules/mergerequests/event"
+	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
 	"github.com/fennec-forge/fennec/modules/todos"
@@ -105,7 +106,7 @@ func (s *Service) list(ctx context.Context, in *listInput) (*listOutput, error) 
 			var all []*MR
 			for _, iid := range iids {
 				m, err := mrByIID(tx, info.ID, iid)
-				if errors.Is(err, ErrNotFound) {
+				if errors.Is(err, mergerequest.ErrNotFound) {
 					continue
 				}
 				if err != nil {
@@ -154,19 +155,18 @@ func (s *Service) list(ctx context.Context, in *listInput) (*listOutput, error) 
 		}
 		out.PageHeaders = api.Paginate(ctx, in.PageParams, total)
 		var err error
-		out.Body, err = s.renderer(ctx).views(tx, info, page)
+		out.Body, err = s.renderer(ctx).views(tx, s.records(info, page))
 		return err
 	})
 	return out, err
 }
 
 func (s *Service) get(ctx context.Context, in *MRPath) (*mrOutput, error) {
-	info, err := s.readProject(ctx, in.ID)
+	m, err := s.Get(ctx, in.ref())
 	if err != nil {
 		return nil, err
 	}
-	s.checkIfUnchecked(ctx, info.ID, in.IID)
-	return s.render(ctx, info, in.IID)
+	return s.renderOne(ctx, m)
 }
 
 // render answers one merge request as the caller sees it.
@@ -178,7 +178,7 @@ func (s *Service) render(ctx context.Context, info projects.ProjectInfo, iid int
 		if err != nil {
 			return err
 		}
-		out.Body, err = s.single(ctx, tx, info, m, uid)
+		out.Body, err = s.single(ctx, tx, s.record(info, m), uid)
 		return err
 	})
 	return out, err
@@ -411,7 +411,7 @@ func (s *Service) create(ctx context.Context, in *struct {
 		if err := s.assignedTodo(tx, m, uid); err != nil {
 			return err
 		}
-		out.Body, err = s.single(ctx, tx, targetInfo, m, uid)
+		out.Body, err = s.single(ctx, tx, s.record(targetInfo, m), uid)
 		return err
 	})
 	if err != nil {
@@ -566,7 +566,7 @@ func (s *Service) update(ctx context.Context, in *struct {
 			}
 		}
 		if !changed && action == event.Update {
-			out.Body, err = s.single(ctx, tx, info, m, uid)
+			out.Body, err = s.single(ctx, tx, s.record(info, m), uid)
 			return err
 		}
 		if action == event.Reopen {
@@ -623,7 +623,7 @@ func (s *Service) update(ctx context.Context, in *struct {
 		if err := s.publish(tx, info, m, uid, action); err != nil {
 			return err
 		}
-		out.Body, err = s.single(ctx, tx, info, m, uid)
+		out.Body, err = s.single(ctx, tx, s.record(info, m), uid)
 		return err
 	})
 	if err != nil {
@@ -721,7 +721,7 @@ func (s *Service) remove(ctx context.Context, in *MRPath) (*deleteOutput, error)
 func (s *Service) subscription(subscribed bool) func(ctx context.Context, in *MRPath) (*mrOutput, error) {
 	return func(ctx context.Context, in *MRPath) (*mrOutput, error) {
 		if s.Notes == nil {
-			return nil, ErrUnavailable
+			return nil, mergerequest.ErrUnavailable
 		}
 		info, err := s.readProject(ctx, in.ID)
 		if err != nil {
@@ -741,7 +741,7 @@ func (s *Service) subscription(subscribed bool) func(ctx context.Context, in *MR
 			if !changed {
 				return api.NotModified
 			}
-			out.Body, err = s.single(ctx, tx, info, m, uid)
+			out.Body, err = s.single(ctx, tx, s.record(info, m), uid)
 			return err
 		})
 		if err != nil {
@@ -757,7 +757,7 @@ type todoOutput struct {
 
 func (s *Service) markTodo(ctx context.Context, in *MRPath) (*todoOutput, error) {
 	if s.Todos == nil {
-		return nil, ErrUnavailable
+		return nil, mergerequest.ErrUnavailable
 	}
 	info, err := s.readProject(ctx, in.ID)
 	if err != nil {
@@ -912,9 +912,10 @@ func (s *Service) closesIssues(ctx context.Context, in *MRPath) (*struct{ Body [
 // NewRoutes registers the module's operations and maps its errors.
 func NewRoutes(s *Service) fennec.Routes {
 	return fennec.Routes{Name: "mergerequests", Register: func(a *api.API) {
-		a.MapError(ErrNotFound, func(error) *api.Error { return api.RecordNotFound() })
-		a.MapError(ErrNotMergeable, func(error) *api.Error { return api.MethodNotAllowed("Branch cannot be merged") })
-		a.MapError(ErrUnavailable, func(error) *api.Error { return api.NotFound("") })
+		a.MapError(mergerequest.ErrNotFound, func(error) *api.Error { return api.RecordNotFound() })
+		a.MapError(mergerequest.ErrNotMergeable, func(error) *api.Error { return api.MethodNotAllowed("Branch cannot be merged") })
+		a.MapError(mergerequest.ErrUnavailable, func(error) *api.Error { return api.NotFound("") })
+		mapMergeErrors(a)
 		tags := []string{"merge requests"}
 		base := "/projects/{id}/merge_requests"
 		one := base + "/{merge_request_iid}"

@@ -87,7 +87,7 @@ func (c *CommitMRRoutes) list(ctx context.Context, in *commitMRsInput) (*listOut
 	out := &listOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(holding))}
 	err = s.DB.View(ctx, func(tx *store.Tx) error {
 		var err error
-		out.Body, err = s.renderer(ctx).views(tx, info, api.Window(holding, in.PageParams))
+		out.Body, err = s.renderer(ctx).views(tx, s.records(info, api.Window(holding, in.PageParams)))
 		return err
 	})
 	return out, err

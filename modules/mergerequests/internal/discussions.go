@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
 	"github.com/fennec-forge/fennec/modules/notes"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
@@ -110,7 +111,7 @@ func (s *Service) unresolvedThreads(ctx context.Context, info projects.ProjectIn
 		return err
 	}
 	if open > 0 {
-		return ErrNotMergeable
+		return mergerequest.ErrNotMergeable
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
 	"github.com/fennec-forge/fennec/modules/notes"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/projects/feed"
@@ -85,12 +86,12 @@ func TodoKinds(s *Service) []todos.Kind {
 			err = s.DB.View(ctx, func(tx *store.Tx) error {
 				m, err := mrs.Get(tx, uint64(t.ID))
 				if errors.Is(err, store.ErrNotFound) {
-					return ErrNotFound
+					return mergerequest.ErrNotFound
 				}
 				if err != nil {
 					return err
 				}
-				views, err := s.renderer(ctx).views(tx, info, []*MR{m})
+				views, err := s.renderer(ctx).views(tx, []mergerequest.MergeRequest{s.record(info, m)})
 				if err != nil {
 					return err
 				}

@@ -8,6 +8,7 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/issues"
+	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
 )
 
 // The resource label events of merge requests (GitLab 11.2). The issues
@@ -36,7 +37,7 @@ func (s *Service) mrForEvents(ctx context.Context, in MRPath) (*MR, error) {
 		return nil, err
 	}
 	if s.Labels == nil {
-		return nil, ErrUnavailable // a bundle without the issues module has no labels
+		return nil, mergerequest.ErrUnavailable // a bundle without the issues module has no labels
 	}
 	var m *MR
 	err = s.DB.View(ctx, func(tx *store.Tx) error {

@@ -8,28 +8,16 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/issues"
 	"github.com/fennec-forge/fennec/modules/mergerequests/event"
+	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
 )
 
-type acceptInput struct {
-	MRPath
-	Body struct {
-		MergeCommitMessage        *string `json:"merge_commit_message,omitempty"`
-		ShouldRemoveSourceBranch  *bool   `json:"should_remove_source_branch,omitempty"`
-		MergeWhenPipelineSucceeds *bool   `json:"merge_when_pipeline_succeeds,omitempty"`
-		SHA                       *string `json:"sha,omitempty"`
-	}
-}
-
-// ErrNotMergeable: the merge request cannot be merged as it is
-// (conflicts, work in progress, a missing branch); answered 405.
-var ErrNotMergeable = errors.New("mergerequests: branch cannot be merged")
+var _ mergerequest.Service = (*Service)(nil)
 
 // pipelineActive says whether a pipeline status is still running.
 func pipelineActive(status string) bool {
@@ -40,94 +28,161 @@ func pipelineActive(status string) bool {
 	return false
 }
 
-// accept is PUT .../merge: 401 without the right to merge into the target
-// branch, 406 when merged or closed, 405 when it cannot be merged (work in
-// progress, a missing branch, conflicts), 409 when sha is not the source's
-// head; with merge_when_pipeline_succeeds while the head pipeline runs,
-// the intent is recorded and the merge happens when it succeeds.
-func (s *Service) accept(ctx context.Context, in *acceptInput) (*mrOutput, error) {
-	info, err := s.readProject(ctx, in.ID)
-	if err != nil {
-		return nil, err
-	}
-	m, err := s.load(ctx, info.ID, in.IID)
-	if err != nil {
-		return nil, err
-	}
-	if ok, err := s.Merges.MayMerge(ctx, info.ID, m.TargetBranch); err != nil {
-		return nil, err
-	} else if !ok || info.Archived {
-		return nil, api.Unauthorized()
-	}
-	if !m.Open() {
-		return nil, api.NotAcceptable("406 Not Acceptable")
-	}
-	if workInProgress(m.Title) {
-		return nil, ErrNotMergeable
-	}
-	if err := s.unresolvedThreads(ctx, info, m); err != nil {
-		return nil, err
-	}
-	head, err := s.Merges.BranchHead(ctx, int64(m.SourceProjectID), m.SourceBranch)
-	if err != nil {
-		return nil, ErrNotMergeable
-	}
-	if head != m.SHA {
-		// A push the subscriber has not seen yet: follow it now.
-		m.SHA = head
-	}
-	if b := in.Body.SHA; b != nil && *b != head {
-		return nil, api.Conflict("SHA does not match HEAD of source branch: " + head)
-	}
-	b := &in.Body
-	uid := auth.FromContext(ctx).UserID()
-	if b.MergeWhenPipelineSucceeds != nil && *b.MergeWhenPipelineSucceeds {
-		// CI is asked, not the module's copy of its pipelines: the copy
-		// comes through the outbox, after the push, and "no copy yet" is
-		// not "no pipeline". Coming reads the CI file, so it is asked
-		// before the write; setMWPS then looks at the pipeline again in
-		// its transaction.
-		coming := false
-		if s.CI != nil {
-			if coming, err = s.CI.Coming(ctx, int64(m.SourceProjectID), m.SourceBranch, head); err != nil {
-				return nil, err
+// A merge is policy, then mechanism. The policy is one question, "may
+// the caller merge this merge request into its target now?", asked in one
+// read (decide): the project resolved for the caller once, the merge
+// request, the target branch's protection, the threads. The mechanism
+// (lock, merge, land) then acts on the answer; the lock's transaction
+// checks only what a concurrent write may have changed since (the state,
+// the target branch). A merge from the button reads the source branch's
+// head between the two, outside any transaction; an automatic merge knows
+// the commit it merges (the approved one), so it asks the question in the
+// lock's own transaction, after checking that the intent still stands.
+
+// decision is the answer to the merge's question: the project as the
+// caller sees it and the merge request as it was read.
+type decision struct {
+	info projects.ProjectInfo
+	m    *MR
+}
+
+// decide asks the merge's question in one read transaction: the caller
+// reads the project's merge requests, the merge request is there, the
+// caller may merge into its target branch (its protection, their access,
+// not an archived project: ErrMergeNotAllowed), it is open (ErrNotOpen)
+// and it may be merged as it is (not work in progress, threads resolved
+// where the project requires it: ErrNotMergeable). The checks come in
+// this order, as GitLab answers them; first, when given, runs on the merge
+// request before them. With a transaction in ctx it reads in that one.
+func (s *Service) decide(ctx context.Context, ref mergerequest.Ref, first func(*MR) error) (decision, error) {
+	var d decision
+	err := s.DB.View(ctx, func(tx *store.Tx) error {
+		ctx := tx.Context()
+		info, err := s.readProject(ctx, ref.Project)
+		if err != nil {
+			return err
+		}
+		m, err := mrByIID(tx, info.ID, int64(ref.IID))
+		if err != nil {
+			return err
+		}
+		if first != nil {
+			if err := first(m); err != nil {
+				return err
 			}
 		}
-		err := s.setMWPS(ctx, info, m.IID, uid, head, coming, b.MergeCommitMessage, b.ShouldRemoveSourceBranch)
-		if err == nil {
-			return s.render(ctx, info, in.IID)
+		if ok, err := s.Merges.MayMerge(ctx, info.ID, m.TargetBranch); err != nil {
+			return err
+		} else if !ok || info.Archived {
+			return mergerequest.ErrMergeNotAllowed
 		}
-		if !errors.Is(err, errNothingToWaitFor) {
-			return nil, err
+		if !m.Open() {
+			return mergerequest.ErrNotOpen
+		}
+		if workInProgress(m.Title) {
+			return mergerequest.ErrNotMergeable
+		}
+		if err := s.unresolvedThreads(ctx, info, m); err != nil {
+			return err
+		}
+		d = decision{info: info, m: m}
+		return nil
+	})
+	return d, err
+}
+
+// head is the source branch's head a merge acts on: in.SHA, when given,
+// must be it.
+func (s *Service) head(ctx context.Context, m *MR, in mergerequest.MergeInput) (string, error) {
+	head, err := s.Merges.BranchHead(ctx, int64(m.SourceProjectID), m.SourceBranch)
+	if err != nil {
+		return "", mergerequest.ErrNotMergeable
+	}
+	if in.SHA != nil && *in.SHA != head {
+		return "", &mergerequest.SHAMismatchError{Head: head}
+	}
+	// A push the subscriber has not seen yet is followed now: head is
+	// merged, not the merge request's older SHA.
+	return head, nil
+}
+
+// Merge implements mergerequest.Service.
+func (s *Service) Merge(ctx context.Context, ref mergerequest.Ref, in mergerequest.MergeInput) (mergerequest.MergeRequest, error) {
+	uid := auth.FromContext(ctx).UserID()
+	if in.AutoMerge {
+		if in.SHA == nil {
+			// An automatic merge merges the commit that was approved.
+			return mergerequest.MergeRequest{}, mergerequest.ErrAutoMergeCanceled
+		}
+		d, m, err := s.merge(ctx, ref, nil, uid, *in.SHA, "", false)
+		if err != nil {
+			return mergerequest.MergeRequest{}, err
+		}
+		return s.record(d.info, m), nil
+	}
+	d, err := s.decide(ctx, ref, nil)
+	if err != nil {
+		return mergerequest.MergeRequest{}, err
+	}
+	head, err := s.head(ctx, d.m, in)
+	if err != nil {
+		return mergerequest.MergeRequest{}, err
+	}
+	if in.WhenPipelineSucceeds {
+		r, err := s.setAutoMerge(ctx, d, uid, head, in)
+		if !errors.Is(err, mergerequest.ErrNothingToWaitFor) {
+			return r, err
 		}
 	}
 	msg := ""
-	if b.MergeCommitMessage != nil {
-		msg = *b.MergeCommitMessage
+	if in.Message != nil {
+		msg = *in.Message
 	}
-	removeSource := m.ForceRemoveSource
-	if b.ShouldRemoveSourceBranch != nil {
-		removeSource = *b.ShouldRemoveSourceBranch
+	removeSource := d.m.ForceRemoveSource
+	if in.RemoveSourceBranch != nil {
+		removeSource = *in.RemoveSourceBranch
 	}
-	if err := s.merge(ctx, info, int64(m.IID), uid, head, msg, removeSource, false); err != nil {
-		return nil, err
+	d, m, err := s.merge(ctx, ref, &d, uid, head, msg, removeSource)
+	if err != nil {
+		return mergerequest.MergeRequest{}, err
 	}
-	return s.render(ctx, info, in.IID)
+	return s.record(d.info, m), nil
 }
 
-// errNothingToWaitFor: the head commit has no pipeline running and none
-// on its way; the merge is made at once.
-var errNothingToWaitFor = errors.New("mergerequests: no pipeline to wait for")
+// SetAutoMerge implements mergerequest.Service.
+func (s *Service) SetAutoMerge(ctx context.Context, ref mergerequest.Ref, in mergerequest.MergeInput) (mergerequest.MergeRequest, error) {
+	d, err := s.decide(ctx, ref, nil)
+	if err != nil {
+		return mergerequest.MergeRequest{}, err
+	}
+	head, err := s.head(ctx, d.m, in)
+	if err != nil {
+		return mergerequest.MergeRequest{}, err
+	}
+	return s.setAutoMerge(ctx, d, auth.FromContext(ctx).UserID(), head, in)
+}
 
-// setMWPS records the intent to merge when the pipeline of sha succeeds,
-// if there is one to wait for: CI's newest pipeline of sha still runs or,
-// when sha has none, coming (CI's answer before the transaction) says one
-// is on its way. Otherwise errNothingToWaitFor. The pipeline is read in
-// the transaction that records the intent, so a pipeline that ends after
-// it finds the intent, and one that ended before it is seen ended.
-func (s *Service) setMWPS(ctx context.Context, info projects.ProjectInfo, iid uint64, uid int64, sha string, coming bool, msg *string, remove *bool) error {
-	return s.DB.Update(ctx, func(tx *store.Tx) error {
-		m, err := mrByIID(tx, info.ID, int64(iid))
+// setAutoMerge records the intent to merge sha when its pipeline
+// succeeds, if there is one to wait for: CI's newest pipeline of sha still
+// runs or, when sha has none, CI says one is on its way. Otherwise
+// ErrNothingToWaitFor. CI is asked, not the module's copy of its
+// pipelines: the copy comes through the outbox, after the push, and "no
+// copy yet" is not "no pipeline". Coming reads the CI file, so it is asked
+// before the write; the pipeline is then read again in the transaction
+// that records the intent, so a pipeline that ends after it finds the
+// intent, and one that ended before it is seen ended.
+func (s *Service) setAutoMerge(ctx context.Context, d decision, uid int64, sha string, in mergerequest.MergeInput) (mergerequest.MergeRequest, error) {
+	coming := false
+	if s.CI != nil {
+		var err error
+		if coming, err = s.CI.Coming(ctx, int64(d.m.SourceProjectID), d.m.SourceBranch, sha); err != nil {
+			return mergerequest.MergeRequest{}, err
+		}
+	}
+	info := d.info
+	var out mergerequest.MergeRequest
+	err := s.DB.Update(ctx, func(tx *store.Tx) error {
+		m, err := mrByIID(tx, info.ID, int64(d.m.IID))
 		if err != nil {
 			return err
 		}
@@ -140,63 +195,82 @@ func (s *Service) setMWPS(ctx context.Context, info projects.ProjectInfo, iid ui
 			wait = (ok && pipelineActive(p.Status)) || (!ok && coming)
 		}
 		if !wait {
-			return errNothingToWaitFor
+			return mergerequest.ErrNothingToWaitFor
 		}
 		before := *m
 		m.MergeWhenPipeline, m.MergeUserID, m.SHA = true, uid, sha
 		m.MergeMessage = ""
-		if msg != nil {
-			m.MergeMessage = *msg
+		if in.Message != nil {
+			m.MergeMessage = *in.Message
 		}
-		if remove != nil {
-			m.ShouldRemoveSource = *remove
+		if in.RemoveSourceBranch != nil {
+			m.ShouldRemoveSource = *in.RemoveSourceBranch
 		}
 		s.touch(m, before.UpdatedAt)
 		if err := saveMR(tx, before, m); err != nil {
 			return err
 		}
+		out = s.record(info, m)
 		if before.MergeWhenPipeline {
 			return nil
 		}
 		return s.system(tx, info, m, uid, "enabled an automatic merge when the pipeline for "+sha[:8]+" succeeds")
 	})
+	return out, err
 }
 
-func (s *Service) cancelMWPS(ctx context.Context, in *MRPath) (*mrOutput, error) {
-	info, err := s.readProject(ctx, in.ID)
-	if err != nil {
-		return nil, err
-	}
-	m, err := s.load(ctx, info.ID, in.IID)
-	if err != nil {
-		return nil, err
-	}
-	if ok, err := s.Merges.MayMerge(ctx, info.ID, m.TargetBranch); err != nil {
-		return nil, err
-	} else if !ok {
-		return nil, api.Unauthorized()
-	}
-	if !m.Open() {
-		return nil, api.MethodNotAllowed("")
-	}
-	if !m.MergeWhenPipeline {
-		return nil, api.NotAcceptable("406 Not Acceptable")
-	}
-	uid := auth.FromContext(ctx).UserID()
-	err = s.DB.Update(ctx, func(tx *store.Tx) error {
-		return s.dropMWPS(tx, info, in.IID, "", uid, "canceled the automatic merge")
+// CancelAutoMerge implements mergerequest.Service: the question (who may
+// merge may cancel) and the merge request are read in one transaction,
+// the intent dropped in another.
+func (s *Service) CancelAutoMerge(ctx context.Context, ref mergerequest.Ref) (mergerequest.MergeRequest, error) {
+	var info projects.ProjectInfo
+	err := s.DB.View(ctx, func(tx *store.Tx) error {
+		var err error
+		if info, err = s.readProject(tx.Context(), ref.Project); err != nil {
+			return err
+		}
+		m, err := mrByIID(tx, info.ID, int64(ref.IID))
+		if err != nil {
+			return err
+		}
+		if ok, err := s.Merges.MayMerge(tx.Context(), info.ID, m.TargetBranch); err != nil {
+			return err
+		} else if !ok {
+			return mergerequest.ErrMergeNotAllowed
+		}
+		if !m.Open() {
+			return mergerequest.ErrNotChangeable
+		}
+		if !m.MergeWhenPipeline {
+			return mergerequest.ErrNoAutoMerge
+		}
+		return nil
 	})
 	if err != nil {
-		return nil, err
+		return mergerequest.MergeRequest{}, err
 	}
-	return s.render(ctx, info, in.IID)
+	uid := auth.FromContext(ctx).UserID()
+	var out mergerequest.MergeRequest
+	err = s.DB.Update(ctx, func(tx *store.Tx) error {
+		if err := s.dropMWPS(tx, info, int64(ref.IID), "", uid, false, "canceled the automatic merge"); err != nil {
+			return err
+		}
+		m, err := mrByIID(tx, info.ID, int64(ref.IID))
+		if err != nil {
+			return err
+		}
+		out = s.record(info, m)
+		return nil
+	})
+	return out, err
 }
 
-// dropMWPS clears the intent with a system note; with sha, only an
-// intent to merge sha (a later one, set for a newer head, stays).
-func (s *Service) dropMWPS(tx *store.Tx, info projects.ProjectInfo, iid int64, sha string, uid int64, note string) error {
+// dropMWPS clears the intent with a system note by uid; with sha, only an
+// intent to merge sha (a later one, set for a newer head, stays); with
+// uidsOnly, only uid's intent (one set again by someone else stays).
+func (s *Service) dropMWPS(tx *store.Tx, info projects.ProjectInfo, iid int64, sha string, uid int64, uidsOnly bool, note string) error {
 	m, err := mrByIID(tx, info.ID, iid)
-	if err != nil || !m.MergeWhenPipeline || (sha != "" && m.SHA != sha) {
+	if err != nil || !m.MergeWhenPipeline || (sha != "" && m.SHA != sha) || (uidsOnly && m.MergeUserID != uid) {
 		return err
 	}
 	before := *m
@@ -248,52 +322,51 @@ func issueRefs(info projects.ProjectInfo, list []issues.IssueView) string {
 	return strings.Join(refs[:len(refs)-1], ", ") + " and " + refs[len(refs)-1]
 }
 
-// errIntentGone: the intent a merge was to carry out was dropped or
-// changed meanwhile (whatever did it wrote its note); nothing merged.
-var errIntentGone = errors.New("mergerequests: the automatic merge was canceled meanwhile")
-
-// errMayNotMerge: the user of an automatic merge may no longer merge into
-// its target; the intent is dropped with a note, nothing merged.
-var errMayNotMerge = errors.New("mergerequests: the user of the automatic merge may not merge")
-
-// merge merges merge request iid as user uid (ctx carries that user's
-// principal): locked while the commit is made, merged after it landed,
-// with the system note, events, closed issues and, when asked, the source
-// branch removed.
+// merge is the mechanism of a merge of sha by the caller (uid): the
+// merge request is locked while the commit is made, marked merged once it
+// landed, with the system note, events, closed issues and, when asked, the
+// source branch removed. It returns the decision it acted on and the
+// merged merge request.
 //
-// With intent it carries out uid's recorded intent to merge sha when its
-// pipeline succeeds, and checks in the lock's transaction what the user
-// approved and may do now: the intent must still be uid's, for sha
-// (errIntentGone), and uid must be allowed to merge into the target
-// branch as it is now, with the user's access as it is now; if not, the
-// intent is dropped with a note in that transaction (errMayNotMerge).
-func (s *Service) merge(ctx context.Context, info projects.ProjectInfo, iid int64, uid int64, sha, msg string, removeSource, intent bool) error {
+// asked is the decision of a merge from the button. Without one it is an
+// automatic merge: the lock's transaction checks that the intent is still
+// uid's, for sha (ErrAutoMergeCanceled), then asks the question (decide)
+// in it, and merges with the recorded message and branch removal. Either
+// way the lock's transaction checks what may have changed since the
+// question was asked: the merge request is still open and not being
+// merged (ErrNotOpen), its target is the one the caller was allowed to
+// merge into (ErrTargetMoved).
+func (s *Service) merge(ctx context.Context, ref mergerequest.Ref, asked *decision, uid int64, sha, msg string, removeSource bool) (decision, *MR, error) {
+	var d decision
 	var m *MR
 	var prior string
-	refused := false
 	// Lock it: a second merge of the same merge request finds it locked
-	// (406), comments wait, pushes leave it alone.
+	// (ErrNotOpen), comments wait, pushes leave it alone.
 	err := s.DB.Update(ctx, func(tx *store.Tx) error {
 		var err error
-		refused = false
-		if m, err = mrByIID(tx, info.ID, iid); err != nil {
-			return err
-		}
-		if intent {
-			if !m.Open() || !m.MergeWhenPipeline || m.MergeUserID != uid || m.SHA != sha {
-				return errIntentGone
-			}
-			may, err := s.Merges.MayMerge(tx.Context(), info.ID, m.TargetBranch)
+		if asked != nil {
+			d = *asked
+		} else {
+			d, err = s.decide(tx.Context(), ref, func(m *MR) error {
+				if !m.Open() || !m.MergeWhenPipeline || m.MergeUserID != uid || m.SHA != sha {
+					return mergerequest.ErrAutoMergeCanceled
+				}
+				return nil
+			})
 			if err != nil {
 				return err
 			}
-			if !may {
-				refused = true
-				return s.dropMWPS(tx, info, iid, sha, uid, "canceled the automatic merge: not allowed to merge into `"+m.TargetBranch+"`")
-			}
+			msg, removeSource = d.m.MergeMessage, d.m.ShouldRemoveSource
+		}
+		if m, err = mrByIID(tx, d.info.ID, int64(d.m.IID)); err != nil {
+			return err
 		}
 		if m.State == StateLocked || !m.Open() {
-			return api.NotAcceptable("406 Not Acceptable")
+			return mergerequest.ErrNotOpen
+		}
+		if m.TargetBranch != d.m.TargetBranch {
+			// Retargeted since the caller was allowed: ask again.
+			return mergerequest.ErrTargetMoved
 		}
 		before := *m
 		prior = m.State
@@ -301,11 +374,9 @@ func (s *Service) merge(ctx context.Context, info projects.ProjectInfo, iid int6
 		return saveMR(tx, before, m)
 	})
 	if err != nil {
-		return err
+		return d, nil, err
 	}
-	if refused {
-		return errMayNotMerge
-	}
+	info, iid := d.info, int64(d.m.IID)
 	// unlock puts the prior state back after a failed merge (and the merge
 	// status it found, when it found one).
 	unlock := func(status string) {
@@ -328,7 +399,7 @@ func (s *Service) merge(ctx context.Context, info projects.ProjectInfo, iid int6
 	}
 	if err := s.Merges.Import(ctx, info.ID, int64(m.SourceProjectID), sha); err != nil {
 		unlock("")
-		return err
+		return d, nil, err
 	}
 	if msg == "" {
 		msg = s.defaultMessage(ctx, info, m)
@@ -338,21 +409,21 @@ func (s *Service) merge(ctx context.Context, info projects.ProjectInfo, iid int6
 	if err != nil {
 		if errors.Is(err, repository.ErrMergeConflict) {
 			unlock(StatusCannot)
-			return ErrNotMergeable
+			return d, nil, mergerequest.ErrNotMergeable
 		}
 		unlock("")
 		if errors.Is(err, repository.ErrBranchNotFound) {
-			return ErrNotMergeable
+			return d, nil, mergerequest.ErrNotMergeable
 		}
 		if errors.Is(err, repository.ErrRefMoved) {
 			// Pushes kept landing on the target while merging.
-			return api.Conflict("The target branch moved while merging; try again")
+			return d, nil, fmt.Errorf("%w (%v)", mergerequest.ErrTargetMoved, err)
 		}
-		return err
+		return d, nil, err
 	}
 	ctx = context.WithoutCancel(ctx)
 	if m, err = s.markMerged(ctx, info, iid, uid, mergeSHA, removeSource); err != nil {
-		return err
+		return d, nil, err
 	}
 	if s.Closer != nil && m.TargetBranch == info.DefaultBranch {
 		texts := s.closingTexts(ctx, m)
@@ -364,7 +435,7 @@ func (s *Service) merge(ctx context.Context, info projects.ProjectInfo, iid int6
 	if removeSource && !(m.SourceProjectID == uint64(info.ID) && m.SourceBranch == info.DefaultBranch) {
 		s.removeSourceBranch(ctx, m)
 	}
-	return nil
+	return d, m, nil
 }
 
 // removeSourceBranch deletes a merged merge request's source branch unless
@@ -384,14 +455,25 @@ func (s *Service) removeSourceBranch(ctx context.Context, m *MR) {
 	}
 }
 
-// checkIfUnchecked computes the merge status of an open merge request
-// whose status is unchecked (a single view, as GitLab checks lazily).
-func (s *Service) checkIfUnchecked(ctx context.Context, project, iid int64) {
-	m, err := s.load(ctx, project, iid)
-	if err != nil || !m.Open() || m.MergeStatus != StatusUnchecked {
-		return
+// Get implements mergerequest.Service: an open merge request whose
+// merge status is unchecked has it computed first (GitLab checks lazily,
+// when one is looked at).
+func (s *Service) Get(ctx context.Context, ref mergerequest.Ref) (mergerequest.MergeRequest, error) {
+	info, err := s.readProject(ctx, ref.Project)
+	if err != nil {
+		return mergerequest.MergeRequest{}, err
 	}
-	s.check(ctx, m)
+	m, err := s.load(ctx, info.ID, int64(ref.IID))
+	if err != nil {
+		return mergerequest.MergeRequest{}, err
+	}
+	if m.Open() && m.MergeStatus == StatusUnchecked {
+		s.check(ctx, m)
+		if m, err = s.load(ctx, info.ID, int64(ref.IID)); err != nil {
+			return mergerequest.MergeRequest{}, err
+		}
+	}
+	return s.record(info, m), nil
 }
 
 // check computes and stores a merge request's merge status against the

@@ -55,7 +55,7 @@ func (s *Service) milestoneMRs(ctx context.Context, in *milestoneMRsInput) (*lis
 		}
 		out.PageHeaders = api.Paginate(ctx, in.PageParams, len(list))
 		var err error
-		out.Body, err = s.renderer(ctx).views(tx, info, api.Window(list, in.PageParams))
+		out.Body, err = s.renderer(ctx).views(tx, s.records(info, api.Window(list, in.PageParams)))
 		return err
 	})
 	return out, err

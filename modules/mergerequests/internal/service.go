@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
@@ -18,6 +18,7 @@ import (
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/issues"
 	"github.com/fennec-forge/fennec/modules/mergerequests/event"
+	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
 	"github.com/fennec-forge/fennec/modules/notes"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/projects/feed"
@@ -36,7 +37,7 @@ type Deps struct {
 	Access     projects.Access
 	Users      identity.Users
 	Lookup     auth.UserLookup
-	API        *api.API
+	URL        ExternalURL
 	Log        *zap.Logger
 	Merges     repository.Merges
 	Protection repository.BranchProtection
@@ -56,7 +57,7 @@ type services struct {
 	Access     projects.Access
 	Users      identity.Users
 	Lookup     auth.UserLookup
-	API        *api.API
+	URL        ExternalURL
 	Merges     repository.Merges
 	Protection repository.BranchProtection
 	Notes      notes.Service
@@ -67,6 +68,11 @@ type services struct {
 	CI         cicd.Pipelines
 }
 
+// ExternalURL is how clients reach the server (the HTTP server knows:
+// NewExternalURL), for the web_url of merge requests in records, notes and
+// events made in the background too.
+type ExternalURL func() string
+
 // Service is the merge requests module's service.
 type Service struct {
 	services
@@ -76,7 +82,7 @@ type Service struct {
 
 // NewService builds the service.
 func NewService(d Deps) *Service {
-	deps := services{DB: d.DB, Bus: d.Bus, Access: d.Access, Users: d.Users, Lookup: d.Lookup, API: d.API,
+	deps := services{DB: d.DB, Bus: d.Bus, Access: d.Access, Users: d.Users, Lookup: d.Lookup, URL: d.URL,
 		Merges: d.Merges, Protection: d.Protection, Notes: d.Notes, Todos: d.Todos, Labels: d.Labels,
 		Milestones: d.Milestones, Closer: d.Closer, CI: d.CI}
 	return &Service{services: deps, log: d.Log.Named("mergerequests"),
@@ -98,14 +104,46 @@ var wip = regexp.MustCompile(`(?i)^\s*(\[wip\]\s*|wip:\s*|\[wip\]|wip\s+)`)
 func workInProgress(title string) bool { return wip.MatchString(title) }
 
 func (s *Service) webURL(info projects.ProjectInfo, iid uint64) string {
-	return s.API.ExternalURL() + "/" + info.PathWithNamespace + "/merge_requests/" + u64(iid)
+	return s.URL() + "/" + info.PathWithNamespace + "/merge_requests/" + u64(iid)
+}
+
+// record is the contract's record of a stored merge request of project
+// info.
+func (s *Service) record(info projects.ProjectInfo, m *MR) mergerequest.MergeRequest {
+	r := mergerequest.MergeRequest{ID: mergerequest.ID(m.ID), IID: mergerequest.IID(m.IID), ProjectID: int64(m.ProjectID),
+		SourceProjectID: int64(m.SourceProjectID), SourceBranch: m.SourceBranch, TargetBranch: m.TargetBranch,
+		Title: m.Title, Description: m.Description, State: mergerequest.State(m.State), AuthorID: m.AuthorID,
+		AssigneeID: m.AssigneeID, LabelIDs: slices.Clone(m.LabelIDs), MilestoneID: m.MilestoneID, SHA: m.SHA,
+		MergeStatus: mergerequest.MergeStatus(m.MergeStatus), MergeWhenPipelineSucceeds: m.MergeWhenPipeline,
+		ForceRemoveSourceBranch: m.ForceRemoveSource, ShouldRemoveSourceBranch: m.ShouldRemoveSource,
+		WorkInProgress: workInProgress(m.Title), MergeCommitSHA: m.MergeCommitSHA, MergedByID: m.MergedByID,
+		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, WebURL: s.webURL(info, m.IID)}
+	if m.MergedAt != nil {
+		at := *m.MergedAt
+		r.MergedAt = &at
+	}
+	return r
+}
+
+// records are the records of a page of project info's merge requests.
+func (s *Service) records(info projects.ProjectInfo, list []*MR) []mergerequest.MergeRequest {
+	out := make([]mergerequest.MergeRequest, len(list))
+	for i, m := range list {
+		out[i] = s.record(info, m)
+	}
+	return out
 }
 
 func (s *Service) noteable(info projects.ProjectInfo, m *MR) notes.Noteable {
-	n := notes.Noteable{Type: "MergeRequest", ID: int64(m.ID), IID: int64(m.IID), ProjectID: int64(m.ProjectID),
-		Title: m.Title, AuthorID: m.AuthorID, WebURL: s.webURL(info, m.IID)}
-	if m.AssigneeID != 0 {
-		n.AssigneeIDs = []int64{m.AssigneeID}
+	return noteableOf(s.record(info, m))
+}
+
+// noteableOf is the merge request as the notes module knows it.
+func noteableOf(r mergerequest.MergeRequest) notes.Noteable {
+	n := notes.Noteable{Type: mergerequest.NoteableType, ID: int64(r.ID), IID: int64(r.IID), ProjectID: r.ProjectID,
+		Title: r.Title, AuthorID: r.AuthorID, WebURL: r.WebURL}
+	if r.AssigneeID != 0 {
+		n.AssigneeIDs = []int64{r.AssigneeID}
 	}
 	return n
 }
@@ -135,11 +173,11 @@ func (s *Service) writeProject(ctx context.Context, ref string) (projects.Projec
 // mrByIID loads a live merge request of a project.
 func mrByIID(tx *store.Tx, project int64, iid int64) (*MR, error) {
 	if iid <= 0 {
-		return nil, ErrNotFound
+		return nil, mergerequest.ErrNotFound
 	}
 	m, err := mrs.GetBy(tx, "iid", i64(project)+"/"+i64(iid))
 	if errors.Is(err, store.ErrNotFound) || (err == nil && m.Deleted) {
-		return nil, ErrNotFound
+		return nil, mergerequest.ErrNotFound
 	}
 	return m, err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci"
 	"github.com/fennec-forge/fennec/modules/mergerequests/event"
+	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
 )
@@ -159,19 +160,19 @@ func (s *Service) onPipeline(ctx context.Context, ev ci.PipelineEvent) error {
 		return err
 	}
 	for _, m := range waiting {
-		sys := auth.WithPrincipal(ctx, auth.System())
-		info, err := s.Access.ResolveID(sys, int64(m.ProjectID))
-		if err != nil {
-			continue
-		}
 		switch ev.Status {
 		case "success":
-			if err := s.mergeApproved(ctx, info, m); err != nil {
+			if err := s.mergeApproved(ctx, m); err != nil {
 				return err // redelivered: the intent is dropped (or the merge made) next time
 			}
 		case "failed", "canceled":
+			sys := auth.WithPrincipal(ctx, auth.System())
+			info, err := s.Access.ResolveID(sys, int64(m.ProjectID))
+			if err != nil {
+				continue
+			}
 			if err := s.DB.Update(sys, func(tx *store.Tx) error {
-				return s.dropMWPS(tx, info, int64(m.IID), m.SHA, m.MergeUserID, "canceled the automatic merge: the pipeline "+ev.Status)
+				return s.dropMWPS(tx, info, int64(m.IID), m.SHA, m.MergeUserID, false, "canceled the automatic merge: the pipeline "+ev.Status)
 			}); err != nil {
 				return err
 			}
@@ -181,47 +182,66 @@ func (s *Service) onPipeline(ctx context.Context, ev ci.PipelineEvent) error {
 }
 
 // mergeApproved carries out m's intent to merge when its pipeline
-// succeeds, as the user who set it, if what would be merged is still what
-// that user approved and the user may still merge it: the source branch
-// must still be at the approved commit (a push whose event is behind the
-// pipeline's counts), the user must still exist and not be blocked, and
-// merge checks, in its lock, that the intent is unchanged (a new target
-// branch drops it) and that the user may merge into the target as it is
-// now. Otherwise the intent is dropped with a system note and nothing is
-// merged. An error means the event is to be handled again.
-func (s *Service) mergeApproved(ctx context.Context, info projects.ProjectInfo, m *MR) error {
+// succeeds with the Merge every merge is, as the user who set it
+// (MergeInput.AutoMerge), if what would be merged is still what that user
+// approved: the source branch must still be at the approved commit (a push
+// whose event is behind the pipeline's counts) and the user must still
+// exist and not be blocked. Merge then asks, as for the button, whether
+// the user may merge into the target as it is now, with the user's access
+// as it is now, and checks in its lock that the intent is unchanged (a
+// new target branch drops it). Otherwise the intent is dropped with a
+// system note and nothing is merged. An error means the event is to be
+// handled again.
+func (s *Service) mergeApproved(ctx context.Context, m *MR) error {
 	sys := auth.WithPrincipal(ctx, auth.System())
-	drop := func(reason string) error {
+	// drop drops the intent (uid's only, with uidsOnly) with a note; a
+	// project that is gone has none to drop.
+	drop := func(reason string, uidsOnly bool) error {
+		info, err := s.Access.ResolveID(sys, int64(m.ProjectID))
+		if err != nil {
+			return nil
+		}
 		return s.DB.Update(sys, func(tx *store.Tx) error {
-			return s.dropMWPS(tx, info, int64(m.IID), m.SHA, m.MergeUserID, "canceled the automatic merge: "+reason)
+			return s.dropMWPS(tx, info, int64(m.IID), m.SHA, m.MergeUserID, uidsOnly, "canceled the automatic merge: "+reason)
 		})
 	}
 	head, err := s.Merges.BranchHead(sys, int64(m.SourceProjectID), m.SourceBranch)
 	switch {
 	case errors.Is(err, repository.ErrBranchNotFound):
-		return drop("the source branch was removed")
+		return drop("the source branch was removed", false)
 	case err != nil:
+		if _, rerr := s.Access.ResolveID(sys, int64(m.ProjectID)); rerr != nil {
+			return nil // the project is gone, with its intents
+		}
 		return err
 	case head != m.SHA:
-		return drop("new commits were pushed")
+		return drop("new commits were pushed", false)
 	}
 	notAllowed := "not allowed to merge into `" + m.TargetBranch + "`"
 	u, err := s.Lookup.LookupUser(ctx, i64(m.MergeUserID))
 	if errors.Is(err, auth.ErrUserNotFound) {
-		return drop(notAllowed)
+		return drop(notAllowed, false)
 	}
 	if err != nil {
 		return err
 	}
 	p, err := auth.ForUser(u)
 	if err != nil {
-		return drop(notAllowed) // blocked
+		return drop(notAllowed, false) // blocked
 	}
-	err = s.merge(auth.WithPrincipal(ctx, p), info, int64(m.IID), m.MergeUserID, m.SHA, m.MergeMessage, m.ShouldRemoveSource, true)
+	sha := m.SHA
+	_, err = s.Merge(auth.WithPrincipal(ctx, p), mergerequest.Ref{Project: u64(m.ProjectID), IID: mergerequest.IID(m.IID)},
+		mergerequest.MergeInput{SHA: &sha, AutoMerge: true})
 	switch {
-	case err == nil, errors.Is(err, errIntentGone), errors.Is(err, errMayNotMerge):
+	case err == nil, errors.Is(err, mergerequest.ErrAutoMergeCanceled):
 		return nil
+	case errors.Is(err, mergerequest.ErrMergeNotAllowed), errors.Is(err, projects.ErrForbidden):
+		// Only the user's intent for sha: one set again meanwhile (by
+		// someone who may) stays.
+		return drop(notAllowed, true)
+	case errors.Is(err, mergerequest.ErrSHAMismatch):
+		return drop("new commits were pushed", false)
 	}
 	s.log.Info("merge when pipeline succeeds failed", zap.Uint64("merge_request", m.ID), zap.Error(err))
-	return drop("the merge failed")
+	return drop("the merge failed", false)
 }

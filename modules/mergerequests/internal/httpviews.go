@@ -5,13 +5,18 @@ import (
 	"sort"
 
 	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/issues"
+	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
 	"github.com/fennec-forge/fennec/modules/notes"
-	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
 )
+
+// The views of the HTTP adapter: GitLab's JSON of the records the service
+// returns, with the users, labels, milestone, counts and head pipeline
+// looked up in one read per answer.
 
 // PipelineView is the head pipeline of the source branch, as GitLab's
 // later merge request views show it.
@@ -72,7 +77,7 @@ type renderer struct {
 func (s *Service) renderer(ctx context.Context) *renderer {
 	base := api.ExternalURLFrom(ctx)
 	if base == "" {
-		base = s.API.ExternalURL()
+		base = s.URL()
 	}
 	return &renderer{s: s, ctx: ctx, base: base, users: map[int64]identity.BasicUser{}, labels: map[int64]string{},
 		milestones: map[int64]*issues.MilestoneView{}}
@@ -92,7 +97,7 @@ func (r *renderer) user(id int64) identity.BasicUser {
 	return v
 }
 
-func (r *renderer) views(tx *store.Tx, info projects.ProjectInfo, list []*MR) ([]MRView, error) {
+func (r *renderer) views(tx *store.Tx, list []mergerequest.MergeRequest) ([]MRView, error) {
 	r.ctx = tx.Context()
 	ids := make([]int64, len(list))
 	for n, m := range list {
@@ -111,13 +116,13 @@ func (r *renderer) views(tx *store.Tx, info projects.ProjectInfo, list []*MR) ([
 	}
 	out := make([]MRView, 0, len(list))
 	for _, m := range list {
-		v := MRView{ID: m.ID, IID: m.IID, ProjectID: m.ProjectID, Title: m.Title, Description: m.Description, State: m.State,
-			CreatedAt: api.NewTime(m.CreatedAt), UpdatedAt: api.NewTime(m.UpdatedAt), TargetBranch: m.TargetBranch,
-			SourceBranch: m.SourceBranch, Author: r.user(m.AuthorID), SourceProjectID: m.SourceProjectID,
-			TargetProjectID: m.ProjectID, Labels: []string{}, WorkInProgress: workInProgress(m.Title),
-			MergeWhenPipelineSucceeds: m.MergeWhenPipeline, MergeStatus: m.MergeStatus, SHA: m.SHA,
+		v := MRView{ID: uint64(m.ID), IID: uint64(m.IID), ProjectID: uint64(m.ProjectID), Title: m.Title, Description: m.Description,
+			State: string(m.State), CreatedAt: api.NewTime(m.CreatedAt), UpdatedAt: api.NewTime(m.UpdatedAt), TargetBranch: m.TargetBranch,
+			SourceBranch: m.SourceBranch, Author: r.user(m.AuthorID), SourceProjectID: uint64(m.SourceProjectID),
+			TargetProjectID: uint64(m.ProjectID), Labels: []string{}, WorkInProgress: m.WorkInProgress,
+			MergeWhenPipelineSucceeds: m.MergeWhenPipelineSucceeds, MergeStatus: string(m.MergeStatus), SHA: m.SHA,
 			UserNotesCount: counts[int64(m.ID)], Upvotes: votes[int64(m.ID)].Up, Downvotes: votes[int64(m.ID)].Down,
-			ShouldRemoveSourceBranch: m.ShouldRemoveSource, ForceRemoveSourceBranch: m.ForceRemoveSource, WebURL: r.s.webURL(info, m.IID)}
+			ShouldRemoveSourceBranch: m.ShouldRemoveSourceBranch, ForceRemoveSourceBranch: m.ForceRemoveSourceBranch, WebURL: m.WebURL}
 		if m.MergeCommitSHA != "" {
 			sha := m.MergeCommitSHA
 			v.MergeCommitSHA = &sha
@@ -161,14 +166,14 @@ func (r *renderer) views(tx *store.Tx, info projects.ProjectInfo, list []*MR) ([
 		if m.MilestoneID != 0 && r.s.Milestones != nil {
 			ms, ok := r.milestones[m.MilestoneID]
 			if !ok {
-				if mv, err := r.s.Milestones.Milestone(tx.Context(), int64(m.ProjectID), m.MilestoneID); err == nil {
+				if mv, err := r.s.Milestones.Milestone(tx.Context(), m.ProjectID, m.MilestoneID); err == nil {
 					ms = &mv
 				}
 				r.milestones[m.MilestoneID] = ms
 			}
 			v.Milestone = ms
 		}
-		if p := getPipeline(tx, m.SourceProjectID, m.SHA); p != nil {
+		if p := getPipeline(tx, uint64(m.SourceProjectID), m.SHA); p != nil {
 			v.Pipeline = &PipelineView{ID: p.ID, SHA: p.SHA, Ref: p.Ref, Status: p.Status}
 		}
 		out = append(out, v)
@@ -177,18 +182,31 @@ func (r *renderer) views(tx *store.Tx, info projects.ProjectInfo, list []*MR) ([
 }
 
 // single renders one merge request with subscribed (for uid).
-func (s *Service) single(ctx context.Context, tx *store.Tx, info projects.ProjectInfo, m *MR, uid int64) (*MRView, error) {
-	views, err := s.renderer(ctx).views(tx, info, []*MR{m})
+func (s *Service) single(ctx context.Context, tx *store.Tx, m mergerequest.MergeRequest, uid int64) (*MRView, error) {
+	views, err := s.renderer(ctx).views(tx, []mergerequest.MergeRequest{m})
 	if err != nil {
 		return nil, err
 	}
 	v := views[0]
 	sub := false
 	if s.Notes != nil && uid != 0 {
-		if sub, err = s.Notes.Subscribed(tx.Context(), s.noteable(info, m), uid); err != nil {
+		if sub, err = s.Notes.Subscribed(tx.Context(), noteableOf(m), uid); err != nil {
 			return nil, err
 		}
 	}
 	v.Subscribed = &sub
 	return &v, nil
+}
+
+// renderOne answers one merge request as the caller sees it, in a read of
+// its own.
+func (s *Service) renderOne(ctx context.Context, m mergerequest.MergeRequest) (*mrOutput, error) {
+	uid := auth.FromContext(ctx).UserID()
+	out := &mrOutput{}
+	err := s.DB.View(ctx, func(tx *store.Tx) error {
+		var err error
+		out.Body, err = s.single(ctx, tx, m, uid)
+		return err
+	})
+	return out, err
 }
