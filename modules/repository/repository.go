@@ -11,6 +11,7 @@ import (
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository/commitstatus"
 	"github.com/fennec-forge/fennec/modules/repository/event"
+	"github.com/fennec-forge/fennec/modules/repository/gitread"
 	"github.com/fennec-forge/fennec/modules/repository/internal"
 )
 
@@ -159,6 +160,7 @@ func Module() fennec.Module {
 			func(w *internal.Writer) RefChanges { return w },
 			internal.NewGit, internal.NewSSHServer, func(s *internal.SSHServer) SSHServer { return s }),
 		fx.Invoke(func(*internal.SSHServer) {}), // started with the app when ssh_listen is set
+		fx.Provide(internal.NewGitRead, func(g *internal.GitRead) gitread.Reader { return g }),
 		fx.Provide(internal.NewMerges, func(m *internal.Merges) Merges { return m },
 			func(m *internal.Merges) CommitGraph { return m }),
 		projects.ProvideBranchChecker(func(s *internal.Storage) projects.BranchChecker { return s }),

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/auth"
@@ -14,6 +13,7 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
+	"github.com/fennec-forge/fennec/modules/repository/gitread"
 )
 
 // Subscribers are the module's event handlers.
@@ -316,35 +316,27 @@ func (s *Service) olderCommits(ctx context.Context, ev repository.PushEvent) ([]
 	if len(ev.Commits) == 0 {
 		return nil, nil
 	}
-	repo, err := s.repos.Open(ctx, ev.ProjectID)
-	if err != nil {
-		return nil, err
-	}
-	oldest, err := repo.CommitObject(plumbing.NewHash(ev.Commits[0].ID))
-	if err != nil {
-		return nil, err
-	}
 	want := min(ev.TotalCommitsCount-len(ev.Commits), maxPushWalk)
-	stop := plumbing.NewHash(ev.Before)
-	seen := map[plumbing.Hash]bool{}
-	for _, c := range ev.Commits {
-		seen[plumbing.NewHash(c.ID)] = true
+	if want <= 0 {
+		return nil, nil
 	}
-	queue := append([]plumbing.Hash(nil), oldest.ParentHashes...)
+	// The push's own work: read as the server, whoever pushed.
+	ctx = auth.WithPrincipal(ctx, auth.System())
+	oldest, err := s.repos.Commit(ctx, ev.ProjectID, ev.Commits[0].ID)
+	if err != nil {
+		return nil, err
+	}
+	q := gitread.LogQuery{From: oldest.ParentIDs, Stop: []string{ev.Before}, Limit: want}
+	for _, c := range ev.Commits {
+		q.Stop = append(q.Stop, c.ID)
+	}
 	var out []repository.PushCommit
-	for len(queue) > 0 && len(out) < want {
-		h := queue[0]
-		queue = queue[1:]
-		if h == stop || seen[h] {
-			continue
-		}
-		seen[h] = true
-		c, err := repo.CommitObject(h)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, repository.PushCommit{ID: h.String(), Message: c.Message})
-		queue = append(queue, c.ParentHashes...)
+	err = s.repos.Log(ctx, ev.ProjectID, q, func(c gitread.Commit) bool {
+		out = append(out, repository.PushCommit{ID: c.ID, Message: c.Message})
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.Reverse(out)
 	return out, nil

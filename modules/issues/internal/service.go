@@ -20,7 +20,7 @@ import (
 	"github.com/fennec-forge/fennec/modules/notes"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/projects/feed"
-	"github.com/fennec-forge/fennec/modules/repository"
+	"github.com/fennec-forge/fennec/modules/repository/gitread"
 	"github.com/fennec-forge/fennec/modules/todos"
 )
 
@@ -36,7 +36,7 @@ type Deps struct {
 	Lookup auth.UserLookup
 	API    *api.API
 	Log    *zap.Logger
-	Repos  repository.Store
+	Repos  gitread.Reader
 	Teams  projects.Teams
 	Notes  notes.Service `optional:"true"`
 	Todos  todos.Service `optional:"true"`
@@ -52,7 +52,7 @@ type Service struct {
 	lookup auth.UserLookup
 	api    *api.API
 	log    *zap.Logger
-	repos  repository.Store
+	repos  gitread.Reader
 	notes  notes.Service
 	todos  todos.Service
 	now    func() time.Time

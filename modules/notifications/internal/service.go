@@ -18,7 +18,7 @@ import (
 	"github.com/fennec-forge/fennec/modules/notes"
 	"github.com/fennec-forge/fennec/modules/notes/noteable"
 	"github.com/fennec-forge/fennec/modules/projects"
-	"github.com/fennec-forge/fennec/modules/repository"
+	"github.com/fennec-forge/fennec/modules/repository/gitread"
 )
 
 // Service keeps the settings, computes recipients, queues mails and runs
@@ -33,7 +33,7 @@ type Service struct {
 	emails identity.Emails
 	resets identity.PasswordResets
 	notes  notes.Service
-	repos  repository.Store
+	repos  gitread.Reader
 	cfg    Config
 	outbox string // the file outbox directory (used without SMTP)
 
@@ -56,7 +56,7 @@ type Params struct {
 	Emails identity.Emails
 	Resets identity.PasswordResets
 	Notes  notes.Service
-	Repos  repository.Store
+	Repos  gitread.Reader
 	Cfg    Config
 	Core   config.Config
 }

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
@@ -266,10 +264,8 @@ func (s *Service) commitNoteNotice(ctx context.Context, ev repository.CommitComm
 		return nil, err
 	}
 	title, authorEmail := ev.SHA, ""
-	if repo, err := s.repos.Open(ctx, ev.ProjectID); err == nil {
-		if c, err := repo.CommitObject(plumbing.NewHash(ev.SHA)); err == nil {
-			title, authorEmail = firstLine(c.Message), c.Author.Email
-		}
+	if c, err := s.repos.Commit(s.systemCtx(ctx), ev.ProjectID, ev.SHA); err == nil {
+		title, authorEmail = c.Title(), c.Author.Email
 	}
 	t := noteable.Noteable{Type: "Commit", ProjectID: ev.ProjectID, Title: title, WebURL: p.WebURL + "/commit/" + ev.SHA}
 	if authorEmail != "" {

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/fennec-forge/fennec/core/auth"
 	cievent "github.com/fennec-forge/fennec/modules/ci/event"
 	"github.com/fennec-forge/fennec/modules/identity"
@@ -149,15 +147,11 @@ func (s *Service) commit(ctx context.Context, projectID int64, sha string) (comm
 	if sha == "" {
 		return commitData{}, false
 	}
-	repo, err := s.repos.Open(ctx, projectID)
+	c, err := s.repos.Commit(auth.WithPrincipal(ctx, auth.System()), projectID, sha)
 	if err != nil {
 		return commitData{}, false
 	}
-	c, err := repo.CommitObject(plumbing.NewHash(sha))
-	if err != nil {
-		return commitData{}, false
-	}
-	return commitData{ID: c.Hash.String(), Message: c.Message, AuthorName: c.Author.Name, AuthorEmail: c.Author.Email, When: c.Author.When}, true
+	return commitData{ID: c.ID, Message: c.Message, AuthorName: c.Author.Name, AuthorEmail: c.Author.Email, When: c.Author.When}, true
 }
 
 // hookCommit is {id, message, timestamp, url, author{name, email}}.
@@ -183,12 +177,10 @@ func (s *Service) pushBody(ctx context.Context, ev repository.PushEvent) (map[st
 		checkout = ev.After
 		if ev.ObjectKind == repository.TagPush {
 			// An annotated tag: its message, and the commit it points to.
-			if repo, err := s.repos.Open(ctx, ev.ProjectID); err == nil {
-				if tag, err := repo.TagObject(plumbing.NewHash(ev.After)); err == nil {
-					message = tag.Message
-					if c, err := tag.Commit(); err == nil {
-						checkout = c.Hash.String()
-					}
+			if tag, err := s.repos.AnnotatedTag(auth.WithPrincipal(ctx, auth.System()), ev.ProjectID, ev.After); err == nil {
+				message = tag.Message
+				if tag.CommitID != "" {
+					checkout = tag.CommitID
 				}
 			}
 		}

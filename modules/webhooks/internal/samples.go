@@ -11,13 +11,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
-
+	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/repository"
 	repoevent "github.com/fennec-forge/fennec/modules/repository/event"
+	"github.com/fennec-forge/fennec/modules/repository/gitread"
 )
 
 // noSampleError: the project has nothing to build the trigger's sample
@@ -33,38 +31,31 @@ func (s *Service) pushSample(ctx context.Context, projectID, userID int64) (any,
 	if err != nil {
 		return nil, err
 	}
-	repo, err := s.repos.Open(ctx, projectID)
-	if err != nil || p.info.DefaultBranch == "" {
+	if p.info.DefaultBranch == "" {
 		return nil, none
 	}
-	ref, err := repo.Reference(plumbing.NewBranchReferenceName(p.info.DefaultBranch), true)
+	sys := auth.WithPrincipal(ctx, auth.System())
+	head, err := s.repos.Resolve(sys, projectID, "refs/heads/"+p.info.DefaultBranch)
 	if err != nil {
 		return nil, none
 	}
-	iter, err := repo.Log(&git.LogOptions{From: ref.Hash()})
-	if err != nil {
-		return nil, none
-	}
-	var cs []*object.Commit
-	_ = iter.ForEach(func(c *object.Commit) error {
+	var cs []gitread.Commit
+	err = s.repos.Log(sys, projectID, gitread.LogQuery{From: []string{head}, Limit: 3}, func(c gitread.Commit) bool {
 		cs = append(cs, c)
-		if len(cs) == 3 {
-			return errStop
-		}
-		return nil
+		return true
 	})
-	if len(cs) == 0 {
+	if err != nil || len(cs) == 0 {
 		return nil, none
 	}
 	ev := repository.PushEvent{ObjectKind: repository.BranchPush, ProjectID: projectID, UserID: userID,
-		Ref: "refs/heads/" + p.info.DefaultBranch, Before: repoevent.ZeroSHA, After: cs[0].Hash.String(), TotalCommitsCount: len(cs)}
-	if last := cs[len(cs)-1]; last.NumParents() > 0 {
-		ev.Before = last.ParentHashes[0].String()
+		Ref: "refs/heads/" + p.info.DefaultBranch, Before: repoevent.ZeroSHA, After: cs[0].ID, TotalCommitsCount: len(cs)}
+	if last := cs[len(cs)-1]; len(last.ParentIDs) > 0 {
+		ev.Before = last.ParentIDs[0]
 	}
 	for i := len(cs) - 1; i >= 0; i-- {
 		c := cs[i]
-		pc := repository.PushCommit{ID: c.Hash.String(), Message: c.Message, Timestamp: c.Author.When.Format("2006-01-02T15:04:05-07:00"),
-			URL: p.web + "/commit/" + c.Hash.String(), Added: []string{}, Modified: []string{}, Removed: []string{}}
+		pc := repository.PushCommit{ID: c.ID, Message: c.Message, Timestamp: c.Author.When.Format("2006-01-02T15:04:05-07:00"),
+			URL: p.web + "/commit/" + c.ID, Added: []string{}, Modified: []string{}, Removed: []string{}}
 		pc.Author.Name, pc.Author.Email = c.Author.Name, c.Author.Email
 		ev.Commits = append(ev.Commits, pc)
 	}
@@ -74,23 +65,13 @@ func (s *Service) pushSample(ctx context.Context, projectID, userID int64) (any,
 // tagPushSample is the creation of the project's last tag (by name).
 func (s *Service) tagPushSample(ctx context.Context, projectID, userID int64) (any, error) {
 	const none = noSampleError("Ensure the project has tags.")
-	repo, err := s.repos.Open(ctx, projectID)
-	if err != nil {
+	refs, err := s.repos.Tags(auth.WithPrincipal(ctx, auth.System()), projectID)
+	if err != nil || len(refs) == 0 {
 		return nil, none
 	}
-	tags, err := repo.Tags()
-	if err != nil {
-		return nil, none
-	}
-	var refs []*plumbing.Reference
-	_ = tags.ForEach(func(r *plumbing.Reference) error { refs = append(refs, r); return nil })
-	if len(refs) == 0 {
-		return nil, none
-	}
-	sort.Slice(refs, func(i, j int) bool { return refs[i].Name() < refs[j].Name() })
 	r := refs[len(refs)-1]
 	ev := repository.PushEvent{ObjectKind: repository.TagPush, ProjectID: projectID, UserID: userID,
-		Ref: string(r.Name()), Before: repoevent.ZeroSHA, After: r.Hash().String(), Commits: []repository.PushCommit{}}
+		Ref: r.FullName, Before: repoevent.ZeroSHA, After: r.Target, Commits: []repository.PushCommit{}}
 	return s.pushBody(ctx, ev)
 }
 

@@ -18,7 +18,7 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
-	"github.com/fennec-forge/fennec/modules/repository"
+	"github.com/fennec-forge/fennec/modules/repository/gitread"
 )
 
 // purposeSystemHookToken is what system hook tokens are sealed for.
@@ -37,7 +37,7 @@ type Deps struct {
 	Access projects.Access
 	Hooks  projects.Hooks
 	Users  identity.Users
-	Repos  repository.Store
+	Repos  gitread.Reader
 }
 
 // Service enqueues, sends and shows hook deliveries.
@@ -51,7 +51,7 @@ type Service struct {
 	access projects.Access
 	hooks  projects.Hooks
 	users  identity.Users
-	repos  repository.Store
+	repos  gitread.Reader
 	guard  *netguard.Guard
 	now    func() time.Time
 
