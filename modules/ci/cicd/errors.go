@@ -23,8 +23,16 @@ var (
 	ErrNoConfig = errors.New("ci: no .gitlab-ci.yml at the commit")
 	// ErrNoJobs: the CI file has no job for this ref and source.
 	ErrNoJobs = errors.New("ci: no stages / jobs for this pipeline")
-	// ErrTriggerNotFound: no trigger of the project has that token.
-	ErrTriggerNotFound = errors.New("ci: no trigger of the project has that token")
+	// ErrUnknownTriggerToken: no trigger of the project has that token.
+	ErrUnknownTriggerToken = errors.New("ci: no trigger of the project has that token")
+	// ErrTriggerNotFound: the project has no trigger of that id.
+	ErrTriggerNotFound = errors.New("ci: trigger not found")
+	// ErrNotTriggerOwner: only its owner edits a trigger.
+	ErrNotTriggerOwner = errors.New("ci: only the trigger's owner may edit it")
+	// ErrTriggerDescriptionBlank, ErrTriggerDescriptionTooLong: a
+	// trigger's description is some text, at most 255 characters.
+	ErrTriggerDescriptionBlank   = errors.New("ci: a trigger's description can't be blank")
+	ErrTriggerDescriptionTooLong = errors.New("ci: a trigger's description is too long (maximum is 255 characters)")
 	// ErrTriggerOwnerMayNotRun: the trigger's owner is gone, blocked, or
 	// may no longer run the project's pipelines.
 	ErrTriggerOwnerMayNotRun = errors.New("ci: the trigger's owner may not create a pipeline")

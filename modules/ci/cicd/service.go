@@ -31,8 +31,22 @@ type Service interface {
 	// the caller's rights: the pipeline is the trigger owner's, who must
 	// still be allowed to run it (ErrTriggerOwnerMayNotRun,
 	// ErrProtectedRef), with the given variables on top of every other.
-	// A token that is no trigger of the project is ErrTriggerNotFound.
+	// A token that is no trigger of the project is ErrUnknownTriggerToken.
 	TriggerPipeline(ctx context.Context, in TriggerPipelineInput) (Pipeline, error)
+	// The project's pipeline triggers, for its Masters (projects'
+	// AdminProject). A trigger's Token is whole to its owner only.
+	Triggers(ctx context.Context, project string, offset, limit int) ([]Trigger, int, error)
+	Trigger(ctx context.Context, project string, id TriggerID) (Trigger, error)
+	// CreateTrigger makes a trigger owned by the caller, with a new token.
+	CreateTrigger(ctx context.Context, project, description string) (Trigger, error)
+	// UpdateTrigger changes the description: the owner only
+	// (ErrNotTriggerOwner); nil changes nothing.
+	UpdateTrigger(ctx context.Context, project string, id TriggerID, description *string) (Trigger, error)
+	// TakeTriggerOwnership makes the caller the owner: the trigger's
+	// pipelines run as them from now on.
+	TakeTriggerOwnership(ctx context.Context, project string, id TriggerID) (Trigger, error)
+	DeleteTrigger(ctx context.Context, project string, id TriggerID) error
+
 	// RetryPipeline retries the pipeline's failed and canceled jobs, and
 	// lets the jobs they had skipped be decided again. CancelPipeline
 	// cancels its unfinished jobs. Both: Developer, and ErrProtectedRef
@@ -179,6 +193,26 @@ type File struct {
 	Name    string
 	Size    int64
 	Content io.ReadCloser
+}
+
+// TriggerID is a pipeline trigger's id.
+type TriggerID int64
+
+// Trigger is a project's pipeline trigger: a token that runs pipelines as
+// its owner (TriggerPipeline).
+type Trigger struct {
+	ID          TriggerID
+	ProjectID   int64
+	Description string
+	// Token is whole to the trigger's owner only; anyone else sees its
+	// first 4 characters. It runs pipelines as its owner, with the
+	// owner's right to protected branches and their protected variables,
+	// so another Master who read it could act as the owner.
+	Token     string
+	OwnerID   int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	LastUsed  *time.Time
 }
 
 // CreatePipelineInput is what CreatePipeline runs.

@@ -25,7 +25,7 @@ func mapErrors(a *api.API) {
 	a.MapError(cicd.ErrRefNotFound, base("Reference not found"))
 	a.MapError(cicd.ErrNoConfig, base("Missing .gitlab-ci.yml file"))
 	a.MapError(cicd.ErrNoJobs, base(pipeline.NoJobsMessage))
-	a.MapError(cicd.ErrTriggerNotFound, notFound)
+	a.MapError(cicd.ErrUnknownTriggerToken, notFound)
 	a.MapError(cicd.ErrTriggerOwnerMayNotRun, base("Insufficient permissions to create a new pipeline"))
 	a.MapError(cicd.ErrPipelinesDisabled, base("Pipeline is disabled"))
 

@@ -12,12 +12,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
-	"regexp"
 	"strings"
 	"time"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
@@ -73,84 +70,35 @@ var (
 		store.Index[TriggerRequest]{Name: "pipeline", Unique: true, Keys: func(r *TriggerRequest) []string { return []string{u64(r.PipelineID)} }})
 )
 
-// errTriggerNotFound: no such trigger in the project (GitLab's find, 404
-// "Not found").
-var errTriggerNotFound = errors.New("ci: trigger not found")
-
-// TriggerView is the trigger as GitLab shows it. token is whole to the
-// trigger's owner only; anyone else (other Masters, administrators) sees
-// its first 4 characters, as later GitLab shows it: the token runs
-// pipelines as its owner, with the owner's right to protected branches
-// and their protected variables, so another Master who read it could act
-// as the owner. (GitLab 9.x showed it whole to every Master; a Master who
-// needs to use a trigger takes ownership of it.)
-type TriggerView struct {
-	ID          uint64              `json:"id"`
-	Description string              `json:"description"`
-	Token       string              `json:"token"`
-	CreatedAt   api.Time            `json:"created_at"`
-	UpdatedAt   api.Time            `json:"updated_at"`
-	DeletedAt   *api.Time           `json:"deleted_at"`
-	LastUsed    *api.Time           `json:"last_used"`
-	Owner       *identity.BasicUser `json:"owner"`
-}
-
-func (s *Service) triggerView(ctx context.Context, t *Trigger) (TriggerView, error) {
+// triggerRecord is a trigger as the caller may see it: the token whole
+// to its owner only (cicd.Trigger).
+func (s *Service) triggerRecord(ctx context.Context, t *Trigger) (cicd.Trigger, error) {
 	token, err := s.box.Unseal(t.Token, purposeTriggerToken)
 	if err != nil {
-		return TriggerView{}, err
+		return cicd.Trigger{}, err
 	}
 	if uid := auth.FromContext(ctx).UserID(); uid == 0 || uid != t.OwnerID {
 		token = token[:min(4, len(token))]
 	}
-	v := TriggerView{ID: t.ID, Description: t.Description, Token: token, CreatedAt: api.NewTime(t.CreatedAt),
-		UpdatedAt: api.NewTime(t.UpdatedAt)}
-	if t.LastUsed != nil {
-		v.LastUsed = api.TimePtr(*t.LastUsed)
-	}
-	if u, err := s.users.UserByID(ctx, t.OwnerID); err == nil {
-		b := identity.NewBasicUser(api.ExternalURLFrom(ctx), u)
-		v.Owner = &b
-	}
-	return v, nil
+	return cicd.Trigger{ID: cicd.TriggerID(t.ID), ProjectID: int64(t.ProjectID), Description: t.Description, Token: token,
+		OwnerID: t.OwnerID, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, LastUsed: t.LastUsed}, nil
 }
 
 // newTriggerToken is a trigger's token: 30 hex digits (120 random bits),
 // GitLab 9.x's form.
 func newTriggerToken() string { return newToken()[:30] }
 
-// TriggerPath is a trigger's :id and :trigger_id.
-type TriggerPath struct {
-	ProjectPath
-	TriggerID uint64 `path:"trigger_id"`
-}
-
-type triggerOutput struct {
-	Body *TriggerView
-}
-
-type triggersOutput struct {
-	api.PageHeaders
-	Body []TriggerView
-}
-
-type triggerBody struct {
-	Description *string `json:"description,omitempty"`
-}
-
-// triggersProject resolves :id for the trigger endpoints: GitLab asks
-// admin_build (Master) of each of them.
+// triggersProject resolves a project for the trigger commands: GitLab
+// asks admin_build (Master) of each of them.
 func (s *Service) triggersProject(ctx context.Context, ref string) (projects.ProjectInfo, error) {
 	return s.access.Require(ctx, ref, projects.AdminProject)
 }
 
-func (s *Service) listTriggers(ctx context.Context, in *struct {
-	ProjectPath
-	api.PageParams
-}) (*triggersOutput, error) {
-	info, err := s.triggersProject(ctx, in.ID)
+// Triggers implements cicd.Service.
+func (s *Service) Triggers(ctx context.Context, project string, offset, limit int) ([]cicd.Trigger, int, error) {
+	info, err := s.triggersProject(ctx, project)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var list []*Trigger
 	err = s.db.View(ctx, func(tx *store.Tx) error {
@@ -168,32 +116,32 @@ func (s *Service) listTriggers(ctx context.Context, in *struct {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	out := &triggersOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(list)), Body: []TriggerView{}}
-	for _, t := range api.Window(list, in.PageParams) {
-		v, err := s.triggerView(ctx, t)
+	out := []cicd.Trigger{}
+	for _, t := range window(list, offset, limit) {
+		r, err := s.triggerRecord(ctx, t)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		out.Body = append(out.Body, v)
+		out = append(out, r)
 	}
-	return out, nil
+	return out, len(list), nil
 }
 
 // triggerOp loads a trigger of the project (in a write transaction when
-// write) for op and answers it as op leaves it.
-func (s *Service) triggerOp(ctx context.Context, in TriggerPath, write bool, op func(tx *store.Tx, t *Trigger) error) (*triggerOutput, error) {
-	info, err := s.triggersProject(ctx, in.ID)
+// write) for op and returns it as op leaves it.
+func (s *Service) triggerOp(ctx context.Context, project string, id cicd.TriggerID, write bool, op func(tx *store.Tx, t *Trigger) error) (*Trigger, error) {
+	info, err := s.triggersProject(ctx, project)
 	if err != nil {
 		return nil, err
 	}
 	var t *Trigger
 	fn := func(tx *store.Tx) error {
 		var err error
-		t, err = triggers.Get(tx, in.TriggerID)
+		t, err = triggers.Get(tx, uint64(id))
 		if errors.Is(err, store.ErrNotFound) || (err == nil && t.ProjectID != uint64(info.ID)) {
-			return errTriggerNotFound
+			return cicd.ErrTriggerNotFound
 		}
 		if err != nil {
 			return err
@@ -205,114 +153,105 @@ func (s *Service) triggerOp(ctx context.Context, in TriggerPath, write bool, op 
 	} else {
 		err = s.db.View(ctx, fn)
 	}
-	if err != nil {
-		return nil, err
-	}
-	v, err := s.triggerView(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	return &triggerOutput{Body: &v}, nil
+	return t, err
 }
 
-func (s *Service) getTrigger(ctx context.Context, in *TriggerPath) (*triggerOutput, error) {
-	return s.triggerOp(ctx, *in, false, func(*store.Tx, *Trigger) error { return nil })
+// triggerAfter is the record of a trigger triggerOp returned.
+func (s *Service) triggerAfter(ctx context.Context, t *Trigger, err error) (cicd.Trigger, error) {
+	if err != nil {
+		return cicd.Trigger{}, err
+	}
+	return s.triggerRecord(ctx, t)
 }
 
-// checkDescription is a description as GitLab stores it: some text.
+// Trigger implements cicd.Service.
+func (s *Service) Trigger(ctx context.Context, project string, id cicd.TriggerID) (cicd.Trigger, error) {
+	t, err := s.triggerOp(ctx, project, id, false, func(*store.Tx, *Trigger) error { return nil })
+	return s.triggerAfter(ctx, t, err)
+}
+
+// checkTriggerDescription is a description as GitLab stores it: some
+// text.
 func checkTriggerDescription(d string) error {
 	if strings.TrimSpace(d) == "" {
-		return api.FieldErrors{"description": {"can't be blank"}}
+		return cicd.ErrTriggerDescriptionBlank
 	}
 	if len([]rune(d)) > 255 {
-		return api.FieldErrors{"description": {"is too long (maximum is 255 characters)"}}
+		return cicd.ErrTriggerDescriptionTooLong
 	}
 	return nil
 }
 
-func (s *Service) createTrigger(ctx context.Context, in *struct {
-	ProjectPath
-	Body struct {
-		Description *string `json:"description,omitempty" required:"true" doc:"What the trigger is for"`
-	}
-}) (*triggerOutput, error) {
-	if in.Body.Description == nil {
-		return nil, api.Missing("description")
-	}
-	info, err := s.triggersProject(ctx, in.ID)
+// CreateTrigger implements cicd.Service.
+func (s *Service) CreateTrigger(ctx context.Context, project, description string) (cicd.Trigger, error) {
+	info, err := s.triggersProject(ctx, project)
 	if err != nil {
-		return nil, err
+		return cicd.Trigger{}, err
 	}
-	if err := checkTriggerDescription(*in.Body.Description); err != nil {
-		return nil, err
+	if err := checkTriggerDescription(description); err != nil {
+		return cicd.Trigger{}, err
 	}
 	token := newTriggerToken()
 	now := s.now()
-	t := &Trigger{ProjectID: uint64(info.ID), Description: *in.Body.Description, Token: s.box.Seal(token, purposeTriggerToken),
+	t := &Trigger{ProjectID: uint64(info.ID), Description: description, Token: s.box.Seal(token, purposeTriggerToken),
 		TokenHash: hashToken(token), OwnerID: auth.FromContext(ctx).UserID(), CreatedAt: now, UpdatedAt: now}
 	if err := s.db.Update(ctx, func(tx *store.Tx) error { return triggers.Insert(tx, t) }); err != nil {
-		return nil, err
+		return cicd.Trigger{}, err
 	}
-	v, err := s.triggerView(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	return &triggerOutput{Body: &v}, nil
+	return s.triggerRecord(ctx, t)
 }
 
-// updateTrigger edits a trigger's description: its owner only (GitLab's
-// admin_trigger), 403 for other Masters.
-func (s *Service) updateTrigger(ctx context.Context, in *struct {
-	TriggerPath
-	Body triggerBody
-}) (*triggerOutput, error) {
-	if in.Body.Description != nil {
-		if err := checkTriggerDescription(*in.Body.Description); err != nil {
-			return nil, err
+// UpdateTrigger implements cicd.Service: the description, checked before
+// anything else; its owner only (GitLab's admin_trigger), other Masters
+// may not.
+func (s *Service) UpdateTrigger(ctx context.Context, project string, id cicd.TriggerID, description *string) (cicd.Trigger, error) {
+	if description != nil {
+		if err := checkTriggerDescription(*description); err != nil {
+			return cicd.Trigger{}, err
 		}
 	}
 	uid := auth.FromContext(ctx).UserID()
-	return s.triggerOp(ctx, in.TriggerPath, true, func(tx *store.Tx, t *Trigger) error {
+	t, err := s.triggerOp(ctx, project, id, true, func(tx *store.Tx, t *Trigger) error {
 		if t.OwnerID != uid {
-			return api.Forbidden("")
+			return cicd.ErrNotTriggerOwner
 		}
-		if in.Body.Description == nil || *in.Body.Description == t.Description {
+		if description == nil || *description == t.Description {
 			return nil
 		}
-		t.Description, t.UpdatedAt = *in.Body.Description, s.now()
+		t.Description, t.UpdatedAt = *description, s.now()
 		return triggers.Update(tx, t)
 	})
+	return s.triggerAfter(ctx, t, err)
 }
 
-// takeOwnership makes the caller the trigger's owner (GitLab 9.x to
-// 12.1): its pipelines run as them from now on.
-func (s *Service) takeOwnership(ctx context.Context, in *TriggerPath) (*triggerOutput, error) {
+// TakeTriggerOwnership implements cicd.Service (GitLab 9.x to 12.1).
+func (s *Service) TakeTriggerOwnership(ctx context.Context, project string, id cicd.TriggerID) (cicd.Trigger, error) {
 	uid := auth.FromContext(ctx).UserID()
-	return s.triggerOp(ctx, *in, true, func(tx *store.Tx, t *Trigger) error {
+	t, err := s.triggerOp(ctx, project, id, true, func(tx *store.Tx, t *Trigger) error {
 		if t.OwnerID == uid {
 			return nil
 		}
 		t.OwnerID, t.UpdatedAt = uid, s.now()
 		return triggers.Update(tx, t)
 	})
+	return s.triggerAfter(ctx, t, err)
 }
 
-type noContent struct{}
-
-func (s *Service) deleteTrigger(ctx context.Context, in *TriggerPath) (*noContent, error) {
-	if _, err := s.triggerOp(ctx, *in, true, func(tx *store.Tx, t *Trigger) error {
+// DeleteTrigger implements cicd.Service.
+func (s *Service) DeleteTrigger(ctx context.Context, project string, id cicd.TriggerID) error {
+	t, err := s.triggerOp(ctx, project, id, true, func(tx *store.Tx, t *Trigger) error {
 		return triggers.Delete(tx, t.ID)
-	}); err != nil {
-		return nil, err
-	}
-	return &noContent{}, nil
+	})
+	// As it answered before: the trigger's token is unsealed once more.
+	_, err = s.triggerAfter(ctx, t, err)
+	return err
 }
 
 // TriggerPipeline implements cicd.Service: a pipeline for a ref of the
 // project, with a trigger's token, as the trigger's owner, who must still
 // be allowed to: the right to run pipelines (Developer) and, on a
 // protected branch, to push or merge to it, as for CreatePipeline. An
-// unknown token, or one of another project, is ErrTriggerNotFound
+// unknown token, or one of another project, is ErrUnknownTriggerToken
 // whatever the project (the project's existence is not told).
 func (s *Service) TriggerPipeline(ctx context.Context, in cicd.TriggerPipelineInput) (cicd.Pipeline, error) {
 	var t *Trigger
@@ -322,14 +261,14 @@ func (s *Service) TriggerPipeline(ctx context.Context, in cicd.TriggerPipelineIn
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return cicd.Pipeline{}, cicd.ErrTriggerNotFound
+		return cicd.Pipeline{}, cicd.ErrUnknownTriggerToken
 	}
 	if err != nil {
 		return cicd.Pipeline{}, err
 	}
 	info, err := s.access.Require(auth.WithPrincipal(ctx, auth.System()), in.Project, projects.ReadProject)
 	if errors.Is(err, projects.ErrNotFound) || (err == nil && info.ID != int64(t.ProjectID)) {
-		return cicd.Pipeline{}, cicd.ErrTriggerNotFound
+		return cicd.Pipeline{}, cicd.ErrUnknownTriggerToken
 	}
 	if err != nil {
 		return cicd.Pipeline{}, err
@@ -420,35 +359,4 @@ func (s *Service) triggerVariables(ctx context.Context, p *Pipeline) ([]pipeline
 		return nil, err
 	}
 	return vars, nil
-}
-
-// The deprecated 9.x form names the ref in the path, where GitLab took
-// the rest of it (feature/x unescaped); a ServeMux pattern holds one
-// segment, so a longer ref is aliased to the escaped one.
-var triggerRefAlias = regexp.MustCompile(`^` + api.Prefix + `/projects/([^/]+)/ref/(.+/.+)/trigger/pipeline$`)
-
-func (s *Service) registerTriggers(a *api.API) {
-	a.MapError(errTriggerNotFound, func(error) *api.Error { return api.RecordNotFound() })
-	tags := []string{"triggers"}
-	base := "/projects/{id}/triggers"
-	one := base + "/{trigger_id}"
-	api.Register(a, api.Op{ID: "list-project-triggers", Method: http.MethodGet, Path: base, Tags: tags,
-		Summary: "A project's pipeline triggers (Master)", Access: api.SignedIn}, s.listTriggers)
-	api.Register(a, api.Op{ID: "get-project-trigger", Method: http.MethodGet, Path: one, Tags: tags,
-		Summary: "A pipeline trigger", Access: api.SignedIn}, s.getTrigger)
-	api.Register(a, api.Op{ID: "create-project-trigger", Method: http.MethodPost, Path: base, Tags: tags,
-		Summary: "Create a pipeline trigger owned by the caller", Access: api.SignedIn}, s.createTrigger)
-	api.Register(a, api.Op{ID: "update-project-trigger", Method: http.MethodPut, Path: one, Tags: tags,
-		Summary: "Edit a trigger's description (its owner)", Access: api.SignedIn}, s.updateTrigger)
-	api.Register(a, api.Op{ID: "take-ownership-project-trigger", Method: http.MethodPost, Path: one + "/take_ownership", Tags: tags,
-		Summary: "Become the trigger's owner", Access: api.SignedIn}, s.takeOwnership)
-	api.Register(a, api.Op{ID: "delete-project-trigger", Method: http.MethodDelete, Path: one, Tags: tags,
-		Summary: "Delete a pipeline trigger", Access: api.SignedIn}, s.deleteTrigger)
-	api.Register(a, api.Op{ID: "trigger-pipeline", Method: http.MethodPost, Path: "/projects/{id}/trigger/pipeline", Tags: tags,
-		Summary: "Run a pipeline with a trigger's token", Access: api.Public}, s.triggerPipelineAPI)
-	api.Register(a, api.Op{ID: "trigger-ref-pipeline", Method: http.MethodPost, Path: "/projects/{id}/ref/{ref}/trigger/pipeline", Tags: tags,
-		Summary: "Run a pipeline with a trigger's token (9.x's form, the ref in the path)", Access: api.Public}, s.triggerRefPipelineAPI)
-	a.Alias(http.MethodPost, triggerRefAlias, func(m []string) string {
-		return api.Prefix + "/projects/" + m[1] + "/ref/" + oneSegment(m[2]) + "/trigger/pipeline"
-	})
 }
