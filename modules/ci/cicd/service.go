@@ -77,6 +77,15 @@ type Service interface {
 	// (ErrNoArtifacts).
 	KeepArtifacts(ctx context.Context, project string, id JobID) (Job, error)
 
+	// Lint checks a CI file as a pipeline's creation would, for a push
+	// of a branch that no only/except names: its problems (the first, as
+	// GitLab reports them), none for a valid file. Anyone may.
+	Lint(ctx context.Context, content string) []string
+	// LintProject checks the project's CI file at a branch or tag (the
+	// default branch for ""), for a push pipeline of that ref: Reporter
+	// (projects' ReadCode); ErrRefNotFound, ErrNoConfig.
+	LintProject(ctx context.Context, project, ref string) ([]string, error)
+
 	// The files a job leaves, open for reading (the caller closes them).
 	// Trace is the job's log as far as it is written now (ErrNoTrace once
 	// erased, or before it has begun).

@@ -1,0 +1,89 @@
+package internal
+
+// CI lint: the checks a pipeline's creation makes of a .gitlab-ci.yml
+// (pipeline.Parse, then the jobs a pipeline would hold against
+// ci.max_pipeline_jobs, pipeline.Config.ForPipeline), answered without
+// making a pipeline. Lint and creation share those two entry points, so a
+// file lint calls valid never gives a pipeline with yaml_errors for a
+// reason lint did not see. httplint.go is the API over it.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/fennec-forge/fennec/modules/ci/cicd"
+	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// blankContent is GitLab's message for a lint of nothing.
+const blankContent = "Please provide content of .gitlab-ci.yml"
+
+// lintErrors are the problems pipeline creation would find in src for a
+// pipeline of ref: none for a file that makes a pipeline without
+// yaml_errors. GitLab reports one problem at a time (the first), and so
+// does this.
+func (s *Service) lintErrors(src []byte, ref pipeline.RefInfo) []string {
+	if strings.TrimSpace(string(src)) == "" {
+		return []string{blankContent}
+	}
+	cfg, err := pipeline.Parse(src)
+	if err == nil {
+		_, _, err = cfg.ForPipeline(ref, s.cfg.MaxPipelineJobs)
+	}
+	if err != nil {
+		return []string{err.Error()}
+	}
+	return []string{}
+}
+
+// Lint implements cicd.Service.
+//
+// The job limit counts the jobs of a pipeline, and which jobs a pipeline
+// holds depends on its ref (only/except); a file alone names no ref, so
+// lint counts those of a push of a branch that no only/except names: the
+// jobs every such branch gets. A file whose jobs exceed the limit only
+// for a named branch passes here and fails at that branch's pipeline
+// (LintProject checks one ref exactly).
+func (s *Service) Lint(_ context.Context, content string) []string {
+	return s.lintErrors([]byte(content), pipeline.RefInfo{Source: pipeline.SourcePush})
+}
+
+// LintProject implements cicd.Service: the project's .gitlab-ci.yml at a
+// branch or tag, checked for a push pipeline of that ref, the job limit
+// included. Reading the file needs the right to read the code.
+func (s *Service) LintProject(ctx context.Context, project, ref string) ([]string, error) {
+	info, err := s.access.Require(ctx, project, projects.ReadCode)
+	if err != nil {
+		return nil, err
+	}
+	ref = strings.TrimSpace(ref)
+	if ref == "" {
+		ref = info.DefaultBranch
+	}
+	repo, err := s.repos.Open(ctx, info.ID)
+	if err != nil {
+		return nil, err
+	}
+	var sha string
+	tag := false
+	if r, err := repo.Reference(plumbing.NewBranchReferenceName(ref), true); err == nil {
+		sha = r.Hash().String()
+	} else if r, err := repo.Reference(plumbing.NewTagReferenceName(ref), true); err == nil {
+		tag = true
+		if sha, err = peelTag(repo, r.Hash()); err != nil {
+			return nil, fmt.Errorf("%w: the tag %q names no commit (%v)", cicd.ErrRefNotFound, ref, err)
+		}
+	} else {
+		return nil, fmt.Errorf("%w: %q", cicd.ErrRefNotFound, ref)
+	}
+	src, _, err := s.readConfig(ctx, info.ID, sha)
+	if err != nil {
+		return nil, err
+	}
+	return s.lintErrors(src, pipeline.RefInfo{Name: ref, IsTag: tag, Source: pipeline.SourcePush,
+		ProjectPath: info.PathWithNamespace}), nil
+}
