@@ -6,12 +6,14 @@ import (
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/modules/mergerequests/event"
 	"github.com/fennec-forge/fennec/modules/mergerequests/internal"
+	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
 	"github.com/fennec-forge/fennec/modules/notes"
 	"github.com/fennec-forge/fennec/modules/projects/feed"
 	"github.com/fennec-forge/fennec/modules/todos"
 )
 
-// The event the module publishes; its contract is package event.
+// The event the module publishes, by the names it had here; its contract
+// is package event.
 type (
 	MergeRequestEvent = event.MergeRequestEvent
 	Action            = event.Action
@@ -26,12 +28,15 @@ const (
 	Merged   = event.Merge
 )
 
-// Module is the merge requests module for fennec.WithModules.
+// Module is the merge requests module for fennec.WithModules. It provides
+// mergerequest.Service, the contract every caller (the HTTP adapter, the
+// merge when pipeline succeeds subscriber included) goes through.
 func Module() fennec.Module {
 	return fennec.NewModule("mergerequests",
 		fennec.Tables(internal.Tables()...),
 		fennec.Migrations(internal.Migrations()...),
-		fx.Provide(internal.NewService, internal.NewExternalURL),
+		fx.Provide(internal.NewService, internal.NewExternalURL,
+			func(s *internal.Service) mergerequest.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideRoutes(internal.NewCommitMRRoutes),
 		fennec.ProvideRoutes(internal.NewMilestoneRoutes),

@@ -3,18 +3,17 @@ package internal
 import (
 	"context"
 	"errors"
-	"net/http"
 
-	fennec "github.com/fennec-forge/fennec/core"
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
 	"github.com/fennec-forge/fennec/modules/repository"
 )
 
-// GET /projects/:id/repository/commits/:sha/merge_requests: the merge
-// requests of a project that hold a commit, newest first. The path is the
-// repository's, but merge requests stand above repositories: this module
-// serves it and asks the repository's CommitGraph about the history.
+// The merge requests of a project that hold a commit (GET
+// /projects/:id/repository/commits/:sha/merge_requests), newest first. The
+// path is the repository's, but merge requests stand above repositories:
+// this module serves it and asks the repository's CommitGraph about the
+// history.
 //
 // A merge request holds a commit when it is its merge commit, or when the
 // commit is one of its commits: in its source's history and not in the
@@ -24,36 +23,15 @@ import (
 // costs a walk from its head that stops at commits older than the one
 // asked about, so the ones made before it cost a commit read.
 
-type commitMRsInput struct {
-	ProjectPath
-	api.PageParams
-	SHA string `path:"sha" doc:"Commit sha, branch or tag"`
-}
-
-// CommitMRRoutes serves the merge requests of a commit.
-type CommitMRRoutes struct {
-	s     *Service
-	graph repository.CommitGraph
-}
-
-// NewCommitMRRoutes registers GET .../commits/:sha/merge_requests.
-func NewCommitMRRoutes(s *Service, graph repository.CommitGraph) fennec.Routes {
-	c := &CommitMRRoutes{s: s, graph: graph}
-	return fennec.Routes{Name: "mergerequests-commits", Register: func(a *api.API) {
-		api.Register(a, api.Op{ID: "commit-merge-requests", Method: http.MethodGet, Path: "/projects/{id}/repository/commits/{sha}/merge_requests",
-			Tags: []string{"merge requests"}, Summary: "The merge requests that hold a commit, newest first"}, c.list)
-	}}
-}
-
-func (c *CommitMRRoutes) list(ctx context.Context, in *commitMRsInput) (*listOutput, error) {
-	s := c.s
-	info, err := s.readProject(ctx, in.ID)
+// CommitMergeRequests implements mergerequest.Service.
+func (s *Service) CommitMergeRequests(ctx context.Context, project, rev string, offset, limit int) ([]mergerequest.MergeRequest, int, error) {
+	info, err := s.readProject(ctx, project)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	sha, err := c.graph.ResolveCommit(ctx, info.ID, in.SHA)
+	sha, err := s.Graph.ResolveCommit(ctx, info.ID, rev)
 	if err != nil {
-		return nil, err // ErrCommitNotFound: the repository's 404 Commit Not Found
+		return nil, 0, err // ErrCommitNotFound: the repository's 404 Commit Not Found
 	}
 	var all []*MR
 	err = s.DB.View(ctx, func(tx *store.Tx) error {
@@ -72,29 +50,23 @@ func (c *CommitMRRoutes) list(ctx context.Context, in *commitMRsInput) (*listOut
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var holding []*MR
 	for _, m := range all {
-		ok, err := c.holds(ctx, m, sha)
+		ok, err := s.holds(ctx, m, sha)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if ok {
 			holding = append(holding, m)
 		}
 	}
-	out := &listOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(holding))}
-	err = s.DB.View(ctx, func(tx *store.Tx) error {
-		var err error
-		out.Body, err = s.renderer(ctx).views(tx, s.records(info, api.Window(holding, in.PageParams)))
-		return err
-	})
-	return out, err
+	return s.records(info, window(holding, offset, limit)), len(holding), nil
 }
 
 // holds says whether merge request m holds commit sha.
-func (c *CommitMRRoutes) holds(ctx context.Context, m *MR, sha string) (bool, error) {
+func (s *Service) holds(ctx context.Context, m *MR, sha string) (bool, error) {
 	if m.Deleted {
 		return false, nil
 	}
@@ -104,18 +76,18 @@ func (c *CommitMRRoutes) holds(ctx context.Context, m *MR, sha string) (bool, er
 	if m.SHA == "" {
 		return false, nil
 	}
-	base := c.s.baseOf(ctx, m)
-	ok, err := c.graph.InRange(ctx, int64(m.ProjectID), sha, base, m.SHA)
+	base := s.baseOf(ctx, m)
+	ok, err := s.Graph.InRange(ctx, int64(m.ProjectID), sha, base, m.SHA)
 	if errors.Is(err, repository.ErrCommitNotFound) && m.SourceProjectID != m.ProjectID {
 		// A fork's commits reach the target's repository when they are
 		// first looked at; this is such a look.
-		if err := c.s.Merges.Import(ctx, int64(m.ProjectID), int64(m.SourceProjectID), m.SHA); err != nil {
+		if err := s.Merges.Import(ctx, int64(m.ProjectID), int64(m.SourceProjectID), m.SHA); err != nil {
 			if errors.Is(err, repository.ErrCommitNotFound) {
 				return false, nil // the fork's branch is gone
 			}
 			return false, err
 		}
-		ok, err = c.graph.InRange(ctx, int64(m.ProjectID), sha, base, m.SHA)
+		ok, err = s.Graph.InRange(ctx, int64(m.ProjectID), sha, base, m.SHA)
 	}
 	if errors.Is(err, repository.ErrCommitNotFound) {
 		return false, nil

@@ -44,10 +44,6 @@ type acceptInput struct {
 	}
 }
 
-func (p MRPath) ref() mergerequest.Ref {
-	return mergerequest.Ref{Project: p.ID, IID: mergerequest.IID(p.IID)}
-}
-
 // accept is PUT .../merge: 401 without the right to merge into the target
 // branch, 406 when merged or closed, 405 when it cannot be merged (work in
 // progress, a missing branch, conflicts), 409 when sha is not the source's

@@ -107,10 +107,10 @@ func (r *renderer) views(tx *store.Tx, list []mergerequest.MergeRequest) ([]MRVi
 	var votes map[int64]notes.Votes
 	if r.s.Notes != nil && len(ids) > 0 {
 		var err error
-		if counts, err = r.s.Notes.UserNotesCounts(tx.Context(), "MergeRequest", ids); err != nil {
+		if counts, err = r.s.Notes.UserNotesCounts(tx.Context(), mergerequest.NoteableType, ids); err != nil {
 			return nil, err
 		}
-		if votes, err = r.s.Notes.Votes(tx.Context(), "MergeRequest", ids); err != nil {
+		if votes, err = r.s.Notes.Votes(tx.Context(), mergerequest.NoteableType, ids); err != nil {
 			return nil, err
 		}
 	}

@@ -17,7 +17,7 @@ import (
 // /projects/:id/merge_requests/:merge_request_iid/notes.
 func NoteKinds(s *Service) []notes.Kind {
 	return []notes.Kind{{
-		Type: "MergeRequest", Path: "merge_requests", Param: "merge_request_iid",
+		Type: mergerequest.NoteableType, Path: "merge_requests", Param: "merge_request_iid",
 		// A note that is only an award emoji (":+1:") awards it instead.
 		EmojiNotesAward: true,
 		// GET .../participants (GitLab 10.x).
@@ -75,34 +75,8 @@ func NoteKinds(s *Service) []notes.Kind {
 // TodoKinds registers merge requests as todo targets.
 func TodoKinds(s *Service) []todos.Kind {
 	return []todos.Kind{{
-		Type: "MergeRequest",
-		Render: func(ctx context.Context, t todos.Target) (any, string, error) {
-			sys := auth.WithPrincipal(ctx, auth.System())
-			info, err := s.Access.ResolveID(sys, t.ProjectID)
-			if err != nil {
-				return nil, "", err
-			}
-			var view *MRView
-			err = s.DB.View(ctx, func(tx *store.Tx) error {
-				m, err := mrs.Get(tx, uint64(t.ID))
-				if errors.Is(err, store.ErrNotFound) {
-					return mergerequest.ErrNotFound
-				}
-				if err != nil {
-					return err
-				}
-				views, err := s.renderer(ctx).views(tx, []mergerequest.MergeRequest{s.record(info, m)})
-				if err != nil {
-					return err
-				}
-				view = &views[0]
-				return nil
-			})
-			if err != nil {
-				return nil, "", err
-			}
-			return view, view.WebURL, nil
-		},
+		Type:   mergerequest.NoteableType,
+		Render: s.renderTodo,
 		Visible: func(ctx context.Context, userID int64, t todos.Target) (bool, error) {
 			u, err := s.Lookup.LookupUser(ctx, i64(userID))
 			if err != nil {
@@ -122,7 +96,7 @@ func TodoKinds(s *Service) []todos.Kind {
 // able to read the project's merge requests.
 func FeedKinds(s *Service) []feed.Kind {
 	return []feed.Kind{{
-		TargetType: "MergeRequest",
+		TargetType: mergerequest.NoteableType,
 		Visible: func(ctx context.Context, projectID, targetID int64) (bool, error) {
 			_, err := s.Access.RequireID(ctx, projectID, projects.ReadMergeRequests)
 			if errors.Is(err, projects.ErrNotFound) || errors.Is(err, projects.ErrForbidden) {

@@ -2,38 +2,34 @@ package internal
 
 import (
 	"context"
-	"net/http"
+	"fmt"
 
-	fennec "github.com/fennec-forge/fennec/core"
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
 )
 
-type milestoneMRsInput struct {
-	ProjectPath
-	api.PageParams
-	MilestoneID int64 `path:"milestone_id" doc:"The id of a project milestone"`
-}
-
-// milestoneMRs is GET /projects/:id/milestones/:milestone_id/merge_requests
-// (GitLab 9.0): the project's merge requests of that milestone, every
-// state, newest first as the list sorts them. The milestone is the issues
-// module's (a missing one is its 404); merge requests are read as the
-// list reads them, so a caller who may not see the project's merge
-// requests gets the list's answer.
-func (s *Service) milestoneMRs(ctx context.Context, in *milestoneMRsInput) (*listOutput, error) {
-	info, err := s.readProject(ctx, in.ID)
-	if err != nil {
-		return nil, err
-	}
-	if s.Milestones == nil {
-		return nil, api.RecordNotFound() // a bundle without issues has no milestones
-	}
-	if _, err := s.Milestones.Milestone(ctx, info.ID, in.MilestoneID); err != nil {
-		return nil, err
-	}
-	out := &listOutput{}
-	err = s.DB.View(ctx, func(tx *store.Tx) error {
+// MilestoneMergeRequests implements mergerequest.Service (GET
+// /projects/:id/milestones/:milestone_id/merge_requests, GitLab 9.0): the
+// project's merge requests of that milestone, every state, newest first as
+// the list sorts them. The milestone is the issues module's (a missing one
+// is its error); merge requests are read as the list reads them, so a
+// caller who may not see the project's merge requests gets the list's
+// answer. With a transaction in ctx it reads in that one.
+func (s *Service) MilestoneMergeRequests(ctx context.Context, project string, milestoneID int64, offset, limit int) ([]mergerequest.MergeRequest, int, error) {
+	var out []mergerequest.MergeRequest
+	total := 0
+	err := s.DB.View(ctx, func(tx *store.Tx) error {
+		info, err := s.readProject(tx.Context(), project)
+		if err != nil {
+			return err
+		}
+		if s.Milestones == nil {
+			// A bundle without issues has no milestones.
+			return fmt.Errorf("%w: no milestones in this bundle", mergerequest.ErrNotFound)
+		}
+		if _, err := s.Milestones.Milestone(tx.Context(), info.ID, milestoneID); err != nil {
+			return err
+		}
 		// A project's merge requests carry their milestone in the record
 		// only: walk them newest first (no milestone index yet; a
 		// project's merge requests are read once per page).
@@ -45,7 +41,7 @@ func (s *Service) milestoneMRs(ctx context.Context, in *milestoneMRsInput) (*lis
 				walkErr = err
 				return false
 			}
-			if m.MilestoneID == in.MilestoneID && !m.Deleted {
+			if m.MilestoneID == milestoneID && !m.Deleted {
 				list = append(list, m)
 			}
 			return true
@@ -53,20 +49,9 @@ func (s *Service) milestoneMRs(ctx context.Context, in *milestoneMRsInput) (*lis
 		if walkErr != nil {
 			return walkErr
 		}
-		out.PageHeaders = api.Paginate(ctx, in.PageParams, len(list))
-		var err error
-		out.Body, err = s.renderer(ctx).views(tx, s.records(info, api.Window(list, in.PageParams)))
-		return err
+		total = len(list)
+		out = s.records(info, window(list, offset, limit))
+		return nil
 	})
-	return out, err
-}
-
-// NewMilestoneRoutes registers the merge requests of a milestone; the
-// route is the milestones' (issues module), the answer this module's.
-func NewMilestoneRoutes(s *Service) fennec.Routes {
-	return fennec.Routes{Name: "mergerequests-milestones", Register: func(a *api.API) {
-		api.Register(a, api.Op{ID: "list-project-milestone-merge-requests", Method: http.MethodGet,
-			Path: "/projects/{id}/milestones/{milestone_id}/merge_requests", Tags: []string{"milestones"},
-			Summary: "The merge requests of a milestone"}, s.milestoneMRs)
-	}}
+	return out, total, err
 }

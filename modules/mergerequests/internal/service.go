@@ -5,7 +5,6 @@ import (
 	"errors"
 	"regexp"
 	"slices"
-	"strings"
 	"time"
 
 	"go.uber.org/fx"
@@ -40,6 +39,7 @@ type Deps struct {
 	URL        ExternalURL
 	Log        *zap.Logger
 	Merges     repository.Merges
+	Graph      repository.CommitGraph
 	Protection repository.BranchProtection
 	Notes      notes.Service     `optional:"true"`
 	Todos      todos.Service     `optional:"true"`
@@ -59,6 +59,7 @@ type services struct {
 	Lookup     auth.UserLookup
 	URL        ExternalURL
 	Merges     repository.Merges
+	Graph      repository.CommitGraph
 	Protection repository.BranchProtection
 	Notes      notes.Service
 	Todos      todos.Service
@@ -83,7 +84,7 @@ type Service struct {
 // NewService builds the service.
 func NewService(d Deps) *Service {
 	deps := services{DB: d.DB, Bus: d.Bus, Access: d.Access, Users: d.Users, Lookup: d.Lookup, URL: d.URL,
-		Merges: d.Merges, Protection: d.Protection, Notes: d.Notes, Todos: d.Todos, Labels: d.Labels,
+		Merges: d.Merges, Graph: d.Graph, Protection: d.Protection, Notes: d.Notes, Todos: d.Todos, Labels: d.Labels,
 		Milestones: d.Milestones, Closer: d.Closer, CI: d.CI}
 	return &Service{services: deps, log: d.Log.Named("mergerequests"),
 		now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
@@ -91,12 +92,6 @@ func NewService(d Deps) *Service {
 
 // Store is the store, for benchmarks that seed directly.
 func (s *Service) Store() *store.DB { return s.DB }
-
-// The limits of GitLab's validations.
-const (
-	maxTitle       = 255
-	maxDescription = 1_000_000
-)
 
 // wip is GitLab 9.x's work-in-progress title prefix.
 var wip = regexp.MustCompile(`(?i)^\s*(\[wip\]\s*|wip:\s*|\[wip\]|wip\s+)`)
@@ -149,7 +144,7 @@ func noteableOf(r mergerequest.MergeRequest) notes.Noteable {
 }
 
 func target(m *MR) todos.Target {
-	return todos.Target{Type: "MergeRequest", ID: int64(m.ID), ProjectID: int64(m.ProjectID)}
+	return todos.Target{Type: mergerequest.NoteableType, ID: int64(m.ID), ProjectID: int64(m.ProjectID)}
 }
 
 // readProject resolves :id for reading merge requests.
@@ -219,7 +214,7 @@ func (s *Service) publish(tx *store.Tx, info projects.ProjectInfo, m *MR, userID
 			key += ":" + i64(m.UpdatedAt.UnixNano())
 		}
 		if err := s.Bus.Publish(tx, feed.Event{ProjectID: info.ID, AuthorID: userID, ActionName: fa, TargetID: int64(m.ID),
-			TargetType: "MergeRequest", TargetTitle: m.Title, Key: key}); err != nil {
+			TargetType: mergerequest.NoteableType, TargetTitle: m.Title, Key: key}); err != nil {
 			return err
 		}
 	}
@@ -242,15 +237,4 @@ func (s *Service) publish(tx *store.Tx, info projects.ProjectInfo, m *MR, userID
 			AuthorName: c.AuthorName, AuthorEmail: c.AuthorEmail}
 	}
 	return s.Bus.Publish(tx, ev)
-}
-
-// splitLabels turns "a, b,,c" into [a b c].
-func splitLabels(v string) []string {
-	var out []string
-	for _, p := range strings.Split(v, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

@@ -3,9 +3,12 @@ package mergerequest
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
+	"github.com/fennec-forge/fennec/modules/issues"
 	"github.com/fennec-forge/fennec/modules/notes/noteable"
+	"github.com/fennec-forge/fennec/modules/repository"
 )
 
 // ID is a merge request's id, unique in the server.
@@ -89,6 +92,61 @@ type MergeRequest struct {
 	WebURL string
 }
 
+// Fields are what a create or an update gives; nil is "not given". A
+// create needs the source branch, the target branch and the title (the
+// source project is the one named, the target project the same or, with
+// TargetProjectID, the one it was forked from); an update needs any one
+// field but the source branch and the target project, or a StateEvent.
+type Fields struct {
+	SourceBranch    *string
+	TargetBranch    *string
+	TargetProjectID *int64
+	Title           *string // trimmed; one line, at most 255 characters
+	Description     *string // at most 1,000,000 bytes
+	// AssigneeID: 0 clears; one who may not read the target's merge
+	// requests is dropped, as GitLab filters them.
+	AssigneeID *int64
+	// Labels are label names of the target project (missing ones are
+	// made); empty clears.
+	Labels *[]string
+	// MilestoneID: 0 clears; one that is not the project's is ignored.
+	MilestoneID        *int64
+	RemoveSourceBranch *bool
+}
+
+// StateEvent closes or reopens a merge request with an update.
+type StateEvent string
+
+const (
+	Close  StateEvent = "close"
+	Reopen StateEvent = "reopen"
+)
+
+// Valid says whether e is one of the two events.
+func (e StateEvent) Valid() bool { return e == Close || e == Reopen }
+
+// Order is how a list is sorted: by creation (the default) or by the
+// last update, newest first unless Ascending.
+type Order string
+
+const (
+	ByCreated Order = "created_at"
+	ByUpdated Order = "updated_at"
+)
+
+// ListQuery is what a list of a project's merge requests gives.
+type ListQuery struct {
+	// IIDs, when given, are the only ones listed (unknown ones skipped).
+	IIDs []IID
+	// State keeps only those in it: Opened (reopened and locked count),
+	// Closed or Merged; "" is every state.
+	State     State
+	OrderBy   Order
+	Ascending bool
+	// Offset and Limit are the page: Limit of them from the Offset-th on.
+	Offset, Limit int
+}
+
 // MergeInput is what a merge gives; nil is "not given".
 type MergeInput struct {
 	// SHA, when given, must be the source branch's head: what the caller
@@ -115,10 +173,62 @@ type MergeInput struct {
 // ctx; a merge request of a project the caller may not read is the
 // projects module's error (projects.ErrNotFound, ErrForbidden), one that
 // is not there ErrNotFound.
+//
+// Lists return a page and how many there are in all.
 type Service interface {
+	// List is a project's merge requests (project as the API's :id).
+	List(ctx context.Context, project string, q ListQuery) ([]MergeRequest, int, error)
 	// Get reads one merge request (its merge status computed first when
 	// unchecked, as GitLab checks lazily).
 	Get(ctx context.Context, ref Ref) (MergeRequest, error)
+	// Commits are the source's commits not in the target (for a merged
+	// one, not in the target as it was merged), newest first.
+	Commits(ctx context.Context, ref Ref) ([]repository.CommitView, error)
+	// Changes are the merge request and its diffs against the same base.
+	Changes(ctx context.Context, ref Ref) (MergeRequest, []repository.DiffView, error)
+	// ClosesIssues are the open issues merging would close, among those
+	// the caller may see (only a merge into the default branch closes).
+	ClosesIssues(ctx context.Context, ref Ref) ([]issues.IssueView, error)
+	// CommitMergeRequests are the project's merge requests that hold a
+	// commit (sha, branch or tag; repository.ErrCommitNotFound), newest
+	// first: it is their merge commit, or one of their commits.
+	CommitMergeRequests(ctx context.Context, project, rev string, offset, limit int) ([]MergeRequest, int, error)
+	// MilestoneMergeRequests are the project's merge requests of one of its
+	// milestones (issues.ErrMilestoneNotFound), every state, newest first.
+	MilestoneMergeRequests(ctx context.Context, project string, milestoneID int64, offset, limit int) ([]MergeRequest, int, error)
+	// LabelEvents are the merge request's label events, oldest first
+	// (ErrUnavailable without the issues module, which keeps them).
+	LabelEvents(ctx context.Context, ref Ref, offset, limit int) ([]issues.LabelEventView, int, error)
+	// LabelEvent is one of them (issues.ErrLabelEventNotFound).
+	LabelEvent(ctx context.Context, ref Ref, eventID uint64) (issues.LabelEventView, error)
+
+	// Create opens a merge request in the project named (the source
+	// project) as the caller, who must be able to push code there
+	// (Developer): ErrMissing, ErrInvalid, ErrBranchesRequired, ErrSameBranch,
+	// ErrBranchNotFound, ErrNotUpstream, ErrExists.
+	Create(ctx context.Context, project string, in Fields) (MergeRequest, error)
+	// Update changes the fields given and, with event, closes or reopens,
+	// in one change (Developer): ErrNothingGiven, ErrInvalid,
+	// ErrBranchNotFound, ErrSameBranch; ErrNotChangeable for the branches or
+	// the state of a merged one; ErrExists when reopening would make a
+	// second open one of the same branches. An event that does not apply
+	// (closing a closed one) is no change.
+	Update(ctx context.Context, ref Ref, in Fields, event StateEvent) (MergeRequest, error)
+	// Close and Reopen are Update with the event alone.
+	Close(ctx context.Context, ref Ref) (MergeRequest, error)
+	Reopen(ctx context.Context, ref Ref) (MergeRequest, error)
+	// Delete deletes a merge request with its notes, todos and label
+	// events (the project's owners and administrators: projects.ErrForbidden);
+	// its iid is never used again.
+	Delete(ctx context.Context, ref Ref) error
+	// Subscribe subscribes the caller to the merge request's notes, or
+	// unsubscribes; ErrUnchanged when they already were so, ErrUnavailable
+	// without the notes module.
+	Subscribe(ctx context.Context, ref Ref, subscribed bool) (MergeRequest, error)
+	// MarkTodo adds the merge request to the caller's todos and returns the
+	// todo as the todos module renders it; ErrUnchanged when there is one,
+	// ErrUnavailable without the todos module.
+	MarkTodo(ctx context.Context, ref Ref) (any, error)
 
 	// Merge merges the merge request into its target branch as the
 	// caller, who must be allowed to merge into that branch now
@@ -179,6 +289,78 @@ var (
 	// wrote its note); nothing merged.
 	ErrAutoMergeCanceled = errors.New("mergerequests: the automatic merge was canceled meanwhile")
 )
+
+// The errors of Create and Update.
+var (
+	// ErrMissing: a create lacks required fields (a *ParamsError names
+	// them).
+	ErrMissing = errors.New("mergerequests: required fields missing")
+	// ErrNothingGiven: an update gives no field (a *ParamsError names
+	// those it may give).
+	ErrNothingGiven = errors.New("mergerequests: an update gives no field")
+	// ErrInvalid: a field with a value a merge request may not have (an
+	// *InvalidError says which and why).
+	ErrInvalid = errors.New("mergerequests: invalid field")
+	// ErrBranchesRequired: a create's branches are blank.
+	ErrBranchesRequired = errors.New("mergerequests: the source and target branches are required")
+	// ErrSameBranch: the source and the target are the same branch of the
+	// same project.
+	ErrSameBranch = errors.New("mergerequests: the source and the target are the same branch")
+	// ErrNotUpstream: a create's target project is neither the source
+	// project nor the one it was forked from.
+	ErrNotUpstream = errors.New("mergerequests: the target project is not the source project's upstream")
+	// ErrBranchNotFound: a branch named does not exist (a
+	// *BranchNotFoundError says which).
+	ErrBranchNotFound = errors.New("mergerequests: branch does not exist")
+	// ErrExists: an open merge request of the same branches exists (an
+	// *ExistsError names it).
+	ErrExists = errors.New("mergerequests: this merge request already exists")
+	// ErrUnchanged: the caller's subscription, or todo, is already so.
+	ErrUnchanged = errors.New("mergerequests: unchanged")
+)
+
+// ParamsError is ErrMissing or ErrNothingGiven with the parameters it is
+// about, named as GitLab's API names them.
+type ParamsError struct {
+	Err    error
+	Params []string
+}
+
+func (e *ParamsError) Error() string { return e.Err.Error() + ": " + strings.Join(e.Params, ", ") }
+func (e *ParamsError) Unwrap() error { return e.Err }
+
+// InvalidError is ErrInvalid with the field ("title", "description",
+// "source_branch", "target_branch") and what is wrong with it.
+type InvalidError struct {
+	Field, Text string
+}
+
+func (e *InvalidError) Error() string        { return ErrInvalid.Error() + ": " + e.Field + " " + e.Text }
+func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
+
+// BranchNotFoundError is ErrBranchNotFound for the source branch (Source)
+// or the target branch.
+type BranchNotFoundError struct {
+	Source bool
+	Branch string
+}
+
+func (e *BranchNotFoundError) Error() string {
+	which := "Target"
+	if e.Source {
+		which = "Source"
+	}
+	return which + " branch \"" + e.Branch + "\" does not exist"
+}
+func (e *BranchNotFoundError) Is(target error) bool { return target == ErrBranchNotFound }
+
+// ExistsError is ErrExists with the title of the open merge request.
+type ExistsError struct {
+	Title string
+}
+
+func (e *ExistsError) Error() string        { return ErrExists.Error() + ": " + e.Title }
+func (e *ExistsError) Is(target error) bool { return target == ErrExists }
 
 // SHAMismatchError is ErrSHAMismatch with the source branch's head.
 type SHAMismatchError struct {
