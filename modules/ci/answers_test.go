@@ -76,6 +76,9 @@ func TestCommandAnswers(t *testing.T) {
 		{"blank description", s.RootToken, http.MethodPost, project + "/triggers", "description=%20", 400, `{"message":{"description":["can't be blank"]}}`},
 		{"long description", s.RootToken, http.MethodPost, project + "/triggers", "description=" + strings.Repeat("d", 256), 400,
 			`{"message":{"description":["is too long (maximum is 255 characters)"]}}`},
+		{"a variable without key and value", s.RootToken, http.MethodPost, project + "/variables", "protected=true", 400, `{"error":"key is missing, value is missing"}`},
+		{"a variable without key", s.RootToken, http.MethodPost, project + "/variables", "value=x", 400, `{"error":"key is missing"}`},
+		{"no such variable", s.RootToken, http.MethodGet, project + "/variables/NOPE", "", 404, `{"message":"404 Variable Not Found"}`},
 		{"a trigger of nobody here", s.RootToken, http.MethodGet, project + "/triggers/999999", "", 404, `{"message":"404 Not found"}`},
 	}
 	for _, tc := range cases {

@@ -1,6 +1,9 @@
 package cicd
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // The Service's errors; the implementation wraps them with %w, so test
 // them with errors.Is. The HTTP adapter maps each to GitLab's answer.
@@ -65,3 +68,31 @@ var (
 	// path (or is not a zip).
 	ErrArtifactFileNotFound = errors.New("ci: no such file in the artifacts")
 )
+
+// CI variables.
+var (
+	// ErrVariableNotFound: the project or group has no variable of that
+	// key.
+	ErrVariableNotFound = errors.New("ci: variable not found")
+	// ErrInvalidVariableKey: a key is letters, digits and '_', 1 to 255.
+	ErrInvalidVariableKey = errors.New("ci: a variable's key can contain only letters, digits and '_'")
+	// ErrVariableKeyTaken: the project or group has a variable of that
+	// key already.
+	ErrVariableKeyTaken = errors.New("ci: the variable's key has already been taken")
+	// ErrMissing: a command lacks required fields; a *MissingError names
+	// them.
+	ErrMissing = errors.New("ci: required fields missing")
+)
+
+// MissingError names the required fields a command was not given, in the
+// order the command takes them.
+type MissingError struct {
+	Fields []string
+}
+
+func (e *MissingError) Error() string {
+	return "ci: missing " + strings.Join(e.Fields, ", ")
+}
+
+// Unwrap makes a MissingError an ErrMissing.
+func (e *MissingError) Unwrap() error { return ErrMissing }

@@ -77,6 +77,28 @@ type Service interface {
 	// (ErrNoArtifacts).
 	KeepArtifacts(ctx context.Context, project string, id JobID) (Job, error)
 
+	// The CI variables of a project, or of a group (every job of the
+	// group's projects, and of its subgroups', gets them), for Masters
+	// (of the project: projects' AdminProject; of the group: a Master,
+	// Owner or administrator, projects.ErrForbidden for anyone else who
+	// sees it). Values are whole. ErrVariableNotFound for a key that is
+	// not there; a create needs Key and Value (a *MissingError names
+	// those not given), a key of letters, digits and '_'
+	// (ErrInvalidVariableKey) not taken (ErrVariableKeyTaken).
+	ProjectVariables(ctx context.Context, project string, offset, limit int) ([]SecretVariable, int, error)
+	ProjectVariable(ctx context.Context, project, key string) (SecretVariable, error)
+	CreateProjectVariable(ctx context.Context, project string, in VariableFields) (SecretVariable, error)
+	// UpdateProjectVariable changes the value and protection given; the
+	// key is not changed.
+	UpdateProjectVariable(ctx context.Context, project, key string, in VariableFields) (SecretVariable, error)
+	// DeleteProjectVariable deletes the variable and returns it.
+	DeleteProjectVariable(ctx context.Context, project, key string) (SecretVariable, error)
+	GroupVariables(ctx context.Context, group string, offset, limit int) ([]SecretVariable, int, error)
+	GroupVariable(ctx context.Context, group, key string) (SecretVariable, error)
+	CreateGroupVariable(ctx context.Context, group string, in VariableFields) (SecretVariable, error)
+	UpdateGroupVariable(ctx context.Context, group, key string, in VariableFields) (SecretVariable, error)
+	DeleteGroupVariable(ctx context.Context, group, key string) (SecretVariable, error)
+
 	// Lint checks a CI file as a pipeline's creation would, for a push
 	// of a branch that no only/except names: its problems (the first, as
 	// GitLab reports them), none for a valid file. Anyone may.
@@ -246,6 +268,23 @@ type TriggerPipelineInput struct {
 type Variable struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
+}
+
+// SecretVariable is a project's or a group's CI variable: every job of
+// the project (of the group's projects) gets it; a protected one only the
+// jobs of protected branches.
+type SecretVariable struct {
+	Key       string
+	Value     string
+	Protected bool
+}
+
+// VariableFields are what a create or an update of a SecretVariable
+// gives; nil is "not given".
+type VariableFields struct {
+	Key       *string
+	Value     *string
+	Protected *bool
 }
 
 // PipelineQuery selects and orders a project's pipelines; the zero value

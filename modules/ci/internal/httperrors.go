@@ -1,6 +1,7 @@
 package internal
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/fennec-forge/fennec/core/api"
@@ -46,4 +47,20 @@ func mapErrors(a *api.API) {
 	a.MapError(cicd.ErrJobNameRequired, func(error) *api.Error { return api.Missing("job") })
 	a.MapError(cicd.ErrInvalidArtifactPath, func(error) *api.Error { return api.BadRequest("400 (Bad request)") })
 	a.MapError(errJobTokenRefused, func(error) *api.Error { return api.Forbidden("") })
+
+	// CI variables.
+	a.MapError(cicd.ErrVariableNotFound, func(error) *api.Error { return api.NotFound("Variable") })
+	a.MapError(cicd.ErrInvalidVariableKey, func(error) *api.Error {
+		return api.Validation(map[string][]string{"key": {"can contain only letters, digits and '_'."}})
+	})
+	a.MapError(cicd.ErrVariableKeyTaken, func(error) *api.Error {
+		return api.Validation(map[string][]string{"key": {"has already been taken"}})
+	})
+	a.MapError(cicd.ErrMissing, func(err error) *api.Error {
+		var m *cicd.MissingError
+		if errors.As(err, &m) {
+			return api.Missing(m.Fields...)
+		}
+		return nil // an ErrMissing that names nothing: a 500 (a bug)
+	})
 }
