@@ -84,6 +84,10 @@ type Milestones interface {
 	// Milestone returns milestone id of the project as GitLab renders it;
 	// ErrMilestoneNotFound when the project has no such milestone.
 	Milestone(ctx context.Context, projectID, id int64) (MilestoneView, error)
+	// Assignable is a milestone an issue or a merge request of the project
+	// may take: the project's own, or one of a group the project is in (its
+	// group or a group above). ErrMilestoneNotFound otherwise.
+	Assignable(ctx context.Context, projectID, id int64) (MilestoneView, error)
 	// ByTitle returns the project's milestone of that title (list filters).
 	ByTitle(ctx context.Context, projectID int64, title string) (MilestoneView, error)
 }

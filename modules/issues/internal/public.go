@@ -89,6 +89,28 @@ func (s *Service) Milestone(ctx context.Context, projectID, id int64) (Milestone
 	return out, err
 }
 
+// Assignable implements issues.Milestones: the project's milestone, or one
+// of the groups the project is in (as an issue takes them, milestoneOf).
+func (s *Service) Assignable(ctx context.Context, projectID, id int64) (MilestoneView, error) {
+	groups, err := s.groupsOf(ctx, projectID)
+	if err != nil {
+		return MilestoneView{}, err
+	}
+	var out MilestoneView
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		if _, ok := milestoneOf(tx, projects.ProjectInfo{ID: projectID, GroupIDs: groups}, id); !ok || id <= 0 {
+			return ErrMilestoneNotFound
+		}
+		m, err := milestones.Get(tx, uint64(id))
+		if err != nil {
+			return err
+		}
+		out = *milestoneView(m)
+		return nil
+	})
+	return out, err
+}
+
 // ByTitle implements issues.Milestones.
 func (s *Service) ByTitle(ctx context.Context, projectID int64, title string) (MilestoneView, error) {
 	var out MilestoneView

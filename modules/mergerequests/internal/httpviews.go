@@ -166,7 +166,7 @@ func (r *renderer) views(tx *store.Tx, list []mergerequest.MergeRequest) ([]MRVi
 		if m.MilestoneID != 0 && r.s.Milestones != nil {
 			ms, ok := r.milestones[m.MilestoneID]
 			if !ok {
-				if mv, err := r.s.Milestones.Milestone(tx.Context(), m.ProjectID, m.MilestoneID); err == nil {
+				if mv, err := r.s.Milestones.Assignable(tx.Context(), m.ProjectID, m.MilestoneID); err == nil {
 					ms = &mv
 				}
 				r.milestones[m.MilestoneID] = ms

@@ -183,8 +183,8 @@ func (s *Service) assignee(ctx context.Context, project int64, id int64) int64 {
 	return id
 }
 
-// milestone checks that a milestone is the project's (0 clears; a foreign
-// or unknown one is ignored).
+// milestone checks that a milestone is the project's or one of its groups'
+// (0 clears; a foreign or unknown one is ignored).
 func (s *Service) milestone(ctx context.Context, project, id int64) (int64, bool) {
 	if id <= 0 {
 		return 0, true
@@ -192,7 +192,7 @@ func (s *Service) milestone(ctx context.Context, project, id int64) (int64, bool
 	if s.Milestones == nil {
 		return 0, false
 	}
-	if _, err := s.Milestones.Milestone(ctx, project, id); err != nil {
+	if _, err := s.Milestones.Assignable(ctx, project, id); err != nil {
 		return 0, false
 	}
 	return id, true
@@ -451,7 +451,7 @@ func (s *Service) Update(ctx context.Context, ref mergerequest.Ref, b mergereque
 				body := "removed milestone"
 				if ms != 0 {
 					body = "changed milestone to %" + i64(ms)
-					if mv, err := s.Milestones.Milestone(tx.Context(), info.ID, ms); err == nil {
+					if mv, err := s.Milestones.Assignable(tx.Context(), info.ID, ms); err == nil {
 						body = `changed milestone to %"` + strings.ReplaceAll(mv.Title, `"`, "") + `"`
 					}
 				}
