@@ -45,7 +45,11 @@ func TestCommandAnswers(t *testing.T) {
 		var resp *http.Response
 		var raw []byte
 		if body != "" {
-			resp, raw = s.JSON(t, method, path, strings.NewReader(body), nil, append(headers, "Content-Type", "application/x-www-form-urlencoded")...)
+			contentType := "application/x-www-form-urlencoded"
+			if strings.HasPrefix(body, "{") {
+				contentType = "application/json"
+			}
+			resp, raw = s.JSON(t, method, path, strings.NewReader(body), nil, append(headers, "Content-Type", contentType)...)
 		} else {
 			resp, raw = s.JSON(t, method, path, nil, nil, headers...)
 		}
@@ -79,6 +83,22 @@ func TestCommandAnswers(t *testing.T) {
 		{"a variable without key and value", s.RootToken, http.MethodPost, project + "/variables", "protected=true", 400, `{"error":"key is missing, value is missing"}`},
 		{"a variable without key", s.RootToken, http.MethodPost, project + "/variables", "value=x", 400, `{"error":"key is missing"}`},
 		{"no such variable", s.RootToken, http.MethodGet, project + "/variables/NOPE", "", 404, `{"message":"404 Variable Not Found"}`},
+		{"an environment", s.RootToken, http.MethodPost, project + "/environments", "name=staging", 201, ""},
+		{"an environment without name", s.RootToken, http.MethodPost, project + "/environments", "external_url=https://x", 400, `{"error":"name is missing"}`},
+		{"an environment's name twice", s.RootToken, http.MethodPost, project + "/environments", "name=staging", 400, `{"message":{"name":["has already been taken"]}}`},
+		{"an environment's bad name", s.RootToken, http.MethodPost, project + "/environments", "name=/bad", 400,
+			`{"message":{"name":["can contain only letters, digits, '-', '_', '/', '$', '{', '}', '.', and spaces, but it cannot start or end with '/'"]}}`},
+		{"an environment's long name", s.RootToken, http.MethodPost, project + "/environments", "name=" + strings.Repeat("n", 256), 400,
+			`{"message":{"name":["is too long (maximum is 255 characters)"]}}`},
+		{"an environment's ftp URL", s.RootToken, http.MethodPost, project + "/environments", "name=x&external_url=ftp://x", 400,
+			`{"message":{"external_url":["is blocked: Only allowed protocols are http, https"]}}`},
+		{"an environment's long URL", s.RootToken, http.MethodPost, project + "/environments", "name=x&external_url=https://" + strings.Repeat("u", 250), 400,
+			`{"message":{"external_url":["is too long (maximum is 255 characters)"]}}`},
+		{"an environment's empty update", s.RootToken, http.MethodPut, project + "/environments/999999", "{}", 400,
+			`{"message":"400 (Bad request) \"name, external_url\" are missing, at least one parameter must be provided"}`},
+		{"no such environment", s.RootToken, http.MethodPut, project + "/environments/999999", "name=y", 404, `{"message":"404 Environment Not Found"}`},
+		{"stop no such environment", s.RootToken, http.MethodPost, project + "/environments/999999/stop", "", 404, `{"message":"404 Environment Not Found"}`},
+		{"no such deployment", s.RootToken, http.MethodGet, project + "/deployments/999999", "", 404, `{"message":"404 Deployment Not Found"}`},
 		{"a trigger of nobody here", s.RootToken, http.MethodGet, project + "/triggers/999999", "", 404, `{"message":"404 Not found"}`},
 	}
 	for _, tc := range cases {

@@ -84,6 +84,23 @@ var (
 	ErrMissing = errors.New("ci: required fields missing")
 )
 
+// Environments and deployments.
+var (
+	ErrEnvironmentNotFound = errors.New("ci: environment not found")
+	ErrDeploymentNotFound  = errors.New("ci: deployment not found")
+	// ErrInvalidEnvironmentName: a name is letters, digits, spaces and
+	// - _ / $ { } ., neither starting nor ending with a slash.
+	ErrInvalidEnvironmentName = errors.New("ci: invalid environment name")
+	ErrEnvironmentNameTooLong = errors.New("ci: an environment's name is too long (maximum is 255 characters)")
+	ErrEnvironmentNameTaken   = errors.New("ci: the environment's name has already been taken")
+	ErrExternalURLTooLong     = errors.New("ci: an external URL is too long (maximum is 255 characters)")
+	// ErrExternalURLBlocked: an external URL is http or https.
+	ErrExternalURLBlocked = errors.New("ci: only allowed protocols are http, https")
+	// ErrNoEnvironmentChange: an update gives neither a name nor an
+	// external URL.
+	ErrNoEnvironmentChange = errors.New("ci: an environment's update gives no field")
+)
+
 // MissingError names the required fields a command was not given, in the
 // order the command takes them.
 type MissingError struct {

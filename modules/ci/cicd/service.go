@@ -99,6 +99,25 @@ type Service interface {
 	UpdateGroupVariable(ctx context.Context, group, key string, in VariableFields) (SecretVariable, error)
 	DeleteGroupVariable(ctx context.Context, group, key string) (SecretVariable, error)
 
+	// The project's environments (readers as for Pipeline; changes:
+	// Developer, a delete: Master). A deploying job makes its environment
+	// too. ErrEnvironmentNotFound for none of that id in the project.
+	Environments(ctx context.Context, project string, offset, limit int) ([]Environment, int, error)
+	// CreateEnvironment needs a Name (a *MissingError); names are
+	// checked as GitLab does (ErrInvalidEnvironmentName,
+	// ErrEnvironmentNameTooLong, ErrEnvironmentNameTaken) and so are
+	// external URLs (ErrExternalURLTooLong, ErrExternalURLBlocked).
+	CreateEnvironment(ctx context.Context, project string, in EnvironmentFields) (Environment, error)
+	// UpdateEnvironment changes what is given (ErrNoEnvironmentChange
+	// for nothing); an empty ExternalURL removes it.
+	UpdateEnvironment(ctx context.Context, project string, id EnvironmentID, in EnvironmentFields) (Environment, error)
+	DeleteEnvironment(ctx context.Context, project string, id EnvironmentID) error
+	StopEnvironment(ctx context.Context, project string, id EnvironmentID) (Environment, error)
+	// Deployments are the project's deployments in q's order;
+	// Deployment is one (ErrDeploymentNotFound).
+	Deployments(ctx context.Context, project string, q DeploymentQuery) ([]Deployment, int, error)
+	Deployment(ctx context.Context, project string, id DeploymentID) (Deployment, error)
+
 	// Lint checks a CI file as a pipeline's creation would, for a push
 	// of a branch that no only/except names: its problems (the first, as
 	// GitLab reports them), none for a valid file. Anyone may.
@@ -285,6 +304,57 @@ type VariableFields struct {
 	Key       *string
 	Value     *string
 	Protected *bool
+}
+
+// EnvironmentID and DeploymentID name environments and deployments.
+type (
+	EnvironmentID int64
+	DeploymentID  int64
+)
+
+// Environment is a deployment target of a project.
+type Environment struct {
+	ID          EnvironmentID
+	ProjectID   int64
+	Name        string
+	Slug        string
+	ExternalURL *string
+	State       string // available, stopped
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// EnvironmentFields are what a create or an update of an environment
+// gives; nil is "not given".
+type EnvironmentFields struct {
+	Name        *string
+	ExternalURL *string
+}
+
+// Deployment records a job that deployed to an environment.
+type Deployment struct {
+	ID        DeploymentID
+	IID       int64
+	ProjectID int64
+	Ref       string
+	SHA       string
+	Tag       bool
+	UserID    int64
+	CreatedAt time.Time
+	// Environment is where it deployed; only its ID is known once the
+	// environment is deleted.
+	Environment Environment
+	// Job is the job that deployed, nil once it is gone.
+	Job *Job
+}
+
+// DeploymentQuery orders a project's deployments: by id (""), iid,
+// created_at or ref, ties by id; ascending unless Descending.
+type DeploymentQuery struct {
+	OrderBy    string
+	Descending bool
+	Offset     int
+	Limit      int
 }
 
 // PipelineQuery selects and orders a project's pipelines; the zero value

@@ -9,12 +9,13 @@
 // (runnerwatch.go: stuck, never started).
 //
 // Service implements the module's contract, cicd.Service: the pipeline
-// and job commands and readers, triggers, CI variables and lint
-// (pipelines.go, jobs.go, artifacts.go, triggers.go, variables.go,
-// lint.go), which speak no HTTP and return cicd's errors. The HTTP
-// adapter over them is the http*.go files (httpjobs.go, httppipelines.go,
-// httpartifactfiles.go, httptriggers.go, httpvariables.go, httplint.go,
+// and job commands and readers, triggers, CI variables, environments and
+// deployments, and lint (pipelines.go, jobs.go, artifacts.go,
+// triggers.go, variables.go, environments.go, lint.go), which speak no
+// HTTP and return cicd's errors. The HTTP adapter over them is the
+// http*.go files (httpjobs.go, httppipelines.go, httpartifactfiles.go,
+// httptriggers.go, httpvariables.go, httpenvironments.go, httplint.go,
 // httpviews.go, and httperrors.go, the table of GitLab's answers). The
-// rest of the API (envapi.go, runnersapi.go, and the runner API of
-// runnerapi.go) still mixes handlers and logic.
+// runners' API (runnersapi.go) and the runner API (runnerapi.go) still
+// mix handlers and logic.
 package internal

@@ -56,6 +56,21 @@ func mapErrors(a *api.API) {
 	a.MapError(cicd.ErrVariableKeyTaken, func(error) *api.Error {
 		return api.Validation(map[string][]string{"key": {"has already been taken"}})
 	})
+	// Environments and deployments.
+	a.MapError(cicd.ErrEnvironmentNotFound, func(error) *api.Error { return api.NotFound("Environment") })
+	a.MapError(cicd.ErrDeploymentNotFound, func(error) *api.Error { return api.NotFound("Deployment") })
+	field := func(name, text string) func(error) *api.Error {
+		return func(error) *api.Error { return api.Validation(map[string][]string{name: {text}}) }
+	}
+	a.MapError(cicd.ErrEnvironmentNameTooLong, field("name", "is too long (maximum is 255 characters)"))
+	a.MapError(cicd.ErrInvalidEnvironmentName, field("name", "can contain only letters, digits, '-', '_', '/', '$', '{', '}', '.', and spaces, but it cannot start or end with '/'"))
+	a.MapError(cicd.ErrEnvironmentNameTaken, field("name", "has already been taken"))
+	a.MapError(cicd.ErrExternalURLTooLong, field("external_url", "is too long (maximum is 255 characters)"))
+	a.MapError(cicd.ErrExternalURLBlocked, field("external_url", "is blocked: Only allowed protocols are http, https"))
+	a.MapError(cicd.ErrNoEnvironmentChange, func(error) *api.Error {
+		return api.BadRequest("400 (Bad request) \"name, external_url\" are missing, at least one parameter must be provided")
+	})
+
 	a.MapError(cicd.ErrMissing, func(err error) *api.Error {
 		var m *cicd.MissingError
 		if errors.As(err, &m) {
