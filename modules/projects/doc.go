@@ -8,8 +8,11 @@
 // OpenIssuesCounter the module owning issues registers
 // (ProvideOpenIssuesCounter), so this module never imports it.
 //
-// Its public packages are the contracts other modules build on: event (the
-// ProjectEvent and MemberEvent it publishes) and feed (the activity feed
-// entries and feed kinds every module above publishes and registers). It
+// Its public packages are the contracts other modules build on: project
+// (Access, the Service of commands on projects, groups and members, the
+// records and errors they return), event (the ProjectEvent and MemberEvent
+// it publishes) and feed (the activity feed entries and feed kinds every
+// module above publishes and registers). The names of this package are
+// aliases of package project's, kept for the modules that use them. It
 // imports identity's public package and core only.
 package projects

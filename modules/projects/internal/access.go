@@ -5,80 +5,43 @@ import (
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
-)
-
-// Access levels of API-CONVENTIONS.md.
-const (
-	NoAccess  = 0
-	Guest     = 10
-	Reporter  = 20
-	Developer = 30
-	Master    = 40
-	Owner     = 50
-)
-
-// Visibility levels.
-const (
-	Private  = "private"
-	Internal = "internal"
-	Public   = "public"
-)
-
-// Action is something a caller may want to do on a project.
-type Action int
-
-const (
-	ReadProject Action = iota
-	ReadCode           // clone, read repository, jobs, pipelines, MRs
-	CreateIssue
-	CreateSnippet
-	PushCode // unprotected branches, MRs, tags, job control
-	PushProtected
-	AdminProject // settings, hooks, members, protected branches
-	ChangeVisibility
-	RemoveProject // also archive/unarchive, delete MRs and issues
-
-	// Reads of features that a project may switch off.
-	ReadIssues        // issues_enabled
-	ReadMergeRequests // merge_requests_enabled
-	ReadSnippets      // snippets_enabled
-	ReadJobs          // jobs_enabled; non-members also need public_jobs
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
 // feature says which switch an action needs (nil: none).
-func feature(a Action, f *Features) (needed, on bool) {
+func feature(a project.Action, f *project.Features) (needed, on bool) {
 	switch a {
-	case ReadIssues, CreateIssue:
+	case project.ReadIssues, project.CreateIssue:
 		return true, f.IssuesEnabled
-	case ReadMergeRequests:
+	case project.ReadMergeRequests:
 		return true, f.MergeRequestsEnabled
-	case ReadSnippets, CreateSnippet:
+	case project.ReadSnippets, project.CreateSnippet:
 		return true, f.SnippetsEnabled
-	case ReadJobs:
+	case project.ReadJobs:
 		return true, f.JobsEnabled
 	}
 	return false, true
 }
 
 // minLevel is the table of API-CONVENTIONS.md.
-var minLevel = map[Action]int{
-	ReadProject:       Guest,
-	CreateIssue:       Guest,
-	ReadCode:          Reporter,
-	CreateSnippet:     Reporter,
-	PushCode:          Developer,
-	PushProtected:     Master,
-	AdminProject:      Master,
-	ChangeVisibility:  Owner,
-	RemoveProject:     Owner,
-	ReadIssues:        Guest,
-	ReadSnippets:      Guest,
-	ReadMergeRequests: Reporter,
-	ReadJobs:          Reporter,
+var minLevel = map[project.Action]int{
+	project.ReadProject:       project.Guest,
+	project.CreateIssue:       project.Guest,
+	project.ReadCode:          project.Reporter,
+	project.CreateSnippet:     project.Reporter,
+	project.PushCode:          project.Developer,
+	project.PushProtected:     project.Master,
+	project.AdminProject:      project.Master,
+	project.ChangeVisibility:  project.Owner,
+	project.RemoveProject:     project.Owner,
+	project.ReadIssues:        project.Guest,
+	project.ReadSnippets:      project.Guest,
+	project.ReadMergeRequests: project.Reporter,
+	project.ReadJobs:          project.Reporter,
 }
 
 // writes are refused on archived projects whatever the level.
-var writes = map[Action]bool{PushCode: true, PushProtected: true, CreateIssue: true, CreateSnippet: true}
+var writes = map[project.Action]bool{project.PushCode: true, project.PushProtected: true, project.CreateIssue: true, project.CreateSnippet: true}
 
 // levels is what one caller has on one project.
 type levels struct {
@@ -102,7 +65,7 @@ func levelsOf(tx *store.Tx, p *auth.Principal, proj *Project, now time.Time) lev
 		switch ns.Kind {
 		case KindUser:
 			if ns.OwnerID == uid {
-				l.project = Owner
+				l.project = project.Owner
 			}
 		case KindGroup:
 			l.group = groupMemberLevel(tx, ns.ID, uid, now)
@@ -123,7 +86,7 @@ func levelsOf(tx *store.Tx, p *auth.Principal, proj *Project, now time.Time) lev
 func memberLevel(tx *store.Tx, kind string, source, user uint64, now time.Time) int {
 	m, err := members.GetBy(tx, "membership", sourceKey(kind, source)+"/"+u64(user))
 	if err != nil || (m.ExpiresAt != nil && now.After(*m.ExpiresAt)) {
-		return NoAccess
+		return project.NoAccess
 	}
 	return m.AccessLevel
 }
@@ -132,11 +95,11 @@ func memberLevel(tx *store.Tx, kind string, source, user uint64, now time.Time) 
 // signed-in users who are not external; administrators see everything.
 func canSee(p *auth.Principal, proj *Project, l levels) bool {
 	switch {
-	case p.IsAdmin(), l.max() >= Guest:
+	case p.IsAdmin(), l.max() >= project.Guest:
 		return true
-	case proj.Visibility == Public:
+	case proj.Visibility == project.Public:
 		return true
-	case proj.Visibility == Internal:
+	case proj.Visibility == project.Internal:
 		return !p.IsAnonymous() && !p.User.External
 	}
 	return false
@@ -146,17 +109,17 @@ func canSee(p *auth.Principal, proj *Project, l levels) bool {
 // as Owner; readers of public/internal projects act as Guest.
 func effectiveLevel(p *auth.Principal, proj *Project, l levels) int {
 	if p.IsAdmin() {
-		return Owner
+		return project.Owner
 	}
 	lvl := l.max()
-	if lvl < Guest && canSee(p, proj, l) {
-		lvl = Guest
+	if lvl < project.Guest && canSee(p, proj, l) {
+		lvl = project.Guest
 	}
 	return lvl
 }
 
 // allowed applies the table, the feature switches and the archive rule.
-func allowed(p *auth.Principal, proj *Project, l levels, a Action) bool {
+func allowed(p *auth.Principal, proj *Project, l levels, a project.Action) bool {
 	if !canSee(p, proj, l) {
 		return false
 	}
@@ -169,27 +132,27 @@ func allowed(p *auth.Principal, proj *Project, l levels, a Action) bool {
 	// Reading the code (and so merge requests) of a public project, or of
 	// an internal one as a signed-in user who is not external, needs no
 	// membership; jobs too when the project makes them public.
-	openCode := proj.Visibility == Public || (proj.Visibility == Internal && !p.IsAnonymous() && !p.User.External)
+	openCode := proj.Visibility == project.Public || (proj.Visibility == project.Internal && !p.IsAnonymous() && !p.User.External)
 	// Anonymous callers get public reads only.
 	if p.IsAnonymous() {
 		switch a {
-		case ReadProject, ReadIssues, ReadSnippets:
+		case project.ReadProject, project.ReadIssues, project.ReadSnippets:
 			return true
-		case ReadCode, ReadMergeRequests:
+		case project.ReadCode, project.ReadMergeRequests:
 			return openCode
-		case ReadJobs:
+		case project.ReadJobs:
 			return openCode && proj.PublicJobs
 		}
 		return false
 	}
 	lvl := effectiveLevel(p, proj, l)
 	switch a {
-	case ReadCode, ReadMergeRequests:
+	case project.ReadCode, project.ReadMergeRequests:
 		if openCode {
 			return true
 		}
-	case ReadJobs:
-		if openCode && proj.PublicJobs && l.max() < Reporter {
+	case project.ReadJobs:
+		if openCode && proj.PublicJobs && l.max() < project.Reporter {
 			return true
 		}
 	}

@@ -11,28 +11,29 @@ import (
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
 // The permission table of API-CONVENTIONS.md, checked against levelsOf,
 // canSee and allowed on a real store.
 
-var accAll = []Action{ReadProject, ReadCode, CreateIssue, CreateSnippet, PushCode, PushProtected, AdminProject, ChangeVisibility, RemoveProject}
+var accAll = []project.Action{project.ReadProject, project.ReadCode, project.CreateIssue, project.CreateSnippet, project.PushCode, project.PushProtected, project.AdminProject, project.ChangeVisibility, project.RemoveProject}
 
-var accActionNames = map[Action]string{
-	ReadProject: "ReadProject", ReadCode: "ReadCode", CreateIssue: "CreateIssue", CreateSnippet: "CreateSnippet",
-	PushCode: "PushCode", PushProtected: "PushProtected", AdminProject: "AdminProject",
-	ChangeVisibility: "ChangeVisibility", RemoveProject: "RemoveProject",
+var accActionNames = map[project.Action]string{
+	project.ReadProject: "ReadProject", project.ReadCode: "ReadCode", project.CreateIssue: "CreateIssue", project.CreateSnippet: "CreateSnippet",
+	project.PushCode: "PushCode", project.PushProtected: "PushProtected", project.AdminProject: "AdminProject",
+	project.ChangeVisibility: "ChangeVisibility", project.RemoveProject: "RemoveProject",
 }
 
 // Sets of actions, cumulative as the table is.
 var (
-	accNone       = []Action{}
-	accReadPublic = []Action{ReadProject, ReadCode}              // anonymous on a public project
-	accReader     = []Action{ReadProject, ReadCode, CreateIssue} // signed-in reader of public/internal
-	accGuest      = []Action{ReadProject, CreateIssue}           // Guest of a private project
-	accReporter   = []Action{ReadProject, ReadCode, CreateIssue, CreateSnippet}
-	accDeveloper  = append(append([]Action{}, accReporter...), PushCode)
-	accMaster     = append(append([]Action{}, accDeveloper...), PushProtected, AdminProject)
+	accNone       = []project.Action{}
+	accReadPublic = []project.Action{project.ReadProject, project.ReadCode}                      // anonymous on a public project
+	accReader     = []project.Action{project.ReadProject, project.ReadCode, project.CreateIssue} // signed-in reader of public/internal
+	accGuest      = []project.Action{project.ReadProject, project.CreateIssue}                   // Guest of a private project
+	accReporter   = []project.Action{project.ReadProject, project.ReadCode, project.CreateIssue, project.CreateSnippet}
+	accDeveloper  = append(append([]project.Action{}, accReporter...), project.PushCode)
+	accMaster     = append(append([]project.Action{}, accDeveloper...), project.PushProtected, project.AdminProject)
 	accEverything = accAll
 )
 
@@ -93,7 +94,7 @@ func (w *accWorld) project(ns *Namespace, path, vis string, edit ...func(*Projec
 	w.t.Helper()
 	// Features as a new project has them (create() switches these on).
 	p := &Project{NamespaceID: ns.ID, Name: path, Path: path, Visibility: vis, SharedWith: []Share{}, CreatedAt: w.now,
-		Features: Features{IssuesEnabled: true, MergeRequestsEnabled: true, JobsEnabled: true, WikiEnabled: true, SnippetsEnabled: true}}
+		Features: project.Features{IssuesEnabled: true, MergeRequestsEnabled: true, JobsEnabled: true, WikiEnabled: true, SnippetsEnabled: true}}
 	for _, e := range edit {
 		e(p)
 	}
@@ -127,16 +128,16 @@ func (w *accWorld) levels(p *auth.Principal, proj *Project) levels {
 
 // allowedSet is every action allowed; it also checks that canSee and
 // ReadProject agree.
-func (w *accWorld) allowedSet(t *testing.T, p *auth.Principal, proj *Project) []Action {
+func (w *accWorld) allowedSet(t *testing.T, p *auth.Principal, proj *Project) []project.Action {
 	t.Helper()
 	l := w.levels(p, proj)
-	var out []Action
+	var out []project.Action
 	for _, a := range accAll {
 		if allowed(p, proj, l, a) {
 			out = append(out, a)
 		}
 	}
-	if see := canSee(p, proj, l); see != allowed(p, proj, l, ReadProject) {
+	if see := canSee(p, proj, l); see != allowed(p, proj, l, project.ReadProject) {
 		t.Errorf("canSee = %v but allowed(ReadProject) = %v", see, !see)
 	}
 	return out
@@ -158,7 +159,7 @@ func accExternal(id int64) *auth.Principal {
 	return p
 }
 
-func accNames(actions []Action) string {
+func accNames(actions []project.Action) string {
 	s := make([]string, 0, len(actions))
 	for _, a := range actions {
 		s = append(s, accActionNames[a])
@@ -167,7 +168,7 @@ func accNames(actions []Action) string {
 	return "[" + strings.Join(s, " ") + "]"
 }
 
-func accExpect(t *testing.T, got, want []Action) {
+func accExpect(t *testing.T, got, want []project.Action) {
 	t.Helper()
 	if accNames(got) != accNames(want) {
 		t.Errorf("allowed %s, want %s", accNames(got), accNames(want))
@@ -186,8 +187,8 @@ type accCaller struct {
 func TestPermissionTable(t *testing.T) {
 	w := newAccWorld(t)
 	personal := w.namespace(&Namespace{Kind: KindUser, OwnerID: uOwner, CreatedAt: w.now})
-	group := w.namespace(&Namespace{Kind: KindGroup, Path: "g", Name: "G", Visibility: Public, CreatedAt: w.now})
-	w.member(KindGroup, group.ID, uGroupOwner, Owner, nil)
+	group := w.namespace(&Namespace{Kind: KindGroup, Path: "g", Name: "G", Visibility: project.Public, CreatedAt: w.now})
+	w.member(KindGroup, group.ID, uGroupOwner, project.Owner, nil)
 
 	callers := []accCaller{
 		{"anonymous", auth.Anonymous()},
@@ -201,19 +202,19 @@ func TestPermissionTable(t *testing.T) {
 		{"owner", nil}, // the namespace owner or the group Owner, per setting
 		{"admin", accAdmin(uAdmin)},
 	}
-	want := map[string]map[string][]Action{
-		"anonymous":             {Private: accNone, Internal: accNone, Public: accReadPublic},
-		"external":              {Private: accNone, Internal: accNone, Public: accReader},
-		"external guest member": {Private: accGuest, Internal: accGuest, Public: accReader},
-		"signed-in non-member":  {Private: accNone, Internal: accReader, Public: accReader},
-		"guest":                 {Private: accGuest, Internal: accReader, Public: accReader},
-		"reporter":              {Private: accReporter, Internal: accReporter, Public: accReporter},
-		"developer":             {Private: accDeveloper, Internal: accDeveloper, Public: accDeveloper},
-		"master":                {Private: accMaster, Internal: accMaster, Public: accMaster},
-		"owner":                 {Private: accEverything, Internal: accEverything, Public: accEverything},
-		"admin":                 {Private: accEverything, Internal: accEverything, Public: accEverything},
+	want := map[string]map[string][]project.Action{
+		"anonymous":             {project.Private: accNone, project.Internal: accNone, project.Public: accReadPublic},
+		"external":              {project.Private: accNone, project.Internal: accNone, project.Public: accReader},
+		"external guest member": {project.Private: accGuest, project.Internal: accGuest, project.Public: accReader},
+		"signed-in non-member":  {project.Private: accNone, project.Internal: accReader, project.Public: accReader},
+		"guest":                 {project.Private: accGuest, project.Internal: accReader, project.Public: accReader},
+		"reporter":              {project.Private: accReporter, project.Internal: accReporter, project.Public: accReporter},
+		"developer":             {project.Private: accDeveloper, project.Internal: accDeveloper, project.Public: accDeveloper},
+		"master":                {project.Private: accMaster, project.Internal: accMaster, project.Public: accMaster},
+		"owner":                 {project.Private: accEverything, project.Internal: accEverything, project.Public: accEverything},
+		"admin":                 {project.Private: accEverything, project.Internal: accEverything, project.Public: accEverything},
 	}
-	roles := map[int64]int{uGuest: Guest, uExternalGuest: Guest, uReporter: Reporter, uDeveloper: Developer, uMaster: Master}
+	roles := map[int64]int{uGuest: project.Guest, uExternalGuest: project.Guest, uReporter: project.Reporter, uDeveloper: project.Developer, uMaster: project.Master}
 
 	for _, setting := range []struct {
 		name  string
@@ -224,14 +225,14 @@ func TestPermissionTable(t *testing.T) {
 		{"personal", personal, "project", accUser(uOwner)},
 		{"group", group, KindGroup, accUser(uGroupOwner)},
 	} {
-		for _, vis := range []string{Private, Internal, Public} {
+		for _, vis := range []string{project.Private, project.Internal, project.Public} {
 			proj := w.project(setting.ns, "p-"+vis, vis)
 			for uid, lvl := range roles {
 				source := proj.ID
 				if setting.kind == KindGroup {
 					source = group.ID
 				}
-				if setting.kind == KindGroup && vis != Private {
+				if setting.kind == KindGroup && vis != project.Private {
 					continue // group members were added with the private project
 				}
 				w.member(setting.kind, source, uid, lvl, nil)
@@ -255,13 +256,13 @@ func TestPermissionTable(t *testing.T) {
 func TestLevelsOf(t *testing.T) {
 	w := newAccWorld(t)
 	personal := w.namespace(&Namespace{Kind: KindUser, OwnerID: uOwner, CreatedAt: w.now})
-	group := w.namespace(&Namespace{Kind: KindGroup, Path: "g", Name: "G", Visibility: Private, CreatedAt: w.now})
-	inGroup := w.project(group, "in-group", Private)
-	mine := w.project(personal, "mine", Private)
-	w.member(KindGroup, group.ID, uDeveloper, Developer, nil)
-	w.member("project", inGroup.ID, uReporter, Reporter, nil)
-	w.member(KindGroup, group.ID, uReporter, Master, nil)
-	w.member("project", mine.ID, uGuest, Guest, nil)
+	group := w.namespace(&Namespace{Kind: KindGroup, Path: "g", Name: "G", Visibility: project.Private, CreatedAt: w.now})
+	inGroup := w.project(group, "in-group", project.Private)
+	mine := w.project(personal, "mine", project.Private)
+	w.member(KindGroup, group.ID, uDeveloper, project.Developer, nil)
+	w.member("project", inGroup.ID, uReporter, project.Reporter, nil)
+	w.member(KindGroup, group.ID, uReporter, project.Master, nil)
+	w.member("project", mine.ID, uGuest, project.Guest, nil)
 
 	for _, tc := range []struct {
 		name           string
@@ -269,10 +270,10 @@ func TestLevelsOf(t *testing.T) {
 		proj           *Project
 		project, group int
 	}{
-		{"namespace owner", accUser(uOwner), mine, Owner, 0},
-		{"project member", accUser(uGuest), mine, Guest, 0},
-		{"group member", accUser(uDeveloper), inGroup, 0, Developer},
-		{"both: each side kept, max wins", accUser(uReporter), inGroup, Reporter, Master},
+		{"namespace owner", accUser(uOwner), mine, project.Owner, 0},
+		{"project member", accUser(uGuest), mine, project.Guest, 0},
+		{"group member", accUser(uDeveloper), inGroup, 0, project.Developer},
+		{"both: each side kept, max wins", accUser(uReporter), inGroup, project.Reporter, project.Master},
 		{"anonymous", auth.Anonymous(), inGroup, 0, 0},
 		{"admin is no member", accAdmin(uAdmin), inGroup, 0, 0},
 	} {
@@ -293,33 +294,33 @@ func TestLevelsOf(t *testing.T) {
 func TestGroupShare(t *testing.T) {
 	w := newAccWorld(t)
 	personal := w.namespace(&Namespace{Kind: KindUser, OwnerID: uOwner, CreatedAt: w.now})
-	shared := w.namespace(&Namespace{Kind: KindGroup, Path: "s", Name: "S", Visibility: Private, CreatedAt: w.now})
-	high := w.namespace(&Namespace{Kind: KindGroup, Path: "h", Name: "H", Visibility: Private, CreatedAt: w.now})
-	old := w.namespace(&Namespace{Kind: KindGroup, Path: "o", Name: "O", Visibility: Private, CreatedAt: w.now})
+	shared := w.namespace(&Namespace{Kind: KindGroup, Path: "s", Name: "S", Visibility: project.Private, CreatedAt: w.now})
+	high := w.namespace(&Namespace{Kind: KindGroup, Path: "h", Name: "H", Visibility: project.Private, CreatedAt: w.now})
+	old := w.namespace(&Namespace{Kind: KindGroup, Path: "o", Name: "O", Visibility: project.Private, CreatedAt: w.now})
 	past := w.now.Add(-24 * time.Hour)
 	future := w.now.Add(24 * time.Hour)
-	proj := w.project(personal, "shared", Private, func(p *Project) {
+	proj := w.project(personal, "shared", project.Private, func(p *Project) {
 		p.SharedWith = []Share{
-			{GroupID: shared.ID, Access: Reporter},
-			{GroupID: high.ID, Access: Master, ExpiresAt: &future},
-			{GroupID: old.ID, Access: Master, ExpiresAt: &past},
+			{GroupID: shared.ID, Access: project.Reporter},
+			{GroupID: high.ID, Access: project.Master, ExpiresAt: &future},
+			{GroupID: old.ID, Access: project.Master, ExpiresAt: &past},
 		}
 	})
-	w.member(KindGroup, shared.ID, uDeveloper, Developer, nil)
-	w.member(KindGroup, shared.ID, uGuest, Guest, nil)
-	w.member(KindGroup, high.ID, uGroupOwner, Owner, nil)
-	w.member(KindGroup, old.ID, uMaster, Owner, nil)
-	w.member(KindGroup, shared.ID, uOther, Owner, &past) // expired membership in the shared group
+	w.member(KindGroup, shared.ID, uDeveloper, project.Developer, nil)
+	w.member(KindGroup, shared.ID, uGuest, project.Guest, nil)
+	w.member(KindGroup, high.ID, uGroupOwner, project.Owner, nil)
+	w.member(KindGroup, old.ID, uMaster, project.Owner, nil)
+	w.member(KindGroup, shared.ID, uOther, project.Owner, &past) // expired membership in the shared group
 
 	for _, tc := range []struct {
 		name  string
 		uid   int64
 		group int
-		want  []Action
+		want  []project.Action
 	}{
-		{"developer in a Reporter share is Reporter", uDeveloper, Reporter, accReporter},
-		{"guest in a Reporter share is Guest", uGuest, Guest, accGuest},
-		{"owner in a Master share is Master, not Owner", uGroupOwner, Master, accMaster},
+		{"developer in a Reporter share is Reporter", uDeveloper, project.Reporter, accReporter},
+		{"guest in a Reporter share is Guest", uGuest, project.Guest, accGuest},
+		{"owner in a Master share is Master, not Owner", uGroupOwner, project.Master, accMaster},
 		{"expired share gives nothing", uMaster, 0, accNone},
 		{"expired membership of the shared group gives nothing", uOther, 0, accNone},
 	} {
@@ -338,20 +339,20 @@ func TestGroupShare(t *testing.T) {
 func TestExpiredMembership(t *testing.T) {
 	w := newAccWorld(t)
 	personal := w.namespace(&Namespace{Kind: KindUser, OwnerID: uOwner, CreatedAt: w.now})
-	group := w.namespace(&Namespace{Kind: KindGroup, Path: "g", Name: "G", Visibility: Private, CreatedAt: w.now})
+	group := w.namespace(&Namespace{Kind: KindGroup, Path: "g", Name: "G", Visibility: project.Private, CreatedAt: w.now})
 	past := w.now.Add(-time.Minute)
 	future := w.now.Add(time.Minute)
-	for _, vis := range []string{Private, Public} {
+	for _, vis := range []string{project.Private, project.Public} {
 		pp := w.project(personal, "p-"+vis, vis)
 		gp := w.project(group, "g-"+vis, vis)
-		w.member("project", pp.ID, uDeveloper, Developer, &past)
-		w.member("project", pp.ID, uMaster, Master, &future)
-		if vis == Private {
-			w.member(KindGroup, group.ID, uDeveloper, Developer, &past)
-			w.member(KindGroup, group.ID, uMaster, Master, &future)
+		w.member("project", pp.ID, uDeveloper, project.Developer, &past)
+		w.member("project", pp.ID, uMaster, project.Master, &future)
+		if vis == project.Private {
+			w.member(KindGroup, group.ID, uDeveloper, project.Developer, &past)
+			w.member(KindGroup, group.ID, uMaster, project.Master, &future)
 		}
 		stranger := accNone
-		if vis == Public {
+		if vis == project.Public {
 			stranger = accReader
 		}
 		for _, proj := range []*Project{pp, gp} {
@@ -369,18 +370,18 @@ func TestExpiredMembership(t *testing.T) {
 func TestArchived(t *testing.T) {
 	w := newAccWorld(t)
 	personal := w.namespace(&Namespace{Kind: KindUser, OwnerID: uOwner, CreatedAt: w.now})
-	for _, vis := range []string{Private, Public} {
+	for _, vis := range []string{project.Private, project.Public} {
 		proj := w.project(personal, "archived-"+vis, vis, func(p *Project) { p.Archived = true })
-		w.member("project", proj.ID, uDeveloper, Developer, nil)
-		w.member("project", proj.ID, uMaster, Master, nil)
-		readOnly := []Action{ReadProject, ReadCode, AdminProject, ChangeVisibility, RemoveProject}
+		w.member("project", proj.ID, uDeveloper, project.Developer, nil)
+		w.member("project", proj.ID, uMaster, project.Master, nil)
+		readOnly := []project.Action{project.ReadProject, project.ReadCode, project.AdminProject, project.ChangeVisibility, project.RemoveProject}
 		t.Run(vis, func(t *testing.T) {
 			accExpect(t, w.allowedSet(t, accUser(uOwner), proj), readOnly)
 			accExpect(t, w.allowedSet(t, accAdmin(uAdmin), proj), readOnly)
-			accExpect(t, w.allowedSet(t, accUser(uMaster), proj), []Action{ReadProject, ReadCode, AdminProject})
-			accExpect(t, w.allowedSet(t, accUser(uDeveloper), proj), []Action{ReadProject, ReadCode})
-			if vis == Public {
-				accExpect(t, w.allowedSet(t, accUser(uStranger), proj), []Action{ReadProject, ReadCode})
+			accExpect(t, w.allowedSet(t, accUser(uMaster), proj), []project.Action{project.ReadProject, project.ReadCode, project.AdminProject})
+			accExpect(t, w.allowedSet(t, accUser(uDeveloper), proj), []project.Action{project.ReadProject, project.ReadCode})
+			if vis == project.Public {
+				accExpect(t, w.allowedSet(t, accUser(uStranger), proj), []project.Action{project.ReadProject, project.ReadCode})
 			} else {
 				accExpect(t, w.allowedSet(t, accUser(uStranger), proj), accNone)
 			}
@@ -394,16 +395,16 @@ func TestArchived(t *testing.T) {
 func TestListingHonoursExpiry(t *testing.T) {
 	w := newAccWorld(t)
 	personal := w.namespace(&Namespace{Kind: KindUser, OwnerID: uOwner, CreatedAt: w.now})
-	group := w.namespace(&Namespace{Kind: KindGroup, Path: "g", Name: "G", Visibility: Private, CreatedAt: w.now})
+	group := w.namespace(&Namespace{Kind: KindGroup, Path: "g", Name: "G", Visibility: project.Private, CreatedAt: w.now})
 	past := w.now.Add(-time.Hour)
-	direct := w.project(personal, "direct", Private)
-	inGroup := w.project(group, "in-group", Private)
-	shared := w.project(personal, "shared", Private, func(p *Project) {
-		p.SharedWith = []Share{{GroupID: group.ID, Access: Developer, ExpiresAt: &past}}
+	direct := w.project(personal, "direct", project.Private)
+	inGroup := w.project(group, "in-group", project.Private)
+	shared := w.project(personal, "shared", project.Private, func(p *Project) {
+		p.SharedWith = []Share{{GroupID: group.ID, Access: project.Developer, ExpiresAt: &past}}
 	})
-	w.member("project", direct.ID, uGuest, Guest, &past)
-	w.member(KindGroup, group.ID, uReporter, Reporter, &past)
-	w.member(KindGroup, group.ID, uDeveloper, Developer, nil) // current member: the share itself expired
+	w.member("project", direct.ID, uGuest, project.Guest, &past)
+	w.member(KindGroup, group.ID, uReporter, project.Reporter, &past)
+	w.member(KindGroup, group.ID, uDeveloper, project.Developer, nil) // current member: the share itself expired
 
 	for _, tc := range []struct {
 		name string

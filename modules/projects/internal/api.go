@@ -12,6 +12,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects/event"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
 // NewRoutes registers the projects module's operations.
@@ -113,7 +114,7 @@ func (s *Service) update(ctx context.Context, in *updateInput) (*projectOutput, 
 		// what changed); name is no more required than the others.
 		return nil, api.AtLeastOne(editableAttributes...)
 	}
-	r, err := s.require(ctx, in.ID, AdminProject)
+	r, err := s.require(ctx, in.ID, project.AdminProject)
 	if err != nil {
 		return nil, err
 	}
@@ -126,11 +127,11 @@ func (s *Service) update(ctx context.Context, in *updateInput) (*projectOutput, 
 		if !validVisibility(*b.Visibility) {
 			return nil, api.NotValidValue("visibility")
 		}
-		if *b.Visibility != r.p.Visibility && !allowed(pr, r.p, r.l, ChangeVisibility) {
-			return nil, ErrForbidden
+		if *b.Visibility != r.p.Visibility && !allowed(pr, r.p, r.l, project.ChangeVisibility) {
+			return nil, project.ErrForbidden
 		}
 	}
-	v := ValidationError{}
+	v := project.FieldErrors{}
 	if b.Name != nil {
 		validateName(v, strings.TrimSpace(*b.Name))
 	}
@@ -181,7 +182,7 @@ func (s *Service) update(ctx context.Context, in *updateInput) (*projectOutput, 
 	})
 	var conflict *store.ConflictError
 	if errors.As(err, &conflict) {
-		return nil, ValidationError{conflict.Index: {"has already been taken"}}
+		return nil, project.FieldErrors{conflict.Index: {"has already been taken"}}
 	}
 	if err != nil {
 		return nil, err
@@ -217,7 +218,7 @@ func trimmed(s *string) *string {
 // event with action "deleted" tells the other modules to remove what they
 // own of it (repository, CI data, uploads...).
 func (s *Service) delete(ctx context.Context, in *ProjectPath) (*struct{}, error) {
-	r, err := s.require(ctx, in.ID, RemoveProject)
+	r, err := s.require(ctx, in.ID, project.RemoveProject)
 	if err != nil {
 		return nil, err
 	}

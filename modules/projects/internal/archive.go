@@ -12,6 +12,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects/event"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
 func (s *Service) registerArchive(a *api.API) {
@@ -29,7 +30,7 @@ func (s *Service) registerArchive(a *api.API) {
 }
 
 func (s *Service) setArchived(ctx context.Context, ref string, archived bool) (*projectOutput, error) {
-	r, err := s.require(ctx, ref, RemoveProject)
+	r, err := s.require(ctx, ref, project.RemoveProject)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +54,7 @@ func (s *Service) setArchived(ctx context.Context, ref string, archived bool) (*
 		return s.bus.Publish(tx, event.ProjectEvent{Action: action, ProjectID: int64(p.ID), UserID: auth.FromContext(ctx).UserID()})
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, ErrProjectNotFound
+		return nil, project.ErrNotFound
 	}
 	if err != nil {
 		return nil, err

@@ -3,28 +3,22 @@ package internal
 import (
 	"context"
 	"sync"
-)
 
-// BranchChecker tells whether a project's repository has a branch. The
-// repository module owns repositories and sits above this module, so it
-// registers one (projects.ProvideBranchChecker) instead of being imported;
-// an edit that names a default_branch asks it.
-type BranchChecker interface {
-	BranchExists(ctx context.Context, projectID int64, branch string) (bool, error)
-}
+	"github.com/fennec-forge/fennec/modules/projects/project"
+)
 
 // branchChecker holds the registered checker; nil while no module
 // registered one (a bundle without repositories: default_branch is then
 // taken as given, there being nothing to check it against).
 type branchChecker struct {
 	once    sync.Once
-	checker BranchChecker
+	checker project.BranchChecker
 }
 
 // SetBranchCheckers takes the checkers the modules registered, once, while
 // the app is assembled. Only the first is used: there is one owner of
 // repositories.
-func (s *Service) SetBranchCheckers(checkers []BranchChecker) {
+func (s *Service) SetBranchCheckers(checkers []project.BranchChecker) {
 	s.branches.once.Do(func() {
 		for _, c := range checkers {
 			if c != nil && s.branches.checker == nil {

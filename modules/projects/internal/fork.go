@@ -16,6 +16,7 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects/event"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
 // ForkInput is POST /projects/:id/fork. namespace is GitLab 9's parameter;
@@ -69,7 +70,7 @@ func (s *Service) forkTarget(ctx context.Context, in *ForkInput) (forkTarget, er
 			}
 		}
 		if in.NamespaceID != nil && *in.NamespaceID > 0 {
-			return errNamespaceNotFound
+			return project.ErrNamespaceNotFound
 		}
 		if ns, err := namespaces.GetBy(tx, "path", store.Fold(ref)); err == nil {
 			t = targetOf(ns)
@@ -81,7 +82,7 @@ func (s *Service) forkTarget(ctx context.Context, in *ForkInput) (forkTarget, er
 	}
 	u, err := s.users.UserByUsername(ctx, ref)
 	if errors.Is(err, identity.ErrUserNotFound) {
-		return t, errNamespaceNotFound
+		return t, project.ErrNamespaceNotFound
 	}
 	if err != nil {
 		return t, err
@@ -104,7 +105,7 @@ func targetOf(ns *Namespace) forkTarget {
 // 404 Namespace Not Found. A name or path already taken there is 409 with
 // the field errors, as GitLab answers.
 func (s *Service) fork(ctx context.Context, in *forkInput) (*projectOutput, error) {
-	src, err := s.require(ctx, in.ID, ReadCode)
+	src, err := s.require(ctx, in.ID, project.ReadCode)
 	if err != nil {
 		return nil, err
 	}
@@ -114,18 +115,18 @@ func (s *Service) fork(ctx context.Context, in *forkInput) (*projectOutput, erro
 		return nil, err
 	}
 	if target.ownerID != 0 && target.ownerID != uint64(pr.UserID()) && !pr.IsAdmin() {
-		return nil, errNamespaceNotFound
+		return nil, project.ErrNamespaceNotFound
 	}
 	limit := -1
 	if target.ownerID != 0 && !pr.IsAdmin() {
 		owner, err := s.users.UserByID(ctx, int64(target.ownerID))
 		if err != nil {
-			return nil, errNamespaceNotFound
+			return nil, project.ErrNamespaceNotFound
 		}
 		limit = owner.ProjectsLimit
 	}
 	name, path := src.p.Name, src.p.Path
-	v := ValidationError{}
+	v := project.FieldErrors{}
 	if in.Body.Name != nil {
 		name = strings.TrimSpace(*in.Body.Name)
 		validateName(v, name)
@@ -143,15 +144,15 @@ func (s *Service) fork(ctx context.Context, in *forkInput) (*projectOutput, erro
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		p, err := projects.Get(tx, src.p.ID)
 		if err != nil {
-			return ErrProjectNotFound
+			return project.ErrNotFound
 		}
 		var ns *Namespace
 		if target.groupID != 0 {
 			if ns, err = namespaces.Get(tx, target.groupID); err != nil {
-				return errNamespaceNotFound
+				return project.ErrNamespaceNotFound
 			}
-			if !pr.IsAdmin() && groupMemberLevel(tx, ns.ID, uint64(pr.UserID()), now) < Master {
-				return errNamespaceNotFound
+			if !pr.IsAdmin() && groupMemberLevel(tx, ns.ID, uint64(pr.UserID()), now) < project.Master {
+				return project.ErrNamespaceNotFound
 			}
 		} else if ns, err = userNamespace(tx, target.ownerID, now); err != nil {
 			return err
@@ -162,7 +163,7 @@ func (s *Service) fork(ctx context.Context, in *forkInput) (*projectOutput, erro
 				return err
 			}
 			if len(ids) >= limit {
-				return ValidationError{"limit_reached": {fmt.Sprintf("Personal project creation is not allowed. Your project limit is %d projects", limit)}}
+				return project.FieldErrors{"limit_reached": {fmt.Sprintf("Personal project creation is not allowed. Your project limit is %d projects", limit)}}
 			}
 		}
 		taken := map[string][]string{}

@@ -14,6 +14,7 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects/event"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
 // Groups follow GitLab v4 as of 9.x, without subgroups:
@@ -143,7 +144,7 @@ func (s *Service) listGroups(ctx context.Context, in *GroupListInput) (*groupLis
 // the filters of in decide which are listed.
 func (s *Service) groupList(ctx context.Context, in *GroupListInput, scan func(*store.Tx, func(*Namespace) (bool, error)) error) (*groupListOutput, error) {
 	pr := auth.FromContext(ctx)
-	if in.MinAccessLevel != 0 && checkLevel(in.MinAccessLevel, Owner) != nil {
+	if in.MinAccessLevel != 0 && checkLevel(in.MinAccessLevel, project.Owner) != nil {
 		return nil, api.NotValidValue("min_access_level")
 	}
 	if pr.IsAnonymous() && (in.Owned || in.MinAccessLevel > 0 || in.AllAvailable == "false") {
@@ -172,21 +173,21 @@ func (s *Service) groupList(ctx context.Context, in *GroupListInput, scan func(*
 			if err != nil {
 				return false, err
 			}
-			lvl := NoAccess
+			lvl := project.NoAccess
 			for _, c := range chain {
 				lvl = max(lvl, levels[c.ID])
 			}
 			var keep bool
 			switch {
 			case in.Owned:
-				keep = lvl >= Owner
+				keep = lvl >= project.Owner
 			case in.MinAccessLevel > 0:
 				keep = lvl >= in.MinAccessLevel
 			case in.AllAvailable == "false":
-				keep = lvl >= Guest || via[g.ID]
+				keep = lvl >= project.Guest || via[g.ID]
 			default:
-				keep = pr.IsAdmin() || lvl >= Guest || via[g.ID] || g.Visibility == Public ||
-					(g.Visibility == Internal && !pr.IsAnonymous() && !pr.User.External)
+				keep = pr.IsAdmin() || lvl >= project.Guest || via[g.ID] || g.Visibility == project.Public ||
+					(g.Visibility == project.Internal && !pr.IsAnonymous() && !pr.User.External)
 			}
 			if keep {
 				rows = append(rows, g)
@@ -304,14 +305,14 @@ func (s *Service) createGroup(ctx context.Context, in *groupCreateInput) (*group
 		if parent, err = s.resolveGroup(ctx, strconv.FormatInt(*b.ParentID, 10)); err != nil {
 			return nil, err
 		}
-		if !pr.IsAdmin() && parent.level < Master {
-			return nil, ErrForbidden
+		if !pr.IsAdmin() && parent.level < project.Master {
+			return nil, project.ErrForbidden
 		}
 	} else if pr.User.External {
 		return nil, api.Forbidden("external users cannot create groups")
 	}
 	name, path := strings.TrimSpace(*b.Name), strings.TrimSpace(*b.Path)
-	g := &Namespace{Kind: KindGroup, Name: name, Path: path, Visibility: Private, CreatedAt: s.now().UTC()}
+	g := &Namespace{Kind: KindGroup, Name: name, Path: path, Visibility: project.Private, CreatedAt: s.now().UTC()}
 	if parent != nil {
 		g.ParentID = parent.g.ID
 	}
@@ -321,7 +322,7 @@ func (s *Service) createGroup(ctx context.Context, in *groupCreateInput) (*group
 	if b.Visibility != nil {
 		g.Visibility = *b.Visibility
 	}
-	v := ValidationError{}
+	v := project.FieldErrors{}
 	validateName(v, name)
 	validateGroupPath(v, "path", path)
 	if len(v) == 0 && parent == nil {
@@ -348,7 +349,7 @@ func (s *Service) createGroup(ctx context.Context, in *groupCreateInput) (*group
 				return err
 			}
 			if len(chain) >= maxGroupDepth {
-				return ValidationError{"parent_id": {"has too deep level of nesting"}}
+				return project.FieldErrors{"parent_id": {"has too deep level of nesting"}}
 			}
 		}
 		if err := groupNameTaken(tx, g); err != nil {
@@ -357,14 +358,14 @@ func (s *Service) createGroup(ctx context.Context, in *groupCreateInput) (*group
 		if err := namespaces.Insert(tx, g); err != nil {
 			return err
 		}
-		m := &Member{SourceKind: KindGroup, SourceID: g.ID, UserID: uint64(pr.UserID()), AccessLevel: Owner, CreatedAt: g.CreatedAt}
+		m := &Member{SourceKind: KindGroup, SourceID: g.ID, UserID: uint64(pr.UserID()), AccessLevel: project.Owner, CreatedAt: g.CreatedAt}
 		if err := members.Insert(tx, m); err != nil {
 			return err
 		}
 		return s.bus.Publish(tx, event.MemberEvent{Action: event.MemberJoined, GroupID: int64(g.ID), UserID: pr.UserID(), AuthorID: pr.UserID()})
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, ErrGroupNotFound // the parent went meanwhile
+		return nil, project.ErrGroupNotFound // the parent went meanwhile
 	}
 	if err = groupConflict(err); err != nil {
 		return nil, err
@@ -378,7 +379,7 @@ func (s *Service) createGroup(ctx context.Context, in *groupCreateInput) (*group
 
 // pathIsUsername adds "has already been taken" when a user has the path as
 // username: users and groups share the top-level namespace.
-func (s *Service) pathIsUsername(ctx context.Context, v ValidationError, path string) error {
+func (s *Service) pathIsUsername(ctx context.Context, v project.FieldErrors, path string) error {
 	_, err := s.users.UserByUsername(ctx, path)
 	switch {
 	case err == nil:
@@ -404,14 +405,14 @@ func groupNameTaken(tx *store.Tx, g *Namespace) error {
 		}
 		for _, id := range ids {
 			if o, err := namespaces.Get(tx, id); err == nil && taken(o) {
-				return ValidationError{"name": {"has already been taken"}}
+				return project.FieldErrors{"name": {"has already been taken"}}
 			}
 		}
 		return nil
 	}
 	return namespaces.Scan(tx, false, 0, func(o *Namespace) (bool, error) {
 		if taken(o) {
-			return false, ValidationError{"name": {"has already been taken"}}
+			return false, project.FieldErrors{"name": {"has already been taken"}}
 		}
 		return true, nil
 	})
@@ -421,12 +422,12 @@ func groupNameTaken(tx *store.Tx, g *Namespace) error {
 func groupConflict(err error) error {
 	var conflict *store.ConflictError
 	if errors.As(err, &conflict) {
-		return ValidationError{conflict.Index: {"has already been taken"}}
+		return project.FieldErrors{conflict.Index: {"has already been taken"}}
 	}
 	return err
 }
 
-var visibilityRank = map[string]int{Private: 0, Internal: 10, Public: 20}
+var visibilityRank = map[string]int{project.Private: 0, project.Internal: 10, project.Public: 20}
 
 // updateGroup answers PUT /groups/:id.
 func (s *Service) updateGroup(ctx context.Context, in *groupUpdateInput) (*groupDetailOutput, error) {
@@ -443,9 +444,9 @@ func (s *Service) updateGroup(ctx context.Context, in *groupUpdateInput) (*group
 		return nil, err
 	}
 	if !r.isOwner(pr) {
-		return nil, ErrForbidden
+		return nil, project.ErrForbidden
 	}
-	v := ValidationError{}
+	v := project.FieldErrors{}
 	if b.Name != nil {
 		validateName(v, strings.TrimSpace(*b.Name))
 	}
@@ -497,7 +498,7 @@ func (s *Service) updateGroup(ctx context.Context, in *groupUpdateInput) (*group
 					return err
 				}
 				if visibilityRank[p.Visibility] > visibilityRank[*b.Visibility] {
-					return ValidationError{"visibility_level": {*b.Visibility + " is not allowed since this group contains projects with higher visibility."}}
+					return project.FieldErrors{"visibility_level": {*b.Visibility + " is not allowed since this group contains projects with higher visibility."}}
 				}
 			}
 			g.Visibility = *b.Visibility
@@ -505,7 +506,7 @@ func (s *Service) updateGroup(ctx context.Context, in *groupUpdateInput) (*group
 		return namespaces.Update(tx, g)
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, ErrGroupNotFound
+		return nil, project.ErrGroupNotFound
 	}
 	if err = groupConflict(err); err != nil {
 		return nil, err
@@ -527,7 +528,7 @@ func (s *Service) deleteGroup(ctx context.Context, in *GroupPath) (*struct{}, er
 		return nil, err
 	}
 	if !r.isOwner(pr) {
-		return nil, ErrForbidden
+		return nil, project.ErrForbidden
 	}
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		below, err := descendantGroups(tx, r.g.ID)
@@ -543,7 +544,7 @@ func (s *Service) deleteGroup(ctx context.Context, in *GroupPath) (*struct{}, er
 		return s.removeGroupRows(tx, r.g.ID, pr.UserID())
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, ErrGroupNotFound
+		return nil, project.ErrGroupNotFound
 	}
 	return nil, err
 }

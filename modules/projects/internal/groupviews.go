@@ -11,6 +11,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
 // GroupView is the Group resource of GitLab v4: full_name and full_path
@@ -66,7 +67,9 @@ type resolvedGroup struct {
 }
 
 // isOwner: Owner of the group, or an administrator.
-func (r *resolvedGroup) isOwner(p *auth.Principal) bool { return p.IsAdmin() || r.level >= Owner }
+func (r *resolvedGroup) isOwner(p *auth.Principal) bool {
+	return p.IsAdmin() || r.level >= project.Owner
+}
 
 // findGroup finds a group by number or path (case-insensitive).
 func findGroup(tx *store.Tx, ref string) (*Namespace, error) {
@@ -95,11 +98,11 @@ func findGroup(tx *store.Tx, ref string) (*Namespace, error) {
 // private group.
 func canSeeGroup(tx *store.Tx, p *auth.Principal, g *Namespace, level int, now time.Time) bool {
 	switch {
-	case p.IsAdmin(), level >= Guest, g.Visibility == Public:
+	case p.IsAdmin(), level >= project.Guest, g.Visibility == project.Public:
 		return true
 	case p.IsAnonymous():
 		return false
-	case g.Visibility == Internal && !p.User.External:
+	case g.Visibility == project.Internal && !p.User.External:
 		return true
 	}
 	return membershipBelow(tx, uint64(p.UserID()), g.ID, now)
@@ -173,7 +176,7 @@ func (s *Service) resolveGroup(ctx context.Context, ref string) (*resolvedGroup,
 		return nil
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, ErrGroupNotFound
+		return nil, project.ErrGroupNotFound
 	}
 	if err != nil {
 		return nil, err

@@ -10,16 +10,15 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/sealed"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
 // Hook is a stored project hook.
@@ -98,7 +97,7 @@ func (in *HookInput) apply(h *Hook, box *sealed.Box) {
 	}
 	h.URL = strings.TrimSpace(in.URL)
 	if in.Token != nil {
-		h.Token = box.Seal(*in.Token, PurposeHookToken)
+		h.Token = box.Seal(*in.Token, project.HookTokenPurpose)
 	}
 	set(&h.PushEvents, in.PushEvents)
 	set(&h.IssuesEvents, in.IssuesEvents)
@@ -109,29 +108,6 @@ func (in *HookInput) apply(h *Hook, box *sealed.Box) {
 	set(&h.PipelineEvents, in.PipelineEvents)
 	set(&h.WikiPageEvents, in.WikiPageEvents)
 	set(&h.EnableSSLVerification, in.EnableSSLVerification)
-}
-
-const maxHookURL = 2048
-
-// HookURLProblem is the shape rule of a hook URL (a project's or a system
-// hook's), in GitLab's words ("is blocked: ..."): absolute http or https
-// with a host, at most 2048 characters. It returns the field error's text,
-// or "" for a URL that passes; raw is already trimmed.
-func HookURLProblem(raw string) string {
-	if utf8.RuneCountInString(raw) > maxHookURL {
-		return "is too long (maximum is 2048 characters)"
-	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" || u.Opaque != "" {
-		return "is blocked: URI is invalid"
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return "is blocked: Only allowed schemes are http, https"
-	}
-	if u.Hostname() == "" {
-		return "is blocked: URI is invalid"
-	}
-	return ""
 }
 
 // validateHookURL is HookURLProblem for a project hook, whose host may
@@ -145,7 +121,7 @@ func HookURLProblem(raw string) string {
 // reason is logged at debug level.
 func (s *Service) validateHookURL(raw string) error {
 	raw = strings.TrimSpace(raw)
-	problem := HookURLProblem(raw)
+	problem := project.HookURLProblem(raw)
 	if problem == "" {
 		if err := s.guard.CheckURL(raw); err != nil {
 			problem = "is blocked: " + err.Error()
@@ -204,17 +180,17 @@ func (s *Service) registerHooks(a *api.API) {
 // project is not found either.
 func projectHook(tx *store.Tx, pid uint64, id int64) (*Hook, error) {
 	if id <= 0 {
-		return nil, errHookNotFound
+		return nil, project.ErrHookNotFound
 	}
 	h, err := hooks.Get(tx, uint64(id))
 	if errors.Is(err, store.ErrNotFound) || (err == nil && h.ProjectID != pid) {
-		return nil, errHookNotFound
+		return nil, project.ErrHookNotFound
 	}
 	return h, err
 }
 
 func (s *Service) listHooks(ctx context.Context, in *listHooksInput) (*listHooksOutput, error) {
-	r, err := s.require(ctx, in.ID, AdminProject)
+	r, err := s.require(ctx, in.ID, project.AdminProject)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +219,7 @@ func (s *Service) listHooks(ctx context.Context, in *listHooksInput) (*listHooks
 }
 
 func (s *Service) getHook(ctx context.Context, in *hookPath) (*hookOutput, error) {
-	r, err := s.require(ctx, in.ID, AdminProject)
+	r, err := s.require(ctx, in.ID, project.AdminProject)
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +236,7 @@ func (s *Service) getHook(ctx context.Context, in *hookPath) (*hookOutput, error
 }
 
 func (s *Service) addHook(ctx context.Context, in *addHookInput) (*hookOutput, error) {
-	r, err := s.require(ctx, in.ID, AdminProject)
+	r, err := s.require(ctx, in.ID, project.AdminProject)
 	if err != nil {
 		return nil, err
 	}
@@ -271,7 +247,7 @@ func (s *Service) addHook(ctx context.Context, in *addHookInput) (*hookOutput, e
 	in.Body.apply(h, s.box)
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		if !projects.Exists(tx, r.p.ID) {
-			return ErrProjectNotFound // deleted meanwhile
+			return project.ErrNotFound // deleted meanwhile
 		}
 		return hooks.Insert(tx, h)
 	})
@@ -283,7 +259,7 @@ func (s *Service) addHook(ctx context.Context, in *addHookInput) (*hookOutput, e
 }
 
 func (s *Service) editHook(ctx context.Context, in *editHookInput) (*hookOutput, error) {
-	r, err := s.require(ctx, in.ID, AdminProject)
+	r, err := s.require(ctx, in.ID, project.AdminProject)
 	if err != nil {
 		return nil, err
 	}
@@ -306,7 +282,7 @@ func (s *Service) editHook(ctx context.Context, in *editHookInput) (*hookOutput,
 }
 
 func (s *Service) deleteHook(ctx context.Context, in *hookPath) (*struct{}, error) {
-	r, err := s.require(ctx, in.ID, AdminProject)
+	r, err := s.require(ctx, in.ID, project.AdminProject)
 	if err != nil {
 		return nil, err
 	}
@@ -318,20 +294,20 @@ func (s *Service) deleteHook(ctx context.Context, in *hookPath) (*struct{}, erro
 	})
 }
 
-// ErrHookNotFound is what ProjectHook answers for a hook that is not one
-// of the project's (or is gone); the API answers it GitLab's "404 Not found".
-var ErrHookNotFound = errHookNotFound
-
-// HookConfig is a project hook as the webhooks module reads it. Token is
-// still sealed (open it with PurposeHookToken): it stays out of memory
-// until a delivery needs it.
-type HookConfig = Hook
+// hookRecord is a stored hook as the contract gives it.
+func hookRecord(h *Hook) project.Hook {
+	return project.Hook{ID: int64(h.ID), ProjectID: int64(h.ProjectID), URL: h.URL, Token: h.Token,
+		PushEvents: h.PushEvents, IssuesEvents: h.IssuesEvents, MergeRequestsEvents: h.MergeRequestsEvents,
+		TagPushEvents: h.TagPushEvents, NoteEvents: h.NoteEvents, JobEvents: h.JobEvents,
+		PipelineEvents: h.PipelineEvents, WikiPageEvents: h.WikiPageEvents,
+		EnableSSLVerification: h.EnableSSLVerification, CreatedAt: h.CreatedAt}
+}
 
 // ProjectHooks are the hooks of a project, by id, in the transaction ctx
 // carries if any (the webhooks module enqueues deliveries in the
 // transaction of the event that caused them).
-func (s *Service) ProjectHooks(ctx context.Context, projectID int64) ([]HookConfig, error) {
-	var out []HookConfig
+func (s *Service) ProjectHooks(ctx context.Context, projectID int64) ([]project.Hook, error) {
+	var out []project.Hook
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		ids, err := hooks.IDsBy(tx, "project", u64(uint64(projectID)))
 		if err != nil {
@@ -342,21 +318,22 @@ func (s *Service) ProjectHooks(ctx context.Context, projectID int64) ([]HookConf
 			if err != nil {
 				return err
 			}
-			out = append(out, *h)
+			out = append(out, hookRecord(h))
 		}
 		return nil
 	})
 	return out, err
 }
 
-// ProjectHook is one hook of a project; ErrHookNotFound when the project
-// has no such hook. It does not check who asks: callers ask Access first.
-func (s *Service) ProjectHook(ctx context.Context, projectID, hookID int64) (HookConfig, error) {
-	var out HookConfig
+// ProjectHook is one hook of a project; project.ErrHookNotFound when the
+// project has no such hook. It does not check who asks: callers ask Access
+// first.
+func (s *Service) ProjectHook(ctx context.Context, projectID, hookID int64) (project.Hook, error) {
+	var out project.Hook
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		h, err := projectHook(tx, uint64(projectID), hookID)
 		if err == nil {
-			out = *h
+			out = hookRecord(h)
 		}
 		return err
 	})

@@ -5,30 +5,21 @@ import (
 	"sync"
 
 	"go.uber.org/zap"
-)
 
-// OpenIssuesCounter tells the project's open_issues_count: the number of
-// its open (opened or reopened) issues, confidential ones included. The
-// issues module owns issues and sits above this module, so it registers
-// one (projects.ProvideOpenIssuesCounter) instead of being imported.
-// OpenIssuesCount must be a read of a few keys, not a walk over issues: a
-// page of 100 projects asks it 100 times. It joins the transaction ctx
-// carries, if any.
-type OpenIssuesCounter interface {
-	OpenIssuesCount(ctx context.Context, projectID int64) (int, error)
-}
+	"github.com/fennec-forge/fennec/modules/projects/project"
+)
 
 // issueCounter holds the registered counter; nil (every count 0) while no
 // module registered one.
 type issueCounter struct {
 	once    sync.Once
-	counter OpenIssuesCounter
+	counter project.OpenIssuesCounter
 }
 
 // SetOpenIssuesCounters takes the counters the modules registered, once,
 // while the app is assembled (before it serves; nothing reads it
 // concurrently then). Only the first is used: there is one owner of issues.
-func (s *Service) SetOpenIssuesCounters(counters []OpenIssuesCounter) {
+func (s *Service) SetOpenIssuesCounters(counters []project.OpenIssuesCounter) {
 	s.issues.once.Do(func() {
 		for n, c := range counters {
 			if c == nil {

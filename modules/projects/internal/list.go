@@ -11,6 +11,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
 // ListInput is GET /projects.
@@ -54,8 +55,8 @@ func visibleIDs(tx *store.Tx, p *auth.Principal, in *ListInput) (map[uint64]bool
 		add(all)
 		return filterOwned(tx, p, in, ids, mine), nil
 	default:
-		for _, vis := range []string{Public, Internal} {
-			if vis == Internal && (p.IsAnonymous() || p.User.External) {
+		for _, vis := range []string{project.Public, project.Internal} {
+			if vis == project.Internal && (p.IsAnonymous() || p.User.External) {
 				continue
 			}
 			list, err := projects.IDsBy(tx, "visibility", vis)

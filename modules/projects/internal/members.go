@@ -12,6 +12,7 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects/event"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
 // Members of groups and projects, as GitLab v4 (9.x) has them:
@@ -96,7 +97,7 @@ func (s *Service) memberSource(ctx context.Context, kind, ref string) (*memberSo
 	if err != nil {
 		return nil, err
 	}
-	return &memberSource{kind: sourceProject, id: r.p.ID, manage: allowed(pr, r.p, r.l, AdminProject)}, nil
+	return &memberSource{kind: sourceProject, id: r.p.ID, manage: allowed(pr, r.p, r.l, project.AdminProject)}, nil
 }
 
 // exists checks inside tx that the source was not deleted meanwhile.
@@ -115,9 +116,9 @@ func (m *memberSource) exists(tx *store.Tx) error {
 
 func (m *memberSource) notFound() error {
 	if m.kind == KindGroup {
-		return ErrGroupNotFound
+		return project.ErrGroupNotFound
 	}
-	return ErrProjectNotFound
+	return project.ErrNotFound
 }
 
 func (m *memberSource) event(action event.MemberAction, user, author int64) event.MemberEvent {
@@ -246,7 +247,7 @@ func (s *Service) getMember(ctx context.Context, kind string, in *MemberPath) (*
 		var err error
 		m, err = members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+u64(uint64(in.UserID)))
 		if errors.Is(err, store.ErrNotFound) || (err == nil && expired(m, s.now())) {
-			return errMemberNotFound
+			return project.ErrMemberNotFound
 		}
 		return err
 	})
@@ -255,7 +256,7 @@ func (s *Service) getMember(ctx context.Context, kind string, in *MemberPath) (*
 	}
 	u, err := s.users.UserByID(ctx, in.UserID)
 	if errors.Is(err, identity.ErrUserNotFound) {
-		return nil, errMemberNotFound
+		return nil, project.ErrMemberNotFound
 	}
 	if err != nil {
 		return nil, err
@@ -268,15 +269,15 @@ func (s *Service) getMember(ctx context.Context, kind string, in *MemberPath) (*
 // Master in projects.
 func maxLevel(kind string) int {
 	if kind == sourceProject {
-		return Master
+		return project.Master
 	}
-	return Owner
+	return project.Owner
 }
 
 // checkLevel refuses a level outside 10..max (Grape's wording).
 func checkLevel(level, highest int) error {
 	switch level {
-	case Guest, Reporter, Developer, Master, Owner:
+	case project.Guest, project.Reporter, project.Developer, project.Master, project.Owner:
 		if level <= highest {
 			return nil
 		}
@@ -305,7 +306,7 @@ func expiry(raw *string) (at *time.Time, clear bool, err error) {
 // membership would give no access at all.
 func checkFuture(at *time.Time, now time.Time) error {
 	if at != nil && !at.After(now.UTC()) {
-		return ValidationError{"expires_at": {"must be a date in the future"}}
+		return project.FieldErrors{"expires_at": {"must be a date in the future"}}
 	}
 	return nil
 }
@@ -335,7 +336,7 @@ func (s *Service) addMember(ctx context.Context, kind string, in *memberAddInput
 		return nil, err
 	}
 	if !src.manage {
-		return nil, ErrForbidden
+		return nil, project.ErrForbidden
 	}
 	u, err := s.users.UserByID(ctx, *b.UserID)
 	if err != nil {
@@ -394,7 +395,7 @@ func lastOwner(tx *store.Tx, group, except uint64, now time.Time) (bool, error) 
 		if err != nil {
 			return false, err
 		}
-		if m.AccessLevel >= Owner && !expired(m, now) {
+		if m.AccessLevel >= project.Owner && !expired(m, now) {
 			return false, nil
 		}
 	}
@@ -418,7 +419,7 @@ func (s *Service) editMember(ctx context.Context, kind string, in *memberEditInp
 		return nil, err
 	}
 	if !src.manage {
-		return nil, ErrForbidden
+		return nil, project.ErrForbidden
 	}
 	now := s.now()
 	if err := checkFuture(at, now); err != nil {
@@ -429,18 +430,18 @@ func (s *Service) editMember(ctx context.Context, kind string, in *memberEditInp
 		var err error
 		m, err = members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+u64(uint64(in.UserID)))
 		if errors.Is(err, store.ErrNotFound) || (err == nil && expired(m, now)) {
-			return errMemberNotFound
+			return project.ErrMemberNotFound
 		}
 		if err != nil {
 			return err
 		}
-		if src.kind == KindGroup && m.AccessLevel >= Owner && *b.AccessLevel < Owner {
+		if src.kind == KindGroup && m.AccessLevel >= project.Owner && *b.AccessLevel < project.Owner {
 			last, err := lastOwner(tx, src.id, m.ID, now)
 			if err != nil {
 				return err
 			}
 			if last {
-				return errLastOwner
+				return project.ErrLastOwner
 			}
 		}
 		m.AccessLevel = *b.AccessLevel
@@ -457,7 +458,7 @@ func (s *Service) editMember(ctx context.Context, kind string, in *memberEditInp
 	}
 	u, err := s.users.UserByID(ctx, in.UserID)
 	if errors.Is(err, identity.ErrUserNotFound) {
-		return nil, errMemberNotFound
+		return nil, project.ErrMemberNotFound
 	}
 	if err != nil {
 		return nil, err
@@ -473,24 +474,24 @@ func (s *Service) removeMember(ctx context.Context, kind string, in *MemberPath)
 		return err
 	}
 	if !src.manage && in.UserID != pr.UserID() {
-		return ErrForbidden
+		return project.ErrForbidden
 	}
 	now := s.now()
 	return s.db.Update(ctx, func(tx *store.Tx) error {
 		m, err := members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+u64(uint64(in.UserID)))
 		if errors.Is(err, store.ErrNotFound) || (err == nil && expired(m, now)) {
-			return errMemberNotFound
+			return project.ErrMemberNotFound
 		}
 		if err != nil {
 			return err
 		}
-		if src.kind == KindGroup && m.AccessLevel >= Owner {
+		if src.kind == KindGroup && m.AccessLevel >= project.Owner {
 			last, err := lastOwner(tx, src.id, m.ID, now)
 			if err != nil {
 				return err
 			}
 			if last {
-				return errLastOwner
+				return project.ErrLastOwner
 			}
 		}
 		if err := members.Delete(tx, m.ID); err != nil {

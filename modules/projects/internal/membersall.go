@@ -10,6 +10,7 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
 // GET /projects/:id/members/all and /groups/:id/members/all (and
@@ -87,7 +88,7 @@ func (s *Service) effectiveMembers(ctx context.Context, src *memberSource) ([]*M
 		}
 		p, err := projects.Get(tx, src.id)
 		if errors.Is(err, store.ErrNotFound) {
-			return ErrProjectNotFound
+			return project.ErrNotFound
 		}
 		if err != nil {
 			return err
@@ -105,7 +106,7 @@ func (s *Service) effectiveMembers(ctx context.Context, src *memberSource) ([]*M
 				return err
 			}
 		case KindUser:
-			consider(&Member{SourceKind: sourceProject, SourceID: p.ID, UserID: ns.OwnerID, AccessLevel: Owner, CreatedAt: ns.CreatedAt})
+			consider(&Member{SourceKind: sourceProject, SourceID: p.ID, UserID: ns.OwnerID, AccessLevel: project.Owner, CreatedAt: ns.CreatedAt})
 		}
 		for _, sh := range p.SharedWith {
 			if sh.ExpiresAt != nil && now.After(*sh.ExpiresAt) {
@@ -171,7 +172,7 @@ func (s *Service) getAllMember(ctx context.Context, kind string, in *MemberPath)
 		}
 		u, err := s.users.UserByID(ctx, in.UserID)
 		if errors.Is(err, identity.ErrUserNotFound) {
-			return nil, errMemberNotFound
+			return nil, project.ErrMemberNotFound
 		}
 		if err != nil {
 			return nil, err
@@ -179,5 +180,5 @@ func (s *Service) getAllMember(ctx context.Context, kind string, in *MemberPath)
 		v := s.memberView(ctx, m, u)
 		return &memberOutput{Body: &v}, nil
 	}
-	return nil, errMemberNotFound
+	return nil, project.ErrMemberNotFound
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
 // The namespaces API follows GitLab v4 (9.x):
@@ -170,14 +171,14 @@ func (s *Service) getNamespace(ctx context.Context, in *namespacePath) (*namespa
 		}
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errNamespaceNotFound
+		return nil, project.ErrNamespaceNotFound
 	}
 	if err != nil {
 		return nil, err
 	}
 	v, err := s.namespaceView(ctx, n, pr.IsAdmin())
 	if errors.Is(err, identity.ErrUserNotFound) {
-		return nil, errNamespaceNotFound
+		return nil, project.ErrNamespaceNotFound
 	}
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
 type projectUsersInput struct {
@@ -48,7 +49,7 @@ func (s *Service) projectTeamIDs(ctx context.Context, p *Project) ([]uint64, err
 				if err != nil {
 					return err
 				}
-				if m.AccessLevel >= Guest && (m.ExpiresAt == nil || !now.After(*m.ExpiresAt)) {
+				if m.AccessLevel >= project.Guest && (m.ExpiresAt == nil || !now.After(*m.ExpiresAt)) {
 					set[m.UserID] = true
 				}
 			}

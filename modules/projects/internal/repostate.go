@@ -13,15 +13,7 @@ import (
 	"errors"
 
 	"github.com/fennec-forge/fennec/core/store"
-)
-
-// Import states shown as a project's import_status.
-const (
-	ImportNone      = "none"
-	ImportScheduled = "scheduled"
-	ImportStarted   = "started"
-	ImportFinished  = "finished"
-	ImportFailed    = "failed"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
 // SetDefaultBranch records the project's default branch.
@@ -92,7 +84,7 @@ func runnersTokenKey(token string) string {
 // The token is the credential: there is no caller to check.
 func (s *Service) ProjectIDByRunnersToken(ctx context.Context, token string) (int64, error) {
 	if token == "" {
-		return 0, ErrProjectNotFound
+		return 0, project.ErrNotFound
 	}
 	var id int64
 	err := s.db.View(ctx, func(tx *store.Tx) error {
@@ -110,7 +102,7 @@ func (s *Service) ProjectIDByRunnersToken(ctx context.Context, token string) (in
 				return nil
 			}
 		}
-		return ErrProjectNotFound
+		return project.ErrNotFound
 	})
 	return id, err
 }

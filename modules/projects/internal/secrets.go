@@ -14,13 +14,12 @@ import (
 
 	"github.com/fennec-forge/fennec/core/sealed"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
-// Purposes bound to the sealed values, so one cannot pass for the other.
-const (
-	PurposeHookToken = "projects.hook.token"
-	purposeImportURL = "projects.import_url"
-)
+// purposeImportURL is what import URLs are sealed for; hook tokens are
+// sealed for project.HookTokenPurpose, so one cannot pass for the other.
+const purposeImportURL = "projects.import_url"
 
 // withoutCredentials is rawURL with any user and password removed: what an
 // event may carry and a log may show.
@@ -83,7 +82,7 @@ func sealExisting(tx *store.Tx, box *sealed.Box) error {
 		return err
 	}
 	for _, h := range plainHooks {
-		h.Token = box.Seal(h.Token, PurposeHookToken)
+		h.Token = box.Seal(h.Token, project.HookTokenPurpose)
 		if err := hooks.Update(tx, h); err != nil {
 			return err
 		}

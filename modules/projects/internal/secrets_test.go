@@ -6,6 +6,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/sealed"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
 // Records written before sealing (a hook token and an import_url in clear)
@@ -18,7 +19,7 @@ func TestLegacySecretsAreSealed(t *testing.T) {
 	}
 	const token, importURL = "legacy-hook-token", "https://bob:legacy-pass@git.example.com/x.git"
 	ns := w.namespace(&Namespace{Path: "team", Name: "Team", Kind: KindGroup})
-	p := w.project(ns, "old", Private, func(p *Project) { p.ImportURL = importURL })
+	p := w.project(ns, "old", project.Private, func(p *Project) { p.ImportURL = importURL })
 	h := &Hook{ProjectID: p.ID, URL: "https://ci.example.com/h", Token: token}
 	w.update(func(tx *store.Tx) error { return hooks.Insert(tx, h) })
 
@@ -39,7 +40,7 @@ func TestLegacySecretsAreSealed(t *testing.T) {
 	if !sealed.IsSealed(gotHook.Token) || !sealed.IsSealed(gotProject.ImportURL) {
 		t.Fatalf("not sealed: %q %q", gotHook.Token, gotProject.ImportURL)
 	}
-	if got, err := box.Unseal(gotHook.Token, PurposeHookToken); err != nil || got != token {
+	if got, err := box.Unseal(gotHook.Token, project.HookTokenPurpose); err != nil || got != token {
 		t.Fatalf("hook token: %q %v", got, err)
 	}
 	if got, err := s.ImportURL(context.Background(), int64(p.ID)); err != nil || got != importURL {

@@ -24,6 +24,7 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects/event"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
 // Service implements the projects module's rules.
@@ -44,13 +45,20 @@ type Service struct {
 	branches branchChecker
 }
 
+// The contracts the service implements.
+var (
+	_ project.Access          = (*Service)(nil)
+	_ project.Teams           = (*Service)(nil)
+	_ project.RepositoryState = (*Service)(nil)
+	_ project.RunnersTokens   = (*Service)(nil)
+	_ project.Hooks           = (*Service)(nil)
+	_ project.SSHEndpoint     = (*Service)(nil)
+)
+
 // NewService builds the service.
 func NewService(db *store.DB, bus *events.Bus, log *zap.Logger, users identity.Users, box *sealed.Box, cfg config.Config) *Service {
 	return &Service{db: db, bus: bus, log: log, users: users, box: box, guard: netguard.New(cfg.AllowLocalRequests), now: time.Now}
 }
-
-// ValidationError is the field -> texts error of core/api.
-type ValidationError = api.FieldErrors
 
 var (
 	pathRE = regexp.MustCompile(`^[a-zA-Z0-9_.][a-zA-Z0-9_.-]*$`)
@@ -68,17 +76,17 @@ var reservedProjectPaths = map[string]bool{
 }
 
 // validatePath checks a project path.
-func validatePath(v ValidationError, field, path string) {
+func validatePath(v project.FieldErrors, field, path string) {
 	checkPath(v, field, path, func(p string) bool { return reservedProjectPaths[strings.ToLower(p)] })
 }
 
 // validateGroupPath checks a group path: a top-level namespace, like a
 // username.
-func validateGroupPath(v ValidationError, field, path string) {
+func validateGroupPath(v project.FieldErrors, field, path string) {
 	checkPath(v, field, path, identity.ReservedNamespace)
 }
 
-func checkPath(v ValidationError, field, path string, reserved func(string) bool) {
+func checkPath(v project.FieldErrors, field, path string, reserved func(string) bool) {
 	switch {
 	case path == "":
 		v[field] = append(v[field], "can't be blank")
@@ -91,7 +99,7 @@ func checkPath(v ValidationError, field, path string, reserved func(string) bool
 	}
 }
 
-func validateName(v ValidationError, name string) {
+func validateName(v project.FieldErrors, name string) {
 	switch {
 	case strings.TrimSpace(name) == "":
 		v["name"] = append(v["name"], "can't be blank")
@@ -102,7 +110,9 @@ func validateName(v ValidationError, name string) {
 	}
 }
 
-func validVisibility(vis string) bool { return vis == Private || vis == Internal || vis == Public }
+func validVisibility(vis string) bool {
+	return vis == project.Private || vis == project.Internal || vis == project.Public
+}
 
 func newToken() string {
 	b := make([]byte, 16)
@@ -184,13 +194,13 @@ func (s *Service) resolve(ctx context.Context, ref string) (*resolved, error) {
 		return nil
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, ErrProjectNotFound
+		return nil, project.ErrNotFound
 	}
 	if err != nil {
 		return nil, err
 	}
 	if !canSee(pr, r.p, r.l) {
-		return nil, ErrProjectNotFound
+		return nil, project.ErrNotFound
 	}
 	if r.ni, err = s.namespaceInfo(ctx, r.ni.ns); err != nil {
 		return nil, err
@@ -200,13 +210,13 @@ func (s *Service) resolve(ctx context.Context, ref string) (*resolved, error) {
 
 // require resolves and checks an action: ErrProjectNotFound when the caller
 // cannot see the project, ErrForbidden when they can but may not do this.
-func (s *Service) require(ctx context.Context, ref string, a Action) (*resolved, error) {
+func (s *Service) require(ctx context.Context, ref string, a project.Action) (*resolved, error) {
 	r, err := s.resolve(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
 	if !allowed(auth.FromContext(ctx), r.p, r.l, a) {
-		return nil, ErrForbidden
+		return nil, project.ErrForbidden
 	}
 	return r, nil
 }
@@ -224,7 +234,7 @@ func (s *Service) render(ctx context.Context, r *resolved) ProjectView {
 			return nil
 		})
 	}
-	v := s.view(ctx, r.p, r.ni, &r.l, allowed(pr, r.p, r.l, AdminProject), names)
+	v := s.view(ctx, r.p, r.ni, &r.l, allowed(pr, r.p, r.l, project.AdminProject), names)
 	v.ForkedFrom = s.forkedFrom(ctx, r.p)
 	return v
 }
@@ -258,7 +268,7 @@ type FeatureInput struct {
 	RequestAccessEnabled                      *bool `json:"request_access_enabled,omitempty"`
 }
 
-func (f *FeatureInput) apply(dst *Features) {
+func (f *FeatureInput) apply(dst *project.Features) {
 	set := func(d *bool, v *bool) {
 		if v != nil {
 			*d = *v
@@ -282,7 +292,7 @@ func (f *FeatureInput) apply(dst *Features) {
 // https and git URLs, and (core/netguard) no host that is literally a
 // local or private address unless local requests are allowed. A name that
 // resolves to one fails when the import connects.
-func (s *Service) checkImportURL(v ValidationError, raw string) {
+func (s *Service) checkImportURL(v project.FieldErrors, raw string) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "git") {
 		v.Add("import_url", "is blocked: only http, https and git URLs can be imported")
@@ -315,13 +325,13 @@ func (s *Service) create(ctx context.Context, owner int64, in ProjectInput) (*re
 	}
 	now := s.now().UTC()
 	p := &Project{
-		Name: name, Path: path, DefaultBranch: "master", Visibility: Private, CreatorID: uint64(owner),
+		Name: name, Path: path, DefaultBranch: "master", Visibility: project.Private, CreatorID: uint64(owner),
 		CreatedAt: now, UpdatedAt: now, LastActivityAt: now, TagList: []string{}, RunnersToken: newToken(),
 		SharedWith: []Share{},
-		Features: Features{IssuesEnabled: true, MergeRequestsEnabled: true, JobsEnabled: true, WikiEnabled: true,
+		Features: project.Features{IssuesEnabled: true, MergeRequestsEnabled: true, JobsEnabled: true, WikiEnabled: true,
 			SnippetsEnabled: true, ContainerRegistryEnabled: true, SharedRunnersEnabled: true, PublicJobs: true, LFSEnabled: true},
 	}
-	v := ValidationError{}
+	v := project.FieldErrors{}
 	validateName(v, name)
 	validatePath(v, "path", path)
 	if in.Description != nil {
@@ -357,16 +367,16 @@ func (s *Service) create(ctx context.Context, owner int64, in ProjectInput) (*re
 		if in.NamespaceID != nil && *in.NamespaceID > 0 {
 			ns, err = namespaces.Get(tx, uint64(*in.NamespaceID))
 			if errors.Is(err, store.ErrNotFound) {
-				return errNamespaceNotFound
+				return project.ErrNamespaceNotFound
 			}
 			if err != nil {
 				return err
 			}
 			switch {
 			case ns.Kind == KindUser && ns.OwnerID != uint64(owner) && !pr.IsAdmin():
-				return errNamespaceNotFound
-			case ns.Kind == KindGroup && !pr.IsAdmin() && groupMemberLevel(tx, ns.ID, uint64(pr.UserID()), s.now()) < Master:
-				return errNamespaceNotFound
+				return project.ErrNamespaceNotFound
+			case ns.Kind == KindGroup && !pr.IsAdmin() && groupMemberLevel(tx, ns.ID, uint64(pr.UserID()), s.now()) < project.Master:
+				return project.ErrNamespaceNotFound
 			}
 		} else if ns, err = userNamespace(tx, uint64(owner), now); err != nil {
 			return err
@@ -377,13 +387,13 @@ func (s *Service) create(ctx context.Context, owner int64, in ProjectInput) (*re
 				return err
 			}
 			if limit := ownerInfo.ProjectsLimit; len(ids) >= limit {
-				return ValidationError{"limit_reached": {fmt.Sprintf("Personal project creation is not allowed. Your project limit is %d projects", limit)}}
+				return project.FieldErrors{"limit_reached": {fmt.Sprintf("Personal project creation is not allowed. Your project limit is %d projects", limit)}}
 			}
 		}
 		p.NamespaceID = ns.ID
 		// Report every taken field at once, as GitLab does, not only the
 		// first unique index the insert would trip over.
-		taken := ValidationError{}
+		taken := project.FieldErrors{}
 		if _, err := projects.GetBy(tx, "name", u64(ns.ID)+"/"+store.Fold(p.Name)); err == nil {
 			taken["name"] = []string{"has already been taken"}
 		}
@@ -406,7 +416,7 @@ func (s *Service) create(ctx context.Context, owner int64, in ProjectInput) (*re
 	})
 	var conflict *store.ConflictError
 	if errors.As(err, &conflict) {
-		return nil, ValidationError{conflict.Index: {"has already been taken"}}
+		return nil, project.FieldErrors{conflict.Index: {"has already been taken"}}
 	}
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
 // ShareInput is POST /projects/:id/share.
@@ -54,23 +55,17 @@ func (s *Service) registerShare(a *api.API) {
 		Summary: "Stop sharing a project with a group (Master and up); 204", Access: api.SignedIn}, s.unshare)
 }
 
-// Texts of GitLab's ProjectGroupLink validations, answered with 409.
-const (
-	msgAlreadyShared = "Group already shared with this group"
-	msgOwnGroup      = "Project cannot be shared with the group it is in or one of its ancestors."
-)
-
 // shareGroupVisible: members and administrators always; public groups to anyone,
 // internal ones to signed-in users who are not external.
 func shareGroupVisible(tx *store.Tx, pr *auth.Principal, g *Namespace, now time.Time) bool {
 	switch {
 	case pr.IsAdmin():
 		return true
-	case !pr.IsAnonymous() && groupMemberLevel(tx, g.ID, uint64(pr.UserID()), now) >= Guest:
+	case !pr.IsAnonymous() && groupMemberLevel(tx, g.ID, uint64(pr.UserID()), now) >= project.Guest:
 		return true
-	case g.Visibility == Public:
+	case g.Visibility == project.Public:
 		return true
-	case g.Visibility == Internal:
+	case g.Visibility == project.Internal:
 		return !pr.IsAnonymous() && !pr.User.External
 	}
 	return false
@@ -80,7 +75,7 @@ func shareGroupVisible(tx *store.Tx, pr *auth.Principal, g *Namespace, now time.
 // for any other, 409 when the project is already shared with it or belongs
 // to it.
 func (s *Service) share(ctx context.Context, in *projectShareInput) (*projectShareOutput, error) {
-	r, err := s.require(ctx, in.ID, AdminProject)
+	r, err := s.require(ctx, in.ID, project.AdminProject)
 	if err != nil {
 		return nil, err
 	}
@@ -100,14 +95,14 @@ func (s *Service) share(ctx context.Context, in *projectShareInput) (*projectSha
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		p, err := projects.Get(tx, r.p.ID)
 		if err != nil {
-			return ErrProjectNotFound
+			return project.ErrNotFound
 		}
 		if in.Body.GroupID <= 0 {
-			return ErrGroupNotFound
+			return project.ErrGroupNotFound
 		}
 		g, err := namespaces.Get(tx, sh.GroupID)
 		if err != nil || g.Kind != KindGroup || !shareGroupVisible(tx, pr, g, now) {
-			return ErrGroupNotFound
+			return project.ErrGroupNotFound
 		}
 		if slices.Contains(groupAndAncestorIDs(tx, p.NamespaceID), g.ID) {
 			return api.Conflict(msgOwnGroup)
@@ -135,14 +130,14 @@ func (s *Service) share(ctx context.Context, in *projectShareInput) (*projectSha
 // unshare removes the share with a group: 404 Group Link Not Found when
 // there is none.
 func (s *Service) unshare(ctx context.Context, in *projectUnshareInput) (*struct{}, error) {
-	r, err := s.require(ctx, in.ID, AdminProject)
+	r, err := s.require(ctx, in.ID, project.AdminProject)
 	if err != nil {
 		return nil, err
 	}
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		p, err := projects.Get(tx, r.p.ID)
 		if err != nil {
-			return ErrProjectNotFound
+			return project.ErrNotFound
 		}
 		kept := make([]Share, 0, len(p.SharedWith))
 		for _, sh := range p.SharedWith {
@@ -158,7 +153,7 @@ func (s *Service) unshare(ctx context.Context, in *projectUnshareInput) (*struct
 		return projects.Update(tx, p)
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, ErrProjectNotFound
+		return nil, project.ErrNotFound
 	}
 	return nil, err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
 func (s *Service) registerStars(a *api.API) {
@@ -66,7 +67,7 @@ func (s *Service) setStar(ctx context.Context, ref string, on bool) (*projectOut
 		return projects.Update(tx, p)
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, ErrProjectNotFound
+		return nil, project.ErrNotFound
 	}
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
 // Namespace kinds.
@@ -62,23 +63,7 @@ type Project struct {
 	ForksCount     int       `json:"forks_count"`
 	RunnersToken   string    `json:"runners_token"`
 	SharedWith     []Share   `json:"shared_with"`
-	Features
-}
-
-// Features are the project's switches, settable on create and edit.
-type Features struct {
-	IssuesEnabled                             bool `json:"issues_enabled"`
-	MergeRequestsEnabled                      bool `json:"merge_requests_enabled"`
-	JobsEnabled                               bool `json:"jobs_enabled"`
-	WikiEnabled                               bool `json:"wiki_enabled"`
-	SnippetsEnabled                           bool `json:"snippets_enabled"`
-	ContainerRegistryEnabled                  bool `json:"container_registry_enabled"`
-	SharedRunnersEnabled                      bool `json:"shared_runners_enabled"`
-	PublicJobs                                bool `json:"public_jobs"`
-	OnlyAllowMergeIfPipelineSucceeds          bool `json:"only_allow_merge_if_pipeline_succeeds"`
-	OnlyAllowMergeIfAllDiscussionsAreResolved bool `json:"only_allow_merge_if_all_discussions_are_resolved"`
-	LFSEnabled                                bool `json:"lfs_enabled"`
-	RequestAccessEnabled                      bool `json:"request_access_enabled"`
+	project.Features
 }
 
 func (p *Project) RecordID() uint64      { return p.ID }

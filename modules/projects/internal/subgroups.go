@@ -10,6 +10,7 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
 // Subgroups (GitLab 9.0 onwards, as GitLab behaves today):
@@ -118,17 +119,17 @@ func findGroupByPath(tx *store.Tx, path string) (*Namespace, error) {
 func groupMemberLevel(tx *store.Tx, groupID, user uint64, now time.Time) int {
 	g, err := namespaces.Get(tx, groupID)
 	if err != nil || g.Kind != KindGroup {
-		return NoAccess
+		return project.NoAccess
 	}
 	chain, err := groupChain(tx, g)
 	if err != nil {
-		return NoAccess
+		return project.NoAccess
 	}
 	return chainLevel(tx, chain, user, now)
 }
 
 func chainLevel(tx *store.Tx, chain []*Namespace, user uint64, now time.Time) int {
-	level := NoAccess
+	level := project.NoAccess
 	for _, c := range chain {
 		level = max(level, memberLevel(tx, KindGroup, c.ID, user, now))
 	}
@@ -139,7 +140,7 @@ func chainLevel(tx *store.Tx, chain []*Namespace, user uint64, now time.Time) in
 // callers have none.
 func principalGroupLevel(tx *store.Tx, p *auth.Principal, groupID uint64, now time.Time) int {
 	if p.IsAnonymous() {
-		return NoAccess
+		return project.NoAccess
 	}
 	return groupMemberLevel(tx, groupID, uint64(p.UserID()), now)
 }
@@ -210,7 +211,7 @@ func checkGroupVisibility(tx *store.Tx, g *Namespace, vis string) error {
 			return err
 		}
 		if visibilityRank[vis] > visibilityRank[parent.Visibility] {
-			return ValidationError{"visibility_level": {vis + " is not allowed since the parent group has " + parent.Visibility + " visibility."}}
+			return project.FieldErrors{"visibility_level": {vis + " is not allowed since the parent group has " + parent.Visibility + " visibility."}}
 		}
 	}
 	ids, err := namespaces.IDsBy(tx, "parent", u64(g.ID))
@@ -223,7 +224,7 @@ func checkGroupVisibility(tx *store.Tx, g *Namespace, vis string) error {
 			return err
 		}
 		if visibilityRank[sub.Visibility] > visibilityRank[vis] {
-			return ValidationError{"visibility_level": {vis + " is not allowed since there are subgroups with higher visibility."}}
+			return project.FieldErrors{"visibility_level": {vis + " is not allowed since there are subgroups with higher visibility."}}
 		}
 	}
 	return nil

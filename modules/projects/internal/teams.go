@@ -6,38 +6,25 @@ import (
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
-
-// GroupInfo is what other modules may know of a group.
-type GroupInfo struct {
-	ID       int64
-	Name     string
-	FullPath string
-	// Level is the caller's unexpired membership level in the group,
-	// inherited from the groups above it (0 when none); an
-	// administrator's is Owner.
-	Level int
-	// AncestorIDs are the groups above it, nearest first (none for a
-	// top-level group).
-	AncestorIDs []int64
-}
 
 // ResolveGroup finds a group by id or path as the caller of ctx sees it; a
 // group they may not see is ErrGroupNotFound (projects.Teams).
-func (s *Service) ResolveGroup(ctx context.Context, ref string) (GroupInfo, error) {
+func (s *Service) ResolveGroup(ctx context.Context, ref string) (project.GroupInfo, error) {
 	r, err := s.resolveGroup(ctx, ref)
 	if err != nil {
-		return GroupInfo{}, err
+		return project.GroupInfo{}, err
 	}
 	level := r.level
 	if auth.FromContext(ctx).IsAdmin() {
-		level = Owner
+		level = project.Owner
 	}
 	ni, err := s.namespaceInfo(ctx, r.g)
 	if err != nil {
-		return GroupInfo{}, err
+		return project.GroupInfo{}, err
 	}
-	return GroupInfo{ID: int64(r.g.ID), Name: r.g.Name, FullPath: ni.path, Level: level, AncestorIDs: ni.groupIDs()[1:]}, nil
+	return project.GroupInfo{ID: int64(r.g.ID), Name: r.g.Name, FullPath: ni.path, Level: level, AncestorIDs: ni.groupIDs()[1:]}, nil
 }
 
 // ProjectTeam returns the group that owns a project (0 for a personal
@@ -57,7 +44,7 @@ func (s *Service) ProjectTeam(ctx context.Context, projectID int64) (groupID int
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return 0, nil, ErrProjectNotFound
+		return 0, nil, project.ErrNotFound
 	}
 	if err != nil {
 		return 0, nil, err

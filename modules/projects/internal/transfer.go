@@ -12,6 +12,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects/event"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
 // PUT /projects/:id/transfer moves a project to another namespace. The
@@ -54,7 +55,7 @@ func (s *Service) transfer(ctx context.Context, in *transferInput) (*projectOutp
 	if ref == "" {
 		return nil, api.Missing("namespace")
 	}
-	r, err := s.require(ctx, in.ID, RemoveProject)
+	r, err := s.require(ctx, in.ID, project.RemoveProject)
 	if err != nil {
 		return nil, err
 	}
@@ -64,13 +65,13 @@ func (s *Service) transfer(ctx context.Context, in *transferInput) (*projectOutp
 		return nil, err
 	}
 	if target.ownerID != 0 && target.ownerID != uint64(pr.UserID()) && !pr.IsAdmin() {
-		return nil, errNamespaceNotFound
+		return nil, project.ErrNamespaceNotFound
 	}
 	now := s.now().UTC()
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		p, err := projects.Get(tx, r.p.ID)
 		if errors.Is(err, store.ErrNotFound) {
-			return ErrProjectNotFound
+			return project.ErrNotFound
 		}
 		if err != nil {
 			return err
@@ -78,10 +79,10 @@ func (s *Service) transfer(ctx context.Context, in *transferInput) (*projectOutp
 		var ns *Namespace
 		if target.groupID != 0 {
 			if ns, err = namespaces.Get(tx, target.groupID); err != nil {
-				return errNamespaceNotFound
+				return project.ErrNamespaceNotFound
 			}
-			if !pr.IsAdmin() && groupMemberLevel(tx, ns.ID, uint64(pr.UserID()), now) < Master {
-				return errNamespaceNotFound
+			if !pr.IsAdmin() && groupMemberLevel(tx, ns.ID, uint64(pr.UserID()), now) < project.Master {
+				return project.ErrNamespaceNotFound
 			}
 		} else if ns, err = userNamespace(tx, target.ownerID, now); err != nil {
 			return err
@@ -127,19 +128,19 @@ func (s *Service) keepFormerOwner(tx *store.Tx, p *Project, owner uint64, author
 	m, err := members.GetBy(tx, "membership", key)
 	switch {
 	case err == nil && !expired(m, now):
-		if m.AccessLevel >= Master {
+		if m.AccessLevel >= project.Master {
 			return nil
 		}
-		m.AccessLevel, m.ExpiresAt = Master, nil
+		m.AccessLevel, m.ExpiresAt = project.Master, nil
 		return members.Update(tx, m) // a member already: no one joined
 	case err == nil:
 		// An expired membership is replaced, as adding a member does.
-		m.AccessLevel, m.ExpiresAt, m.CreatedAt = Master, nil, now
+		m.AccessLevel, m.ExpiresAt, m.CreatedAt = project.Master, nil, now
 		if err := members.Update(tx, m); err != nil {
 			return err
 		}
 	case errors.Is(err, store.ErrNotFound):
-		m = &Member{SourceKind: sourceProject, SourceID: p.ID, UserID: owner, AccessLevel: Master, CreatedAt: now}
+		m = &Member{SourceKind: sourceProject, SourceID: p.ID, UserID: owner, AccessLevel: project.Master, CreatedAt: now}
 		if err := members.Insert(tx, m); err != nil {
 			return err
 		}

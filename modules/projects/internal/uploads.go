@@ -25,6 +25,7 @@ import (
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
 // uploads holds what the upload operations need beyond the Service.
@@ -140,7 +141,7 @@ func contentType(name string) string {
 // beside its final place and renamed when complete, so a refused or broken
 // upload leaves nothing behind.
 func (u *uploads) upload(ctx context.Context, in *ProjectPath) (*uploadOutput, error) {
-	r, err := u.s.require(ctx, in.ID, CreateIssue)
+	r, err := u.s.require(ctx, in.ID, project.CreateIssue)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
 // NamespaceView is the namespace embedded in a project.
@@ -104,7 +105,7 @@ type ProjectView struct {
 	ForkedFrom        *ForkedFromView  `json:"forked_from_project,omitempty"`
 	ImportStatus      string           `json:"import_status"`
 	ImportError       *string          `json:"import_error,omitempty"`
-	Features
+	project.Features
 }
 
 // nsInfo is a namespace with its current full path and full name (a
@@ -231,13 +232,13 @@ func (s *Service) view(ctx context.Context, p *Project, ni nsInfo, l *levels, ad
 		CreatedAt: api.NewTime(p.CreatedAt), LastActivityAt: api.NewTime(p.LastActivityAt), CreatorID: p.CreatorID,
 		Namespace: NamespaceView{ID: ni.ns.ID, Name: ni.ownName(), Path: ni.ownPath(), Kind: ni.ns.Kind, FullPath: ni.path},
 		Archived:  p.Archived, ForksCount: p.ForksCount, StarCount: p.StarCount, OpenIssuesCount: s.openIssuesCount(ctx, p),
-		SharedWithGroups: []ShareView{}, ImportStatus: ImportNone, Features: p.Features,
+		SharedWithGroups: []ShareView{}, ImportStatus: project.ImportNone, Features: p.Features,
 	}
 	switch {
 	case p.ImportStatus != "":
 		v.ImportStatus = p.ImportStatus
 	case p.ImportURL != "":
-		v.ImportStatus = ImportScheduled
+		v.ImportStatus = project.ImportScheduled
 	}
 	if p.ImportError != "" {
 		v.ImportError = &p.ImportError
