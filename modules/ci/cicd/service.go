@@ -142,6 +142,47 @@ type Service interface {
 	// it from the job LatestArtifacts finds.
 	ArtifactFile(ctx context.Context, project string, id JobID, path string) (File, error)
 	LatestArtifactFile(ctx context.Context, project, ref, job, path string) (File, error)
+
+	// The GitLab Runners. Runners are those q selects. Runner is one, with
+	// the projects of it the caller sees: an administrator sees any, the
+	// others a shared runner or one of a project they administer
+	// (ErrNoRunnerAccess); ErrRunnerNotFound.
+	Runners(ctx context.Context, q RunnerQuery) ([]Runner, int, error)
+	Runner(ctx context.Context, id RunnerID) (Runner, error)
+	// UpdateRunner changes what is given (ErrNoRunnerChange for nothing):
+	// an administrator, or a Master of one of its projects
+	// (ErrRunnerIsShared for a shared runner, ErrNoRunnerAccess).
+	// Tags are checked (an *InvalidTagsError; ErrRunnerTagsNeeded when it
+	// would take no job), so is the description
+	// (ErrRunnerDescriptionTooLong).
+	UpdateRunner(ctx context.Context, id RunnerID, in RunnerFields) (Runner, error)
+	// DeleteRunner removes it, as UpdateRunner changes it; only an
+	// administrator removes one of several projects
+	// (ErrRunnerHasProjects). Its running jobs are left to the watch over
+	// stuck jobs.
+	DeleteRunner(ctx context.Context, id RunnerID) error
+	// RunnerJobs are the jobs it took that the caller may read (access to
+	// the runner as for UpdateRunner).
+	RunnerJobs(ctx context.Context, id RunnerID, q RunnerJobQuery) ([]RunnerJob, int, error)
+	// ProjectRunners are the runners the project's jobs may run on, the
+	// shared ones included, oldest first (Master; scope as RunnerQuery's
+	// with All).
+	ProjectRunners(ctx context.Context, project, scope string, offset, limit int) ([]Runner, int, error)
+	// EnableProjectRunner lets a runner the caller administers take the
+	// project's jobs too (Master of the project; nil is a *MissingError;
+	// ErrRunnerIsShared, ErrRunnerLocked, ErrRunnerAlreadyEnabled).
+	EnableProjectRunner(ctx context.Context, project string, runner *RunnerID) (Runner, error)
+	// DisableProjectRunner stops it taking the project's jobs (Master;
+	// ErrRunnerNotFound when it is not enabled there,
+	// ErrRunnerLastProject).
+	DisableProjectRunner(ctx context.Context, project string, runner RunnerID) error
+	// RegistrationToken is the instance's shared runners registration
+	// token (made on first use); ResetRegistrationToken makes a new one,
+	// and the old one registers no more runners (registered runners keep
+	// theirs; ErrRegistrationTokenConfigured). Both: administrators
+	// (ErrAdminOnly).
+	RegistrationToken(ctx context.Context) (string, error)
+	ResetRegistrationToken(ctx context.Context) (string, error)
 }
 
 // The statuses of jobs and pipelines (GitLab 9.x's).

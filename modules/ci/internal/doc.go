@@ -5,17 +5,20 @@
 // them), the scheduler that hands pending jobs to executors and to waiting
 // GitLab Runners and records how they end (scheduler.go, handover.go,
 // runnerqueue.go), the runners (runners.go: registration, tokens), the
-// runner API runners call (runnerapi.go) and the watch over their jobs
+// runner protocol runners speak (runnerprotocol.go: a job for a runner,
+// its reports, trace and archive) and the watch over their jobs
 // (runnerwatch.go: stuck, never started).
 //
 // Service implements the module's contract, cicd.Service: the pipeline
 // and job commands and readers, triggers, CI variables, environments and
-// deployments, and lint (pipelines.go, jobs.go, artifacts.go,
-// triggers.go, variables.go, environments.go, lint.go), which speak no
-// HTTP and return cicd's errors. The HTTP adapter over them is the
-// http*.go files (httpjobs.go, httppipelines.go, httpartifactfiles.go,
-// httptriggers.go, httpvariables.go, httpenvironments.go, httplint.go,
-// httpviews.go, and httperrors.go, the table of GitLab's answers). The
-// runners' API (runnersapi.go) and the runner API (runnerapi.go) still
-// mix handlers and logic.
+// deployments, lint and the runners' commands (pipelines.go, jobs.go,
+// artifacts.go, triggers.go, variables.go, environments.go, lint.go,
+// runnermanage.go), which speak no HTTP and return cicd's errors. The
+// runner protocol is no cicd.Service command, for only runners speak it,
+// over HTTP; it too decides with no HTTP and returns domain errors. The
+// HTTP adapter over them is the http*.go files (httpjobs.go,
+// httppipelines.go, httpartifactfiles.go, httptriggers.go,
+// httpvariables.go, httpenvironments.go, httplint.go, httprunners.go,
+// httprunnerprotocol.go, httpviews.go, and httperrors.go, the table of
+// GitLab's answers).
 package internal

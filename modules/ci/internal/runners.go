@@ -3,7 +3,7 @@ package internal
 // Runners: GitLab Runner processes that register with a registration token
 // (the instance's, for a shared runner, or a project's runners_token, for
 // that project's runner) and then take jobs through the runner API
-// (runnerapi.go) from the same queue the executor plugins take theirs from.
+// (runnerprotocol.go) from the same queue the executor plugins take theirs from.
 // A runner's token is stored as its hash only; the instance's registration
 // token is stored sealed, since administrators are shown it.
 
@@ -20,7 +20,9 @@ import (
 	"go.uber.org/zap"
 
 	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/ci/cicd"
 )
 
 // Runner is a registered GitLab Runner.
@@ -96,13 +98,9 @@ const (
 	contactEvery = time.Minute
 )
 
-// Domain errors of the runner API, mapped at the edge (runnerapi.go,
-// mapErrors).
-var (
-	errRunnerNotFound   = errors.New("ci: runner not found")
-	errRunnerForbidden  = errors.New("ci: unknown runner or registration token")
-	errRunnerTagsNeeded = errors.New("ci: a runner that takes no untagged jobs needs tags")
-)
+// errRunnerForbidden: the runner protocol's refusal of an unknown runner
+// token or registration token (httprunnerprotocol.go answers it).
+var errRunnerForbidden = errors.New("ci: unknown runner or registration token")
 
 // registrationToken is the instance's shared registration token: the
 // configured one, or one made (and stored sealed) on first use.
@@ -135,7 +133,7 @@ func (s *Service) registrationToken(ctx context.Context) (string, error) {
 // force false it only makes one when there is none yet.
 func (s *Service) resetRegistrationToken(ctx context.Context, force bool) (string, error) {
 	if s.cfg.RunnersRegistrationToken != "" {
-		return "", errors.New("the registration token is set in the configuration (ci.runners_registration_token): change it there")
+		return "", cicd.ErrRegistrationTokenConfigured
 	}
 	token := newToken()
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
@@ -184,14 +182,8 @@ const (
 	maxRunnerInfoField   = 255
 )
 
-// invalidTagsError is a tag list normalizeTags refuses; its message is the
-// field error shown on tags_list.
-type invalidTagsError struct{ reason string }
-
-func (e *invalidTagsError) Error() string { return e.reason }
-
 // normalizeTags trims, drops empty and repeated tags, and checks bounds; a
-// refusal is an *invalidTagsError.
+// refusal is a *cicd.InvalidTagsError.
 func normalizeTags(in []string) ([]string, error) {
 	out := []string{}
 	for _, t := range in {
@@ -200,12 +192,12 @@ func normalizeTags(in []string) ([]string, error) {
 			continue
 		}
 		if len(t) > maxRunnerTag || strings.ContainsAny(t, "\x00\n\r,") {
-			return nil, &invalidTagsError{fmt.Sprintf("tag %.20q is invalid", t)}
+			return nil, &cicd.InvalidTagsError{Reason: fmt.Sprintf("tag %.20q is invalid", t)}
 		}
 		out = append(out, t)
 	}
 	if len(out) > maxRunnerTags {
-		return nil, &invalidTagsError{fmt.Sprintf("at most %d tags", maxRunnerTags)}
+		return nil, &cicd.InvalidTagsError{Reason: fmt.Sprintf("at most %d tags", maxRunnerTags)}
 	}
 	return out, nil
 }
@@ -219,8 +211,12 @@ func clip(s string, n int) string {
 
 // register makes a runner from a registration token: shared with the
 // instance's, a project's runner with its runners_token. It returns the
-// runner and its token (shown once).
+// runner and its token (shown once). A description too long is refused
+// before the token is looked at.
 func (s *Service) register(ctx context.Context, req registration) (*Runner, string, error) {
+	if len(req.Description) > maxRunnerDescription {
+		return nil, "", cicd.ErrRunnerDescriptionTooLong
+	}
 	if req.Token == "" {
 		return nil, "", errRunnerForbidden
 	}
@@ -251,7 +247,7 @@ func (s *Service) register(ctx context.Context, req registration) (*Runner, stri
 		return nil, "", err
 	}
 	if !r.RunUntagged && len(r.Tags) == 0 {
-		return nil, "", errRunnerTagsNeeded
+		return nil, "", cicd.ErrRunnerTagsNeeded
 	}
 	r.Description = clip(req.Description, maxRunnerDescription)
 	r.applyInfo(req.Info)
@@ -328,13 +324,19 @@ func (s *Service) touchRunner(ctx context.Context, r *Runner, info *runnerInfo) 
 	}
 }
 
-// unregister removes the runner a token belongs to.
+// unregister removes the runner a token belongs to; one removed meanwhile
+// is an unknown runner too (errRunnerForbidden).
 func (s *Service) unregister(ctx context.Context, token string) error {
 	r, err := s.runnerByToken(ctx, token)
 	if err != nil {
 		return err
 	}
-	return s.deleteRunner(ctx, r.ID)
+	if err := s.deleteRunner(ctx, r.ID); errors.Is(err, cicd.ErrRunnerNotFound) {
+		return fmt.Errorf("%w: %w", errRunnerForbidden, err)
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // deleteRunner removes a runner; its running jobs are left to the stuck
@@ -343,7 +345,7 @@ func (s *Service) deleteRunner(ctx context.Context, id uint64) error {
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		err := runners.Delete(tx, id)
 		if errors.Is(err, store.ErrNotFound) {
-			return errRunnerNotFound
+			return cicd.ErrRunnerNotFound
 		}
 		return err
 	})
@@ -359,15 +361,17 @@ var RunnerCommandSpecs = []fennec.AdminCommandSpec{
 		Summary: "print the instance's shared runners registration token (gitlab-runner register --registration-token)"},
 }
 
-// Commands are the module's admin commands.
+// Commands are the module's admin commands; they call cicd.Service as the
+// server itself (an administrator).
 func Commands(s *Service) []fennec.AdminCommand {
 	return []fennec.AdminCommand{{Name: "ci-runners-token", Run: func(ctx context.Context, args []string, out io.Writer) error {
+		ctx = auth.WithPrincipal(ctx, auth.System())
 		var token string
 		var err error
 		if slices.Contains(args, "--reset") {
-			token, err = s.resetRegistrationToken(ctx, true)
+			token, err = s.ResetRegistrationToken(ctx)
 		} else {
-			token, err = s.registrationToken(ctx)
+			token, err = s.RegistrationToken(ctx)
 		}
 		if err != nil {
 			return err
