@@ -6,14 +6,18 @@
 // interfaces (TokenResolver, PasswordAuthenticator, UserLookup,
 // Provisioner) and creates the administrator on first start.
 //
-// Other modules use this root package: Users and UserInfo to look users
-// up, SSHKeys to find the owner of an SSH key (the repository module's SSH
-// server; administrators have GET /keys?fingerprint=), BasicUser and NewBasicUser for the one public view of a user that
-// their responses embed, the events UserCreated, UserDeleted and UserBlocked
-// (the oauth module ends a blocked user's web sessions on the last),
-// PasswordResets (the reset tokens the
-// notifications module mails and the oauth module's reset page redeems). The implementation in internal/ is
-// private to the module; user and event hold the contracts that internal/
-// builds too. It imports core packages and the auth-provider kind of the
-// SDK (sdk/authprovider) only.
+// Its contract is defined in the open, in public packages that internal/
+// implements: user (user.Service, the users API's commands for an HTTP
+// request, a page or an admin command alike; the small services other
+// modules take; the records, inputs and errors), event (UserCreated,
+// UserDeleted, UserBlocked, PasswordResetRequested) and settings (Config,
+// Clock). This root package is Module() and re-exports the names other
+// modules use: Users and UserInfo to look users up, SSHKeys to find the
+// owner of an SSH key (the repository module's SSH server), BasicUser and
+// NewBasicUser for the one public view of a user that their responses
+// embed, the events (the oauth module ends a blocked user's web sessions on
+// UserBlocked), PasswordResets (the reset tokens the notifications module
+// mails and the oauth module's reset page redeems). internal/ is private to
+// the module; its HTTP adapter is its http*.go files. It imports core
+// packages and the auth-provider kind of the SDK (sdk/authprovider) only.
 package identity

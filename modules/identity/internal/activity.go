@@ -2,32 +2,13 @@ package internal
 
 import (
 	"context"
-	"net/http"
 	"sort"
 	"sync"
 	"time"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity/user"
 )
-
-// ActivityView is one entry of GET /user/activities.
-type ActivityView struct {
-	Username       string   `json:"username"`
-	LastActivityOn api.Date `json:"last_activity_on"`
-	// LastActivityAt is deprecated in favour of LastActivityOn; same value.
-	LastActivityAt api.Date `json:"last_activity_at"`
-}
-
-type activitiesInput struct {
-	api.PageParams
-	From string `query:"from" doc:"YYYY-MM-DD; default six months ago"`
-}
-
-type activitiesOutput struct {
-	api.PageHeaders
-	Body []ActivityView
-}
 
 // activityDays remembers the day each user's activity was last written, so
 // git traffic writes the store at most once a day per user.
@@ -36,22 +17,15 @@ type activityDays struct {
 	days map[uint64]time.Time
 }
 
-func (s *Service) registerActivity(a *api.API) {
-	api.Register(a, api.Op{ID: "list-user-activities", Method: http.MethodGet, Path: "/user/activities", Tags: []string{"users"},
-		Summary: "Users' last activity dates, oldest first (administrators)", Access: api.AdminOnly}, s.listActivities)
-	// GET /users/{id}/events is served by the activity module, which
-	// records the events.
-}
-
-func (s *Service) listActivities(ctx context.Context, in *activitiesInput) (*activitiesOutput, error) {
+// ActiveDays implements user.Service (administrators).
+func (s *Service) ActiveDays(ctx context.Context, since *time.Time, offset, limit int) ([]user.ActiveDay, int, error) {
+	if err := requireAdmin(ctx); err != nil {
+		return nil, 0, err
+	}
 	from := s.now().UTC().AddDate(0, -6, 0)
 	from = time.Date(from.Year(), from.Month(), from.Day(), 0, 0, 0, 0, time.UTC)
-	if in.From != "" {
-		t, err := time.Parse("2006-01-02", in.From)
-		if err != nil {
-			return nil, api.Invalid("from")
-		}
-		from = t
+	if since != nil {
+		from = *since
 	}
 	var active []*User
 	err := s.db.View(ctx, func(tx *store.Tx) error {
@@ -63,15 +37,14 @@ func (s *Service) listActivities(ctx context.Context, in *activitiesInput) (*act
 		})
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	sort.SliceStable(active, func(i, j int) bool { return active[i].LastActivityOn.Before(*active[j].LastActivityOn) })
-	out := &activitiesOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(active)), Body: []ActivityView{}}
-	for _, u := range api.Window(active, in.PageParams) {
-		d := api.Date(*u.LastActivityOn)
-		out.Body = append(out.Body, ActivityView{Username: u.Username, LastActivityOn: d, LastActivityAt: d})
+	out := []user.ActiveDay{}
+	for _, u := range window(active, offset, limit) {
+		out = append(out, user.ActiveDay{Username: u.Username, Day: *u.LastActivityOn})
 	}
-	return out, nil
+	return out, len(active), nil
 }
 
 // RecordActivity notes that a user was active today (git over HTTP or SSH,

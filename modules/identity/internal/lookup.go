@@ -2,7 +2,10 @@ package internal
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
+	"strings"
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
@@ -14,12 +17,42 @@ import (
 type UserInfo = user.Info
 
 func infoOf(u *User) UserInfo {
-	state := u.State
-	if state == StateLDAPBlocked {
-		state = StateBlocked
-	}
-	return UserInfo{ID: int64(u.ID), Username: u.Username, Name: u.Name, Email: u.Email, State: state, Admin: u.Admin,
+	return UserInfo{ID: int64(u.ID), Username: u.Username, Name: u.Name, Email: u.Email, State: user.PublicState(u.State), Admin: u.Admin,
 		External: u.External, AvatarURL: gravatar(u.Email), ProjectsLimit: u.ProjectsLimit, CreatedAt: u.CreatedAt}
+}
+
+// accountOf is the contract's record of u: everything but its secrets. It
+// shares no memory with u, which may be the cache's.
+func accountOf(u *User) user.Account {
+	a := user.Account{
+		ID: int64(u.ID), Username: u.Username, Email: u.Email, Name: u.Name, State: u.State,
+		Admin: u.Admin, External: u.External, AvatarURL: gravatar(u.Email),
+		Bio: clone(u.Bio), Location: clone(u.Location), Skype: u.Skype, Linkedin: u.Linkedin, Twitter: u.Twitter,
+		WebsiteURL: u.WebsiteURL, Organization: u.Organization, ProjectsLimit: u.ProjectsLimit,
+		CanCreateGroup: u.CanCreateGroup, ColorSchemeID: u.ColorSchemeID, TwoFactorEnabled: u.TwoFactorEnabled,
+		PasswordExpired: u.PasswordExpired, CreatedAt: u.CreatedAt, ConfirmedAt: clone(u.ConfirmedAt),
+		LastSignInAt: clone(u.LastSignInAt), CurrentSignInAt: clone(u.CurrentSignInAt), LastActivityOn: clone(u.LastActivityOn),
+		Identities: make([]user.Identity, 0, len(u.Identities)),
+	}
+	for _, id := range u.Identities {
+		a.Identities = append(a.Identities, user.Identity(id))
+	}
+	return a
+}
+
+// clone is a copy of *p (nil for nil).
+func clone[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// gravatar is the avatar URL of a user without an upload, as GitLab builds it.
+func gravatar(email string) string {
+	sum := md5.Sum([]byte(strings.ToLower(strings.TrimSpace(email))))
+	return "https://www.gravatar.com/avatar/" + hex.EncodeToString(sum[:]) + "?s=80&d=identicon"
 }
 
 // UserByID implements identity.Users.

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"strconv"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity/user"
 )
 
 // Keys and e-mails are rows that belong to a user (through their "user"
@@ -19,36 +19,44 @@ func (k *Key) OwnerID() uint64   { return k.UserID }
 func (e *Email) OwnerID() uint64 { return e.UserID }
 
 // listByUser pages through the rows of a table that belong to a user (its
-// "user" index), oldest first, rendering each with view.
-func listByUser[T any, P store.Record[T], V any](ctx context.Context, db *store.DB, table *store.Table[T, P], userID int64, p api.PageParams, view func(P) V) ([]V, int, error) {
+// "user" index), oldest first, converting each with record. The user must
+// exist (ErrUserNotFound), read in the same transaction.
+func listByUser[T any, P store.Record[T], V any](ctx context.Context, db *store.DB, table *store.Table[T, P], userID int64, offset, limit int, record func(P) V) ([]V, int, error) {
 	list := []V{}
 	total := 0
 	err := db.View(ctx, func(tx *store.Tx) error {
+		if userID <= 0 || !users.Exists(tx, uint64(userID)) {
+			return user.ErrUserNotFound
+		}
 		ids, err := table.IDsBy(tx, "user", strconv.FormatInt(userID, 10))
 		if err != nil {
 			return err
 		}
 		total = len(ids)
-		for _, id := range api.Window(ids, p) {
+		for _, id := range window(ids, offset, limit) {
 			row, err := table.Get(tx, id)
 			if err != nil {
 				return err
 			}
-			list = append(list, view(row))
+			list = append(list, record(row))
 		}
 		return nil
 	})
 	return list, total, err
 }
 
-// deleteOwnedRow deletes the row id if it belongs to userID; otherwise (or when
-// it does not exist) it returns notFound and changes nothing.
+// deleteOwnedRow deletes the row id if it belongs to userID; otherwise (or
+// when it does not exist) it returns notFound and changes nothing. The user
+// must exist (ErrUserNotFound).
 func deleteOwnedRow[T any, P interface {
 	store.Record[T]
 	ownedRow
 }](ctx context.Context, s *Service, table *store.Table[T, P], userID, id int64, notFound error) (P, error) {
 	var row P
 	err := s.update(ctx, func(tx *store.Tx) error {
+		if userID <= 0 || !users.Exists(tx, uint64(userID)) {
+			return user.ErrUserNotFound
+		}
 		var err error
 		row, err = table.Get(tx, uint64(id))
 		if errors.Is(err, store.ErrNotFound) || (err == nil && int64(row.OwnerID()) != userID) {

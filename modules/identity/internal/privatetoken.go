@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"strconv"
 
 	"go.uber.org/zap"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/sealed"
 	"github.com/fennec-forge/fennec/core/store"
@@ -96,13 +94,13 @@ func revokePrivateTokens(tx *store.Tx, userID uint64) error {
 	return nil
 }
 
-// sudoPrivateToken is the target's private token for GET /user with sudo,
-// made if the target has none yet (the only read that may write a token, and
-// once per user). Only credentials that already carry full api rights get
-// it: a read_user+sudo token could otherwise trade itself for the target's
-// full-rights token. GitLab 9.x, whose field this is, allowed sudo only with
+// SudoPrivateToken implements user.Service: the target's private token for
+// GET /user with sudo, made if the target has none yet (the only read that
+// may write a token, and once per user). Only credentials that already
+// carry full api rights get it: a read_user+sudo token could otherwise
+// trade itself for the target's full-rights token. GitLab 9.x, whose field this is, allowed sudo only with
 // an administrator's private token, which always had full rights.
-func (s *Service) sudoPrivateToken(ctx context.Context) (string, bool, error) {
+func (s *Service) SudoPrivateToken(ctx context.Context) (string, bool, error) {
 	p := auth.FromContext(ctx)
 	if p.Sudoer == nil || p.IsAnonymous() || !p.HasScope(auth.ScopeAPI) {
 		return "", false, nil
@@ -122,33 +120,19 @@ func (s *Service) sudoPrivateToken(ctx context.Context) (string, bool, error) {
 	return secret, true, nil
 }
 
-// ResetPrivateToken replaces the user's private token: the current one (and
-// any per-login token of earlier versions) stops working at once, and the
-// next session login returns a new one. ErrUserNotFound for an unknown user.
+// ResetPrivateToken implements user.Service: it replaces the user's private
+// token: the current one (and any per-login token of earlier versions)
+// stops working at once, and the next session login returns a new one.
+// ErrUserNotFound for an unknown user.
 func (s *Service) ResetPrivateToken(ctx context.Context, userID int64) error {
+	if err := mayManage(ctx, userID); err != nil {
+		return err
+	}
 	return s.update(ctx, func(tx *store.Tx) error {
 		if !users.Exists(tx, uint64(userID)) {
 			return auth.ErrUserNotFound
 		}
 		return revokePrivateTokens(tx, uint64(userID))
-	})
-}
-
-// registerPrivateToken adds the reset. GitLab 9.x reset a private token only
-// on its profile page (PUT /profile/reset_private_token, no API); Fennec has
-// no such page, so the signed-in user resets their own through the API (an
-// administrator resets someone else's with sudo, or with the
-// user-reset-private-token command). The answer carries no token: a private
-// token is shown only by a session login and to an administrator's sudo, so
-// a leaked credential that resets cannot read the new one back.
-func (s *Service) registerPrivateToken(a *api.API) {
-	api.Register(a, api.Op{
-		ID: "reset-private-token", Method: http.MethodPost, Path: "/user/private_token/reset", Tags: []string{"users"},
-		Summary:     "Reset the caller's private token (Fennec addition)",
-		Description: "The current private token stops working at once; the next `POST /session` returns a new one. Answers 204 with no body.",
-		Access:      api.SignedIn, Status: http.StatusNoContent,
-	}, func(ctx context.Context, _ *struct{}) (*struct{}, error) {
-		return nil, s.ResetPrivateToken(ctx, auth.FromContext(ctx).UserID())
 	})
 }
 

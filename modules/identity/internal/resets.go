@@ -15,6 +15,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity/event"
+	"github.com/fennec-forge/fennec/modules/identity/user"
 )
 
 // ResetTokenLifetime is how long a password reset token is valid.
@@ -24,20 +25,12 @@ const ResetTokenLifetime = 48 * time.Hour
 // characters; anything much longer is no token of ours.
 const maxResetToken = 128
 
-// Domain errors of the reset link (identity re-exports them).
+// The errors of the reset link, the contract's.
 var (
-	// ErrResetTokenInvalid: no user has this token (never issued, already
-	// used, or replaced by a newer one).
-	ErrResetTokenInvalid = errors.New("identity: reset password token is invalid")
-	// ErrResetTokenExpired: the token was issued more than
-	// ResetTokenLifetime ago.
-	ErrResetTokenExpired = errors.New("identity: reset password token has expired")
-	// ErrResetUserBlocked: the token's user is blocked (by an
-	// administrator or by the directory); a reset would not let them in.
-	ErrResetUserBlocked = errors.New("identity: the account is blocked")
-	// ErrResetDirectoryUser: the token's user signs in through a directory
-	// (LDAP), which owns their password.
-	ErrResetDirectoryUser = errors.New("identity: the account's password is managed by its directory")
+	ErrResetTokenInvalid  = user.ErrResetTokenInvalid
+	ErrResetTokenExpired  = user.ErrResetTokenExpired
+	ErrResetUserBlocked   = user.ErrResetUserBlocked
+	ErrResetDirectoryUser = user.ErrResetDirectoryUser
 )
 
 // NewPasswordResetToken implements identity.PasswordResets: a fresh random

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -16,12 +17,13 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/sealed"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity/event"
+	"github.com/fennec-forge/fennec/modules/identity/settings"
+	"github.com/fennec-forge/fennec/modules/identity/user"
 )
 
 // Service implements identity's rules over the store.
@@ -35,12 +37,14 @@ type Service struct {
 	// username takes as long as a wrong password.
 	dummyHash []byte
 	now       func() time.Time
-	// Read caches for the per-request path: resolved tokens by SHA-256,
-	// decoded users and rendered own views by id. Every write goes through
-	// s.update, which invalidates them all on commit.
+	// Read caches for the per-request path: resolved tokens by SHA-256 and
+	// decoded users by id. Every write goes through s.update, which
+	// invalidates them all on commit, and tells the watchers (the HTTP
+	// adapter's cache of rendered views).
 	tokenCache *store.ReadCache[[32]byte, cachedToken]
 	userCache  *store.ReadCache[uint64, *User]
-	viewCache  *store.ReadCache[uint64, *FullUserWithToken]
+	watchMu    sync.RWMutex
+	watchers   []func()
 	activity   activityDays
 	providers  []DirectoryProvider
 	// throttle limits failed sign-ins (every password path goes through
@@ -50,7 +54,7 @@ type Service struct {
 
 // Clock tells the time; tests supply one (identity.Clock) to move past a
 // reset token's lifetime without waiting two days.
-type Clock interface{ Now() time.Time }
+type Clock = settings.Clock
 
 // ClockIn is the optional clock the application may provide.
 type ClockIn struct {
@@ -79,7 +83,6 @@ func NewService(db *store.DB, bus *events.Bus, log *zap.Logger, box *sealed.Box,
 		db: db, bus: bus, log: log, box: box, cost: cfg.PasswordCost, now: time.Now,
 		tokenCache: store.NewReadCache[[32]byte, cachedToken](50000),
 		userCache:  store.NewReadCache[uint64, *User](50000),
-		viewCache:  store.NewReadCache[uint64, *FullUserWithToken](50000),
 		throttle: newThrottle(throttleLimits{cfg.SignInThrottle.LoginFailures, cfg.SignInThrottle.Window},
 			throttleLimits{cfg.SignInThrottle.AddressFailures, cfg.SignInThrottle.Window}, throttleMaxEntries),
 	}
@@ -91,18 +94,17 @@ func NewService(db *store.DB, bus *events.Bus, log *zap.Logger, box *sealed.Box,
 	return s, nil
 }
 
-// ValidationError is the field -> texts error of core/api.
-type ValidationError = api.FieldErrors
+// ValidationError is the field -> texts error of the contract
+// (user.ErrInvalid).
+type ValidationError = user.InvalidError
 
 var usernameRE = regexp.MustCompile(`^[a-zA-Z0-9_.][a-zA-Z0-9_.-]*$`)
 
-// MinPasswordLength is the shortest password accepted.
-const MinPasswordLength = 8
-
-// MaxPasswordLength is the longest password accepted: bcrypt ignores
-// everything past 72 bytes, and a password is refused rather than
-// truncated.
-const MaxPasswordLength = 72
+// The password lengths of the contract.
+const (
+	MinPasswordLength = user.MinPasswordLength
+	MaxPasswordLength = user.MaxPasswordLength
+)
 
 // passwordProblem is what is wrong with a new password (the text after
 // "Password"), "" when nothing is. Every path that sets a password (the
@@ -268,7 +270,19 @@ func (s *Service) update(ctx context.Context, fn func(*store.Tx) error) error {
 func (s *Service) invalidate() {
 	s.tokenCache.Invalidate()
 	s.userCache.Invalidate()
-	s.viewCache.Invalidate()
+	s.watchMu.RLock()
+	defer s.watchMu.RUnlock()
+	for _, fn := range s.watchers {
+		fn()
+	}
+}
+
+// watch has fn called after every identity commit, for a cache of what
+// the service answered (the HTTP adapter's rendered views).
+func (s *Service) watch(fn func()) {
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	s.watchers = append(s.watchers, fn)
 }
 
 // ResolveToken implements auth.TokenResolver for private, personal and
@@ -356,23 +370,6 @@ func (s *Service) cachedUser(ctx context.Context, id uint64) (*User, error) {
 	return u, nil
 }
 
-// ownView renders the user's full view (without a token), cached until the
-// next identity write; web_url depends on the external URL, which is fixed
-// while running. The result is shared: copy it before changing anything.
-func (s *Service) ownView(ctx context.Context, base string, id uint64) (*FullUserWithToken, error) {
-	if v, ok := s.viewCache.Get(id); ok {
-		return v, nil
-	}
-	gen := s.viewCache.Gen()
-	u, err := s.cachedUser(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	view := &FullUserWithToken{FullUser: fullView(base, u)}
-	s.viewCache.Put(gen, id, view)
-	return view, nil
-}
-
 // AuthenticatePassword implements auth.PasswordAuthenticator: login is a
 // username or an e-mail address. It may refuse with *auth.ThrottledError.
 func (s *Service) AuthenticatePassword(ctx context.Context, login, password string) (*auth.User, error) {
@@ -419,13 +416,14 @@ func (s *Service) findLogin(tx *store.Tx, login string) (*User, error) {
 	return users.GetBy(tx, "username", key)
 }
 
-// Login checks a password and records the sign-in; it returns the user and
-// their private token (made on the first login: every login returns the
-// same one, as GitLab 9.x's did, until it is reset).
-func (s *Service) Login(ctx context.Context, login, password string) (*User, string, error) {
+// Login implements user.Service: it checks a password and records the
+// sign-in; it returns the account and the user's private token (made on
+// the first login: every login returns the same one, as GitLab 9.x's did,
+// until it is reset).
+func (s *Service) Login(ctx context.Context, login, password string) (user.Account, string, error) {
 	u, err := s.loginUser(ctx, login, password)
 	if err != nil {
-		return nil, "", err
+		return user.Account{}, "", err
 	}
 	var secret string
 	err = s.update(ctx, func(tx *store.Tx) error {
@@ -449,9 +447,9 @@ func (s *Service) Login(ctx context.Context, login, password string) (*User, str
 		return err
 	})
 	if err != nil {
-		return nil, "", err
+		return user.Account{}, "", err
 	}
-	return u, secret, nil
+	return accountOf(u), secret, nil
 }
 
 // LookupUser implements auth.UserLookup (sudo): by id or username.
@@ -478,11 +476,6 @@ func (s *Service) findUser(ctx context.Context, ref string) (*User, error) {
 		return nil, auth.ErrUserNotFound
 	}
 	return u, err
-}
-
-// User loads a user by id, for reading.
-func (s *Service) User(ctx context.Context, id int64) (*User, error) {
-	return s.cachedUser(ctx, uint64(id))
 }
 
 func summary(u *User) *auth.User {

@@ -3,168 +3,68 @@ package internal
 import (
 	"context"
 	"errors"
-	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"github.com/fennec-forge/fennec/core/api"
-	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity/user"
 )
 
-// TokenView is the impersonation and personal access token resource. Token
-// (the secret) is only present in the response that creates it: secrets are
-// stored as hashes and cannot be shown again.
-type TokenView struct {
-	ID            uint64    `json:"id"`
-	Name          string    `json:"name"`
-	Revoked       bool      `json:"revoked"`
-	CreatedAt     api.Time  `json:"created_at"`
-	Scopes        []string  `json:"scopes"`
-	UserID        uint64    `json:"user_id"`
-	Active        bool      `json:"active"`
-	ExpiresAt     *api.Date `json:"expires_at"`
-	Impersonation bool      `json:"impersonation"`
-	Token         *string   `json:"token,omitempty"`
-}
+// The personal access and impersonation tokens of user.Service. The HTTP
+// adapter is httptokens.go.
 
-func (s *Service) tokenView(t *Token) TokenView {
-	v := TokenView{
-		ID: t.ID, Name: t.Name, Revoked: t.Revoked, CreatedAt: api.NewTime(t.CreatedAt),
-		Scopes: append([]string{}, t.Scopes...), UserID: t.UserID, Active: t.Active(s.now()),
-		Impersonation: t.Kind == KindImpersonation,
+// tokenOf is the contract's record of t as it is at now (without its
+// secret).
+func tokenOf(t *Token, now time.Time) user.Token {
+	return user.Token{
+		ID: int64(t.ID), UserID: int64(t.UserID), Kind: user.TokenKind(t.Kind), Name: t.Name,
+		Scopes: append([]string{}, t.Scopes...), CreatedAt: t.CreatedAt, ExpiresAt: clone(t.ExpiresAt),
+		Revoked: t.Revoked, Active: t.Active(now),
 	}
-	if t.ExpiresAt != nil {
-		v.ExpiresAt = api.DatePtr(*t.ExpiresAt)
+}
+
+// mayManageTokens: impersonation tokens are the administrators'; a user's
+// personal access tokens are theirs too.
+func mayManageTokens(ctx context.Context, userID int64, kind user.TokenKind) error {
+	if kind == user.ImpersonationToken {
+		return requireAdmin(ctx)
 	}
-	return v
+	return mayManage(ctx, userID)
 }
 
-// allowedScopes are the scopes a token may be created with. sudo (GitLab
-// 10.2) is what lets an administrator's personal access or impersonation
-// token act as another user; without it such a token cannot sudo.
-var allowedScopes = map[string]bool{auth.ScopeAPI: true, auth.ScopeReadUser: true, auth.ScopeSudo: true}
+func tokenNotFound(kind user.TokenKind) error { return &user.TokenNotFoundError{Kind: kind} }
 
-type tokenBody struct {
-	Name      string    `json:"name" required:"true"`
-	Scopes    []string  `json:"scopes" required:"true" doc:"api, read_user and/or sudo"`
-	ExpiresAt *api.Date `json:"expires_at,omitempty" doc:"YYYY-MM-DD; the token stops working at the start of that day"`
-}
-
-type TokenUserPath struct {
-	UserID int64 `path:"user_id"`
-}
-
-type createTokenInput struct {
-	TokenUserPath
-	Body tokenBody
-}
-
-type tokenListInput struct {
-	TokenUserPath
-	api.PageParams
-	State string `query:"state" enum:"all,active,inactive" doc:"all (default), active or inactive"`
-}
-
-type ownTokenListInput struct {
-	api.PageParams
-	State string `query:"state" enum:"all,active,inactive"`
-}
-
-type impersonationPath struct {
-	TokenUserPath
-	TokenID int64 `path:"impersonation_token_id"`
-}
-
-type tokenIDPath struct {
-	ID int64 `path:"id"`
-}
-
-type tokenOutput struct{ Body *TokenView }
-
-type tokensOutput struct {
-	api.PageHeaders
-	Body []TokenView
-}
-
-func (s *Service) registerTokens(a *api.API) {
-	tags := []string{"tokens"}
-	api.Register(a, api.Op{ID: "list-impersonation-tokens", Method: http.MethodGet, Path: "/users/{user_id}/impersonation_tokens", Tags: tags,
-		Summary: "A user's impersonation tokens (administrators)", Access: api.AdminOnly}, func(ctx context.Context, in *tokenListInput) (*tokensOutput, error) {
-		if _, err := s.userByID(ctx, in.UserID); err != nil {
-			return nil, err
-		}
-		return s.listTokens(ctx, in.UserID, KindImpersonation, in.State, in.PageParams)
-	})
-	api.Register(a, api.Op{ID: "get-impersonation-token", Method: http.MethodGet, Path: "/users/{user_id}/impersonation_tokens/{impersonation_token_id}", Tags: tags,
-		Summary: "One impersonation token (administrators)", Access: api.AdminOnly}, func(ctx context.Context, in *impersonationPath) (*tokenOutput, error) {
-		if _, err := s.userByID(ctx, in.UserID); err != nil {
-			return nil, err
-		}
-		t, err := s.ownedToken(ctx, in.UserID, in.TokenID, KindImpersonation)
-		if err != nil {
-			return nil, err
-		}
-		v := s.tokenView(t)
-		return &tokenOutput{Body: &v}, nil
-	})
-	api.Register(a, api.Op{ID: "create-impersonation-token", Method: http.MethodPost, Path: "/users/{user_id}/impersonation_tokens", Tags: tags,
-		Summary: "Create an impersonation token (administrators)", Access: api.AdminOnly}, func(ctx context.Context, in *createTokenInput) (*tokenOutput, error) {
-		return s.createToken(ctx, in.UserID, KindImpersonation, in.Body)
-	})
-	api.Register(a, api.Op{ID: "revoke-impersonation-token", Method: http.MethodDelete, Path: "/users/{user_id}/impersonation_tokens/{impersonation_token_id}", Tags: tags,
-		Summary: "Revoke an impersonation token (administrators)", Access: api.AdminOnly}, func(ctx context.Context, in *impersonationPath) (*struct{}, error) {
-		if _, err := s.userByID(ctx, in.UserID); err != nil {
-			return nil, err
-		}
-		return nil, s.revokeToken(ctx, in.UserID, in.TokenID, KindImpersonation)
-	})
-	api.Register(a, api.Op{ID: "create-personal-access-token", Method: http.MethodPost, Path: "/users/{user_id}/personal_access_tokens", Tags: tags,
-		Summary: "Create a personal access token for a user (administrators)", Access: api.AdminOnly}, func(ctx context.Context, in *createTokenInput) (*tokenOutput, error) {
-		return s.createToken(ctx, in.UserID, KindPersonal, in.Body)
-	})
-	api.Register(a, api.Op{ID: "list-personal-access-tokens", Method: http.MethodGet, Path: "/personal_access_tokens", Tags: tags,
-		Summary: "The caller's personal access tokens", Access: api.SignedIn}, func(ctx context.Context, in *ownTokenListInput) (*tokensOutput, error) {
-		return s.listTokens(ctx, auth.FromContext(ctx).UserID(), KindPersonal, in.State, in.PageParams)
-	})
-	api.Register(a, api.Op{ID: "revoke-personal-access-token", Method: http.MethodDelete, Path: "/personal_access_tokens/{id}", Tags: tags,
-		Summary: "Revoke one of the caller's personal access tokens", Access: api.SignedIn}, func(ctx context.Context, in *tokenIDPath) (*struct{}, error) {
-		return nil, s.revokeToken(ctx, auth.FromContext(ctx).UserID(), in.ID, KindPersonal)
-	})
-}
-
-func tokenNotFound(kind string) error {
-	if kind == KindImpersonation {
-		return api.NotFound("Impersonation Token")
+// IssueToken implements user.Service.
+func (s *Service) IssueToken(ctx context.Context, userID int64, in user.NewToken) (user.Token, error) {
+	if err := requireAdmin(ctx); err != nil {
+		return user.Token{}, err
 	}
-	return api.NotFound("Personal Access Token")
-}
-
-func (s *Service) createToken(ctx context.Context, userID int64, kind string, b tokenBody) (*tokenOutput, error) {
-	name := strings.TrimSpace(b.Name)
+	name := strings.TrimSpace(in.Name)
 	if name == "" {
-		return nil, ValidationError{"name": {"can't be blank"}}
+		return user.Token{}, ValidationError{"name": {"can't be blank"}}
 	}
 	if utf8.RuneCountInString(name) > 255 {
-		return nil, ValidationError{"name": {"is too long (maximum is 255 characters)"}}
+		return user.Token{}, ValidationError{"name": {"is too long (maximum is 255 characters)"}}
 	}
-	if len(b.Scopes) == 0 {
-		return nil, api.Missing("scopes")
+	if len(in.Scopes) == 0 {
+		return user.Token{}, user.ErrNoScopes
 	}
+	allowed := user.TokenScopes()
 	scopes := []string{}
-	for _, sc := range b.Scopes {
-		if !allowedScopes[sc] {
-			return nil, api.NotValidValue("scopes")
+	for _, sc := range in.Scopes {
+		if !slices.Contains(allowed, sc) {
+			return user.Token{}, user.ErrInvalidScope
 		}
-		if !contains(scopes, sc) {
+		if !slices.Contains(scopes, sc) {
 			scopes = append(scopes, sc)
 		}
 	}
 	var expires *time.Time
-	if b.ExpiresAt != nil {
-		t := time.Time(*b.ExpiresAt)
+	if in.ExpiresAt != nil {
+		t := *in.ExpiresAt
 		day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 		expires = &day
 	}
@@ -172,37 +72,35 @@ func (s *Service) createToken(ctx context.Context, userID int64, kind string, b 
 	var secret string
 	err := s.update(ctx, func(tx *store.Tx) error {
 		if !users.Exists(tx, uint64(userID)) {
-			return api.NotFound("User")
+			return user.ErrUserNotFound
 		}
 		var err error
 		secret, err = newSecret()
 		if err != nil {
 			return err
 		}
-		created = &Token{UserID: uint64(userID), Kind: kind, Name: name, Hash: hashToken(secret), Scopes: scopes, CreatedAt: s.now().UTC(), ExpiresAt: expires}
+		created = &Token{UserID: uint64(userID), Kind: string(in.Kind), Name: name, Hash: hashToken(secret), Scopes: scopes, CreatedAt: s.now().UTC(), ExpiresAt: expires}
 		return tokens.Insert(tx, created)
 	})
 	if err != nil {
-		return nil, err
+		return user.Token{}, err
 	}
-	v := s.tokenView(created)
-	v.Token = &secret
-	return &tokenOutput{Body: &v}, nil
+	t := tokenOf(created, s.now())
+	t.Secret = secret
+	return t, nil
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
+// Tokens implements user.Service.
+func (s *Service) Tokens(ctx context.Context, userID int64, kind user.TokenKind, state user.TokenState, offset, limit int) ([]user.Token, int, error) {
+	if err := mayManageTokens(ctx, userID, kind); err != nil {
+		return nil, 0, err
 	}
-	return false
-}
-
-func (s *Service) listTokens(ctx context.Context, userID int64, kind, state string, p api.PageParams) (*tokensOutput, error) {
 	now := s.now()
 	var matching []*Token
 	err := s.db.View(ctx, func(tx *store.Tx) error {
+		if userID <= 0 || !users.Exists(tx, uint64(userID)) {
+			return user.ErrUserNotFound
+		}
 		ids, err := tokens.IDsBy(tx, "user", strconv.FormatInt(userID, 10))
 		if err != nil {
 			return err
@@ -212,15 +110,15 @@ func (s *Service) listTokens(ctx context.Context, userID int64, kind, state stri
 			if err != nil {
 				return err
 			}
-			if t.Kind != kind {
+			if t.Kind != string(kind) {
 				continue
 			}
 			switch state {
-			case "active":
+			case user.ActiveTokens:
 				if !t.Active(now) {
 					continue
 				}
-			case "inactive":
+			case user.InactiveTokens:
 				if t.Active(now) {
 					continue
 				}
@@ -230,32 +128,49 @@ func (s *Service) listTokens(ctx context.Context, userID int64, kind, state stri
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	out := &tokensOutput{PageHeaders: api.Paginate(ctx, p, len(matching)), Body: []TokenView{}}
-	for _, t := range api.Window(matching, p) {
-		out.Body = append(out.Body, s.tokenView(t))
+	out := []user.Token{}
+	for _, t := range window(matching, offset, limit) {
+		out = append(out, tokenOf(t, now))
 	}
-	return out, nil
+	return out, len(matching), nil
 }
 
-func (s *Service) ownedToken(ctx context.Context, userID, tokenID int64, kind string) (*Token, error) {
+// Token implements user.Service.
+func (s *Service) Token(ctx context.Context, userID int64, kind user.TokenKind, tokenID int64) (user.Token, error) {
+	if err := mayManageTokens(ctx, userID, kind); err != nil {
+		return user.Token{}, err
+	}
 	var t *Token
 	err := s.db.View(ctx, func(tx *store.Tx) error {
+		if userID <= 0 || !users.Exists(tx, uint64(userID)) {
+			return user.ErrUserNotFound
+		}
 		var err error
 		t, err = tokens.Get(tx, uint64(tokenID))
+		if errors.Is(err, store.ErrNotFound) || tokenID <= 0 || (t != nil && (int64(t.UserID) != userID || t.Kind != string(kind))) {
+			return tokenNotFound(kind)
+		}
 		return err
 	})
-	if errors.Is(err, store.ErrNotFound) || tokenID <= 0 || (t != nil && (int64(t.UserID) != userID || t.Kind != kind)) {
-		return nil, tokenNotFound(kind)
+	if err != nil {
+		return user.Token{}, err
 	}
-	return t, err
+	return tokenOf(t, s.now()), nil
 }
 
-func (s *Service) revokeToken(ctx context.Context, userID, tokenID int64, kind string) error {
+// RevokeToken implements user.Service.
+func (s *Service) RevokeToken(ctx context.Context, userID int64, kind user.TokenKind, tokenID int64) error {
+	if err := mayManageTokens(ctx, userID, kind); err != nil {
+		return err
+	}
 	return s.update(ctx, func(tx *store.Tx) error {
+		if userID <= 0 || !users.Exists(tx, uint64(userID)) {
+			return user.ErrUserNotFound
+		}
 		t, err := tokens.Get(tx, uint64(tokenID))
-		if errors.Is(err, store.ErrNotFound) || (t != nil && (int64(t.UserID) != userID || t.Kind != kind)) {
+		if errors.Is(err, store.ErrNotFound) || (t != nil && (int64(t.UserID) != userID || t.Kind != string(kind))) {
 			return tokenNotFound(kind)
 		}
 		if err != nil {

@@ -1,13 +1,18 @@
-// Package user is the public contract of a user for other modules: Info,
-// what a module may know of a user, and BasicUser, the view of a user that
-// responses embed (a commit status's author, a member, an event's author...),
-// built in one place so that every response shows a user alike.
+// Package user is the public contract of the identity module: Service, the
+// users API's commands and queries over accounts, SSH keys, secondary
+// e-mail addresses and tokens, and the small services other modules take
+// (Lookup, Emails, SSHKeys, PasswordResets, Activity, DirectorySync); the
+// records they return (Account, Key, Email, Token; Info, what a module may
+// know of a user); the inputs of commands (Fields, NewAccount, NewToken);
+// the errors; and BasicUser, the view of a user that responses embed (a
+// commit status's author, a member, an event's author...), built in one
+// place so that every response shows a user alike.
 //
 // It is a public package of its own, not part of the identity root package,
-// only because that one imports internal/ (Module()) and internal/ builds
-// these values too: Go forbids the cycle. The root package re-exports every
-// name here (identity.UserInfo, identity.BasicUser, identity.NewBasicUser,
-// identity.GhostUser); other modules use those. It imports no Fennec package.
+// because that one imports internal/ (Module()) and internal/ implements
+// this: Go forbids the cycle. The root package re-exports the names other
+// modules use (identity.Users, identity.UserInfo, identity.BasicUser,
+// identity.NewBasicUser, identity.GhostUser...). It imports core/auth only.
 package user
 
 import (
