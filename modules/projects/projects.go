@@ -154,7 +154,7 @@ func Module() fennec.Module {
 	return fennec.NewModule("projects",
 		fennec.Tables(internal.Tables()...),
 		fennec.ProvideMigrations(internal.Migrations),
-		fx.Provide(internal.NewService, func(s *internal.Service) project.Access { return s },
+		fx.Provide(internal.NewBaseURL, internal.NewService, func(s *internal.Service) project.Access { return s },
 			func(s *internal.Service) project.RepositoryState { return s },
 			func(s *internal.Service) project.SSHEndpoint { return s },
 			func(s *internal.Service) project.Teams { return s },

@@ -158,3 +158,13 @@ func allowed(p *auth.Principal, proj *Project, l levels, a project.Action) bool 
 	}
 	return lvl >= minLevel[a]
 }
+
+// validLevel says whether level is one of the access levels, at most
+// highest (Master for a project's members, Owner for a group's).
+func validLevel(level, highest int) bool {
+	switch level {
+	case project.Guest, project.Reporter, project.Developer, project.Master, project.Owner:
+		return level <= highest
+	}
+	return false
+}

@@ -420,7 +420,7 @@ func TestListingHonoursExpiry(t *testing.T) {
 			if l := w.levels(p, tc.proj); canSee(p, tc.proj, l) {
 				t.Fatalf("canSee is true: the fixture is wrong")
 			}
-			for _, in := range []*ListInput{{}, {Membership: true}} {
+			for _, in := range []*listFilter{{}, {Membership: true}} {
 				var ids map[uint64]bool
 				if err := w.db.View(context.Background(), func(tx *store.Tx) error {
 					var err error

@@ -6,30 +6,26 @@ package internal
 import (
 	"context"
 	"errors"
-	"net/http"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects/event"
 	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
-func (s *Service) registerArchive(a *api.API) {
-	tags := []string{"projects"}
-	api.Register(a, api.Op{ID: "archive-project", Method: http.MethodPost, Path: "/projects/{id}/archive", Tags: tags,
-		Summary: "Archive a project (owners and administrators); idempotent", Access: api.SignedIn},
-		func(ctx context.Context, in *ProjectPath) (*projectOutput, error) {
-			return s.setArchived(ctx, in.ID, true)
-		})
-	api.Register(a, api.Op{ID: "unarchive-project", Method: http.MethodPost, Path: "/projects/{id}/unarchive", Tags: tags,
-		Summary: "Unarchive a project (owners and administrators); idempotent", Access: api.SignedIn},
-		func(ctx context.Context, in *ProjectPath) (*projectOutput, error) {
-			return s.setArchived(ctx, in.ID, false)
-		})
+// ArchiveProject archives a project (project.Service).
+func (s *Service) ArchiveProject(ctx context.Context, ref string) (project.Project, error) {
+	return s.recordOf(ctx)(s.setArchived(ctx, ref, true))
 }
 
-func (s *Service) setArchived(ctx context.Context, ref string, archived bool) (*projectOutput, error) {
+// UnarchiveProject unarchives a project (project.Service).
+func (s *Service) UnarchiveProject(ctx context.Context, ref string) (project.Project, error) {
+	return s.recordOf(ctx)(s.setArchived(ctx, ref, false))
+}
+
+// setArchived archives or unarchives the project and returns it as the
+// caller now sees it.
+func (s *Service) setArchived(ctx context.Context, ref string, archived bool) (*resolved, error) {
 	r, err := s.require(ctx, ref, project.RemoveProject)
 	if err != nil {
 		return nil, err
@@ -59,5 +55,5 @@ func (s *Service) setArchived(ctx context.Context, ref string, archived bool) (*
 	if err != nil {
 		return nil, err
 	}
-	return s.actionOutput(ctx, r.p.ID)
+	return s.resolve(ctx, u64(r.p.ID))
 }

@@ -8,36 +8,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects/event"
 	"github.com/fennec-forge/fennec/modules/projects/project"
 )
-
-// ForkInput is POST /projects/:id/fork. namespace is GitLab 9's parameter;
-// namespace_id and namespace_path are what newer clients (client-go) send.
-type ForkInput struct {
-	Namespace     *string `json:"namespace,omitempty" doc:"Id or path of the target namespace; default the caller's own"`
-	NamespaceID   *int64  `json:"namespace_id,omitempty" doc:"Id of the target namespace"`
-	NamespacePath *string `json:"namespace_path,omitempty" doc:"Path of the target namespace"`
-	Name          *string `json:"name,omitempty" doc:"Name of the fork; default the source's"`
-	Path          *string `json:"path,omitempty" doc:"Path of the fork; default the source's"`
-}
-
-type forkInput struct {
-	ProjectPath
-	Body ForkInput
-}
-
-func (s *Service) registerFork(a *api.API) {
-	api.Register(a, api.Op{ID: "fork-project", Method: http.MethodPost, Path: "/projects/{id}/fork", Tags: []string{"projects"},
-		Summary: "Fork a project into the caller's namespace or the one given", Access: api.SignedIn}, s.fork)
-}
 
 // forkTarget is the namespace a fork goes to, found before the write
 // transaction (user look-ups must not run inside it): a group's namespace
@@ -47,7 +25,7 @@ type forkTarget struct {
 	ownerID uint64
 }
 
-func (s *Service) forkTarget(ctx context.Context, in *ForkInput) (forkTarget, error) {
+func (s *Service) forkTarget(ctx context.Context, in *project.ForkFields) (forkTarget, error) {
 	pr := auth.FromContext(ctx)
 	var ref string
 	switch {
@@ -63,7 +41,7 @@ func (s *Service) forkTarget(ctx context.Context, in *ForkInput) (forkTarget, er
 	var t forkTarget
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		// An id first, then a path (GitLab's order: a group may be named "42").
-		if id, _ := api.ParseID(ref); id > 0 && in.NamespacePath == nil {
+		if id, _ := parseRef(ref); id > 0 && in.NamespacePath == nil {
 			if ns, err := namespaces.Get(tx, uint64(id)); err == nil {
 				t = targetOf(ns)
 				return nil
@@ -102,15 +80,18 @@ func targetOf(ns *Namespace) forkTarget {
 // unshared, with its own runners token. The caller needs ReadCode on the
 // source and must be able to create projects in the target namespace (its
 // owner, Master of the group, or an administrator); any other target is
-// 404 Namespace Not Found. A name or path already taken there is 409 with
-// the field errors, as GitLab answers.
-func (s *Service) fork(ctx context.Context, in *forkInput) (*projectOutput, error) {
-	src, err := s.require(ctx, in.ID, project.ReadCode)
+// 404 Namespace Not Found. A name or path already taken there is
+// project.ErrTaken (409 with the field errors, as GitLab answers).
+func (s *Service) fork(ctx context.Context, ref string, in project.ForkFields) (*resolved, error) {
+	src, err := s.require(ctx, ref, project.ReadCode)
 	if err != nil {
 		return nil, err
 	}
 	pr := auth.FromContext(ctx)
-	target, err := s.forkTarget(ctx, &in.Body)
+	if pr.IsAnonymous() {
+		return nil, project.ErrForbidden // a fork has an owner
+	}
+	target, err := s.forkTarget(ctx, &in)
 	if err != nil {
 		return nil, err
 	}
@@ -127,12 +108,12 @@ func (s *Service) fork(ctx context.Context, in *forkInput) (*projectOutput, erro
 	}
 	name, path := src.p.Name, src.p.Path
 	v := project.FieldErrors{}
-	if in.Body.Name != nil {
-		name = strings.TrimSpace(*in.Body.Name)
+	if in.Name != nil {
+		name = strings.TrimSpace(*in.Name)
 		validateName(v, name)
 	}
-	if in.Body.Path != nil {
-		path = strings.TrimSpace(*in.Body.Path)
+	if in.Path != nil {
+		path = strings.TrimSpace(*in.Path)
 		validatePath(v, "path", path)
 	}
 	if len(v) > 0 {
@@ -174,7 +155,7 @@ func (s *Service) fork(ctx context.Context, in *forkInput) (*projectOutput, erro
 			taken["path"] = []string{"has already been taken"}
 		}
 		if len(taken) > 0 {
-			return &api.Error{Status: http.StatusConflict, Message: taken}
+			return &project.TakenError{Fields: taken}
 		}
 		*f = Project{
 			NamespaceID: ns.ID, Name: name, Path: path, Description: p.Description, DefaultBranch: p.DefaultBranch,
@@ -193,10 +174,15 @@ func (s *Service) fork(ctx context.Context, in *forkInput) (*projectOutput, erro
 	})
 	var conflict *store.ConflictError
 	if errors.As(err, &conflict) {
-		return nil, &api.Error{Status: http.StatusConflict, Message: map[string][]string{conflict.Index: {"has already been taken"}}}
+		return nil, &project.TakenError{Fields: map[string][]string{conflict.Index: {"has already been taken"}}}
 	}
 	if err != nil {
 		return nil, err
 	}
-	return s.actionOutput(ctx, f.ID)
+	return s.resolve(ctx, u64(f.ID))
+}
+
+// ForkProject forks a project (project.Service).
+func (s *Service) ForkProject(ctx context.Context, ref string, in project.ForkFields) (project.Project, error) {
+	return s.recordOf(ctx)(s.fork(ctx, ref, in))
 }

@@ -623,7 +623,7 @@ func (s *Service) listGroupProjects(ctx context.Context, in *groupProjectsInput)
 	if err != nil {
 		return nil, err
 	}
-	filter := &ListInput{Archived: in.Archived, Visibility: in.Visibility, Search: in.Search}
+	filter := &listFilter{Archived: in.Archived, Visibility: in.Visibility, Search: in.Search}
 	var page []*resolved
 	total := 0
 	err = s.db.View(ctx, func(tx *store.Tx) error {

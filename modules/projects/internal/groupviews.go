@@ -10,7 +10,6 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
-	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
@@ -215,24 +214,11 @@ func visibleProjects(tx *store.Tx, p *auth.Principal, ids []uint64, now time.Tim
 // visibleProjects) as the full project view, or the simple one; projects
 // whose owner is gone are skipped.
 func (s *Service) renderProjects(ctx context.Context, rows []*resolved, simple bool) ([]any, error) {
-	out := make([]any, 0, len(rows))
-	for _, r := range rows {
-		ni, err := s.namespaceInfo(ctx, r.ni.ns)
-		if errors.Is(err, identity.ErrUserNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		r.ni = ni
-		if simple {
-			out = append(out, s.simpleView(ctx, r.p, ni))
-			continue
-		}
-		v := s.render(ctx, r)
-		out = append(out, &v)
+	rows, err := s.withNamespaces(ctx, rows)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return handlers{s}.renderList(ctx, rows, simple), nil
 }
 
 // groupDetail renders a single group with the projects the caller may see.

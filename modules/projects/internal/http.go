@@ -11,9 +11,32 @@ import (
 	"fmt"
 	"net/http"
 
+	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/modules/projects/project"
 )
+
+// handlers serve the module's routes over the service.
+type handlers struct{ *Service }
+
+// NewRoutes registers the projects module's operations.
+func NewRoutes(s *Service) fennec.Routes {
+	h := handlers{s}
+	return fennec.Routes{Name: "projects", Register: func(a *api.API) {
+		mapErrors(a)
+		h.registerProjects(a)
+		h.registerStars(a)
+		h.registerArchive(a)
+		h.registerFork(a)
+		h.registerShare(a)
+		h.registerHooks(a)
+		h.registerProjectUsers(a)
+		h.registerProjectLists(a)
+		h.registerTransfer(a)
+		h.registerMembersAll(a)
+		h.registerGroups(a)
+	}}
+}
 
 // Texts of GitLab's ProjectGroupLink validations, answered with 409.
 const (

@@ -2,30 +2,28 @@ package internal
 
 import (
 	"context"
-	"errors"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
-	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
-// ListInput is GET /projects.
-type ListInput struct {
-	api.PageParams
-	Archived   string `query:"archived" enum:"true,false," doc:"Only archived (true) or unarchived (false) projects"`
-	Visibility string `query:"visibility" enum:"public,internal,private,"`
-	OrderBy    string `query:"order_by" enum:"id,name,path,created_at,updated_at,last_activity_at," doc:"Default created_at"`
-	Sort       string `query:"sort" enum:"asc,desc," doc:"Default desc"`
-	Search     string `query:"search"`
-	Simple     bool   `query:"simple"`
-	Owned      bool   `query:"owned"`
-	Membership bool   `query:"membership"`
-	Starred    bool   `query:"starred"`
+// listFilter is what GET /projects (and the lists cut from the same
+// cloth) filters and orders by, and the page it wants.
+type listFilter struct {
+	Archived   string // "true", "false" or "" (either)
+	Visibility string
+	OrderBy    string // id, name, path, created_at (default), updated_at, last_activity_at
+	Sort       string // asc or desc (default)
+	Search     string
+	Owned      bool
+	Membership bool
+	Starred    bool
+	Offset     int
+	Limit      int
 }
 
 // visibleIDs gathers the ids of the projects the caller may see, from
@@ -33,7 +31,7 @@ type ListInput struct {
 // signed-in non-external users, and those reached through the caller's own
 // namespace, memberships, groups and group shares. Administrators see all.
 // The cost follows what the caller can see, not the size of the store.
-func visibleIDs(tx *store.Tx, p *auth.Principal, in *ListInput) (map[uint64]bool, error) {
+func visibleIDs(tx *store.Tx, p *auth.Principal, in *listFilter) (map[uint64]bool, error) {
 	ids := map[uint64]bool{}
 	add := func(list []uint64) {
 		for _, id := range list {
@@ -149,7 +147,7 @@ func addGroupProjects(tx *store.Tx, out map[uint64]bool, gid uint64, now time.Ti
 	return nil
 }
 
-func filterOwned(tx *store.Tx, p *auth.Principal, in *ListInput, ids, mine map[uint64]bool) map[uint64]bool {
+func filterOwned(tx *store.Tx, p *auth.Principal, in *listFilter, ids, mine map[uint64]bool) map[uint64]bool {
 	if in.Membership {
 		for id := range ids {
 			if !mine[id] {
@@ -188,11 +186,12 @@ func filterOwned(tx *store.Tx, p *auth.Principal, in *ListInput, ids, mine map[u
 	return ids
 }
 
-// list answers GET /projects.
-func (s *Service) list(ctx context.Context, in *ListInput) (*listOutput, error) {
+// listProjects is GET /projects: a page of the projects the caller can
+// see, namespaces complete, and how many there are in all.
+func (s *Service) listProjects(ctx context.Context, in *listFilter) ([]*resolved, int, error) {
 	pr := auth.FromContext(ctx)
 	if (in.Owned || in.Membership || in.Starred) && pr.IsAnonymous() {
-		return &listOutput{PageHeaders: api.Paginate(ctx, in.PageParams, 0), Body: []any{}}, nil
+		return nil, 0, nil
 	}
 	var page []*resolved
 	total := 0
@@ -201,7 +200,7 @@ func (s *Service) list(ctx context.Context, in *ListInput) (*listOutput, error) 
 			in.Search == "" && (in.OrderBy == "" || in.OrderBy == "id" || in.OrderBy == "created_at") {
 			// An administrator sees everything: page straight off the table
 			// in id order (O(page), whatever the store holds).
-			rows, n, err := projects.Page(tx, in.Sort != "asc", in.Offset(), in.Limit())
+			rows, n, err := projects.Page(tx, in.Sort != "asc", in.Offset, in.Limit)
 			if err != nil {
 				return err
 			}
@@ -241,7 +240,7 @@ func (s *Service) list(ctx context.Context, in *ListInput) (*listOutput, error) 
 			}
 			sortProjects(rows, in.OrderBy, desc)
 			total = len(rows)
-			rows = api.Window(rows, in.PageParams)
+			rows = window(rows, in.Offset, in.Limit)
 		} else {
 			sort.Slice(ids, func(i, j int) bool {
 				if desc {
@@ -250,7 +249,7 @@ func (s *Service) list(ctx context.Context, in *ListInput) (*listOutput, error) 
 				return ids[i] < ids[j]
 			})
 			total = len(ids)
-			for _, id := range api.Window(ids, in.PageParams) {
+			for _, id := range window(ids, in.Offset, in.Limit) {
 				p, err := projects.Get(tx, id)
 				if err != nil {
 					return err
@@ -268,29 +267,13 @@ func (s *Service) list(ctx context.Context, in *ListInput) (*listOutput, error) 
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	out := &listOutput{PageHeaders: api.Paginate(ctx, in.PageParams, total), Body: make([]any, 0, len(page))}
-	for _, r := range page {
-		ni, err := s.namespaceInfo(ctx, r.ni.ns)
-		if err != nil {
-			if errors.Is(err, identity.ErrUserNotFound) {
-				continue // owner deleted: the project goes with the projects issue's cleanup
-			}
-			return nil, err
-		}
-		r.ni = ni
-		if in.Simple {
-			out.Body = append(out.Body, s.simpleView(ctx, r.p, ni))
-		} else {
-			v := s.render(ctx, r)
-			out.Body = append(out.Body, &v)
-		}
-	}
-	return out, nil
+	page, err = s.withNamespaces(ctx, page)
+	return page, total, err
 }
 
-func matches(p *Project, in *ListInput) bool {
+func matches(p *Project, in *listFilter) bool {
 	if in.Archived != "" && p.Archived != (in.Archived == "true") {
 		return false
 	}
@@ -322,10 +305,4 @@ func sortProjects(rows []*Project, by string, desc bool) {
 		}
 		return less(rows[i], rows[j])
 	})
-}
-
-type listOutput struct {
-	api.PageHeaders
-	// Full or simple views, depending on simple=true.
-	Body []any
 }

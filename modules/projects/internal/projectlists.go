@@ -3,12 +3,11 @@ package internal
 import (
 	"context"
 	"errors"
-	"net/http"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
 // Two project lists of later GitLab versions, cut from the same cloth as
@@ -17,51 +16,36 @@ import (
 // namespace). Each takes GET /projects' filters and orders and shows only
 // what the caller may see.
 
-type forksInput struct {
-	ProjectPath
-	ListInput
-}
-
-type userProjectsInput struct {
-	UserID string `path:"user_id" doc:"User id or username"`
-	ListInput
-}
-
-func (s *Service) registerProjectLists(a *api.API) {
-	tags := []string{"projects"}
-	api.Register(a, api.Op{ID: "list-project-forks", Method: http.MethodGet, Path: "/projects/{id}/forks", Tags: tags,
-		Summary: "The forks of a project the caller can see", Access: api.Public}, s.listForks)
-	api.Register(a, api.Op{ID: "list-user-projects", Method: http.MethodGet, Path: "/users/{user_id}/projects", Tags: tags,
-		Summary: "The projects of a user's personal namespace the caller can see", Access: api.Public}, s.listUserProjects)
-}
-
-func (s *Service) listForks(ctx context.Context, in *forksInput) (*listOutput, error) {
-	r, err := s.resolve(ctx, in.ID)
+// listForks is a page of the direct forks of the project ref.
+func (s *Service) listForks(ctx context.Context, ref string, in *listFilter) ([]*resolved, int, error) {
+	r, err := s.resolve(ctx, ref)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return s.listAmong(ctx, &in.ListInput, func(tx *store.Tx) ([]uint64, error) {
+	return s.listAmong(ctx, in, func(tx *store.Tx) ([]uint64, error) {
 		return projects.IDsBy(tx, "forked_from", u64(r.p.ID))
 	})
 }
 
-// listUserProjects: an unknown user is 404 User Not Found (as GitLab); a
-// user without a namespace yet has no projects.
-func (s *Service) listUserProjects(ctx context.Context, in *userProjectsInput) (*listOutput, error) {
+// listUserProjects is a page of the projects of a user's personal
+// namespace (user: an id or a username): an unknown user is
+// project.ErrUserNotFound (404 User Not Found, as GitLab); a user without
+// a namespace yet has no projects.
+func (s *Service) listUserProjects(ctx context.Context, user string, in *listFilter) ([]*resolved, int, error) {
 	var u identity.UserInfo
 	var err error
-	if id, name := api.ParseID(in.UserID); id > 0 {
+	if id, name := parseRef(user); id > 0 {
 		u, err = s.users.UserByID(ctx, id)
 	} else {
 		u, err = s.users.UserByUsername(ctx, name)
 	}
 	if errors.Is(err, identity.ErrUserNotFound) {
-		return nil, api.NotFound("User")
+		return nil, 0, project.ErrUserNotFound
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return s.listAmong(ctx, &in.ListInput, func(tx *store.Tx) ([]uint64, error) {
+	return s.listAmong(ctx, in, func(tx *store.Tx) ([]uint64, error) {
 		ns, err := namespaces.GetBy(tx, "owner", u64(uint64(u.ID)))
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, nil
@@ -75,10 +59,10 @@ func (s *Service) listUserProjects(ctx context.Context, in *userProjectsInput) (
 
 // listAmong lists the projects of ids that the caller may see, with GET
 // /projects' filters, order and page.
-func (s *Service) listAmong(ctx context.Context, in *ListInput, ids func(tx *store.Tx) ([]uint64, error)) (*listOutput, error) {
+func (s *Service) listAmong(ctx context.Context, in *listFilter, ids func(tx *store.Tx) ([]uint64, error)) ([]*resolved, int, error) {
 	pr := auth.FromContext(ctx)
 	if (in.Owned || in.Membership || in.Starred) && pr.IsAnonymous() {
-		return &listOutput{PageHeaders: api.Paginate(ctx, in.PageParams, 0), Body: []any{}}, nil
+		return nil, 0, nil
 	}
 	var page []*resolved
 	total := 0
@@ -114,17 +98,14 @@ func (s *Service) listAmong(ctx context.Context, in *ListInput, ids func(tx *sto
 		}
 		sortProjects(kept, in.OrderBy, in.Sort != "asc")
 		total = len(kept)
-		for _, p := range api.Window(kept, in.PageParams) {
+		for _, p := range window(kept, in.Offset, in.Limit) {
 			page = append(page, byProject[p])
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	body, err := s.renderProjects(ctx, page, in.Simple)
-	if err != nil {
-		return nil, err
-	}
-	return &listOutput{PageHeaders: api.Paginate(ctx, in.PageParams, total), Body: body}, nil
+	page, err = s.withNamespaces(ctx, page)
+	return page, total, err
 }

@@ -8,31 +8,13 @@ package internal
 import (
 	"context"
 	"errors"
-	"net/http"
 	"sort"
 	"strings"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects/project"
 )
-
-type projectUsersInput struct {
-	ProjectPath
-	api.PageParams
-	Search string `query:"search" doc:"Part of a username or name"`
-}
-
-type projectUsersOutput struct {
-	api.PageHeaders
-	Body []identity.BasicUser
-}
-
-func (s *Service) registerProjectUsers(a *api.API) {
-	api.Register(a, api.Op{ID: "list-project-users", Method: http.MethodGet, Path: "/projects/{id}/users", Tags: []string{"projects"},
-		Summary: "Users who are members of a project, directly or through groups", Access: api.Public}, s.projectUsers)
-}
 
 // projectTeamIDs collects the ids of the users with a membership on p.
 func (s *Service) projectTeamIDs(ctx context.Context, p *Project) ([]uint64, error) {
@@ -92,44 +74,39 @@ func (s *Service) projectTeamIDs(ctx context.Context, p *Project) ([]uint64, err
 	return ids, err
 }
 
-// projectUsers lists the team in id order. Without search only the page's
-// users are looked up; with it every member is, to filter by name.
-func (s *Service) projectUsers(ctx context.Context, in *projectUsersInput) (*projectUsersOutput, error) {
-	r, err := s.resolve(ctx, in.ID)
+// projectUsers is a page of the team in id order, and its size. Without
+// search only the page's users are looked up; with it every member is, to
+// filter by username or name.
+func (s *Service) projectUsers(ctx context.Context, ref, search string, offset, limit int) ([]identity.UserInfo, int, error) {
+	r, err := s.resolve(ctx, ref)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	ids, err := s.projectTeamIDs(ctx, r.p)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	base := api.ExternalURLFrom(ctx)
-	q := strings.ToLower(strings.TrimSpace(in.Search))
+	q := strings.ToLower(strings.TrimSpace(search))
 	candidates := ids
 	if q == "" {
-		candidates = api.Window(ids, in.PageParams)
+		candidates = window(ids, offset, limit)
 	}
-	var views []identity.BasicUser
+	var users []identity.UserInfo
 	for _, id := range candidates {
 		u, err := s.users.UserByID(ctx, int64(id))
 		if errors.Is(err, identity.ErrUserNotFound) {
 			continue // deleted; its memberships go with the user's cleanup
 		}
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if q != "" && !strings.Contains(strings.ToLower(u.Username), q) && !strings.Contains(strings.ToLower(u.Name), q) {
 			continue
 		}
-		views = append(views, identity.NewBasicUser(base, u))
+		users = append(users, u)
 	}
-	total := len(ids)
-	if q != "" {
-		total = len(views)
-		views = api.Window(views, in.PageParams)
+	if q == "" {
+		return users, len(ids), nil
 	}
-	if views == nil {
-		views = []identity.BasicUser{}
-	}
-	return &projectUsersOutput{PageHeaders: api.Paginate(ctx, in.PageParams, total), Body: views}, nil
+	return window(users, offset, limit), len(users), nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -15,7 +16,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/events"
@@ -36,6 +36,9 @@ type Service struct {
 	box   *sealed.Box // seals hook tokens and import URLs (secrets.go)
 	guard *netguard.Guard
 	now   func() time.Time
+	// base is the external URL of the request ctx carries, for web_url
+	// and the clone URLs (BaseURL).
+	base BaseURL
 	// ssh is where git over SSH is served (SetSSHEndpoint), for
 	// ssh_url_to_repo; nil until the repository module's server says.
 	ssh atomic.Pointer[sshEndpoint]
@@ -55,9 +58,33 @@ var (
 	_ project.SSHEndpoint     = (*Service)(nil)
 )
 
+// BaseURL is the external URL clients reach the server at, as the request
+// ctx carries says ("" without a request: background work then gets paths
+// without the host, as before). The HTTP adapter gives it (NewBaseURL), so
+// the service itself knows no HTTP.
+type BaseURL func(ctx context.Context) string
+
 // NewService builds the service.
-func NewService(db *store.DB, bus *events.Bus, log *zap.Logger, users identity.Users, box *sealed.Box, cfg config.Config) *Service {
-	return &Service{db: db, bus: bus, log: log, users: users, box: box, guard: netguard.New(cfg.AllowLocalRequests), now: time.Now}
+func NewService(db *store.DB, bus *events.Bus, log *zap.Logger, users identity.Users, box *sealed.Box, cfg config.Config, base BaseURL) *Service {
+	return &Service{db: db, bus: bus, log: log, users: users, box: box, guard: netguard.New(cfg.AllowLocalRequests), now: time.Now, base: base}
+}
+
+// parseRef splits a project's, group's or namespace's :id into a number or
+// a path, as the API's router hands it over (URL-decoded): "42" is an id,
+// "group/sub/project" a path.
+func parseRef(ref string) (id int64, path string) {
+	if n, err := strconv.ParseInt(ref, 10, 64); err == nil && n > 0 && !strings.HasPrefix(ref, "+") {
+		return n, ""
+	}
+	return 0, ref
+}
+
+// window is the part of list from offset, at most limit long.
+func window[T any](list []T, offset, limit int) []T {
+	if offset >= len(list) {
+		return []T{}
+	}
+	return list[offset:min(offset+limit, len(list))]
 }
 
 var (
@@ -169,7 +196,7 @@ func (s *Service) resolve(ctx context.Context, ref string) (*resolved, error) {
 	var r resolved
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
-		if id, path := api.ParseID(ref); id > 0 {
+		if id, path := parseRef(ref); id > 0 {
 			r.p, err = projects.Get(tx, uint64(id))
 		} else {
 			i := strings.LastIndex(path, "/")
@@ -221,71 +248,25 @@ func (s *Service) require(ctx context.Context, ref string, a project.Action) (*r
 	return r, nil
 }
 
-func (s *Service) render(ctx context.Context, r *resolved) ProjectView {
-	pr := auth.FromContext(ctx)
-	names := map[uint64]string{}
-	if len(r.p.SharedWith) > 0 {
-		_ = s.db.View(ctx, func(tx *store.Tx) error {
-			for _, sh := range r.p.SharedWith {
-				if g, err := namespaces.Get(tx, sh.GroupID); err == nil {
-					names[sh.GroupID] = g.Name
-				}
-			}
-			return nil
-		})
-	}
-	v := s.view(ctx, r.p, r.ni, &r.l, allowed(pr, r.p, r.l, project.AdminProject), names)
-	v.ForkedFrom = s.forkedFrom(ctx, r.p)
-	return v
-}
-
-// ProjectInput carries the fields of create and edit.
-type ProjectInput struct {
-	Name          *string   `json:"name,omitempty"`
-	Path          *string   `json:"path,omitempty"`
-	NamespaceID   *int64    `json:"namespace_id,omitempty"`
-	DefaultBranch *string   `json:"default_branch,omitempty"`
-	Description   *string   `json:"description,omitempty"`
-	Visibility    *string   `json:"visibility,omitempty" enum:"private,internal,public"`
-	ImportURL     *string   `json:"import_url,omitempty"`
-	TagList       *[]string `json:"tag_list,omitempty"`
-	FeatureInput
-}
-
-// FeatureInput are the optional switches.
-type FeatureInput struct {
-	IssuesEnabled                             *bool `json:"issues_enabled,omitempty"`
-	MergeRequestsEnabled                      *bool `json:"merge_requests_enabled,omitempty"`
-	JobsEnabled                               *bool `json:"jobs_enabled,omitempty"`
-	WikiEnabled                               *bool `json:"wiki_enabled,omitempty"`
-	SnippetsEnabled                           *bool `json:"snippets_enabled,omitempty"`
-	ContainerRegistryEnabled                  *bool `json:"container_registry_enabled,omitempty"`
-	SharedRunnersEnabled                      *bool `json:"shared_runners_enabled,omitempty"`
-	PublicJobs                                *bool `json:"public_jobs,omitempty"`
-	OnlyAllowMergeIfPipelineSucceeds          *bool `json:"only_allow_merge_if_pipeline_succeeds,omitempty"`
-	OnlyAllowMergeIfAllDiscussionsAreResolved *bool `json:"only_allow_merge_if_all_discussions_are_resolved,omitempty"`
-	LFSEnabled                                *bool `json:"lfs_enabled,omitempty"`
-	RequestAccessEnabled                      *bool `json:"request_access_enabled,omitempty"`
-}
-
-func (f *FeatureInput) apply(dst *project.Features) {
+// applySwitches sets the switches in gives on dst.
+func applySwitches(dst *project.Features, in project.Switches) {
 	set := func(d *bool, v *bool) {
 		if v != nil {
 			*d = *v
 		}
 	}
-	set(&dst.IssuesEnabled, f.IssuesEnabled)
-	set(&dst.MergeRequestsEnabled, f.MergeRequestsEnabled)
-	set(&dst.JobsEnabled, f.JobsEnabled)
-	set(&dst.WikiEnabled, f.WikiEnabled)
-	set(&dst.SnippetsEnabled, f.SnippetsEnabled)
-	set(&dst.ContainerRegistryEnabled, f.ContainerRegistryEnabled)
-	set(&dst.SharedRunnersEnabled, f.SharedRunnersEnabled)
-	set(&dst.PublicJobs, f.PublicJobs)
-	set(&dst.OnlyAllowMergeIfPipelineSucceeds, f.OnlyAllowMergeIfPipelineSucceeds)
-	set(&dst.OnlyAllowMergeIfAllDiscussionsAreResolved, f.OnlyAllowMergeIfAllDiscussionsAreResolved)
-	set(&dst.LFSEnabled, f.LFSEnabled)
-	set(&dst.RequestAccessEnabled, f.RequestAccessEnabled)
+	set(&dst.IssuesEnabled, in.IssuesEnabled)
+	set(&dst.MergeRequestsEnabled, in.MergeRequestsEnabled)
+	set(&dst.JobsEnabled, in.JobsEnabled)
+	set(&dst.WikiEnabled, in.WikiEnabled)
+	set(&dst.SnippetsEnabled, in.SnippetsEnabled)
+	set(&dst.ContainerRegistryEnabled, in.ContainerRegistryEnabled)
+	set(&dst.SharedRunnersEnabled, in.SharedRunnersEnabled)
+	set(&dst.PublicJobs, in.PublicJobs)
+	set(&dst.OnlyAllowMergeIfPipelineSucceeds, in.OnlyAllowMergeIfPipelineSucceeds)
+	set(&dst.OnlyAllowMergeIfAllDiscussionsAreResolved, in.OnlyAllowMergeIfAllDiscussionsAreResolved)
+	set(&dst.LFSEnabled, in.LFSEnabled)
+	set(&dst.RequestAccessEnabled, in.RequestAccessEnabled)
 }
 
 // checkImportURL adds import_url's validation errors to v: only http,
@@ -303,9 +284,40 @@ func (s *Service) checkImportURL(v project.FieldErrors, raw string) {
 	}
 }
 
+// createOwn makes a project owned by the caller (POST /projects).
+func (s *Service) createOwn(ctx context.Context, in project.Fields) (*resolved, error) {
+	pr := auth.FromContext(ctx)
+	if pr.IsAnonymous() {
+		return nil, project.ErrForbidden
+	}
+	return s.create(ctx, pr.UserID(), in)
+}
+
+// createFor makes a project owned by another user, for administrators
+// (POST /projects/user/:user_id): a name is needed there.
+func (s *Service) createFor(ctx context.Context, owner int64, in project.Fields) (*resolved, error) {
+	if !auth.FromContext(ctx).IsAdmin() {
+		return nil, project.ErrForbidden
+	}
+	if in.Name == nil || strings.TrimSpace(*in.Name) == "" {
+		return nil, project.Params(project.ErrMissing, "name")
+	}
+	return s.create(ctx, owner, in)
+}
+
+// CreateProject makes a project owned by the caller (project.Service).
+func (s *Service) CreateProject(ctx context.Context, in project.Fields) (project.Project, error) {
+	return s.recordOf(ctx)(s.createOwn(ctx, in))
+}
+
+// CreateProjectFor makes a project owned by another user (project.Service).
+func (s *Service) CreateProjectFor(ctx context.Context, userID int64, in project.Fields) (project.Project, error) {
+	return s.recordOf(ctx)(s.createFor(ctx, userID, in))
+}
+
 // create makes a project owned by owner (the caller or, for admins, another
 // user) in namespace_id or the owner's personal namespace.
-func (s *Service) create(ctx context.Context, owner int64, in ProjectInput) (*resolved, error) {
+func (s *Service) create(ctx context.Context, owner int64, in project.Fields) (*resolved, error) {
 	pr := auth.FromContext(ctx)
 	name, path := "", ""
 	if in.Name != nil {
@@ -315,7 +327,7 @@ func (s *Service) create(ctx context.Context, owner int64, in ProjectInput) (*re
 		path = strings.TrimSpace(*in.Path)
 	}
 	if name == "" && path == "" {
-		return nil, api.AtLeastOne("name", "path")
+		return nil, project.Params(project.ErrNothingGiven, "name", "path")
 	}
 	if path == "" {
 		path = slug(name)
@@ -343,7 +355,7 @@ func (s *Service) create(ctx context.Context, owner int64, in ProjectInput) (*re
 	}
 	if in.Visibility != nil {
 		if !validVisibility(*in.Visibility) {
-			return nil, api.NotValidValue("visibility")
+			return nil, project.Params(project.ErrInvalidValue, "visibility")
 		}
 		p.Visibility = *in.Visibility
 	}
@@ -354,13 +366,13 @@ func (s *Service) create(ctx context.Context, owner int64, in ProjectInput) (*re
 		s.checkImportURL(v, *in.ImportURL)
 		p.ImportURL = s.box.Seal(*in.ImportURL, purposeImportURL)
 	}
-	in.FeatureInput.apply(&p.Features)
+	applySwitches(&p.Features, in.Switches)
 	if len(v) > 0 {
 		return nil, v
 	}
 	ownerInfo, err := s.users.UserByID(ctx, owner)
 	if err != nil {
-		return nil, api.NotFound("User")
+		return nil, project.ErrUserNotFound
 	}
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		var ns *Namespace

@@ -7,53 +7,13 @@ package internal
 import (
 	"context"
 	"errors"
-	"net/http"
 	"slices"
 	"time"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects/project"
 )
-
-// ShareInput is POST /projects/:id/share.
-type ShareInput struct {
-	GroupID     int64   `json:"group_id" required:"true" doc:"The group to share with"`
-	GroupAccess int     `json:"group_access" required:"true" enum:"10,20,30,40,50" doc:"Access level the group's members get at most"`
-	ExpiresAt   *string `json:"expires_at,omitempty" nullable:"true" doc:"YYYY-MM-DD; the share ends when that day begins (UTC)"`
-}
-
-type projectShareInput struct {
-	ProjectPath
-	Body ShareInput
-}
-
-// ShareLinkView answers a share. A share is identified by its group within
-// the project (DELETE /projects/:id/share/:group_id), so its id is the
-// group's id.
-type ShareLinkView struct {
-	ID          uint64    `json:"id"`
-	ProjectID   uint64    `json:"project_id"`
-	GroupID     uint64    `json:"group_id"`
-	GroupAccess int       `json:"group_access"`
-	ExpiresAt   *api.Date `json:"expires_at"`
-}
-
-type projectShareOutput struct{ Body *ShareLinkView }
-
-type projectUnshareInput struct {
-	ProjectPath
-	GroupID int64 `path:"group_id" doc:"The group to stop sharing with"`
-}
-
-func (s *Service) registerShare(a *api.API) {
-	tags := []string{"projects"}
-	api.Register(a, api.Op{ID: "share-project", Method: http.MethodPost, Path: "/projects/{id}/share", Tags: tags,
-		Summary: "Share a project with a group (Master and up)", Access: api.SignedIn}, s.share)
-	api.Register(a, api.Op{ID: "unshare-project", Method: http.MethodDelete, Path: "/projects/{id}/share/{group_id}", Tags: tags,
-		Summary: "Stop sharing a project with a group (Master and up); 204", Access: api.SignedIn}, s.unshare)
-}
 
 // shareGroupVisible: members and administrators always; public groups to anyone,
 // internal ones to signed-in users who are not external.
@@ -71,33 +31,36 @@ func shareGroupVisible(tx *store.Tx, pr *auth.Principal, g *Namespace, now time.
 	return false
 }
 
-// share adds a share for a group the caller can see: 404 Group Not Found
-// for any other, 409 when the project is already shared with it or belongs
-// to it.
-func (s *Service) share(ctx context.Context, in *projectShareInput) (*projectShareOutput, error) {
-	r, err := s.require(ctx, in.ID, project.AdminProject)
+// ShareProject shares a project with a group the caller can see
+// (project.Service): project.ErrGroupNotFound for any other,
+// ErrAlreadyShared or ErrShareOwnGroup (409) when the project is already
+// shared with it or belongs to it.
+func (s *Service) ShareProject(ctx context.Context, ref string, in project.ShareFields) (project.Share, error) {
+	r, err := s.require(ctx, ref, project.AdminProject)
 	if err != nil {
-		return nil, err
+		return project.Share{}, err
 	}
 	var expires *time.Time
-	if in.Body.ExpiresAt != nil && *in.Body.ExpiresAt != "" {
-		t, err := api.ParseTime(*in.Body.ExpiresAt)
-		if err != nil {
-			return nil, api.Invalid("expires_at")
-		}
+	if in.ExpiresAt != nil && *in.ExpiresAt != "" {
 		// As in GitLab, access ends when the given day begins (UTC).
-		day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+		day, err := dayOf(*in.ExpiresAt)
+		if err != nil {
+			return project.Share{}, project.Params(project.ErrInvalidParam, "expires_at")
+		}
 		expires = &day
+	}
+	if !validLevel(in.GroupAccess, project.Owner) {
+		return project.Share{}, project.Params(project.ErrInvalidValue, "group_access")
 	}
 	pr := auth.FromContext(ctx)
 	now := s.now()
-	sh := Share{GroupID: uint64(in.Body.GroupID), Access: in.Body.GroupAccess, ExpiresAt: expires}
+	sh := Share{GroupID: uint64(in.GroupID), Access: in.GroupAccess, ExpiresAt: expires}
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		p, err := projects.Get(tx, r.p.ID)
 		if err != nil {
 			return project.ErrNotFound
 		}
-		if in.Body.GroupID <= 0 {
+		if in.GroupID <= 0 {
 			return project.ErrGroupNotFound
 		}
 		g, err := namespaces.Get(tx, sh.GroupID)
@@ -105,11 +68,11 @@ func (s *Service) share(ctx context.Context, in *projectShareInput) (*projectSha
 			return project.ErrGroupNotFound
 		}
 		if slices.Contains(groupAndAncestorIDs(tx, p.NamespaceID), g.ID) {
-			return api.Conflict(msgOwnGroup)
+			return project.ErrShareOwnGroup
 		}
 		for _, old := range p.SharedWith {
 			if old.GroupID == g.ID {
-				return api.Conflict(msgAlreadyShared)
+				return project.ErrAlreadyShared
 			}
 		}
 		p.SharedWith = append(p.SharedWith, sh)
@@ -117,22 +80,17 @@ func (s *Service) share(ctx context.Context, in *projectShareInput) (*projectSha
 		return projects.Update(tx, p)
 	})
 	if err != nil {
-		return nil, err
+		return project.Share{}, err
 	}
-	v := &ShareLinkView{ID: sh.GroupID, ProjectID: r.p.ID, GroupID: sh.GroupID, GroupAccess: sh.Access}
-	if expires != nil {
-		d := api.Date(*expires)
-		v.ExpiresAt = &d
-	}
-	return &projectShareOutput{Body: v}, nil
+	return shareRecord(r.p.ID, sh), nil
 }
 
-// unshare removes the share with a group: 404 Group Link Not Found when
-// there is none.
-func (s *Service) unshare(ctx context.Context, in *projectUnshareInput) (*struct{}, error) {
-	r, err := s.require(ctx, in.ID, project.AdminProject)
+// UnshareProject removes the share with a group (project.Service):
+// project.ErrShareNotFound (404 Group Link Not Found) when there is none.
+func (s *Service) UnshareProject(ctx context.Context, ref string, groupID int64) error {
+	r, err := s.require(ctx, ref, project.AdminProject)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		p, err := projects.Get(tx, r.p.ID)
@@ -141,19 +99,19 @@ func (s *Service) unshare(ctx context.Context, in *projectUnshareInput) (*struct
 		}
 		kept := make([]Share, 0, len(p.SharedWith))
 		for _, sh := range p.SharedWith {
-			if in.GroupID <= 0 || sh.GroupID != uint64(in.GroupID) {
+			if groupID <= 0 || sh.GroupID != uint64(groupID) {
 				kept = append(kept, sh)
 			}
 		}
 		if len(kept) == len(p.SharedWith) {
-			return api.NotFound("Group Link")
+			return project.ErrShareNotFound
 		}
 		p.SharedWith = kept
 		p.UpdatedAt = s.now().UTC()
 		return projects.Update(tx, p)
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, project.ErrNotFound
+		return project.ErrNotFound
 	}
-	return nil, err
+	return err
 }

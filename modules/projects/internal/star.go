@@ -7,35 +7,35 @@ package internal
 import (
 	"context"
 	"errors"
-	"net/http"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects/project"
 )
 
-func (s *Service) registerStars(a *api.API) {
-	tags := []string{"projects"}
-	api.Register(a, api.Op{ID: "star-project", Method: http.MethodPost, Path: "/projects/{id}/star", Tags: tags,
-		Summary: "Star a project; 304 when already starred", Access: api.SignedIn},
-		func(ctx context.Context, in *ProjectPath) (*projectOutput, error) { return s.setStar(ctx, in.ID, true) })
-	api.Register(a, api.Op{ID: "unstar-project", Method: http.MethodPost, Path: "/projects/{id}/unstar", Tags: tags,
-		Summary: "Unstar a project; 304 when not starred", Access: api.SignedIn},
-		func(ctx context.Context, in *ProjectPath) (*projectOutput, error) {
-			return s.setStar(ctx, in.ID, false)
-		})
+// StarProject stars a project for the caller (project.Service).
+func (s *Service) StarProject(ctx context.Context, ref string) (project.Project, error) {
+	return s.recordOf(ctx)(s.setStar(ctx, ref, true))
 }
 
-// setStar stars (on) or unstars the project for the caller. It answers 304
-// when the state does not change; otherwise star_count is recounted from the
-// stars table in the same transaction.
-func (s *Service) setStar(ctx context.Context, ref string, on bool) (*projectOutput, error) {
+// UnstarProject unstars a project for the caller (project.Service).
+func (s *Service) UnstarProject(ctx context.Context, ref string) (project.Project, error) {
+	return s.recordOf(ctx)(s.setStar(ctx, ref, false))
+}
+
+// setStar stars (on) or unstars the project for the caller. It is
+// project.ErrUnchanged (304) when the state does not change; otherwise
+// star_count is recounted from the stars table in the same transaction.
+func (s *Service) setStar(ctx context.Context, ref string, on bool) (*resolved, error) {
 	r, err := s.resolve(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	uid := uint64(auth.FromContext(ctx).UserID())
+	pr := auth.FromContext(ctx)
+	if pr.IsAnonymous() {
+		return nil, project.ErrForbidden // stars are a user's
+	}
+	uid := uint64(pr.UserID())
 	key := u64(uid) + "/" + u64(r.p.ID)
 	changed := false
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
@@ -73,7 +73,7 @@ func (s *Service) setStar(ctx context.Context, ref string, on bool) (*projectOut
 		return nil, err
 	}
 	if !changed {
-		return nil, api.NotModified
+		return nil, project.ErrUnchanged
 	}
-	return s.actionOutput(ctx, r.p.ID)
+	return s.resolve(ctx, u64(r.p.ID))
 }

@@ -3,12 +3,9 @@ package internal
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects/event"
@@ -33,34 +30,23 @@ import (
 // <errors>", the errors printed as a Ruby hash: moving to the namespace it
 // is in, or to one that has a project of that name or path.
 
-type transferInput struct {
-	ProjectPath
-	Body struct {
-		Namespace string `json:"namespace" required:"true" doc:"Id or path of the target namespace"`
-	}
-}
+// transferError is GitLab's refusal of a transfer its service refused
+// (project.ErrTransferRefused).
+func transferError(msg string) error { return &project.TransferError{Reason: msg} }
 
-func (s *Service) registerTransfer(a *api.API) {
-	api.Register(a, api.Op{ID: "transfer-project", Method: http.MethodPut, Path: "/projects/{id}/transfer", Tags: []string{"projects"},
-		Summary: "Move a project to another namespace (Owner or administrator)", Access: api.SignedIn}, s.transfer)
-}
-
-// transferError is GitLab's answer to a transfer its service refused.
-func transferError(msg string) error {
-	return api.BadRequest(fmt.Sprintf("Failed to transfer project {:new_namespace=>[%q]}", msg))
-}
-
-func (s *Service) transfer(ctx context.Context, in *transferInput) (*projectOutput, error) {
-	ref := strings.TrimSpace(in.Body.Namespace)
+// transfer moves the project to namespace (an id or a path) and returns it
+// as the caller now sees it.
+func (s *Service) transfer(ctx context.Context, projectRef, namespace string) (*resolved, error) {
+	ref := strings.TrimSpace(namespace)
 	if ref == "" {
-		return nil, api.Missing("namespace")
+		return nil, project.Params(project.ErrMissing, "namespace")
 	}
-	r, err := s.require(ctx, in.ID, project.RemoveProject)
+	r, err := s.require(ctx, projectRef, project.RemoveProject)
 	if err != nil {
 		return nil, err
 	}
 	pr := auth.FromContext(ctx)
-	target, err := s.forkTarget(ctx, &ForkInput{Namespace: &ref})
+	target, err := s.forkTarget(ctx, &project.ForkFields{Namespace: &ref})
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +104,12 @@ func (s *Service) transfer(ctx context.Context, in *transferInput) (*projectOutp
 	if err != nil {
 		return nil, err
 	}
-	return s.actionOutput(ctx, r.p.ID)
+	return s.resolve(ctx, u64(r.p.ID))
+}
+
+// TransferProject moves a project to another namespace (project.Service).
+func (s *Service) TransferProject(ctx context.Context, ref, namespace string) (project.Project, error) {
+	return s.recordOf(ctx)(s.transfer(ctx, ref, namespace))
 }
 
 // keepFormerOwner makes the owner of the personal namespace a project

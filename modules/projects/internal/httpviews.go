@@ -1,22 +1,20 @@
 package internal
 
+// The GitLab JSON views of the module's resources and their rendering:
+// what the HTTP adapter answers. The service hands resolved records over;
+// nothing here decides who may see what.
+
 import (
 	"context"
-	"net"
-	"net/url"
-	"strconv"
-	"strings"
-	"unicode"
-
-	"golang.org/x/text/runes"
-	"golang.org/x/text/transform"
-	"golang.org/x/text/unicode/norm"
 
 	"github.com/fennec-forge/fennec/core/api"
-	"github.com/fennec-forge/fennec/core/store"
-	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/modules/projects/project"
 )
+
+// NewBaseURL is the service's BaseURL: the external URL of the request a
+// context carries ("" outside one).
+func NewBaseURL() BaseURL { return api.ExternalURLFrom }
 
 // NamespaceView is the namespace embedded in a project.
 type NamespaceView struct {
@@ -108,137 +106,24 @@ type ProjectView struct {
 	project.Features
 }
 
-// nsInfo is a namespace with its current full path and full name (a
-// subgroup's start with its ancestors'), and for a group its chain.
-type nsInfo struct {
-	ns    *Namespace
-	path  string
-	name  string
-	owner *identity.UserInfo
-	chain []*Namespace // groups: root first, ending with ns
-}
-
-// ownPath and ownName are the namespace's own path and name, without its
-// ancestors', as the namespace object shows them beside full_path.
-func (n nsInfo) ownPath() string {
-	if n.ns.Kind == KindGroup {
-		return n.ns.Path
-	}
-	return n.path
-}
-
-func (n nsInfo) ownName() string {
-	if n.ns.Kind == KindGroup {
-		return n.ns.Name
-	}
-	return n.name
-}
-
-// parentID is a subgroup's parent, nil otherwise (parent_id: null).
-func (n nsInfo) parentID() *uint64 {
-	if n.ns == nil || n.ns.ParentID == 0 {
-		return nil
-	}
-	id := n.ns.ParentID
-	return &id
-}
-
-// groupIDs are the namespace's group and its ancestors, nearest first.
-func (n nsInfo) groupIDs() []int64 {
-	out := make([]int64, 0, len(n.chain))
-	for i := len(n.chain) - 1; i >= 0; i-- {
-		out = append(out, int64(n.chain[i].ID))
-	}
-	return out
-}
-
-func (s *Service) namespaceInfo(ctx context.Context, ns *Namespace) (nsInfo, error) {
-	if ns.Kind == KindGroup {
-		chain := []*Namespace{ns}
-		if ns.ParentID != 0 {
-			if err := s.db.View(ctx, func(tx *store.Tx) error {
-				var err error
-				chain, err = groupChain(tx, ns)
-				return err
-			}); err != nil {
-				return nsInfo{}, err
-			}
-		}
-		return nsInfo{ns: ns, path: fullPath(chain), name: fullName(chain), chain: chain}, nil
-	}
-	u, err := s.users.UserByID(ctx, int64(ns.OwnerID))
-	if err != nil {
-		return nsInfo{}, err
-	}
-	return nsInfo{ns: ns, path: u.Username, name: u.Name, owner: &u}, nil
-}
-
-func (s *Service) urls(ctx context.Context, nsPath, path string) (web, httpRepo, sshRepo string) {
-	base := api.ExternalURLFrom(ctx)
-	full := nsPath + "/" + path
-	web = base + "/" + full
-	host := base
-	if u, err := url.Parse(base); err == nil && u.Hostname() != "" {
-		host = u.Hostname()
-	}
-	return web, web + ".git", s.sshURL(host, full)
-}
-
-// sshEndpoint is the host and port git over SSH is reached at; an empty
-// host is the external URL's.
-type sshEndpoint struct {
-	host string
-	port int
-}
-
-// SetSSHEndpoint records where git over SSH is served, for
-// ssh_url_to_repo (projects.SSHEndpoint).
-func (s *Service) SetSSHEndpoint(host string, port int) {
-	s.ssh.Store(&sshEndpoint{host: host, port: port})
-}
-
-// sshURL is ssh_url_to_repo for the project at full path: scp-like syntax
-// on port 22 (or before any SSH server said where it is), an ssh:// URL on
-// another port, as GitLab writes them.
-func (s *Service) sshURL(defaultHost, full string) string {
-	e := s.ssh.Load()
-	if e == nil {
-		return "git@" + defaultHost + ":" + full + ".git"
-	}
-	host := e.host
-	if host == "" {
-		host = defaultHost
-	}
-	if e.port == 22 || e.port == 0 {
-		return "git@" + host + ":" + full + ".git"
-	}
-	return "ssh://git@" + net.JoinHostPort(host, strconv.Itoa(e.port)) + "/" + full + ".git"
-}
-
-func (s *Service) simpleView(ctx context.Context, p *Project, ni nsInfo) SimpleView {
-	web, httpRepo, _ := s.urls(ctx, ni.path, p.Path)
+func (h handlers) simpleView(ctx context.Context, p *Project, ni nsInfo) SimpleView {
+	web, httpRepo, _ := h.urls(ctx, ni.path, p.Path)
 	return SimpleView{ID: p.ID, HTTPURLToRepo: httpRepo, WebURL: web, Name: p.Name,
 		NameWithNamespace: ni.name + " / " + p.Name, Path: p.Path, PathWithNamespace: ni.path + "/" + p.Path}
 }
 
 // view renders p; withPerms adds the caller's permissions, admin adds the
 // runners token (for those who administer the project).
-func (s *Service) view(ctx context.Context, p *Project, ni nsInfo, l *levels, admin bool, groupNames map[uint64]string) ProjectView {
-	web, httpRepo, sshRepo := s.urls(ctx, ni.path, p.Path)
+func (h handlers) view(ctx context.Context, p *Project, ni nsInfo, l *levels, admin bool, groupNames map[uint64]string) ProjectView {
+	web, httpRepo, sshRepo := h.urls(ctx, ni.path, p.Path)
 	v := ProjectView{
 		ID: p.ID, Description: p.Description, DefaultBranch: p.DefaultBranch, Visibility: p.Visibility,
 		SSHURLToRepo: sshRepo, HTTPURLToRepo: httpRepo, WebURL: web, TagList: append([]string{}, p.TagList...),
 		Name: p.Name, NameWithNamespace: ni.name + " / " + p.Name, Path: p.Path, PathWithNamespace: ni.path + "/" + p.Path,
 		CreatedAt: api.NewTime(p.CreatedAt), LastActivityAt: api.NewTime(p.LastActivityAt), CreatorID: p.CreatorID,
 		Namespace: NamespaceView{ID: ni.ns.ID, Name: ni.ownName(), Path: ni.ownPath(), Kind: ni.ns.Kind, FullPath: ni.path},
-		Archived:  p.Archived, ForksCount: p.ForksCount, StarCount: p.StarCount, OpenIssuesCount: s.openIssuesCount(ctx, p),
-		SharedWithGroups: []ShareView{}, ImportStatus: project.ImportNone, Features: p.Features,
-	}
-	switch {
-	case p.ImportStatus != "":
-		v.ImportStatus = p.ImportStatus
-	case p.ImportURL != "":
-		v.ImportStatus = project.ImportScheduled
+		Archived:  p.Archived, ForksCount: p.ForksCount, StarCount: p.StarCount, OpenIssuesCount: h.openIssuesCount(ctx, p),
+		SharedWithGroups: []ShareView{}, ImportStatus: importStatus(p), Features: p.Features,
 	}
 	if p.ImportError != "" {
 		v.ImportError = &p.ImportError
@@ -264,38 +149,41 @@ func (s *Service) view(ctx context.Context, p *Project, ni nsInfo, l *levels, ad
 	return v
 }
 
-// slug turns a name into a path: accents dropped ("Ünïcödé" -> "unicode"),
-// lowercase, runs of other characters become one dash
-// ("My Prøject!" -> "my-project").
-func slug(name string) string {
-	plain, _, err := transform.String(transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC), name)
-	if err != nil {
-		plain = name
+// render renders a resolved project as the caller sees it: permissions,
+// the runners token for those who administer it, the source of a fork.
+func (h handlers) render(ctx context.Context, r *resolved) ProjectView {
+	pr := auth.FromContext(ctx)
+	v := h.view(ctx, r.p, r.ni, &r.l, allowed(pr, r.p, r.l, project.AdminProject), h.sharedGroupNames(ctx, r.p))
+	if src, ni := h.forkSource(ctx, r.p); src != nil {
+		sv := h.simpleView(ctx, src, *ni)
+		v.ForkedFrom = &ForkedFromView{ID: sv.ID, Name: sv.Name, NameWithNamespace: sv.NameWithNamespace, Path: sv.Path,
+			PathWithNamespace: sv.PathWithNamespace, HTTPURLToRepo: sv.HTTPURLToRepo, WebURL: sv.WebURL}
 	}
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(plain) {
-		if t, ok := transliterate[r]; ok {
-			b.WriteString(t)
-			dash = false
-			continue
-		}
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '_', r == '.':
-			b.WriteRune(r)
-			dash = false
-		default:
-			if !dash && b.Len() > 0 {
-				b.WriteByte('-')
-				dash = true
-			}
-		}
-	}
-	return strings.Trim(b.String(), "-.")
+	return v
 }
 
-// transliterate covers Latin letters that do not decompose into a base
-// letter and a mark.
-var transliterate = map[rune]string{
-	'ø': "o", 'æ': "ae", 'œ': "oe", 'ß': "ss", 'đ': "d", 'ł': "l", 'þ': "th", 'ð': "d", 'ı': "i",
+// one answers a command or a query on one project.
+func (h handlers) one(ctx context.Context) func(*resolved, error) (*projectOutput, error) {
+	return func(r *resolved, err error) (*projectOutput, error) {
+		if err != nil {
+			return nil, err
+		}
+		v := h.render(ctx, r)
+		return &projectOutput{Body: &v}, nil
+	}
+}
+
+// renderList renders rows (namespaces complete: withNamespaces) as full
+// project views, or simple ones.
+func (h handlers) renderList(ctx context.Context, rows []*resolved, simple bool) []any {
+	out := make([]any, 0, len(rows))
+	for _, r := range rows {
+		if simple {
+			out = append(out, h.simpleView(ctx, r.p, r.ni))
+			continue
+		}
+		v := h.render(ctx, r)
+		out = append(out, &v)
+	}
+	return out
 }
