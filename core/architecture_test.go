@@ -25,15 +25,14 @@ var moduleLayer = map[string]int{
 	"projects":      1,
 	"oauth":         1, // beside projects, above identity: its password check, users and token resolver
 	"repository":    2,
+	"collab":        2, // the collaboration base, below every module whose targets register with it (collab.ProvideKinds)
 	"ci":            3,
-	"todos":         3, // below everything that gives todos (notes, issues, merge requests)
-	"notes":         4, // below its noteables, which register with it (notes.ProvideKinds)
-	"issues":        5,
-	"snippets":      5,
-	"mergerequests": 6,
-	"activity":      7, // listens to events of the modules below (pushes, notes...)
-	"notifications": 8,
-	"webhooks":      8,
+	"issues":        3,
+	"snippets":      3,
+	"activity":      3, // listens to events of the modules below (pushes...); asks collab who may see a target
+	"mergerequests": 4,
+	"notifications": 5,
+	"webhooks":      5,
 	"stock":         100, // the bundle of all modules
 }
 

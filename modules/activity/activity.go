@@ -40,9 +40,9 @@ func Module() fennec.Module {
 	return fennec.NewModule("activity",
 		fennec.Tables(internal.Tables()...),
 		fennec.Migrations(internal.Migrations()...),
-		// The feed kinds come from the modules that own them, so a new kind
-		// needs no change here.
-		fx.Provide(fx.Annotate(internal.NewService, fx.ParamTags("", "", "", "", `group:"`+feed.KindsGroup+`"`))),
+		// Who may see a target is the collab module's (its registry of
+		// target kinds), so a new kind needs no change here.
+		fx.Provide(fx.Annotate(internal.NewService, fx.ParamTags("", "", "", "", `optional:"true"`))),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideRoutes(internal.NewRoutes),
 	)

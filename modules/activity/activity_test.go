@@ -13,9 +13,9 @@ import (
 
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/modules/activity"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
-	"github.com/fennec-forge/fennec/modules/projects/feed"
 )
 
 var eventKeys = []string{"title", "project_id", "action_name", "target_id", "target_type", "target_title",
@@ -237,9 +237,9 @@ func TestUserEvents(t *testing.T) {
 // Delivery is at least once: every handler must survive an event twice.
 func TestRedeliveryAndMembership(t *testing.T) {
 	t.Parallel()
-	// A test-only target type: "Note" belongs to the notes module now,
-	// whose kind hides entries of notes that do not exist.
-	s := start(t, withKinds(feed.Kind{TargetType: "Remark"}))
+	// A test-only target type: "Note" belongs to the collab module,
+	// which hides entries of notes that do not exist.
+	s := start(t, withKinds(target.Kind{Type: "Remark"}))
 	alice := s.CreateUser(t, "alice")
 	bob := s.CreateUser(t, "bob")
 	carol := s.CreateUser(t, "carol")

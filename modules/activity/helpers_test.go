@@ -19,7 +19,8 @@ import (
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/store"
-	"github.com/fennec-forge/fennec/modules/projects/feed"
+	"github.com/fennec-forge/fennec/modules/collab"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
@@ -38,11 +39,11 @@ func start(t *testing.T, opts ...fennectest.Option) *env {
 	return e
 }
 
-// withKinds adds a module that registers feed kinds, as a module owning
-// those targets (notes, issues...) would.
-func withKinds(kinds ...feed.Kind) fennectest.Option {
+// withKinds adds a module that registers target kinds with the collab
+// module, as a module owning those targets (issues...) would.
+func withKinds(kinds ...target.Kind) fennectest.Option {
 	return fennectest.WithOptions(fennec.WithModules(fennec.NewModule("feed-kinds-test",
-		feed.ProvideKinds(func() []feed.Kind { return kinds }))))
+		collab.ProvideKinds(func() []target.Kind { return kinds }))))
 }
 
 // drain waits until every event committed so far has been delivered.

@@ -4,19 +4,20 @@ import (
 	"context"
 	"testing"
 
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/projects/feed"
 )
 
-// TestFeedKinds is how a future module (notes, issues, merge requests) puts
-// its entries in the feeds without a change to the activity module: it
-// publishes feed.Event and registers a feed.Kind for its target type, whose
-// Visible decides who sees each target. Entries of a target type nobody
+// TestFeedKinds is how a module (issues, merge requests) puts its entries
+// in the feeds without a change to the activity module: it publishes
+// feed.Event and registers a target.Kind for its target type with the
+// collab module, whose Visible decides who sees each target. Entries of a target type nobody
 // registered are not shown; entries without a target need only the project.
 func TestFeedKinds(t *testing.T) {
 	t.Parallel()
 	// Widgets with an even id are visible, as a confidential issue would
 	// not be.
-	s := start(t, withKinds(feed.Kind{TargetType: "Widget", Visible: func(_ context.Context, projectID, targetID int64) (bool, error) {
+	s := start(t, withKinds(target.Kind{Type: "Widget", Visible: func(_ context.Context, projectID, targetID int64) (bool, error) {
 		return projectID > 0 && targetID%2 == 0, nil
 	}}))
 	alice := s.CreateUser(t, "alice")

@@ -10,7 +10,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
-	"github.com/fennec-forge/fennec/modules/notes"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 )
 
 // An issue's upvotes and downvotes count its thumbsup and thumbsdown award
@@ -18,7 +18,7 @@ import (
 // is only the emoji), on the single issue and in lists; the issue's
 // deletion takes its awards and its notes' awards with it.
 func TestIssueAwardEmojiAndVotes(t *testing.T) {
-	var svc notes.Service
+	var svc target.Service
 	e := start(t, fennectest.WithExtract(&svc))
 	alice, bob, carol, dave := e.CreateUser(t, "alice"), e.CreateUser(t, "bob"), e.CreateUser(t, "carol"), e.CreateUser(t, "dave")
 	p := newProject(t, alice.Client, "voting", "private")

@@ -4,11 +4,11 @@
 // by the commits that land on a project's default branch ("Fixes #12").
 //
 // It imports identity (users in views), projects (access, feeds),
-// repository (push events), todos and notes, whose services it calls inside
-// its own transactions: a system note, a mention's todo or an assignment's
-// todo commits with the change that caused it. It registers issues with
-// them (notes.Kind "Issue", todos.Kind "Issue") and with the feeds
-// (feed.Kind "Issue"), and publishes event.IssueEvent for the webhooks.
+// repository (push events) and collab, whose service it calls inside its
+// own transactions: a system note, a mention's todo or an assignment's todo
+// commits with the change that caused it. It registers issues with it as
+// one target kind (target.Kind "Issue": notes, todos, the feeds'
+// visibility), and publishes event.IssueEvent for the webhooks.
 //
 // For the merge requests module it offers Labels and Milestones (to attach
 // them) and Closer (closes_issues, and closing on merge).

@@ -6,12 +6,10 @@ import (
 	"go.uber.org/fx"
 
 	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/modules/collab"
 	"github.com/fennec-forge/fennec/modules/issues/event"
 	"github.com/fennec-forge/fennec/modules/issues/internal"
-	"github.com/fennec-forge/fennec/modules/notes"
 	"github.com/fennec-forge/fennec/modules/projects"
-	"github.com/fennec-forge/fennec/modules/projects/feed"
-	"github.com/fennec-forge/fennec/modules/todos"
 )
 
 // The event the module publishes; its contract is package event.
@@ -122,8 +120,6 @@ func Module() fennec.Module {
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideSubscribers(internal.LabelEventSubscribers),
 		fennec.ProvideSubscribers(internal.GroupSubscribers),
-		notes.ProvideKinds(internal.NoteKinds),
-		todos.ProvideKinds(internal.TodoKinds),
-		feed.ProvideKinds(internal.FeedKinds),
+		collab.ProvideKinds(internal.Kinds),
 	)
 }

@@ -9,7 +9,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
-	"github.com/fennec-forge/fennec/modules/notes"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 )
 
 // A merge request's upvotes and downvotes count its thumbsup and
@@ -18,7 +18,7 @@ import (
 // awards with it.
 func TestMergeRequestAwardEmojiAndVotes(t *testing.T) {
 	t.Parallel()
-	var svc notes.Service
+	var svc target.Service
 	s := start(t, fennectest.WithExtract(&svc))
 	p, w, alice := setup(t, s, "voting")
 	w.commit("feature", map[string]string{"b.txt": "new\n"})

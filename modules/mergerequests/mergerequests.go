@@ -4,12 +4,10 @@ import (
 	"go.uber.org/fx"
 
 	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/modules/collab"
 	"github.com/fennec-forge/fennec/modules/mergerequests/event"
 	"github.com/fennec-forge/fennec/modules/mergerequests/internal"
 	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
-	"github.com/fennec-forge/fennec/modules/notes"
-	"github.com/fennec-forge/fennec/modules/projects/feed"
-	"github.com/fennec-forge/fennec/modules/todos"
 )
 
 // The event the module publishes, by the names it had here; its contract
@@ -41,9 +39,7 @@ func Module() fennec.Module {
 		fennec.ProvideRoutes(internal.NewCommitMRRoutes),
 		fennec.ProvideRoutes(internal.NewMilestoneRoutes),
 		fennec.ProvideSubscribers(internal.Subscribers),
-		notes.ProvideKinds(internal.NoteKinds),
-		todos.ProvideKinds(internal.TodoKinds),
-		feed.ProvideKinds(internal.FeedKinds),
+		collab.ProvideKinds(internal.Kinds),
 		fx.Invoke(internal.RecoverAtStart),
 		fennec.ProvideRoutes(internal.NewLabelEventRoutes),
 	)

@@ -2,7 +2,7 @@
 // per group, per project: GET/PUT /notification_settings and the group and
 // project variants) and the e-mail they lead to.
 //
-// It listens to the issues, notes, merge requests and CI modules' events
+// It listens to the issues, collab (notes), merge requests and CI modules' events
 // (and identity's user created/deleted, projects' project deleted). The
 // handler of an event stores a pending notice in the transaction that
 // acknowledges the event (events.SubscribeInTx): a mail is queued exactly

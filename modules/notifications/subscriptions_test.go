@@ -10,7 +10,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/store"
-	noteevent "github.com/fennec-forge/fennec/modules/notes/event"
+	noteevent "github.com/fennec-forge/fennec/modules/collab/event"
 )
 
 // TestSubscriptions: the issue subscribe endpoints decide for the
@@ -88,7 +88,7 @@ func TestNoteOnASwitchedOffFeatureIsDropped(t *testing.T) {
 	if _, _, err := alice.Client.Projects.EditProject(p.ID, &gitlab.EditProjectOptions{Name: gitlab.Ptr(p.Name), IssuesEnabled: gitlab.Ptr(false)}); err != nil {
 		t.Fatal(err)
 	}
-	// The comment's event as the notes module published it just before
+	// The comment's event as the collab module published it just before
 	// the switch (the API refuses new comments now).
 	err = e.Store.Update(context.Background(), func(tx *store.Tx) error {
 		return e.bus.Publish(tx, noteevent.NoteEvent{Action: noteevent.NoteCreated, NoteID: 999, Body: "Too late",

@@ -1,7 +1,7 @@
 // Package snippets is the snippets module: project snippets
 // (/projects/:id/snippets, the spec's section) and GitLab 9.x's personal
 // snippets (/snippets), with their raw content, who may see and change
-// them, and the "Snippet" noteable kind through which the notes module
+// them, and the "Snippet" target kind through which the collab module
 // serves /projects/:id/snippets/:snippet_id/notes.
 //
 // A project snippet is as visible as the stricter of its own visibility and
@@ -13,8 +13,8 @@
 // and deletes; archived projects refuse all three.
 //
 // Notes on snippets give no todos, as in GitLab 9.x (its notes skip todos
-// for snippets): the module registers no todos kind, and the todos module
-// gives none for a kind nobody registered.
+// for snippets): the module's kind has no Render, and the collab module
+// gives no todo on a kind without one.
 //
 // Its contract is package snippet (modules/snippets/snippet): the
 // snippet.Service this module provides, which the HTTP adapter, and any
@@ -23,6 +23,6 @@
 //
 // It owns the snippets and their content; it removes a deleted project's
 // snippets and a deleted user's, and a deleted snippet's notes through
-// notes.Service. It imports core and the public packages of identity,
-// projects and notes.
+// target.Service. It imports core and the public packages of identity,
+// projects and collab.
 package snippets

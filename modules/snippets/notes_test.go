@@ -11,8 +11,8 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 )
 
-// noteStored says whether the notes module still holds a note (what a
-// snippet's deletion must remove through notes.Service.Remove).
+// noteStored says whether the collab module still holds a note (what a
+// snippet's deletion must remove through target.Service.Remove).
 func (e *env) noteStored(t *testing.T, id int64) bool {
 	t.Helper()
 	found := false
@@ -27,7 +27,7 @@ func (e *env) noteStored(t *testing.T, id int64) bool {
 	return found
 }
 
-// Notes on project snippets, served by the real notes module through the
+// Notes on project snippets, served by the real collab module through the
 // Snippet kind this module registers.
 func TestSnippetNotes(t *testing.T) {
 	e := start(t)

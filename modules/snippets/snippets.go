@@ -4,7 +4,7 @@ import (
 	"go.uber.org/fx"
 
 	fennec "github.com/fennec-forge/fennec/core"
-	"github.com/fennec-forge/fennec/modules/notes"
+	"github.com/fennec-forge/fennec/modules/collab"
 	"github.com/fennec-forge/fennec/modules/snippets/internal"
 	"github.com/fennec-forge/fennec/modules/snippets/snippet"
 )
@@ -19,6 +19,6 @@ func Module() fennec.Module {
 		fx.Provide(internal.NewService, func(s *internal.Service) snippet.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideSubscribers(internal.Subscribers),
-		notes.ProvideKinds(internal.NoteKinds),
+		collab.ProvideKinds(internal.Kinds),
 	)
 }

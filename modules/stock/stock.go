@@ -7,16 +7,15 @@ import (
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/modules/activity"
 	"github.com/fennec-forge/fennec/modules/ci"
+	"github.com/fennec-forge/fennec/modules/collab"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/issues"
 	"github.com/fennec-forge/fennec/modules/mergerequests"
-	"github.com/fennec-forge/fennec/modules/notes"
 	"github.com/fennec-forge/fennec/modules/notifications"
 	"github.com/fennec-forge/fennec/modules/oauth"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
 	"github.com/fennec-forge/fennec/modules/snippets"
-	"github.com/fennec-forge/fennec/modules/todos"
 	"github.com/fennec-forge/fennec/modules/webhooks"
 )
 
@@ -27,9 +26,8 @@ func Modules() []fennec.Module {
 		projects.Module(),
 		oauth.Module(),
 		repository.Module(),
+		collab.Module(),
 		ci.Module(),
-		todos.Module(),
-		notes.Module(),
 		issues.Module(),
 		snippets.Module(),
 		mergerequests.Module(),

@@ -3,7 +3,7 @@
 // GET/POST/DELETE /hooks, administrators only).
 //
 // It listens to the events of the modules below it through the outbox
-// (core/events): pushes and tag pushes (repository), issues, notes, merge
+// (core/events): pushes and tag pushes (repository), issues, notes (collab), merge
 // requests, jobs and pipelines, project and user creation and removal. A
 // handler runs in the bus's transaction and only enqueues: one delivery per
 // hook in a persisted queue that commits with the event's
@@ -14,6 +14,6 @@
 // which project Masters read and resend through the API.
 //
 // It imports core, and the public packages of identity, projects,
-// repository, ci, notes, issues and mergerequests (their events, and the
+// repository, ci, collab, issues and mergerequests (their events, and the
 // projects module's Access and Hooks).
 package webhooks

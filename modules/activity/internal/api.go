@@ -200,26 +200,23 @@ func load(tx *store.Tx, ids []uint64) ([]*Entry, error) {
 }
 
 // shown keeps the entries whose target the caller may see, as the target's
-// feed kind (feed.Kind) says; the caller may read every entry's project
-// already. Entries outside any project (tombstones) are their author's and
+// kind says (target.Service.Visible: the collab module's registry of
+// target kinds); the caller may read every entry's project already. Entries outside any project (tombstones) are their author's and
 // were checked by canSee. The check runs on the page only, as GitLab's
 // does, so a page may come out shorter than per_page.
 func (s *Service) shown(ctx context.Context, page []*Entry) ([]*Entry, error) {
 	out := page[:0:0]
 	for _, e := range page {
 		if e.ProjectID != 0 && e.TargetType != "" {
-			k, known := s.kinds[e.TargetType]
-			if !known {
-				continue // its module is not in this bundle: nobody can vouch for it
+			if s.targets == nil {
+				continue // no module in this bundle can vouch for any target
 			}
-			if k.Visible != nil {
-				ok, err := k.Visible(ctx, int64(e.ProjectID), int64(e.TargetID))
-				if err != nil {
-					return nil, err
-				}
-				if !ok {
-					continue
-				}
+			ok, err := s.targets.Visible(ctx, e.TargetType, int64(e.ProjectID), int64(e.TargetID))
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue // hidden, or of a kind nobody registered
 			}
 		}
 		out = append(out, e)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/projects/feed"
@@ -23,22 +24,16 @@ type Service struct {
 	log    *zap.Logger
 	access projects.Access
 	users  identity.Users
-	kinds  map[string]feed.Kind // by target_type
-	now    func() time.Time
+	// targets says who may see an entry's target (the collab module's
+	// registry of target kinds); nil in a bundle without it, where no
+	// entry with a target is shown.
+	targets target.Service
+	now     func() time.Time
 }
 
-// NewService builds the service; kinds are the feed kinds the modules
-// registered (feed.ProvideKinds).
-func NewService(db *store.DB, log *zap.Logger, access projects.Access, users identity.Users, kinds []feed.Kind) *Service {
-	byType := make(map[string]feed.Kind, len(kinds))
-	for _, k := range kinds {
-		if _, dup := byType[k.TargetType]; dup {
-			log.Warn("activity: a feed kind is registered twice; the first one counts", zap.String("target_type", k.TargetType))
-			continue
-		}
-		byType[k.TargetType] = k
-	}
-	return &Service{db: db, log: log, access: access, users: users, kinds: byType, now: time.Now}
+// NewService builds the service; targets may be nil (no collab module).
+func NewService(db *store.DB, log *zap.Logger, access projects.Access, users identity.Users, targets target.Service) *Service {
+	return &Service{db: db, log: log, access: access, users: users, targets: targets, now: time.Now}
 }
 
 // Subscribers are the module's event handlers. Delivery is at least once;

@@ -15,9 +15,9 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/issues/event"
 	"github.com/fennec-forge/fennec/modules/projects"
-	"github.com/fennec-forge/fennec/modules/todos"
 )
 
 // ProjectPath is a project's :id. Exported because operations embed it
@@ -482,8 +482,8 @@ func (s *Service) afterCreate(tx *store.Tx, info projects.ProjectInfo, i *Issue,
 	if err := s.recordLabelChange(tx, info.ID, "Issue", int64(i.ID), uid, nil, i.LabelIDs); err != nil {
 		return err
 	}
-	if s.notes != nil && i.Description != "" {
-		if err := s.notes.Mentioned(tx.Context(), s.noteable(info, i), uid, i.Description); err != nil {
+	if s.collab != nil && i.Description != "" {
+		if err := s.collab.Mentioned(tx.Context(), s.noteable(info, i), uid, i.Description); err != nil {
 			return err
 		}
 	}
@@ -491,14 +491,14 @@ func (s *Service) afterCreate(tx *store.Tx, info projects.ProjectInfo, i *Issue,
 }
 
 func (s *Service) assignedTodos(tx *store.Tx, i *Issue, uid int64, users []int64) error {
-	if s.todos == nil || len(users) == 0 {
+	if s.collab == nil || len(users) == 0 {
 		return nil
 	}
-	list := make([]todos.New, 0, len(users))
+	list := make([]target.NewTodo, 0, len(users))
 	for _, u := range users {
-		list = append(list, todos.New{UserID: u, AuthorID: uid, Target: target(i), Action: todos.Assigned, Body: i.Title})
+		list = append(list, target.NewTodo{UserID: u, AuthorID: uid, Target: targetOf(i), Action: target.Assigned, Body: i.Title})
 	}
-	return s.todos.Add(tx.Context(), list...)
+	return s.collab.AddTodos(tx.Context(), list...)
 }
 
 func (s *Service) updateIssue(ctx context.Context, in *struct {
@@ -679,10 +679,10 @@ func (s *Service) changed(tx *store.Tx, info projects.ProjectInfo, before, i *Is
 	}
 	n := s.noteable(info, i)
 	system := func(body string) error {
-		if s.notes == nil {
+		if s.collab == nil {
 			return nil
 		}
-		return s.notes.System(tx.Context(), n, uid, body)
+		return s.collab.System(tx.Context(), n, uid, body)
 	}
 	if ch.title != "" {
 		if err := system("changed title from **" + ch.title + "** to **" + i.Title + "**"); err != nil {
@@ -693,8 +693,8 @@ func (s *Service) changed(tx *store.Tx, info projects.ProjectInfo, before, i *Is
 		if err := system("changed the description"); err != nil {
 			return err
 		}
-		if s.notes != nil && i.Description != "" {
-			if err := s.notes.Mentioned(tx.Context(), n, uid, i.Description); err != nil {
+		if s.collab != nil && i.Description != "" {
+			if err := s.collab.Mentioned(tx.Context(), n, uid, i.Description); err != nil {
 				return err
 			}
 		}
@@ -786,8 +786,8 @@ func (s *Service) stateChanged(tx *store.Tx, info projects.ProjectInfo, i *Issue
 	action := event.Reopen
 	if !i.Open() {
 		body, action = "closed", event.Close
-		if s.todos != nil && uid > 0 {
-			if err := s.todos.Done(tx.Context(), target(i), uid); err != nil {
+		if s.collab != nil && uid > 0 {
+			if err := s.collab.TodosDone(tx.Context(), targetOf(i), uid); err != nil {
 				return err
 			}
 		}
@@ -795,8 +795,8 @@ func (s *Service) stateChanged(tx *store.Tx, info projects.ProjectInfo, i *Issue
 	if via != "" {
 		body += " via " + via
 	}
-	if s.notes != nil {
-		if err := s.notes.System(tx.Context(), s.noteable(info, i), uid, body); err != nil {
+	if s.collab != nil {
+		if err := s.collab.System(tx.Context(), s.noteable(info, i), uid, body); err != nil {
 			return err
 		}
 	}
@@ -832,20 +832,15 @@ func (s *Service) removeIssue(tx *store.Tx, i *Issue) error {
 	if _, err := labelEvents.DeleteBy(tx, "resource", resourceKey("Issue", int64(i.ID))); err != nil {
 		return err
 	}
-	if s.notes != nil {
-		if err := s.notes.Remove(tx.Context(), "Issue", int64(i.ID)); err != nil {
-			return err
-		}
-	}
-	if s.todos != nil {
-		return s.todos.Remove(tx.Context(), target(i))
+	if s.collab != nil {
+		return s.collab.Remove(tx.Context(), targetOf(i))
 	}
 	return nil
 }
 
 func (s *Service) subscription(subscribed bool) func(ctx context.Context, in *IssuePath) (*issueOutput, error) {
 	return func(ctx context.Context, in *IssuePath) (*issueOutput, error) {
-		if s.notes == nil {
+		if s.collab == nil {
 			return nil, ErrUnavailable
 		}
 		info, err := s.readProject(ctx, in.ID)
@@ -859,7 +854,7 @@ func (s *Service) subscription(subscribed bool) func(ctx context.Context, in *Is
 			if err != nil {
 				return err
 			}
-			changed, err := s.notes.Subscribe(tx.Context(), s.noteable(info, i), uid, subscribed)
+			changed, err := s.collab.Subscribe(tx.Context(), s.noteable(info, i), uid, subscribed)
 			if err != nil {
 				return err
 			}
@@ -881,7 +876,7 @@ type todoOutput struct {
 }
 
 func (s *Service) markTodo(ctx context.Context, in *IssuePath) (*todoOutput, error) {
-	if s.todos == nil {
+	if s.collab == nil {
 		return nil, ErrUnavailable
 	}
 	info, err := s.readProject(ctx, in.ID)
@@ -895,8 +890,8 @@ func (s *Service) markTodo(ctx context.Context, in *IssuePath) (*todoOutput, err
 		if err != nil {
 			return err
 		}
-		out.Body, err = s.todos.Mark(tx.Context(), target(i))
-		if errors.Is(err, todos.ErrExists) {
+		out.Body, err = s.collab.MarkTodo(tx.Context(), targetOf(i))
+		if errors.Is(err, target.ErrTodoExists) {
 			return api.NotModified
 		}
 		return err

@@ -189,8 +189,8 @@ func (s *Service) CloseReferenced(ctx context.Context, projectID, userID int64, 
 			if err := updateIssue(tx, before, i); err != nil {
 				return err
 			}
-			if s.notes != nil {
-				if err := s.notes.System(tx.Context(), s.noteable(t.info, i), userID, "mentioned in "+qualify(mentionVia, from)); err != nil {
+			if s.collab != nil {
+				if err := s.collab.System(tx.Context(), s.noteable(t.info, i), userID, "mentioned in "+qualify(mentionVia, from)); err != nil {
 					return err
 				}
 			}

@@ -3,7 +3,7 @@ package internal
 import (
 	"errors"
 
-	"github.com/fennec-forge/fennec/modules/notes/noteable"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 )
 
 // The module's domain errors; the root package re-exports them and the
@@ -12,7 +12,7 @@ var (
 	// ErrIssueNotFound: no such issue in the project, or one the caller may
 	// not see (a confidential one); GitLab 9.x finds issues with find_by!,
 	// whose miss is answered "404 Not found".
-	ErrIssueNotFound = noteable.NotFound("issues: issue not found")
+	ErrIssueNotFound = target.NotFound("issues: issue not found")
 	// ErrLabelNotFound: answered "404 Label Not Found".
 	ErrLabelNotFound = errors.New("issues: label not found")
 	// ErrMilestoneNotFound: answered "404 Not found" (a find miss in 9.x).
@@ -20,7 +20,7 @@ var (
 	// ErrLabelExists: a label of that name exists; answered 409 "Label
 	// already exists".
 	ErrLabelExists = errors.New("issues: label already exists")
-	// ErrUnavailable: the notes or todos module is not in the bundle, so a
+	// ErrUnavailable: the collab module is not in the bundle, so a
 	// subscription or a todo cannot be kept; answered 404.
 	ErrUnavailable = errors.New("issues: subscriptions and todos are not available")
 )

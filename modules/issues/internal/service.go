@@ -15,17 +15,16 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/issues/event"
-	"github.com/fennec-forge/fennec/modules/notes"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/projects/feed"
 	"github.com/fennec-forge/fennec/modules/repository/gitread"
-	"github.com/fennec-forge/fennec/modules/todos"
 )
 
-// Deps are what the service is built from (fx fills them). Notes and todos
-// are optional: a bundle without them still serves issues, only without
+// Deps are what the service is built from (fx fills them). The collab
+// module is optional: a bundle without it still serves issues, only without
 // system notes, mentions, subscriptions and todos.
 type Deps struct {
 	fx.In
@@ -38,8 +37,7 @@ type Deps struct {
 	Log    *zap.Logger
 	Repos  gitread.Reader
 	Teams  projects.Teams
-	Notes  notes.Service `optional:"true"`
-	Todos  todos.Service `optional:"true"`
+	Collab target.Service `optional:"true"`
 }
 
 // Service is the issues module's service.
@@ -53,15 +51,14 @@ type Service struct {
 	api    *api.API
 	log    *zap.Logger
 	repos  gitread.Reader
-	notes  notes.Service
-	todos  todos.Service
+	collab target.Service
 	now    func() time.Time
 }
 
 // NewService builds the service.
 func NewService(d Deps) *Service {
 	return &Service{db: d.DB, bus: d.Bus, access: d.Access, teams: d.Teams, users: d.Users, lookup: d.Lookup, api: d.API, repos: d.Repos,
-		log: d.Log.Named("issues"), notes: d.Notes, todos: d.Todos,
+		log: d.Log.Named("issues"), collab: d.Collab,
 		now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
 }
 
@@ -143,13 +140,13 @@ func (s *Service) webURL(info projects.ProjectInfo, iid uint64) string {
 	return s.api.ExternalURL() + "/" + info.PathWithNamespace + "/issues/" + u64(iid)
 }
 
-func (s *Service) noteable(info projects.ProjectInfo, i *Issue) notes.Noteable {
-	return notes.Noteable{Type: "Issue", ID: int64(i.ID), IID: int64(i.IID), ProjectID: int64(i.ProjectID), Title: i.Title,
+func (s *Service) noteable(info projects.ProjectInfo, i *Issue) target.Noteable {
+	return target.Noteable{Type: "Issue", ID: int64(i.ID), IID: int64(i.IID), ProjectID: int64(i.ProjectID), Title: i.Title,
 		AuthorID: i.AuthorID, AssigneeIDs: slices.Clone(i.AssigneeIDs), Confidential: i.Confidential, WebURL: s.webURL(info, i.IID)}
 }
 
-func target(i *Issue) todos.Target {
-	return todos.Target{Type: "Issue", ID: int64(i.ID), ProjectID: int64(i.ProjectID)}
+func targetOf(i *Issue) target.Target {
+	return target.Target{Type: "Issue", ID: int64(i.ID), ProjectID: int64(i.ProjectID)}
 }
 
 // splitLabels turns "a, b,,c" into [a b c] (trimmed, no empties, no repeats).

@@ -7,8 +7,8 @@ import (
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
-	"github.com/fennec-forge/fennec/modules/notes"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
@@ -126,13 +126,13 @@ func (r *renderer) views(tx *store.Tx, list []*Issue, info func(*Issue) projects
 		ids[n] = int64(i.ID)
 	}
 	var noteCounts map[int64]int
-	var votes map[int64]notes.Votes
-	if r.s.notes != nil && len(ids) > 0 {
+	var votes map[int64]target.Votes
+	if r.s.collab != nil && len(ids) > 0 {
 		var err error
-		if noteCounts, err = r.s.notes.UserNotesCounts(tx.Context(), "Issue", ids); err != nil {
+		if noteCounts, err = r.s.collab.UserNotesCounts(tx.Context(), "Issue", ids); err != nil {
 			return nil, err
 		}
-		if votes, err = r.s.notes.Votes(tx.Context(), "Issue", ids); err != nil {
+		if votes, err = r.s.collab.Votes(tx.Context(), "Issue", ids); err != nil {
 			return nil, err
 		}
 	}
@@ -193,8 +193,8 @@ func (s *Service) single(ctx context.Context, tx *store.Tx, info projects.Projec
 	}
 	v := views[0]
 	sub := false
-	if s.notes != nil && uid != 0 {
-		if sub, err = s.notes.Subscribed(tx.Context(), s.noteable(info, i), uid); err != nil {
+	if s.collab != nil && uid != 0 {
+		if sub, err = s.collab.Subscribed(tx.Context(), s.noteable(info, i), uid); err != nil {
 			return nil, err
 		}
 	}

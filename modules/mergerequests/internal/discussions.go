@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
-	"github.com/fennec-forge/fennec/modules/notes"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
 )
@@ -19,7 +19,7 @@ import (
 // old_line a removed one, with both an unchanged line the diff shows.
 // GitLab's versions of a merge request are not kept, so any commits the
 // repository has are taken, as long as the line is in their diff.
-func (s *Service) checkPosition(ctx context.Context, p projects.ProjectInfo, n notes.Noteable, pos notes.Position) error {
+func (s *Service) checkPosition(ctx context.Context, p projects.ProjectInfo, n target.Noteable, pos target.Position) error {
 	m, err := s.load(ctx, p.ID, n.IID)
 	if err != nil {
 		return err
@@ -30,7 +30,7 @@ func (s *Service) checkPosition(ctx context.Context, p projects.ProjectInfo, n n
 	}
 	for _, sha := range []string{pos.BaseSHA, pos.StartSHA, pos.HeadSHA} {
 		if _, err := s.Merges.Commits(ctx, p.ID, "", sha, 1); errors.Is(err, repository.ErrCommitNotFound) {
-			return notes.ErrBadPosition
+			return target.ErrBadPosition
 		} else if err != nil {
 			return err
 		}
@@ -44,7 +44,7 @@ func (s *Service) checkPosition(ctx context.Context, p projects.ProjectInfo, n n
 			return nil
 		}
 	}
-	return notes.ErrBadPosition
+	return target.ErrBadPosition
 }
 
 // diffHasLine reports whether a unified diff (hunks from "@@ -a,b +c,d @@")
@@ -103,10 +103,10 @@ func hunkStarts(h string) (oldStart, newStart int, ok bool) {
 // be merged) while m has unresolved threads and its project allows merges
 // only when all are resolved (only_allow_merge_if_all_discussions_are_resolved).
 func (s *Service) unresolvedThreads(ctx context.Context, info projects.ProjectInfo, m *MR) error {
-	if !info.OnlyAllowMergeIfAllDiscussionsAreResolved || s.Notes == nil {
+	if !info.OnlyAllowMergeIfAllDiscussionsAreResolved || s.Collab == nil {
 		return nil
 	}
-	open, err := s.Notes.UnresolvedDiscussions(ctx, s.noteable(info, m))
+	open, err := s.Collab.UnresolvedDiscussions(ctx, s.noteable(info, m))
 	if err != nil {
 		return err
 	}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
-	"github.com/fennec-forge/fennec/modules/todos"
 )
 
 // The todos API shows a merge request target as GitLab's merge request
@@ -15,7 +15,7 @@ import (
 
 // renderTodo is the merge requests' todos.Kind.Render: the target as
 // GitLab's merge request view, and its web_url.
-func (s *Service) renderTodo(ctx context.Context, t todos.Target) (any, string, error) {
+func (s *Service) renderTodo(ctx context.Context, t target.Target) (any, string, error) {
 	sys := auth.WithPrincipal(ctx, auth.System())
 	info, err := s.Access.ResolveID(sys, t.ProjectID)
 	if err != nil {

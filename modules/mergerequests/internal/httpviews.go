@@ -7,10 +7,10 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/issues"
 	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
-	"github.com/fennec-forge/fennec/modules/notes"
 	"github.com/fennec-forge/fennec/modules/repository"
 )
 
@@ -104,13 +104,13 @@ func (r *renderer) views(tx *store.Tx, list []mergerequest.MergeRequest) ([]MRVi
 		ids[n] = int64(m.ID)
 	}
 	var counts map[int64]int
-	var votes map[int64]notes.Votes
-	if r.s.Notes != nil && len(ids) > 0 {
+	var votes map[int64]target.Votes
+	if r.s.Collab != nil && len(ids) > 0 {
 		var err error
-		if counts, err = r.s.Notes.UserNotesCounts(tx.Context(), mergerequest.NoteableType, ids); err != nil {
+		if counts, err = r.s.Collab.UserNotesCounts(tx.Context(), mergerequest.NoteableType, ids); err != nil {
 			return nil, err
 		}
-		if votes, err = r.s.Notes.Votes(tx.Context(), mergerequest.NoteableType, ids); err != nil {
+		if votes, err = r.s.Collab.Votes(tx.Context(), mergerequest.NoteableType, ids); err != nil {
 			return nil, err
 		}
 	}
@@ -189,8 +189,8 @@ func (s *Service) single(ctx context.Context, tx *store.Tx, m mergerequest.Merge
 	}
 	v := views[0]
 	sub := false
-	if s.Notes != nil && uid != 0 {
-		if sub, err = s.Notes.Subscribed(tx.Context(), noteableOf(m), uid); err != nil {
+	if s.Collab != nil && uid != 0 {
+		if sub, err = s.Collab.Subscribed(tx.Context(), noteableOf(m), uid); err != nil {
 			return nil, err
 		}
 	}

@@ -538,8 +538,8 @@ func (s *Service) markMerged(ctx context.Context, info projects.ProjectInfo, iid
 		if err := s.system(tx, info, cur, uid, "merged"); err != nil {
 			return err
 		}
-		if s.Todos != nil {
-			if err := s.Todos.Done(tx.Context(), target(cur), 0); err != nil {
+		if s.Collab != nil {
+			if err := s.Collab.TodosDone(tx.Context(), targetOf(cur), 0); err != nil {
 				return err
 			}
 		}

@@ -10,12 +10,12 @@ import (
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/issues"
 	"github.com/fennec-forge/fennec/modules/mergerequests/event"
 	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
-	"github.com/fennec-forge/fennec/modules/todos"
 )
 
 // The service's commands and queries but the merge (merge.go): the
@@ -320,8 +320,8 @@ func (s *Service) Create(ctx context.Context, project string, b mergerequest.Fie
 				return err
 			}
 		}
-		if s.Notes != nil && m.Description != "" {
-			if err := s.Notes.Mentioned(tx.Context(), s.noteable(targetInfo, m), uid, m.Description); err != nil {
+		if s.Collab != nil && m.Description != "" {
+			if err := s.Collab.Mentioned(tx.Context(), s.noteable(targetInfo, m), uid, m.Description); err != nil {
 				return err
 			}
 		}
@@ -340,10 +340,10 @@ func (s *Service) readProjectID(ctx context.Context, id int64) (projects.Project
 }
 
 func (s *Service) assignedTodo(tx *store.Tx, m *MR, uid int64) error {
-	if s.Todos == nil || m.AssigneeID == 0 {
+	if s.Collab == nil || m.AssigneeID == 0 {
 		return nil
 	}
-	return s.Todos.Add(tx.Context(), todos.New{UserID: m.AssigneeID, AuthorID: uid, Target: target(m), Action: todos.Assigned, Body: m.Title})
+	return s.Collab.AddTodos(tx.Context(), target.NewTodo{UserID: m.AssigneeID, AuthorID: uid, Target: targetOf(m), Action: target.Assigned, Body: m.Title})
 }
 
 // Close implements mergerequest.Service.
@@ -503,8 +503,8 @@ func (s *Service) Update(ctx context.Context, ref mergerequest.Ref, b mergereque
 				return err
 			}
 		}
-		if b.Description != nil && description != before.Description && s.Notes != nil && description != "" {
-			if err := s.Notes.Mentioned(tx.Context(), s.noteable(info, m), uid, description); err != nil {
+		if b.Description != nil && description != before.Description && s.Collab != nil && description != "" {
+			if err := s.Collab.Mentioned(tx.Context(), s.noteable(info, m), uid, description); err != nil {
 				return err
 			}
 		}
@@ -523,8 +523,8 @@ func (s *Service) Update(ctx context.Context, ref mergerequest.Ref, b mergereque
 			if err := s.system(tx, info, m, uid, "closed"); err != nil {
 				return err
 			}
-			if s.Todos != nil {
-				if err := s.Todos.Done(tx.Context(), target(m), uid); err != nil {
+			if s.Collab != nil {
+				if err := s.Collab.TodosDone(tx.Context(), targetOf(m), uid); err != nil {
 					return err
 				}
 			}
@@ -609,8 +609,8 @@ func (s *Service) Delete(ctx context.Context, ref mergerequest.Ref) error {
 		if err := mrs.Update(tx, m); err != nil {
 			return err
 		}
-		if s.Notes != nil {
-			if err := s.Notes.Remove(tx.Context(), mergerequest.NoteableType, int64(m.ID)); err != nil {
+		if s.Collab != nil {
+			if err := s.Collab.Remove(tx.Context(), targetOf(m)); err != nil {
 				return err
 			}
 		}
@@ -619,16 +619,13 @@ func (s *Service) Delete(ctx context.Context, ref mergerequest.Ref) error {
 				return err
 			}
 		}
-		if s.Todos != nil {
-			return s.Todos.Remove(tx.Context(), target(m))
-		}
 		return nil
 	})
 }
 
 // Subscribe implements mergerequest.Service.
 func (s *Service) Subscribe(ctx context.Context, ref mergerequest.Ref, subscribed bool) (mergerequest.MergeRequest, error) {
-	if s.Notes == nil {
+	if s.Collab == nil {
 		return mergerequest.MergeRequest{}, mergerequest.ErrUnavailable
 	}
 	info, err := s.readProject(ctx, ref.Project)
@@ -642,7 +639,7 @@ func (s *Service) Subscribe(ctx context.Context, ref mergerequest.Ref, subscribe
 		if err != nil {
 			return err
 		}
-		changed, err := s.Notes.Subscribe(tx.Context(), s.noteable(info, m), uid, subscribed)
+		changed, err := s.Collab.Subscribe(tx.Context(), s.noteable(info, m), uid, subscribed)
 		if err != nil {
 			return err
 		}
@@ -657,7 +654,7 @@ func (s *Service) Subscribe(ctx context.Context, ref mergerequest.Ref, subscribe
 
 // MarkTodo implements mergerequest.Service.
 func (s *Service) MarkTodo(ctx context.Context, ref mergerequest.Ref) (any, error) {
-	if s.Todos == nil {
+	if s.Collab == nil {
 		return nil, mergerequest.ErrUnavailable
 	}
 	info, err := s.readProject(ctx, ref.Project)
@@ -670,8 +667,8 @@ func (s *Service) MarkTodo(ctx context.Context, ref mergerequest.Ref) (any, erro
 		if err != nil {
 			return err
 		}
-		out, err = s.Todos.Mark(tx.Context(), target(m))
-		if errors.Is(err, todos.ErrExists) {
+		out, err = s.Collab.MarkTodo(tx.Context(), targetOf(m))
+		if errors.Is(err, target.ErrTodoExists) {
 			return mergerequest.ErrUnchanged
 		}
 		return err

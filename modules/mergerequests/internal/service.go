@@ -14,19 +14,18 @@ import (
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/issues"
 	"github.com/fennec-forge/fennec/modules/mergerequests/event"
 	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
-	"github.com/fennec-forge/fennec/modules/notes"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/projects/feed"
 	"github.com/fennec-forge/fennec/modules/repository"
-	"github.com/fennec-forge/fennec/modules/todos"
 )
 
-// Deps are what the service is built from (fx fills them). Notes, todos
-// and the issues services are optional: a bundle without them serves merge
+// Deps are what the service is built from (fx fills them). The collab
+// module (notes, todos) and the issues services are optional: a bundle without them serves merge
 // requests without system notes, todos, labels or issue closing, and one
 // without CI merges at once when asked to wait for a pipeline.
 type Deps struct {
@@ -41,8 +40,7 @@ type Deps struct {
 	Merges     repository.Merges
 	Graph      repository.CommitGraph
 	Protection repository.BranchProtection
-	Notes      notes.Service     `optional:"true"`
-	Todos      todos.Service     `optional:"true"`
+	Collab     target.Service    `optional:"true"`
 	Labels     issues.Labels     `optional:"true"`
 	Milestones issues.Milestones `optional:"true"`
 	Closer     issues.Closer     `optional:"true"`
@@ -61,8 +59,7 @@ type services struct {
 	Merges     repository.Merges
 	Graph      repository.CommitGraph
 	Protection repository.BranchProtection
-	Notes      notes.Service
-	Todos      todos.Service
+	Collab     target.Service
 	Labels     issues.Labels
 	Milestones issues.Milestones
 	Closer     issues.Closer
@@ -84,7 +81,7 @@ type Service struct {
 // NewService builds the service.
 func NewService(d Deps) *Service {
 	deps := services{DB: d.DB, Bus: d.Bus, Access: d.Access, Users: d.Users, Lookup: d.Lookup, URL: d.URL,
-		Merges: d.Merges, Graph: d.Graph, Protection: d.Protection, Notes: d.Notes, Todos: d.Todos, Labels: d.Labels,
+		Merges: d.Merges, Graph: d.Graph, Protection: d.Protection, Collab: d.Collab, Labels: d.Labels,
 		Milestones: d.Milestones, Closer: d.Closer, CI: d.CI}
 	return &Service{services: deps, log: d.Log.Named("mergerequests"),
 		now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
@@ -129,13 +126,13 @@ func (s *Service) records(info projects.ProjectInfo, list []*MR) []mergerequest.
 	return out
 }
 
-func (s *Service) noteable(info projects.ProjectInfo, m *MR) notes.Noteable {
+func (s *Service) noteable(info projects.ProjectInfo, m *MR) target.Noteable {
 	return noteableOf(s.record(info, m))
 }
 
-// noteableOf is the merge request as the notes module knows it.
-func noteableOf(r mergerequest.MergeRequest) notes.Noteable {
-	n := notes.Noteable{Type: mergerequest.NoteableType, ID: int64(r.ID), IID: int64(r.IID), ProjectID: r.ProjectID,
+// noteableOf is the merge request as the collab module knows it.
+func noteableOf(r mergerequest.MergeRequest) target.Noteable {
+	n := target.Noteable{Type: mergerequest.NoteableType, ID: int64(r.ID), IID: int64(r.IID), ProjectID: r.ProjectID,
 		Title: r.Title, AuthorID: r.AuthorID, WebURL: r.WebURL}
 	if r.AssigneeID != 0 {
 		n.AssigneeIDs = []int64{r.AssigneeID}
@@ -143,8 +140,8 @@ func noteableOf(r mergerequest.MergeRequest) notes.Noteable {
 	return n
 }
 
-func target(m *MR) todos.Target {
-	return todos.Target{Type: mergerequest.NoteableType, ID: int64(m.ID), ProjectID: int64(m.ProjectID)}
+func targetOf(m *MR) target.Target {
+	return target.Target{Type: mergerequest.NoteableType, ID: int64(m.ID), ProjectID: int64(m.ProjectID)}
 }
 
 // readProject resolves :id for reading merge requests.
@@ -186,12 +183,12 @@ func (s *Service) touch(m *MR, before time.Time) {
 	}
 }
 
-// system writes a system note on m (when the notes module is there).
+// system writes a system note on m (when the collab module is there).
 func (s *Service) system(tx *store.Tx, info projects.ProjectInfo, m *MR, uid int64, body string) error {
-	if s.Notes == nil {
+	if s.Collab == nil {
 		return nil
 	}
-	return s.Notes.System(tx.Context(), s.noteable(info, m), uid, body)
+	return s.Collab.System(tx.Context(), s.noteable(info, m), uid, body)
 }
 
 // publish sends the feed entry (open, close, reopen, merge) and the merge

@@ -12,7 +12,7 @@
 //
 // It is defined here, not in the root package, because the root imports
 // internal/ (Module()) and internal/ implements this: Go forbids the
-// cycle. It imports the notes module's noteable contract, so that
+// cycle. It imports the collab module's contract (target), so that
 // ErrNotFound is a noteable's not-found for the modules that know no
 // owner.
 package mergerequest

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/issues"
-	"github.com/fennec-forge/fennec/modules/notes/noteable"
 	"github.com/fennec-forge/fennec/modules/repository"
 )
 
@@ -223,11 +223,11 @@ type Service interface {
 	Delete(ctx context.Context, ref Ref) error
 	// Subscribe subscribes the caller to the merge request's notes, or
 	// unsubscribes; ErrUnchanged when they already were so, ErrUnavailable
-	// without the notes module.
+	// without the collab module.
 	Subscribe(ctx context.Context, ref Ref, subscribed bool) (MergeRequest, error)
 	// MarkTodo adds the merge request to the caller's todos and returns the
-	// todo as the todos module renders it; ErrUnchanged when there is one,
-	// ErrUnavailable without the todos module.
+	// todo as the collab module renders it; ErrUnchanged when there is one,
+	// ErrUnavailable without the collab module.
 	MarkTodo(ctx context.Context, ref Ref) (any, error)
 
 	// Merge merges the merge request into its target branch as the
@@ -256,7 +256,7 @@ var (
 	// ErrNotFound: no such merge request (or a deleted one). It is a
 	// noteable's not-found (noteable.ErrNotFound) for the modules that
 	// know no owner.
-	ErrNotFound = noteable.NotFound("mergerequests: merge request not found")
+	ErrNotFound = target.NotFound("mergerequests: merge request not found")
 	// ErrUnavailable: a part of the bundle the operation needs (notes,
 	// todos, labels) is missing.
 	ErrUnavailable = errors.New("mergerequests: not available in this bundle")

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	cievent "github.com/fennec-forge/fennec/modules/ci/event"
+	noteevent "github.com/fennec-forge/fennec/modules/collab/event"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
-	noteevent "github.com/fennec-forge/fennec/modules/notes/event"
-	"github.com/fennec-forge/fennec/modules/notes/noteable"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
 )
@@ -63,7 +63,7 @@ func render(c *content) (text, html string, err error) {
 
 // reference is how GitLab writes a target in a subject: #iid for an
 // issue, !iid for a merge request.
-func reference(t noteable.Noteable) string {
+func reference(t target.Noteable) string {
 	if t.Type == "MergeRequest" {
 		return "!" + i64(t.IID)
 	}
@@ -72,7 +72,7 @@ func reference(t noteable.Noteable) string {
 
 // threadID is the Message-ID of a target's first mail, which every later
 // mail about it answers: <issue_12@host>, <merge_request_7@host>.
-func (s *Service) threadID(t noteable.Noteable) string {
+func (s *Service) threadID(t target.Noteable) string {
 	kind := "issue"
 	if t.Type == "MergeRequest" {
 		kind = "merge_request"
@@ -85,7 +85,7 @@ func (s *Service) baseHeaders(p projects.ProjectInfo) map[string]string {
 		"X-GitLab-Project-Path": p.PathWithNamespace, "Auto-Submitted": "auto-generated"}
 }
 
-func (s *Service) targetHeaders(p projects.ProjectInfo, t noteable.Noteable) map[string]string {
+func (s *Service) targetHeaders(p projects.ProjectInfo, t target.Noteable) map[string]string {
 	h := s.baseHeaders(p)
 	if t.Type == "MergeRequest" {
 		h["X-GitLab-MergeRequest-ID"] = i64(t.ID)
@@ -97,7 +97,7 @@ func (s *Service) targetHeaders(p projects.ProjectInfo, t noteable.Noteable) map
 	return h
 }
 
-func words(t noteable.Noteable) string {
+func words(t target.Noteable) string {
 	if t.Type == "MergeRequest" {
 		return "merge request"
 	}
@@ -105,7 +105,7 @@ func words(t noteable.Noteable) string {
 }
 
 // targetContent is the mail of an issue's or a merge request's event.
-func (s *Service) targetContent(ctx context.Context, p projects.ProjectInfo, t noteable.Noteable, event, actor, description string, previous []int64, key string) content {
+func (s *Service) targetContent(ctx context.Context, p projects.ProjectInfo, t target.Noteable, event, actor, description string, previous []int64, key string) content {
 	c := content{Headers: s.targetHeaders(p, t), URL: s.absolute(t.WebURL), Site: s.site(), ManageURL: s.manageURL(p)}
 	subject := p.Name + " | " + t.Title + " (" + reference(t) + ")"
 	what := words(t) + " " + reference(t)
@@ -137,7 +137,7 @@ func (s *Service) targetContent(ctx context.Context, p projects.ProjectInfo, t n
 }
 
 // noteContent is the mail of a new comment.
-func (s *Service) noteContent(p projects.ProjectInfo, t noteable.Noteable, ev noteevent.NoteEvent, actor string) content {
+func (s *Service) noteContent(p projects.ProjectInfo, t target.Noteable, ev noteevent.NoteEvent, actor string) content {
 	url := s.absolute(t.WebURL) + "#note_" + i64(ev.NoteID)
 	h := s.targetHeaders(p, t)
 	h["X-GitLab-Note-ID"] = i64(ev.NoteID)
@@ -149,7 +149,7 @@ func (s *Service) noteContent(p projects.ProjectInfo, t noteable.Noteable, ev no
 
 // commitNoteContent is the mail of a comment on a commit: "Re: Project |
 // title (1a2b3c4d)", in the thread of <commit_SHA@host>.
-func (s *Service) commitNoteContent(p projects.ProjectInfo, t noteable.Noteable, ev repository.CommitCommented, actor string) content {
+func (s *Service) commitNoteContent(p projects.ProjectInfo, t target.Noteable, ev repository.CommitCommented, actor string) content {
 	short := ev.SHA
 	if len(short) > 8 {
 		short = short[:8]

@@ -7,14 +7,14 @@ import (
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
-	"github.com/fennec-forge/fennec/modules/notes"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"go.uber.org/zap"
 )
 
-// mentions is the notes module's reading of @mentions.
-func mentions(text string) []string { return notes.Mentions(text) }
+// mentions is the collab module's reading of @mentions.
+func mentions(text string) []string { return target.Mentions(text) }
 
 // recipient is one address to mail.
 type recipient struct {
@@ -128,7 +128,7 @@ func (s *Service) expandOne(ctx context.Context, p *PendingNotice) error {
 
 // recipients works out who gets n's mail, as GitLab's notification
 // service does: participants (author, assignees, commenters, mentioned,
-// subscribers, by the notes module's reckoning), watchers and custom
+// subscribers, by the collab module's reckoning), watchers and custom
 // levels that chose the event, the users the event mentions or assigns;
 // then each one's effective level decides (wants). An explicit subscriber
 // of the target gets it whatever their level, one who unsubscribed from it
@@ -166,13 +166,13 @@ func (s *Service) recipients(ctx context.Context, tx *store.Tx, n *notice) ([]re
 			return nil, err
 		}
 	}
-	// The notes module keeps the participants and subscriptions of issues
+	// The collab module keeps the participants and subscriptions of issues
 	// and merge requests; a commit's participants come with the notice, and
 	// a pipeline (OnlyActor) has none.
 	kept := !n.OnlyActor && n.Target.Type != "Commit"
 	var explicit map[int64]bool
 	if kept {
-		if explicit, err = s.notes.Subscriptions(ctx, n.Target); err != nil {
+		if explicit, err = s.collab.Subscriptions(ctx, n.Target); err != nil {
 			return nil, err
 		}
 	}
@@ -194,11 +194,11 @@ func (s *Service) recipients(ctx context.Context, tx *store.Tx, n *notice) ([]re
 		participants := n.Participants
 		if kept {
 			var err error
-			if participants, err = s.notes.Subscribers(ctx, n.Target); err != nil {
+			if participants, err = s.collab.Subscribers(ctx, n.Target); err != nil {
 				return nil, err
 			}
 		}
-		// The notes module counts the author and the assignees among
+		// The collab module counts the author and the assignees among
 		// them, unless they unsubscribed.
 		for _, id := range participants {
 			add(id, func(r *reasons) { r.participant = true })
@@ -226,7 +226,7 @@ func (s *Service) recipients(ctx context.Context, tx *store.Tx, n *notice) ([]re
 				add(id, func(*reasons) {})
 			}
 		}
-		// Explicit subscribers (the notes module counts them among the
+		// Explicit subscribers (the collab module counts them among the
 		// participants already; this marks them).
 		for id, on := range explicit {
 			if on {

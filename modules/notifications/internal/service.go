@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/url"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"go.uber.org/fx"
@@ -14,9 +13,8 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
-	"github.com/fennec-forge/fennec/modules/notes"
-	"github.com/fennec-forge/fennec/modules/notes/noteable"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository/gitread"
 )
@@ -32,13 +30,10 @@ type Service struct {
 	users  identity.Users
 	emails identity.Emails
 	resets identity.PasswordResets
-	notes  notes.Service
+	collab target.Service
 	repos  gitread.Reader
 	cfg    Config
 	outbox string // the file outbox directory (used without SMTP)
-
-	kindsOnce sync.Once
-	kinds     map[string]noteable.Kind
 
 	kick chan struct{}
 	now  func() time.Time
@@ -55,7 +50,7 @@ type Params struct {
 	Users  identity.Users
 	Emails identity.Emails
 	Resets identity.PasswordResets
-	Notes  notes.Service
+	Collab target.Service
 	Repos  gitread.Reader
 	Cfg    Config
 	Core   config.Config
@@ -64,33 +59,13 @@ type Params struct {
 // NewService builds the service.
 func NewService(p Params) *Service {
 	return &Service{db: p.DB, log: p.Log, api: p.API, access: p.Access, teams: p.Teams, users: p.Users, emails: p.Emails, resets: p.Resets,
-		notes: p.Notes, repos: p.Repos, cfg: p.Cfg, outbox: filepath.Join(p.Core.Data, "mail", "outbox"),
-		kinds: map[string]noteable.Kind{}, kick: make(chan struct{}, 1), now: time.Now}
-}
-
-// SetKinds takes the noteable kinds the modules registered with the notes
-// module (issues, merge requests), to read the target of a note.
-func (s *Service) SetKinds(kinds []noteable.Kind) {
-	s.kindsOnce.Do(func() {
-		for _, k := range kinds {
-			if _, dup := s.kinds[k.Type]; !dup && k.Resolve != nil {
-				s.kinds[k.Type] = k
-			}
-		}
-	})
-}
-
-// RoutesParams are what the routes need.
-type RoutesParams struct {
-	fx.In
-	Service *Service
-	Kinds   []noteable.Kind `group:"fennec.notes.kinds"`
+		collab: p.Collab, repos: p.Repos, cfg: p.Cfg, outbox: filepath.Join(p.Core.Data, "mail", "outbox"),
+		kick: make(chan struct{}, 1), now: time.Now}
 }
 
 // NewRoutes registers the notification settings operations.
-func NewRoutes(p RoutesParams) fennec.Routes {
-	p.Service.SetKinds(p.Kinds)
-	return fennec.Routes{Name: "notifications", Register: p.Service.registerSettings}
+func NewRoutes(s *Service) fennec.Routes {
+	return fennec.Routes{Name: "notifications", Register: s.registerSettings}
 }
 
 // externalURL is how mails link to the server.

@@ -11,11 +11,11 @@ import (
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
 	cievent "github.com/fennec-forge/fennec/modules/ci/event"
+	noteevent "github.com/fennec-forge/fennec/modules/collab/event"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
 	issueevent "github.com/fennec-forge/fennec/modules/issues/event"
 	mrevent "github.com/fennec-forge/fennec/modules/mergerequests/event"
-	noteevent "github.com/fennec-forge/fennec/modules/notes/event"
-	"github.com/fennec-forge/fennec/modules/notes/noteable"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
 )
@@ -70,7 +70,7 @@ type notice struct {
 	ActorID   int64
 	// Target is the issue or merge request (Type "Pipeline" for a
 	// pipeline, which has no participants).
-	Target noteable.Noteable
+	Target target.Noteable
 	// Mentioned are the usernames the event's own text mentions (a new
 	// issue's description, a note): they get mail at the mention level.
 	Mentioned []string
@@ -87,7 +87,7 @@ type notice struct {
 	// and mentions someone new).
 	Next *notice `json:"-"`
 	// Participants, for a commit's comment (Target.Type "Commit"), are the
-	// commit's: its author and earlier commenters (the notes module keeps
+	// commit's: its author and earlier commenters (the collab module keeps
 	// those of issues and merge requests).
 	Participants []int64 `json:",omitempty"`
 	// OnlyActor: the mail goes to the actor alone, if their level wants it
@@ -105,7 +105,7 @@ func (s *Service) systemCtx(ctx context.Context) context.Context {
 // assignees (reassign_issue); other updates mail nothing.
 func (s *Service) issueNotice(ctx context.Context, ev issueevent.IssueEvent) (*notice, error) {
 	i := ev.Issue
-	t := noteable.Noteable{Type: "Issue", ID: i.ID, IID: i.IID, ProjectID: ev.ProjectID, Title: i.Title, AuthorID: i.AuthorID,
+	t := target.Noteable{Type: "Issue", ID: i.ID, IID: i.IID, ProjectID: ev.ProjectID, Title: i.Title, AuthorID: i.AuthorID,
 		AssigneeIDs: i.AssigneeIDs, Confidential: i.Confidential, WebURL: i.URL}
 	return s.targetNotice(ctx, t, string(ev.Action), ev.UserID, i.Description, i.UpdatedAt.UnixNano(), "issue")
 }
@@ -116,7 +116,7 @@ func (s *Service) mergeRequestNotice(ctx context.Context, ev mrevent.MergeReques
 	if m.AssigneeID > 0 {
 		assignees = []int64{m.AssigneeID}
 	}
-	t := noteable.Noteable{Type: "MergeRequest", ID: m.ID, IID: m.IID, ProjectID: ev.ProjectID, Title: m.Title, AuthorID: m.AuthorID,
+	t := target.Noteable{Type: "MergeRequest", ID: m.ID, IID: m.IID, ProjectID: ev.ProjectID, Title: m.Title, AuthorID: m.AuthorID,
 		AssigneeIDs: assignees, WebURL: m.URL}
 	return s.targetNotice(ctx, t, string(ev.Action), ev.UserID, m.Description, m.UpdatedAt.UnixNano(), "merge_request")
 }
@@ -124,7 +124,7 @@ func (s *Service) mergeRequestNotice(ctx context.Context, ev mrevent.MergeReques
 // targetNotice is the shared part of issues and merge requests: the
 // action names are the same ("open", "close", "reopen", "update",
 // "merge"), the custom events are <action>_<kind>.
-func (s *Service) targetNotice(ctx context.Context, t noteable.Noteable, action string, actor int64, description string,
+func (s *Service) targetNotice(ctx context.Context, t target.Noteable, action string, actor int64, description string,
 	version int64, kind string) (*notice, error) {
 	mentioned := mentions(t.Title + "\n" + description)
 	seen, err := s.remember(ctx, t, mentioned)
@@ -186,7 +186,7 @@ func (s *Service) targetNotice(ctx context.Context, t noteable.Noteable, action 
 
 // remember stores t's assignees and mentions and returns what was stored
 // before (nil the first time the module sees t).
-func (s *Service) remember(ctx context.Context, t noteable.Noteable, mentioned []string) (*Target, error) {
+func (s *Service) remember(ctx context.Context, t target.Noteable, mentioned []string) (*Target, error) {
 	key := t.Type + ":" + i64(t.ID)
 	lower := make([]string, len(mentioned))
 	for i, name := range mentioned {
@@ -223,8 +223,7 @@ func sameSet(a, b []int64) bool {
 
 // noteNotice: a new comment on an issue or a merge request.
 func (s *Service) noteNotice(ctx context.Context, ev noteevent.NoteEvent) (*notice, error) {
-	kind, ok := s.kinds[ev.NoteableType]
-	if !ok || (ev.NoteableType != "Issue" && ev.NoteableType != "MergeRequest") {
+	if ev.NoteableType != "Issue" && ev.NoteableType != "MergeRequest" {
 		return nil, nil
 	}
 	sys := s.systemCtx(ctx)
@@ -235,12 +234,13 @@ func (s *Service) noteNotice(ctx context.Context, ev noteevent.NoteEvent) (*noti
 	if err != nil {
 		return nil, err
 	}
-	t, err := kind.Resolve(sys, p, ev.NoteableIID)
+	t, err := s.collab.Resolve(sys, ev.NoteableType, p, ev.NoteableIID)
 	if err != nil {
 		// The noteable went with its project or was deleted, or its
 		// feature was switched off since (the server may read anything
-		// else): nobody to tell. Anything else is retried.
-		if isNotFound(err) || errors.Is(err, projects.ErrForbidden) {
+		// else), or its module is not in the bundle: nobody to tell.
+		// Anything else is retried.
+		if isNotFound(err) || errors.Is(err, projects.ErrForbidden) || errors.Is(err, target.ErrUnknownKind) {
 			return nil, nil
 		}
 		return nil, err
@@ -267,7 +267,7 @@ func (s *Service) commitNoteNotice(ctx context.Context, ev repository.CommitComm
 	if c, err := s.repos.Commit(s.systemCtx(ctx), ev.ProjectID, ev.SHA); err == nil {
 		title, authorEmail = c.Title(), c.Author.Email
 	}
-	t := noteable.Noteable{Type: "Commit", ProjectID: ev.ProjectID, Title: title, WebURL: p.WebURL + "/commit/" + ev.SHA}
+	t := target.Noteable{Type: "Commit", ProjectID: ev.ProjectID, Title: title, WebURL: p.WebURL + "/commit/" + ev.SHA}
 	if authorEmail != "" {
 		u, err := s.emails.UserByEmail(ctx, authorEmail)
 		switch {
@@ -315,9 +315,9 @@ func firstLine(message string) string {
 }
 
 // isNotFound: the owning module's not-found error of a noteable
-// (noteable.ErrNotFound matches every owner's), or a row gone from the store.
+// (target.ErrNotFound matches every owner's), or a row gone from the store.
 func isNotFound(err error) bool {
-	return errors.Is(err, noteable.ErrNotFound) || errors.Is(err, store.ErrNotFound)
+	return errors.Is(err, target.ErrNotFound) || errors.Is(err, store.ErrNotFound)
 }
 
 // pipelineNotice: a pipeline that failed or succeeded, for its author.
@@ -337,7 +337,7 @@ func (s *Service) pipelineNotice(ctx context.Context, ev cievent.PipelineEvent) 
 		return nil, err
 	}
 	n := &notice{Key: "pipeline:" + i64(ev.PipelineID) + ":" + ev.Status, Event: event, ProjectID: ev.ProjectID,
-		ActorID: ev.UserID, OnlyActor: true, Target: noteable.Noteable{Type: "Pipeline", ID: ev.PipelineID, ProjectID: ev.ProjectID}}
+		ActorID: ev.UserID, OnlyActor: true, Target: target.Noteable{Type: "Pipeline", ID: ev.PipelineID, ProjectID: ev.ProjectID}}
 	n.content = s.pipelineContent(p, ev)
 	return n, nil
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
-	"github.com/fennec-forge/fennec/modules/notes"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 )
 
 // SnippetNoteView is the spec's answer to GET
@@ -32,9 +32,9 @@ type SnippetNoteView struct {
 	Body      string          `json:"body"`
 }
 
-// noteView builds SnippetNoteView from the notes module's Note resource,
-// read through its JSON (the resource's Go type is the notes module's own).
-func (s noteKind) noteView(ctx context.Context, n notes.Noteable, note any) (any, error) {
+// noteView builds SnippetNoteView from the collab module's Note resource,
+// read through its JSON (the resource's Go type is the collab module's own).
+func (s noteKind) noteView(ctx context.Context, n target.Noteable, note any) (any, error) {
 	raw, err := json.Marshal(note)
 	if err != nil {
 		return nil, err

@@ -9,8 +9,8 @@ import (
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
-	"github.com/fennec-forge/fennec/modules/notes"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/snippets/snippet"
 )
@@ -21,10 +21,10 @@ type Service struct {
 	access projects.Access
 	// users render the authors, in the HTTP adapter.
 	users identity.Users
-	// notes removes the notes of a deleted snippet; nil in a bundle without
-	// the notes module (then no snippet has notes).
-	notes notes.Service
-	now   func() time.Time
+	// collab removes the notes of a deleted snippet; nil in a bundle
+	// without the collab module (then no snippet has notes).
+	collab target.Service
+	now    func() time.Time
 }
 
 var _ snippet.Service = (*Service)(nil)
@@ -35,12 +35,12 @@ type Deps struct {
 	DB     *store.DB
 	Access projects.Access
 	Users  identity.Users
-	Notes  notes.Service `optional:"true"`
+	Collab target.Service `optional:"true"`
 }
 
 // NewService builds the module's service.
 func NewService(d Deps) *Service {
-	return &Service{db: d.DB, access: d.Access, users: d.Users, notes: d.Notes,
+	return &Service{db: d.DB, access: d.Access, users: d.Users, collab: d.Collab,
 		now: func() time.Time { return time.Now().UTC() }}
 }
 
@@ -172,10 +172,10 @@ func (s *Service) remove(tx *store.Tx, id uint64) error {
 	if err := deleteSnippet(tx, id); err != nil {
 		return err
 	}
-	if s.notes == nil {
+	if s.collab == nil {
 		return nil
 	}
-	return s.notes.Remove(tx.Context(), snippet.NoteableType, int64(id))
+	return s.collab.Remove(tx.Context(), target.Target{Type: snippet.NoteableType, ID: int64(id)})
 }
 
 // record is the contract's view of a stored snippet; projectWebURL is its

@@ -28,7 +28,7 @@ func Subscribers(s *Service) []events.Subscriber {
 }
 
 // onProjectDeleted removes a deleted project's snippets. Their notes go
-// with the project in the notes module, which removes a project's notes
+// with the project in the collab module, which removes a project's notes
 // itself.
 func (s *Service) onProjectDeleted(ctx context.Context, ev projects.ProjectEvent) error {
 	if ev.ProjectID <= 0 {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fennec-forge/fennec/modules/notes/noteable"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 )
 
 // ID is a snippet's id. Project and personal snippets share one sequence,
@@ -109,8 +109,8 @@ type Service interface {
 var (
 	// ErrNotFound: no such snippet, or one the caller may not see (the two
 	// are never told apart). It is a noteable's not-found
-	// (noteable.ErrNotFound) for the modules that know no owner.
-	ErrNotFound = noteable.NotFound("snippets: snippet not found")
+	// (target.ErrNotFound) for the modules that know no owner.
+	ErrNotFound = target.NotFound("snippets: snippet not found")
 	// ErrMissing: a create lacks required fields (a *ParamsError names
 	// them).
 	ErrMissing = errors.New("snippets: required fields missing")

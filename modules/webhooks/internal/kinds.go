@@ -16,10 +16,10 @@ import (
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
 	cievent "github.com/fennec-forge/fennec/modules/ci/event"
+	noteevent "github.com/fennec-forge/fennec/modules/collab/event"
 	"github.com/fennec-forge/fennec/modules/identity"
 	issueevent "github.com/fennec-forge/fennec/modules/issues/event"
 	mrevent "github.com/fennec-forge/fennec/modules/mergerequests/event"
-	noteevent "github.com/fennec-forge/fennec/modules/notes/event"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
 )

@@ -1,0 +1,40 @@
+package internal
+
+import (
+	"go.uber.org/fx"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/modules/collab/target"
+)
+
+// RoutesParams are what the routes need: the service and the registered
+// kinds (the value group collab.KindsGroup names; a struct tag must spell
+// it).
+type RoutesParams struct {
+	fx.In
+	Service *Service
+	Kinds   []target.Kind `group:"fennec.collab.kinds"`
+}
+
+// NewRoutes registers the notes operations (notes, discussions, award
+// emoji, participants) of every registered kind that has notes; it takes
+// the kinds itself, so they are known before the routes register.
+func NewRoutes(p RoutesParams) fennec.Routes {
+	s := p.Service
+	s.SetKinds(p.Kinds)
+	return fennec.Routes{Name: "notes", Register: s.register}
+}
+
+func (s *Service) register(a *api.API) {
+	a.MapError(target.ErrNoteNotFound, func(error) *api.Error { return api.NotFound("Note") })
+	a.MapError(ErrDiscussionNotFound, func(error) *api.Error { return api.NotFound("Discussion") })
+	a.MapError(target.ErrBadPosition, func(error) *api.Error { return errBadPosition })
+	a.MapError(ErrAwardNotFound, func(error) *api.Error { return api.NotFound("Award Emoji") })
+	for _, k := range s.noteKinds {
+		s.registerKind(a, k)
+		s.registerDiscussions(a, k)
+		s.registerAwards(a, k)
+		s.registerParticipants(a, k)
+	}
+}

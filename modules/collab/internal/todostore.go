@@ -1,0 +1,83 @@
+package internal
+
+import (
+	"time"
+
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/collab/target"
+)
+
+// The states of a todo.
+const (
+	StatePending = "pending"
+	StateDone    = "done"
+)
+
+// Todo is one stored todo. Ids grow with time, so newest first is
+// descending id order.
+type Todo struct {
+	ID         uint64    `json:"id"`
+	UserID     int64     `json:"user_id"`
+	AuthorID   int64     `json:"author_id"`
+	ProjectID  int64     `json:"project_id"`
+	TargetType string    `json:"target_type"`
+	TargetID   int64     `json:"target_id"`
+	Action     string    `json:"action"`
+	Body       string    `json:"body,omitempty"`
+	State      string    `json:"state"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+// target names the todo's target.
+func (t *Todo) target() target.Target {
+	return target.Target{Type: t.TargetType, ID: t.TargetID, ProjectID: t.ProjectID}
+}
+
+func (t *Todo) RecordID() uint64      { return t.ID }
+func (t *Todo) SetRecordID(id uint64) { t.ID = id }
+
+func targetKey(typ string, id int64) string { return typ + ":" + i64(id) }
+
+// userTargetKey names a user's todos on one target.
+func userTargetKey(user int64, typ string, id int64) string {
+	return i64(user) + ":" + targetKey(typ, id)
+}
+
+// The indexes: a user's todos by state (the list, its default filter
+// reading only pending ones), a target's todos (done and removed together),
+// a user's pending todos on a target (Add's and Mark's duplicate checks),
+// and a project's (removed with it) and a user's (removed with them).
+var todosTable = store.NewTable[Todo]("todos.todos",
+	store.Index[Todo]{Name: "user_state", Keys: func(t *Todo) []string { return []string{i64(t.UserID) + ":" + t.State} }},
+	store.Index[Todo]{Name: "target", Keys: func(t *Todo) []string { return []string{targetKey(t.TargetType, t.TargetID)} }},
+	store.Index[Todo]{Name: "pending", Keys: func(t *Todo) []string {
+		if t.State != StatePending {
+			return nil
+		}
+		return []string{userTargetKey(t.UserID, t.TargetType, t.TargetID)}
+	}},
+	store.Index[Todo]{Name: "project", Keys: func(t *Todo) []string { return []string{i64(t.ProjectID)} }},
+	store.Index[Todo]{Name: "user", Keys: func(t *Todo) []string { return []string{i64(t.UserID)} }},
+)
+
+// pendingOn returns a user's pending todos on a target.
+func pendingOn(tx *store.Tx, user int64, typ string, id int64) ([]*Todo, error) {
+	ids, err := todosTable.IDsBy(tx, "pending", userTargetKey(user, typ, id))
+	if err != nil {
+		return nil, err
+	}
+	return loadTodos(tx, ids)
+}
+
+func loadTodos(tx *store.Tx, ids []uint64) ([]*Todo, error) {
+	out := make([]*Todo, 0, len(ids))
+	for _, id := range ids {
+		t, err := todosTable.Get(tx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}

@@ -1,0 +1,227 @@
+package target
+
+import (
+	"context"
+	"errors"
+
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// Noteable is a target as its owning module describes it to the collab
+// module: what notes are written on, what is subscribed to and awarded.
+type Noteable struct {
+	Type        string // noteable_type: "Issue", "MergeRequest", "Snippet"
+	ID          int64  // global id: the notes' noteable_id
+	IID         int64  // per-project iid (0 for snippets)
+	ProjectID   int64
+	Title       string
+	AuthorID    int64
+	AssigneeIDs []int64
+	// Confidential: only Reporter+ members, the author and the assignees
+	// may see it (and so be mentioned, notified or given a todo).
+	Confidential bool
+	WebURL       string
+}
+
+// Ref is how the noteable's URL names it: its iid, or for a noteable
+// without one (a snippet) its id.
+func (n Noteable) Ref() int64 {
+	if n.IID > 0 {
+		return n.IID
+	}
+	return n.ID
+}
+
+// Target names the noteable as a todo names its target.
+func (n Noteable) Target() Target {
+	return Target{Type: n.Type, ID: n.ID, ProjectID: n.ProjectID}
+}
+
+// Target names a target by its type and global id: what a todo is about
+// (Type is the API's target_type, "Issue", "MergeRequest").
+type Target struct {
+	Type      string
+	ID        int64
+	ProjectID int64
+}
+
+// Kind is a kind of target a module owns, registered once
+// (collab.ProvideKinds): the one registry of target types that the notes,
+// discussions, award emoji, participants, todos and the activity feeds
+// share, so the collab module knows nothing of issues, snippets or merge
+// requests. Every field but Type is optional; a kind serves what it fills.
+type Kind struct {
+	Type string // "Issue"
+
+	// Path and Param name the target in URLs: the collab module serves
+	// /projects/:id/<Path>/:<Param>/notes (discussions, award emoji,
+	// participants) for a kind that has them and Resolve.
+	Path  string // the URL segment: "issues"
+	Param string // the path parameter's name: "issue_iid"
+	// Resolve finds the noteable of project p that ref names (an iid; a
+	// snippet's id) as the caller in ctx sees it. A missing or hidden one is
+	// the owning module's not-found error (mapped by that module to its 404,
+	// "404 Issue Not Found"), made with NotFound so that modules that know
+	// no owner (notifications) recognise it; the project has already been
+	// resolved.
+	Resolve func(ctx context.Context, p projects.ProjectInfo, ref int64) (Noteable, error)
+	// CanComment returns nil when the caller in ctx may add a note to n
+	// (issues: anyone who may read the issue; merge requests: locked ones
+	// refuse), or the error to answer.
+	CanComment func(ctx context.Context, p projects.ProjectInfo, n Noteable) error
+	// NoteView, when set, renders GET .../notes/:note_id instead of the Note
+	// resource (the spec's snippet-note quirk); note is the Note resource.
+	NoteView func(ctx context.Context, n Noteable, note any) (any, error)
+	// Resolvable: the threads on n (discussions started as such, line
+	// comments) can be resolved, as GitLab's merge request threads can.
+	Resolvable bool
+	// CheckPosition, when set, allows line comments (DiffNote) on n: it
+	// returns nil when pos names a line of n's diffs, else the error to
+	// answer.
+	CheckPosition func(ctx context.Context, p projects.ProjectInfo, n Noteable, pos Position) error
+	// EmojiNotesAward: a note on n whose body is only an award emoji
+	// (":+1:") awards that emoji to n instead of being stored, and the
+	// award emoji is the answer (the spec's Note: "a different object is
+	// returned"). GitLab did so for issues and merge requests only.
+	EmojiNotesAward bool
+	// Participants: serve GET .../:<Param>/participants, the people n's
+	// conversation involves who may see it (GitLab has it for issues and
+	// merge requests).
+	Participants bool
+
+	// Visible reports whether the caller in ctx may see target id of
+	// project projectID (a confidential issue, merge requests switched
+	// off); the caller may read the project already. The activity feeds ask
+	// it for the caller, the todos for the todo's user. nil: whoever may
+	// read the project.
+	Visible func(ctx context.Context, projectID, id int64) (bool, error)
+	// Render gives the target as the API renders it in a todo (the Todo
+	// resource's target field) and its web URL (target_url), read for the
+	// server; a kind without it has no todos.
+	Render func(ctx context.Context, t Target) (view any, webURL string, err error)
+}
+
+// Votes are a noteable's upvotes and downvotes: its "thumbsup" and
+// "thumbsdown" award emoji ("+1" and "-1" are stored under those names).
+type Votes struct {
+	Up, Down int
+}
+
+// ErrBadPosition is what a kind's CheckPosition returns for a position that
+// names no line of the noteable's diffs (answered as GitLab does).
+var ErrBadPosition = errors.New("noteable: the position names no line of the diff")
+
+// ErrNotFound matches (errors.Is) every owner's not-found error of a
+// noteable: a module that reads noteables of every kind tells "gone" from a
+// failure without knowing the owning modules.
+var ErrNotFound = errors.New("noteable: not found")
+
+// ErrNoteNotFound: no such note on the noteable (or one on another);
+// answered 404 Note Not Found.
+var ErrNoteNotFound = errors.New("notes: note not found")
+
+// ErrUnknownKind: no module registered a kind of that type (its module is
+// not in the bundle).
+var ErrUnknownKind = errors.New("collab: no such kind of target")
+
+// NotFound is an owner's not-found error of its noteables: its message is
+// text, and errors.Is matches it as itself and as ErrNotFound.
+func NotFound(text string) error { return &notFound{text} }
+
+type notFound struct{ text string }
+
+func (e *notFound) Error() string { return e.text }
+
+// Is makes errors.Is(err, ErrNotFound) hold.
+func (e *notFound) Is(target error) bool { return target == ErrNotFound }
+
+// Position is where a line comment (a DiffNote) sits in a diff, as GitLab's
+// discussions API takes it: the diff from base_sha (the merge base) or
+// start_sha (the target branch) to head_sha; a line only new_line has is
+// an added one, only old_line a removed one, both an unchanged one.
+type Position struct {
+	BaseSHA      string `json:"base_sha"`
+	StartSHA     string `json:"start_sha"`
+	HeadSHA      string `json:"head_sha"`
+	PositionType string `json:"position_type"`
+	OldPath      string `json:"old_path"`
+	NewPath      string `json:"new_path"`
+	OldLine      *int   `json:"old_line"`
+	NewLine      *int   `json:"new_line"`
+}
+
+// Service is what the owners of targets (issues, snippets, merge
+// requests), the notifications and the activity feeds ask of the collab
+// module. Each method called with the context of an open store
+// transaction (store.Tx.Context()) joins it, so a system note, a todo or a
+// subscription changes together with what caused it.
+type Service interface {
+	// System adds a system note (system: true) by authorID to n: a state
+	// change in GitLab's words ("closed", "reopened", "assigned to @bob",
+	// "added ~1 label", "mentioned in commit 1a2b3c4d").
+	System(ctx context.Context, n Noteable, authorID int64, body string) error
+	// UserNotesCounts returns the number of non-system notes of each
+	// noteable of one type (user_notes_count), in one read for a page.
+	UserNotesCounts(ctx context.Context, noteableType string, ids []int64) (map[int64]int, error)
+	// Votes returns the upvotes and downvotes (thumbsup and thumbsdown
+	// award emoji) of each noteable of one type, in one read for a page;
+	// a noteable without any is absent (zero Votes).
+	Votes(ctx context.Context, noteableType string, ids []int64) (map[int64]Votes, error)
+	// Mentioned gives a Mentioned todo on n to each user @mentioned in text
+	// by authorID who may see n (never the author); issues call it for
+	// descriptions, the collab module for note bodies.
+	Mentioned(ctx context.Context, n Noteable, authorID int64, text string) error
+	// Subscribe sets userID's explicit subscription to n; changed is false
+	// when it was already so (the endpoints' 304).
+	Subscribe(ctx context.Context, n Noteable, userID int64, subscribed bool) (changed bool, err error)
+	// Subscribed is GitLab's subscribed?: the explicit subscription when
+	// there is one, otherwise whether the user participates (author,
+	// assignee, commenter, mentioned).
+	Subscribed(ctx context.Context, n Noteable, userID int64) (bool, error)
+	// Subscribers are the users Subscribed answers true for (explicit
+	// subscribers and participants who did not unsubscribe), for the
+	// notifications module.
+	Subscribers(ctx context.Context, n Noteable) ([]int64, error)
+	// Subscriptions are the explicit choices made on n with Subscribe (the
+	// subscribe and unsubscribe endpoints), by user: true for one who
+	// subscribed, false for one who unsubscribed; a user who made none (a
+	// participant by taking part alone) is absent. The notifications
+	// module mails an explicit subscriber whatever their notification
+	// level, and nobody who unsubscribed, watchers included.
+	Subscriptions(ctx context.Context, n Noteable) (map[int64]bool, error)
+	// UnresolvedDiscussions counts n's threads that can be resolved and
+	// are not (a merge request that may merge only when all are).
+	UnresolvedDiscussions(ctx context.Context, n Noteable) (int, error)
+
+	// AddTodos adds pending todos. A todo whose user cannot see the target
+	// (its kind's Visible), is blocked, or would be the author's own
+	// mention (GitLab never gives you a todo for your own action, except
+	// Marked) is skipped silently. Adding the same (user, target, action)
+	// twice while the first is pending adds nothing.
+	AddTodos(ctx context.Context, todos ...NewTodo) error
+	// MarkTodo is the explicit POST .../todo of a target by the caller in
+	// ctx: it adds a Marked todo and returns its API view (the Todo
+	// resource, ready to encode), or ErrTodoExists when the caller has any
+	// pending todo for the target.
+	MarkTodo(ctx context.Context, t Target) (any, error)
+	// TodosDone marks the pending todos of userID on t done (a user who
+	// closes, merges or comments on a target is done with it, as in
+	// GitLab). userID 0: everyone's.
+	TodosDone(ctx context.Context, t Target, userID int64) error
+
+	// Remove deletes what a deleted target had here: its notes, award
+	// emoji, subscriptions and todos (a project's are removed by the
+	// collab module itself when the project goes).
+	Remove(ctx context.Context, t Target) error
+	// Resolve finds the noteable of project p that ref names through its
+	// kind, as the caller in ctx sees it (Kind.Resolve); ErrUnknownKind
+	// when no module registered the type.
+	Resolve(ctx context.Context, noteableType string, p projects.ProjectInfo, ref int64) (Noteable, error)
+	// Visible reports whether the caller in ctx may see target id of
+	// project projectID, of type typ ("Issue", "MergeRequest", or "Note":
+	// a note is seen by whoever may see its noteable), as the target's kind
+	// says; false for a type nobody registered (its module is not in the
+	// bundle, so nobody can vouch for it). The caller may read the project
+	// already (the activity feeds check it first).
+	Visible(ctx context.Context, typ string, projectID, id int64) (bool, error)
+}

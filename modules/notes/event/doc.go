@@ -1,9 +1,0 @@
-// Package event is the contract of the events the notes module publishes
-// through the core/events outbox: a note created or updated, with what
-// GitLab's Note Hook payload needs, for the webhooks and notifications
-// modules. It is a package of its own so that the contract is not defined
-// inside internal/.
-//
-// The payloads wait in the outbox across upgrades, so their JSON is frozen:
-// rename nothing, add fields only with omitempty.
-package event
