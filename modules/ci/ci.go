@@ -42,7 +42,7 @@ func Module() fennec.Module {
 		fennec.Tables(internal.Tables()...),
 		fennec.Migrations(internal.Migrations()...),
 		executors.Option(),
-		fx.Provide(internal.NewService, internal.NewServer),
+		fx.Provide(internal.NewService, internal.NewServer, func(s *internal.Service) cicd.Service { return s }),
 		fx.Provide(internal.NewCommitPipelines, func(q *internal.CommitPipelines) cicd.Pipelines { return q }),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideSubscribers(internal.Subscribers),
