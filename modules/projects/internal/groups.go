@@ -3,13 +3,11 @@ package internal
 import (
 	"context"
 	"errors"
-	"net/http"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
@@ -37,118 +35,39 @@ import (
 //     GitLab 9.x used that narrower list as its default for signed-in users;
 //     Fennec's default is the wider one.
 
-// GroupPath is the :id of a group (number or URL-encoded path).
-type GroupPath struct {
-	ID string `path:"id" doc:"Group id or URL-encoded path"`
+// groupFilter is what a list of groups (GET /groups, a group's subgroups
+// and descendants) filters and orders by, and the page it wants.
+type groupFilter struct {
+	Search         string
+	OrderBy        string // name (default), path or id
+	Sort           string // asc (default) or desc
+	Owned          bool
+	AllAvailable   string // "false": only the caller's own groups
+	MinAccessLevel int
+	SkipGroups     []int64
+	TopLevelOnly   bool
+	Offset         int
+	Limit          int
 }
 
-// GroupInput carries the fields of group create and edit.
-type GroupInput struct {
-	Name        *string `json:"name,omitempty"`
-	Path        *string `json:"path,omitempty"`
-	Description *string `json:"description,omitempty"`
-	Visibility  *string `json:"visibility,omitempty" enum:"private,internal,public" doc:"Default private"`
-	// Accepted for compatibility; groups show the instance defaults.
-	LFSEnabled           *bool `json:"lfs_enabled,omitempty" doc:"Accepted and ignored (always true)"`
-	RequestAccessEnabled *bool `json:"request_access_enabled,omitempty" doc:"Accepted and ignored (always false)"`
-	// ParentID makes the new group a subgroup; on edit it may only name
-	// the current parent (groups are not moved).
-	ParentID *int64 `json:"parent_id,omitempty" doc:"The parent group of a subgroup (create only; 0 or absent: top level)"`
-}
-
-// GroupListInput is the query of GET /groups, and of the lists of a
-// group's subgroups and descendants (exported so that huma binds it when
-// embedded).
-type GroupListInput struct {
-	api.PageParams
-	Search         string  `query:"search"`
-	OrderBy        string  `query:"order_by" enum:"name,path,id," doc:"Default name"`
-	Sort           string  `query:"sort" enum:"asc,desc," doc:"Default asc"`
-	Owned          bool    `query:"owned" doc:"Only groups the caller owns"`
-	AllAvailable   string  `query:"all_available" enum:"true,false," doc:"false: only the caller's own groups; default: every group the caller can see"`
-	MinAccessLevel int     `query:"min_access_level" doc:"Only groups where the caller has at least this level"`
-	SkipGroups     []int64 `query:"skip_groups" doc:"Group ids to leave out"`
-	TopLevelOnly   bool    `query:"top_level_only" doc:"Only top-level groups, no subgroups"`
-	Statistics     bool    `query:"statistics" doc:"Accepted and ignored"`
-}
-
-type groupListOutput struct {
-	api.PageHeaders
-	Body []GroupView
-}
-
-type groupOutput struct{ Body *GroupView }
-
-type groupDetailOutput struct{ Body *GroupDetailView }
-
-type groupCreateInput struct{ Body GroupInput }
-
-type groupUpdateInput struct {
-	GroupPath
-	Body GroupInput
-}
-
-type groupProjectsInput struct {
-	GroupPath
-	api.PageParams
-	Archived   string `query:"archived" enum:"true,false," doc:"Only archived (true) or unarchived (false) projects"`
-	Visibility string `query:"visibility" enum:"public,internal,private,"`
-	OrderBy    string `query:"order_by" enum:"id,name,path,created_at,updated_at,last_activity_at," doc:"Default created_at"`
-	Sort       string `query:"sort" enum:"asc,desc," doc:"Default desc"`
-	Search     string `query:"search"`
-	Simple     bool   `query:"simple"`
-	// IncludeSubgroups adds the projects of every group below this one.
-	IncludeSubgroups bool `query:"include_subgroups" doc:"Include the projects of subgroups"`
-}
-
-// registerGroups adds groups and group and project members.
-func (s *Service) registerGroups(a *api.API) {
-	tags := []string{"groups"}
-	api.Register(a, api.Op{ID: "list-groups", Method: http.MethodGet, Path: "/groups", Tags: tags,
-		Summary: "Groups the caller can see", Access: api.Public}, s.listGroups)
-	api.Register(a, api.Op{ID: "create-group", Method: http.MethodPost, Path: "/groups", Tags: tags,
-		Summary: "Create a group owned by the caller", Access: api.SignedIn}, s.createGroup)
-	api.Register(a, api.Op{ID: "get-group", Method: http.MethodGet, Path: "/groups/{id}", Tags: tags,
-		Summary: "A group with the projects the caller can see", Access: api.Public},
-		func(ctx context.Context, in *GroupPath) (*groupDetailOutput, error) {
-			r, err := s.resolveGroup(ctx, in.ID)
-			if err != nil {
-				return nil, err
-			}
-			v, err := s.groupDetail(ctx, r.g)
-			if err != nil {
-				return nil, err
-			}
-			return &groupDetailOutput{Body: v}, nil
-		})
-	api.Register(a, api.Op{ID: "update-group", Method: http.MethodPut, Path: "/groups/{id}", Tags: tags,
-		Summary: "Edit a group (Owner or administrator)", Access: api.SignedIn}, s.updateGroup)
-	api.Register(a, api.Op{ID: "delete-group", Method: http.MethodDelete, Path: "/groups/{id}", Tags: tags,
-		Summary: "Delete a group with its projects (Owner or administrator)", Access: api.SignedIn}, s.deleteGroup)
-	api.Register(a, api.Op{ID: "list-group-projects", Method: http.MethodGet, Path: "/groups/{id}/projects", Tags: tags,
-		Summary: "Projects of a group the caller can see", Access: api.Public}, s.listGroupProjects)
-	s.registerMembers(a)
-	s.registerNamespaces(a)
-	s.registerSubgroups(a)
-}
-
-// listGroups answers GET /groups.
-func (s *Service) listGroups(ctx context.Context, in *GroupListInput) (*groupListOutput, error) {
+// listGroups is GET /groups: a page of the groups the caller can see, and
+// how many there are.
+func (s *Service) listGroups(ctx context.Context, in *groupFilter) ([]*Namespace, int, error) {
 	return s.groupList(ctx, in, func(tx *store.Tx, each func(*Namespace) (bool, error)) error {
 		return namespaces.Scan(tx, false, 0, each)
 	})
 }
 
-// groupList answers a list of groups: the candidates come from scan (every
-// group, a group's subgroups, its descendants), the caller's rights and
-// the filters of in decide which are listed.
-func (s *Service) groupList(ctx context.Context, in *GroupListInput, scan func(*store.Tx, func(*Namespace) (bool, error)) error) (*groupListOutput, error) {
+// groupList is a page of a list of groups: the candidates come from scan
+// (every group, a group's subgroups, its descendants), the caller's rights
+// and the filters of in decide which are listed.
+func (s *Service) groupList(ctx context.Context, in *groupFilter, scan func(*store.Tx, func(*Namespace) (bool, error)) error) ([]*Namespace, int, error) {
 	pr := auth.FromContext(ctx)
-	if in.MinAccessLevel != 0 && checkLevel(in.MinAccessLevel, project.Owner) != nil {
-		return nil, api.NotValidValue("min_access_level")
+	if in.MinAccessLevel != 0 && !validLevel(in.MinAccessLevel, project.Owner) {
+		return nil, 0, project.Params(project.ErrInvalidValue, "min_access_level")
 	}
 	if pr.IsAnonymous() && (in.Owned || in.MinAccessLevel > 0 || in.AllAvailable == "false") {
-		return &groupListOutput{PageHeaders: api.Paginate(ctx, in.PageParams, 0), Body: []GroupView{}}, nil
+		return nil, 0, nil
 	}
 	skip := map[uint64]bool{}
 	for _, id := range in.SkipGroups {
@@ -196,18 +115,10 @@ func (s *Service) groupList(ctx context.Context, in *GroupListInput, scan func(*
 		})
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	sortGroups(rows, in.OrderBy, in.Sort == "desc")
-	out := &groupListOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(rows)), Body: []GroupView{}}
-	for _, g := range api.Window(rows, in.PageParams) {
-		v, err := s.groupView(ctx, g)
-		if err != nil {
-			return nil, err
-		}
-		out.Body = append(out.Body, v)
-	}
-	return out, nil
+	return window(rows, in.Offset, in.Limit), len(rows), nil
 }
 
 // callerGroups returns the caller's unexpired group memberships (group id
@@ -282,10 +193,15 @@ func sortGroups(rows []*Namespace, by string, desc bool) {
 
 var groupFields = []string{"name", "path", "description", "visibility", "lfs_enabled", "request_access_enabled"}
 
-// createGroup answers POST /groups.
-func (s *Service) createGroup(ctx context.Context, in *groupCreateInput) (*groupOutput, error) {
+// CreateGroup makes a group (project.Service).
+func (s *Service) CreateGroup(ctx context.Context, in project.GroupFields) (project.Group, error) {
+	return s.groupRecordOf(ctx)(s.createGroup(ctx, in))
+}
+
+// createGroup is POST /groups: a group, or a subgroup of b.ParentID, whose
+// Owner is the caller.
+func (s *Service) createGroup(ctx context.Context, b project.GroupFields) (*Namespace, error) {
 	pr := auth.FromContext(ctx)
-	b := in.Body
 	var missing []string
 	if b.Name == nil {
 		missing = append(missing, "name")
@@ -294,10 +210,10 @@ func (s *Service) createGroup(ctx context.Context, in *groupCreateInput) (*group
 		missing = append(missing, "path")
 	}
 	if len(missing) > 0 {
-		return nil, api.Missing(missing...)
+		return nil, project.Params(project.ErrMissing, missing...)
 	}
 	if b.Visibility != nil && !validVisibility(*b.Visibility) {
-		return nil, api.NotValidValue("visibility")
+		return nil, project.Params(project.ErrInvalidValue, "visibility")
 	}
 	var parent *resolvedGroup
 	if b.ParentID != nil && *b.ParentID != 0 {
@@ -308,8 +224,10 @@ func (s *Service) createGroup(ctx context.Context, in *groupCreateInput) (*group
 		if !pr.IsAdmin() && parent.level < project.Master {
 			return nil, project.ErrForbidden
 		}
+	} else if pr.IsAnonymous() {
+		return nil, project.ErrForbidden
 	} else if pr.User.External {
-		return nil, api.Forbidden("external users cannot create groups")
+		return nil, project.ErrExternalUser
 	}
 	name, path := strings.TrimSpace(*b.Name), strings.TrimSpace(*b.Path)
 	g := &Namespace{Kind: KindGroup, Name: name, Path: path, Visibility: project.Private, CreatedAt: s.now().UTC()}
@@ -370,11 +288,7 @@ func (s *Service) createGroup(ctx context.Context, in *groupCreateInput) (*group
 	if err = groupConflict(err); err != nil {
 		return nil, err
 	}
-	v2, err := s.groupView(ctx, g)
-	if err != nil {
-		return nil, err
-	}
-	return &groupOutput{Body: &v2}, nil
+	return g, nil
 }
 
 // pathIsUsername adds "has already been taken" when a user has the path as
@@ -429,17 +343,21 @@ func groupConflict(err error) error {
 
 var visibilityRank = map[string]int{project.Private: 0, project.Internal: 10, project.Public: 20}
 
-// updateGroup answers PUT /groups/:id.
-func (s *Service) updateGroup(ctx context.Context, in *groupUpdateInput) (*groupDetailOutput, error) {
+// UpdateGroup changes a group (project.Service).
+func (s *Service) UpdateGroup(ctx context.Context, ref string, in project.GroupFields) (project.Group, error) {
+	return s.groupRecordOf(ctx)(s.updateGroup(ctx, ref, in))
+}
+
+// updateGroup is PUT /groups/:id: the group (Owner) as changed.
+func (s *Service) updateGroup(ctx context.Context, ref string, b project.GroupFields) (*Namespace, error) {
 	pr := auth.FromContext(ctx)
-	b := in.Body
-	if b.Name == nil && b.Path == nil && b.Description == nil && b.Visibility == nil && b.LFSEnabled == nil && b.RequestAccessEnabled == nil && b.ParentID == nil {
-		return nil, api.AtLeastOne(groupFields...)
+	if b == (project.GroupFields{}) {
+		return nil, project.Params(project.ErrNothingGiven, groupFields...)
 	}
 	if b.Visibility != nil && !validVisibility(*b.Visibility) {
-		return nil, api.NotValidValue("visibility")
+		return nil, project.Params(project.ErrInvalidValue, "visibility")
 	}
-	r, err := s.resolveGroup(ctx, in.ID)
+	r, err := s.resolveGroup(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -511,24 +429,20 @@ func (s *Service) updateGroup(ctx context.Context, in *groupUpdateInput) (*group
 	if err = groupConflict(err); err != nil {
 		return nil, err
 	}
-	view, err := s.groupDetail(ctx, g)
-	if err != nil {
-		return nil, err
-	}
-	return &groupDetailOutput{Body: view}, nil
+	return g, nil
 }
 
-// deleteGroup answers DELETE /groups/:id: the group and its subgroups,
-// their projects (each announced as deleted), their memberships, and their
-// shares of other groups' projects go.
-func (s *Service) deleteGroup(ctx context.Context, in *GroupPath) (*struct{}, error) {
+// DeleteGroup is DELETE /groups/:id (project.Service): the group and its
+// subgroups, their projects (each announced as deleted), their
+// memberships, and their shares of other groups' projects go.
+func (s *Service) DeleteGroup(ctx context.Context, ref string) error {
 	pr := auth.FromContext(ctx)
-	r, err := s.resolveGroup(ctx, in.ID)
+	r, err := s.resolveGroup(ctx, ref)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if !r.isOwner(pr) {
-		return nil, project.ErrForbidden
+		return project.ErrForbidden
 	}
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		below, err := descendantGroups(tx, r.g.ID)
@@ -544,9 +458,9 @@ func (s *Service) deleteGroup(ctx context.Context, in *GroupPath) (*struct{}, er
 		return s.removeGroupRows(tx, r.g.ID, pr.UserID())
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, project.ErrGroupNotFound
+		return project.ErrGroupNotFound
 	}
-	return nil, err
+	return err
 }
 
 // removeGroupRows deletes one group inside tx: its projects (announced),
@@ -616,19 +530,20 @@ func (s *Service) removeProjectRows(tx *store.Tx, id uint64, by int64) error {
 	return s.bus.Publish(tx, event.ProjectEvent{Action: event.ProjectDeleted, ProjectID: int64(id), UserID: by})
 }
 
-// listGroupProjects answers GET /groups/:id/projects.
-func (s *Service) listGroupProjects(ctx context.Context, in *groupProjectsInput) (*listOutput, error) {
+// groupProjects is GET /groups/:id/projects: a page of the projects of
+// the group (and of the groups below it, with subgroups) the caller can
+// see, namespaces complete, and how many there are.
+func (s *Service) groupProjects(ctx context.Context, ref string, filter *listFilter, subgroups bool) ([]*resolved, int, error) {
 	pr := auth.FromContext(ctx)
-	r, err := s.resolveGroup(ctx, in.ID)
+	r, err := s.resolveGroup(ctx, ref)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	filter := &listFilter{Archived: in.Archived, Visibility: in.Visibility, Search: in.Search}
 	var page []*resolved
 	total := 0
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		groups := []uint64{r.g.ID}
-		if in.IncludeSubgroups {
+		if subgroups {
 			if groups, err = groupAndDescendantIDs(tx, r.g.ID); err != nil {
 				return err
 			}
@@ -653,19 +568,37 @@ func (s *Service) listGroupProjects(ctx context.Context, in *groupProjectsInput)
 				list = append(list, row.p)
 			}
 		}
-		sortProjects(list, in.OrderBy, in.Sort != "asc")
+		sortProjects(list, filter.OrderBy, filter.Sort != "asc")
 		total = len(list)
-		for _, p := range api.Window(list, in.PageParams) {
+		for _, p := range window(list, filter.Offset, filter.Limit) {
 			page = append(page, byProject[p])
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	body, err := s.renderProjects(ctx, page, in.Simple)
+	page, err = s.withNamespaces(ctx, page)
+	return page, total, err
+}
+
+// groupRecord is a group as the contract gives it.
+func (s *Service) groupRecord(ctx context.Context, g *Namespace) (project.Group, error) {
+	ni, err := s.namespaceInfo(ctx, g)
 	if err != nil {
-		return nil, err
+		return project.Group{}, err
 	}
-	return &listOutput{PageHeaders: api.Paginate(ctx, in.PageParams, total), Body: body}, nil
+	return project.Group{ID: int64(g.ID), ParentID: int64(g.ParentID), Name: g.Name, Path: g.Path, FullName: ni.name,
+		FullPath: ni.path, Description: g.Description, Visibility: g.Visibility, CreatedAt: g.CreatedAt}, nil
+}
+
+// groupRecordOf turns the answer of a command on a group into the
+// contract's.
+func (s *Service) groupRecordOf(ctx context.Context) func(*Namespace, error) (project.Group, error) {
+	return func(g *Namespace, err error) (project.Group, error) {
+		if err != nil {
+			return project.Group{}, err
+		}
+		return s.groupRecord(ctx, g)
+	}
 }

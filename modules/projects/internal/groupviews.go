@@ -7,56 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects/project"
 )
-
-// GroupView is the Group resource of GitLab v4: full_name and full_path
-// start with the ancestors' names and paths, parent_id is a subgroup's
-// parent (null for a top-level group).
-// lfs_enabled and request_access_enabled are not stored per group: they
-// show the instance defaults (true, false).
-type GroupView struct {
-	ID                   uint64  `json:"id"`
-	Name                 string  `json:"name"`
-	Path                 string  `json:"path"`
-	Description          string  `json:"description"`
-	Visibility           string  `json:"visibility"`
-	LFSEnabled           bool    `json:"lfs_enabled"`
-	AvatarURL            *string `json:"avatar_url"`
-	WebURL               string  `json:"web_url"`
-	RequestAccessEnabled bool    `json:"request_access_enabled"`
-	FullName             string  `json:"full_name"`
-	FullPath             string  `json:"full_path"`
-	ParentID             *uint64 `json:"parent_id"`
-}
-
-// GroupDetailView is a single group: the group, its projects and the
-// projects shared with it, each list holding only what the caller may see
-// (at most groupDetailProjects of each, newest first; the full lists are
-// GET /groups/:id/projects and /projects).
-type GroupDetailView struct {
-	GroupView
-	Projects       []ProjectView `json:"projects"`
-	SharedProjects []ProjectView `json:"shared_projects"`
-}
-
-// groupDetailProjects caps the project lists of a single group's view.
-const groupDetailProjects = 100
-
-func (s *Service) groupView(ctx context.Context, g *Namespace) (GroupView, error) {
-	ni, err := s.namespaceInfo(ctx, g)
-	if err != nil {
-		return GroupView{}, err
-	}
-	return GroupView{
-		ID: g.ID, Name: g.Name, Path: g.Path, Description: g.Description, Visibility: g.Visibility,
-		LFSEnabled: true, WebURL: api.ExternalURLFrom(ctx) + "/groups/" + ni.path,
-		FullName: ni.name, FullPath: ni.path, ParentID: ni.parentID(),
-	}, nil
-}
 
 // resolvedGroup is a group with the caller's (unexpired) membership level,
 // inherited from the groups above it.
@@ -72,7 +26,7 @@ func (r *resolvedGroup) isOwner(p *auth.Principal) bool {
 
 // findGroup finds a group by number or path (case-insensitive).
 func findGroup(tx *store.Tx, ref string) (*Namespace, error) {
-	id, path := api.ParseID(ref)
+	id, path := parseRef(ref)
 	if id > 0 {
 		g, err := namespaces.Get(tx, uint64(id))
 		if err != nil {
@@ -210,22 +164,12 @@ func visibleProjects(tx *store.Tx, p *auth.Principal, ids []uint64, now time.Tim
 	return out, nil
 }
 
-// renderProjects renders resolved projects (namespaces filled in by
-// visibleProjects) as the full project view, or the simple one; projects
-// whose owner is gone are skipped.
-func (s *Service) renderProjects(ctx context.Context, rows []*resolved, simple bool) ([]any, error) {
-	rows, err := s.withNamespaces(ctx, rows)
-	if err != nil {
-		return nil, err
-	}
-	return handlers{s}.renderList(ctx, rows, simple), nil
-}
-
-// groupDetail renders a single group with the projects the caller may see.
-func (s *Service) groupDetail(ctx context.Context, g *Namespace) (*GroupDetailView, error) {
+// groupDetail is what a single group shows besides itself: its projects
+// and the projects shared with it that the caller may see, newest first,
+// at most groupDetailProjects of each, namespaces complete.
+func (s *Service) groupDetail(ctx context.Context, g *Namespace) (own, shared []*resolved, err error) {
 	pr := auth.FromContext(ctx)
-	var own, shared []*resolved
-	err := s.db.View(ctx, func(tx *store.Tx) error {
+	err = s.db.View(ctx, func(tx *store.Tx) error {
 		now := s.now()
 		ids, err := projects.IDsBy(tx, "namespace", u64(g.ID))
 		if err != nil {
@@ -241,28 +185,20 @@ func (s *Service) groupDetail(ctx context.Context, g *Namespace) (*GroupDetailVi
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	gv, err := s.groupView(ctx, g)
-	if err != nil {
-		return nil, err
+	if own, err = s.withNamespaces(ctx, own[:min(len(own), groupDetailProjects)]); err != nil {
+		return nil, nil, err
 	}
-	v := &GroupDetailView{GroupView: gv, Projects: []ProjectView{}, SharedProjects: []ProjectView{}}
-	for _, list := range []struct {
-		rows []*resolved
-		dst  *[]ProjectView
-	}{{own, &v.Projects}, {shared, &v.SharedProjects}} {
-		rows := list.rows[:min(len(list.rows), groupDetailProjects)]
-		views, err := s.renderProjects(ctx, rows, false)
-		if err != nil {
-			return nil, err
-		}
-		for _, pv := range views {
-			*list.dst = append(*list.dst, *pv.(*ProjectView))
-		}
+	if shared, err = s.withNamespaces(ctx, shared[:min(len(shared), groupDetailProjects)]); err != nil {
+		return nil, nil, err
 	}
-	return v, nil
+	return own, shared, nil
 }
+
+// groupDetailProjects caps the project lists of a single group's view
+// (the full lists are GET /groups/:id/projects and /projects).
+const groupDetailProjects = 100
 
 // matchesGroup applies search (name or path, case-insensitive).
 func matchesGroup(g *Namespace, search string) bool {

@@ -3,11 +3,9 @@ package internal
 import (
 	"context"
 	"errors"
-	"net/http"
 	"sort"
 	"strings"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
@@ -29,42 +27,18 @@ import (
 //   - members_count_with_descendants is on groups only, for administrators
 //     (as GitLab's entity exposes it); parent_id is a subgroup's parent.
 
-// NamespaceDetailView is an entry of /namespaces.
-type NamespaceDetailView struct {
-	ID                          uint64  `json:"id"`
-	Name                        string  `json:"name"`
-	Path                        string  `json:"path"`
-	Kind                        string  `json:"kind"`
-	FullPath                    string  `json:"full_path"`
-	ParentID                    *uint64 `json:"parent_id"`
-	MembersCountWithDescendants *int    `json:"members_count_with_descendants,omitempty"`
+// namespaceRow is a namespace with its paths and names, and for a group
+// shown to an administrator its number of members.
+type namespaceRow struct {
+	ns      *Namespace
+	ni      nsInfo
+	members *int
 }
 
-type namespaceListInput struct {
-	api.PageParams
-	Search string `query:"search" doc:"Only namespaces whose name or path contains this"`
-}
-
-type namespaceListOutput struct {
-	api.PageHeaders
-	Body []NamespaceDetailView
-}
-
-type namespacePath struct {
-	ID string `path:"id" doc:"Namespace id or URL-encoded path"`
-}
-
-type namespaceOutput struct{ Body *NamespaceDetailView }
-
-func (s *Service) registerNamespaces(a *api.API) {
-	tags := []string{"namespaces"}
-	api.Register(a, api.Op{ID: "list-namespaces", Method: http.MethodGet, Path: "/namespaces", Tags: tags,
-		Summary: "The caller's namespace and groups (every namespace for administrators)", Access: api.SignedIn}, s.listNamespaces)
-	api.Register(a, api.Op{ID: "get-namespace", Method: http.MethodGet, Path: "/namespaces/{id}", Tags: tags,
-		Summary: "A namespace the caller may see", Access: api.SignedIn}, s.getNamespace)
-}
-
-func (s *Service) listNamespaces(ctx context.Context, in *namespaceListInput) (*namespaceListOutput, error) {
+// listNamespaces is GET /namespaces: a page of the caller's namespace and
+// groups (every namespace for administrators) whose name or path holds
+// search, in id order, and how many there are.
+func (s *Service) listNamespaces(ctx context.Context, search string, offset, limit int) ([]namespaceRow, int, error) {
 	pr := auth.FromContext(ctx)
 	uid := uint64(pr.UserID())
 	// The caller's namespace row is made once; a read needs no write
@@ -78,14 +52,14 @@ func (s *Service) listNamespaces(ctx context.Context, in *namespaceListInput) (*
 		}
 		return err
 	}); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if !exists {
 		if err := s.db.Update(ctx, func(tx *store.Tx) error {
 			_, err := userNamespace(tx, uid, s.now().UTC())
 			return err
 		}); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	var rows []*Namespace
@@ -118,33 +92,36 @@ func (s *Service) listNamespaces(ctx context.Context, in *namespaceListInput) (*
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	q := strings.ToLower(strings.TrimSpace(in.Search))
-	views := make([]NamespaceDetailView, 0, len(rows))
+	q := strings.ToLower(strings.TrimSpace(search))
+	out := make([]namespaceRow, 0, len(rows))
 	for _, n := range rows {
-		v, err := s.namespaceView(ctx, n, pr.IsAdmin())
+		row, err := s.namespaceRow(ctx, n, pr.IsAdmin())
 		if errors.Is(err, identity.ErrUserNotFound) {
 			continue // the owner is gone; the row goes with the user
 		}
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		if q != "" && !strings.Contains(strings.ToLower(v.Name), q) && !strings.Contains(strings.ToLower(v.Path), q) {
+		if q != "" && !strings.Contains(strings.ToLower(row.ni.ownName()), q) && !strings.Contains(strings.ToLower(row.ni.ownPath()), q) {
 			continue
 		}
-		views = append(views, v)
+		out = append(out, row)
 	}
-	sort.Slice(views, func(i, j int) bool { return views[i].ID < views[j].ID })
-	return &namespaceListOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(views)), Body: api.Window(views, in.PageParams)}, nil
+	sort.Slice(out, func(i, j int) bool { return out[i].ns.ID < out[j].ns.ID })
+	return window(out, offset, limit), len(out), nil
 }
 
-func (s *Service) getNamespace(ctx context.Context, in *namespacePath) (*namespaceOutput, error) {
+// getNamespace is GET /namespaces/:id: a namespace the caller owns, a
+// group they may see, or any to an administrator; anything else is
+// project.ErrNamespaceNotFound, never ErrForbidden.
+func (s *Service) getNamespace(ctx context.Context, ref string) (namespaceRow, error) {
 	pr := auth.FromContext(ctx)
 	var n *Namespace
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
-		if id, path := api.ParseID(in.ID); id > 0 {
+		if id, path := parseRef(ref); id > 0 {
 			n, err = namespaces.Get(tx, uint64(id))
 		} else if strings.TrimSpace(path) == "" {
 			err = store.ErrNotFound
@@ -171,28 +148,26 @@ func (s *Service) getNamespace(ctx context.Context, in *namespacePath) (*namespa
 		}
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, project.ErrNamespaceNotFound
+		return namespaceRow{}, project.ErrNamespaceNotFound
 	}
 	if err != nil {
-		return nil, err
+		return namespaceRow{}, err
 	}
-	v, err := s.namespaceView(ctx, n, pr.IsAdmin())
+	row, err := s.namespaceRow(ctx, n, pr.IsAdmin())
 	if errors.Is(err, identity.ErrUserNotFound) {
-		return nil, project.ErrNamespaceNotFound
+		return namespaceRow{}, project.ErrNamespaceNotFound
 	}
-	if err != nil {
-		return nil, err
-	}
-	return &namespaceOutput{Body: &v}, nil
+	return row, err
 }
 
-// namespaceView renders a namespace; withCount adds a group's member count.
-func (s *Service) namespaceView(ctx context.Context, n *Namespace, withCount bool) (NamespaceDetailView, error) {
+// namespaceRow completes a namespace with its paths and names; withCount
+// adds a group's member count.
+func (s *Service) namespaceRow(ctx context.Context, n *Namespace, withCount bool) (namespaceRow, error) {
 	ni, err := s.namespaceInfo(ctx, n)
 	if err != nil {
-		return NamespaceDetailView{}, err
+		return namespaceRow{}, err
 	}
-	v := NamespaceDetailView{ID: n.ID, Name: ni.ownName(), Path: ni.ownPath(), Kind: n.Kind, FullPath: ni.path, ParentID: ni.parentID()}
+	row := namespaceRow{ns: n, ni: ni}
 	if withCount && n.Kind == KindGroup {
 		var count int
 		err := s.db.View(ctx, func(tx *store.Tx) error {
@@ -201,9 +176,9 @@ func (s *Service) namespaceView(ctx context.Context, n *Namespace, withCount boo
 			return err
 		})
 		if err != nil {
-			return NamespaceDetailView{}, err
+			return namespaceRow{}, err
 		}
-		v.MembersCountWithDescendants = &count
+		row.members = &count
 	}
-	return v, nil
+	return row, nil
 }

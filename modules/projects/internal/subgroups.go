@@ -3,11 +3,9 @@ package internal
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 	"time"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects/project"
@@ -260,34 +258,14 @@ func groupAndDescendantIDs(tx *store.Tx, groupID uint64) ([]uint64, error) {
 	return out, nil
 }
 
-type subgroupListInput struct {
-	GroupPath
-	GroupListInput
-}
-
-// registerSubgroups adds the lists of a group's subgroups.
-func (s *Service) registerSubgroups(a *api.API) {
-	tags := []string{"groups"}
-	api.Register(a, api.Op{ID: "list-subgroups", Method: http.MethodGet, Path: "/groups/{id}/subgroups", Tags: tags,
-		Summary: "A group's direct subgroups the caller can see", Access: api.Public},
-		func(ctx context.Context, in *subgroupListInput) (*groupListOutput, error) {
-			return s.listBelow(ctx, in, false)
-		})
-	api.Register(a, api.Op{ID: "list-descendant-groups", Method: http.MethodGet, Path: "/groups/{id}/descendant_groups", Tags: tags,
-		Summary: "Every group below a group that the caller can see", Access: api.Public},
-		func(ctx context.Context, in *subgroupListInput) (*groupListOutput, error) {
-			return s.listBelow(ctx, in, true)
-		})
-}
-
-// listBelow lists a group's subgroups, or all its descendants, with the
-// filters of GET /groups.
-func (s *Service) listBelow(ctx context.Context, in *subgroupListInput, all bool) (*groupListOutput, error) {
-	r, err := s.resolveGroup(ctx, in.ID)
+// listBelow is a page of a group's subgroups, or all its descendants, with
+// the filters of GET /groups, and how many there are.
+func (s *Service) listBelow(ctx context.Context, ref string, in *groupFilter, all bool) ([]*Namespace, int, error) {
+	r, err := s.resolveGroup(ctx, ref)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return s.groupList(ctx, &in.GroupListInput, func(tx *store.Tx, each func(*Namespace) (bool, error)) error {
+	return s.groupList(ctx, in, func(tx *store.Tx, each func(*Namespace) (bool, error)) error {
 		var below []*Namespace
 		if all {
 			if below, err = descendantGroups(tx, r.g.ID); err != nil {
