@@ -3,11 +3,9 @@ package internal
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 	"time"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
@@ -32,49 +30,10 @@ import (
 
 const sourceProject = "project"
 
-// MemberView is a member: the user's public fields, the level and the
-// expiry date.
-type MemberView struct {
-	identity.BasicUser
-	AccessLevel int       `json:"access_level"`
-	ExpiresAt   *api.Date `json:"expires_at"`
-}
-
-type memberListInput struct {
-	ID string `path:"id" doc:"Group or project id, or URL-encoded path"`
-	api.PageParams
-	Query string `query:"query" doc:"Only members whose username or name contains this"`
-}
-
-type memberListOutput struct {
-	api.PageHeaders
-	Body []MemberView
-}
-
-// MemberPath is a member of a group or project.
-type MemberPath struct {
-	ID     string `path:"id" doc:"Group or project id, or URL-encoded path"`
-	UserID int64  `path:"user_id"`
-}
-
-type memberOutput struct{ Body *MemberView }
-
-// MemberInput is the body of add (user_id and access_level required) and
-// edit (access_level required).
-type MemberInput struct {
-	UserID      *int64  `json:"user_id,omitempty"`
-	AccessLevel *int    `json:"access_level,omitempty" doc:"10 Guest, 20 Reporter, 30 Developer, 40 Master, 50 Owner (groups only)"`
-	ExpiresAt   *string `json:"expires_at,omitempty" doc:"YYYY-MM-DD, in the future; the membership ends at the start of that day (UTC). Empty on edit: no expiry"`
-}
-
-type memberAddInput struct {
-	ID   string `path:"id" doc:"Group or project id, or URL-encoded path"`
-	Body MemberInput
-}
-
-type memberEditInput struct {
-	MemberPath
-	Body MemberInput
+// memberRow is a membership with its user.
+type memberRow struct {
+	m *Member
+	u identity.UserInfo
 }
 
 // memberSource is a group or project as seen by the caller.
@@ -133,56 +92,13 @@ func (m *memberSource) event(action event.MemberAction, user, author int64) even
 
 func expired(m *Member, now time.Time) bool { return m.ExpiresAt != nil && now.After(*m.ExpiresAt) }
 
-func (s *Service) registerMembers(a *api.API) {
-	for _, src := range []struct{ kind, base, tag string }{
-		{KindGroup, "/groups/{id}", "groups"},
-		{sourceProject, "/projects/{id}", "projects"},
-	} {
-		kind, tags := src.kind, []string{src.tag}
-		manager := "Owner"
-		if kind == sourceProject {
-			manager = "Master"
-		}
-		api.Register(a, api.Op{ID: "list-" + kind + "-members", Method: http.MethodGet, Path: src.base + "/members", Tags: tags,
-			Summary: "Members of a " + kind, Access: api.Public},
-			func(ctx context.Context, in *memberListInput) (*memberListOutput, error) {
-				return s.listMembers(ctx, kind, in)
-			})
-		api.Register(a, api.Op{ID: "get-" + kind + "-member", Method: http.MethodGet, Path: src.base + "/members/{user_id}", Tags: tags,
-			Summary: "A member of a " + kind, Access: api.Public},
-			func(ctx context.Context, in *MemberPath) (*memberOutput, error) {
-				return s.getMember(ctx, kind, in)
-			})
-		api.Register(a, api.Op{ID: "add-" + kind + "-member", Method: http.MethodPost, Path: src.base + "/members", Tags: tags,
-			Summary: "Add a member to a " + kind + " (" + manager + " or administrator)", Access: api.SignedIn},
-			func(ctx context.Context, in *memberAddInput) (*memberOutput, error) {
-				return s.addMember(ctx, kind, in)
-			})
-		api.Register(a, api.Op{ID: "edit-" + kind + "-member", Method: http.MethodPut, Path: src.base + "/members/{user_id}", Tags: tags,
-			Summary: "Change a member's level or expiry (" + manager + " or administrator)", Access: api.SignedIn},
-			func(ctx context.Context, in *memberEditInput) (*memberOutput, error) {
-				return s.editMember(ctx, kind, in)
-			})
-		api.Register(a, api.Op{ID: "remove-" + kind + "-member", Method: http.MethodDelete, Path: src.base + "/members/{user_id}", Tags: tags,
-			Summary: "Remove a member (" + manager + " or administrator), or leave", Access: api.SignedIn},
-			func(ctx context.Context, in *MemberPath) (*struct{}, error) {
-				return nil, s.removeMember(ctx, kind, in)
-			})
-	}
-}
-
-func (s *Service) memberView(ctx context.Context, m *Member, u identity.UserInfo) MemberView {
-	v := MemberView{BasicUser: identity.NewBasicUser(api.ExternalURLFrom(ctx), u), AccessLevel: m.AccessLevel}
-	if m.ExpiresAt != nil {
-		v.ExpiresAt = api.DatePtr(*m.ExpiresAt)
-	}
-	return v
-}
-
-func (s *Service) listMembers(ctx context.Context, kind string, in *memberListInput) (*memberListOutput, error) {
-	src, err := s.memberSource(ctx, kind, in.ID)
+// listMembers is a page of the explicit, unexpired members of a group or
+// project whose username or name holds query, and how many there are.
+// Without a query only the page's users are looked up.
+func (s *Service) listMembers(ctx context.Context, kind, ref, query string, offset, limit int) ([]memberRow, int, error) {
+	src, err := s.memberSource(ctx, kind, ref)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var rows []*Member
 	err = s.db.View(ctx, func(tx *store.Tx) error {
@@ -203,66 +119,66 @@ func (s *Service) listMembers(ctx context.Context, kind string, in *memberListIn
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	q := strings.ToLower(strings.TrimSpace(in.Query))
+	q := strings.ToLower(strings.TrimSpace(query))
 	if q == "" {
 		// No filter: only the page's users are looked up.
-		out := &memberListOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(rows)), Body: []MemberView{}}
-		for _, m := range api.Window(rows, in.PageParams) {
+		var out []memberRow
+		for _, m := range window(rows, offset, limit) {
 			u, err := s.users.UserByID(ctx, int64(m.UserID))
 			if errors.Is(err, identity.ErrUserNotFound) {
 				continue // the user is being deleted; cleanup removes the row
 			}
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
-			out.Body = append(out.Body, s.memberView(ctx, m, u))
+			out = append(out, memberRow{m, u})
 		}
-		return out, nil
+		return out, len(rows), nil
 	}
-	var views []MemberView
+	var out []memberRow
 	for _, m := range rows {
 		u, err := s.users.UserByID(ctx, int64(m.UserID))
 		if errors.Is(err, identity.ErrUserNotFound) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if strings.Contains(strings.ToLower(u.Username), q) || strings.Contains(strings.ToLower(u.Name), q) {
-			views = append(views, s.memberView(ctx, m, u))
+			out = append(out, memberRow{m, u})
 		}
 	}
-	return &memberListOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(views)), Body: append([]MemberView{}, api.Window(views, in.PageParams)...)}, nil
+	return window(out, offset, limit), len(out), nil
 }
 
-func (s *Service) getMember(ctx context.Context, kind string, in *MemberPath) (*memberOutput, error) {
-	src, err := s.memberSource(ctx, kind, in.ID)
+// getMember is an explicit, unexpired member of a group or project.
+func (s *Service) getMember(ctx context.Context, kind, ref string, userID int64) (memberRow, error) {
+	src, err := s.memberSource(ctx, kind, ref)
 	if err != nil {
-		return nil, err
+		return memberRow{}, err
 	}
 	var m *Member
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
-		m, err = members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+u64(uint64(in.UserID)))
+		m, err = members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+u64(uint64(userID)))
 		if errors.Is(err, store.ErrNotFound) || (err == nil && expired(m, s.now())) {
 			return project.ErrMemberNotFound
 		}
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return memberRow{}, err
 	}
-	u, err := s.users.UserByID(ctx, in.UserID)
+	u, err := s.users.UserByID(ctx, userID)
 	if errors.Is(err, identity.ErrUserNotFound) {
-		return nil, project.ErrMemberNotFound
+		return memberRow{}, project.ErrMemberNotFound
 	}
 	if err != nil {
-		return nil, err
+		return memberRow{}, err
 	}
-	v := s.memberView(ctx, m, u)
-	return &memberOutput{Body: &v}, nil
+	return memberRow{m, u}, nil
 }
 
 // maxLevel is the highest level a member may have: Owner in groups,
@@ -276,13 +192,10 @@ func maxLevel(kind string) int {
 
 // checkLevel refuses a level outside 10..max (Grape's wording).
 func checkLevel(level, highest int) error {
-	switch level {
-	case project.Guest, project.Reporter, project.Developer, project.Master, project.Owner:
-		if level <= highest {
-			return nil
-		}
+	if validLevel(level, highest) {
+		return nil
 	}
-	return api.NotValidValue("access_level")
+	return project.Params(project.ErrInvalidValue, "access_level")
 }
 
 // expiry parses expires_at: nil when absent, clear when empty, otherwise
@@ -294,11 +207,10 @@ func expiry(raw *string) (at *time.Time, clear bool, err error) {
 	if strings.TrimSpace(*raw) == "" {
 		return nil, true, nil
 	}
-	t, err := api.ParseTime(*raw)
+	d, err := dayOf(*raw)
 	if err != nil {
-		return nil, false, api.Invalid("expires_at")
+		return nil, false, project.Params(project.ErrInvalidParam, "expires_at")
 	}
-	d := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 	return &d, false, nil
 }
 
@@ -311,9 +223,10 @@ func checkFuture(at *time.Time, now time.Time) error {
 	return nil
 }
 
-func (s *Service) addMember(ctx context.Context, kind string, in *memberAddInput) (*memberOutput, error) {
+// addMember gives b.UserID b.AccessLevel on a group or project (Owners
+// manage a group's members, Masters a project's).
+func (s *Service) addMember(ctx context.Context, kind, ref string, b project.MemberFields) (memberRow, error) {
 	pr := auth.FromContext(ctx)
-	b := in.Body
 	var missing []string
 	if b.UserID == nil {
 		missing = append(missing, "user_id")
@@ -322,29 +235,29 @@ func (s *Service) addMember(ctx context.Context, kind string, in *memberAddInput
 		missing = append(missing, "access_level")
 	}
 	if len(missing) > 0 {
-		return nil, api.Missing(missing...)
+		return memberRow{}, project.Params(project.ErrMissing, missing...)
 	}
 	if err := checkLevel(*b.AccessLevel, maxLevel(kind)); err != nil {
-		return nil, err
+		return memberRow{}, err
 	}
 	at, _, err := expiry(b.ExpiresAt)
 	if err != nil {
-		return nil, err
+		return memberRow{}, err
 	}
-	src, err := s.memberSource(ctx, kind, in.ID)
+	src, err := s.memberSource(ctx, kind, ref)
 	if err != nil {
-		return nil, err
+		return memberRow{}, err
 	}
 	if !src.manage {
-		return nil, project.ErrForbidden
+		return memberRow{}, project.ErrForbidden
 	}
 	u, err := s.users.UserByID(ctx, *b.UserID)
 	if err != nil {
-		return nil, err // ErrUserNotFound: 404 User Not Found
+		return memberRow{}, err // ErrUserNotFound: 404 User Not Found
 	}
 	now := s.now()
 	if err := checkFuture(at, now); err != nil {
-		return nil, err
+		return memberRow{}, err
 	}
 	var m *Member
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
@@ -354,7 +267,7 @@ func (s *Service) addMember(ctx context.Context, kind string, in *memberAddInput
 		old, err := members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+u64(uint64(u.ID)))
 		switch {
 		case err == nil && !expired(old, now):
-			return api.Conflict("Member already exists")
+			return project.ErrMemberExists
 		case err == nil:
 			// An expired membership is replaced.
 			old.AccessLevel, old.ExpiresAt, old.CreatedAt = *b.AccessLevel, at, now.UTC()
@@ -371,13 +284,12 @@ func (s *Service) addMember(ctx context.Context, kind string, in *memberAddInput
 	})
 	var conflict *store.ConflictError
 	if errors.As(err, &conflict) {
-		return nil, api.Conflict("Member already exists")
+		return memberRow{}, project.ErrMemberExists
 	}
 	if err != nil {
-		return nil, err
+		return memberRow{}, err
 	}
-	v := s.memberView(ctx, m, u)
-	return &memberOutput{Body: &v}, nil
+	return memberRow{m, u}, nil
 }
 
 // lastOwner reports whether the group has no unexpired Owner but the
@@ -402,33 +314,33 @@ func lastOwner(tx *store.Tx, group, except uint64, now time.Time) (bool, error) 
 	return true, nil
 }
 
-func (s *Service) editMember(ctx context.Context, kind string, in *memberEditInput) (*memberOutput, error) {
-	b := in.Body
+// editMember changes a member's level (b.AccessLevel, needed) and expiry.
+func (s *Service) editMember(ctx context.Context, kind, ref string, userID int64, b project.MemberFields) (memberRow, error) {
 	if b.AccessLevel == nil {
-		return nil, api.Missing("access_level")
+		return memberRow{}, project.Params(project.ErrMissing, "access_level")
 	}
 	if err := checkLevel(*b.AccessLevel, maxLevel(kind)); err != nil {
-		return nil, err
+		return memberRow{}, err
 	}
 	at, clear, err := expiry(b.ExpiresAt)
 	if err != nil {
-		return nil, err
+		return memberRow{}, err
 	}
-	src, err := s.memberSource(ctx, kind, in.ID)
+	src, err := s.memberSource(ctx, kind, ref)
 	if err != nil {
-		return nil, err
+		return memberRow{}, err
 	}
 	if !src.manage {
-		return nil, project.ErrForbidden
+		return memberRow{}, project.ErrForbidden
 	}
 	now := s.now()
 	if err := checkFuture(at, now); err != nil {
-		return nil, err
+		return memberRow{}, err
 	}
 	var m *Member
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		var err error
-		m, err = members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+u64(uint64(in.UserID)))
+		m, err = members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+u64(uint64(userID)))
 		if errors.Is(err, store.ErrNotFound) || (err == nil && expired(m, now)) {
 			return project.ErrMemberNotFound
 		}
@@ -454,31 +366,31 @@ func (s *Service) editMember(ctx context.Context, kind string, in *memberEditInp
 		return members.Update(tx, m)
 	})
 	if err != nil {
-		return nil, err
+		return memberRow{}, err
 	}
-	u, err := s.users.UserByID(ctx, in.UserID)
+	u, err := s.users.UserByID(ctx, userID)
 	if errors.Is(err, identity.ErrUserNotFound) {
-		return nil, project.ErrMemberNotFound
+		return memberRow{}, project.ErrMemberNotFound
 	}
 	if err != nil {
-		return nil, err
+		return memberRow{}, err
 	}
-	v := s.memberView(ctx, m, u)
-	return &memberOutput{Body: &v}, nil
+	return memberRow{m, u}, nil
 }
 
-func (s *Service) removeMember(ctx context.Context, kind string, in *MemberPath) error {
+// removeMember removes a member, or lets the caller leave.
+func (s *Service) removeMember(ctx context.Context, kind, ref string, userID int64) error {
 	pr := auth.FromContext(ctx)
-	src, err := s.memberSource(ctx, kind, in.ID)
+	src, err := s.memberSource(ctx, kind, ref)
 	if err != nil {
 		return err
 	}
-	if !src.manage && in.UserID != pr.UserID() {
+	if !src.manage && userID != pr.UserID() {
 		return project.ErrForbidden
 	}
 	now := s.now()
 	return s.db.Update(ctx, func(tx *store.Tx) error {
-		m, err := members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+u64(uint64(in.UserID)))
+		m, err := members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+u64(uint64(userID)))
 		if errors.Is(err, store.ErrNotFound) || (err == nil && expired(m, now)) {
 			return project.ErrMemberNotFound
 		}
@@ -497,6 +409,51 @@ func (s *Service) removeMember(ctx context.Context, kind string, in *MemberPath)
 		if err := members.Delete(tx, m.ID); err != nil {
 			return err
 		}
-		return s.bus.Publish(tx, src.event(event.MemberLeft, in.UserID, pr.UserID()))
+		return s.bus.Publish(tx, src.event(event.MemberLeft, userID, pr.UserID()))
 	})
+}
+
+// memberKind checks a contract's member kind.
+func memberKind(kind project.MemberKind) (string, error) {
+	switch kind {
+	case project.ProjectMembers, project.GroupMembers:
+		return string(kind), nil
+	}
+	return "", project.Params(project.ErrInvalidValue, "kind")
+}
+
+func memberRecord(r memberRow, err error) (project.Member, error) {
+	if err != nil {
+		return project.Member{}, err
+	}
+	m := r.m
+	return project.Member{Kind: project.MemberKind(m.SourceKind), SourceID: int64(m.SourceID), UserID: int64(m.UserID),
+		AccessLevel: m.AccessLevel, ExpiresAt: m.ExpiresAt, CreatedAt: m.CreatedAt}, nil
+}
+
+// AddMember adds a member to a project or a group (project.Service).
+func (s *Service) AddMember(ctx context.Context, kind project.MemberKind, ref string, in project.MemberFields) (project.Member, error) {
+	k, err := memberKind(kind)
+	if err != nil {
+		return project.Member{}, err
+	}
+	return memberRecord(s.addMember(ctx, k, ref, in))
+}
+
+// UpdateMember changes a member's level and expiry (project.Service).
+func (s *Service) UpdateMember(ctx context.Context, kind project.MemberKind, ref string, userID int64, in project.MemberFields) (project.Member, error) {
+	k, err := memberKind(kind)
+	if err != nil {
+		return project.Member{}, err
+	}
+	return memberRecord(s.editMember(ctx, k, ref, userID, in))
+}
+
+// RemoveMember removes a member (project.Service).
+func (s *Service) RemoveMember(ctx context.Context, kind project.MemberKind, ref string, userID int64) error {
+	k, err := memberKind(kind)
+	if err != nil {
+		return err
+	}
+	return s.removeMember(ctx, k, ref, userID)
 }

@@ -3,11 +3,9 @@ package internal
 import (
 	"context"
 	"errors"
-	"net/http"
 	"sort"
 	"strings"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects/project"
@@ -22,25 +20,6 @@ import (
 // is listed once, at the highest level, with that membership's expiry.
 // Every group counts with the groups above it: a group's list is its
 // members and its ancestors'. Who may list is who may list the members.
-
-func (s *Service) registerMembersAll(a *api.API) {
-	for _, src := range []struct{ kind, base, tag string }{
-		{KindGroup, "/groups/{id}", "groups"},
-		{sourceProject, "/projects/{id}", "projects"},
-	} {
-		kind, tags := src.kind, []string{src.tag}
-		api.Register(a, api.Op{ID: "list-all-" + kind + "-members", Method: http.MethodGet, Path: src.base + "/members/all", Tags: tags,
-			Summary: "Members of a " + kind + ", inherited ones included", Access: api.Public},
-			func(ctx context.Context, in *memberListInput) (*memberListOutput, error) {
-				return s.listAllMembers(ctx, kind, in)
-			})
-		api.Register(a, api.Op{ID: "get-all-" + kind + "-member", Method: http.MethodGet, Path: src.base + "/members/all/{user_id}", Tags: tags,
-			Summary: "A member of a " + kind + ", inherited ones included", Access: api.Public},
-			func(ctx context.Context, in *MemberPath) (*memberOutput, error) {
-				return s.getAllMember(ctx, kind, in)
-			})
-	}
-}
 
 // effectiveMembers is every user with a membership-given level on src, at
 // their highest level, by user id.
@@ -129,56 +108,58 @@ func (s *Service) effectiveMembers(ctx context.Context, src *memberSource) ([]*M
 	return out, nil
 }
 
-func (s *Service) listAllMembers(ctx context.Context, kind string, in *memberListInput) (*memberListOutput, error) {
-	src, err := s.memberSource(ctx, kind, in.ID)
+// listAllMembers is a page of everyone with a membership-given level on a
+// group or project (effectiveMembers) whose username or name holds query,
+// and how many there are.
+func (s *Service) listAllMembers(ctx context.Context, kind, ref, query string, offset, limit int) ([]memberRow, int, error) {
+	src, err := s.memberSource(ctx, kind, ref)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	rows, err := s.effectiveMembers(ctx, src)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	q := strings.ToLower(strings.TrimSpace(in.Query))
-	var views []MemberView
+	q := strings.ToLower(strings.TrimSpace(query))
+	var out []memberRow
 	for _, m := range rows {
 		u, err := s.users.UserByID(ctx, int64(m.UserID))
 		if errors.Is(err, identity.ErrUserNotFound) {
 			continue // being deleted; cleanup removes the rows
 		}
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if q != "" && !strings.Contains(strings.ToLower(u.Username), q) && !strings.Contains(strings.ToLower(u.Name), q) {
 			continue
 		}
-		views = append(views, s.memberView(ctx, m, u))
+		out = append(out, memberRow{m, u})
 	}
-	return &memberListOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(views)),
-		Body: append([]MemberView{}, api.Window(views, in.PageParams)...)}, nil
+	return window(out, offset, limit), len(out), nil
 }
 
-func (s *Service) getAllMember(ctx context.Context, kind string, in *MemberPath) (*memberOutput, error) {
-	src, err := s.memberSource(ctx, kind, in.ID)
+// getAllMember is one user of effectiveMembers.
+func (s *Service) getAllMember(ctx context.Context, kind, ref string, userID int64) (memberRow, error) {
+	src, err := s.memberSource(ctx, kind, ref)
 	if err != nil {
-		return nil, err
+		return memberRow{}, err
 	}
 	rows, err := s.effectiveMembers(ctx, src)
 	if err != nil {
-		return nil, err
+		return memberRow{}, err
 	}
 	for _, m := range rows {
-		if m.UserID != uint64(in.UserID) {
+		if m.UserID != uint64(userID) {
 			continue
 		}
-		u, err := s.users.UserByID(ctx, in.UserID)
+		u, err := s.users.UserByID(ctx, userID)
 		if errors.Is(err, identity.ErrUserNotFound) {
-			return nil, project.ErrMemberNotFound
+			return memberRow{}, project.ErrMemberNotFound
 		}
 		if err != nil {
-			return nil, err
+			return memberRow{}, err
 		}
-		v := s.memberView(ctx, m, u)
-		return &memberOutput{Body: &v}, nil
+		return memberRow{m, u}, nil
 	}
-	return nil, project.ErrMemberNotFound
+	return memberRow{}, project.ErrMemberNotFound
 }
