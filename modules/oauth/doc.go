@@ -21,5 +21,9 @@
 // checked on every use, so blocking a user stops their tokens and ends
 // their sessions at once.
 //
-// It imports core packages and the identity module's root package only.
+// Its contract is package provider (provider.Service: applications,
+// grants, token information and revocation, authorization requests, web
+// sessions), which every caller goes through, the module's own HTTP
+// adapter included; internal/ implements it. It imports core packages and
+// the identity module's root package only.
 package oauth

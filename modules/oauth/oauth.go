@@ -7,34 +7,40 @@ import (
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/modules/oauth/internal"
+	"github.com/fennec-forge/fennec/modules/oauth/provider"
 )
 
-// Clock tells the module the time. The module uses the wall clock unless
-// the app provides one (tests move past token lifetimes with it):
+// Clock tells the module the time (provider.Clock). The module uses the
+// wall clock unless the app provides one (tests move past token lifetimes
+// with it):
 //
 //	fx.Supply(fx.Annotate(myClock, fx.As(new(oauth.Clock))))
-type Clock = internal.Clock
+type Clock = provider.Clock
 
 // Sweeper deletes what can no longer matter: expired codes and sessions,
-// tokens revoked over an hour ago. It runs hourly; embedders and tests may
-// call it.
+// tokens revoked over an hour ago (provider.Service's Sweep). It runs
+// hourly; embedders and tests may call it.
 type Sweeper interface {
 	Sweep(ctx context.Context) (removed int, err error)
 }
 
 // Lifetimes of what the module issues.
 const (
-	AccessTokenLifetime = internal.AccessTokenLifetime
-	CodeLifetime        = internal.CodeLifetime
-	SessionLifetime     = internal.SessionLifetime
+	AccessTokenLifetime = provider.AccessTokenLifetime
+	CodeLifetime        = provider.CodeLifetime
+	SessionLifetime     = provider.SessionLifetime
 )
 
-// Module is the OAuth module for fennec.WithModules.
+// Module is the OAuth module for fennec.WithModules. It provides
+// provider.Service, the contract every caller (the HTTP adapter included)
+// goes through.
 func Module() fennec.Module {
 	return fennec.NewModule("oauth",
 		fennec.Tables(internal.Tables()...),
 		fennec.Migrations(internal.Migrations()...),
-		fx.Provide(internal.NewService, func(s *internal.Service) Sweeper { return s }),
+		fx.Provide(internal.NewService,
+			func(s *internal.Service) provider.Service { return s },
+			func(s *internal.Service) Sweeper { return s }),
 		fx.Invoke(internal.ScheduleSweep),
 		fennec.ProvideTokenResolver(func(s *internal.Service) *internal.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),

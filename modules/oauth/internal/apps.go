@@ -2,15 +2,19 @@ package internal
 
 import (
 	"context"
-	"net/http"
+	"errors"
 	"net/url"
 	"strings"
 	"unicode/utf8"
 
-	fennec "github.com/fennec-forge/fennec/core"
-	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/oauth/provider"
 )
+
+// The applications of provider.Service: administrators' (the API) and
+// users' own (their applications page). The adapters are http.go and
+// httpownapps.go.
 
 // Limits on an application's fields.
 const (
@@ -19,84 +23,38 @@ const (
 	maxRedirectURI  = 2000
 )
 
-// NewRoutes registers the applications API and mounts the OAuth endpoints
-// and the sign-in pages, which live outside /api/v4.
-func NewRoutes(s *Service) fennec.Routes {
-	return fennec.Routes{Name: "oauth", Register: s.register}
-}
-
-func (s *Service) register(a *api.API) {
-	s.external = a.ExternalURL
-	a.MapError(ErrAppNotFound, func(error) *api.Error { return api.NotFound("Application") })
-
-	api.Register(a, api.Op{ID: "create-application", Method: http.MethodPost, Path: "/applications", Tags: []string{"applications"},
-		Summary: "Register an OAuth application; the answer shows its secret, this once", Access: api.AdminOnly}, s.createApp)
-	api.Register(a, api.Op{ID: "list-applications", Method: http.MethodGet, Path: "/applications", Tags: []string{"applications"},
-		Summary: "The registered OAuth applications (without secrets)", Access: api.AdminOnly}, s.listApps)
-	api.Register(a, api.Op{ID: "delete-application", Method: http.MethodDelete, Path: "/applications/{id}", Tags: []string{"applications"},
-		Summary: "Delete an OAuth application; its tokens stop working", Access: api.AdminOnly}, s.deleteApp)
-
-	a.Mount("oauth-token", "POST /oauth/token", http.HandlerFunc(s.serveToken))
-	a.Mount("oauth-token-info", "GET /oauth/token/info", http.HandlerFunc(s.serveTokenInfo))
-	a.Mount("oauth-revoke", "POST /oauth/revoke", http.HandlerFunc(s.serveRevoke))
-	a.Mount("oauth-authorize", "GET /oauth/authorize", http.HandlerFunc(s.serveAuthorize))
-	a.Mount("oauth-authorize-decision", "POST /oauth/authorize", http.HandlerFunc(s.serveDecision))
-	a.Mount("sign-in-page", "GET /users/sign_in", http.HandlerFunc(s.serveSignInPage))
-	a.Mount("sign-in", "POST /users/sign_in", http.HandlerFunc(s.serveSignIn))
-	a.Mount("sign-out", "POST /users/sign_out", http.HandlerFunc(s.serveSignOut))
-	a.Mount("password-forgot-page", "GET /users/password/new", http.HandlerFunc(s.serveForgotPage))
-	a.Mount("password-reset-page", "GET /users/password/edit", http.HandlerFunc(s.serveResetPage))
-	a.Mount("password-reset", "POST /users/password", http.HandlerFunc(s.serveReset))
-	a.Mount("password-reset-put", "PUT /users/password", http.HandlerFunc(s.serveReset))
-	a.Mount("own-applications", "GET /oauth/applications", http.HandlerFunc(s.serveOwnApps))
-	a.Mount("own-application-create", "POST /oauth/applications", http.HandlerFunc(s.serveCreateOwnApp))
-	a.Mount("own-application-delete", "POST /oauth/applications/{id}/delete", http.HandlerFunc(s.serveDeleteOwnApp))
-}
-
-// ApplicationView is an application as the API shows it (GitLab 10.5+'s
-// shape); Secret only in the answer to its creation.
-type ApplicationView struct {
-	ID              uint64 `json:"id"`
-	ApplicationID   string `json:"application_id"`
-	ApplicationName string `json:"application_name"`
-	Secret          string `json:"secret,omitempty"`
-	CallbackURL     string `json:"callback_url"`
-	Confidential    bool   `json:"confidential"`
-}
-
-func appView(a *Application) ApplicationView {
-	return ApplicationView{ID: a.ID, ApplicationID: a.UID, ApplicationName: a.Name,
-		CallbackURL: strings.Join(a.RedirectURIs, "\n"), Confidential: a.Confidential}
-}
-
-type createAppInput struct {
-	Body struct {
-		Name         string `json:"name" required:"true" doc:"The application's name"`
-		RedirectURI  string `json:"redirect_uri" required:"true" doc:"Callback URIs, one per line"`
-		Scopes       string `json:"scopes" required:"true" doc:"Scopes, separated by spaces: api, read_user, openid"`
-		Confidential *bool  `json:"confidential,omitempty" doc:"Whether the client keeps its secret (a server); default true"`
+// requireAdmin lets administrators (and the server itself) through.
+func requireAdmin(ctx context.Context) error {
+	p := auth.FromContext(ctx)
+	switch {
+	case p.IsAnonymous():
+		return auth.ErrUnauthorized
+	case !p.IsAdmin():
+		return auth.Forbidden("")
 	}
+	return nil
 }
 
-type appOutput struct{ Body ApplicationView }
-
-type appsOutput struct{ Body []ApplicationView }
-
-type appPath struct {
-	ID uint64 `path:"id" doc:"Application id"`
+// signedIn is the caller, who must be signed in.
+func signedIn(ctx context.Context) (*auth.Principal, error) {
+	p := auth.FromContext(ctx)
+	if p.IsAnonymous() {
+		return nil, auth.ErrUnauthorized
+	}
+	return p, nil
 }
 
-// NewApplication is what an application is made from.
-type NewApplication struct {
-	Name, RedirectURI, Scopes string
-	Confidential              bool
-	OwnerID                   uint64
+// appOf is the contract's record of a (without its secret).
+func appOf(a *Application) provider.Application {
+	return provider.Application{ID: provider.AppID(a.ID), ClientID: a.UID, Name: a.Name,
+		RedirectURIs: append([]string{}, a.RedirectURIs...), Scopes: append([]string{}, a.Scopes...),
+		Confidential: a.Confidential, OwnerID: int64(a.OwnerID), CreatedAt: a.CreatedAt}
 }
 
-// validate checks an application's fields and returns its redirect URIs
+// validateApp checks an application's fields and returns its redirect URIs
 // and scopes, or the fields' errors.
-func (n NewApplication) validate() ([]string, []string, error) {
-	fields := map[string][]string{}
+func validateApp(n provider.NewApplication) ([]string, []string, error) {
+	fields := provider.InvalidError{}
 	name := strings.TrimSpace(n.Name)
 	switch {
 	case name == "":
@@ -123,7 +81,7 @@ func (n NewApplication) validate() ([]string, []string, error) {
 		fields["scopes"] = append(fields["scopes"], "doesn't match configured on the server.")
 	}
 	if len(fields) > 0 {
-		return nil, nil, api.FieldErrors(fields)
+		return nil, nil, fields
 	}
 	return uris, scopes, nil
 }
@@ -156,53 +114,109 @@ func redirectURIProblem(raw string) string {
 	return ""
 }
 
-// CreateApplication registers a client and returns it with its secret.
-func (s *Service) CreateApplication(ctx context.Context, n NewApplication) (ApplicationView, error) {
-	uris, scopes, err := n.validate()
+// CreateApplication implements provider.Service.
+func (s *Service) CreateApplication(ctx context.Context, in provider.NewApplication) (provider.Application, error) {
+	if err := requireAdmin(ctx); err != nil {
+		return provider.Application{}, err
+	}
+	return s.createApp(ctx, in, 0)
+}
+
+// CreateOwnApplication implements provider.Service.
+func (s *Service) CreateOwnApplication(ctx context.Context, in provider.NewApplication) (provider.Application, error) {
+	p, err := signedIn(ctx)
 	if err != nil {
-		return ApplicationView{}, err
+		return provider.Application{}, err
+	}
+	return s.createApp(ctx, in, uint64(p.UserID()))
+}
+
+// createApp registers a client and returns it with its secret.
+func (s *Service) createApp(ctx context.Context, n provider.NewApplication, ownerID uint64) (provider.Application, error) {
+	uris, scopes, err := validateApp(n)
+	if err != nil {
+		return provider.Application{}, err
 	}
 	uid, secret := newSecret(), newSecret()
 	app := &Application{UID: uid, SecretHash: hashSecret(secret), Name: strings.TrimSpace(n.Name),
-		RedirectURIs: uris, Scopes: scopes, Confidential: n.Confidential, OwnerID: n.OwnerID, CreatedAt: s.now()}
+		RedirectURIs: uris, Scopes: scopes, Confidential: n.Confidential, OwnerID: ownerID, CreatedAt: s.now()}
 	if err := s.db.Update(ctx, func(tx *store.Tx) error {
 		app.ID = 0
 		return apps.Insert(tx, app)
 	}); err != nil {
-		return ApplicationView{}, err
+		return provider.Application{}, err
 	}
-	v := appView(app)
-	v.Secret = secret
-	return v, nil
+	out := appOf(app)
+	out.Secret = secret
+	return out, nil
 }
 
-func (s *Service) createApp(ctx context.Context, in *createAppInput) (*appOutput, error) {
-	confidential := in.Body.Confidential == nil || *in.Body.Confidential
-	v, err := s.CreateApplication(ctx, NewApplication{Name: in.Body.Name, RedirectURI: in.Body.RedirectURI,
-		Scopes: in.Body.Scopes, Confidential: confidential})
-	if err != nil {
+// Applications implements provider.Service.
+func (s *Service) Applications(ctx context.Context) ([]provider.Application, error) {
+	if err := requireAdmin(ctx); err != nil {
 		return nil, err
 	}
-	return &appOutput{Body: v}, nil
-}
-
-func (s *Service) listApps(ctx context.Context, _ *struct{}) (*appsOutput, error) {
-	out := []ApplicationView{}
+	out := []provider.Application{}
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		return apps.Scan(tx, false, 0, func(a *Application) (bool, error) {
-			out = append(out, appView(a))
+			out = append(out, appOf(a))
 			return true, nil
 		})
 	})
-	return &appsOutput{Body: out}, err
+	return out, err
 }
 
-func (s *Service) deleteApp(ctx context.Context, in *appPath) (*struct{}, error) {
-	err := s.updateTokens(ctx, func(tx *store.Tx) error {
-		if !apps.Exists(tx, in.ID) {
+// OwnApplications implements provider.Service.
+func (s *Service) OwnApplications(ctx context.Context) ([]provider.Application, error) {
+	p, err := signedIn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []provider.Application
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		ids, err := apps.IDsBy(tx, "owner", itoa(uint64(p.UserID())))
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			a, err := apps.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			out = append(out, appOf(a))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// DeleteApplication implements provider.Service.
+func (s *Service) DeleteApplication(ctx context.Context, id provider.AppID) error {
+	if err := requireAdmin(ctx); err != nil {
+		return err
+	}
+	return s.updateTokens(ctx, func(tx *store.Tx) error {
+		if !apps.Exists(tx, uint64(id)) {
 			return ErrAppNotFound
 		}
-		return removeApp(tx, in.ID)
+		return removeApp(tx, uint64(id))
 	})
-	return nil, err
+}
+
+// DeleteOwnApplication implements provider.Service.
+func (s *Service) DeleteOwnApplication(ctx context.Context, id provider.AppID) error {
+	p, err := signedIn(ctx)
+	if err != nil {
+		return err
+	}
+	return s.updateTokens(ctx, func(tx *store.Tx) error {
+		a, err := apps.Get(tx, uint64(id))
+		if errors.Is(err, store.ErrNotFound) || (err == nil && int64(a.OwnerID) != p.UserID()) {
+			return ErrAppNotFound // another user's is not found either
+		}
+		if err != nil {
+			return err
+		}
+		return removeApp(tx, uint64(id))
+	})
 }

@@ -7,7 +7,6 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
-	"html/template"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,47 +19,44 @@ import (
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/oauth/provider"
 )
 
-// Lifetimes (GitLab 15+ and the spec: access tokens live two hours; codes
-// ten minutes, Doorkeeper's default; a browser session a week).
+// The lifetimes of the contract.
 const (
-	AccessTokenLifetime = 7200 * time.Second
-	CodeLifetime        = 10 * time.Minute
-	SessionLifetime     = 7 * 24 * time.Hour
+	AccessTokenLifetime = provider.AccessTokenLifetime
+	CodeLifetime        = provider.CodeLifetime
+	SessionLifetime     = provider.SessionLifetime
 )
 
 // Clock tells the time; tests supply one to move past token lifetimes
 // without sleeping.
-type Clock interface{ Now() time.Time }
+type Clock = provider.Clock
 
-// Scopes the server knows (GitLab 9.x's, without the registry's).
-var knownScopes = []string{auth.ScopeAPI, auth.ScopeReadUser, "openid"}
+// Scopes the server knows.
+var knownScopes = provider.Scopes()
 
-// Domain errors of the applications API.
-var (
-	ErrAppNotFound = errors.New("oauth: application not found")
-)
+// ErrAppNotFound is the contract's.
+var ErrAppNotFound = provider.ErrAppNotFound
 
 // Service is the OAuth module: applications, grants, tokens and sessions.
+// Its HTTP adapter (the API, the OAuth endpoints and the pages) is the
+// http*.go files.
 type Service struct {
 	db        *store.DB
 	log       *zap.Logger
 	passwords auth.PasswordAuthenticator
 	users     identity.Users
 	activity  identity.Activity
-	resets    identity.PasswordResets
 	// tokenCache keeps the access tokens in use, decoded, so that the
 	// Bearer path costs what identity's private-token path costs. Every
 	// write that revokes or deletes tokens invalidates it on commit
 	// (updateTokens); issuing one needs not.
 	tokenCache *store.ReadCache[[32]byte, *Token]
 	clock      Clock
-	pages      map[string]*template.Template
-	// external is the server's external URL (cookies are Secure when it is
-	// https), known once the routes are registered.
-	external func() string
 }
+
+var _ provider.Service = (*Service)(nil)
 
 // Deps are what the service is built from (fx fills them).
 type Deps struct {
@@ -70,8 +66,7 @@ type Deps struct {
 	Passwords auth.PasswordAuthenticator
 	Users     identity.Users
 	Activity  identity.Activity `optional:"true"`
-	Resets    identity.PasswordResets
-	Clock     Clock `optional:"true"`
+	Clock     Clock             `optional:"true"`
 }
 
 type wallClock struct{}
@@ -81,8 +76,7 @@ func (wallClock) Now() time.Time { return time.Now() }
 // NewService builds the service.
 func NewService(d Deps) *Service {
 	s := &Service{db: d.DB, log: d.Log.Named("oauth"), passwords: d.Passwords, users: d.Users,
-		activity: d.Activity, resets: d.Resets, clock: d.Clock, pages: parsePages(), external: func() string { return "" },
-		tokenCache: store.NewReadCache[[32]byte, *Token](50000)}
+		activity: d.Activity, clock: d.Clock, tokenCache: store.NewReadCache[[32]byte, *Token](50000)}
 	if s.clock == nil {
 		s.clock = wallClock{}
 	}

@@ -2,32 +2,71 @@ package internal
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"errors"
-	"net/http"
-	"strings"
 
 	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/oauth/provider"
 )
 
-// signInCSRFCookie carries the sign-in form's CSRF token (double submit):
-// before anyone signs in there is no session to bind it to.
-const signInCSRFCookie = "_fennec_csrf"
+// The web sessions of provider.Service. The cookies and the sign-in pages
+// are httpweb.go.
 
-// newSession signs userID in and returns the cookie's secret.
-func (s *Service) newSession(ctx context.Context, userID uint64) (string, error) {
+// SignIn implements provider.Service: it checks the password through
+// identity's password path (local and directory users, the sign-in
+// throttle) and starts a session.
+func (s *Service) SignIn(ctx context.Context, login, password string) (provider.Session, error) {
+	u, err := s.passwords.AuthenticatePassword(ctx, login, password)
+	if err != nil {
+		return provider.Session{}, err
+	}
+	if u.Blocked {
+		return provider.Session{}, auth.ErrUnauthorized
+	}
+	secret, id, err := s.newSession(ctx, uint64(u.ID))
+	if err != nil {
+		return provider.Session{}, err
+	}
+	if s.activity != nil {
+		if err := s.activity.RecordActivity(ctx, u.ID); err != nil {
+			s.log.Warn("could not record the sign-in as activity", zap.Error(err))
+		}
+	}
+	return provider.Session{ID: int64(id), User: u, Secret: secret}, nil
+}
+
+// Session implements provider.Service.
+func (s *Service) Session(ctx context.Context, secret string) (provider.Session, error) {
+	sess, u, err := s.session(ctx, secret)
+	if err != nil {
+		return provider.Session{}, err
+	}
+	return provider.Session{ID: int64(sess.ID), User: u}, nil
+}
+
+// EndSession implements provider.Service.
+func (s *Service) EndSession(ctx context.Context, secret string) error {
+	sess, _, err := s.session(ctx, secret)
+	if err != nil {
+		return err
+	}
+	return s.deleteSession(ctx, sess.ID)
+}
+
+// newSession signs userID in and returns the cookie's secret and the
+// session's id.
+func (s *Service) newSession(ctx context.Context, userID uint64) (string, uint64, error) {
 	secret := newSecret()
 	now := s.now()
+	sess := &Session{Hash: hashSecret(secret), UserID: userID, CreatedAt: now, ExpiresAt: now.Add(SessionLifetime)}
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		return sessions.Insert(tx, &Session{Hash: hashSecret(secret), UserID: userID, CreatedAt: now, ExpiresAt: now.Add(SessionLifetime)})
+		sess.ID = 0
+		return sessions.Insert(tx, sess)
 	})
-	return secret, err
+	return secret, sess.ID, err
 }
 
 // session finds the live session of a cookie's secret and its user.
@@ -67,51 +106,23 @@ func (s *Service) session(ctx context.Context, secret string) (*Session, *auth.U
 // endSession deletes a session; a failure is logged only: the session is
 // refused anyway and the next use tries again.
 func (s *Service) endSession(ctx context.Context, id uint64) {
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
+	if err := s.deleteSession(ctx, id); err != nil {
+		s.log.Warn("could not delete an ended session", zap.Error(err))
+	}
+}
+
+// deleteSession deletes a session (gone already is no error).
+func (s *Service) deleteSession(ctx context.Context, id uint64) error {
+	return s.db.Update(ctx, func(tx *store.Tx) error {
 		if err := sessions.Delete(tx, id); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
 		return nil
 	})
-	if err != nil {
-		s.log.Warn("could not delete an ended session", zap.Error(err))
-	}
 }
 
-// browserSession is the session of a page request's cookie, nil when the
-// browser is not signed in (or its session ended).
-func (s *Service) browserSession(r *http.Request) (*Session, *auth.User, string) {
-	c, err := r.Cookie(auth.SessionCookie)
-	if err != nil {
-		return nil, nil, ""
-	}
-	sess, u, err := s.session(r.Context(), c.Value)
-	if err != nil {
-		return nil, nil, ""
-	}
-	return sess, u, c.Value
-}
-
-// sessionCSRF is the CSRF token of the forms of a signed-in browser: a MAC
-// of the session's secret, which only the HttpOnly cookie holds, so another
-// site can neither read nor forge it, and nothing more is stored.
-func sessionCSRF(sessionSecret string) string {
-	m := hmac.New(sha256.New, []byte(sessionSecret))
-	m.Write([]byte("fennec csrf v1"))
-	return hex.EncodeToString(m.Sum(nil))
-}
-
+// tokensEqual compares two secrets in constant time; an empty one never
+// matches.
 func tokensEqual(a, b string) bool {
 	return a != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
-}
-
-// secure reports whether cookies must be Secure: the request came over TLS
-// or the server is reached at an https URL (TLS ends at a proxy).
-func (s *Service) secure(r *http.Request) bool {
-	return r.TLS != nil || strings.HasPrefix(s.external(), "https://")
-}
-
-func (s *Service) setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int, sameSite http.SameSite) {
-	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: "/", MaxAge: maxAge,
-		HttpOnly: true, Secure: s.secure(r), SameSite: sameSite})
 }

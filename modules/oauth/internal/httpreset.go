@@ -40,85 +40,85 @@ const (
 // serveResetPage is GET /users/password/edit?reset_password_token=: the
 // form. The token is checked when the form is sent, not here, so that
 // opening the link tells a guesser nothing.
-func (s *Service) serveResetPage(w http.ResponseWriter, r *http.Request) {
+func (h *handlers) serveResetPage(w http.ResponseWriter, r *http.Request) {
 	token := r.URL.Query().Get("reset_password_token")
 	if token == "" || len(token) > maxResetToken {
-		s.renderReset(w, r, http.StatusUnprocessableEntity, "", msgResetTokenInvalid)
+		h.renderReset(w, r, http.StatusUnprocessableEntity, "", msgResetTokenInvalid)
 		return
 	}
-	s.renderReset(w, r, http.StatusOK, token, "")
+	h.renderReset(w, r, http.StatusOK, token, "")
 }
 
 // renderReset shows the reset page: the form for token (none when token is
 // empty) and message as its error.
-func (s *Service) renderReset(w http.ResponseWriter, r *http.Request, status int, token, message string) {
-	s.render(w, r, status, "reset_password", pageData{Title: "Change your password", CSRF: s.formCSRF(w, r),
+func (h *handlers) renderReset(w http.ResponseWriter, r *http.Request, status int, token, message string) {
+	h.render(w, r, status, "reset_password", pageData{Title: "Change your password", CSRF: h.formCSRF(w, r),
 		ResetToken: token, Error: message, MinPassword: identity.MinPasswordLength})
 }
 
 // serveReset is the form's POST (or PUT) /users/password: it sets the
 // password and sends the browser to the sign-in page, or shows the form
 // again with what is wrong, having changed nothing.
-func (s *Service) serveReset(w http.ResponseWriter, r *http.Request) {
-	form, ok := s.readForm(w, r)
+func (h *handlers) serveReset(w http.ResponseWriter, r *http.Request) {
+	form, ok := h.readForm(w, r)
 	if !ok {
 		return
 	}
 	// GitLab's "forgot your password" form posts user[email] to the same
 	// path, without _method; its change form says _method=put.
 	if r.Method == http.MethodPost && form.Get("_method") == "" && !form.Has(fieldResetToken) && form.Has(fieldEmail) {
-		s.serveForgot(w, r, form)
+		h.serveForgot(w, r, form)
 		return
 	}
 	if m := form.Get("_method"); m != "" && !strings.EqualFold(m, http.MethodPut) {
-		s.render(w, r, http.StatusBadRequest, "error", pageData{Title: "Invalid request", Message: "The form can only change a password."})
+		h.render(w, r, http.StatusBadRequest, "error", pageData{Title: "Invalid request", Message: "The form can only change a password."})
 		return
 	}
 	token := form.Get(fieldResetToken)
 	if token == "" || len(token) > maxResetToken {
-		s.renderReset(w, r, http.StatusUnprocessableEntity, "", msgResetTokenInvalid)
+		h.renderReset(w, r, http.StatusUnprocessableEntity, "", msgResetTokenInvalid)
 		return
 	}
 	if !formCSRFValid(r, form) {
 		// No form with the posted token: another site could post its own
 		// account's token and have the victim choose that account's
 		// password. The mail's link shows a fresh form.
-		s.renderReset(w, r, http.StatusForbidden, "", "The form expired. Open the link from the mail again.")
+		h.renderReset(w, r, http.StatusForbidden, "", "The form expired. Open the link from the mail again.")
 		return
 	}
 	password := form.Get(fieldPassword)
 	if password != form.Get(fieldConfirmation) {
-		s.renderReset(w, r, http.StatusUnprocessableEntity, token, "Password confirmation doesn't match the password.")
+		h.renderReset(w, r, http.StatusUnprocessableEntity, token, "Password confirmation doesn't match the password.")
 		return
 	}
 	ctx := auth.WithClientAddr(r.Context(), r.RemoteAddr)
-	_, err := s.resets.ResetPasswordWithToken(ctx, token, password)
+	_, err := h.resets.ResetPasswordWithToken(ctx, token, password)
 	var throttled *auth.ThrottledError
 	var invalid interface{ Fields() map[string][]string }
 	switch {
 	case err == nil:
 	case errors.As(err, &throttled):
 		w.Header().Set("Retry-After", throttled.RetryAfterSeconds())
-		s.renderReset(w, r, http.StatusTooManyRequests, token, "Too many failed attempts. Try again in "+throttled.RetryAfterSeconds()+" seconds.")
+		h.renderReset(w, r, http.StatusTooManyRequests, token, "Too many failed attempts. Try again in "+throttled.RetryAfterSeconds()+" seconds.")
 		return
 	case errors.Is(err, identity.ErrResetTokenInvalid):
-		s.renderReset(w, r, http.StatusUnprocessableEntity, "", msgResetTokenInvalid)
+		h.renderReset(w, r, http.StatusUnprocessableEntity, "", msgResetTokenInvalid)
 		return
 	case errors.Is(err, identity.ErrResetTokenExpired):
-		s.renderReset(w, r, http.StatusUnprocessableEntity, "", msgResetTokenExpired)
+		h.renderReset(w, r, http.StatusUnprocessableEntity, "", msgResetTokenExpired)
 		return
 	case errors.Is(err, identity.ErrResetUserBlocked):
-		s.renderReset(w, r, http.StatusUnprocessableEntity, "", "Your account is blocked: its password cannot be set. Ask an administrator.")
+		h.renderReset(w, r, http.StatusUnprocessableEntity, "", "Your account is blocked: its password cannot be set. Ask an administrator.")
 		return
 	case errors.Is(err, identity.ErrResetDirectoryUser):
-		s.renderReset(w, r, http.StatusUnprocessableEntity, "", "Your account signs in through a directory (LDAP): change your password there.")
+		h.renderReset(w, r, http.StatusUnprocessableEntity, "", "Your account signs in through a directory (LDAP): change your password there.")
 		return
 	case errors.As(err, &invalid) && len(invalid.Fields()["password"]) > 0:
-		s.renderReset(w, r, http.StatusUnprocessableEntity, token, "Password "+strings.Join(invalid.Fields()["password"], ", ")+".")
+		h.renderReset(w, r, http.StatusUnprocessableEntity, token, "Password "+strings.Join(invalid.Fields()["password"], ", ")+".")
 		return
 	default:
-		s.log.Error("password reset failed", zap.Error(err))
-		s.render(w, r, http.StatusInternalServerError, "error", pageData{Title: "Something went wrong", Message: "The server could not change your password. Try again later."})
+		h.log.Error("password reset failed", zap.Error(err))
+		h.render(w, r, http.StatusInternalServerError, "error", pageData{Title: "Something went wrong", Message: "The server could not change your password. Try again later."})
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
@@ -127,43 +127,43 @@ func (s *Service) serveReset(w http.ResponseWriter, r *http.Request) {
 
 // serveForgotPage is GET /users/password/new: the "forgot your password"
 // form.
-func (s *Service) serveForgotPage(w http.ResponseWriter, r *http.Request) {
-	s.renderForgot(w, r, http.StatusOK, "", "")
+func (h *handlers) serveForgotPage(w http.ResponseWriter, r *http.Request) {
+	h.renderForgot(w, r, http.StatusOK, "", "")
 }
 
-func (s *Service) renderForgot(w http.ResponseWriter, r *http.Request, status int, email, message string) {
-	s.render(w, r, status, "forgot_password", pageData{Title: "Forgot your password?", CSRF: s.formCSRF(w, r),
+func (h *handlers) renderForgot(w http.ResponseWriter, r *http.Request, status int, email, message string) {
+	h.render(w, r, status, "forgot_password", pageData{Title: "Forgot your password?", CSRF: h.formCSRF(w, r),
 		Email: email, Error: message})
 }
 
 // serveForgot is the form's POST /users/password: identity decides whether
 // a link is mailed, and the browser goes to the sign-in page with the same
 // notice whether or not the address has an account.
-func (s *Service) serveForgot(w http.ResponseWriter, r *http.Request, form url.Values) {
+func (h *handlers) serveForgot(w http.ResponseWriter, r *http.Request, form url.Values) {
 	email := form.Get(fieldEmail)
 	if len(email) > maxEmailField {
 		email = "" // not shown again
 	}
 	if !formCSRFValid(r, form) {
-		s.renderForgot(w, r, http.StatusForbidden, email, "The form expired. Send it again.")
+		h.renderForgot(w, r, http.StatusForbidden, email, "The form expired. Send it again.")
 		return
 	}
 	ctx := auth.WithClientAddr(r.Context(), r.RemoteAddr)
-	err := s.resets.RequestPasswordReset(ctx, form.Get(fieldEmail))
+	err := h.resets.RequestPasswordReset(ctx, form.Get(fieldEmail))
 	var throttled *auth.ThrottledError
 	var invalid interface{ Fields() map[string][]string }
 	switch {
 	case err == nil:
 	case errors.As(err, &throttled):
 		w.Header().Set("Retry-After", throttled.RetryAfterSeconds())
-		s.renderForgot(w, r, http.StatusTooManyRequests, email, "Too many requests. Try again in "+throttled.RetryAfterSeconds()+" seconds.")
+		h.renderForgot(w, r, http.StatusTooManyRequests, email, "Too many requests. Try again in "+throttled.RetryAfterSeconds()+" seconds.")
 		return
 	case errors.As(err, &invalid) && len(invalid.Fields()["email"]) > 0:
-		s.renderForgot(w, r, http.StatusUnprocessableEntity, email, "E-mail "+strings.Join(invalid.Fields()["email"], ", ")+".")
+		h.renderForgot(w, r, http.StatusUnprocessableEntity, email, "E-mail "+strings.Join(invalid.Fields()["email"], ", ")+".")
 		return
 	default:
-		s.log.Error("password reset request failed", zap.Error(err))
-		s.render(w, r, http.StatusInternalServerError, "error", pageData{Title: "Something went wrong", Message: "The server could not send the link. Try again later."})
+		h.log.Error("password reset request failed", zap.Error(err))
+		h.render(w, r, http.StatusInternalServerError, "error", pageData{Title: "Something went wrong", Message: "The server could not send the link. Try again later."})
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")

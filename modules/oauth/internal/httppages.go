@@ -69,24 +69,24 @@ func parsePages() map[string]*template.Template {
 
 // render writes a page with headers that keep it out of frames (the
 // consent page must not be clickjacked), caches and other sites' scripts.
-func (s *Service) render(w http.ResponseWriter, r *http.Request, status int, page string, d pageData) {
+func (h *handlers) render(w http.ResponseWriter, r *http.Request, status int, page string, d pageData) {
 	var buf bytes.Buffer
-	if err := s.pages[page].ExecuteTemplate(&buf, "layout", d); err != nil {
-		s.log.Error("page template failed: " + err.Error())
+	if err := h.pages[page].ExecuteTemplate(&buf, "layout", d); err != nil {
+		h.log.Error("page template failed: " + err.Error())
 		http.Error(w, "500 Internal Server Error", http.StatusInternalServerError)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/html; charset=utf-8")
+	hdr.Set("Content-Length", strconv.Itoa(buf.Len()))
+	hdr.Set("Cache-Control", "no-store")
+	hdr.Set("X-Frame-Options", "DENY")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr.Set("Referrer-Policy", "no-referrer")
 	// No script at all; inline styles only. form-action is left out on
 	// purpose: browsers apply it to the redirect after a form, which goes
 	// to the client's own site.
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'")
+	hdr.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'")
 	w.WriteHeader(status)
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(buf.Bytes())
