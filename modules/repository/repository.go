@@ -3,7 +3,6 @@ package repository
 import (
 	"context"
 
-	"github.com/go-git/go-git/v5"
 	"go.uber.org/fx"
 	"golang.org/x/crypto/ssh"
 
@@ -15,13 +14,11 @@ import (
 	"github.com/fennec-forge/fennec/modules/repository/internal"
 )
 
-// Store gives access to projects' bare repositories.
+// Store gives access to projects' bare repositories. Modules above read
+// them through gitread.Reader, never as go-git repositories (issue 36).
 type Store interface {
 	// Path is where a project's repository lives (it may not exist yet).
 	Path(projectID int64) string
-	// Open opens a project's repository, creating an empty one if the
-	// project's creation event has not been handled yet.
-	Open(ctx context.Context, projectID int64) (*git.Repository, error)
 }
 
 // CommitStatuses records statuses of commits for other modules (CI's jobs).

@@ -15,6 +15,7 @@ import (
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/modules/repository"
+	"github.com/fennec-forge/fennec/modules/repository/internal"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
@@ -109,7 +110,7 @@ func TestRepositoryFollowsTheProject(t *testing.T) {
 // handled yet, and a later fork event replaces such an empty one.
 func TestOpenCreatesLazily(t *testing.T) {
 	t.Parallel()
-	var repos repository.Store
+	var repos *internal.Storage // Open is no longer the public Store's
 	stocktest.Start(t, fennectest.WithExtract(&repos))
 	r, err := repos.Open(context.Background(), 4242)
 	if err != nil {

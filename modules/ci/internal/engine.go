@@ -9,15 +9,13 @@ import (
 	"strings"
 	"time"
 
-	git "github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
-
+	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/ci/internal/cistatus"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/repository/gitread"
 )
 
 // ConfigPath is where a project's CI configuration lives in its repository.
@@ -44,35 +42,38 @@ type pipelineRequest struct {
 	inserted func(tx *store.Tx, p *Pipeline) error
 }
 
-// readConfig reads the CI file and the commit summary at sha.
+// readAsCI is ctx for CI's reads of a repository: as the server, for
+// every caller has been checked (or is the server) before CI reads, and a
+// trigger's pipeline or another module's question comes with no principal
+// that may read the code itself.
+func readAsCI(ctx context.Context) context.Context {
+	return auth.WithPrincipal(ctx, auth.System())
+}
+
+// readConfig reads the CI file and the commit summary at sha, the file
+// bounded by pipeline.MaxConfigBytes: a larger one is never read.
 func (s *Service) readConfig(ctx context.Context, projectID int64, sha string) ([]byte, CommitSummary, error) {
-	repo, err := s.repos.Open(ctx, projectID)
-	if err != nil {
-		return nil, CommitSummary{}, err
-	}
-	c, err := repo.CommitObject(plumbing.NewHash(sha))
+	ctx = readAsCI(ctx)
+	c, err := s.git.Commit(ctx, projectID, sha)
 	if err != nil {
 		return nil, CommitSummary{}, fmt.Errorf("ci: commit %s: %w", sha, err)
 	}
 	sum := summarize(c)
-	f, err := c.File(ConfigPath)
-	if errors.Is(err, object.ErrFileNotFound) {
+	text, err := s.git.File(ctx, projectID, c.ID, ConfigPath, pipeline.MaxConfigBytes)
+	switch {
+	case errors.Is(err, gitread.ErrPathNotFound):
 		return nil, sum, cicd.ErrNoConfig
-	}
-	if err != nil {
+	case errors.Is(err, gitread.ErrTooLarge):
+		// Parse words the refusal; the huge blob is not read to get it.
+		return make([]byte, pipeline.MaxConfigBytes+1), sum, nil
+	case err != nil:
 		return nil, sum, err
 	}
-	if f.Size > pipeline.MaxConfigBytes {
-		// Parse words the refusal; do not read a huge blob to get it.
-		return make([]byte, pipeline.MaxConfigBytes+1), sum, nil
-	}
-	text, err := f.Contents()
-	return []byte(text), sum, err
+	return text, sum, nil
 }
 
-func summarize(c *object.Commit) CommitSummary {
-	title, _, _ := strings.Cut(c.Message, "\n")
-	return CommitSummary{ID: c.Hash.String(), ShortID: c.Hash.String()[:8], Title: title, Message: c.Message,
+func summarize(c gitread.Commit) CommitSummary {
+	return CommitSummary{ID: c.ID, ShortID: c.ID[:8], Title: c.Title(), Message: c.Message,
 		AuthorName: c.Author.Name, AuthorEmail: c.Author.Email, CreatedAt: c.Committer.When.UTC()}
 }
 
@@ -133,50 +134,45 @@ func (s *Service) createPipeline(ctx context.Context, req pipelineRequest) (*Pip
 // errNotACommit: a tag points at a tree or a blob, which has no CI file.
 var errNotACommit = errors.New("ci: the tag does not point at a commit")
 
-// peelTag is the commit a tag's object names: an annotated tag (or a tag
-// of a tag) is followed to its target; a commit is itself.
-func peelTag(repo *git.Repository, h plumbing.Hash) (string, error) {
-	// A chain of tags is short; the bound keeps a corrupt one from looping.
-	for range 32 {
-		t, err := repo.TagObject(h)
-		if errors.Is(err, plumbing.ErrObjectNotFound) {
-			return h.String(), nil // not a tag object
-		}
-		if err != nil {
-			return "", err
-		}
-		if t.TargetType != plumbing.TagObject && t.TargetType != plumbing.CommitObject {
-			return "", errNotACommit
-		}
-		h = t.Target
+// refHead is the commit at the head of a branch or tag of that short name,
+// a branch first, and whether it is a tag's: cicd.ErrRefNotFound for
+// neither, errNotACommit for a tag of a tree or a blob.
+func (s *Service) refHead(ctx context.Context, projectID int64, ref string) (sha string, tag bool, err error) {
+	ctx = readAsCI(ctx)
+	sha, err = s.git.Resolve(ctx, projectID, "refs/heads/"+ref)
+	if !errors.Is(err, gitread.ErrRevisionNotFound) {
+		return sha, false, err
 	}
-	return "", errNotACommit
+	sha, err = s.git.Resolve(ctx, projectID, "refs/tags/"+ref)
+	if !errors.Is(err, gitread.ErrRevisionNotFound) {
+		return sha, true, err
+	}
+	// No commit: no such tag, or one that names no commit. Only a
+	// refusal lists the tags, to say which.
+	tags, err := s.git.Tags(ctx, projectID)
+	if err != nil {
+		return "", false, err
+	}
+	for _, t := range tags {
+		if t.FullName == "refs/tags/"+ref {
+			return "", true, fmt.Errorf("%w: the tag %q names no commit", errNotACommit, ref)
+		}
+	}
+	return "", false, fmt.Errorf("%w: %q", cicd.ErrRefNotFound, ref)
 }
 
 // createForRefRequest makes the pipeline of a branch or tag head, as
 // req says (no access check: runForRef's callers have made theirs); its
 // sha and tag are found from req.ref, a branch first.
 func (s *Service) createForRefRequest(ctx context.Context, req pipelineRequest) (*Pipeline, error) {
-	info, ref := req.project, req.ref
-	repo, err := s.repos.Open(ctx, info.ID)
+	sha, tag, err := s.refHead(ctx, req.project.ID, req.ref)
+	if errors.Is(err, errNotACommit) {
+		return nil, fmt.Errorf("%w: %w", cicd.ErrNoConfig, err) // a tagged tree has no CI file of a commit
+	}
 	if err != nil {
 		return nil, err
 	}
-	if r, err := repo.Reference(plumbing.NewBranchReferenceName(ref), true); err == nil {
-		req.sha = r.Hash().String()
-	} else if r, err := repo.Reference(plumbing.NewTagReferenceName(ref), true); err == nil {
-		req.tag = true
-		sha, err := peelTag(repo, r.Hash())
-		if errors.Is(err, errNotACommit) {
-			return nil, fmt.Errorf("%w: the tag %q names no commit", cicd.ErrNoConfig, ref) // a tagged tree has no CI file of a commit
-		}
-		if err != nil {
-			return nil, err
-		}
-		req.sha = sha
-	} else {
-		return nil, fmt.Errorf("%w: %q", cicd.ErrRefNotFound, ref)
-	}
+	req.sha, req.tag = sha, tag
 	return s.createPipeline(ctx, req)
 }
 

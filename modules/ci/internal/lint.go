@@ -9,10 +9,9 @@ package internal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
@@ -64,21 +63,12 @@ func (s *Service) LintProject(ctx context.Context, project, ref string) ([]strin
 	if ref == "" {
 		ref = info.DefaultBranch
 	}
-	repo, err := s.repos.Open(ctx, info.ID)
+	sha, tag, err := s.refHead(ctx, info.ID, ref)
+	if errors.Is(err, errNotACommit) {
+		return nil, fmt.Errorf("%w: %w", cicd.ErrRefNotFound, err)
+	}
 	if err != nil {
 		return nil, err
-	}
-	var sha string
-	tag := false
-	if r, err := repo.Reference(plumbing.NewBranchReferenceName(ref), true); err == nil {
-		sha = r.Hash().String()
-	} else if r, err := repo.Reference(plumbing.NewTagReferenceName(ref), true); err == nil {
-		tag = true
-		if sha, err = peelTag(repo, r.Hash()); err != nil {
-			return nil, fmt.Errorf("%w: the tag %q names no commit (%v)", cicd.ErrRefNotFound, ref, err)
-		}
-	} else {
-		return nil, fmt.Errorf("%w: %q", cicd.ErrRefNotFound, ref)
 	}
 	src, _, err := s.readConfig(ctx, info.ID, sha)
 	if err != nil {

@@ -10,12 +10,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/repository/gitread"
 )
 
 // Pipelines implements cicd.Service.
@@ -172,12 +171,8 @@ func (s *Service) runForRef(ctx context.Context, req pipelineRequest) (cicd.Pipe
 // isBranch says whether a branch of that name exists (createForRef takes
 // the branch when a tag has the same name).
 func (s *Service) isBranch(ctx context.Context, projectID int64, name string) (bool, error) {
-	repo, err := s.repos.Open(ctx, projectID)
-	if err != nil {
-		return false, err
-	}
-	_, err = repo.Reference(plumbing.NewBranchReferenceName(name), true)
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+	_, err := s.git.Resolve(readAsCI(ctx), projectID, "refs/heads/"+name)
+	if errors.Is(err, gitread.ErrRevisionNotFound) {
 		return false, nil
 	}
 	return err == nil, err

@@ -20,6 +20,7 @@ import (
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
+	"github.com/fennec-forge/fennec/modules/repository/gitread"
 )
 
 // Service is the CI module: pipelines and their jobs, the files jobs leave
@@ -30,7 +31,7 @@ type Service struct {
 	access     projects.Access
 	teams      projects.Teams
 	users      identity.Users
-	repos      repository.Store
+	git        gitread.Reader // the CI file and refs, read as the server (readAsCI)
 	statuses   repository.CommitStatuses
 	protection repository.BranchProtection
 	merges     repository.Merges
@@ -93,7 +94,7 @@ type Deps struct {
 	Access     projects.Access
 	Teams      projects.Teams
 	Users      identity.Users
-	Repos      repository.Store
+	Git        gitread.Reader
 	Statuses   repository.CommitStatuses
 	Protection repository.BranchProtection
 	Merges     repository.Merges
@@ -107,7 +108,7 @@ type Deps struct {
 
 // NewService builds the module's service.
 func NewService(d Deps) (*Service, error) {
-	s := &Service{db: d.DB, bus: d.Bus, access: d.Access, teams: d.Teams, users: d.Users, repos: d.Repos, statuses: d.Statuses, protection: d.Protection, merges: d.Merges, server: d.Server, box: d.Box, cfg: d.Config,
+	s := &Service{db: d.DB, bus: d.Bus, access: d.Access, teams: d.Teams, users: d.Users, git: d.Git, statuses: d.Statuses, protection: d.Protection, merges: d.Merges, server: d.Server, box: d.Box, cfg: d.Config,
 		log: d.Log.Named("ci"), dir: filepath.Join(d.Core.Data, "ci"), now: func() time.Time { return time.Now().UTC() },
 		wake: make(chan struct{}, 1), reapEvery: reapInterval, runnersTokens: d.Runners, runnerQueue: newRunnerQueue()}
 	s.runnerBootAt = s.now()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
 	"github.com/fennec-forge/fennec/modules/repository"
+	"github.com/fennec-forge/fennec/modules/repository/gitread"
 )
 
 // Subscribers are the module's event handlers: a pipeline for every
@@ -50,12 +50,11 @@ func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
 	sha := ev.After
 	if tag {
 		// An annotated tag's push names the tag object; the pipeline runs
-		// the commit it points at.
-		repo, err := s.repos.Open(ctx, ev.ProjectID)
-		if err != nil {
-			return err
-		}
-		if sha, err = peelTag(repo, plumbing.NewHash(ev.After)); errors.Is(err, errNotACommit) {
+		// the commit it points at. A tag of a tree or a blob has no CI
+		// file of a commit: no pipeline (its push is handled, not retried).
+		var err error
+		sha, err = s.git.Resolve(ctx, ev.ProjectID, ev.After)
+		if errors.Is(err, gitread.ErrRevisionNotFound) {
 			return nil
 		} else if err != nil {
 			return err
