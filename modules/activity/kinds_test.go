@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fennec-forge/fennec/modules/collab/target"
+	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/projects/feed"
 )
 
@@ -17,8 +18,8 @@ func TestFeedKinds(t *testing.T) {
 	t.Parallel()
 	// Widgets with an even id are visible, as a confidential issue would
 	// not be.
-	s := start(t, withKinds(target.Kind{Type: "Widget", Visible: func(_ context.Context, projectID, targetID int64) (bool, error) {
-		return projectID > 0 && targetID%2 == 0, nil
+	s := start(t, withKinds(target.Kind{Type: "Widget", Visible: func(_ context.Context, p projects.ProjectInfo, targetID int64) (bool, error) {
+		return p.ID > 0 && targetID%2 == 0, nil
 	}}))
 	alice := s.CreateUser(t, "alice")
 	p := project(t, alice.Client, "widgets", "public")

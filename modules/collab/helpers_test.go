@@ -117,15 +117,19 @@ func (ts *things) module(locked *sync.Map, seen *noteEvents) fennec.Module {
 	quirky.NoteView = func(_ context.Context, n target.Noteable, note any) (any, error) {
 		return map[string]any{"id": n.ID, "title": n.Title, "note": note}, nil
 	}
-	// Things are todo targets too; gadgets are not.
-	kind.Render = func(_ context.Context, t target.Target) (any, string, error) {
-		n, ok := ts.byID(t.ID)
+	// Things are subscribed to and todo targets too; gadgets are not.
+	kind.OpName = "thing"
+	kind.View = func(_ context.Context, _ projects.ProjectInfo, n target.Noteable) (any, error) {
+		return map[string]any{"id": n.ID, "iid": n.IID, "title": n.Title}, nil
+	}
+	kind.Render = func(_ context.Context, _ projects.ProjectInfo, id int64) (any, string, error) {
+		n, ok := ts.byID(id)
 		if !ok {
 			return nil, "", errThingNotFound
 		}
 		return map[string]any{"id": n.ID, "iid": n.IID, "title": n.Title}, n.WebURL, nil
 	}
-	kind.Visible = func(ctx context.Context, _, id int64) (bool, error) {
+	kind.Visible = func(ctx context.Context, _ projects.ProjectInfo, id int64) (bool, error) {
 		n, ok := ts.byID(id)
 		// The level is not known here; confidential things are for
 		// their author and assignees only in these tests.

@@ -20,6 +20,7 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab"
 	"github.com/fennec-forge/fennec/modules/collab/target"
+	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
@@ -63,16 +64,16 @@ var errNoWidget = errors.New("no such widget")
 
 func (ws *widgets) module() fennec.Module {
 	kind := target.Kind{Type: "Widget",
-		Render: func(_ context.Context, t target.Target) (any, string, error) {
+		Render: func(_ context.Context, _ projects.ProjectInfo, id int64) (any, string, error) {
 			ws.mu.Lock()
 			defer ws.mu.Unlock()
-			w, ok := ws.rows[t.ID]
+			w, ok := ws.rows[id]
 			if !ok || w.gone {
 				return nil, "", errNoWidget
 			}
 			return map[string]any{"id": w.ID, "title": w.Title}, "http://x/widgets/" + strconv.FormatInt(w.ID, 10), nil
 		},
-		Visible: func(ctx context.Context, _, id int64) (bool, error) {
+		Visible: func(ctx context.Context, _ projects.ProjectInfo, id int64) (bool, error) {
 			ws.mu.Lock()
 			defer ws.mu.Unlock()
 			w, ok := ws.rows[id]

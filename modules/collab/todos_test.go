@@ -3,14 +3,12 @@ package collab_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"slices"
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
-	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
@@ -95,50 +93,6 @@ func TestAddSkipsAndDedupes(t *testing.T) {
 	}
 	if got := e.bodies(t, bob, "?state=done"); len(got) != 0 {
 		t.Fatalf("after Remove: %v", got)
-	}
-}
-
-func TestMark(t *testing.T) {
-	e := startWidgets(t)
-	alice := e.CreateUser(t, "alice")
-	p := e.project(t, alice.Client, "box", "private")
-	w := e.widgets.add(p.ID, "Widget one")
-	as := func(u *fennectest.User) context.Context {
-		pr, err := auth.ForUser(&auth.User{ID: u.ID, Username: u.Username})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return auth.WithPrincipal(context.Background(), pr)
-	}
-	view, err := e.collab.MarkTodo(as(alice), w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := json.Marshal(view)
-	var got map[string]any
-	if err := json.Unmarshal(raw, &got); err != nil {
-		t.Fatal(err)
-	}
-	keys := []string{"action_name", "author", "body", "created_at", "id", "project", "state", "target", "target_type", "target_url"}
-	var have []string
-	for k := range got {
-		have = append(have, k)
-	}
-	slices.Sort(have)
-	if !slices.Equal(have, keys) || got["action_name"] != "marked" || got["body"] != "Widget one" || got["state"] != "pending" ||
-		got["target_type"] != "Widget" || got["target_url"] != "http://x/widgets/"+itoa(w.ID) {
-		t.Fatalf("marked %s", raw)
-	}
-	project := got["project"].(map[string]any)
-	if len(project) != 5 || project["id"] != float64(p.ID) || project["path_with_namespace"] != "alice/box" ||
-		project["name_with_namespace"] != p.NameWithNamespace || project["name"] != "box" || project["path"] != "box" {
-		t.Fatalf("project %v", project)
-	}
-	if _, err := e.collab.MarkTodo(as(alice), w); !errors.Is(err, target.ErrTodoExists) {
-		t.Fatalf("second mark: %v", err)
-	}
-	if _, err := e.collab.MarkTodo(context.Background(), w); !errors.Is(err, auth.ErrUnauthorized) {
-		t.Fatalf("anonymous mark: %v", err)
 	}
 }
 

@@ -36,5 +36,6 @@ func (s *Service) register(a *api.API) {
 		s.registerDiscussions(a, k)
 		s.registerAwards(a, k)
 		s.registerParticipants(a, k)
+		s.registerTargetOps(a, k)
 	}
 }

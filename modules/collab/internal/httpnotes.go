@@ -134,22 +134,34 @@ func (s *Service) registerKind(a *api.API, k target.Kind) {
 }
 
 // resolve finds the project and the noteable a request names, as the
-// caller sees them: the project's 404, then the kind's own 404.
+// caller sees them: the project's 404, a malformed reference's 400, the
+// kind's Read refused (403), then the kind's own 404. The noteable's path
+// parameter is the kind's own (":issue_iid"), read from the request, since
+// an input struct's tags cannot vary by kind.
 func (s *Service) resolve(ctx context.Context, k target.Kind, projectRef string) (projects.ProjectInfo, target.Noteable, error) {
-	info, err := s.access.Resolve(ctx, projectRef)
-	if err != nil {
+	info, err := s.kindProject(ctx, k, projectRef)
+	ref, refErr := pathRef(ctx, k)
+	switch {
+	case err != nil && (refErr == nil || !errors.Is(err, projects.ErrForbidden)):
 		return info, target.Noteable{}, err
+	case refErr != nil:
+		return info, target.Noteable{}, refErr
 	}
+	n, err := k.Resolve(ctx, info, ref)
+	return info, n, err
+}
+
+// pathRef is the target's reference in the request's path (k.Param).
+func pathRef(ctx context.Context, k target.Kind) (int64, error) {
 	raw := ""
 	if r := api.Request(ctx); r != nil {
 		raw = r.PathValue(k.Param)
 	}
 	ref, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil || ref <= 0 {
-		return info, target.Noteable{}, api.Invalid(k.Param)
+		return 0, api.Invalid(k.Param)
 	}
-	n, err := k.Resolve(ctx, info, ref)
-	return info, n, err
+	return ref, nil
 }
 
 // parseNoteID is a note id from the path; anything else is no note.

@@ -217,7 +217,7 @@ func (s *Service) render(ctx context.Context, list []*Todo) ([]TodoView, error) 
 		if !ok {
 			continue
 		}
-		view, url, err := k.Render(ctx, tg)
+		view, url, err := k.Render(ctx, *p, t.TargetID)
 		if err != nil {
 			// The target went away between the read and the render (its
 			// removal takes its todos with it); not shown.

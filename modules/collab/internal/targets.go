@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 
+	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
+	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
@@ -15,6 +17,11 @@ func (s *Service) Resolve(ctx context.Context, typ string, p projects.ProjectInf
 	k, ok := s.noteKind(typ)
 	if !ok {
 		return target.Noteable{}, target.ErrUnknownKind
+	}
+	if k.Read != projects.ReadProject {
+		if _, err := s.access.RequireID(ctx, p.ID, k.Read); err != nil {
+			return target.Noteable{}, err
+		}
 	}
 	return k.Resolve(ctx, p, ref)
 }
@@ -34,10 +41,82 @@ func (s *Service) Visible(ctx context.Context, typ string, projectID, id int64) 
 	if !known {
 		return false, nil // its module is not in this bundle: nobody can vouch for it
 	}
+	return s.visibleTo(ctx, k, projectID, id)
+}
+
+// visibleTo reports whether the caller in ctx may see target id of kind k
+// in project projectID: they may do k.Read on the project (a hidden
+// project, or a switched-off feature, hides every target), and k.Visible
+// lets them see this one.
+func (s *Service) visibleTo(ctx context.Context, k target.Kind, projectID, id int64) (bool, error) {
+	info, err := s.access.RequireID(ctx, projectID, k.Read)
+	if errors.Is(err, projects.ErrNotFound) || errors.Is(err, projects.ErrForbidden) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
 	if k.Visible == nil {
 		return true, nil
 	}
-	return k.Visible(ctx, projectID, id)
+	return k.Visible(ctx, info, id)
+}
+
+// asUser is ctx with userID as its principal, for what is asked on a
+// user's behalf (their todos): ok is false for a deleted or blocked user.
+func (s *Service) asUser(ctx context.Context, userID int64) (context.Context, bool, error) {
+	u, err := s.users.UserByID(ctx, userID)
+	if errors.Is(err, identity.ErrUserNotFound) {
+		return ctx, false, nil
+	}
+	if err != nil {
+		return ctx, false, err
+	}
+	p, err := auth.ForUser(&auth.User{ID: u.ID, Username: u.Username, Admin: u.Admin, Blocked: u.State != "active", External: u.External})
+	if err != nil {
+		return ctx, false, nil // blocked
+	}
+	return auth.WithPrincipal(ctx, p), true, nil
+}
+
+// resolveRef finds the target of kind k that ref names in project
+// projectRef as the caller sees it: the project's 404, the kind's Read
+// refused (403), then the kind's own answer.
+func (s *Service) resolveRef(ctx context.Context, k target.Kind, projectRef string, ref int64) (projects.ProjectInfo, target.Noteable, error) {
+	info, err := s.kindProject(ctx, k, projectRef)
+	if err != nil {
+		return info, target.Noteable{}, err
+	}
+	n, err := k.Resolve(ctx, info, ref)
+	return info, n, err
+}
+
+// kindProject resolves project projectRef for the targets of kind k, as
+// the caller sees it: 404 for a hidden project, 403 when k.Read is
+// refused (the kind's feature switched off).
+func (s *Service) kindProject(ctx context.Context, k target.Kind, projectRef string) (projects.ProjectInfo, error) {
+	return s.access.Require(ctx, projectRef, k.Read)
+}
+
+// SubscribeTo implements target.Service.
+func (s *Service) SubscribeTo(ctx context.Context, typ, projectRef string, ref int64, subscribed bool) (projects.ProjectInfo, target.Noteable, error) {
+	k, ok := s.noteKind(typ)
+	if !ok {
+		return projects.ProjectInfo{}, target.Noteable{}, target.ErrUnknownKind
+	}
+	caller := auth.FromContext(ctx)
+	if caller.IsAnonymous() || caller.UserID() == 0 {
+		return projects.ProjectInfo{}, target.Noteable{}, auth.ErrUnauthorized
+	}
+	info, n, err := s.resolveRef(ctx, k, projectRef, ref)
+	if err != nil {
+		return info, n, err
+	}
+	changed, err := s.Subscribe(ctx, n, caller.UserID(), subscribed)
+	if err == nil && !changed {
+		err = target.ErrUnchanged
+	}
+	return info, n, err
 }
 
 // noteVisible: a note gone since (deleted, or its noteable's kind left the
@@ -53,8 +132,8 @@ func (s *Service) noteVisible(ctx context.Context, projectID, noteID int64) (boo
 	if err != nil {
 		return false, err
 	}
-	info, err := s.access.ResolveID(ctx, projectID)
-	if errors.Is(err, projects.ErrNotFound) {
+	info, err := s.access.RequireID(ctx, projectID, k.Read)
+	if errors.Is(err, projects.ErrNotFound) || errors.Is(err, projects.ErrForbidden) {
 		return false, nil
 	}
 	if err != nil {

@@ -2,14 +2,12 @@ package internal
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
-	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
@@ -66,90 +64,60 @@ func newTodo(n target.NewTodo, now time.Time) *Todo {
 }
 
 // todoVisible reports whether userID may see target t: an active user
-// who may read its project and whom the target's kind lets see it
-// (Kind.Visible, asked as the user). A target of a kind nobody registered,
-// or one without todos, is seen by no one (its module is not in the
-// bundle, so nobody can vouch for it), as in the feeds.
+// whom the target's kind lets see it (visibleTo, asked as the user). A
+// target of a kind nobody registered, or one without todos, is seen by no
+// one (its module is not in the bundle, so nobody can vouch for it), as in
+// the feeds.
 func (s *Service) todoVisible(ctx context.Context, userID int64, t target.Target) (bool, error) {
 	k, known := s.byType[t.Type]
 	if !known || k.Render == nil {
 		return false, nil
 	}
-	u, err := s.users.UserByID(ctx, userID)
-	if errors.Is(err, identity.ErrUserNotFound) {
-		return false, nil
-	}
-	if err != nil {
+	asUser, ok, err := s.asUser(ctx, userID)
+	if err != nil || !ok {
 		return false, err
 	}
-	p, err := auth.ForUser(&auth.User{ID: u.ID, Username: u.Username, Admin: u.Admin, Blocked: u.State != "active", External: u.External})
-	if err != nil {
-		return false, nil // blocked
-	}
-	asUser := auth.WithPrincipal(ctx, p)
-	if _, err := s.access.RequireID(asUser, t.ProjectID, projects.ReadProject); err != nil {
-		if errors.Is(err, projects.ErrNotFound) || errors.Is(err, projects.ErrForbidden) {
-			return false, nil
-		}
-		return false, err
-	}
-	if k.Visible == nil {
-		return true, nil
-	}
-	return k.Visible(asUser, t.ProjectID, t.ID)
+	return s.visibleTo(asUser, k, t.ProjectID, t.ID)
 }
 
-// MarkTodo implements target.Service: the caller's explicit todo on tg.
-func (s *Service) MarkTodo(ctx context.Context, tg target.Target) (any, error) {
+// MarkTodo implements target.Service.
+func (s *Service) MarkTodo(ctx context.Context, typ, projectRef string, ref int64) (target.Todo, error) {
+	t, err := s.markTodo(ctx, typ, projectRef, ref)
+	if err != nil {
+		return target.Todo{}, err
+	}
+	return t.record(), nil
+}
+
+// markTodo is MarkTodo, with the stored todo.
+func (s *Service) markTodo(ctx context.Context, typ, projectRef string, ref int64) (*Todo, error) {
+	k, ok := s.byType[typ]
+	if !ok || k.Render == nil || k.Resolve == nil {
+		return nil, target.ErrUnknownKind
+	}
 	caller := auth.FromContext(ctx)
 	if caller.IsAnonymous() || caller.UserID() == 0 {
 		return nil, auth.ErrUnauthorized
 	}
+	_, n, err := s.resolveRef(ctx, k, projectRef, ref)
+	if err != nil {
+		return nil, err
+	}
 	user := caller.UserID()
 	var t *Todo
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		t = nil
-		pending, err := pendingOn(tx, user, tg.Type, tg.ID)
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
+		pending, err := pendingOn(tx, user, n.Type, n.ID)
 		if err != nil {
 			return err
 		}
 		if len(pending) > 0 {
 			return target.ErrTodoExists
 		}
-		t = newTodo(target.NewTodo{UserID: user, AuthorID: user, Target: tg, Action: target.Marked}, s.now().UTC())
 		// GitLab shows a marked todo with its target's title as the body.
-		if k, ok := s.byType[tg.Type]; ok && k.Render != nil {
-			if v, _, err := k.Render(tx.Context(), tg); err == nil {
-				t.Body = titleOf(v)
-			}
-		}
+		t = newTodo(target.NewTodo{UserID: user, AuthorID: user, Target: n.Target(), Action: target.Marked, Body: n.Title}, s.now().UTC())
 		return todosTable.Insert(tx, t)
 	})
-	if err != nil {
-		return nil, err
-	}
-	views, err := s.render(ctx, []*Todo{t})
-	if err != nil {
-		return nil, err
-	}
-	if len(views) == 0 {
-		return nil, ErrTodoNotFound
-	}
-	return views[0], nil
-}
-
-// titleOf reads the title of a rendered target (issues and merge requests
-// have one), "" when it has none.
-func titleOf(view any) string {
-	raw, err := json.Marshal(view)
-	if err != nil {
-		return ""
-	}
-	var v struct {
-		Title string `json:"title"`
-	}
-	_ = json.Unmarshal(raw, &v)
-	return v.Title
+	return t, err
 }
 
 // TodosDone implements target.Service.
@@ -221,22 +189,17 @@ func (s *Service) shown(ctx context.Context, list []*Todo) ([]*Todo, error) {
 	return out, nil
 }
 
-// kindVisible asks k whether userID may see t (Kind.Visible), as that
-// user: a deleted or blocked user sees nothing.
+// kindVisible reports whether userID may see target t of kind k, as
+// that user (visibleTo): a deleted or blocked user sees nothing. A kind
+// that asks no more than reading the project needs no user (the caller,
+// the todos' owner, may read it already).
 func (s *Service) kindVisible(ctx context.Context, k target.Kind, userID int64, t target.Target) (bool, error) {
-	if k.Visible == nil {
+	if k.Visible == nil && k.Read == projects.ReadProject {
 		return true, nil
 	}
-	u, err := s.users.UserByID(ctx, userID)
-	if errors.Is(err, identity.ErrUserNotFound) {
-		return false, nil
-	}
-	if err != nil {
+	asUser, ok, err := s.asUser(ctx, userID)
+	if err != nil || !ok {
 		return false, err
 	}
-	p, err := auth.ForUser(&auth.User{ID: u.ID, Username: u.Username, Admin: u.Admin, Blocked: u.State != "active", External: u.External})
-	if err != nil {
-		return false, nil // blocked
-	}
-	return k.Visible(auth.WithPrincipal(ctx, p), t.ProjectID, t.ID)
+	return s.visibleTo(asUser, k, t.ProjectID, t.ID)
 }

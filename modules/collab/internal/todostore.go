@@ -9,8 +9,8 @@ import (
 
 // The states of a todo.
 const (
-	StatePending = "pending"
-	StateDone    = "done"
+	StatePending = target.TodoPending
+	StateDone    = target.TodoDone
 )
 
 // Todo is one stored todo. Ids grow with time, so newest first is
@@ -32,6 +32,12 @@ type Todo struct {
 // target names the todo's target.
 func (t *Todo) target() target.Target {
 	return target.Target{Type: t.TargetType, ID: t.TargetID, ProjectID: t.ProjectID}
+}
+
+// record is the contract's view of the todo.
+func (t *Todo) record() target.Todo {
+	return target.Todo{ID: int64(t.ID), UserID: t.UserID, AuthorID: t.AuthorID, Target: t.target(), Action: target.Action(t.Action),
+		Body: t.Body, State: t.State, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 }
 
 func (t *Todo) RecordID() uint64      { return t.ID }

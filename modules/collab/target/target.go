@@ -47,11 +47,20 @@ type Target struct {
 
 // Kind is a kind of target a module owns, registered once
 // (collab.ProvideKinds): the one registry of target types that the notes,
-// discussions, award emoji, participants, todos and the activity feeds
-// share, so the collab module knows nothing of issues, snippets or merge
-// requests. Every field but Type is optional; a kind serves what it fills.
+// discussions, award emoji, participants, subscriptions, todos and the
+// activity feeds share, so the collab module knows nothing of issues,
+// snippets or merge requests. Every field but Type is optional; a kind
+// serves what it fills.
 type Kind struct {
 	Type string // "Issue"
+	// OpName names the target in the operation ids of its subscribe,
+	// unsubscribe and todo endpoints ("project-issue": subscribe-project-issue).
+	OpName string
+	// Read is what the caller must be allowed on the project to see any
+	// target of the kind (projects.ReadIssues: the issues feature is on
+	// and the caller may read it); the collab module asks it before
+	// Resolve and Visible. Zero: reading the project is enough.
+	Read projects.Action
 
 	// Path and Param name the target in URLs: the collab module serves
 	// /projects/:id/<Path>/:<Param>/notes (discussions, award emoji,
@@ -59,15 +68,16 @@ type Kind struct {
 	Path  string // the URL segment: "issues"
 	Param string // the path parameter's name: "issue_iid"
 	// Resolve finds the noteable of project p that ref names (an iid; a
-	// snippet's id) as the caller in ctx sees it. A missing or hidden one is
-	// the owning module's not-found error (mapped by that module to its 404,
-	// "404 Issue Not Found"), made with NotFound so that modules that know
-	// no owner (notifications) recognise it; the project has already been
-	// resolved.
+	// snippet's id) as the caller in ctx sees it; the caller may read p and
+	// do Read on it. A missing or hidden one is the owning module's
+	// not-found error (mapped by that module to its 404, "404 Issue Not
+	// Found"), made with NotFound so that modules that know no owner
+	// (notifications) recognise it.
 	Resolve func(ctx context.Context, p projects.ProjectInfo, ref int64) (Noteable, error)
-	// CanComment returns nil when the caller in ctx may add a note to n
-	// (issues: anyone who may read the issue; merge requests: locked ones
-	// refuse), or the error to answer.
+	// CanComment returns nil when the caller in ctx may add a note to n or
+	// award it (merge requests: locked ones refuse), or the error to
+	// answer; an archived project refuses before it is asked. nil: whoever
+	// may see n.
 	CanComment func(ctx context.Context, p projects.ProjectInfo, n Noteable) error
 	// NoteView, when set, renders GET .../notes/:note_id instead of the Note
 	// resource (the spec's snippet-note quirk); note is the Note resource.
@@ -88,17 +98,22 @@ type Kind struct {
 	// conversation involves who may see it (GitLab has it for issues and
 	// merge requests).
 	Participants bool
+	// View renders n as the API shows it to the caller in ctx (the
+	// owner's single resource, with subscribed): with it, the collab
+	// module serves POST .../:<Param>/subscribe and .../unsubscribe, which
+	// answer with it.
+	View func(ctx context.Context, p projects.ProjectInfo, n Noteable) (any, error)
 
-	// Visible reports whether the caller in ctx may see target id of
-	// project projectID (a confidential issue, merge requests switched
-	// off); the caller may read the project already. The activity feeds ask
-	// it for the caller, the todos for the todo's user. nil: whoever may
-	// read the project.
-	Visible func(ctx context.Context, projectID, id int64) (bool, error)
-	// Render gives the target as the API renders it in a todo (the Todo
-	// resource's target field) and its web URL (target_url), read for the
-	// server; a kind without it has no todos.
-	Render func(ctx context.Context, t Target) (view any, webURL string, err error)
+	// Visible reports whether the caller in ctx, who may read project p and
+	// do Read on it, may see target id of the kind (a confidential
+	// issue). The activity feeds ask it for the caller, the todos for the
+	// todo's user. nil: whoever may do Read.
+	Visible func(ctx context.Context, p projects.ProjectInfo, id int64) (bool, error)
+	// Render gives target id of project p as the API renders it in a todo
+	// (the Todo resource's target field) and its web URL (target_url);
+	// the todo's user may see it. With it the kind has todos, and the
+	// collab module serves POST .../:<Param>/todo.
+	Render func(ctx context.Context, p projects.ProjectInfo, id int64) (view any, webURL string, err error)
 }
 
 // Votes are a noteable's upvotes and downvotes: its "thumbsup" and
@@ -123,6 +138,10 @@ var ErrNoteNotFound = errors.New("notes: note not found")
 // ErrUnknownKind: no module registered a kind of that type (its module is
 // not in the bundle).
 var ErrUnknownKind = errors.New("collab: no such kind of target")
+
+// ErrUnchanged: the caller's subscription is already so (the subscribe and
+// unsubscribe endpoints' 304).
+var ErrUnchanged = errors.New("collab: unchanged")
 
 // NotFound is an owner's not-found error of its noteables: its message is
 // text, and errors.Is matches it as itself and as ErrNotFound.
@@ -199,11 +218,16 @@ type Service interface {
 	// Marked) is skipped silently. Adding the same (user, target, action)
 	// twice while the first is pending adds nothing.
 	AddTodos(ctx context.Context, todos ...NewTodo) error
-	// MarkTodo is the explicit POST .../todo of a target by the caller in
-	// ctx: it adds a Marked todo and returns its API view (the Todo
-	// resource, ready to encode), or ErrTodoExists when the caller has any
-	// pending todo for the target.
-	MarkTodo(ctx context.Context, t Target) (any, error)
+	// SubscribeTo sets the caller's explicit subscription to the target of
+	// kind typ that ref names in project projectRef, as the caller sees it
+	// (POST .../subscribe and .../unsubscribe), and returns the project
+	// and the target; ErrUnchanged when it was so already.
+	SubscribeTo(ctx context.Context, typ, projectRef string, ref int64, subscribed bool) (projects.ProjectInfo, Noteable, error)
+	// MarkTodo is the explicit POST .../todo of the target of kind typ that
+	// ref names in project projectRef, by the caller in ctx: it adds a
+	// Marked todo (with the target's title as its body) and returns it, or
+	// ErrTodoExists when the caller has any pending todo for the target.
+	MarkTodo(ctx context.Context, typ, projectRef string, ref int64) (Todo, error)
 	// TodosDone marks the pending todos of userID on t done (a user who
 	// closes, merges or comments on a target is done with it, as in
 	// GitLab). userID 0: everyone's.

@@ -1,6 +1,9 @@
 package target
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // Action is a todo's action_name, in GitLab's words.
 type Action string
@@ -24,6 +27,26 @@ type NewTodo struct {
 	Target   Target
 	Action   Action
 	Body     string
+}
+
+// The states of a todo.
+const (
+	TodoPending = "pending"
+	TodoDone    = "done"
+)
+
+// Todo is one of a user's todos: UserID's, because AuthorID did Action on
+// Target.
+type Todo struct {
+	ID        int64
+	UserID    int64
+	AuthorID  int64
+	Target    Target
+	Action    Action
+	Body      string
+	State     string // TodoPending, TodoDone
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // ErrTodoExists is MarkTodo's answer when the user already has a pending

@@ -111,29 +111,6 @@ func hasControl(s string) bool {
 	return strings.IndexFunc(s, unicode.IsControl) >= 0
 }
 
-// checkTitle is the model's validation of a title (already trimmed).
-func checkTitle(t string) error {
-	switch {
-	case invalidText(t) || hasControl(t):
-		return api.FieldErrors{"title": {"is invalid"}}
-	case t == "":
-		return api.FieldErrors{"title": {"can't be blank"}}
-	case utf8.RuneCountInString(t) > maxTitle:
-		return api.FieldErrors{"title": {"is too long (maximum is 255 characters)"}}
-	}
-	return nil
-}
-
-func checkDescription(d string) error {
-	switch {
-	case invalidText(d):
-		return api.FieldErrors{"description": {"is invalid"}}
-	case len(d) > maxDescription:
-		return api.FieldErrors{"description": {"is too long (maximum is 1000000 characters)"}}
-	}
-	return nil
-}
-
 // parseDueDate accepts YYYY-MM-DD (any ISO 8601 date or time: clients send
 // both); "" clears.
 func parseDueDate(s string) (string, error) {
@@ -406,11 +383,11 @@ func (s *Service) createIssue(ctx context.Context, in *struct {
 	now := s.now()
 	i := &Issue{ProjectID: uint64(info.ID), Title: strings.TrimSpace(*b.Title), State: StateOpened, AuthorID: uid,
 		CreatedAt: now, UpdatedAt: now}
-	if err := checkTitle(i.Title); err != nil {
+	if err := target.CheckTitle(i.Title); err != nil {
 		return nil, err
 	}
 	if b.Description != nil {
-		if err := checkDescription(*b.Description); err != nil {
+		if err := target.CheckDescription(*b.Description); err != nil {
 			return nil, err
 		}
 		i.Description = *b.Description
@@ -520,12 +497,12 @@ func (s *Service) updateIssue(ctx context.Context, in *struct {
 	var title, description, due string
 	if b.Title != nil {
 		title = strings.TrimSpace(*b.Title)
-		if err := checkTitle(title); err != nil {
+		if err := target.CheckTitle(title); err != nil {
 			return nil, err
 		}
 	}
 	if b.Description != nil {
-		if err := checkDescription(*b.Description); err != nil {
+		if err := target.CheckDescription(*b.Description); err != nil {
 			return nil, err
 		}
 		description = *b.Description
@@ -724,7 +701,7 @@ func (s *Service) changed(tx *store.Tx, info projects.ProjectInfo, before, i *Is
 		}
 	}
 	if ch.labels {
-		if err := system(labelNote(before.LabelIDs, i.LabelIDs)); err != nil {
+		if err := system(target.LabelNote(toI64(before.LabelIDs), toI64(i.LabelIDs))); err != nil {
 			return err
 		}
 		if err := s.recordLabelChange(tx, info.ID, "Issue", int64(i.ID), uid, before.LabelIDs, i.LabelIDs); err != nil {
@@ -745,37 +722,6 @@ func (s *Service) changed(tx *store.Tx, info projects.ProjectInfo, before, i *Is
 		}
 	}
 	return s.publish(tx, info, i, uid, event.Update)
-}
-
-// labelNote is GitLab's label change note, references by id: "added ~1
-// label", "added ~1 ~2 labels and removed ~3 label".
-func labelNote(before, after []uint64) string {
-	var added, removed []string
-	for _, id := range after {
-		if !slices.Contains(before, id) {
-			added = append(added, "~"+u64(id))
-		}
-	}
-	for _, id := range before {
-		if !slices.Contains(after, id) {
-			removed = append(removed, "~"+u64(id))
-		}
-	}
-	part := func(verb string, refs []string) string {
-		noun := " label"
-		if len(refs) > 1 {
-			noun = " labels"
-		}
-		return verb + " " + strings.Join(refs, " ") + noun
-	}
-	var parts []string
-	if len(added) > 0 {
-		parts = append(parts, part("added", added))
-	}
-	if len(removed) > 0 {
-		parts = append(parts, part("removed", removed))
-	}
-	return strings.Join(parts, " and ")
 }
 
 // stateChanged writes what a close or reopen causes (already stored): the
@@ -838,70 +784,6 @@ func (s *Service) removeIssue(tx *store.Tx, i *Issue) error {
 	return nil
 }
 
-func (s *Service) subscription(subscribed bool) func(ctx context.Context, in *IssuePath) (*issueOutput, error) {
-	return func(ctx context.Context, in *IssuePath) (*issueOutput, error) {
-		if s.collab == nil {
-			return nil, ErrUnavailable
-		}
-		info, err := s.readProject(ctx, in.ID)
-		if err != nil {
-			return nil, err
-		}
-		uid := auth.FromContext(ctx).UserID()
-		out := &issueOutput{}
-		err = s.db.Update(ctx, func(tx *store.Tx) error {
-			i, err := issueByIID(tx, info, in.IID, uid)
-			if err != nil {
-				return err
-			}
-			changed, err := s.collab.Subscribe(tx.Context(), s.noteable(info, i), uid, subscribed)
-			if err != nil {
-				return err
-			}
-			if !changed {
-				return api.NotModified
-			}
-			out.Body, err = s.single(ctx, tx, info, i, uid)
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		return out, nil
-	}
-}
-
-type todoOutput struct {
-	Body any
-}
-
-func (s *Service) markTodo(ctx context.Context, in *IssuePath) (*todoOutput, error) {
-	if s.collab == nil {
-		return nil, ErrUnavailable
-	}
-	info, err := s.readProject(ctx, in.ID)
-	if err != nil {
-		return nil, err
-	}
-	uid := auth.FromContext(ctx).UserID()
-	out := &todoOutput{}
-	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		i, err := issueByIID(tx, info, in.IID, uid)
-		if err != nil {
-			return err
-		}
-		out.Body, err = s.collab.MarkTodo(tx.Context(), targetOf(i))
-		if errors.Is(err, target.ErrTodoExists) {
-			return api.NotModified
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // NewRoutes registers the module's operations and maps its errors.
 func NewRoutes(s *Service) fennec.Routes {
 	return fennec.Routes{Name: "issues", Register: func(a *api.API) {
@@ -909,7 +791,6 @@ func NewRoutes(s *Service) fennec.Routes {
 		a.MapError(ErrMilestoneNotFound, func(error) *api.Error { return api.RecordNotFound() })
 		a.MapError(ErrLabelNotFound, func(error) *api.Error { return api.NotFound("Label") })
 		a.MapError(ErrLabelExists, func(error) *api.Error { return api.Conflict("Label already exists") })
-		a.MapError(ErrUnavailable, func(error) *api.Error { return api.NotFound("") })
 		s.registerIssues(a)
 		s.registerLabels(a)
 		s.registerMilestones(a)
@@ -932,10 +813,4 @@ func (s *Service) registerIssues(a *api.API) {
 		Summary: "Edit, close or reopen an issue", Access: api.SignedIn}, s.updateIssue)
 	api.Register(a, api.Op{ID: "delete-project-issue", Method: http.MethodDelete, Path: "/projects/{id}/issues/{issue_iid}", Tags: tags,
 		Summary: "Delete an issue (owners and administrators)", Access: api.SignedIn}, s.deleteIssue)
-	api.Register(a, api.Op{ID: "subscribe-project-issue", Method: http.MethodPost, Path: "/projects/{id}/issues/{issue_iid}/subscribe", Tags: tags,
-		Summary: "Subscribe to an issue (304 when subscribed)", Access: api.SignedIn}, s.subscription(true))
-	api.Register(a, api.Op{ID: "unsubscribe-project-issue", Method: http.MethodPost, Path: "/projects/{id}/issues/{issue_iid}/unsubscribe", Tags: tags,
-		Summary: "Unsubscribe from an issue (304 when not subscribed)", Access: api.SignedIn}, s.subscription(false))
-	api.Register(a, api.Op{ID: "todo-project-issue", Method: http.MethodPost, Path: "/projects/{id}/issues/{issue_iid}/todo", Tags: tags,
-		Summary: "Add the issue to the caller's todos (304 when there is one)", Access: api.SignedIn}, s.markTodo)
 }

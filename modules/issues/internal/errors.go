@@ -20,7 +20,4 @@ var (
 	// ErrLabelExists: a label of that name exists; answered 409 "Label
 	// already exists".
 	ErrLabelExists = errors.New("issues: label already exists")
-	// ErrUnavailable: the collab module is not in the bundle, so a
-	// subscription or a todo cannot be kept; answered 404.
-	ErrUnavailable = errors.New("issues: subscriptions and todos are not available")
 )

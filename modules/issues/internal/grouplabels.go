@@ -11,6 +11,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
@@ -277,7 +278,7 @@ func checkLabelFields(name, color, description *string) error {
 		}
 	}
 	if description != nil {
-		if err := checkDescription(*description); err != nil {
+		if err := target.CheckDescription(*description); err != nil {
 			return err
 		}
 	}

@@ -84,6 +84,14 @@ func (s *Service) recordLabelChange(tx *store.Tx, projectID int64, typ string, i
 	return nil
 }
 
+func toI64(ids []uint64) []int64 {
+	out := make([]int64, len(ids))
+	for i, id := range ids {
+		out[i] = int64(id)
+	}
+	return out
+}
+
 func toU64(ids []int64) []uint64 {
 	out := make([]uint64, len(ids))
 	for i, id := range ids {

@@ -65,12 +65,8 @@ func NewService(d Deps) *Service {
 // DB is the store, for benchmarks that seed directly.
 func (s *Service) DB() *store.DB { return s.db }
 
-// The limits of GitLab's validations.
-const (
-	maxTitle       = 255
-	maxDescription = 1_000_000
-	defaultColor   = "#428BCA" // a label created on the fly
-)
+// defaultColor is the color of a label created on the fly.
+const defaultColor = "#428BCA"
 
 // canSeeConfidential: Reporter+ members (administrators act as Owner),
 // the author and the assignees.

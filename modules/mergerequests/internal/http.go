@@ -259,34 +259,6 @@ func (s *Service) remove(ctx context.Context, in *MRPath) (*deleteOutput, error)
 	return &deleteOutput{}, s.Delete(ctx, in.ref())
 }
 
-func (s *Service) subscription(subscribed bool) func(ctx context.Context, in *MRPath) (*mrOutput, error) {
-	return func(ctx context.Context, in *MRPath) (*mrOutput, error) {
-		m, err := s.Subscribe(ctx, in.ref(), subscribed)
-		if errors.Is(err, mergerequest.ErrUnchanged) {
-			return nil, api.NotModified
-		}
-		if err != nil {
-			return nil, err
-		}
-		return s.renderOne(ctx, m)
-	}
-}
-
-type todoOutput struct {
-	Body any
-}
-
-func (s *Service) markTodo(ctx context.Context, in *MRPath) (*todoOutput, error) {
-	todo, err := s.MarkTodo(ctx, in.ref())
-	if errors.Is(err, mergerequest.ErrUnchanged) {
-		return nil, api.NotModified
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &todoOutput{Body: todo}, nil
-}
-
 // commitSummary is the commit of .../commits.
 type commitSummary struct {
 	ID          string   `json:"id"`
@@ -365,12 +337,6 @@ func NewRoutes(s *Service) fennec.Routes {
 		api.Register(a, api.Op{ID: "cancel-merge-when-pipeline-succeeds-post", Method: http.MethodPost,
 			Path: one + "/cancel_merge_when_pipeline_succeeds", Tags: tags,
 			Summary: "Cancel merge when pipeline succeeds", Access: api.SignedIn}, s.cancelMWPS)
-		api.Register(a, api.Op{ID: "subscribe-merge-request", Method: http.MethodPost, Path: one + "/subscribe", Tags: tags,
-			Summary: "Subscribe (304 when subscribed)", Access: api.SignedIn}, s.subscription(true))
-		api.Register(a, api.Op{ID: "unsubscribe-merge-request", Method: http.MethodPost, Path: one + "/unsubscribe", Tags: tags,
-			Summary: "Unsubscribe (304 when not subscribed)", Access: api.SignedIn}, s.subscription(false))
-		api.Register(a, api.Op{ID: "todo-merge-request", Method: http.MethodPost, Path: one + "/todo", Tags: tags,
-			Summary: "Add the merge request to the caller's todos (304 when there is one)", Access: api.SignedIn}, s.markTodo)
 	}}
 }
 

@@ -12,22 +12,19 @@ import (
 
 // Kinds registers merge requests with the collab module, as one target
 // kind: /projects/:id/merge_requests/:merge_request_iid/notes (discussions,
-// award emoji, participants), the todos' "MergeRequest" targets and the
-// feeds' "MergeRequest" entries.
+// award emoji, participants), subscribe, unsubscribe and todo, the todos'
+// "MergeRequest" targets and the feeds' "MergeRequest" entries. Reading
+// the project's merge requests (the feature on, Reporter+ or open code) is
+// the collab module's check, and all a merge request asks of a reader.
 func Kinds(s *Service) []target.Kind {
 	return []target.Kind{{
-		Type: mergerequest.NoteableType, Path: "merge_requests", Param: "merge_request_iid",
+		Type: mergerequest.NoteableType, OpName: "merge-request", Read: projects.ReadMergeRequests,
+		Path: "merge_requests", Param: "merge_request_iid",
 		// A note that is only an award emoji (":+1:") awards it instead.
 		EmojiNotesAward: true,
 		// GET .../participants (GitLab 10.x).
 		Participants: true,
 		Resolve: func(ctx context.Context, p projects.ProjectInfo, ref int64) (target.Noteable, error) {
-			if !p.Features.MergeRequestsEnabled {
-				return target.Noteable{}, projects.ErrForbidden
-			}
-			if _, err := s.Access.RequireID(ctx, p.ID, projects.ReadMergeRequests); err != nil {
-				return target.Noteable{}, err
-			}
 			var n target.Noteable
 			err := s.DB.View(ctx, func(tx *store.Tx) error {
 				m, err := mrByIID(tx, p.ID, ref)
@@ -39,12 +36,8 @@ func Kinds(s *Service) []target.Kind {
 			})
 			return n, err
 		},
-		// A locked merge request (being merged) and archived projects
-		// refuse comments.
+		// A locked merge request (being merged) refuses comments.
 		CanComment: func(ctx context.Context, p projects.ProjectInfo, n target.Noteable) error {
-			if p.Archived {
-				return projects.ErrForbidden
-			}
 			locked := false
 			err := s.DB.View(ctx, func(tx *store.Tx) error {
 				m, err := mrs.Get(tx, uint64(n.ID))
@@ -68,14 +61,8 @@ func Kinds(s *Service) []target.Kind {
 		// Threads are resolved, and line comments sit on the diffs.
 		Resolvable:    true,
 		CheckPosition: s.checkPosition,
-		// The caller must be able to read the project's merge requests.
-		Visible: func(ctx context.Context, projectID, _ int64) (bool, error) {
-			_, err := s.Access.RequireID(ctx, projectID, projects.ReadMergeRequests)
-			if errors.Is(err, projects.ErrNotFound) || errors.Is(err, projects.ErrForbidden) {
-				return false, nil
-			}
-			return err == nil, err
-		},
+		// The HTTP adapter renders a merge request (httpkinds.go).
+		View:   s.viewTarget,
 		Render: s.renderTodo,
 	}}
 }

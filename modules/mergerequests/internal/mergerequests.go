@@ -5,8 +5,6 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
@@ -118,43 +116,9 @@ func (s *Service) List(ctx context.Context, project string, q mergerequest.ListQ
 	return out, total, err
 }
 
-// The limits of GitLab's validations.
-const (
-	maxTitle       = 255
-	maxDescription = 1_000_000
-)
-
-func invalidText(v string) bool {
-	return !utf8.ValidString(v) || strings.ContainsRune(v, utf8.RuneError)
-}
+func invalidText(v string) bool { return target.InvalidText(v) }
 
 func invalid(field, text string) error { return &mergerequest.InvalidError{Field: field, Text: text} }
-
-// checkTitle is the model's validation of a title (already trimmed); a
-// control character (C0, DEL, C1) makes it invalid: a title is one line of
-// text, and a NUL or an escape sequence in it would reach every page, feed,
-// mail and terminal that shows it.
-func checkTitle(t string) error {
-	switch {
-	case invalidText(t) || strings.IndexFunc(t, unicode.IsControl) >= 0:
-		return invalid("title", "is invalid")
-	case t == "":
-		return invalid("title", "can't be blank")
-	case utf8.RuneCountInString(t) > maxTitle:
-		return invalid("title", "is too long (maximum is 255 characters)")
-	}
-	return nil
-}
-
-func checkDescription(d string) error {
-	switch {
-	case invalidText(d):
-		return invalid("description", "is invalid")
-	case len(d) > maxDescription:
-		return invalid("description", "is too long (maximum is 1000000 characters)")
-	}
-	return nil
-}
 
 func checkBranchName(field, b string) error {
 	if invalidText(b) || strings.ContainsAny(b, " ~^:?*[\\\x00") || len(b) > 255 {
@@ -246,7 +210,7 @@ func (s *Service) Create(ctx context.Context, project string, b mergerequest.Fie
 		}
 	}
 	title := strings.TrimSpace(*b.Title)
-	if err := checkTitle(title); err != nil {
+	if err := target.CheckTitle(title); err != nil {
 		return mergerequest.MergeRequest{}, err
 	}
 	srcBranch, tgtBranch := strings.TrimSpace(*b.SourceBranch), strings.TrimSpace(*b.TargetBranch)
@@ -266,7 +230,7 @@ func (s *Service) Create(ctx context.Context, project string, b mergerequest.Fie
 		TargetBranch: tgtBranch, Title: title, State: StateOpened, AuthorID: auth.FromContext(ctx).UserID(),
 		MergeStatus: StatusUnchecked}
 	if b.Description != nil {
-		if err := checkDescription(*b.Description); err != nil {
+		if err := target.CheckDescription(*b.Description); err != nil {
 			return mergerequest.MergeRequest{}, err
 		}
 		m.Description = *b.Description
@@ -373,12 +337,12 @@ func (s *Service) Update(ctx context.Context, ref mergerequest.Ref, b mergereque
 	var title, description, tgt string
 	if b.Title != nil {
 		title = strings.TrimSpace(*b.Title)
-		if err := checkTitle(title); err != nil {
+		if err := target.CheckTitle(title); err != nil {
 			return mergerequest.MergeRequest{}, err
 		}
 	}
 	if b.Description != nil {
-		if err := checkDescription(*b.Description); err != nil {
+		if err := target.CheckDescription(*b.Description); err != nil {
 			return mergerequest.MergeRequest{}, err
 		}
 		description = *b.Description
@@ -465,7 +429,7 @@ func (s *Service) Update(ctx context.Context, ref mergerequest.Ref, b mergereque
 				return err
 			}
 			if !sameSet(ids, m.LabelIDs) {
-				notesToWrite = append(notesToWrite, labelNote(m.LabelIDs, ids))
+				notesToWrite = append(notesToWrite, target.LabelNote(m.LabelIDs, ids))
 				if err := s.Labels.RecordLabelChange(tx.Context(), info.ID, mergerequest.NoteableType, int64(m.ID), uid, m.LabelIDs, ids); err != nil {
 					return err
 				}
@@ -554,37 +518,6 @@ func sameSet(a, b []int64) bool {
 	return true
 }
 
-// labelNote is GitLab's label change note: "added ~1 label", "added ~1 ~2
-// labels and removed ~3 label".
-func labelNote(before, after []int64) string {
-	var added, removed []string
-	for _, id := range after {
-		if !slices.Contains(before, id) {
-			added = append(added, "~"+i64(id))
-		}
-	}
-	for _, id := range before {
-		if !slices.Contains(after, id) {
-			removed = append(removed, "~"+i64(id))
-		}
-	}
-	part := func(verb string, refs []string) string {
-		noun := " label"
-		if len(refs) > 1 {
-			noun = " labels"
-		}
-		return verb + " " + strings.Join(refs, " ") + noun
-	}
-	var parts []string
-	if len(added) > 0 {
-		parts = append(parts, part("added", added))
-	}
-	if len(removed) > 0 {
-		parts = append(parts, part("removed", removed))
-	}
-	return strings.Join(parts, " and ")
-}
-
 // Delete implements mergerequest.Service: the record stays (its iid is
 // never reused), hidden from every read; its notes, todos and label events
 // go.
@@ -621,62 +554,6 @@ func (s *Service) Delete(ctx context.Context, ref mergerequest.Ref) error {
 		}
 		return nil
 	})
-}
-
-// Subscribe implements mergerequest.Service.
-func (s *Service) Subscribe(ctx context.Context, ref mergerequest.Ref, subscribed bool) (mergerequest.MergeRequest, error) {
-	if s.Collab == nil {
-		return mergerequest.MergeRequest{}, mergerequest.ErrUnavailable
-	}
-	info, err := s.readProject(ctx, ref.Project)
-	if err != nil {
-		return mergerequest.MergeRequest{}, err
-	}
-	uid := auth.FromContext(ctx).UserID()
-	var out mergerequest.MergeRequest
-	err = s.DB.Update(ctx, func(tx *store.Tx) error {
-		m, err := mrByIID(tx, info.ID, int64(ref.IID))
-		if err != nil {
-			return err
-		}
-		changed, err := s.Collab.Subscribe(tx.Context(), s.noteable(info, m), uid, subscribed)
-		if err != nil {
-			return err
-		}
-		if !changed {
-			return mergerequest.ErrUnchanged
-		}
-		out = s.record(info, m)
-		return nil
-	})
-	return out, err
-}
-
-// MarkTodo implements mergerequest.Service.
-func (s *Service) MarkTodo(ctx context.Context, ref mergerequest.Ref) (any, error) {
-	if s.Collab == nil {
-		return nil, mergerequest.ErrUnavailable
-	}
-	info, err := s.readProject(ctx, ref.Project)
-	if err != nil {
-		return nil, err
-	}
-	var out any
-	err = s.DB.Update(ctx, func(tx *store.Tx) error {
-		m, err := mrByIID(tx, info.ID, int64(ref.IID))
-		if err != nil {
-			return err
-		}
-		out, err = s.Collab.MarkTodo(tx.Context(), targetOf(m))
-		if errors.Is(err, target.ErrTodoExists) {
-			return mergerequest.ErrUnchanged
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // maxCommits bounds the commits listed for one merge request.

@@ -221,14 +221,6 @@ type Service interface {
 	// events (the project's owners and administrators: projects.ErrForbidden);
 	// its iid is never used again.
 	Delete(ctx context.Context, ref Ref) error
-	// Subscribe subscribes the caller to the merge request's notes, or
-	// unsubscribes; ErrUnchanged when they already were so, ErrUnavailable
-	// without the collab module.
-	Subscribe(ctx context.Context, ref Ref, subscribed bool) (MergeRequest, error)
-	// MarkTodo adds the merge request to the caller's todos and returns the
-	// todo as the collab module renders it; ErrUnchanged when there is one,
-	// ErrUnavailable without the collab module.
-	MarkTodo(ctx context.Context, ref Ref) (any, error)
 
 	// Merge merges the merge request into its target branch as the
 	// caller, who must be allowed to merge into that branch now
@@ -254,11 +246,11 @@ type Service interface {
 
 var (
 	// ErrNotFound: no such merge request (or a deleted one). It is a
-	// noteable's not-found (noteable.ErrNotFound) for the modules that
+	// noteable's not-found (target.ErrNotFound) for the modules that
 	// know no owner.
 	ErrNotFound = target.NotFound("mergerequests: merge request not found")
-	// ErrUnavailable: a part of the bundle the operation needs (notes,
-	// todos, labels) is missing.
+	// ErrUnavailable: a part of the bundle the operation needs (labels)
+	// is missing.
 	ErrUnavailable = errors.New("mergerequests: not available in this bundle")
 	// ErrMergeNotAllowed: the caller may not merge into the target branch
 	// (its protection, their access, an archived project).
@@ -315,8 +307,6 @@ var (
 	// ErrExists: an open merge request of the same branches exists (an
 	// *ExistsError names it).
 	ErrExists = errors.New("mergerequests: this merge request already exists")
-	// ErrUnchanged: the caller's subscription, or todo, is already so.
-	ErrUnchanged = errors.New("mergerequests: unchanged")
 )
 
 // ParamsError is ErrMissing or ErrNothingGiven with the parameters it is
