@@ -9,13 +9,11 @@ package internal
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/sealed"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects/project"
@@ -46,50 +44,9 @@ var hooks = store.NewTable[Hook]("projects.hooks",
 	store.Index[Hook]{Name: "project", Keys: func(h *Hook) []string { return []string{u64(h.ProjectID)} }},
 )
 
-// HookView is the Project hook resource of the spec; the token is never in it.
-type HookView struct {
-	ID                    uint64   `json:"id"`
-	URL                   string   `json:"url"`
-	ProjectID             uint64   `json:"project_id"`
-	PushEvents            bool     `json:"push_events"`
-	IssuesEvents          bool     `json:"issues_events"`
-	MergeRequestsEvents   bool     `json:"merge_requests_events"`
-	TagPushEvents         bool     `json:"tag_push_events"`
-	NoteEvents            bool     `json:"note_events"`
-	JobEvents             bool     `json:"job_events"`
-	PipelineEvents        bool     `json:"pipeline_events"`
-	WikiPageEvents        bool     `json:"wiki_page_events"`
-	EnableSSLVerification bool     `json:"enable_ssl_verification"`
-	CreatedAt             api.Time `json:"created_at"`
-}
-
-func hookView(h *Hook) HookView {
-	return HookView{
-		ID: h.ID, URL: h.URL, ProjectID: h.ProjectID,
-		PushEvents: h.PushEvents, IssuesEvents: h.IssuesEvents, MergeRequestsEvents: h.MergeRequestsEvents,
-		TagPushEvents: h.TagPushEvents, NoteEvents: h.NoteEvents, JobEvents: h.JobEvents,
-		PipelineEvents: h.PipelineEvents, WikiPageEvents: h.WikiPageEvents,
-		EnableSSLVerification: h.EnableSSLVerification, CreatedAt: api.NewTime(h.CreatedAt),
-	}
-}
-
-// HookInput carries the parameters of add and edit. url is required on both
-// (as in GitLab 9); the switches keep their value when absent on edit.
-type HookInput struct {
-	URL                   string  `json:"url" required:"true" doc:"http or https URL the payloads are posted to"`
-	Token                 *string `json:"token,omitempty" doc:"Sent back in X-Gitlab-Token; never returned"`
-	PushEvents            *bool   `json:"push_events,omitempty" doc:"Default true"`
-	IssuesEvents          *bool   `json:"issues_events,omitempty"`
-	MergeRequestsEvents   *bool   `json:"merge_requests_events,omitempty"`
-	TagPushEvents         *bool   `json:"tag_push_events,omitempty"`
-	NoteEvents            *bool   `json:"note_events,omitempty"`
-	JobEvents             *bool   `json:"job_events,omitempty"`
-	PipelineEvents        *bool   `json:"pipeline_events,omitempty"`
-	WikiPageEvents        *bool   `json:"wiki_page_events,omitempty"`
-	EnableSSLVerification *bool   `json:"enable_ssl_verification,omitempty" doc:"Default true"`
-}
-
-func (in *HookInput) apply(h *Hook, box *sealed.Box) {
+// applyHook sets what in gives on h: the URL (trimmed), the token
+// (sealed) and the switches given.
+func applyHook(h *Hook, in project.HookFields, box *sealed.Box) {
 	set := func(d *bool, v *bool) {
 		if v != nil {
 			*d = *v
@@ -115,10 +72,9 @@ func (in *HookInput) apply(h *Hook, box *sealed.Box) {
 // administrator allows local requests (later GitLabs' rule: a hook is a
 // request the server makes for whoever may edit the project); names are
 // checked by the webhooks module's dialer at each connection, which catches
-// DNS rebinding too. Every refusal is GitLab's answer for a hook whose url
-// does not validate, 422 {"error":"Invalid url given"} (9.x's and later
-// versions' project hooks API, local-address refusals included); the
-// reason is logged at debug level.
+// DNS rebinding too. Every refusal is project.ErrInvalidHookURL, GitLab's
+// answer for a hook whose url does not validate (422 {"error":"Invalid url
+// given"}); the reason is logged at debug level.
 func (s *Service) validateHookURL(raw string) error {
 	raw = strings.TrimSpace(raw)
 	problem := project.HookURLProblem(raw)
@@ -131,49 +87,7 @@ func (s *Service) validateHookURL(raw string) error {
 		return nil
 	}
 	s.log.Debug("project hook url refused", zap.String("reason", problem))
-	return &api.Error{Status: http.StatusUnprocessableEntity, Err: "Invalid url given"}
-}
-
-type hookPath struct {
-	ProjectPath
-	HookID int64 `path:"hook_id" doc:"Hook id"`
-}
-
-type listHooksInput struct {
-	ProjectPath
-	api.PageParams
-}
-
-type listHooksOutput struct {
-	api.PageHeaders
-	Body []HookView
-}
-
-type hookOutput struct{ Body *HookView }
-
-type addHookInput struct {
-	ProjectPath
-	Body HookInput
-}
-
-type editHookInput struct {
-	ProjectPath
-	HookID int64 `path:"hook_id" doc:"Hook id"`
-	Body   HookInput
-}
-
-func (s *Service) registerHooks(a *api.API) {
-	tags := []string{"project hooks"}
-	api.Register(a, api.Op{ID: "list-project-hooks", Method: http.MethodGet, Path: "/projects/{id}/hooks", Tags: tags,
-		Summary: "A project's hooks (Master and up)", Access: api.SignedIn}, s.listHooks)
-	api.Register(a, api.Op{ID: "get-project-hook", Method: http.MethodGet, Path: "/projects/{id}/hooks/{hook_id}", Tags: tags,
-		Summary: "One project hook (Master and up)", Access: api.SignedIn}, s.getHook)
-	api.Register(a, api.Op{ID: "add-project-hook", Method: http.MethodPost, Path: "/projects/{id}/hooks", Tags: tags,
-		Summary: "Add a project hook (Master and up)", Access: api.SignedIn}, s.addHook)
-	api.Register(a, api.Op{ID: "edit-project-hook", Method: http.MethodPut, Path: "/projects/{id}/hooks/{hook_id}", Tags: tags,
-		Summary: "Edit a project hook (Master and up)", Access: api.SignedIn}, s.editHook)
-	api.Register(a, api.Op{ID: "delete-project-hook", Method: http.MethodDelete, Path: "/projects/{id}/hooks/{hook_id}", Tags: tags,
-		Summary: "Delete a project hook (Master and up); 204", Access: api.SignedIn}, s.deleteHook)
+	return project.ErrInvalidHookURL
 }
 
 // projectHook loads a hook of project pid inside tx; a hook of another
@@ -189,12 +103,14 @@ func projectHook(tx *store.Tx, pid uint64, id int64) (*Hook, error) {
 	return h, err
 }
 
-func (s *Service) listHooks(ctx context.Context, in *listHooksInput) (*listHooksOutput, error) {
-	r, err := s.require(ctx, in.ID, project.AdminProject)
+// listHooks is a page of the project's hooks (Master) and how many there
+// are.
+func (s *Service) listHooks(ctx context.Context, ref string, offset, limit int) ([]*Hook, int, error) {
+	r, err := s.require(ctx, ref, project.AdminProject)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	out := &listHooksOutput{Body: []HookView{}}
+	var out []*Hook
 	total := 0
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		ids, err := hooks.IDsBy(tx, "project", u64(r.p.ID))
@@ -202,49 +118,49 @@ func (s *Service) listHooks(ctx context.Context, in *listHooksInput) (*listHooks
 			return err
 		}
 		total = len(ids)
-		for _, id := range api.Window(ids, in.PageParams) {
+		for _, id := range window(ids, offset, limit) {
 			h, err := hooks.Get(tx, id)
 			if err != nil {
 				return err
 			}
-			out.Body = append(out.Body, hookView(h))
+			out = append(out, h)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	out.PageHeaders = api.Paginate(ctx, in.PageParams, total)
-	return out, nil
+	return out, total, nil
 }
 
-func (s *Service) getHook(ctx context.Context, in *hookPath) (*hookOutput, error) {
-	r, err := s.require(ctx, in.ID, project.AdminProject)
+// getHook is one of the project's hooks (Master).
+func (s *Service) getHook(ctx context.Context, ref string, hookID int64) (*Hook, error) {
+	r, err := s.require(ctx, ref, project.AdminProject)
 	if err != nil {
 		return nil, err
 	}
 	var h *Hook
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		h, err = projectHook(tx, r.p.ID, in.HookID)
+		h, err = projectHook(tx, r.p.ID, hookID)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	v := hookView(h)
-	return &hookOutput{Body: &v}, nil
+	return h, nil
 }
 
-func (s *Service) addHook(ctx context.Context, in *addHookInput) (*hookOutput, error) {
-	r, err := s.require(ctx, in.ID, project.AdminProject)
+// addHook adds a hook to the project (Master).
+func (s *Service) addHook(ctx context.Context, ref string, in project.HookFields) (*Hook, error) {
+	r, err := s.require(ctx, ref, project.AdminProject)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.validateHookURL(in.Body.URL); err != nil {
+	if err := s.validateHookURL(in.URL); err != nil {
 		return nil, err
 	}
 	h := &Hook{ProjectID: r.p.ID, PushEvents: true, EnableSSLVerification: true, CreatedAt: s.now().UTC()}
-	in.Body.apply(h, s.box)
+	applyHook(h, in, s.box)
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		if !projects.Exists(tx, r.p.ID) {
 			return project.ErrNotFound // deleted meanwhile
@@ -254,44 +170,61 @@ func (s *Service) addHook(ctx context.Context, in *addHookInput) (*hookOutput, e
 	if err != nil {
 		return nil, err
 	}
-	v := hookView(h)
-	return &hookOutput{Body: &v}, nil
+	return h, nil
 }
 
-func (s *Service) editHook(ctx context.Context, in *editHookInput) (*hookOutput, error) {
-	r, err := s.require(ctx, in.ID, project.AdminProject)
+// editHook changes one of the project's hooks (Master).
+func (s *Service) editHook(ctx context.Context, ref string, hookID int64, in project.HookFields) (*Hook, error) {
+	r, err := s.require(ctx, ref, project.AdminProject)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.validateHookURL(in.Body.URL); err != nil {
+	if err := s.validateHookURL(in.URL); err != nil {
 		return nil, err
 	}
 	var h *Hook
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		if h, err = projectHook(tx, r.p.ID, in.HookID); err != nil {
+		if h, err = projectHook(tx, r.p.ID, hookID); err != nil {
 			return err
 		}
-		in.Body.apply(h, s.box)
+		applyHook(h, in, s.box)
 		return hooks.Update(tx, h)
 	})
 	if err != nil {
 		return nil, err
 	}
-	v := hookView(h)
-	return &hookOutput{Body: &v}, nil
+	return h, nil
 }
 
-func (s *Service) deleteHook(ctx context.Context, in *hookPath) (*struct{}, error) {
-	r, err := s.require(ctx, in.ID, project.AdminProject)
+// DeleteHook deletes one of the project's hooks (Master; project.Service).
+func (s *Service) DeleteHook(ctx context.Context, ref string, hookID int64) error {
+	r, err := s.require(ctx, ref, project.AdminProject)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return nil, s.db.Update(ctx, func(tx *store.Tx) error {
-		if _, err := projectHook(tx, r.p.ID, in.HookID); err != nil {
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		if _, err := projectHook(tx, r.p.ID, hookID); err != nil {
 			return err
 		}
-		return hooks.Delete(tx, uint64(in.HookID))
+		return hooks.Delete(tx, uint64(hookID))
 	})
+}
+
+// AddHook adds a project hook (project.Service).
+func (s *Service) AddHook(ctx context.Context, ref string, in project.HookFields) (project.Hook, error) {
+	return hookRecordOf(s.addHook(ctx, ref, in))
+}
+
+// UpdateHook changes a project hook (project.Service).
+func (s *Service) UpdateHook(ctx context.Context, ref string, hookID int64, in project.HookFields) (project.Hook, error) {
+	return hookRecordOf(s.editHook(ctx, ref, hookID, in))
+}
+
+func hookRecordOf(h *Hook, err error) (project.Hook, error) {
+	if err != nil {
+		return project.Hook{}, err
+	}
+	return hookRecord(h), nil
 }
 
 // hookRecord is a stored hook as the contract gives it.

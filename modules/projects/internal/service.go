@@ -56,6 +56,7 @@ var (
 	_ project.RunnersTokens   = (*Service)(nil)
 	_ project.Hooks           = (*Service)(nil)
 	_ project.SSHEndpoint     = (*Service)(nil)
+	_ project.Service         = (*Service)(nil)
 )
 
 // BaseURL is the external URL clients reach the server at, as the request
