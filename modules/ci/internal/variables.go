@@ -20,6 +20,7 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/projects"
+	projectevent "github.com/fennec-forge/fennec/modules/projects/event"
 )
 
 // purposeVariable is what variable values are sealed for (core/sealed).
@@ -97,6 +98,16 @@ func (s *Service) groupVariableIDs(ctx context.Context, projectID uint64) ([]uin
 		return nil
 	})
 	return ids, err
+}
+
+// onGroupDeleted deletes a deleted group's variables (secrets kept for no
+// one) in the transaction that acknowledges the event; each subgroup has
+// its own event. A repeat finds none left.
+func (s *Service) onGroupDeleted(ctx context.Context, ev projectevent.GroupEvent) error {
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		_, err := variables.DeleteBy(tx, "group", u64(uint64(ev.GroupID)))
+		return err
+	})
 }
 
 // withGroupVariables puts the group's variable ids before the project's.

@@ -14,14 +14,21 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
+	projectevent "github.com/fennec-forge/fennec/modules/projects/event"
 	"github.com/fennec-forge/fennec/modules/repository"
 	"github.com/fennec-forge/fennec/modules/repository/gitread"
 )
 
 // Subscribers are the module's event handlers: a pipeline for every
-// pushed branch or tag whose commit has a .gitlab-ci.yml.
+// pushed branch or tag whose commit has a .gitlab-ci.yml, and a deleted
+// group's variables deleted with it.
 func Subscribers(s *Service) []events.Subscriber {
-	return []events.Subscriber{events.Subscribe("ci.pipeline_on_push", s.onPush)}
+	return []events.Subscriber{
+		events.Subscribe("ci.pipeline_on_push", s.onPush),
+		events.Only(events.SubscribeInTx("ci.group_deleted", s.onGroupDeleted), func(ev projectevent.GroupEvent) bool {
+			return ev.Action == projectevent.GroupDeleted
+		}),
+	}
 }
 
 // onPush creates the pipeline of a push. The outbox may deliver an event
