@@ -128,6 +128,22 @@ func TestSubgroups(t *testing.T) {
 		grpSame(t, "projects of team itself", grpField(grpCall(t, s, bob.Token, http.MethodGet, fmt.Sprintf("/api/v4/groups/%d/projects", team.ID), nil).list(t), "path"), []string{})
 	})
 
+	t.Run("forks and transfers take a full path", func(t *testing.T) {
+		tool := grpNewProject(t, alice.Client, 0, "tool", "private")
+		f := grpCall(t, s, alice.Token, http.MethodPost, fmt.Sprintf("/api/v4/projects/%d/fork", tool.ID), map[string]any{"namespace": "team/backend/db"})
+		f.expect(t, 201, "")
+		if got := f.object(t)["path_with_namespace"]; got != "team/backend/db/tool" {
+			t.Fatalf("fork into a subgroup by path: %v", got)
+		}
+		tr := grpCall(t, s, alice.Token, http.MethodPut, fmt.Sprintf("/api/v4/projects/%d/transfer", tool.ID), map[string]any{"namespace": "team/backend"})
+		tr.expect(t, 200, "")
+		if got := tr.object(t)["path_with_namespace"]; got != "team/backend/tool" {
+			t.Fatalf("transfer into a subgroup by path: %v", got)
+		}
+		grpCall(t, s, alice.Token, http.MethodPut, fmt.Sprintf("/api/v4/projects/%d/transfer", tool.ID), map[string]any{"namespace": "team/nowhere"}).
+			expect(t, 404, `{"message":"404 Namespace Not Found"}`)
+	})
+
 	t.Run("refused", func(t *testing.T) {
 		for _, tc := range []struct {
 			name   string

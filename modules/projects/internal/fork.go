@@ -50,7 +50,9 @@ func (s *Service) forkTarget(ctx context.Context, in *project.ForkFields) (forkT
 		if in.NamespaceID != nil && *in.NamespaceID > 0 {
 			return project.ErrNamespaceNotFound
 		}
-		if ns, err := namespaces.GetBy(tx, "path", store.Fold(ref)); err == nil {
+		// A group's full path (a subgroup's "team/backend" too); a single
+		// segment may still be a username, tried below.
+		if ns, err := findGroupByPath(tx, ref); err == nil {
 			t = targetOf(ns)
 		}
 		return nil
