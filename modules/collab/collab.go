@@ -19,6 +19,14 @@ func ProvideKinds(ctor any) fx.Option {
 	return fx.Provide(fx.Annotate(ctor, fx.ResultTags(`group:"`+KindsGroup+`,flatten"`)))
 }
 
+// ProvideCloser registers the issue closer (target.Closer) of the module
+// that owns issues; ctor is a constructor of target.Closer whose parameters
+// fx fills. One module provides it; without it, nothing is closed by the
+// targets that close issues.
+func ProvideCloser(ctor any) fx.Option {
+	return fx.Provide(ctor)
+}
+
 // Module is the collab module for fennec.WithModules. It provides
 // target.Service.
 func Module() fennec.Module {

@@ -11,5 +11,7 @@
 // visibility), and publishes event.IssueEvent for the webhooks.
 //
 // For the merge requests module it offers Labels and Milestones (to attach
-// them) and Closer (closes_issues, and closing on merge).
+// them) and the collab contract's target.Closer (closes_issues, the merge
+// message); it closes the issues a merge names on the collab event Merged,
+// which merge requests publish.
 package issues

@@ -13,6 +13,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/issues"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
@@ -60,10 +61,11 @@ func TestIssueEvents(t *testing.T) {
 }
 
 // TestCloser: the service the merge requests module asks which issues a
-// text would close.
+// text would close (target.Closer, the collab contract's seam), with each
+// issue's reference from the asking project.
 func TestCloser(t *testing.T) {
 	t.Parallel()
-	var closer issues.Closer
+	var closer target.Closer
 	var access projects.Access
 	var lookup auth.UserLookup
 	s := start(t, fennectest.WithExtract(&closer, &access, &lookup))
@@ -77,6 +79,7 @@ func TestCloser(t *testing.T) {
 	if _, _, err := alice.Client.Issues.UpdateIssue(p.ID, 3, &gitlab.UpdateIssueOptions{StateEvent: gitlab.Ptr("close")}); err != nil {
 		t.Fatal(err)
 	}
+	var refs []string
 	ask := func(u *fennectest.User, texts ...string) []int64 {
 		t.Helper()
 		ctx := context.Background()
@@ -100,14 +103,20 @@ func TestCloser(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out []int64
-		for _, v := range list {
+		refs = nil
+		for _, c := range list {
+			v := c.View.(issues.IssueView)
 			out = append(out, int64(v.ProjectID)*100+int64(v.IID))
+			refs = append(refs, c.Ref)
 		}
 		return out
 	}
 	// #3 is closed already; #9 does not exist; lib is private.
 	if got := ask(alice, "Fix login", "Closes #1, #3 and #9", "also fixes alice/lib#1 and #2"); !slices.Equal(got, []int64{p.ID*100 + 1, other.ID*100 + 1, p.ID*100 + 2}) {
 		t.Fatalf("alice: %v", got)
+	}
+	if !slices.Equal(refs, []string{"#1", "alice/lib#1", "#2"}) {
+		t.Fatalf("alice's references: %v", refs)
 	}
 	if got := ask(nil, "Closes #1, #3 and #9", "also fixes alice/lib#1 and #2"); !slices.Equal(got, []int64{p.ID*100 + 1, p.ID*100 + 2}) {
 		t.Fatalf("anonymous: %v", got)

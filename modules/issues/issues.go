@@ -7,6 +7,7 @@ import (
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/modules/collab"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/issues/event"
 	"github.com/fennec-forge/fennec/modules/issues/internal"
 	"github.com/fennec-forge/fennec/modules/projects"
@@ -90,20 +91,6 @@ type Milestones interface {
 	ByTitle(ctx context.Context, projectID int64, title string) (MilestoneView, error)
 }
 
-// Closer answers and acts on GitLab's issue closing pattern ("Closes #1,
-// #2 and group/p#3").
-type Closer interface {
-	// ClosedBy returns the open issues texts would close, relative to
-	// project, among those the caller in ctx may see (closes_issues).
-	ClosedBy(ctx context.Context, project projects.ProjectInfo, texts ...string) ([]IssueView, error)
-	// CloseReferenced closes the issues texts name as userID would (only
-	// those they may update), with the system note "closed via <via>"
-	// ("merge request !3"); key names the cause, so a repeated call does
-	// nothing. mentionVia, when set, notes "mentioned in <mentionVia>" on
-	// issues texts only reference.
-	CloseReferenced(ctx context.Context, projectID, userID int64, key, via, mentionVia string, texts ...string) error
-}
-
 // Module is the issues module for fennec.WithModules.
 func Module() fennec.Module {
 	return fennec.NewModule("issues",
@@ -112,8 +99,10 @@ func Module() fennec.Module {
 		fennec.Migrations(internal.Migrations()...),
 		fx.Provide(internal.NewService,
 			func(s *internal.Service) Labels { return s },
-			func(s *internal.Service) Milestones { return s },
-			func(s *internal.Service) Closer { return s }),
+			func(s *internal.Service) Milestones { return s }),
+		// closes_issues and the merge message of merge requests, which do
+		// not import this module: the collab contract's seam.
+		collab.ProvideCloser(func(s *internal.Service) target.Closer { return s }),
 		projects.ProvideOpenIssuesCounter(func(s *internal.Service) projects.OpenIssuesCounter { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideRoutes(internal.NewLabelEventRoutes),

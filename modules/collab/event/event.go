@@ -30,3 +30,23 @@ type NoteEvent struct {
 
 // EventTopic implements events.Event; the topic is persisted, never rename it.
 func (NoteEvent) EventTopic() string { return "notes.note" }
+
+// Merged is published by the module of a target that closes issues when it
+// lands (a merge request merged into its project's default branch), in the
+// transaction that records it: the issues Texts name with GitLab's closing
+// pattern ("Closes #1", "fixes group/p#3") are closed as UserID may close
+// them, with the system note "closed via <Via>", and, when MentionVia is
+// set, those Texts only reference get "mentioned in <MentionVia>". Key
+// names the cause ("merge_request:12"), so a redelivery closes nothing
+// twice. The issues module listens; the publisher knows nothing of issues.
+type Merged struct {
+	ProjectID  int64    `json:"project_id"`
+	UserID     int64    `json:"user_id"`
+	Key        string   `json:"key"`
+	Via        string   `json:"via"`
+	MentionVia string   `json:"mention_via,omitempty"`
+	Texts      []string `json:"texts"`
+}
+
+// EventTopic implements events.Event; the topic is persisted, never rename it.
+func (Merged) EventTopic() string { return "collab.merged" }

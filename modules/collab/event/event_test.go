@@ -28,3 +28,24 @@ func TestNoteEventJSONIsFrozen(t *testing.T) {
 		t.Fatal("the topic is persisted; it must not change")
 	}
 }
+
+// Merged waits in the outbox too: its topic and JSON are frozen from its
+// first release.
+func TestMergedJSONIsFrozen(t *testing.T) {
+	const frozen = `{"project_id":3,"user_id":5,"key":"merge_request:12","via":"merge request !4",` +
+		`"mention_via":"merge request !4","texts":["Fix it","Closes #1"]}`
+	var ev Merged
+	if err := json.Unmarshal([]byte(frozen), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev.ProjectID != 3 || ev.UserID != 5 || ev.Key != "merge_request:12" || ev.Via != "merge request !4" ||
+		ev.MentionVia != "merge request !4" || len(ev.Texts) != 2 || ev.Texts[1] != "Closes #1" {
+		t.Fatalf("decoded %+v", ev)
+	}
+	if b, _ := json.Marshal(ev); string(b) != frozen {
+		t.Fatalf("encoded %s", b)
+	}
+	if ev.EventTopic() != "collab.merged" {
+		t.Fatal("the topic is persisted; it must not change")
+	}
+}

@@ -249,3 +249,25 @@ type Service interface {
 	// already (the activity feeds check it first).
 	Visible(ctx context.Context, typ string, projectID, id int64) (bool, error)
 }
+
+// Closed is an issue that texts would close, as Closer.ClosedBy finds it.
+type Closed struct {
+	// Ref is how a text of the asking project names it: "#1", or
+	// "group/project#3" for an issue of another project.
+	Ref string
+	// View is the issue as the API renders it (closes_issues).
+	View any
+}
+
+// Closer answers which open issues texts would close (GitLab's issue
+// closing pattern: "Closes #1, #2 and group/p#3"), for a module whose
+// targets close issues when they land (merge requests: closes_issues, the
+// merge commit's message). The issues module provides it
+// (collab.ProvideCloser); the asking module then needs no import of it,
+// and closing itself goes through the event.Merged it publishes.
+type Closer interface {
+	// ClosedBy returns the open issues texts would close, relative to
+	// project p, among those the caller in ctx may see, in the order the
+	// texts name them.
+	ClosedBy(ctx context.Context, p projects.ProjectInfo, texts ...string) ([]Closed, error)
+}

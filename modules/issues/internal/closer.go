@@ -11,6 +11,8 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
+	collabevent "github.com/fennec-forge/fennec/modules/collab/event"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
 	"github.com/fennec-forge/fennec/modules/repository/gitread"
@@ -22,6 +24,10 @@ func Subscribers(s *Service) []events.Subscriber {
 		events.Only(events.Subscribe("issues.close_on_push", s.onPush), func(ev repository.PushEvent) bool {
 			return ev.ObjectKind == repository.BranchPush && !ev.Deleted() && len(ev.Commits) > 0
 		}),
+		// A merge request merged into the default branch closes what its
+		// texts name; the merge requests module, above this one, publishes
+		// the event through the collab contract.
+		events.Subscribe("issues.close_on_merge", s.onMerged),
 		// Not in the bus's transaction: a project's issues are removed a
 		// step at a time (onProjectDeleted).
 		events.Only(events.Subscribe("issues.project_deleted", s.onProjectDeleted), func(ev projects.ProjectEvent) bool {
@@ -44,11 +50,36 @@ func (s *Service) refProject(ctx context.Context, base projects.ProjectInfo, ref
 	return s.access.Resolve(ctx, ref.Project)
 }
 
-// ClosedBy answers which open issues texts (a merge request's title,
-// description and commit messages) would close, relative to project, among
-// those the caller in ctx may see: the merge requests module's
-// closes_issues.
-func (s *Service) ClosedBy(ctx context.Context, project projects.ProjectInfo, texts ...string) ([]IssueView, error) {
+// onMerged closes the issues a merged merge request's texts name, as its
+// merger may; the key makes a redelivery close and note nothing twice.
+func (s *Service) onMerged(ctx context.Context, ev collabevent.Merged) error {
+	return s.CloseReferenced(ctx, ev.ProjectID, ev.UserID, ev.Key, ev.Via, ev.MentionVia, ev.Texts...)
+}
+
+var _ target.Closer = (*Service)(nil)
+
+// ClosedBy implements target.Closer: which open issues texts (a merge
+// request's title, description and commit messages) would close, relative
+// to project, among those the caller in ctx may see: the merge requests
+// module's closes_issues and merge message.
+func (s *Service) ClosedBy(ctx context.Context, project projects.ProjectInfo, texts ...string) ([]target.Closed, error) {
+	views, infos, err := s.closedBy(ctx, project, texts...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]target.Closed, 0, len(views))
+	for _, v := range views {
+		ref := "#" + u64(v.IID)
+		if p := infos[v.ProjectID]; p.ID != project.ID {
+			ref = p.PathWithNamespace + ref
+		}
+		out = append(out, target.Closed{Ref: ref, View: v})
+	}
+	return out, nil
+}
+
+// closedBy is ClosedBy: the issues' views and their projects.
+func (s *Service) closedBy(ctx context.Context, project projects.ProjectInfo, texts ...string) ([]IssueView, map[uint64]projects.ProjectInfo, error) {
 	uid := auth.FromContext(ctx).UserID()
 	type hit struct {
 		info projects.ProjectInfo
@@ -70,9 +101,9 @@ func (s *Service) ClosedBy(ctx context.Context, project projects.ProjectInfo, te
 		}
 	}
 	out := []IssueView{}
+	infos := map[uint64]projects.ProjectInfo{}
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		var list []*Issue
-		infos := map[uint64]projects.ProjectInfo{}
 		for _, h := range hits {
 			i, err := issueByIID(tx, h.info, h.iid, uid)
 			if errors.Is(err, ErrIssueNotFound) {
@@ -90,7 +121,7 @@ func (s *Service) ClosedBy(ctx context.Context, project projects.ProjectInfo, te
 		out, err = s.renderer(ctx).views(tx, list, func(i *Issue) projects.ProjectInfo { return infos[i.ProjectID] })
 		return err
 	})
-	return out, err
+	return out, infos, err
 }
 
 // CloseReferenced closes the issues texts name (relative to project

@@ -298,12 +298,12 @@ func (s *Service) changes(ctx context.Context, in *MRPath) (*mrOutput, error) {
 	return out, nil
 }
 
-func (s *Service) closesIssues(ctx context.Context, in *MRPath) (*struct{ Body []issues.IssueView }, error) {
+func (s *Service) closesIssues(ctx context.Context, in *MRPath) (*struct{ Body []any }, error) {
 	list, err := s.ClosesIssues(ctx, in.ref())
 	if err != nil {
 		return nil, err
 	}
-	return &struct{ Body []issues.IssueView }{Body: list}, nil
+	return &struct{ Body []any }{Body: list}, nil
 }
 
 // NewRoutes registers the module's operations and maps its errors.

@@ -10,7 +10,8 @@ import (
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
-	"github.com/fennec-forge/fennec/modules/issues"
+	collabevent "github.com/fennec-forge/fennec/modules/collab/event"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/mergerequests/event"
 	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
 	"github.com/fennec-forge/fennec/modules/projects"
@@ -288,7 +289,7 @@ func (s *Service) defaultMessage(ctx context.Context, info projects.ProjectInfo,
 	if s.Closer != nil && m.TargetBranch == info.DefaultBranch {
 		sys := auth.WithPrincipal(ctx, auth.System())
 		if list, err := s.Closer.ClosedBy(sys, info, s.closingTexts(ctx, m)...); err == nil && len(list) > 0 {
-			parts = append(parts, "Closes "+issueRefs(info, list))
+			parts = append(parts, "Closes "+issueRefs(list))
 		}
 	}
 	parts = append(parts, "See merge request "+info.PathWithNamespace+"!"+u64(m.IID))
@@ -296,25 +297,10 @@ func (s *Service) defaultMessage(ctx context.Context, info projects.ProjectInfo,
 }
 
 // issueRefs is "#1, #2 and other/project#3".
-func issueRefs(info projects.ProjectInfo, list []issues.IssueView) string {
+func issueRefs(list []target.Closed) string {
 	refs := make([]string, len(list))
-	for i, is := range list {
-		refs[i] = "#" + u64(is.IID)
-		if int64(is.ProjectID) != info.ID {
-			refs[i] = fmt.Sprintf("%d#%d", is.ProjectID, is.IID)
-			if web := is.WebURL; web != "" {
-				// <base>/<path>/issues/<iid>: the path is the reference.
-				if i := strings.Index(web, "/issues/"); i > 0 {
-					path := web[:i]
-					if j := strings.Index(path, "://"); j >= 0 {
-						path = path[j+3:]
-					}
-					if k := strings.Index(path, "/"); k >= 0 {
-						refs[i] = path[k+1:] + "#" + u64(is.IID)
-					}
-				}
-			}
-		}
+	for i, c := range list {
+		refs[i] = c.Ref
 	}
 	if len(refs) == 1 {
 		return refs[0]
@@ -422,15 +408,8 @@ func (s *Service) merge(ctx context.Context, ref mergerequest.Ref, asked *decisi
 		return d, nil, err
 	}
 	ctx = context.WithoutCancel(ctx)
-	if m, err = s.markMerged(ctx, info, iid, uid, mergeSHA, removeSource); err != nil {
+	if m, err = s.markMerged(ctx, info, iid, uid, mergeSHA, removeSource, true); err != nil {
 		return d, nil, err
-	}
-	if s.Closer != nil && m.TargetBranch == info.DefaultBranch {
-		texts := s.closingTexts(ctx, m)
-		if err := s.Closer.CloseReferenced(ctx, info.ID, uid, "merge_request:"+u64(m.ID), "merge request !"+u64(m.IID),
-			"merge request !"+u64(m.IID), texts...); err != nil {
-			s.log.Warn("closing the issues of a merge failed", zap.Uint64("merge_request", m.ID), zap.Error(err))
-		}
 	}
 	if removeSource && !(m.SourceProjectID == uint64(info.ID) && m.SourceBranch == info.DefaultBranch) {
 		s.removeSourceBranch(ctx, m)
@@ -516,7 +495,22 @@ func (s *Service) check(ctx context.Context, m *MR) {
 // markMerged records that merge request iid was merged by uid as mergeSHA:
 // its state, the system note, the todos done and the merge event, in one
 // transaction.
-func (s *Service) markMerged(ctx context.Context, info projects.ProjectInfo, iid int64, uid int64, mergeSHA string, removeSource bool) (*MR, error) {
+func (s *Service) markMerged(ctx context.Context, info projects.ProjectInfo, iid int64, uid int64, mergeSHA string, removeSource, closing bool) (*MR, error) {
+	// The target as it was (the merge commit's first parent) is the base
+	// of the merged range, read before the write.
+	targetSHA := ""
+	if mc, err := s.Merges.Commits(ctx, info.ID, "", mergeSHA, 1); err == nil && len(mc) == 1 && len(mc[0].ParentIDs) > 0 {
+		targetSHA = mc[0].ParentIDs[0]
+	}
+	// What the merge says it closes, when it lands on the default branch:
+	// its title, description and commits, read before the write too.
+	var texts []string
+	if closing {
+		if landed, err := s.load(ctx, info.ID, iid); err == nil && landed.TargetBranch == info.DefaultBranch {
+			landed.State, landed.TargetSHA = StateMerged, targetSHA
+			texts = s.closingTexts(ctx, landed)
+		}
+	}
 	var m *MR
 	err := s.DB.Update(ctx, func(tx *store.Tx) error {
 		cur, err := mrByIID(tx, info.ID, iid)
@@ -528,8 +522,8 @@ func (s *Service) markMerged(ctx context.Context, info projects.ProjectInfo, iid
 		cur.State, cur.MergeCommitSHA, cur.MergedByID, cur.MergedAt = StateMerged, mergeSHA, uid, &now
 		cur.MergeStatus, cur.MergeWhenPipeline, cur.ShouldRemoveSource = StatusCan, false, removeSource
 		cur.PriorState, cur.LockedByID = "", 0
-		if mc, err := s.Merges.Commits(tx.Context(), info.ID, "", mergeSHA, 1); err == nil && len(mc) == 1 && len(mc[0].ParentIDs) > 0 {
-			cur.TargetSHA = mc[0].ParentIDs[0]
+		if targetSHA != "" {
+			cur.TargetSHA = targetSHA
 		}
 		s.touch(cur, before.UpdatedAt)
 		if err := saveMR(tx, before, cur); err != nil {
@@ -545,6 +539,14 @@ func (s *Service) markMerged(ctx context.Context, info projects.ProjectInfo, iid
 		}
 		if err := s.publish(tx, info, cur, uid, event.Merge); err != nil {
 			return err
+		}
+		if len(texts) > 0 {
+			// The issues module closes what the texts name, as uid may.
+			via := "merge request !" + u64(cur.IID)
+			if err := s.Bus.Publish(tx, collabevent.Merged{ProjectID: info.ID, UserID: uid, Key: "merge_request:" + u64(cur.ID),
+				Via: via, MentionVia: via, Texts: texts}); err != nil {
+				return err
+			}
 		}
 		m = cur
 		return nil

@@ -9,7 +9,6 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
-	"github.com/fennec-forge/fennec/modules/issues"
 	"github.com/fennec-forge/fennec/modules/mergerequests/event"
 	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
 	"github.com/fennec-forge/fennec/modules/projects"
@@ -641,19 +640,21 @@ func (s *Service) closingTexts(ctx context.Context, m *MR) []string {
 }
 
 // ClosesIssues implements mergerequest.Service.
-func (s *Service) ClosesIssues(ctx context.Context, ref mergerequest.Ref) ([]issues.IssueView, error) {
+func (s *Service) ClosesIssues(ctx context.Context, ref mergerequest.Ref) ([]any, error) {
 	info, m, err := s.loadRef(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	out := []issues.IssueView{}
+	out := []any{}
 	// GitLab closes issues only on a merge into the default branch.
 	if s.Closer != nil && m.TargetBranch == info.DefaultBranch {
 		list, err := s.Closer.ClosedBy(ctx, info, s.closingTexts(ctx, m)...)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, list...)
+		for _, c := range list {
+			out = append(out, c.View)
+		}
 	}
 	return out, nil
 }

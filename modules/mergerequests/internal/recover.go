@@ -57,7 +57,7 @@ func (s *Service) recoverOne(ctx context.Context, m MR) error {
 	if mergeSHA := s.landedMerge(ctx, info, m); mergeSHA != "" {
 		s.log.Warn("finishing a merge a stop interrupted after its commit landed",
 			zap.Uint64("project", m.ProjectID), zap.Uint64("iid", m.IID), zap.String("merge_commit", mergeSHA))
-		_, err := s.markMerged(ctx, info, int64(m.IID), m.LockedByID, mergeSHA, m.ShouldRemoveSource)
+		_, err := s.markMerged(ctx, info, int64(m.IID), m.LockedByID, mergeSHA, m.ShouldRemoveSource, false)
 		return err
 	}
 	prior := m.PriorState

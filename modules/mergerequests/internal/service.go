@@ -43,7 +43,7 @@ type Deps struct {
 	Collab     target.Service    `optional:"true"`
 	Labels     issues.Labels     `optional:"true"`
 	Milestones issues.Milestones `optional:"true"`
-	Closer     issues.Closer     `optional:"true"`
+	Closer     target.Closer     `optional:"true"`
 	CI         cicd.Pipelines    `optional:"true"`
 }
 
@@ -62,7 +62,7 @@ type services struct {
 	Collab     target.Service
 	Labels     issues.Labels
 	Milestones issues.Milestones
-	Closer     issues.Closer
+	Closer     target.Closer
 	CI         cicd.Pipelines
 }
 

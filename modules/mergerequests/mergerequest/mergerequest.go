@@ -187,8 +187,9 @@ type Service interface {
 	// Changes are the merge request and its diffs against the same base.
 	Changes(ctx context.Context, ref Ref) (MergeRequest, []repository.DiffView, error)
 	// ClosesIssues are the open issues merging would close, among those
-	// the caller may see (only a merge into the default branch closes).
-	ClosesIssues(ctx context.Context, ref Ref) ([]issues.IssueView, error)
+	// the caller may see (only a merge into the default branch closes), as
+	// the issues module renders them (target.Closer; none without it).
+	ClosesIssues(ctx context.Context, ref Ref) ([]any, error)
 	// CommitMergeRequests are the project's merge requests that hold a
 	// commit (sha, branch or tag; repository.ErrCommitNotFound), newest
 	// first: it is their merge commit, or one of their commits.
