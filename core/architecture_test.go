@@ -30,7 +30,7 @@ var moduleLayer = map[string]int{
 	"issues":        3,
 	"snippets":      3,
 	"activity":      3, // listens to events of the modules below (pushes...); asks collab who may see a target
-	"mergerequests": 4,
+	"mergerequests": 4, // above ci; labels, milestones and issue closing through collab's contract, not issues
 	"notifications": 5,
 	"webhooks":      5,
 	"stock":         100, // the bundle of all modules

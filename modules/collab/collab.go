@@ -27,6 +27,14 @@ func ProvideCloser(ctor any) fx.Option {
 	return fx.Provide(ctor)
 }
 
+// ProvideLabels registers the labels and milestones (target.Labels,
+// target.Milestones) of the module that keeps them; ctor is a constructor
+// whose parameters fx fills, returning both. One module provides them;
+// without it, targets have no labels or milestones.
+func ProvideLabels(ctor any) fx.Option {
+	return fx.Provide(ctor)
+}
+
 // Module is the collab module for fennec.WithModules. It provides
 // target.Service.
 func Module() fennec.Module {

@@ -10,8 +10,9 @@
 // one target kind (target.Kind "Issue": notes, todos, the feeds'
 // visibility), and publishes event.IssueEvent for the webhooks.
 //
-// For the merge requests module it offers Labels and Milestones (to attach
-// them) and the collab contract's target.Closer (closes_issues, the merge
-// message); it closes the issues a merge names on the collab event Merged,
-// which merge requests publish.
+// For the merge requests module it provides the collab contract's seams
+// target.Labels and target.Milestones (to attach them, and their label
+// events) and target.Closer (closes_issues, the merge message); it closes
+// the issues a merge names on the collab event Merged, which merge
+// requests publish. Merge requests import nothing of this module.
 package issues

@@ -124,11 +124,12 @@ func TestCloser(t *testing.T) {
 }
 
 // TestLabelAndMilestoneServices: what the merge requests module calls to
-// attach labels and milestones.
+// attach labels and milestones (the collab contract's seams, which this
+// module provides).
 func TestLabelAndMilestoneServices(t *testing.T) {
 	t.Parallel()
-	var labels issues.Labels
-	var milestones issues.Milestones
+	var labels target.Labels
+	var milestones target.Milestones
 	s := start(t, fennectest.WithExtract(&labels, &milestones))
 	alice := s.CreateUser(t, "alice")
 	p := newProject(t, alice.Client, "svc", "private")

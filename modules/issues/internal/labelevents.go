@@ -3,7 +3,7 @@ package internal
 // Resource label events (GitLab 11.2): who added or removed which label
 // on an issue or a merge request, and when. Labels are this module's, so
 // the events are too: the merge requests module records its own through
-// issues.Labels, in the transaction of its change, as issues do here.
+// target.Labels, in the transaction of its change, as issues do here.
 // Changes made before this existed have no events (as in GitLab, whose
 // events start with the feature).
 
@@ -19,6 +19,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
@@ -100,14 +101,14 @@ func toU64(ids []int64) []uint64 {
 	return out
 }
 
-// RecordLabelChange implements issues.Labels.
+// RecordLabelChange implements target.Labels.
 func (s *Service) RecordLabelChange(ctx context.Context, projectID int64, resourceType string, resourceID, userID int64, before, after []int64) error {
 	return s.db.Update(ctx, func(tx *store.Tx) error {
 		return s.recordLabelChange(tx, projectID, resourceType, resourceID, userID, toU64(before), toU64(after))
 	})
 }
 
-// RemoveLabelEvents implements issues.Labels.
+// RemoveLabelEvents implements target.Labels.
 func (s *Service) RemoveLabelEvents(ctx context.Context, resourceType string, resourceID int64) error {
 	return s.db.Update(ctx, func(tx *store.Tx) error {
 		_, err := labelEvents.DeleteBy(tx, "resource", resourceKey(resourceType, resourceID))
@@ -158,7 +159,7 @@ func (s *Service) labelEventView(ctx context.Context, tx *store.Tx, e *LabelEven
 	return v, nil
 }
 
-// LabelEvents implements issues.Labels: a resource's events, oldest
+// LabelEvents is target.Labels' (Seams): a resource's events, oldest
 // first, limit of them from the offset-th (and how many there are).
 func (s *Service) LabelEvents(ctx context.Context, resourceType string, resourceID int64, offset, limit int) ([]LabelEventView, int, error) {
 	var out []LabelEventView
@@ -188,7 +189,7 @@ func (s *Service) LabelEvents(ctx context.Context, resourceType string, resource
 	return out, total, err
 }
 
-// LabelEvent implements issues.Labels: one event of a resource;
+// LabelEvent is target.Labels' (Seams): one event of a resource;
 // ErrLabelEventNotFound for any other.
 func (s *Service) LabelEvent(ctx context.Context, resourceType string, resourceID int64, eventID uint64) (LabelEventView, error) {
 	var out LabelEventView
@@ -207,8 +208,8 @@ func (s *Service) LabelEvent(ctx context.Context, resourceType string, resourceI
 }
 
 // ErrLabelEventNotFound: no such label event on the resource (GitLab's
-// find: 404 "Not found").
-var ErrLabelEventNotFound = errors.New("issues: label event not found")
+// find: 404 "Not found"); the collab contract's, which merge requests see.
+var ErrLabelEventNotFound = target.ErrLabelEventNotFound
 
 type labelEventsOutput struct {
 	api.PageHeaders

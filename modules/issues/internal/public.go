@@ -20,7 +20,7 @@ func (s *Service) groupsOf(ctx context.Context, projectID int64) ([]int64, error
 	return info.GroupIDs, err
 }
 
-// Ensure implements issues.Labels: the project's labels, or its groups'.
+// Ensure implements target.Labels: the project's labels, or its groups'.
 func (s *Service) Ensure(ctx context.Context, projectID int64, names []string) ([]int64, error) {
 	groups, err := s.groupsOf(ctx, projectID)
 	if err != nil {
@@ -38,7 +38,7 @@ func (s *Service) Ensure(ctx context.Context, projectID int64, names []string) (
 	return out, err
 }
 
-// Names implements issues.Labels.
+// Names implements target.Labels.
 func (s *Service) Names(ctx context.Context, ids []int64) ([]string, error) {
 	var out []string
 	err := s.db.View(ctx, func(tx *store.Tx) error {
@@ -53,7 +53,7 @@ func (s *Service) Names(ctx context.Context, ids []int64) ([]string, error) {
 	return out, err
 }
 
-// Find implements issues.Labels: the project's labels and its groups'.
+// Find implements target.Labels: the project's labels and its groups'.
 func (s *Service) Find(ctx context.Context, projectID int64, names []string) ([]int64, error) {
 	groups, err := s.groupsOf(ctx, projectID)
 	if err != nil {
@@ -75,7 +75,7 @@ func (s *Service) Find(ctx context.Context, projectID int64, names []string) ([]
 	return out, err
 }
 
-// Milestone implements issues.Milestones.
+// Milestone is target.Milestones' (Seams).
 func (s *Service) Milestone(ctx context.Context, projectID, id int64) (MilestoneView, error) {
 	var out MilestoneView
 	err := s.db.View(ctx, func(tx *store.Tx) error {
@@ -89,7 +89,7 @@ func (s *Service) Milestone(ctx context.Context, projectID, id int64) (Milestone
 	return out, err
 }
 
-// Assignable implements issues.Milestones: the project's milestone, or one
+// Assignable is target.Milestones' (Seams): the project's milestone, or one
 // of the groups the project is in (as an issue takes them, milestoneOf).
 func (s *Service) Assignable(ctx context.Context, projectID, id int64) (MilestoneView, error) {
 	groups, err := s.groupsOf(ctx, projectID)
@@ -111,7 +111,7 @@ func (s *Service) Assignable(ctx context.Context, projectID, id int64) (Mileston
 	return out, err
 }
 
-// ByTitle implements issues.Milestones.
+// ByTitle is target.Milestones' (Seams).
 func (s *Service) ByTitle(ctx context.Context, projectID int64, title string) (MilestoneView, error) {
 	var out MilestoneView
 	err := s.db.View(ctx, func(tx *store.Tx) error {

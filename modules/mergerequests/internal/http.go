@@ -10,7 +10,6 @@ import (
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
-	"github.com/fennec-forge/fennec/modules/issues"
 	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
 )
 
@@ -385,11 +384,11 @@ func NewMilestoneRoutes(s *Service) fennec.Routes {
 
 type labelEventsOutput struct {
 	api.PageHeaders
-	Body []issues.LabelEventView
+	Body []any
 }
 
 type labelEventOutput struct {
-	Body *issues.LabelEventView
+	Body any
 }
 
 type mrLabelEventPath struct {
@@ -421,7 +420,7 @@ func NewLabelEventRoutes(s *Service) fennec.Routes {
 				if err != nil {
 					return nil, err
 				}
-				return &labelEventOutput{Body: &v}, nil
+				return &labelEventOutput{Body: v}, nil
 			})
 	}}
 }

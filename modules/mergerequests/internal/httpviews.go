@@ -9,7 +9,6 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
-	"github.com/fennec-forge/fennec/modules/issues"
 	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
 	"github.com/fennec-forge/fennec/modules/repository"
 )
@@ -48,7 +47,7 @@ type MRView struct {
 	TargetProjectID           uint64                `json:"target_project_id"`
 	Labels                    []string              `json:"labels"`
 	WorkInProgress            bool                  `json:"work_in_progress"`
-	Milestone                 *issues.MilestoneView `json:"milestone"`
+	Milestone                 any                   `json:"milestone"` // the keeper's view (target.Milestone.View)
 	MergeWhenPipelineSucceeds bool                  `json:"merge_when_pipeline_succeeds"`
 	MergeStatus               string                `json:"merge_status"`
 	SHA                       string                `json:"sha"`
@@ -71,7 +70,7 @@ type renderer struct {
 	base       string
 	users      map[int64]identity.BasicUser
 	labels     map[int64]string
-	milestones map[int64]*issues.MilestoneView
+	milestones map[int64]any
 }
 
 func (s *Service) renderer(ctx context.Context) *renderer {
@@ -80,7 +79,7 @@ func (s *Service) renderer(ctx context.Context) *renderer {
 		base = s.URL()
 	}
 	return &renderer{s: s, ctx: ctx, base: base, users: map[int64]identity.BasicUser{}, labels: map[int64]string{},
-		milestones: map[int64]*issues.MilestoneView{}}
+		milestones: map[int64]any{}}
 }
 
 func (r *renderer) user(id int64) identity.BasicUser {
@@ -166,8 +165,8 @@ func (r *renderer) views(tx *store.Tx, list []mergerequest.MergeRequest) ([]MRVi
 		if m.MilestoneID != 0 && r.s.Milestones != nil {
 			ms, ok := r.milestones[m.MilestoneID]
 			if !ok {
-				if mv, err := r.s.Milestones.Assignable(tx.Context(), m.ProjectID, m.MilestoneID); err == nil {
-					ms = &mv
+				if rec, err := r.s.Milestones.Assignable(tx.Context(), m.ProjectID, m.MilestoneID); err == nil {
+					ms = rec.View
 				}
 				r.milestones[m.MilestoneID] = ms
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/fennec-forge/fennec/core/store"
-	"github.com/fennec-forge/fennec/modules/issues"
 	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
 )
 
@@ -20,7 +19,7 @@ func (s *Service) mrForEvents(ctx context.Context, ref mergerequest.Ref) (*MR, e
 		return nil, err
 	}
 	if s.Labels == nil {
-		return nil, mergerequest.ErrUnavailable // a bundle without the issues module has no labels
+		return nil, mergerequest.ErrUnavailable // a bundle without the module that keeps labels has none
 	}
 	var m *MR
 	err = s.DB.View(ctx, func(tx *store.Tx) error {
@@ -31,7 +30,7 @@ func (s *Service) mrForEvents(ctx context.Context, ref mergerequest.Ref) (*MR, e
 }
 
 // LabelEvents implements mergerequest.Service.
-func (s *Service) LabelEvents(ctx context.Context, ref mergerequest.Ref, offset, limit int) ([]issues.LabelEventView, int, error) {
+func (s *Service) LabelEvents(ctx context.Context, ref mergerequest.Ref, offset, limit int) ([]any, int, error) {
 	m, err := s.mrForEvents(ctx, ref)
 	if err != nil {
 		return nil, 0, err
@@ -40,10 +39,10 @@ func (s *Service) LabelEvents(ctx context.Context, ref mergerequest.Ref, offset,
 }
 
 // LabelEvent implements mergerequest.Service.
-func (s *Service) LabelEvent(ctx context.Context, ref mergerequest.Ref, eventID uint64) (issues.LabelEventView, error) {
+func (s *Service) LabelEvent(ctx context.Context, ref mergerequest.Ref, eventID uint64) (any, error) {
 	m, err := s.mrForEvents(ctx, ref)
 	if err != nil {
-		return issues.LabelEventView{}, err
+		return nil, err
 	}
 	return s.Labels.LabelEvent(ctx, mergerequest.NoteableType, int64(m.ID), eventID)
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
-	"github.com/fennec-forge/fennec/modules/issues"
 	"github.com/fennec-forge/fennec/modules/mergerequests/event"
 	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
 	"github.com/fennec-forge/fennec/modules/projects"
@@ -41,8 +40,8 @@ type Deps struct {
 	Graph      repository.CommitGraph
 	Protection repository.BranchProtection
 	Collab     target.Service    `optional:"true"`
-	Labels     issues.Labels     `optional:"true"`
-	Milestones issues.Milestones `optional:"true"`
+	Labels     target.Labels     `optional:"true"`
+	Milestones target.Milestones `optional:"true"`
 	Closer     target.Closer     `optional:"true"`
 	CI         cicd.Pipelines    `optional:"true"`
 }
@@ -60,8 +59,8 @@ type services struct {
 	Graph      repository.CommitGraph
 	Protection repository.BranchProtection
 	Collab     target.Service
-	Labels     issues.Labels
-	Milestones issues.Milestones
+	Labels     target.Labels
+	Milestones target.Milestones
 	Closer     target.Closer
 	CI         cicd.Pipelines
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/fennec-forge/fennec/modules/collab/target"
-	"github.com/fennec-forge/fennec/modules/issues"
 	"github.com/fennec-forge/fennec/modules/repository"
 )
 
@@ -195,13 +194,15 @@ type Service interface {
 	// first: it is their merge commit, or one of their commits.
 	CommitMergeRequests(ctx context.Context, project, rev string, offset, limit int) ([]MergeRequest, int, error)
 	// MilestoneMergeRequests are the project's merge requests of one of its
-	// milestones (issues.ErrMilestoneNotFound), every state, newest first.
+	// milestones (the milestone's keeper's not-found error: 404 "Not
+	// found"), every state, newest first.
 	MilestoneMergeRequests(ctx context.Context, project string, milestoneID int64, offset, limit int) ([]MergeRequest, int, error)
-	// LabelEvents are the merge request's label events, oldest first
-	// (ErrUnavailable without the issues module, which keeps them).
-	LabelEvents(ctx context.Context, ref Ref, offset, limit int) ([]issues.LabelEventView, int, error)
-	// LabelEvent is one of them (issues.ErrLabelEventNotFound).
-	LabelEvent(ctx context.Context, ref Ref, eventID uint64) (issues.LabelEventView, error)
+	// LabelEvents are the merge request's label events as the module that
+	// keeps labels renders them (target.Labels), oldest first
+	// (ErrUnavailable without it).
+	LabelEvents(ctx context.Context, ref Ref, offset, limit int) ([]any, int, error)
+	// LabelEvent is one of them (target.ErrLabelEventNotFound).
+	LabelEvent(ctx context.Context, ref Ref, eventID uint64) (any, error)
 
 	// Create opens a merge request in the project named (the source
 	// project) as the caller, who must be able to push code there
