@@ -15,6 +15,7 @@ import (
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/issues"
+	"github.com/fennec-forge/fennec/modules/issues/event"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
@@ -23,9 +24,9 @@ import (
 func TestIssueEvents(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
-	var got []issues.IssueEvent
+	var got []event.IssueEvent
 	listener := fennec.NewModule("issue-listener", fennec.ProvideSubscribers(func() []events.Subscriber {
-		return []events.Subscriber{events.Subscribe("test.issues", func(_ context.Context, ev issues.IssueEvent) error {
+		return []events.Subscriber{events.Subscribe("test.issues", func(_ context.Context, ev event.IssueEvent) error {
 			mu.Lock()
 			defer mu.Unlock()
 			got = append(got, ev)

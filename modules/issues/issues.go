@@ -6,23 +6,8 @@ import (
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/modules/collab"
 	"github.com/fennec-forge/fennec/modules/collab/target"
-	"github.com/fennec-forge/fennec/modules/issues/event"
 	"github.com/fennec-forge/fennec/modules/issues/internal"
 	"github.com/fennec-forge/fennec/modules/projects"
-)
-
-// The event the module publishes; its contract is package event.
-type (
-	IssueEvent = event.IssueEvent
-	Action     = event.Action
-)
-
-// The actions of IssueEvent.
-const (
-	Opened   = event.Open
-	Updated  = event.Update
-	Closed   = event.Close
-	Reopened = event.Reopen
 )
 
 // The views of issues and labels, as GitLab 9.x renders them (what

@@ -13,7 +13,7 @@ import (
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/fennectest"
-	"github.com/fennec-forge/fennec/modules/mergerequests"
+	"github.com/fennec-forge/fennec/modules/mergerequests/event"
 )
 
 // TestEventsAndTodos: every change publishes a MergeRequestEvent (the
@@ -22,9 +22,9 @@ import (
 func TestEventsAndTodos(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
-	var got []mergerequests.MergeRequestEvent
+	var got []event.MergeRequestEvent
 	listener := fennec.NewModule("mr-listener", fennec.ProvideSubscribers(func() []events.Subscriber {
-		return []events.Subscriber{events.Subscribe("test.mergerequests", func(_ context.Context, ev mergerequests.MergeRequestEvent) error {
+		return []events.Subscriber{events.Subscribe("test.mergerequests", func(_ context.Context, ev event.MergeRequestEvent) error {
 			mu.Lock()
 			defer mu.Unlock()
 			got = append(got, ev)
@@ -68,7 +68,7 @@ func TestEventsAndTodos(t *testing.T) {
 	defer mu.Unlock()
 	var actions []string
 	for _, ev := range got {
-		if ev.Action == mergerequests.Updated && ev.MergeRequest.Title == "Hooked" {
+		if ev.Action == event.Update && ev.MergeRequest.Title == "Hooked" {
 			continue // the background merge status check may publish none; pushes may
 		}
 		actions = append(actions, string(ev.Action)+":"+ev.MergeRequest.State+":"+ev.MergeRequest.Title)

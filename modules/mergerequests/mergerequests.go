@@ -5,25 +5,8 @@ import (
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/modules/collab"
-	"github.com/fennec-forge/fennec/modules/mergerequests/event"
 	"github.com/fennec-forge/fennec/modules/mergerequests/internal"
 	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
-)
-
-// The event the module publishes, by the names it had here; its contract
-// is package event.
-type (
-	MergeRequestEvent = event.MergeRequestEvent
-	Action            = event.Action
-)
-
-// The actions of MergeRequestEvent.
-const (
-	Opened   = event.Open
-	Updated  = event.Update
-	Closed   = event.Close
-	Reopened = event.Reopen
-	Merged   = event.Merge
 )
 
 // Module is the merge requests module for fennec.WithModules. It provides

@@ -160,3 +160,16 @@ func (s *Service) Votes(ctx context.Context, noteableType string, ids []int64) (
 	})
 	return out, err
 }
+
+// Tallies implements target.Service: user notes and votes of a page of
+// noteables, in one read.
+func (s *Service) Tallies(ctx context.Context, noteableType string, ids []int64) (map[int64]target.Tally, error) {
+	out := make(map[int64]target.Tally, len(ids))
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		for _, id := range ids {
+			out[id] = target.Tally{Notes: userCount(tx, noteableType, id), Votes: readVotes(tx, noteableType, id)}
+		}
+		return nil
+	})
+	return out, err
+}

@@ -122,6 +122,13 @@ type Votes struct {
 	Up, Down int
 }
 
+// Tally is what a target's view counts of its conversation: its user
+// notes (user_notes_count) and its votes (upvotes, downvotes).
+type Tally struct {
+	Notes int
+	Votes
+}
+
 // ErrBadPosition is what a kind's CheckPosition returns for a position that
 // names no line of the noteable's diffs (answered as GitLab does).
 var ErrBadPosition = errors.New("noteable: the position names no line of the diff")
@@ -186,6 +193,9 @@ type Service interface {
 	// award emoji) of each noteable of one type, in one read for a page;
 	// a noteable without any is absent (zero Votes).
 	Votes(ctx context.Context, noteableType string, ids []int64) (map[int64]Votes, error)
+	// Tallies returns the Tally of each noteable of one type, in one read
+	// for a page (UserNotesCounts and Votes together).
+	Tallies(ctx context.Context, noteableType string, ids []int64) (map[int64]Tally, error)
 	// Mentioned gives a Mentioned todo on n to each user @mentioned in text
 	// by authorID who may see n (never the author); issues call it for
 	// descriptions, the collab module for note bodies.

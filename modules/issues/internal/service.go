@@ -19,7 +19,6 @@ import (
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/issues/event"
 	"github.com/fennec-forge/fennec/modules/projects"
-	"github.com/fennec-forge/fennec/modules/projects/feed"
 	"github.com/fennec-forge/fennec/modules/repository/gitread"
 )
 
@@ -184,24 +183,8 @@ func (s *Service) ensureLabels(tx *store.Tx, project uint64, groups []int64, nam
 
 // publish sends the feed entry and the issue event of a change.
 func (s *Service) publish(tx *store.Tx, info projects.ProjectInfo, i *Issue, userID int64, action event.Action) error {
-	var fa feed.Action
-	switch action {
-	case event.Open:
-		fa = feed.Opened
-	case event.Close:
-		fa = feed.Closed
-	case event.Reopen:
-		fa = feed.Reopened
-	}
-	if fa != "" && userID > 0 {
-		key := "issues." + string(fa) + ":" + u64(i.ID)
-		if action != event.Open {
-			// Closing and reopening repeat; the time of this change
-			// identifies this one.
-			key += ":" + i64(i.UpdatedAt.UnixNano())
-		}
-		if err := s.bus.Publish(tx, feed.Event{ProjectID: info.ID, AuthorID: userID, ActionName: fa, TargetID: int64(i.ID),
-			TargetType: "Issue", TargetTitle: i.Title, Key: key}); err != nil {
+	if fe, ok := target.FeedEntry("issues", targetOf(i), i.Title, userID, string(action), i.UpdatedAt); ok {
+		if err := s.bus.Publish(tx, fe); err != nil {
 			return err
 		}
 	}

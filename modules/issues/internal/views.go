@@ -125,22 +125,18 @@ func (r *renderer) views(tx *store.Tx, list []*Issue, info func(*Issue) projects
 	for n, i := range list {
 		ids[n] = int64(i.ID)
 	}
-	var noteCounts map[int64]int
-	var votes map[int64]target.Votes
+	var tallies map[int64]target.Tally
 	if r.s.collab != nil && len(ids) > 0 {
 		var err error
-		if noteCounts, err = r.s.collab.UserNotesCounts(tx.Context(), "Issue", ids); err != nil {
-			return nil, err
-		}
-		if votes, err = r.s.collab.Votes(tx.Context(), "Issue", ids); err != nil {
+		if tallies, err = r.s.collab.Tallies(tx.Context(), "Issue", ids); err != nil {
 			return nil, err
 		}
 	}
 	for _, i := range list {
 		v := IssueView{ID: i.ID, IID: i.IID, ProjectID: i.ProjectID, Title: i.Title, Description: strPtr(i.Description),
 			State: i.State, CreatedAt: api.NewTime(i.CreatedAt), UpdatedAt: api.NewTime(i.UpdatedAt), Labels: []string{},
-			Assignees: []identity.BasicUser{}, Author: r.user(i.AuthorID), UserNotesCount: noteCounts[int64(i.ID)],
-			Upvotes: votes[int64(i.ID)].Up, Downvotes: votes[int64(i.ID)].Down,
+			Assignees: []identity.BasicUser{}, Author: r.user(i.AuthorID), UserNotesCount: tallies[int64(i.ID)].Notes,
+			Upvotes: tallies[int64(i.ID)].Up, Downvotes: tallies[int64(i.ID)].Down,
 			DueDate: strPtr(i.DueDate), Confidential: i.Confidential, WebURL: r.s.webURL(info(i), i.IID)}
 		for _, id := range i.LabelIDs {
 			name, ok := r.labels[id]

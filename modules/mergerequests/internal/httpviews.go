@@ -102,14 +102,10 @@ func (r *renderer) views(tx *store.Tx, list []mergerequest.MergeRequest) ([]MRVi
 	for n, m := range list {
 		ids[n] = int64(m.ID)
 	}
-	var counts map[int64]int
-	var votes map[int64]target.Votes
+	var tallies map[int64]target.Tally
 	if r.s.Collab != nil && len(ids) > 0 {
 		var err error
-		if counts, err = r.s.Collab.UserNotesCounts(tx.Context(), mergerequest.NoteableType, ids); err != nil {
-			return nil, err
-		}
-		if votes, err = r.s.Collab.Votes(tx.Context(), mergerequest.NoteableType, ids); err != nil {
+		if tallies, err = r.s.Collab.Tallies(tx.Context(), mergerequest.NoteableType, ids); err != nil {
 			return nil, err
 		}
 	}
@@ -120,7 +116,7 @@ func (r *renderer) views(tx *store.Tx, list []mergerequest.MergeRequest) ([]MRVi
 			SourceBranch: m.SourceBranch, Author: r.user(m.AuthorID), SourceProjectID: uint64(m.SourceProjectID),
 			TargetProjectID: uint64(m.ProjectID), Labels: []string{}, WorkInProgress: m.WorkInProgress,
 			MergeWhenPipelineSucceeds: m.MergeWhenPipelineSucceeds, MergeStatus: string(m.MergeStatus), SHA: m.SHA,
-			UserNotesCount: counts[int64(m.ID)], Upvotes: votes[int64(m.ID)].Up, Downvotes: votes[int64(m.ID)].Down,
+			UserNotesCount: tallies[int64(m.ID)].Notes, Upvotes: tallies[int64(m.ID)].Up, Downvotes: tallies[int64(m.ID)].Down,
 			ShouldRemoveSourceBranch: m.ShouldRemoveSourceBranch, ForceRemoveSourceBranch: m.ForceRemoveSourceBranch, WebURL: m.WebURL}
 		if m.MergeCommitSHA != "" {
 			sha := m.MergeCommitSHA

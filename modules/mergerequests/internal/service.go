@@ -19,7 +19,6 @@ import (
 	"github.com/fennec-forge/fennec/modules/mergerequests/event"
 	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
 	"github.com/fennec-forge/fennec/modules/projects"
-	"github.com/fennec-forge/fennec/modules/projects/feed"
 	"github.com/fennec-forge/fennec/modules/repository"
 )
 
@@ -193,24 +192,8 @@ func (s *Service) system(tx *store.Tx, info projects.ProjectInfo, m *MR, uid int
 // publish sends the feed entry (open, close, reopen, merge) and the merge
 // request event of a change.
 func (s *Service) publish(tx *store.Tx, info projects.ProjectInfo, m *MR, userID int64, action event.Action) error {
-	var fa feed.Action
-	switch action {
-	case event.Open:
-		fa = feed.Opened
-	case event.Close:
-		fa = feed.Closed
-	case event.Reopen:
-		fa = feed.Reopened
-	case event.Merge:
-		fa = feed.Merged
-	}
-	if fa != "" && userID > 0 {
-		key := "mergerequests." + string(fa) + ":" + u64(m.ID)
-		if action == event.Close || action == event.Reopen {
-			key += ":" + i64(m.UpdatedAt.UnixNano())
-		}
-		if err := s.Bus.Publish(tx, feed.Event{ProjectID: info.ID, AuthorID: userID, ActionName: fa, TargetID: int64(m.ID),
-			TargetType: mergerequest.NoteableType, TargetTitle: m.Title, Key: key}); err != nil {
+	if fe, ok := target.FeedEntry("mergerequests", targetOf(m), m.Title, userID, string(action), m.UpdatedAt); ok {
+		if err := s.Bus.Publish(tx, fe); err != nil {
 			return err
 		}
 	}
