@@ -1,6 +1,8 @@
 package internal
 
 import (
+	"errors"
+
 	"go.uber.org/fx"
 
 	fennec "github.com/fennec-forge/fennec/core"
@@ -23,6 +25,7 @@ type RoutesParams struct {
 func NewRoutes(p RoutesParams) fennec.Routes {
 	s := p.Service
 	s.SetKinds(p.Kinds)
+	s.SetPresenter(presenter{s})
 	return fennec.Routes{Name: "notes", Register: s.register}
 }
 
@@ -31,6 +34,13 @@ func (s *Service) register(a *api.API) {
 	a.MapError(ErrDiscussionNotFound, func(error) *api.Error { return api.NotFound("Discussion") })
 	a.MapError(target.ErrBadPosition, func(error) *api.Error { return errBadPosition })
 	a.MapError(ErrAwardNotFound, func(error) *api.Error { return api.NotFound("Award Emoji") })
+	a.MapError(target.ErrMissing, func(err error) *api.Error { return api.Missing(paramOf(err)) })
+	a.MapError(target.ErrBadParam, func(err error) *api.Error { return api.Invalid(paramOf(err)) })
+	a.MapError(target.ErrBadRequest, func(err error) *api.Error {
+		var e *target.BadRequestError
+		errors.As(err, &e)
+		return badRequest(e.Reason)
+	})
 	for _, k := range s.noteKinds {
 		s.registerKind(a, k)
 		s.registerDiscussions(a, k)
@@ -38,4 +48,11 @@ func (s *Service) register(a *api.API) {
 		s.registerParticipants(a, k)
 		s.registerTargetOps(a, k)
 	}
+}
+
+// paramOf is the parameter a *target.ParamError names.
+func paramOf(err error) string {
+	var e *target.ParamError
+	errors.As(err, &e)
+	return e.Param
 }

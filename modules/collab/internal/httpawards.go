@@ -4,15 +4,10 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
-	"strings"
 
 	"github.com/fennec-forge/fennec/core/api"
-	"github.com/fennec-forge/fennec/core/auth"
-	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
-	"github.com/fennec-forge/fennec/modules/projects"
 )
 
 // AwardView is the Award Emoji resource.
@@ -118,91 +113,8 @@ func (s *Service) registerAwards(a *api.API, k target.Kind) {
 	})
 }
 
-// awardTarget is what a request awards: a noteable, or one of its notes
-// (noteID set), read again in each transaction (load).
-type awardTarget struct {
-	info   projects.ProjectInfo
-	n      target.Noteable
-	noteID uint64 // 0: the noteable itself
-	// Filled by load:
-	typ    string
-	id     int64
-	author int64
-}
-
-// target resolves the project and the noteable a request names, as the
-// caller sees them, and the note id when the path names one.
-func (s *Service) target(ctx context.Context, k target.Kind, projectRef string, noteRef *string) (*awardTarget, error) {
-	info, n, err := s.resolve(ctx, k, projectRef)
-	if err != nil {
-		return nil, err
-	}
-	t := &awardTarget{info: info, n: n}
-	if noteRef != nil {
-		if t.noteID, err = parseNoteID(*noteRef); err != nil {
-			return nil, err
-		}
-	}
-	return t, nil
-}
-
-// load reads the awarded note in tx (a note of another noteable is no note
-// of this one) and fills the awardable's type, id and author.
-func (t *awardTarget) load(tx *store.Tx) error {
-	if t.noteID == 0 {
-		t.typ, t.id, t.author = t.n.Type, t.n.ID, t.n.AuthorID
-		return nil
-	}
-	note, err := noteOf(tx, t.n, t.noteID)
-	if err != nil {
-		return err
-	}
-	t.typ, t.id, t.author = noteAwardable, int64(note.ID), note.AuthorID
-	return nil
-}
-
-// awardOf reads award id of the target; an award of another awardable is
-// no award of this one.
-func (t *awardTarget) awardOf(tx *store.Tx, id uint64) (*Award, error) {
-	a, err := awardsTable.Get(tx, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && (a.AwardableType != t.typ || a.AwardableID != t.id)) {
-		return nil, ErrAwardNotFound
-	}
-	return a, err
-}
-
-// parseAwardID is an award id from the path: not a number is 400, as
-// GitLab's Integer parameter; a number that names no award is 404.
-func parseAwardID(s string) (uint64, error) {
-	id, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, api.Invalid("award_id")
-	}
-	if id <= 0 {
-		return 0, ErrAwardNotFound
-	}
-	return uint64(id), nil
-}
-
-func (s *Service) listAwards(ctx context.Context, k target.Kind, projectRef string, noteRef *string, page api.PageParams) (*awardListOutput, error) {
-	t, err := s.target(ctx, k, projectRef, noteRef)
-	if err != nil {
-		return nil, err
-	}
-	var list []*Award
-	total := 0
-	err = s.db.View(ctx, func(tx *store.Tx) error {
-		if err := t.load(tx); err != nil {
-			return err
-		}
-		ids, err := awardsOf(tx, t.typ, t.id)
-		if err != nil {
-			return err
-		}
-		total = len(ids)
-		list, err = loadAwards(tx, api.Window(ids, page))
-		return err
-	})
+func (s *Service) listAwards(ctx context.Context, k target.Kind, projectRef string, noteRef *string, p api.PageParams) (*awardListOutput, error) {
+	list, total, err := s.Awards(ctx, where(ctx, k, projectRef), noteRef, page(p))
 	if err != nil {
 		return nil, err
 	}
@@ -210,26 +122,11 @@ func (s *Service) listAwards(ctx context.Context, k target.Kind, projectRef stri
 	if err != nil {
 		return nil, err
 	}
-	return &awardListOutput{PageHeaders: api.Paginate(ctx, page, total), Body: views}, nil
+	return &awardListOutput{PageHeaders: api.Paginate(ctx, p, total), Body: views}, nil
 }
 
 func (s *Service) getAward(ctx context.Context, k target.Kind, projectRef string, noteRef *string, awardRef string) (*awardOutput, error) {
-	t, err := s.target(ctx, k, projectRef, noteRef)
-	if err != nil {
-		return nil, err
-	}
-	id, err := parseAwardID(awardRef)
-	if err != nil {
-		return nil, err
-	}
-	var a *Award
-	err = s.db.View(ctx, func(tx *store.Tx) error {
-		if err := t.load(tx); err != nil {
-			return err
-		}
-		a, err = t.awardOf(tx, id)
-		return err
-	})
+	a, err := s.Award(ctx, where(ctx, k, projectRef), noteRef, awardRef)
 	if err != nil {
 		return nil, err
 	}
@@ -240,95 +137,8 @@ func (s *Service) getAward(ctx context.Context, k target.Kind, projectRef string
 	return &awardOutput{Body: v}, nil
 }
 
-// The reasons an award is not given, each answered by the caller in its
-// own words (the award emoji API and a note's emoji body differ).
-var (
-	// errAwardRefused: the caller may not give this award (a vote on what
-	// they wrote themselves, or the noteable refuses comments).
-	errAwardRefused = errors.New("notes: award refused")
-	// errUnknownEmoji: the name is no emoji.
-	errUnknownEmoji = errors.New("notes: unknown emoji")
-	// errAwardTaken: the caller gave this emoji to the awardable already.
-	errAwardTaken = errors.New("notes: award already given")
-)
-
-// mayAward is GitLab's rule of who may award what: anyone who may comment,
-// except that nobody votes (thumbsup, thumbsdown) on what they wrote.
-func mayAward(author, user int64, name string) bool {
-	return author != user || (name != upvoteName && name != downvoteName)
-}
-
-// award gives user's emoji name (normalized) to the target, in tx.
-func (s *Service) award(tx *store.Tx, t *awardTarget, user int64, name string) (*Award, error) {
-	if err := t.load(tx); err != nil {
-		return nil, err
-	}
-	if !mayAward(t.author, user, name) {
-		return nil, errAwardRefused
-	}
-	if !knownEmojiName(name) {
-		return nil, errUnknownEmoji
-	}
-	at := s.now().UTC()
-	a := &Award{ProjectID: t.n.ProjectID, AwardableType: t.typ, AwardableID: t.id, NoteableType: t.n.Type, NoteableID: t.n.ID,
-		UserID: user, Name: name, CreatedAt: at, UpdatedAt: at}
-	err := insertAward(tx, a)
-	if errors.Is(err, store.ErrConflict) {
-		return nil, errAwardTaken
-	}
-	return a, err
-}
-
-// awardError words a refused award as GitLab's award emoji API did: every
-// refusal is "404 Award Emoji Not Found", and a record that failed its
-// validation is a 404 whose message carries Ruby's inspection of the
-// errors.
-//
-// GITLAB-FACTS: 9.x answers not_found!("Award Emoji #{award.errors.messages}")
-// for an award that was not saved, so an unknown name is
-// 404 {"message":"404 Award Emoji {:name=>[\"is not included in the list\"]} Not Found"}
-// and a second award of the same emoji by the same user
-// 404 {"message":"404 Award Emoji {:name=>[\"has already been taken\"]} Not Found"},
-// not the 400 of a validation error elsewhere.
-func awardError(err error, thing string) error {
-	switch {
-	case errors.Is(err, errAwardRefused):
-		return ErrAwardNotFound
-	case errors.Is(err, errUnknownEmoji):
-		return api.NotFound(thing + ` {:name=>["is not included in the list"]}`)
-	case errors.Is(err, errAwardTaken):
-		return api.NotFound(thing + ` {:name=>["has already been taken"]}`)
-	}
-	return err
-}
-
 func (s *Service) createAward(ctx context.Context, k target.Kind, projectRef string, noteRef *string, rawName string) (*awardOutput, error) {
-	t, err := s.target(ctx, k, projectRef, noteRef)
-	if err != nil {
-		return nil, err
-	}
-	if strings.TrimSpace(rawName) == "" {
-		return nil, api.Missing("name")
-	}
-	if err := writable(t.info); err != nil {
-		return nil, err
-	}
-	// Awarding is commenting's right (a locked merge request refuses
-	// both), but a refusal is GitLab's 404 of the award API.
-	if k.CanComment != nil {
-		if err := k.CanComment(ctx, t.info, t.n); err != nil {
-			if errors.Is(err, projects.ErrForbidden) {
-				return nil, ErrAwardNotFound
-			}
-			return nil, err
-		}
-	}
-	user := auth.FromContext(ctx).UserID()
-	var a *Award
-	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		a, err = s.award(tx, t, user, normalizeEmoji(rawName))
-		return err
-	})
+	a, err := s.AddAward(ctx, where(ctx, k, projectRef), noteRef, rawName)
 	if err != nil {
 		return nil, awardError(err, "Award Emoji")
 	}
@@ -340,67 +150,33 @@ func (s *Service) createAward(ctx context.Context, k target.Kind, projectRef str
 }
 
 func (s *Service) deleteAward(ctx context.Context, k target.Kind, projectRef string, noteRef *string, awardRef string) error {
-	t, err := s.target(ctx, k, projectRef, noteRef)
-	if err != nil {
-		return err
-	}
-	id, err := parseAwardID(awardRef)
-	if err != nil {
-		return err
-	}
-	if err := writable(t.info); err != nil {
-		return err
-	}
-	caller := auth.FromContext(ctx)
-	return s.db.Update(ctx, func(tx *store.Tx) error {
-		if err := t.load(tx); err != nil {
-			return err
-		}
-		a, err := t.awardOf(tx, id)
-		if err != nil {
-			return err
-		}
-		// GITLAB-FACTS: 9.x answers unauthorized! (401, not 403) when
-		// someone other than the award's user or an administrator takes
-		// it back.
-		if a.UserID != caller.UserID() && !caller.IsAdmin() {
-			return api.Unauthorized()
-		}
-		return deleteAward(tx, a)
-	})
+	return s.RemoveAward(ctx, where(ctx, k, projectRef), noteRef, awardRef)
 }
 
-// emojiNote answers a note whose body is only the emoji name (normalized)
-// on n: the emoji is awarded to n instead, and the award is the answer.
-// Like a comment, it marks the caller's todos on n done.
+// awardError words a refused award as GitLab's award emoji API did: a
+// record that failed its validation is a 404 whose message carries Ruby's
+// inspection of the errors (thing is the API's name of the record: "Award
+// Emoji", or "Note" for a note that is only an emoji).
 //
-// GITLAB-FACTS (GitLab 8.x's Notes::CreateService, which the spec
-// describes: "a different object is returned"): a second award of the same
-// emoji is 404 {"message":"404 Note {:name=>[\"has already been taken\"]} Not Found"},
-// the notes API's wording for a note that was not saved.
-func (s *Service) emojiNote(ctx context.Context, info projects.ProjectInfo, n target.Noteable, user int64, name string) (*noteOutput, error) {
-	t := &awardTarget{info: info, n: n}
-	var a *Award
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		var err error
-		if a, err = s.award(tx, t, user, name); err != nil {
-			return err
-		}
-		return s.TodosDone(tx.Context(), n.Target(), user)
-	})
-	if err != nil {
-		return nil, awardError(err, "Note")
+// GITLAB-FACTS: 9.x answers not_found!("Award Emoji #{award.errors.messages}")
+// for an award that was not saved, so an unknown name is
+// 404 {"message":"404 Award Emoji {:name=>[\"is not included in the list\"]} Not Found"}
+// and a second award of the same emoji by the same user
+// 404 {"message":"404 Award Emoji {:name=>[\"has already been taken\"]} Not Found"},
+// not the 400 of a validation error elsewhere.
+func awardError(err error, thing string) error {
+	switch {
+	case errors.Is(err, target.ErrUnknownEmoji):
+		return api.NotFound(thing + ` {:name=>["is not included in the list"]}`)
+	case errors.Is(err, target.ErrAwardTaken):
+		return api.NotFound(thing + ` {:name=>["has already been taken"]}`)
 	}
-	v, err := s.awardView(ctx, a)
-	if err != nil {
-		return nil, err
-	}
-	return &noteOutput{Body: v}, nil
+	return err
 }
 
 // awardViews renders awards with one user lookup per user; a deleted user
 // is the ghost user, and their awards stay.
-func (s *Service) awardViews(ctx context.Context, list []*Award) ([]AwardView, error) {
+func (s *Service) awardViews(ctx context.Context, list []target.Award) ([]AwardView, error) {
 	base := api.ExternalURLFrom(ctx)
 	users := map[int64]identity.BasicUser{}
 	out := make([]AwardView, 0, len(list))
@@ -418,15 +194,15 @@ func (s *Service) awardViews(ctx context.Context, list []*Award) ([]AwardView, e
 			}
 			users[a.UserID] = u
 		}
-		out = append(out, AwardView{ID: int64(a.ID), Name: a.Name, User: u, CreatedAt: api.NewTime(a.CreatedAt),
+		out = append(out, AwardView{ID: a.ID, Name: a.Name, User: u, CreatedAt: api.NewTime(a.CreatedAt),
 			UpdatedAt: api.NewTime(a.UpdatedAt), AwardableID: a.AwardableID, AwardableType: a.AwardableType})
 	}
 	return out, nil
 }
 
 // awardView renders one award.
-func (s *Service) awardView(ctx context.Context, a *Award) (AwardView, error) {
-	views, err := s.awardViews(ctx, []*Award{a})
+func (s *Service) awardView(ctx context.Context, a target.Award) (AwardView, error) {
+	views, err := s.awardViews(ctx, []target.Award{a})
 	if err != nil {
 		return AwardView{}, err
 	}

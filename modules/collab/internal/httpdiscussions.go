@@ -5,15 +5,11 @@ package internal
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
 	"github.com/fennec-forge/fennec/core/api"
-	"github.com/fennec-forge/fennec/core/auth"
-	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
-	"github.com/fennec-forge/fennec/modules/projects"
 )
 
 // PositionView is a DiffNote's position as GitLab shows it.
@@ -51,27 +47,26 @@ type DiscussionView struct {
 }
 
 // threadViews renders threads; authors are read once each.
-func (s *Service) threadViews(ctx context.Context, k target.Kind, list [][]*Note) ([]DiscussionView, error) {
-	var flat []*Note
+func (s *Service) threadViews(ctx context.Context, list []target.Thread) ([]DiscussionView, error) {
+	var flat []target.Note
 	for _, t := range list {
-		flat = append(flat, t...)
+		flat = append(flat, t.Notes...)
 	}
-	views, err := s.noteViews(ctx, k, flat)
+	views, err := s.noteViews(ctx, flat)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]DiscussionView, 0, len(list))
 	i := 0
 	for _, t := range list {
-		d := DiscussionView{ID: t[0].DiscussionID, IndividualNote: t[0].Type == "", Notes: views[i : i+len(t)]}
-		i += len(t)
-		out = append(out, d)
+		out = append(out, DiscussionView{ID: t.ID, IndividualNote: t.Individual, Notes: views[i : i+len(t.Notes)]})
+		i += len(t.Notes)
 	}
 	return out, nil
 }
 
 // noteViews renders notes of threads, in order.
-func (s *Service) noteViews(ctx context.Context, k target.Kind, list []*Note) ([]DiscussionNoteView, error) {
+func (s *Service) noteViews(ctx context.Context, list []target.Note) ([]DiscussionNoteView, error) {
 	plain, err := s.views(ctx, list)
 	if err != nil {
 		return nil, err
@@ -79,7 +74,7 @@ func (s *Service) noteViews(ctx context.Context, k target.Kind, list []*Note) ([
 	resolvers := map[int64]identity.BasicUser{}
 	out := make([]DiscussionNoteView, 0, len(list))
 	for i, n := range list {
-		v := DiscussionNoteView{NoteView: plain[i], ProjectID: n.ProjectID, Resolvable: resolvable(k, n)}
+		v := DiscussionNoteView{NoteView: plain[i], ProjectID: n.ProjectID, Resolvable: n.Resolvable}
 		if n.Type != "" {
 			typ := n.Type
 			v.Type = &typ
@@ -88,11 +83,11 @@ func (s *Service) noteViews(ctx context.Context, k target.Kind, list []*Note) ([
 			iid := n.NoteableIID
 			v.NoteableIID = &iid
 		}
-		if p := n.Position; p != nil && n.Type == diffNote {
+		if p := n.Position; p != nil {
 			v.Position = &PositionView{BaseSHA: p.BaseSHA, StartSHA: p.StartSHA, HeadSHA: p.HeadSHA, OldPath: p.OldPath,
 				NewPath: p.NewPath, PositionType: p.PositionType, OldLine: p.OldLine, NewLine: p.NewLine}
 		}
-		if v.Resolvable && n.Resolved {
+		if n.Resolved {
 			v.Resolved = true
 			if n.ResolvedAt != nil {
 				v.ResolvedAt = api.TimePtr(*n.ResolvedAt)
@@ -247,259 +242,82 @@ func (s *Service) registerDiscussions(a *api.API, k target.Kind) {
 }
 
 func (s *Service) listDiscussions(ctx context.Context, k target.Kind, in *listInput) (*discussionsOutput, error) {
-	_, n, err := s.resolve(ctx, k, in.ID)
+	list, total, err := s.Threads(ctx, where(ctx, k, in.ID), page(in.PageParams))
 	if err != nil {
 		return nil, err
 	}
-	var all [][]*Note
-	err = s.db.View(ctx, func(tx *store.Tx) error {
-		list, err := noteableNotes(tx, n.Type, n.ID)
-		all = threads(list)
-		return err
-	})
+	views, err := s.threadViews(ctx, list)
 	if err != nil {
 		return nil, err
 	}
-	views, err := s.threadViews(ctx, k, api.Window(all, in.PageParams))
-	if err != nil {
-		return nil, err
-	}
-	return &discussionsOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(all)), Body: views}, nil
+	return &discussionsOutput{PageHeaders: api.Paginate(ctx, in.PageParams, total), Body: views}, nil
 }
 
-// thread reads one thread of the noteable a request names.
-func (s *Service) thread(ctx context.Context, k target.Kind, in *DiscussionPath) (projects.ProjectInfo, target.Noteable, []*Note, error) {
-	info, n, err := s.resolve(ctx, k, in.ID)
-	if err != nil {
-		return info, n, nil, err
-	}
-	var list []*Note
-	err = s.db.View(ctx, func(tx *store.Tx) error {
-		list, err = discussionNotes(tx, n, in.DiscussionID)
-		return err
-	})
-	return info, n, list, err
-}
-
-func (s *Service) getDiscussion(ctx context.Context, k target.Kind, in *DiscussionPath) (*discussionOutput, error) {
-	_, _, list, err := s.thread(ctx, k, in)
-	if err != nil {
-		return nil, err
-	}
-	views, err := s.threadViews(ctx, k, [][]*Note{list})
+// oneThread answers a single thread.
+func (s *Service) oneThread(ctx context.Context, t target.Thread) (*discussionOutput, error) {
+	views, err := s.threadViews(ctx, []target.Thread{t})
 	if err != nil {
 		return nil, err
 	}
 	return &discussionOutput{Body: &views[0]}, nil
 }
 
-func (s *Service) discussionNotes(ctx context.Context, k target.Kind, in *DiscussionPath) (*discussionNotesOutput, error) {
-	_, _, list, err := s.thread(ctx, k, in)
-	if err != nil {
-		return nil, err
-	}
-	views, err := s.noteViews(ctx, k, list)
-	if err != nil {
-		return nil, err
-	}
-	return &discussionNotesOutput{Body: views}, nil
-}
-
-// noteInThread is the note of a thread a request names: target.ErrNoteNotFound
-// for a note of another thread.
-func noteInThread(list []*Note, raw string) (*Note, error) {
-	id, err := parseNoteID(raw)
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range list {
-		if n.ID == id {
-			return n, nil
-		}
-	}
-	return nil, target.ErrNoteNotFound
-}
-
-func (s *Service) discussionNote(ctx context.Context, k target.Kind, in *DiscussionNotePath) (*discussionNoteOutput, error) {
-	_, _, list, err := s.thread(ctx, k, &in.DiscussionPath)
-	if err != nil {
-		return nil, err
-	}
-	note, err := noteInThread(list, in.NoteID)
-	if err != nil {
-		return nil, err
-	}
-	return s.noteOut(ctx, k, note)
-}
-
-func (s *Service) noteOut(ctx context.Context, k target.Kind, note *Note) (*discussionNoteOutput, error) {
-	views, err := s.noteViews(ctx, k, []*Note{note})
+// oneNote answers a single note of a thread.
+func (s *Service) oneNote(ctx context.Context, note target.Note) (*discussionNoteOutput, error) {
+	views, err := s.noteViews(ctx, []target.Note{note})
 	if err != nil {
 		return nil, err
 	}
 	return &discussionNoteOutput{Body: &views[0]}, nil
 }
 
-// comment makes a user's note in a thread as the notes API makes one (the
-// same checks, todos, mentions, feed entry and NoteEvent); join, when set,
-// runs in the note's transaction before it is stored, to place it in its
-// thread.
-func (s *Service) comment(ctx context.Context, k target.Kind, info projects.ProjectInfo, n target.Noteable, body createBody,
-	prepare func(note *Note), join func(tx *store.Tx, note *Note) error) (*Note, error) {
-	if err := checkBody(body.Body); err != nil {
-		return nil, err
-	}
-	if err := writable(info); err != nil {
-		return nil, err
-	}
-	if k.CanComment != nil {
-		if err := k.CanComment(ctx, info, n); err != nil {
-			return nil, err
-		}
-	}
-	author := auth.FromContext(ctx).UserID()
-	at := s.now().UTC()
-	if body.CreatedAt != nil && info.Level >= projects.Owner {
-		t, err := api.ParseTime(*body.CreatedAt)
-		if err != nil {
-			return nil, api.Invalid("created_at")
-		}
-		at = t.UTC()
-	}
-	note := noteFor(n, author, *body.Body, false, at)
-	prepare(note)
-	authorView, err := s.author(ctx, author)
+func (s *Service) getDiscussion(ctx context.Context, k target.Kind, in *DiscussionPath) (*discussionOutput, error) {
+	t, err := s.Thread(ctx, where(ctx, k, in.ID), in.DiscussionID)
 	if err != nil {
 		return nil, err
 	}
-	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		note.ID = 0
-		if join != nil {
-			if err := join(tx, note); err != nil {
-				return err
-			}
-		}
-		if err := insertNote(tx, note); err != nil {
-			return err
-		}
-		if err := s.TodosDone(tx.Context(), n.Target(), author); err != nil {
-			return err
-		}
-		if err := s.mention(tx.Context(), n, author, note.Body, nil); err != nil {
-			return err
-		}
-		return s.publishCreated(tx, n, note, authorView)
-	})
+	return s.oneThread(ctx, t)
+}
+
+func (s *Service) discussionNotes(ctx context.Context, k target.Kind, in *DiscussionPath) (*discussionNotesOutput, error) {
+	t, err := s.Thread(ctx, where(ctx, k, in.ID), in.DiscussionID)
 	if err != nil {
 		return nil, err
 	}
-	return note, nil
+	views, err := s.noteViews(ctx, t.Notes)
+	if err != nil {
+		return nil, err
+	}
+	return &discussionNotesOutput{Body: views}, nil
+}
+
+func (s *Service) discussionNote(ctx context.Context, k target.Kind, in *DiscussionNotePath) (*discussionNoteOutput, error) {
+	note, err := s.ThreadNote(ctx, where(ctx, k, in.ID), in.DiscussionID, in.NoteID)
+	if err != nil {
+		return nil, err
+	}
+	return s.oneNote(ctx, note)
 }
 
 func (s *Service) createDiscussion(ctx context.Context, k target.Kind, in *createDiscussionInput) (*discussionOutput, error) {
-	info, n, err := s.resolve(ctx, k, in.ID)
-	if err != nil {
-		return nil, err
-	}
 	var pos *target.Position
-	if p := in.Body.Position; p != nil && k.CheckPosition != nil {
+	if p := in.Body.Position; p != nil {
 		pos = &target.Position{BaseSHA: p.BaseSHA, StartSHA: p.StartSHA, HeadSHA: p.HeadSHA, PositionType: p.PositionType,
 			OldPath: p.OldPath, NewPath: p.NewPath, OldLine: p.OldLine, NewLine: p.NewLine}
-		// A path given on one side only is the same file on both (GitLab
-		// fills the other side so).
-		if pos.OldPath == "" {
-			pos.OldPath = pos.NewPath
-		}
-		if pos.NewPath == "" {
-			pos.NewPath = pos.OldPath
-		}
-		if err := checkBody(in.Body.Body); err != nil {
-			return nil, err
-		}
-		if pos.NewPath == "" || (pos.NewLine == nil && pos.OldLine == nil) {
-			return nil, errBadPosition
-		}
-		if err := k.CheckPosition(ctx, info, n, *pos); err != nil {
-			return nil, err
-		}
 	}
-	note, err := s.comment(ctx, k, info, n, createBody{Body: in.Body.Body, CreatedAt: in.Body.CreatedAt}, func(note *Note) {
-		note.Type = discussionNote
-		if pos != nil {
-			note.Type, note.Position = diffNote, pos
-		}
-	}, nil)
+	t, err := s.StartThread(ctx, where(ctx, k, in.ID), noteInput(in.Body.Body, in.Body.CreatedAt), pos)
 	if err != nil {
 		return nil, err
 	}
-	views, err := s.threadViews(ctx, k, [][]*Note{{note}})
-	if err != nil {
-		return nil, err
-	}
-	return &discussionOutput{Body: &views[0]}, nil
+	return s.oneThread(ctx, t)
 }
 
 func (s *Service) reply(ctx context.Context, k target.Kind, in *replyInput) (*discussionNoteOutput, error) {
-	info, n, list, err := s.thread(ctx, k, &in.DiscussionPath)
+	note, err := s.Reply(ctx, where(ctx, k, in.ID), in.DiscussionID, noteInput(in.Body.Body, in.Body.CreatedAt))
 	if err != nil {
 		return nil, err
 	}
-	// A system note's thread takes no replies (GitLab: it cannot become
-	// a discussion).
-	if list[0].System {
-		return nil, badRequest("Discussion can not be replied to.")
-	}
-	note, err := s.comment(ctx, k, info, n, in.Body, func(note *Note) {
-		note.DiscussionID, note.Type = in.DiscussionID, discussionNote
-	}, func(tx *store.Tx, note *Note) error {
-		first, err := notesTable.Get(tx, list[0].ID)
-		if errors.Is(err, store.ErrNotFound) {
-			return ErrDiscussionNotFound
-		} else if err != nil {
-			return err
-		}
-		switch first.Type {
-		case "":
-			// A reply to a note by itself makes a thread of it.
-			first.Type = discussionNote
-			return notesTable.Update(tx, first)
-		case diffNote:
-			// A line comment's replies are on its line.
-			note.Type, note.Position = diffNote, first.Position
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return s.noteOut(ctx, k, note)
-}
-
-// mayResolve is GitLab's can_resolve?: the note's author, the noteable's
-// author, or a Developer (who may resolve any thread).
-func mayResolve(ctx context.Context, info projects.ProjectInfo, n target.Noteable, note *Note) bool {
-	uid := auth.FromContext(ctx).UserID()
-	return uid != 0 && (uid == note.AuthorID || uid == n.AuthorID || info.Level >= projects.Developer)
-}
-
-// setResolved resolves or unresolves notes (those that can be), in tx.
-func (s *Service) setResolved(ctx context.Context, tx *store.Tx, k target.Kind, notes []*Note, resolved bool) error {
-	uid := auth.FromContext(ctx).UserID()
-	now := s.now().UTC()
-	for _, n := range notes {
-		if !resolvable(k, n) || n.Resolved == resolved {
-			continue
-		}
-		n.Resolved = resolved
-		n.ResolvedBy, n.ResolvedAt = 0, nil
-		if resolved {
-			n.ResolvedBy, n.ResolvedAt = uid, &now
-		}
-		if err := notesTable.Update(tx, n); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.oneNote(ctx, note)
 }
 
 func (s *Service) updateDiscussionNote(ctx context.Context, k target.Kind, in *updateDiscussionNoteInput) (*discussionNoteOutput, error) {
@@ -510,91 +328,21 @@ func (s *Service) updateDiscussionNote(ctx context.Context, k target.Kind, in *u
 	case b.Body == nil && b.Resolved == nil:
 		return nil, &api.Error{Status: http.StatusBadRequest, Err: "body, resolved are missing, exactly one parameter must be provided"}
 	}
-	info, n, list, err := s.thread(ctx, k, &in.DiscussionPath)
+	note, err := s.UpdateThreadNote(ctx, where(ctx, k, in.ID), in.DiscussionID, in.NoteID, b.Body, b.Resolved)
 	if err != nil {
 		return nil, err
 	}
-	note, err := noteInThread(list, in.NoteID)
-	if err != nil {
-		return nil, err
-	}
-	if b.Body != nil {
-		// The notes API's edit, with its rules and events.
-		up := &updateInput{NoteInput: NoteInput{ProjectPath: in.ProjectPath, NoteID: in.NoteID}}
-		up.Body.Body = b.Body
-		if _, err := s.update(ctx, k, up); err != nil {
-			return nil, err
-		}
-	} else {
-		if !resolvable(k, note) {
-			return nil, badRequest("Note is not resolvable")
-		}
-		if err := writable(info); err != nil {
-			return nil, err
-		}
-		if !mayResolve(ctx, info, n, note) {
-			return nil, projects.ErrForbidden
-		}
-		if err := s.db.Update(ctx, func(tx *store.Tx) error {
-			fresh, err := noteOf(tx, n, note.ID)
-			if err != nil {
-				return err
-			}
-			return s.setResolved(ctx, tx, k, []*Note{fresh}, *b.Resolved)
-		}); err != nil {
-			return nil, err
-		}
-	}
-	if err := s.db.View(ctx, func(tx *store.Tx) error {
-		note, err = noteOf(tx, n, note.ID)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	return s.noteOut(ctx, k, note)
+	return s.oneNote(ctx, note)
 }
 
 func (s *Service) deleteDiscussionNote(ctx context.Context, k target.Kind, in *DiscussionNotePath) error {
-	_, _, list, err := s.thread(ctx, k, &in.DiscussionPath)
-	if err != nil {
-		return err
-	}
-	if _, err := noteInThread(list, in.NoteID); err != nil {
-		return err
-	}
-	return s.delete(ctx, k, &NoteInput{ProjectPath: in.ProjectPath, NoteID: in.NoteID})
+	return s.DeleteThreadNote(ctx, where(ctx, k, in.ID), in.DiscussionID, in.NoteID)
 }
 
 func (s *Service) resolveDiscussion(ctx context.Context, k target.Kind, in *resolveDiscussionInput) (*discussionOutput, error) {
-	info, n, list, err := s.thread(ctx, k, &in.DiscussionPath)
+	t, err := s.ResolveThread(ctx, where(ctx, k, in.ID), in.DiscussionID, in.Body.Resolved)
 	if err != nil {
 		return nil, err
 	}
-	// GitLab: a thread that cannot be resolved, or a caller who may not,
-	// is 403.
-	if !resolvable(k, list[0]) || !mayResolve(ctx, info, n, list[0]) {
-		return nil, projects.ErrForbidden
-	}
-	if err := writable(info); err != nil {
-		return nil, err
-	}
-	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		fresh, err := discussionNotes(tx, n, in.DiscussionID)
-		if err != nil {
-			return err
-		}
-		if err := s.setResolved(ctx, tx, k, fresh, in.Body.Resolved); err != nil {
-			return err
-		}
-		list = fresh
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	views, err := s.threadViews(ctx, k, [][]*Note{list})
-	if err != nil {
-		return nil, err
-	}
-	return &discussionOutput{Body: &views[0]}, nil
+	return s.oneThread(ctx, t)
 }

@@ -5,23 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/fennec-forge/fennec/core/api"
-	"github.com/fennec-forge/fennec/core/auth"
-	"github.com/fennec-forge/fennec/core/store"
-	"github.com/fennec-forge/fennec/modules/collab/event"
 	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
-	"github.com/fennec-forge/fennec/modules/projects"
-	"github.com/fennec-forge/fennec/modules/projects/feed"
 )
-
-// MaxBodyChars bounds a note's body, as GitLab's note validation does
-// (1,000,000 characters); a longer one is a 400 naming the limit.
-const MaxBodyChars = 1_000_000
 
 // AuthorView is a note's author: the public basic view with email and
 // created_at, as the spec's Note shows it (both null for a deleted user,
@@ -133,76 +121,41 @@ func (s *Service) registerKind(a *api.API, k target.Kind) {
 	})
 }
 
-// resolve finds the project and the noteable a request names, as the
-// caller sees them: the project's 404, a malformed reference's 400, the
-// kind's Read refused (403), then the kind's own 404. The noteable's path
-// parameter is the kind's own (":issue_iid"), read from the request, since
-// an input struct's tags cannot vary by kind.
-func (s *Service) resolve(ctx context.Context, k target.Kind, projectRef string) (projects.ProjectInfo, target.Noteable, error) {
-	info, err := s.kindProject(ctx, k, projectRef)
-	ref, refErr := pathRef(ctx, k)
-	switch {
-	case err != nil && (refErr == nil || !errors.Is(err, projects.ErrForbidden)):
-		return info, target.Noteable{}, err
-	case refErr != nil:
-		return info, target.Noteable{}, refErr
-	}
-	n, err := k.Resolve(ctx, info, ref)
-	return info, n, err
-}
-
-// pathRef is the target's reference in the request's path (k.Param).
-func pathRef(ctx context.Context, k target.Kind) (int64, error) {
-	raw := ""
+// where names the target a request's path names: its kind, the :id and
+// the kind's own parameter (read from the request, since an input
+// struct's tags cannot vary by kind).
+func where(ctx context.Context, k target.Kind, projectRef string) target.Where {
+	w := target.Where{Type: k.Type, Project: projectRef}
 	if r := api.Request(ctx); r != nil {
-		raw = r.PathValue(k.Param)
+		w.Ref = r.PathValue(k.Param)
 	}
-	ref, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil || ref <= 0 {
-		return 0, api.Invalid(k.Param)
-	}
-	return ref, nil
+	return w
 }
 
-// parseNoteID is a note id from the path; anything else is no note.
-func parseNoteID(s string) (uint64, error) {
-	id, err := strconv.ParseUint(s, 10, 64)
-	if err != nil || id == 0 {
-		return 0, target.ErrNoteNotFound
-	}
-	return id, nil
-}
+// page is the window a request's paging asks for.
+func page(p api.PageParams) target.Page { return target.Page{Offset: p.Offset(), Limit: p.Limit()} }
 
-// noteOf reads note id of noteable n; a note of another noteable (of this
-// project or another) is no note of n.
-func noteOf(tx *store.Tx, n target.Noteable, id uint64) (*Note, error) {
-	note, err := notesTable.Get(tx, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && (note.NoteableType != n.Type || note.NoteableID != n.ID)) {
-		return nil, target.ErrNoteNotFound
+// noteInput is what a new note says, its created_at parsed (a bad one is
+// the service's to refuse, to those whose created_at counts).
+func noteInput(body, createdAt *string) target.NoteInput {
+	in := target.NoteInput{Body: body}
+	if createdAt != nil {
+		t, err := api.ParseTime(*createdAt)
+		if err != nil {
+			in.BadCreatedAt = true
+		} else {
+			in.CreatedAt = &t
+		}
 	}
-	return note, err
+	return in
 }
 
 func (s *Service) list(ctx context.Context, k target.Kind, in *listInput) (*listOutput, error) {
-	_, n, err := s.resolve(ctx, k, in.ID)
+	list, total, err := s.Notes(ctx, where(ctx, k, in.ID), page(in.PageParams))
 	if err != nil {
 		return nil, err
 	}
-	var page []*Note
-	total := 0
-	err = s.db.View(ctx, func(tx *store.Tx) error {
-		ids, err := notesTable.IDsBy(tx, "noteable", noteableKey(n.Type, n.ID))
-		if err != nil {
-			return err
-		}
-		total = len(ids)
-		page, err = loadNotes(tx, api.Window(ids, in.PageParams))
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	views, err := s.views(ctx, page)
+	views, err := s.views(ctx, list)
 	if err != nil {
 		return nil, err
 	}
@@ -210,22 +163,11 @@ func (s *Service) list(ctx context.Context, k target.Kind, in *listInput) (*list
 }
 
 func (s *Service) get(ctx context.Context, k target.Kind, in *NoteInput) (*noteOutput, error) {
-	_, n, err := s.resolve(ctx, k, in.ID)
+	note, n, err := s.Note(ctx, where(ctx, k, in.ID), in.NoteID)
 	if err != nil {
 		return nil, err
 	}
-	id, err := parseNoteID(in.NoteID)
-	if err != nil {
-		return nil, err
-	}
-	var note *Note
-	if err := s.db.View(ctx, func(tx *store.Tx) error {
-		note, err = noteOf(tx, n, id)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	views, err := s.views(ctx, []*Note{note})
+	views, err := s.views(ctx, []target.Note{note})
 	if err != nil {
 		return nil, err
 	}
@@ -239,189 +181,41 @@ func (s *Service) get(ctx context.Context, k target.Kind, in *NoteInput) (*noteO
 	return &noteOutput{Body: views[0]}, nil
 }
 
-// checkBody applies the rules of a note's body: present and not blank,
-// valid UTF-8, at most MaxBodyChars characters. Surrounding whitespace is
-// kept, as GitLab keeps it.
-func checkBody(body *string) error {
-	if body == nil || strings.TrimSpace(*body) == "" {
-		return api.Missing("body")
-	}
-	// The API's parameter merging turns invalid UTF-8 (in a form or a
-	// JSON body) into U+FFFD before a handler sees it, so a replacement
-	// character is how invalid input shows here: refused, rather than
-	// stored mangled. Nobody types U+FFFD on purpose.
-	if !utf8.ValidString(*body) || strings.ContainsRune(*body, utf8.RuneError) {
-		return api.Invalid("body")
-	}
-	if utf8.RuneCountInString(*body) > MaxBodyChars {
-		return api.FieldErrors{"note": {"is too long (maximum is " + strconv.Itoa(MaxBodyChars) + " characters)"}}
-	}
-	return nil
-}
-
-// writable refuses writes to an archived project, for everyone.
-func writable(info projects.ProjectInfo) error {
-	if info.Archived {
-		return projects.ErrForbidden
-	}
-	return nil
-}
-
 func (s *Service) create(ctx context.Context, k target.Kind, in *createInput) (*noteOutput, error) {
-	info, n, err := s.resolve(ctx, k, in.ID)
+	posted, err := s.CreateNote(ctx, where(ctx, k, in.ID), noteInput(in.Body.Body, in.Body.CreatedAt))
 	if err != nil {
-		return nil, err
+		// An emoji-only note that gives no award is answered in the
+		// notes API's words.
+		return nil, awardError(err, "Note")
 	}
-	if err := checkBody(in.Body.Body); err != nil {
-		return nil, err
-	}
-	if err := writable(info); err != nil {
-		return nil, err
-	}
-	if k.CanComment != nil {
-		if err := k.CanComment(ctx, info, n); err != nil {
+	if posted.Award != nil {
+		v, err := s.awardView(ctx, *posted.Award)
+		if err != nil {
 			return nil, err
 		}
+		return &noteOutput{Body: v}, nil
 	}
-	author := auth.FromContext(ctx).UserID()
-	// A body that is only an award emoji awards it (unless it is the
-	// author's vote on their own noteable, which stays a comment).
-	if k.EmojiNotesAward {
-		if name := emojiOnly(*in.Body.Body); name != "" && mayAward(n.AuthorID, author, name) {
-			return s.emojiNote(ctx, info, n, author, name)
-		}
-	}
-	at := s.now().UTC()
-	// created_at is taken from administrators and project owners only
-	// (administrators have the Owner level); others' is ignored, as 9.x.
-	if in.Body.CreatedAt != nil && info.Level >= projects.Owner {
-		t, err := api.ParseTime(*in.Body.CreatedAt)
-		if err != nil {
-			return nil, api.Invalid("created_at")
-		}
-		at = t.UTC()
-	}
-	note := noteFor(n, author, *in.Body.Body, false, at)
-	authorView, err := s.author(ctx, author)
+	views, err := s.views(ctx, []target.Note{*posted.Note})
 	if err != nil {
 		return nil, err
 	}
-	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		note.ID = 0
-		if err := insertNote(tx, note); err != nil {
-			return err
-		}
-		// Commenting on a target is being done with it (9.x TodoService).
-		if err := s.TodosDone(tx.Context(), n.Target(), author); err != nil {
-			return err
-		}
-		if err := s.mention(tx.Context(), n, author, note.Body, nil); err != nil {
-			return err
-		}
-		return s.publishCreated(tx, n, note, authorView)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &noteOutput{Body: noteView(note, authorView)}, nil
-}
-
-// publishCreated adds the feed entry ("commented on" the note, titled with
-// the noteable's title) and the NoteEvent of a new user note.
-func (s *Service) publishCreated(tx *store.Tx, n target.Noteable, note *Note, a AuthorView) error {
-	raw, err := json.Marshal(EventNoteView{ID: int64(note.ID), Body: note.Body, Author: a, CreatedAt: api.NewTime(note.CreatedAt),
-		System: note.System, NoteableID: note.NoteableID, NoteableType: note.NoteableType})
-	if err != nil {
-		return err
-	}
-	if err := s.bus.Publish(tx, feed.Event{ProjectID: note.ProjectID, AuthorID: note.AuthorID, ActionName: feed.CommentedOn,
-		TargetID: int64(note.ID), TargetType: "Note", TargetTitle: n.Title, Note: raw,
-		Key: "notes.note:" + strconv.FormatUint(note.ID, 10)}); err != nil {
-		return err
-	}
-	return s.bus.Publish(tx, noteEvent(event.NoteCreated, note))
-}
-
-// mayChange: the author, a Master or more, an administrator (who has the
-// Owner level). System notes are the server's record: nobody changes them.
-func mayChange(ctx context.Context, info projects.ProjectInfo, note *Note) error {
-	if note.System {
-		return projects.ErrForbidden
-	}
-	if note.AuthorID == auth.FromContext(ctx).UserID() || info.Level >= projects.Master {
-		return nil
-	}
-	return projects.ErrForbidden
+	return &noteOutput{Body: views[0]}, nil
 }
 
 func (s *Service) update(ctx context.Context, k target.Kind, in *updateInput) (*noteOutput, error) {
-	info, n, err := s.resolve(ctx, k, in.ID)
+	note, err := s.UpdateNote(ctx, where(ctx, k, in.ID), in.NoteID, in.Body.Body)
 	if err != nil {
 		return nil, err
 	}
-	id, err := parseNoteID(in.NoteID)
+	views, err := s.views(ctx, []target.Note{note})
 	if err != nil {
 		return nil, err
 	}
-	if err := checkBody(in.Body.Body); err != nil {
-		return nil, err
-	}
-	if err := writable(info); err != nil {
-		return nil, err
-	}
-	editor := auth.FromContext(ctx).UserID()
-	var note *Note
-	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		var err error
-		if note, err = noteOf(tx, n, id); err != nil {
-			return err
-		}
-		if err := mayChange(ctx, info, note); err != nil {
-			return err
-		}
-		before := note.Body
-		note.Body, note.UpdatedAt = *in.Body.Body, s.now().UTC()
-		if err := notesTable.Update(tx, note); err != nil {
-			return err
-		}
-		// Only a mention the edit adds gives a todo (9.x's update service).
-		if err := s.mention(tx.Context(), n, editor, note.Body, target.Mentions(before)); err != nil {
-			return err
-		}
-		return s.bus.Publish(tx, noteEvent(event.NoteUpdated, note))
-	})
-	if err != nil {
-		return nil, err
-	}
-	a, err := s.author(ctx, note.AuthorID)
-	if err != nil {
-		return nil, err
-	}
-	return &noteOutput{Body: noteView(note, a)}, nil
+	return &noteOutput{Body: views[0]}, nil
 }
 
 func (s *Service) delete(ctx context.Context, k target.Kind, in *NoteInput) error {
-	info, n, err := s.resolve(ctx, k, in.ID)
-	if err != nil {
-		return err
-	}
-	id, err := parseNoteID(in.NoteID)
-	if err != nil {
-		return err
-	}
-	if err := writable(info); err != nil {
-		return err
-	}
-	return s.db.Update(ctx, func(tx *store.Tx) error {
-		note, err := noteOf(tx, n, id)
-		if err != nil {
-			return err
-		}
-		if err := mayChange(ctx, info, note); err != nil {
-			return err
-		}
-		return deleteNote(tx, note)
-	})
+	return s.DeleteNote(ctx, where(ctx, k, in.ID), in.NoteID)
 }
 
 // author is a user's view in a note; a deleted user is the ghost user.
@@ -438,7 +232,7 @@ func (s *Service) author(ctx context.Context, id int64) (AuthorView, error) {
 	return AuthorView{BasicUser: identity.NewBasicUser(base, u), Email: &email, CreatedAt: api.TimePtr(u.CreatedAt)}, nil
 }
 
-func (s *Service) views(ctx context.Context, list []*Note) ([]NoteView, error) {
+func (s *Service) views(ctx context.Context, list []target.Note) ([]NoteView, error) {
 	out := make([]NoteView, 0, len(list))
 	authors := map[int64]AuthorView{}
 	for _, note := range list {
@@ -455,7 +249,24 @@ func (s *Service) views(ctx context.Context, list []*Note) ([]NoteView, error) {
 	return out, nil
 }
 
-func noteView(n *Note, a AuthorView) NoteView {
-	return NoteView{ID: int64(n.ID), Body: n.Body, Author: a, CreatedAt: api.NewTime(n.CreatedAt), UpdatedAt: api.NewTime(n.UpdatedAt),
+func noteView(n target.Note, a AuthorView) NoteView {
+	return NoteView{ID: n.ID, Body: n.Body, Author: a, CreatedAt: api.NewTime(n.CreatedAt), UpdatedAt: api.NewTime(n.UpdatedAt),
 		System: n.System, NoteableID: n.NoteableID, NoteableType: n.NoteableType}
+}
+
+// presenter renders for the service what it stores already rendered: the
+// note of a "commented on" feed entry, as the events API shows it.
+type presenter struct{ s *Service }
+
+// EventNote looks the author up once, before the write, and renders the
+// note once it has its id.
+func (p presenter) EventNote(ctx context.Context, authorID int64) (func(*Note) (json.RawMessage, error), error) {
+	a, err := p.s.author(ctx, authorID)
+	if err != nil {
+		return nil, err
+	}
+	return func(note *Note) (json.RawMessage, error) {
+		return json.Marshal(EventNoteView{ID: int64(note.ID), Body: note.Body, Author: a, CreatedAt: api.NewTime(note.CreatedAt),
+			System: note.System, NoteableID: note.NoteableID, NoteableType: note.NoteableType})
+	}, nil
 }

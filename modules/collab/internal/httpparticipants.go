@@ -2,11 +2,9 @@ package internal
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
 	"github.com/fennec-forge/fennec/core/api"
-	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
 )
@@ -16,41 +14,15 @@ type participantsOutput struct {
 	Body []identity.BasicUser
 }
 
-// participants answers GET /projects/:id/<kind>/:ref/participants: the
-// participants the caller's noteable has who may see it (a confidential
-// issue's: Reporter+, its author and assignees), as basic users.
+// participants answers GET /projects/:id/<kind>/:ref/participants.
 func (s *Service) participants(ctx context.Context, k target.Kind, in *listInput) (*participantsOutput, error) {
-	_, n, err := s.resolve(ctx, k, in.ID)
+	users, total, err := s.Participants(ctx, where(ctx, k, in.ID), target.Page{Offset: in.Offset(), Limit: in.Limit()})
 	if err != nil {
 		return nil, err
 	}
-	var ids []int64
-	if err := s.db.View(ctx, func(tx *store.Tx) error {
-		ids, err = participantIDs(tx, n)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	var users []identity.UserInfo
-	for _, id := range ids {
-		u, err := s.users.UserByID(ctx, id)
-		if errors.Is(err, identity.ErrUserNotFound) {
-			continue // deleted
-		}
-		if err != nil {
-			return nil, err
-		}
-		ok, err := s.canSee(ctx, u, n)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			users = append(users, u)
-		}
-	}
 	base := api.ExternalURLFrom(ctx)
-	out := &participantsOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(users)), Body: []identity.BasicUser{}}
-	for _, u := range api.Window(users, in.PageParams) {
+	out := &participantsOutput{PageHeaders: api.Paginate(ctx, in.PageParams, total), Body: []identity.BasicUser{}}
+	for _, u := range users {
 		out.Body = append(out.Body, identity.NewBasicUser(base, u))
 	}
 	return out, nil

@@ -73,11 +73,11 @@ func (s *Service) markTodoOp(ctx context.Context, k target.Kind, projectRef stri
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.markTodo(ctx, k.Type, projectRef, ref)
+	t, err := s.MarkTodo(ctx, k.Type, projectRef, ref)
 	if err != nil {
 		return nil, unchanged(err)
 	}
-	views, err := s.render(ctx, []*Todo{t})
+	views, err := s.render(ctx, []*Todo{todoOf(t)})
 	if err != nil {
 		return nil, err
 	}

@@ -4,16 +4,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"slices"
 
 	"go.uber.org/zap"
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/api"
-	"github.com/fennec-forge/fennec/core/auth"
-	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
-	"github.com/fennec-forge/fennec/modules/projects"
 )
 
 // NewTodoRoutes registers the /todos operations; it takes the kinds
@@ -53,76 +50,38 @@ func (s *Service) registerTodos(a *api.API) {
 	a.MapError(ErrTodoNotFound, func(error) *api.Error { return api.NotFound("Todo") })
 	tags := []string{"todos"}
 	api.Register(a, api.Op{ID: "list-todos", Method: http.MethodGet, Path: "/todos", Tags: tags, Access: api.SignedIn,
-		Summary: "The caller's todos, newest first (pending unless state says otherwise)"}, s.listTodos)
+		Summary: "The caller's todos, newest first (pending unless state says otherwise)"}, s.listTodosOp)
 	// GitLab 9.x's v4 answered the single mark with the todo and Grape's
 	// POST default (201), and the mark-all with no_content! (204).
 	api.Register(a, api.Op{ID: "mark-todo-done", Method: http.MethodPost, Path: "/todos/{id}/mark_as_done", Tags: tags, Access: api.SignedIn,
-		Summary: "Marks one of the caller's todos done and returns it"}, s.markTodoDone)
+		Summary: "Marks one of the caller's todos done and returns it"}, s.markTodoDoneOp)
 	api.Register(a, api.Op{ID: "mark-all-todos-done", Method: http.MethodPost, Path: "/todos/mark_as_done", Tags: tags, Access: api.SignedIn,
-		Status: http.StatusNoContent, Summary: "Marks every pending todo of the caller done"}, s.markAllTodosDone)
+		Status: http.StatusNoContent, Summary: "Marks every pending todo of the caller done"}, s.markAllTodosDoneOp)
 }
 
-func (s *Service) listTodos(ctx context.Context, in *todoListInput) (*todoListOutput, error) {
-	user := auth.FromContext(ctx).UserID()
-	state := in.State
-	if state == "" {
-		state = StatePending
-	}
-	var list []*Todo
-	err := s.db.View(ctx, func(tx *store.Tx) error {
-		ids, err := todosTable.IDsBy(tx, "user_state", i64(user)+":"+state)
-		if err != nil {
-			return err
-		}
-		slices.Reverse(ids)
-		all, err := loadTodos(tx, ids)
-		if err != nil {
-			return err
-		}
-		list = all[:0]
-		for _, t := range all {
-			if (in.Action == "" || t.Action == in.Action) && (in.AuthorID == 0 || t.AuthorID == in.AuthorID) &&
-				(in.ProjectID == 0 || t.ProjectID == in.ProjectID) && (in.Type == "" || t.TargetType == in.Type) {
-				list = append(list, t)
-			}
-		}
-		return nil
-	})
+func (s *Service) listTodosOp(ctx context.Context, in *todoListInput) (*todoListOutput, error) {
+	list, total, err := s.Todos(ctx, target.TodoFilter{Action: target.Action(in.Action), AuthorID: in.AuthorID, ProjectID: in.ProjectID,
+		State: in.State, Type: in.Type}, page(in.PageParams))
 	if err != nil {
 		return nil, err
 	}
-	// What the caller can no longer see (a project left, an issue made
-	// confidential) is not listed, and not counted.
-	list, err = s.shown(ctx, list)
+	stored := make([]*Todo, len(list))
+	for i, t := range list {
+		stored[i] = todoOf(t)
+	}
+	views, err := s.render(ctx, stored)
 	if err != nil {
 		return nil, err
 	}
-	views, err := s.render(ctx, api.Window(list, in.PageParams))
-	if err != nil {
-		return nil, err
-	}
-	return &todoListOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(list)), Body: views}, nil
+	return &todoListOutput{PageHeaders: api.Paginate(ctx, in.PageParams, total), Body: views}, nil
 }
 
-func (s *Service) markTodoDone(ctx context.Context, in *todoIDInput) (*todoOutput, error) {
-	user := auth.FromContext(ctx).UserID()
-	var t *Todo
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		var err error
-		t, err = todosTable.Get(tx, uint64(max(in.ID, 0)))
-		if err == store.ErrNotFound || (err == nil && t.UserID != user) {
-			return ErrTodoNotFound
-		}
-		if err != nil || t.State == StateDone {
-			return err
-		}
-		t.State, t.UpdatedAt = StateDone, s.now().UTC()
-		return todosTable.Update(tx, t)
-	})
+func (s *Service) markTodoDoneOp(ctx context.Context, in *todoIDInput) (*todoOutput, error) {
+	t, err := s.MarkTodoDone(ctx, in.ID)
 	if err != nil {
 		return nil, err
 	}
-	views, err := s.render(ctx, []*Todo{t})
+	views, err := s.render(ctx, []*Todo{todoOf(t)})
 	if err != nil {
 		return nil, err
 	}
@@ -133,27 +92,8 @@ func (s *Service) markTodoDone(ctx context.Context, in *todoIDInput) (*todoOutpu
 	return &todoOutput{Body: views[0]}, nil
 }
 
-func (s *Service) markAllTodosDone(ctx context.Context, _ *struct{}) (*struct{}, error) {
-	user := auth.FromContext(ctx).UserID()
-	now := s.now().UTC()
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		ids, err := todosTable.IDsBy(tx, "user_state", i64(user)+":"+StatePending)
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			t, err := todosTable.Get(tx, id)
-			if err != nil {
-				return err
-			}
-			t.State, t.UpdatedAt = StateDone, now
-			if err := todosTable.Update(tx, t); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return nil, err
+func (s *Service) markAllTodosDoneOp(ctx context.Context, _ *struct{}) (*struct{}, error) {
+	return nil, s.MarkAllTodosDone(ctx)
 }
 
 // ProjectView is the Todo resource's project (BasicProjectDetails' first
@@ -182,45 +122,20 @@ type TodoView struct {
 
 // render gives the API views of todos as the caller in ctx sees them: a
 // todo whose project or target the caller can no longer see, or whose
-// kind is not registered, is left out.
+// kind is not registered, is left out (visible), and so is one whose
+// target went away between the read and the render.
 func (s *Service) render(ctx context.Context, list []*Todo) ([]TodoView, error) {
+	shown, err := s.visible(ctx, list)
+	if err != nil {
+		return nil, err
+	}
 	base := api.ExternalURLFrom(ctx)
-	out := make([]TodoView, 0, len(list))
-	projectsSeen := map[int64]*projects.ProjectInfo{}
+	out := make([]TodoView, 0, len(shown))
 	authors := map[int64]identity.BasicUser{}
-	for _, t := range list {
-		k, ok := s.byType[t.TargetType]
-		if !ok || k.Render == nil {
-			continue
-		}
-		p, seen := projectsSeen[t.ProjectID]
-		if !seen {
-			info, err := s.access.ResolveID(ctx, t.ProjectID)
-			switch {
-			case errors.Is(err, projects.ErrNotFound):
-				p = nil
-			case err != nil:
-				return nil, err
-			default:
-				p = &info
-			}
-			projectsSeen[t.ProjectID] = p
-		}
-		if p == nil {
-			continue
-		}
-		tg := t.target()
-		ok, err := s.kindVisible(ctx, k, t.UserID, tg)
+	for _, t := range shown {
+		view, url, err := t.kind.Render(ctx, t.project, t.TargetID)
 		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			continue
-		}
-		view, url, err := k.Render(ctx, *p, t.TargetID)
-		if err != nil {
-			// The target went away between the read and the render (its
-			// removal takes its todos with it); not shown.
+			// Its removal takes its todos with it: not shown meanwhile.
 			s.log.Debug("todos: target not rendered", zap.String("type", t.TargetType), zap.Int64("id", t.TargetID), zap.Error(err))
 			continue
 		}
@@ -237,6 +152,7 @@ func (s *Service) render(ctx context.Context, list []*Todo) ([]TodoView, error) 
 			}
 			authors[t.AuthorID] = a
 		}
+		p := t.project
 		out = append(out, TodoView{ID: int64(t.ID), Project: ProjectView{ID: p.ID, Name: p.Name, NameWithNamespace: p.NameWithNamespace,
 			Path: p.Path, PathWithNamespace: p.PathWithNamespace}, Author: a, ActionName: t.Action, TargetType: t.TargetType,
 			Target: view, TargetURL: url, Body: t.Body, State: t.State, CreatedAt: api.NewTime(t.CreatedAt)})

@@ -6,10 +6,13 @@ package internal
 // mentioned), each only if they may see the noteable.
 
 import (
+	"context"
+	"errors"
 	"slices"
 
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
+	"github.com/fennec-forge/fennec/modules/identity"
 )
 
 // participantIDs are n's participants, each once: the author, the
@@ -69,4 +72,39 @@ func participantIDs(tx *store.Tx, n target.Noteable) ([]int64, error) {
 		}
 	}
 	return uniq, nil
+}
+
+// Participants implements target.Service: the participants of the target
+// w names who may see it (a confidential issue's: Reporter+, its author
+// and assignees), a page of them and how many there are.
+func (s *Service) Participants(ctx context.Context, w target.Where, page target.Page) ([]identity.UserInfo, int, error) {
+	_, _, n, err := s.locate(ctx, w)
+	if err != nil {
+		return nil, 0, err
+	}
+	var ids []int64
+	if err := s.db.View(ctx, func(tx *store.Tx) error {
+		ids, err = participantIDs(tx, n)
+		return err
+	}); err != nil {
+		return nil, 0, err
+	}
+	var users []identity.UserInfo
+	for _, id := range ids {
+		u, err := s.users.UserByID(ctx, id)
+		if errors.Is(err, identity.ErrUserNotFound) {
+			continue // deleted
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		ok, err := s.canSee(ctx, u, n)
+		if err != nil {
+			return nil, 0, err
+		}
+		if ok {
+			users = append(users, u)
+		}
+	}
+	return window(users, page), len(users), nil
 }

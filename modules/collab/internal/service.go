@@ -1,6 +1,8 @@
 package internal
 
 import (
+	"context"
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -27,6 +29,9 @@ type Service struct {
 	// the routes.
 	byType    map[string]target.Kind
 	noteKinds []target.Kind
+	// present renders what the service stores rendered (a feed entry's
+	// note); the HTTP adapter sets it (SetPresenter).
+	present Presenter
 	// kindsOnce guards SetKinds, called by the routes' constructors and
 	// by an invoke, whichever fx runs first.
 	kindsOnce sync.Once
@@ -68,6 +73,18 @@ func (s *Service) SetKinds(kinds []target.Kind) {
 		}
 	})
 }
+
+// Presenter renders what the service must store already rendered, in the
+// transaction of the change: the note of a "commented on" feed entry, as
+// the events API shows it (GitLab keeps it so). The HTTP adapter is one.
+type Presenter interface {
+	// EventNote reads what it needs of the author before the write, and
+	// renders the note once it is stored (it has its id then).
+	EventNote(ctx context.Context, authorID int64) (func(*Note) (json.RawMessage, error), error)
+}
+
+// SetPresenter installs p, while the app is assembled (NewRoutes).
+func (s *Service) SetPresenter(p Presenter) { s.present = p }
 
 // noteKind is the kind of type typ when it has notes.
 func (s *Service) noteKind(typ string) (target.Kind, bool) {

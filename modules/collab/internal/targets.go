@@ -3,6 +3,7 @@ package internal
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
@@ -96,6 +97,29 @@ func (s *Service) resolveRef(ctx context.Context, k target.Kind, projectRef stri
 // refused (the kind's feature switched off).
 func (s *Service) kindProject(ctx context.Context, k target.Kind, projectRef string) (projects.ProjectInfo, error) {
 	return s.access.Require(ctx, projectRef, k.Read)
+}
+
+// locate finds the target w names as the caller sees it: the project's
+// 404, a malformed reference (400, told only once the project is there),
+// the kind's Read refused (403), then the kind's own answer.
+func (s *Service) locate(ctx context.Context, w target.Where) (projects.ProjectInfo, target.Kind, target.Noteable, error) {
+	k, ok := s.noteKind(w.Type)
+	if !ok {
+		return projects.ProjectInfo{}, k, target.Noteable{}, target.ErrUnknownKind
+	}
+	info, err := s.kindProject(ctx, k, w.Project)
+	ref, perr := strconv.ParseInt(w.Ref, 10, 64)
+	malformed := perr != nil || ref <= 0
+	switch {
+	case err != nil && (!malformed || !errors.Is(err, projects.ErrForbidden)):
+		// A refused Read is the kind's check, which a malformed
+		// reference comes before.
+		return info, k, target.Noteable{}, err
+	case malformed:
+		return info, k, target.Noteable{}, target.BadParam(k.Param)
+	}
+	n, err := k.Resolve(ctx, info, ref)
+	return info, k, n, err
 }
 
 // SubscribeTo implements target.Service.

@@ -3,6 +3,7 @@ package internal
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/fennec-forge/fennec/core/auth"
@@ -11,8 +12,8 @@ import (
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
-// ErrTodoNotFound: no such todo of the caller; answered 404 Not Found.
-var ErrTodoNotFound = errors.New("todos: todo not found")
+// ErrTodoNotFound: no such todo of the caller (the contract's).
+var ErrTodoNotFound = target.ErrTodoNotFound
 
 // AddTodos implements target.Service.
 func (s *Service) AddTodos(ctx context.Context, todos ...target.NewTodo) error {
@@ -82,26 +83,17 @@ func (s *Service) todoVisible(ctx context.Context, userID int64, t target.Target
 
 // MarkTodo implements target.Service.
 func (s *Service) MarkTodo(ctx context.Context, typ, projectRef string, ref int64) (target.Todo, error) {
-	t, err := s.markTodo(ctx, typ, projectRef, ref)
-	if err != nil {
-		return target.Todo{}, err
-	}
-	return t.record(), nil
-}
-
-// markTodo is MarkTodo, with the stored todo.
-func (s *Service) markTodo(ctx context.Context, typ, projectRef string, ref int64) (*Todo, error) {
 	k, ok := s.byType[typ]
 	if !ok || k.Render == nil || k.Resolve == nil {
-		return nil, target.ErrUnknownKind
+		return target.Todo{}, target.ErrUnknownKind
 	}
 	caller := auth.FromContext(ctx)
 	if caller.IsAnonymous() || caller.UserID() == 0 {
-		return nil, auth.ErrUnauthorized
+		return target.Todo{}, auth.ErrUnauthorized
 	}
 	_, n, err := s.resolveRef(ctx, k, projectRef, ref)
 	if err != nil {
-		return nil, err
+		return target.Todo{}, err
 	}
 	user := caller.UserID()
 	var t *Todo
@@ -117,7 +109,10 @@ func (s *Service) markTodo(ctx context.Context, typ, projectRef string, ref int6
 		t = newTodo(target.NewTodo{UserID: user, AuthorID: user, Target: n.Target(), Action: target.Marked, Body: n.Title}, s.now().UTC())
 		return todosTable.Insert(tx, t)
 	})
-	return t, err
+	if err != nil {
+		return target.Todo{}, err
+	}
+	return t.record(), nil
 }
 
 // TodosDone implements target.Service.
@@ -151,40 +146,166 @@ func (s *Service) TodosDone(ctx context.Context, tg target.Target, userID int64)
 	})
 }
 
-// shown keeps the todos the caller in ctx may still see: a registered kind,
-// a project the caller may read, and a target the kind lets the todo's
-// user see. Projects are resolved once each.
-func (s *Service) shown(ctx context.Context, list []*Todo) ([]*Todo, error) {
-	readable := map[int64]bool{}
-	out := list[:0:0]
+// Todos implements target.Service.
+func (s *Service) Todos(ctx context.Context, f target.TodoFilter, page target.Page) ([]target.Todo, int, error) {
+	list, err := s.todos(ctx, f)
+	if err != nil {
+		return nil, 0, err
+	}
+	shown := window(list, page)
+	out := make([]target.Todo, len(shown))
+	for i, t := range shown {
+		out[i] = t.record()
+	}
+	return out, len(list), nil
+}
+
+// todos are the caller's todos, newest first, as f narrows them, that
+// they may still see (shown).
+func (s *Service) todos(ctx context.Context, f target.TodoFilter) ([]*Todo, error) {
+	user := auth.FromContext(ctx).UserID()
+	state := f.State
+	if state == "" {
+		state = StatePending
+	}
+	var list []*Todo
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		ids, err := todosTable.IDsBy(tx, "user_state", i64(user)+":"+state)
+		if err != nil {
+			return err
+		}
+		slices.Reverse(ids)
+		all, err := loadTodos(tx, ids)
+		if err != nil {
+			return err
+		}
+		list = all[:0]
+		for _, t := range all {
+			if (f.Action == "" || t.Action == string(f.Action)) && (f.AuthorID == 0 || t.AuthorID == f.AuthorID) &&
+				(f.ProjectID == 0 || t.ProjectID == f.ProjectID) && (f.Type == "" || t.TargetType == f.Type) {
+				list = append(list, t)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// What the caller can no longer see (a project left, an issue made
+	// confidential) is not listed, and not counted.
+	return s.shown(ctx, list)
+}
+
+// window is the page of list.
+func window[T any](list []T, p target.Page) []T {
+	from := max(p.Offset, 0)
+	if from >= len(list) {
+		return []T{}
+	}
+	return list[from:min(from+max(p.Limit, 0), len(list))]
+}
+
+// MarkTodoDone implements target.Service.
+func (s *Service) MarkTodoDone(ctx context.Context, id int64) (target.Todo, error) {
+	user := auth.FromContext(ctx).UserID()
+	var t *Todo
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		var err error
+		t, err = todosTable.Get(tx, uint64(max(id, 0)))
+		if errors.Is(err, store.ErrNotFound) || (err == nil && t.UserID != user) {
+			return ErrTodoNotFound
+		}
+		if err != nil || t.State == StateDone {
+			return err
+		}
+		t.State, t.UpdatedAt = StateDone, s.now().UTC()
+		return todosTable.Update(tx, t)
+	})
+	if err != nil {
+		return target.Todo{}, err
+	}
+	return t.record(), nil
+}
+
+// MarkAllTodosDone implements target.Service.
+func (s *Service) MarkAllTodosDone(ctx context.Context) error {
+	user := auth.FromContext(ctx).UserID()
+	now := s.now().UTC()
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		ids, err := todosTable.IDsBy(tx, "user_state", i64(user)+":"+StatePending)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			t, err := todosTable.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			t.State, t.UpdatedAt = StateDone, now
+			if err := todosTable.Update(tx, t); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// shownTodo is a todo the caller may see, with its project as they see it
+// and its target's kind.
+type shownTodo struct {
+	*Todo
+	project projects.ProjectInfo
+	kind    target.Kind
+}
+
+// visible keeps the todos the caller in ctx may still see, each with its
+// project and kind: a registered kind with todos, a project the caller may
+// read, and a target the kind lets the todo's user see. Projects are
+// resolved once each.
+func (s *Service) visible(ctx context.Context, list []*Todo) ([]shownTodo, error) {
+	projectsSeen := map[int64]*projects.ProjectInfo{}
+	out := make([]shownTodo, 0, len(list))
 	for _, t := range list {
 		k, ok := s.byType[t.TargetType]
 		if !ok || k.Render == nil {
 			continue
 		}
-		can, seen := readable[t.ProjectID]
+		p, seen := projectsSeen[t.ProjectID]
 		if !seen {
-			_, err := s.access.ResolveID(ctx, t.ProjectID)
+			info, err := s.access.ResolveID(ctx, t.ProjectID)
 			switch {
 			case errors.Is(err, projects.ErrNotFound):
+				p = nil
 			case err != nil:
 				return nil, err
 			default:
-				can = true
+				p = &info
 			}
-			readable[t.ProjectID] = can
+			projectsSeen[t.ProjectID] = p
 		}
-		if !can {
+		if p == nil {
 			continue
 		}
 		ok, err := s.kindVisible(ctx, k, t.UserID, t.target())
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
-			continue
+		if ok {
+			out = append(out, shownTodo{Todo: t, project: *p, kind: k})
 		}
-		out = append(out, t)
+	}
+	return out, nil
+}
+
+// shown keeps the todos the caller in ctx may still see (visible).
+func (s *Service) shown(ctx context.Context, list []*Todo) ([]*Todo, error) {
+	v, err := s.visible(ctx, list)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Todo, len(v))
+	for i, t := range v {
+		out[i] = t.Todo
 	}
 	return out, nil
 }

@@ -40,6 +40,12 @@ func (t *Todo) record() target.Todo {
 		Body: t.Body, State: t.State, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 }
 
+// todoOf is the stored form of a contract's todo.
+func todoOf(r target.Todo) *Todo {
+	return &Todo{ID: uint64(r.ID), UserID: r.UserID, AuthorID: r.AuthorID, ProjectID: r.Target.ProjectID, TargetType: r.Target.Type,
+		TargetID: r.Target.ID, Action: string(r.Action), Body: r.Body, State: r.State, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+}
+
 func (t *Todo) RecordID() uint64      { return t.ID }
 func (t *Todo) SetRecordID(id uint64) { t.ID = id }
 

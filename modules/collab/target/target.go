@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
@@ -146,6 +147,9 @@ var ErrNoteNotFound = errors.New("notes: note not found")
 // not in the bundle).
 var ErrUnknownKind = errors.New("collab: no such kind of target")
 
+// ErrTodoNotFound: no such todo of the caller; answered 404 Todo Not Found.
+var ErrTodoNotFound = errors.New("todos: todo not found")
+
 // ErrUnchanged: the caller's subscription is already so (the subscribe and
 // unsubscribe endpoints' 304).
 var ErrUnchanged = errors.New("collab: unchanged")
@@ -207,6 +211,51 @@ type Service interface {
 	// there is one, otherwise whether the user participates (author,
 	// assignee, commenter, mentioned).
 	Subscribed(ctx context.Context, n Noteable, userID int64) (bool, error)
+	// The notes of the target w names, as the caller sees it (Where: a
+	// malformed reference is ErrBadParam once the project is there):
+	// Notes is a page of them, oldest first, and how many; Note one of them
+	// (ErrNoteNotFound for another's) with the target. CreateNote posts
+	// one (ErrMissing, ErrBadParam or an *InvalidError for a bad body;
+	// CanComment's refusal), or, for an emoji-only body on a kind with
+	// EmojiNotesAward, gives the award (ErrUnknownEmoji, ErrAwardTaken).
+	// UpdateNote and DeleteNote are for its author, a Master or an
+	// administrator; system notes are nobody's to change.
+	Notes(ctx context.Context, w Where, page Page) ([]Note, int, error)
+	Note(ctx context.Context, w Where, noteID string) (Note, Noteable, error)
+	CreateNote(ctx context.Context, w Where, in NoteInput) (Posted, error)
+	UpdateNote(ctx context.Context, w Where, noteID string, body *string) (Note, error)
+	DeleteNote(ctx context.Context, w Where, noteID string) error
+
+	// The threads of the target w names: a page of them (Threads), one
+	// (Thread; ErrDiscussionNotFound) or a note of one (ThreadNote).
+	// StartThread starts one, a line comment with pos on a kind with
+	// CheckPosition (ErrBadPosition); Reply joins one (a system note's is
+	// a *BadRequestError); UpdateThreadNote changes a note's body or,
+	// with resolved, resolves it; ResolveThread resolves a whole thread of
+	// a Resolvable kind (projects.ErrForbidden for a caller who may not).
+	Threads(ctx context.Context, w Where, page Page) ([]Thread, int, error)
+	Thread(ctx context.Context, w Where, id string) (Thread, error)
+	ThreadNote(ctx context.Context, w Where, id, noteID string) (Note, error)
+	StartThread(ctx context.Context, w Where, in NoteInput, pos *Position) (Thread, error)
+	Reply(ctx context.Context, w Where, id string, in NoteInput) (Note, error)
+	UpdateThreadNote(ctx context.Context, w Where, id, noteID string, body *string, resolved *bool) (Note, error)
+	DeleteThreadNote(ctx context.Context, w Where, id, noteID string) error
+	ResolveThread(ctx context.Context, w Where, id string, resolved bool) (Thread, error)
+
+	// The award emoji of the target w names, or of its note noteRef
+	// (nil: the target's own): a page of them, one (ErrAwardNotFound),
+	// the caller's new one (ErrUnknownEmoji, ErrAwardTaken; nobody votes
+	// on what they wrote), and taking one back (its user or an
+	// administrator; auth.ErrUnauthorized for others).
+	Awards(ctx context.Context, w Where, noteRef *string, page Page) ([]Award, int, error)
+	Award(ctx context.Context, w Where, noteRef *string, awardID string) (Award, error)
+	AddAward(ctx context.Context, w Where, noteRef *string, name string) (Award, error)
+	RemoveAward(ctx context.Context, w Where, noteRef *string, awardID string) error
+
+	// Participants are the people the conversation of the target w names
+	// involves (author, assignees, commenters, the mentioned) who may see
+	// it, as the caller sees the target: a page of them and how many.
+	Participants(ctx context.Context, w Where, page Page) ([]identity.UserInfo, int, error)
 	// Subscribers are the users Subscribed answers true for (explicit
 	// subscribers and participants who did not unsubscribe), for the
 	// notifications module.
@@ -238,6 +287,15 @@ type Service interface {
 	// Marked todo (with the target's title as its body) and returns it, or
 	// ErrTodoExists when the caller has any pending todo for the target.
 	MarkTodo(ctx context.Context, typ, projectRef string, ref int64) (Todo, error)
+	// Todos are the caller's todos, newest first, that they may still see
+	// (a project left, an issue made confidential hide a todo), as f
+	// narrows them: a page of them, and how many there are.
+	Todos(ctx context.Context, f TodoFilter, page Page) ([]Todo, int, error)
+	// MarkTodoDone marks one of the caller's todos done and returns it;
+	// ErrTodoNotFound for another's (or none).
+	MarkTodoDone(ctx context.Context, id int64) (Todo, error)
+	// MarkAllTodosDone marks every pending todo of the caller done.
+	MarkAllTodosDone(ctx context.Context) error
 	// TodosDone marks the pending todos of userID on t done (a user who
 	// closes, merges or comments on a target is done with it, as in
 	// GitLab). userID 0: everyone's.

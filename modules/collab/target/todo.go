@@ -52,3 +52,18 @@ type Todo struct {
 // ErrTodoExists is MarkTodo's answer when the user already has a pending
 // todo for the target: the endpoints answer 304 Not Modified.
 var ErrTodoExists = errors.New("todos: a pending todo for this target exists")
+
+// TodoFilter narrows a user's todo list, as GitLab 9.x's todos API does;
+// zero values do not filter, and State "" is TodoPending.
+type TodoFilter struct {
+	Action    Action
+	AuthorID  int64
+	ProjectID int64
+	State     string
+	Type      string
+}
+
+// Page is a window of a list: Limit items from the Offset-th on.
+type Page struct {
+	Offset, Limit int
+}
