@@ -290,13 +290,8 @@ func (s *Service) createGroupLabel(ctx context.Context, in *struct {
 	Body groupLabelCreate
 }) (*groupLabelOutput, error) {
 	b := &in.Body
-	switch {
-	case b.Name == nil && b.Color == nil:
-		return nil, api.Missing("name", "color")
-	case b.Name == nil:
-		return nil, api.Missing("name")
-	case b.Color == nil:
-		return nil, api.Missing("color")
+	if err := requireNameAndColor(b.Name, b.Color); err != nil {
+		return nil, err
 	}
 	g, err := s.adminGroupLabels(ctx, in.ID)
 	if err != nil {

@@ -300,13 +300,8 @@ func (s *Service) createLabel(ctx context.Context, in *struct {
 	Body labelBody
 }) (*labelOutput, error) {
 	b := &in.Body
-	switch {
-	case b.Name == nil && b.Color == nil:
-		return nil, api.Missing("name", "color")
-	case b.Name == nil:
-		return nil, api.Missing("name")
-	case b.Color == nil:
-		return nil, api.Missing("color")
+	if err := requireNameAndColor(b.Name, b.Color); err != nil {
+		return nil, err
 	}
 	info, err := s.adminLabels(ctx, in.ID)
 	if err != nil {
@@ -552,4 +547,20 @@ func (s *Service) registerLabels(a *api.API) {
 		Summary: "Edit a label named (or numbered) in the path (Reporter+)", Access: api.SignedIn}, s.updateLabelByPath)
 	api.Register(a, api.Op{ID: "delete-project-label-by-path", Method: http.MethodDelete, Path: "/projects/{id}/labels/{label_id}", Tags: tags,
 		Summary: "Delete a label named (or numbered) in the path (Reporter+)", Access: api.SignedIn}, s.deleteLabelByPath)
+}
+
+// requireNameAndColor is the missing-parameter answer of a label create,
+// project or group: both are required, and GitLab names every one missing.
+func requireNameAndColor(name, color *string) error {
+	var missing []string
+	if name == nil {
+		missing = append(missing, "name")
+	}
+	if color == nil {
+		missing = append(missing, "color")
+	}
+	if len(missing) > 0 {
+		return api.Missing(missing...)
+	}
+	return nil
 }
