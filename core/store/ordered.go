@@ -18,32 +18,32 @@ import (
 // over keys alone.
 
 // TimeKey is the key of row id at time t in scope.
-func TimeKey(scope uint64, t time.Time, id uint64) []byte {
+func TimeKey[S, N ID](scope S, t time.Time, id N) []byte {
 	k := make([]byte, 24)
-	binary.BigEndian.PutUint64(k, scope)
+	binary.BigEndian.PutUint64(k, uint64(scope))
 	binary.BigEndian.PutUint64(k[8:], uint64(t.UnixNano()))
-	binary.BigEndian.PutUint64(k[16:], id)
+	binary.BigEndian.PutUint64(k[16:], uint64(id))
 	return k
 }
 
 // PutTimeKey records row id at time t in scope, with its flags.
-func PutTimeKey(tx *Tx, bucket []byte, scope uint64, t time.Time, id uint64, flags byte) error {
+func PutTimeKey[S, N ID](tx *Tx, bucket []byte, scope S, t time.Time, id N, flags byte) error {
 	return tx.Bucket(bucket).Put(TimeKey(scope, t, id), []byte{flags})
 }
 
 // DeleteTimeKey removes what PutTimeKey recorded.
-func DeleteTimeKey(tx *Tx, bucket []byte, scope uint64, t time.Time, id uint64) error {
+func DeleteTimeKey[S, N ID](tx *Tx, bucket []byte, scope S, t time.Time, id N) error {
 	return tx.Bucket(bucket).Delete(TimeKey(scope, t, id))
 }
 
 // WalkTimeKeys visits scope's rows in time order (newest first when desc)
 // until fn returns false, reading keys only.
-func WalkTimeKeys(tx *Tx, bucket []byte, scope uint64, desc bool, fn func(id uint64, flags byte) bool) {
+func WalkTimeKeys[S, N ID](tx *Tx, bucket []byte, scope S, desc bool, fn func(id N, flags byte) bool) {
 	prefix := Key(scope)
 	c := tx.Bucket(bucket).Cursor()
 	var k, v []byte
 	if desc {
-		k, v = c.Seek(Key(scope + 1))
+		k, v = c.Seek(Key(uint64(scope) + 1))
 		if k == nil {
 			k, v = c.Last()
 		} else {
@@ -57,7 +57,7 @@ func WalkTimeKeys(tx *Tx, bucket []byte, scope uint64, desc bool, fn func(id uin
 		if len(v) > 0 {
 			f = v[0]
 		}
-		if len(k) == 24 && !fn(binary.BigEndian.Uint64(k[16:]), f) {
+		if len(k) == 24 && !fn(N(binary.BigEndian.Uint64(k[16:])), f) {
 			return
 		}
 		if desc {
@@ -71,12 +71,12 @@ func WalkTimeKeys(tx *Tx, bucket []byte, scope uint64, desc bool, fn func(id uin
 // NextInSequence takes the next number (from 1) of the sequence stored
 // under key in bucket. Taken in the transaction that uses it, numbers have
 // neither gaps nor duplicates, whatever the concurrency.
-func NextInSequence(tx *Tx, bucket, key []byte) (uint64, error) {
+func NextInSequence[N ID](tx *Tx, bucket, key []byte) (N, error) {
 	b := tx.Bucket(bucket)
 	var n uint64
 	if v := b.Get(key); len(v) == 8 {
 		n = binary.BigEndian.Uint64(v)
 	}
 	n++
-	return n, b.Put(key, Key(n))
+	return N(n), b.Put(key, Key(n))
 }

@@ -24,7 +24,7 @@ func TestTimeKeysAndSequences(t *testing.T) {
 				return err
 			}
 		}
-		return store.DeleteTimeKey(tx, order, 2, base.Add(3*time.Second), 12)
+		return store.DeleteTimeKey(tx, order, uint64(2), base.Add(3*time.Second), uint64(12))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +54,7 @@ func TestTimeKeysAndSequences(t *testing.T) {
 	var got []uint64
 	_ = db.Update(context.Background(), func(tx *store.Tx) error {
 		for _, k := range []string{"a", "a", "b", "a"} {
-			n, err := store.NextInSequence(tx, seq, []byte(k))
+			n, err := store.NextInSequence[uint64](tx, seq, []byte(k))
 			if err != nil {
 				return err
 			}

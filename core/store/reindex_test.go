@@ -22,8 +22,8 @@ func TestReindexFillsANewIndex(t *testing.T) {
 	t.Parallel()
 	db := openDB(t, store.Options{})
 	ctx := context.Background()
-	plain := store.NewTable[tagged]("re.things")
-	indexed := store.NewTable[tagged]("re.things",
+	plain := store.NewTable[uint64, tagged]("re.things")
+	indexed := store.NewTable[uint64, tagged]("re.things",
 		store.Index[tagged]{Name: "name", Unique: true, Keys: func(x *tagged) []string { return []string{x.Name} }})
 	if err := db.EnsureBuckets(indexed.Buckets()); err != nil {
 		t.Fatal(err)
@@ -83,7 +83,7 @@ func TestDeleteBy(t *testing.T) {
 	t.Parallel()
 	db := openDB(t, store.Options{})
 	ctx := context.Background()
-	byName := store.NewTable[tagged]("del.things",
+	byName := store.NewTable[uint64, tagged]("del.things",
 		store.Index[tagged]{Name: "name", Keys: func(x *tagged) []string { return []string{x.Name} }})
 	if err := db.EnsureBuckets(byName.Buckets()); err != nil {
 		t.Fatal(err)

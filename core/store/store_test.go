@@ -40,7 +40,7 @@ const usersTable = "test.users"
 // users has two unique indexes (one with several keys per row) and two
 // non-unique ones; the order of the indexes matters for the partial-write
 // tests: "name" is written before "email".
-var users = store.NewTable[user](usersTable,
+var users = store.NewTable[uint64, user](usersTable,
 	store.Index[user]{Name: "name", Unique: true, Keys: func(u *user) []string { return []string{store.Fold(u.Name)} }},
 	store.Index[user]{Name: "email", Unique: true, Keys: func(u *user) []string {
 		out := make([]string, 0, len(u.Emails))

@@ -14,11 +14,17 @@ var metaBucket = []byte("_meta")
 
 // Record is the constraint on the pointer type of a table's rows: a row knows
 // its own id so the table can assign it on insert.
-type Record[T any] interface {
+type Record[T any, I ID] interface {
 	*T
-	RecordID() uint64
-	SetRecordID(uint64)
+	RecordID() I
+	SetRecordID(I)
 }
+
+// ID is the constraint on a table's id type: int64 or a module's named id
+// (snippet.ID, cicd.JobID), so rows, services and contracts share one type
+// and no caller converts. Ids are positive; the key is their 8 big-endian
+// bytes either way, so a table written with uint64 ids reads the same.
+type ID interface{ ~int64 | ~uint64 }
 
 // Index describes a secondary index. Keys returns the index keys of a row
 // (already normalised, e.g. lower-cased); empty keys are skipped. A unique
@@ -32,7 +38,7 @@ type Index[T any] struct {
 // Table stores rows of T as JSON under big-endian ids, with its indexes kept
 // in the same transaction. A Table value is immutable after NewTable and safe
 // for concurrent use; all state lives in the transaction passed to each call.
-type Table[T any, P Record[T]] struct {
+type Table[I ID, T any, P Record[T, I]] struct {
 	name    string
 	bucket  []byte
 	count   []byte
@@ -40,10 +46,11 @@ type Table[T any, P Record[T]] struct {
 	ibucket map[string][]byte
 }
 
-// NewTable defines a table. name must be unique across the application;
-// modules prefix it with their own name ("identity.users").
-func NewTable[T any, P Record[T]](name string, indexes ...Index[T]) *Table[T, P] {
-	t := &Table[T, P]{
+// NewTable defines a table of T keyed by I: store.NewTable[snippet.ID,
+// Snippet]("snippets.snippets"). name must be unique across the
+// application; modules prefix it with their own name ("identity.users").
+func NewTable[I ID, T any, P Record[T, I]](name string, indexes ...Index[T]) *Table[I, T, P] {
+	t := &Table[I, T, P]{
 		name:    name,
 		bucket:  []byte(name),
 		count:   []byte("count:" + name),
@@ -57,10 +64,10 @@ func NewTable[T any, P Record[T]](name string, indexes ...Index[T]) *Table[T, P]
 }
 
 // Name is the table's name.
-func (t *Table[T, P]) Name() string { return t.name }
+func (t *Table[I, T, P]) Name() string { return t.name }
 
 // Buckets lists the bbolt buckets the table needs; declare them at start-up.
-func (t *Table[T, P]) Buckets() []string {
+func (t *Table[I, T, P]) Buckets() []string {
 	out := []string{t.name}
 	for _, ix := range t.indexes {
 		out = append(out, string(t.ibucket[ix.Name]))
@@ -70,9 +77,9 @@ func (t *Table[T, P]) Buckets() []string {
 
 // Key encodes an id as the 8-byte big-endian key used by every table, so
 // byte order equals numeric order.
-func Key(id uint64) []byte {
+func Key[N ID](id N) []byte {
 	var k [8]byte
-	binary.BigEndian.PutUint64(k[:], id)
+	binary.BigEndian.PutUint64(k[:], uint64(id))
 	return k[:]
 }
 
@@ -84,7 +91,7 @@ func KeyID(k []byte) uint64 {
 	return binary.BigEndian.Uint64(k[len(k)-8:])
 }
 
-func (t *Table[T, P]) b(tx *Tx) (*bucketRef, error) {
+func (t *Table[I, T, P]) b(tx *Tx) (*bucketRef, error) {
 	b := tx.Bucket(t.bucket)
 	if b == nil {
 		return nil, fmt.Errorf("store: table %s has no bucket (not declared?)", t.name)
@@ -93,7 +100,7 @@ func (t *Table[T, P]) b(tx *Tx) (*bucketRef, error) {
 }
 
 // Insert assigns the next id to rec and stores it with its index entries.
-func (t *Table[T, P]) Insert(tx *Tx, rec P) error {
+func (t *Table[I, T, P]) Insert(tx *Tx, rec P) error {
 	b, err := t.b(tx)
 	if err != nil {
 		return err
@@ -107,7 +114,7 @@ func (t *Table[T, P]) Insert(tx *Tx, rec P) error {
 	if err != nil {
 		return err
 	}
-	rec.SetRecordID(id)
+	rec.SetRecordID(I(id))
 	if err := t.addIndexes(tx, (*T)(rec), id); err != nil {
 		return err
 	}
@@ -118,7 +125,7 @@ func (t *Table[T, P]) Insert(tx *Tx, rec P) error {
 }
 
 // Get loads the row with the given id, or ErrNotFound.
-func (t *Table[T, P]) Get(tx *Tx, id uint64) (P, error) {
+func (t *Table[I, T, P]) Get(tx *Tx, id I) (P, error) {
 	b, err := t.b(tx)
 	if err != nil {
 		return nil, err
@@ -129,13 +136,13 @@ func (t *Table[T, P]) Get(tx *Tx, id uint64) (P, error) {
 	}
 	rec, err := t.decode(v)
 	if err == nil && tx.Writable() && len(t.indexes) > 0 {
-		tx.read.remember(t.name, id, v, t.indexKeys((*T)(rec)))
+		tx.read.remember(t.name, uint64(id), v, t.indexKeys((*T)(rec)))
 	}
 	return rec, err
 }
 
 // indexKeys are a row's keys in each index, in index order.
-func (t *Table[T, P]) indexKeys(rec *T) [][]string {
+func (t *Table[I, T, P]) indexKeys(rec *T) [][]string {
 	out := make([][]string, len(t.indexes))
 	for i := range t.indexes {
 		out[i] = uniqueKeys(t.indexes[i].Keys(rec))
@@ -144,18 +151,18 @@ func (t *Table[T, P]) indexKeys(rec *T) [][]string {
 }
 
 // Exists reports whether a row with the id exists, without decoding it.
-func (t *Table[T, P]) Exists(tx *Tx, id uint64) bool {
+func (t *Table[I, T, P]) Exists(tx *Tx, id I) bool {
 	b, err := t.b(tx)
 	return err == nil && b.Get(Key(id)) != nil
 }
 
 // Update replaces an existing row, moving its index entries as needed.
-func (t *Table[T, P]) Update(tx *Tx, rec P) error {
+func (t *Table[I, T, P]) Update(tx *Tx, rec P) error {
 	b, err := t.b(tx)
 	if err != nil {
 		return err
 	}
-	id := rec.RecordID()
+	id := uint64(rec.RecordID())
 	old := b.Get(Key(id))
 	if old == nil {
 		return ErrNotFound
@@ -184,7 +191,7 @@ func (t *Table[T, P]) Update(tx *Tx, rec P) error {
 // row's old and new versions: most updates change no indexed field, and an
 // entry deleted and put back again still dirties its pages, which the
 // commit then writes.
-func (t *Table[T, P]) moveIndexes(tx *Tx, before, after [][]string, id uint64) error {
+func (t *Table[I, T, P]) moveIndexes(tx *Tx, before, after [][]string, id uint64) error {
 	for i := range t.indexes {
 		ix := &t.indexes[i]
 		oldKeys, newKeys := before[i], after[i]
@@ -229,7 +236,7 @@ func (t *Table[T, P]) moveIndexes(tx *Tx, before, after [][]string, id uint64) e
 }
 
 // Delete removes a row and its index entries; a missing row is ErrNotFound.
-func (t *Table[T, P]) Delete(tx *Tx, id uint64) error {
+func (t *Table[I, T, P]) Delete(tx *Tx, id I) error {
 	b, err := t.b(tx)
 	if err != nil {
 		return err
@@ -242,7 +249,7 @@ func (t *Table[T, P]) Delete(tx *Tx, id uint64) error {
 	if err != nil {
 		return err
 	}
-	if err := t.removeIndexes(tx, (*T)(prev), id); err != nil {
+	if err := t.removeIndexes(tx, (*T)(prev), uint64(id)); err != nil {
 		return err
 	}
 	if err := b.Delete(Key(id)); err != nil {
@@ -254,7 +261,7 @@ func (t *Table[T, P]) Delete(tx *Tx, id uint64) error {
 // Reindex rebuilds one index from every row; migrations use it when they add
 // an index to a table that already has rows. A unique index that the rows
 // violate fails with a *ConflictError (and the migration rolls back).
-func (t *Table[T, P]) Reindex(tx *Tx, index string) error {
+func (t *Table[I, T, P]) Reindex(tx *Tx, index string) error {
 	_, ix, err := t.index(tx, index)
 	if err != nil {
 		return err
@@ -268,7 +275,7 @@ func (t *Table[T, P]) Reindex(tx *Tx, index string) error {
 	}
 	return t.Scan(tx, false, 0, func(p P) (bool, error) {
 		rec := (*T)(p)
-		id := p.RecordID()
+		id := uint64(p.RecordID())
 		nb := &bucketRef{tx.Bucket(name)}
 		for _, key := range uniqueKeys(ix.Keys(rec)) {
 			if ix.Unique {
@@ -290,7 +297,7 @@ func (t *Table[T, P]) Reindex(tx *Tx, index string) error {
 
 // DeleteBy deletes every row whose key in an index is key (a user's keys,
 // a project's statuses...) and returns how many it deleted.
-func (t *Table[T, P]) DeleteBy(tx *Tx, index, key string) (int, error) {
+func (t *Table[I, T, P]) DeleteBy(tx *Tx, index, key string) (int, error) {
 	ids, err := t.IDsBy(tx, index, key)
 	if err != nil {
 		return 0, err
@@ -304,7 +311,7 @@ func (t *Table[T, P]) DeleteBy(tx *Tx, index, key string) (int, error) {
 }
 
 // GetBy finds the row whose unique index key equals key.
-func (t *Table[T, P]) GetBy(tx *Tx, index, key string) (P, error) {
+func (t *Table[I, T, P]) GetBy(tx *Tx, index, key string) (P, error) {
 	ib, ix, err := t.index(tx, index)
 	if err != nil {
 		return nil, err
@@ -316,11 +323,11 @@ func (t *Table[T, P]) GetBy(tx *Tx, index, key string) (P, error) {
 	if v == nil {
 		return nil, ErrNotFound
 	}
-	return t.Get(tx, KeyID(v))
+	return t.Get(tx, I(KeyID(v)))
 }
 
 // IDsBy returns the ids of the rows with the given key in an index, ascending.
-func (t *Table[T, P]) IDsBy(tx *Tx, index, key string) ([]uint64, error) {
+func (t *Table[I, T, P]) IDsBy(tx *Tx, index, key string) ([]I, error) {
 	ib, ix, err := t.index(tx, index)
 	if err != nil {
 		return nil, err
@@ -328,16 +335,16 @@ func (t *Table[T, P]) IDsBy(tx *Tx, index, key string) ([]uint64, error) {
 	if ix.Unique {
 		v := ib.Get([]byte(key))
 		if v == nil {
-			return []uint64{}, nil
+			return []I{}, nil
 		}
-		return []uint64{KeyID(v)}, nil
+		return []I{I(KeyID(v))}, nil
 	}
-	ids := []uint64{}
+	ids := []I{}
 	prefix := append([]byte(key), 0)
 	c := ib.Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		if len(k) == len(prefix)+8 {
-			ids = append(ids, KeyID(k))
+			ids = append(ids, I(KeyID(k)))
 		}
 	}
 	return ids, nil
@@ -345,7 +352,7 @@ func (t *Table[T, P]) IDsBy(tx *Tx, index, key string) ([]uint64, error) {
 
 // FirstIDsBy is IDsBy's first n ids at most: the next part of a removal
 // done in steps (DB.UpdateInSteps), without listing every row each time.
-func (t *Table[T, P]) FirstIDsBy(tx *Tx, index, key string, n int) ([]uint64, error) {
+func (t *Table[I, T, P]) FirstIDsBy(tx *Tx, index, key string, n int) ([]I, error) {
 	ib, ix, err := t.index(tx, index)
 	if err != nil {
 		return nil, err
@@ -354,33 +361,33 @@ func (t *Table[T, P]) FirstIDsBy(tx *Tx, index, key string, n int) ([]uint64, er
 		ids, err := t.IDsBy(tx, index, key)
 		return ids[:min(len(ids), max(n, 0))], err
 	}
-	ids := []uint64{}
+	ids := []I{}
 	prefix := append([]byte(key), 0)
 	c := ib.Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(ids) < n; k, _ = c.Next() {
 		if len(k) == len(prefix)+8 {
-			ids = append(ids, KeyID(k))
+			ids = append(ids, I(KeyID(k)))
 		}
 	}
 	return ids, nil
 }
 
 // IDs returns every row id in ascending order without decoding any row.
-func (t *Table[T, P]) IDs(tx *Tx) ([]uint64, error) {
+func (t *Table[I, T, P]) IDs(tx *Tx) ([]I, error) {
 	b, err := t.b(tx)
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]uint64, 0, t.Count(tx))
+	ids := make([]I, 0, t.Count(tx))
 	c := b.Cursor()
 	for k, _ := c.First(); k != nil; k, _ = c.Next() {
-		ids = append(ids, KeyID(k))
+		ids = append(ids, I(KeyID(k)))
 	}
 	return ids, nil
 }
 
 // Count is the number of rows, kept up to date on insert and delete.
-func (t *Table[T, P]) Count(tx *Tx) int {
+func (t *Table[I, T, P]) Count(tx *Tx) int {
 	v := tx.Bucket(metaBucket).Get(t.count)
 	if len(v) != 8 {
 		return 0
@@ -390,7 +397,7 @@ func (t *Table[T, P]) Count(tx *Tx) int {
 
 // Scan calls fn for rows in id order (descending when desc), skipping the
 // first skip rows, until fn returns false or an error.
-func (t *Table[T, P]) Scan(tx *Tx, desc bool, skip int, fn func(P) (bool, error)) error {
+func (t *Table[I, T, P]) Scan(tx *Tx, desc bool, skip int, fn func(P) (bool, error)) error {
 	b, err := t.b(tx)
 	if err != nil {
 		return err
@@ -419,7 +426,7 @@ func (t *Table[T, P]) Scan(tx *Tx, desc bool, skip int, fn func(P) (bool, error)
 
 // Page returns up to limit rows after skipping offset, in id order, and the
 // total row count.
-func (t *Table[T, P]) Page(tx *Tx, desc bool, offset, limit int) ([]P, int, error) {
+func (t *Table[I, T, P]) Page(tx *Tx, desc bool, offset, limit int) ([]P, int, error) {
 	if limit <= 0 {
 		return []P{}, t.Count(tx), nil
 	}
@@ -434,7 +441,7 @@ func (t *Table[T, P]) Page(tx *Tx, desc bool, offset, limit int) ([]P, int, erro
 	return out, t.Count(tx), err
 }
 
-func (t *Table[T, P]) decode(v []byte) (P, error) {
+func (t *Table[I, T, P]) decode(v []byte) (P, error) {
 	rec := P(new(T))
 	if err := json.Unmarshal(v, rec); err != nil {
 		return nil, fmt.Errorf("store: decode %s row: %w", t.name, err)
@@ -442,7 +449,7 @@ func (t *Table[T, P]) decode(v []byte) (P, error) {
 	return rec, nil
 }
 
-func (t *Table[T, P]) put(b *bucketRef, id uint64, rec P) error {
+func (t *Table[I, T, P]) put(b *bucketRef, id uint64, rec P) error {
 	v, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("store: encode %s row: %w", t.name, err)
@@ -450,7 +457,7 @@ func (t *Table[T, P]) put(b *bucketRef, id uint64, rec P) error {
 	return b.Put(Key(id), v)
 }
 
-func (t *Table[T, P]) index(tx *Tx, name string) (*bucketRef, *Index[T], error) {
+func (t *Table[I, T, P]) index(tx *Tx, name string) (*bucketRef, *Index[T], error) {
 	for i := range t.indexes {
 		if t.indexes[i].Name == name {
 			b := tx.Bucket(t.ibucket[name])
@@ -465,7 +472,7 @@ func (t *Table[T, P]) index(tx *Tx, name string) (*bucketRef, *Index[T], error) 
 
 // checkUnique reports the first unique key of rec held by a row other than
 // id (0: a row not stored yet).
-func (t *Table[T, P]) checkUnique(tx *Tx, rec *T, id uint64) error {
+func (t *Table[I, T, P]) checkUnique(tx *Tx, rec *T, id uint64) error {
 	for i := range t.indexes {
 		ix := &t.indexes[i]
 		if !ix.Unique {
@@ -484,7 +491,7 @@ func (t *Table[T, P]) checkUnique(tx *Tx, rec *T, id uint64) error {
 	return nil
 }
 
-func (t *Table[T, P]) addIndexes(tx *Tx, rec *T, id uint64) error {
+func (t *Table[I, T, P]) addIndexes(tx *Tx, rec *T, id uint64) error {
 	for i := range t.indexes {
 		ix := &t.indexes[i]
 		ib, _, err := t.index(tx, ix.Name)
@@ -509,7 +516,7 @@ func (t *Table[T, P]) addIndexes(tx *Tx, rec *T, id uint64) error {
 	return nil
 }
 
-func (t *Table[T, P]) removeIndexes(tx *Tx, rec *T, id uint64) error {
+func (t *Table[I, T, P]) removeIndexes(tx *Tx, rec *T, id uint64) error {
 	for i := range t.indexes {
 		ix := &t.indexes[i]
 		ib, _, err := t.index(tx, ix.Name)
@@ -531,7 +538,7 @@ func (t *Table[T, P]) removeIndexes(tx *Tx, rec *T, id uint64) error {
 	return nil
 }
 
-func (t *Table[T, P]) addCount(tx *Tx, delta int) error {
+func (t *Table[I, T, P]) addCount(tx *Tx, delta int) error {
 	n := t.Count(tx) + delta
 	if n < 0 {
 		n = 0

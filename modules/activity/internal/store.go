@@ -37,7 +37,7 @@ func (e *Entry) SetRecordID(id uint64) { e.ID = id }
 
 func u64(v uint64) string { return strconv.FormatUint(v, 10) }
 
-var entries = store.NewTable[Entry]("activity.events",
+var entries = store.NewTable[uint64, Entry]("activity.events",
 	store.Index[Entry]{Name: "project", Keys: func(e *Entry) []string {
 		if e.ProjectID == 0 {
 			return nil

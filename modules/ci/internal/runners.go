@@ -67,7 +67,7 @@ func (s *runnerSetting) RecordID() uint64      { return s.ID }
 func (s *runnerSetting) SetRecordID(id uint64) { s.ID = id }
 
 var (
-	runners = store.NewTable[Runner]("ci.runners",
+	runners = store.NewTable[uint64, Runner]("ci.runners",
 		store.Index[Runner]{Name: "token", Unique: true, Keys: func(r *Runner) []string { return []string{r.TokenHash} }},
 		store.Index[Runner]{Name: "project", Keys: func(r *Runner) []string {
 			out := make([]string, len(r.Projects))
@@ -82,7 +82,7 @@ var (
 			}
 			return nil
 		}})
-	runnerSettings = store.NewTable[runnerSetting]("ci.runner_settings",
+	runnerSettings = store.NewTable[uint64, runnerSetting]("ci.runner_settings",
 		store.Index[runnerSetting]{Name: "key", Unique: true, Keys: func(s *runnerSetting) []string { return []string{s.Key} }})
 )
 

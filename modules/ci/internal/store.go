@@ -223,7 +223,7 @@ func (c *counter) SetRecordID(id uint64) { c.ID = id }
 func u64(v uint64) string { return strconv.FormatUint(v, 10) }
 
 var (
-	pipelines = store.NewTable[Pipeline]("ci.pipelines",
+	pipelines = store.NewTable[uint64, Pipeline]("ci.pipelines",
 		store.Index[Pipeline]{Name: "project", Keys: func(p *Pipeline) []string { return []string{u64(p.ProjectID)} }},
 		store.Index[Pipeline]{Name: "commit", Keys: func(p *Pipeline) []string { return []string{u64(p.ProjectID) + "/" + p.SHA} }},
 		// Unfinished pipelines, for recovery at start.
@@ -244,7 +244,7 @@ var (
 			}
 			return nil
 		}})
-	jobs = store.NewTable[Job]("ci.jobs",
+	jobs = store.NewTable[uint64, Job]("ci.jobs",
 		store.Index[Job]{Name: "project", Keys: func(j *Job) []string { return []string{u64(j.ProjectID)} }},
 		store.Index[Job]{Name: "pipeline", Keys: func(j *Job) []string { return []string{u64(j.PipelineID)} }},
 		// The latest tries by pipeline, stage, status and allow_failure:
@@ -310,14 +310,14 @@ var (
 			}
 			return []string{"canceling"}
 		}})
-	environments = store.NewTable[Environment]("ci.environments",
+	environments = store.NewTable[uint64, Environment]("ci.environments",
 		store.Index[Environment]{Name: "project", Keys: func(e *Environment) []string { return []string{u64(e.ProjectID)} }},
 		store.Index[Environment]{Name: "name", Unique: true, Keys: func(e *Environment) []string { return []string{u64(e.ProjectID) + "/" + e.Name} }},
 		store.Index[Environment]{Name: "slug", Unique: true, Keys: func(e *Environment) []string { return []string{u64(e.ProjectID) + "/" + e.Slug} }})
-	deployments = store.NewTable[Deployment]("ci.deployments",
+	deployments = store.NewTable[uint64, Deployment]("ci.deployments",
 		store.Index[Deployment]{Name: "project", Keys: func(d *Deployment) []string { return []string{u64(d.ProjectID)} }},
 		store.Index[Deployment]{Name: "iid", Unique: true, Keys: func(d *Deployment) []string { return []string{u64(d.ProjectID) + "/" + u64(d.IID)} }})
-	variables = store.NewTable[Variable]("ci.variables",
+	variables = store.NewTable[uint64, Variable]("ci.variables",
 		store.Index[Variable]{Name: "project", Keys: func(v *Variable) []string {
 			if v.GroupID != 0 {
 				return nil
@@ -331,7 +331,7 @@ var (
 			}
 			return []string{u64(v.GroupID)}
 		}})
-	counters = store.NewTable[counter]("ci.counters",
+	counters = store.NewTable[uint64, counter]("ci.counters",
 		store.Index[counter]{Name: "key", Unique: true, Keys: func(c *counter) []string { return []string{c.Key} }})
 )
 

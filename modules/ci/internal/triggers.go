@@ -63,10 +63,10 @@ func (r *TriggerRequest) RecordID() uint64      { return r.ID }
 func (r *TriggerRequest) SetRecordID(id uint64) { r.ID = id }
 
 var (
-	triggers = store.NewTable[Trigger]("ci.triggers",
+	triggers = store.NewTable[uint64, Trigger]("ci.triggers",
 		store.Index[Trigger]{Name: "project", Keys: func(t *Trigger) []string { return []string{u64(t.ProjectID)} }},
 		store.Index[Trigger]{Name: "token", Unique: true, Keys: func(t *Trigger) []string { return []string{t.TokenHash} }})
-	triggerRequests = store.NewTable[TriggerRequest]("ci.trigger_requests",
+	triggerRequests = store.NewTable[uint64, TriggerRequest]("ci.trigger_requests",
 		store.Index[TriggerRequest]{Name: "pipeline", Unique: true, Keys: func(r *TriggerRequest) []string { return []string{u64(r.PipelineID)} }})
 )
 

@@ -50,7 +50,7 @@ func awardKey(typ string, id, user int64, name string) string {
 	return noteableKey(typ, id) + ":" + i64(user) + ":" + name
 }
 
-var awardsTable = store.NewTable[Award]("notes.awards",
+var awardsTable = store.NewTable[uint64, Award]("notes.awards",
 	store.Index[Award]{Name: "key", Unique: true, Keys: func(a *Award) []string {
 		return []string{awardKey(a.AwardableType, a.AwardableID, a.UserID, a.Name)}
 	}},

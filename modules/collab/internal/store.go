@@ -45,7 +45,7 @@ func i64(v int64) string { return strconv.FormatInt(v, 10) }
 
 func noteableKey(typ string, id int64) string { return typ + ":" + i64(id) }
 
-var notesTable = store.NewTable[Note]("notes.notes",
+var notesTable = store.NewTable[uint64, Note]("notes.notes",
 	store.Index[Note]{Name: "noteable", Keys: func(n *Note) []string { return []string{noteableKey(n.NoteableType, n.NoteableID)} }},
 	store.Index[Note]{Name: "project", Keys: func(n *Note) []string { return []string{i64(n.ProjectID)} }},
 	// A noteable's commenters, the participants that need no row of their
@@ -98,7 +98,7 @@ func subscriptionKey(typ string, id, user int64) string {
 	return noteableKey(typ, id) + ":" + i64(user)
 }
 
-var subscriptions = store.NewTable[Subscription]("notes.subscriptions",
+var subscriptions = store.NewTable[uint64, Subscription]("notes.subscriptions",
 	store.Index[Subscription]{Name: "key", Unique: true, Keys: func(s *Subscription) []string {
 		return []string{subscriptionKey(s.NoteableType, s.NoteableID, s.UserID)}
 	}},

@@ -60,7 +60,7 @@ func userTargetKey(user int64, typ string, id int64) string {
 // reading only pending ones), a target's todos (done and removed together),
 // a user's pending todos on a target (Add's and Mark's duplicate checks),
 // and a project's (removed with it) and a user's (removed with them).
-var todosTable = store.NewTable[Todo]("todos.todos",
+var todosTable = store.NewTable[uint64, Todo]("todos.todos",
 	store.Index[Todo]{Name: "user_state", Keys: func(t *Todo) []string { return []string{i64(t.UserID) + ":" + t.State} }},
 	store.Index[Todo]{Name: "target", Keys: func(t *Todo) []string { return []string{targetKey(t.TargetType, t.TargetID)} }},
 	store.Index[Todo]{Name: "pending", Keys: func(t *Todo) []string {

@@ -21,7 +21,7 @@ func (e *Email) OwnerID() uint64 { return e.UserID }
 // listByUser pages through the rows of a table that belong to a user (its
 // "user" index), oldest first, converting each with record. The user must
 // exist (ErrUserNotFound), read in the same transaction.
-func listByUser[T any, P store.Record[T], V any](ctx context.Context, db *store.DB, table *store.Table[T, P], userID int64, offset, limit int, record func(P) V) ([]V, int, error) {
+func listByUser[T any, P store.Record[T, uint64], V any](ctx context.Context, db *store.DB, table *store.Table[uint64, T, P], userID int64, offset, limit int, record func(P) V) ([]V, int, error) {
 	list := []V{}
 	total := 0
 	err := db.View(ctx, func(tx *store.Tx) error {
@@ -49,9 +49,9 @@ func listByUser[T any, P store.Record[T], V any](ctx context.Context, db *store.
 // when it does not exist) it returns notFound and changes nothing. The user
 // must exist (ErrUserNotFound).
 func deleteOwnedRow[T any, P interface {
-	store.Record[T]
+	store.Record[T, uint64]
 	ownedRow
-}](ctx context.Context, s *Service, table *store.Table[T, P], userID, id int64, notFound error) (P, error) {
+}](ctx context.Context, s *Service, table *store.Table[uint64, T, P], userID, id int64, notFound error) (P, error) {
 	var row P
 	err := s.update(ctx, func(tx *store.Tx) error {
 		if userID <= 0 || !users.Exists(tx, uint64(userID)) {

@@ -91,7 +91,7 @@ func (t *Token) Active(now time.Time) bool {
 }
 
 var (
-	users = store.NewTable[User]("identity.users",
+	users = store.NewTable[uint64, User]("identity.users",
 		store.Index[User]{Name: "username", Unique: true, Keys: func(u *User) []string { return []string{store.Fold(u.Username)} }},
 		store.Index[User]{Name: "email", Unique: true, Keys: func(u *User) []string { return []string{store.Fold(u.Email)} }},
 		// One local account per external account: provider NUL extern_uid.
@@ -119,7 +119,7 @@ var (
 			return nil
 		}},
 	)
-	tokens = store.NewTable[Token]("identity.tokens",
+	tokens = store.NewTable[uint64, Token]("identity.tokens",
 		store.Index[Token]{Name: "hash", Unique: true, Keys: func(t *Token) []string { return []string{t.Hash} }},
 		store.Index[Token]{Name: "user", Keys: func(t *Token) []string { return byUser(t.UserID) }},
 	)
@@ -156,11 +156,11 @@ func identityKey(provider, externUID string) string { return provider + "\x00" +
 func byUser(id uint64) []string { return []string{strconv.FormatUint(id, 10)} }
 
 var (
-	keys = store.NewTable[Key]("identity.keys",
+	keys = store.NewTable[uint64, Key]("identity.keys",
 		store.Index[Key]{Name: "fingerprint", Unique: true, Keys: func(k *Key) []string { return []string{k.Fingerprint} }},
 		store.Index[Key]{Name: "user", Keys: func(k *Key) []string { return byUser(k.UserID) }},
 	)
-	emails = store.NewTable[Email]("identity.emails",
+	emails = store.NewTable[uint64, Email]("identity.emails",
 		store.Index[Email]{Name: "email", Unique: true, Keys: func(e *Email) []string { return []string{store.Fold(e.Email)} }},
 		store.Index[Email]{Name: "user", Keys: func(e *Email) []string { return byUser(e.UserID) }},
 	)

@@ -44,7 +44,7 @@ func resourceKey(typ string, id int64) string { return typ + ":" + i64(id) }
 // labelEvents are kept by resource (ids grow with time: a resource's
 // events in id order are in the order they happened) and by project, for
 // the project's removal.
-var labelEvents = store.NewTable[LabelEvent]("issues.label_events",
+var labelEvents = store.NewTable[uint64, LabelEvent]("issues.label_events",
 	store.Index[LabelEvent]{Name: "resource", Keys: func(e *LabelEvent) []string { return []string{resourceKey(e.ResourceType, e.ResourceID)} }},
 	store.Index[LabelEvent]{Name: "project", Keys: func(e *LabelEvent) []string { return []string{i64(e.ProjectID)} }})
 

@@ -85,7 +85,7 @@ func (m *Milestone) SetRecordID(id uint64) { m.ID = id }
 func u64(v uint64) string { return strconv.FormatUint(v, 10) }
 func i64(v int64) string  { return strconv.FormatInt(v, 10) }
 
-var issues = store.NewTable[Issue]("issues.issues",
+var issues = store.NewTable[uint64, Issue]("issues.issues",
 	store.Index[Issue]{Name: "iid", Unique: true, Keys: func(i *Issue) []string { return []string{u64(i.ProjectID) + "/" + u64(i.IID)} }},
 	store.Index[Issue]{Name: "project", Keys: func(i *Issue) []string { return []string{u64(i.ProjectID)} }},
 	store.Index[Issue]{Name: "author", Keys: func(i *Issue) []string { return []string{i64(i.AuthorID)} }},
@@ -114,7 +114,7 @@ var issues = store.NewTable[Issue]("issues.issues",
 // Label names are unique per project, and per group, as given (GitLab
 // compares them exactly); a project label and a group label may share a
 // name (labelOwnerKey keeps them apart).
-var labels = store.NewTable[Label]("issues.labels",
+var labels = store.NewTable[uint64, Label]("issues.labels",
 	store.Index[Label]{Name: "name", Unique: true, Keys: func(l *Label) []string { return []string{labelOwnerKey(l) + "/" + l.Name} }},
 	store.Index[Label]{Name: "project", Keys: func(l *Label) []string {
 		if l.GroupID != 0 {
@@ -143,7 +143,7 @@ func labelOwnerKey(l *Label) string {
 
 func groupLabelKey(group uint64) string { return "g" + u64(group) }
 
-var milestones = store.NewTable[Milestone]("issues.milestones",
+var milestones = store.NewTable[uint64, Milestone]("issues.milestones",
 	store.Index[Milestone]{Name: "title", Unique: true, Keys: func(m *Milestone) []string { return []string{milestoneOwnerKey(m) + "/" + m.Title} }},
 	store.Index[Milestone]{Name: "iid", Unique: true, Keys: func(m *Milestone) []string { return []string{milestoneOwnerKey(m) + "/" + u64(m.IID)} }},
 	store.Index[Milestone]{Name: "project", Keys: func(m *Milestone) []string {
@@ -352,7 +352,7 @@ func dropLabelCounts(tx *store.Tx, label uint64) error {
 // nextSeq takes the next number of a project's sequence (kind 'i' issues,
 // 'm' milestones).
 func nextSeq(tx *store.Tx, project uint64, kind byte) (uint64, error) {
-	return store.NextInSequence(tx, sequences, countKey(project, kind))
+	return store.NextInSequence[uint64](tx, sequences, countKey(project, kind))
 }
 
 // track adds an issue's ordering keys and counts (after an insert).

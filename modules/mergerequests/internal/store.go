@@ -85,7 +85,7 @@ func branchKey(project uint64, branch string) string { return u64(project) + "/"
 
 // Only live merge requests are indexed by branch and sha: pushes look for
 // the open ones, creation for a duplicate.
-var mrs = store.NewTable[MR]("mergerequests.merge_requests",
+var mrs = store.NewTable[uint64, MR]("mergerequests.merge_requests",
 	store.Index[MR]{Name: "iid", Unique: true, Keys: func(m *MR) []string { return []string{u64(m.ProjectID) + "/" + u64(m.IID)} }},
 	store.Index[MR]{Name: "source", Keys: func(m *MR) []string {
 		if !m.Open() || m.Deleted {
@@ -176,7 +176,7 @@ func untrack(tx *store.Tx, m *MR) error {
 }
 
 func nextIID(tx *store.Tx, project uint64) (uint64, error) {
-	return store.NextInSequence(tx, sequences, store.Key(project))
+	return store.NextInSequence[uint64](tx, sequences, store.Key(project))
 }
 
 func insertMR(tx *store.Tx, m *MR) error {

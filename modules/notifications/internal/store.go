@@ -58,7 +58,7 @@ func sourceKey(source string, id int64) string { return source + ":" + i64(id) }
 
 func settingKey(source string, id, user int64) string { return sourceKey(source, id) + ":" + i64(user) }
 
-var settings = store.NewTable[Setting]("notifications.settings",
+var settings = store.NewTable[uint64, Setting]("notifications.settings",
 	store.Index[Setting]{Name: "key", Unique: true, Keys: func(s *Setting) []string {
 		return []string{settingKey(s.Source, s.SourceID, s.UserID)}
 	}},
@@ -148,13 +148,13 @@ func (p *PendingNotice) RecordID() uint64      { return p.ID }
 func (p *PendingNotice) SetRecordID(id uint64) { p.ID = id }
 
 var (
-	notices = store.NewTable[PendingNotice]("notifications.notices",
+	notices = store.NewTable[uint64, PendingNotice]("notifications.notices",
 		store.Index[PendingNotice]{Name: "key", Unique: true, Keys: func(p *PendingNotice) []string { return []string{p.Key} }})
-	mails = store.NewTable[Mail]("notifications.mails",
+	mails = store.NewTable[uint64, Mail]("notifications.mails",
 		store.Index[Mail]{Name: "key", Unique: true, Keys: func(m *Mail) []string { return []string{m.Key} }})
 	// Deliveries are read in id order (the order they were queued).
-	deliveries = store.NewTable[Delivery]("notifications.deliveries")
-	targets    = store.NewTable[Target]("notifications.targets",
+	deliveries = store.NewTable[uint64, Delivery]("notifications.deliveries")
+	targets    = store.NewTable[uint64, Target]("notifications.targets",
 		store.Index[Target]{Name: "key", Unique: true, Keys: func(t *Target) []string { return []string{t.Key} }})
 )
 

@@ -99,7 +99,7 @@ func (s *Session) SetRecordID(id uint64) { s.ID = id }
 func u64(v uint64) string { return strconv.FormatUint(v, 10) }
 
 var (
-	apps = store.NewTable[Application]("oauth.applications",
+	apps = store.NewTable[uint64, Application]("oauth.applications",
 		store.Index[Application]{Name: "uid", Unique: true, Keys: func(a *Application) []string { return []string{a.UID} }},
 		store.Index[Application]{Name: "owner", Keys: func(a *Application) []string {
 			if a.OwnerID == 0 {
@@ -108,12 +108,12 @@ var (
 			return []string{u64(a.OwnerID)}
 		}},
 	)
-	grants = store.NewTable[Grant]("oauth.grants",
+	grants = store.NewTable[uint64, Grant]("oauth.grants",
 		store.Index[Grant]{Name: "code", Unique: true, Keys: func(g *Grant) []string { return []string{g.CodeHash} }},
 		store.Index[Grant]{Name: "app", Keys: func(g *Grant) []string { return []string{u64(g.AppID)} }},
 		store.Index[Grant]{Name: "user", Keys: func(g *Grant) []string { return []string{u64(g.UserID)} }},
 	)
-	tokens = store.NewTable[Token]("oauth.tokens",
+	tokens = store.NewTable[uint64, Token]("oauth.tokens",
 		store.Index[Token]{Name: "access", Unique: true, Keys: func(t *Token) []string { return []string{t.AccessHash} }},
 		store.Index[Token]{Name: "refresh", Unique: true, Keys: func(t *Token) []string { return []string{t.RefreshHash} }},
 		store.Index[Token]{Name: "app", Keys: func(t *Token) []string {
@@ -130,7 +130,7 @@ var (
 		}},
 		store.Index[Token]{Name: "user", Keys: func(t *Token) []string { return []string{u64(t.UserID)} }},
 	)
-	sessions = store.NewTable[Session]("oauth.sessions",
+	sessions = store.NewTable[uint64, Session]("oauth.sessions",
 		store.Index[Session]{Name: "hash", Unique: true, Keys: func(s *Session) []string { return []string{s.Hash} }},
 		store.Index[Session]{Name: "user", Keys: func(s *Session) []string { return []string{u64(s.UserID)} }},
 	)

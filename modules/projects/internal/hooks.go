@@ -40,7 +40,7 @@ type Hook struct {
 func (h *Hook) RecordID() uint64      { return h.ID }
 func (h *Hook) SetRecordID(id uint64) { h.ID = id }
 
-var hooks = store.NewTable[Hook]("projects.hooks",
+var hooks = store.NewTable[uint64, Hook]("projects.hooks",
 	store.Index[Hook]{Name: "project", Keys: func(h *Hook) []string { return []string{u64(h.ProjectID)} }},
 )
 

@@ -101,7 +101,7 @@ func projectPathKey(ns uint64, path string) string { return u64(ns) + "/" + stor
 func sourceKey(kind string, id uint64) string { return kind + ":" + u64(id) }
 
 var (
-	namespaces = store.NewTable[Namespace]("projects.namespaces",
+	namespaces = store.NewTable[uint64, Namespace]("projects.namespaces",
 		store.Index[Namespace]{Name: "owner", Unique: true, Keys: func(n *Namespace) []string {
 			if n.Kind != KindUser {
 				return nil
@@ -123,7 +123,7 @@ var (
 			return []string{u64(n.ParentID)}
 		}},
 	)
-	projects = store.NewTable[Project]("projects.projects",
+	projects = store.NewTable[uint64, Project]("projects.projects",
 		store.Index[Project]{Name: "path", Unique: true, Keys: func(p *Project) []string { return []string{projectPathKey(p.NamespaceID, p.Path)} }},
 		store.Index[Project]{Name: "name", Unique: true, Keys: func(p *Project) []string { return []string{u64(p.NamespaceID) + "/" + store.Fold(p.Name)} }},
 		store.Index[Project]{Name: "namespace", Keys: func(p *Project) []string { return []string{u64(p.NamespaceID)} }},
@@ -151,14 +151,14 @@ var (
 			return out
 		}},
 	)
-	members = store.NewTable[Member]("projects.members",
+	members = store.NewTable[uint64, Member]("projects.members",
 		store.Index[Member]{Name: "membership", Unique: true, Keys: func(m *Member) []string {
 			return []string{sourceKey(m.SourceKind, m.SourceID) + "/" + u64(m.UserID)}
 		}},
 		store.Index[Member]{Name: "source", Keys: func(m *Member) []string { return []string{sourceKey(m.SourceKind, m.SourceID)} }},
 		store.Index[Member]{Name: "user", Keys: func(m *Member) []string { return []string{u64(m.UserID)} }},
 	)
-	stars = store.NewTable[Star]("projects.stars",
+	stars = store.NewTable[uint64, Star]("projects.stars",
 		store.Index[Star]{Name: "star", Unique: true, Keys: func(s *Star) []string { return []string{u64(s.UserID) + "/" + u64(s.ProjectID)} }},
 		store.Index[Star]{Name: "user", Keys: func(s *Star) []string { return []string{u64(s.UserID)} }},
 		store.Index[Star]{Name: "project", Keys: func(s *Star) []string { return []string{u64(s.ProjectID)} }},

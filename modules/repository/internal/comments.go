@@ -42,7 +42,7 @@ type Comment struct {
 func (c *Comment) RecordID() uint64      { return c.ID }
 func (c *Comment) SetRecordID(id uint64) { c.ID = id }
 
-var comments = store.NewTable[Comment]("repository.commit_comments",
+var comments = store.NewTable[uint64, Comment]("repository.commit_comments",
 	store.Index[Comment]{Name: "commit", Keys: func(c *Comment) []string { return []string{statusCommitKey(c.ProjectID, c.SHA)} }},
 	store.Index[Comment]{Name: "project", Keys: func(c *Comment) []string { return []string{strconv.FormatUint(c.ProjectID, 10)} }},
 )

@@ -57,7 +57,7 @@ type refChange struct {
 func (c *refChange) RecordID() uint64      { return c.ID }
 func (c *refChange) SetRecordID(id uint64) { c.ID = id }
 
-var refJournal = store.NewTable[refChange]("repository.ref_journal")
+var refJournal = store.NewTable[uint64, refChange]("repository.ref_journal")
 
 // journalLock is the lock of one project's journaled ref changes (not the
 // ref storage's own lock, which UpdateRefs takes inside it).

@@ -44,7 +44,7 @@ func (p *Protection) SetRecordID(id uint64) { p.ID = id }
 func refKey(project uint64, name string) string { return strconv.FormatUint(project, 10) + "/" + name }
 
 var (
-	protections = store.NewTable[Protection]("repository.protected_branches",
+	protections = store.NewTable[uint64, Protection]("repository.protected_branches",
 		store.Index[Protection]{Name: "branch", Unique: true, Keys: func(p *Protection) []string { return []string{refKey(p.ProjectID, p.Name)} }},
 		store.Index[Protection]{Name: "project", Keys: func(p *Protection) []string { return []string{strconv.FormatUint(p.ProjectID, 10)} }},
 	)

@@ -68,11 +68,11 @@ func (l *ReleaseLink) RecordID() uint64      { return l.ID }
 func (l *ReleaseLink) SetRecordID(id uint64) { l.ID = id }
 
 var (
-	releases = store.NewTable[Release]("repository.releases",
+	releases = store.NewTable[uint64, Release]("repository.releases",
 		store.Index[Release]{Name: "tag", Unique: true, Keys: func(r *Release) []string { return []string{refKey(r.ProjectID, r.TagName)} }},
 		store.Index[Release]{Name: "project", Keys: func(r *Release) []string { return []string{strconv.FormatUint(r.ProjectID, 10)} }},
 	)
-	releaseLinks = store.NewTable[ReleaseLink]("repository.release_links",
+	releaseLinks = store.NewTable[uint64, ReleaseLink]("repository.release_links",
 		store.Index[ReleaseLink]{Name: "release", Keys: func(l *ReleaseLink) []string { return []string{strconv.FormatUint(l.ReleaseID, 10)} }},
 		store.Index[ReleaseLink]{Name: "project", Keys: func(l *ReleaseLink) []string { return []string{strconv.FormatUint(l.ProjectID, 10)} }},
 	)

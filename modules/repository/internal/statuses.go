@@ -61,7 +61,7 @@ func statusKey(s *Status) string {
 	return statusCommitKey(s.ProjectID, s.SHA) + "/" + s.Name + "\x00" + ref
 }
 
-var statuses = store.NewTable[Status]("repository.statuses",
+var statuses = store.NewTable[uint64, Status]("repository.statuses",
 	store.Index[Status]{Name: "commit", Keys: func(s *Status) []string { return []string{statusCommitKey(s.ProjectID, s.SHA)} }},
 	store.Index[Status]{Name: "key", Unique: true, Keys: func(s *Status) []string { return []string{statusKey(s)} }},
 	store.Index[Status]{Name: "project", Keys: func(s *Status) []string { return []string{strconv.FormatUint(s.ProjectID, 10)} }},

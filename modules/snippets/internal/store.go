@@ -50,7 +50,7 @@ var (
 	// index ranges: every snippet of a project (its members and
 	// administrators), the public (and internal) ones of a scope, and the
 	// caller's own private ones. A page then decodes only its own rows.
-	snippets = store.NewTable[Snippet]("snippets.snippets",
+	snippets = store.NewTable[uint64, Snippet]("snippets.snippets",
 		store.Index[Snippet]{Name: "project", Keys: func(s *Snippet) []string {
 			if s.personal() {
 				return nil

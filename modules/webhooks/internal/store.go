@@ -39,7 +39,7 @@ type Delivery struct {
 func (d *Delivery) RecordID() uint64      { return d.ID }
 func (d *Delivery) SetRecordID(id uint64) { d.ID = id }
 
-var queue = store.NewTable[Delivery]("webhooks.queue")
+var queue = store.NewTable[uint64, Delivery]("webhooks.queue")
 
 // queueOrder indexes the queue by hook: key hook ++ 0 ++ delivery id, no
 // value. A worker finds its next delivery with one cursor seek, however
@@ -143,7 +143,7 @@ type LogEntry struct {
 func (e *LogEntry) RecordID() uint64      { return e.ID }
 func (e *LogEntry) SetRecordID(id uint64) { e.ID = id }
 
-var deliveryLog = store.NewTable[LogEntry]("webhooks.log",
+var deliveryLog = store.NewTable[uint64, LogEntry]("webhooks.log",
 	store.Index[LogEntry]{Name: "hook", Keys: func(e *LogEntry) []string { return []string{e.Hook} }},
 )
 
@@ -161,7 +161,7 @@ type SystemHook struct {
 func (h *SystemHook) RecordID() uint64      { return h.ID }
 func (h *SystemHook) SetRecordID(id uint64) { h.ID = id }
 
-var systemHooks = store.NewTable[SystemHook]("webhooks.system_hooks")
+var systemHooks = store.NewTable[uint64, SystemHook]("webhooks.system_hooks")
 
 // Fact is what a payload needs of an object that its own event does not
 // carry: the last known issue or merge request (a note's payload embeds
@@ -180,7 +180,7 @@ type Fact struct {
 func (f *Fact) RecordID() uint64      { return f.ID }
 func (f *Fact) SetRecordID(id uint64) { f.ID = id }
 
-var facts = store.NewTable[Fact]("webhooks.facts",
+var facts = store.NewTable[uint64, Fact]("webhooks.facts",
 	store.Index[Fact]{Name: "ref", Unique: true, Keys: func(f *Fact) []string { return []string{f.Ref} }},
 	store.Index[Fact]{Name: "project", Keys: func(f *Fact) []string {
 		if f.ProjectID == 0 {
