@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	json "github.com/go-json-experiment/json/v1"
@@ -81,6 +82,15 @@ func Key[N ID](id N) []byte {
 	var k [8]byte
 	binary.BigEndian.PutUint64(k[:], uint64(id))
 	return k[:]
+}
+
+// IDString is an id in decimal, as index keys and composite keys hold it
+// ("42", "7/42"), for every id type, so no module keeps its own formatter.
+func IDString[N ID](id N) string {
+	if id < 0 {
+		return strconv.FormatInt(int64(id), 10)
+	}
+	return strconv.FormatUint(uint64(id), 10)
 }
 
 // KeyID decodes a key made by Key.

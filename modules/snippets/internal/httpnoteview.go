@@ -7,6 +7,7 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
+	"github.com/fennec-forge/fennec/modules/snippets/snippet"
 )
 
 // SnippetNoteView is the spec's answer to GET
@@ -52,7 +53,7 @@ func (s noteKind) noteView(ctx context.Context, n target.Noteable, note any) (an
 	v := &SnippetNoteView{ID: fromNote.ID, Title: n.Title, Author: orNull(fromNote.Author),
 		CreatedAt: orNull(fromNote.CreatedAt), UpdatedAt: orNull(fromNote.UpdatedAt), Body: fromNote.Body}
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		sn, err := snippets.Get(tx, uint64(n.ID))
+		sn, err := snippets.Get(tx, snippet.ID(n.ID))
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package internal
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/fennec-forge/fennec/core/api"
@@ -14,7 +15,7 @@ import (
 // entity plus the spec's visibility and expires_at). expires_at is always
 // null: 9.x's API sets no expiry.
 type SnippetView struct {
-	ID          uint64             `json:"id"`
+	ID          int64              `json:"id"`
 	Title       string             `json:"title"`
 	FileName    string             `json:"file_name"`
 	Description *string            `json:"description"`
@@ -23,7 +24,7 @@ type SnippetView struct {
 	UpdatedAt   api.Time           `json:"updated_at"`
 	CreatedAt   api.Time           `json:"created_at"`
 	ExpiresAt   *api.Time          `json:"expires_at"`
-	ProjectID   *uint64            `json:"project_id"`
+	ProjectID   *int64             `json:"project_id"`
 	WebURL      string             `json:"web_url"`
 }
 
@@ -42,13 +43,13 @@ func (h handlers) view(ctx context.Context, sn snippet.Snippet, cache map[int64]
 	if err != nil {
 		return SnippetView{}, err
 	}
-	v := SnippetView{ID: uint64(sn.ID), Title: sn.Title, FileName: sn.FileName, Description: sn.Description,
+	v := SnippetView{ID: int64(sn.ID), Title: sn.Title, FileName: sn.FileName, Description: sn.Description,
 		Visibility: string(sn.Visibility), Author: author, UpdatedAt: api.NewTime(sn.UpdatedAt), CreatedAt: api.NewTime(sn.CreatedAt),
 		WebURL: sn.WebURL}
 	if sn.Personal() {
-		v.WebURL = strings.TrimSuffix(base, "/") + "/snippets/" + itoa(uint64(sn.ID))
+		v.WebURL = strings.TrimSuffix(base, "/") + "/snippets/" + strconv.FormatInt(int64(sn.ID), 10)
 	} else {
-		pid := uint64(sn.ProjectID)
+		pid := sn.ProjectID
 		v.ProjectID = &pid
 	}
 	return v, nil

@@ -51,7 +51,7 @@ func (s noteKind) resolveNoteable(ctx context.Context, p projects.ProjectInfo, r
 
 func noteable(p projects.ProjectInfo, sn *Snippet) target.Noteable {
 	return target.Noteable{Type: snippet.NoteableType, ID: int64(sn.ID), ProjectID: p.ID, Title: sn.Title,
-		AuthorID: int64(sn.AuthorID), WebURL: p.WebURL + "/snippets/" + itoa(sn.ID)}
+		AuthorID: sn.AuthorID, WebURL: p.WebURL + "/snippets/" + store.IDString(sn.ID)}
 }
 
 // canComment: whoever may read the snippet may comment on it once signed

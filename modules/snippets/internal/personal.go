@@ -40,7 +40,7 @@ func (s *Service) personalPage(ctx context.Context, index, key string, offset, l
 
 // OwnSnippets implements snippet.Service.
 func (s *Service) OwnSnippets(ctx context.Context, offset, limit int) ([]snippet.Snippet, int, error) {
-	return s.personalPage(ctx, "personal_author", u64(uint64(auth.FromContext(ctx).UserID())), offset, limit)
+	return s.personalPage(ctx, "personal_author", store.IDString(auth.FromContext(ctx).UserID()), offset, limit)
 }
 
 // PublicSnippets implements snippet.Service.
@@ -61,7 +61,7 @@ func personalSnippet(tx *store.Tx, p *auth.Principal, id snippet.ID) (*Snippet, 
 	if id <= 0 {
 		return nil, snippet.ErrNotFound
 	}
-	sn, err := snippets.Get(tx, uint64(id))
+	sn, err := snippets.Get(tx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (!sn.personal() || !canRead(p, 0, sn))) {
 		return nil, snippet.ErrNotFound
 	}
@@ -70,7 +70,7 @@ func personalSnippet(tx *store.Tx, p *auth.Principal, id snippet.ID) (*Snippet, 
 
 // ownsOrAdmin is update_personal_snippet / destroy_personal_snippet.
 func ownsOrAdmin(p *auth.Principal, sn *Snippet) bool {
-	return p.IsAdmin() || (!p.IsAnonymous() && uint64(p.UserID()) == sn.AuthorID)
+	return p.IsAdmin() || (!p.IsAnonymous() && p.UserID() == sn.AuthorID)
 }
 
 // PersonalSnippet implements snippet.Service.

@@ -20,8 +20,8 @@ func projectSnippet(tx *store.Tx, p *auth.Principal, info projects.ProjectInfo, 
 	if id <= 0 {
 		return nil, snippet.ErrNotFound
 	}
-	sn, err := snippets.Get(tx, uint64(id))
-	if errors.Is(err, store.ErrNotFound) || (err == nil && (sn.ProjectID != uint64(info.ID) || !canRead(p, info.MemberLevel, sn))) {
+	sn, err := snippets.Get(tx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (sn.ProjectID != info.ID || !canRead(p, info.MemberLevel, sn))) {
 		return nil, snippet.ErrNotFound
 	}
 	return sn, err
@@ -34,7 +34,7 @@ func canChange(p *auth.Principal, info projects.ProjectInfo, sn *Snippet) bool {
 	if info.Archived {
 		return false
 	}
-	return info.Level >= projects.Master || (!p.IsAnonymous() && uint64(p.UserID()) == sn.AuthorID)
+	return info.Level >= projects.Master || (!p.IsAnonymous() && p.UserID() == sn.AuthorID)
 }
 
 // ProjectSnippets implements snippet.Service.
@@ -46,7 +46,7 @@ func (s *Service) ProjectSnippets(ctx context.Context, project string, offset, l
 	var list []*Snippet
 	total := 0
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		ids, err := visibleIDs(tx, auth.FromContext(ctx), uint64(info.ID), info.MemberLevel)
+		ids, err := visibleIDs(tx, auth.FromContext(ctx), info.ID, info.MemberLevel)
 		if err != nil {
 			return err
 		}
@@ -109,7 +109,7 @@ func (s *Service) CreateProjectSnippet(ctx context.Context, project string, f sn
 	if err := check(f); err != nil {
 		return snippet.Snippet{}, err
 	}
-	sn, err := s.create(ctx, uint64(info.ID), f)
+	sn, err := s.create(ctx, info.ID, f)
 	if err != nil {
 		return snippet.Snippet{}, err
 	}

@@ -2,7 +2,6 @@ package internal
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"go.uber.org/fx"
@@ -57,7 +56,7 @@ func canRead(p *auth.Principal, memberLevel int, s *Snippet) bool {
 		return true
 	case !s.personal() && memberLevel >= projects.Guest:
 		return true
-	case !p.IsAnonymous() && uint64(p.UserID()) == s.AuthorID:
+	case !p.IsAnonymous() && p.UserID() == s.AuthorID:
 		return true
 	case s.Visibility == snippet.Public:
 		return true
@@ -71,9 +70,9 @@ func canRead(p *auth.Principal, memberLevel int, s *Snippet) bool {
 // the personal snippets when project is 0) that canRead lets the caller
 // see, from the indexes alone (an administrator listing personal snippets
 // gets the public, internal and own ones: no list shows all of them).
-func visibleIDs(tx *store.Tx, p *auth.Principal, project uint64, memberLevel int) ([]uint64, error) {
+func visibleIDs(tx *store.Tx, p *auth.Principal, project int64, memberLevel int) ([]snippet.ID, error) {
 	if project != 0 && (p.IsAdmin() || memberLevel >= projects.Guest) {
-		ids, err := snippets.IDsBy(tx, "project", u64(project))
+		ids, err := snippets.IDsBy(tx, "project", store.IDString(project))
 		if err != nil {
 			return nil, err
 		}
@@ -84,7 +83,7 @@ func visibleIDs(tx *store.Tx, p *auth.Principal, project uint64, memberLevel int
 		return nil, err
 	}
 	if !p.IsAnonymous() {
-		uid := uint64(p.UserID())
+		uid := p.UserID()
 		internal, err := idsBy(tx, "visibility", scopeKey(project, snippet.Internal))
 		if err != nil {
 			return nil, err
@@ -103,7 +102,7 @@ func visibleIDs(tx *store.Tx, p *auth.Principal, project uint64, memberLevel int
 }
 
 // ownOnly keeps the snippets of ids that author wrote.
-func ownOnly(tx *store.Tx, ids []uint64, author uint64) []uint64 {
+func ownOnly(tx *store.Tx, ids []snippet.ID, author int64) []snippet.ID {
 	out := ids[:0]
 	for _, id := range ids {
 		if s, err := snippets.Get(tx, id); err == nil && s.AuthorID == author {
@@ -114,7 +113,7 @@ func ownOnly(tx *store.Tx, ids []uint64, author uint64) []uint64 {
 }
 
 // page reads the window of ids from the offset-th, limit of them.
-func page(tx *store.Tx, ids []uint64, offset, limit int) ([]*Snippet, error) {
+func page(tx *store.Tx, ids []snippet.ID, offset, limit int) ([]*Snippet, error) {
 	ids = ids[min(max(offset, 0), len(ids)):]
 	ids = ids[:min(max(limit, 0), len(ids))]
 	out := make([]*Snippet, 0, len(ids))
@@ -129,9 +128,9 @@ func page(tx *store.Tx, ids []uint64, offset, limit int) ([]*Snippet, error) {
 }
 
 // create stores a checked snippet by the caller.
-func (s *Service) create(ctx context.Context, project uint64, f snippet.Fields) (*Snippet, error) {
+func (s *Service) create(ctx context.Context, project int64, f snippet.Fields) (*Snippet, error) {
 	now := s.now()
-	sn := &Snippet{ProjectID: project, AuthorID: uint64(auth.FromContext(ctx).UserID()), Title: *f.Title, FileName: *f.FileName,
+	sn := &Snippet{ProjectID: project, AuthorID: auth.FromContext(ctx).UserID(), Title: *f.Title, FileName: *f.FileName,
 		Description: f.Description, Visibility: *f.Visibility, CreatedAt: now, UpdatedAt: now}
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		sn.ID = 0
@@ -168,7 +167,7 @@ func apply(tx *store.Tx, sn *Snippet, f snippet.Fields, now time.Time) error {
 }
 
 // remove deletes a snippet with its notes, in tx.
-func (s *Service) remove(tx *store.Tx, id uint64) error {
+func (s *Service) remove(tx *store.Tx, id snippet.ID) error {
 	if err := deleteSnippet(tx, id); err != nil {
 		return err
 	}
@@ -181,11 +180,11 @@ func (s *Service) remove(tx *store.Tx, id uint64) error {
 // record is the contract's view of a stored snippet; projectWebURL is its
 // project's web_url ("" for a personal snippet).
 func record(sn *Snippet, projectWebURL string) snippet.Snippet {
-	r := snippet.Snippet{ID: snippet.ID(sn.ID), ProjectID: int64(sn.ProjectID), AuthorID: int64(sn.AuthorID),
+	r := snippet.Snippet{ID: sn.ID, ProjectID: sn.ProjectID, AuthorID: sn.AuthorID,
 		Title: sn.Title, FileName: sn.FileName, Description: sn.Description, Visibility: sn.Visibility,
 		Size: sn.Size, CreatedAt: sn.CreatedAt, UpdatedAt: sn.UpdatedAt}
 	if !sn.personal() {
-		r.WebURL = projectWebURL + "/snippets/" + itoa(sn.ID)
+		r.WebURL = projectWebURL + "/snippets/" + store.IDString(sn.ID)
 	}
 	return r
 }
@@ -198,5 +197,3 @@ func records(page []*Snippet, projectWebURL string) []snippet.Snippet {
 	}
 	return out
 }
-
-func itoa(id uint64) string { return strconv.FormatUint(id, 10) }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/fennec-forge/fennec/core/store"
@@ -15,9 +14,9 @@ import (
 // personal one otherwise. Its content lives in the content bucket, not in
 // the row, so lists and permission checks never decode it.
 type Snippet struct {
-	ID          uint64             `json:"id"`
-	ProjectID   uint64             `json:"project_id,omitempty"`
-	AuthorID    uint64             `json:"author_id"`
+	ID          snippet.ID         `json:"id"`
+	ProjectID   int64              `json:"project_id,omitempty"`
+	AuthorID    int64              `json:"author_id"`
 	Title       string             `json:"title"`
 	FileName    string             `json:"file_name"`
 	Description *string            `json:"description"`
@@ -27,35 +26,35 @@ type Snippet struct {
 	UpdatedAt   time.Time          `json:"updated_at"`
 }
 
-func (s *Snippet) RecordID() uint64      { return s.ID }
-func (s *Snippet) SetRecordID(id uint64) { s.ID = id }
+func (s *Snippet) RecordID() snippet.ID      { return s.ID }
+func (s *Snippet) SetRecordID(id snippet.ID) { s.ID = id }
 
 // personal says whether the snippet belongs to no project.
 func (s *Snippet) personal() bool { return s.ProjectID == 0 }
 
-func u64(v uint64) string { return strconv.FormatUint(v, 10) }
-
 // scopeKey names the snippets of a project, or the personal snippets
 // (project 0), of one visibility: "12/public", "0/internal".
-func scopeKey(project uint64, visibility snippet.Visibility) string {
-	return u64(project) + "/" + string(visibility)
+func scopeKey(project int64, visibility snippet.Visibility) string {
+	return store.IDString(project) + "/" + string(visibility)
 }
 
 // privateKey names the private snippets of one author in a project (or
 // among the personal ones): "12/7".
-func privateKey(project, author uint64) string { return u64(project) + "/" + u64(author) }
+func privateKey(project, author int64) string {
+	return store.IDString(project) + "/" + store.IDString(author)
+}
 
 var (
 	// snippets are indexed so that what a caller may see is a union of
 	// index ranges: every snippet of a project (its members and
 	// administrators), the public (and internal) ones of a scope, and the
 	// caller's own private ones. A page then decodes only its own rows.
-	snippets = store.NewTable[uint64, Snippet]("snippets.snippets",
+	snippets = store.NewTable[snippet.ID, Snippet]("snippets.snippets",
 		store.Index[Snippet]{Name: "project", Keys: func(s *Snippet) []string {
 			if s.personal() {
 				return nil
 			}
-			return []string{u64(s.ProjectID)}
+			return []string{store.IDString(s.ProjectID)}
 		}},
 		store.Index[Snippet]{Name: "visibility", Keys: func(s *Snippet) []string {
 			return []string{scopeKey(s.ProjectID, s.Visibility)}
@@ -66,12 +65,12 @@ var (
 			}
 			return []string{privateKey(s.ProjectID, s.AuthorID)}
 		}},
-		store.Index[Snippet]{Name: "author", Keys: func(s *Snippet) []string { return []string{u64(s.AuthorID)} }},
+		store.Index[Snippet]{Name: "author", Keys: func(s *Snippet) []string { return []string{store.IDString(s.AuthorID)} }},
 		store.Index[Snippet]{Name: "personal_author", Keys: func(s *Snippet) []string {
 			if !s.personal() {
 				return nil
 			}
-			return []string{u64(s.AuthorID)}
+			return []string{store.IDString(s.AuthorID)}
 		}},
 	)
 	// contentBucket maps a snippet id (store.Key) to its content.
@@ -109,13 +108,13 @@ func putContent(tx *store.Tx, s *Snippet, content string) error {
 
 // content reads a snippet's content; the bytes are copied out of the
 // transaction.
-func content(tx *store.Tx, id uint64) []byte {
+func content(tx *store.Tx, id snippet.ID) []byte {
 	return append([]byte{}, tx.Bucket(contentBucket).Get(store.Key(id))...)
 }
 
 // deleteSnippet removes a snippet and its content; a missing one is not an
 // error (deletes are repeated by redelivered events).
-func deleteSnippet(tx *store.Tx, id uint64) error {
+func deleteSnippet(tx *store.Tx, id snippet.ID) error {
 	if err := snippets.Delete(tx, id); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
@@ -123,8 +122,8 @@ func deleteSnippet(tx *store.Tx, id uint64) error {
 }
 
 // idsBy is the union of the ids under several keys of one index.
-func idsBy(tx *store.Tx, index string, keys ...string) ([]uint64, error) {
-	var all []uint64
+func idsBy(tx *store.Tx, index string, keys ...string) ([]snippet.ID, error) {
+	var all []snippet.ID
 	for _, k := range keys {
 		ids, err := snippets.IDsBy(tx, index, k)
 		if err != nil {
@@ -137,11 +136,11 @@ func idsBy(tx *store.Tx, index string, keys ...string) ([]uint64, error) {
 
 // newestFirst sorts ids descending (ids grow with creation time, so this is
 // GitLab's created_at desc) and drops duplicates.
-func newestFirst(ids []uint64) []uint64 {
+func newestFirst(ids []snippet.ID) []snippet.ID {
 	if slices.IsSorted(ids) { // one index range: ascending already
 		slices.Reverse(ids)
 		return slices.Compact(ids)
 	}
-	slices.SortFunc(ids, func(a, b uint64) int { return cmp.Compare(b, a) })
+	slices.SortFunc(ids, func(a, b snippet.ID) int { return cmp.Compare(b, a) })
 	return slices.Compact(ids)
 }

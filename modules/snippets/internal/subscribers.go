@@ -37,7 +37,7 @@ func (s *Service) onProjectDeleted(ctx context.Context, ev projects.ProjectEvent
 	// removeStep snippets per transaction, as many as the project has: in
 	// one, a big project's kept every other writer waiting.
 	return s.db.UpdateInSteps(ctx, func(tx *store.Tx) (bool, error) {
-		ids, err := snippets.FirstIDsBy(tx, "project", u64(uint64(ev.ProjectID)), removeStep)
+		ids, err := snippets.FirstIDsBy(tx, "project", store.IDString(ev.ProjectID), removeStep)
 		if err != nil {
 			return false, err
 		}
@@ -64,7 +64,7 @@ func (s *Service) onUserDeleted(ctx context.Context, ev identity.UserDeleted) er
 	}
 	// removeStep per transaction, as for a project.
 	return s.db.UpdateInSteps(ctx, func(tx *store.Tx) (bool, error) {
-		ids, err := snippets.FirstIDsBy(tx, "author", u64(uint64(ev.UserID)), removeStep)
+		ids, err := snippets.FirstIDsBy(tx, "author", store.IDString(ev.UserID), removeStep)
 		if err != nil {
 			return false, err
 		}
