@@ -4,6 +4,7 @@ import (
 	"go.uber.org/fx"
 
 	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/modules/activity/entry"
 	"github.com/fennec-forge/fennec/modules/activity/internal"
 	"github.com/fennec-forge/fennec/modules/projects/feed"
 )
@@ -35,14 +36,17 @@ const (
 	Opened      = feed.Opened
 )
 
-// Module is the activity module for fennec.WithModules.
+// Module is the activity module for fennec.WithModules. It provides
+// entry.Service, the contract every reader of the feeds (the HTTP adapter
+// included) goes through.
 func Module() fennec.Module {
 	return fennec.NewModule("activity",
 		fennec.Tables(internal.Tables()...),
 		fennec.Migrations(internal.Migrations()...),
 		// Who may see a target is the collab module's (its registry of
 		// target kinds), so a new kind needs no change here.
-		fx.Provide(fx.Annotate(internal.NewService, fx.ParamTags("", "", "", "", `optional:"true"`))),
+		fx.Provide(fx.Annotate(internal.NewService, fx.ParamTags("", "", "", "", `optional:"true"`)),
+			func(s *internal.Service) entry.Service { return s }),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideRoutes(internal.NewRoutes),
 	)

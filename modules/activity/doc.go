@@ -18,6 +18,11 @@
 // module); entries outside any project (a deleted project's tombstone) to
 // their author and administrators.
 //
+// The feeds are read through entry.Service (modules/activity/entry, the
+// contract: the Service, its Filter, the Entry record and its errors);
+// internal/ implements it, and its HTTP adapter (internal/http*.go) only
+// decodes, calls it and renders GitLab's Event resource.
+//
 // It imports core and the public packages of identity, projects (with
 // projects/feed), repository (for its push events) and collab (target).
 package activity

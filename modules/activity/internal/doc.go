@@ -1,4 +1,5 @@
 // Package internal implements the activity module: its table of feed
-// entries, the subscribers that fill it and the feed operations. Only
+// entries (store.go), the subscribers that fill it, the service that reads
+// the feeds (entry.Service) and its HTTP adapter (http*.go). Only
 // modules/activity may import it.
 package internal

@@ -1,24 +1,14 @@
 package internal
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/activity/entry"
 	"github.com/fennec-forge/fennec/modules/projects/feed"
 )
-
-// EventFilter is GitLab's filter of the event lists (GET /events,
-// /users/:id/events and /projects/:id/events): an action, a target type,
-// a window of dates and the order.
-type EventFilter struct {
-	Action     string `query:"action" enum:"created,updated,closed,reopened,pushed,commented,merged,joined,left,destroyed,expired," doc:"Only events of this action"`
-	TargetType string `query:"target_type" enum:"issue,milestone,merge_request,note,project,snippet,user," doc:"Only events on this kind of target"`
-	Before     string `query:"before" doc:"Only events created before this date (YYYY-MM-DD)"`
-	After      string `query:"after" doc:"Only events created after this date (YYYY-MM-DD)"`
-	Sort       string `query:"sort" enum:"asc,desc," doc:"Order by creation: desc (default) or asc"`
-}
 
 // actionNames are the stored action names that each filter value stands
 // for: GitLab files an issue's "opened" under created, and a push's
@@ -37,16 +27,19 @@ var actionNames = map[string][]feed.Action{
 	"expired":   {feed.Expired},
 }
 
-// dates reads before and after; a malformed one is 400 "<name> is invalid",
-// as GitLab's Date parameters answer.
-func (f *EventFilter) dates() (before, after time.Time, err error) {
+// filter is the service's reading of an entry.Filter.
+type filter entry.Filter
+
+// dates reads before and after; a malformed one is a *entry.DateError
+// (GitLab's Date parameters answer 400 "<name> is invalid").
+func (f *filter) dates() (before, after time.Time, err error) {
 	parse := func(name, v string) (time.Time, error) {
 		if v == "" {
 			return time.Time{}, nil
 		}
 		t, err := time.Parse("2006-01-02", v)
 		if err != nil {
-			return time.Time{}, api.Invalid(name)
+			return time.Time{}, fmt.Errorf("activity: %w", &entry.DateError{Param: name})
 		}
 		return t, nil
 	}
@@ -59,13 +52,13 @@ func (f *EventFilter) dates() (before, after time.Time, err error) {
 
 // active tells whether the filter keeps less than everything, so that the
 // entries must be read to decide.
-func (f *EventFilter) active() bool {
+func (f *filter) active() bool {
 	return f.Action != "" || f.TargetType != "" || f.Before != "" || f.After != ""
 }
 
 // apply keeps the ids (newest first) of the entries the filter keeps, in
 // the order asked for. Only an active filter reads the entries.
-func (f *EventFilter) apply(tx *store.Tx, ids []uint64) ([]uint64, error) {
+func (f *filter) apply(tx *store.Tx, ids []uint64) ([]uint64, error) {
 	if f.active() {
 		before, after, err := f.dates()
 		if err != nil {
@@ -83,7 +76,7 @@ func (f *EventFilter) apply(tx *store.Tx, ids []uint64) ([]uint64, error) {
 		}
 		ids = kept
 	}
-	if f.Sort == "asc" {
+	if f.Ascending {
 		rev := make([]uint64, len(ids))
 		for i, id := range ids {
 			rev[len(ids)-1-i] = id
@@ -93,7 +86,7 @@ func (f *EventFilter) apply(tx *store.Tx, ids []uint64) ([]uint64, error) {
 	return ids, nil
 }
 
-func (f *EventFilter) keeps(e *Entry, before, after time.Time) bool {
+func (f *filter) keeps(e *Entry, before, after time.Time) bool {
 	if f.Action != "" {
 		found := false
 		for _, a := range actionNames[f.Action] {

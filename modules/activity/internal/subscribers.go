@@ -5,36 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
-	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/projects/feed"
 	"github.com/fennec-forge/fennec/modules/repository"
 )
-
-// Service records and serves the activity feeds.
-type Service struct {
-	db     *store.DB
-	log    *zap.Logger
-	access projects.Access
-	users  identity.Users
-	// targets says who may see an entry's target (the collab module's
-	// registry of target kinds); nil in a bundle without it, where no
-	// entry with a target is shown.
-	targets target.Service
-	now     func() time.Time
-}
-
-// NewService builds the service; targets may be nil (no collab module).
-func NewService(db *store.DB, log *zap.Logger, access projects.Access, users identity.Users, targets target.Service) *Service {
-	return &Service{db: db, log: log, access: access, users: users, targets: targets, now: time.Now}
-}
 
 // Subscribers are the module's event handlers. Delivery is at least once;
 // each handler says how it stays harmless when an event comes twice.

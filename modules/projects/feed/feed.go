@@ -1,29 +1,22 @@
 // Package feed is the contract between the activity feeds (GET
 // /projects/:id/events, GET /users/:id/events, served by the activity
-// module) and the modules that have something to show in them:
-//
-//   - Event, which a module publishes (events.Bus.Publish, in the
-//     transaction of the change it describes) to add a feed entry: a note
-//     "commented on", an issue "opened", a merge request "merged";
-//   - Kind, which a module registers (ProvideKinds) for each target_type it
-//     owns, so that the feeds show an entry only to callers who may see its
-//     target.
+// module) and the modules that have something to show in them: Event,
+// which a module publishes (events.Bus.Publish, in the transaction of the
+// change it describes) to add a feed entry: a note "commented on", an issue
+// "opened", a merge request "merged". Who may see an entry's target is the
+// collab module's registry of target kinds (collab.ProvideKinds), which
+// the activity module asks.
 //
 // It belongs to the projects module because every feed entry is about a
 // project and every module with something to show already imports projects;
 // the activity module sits above them all and only listens, so a new module
-// adds its feed kinds here without a change to activity (see ARCHITECTURE.md,
-// "Feed entries and noteables"). It imports no Fennec package.
+// shows entries without a change to activity (see ARCHITECTURE.md, "Feed
+// entries and noteables"). It imports no Fennec package.
 //
 // Event waits in the outbox, so its JSON and topic are frozen.
 package feed
 
-import (
-	"context"
-	"encoding/json"
-
-	"go.uber.org/fx"
-)
+import "encoding/json"
 
 // Action is the action_name of a feed entry, in GitLab's words.
 type Action string
@@ -69,31 +62,3 @@ type Event struct {
 
 // EventTopic implements events.Event; the topic is persisted, never rename it.
 func (Event) EventTopic() string { return "activity.record" }
-
-// Kind is a kind of feed target a module owns: issues register "Issue",
-// notes "Note", merge requests "MergeRequest". The feeds show an entry of a
-// project that has a target_type only when that type's Kind is registered
-// and lets the caller see the target; an entry whose kind nobody registers
-// (its module left the bundle) is not shown. Entries without a target (a
-// push, a project created, a member joined) need only the right to read
-// their project.
-type Kind struct {
-	// TargetType is the entries' target_type, in GitLab's words ("Issue").
-	TargetType string
-	// Visible reports whether the caller in ctx may see target targetID of
-	// project projectID (a confidential issue, merge requests switched off).
-	// The feed has already checked that the caller may read the project.
-	// nil: everyone who may read the project may see it.
-	Visible func(ctx context.Context, projectID, targetID int64) (bool, error)
-}
-
-// KindsGroup is the fx value group of the registered kinds; the activity
-// module consumes it (`group:"fennec.feed.kinds"`).
-const KindsGroup = "fennec.feed.kinds"
-
-// ProvideKinds registers a module's feed kinds; list it among the module's
-// options. ctor is a constructor of []Kind whose parameters fx fills (the
-// module's services that Visible needs).
-func ProvideKinds(ctor any) fx.Option {
-	return fx.Provide(fx.Annotate(ctor, fx.ResultTags(`group:"`+KindsGroup+`,flatten"`)))
-}
