@@ -14,7 +14,7 @@ import (
 // git traffic writes the store at most once a day per user.
 type activityDays struct {
 	mu   sync.Mutex
-	days map[uint64]time.Time
+	days map[int64]time.Time
 }
 
 // ActiveDays implements user.Service (administrators).
@@ -53,16 +53,16 @@ func (s *Service) RecordActivity(ctx context.Context, userID int64) error {
 	today := s.now().UTC().Truncate(24 * time.Hour)
 	s.activity.mu.Lock()
 	if s.activity.days == nil {
-		s.activity.days = map[uint64]time.Time{}
+		s.activity.days = map[int64]time.Time{}
 	}
-	if d, ok := s.activity.days[uint64(userID)]; ok && d.Equal(today) {
+	if d, ok := s.activity.days[userID]; ok && d.Equal(today) {
 		s.activity.mu.Unlock()
 		return nil
 	}
-	s.activity.days[uint64(userID)] = today
+	s.activity.days[userID] = today
 	s.activity.mu.Unlock()
 	return s.db.Update(ctx, func(tx *store.Tx) error {
-		u, err := users.Get(tx, uint64(userID))
+		u, err := users.Get(tx, userID)
 		if err != nil {
 			return err
 		}

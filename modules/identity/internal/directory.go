@@ -159,7 +159,7 @@ func (s *Service) SyncDirectory(ctx context.Context) (blocked, unblocked int, er
 		if !ok {
 			continue
 		}
-		linked := map[string]uint64{}
+		linked := map[string]int64{}
 		err := s.db.View(ctx, func(tx *store.Tx) error {
 			return users.Scan(tx, false, 0, func(u *User) (bool, error) {
 				for _, id := range u.Identities {

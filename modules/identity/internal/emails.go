@@ -15,7 +15,7 @@ import (
 
 // emailOf is the contract's record of e.
 func emailOf(e *Email) user.Email {
-	return user.Email{ID: int64(e.ID), UserID: int64(e.UserID), Email: e.Email, CreatedAt: e.CreatedAt}
+	return user.Email{ID: e.ID, UserID: e.UserID, Email: e.Email, CreatedAt: e.CreatedAt}
 }
 
 func validEmail(address string) bool {
@@ -39,10 +39,10 @@ func (s *Service) SecondaryEmail(ctx context.Context, userID, emailID int64) (us
 	var e *Email
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
-		e, err = emails.Get(tx, uint64(emailID))
+		e, err = emails.Get(tx, emailID)
 		return err
 	})
-	if errors.Is(err, store.ErrNotFound) || emailID <= 0 || (e != nil && int64(e.UserID) != userID) {
+	if errors.Is(err, store.ErrNotFound) || emailID <= 0 || (e != nil && e.UserID != userID) {
 		return user.Email{}, user.ErrEmailNotFound
 	}
 	if err != nil {
@@ -66,7 +66,7 @@ func (s *Service) AddEmail(ctx context.Context, userID int64, address string) (u
 	if !validEmail(address) {
 		return user.Email{}, ValidationError{"email": {"is invalid"}}
 	}
-	e := &Email{UserID: uint64(userID), Email: address, CreatedAt: s.now().UTC()}
+	e := &Email{UserID: userID, Email: address, CreatedAt: s.now().UTC()}
 	err := s.update(ctx, func(tx *store.Tx) error {
 		if emailTaken(tx, address, 0) {
 			return ValidationError{"email": {"has already been taken"}}

@@ -24,12 +24,12 @@ type handlers struct {
 	// client asks first and often) until the next identity commit: the
 	// service tells (watch). web_url depends on the external URL, which is
 	// fixed while running. The values are shared: copy before changing.
-	views *store.ReadCache[uint64, *FullUserWithToken]
+	views *store.ReadCache[int64, *FullUserWithToken]
 }
 
 // NewRoutes registers identity's operations.
 func NewRoutes(s *Service) fennec.Routes {
-	h := &handlers{svc: s, views: store.NewReadCache[uint64, *FullUserWithToken](50000)}
+	h := &handlers{svc: s, views: store.NewReadCache[int64, *FullUserWithToken](50000)}
 	s.watch(h.views.Invalidate)
 	return fennec.Routes{Name: "identity", Register: func(a *api.API) {
 		mapErrors(a)
@@ -137,7 +137,7 @@ func (h *handlers) createSession(ctx context.Context, in *sessionInput) (*userWi
 // on the first such read if the target never logged in, never a new one per
 // call.
 func (h *handlers) currentUser(ctx context.Context, _ *struct{}) (*userWithTokenOutput, error) {
-	id := uint64(auth.FromContext(ctx).UserID())
+	id := auth.FromContext(ctx).UserID()
 	view, ok := h.views.Get(id)
 	if !ok {
 		gen := h.views.Gen()

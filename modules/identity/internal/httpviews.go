@@ -122,7 +122,7 @@ func viewFor(ctx context.Context, a user.Account) any {
 
 // KeyView is the SSH key resource.
 type KeyView struct {
-	ID        uint64   `json:"id"`
+	ID        int64    `json:"id"`
 	Title     string   `json:"title"`
 	Key       string   `json:"key"`
 	CreatedAt api.Time `json:"created_at"`
@@ -135,27 +135,27 @@ type KeyWithUser struct {
 }
 
 func keyView(k user.Key) KeyView {
-	return KeyView{ID: uint64(k.ID), Title: k.Title, Key: k.Key, CreatedAt: api.NewTime(k.CreatedAt)}
+	return KeyView{ID: k.ID, Title: k.Title, Key: k.Key, CreatedAt: api.NewTime(k.CreatedAt)}
 }
 
 // EmailView is the e-mail resource.
 type EmailView struct {
-	ID    uint64 `json:"id"`
+	ID    int64  `json:"id"`
 	Email string `json:"email"`
 }
 
-func emailView(e user.Email) EmailView { return EmailView{ID: uint64(e.ID), Email: e.Email} }
+func emailView(e user.Email) EmailView { return EmailView{ID: e.ID, Email: e.Email} }
 
 // TokenView is the impersonation and personal access token resource. Token
 // (the secret) is only present in the response that creates it: secrets are
 // stored as hashes and cannot be shown again.
 type TokenView struct {
-	ID            uint64    `json:"id"`
+	ID            int64     `json:"id"`
 	Name          string    `json:"name"`
 	Revoked       bool      `json:"revoked"`
 	CreatedAt     api.Time  `json:"created_at"`
 	Scopes        []string  `json:"scopes"`
-	UserID        uint64    `json:"user_id"`
+	UserID        int64     `json:"user_id"`
 	Active        bool      `json:"active"`
 	ExpiresAt     *api.Date `json:"expires_at"`
 	Impersonation bool      `json:"impersonation"`
@@ -164,8 +164,8 @@ type TokenView struct {
 
 func tokenView(t user.Token) TokenView {
 	v := TokenView{
-		ID: uint64(t.ID), Name: t.Name, Revoked: t.Revoked, CreatedAt: api.NewTime(t.CreatedAt),
-		Scopes: t.Scopes, UserID: uint64(t.UserID), Active: t.Active,
+		ID: t.ID, Name: t.Name, Revoked: t.Revoked, CreatedAt: api.NewTime(t.CreatedAt),
+		Scopes: t.Scopes, UserID: t.UserID, Active: t.Active,
 		Impersonation: t.Kind == user.ImpersonationToken,
 	}
 	if t.ExpiresAt != nil {

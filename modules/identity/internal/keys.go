@@ -16,7 +16,7 @@ import (
 
 // keyOf is the contract's record of k.
 func keyOf(k *Key) user.Key {
-	return user.Key{ID: int64(k.ID), UserID: int64(k.UserID), Title: k.Title, Key: k.Key, Fingerprint: k.Fingerprint, CreatedAt: k.CreatedAt}
+	return user.Key{ID: k.ID, UserID: k.UserID, Title: k.Title, Key: k.Key, Fingerprint: k.Fingerprint, CreatedAt: k.CreatedAt}
 }
 
 // maxKeyBytes bounds a submitted key; the largest real keys (RSA 16384)
@@ -57,10 +57,10 @@ func (s *Service) Key(ctx context.Context, userID, keyID int64) (user.Key, error
 	var k *Key
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
-		k, err = keys.Get(tx, uint64(keyID))
+		k, err = keys.Get(tx, keyID)
 		return err
 	})
-	if errors.Is(err, store.ErrNotFound) || keyID <= 0 || (k != nil && int64(k.UserID) != userID) {
+	if errors.Is(err, store.ErrNotFound) || keyID <= 0 || (k != nil && k.UserID != userID) {
 		return user.Key{}, user.ErrKeyNotFound
 	}
 	if err != nil {
@@ -92,7 +92,7 @@ func (s *Service) AddKey(ctx context.Context, userID int64, title, key string) (
 	if len(verr) > 0 {
 		return user.Key{}, verr
 	}
-	k := &Key{UserID: uint64(userID), Title: title, Key: normalized, Fingerprint: fp, CreatedAt: s.now().UTC()}
+	k := &Key{UserID: userID, Title: title, Key: normalized, Fingerprint: fp, CreatedAt: s.now().UTC()}
 	err := s.update(ctx, func(tx *store.Tx) error { return keys.Insert(tx, k) })
 	if err != nil {
 		return user.Key{}, conflictAsValidation(err)
@@ -118,7 +118,7 @@ func (s *Service) KeyByID(ctx context.Context, keyID int64) (user.Key, user.Acco
 		if keyID <= 0 {
 			return nil, store.ErrNotFound
 		}
-		return keys.Get(tx, uint64(keyID))
+		return keys.Get(tx, keyID)
 	})
 }
 

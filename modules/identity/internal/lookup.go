@@ -17,7 +17,7 @@ import (
 type UserInfo = user.Info
 
 func infoOf(u *User) UserInfo {
-	return UserInfo{ID: int64(u.ID), Username: u.Username, Name: u.Name, Email: u.Email, State: user.PublicState(u.State), Admin: u.Admin,
+	return UserInfo{ID: u.ID, Username: u.Username, Name: u.Name, Email: u.Email, State: user.PublicState(u.State), Admin: u.Admin,
 		External: u.External, AvatarURL: gravatar(u.Email), ProjectsLimit: u.ProjectsLimit, CreatedAt: u.CreatedAt}
 }
 
@@ -25,7 +25,7 @@ func infoOf(u *User) UserInfo {
 // shares no memory with u, which may be the cache's.
 func accountOf(u *User) user.Account {
 	a := user.Account{
-		ID: int64(u.ID), Username: u.Username, Email: u.Email, Name: u.Name, State: u.State,
+		ID: u.ID, Username: u.Username, Email: u.Email, Name: u.Name, State: u.State,
 		Admin: u.Admin, External: u.External, AvatarURL: gravatar(u.Email),
 		Bio: clone(u.Bio), Location: clone(u.Location), Skype: u.Skype, Linkedin: u.Linkedin, Twitter: u.Twitter,
 		WebsiteURL: u.WebsiteURL, Organization: u.Organization, ProjectsLimit: u.ProjectsLimit,
@@ -57,7 +57,7 @@ func gravatar(email string) string {
 
 // UserByID implements identity.Users.
 func (s *Service) UserByID(ctx context.Context, id int64) (UserInfo, error) {
-	u, err := s.cachedUser(ctx, uint64(id))
+	u, err := s.cachedUser(ctx, id)
 	if err != nil {
 		return UserInfo{}, err
 	}
@@ -115,7 +115,7 @@ func (s *Service) UserByEmail(ctx context.Context, email string) (UserInfo, erro
 func (s *Service) ConfirmedEmails(ctx context.Context, userID int64) ([]string, error) {
 	var out []string
 	err := s.db.View(ctx, func(tx *store.Tx) error {
-		u, err := users.Get(tx, uint64(userID))
+		u, err := users.Get(tx, userID)
 		if errors.Is(err, store.ErrNotFound) {
 			return auth.ErrUserNotFound
 		}
@@ -125,7 +125,7 @@ func (s *Service) ConfirmedEmails(ctx context.Context, userID int64) ([]string, 
 		if u.ConfirmedAt != nil {
 			out = append(out, u.Email)
 		}
-		ids, err := emails.IDsBy(tx, "user", byUser(uint64(userID))[0])
+		ids, err := emails.IDsBy(tx, "user", byUser(userID)[0])
 		if err != nil {
 			return err
 		}

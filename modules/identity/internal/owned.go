@@ -13,19 +13,19 @@ import (
 // index); these helpers list and delete them the same way.
 
 // ownedRow is a row with an owner.
-type ownedRow interface{ OwnerID() uint64 }
+type ownedRow interface{ OwnerID() int64 }
 
-func (k *Key) OwnerID() uint64   { return k.UserID }
-func (e *Email) OwnerID() uint64 { return e.UserID }
+func (k *Key) OwnerID() int64   { return k.UserID }
+func (e *Email) OwnerID() int64 { return e.UserID }
 
 // listByUser pages through the rows of a table that belong to a user (its
 // "user" index), oldest first, converting each with record. The user must
 // exist (ErrUserNotFound), read in the same transaction.
-func listByUser[T any, P store.Record[T, uint64], V any](ctx context.Context, db *store.DB, table *store.Table[uint64, T, P], userID int64, offset, limit int, record func(P) V) ([]V, int, error) {
+func listByUser[T any, P store.Record[T, int64], V any](ctx context.Context, db *store.DB, table *store.Table[int64, T, P], userID int64, offset, limit int, record func(P) V) ([]V, int, error) {
 	list := []V{}
 	total := 0
 	err := db.View(ctx, func(tx *store.Tx) error {
-		if userID <= 0 || !users.Exists(tx, uint64(userID)) {
+		if userID <= 0 || !users.Exists(tx, userID) {
 			return user.ErrUserNotFound
 		}
 		ids, err := table.IDsBy(tx, "user", strconv.FormatInt(userID, 10))
@@ -49,23 +49,23 @@ func listByUser[T any, P store.Record[T, uint64], V any](ctx context.Context, db
 // when it does not exist) it returns notFound and changes nothing. The user
 // must exist (ErrUserNotFound).
 func deleteOwnedRow[T any, P interface {
-	store.Record[T, uint64]
+	store.Record[T, int64]
 	ownedRow
-}](ctx context.Context, s *Service, table *store.Table[uint64, T, P], userID, id int64, notFound error) (P, error) {
+}](ctx context.Context, s *Service, table *store.Table[int64, T, P], userID, id int64, notFound error) (P, error) {
 	var row P
 	err := s.update(ctx, func(tx *store.Tx) error {
-		if userID <= 0 || !users.Exists(tx, uint64(userID)) {
+		if userID <= 0 || !users.Exists(tx, userID) {
 			return user.ErrUserNotFound
 		}
 		var err error
-		row, err = table.Get(tx, uint64(id))
-		if errors.Is(err, store.ErrNotFound) || (err == nil && int64(row.OwnerID()) != userID) {
+		row, err = table.Get(tx, id)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && row.OwnerID() != userID) {
 			return notFound
 		}
 		if err != nil {
 			return err
 		}
-		return table.Delete(tx, uint64(id))
+		return table.Delete(tx, id)
 	})
 	if err != nil {
 		return nil, err

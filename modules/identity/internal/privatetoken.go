@@ -37,8 +37,8 @@ const privateTokenName = "private_token"
 // has none yet. A token that no longer opens (secret.key was replaced) is
 // replaced by a new one: it can never be shown again, and a credential
 // nobody can show is one nobody should still hold.
-func (s *Service) userPrivateToken(tx *store.Tx, userID uint64) (string, error) {
-	ids, err := tokens.IDsBy(tx, "user", strconv.FormatUint(userID, 10))
+func (s *Service) userPrivateToken(tx *store.Tx, userID int64) (string, error) {
+	ids, err := tokens.IDsBy(tx, "user", strconv.FormatInt(userID, 10))
 	if err != nil {
 		return "", err
 	}
@@ -56,7 +56,7 @@ func (s *Service) userPrivateToken(tx *store.Tx, userID uint64) (string, error) 
 		}
 		// Never log the value: only that it was replaced, and whose.
 		s.log.Warn("identity: a private token does not open with this instance's key; replacing it",
-			zap.Uint64("user_id", userID), zap.Uint64("token_id", t.ID))
+			zap.Int64("user_id", userID), zap.Int64("token_id", t.ID))
 		if err := tokens.Delete(tx, t.ID); err != nil {
 			return "", err
 		}
@@ -75,8 +75,8 @@ func (s *Service) userPrivateToken(tx *store.Tx, userID uint64) (string, error) 
 // revokePrivateTokens deletes every private token of the user: the sealed
 // one and any per-login token of earlier versions. The next login (or sudo
 // read) makes a new one.
-func revokePrivateTokens(tx *store.Tx, userID uint64) error {
-	ids, err := tokens.IDsBy(tx, "user", strconv.FormatUint(userID, 10))
+func revokePrivateTokens(tx *store.Tx, userID int64) error {
+	ids, err := tokens.IDsBy(tx, "user", strconv.FormatInt(userID, 10))
 	if err != nil {
 		return err
 	}
@@ -107,11 +107,11 @@ func (s *Service) SudoPrivateToken(ctx context.Context) (string, bool, error) {
 	}
 	var secret string
 	err := s.update(ctx, func(tx *store.Tx) error {
-		if !users.Exists(tx, uint64(p.User.ID)) {
+		if !users.Exists(tx, p.User.ID) {
 			return auth.ErrUserNotFound
 		}
 		var err error
-		secret, err = s.userPrivateToken(tx, uint64(p.User.ID))
+		secret, err = s.userPrivateToken(tx, p.User.ID)
 		return err
 	})
 	if err != nil {
@@ -129,10 +129,10 @@ func (s *Service) ResetPrivateToken(ctx context.Context, userID int64) error {
 		return err
 	}
 	return s.update(ctx, func(tx *store.Tx) error {
-		if !users.Exists(tx, uint64(userID)) {
+		if !users.Exists(tx, userID) {
 			return auth.ErrUserNotFound
 		}
-		return revokePrivateTokens(tx, uint64(userID))
+		return revokePrivateTokens(tx, userID)
 	})
 }
 

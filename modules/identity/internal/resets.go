@@ -45,7 +45,7 @@ func (s *Service) NewPasswordResetToken(ctx context.Context, userID int64) (stri
 	sum := sha256.Sum256([]byte(token))
 	expires := s.now().UTC().Add(ResetTokenLifetime)
 	err = s.update(ctx, func(tx *store.Tx) error {
-		u, err := users.Get(tx, uint64(userID))
+		u, err := users.Get(tx, userID)
 		if errors.Is(err, store.ErrNotFound) {
 			return auth.ErrUserNotFound
 		}
@@ -126,8 +126,8 @@ func (s *Service) resetPassword(ctx context.Context, token, password string) (in
 	if err != nil {
 		return 0, err
 	}
-	s.log.Info("password set through a reset link", zap.Uint64("user_id", u.ID), zap.String("username", u.Username))
-	return int64(u.ID), nil
+	s.log.Info("password set through a reset link", zap.Int64("user_id", u.ID), zap.String("username", u.Username))
+	return u.ID, nil
 }
 
 // resetTokenUser is the user a reset token (its SHA-256) lets set a
@@ -210,7 +210,7 @@ func (s *Service) RequestPasswordReset(ctx context.Context, email string) error 
 		switch {
 		case u.State != StateActive, s.directoryUser(u):
 			s.log.Info("password reset asked for an account that cannot reset its password; no mail",
-				zap.Uint64("user_id", u.ID), zap.String("state", u.State))
+				zap.Int64("user_id", u.ID), zap.String("state", u.State))
 			return nil
 		case u.ResetRequestedAt != nil && now.Sub(*u.ResetRequestedAt) < ResetRequestInterval:
 			return nil // the link of a minute ago is on its way
@@ -219,7 +219,7 @@ func (s *Service) RequestPasswordReset(ctx context.Context, email string) error 
 		if err := users.Update(tx, u); err != nil {
 			return err
 		}
-		return s.bus.Publish(tx, event.PasswordResetRequested{UserID: int64(u.ID), Username: u.Username, Name: u.Name,
+		return s.bus.Publish(tx, event.PasswordResetRequested{UserID: u.ID, Username: u.Username, Name: u.Name,
 			Email: u.Email, RequestedAt: now})
 	})
 	if err != nil {

@@ -42,7 +42,7 @@ type Service struct {
 	// invalidates them all on commit, and tells the watchers (the HTTP
 	// adapter's cache of rendered views).
 	tokenCache *store.ReadCache[[32]byte, cachedToken]
-	userCache  *store.ReadCache[uint64, *User]
+	userCache  *store.ReadCache[int64, *User]
 	watchMu    sync.RWMutex
 	watchers   []func()
 	activity   activityDays
@@ -82,7 +82,7 @@ func NewService(db *store.DB, bus *events.Bus, log *zap.Logger, box *sealed.Box,
 	s := &Service{
 		db: db, bus: bus, log: log, box: box, cost: cfg.PasswordCost, now: time.Now,
 		tokenCache: store.NewReadCache[[32]byte, cachedToken](50000),
-		userCache:  store.NewReadCache[uint64, *User](50000),
+		userCache:  store.NewReadCache[int64, *User](50000),
 		throttle: newThrottle(throttleLimits{cfg.SignInThrottle.LoginFailures, cfg.SignInThrottle.Window},
 			throttleLimits{cfg.SignInThrottle.AddressFailures, cfg.SignInThrottle.Window}, throttleMaxEntries),
 	}
@@ -210,18 +210,18 @@ func (s *Service) createUser(ctx context.Context, nu auth.NewUser) (*User, error
 func (s *Service) CreateToken(ctx context.Context, userID int64, name string, scopes []string) (string, error) {
 	var secret string
 	err := s.update(ctx, func(tx *store.Tx) error {
-		if !users.Exists(tx, uint64(userID)) {
+		if !users.Exists(tx, userID) {
 			return auth.ErrUserNotFound
 		}
 		var err error
-		secret, err = s.insertToken(tx, uint64(userID), KindPersonal, name, scopes)
+		secret, err = s.insertToken(tx, userID, KindPersonal, name, scopes)
 		return err
 	})
 	return secret, err
 }
 
 // insertToken stores a new token and returns its secret.
-func (s *Service) insertToken(tx *store.Tx, userID uint64, kind, name string, scopes []string) (string, error) {
+func (s *Service) insertToken(tx *store.Tx, userID int64, kind, name string, scopes []string) (string, error) {
 	secret, err := newSecret()
 	if err != nil {
 		return "", err
@@ -343,13 +343,13 @@ func (s *Service) loadToken(ctx context.Context, sum [32]byte) (cachedToken, err
 	if t.Kind != KindPrivate {
 		scopes = t.Scopes
 	}
-	ct := cachedToken{token: t, principal: &auth.Principal{User: summary(u), Method: method, Scopes: scopes, TokenID: int64(t.ID)}}
+	ct := cachedToken{token: t, principal: &auth.Principal{User: summary(u), Method: method, Scopes: scopes, TokenID: t.ID}}
 	s.tokenCache.Put(gen, sum, ct)
 	return ct, nil
 }
 
 // cachedUser loads a user for reading (never modify the result).
-func (s *Service) cachedUser(ctx context.Context, id uint64) (*User, error) {
+func (s *Service) cachedUser(ctx context.Context, id int64) (*User, error) {
 	if u, ok := s.userCache.Get(id); ok {
 		return u, nil
 	}
@@ -466,7 +466,7 @@ func (s *Service) findUser(ctx context.Context, ref string) (*User, error) {
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
 		if id, name := auth.ParseUserRef(ref); id > 0 {
-			u, err = users.Get(tx, uint64(id))
+			u, err = users.Get(tx, id)
 		} else {
 			u, err = users.GetBy(tx, "username", store.Fold(name))
 		}
@@ -480,7 +480,7 @@ func (s *Service) findUser(ctx context.Context, ref string) (*User, error) {
 
 func summary(u *User) *auth.User {
 	return &auth.User{
-		ID: int64(u.ID), Username: u.Username, Admin: u.Admin,
+		ID: u.ID, Username: u.Username, Admin: u.Admin,
 		Blocked: u.State != "active", External: u.External,
 	}
 }
@@ -538,10 +538,10 @@ var (
 
 // userCreated is the event of u's creation, published with its insert.
 func userCreated(u *User) event.UserCreated {
-	return event.UserCreated{UserID: int64(u.ID), Username: u.Username, Name: u.Name, Email: u.Email}
+	return event.UserCreated{UserID: u.ID, Username: u.Username, Name: u.Name, Email: u.Email}
 }
 
 // userBlocked is the event of u's block, with the state it now has.
 func userBlocked(u *User) event.UserBlocked {
-	return event.UserBlocked{UserID: int64(u.ID), Username: u.Username, State: u.State}
+	return event.UserBlocked{UserID: u.ID, Username: u.Username, State: u.State}
 }

@@ -43,5 +43,5 @@ func (s *Service) SSHKeyOwner(ctx context.Context, key []byte) (user.SSHKeyOwner
 	if perr != nil || !bytes.Equal(stored.Marshal(), pub.Marshal()) {
 		return user.SSHKeyOwner{}, user.ErrKeyNotFound
 	}
-	return user.SSHKeyOwner{KeyID: int64(k.ID), User: summary(u)}, nil
+	return user.SSHKeyOwner{KeyID: k.ID, User: summary(u)}, nil
 }

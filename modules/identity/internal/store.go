@@ -10,7 +10,7 @@ import (
 
 // User is the stored account record.
 type User struct {
-	ID           uint64 `json:"id"`
+	ID           int64  `json:"id"`
 	Username     string `json:"username"`
 	Email        string `json:"email"`
 	Name         string `json:"name"`
@@ -54,8 +54,8 @@ type Identity struct {
 	ExternUID string `json:"extern_uid"`
 }
 
-func (u *User) RecordID() uint64      { return u.ID }
-func (u *User) SetRecordID(id uint64) { u.ID = id }
+func (u *User) RecordID() int64      { return u.ID }
+func (u *User) SetRecordID(id int64) { u.ID = id }
 
 // Token kinds.
 const (
@@ -68,8 +68,8 @@ const (
 // token is found by hashing what the client sent, never by a scan or a slow
 // KDF per request (the secret has 120 random bits, so a fast hash is safe).
 type Token struct {
-	ID        uint64     `json:"id"`
-	UserID    uint64     `json:"user_id"`
+	ID        int64      `json:"id"`
+	UserID    int64      `json:"user_id"`
 	Kind      string     `json:"kind"`
 	Name      string     `json:"name"`
 	Hash      string     `json:"hash"`
@@ -82,8 +82,8 @@ type Token struct {
 	Sealed string `json:"sealed,omitempty"`
 }
 
-func (t *Token) RecordID() uint64      { return t.ID }
-func (t *Token) SetRecordID(id uint64) { t.ID = id }
+func (t *Token) RecordID() int64      { return t.ID }
+func (t *Token) SetRecordID(id int64) { t.ID = id }
 
 // Active reports whether the token may be used at now.
 func (t *Token) Active(now time.Time) bool {
@@ -91,7 +91,7 @@ func (t *Token) Active(now time.Time) bool {
 }
 
 var (
-	users = store.NewTable[uint64, User]("identity.users",
+	users = store.NewTable[int64, User]("identity.users",
 		store.Index[User]{Name: "username", Unique: true, Keys: func(u *User) []string { return []string{store.Fold(u.Username)} }},
 		store.Index[User]{Name: "email", Unique: true, Keys: func(u *User) []string { return []string{store.Fold(u.Email)} }},
 		// One local account per external account: provider NUL extern_uid.
@@ -119,7 +119,7 @@ var (
 			return nil
 		}},
 	)
-	tokens = store.NewTable[uint64, Token]("identity.tokens",
+	tokens = store.NewTable[int64, Token]("identity.tokens",
 		store.Index[Token]{Name: "hash", Unique: true, Keys: func(t *Token) []string { return []string{t.Hash} }},
 		store.Index[Token]{Name: "user", Keys: func(t *Token) []string { return byUser(t.UserID) }},
 	)
@@ -127,8 +127,8 @@ var (
 
 // Key is a user's SSH public key.
 type Key struct {
-	ID     uint64 `json:"id"`
-	UserID uint64 `json:"user_id"`
+	ID     int64  `json:"id"`
+	UserID int64  `json:"user_id"`
 	Title  string `json:"title"`
 	// Key is the authorized_keys line without options: type, base64, comment.
 	Key string `json:"key"`
@@ -137,30 +137,30 @@ type Key struct {
 	CreatedAt   time.Time `json:"created_at"`
 }
 
-func (k *Key) RecordID() uint64      { return k.ID }
-func (k *Key) SetRecordID(id uint64) { k.ID = id }
+func (k *Key) RecordID() int64      { return k.ID }
+func (k *Key) SetRecordID(id int64) { k.ID = id }
 
 // Email is a secondary e-mail address of a user.
 type Email struct {
-	ID        uint64    `json:"id"`
-	UserID    uint64    `json:"user_id"`
+	ID        int64     `json:"id"`
+	UserID    int64     `json:"user_id"`
 	Email     string    `json:"email"`
 	CreatedAt time.Time `json:"created_at"`
 }
 
-func (e *Email) RecordID() uint64      { return e.ID }
-func (e *Email) SetRecordID(id uint64) { e.ID = id }
+func (e *Email) RecordID() int64      { return e.ID }
+func (e *Email) SetRecordID(id int64) { e.ID = id }
 
 func identityKey(provider, externUID string) string { return provider + "\x00" + externUID }
 
-func byUser(id uint64) []string { return []string{strconv.FormatUint(id, 10)} }
+func byUser(id int64) []string { return []string{strconv.FormatInt(id, 10)} }
 
 var (
-	keys = store.NewTable[uint64, Key]("identity.keys",
+	keys = store.NewTable[int64, Key]("identity.keys",
 		store.Index[Key]{Name: "fingerprint", Unique: true, Keys: func(k *Key) []string { return []string{k.Fingerprint} }},
 		store.Index[Key]{Name: "user", Keys: func(k *Key) []string { return byUser(k.UserID) }},
 	)
-	emails = store.NewTable[uint64, Email]("identity.emails",
+	emails = store.NewTable[int64, Email]("identity.emails",
 		store.Index[Email]{Name: "email", Unique: true, Keys: func(e *Email) []string { return []string{store.Fold(e.Email)} }},
 		store.Index[Email]{Name: "user", Keys: func(e *Email) []string { return byUser(e.UserID) }},
 	)
@@ -173,7 +173,7 @@ func Tables() []interface{ Buckets() []string } {
 
 // emailTaken reports whether an address is any user's primary or secondary
 // e-mail, not counting exceptUser's own addresses.
-func emailTaken(tx *store.Tx, address string, exceptUser uint64) bool {
+func emailTaken(tx *store.Tx, address string, exceptUser int64) bool {
 	key := store.Fold(address)
 	if u, err := users.GetBy(tx, "email", key); err == nil && u.ID != exceptUser {
 		return true
@@ -204,7 +204,7 @@ func Migrations() []store.Migration {
 
 // otherActiveAdmins counts the active administrators other than userID: an
 // instance must keep at least one, or nobody could ever administer it again.
-func otherActiveAdmins(tx *store.Tx, userID uint64) (int, error) {
+func otherActiveAdmins(tx *store.Tx, userID int64) (int, error) {
 	ids, err := users.IDsBy(tx, "admin", "1")
 	if err != nil {
 		return 0, err

@@ -20,7 +20,7 @@ import (
 // secret).
 func tokenOf(t *Token, now time.Time) user.Token {
 	return user.Token{
-		ID: int64(t.ID), UserID: int64(t.UserID), Kind: user.TokenKind(t.Kind), Name: t.Name,
+		ID: t.ID, UserID: t.UserID, Kind: user.TokenKind(t.Kind), Name: t.Name,
 		Scopes: append([]string{}, t.Scopes...), CreatedAt: t.CreatedAt, ExpiresAt: clone(t.ExpiresAt),
 		Revoked: t.Revoked, Active: t.Active(now),
 	}
@@ -71,7 +71,7 @@ func (s *Service) IssueToken(ctx context.Context, userID int64, in user.NewToken
 	var created *Token
 	var secret string
 	err := s.update(ctx, func(tx *store.Tx) error {
-		if !users.Exists(tx, uint64(userID)) {
+		if !users.Exists(tx, userID) {
 			return user.ErrUserNotFound
 		}
 		var err error
@@ -79,7 +79,7 @@ func (s *Service) IssueToken(ctx context.Context, userID int64, in user.NewToken
 		if err != nil {
 			return err
 		}
-		created = &Token{UserID: uint64(userID), Kind: string(in.Kind), Name: name, Hash: hashToken(secret), Scopes: scopes, CreatedAt: s.now().UTC(), ExpiresAt: expires}
+		created = &Token{UserID: userID, Kind: string(in.Kind), Name: name, Hash: hashToken(secret), Scopes: scopes, CreatedAt: s.now().UTC(), ExpiresAt: expires}
 		return tokens.Insert(tx, created)
 	})
 	if err != nil {
@@ -98,7 +98,7 @@ func (s *Service) Tokens(ctx context.Context, userID int64, kind user.TokenKind,
 	now := s.now()
 	var matching []*Token
 	err := s.db.View(ctx, func(tx *store.Tx) error {
-		if userID <= 0 || !users.Exists(tx, uint64(userID)) {
+		if userID <= 0 || !users.Exists(tx, userID) {
 			return user.ErrUserNotFound
 		}
 		ids, err := tokens.IDsBy(tx, "user", strconv.FormatInt(userID, 10))
@@ -144,12 +144,12 @@ func (s *Service) Token(ctx context.Context, userID int64, kind user.TokenKind, 
 	}
 	var t *Token
 	err := s.db.View(ctx, func(tx *store.Tx) error {
-		if userID <= 0 || !users.Exists(tx, uint64(userID)) {
+		if userID <= 0 || !users.Exists(tx, userID) {
 			return user.ErrUserNotFound
 		}
 		var err error
-		t, err = tokens.Get(tx, uint64(tokenID))
-		if errors.Is(err, store.ErrNotFound) || tokenID <= 0 || (t != nil && (int64(t.UserID) != userID || t.Kind != string(kind))) {
+		t, err = tokens.Get(tx, tokenID)
+		if errors.Is(err, store.ErrNotFound) || tokenID <= 0 || (t != nil && (t.UserID != userID || t.Kind != string(kind))) {
 			return tokenNotFound(kind)
 		}
 		return err
@@ -166,11 +166,11 @@ func (s *Service) RevokeToken(ctx context.Context, userID int64, kind user.Token
 		return err
 	}
 	return s.update(ctx, func(tx *store.Tx) error {
-		if userID <= 0 || !users.Exists(tx, uint64(userID)) {
+		if userID <= 0 || !users.Exists(tx, userID) {
 			return user.ErrUserNotFound
 		}
-		t, err := tokens.Get(tx, uint64(tokenID))
-		if errors.Is(err, store.ErrNotFound) || (t != nil && (int64(t.UserID) != userID || t.Kind != string(kind))) {
+		t, err := tokens.Get(tx, tokenID)
+		if errors.Is(err, store.ErrNotFound) || (t != nil && (t.UserID != userID || t.Kind != string(kind))) {
 			return tokenNotFound(kind)
 		}
 		if err != nil {

@@ -66,7 +66,7 @@ func (s *Service) CurrentAccount(ctx context.Context) (user.Account, error) {
 	if p.IsAnonymous() {
 		return user.Account{}, auth.ErrUnauthorized
 	}
-	u, err := s.cachedUser(ctx, uint64(p.UserID()))
+	u, err := s.cachedUser(ctx, p.UserID())
 	if err != nil {
 		return user.Account{}, err
 	}
@@ -143,7 +143,7 @@ func (s *Service) userByID(ctx context.Context, id int64) (*User, error) {
 	var u *User
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
-		u, err = users.Get(tx, uint64(id))
+		u, err = users.Get(tx, id)
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) || id <= 0 {
@@ -292,7 +292,7 @@ func (s *Service) UpdateAccount(ctx context.Context, id int64, in user.Fields) (
 	}
 	var out *User
 	err := s.update(ctx, func(tx *store.Tx) error {
-		u, err := users.Get(tx, uint64(id))
+		u, err := users.Get(tx, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return user.ErrUserNotFound
 		}
@@ -345,14 +345,14 @@ func (s *Service) DeleteAccount(ctx context.Context, id int64) (*user.Account, e
 	}
 	var deleted *User
 	err := s.update(ctx, func(tx *store.Tx) error {
-		u, err := users.Get(tx, uint64(id))
+		u, err := users.Get(tx, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil // idempotent: nothing deleted
 		}
 		if err != nil {
 			return err
 		}
-		if int64(u.ID) == auth.FromContext(ctx).UserID() {
+		if u.ID == auth.FromContext(ctx).UserID() {
 			return auth.Forbidden("you cannot delete yourself")
 		}
 		if err := keepsAnAdmin(tx, u, "deleted"); err != nil {
@@ -365,7 +365,7 @@ func (s *Service) DeleteAccount(ctx context.Context, id int64) (*user.Account, e
 			return err
 		}
 		deleted = u
-		return s.bus.Publish(tx, event.UserDeleted{UserID: int64(u.ID), Username: u.Username, Name: u.Name, Email: u.Email})
+		return s.bus.Publish(tx, event.UserDeleted{UserID: u.ID, Username: u.Username, Name: u.Name, Email: u.Email})
 	})
 	if err != nil || deleted == nil {
 		return nil, err
@@ -375,8 +375,8 @@ func (s *Service) DeleteAccount(ctx context.Context, id int64) (*user.Account, e
 }
 
 // deleteOwned removes a user's keys, e-mails and tokens (sessions included).
-func deleteOwned(tx *store.Tx, userID uint64) error {
-	key := strconv.FormatUint(userID, 10)
+func deleteOwned(tx *store.Tx, userID int64) error {
+	key := strconv.FormatInt(userID, 10)
 	if _, err := keys.DeleteBy(tx, "user", key); err != nil {
 		return err
 	}
@@ -406,7 +406,7 @@ func (s *Service) setState(ctx context.Context, id int64, block bool) (bool, err
 	}
 	changed := false
 	err := s.update(ctx, func(tx *store.Tx) error {
-		u, err := users.Get(tx, uint64(id))
+		u, err := users.Get(tx, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return user.ErrUserNotFound
 		}
@@ -414,7 +414,7 @@ func (s *Service) setState(ctx context.Context, id int64, block bool) (bool, err
 			return err
 		}
 		if block && u.State == StateActive {
-			if int64(u.ID) == auth.FromContext(ctx).UserID() {
+			if u.ID == auth.FromContext(ctx).UserID() {
 				return auth.Forbidden("you cannot block yourself")
 			}
 			if err := keepsAnAdmin(tx, u, "blocked"); err != nil {
