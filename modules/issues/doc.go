@@ -15,4 +15,9 @@
 // events) and target.Closer (closes_issues, the merge message); it closes
 // the issues a merge names on the collab event Merged, which merge
 // requests publish. Merge requests import nothing of this module.
+//
+// Its contract is the package issue (issue.Service, its inputs, records and
+// errors), which Module provides; internal/ implements it, and its
+// http*.go files are the HTTP adapter (ARCHITECTURE.md, "A module's
+// anatomy").
 package issues

@@ -2,6 +2,7 @@ package issues_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"sync"
@@ -14,8 +15,8 @@ import (
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/modules/collab/target"
-	"github.com/fennec-forge/fennec/modules/issues"
 	"github.com/fennec-forge/fennec/modules/issues/event"
+	"github.com/fennec-forge/fennec/modules/issues/issue"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
@@ -106,8 +107,15 @@ func TestCloser(t *testing.T) {
 		var out []int64
 		refs = nil
 		for _, c := range list {
-			v := c.View.(issues.IssueView)
-			out = append(out, int64(v.ProjectID)*100+int64(v.IID))
+			// The view is the issue's JSON, as closes_issues answers it.
+			var v struct {
+				ProjectID int64 `json:"project_id"`
+				IID       int64 `json:"iid"`
+			}
+			if b, err := json.Marshal(c.View); err != nil || json.Unmarshal(b, &v) != nil {
+				t.Fatalf("view %#v: %v", c.View, err)
+			}
+			out = append(out, v.ProjectID*100+v.IID)
 			refs = append(refs, c.Ref)
 		}
 		return out
@@ -161,7 +169,7 @@ func TestLabelAndMilestoneServices(t *testing.T) {
 	if v, err := milestones.Milestone(ctx, p.ID, m.ID); err != nil || v.Title != "v1" || v.IID != 1 {
 		t.Fatalf("milestone %+v %v", v, err)
 	}
-	if _, err := milestones.Milestone(ctx, other.ID, m.ID); !errors.Is(err, issues.ErrMilestoneNotFound) {
+	if _, err := milestones.Milestone(ctx, other.ID, m.ID); !errors.Is(err, issue.ErrMilestoneNotFound) {
 		t.Fatalf("another project's milestone: %v", err)
 	}
 	if v, err := milestones.ByTitle(ctx, p.ID, "v1"); err != nil || int64(v.ID) != m.ID {

@@ -12,7 +12,7 @@ import (
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
 	collabevent "github.com/fennec-forge/fennec/modules/collab/event"
-	"github.com/fennec-forge/fennec/modules/collab/target"
+	"github.com/fennec-forge/fennec/modules/issues/issue"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
 	"github.com/fennec-forge/fennec/modules/repository/gitread"
@@ -56,30 +56,10 @@ func (s *Service) onMerged(ctx context.Context, ev collabevent.Merged) error {
 	return s.CloseReferenced(ctx, ev.ProjectID, ev.UserID, ev.Key, ev.Via, ev.MentionVia, ev.Texts...)
 }
 
-var _ target.Closer = (*Service)(nil)
-
-// ClosedBy implements target.Closer: which open issues texts (a merge
-// request's title, description and commit messages) would close, relative
-// to project, among those the caller in ctx may see: the merge requests
-// module's closes_issues and merge message.
-func (s *Service) ClosedBy(ctx context.Context, project projects.ProjectInfo, texts ...string) ([]target.Closed, error) {
-	views, infos, err := s.closedBy(ctx, project, texts...)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]target.Closed, 0, len(views))
-	for _, v := range views {
-		ref := "#" + u64(v.IID)
-		if p := infos[v.ProjectID]; p.ID != project.ID {
-			ref = p.PathWithNamespace + ref
-		}
-		out = append(out, target.Closed{Ref: ref, View: v})
-	}
-	return out, nil
-}
-
-// closedBy is ClosedBy: the issues' views and their projects.
-func (s *Service) closedBy(ctx context.Context, project projects.ProjectInfo, texts ...string) ([]IssueView, map[uint64]projects.ProjectInfo, error) {
+// closedBy is target.Closer's (Seams.ClosedBy): the open issues texts
+// would close, relative to project, among those the caller in ctx may
+// see, and how a text of project names each ("#1", "group/p#3").
+func (s *Service) closedBy(ctx context.Context, project projects.ProjectInfo, texts ...string) ([]issue.Issue, []string, error) {
 	uid := auth.FromContext(ctx).UserID()
 	type hit struct {
 		info projects.ProjectInfo
@@ -100,10 +80,9 @@ func (s *Service) closedBy(ctx context.Context, project projects.ProjectInfo, te
 			}
 		}
 	}
-	out := []IssueView{}
-	infos := map[uint64]projects.ProjectInfo{}
+	out := []issue.Issue{}
+	var refs []string
 	err := s.db.View(ctx, func(tx *store.Tx) error {
-		var list []*Issue
 		for _, h := range hits {
 			i, err := issueByIID(tx, h.info, h.iid, uid)
 			if errors.Is(err, ErrIssueNotFound) {
@@ -113,15 +92,17 @@ func (s *Service) closedBy(ctx context.Context, project projects.ProjectInfo, te
 				return err
 			}
 			if i.Open() {
-				list = append(list, i)
-				infos[i.ProjectID] = h.info
+				out = append(out, s.record(h.info, i))
+				ref := "#" + u64(i.IID)
+				if h.info.ID != project.ID {
+					ref = h.info.PathWithNamespace + ref
+				}
+				refs = append(refs, ref)
 			}
 		}
-		var err error
-		out, err = s.renderer(ctx).views(tx, list, func(i *Issue) projects.ProjectInfo { return infos[i.ProjectID] })
-		return err
+		return nil
 	})
-	return out, infos, err
+	return out, refs, err
 }
 
 // CloseReferenced closes the issues texts name (relative to project

@@ -1,23 +1,13 @@
 package internal
 
-import (
-	"errors"
+import "github.com/fennec-forge/fennec/modules/issues/issue"
 
-	"github.com/fennec-forge/fennec/modules/collab/target"
-)
-
-// The module's domain errors; the root package re-exports them and the
-// routes map each to its GitLab answer once.
+// The contract's domain errors under the names the service has always
+// used; the HTTP adapter maps each to its GitLab answer once (http.go).
 var (
-	// ErrIssueNotFound: no such issue in the project, or one the caller may
-	// not see (a confidential one); GitLab 9.x finds issues with find_by!,
-	// whose miss is answered "404 Not found".
-	ErrIssueNotFound = target.NotFound("issues: issue not found")
-	// ErrLabelNotFound: answered "404 Label Not Found".
-	ErrLabelNotFound = errors.New("issues: label not found")
-	// ErrMilestoneNotFound: answered "404 Not found" (a find miss in 9.x).
-	ErrMilestoneNotFound = errors.New("issues: milestone not found")
-	// ErrLabelExists: a label of that name exists; answered 409 "Label
-	// already exists".
-	ErrLabelExists = errors.New("issues: label already exists")
+	ErrIssueNotFound      = issue.ErrNotFound
+	ErrLabelNotFound      = issue.ErrLabelNotFound
+	ErrMilestoneNotFound  = issue.ErrMilestoneNotFound
+	ErrLabelExists        = issue.ErrLabelExists
+	ErrLabelEventNotFound = issue.ErrLabelEventNotFound
 )

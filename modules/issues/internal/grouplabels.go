@@ -3,15 +3,14 @@ package internal
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strconv"
 	"strings"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
+	"github.com/fennec-forge/fennec/modules/issues/issue"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
@@ -34,71 +33,6 @@ import (
 // false), issues and merge requests take them by name, and the filters
 // by label find them. A name the project has itself wins over a group's,
 // and a nearer group's over a farther one's.
-
-// GroupLabelView is a group label (GitLab's GroupLabel entity): the counts
-// only when asked for (with_counts), as GitLab shows them; Fennec keeps no
-// subscriptions to labels, so subscribed is false.
-type GroupLabelView struct {
-	ID                     uint64  `json:"id"`
-	Name                   string  `json:"name"`
-	Color                  string  `json:"color"`
-	Description            *string `json:"description"`
-	OpenIssuesCount        *int    `json:"open_issues_count,omitempty"`
-	ClosedIssuesCount      *int    `json:"closed_issues_count,omitempty"`
-	OpenMergeRequestsCount *int    `json:"open_merge_requests_count,omitempty"`
-	Subscribed             bool    `json:"subscribed"`
-}
-
-// GroupLabelPath is a group label's :id and :label_id (its name or id).
-type GroupLabelPath struct {
-	GroupRef
-	Label string `path:"label_id" doc:"The label's name (URL-encoded) or id"`
-}
-
-type groupLabelsOutput struct {
-	api.PageHeaders
-	Body []GroupLabelView
-}
-
-type groupLabelOutput struct{ Body *GroupLabelView }
-
-type groupLabelCreate struct {
-	Name        *string `json:"name,omitempty" required:"true"`
-	Color       *string `json:"color,omitempty" required:"true" doc:"#RGB or #RRGGBB"`
-	Description *string `json:"description,omitempty"`
-	// Priority is accepted and ignored: GitLab keeps priorities per
-	// project, and its group API drops the parameter (python-gitlab may
-	// send it).
-	Priority *int `json:"priority,omitempty" doc:"Accepted and ignored (a group label has no priority)"`
-}
-
-type groupLabelUpdate struct {
-	NewName     *string `json:"new_name,omitempty"`
-	Color       *string `json:"color,omitempty"`
-	Description *string `json:"description,omitempty"`
-}
-
-func (b *groupLabelUpdate) empty() bool {
-	return b.NewName == nil && b.Color == nil && b.Description == nil
-}
-
-func (s *Service) registerGroupLabels(a *api.API) {
-	tags := []string{"labels"}
-	api.Register(a, api.Op{ID: "list-group-labels", Method: http.MethodGet, Path: "/groups/{id}/labels", Tags: tags,
-		Summary: "A group's labels (and its ancestors')", Access: api.SignedIn}, s.listGroupLabels)
-	api.Register(a, api.Op{ID: "get-group-label", Method: http.MethodGet, Path: "/groups/{id}/labels/{label_id}", Tags: tags,
-		Summary: "A group label named (or numbered) in the path", Access: api.SignedIn}, s.getGroupLabel)
-	api.Register(a, api.Op{ID: "create-group-label", Method: http.MethodPost, Path: "/groups/{id}/labels", Tags: tags,
-		Summary: "Create a group label (group Reporter+)", Access: api.SignedIn}, s.createGroupLabel)
-	api.Register(a, api.Op{ID: "update-group-label", Method: http.MethodPut, Path: "/groups/{id}/labels", Tags: tags,
-		Summary: "Edit a group label by name (group Reporter+)", Access: api.SignedIn}, s.updateGroupLabelByName)
-	api.Register(a, api.Op{ID: "update-group-label-by-path", Method: http.MethodPut, Path: "/groups/{id}/labels/{label_id}", Tags: tags,
-		Summary: "Edit a group label named (or numbered) in the path (group Reporter+)", Access: api.SignedIn}, s.updateGroupLabelByPath)
-	api.Register(a, api.Op{ID: "delete-group-label", Method: http.MethodDelete, Path: "/groups/{id}/labels", Tags: tags,
-		Summary: "Delete a group label by name (group Reporter+)", Access: api.SignedIn}, s.deleteGroupLabelByName)
-	api.Register(a, api.Op{ID: "delete-group-label-by-path", Method: http.MethodDelete, Path: "/groups/{id}/labels/{label_id}", Tags: tags,
-		Summary: "Delete a group label named (or numbered) in the path (group Reporter+)", Access: api.SignedIn}, s.deleteGroupLabelByPath)
-}
 
 // adminGroupLabels resolves :id for changing its labels.
 func (s *Service) adminGroupLabels(ctx context.Context, ref string) (projects.GroupInfo, error) {
@@ -145,10 +79,6 @@ func withAncestors(g projects.GroupInfo) []int64 {
 	return append([]int64{g.ID}, g.AncestorIDs...)
 }
 
-func groupLabelView(l *Label) *GroupLabelView {
-	return &GroupLabelView{ID: l.ID, Name: l.Name, Color: l.Color, Description: strPtr(l.Description)}
-}
-
 // groupCounter counts group labels' issues in the projects the caller may
 // read issues of, as they see them; it remembers each project's answer.
 type groupCounter struct {
@@ -157,7 +87,7 @@ type groupCounter struct {
 	infos map[uint64]*projects.ProjectInfo
 }
 
-func (c *groupCounter) counts(tx *store.Tx, l *Label, v *GroupLabelView) error {
+func (c *groupCounter) counts(tx *store.Tx, l *Label, r *issue.Label) error {
 	open, closed := 0, 0
 	for _, pid := range groupLabelProjects(tx, l.ID) {
 		info, ok := c.infos[pid]
@@ -180,34 +110,23 @@ func (c *groupCounter) counts(tx *store.Tx, l *Label, v *GroupLabelView) error {
 		}
 		open, closed = open+o, closed+cl
 	}
-	// Merge requests keep no label counts (the project's view shows 0
-	// too).
-	mrs := 0
-	v.OpenIssuesCount, v.ClosedIssuesCount, v.OpenMergeRequestsCount = &open, &closed, &mrs
+	r.Counted, r.OpenIssuesCount, r.ClosedIssuesCount = true, open, closed
 	return nil
 }
 
-func (s *Service) listGroupLabels(ctx context.Context, in *struct {
-	GroupRef
-	api.PageParams
-	WithCounts            bool   `query:"with_counts" doc:"Show the counts of issues and merge requests"`
-	IncludeAncestorGroups string `query:"include_ancestor_groups" doc:"true (default): the labels of the groups above it too"`
-	Search                string `query:"search" doc:"Name or description contains this"`
-}) (*groupLabelsOutput, error) {
-	ancestors, err := parseBoolParam("include_ancestor_groups", in.IncludeAncestorGroups, true)
+// GroupLabels implements issue.Service.
+func (s *Service) GroupLabels(ctx context.Context, group string, q issue.LabelQuery) ([]issue.Label, int, error) {
+	g, err := s.teams.ResolveGroup(ctx, group)
 	if err != nil {
-		return nil, err
-	}
-	g, err := s.teams.ResolveGroup(ctx, in.ID)
-	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	groups := []int64{g.ID}
-	if ancestors {
+	if q.Ancestors {
 		groups = withAncestors(g)
 	}
-	search := strings.ToLower(in.Search)
-	out := &groupLabelsOutput{Body: []GroupLabelView{}}
+	search := strings.ToLower(q.Search)
+	out := []issue.Label{}
+	total := 0
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		var list []*Label
 		for _, gid := range groups {
@@ -226,42 +145,39 @@ func (s *Service) listGroupLabels(ctx context.Context, in *struct {
 			}
 		}
 		sortLabels(list)
-		out.PageHeaders = api.Paginate(ctx, in.PageParams, len(list))
+		total = len(list)
 		counter := &groupCounter{s: s, uid: auth.FromContext(ctx).UserID(), infos: map[uint64]*projects.ProjectInfo{}}
-		for _, l := range api.Window(list, in.PageParams) {
-			v := groupLabelView(l)
-			if in.WithCounts {
-				if err := counter.counts(tx, l, v); err != nil {
+		for _, l := range target.Window(list, target.Page{Offset: q.Offset, Limit: q.Limit}) {
+			r := labelRecord(l)
+			if q.WithCounts {
+				if err := counter.counts(tx, l, &r); err != nil {
 					return err
 				}
 			}
-			out.Body = append(out.Body, *v)
+			out = append(out, r)
 		}
 		return nil
 	})
-	return out, err
+	return out, total, err
 }
 
-// getGroupLabel finds the label among the group's and its ancestors'
-// (GitLab's include_ancestor_groups, true by default here too).
-func (s *Service) getGroupLabel(ctx context.Context, in *GroupLabelPath) (*groupLabelOutput, error) {
-	g, err := s.teams.ResolveGroup(ctx, in.ID)
+// GetGroupLabel implements issue.Service: the label among the group's and
+// its ancestors' (GitLab's include_ancestor_groups, true by default here
+// too).
+func (s *Service) GetGroupLabel(ctx context.Context, group, label string) (issue.Label, error) {
+	g, err := s.teams.ResolveGroup(ctx, group)
 	if err != nil {
-		return nil, err
+		return issue.Label{}, err
 	}
-	out := &groupLabelOutput{}
+	var out issue.Label
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		l, err := groupLabelIn(tx, withAncestors(g), in.Label)
-		if err != nil {
-			return err
+		l, err := groupLabelIn(tx, withAncestors(g), label)
+		if err == nil {
+			out = labelRecord(l)
 		}
-		out.Body = groupLabelView(l)
-		return nil
+		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out, err
 }
 
 // checkLabelFields validates what a create or an edit gives (name already
@@ -285,25 +201,23 @@ func checkLabelFields(name, color, description *string) error {
 	return nil
 }
 
-func (s *Service) createGroupLabel(ctx context.Context, in *struct {
-	GroupRef
-	Body groupLabelCreate
-}) (*groupLabelOutput, error) {
-	b := &in.Body
-	if err := requireNameAndColor(b.Name, b.Color); err != nil {
-		return nil, err
+// CreateGroupLabel implements issue.Service (a priority is ignored: GitLab
+// keeps priorities per project).
+func (s *Service) CreateGroupLabel(ctx context.Context, group string, in issue.LabelFields) (issue.Label, error) {
+	if err := requireNameAndColor(in.Name, in.Color); err != nil {
+		return issue.Label{}, err
 	}
-	g, err := s.adminGroupLabels(ctx, in.ID)
+	g, err := s.adminGroupLabels(ctx, group)
 	if err != nil {
-		return nil, err
+		return issue.Label{}, err
 	}
-	name := strings.TrimSpace(*b.Name)
-	if err := checkLabelFields(&name, b.Color, b.Description); err != nil {
-		return nil, err
+	name := strings.TrimSpace(*in.Name)
+	if err := checkLabelFields(&name, in.Color, in.Description); err != nil {
+		return issue.Label{}, err
 	}
-	l := &Label{GroupID: uint64(g.ID), Name: name, Color: *b.Color, CreatedAt: s.now()}
-	if b.Description != nil {
-		l.Description = *b.Description
+	l := &Label{GroupID: uint64(g.ID), Name: name, Color: *in.Color, CreatedAt: s.now()}
+	if in.Description != nil {
+		l.Description = *in.Description
 	}
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		// GitLab refuses a name the group or a group above it has (409):
@@ -319,58 +233,33 @@ func (s *Service) createGroupLabel(ctx context.Context, in *struct {
 		return labels.Insert(tx, l)
 	})
 	if err != nil {
-		return nil, err
+		return issue.Label{}, err
 	}
-	return &groupLabelOutput{Body: groupLabelView(l)}, nil
+	return labelRecord(l), nil
 }
 
-// updateGroupLabelByName is the older PUT /groups/:id/labels, the label
-// named in the parameters (python-gitlab's GroupLabel.save sends name and
-// the changed fields there).
-func (s *Service) updateGroupLabelByName(ctx context.Context, in *struct {
-	GroupRef
-	Body struct {
-		Name        *string `json:"name,omitempty" required:"true" doc:"The label's name (or id)"`
-		NewName     *string `json:"new_name,omitempty"`
-		Color       *string `json:"color,omitempty"`
-		Description *string `json:"description,omitempty"`
-	}
-}) (*groupLabelOutput, error) {
-	b := &in.Body
-	if b.Name == nil {
-		return nil, api.Missing("name")
-	}
-	return s.updateGroupLabel(ctx, in.ID, *b.Name, &groupLabelUpdate{NewName: b.NewName, Color: b.Color, Description: b.Description})
-}
-
-func (s *Service) updateGroupLabelByPath(ctx context.Context, in *struct {
-	GroupLabelPath
-	Body groupLabelUpdate
-}) (*groupLabelOutput, error) {
-	return s.updateGroupLabel(ctx, in.ID, in.Label, &in.Body)
-}
-
-// updateGroupLabel edits one of the group's own labels (not an
-// ancestor's: GitLab finds it without include_ancestor_groups). A rename
-// carries the issues and merge requests that have the label, as a
-// project label's does: they hold its id.
-func (s *Service) updateGroupLabel(ctx context.Context, ref, label string, b *groupLabelUpdate) (*groupLabelOutput, error) {
-	if b.empty() {
-		return nil, api.AtLeastOne("new_name", "color", "description")
+// UpdateGroupLabel implements issue.Service: it edits one of the group's
+// own labels (not an ancestor's: GitLab finds it without
+// include_ancestor_groups); in.Name is the new name. A rename carries the
+// issues and merge requests that have the label, as a project label's
+// does: they hold its id.
+func (s *Service) UpdateGroupLabel(ctx context.Context, group, label string, in issue.LabelFields) (issue.Label, error) {
+	if in.Name == nil && in.Color == nil && in.Description == nil {
+		return issue.Label{}, nothingGiven("new_name", "color", "description")
 	}
 	var newName *string
-	if b.NewName != nil {
-		n := strings.TrimSpace(*b.NewName)
+	if in.Name != nil {
+		n := strings.TrimSpace(*in.Name)
 		newName = &n
 	}
-	if err := checkLabelFields(newName, b.Color, b.Description); err != nil {
-		return nil, err
+	if err := checkLabelFields(newName, in.Color, in.Description); err != nil {
+		return issue.Label{}, err
 	}
-	g, err := s.adminGroupLabels(ctx, ref)
+	g, err := s.adminGroupLabels(ctx, group)
 	if err != nil {
-		return nil, err
+		return issue.Label{}, err
 	}
-	out := &groupLabelOutput{}
+	var out issue.Label
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		l, err := groupLabelIn(tx, []int64{g.ID}, label)
 		if err != nil {
@@ -385,66 +274,36 @@ func (s *Service) updateGroupLabel(ctx context.Context, ref, label string, b *gr
 			}
 			l.Name = *newName
 		}
-		if b.Color != nil {
-			l.Color = *b.Color
+		if in.Color != nil {
+			l.Color = *in.Color
 		}
-		if b.Description != nil {
-			l.Description = *b.Description
+		if in.Description != nil {
+			l.Description = *in.Description
 		}
 		if err := labels.Update(tx, l); err != nil {
 			return err
 		}
-		out.Body = groupLabelView(l)
+		out = labelRecord(l)
 		return nil
 	})
+	return out, err
+}
+
+// DeleteGroupLabel implements issue.Service: it deletes one of the
+// group's own labels and takes it off the issues of every project that
+// has it (removeLabel, as for a project label).
+func (s *Service) DeleteGroupLabel(ctx context.Context, group, label string) error {
+	g, err := s.adminGroupLabels(ctx, group)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return out, nil
-}
-
-// deleteGroupLabelByName is the older DELETE /groups/:id/labels, the
-// label named in the query or the body.
-func (s *Service) deleteGroupLabelByName(ctx context.Context, in *struct {
-	GroupRef
-	Name string `query:"name" doc:"The label's name (or id)"`
-	Body struct {
-		Name *string `json:"name,omitempty"`
-	}
-}) (*deleteOutput, error) {
-	name := in.Name
-	if in.Body.Name != nil {
-		name = *in.Body.Name
-	}
-	if name == "" {
-		return nil, api.Missing("name")
-	}
-	return s.deleteGroupLabel(ctx, in.ID, name)
-}
-
-func (s *Service) deleteGroupLabelByPath(ctx context.Context, in *GroupLabelPath) (*deleteOutput, error) {
-	return s.deleteGroupLabel(ctx, in.ID, in.Label)
-}
-
-// deleteGroupLabel deletes one of the group's own labels and takes it off
-// the issues of every project that has it (removeLabel, as for a project
-// label).
-func (s *Service) deleteGroupLabel(ctx context.Context, ref, label string) (*deleteOutput, error) {
-	g, err := s.adminGroupLabels(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	err = s.db.Update(ctx, func(tx *store.Tx) error {
+	return s.db.Update(ctx, func(tx *store.Tx) error {
 		l, err := groupLabelIn(tx, []int64{g.ID}, label)
 		if err != nil {
 			return err
 		}
 		return s.removeLabel(tx, l)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &deleteOutput{}, nil
 }
 
 // GroupSubscribers drop what the module keeps for a deleted group.

@@ -7,6 +7,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
+	"github.com/fennec-forge/fennec/modules/issues/issue"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
@@ -18,7 +19,7 @@ import (
 // this module's.
 func Kinds(s *Service) []target.Kind {
 	return []target.Kind{{
-		Type: "Issue", OpName: "project-issue", Read: projects.ReadIssues,
+		Type: issue.NoteableType, OpName: "project-issue", Read: projects.ReadIssues,
 		Path: "issues", Param: "issue_iid",
 		// A note that is only an award emoji (":+1:") awards it instead.
 		EmojiNotesAward: true,
@@ -36,19 +37,6 @@ func Kinds(s *Service) []target.Kind {
 			})
 			return n, err
 		},
-		// Subscribe and unsubscribe answer with the issue, with subscribed.
-		View: func(ctx context.Context, p projects.ProjectInfo, n target.Noteable) (any, error) {
-			var v *IssueView
-			err := s.db.View(ctx, func(tx *store.Tx) error {
-				i, err := issueOf(tx, p, n.ID)
-				if err != nil {
-					return err
-				}
-				v, err = s.single(ctx, tx, p, i, auth.FromContext(ctx).UserID())
-				return err
-			})
-			return v, err
-		},
 		Visible: func(ctx context.Context, p projects.ProjectInfo, id int64) (bool, error) {
 			ok := false
 			err := s.db.View(ctx, func(tx *store.Tx) error {
@@ -61,25 +49,9 @@ func Kinds(s *Service) []target.Kind {
 			})
 			return ok, err
 		},
-		Render: func(ctx context.Context, p projects.ProjectInfo, id int64) (any, string, error) {
-			var view *IssueView
-			err := s.db.View(ctx, func(tx *store.Tx) error {
-				i, err := issueOf(tx, p, id)
-				if err != nil {
-					return err
-				}
-				views, err := s.renderer(ctx).views(tx, []*Issue{i}, func(*Issue) projects.ProjectInfo { return p })
-				if err != nil {
-					return err
-				}
-				view = &views[0]
-				return nil
-			})
-			if err != nil {
-				return nil, "", err
-			}
-			return view, view.WebURL, nil
-		},
+		// The HTTP adapter renders an issue (httpkinds.go).
+		View:   s.viewTarget,
+		Render: s.renderTodo,
 	}}
 }
 

@@ -10,17 +10,14 @@ package internal
 import (
 	"context"
 	"errors"
-	"net/http"
 	"slices"
 	"time"
 
-	fennec "github.com/fennec-forge/fennec/core"
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
-	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/issues/issue"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
@@ -116,53 +113,28 @@ func (s *Service) RemoveLabelEvents(ctx context.Context, resourceType string, re
 	})
 }
 
-// LabelEventView is a label event as GitLab shows it; label is null once
-// the label is deleted.
-type LabelEventView struct {
-	ID           uint64              `json:"id"`
-	User         *identity.BasicUser `json:"user"`
-	CreatedAt    api.Time            `json:"created_at"`
-	ResourceType string              `json:"resource_type"`
-	ResourceID   int64               `json:"resource_id"`
-	Label        *EventLabelView     `json:"label"`
-	Action       string              `json:"action" enum:"add,remove"`
-}
-
-// EventLabelView is the label of a label event (GitLab's LabelBasic).
-type EventLabelView struct {
-	ID          uint64  `json:"id"`
-	Name        string  `json:"name"`
-	Color       string  `json:"color"`
-	Description *string `json:"description"`
-}
-
-func (s *Service) labelEventView(ctx context.Context, tx *store.Tx, e *LabelEvent) (LabelEventView, error) {
-	v := LabelEventView{ID: e.ID, CreatedAt: api.NewTime(e.CreatedAt), ResourceType: e.ResourceType, ResourceID: e.ResourceID,
-		Action: e.Action}
-	if u, err := s.users.UserByID(tx.Context(), e.UserID); err == nil {
-		b := identity.NewBasicUser(api.ExternalURLFrom(ctx), u)
-		v.User = &b
-	} else if errors.Is(err, identity.ErrUserNotFound) {
-		g := identity.GhostUser(api.ExternalURLFrom(ctx), e.UserID)
-		v.User = &g
-	} else {
-		return v, err
-	}
+// labelEventRecord is the contract's record of a stored label event
+// (read in tx: its label, nil once deleted).
+func labelEventRecord(tx *store.Tx, e *LabelEvent) (issue.LabelEvent, error) {
+	r := issue.LabelEvent{ID: e.ID, UserID: e.UserID, CreatedAt: e.CreatedAt, ResourceType: e.ResourceType,
+		ResourceID: e.ResourceID, Action: e.Action}
 	l, err := labels.Get(tx, e.LabelID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 	case err != nil:
-		return v, err
+		return r, err
 	default:
-		v.Label = &EventLabelView{ID: l.ID, Name: l.Name, Color: l.Color, Description: strPtr(l.Description)}
+		rec := labelRecord(l)
+		r.Label = &rec
 	}
-	return v, nil
+	return r, nil
 }
 
-// LabelEvents is target.Labels' (Seams): a resource's events, oldest
-// first, limit of them from the offset-th (and how many there are).
-func (s *Service) LabelEvents(ctx context.Context, resourceType string, resourceID int64, offset, limit int) ([]LabelEventView, int, error) {
-	var out []LabelEventView
+// labelEventsOf are a resource's events, oldest first, limit of them from
+// the offset-th (and how many there are): target.Labels' (Seams) and the
+// issues'.
+func (s *Service) labelEventsOf(ctx context.Context, resourceType string, resourceID int64, offset, limit int) ([]issue.LabelEvent, int, error) {
+	var out []issue.LabelEvent
 	total := 0
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		ids, err := labelEvents.IDsBy(tx, "resource", resourceKey(resourceType, resourceID))
@@ -170,29 +142,28 @@ func (s *Service) LabelEvents(ctx context.Context, resourceType string, resource
 			return err
 		}
 		total = len(ids)
-		ids = ids[min(offset, len(ids)):]
-		ids = ids[:min(limit, len(ids))]
-		out = make([]LabelEventView, 0, len(ids))
+		ids = target.Window(ids, target.Page{Offset: offset, Limit: limit})
+		out = make([]issue.LabelEvent, 0, len(ids))
 		for _, id := range ids {
 			e, err := labelEvents.Get(tx, id)
 			if err != nil {
 				return err
 			}
-			v, err := s.labelEventView(ctx, tx, e)
+			r, err := labelEventRecord(tx, e)
 			if err != nil {
 				return err
 			}
-			out = append(out, v)
+			out = append(out, r)
 		}
 		return nil
 	})
 	return out, total, err
 }
 
-// LabelEvent is target.Labels' (Seams): one event of a resource;
-// ErrLabelEventNotFound for any other.
-func (s *Service) LabelEvent(ctx context.Context, resourceType string, resourceID int64, eventID uint64) (LabelEventView, error) {
-	var out LabelEventView
+// labelEventOf is one event of a resource; ErrLabelEventNotFound for any
+// other.
+func (s *Service) labelEventOf(ctx context.Context, resourceType string, resourceID int64, eventID uint64) (issue.LabelEvent, error) {
+	var out issue.LabelEvent
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		e, err := labelEvents.Get(tx, eventID)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && (e.ResourceType != resourceType || e.ResourceID != resourceID)) {
@@ -201,80 +172,42 @@ func (s *Service) LabelEvent(ctx context.Context, resourceType string, resourceI
 		if err != nil {
 			return err
 		}
-		out, err = s.labelEventView(ctx, tx, e)
+		out, err = labelEventRecord(tx, e)
 		return err
 	})
 	return out, err
 }
 
-// ErrLabelEventNotFound: no such label event on the resource (GitLab's
-// find: 404 "Not found"); the collab contract's, which merge requests see.
-var ErrLabelEventNotFound = target.ErrLabelEventNotFound
-
-type labelEventsOutput struct {
-	api.PageHeaders
-	Body []LabelEventView
-}
-
-type labelEventOutput struct {
-	Body *LabelEventView
-}
-
-type issueLabelEventPath struct {
-	IssuePath
-	EventID uint64 `path:"resource_label_event_id"`
-}
-
 // issueForEvents is an issue the caller may see, for its events.
-func (s *Service) issueForEvents(ctx context.Context, in IssuePath) (*Issue, error) {
-	info, err := s.readProject(ctx, in.ID)
+func (s *Service) issueForEvents(ctx context.Context, ref issue.Ref) (*Issue, error) {
+	info, err := s.readProject(ctx, ref.Project)
 	if err != nil {
 		return nil, err
 	}
 	var i *Issue
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		i, err = issueByIID(tx, info, in.IID, auth.FromContext(ctx).UserID())
+		i, err = issueByIID(tx, info, int64(ref.IID), auth.FromContext(ctx).UserID())
 		return err
 	})
 	return i, err
 }
 
-// NewLabelEventRoutes registers the label events of issues.
-func NewLabelEventRoutes(s *Service) fennec.Routes {
-	return fennec.Routes{Name: "issues-label-events", Register: func(a *api.API) {
-		a.MapError(ErrLabelEventNotFound, func(error) *api.Error { return api.RecordNotFound() })
-		tags := []string{"issues"}
-		base := "/projects/{id}/issues/{issue_iid}/resource_label_events"
-		api.Register(a, api.Op{ID: "list-issue-label-events", Method: http.MethodGet, Path: base, Tags: tags,
-			Summary: "The labels added to and removed from an issue, oldest first"},
-			func(ctx context.Context, in *struct {
-				IssuePath
-				api.PageParams
-			}) (*labelEventsOutput, error) {
-				i, err := s.issueForEvents(ctx, in.IssuePath)
-				if err != nil {
-					return nil, err
-				}
-				list, total, err := s.LabelEvents(ctx, "Issue", int64(i.ID), in.Offset(), in.Limit())
-				if err != nil {
-					return nil, err
-				}
-				return &labelEventsOutput{PageHeaders: api.Paginate(ctx, in.PageParams, total), Body: list}, nil
-			})
-		api.Register(a, api.Op{ID: "get-issue-label-event", Method: http.MethodGet, Path: base + "/{resource_label_event_id}", Tags: tags,
-			Summary: "One label event of an issue"},
-			func(ctx context.Context, in *issueLabelEventPath) (*labelEventOutput, error) {
-				i, err := s.issueForEvents(ctx, in.IssuePath)
-				if err != nil {
-					return nil, err
-				}
-				v, err := s.LabelEvent(ctx, "Issue", int64(i.ID), in.EventID)
-				if err != nil {
-					return nil, err
-				}
-				return &labelEventOutput{Body: &v}, nil
-			})
-	}}
+// LabelEvents implements issue.Service.
+func (s *Service) LabelEvents(ctx context.Context, ref issue.Ref, offset, limit int) ([]issue.LabelEvent, int, error) {
+	i, err := s.issueForEvents(ctx, ref)
+	if err != nil {
+		return nil, 0, err
+	}
+	return s.labelEventsOf(ctx, issue.NoteableType, int64(i.ID), offset, limit)
+}
+
+// LabelEvent implements issue.Service.
+func (s *Service) LabelEvent(ctx context.Context, ref issue.Ref, eventID uint64) (issue.LabelEvent, error) {
+	i, err := s.issueForEvents(ctx, ref)
+	if err != nil {
+		return issue.LabelEvent{}, err
+	}
+	return s.labelEventOf(ctx, issue.NoteableType, int64(i.ID), eventID)
 }
 
 // LabelEventSubscribers remove a deleted project's label events, a step

@@ -3,19 +3,27 @@ package internal
 import (
 	"context"
 	"errors"
-	"net/http"
 	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/collab/target"
+	"github.com/fennec-forge/fennec/modules/issues/issue"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
+
+// hasControl says whether s holds a control character (C0, DEL, C1): a
+// name is one line of text, and a NUL or an escape sequence in it would
+// reach every page, feed, mail and terminal that shows it.
+func hasControl(s string) bool {
+	return strings.IndexFunc(s, unicode.IsControl) >= 0
+}
 
 // colorRule is GitLab 9.x's ColorValidator: "#" and 3 or 6 hex digits.
 var colorRule = regexp.MustCompile(`^#(?:[0-9A-Fa-f]{3}){1,2}$`)
@@ -25,36 +33,44 @@ var colorRule = regexp.MustCompile(`^#(?:[0-9A-Fa-f]{3}){1,2}$`)
 // control characters.
 func checkLabelName(n string) error {
 	switch {
-	case invalidText(n) || hasControl(n) || strings.ContainsRune(n, ','):
-		return api.FieldErrors{"title": {"is invalid"}}
+	case target.InvalidText(n) || hasControl(n) || strings.ContainsRune(n, ','):
+		return &target.InvalidError{Field: "title", Text: "is invalid"}
 	case strings.TrimSpace(n) == "":
-		return api.FieldErrors{"title": {"can't be blank"}}
+		return &target.InvalidError{Field: "title", Text: "can't be blank"}
 	case utf8.RuneCountInString(n) > 255:
-		return api.FieldErrors{"title": {"is too long (maximum is 255 characters)"}}
+		return &target.InvalidError{Field: "title", Text: "is too long (maximum is 255 characters)"}
 	}
 	return nil
 }
 
 func checkColor(c string) error {
 	if !colorRule.MatchString(c) {
-		return api.FieldErrors{"color": {"must be a valid color code"}}
+		return &target.InvalidError{Field: "color", Text: "must be a valid color code"}
 	}
 	return nil
 }
 
-// labelView shows a label as a project sees it (info, resolved as uid):
+// labelCounted is a label as a project sees it (info, resolved as uid):
 // its counts are of the project's issues that the caller may see (a
 // group label's issues in other projects count elsewhere).
-func (s *Service) labelView(tx *store.Tx, l *Label, info projects.ProjectInfo, uid int64) (LabelView, error) {
-	v := LabelView{ID: l.ID, Name: l.Name, Color: l.Color, Description: strPtr(l.Description), IsProjectLabel: l.GroupID == 0}
+func labelCounted(tx *store.Tx, l *Label, info projects.ProjectInfo, uid int64) (issue.Label, error) {
+	r := labelRecord(l)
+	r.Counted = true
+	var err error
+	r.OpenIssuesCount, r.ClosedIssuesCount, err = labelCountsIn(tx, l, info, uid)
+	return r, err
+}
+
+// labelRecord is the contract's record of a stored label (no counts).
+func labelRecord(l *Label) issue.Label {
+	r := issue.Label{ID: issue.LabelID(l.ID), ProjectID: int64(l.ProjectID), GroupID: int64(l.GroupID), Name: l.Name,
+		Color: l.Color, Description: l.Description}
 	if l.GroupID == 0 {
 		// GitLab keeps a group label's priority per project; Fennec has
 		// none for them.
-		v.Priority = l.Priority
+		r.Priority = l.Priority
 	}
-	var err error
-	v.OpenIssuesCount, v.ClosedIssuesCount, err = labelCountsIn(tx, l, info, uid)
-	return v, err
+	return r
 }
 
 // labelCountsIn counts a label's open and closed issues of the project
@@ -176,23 +192,6 @@ func labelsNamed(tx *store.Tx, project uint64, groups []int64, name string) ([]u
 	return out, nil
 }
 
-type labelsOutput struct {
-	api.PageHeaders
-	Body []LabelView
-}
-
-type labelOutput struct {
-	Body *LabelView
-}
-
-type labelBody struct {
-	Name        *string `json:"name,omitempty"`
-	NewName     *string `json:"new_name,omitempty"`
-	Color       *string `json:"color,omitempty"`
-	Description *string `json:"description,omitempty"`
-	Priority    *int    `json:"priority,omitempty"`
-}
-
 // adminLabels resolves :id for changing labels: Reporter+, not archived.
 func (s *Service) adminLabels(ctx context.Context, ref string) (projects.ProjectInfo, error) {
 	info, err := s.access.Require(ctx, ref, projects.ReadProject)
@@ -205,43 +204,23 @@ func (s *Service) adminLabels(ctx context.Context, ref string) (projects.Project
 	return info, nil
 }
 
-// parseBoolParam reads a boolean query parameter given as text (so that
-// its default may be true): "" is def.
-func parseBoolParam(name, v string, def bool) (bool, error) {
-	if v == "" {
-		return def, nil
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, api.Invalid(name)
-	}
-	return b, nil
-}
-
 // labelMatches is GitLab's label search: the name or the description
 // contains the text, in any case.
 func labelMatches(l *Label, search string) bool {
 	return search == "" || strings.Contains(strings.ToLower(l.Name), search) || strings.Contains(strings.ToLower(l.Description), search)
 }
 
-func (s *Service) listLabels(ctx context.Context, in *struct {
-	ProjectPath
-	api.PageParams
-	IncludeAncestorGroups string `query:"include_ancestor_groups" doc:"true (default): the labels of every group above the project too; false: of its own group only"`
-	Search                string `query:"search" doc:"Name or description contains this"`
-}) (*labelsOutput, error) {
-	ancestors, err := parseBoolParam("include_ancestor_groups", in.IncludeAncestorGroups, true)
+// Labels implements issue.Service.
+func (s *Service) Labels(ctx context.Context, project string, q issue.LabelQuery) ([]issue.Label, int, error) {
+	info, err := s.access.Require(ctx, project, projects.ReadProject)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	info, err := s.access.Require(ctx, in.ID, projects.ReadProject)
-	if err != nil {
-		return nil, err
-	}
-	search := strings.ToLower(in.Search)
-	out := &labelsOutput{Body: []LabelView{}}
+	search := strings.ToLower(q.Search)
+	out := []issue.Label{}
+	total := 0
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		all, err := labelsOf(tx, info, ancestors)
+		all, err := labelsOf(tx, info, q.Ancestors)
 		if err != nil {
 			return err
 		}
@@ -252,73 +231,82 @@ func (s *Service) listLabels(ctx context.Context, in *struct {
 			}
 		}
 		sortLabels(list)
-		out.PageHeaders = api.Paginate(ctx, in.PageParams, len(list))
+		total = len(list)
 		uid := auth.FromContext(ctx).UserID()
-		for _, l := range api.Window(list, in.PageParams) {
-			v, err := s.labelView(tx, l, info, uid)
+		for _, l := range target.Window(list, target.Page{Offset: q.Offset, Limit: q.Limit}) {
+			r, err := labelCounted(tx, l, info, uid)
 			if err != nil {
 				return err
 			}
-			out.Body = append(out.Body, v)
+			out = append(out, r)
 		}
 		return nil
 	})
-	return out, err
+	return out, total, err
 }
 
-// getLabelByPath is one label, named (or numbered) in the path, with the
-// counts the caller may see, as in the list. (Later GitLab has it, and
-// python-gitlab's labels.get uses it.) Like the list it finds the labels
-// the project inherits from its groups; editing and deleting through the
-// project find its own only, as GitLab's do.
-func (s *Service) getLabelByPath(ctx context.Context, in *LabelPath) (*labelOutput, error) {
-	info, err := s.access.Require(ctx, in.ID, projects.ReadProject)
+// GetLabel implements issue.Service: one label, named (or numbered), with
+// the counts the caller may see, as in the list. (Later GitLab has it,
+// and python-gitlab's labels.get uses it.) Like the list it finds the
+// labels the project inherits from its groups; editing and deleting
+// through the project find its own only, as GitLab's do.
+func (s *Service) GetLabel(ctx context.Context, project, label string) (issue.Label, error) {
+	info, err := s.access.Require(ctx, project, projects.ReadProject)
 	if err != nil {
-		return nil, err
+		return issue.Label{}, err
 	}
-	out := &labelOutput{}
+	var out issue.Label
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		l, err := seenLabel(tx, uint64(info.ID), info.GroupIDs, in.Label)
+		l, err := seenLabel(tx, uint64(info.ID), info.GroupIDs, label)
 		if errors.Is(err, ErrLabelNotFound) {
-			l, err = labelNumbered(tx, info, in.Label)
+			l, err = labelNumbered(tx, info, label)
 		}
 		if err != nil {
 			return err
 		}
-		v, err := s.labelView(tx, l, info, auth.FromContext(ctx).UserID())
-		out.Body = &v
+		out, err = labelCounted(tx, l, info, auth.FromContext(ctx).UserID())
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out, err
 }
 
-func (s *Service) createLabel(ctx context.Context, in *struct {
-	ProjectPath
-	Body labelBody
-}) (*labelOutput, error) {
-	b := &in.Body
-	if err := requireNameAndColor(b.Name, b.Color); err != nil {
-		return nil, err
+// requireNameAndColor is the missing-parameter error of a label create,
+// project or group: both are required, and GitLab names every one missing.
+func requireNameAndColor(name, color *string) error {
+	var params []string
+	if name == nil {
+		params = append(params, "name")
 	}
-	info, err := s.adminLabels(ctx, in.ID)
+	if color == nil {
+		params = append(params, "color")
+	}
+	if len(params) > 0 {
+		return missing(params...)
+	}
+	return nil
+}
+
+// CreateLabel implements issue.Service.
+func (s *Service) CreateLabel(ctx context.Context, project string, in issue.LabelFields) (issue.Label, error) {
+	if err := requireNameAndColor(in.Name, in.Color); err != nil {
+		return issue.Label{}, err
+	}
+	info, err := s.adminLabels(ctx, project)
 	if err != nil {
-		return nil, err
+		return issue.Label{}, err
 	}
-	name := strings.TrimSpace(*b.Name)
+	name := strings.TrimSpace(*in.Name)
 	if err := checkLabelName(name); err != nil {
-		return nil, err
+		return issue.Label{}, err
 	}
-	if err := checkColor(*b.Color); err != nil {
-		return nil, err
+	if err := checkColor(*in.Color); err != nil {
+		return issue.Label{}, err
 	}
-	l := &Label{ProjectID: uint64(info.ID), Name: name, Color: *b.Color, Priority: b.Priority, CreatedAt: s.now()}
-	if b.Description != nil {
-		l.Description = *b.Description
+	l := &Label{ProjectID: uint64(info.ID), Name: name, Color: *in.Color, Priority: in.Priority, CreatedAt: s.now()}
+	if in.Description != nil {
+		l.Description = *in.Description
 	}
-	out := &labelOutput{}
+	var out issue.Label
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		// GitLab's API refuses a name any label the project sees already
 		// has, its groups' included (create_label looks in
@@ -333,39 +321,10 @@ func (s *Service) createLabel(ctx context.Context, in *struct {
 		if err := labels.Insert(tx, l); err != nil {
 			return err
 		}
-		v, err := s.labelView(tx, l, info, 0)
-		out.Body = &v
+		out, err = labelCounted(tx, l, info, 0)
 		return err
 	})
 	return out, err
-}
-
-// LabelPath is a label named in the path (by id or name), as later
-// GitLab versions and today's clients address it.
-type LabelPath struct {
-	ProjectPath
-	Label string `path:"label_id"`
-}
-
-func (s *Service) updateLabelByPath(ctx context.Context, in *struct {
-	LabelPath
-	Body labelBody
-}) (*labelOutput, error) {
-	in.Body.Name = &in.Label
-	return s.updateLabel(ctx, &struct {
-		ProjectPath
-		Body labelBody
-	}{in.ProjectPath, in.Body})
-}
-
-func (s *Service) deleteLabelByPath(ctx context.Context, in *LabelPath) (*deleteOutput, error) {
-	return s.deleteLabel(ctx, &struct {
-		ProjectPath
-		Name string `query:"name"`
-		Body struct {
-			Name *string `json:"name,omitempty"`
-		}
-	}{ProjectPath: in.ProjectPath, Name: in.Label})
 }
 
 // labelNumbered finds, by its id, a label the project sees (its own or a
@@ -403,36 +362,31 @@ func labelNamed(tx *store.Tx, project int64, name string) (*Label, error) {
 	return l, err
 }
 
-func (s *Service) updateLabel(ctx context.Context, in *struct {
-	ProjectPath
-	Body labelBody
-}) (*labelOutput, error) {
-	b := &in.Body
-	if b.Name == nil {
-		return nil, api.Missing("name")
+// UpdateLabel implements issue.Service: label is the project's own
+// label's name (or id), in.Name its new name.
+func (s *Service) UpdateLabel(ctx context.Context, project, label string, in issue.LabelFields) (issue.Label, error) {
+	if in.Name == nil && in.Color == nil && in.Description == nil && in.Priority == nil {
+		return issue.Label{}, nothingGiven("new_name", "color", "description", "priority")
 	}
-	if b.NewName == nil && b.Color == nil && b.Description == nil && b.Priority == nil {
-		return nil, api.AtLeastOne("new_name", "color", "description", "priority")
-	}
-	info, err := s.adminLabels(ctx, in.ID)
+	info, err := s.adminLabels(ctx, project)
 	if err != nil {
-		return nil, err
+		return issue.Label{}, err
 	}
 	var newName string
-	if b.NewName != nil {
-		newName = strings.TrimSpace(*b.NewName)
+	if in.Name != nil {
+		newName = strings.TrimSpace(*in.Name)
 		if err := checkLabelName(newName); err != nil {
-			return nil, err
+			return issue.Label{}, err
 		}
 	}
-	if b.Color != nil {
-		if err := checkColor(*b.Color); err != nil {
-			return nil, err
+	if in.Color != nil {
+		if err := checkColor(*in.Color); err != nil {
+			return issue.Label{}, err
 		}
 	}
-	out := &labelOutput{}
+	var out issue.Label
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		l, err := labelNamed(tx, info.ID, *b.Name)
+		l, err := labelNamed(tx, info.ID, label)
 		if err != nil {
 			return err
 		}
@@ -449,54 +403,40 @@ func (s *Service) updateLabel(ctx context.Context, in *struct {
 			}
 			l.Name = newName
 		}
-		if b.Color != nil {
-			l.Color = *b.Color
+		if in.Color != nil {
+			l.Color = *in.Color
 		}
-		if b.Description != nil {
-			l.Description = *b.Description
+		if in.Description != nil {
+			l.Description = *in.Description
 		}
-		if b.Priority != nil {
-			l.Priority = b.Priority
-			if *b.Priority < 0 {
+		if in.Priority != nil {
+			l.Priority = in.Priority
+			if *in.Priority < 0 {
 				l.Priority = nil
 			}
 		}
 		if err := labels.Update(tx, l); err != nil {
 			return err
 		}
-		v, err := s.labelView(tx, l, info, 0)
-		out.Body = &v
+		out, err = labelCounted(tx, l, info, 0)
 		return err
 	})
 	return out, err
 }
 
-func (s *Service) deleteLabel(ctx context.Context, in *struct {
-	ProjectPath
-	Name string `query:"name"`
-	Body struct {
-		Name *string `json:"name,omitempty"`
-	}
-}) (*deleteOutput, error) {
-	name := in.Name
-	if in.Body.Name != nil {
-		name = *in.Body.Name
-	}
-	if name == "" {
-		return nil, api.Missing("name")
-	}
-	info, err := s.adminLabels(ctx, in.ID)
+// DeleteLabel implements issue.Service.
+func (s *Service) DeleteLabel(ctx context.Context, project, label string) error {
+	info, err := s.adminLabels(ctx, project)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		l, err := labelNamed(tx, info.ID, name)
+	return s.db.Update(ctx, func(tx *store.Tx) error {
+		l, err := labelNamed(tx, info.ID, label)
 		if err != nil {
 			return err
 		}
 		return s.removeLabel(tx, l)
 	})
-	return &deleteOutput{}, err
 }
 
 // removeLabel deletes a label and takes it off its issues.
@@ -529,38 +469,4 @@ func removeID(list []uint64, id uint64) []uint64 {
 		}
 	}
 	return out
-}
-
-func (s *Service) registerLabels(a *api.API) {
-	tags := []string{"labels"}
-	api.Register(a, api.Op{ID: "list-project-labels", Method: http.MethodGet, Path: "/projects/{id}/labels", Tags: tags,
-		Summary: "A project's labels"}, s.listLabels)
-	api.Register(a, api.Op{ID: "create-project-label", Method: http.MethodPost, Path: "/projects/{id}/labels", Tags: tags,
-		Summary: "Create a label (Reporter+)", Access: api.SignedIn}, s.createLabel)
-	api.Register(a, api.Op{ID: "update-project-label", Method: http.MethodPut, Path: "/projects/{id}/labels", Tags: tags,
-		Summary: "Edit a label by name (Reporter+)", Access: api.SignedIn}, s.updateLabel)
-	api.Register(a, api.Op{ID: "delete-project-label", Method: http.MethodDelete, Path: "/projects/{id}/labels", Tags: tags,
-		Summary: "Delete a label by name (Reporter+)", Access: api.SignedIn}, s.deleteLabel)
-	api.Register(a, api.Op{ID: "get-project-label", Method: http.MethodGet, Path: "/projects/{id}/labels/{label_id}", Tags: tags,
-		Summary: "A label named (or numbered) in the path"}, s.getLabelByPath)
-	api.Register(a, api.Op{ID: "update-project-label-by-path", Method: http.MethodPut, Path: "/projects/{id}/labels/{label_id}", Tags: tags,
-		Summary: "Edit a label named (or numbered) in the path (Reporter+)", Access: api.SignedIn}, s.updateLabelByPath)
-	api.Register(a, api.Op{ID: "delete-project-label-by-path", Method: http.MethodDelete, Path: "/projects/{id}/labels/{label_id}", Tags: tags,
-		Summary: "Delete a label named (or numbered) in the path (Reporter+)", Access: api.SignedIn}, s.deleteLabelByPath)
-}
-
-// requireNameAndColor is the missing-parameter answer of a label create,
-// project or group: both are required, and GitLab names every one missing.
-func requireNameAndColor(name, color *string) error {
-	var missing []string
-	if name == nil {
-		missing = append(missing, "name")
-	}
-	if color == nil {
-		missing = append(missing, "color")
-	}
-	if len(missing) > 0 {
-		return api.Missing(missing...)
-	}
-	return nil
 }

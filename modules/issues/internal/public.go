@@ -6,6 +6,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/issues/issue"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
@@ -75,28 +76,29 @@ func (s *Service) Find(ctx context.Context, projectID int64, names []string) ([]
 	return out, err
 }
 
-// Milestone is target.Milestones' (Seams).
-func (s *Service) Milestone(ctx context.Context, projectID, id int64) (MilestoneView, error) {
-	var out MilestoneView
+// milestoneByID is target.Milestones' Milestone (Seams).
+func (s *Service) milestoneByID(ctx context.Context, projectID, id int64) (issue.Milestone, error) {
+	var out issue.Milestone
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		m, err := milestoneIn(tx, projectID, id)
 		if err != nil {
 			return err
 		}
-		out = *milestoneView(m)
+		out = milestoneRecord(m)
 		return nil
 	})
 	return out, err
 }
 
-// Assignable is target.Milestones' (Seams): the project's milestone, or one
-// of the groups the project is in (as an issue takes them, milestoneOf).
-func (s *Service) Assignable(ctx context.Context, projectID, id int64) (MilestoneView, error) {
+// assignable is target.Milestones' Assignable (Seams): the project's
+// milestone, or one of the groups the project is in (as an issue takes
+// them, milestoneOf).
+func (s *Service) assignable(ctx context.Context, projectID, id int64) (issue.Milestone, error) {
 	groups, err := s.groupsOf(ctx, projectID)
 	if err != nil {
-		return MilestoneView{}, err
+		return issue.Milestone{}, err
 	}
-	var out MilestoneView
+	var out issue.Milestone
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		if _, ok := milestoneOf(tx, projects.ProjectInfo{ID: projectID, GroupIDs: groups}, id); !ok || id <= 0 {
 			return ErrMilestoneNotFound
@@ -105,15 +107,15 @@ func (s *Service) Assignable(ctx context.Context, projectID, id int64) (Mileston
 		if err != nil {
 			return err
 		}
-		out = *milestoneView(m)
+		out = milestoneRecord(m)
 		return nil
 	})
 	return out, err
 }
 
-// ByTitle is target.Milestones' (Seams).
-func (s *Service) ByTitle(ctx context.Context, projectID int64, title string) (MilestoneView, error) {
-	var out MilestoneView
+// milestoneByTitle is target.Milestones' ByTitle (Seams).
+func (s *Service) milestoneByTitle(ctx context.Context, projectID int64, title string) (issue.Milestone, error) {
+	var out issue.Milestone
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		m, err := milestones.GetBy(tx, "title", i64(projectID)+"/"+title)
 		if errors.Is(err, store.ErrNotFound) {
@@ -122,7 +124,7 @@ func (s *Service) ByTitle(ctx context.Context, projectID int64, title string) (M
 		if err != nil {
 			return err
 		}
-		out = *milestoneView(m)
+		out = milestoneRecord(m)
 		return nil
 	})
 	return out, err

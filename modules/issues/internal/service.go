@@ -5,19 +5,18 @@ import (
 	"errors"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/issues/event"
+	"github.com/fennec-forge/fennec/modules/issues/issue"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository/gitread"
 )
@@ -32,7 +31,7 @@ type Deps struct {
 	Access projects.Access
 	Users  identity.Users
 	Lookup auth.UserLookup
-	API    *api.API
+	URL    ExternalURL
 	Log    *zap.Logger
 	Repos  gitread.Reader
 	Teams  projects.Teams
@@ -47,7 +46,7 @@ type Service struct {
 	teams  projects.Teams
 	users  identity.Users
 	lookup auth.UserLookup
-	api    *api.API
+	url    ExternalURL
 	log    *zap.Logger
 	repos  gitread.Reader
 	collab target.Service
@@ -56,10 +55,15 @@ type Service struct {
 
 // NewService builds the service.
 func NewService(d Deps) *Service {
-	return &Service{db: d.DB, bus: d.Bus, access: d.Access, teams: d.Teams, users: d.Users, lookup: d.Lookup, api: d.API, repos: d.Repos,
+	return &Service{db: d.DB, bus: d.Bus, access: d.Access, teams: d.Teams, users: d.Users, lookup: d.Lookup, url: d.URL, repos: d.Repos,
 		log: d.Log.Named("issues"), collab: d.Collab,
 		now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
 }
+
+// ExternalURL is how clients reach the server (the HTTP server knows:
+// NewExternalURL), for the web_url of issues in records, notes and events
+// made in the background too.
+type ExternalURL func() string
 
 // DB is the store, for benchmarks that seed directly.
 func (s *Service) DB() *store.DB { return s.db }
@@ -132,26 +136,41 @@ func issueByIID(tx *store.Tx, info projects.ProjectInfo, iid int64, uid int64) (
 
 // webURL is an issue's page.
 func (s *Service) webURL(info projects.ProjectInfo, iid uint64) string {
-	return s.api.ExternalURL() + "/" + info.PathWithNamespace + "/issues/" + u64(iid)
+	return s.url() + "/" + info.PathWithNamespace + "/issues/" + u64(iid)
 }
 
 func (s *Service) noteable(info projects.ProjectInfo, i *Issue) target.Noteable {
-	return target.Noteable{Type: "Issue", ID: int64(i.ID), IID: int64(i.IID), ProjectID: int64(i.ProjectID), Title: i.Title,
-		AuthorID: i.AuthorID, AssigneeIDs: slices.Clone(i.AssigneeIDs), Confidential: i.Confidential, WebURL: s.webURL(info, i.IID)}
+	return noteableOf(s.record(info, i))
+}
+
+// noteableOf is the issue as the collab module knows it.
+func noteableOf(r issue.Issue) target.Noteable {
+	return target.Noteable{Type: issue.NoteableType, ID: int64(r.ID), IID: int64(r.IID), ProjectID: r.ProjectID, Title: r.Title,
+		AuthorID: r.AuthorID, AssigneeIDs: slices.Clone(r.AssigneeIDs), Confidential: r.Confidential, WebURL: r.WebURL}
 }
 
 func targetOf(i *Issue) target.Target {
-	return target.Target{Type: "Issue", ID: int64(i.ID), ProjectID: int64(i.ProjectID)}
+	return target.Target{Type: issue.NoteableType, ID: int64(i.ID), ProjectID: int64(i.ProjectID)}
 }
 
-// splitLabels turns "a, b,,c" into [a b c] (trimmed, no empties, no repeats).
-func splitLabels(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		p = strings.TrimSpace(p)
-		if p != "" && !slices.Contains(out, p) {
-			out = append(out, p)
-		}
+// record is the contract's record of a stored issue of project info.
+func (s *Service) record(info projects.ProjectInfo, i *Issue) issue.Issue {
+	r := issue.Issue{ID: issue.ID(i.ID), IID: issue.IID(i.IID), ProjectID: int64(i.ProjectID), Title: i.Title,
+		Description: i.Description, State: issue.State(i.State), AuthorID: i.AuthorID, AssigneeIDs: slices.Clone(i.AssigneeIDs),
+		LabelIDs: make([]issue.LabelID, len(i.LabelIDs)), MilestoneID: issue.MilestoneID(i.MilestoneID),
+		Confidential: i.Confidential, DueDate: i.DueDate, CreatedAt: i.CreatedAt, UpdatedAt: i.UpdatedAt,
+		WebURL: s.webURL(info, i.IID)}
+	for n, id := range i.LabelIDs {
+		r.LabelIDs[n] = issue.LabelID(id)
+	}
+	return r
+}
+
+// records are the records of issues; info gives each one's project.
+func (s *Service) records(list []*Issue, info func(*Issue) projects.ProjectInfo) []issue.Issue {
+	out := make([]issue.Issue, len(list))
+	for n, i := range list {
+		out[n] = s.record(info(i), i)
 	}
 	return out
 }

@@ -6,11 +6,16 @@ import (
 	"sort"
 
 	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
-	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/issues/issue"
 )
+
+// The views of the HTTP adapter: GitLab 9.x's JSON of the records the
+// service returns, with the users, labels, milestone and counts looked up
+// in one read per answer.
 
 // IssueView is GitLab 9.x's issue (API::Entities::Issue); Subscribed is
 // shown on single-issue responses only.
@@ -75,8 +80,8 @@ func strPtr(s string) *string {
 	return &s
 }
 
-func milestoneView(m *Milestone) *MilestoneView {
-	return &MilestoneView{ID: m.ID, IID: m.IID, ProjectID: m.ProjectID, GroupID: m.GroupID, Title: m.Title, Description: strPtr(m.Description),
+func milestoneView(m issue.Milestone) *MilestoneView {
+	return &MilestoneView{ID: uint64(m.ID), IID: uint64(m.IID), ProjectID: uint64(m.ProjectID), GroupID: uint64(m.GroupID), Title: m.Title, Description: strPtr(m.Description),
 		State: m.State, CreatedAt: api.NewTime(m.CreatedAt), UpdatedAt: api.NewTime(m.UpdatedAt),
 		DueDate: strPtr(m.DueDate), StartDate: strPtr(m.StartDate)}
 }
@@ -90,16 +95,15 @@ type renderer struct {
 	users      map[int64]identity.BasicUser
 	labels     map[uint64]string
 	milestones map[uint64]*MilestoneView
-	projects   map[uint64]projects.ProjectInfo
 }
 
 func (s *Service) renderer(ctx context.Context) *renderer {
 	base := api.ExternalURLFrom(ctx)
 	if base == "" {
-		base = s.api.ExternalURL()
+		base = s.url()
 	}
 	return &renderer{s: s, ctx: ctx, base: base, users: map[int64]identity.BasicUser{}, labels: map[uint64]string{},
-		milestones: map[uint64]*MilestoneView{}, projects: map[uint64]projects.ProjectInfo{}}
+		milestones: map[uint64]*MilestoneView{}}
 }
 
 func (r *renderer) user(id int64) identity.BasicUser {
@@ -116,9 +120,8 @@ func (r *renderer) user(id int64) identity.BasicUser {
 	return v
 }
 
-// views renders issues (read in tx) of projects the caller sees; info gives
-// each issue's project (its web_url).
-func (r *renderer) views(tx *store.Tx, list []*Issue, info func(*Issue) projects.ProjectInfo) ([]IssueView, error) {
+// views renders records read in tx.
+func (r *renderer) views(tx *store.Tx, list []issue.Issue) ([]IssueView, error) {
 	r.ctx = tx.Context() // lookups join the read transaction
 	out := make([]IssueView, 0, len(list))
 	ids := make([]int64, len(list))
@@ -128,17 +131,18 @@ func (r *renderer) views(tx *store.Tx, list []*Issue, info func(*Issue) projects
 	var tallies map[int64]target.Tally
 	if r.s.collab != nil && len(ids) > 0 {
 		var err error
-		if tallies, err = r.s.collab.Tallies(tx.Context(), "Issue", ids); err != nil {
+		if tallies, err = r.s.collab.Tallies(tx.Context(), issue.NoteableType, ids); err != nil {
 			return nil, err
 		}
 	}
 	for _, i := range list {
-		v := IssueView{ID: i.ID, IID: i.IID, ProjectID: i.ProjectID, Title: i.Title, Description: strPtr(i.Description),
-			State: i.State, CreatedAt: api.NewTime(i.CreatedAt), UpdatedAt: api.NewTime(i.UpdatedAt), Labels: []string{},
+		v := IssueView{ID: uint64(i.ID), IID: uint64(i.IID), ProjectID: uint64(i.ProjectID), Title: i.Title, Description: strPtr(i.Description),
+			State: string(i.State), CreatedAt: api.NewTime(i.CreatedAt), UpdatedAt: api.NewTime(i.UpdatedAt), Labels: []string{},
 			Assignees: []identity.BasicUser{}, Author: r.user(i.AuthorID), UserNotesCount: tallies[int64(i.ID)].Notes,
 			Upvotes: tallies[int64(i.ID)].Up, Downvotes: tallies[int64(i.ID)].Down,
-			DueDate: strPtr(i.DueDate), Confidential: i.Confidential, WebURL: r.s.webURL(info(i), i.IID)}
-		for _, id := range i.LabelIDs {
+			DueDate: strPtr(i.DueDate), Confidential: i.Confidential, WebURL: i.WebURL}
+		for _, lid := range i.LabelIDs {
+			id := uint64(lid)
 			name, ok := r.labels[id]
 			if !ok {
 				l, err := labels.Get(tx, id)
@@ -155,17 +159,17 @@ func (r *renderer) views(tx *store.Tx, list []*Issue, info func(*Issue) projects
 			}
 		}
 		sort.Strings(v.Labels)
-		if i.MilestoneID != 0 {
-			m, ok := r.milestones[i.MilestoneID]
+		if mid := uint64(i.MilestoneID); mid != 0 {
+			m, ok := r.milestones[mid]
 			if !ok {
-				row, err := milestones.Get(tx, i.MilestoneID)
+				row, err := milestones.Get(tx, mid)
 				if err != nil && !errors.Is(err, store.ErrNotFound) {
 					return nil, err
 				}
 				if row != nil {
-					m = milestoneView(row)
+					m = milestoneView(milestoneRecord(row))
 				}
-				r.milestones[i.MilestoneID] = m
+				r.milestones[mid] = m
 			}
 			v.Milestone = m
 		}
@@ -181,16 +185,16 @@ func (r *renderer) views(tx *store.Tx, list []*Issue, info func(*Issue) projects
 	return out, nil
 }
 
-// single renders one issue with subscribed (for uid).
-func (s *Service) single(ctx context.Context, tx *store.Tx, info projects.ProjectInfo, i *Issue, uid int64) (*IssueView, error) {
-	views, err := s.renderer(ctx).views(tx, []*Issue{i}, func(*Issue) projects.ProjectInfo { return info })
+// single renders one record with subscribed (for the caller).
+func (s *Service) single(ctx context.Context, tx *store.Tx, r issue.Issue) (*IssueView, error) {
+	views, err := s.renderer(ctx).views(tx, []issue.Issue{r})
 	if err != nil {
 		return nil, err
 	}
 	v := views[0]
 	sub := false
-	if s.collab != nil && uid != 0 {
-		if sub, err = s.collab.Subscribed(tx.Context(), s.noteable(info, i), uid); err != nil {
+	if uid := auth.FromContext(ctx).UserID(); s.collab != nil && uid != 0 {
+		if sub, err = s.collab.Subscribed(tx.Context(), noteableOf(r), uid); err != nil {
 			return nil, err
 		}
 	}

@@ -1,0 +1,53 @@
+package target
+
+import (
+	"context"
+	"strings"
+)
+
+// What the owners of targets (issues, merge requests) write alike when a
+// target changes: the system notes of a field change, the assigned todos,
+// and the page of a list.
+
+// DescriptionNote is the system note of a changed description.
+const DescriptionNote = "changed the description"
+
+// TitleNote is the system note of a changed title.
+func TitleNote(before, after string) string {
+	return "changed title from **" + before + "** to **" + after + "**"
+}
+
+// MilestoneRef is how a system note names a milestone: %"v1.0" (GitLab
+// quotes the title, which loses its own quotes).
+func MilestoneRef(title string) string { return `%"` + strings.ReplaceAll(title, `"`, "") + `"` }
+
+// MilestoneNote is the system note of a changed milestone: ref names the
+// new one (MilestoneRef), "" when it was removed.
+func MilestoneNote(ref string) string {
+	if ref == "" {
+		return "removed milestone"
+	}
+	return "changed milestone to " + ref
+}
+
+// AssignedTodos gives each of users an Assigned todo on t (titled title),
+// by author (none without users).
+func AssignedTodos(ctx context.Context, s Service, t Target, title string, author int64, users []int64) error {
+	if len(users) == 0 {
+		return nil
+	}
+	list := make([]NewTodo, 0, len(users))
+	for _, u := range users {
+		list = append(list, NewTodo{UserID: u, AuthorID: author, Target: t, Action: Assigned, Body: title})
+	}
+	return s.AddTodos(ctx, list...)
+}
+
+// Window is the page p of list (an empty one past its end).
+func Window[T any](list []T, p Page) []T {
+	from := max(p.Offset, 0)
+	if from >= len(list) {
+		return []T{}
+	}
+	return list[from:min(from+max(p.Limit, 0), len(list))]
+}
