@@ -2,6 +2,7 @@ package internal
 
 import (
 	"errors"
+	"strings"
 
 	"go.uber.org/fx"
 
@@ -34,8 +35,8 @@ func (s *Service) register(a *api.API) {
 	a.MapError(ErrDiscussionNotFound, func(error) *api.Error { return api.NotFound("Discussion") })
 	a.MapError(target.ErrBadPosition, func(error) *api.Error { return errBadPosition })
 	a.MapError(ErrAwardNotFound, func(error) *api.Error { return api.NotFound("Award Emoji") })
-	a.MapError(target.ErrMissing, func(err error) *api.Error { return api.Missing(paramOf(err)) })
-	a.MapError(target.ErrBadParam, func(err error) *api.Error { return api.Invalid(paramOf(err)) })
+	a.MapError(target.ErrMissing, func(err error) *api.Error { return api.Missing(target.ParamsOf(err)...) })
+	a.MapError(target.ErrBadParam, func(err error) *api.Error { return api.Invalid(strings.Join(target.ParamsOf(err), ", ")) })
 	a.MapError(target.ErrBadRequest, func(err error) *api.Error {
 		var e *target.BadRequestError
 		errors.As(err, &e)
@@ -48,11 +49,4 @@ func (s *Service) register(a *api.API) {
 		s.registerParticipants(a, k)
 		s.registerTargetOps(a, k)
 	}
-}
-
-// paramOf is the parameter a *target.ParamError names.
-func paramOf(err error) string {
-	var e *target.ParamError
-	errors.As(err, &e)
-	return e.Param
 }

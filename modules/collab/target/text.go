@@ -103,3 +103,23 @@ func LabelNote(before, after []int64) string {
 	}
 	return strings.Join(parts, " and ")
 }
+
+// CheckText is the rules of what a create or an update of a target gives
+// of its title and description (nil: not given): the title trimmed and
+// checked (CheckTitle), then the description (CheckDescription). It
+// returns them ("" for one not given).
+func CheckText(title, description *string) (t, d string, err error) {
+	if title != nil {
+		t = strings.TrimSpace(*title)
+		if err := CheckTitle(t); err != nil {
+			return "", "", err
+		}
+	}
+	if description != nil {
+		if err := CheckDescription(*description); err != nil {
+			return "", "", err
+		}
+		d = *description
+	}
+	return t, d, nil
+}

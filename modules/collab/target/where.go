@@ -1,6 +1,9 @@
 package target
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // Where names a target as a request does: its kind's type ("Issue"), its
 // project (an id or a full path, as the API's :id) and its reference as
@@ -18,6 +21,10 @@ var (
 	// ErrMissing: a required parameter is absent or blank; 400 "<param>
 	// is missing".
 	ErrMissing = errors.New("collab: missing parameter")
+	// ErrNothingGiven: a change gives none of the parameters it may (a
+	// *ParamsError names them); 400 "<a>, <b> are missing, at least one
+	// parameter must be provided".
+	ErrNothingGiven = errors.New("collab: no parameter given")
 	// ErrBadParam: a parameter's value is malformed; 400 "<param> is
 	// invalid".
 	ErrBadParam = errors.New("collab: invalid parameter")
@@ -37,6 +44,36 @@ func (e *ParamError) Unwrap() error { return e.Err }
 
 // Missing is a *ParamError of ErrMissing.
 func Missing(param string) error { return &ParamError{ErrMissing, param} }
+
+// ParamsError is ErrMissing or ErrNothingGiven with several parameters,
+// named as GitLab's API names them (the owners' creates and updates).
+type ParamsError struct {
+	Err    error
+	Params []string
+}
+
+func (e *ParamsError) Error() string { return e.Err.Error() + ": " + strings.Join(e.Params, ", ") }
+func (e *ParamsError) Unwrap() error { return e.Err }
+
+// MissingParams is a *ParamsError of ErrMissing.
+func MissingParams(params ...string) error { return &ParamsError{ErrMissing, params} }
+
+// NothingGiven is a *ParamsError of ErrNothingGiven.
+func NothingGiven(params ...string) error { return &ParamsError{ErrNothingGiven, params} }
+
+// ParamsOf are the parameters a *ParamError or a *ParamsError in err's
+// chain names (nil for none).
+func ParamsOf(err error) []string {
+	var one *ParamError
+	if errors.As(err, &one) {
+		return []string{one.Param}
+	}
+	var many *ParamsError
+	if errors.As(err, &many) {
+		return many.Params
+	}
+	return nil
+}
 
 // BadParam is a *ParamError of ErrBadParam.
 func BadParam(param string) error { return &ParamError{ErrBadParam, param} }

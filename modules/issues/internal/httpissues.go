@@ -10,6 +10,7 @@ import (
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/issues/issue"
 )
 
@@ -108,26 +109,10 @@ func mapErrors(a *api.API) {
 	a.MapError(issue.ErrMilestoneNotFound, func(error) *api.Error { return api.RecordNotFound() })
 	a.MapError(issue.ErrLabelNotFound, func(error) *api.Error { return api.NotFound("Label") })
 	a.MapError(issue.ErrLabelExists, func(error) *api.Error { return api.Conflict("Label already exists") })
-	a.MapError(issue.ErrMissing, func(err error) *api.Error {
-		var e *issue.ParamsError
-		errors.As(err, &e)
-		return api.Missing(e.Params...)
-	})
-	a.MapError(issue.ErrNothingGiven, func(err error) *api.Error {
-		var e *issue.ParamsError
-		errors.As(err, &e)
-		return api.AtLeastOne(e.Params...)
-	})
-	a.MapError(issue.ErrInvalidValue, func(err error) *api.Error {
-		var e *issue.ParamError
-		errors.As(err, &e)
-		return api.NotValidValue(e.Param)
-	})
-	a.MapError(issue.ErrInvalidParam, func(err error) *api.Error {
-		var e *issue.ParamError
-		errors.As(err, &e)
-		return api.Invalid(e.Param)
-	})
+	a.MapError(issue.ErrMissing, func(err error) *api.Error { return api.Missing(target.ParamsOf(err)...) })
+	a.MapError(issue.ErrNothingGiven, func(err error) *api.Error { return api.AtLeastOne(target.ParamsOf(err)...) })
+	a.MapError(issue.ErrInvalidValue, func(err error) *api.Error { return api.NotValidValue(strings.Join(target.ParamsOf(err), ", ")) })
+	a.MapError(issue.ErrInvalidParam, func(err error) *api.Error { return api.Invalid(strings.Join(target.ParamsOf(err), ", ")) })
 	a.MapError(issue.ErrMilestoneInvalid, func(err error) *api.Error {
 		var e *issue.MilestoneError
 		errors.As(err, &e)
@@ -149,17 +134,8 @@ func NewRoutes(s *Service) fennec.Routes {
 
 // page renders a page of records read by list in the same read.
 func (s *Service) page(ctx context.Context, p api.PageParams, list func(ctx context.Context) ([]issue.Issue, int, error)) (*issuesOutput, error) {
-	out := &issuesOutput{}
-	err := s.db.View(ctx, func(tx *store.Tx) error {
-		recs, total, err := list(tx.Context())
-		if err != nil {
-			return err
-		}
-		out.PageHeaders = api.Paginate(ctx, p, total)
-		out.Body, err = s.renderer(ctx).views(tx, recs)
-		return err
-	})
-	return out, err
+	h, views, err := api.ReadPage(ctx, s.db, p, list, s.renderer(ctx).views)
+	return &issuesOutput{PageHeaders: h, Body: views}, err
 }
 
 // one renders one record (with subscribed) read by get in the same read.

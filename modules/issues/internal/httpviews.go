@@ -91,34 +91,18 @@ func milestoneView(m issue.Milestone) *MilestoneView {
 type renderer struct {
 	s          *Service
 	ctx        context.Context
-	base       string
-	users      map[int64]identity.BasicUser
+	users      *target.UserViews
 	labels     map[uint64]string
 	milestones map[uint64]*MilestoneView
 }
 
 func (s *Service) renderer(ctx context.Context) *renderer {
-	base := api.ExternalURLFrom(ctx)
-	if base == "" {
-		base = s.url()
-	}
-	return &renderer{s: s, ctx: ctx, base: base, users: map[int64]identity.BasicUser{}, labels: map[uint64]string{},
+	return &renderer{s: s, ctx: ctx, users: target.NewUserViews(s.users, api.BaseURL(ctx, s.url)), labels: map[uint64]string{},
 		milestones: map[uint64]*MilestoneView{}}
 }
 
-func (r *renderer) user(id int64) identity.BasicUser {
-	if u, ok := r.users[id]; ok {
-		return u
-	}
-	var v identity.BasicUser
-	if u, err := r.s.users.UserByID(r.ctx, id); err == nil {
-		v = identity.NewBasicUser(r.base, u)
-	} else {
-		v = identity.GhostUser(r.base, id)
-	}
-	r.users[id] = v
-	return v
-}
+// user is user id's view, read in the renderer's read.
+func (r *renderer) user(id int64) identity.BasicUser { return r.users.User(r.ctx, id) }
 
 // views renders records read in tx.
 func (r *renderer) views(tx *store.Tx, list []issue.Issue) ([]IssueView, error) {

@@ -21,22 +21,17 @@ import (
 
 var _ issue.Service = (*Service)(nil)
 
-// invalidValue and invalidParam are the parameter errors of the contract.
+// invalidValue is the contract's ErrInvalidValue for param.
 func invalidValue(param string) error {
 	return &issue.ParamError{Err: issue.ErrInvalidValue, Param: param}
 }
 
-func invalidParam(param string) error {
-	return &issue.ParamError{Err: issue.ErrInvalidParam, Param: param}
-}
-
-func missing(params ...string) error {
-	return &issue.ParamsError{Err: issue.ErrMissing, Params: params}
-}
-
-func nothingGiven(params ...string) error {
-	return &issue.ParamsError{Err: issue.ErrNothingGiven, Params: params}
-}
+// The parameter errors of the collab contract, as every target's.
+var (
+	invalidParam = target.BadParam
+	missing      = target.MissingParams
+	nothingGiven = target.NothingGiven
+)
 
 // parseTime reads an ISO 8601 date or time as clients send them (a full
 // RFC 3339 time, one without a zone, or a date).
@@ -342,17 +337,12 @@ func (s *Service) Create(ctx context.Context, project string, in issue.Fields) (
 	}
 	uid := auth.FromContext(ctx).UserID()
 	now := s.now()
-	i := &Issue{ProjectID: uint64(info.ID), Title: strings.TrimSpace(*in.Title), State: StateOpened, AuthorID: uid,
-		CreatedAt: now, UpdatedAt: now}
-	if err := target.CheckTitle(i.Title); err != nil {
+	title, description, err := target.CheckText(in.Title, in.Description)
+	if err != nil {
 		return issue.Issue{}, err
 	}
-	if in.Description != nil {
-		if err := target.CheckDescription(*in.Description); err != nil {
-			return issue.Issue{}, err
-		}
-		i.Description = *in.Description
-	}
+	i := &Issue{ProjectID: uint64(info.ID), Title: title, Description: description, State: StateOpened, AuthorID: uid,
+		CreatedAt: now, UpdatedAt: now}
 	if in.Confidential != nil {
 		i.Confidential = *in.Confidential
 	}
@@ -449,19 +439,11 @@ func (s *Service) Update(ctx context.Context, ref issue.Ref, in issue.Fields, ev
 	if err != nil {
 		return issue.Issue{}, err
 	}
-	var title, description, due string
-	if in.Title != nil {
-		title = strings.TrimSpace(*in.Title)
-		if err := target.CheckTitle(title); err != nil {
-			return issue.Issue{}, err
-		}
+	title, description, err := target.CheckText(in.Title, in.Description)
+	if err != nil {
+		return issue.Issue{}, err
 	}
-	if in.Description != nil {
-		if err := target.CheckDescription(*in.Description); err != nil {
-			return issue.Issue{}, err
-		}
-		description = *in.Description
-	}
+	var due string
 	if in.DueDate != nil {
 		if due, err = parseDueDate(*in.DueDate); err != nil {
 			return issue.Issue{}, err

@@ -3,7 +3,6 @@ package issue
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/fennec-forge/fennec/modules/collab/target"
@@ -303,17 +302,17 @@ var (
 	ErrLabelEventNotFound = target.ErrLabelEventNotFound
 
 	// ErrMissing: required parameters are missing (a *ParamsError names
-	// them).
-	ErrMissing = errors.New("issues: required parameters missing")
+	// them); the collab contract's, as for every target.
+	ErrMissing = target.ErrMissing
 	// ErrNothingGiven: an update gives nothing (a *ParamsError names what
-	// it may give).
-	ErrNothingGiven = errors.New("issues: an update gives nothing")
+	// it may give); the collab contract's.
+	ErrNothingGiven = target.ErrNothingGiven
 	// ErrInvalidValue: a parameter has a value it may not (a *ParamError
 	// names it): "state does not have a valid value".
 	ErrInvalidValue = errors.New("issues: parameter does not have a valid value")
 	// ErrInvalidParam: a parameter cannot be read (a *ParamError names
-	// it): "due_date is invalid".
-	ErrInvalidParam = errors.New("issues: parameter is invalid")
+	// it): "due_date is invalid"; the collab contract's.
+	ErrInvalidParam = target.ErrBadParam
 	// ErrMilestoneInvalid: a milestone's field breaks a rule (a
 	// *MilestoneError says which).
 	ErrMilestoneInvalid = errors.New("issues: invalid milestone")
@@ -325,23 +324,12 @@ var (
 var ErrInvalid = target.ErrInvalid
 
 // ParamsError is ErrMissing or ErrNothingGiven with the parameters it is
-// about, named as GitLab's API names them.
-type ParamsError struct {
-	Err    error
-	Params []string
-}
+// about, named as GitLab's API names them (the collab contract's).
+type ParamsError = target.ParamsError
 
-func (e *ParamsError) Error() string { return e.Err.Error() + ": " + strings.Join(e.Params, ", ") }
-func (e *ParamsError) Unwrap() error { return e.Err }
-
-// ParamError is ErrInvalidValue or ErrInvalidParam with the parameter.
-type ParamError struct {
-	Err   error
-	Param string
-}
-
-func (e *ParamError) Error() string { return e.Err.Error() + ": " + e.Param }
-func (e *ParamError) Unwrap() error { return e.Err }
+// ParamError is ErrInvalidValue or ErrInvalidParam with the parameter
+// (the collab contract's).
+type ParamError = target.ParamError
 
 // MilestoneError is ErrMilestoneInvalid: Verb is "create" or "update",
 // Field and Text what is wrong ("title", "has already been taken").

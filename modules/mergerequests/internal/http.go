@@ -10,6 +10,7 @@ import (
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
 )
 
@@ -58,16 +59,8 @@ func mapErrors(a *api.API) {
 	a.MapError(mergerequest.ErrNotFound, func(error) *api.Error { return api.RecordNotFound() })
 	a.MapError(mergerequest.ErrNotMergeable, func(error) *api.Error { return api.MethodNotAllowed("Branch cannot be merged") })
 	a.MapError(mergerequest.ErrUnavailable, func(error) *api.Error { return api.NotFound("") })
-	a.MapError(mergerequest.ErrMissing, func(err error) *api.Error {
-		var e *mergerequest.ParamsError
-		errors.As(err, &e)
-		return api.Missing(e.Params...)
-	})
-	a.MapError(mergerequest.ErrNothingGiven, func(err error) *api.Error {
-		var e *mergerequest.ParamsError
-		errors.As(err, &e)
-		return api.AtLeastOne(e.Params...)
-	})
+	a.MapError(mergerequest.ErrMissing, func(err error) *api.Error { return api.Missing(target.ParamsOf(err)...) })
+	a.MapError(mergerequest.ErrNothingGiven, func(err error) *api.Error { return api.AtLeastOne(target.ParamsOf(err)...) })
 	a.MapError(mergerequest.ErrInvalid, func(err error) *api.Error {
 		var e *mergerequest.InvalidError
 		errors.As(err, &e)
@@ -101,17 +94,8 @@ func (s *Service) inRead(ctx context.Context, fn func(tx *store.Tx) error) error
 // page renders a page of records read by list in the same read.
 func (s *Service) page(ctx context.Context, p api.PageParams,
 	list func(ctx context.Context) ([]mergerequest.MergeRequest, int, error)) (*listOutput, error) {
-	out := &listOutput{}
-	err := s.inRead(ctx, func(tx *store.Tx) error {
-		recs, total, err := list(tx.Context())
-		if err != nil {
-			return err
-		}
-		out.PageHeaders = api.Paginate(ctx, p, total)
-		out.Body, err = s.renderer(ctx).views(tx, recs)
-		return err
-	})
-	return out, err
+	h, views, err := api.ReadPage(ctx, s.DB, p, list, s.renderer(ctx).views)
+	return &listOutput{PageHeaders: h, Body: views}, err
 }
 
 // pageOf renders a page the service read on its own.

@@ -67,34 +67,18 @@ type MRView struct {
 type renderer struct {
 	s          *Service
 	ctx        context.Context
-	base       string
-	users      map[int64]identity.BasicUser
+	users      *target.UserViews
 	labels     map[int64]string
 	milestones map[int64]any
 }
 
 func (s *Service) renderer(ctx context.Context) *renderer {
-	base := api.ExternalURLFrom(ctx)
-	if base == "" {
-		base = s.URL()
-	}
-	return &renderer{s: s, ctx: ctx, base: base, users: map[int64]identity.BasicUser{}, labels: map[int64]string{},
+	return &renderer{s: s, ctx: ctx, users: target.NewUserViews(s.Users, api.BaseURL(ctx, s.URL)), labels: map[int64]string{},
 		milestones: map[int64]any{}}
 }
 
-func (r *renderer) user(id int64) identity.BasicUser {
-	if u, ok := r.users[id]; ok {
-		return u
-	}
-	var v identity.BasicUser
-	if u, err := r.s.Users.UserByID(r.ctx, id); err == nil {
-		v = identity.NewBasicUser(r.base, u)
-	} else {
-		v = identity.GhostUser(r.base, id)
-	}
-	r.users[id] = v
-	return v
-}
+// user is user id's view, read in the renderer's read.
+func (r *renderer) user(id int64) identity.BasicUser { return r.users.User(r.ctx, id) }
 
 func (r *renderer) views(tx *store.Tx, list []mergerequest.MergeRequest) ([]MRView, error) {
 	r.ctx = tx.Context()

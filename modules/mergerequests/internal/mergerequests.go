@@ -190,7 +190,7 @@ func (s *Service) Create(ctx context.Context, project string, b mergerequest.Fie
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
-		return mergerequest.MergeRequest{}, &mergerequest.ParamsError{Err: mergerequest.ErrMissing, Params: missing}
+		return mergerequest.MergeRequest{}, target.MissingParams(missing...)
 	}
 	source, err := s.writeProject(ctx, project)
 	if err != nil {
@@ -306,7 +306,7 @@ func (s *Service) assignedTodo(tx *store.Tx, m *MR, uid int64) error {
 	if s.Collab == nil || m.AssigneeID == 0 {
 		return nil
 	}
-	return s.Collab.AddTodos(tx.Context(), target.NewTodo{UserID: m.AssigneeID, AuthorID: uid, Target: targetOf(m), Action: target.Assigned, Body: m.Title})
+	return target.AssignedTodos(tx.Context(), s.Collab, targetOf(m), m.Title, uid, []int64{m.AssigneeID})
 }
 
 // Close implements mergerequest.Service.
@@ -323,8 +323,8 @@ func (s *Service) Reopen(ctx context.Context, ref mergerequest.Ref) (mergereques
 func (s *Service) Update(ctx context.Context, ref mergerequest.Ref, b mergerequest.Fields, stateEvent mergerequest.StateEvent) (mergerequest.MergeRequest, error) {
 	if b.TargetBranch == nil && b.Title == nil && b.Description == nil && b.AssigneeID == nil && stateEvent == "" &&
 		b.Labels == nil && b.MilestoneID == nil && b.RemoveSourceBranch == nil {
-		return mergerequest.MergeRequest{}, &mergerequest.ParamsError{Err: mergerequest.ErrNothingGiven, Params: []string{
-			"assignee_id", "description", "labels", "milestone_id", "remove_source_branch", "state_event", "target_branch", "title"}}
+		return mergerequest.MergeRequest{}, target.NothingGiven(
+			"assignee_id", "description", "labels", "milestone_id", "remove_source_branch", "state_event", "target_branch", "title")
 	}
 	if stateEvent != "" && !stateEvent.Valid() {
 		return mergerequest.MergeRequest{}, invalid("state_event", "does not have a valid value")
@@ -333,19 +333,11 @@ func (s *Service) Update(ctx context.Context, ref mergerequest.Ref, b mergereque
 	if err != nil {
 		return mergerequest.MergeRequest{}, err
 	}
-	var title, description, tgt string
-	if b.Title != nil {
-		title = strings.TrimSpace(*b.Title)
-		if err := target.CheckTitle(title); err != nil {
-			return mergerequest.MergeRequest{}, err
-		}
+	title, description, err := target.CheckText(b.Title, b.Description)
+	if err != nil {
+		return mergerequest.MergeRequest{}, err
 	}
-	if b.Description != nil {
-		if err := target.CheckDescription(*b.Description); err != nil {
-			return mergerequest.MergeRequest{}, err
-		}
-		description = *b.Description
-	}
+	var tgt string
 	var tgtSHA string
 	if b.TargetBranch != nil {
 		tgt = strings.TrimSpace(*b.TargetBranch)
@@ -375,11 +367,11 @@ func (s *Service) Update(ctx context.Context, ref mergerequest.Ref, b mergereque
 			return mergerequest.ErrNotChangeable
 		}
 		if b.Title != nil && title != m.Title {
-			notesToWrite = append(notesToWrite, "changed title from **"+m.Title+"** to **"+title+"**")
+			notesToWrite = append(notesToWrite, target.TitleNote(m.Title, title))
 			m.Title, changed = title, true
 		}
 		if b.Description != nil && description != m.Description {
-			notesToWrite = append(notesToWrite, "changed the description")
+			notesToWrite = append(notesToWrite, target.DescriptionNote)
 			m.Description, changed = description, true
 		}
 		if b.TargetBranch != nil && tgt != m.TargetBranch {
@@ -411,13 +403,14 @@ func (s *Service) Update(ctx context.Context, ref mergerequest.Ref, b mergereque
 		}
 		if b.MilestoneID != nil {
 			if ms, ok := s.milestone(tx.Context(), info.ID, *b.MilestoneID); ok && ms != m.MilestoneID {
-				body := "removed milestone"
+				ref := ""
 				if ms != 0 {
-					body = "changed milestone to %" + i64(ms)
+					ref = "%" + i64(ms)
 					if mv, err := s.Milestones.Assignable(tx.Context(), info.ID, ms); err == nil {
-						body = `changed milestone to %"` + strings.ReplaceAll(mv.Title, `"`, "") + `"`
+						ref = target.MilestoneRef(mv.Title)
 					}
 				}
+				body := target.MilestoneNote(ref)
 				notesToWrite = append(notesToWrite, body)
 				m.MilestoneID, changed = ms, true
 			}

@@ -3,7 +3,6 @@ package mergerequest
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/fennec-forge/fennec/modules/collab/target"
@@ -287,11 +286,11 @@ var (
 // The errors of Create and Update.
 var (
 	// ErrMissing: a create lacks required fields (a *ParamsError names
-	// them).
-	ErrMissing = errors.New("mergerequests: required fields missing")
+	// them); the collab contract's, as for every target.
+	ErrMissing = target.ErrMissing
 	// ErrNothingGiven: an update gives no field (a *ParamsError names
-	// those it may give).
-	ErrNothingGiven = errors.New("mergerequests: an update gives no field")
+	// those it may give); the collab contract's.
+	ErrNothingGiven = target.ErrNothingGiven
 	// ErrInvalid: a field with a value a merge request may not have (an
 	// *InvalidError says which and why).
 	ErrInvalid = errors.New("mergerequests: invalid field")
@@ -312,14 +311,8 @@ var (
 )
 
 // ParamsError is ErrMissing or ErrNothingGiven with the parameters it is
-// about, named as GitLab's API names them.
-type ParamsError struct {
-	Err    error
-	Params []string
-}
-
-func (e *ParamsError) Error() string { return e.Err.Error() + ": " + strings.Join(e.Params, ", ") }
-func (e *ParamsError) Unwrap() error { return e.Err }
+// about, named as GitLab's API names them (the collab contract's).
+type ParamsError = target.ParamsError
 
 // InvalidError is ErrInvalid with the field ("title", "description",
 // "source_branch", "target_branch") and what is wrong with it.
