@@ -3,15 +3,12 @@ package internal
 import (
 	"bytes"
 	"context"
-	"net/http"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	fdiff "github.com/go-git/go-git/v5/plumbing/format/diff"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"github.com/fennec-forge/fennec/core/api"
-	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository/internal/gitpack"
 )
 
@@ -225,47 +222,4 @@ func hunks(patch string, binary bool) string {
 		return patch
 	}
 	return ""
-}
-
-type commitDiffOutput struct {
-	Body []DiffView
-}
-
-func (rd *Reader) commitDiff(ctx context.Context, in *commitInput) (*commitDiffOutput, error) {
-	info, repo, err := rd.open(ctx, in.ID, projects.ReadCode)
-	if err != nil {
-		return nil, err
-	}
-	c, err := resolveCommit(repo, in.SHA, info.DefaultBranch)
-	if err != nil || in.SHA == "" {
-		return nil, ErrCommitNotFound
-	}
-	to, err := c.Tree()
-	if err != nil {
-		return nil, err
-	}
-	var from *object.Tree
-	if c.NumParents() > 0 {
-		p, err := c.Parent(0)
-		if err != nil {
-			return nil, err
-		}
-		if from, err = p.Tree(); err != nil {
-			return nil, err
-		}
-	}
-	objs, err := rd.store.Objects(info.ID)
-	if err != nil {
-		return nil, err
-	}
-	entries, err := diffEntries(ctx, objs, from, to)
-	if err != nil {
-		return nil, err
-	}
-	return &commitDiffOutput{Body: entries}, nil
-}
-
-func (rd *Reader) registerDiff(a *api.API) {
-	api.Register(a, api.Op{ID: "repository-commit-diff", Method: http.MethodGet, Path: "/projects/{id}/repository/commits/{sha}/diff",
-		Tags: []string{"repository"}, Summary: "The diff of a commit against its first parent", Access: api.Public}, rd.commitDiff)
 }

@@ -32,7 +32,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -47,7 +46,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	gitproto "github.com/go-git/go-git/v5/plumbing/transport/git"
-	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
@@ -94,7 +92,7 @@ type Importer struct {
 	state    projects.RepositoryState
 	log      *zap.Logger
 	guard    *netguard.Guard
-	client   *http.Client
+	client   *guardedHTTP
 	maxBytes int64
 
 	ctx    context.Context
@@ -118,7 +116,7 @@ func newImporter(st *Storage, state projects.RepositoryState, guard *netguard.Gu
 	ctx, cancel := context.WithCancel(context.Background())
 	im := &Importer{
 		st: st, state: state, log: log.Named("import"), guard: guard, maxBytes: maxBytes,
-		client: &http.Client{Transport: guard.Transport()},
+		client: newGuardedHTTP(guard),
 		ctx:    ctx, cancel: cancel, queue: make(chan importJob, queue), pending: map[int64]bool{},
 	}
 	for range workers {
@@ -162,7 +160,7 @@ func (im *Importer) stop(ctx context.Context) error {
 		case j := <-im.queue:
 			im.finish(j, projects.ImportFailed, errImportShutdown)
 		default:
-			im.client.CloseIdleConnections()
+			im.client.closeIdle()
 			return nil
 		}
 	}
@@ -414,7 +412,7 @@ func (im *Importer) session(ctx context.Context, rawURL string) (transport.Uploa
 	}
 	switch ep.Protocol {
 	case "http", "https":
-		return githttp.NewClient(im.client).NewUploadPackSession(ep, nil)
+		return im.client.uploadPackSession(ep)
 	case "git":
 		// go-git's git:// client dials by itself: give it an address the
 		// guard checked, so the name cannot resolve elsewhere meanwhile.

@@ -14,17 +14,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/go-git/go-git/v5/plumbing"
 	"go.uber.org/zap"
 
-	"github.com/fennec-forge/fennec/core/api"
-	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository/internal/gitpack"
 )
 
@@ -33,13 +29,6 @@ import (
 // memory. GitLab's blob viewer stops at the same 10 MiB; anything larger
 // is for the raw endpoints, which stream.
 const maxInlineBlob = 10 << 20
-
-// tooLargeInline is the 400 of a JSON endpoint asked for a blob over
-// maxInlineBlob (what is "Blob" or "File").
-func tooLargeInline(what string, size int64) error {
-	return api.BadRequest(fmt.Sprintf("400 Bad request - %s is too large to be returned as JSON (%d bytes, at most %d); use the raw endpoint",
-		what, size, maxInlineBlob))
-}
 
 // errNotBlob: the object exists but is not a blob.
 var errNotBlob = errors.New("repository: not a blob")
@@ -93,80 +82,6 @@ type BlobView struct {
 	Encoding string `json:"encoding"`
 	Content  string `json:"content"`
 	SHA      string `json:"sha"`
-}
-
-type blobInput struct {
-	ProjectPath
-	SHA string `path:"sha"`
-}
-
-// findBlob resolves :sha to a blob of the project: a full id, or an
-// abbreviation of at least 4 hex digits that names one object only, found
-// in the pack indexes without reading any object. Anything else, or an
-// object that is no blob, is 404 Blob Not Found.
-func (rd *Reader) findBlob(ctx context.Context, id, sha string) (int64, plumbing.Hash, error) {
-	info, err := rd.access.Require(ctx, id, projects.ReadCode)
-	if err != nil {
-		return 0, plumbing.ZeroHash, err
-	}
-	notFound := api.NotFound("Blob")
-	sha = strings.ToLower(sha)
-	if len(sha) < 4 || len(sha) > 40 || strings.Trim(sha, "0123456789abcdef") != "" {
-		return 0, plumbing.ZeroHash, notFound
-	}
-	if len(sha) == 40 {
-		return info.ID, plumbing.NewHash(sha), nil
-	}
-	objs, err := rd.store.Objects(info.ID)
-	if err != nil {
-		return 0, plumbing.ZeroHash, err
-	}
-	found := objs.Prefix(sha, 2)
-	if len(found) != 1 {
-		return 0, plumbing.ZeroHash, notFound
-	}
-	return info.ID, found[0], nil
-}
-
-func (rd *Reader) registerBlobs(a *api.API) {
-	tags := []string{"repository"}
-	api.Register(a, api.Op{ID: "repository-blob", Method: http.MethodGet, Path: "/projects/{id}/repository/blobs/{sha}", Tags: tags,
-		Summary: "A blob, Base64-encoded (at most 10 MiB)", Access: api.Public}, func(ctx context.Context, in *blobInput) (*struct{ Body *BlobView }, error) {
-		pid, h, err := rd.findBlob(ctx, in.ID, in.SHA)
-		if err != nil {
-			return nil, err
-		}
-		raw, err := rd.readInline(ctx, pid, h, "Blob")
-		if isMissing(err) {
-			return nil, api.NotFound("Blob")
-		}
-		if err != nil {
-			return nil, err
-		}
-		return &struct{ Body *BlobView }{Body: &BlobView{Size: int64(len(raw)), Encoding: "base64", Content: encodeBase64(raw), SHA: h.String()}}, nil
-	})
-	api.Register(a, api.Op{ID: "repository-blob-raw", Method: http.MethodGet, Path: "/projects/{id}/repository/blobs/{sha}/raw", Tags: tags,
-		Summary: "A blob's raw bytes (streamed)", Access: api.Public}, func(ctx context.Context, in *blobInput) (*rawOutput, error) {
-		pid, h, err := rd.findBlob(ctx, in.ID, in.SHA)
-		if err != nil {
-			return nil, err
-		}
-		r, err := rd.openBlob(ctx, pid, h)
-		if isMissing(err) {
-			return nil, api.NotFound("Blob")
-		}
-		if err != nil {
-			return nil, err
-		}
-		return rd.rawBlob(r)
-	})
-}
-
-type rawOutput struct {
-	ContentType   string `header:"Content-Type"`
-	ContentLength string `header:"Content-Length"`
-	NoSniff       string `header:"X-Content-Type-Options"`
-	Body          func(huma.Context)
 }
 
 // sniffBytes is how much of a blob decides text or binary, as git does.

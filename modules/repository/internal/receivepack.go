@@ -14,7 +14,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/http"
 	"strconv"
 	"strings"
 
@@ -38,38 +37,10 @@ type pushCommand struct {
 func (c *pushCommand) isDelete() bool { return c.new.IsZero() }
 func (c *pushCommand) isCreate() bool { return c.old.IsZero() }
 
-func (g *GitHTTP) receivePack(ctx context.Context, w http.ResponseWriter, r *http.Request, info projects.ProjectInfo) {
-	body, err := requestBody(r)
-	if err != nil {
-		gitError(w, http.StatusBadRequest, "Bad Request: "+err.Error())
-		return
-	}
-	defer body.Close()
-	req, err := gitserve.ReadPushRequest(body)
-	if err != nil {
-		var re *gitserve.RequestError
-		if errors.As(err, &re) {
-			gitError(w, http.StatusBadRequest, "Bad Request: "+re.Msg)
-		} else {
-			gitError(w, http.StatusBadRequest, "Bad Request")
-		}
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/x-git-receive-pack-result")
-	noCache(h)
-	if len(req.Commands) == 0 {
-		return // the probe: credentials work, nothing to do
-	}
-	if err := g.push(ctx, w, info, req); err != nil {
-		gitError(w, http.StatusInternalServerError, "Internal Server Error")
-	}
-}
-
 // push carries out the commands of a push read from any transport (smart
 // HTTP, SSH) and writes the report to w. It returns an error, having
 // written nothing, only when the repository cannot be opened.
-func (g *GitHTTP) push(ctx context.Context, w io.Writer, info projects.ProjectInfo, req *gitserve.PushRequest) error {
+func (g *Git) push(ctx context.Context, w io.Writer, info projects.ProjectInfo, req *gitserve.PushRequest) error {
 	caps := req.Caps
 	cmds := make([]*pushCommand, len(req.Commands))
 	for i, c := range req.Commands {
@@ -206,7 +177,7 @@ func (g *GitHTTP) push(ctx context.Context, w io.Writer, info projects.ProjectIn
 // moveRefs applies the accepted commands, each only if its ref is still at
 // the old value the client saw (refused as "fetch first" otherwise), through
 // the ref journal, so that every ref that moves gets its push event.
-func (g *GitHTTP) moveRefs(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, cmds []*pushCommand, atomic bool) {
+func (g *Git) moveRefs(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, cmds []*pushCommand, atomic bool) {
 	projectID := info.ID
 	var ups []RefUpdate
 	var which []*pushCommand
@@ -283,7 +254,7 @@ const (
 )
 
 // checkCommands refuses what may not happen, command by command.
-func (g *GitHTTP) checkCommands(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, read readFunc, cmds []*pushCommand) {
+func (g *Git) checkCommands(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, read readFunc, cmds []*pushCommand) {
 	ref := strconv.FormatInt(info.ID, 10)
 	mayPushProtected, _ := g.access.Can(ctx, ref, projects.PushProtected)
 	seen := map[plumbing.ReferenceName]bool{}
@@ -377,7 +348,7 @@ func hasBranches(repo *git.Repository) bool {
 
 // afterPush records the pusher's activity. (The push events are published
 // with the ref changes, and a first branch made the default, by moveRefs.)
-func (g *GitHTTP) afterPush(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, cmds []*pushCommand) {
+func (g *Git) afterPush(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, cmds []*pushCommand) {
 	// The push happened: a client hanging up after "ok" must not stop this.
 	ctx = context.WithoutCancel(ctx)
 	var done []*pushCommand

@@ -3,8 +3,8 @@ package internal
 // The SSH server for git: `git clone git@host:namespace/project.git` with
 // the SSH keys users manage through the API. It runs when ssh_listen is
 // set, beside the HTTP server, and serves the same engine under the same
-// rules as smart HTTP (GitHTTP): projects.Access decides who may read or
-// push, GitHTTP.push does the push (protection, quarantine, atomic refs,
+// rules as smart HTTP (Git): projects.Access decides who may read or
+// push, Git.push does the push (protection, quarantine, atomic refs,
 // push events), gitserve speaks the protocol (ServeUploadPack, the
 // session form of the HTTP functions).
 //
@@ -55,7 +55,7 @@ import (
 
 // SSHServer serves git over SSH.
 type SSHServer struct {
-	git      *GitHTTP
+	git      *Git
 	keys     identity.SSHKeys
 	endpoint projects.SSHEndpoint
 	cfg      Config
@@ -97,7 +97,7 @@ const dropLogEvery = 10 * time.Second
 
 // NewSSHServer builds the SSH server and, when ssh_listen is set, starts
 // it with the application.
-func NewSSHServer(lc fx.Lifecycle, g *GitHTTP, keys identity.SSHKeys, endpoint projects.SSHEndpoint,
+func NewSSHServer(lc fx.Lifecycle, g *Git, keys identity.SSHKeys, endpoint projects.SSHEndpoint,
 	cfg Config, fcfg fconfig.Config, log *zap.Logger) *SSHServer {
 	s := &SSHServer{git: g, keys: keys, endpoint: endpoint, cfg: cfg, dataDir: fcfg.Data, log: log.Named("ssh"),
 		perUser: map[int64]int{}, open: map[net.Conn]struct{}{}, perSource: map[string]int{}, chance: mrand.IntN}

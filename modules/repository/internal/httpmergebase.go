@@ -1,5 +1,7 @@
 package internal
 
+// The merge-base endpoint: the common ancestor of two or more revisions.
+
 import (
 	"context"
 	"net/http"
@@ -10,11 +12,6 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
-
-type mergeBaseInput struct {
-	ProjectPath
-	Refs []string `query:"refs" required:"true" doc:"Two or more commit ids, branches or tags: refs[]=a&refs[]=b (or refs=a,b)"`
-}
 
 // mergeBase answers GET /projects/:id/repository/merge_base: the best
 // common ancestor of the refs, as `git merge-base a b c...` finds it (the
@@ -79,4 +76,9 @@ func (rd *Reader) mergeBase(ctx context.Context, in *mergeBaseInput) (*struct{ B
 func (rd *Reader) registerMergeBase(a *api.API) {
 	api.Register(a, api.Op{ID: "repository-merge-base", Method: http.MethodGet, Path: "/projects/{id}/repository/merge_base",
 		Tags: []string{"repository"}, Summary: "The common ancestor of two or more refs", Access: api.Public}, rd.mergeBase)
+}
+
+type mergeBaseInput struct {
+	ProjectPath
+	Refs []string `query:"refs" required:"true" doc:"Two or more commit ids, branches or tags: refs[]=a&refs[]=b (or refs=a,b)"`
 }

@@ -1,5 +1,8 @@
 package internal
 
+// The HTTP adapter of housekeeping.go: routes, request inputs, GitLab views and
+// status codes; the service side stays in housekeeping.go.
+
 import (
 	"context"
 	"net/http"

@@ -23,45 +23,26 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
 	"go.uber.org/zap"
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
-	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository/internal/gitserve"
 )
 
-// GitHTTP serves the smart HTTP protocol.
+// GitHTTP serves the git service over the smart HTTP protocol.
 type GitHTTP struct {
-	st       *Storage
-	access   projects.Access
-	state    projects.RepositoryState
-	w        *Writer
-	activity identity.Activity
-	hk       *Housekeeper
-	log      *zap.Logger
-	api      *api.API
-	maxPush  int64
-	fsck     bool // check pushed trees (config receive_fsck_objects)
-}
-
-// NewGit builds the git service, which smart HTTP (NewGitRoutes) and SSH
-// (NewSSHServer) serve alike.
-func NewGit(st *Storage, access projects.Access, state projects.RepositoryState, w *Writer,
-	activity identity.Activity, hk *Housekeeper, cfg Config, log *zap.Logger) *GitHTTP {
-	return &GitHTTP{st: st, access: access, state: state, w: w, activity: activity, hk: hk,
-		log: log.Named("git"), maxPush: cfg.MaxPushBytes, fsck: cfg.ReceiveFsckObjects}
+	*Git
+	api *api.API
 }
 
 // NewGitRoutes registers the git endpoints.
-func NewGitRoutes(g *GitHTTP) fennec.Routes {
+func NewGitRoutes(g *Git) fennec.Routes {
 	return fennec.Routes{Name: "repository-git", Register: func(a *api.API) {
-		g.api = a
-		a.Intercept("git-http", isGitPath, http.HandlerFunc(g.serve))
+		gh := &GitHTTP{Git: g, api: a}
+		a.Intercept("git-http", isGitPath, http.HandlerFunc(gh.serve))
 	}}
 }
 
@@ -75,14 +56,6 @@ const (
 // maxNegotiationBytes bounds an upload-pack request (wants and haves):
 // generous for repositories with many refs, small next to a pack.
 const maxNegotiationBytes = 64 << 20
-
-func isGitPath(r *http.Request) bool {
-	p := r.URL.EscapedPath()
-	if strings.HasPrefix(p, api.Prefix+"/") || strings.HasPrefix(p, "/-/") {
-		return false
-	}
-	return strings.HasSuffix(p, infoRefs) || strings.HasSuffix(p, uploadPack) || strings.HasSuffix(p, receivePack)
-}
 
 // splitGitPath returns the project's full path and the endpoint; ok is false
 // for anything that is not a clean project path (empty, "." or ".."
@@ -111,6 +84,14 @@ func splitGitPath(escaped string) (project, endpoint string, ok bool) {
 		return "", "", false
 	}
 	return strings.Join(segs, "/"), endpoint, true
+}
+
+func isGitPath(r *http.Request) bool {
+	p := r.URL.EscapedPath()
+	if strings.HasPrefix(p, api.Prefix+"/") || strings.HasPrefix(p, "/-/") {
+		return false
+	}
+	return strings.HasSuffix(p, infoRefs) || strings.HasSuffix(p, uploadPack) || strings.HasSuffix(p, receivePack)
 }
 
 func (g *GitHTTP) serve(w http.ResponseWriter, r *http.Request) {
@@ -250,36 +231,6 @@ func noCache(h http.Header) {
 	h.Set("Pragma", "no-cache")
 	h.Set("Expires", "Fri, 01 Jan 1980 00:00:00 GMT")
 }
-
-// repoFor gathers what the protocol code needs: the object store, the refs
-// and HEAD's branch.
-func (g *GitHTTP) repoFor(ctx context.Context, projectID int64) (gitserve.Repo, *git.Repository, error) {
-	repo, err := g.st.Open(ctx, projectID)
-	if err != nil {
-		return gitserve.Repo{}, nil, err
-	}
-	objs, err := g.st.Objects(projectID)
-	if err != nil {
-		return gitserve.Repo{}, nil, err
-	}
-	refs, err := listRefs(repo)
-	if err != nil {
-		return gitserve.Repo{}, nil, err
-	}
-	out := gitserve.Repo{Objects: objs, Refs: refs}
-	if head, err := repo.Storer.Reference(plumbing.HEAD); err == nil && head.Type() == plumbing.SymbolicReference {
-		for _, ref := range out.Refs {
-			if ref.Name == head.Target() {
-				out.Head = head.Target()
-				break
-			}
-		}
-	}
-	return out, repo, nil
-}
-
-// receivePackCaps are what Fennec's receive-pack does.
-var receivePackCaps = []string{"report-status", "delete-refs", "side-band-64k", "quiet", "atomic", "ofs-delta", "agent=fennec"}
 
 func (g *GitHTTP) advertise(ctx context.Context, w http.ResponseWriter, r *http.Request, info projects.ProjectInfo, service string) {
 	repo, _, err := g.repoFor(ctx, info.ID)

@@ -1,0 +1,45 @@
+package internal
+
+// The HTTP side of errors.go: mapErrors, the one table from the module's
+// domain errors to GitLab's answers.
+
+import (
+	"errors"
+
+	"github.com/fennec-forge/fennec/core/api"
+)
+
+// mapErrors is the module's table from its domain errors to GitLab's
+// answers; every answer is built anew, so no request shares one.
+func mapErrors(a *api.API) {
+	a.MapError(ErrBranchNotFound, func(error) *api.Error { return api.NotFound("Branch") })
+	a.MapError(ErrTagNotFound, func(error) *api.Error { return api.NotFound("Tag") })
+	a.MapError(ErrCommitNotFound, func(error) *api.Error { return api.NotFound("Commit") })
+	a.MapError(ErrRepositoryMissing, func(error) *api.Error {
+		return &api.Error{Status: 503, Message: "The repository is missing from the server's data directory; see the project's import_error"}
+	})
+	// The tags API answers its refusals with 9.x's 405; the releases API,
+	// which creates a tag as one of its steps, with a 400.
+	a.MapError(errTagRefused, func(err error) *api.Error {
+		var r *tagRefusal
+		errors.As(err, &r)
+		return api.MethodNotAllowed(r.reason)
+	})
+	a.MapError(errReleaseTagRefused, func(err error) *api.Error {
+		var r *releaseTagRefusal
+		errors.As(err, &r)
+		return api.BadRequest(r.reason)
+	})
+	a.MapError(errReleaseMissing, func(error) *api.Error { return &api.Error{Status: 404, Message: "Release does not exist"} })
+	a.MapError(errTagMissing, func(error) *api.Error { return &api.Error{Status: 404, Message: "Tag does not exist"} })
+	a.MapError(errCommitDiscussionNotFound, func(error) *api.Error { return api.NotFound("Discussion") })
+	a.MapError(errCommitBadPosition, func(error) *api.Error {
+		// GitLab's answer prints the note's errors.
+		return api.BadRequest(`400 Bad request - Note {:line_code=>["can't be blank", "must be a valid line code"]}`)
+	})
+	a.MapError(errProtectionNotFound, func(error) *api.Error { return api.RecordNotFound() })
+	a.MapError(errCannotPick, func(error) *api.Error {
+		return api.BadRequest("Sorry, we cannot cherry-pick this commit automatically. " +
+			"This commit may already have been cherry-picked, or a more recent commit may have updated some of its content.")
+	})
+}
