@@ -52,7 +52,7 @@ func TestAccessWithoutRequest(t *testing.T) {
 		return as(pr)
 	}
 	system := as(auth.System())
-	id := int64(p.ID)
+	id := p.ID
 
 	cases := []struct {
 		name   string

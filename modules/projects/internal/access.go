@@ -60,7 +60,7 @@ func levelsOf(tx *store.Tx, p *auth.Principal, proj *Project, now time.Time) lev
 	if p.IsAnonymous() {
 		return l
 	}
-	uid := uint64(p.UserID())
+	uid := p.UserID()
 	if ns, err := namespaces.Get(tx, proj.NamespaceID); err == nil {
 		switch ns.Kind {
 		case KindUser:
@@ -83,7 +83,7 @@ func levelsOf(tx *store.Tx, p *auth.Principal, proj *Project, now time.Time) lev
 	return l
 }
 
-func memberLevel(tx *store.Tx, kind string, source, user uint64, now time.Time) int {
+func memberLevel(tx *store.Tx, kind string, source, user int64, now time.Time) int {
 	m, err := members.GetBy(tx, "membership", sourceKey(kind, source)+"/"+u64(user))
 	if err != nil || (m.ExpiresAt != nil && now.After(*m.ExpiresAt)) {
 		return project.NoAccess

@@ -102,10 +102,10 @@ func (w *accWorld) project(ns *Namespace, path, vis string, edit ...func(*Projec
 	return p
 }
 
-func (w *accWorld) member(kind string, source uint64, uid int64, level int, expires *time.Time) {
+func (w *accWorld) member(kind string, source int64, uid int64, level int, expires *time.Time) {
 	w.t.Helper()
 	w.update(func(tx *store.Tx) error {
-		return members.Insert(tx, &Member{SourceKind: kind, SourceID: source, UserID: uint64(uid), AccessLevel: level, ExpiresAt: expires, CreatedAt: w.now})
+		return members.Insert(tx, &Member{SourceKind: kind, SourceID: source, UserID: uid, AccessLevel: level, ExpiresAt: expires, CreatedAt: w.now})
 	})
 }
 
@@ -421,7 +421,7 @@ func TestListingHonoursExpiry(t *testing.T) {
 				t.Fatalf("canSee is true: the fixture is wrong")
 			}
 			for _, in := range []*listFilter{{}, {Membership: true}} {
-				var ids map[uint64]bool
+				var ids map[int64]bool
 				if err := w.db.View(context.Background(), func(tx *store.Tx) error {
 					var err error
 					ids, err = visibleIDs(tx, p, in)

@@ -58,11 +58,11 @@ func idRef(projectID int64) string {
 func (s *Service) info(ctx context.Context, r *resolved) project.Info {
 	web, _, _ := s.urls(ctx, r.ni.path, r.p.Path)
 	return project.Info{
-		ID: int64(r.p.ID), NamespaceID: int64(r.p.NamespaceID), Name: r.p.Name, Path: r.p.Path,
+		ID: r.p.ID, NamespaceID: r.p.NamespaceID, Name: r.p.Name, Path: r.p.Path,
 		PathWithNamespace: r.ni.path + "/" + r.p.Path, NameWithNamespace: r.ni.name + " / " + r.p.Name,
 		WebURL: web, Visibility: r.p.Visibility, Archived: r.p.Archived, DefaultBranch: r.p.DefaultBranch,
 		Features: r.p.Features, Level: effectiveLevel(auth.FromContext(ctx), r.p, r.l), MemberLevel: r.l.max(),
-		ForkedFromID: int64(r.p.ForkedFromID), Description: deref(r.p.Description),
+		ForkedFromID: r.p.ForkedFromID, Description: deref(r.p.Description),
 		OnlyAllowMergeIfAllDiscussionsAreResolved: r.p.OnlyAllowMergeIfAllDiscussionsAreResolved,
 		GroupIDs: r.ni.groupIDs(),
 	}

@@ -47,7 +47,7 @@ func (s *Service) setArchived(ctx context.Context, ref string, archived bool) (*
 		if err := projects.Update(tx, p); err != nil {
 			return err
 		}
-		return s.bus.Publish(tx, event.ProjectEvent{Action: action, ProjectID: int64(p.ID), UserID: auth.FromContext(ctx).UserID()})
+		return s.bus.Publish(tx, event.ProjectEvent{Action: action, ProjectID: p.ID, UserID: auth.FromContext(ctx).UserID()})
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, project.ErrNotFound

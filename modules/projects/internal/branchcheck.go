@@ -33,7 +33,7 @@ func (s *Service) SetBranchCheckers(checkers []project.BranchChecker) {
 // 9.x ignores such a name (it moves HEAD only to an existing branch and
 // keeps the rest of the edit), and so do we; a repository with no branch
 // yet keeps its default too, since the first branch pushed decides it.
-func (s *Service) defaultBranchChange(ctx context.Context, projectID uint64, asked *string) (string, error) {
+func (s *Service) defaultBranchChange(ctx context.Context, projectID int64, asked *string) (string, error) {
 	if asked == nil {
 		return "", nil
 	}
@@ -44,7 +44,7 @@ func (s *Service) defaultBranchChange(ctx context.Context, projectID uint64, ask
 	if s.branches.checker == nil {
 		return name, nil
 	}
-	ok, err := s.branches.checker.BranchExists(ctx, int64(projectID), name)
+	ok, err := s.branches.checker.BranchExists(ctx, projectID, name)
 	if err != nil || !ok {
 		return "", err
 	}

@@ -22,7 +22,7 @@ func Subscribers(s *Service) []events.Subscriber {
 // modules drop their data too), the namespace, their memberships and stars.
 // Group projects stay with their groups. Running it twice changes nothing.
 func (s *Service) onUserDeleted(ctx context.Context, ev identity.UserDeleted) error {
-	uid := uint64(ev.UserID)
+	uid := ev.UserID
 	return s.db.Update(ctx, func(tx *store.Tx) error {
 		if ns, err := namespaces.GetBy(tx, "owner", u64(uid)); err == nil {
 			ids, err := projects.IDsBy(tx, "namespace", u64(ns.ID))
@@ -39,7 +39,7 @@ func (s *Service) onUserDeleted(ctx context.Context, ev identity.UserDeleted) er
 				if err := projects.Delete(tx, id); err != nil {
 					return err
 				}
-				if err := s.bus.Publish(tx, event.ProjectEvent{Action: event.ProjectDeleted, ProjectID: int64(id), UserID: ev.UserID}); err != nil {
+				if err := s.bus.Publish(tx, event.ProjectEvent{Action: event.ProjectDeleted, ProjectID: id, UserID: ev.UserID}); err != nil {
 					return err
 				}
 			}

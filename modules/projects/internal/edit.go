@@ -85,7 +85,7 @@ func (s *Service) updateProject(ctx context.Context, ref string, b project.Field
 		if err := projects.Update(tx, p); err != nil {
 			return err
 		}
-		return s.bus.Publish(tx, event.ProjectEvent{Action: event.ProjectUpdated, ProjectID: int64(p.ID), UserID: pr.UserID()})
+		return s.bus.Publish(tx, event.ProjectEvent{Action: event.ProjectUpdated, ProjectID: p.ID, UserID: pr.UserID()})
 	})
 	var conflict *store.ConflictError
 	if errors.As(err, &conflict) {
@@ -152,6 +152,6 @@ func (s *Service) DeleteProject(ctx context.Context, ref string) error {
 		if err := projects.Delete(tx, r.p.ID); err != nil {
 			return err
 		}
-		return s.bus.Publish(tx, event.ProjectEvent{Action: event.ProjectDeleted, ProjectID: int64(r.p.ID), UserID: pr.UserID()})
+		return s.bus.Publish(tx, event.ProjectEvent{Action: event.ProjectDeleted, ProjectID: r.p.ID, UserID: pr.UserID()})
 	})
 }

@@ -21,8 +21,8 @@ import (
 // transaction (user look-ups must not run inside it): a group's namespace
 // id, or the owner of a personal namespace that may not exist yet.
 type forkTarget struct {
-	groupID uint64
-	ownerID uint64
+	groupID int64
+	ownerID int64
 }
 
 func (s *Service) forkTarget(ctx context.Context, in *project.ForkFields) (forkTarget, error) {
@@ -36,13 +36,13 @@ func (s *Service) forkTarget(ctx context.Context, in *project.ForkFields) (forkT
 	case in.Namespace != nil && strings.TrimSpace(*in.Namespace) != "":
 		ref = strings.TrimSpace(*in.Namespace)
 	default:
-		return forkTarget{ownerID: uint64(pr.UserID())}, nil
+		return forkTarget{ownerID: pr.UserID()}, nil
 	}
 	var t forkTarget
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		// An id first, then a path (GitLab's order: a group may be named "42").
 		if id, _ := parseRef(ref); id > 0 && in.NamespacePath == nil {
-			if ns, err := namespaces.Get(tx, uint64(id)); err == nil {
+			if ns, err := namespaces.Get(tx, id); err == nil {
 				t = targetOf(ns)
 				return nil
 			}
@@ -67,7 +67,7 @@ func (s *Service) forkTarget(ctx context.Context, in *project.ForkFields) (forkT
 	if err != nil {
 		return t, err
 	}
-	return forkTarget{ownerID: uint64(u.ID)}, nil
+	return forkTarget{ownerID: u.ID}, nil
 }
 
 func targetOf(ns *Namespace) forkTarget {
@@ -97,12 +97,12 @@ func (s *Service) fork(ctx context.Context, ref string, in project.ForkFields) (
 	if err != nil {
 		return nil, err
 	}
-	if target.ownerID != 0 && target.ownerID != uint64(pr.UserID()) && !pr.IsAdmin() {
+	if target.ownerID != 0 && target.ownerID != pr.UserID() && !pr.IsAdmin() {
 		return nil, project.ErrNamespaceNotFound
 	}
 	limit := -1
 	if target.ownerID != 0 && !pr.IsAdmin() {
-		owner, err := s.users.UserByID(ctx, int64(target.ownerID))
+		owner, err := s.users.UserByID(ctx, target.ownerID)
 		if err != nil {
 			return nil, project.ErrNamespaceNotFound
 		}
@@ -134,7 +134,7 @@ func (s *Service) fork(ctx context.Context, ref string, in project.ForkFields) (
 			if ns, err = namespaces.Get(tx, target.groupID); err != nil {
 				return project.ErrNamespaceNotFound
 			}
-			if !pr.IsAdmin() && groupMemberLevel(tx, ns.ID, uint64(pr.UserID()), now) < project.Master {
+			if !pr.IsAdmin() && groupMemberLevel(tx, ns.ID, pr.UserID(), now) < project.Master {
 				return project.ErrNamespaceNotFound
 			}
 		} else if ns, err = userNamespace(tx, target.ownerID, now); err != nil {
@@ -161,7 +161,7 @@ func (s *Service) fork(ctx context.Context, ref string, in project.ForkFields) (
 		}
 		*f = Project{
 			NamespaceID: ns.ID, Name: name, Path: path, Description: p.Description, DefaultBranch: p.DefaultBranch,
-			Visibility: p.Visibility, CreatorID: uint64(pr.UserID()), CreatedAt: now, UpdatedAt: now, LastActivityAt: now,
+			Visibility: p.Visibility, CreatorID: pr.UserID(), CreatedAt: now, UpdatedAt: now, LastActivityAt: now,
 			TagList: append([]string{}, p.TagList...), ForkedFromID: p.ID, RunnersToken: newToken(),
 			SharedWith: []Share{}, Features: p.Features,
 		}
@@ -172,7 +172,7 @@ func (s *Service) fork(ctx context.Context, ref string, in project.ForkFields) (
 		if err := projects.Update(tx, p); err != nil {
 			return err
 		}
-		return s.bus.Publish(tx, event.ProjectEvent{Action: event.ProjectForked, ProjectID: int64(f.ID), UserID: pr.UserID(), ForkedFromID: int64(p.ID)})
+		return s.bus.Publish(tx, event.ProjectEvent{Action: event.ProjectForked, ProjectID: f.ID, UserID: pr.UserID(), ForkedFromID: p.ID})
 	})
 	var conflict *store.ConflictError
 	if errors.As(err, &conflict) {

@@ -69,9 +69,9 @@ func (s *Service) groupList(ctx context.Context, in *groupFilter, scan func(*sto
 	if pr.IsAnonymous() && (in.Owned || in.MinAccessLevel > 0 || in.AllAvailable == "false") {
 		return nil, 0, nil
 	}
-	skip := map[uint64]bool{}
+	skip := map[int64]bool{}
 	for _, id := range in.SkipGroups {
-		skip[uint64(id)] = true
+		skip[id] = true
 	}
 	var rows []*Namespace
 	err := s.db.View(ctx, func(tx *store.Tx) error {
@@ -124,13 +124,13 @@ func (s *Service) groupList(ctx context.Context, in *groupFilter, scan func(*sto
 // callerGroups returns the caller's unexpired group memberships (group id
 // -> level) and the groups they reach through project access: groups of
 // projects they are members of, and of projects shared with their groups.
-func callerGroups(tx *store.Tx, p *auth.Principal, t time.Time) (map[uint64]int, map[uint64]bool, error) {
-	levels := map[uint64]int{}
-	via := map[uint64]bool{}
+func callerGroups(tx *store.Tx, p *auth.Principal, t time.Time) (map[int64]int, map[int64]bool, error) {
+	levels := map[int64]int{}
+	via := map[int64]bool{}
 	if p.IsAnonymous() {
 		return levels, via, nil
 	}
-	mids, err := members.IDsBy(tx, "user", u64(uint64(p.UserID())))
+	mids, err := members.IDsBy(tx, "user", u64(p.UserID()))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -276,11 +276,11 @@ func (s *Service) createGroup(ctx context.Context, b project.GroupFields) (*Name
 		if err := namespaces.Insert(tx, g); err != nil {
 			return err
 		}
-		m := &Member{SourceKind: KindGroup, SourceID: g.ID, UserID: uint64(pr.UserID()), AccessLevel: project.Owner, CreatedAt: g.CreatedAt}
+		m := &Member{SourceKind: KindGroup, SourceID: g.ID, UserID: pr.UserID(), AccessLevel: project.Owner, CreatedAt: g.CreatedAt}
 		if err := members.Insert(tx, m); err != nil {
 			return err
 		}
-		return s.bus.Publish(tx, event.MemberEvent{Action: event.MemberJoined, GroupID: int64(g.ID), UserID: pr.UserID(), AuthorID: pr.UserID()})
+		return s.bus.Publish(tx, event.MemberEvent{Action: event.MemberJoined, GroupID: g.ID, UserID: pr.UserID(), AuthorID: pr.UserID()})
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, project.ErrGroupNotFound // the parent went meanwhile
@@ -377,7 +377,7 @@ func (s *Service) updateGroup(ctx context.Context, ref string, b project.GroupFi
 			}
 		}
 	}
-	if b.ParentID != nil && uint64(max(*b.ParentID, 0)) != r.g.ParentID {
+	if b.ParentID != nil && max(*b.ParentID, 0) != r.g.ParentID {
 		v["parent_id"] = append(v["parent_id"], "cannot be changed: groups are not moved")
 	}
 	if len(v) > 0 {
@@ -465,7 +465,7 @@ func (s *Service) DeleteGroup(ctx context.Context, ref string) error {
 
 // removeGroupRows deletes one group inside tx: its projects (announced),
 // its shares of other projects, its memberships and its row.
-func (s *Service) removeGroupRows(tx *store.Tx, gid uint64, by int64) error {
+func (s *Service) removeGroupRows(tx *store.Tx, gid int64, by int64) error {
 	ids, err := projects.IDsBy(tx, "namespace", u64(gid))
 	if err != nil {
 		return err
@@ -500,12 +500,12 @@ func (s *Service) removeGroupRows(tx *store.Tx, gid uint64, by int64) error {
 	if err := namespaces.Delete(tx, gid); err != nil {
 		return err
 	}
-	return s.bus.Publish(tx, event.GroupEvent{Action: event.GroupDeleted, GroupID: int64(gid), UserID: by})
+	return s.bus.Publish(tx, event.GroupEvent{Action: event.GroupDeleted, GroupID: gid, UserID: by})
 }
 
 // removeProjectRows deletes a project with its memberships and stars inside
 // tx, as DELETE /projects/:id does, and announces it.
-func (s *Service) removeProjectRows(tx *store.Tx, id uint64, by int64) error {
+func (s *Service) removeProjectRows(tx *store.Tx, id int64, by int64) error {
 	p, err := projects.Get(tx, id)
 	if err != nil {
 		return err
@@ -527,7 +527,7 @@ func (s *Service) removeProjectRows(tx *store.Tx, id uint64, by int64) error {
 	if err := projects.Delete(tx, id); err != nil {
 		return err
 	}
-	return s.bus.Publish(tx, event.ProjectEvent{Action: event.ProjectDeleted, ProjectID: int64(id), UserID: by})
+	return s.bus.Publish(tx, event.ProjectEvent{Action: event.ProjectDeleted, ProjectID: id, UserID: by})
 }
 
 // groupProjects is GET /groups/:id/projects: a page of the projects of
@@ -542,13 +542,13 @@ func (s *Service) groupProjects(ctx context.Context, ref string, filter *listFil
 	var page []*resolved
 	total := 0
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		groups := []uint64{r.g.ID}
+		groups := []int64{r.g.ID}
 		if subgroups {
 			if groups, err = groupAndDescendantIDs(tx, r.g.ID); err != nil {
 				return err
 			}
 		}
-		var ids []uint64
+		var ids []int64
 		for _, gid := range groups {
 			list, err := projects.IDsBy(tx, "namespace", u64(gid))
 			if err != nil {
@@ -588,7 +588,7 @@ func (s *Service) groupRecord(ctx context.Context, g *Namespace) (project.Group,
 	if err != nil {
 		return project.Group{}, err
 	}
-	return project.Group{ID: int64(g.ID), ParentID: int64(g.ParentID), Name: g.Name, Path: g.Path, FullName: ni.name,
+	return project.Group{ID: g.ID, ParentID: g.ParentID, Name: g.Name, Path: g.Path, FullName: ni.name,
 		FullPath: ni.path, Description: g.Description, Visibility: g.Visibility, CreatedAt: g.CreatedAt}, nil
 }
 

@@ -28,7 +28,7 @@ func (r *resolvedGroup) isOwner(p *auth.Principal) bool {
 func findGroup(tx *store.Tx, ref string) (*Namespace, error) {
 	id, path := parseRef(ref)
 	if id > 0 {
-		g, err := namespaces.Get(tx, uint64(id))
+		g, err := namespaces.Get(tx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -58,14 +58,14 @@ func canSeeGroup(tx *store.Tx, p *auth.Principal, g *Namespace, level int, now t
 	case g.Visibility == project.Internal && !p.User.External:
 		return true
 	}
-	return membershipBelow(tx, uint64(p.UserID()), g.ID, now)
+	return membershipBelow(tx, p.UserID(), g.ID, now)
 }
 
 // membershipBelow reports whether user has an unexpired membership on a
 // group below groupID or on a project in groupID or below it. It walks the
 // user's memberships upwards, so its cost follows what the user belongs
 // to, not the size of the group.
-func membershipBelow(tx *store.Tx, user, groupID uint64, now time.Time) bool {
+func membershipBelow(tx *store.Tx, user, groupID int64, now time.Time) bool {
 	mids, err := members.IDsBy(tx, "user", u64(user))
 	if err != nil {
 		return false
@@ -75,7 +75,7 @@ func membershipBelow(tx *store.Tx, user, groupID uint64, now time.Time) bool {
 		if err != nil || (m.ExpiresAt != nil && now.After(*m.ExpiresAt)) {
 			continue
 		}
-		var start uint64
+		var start int64
 		switch m.SourceKind {
 		case KindGroup:
 			g, err := namespaces.Get(tx, m.SourceID)
@@ -121,7 +121,7 @@ func (s *Service) resolveGroup(ctx context.Context, ref string) (*resolvedGroup,
 			if err != nil {
 				return err
 			}
-			r.level = chainLevel(tx, chain, uint64(pr.UserID()), now)
+			r.level = chainLevel(tx, chain, pr.UserID(), now)
 		}
 		if !canSeeGroup(tx, pr, g, r.level, now) {
 			return store.ErrNotFound
@@ -139,8 +139,8 @@ func (s *Service) resolveGroup(ctx context.Context, ref string) (*resolvedGroup,
 
 // visibleProjects loads the projects with the given ids that the caller may
 // see, newest first, with their levels and namespaces.
-func visibleProjects(tx *store.Tx, p *auth.Principal, ids []uint64, now time.Time) ([]*resolved, error) {
-	sorted := append([]uint64(nil), ids...)
+func visibleProjects(tx *store.Tx, p *auth.Principal, ids []int64, now time.Time) ([]*resolved, error) {
+	sorted := append([]int64(nil), ids...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i] > sorted[j] })
 	out := make([]*resolved, 0, len(sorted))
 	for _, id := range sorted {

@@ -21,8 +21,8 @@ import (
 
 // Hook is a stored project hook.
 type Hook struct {
-	ID                    uint64    `json:"id"`
-	ProjectID             uint64    `json:"project_id"`
+	ID                    int64     `json:"id"`
+	ProjectID             int64     `json:"project_id"`
 	URL                   string    `json:"url"`
 	Token                 string    `json:"token,omitempty"` // sealed; Unseal with PurposeHookToken
 	PushEvents            bool      `json:"push_events"`
@@ -37,10 +37,10 @@ type Hook struct {
 	CreatedAt             time.Time `json:"created_at"`
 }
 
-func (h *Hook) RecordID() uint64      { return h.ID }
-func (h *Hook) SetRecordID(id uint64) { h.ID = id }
+func (h *Hook) RecordID() int64      { return h.ID }
+func (h *Hook) SetRecordID(id int64) { h.ID = id }
 
-var hooks = store.NewTable[uint64, Hook]("projects.hooks",
+var hooks = store.NewTable[int64, Hook]("projects.hooks",
 	store.Index[Hook]{Name: "project", Keys: func(h *Hook) []string { return []string{u64(h.ProjectID)} }},
 )
 
@@ -92,11 +92,11 @@ func (s *Service) validateHookURL(raw string) error {
 
 // projectHook loads a hook of project pid inside tx; a hook of another
 // project is not found either.
-func projectHook(tx *store.Tx, pid uint64, id int64) (*Hook, error) {
+func projectHook(tx *store.Tx, pid int64, id int64) (*Hook, error) {
 	if id <= 0 {
 		return nil, project.ErrHookNotFound
 	}
-	h, err := hooks.Get(tx, uint64(id))
+	h, err := hooks.Get(tx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && h.ProjectID != pid) {
 		return nil, project.ErrHookNotFound
 	}
@@ -206,7 +206,7 @@ func (s *Service) DeleteHook(ctx context.Context, ref string, hookID int64) erro
 		if _, err := projectHook(tx, r.p.ID, hookID); err != nil {
 			return err
 		}
-		return hooks.Delete(tx, uint64(hookID))
+		return hooks.Delete(tx, hookID)
 	})
 }
 
@@ -229,7 +229,7 @@ func hookRecordOf(h *Hook, err error) (project.Hook, error) {
 
 // hookRecord is a stored hook as the contract gives it.
 func hookRecord(h *Hook) project.Hook {
-	return project.Hook{ID: int64(h.ID), ProjectID: int64(h.ProjectID), URL: h.URL, Token: h.Token,
+	return project.Hook{ID: h.ID, ProjectID: h.ProjectID, URL: h.URL, Token: h.Token,
 		PushEvents: h.PushEvents, IssuesEvents: h.IssuesEvents, MergeRequestsEvents: h.MergeRequestsEvents,
 		TagPushEvents: h.TagPushEvents, NoteEvents: h.NoteEvents, JobEvents: h.JobEvents,
 		PipelineEvents: h.PipelineEvents, WikiPageEvents: h.WikiPageEvents,
@@ -242,7 +242,7 @@ func hookRecord(h *Hook) project.Hook {
 func (s *Service) ProjectHooks(ctx context.Context, projectID int64) ([]project.Hook, error) {
 	var out []project.Hook
 	err := s.db.View(ctx, func(tx *store.Tx) error {
-		ids, err := hooks.IDsBy(tx, "project", u64(uint64(projectID)))
+		ids, err := hooks.IDsBy(tx, "project", u64(projectID))
 		if err != nil {
 			return err
 		}
@@ -264,7 +264,7 @@ func (s *Service) ProjectHooks(ctx context.Context, projectID int64) ([]project.
 func (s *Service) ProjectHook(ctx context.Context, projectID, hookID int64) (project.Hook, error) {
 	var out project.Hook
 	err := s.db.View(ctx, func(tx *store.Tx) error {
-		h, err := projectHook(tx, uint64(projectID), hookID)
+		h, err := projectHook(tx, projectID, hookID)
 		if err == nil {
 			out = hookRecord(h)
 		}

@@ -188,7 +188,7 @@ func (h handlers) registerSubgroups(a *api.API) {
 // lfs_enabled and request_access_enabled are not stored per group: they
 // show the instance defaults (true, false).
 type GroupView struct {
-	ID                   uint64  `json:"id"`
+	ID                   int64   `json:"id"`
 	Name                 string  `json:"name"`
 	Path                 string  `json:"path"`
 	Description          string  `json:"description"`
@@ -199,7 +199,7 @@ type GroupView struct {
 	RequestAccessEnabled bool    `json:"request_access_enabled"`
 	FullName             string  `json:"full_name"`
 	FullPath             string  `json:"full_path"`
-	ParentID             *uint64 `json:"parent_id"`
+	ParentID             *int64  `json:"parent_id"`
 }
 
 // GroupDetailView is a single group: the group, its projects and the
@@ -249,13 +249,13 @@ func (h handlers) groupDetailOf(ctx context.Context, g *Namespace) (*groupDetail
 
 // NamespaceDetailView is an entry of /namespaces.
 type NamespaceDetailView struct {
-	ID                          uint64  `json:"id"`
-	Name                        string  `json:"name"`
-	Path                        string  `json:"path"`
-	Kind                        string  `json:"kind"`
-	FullPath                    string  `json:"full_path"`
-	ParentID                    *uint64 `json:"parent_id"`
-	MembersCountWithDescendants *int    `json:"members_count_with_descendants,omitempty"`
+	ID                          int64  `json:"id"`
+	Name                        string `json:"name"`
+	Path                        string `json:"path"`
+	Kind                        string `json:"kind"`
+	FullPath                    string `json:"full_path"`
+	ParentID                    *int64 `json:"parent_id"`
+	MembersCountWithDescendants *int   `json:"members_count_with_descendants,omitempty"`
 }
 
 type namespaceListInput struct {

@@ -12,9 +12,9 @@ import (
 
 // HookView is the Project hook resource of the spec; the token is never in it.
 type HookView struct {
-	ID                    uint64   `json:"id"`
+	ID                    int64    `json:"id"`
 	URL                   string   `json:"url"`
-	ProjectID             uint64   `json:"project_id"`
+	ProjectID             int64    `json:"project_id"`
 	PushEvents            bool     `json:"push_events"`
 	IssuesEvents          bool     `json:"issues_events"`
 	MergeRequestsEvents   bool     `json:"merge_requests_events"`

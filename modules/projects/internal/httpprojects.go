@@ -238,9 +238,9 @@ type projectShareInput struct {
 // the project (DELETE /projects/:id/share/:group_id), so its id is the
 // group's id.
 type ShareLinkView struct {
-	ID          uint64    `json:"id"`
-	ProjectID   uint64    `json:"project_id"`
-	GroupID     uint64    `json:"group_id"`
+	ID          int64     `json:"id"`
+	ProjectID   int64     `json:"project_id"`
+	GroupID     int64     `json:"group_id"`
 	GroupAccess int       `json:"group_access"`
 	ExpiresAt   *api.Date `json:"expires_at"`
 }
@@ -262,7 +262,7 @@ func (h handlers) registerShare(a *api.API) {
 			if err != nil {
 				return nil, err
 			}
-			v := &ShareLinkView{ID: uint64(sh.GroupID), ProjectID: uint64(sh.ProjectID), GroupID: uint64(sh.GroupID), GroupAccess: sh.GroupAccess}
+			v := &ShareLinkView{ID: sh.GroupID, ProjectID: sh.ProjectID, GroupID: sh.GroupID, GroupAccess: sh.GroupAccess}
 			if sh.ExpiresAt != nil {
 				d := api.Date(*sh.ExpiresAt)
 				v.ExpiresAt = &d

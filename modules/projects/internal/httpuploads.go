@@ -205,7 +205,7 @@ func bodyError(err error) error {
 }
 
 // store writes src to <project>/<secret>/<name> under the uploads directory.
-func (u *uploads) store(pid uint64, secret, name string, src io.Reader) (err error) {
+func (u *uploads) store(pid int64, secret, name string, src io.Reader) (err error) {
 	if err := os.MkdirAll(u.dir, 0o750); err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ func NewBaseURL() BaseURL { return api.ExternalURLFrom }
 
 // NamespaceView is the namespace embedded in a project.
 type NamespaceView struct {
-	ID       uint64 `json:"id"`
+	ID       int64  `json:"id"`
 	Name     string `json:"name"`
 	Path     string `json:"path"`
 	Kind     string `json:"kind"`
@@ -46,14 +46,14 @@ type PermissionsView struct {
 
 // ShareView is one entry of shared_with_groups.
 type ShareView struct {
-	GroupID          uint64 `json:"group_id"`
+	GroupID          int64  `json:"group_id"`
 	GroupName        string `json:"group_name"`
 	GroupAccessLevel int    `json:"group_access_level"`
 }
 
 // ForkedFromView is the source of a fork.
 type ForkedFromView struct {
-	ID                uint64 `json:"id"`
+	ID                int64  `json:"id"`
 	Name              string `json:"name"`
 	NameWithNamespace string `json:"name_with_namespace"`
 	Path              string `json:"path"`
@@ -64,7 +64,7 @@ type ForkedFromView struct {
 
 // SimpleView is a project with simple=true.
 type SimpleView struct {
-	ID                uint64 `json:"id"`
+	ID                int64  `json:"id"`
 	HTTPURLToRepo     string `json:"http_url_to_repo"`
 	WebURL            string `json:"web_url"`
 	Name              string `json:"name"`
@@ -75,7 +75,7 @@ type SimpleView struct {
 
 // ProjectView is the Project resource of the spec.
 type ProjectView struct {
-	ID                uint64           `json:"id"`
+	ID                int64            `json:"id"`
 	Description       *string          `json:"description"`
 	DefaultBranch     string           `json:"default_branch"`
 	Visibility        string           `json:"visibility"`
@@ -91,7 +91,7 @@ type ProjectView struct {
 	OpenIssuesCount   int              `json:"open_issues_count"`
 	CreatedAt         api.Time         `json:"created_at"`
 	LastActivityAt    api.Time         `json:"last_activity_at"`
-	CreatorID         uint64           `json:"creator_id"`
+	CreatorID         int64            `json:"creator_id"`
 	Namespace         NamespaceView    `json:"namespace"`
 	Permissions       *PermissionsView `json:"permissions,omitempty"`
 	Archived          bool             `json:"archived"`
@@ -114,7 +114,7 @@ func (h handlers) simpleView(ctx context.Context, p *Project, ni nsInfo) SimpleV
 
 // view renders p; withPerms adds the caller's permissions, admin adds the
 // runners token (for those who administer the project).
-func (h handlers) view(ctx context.Context, p *Project, ni nsInfo, l *levels, admin bool, groupNames map[uint64]string) ProjectView {
+func (h handlers) view(ctx context.Context, p *Project, ni nsInfo, l *levels, admin bool, groupNames map[int64]string) ProjectView {
 	web, httpRepo, sshRepo := h.urls(ctx, ni.path, p.Path)
 	v := ProjectView{
 		ID: p.ID, Description: p.Description, DefaultBranch: p.DefaultBranch, Visibility: p.Visibility,

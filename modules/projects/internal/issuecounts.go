@@ -42,9 +42,9 @@ func (s *Service) openIssuesCount(ctx context.Context, p *Project) int {
 	if !p.IssuesEnabled || s.issues.counter == nil {
 		return 0
 	}
-	n, err := s.issues.counter.OpenIssuesCount(ctx, int64(p.ID))
+	n, err := s.issues.counter.OpenIssuesCount(ctx, p.ID)
 	if err != nil {
-		s.log.Warn("projects: reading open_issues_count failed", zap.Uint64("project", p.ID), zap.Error(err))
+		s.log.Warn("projects: reading open_issues_count failed", zap.Int64("project", p.ID), zap.Error(err))
 		return 0
 	}
 	return n

@@ -31,9 +31,9 @@ type listFilter struct {
 // signed-in non-external users, and those reached through the caller's own
 // namespace, memberships, groups and group shares. Administrators see all.
 // The cost follows what the caller can see, not the size of the store.
-func visibleIDs(tx *store.Tx, p *auth.Principal, in *listFilter) (map[uint64]bool, error) {
-	ids := map[uint64]bool{}
-	add := func(list []uint64) {
+func visibleIDs(tx *store.Tx, p *auth.Principal, in *listFilter) (map[int64]bool, error) {
+	ids := map[int64]bool{}
+	add := func(list []int64) {
 		for _, id := range list {
 			ids[id] = true
 		}
@@ -72,12 +72,12 @@ func visibleIDs(tx *store.Tx, p *auth.Principal, in *listFilter) (map[uint64]boo
 
 // memberIDs: projects of the caller's namespace, project memberships, the
 // projects of groups the caller belongs to and those shared with them.
-func memberIDs(tx *store.Tx, p *auth.Principal) (map[uint64]bool, error) {
-	out := map[uint64]bool{}
+func memberIDs(tx *store.Tx, p *auth.Principal) (map[int64]bool, error) {
+	out := map[int64]bool{}
 	if p.IsAnonymous() {
 		return out, nil
 	}
-	uid := uint64(p.UserID())
+	uid := p.UserID()
 	if ns, err := namespaces.GetBy(tx, "owner", u64(uid)); err == nil {
 		list, err := projects.IDsBy(tx, "namespace", u64(ns.ID))
 		if err != nil {
@@ -121,7 +121,7 @@ func memberIDs(tx *store.Tx, p *auth.Principal) (map[uint64]bool, error) {
 
 // addGroupProjects adds the projects of group gid and those shared with it
 // (unexpired shares) to out.
-func addGroupProjects(tx *store.Tx, out map[uint64]bool, gid uint64, now time.Time) error {
+func addGroupProjects(tx *store.Tx, out map[int64]bool, gid int64, now time.Time) error {
 	list, err := projects.IDsBy(tx, "namespace", u64(gid))
 	if err != nil {
 		return err
@@ -147,7 +147,7 @@ func addGroupProjects(tx *store.Tx, out map[uint64]bool, gid uint64, now time.Ti
 	return nil
 }
 
-func filterOwned(tx *store.Tx, p *auth.Principal, in *listFilter, ids, mine map[uint64]bool) map[uint64]bool {
+func filterOwned(tx *store.Tx, p *auth.Principal, in *listFilter, ids, mine map[int64]bool) map[int64]bool {
 	if in.Membership {
 		for id := range ids {
 			if !mine[id] {
@@ -156,8 +156,8 @@ func filterOwned(tx *store.Tx, p *auth.Principal, in *listFilter, ids, mine map[
 		}
 	}
 	if in.Owned {
-		owned := map[uint64]bool{}
-		if ns, err := namespaces.GetBy(tx, "owner", u64(uint64(p.UserID()))); err == nil {
+		owned := map[int64]bool{}
+		if ns, err := namespaces.GetBy(tx, "owner", u64(p.UserID())); err == nil {
 			list, _ := projects.IDsBy(tx, "namespace", u64(ns.ID))
 			for _, id := range list {
 				owned[id] = true
@@ -170,8 +170,8 @@ func filterOwned(tx *store.Tx, p *auth.Principal, in *listFilter, ids, mine map[
 		}
 	}
 	if in.Starred {
-		starred := map[uint64]bool{}
-		sids, _ := stars.IDsBy(tx, "user", u64(uint64(p.UserID())))
+		starred := map[int64]bool{}
+		sids, _ := stars.IDsBy(tx, "user", u64(p.UserID()))
 		for _, sid := range sids {
 			if st, err := stars.Get(tx, sid); err == nil {
 				starred[st.ProjectID] = true
@@ -218,7 +218,7 @@ func (s *Service) listProjects(ctx context.Context, in *listFilter) ([]*resolved
 		if err != nil {
 			return err
 		}
-		ids := make([]uint64, 0, len(set))
+		ids := make([]int64, 0, len(set))
 		for id := range set {
 			ids = append(ids, id)
 		}

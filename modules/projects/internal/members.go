@@ -39,7 +39,7 @@ type memberRow struct {
 // memberSource is a group or project as seen by the caller.
 type memberSource struct {
 	kind   string
-	id     uint64
+	id     int64
 	manage bool // the caller may add, edit and remove members
 }
 
@@ -83,9 +83,9 @@ func (m *memberSource) notFound() error {
 func (m *memberSource) event(action event.MemberAction, user, author int64) event.MemberEvent {
 	ev := event.MemberEvent{Action: action, UserID: user, AuthorID: author}
 	if m.kind == KindGroup {
-		ev.GroupID = int64(m.id)
+		ev.GroupID = m.id
 	} else {
-		ev.ProjectID = int64(m.id)
+		ev.ProjectID = m.id
 	}
 	return ev
 }
@@ -126,7 +126,7 @@ func (s *Service) listMembers(ctx context.Context, kind, ref, query string, offs
 		// No filter: only the page's users are looked up.
 		var out []memberRow
 		for _, m := range window(rows, offset, limit) {
-			u, err := s.users.UserByID(ctx, int64(m.UserID))
+			u, err := s.users.UserByID(ctx, m.UserID)
 			if errors.Is(err, identity.ErrUserNotFound) {
 				continue // the user is being deleted; cleanup removes the row
 			}
@@ -139,7 +139,7 @@ func (s *Service) listMembers(ctx context.Context, kind, ref, query string, offs
 	}
 	var out []memberRow
 	for _, m := range rows {
-		u, err := s.users.UserByID(ctx, int64(m.UserID))
+		u, err := s.users.UserByID(ctx, m.UserID)
 		if errors.Is(err, identity.ErrUserNotFound) {
 			continue
 		}
@@ -162,7 +162,7 @@ func (s *Service) getMember(ctx context.Context, kind, ref string, userID int64)
 	var m *Member
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
-		m, err = members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+u64(uint64(userID)))
+		m, err = members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+u64(userID))
 		if errors.Is(err, store.ErrNotFound) || (err == nil && expired(m, s.now())) {
 			return project.ErrMemberNotFound
 		}
@@ -264,7 +264,7 @@ func (s *Service) addMember(ctx context.Context, kind, ref string, b project.Mem
 		if err := src.exists(tx); err != nil {
 			return err
 		}
-		old, err := members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+u64(uint64(u.ID)))
+		old, err := members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+u64(u.ID))
 		switch {
 		case err == nil && !expired(old, now):
 			return project.ErrMemberExists
@@ -274,7 +274,7 @@ func (s *Service) addMember(ctx context.Context, kind, ref string, b project.Mem
 			m = old
 			err = members.Update(tx, m)
 		case errors.Is(err, store.ErrNotFound):
-			m = &Member{SourceKind: src.kind, SourceID: src.id, UserID: uint64(u.ID), AccessLevel: *b.AccessLevel, ExpiresAt: at, CreatedAt: now.UTC()}
+			m = &Member{SourceKind: src.kind, SourceID: src.id, UserID: u.ID, AccessLevel: *b.AccessLevel, ExpiresAt: at, CreatedAt: now.UTC()}
 			err = members.Insert(tx, m)
 		}
 		if err != nil {
@@ -294,7 +294,7 @@ func (s *Service) addMember(ctx context.Context, kind, ref string, b project.Mem
 
 // lastOwner reports whether the group has no unexpired Owner but the
 // member except.
-func lastOwner(tx *store.Tx, group, except uint64, now time.Time) (bool, error) {
+func lastOwner(tx *store.Tx, group, except int64, now time.Time) (bool, error) {
 	ids, err := members.IDsBy(tx, "source", sourceKey(KindGroup, group))
 	if err != nil {
 		return false, err
@@ -340,7 +340,7 @@ func (s *Service) editMember(ctx context.Context, kind, ref string, userID int64
 	var m *Member
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		var err error
-		m, err = members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+u64(uint64(userID)))
+		m, err = members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+u64(userID))
 		if errors.Is(err, store.ErrNotFound) || (err == nil && expired(m, now)) {
 			return project.ErrMemberNotFound
 		}
@@ -390,7 +390,7 @@ func (s *Service) removeMember(ctx context.Context, kind, ref string, userID int
 	}
 	now := s.now()
 	return s.db.Update(ctx, func(tx *store.Tx) error {
-		m, err := members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+u64(uint64(userID)))
+		m, err := members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+u64(userID))
 		if errors.Is(err, store.ErrNotFound) || (err == nil && expired(m, now)) {
 			return project.ErrMemberNotFound
 		}
@@ -427,7 +427,7 @@ func memberRecord(r memberRow, err error) (project.Member, error) {
 		return project.Member{}, err
 	}
 	m := r.m
-	return project.Member{Kind: project.MemberKind(m.SourceKind), SourceID: int64(m.SourceID), UserID: int64(m.UserID),
+	return project.Member{Kind: project.MemberKind(m.SourceKind), SourceID: m.SourceID, UserID: m.UserID,
 		AccessLevel: m.AccessLevel, ExpiresAt: m.ExpiresAt, CreatedAt: m.CreatedAt}, nil
 }
 

@@ -24,7 +24,7 @@ import (
 // effectiveMembers is every user with a membership-given level on src, at
 // their highest level, by user id.
 func (s *Service) effectiveMembers(ctx context.Context, src *memberSource) ([]*Member, error) {
-	best := map[uint64]*Member{}
+	best := map[int64]*Member{}
 	now := s.now()
 	consider := func(m *Member) {
 		if expired(m, now) {
@@ -35,7 +35,7 @@ func (s *Service) effectiveMembers(ctx context.Context, src *memberSource) ([]*M
 		}
 	}
 	err := s.db.View(ctx, func(tx *store.Tx) error {
-		of := func(kind string, id uint64, capAt int) error {
+		of := func(kind string, id int64, capAt int) error {
 			ids, err := members.IDsBy(tx, "source", sourceKey(kind, id))
 			if err != nil {
 				return err
@@ -54,7 +54,7 @@ func (s *Service) effectiveMembers(ctx context.Context, src *memberSource) ([]*M
 			}
 			return nil
 		}
-		ofGroup := func(gid uint64, capAt int) error {
+		ofGroup := func(gid int64, capAt int) error {
 			for _, id := range groupAndAncestorIDs(tx, gid) {
 				if err := of(KindGroup, id, capAt); err != nil {
 					return err
@@ -123,7 +123,7 @@ func (s *Service) listAllMembers(ctx context.Context, kind, ref, query string, o
 	q := strings.ToLower(strings.TrimSpace(query))
 	var out []memberRow
 	for _, m := range rows {
-		u, err := s.users.UserByID(ctx, int64(m.UserID))
+		u, err := s.users.UserByID(ctx, m.UserID)
 		if errors.Is(err, identity.ErrUserNotFound) {
 			continue // being deleted; cleanup removes the rows
 		}
@@ -149,7 +149,7 @@ func (s *Service) getAllMember(ctx context.Context, kind, ref string, userID int
 		return memberRow{}, err
 	}
 	for _, m := range rows {
-		if m.UserID != uint64(userID) {
+		if m.UserID != userID {
 			continue
 		}
 		u, err := s.users.UserByID(ctx, userID)

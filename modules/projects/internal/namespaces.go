@@ -40,7 +40,7 @@ type namespaceRow struct {
 // search, in id order, and how many there are.
 func (s *Service) listNamespaces(ctx context.Context, search string, offset, limit int) ([]namespaceRow, int, error) {
 	pr := auth.FromContext(ctx)
-	uid := uint64(pr.UserID())
+	uid := pr.UserID()
 	// The caller's namespace row is made once; a read needs no write
 	// transaction after that.
 	var exists bool
@@ -122,7 +122,7 @@ func (s *Service) getNamespace(ctx context.Context, ref string) (namespaceRow, e
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
 		if id, path := parseRef(ref); id > 0 {
-			n, err = namespaces.Get(tx, uint64(id))
+			n, err = namespaces.Get(tx, id)
 		} else if strings.TrimSpace(path) == "" {
 			err = store.ErrNotFound
 		} else {
@@ -135,12 +135,12 @@ func (s *Service) getNamespace(ctx context.Context, ref string) (namespaceRow, e
 		case pr.IsAdmin():
 			return nil
 		case n.Kind == KindUser:
-			if n.OwnerID != uint64(pr.UserID()) {
+			if n.OwnerID != pr.UserID() {
 				return store.ErrNotFound
 			}
 			return nil
 		default:
-			level := groupMemberLevel(tx, n.ID, uint64(pr.UserID()), s.now())
+			level := groupMemberLevel(tx, n.ID, pr.UserID(), s.now())
 			if !canSeeGroup(tx, pr, n, level, s.now()) {
 				return store.ErrNotFound
 			}

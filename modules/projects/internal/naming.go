@@ -43,7 +43,7 @@ func (n nsInfo) ownName() string {
 }
 
 // parentID is a subgroup's parent, nil otherwise (parent_id: null).
-func (n nsInfo) parentID() *uint64 {
+func (n nsInfo) parentID() *int64 {
 	if n.ns == nil || n.ns.ParentID == 0 {
 		return nil
 	}
@@ -55,7 +55,7 @@ func (n nsInfo) parentID() *uint64 {
 func (n nsInfo) groupIDs() []int64 {
 	out := make([]int64, 0, len(n.chain))
 	for i := len(n.chain) - 1; i >= 0; i-- {
-		out = append(out, int64(n.chain[i].ID))
+		out = append(out, n.chain[i].ID)
 	}
 	return out
 }
@@ -74,7 +74,7 @@ func (s *Service) namespaceInfo(ctx context.Context, ns *Namespace) (nsInfo, err
 		}
 		return nsInfo{ns: ns, path: fullPath(chain), name: fullName(chain), chain: chain}, nil
 	}
-	u, err := s.users.UserByID(ctx, int64(ns.OwnerID))
+	u, err := s.users.UserByID(ctx, ns.OwnerID)
 	if err != nil {
 		return nsInfo{}, err
 	}

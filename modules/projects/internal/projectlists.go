@@ -22,7 +22,7 @@ func (s *Service) listForks(ctx context.Context, ref string, in *listFilter) ([]
 	if err != nil {
 		return nil, 0, err
 	}
-	return s.listAmong(ctx, in, func(tx *store.Tx) ([]uint64, error) {
+	return s.listAmong(ctx, in, func(tx *store.Tx) ([]int64, error) {
 		return projects.IDsBy(tx, "forked_from", u64(r.p.ID))
 	})
 }
@@ -45,8 +45,8 @@ func (s *Service) listUserProjects(ctx context.Context, user string, in *listFil
 	if err != nil {
 		return nil, 0, err
 	}
-	return s.listAmong(ctx, in, func(tx *store.Tx) ([]uint64, error) {
-		ns, err := namespaces.GetBy(tx, "owner", u64(uint64(u.ID)))
+	return s.listAmong(ctx, in, func(tx *store.Tx) ([]int64, error) {
+		ns, err := namespaces.GetBy(tx, "owner", u64(u.ID))
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, nil
 		}
@@ -59,7 +59,7 @@ func (s *Service) listUserProjects(ctx context.Context, user string, in *listFil
 
 // listAmong lists the projects of ids that the caller may see, with GET
 // /projects' filters, order and page.
-func (s *Service) listAmong(ctx context.Context, in *listFilter, ids func(tx *store.Tx) ([]uint64, error)) ([]*resolved, int, error) {
+func (s *Service) listAmong(ctx context.Context, in *listFilter, ids func(tx *store.Tx) ([]int64, error)) ([]*resolved, int, error) {
 	pr := auth.FromContext(ctx)
 	if (in.Owned || in.Membership || in.Starred) && pr.IsAnonymous() {
 		return nil, 0, nil
@@ -77,7 +77,7 @@ func (s *Service) listAmong(ctx context.Context, in *listFilter, ids func(tx *st
 		}
 		// owned, membership and starred narrow the set as they narrow
 		// GET /projects.
-		set := make(map[uint64]bool, len(rows))
+		set := make(map[int64]bool, len(rows))
 		for _, r := range rows {
 			set[r.p.ID] = true
 		}

@@ -17,11 +17,11 @@ import (
 )
 
 // projectTeamIDs collects the ids of the users with a membership on p.
-func (s *Service) projectTeamIDs(ctx context.Context, p *Project) ([]uint64, error) {
+func (s *Service) projectTeamIDs(ctx context.Context, p *Project) ([]int64, error) {
 	now := s.now()
-	set := map[uint64]bool{}
+	set := map[int64]bool{}
 	err := s.db.View(ctx, func(tx *store.Tx) error {
-		addMembers := func(kind string, source uint64) error {
+		addMembers := func(kind string, source int64) error {
 			ids, err := members.IDsBy(tx, "source", sourceKey(kind, source))
 			if err != nil {
 				return err
@@ -66,7 +66,7 @@ func (s *Service) projectTeamIDs(ctx context.Context, p *Project) ([]uint64, err
 		}
 		return nil
 	})
-	ids := make([]uint64, 0, len(set))
+	ids := make([]int64, 0, len(set))
 	for id := range set {
 		ids = append(ids, id)
 	}
@@ -93,7 +93,7 @@ func (s *Service) projectUsers(ctx context.Context, ref, search string, offset, 
 	}
 	var users []identity.UserInfo
 	for _, id := range candidates {
-		u, err := s.users.UserByID(ctx, int64(id))
+		u, err := s.users.UserByID(ctx, id)
 		if errors.Is(err, identity.ErrUserNotFound) {
 			continue // deleted; its memberships go with the user's cleanup
 		}

@@ -19,7 +19,7 @@ import (
 // record is a resolved project as the contract gives it.
 func (s *Service) record(ctx context.Context, r *resolved) project.Project {
 	p := r.p
-	out := project.Project{Info: s.info(ctx, r), TagList: append([]string{}, p.TagList...), CreatorID: int64(p.CreatorID),
+	out := project.Project{Info: s.info(ctx, r), TagList: append([]string{}, p.TagList...), CreatorID: p.CreatorID,
 		CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt, LastActivityAt: p.LastActivityAt, StarCount: p.StarCount,
 		ForksCount: p.ForksCount, ImportStatus: importStatus(p), ImportError: p.ImportError,
 		SharedWith: make([]project.Share, 0, len(p.SharedWith))}
@@ -39,8 +39,8 @@ func (s *Service) recordOf(ctx context.Context) func(*resolved, error) (project.
 	}
 }
 
-func shareRecord(projectID uint64, sh Share) project.Share {
-	return project.Share{ProjectID: int64(projectID), GroupID: int64(sh.GroupID), GroupAccess: sh.Access, ExpiresAt: sh.ExpiresAt}
+func shareRecord(projectID int64, sh Share) project.Share {
+	return project.Share{ProjectID: projectID, GroupID: sh.GroupID, GroupAccess: sh.Access, ExpiresAt: sh.ExpiresAt}
 }
 
 // importStatus is the project's import_status: none without an import,
@@ -57,8 +57,8 @@ func importStatus(p *Project) string {
 
 // sharedGroupNames are the names of the groups p is shared with (a group
 // gone meanwhile has none).
-func (s *Service) sharedGroupNames(ctx context.Context, p *Project) map[uint64]string {
-	names := map[uint64]string{}
+func (s *Service) sharedGroupNames(ctx context.Context, p *Project) map[int64]string {
+	names := map[int64]string{}
 	if len(p.SharedWith) == 0 {
 		return names
 	}

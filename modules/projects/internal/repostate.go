@@ -43,7 +43,7 @@ func (s *Service) SetImportStatus(ctx context.Context, projectID int64, status, 
 // whether anything changed. A project deleted meanwhile is not an error.
 func (s *Service) updateRecord(ctx context.Context, projectID int64, change func(*Project) bool) error {
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		p, err := projects.Get(tx, uint64(projectID))
+		p, err := projects.Get(tx, projectID)
 		if err != nil {
 			return err
 		}
@@ -66,7 +66,7 @@ func (s *Service) ProjectIDs(ctx context.Context) ([]int64, error) {
 		ids, err := projects.IDs(tx)
 		out = make([]int64, len(ids))
 		for i, id := range ids {
-			out[i] = int64(id)
+			out[i] = id
 		}
 		return err
 	})
@@ -98,7 +98,7 @@ func (s *Service) ProjectIDByRunnersToken(ctx context.Context, token string) (in
 				return err
 			}
 			if subtle.ConstantTimeCompare([]byte(p.RunnersToken), []byte(token)) == 1 {
-				id = int64(p.ID)
+				id = p.ID
 				return nil
 			}
 		}

@@ -38,7 +38,7 @@ func withoutCredentials(rawURL string) string {
 func (s *Service) ImportURL(ctx context.Context, projectID int64) (string, error) {
 	var sealedURL string
 	err := s.db.View(ctx, func(tx *store.Tx) error {
-		p, err := projects.Get(tx, uint64(projectID))
+		p, err := projects.Get(tx, projectID)
 		if err != nil {
 			return err
 		}

@@ -24,7 +24,7 @@ func TestLegacySecretsAreSealed(t *testing.T) {
 	w.update(func(tx *store.Tx) error { return hooks.Insert(tx, h) })
 
 	s := &Service{db: w.db, box: box}
-	if got, err := s.ImportURL(context.Background(), int64(p.ID)); err != nil || got != importURL {
+	if got, err := s.ImportURL(context.Background(), p.ID); err != nil || got != importURL {
 		t.Fatalf("a plain import_url before the migration: %q %v", got, err)
 	}
 
@@ -43,7 +43,7 @@ func TestLegacySecretsAreSealed(t *testing.T) {
 	if got, err := box.Unseal(gotHook.Token, project.HookTokenPurpose); err != nil || got != token {
 		t.Fatalf("hook token: %q %v", got, err)
 	}
-	if got, err := s.ImportURL(context.Background(), int64(p.ID)); err != nil || got != importURL {
+	if got, err := s.ImportURL(context.Background(), p.ID); err != nil || got != importURL {
 		t.Fatalf("import_url after the migration: %q %v", got, err)
 	}
 	if got, err := s.ImportURL(context.Background(), 999); err != nil || got != "" {

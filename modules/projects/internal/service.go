@@ -150,7 +150,7 @@ func newToken() string {
 
 // userNamespace returns (creating on first use) the personal namespace of a
 // user, inside tx.
-func userNamespace(tx *store.Tx, userID uint64, now time.Time) (*Namespace, error) {
+func userNamespace(tx *store.Tx, userID int64, now time.Time) (*Namespace, error) {
 	ns, err := namespaces.GetBy(tx, "owner", u64(userID))
 	if err == nil || !errors.Is(err, store.ErrNotFound) {
 		return ns, err
@@ -176,7 +176,7 @@ func (s *Service) findNamespace(tx *store.Tx, path string) (*Namespace, error) {
 	if err != nil {
 		return nil, err
 	}
-	ns, err := namespaces.GetBy(tx, "owner", u64(uint64(u.ID)))
+	ns, err := namespaces.GetBy(tx, "owner", u64(u.ID))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, store.ErrNotFound
 	}
@@ -198,7 +198,7 @@ func (s *Service) resolve(ctx context.Context, ref string) (*resolved, error) {
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
 		if id, path := parseRef(ref); id > 0 {
-			r.p, err = projects.Get(tx, uint64(id))
+			r.p, err = projects.Get(tx, id)
 		} else {
 			i := strings.LastIndex(path, "/")
 			if i <= 0 || i == len(path)-1 {
@@ -338,7 +338,7 @@ func (s *Service) create(ctx context.Context, owner int64, in project.Fields) (*
 	}
 	now := s.now().UTC()
 	p := &Project{
-		Name: name, Path: path, DefaultBranch: "master", Visibility: project.Private, CreatorID: uint64(owner),
+		Name: name, Path: path, DefaultBranch: "master", Visibility: project.Private, CreatorID: owner,
 		CreatedAt: now, UpdatedAt: now, LastActivityAt: now, TagList: []string{}, RunnersToken: newToken(),
 		SharedWith: []Share{},
 		Features: project.Features{IssuesEnabled: true, MergeRequestsEnabled: true, JobsEnabled: true, WikiEnabled: true,
@@ -378,7 +378,7 @@ func (s *Service) create(ctx context.Context, owner int64, in project.Fields) (*
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		var ns *Namespace
 		if in.NamespaceID != nil && *in.NamespaceID > 0 {
-			ns, err = namespaces.Get(tx, uint64(*in.NamespaceID))
+			ns, err = namespaces.Get(tx, *in.NamespaceID)
 			if errors.Is(err, store.ErrNotFound) {
 				return project.ErrNamespaceNotFound
 			}
@@ -386,12 +386,12 @@ func (s *Service) create(ctx context.Context, owner int64, in project.Fields) (*
 				return err
 			}
 			switch {
-			case ns.Kind == KindUser && ns.OwnerID != uint64(owner) && !pr.IsAdmin():
+			case ns.Kind == KindUser && ns.OwnerID != owner && !pr.IsAdmin():
 				return project.ErrNamespaceNotFound
-			case ns.Kind == KindGroup && !pr.IsAdmin() && groupMemberLevel(tx, ns.ID, uint64(pr.UserID()), s.now()) < project.Master:
+			case ns.Kind == KindGroup && !pr.IsAdmin() && groupMemberLevel(tx, ns.ID, pr.UserID(), s.now()) < project.Master:
 				return project.ErrNamespaceNotFound
 			}
-		} else if ns, err = userNamespace(tx, uint64(owner), now); err != nil {
+		} else if ns, err = userNamespace(tx, owner, now); err != nil {
 			return err
 		}
 		if ns.Kind == KindUser && !pr.IsAdmin() {
@@ -419,7 +419,7 @@ func (s *Service) create(ctx context.Context, owner int64, in project.Fields) (*
 		if err := projects.Insert(tx, p); err != nil {
 			return err
 		}
-		ev := event.ProjectEvent{Action: event.ProjectCreated, ProjectID: int64(p.ID), UserID: pr.UserID()}
+		ev := event.ProjectEvent{Action: event.ProjectCreated, ProjectID: p.ID, UserID: pr.UserID()}
 		if in.ImportURL != nil && *in.ImportURL != "" {
 			// The outbox is in the store too: the event names the source
 			// without its credentials; the importer asks ImportURL.

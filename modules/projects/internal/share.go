@@ -21,7 +21,7 @@ func shareGroupVisible(tx *store.Tx, pr *auth.Principal, g *Namespace, now time.
 	switch {
 	case pr.IsAdmin():
 		return true
-	case !pr.IsAnonymous() && groupMemberLevel(tx, g.ID, uint64(pr.UserID()), now) >= project.Guest:
+	case !pr.IsAnonymous() && groupMemberLevel(tx, g.ID, pr.UserID(), now) >= project.Guest:
 		return true
 	case g.Visibility == project.Public:
 		return true
@@ -54,7 +54,7 @@ func (s *Service) ShareProject(ctx context.Context, ref string, in project.Share
 	}
 	pr := auth.FromContext(ctx)
 	now := s.now()
-	sh := Share{GroupID: uint64(in.GroupID), Access: in.GroupAccess, ExpiresAt: expires}
+	sh := Share{GroupID: in.GroupID, Access: in.GroupAccess, ExpiresAt: expires}
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		p, err := projects.Get(tx, r.p.ID)
 		if err != nil {
@@ -99,7 +99,7 @@ func (s *Service) UnshareProject(ctx context.Context, ref string, groupID int64)
 		}
 		kept := make([]Share, 0, len(p.SharedWith))
 		for _, sh := range p.SharedWith {
-			if groupID <= 0 || sh.GroupID != uint64(groupID) {
+			if groupID <= 0 || sh.GroupID != groupID {
 				kept = append(kept, sh)
 			}
 		}

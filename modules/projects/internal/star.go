@@ -35,7 +35,7 @@ func (s *Service) setStar(ctx context.Context, ref string, on bool) (*resolved, 
 	if pr.IsAnonymous() {
 		return nil, project.ErrForbidden // stars are a user's
 	}
-	uid := uint64(pr.UserID())
+	uid := pr.UserID()
 	key := u64(uid) + "/" + u64(r.p.ID)
 	changed := false
 	err = s.db.Update(ctx, func(tx *store.Tx) error {

@@ -18,38 +18,38 @@ const (
 // namespace's path and name are the user's username and name, read from
 // identity when rendered, so a rename needs no copy here.
 type Namespace struct {
-	ID      uint64 `json:"id"`
+	ID      int64  `json:"id"`
 	Kind    string `json:"kind"`
-	OwnerID uint64 `json:"owner_id,omitempty"` // user namespaces
+	OwnerID int64  `json:"owner_id,omitempty"` // user namespaces
 	Path    string `json:"path,omitempty"`     // groups
 	Name    string `json:"name,omitempty"`     // groups
 	// ParentID is a subgroup's parent group (0: a top-level group).
-	ParentID    uint64    `json:"parent_id,omitempty"`
+	ParentID    int64     `json:"parent_id,omitempty"`
 	Description string    `json:"description,omitempty"`
 	Visibility  string    `json:"visibility,omitempty"`
 	CreatedAt   time.Time `json:"created_at"`
 }
 
-func (n *Namespace) RecordID() uint64      { return n.ID }
-func (n *Namespace) SetRecordID(id uint64) { n.ID = id }
+func (n *Namespace) RecordID() int64      { return n.ID }
+func (n *Namespace) SetRecordID(id int64) { n.ID = id }
 
 // Share is a project shared with a group.
 type Share struct {
-	GroupID   uint64     `json:"group_id"`
+	GroupID   int64      `json:"group_id"`
 	Access    int        `json:"access"`
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 }
 
 // Project is the stored project record.
 type Project struct {
-	ID             uint64    `json:"id"`
-	NamespaceID    uint64    `json:"namespace_id"`
+	ID             int64     `json:"id"`
+	NamespaceID    int64     `json:"namespace_id"`
 	Name           string    `json:"name"`
 	Path           string    `json:"path"`
 	Description    *string   `json:"description"`
 	DefaultBranch  string    `json:"default_branch"`
 	Visibility     string    `json:"visibility"`
-	CreatorID      uint64    `json:"creator_id"`
+	CreatorID      int64     `json:"creator_id"`
 	CreatedAt      time.Time `json:"created_at"`
 	UpdatedAt      time.Time `json:"updated_at"`
 	LastActivityAt time.Time `json:"last_activity_at"`
@@ -58,7 +58,7 @@ type Project struct {
 	ImportURL      string    `json:"import_url,omitempty"`
 	ImportStatus   string    `json:"import_status,omitempty"`
 	ImportError    string    `json:"import_error,omitempty"`
-	ForkedFromID   uint64    `json:"forked_from_id,omitempty"`
+	ForkedFromID   int64     `json:"forked_from_id,omitempty"`
 	StarCount      int       `json:"star_count"`
 	ForksCount     int       `json:"forks_count"`
 	RunnersToken   string    `json:"runners_token"`
@@ -66,42 +66,42 @@ type Project struct {
 	project.Features
 }
 
-func (p *Project) RecordID() uint64      { return p.ID }
-func (p *Project) SetRecordID(id uint64) { p.ID = id }
+func (p *Project) RecordID() int64      { return p.ID }
+func (p *Project) SetRecordID(id int64) { p.ID = id }
 
 // Member gives a user an access level on a project or a group.
 type Member struct {
-	ID          uint64     `json:"id"`
+	ID          int64      `json:"id"`
 	SourceKind  string     `json:"source_kind"` // project or group
-	SourceID    uint64     `json:"source_id"`
-	UserID      uint64     `json:"user_id"`
+	SourceID    int64      `json:"source_id"`
+	UserID      int64      `json:"user_id"`
 	AccessLevel int        `json:"access_level"`
 	ExpiresAt   *time.Time `json:"expires_at,omitempty"`
 	CreatedAt   time.Time  `json:"created_at"`
 }
 
-func (m *Member) RecordID() uint64      { return m.ID }
-func (m *Member) SetRecordID(id uint64) { m.ID = id }
+func (m *Member) RecordID() int64      { return m.ID }
+func (m *Member) SetRecordID(id int64) { m.ID = id }
 
 // Star is a user's star on a project.
 type Star struct {
-	ID        uint64 `json:"id"`
-	UserID    uint64 `json:"user_id"`
-	ProjectID uint64 `json:"project_id"`
+	ID        int64 `json:"id"`
+	UserID    int64 `json:"user_id"`
+	ProjectID int64 `json:"project_id"`
 }
 
-func (s *Star) RecordID() uint64      { return s.ID }
-func (s *Star) SetRecordID(id uint64) { s.ID = id }
+func (s *Star) RecordID() int64      { return s.ID }
+func (s *Star) SetRecordID(id int64) { s.ID = id }
 
-func u64(v uint64) string { return strconv.FormatUint(v, 10) }
+func u64(v int64) string { return strconv.FormatInt(v, 10) }
 
 // projectPathKey identifies a project by namespace and path, case-folded.
-func projectPathKey(ns uint64, path string) string { return u64(ns) + "/" + store.Fold(path) }
+func projectPathKey(ns int64, path string) string { return u64(ns) + "/" + store.Fold(path) }
 
-func sourceKey(kind string, id uint64) string { return kind + ":" + u64(id) }
+func sourceKey(kind string, id int64) string { return kind + ":" + u64(id) }
 
 var (
-	namespaces = store.NewTable[uint64, Namespace]("projects.namespaces",
+	namespaces = store.NewTable[int64, Namespace]("projects.namespaces",
 		store.Index[Namespace]{Name: "owner", Unique: true, Keys: func(n *Namespace) []string {
 			if n.Kind != KindUser {
 				return nil
@@ -123,7 +123,7 @@ var (
 			return []string{u64(n.ParentID)}
 		}},
 	)
-	projects = store.NewTable[uint64, Project]("projects.projects",
+	projects = store.NewTable[int64, Project]("projects.projects",
 		store.Index[Project]{Name: "path", Unique: true, Keys: func(p *Project) []string { return []string{projectPathKey(p.NamespaceID, p.Path)} }},
 		store.Index[Project]{Name: "name", Unique: true, Keys: func(p *Project) []string { return []string{u64(p.NamespaceID) + "/" + store.Fold(p.Name)} }},
 		store.Index[Project]{Name: "namespace", Keys: func(p *Project) []string { return []string{u64(p.NamespaceID)} }},
@@ -151,14 +151,14 @@ var (
 			return out
 		}},
 	)
-	members = store.NewTable[uint64, Member]("projects.members",
+	members = store.NewTable[int64, Member]("projects.members",
 		store.Index[Member]{Name: "membership", Unique: true, Keys: func(m *Member) []string {
 			return []string{sourceKey(m.SourceKind, m.SourceID) + "/" + u64(m.UserID)}
 		}},
 		store.Index[Member]{Name: "source", Keys: func(m *Member) []string { return []string{sourceKey(m.SourceKind, m.SourceID)} }},
 		store.Index[Member]{Name: "user", Keys: func(m *Member) []string { return []string{u64(m.UserID)} }},
 	)
-	stars = store.NewTable[uint64, Star]("projects.stars",
+	stars = store.NewTable[int64, Star]("projects.stars",
 		store.Index[Star]{Name: "star", Unique: true, Keys: func(s *Star) []string { return []string{u64(s.UserID) + "/" + u64(s.ProjectID)} }},
 		store.Index[Star]{Name: "user", Keys: func(s *Star) []string { return []string{u64(s.UserID)} }},
 		store.Index[Star]{Name: "project", Keys: func(s *Star) []string { return []string{u64(s.ProjectID)} }},

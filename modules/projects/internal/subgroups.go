@@ -46,7 +46,7 @@ var errGroupTooDeep = errors.New("group nesting too deep")
 // top-level group (as before subgroups, so existing rows keep their keys),
 // the parent's id and the folded path for a subgroup. A group path never
 // holds "/", so the two shapes cannot collide.
-func groupPathKey(parent uint64, path string) string {
+func groupPathKey(parent int64, path string) string {
 	if parent == 0 {
 		return store.Fold(path)
 	}
@@ -98,7 +98,7 @@ func findGroupByPath(tx *store.Tx, path string) (*Namespace, error) {
 		return nil, store.ErrNotFound
 	}
 	var g *Namespace
-	parent := uint64(0)
+	parent := int64(0)
 	for _, seg := range segs {
 		if strings.TrimSpace(seg) == "" {
 			return nil, store.ErrNotFound
@@ -114,7 +114,7 @@ func findGroupByPath(tx *store.Tx, path string) (*Namespace, error) {
 
 // groupMemberLevel is a user's level in a group, inherited: the highest
 // unexpired membership on the group or one of its ancestors.
-func groupMemberLevel(tx *store.Tx, groupID, user uint64, now time.Time) int {
+func groupMemberLevel(tx *store.Tx, groupID, user int64, now time.Time) int {
 	g, err := namespaces.Get(tx, groupID)
 	if err != nil || g.Kind != KindGroup {
 		return project.NoAccess
@@ -126,7 +126,7 @@ func groupMemberLevel(tx *store.Tx, groupID, user uint64, now time.Time) int {
 	return chainLevel(tx, chain, user, now)
 }
 
-func chainLevel(tx *store.Tx, chain []*Namespace, user uint64, now time.Time) int {
+func chainLevel(tx *store.Tx, chain []*Namespace, user int64, now time.Time) int {
 	level := project.NoAccess
 	for _, c := range chain {
 		level = max(level, memberLevel(tx, KindGroup, c.ID, user, now))
@@ -136,17 +136,17 @@ func chainLevel(tx *store.Tx, chain []*Namespace, user uint64, now time.Time) in
 
 // principalGroupLevel is groupMemberLevel for a principal; anonymous
 // callers have none.
-func principalGroupLevel(tx *store.Tx, p *auth.Principal, groupID uint64, now time.Time) int {
+func principalGroupLevel(tx *store.Tx, p *auth.Principal, groupID int64, now time.Time) int {
 	if p.IsAnonymous() {
 		return project.NoAccess
 	}
-	return groupMemberLevel(tx, groupID, uint64(p.UserID()), now)
+	return groupMemberLevel(tx, groupID, p.UserID(), now)
 }
 
 // descendantGroups returns the groups below g, parents before children.
-func descendantGroups(tx *store.Tx, groupID uint64) ([]*Namespace, error) {
+func descendantGroups(tx *store.Tx, groupID int64) ([]*Namespace, error) {
 	var out []*Namespace
-	queue := []uint64{groupID}
+	queue := []int64{groupID}
 	for len(queue) > 0 {
 		ids, err := namespaces.IDsBy(tx, "parent", u64(queue[0]))
 		if err != nil {
@@ -172,7 +172,7 @@ func subtreeHeight(tx *store.Tx, g *Namespace) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	depth := map[uint64]int{g.ID: 1}
+	depth := map[int64]int{g.ID: 1}
 	height := 1
 	for _, d := range below { // parents come first
 		depth[d.ID] = depth[d.ParentID] + 1
@@ -183,8 +183,8 @@ func subtreeHeight(tx *store.Tx, g *Namespace) (int, error) {
 
 // ancestorIDs adds to set every ancestor of the groups already in it, so a
 // member of a subgroup reaches the groups above it.
-func addAncestors(tx *store.Tx, set map[uint64]bool) {
-	seeds := make([]uint64, 0, len(set))
+func addAncestors(tx *store.Tx, set map[int64]bool) {
+	seeds := make([]int64, 0, len(set))
 	for id := range set {
 		seeds = append(seeds, id)
 	}
@@ -231,8 +231,8 @@ func checkGroupVisibility(tx *store.Tx, g *Namespace, vis string) error {
 // groupAndAncestorIDs are a group's id and its ancestors', nearest first:
 // the groups whose members a group's members list inherits. A group that
 // is gone yields nothing.
-func groupAndAncestorIDs(tx *store.Tx, groupID uint64) []uint64 {
-	var out []uint64
+func groupAndAncestorIDs(tx *store.Tx, groupID int64) []int64 {
+	var out []int64
 	for i := 0; i <= maxGroupDepth && groupID != 0; i++ {
 		g, err := namespaces.Get(tx, groupID)
 		if err != nil || g.Kind != KindGroup {
@@ -246,12 +246,12 @@ func groupAndAncestorIDs(tx *store.Tx, groupID uint64) []uint64 {
 
 // groupAndDescendantIDs are a group's id and those of every group below
 // it: where a membership of the group gives access.
-func groupAndDescendantIDs(tx *store.Tx, groupID uint64) ([]uint64, error) {
+func groupAndDescendantIDs(tx *store.Tx, groupID int64) ([]int64, error) {
 	below, err := descendantGroups(tx, groupID)
 	if err != nil {
 		return nil, err
 	}
-	out := []uint64{groupID}
+	out := []int64{groupID}
 	for _, g := range below {
 		out = append(out, g.ID)
 	}

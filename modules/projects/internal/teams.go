@@ -24,7 +24,7 @@ func (s *Service) ResolveGroup(ctx context.Context, ref string) (project.GroupIn
 	if err != nil {
 		return project.GroupInfo{}, err
 	}
-	return project.GroupInfo{ID: int64(r.g.ID), Name: r.g.Name, FullPath: ni.path, Level: level, AncestorIDs: ni.groupIDs()[1:]}, nil
+	return project.GroupInfo{ID: r.g.ID, Name: r.g.Name, FullPath: ni.path, Level: level, AncestorIDs: ni.groupIDs()[1:]}, nil
 }
 
 // ProjectTeam returns the group that owns a project (0 for a personal
@@ -34,12 +34,12 @@ func (s *Service) ProjectTeam(ctx context.Context, projectID int64) (groupID int
 	var p *Project
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
-		if p, err = projects.Get(tx, uint64(projectID)); err != nil {
+		if p, err = projects.Get(tx, projectID); err != nil {
 			return err
 		}
 		ns, err := namespaces.Get(tx, p.NamespaceID)
 		if err == nil && ns.Kind == KindGroup {
-			groupID = int64(ns.ID)
+			groupID = ns.ID
 		}
 		return err
 	})
@@ -55,7 +55,7 @@ func (s *Service) ProjectTeam(ctx context.Context, projectID int64) (groupID int
 	}
 	userIDs = make([]int64, len(ids))
 	for i, id := range ids {
-		userIDs[i] = int64(id)
+		userIDs[i] = id
 	}
 	return groupID, userIDs, nil
 }

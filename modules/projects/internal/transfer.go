@@ -50,7 +50,7 @@ func (s *Service) transfer(ctx context.Context, projectRef, namespace string) (*
 	if err != nil {
 		return nil, err
 	}
-	if target.ownerID != 0 && target.ownerID != uint64(pr.UserID()) && !pr.IsAdmin() {
+	if target.ownerID != 0 && target.ownerID != pr.UserID() && !pr.IsAdmin() {
 		return nil, project.ErrNamespaceNotFound
 	}
 	now := s.now().UTC()
@@ -67,7 +67,7 @@ func (s *Service) transfer(ctx context.Context, projectRef, namespace string) (*
 			if ns, err = namespaces.Get(tx, target.groupID); err != nil {
 				return project.ErrNamespaceNotFound
 			}
-			if !pr.IsAdmin() && groupMemberLevel(tx, ns.ID, uint64(pr.UserID()), now) < project.Master {
+			if !pr.IsAdmin() && groupMemberLevel(tx, ns.ID, pr.UserID(), now) < project.Master {
 				return project.ErrNamespaceNotFound
 			}
 		} else if ns, err = userNamespace(tx, target.ownerID, now); err != nil {
@@ -95,7 +95,7 @@ func (s *Service) transfer(ctx context.Context, projectRef, namespace string) (*
 		if err := projects.Update(tx, p); err != nil {
 			return err
 		}
-		return s.bus.Publish(tx, event.ProjectEvent{Action: event.ProjectUpdated, ProjectID: int64(p.ID), UserID: pr.UserID()})
+		return s.bus.Publish(tx, event.ProjectEvent{Action: event.ProjectUpdated, ProjectID: p.ID, UserID: pr.UserID()})
 	})
 	var conflict *store.ConflictError
 	if errors.As(err, &conflict) {
@@ -114,7 +114,7 @@ func (s *Service) TransferProject(ctx context.Context, ref, namespace string) (p
 
 // keepFormerOwner makes the owner of the personal namespace a project
 // leaves a Master of it, unless a membership gives them as much already.
-func (s *Service) keepFormerOwner(tx *store.Tx, p *Project, owner uint64, author int64, now time.Time) error {
+func (s *Service) keepFormerOwner(tx *store.Tx, p *Project, owner int64, author int64, now time.Time) error {
 	key := sourceKey(sourceProject, p.ID) + "/" + u64(owner)
 	m, err := members.GetBy(tx, "membership", key)
 	switch {
@@ -138,5 +138,5 @@ func (s *Service) keepFormerOwner(tx *store.Tx, p *Project, owner uint64, author
 	default:
 		return err
 	}
-	return s.bus.Publish(tx, event.MemberEvent{Action: event.MemberJoined, ProjectID: int64(p.ID), UserID: int64(owner), AuthorID: author})
+	return s.bus.Publish(tx, event.MemberEvent{Action: event.MemberJoined, ProjectID: p.ID, UserID: owner, AuthorID: author})
 }
