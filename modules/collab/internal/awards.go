@@ -26,7 +26,7 @@ const noteAwardable = "Note"
 // notes. Ids grow with time, so an awardable's awards in id order are in
 // the order they were given (GitLab lists them so).
 type Award struct {
-	ID            uint64 `json:"id"`
+	ID            int64  `json:"id"`
 	ProjectID     int64  `json:"project_id"`
 	AwardableType string `json:"awardable_type"` // a noteable's type, or "Note"
 	AwardableID   int64  `json:"awardable_id"`
@@ -41,22 +41,22 @@ type Award struct {
 	UpdatedAt    time.Time `json:"updated_at"`
 }
 
-func (a *Award) RecordID() uint64      { return a.ID }
-func (a *Award) SetRecordID(id uint64) { a.ID = id }
+func (a *Award) RecordID() int64      { return a.ID }
+func (a *Award) SetRecordID(id int64) { a.ID = id }
 
 // awardKey is what makes an award unique: a user gives an emoji once per
 // awardable.
 func awardKey(typ string, id, user int64, name string) string {
-	return noteableKey(typ, id) + ":" + i64(user) + ":" + name
+	return noteableKey(typ, id) + ":" + store.IDString(user) + ":" + name
 }
 
-var awardsTable = store.NewTable[uint64, Award]("notes.awards",
+var awardsTable = store.NewTable[int64, Award]("notes.awards",
 	store.Index[Award]{Name: "key", Unique: true, Keys: func(a *Award) []string {
 		return []string{awardKey(a.AwardableType, a.AwardableID, a.UserID, a.Name)}
 	}},
 	store.Index[Award]{Name: "awardable", Keys: func(a *Award) []string { return []string{noteableKey(a.AwardableType, a.AwardableID)} }},
 	store.Index[Award]{Name: "noteable", Keys: func(a *Award) []string { return []string{noteableKey(a.NoteableType, a.NoteableID)} }},
-	store.Index[Award]{Name: "project", Keys: func(a *Award) []string { return []string{i64(a.ProjectID)} }},
+	store.Index[Award]{Name: "project", Keys: func(a *Award) []string { return []string{store.IDString(a.ProjectID)} }},
 )
 
 // awardVotes maps awardable type ++ 0 ++ id (8 bytes) to its upvotes and
@@ -135,11 +135,11 @@ func deleteAwardsBy(tx *store.Tx, index, key string) error {
 }
 
 // awardsOf lists an awardable's awards in the order they were given.
-func awardsOf(tx *store.Tx, typ string, id int64) ([]uint64, error) {
+func awardsOf(tx *store.Tx, typ string, id int64) ([]int64, error) {
 	return awardsTable.IDsBy(tx, "awardable", noteableKey(typ, id))
 }
 
-func loadAwards(tx *store.Tx, ids []uint64) ([]*Award, error) {
+func loadAwards(tx *store.Tx, ids []int64) ([]*Award, error) {
 	out := make([]*Award, 0, len(ids))
 	for _, id := range ids {
 		a, err := awardsTable.Get(tx, id)
@@ -180,7 +180,7 @@ func (s *Service) Tallies(ctx context.Context, noteableType string, ids []int64)
 
 // record is the contract's record of an award.
 func (a *Award) record() target.Award {
-	return target.Award{ID: int64(a.ID), Name: a.Name, UserID: a.UserID, AwardableID: a.AwardableID, AwardableType: a.AwardableType,
+	return target.Award{ID: a.ID, Name: a.Name, UserID: a.UserID, AwardableID: a.AwardableID, AwardableType: a.AwardableType,
 		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
 }
 
@@ -198,7 +198,7 @@ type awardTarget struct {
 	info   projects.ProjectInfo
 	kind   target.Kind
 	n      target.Noteable
-	noteID uint64 // 0: the noteable itself
+	noteID int64 // 0: the noteable itself
 	// Filled by load:
 	typ    string
 	id     int64
@@ -232,13 +232,13 @@ func (t *awardTarget) load(tx *store.Tx) error {
 	if err != nil {
 		return err
 	}
-	t.typ, t.id, t.author = noteAwardable, int64(note.ID), note.AuthorID
+	t.typ, t.id, t.author = noteAwardable, note.ID, note.AuthorID
 	return nil
 }
 
 // awardOf reads award id of the target; an award of another awardable is
 // no award of this one.
-func (t *awardTarget) awardOf(tx *store.Tx, id uint64) (*Award, error) {
+func (t *awardTarget) awardOf(tx *store.Tx, id int64) (*Award, error) {
 	a, err := awardsTable.Get(tx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (a.AwardableType != t.typ || a.AwardableID != t.id)) {
 		return nil, ErrAwardNotFound
@@ -248,7 +248,7 @@ func (t *awardTarget) awardOf(tx *store.Tx, id uint64) (*Award, error) {
 
 // parseAwardID is an award id from the path: not a number is 400, as
 // GitLab's Integer parameter; a number that names no award is 404.
-func parseAwardID(s string) (uint64, error) {
+func parseAwardID(s string) (int64, error) {
 	id, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
 		return 0, target.BadParam("award_id")
@@ -256,7 +256,7 @@ func parseAwardID(s string) (uint64, error) {
 	if id <= 0 {
 		return 0, ErrAwardNotFound
 	}
-	return uint64(id), nil
+	return id, nil
 }
 
 // Awards implements target.Service: a page of the award emoji of the

@@ -22,7 +22,7 @@ import (
 
 // record is the contract's record of a note of a target of kind k.
 func (n *Note) record(k target.Kind) target.Note {
-	r := target.Note{ID: int64(n.ID), ProjectID: n.ProjectID, NoteableType: n.NoteableType, NoteableID: n.NoteableID,
+	r := target.Note{ID: n.ID, ProjectID: n.ProjectID, NoteableType: n.NoteableType, NoteableID: n.NoteableID,
 		NoteableIID: n.NoteableIID, AuthorID: n.AuthorID, Body: n.Body, System: n.System, CreatedAt: n.CreatedAt,
 		UpdatedAt: n.UpdatedAt, DiscussionID: n.DiscussionID, Type: n.Type, Resolvable: resolvable(k, n)}
 	if n.Type == diffNote && n.Position != nil {
@@ -44,17 +44,17 @@ func records(k target.Kind, list []*Note) []target.Note {
 }
 
 // parseNoteID is a note id from the path; anything else is no note.
-func parseNoteID(s string) (uint64, error) {
-	id, err := strconv.ParseUint(s, 10, 64)
+func parseNoteID(s string) (int64, error) {
+	id, err := strconv.ParseUint(s, 10, 63)
 	if err != nil || id == 0 {
 		return 0, target.ErrNoteNotFound
 	}
-	return id, nil
+	return int64(id), nil
 }
 
 // noteOf reads note id of noteable n; a note of another noteable (of this
 // project or another) is no note of n.
-func noteOf(tx *store.Tx, n target.Noteable, id uint64) (*Note, error) {
+func noteOf(tx *store.Tx, n target.Noteable, id int64) (*Note, error) {
 	note, err := notesTable.Get(tx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (note.NoteableType != n.Type || note.NoteableID != n.ID)) {
 		return nil, target.ErrNoteNotFound
@@ -255,8 +255,8 @@ func (s *Service) publishCreated(tx *store.Tx, n target.Noteable, note *Note, ev
 		return err
 	}
 	if err := s.bus.Publish(tx, feed.Event{ProjectID: note.ProjectID, AuthorID: note.AuthorID, ActionName: feed.CommentedOn,
-		TargetID: int64(note.ID), TargetType: noteType, TargetTitle: n.Title, Note: raw,
-		Key: "notes.note:" + strconv.FormatUint(note.ID, 10)}); err != nil {
+		TargetID: note.ID, TargetType: noteType, TargetTitle: n.Title, Note: raw,
+		Key: "notes.note:" + strconv.FormatInt(note.ID, 10)}); err != nil {
 		return err
 	}
 	return s.bus.Publish(tx, noteEvent(event.NoteCreated, note))
@@ -292,7 +292,7 @@ func (s *Service) UpdateNote(ctx context.Context, w target.Where, noteID string,
 	return note.record(k), nil
 }
 
-func (s *Service) updateNote(ctx context.Context, info projects.ProjectInfo, n target.Noteable, id uint64, body *string) (*Note, error) {
+func (s *Service) updateNote(ctx context.Context, info projects.ProjectInfo, n target.Noteable, id int64, body *string) (*Note, error) {
 	if err := checkBody(body); err != nil {
 		return nil, err
 	}
@@ -337,7 +337,7 @@ func (s *Service) DeleteNote(ctx context.Context, w target.Where, noteID string)
 	return s.deleteNote(ctx, info, n, id)
 }
 
-func (s *Service) deleteNote(ctx context.Context, info projects.ProjectInfo, n target.Noteable, id uint64) error {
+func (s *Service) deleteNote(ctx context.Context, info projects.ProjectInfo, n target.Noteable, id int64) error {
 	if err := writable(info); err != nil {
 		return err
 	}

@@ -47,8 +47,8 @@ func newDiscussionID() string {
 // legacyDiscussionID is the thread id given to a note stored before
 // threads: derived from its id, so the same note gets the same id on every
 // server that migrates the same data.
-func legacyDiscussionID(noteID uint64) string {
-	sum := sha1.Sum([]byte("fennec note " + strconv.FormatUint(noteID, 10)))
+func legacyDiscussionID(noteID int64) string {
+	sum := sha1.Sum([]byte("fennec note " + strconv.FormatInt(noteID, 10)))
 	return hex.EncodeToString(sum[:])
 }
 

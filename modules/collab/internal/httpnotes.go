@@ -266,7 +266,7 @@ func (p presenter) EventNote(ctx context.Context, authorID int64) (func(*Note) (
 		return nil, err
 	}
 	return func(note *Note) (json.RawMessage, error) {
-		return json.Marshal(EventNoteView{ID: int64(note.ID), Body: note.Body, Author: a, CreatedAt: api.NewTime(note.CreatedAt),
+		return json.Marshal(EventNoteView{ID: note.ID, Body: note.Body, Author: a, CreatedAt: api.NewTime(note.CreatedAt),
 			System: note.System, NoteableID: note.NoteableID, NoteableType: note.NoteableType})
 	}, nil
 }

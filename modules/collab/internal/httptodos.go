@@ -153,7 +153,7 @@ func (s *Service) render(ctx context.Context, list []*Todo) ([]TodoView, error) 
 			authors[t.AuthorID] = a
 		}
 		p := t.project
-		out = append(out, TodoView{ID: int64(t.ID), Project: ProjectView{ID: p.ID, Name: p.Name, NameWithNamespace: p.NameWithNamespace,
+		out = append(out, TodoView{ID: t.ID, Project: ProjectView{ID: p.ID, Name: p.Name, NameWithNamespace: p.NameWithNamespace,
 			Path: p.Path, PathWithNamespace: p.PathWithNamespace}, Author: a, ActionName: t.Action, TargetType: t.TargetType,
 			Target: view, TargetURL: url, Body: t.Body, State: t.State, CreatedAt: api.NewTime(t.CreatedAt)})
 	}

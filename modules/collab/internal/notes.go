@@ -20,7 +20,7 @@ func noteFor(n target.Noteable, author int64, body string, system bool, at time.
 }
 
 func noteEvent(action event.NoteAction, n *Note) event.NoteEvent {
-	return event.NoteEvent{Action: action, NoteID: int64(n.ID), Body: n.Body, ProjectID: n.ProjectID, NoteableType: n.NoteableType,
+	return event.NoteEvent{Action: action, NoteID: n.ID, Body: n.Body, ProjectID: n.ProjectID, NoteableType: n.NoteableType,
 		NoteableID: n.NoteableID, NoteableIID: n.NoteableIID, AuthorID: n.AuthorID, System: n.System,
 		CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt}
 }

@@ -28,7 +28,7 @@ func participantIDs(tx *store.Tx, n target.Noteable) ([]int64, error) {
 	}
 	type joined struct {
 		user  int64
-		order uint64 // a note's or subscription row's id: both grow with time
+		order int64 // a note's or subscription row's id: both grow with time
 		note  bool
 	}
 	var later []joined

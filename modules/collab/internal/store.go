@@ -2,7 +2,6 @@ package internal
 
 import (
 	"encoding/binary"
-	"strconv"
 	"time"
 
 	"github.com/fennec-forge/fennec/core/store"
@@ -12,7 +11,7 @@ import (
 // Note is one stored note. Ids grow with time, so a noteable's notes in id
 // order are its notes in creation order (GitLab lists them so).
 type Note struct {
-	ID           uint64 `json:"id"`
+	ID           int64  `json:"id"`
 	ProjectID    int64  `json:"project_id"`
 	NoteableType string `json:"noteable_type"`
 	NoteableID   int64  `json:"noteable_id"`
@@ -38,16 +37,14 @@ type Note struct {
 	ResolvedAt   *time.Time       `json:"resolved_at,omitempty"`
 }
 
-func (n *Note) RecordID() uint64      { return n.ID }
-func (n *Note) SetRecordID(id uint64) { n.ID = id }
+func (n *Note) RecordID() int64      { return n.ID }
+func (n *Note) SetRecordID(id int64) { n.ID = id }
 
-func i64(v int64) string { return strconv.FormatInt(v, 10) }
+func noteableKey(typ string, id int64) string { return typ + ":" + store.IDString(id) }
 
-func noteableKey(typ string, id int64) string { return typ + ":" + i64(id) }
-
-var notesTable = store.NewTable[uint64, Note]("notes.notes",
+var notesTable = store.NewTable[int64, Note]("notes.notes",
 	store.Index[Note]{Name: "noteable", Keys: func(n *Note) []string { return []string{noteableKey(n.NoteableType, n.NoteableID)} }},
-	store.Index[Note]{Name: "project", Keys: func(n *Note) []string { return []string{i64(n.ProjectID)} }},
+	store.Index[Note]{Name: "project", Keys: func(n *Note) []string { return []string{store.IDString(n.ProjectID)} }},
 	// A noteable's commenters, the participants that need no row of their
 	// own: one index entry per user note instead of a subscription row
 	// (with its three index entries) for each new commenter, on the path of
@@ -68,7 +65,7 @@ var notesTable = store.NewTable[uint64, Note]("notes.notes",
 )
 
 func commenterKey(typ string, id, author int64) string {
-	return noteableKey(typ, id) + ":" + i64(author)
+	return noteableKey(typ, id) + ":" + store.IDString(author)
 }
 
 // commented reports whether user wrote a note on the noteable.
@@ -82,7 +79,7 @@ func commented(tx *store.Tx, typ string, id, user int64) (bool, error) {
 // unsubscribed) and whether they take part in it by a mention (commenters
 // are found through the notes' commenter index).
 type Subscription struct {
-	ID           uint64 `json:"id"`
+	ID           int64  `json:"id"`
 	ProjectID    int64  `json:"project_id"`
 	NoteableType string `json:"noteable_type"`
 	NoteableID   int64  `json:"noteable_id"`
@@ -91,19 +88,19 @@ type Subscription struct {
 	Participant  bool   `json:"participant,omitempty"`
 }
 
-func (s *Subscription) RecordID() uint64      { return s.ID }
-func (s *Subscription) SetRecordID(id uint64) { s.ID = id }
+func (s *Subscription) RecordID() int64      { return s.ID }
+func (s *Subscription) SetRecordID(id int64) { s.ID = id }
 
 func subscriptionKey(typ string, id, user int64) string {
-	return noteableKey(typ, id) + ":" + i64(user)
+	return noteableKey(typ, id) + ":" + store.IDString(user)
 }
 
-var subscriptions = store.NewTable[uint64, Subscription]("notes.subscriptions",
+var subscriptions = store.NewTable[int64, Subscription]("notes.subscriptions",
 	store.Index[Subscription]{Name: "key", Unique: true, Keys: func(s *Subscription) []string {
 		return []string{subscriptionKey(s.NoteableType, s.NoteableID, s.UserID)}
 	}},
 	store.Index[Subscription]{Name: "noteable", Keys: func(s *Subscription) []string { return []string{noteableKey(s.NoteableType, s.NoteableID)} }},
-	store.Index[Subscription]{Name: "project", Keys: func(s *Subscription) []string { return []string{i64(s.ProjectID)} }},
+	store.Index[Subscription]{Name: "project", Keys: func(s *Subscription) []string { return []string{store.IDString(s.ProjectID)} }},
 )
 
 // userCounts maps noteable type ++ 0 ++ id (8 bytes) to the number of its
@@ -137,7 +134,7 @@ func countKey(typ string, id int64) []byte {
 	k := make([]byte, 0, len(typ)+9)
 	k = append(k, typ...)
 	k = append(k, 0)
-	return append(k, store.Key(uint64(id))...)
+	return append(k, store.Key(id)...)
 }
 
 func userCount(tx *store.Tx, typ string, id int64) int {
@@ -154,7 +151,7 @@ func addUserCount(tx *store.Tx, typ string, id int64, delta int) error {
 	if n <= 0 {
 		return tx.Bucket(userCounts).Delete(k)
 	}
-	return tx.Bucket(userCounts).Put(k, store.Key(uint64(n)))
+	return tx.Bucket(userCounts).Put(k, store.Key(int64(n)))
 }
 
 // insertNote stores a note and counts it when a user wrote it. A note that
@@ -177,7 +174,7 @@ func deleteNote(tx *store.Tx, n *Note) error {
 	if err := notesTable.Delete(tx, n.ID); err != nil {
 		return err
 	}
-	if err := deleteAwardsBy(tx, "awardable", noteableKey(noteAwardable, int64(n.ID))); err != nil {
+	if err := deleteAwardsBy(tx, "awardable", noteableKey(noteAwardable, n.ID)); err != nil {
 		return err
 	}
 	if n.System {
@@ -195,7 +192,7 @@ func noteableNotes(tx *store.Tx, typ string, id int64) ([]*Note, error) {
 	return loadNotes(tx, ids)
 }
 
-func loadNotes(tx *store.Tx, ids []uint64) ([]*Note, error) {
+func loadNotes(tx *store.Tx, ids []int64) ([]*Note, error) {
 	out := make([]*Note, 0, len(ids))
 	for _, id := range ids {
 		n, err := notesTable.Get(tx, id)
@@ -225,10 +222,10 @@ func removeNoteable(tx *store.Tx, typ string, id int64) error {
 // removeProject deletes every note, subscription, count and award emoji of
 // a project.
 func removeProject(tx *store.Tx, project int64) error {
-	if err := deleteAwardsBy(tx, "project", i64(project)); err != nil {
+	if err := deleteAwardsBy(tx, "project", store.IDString(project)); err != nil {
 		return err
 	}
-	ids, err := notesTable.IDsBy(tx, "project", i64(project))
+	ids, err := notesTable.IDsBy(tx, "project", store.IDString(project))
 	if err != nil {
 		return err
 	}
@@ -244,6 +241,6 @@ func removeProject(tx *store.Tx, project int64) error {
 			return err
 		}
 	}
-	_, err = subscriptions.DeleteBy(tx, "project", i64(project))
+	_, err = subscriptions.DeleteBy(tx, "project", store.IDString(project))
 	return err
 }

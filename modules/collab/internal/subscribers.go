@@ -36,7 +36,7 @@ func (s *Service) onProjectNotes(ctx context.Context, ev projects.ProjectEvent) 
 	// outbox calls this again until it returns nil; each call goes on
 	// from what is left, and removeProject ends with the rest.
 	return s.db.UpdateInSteps(ctx, func(tx *store.Tx) (bool, error) {
-		ids, err := notesTable.FirstIDsBy(tx, "project", i64(ev.ProjectID), removeStep)
+		ids, err := notesTable.FirstIDsBy(tx, "project", store.IDString(ev.ProjectID), removeStep)
 		if err != nil {
 			return false, err
 		}
@@ -67,13 +67,13 @@ func (s *Service) onProjectTodos(ctx context.Context, ev projects.ProjectEvent) 
 	if ev.Action != projects.ProjectDeleted {
 		return nil
 	}
-	return s.removeTodosBy(ctx, "project", i64(ev.ProjectID))
+	return s.removeTodosBy(ctx, "project", store.IDString(ev.ProjectID))
 }
 
 // onUserDeleted removes the deleted user's own list; the todos they caused
 // for others stay, shown with the ghost user as their author.
 func (s *Service) onUserDeleted(ctx context.Context, ev identity.UserDeleted) error {
-	return s.removeTodosBy(ctx, "user", i64(ev.UserID))
+	return s.removeTodosBy(ctx, "user", store.IDString(ev.UserID))
 }
 
 // removeTodosBy removes the todos of an index key, removeStep per transaction:

@@ -174,7 +174,7 @@ func (s *Service) noteAndKind(ctx context.Context, projectID, id int64) (*Note, 
 	var note *Note
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
-		note, err = notesTable.Get(tx, uint64(max(id, 0)))
+		note, err = notesTable.Get(tx, max(id, 0))
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) || (err == nil && note.ProjectID != projectID) {

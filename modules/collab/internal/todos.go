@@ -119,7 +119,7 @@ func (s *Service) MarkTodo(ctx context.Context, typ, projectRef string, ref int6
 func (s *Service) TodosDone(ctx context.Context, tg target.Target, userID int64) error {
 	now := s.now().UTC()
 	return s.db.Update(ctx, func(tx *store.Tx) error {
-		var ids []uint64
+		var ids []int64
 		var err error
 		if userID > 0 {
 			ids, err = todosTable.IDsBy(tx, "pending", userTargetKey(userID, tg.Type, tg.ID))
@@ -170,7 +170,7 @@ func (s *Service) todos(ctx context.Context, f target.TodoFilter) ([]*Todo, erro
 	}
 	var list []*Todo
 	err := s.db.View(ctx, func(tx *store.Tx) error {
-		ids, err := todosTable.IDsBy(tx, "user_state", i64(user)+":"+state)
+		ids, err := todosTable.IDsBy(tx, "user_state", store.IDString(user)+":"+state)
 		if err != nil {
 			return err
 		}
@@ -211,7 +211,7 @@ func (s *Service) MarkTodoDone(ctx context.Context, id int64) (target.Todo, erro
 	var t *Todo
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		var err error
-		t, err = todosTable.Get(tx, uint64(max(id, 0)))
+		t, err = todosTable.Get(tx, max(id, 0))
 		if errors.Is(err, store.ErrNotFound) || (err == nil && t.UserID != user) {
 			return ErrTodoNotFound
 		}
@@ -232,7 +232,7 @@ func (s *Service) MarkAllTodosDone(ctx context.Context) error {
 	user := auth.FromContext(ctx).UserID()
 	now := s.now().UTC()
 	return s.db.Update(ctx, func(tx *store.Tx) error {
-		ids, err := todosTable.IDsBy(tx, "user_state", i64(user)+":"+StatePending)
+		ids, err := todosTable.IDsBy(tx, "user_state", store.IDString(user)+":"+StatePending)
 		if err != nil {
 			return err
 		}

@@ -46,9 +46,9 @@ func signedIn(ctx context.Context) (*auth.Principal, error) {
 
 // appOf is the contract's record of a (without its secret).
 func appOf(a *Application) provider.Application {
-	return provider.Application{ID: provider.AppID(a.ID), ClientID: a.UID, Name: a.Name,
+	return provider.Application{ID: a.ID, ClientID: a.UID, Name: a.Name,
 		RedirectURIs: append([]string{}, a.RedirectURIs...), Scopes: append([]string{}, a.Scopes...),
-		Confidential: a.Confidential, OwnerID: int64(a.OwnerID), CreatedAt: a.CreatedAt}
+		Confidential: a.Confidential, OwnerID: a.OwnerID, CreatedAt: a.CreatedAt}
 }
 
 // validateApp checks an application's fields and returns its redirect URIs
@@ -128,11 +128,11 @@ func (s *Service) CreateOwnApplication(ctx context.Context, in provider.NewAppli
 	if err != nil {
 		return provider.Application{}, err
 	}
-	return s.createApp(ctx, in, uint64(p.UserID()))
+	return s.createApp(ctx, in, p.UserID())
 }
 
 // createApp registers a client and returns it with its secret.
-func (s *Service) createApp(ctx context.Context, n provider.NewApplication, ownerID uint64) (provider.Application, error) {
+func (s *Service) createApp(ctx context.Context, n provider.NewApplication, ownerID int64) (provider.Application, error) {
 	uris, scopes, err := validateApp(n)
 	if err != nil {
 		return provider.Application{}, err
@@ -174,7 +174,7 @@ func (s *Service) OwnApplications(ctx context.Context) ([]provider.Application, 
 	}
 	var out []provider.Application
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		ids, err := apps.IDsBy(tx, "owner", itoa(uint64(p.UserID())))
+		ids, err := apps.IDsBy(tx, "owner", store.IDString(p.UserID()))
 		if err != nil {
 			return err
 		}
@@ -196,10 +196,10 @@ func (s *Service) DeleteApplication(ctx context.Context, id provider.AppID) erro
 		return err
 	}
 	return s.updateTokens(ctx, func(tx *store.Tx) error {
-		if !apps.Exists(tx, uint64(id)) {
+		if !apps.Exists(tx, id) {
 			return ErrAppNotFound
 		}
-		return removeApp(tx, uint64(id))
+		return removeApp(tx, id)
 	})
 }
 
@@ -210,13 +210,13 @@ func (s *Service) DeleteOwnApplication(ctx context.Context, id provider.AppID) e
 		return err
 	}
 	return s.updateTokens(ctx, func(tx *store.Tx) error {
-		a, err := apps.Get(tx, uint64(id))
-		if errors.Is(err, store.ErrNotFound) || (err == nil && int64(a.OwnerID) != p.UserID()) {
+		a, err := apps.Get(tx, id)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && a.OwnerID != p.UserID()) {
 			return ErrAppNotFound // another user's is not found either
 		}
 		if err != nil {
 			return err
 		}
-		return removeApp(tx, uint64(id))
+		return removeApp(tx, id)
 	})
 }

@@ -113,7 +113,7 @@ func (s *Service) Authorize(ctx context.Context, req provider.AuthorizationReque
 	}
 	code := newSecret()
 	now := s.now()
-	g := &Grant{CodeHash: hashSecret(code), AppID: ar.app.ID, UserID: uint64(p.UserID()), RedirectURI: ar.RedirectURI, Scopes: ar.Scopes,
+	g := &Grant{CodeHash: hashSecret(code), AppID: ar.app.ID, UserID: p.UserID(), RedirectURI: ar.RedirectURI, Scopes: ar.Scopes,
 		Challenge: ar.CodeChallenge, ChallengeMethod: ar.CodeChallengeMethod, CreatedAt: now, ExpiresAt: now.Add(CodeLifetime)}
 	if err := s.db.Update(ctx, func(tx *store.Tx) error {
 		g.ID = 0

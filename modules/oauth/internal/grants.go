@@ -72,7 +72,7 @@ type issued struct {
 	access, refresh string
 }
 
-func (s *Service) newToken(appID, grantID, userID uint64, scopes []string) issued {
+func (s *Service) newToken(appID provider.AppID, grantID, userID int64, scopes []string) issued {
 	access, refresh := newSecret(), newSecret()
 	return issued{access: access, refresh: refresh, token: &Token{
 		AccessHash: hashSecret(access), RefreshHash: hashSecret(refresh), AppID: appID, GrantID: grantID,
@@ -125,7 +125,7 @@ func (s *Service) PasswordGrant(ctx context.Context, c provider.Client, login, p
 		return provider.Tokens{}, err
 	}
 	allowed, def := knownScopes, []string{auth.ScopeAPI}
-	var appID uint64
+	var appID provider.AppID
 	if client != nil {
 		allowed, def, appID = client.Scopes, client.Scopes, client.ID
 	}
@@ -144,7 +144,7 @@ func (s *Service) PasswordGrant(ctx context.Context, c provider.Client, login, p
 	case u.Blocked:
 		return provider.Tokens{}, invalidGrant()
 	}
-	t := s.newToken(appID, 0, uint64(u.ID), scopes)
+	t := s.newToken(appID, 0, u.ID, scopes)
 	if err := s.db.Update(ctx, func(tx *store.Tx) error { return tokens.Insert(tx, t.token) }); err != nil {
 		return provider.Tokens{}, err
 	}
@@ -245,8 +245,8 @@ func validPKCEString(s string) bool {
 	return true
 }
 
-func revokeGrantTokens(tx *store.Tx, grantID uint64, now time.Time) error {
-	ids, err := tokens.IDsBy(tx, "grant", itoa(grantID))
+func revokeGrantTokens(tx *store.Tx, grantID int64, now time.Time) error {
+	ids, err := tokens.IDsBy(tx, "grant", store.IDString(grantID))
 	if err != nil {
 		return err
 	}
@@ -275,7 +275,7 @@ func revokeToken(tx *store.Tx, t *Token, now time.Time) error {
 // revokeFamily revokes the live tokens of spent's refresh chain (found
 // among its user's tokens, which are few) and logs the reuse.
 func (s *Service) revokeFamily(tx *store.Tx, spent *Token, now time.Time) error {
-	ids, err := tokens.IDsBy(tx, "user", u64(spent.UserID))
+	ids, err := tokens.IDsBy(tx, "user", store.IDString(spent.UserID))
 	if err != nil {
 		return err
 	}
@@ -294,7 +294,7 @@ func (s *Service) revokeFamily(tx *store.Tx, spent *Token, now time.Time) error 
 	}
 	if revoked > 0 {
 		s.log.Warn("oauth: a spent refresh token was used again; its chain's live token is revoked",
-			zap.Uint64("user_id", spent.UserID), zap.Uint64("app_id", spent.AppID), zap.Int("revoked", revoked))
+			zap.Int64("user_id", spent.UserID), zap.Int64("app_id", int64(spent.AppID)), zap.Int("revoked", revoked))
 	}
 	return nil
 }
@@ -302,7 +302,7 @@ func (s *Service) revokeFamily(tx *store.Tx, spent *Token, now time.Time) error 
 // userRefusal is invalid_grant when the user of a grant or token is gone
 // or blocked, so that no token is issued to them; any other failure of the
 // lookup is returned as it is.
-func (s *Service) userRefusal(ctx context.Context, id uint64) (*provider.Error, error) {
+func (s *Service) userRefusal(ctx context.Context, id int64) (*provider.Error, error) {
 	_, err := s.user(ctx, id)
 	if errors.Is(err, auth.ErrUnauthorized) {
 		return invalidGrant(), nil
@@ -381,7 +381,7 @@ func (s *Service) TokenInfo(ctx context.Context, access string) (provider.TokenI
 	if err != nil {
 		return provider.TokenInfo{}, err
 	}
-	info := provider.TokenInfo{UserID: int64(t.UserID), Scopes: append([]string{}, t.Scopes...), CreatedAt: t.CreatedAt,
+	info := provider.TokenInfo{UserID: t.UserID, Scopes: append([]string{}, t.Scopes...), CreatedAt: t.CreatedAt,
 		ExpiresIn: t.CreatedAt.Add(time.Duration(t.ExpiresIn) * time.Second).Sub(s.now())}
 	if t.AppID != 0 {
 		_ = s.db.View(ctx, func(tx *store.Tx) error {

@@ -84,7 +84,7 @@ func mapErrors(a *api.API) {
 // ApplicationView is an application as the API shows it (GitLab 10.5+'s
 // shape); Secret only in the answer to its creation.
 type ApplicationView struct {
-	ID              uint64 `json:"id"`
+	ID              int64  `json:"id"`
 	ApplicationID   string `json:"application_id"`
 	ApplicationName string `json:"application_name"`
 	Secret          string `json:"secret,omitempty"`
@@ -93,7 +93,7 @@ type ApplicationView struct {
 }
 
 func appView(a provider.Application) ApplicationView {
-	return ApplicationView{ID: uint64(a.ID), ApplicationID: a.ClientID, ApplicationName: a.Name, Secret: a.Secret,
+	return ApplicationView{ID: int64(a.ID), ApplicationID: a.ClientID, ApplicationName: a.Name, Secret: a.Secret,
 		CallbackURL: strings.Join(a.RedirectURIs, "\n"), Confidential: a.Confidential}
 }
 
@@ -111,7 +111,7 @@ type appOutput struct{ Body ApplicationView }
 type appsOutput struct{ Body []ApplicationView }
 
 type appPath struct {
-	ID uint64 `path:"id" doc:"Application id"`
+	ID int64 `path:"id" doc:"Application id"`
 }
 
 func (h *handlers) createApp(ctx context.Context, in *createAppInput) (*appOutput, error) {

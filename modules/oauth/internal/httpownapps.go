@@ -18,7 +18,7 @@ import (
 
 // ownAppView is an application as its owner's page shows it.
 type ownAppView struct {
-	ID           uint64
+	ID           int64
 	Name         string
 	ClientID     string
 	RedirectURIs []string
@@ -47,7 +47,7 @@ func (h *handlers) renderOwnApps(ctx context.Context, w http.ResponseWriter, r *
 	}
 	var list []ownAppView
 	for _, a := range apps {
-		list = append(list, ownAppView{ID: uint64(a.ID), Name: a.Name, ClientID: a.ClientID, RedirectURIs: a.RedirectURIs,
+		list = append(list, ownAppView{ID: int64(a.ID), Name: a.Name, ClientID: a.ClientID, RedirectURIs: a.RedirectURIs,
 			Scopes: strings.Join(a.Scopes, " "), Confidential: a.Confidential})
 	}
 	d.Title, d.User, d.CSRF, d.Apps = "Your applications", u.Username, csrf, list
@@ -122,7 +122,7 @@ func (h *handlers) serveDeleteOwnApp(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusForbidden, "error", pageData{Title: "Form expired", Message: "The form could not be verified (CSRF check). Reload the page and try again."})
 		return
 	}
-	id, err := strconv.ParseUint(r.PathValue("id"), 10, 64)
+	id, err := strconv.ParseUint(r.PathValue("id"), 10, 63)
 	if err == nil {
 		err = h.svc.DeleteOwnApplication(ctx, provider.AppID(id))
 	}

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -92,10 +91,10 @@ func (s *Service) now() time.Time { return s.clock.Now().UTC() }
 func Subscribers(s *Service) []events.Subscriber {
 	return []events.Subscriber{
 		events.SubscribeInTx("oauth.user-deleted", func(ctx context.Context, ev identity.UserDeleted) error {
-			return s.updateTokens(ctx, func(tx *store.Tx) error { return removeUser(tx, uint64(ev.UserID)) })
+			return s.updateTokens(ctx, func(tx *store.Tx) error { return removeUser(tx, ev.UserID) })
 		}),
 		events.SubscribeInTx("oauth.user-blocked", func(ctx context.Context, ev identity.UserBlocked) error {
-			return s.db.Update(ctx, func(tx *store.Tx) error { return endSessions(tx, uint64(ev.UserID)) })
+			return s.db.Update(ctx, func(tx *store.Tx) error { return endSessions(tx, ev.UserID) })
 		}),
 	}
 }
@@ -146,13 +145,11 @@ func subset(want, have []string) bool {
 	return true
 }
 
-func itoa(v uint64) string { return strconv.FormatUint(v, 10) }
-
 // user finds a user for a grant, token or session through identity's read
 // cache (which identity's writes, a block among them, invalidate); a
 // missing or blocked user is auth.ErrUnauthorized.
-func (s *Service) user(ctx context.Context, id uint64) (*auth.User, error) {
-	u, err := s.users.UserByID(ctx, int64(id))
+func (s *Service) user(ctx context.Context, id int64) (*auth.User, error) {
+	u, err := s.users.UserByID(ctx, id)
 	if errors.Is(err, identity.ErrUserNotFound) {
 		return nil, auth.ErrUnauthorized
 	}
@@ -204,7 +201,7 @@ func (s *Service) ResolveToken(ctx context.Context, kind auth.TokenKind, secret 
 		if err != nil {
 			return nil, err
 		}
-		return &auth.Principal{User: u, Method: auth.MethodSession, TokenID: int64(sess.ID)}, nil
+		return &auth.Principal{User: u, Method: auth.MethodSession, TokenID: sess.ID}, nil
 	}
 	return nil, auth.ErrUnknownToken
 }
@@ -218,7 +215,7 @@ func (s *Service) resolveAccessToken(ctx context.Context, secret string) (*auth.
 	if err != nil {
 		return nil, err
 	}
-	return &auth.Principal{User: u, Method: auth.MethodOAuth, Scopes: t.Scopes, TokenID: int64(t.ID)}, nil
+	return &auth.Principal{User: u, Method: auth.MethodOAuth, Scopes: t.Scopes, TokenID: t.ID}, nil
 }
 
 // accessToken finds a live access token: ErrUnknownToken when no token has

@@ -26,7 +26,7 @@ func (s *Service) SignIn(ctx context.Context, login, password string) (provider.
 	if u.Blocked {
 		return provider.Session{}, auth.ErrUnauthorized
 	}
-	secret, id, err := s.newSession(ctx, uint64(u.ID))
+	secret, id, err := s.newSession(ctx, u.ID)
 	if err != nil {
 		return provider.Session{}, err
 	}
@@ -35,7 +35,7 @@ func (s *Service) SignIn(ctx context.Context, login, password string) (provider.
 			s.log.Warn("could not record the sign-in as activity", zap.Error(err))
 		}
 	}
-	return provider.Session{ID: int64(id), User: u, Secret: secret}, nil
+	return provider.Session{ID: id, User: u, Secret: secret}, nil
 }
 
 // Session implements provider.Service.
@@ -44,7 +44,7 @@ func (s *Service) Session(ctx context.Context, secret string) (provider.Session,
 	if err != nil {
 		return provider.Session{}, err
 	}
-	return provider.Session{ID: int64(sess.ID), User: u}, nil
+	return provider.Session{ID: sess.ID, User: u}, nil
 }
 
 // EndSession implements provider.Service.
@@ -58,7 +58,7 @@ func (s *Service) EndSession(ctx context.Context, secret string) error {
 
 // newSession signs userID in and returns the cookie's secret and the
 // session's id.
-func (s *Service) newSession(ctx context.Context, userID uint64) (string, uint64, error) {
+func (s *Service) newSession(ctx context.Context, userID int64) (string, int64, error) {
 	secret := newSecret()
 	now := s.now()
 	sess := &Session{Hash: hashSecret(secret), UserID: userID, CreatedAt: now, ExpiresAt: now.Add(SessionLifetime)}
@@ -105,14 +105,14 @@ func (s *Service) session(ctx context.Context, secret string) (*Session, *auth.U
 
 // endSession deletes a session; a failure is logged only: the session is
 // refused anyway and the next use tries again.
-func (s *Service) endSession(ctx context.Context, id uint64) {
+func (s *Service) endSession(ctx context.Context, id int64) {
 	if err := s.deleteSession(ctx, id); err != nil {
 		s.log.Warn("could not delete an ended session", zap.Error(err))
 	}
 }
 
 // deleteSession deletes a session (gone already is no error).
-func (s *Service) deleteSession(ctx context.Context, id uint64) error {
+func (s *Service) deleteSession(ctx context.Context, id int64) error {
 	return s.db.Update(ctx, func(tx *store.Tx) error {
 		if err := sessions.Delete(tx, id); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err

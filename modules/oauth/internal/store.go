@@ -1,82 +1,82 @@
 package internal
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/oauth/provider"
 )
 
 // Application is a registered OAuth client. Its secret is kept as a
 // SHA-256 hash only: it is 256 random bits, so a fast hash is as safe as a
 // slow one and costs nothing on every token request.
 type Application struct {
-	ID           uint64   `json:"id"`
-	UID          string   `json:"uid"` // the client_id
-	SecretHash   string   `json:"secret_hash"`
-	Name         string   `json:"name"`
-	RedirectURIs []string `json:"redirect_uris"`
-	Scopes       []string `json:"scopes"`
-	Confidential bool     `json:"confidential"`
+	ID           provider.AppID `json:"id"`
+	UID          string         `json:"uid"` // the client_id
+	SecretHash   string         `json:"secret_hash"`
+	Name         string         `json:"name"`
+	RedirectURIs []string       `json:"redirect_uris"`
+	Scopes       []string       `json:"scopes"`
+	Confidential bool           `json:"confidential"`
 	// OwnerID is the user who registered it on their applications page; 0
 	// for one an administrator registered through the API.
-	OwnerID   uint64    `json:"owner_id,omitempty"`
+	OwnerID   int64     `json:"owner_id,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 }
 
-func (a *Application) RecordID() uint64      { return a.ID }
-func (a *Application) SetRecordID(id uint64) { a.ID = id }
+func (a *Application) RecordID() provider.AppID      { return a.ID }
+func (a *Application) SetRecordID(id provider.AppID) { a.ID = id }
 
 // Grant is an authorization code: single use, short-lived, bound to the
 // client, the redirect URI and (with PKCE) the client's verifier. A used
 // grant is kept until it expires, so that a second use of its code is
 // recognised and the tokens it gave are revoked (RFC 6749 section 4.1.2).
 type Grant struct {
-	ID              uint64     `json:"id"`
-	CodeHash        string     `json:"code_hash"`
-	AppID           uint64     `json:"app_id"`
-	UserID          uint64     `json:"user_id"`
-	RedirectURI     string     `json:"redirect_uri"`
-	Scopes          []string   `json:"scopes"`
-	Challenge       string     `json:"challenge,omitempty"`
-	ChallengeMethod string     `json:"challenge_method,omitempty"`
-	CreatedAt       time.Time  `json:"created_at"`
-	ExpiresAt       time.Time  `json:"expires_at"`
-	UsedAt          *time.Time `json:"used_at,omitempty"`
+	ID              int64          `json:"id"`
+	CodeHash        string         `json:"code_hash"`
+	AppID           provider.AppID `json:"app_id"`
+	UserID          int64          `json:"user_id"`
+	RedirectURI     string         `json:"redirect_uri"`
+	Scopes          []string       `json:"scopes"`
+	Challenge       string         `json:"challenge,omitempty"`
+	ChallengeMethod string         `json:"challenge_method,omitempty"`
+	CreatedAt       time.Time      `json:"created_at"`
+	ExpiresAt       time.Time      `json:"expires_at"`
+	UsedAt          *time.Time     `json:"used_at,omitempty"`
 }
 
-func (g *Grant) RecordID() uint64      { return g.ID }
-func (g *Grant) SetRecordID(id uint64) { g.ID = id }
+func (g *Grant) RecordID() int64      { return g.ID }
+func (g *Grant) SetRecordID(id int64) { g.ID = id }
 
 // Token is an access token and its refresh token, both kept as SHA-256
 // hashes. AppID is 0 for a password grant made without a client.
 type Token struct {
-	ID          uint64     `json:"id"`
-	AccessHash  string     `json:"access_hash"`
-	RefreshHash string     `json:"refresh_hash"`
-	AppID       uint64     `json:"app_id,omitempty"`
-	GrantID     uint64     `json:"grant_id,omitempty"`
-	UserID      uint64     `json:"user_id"`
-	Scopes      []string   `json:"scopes"`
-	CreatedAt   time.Time  `json:"created_at"`
-	ExpiresIn   int64      `json:"expires_in"` // seconds
-	RevokedAt   *time.Time `json:"revoked_at,omitempty"`
+	ID          int64          `json:"id"`
+	AccessHash  string         `json:"access_hash"`
+	RefreshHash string         `json:"refresh_hash"`
+	AppID       provider.AppID `json:"app_id,omitempty"`
+	GrantID     int64          `json:"grant_id,omitempty"`
+	UserID      int64          `json:"user_id"`
+	Scopes      []string       `json:"scopes"`
+	CreatedAt   time.Time      `json:"created_at"`
+	ExpiresIn   int64          `json:"expires_in"` // seconds
+	RevokedAt   *time.Time     `json:"revoked_at,omitempty"`
 	// Family is the id of the first token of the refresh chain this one
 	// was rotated from (0 for that first token itself): a spent refresh
 	// token presented again revokes the whole chain.
-	Family uint64 `json:"family,omitempty"`
+	Family int64 `json:"family,omitempty"`
 }
 
 // family is the chain t belongs to: its first token's id.
-func (t *Token) family() uint64 {
+func (t *Token) family() int64 {
 	if t.Family != 0 {
 		return t.Family
 	}
 	return t.ID
 }
 
-func (t *Token) RecordID() uint64      { return t.ID }
-func (t *Token) SetRecordID(id uint64) { t.ID = id }
+func (t *Token) RecordID() int64      { return t.ID }
+func (t *Token) SetRecordID(id int64) { t.ID = id }
 
 // expired reports whether the access token is past its lifetime at now.
 func (t *Token) expired(now time.Time) bool {
@@ -86,53 +86,51 @@ func (t *Token) expired(now time.Time) bool {
 // Session is a browser signed in on the pages; the cookie holds the
 // secret, the store its hash.
 type Session struct {
-	ID        uint64    `json:"id"`
+	ID        int64     `json:"id"`
 	Hash      string    `json:"hash"`
-	UserID    uint64    `json:"user_id"`
+	UserID    int64     `json:"user_id"`
 	CreatedAt time.Time `json:"created_at"`
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
-func (s *Session) RecordID() uint64      { return s.ID }
-func (s *Session) SetRecordID(id uint64) { s.ID = id }
-
-func u64(v uint64) string { return strconv.FormatUint(v, 10) }
+func (s *Session) RecordID() int64      { return s.ID }
+func (s *Session) SetRecordID(id int64) { s.ID = id }
 
 var (
-	apps = store.NewTable[uint64, Application]("oauth.applications",
+	apps = store.NewTable[provider.AppID, Application]("oauth.applications",
 		store.Index[Application]{Name: "uid", Unique: true, Keys: func(a *Application) []string { return []string{a.UID} }},
 		store.Index[Application]{Name: "owner", Keys: func(a *Application) []string {
 			if a.OwnerID == 0 {
 				return nil
 			}
-			return []string{u64(a.OwnerID)}
+			return []string{store.IDString(a.OwnerID)}
 		}},
 	)
-	grants = store.NewTable[uint64, Grant]("oauth.grants",
+	grants = store.NewTable[int64, Grant]("oauth.grants",
 		store.Index[Grant]{Name: "code", Unique: true, Keys: func(g *Grant) []string { return []string{g.CodeHash} }},
-		store.Index[Grant]{Name: "app", Keys: func(g *Grant) []string { return []string{u64(g.AppID)} }},
-		store.Index[Grant]{Name: "user", Keys: func(g *Grant) []string { return []string{u64(g.UserID)} }},
+		store.Index[Grant]{Name: "app", Keys: func(g *Grant) []string { return []string{store.IDString(g.AppID)} }},
+		store.Index[Grant]{Name: "user", Keys: func(g *Grant) []string { return []string{store.IDString(g.UserID)} }},
 	)
-	tokens = store.NewTable[uint64, Token]("oauth.tokens",
+	tokens = store.NewTable[int64, Token]("oauth.tokens",
 		store.Index[Token]{Name: "access", Unique: true, Keys: func(t *Token) []string { return []string{t.AccessHash} }},
 		store.Index[Token]{Name: "refresh", Unique: true, Keys: func(t *Token) []string { return []string{t.RefreshHash} }},
 		store.Index[Token]{Name: "app", Keys: func(t *Token) []string {
 			if t.AppID == 0 {
 				return nil
 			}
-			return []string{u64(t.AppID)}
+			return []string{store.IDString(t.AppID)}
 		}},
 		store.Index[Token]{Name: "grant", Keys: func(t *Token) []string {
 			if t.GrantID == 0 {
 				return nil
 			}
-			return []string{u64(t.GrantID)}
+			return []string{store.IDString(t.GrantID)}
 		}},
-		store.Index[Token]{Name: "user", Keys: func(t *Token) []string { return []string{u64(t.UserID)} }},
+		store.Index[Token]{Name: "user", Keys: func(t *Token) []string { return []string{store.IDString(t.UserID)} }},
 	)
-	sessions = store.NewTable[uint64, Session]("oauth.sessions",
+	sessions = store.NewTable[int64, Session]("oauth.sessions",
 		store.Index[Session]{Name: "hash", Unique: true, Keys: func(s *Session) []string { return []string{s.Hash} }},
-		store.Index[Session]{Name: "user", Keys: func(s *Session) []string { return []string{u64(s.UserID)} }},
+		store.Index[Session]{Name: "user", Keys: func(s *Session) []string { return []string{store.IDString(s.UserID)} }},
 	)
 )
 
@@ -154,11 +152,11 @@ func deleteTokensBy(tx *store.Tx, index, key string) error {
 
 // removeApp deletes an application with its grants and tokens: a deleted
 // client's tokens stop working at once.
-func removeApp(tx *store.Tx, id uint64) error {
-	if _, err := grants.DeleteBy(tx, "app", u64(id)); err != nil {
+func removeApp(tx *store.Tx, id provider.AppID) error {
+	if _, err := grants.DeleteBy(tx, "app", store.IDString(id)); err != nil {
 		return err
 	}
-	if err := deleteTokensBy(tx, "app", u64(id)); err != nil {
+	if err := deleteTokensBy(tx, "app", store.IDString(id)); err != nil {
 		return err
 	}
 	return apps.Delete(tx, id)
@@ -166,8 +164,8 @@ func removeApp(tx *store.Tx, id uint64) error {
 
 // removeUser deletes everything a deleted user held here, the
 // applications they registered included.
-func removeUser(tx *store.Tx, userID uint64) error {
-	owned, err := apps.IDsBy(tx, "owner", u64(userID))
+func removeUser(tx *store.Tx, userID int64) error {
+	owned, err := apps.IDsBy(tx, "owner", store.IDString(userID))
 	if err != nil {
 		return err
 	}
@@ -176,17 +174,17 @@ func removeUser(tx *store.Tx, userID uint64) error {
 			return err
 		}
 	}
-	if _, err := grants.DeleteBy(tx, "user", u64(userID)); err != nil {
+	if _, err := grants.DeleteBy(tx, "user", store.IDString(userID)); err != nil {
 		return err
 	}
-	if err := deleteTokensBy(tx, "user", u64(userID)); err != nil {
+	if err := deleteTokensBy(tx, "user", store.IDString(userID)); err != nil {
 		return err
 	}
 	return endSessions(tx, userID)
 }
 
 // endSessions deletes every web session of a user (deleted or blocked).
-func endSessions(tx *store.Tx, userID uint64) error {
-	_, err := sessions.DeleteBy(tx, "user", u64(userID))
+func endSessions(tx *store.Tx, userID int64) error {
+	_, err := sessions.DeleteBy(tx, "user", store.IDString(userID))
 	return err
 }

@@ -27,7 +27,7 @@ const (
 // hour, and returns how many rows it deleted.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
 	now := s.now()
-	var grantIDs, sessionIDs, tokenIDs []uint64
+	var grantIDs, sessionIDs, tokenIDs []int64
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		if err := grants.Scan(tx, false, 0, func(g *Grant) (bool, error) {
 			if !now.Before(g.ExpiresAt) {
@@ -98,7 +98,7 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 }
 
 // take removes and returns up to sweepBatch ids from the front of ids.
-func take(ids *[]uint64) []uint64 {
+func take(ids *[]int64) []int64 {
 	n := min(len(*ids), sweepBatch)
 	out := (*ids)[:n]
 	*ids = (*ids)[n:]

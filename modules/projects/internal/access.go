@@ -84,7 +84,7 @@ func levelsOf(tx *store.Tx, p *auth.Principal, proj *Project, now time.Time) lev
 }
 
 func memberLevel(tx *store.Tx, kind string, source, user int64, now time.Time) int {
-	m, err := members.GetBy(tx, "membership", sourceKey(kind, source)+"/"+u64(user))
+	m, err := members.GetBy(tx, "membership", sourceKey(kind, source)+"/"+store.IDString(user))
 	if err != nil || (m.ExpiresAt != nil && now.After(*m.ExpiresAt)) {
 		return project.NoAccess
 	}

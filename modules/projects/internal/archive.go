@@ -55,5 +55,5 @@ func (s *Service) setArchived(ctx context.Context, ref string, archived bool) (*
 	if err != nil {
 		return nil, err
 	}
-	return s.resolve(ctx, u64(r.p.ID))
+	return s.resolve(ctx, store.IDString(r.p.ID))
 }

@@ -24,8 +24,8 @@ func Subscribers(s *Service) []events.Subscriber {
 func (s *Service) onUserDeleted(ctx context.Context, ev identity.UserDeleted) error {
 	uid := ev.UserID
 	return s.db.Update(ctx, func(tx *store.Tx) error {
-		if ns, err := namespaces.GetBy(tx, "owner", u64(uid)); err == nil {
-			ids, err := projects.IDsBy(tx, "namespace", u64(ns.ID))
+		if ns, err := namespaces.GetBy(tx, "owner", store.IDString(uid)); err == nil {
+			ids, err := projects.IDsBy(tx, "namespace", store.IDString(ns.ID))
 			if err != nil {
 				return err
 			}
@@ -33,7 +33,7 @@ func (s *Service) onUserDeleted(ctx context.Context, ev identity.UserDeleted) er
 				if _, err := members.DeleteBy(tx, "source", sourceKey("project", id)); err != nil {
 					return err
 				}
-				if _, err := stars.DeleteBy(tx, "project", u64(id)); err != nil {
+				if _, err := stars.DeleteBy(tx, "project", store.IDString(id)); err != nil {
 					return err
 				}
 				if err := projects.Delete(tx, id); err != nil {
@@ -49,7 +49,7 @@ func (s *Service) onUserDeleted(ctx context.Context, ev identity.UserDeleted) er
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		mids, err := members.IDsBy(tx, "user", u64(uid))
+		mids, err := members.IDsBy(tx, "user", store.IDString(uid))
 		if err != nil {
 			return err
 		}
@@ -58,7 +58,7 @@ func (s *Service) onUserDeleted(ctx context.Context, ev identity.UserDeleted) er
 				return err
 			}
 		}
-		sids, err := stars.IDsBy(tx, "user", u64(uid))
+		sids, err := stars.IDsBy(tx, "user", store.IDString(uid))
 		if err != nil {
 			return err
 		}

@@ -25,7 +25,7 @@ func CleanupSubscribers(db *store.DB, cfg config.Config) []events.Subscriber {
 				return nil
 			}
 			return db.Update(ctx, func(tx *store.Tx) error {
-				_, err := hooks.DeleteBy(tx, "project", u64(ev.ProjectID))
+				_, err := hooks.DeleteBy(tx, "project", store.IDString(ev.ProjectID))
 				return err
 			})
 		}), deleted),
@@ -33,7 +33,7 @@ func CleanupSubscribers(db *store.DB, cfg config.Config) []events.Subscriber {
 			if ev.Action != event.ProjectDeleted || ev.ProjectID <= 0 {
 				return nil
 			}
-			return os.RemoveAll(filepath.Join(uploadsDir, u64(ev.ProjectID)))
+			return os.RemoveAll(filepath.Join(uploadsDir, store.IDString(ev.ProjectID)))
 		}), deleted),
 	}
 }

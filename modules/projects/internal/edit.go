@@ -100,7 +100,7 @@ func (s *Service) updateProject(ctx context.Context, ref string, b project.Field
 		r.p = updated
 		return r, nil
 	}
-	return s.resolve(ctx, u64(r.p.ID))
+	return s.resolve(ctx, store.IDString(r.p.ID))
 }
 
 // editableAttributes are the attributes of an edit, in the order GitLab
@@ -138,7 +138,7 @@ func (s *Service) DeleteProject(ctx context.Context, ref string) error {
 		if _, err := members.DeleteBy(tx, "source", sourceKey("project", r.p.ID)); err != nil {
 			return err
 		}
-		if _, err := stars.DeleteBy(tx, "project", u64(r.p.ID)); err != nil {
+		if _, err := stars.DeleteBy(tx, "project", store.IDString(r.p.ID)); err != nil {
 			return err
 		}
 		if r.p.ForkedFromID != 0 {

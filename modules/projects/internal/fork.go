@@ -141,7 +141,7 @@ func (s *Service) fork(ctx context.Context, ref string, in project.ForkFields) (
 			return err
 		}
 		if limit >= 0 {
-			ids, err := projects.IDsBy(tx, "namespace", u64(ns.ID))
+			ids, err := projects.IDsBy(tx, "namespace", store.IDString(ns.ID))
 			if err != nil {
 				return err
 			}
@@ -150,7 +150,7 @@ func (s *Service) fork(ctx context.Context, ref string, in project.ForkFields) (
 			}
 		}
 		taken := map[string][]string{}
-		if _, err := projects.GetBy(tx, "name", u64(ns.ID)+"/"+store.Fold(name)); err == nil {
+		if _, err := projects.GetBy(tx, "name", store.IDString(ns.ID)+"/"+store.Fold(name)); err == nil {
 			taken["name"] = []string{"has already been taken"}
 		}
 		if _, err := projects.GetBy(tx, "path", projectPathKey(ns.ID, path)); err == nil {
@@ -181,7 +181,7 @@ func (s *Service) fork(ctx context.Context, ref string, in project.ForkFields) (
 	if err != nil {
 		return nil, err
 	}
-	return s.resolve(ctx, u64(f.ID))
+	return s.resolve(ctx, store.IDString(f.ID))
 }
 
 // ForkProject forks a project (project.Service).

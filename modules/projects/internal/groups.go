@@ -130,7 +130,7 @@ func callerGroups(tx *store.Tx, p *auth.Principal, t time.Time) (map[int64]int, 
 	if p.IsAnonymous() {
 		return levels, via, nil
 	}
-	mids, err := members.IDsBy(tx, "user", u64(p.UserID()))
+	mids, err := members.IDsBy(tx, "user", store.IDString(p.UserID()))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -152,7 +152,7 @@ func callerGroups(tx *store.Tx, p *auth.Principal, t time.Time) (map[int64]int, 
 		}
 	}
 	for gid := range levels {
-		ids, err := projects.IDsBy(tx, "shared_with", u64(gid))
+		ids, err := projects.IDsBy(tx, "shared_with", store.IDString(gid))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -313,7 +313,7 @@ func groupNameTaken(tx *store.Tx, g *Namespace) error {
 		return o.Kind == KindGroup && o.ID != g.ID && o.ParentID == g.ParentID && store.Fold(o.Name) == name
 	}
 	if g.ParentID != 0 {
-		ids, err := namespaces.IDsBy(tx, "parent", u64(g.ParentID))
+		ids, err := namespaces.IDsBy(tx, "parent", store.IDString(g.ParentID))
 		if err != nil {
 			return err
 		}
@@ -406,7 +406,7 @@ func (s *Service) updateGroup(ctx context.Context, ref string, b project.GroupFi
 				return err
 			}
 			// A group may not be less visible than its projects.
-			ids, err := projects.IDsBy(tx, "namespace", u64(g.ID))
+			ids, err := projects.IDsBy(tx, "namespace", store.IDString(g.ID))
 			if err != nil {
 				return err
 			}
@@ -466,7 +466,7 @@ func (s *Service) DeleteGroup(ctx context.Context, ref string) error {
 // removeGroupRows deletes one group inside tx: its projects (announced),
 // its shares of other projects, its memberships and its row.
 func (s *Service) removeGroupRows(tx *store.Tx, gid int64, by int64) error {
-	ids, err := projects.IDsBy(tx, "namespace", u64(gid))
+	ids, err := projects.IDsBy(tx, "namespace", store.IDString(gid))
 	if err != nil {
 		return err
 	}
@@ -475,7 +475,7 @@ func (s *Service) removeGroupRows(tx *store.Tx, gid int64, by int64) error {
 			return err
 		}
 	}
-	if ids, err = projects.IDsBy(tx, "shared_with", u64(gid)); err != nil {
+	if ids, err = projects.IDsBy(tx, "shared_with", store.IDString(gid)); err != nil {
 		return err
 	}
 	for _, id := range ids {
@@ -513,7 +513,7 @@ func (s *Service) removeProjectRows(tx *store.Tx, id int64, by int64) error {
 	if _, err := members.DeleteBy(tx, "source", sourceKey("project", id)); err != nil {
 		return err
 	}
-	if _, err := stars.DeleteBy(tx, "project", u64(id)); err != nil {
+	if _, err := stars.DeleteBy(tx, "project", store.IDString(id)); err != nil {
 		return err
 	}
 	if p.ForkedFromID != 0 {
@@ -550,7 +550,7 @@ func (s *Service) groupProjects(ctx context.Context, ref string, filter *listFil
 		}
 		var ids []int64
 		for _, gid := range groups {
-			list, err := projects.IDsBy(tx, "namespace", u64(gid))
+			list, err := projects.IDsBy(tx, "namespace", store.IDString(gid))
 			if err != nil {
 				return err
 			}

@@ -66,7 +66,7 @@ func canSeeGroup(tx *store.Tx, p *auth.Principal, g *Namespace, level int, now t
 // user's memberships upwards, so its cost follows what the user belongs
 // to, not the size of the group.
 func membershipBelow(tx *store.Tx, user, groupID int64, now time.Time) bool {
-	mids, err := members.IDsBy(tx, "user", u64(user))
+	mids, err := members.IDsBy(tx, "user", store.IDString(user))
 	if err != nil {
 		return false
 	}
@@ -171,14 +171,14 @@ func (s *Service) groupDetail(ctx context.Context, g *Namespace) (own, shared []
 	pr := auth.FromContext(ctx)
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		now := s.now()
-		ids, err := projects.IDsBy(tx, "namespace", u64(g.ID))
+		ids, err := projects.IDsBy(tx, "namespace", store.IDString(g.ID))
 		if err != nil {
 			return err
 		}
 		if own, err = visibleProjects(tx, pr, ids, now); err != nil {
 			return err
 		}
-		if ids, err = projects.IDsBy(tx, "shared_with", u64(g.ID)); err != nil {
+		if ids, err = projects.IDsBy(tx, "shared_with", store.IDString(g.ID)); err != nil {
 			return err
 		}
 		shared, err = visibleProjects(tx, pr, ids, now)

@@ -41,7 +41,7 @@ func (h *Hook) RecordID() int64      { return h.ID }
 func (h *Hook) SetRecordID(id int64) { h.ID = id }
 
 var hooks = store.NewTable[int64, Hook]("projects.hooks",
-	store.Index[Hook]{Name: "project", Keys: func(h *Hook) []string { return []string{u64(h.ProjectID)} }},
+	store.Index[Hook]{Name: "project", Keys: func(h *Hook) []string { return []string{store.IDString(h.ProjectID)} }},
 )
 
 // applyHook sets what in gives on h: the URL (trimmed), the token
@@ -113,7 +113,7 @@ func (s *Service) listHooks(ctx context.Context, ref string, offset, limit int) 
 	var out []*Hook
 	total := 0
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		ids, err := hooks.IDsBy(tx, "project", u64(r.p.ID))
+		ids, err := hooks.IDsBy(tx, "project", store.IDString(r.p.ID))
 		if err != nil {
 			return err
 		}
@@ -242,7 +242,7 @@ func hookRecord(h *Hook) project.Hook {
 func (s *Service) ProjectHooks(ctx context.Context, projectID int64) ([]project.Hook, error) {
 	var out []project.Hook
 	err := s.db.View(ctx, func(tx *store.Tx) error {
-		ids, err := hooks.IDsBy(tx, "project", u64(projectID))
+		ids, err := hooks.IDsBy(tx, "project", store.IDString(projectID))
 		if err != nil {
 			return err
 		}

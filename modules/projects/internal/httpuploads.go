@@ -22,6 +22,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/fennec-forge/fennec/core/store"
+
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/config"
@@ -214,7 +216,7 @@ func (u *uploads) store(pid int64, secret, name string, src io.Reader) (err erro
 		return err
 	}
 	defer root.Close()
-	dir := path.Join(u64(pid), secret)
+	dir := path.Join(store.IDString(pid), secret)
 	if err := root.MkdirAll(dir, 0o750); err != nil {
 		return err
 	}
@@ -223,7 +225,7 @@ func (u *uploads) store(pid int64, secret, name string, src io.Reader) (err erro
 		if err != nil {
 			_ = root.Remove(tmp)
 			_ = root.Remove(dir)
-			_ = root.Remove(u64(pid)) // only when empty
+			_ = root.Remove(store.IDString(pid)) // only when empty
 		}
 	}()
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
@@ -314,7 +316,7 @@ func (u *uploads) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer root.Close()
-	f, err := root.Open(path.Join(u64(res.p.ID), secret, name))
+	f, err := root.Open(path.Join(store.IDString(res.p.ID), secret, name))
 	if err != nil {
 		api.WriteJSON(w, http.StatusNotFound, api.NotFound(""))
 		return

@@ -78,8 +78,8 @@ func memberIDs(tx *store.Tx, p *auth.Principal) (map[int64]bool, error) {
 		return out, nil
 	}
 	uid := p.UserID()
-	if ns, err := namespaces.GetBy(tx, "owner", u64(uid)); err == nil {
-		list, err := projects.IDsBy(tx, "namespace", u64(ns.ID))
+	if ns, err := namespaces.GetBy(tx, "owner", store.IDString(uid)); err == nil {
+		list, err := projects.IDsBy(tx, "namespace", store.IDString(ns.ID))
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +87,7 @@ func memberIDs(tx *store.Tx, p *auth.Principal) (map[int64]bool, error) {
 			out[id] = true
 		}
 	}
-	mids, err := members.IDsBy(tx, "user", u64(uid))
+	mids, err := members.IDsBy(tx, "user", store.IDString(uid))
 	if err != nil {
 		return nil, err
 	}
@@ -122,14 +122,14 @@ func memberIDs(tx *store.Tx, p *auth.Principal) (map[int64]bool, error) {
 // addGroupProjects adds the projects of group gid and those shared with it
 // (unexpired shares) to out.
 func addGroupProjects(tx *store.Tx, out map[int64]bool, gid int64, now time.Time) error {
-	list, err := projects.IDsBy(tx, "namespace", u64(gid))
+	list, err := projects.IDsBy(tx, "namespace", store.IDString(gid))
 	if err != nil {
 		return err
 	}
 	for _, id := range list {
 		out[id] = true
 	}
-	shared, err := projects.IDsBy(tx, "shared_with", u64(gid))
+	shared, err := projects.IDsBy(tx, "shared_with", store.IDString(gid))
 	if err != nil {
 		return err
 	}
@@ -157,8 +157,8 @@ func filterOwned(tx *store.Tx, p *auth.Principal, in *listFilter, ids, mine map[
 	}
 	if in.Owned {
 		owned := map[int64]bool{}
-		if ns, err := namespaces.GetBy(tx, "owner", u64(p.UserID())); err == nil {
-			list, _ := projects.IDsBy(tx, "namespace", u64(ns.ID))
+		if ns, err := namespaces.GetBy(tx, "owner", store.IDString(p.UserID())); err == nil {
+			list, _ := projects.IDsBy(tx, "namespace", store.IDString(ns.ID))
 			for _, id := range list {
 				owned[id] = true
 			}
@@ -171,7 +171,7 @@ func filterOwned(tx *store.Tx, p *auth.Principal, in *listFilter, ids, mine map[
 	}
 	if in.Starred {
 		starred := map[int64]bool{}
-		sids, _ := stars.IDsBy(tx, "user", u64(p.UserID()))
+		sids, _ := stars.IDsBy(tx, "user", store.IDString(p.UserID()))
 		for _, sid := range sids {
 			if st, err := stars.Get(tx, sid); err == nil {
 				starred[st.ProjectID] = true

@@ -162,7 +162,7 @@ func (s *Service) getMember(ctx context.Context, kind, ref string, userID int64)
 	var m *Member
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
-		m, err = members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+u64(userID))
+		m, err = members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+store.IDString(userID))
 		if errors.Is(err, store.ErrNotFound) || (err == nil && expired(m, s.now())) {
 			return project.ErrMemberNotFound
 		}
@@ -264,7 +264,7 @@ func (s *Service) addMember(ctx context.Context, kind, ref string, b project.Mem
 		if err := src.exists(tx); err != nil {
 			return err
 		}
-		old, err := members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+u64(u.ID))
+		old, err := members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+store.IDString(u.ID))
 		switch {
 		case err == nil && !expired(old, now):
 			return project.ErrMemberExists
@@ -340,7 +340,7 @@ func (s *Service) editMember(ctx context.Context, kind, ref string, userID int64
 	var m *Member
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		var err error
-		m, err = members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+u64(userID))
+		m, err = members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+store.IDString(userID))
 		if errors.Is(err, store.ErrNotFound) || (err == nil && expired(m, now)) {
 			return project.ErrMemberNotFound
 		}
@@ -390,7 +390,7 @@ func (s *Service) removeMember(ctx context.Context, kind, ref string, userID int
 	}
 	now := s.now()
 	return s.db.Update(ctx, func(tx *store.Tx) error {
-		m, err := members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+u64(userID))
+		m, err := members.GetBy(tx, "membership", sourceKey(src.kind, src.id)+"/"+store.IDString(userID))
 		if errors.Is(err, store.ErrNotFound) || (err == nil && expired(m, now)) {
 			return project.ErrMemberNotFound
 		}

@@ -45,7 +45,7 @@ func (s *Service) listNamespaces(ctx context.Context, search string, offset, lim
 	// transaction after that.
 	var exists bool
 	if err := s.db.View(ctx, func(tx *store.Tx) error {
-		_, err := namespaces.GetBy(tx, "owner", u64(uid))
+		_, err := namespaces.GetBy(tx, "owner", store.IDString(uid))
 		exists = err == nil
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
@@ -64,7 +64,7 @@ func (s *Service) listNamespaces(ctx context.Context, search string, offset, lim
 	}
 	var rows []*Namespace
 	err := s.db.View(ctx, func(tx *store.Tx) error {
-		own, err := namespaces.GetBy(tx, "owner", u64(uid))
+		own, err := namespaces.GetBy(tx, "owner", store.IDString(uid))
 		if err != nil {
 			return err
 		}

@@ -23,7 +23,7 @@ func (s *Service) listForks(ctx context.Context, ref string, in *listFilter) ([]
 		return nil, 0, err
 	}
 	return s.listAmong(ctx, in, func(tx *store.Tx) ([]int64, error) {
-		return projects.IDsBy(tx, "forked_from", u64(r.p.ID))
+		return projects.IDsBy(tx, "forked_from", store.IDString(r.p.ID))
 	})
 }
 
@@ -46,14 +46,14 @@ func (s *Service) listUserProjects(ctx context.Context, user string, in *listFil
 		return nil, 0, err
 	}
 	return s.listAmong(ctx, in, func(tx *store.Tx) ([]int64, error) {
-		ns, err := namespaces.GetBy(tx, "owner", u64(u.ID))
+		ns, err := namespaces.GetBy(tx, "owner", store.IDString(u.ID))
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		return projects.IDsBy(tx, "namespace", u64(ns.ID))
+		return projects.IDsBy(tx, "namespace", store.IDString(ns.ID))
 	})
 }
 

@@ -151,7 +151,7 @@ func newToken() string {
 // userNamespace returns (creating on first use) the personal namespace of a
 // user, inside tx.
 func userNamespace(tx *store.Tx, userID int64, now time.Time) (*Namespace, error) {
-	ns, err := namespaces.GetBy(tx, "owner", u64(userID))
+	ns, err := namespaces.GetBy(tx, "owner", store.IDString(userID))
 	if err == nil || !errors.Is(err, store.ErrNotFound) {
 		return ns, err
 	}
@@ -176,7 +176,7 @@ func (s *Service) findNamespace(tx *store.Tx, path string) (*Namespace, error) {
 	if err != nil {
 		return nil, err
 	}
-	ns, err := namespaces.GetBy(tx, "owner", u64(u.ID))
+	ns, err := namespaces.GetBy(tx, "owner", store.IDString(u.ID))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, store.ErrNotFound
 	}
@@ -395,7 +395,7 @@ func (s *Service) create(ctx context.Context, owner int64, in project.Fields) (*
 			return err
 		}
 		if ns.Kind == KindUser && !pr.IsAdmin() {
-			ids, err := projects.IDsBy(tx, "namespace", u64(ns.ID))
+			ids, err := projects.IDsBy(tx, "namespace", store.IDString(ns.ID))
 			if err != nil {
 				return err
 			}
@@ -407,7 +407,7 @@ func (s *Service) create(ctx context.Context, owner int64, in project.Fields) (*
 		// Report every taken field at once, as GitLab does, not only the
 		// first unique index the insert would trip over.
 		taken := project.FieldErrors{}
-		if _, err := projects.GetBy(tx, "name", u64(ns.ID)+"/"+store.Fold(p.Name)); err == nil {
+		if _, err := projects.GetBy(tx, "name", store.IDString(ns.ID)+"/"+store.Fold(p.Name)); err == nil {
 			taken["name"] = []string{"has already been taken"}
 		}
 		if _, err := projects.GetBy(tx, "path", projectPathKey(ns.ID, p.Path)); err == nil {
@@ -434,5 +434,5 @@ func (s *Service) create(ctx context.Context, owner int64, in project.Fields) (*
 	if err != nil {
 		return nil, err
 	}
-	return s.resolve(ctx, u64(p.ID))
+	return s.resolve(ctx, store.IDString(p.ID))
 }

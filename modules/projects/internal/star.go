@@ -36,7 +36,7 @@ func (s *Service) setStar(ctx context.Context, ref string, on bool) (*resolved, 
 		return nil, project.ErrForbidden // stars are a user's
 	}
 	uid := pr.UserID()
-	key := u64(uid) + "/" + u64(r.p.ID)
+	key := store.IDString(uid) + "/" + store.IDString(r.p.ID)
 	changed := false
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		changed = false // set per run: the function may run again
@@ -58,7 +58,7 @@ func (s *Service) setStar(ctx context.Context, ref string, on bool) (*resolved, 
 		if err != nil {
 			return err
 		}
-		ids, err := stars.IDsBy(tx, "project", u64(p.ID))
+		ids, err := stars.IDsBy(tx, "project", store.IDString(p.ID))
 		if err != nil {
 			return err
 		}
@@ -75,5 +75,5 @@ func (s *Service) setStar(ctx context.Context, ref string, on bool) (*resolved, 
 	if !changed {
 		return nil, project.ErrUnchanged
 	}
-	return s.resolve(ctx, u64(r.p.ID))
+	return s.resolve(ctx, store.IDString(r.p.ID))
 }

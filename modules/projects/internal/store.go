@@ -1,7 +1,6 @@
 package internal
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/fennec-forge/fennec/core/store"
@@ -93,12 +92,10 @@ type Star struct {
 func (s *Star) RecordID() int64      { return s.ID }
 func (s *Star) SetRecordID(id int64) { s.ID = id }
 
-func u64(v int64) string { return strconv.FormatInt(v, 10) }
-
 // projectPathKey identifies a project by namespace and path, case-folded.
-func projectPathKey(ns int64, path string) string { return u64(ns) + "/" + store.Fold(path) }
+func projectPathKey(ns int64, path string) string { return store.IDString(ns) + "/" + store.Fold(path) }
 
-func sourceKey(kind string, id int64) string { return kind + ":" + u64(id) }
+func sourceKey(kind string, id int64) string { return kind + ":" + store.IDString(id) }
 
 var (
 	namespaces = store.NewTable[int64, Namespace]("projects.namespaces",
@@ -106,7 +103,7 @@ var (
 			if n.Kind != KindUser {
 				return nil
 			}
-			return []string{u64(n.OwnerID)}
+			return []string{store.IDString(n.OwnerID)}
 		}},
 		store.Index[Namespace]{Name: "path", Unique: true, Keys: func(n *Namespace) []string {
 			if n.Kind != KindGroup {
@@ -120,13 +117,13 @@ var (
 			if n.Kind != KindGroup || n.ParentID == 0 {
 				return nil
 			}
-			return []string{u64(n.ParentID)}
+			return []string{store.IDString(n.ParentID)}
 		}},
 	)
 	projects = store.NewTable[int64, Project]("projects.projects",
 		store.Index[Project]{Name: "path", Unique: true, Keys: func(p *Project) []string { return []string{projectPathKey(p.NamespaceID, p.Path)} }},
-		store.Index[Project]{Name: "name", Unique: true, Keys: func(p *Project) []string { return []string{u64(p.NamespaceID) + "/" + store.Fold(p.Name)} }},
-		store.Index[Project]{Name: "namespace", Keys: func(p *Project) []string { return []string{u64(p.NamespaceID)} }},
+		store.Index[Project]{Name: "name", Unique: true, Keys: func(p *Project) []string { return []string{store.IDString(p.NamespaceID) + "/" + store.Fold(p.Name)} }},
+		store.Index[Project]{Name: "namespace", Keys: func(p *Project) []string { return []string{store.IDString(p.NamespaceID)} }},
 		store.Index[Project]{Name: "visibility", Keys: func(p *Project) []string { return []string{p.Visibility} }},
 		// A runner registers with a project's runners_token; the key is
 		// the token's hash, so the index holds no secret of its own.
@@ -141,27 +138,27 @@ var (
 			if p.ForkedFromID == 0 {
 				return nil
 			}
-			return []string{u64(p.ForkedFromID)}
+			return []string{store.IDString(p.ForkedFromID)}
 		}},
 		store.Index[Project]{Name: "shared_with", Keys: func(p *Project) []string {
 			out := make([]string, 0, len(p.SharedWith))
 			for _, s := range p.SharedWith {
-				out = append(out, u64(s.GroupID))
+				out = append(out, store.IDString(s.GroupID))
 			}
 			return out
 		}},
 	)
 	members = store.NewTable[int64, Member]("projects.members",
 		store.Index[Member]{Name: "membership", Unique: true, Keys: func(m *Member) []string {
-			return []string{sourceKey(m.SourceKind, m.SourceID) + "/" + u64(m.UserID)}
+			return []string{sourceKey(m.SourceKind, m.SourceID) + "/" + store.IDString(m.UserID)}
 		}},
 		store.Index[Member]{Name: "source", Keys: func(m *Member) []string { return []string{sourceKey(m.SourceKind, m.SourceID)} }},
-		store.Index[Member]{Name: "user", Keys: func(m *Member) []string { return []string{u64(m.UserID)} }},
+		store.Index[Member]{Name: "user", Keys: func(m *Member) []string { return []string{store.IDString(m.UserID)} }},
 	)
 	stars = store.NewTable[int64, Star]("projects.stars",
-		store.Index[Star]{Name: "star", Unique: true, Keys: func(s *Star) []string { return []string{u64(s.UserID) + "/" + u64(s.ProjectID)} }},
-		store.Index[Star]{Name: "user", Keys: func(s *Star) []string { return []string{u64(s.UserID)} }},
-		store.Index[Star]{Name: "project", Keys: func(s *Star) []string { return []string{u64(s.ProjectID)} }},
+		store.Index[Star]{Name: "star", Unique: true, Keys: func(s *Star) []string { return []string{store.IDString(s.UserID) + "/" + store.IDString(s.ProjectID)} }},
+		store.Index[Star]{Name: "user", Keys: func(s *Star) []string { return []string{store.IDString(s.UserID)} }},
+		store.Index[Star]{Name: "project", Keys: func(s *Star) []string { return []string{store.IDString(s.ProjectID)} }},
 	)
 )
 

@@ -50,7 +50,7 @@ func groupPathKey(parent int64, path string) string {
 	if parent == 0 {
 		return store.Fold(path)
 	}
-	return u64(parent) + "/" + store.Fold(path)
+	return store.IDString(parent) + "/" + store.Fold(path)
 }
 
 // groupChain returns g's ancestors and g, root first.
@@ -148,7 +148,7 @@ func descendantGroups(tx *store.Tx, groupID int64) ([]*Namespace, error) {
 	var out []*Namespace
 	queue := []int64{groupID}
 	for len(queue) > 0 {
-		ids, err := namespaces.IDsBy(tx, "parent", u64(queue[0]))
+		ids, err := namespaces.IDsBy(tx, "parent", store.IDString(queue[0]))
 		if err != nil {
 			return nil, err
 		}
@@ -212,7 +212,7 @@ func checkGroupVisibility(tx *store.Tx, g *Namespace, vis string) error {
 			return project.FieldErrors{"visibility_level": {vis + " is not allowed since the parent group has " + parent.Visibility + " visibility."}}
 		}
 	}
-	ids, err := namespaces.IDsBy(tx, "parent", u64(g.ID))
+	ids, err := namespaces.IDsBy(tx, "parent", store.IDString(g.ID))
 	if err != nil {
 		return err
 	}
@@ -272,7 +272,7 @@ func (s *Service) listBelow(ctx context.Context, ref string, in *groupFilter, al
 				return err
 			}
 		} else {
-			ids, err := namespaces.IDsBy(tx, "parent", u64(r.g.ID))
+			ids, err := namespaces.IDsBy(tx, "parent", store.IDString(r.g.ID))
 			if err != nil {
 				return err
 			}

@@ -76,7 +76,7 @@ func (s *Service) transfer(ctx context.Context, projectRef, namespace string) (*
 		if ns.ID == p.NamespaceID {
 			return transferError("Please select a new namespace for your project.")
 		}
-		_, nameTaken := projects.GetBy(tx, "name", u64(ns.ID)+"/"+store.Fold(p.Name))
+		_, nameTaken := projects.GetBy(tx, "name", store.IDString(ns.ID)+"/"+store.Fold(p.Name))
 		_, pathTaken := projects.GetBy(tx, "path", projectPathKey(ns.ID, p.Path))
 		if nameTaken == nil || pathTaken == nil {
 			return transferError("Project with same name or path in target namespace already exists")
@@ -104,7 +104,7 @@ func (s *Service) transfer(ctx context.Context, projectRef, namespace string) (*
 	if err != nil {
 		return nil, err
 	}
-	return s.resolve(ctx, u64(r.p.ID))
+	return s.resolve(ctx, store.IDString(r.p.ID))
 }
 
 // TransferProject moves a project to another namespace (project.Service).
@@ -115,7 +115,7 @@ func (s *Service) TransferProject(ctx context.Context, ref, namespace string) (p
 // keepFormerOwner makes the owner of the personal namespace a project
 // leaves a Master of it, unless a membership gives them as much already.
 func (s *Service) keepFormerOwner(tx *store.Tx, p *Project, owner int64, author int64, now time.Time) error {
-	key := sourceKey(sourceProject, p.ID) + "/" + u64(owner)
+	key := sourceKey(sourceProject, p.ID) + "/" + store.IDString(owner)
 	m, err := members.GetBy(tx, "membership", key)
 	switch {
 	case err == nil && !expired(m, now):
