@@ -11,6 +11,7 @@ import (
 	"github.com/fennec-forge/fennec/modules/repository/commitstatus"
 	"github.com/fennec-forge/fennec/modules/repository/event"
 	"github.com/fennec-forge/fennec/modules/repository/gitread"
+	"github.com/fennec-forge/fennec/modules/repository/gitrepo"
 	"github.com/fennec-forge/fennec/modules/repository/internal"
 )
 
@@ -65,7 +66,7 @@ type Merges interface {
 	MayMerge(ctx context.Context, projectID int64, branch string) (bool, error)
 	// Commits are those of head not reachable from base, newest first, at
 	// most limit.
-	Commits(ctx context.Context, projectID int64, base, head string, limit int) ([]CommitView, error)
+	Commits(ctx context.Context, projectID int64, base, head string, limit int) ([]gitread.Commit, error)
 	// Diffs are head's changes since its merge base with base.
 	Diffs(ctx context.Context, projectID int64, base, head string) ([]DiffView, error)
 	// Import copies commit sha of project from (a fork) with its history
@@ -86,35 +87,35 @@ type CommitGraph interface {
 	InRange(ctx context.Context, projectID int64, sha, base, head string) (bool, error)
 }
 
-// What Merges takes and returns: the commit resource and the diff entry as
-// the repository endpoints render them.
+// What Merges takes and returns, defined in the contract (package gitrepo,
+// which new code imports): the merge and the diff entry as the repository
+// endpoints render it. Commits are gitread.Commit.
 type (
-	MergeSpec  = internal.MergeSpec
-	CommitView = internal.CommitView
-	DiffView   = internal.DiffView
+	MergeSpec = gitrepo.MergeSpec
+	DiffView  = gitrepo.Diff
 )
 
 // ErrMergeConflict: Merges.Merge's revisions do not merge cleanly.
-var ErrMergeConflict = internal.ErrMergeConflict
+var ErrMergeConflict = gitrepo.ErrMergeConflict
 
 // CommitStatus is one status CommitStatuses records.
 type CommitStatus = commitstatus.Status
 
-// The module's domain errors, for callers to test with errors.Is. The
-// module maps the not-found ones to their GitLab answers at the API edge,
-// so a handler of any module may return them as they come.
+// The module's domain errors (package gitrepo's), for callers to test with
+// errors.Is. The module maps the not-found ones to their GitLab answers at
+// the API edge, so a handler of any module may return them as they come.
 var (
 	// ErrBranchNotFound: no such branch; answered 404 Branch Not Found.
-	ErrBranchNotFound = internal.ErrBranchNotFound
+	ErrBranchNotFound = gitrepo.ErrBranchNotFound
 	// ErrTagNotFound: no such tag; answered 404 Tag Not Found.
-	ErrTagNotFound = internal.ErrTagNotFound
+	ErrTagNotFound = gitrepo.ErrTagNotFound
 	// ErrCommitNotFound: no such commit; answered 404 Commit Not Found.
-	ErrCommitNotFound = internal.ErrCommitNotFound
+	ErrCommitNotFound = gitrepo.ErrCommitNotFound
 	// ErrRefMoved: a ref was not where a compare-and-set expected it (a
 	// push landed meanwhile); nothing was written. It has no answer of its
 	// own: the operation that lost the race says what it means ("The
 	// branch moved; try again").
-	ErrRefMoved = internal.ErrRefMoved
+	ErrRefMoved = gitrepo.ErrRefMoved
 )
 
 // The events the module publishes; their contract (and its documentation)
@@ -148,7 +149,7 @@ type SSHServer interface {
 // Module is the repository module for fennec.WithModules.
 func Module() fennec.Module {
 	return fennec.NewModule("repository",
-		fennec.ModuleConfig(SectionName, internal.DefaultConfig()),
+		fennec.ModuleConfig(SectionName, gitrepo.DefaultConfig()),
 		fennec.Tables(internal.Tables()...),
 		fx.Provide(internal.NewStorage, internal.NewReader, internal.NewStatuses, internal.NewWriter,
 			internal.NewHousekeeper, internal.NewImporter, func(s *internal.Storage) Store { return s },

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"time"
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/api"
@@ -262,8 +261,9 @@ func (s *Service) commits(ctx context.Context, in *MRPath) (*struct{ Body []comm
 	}
 	out := make([]commitSummary, 0, len(list))
 	for _, c := range list {
-		out = append(out, commitSummary{ID: c.ID, ShortID: c.ShortID, Title: c.Title, AuthorName: c.AuthorName,
-			AuthorEmail: c.AuthorEmail, CreatedAt: api.NewTime(time.Time(c.CreatedAt)), Message: c.Message})
+		title, _, _ := strings.Cut(c.Message, "\n")
+		out = append(out, commitSummary{ID: c.ID, ShortID: c.ID[:8], Title: strings.TrimRight(title, "\r"),
+			AuthorName: c.Author.Name, AuthorEmail: c.Author.Email, CreatedAt: api.NewTime(c.Committer.When), Message: c.Message})
 	}
 	return &struct{ Body []commitSummary }{Body: out}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
+	"github.com/fennec-forge/fennec/modules/repository/gitread"
 )
 
 // The service's commands and queries but the merge (merge.go): the
@@ -573,7 +574,7 @@ func (s *Service) loadRef(ctx context.Context, ref mergerequest.Ref) (projects.P
 }
 
 // Commits implements mergerequest.Service.
-func (s *Service) Commits(ctx context.Context, ref mergerequest.Ref) ([]repository.CommitView, error) {
+func (s *Service) Commits(ctx context.Context, ref mergerequest.Ref) ([]gitread.Commit, error) {
 	_, m, err := s.loadRef(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -582,7 +583,7 @@ func (s *Service) Commits(ctx context.Context, ref mergerequest.Ref) ([]reposito
 }
 
 // rangeCommits are the merge request's commits, newest first.
-func (s *Service) rangeCommits(ctx context.Context, m *MR) ([]repository.CommitView, error) {
+func (s *Service) rangeCommits(ctx context.Context, m *MR) ([]gitread.Commit, error) {
 	if err := s.Merges.Import(ctx, int64(m.ProjectID), int64(m.SourceProjectID), m.SHA); err != nil {
 		return nil, err
 	}

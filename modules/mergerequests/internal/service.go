@@ -212,8 +212,8 @@ func (s *Service) publish(tx *store.Tx, info projects.ProjectInfo, m *MR, userID
 		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, URL: s.webURL(info, m.IID), Labels: names}}
 	if cs, err := s.Merges.Commits(tx.Context(), int64(m.SourceProjectID), "", m.SHA, 1); err == nil && len(cs) == 1 {
 		c := cs[0]
-		ev.MergeRequest.LastCommit = &event.LastCommit{ID: c.ID, Message: c.Message, Timestamp: time.Time(c.AuthoredDate),
-			AuthorName: c.AuthorName, AuthorEmail: c.AuthorEmail}
+		ev.MergeRequest.LastCommit = &event.LastCommit{ID: c.ID, Message: c.Message, Timestamp: c.Author.When,
+			AuthorName: c.Author.Name, AuthorEmail: c.Author.Email}
 	}
 	return s.Bus.Publish(tx, ev)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/repository"
+	"github.com/fennec-forge/fennec/modules/repository/gitread"
 )
 
 // ID is a merge request's id, unique in the server.
@@ -181,7 +182,7 @@ type Service interface {
 	Get(ctx context.Context, ref Ref) (MergeRequest, error)
 	// Commits are the source's commits not in the target (for a merged
 	// one, not in the target as it was merged), newest first.
-	Commits(ctx context.Context, ref Ref) ([]repository.CommitView, error)
+	Commits(ctx context.Context, ref Ref) ([]gitread.Commit, error)
 	// Changes are the merge request and its diffs against the same base.
 	Changes(ctx context.Context, ref Ref) (MergeRequest, []repository.DiffView, error)
 	// ClosesIssues are the open issues merging would close, among those

@@ -4,15 +4,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
-// CompareView is the spec's compare result.
-type CompareView struct {
-	Commit         *CommitView  `json:"commit"`
-	Commits        []CommitView `json:"commits"`
-	Diffs          []DiffView   `json:"diffs"`
-	CompareTimeout bool         `json:"compare_timeout"`
-	CompareSameRef bool         `json:"compare_same_ref"`
-}
-
 // maxCompareCommits bounds the commits listed in one comparison; past it the
 // answer says compare_timeout, as GitLab does when a comparison is too big.
 const maxCompareCommits = 10000

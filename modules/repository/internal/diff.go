@@ -9,20 +9,12 @@ import (
 	fdiff "github.com/go-git/go-git/v5/plumbing/format/diff"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/fennec-forge/fennec/modules/repository/gitrepo"
 	"github.com/fennec-forge/fennec/modules/repository/internal/gitpack"
 )
 
-// DiffView is the spec's diff entry.
-type DiffView struct {
-	Diff        string  `json:"diff"`
-	NewPath     string  `json:"new_path"`
-	OldPath     string  `json:"old_path"`
-	AMode       *string `json:"a_mode"`
-	BMode       *string `json:"b_mode"`
-	NewFile     bool    `json:"new_file"`
-	RenamedFile bool    `json:"renamed_file"`
-	DeletedFile bool    `json:"deleted_file"`
-}
+// DiffView is the spec's diff entry (the contract's gitrepo.Diff).
+type DiffView = gitrepo.Diff
 
 // singlePatch lets the unified encoder write one file's patch.
 type singlePatch struct{ fp fdiff.FilePatch }
@@ -190,20 +182,6 @@ func commitStats(ctx context.Context, objs *gitpack.Store, c *object.Commit) (St
 	}
 	st.Total = st.Additions + st.Deletions
 	return st, nil
-}
-
-// detailOf is a commit with its line stats (the single-commit shape),
-// counted with commitStats.
-func (rd *Reader) detailOf(ctx context.Context, projectID int64, c *object.Commit) (*CommitDetail, error) {
-	objs, err := rd.store.Objects(projectID)
-	if err != nil {
-		return nil, err
-	}
-	d := &CommitDetail{CommitView: commitView(c)}
-	if st, err := commitStats(ctx, objs, c); err == nil {
-		d.Stats = st
-	}
-	return d, nil
 }
 
 // hunks keeps the part of a file's unified diff from its first "@@" on (the

@@ -9,15 +9,16 @@ package internal
 
 import (
 	"errors"
+
+	"github.com/fennec-forge/fennec/modules/repository/gitrepo"
 )
 
 var (
-	// ErrBranchNotFound: the project's repository has no such branch.
-	ErrBranchNotFound = errors.New("repository: branch not found")
-	// ErrTagNotFound: the project's repository has no such tag.
-	ErrTagNotFound = errors.New("repository: tag not found")
-	// ErrCommitNotFound: a ref or sha that names no commit of the project.
-	ErrCommitNotFound = errors.New("repository: commit not found")
+	// The contract's sentinels (gitrepo), under the names internal/ and
+	// its tests use.
+	ErrBranchNotFound = gitrepo.ErrBranchNotFound
+	ErrTagNotFound    = gitrepo.ErrTagNotFound
+	ErrCommitNotFound = gitrepo.ErrCommitNotFound
 
 	// errCannotPick: a cherry-pick does not apply cleanly (a conflict,
 	// nothing left to apply, or a merge commit).

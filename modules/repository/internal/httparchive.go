@@ -5,16 +5,13 @@ package internal
 
 import (
 	"context"
+	"net/http"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/fennec-forge/fennec/modules/projects"
-)
-
-import (
 	"github.com/fennec-forge/fennec/core/api"
-	"net/http"
-	"strings"
+	"github.com/fennec-forge/fennec/modules/projects"
 )
 
 func (rd *Reader) registerArchive(a *api.API) {

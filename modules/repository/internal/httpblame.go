@@ -7,15 +7,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-)
-
-import (
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/go-git/go-git/v5"
-	"net/http"
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/fennec-forge/fennec/core/api"
 )
 
 // BlameCommit is the commit of a blame range, as GitLab renders it.

@@ -4,21 +4,19 @@ package internal
 // status codes; the service side stays in cherrypick.go.
 
 import (
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
-
-	"github.com/fennec-forge/fennec/modules/projects"
-)
-
-import (
 	"context"
 	"errors"
-	"github.com/fennec-forge/fennec/core/api"
-	"github.com/fennec-forge/fennec/core/auth"
-	"github.com/fennec-forge/fennec/modules/repository/merge"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/repository/merge"
 )
 
 // cherryPick applies a commit's change on top of a branch with the merge

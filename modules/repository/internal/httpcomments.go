@@ -4,20 +4,17 @@ package internal
 // status codes; the service side stays in comments.go.
 
 import (
+	"context"
+	"net/http"
 	"strings"
 	"time"
 
-	"github.com/fennec-forge/fennec/core/store"
-)
-
-import (
-	"context"
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository/event"
-	"net/http"
 )
 
 // CommentView is the spec's commit comment.

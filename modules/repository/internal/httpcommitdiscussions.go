@@ -6,20 +6,17 @@ package internal
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
-)
-
-import (
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/modules/identity"
-	"net/http"
 )
 
 // CommitNoteView is a note of a commit's thread: GitLab's Note resource

@@ -5,22 +5,20 @@ package internal
 
 import (
 	"context"
+	"encoding/base64"
+	"errors"
+	"net/http"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-)
 
-import (
-	"encoding/base64"
-	"errors"
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/modules/projects"
-	"net/http"
-	"time"
 )
 
 func actionContent(a CommitAction) ([]byte, error) {

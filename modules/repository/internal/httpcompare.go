@@ -6,17 +6,14 @@ package internal
 import (
 	"context"
 	"errors"
+	"net/http"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
-	"github.com/fennec-forge/fennec/modules/projects"
-)
-
-import (
 	"github.com/fennec-forge/fennec/core/api"
-	"net/http"
+	"github.com/fennec-forge/fennec/modules/projects"
 )
 
 func (rd *Reader) registerCompare(a *api.API) {

@@ -5,15 +5,12 @@ package internal
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"github.com/fennec-forge/fennec/modules/projects"
-)
-
-import (
 	"github.com/fennec-forge/fennec/core/api"
-	"net/http"
+	"github.com/fennec-forge/fennec/modules/projects"
 )
 
 func (rd *Reader) registerDiff(a *api.API) {

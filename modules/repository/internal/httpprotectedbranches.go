@@ -6,17 +6,14 @@ package internal
 import (
 	"context"
 	"errors"
+	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects"
-)
-
-import (
-	"github.com/fennec-forge/fennec/core/api"
-	"net/http"
-	"sort"
 )
 
 type protectedBranchesInput struct {

@@ -6,16 +6,14 @@ package internal
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/go-git/go-git/v5/plumbing"
-)
 
-import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/modules/projects"
-	"net/http"
-	"strings"
 )
 
 // tooLargeInline is the 400 of a JSON endpoint asked for a blob over

@@ -5,25 +5,22 @@ package internal
 
 import (
 	"context"
+	"errors"
+	"net/http"
+	"path"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 
-	"github.com/fennec-forge/fennec/modules/projects"
-)
-
-import (
-	"errors"
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/api"
-	"github.com/go-git/go-git/v5/plumbing/storer"
-	"net/http"
-	"path"
-	"sort"
-	"time"
+	"github.com/fennec-forge/fennec/modules/projects"
 )
 
 // NewRoutes registers the repository operations. The reader learns of the

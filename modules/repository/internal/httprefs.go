@@ -6,20 +6,19 @@ package internal
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"time"
 
+	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"go.uber.org/zap"
 
+	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects"
-)
-
-import (
-	"github.com/fennec-forge/fennec/core/api"
-	"net/http"
 )
 
 func (w *Writer) createBranch(ctx context.Context, in *createBranchInput) (*struct{ Body *BranchView }, error) {
@@ -246,4 +245,47 @@ func (w *Writer) createTag(ctx context.Context, in *createTagInput) (*struct{ Bo
 		}
 	}
 	return w.tagOut(ctx, info, repo, b.TagName)
+}
+
+func (w *Writer) branchOut(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, name string) (*struct{ Body *BranchView }, error) {
+	r, err := branchRef(repo, name)
+	if err != nil {
+		return nil, ErrBranchNotFound
+	}
+	v, err := w.rd.branchView(repo, name, r.Hash())
+	if err != nil {
+		return nil, err
+	}
+	w.decorate(ctx, info, repo, &v)
+	return &struct{ Body *BranchView }{Body: &v}, nil
+}
+
+// decorate fills protection and merged state.
+func (w *Writer) decorate(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, v *BranchView) {
+	// Display only: the writes check protection themselves and refuse.
+	if p, err := w.protection(ctx, info.ID, v.Name); err != nil {
+		w.log.Error("repository: branch protection unknown", zap.Int64("project", info.ID), zap.Error(err))
+	} else if p != nil {
+		v.Protected, v.DevelopersCanPush, v.DevelopersCanMerge = true, p.DevelopersCanPush, p.DevelopersCanMerge
+	}
+	if v.Name != info.DefaultBranch {
+		if def, err := resolveCommit(repo, "", info.DefaultBranch); err == nil {
+			if c, err := repo.CommitObject(plumbing.NewHash(v.Commit.ID)); err == nil {
+				v.Merged, _ = c.IsAncestor(def)
+			}
+		}
+	}
+}
+
+func (w *Writer) tagOut(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, name string) (*struct{ Body *TagView }, error) {
+	r, err := tagRef(repo, name)
+	if err != nil {
+		return nil, ErrTagNotFound
+	}
+	v, err := tagView(repo, r)
+	if err != nil {
+		return nil, err
+	}
+	w.attachRelease(ctx, info.ID, &v)
+	return &struct{ Body *TagView }{Body: &v}, nil
 }

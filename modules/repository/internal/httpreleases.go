@@ -6,6 +6,7 @@ package internal
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -16,15 +17,11 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
-	"github.com/fennec-forge/fennec/modules/projects"
-)
-
-import (
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/modules/identity"
-	"net/http"
+	"github.com/fennec-forge/fennec/modules/projects"
 )
 
 // insertRelease stores a new release, 409 when the tag has one already
@@ -722,4 +719,10 @@ func (w *Writer) deleteLink(ctx context.Context, in *linkInput) (*linkOutput, er
 	}
 	v := linkView(info, l)
 	return &linkOutput{Body: &v}, nil
+}
+
+func (w *Writer) attachRelease(ctx context.Context, project int64, v *TagView) {
+	if rel := w.releaseOf(ctx, project, v.Name); rel != nil {
+		v.Release = &ReleaseView{TagName: rel.TagName, Description: rel.Description}
+	}
 }

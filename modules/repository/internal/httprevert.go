@@ -4,19 +4,17 @@ package internal
 // status codes; the service side stays in revert.go.
 
 import (
-	"errors"
-
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
-)
-
-import (
 	"context"
-	"github.com/fennec-forge/fennec/core/api"
-	"github.com/fennec-forge/fennec/core/auth"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
 )
 
 // cannotRevert is GitLab's answer for a revert that does not apply.

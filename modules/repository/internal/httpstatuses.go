@@ -6,19 +6,16 @@ package internal
 import (
 	"context"
 	"errors"
-	"time"
-
-	"github.com/fennec-forge/fennec/core/store"
-	"github.com/fennec-forge/fennec/modules/identity"
-)
-
-import (
-	"github.com/fennec-forge/fennec/core/api"
-	"github.com/fennec-forge/fennec/core/auth"
-	"github.com/fennec-forge/fennec/modules/projects"
 	"net/http"
 	"sort"
 	"strings"
+	"time"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects"
 )
 
 // StatusView is the spec's commit status.

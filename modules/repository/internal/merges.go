@@ -16,6 +16,8 @@ import (
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/repository/gitread"
+	"github.com/fennec-forge/fennec/modules/repository/gitrepo"
 	"github.com/fennec-forge/fennec/modules/repository/merge"
 )
 
@@ -32,18 +34,10 @@ type Merges struct{ w *Writer }
 func NewMerges(w *Writer) *Merges { return &Merges{w: w} }
 
 // ErrMergeConflict: the two revisions do not merge cleanly.
-var ErrMergeConflict = errors.New("repository: the branches do not merge cleanly")
+var ErrMergeConflict = gitrepo.ErrMergeConflict
 
-// MergeSpec says what Merges.Merge does: merge commit Source into Branch
-// with Message, by the user in ctx (author and committer).
-type MergeSpec struct {
-	Branch  string
-	Source  string
-	Message string
-	// SourceProject, when set and not the target, is the fork Source
-	// comes from: its objects are copied in under the same locks.
-	SourceProject int64
-}
+// MergeSpec says what Merges.Merge does (the contract's).
+type MergeSpec = gitrepo.MergeSpec
 
 func (m *Merges) open(ctx context.Context, projectID int64) (*git.Repository, error) {
 	return m.w.rd.store.Open(ctx, projectID)
@@ -264,7 +258,7 @@ func (m *Merges) MayMerge(ctx context.Context, projectID int64, branch string) (
 
 // Commits lists the commits reachable from head and not from base (git
 // log base..head), newest first, at most limit.
-func (m *Merges) Commits(ctx context.Context, projectID int64, base, head string, limit int) ([]CommitView, error) {
+func (m *Merges) Commits(ctx context.Context, projectID int64, base, head string, limit int) ([]gitread.Commit, error) {
 	defer m.hold(projectID)()
 	repo, err := m.open(ctx, projectID)
 	if err != nil {
@@ -290,12 +284,12 @@ func (m *Merges) Commits(ctx context.Context, projectID int64, base, head string
 			excluded[c.Hash] = true
 		}
 	}
-	out := []CommitView{}
+	out := []gitread.Commit{}
 	err = object.NewCommitPreorderIter(h, excluded, nil).ForEach(func(c *object.Commit) error {
 		if len(out) == limit {
 			return storer.ErrStop
 		}
-		out = append(out, commitView(c))
+		out = append(out, plainCommit(c))
 		return nil
 	})
 	if err != nil && !errors.Is(err, storer.ErrStop) {

@@ -19,10 +19,11 @@ import (
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/repository/gitrepo"
 )
 
 // ErrRepositoryMissing: the project's repository directory is gone.
-var ErrRepositoryMissing = errors.New("repository: the project's repository is missing from the data directory")
+var ErrRepositoryMissing = gitrepo.ErrRepositoryMissing
 
 // missingImportError is the import_error of a project whose repository is
 // missing.

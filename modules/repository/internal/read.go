@@ -73,31 +73,11 @@ func peel(repo *git.Repository, h plumbing.Hash) (*object.Commit, error) {
 	return nil, plumbing.ErrObjectNotFound
 }
 
-// CommitDetail adds stats and status (single commit).
-type CommitDetail struct {
-	CommitView
-	Stats  Stats   `json:"stats"`
-	Status *string `json:"status"`
-}
-
 // Stats counts a commit's changed lines.
 type Stats struct {
 	Additions int `json:"additions"`
 	Deletions int `json:"deletions"`
 	Total     int `json:"total"`
-}
-
-// detail is a commit with its line stats (the single-commit shape).
-func detail(c *object.Commit) *CommitDetail {
-	d := &CommitDetail{CommitView: commitView(c)}
-	if st, err := c.Stats(); err == nil {
-		for _, f := range st {
-			d.Stats.Additions += f.Addition
-			d.Stats.Deletions += f.Deletion
-		}
-		d.Stats.Total = d.Stats.Additions + d.Stats.Deletions
-	}
-	return d
 }
 
 // TreeEntry is one entry of GET /repository/tree.
@@ -141,46 +121,4 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
-}
-
-// BranchView is the branch resource.
-type BranchView struct {
-	Name               string     `json:"name"`
-	Commit             CommitView `json:"commit"`
-	Merged             bool       `json:"merged"`
-	Protected          bool       `json:"protected"`
-	DevelopersCanPush  bool       `json:"developers_can_push"`
-	DevelopersCanMerge bool       `json:"developers_can_merge"`
-}
-
-// TagView is the tag resource.
-type TagView struct {
-	Name    string       `json:"name"`
-	Message *string      `json:"message"`
-	Commit  CommitView   `json:"commit"`
-	Release *ReleaseView `json:"release"`
-}
-
-func (rd *Reader) branchView(repo *git.Repository, name string, h plumbing.Hash) (BranchView, error) {
-	c, err := peel(repo, h)
-	if err != nil {
-		return BranchView{}, err
-	}
-	return BranchView{Name: name, Commit: commitView(c)}, nil
-}
-
-func tagView(repo *git.Repository, r *plumbing.Reference) (TagView, error) {
-	v := TagView{Name: r.Name().Short()}
-	if t, err := repo.TagObject(r.Hash()); err == nil {
-		// The object ends its message with a newline that nobody typed;
-		// GitLab shows the message as it was given.
-		msg := strings.TrimSuffix(t.Message, "\n")
-		v.Message = &msg
-	}
-	c, err := peel(repo, r.Hash())
-	if err != nil {
-		return v, err
-	}
-	v.Commit = commitView(c)
-	return v, nil
 }

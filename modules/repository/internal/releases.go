@@ -190,12 +190,6 @@ func (w *Writer) releaseOf(ctx context.Context, project int64, tag string) *Rele
 	return r
 }
 
-func (w *Writer) attachRelease(ctx context.Context, project int64, v *TagView) {
-	if rel := w.releaseOf(ctx, project, v.Name); rel != nil {
-		v.Release = &ReleaseView{TagName: rel.TagName, Description: rel.Description}
-	}
-}
-
 // The releases API.
 
 // ReleaseAssets are the archives of the tag and the release's links; count

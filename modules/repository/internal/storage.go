@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	fconfig "github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/modules/repository/gitrepo"
 	"github.com/fennec-forge/fennec/modules/repository/internal/gitpack"
 )
 
@@ -256,7 +257,7 @@ func (s *Storage) remove(projectID int64) error {
 
 // ErrRefMoved is returned by UpdateRef when the ref is not at the expected
 // value any more (someone else moved it first).
-var ErrRefMoved = errors.New("repository: the ref moved")
+var ErrRefMoved = gitrepo.ErrRefMoved
 
 // refLock is the lock of one project's refs.
 func (s *Storage) refLock(projectID int64) *sync.Mutex {
