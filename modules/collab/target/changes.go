@@ -2,6 +2,7 @@ package target
 
 import (
 	"context"
+	"slices"
 	"strings"
 )
 
@@ -50,4 +51,28 @@ func Window[T any](list []T, p Page) []T {
 		return []T{}
 	}
 	return list[from:min(from+max(p.Limit, 0), len(list))]
+}
+
+// Tallies are the tallies (Service.Tallies) of a page of targets of kind
+// typ named by ids, read with ctx: none without the collab module (s nil)
+// or without ids.
+func Tallies(ctx context.Context, s Service, typ string, ids []int64) (map[int64]Tally, error) {
+	if s == nil || len(ids) == 0 {
+		return nil, nil
+	}
+	return s.Tallies(ctx, typ, ids)
+}
+
+// SameLabels says whether two lists of label ids hold the same labels, in
+// any order (whether a change of a target's labels changes them).
+func SameLabels[T comparable](a, b []T) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
 }

@@ -130,15 +130,11 @@ func (s *Service) GroupLabels(ctx context.Context, group string, q issue.LabelQu
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		var list []*Label
 		for _, gid := range groups {
-			ids, err := labels.IDsBy(tx, "group", i64(gid))
+			own, err := labels.AllBy(tx, "group", i64(gid))
 			if err != nil {
 				return err
 			}
-			for _, id := range ids {
-				l, err := labels.Get(tx, id)
-				if err != nil {
-					return err
-				}
+			for _, l := range own {
 				if labelMatches(l, search) {
 					list = append(list, l)
 				}

@@ -112,12 +112,9 @@ func (r *renderer) views(tx *store.Tx, list []issue.Issue) ([]IssueView, error) 
 	for n, i := range list {
 		ids[n] = int64(i.ID)
 	}
-	var tallies map[int64]target.Tally
-	if r.s.collab != nil && len(ids) > 0 {
-		var err error
-		if tallies, err = r.s.collab.Tallies(tx.Context(), issue.NoteableType, ids); err != nil {
-			return nil, err
-		}
+	tallies, err := target.Tallies(tx.Context(), r.s.collab, issue.NoteableType, ids)
+	if err != nil {
+		return nil, err
 	}
 	for _, i := range list {
 		v := IssueView{ID: uint64(i.ID), IID: uint64(i.IID), ProjectID: uint64(i.ProjectID), Title: i.Title, Description: strPtr(i.Description),

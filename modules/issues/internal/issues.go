@@ -520,7 +520,7 @@ func (s *Service) Update(ctx context.Context, ref issue.Ref, in issue.Fields, ev
 				if err != nil {
 					return err
 				}
-				if !sameSet(ids, i.LabelIDs) {
+				if !target.SameLabels(ids, i.LabelIDs) {
 					ch.labels = true
 					i.LabelIDs = ids
 				}
@@ -568,18 +568,6 @@ type change struct {
 
 func (c change) any() bool {
 	return c.title != "" || c.description || c.assignees || c.labels || c.milestone || c.other
-}
-
-func sameSet(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for _, x := range a {
-		if !slices.Contains(b, x) {
-			return false
-		}
-	}
-	return true
 }
 
 // changed writes the system notes, todos and event of a field change.

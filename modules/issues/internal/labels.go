@@ -441,15 +441,11 @@ func (s *Service) DeleteLabel(ctx context.Context, project, label string) error 
 
 // removeLabel deletes a label and takes it off its issues.
 func (s *Service) removeLabel(tx *store.Tx, l *Label) error {
-	ids, err := issues.IDsBy(tx, "label", u64(l.ID))
+	list, err := issues.AllBy(tx, "label", u64(l.ID))
 	if err != nil {
 		return err
 	}
-	for _, id := range ids {
-		i, err := issues.Get(tx, id)
-		if err != nil {
-			return err
-		}
+	for _, i := range list {
 		i.LabelIDs = removeID(i.LabelIDs, l.ID)
 		if err := issues.Update(tx, i); err != nil {
 			return err

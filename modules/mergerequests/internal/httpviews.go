@@ -86,12 +86,9 @@ func (r *renderer) views(tx *store.Tx, list []mergerequest.MergeRequest) ([]MRVi
 	for n, m := range list {
 		ids[n] = int64(m.ID)
 	}
-	var tallies map[int64]target.Tally
-	if r.s.Collab != nil && len(ids) > 0 {
-		var err error
-		if tallies, err = r.s.Collab.Tallies(tx.Context(), mergerequest.NoteableType, ids); err != nil {
-			return nil, err
-		}
+	tallies, err := target.Tallies(tx.Context(), r.s.Collab, mergerequest.NoteableType, ids)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]MRView, 0, len(list))
 	for _, m := range list {

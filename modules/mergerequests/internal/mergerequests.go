@@ -165,7 +165,7 @@ func (s *Service) milestone(ctx context.Context, project, id int64) (int64, bool
 // exists is ErrExists when another open merge request than m has m's
 // branches.
 func exists(tx *store.Tx, m *MR) error {
-	ids, err := mrs.IDsBy(tx, "source", branchKey(m.SourceProjectID, m.SourceBranch))
+	same, err := mrs.AllBy(tx, "source", branchKey(m.SourceProjectID, m.SourceBranch))
 	if err != nil {
 		return err
 	}
@@ -421,7 +421,7 @@ func (s *Service) Update(ctx context.Context, ref mergerequest.Ref, b mergereque
 			if err != nil {
 				return err
 			}
-			if !sameSet(ids, m.LabelIDs) {
+			if !target.SameLabels(ids, m.LabelIDs) {
 				notesToWrite = append(notesToWrite, target.LabelNote(m.LabelIDs, ids))
 				if err := s.Labels.RecordLabelChange(tx.Context(), info.ID, mergerequest.NoteableType, int64(m.ID), uid, m.LabelIDs, ids); err != nil {
 					return err
@@ -497,18 +497,6 @@ func (s *Service) Update(ctx context.Context, ref mergerequest.Ref, b mergereque
 		return nil
 	})
 	return out, err
-}
-
-func sameSet(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for _, x := range a {
-		if !slices.Contains(b, x) {
-			return false
-		}
-	}
-	return true
 }
 
 // Delete implements mergerequest.Service: the record stays (its iid is

@@ -141,15 +141,11 @@ func (s *Service) onPipeline(ctx context.Context, ev ci.PipelineEvent) error {
 		if err := putPipeline(tx, uint64(ev.ProjectID), pipelineState{ID: ev.PipelineID, Ref: ev.Ref, SHA: ev.SHA, Status: ev.Status}); err != nil {
 			return err
 		}
-		ids, err := mrs.IDsBy(tx, "sha", u64(uint64(ev.ProjectID))+"/"+ev.SHA)
+		heads, err := mrs.AllBy(tx, "sha", u64(uint64(ev.ProjectID))+"/"+ev.SHA)
 		if err != nil {
 			return err
 		}
-		for _, id := range ids {
-			m, err := mrs.Get(tx, id)
-			if err != nil {
-				return err
-			}
+		for _, m := range heads {
 			if m.MergeWhenPipeline && m.Open() {
 				waiting = append(waiting, m)
 			}
