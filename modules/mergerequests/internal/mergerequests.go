@@ -169,11 +169,7 @@ func exists(tx *store.Tx, m *MR) error {
 	if err != nil {
 		return err
 	}
-	for _, id := range ids {
-		o, err := mrs.Get(tx, id)
-		if err != nil {
-			return err
-		}
+	for _, o := range same {
 		if o.ID != m.ID && o.ProjectID == m.ProjectID && o.TargetBranch == m.TargetBranch {
 			return &mergerequest.ExistsError{Title: o.Title}
 		}
