@@ -106,9 +106,9 @@ func TestPipelineJobLimitSetting(t *testing.T) {
 // pipeline's last step (nothing left to decide), returning its steps.
 func settled() (func(internal.Step), func(t testing.TB, pipeline int64) []internal.Step) {
 	var mu sync.Mutex
-	steps := map[uint64][]internal.Step{}
-	done := map[uint64]chan struct{}{}
-	ch := func(id uint64) chan struct{} {
+	steps := map[int64][]internal.Step{}
+	done := map[int64]chan struct{}{}
+	ch := func(id int64) chan struct{} {
 		if done[id] == nil {
 			done[id] = make(chan struct{})
 		}
@@ -129,7 +129,7 @@ func settled() (func(internal.Step), func(t testing.TB, pipeline int64) []intern
 	wait := func(t testing.TB, pipeline int64) []internal.Step {
 		t.Helper()
 		mu.Lock()
-		c := ch(uint64(pipeline))
+		c := ch(pipeline)
 		mu.Unlock()
 		select {
 		case <-c:
@@ -138,7 +138,7 @@ func settled() (func(internal.Step), func(t testing.TB, pipeline int64) []intern
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		return slices.Clone(steps[uint64(pipeline)])
+		return slices.Clone(steps[pipeline])
 	}
 	return observe, wait
 }
@@ -165,7 +165,7 @@ func TestMaximalPipelineLetsOtherWritesThrough(t *testing.T) {
 				if _, _, err := s.Client.Issues.CreateIssue(project, &gitlab.CreateIssueOptions{Title: gitlab.Ptr("between chunks")}); err != nil {
 					t.Errorf("issue between chunks: %v", err)
 				}
-				_, resp, err := s.Client.Jobs.ListPipelineJobs(project, int64(st.PipelineID), nil)
+				_, resp, err := s.Client.Jobs.ListPipelineJobs(project, st.PipelineID, nil)
 				if err != nil {
 					t.Errorf("jobs between chunks: %v", err)
 					return
@@ -433,7 +433,7 @@ func TestPipelineLeftHalfMadeIsCompletedAtStart(t *testing.T) {
 		defer mu.Unlock()
 		done := 2 * internal.CreateChunkJobs
 		for _, st := range stored {
-			if st.PipelineID != uint64(pipelineID) || st.Done != done+st.Stored || st.Total != jobs {
+			if st.PipelineID != pipelineID || st.Done != done+st.Stored || st.Total != jobs {
 				t.Errorf("resumed step %+v after %d", st, done)
 			}
 			done = st.Done

@@ -63,7 +63,7 @@ func (s *Service) Trace(ctx context.Context, project string, id cicd.JobID) (cic
 	if j.ErasedAt != nil {
 		return cicd.File{}, cicd.ErrNoTrace
 	}
-	return openFile(s.tracePath(j.ID), strconv.FormatUint(j.ID, 10)+".log", cicd.ErrNoTrace)
+	return openFile(s.tracePath(j.ID), strconv.FormatInt(j.ID, 10)+".log", cicd.ErrNoTrace)
 }
 
 // Artifacts implements cicd.Service.
@@ -119,7 +119,7 @@ func (s *Service) latestJob(ctx context.Context, project, ref, name string) (*Jo
 // latestSuccessful is the newest successful job of a name on a ref, nil
 // when there is none.
 func latestSuccessful(tx *store.Tx, projectID int64, ref, name string) (*Job, error) {
-	ids, err := jobs.IDsBy(tx, "ref_name", u64(uint64(projectID))+"/"+ref+"\x00"+name)
+	ids, err := jobs.IDsBy(tx, "ref_name", store.IDString(projectID)+"/"+ref+"\x00"+name)
 	if err != nil || len(ids) == 0 {
 		return nil, err
 	}

@@ -50,7 +50,7 @@ func (q *CommitPipelines) Latest(ctx context.Context, projectID int64, sha strin
 }
 
 func latestPipeline(tx *store.Tx, projectID int64, sha string) (*Pipeline, error) {
-	ids, err := pipelines.IDsBy(tx, "commit", u64(uint64(projectID))+"/"+sha)
+	ids, err := pipelines.IDsBy(tx, "commit", store.IDString(projectID)+"/"+sha)
 	if err != nil || len(ids) == 0 {
 		return nil, err
 	}

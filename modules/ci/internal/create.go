@@ -114,7 +114,7 @@ func (s *Service) createJobs(ctx context.Context, p *Pipeline, specs []pipeline.
 }
 
 // creatingPipeline loads a pipeline whose creation has stored done jobs.
-func creatingPipeline(tx *store.Tx, id uint64, done int) (*Pipeline, error) {
+func creatingPipeline(tx *store.Tx, id int64, done int) (*Pipeline, error) {
 	p, err := pipelines.Get(tx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errCreationMoved
@@ -154,7 +154,7 @@ func (s *Service) jobRows(p *Pipeline, specs []pipeline.Job, from int) ([]*Job, 
 // Step is one transaction of the bounded work on a pipeline's jobs, as
 // SetStepObserver reports it.
 type Step struct {
-	PipelineID uint64
+	PipelineID int64
 	// Stored is how many jobs the step stored; Done of Total are stored
 	// now (both 0 for a step of continueDeciding).
 	Stored, Done, Total int
@@ -180,7 +180,7 @@ func (s *Service) observe(st Step) {
 // process decided only in part (continueDeciding), at start and whenever
 // process leaves one so (wakeDecider), until ctx ends.
 func (s *Service) settleLoop(ctx context.Context) {
-	var creating []uint64
+	var creating []int64
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
 		creating, err = pipelines.IDsBy(tx, "unsettled", "creating")
@@ -194,11 +194,11 @@ func (s *Service) settleLoop(ctx context.Context) {
 			return
 		}
 		if err := s.resumeCreation(ctx, id); err != nil && !errors.Is(err, errCreationMoved) {
-			s.log.Error("a pipeline left half made could not be completed", zap.Uint64("pipeline", id), zap.Error(err))
+			s.log.Error("a pipeline left half made could not be completed", zap.Int64("pipeline", id), zap.Error(err))
 		}
 	}
 	for {
-		var deciding []uint64
+		var deciding []int64
 		err := s.db.View(ctx, func(tx *store.Tx) error {
 			var err error
 			deciding, err = pipelines.IDsBy(tx, "unsettled", "deciding")
@@ -234,7 +234,7 @@ func (s *Service) wakeDecider() {
 // decided its first DecideChunkJobs jobs, a transaction per chunk, until
 // the pipeline is no longer Deciding (process clears it once the stage is
 // done; any other call of process meanwhile decides a chunk too).
-func (s *Service) continueDeciding(ctx context.Context, id uint64) {
+func (s *Service) continueDeciding(ctx context.Context, id int64) {
 	for ctx.Err() == nil {
 		deciding := false
 		err := s.db.Update(ctx, func(tx *store.Tx) error {
@@ -255,7 +255,7 @@ func (s *Service) continueDeciding(ctx context.Context, id uint64) {
 		})
 		if err != nil {
 			if ctx.Err() == nil { // else the next start goes on
-				s.log.Error("a pipeline's stage could not be decided further", zap.Uint64("pipeline", id), zap.Error(err))
+				s.log.Error("a pipeline's stage could not be decided further", zap.Int64("pipeline", id), zap.Error(err))
 			}
 			return
 		}
@@ -273,7 +273,7 @@ func (s *Service) continueDeciding(ctx context.Context, id uint64) {
 // pipeline whose jobs cannot be had again (its repository gone, the limit
 // lowered since) is failed instead, its stored jobs canceled.
 
-func (s *Service) resumeCreation(ctx context.Context, id uint64) error {
+func (s *Service) resumeCreation(ctx context.Context, id int64) error {
 	var p *Pipeline
 	if err := s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
@@ -285,7 +285,7 @@ func (s *Service) resumeCreation(ctx context.Context, id uint64) error {
 	if !p.Creating {
 		return nil
 	}
-	src, _, err := s.readConfig(ctx, int64(p.ProjectID), p.SHA)
+	src, _, err := s.readConfig(ctx, p.ProjectID, p.SHA)
 	var specs []pipeline.Job
 	if err == nil {
 		var stages []string
@@ -297,7 +297,7 @@ func (s *Service) resumeCreation(ctx context.Context, id uint64) error {
 	if err != nil {
 		return s.abandonCreation(ctx, p, err)
 	}
-	s.log.Info("completing a pipeline left half made", zap.Uint64("pipeline", id),
+	s.log.Info("completing a pipeline left half made", zap.Int64("pipeline", id),
 		zap.Int("stored", p.JobsCreated), zap.Int("jobs", len(specs)))
 	if err := s.createJobs(ctx, p, specs); err != nil {
 		return err
@@ -311,14 +311,14 @@ func (s *Service) resumeCreation(ctx context.Context, id uint64) error {
 // ci.max_pipeline_jobs: no job of it ever left created, so there is no
 // status nor event to publish).
 func (s *Service) abandonCreation(ctx context.Context, p *Pipeline, why error) error {
-	s.log.Warn("a pipeline left half made is failed", zap.Uint64("pipeline", p.ID), zap.Error(why))
+	s.log.Warn("a pipeline left half made is failed", zap.Int64("pipeline", p.ID), zap.Error(why))
 	msg := "The pipeline's creation was interrupted and could not be completed: " + why.Error()
 	return s.db.Update(ctx, func(tx *store.Tx) error {
 		cur, err := creatingPipeline(tx, p.ID, p.JobsCreated)
 		if err != nil {
 			return err
 		}
-		ids, err := jobs.IDsBy(tx, "pipeline", u64(cur.ID))
+		ids, err := jobs.IDsBy(tx, "pipeline", store.IDString(cur.ID))
 		if err != nil {
 			return err
 		}

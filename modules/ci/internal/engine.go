@@ -91,7 +91,7 @@ func (s *Service) createPipeline(ctx context.Context, req pipelineRequest) (*Pip
 	}
 	now := s.now()
 	committed := commit.CreatedAt
-	p := &Pipeline{ProjectID: uint64(req.project.ID), Ref: req.ref, SHA: req.sha, BeforeSHA: req.beforeSHA, Tag: req.tag,
+	p := &Pipeline{ProjectID: req.project.ID, Ref: req.ref, SHA: req.sha, BeforeSHA: req.beforeSHA, Tag: req.tag,
 		Source: req.source, Status: StatusCreated, UserID: req.userID, CreatedAt: now, UpdatedAt: now,
 		CommittedAt: &committed, Commit: commit, ProjectWebURL: req.project.WebURL,
 		ProjectPath: req.project.PathWithNamespace}
@@ -178,8 +178,8 @@ func (s *Service) createForRefRequest(ctx context.Context, req pipelineRequest) 
 
 // latestJobs loads a pipeline's jobs, leaving out tries replaced by a
 // retry, in id order.
-func latestJobs(tx *store.Tx, pipelineID uint64) ([]*Job, error) {
-	ids, err := jobs.IDsBy(tx, "pipeline", u64(pipelineID))
+func latestJobs(tx *store.Tx, pipelineID int64) ([]*Job, error) {
+	ids, err := jobs.IDsBy(tx, "pipeline", store.IDString(pipelineID))
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +220,7 @@ func latestJobs(tx *store.Tx, pipelineID uint64) ([]*Job, error) {
 // in between is completed at the next start). Deciding part of a stage
 // first is the same as deciding it whole: a job's decision depends only
 // on the stages before it.
-func (s *Service) process(tx *store.Tx, pipelineID uint64) error {
+func (s *Service) process(tx *store.Tx, pipelineID int64) error {
 	p, err := pipelines.Get(tx, pipelineID)
 	if err != nil {
 		return err
@@ -321,12 +321,12 @@ var jobStatuses = []string{StatusCreated, StatusPending, StatusRunning, StatusSu
 	StatusSkipped, StatusManual}
 
 // stateKey is a job's key in the "state" index.
-func stateKey(pipelineID uint64, stage int, status string, allowFailure bool) string {
+func stateKey(pipelineID int64, stage int, status string, allowFailure bool) string {
 	af := "0"
 	if allowFailure {
 		af = "1"
 	}
-	return u64(pipelineID) + "/" + strconv.Itoa(stage) + "/" + status + "/" + af
+	return store.IDString(pipelineID) + "/" + strconv.Itoa(stage) + "/" + status + "/" + af
 }
 
 // stageStates says, per stage of the pipeline, which states its latest
@@ -373,8 +373,8 @@ func statesOf(stages []map[jobState]bool) []cistatus.JobState {
 
 // jobsInState loads the first limit latest jobs of a stage in a status, in
 // id order, and says whether there are more.
-func jobsInState(tx *store.Tx, pipelineID uint64, stage int, status string, limit int) ([]*Job, bool, error) {
-	var ids []uint64
+func jobsInState(tx *store.Tx, pipelineID int64, stage int, status string, limit int) ([]*Job, bool, error) {
+	var ids []int64
 	for _, af := range []bool{false, true} {
 		more, err := jobs.IDsBy(tx, "state", stateKey(pipelineID, stage, status, af))
 		if err != nil {
@@ -579,7 +579,7 @@ func (s *Service) play(tx *store.Tx, j *Job, userID int64) error {
 func (s *Service) pipelineExists(ctx context.Context, projectID int64, ref, before, after string) (bool, error) {
 	found := false
 	err := s.db.View(ctx, func(tx *store.Tx) error {
-		ids, err := pipelines.IDsBy(tx, "commit", u64(uint64(projectID))+"/"+after)
+		ids, err := pipelines.IDsBy(tx, "commit", store.IDString(projectID)+"/"+after)
 		if err != nil {
 			return err
 		}
@@ -597,15 +597,13 @@ func (s *Service) pipelineExists(ctx context.Context, projectID int64, ref, befo
 	return found, err
 }
 
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }
-
 // expandEnvironment is a job's environment name and URL with the
 // variables known when the pipeline is made ($CI_COMMIT_REF_SLUG and the
 // like, and the job's own), as GitLab expands them.
 func (s *Service) expandEnvironment(p *Pipeline, spec *pipeline.Job) (string, string) {
 	facts := pipeline.JobFacts{ServerURL: s.server.ExternalURL(), JobName: spec.Name, JobStage: spec.Stage,
-		CommitSHA: p.SHA, BeforeSHA: p.BeforeSHA, RefName: p.Ref, IsTag: p.Tag, PipelineID: int64(p.ID),
-		ProjectID: int64(p.ProjectID), ProjectPath: p.ProjectPath, UserID: p.UserID}
+		CommitSHA: p.SHA, BeforeSHA: p.BeforeSHA, RefName: p.Ref, IsTag: p.Tag, PipelineID: p.ID,
+		ProjectID: p.ProjectID, ProjectPath: p.ProjectPath, UserID: p.UserID}
 	vars := pipeline.Layers{Predefined: pipeline.Predefined(facts), YAML: spec.Variables}.Resolve()
 	name := strings.TrimSpace(pipeline.ExpandVariables(spec.Environment.Name, vars))
 	if !pipeline.ValidEnvironmentName(name) {

@@ -50,8 +50,8 @@ func checkExternalURL(u *string) error {
 
 // ensureEnvironment finds or creates the environment of that name (a
 // deploying job creates it as GitLab does).
-func (s *Service) ensureEnvironment(tx *store.Tx, projectID uint64, name string, externalURL *string) (*Environment, error) {
-	e, err := environments.GetBy(tx, "name", u64(projectID)+"/"+name)
+func (s *Service) ensureEnvironment(tx *store.Tx, projectID int64, name string, externalURL *string) (*Environment, error) {
+	e, err := environments.GetBy(tx, "name", store.IDString(projectID)+"/"+name)
 	if err == nil {
 		if externalURL != nil && *externalURL != "" && (e.ExternalURL == nil || *e.ExternalURL != *externalURL) {
 			e.ExternalURL, e.UpdatedAt = externalURL, s.now()
@@ -69,7 +69,7 @@ func (s *Service) ensureEnvironment(tx *store.Tx, projectID uint64, name string,
 	base := pipeline.EnvironmentSlug(name)
 	e.Slug = base
 	for i := 2; ; i++ {
-		if _, err := environments.GetBy(tx, "slug", u64(projectID)+"/"+e.Slug); errors.Is(err, store.ErrNotFound) {
+		if _, err := environments.GetBy(tx, "slug", store.IDString(projectID)+"/"+e.Slug); errors.Is(err, store.ErrNotFound) {
 			break
 		}
 		suffix := "-" + strconv.Itoa(i)
@@ -79,7 +79,7 @@ func (s *Service) ensureEnvironment(tx *store.Tx, projectID uint64, name string,
 }
 
 func environmentRecord(e *Environment) cicd.Environment {
-	return cicd.Environment{ID: cicd.EnvironmentID(e.ID), ProjectID: int64(e.ProjectID), Name: e.Name, Slug: e.Slug,
+	return cicd.Environment{ID: cicd.EnvironmentID(e.ID), ProjectID: e.ProjectID, Name: e.Name, Slug: e.Slug,
 		ExternalURL: e.ExternalURL, State: e.State, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}
 }
 
@@ -91,7 +91,7 @@ func (s *Service) Environments(ctx context.Context, project string, offset, limi
 	}
 	var list []*Environment
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		ids, err := environments.IDsBy(tx, "project", u64(uint64(info.ID)))
+		ids, err := environments.IDsBy(tx, "project", store.IDString(info.ID))
 		if err != nil {
 			return err
 		}
@@ -132,11 +132,11 @@ func (s *Service) CreateEnvironment(ctx context.Context, project string, in cicd
 	}
 	var e *Environment
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		if _, err := environments.GetBy(tx, "name", u64(uint64(info.ID))+"/"+name); err == nil {
+		if _, err := environments.GetBy(tx, "name", store.IDString(info.ID)+"/"+name); err == nil {
 			return cicd.ErrEnvironmentNameTaken
 		}
 		var err error
-		e, err = s.ensureEnvironment(tx, uint64(info.ID), name, in.ExternalURL)
+		e, err = s.ensureEnvironment(tx, info.ID, name, in.ExternalURL)
 		return err
 	})
 	if err != nil {
@@ -154,8 +154,8 @@ func (s *Service) envControl(ctx context.Context, project string, id cicd.Enviro
 	var e *Environment
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		var err error
-		e, err = environments.Get(tx, uint64(id))
-		if errors.Is(err, store.ErrNotFound) || (err == nil && e.ProjectID != uint64(info.ID)) {
+		e, err = environments.Get(tx, int64(id))
+		if errors.Is(err, store.ErrNotFound) || (err == nil && e.ProjectID != info.ID) {
 			return cicd.ErrEnvironmentNotFound
 		}
 		if err != nil {
@@ -186,7 +186,7 @@ func (s *Service) UpdateEnvironment(ctx context.Context, project string, id cicd
 	return s.envControl(ctx, project, id, projects.PushCode, func(tx *store.Tx, e *Environment) error {
 		if in.Name != nil {
 			name := strings.TrimSpace(*in.Name)
-			if o, err := environments.GetBy(tx, "name", u64(e.ProjectID)+"/"+name); err == nil && o.ID != e.ID {
+			if o, err := environments.GetBy(tx, "name", store.IDString(e.ProjectID)+"/"+name); err == nil && o.ID != e.ID {
 				return cicd.ErrEnvironmentNameTaken
 			}
 			e.Name = name
@@ -223,7 +223,7 @@ func (s *Service) deploymentRecords(ctx context.Context, list []*Deployment) ([]
 	out := make([]cicd.Deployment, 0, len(list))
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		for _, d := range list {
-			r := cicd.Deployment{ID: cicd.DeploymentID(d.ID), IID: int64(d.IID), ProjectID: int64(d.ProjectID), Ref: d.Ref,
+			r := cicd.Deployment{ID: cicd.DeploymentID(d.ID), IID: d.IID, ProjectID: d.ProjectID, Ref: d.Ref,
 				SHA: d.SHA, Tag: d.Tag, UserID: d.UserID, CreatedAt: d.CreatedAt}
 			e, err := environments.Get(tx, d.EnvironmentID)
 			if errors.Is(err, store.ErrNotFound) {
@@ -252,7 +252,7 @@ func (s *Service) Deployments(ctx context.Context, project string, q cicd.Deploy
 	}
 	var list []*Deployment
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		ids, err := deployments.IDsBy(tx, "project", u64(uint64(info.ID)))
+		ids, err := deployments.IDsBy(tx, "project", store.IDString(info.ID))
 		if err != nil {
 			return err
 		}
@@ -305,8 +305,8 @@ func (s *Service) Deployment(ctx context.Context, project string, id cicd.Deploy
 	var d *Deployment
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
-		d, err = deployments.Get(tx, uint64(id))
-		if errors.Is(err, store.ErrNotFound) || (err == nil && d.ProjectID != uint64(info.ID)) {
+		d, err = deployments.Get(tx, int64(id))
+		if errors.Is(err, store.ErrNotFound) || (err == nil && d.ProjectID != info.ID) {
 			return cicd.ErrDeploymentNotFound
 		}
 		return err

@@ -27,9 +27,9 @@ func (s *Service) handover(ctx context.Context, j *Job, p *Pipeline, spec *pipel
 	env := j.Environment
 	facts := pipeline.JobFacts{
 		ServerURL: server, ServerVersion: s.version,
-		JobID: int64(j.ID), JobName: j.Name, JobStage: j.Stage, JobToken: token, JobManual: j.When == StatusManual,
+		JobID: j.ID, JobName: j.Name, JobStage: j.Stage, JobToken: token, JobManual: j.When == StatusManual,
 		CommitSHA: j.SHA, BeforeSHA: p.BeforeSHA, RefName: j.Ref, IsTag: j.Tag,
-		PipelineID: int64(p.ID), ProjectID: int64(p.ProjectID), ProjectPath: p.ProjectPath,
+		PipelineID: p.ID, ProjectID: p.ProjectID, ProjectPath: p.ProjectPath,
 		EnvironmentName: env, EnvironmentURL: j.EnvironmentURL, RunnerDescription: j.Executor,
 		UserID: j.UserID, Triggered: p.Source == SourceTrigger, PipelineSource: pipeline.Source(p.Source),
 	}
@@ -37,7 +37,7 @@ func (s *Service) handover(ctx context.Context, j *Job, p *Pipeline, spec *pipel
 		facts.EnvironmentSlug = pipeline.EnvironmentSlug(env)
 	}
 	if r != nil {
-		facts.RunnerID, facts.RunnerDescription, facts.RunnerTags = int64(r.ID), r.Description, r.Tags
+		facts.RunnerID, facts.RunnerDescription, facts.RunnerTags = r.ID, r.Description, r.Tags
 	}
 	if u, err := s.users.UserByID(ctx, j.UserID); err == nil {
 		facts.UserEmail = u.Email
@@ -45,7 +45,7 @@ func (s *Service) handover(ctx context.Context, j *Job, p *Pipeline, spec *pipel
 	protected := false
 	if !j.Tag {
 		var err error
-		if protected, err = s.protection.IsProtected(ctx, int64(p.ProjectID), j.Ref); err != nil {
+		if protected, err = s.protection.IsProtected(ctx, p.ProjectID, j.Ref); err != nil {
 			return executor.Job{}, err
 		}
 	}
@@ -68,8 +68,8 @@ func (s *Service) handover(ctx context.Context, j *Job, p *Pipeline, spec *pipel
 		vars = append(vars, executor.Variable{Key: v.Key, Value: v.Value, Public: v.Public, Masked: masked})
 	}
 	job := executor.Job{
-		ID: int64(j.ID), Token: token, Name: j.Name, Stage: j.Stage,
-		ProjectID: int64(p.ProjectID), ProjectPath: p.ProjectPath,
+		ID: j.ID, Token: token, Name: j.Name, Stage: j.Stage,
+		ProjectID: p.ProjectID, ProjectPath: p.ProjectPath,
 		Git: executor.Git{RepoURL: pipeline.RepositoryURL(server, p.ProjectPath, token), Ref: j.Ref, Tag: j.Tag,
 			SHA: j.SHA, BeforeSHA: p.BeforeSHA},
 		Variables:         vars,
@@ -113,14 +113,14 @@ func maskable(value string) bool { return utf8.RuneCountInString(value) >= minMa
 // secretVariables are the CI variables of the project's group and of the
 // project, opened (a project's overrides its group's of the same key);
 // protected ones only for a protected ref.
-func (s *Service) secretVariables(ctx context.Context, projectID uint64, protectedRef bool) ([]pipeline.Variable, error) {
+func (s *Service) secretVariables(ctx context.Context, projectID int64, protectedRef bool) ([]pipeline.Variable, error) {
 	groupIDs, err := s.groupVariableIDs(ctx, projectID)
 	if err != nil {
 		return nil, err
 	}
 	var out []pipeline.Variable
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		ids, err := variables.IDsBy(tx, "project", u64(projectID))
+		ids, err := variables.IDsBy(tx, "project", store.IDString(projectID))
 		if err != nil {
 			return err
 		}
@@ -161,8 +161,8 @@ func (s *Service) dependencies(ctx context.Context, j *Job, spec *pipeline.Job, 
 	list, err := s.dependencyJobs(ctx, j, spec)
 	out := make([]executor.Dependency, 0, len(list))
 	for _, d := range list {
-		out = append(out, executor.Dependency{ID: int64(d.ID), Name: d.Name, Token: token,
-			URL: apiURL + "/jobs/" + strconv.FormatUint(d.ID, 10) + "/artifacts"})
+		out = append(out, executor.Dependency{ID: d.ID, Name: d.Name, Token: token,
+			URL: apiURL + "/jobs/" + strconv.FormatInt(d.ID, 10) + "/artifacts"})
 	}
 	return out, err
 }
@@ -181,7 +181,7 @@ func (s *Service) dependencyJobs(ctx context.Context, j *Job, spec *pipeline.Job
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		// Only jobs with an archive can be a dependency: read those, not
 		// the whole pipeline (once per job started).
-		ids, err := jobs.IDsBy(tx, "with_artifacts", u64(j.PipelineID))
+		ids, err := jobs.IDsBy(tx, "with_artifacts", store.IDString(j.PipelineID))
 		if err != nil {
 			return err
 		}
@@ -232,7 +232,7 @@ var errJobTokenRefused = errors.New("ci: no running job has that token")
 
 // dependencyArchive is the archive of job id for the running job whose
 // token is given (its dependencies' archives): a job of the same project.
-func (s *Service) dependencyArchive(ctx context.Context, token string, id uint64) (cicd.File, error) {
+func (s *Service) dependencyArchive(ctx context.Context, token string, id int64) (cicd.File, error) {
 	caller, err := s.runningJobByToken(ctx, token)
 	if err != nil {
 		// Not wrapped: a job that is not found is not this job's 404.
@@ -241,7 +241,7 @@ func (s *Service) dependencyArchive(ctx context.Context, token string, id uint64
 	var j *Job
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
-		j, err = jobIn(tx, int64(caller.ProjectID), id)
+		j, err = jobIn(tx, caller.ProjectID, id)
 		return err
 	})
 	if err != nil {

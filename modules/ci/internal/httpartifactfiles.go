@@ -19,7 +19,7 @@ import (
 
 type artifactFileInput struct {
 	ProjectPath
-	JobID        uint64 `path:"job_id"`
+	JobID        int64  `path:"job_id"`
 	ArtifactPath string `path:"artifact_path" doc:"The file's path inside the archive"`
 }
 

@@ -13,20 +13,20 @@ import (
 
 // EnvironmentView is GitLab 9.x's environment.
 type EnvironmentView struct {
-	ID          uint64  `json:"id"`
+	ID          int64   `json:"id"`
 	Name        string  `json:"name"`
 	Slug        string  `json:"slug"`
 	ExternalURL *string `json:"external_url"`
 }
 
 func envView(e cicd.Environment) EnvironmentView {
-	return EnvironmentView{ID: uint64(e.ID), Name: e.Name, Slug: e.Slug, ExternalURL: e.ExternalURL}
+	return EnvironmentView{ID: int64(e.ID), Name: e.Name, Slug: e.Slug, ExternalURL: e.ExternalURL}
 }
 
 // DeploymentView is the spec's deployment.
 type DeploymentView struct {
-	ID          uint64          `json:"id"`
-	IID         uint64          `json:"iid"`
+	ID          int64           `json:"id"`
+	IID         int64           `json:"iid"`
 	Ref         string          `json:"ref"`
 	SHA         string          `json:"sha"`
 	CreatedAt   api.Time        `json:"created_at"`
@@ -36,7 +36,7 @@ type DeploymentView struct {
 }
 
 func (s *Service) deploymentView(ctx context.Context, d cicd.Deployment) DeploymentView {
-	v := DeploymentView{ID: uint64(d.ID), IID: uint64(d.IID), Ref: d.Ref, SHA: d.SHA, CreatedAt: api.NewTime(d.CreatedAt),
+	v := DeploymentView{ID: int64(d.ID), IID: d.IID, Ref: d.Ref, SHA: d.SHA, CreatedAt: api.NewTime(d.CreatedAt),
 		User: s.userView(ctx, d.UserID), Environment: envView(d.Environment)}
 	if d.Job != nil {
 		v.Deployable = deployableView(s.jobView(ctx, *d.Job, false))
@@ -59,7 +59,7 @@ type envsOutput struct {
 // parameters of exported embedded structs only.
 type EnvironmentPath struct {
 	ProjectPath
-	EnvironmentID uint64 `path:"environment_id"`
+	EnvironmentID int64 `path:"environment_id"`
 }
 
 type envOutput struct {
@@ -132,7 +132,7 @@ type deploymentsOutput struct {
 
 type deploymentPath struct {
 	ProjectPath
-	DeploymentID uint64 `path:"deployment_id"`
+	DeploymentID int64 `path:"deployment_id"`
 }
 
 type deploymentOutput struct {

@@ -23,7 +23,7 @@ type ProjectPath struct {
 
 type jobPath struct {
 	ProjectPath
-	JobID uint64 `path:"job_id"`
+	JobID int64 `path:"job_id"`
 }
 
 type listJobsInput struct {
@@ -36,7 +36,7 @@ type listPipelineJobsInput struct {
 	ProjectPath
 	api.PageParams
 	Scope      []string `query:"scope" doc:"created, pending, running, failed, success, canceled, skipped or manual; one or several (scope[]=...)"`
-	PipelineID uint64   `path:"pipeline_id"`
+	PipelineID int64    `path:"pipeline_id"`
 }
 
 type jobsOutput struct {
@@ -54,7 +54,7 @@ type jobControlOutput struct {
 
 // listJobs answers GET /projects/:id/jobs and a pipeline's jobs, newest
 // first.
-func (s *Service) listJobs(ctx context.Context, projectRef string, pipelineID uint64, page api.PageParams, scope []string) (*jobsOutput, error) {
+func (s *Service) listJobs(ctx context.Context, projectRef string, pipelineID int64, page api.PageParams, scope []string) (*jobsOutput, error) {
 	list, total, err := s.Jobs(ctx, projectRef, cicd.JobQuery{Pipeline: cicd.PipelineID(pipelineID), Scope: scope,
 		Offset: page.Offset(), Limit: page.Limit()})
 	if err != nil {
@@ -172,7 +172,7 @@ func (s *Service) playJob(ctx context.Context, in *jobPath) (*jobControlOutput, 
 }
 
 type jobTokenArtifactsInput struct {
-	JobID    uint64 `path:"job_id"`
+	JobID    int64  `path:"job_id"`
 	JobToken string `header:"JOB-TOKEN"`
 	Token    string `query:"token"`
 }

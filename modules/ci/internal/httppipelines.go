@@ -31,7 +31,7 @@ type pipelinesOutput struct {
 
 type pipelinePath struct {
 	ProjectPath
-	PipelineID uint64 `path:"pipeline_id"`
+	PipelineID int64 `path:"pipeline_id"`
 }
 
 type pipelineOutput struct {
@@ -51,7 +51,7 @@ func (s *Service) listPipelines(ctx context.Context, in *listPipelinesInput) (*p
 	}
 	out := &pipelinesOutput{PageHeaders: api.Paginate(ctx, in.PageParams, total), Body: []PipelineRef{}}
 	for _, p := range list {
-		out.Body = append(out.Body, PipelineRef{ID: uint64(p.ID), ProjectID: p.ProjectID, SHA: p.SHA, Ref: p.Ref, Status: p.Status})
+		out.Body = append(out.Body, PipelineRef{ID: int64(p.ID), ProjectID: p.ProjectID, SHA: p.SHA, Ref: p.Ref, Status: p.Status})
 	}
 	return out, nil
 }

@@ -281,12 +281,12 @@ func firstHeader(r *http.Request, names ...string) string {
 // with the token the runner was given for it. It answers the error itself
 // and returns nil then.
 func (s *Service) runnerJob(w http.ResponseWriter, r *http.Request, token string) *Job {
-	id, err := strconv.ParseUint(r.PathValue("job_id"), 10, 64)
+	id, err := strconv.ParseUint(r.PathValue("job_id"), 10, 63)
 	if err != nil {
 		s.http.api.WriteError(w, api.NotFound(""))
 		return nil
 	}
-	j, err := s.jobForRunner(r.Context(), id, token)
+	j, err := s.jobForRunner(r.Context(), int64(id), token)
 	if err != nil {
 		s.protocolError(w, "reading a job", err)
 		return nil

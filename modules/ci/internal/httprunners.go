@@ -15,7 +15,7 @@ import (
 
 // RunnerView is GitLab's Runner entity.
 type RunnerView struct {
-	ID          uint64  `json:"id"`
+	ID          int64   `json:"id"`
 	Description string  `json:"description"`
 	Active      bool    `json:"active"`
 	IsShared    bool    `json:"is_shared"`
@@ -59,11 +59,11 @@ func nullable(s string) *string {
 }
 
 func runnerView(r cicd.Runner) RunnerView {
-	return RunnerView{ID: uint64(r.ID), Description: r.Description, Active: r.Active, IsShared: r.IsShared, Name: nullable(r.Name)}
+	return RunnerView{ID: int64(r.ID), Description: r.Description, Active: r.Active, IsShared: r.IsShared, Name: nullable(r.Name)}
 }
 
 // runnerRef is the runner of a job view, nil when none ran it.
-func (s *Service) runnerRef(ctx context.Context, id uint64) *RunnerView {
+func (s *Service) runnerRef(ctx context.Context, id int64) *RunnerView {
 	r, ok := s.runnerBrief(ctx, id)
 	if !ok {
 		return nil
@@ -91,7 +91,7 @@ func runnerDetailsView(r cicd.Runner) RunnerDetailsView {
 // RunnerPath is a runner's :runner_id; exported so that inputs can
 // embed it (huma skips unexported embedded structs).
 type RunnerPath struct {
-	RunnerID uint64 `path:"runner_id"`
+	RunnerID int64 `path:"runner_id"`
 }
 
 type listRunnersInput struct {
@@ -212,7 +212,7 @@ func (s *Service) projectRunners(ctx context.Context, in *projectRunnersInput) (
 type enableRunnerInput struct {
 	ProjectPath
 	Body struct {
-		RunnerID *uint64 `json:"runner_id,omitempty"`
+		RunnerID *int64 `json:"runner_id,omitempty"`
 	}
 }
 
@@ -236,7 +236,7 @@ func (s *Service) enableRunner(ctx context.Context, in *enableRunnerInput) (*run
 
 type disableRunnerInput struct {
 	ProjectPath
-	RunnerID uint64 `path:"runner_id"`
+	RunnerID int64 `path:"runner_id"`
 }
 
 func (s *Service) disableRunner(ctx context.Context, in *disableRunnerInput) (*struct{}, error) {

@@ -21,7 +21,7 @@ import (
 // cicd.Trigger's. (GitLab 9.x showed it whole to every Master; a Master
 // who needs to use a trigger takes ownership of it.)
 type TriggerView struct {
-	ID          uint64              `json:"id"`
+	ID          int64               `json:"id"`
 	Description string              `json:"description"`
 	Token       string              `json:"token"`
 	CreatedAt   api.Time            `json:"created_at"`
@@ -32,7 +32,7 @@ type TriggerView struct {
 }
 
 func (s *Service) triggerView(ctx context.Context, t cicd.Trigger) TriggerView {
-	v := TriggerView{ID: uint64(t.ID), Description: t.Description, Token: t.Token, CreatedAt: api.NewTime(t.CreatedAt),
+	v := TriggerView{ID: int64(t.ID), Description: t.Description, Token: t.Token, CreatedAt: api.NewTime(t.CreatedAt),
 		UpdatedAt: api.NewTime(t.UpdatedAt)}
 	if t.LastUsed != nil {
 		v.LastUsed = api.TimePtr(*t.LastUsed)
@@ -47,7 +47,7 @@ func (s *Service) triggerView(ctx context.Context, t cicd.Trigger) TriggerView {
 // TriggerPath is a trigger's :id and :trigger_id.
 type TriggerPath struct {
 	ProjectPath
-	TriggerID uint64 `path:"trigger_id"`
+	TriggerID int64 `path:"trigger_id"`
 }
 
 type triggerOutput struct {

@@ -32,7 +32,7 @@ type CommitView struct {
 // project_id is not in 9.x's PipelineBasic, but later GitLab sends it and
 // clients (python-gitlab's job.pipeline) read it.
 type PipelineRef struct {
-	ID        uint64 `json:"id"`
+	ID        int64  `json:"id"`
 	ProjectID int64  `json:"project_id"`
 	SHA       string `json:"sha"`
 	Ref       string `json:"ref"`
@@ -48,7 +48,7 @@ type ArtifactsFileView struct {
 // JobView is the spec's Job resource. Pipeline is omitted from the answers
 // of cancel, retry, erase, keep and play, as the spec shows them.
 type JobView struct {
-	ID            uint64             `json:"id"`
+	ID            int64              `json:"id"`
 	Status        string             `json:"status"`
 	Stage         string             `json:"stage"`
 	Name          string             `json:"name"`
@@ -68,7 +68,7 @@ type JobView struct {
 // DeployableView is a deployment's job: the spec's "Job without
 // artifacts_file and pipeline", so both keys are absent (not null).
 type DeployableView struct {
-	ID         uint64      `json:"id"`
+	ID         int64       `json:"id"`
 	Status     string      `json:"status"`
 	Stage      string      `json:"stage"`
 	Name       string      `json:"name"`
@@ -115,8 +115,8 @@ func commitView(c cicd.Commit) CommitView {
 // jobView renders a job; withPipeline adds its pipeline (when it was
 // read with the job).
 func (s *Service) jobView(ctx context.Context, j cicd.Job, withPipeline bool) JobView {
-	v := JobView{ID: uint64(j.ID), Status: j.Status, Stage: j.Stage, Name: j.Name, Ref: j.Ref, Tag: j.Tag, Coverage: j.Coverage,
-		CreatedAt: api.NewTime(j.CreatedAt), User: s.userView(ctx, j.UserID), Runner: s.runnerRef(ctx, uint64(j.RunnerID)),
+	v := JobView{ID: int64(j.ID), Status: j.Status, Stage: j.Stage, Name: j.Name, Ref: j.Ref, Tag: j.Tag, Coverage: j.Coverage,
+		CreatedAt: api.NewTime(j.CreatedAt), User: s.userView(ctx, j.UserID), Runner: s.runnerRef(ctx, j.RunnerID),
 		Commit: commitView(j.Commit)}
 	if j.StartedAt != nil {
 		v.StartedAt = api.TimePtr(*j.StartedAt)
@@ -128,14 +128,14 @@ func (s *Service) jobView(ctx context.Context, j cicd.Job, withPipeline bool) Jo
 		v.ArtifactsFile = &ArtifactsFileView{Filename: j.Artifacts.Filename, Size: j.Artifacts.Size}
 	}
 	if withPipeline && j.PipelineStatus != "" {
-		v.Pipeline = &PipelineRef{ID: uint64(j.PipelineID), ProjectID: j.ProjectID, SHA: j.SHA, Ref: j.Ref, Status: j.PipelineStatus}
+		v.Pipeline = &PipelineRef{ID: int64(j.PipelineID), ProjectID: j.ProjectID, SHA: j.SHA, Ref: j.Ref, Status: j.PipelineStatus}
 	}
 	return v
 }
 
 // PipelineView is a single pipeline (GitLab 9.x's Pipeline entity).
 type PipelineView struct {
-	ID          uint64    `json:"id"`
+	ID          int64     `json:"id"`
 	SHA         string    `json:"sha"`
 	Ref         string    `json:"ref"`
 	Status      string    `json:"status"`
@@ -153,7 +153,7 @@ type PipelineView struct {
 }
 
 func (s *Service) pipelineView(ctx context.Context, p cicd.Pipeline) PipelineView {
-	v := PipelineView{ID: uint64(p.ID), SHA: p.SHA, Ref: p.Ref, Status: p.Status, BeforeSHA: p.BeforeSHA, Tag: p.Tag,
+	v := PipelineView{ID: int64(p.ID), SHA: p.SHA, Ref: p.Ref, Status: p.Status, BeforeSHA: p.BeforeSHA, Tag: p.Tag,
 		YAMLErrors: p.YAMLErrors, User: s.userView(ctx, p.UserID), CreatedAt: api.NewTime(p.CreatedAt),
 		UpdatedAt: api.NewTime(p.UpdatedAt), Duration: p.Duration}
 	if p.StartedAt != nil {

@@ -52,16 +52,16 @@ func (s *Service) Jobs(ctx context.Context, project string, q cicd.JobQuery) ([]
 		return nil, 0, err
 	}
 	var list, page []*Job
-	var owners map[uint64]*Pipeline
+	var owners map[int64]*Pipeline
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		var ids []uint64
+		var ids []int64
 		if q.Pipeline != 0 {
-			if _, err := pipelineIn(tx, info.ID, uint64(q.Pipeline)); err != nil {
+			if _, err := pipelineIn(tx, info.ID, int64(q.Pipeline)); err != nil {
 				return err
 			}
-			ids, err = jobs.IDsBy(tx, "pipeline", u64(uint64(q.Pipeline)))
+			ids, err = jobs.IDsBy(tx, "pipeline", store.IDString(int64(q.Pipeline)))
 		} else {
-			ids, err = jobs.IDsBy(tx, "project", u64(uint64(info.ID)))
+			ids, err = jobs.IDsBy(tx, "project", store.IDString(info.ID))
 		}
 		if err != nil {
 			return err
@@ -101,7 +101,7 @@ func (s *Service) loadJob(ctx context.Context, project string, id cicd.JobID, a 
 	var p *Pipeline
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
-		if j, err = jobIn(tx, info.ID, uint64(id)); err != nil {
+		if j, err = jobIn(tx, info.ID, int64(id)); err != nil {
 			return err
 		}
 		p, err = pipelines.Get(tx, j.PipelineID)
@@ -166,7 +166,7 @@ func (s *Service) control(ctx context.Context, project string, id cicd.JobID, al
 	// checks read, never change.
 	var before *Job
 	if err := s.db.View(ctx, func(tx *store.Tx) error {
-		before, err = jobIn(tx, info.ID, uint64(id))
+		before, err = jobIn(tx, info.ID, int64(id))
 		return err
 	}); err != nil {
 		return cicd.Job{}, err
@@ -182,7 +182,7 @@ func (s *Service) control(ctx context.Context, project string, id cicd.JobID, al
 	var out *Job
 	var p *Pipeline
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		j, err := jobIn(tx, info.ID, uint64(id))
+		j, err := jobIn(tx, info.ID, int64(id))
 		if err != nil {
 			return err
 		}
@@ -277,9 +277,9 @@ func retryable(j *Job) bool {
 // jobRecord is a job as the contract shows it; p is its pipeline, nil
 // when it could not be read (the record's PipelineStatus is then "").
 func jobRecord(j *Job, p *Pipeline) cicd.Job {
-	out := cicd.Job{ID: cicd.JobID(j.ID), ProjectID: int64(j.ProjectID), PipelineID: cicd.PipelineID(j.PipelineID),
+	out := cicd.Job{ID: cicd.JobID(j.ID), ProjectID: j.ProjectID, PipelineID: cicd.PipelineID(j.PipelineID),
 		Name: j.Name, Stage: j.Stage, Ref: j.Ref, Tag: j.Tag, SHA: j.SHA, Status: j.Status, When: j.When,
-		AllowFailure: j.AllowFailure, UserID: j.UserID, RunnerID: int64(j.RunnerID), Coverage: j.Coverage,
+		AllowFailure: j.AllowFailure, UserID: j.UserID, RunnerID: j.RunnerID, Coverage: j.Coverage,
 		CreatedAt: j.CreatedAt, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt, ErasedAt: j.ErasedAt, Retried: j.Retried}
 	if a := j.Artifacts; a != nil {
 		out.Artifacts = &cicd.Artifacts{Filename: a.Filename, Size: a.Size, ExpireAt: a.ExpireAt, Kept: a.Kept}
@@ -297,15 +297,15 @@ func commitRecord(c CommitSummary) cicd.Commit {
 
 // pipelineRecord is a pipeline as the contract shows it.
 func pipelineRecord(p *Pipeline) cicd.Pipeline {
-	return cicd.Pipeline{ID: cicd.PipelineID(p.ID), ProjectID: int64(p.ProjectID), Ref: p.Ref, Tag: p.Tag, SHA: p.SHA,
+	return cicd.Pipeline{ID: cicd.PipelineID(p.ID), ProjectID: p.ProjectID, Ref: p.Ref, Tag: p.Tag, SHA: p.SHA,
 		BeforeSHA: p.BeforeSHA, Source: p.Source, Status: p.Status, YAMLErrors: p.YAMLErrors, Stages: p.Stages,
 		UserID: p.UserID, Coverage: p.Coverage, Duration: p.Duration, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
 		StartedAt: p.StartedAt, FinishedAt: p.FinishedAt, CommittedAt: p.CommittedAt, Commit: commitRecord(p.Commit)}
 }
 
 // pipelinesOf loads the pipelines of jobs, each once.
-func pipelinesOf(tx *store.Tx, list []*Job) (map[uint64]*Pipeline, error) {
-	byID := map[uint64]*Pipeline{}
+func pipelinesOf(tx *store.Tx, list []*Job) (map[int64]*Pipeline, error) {
+	byID := map[int64]*Pipeline{}
 	for _, j := range list {
 		if _, ok := byID[j.PipelineID]; ok {
 			continue

@@ -33,7 +33,7 @@ func (s *Service) Pipelines(ctx context.Context, project string, q cicd.Pipeline
 	}
 	var list []*Pipeline
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		ids, err := pipelines.IDsBy(tx, "project", u64(uint64(info.ID)))
+		ids, err := pipelines.IDsBy(tx, "project", store.IDString(info.ID))
 		if err != nil {
 			return err
 		}
@@ -125,7 +125,7 @@ func (s *Service) Pipeline(ctx context.Context, project string, id cicd.Pipeline
 	var p *Pipeline
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
-		p, err = pipelineIn(tx, info.ID, uint64(id))
+		p, err = pipelineIn(tx, info.ID, int64(id))
 		return err
 	})
 	if err != nil {
@@ -201,7 +201,7 @@ func (s *Service) pipelineControl(ctx context.Context, project string, id cicd.P
 	// ref never changes.
 	var p *Pipeline
 	if err := s.db.View(ctx, func(tx *store.Tx) error {
-		p, err = pipelineIn(tx, info.ID, uint64(id))
+		p, err = pipelineIn(tx, info.ID, int64(id))
 		return err
 	}); err != nil {
 		return cicd.Pipeline{}, err
@@ -212,7 +212,7 @@ func (s *Service) pipelineControl(ctx context.Context, project string, id cicd.P
 	userID := auth.FromContext(ctx).UserID()
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		var err error
-		if p, err = pipelineIn(tx, info.ID, uint64(id)); err != nil {
+		if p, err = pipelineIn(tx, info.ID, int64(id)); err != nil {
 			return err
 		}
 		if err := op(tx, p, userID); err != nil {

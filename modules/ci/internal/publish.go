@@ -19,13 +19,13 @@ func (s *Service) publishJob(tx *store.Tx, j *Job, p *Pipeline) error {
 			return err
 		}
 	}
-	err := s.statuses.Set(tx.Context(), repository.CommitStatus{ProjectID: int64(j.ProjectID), SHA: j.SHA, Ref: j.Ref,
-		Name: j.Name, Stage: j.Stage, State: j.Status, TargetURL: p.ProjectWebURL + "/-/jobs/" + strconv.FormatUint(j.ID, 10),
+	err := s.statuses.Set(tx.Context(), repository.CommitStatus{ProjectID: j.ProjectID, SHA: j.SHA, Ref: j.Ref,
+		Name: j.Name, Stage: j.Stage, State: j.Status, TargetURL: p.ProjectWebURL + "/-/jobs/" + strconv.FormatInt(j.ID, 10),
 		Coverage: j.Coverage, AllowFailure: j.AllowFailure, AuthorID: j.UserID, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt})
 	if err != nil {
 		return err
 	}
-	ev := event.JobEvent{ObjectKind: "build", ProjectID: int64(j.ProjectID), PipelineID: int64(j.PipelineID), JobID: int64(j.ID),
+	ev := event.JobEvent{ObjectKind: "build", ProjectID: j.ProjectID, PipelineID: j.PipelineID, JobID: j.ID,
 		Name: j.Name, Stage: j.Stage, Status: j.Status, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt,
 		AllowFailure: j.AllowFailure, Ref: j.Ref, Tag: j.Tag, SHA: j.SHA, BeforeSHA: p.BeforeSHA, UserID: j.UserID, When: j.When}
 	if j.Artifacts != nil {
@@ -38,7 +38,7 @@ func (s *Service) publishJob(tx *store.Tx, j *Job, p *Pipeline) error {
 	if j.RunnerID != 0 {
 		// A runner removed since keeps its id out of the event: hooks show null.
 		if r, err := runners.Get(tx, j.RunnerID); err == nil {
-			ev.Runner = &event.JobRunner{ID: int64(r.ID), Description: r.Description, Active: r.Active, IsShared: r.IsShared}
+			ev.Runner = &event.JobRunner{ID: r.ID, Description: r.Description, Active: r.Active, IsShared: r.IsShared}
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
@@ -48,7 +48,7 @@ func (s *Service) publishJob(tx *store.Tx, j *Job, p *Pipeline) error {
 
 // publishPipeline publishes a pipeline's new status.
 func (s *Service) publishPipeline(tx *store.Tx, p *Pipeline) error {
-	return s.bus.Publish(tx, event.PipelineEvent{ObjectKind: "pipeline", ProjectID: int64(p.ProjectID), PipelineID: int64(p.ID),
+	return s.bus.Publish(tx, event.PipelineEvent{ObjectKind: "pipeline", ProjectID: p.ProjectID, PipelineID: p.ID,
 		Ref: p.Ref, Tag: p.Tag, SHA: p.SHA, BeforeSHA: p.BeforeSHA, Status: p.Status, Stages: p.Stages,
 		CreatedAt: p.CreatedAt, FinishedAt: p.FinishedAt, Duration: p.Duration, UserID: p.UserID})
 }

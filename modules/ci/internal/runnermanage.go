@@ -33,7 +33,7 @@ func runnerProject(info *projects.ProjectInfo) cicd.RunnerProject {
 
 // runnerBrief is the runner of a job, false when none ran it or it is
 // gone.
-func (s *Service) runnerBrief(ctx context.Context, id uint64) (cicd.Runner, bool) {
+func (s *Service) runnerBrief(ctx context.Context, id int64) (cicd.Runner, bool) {
 	if id == 0 {
 		return cicd.Runner{}, false
 	}
@@ -54,7 +54,7 @@ func (s *Service) runnerDetails(ctx context.Context, r *Runner) cicd.Runner {
 	out := runnerRecord(r)
 	out.Projects = []cicd.RunnerProject{}
 	for _, pid := range r.Projects {
-		info, err := s.access.ResolveID(ctx, int64(pid))
+		info, err := s.access.ResolveID(ctx, pid)
 		if err != nil {
 			continue
 		}
@@ -66,14 +66,14 @@ func (s *Service) runnerDetails(ctx context.Context, r *Runner) cicd.Runner {
 // ownsRunner: the caller administers one of the runner's projects.
 func (s *Service) ownsRunner(ctx context.Context, r *Runner) bool {
 	for _, pid := range r.Projects {
-		if _, err := s.access.RequireID(ctx, int64(pid), projects.AdminProject); err == nil {
+		if _, err := s.access.RequireID(ctx, pid, projects.AdminProject); err == nil {
 			return true
 		}
 	}
 	return false
 }
 
-func (s *Service) loadRunner(ctx context.Context, id uint64) (*Runner, error) {
+func (s *Service) loadRunner(ctx context.Context, id int64) (*Runner, error) {
 	var r *Runner
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
@@ -160,7 +160,7 @@ func (s *Service) Runners(ctx context.Context, q cicd.RunnerQuery) ([]cicd.Runne
 }
 
 // runnerFor loads a runner the caller may see (show) or change.
-func (s *Service) runnerFor(ctx context.Context, id uint64, change bool) (*Runner, error) {
+func (s *Service) runnerFor(ctx context.Context, id int64, change bool) (*Runner, error) {
 	r, err := s.loadRunner(ctx, id)
 	if err != nil {
 		return nil, err
@@ -182,7 +182,7 @@ func (s *Service) runnerFor(ctx context.Context, id uint64, change bool) (*Runne
 
 // Runner implements cicd.Service.
 func (s *Service) Runner(ctx context.Context, id cicd.RunnerID) (cicd.Runner, error) {
-	r, err := s.runnerFor(ctx, uint64(id), false)
+	r, err := s.runnerFor(ctx, int64(id), false)
 	if err != nil {
 		return cicd.Runner{}, err
 	}
@@ -194,7 +194,7 @@ func (s *Service) UpdateRunner(ctx context.Context, id cicd.RunnerID, in cicd.Ru
 	if in.Description == nil && in.Active == nil && in.Tags == nil && in.RunUntagged == nil && in.Locked == nil {
 		return cicd.Runner{}, cicd.ErrNoRunnerChange
 	}
-	if _, err := s.runnerFor(ctx, uint64(id), true); err != nil {
+	if _, err := s.runnerFor(ctx, int64(id), true); err != nil {
 		return cicd.Runner{}, err
 	}
 	var tags []string
@@ -210,7 +210,7 @@ func (s *Service) UpdateRunner(ctx context.Context, id cicd.RunnerID, in cicd.Ru
 	var r *Runner
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		var err error
-		if r, err = runners.Get(tx, uint64(id)); errors.Is(err, store.ErrNotFound) {
+		if r, err = runners.Get(tx, int64(id)); errors.Is(err, store.ErrNotFound) {
 			return cicd.ErrRunnerNotFound
 		} else if err != nil {
 			return err
@@ -244,7 +244,7 @@ func (s *Service) UpdateRunner(ctx context.Context, id cicd.RunnerID, in cicd.Ru
 
 // DeleteRunner implements cicd.Service.
 func (s *Service) DeleteRunner(ctx context.Context, id cicd.RunnerID) error {
-	r, err := s.runnerFor(ctx, uint64(id), true)
+	r, err := s.runnerFor(ctx, int64(id), true)
 	if err != nil {
 		return err
 	}
@@ -261,7 +261,7 @@ func (s *Service) RunnerJobs(ctx context.Context, id cicd.RunnerID, q cicd.Runne
 	default:
 		return nil, 0, &cicd.InvalidValueError{Field: "status"}
 	}
-	r, err := s.loadRunner(ctx, uint64(id))
+	r, err := s.loadRunner(ctx, int64(id))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -275,7 +275,7 @@ func (s *Service) RunnerJobs(ctx context.Context, id cicd.RunnerID, q cicd.Runne
 	}
 	var list []*Job
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		ids, err := jobs.IDsBy(tx, "runner", u64(r.ID))
+		ids, err := jobs.IDsBy(tx, "runner", store.IDString(r.ID))
 		if err != nil {
 			return err
 		}
@@ -294,12 +294,12 @@ func (s *Service) RunnerJobs(ctx context.Context, id cicd.RunnerID, q cicd.Runne
 		return nil, 0, err
 	}
 	// Only the jobs of projects whose jobs the caller may read.
-	infos := map[uint64]*projects.ProjectInfo{}
+	infos := map[int64]*projects.ProjectInfo{}
 	var visible []*Job
 	for _, j := range list {
 		info, seen := infos[j.ProjectID]
 		if !seen {
-			if got, err := s.access.RequireID(ctx, int64(j.ProjectID), projects.ReadJobs); err == nil {
+			if got, err := s.access.RequireID(ctx, j.ProjectID, projects.ReadJobs); err == nil {
 				info = &got
 			}
 			infos[j.ProjectID] = info
@@ -309,7 +309,7 @@ func (s *Service) RunnerJobs(ctx context.Context, id cicd.RunnerID, q cicd.Runne
 		}
 	}
 	page := window(visible, q.Offset, q.Limit)
-	var owners map[uint64]*Pipeline
+	var owners map[int64]*Pipeline
 	if err := s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
 		owners, err = pipelinesOf(tx, page)
@@ -340,7 +340,7 @@ func (s *Service) ProjectRunners(ctx context.Context, project, scope string, off
 	}
 	var out []*Runner
 	for _, r := range list {
-		if keep(r) && (r.IsShared || slices.Contains(r.Projects, uint64(info.ID))) {
+		if keep(r) && (r.IsShared || slices.Contains(r.Projects, info.ID)) {
 			out = append(out, r)
 		}
 	}
@@ -356,7 +356,7 @@ func (s *Service) EnableProjectRunner(ctx context.Context, project string, runne
 	if runner == nil {
 		return cicd.Runner{}, &cicd.MissingError{Fields: []string{"runner_id"}}
 	}
-	r, err := s.loadRunner(ctx, uint64(*runner))
+	r, err := s.loadRunner(ctx, int64(*runner))
 	if err != nil {
 		return cicd.Runner{}, err
 	}
@@ -375,10 +375,10 @@ func (s *Service) EnableProjectRunner(ctx context.Context, project string, runne
 		} else if err != nil {
 			return err
 		}
-		if slices.Contains(cur.Projects, uint64(info.ID)) {
+		if slices.Contains(cur.Projects, info.ID) {
 			return cicd.ErrRunnerAlreadyEnabled
 		}
-		cur.Projects = append(cur.Projects, uint64(info.ID))
+		cur.Projects = append(cur.Projects, info.ID)
 		r = cur
 		return runners.Update(tx, cur)
 	})
@@ -397,8 +397,8 @@ func (s *Service) DisableProjectRunner(ctx context.Context, project string, runn
 		return err
 	}
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		r, err := runners.Get(tx, uint64(runner))
-		if errors.Is(err, store.ErrNotFound) || err == nil && !slices.Contains(r.Projects, uint64(info.ID)) {
+		r, err := runners.Get(tx, int64(runner))
+		if errors.Is(err, store.ErrNotFound) || err == nil && !slices.Contains(r.Projects, info.ID) {
 			return cicd.ErrRunnerNotFound
 		} else if err != nil {
 			return err
@@ -406,7 +406,7 @@ func (s *Service) DisableProjectRunner(ctx context.Context, project string, runn
 		if len(r.Projects) == 1 {
 			return cicd.ErrRunnerLastProject
 		}
-		r.Projects = slices.DeleteFunc(r.Projects, func(p uint64) bool { return p == uint64(info.ID) })
+		r.Projects = slices.DeleteFunc(r.Projects, func(p int64) bool { return p == info.ID })
 		return runners.Update(tx, r)
 	})
 	if err == nil {

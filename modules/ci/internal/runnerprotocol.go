@@ -165,7 +165,7 @@ func (s *Service) requestJob(ctx context.Context, token string, info *runnerInfo
 // jobForRunner authenticates a runner's call on a job: the job of that id,
 // with the token the runner was given for it (errRunnerJobNotFound,
 // errRunnerForbidden).
-func (s *Service) jobForRunner(ctx context.Context, id uint64, token string) (*Job, error) {
+func (s *Service) jobForRunner(ctx context.Context, id int64, token string) (*Job, error) {
 	var j *Job
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
@@ -192,7 +192,7 @@ func (s *Service) reported(ctx context.Context, j *Job) error {
 	if s.seen(ctx, j) {
 		return nil
 	}
-	s.log.Info("a runner reported on a job re-queued before its first report; told to stop", zap.Uint64("job", j.ID))
+	s.log.Info("a runner reported on a job re-queued before its first report; told to stop", zap.Int64("job", j.ID))
 	return &jobNotRunningError{Status: StatusPending}
 }
 
@@ -416,14 +416,14 @@ func (s *Service) wakeScheduler() {
 }
 
 // sharedRunnersEnabled says whether a project takes shared runners.
-func (s *Service) sharedRunnersEnabled(ctx context.Context, projectID uint64) bool {
-	info, err := s.access.ResolveID(auth.WithPrincipal(ctx, auth.System()), int64(projectID))
+func (s *Service) sharedRunnersEnabled(ctx context.Context, projectID int64) bool {
+	info, err := s.access.ResolveID(auth.WithPrincipal(ctx, auth.System()), projectID)
 	return err == nil && info.Features.SharedRunnersEnabled
 }
 
 // requeue puts a job handed to a runner that never started it back in the
 // queue, as it was before.
-func (s *Service) requeue(ctx context.Context, jobID uint64) {
+func (s *Service) requeue(ctx context.Context, jobID int64) {
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		j, err := jobs.Get(tx, jobID)
 		if err != nil {
@@ -444,7 +444,7 @@ func (s *Service) requeue(ctx context.Context, jobID uint64) {
 		return s.process(tx, j.PipelineID)
 	})
 	if err != nil {
-		s.log.Error("queueing a job again", zap.Uint64("job", jobID), zap.Error(err))
+		s.log.Error("queueing a job again", zap.Int64("job", jobID), zap.Error(err))
 	}
 	s.nudge()
 }
@@ -452,7 +452,7 @@ func (s *Service) requeue(ctx context.Context, jobID uint64) {
 // The job payload of POST /jobs/request (RUNNER-CONTRACT.md).
 type (
 	runnerJobPayload struct {
-		ID            uint64             `json:"id"`
+		ID            int64              `json:"id"`
 		Token         string             `json:"token"`
 		AllowGitFetch bool               `json:"allow_git_fetch"`
 		JobInfo       runnerJobInfo      `json:"job_info"`
@@ -471,7 +471,7 @@ type (
 	runnerJobInfo struct {
 		Name        string `json:"name"`
 		Stage       string `json:"stage"`
-		ProjectID   uint64 `json:"project_id"`
+		ProjectID   int64  `json:"project_id"`
 		ProjectName string `json:"project_name"`
 	}
 	runnerGitInfo struct {
@@ -519,7 +519,7 @@ type (
 		When      string   `json:"when"`
 	}
 	runnerDependency struct {
-		ID            uint64              `json:"id"`
+		ID            int64               `json:"id"`
 		Token         string              `json:"token"`
 		Name          string              `json:"name"`
 		ArtifactsFile runnerArtifactsFile `json:"artifacts_file"`
@@ -574,7 +574,7 @@ func (s *Service) runnerPayload(ctx context.Context, sj *startedJob) (*runnerJob
 		out.Variables = append(out.Variables, runnerVariable{Key: v.Key, Value: v.Value, Public: v.Public, Masked: v.Masked})
 	}
 	for _, st := range job.Steps {
-		step := runnerStep{Name: string(st.Name), Script: st.Script, Timeout: timeout, When: string(st.When), AllowFailure: st.AllowFailure}
+		step := runnerStep{Name: st.Name, Script: st.Script, Timeout: timeout, When: string(st.When), AllowFailure: st.AllowFailure}
 		if st.Timeout > 0 {
 			step.Timeout = int64(st.Timeout / time.Second)
 		}
@@ -665,7 +665,7 @@ func (s *Service) seen(ctx context.Context, j *Job) bool {
 			return jobs.Update(tx, cur)
 		})
 		if err != nil {
-			s.log.Warn("recording a runner's first report", zap.Uint64("job", j.ID), zap.Error(err))
+			s.log.Warn("recording a runner's first report", zap.Int64("job", j.ID), zap.Error(err))
 		}
 	}
 	// A report of a runner the job was taken from is no word from the
@@ -676,8 +676,8 @@ func (s *Service) seen(ctx context.Context, j *Job) bool {
 	return ours
 }
 
-func (s *Service) traceLock(jobID uint64) func() {
-	mu := &s.traceLocks[jobID%uint64(len(s.traceLocks))]
+func (s *Service) traceLock(jobID int64) func() {
+	mu := &s.traceLocks[jobID%int64(len(s.traceLocks))]
 	mu.Lock()
 	return mu.Unlock
 }
@@ -696,7 +696,7 @@ const runnerTraceSlack = 64 << 10
 // appends, anything else is a gap. It returns the trace's length, and
 // whether the body went past the trace limit, MaxTraceBytes and the
 // runner's slack (the rest is dropped).
-func (s *Service) appendTrace(jobID uint64, start int64, body io.Reader) (int64, bool, error) {
+func (s *Service) appendTrace(jobID int64, start int64, body io.Reader) (int64, bool, error) {
 	path := s.tracePath(jobID)
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return 0, false, err
@@ -737,7 +737,7 @@ func (s *Service) appendTrace(jobID uint64, start int64, body io.Reader) (int64,
 
 // traceMatches checks the runner's checksum and size of the trace against
 // what was stored; a runner that sends neither is believed.
-func (s *Service) traceMatches(jobID uint64, sum string, size *int64) bool {
+func (s *Service) traceMatches(jobID int64, sum string, size *int64) bool {
 	if sum == "" && size == nil {
 		return true
 	}
@@ -774,7 +774,7 @@ func (s *Service) traceMatches(jobID uint64, sum string, size *int64) bool {
 
 // closeCanceled ends a canceled job's runner reports: its trace's size is
 // recorded and its runner token dropped.
-func (s *Service) closeCanceled(ctx context.Context, jobID uint64) {
+func (s *Service) closeCanceled(ctx context.Context, jobID int64) {
 	var size int64
 	if st, err := os.Stat(s.tracePath(jobID)); err == nil {
 		size = st.Size()
@@ -789,7 +789,7 @@ func (s *Service) closeCanceled(ctx context.Context, jobID uint64) {
 		return jobs.Update(tx, j)
 	})
 	if err != nil {
-		s.log.Error("closing a canceled job", zap.Uint64("job", jobID), zap.Error(err))
+		s.log.Error("closing a canceled job", zap.Int64("job", jobID), zap.Error(err))
 	}
 }
 

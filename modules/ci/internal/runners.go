@@ -27,7 +27,7 @@ import (
 
 // Runner is a registered GitLab Runner.
 type Runner struct {
-	ID uint64 `json:"id"`
+	ID int64 `json:"id"`
 	// TokenHash is the hash of the runner's token (hashToken).
 	TokenHash   string `json:"token_hash"`
 	Description string `json:"description"`
@@ -39,7 +39,7 @@ type Runner struct {
 	Locked      bool     `json:"locked"`
 	RunUntagged bool     `json:"run_untagged"`
 	Tags        []string `json:"tags"`
-	Projects    []uint64 `json:"projects"`
+	Projects    []int64  `json:"projects"`
 	// What the runner says of itself (its info).
 	Name         string `json:"name"`
 	Version      string `json:"version"`
@@ -52,27 +52,27 @@ type Runner struct {
 	CreatedAt   time.Time  `json:"created_at"`
 }
 
-func (r *Runner) RecordID() uint64      { return r.ID }
-func (r *Runner) SetRecordID(id uint64) { r.ID = id }
+func (r *Runner) RecordID() int64      { return r.ID }
+func (r *Runner) SetRecordID(id int64) { r.ID = id }
 
 // runnerSetting is one of the instance's runner settings (the shared
 // registration token).
 type runnerSetting struct {
-	ID    uint64 `json:"id"`
+	ID    int64  `json:"id"`
 	Key   string `json:"key"`
 	Value string `json:"value"`
 }
 
-func (s *runnerSetting) RecordID() uint64      { return s.ID }
-func (s *runnerSetting) SetRecordID(id uint64) { s.ID = id }
+func (s *runnerSetting) RecordID() int64      { return s.ID }
+func (s *runnerSetting) SetRecordID(id int64) { s.ID = id }
 
 var (
-	runners = store.NewTable[uint64, Runner]("ci.runners",
+	runners = store.NewTable[int64, Runner]("ci.runners",
 		store.Index[Runner]{Name: "token", Unique: true, Keys: func(r *Runner) []string { return []string{r.TokenHash} }},
 		store.Index[Runner]{Name: "project", Keys: func(r *Runner) []string {
 			out := make([]string, len(r.Projects))
 			for i, p := range r.Projects {
-				out[i] = u64(p)
+				out[i] = store.IDString(p)
 			}
 			return out
 		}},
@@ -82,7 +82,7 @@ var (
 			}
 			return nil
 		}})
-	runnerSettings = store.NewTable[uint64, runnerSetting]("ci.runner_settings",
+	runnerSettings = store.NewTable[int64, runnerSetting]("ci.runner_settings",
 		store.Index[runnerSetting]{Name: "key", Unique: true, Keys: func(s *runnerSetting) []string { return []string{s.Key} }})
 )
 
@@ -232,7 +232,7 @@ func (s *Service) register(ctx context.Context, req registration) (*Runner, stri
 		if err != nil {
 			return nil, "", errRunnerForbidden
 		}
-		r.Projects = []uint64{uint64(pid)}
+		r.Projects = []int64{pid}
 	}
 	if req.RunUntagged != nil {
 		r.RunUntagged = *req.RunUntagged
@@ -341,7 +341,7 @@ func (s *Service) unregister(ctx context.Context, token string) error {
 
 // deleteRunner removes a runner; its running jobs are left to the stuck
 // detection (the runner may still be running them, and will be refused).
-func (s *Service) deleteRunner(ctx context.Context, id uint64) error {
+func (s *Service) deleteRunner(ctx context.Context, id int64) error {
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		err := runners.Delete(tx, id)
 		if errors.Is(err, store.ErrNotFound) {

@@ -62,7 +62,7 @@ func (s *Service) watchRunners(ctx context.Context) {
 // gone silent, and closes the canceled ones whose runner went silent.
 func (s *Service) checkRunnerJobs(ctx context.Context) error {
 	type watched struct {
-		id uint64
+		id int64
 		// since is when the runner's clock started: the job's assignment,
 		// or its cancel for a canceled one.
 		since, start time.Time
@@ -129,7 +129,7 @@ func (s *Service) checkRunnerJobs(ctx context.Context) error {
 				last = t.(time.Time)
 			}
 			if silent := now.Sub(last); silent > s.cfg.RunnerSilenceTimeout {
-				s.log.Info("a runner sent no last word on its canceled job: its token is dropped", zap.Uint64("job", w.id), zap.Duration("silent", silent))
+				s.log.Info("a runner sent no last word on its canceled job: its token is dropped", zap.Int64("job", w.id), zap.Duration("silent", silent))
 				s.closeCanceled(ctx, w.id)
 			}
 			continue
@@ -139,7 +139,7 @@ func (s *Service) checkRunnerJobs(ctx context.Context) error {
 				last = w.since
 			}
 			if now.Sub(last) > s.cfg.RunnerStartTimeout {
-				s.log.Info("a runner never started its job: queued again", zap.Uint64("job", w.id))
+				s.log.Info("a runner never started its job: queued again", zap.Int64("job", w.id))
 				s.requeue(ctx, w.id)
 			}
 			continue
@@ -148,7 +148,7 @@ func (s *Service) checkRunnerJobs(ctx context.Context) error {
 			last = t.(time.Time)
 		}
 		if silent := now.Sub(last); silent > s.cfg.RunnerSilenceTimeout {
-			s.log.Warn("a runner stopped reporting on its job: failed as stuck", zap.Uint64("job", w.id), zap.Duration("silent", silent))
+			s.log.Warn("a runner stopped reporting on its job: failed as stuck", zap.Int64("job", w.id), zap.Duration("silent", silent))
 			s.appendTraceLine(w.id, fmt.Sprintf("ERROR: Job failed (system failure): the runner sent no trace nor keep-alive for %s", silent.Round(time.Second)))
 			s.complete(ctx, w.id, StatusFailed, "runner_system_failure", nil, nil)
 		}

@@ -49,7 +49,7 @@ type scheduler struct {
 	mu   sync.Mutex
 	// running are the jobs in progress here, from the moment their start
 	// commits: their executor and the context their Run gets, to cancel.
-	running map[uint64]*runningJob
+	running map[int64]*runningJob
 	wg      sync.WaitGroup
 }
 
@@ -78,7 +78,7 @@ func newToken() string {
 // stopRunning tells the executor of a job canceled in the store to stop it:
 // a graceful Cancel, and the end of its Run's context (which also stops a
 // job whose Run has not begun yet).
-func (s *Service) stopRunning(jobID uint64) {
+func (s *Service) stopRunning(jobID int64) {
 	sc := s.sched
 	if sc == nil {
 		return
@@ -92,7 +92,7 @@ func (s *Service) stopRunning(jobID uint64) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := rj.slot.Cancel(ctx); err != nil {
-		s.log.Warn("cancel failed", zap.Uint64("job", jobID), zap.Error(err))
+		s.log.Warn("cancel failed", zap.Int64("job", jobID), zap.Error(err))
 	}
 	rj.stop()
 }
@@ -100,7 +100,7 @@ func (s *Service) stopRunning(jobID uint64) {
 // recoverRunning fails the jobs a previous process left running: their
 // executor went with it. Pending jobs simply wait for the scheduler.
 func (s *Service) recoverRunning(ctx context.Context) error {
-	var ids []uint64
+	var ids []int64
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		running, err := jobs.IDsBy(tx, "queue", StatusRunning)
 		if err != nil {
@@ -192,7 +192,7 @@ func (sc *scheduler) dispatch(ctx context.Context) {
 	// start every job that got one in a single transaction: a wide stage
 	// costs one commit, not one per job.
 	var claims []claim
-	shared := map[uint64]bool{}
+	shared := map[int64]bool{}
 	for _, j := range pending {
 		sharedOK := func() bool {
 			ok, seen := shared[j.ProjectID]
@@ -270,7 +270,7 @@ func (sc *scheduler) dispatch(ctx context.Context) {
 // claim is a pending job with the place reserved for it: an executor's
 // (run) or a waiting runner's (waiter).
 type claim struct {
-	jobID  uint64
+	jobID  int64
 	token  string
 	run    *runningJob
 	waiter *runnerWaiter
@@ -293,7 +293,7 @@ func (sc *scheduler) start(ctx context.Context, claims []claim) ([]startedJob, e
 	var out []startedJob
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		out = make([]startedJob, len(claims)) // set per run: the function may run again
-		var touched []uint64
+		var touched []int64
 		now := s.now()
 		for i, c := range claims {
 			j, err := jobs.Get(tx, c.jobID)
@@ -438,13 +438,13 @@ func (s *Service) failSystem(j *Job, msg string) {
 
 // complete records how a running job ended (unless it was canceled in the
 // store meanwhile), its deployment and its automatic retry.
-func (s *Service) complete(ctx context.Context, jobID uint64, status, reason string, arts *Artifacts, coverage *float64) {
+func (s *Service) complete(ctx context.Context, jobID int64, status, reason string, arts *Artifacts, coverage *float64) {
 	s.completeWith(ctx, jobID, status, reason, arts, coverage, nil)
 }
 
 // completeWith is complete with more to record on the job (set, in the
 // same transaction, when the job was still running).
-func (s *Service) completeWith(ctx context.Context, jobID uint64, status, reason string, arts *Artifacts, coverage *float64, set func(*Job)) {
+func (s *Service) completeWith(ctx context.Context, jobID int64, status, reason string, arts *Artifacts, coverage *float64, set func(*Job)) {
 	s.runnerSeen.Delete(jobID)
 	traceSize := int64(0)
 	if st, err := os.Stat(s.tracePath(jobID)); err == nil {
@@ -495,7 +495,7 @@ func (s *Service) completeWith(ctx context.Context, jobID uint64, status, reason
 		return nil
 	})
 	if err != nil {
-		s.log.Error("recording a finished job", zap.Uint64("job", jobID), zap.Error(err))
+		s.log.Error("recording a finished job", zap.Int64("job", jobID), zap.Error(err))
 	}
 	s.nudge()
 }
@@ -536,7 +536,7 @@ func (s *Service) deploy(tx *store.Tx, j *Job, spec *pipeline.Job) error {
 	if err != nil {
 		return err
 	}
-	iid, err := nextIID(tx, "deployment/"+u64(j.ProjectID))
+	iid, err := nextIID(tx, "deployment/"+store.IDString(j.ProjectID))
 	if err != nil {
 		return err
 	}
@@ -546,7 +546,7 @@ func (s *Service) deploy(tx *store.Tx, j *Job, spec *pipeline.Job) error {
 
 // coverageOf finds the coverage figure in a job's trace: the last match of
 // the job's regular expression, its first number.
-func (s *Service) coverageOf(jobID uint64, expr string) *float64 {
+func (s *Service) coverageOf(jobID int64, expr string) *float64 {
 	re, err := regexp.Compile(expr)
 	if err != nil {
 		return nil
@@ -575,7 +575,7 @@ func (s *Service) coverageOf(jobID uint64, expr string) *float64 {
 // storeArtifacts fetches a job's archive from its executor into the data
 // dir (through a temporary file, so a half-written archive is never
 // served).
-func (s *Service) storeArtifacts(ctx context.Context, slot cicd.Slot, jobID uint64, filename string) (*Artifacts, error) {
+func (s *Service) storeArtifacts(ctx context.Context, slot cicd.Slot, jobID int64, filename string) (*Artifacts, error) {
 	tmp, err := os.CreateTemp(filepath.Join(s.dir, "tmp"), "artifacts-*")
 	if err != nil {
 		return nil, err
@@ -615,7 +615,7 @@ type traceWriter struct {
 	mask *masker
 }
 
-func (s *Service) openTrace(jobID uint64) (*traceWriter, error) {
+func (s *Service) openTrace(jobID int64) (*traceWriter, error) {
 	path := s.tracePath(jobID)
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, err
@@ -660,7 +660,7 @@ func (t *traceWriter) close() {
 }
 
 // appendTraceLine adds a line of the server's own to a job's trace.
-func (s *Service) appendTraceLine(jobID uint64, line string) {
+func (s *Service) appendTraceLine(jobID int64, line string) {
 	tw, err := s.openTrace(jobID)
 	if err != nil {
 		return
@@ -678,7 +678,7 @@ const reapInterval = time.Minute
 // serves.
 func (s *Service) reapExpired(ctx context.Context) (int, error) {
 	now := s.now()
-	var expired []uint64
+	var expired []int64
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		ids, err := jobs.IDsBy(tx, "expiring", "expiring")
 		if err != nil {

@@ -134,31 +134,31 @@ func (s *Service) nudge() {
 }
 
 // tracePath is where a job's trace is appended.
-func (s *Service) tracePath(jobID uint64) string {
-	return filepath.Join(s.dir, "traces", shard(jobID), strconv.FormatUint(jobID, 10)+".log")
+func (s *Service) tracePath(jobID int64) string {
+	return filepath.Join(s.dir, "traces", shard(jobID), strconv.FormatInt(jobID, 10)+".log")
 }
 
 // artifactsPath is where a job's archive is kept.
-func (s *Service) artifactsPath(jobID uint64) string {
-	return filepath.Join(s.dir, "artifacts", shard(jobID), strconv.FormatUint(jobID, 10)+".zip")
+func (s *Service) artifactsPath(jobID int64) string {
+	return filepath.Join(s.dir, "artifacts", shard(jobID), strconv.FormatInt(jobID, 10)+".zip")
 }
 
 // shard spreads files over directories of at most a thousand job ids each.
-func shard(id uint64) string { return strconv.FormatUint(id/1000, 10) }
+func shard(id int64) string { return strconv.FormatInt(id/1000, 10) }
 
 // jobIn loads a job of a project; a job of another project is not found.
-func jobIn(tx *store.Tx, projectID int64, jobID uint64) (*Job, error) {
+func jobIn(tx *store.Tx, projectID int64, jobID int64) (*Job, error) {
 	j, err := jobs.Get(tx, jobID)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && j.ProjectID != uint64(projectID)) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && j.ProjectID != projectID) {
 		return nil, cicd.ErrJobNotFound
 	}
 	return j, err
 }
 
 // pipelineIn loads a pipeline of a project.
-func pipelineIn(tx *store.Tx, projectID int64, id uint64) (*Pipeline, error) {
+func pipelineIn(tx *store.Tx, projectID int64, id int64) (*Pipeline, error) {
 	p, err := pipelines.Get(tx, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && p.ProjectID != uint64(projectID)) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && p.ProjectID != projectID) {
 		return nil, cicd.ErrPipelineNotFound
 	}
 	return p, err

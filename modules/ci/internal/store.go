@@ -2,7 +2,6 @@ package internal
 
 import (
 	"encoding/json"
-	"strconv"
 	"time"
 
 	"github.com/fennec-forge/fennec/core/store"
@@ -41,8 +40,8 @@ func active(status string) bool {
 
 // Pipeline is one run of a project's .gitlab-ci.yml at a commit.
 type Pipeline struct {
-	ID          uint64     `json:"id"`
-	ProjectID   uint64     `json:"project_id"`
+	ID          int64      `json:"id"`
+	ProjectID   int64      `json:"project_id"`
 	Ref         string     `json:"ref"`
 	SHA         string     `json:"sha"`
 	BeforeSHA   string     `json:"before_sha"`
@@ -80,8 +79,8 @@ type Pipeline struct {
 	Deciding bool `json:"deciding,omitempty"`
 }
 
-func (p *Pipeline) RecordID() uint64      { return p.ID }
-func (p *Pipeline) SetRecordID(id uint64) { p.ID = id }
+func (p *Pipeline) RecordID() int64      { return p.ID }
+func (p *Pipeline) SetRecordID(id int64) { p.ID = id }
 
 // CommitSummary is the commit a pipeline runs, as job views embed it.
 type CommitSummary struct {
@@ -98,9 +97,9 @@ type CommitSummary struct {
 // the CI file (script, variables, artifacts rules...), kept as it was when
 // the pipeline was created so that a retry runs the same thing.
 type Job struct {
-	ID           uint64          `json:"id"`
-	ProjectID    uint64          `json:"project_id"`
-	PipelineID   uint64          `json:"pipeline_id"`
+	ID           int64           `json:"id"`
+	ProjectID    int64           `json:"project_id"`
+	PipelineID   int64           `json:"pipeline_id"`
 	Name         string          `json:"name"`
 	Stage        string          `json:"stage"`
 	StageIdx     int             `json:"stage_idx"`
@@ -145,15 +144,15 @@ type Job struct {
 	// silent past the silence timeout). RunnerStartedAt is the runner's
 	// first report: until then the job was assigned but not started, and
 	// is queued again if the runner never reports.
-	RunnerID        uint64     `json:"runner_id,omitempty"`
+	RunnerID        int64      `json:"runner_id,omitempty"`
 	RunnerTokenHash string     `json:"runner_token_hash,omitempty"`
 	RunnerStartedAt *time.Time `json:"runner_started_at,omitempty"`
 	// ExitCode is the script's exit code as the runner reported it.
 	ExitCode *int `json:"exit_code,omitempty"`
 }
 
-func (j *Job) RecordID() uint64      { return j.ID }
-func (j *Job) SetRecordID(id uint64) { j.ID = id }
+func (j *Job) RecordID() int64      { return j.ID }
+func (j *Job) SetRecordID(id int64) { j.ID = id }
 
 // Artifacts describes a job's stored archive.
 type Artifacts struct {
@@ -165,8 +164,8 @@ type Artifacts struct {
 
 // Environment is a deployment target of a project.
 type Environment struct {
-	ID          uint64    `json:"id"`
-	ProjectID   uint64    `json:"project_id"`
+	ID          int64     `json:"id"`
+	ProjectID   int64     `json:"project_id"`
 	Name        string    `json:"name"`
 	Slug        string    `json:"slug"`
 	ExternalURL *string   `json:"external_url"`
@@ -175,16 +174,16 @@ type Environment struct {
 	UpdatedAt   time.Time `json:"updated_at"`
 }
 
-func (e *Environment) RecordID() uint64      { return e.ID }
-func (e *Environment) SetRecordID(id uint64) { e.ID = id }
+func (e *Environment) RecordID() int64      { return e.ID }
+func (e *Environment) SetRecordID(id int64) { e.ID = id }
 
 // Deployment records a job that deployed to an environment.
 type Deployment struct {
-	ID            uint64    `json:"id"`
-	IID           uint64    `json:"iid"`
-	ProjectID     uint64    `json:"project_id"`
-	EnvironmentID uint64    `json:"environment_id"`
-	JobID         uint64    `json:"job_id"`
+	ID            int64     `json:"id"`
+	IID           int64     `json:"iid"`
+	ProjectID     int64     `json:"project_id"`
+	EnvironmentID int64     `json:"environment_id"`
+	JobID         int64     `json:"job_id"`
 	Ref           string    `json:"ref"`
 	SHA           string    `json:"sha"`
 	Tag           bool      `json:"tag"`
@@ -192,40 +191,38 @@ type Deployment struct {
 	CreatedAt     time.Time `json:"created_at"`
 }
 
-func (d *Deployment) RecordID() uint64      { return d.ID }
-func (d *Deployment) SetRecordID(id uint64) { d.ID = id }
+func (d *Deployment) RecordID() int64      { return d.ID }
+func (d *Deployment) SetRecordID(id int64) { d.ID = id }
 
 // Variable is a project's secret CI variable, or a group's (GroupID set,
 // ProjectID 0) that every project of the group receives.
 type Variable struct {
-	ID        uint64 `json:"id"`
-	ProjectID uint64 `json:"project_id"`
-	GroupID   uint64 `json:"group_id,omitempty"`
+	ID        int64  `json:"id"`
+	ProjectID int64  `json:"project_id"`
+	GroupID   int64  `json:"group_id,omitempty"`
 	Key       string `json:"key"`
 	// Value is sealed (core/sealed): variables hold secrets.
 	Value     string `json:"value"`
 	Protected bool   `json:"protected"`
 }
 
-func (v *Variable) RecordID() uint64      { return v.ID }
-func (v *Variable) SetRecordID(id uint64) { v.ID = id }
+func (v *Variable) RecordID() int64      { return v.ID }
+func (v *Variable) SetRecordID(id int64) { v.ID = id }
 
 // counter allocates per-project numbers (deployment iids) without gaps.
 type counter struct {
-	ID    uint64 `json:"id"`
+	ID    int64  `json:"id"`
 	Key   string `json:"key"`
-	Value uint64 `json:"value"`
+	Value int64  `json:"value"`
 }
 
-func (c *counter) RecordID() uint64      { return c.ID }
-func (c *counter) SetRecordID(id uint64) { c.ID = id }
-
-func u64(v uint64) string { return strconv.FormatUint(v, 10) }
+func (c *counter) RecordID() int64      { return c.ID }
+func (c *counter) SetRecordID(id int64) { c.ID = id }
 
 var (
-	pipelines = store.NewTable[uint64, Pipeline]("ci.pipelines",
-		store.Index[Pipeline]{Name: "project", Keys: func(p *Pipeline) []string { return []string{u64(p.ProjectID)} }},
-		store.Index[Pipeline]{Name: "commit", Keys: func(p *Pipeline) []string { return []string{u64(p.ProjectID) + "/" + p.SHA} }},
+	pipelines = store.NewTable[int64, Pipeline]("ci.pipelines",
+		store.Index[Pipeline]{Name: "project", Keys: func(p *Pipeline) []string { return []string{store.IDString(p.ProjectID)} }},
+		store.Index[Pipeline]{Name: "commit", Keys: func(p *Pipeline) []string { return []string{store.IDString(p.ProjectID) + "/" + p.SHA} }},
 		// Unfinished pipelines, for recovery at start.
 		store.Index[Pipeline]{Name: "open", Keys: func(p *Pipeline) []string {
 			if finished(p.Status) {
@@ -244,9 +241,9 @@ var (
 			}
 			return nil
 		}})
-	jobs = store.NewTable[uint64, Job]("ci.jobs",
-		store.Index[Job]{Name: "project", Keys: func(j *Job) []string { return []string{u64(j.ProjectID)} }},
-		store.Index[Job]{Name: "pipeline", Keys: func(j *Job) []string { return []string{u64(j.PipelineID)} }},
+	jobs = store.NewTable[int64, Job]("ci.jobs",
+		store.Index[Job]{Name: "project", Keys: func(j *Job) []string { return []string{store.IDString(j.ProjectID)} }},
+		store.Index[Job]{Name: "pipeline", Keys: func(j *Job) []string { return []string{store.IDString(j.PipelineID)} }},
 		// The latest tries by pipeline, stage, status and allow_failure:
 		// what stage gating and composite statuses read (process), without
 		// decoding every job of the pipeline on every change.
@@ -262,7 +259,7 @@ var (
 			if j.Retried || j.Artifacts == nil {
 				return nil
 			}
-			return []string{u64(j.PipelineID)}
+			return []string{store.IDString(j.PipelineID)}
 		}},
 		// The queue: pending jobs, oldest first (ids ascend).
 		store.Index[Job]{Name: "queue", Keys: func(j *Job) []string {
@@ -279,14 +276,14 @@ var (
 			if j.RunnerID == 0 {
 				return nil
 			}
-			return []string{u64(j.RunnerID)}
+			return []string{store.IDString(j.RunnerID)}
 		}},
 		// The latest successful job of a name on a ref, for artifacts by ref.
 		store.Index[Job]{Name: "ref_name", Keys: func(j *Job) []string {
 			if j.Status != StatusSuccess {
 				return nil
 			}
-			return []string{u64(j.ProjectID) + "/" + j.Ref + "\x00" + j.Name}
+			return []string{store.IDString(j.ProjectID) + "/" + j.Ref + "\x00" + j.Name}
 		}},
 		store.Index[Job]{Name: "token", Unique: true, Keys: func(j *Job) []string {
 			if j.TokenHash == "" {
@@ -310,28 +307,30 @@ var (
 			}
 			return []string{"canceling"}
 		}})
-	environments = store.NewTable[uint64, Environment]("ci.environments",
-		store.Index[Environment]{Name: "project", Keys: func(e *Environment) []string { return []string{u64(e.ProjectID)} }},
-		store.Index[Environment]{Name: "name", Unique: true, Keys: func(e *Environment) []string { return []string{u64(e.ProjectID) + "/" + e.Name} }},
-		store.Index[Environment]{Name: "slug", Unique: true, Keys: func(e *Environment) []string { return []string{u64(e.ProjectID) + "/" + e.Slug} }})
-	deployments = store.NewTable[uint64, Deployment]("ci.deployments",
-		store.Index[Deployment]{Name: "project", Keys: func(d *Deployment) []string { return []string{u64(d.ProjectID)} }},
-		store.Index[Deployment]{Name: "iid", Unique: true, Keys: func(d *Deployment) []string { return []string{u64(d.ProjectID) + "/" + u64(d.IID)} }})
-	variables = store.NewTable[uint64, Variable]("ci.variables",
+	environments = store.NewTable[int64, Environment]("ci.environments",
+		store.Index[Environment]{Name: "project", Keys: func(e *Environment) []string { return []string{store.IDString(e.ProjectID)} }},
+		store.Index[Environment]{Name: "name", Unique: true, Keys: func(e *Environment) []string { return []string{store.IDString(e.ProjectID) + "/" + e.Name} }},
+		store.Index[Environment]{Name: "slug", Unique: true, Keys: func(e *Environment) []string { return []string{store.IDString(e.ProjectID) + "/" + e.Slug} }})
+	deployments = store.NewTable[int64, Deployment]("ci.deployments",
+		store.Index[Deployment]{Name: "project", Keys: func(d *Deployment) []string { return []string{store.IDString(d.ProjectID)} }},
+		store.Index[Deployment]{Name: "iid", Unique: true, Keys: func(d *Deployment) []string {
+			return []string{store.IDString(d.ProjectID) + "/" + store.IDString(d.IID)}
+		}})
+	variables = store.NewTable[int64, Variable]("ci.variables",
 		store.Index[Variable]{Name: "project", Keys: func(v *Variable) []string {
 			if v.GroupID != 0 {
 				return nil
 			}
-			return []string{u64(v.ProjectID)}
+			return []string{store.IDString(v.ProjectID)}
 		}},
 		store.Index[Variable]{Name: "key", Unique: true, Keys: func(v *Variable) []string { return []string{variableOwnerKey(v) + "/" + v.Key} }},
 		store.Index[Variable]{Name: "group", Keys: func(v *Variable) []string {
 			if v.GroupID == 0 {
 				return nil
 			}
-			return []string{u64(v.GroupID)}
+			return []string{store.IDString(v.GroupID)}
 		}})
-	counters = store.NewTable[uint64, counter]("ci.counters",
+	counters = store.NewTable[int64, counter]("ci.counters",
 		store.Index[counter]{Name: "key", Unique: true, Keys: func(c *counter) []string { return []string{c.Key} }})
 )
 
@@ -360,7 +359,7 @@ func Migrations() []store.Migration {
 // nextIID allocates the next number of a per-project sequence inside tx, so
 // concurrent creators get distinct numbers with no gaps (a rolled-back
 // transaction takes its number back with it).
-func nextIID(tx *store.Tx, key string) (uint64, error) {
+func nextIID(tx *store.Tx, key string) (int64, error) {
 	c, err := counters.GetBy(tx, "key", key)
 	if err == store.ErrNotFound {
 		c = &counter{Key: key, Value: 1}

@@ -34,8 +34,8 @@ const (
 
 // Trigger is a project's pipeline trigger.
 type Trigger struct {
-	ID          uint64 `json:"id"`
-	ProjectID   uint64 `json:"project_id"`
+	ID          int64  `json:"id"`
+	ProjectID   int64  `json:"project_id"`
 	Description string `json:"description"`
 	// Token is sealed (core/sealed); TokenHash finds it.
 	Token     string     `json:"token"`
@@ -46,28 +46,28 @@ type Trigger struct {
 	LastUsed  *time.Time `json:"last_used"`
 }
 
-func (t *Trigger) RecordID() uint64      { return t.ID }
-func (t *Trigger) SetRecordID(id uint64) { t.ID = id }
+func (t *Trigger) RecordID() int64      { return t.ID }
+func (t *Trigger) SetRecordID(id int64) { t.ID = id }
 
 // TriggerRequest is what a trigger ran: its pipeline and the caller's
 // variables, sealed (a JSON list of {key, value}).
 type TriggerRequest struct {
-	ID         uint64    `json:"id"`
-	TriggerID  uint64    `json:"trigger_id"`
-	PipelineID uint64    `json:"pipeline_id"`
+	ID         int64     `json:"id"`
+	TriggerID  int64     `json:"trigger_id"`
+	PipelineID int64     `json:"pipeline_id"`
 	Variables  string    `json:"variables"`
 	CreatedAt  time.Time `json:"created_at"`
 }
 
-func (r *TriggerRequest) RecordID() uint64      { return r.ID }
-func (r *TriggerRequest) SetRecordID(id uint64) { r.ID = id }
+func (r *TriggerRequest) RecordID() int64      { return r.ID }
+func (r *TriggerRequest) SetRecordID(id int64) { r.ID = id }
 
 var (
-	triggers = store.NewTable[uint64, Trigger]("ci.triggers",
-		store.Index[Trigger]{Name: "project", Keys: func(t *Trigger) []string { return []string{u64(t.ProjectID)} }},
+	triggers = store.NewTable[int64, Trigger]("ci.triggers",
+		store.Index[Trigger]{Name: "project", Keys: func(t *Trigger) []string { return []string{store.IDString(t.ProjectID)} }},
 		store.Index[Trigger]{Name: "token", Unique: true, Keys: func(t *Trigger) []string { return []string{t.TokenHash} }})
-	triggerRequests = store.NewTable[uint64, TriggerRequest]("ci.trigger_requests",
-		store.Index[TriggerRequest]{Name: "pipeline", Unique: true, Keys: func(r *TriggerRequest) []string { return []string{u64(r.PipelineID)} }})
+	triggerRequests = store.NewTable[int64, TriggerRequest]("ci.trigger_requests",
+		store.Index[TriggerRequest]{Name: "pipeline", Unique: true, Keys: func(r *TriggerRequest) []string { return []string{store.IDString(r.PipelineID)} }})
 )
 
 // triggerRecord is a trigger as the caller may see it: the token whole
@@ -80,7 +80,7 @@ func (s *Service) triggerRecord(ctx context.Context, t *Trigger) (cicd.Trigger, 
 	if uid := auth.FromContext(ctx).UserID(); uid == 0 || uid != t.OwnerID {
 		token = token[:min(4, len(token))]
 	}
-	return cicd.Trigger{ID: cicd.TriggerID(t.ID), ProjectID: int64(t.ProjectID), Description: t.Description, Token: token,
+	return cicd.Trigger{ID: cicd.TriggerID(t.ID), ProjectID: t.ProjectID, Description: t.Description, Token: token,
 		OwnerID: t.OwnerID, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, LastUsed: t.LastUsed}, nil
 }
 
@@ -102,7 +102,7 @@ func (s *Service) Triggers(ctx context.Context, project string, offset, limit in
 	}
 	var list []*Trigger
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		ids, err := triggers.IDsBy(tx, "project", u64(uint64(info.ID)))
+		ids, err := triggers.IDsBy(tx, "project", store.IDString(info.ID))
 		if err != nil {
 			return err
 		}
@@ -139,8 +139,8 @@ func (s *Service) triggerOp(ctx context.Context, project string, id cicd.Trigger
 	var t *Trigger
 	fn := func(tx *store.Tx) error {
 		var err error
-		t, err = triggers.Get(tx, uint64(id))
-		if errors.Is(err, store.ErrNotFound) || (err == nil && t.ProjectID != uint64(info.ID)) {
+		t, err = triggers.Get(tx, int64(id))
+		if errors.Is(err, store.ErrNotFound) || (err == nil && t.ProjectID != info.ID) {
 			return cicd.ErrTriggerNotFound
 		}
 		if err != nil {
@@ -193,7 +193,7 @@ func (s *Service) CreateTrigger(ctx context.Context, project, description string
 	}
 	token := newTriggerToken()
 	now := s.now()
-	t := &Trigger{ProjectID: uint64(info.ID), Description: description, Token: s.box.Seal(token, purposeTriggerToken),
+	t := &Trigger{ProjectID: info.ID, Description: description, Token: s.box.Seal(token, purposeTriggerToken),
 		TokenHash: hashToken(token), OwnerID: auth.FromContext(ctx).UserID(), CreatedAt: now, UpdatedAt: now}
 	if err := s.db.Update(ctx, func(tx *store.Tx) error { return triggers.Insert(tx, t) }); err != nil {
 		return cicd.Trigger{}, err
@@ -267,7 +267,7 @@ func (s *Service) TriggerPipeline(ctx context.Context, in cicd.TriggerPipelineIn
 		return cicd.Pipeline{}, err
 	}
 	info, err := s.access.Require(auth.WithPrincipal(ctx, auth.System()), in.Project, projects.ReadProject)
-	if errors.Is(err, projects.ErrNotFound) || (err == nil && info.ID != int64(t.ProjectID)) {
+	if errors.Is(err, projects.ErrNotFound) || (err == nil && info.ID != t.ProjectID) {
 		return cicd.Pipeline{}, cicd.ErrUnknownTriggerToken
 	}
 	if err != nil {
@@ -341,7 +341,7 @@ func (s *Service) triggerVariables(ctx context.Context, p *Pipeline) ([]pipeline
 	var r *TriggerRequest
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
-		r, err = triggerRequests.GetBy(tx, "pipeline", u64(p.ID))
+		r, err = triggerRequests.GetBy(tx, "pipeline", store.IDString(p.ID))
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) || (err == nil && r.Variables == "") {

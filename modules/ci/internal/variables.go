@@ -31,15 +31,15 @@ var variableKeyRule = regexp.MustCompile(`^[a-zA-Z0-9_]{1,255}$`)
 // variableOwner is whose variables a command works on: a project's, or a
 // group's (GroupID set).
 type variableOwner struct {
-	projectID, groupID uint64
+	projectID, groupID int64
 }
 
 // list is the index and key that list the owner's variables.
 func (o variableOwner) list() (index, key string) {
 	if o.groupID != 0 {
-		return "group", u64(o.groupID)
+		return "group", store.IDString(o.groupID)
 	}
-	return "project", u64(o.projectID)
+	return "project", store.IDString(o.projectID)
 }
 
 // row is a new variable of the owner.
@@ -49,15 +49,15 @@ func (o variableOwner) row(key, sealed string) *Variable {
 
 func variableOwnerKey(v *Variable) string {
 	if v.GroupID != 0 {
-		return "g" + u64(v.GroupID)
+		return "g" + store.IDString(v.GroupID)
 	}
-	return u64(v.ProjectID)
+	return store.IDString(v.ProjectID)
 }
 
 // projectVariables resolves a project for its variables: Masters.
 func (s *Service) projectVariables(ctx context.Context, project string) (variableOwner, error) {
 	info, err := s.access.Require(ctx, project, projects.AdminProject)
-	return variableOwner{projectID: uint64(info.ID)}, err
+	return variableOwner{projectID: info.ID}, err
 }
 
 // groupVariables resolves a group for its variables: its Masters and
@@ -70,7 +70,7 @@ func (s *Service) groupVariables(ctx context.Context, group string) (variableOwn
 	if g.Level < projects.Master {
 		return variableOwner{}, projects.ErrForbidden
 	}
-	return variableOwner{groupID: uint64(g.ID)}, nil
+	return variableOwner{groupID: g.ID}, nil
 }
 
 // groupVariableIDs are the ids of the variables of the group owning the
@@ -78,18 +78,18 @@ func (s *Service) groupVariables(ctx context.Context, group string) (variableOwn
 // personal project), the farthest group's first: a later variable of a
 // key takes an earlier one's place, so a nearer group's wins over a
 // farther one's, and the project's (after them all) over every group's.
-func (s *Service) groupVariableIDs(ctx context.Context, projectID uint64) ([]uint64, error) {
-	info, err := s.access.ResolveID(auth.WithPrincipal(ctx, auth.System()), int64(projectID))
+func (s *Service) groupVariableIDs(ctx context.Context, projectID int64) ([]int64, error) {
+	info, err := s.access.ResolveID(auth.WithPrincipal(ctx, auth.System()), projectID)
 	if errors.Is(err, projects.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	var ids []uint64
+	var ids []int64
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		for n := len(info.GroupIDs) - 1; n >= 0; n-- {
-			more, err := variables.IDsBy(tx, "group", u64(uint64(info.GroupIDs[n])))
+			more, err := variables.IDsBy(tx, "group", store.IDString(info.GroupIDs[n]))
 			if err != nil {
 				return err
 			}
@@ -105,14 +105,14 @@ func (s *Service) groupVariableIDs(ctx context.Context, projectID uint64) ([]uin
 // its own event. A repeat finds none left.
 func (s *Service) onGroupDeleted(ctx context.Context, ev projectevent.GroupEvent) error {
 	return s.db.Update(ctx, func(tx *store.Tx) error {
-		_, err := variables.DeleteBy(tx, "group", u64(uint64(ev.GroupID)))
+		_, err := variables.DeleteBy(tx, "group", store.IDString(ev.GroupID))
 		return err
 	})
 }
 
 // withGroupVariables puts the group's variable ids before the project's.
-func withGroupVariables(_ *store.Tx, group, project []uint64) ([]uint64, error) {
-	return append(append([]uint64(nil), group...), project...), nil
+func withGroupVariables(_ *store.Tx, group, project []int64) ([]int64, error) {
+	return append(append([]int64(nil), group...), project...), nil
 }
 
 func (s *Service) variableRecord(v *Variable) (cicd.SecretVariable, error) {

@@ -114,12 +114,12 @@ func (r *TokenResolver) ResolveToken(ctx context.Context, kind auth.TokenKind, s
 	if err != nil {
 		return nil, auth.ErrUnknownToken
 	}
-	u, err := r.users.LookupUser(ctx, itoa(j.UserID))
+	u, err := r.users.LookupUser(ctx, store.IDString(j.UserID))
 	if err != nil {
 		return nil, auth.ErrUnauthorized
 	}
 	return &auth.Principal{User: u, Method: auth.MethodJobToken, Scopes: []string{auth.ScopeReadRepository},
-		Project: int64(j.ProjectID)}, nil
+		Project: j.ProjectID}, nil
 }
 
 // Lifecycle starts the scheduler with the app and stops it before the
@@ -146,7 +146,7 @@ func Start(l Lifecycle) {
 	if exec == nil {
 		s.log.Info("no job executors: CI jobs wait for GitLab Runners")
 	}
-	sc := &scheduler{s: s, exec: exec, running: map[uint64]*runningJob{}}
+	sc := &scheduler{s: s, exec: exec, running: map[int64]*runningJob{}}
 	s.sched = sc
 	s.decideWake = make(chan struct{}, 1)
 	ctx, cancel := context.WithCancel(context.Background())
