@@ -62,7 +62,7 @@ type Labels interface {
 	// the offset-th on (a page), and how many there are.
 	LabelEvents(ctx context.Context, resourceType string, resourceID int64, offset, limit int) ([]any, int, error)
 	// LabelEvent is one of them; ErrLabelEventNotFound for another's.
-	LabelEvent(ctx context.Context, resourceType string, resourceID int64, eventID uint64) (any, error)
+	LabelEvent(ctx context.Context, resourceType string, resourceID int64, eventID int64) (any, error)
 	// RemoveLabelEvents deletes the label events of a deleted target.
 	RemoveLabelEvents(ctx context.Context, resourceType string, resourceID int64) error
 }

@@ -73,7 +73,7 @@ func (s *Service) closedBy(ctx context.Context, project projects.ProjectInfo, te
 			if err != nil || !info.Features.IssuesEnabled {
 				continue
 			}
-			key := i64(info.ID) + "#" + i64(ref.IID)
+			key := store.IDString(info.ID) + "#" + store.IDString(ref.IID)
 			if !seen[key] {
 				seen[key] = true
 				hits = append(hits, hit{info, ref.IID})
@@ -93,7 +93,7 @@ func (s *Service) closedBy(ctx context.Context, project projects.ProjectInfo, te
 			}
 			if i.Open() {
 				out = append(out, s.record(h.info, i))
-				ref := "#" + u64(i.IID)
+				ref := "#" + store.IDString(i.IID)
 				if h.info.ID != project.ID {
 					ref = h.info.PathWithNamespace + ref
 				}
@@ -112,7 +112,7 @@ func (s *Service) closedBy(ctx context.Context, project projects.ProjectInfo, te
 // set, notes "mentioned in <mentionVia>" on the issues texts only
 // reference. Issues the user may not update are left alone.
 func (s *Service) CloseReferenced(ctx context.Context, projectID, userID int64, key, via, mentionVia string, texts ...string) error {
-	u, err := s.lookup.LookupUser(ctx, i64(userID))
+	u, err := s.lookup.LookupUser(ctx, store.IDString(userID))
 	if err != nil {
 		return nil // the user is gone: nobody to act as
 	}
@@ -137,7 +137,7 @@ func (s *Service) CloseReferenced(ctx context.Context, projectID, userID int64, 
 		if err != nil || !info.Features.IssuesEnabled || info.Archived {
 			return
 		}
-		k := i64(info.ID) + "#" + i64(ref.IID)
+		k := store.IDString(info.ID) + "#" + store.IDString(ref.IID)
 		if !seen[k] {
 			seen[k] = true
 			targets = append(targets, target{info, ref.IID, close})
@@ -269,7 +269,7 @@ func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
 // the server waiting for seconds. The outbox calls it again until it
 // returns nil, and each call goes on from what is left.
 func (s *Service) onProjectDeleted(ctx context.Context, ev projects.ProjectEvent) error {
-	pid := u64(uint64(ev.ProjectID))
+	pid := store.IDString(ev.ProjectID)
 	return s.db.UpdateInSteps(ctx, func(tx *store.Tx) (bool, error) {
 		ids, err := issues.FirstIDsBy(tx, "project", pid, removeStep)
 		if err != nil {
@@ -288,8 +288,8 @@ func (s *Service) onProjectDeleted(ctx context.Context, ev projects.ProjectEvent
 			return false, nil
 		}
 		for _, t := range []interface {
-			FirstIDsBy(*store.Tx, string, string, int) ([]uint64, error)
-			Delete(*store.Tx, uint64) error
+			FirstIDsBy(*store.Tx, string, string, int) ([]int64, error)
+			Delete(*store.Tx, int64) error
 		}{labels, milestones} {
 			ids, err := t.FirstIDsBy(tx, "project", pid, removeStep)
 			if err != nil {
@@ -305,7 +305,7 @@ func (s *Service) onProjectDeleted(ctx context.Context, ev projects.ProjectEvent
 			}
 		}
 		for _, k := range []byte{countOpen, countClosed, countConfidential} {
-			if err := tx.Bucket(counts).Delete(countKey(uint64(ev.ProjectID), k)); err != nil {
+			if err := tx.Bucket(counts).Delete(countKey(ev.ProjectID, k)); err != nil {
 				return false, err
 			}
 		}

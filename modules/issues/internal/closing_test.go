@@ -2,6 +2,7 @@ package internal
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -46,7 +47,7 @@ func TestMentionedRefs(t *testing.T) {
 func TestClosingRefsBounded(t *testing.T) {
 	text := "Closes " + strings.Repeat("#1, ", 10) + strings.Repeat("#9999 and ", 5)
 	for i := 0; i < 500; i++ {
-		text += " fixes #" + itoa(int64(i+1))
+		text += " fixes #" + strconv.Itoa(i+1)
 	}
 	if got := ClosingRefs(text); len(got) != maxRefsPerText {
 		t.Fatalf("%d refs, want the cap %d", len(got), maxRefsPerText)

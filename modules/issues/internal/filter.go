@@ -48,9 +48,9 @@ func isAny(v string) bool {
 // allow (only: nil means no constraint; an empty map allows nothing) and
 // the ids they exclude (not). Ids of other projects' issues (a group
 // label's) may be in them: the caller walks the project's issues only.
-func (f *filter) idSets(tx *store.Tx, project uint64, groups []int64) (only, not map[uint64]bool, err error) {
-	intersect := func(ids []uint64) {
-		next := make(map[uint64]bool, len(ids))
+func (f *filter) idSets(tx *store.Tx, project int64, groups []int64) (only, not map[int64]bool, err error) {
+	intersect := func(ids []int64) {
+		next := make(map[int64]bool, len(ids))
 		for _, id := range ids {
 			if only == nil || only[id] {
 				next[id] = true
@@ -58,10 +58,10 @@ func (f *filter) idSets(tx *store.Tx, project uint64, groups []int64) (only, not
 		}
 		only = next
 	}
-	union := func(index string, keys []uint64) (map[uint64]bool, error) {
-		set := map[uint64]bool{}
+	union := func(index string, keys []int64) (map[int64]bool, error) {
+		set := map[int64]bool{}
 		for _, k := range keys {
-			ids, err := issues.IDsBy(tx, index, u64(k))
+			ids, err := issues.IDsBy(tx, index, store.IDString(k))
 			if err != nil {
 				return nil, err
 			}
@@ -120,8 +120,8 @@ func (f *filter) idSets(tx *store.Tx, project uint64, groups []int64) (only, not
 	default:
 		// The project's milestone of the title and its groups' (an
 		// unknown title matches nothing).
-		var named []uint64
-		for _, owner := range append([]string{u64(project)}, groupKeys(groups, "g")...) {
+		var named []int64
+		for _, owner := range append([]string{store.IDString(project)}, groupKeys(groups, "g")...) {
 			if m, err := milestones.GetBy(tx, "title", owner+"/"+f.mile); err == nil {
 				named = append(named, m.ID)
 			}
@@ -133,9 +133,9 @@ func (f *filter) idSets(tx *store.Tx, project uint64, groups []int64) (only, not
 		intersect(keys(with))
 	}
 	if len(f.iids) > 0 {
-		var ids []uint64
+		var ids []int64
 		for _, iid := range f.iids {
-			if i, err := issues.GetBy(tx, "iid", u64(project)+"/"+i64(iid)); err == nil {
+			if i, err := issues.GetBy(tx, "iid", store.IDString(project)+"/"+store.IDString(iid)); err == nil {
 				ids = append(ids, i.ID)
 			}
 		}
@@ -146,13 +146,13 @@ func (f *filter) idSets(tx *store.Tx, project uint64, groups []int64) (only, not
 
 // ownAndGroups are the ids a table's "project" index holds for the
 // project and its "group" index for each of groups.
-func ownAndGroups(tx *store.Tx, idsBy func(*store.Tx, string, string) ([]uint64, error), project uint64, groups []int64) ([]uint64, error) {
-	all, err := idsBy(tx, "project", u64(project))
+func ownAndGroups(tx *store.Tx, idsBy func(*store.Tx, string, string) ([]int64, error), project int64, groups []int64) ([]int64, error) {
+	all, err := idsBy(tx, "project", store.IDString(project))
 	if err != nil {
 		return nil, err
 	}
 	for _, g := range groups {
-		more, err := idsBy(tx, "group", i64(g))
+		more, err := idsBy(tx, "group", store.IDString(g))
 		if err != nil {
 			return nil, err
 		}
@@ -165,12 +165,12 @@ func ownAndGroups(tx *store.Tx, idsBy func(*store.Tx, string, string) ([]uint64,
 func groupKeys(groups []int64, prefix string) []string {
 	out := make([]string, len(groups))
 	for n, g := range groups {
-		out[n] = prefix + i64(g)
+		out[n] = prefix + store.IDString(g)
 	}
 	return out
 }
 
-func merge(a, b map[uint64]bool) map[uint64]bool {
+func merge(a, b map[int64]bool) map[int64]bool {
 	if a == nil {
 		return b
 	}
@@ -180,8 +180,8 @@ func merge(a, b map[uint64]bool) map[uint64]bool {
 	return a
 }
 
-func keys(m map[uint64]bool) []uint64 {
-	out := make([]uint64, 0, len(m))
+func keys(m map[int64]bool) []int64 {
+	out := make([]int64, 0, len(m))
 	for k := range m {
 		out = append(out, k)
 	}
@@ -207,7 +207,7 @@ func (f *filter) matches(i *Issue) bool {
 // ordering keys to the page and a count read; the others walk every key of
 // the project and decode only the issues a filter needs to look into.
 func listProject(tx *store.Tx, info projects.ProjectInfo, uid int64, f *filter, offset, limit int) ([]*Issue, int, error) {
-	pid := uint64(info.ID)
+	pid := info.ID
 	bucket := byCreated
 	if f.updated {
 		bucket = byUpdated
@@ -227,7 +227,7 @@ func listProject(tx *store.Tx, info projects.ProjectInfo, uid int64, f *filter, 
 			return []*Issue{}, total, nil
 		}
 		seen := 0
-		store.WalkTimeKeys(tx, bucket, pid, !f.asc, func(id uint64, flags byte) bool {
+		store.WalkTimeKeys(tx, bucket, pid, !f.asc, func(id int64, flags byte) bool {
 			if !f.stateOK(flags) {
 				return true
 			}
@@ -261,7 +261,7 @@ func listProject(tx *store.Tx, info projects.ProjectInfo, uid int64, f *filter, 
 		raw, term = tx.Bucket([]byte(issues.Name())).Get, []byte(f.search)
 	}
 	total := 0
-	store.WalkTimeKeys(tx, bucket, pid, !f.asc, func(id uint64, flags byte) bool {
+	store.WalkTimeKeys(tx, bucket, pid, !f.asc, func(id int64, flags byte) bool {
 		if !f.stateOK(flags) || (only != nil && !only[id]) || not[id] {
 			return true
 		}

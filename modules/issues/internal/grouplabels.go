@@ -50,16 +50,16 @@ func (s *Service) adminGroupLabels(ctx context.Context, ref string) (projects.Gr
 // id when none has that name (the project labels' order).
 func groupLabelIn(tx *store.Tx, groups []int64, ref string) (*Label, error) {
 	for _, g := range groups {
-		l, err := labels.GetBy(tx, "name", groupLabelKey(uint64(g))+"/"+ref)
+		l, err := labels.GetBy(tx, "name", groupLabelKey(g)+"/"+ref)
 		if !errors.Is(err, store.ErrNotFound) {
 			return l, err
 		}
 	}
-	id, err := strconv.ParseUint(ref, 10, 64)
+	id, err := strconv.ParseUint(ref, 10, 63)
 	if err != nil {
 		return nil, ErrLabelNotFound
 	}
-	l, err := labels.Get(tx, id)
+	l, err := labels.Get(tx, int64(id))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrLabelNotFound
 	}
@@ -67,7 +67,7 @@ func groupLabelIn(tx *store.Tx, groups []int64, ref string) (*Label, error) {
 		return nil, err
 	}
 	for _, g := range groups {
-		if l.GroupID == uint64(g) {
+		if l.GroupID == g {
 			return l, nil
 		}
 	}
@@ -84,7 +84,7 @@ func withAncestors(g projects.GroupInfo) []int64 {
 type groupCounter struct {
 	s     *Service
 	uid   int64
-	infos map[uint64]*projects.ProjectInfo
+	infos map[int64]*projects.ProjectInfo
 }
 
 func (c *groupCounter) counts(tx *store.Tx, l *Label, r *issue.Label) error {
@@ -92,7 +92,7 @@ func (c *groupCounter) counts(tx *store.Tx, l *Label, r *issue.Label) error {
 	for _, pid := range groupLabelProjects(tx, l.ID) {
 		info, ok := c.infos[pid]
 		if !ok {
-			pi, err := c.s.access.RequireID(tx.Context(), int64(pid), projects.ReadIssues)
+			pi, err := c.s.access.RequireID(tx.Context(), pid, projects.ReadIssues)
 			switch {
 			case err == nil:
 				info = &pi
@@ -130,7 +130,7 @@ func (s *Service) GroupLabels(ctx context.Context, group string, q issue.LabelQu
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		var list []*Label
 		for _, gid := range groups {
-			own, err := labels.AllBy(tx, "group", i64(gid))
+			own, err := labels.AllBy(tx, "group", store.IDString(gid))
 			if err != nil {
 				return err
 			}
@@ -142,7 +142,7 @@ func (s *Service) GroupLabels(ctx context.Context, group string, q issue.LabelQu
 		}
 		sortLabels(list)
 		total = len(list)
-		counter := &groupCounter{s: s, uid: auth.FromContext(ctx).UserID(), infos: map[uint64]*projects.ProjectInfo{}}
+		counter := &groupCounter{s: s, uid: auth.FromContext(ctx).UserID(), infos: map[int64]*projects.ProjectInfo{}}
 		for _, l := range target.Window(list, target.Page{Offset: q.Offset, Limit: q.Limit}) {
 			r := labelRecord(l)
 			if q.WithCounts {
@@ -211,7 +211,7 @@ func (s *Service) CreateGroupLabel(ctx context.Context, group string, in issue.L
 	if err := checkLabelFields(&name, in.Color, in.Description); err != nil {
 		return issue.Label{}, err
 	}
-	l := &Label{GroupID: uint64(g.ID), Name: name, Color: *in.Color, CreatedAt: s.now()}
+	l := &Label{GroupID: g.ID, Name: name, Color: *in.Color, CreatedAt: s.now()}
 	if in.Description != nil {
 		l.Description = *in.Description
 	}
@@ -318,9 +318,9 @@ func GroupSubscribers(s *Service) []events.Subscriber {
 // through their own events; this takes nothing of theirs. A repeat finds
 // nothing left.
 func (s *Service) onGroupDeleted(ctx context.Context, ev projects.GroupEvent) error {
-	gid := uint64(ev.GroupID)
+	gid := ev.GroupID
 	return s.db.Update(ctx, func(tx *store.Tx) error {
-		ids, err := labels.IDsBy(tx, "group", u64(gid))
+		ids, err := labels.IDsBy(tx, "group", store.IDString(gid))
 		if err != nil {
 			return err
 		}
@@ -333,11 +333,11 @@ func (s *Service) onGroupDeleted(ctx context.Context, ev projects.GroupEvent) er
 				return err
 			}
 		}
-		if ids, err = milestones.IDsBy(tx, "group", u64(gid)); err != nil {
+		if ids, err = milestones.IDsBy(tx, "group", store.IDString(gid)); err != nil {
 			return err
 		}
 		for _, id := range ids {
-			with, err := issues.IDsBy(tx, "milestone", u64(id))
+			with, err := issues.IDsBy(tx, "milestone", store.IDString(id))
 			if err != nil {
 				return err
 			}

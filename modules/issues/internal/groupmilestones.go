@@ -23,9 +23,9 @@ import (
 // "g" and its group.
 func milestoneOwnerKey(m *Milestone) string {
 	if m.GroupID != 0 {
-		return "g" + u64(m.GroupID)
+		return "g" + store.IDString(m.GroupID)
 	}
-	return u64(m.ProjectID)
+	return store.IDString(m.ProjectID)
 }
 
 // groupSeq is the sequence kind of group milestone iids (countKey of the
@@ -48,8 +48,8 @@ func groupMilestoneIn(tx *store.Tx, group int64, id int64) (*Milestone, error) {
 	if id <= 0 {
 		return nil, ErrMilestoneNotFound
 	}
-	m, err := milestones.Get(tx, uint64(id))
-	if errors.Is(err, store.ErrNotFound) || (err == nil && m.GroupID != uint64(group)) {
+	m, err := milestones.Get(tx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && m.GroupID != group) {
 		return nil, ErrMilestoneNotFound
 	}
 	return m, err
@@ -90,7 +90,7 @@ func (s *Service) CreateGroupMilestone(ctx context.Context, group string, in iss
 	if err != nil {
 		return issue.Milestone{}, err
 	}
-	m := &Milestone{GroupID: uint64(g.ID)}
+	m := &Milestone{GroupID: g.ID}
 	if err := s.newMilestone(in, m); err != nil {
 		return issue.Milestone{}, err
 	}
@@ -121,7 +121,7 @@ func (s *Service) GroupMilestoneIssues(ctx context.Context, group string, id iss
 	if err != nil {
 		return nil, 0, err
 	}
-	infos := map[uint64]projects.ProjectInfo{}
+	infos := map[int64]projects.ProjectInfo{}
 	var out []issue.Issue
 	total := 0
 	err = s.db.View(ctx, func(tx *store.Tx) error {
@@ -133,7 +133,7 @@ func (s *Service) GroupMilestoneIssues(ctx context.Context, group string, id iss
 			info, ok := infos[i.ProjectID]
 			if !ok {
 				var err error
-				info, err = s.access.RequireID(tx.Context(), int64(i.ProjectID), projects.ReadIssues)
+				info, err = s.access.RequireID(tx.Context(), i.ProjectID, projects.ReadIssues)
 				if errors.Is(err, projects.ErrNotFound) || errors.Is(err, projects.ErrForbidden) {
 					info = projects.ProjectInfo{}
 				} else if err != nil {

@@ -14,7 +14,7 @@ import (
 // only when asked for (with_counts), as GitLab shows them; Fennec keeps no
 // subscriptions to labels, so subscribed is false.
 type GroupLabelView struct {
-	ID                     uint64  `json:"id"`
+	ID                     int64   `json:"id"`
 	Name                   string  `json:"name"`
 	Color                  string  `json:"color"`
 	Description            *string `json:"description"`
@@ -54,7 +54,7 @@ type groupLabelUpdate struct {
 }
 
 func groupLabelView(r issue.Label) *GroupLabelView {
-	v := &GroupLabelView{ID: uint64(r.ID), Name: r.Name, Color: r.Color, Description: strPtr(r.Description)}
+	v := &GroupLabelView{ID: int64(r.ID), Name: r.Name, Color: r.Color, Description: strPtr(r.Description)}
 	if r.Counted {
 		// Merge requests keep no label counts (the project's view shows
 		// 0 too).

@@ -18,7 +18,7 @@ import (
 // LabelEventView is a label event as GitLab shows it; label is null once
 // the label is deleted.
 type LabelEventView struct {
-	ID           uint64              `json:"id"`
+	ID           int64               `json:"id"`
 	User         *identity.BasicUser `json:"user"`
 	CreatedAt    api.Time            `json:"created_at"`
 	ResourceType string              `json:"resource_type"`
@@ -29,7 +29,7 @@ type LabelEventView struct {
 
 // EventLabelView is the label of a label event (GitLab's LabelBasic).
 type EventLabelView struct {
-	ID          uint64  `json:"id"`
+	ID          int64   `json:"id"`
 	Name        string  `json:"name"`
 	Color       string  `json:"color"`
 	Description *string `json:"description"`
@@ -51,7 +51,7 @@ func (s *Service) labelEventViews(ctx context.Context, tx *store.Tx, list []issu
 			return nil, err
 		}
 		if l := e.Label; l != nil {
-			v.Label = &EventLabelView{ID: uint64(l.ID), Name: l.Name, Color: l.Color, Description: strPtr(l.Description)}
+			v.Label = &EventLabelView{ID: int64(l.ID), Name: l.Name, Color: l.Color, Description: strPtr(l.Description)}
 		}
 		out = append(out, v)
 	}
@@ -85,7 +85,7 @@ type labelEventOutput struct {
 
 type issueLabelEventPath struct {
 	IssuePath
-	EventID uint64 `path:"resource_label_event_id"`
+	EventID int64 `path:"resource_label_event_id"`
 }
 
 // NewLabelEventRoutes registers the label events of issues.

@@ -38,7 +38,7 @@ type LabelPath struct {
 // labelView shows a label as a project sees it: IsProjectLabel (later
 // GitLab's ProjectLabel entity) is false for the labels it inherits.
 func labelView(r issue.Label) *LabelView {
-	return &LabelView{ID: uint64(r.ID), Name: r.Name, Color: r.Color, Description: strPtr(r.Description),
+	return &LabelView{ID: int64(r.ID), Name: r.Name, Color: r.Color, Description: strPtr(r.Description),
 		OpenIssuesCount: r.OpenIssuesCount, ClosedIssuesCount: r.ClosedIssuesCount, Priority: r.Priority,
 		IsProjectLabel: r.GroupID == 0}
 }

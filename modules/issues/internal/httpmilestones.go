@@ -30,9 +30,9 @@ type GroupMilestonePath struct {
 
 // GroupMilestoneView is a group milestone.
 type GroupMilestoneView struct {
-	ID          uint64   `json:"id"`
-	IID         uint64   `json:"iid"`
-	GroupID     uint64   `json:"group_id"`
+	ID          int64    `json:"id"`
+	IID         int64    `json:"iid"`
+	GroupID     int64    `json:"group_id"`
 	Title       string   `json:"title"`
 	Description *string  `json:"description"`
 	State       string   `json:"state"`

@@ -35,7 +35,7 @@ func (s Seams) LabelEvents(ctx context.Context, resourceType string, resourceID 
 }
 
 // LabelEvent implements target.Labels.
-func (s Seams) LabelEvent(ctx context.Context, resourceType string, resourceID int64, eventID uint64) (any, error) {
+func (s Seams) LabelEvent(ctx context.Context, resourceType string, resourceID int64, eventID int64) (any, error) {
 	list, _, err := s.labelEventPage(ctx, func(ctx context.Context) ([]issue.LabelEvent, int, error) {
 		e, err := s.labelEventOf(ctx, resourceType, resourceID, eventID)
 		return []issue.LabelEvent{e}, 1, err

@@ -20,9 +20,9 @@ import (
 // IssueView is GitLab 9.x's issue (API::Entities::Issue); Subscribed is
 // shown on single-issue responses only.
 type IssueView struct {
-	ID             uint64               `json:"id"`
-	IID            uint64               `json:"iid"`
-	ProjectID      uint64               `json:"project_id"`
+	ID             int64                `json:"id"`
+	IID            int64                `json:"iid"`
+	ProjectID      int64                `json:"project_id"`
 	Title          string               `json:"title"`
 	Description    *string              `json:"description"`
 	State          string               `json:"state"`
@@ -44,10 +44,10 @@ type IssueView struct {
 
 // MilestoneView is GitLab 9.x's milestone.
 type MilestoneView struct {
-	ID          uint64   `json:"id"`
-	IID         uint64   `json:"iid"`
-	ProjectID   uint64   `json:"project_id,omitempty"` // a group milestone has
-	GroupID     uint64   `json:"group_id,omitempty"`   // group_id instead (GitLab's entity)
+	ID          int64    `json:"id"`
+	IID         int64    `json:"iid"`
+	ProjectID   int64    `json:"project_id,omitempty"` // a group milestone has
+	GroupID     int64    `json:"group_id,omitempty"`   // group_id instead (GitLab's entity)
 	Title       string   `json:"title"`
 	Description *string  `json:"description"`
 	State       string   `json:"state"`
@@ -61,7 +61,7 @@ type MilestoneView struct {
 // IsProjectLabel (later GitLab's ProjectLabel entity) is false for the
 // labels it inherits from its groups.
 type LabelView struct {
-	ID                     uint64  `json:"id"`
+	ID                     int64   `json:"id"`
 	Name                   string  `json:"name"`
 	Color                  string  `json:"color"`
 	Description            *string `json:"description"`
@@ -81,7 +81,7 @@ func strPtr(s string) *string {
 }
 
 func milestoneView(m issue.Milestone) *MilestoneView {
-	return &MilestoneView{ID: uint64(m.ID), IID: uint64(m.IID), ProjectID: uint64(m.ProjectID), GroupID: uint64(m.GroupID), Title: m.Title, Description: strPtr(m.Description),
+	return &MilestoneView{ID: int64(m.ID), IID: m.IID, ProjectID: m.ProjectID, GroupID: m.GroupID, Title: m.Title, Description: strPtr(m.Description),
 		State: m.State, CreatedAt: api.NewTime(m.CreatedAt), UpdatedAt: api.NewTime(m.UpdatedAt),
 		DueDate: strPtr(m.DueDate), StartDate: strPtr(m.StartDate)}
 }
@@ -92,13 +92,13 @@ type renderer struct {
 	s          *Service
 	ctx        context.Context
 	users      *target.UserViews
-	labels     map[uint64]string
-	milestones map[uint64]*MilestoneView
+	labels     map[int64]string
+	milestones map[int64]*MilestoneView
 }
 
 func (s *Service) renderer(ctx context.Context) *renderer {
-	return &renderer{s: s, ctx: ctx, users: target.NewUserViews(s.users, api.BaseURL(ctx, s.url)), labels: map[uint64]string{},
-		milestones: map[uint64]*MilestoneView{}}
+	return &renderer{s: s, ctx: ctx, users: target.NewUserViews(s.users, api.BaseURL(ctx, s.url)), labels: map[int64]string{},
+		milestones: map[int64]*MilestoneView{}}
 }
 
 // user is user id's view, read in the renderer's read.
@@ -117,13 +117,13 @@ func (r *renderer) views(tx *store.Tx, list []issue.Issue) ([]IssueView, error) 
 		return nil, err
 	}
 	for _, i := range list {
-		v := IssueView{ID: uint64(i.ID), IID: uint64(i.IID), ProjectID: uint64(i.ProjectID), Title: i.Title, Description: strPtr(i.Description),
+		v := IssueView{ID: int64(i.ID), IID: int64(i.IID), ProjectID: i.ProjectID, Title: i.Title, Description: strPtr(i.Description),
 			State: string(i.State), CreatedAt: api.NewTime(i.CreatedAt), UpdatedAt: api.NewTime(i.UpdatedAt), Labels: []string{},
 			Assignees: []identity.BasicUser{}, Author: r.user(i.AuthorID), UserNotesCount: tallies[int64(i.ID)].Notes,
 			Upvotes: tallies[int64(i.ID)].Up, Downvotes: tallies[int64(i.ID)].Down,
 			DueDate: strPtr(i.DueDate), Confidential: i.Confidential, WebURL: i.WebURL}
 		for _, lid := range i.LabelIDs {
-			id := uint64(lid)
+			id := int64(lid)
 			name, ok := r.labels[id]
 			if !ok {
 				l, err := labels.Get(tx, id)
@@ -140,7 +140,7 @@ func (r *renderer) views(tx *store.Tx, list []issue.Issue) ([]IssueView, error) 
 			}
 		}
 		sort.Strings(v.Labels)
-		if mid := uint64(i.MilestoneID); mid != 0 {
+		if mid := int64(i.MilestoneID); mid != 0 {
 			m, ok := r.milestones[mid]
 			if !ok {
 				row, err := milestones.Get(tx, mid)

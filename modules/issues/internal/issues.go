@@ -98,7 +98,7 @@ func (s *Service) assignees(ctx context.Context, info projects.ProjectInfo, in *
 		if id <= 0 || len(out) == 1 {
 			continue
 		}
-		u, err := s.lookup.LookupUser(ctx, i64(id))
+		u, err := s.lookup.LookupUser(ctx, store.IDString(id))
 		if err != nil {
 			continue
 		}
@@ -116,15 +116,15 @@ func (s *Service) assignees(ctx context.Context, info projects.ProjectInfo, in *
 
 // milestoneOf checks that a milestone belongs to the project (0 clears; a
 // foreign or unknown one is ignored, as GitLab's filter does).
-func milestoneOf(tx *store.Tx, info projects.ProjectInfo, id int64) (uint64, bool) {
+func milestoneOf(tx *store.Tx, info projects.ProjectInfo, id int64) (int64, bool) {
 	if id <= 0 {
 		return 0, true
 	}
-	m, err := milestones.Get(tx, uint64(id))
+	m, err := milestones.Get(tx, id)
 	// A project's issues take its own milestones and those of the group
 	// owning it and of the groups above that (GitLab 9.x's, with nested
 	// groups).
-	if err != nil || (m.ProjectID != uint64(info.ID) && (m.GroupID == 0 || !slices.Contains(info.GroupIDs, int64(m.GroupID)))) {
+	if err != nil || (m.ProjectID != info.ID && (m.GroupID == 0 || !slices.Contains(info.GroupIDs, m.GroupID))) {
 		return 0, false
 	}
 	return m.ID, true
@@ -169,24 +169,24 @@ func (s *Service) ListMine(ctx context.Context, q issue.ListQuery) ([]issue.Issu
 	var out []issue.Issue
 	total := 0
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		var ids []uint64
+		var ids []int64
 		var err error
 		switch q.Scope {
 		case "assigned-to-me", "assigned_to_me":
-			ids, err = issues.IDsBy(tx, "assignee", i64(uid))
+			ids, err = issues.IDsBy(tx, "assignee", store.IDString(uid))
 		case "all":
 			// Below, from the ordering keys.
 		default:
-			ids, err = issues.IDsBy(tx, "author", i64(uid))
+			ids, err = issues.IDsBy(tx, "author", store.IDString(uid))
 		}
 		if err != nil {
 			return err
 		}
-		infos := map[uint64]*projects.ProjectInfo{}
-		project := func(id uint64) (*projects.ProjectInfo, error) {
+		infos := map[int64]*projects.ProjectInfo{}
+		project := func(id int64) (*projects.ProjectInfo, error) {
 			info, ok := infos[id]
 			if !ok {
-				if pi, err := s.access.RequireID(tx.Context(), int64(id), projects.ReadIssues); err == nil {
+				if pi, err := s.access.RequireID(tx.Context(), id, projects.ReadIssues); err == nil {
 					info = &pi
 				} else if !errors.Is(err, projects.ErrNotFound) && !errors.Is(err, projects.ErrForbidden) {
 					return nil, err
@@ -202,13 +202,13 @@ func (s *Service) ListMine(ctx context.Context, q issue.ListQuery) ([]issue.Issu
 			var walkErr error
 			c := tx.Bucket(byCreated).Cursor()
 			for k, v := c.First(); k != nil; k, v = c.Next() {
-				info, err := project(store.KeyID(k[:8]))
+				info, err := project(int64(store.KeyID(k[:8])))
 				if err != nil {
 					walkErr = err
 					break
 				}
 				if info != nil && len(v) > 0 && f.stateOK(v[0]) {
-					ids = append(ids, store.KeyID(k[16:]))
+					ids = append(ids, int64(store.KeyID(k[16:])))
 				}
 			}
 			if walkErr != nil {
@@ -241,7 +241,7 @@ func (s *Service) ListMine(ctx context.Context, q issue.ListQuery) ([]issue.Issu
 
 // matchesSets applies the label, milestone and iid filters to one issue.
 func (s *Service) matchesSets(tx *store.Tx, f *filter, i *Issue) bool {
-	if len(f.iids) > 0 && !slices.Contains(f.iids, int64(i.IID)) {
+	if len(f.iids) > 0 && !slices.Contains(f.iids, i.IID) {
 		return false
 	}
 	if len(f.labels) > 0 {
@@ -341,7 +341,7 @@ func (s *Service) Create(ctx context.Context, project string, in issue.Fields) (
 	if err != nil {
 		return issue.Issue{}, err
 	}
-	i := &Issue{ProjectID: uint64(info.ID), Title: title, Description: description, State: StateOpened, AuthorID: uid,
+	i := &Issue{ProjectID: info.ID, Title: title, Description: description, State: StateOpened, AuthorID: uid,
 		CreatedAt: now, UpdatedAt: now}
 	if in.Confidential != nil {
 		i.Confidential = *in.Confidential
@@ -403,7 +403,7 @@ func (s *Service) Create(ctx context.Context, project string, in issue.Fields) (
 // description, an assigned todo for its assignees.
 func (s *Service) afterCreate(tx *store.Tx, info projects.ProjectInfo, i *Issue, uid int64) error {
 	// Labels given at creation are added, as GitLab records them.
-	if err := s.recordLabelChange(tx, info.ID, issue.NoteableType, int64(i.ID), uid, nil, i.LabelIDs); err != nil {
+	if err := s.recordLabelChange(tx, info.ID, issue.NoteableType, i.ID, uid, nil, i.LabelIDs); err != nil {
 		return err
 	}
 	if s.collab != nil && i.Description != "" {
@@ -625,14 +625,14 @@ func (s *Service) changed(tx *store.Tx, info projects.ProjectInfo, before, i *Is
 		if err := system(target.LabelNote(toI64(before.LabelIDs), toI64(i.LabelIDs))); err != nil {
 			return err
 		}
-		if err := s.recordLabelChange(tx, info.ID, issue.NoteableType, int64(i.ID), uid, before.LabelIDs, i.LabelIDs); err != nil {
+		if err := s.recordLabelChange(tx, info.ID, issue.NoteableType, i.ID, uid, before.LabelIDs, i.LabelIDs); err != nil {
 			return err
 		}
 	}
 	if ch.milestone {
 		title := ""
 		if i.MilestoneID != 0 {
-			title = "%" + u64(i.MilestoneID)
+			title = "%" + store.IDString(i.MilestoneID)
 			if m, err := milestones.Get(tx, i.MilestoneID); err == nil {
 				title = target.MilestoneRef(m.Title)
 			}
@@ -693,7 +693,7 @@ func (s *Service) removeIssue(tx *store.Tx, i *Issue) error {
 	if err := deleteIssue(tx, i); err != nil {
 		return err
 	}
-	if _, err := labelEvents.DeleteBy(tx, "resource", resourceKey(issue.NoteableType, int64(i.ID))); err != nil {
+	if _, err := labelEvents.DeleteBy(tx, "resource", resourceKey(issue.NoteableType, i.ID)); err != nil {
 		return err
 	}
 	if s.collab != nil {

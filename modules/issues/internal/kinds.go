@@ -58,8 +58,8 @@ func Kinds(s *Service) []target.Kind {
 // issueOf reads issue id of project p, whoever may see it;
 // ErrIssueNotFound for none (or one of another project).
 func issueOf(tx *store.Tx, p projects.ProjectInfo, id int64) (*Issue, error) {
-	i, err := issues.Get(tx, uint64(id))
-	if errors.Is(err, store.ErrNotFound) || (err == nil && i.ProjectID != uint64(p.ID)) {
+	i, err := issues.Get(tx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && i.ProjectID != p.ID) {
 		return nil, ErrIssueNotFound
 	}
 	return i, err

@@ -23,27 +23,27 @@ import (
 
 // LabelEvent is one label added to or removed from a resource.
 type LabelEvent struct {
-	ID           uint64    `json:"id"`
+	ID           int64     `json:"id"`
 	ProjectID    int64     `json:"project_id"`
 	ResourceType string    `json:"resource_type"` // "Issue", "MergeRequest"
 	ResourceID   int64     `json:"resource_id"`   // the resource's global id
 	UserID       int64     `json:"user_id"`
-	LabelID      uint64    `json:"label_id"`
+	LabelID      int64     `json:"label_id"`
 	Action       string    `json:"action"` // add, remove
 	CreatedAt    time.Time `json:"created_at"`
 }
 
-func (e *LabelEvent) RecordID() uint64      { return e.ID }
-func (e *LabelEvent) SetRecordID(id uint64) { e.ID = id }
+func (e *LabelEvent) RecordID() int64      { return e.ID }
+func (e *LabelEvent) SetRecordID(id int64) { e.ID = id }
 
-func resourceKey(typ string, id int64) string { return typ + ":" + i64(id) }
+func resourceKey(typ string, id int64) string { return typ + ":" + store.IDString(id) }
 
 // labelEvents are kept by resource (ids grow with time: a resource's
 // events in id order are in the order they happened) and by project, for
 // the project's removal.
-var labelEvents = store.NewTable[uint64, LabelEvent]("issues.label_events",
+var labelEvents = store.NewTable[int64, LabelEvent]("issues.label_events",
 	store.Index[LabelEvent]{Name: "resource", Keys: func(e *LabelEvent) []string { return []string{resourceKey(e.ResourceType, e.ResourceID)} }},
-	store.Index[LabelEvent]{Name: "project", Keys: func(e *LabelEvent) []string { return []string{i64(e.ProjectID)} }})
+	store.Index[LabelEvent]{Name: "project", Keys: func(e *LabelEvent) []string { return []string{store.IDString(e.ProjectID)} }})
 
 // LabelEventTables are the tables of the label events.
 func LabelEventTables() []interface{ Buckets() []string } {
@@ -59,9 +59,9 @@ const (
 // recordLabelChange stores, in tx, an event per label userID added (in
 // after, not before) and removed (the other way round), added ones first,
 // each in the order of its list.
-func (s *Service) recordLabelChange(tx *store.Tx, projectID int64, typ string, id, userID int64, before, after []uint64) error {
+func (s *Service) recordLabelChange(tx *store.Tx, projectID int64, typ string, id, userID int64, before, after []int64) error {
 	now := s.now()
-	write := func(label uint64, action string) error {
+	write := func(label int64, action string) error {
 		return labelEvents.Insert(tx, &LabelEvent{ProjectID: projectID, ResourceType: typ, ResourceID: id, UserID: userID,
 			LabelID: label, Action: action, CreatedAt: now})
 	}
@@ -82,18 +82,18 @@ func (s *Service) recordLabelChange(tx *store.Tx, projectID int64, typ string, i
 	return nil
 }
 
-func toI64(ids []uint64) []int64 {
+func toI64(ids []int64) []int64 {
 	out := make([]int64, len(ids))
 	for i, id := range ids {
-		out[i] = int64(id)
+		out[i] = id
 	}
 	return out
 }
 
-func toU64(ids []int64) []uint64 {
-	out := make([]uint64, len(ids))
+func toU64(ids []int64) []int64 {
+	out := make([]int64, len(ids))
 	for i, id := range ids {
-		out[i] = uint64(id)
+		out[i] = id
 	}
 	return out
 }
@@ -162,7 +162,7 @@ func (s *Service) labelEventsOf(ctx context.Context, resourceType string, resour
 
 // labelEventOf is one event of a resource; ErrLabelEventNotFound for any
 // other.
-func (s *Service) labelEventOf(ctx context.Context, resourceType string, resourceID int64, eventID uint64) (issue.LabelEvent, error) {
+func (s *Service) labelEventOf(ctx context.Context, resourceType string, resourceID int64, eventID int64) (issue.LabelEvent, error) {
 	var out issue.LabelEvent
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		e, err := labelEvents.Get(tx, eventID)
@@ -198,16 +198,16 @@ func (s *Service) LabelEvents(ctx context.Context, ref issue.Ref, offset, limit 
 	if err != nil {
 		return nil, 0, err
 	}
-	return s.labelEventsOf(ctx, issue.NoteableType, int64(i.ID), offset, limit)
+	return s.labelEventsOf(ctx, issue.NoteableType, i.ID, offset, limit)
 }
 
 // LabelEvent implements issue.Service.
-func (s *Service) LabelEvent(ctx context.Context, ref issue.Ref, eventID uint64) (issue.LabelEvent, error) {
+func (s *Service) LabelEvent(ctx context.Context, ref issue.Ref, eventID int64) (issue.LabelEvent, error) {
 	i, err := s.issueForEvents(ctx, ref)
 	if err != nil {
 		return issue.LabelEvent{}, err
 	}
-	return s.labelEventOf(ctx, issue.NoteableType, int64(i.ID), eventID)
+	return s.labelEventOf(ctx, issue.NoteableType, i.ID, eventID)
 }
 
 // LabelEventSubscribers remove a deleted project's label events, a step
@@ -224,7 +224,7 @@ func (s *Service) onProjectDeletedLabelEvents(ctx context.Context, ev projects.P
 	for {
 		done := false
 		err := s.db.Update(ctx, func(tx *store.Tx) error {
-			ids, err := labelEvents.FirstIDsBy(tx, "project", i64(ev.ProjectID), removeStep)
+			ids, err := labelEvents.FirstIDsBy(tx, "project", store.IDString(ev.ProjectID), removeStep)
 			if err != nil {
 				return err
 			}

@@ -63,7 +63,7 @@ func labelCounted(tx *store.Tx, l *Label, info projects.ProjectInfo, uid int64) 
 
 // labelRecord is the contract's record of a stored label (no counts).
 func labelRecord(l *Label) issue.Label {
-	r := issue.Label{ID: issue.LabelID(l.ID), ProjectID: int64(l.ProjectID), GroupID: int64(l.GroupID), Name: l.Name,
+	r := issue.Label{ID: issue.LabelID(l.ID), ProjectID: l.ProjectID, GroupID: l.GroupID, Name: l.Name,
 		Color: l.Color, Description: l.Description}
 	if l.GroupID == 0 {
 		// GitLab keeps a group label's priority per project; Fennec has
@@ -81,7 +81,7 @@ func labelCountsIn(tx *store.Tx, l *Label, info projects.ProjectInfo, uid int64)
 		if l.GroupID == 0 {
 			return getLabelCount(tx, l.ID, kind)
 		}
-		return readCount(tx, labelCounts, groupLabelCountKey(l.ID, uint64(info.ID), kind))
+		return readCount(tx, labelCounts, groupLabelCountKey(l.ID, info.ID, kind))
 	}
 	open, closed = count(countOpen), count(countClosed)
 	if info.Level >= projects.Reporter {
@@ -98,7 +98,7 @@ func labelCountsIn(tx *store.Tx, l *Label, info projects.ProjectInfo, uid int64)
 	}
 	// The confidential issues the caller wrote or is assigned to count
 	// again: only this case reads the label's issues.
-	ids, err := issues.IDsBy(tx, "label", u64(l.ID))
+	ids, err := issues.IDsBy(tx, "label", store.IDString(l.ID))
 	if err != nil {
 		return open, closed, err
 	}
@@ -107,7 +107,7 @@ func labelCountsIn(tx *store.Tx, l *Label, info projects.ProjectInfo, uid int64)
 		if err != nil {
 			return open, closed, err
 		}
-		if i.ProjectID != uint64(info.ID) || !i.Confidential || !canSeeConfidential(info, i, uid) {
+		if i.ProjectID != info.ID || !i.Confidential || !canSeeConfidential(info, i, uid) {
 			continue
 		}
 		if i.Open() {
@@ -123,7 +123,7 @@ func labelCountsIn(tx *store.Tx, l *Label, info projects.ProjectInfo, uid int64)
 // nearest group first (GitLab's include_ancestor_groups; without it, the
 // owning group's only, as GitLab's LabelsFinder does).
 func labelsOf(tx *store.Tx, info projects.ProjectInfo, ancestors bool) ([]*Label, error) {
-	ids, err := labels.IDsBy(tx, "project", i64(info.ID))
+	ids, err := labels.IDsBy(tx, "project", store.IDString(info.ID))
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +132,7 @@ func labelsOf(tx *store.Tx, info projects.ProjectInfo, ancestors bool) ([]*Label
 		groups = groups[:1]
 	}
 	for _, g := range groups {
-		more, err := labels.IDsBy(tx, "group", i64(g))
+		more, err := labels.IDsBy(tx, "group", store.IDString(g))
 		if err != nil {
 			return nil, err
 		}
@@ -157,13 +157,13 @@ func sortLabels(list []*Label) {
 
 // seenLabel is the label named name that a project (its id and GroupIDs)
 // sees: its own, else its nearest group's; ErrLabelNotFound when none.
-func seenLabel(tx *store.Tx, project uint64, groups []int64, name string) (*Label, error) {
-	l, err := labels.GetBy(tx, "name", u64(project)+"/"+name)
+func seenLabel(tx *store.Tx, project int64, groups []int64, name string) (*Label, error) {
+	l, err := labels.GetBy(tx, "name", store.IDString(project)+"/"+name)
 	if !errors.Is(err, store.ErrNotFound) {
 		return l, err
 	}
 	for _, g := range groups {
-		l, err := labels.GetBy(tx, "name", groupLabelKey(uint64(g))+"/"+name)
+		l, err := labels.GetBy(tx, "name", groupLabelKey(g)+"/"+name)
 		if !errors.Is(err, store.ErrNotFound) {
 			return l, err
 		}
@@ -173,11 +173,11 @@ func seenLabel(tx *store.Tx, project uint64, groups []int64, name string) (*Labe
 
 // labelsNamed are every label named name that a project sees (its own and
 // its groups'): a filter by name matches an issue carrying any of them.
-func labelsNamed(tx *store.Tx, project uint64, groups []int64, name string) ([]uint64, error) {
-	var out []uint64
-	keys := []string{u64(project)}
+func labelsNamed(tx *store.Tx, project int64, groups []int64, name string) ([]int64, error) {
+	var out []int64
+	keys := []string{store.IDString(project)}
 	for _, g := range groups {
-		keys = append(keys, groupLabelKey(uint64(g)))
+		keys = append(keys, groupLabelKey(g))
 	}
 	for _, k := range keys {
 		l, err := labels.GetBy(tx, "name", k+"/"+name)
@@ -257,7 +257,7 @@ func (s *Service) GetLabel(ctx context.Context, project, label string) (issue.La
 	}
 	var out issue.Label
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		l, err := seenLabel(tx, uint64(info.ID), info.GroupIDs, label)
+		l, err := seenLabel(tx, info.ID, info.GroupIDs, label)
 		if errors.Is(err, ErrLabelNotFound) {
 			l, err = labelNumbered(tx, info, label)
 		}
@@ -302,7 +302,7 @@ func (s *Service) CreateLabel(ctx context.Context, project string, in issue.Labe
 	if err := checkColor(*in.Color); err != nil {
 		return issue.Label{}, err
 	}
-	l := &Label{ProjectID: uint64(info.ID), Name: name, Color: *in.Color, Priority: in.Priority, CreatedAt: s.now()}
+	l := &Label{ProjectID: info.ID, Name: name, Color: *in.Color, Priority: in.Priority, CreatedAt: s.now()}
 	if in.Description != nil {
 		l.Description = *in.Description
 	}
@@ -330,18 +330,18 @@ func (s *Service) CreateLabel(ctx context.Context, project string, in issue.Labe
 // labelNumbered finds, by its id, a label the project sees (its own or a
 // group's of info.GroupIDs).
 func labelNumbered(tx *store.Tx, info projects.ProjectInfo, ref string) (*Label, error) {
-	id, err := strconv.ParseUint(ref, 10, 64)
+	id, err := strconv.ParseUint(ref, 10, 63)
 	if err != nil {
 		return nil, ErrLabelNotFound
 	}
-	l, err := labels.Get(tx, id)
+	l, err := labels.Get(tx, int64(id))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrLabelNotFound
 	}
 	if err != nil {
 		return nil, err
 	}
-	if (l.GroupID == 0 && l.ProjectID == uint64(info.ID)) || (l.GroupID != 0 && slices.Contains(info.GroupIDs, int64(l.GroupID))) {
+	if (l.GroupID == 0 && l.ProjectID == info.ID) || (l.GroupID != 0 && slices.Contains(info.GroupIDs, l.GroupID)) {
 		return l, nil
 	}
 	return nil, ErrLabelNotFound
@@ -350,10 +350,10 @@ func labelNumbered(tx *store.Tx, info projects.ProjectInfo, ref string) (*Label,
 // labelNamed finds a project's label by name, or by id when no label has
 // that name.
 func labelNamed(tx *store.Tx, project int64, name string) (*Label, error) {
-	l, err := labels.GetBy(tx, "name", i64(project)+"/"+name)
+	l, err := labels.GetBy(tx, "name", store.IDString(project)+"/"+name)
 	if errors.Is(err, store.ErrNotFound) {
-		if id, perr := strconv.ParseUint(name, 10, 64); perr == nil {
-			if byID, err := labels.Get(tx, id); err == nil && byID.ProjectID == uint64(project) {
+		if id, perr := strconv.ParseUint(name, 10, 63); perr == nil {
+			if byID, err := labels.Get(tx, int64(id)); err == nil && byID.ProjectID == project {
 				return byID, nil
 			}
 		}
@@ -395,7 +395,7 @@ func (s *Service) UpdateLabel(ctx context.Context, project, label string, in iss
 			// create. (GitLab's model refuses it with a 400 naming the
 			// group, and looks at the owning group only; Fennec answers
 			// as its create does.)
-			if _, err := seenLabel(tx, uint64(info.ID), info.GroupIDs, newName); !errors.Is(err, ErrLabelNotFound) {
+			if _, err := seenLabel(tx, info.ID, info.GroupIDs, newName); !errors.Is(err, ErrLabelNotFound) {
 				if err == nil {
 					err = ErrLabelExists
 				}
@@ -441,7 +441,7 @@ func (s *Service) DeleteLabel(ctx context.Context, project, label string) error 
 
 // removeLabel deletes a label and takes it off its issues.
 func (s *Service) removeLabel(tx *store.Tx, l *Label) error {
-	list, err := issues.AllBy(tx, "label", u64(l.ID))
+	list, err := issues.AllBy(tx, "label", store.IDString(l.ID))
 	if err != nil {
 		return err
 	}
@@ -457,7 +457,7 @@ func (s *Service) removeLabel(tx *store.Tx, l *Label) error {
 	return labels.Delete(tx, l.ID)
 }
 
-func removeID(list []uint64, id uint64) []uint64 {
+func removeID(list []int64, id int64) []int64 {
 	out := list[:0:0]
 	for _, x := range list {
 		if x != id {

@@ -47,7 +47,7 @@ func checkMilestoneTitle(verb, t string) error {
 
 // milestoneRecord is the contract's record of a stored milestone.
 func milestoneRecord(m *Milestone) issue.Milestone {
-	return issue.Milestone{ID: issue.MilestoneID(m.ID), IID: int64(m.IID), ProjectID: int64(m.ProjectID), GroupID: int64(m.GroupID),
+	return issue.Milestone{ID: issue.MilestoneID(m.ID), IID: m.IID, ProjectID: m.ProjectID, GroupID: m.GroupID,
 		Title: m.Title, Description: m.Description, State: m.State, DueDate: m.DueDate, StartDate: m.StartDate,
 		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
 }
@@ -59,7 +59,7 @@ func (s *Service) milestonesBy(ctx context.Context, index string, owner int64, q
 	out := []issue.Milestone{}
 	total := 0
 	err := s.db.View(ctx, func(tx *store.Tx) error {
-		ids, err := milestones.IDsBy(tx, index, i64(owner))
+		ids, err := milestones.IDsBy(tx, index, store.IDString(owner))
 		if err != nil {
 			return err
 		}
@@ -98,9 +98,9 @@ func (s *Service) Milestones(ctx context.Context, project string, q issue.Milest
 	return s.milestonesBy(ctx, "project", info.ID, q)
 }
 
-func containsIID(list []int64, iid uint64) bool {
+func containsIID(list []int64, iid int64) bool {
 	for _, v := range list {
-		if v == int64(iid) {
+		if v == iid {
 			return true
 		}
 	}
@@ -111,8 +111,8 @@ func milestoneIn(tx *store.Tx, project int64, id int64) (*Milestone, error) {
 	if id <= 0 {
 		return nil, ErrMilestoneNotFound
 	}
-	m, err := milestones.Get(tx, uint64(id))
-	if errors.Is(err, store.ErrNotFound) || (err == nil && m.ProjectID != uint64(project)) {
+	m, err := milestones.Get(tx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && m.ProjectID != project) {
 		return nil, ErrMilestoneNotFound
 	}
 	return m, err
@@ -166,7 +166,7 @@ func (s *Service) newMilestone(in issue.MilestoneFields, m *Milestone) error {
 
 // insertMilestone stores a new milestone, its title free in its owner,
 // its iid the next of seq.
-func insertMilestone(tx *store.Tx, m *Milestone, owner uint64, seq byte) error {
+func insertMilestone(tx *store.Tx, m *Milestone, owner int64, seq byte) error {
 	if _, err := milestones.GetBy(tx, "title", milestoneOwnerKey(m)+"/"+m.Title); err == nil {
 		return milestoneFailed("create", "title", "has already been taken")
 	}
@@ -187,7 +187,7 @@ func (s *Service) CreateMilestone(ctx context.Context, project string, in issue.
 	if err != nil {
 		return issue.Milestone{}, err
 	}
-	m := &Milestone{ProjectID: uint64(info.ID)}
+	m := &Milestone{ProjectID: info.ID}
 	if err := s.newMilestone(in, m); err != nil {
 		return issue.Milestone{}, err
 	}
@@ -270,12 +270,12 @@ func (s *Service) UpdateMilestone(ctx context.Context, project string, id issue.
 // info gives an issue's project as the caller sees it (ok false: hidden).
 func (s *Service) issuesOfMilestone(tx *store.Tx, m *Milestone, uid int64, offset, limit int,
 	info func(i *Issue) (projects.ProjectInfo, bool, error)) ([]issue.Issue, int, error) {
-	ids, err := issues.IDsBy(tx, "milestone", u64(m.ID))
+	ids, err := issues.IDsBy(tx, "milestone", store.IDString(m.ID))
 	if err != nil {
 		return nil, 0, err
 	}
 	var list []*Issue
-	infos := map[uint64]projects.ProjectInfo{}
+	infos := map[int64]projects.ProjectInfo{}
 	for _, id := range ids {
 		i, err := issues.Get(tx, id)
 		if err != nil {

@@ -29,10 +29,10 @@ func (s *Service) Ensure(ctx context.Context, projectID int64, names []string) (
 	}
 	var out []int64
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		ids, err := s.ensureLabels(tx, uint64(projectID), groups, names)
+		ids, err := s.ensureLabels(tx, projectID, groups, names)
 		out = make([]int64, len(ids))
 		for n, id := range ids {
-			out[n] = int64(id)
+			out[n] = id
 		}
 		return err
 	})
@@ -43,9 +43,9 @@ func (s *Service) Ensure(ctx context.Context, projectID int64, names []string) (
 func (s *Service) Names(ctx context.Context, ids []int64) ([]string, error) {
 	var out []string
 	err := s.db.View(ctx, func(tx *store.Tx) error {
-		u := make([]uint64, len(ids))
+		u := make([]int64, len(ids))
 		for n, id := range ids {
-			u[n] = uint64(id)
+			u[n] = id
 		}
 		var err error
 		out, err = labelNames(tx, u)
@@ -63,12 +63,12 @@ func (s *Service) Find(ctx context.Context, projectID int64, names []string) ([]
 	out := []int64{}
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		for _, n := range names {
-			ids, err := labelsNamed(tx, uint64(projectID), groups, n)
+			ids, err := labelsNamed(tx, projectID, groups, n)
 			if err != nil {
 				return err
 			}
 			for _, id := range ids {
-				out = append(out, int64(id))
+				out = append(out, id)
 			}
 		}
 		return nil
@@ -103,7 +103,7 @@ func (s *Service) assignable(ctx context.Context, projectID, id int64) (issue.Mi
 		if _, ok := milestoneOf(tx, projects.ProjectInfo{ID: projectID, GroupIDs: groups}, id); !ok || id <= 0 {
 			return ErrMilestoneNotFound
 		}
-		m, err := milestones.Get(tx, uint64(id))
+		m, err := milestones.Get(tx, id)
 		if err != nil {
 			return err
 		}
@@ -117,7 +117,7 @@ func (s *Service) assignable(ctx context.Context, projectID, id int64) (issue.Mi
 func (s *Service) milestoneByTitle(ctx context.Context, projectID int64, title string) (issue.Milestone, error) {
 	var out issue.Milestone
 	err := s.db.View(ctx, func(tx *store.Tx) error {
-		m, err := milestones.GetBy(tx, "title", i64(projectID)+"/"+title)
+		m, err := milestones.GetBy(tx, "title", store.IDString(projectID)+"/"+title)
 		if errors.Is(err, store.ErrNotFound) {
 			return ErrMilestoneNotFound
 		}
@@ -140,7 +140,7 @@ func (s *Service) OpenIssuesCount(ctx context.Context, projectID int64) (int, er
 	}
 	var n int
 	err := s.db.View(ctx, func(tx *store.Tx) error {
-		n = getCount(tx, uint64(projectID), countOpen)
+		n = getCount(tx, projectID, countOpen)
 		return nil
 	})
 	return n, err

@@ -56,7 +56,7 @@ func TestRecountMigration(t *testing.T) {
 	s := &Service{db: db}
 	for run := range 2 {
 		update(func(tx *store.Tx) error { return Migrations()[1].Up(tx) })
-		want := map[uint64][3]int{1: {2, 1, 1}, 2: {0, 1, 1}, 3: {1, 0, 0}, 9: {0, 0, 0}}
+		want := map[int64][3]int{1: {2, 1, 1}, 2: {0, 1, 1}, 3: {1, 0, 0}, 9: {0, 0, 0}}
 		_ = db.View(ctx, func(tx *store.Tx) error {
 			for pid, w := range want {
 				got := [3]int{getCount(tx, pid, countOpen), getCount(tx, pid, countClosed), getCount(tx, pid, countConfidential)}
@@ -92,9 +92,9 @@ func TestRecountLabelsMigration(t *testing.T) {
 	ctx := context.Background()
 	at := time.Date(2017, 5, 24, 10, 0, 0, 0, time.UTC)
 	stored := []*Issue{
-		{ProjectID: 1, IID: 1, State: StateOpened, LabelIDs: []uint64{10, 11}},
-		{ProjectID: 1, IID: 2, State: StateReopened, Confidential: true, LabelIDs: []uint64{10}},
-		{ProjectID: 1, IID: 3, State: StateClosed, Confidential: true, LabelIDs: []uint64{10, 11}},
+		{ProjectID: 1, IID: 1, State: StateOpened, LabelIDs: []int64{10, 11}},
+		{ProjectID: 1, IID: 2, State: StateReopened, Confidential: true, LabelIDs: []int64{10}},
+		{ProjectID: 1, IID: 3, State: StateClosed, Confidential: true, LabelIDs: []int64{10, 11}},
 		{ProjectID: 1, IID: 4, State: StateClosed},
 	}
 	if err := db.Update(ctx, func(tx *store.Tx) error {
@@ -112,7 +112,7 @@ func TestRecountLabelsMigration(t *testing.T) {
 		if err := db.Update(ctx, func(tx *store.Tx) error { return Migrations()[2].Up(tx) }); err != nil {
 			t.Fatal(err)
 		}
-		want := map[uint64][4]int{10: {2, 1, 1, 1}, 11: {1, 1, 0, 1}, 12: {0, 0, 0, 0}}
+		want := map[int64][4]int{10: {2, 1, 1, 1}, 11: {1, 1, 0, 1}, 12: {0, 0, 0, 0}}
 		_ = db.View(ctx, func(tx *store.Tx) error {
 			for l, w := range want {
 				var got [4]int

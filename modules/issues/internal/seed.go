@@ -16,7 +16,7 @@ func (s *Service) Seed(ctx context.Context, projectID, authorID int64, n int) er
 	base := s.now().Add(-time.Duration(n) * time.Minute)
 	return s.db.InBatches(ctx, n, 2000, func(tx *store.Tx, k int) error {
 		at := base.Add(time.Duration(k) * time.Minute)
-		return insertIssue(tx, &Issue{ProjectID: uint64(projectID), Title: "seed " + strconv.Itoa(k+1), Description: "seeded for a benchmark",
+		return insertIssue(tx, &Issue{ProjectID: projectID, Title: "seed " + strconv.Itoa(k+1), Description: "seeded for a benchmark",
 			State: StateOpened, AuthorID: authorID, CreatedAt: at, UpdatedAt: at})
 	})
 }

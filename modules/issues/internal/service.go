@@ -121,7 +121,7 @@ func issueByIID(tx *store.Tx, info projects.ProjectInfo, iid int64, uid int64) (
 	if iid <= 0 {
 		return nil, ErrIssueNotFound
 	}
-	i, err := issues.GetBy(tx, "iid", i64(info.ID)+"/"+i64(iid))
+	i, err := issues.GetBy(tx, "iid", store.IDString(info.ID)+"/"+store.IDString(iid))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrIssueNotFound
 	}
@@ -135,8 +135,8 @@ func issueByIID(tx *store.Tx, info projects.ProjectInfo, iid int64, uid int64) (
 }
 
 // webURL is an issue's page.
-func (s *Service) webURL(info projects.ProjectInfo, iid uint64) string {
-	return s.url() + "/" + info.PathWithNamespace + "/issues/" + u64(iid)
+func (s *Service) webURL(info projects.ProjectInfo, iid int64) string {
+	return s.url() + "/" + info.PathWithNamespace + "/issues/" + store.IDString(iid)
 }
 
 func (s *Service) noteable(info projects.ProjectInfo, i *Issue) target.Noteable {
@@ -150,12 +150,12 @@ func noteableOf(r issue.Issue) target.Noteable {
 }
 
 func targetOf(i *Issue) target.Target {
-	return target.Target{Type: issue.NoteableType, ID: int64(i.ID), ProjectID: int64(i.ProjectID)}
+	return target.Target{Type: issue.NoteableType, ID: i.ID, ProjectID: i.ProjectID}
 }
 
 // record is the contract's record of a stored issue of project info.
 func (s *Service) record(info projects.ProjectInfo, i *Issue) issue.Issue {
-	r := issue.Issue{ID: issue.ID(i.ID), IID: issue.IID(i.IID), ProjectID: int64(i.ProjectID), Title: i.Title,
+	r := issue.Issue{ID: issue.ID(i.ID), IID: issue.IID(i.IID), ProjectID: i.ProjectID, Title: i.Title,
 		Description: i.Description, State: issue.State(i.State), AuthorID: i.AuthorID, AssigneeIDs: slices.Clone(i.AssigneeIDs),
 		LabelIDs: make([]issue.LabelID, len(i.LabelIDs)), MilestoneID: issue.MilestoneID(i.MilestoneID),
 		Confidential: i.Confidential, DueDate: i.DueDate, CreatedAt: i.CreatedAt, UpdatedAt: i.UpdatedAt,
@@ -179,8 +179,8 @@ func (s *Service) records(list []*Issue, info func(*Issue) projects.ProjectInfo)
 // the fly) the labels a project sees by name and returns their ids: its
 // own, else its nearest group's (groups: ProjectInfo.GroupIDs); a name
 // none has becomes a project label.
-func (s *Service) ensureLabels(tx *store.Tx, project uint64, groups []int64, names []string) ([]uint64, error) {
-	ids := make([]uint64, 0, len(names))
+func (s *Service) ensureLabels(tx *store.Tx, project int64, groups []int64, names []string) ([]int64, error) {
+	ids := make([]int64, 0, len(names))
 	for _, n := range names {
 		if err := checkLabelName(n); err != nil {
 			return nil, err
@@ -212,14 +212,14 @@ func (s *Service) publish(tx *store.Tx, info projects.ProjectInfo, i *Issue, use
 		return err
 	}
 	return s.bus.Publish(tx, event.IssueEvent{Action: action, ProjectID: info.ID, UserID: userID, Issue: event.Issue{
-		ID: int64(i.ID), IID: int64(i.IID), ProjectID: int64(i.ProjectID), Title: i.Title, Description: i.Description,
-		State: i.State, AuthorID: i.AuthorID, AssigneeIDs: slices.Clone(i.AssigneeIDs), MilestoneID: int64(i.MilestoneID),
+		ID: i.ID, IID: i.IID, ProjectID: i.ProjectID, Title: i.Title, Description: i.Description,
+		State: i.State, AuthorID: i.AuthorID, AssigneeIDs: slices.Clone(i.AssigneeIDs), MilestoneID: i.MilestoneID,
 		Confidential: i.Confidential, DueDate: i.DueDate, CreatedAt: i.CreatedAt, UpdatedAt: i.UpdatedAt,
 		URL: s.webURL(info, i.IID), Labels: names}})
 }
 
 // labelNames are the sorted names of label ids (as the issue view shows them).
-func labelNames(tx *store.Tx, ids []uint64) ([]string, error) {
+func labelNames(tx *store.Tx, ids []int64) ([]string, error) {
 	out := make([]string, 0, len(ids))
 	for _, id := range ids {
 		l, err := labels.Get(tx, id)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/fennec-forge/fennec/core/store"
@@ -20,16 +19,16 @@ const (
 
 // Issue is one stored issue.
 type Issue struct {
-	ID           uint64    `json:"id"`
-	ProjectID    uint64    `json:"project_id"`
-	IID          uint64    `json:"iid"`
+	ID           int64     `json:"id"`
+	ProjectID    int64     `json:"project_id"`
+	IID          int64     `json:"iid"`
 	Title        string    `json:"title"`
 	Description  string    `json:"description"`
 	State        string    `json:"state"`
 	AuthorID     int64     `json:"author_id"`
 	AssigneeIDs  []int64   `json:"assignee_ids,omitempty"`
-	LabelIDs     []uint64  `json:"label_ids,omitempty"`
-	MilestoneID  uint64    `json:"milestone_id,omitempty"`
+	LabelIDs     []int64   `json:"label_ids,omitempty"`
+	MilestoneID  int64     `json:"milestone_id,omitempty"`
 	Confidential bool      `json:"confidential,omitempty"`
 	DueDate      string    `json:"due_date,omitempty"` // YYYY-MM-DD
 	CreatedAt    time.Time `json:"created_at"`
@@ -41,8 +40,8 @@ type Issue struct {
 	MentionedIn []string `json:"mentioned_in,omitempty"`
 }
 
-func (i *Issue) RecordID() uint64      { return i.ID }
-func (i *Issue) SetRecordID(id uint64) { i.ID = id }
+func (i *Issue) RecordID() int64      { return i.ID }
+func (i *Issue) SetRecordID(id int64) { i.ID = id }
 
 // Open says whether the issue counts as open (opened or reopened).
 func (i *Issue) Open() bool { return i.State != StateClosed }
@@ -50,9 +49,9 @@ func (i *Issue) Open() bool { return i.State != StateClosed }
 // Label is a project label, or a group label (GroupID set, ProjectID 0):
 // one table, so a label id names either and an issue's LabelIDs hold both.
 type Label struct {
-	ID          uint64    `json:"id"`
-	ProjectID   uint64    `json:"project_id"`
-	GroupID     uint64    `json:"group_id,omitempty"`
+	ID          int64     `json:"id"`
+	ProjectID   int64     `json:"project_id"`
+	GroupID     int64     `json:"group_id,omitempty"`
 	Name        string    `json:"name"`
 	Color       string    `json:"color"`
 	Description string    `json:"description,omitempty"`
@@ -60,16 +59,16 @@ type Label struct {
 	CreatedAt   time.Time `json:"created_at"`
 }
 
-func (l *Label) RecordID() uint64      { return l.ID }
-func (l *Label) SetRecordID(id uint64) { l.ID = id }
+func (l *Label) RecordID() int64      { return l.ID }
+func (l *Label) SetRecordID(id int64) { l.ID = id }
 
 // Milestone is a project milestone, or a group milestone (GroupID set,
 // ProjectID 0): one table so milestone ids stay unique across both.
 type Milestone struct {
-	ID          uint64    `json:"id"`
-	ProjectID   uint64    `json:"project_id"`
-	GroupID     uint64    `json:"group_id,omitempty"`
-	IID         uint64    `json:"iid"`
+	ID          int64     `json:"id"`
+	ProjectID   int64     `json:"project_id"`
+	GroupID     int64     `json:"group_id,omitempty"`
+	IID         int64     `json:"iid"`
 	Title       string    `json:"title"`
 	Description string    `json:"description,omitempty"`
 	State       string    `json:"state"` // active, closed
@@ -79,27 +78,24 @@ type Milestone struct {
 	UpdatedAt   time.Time `json:"updated_at"`
 }
 
-func (m *Milestone) RecordID() uint64      { return m.ID }
-func (m *Milestone) SetRecordID(id uint64) { m.ID = id }
+func (m *Milestone) RecordID() int64      { return m.ID }
+func (m *Milestone) SetRecordID(id int64) { m.ID = id }
 
-func u64(v uint64) string { return strconv.FormatUint(v, 10) }
-func i64(v int64) string  { return strconv.FormatInt(v, 10) }
-
-var issues = store.NewTable[uint64, Issue]("issues.issues",
-	store.Index[Issue]{Name: "iid", Unique: true, Keys: func(i *Issue) []string { return []string{u64(i.ProjectID) + "/" + u64(i.IID)} }},
-	store.Index[Issue]{Name: "project", Keys: func(i *Issue) []string { return []string{u64(i.ProjectID)} }},
-	store.Index[Issue]{Name: "author", Keys: func(i *Issue) []string { return []string{i64(i.AuthorID)} }},
+var issues = store.NewTable[int64, Issue]("issues.issues",
+	store.Index[Issue]{Name: "iid", Unique: true, Keys: func(i *Issue) []string { return []string{store.IDString(i.ProjectID) + "/" + store.IDString(i.IID)} }},
+	store.Index[Issue]{Name: "project", Keys: func(i *Issue) []string { return []string{store.IDString(i.ProjectID)} }},
+	store.Index[Issue]{Name: "author", Keys: func(i *Issue) []string { return []string{store.IDString(i.AuthorID)} }},
 	store.Index[Issue]{Name: "assignee", Keys: func(i *Issue) []string {
 		out := make([]string, len(i.AssigneeIDs))
 		for n, a := range i.AssigneeIDs {
-			out[n] = i64(a)
+			out[n] = store.IDString(a)
 		}
 		return out
 	}},
 	store.Index[Issue]{Name: "label", Keys: func(i *Issue) []string {
 		out := make([]string, len(i.LabelIDs))
 		for n, l := range i.LabelIDs {
-			out[n] = u64(l)
+			out[n] = store.IDString(l)
 		}
 		return out
 	}},
@@ -107,20 +103,20 @@ var issues = store.NewTable[uint64, Issue]("issues.issues",
 		if i.MilestoneID == 0 {
 			return nil
 		}
-		return []string{u64(i.MilestoneID)}
+		return []string{store.IDString(i.MilestoneID)}
 	}},
 )
 
 // Label names are unique per project, and per group, as given (GitLab
 // compares them exactly); a project label and a group label may share a
 // name (labelOwnerKey keeps them apart).
-var labels = store.NewTable[uint64, Label]("issues.labels",
+var labels = store.NewTable[int64, Label]("issues.labels",
 	store.Index[Label]{Name: "name", Unique: true, Keys: func(l *Label) []string { return []string{labelOwnerKey(l) + "/" + l.Name} }},
 	store.Index[Label]{Name: "project", Keys: func(l *Label) []string {
 		if l.GroupID != 0 {
 			return nil
 		}
-		return []string{u64(l.ProjectID)}
+		return []string{store.IDString(l.ProjectID)}
 	}},
 	// Added with group labels: every label stored before is a project
 	// label, which has no key here, so the index needs no rebuild.
@@ -128,7 +124,7 @@ var labels = store.NewTable[uint64, Label]("issues.labels",
 		if l.GroupID == 0 {
 			return nil
 		}
-		return []string{u64(l.GroupID)}
+		return []string{store.IDString(l.GroupID)}
 	}},
 )
 
@@ -138,25 +134,25 @@ func labelOwnerKey(l *Label) string {
 	if l.GroupID != 0 {
 		return groupLabelKey(l.GroupID)
 	}
-	return u64(l.ProjectID)
+	return store.IDString(l.ProjectID)
 }
 
-func groupLabelKey(group uint64) string { return "g" + u64(group) }
+func groupLabelKey(group int64) string { return "g" + store.IDString(group) }
 
-var milestones = store.NewTable[uint64, Milestone]("issues.milestones",
+var milestones = store.NewTable[int64, Milestone]("issues.milestones",
 	store.Index[Milestone]{Name: "title", Unique: true, Keys: func(m *Milestone) []string { return []string{milestoneOwnerKey(m) + "/" + m.Title} }},
-	store.Index[Milestone]{Name: "iid", Unique: true, Keys: func(m *Milestone) []string { return []string{milestoneOwnerKey(m) + "/" + u64(m.IID)} }},
+	store.Index[Milestone]{Name: "iid", Unique: true, Keys: func(m *Milestone) []string { return []string{milestoneOwnerKey(m) + "/" + store.IDString(m.IID)} }},
 	store.Index[Milestone]{Name: "project", Keys: func(m *Milestone) []string {
 		if m.GroupID != 0 {
 			return nil
 		}
-		return []string{u64(m.ProjectID)}
+		return []string{store.IDString(m.ProjectID)}
 	}},
 	store.Index[Milestone]{Name: "group", Keys: func(m *Milestone) []string {
 		if m.GroupID == 0 {
 			return nil
 		}
-		return []string{u64(m.GroupID)}
+		return []string{store.IDString(m.GroupID)}
 	}},
 )
 
@@ -295,9 +291,9 @@ func flagsOf(i *Issue) byte {
 	return f
 }
 
-func countKey(project uint64, kind byte) []byte { return append(store.Key(project), kind) }
+func countKey(project int64, kind byte) []byte { return append(store.Key(project), kind) }
 
-func addCount(tx *store.Tx, project uint64, kind byte, delta int64) error {
+func addCount(tx *store.Tx, project int64, kind byte, delta int64) error {
 	return addTo(tx, counts, countKey(project, kind), delta)
 }
 
@@ -313,10 +309,10 @@ func addTo(tx *store.Tx, bucket, k []byte, delta int64) error {
 	if n <= 0 {
 		return b.Delete(k)
 	}
-	return b.Put(k, store.Key(uint64(n)))
+	return b.Put(k, store.Key(n))
 }
 
-func getCount(tx *store.Tx, project uint64, kind byte) int {
+func getCount(tx *store.Tx, project int64, kind byte) int {
 	return readCount(tx, counts, countKey(project, kind))
 }
 
@@ -328,13 +324,13 @@ func readCount(tx *store.Tx, bucket, k []byte) int {
 }
 
 // getLabelCount is one of a label's counts (kind in labelCountKinds).
-func getLabelCount(tx *store.Tx, label uint64, kind byte) int {
+func getLabelCount(tx *store.Tx, label int64, kind byte) int {
 	return readCount(tx, labelCounts, countKey(label, kind))
 }
 
 // dropLabelCounts forgets a deleted label's counts (a group label's per
 // project too: every key that starts with the label's id).
-func dropLabelCounts(tx *store.Tx, label uint64) error {
+func dropLabelCounts(tx *store.Tx, label int64) error {
 	prefix := store.Key(label)
 	var keys [][]byte
 	c := tx.Bucket(labelCounts).Cursor()
@@ -351,8 +347,8 @@ func dropLabelCounts(tx *store.Tx, label uint64) error {
 
 // nextSeq takes the next number of a project's sequence (kind 'i' issues,
 // 'm' milestones).
-func nextSeq(tx *store.Tx, project uint64, kind byte) (uint64, error) {
-	return store.NextInSequence[uint64](tx, sequences, countKey(project, kind))
+func nextSeq(tx *store.Tx, project int64, kind byte) (int64, error) {
+	return store.NextInSequence[int64](tx, sequences, countKey(project, kind))
 }
 
 // track adds an issue's ordering keys and counts (after an insert).
@@ -435,21 +431,21 @@ func countInLabels(tx *store.Tx, i *Issue, delta int64) error {
 
 // groupLabelCountKey is the key of a group label's count of one project's
 // issues (kind in labelCountKinds).
-func groupLabelCountKey(label, project uint64, kind byte) []byte {
+func groupLabelCountKey(label, project int64, kind byte) []byte {
 	return append(append(store.Key(label), store.Key(project)...), kind)
 }
 
 // groupLabelProjects are the projects with issues counted under a group
 // label, ascending.
-func groupLabelProjects(tx *store.Tx, label uint64) []uint64 {
-	var out []uint64
+func groupLabelProjects(tx *store.Tx, label int64) []int64 {
+	var out []int64
 	prefix := store.Key(label)
 	c := tx.Bucket(labelCounts).Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		if len(k) != 17 {
 			continue
 		}
-		if p := store.KeyID(k[8:16]); len(out) == 0 || out[len(out)-1] != p {
+		if p := int64(store.KeyID(k[8:16])); len(out) == 0 || out[len(out)-1] != p {
 			out = append(out, p)
 		}
 	}
@@ -486,5 +482,3 @@ func deleteIssue(tx *store.Tx, i *Issue) error {
 	}
 	return issues.Delete(tx, i.ID)
 }
-
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }

@@ -204,7 +204,7 @@ type MilestoneQuery struct {
 // ("remove") an issue or a merge request, by UserID; Label is nil once the
 // label is deleted.
 type LabelEvent struct {
-	ID           uint64
+	ID           int64
 	UserID       int64
 	CreatedAt    time.Time
 	ResourceType string
@@ -239,7 +239,7 @@ type Service interface {
 	// LabelEvents are the issue's label events, oldest first.
 	LabelEvents(ctx context.Context, ref Ref, offset, limit int) ([]LabelEvent, int, error)
 	// LabelEvent is one of them (target.ErrLabelEventNotFound).
-	LabelEvent(ctx context.Context, ref Ref, eventID uint64) (LabelEvent, error)
+	LabelEvent(ctx context.Context, ref Ref, eventID int64) (LabelEvent, error)
 
 	// Labels are the labels a project sees, by name.
 	Labels(ctx context.Context, project string, q LabelQuery) ([]Label, int, error)

@@ -35,8 +35,8 @@ func (s *Service) CommitMergeRequests(ctx context.Context, project, rev string, 
 	}
 	var all []*MR
 	err = s.DB.View(ctx, func(tx *store.Tx) error {
-		var ids []uint64
-		store.WalkTimeKeys(tx, byCreated, uint64(info.ID), true, func(id uint64, _ byte) bool {
+		var ids []int64
+		store.WalkTimeKeys(tx, byCreated, info.ID, true, func(id int64, _ byte) bool {
 			ids = append(ids, id)
 			return true
 		})
@@ -77,17 +77,17 @@ func (s *Service) holds(ctx context.Context, m *MR, sha string) (bool, error) {
 		return false, nil
 	}
 	base := s.baseOf(ctx, m)
-	ok, err := s.Graph.InRange(ctx, int64(m.ProjectID), sha, base, m.SHA)
+	ok, err := s.Graph.InRange(ctx, m.ProjectID, sha, base, m.SHA)
 	if errors.Is(err, repository.ErrCommitNotFound) && m.SourceProjectID != m.ProjectID {
 		// A fork's commits reach the target's repository when they are
 		// first looked at; this is such a look.
-		if err := s.Merges.Import(ctx, int64(m.ProjectID), int64(m.SourceProjectID), m.SHA); err != nil {
+		if err := s.Merges.Import(ctx, m.ProjectID, m.SourceProjectID, m.SHA); err != nil {
 			if errors.Is(err, repository.ErrCommitNotFound) {
 				return false, nil // the fork's branch is gone
 			}
 			return false, err
 		}
-		ok, err = s.Graph.InRange(ctx, int64(m.ProjectID), sha, base, m.SHA)
+		ok, err = s.Graph.InRange(ctx, m.ProjectID, sha, base, m.SHA)
 	}
 	if errors.Is(err, repository.ErrCommitNotFound) {
 		return false, nil

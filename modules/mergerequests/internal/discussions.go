@@ -25,7 +25,7 @@ func (s *Service) checkPosition(ctx context.Context, p projects.ProjectInfo, n t
 		return err
 	}
 	// A fork's commits are copied in, as for the changes.
-	if err := s.Merges.Import(ctx, int64(m.ProjectID), int64(m.SourceProjectID), m.SHA); err != nil {
+	if err := s.Merges.Import(ctx, m.ProjectID, m.SourceProjectID, m.SHA); err != nil {
 		return err
 	}
 	for _, sha := range []string{pos.BaseSHA, pos.StartSHA, pos.HeadSHA} {

@@ -377,7 +377,7 @@ type labelEventOutput struct {
 
 type mrLabelEventPath struct {
 	MRPath
-	EventID uint64 `path:"resource_label_event_id"`
+	EventID int64 `path:"resource_label_event_id"`
 }
 
 // NewLabelEventRoutes registers the label events of merge requests.

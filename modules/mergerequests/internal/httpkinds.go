@@ -19,7 +19,7 @@ import (
 func (s *Service) renderTodo(ctx context.Context, p projects.ProjectInfo, id int64) (any, string, error) {
 	var view *MRView
 	err := s.DB.View(ctx, func(tx *store.Tx) error {
-		m, err := mrs.Get(tx, uint64(id))
+		m, err := mrs.Get(tx, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return mergerequest.ErrNotFound
 		}

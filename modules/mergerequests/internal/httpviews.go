@@ -29,9 +29,9 @@ type PipelineView struct {
 // MRView is GitLab 9.x's merge request (API::Entities::MergeRequest);
 // Subscribed is shown on single responses, Changes on .../changes.
 type MRView struct {
-	ID                        uint64                `json:"id"`
-	IID                       uint64                `json:"iid"`
-	ProjectID                 uint64                `json:"project_id"`
+	ID                        int64                 `json:"id"`
+	IID                       int64                 `json:"iid"`
+	ProjectID                 int64                 `json:"project_id"`
 	Title                     string                `json:"title"`
 	Description               string                `json:"description"`
 	State                     string                `json:"state"`
@@ -43,8 +43,8 @@ type MRView struct {
 	Downvotes                 int                   `json:"downvotes"`
 	Author                    identity.BasicUser    `json:"author"`
 	Assignee                  *identity.BasicUser   `json:"assignee"`
-	SourceProjectID           uint64                `json:"source_project_id"`
-	TargetProjectID           uint64                `json:"target_project_id"`
+	SourceProjectID           int64                 `json:"source_project_id"`
+	TargetProjectID           int64                 `json:"target_project_id"`
 	Labels                    []string              `json:"labels"`
 	WorkInProgress            bool                  `json:"work_in_progress"`
 	Milestone                 any                   `json:"milestone"` // the keeper's view (target.Milestone.View)
@@ -92,10 +92,10 @@ func (r *renderer) views(tx *store.Tx, list []mergerequest.MergeRequest) ([]MRVi
 	}
 	out := make([]MRView, 0, len(list))
 	for _, m := range list {
-		v := MRView{ID: uint64(m.ID), IID: uint64(m.IID), ProjectID: uint64(m.ProjectID), Title: m.Title, Description: m.Description,
+		v := MRView{ID: int64(m.ID), IID: int64(m.IID), ProjectID: m.ProjectID, Title: m.Title, Description: m.Description,
 			State: string(m.State), CreatedAt: api.NewTime(m.CreatedAt), UpdatedAt: api.NewTime(m.UpdatedAt), TargetBranch: m.TargetBranch,
-			SourceBranch: m.SourceBranch, Author: r.user(m.AuthorID), SourceProjectID: uint64(m.SourceProjectID),
-			TargetProjectID: uint64(m.ProjectID), Labels: []string{}, WorkInProgress: m.WorkInProgress,
+			SourceBranch: m.SourceBranch, Author: r.user(m.AuthorID), SourceProjectID: m.SourceProjectID,
+			TargetProjectID: m.ProjectID, Labels: []string{}, WorkInProgress: m.WorkInProgress,
 			MergeWhenPipelineSucceeds: m.MergeWhenPipelineSucceeds, MergeStatus: string(m.MergeStatus), SHA: m.SHA,
 			UserNotesCount: tallies[int64(m.ID)].Notes, Upvotes: tallies[int64(m.ID)].Up, Downvotes: tallies[int64(m.ID)].Down,
 			ShouldRemoveSourceBranch: m.ShouldRemoveSourceBranch, ForceRemoveSourceBranch: m.ForceRemoveSourceBranch, WebURL: m.WebURL}
@@ -149,7 +149,7 @@ func (r *renderer) views(tx *store.Tx, list []mergerequest.MergeRequest) ([]MRVi
 			}
 			v.Milestone = ms
 		}
-		if p := getPipeline(tx, uint64(m.SourceProjectID), m.SHA); p != nil {
+		if p := getPipeline(tx, m.SourceProjectID, m.SHA); p != nil {
 			v.Pipeline = &PipelineView{ID: p.ID, SHA: p.SHA, Ref: p.Ref, Status: p.Status}
 		}
 		out = append(out, v)

@@ -40,7 +40,7 @@ func Kinds(s *Service) []target.Kind {
 		CanComment: func(ctx context.Context, p projects.ProjectInfo, n target.Noteable) error {
 			locked := false
 			err := s.DB.View(ctx, func(tx *store.Tx) error {
-				m, err := mrs.Get(tx, uint64(n.ID))
+				m, err := mrs.Get(tx, n.ID)
 				if errors.Is(err, store.ErrNotFound) {
 					return nil
 				}

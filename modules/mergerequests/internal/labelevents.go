@@ -35,14 +35,14 @@ func (s *Service) LabelEvents(ctx context.Context, ref mergerequest.Ref, offset,
 	if err != nil {
 		return nil, 0, err
 	}
-	return s.Labels.LabelEvents(ctx, mergerequest.NoteableType, int64(m.ID), offset, limit)
+	return s.Labels.LabelEvents(ctx, mergerequest.NoteableType, m.ID, offset, limit)
 }
 
 // LabelEvent implements mergerequest.Service.
-func (s *Service) LabelEvent(ctx context.Context, ref mergerequest.Ref, eventID uint64) (any, error) {
+func (s *Service) LabelEvent(ctx context.Context, ref mergerequest.Ref, eventID int64) (any, error) {
 	m, err := s.mrForEvents(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	return s.Labels.LabelEvent(ctx, mergerequest.NoteableType, int64(m.ID), eventID)
+	return s.Labels.LabelEvent(ctx, mergerequest.NoteableType, m.ID, eventID)
 }

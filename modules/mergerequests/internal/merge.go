@@ -95,7 +95,7 @@ func (s *Service) decide(ctx context.Context, ref mergerequest.Ref, first func(*
 // head is the source branch's head a merge acts on: in.SHA, when given,
 // must be it.
 func (s *Service) head(ctx context.Context, m *MR, in mergerequest.MergeInput) (string, error) {
-	head, err := s.Merges.BranchHead(ctx, int64(m.SourceProjectID), m.SourceBranch)
+	head, err := s.Merges.BranchHead(ctx, m.SourceProjectID, m.SourceBranch)
 	if err != nil {
 		return "", mergerequest.ErrNotMergeable
 	}
@@ -176,20 +176,20 @@ func (s *Service) setAutoMerge(ctx context.Context, d decision, uid int64, sha s
 	coming := false
 	if s.CI != nil {
 		var err error
-		if coming, err = s.CI.Coming(ctx, int64(d.m.SourceProjectID), d.m.SourceBranch, sha); err != nil {
+		if coming, err = s.CI.Coming(ctx, d.m.SourceProjectID, d.m.SourceBranch, sha); err != nil {
 			return mergerequest.MergeRequest{}, err
 		}
 	}
 	info := d.info
 	var out mergerequest.MergeRequest
 	err := s.DB.Update(ctx, func(tx *store.Tx) error {
-		m, err := mrByIID(tx, info.ID, int64(d.m.IID))
+		m, err := mrByIID(tx, info.ID, d.m.IID)
 		if err != nil {
 			return err
 		}
 		wait := false
 		if s.CI != nil {
-			p, ok, err := s.CI.Latest(tx.Context(), int64(m.SourceProjectID), sha)
+			p, ok, err := s.CI.Latest(tx.Context(), m.SourceProjectID, sha)
 			if err != nil {
 				return err
 			}
@@ -292,7 +292,7 @@ func (s *Service) defaultMessage(ctx context.Context, info projects.ProjectInfo,
 			parts = append(parts, "Closes "+issueRefs(list))
 		}
 	}
-	parts = append(parts, "See merge request "+info.PathWithNamespace+"!"+u64(m.IID))
+	parts = append(parts, "See merge request "+info.PathWithNamespace+"!"+store.IDString(m.IID))
 	return strings.Join(parts, "\n\n")
 }
 
@@ -344,7 +344,7 @@ func (s *Service) merge(ctx context.Context, ref mergerequest.Ref, asked *decisi
 			}
 			msg, removeSource = d.m.MergeMessage, d.m.ShouldRemoveSource
 		}
-		if m, err = mrByIID(tx, d.info.ID, int64(d.m.IID)); err != nil {
+		if m, err = mrByIID(tx, d.info.ID, d.m.IID); err != nil {
 			return err
 		}
 		if m.State == StateLocked || !m.Open() {
@@ -362,7 +362,7 @@ func (s *Service) merge(ctx context.Context, ref mergerequest.Ref, asked *decisi
 	if err != nil {
 		return d, nil, err
 	}
-	info, iid := d.info, int64(d.m.IID)
+	info, iid := d.info, d.m.IID
 	// unlock puts the prior state back after a failed merge (and the merge
 	// status it found, when it found one).
 	unlock := func(status string) {
@@ -383,7 +383,7 @@ func (s *Service) merge(ctx context.Context, ref mergerequest.Ref, asked *decisi
 			s.log.Error("a failed merge could not unlock its merge request", zap.Int64("project", info.ID), zap.Int64("iid", iid), zap.Error(err))
 		}
 	}
-	if err := s.Merges.Import(ctx, info.ID, int64(m.SourceProjectID), sha); err != nil {
+	if err := s.Merges.Import(ctx, info.ID, m.SourceProjectID, sha); err != nil {
 		unlock("")
 		return d, nil, err
 	}
@@ -391,7 +391,7 @@ func (s *Service) merge(ctx context.Context, ref mergerequest.Ref, asked *decisi
 		msg = s.defaultMessage(ctx, info, m)
 	}
 	mergeSHA, err := s.Merges.Merge(ctx, info.ID, repository.MergeSpec{Branch: m.TargetBranch, Source: sha, Message: msg,
-		SourceProject: int64(m.SourceProjectID)})
+		SourceProject: m.SourceProjectID})
 	if err != nil {
 		if errors.Is(err, repository.ErrMergeConflict) {
 			unlock(StatusCannot)
@@ -411,7 +411,7 @@ func (s *Service) merge(ctx context.Context, ref mergerequest.Ref, asked *decisi
 	if m, err = s.markMerged(ctx, info, iid, uid, mergeSHA, removeSource, true); err != nil {
 		return d, nil, err
 	}
-	if removeSource && !(m.SourceProjectID == uint64(info.ID) && m.SourceBranch == info.DefaultBranch) {
+	if removeSource && !(m.SourceProjectID == info.ID && m.SourceBranch == info.DefaultBranch) {
 		s.removeSourceBranch(ctx, m)
 	}
 	return d, m, nil
@@ -421,7 +421,7 @@ func (s *Service) merge(ctx context.Context, ref mergerequest.Ref, asked *decisi
 // it is protected or its project's default branch, or the merger may not
 // push to it.
 func (s *Service) removeSourceBranch(ctx context.Context, m *MR) {
-	src, err := s.Access.RequireID(ctx, int64(m.SourceProjectID), projects.PushCode)
+	src, err := s.Access.RequireID(ctx, m.SourceProjectID, projects.PushCode)
 	if err != nil || src.DefaultBranch == m.SourceBranch {
 		return
 	}
@@ -429,7 +429,7 @@ func (s *Service) removeSourceBranch(ctx context.Context, m *MR) {
 		return
 	}
 	if err := s.Merges.DeleteBranch(ctx, src.ID, m.SourceBranch, m.SHA); err != nil {
-		s.log.Warn("the source branch of a merge could not be removed", zap.Uint64("merge_request", m.ID),
+		s.log.Warn("the source branch of a merge could not be removed", zap.Int64("merge_request", m.ID),
 			zap.String("branch", m.SourceBranch), zap.Error(err))
 	}
 }
@@ -458,17 +458,17 @@ func (s *Service) Get(ctx context.Context, ref mergerequest.Ref) (mergerequest.M
 // check computes and stores a merge request's merge status against the
 // current heads of both branches.
 func (s *Service) check(ctx context.Context, m *MR) {
-	src, err := s.Merges.BranchHead(ctx, int64(m.SourceProjectID), m.SourceBranch)
+	src, err := s.Merges.BranchHead(ctx, m.SourceProjectID, m.SourceBranch)
 	if err != nil {
 		return
 	}
-	tgt, err := s.Merges.BranchHead(ctx, int64(m.ProjectID), m.TargetBranch)
+	tgt, err := s.Merges.BranchHead(ctx, m.ProjectID, m.TargetBranch)
 	if err != nil {
 		return
 	}
 	status := StatusCannot
-	if s.Merges.Import(ctx, int64(m.ProjectID), int64(m.SourceProjectID), src) == nil {
-		if ok, err := s.Merges.CanMerge(ctx, int64(m.ProjectID), tgt, src); err == nil && ok {
+	if s.Merges.Import(ctx, m.ProjectID, m.SourceProjectID, src) == nil {
+		if ok, err := s.Merges.CanMerge(ctx, m.ProjectID, tgt, src); err == nil && ok {
 			status = StatusCan
 		} else if err != nil {
 			return
@@ -488,7 +488,7 @@ func (s *Service) check(ctx context.Context, m *MR) {
 	})
 	if err != nil {
 		// The status is computed again on the next look; say why it was not kept.
-		s.log.Warn("the merge status could not be stored", zap.Uint64("merge_request", m.ID), zap.Error(err))
+		s.log.Warn("the merge status could not be stored", zap.Int64("merge_request", m.ID), zap.Error(err))
 	}
 }
 
@@ -542,8 +542,8 @@ func (s *Service) markMerged(ctx context.Context, info projects.ProjectInfo, iid
 		}
 		if len(texts) > 0 {
 			// The issues module closes what the texts name, as uid may.
-			via := "merge request !" + u64(cur.IID)
-			if err := s.Bus.Publish(tx, collabevent.Merged{ProjectID: info.ID, UserID: uid, Key: "merge_request:" + u64(cur.ID),
+			via := "merge request !" + store.IDString(cur.IID)
+			if err := s.Bus.Publish(tx, collabevent.Merged{ProjectID: info.ID, UserID: uid, Key: "merge_request:" + store.IDString(cur.ID),
 				Via: via, MentionVia: via, Texts: texts}); err != nil {
 				return err
 			}

@@ -91,8 +91,8 @@ func (s *Service) List(ctx context.Context, project string, q mergerequest.ListQ
 			total = len(all)
 			page = window(all, q.Offset, q.Limit)
 		} else {
-			var ids []uint64
-			store.WalkTimeKeys(tx, bucket, uint64(info.ID), desc, func(id uint64, flag byte) bool {
+			var ids []int64
+			store.WalkTimeKeys(tx, bucket, info.ID, desc, func(id int64, flag byte) bool {
 				if !stateMatches(q.State, flag) {
 					return true
 				}
@@ -133,7 +133,7 @@ func (s *Service) assignee(ctx context.Context, project int64, id int64) int64 {
 	if id <= 0 {
 		return 0
 	}
-	u, err := s.Lookup.LookupUser(ctx, i64(id))
+	u, err := s.Lookup.LookupUser(ctx, store.IDString(id))
 	if err != nil {
 		return 0
 	}
@@ -222,7 +222,7 @@ func (s *Service) Create(ctx context.Context, project string, b mergerequest.Fie
 	if source.ID == targetInfo.ID && srcBranch == tgtBranch {
 		return mergerequest.MergeRequest{}, mergerequest.ErrSameBranch
 	}
-	m := &MR{ProjectID: uint64(targetInfo.ID), SourceProjectID: uint64(source.ID), SourceBranch: srcBranch,
+	m := &MR{ProjectID: targetInfo.ID, SourceProjectID: source.ID, SourceBranch: srcBranch,
 		TargetBranch: tgtBranch, Title: title, State: StateOpened, AuthorID: auth.FromContext(ctx).UserID(),
 		MergeStatus: StatusUnchecked}
 	if b.Description != nil {
@@ -276,7 +276,7 @@ func (s *Service) Create(ctx context.Context, project string, b mergerequest.Fie
 		}
 		if len(m.LabelIDs) > 0 {
 			// Labels given at creation are added, as GitLab records them.
-			if err := s.Labels.RecordLabelChange(tx.Context(), targetInfo.ID, mergerequest.NoteableType, int64(m.ID), uid, nil, m.LabelIDs); err != nil {
+			if err := s.Labels.RecordLabelChange(tx.Context(), targetInfo.ID, mergerequest.NoteableType, m.ID, uid, nil, m.LabelIDs); err != nil {
 				return err
 			}
 		}
@@ -402,7 +402,7 @@ func (s *Service) Update(ctx context.Context, ref mergerequest.Ref, b mergereque
 			if ms, ok := s.milestone(tx.Context(), info.ID, *b.MilestoneID); ok && ms != m.MilestoneID {
 				ref := ""
 				if ms != 0 {
-					ref = "%" + i64(ms)
+					ref = "%" + store.IDString(ms)
 					if mv, err := s.Milestones.Assignable(tx.Context(), info.ID, ms); err == nil {
 						ref = target.MilestoneRef(mv.Title)
 					}
@@ -419,7 +419,7 @@ func (s *Service) Update(ctx context.Context, ref mergerequest.Ref, b mergereque
 			}
 			if !target.SameLabels(ids, m.LabelIDs) {
 				notesToWrite = append(notesToWrite, target.LabelNote(m.LabelIDs, ids))
-				if err := s.Labels.RecordLabelChange(tx.Context(), info.ID, mergerequest.NoteableType, int64(m.ID), uid, m.LabelIDs, ids); err != nil {
+				if err := s.Labels.RecordLabelChange(tx.Context(), info.ID, mergerequest.NoteableType, m.ID, uid, m.LabelIDs, ids); err != nil {
 					return err
 				}
 				m.LabelIDs, changed = ids, true
@@ -433,7 +433,7 @@ func (s *Service) Update(ctx context.Context, ref mergerequest.Ref, b mergereque
 		case stateEvent == mergerequest.Reopen && m.State == StateClosed:
 			m.State, action = StateReopened, event.Reopen
 			m.MergeStatus = StatusUnchecked
-			if sha, err := s.Merges.BranchHead(tx.Context(), int64(m.SourceProjectID), m.SourceBranch); err == nil {
+			if sha, err := s.Merges.BranchHead(tx.Context(), m.SourceProjectID, m.SourceBranch); err == nil {
 				m.SHA = sha
 			}
 		}
@@ -525,7 +525,7 @@ func (s *Service) Delete(ctx context.Context, ref mergerequest.Ref) error {
 			}
 		}
 		if s.Labels != nil {
-			if err := s.Labels.RemoveLabelEvents(tx.Context(), mergerequest.NoteableType, int64(m.ID)); err != nil {
+			if err := s.Labels.RemoveLabelEvents(tx.Context(), mergerequest.NoteableType, m.ID); err != nil {
 				return err
 			}
 		}
@@ -568,10 +568,10 @@ func (s *Service) Commits(ctx context.Context, ref mergerequest.Ref) ([]gitread.
 
 // rangeCommits are the merge request's commits, newest first.
 func (s *Service) rangeCommits(ctx context.Context, m *MR) ([]gitread.Commit, error) {
-	if err := s.Merges.Import(ctx, int64(m.ProjectID), int64(m.SourceProjectID), m.SHA); err != nil {
+	if err := s.Merges.Import(ctx, m.ProjectID, m.SourceProjectID, m.SHA); err != nil {
 		return nil, err
 	}
-	return s.Merges.Commits(ctx, int64(m.ProjectID), s.baseOf(ctx, m), m.SHA, maxCommits)
+	return s.Merges.Commits(ctx, m.ProjectID, s.baseOf(ctx, m), m.SHA, maxCommits)
 }
 
 // baseOf is the target revision a merge request is compared with: the
@@ -579,7 +579,7 @@ func (s *Service) rangeCommits(ctx context.Context, m *MR) ([]gitread.Commit, er
 // merged one, the merge commit's first parent: the target as it was).
 func (s *Service) baseOf(ctx context.Context, m *MR) string {
 	if m.Open() {
-		if sha, err := s.Merges.BranchHead(ctx, int64(m.ProjectID), m.TargetBranch); err == nil {
+		if sha, err := s.Merges.BranchHead(ctx, m.ProjectID, m.TargetBranch); err == nil {
 			return sha
 		}
 	}
@@ -592,7 +592,7 @@ func (s *Service) Changes(ctx context.Context, ref mergerequest.Ref) (mergereque
 	if err != nil {
 		return mergerequest.MergeRequest{}, nil, err
 	}
-	if err := s.Merges.Import(ctx, int64(m.ProjectID), int64(m.SourceProjectID), m.SHA); err != nil {
+	if err := s.Merges.Import(ctx, m.ProjectID, m.SourceProjectID, m.SHA); err != nil {
 		return mergerequest.MergeRequest{}, nil, err
 	}
 	diffs, err := s.Merges.Diffs(ctx, info.ID, s.baseOf(ctx, m), m.SHA)

@@ -35,7 +35,7 @@ func (s *Service) MilestoneMergeRequests(ctx context.Context, project string, mi
 		// project's merge requests are read once per page).
 		var list []*MR
 		var walkErr error
-		store.WalkTimeKeys(tx, byCreated, uint64(info.ID), true, func(id uint64, _ byte) bool {
+		store.WalkTimeKeys(tx, byCreated, info.ID, true, func(id int64, _ byte) bool {
 			m, err := mrs.Get(tx, id)
 			if err != nil {
 				walkErr = err

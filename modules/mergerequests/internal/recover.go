@@ -44,20 +44,20 @@ func (s *Service) recoverLocked(ctx context.Context) {
 	for _, m := range locked {
 		if err := s.recoverOne(ctx, m); err != nil {
 			s.log.Error("a merge request left locked by a stop could not be recovered",
-				zap.Uint64("project", m.ProjectID), zap.Uint64("iid", m.IID), zap.Error(err))
+				zap.Int64("project", m.ProjectID), zap.Int64("iid", m.IID), zap.Error(err))
 		}
 	}
 }
 
 func (s *Service) recoverOne(ctx context.Context, m MR) error {
-	info, err := s.Access.ResolveID(ctx, int64(m.ProjectID))
+	info, err := s.Access.ResolveID(ctx, m.ProjectID)
 	if err != nil {
 		return err
 	}
 	if mergeSHA := s.landedMerge(ctx, info, m); mergeSHA != "" {
 		s.log.Warn("finishing a merge a stop interrupted after its commit landed",
-			zap.Uint64("project", m.ProjectID), zap.Uint64("iid", m.IID), zap.String("merge_commit", mergeSHA))
-		_, err := s.markMerged(ctx, info, int64(m.IID), m.LockedByID, mergeSHA, m.ShouldRemoveSource, false)
+			zap.Int64("project", m.ProjectID), zap.Int64("iid", m.IID), zap.String("merge_commit", mergeSHA))
+		_, err := s.markMerged(ctx, info, m.IID, m.LockedByID, mergeSHA, m.ShouldRemoveSource, false)
 		return err
 	}
 	prior := m.PriorState
@@ -65,9 +65,9 @@ func (s *Service) recoverOne(ctx context.Context, m MR) error {
 		prior = StateOpened
 	}
 	s.log.Warn("undoing a merge a stop interrupted before its commit landed",
-		zap.Uint64("project", m.ProjectID), zap.Uint64("iid", m.IID), zap.String("state", prior))
+		zap.Int64("project", m.ProjectID), zap.Int64("iid", m.IID), zap.String("state", prior))
 	return s.DB.Update(ctx, func(tx *store.Tx) error {
-		cur, err := mrByIID(tx, info.ID, int64(m.IID))
+		cur, err := mrByIID(tx, info.ID, m.IID)
 		if err != nil || cur.State != StateLocked {
 			return err
 		}

@@ -17,7 +17,7 @@ func (s *Service) Seed(ctx context.Context, projectID, authorID int64, n int, sh
 	base := s.now().Add(-time.Duration(n) * time.Minute)
 	return s.DB.InBatches(ctx, n, 2000, func(tx *store.Tx, k int) error {
 		at := base.Add(time.Duration(k) * time.Minute)
-		return insertMR(tx, &MR{ProjectID: uint64(projectID), SourceProjectID: uint64(projectID), SourceBranch: "seed-" + strconv.Itoa(k),
+		return insertMR(tx, &MR{ProjectID: projectID, SourceProjectID: projectID, SourceBranch: "seed-" + strconv.Itoa(k),
 			TargetBranch: "master", Title: "seed " + strconv.Itoa(k+1), Description: "seeded for a benchmark",
 			State: StateMerged, AuthorID: authorID, SHA: sha, TargetSHA: sha, MergeStatus: StatusCan, MergeCommitSHA: sha,
 			CreatedAt: at, UpdatedAt: at})

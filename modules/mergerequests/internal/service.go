@@ -93,15 +93,15 @@ var wip = regexp.MustCompile(`(?i)^\s*(\[wip\]\s*|wip:\s*|\[wip\]|wip\s+)`)
 
 func workInProgress(title string) bool { return wip.MatchString(title) }
 
-func (s *Service) webURL(info projects.ProjectInfo, iid uint64) string {
-	return s.URL() + "/" + info.PathWithNamespace + "/merge_requests/" + u64(iid)
+func (s *Service) webURL(info projects.ProjectInfo, iid int64) string {
+	return s.URL() + "/" + info.PathWithNamespace + "/merge_requests/" + store.IDString(iid)
 }
 
 // record is the contract's record of a stored merge request of project
 // info.
 func (s *Service) record(info projects.ProjectInfo, m *MR) mergerequest.MergeRequest {
-	r := mergerequest.MergeRequest{ID: mergerequest.ID(m.ID), IID: mergerequest.IID(m.IID), ProjectID: int64(m.ProjectID),
-		SourceProjectID: int64(m.SourceProjectID), SourceBranch: m.SourceBranch, TargetBranch: m.TargetBranch,
+	r := mergerequest.MergeRequest{ID: mergerequest.ID(m.ID), IID: mergerequest.IID(m.IID), ProjectID: m.ProjectID,
+		SourceProjectID: m.SourceProjectID, SourceBranch: m.SourceBranch, TargetBranch: m.TargetBranch,
 		Title: m.Title, Description: m.Description, State: mergerequest.State(m.State), AuthorID: m.AuthorID,
 		AssigneeID: m.AssigneeID, LabelIDs: slices.Clone(m.LabelIDs), MilestoneID: m.MilestoneID, SHA: m.SHA,
 		MergeStatus: mergerequest.MergeStatus(m.MergeStatus), MergeWhenPipelineSucceeds: m.MergeWhenPipeline,
@@ -139,7 +139,7 @@ func noteableOf(r mergerequest.MergeRequest) target.Noteable {
 }
 
 func targetOf(m *MR) target.Target {
-	return target.Target{Type: mergerequest.NoteableType, ID: int64(m.ID), ProjectID: int64(m.ProjectID)}
+	return target.Target{Type: mergerequest.NoteableType, ID: m.ID, ProjectID: m.ProjectID}
 }
 
 // readProject resolves :id for reading merge requests.
@@ -165,7 +165,7 @@ func mrByIID(tx *store.Tx, project int64, iid int64) (*MR, error) {
 	if iid <= 0 {
 		return nil, mergerequest.ErrNotFound
 	}
-	m, err := mrs.GetBy(tx, "iid", i64(project)+"/"+i64(iid))
+	m, err := mrs.GetBy(tx, "iid", store.IDString(project)+"/"+store.IDString(iid))
 	if errors.Is(err, store.ErrNotFound) || (err == nil && m.Deleted) {
 		return nil, mergerequest.ErrNotFound
 	}
@@ -205,12 +205,12 @@ func (s *Service) publish(tx *store.Tx, info projects.ProjectInfo, m *MR, userID
 		}
 	}
 	ev := event.MergeRequestEvent{Action: action, ProjectID: info.ID, UserID: userID, MergeRequest: event.MergeRequest{
-		ID: int64(m.ID), IID: int64(m.IID), TargetBranch: m.TargetBranch, SourceBranch: m.SourceBranch,
-		SourceProjectID: int64(m.SourceProjectID), TargetProjectID: int64(m.ProjectID), AuthorID: m.AuthorID,
+		ID: m.ID, IID: m.IID, TargetBranch: m.TargetBranch, SourceBranch: m.SourceBranch,
+		SourceProjectID: m.SourceProjectID, TargetProjectID: m.ProjectID, AuthorID: m.AuthorID,
 		AssigneeID: m.AssigneeID, Title: m.Title, Description: m.Description, State: m.State, MergeStatus: m.MergeStatus,
 		MilestoneID: m.MilestoneID, MergeCommitSHA: m.MergeCommitSHA, SHA: m.SHA, WorkInProgress: workInProgress(m.Title),
 		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, URL: s.webURL(info, m.IID), Labels: names}}
-	if cs, err := s.Merges.Commits(tx.Context(), int64(m.SourceProjectID), "", m.SHA, 1); err == nil && len(cs) == 1 {
+	if cs, err := s.Merges.Commits(tx.Context(), m.SourceProjectID, "", m.SHA, 1); err == nil && len(cs) == 1 {
 		c := cs[0]
 		ev.MergeRequest.LastCommit = &event.LastCommit{ID: c.ID, Message: c.Message, Timestamp: c.Author.When,
 			AuthorName: c.Author.Name, AuthorEmail: c.Author.Email}

@@ -2,7 +2,6 @@ package internal
 
 import (
 	"encoding/json"
-	"strconv"
 	"time"
 
 	"github.com/fennec-forge/fennec/core/store"
@@ -28,10 +27,10 @@ const (
 
 // MR is one stored merge request; ProjectID is its target project.
 type MR struct {
-	ID              uint64  `json:"id"`
-	ProjectID       uint64  `json:"project_id"`
-	IID             uint64  `json:"iid"`
-	SourceProjectID uint64  `json:"source_project_id"`
+	ID              int64   `json:"id"`
+	ProjectID       int64   `json:"project_id"`
+	IID             int64   `json:"iid"`
+	SourceProjectID int64   `json:"source_project_id"`
 	SourceBranch    string  `json:"source_branch"`
 	TargetBranch    string  `json:"target_branch"`
 	Title           string  `json:"title"`
@@ -69,8 +68,8 @@ type MR struct {
 	UpdatedAt      time.Time  `json:"updated_at"`
 }
 
-func (m *MR) RecordID() uint64      { return m.ID }
-func (m *MR) SetRecordID(id uint64) { m.ID = id }
+func (m *MR) RecordID() int64      { return m.ID }
+func (m *MR) SetRecordID(id int64) { m.ID = id }
 
 // Open says whether the merge request counts as open (opened, reopened,
 // locked).
@@ -78,15 +77,12 @@ func (m *MR) Open() bool {
 	return m.State == StateOpened || m.State == StateReopened || m.State == StateLocked
 }
 
-func u64(v uint64) string { return strconv.FormatUint(v, 10) }
-func i64(v int64) string  { return strconv.FormatInt(v, 10) }
-
-func branchKey(project uint64, branch string) string { return u64(project) + "/" + branch }
+func branchKey(project int64, branch string) string { return store.IDString(project) + "/" + branch }
 
 // Only live merge requests are indexed by branch and sha: pushes look for
 // the open ones, creation for a duplicate.
-var mrs = store.NewTable[uint64, MR]("mergerequests.merge_requests",
-	store.Index[MR]{Name: "iid", Unique: true, Keys: func(m *MR) []string { return []string{u64(m.ProjectID) + "/" + u64(m.IID)} }},
+var mrs = store.NewTable[int64, MR]("mergerequests.merge_requests",
+	store.Index[MR]{Name: "iid", Unique: true, Keys: func(m *MR) []string { return []string{store.IDString(m.ProjectID) + "/" + store.IDString(m.IID)} }},
 	store.Index[MR]{Name: "source", Keys: func(m *MR) []string {
 		if !m.Open() || m.Deleted {
 			return nil
@@ -103,7 +99,7 @@ var mrs = store.NewTable[uint64, MR]("mergerequests.merge_requests",
 		if !m.MergeWhenPipeline || !m.Open() || m.Deleted {
 			return nil
 		}
-		return []string{u64(m.SourceProjectID) + "/" + m.SHA}
+		return []string{store.IDString(m.SourceProjectID) + "/" + m.SHA}
 	}},
 )
 
@@ -175,8 +171,8 @@ func untrack(tx *store.Tx, m *MR) error {
 	return store.DeleteTimeKey(tx, byUpdated, m.ProjectID, m.UpdatedAt, m.ID)
 }
 
-func nextIID(tx *store.Tx, project uint64) (uint64, error) {
-	return store.NextInSequence[uint64](tx, sequences, store.Key(project))
+func nextIID(tx *store.Tx, project int64) (int64, error) {
+	return store.NextInSequence[int64](tx, sequences, store.Key(project))
 }
 
 func insertMR(tx *store.Tx, m *MR) error {
@@ -210,9 +206,11 @@ type pipelineState struct {
 	Status string `json:"status"`
 }
 
-func pipelineKey(project uint64, sha string) []byte { return []byte(u64(project) + "/" + sha) }
+func pipelineKey(project int64, sha string) []byte {
+	return []byte(store.IDString(project) + "/" + sha)
+}
 
-func getPipeline(tx *store.Tx, project uint64, sha string) *pipelineState {
+func getPipeline(tx *store.Tx, project int64, sha string) *pipelineState {
 	v := tx.Bucket(pipelines).Get(pipelineKey(project, sha))
 	if v == nil {
 		return nil
@@ -224,7 +222,7 @@ func getPipeline(tx *store.Tx, project uint64, sha string) *pipelineState {
 	return &p
 }
 
-func putPipeline(tx *store.Tx, project uint64, p pipelineState) error {
+func putPipeline(tx *store.Tx, project int64, p pipelineState) error {
 	if old := getPipeline(tx, project, p.SHA); old != nil && old.ID > p.ID {
 		return nil // an older pipeline's late event
 	}

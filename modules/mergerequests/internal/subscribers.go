@@ -38,7 +38,7 @@ func (s *Service) onChange(ctx context.Context, ev event.MergeRequestEvent) erro
 	var m *MR
 	err := s.DB.View(ctx, func(tx *store.Tx) error {
 		var err error
-		m, err = mrs.Get(tx, uint64(ev.MergeRequest.ID))
+		m, err = mrs.Get(tx, ev.MergeRequest.ID)
 		return err
 	})
 	if err != nil || !m.Open() || m.Deleted || m.MergeStatus != StatusUnchecked {
@@ -55,15 +55,15 @@ func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
 	ctx = auth.WithPrincipal(ctx, auth.System())
 	branch := ev.Ref[len("refs/heads/"):]
 	return s.DB.Update(ctx, func(tx *store.Tx) error {
-		srcIDs, err := mrs.IDsBy(tx, "source", branchKey(uint64(ev.ProjectID), branch))
+		srcIDs, err := mrs.IDsBy(tx, "source", branchKey(ev.ProjectID, branch))
 		if err != nil {
 			return err
 		}
-		tgtIDs, err := mrs.IDsBy(tx, "target", branchKey(uint64(ev.ProjectID), branch))
+		tgtIDs, err := mrs.IDsBy(tx, "target", branchKey(ev.ProjectID, branch))
 		if err != nil {
 			return err
 		}
-		seen := map[uint64]bool{}
+		seen := map[int64]bool{}
 		for n, id := range append(srcIDs, tgtIDs...) {
 			if seen[id] {
 				continue
@@ -83,7 +83,7 @@ func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
 			if !isSource && m.TargetSHA == ev.After {
 				continue
 			}
-			info, err := s.Access.ResolveID(tx.Context(), int64(m.ProjectID))
+			info, err := s.Access.ResolveID(tx.Context(), m.ProjectID)
 			if err != nil {
 				continue
 			}
@@ -138,10 +138,10 @@ func (s *Service) onPipeline(ctx context.Context, ev ci.PipelineEvent) error {
 	var waiting []*MR
 	err := s.DB.Update(ctx, func(tx *store.Tx) error {
 		waiting = nil
-		if err := putPipeline(tx, uint64(ev.ProjectID), pipelineState{ID: ev.PipelineID, Ref: ev.Ref, SHA: ev.SHA, Status: ev.Status}); err != nil {
+		if err := putPipeline(tx, ev.ProjectID, pipelineState{ID: ev.PipelineID, Ref: ev.Ref, SHA: ev.SHA, Status: ev.Status}); err != nil {
 			return err
 		}
-		heads, err := mrs.AllBy(tx, "sha", u64(uint64(ev.ProjectID))+"/"+ev.SHA)
+		heads, err := mrs.AllBy(tx, "sha", store.IDString(ev.ProjectID)+"/"+ev.SHA)
 		if err != nil {
 			return err
 		}
@@ -163,12 +163,12 @@ func (s *Service) onPipeline(ctx context.Context, ev ci.PipelineEvent) error {
 			}
 		case "failed", "canceled":
 			sys := auth.WithPrincipal(ctx, auth.System())
-			info, err := s.Access.ResolveID(sys, int64(m.ProjectID))
+			info, err := s.Access.ResolveID(sys, m.ProjectID)
 			if err != nil {
 				continue
 			}
 			if err := s.DB.Update(sys, func(tx *store.Tx) error {
-				return s.dropMWPS(tx, info, int64(m.IID), m.SHA, m.MergeUserID, false, "canceled the automatic merge: the pipeline "+ev.Status)
+				return s.dropMWPS(tx, info, m.IID, m.SHA, m.MergeUserID, false, "canceled the automatic merge: the pipeline "+ev.Status)
 			}); err != nil {
 				return err
 			}
@@ -193,20 +193,20 @@ func (s *Service) mergeApproved(ctx context.Context, m *MR) error {
 	// drop drops the intent (uid's only, with uidsOnly) with a note; a
 	// project that is gone has none to drop.
 	drop := func(reason string, uidsOnly bool) error {
-		info, err := s.Access.ResolveID(sys, int64(m.ProjectID))
+		info, err := s.Access.ResolveID(sys, m.ProjectID)
 		if err != nil {
 			return nil
 		}
 		return s.DB.Update(sys, func(tx *store.Tx) error {
-			return s.dropMWPS(tx, info, int64(m.IID), m.SHA, m.MergeUserID, uidsOnly, "canceled the automatic merge: "+reason)
+			return s.dropMWPS(tx, info, m.IID, m.SHA, m.MergeUserID, uidsOnly, "canceled the automatic merge: "+reason)
 		})
 	}
-	head, err := s.Merges.BranchHead(sys, int64(m.SourceProjectID), m.SourceBranch)
+	head, err := s.Merges.BranchHead(sys, m.SourceProjectID, m.SourceBranch)
 	switch {
 	case errors.Is(err, repository.ErrBranchNotFound):
 		return drop("the source branch was removed", false)
 	case err != nil:
-		if _, rerr := s.Access.ResolveID(sys, int64(m.ProjectID)); rerr != nil {
+		if _, rerr := s.Access.ResolveID(sys, m.ProjectID); rerr != nil {
 			return nil // the project is gone, with its intents
 		}
 		return err
@@ -214,7 +214,7 @@ func (s *Service) mergeApproved(ctx context.Context, m *MR) error {
 		return drop("new commits were pushed", false)
 	}
 	notAllowed := "not allowed to merge into `" + m.TargetBranch + "`"
-	u, err := s.Lookup.LookupUser(ctx, i64(m.MergeUserID))
+	u, err := s.Lookup.LookupUser(ctx, store.IDString(m.MergeUserID))
 	if errors.Is(err, auth.ErrUserNotFound) {
 		return drop(notAllowed, false)
 	}
@@ -226,7 +226,7 @@ func (s *Service) mergeApproved(ctx context.Context, m *MR) error {
 		return drop(notAllowed, false) // blocked
 	}
 	sha := m.SHA
-	_, err = s.Merge(auth.WithPrincipal(ctx, p), mergerequest.Ref{Project: u64(m.ProjectID), IID: mergerequest.IID(m.IID)},
+	_, err = s.Merge(auth.WithPrincipal(ctx, p), mergerequest.Ref{Project: store.IDString(m.ProjectID), IID: mergerequest.IID(m.IID)},
 		mergerequest.MergeInput{SHA: &sha, AutoMerge: true})
 	switch {
 	case err == nil, errors.Is(err, mergerequest.ErrAutoMergeCanceled):
@@ -238,6 +238,6 @@ func (s *Service) mergeApproved(ctx context.Context, m *MR) error {
 	case errors.Is(err, mergerequest.ErrSHAMismatch):
 		return drop("new commits were pushed", false)
 	}
-	s.log.Info("merge when pipeline succeeds failed", zap.Uint64("merge_request", m.ID), zap.Error(err))
+	s.log.Info("merge when pipeline succeeds failed", zap.Int64("merge_request", m.ID), zap.Error(err))
 	return drop("the merge failed", false)
 }

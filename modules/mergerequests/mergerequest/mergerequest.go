@@ -202,7 +202,7 @@ type Service interface {
 	// (ErrUnavailable without it).
 	LabelEvents(ctx context.Context, ref Ref, offset, limit int) ([]any, int, error)
 	// LabelEvent is one of them (target.ErrLabelEventNotFound).
-	LabelEvent(ctx context.Context, ref Ref, eventID uint64) (any, error)
+	LabelEvent(ctx context.Context, ref Ref, eventID int64) (any, error)
 
 	// Create opens a merge request in the project named (the source
 	// project) as the caller, who must be able to push code there
