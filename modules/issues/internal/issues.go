@@ -622,7 +622,7 @@ func (s *Service) changed(tx *store.Tx, info projects.ProjectInfo, before, i *Is
 		}
 	}
 	if ch.labels {
-		if err := system(target.LabelNote(toI64(before.LabelIDs), toI64(i.LabelIDs))); err != nil {
+		if err := system(target.LabelNote(before.LabelIDs, i.LabelIDs)); err != nil {
 			return err
 		}
 		if err := s.recordLabelChange(tx, info.ID, issue.NoteableType, i.ID, uid, before.LabelIDs, i.LabelIDs); err != nil {

@@ -82,26 +82,10 @@ func (s *Service) recordLabelChange(tx *store.Tx, projectID int64, typ string, i
 	return nil
 }
 
-func toI64(ids []int64) []int64 {
-	out := make([]int64, len(ids))
-	for i, id := range ids {
-		out[i] = id
-	}
-	return out
-}
-
-func toU64(ids []int64) []int64 {
-	out := make([]int64, len(ids))
-	for i, id := range ids {
-		out[i] = id
-	}
-	return out
-}
-
 // RecordLabelChange implements target.Labels.
 func (s *Service) RecordLabelChange(ctx context.Context, projectID int64, resourceType string, resourceID, userID int64, before, after []int64) error {
 	return s.db.Update(ctx, func(tx *store.Tx) error {
-		return s.recordLabelChange(tx, projectID, resourceType, resourceID, userID, toU64(before), toU64(after))
+		return s.recordLabelChange(tx, projectID, resourceType, resourceID, userID, before, after)
 	})
 }
 
