@@ -54,13 +54,6 @@ var (
 	errBlameTooLong  = errors.New("repository: the file's history is too long to blame")
 )
 
-// BlameRange is a run of consecutive lines last changed by one commit;
-// the lines are given without their line ends.
-type BlameRange struct {
-	Commit BlameCommit `json:"commit"`
-	Lines  []string    `json:"lines"`
-}
-
 // blameSeg is a run of lines still to be blamed: n lines of the suspect's
 // version of the file from line src on, which are the final file's lines
 // from line final on (0-based).

@@ -16,7 +16,6 @@ import (
 	"crypto/rand"
 	"crypto/sha1"
 	"encoding/hex"
-	"errors"
 	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -102,25 +101,6 @@ func commitThread(tx *store.Tx, project uint64, sha, id string) ([]*Comment, err
 	return nil, errCommitDiscussionNotFound
 }
 
-// CommitDiscussionView is GitLab's Discussion resource for a commit.
-type CommitDiscussionView struct {
-	ID             string           `json:"id"`
-	IndividualNote bool             `json:"individual_note"`
-	Notes          []CommitNoteView `json:"notes"`
-}
-
-func (st *Statuses) commitThreadViews(ctx context.Context, list [][]*Comment) ([]CommitDiscussionView, error) {
-	out := make([]CommitDiscussionView, 0, len(list))
-	for _, t := range list {
-		notes, err := st.commitNoteViews(ctx, t)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, CommitDiscussionView{ID: threadOf(t[0]), IndividualNote: t[0].Type == "", Notes: notes})
-	}
-	return out, nil
-}
-
 // commitOfRequest is the commit a request names (a full sha, or a ref),
 // for a caller who may read the code.
 func (st *Statuses) commitOfRequest(ctx context.Context, id, sha string) (projects.ProjectInfo, *object.Commit, error) {
@@ -133,31 +113,6 @@ func (st *Statuses) commitOfRequest(ctx context.Context, id, sha string) (projec
 		return info, nil, ErrCommitNotFound
 	}
 	return info, c, nil
-}
-
-func (st *Statuses) threadOfRequest(ctx context.Context, in *CommitDiscussionPath) (projects.ProjectInfo, *object.Commit, []*Comment, error) {
-	info, c, err := st.commitOfRequest(ctx, in.ID, in.SHA)
-	if err != nil {
-		return info, nil, nil, err
-	}
-	var list []*Comment
-	err = st.db.View(ctx, func(tx *store.Tx) error {
-		list, err = commitThread(tx, uint64(info.ID), c.Hash.String(), in.DiscussionID)
-		return err
-	})
-	return info, c, list, err
-}
-
-func (st *Statuses) getCommitDiscussion(ctx context.Context, in *CommitDiscussionPath) (*commitDiscussionOutput, error) {
-	_, _, list, err := st.threadOfRequest(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	views, err := st.commitThreadViews(ctx, [][]*Comment{list})
-	if err != nil {
-		return nil, err
-	}
-	return &commitDiscussionOutput{Body: &views[0]}, nil
 }
 
 // addComment stores a comment of a thread and publishes CommitCommented
@@ -177,22 +132,6 @@ func (st *Statuses) addComment(ctx context.Context, info projects.ProjectInfo, c
 	})
 }
 
-func (st *Statuses) getCommitDiscussionNote(ctx context.Context, in *CommitDiscussionNotePath) (*commitNoteOutput, error) {
-	_, _, list, err := st.threadOfRequest(ctx, &in.CommitDiscussionPath)
-	if err != nil {
-		return nil, err
-	}
-	cm, err := commentInThread(list, in.NoteID)
-	if err != nil {
-		return nil, err
-	}
-	views, err := st.commitNoteViews(ctx, []*Comment{cm})
-	if err != nil {
-		return nil, err
-	}
-	return &commitNoteOutput{Body: &views[0]}, nil
-}
-
 // mayChangeComment: the comment's author, a Master or an administrator
 // (GitLab's admin_note), in a project that is not archived.
 func mayChangeComment(ctx context.Context, info projects.ProjectInfo, cm *Comment) error {
@@ -203,26 +142,4 @@ func mayChangeComment(ctx context.Context, info projects.ProjectInfo, cm *Commen
 		return nil
 	}
 	return projects.ErrForbidden
-}
-
-func (st *Statuses) deleteCommitDiscussionNote(ctx context.Context, in *CommitDiscussionNotePath) (*struct{}, error) {
-	info, _, list, err := st.threadOfRequest(ctx, &in.CommitDiscussionPath)
-	if err != nil {
-		return nil, err
-	}
-	cm, err := commentInThread(list, in.NoteID)
-	if err != nil {
-		return nil, err
-	}
-	if err := mayChangeComment(ctx, info, cm); err != nil {
-		return nil, err
-	}
-	err = st.db.Update(ctx, func(tx *store.Tx) error {
-		err := comments.Delete(tx, cm.ID)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
-		return err
-	})
-	return nil, err
 }

@@ -1,6 +1,7 @@
 package internal
 
 import (
+	"encoding/base64"
 	"path"
 	"sort"
 	"strings"
@@ -134,4 +135,37 @@ func contentBlob(repo *git.Repository, a CommitAction) (plumbing.Hash, error) {
 		return plumbing.ZeroHash, err
 	}
 	return writeBlob(repo, content)
+}
+
+// actionContent is an action's content, decoded as its encoding says.
+func actionContent(a CommitAction) ([]byte, error) {
+	if a.Content == nil {
+		return nil, invalid("You must provide content.")
+	}
+	if a.Encoding == "base64" {
+		b, err := base64.StdEncoding.DecodeString(*a.Content)
+		if err != nil {
+			return nil, invalid("The content of " + a.FilePath + " is not valid Base64")
+		}
+		return b, nil
+	}
+	return []byte(*a.Content), nil
+}
+
+// checkActionPaths refuses, before anything is written, an action whose
+// file_path (or a move's previous_path) git could not check out, as
+// validWritePath says: the one path check of every API write (the commits
+// API and the files API's create, update and delete come through here).
+func checkActionPaths(actions []CommitAction) error {
+	for _, a := range actions {
+		if _, ok := validWritePath(a.FilePath); !ok {
+			return invalid("Invalid file path: " + a.FilePath)
+		}
+		if a.Action == "move" {
+			if _, ok := validWritePath(a.PreviousPath); !ok {
+				return invalid("Invalid previous path: " + a.PreviousPath)
+			}
+		}
+	}
+	return nil
 }

@@ -42,6 +42,19 @@ var (
 	errCommitBadPosition = errors.New("repository: the position names no line of the commit")
 )
 
+// errInvalid: the request is refused as it is (GitLab's 400); an
+// *invalidError carries GitLab's words for it.
+var errInvalid = errors.New("repository: invalid request")
+
+// invalidError is a refused request, with GitLab's message.
+type invalidError struct{ msg string }
+
+func (e *invalidError) Error() string { return "repository: " + e.msg }
+func (e *invalidError) Unwrap() error { return errInvalid }
+
+// invalid refuses a request with GitLab's message msg.
+func invalid(msg string) error { return &invalidError{msg: msg} }
+
 // tagRefusal is why a new tag is refused, in GitLab's words.
 type tagRefusal struct{ reason string }
 

@@ -100,3 +100,10 @@ type blameInput struct {
 	FilePath string `path:"file_path" doc:"URL-encoded path of the file"`
 	Ref      string `query:"ref" required:"true" doc:"Branch, tag or commit"`
 }
+
+// BlameRange is a run of consecutive lines last changed by one commit;
+// the lines are given without their line ends.
+type BlameRange struct {
+	Commit BlameCommit `json:"commit"`
+	Lines  []string    `json:"lines"`
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects"
 )
 
 // CommitNoteView is a note of a commit's thread: GitLab's Note resource
@@ -335,4 +336,86 @@ func (st *Statuses) replyToCommitDiscussion(ctx context.Context, in *commitReply
 		return nil, err
 	}
 	return &commitNoteOutput{Body: &views[0]}, nil
+}
+
+// CommitDiscussionView is GitLab's Discussion resource for a commit.
+type CommitDiscussionView struct {
+	ID             string           `json:"id"`
+	IndividualNote bool             `json:"individual_note"`
+	Notes          []CommitNoteView `json:"notes"`
+}
+
+func (st *Statuses) commitThreadViews(ctx context.Context, list [][]*Comment) ([]CommitDiscussionView, error) {
+	out := make([]CommitDiscussionView, 0, len(list))
+	for _, t := range list {
+		notes, err := st.commitNoteViews(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, CommitDiscussionView{ID: threadOf(t[0]), IndividualNote: t[0].Type == "", Notes: notes})
+	}
+	return out, nil
+}
+
+func (st *Statuses) threadOfRequest(ctx context.Context, in *CommitDiscussionPath) (projects.ProjectInfo, *object.Commit, []*Comment, error) {
+	info, c, err := st.commitOfRequest(ctx, in.ID, in.SHA)
+	if err != nil {
+		return info, nil, nil, err
+	}
+	var list []*Comment
+	err = st.db.View(ctx, func(tx *store.Tx) error {
+		list, err = commitThread(tx, uint64(info.ID), c.Hash.String(), in.DiscussionID)
+		return err
+	})
+	return info, c, list, err
+}
+
+func (st *Statuses) getCommitDiscussion(ctx context.Context, in *CommitDiscussionPath) (*commitDiscussionOutput, error) {
+	_, _, list, err := st.threadOfRequest(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	views, err := st.commitThreadViews(ctx, [][]*Comment{list})
+	if err != nil {
+		return nil, err
+	}
+	return &commitDiscussionOutput{Body: &views[0]}, nil
+}
+
+func (st *Statuses) getCommitDiscussionNote(ctx context.Context, in *CommitDiscussionNotePath) (*commitNoteOutput, error) {
+	_, _, list, err := st.threadOfRequest(ctx, &in.CommitDiscussionPath)
+	if err != nil {
+		return nil, err
+	}
+	cm, err := commentInThread(list, in.NoteID)
+	if err != nil {
+		return nil, err
+	}
+	views, err := st.commitNoteViews(ctx, []*Comment{cm})
+	if err != nil {
+		return nil, err
+	}
+	return &commitNoteOutput{Body: &views[0]}, nil
+}
+
+func (st *Statuses) deleteCommitDiscussionNote(ctx context.Context, in *CommitDiscussionNotePath) (*struct{}, error) {
+	info, _, list, err := st.threadOfRequest(ctx, &in.CommitDiscussionPath)
+	if err != nil {
+		return nil, err
+	}
+	cm, err := commentInThread(list, in.NoteID)
+	if err != nil {
+		return nil, err
+	}
+	if err := mayChangeComment(ctx, info, cm); err != nil {
+		return nil, err
+	}
+	err = st.db.Update(ctx, func(tx *store.Tx) error {
+		err := comments.Delete(tx, cm.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		return err
+	})
+	return nil, err
 }

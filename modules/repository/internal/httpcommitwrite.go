@@ -5,7 +5,6 @@ package internal
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"net/http"
 	"path"
@@ -20,38 +19,6 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
-
-func actionContent(a CommitAction) ([]byte, error) {
-	if a.Content == nil {
-		return nil, api.BadRequest("You must provide content.")
-	}
-	if a.Encoding == "base64" {
-		b, err := base64.StdEncoding.DecodeString(*a.Content)
-		if err != nil {
-			return nil, api.BadRequest("The content of " + a.FilePath + " is not valid Base64")
-		}
-		return b, nil
-	}
-	return []byte(*a.Content), nil
-}
-
-// checkActionPaths refuses, before anything is written, an action whose
-// file_path (or a move's previous_path) git could not check out, as
-// validWritePath says: the one path check of every API write (the commits
-// API and the files API's create, update and delete come through here).
-func checkActionPaths(actions []CommitAction) error {
-	for _, a := range actions {
-		if _, ok := validWritePath(a.FilePath); !ok {
-			return api.BadRequest("Invalid file path: " + a.FilePath)
-		}
-		if a.Action == "move" {
-			if _, ok := validWritePath(a.PreviousPath); !ok {
-				return api.BadRequest("Invalid previous path: " + a.PreviousPath)
-			}
-		}
-	}
-	return nil
-}
 
 // commitActions applies the actions on the branch (or start_branch for a
 // new branch) and moves the branch by compare-and-set.

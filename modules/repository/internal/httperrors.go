@@ -38,6 +38,11 @@ func mapErrors(a *api.API) {
 		return api.BadRequest(`400 Bad request - Note {:line_code=>["can't be blank", "must be a valid line code"]}`)
 	})
 	a.MapError(errProtectionNotFound, func(error) *api.Error { return api.RecordNotFound() })
+	a.MapError(errInvalid, func(err error) *api.Error {
+		var e *invalidError
+		errors.As(err, &e)
+		return api.BadRequest(e.msg)
+	})
 	a.MapError(errCannotPick, func(error) *api.Error {
 		return api.BadRequest("Sorry, we cannot cherry-pick this commit automatically. " +
 			"This commit may already have been cherry-picked, or a more recent commit may have updated some of its content.")

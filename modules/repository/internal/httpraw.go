@@ -4,24 +4,25 @@ package internal
 // status codes; the service side stays in raw.go.
 
 import (
+	"bytes"
 	"context"
-	"fmt"
+	"io"
 	"net/http"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/go-git/go-git/v5/plumbing"
+	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/repository/internal/gitpack"
 )
 
 // tooLargeInline is the 400 of a JSON endpoint asked for a blob over
 // maxInlineBlob (what is "Blob" or "File").
-func tooLargeInline(what string, size int64) error {
-	return api.BadRequest(fmt.Sprintf("400 Bad request - %s is too large to be returned as JSON (%d bytes, at most %d); use the raw endpoint",
-		what, size, maxInlineBlob))
-}
 
 // findBlob resolves :sha to a blob of the project: a full id, or an
 // abbreviation of at least 4 hex digits that names one object only, found
@@ -95,4 +96,34 @@ type rawOutput struct {
 	ContentLength string `header:"Content-Length"`
 	NoSniff       string `header:"X-Content-Type-Options"`
 	Body          func(huma.Context)
+}
+
+// rawBlob streams an open blob (and closes it): text as text/plain,
+// anything else (a NUL in the first 8000 bytes, as git decides) as
+// application/octet-stream; never sniffed by browsers. Only the first
+// 8000 bytes are held; the rest is inflated as it is written.
+func (rd *Reader) rawBlob(r *gitpack.ObjectReader) (*rawOutput, error) {
+	head := make([]byte, min(sniffBytes, r.Size))
+	if _, err := io.ReadFull(r, head); err != nil {
+		r.Close()
+		return nil, err
+	}
+	ct := "application/octet-stream"
+	if !bytes.Contains(head, []byte{0}) && utf8.Valid(trimPartialRune(head)) {
+		ct = "text/plain; charset=utf-8"
+	}
+	size := r.Size
+	return &rawOutput{ContentType: ct, ContentLength: strconv.FormatInt(size, 10), NoSniff: "nosniff", Body: func(ctx huma.Context) {
+		defer r.Close()
+		w := ctx.BodyWriter()
+		if _, err := w.Write(head); err != nil {
+			return
+		}
+		// Past the first byte the status cannot change: a read error cuts
+		// the body short of its Content-Length, which clients notice.
+		src := &errReader{r: r}
+		if _, err := io.Copy(w, src); err != nil && src.err != nil {
+			rd.store.log.Warn("blob read failed while streaming", zap.Error(src.err))
+		}
+	}}, nil
 }

@@ -8,18 +8,14 @@ package internal
 // object's header and refuse large blobs before reading any content.
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"unicode/utf8"
 
-	"github.com/danielgtaylor/huma/v2"
 	"github.com/go-git/go-git/v5/plumbing"
-	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/modules/repository/internal/gitpack"
 )
@@ -87,36 +83,6 @@ type BlobView struct {
 // sniffBytes is how much of a blob decides text or binary, as git does.
 const sniffBytes = 8000
 
-// rawBlob streams an open blob (and closes it): text as text/plain,
-// anything else (a NUL in the first 8000 bytes, as git decides) as
-// application/octet-stream; never sniffed by browsers. Only the first
-// 8000 bytes are held; the rest is inflated as it is written.
-func (rd *Reader) rawBlob(r *gitpack.ObjectReader) (*rawOutput, error) {
-	head := make([]byte, min(sniffBytes, r.Size))
-	if _, err := io.ReadFull(r, head); err != nil {
-		r.Close()
-		return nil, err
-	}
-	ct := "application/octet-stream"
-	if !bytes.Contains(head, []byte{0}) && utf8.Valid(trimPartialRune(head)) {
-		ct = "text/plain; charset=utf-8"
-	}
-	size := r.Size
-	return &rawOutput{ContentType: ct, ContentLength: strconv.FormatInt(size, 10), NoSniff: "nosniff", Body: func(ctx huma.Context) {
-		defer r.Close()
-		w := ctx.BodyWriter()
-		if _, err := w.Write(head); err != nil {
-			return
-		}
-		// Past the first byte the status cannot change: a read error cuts
-		// the body short of its Content-Length, which clients notice.
-		src := &errReader{r: r}
-		if _, err := io.Copy(w, src); err != nil && src.err != nil {
-			rd.store.log.Warn("blob read failed while streaming", zap.Error(src.err))
-		}
-	}}, nil
-}
-
 // errReader remembers its reader's error (to tell it from the client's).
 type errReader struct {
 	r   io.Reader
@@ -140,4 +106,10 @@ func trimPartialRune(b []byte) []byte {
 		b = b[:len(b)-1]
 	}
 	return b
+}
+
+// tooLargeInline refuses a blob over maxInlineBlob for a JSON endpoint.
+func tooLargeInline(what string, size int64) error {
+	return invalid(fmt.Sprintf("400 Bad request - %s is too large to be returned as JSON (%d bytes, at most %d); use the raw endpoint",
+		what, size, maxInlineBlob))
 }
