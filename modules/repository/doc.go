@@ -22,5 +22,7 @@
 // Repositories live at <data>/repositories/@hashed/ab/cd/<sha256(id)>.git,
 // keyed by the project id so renames and transfers move nothing. The module
 // imports core and the public packages of identity and projects; Store is
-// what other modules may use of it.
+// what other modules may use of it. Its contract is defined in the open:
+// package gitrepo (errors, MergeSpec, Diff, Config), gitread (the read
+// surface), commitstatus and event.
 package repository
