@@ -274,3 +274,36 @@ func TestMWPSWaitsForAPipelineNotMadeYet(t *testing.T) {
 		t.Fatalf("a commit CI never built: state %v, pipeline %v", v["state"], v["pipeline"])
 	}
 }
+
+// TestViewPipelineIsCIs: a merge request's pipeline is CI's newest
+// pipeline of its head as CI has it now, not a copy that follows CI's
+// events: with the outbox held, a pipeline that has just succeeded shows
+// as succeeded.
+func TestViewPipelineIsCIs(t *testing.T) {
+	t.Parallel()
+	s := startGated(t)
+	p, w, alice := setup(t, s.env, "view")
+	s.drain(t)
+
+	w.git("checkout", "-q", "-B", "view", "master")
+	sha := w.commit("view", map[string]string{".gitlab-ci.yml": s.ci, "view": "view"})
+	w.git("push", "-q", "origin", "view")
+	openMR(t, alice.Client, p.ID, "view", "master", "View")
+	waitPipeline(t, alice.Client, p.ID, sha, "pending", "running")
+	s.drain(t)
+
+	s.stopBus(t)
+	s.open(t, "view")
+	waitPipeline(t, alice.Client, p.ID, sha, "success")
+	pipes, _, err := alice.Client.Pipelines.ListProjectPipelines(p.ID, &gitlab.ListProjectPipelinesOptions{SHA: gitlab.Ptr(sha)})
+	if err != nil || len(pipes) != 1 {
+		t.Fatalf("pipelines of %s: %v, %v", sha, pipes, err)
+	}
+	v := s.mr(t, alice.Token, p.ID, 1)
+	pipe, _ := v["pipeline"].(map[string]any)
+	if pipe["status"] != "success" || fmt.Sprint(pipe["id"]) != fmt.Sprint(pipes[0].ID) || pipe["sha"] != sha || pipe["ref"] != "view" {
+		t.Fatalf("pipeline of the view with the outbox held: %v (CI's: id %d)", v["pipeline"], pipes[0].ID)
+	}
+	s.startBus()
+	s.drain(t)
+}

@@ -149,8 +149,14 @@ func (r *renderer) views(tx *store.Tx, list []mergerequest.MergeRequest) ([]MRVi
 			}
 			v.Milestone = ms
 		}
-		if p := getPipeline(tx, m.SourceProjectID, m.SHA); p != nil {
-			v.Pipeline = &PipelineView{ID: p.ID, SHA: p.SHA, Ref: p.Ref, Status: p.Status}
+		if r.s.CI != nil && m.SHA != "" {
+			p, ok, err := r.s.CI.Latest(tx.Context(), m.SourceProjectID, m.SHA)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				v.Pipeline = &PipelineView{ID: int64(p.ID), SHA: p.SHA, Ref: p.Ref, Status: p.Status}
+			}
 		}
 		out = append(out, v)
 	}

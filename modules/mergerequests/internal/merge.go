@@ -166,9 +166,9 @@ func (s *Service) SetAutoMerge(ctx context.Context, ref mergerequest.Ref, in mer
 // setAutoMerge records the intent to merge sha when its pipeline
 // succeeds, if there is one to wait for: CI's newest pipeline of sha still
 // runs or, when sha has none, CI says one is on its way. Otherwise
-// ErrNothingToWaitFor. CI is asked, not the module's copy of its
-// pipelines: the copy comes through the outbox, after the push, and "no
-// copy yet" is not "no pipeline". Coming reads the CI file, so it is asked
+// ErrNothingToWaitFor. CI is asked, never a copy of its pipelines: a copy
+// would come through the outbox, after the push, and "no copy yet" is not
+// "no pipeline". Coming reads the CI file, so it is asked
 // before the write; the pipeline is then read again in the transaction
 // that records the intent, so a pipeline that ends after it finds the
 // intent, and one that ended before it is seen ended.

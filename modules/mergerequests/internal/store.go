@@ -1,7 +1,6 @@
 package internal
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/fennec-forge/fennec/core/store"
@@ -111,14 +110,14 @@ var mrs = store.NewTable[int64, MR]("mergerequests.merge_requests",
 //
 // sequences holds each project's last iid.
 //
-// pipelines remembers the last pipeline of each pushed commit (key project
-// id ++ "/" ++ sha; value JSON pipelineState), from ci's events, for the
-// merge request view and merge when pipeline succeeds.
+// A commit's pipeline is not kept here: the view and merge when pipeline
+// succeeds ask CI (cicd.Pipelines). Stores from before version 2 had a copy
+// of each commit's last pipeline in "mergerequests.pipelines"; migration 2
+// drops it.
 var (
 	byCreated = []byte("mergerequests.by_created")
 	byUpdated = []byte("mergerequests.by_updated")
 	sequences = []byte("mergerequests.sequences")
-	pipelines = []byte("mergerequests.pipelines")
 )
 
 // The state byte of the ordering keys.
@@ -135,12 +134,20 @@ func (b buckets) Buckets() []string { return b }
 // Tables lists the module's tables and buckets for declaration.
 func Tables() []interface{ Buckets() []string } {
 	return []interface{ Buckets() []string }{mrs,
-		buckets{string(byCreated), string(byUpdated), string(sequences), string(pipelines)}}
+		buckets{string(byCreated), string(byUpdated), string(sequences)}}
 }
 
 // Migrations lists the module's schema migrations, oldest first.
 func Migrations() []store.Migration {
-	return []store.Migration{{Module: "mergerequests", Version: 1, Name: "tables", Up: func(*store.Tx) error { return nil }}}
+	return []store.Migration{
+		{Module: "mergerequests", Version: 1, Name: "tables", Up: func(*store.Tx) error { return nil }},
+		{Module: "mergerequests", Version: 2, Name: "drop the copy of pipelines", Up: func(tx *store.Tx) error {
+			if tx.Bucket([]byte("mergerequests.pipelines")) == nil {
+				return nil
+			}
+			return tx.DeleteBucket([]byte("mergerequests.pipelines"))
+		}},
+	}
 }
 
 func flagOf(m *MR) byte {
@@ -196,39 +203,4 @@ func saveMR(tx *store.Tx, before MR, m *MR) error {
 		return err
 	}
 	return track(tx, m)
-}
-
-// pipelineState is the last pipeline seen for a commit.
-type pipelineState struct {
-	ID     int64  `json:"id"`
-	Ref    string `json:"ref"`
-	SHA    string `json:"sha"`
-	Status string `json:"status"`
-}
-
-func pipelineKey(project int64, sha string) []byte {
-	return []byte(store.IDString(project) + "/" + sha)
-}
-
-func getPipeline(tx *store.Tx, project int64, sha string) *pipelineState {
-	v := tx.Bucket(pipelines).Get(pipelineKey(project, sha))
-	if v == nil {
-		return nil
-	}
-	var p pipelineState
-	if json.Unmarshal(v, &p) != nil {
-		return nil
-	}
-	return &p
-}
-
-func putPipeline(tx *store.Tx, project int64, p pipelineState) error {
-	if old := getPipeline(tx, project, p.SHA); old != nil && old.ID > p.ID {
-		return nil // an older pipeline's late event
-	}
-	raw, err := json.Marshal(p)
-	if err != nil {
-		return err
-	}
-	return tx.Bucket(pipelines).Put(pipelineKey(project, p.SHA), raw)
 }

@@ -18,8 +18,8 @@ import (
 )
 
 // Subscribers are the module's event handlers: pushes move merge requests
-// (sha, merge status, the merge-when-pipeline intent), pipelines are
-// remembered per commit and merge what waits for them, and every opened or
+// (sha, merge status, the merge-when-pipeline intent), a pipeline's end
+// merges what waits for it, and every opened or
 // updated merge request has its merge status computed in the background.
 func Subscribers(s *Service) []events.Subscriber {
 	return []events.Subscriber{
@@ -131,16 +131,12 @@ func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
 	})
 }
 
-// onPipeline remembers a pipeline's status for its commit; a success
-// merges the merge requests waiting for it (mergeApproved), a failure
+// onPipeline: a pipeline's success merges the merge requests waiting for it (mergeApproved), a failure
 // drops their intent.
 func (s *Service) onPipeline(ctx context.Context, ev ci.PipelineEvent) error {
 	var waiting []*MR
 	err := s.DB.Update(ctx, func(tx *store.Tx) error {
 		waiting = nil
-		if err := putPipeline(tx, ev.ProjectID, pipelineState{ID: ev.PipelineID, Ref: ev.Ref, SHA: ev.SHA, Status: ev.Status}); err != nil {
-			return err
-		}
 		heads, err := mrs.AllBy(tx, "sha", store.IDString(ev.ProjectID)+"/"+ev.SHA)
 		if err != nil {
 			return err
