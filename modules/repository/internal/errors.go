@@ -55,6 +55,19 @@ func (e *invalidError) Unwrap() error { return errInvalid }
 // invalid refuses a request with GitLab's message msg.
 func invalid(msg string) error { return &invalidError{msg: msg} }
 
+// errRefused: the caller may not do this (GitLab's 403); a *refusedError
+// carries the reason.
+var errRefused = errors.New("repository: refused")
+
+// refusedError is a refusal with GitLab's reason.
+type refusedError struct{ reason string }
+
+func (e *refusedError) Error() string { return "repository: refused: " + e.reason }
+func (e *refusedError) Unwrap() error { return errRefused }
+
+// refused refuses the caller with GitLab's reason.
+func refused(reason string) error { return &refusedError{reason: reason} }
+
 // tagRefusal is why a new tag is refused, in GitLab's words.
 type tagRefusal struct{ reason string }
 

@@ -43,6 +43,15 @@ func mapErrors(a *api.API) {
 		errors.As(err, &e)
 		return api.BadRequest(e.msg)
 	})
+	a.MapError(errRefused, func(err error) *api.Error {
+		var e *refusedError
+		errors.As(err, &e)
+		return api.Forbidden(e.reason)
+	})
+	a.MapError(errCannotRevert, func(error) *api.Error {
+		return api.BadRequest("Sorry, we cannot revert this commit automatically. " +
+			"This commit may already have been reverted, or a more recent commit may have updated some of its content.")
+	})
 	a.MapError(errCannotPick, func(error) *api.Error {
 		return api.BadRequest("Sorry, we cannot cherry-pick this commit automatically. " +
 			"This commit may already have been cherry-picked, or a more recent commit may have updated some of its content.")

@@ -1,12 +1,16 @@
 package internal
 
 import (
+	"context"
 	"errors"
+	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
+	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/modules/repository/merge"
 )
 
@@ -57,4 +61,46 @@ func revertTree(s storer.EncodedObjectStorer, head, c *object.Commit) (plumbing.
 		return plumbing.ZeroHash, errCannotRevert
 	}
 	return res.Tree, nil
+}
+
+// Revert commits on branch a new commit undoing commit sha's change (see
+// the top of the file); errCannotRevert when that does not apply.
+func (w *Writer) Revert(ctx context.Context, project, sha, branch string) (*object.Commit, error) {
+	op, err := w.openCommitOnBranch(ctx, project, sha, branch)
+	if err != nil {
+		return nil, err
+	}
+	defer op.unlock()
+	info, repo, c, head := op.info, op.repo, op.commit, op.head
+	headCommit, err := repo.CommitObject(head.Hash())
+	if err != nil {
+		return nil, err
+	}
+	tree, err := revertTree(repo.Storer, headCommit, c)
+	if err != nil {
+		return nil, err
+	}
+	pr := auth.FromContext(ctx)
+	sig := object.Signature{Name: pr.User.Username, Email: pr.User.Username, When: time.Now()}
+	if u, err := w.users.UserByID(ctx, pr.UserID()); err == nil {
+		sig.Name, sig.Email = u.Name, u.Email
+	}
+	title, _, _ := strings.Cut(c.Message, "\n")
+	msg := `Revert "` + strings.TrimSpace(title) + `"` + "\n\nThis reverts commit " + c.Hash.String()
+	reverted := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree, ParentHashes: []plumbing.Hash{head.Hash()}}
+	obj := repo.Storer.NewEncodedObject()
+	if err := reverted.Encode(obj); err != nil {
+		return nil, err
+	}
+	hash, err := repo.Storer.SetEncodedObject(obj)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.moveRef(ctx, info, repo, RefUpdate{Name: plumbing.NewBranchReferenceName(branch), Old: head.Hash(), New: hash}); err != nil {
+		if errors.Is(err, ErrRefMoved) {
+			return nil, invalid("The branch moved while reverting; try again")
+		}
+		return nil, err
+	}
+	return repo.CommitObject(hash)
 }
