@@ -68,6 +68,27 @@ func (e *refusedError) Unwrap() error { return errRefused }
 // refused refuses the caller with GitLab's reason.
 func refused(reason string) error { return &refusedError{reason: reason} }
 
+// errNotAllowed: the operation is not allowed on this object (GitLab's
+// 405: the default branch, a protected branch); errRaced: the object
+// moved meanwhile (GitLab's 409). Their typed errors carry the message.
+var (
+	errNotAllowed = errors.New("repository: not allowed")
+	errRaced      = errors.New("repository: the object moved")
+)
+
+type notAllowedError struct{ msg string }
+
+func (e *notAllowedError) Error() string { return "repository: not allowed: " + e.msg }
+func (e *notAllowedError) Unwrap() error { return errNotAllowed }
+
+type racedError struct{ msg string }
+
+func (e *racedError) Error() string { return "repository: " + e.msg }
+func (e *racedError) Unwrap() error { return errRaced }
+
+func notAllowed(msg string) error { return &notAllowedError{msg: msg} }
+func raced(msg string) error      { return &racedError{msg: msg} }
+
 // tagRefusal is why a new tag is refused, in GitLab's words.
 type tagRefusal struct{ reason string }
 

@@ -52,6 +52,16 @@ func mapErrors(a *api.API) {
 		return api.BadRequest("Sorry, we cannot revert this commit automatically. " +
 			"This commit may already have been reverted, or a more recent commit may have updated some of its content.")
 	})
+	a.MapError(errNotAllowed, func(err error) *api.Error {
+		var e *notAllowedError
+		errors.As(err, &e)
+		return api.MethodNotAllowed(e.msg)
+	})
+	a.MapError(errRaced, func(err error) *api.Error {
+		var e *racedError
+		errors.As(err, &e)
+		return api.Conflict(e.msg)
+	})
 	a.MapError(errCannotPick, func(error) *api.Error {
 		return api.BadRequest("Sorry, we cannot cherry-pick this commit automatically. " +
 			"This commit may already have been cherry-picked, or a more recent commit may have updated some of its content.")

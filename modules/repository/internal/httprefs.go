@@ -22,77 +22,19 @@ import (
 )
 
 func (w *Writer) createBranch(ctx context.Context, in *createBranchInput) (*struct{ Body *BranchView }, error) {
-	info, repo, err := w.rd.open(ctx, in.ID, projects.PushCode)
+	info, repo, err := w.CreateBranch(ctx, in.ID, in.Body.Branch, in.Body.Ref)
 	if err != nil {
-		return nil, err
-	}
-	if !validBranchName(in.Body.Branch) {
-		return nil, api.BadRequest("Branch name is invalid")
-	}
-	c, err := resolveCommit(repo, in.Body.Ref, info.DefaultBranch)
-	if err != nil {
-		return nil, api.BadRequest("Invalid reference name")
-	}
-	name := plumbing.NewBranchReferenceName(in.Body.Branch)
-	if _, err := repo.Reference(name, false); err == nil {
-		return nil, api.BadRequest("Branch already exists")
-	}
-	// Compare-and-set against "absent": a concurrent creation loses cleanly.
-	if err := w.moveRef(ctx, info, repo, RefUpdate{Name: name, New: c.Hash}); err != nil {
-		if errors.Is(err, ErrRefMoved) {
-			return nil, api.BadRequest("Branch already exists")
-		}
 		return nil, err
 	}
 	return w.branchOut(ctx, info, repo, in.Body.Branch)
 }
 
 func (w *Writer) deleteBranch(ctx context.Context, in *branchInput) (*struct{}, error) {
-	info, repo, err := w.rd.open(ctx, in.ID, projects.PushCode)
-	if err != nil {
-		return nil, err
-	}
-	name := plumbing.NewBranchReferenceName(in.Branch)
-	r, err := branchRef(repo, in.Branch)
-	if err != nil || r.Name() != name {
-		return nil, ErrBranchNotFound
-	}
-	if in.Branch == info.DefaultBranch {
-		return nil, api.MethodNotAllowed("Cannot remove HEAD branch")
-	}
-	if p, err := w.protection(ctx, info.ID, in.Branch); err != nil {
-		return nil, err
-	} else if p != nil {
-		return nil, api.MethodNotAllowed("Protected branch cant be removed")
-	}
-	if err := w.moveRef(ctx, info, repo, RefUpdate{Name: name, Old: r.Hash()}); err != nil {
-		if errors.Is(err, ErrRefMoved) {
-			return nil, api.Conflict("The branch moved; try again")
-		}
-		return nil, err
-	}
-	return nil, nil
+	return nil, w.DeleteBranch(ctx, in.ID, in.Branch)
 }
 
 func (w *Writer) deleteTag(ctx context.Context, in *tagInput) (*struct{}, error) {
-	info, repo, err := w.rd.open(ctx, in.ID, projects.PushCode)
-	if err != nil {
-		return nil, err
-	}
-	name := plumbing.NewTagReferenceName(in.Tag)
-	r, err := tagRef(repo, in.Tag)
-	if err != nil || r.Name() != name {
-		return nil, ErrTagNotFound
-	}
-	if err := w.moveRef(ctx, info, repo, RefUpdate{Name: name, Old: r.Hash()}); err != nil {
-		if errors.Is(err, ErrRefMoved) {
-			return nil, api.Conflict("The tag moved; try again")
-		}
-		return nil, err
-	}
-	// Its release went with it, in the transaction of its push event
-	// (dropDeletedTagReleases).
-	return nil, nil
+	return nil, w.DeleteTag(ctx, in.ID, in.Tag)
 }
 
 func (w *Writer) register(a *api.API) {

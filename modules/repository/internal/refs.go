@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
@@ -133,4 +135,86 @@ func (w *Writer) removeProject(ctx context.Context, project int64) error {
 func (w *Writer) IsProtected(ctx context.Context, projectID int64, branch string) (bool, error) {
 	p, err := w.protection(ctx, projectID, branch)
 	return p != nil, err
+}
+
+// CreateBranch creates branch at the commit ref names, as the caller in
+// ctx, who must be able to push; it returns the project and its
+// repository, for the caller's view of the new branch.
+func (w *Writer) CreateBranch(ctx context.Context, project, branch, ref string) (projects.ProjectInfo, *git.Repository, error) {
+	info, repo, err := w.rd.open(ctx, project, projects.PushCode)
+	if err != nil {
+		return info, nil, err
+	}
+	if !validBranchName(branch) {
+		return info, nil, invalid("Branch name is invalid")
+	}
+	c, err := resolveCommit(repo, ref, info.DefaultBranch)
+	if err != nil {
+		return info, nil, invalid("Invalid reference name")
+	}
+	name := plumbing.NewBranchReferenceName(branch)
+	if _, err := repo.Reference(name, false); err == nil {
+		return info, nil, invalid("Branch already exists")
+	}
+	// Compare-and-set against "absent": a concurrent creation loses cleanly.
+	if err := w.moveRef(ctx, info, repo, RefUpdate{Name: name, New: c.Hash}); err != nil {
+		if errors.Is(err, ErrRefMoved) {
+			return info, nil, invalid("Branch already exists")
+		}
+		return info, nil, err
+	}
+	return info, repo, nil
+}
+
+// DeleteBranch removes branch as the branches API does: the caller in
+// ctx must be able to push, and neither the default branch nor a protected
+// one may go. (Merges.DeleteBranch is merge requests' compare-and-set.)
+func (w *Writer) DeleteBranch(ctx context.Context, project, branch string) error {
+	info, repo, err := w.rd.open(ctx, project, projects.PushCode)
+	if err != nil {
+		return err
+	}
+	name := plumbing.NewBranchReferenceName(branch)
+	r, err := branchRef(repo, branch)
+	if err != nil || r.Name() != name {
+		return ErrBranchNotFound
+	}
+	if branch == info.DefaultBranch {
+		return notAllowed("Cannot remove HEAD branch")
+	}
+	if p, err := w.protection(ctx, info.ID, branch); err != nil {
+		return err
+	} else if p != nil {
+		return notAllowed("Protected branch cant be removed")
+	}
+	if err := w.moveRef(ctx, info, repo, RefUpdate{Name: name, Old: r.Hash()}); err != nil {
+		if errors.Is(err, ErrRefMoved) {
+			return raced("The branch moved; try again")
+		}
+		return err
+	}
+	return nil
+}
+
+// DeleteTag removes tag, as the caller in ctx, who must be able to push;
+// its release goes with it.
+func (w *Writer) DeleteTag(ctx context.Context, project, tag string) error {
+	info, repo, err := w.rd.open(ctx, project, projects.PushCode)
+	if err != nil {
+		return err
+	}
+	name := plumbing.NewTagReferenceName(tag)
+	r, err := tagRef(repo, tag)
+	if err != nil || r.Name() != name {
+		return ErrTagNotFound
+	}
+	if err := w.moveRef(ctx, info, repo, RefUpdate{Name: name, Old: r.Hash()}); err != nil {
+		if errors.Is(err, ErrRefMoved) {
+			return raced("The tag moved; try again")
+		}
+		return err
+	}
+	// Its release went with it, in the transaction of its push event
+	// (dropDeletedTagReleases).
+	return nil
 }
