@@ -5,19 +5,13 @@ package internal
 
 import (
 	"context"
-	"errors"
 	"net/http"
-	"strings"
-	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/api"
-	"github.com/fennec-forge/fennec/core/auth"
-	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
@@ -87,34 +81,7 @@ type protectInput struct {
 }
 
 func (w *Writer) protect(ctx context.Context, in *protectInput, on bool) (*struct{ Body *BranchView }, error) {
-	info, repo, err := w.rd.open(ctx, in.ID, projects.AdminProject)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := branchRef(repo, in.Branch); err != nil {
-		return nil, ErrBranchNotFound
-	}
-	err = w.db.Update(ctx, func(tx *store.Tx) error {
-		p, err := protections.GetBy(tx, "branch", refKey(uint64(info.ID), in.Branch))
-		switch {
-		case errors.Is(err, store.ErrNotFound) && on:
-			return protections.Insert(tx, &Protection{ProjectID: uint64(info.ID), Name: in.Branch,
-				DevelopersCanPush: in.Body.DevelopersCanPush, DevelopersCanMerge: in.Body.DevelopersCanMerge})
-		case err != nil:
-			if errors.Is(err, store.ErrNotFound) {
-				return nil // unprotecting an unprotected branch changes nothing
-			}
-			return err
-		case on:
-			// The older endpoint knows two levels per action, as GitLab
-			// 9.x's did: developers, or masters (never "no one").
-			p.DevelopersCanPush, p.DevelopersCanMerge = in.Body.DevelopersCanPush, in.Body.DevelopersCanMerge
-			p.NoOneCanPush, p.NoOneCanMerge = false, false
-			return protections.Update(tx, p)
-		default:
-			return protections.Delete(tx, p.ID)
-		}
-	})
+	info, repo, err := w.Protect(ctx, in.ID, in.Branch, on, in.Body.DevelopersCanPush, in.Body.DevelopersCanMerge)
 	if err != nil {
 		return nil, err
 	}
@@ -132,59 +99,10 @@ type createTagInput struct {
 }
 
 func (w *Writer) createTag(ctx context.Context, in *createTagInput) (*struct{ Body *TagView }, error) {
-	info, repo, err := w.rd.open(ctx, in.ID, projects.PushCode)
-	if err != nil {
-		return nil, err
-	}
-	// The objects written below are unreachable until the ref moves; a
-	// repack in between would drop them as garbage. Hold the repository's
-	// maintenance lock shared, as pushes do, until the ref has moved.
-	maint := w.rd.store.maintenanceLock(info.ID)
-	maint.RLock()
-	defer maint.RUnlock()
 	b := in.Body
-	if !validTagName(b.TagName) {
-		return nil, &tagRefusal{"Tag name invalid"}
-	}
-	mayPushProtected := func() bool { ok, _ := w.rd.access.Can(ctx, in.ID, projects.PushProtected); return ok }
-	if branch, err := w.hiddenProtected(ctx, info.ID, plumbing.NewTagReferenceName(b.TagName).String(), mayPushProtected); err != nil {
-		return nil, err
-	} else if branch != "" {
-		return nil, &tagRefusal{"Tag " + b.TagName + " would hide the protected branch " + branch}
-	}
-	c, err := resolveCommit(repo, b.Ref, info.DefaultBranch)
+	info, repo, err := w.CreateTag(ctx, in.ID, newTag{Name: b.TagName, Ref: b.Ref, Message: b.Message, ReleaseDescription: b.ReleaseDescription})
 	if err != nil {
-		return nil, &tagRefusal{"Target " + b.Ref + " is invalid"}
-	}
-	name := plumbing.NewTagReferenceName(b.TagName)
-	if _, err := repo.Reference(name, false); err == nil {
-		return nil, &tagRefusal{"Tag " + b.TagName + " already exists"}
-	}
-	target := c.Hash
-	if b.Message != nil && strings.TrimSpace(*b.Message) != "" {
-		pr := auth.FromContext(ctx)
-		tagger := object.Signature{Name: pr.User.Username, Email: pr.User.Username + "@users.noreply.fennec", When: time.Now()}
-		tag := &object.Tag{Name: b.TagName, Tagger: tagger, Message: strings.TrimSpace(*b.Message) + "\n", TargetType: plumbing.CommitObject, Target: c.Hash}
-		obj := repo.Storer.NewEncodedObject()
-		if err := tag.Encode(obj); err != nil {
-			return nil, err
-		}
-		if target, err = repo.Storer.SetEncodedObject(obj); err != nil {
-			return nil, err
-		}
-	}
-	if err := w.moveRef(ctx, info, repo, RefUpdate{Name: name, New: target}); err != nil {
-		if errors.Is(err, ErrRefMoved) {
-			return nil, &tagRefusal{"Tag " + b.TagName + " already exists"}
-		}
 		return nil, err
-	}
-	if b.ReleaseDescription != nil && *b.ReleaseDescription != "" {
-		if err := w.db.Update(ctx, func(tx *store.Tx) error {
-			return insertRelease(tx, newRelease(ctx, info.ID, b.TagName, c.Hash.String(), b.ReleaseDescription))
-		}); err != nil {
-			return nil, err
-		}
 	}
 	return w.tagOut(ctx, info, repo, b.TagName)
 }

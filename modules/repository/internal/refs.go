@@ -5,13 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
@@ -217,4 +221,111 @@ func (w *Writer) DeleteTag(ctx context.Context, project, tag string) error {
 	// Its release went with it, in the transaction of its push event
 	// (dropDeletedTagReleases).
 	return nil
+}
+
+// Protect protects branch (on) with the older endpoint's two rules, or
+// unprotects it, as the caller in ctx, who must administer the project;
+// it returns the project and its repository, for the branch's view.
+func (w *Writer) Protect(ctx context.Context, project, branch string, on, developersCanPush, developersCanMerge bool) (projects.ProjectInfo, *git.Repository, error) {
+	info, repo, err := w.rd.open(ctx, project, projects.AdminProject)
+	if err != nil {
+		return info, nil, err
+	}
+	if _, err := branchRef(repo, branch); err != nil {
+		return info, nil, ErrBranchNotFound
+	}
+	err = w.db.Update(ctx, func(tx *store.Tx) error {
+		p, err := protections.GetBy(tx, "branch", refKey(uint64(info.ID), branch))
+		switch {
+		case errors.Is(err, store.ErrNotFound) && on:
+			return protections.Insert(tx, &Protection{ProjectID: uint64(info.ID), Name: branch,
+				DevelopersCanPush: developersCanPush, DevelopersCanMerge: developersCanMerge})
+		case err != nil:
+			if errors.Is(err, store.ErrNotFound) {
+				return nil // unprotecting an unprotected branch changes nothing
+			}
+			return err
+		case on:
+			// The older endpoint knows two levels per action, as GitLab
+			// 9.x's did: developers, or masters (never "no one").
+			p.DevelopersCanPush, p.DevelopersCanMerge = developersCanPush, developersCanMerge
+			p.NoOneCanPush, p.NoOneCanMerge = false, false
+			return protections.Update(tx, p)
+		default:
+			return protections.Delete(tx, p.ID)
+		}
+	})
+	if err != nil {
+		return info, nil, err
+	}
+	return info, repo, nil
+}
+
+// newTag is what a new tag is: its name, the revision it points at, a
+// message (an annotated tag when not blank) and release notes.
+type newTag struct {
+	Name               string
+	Ref                string
+	Message            *string
+	ReleaseDescription *string
+}
+
+// CreateTag creates tag t, as the caller in ctx, who must be able to push
+// (a tag that would hide a protected branch needs PushProtected); it
+// returns the project and its repository, for the tag's view.
+func (w *Writer) CreateTag(ctx context.Context, project string, t newTag) (projects.ProjectInfo, *git.Repository, error) {
+	info, repo, err := w.rd.open(ctx, project, projects.PushCode)
+	if err != nil {
+		return info, nil, err
+	}
+	// The objects written below are unreachable until the ref moves; a
+	// repack in between would drop them as garbage. Hold the repository's
+	// maintenance lock shared, as pushes do, until the ref has moved.
+	maint := w.rd.store.maintenanceLock(info.ID)
+	maint.RLock()
+	defer maint.RUnlock()
+	if !validTagName(t.Name) {
+		return info, nil, &tagRefusal{"Tag name invalid"}
+	}
+	mayPushProtected := func() bool { ok, _ := w.rd.access.Can(ctx, project, projects.PushProtected); return ok }
+	if branch, err := w.hiddenProtected(ctx, info.ID, plumbing.NewTagReferenceName(t.Name).String(), mayPushProtected); err != nil {
+		return info, nil, err
+	} else if branch != "" {
+		return info, nil, &tagRefusal{"Tag " + t.Name + " would hide the protected branch " + branch}
+	}
+	c, err := resolveCommit(repo, t.Ref, info.DefaultBranch)
+	if err != nil {
+		return info, nil, &tagRefusal{"Target " + t.Ref + " is invalid"}
+	}
+	name := plumbing.NewTagReferenceName(t.Name)
+	if _, err := repo.Reference(name, false); err == nil {
+		return info, nil, &tagRefusal{"Tag " + t.Name + " already exists"}
+	}
+	target := c.Hash
+	if t.Message != nil && strings.TrimSpace(*t.Message) != "" {
+		pr := auth.FromContext(ctx)
+		tagger := object.Signature{Name: pr.User.Username, Email: pr.User.Username + "@users.noreply.fennec", When: time.Now()}
+		tag := &object.Tag{Name: t.Name, Tagger: tagger, Message: strings.TrimSpace(*t.Message) + "\n", TargetType: plumbing.CommitObject, Target: c.Hash}
+		obj := repo.Storer.NewEncodedObject()
+		if err := tag.Encode(obj); err != nil {
+			return info, nil, err
+		}
+		if target, err = repo.Storer.SetEncodedObject(obj); err != nil {
+			return info, nil, err
+		}
+	}
+	if err := w.moveRef(ctx, info, repo, RefUpdate{Name: name, New: target}); err != nil {
+		if errors.Is(err, ErrRefMoved) {
+			return info, nil, &tagRefusal{"Tag " + t.Name + " already exists"}
+		}
+		return info, nil, err
+	}
+	if t.ReleaseDescription != nil && *t.ReleaseDescription != "" {
+		if err := w.db.Update(ctx, func(tx *store.Tx) error {
+			return insertRelease(tx, newRelease(ctx, info.ID, t.Name, c.Hash.String(), t.ReleaseDescription))
+		}); err != nil {
+			return info, nil, err
+		}
+	}
+	return info, repo, nil
 }
