@@ -2,7 +2,6 @@ package internal
 
 import (
 	"bytes"
-	"strconv"
 	"strings"
 	"time"
 
@@ -13,8 +12,8 @@ import (
 
 // Comment is a comment on a commit, optionally on one line of a file.
 type Comment struct {
-	ID        uint64    `json:"id"`
-	ProjectID uint64    `json:"project_id"`
+	ID        int64     `json:"id"`
+	ProjectID int64     `json:"project_id"`
 	SHA       string    `json:"sha"`
 	Note      string    `json:"note"`
 	Path      *string   `json:"path"`
@@ -32,12 +31,12 @@ type Comment struct {
 	UpdatedAt    time.Time        `json:"updated_at,omitzero"`
 }
 
-func (c *Comment) RecordID() uint64      { return c.ID }
-func (c *Comment) SetRecordID(id uint64) { c.ID = id }
+func (c *Comment) RecordID() int64      { return c.ID }
+func (c *Comment) SetRecordID(id int64) { c.ID = id }
 
-var comments = store.NewTable[uint64, Comment]("repository.commit_comments",
+var comments = store.NewTable[int64, Comment]("repository.commit_comments",
 	store.Index[Comment]{Name: "commit", Keys: func(c *Comment) []string { return []string{statusCommitKey(c.ProjectID, c.SHA)} }},
-	store.Index[Comment]{Name: "project", Keys: func(c *Comment) []string { return []string{strconv.FormatUint(c.ProjectID, 10)} }},
+	store.Index[Comment]{Name: "project", Keys: func(c *Comment) []string { return []string{store.IDString(c.ProjectID)} }},
 )
 
 // maxNoteBytes bounds a comment.

@@ -16,7 +16,6 @@ import (
 	"crypto/rand"
 	"crypto/sha1"
 	"encoding/hex"
-	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 
@@ -52,7 +51,7 @@ func threadOf(c *Comment) string {
 	if c.DiscussionID != "" {
 		return c.DiscussionID
 	}
-	sum := sha1.Sum([]byte("fennec commit comment " + strconv.FormatUint(c.ID, 10)))
+	sum := sha1.Sum([]byte("fennec commit comment " + store.IDString(c.ID)))
 	return hex.EncodeToString(sum[:])
 }
 
@@ -64,7 +63,7 @@ func newThreadID() string {
 
 // commitThreads are a commit's comments grouped in threads, each oldest
 // first, ordered by their first comment.
-func commitThreads(tx *store.Tx, project uint64, sha string) ([][]*Comment, error) {
+func commitThreads(tx *store.Tx, project int64, sha string) ([][]*Comment, error) {
 	ids, err := comments.IDsBy(tx, "commit", statusCommitKey(project, sha))
 	if err != nil {
 		return nil, err
@@ -88,7 +87,7 @@ func commitThreads(tx *store.Tx, project uint64, sha string) ([][]*Comment, erro
 }
 
 // commitThread is one thread of a commit.
-func commitThread(tx *store.Tx, project uint64, sha, id string) ([]*Comment, error) {
+func commitThread(tx *store.Tx, project int64, sha, id string) ([]*Comment, error) {
 	all, err := commitThreads(tx, project, sha)
 	if err != nil {
 		return nil, err
@@ -127,7 +126,7 @@ func (st *Statuses) addComment(ctx context.Context, info projects.ProjectInfo, c
 		if err := comments.Insert(tx, cm); err != nil {
 			return err
 		}
-		return st.bus.Publish(tx, event.CommitCommented{CommentID: int64(cm.ID), ProjectID: info.ID, SHA: cm.SHA,
+		return st.bus.Publish(tx, event.CommitCommented{CommentID: cm.ID, ProjectID: info.ID, SHA: cm.SHA,
 			AuthorID: cm.AuthorID, Note: cm.Note, Path: cm.Path, Line: cm.Line, LineType: cm.LineType, CreatedAt: cm.CreatedAt})
 	})
 }

@@ -101,12 +101,12 @@ func entryOf(fp fdiff.FilePatch) (DiffView, error) {
 	v := DiffView{NewFile: a == nil, DeletedFile: b == nil}
 	if a != nil {
 		v.OldPath = a.Path()
-		m := modeOf(filemode.FileMode(a.Mode()))
+		m := modeOf(a.Mode())
 		v.AMode = &m
 	}
 	if b != nil {
 		v.NewPath = b.Path()
-		m := modeOf(filemode.FileMode(b.Mode()))
+		m := modeOf(b.Mode())
 		v.BMode = &m
 	}
 	if a == nil {

@@ -59,7 +59,7 @@ func (st *Statuses) postComment(ctx context.Context, in *postCommentInput) (*str
 	if err != nil || in.SHA == "" {
 		return nil, ErrCommitNotFound
 	}
-	cm := &Comment{ProjectID: uint64(info.ID), SHA: sha.String(), Note: note, AuthorID: auth.FromContext(ctx).UserID(), CreatedAt: time.Now().UTC()}
+	cm := &Comment{ProjectID: info.ID, SHA: sha.String(), Note: note, AuthorID: auth.FromContext(ctx).UserID(), CreatedAt: time.Now().UTC()}
 	// The spec's rules: a line comment needs the full sha, a path, a line
 	// that exists on that side and a line_type; anything less is a comment
 	// on the commit itself, with path, line and line_type null. Only a line
@@ -84,7 +84,7 @@ func (st *Statuses) postComment(ctx context.Context, in *postCommentInput) (*str
 			return err
 		}
 		// Hooks (Note Hook) and mail (new_note) hear of it from the outbox.
-		return st.bus.Publish(tx, event.CommitCommented{CommentID: int64(cm.ID), ProjectID: info.ID, SHA: cm.SHA,
+		return st.bus.Publish(tx, event.CommitCommented{CommentID: cm.ID, ProjectID: info.ID, SHA: cm.SHA,
 			AuthorID: cm.AuthorID, Note: cm.Note, Path: cm.Path, Line: cm.Line, LineType: cm.LineType, CreatedAt: cm.CreatedAt})
 	})
 	if err != nil {
@@ -109,7 +109,7 @@ func (st *Statuses) listComments(ctx context.Context, in *listCommentsInput) (*c
 	var list []*Comment
 	total := 0
 	err = st.db.View(ctx, func(tx *store.Tx) error {
-		ids, err := comments.IDsBy(tx, "commit", statusCommitKey(uint64(info.ID), c.Hash.String()))
+		ids, err := comments.IDsBy(tx, "commit", statusCommitKey(info.ID, c.Hash.String()))
 		if err != nil {
 			return err
 		}

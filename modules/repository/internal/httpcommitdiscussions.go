@@ -23,7 +23,7 @@ import (
 // CommitNoteView is a note of a commit's thread: GitLab's Note resource
 // for a commit (noteable_type "Commit", commit_id, no noteable_id).
 type CommitNoteView struct {
-	ID           uint64              `json:"id"`
+	ID           int64               `json:"id"`
 	Type         *string             `json:"type"`
 	Body         string              `json:"body"`
 	Attachment   *string             `json:"attachment"`
@@ -34,7 +34,7 @@ type CommitNoteView struct {
 	NoteableID   *int64              `json:"noteable_id"`
 	NoteableType string              `json:"noteable_type"`
 	NoteableIID  *int64              `json:"noteable_iid"`
-	ProjectID    uint64              `json:"project_id"`
+	ProjectID    int64               `json:"project_id"`
 	CommitID     string              `json:"commit_id"`
 	Position     *CommentPosition    `json:"position,omitempty"`
 	Resolvable   bool                `json:"resolvable"`
@@ -102,7 +102,7 @@ func (st *Statuses) listCommitDiscussions(ctx context.Context, in *commitDiscuss
 	}
 	var all [][]*Comment
 	if err := st.db.View(ctx, func(tx *store.Tx) error {
-		all, err = commitThreads(tx, uint64(info.ID), c.Hash.String())
+		all, err = commitThreads(tx, info.ID, c.Hash.String())
 		return err
 	}); err != nil {
 		return nil, err
@@ -116,10 +116,10 @@ func (st *Statuses) listCommitDiscussions(ctx context.Context, in *commitDiscuss
 
 // commentInThread is the note of a thread a request names.
 func commentInThread(list []*Comment, raw string) (*Comment, error) {
-	id, err := strconv.ParseUint(raw, 10, 64)
+	id, err := strconv.ParseUint(raw, 10, 63)
 	if err == nil {
 		for _, c := range list {
-			if c.ID == id {
+			if c.ID == int64(id) {
 				return c, nil
 			}
 		}
@@ -277,7 +277,7 @@ func (st *Statuses) createCommitDiscussion(ctx context.Context, in *createCommit
 		return nil, err
 	}
 	now := time.Now().UTC()
-	cm := &Comment{ProjectID: uint64(info.ID), SHA: c.Hash.String(), Note: body, AuthorID: auth.FromContext(ctx).UserID(),
+	cm := &Comment{ProjectID: info.ID, SHA: c.Hash.String(), Note: body, AuthorID: auth.FromContext(ctx).UserID(),
 		CreatedAt: now, UpdatedAt: now, DiscussionID: newThreadID(), Type: commitDiscussionNote}
 	if p := in.Body.Position; p != nil {
 		pos, path, line, side, err := linePosition(c, p)
@@ -307,7 +307,7 @@ func (st *Statuses) replyToCommitDiscussion(ctx context.Context, in *commitReply
 	}
 	now := time.Now().UTC()
 	thread := threadOf(list[0])
-	cm := &Comment{ProjectID: uint64(info.ID), SHA: c.Hash.String(), Note: body, AuthorID: auth.FromContext(ctx).UserID(),
+	cm := &Comment{ProjectID: info.ID, SHA: c.Hash.String(), Note: body, AuthorID: auth.FromContext(ctx).UserID(),
 		CreatedAt: now, UpdatedAt: now, DiscussionID: thread, Type: commitDiscussionNote}
 	err = st.addComment(ctx, info, cm, func(tx *store.Tx) error {
 		first, err := comments.Get(tx, list[0].ID)
@@ -364,7 +364,7 @@ func (st *Statuses) threadOfRequest(ctx context.Context, in *CommitDiscussionPat
 	}
 	var list []*Comment
 	err = st.db.View(ctx, func(tx *store.Tx) error {
-		list, err = commitThread(tx, uint64(info.ID), c.Hash.String(), in.DiscussionID)
+		list, err = commitThread(tx, info.ID, c.Hash.String(), in.DiscussionID)
 		return err
 	})
 	return info, c, list, err

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"net/http"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/fennec-forge/fennec/core/api"
@@ -59,7 +58,7 @@ func (w *Writer) listProtectedBranches(ctx context.Context, in *protectedBranche
 	}
 	var all []*Protection
 	err = w.db.View(ctx, func(tx *store.Tx) error {
-		ids, err := protections.IDsBy(tx, "project", strconv.FormatInt(info.ID, 10))
+		ids, err := protections.IDsBy(tx, "project", store.IDString(info.ID))
 		if err != nil {
 			return err
 		}
@@ -101,7 +100,7 @@ func (w *Writer) createProtectedBranch(ctx context.Context, in *createProtectedB
 		// GitLab 9.x: the model's validation, 422 with its full messages.
 		return nil, &api.Error{Status: http.StatusUnprocessableEntity, Message: []string{"Name can't be blank"}}
 	}
-	p := &Protection{ProjectID: uint64(info.ID), Name: name}
+	p := &Protection{ProjectID: info.ID, Name: name}
 	p.setLevels(push, merge)
 	err = w.db.Update(ctx, func(tx *store.Tx) error {
 		if _, err := protections.GetBy(tx, "branch", refKey(p.ProjectID, name)); err == nil {
@@ -146,7 +145,7 @@ func (w *Writer) getProtectedBranch(ctx context.Context, in *protectedBranchInpu
 	var p *Protection
 	err = w.db.View(ctx, func(tx *store.Tx) error {
 		var err error
-		p, err = protections.GetBy(tx, "branch", refKey(uint64(info.ID), in.Name))
+		p, err = protections.GetBy(tx, "branch", refKey(info.ID, in.Name))
 		if errors.Is(err, store.ErrNotFound) {
 			return errProtectionNotFound
 		}
@@ -165,7 +164,7 @@ func (w *Writer) deleteProtectedBranch(ctx context.Context, in *protectedBranchI
 		return nil, err
 	}
 	return nil, w.db.Update(ctx, func(tx *store.Tx) error {
-		p, err := protections.GetBy(tx, "branch", refKey(uint64(info.ID), in.Name))
+		p, err := protections.GetBy(tx, "branch", refKey(info.ID, in.Name))
 		if errors.Is(err, store.ErrNotFound) {
 			return errProtectionNotFound
 		}

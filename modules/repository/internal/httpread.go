@@ -350,7 +350,7 @@ func (rd *Reader) commit(ctx context.Context, in *commitInput) (*struct{ Body *C
 		return nil, err
 	}
 	if rd.statuses != nil {
-		if list, err := rd.statuses.forCommit(ctx, uint64(info.ID), c.Hash.String()); err == nil {
+		if list, err := rd.statuses.forCommit(ctx, info.ID, c.Hash.String()); err == nil {
 			d.Status = combined(list)
 		}
 	}

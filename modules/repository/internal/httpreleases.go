@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -27,7 +26,7 @@ import (
 // insertRelease stores a new release, 409 when the tag has one already
 // (also when a concurrent request made it first).
 func insertRelease(tx *store.Tx, r *Release) error {
-	if old, err := releaseByTag(tx, int64(r.ProjectID), r.TagName); err != nil {
+	if old, err := releaseByTag(tx, r.ProjectID, r.TagName); err != nil {
 		return err
 	} else if old != nil {
 		return api.Conflict("Release already exists")
@@ -132,7 +131,7 @@ func (w *Writer) releaseView(ctx context.Context, info projects.ProjectInfo, rep
 	// The archives through the API's archive endpoint (GitLab links its
 	// web routes, /-/archive/..., which Fennec does not serve): a client
 	// that downloads a source gets the archive.
-	archive := api.ExternalURLFrom(ctx) + api.Prefix + "/projects/" + strconv.FormatInt(info.ID, 10) + "/repository/archive."
+	archive := api.ExternalURLFrom(ctx) + api.Prefix + "/projects/" + store.IDString(info.ID) + "/repository/archive."
 	v.Assets.Sources = make([]ReleaseSource, 0, len(sourceFormats))
 	for _, f := range sourceFormats {
 		v.Assets.Sources = append(v.Assets.Sources, ReleaseSource{Format: f, URL: archive + f + "?sha=" + url.QueryEscape(tag)})
@@ -200,7 +199,7 @@ func (w *Writer) listReleases(ctx context.Context, in *listReleasesInput) (*rele
 	}
 	var all []*Release
 	err = w.db.View(ctx, func(tx *store.Tx) error {
-		ids, err := releases.IDsBy(tx, "project", strconv.FormatInt(info.ID, 10))
+		ids, err := releases.IDsBy(tx, "project", store.IDString(info.ID))
 		if err != nil {
 			return err
 		}
@@ -231,7 +230,7 @@ func (w *Writer) listReleases(ctx context.Context, in *listReleasesInput) (*rele
 		}
 		return t
 	}
-	keys := make(map[uint64]time.Time, len(all))
+	keys := make(map[int64]time.Time, len(all))
 	for _, r := range all {
 		keys[r.ID] = key(r)
 	}
@@ -313,7 +312,7 @@ func (w *Writer) createRelease(ctx context.Context, in *createReleaseInput) (*re
 		if typ == "" {
 			typ = "other"
 		}
-		links = append(links, &ReleaseLink{ProjectID: uint64(info.ID), Name: strings.TrimSpace(l.Name), URL: strings.TrimSpace(l.URL), LinkType: typ, CreatedAt: now})
+		links = append(links, &ReleaseLink{ProjectID: info.ID, Name: strings.TrimSpace(l.Name), URL: strings.TrimSpace(l.URL), LinkType: typ, CreatedAt: now})
 	}
 	if msgs := checkLinks(nil, links); len(msgs) > 0 {
 		// GitLab saves the release with its links and reports the
@@ -446,7 +445,7 @@ func linkRelease(tx *store.Tx, project int64, tag string) (*Release, error) {
 }
 
 // linkOf is a link of release r, 404 when r has no such link.
-func linkOf(tx *store.Tx, r *Release, id uint64) (*ReleaseLink, error) {
+func linkOf(tx *store.Tx, r *Release, id int64) (*ReleaseLink, error) {
 	l, err := releaseLinks.Get(tx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && l.ReleaseID != r.ID) {
 		return nil, api.RecordNotFound()
@@ -620,7 +619,7 @@ func (w *Writer) deleteReleaseAPI(ctx context.Context, in *releaseTagInput) (*re
 type linkInput struct {
 	ProjectPath
 	Tag    string `path:"tag_name"`
-	LinkID uint64 `path:"link_id"`
+	LinkID int64  `path:"link_id"`
 }
 
 type createLinkInput struct {
@@ -632,7 +631,7 @@ type createLinkInput struct {
 type updateLinkInput struct {
 	ProjectPath
 	Tag    string `path:"tag_name"`
-	LinkID uint64 `path:"link_id"`
+	LinkID int64  `path:"link_id"`
 	Body   struct {
 		Name     *string `json:"name,omitempty"`
 		URL      *string `json:"url,omitempty"`
@@ -674,7 +673,7 @@ func (w *Writer) createLink(ctx context.Context, in *createLinkInput) (*linkOutp
 	if typ == "" {
 		typ = "other"
 	}
-	l := &ReleaseLink{ProjectID: uint64(info.ID), Name: strings.TrimSpace(in.Body.Name), URL: strings.TrimSpace(in.Body.URL),
+	l := &ReleaseLink{ProjectID: info.ID, Name: strings.TrimSpace(in.Body.Name), URL: strings.TrimSpace(in.Body.URL),
 		LinkType: typ, CreatedAt: time.Now().UTC()}
 	err = w.db.Update(ctx, func(tx *store.Tx) error {
 		r, err := linkRelease(tx, info.ID, in.Tag)

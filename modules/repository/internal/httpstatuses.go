@@ -20,7 +20,7 @@ import (
 
 // StatusView is the spec's commit status.
 type StatusView struct {
-	ID           uint64             `json:"id"`
+	ID           int64              `json:"id"`
 	SHA          string             `json:"sha"`
 	Ref          *string            `json:"ref"`
 	Status       string             `json:"status"`
@@ -87,7 +87,7 @@ func (st *Statuses) post(ctx context.Context, in *postStatusInput) (*struct{ Bod
 	}
 	now := time.Now().UTC()
 	pr := auth.FromContext(ctx)
-	probe := &Status{ProjectID: uint64(info.ID), SHA: sha.String(), Ref: in.Body.Ref, Name: name}
+	probe := &Status{ProjectID: info.ID, SHA: sha.String(), Ref: in.Body.Ref, Name: name}
 	var saved *Status
 	err = st.db.Update(ctx, func(tx *store.Tx) error {
 		var err error
@@ -150,7 +150,7 @@ func (st *Statuses) list(ctx context.Context, in *listStatusesInput) (*statusesO
 	if err != nil || in.SHA == "" {
 		return nil, ErrCommitNotFound
 	}
-	all, err := st.forCommit(ctx, uint64(info.ID), c.Hash.String())
+	all, err := st.forCommit(ctx, info.ID, c.Hash.String())
 	if err != nil {
 		return nil, err
 	}

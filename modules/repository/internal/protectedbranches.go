@@ -12,7 +12,6 @@ package internal
 import (
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 
 	"github.com/fennec-forge/fennec/core/store"
@@ -113,8 +112,8 @@ func protects(pattern, branch string) bool {
 // covers it, else the combination of all that do, the most permissive level
 // winning for push and for merge, as GitLab decides when several rules
 // match a branch.
-func protectionIn(tx *store.Tx, project uint64, branch string) (*Protection, error) {
-	ids, err := protections.IDsBy(tx, "project", strconv.FormatUint(project, 10))
+func protectionIn(tx *store.Tx, project int64, branch string) (*Protection, error) {
+	ids, err := protections.IDsBy(tx, "project", store.IDString(project))
 	if err != nil {
 		return nil, err
 	}

@@ -42,7 +42,7 @@ import (
 
 // refChange is one journaled ref change: what its push event is built from.
 type refChange struct {
-	ID        uint64 `json:"id"`
+	ID        int64  `json:"id"`
 	ProjectID int64  `json:"project_id"`
 	Ref       string `json:"ref"`
 	Old       string `json:"old"` // 40 zeros: the ref did not exist
@@ -54,10 +54,10 @@ type refChange struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-func (c *refChange) RecordID() uint64      { return c.ID }
-func (c *refChange) SetRecordID(id uint64) { c.ID = id }
+func (c *refChange) RecordID() int64      { return c.ID }
+func (c *refChange) SetRecordID(id int64) { c.ID = id }
 
-var refJournal = store.NewTable[uint64, refChange]("repository.ref_journal")
+var refJournal = store.NewTable[int64, refChange]("repository.ref_journal")
 
 // journalLock is the lock of one project's journaled ref changes (not the
 // ref storage's own lock, which UpdateRefs takes inside it).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -25,8 +24,8 @@ import (
 // Protection is a protected branch of a project, or a wildcard of them
 // (protectedbranches.go has the access levels these flags stand for).
 type Protection struct {
-	ID                 uint64 `json:"id"`
-	ProjectID          uint64 `json:"project_id"`
+	ID                 int64  `json:"id"`
+	ProjectID          int64  `json:"project_id"`
 	Name               string `json:"name"`
 	DevelopersCanPush  bool   `json:"developers_can_push"`
 	DevelopersCanMerge bool   `json:"developers_can_merge"`
@@ -36,15 +35,15 @@ type Protection struct {
 	NoOneCanMerge bool `json:"no_one_can_merge,omitempty"`
 }
 
-func (p *Protection) RecordID() uint64      { return p.ID }
-func (p *Protection) SetRecordID(id uint64) { p.ID = id }
+func (p *Protection) RecordID() int64      { return p.ID }
+func (p *Protection) SetRecordID(id int64) { p.ID = id }
 
-func refKey(project uint64, name string) string { return strconv.FormatUint(project, 10) + "/" + name }
+func refKey(project int64, name string) string { return store.IDString(project) + "/" + name }
 
 var (
-	protections = store.NewTable[uint64, Protection]("repository.protected_branches",
+	protections = store.NewTable[int64, Protection]("repository.protected_branches",
 		store.Index[Protection]{Name: "branch", Unique: true, Keys: func(p *Protection) []string { return []string{refKey(p.ProjectID, p.Name)} }},
-		store.Index[Protection]{Name: "project", Keys: func(p *Protection) []string { return []string{strconv.FormatUint(p.ProjectID, 10)} }},
+		store.Index[Protection]{Name: "project", Keys: func(p *Protection) []string { return []string{store.IDString(p.ProjectID)} }},
 	)
 )
 
@@ -96,7 +95,7 @@ func (w *Writer) protection(ctx context.Context, project int64, name string) (*P
 	var p *Protection
 	err := w.db.View(ctx, func(tx *store.Tx) error {
 		var err error
-		p, err = protectionIn(tx, uint64(project), name)
+		p, err = protectionIn(tx, project, name)
 		return err
 	})
 	if err != nil {
@@ -124,7 +123,7 @@ func (w *Writer) hiddenProtected(ctx context.Context, project int64, full string
 
 // removeProject deletes a deleted project's protections and releases.
 func (w *Writer) removeProject(ctx context.Context, project int64) error {
-	key := strconv.FormatInt(project, 10)
+	key := store.IDString(project)
 	return w.db.Update(ctx, func(tx *store.Tx) error {
 		if _, err := protections.DeleteBy(tx, "project", key); err != nil {
 			return err
@@ -235,10 +234,10 @@ func (w *Writer) Protect(ctx context.Context, project, branch string, on, develo
 		return info, nil, ErrBranchNotFound
 	}
 	err = w.db.Update(ctx, func(tx *store.Tx) error {
-		p, err := protections.GetBy(tx, "branch", refKey(uint64(info.ID), branch))
+		p, err := protections.GetBy(tx, "branch", refKey(info.ID, branch))
 		switch {
 		case errors.Is(err, store.ErrNotFound) && on:
-			return protections.Insert(tx, &Protection{ProjectID: uint64(info.ID), Name: branch,
+			return protections.Insert(tx, &Protection{ProjectID: info.ID, Name: branch,
 				DevelopersCanPush: developersCanPush, DevelopersCanMerge: developersCanMerge})
 		case err != nil:
 			if errors.Is(err, store.ErrNotFound) {

@@ -18,7 +18,6 @@ import (
 	"errors"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -36,8 +35,8 @@ import (
 // name is shown), no author (none is shown, as GitLab does), no times (the
 // tagged commit's date is shown) and no sha (the tag's commit is shown).
 type Release struct {
-	ID          uint64    `json:"id"`
-	ProjectID   uint64    `json:"project_id"`
+	ID          int64     `json:"id"`
+	ProjectID   int64     `json:"project_id"`
 	TagName     string    `json:"tag_name"`
 	Description *string   `json:"description"`
 	Name        string    `json:"name,omitempty"`
@@ -47,31 +46,31 @@ type Release struct {
 	ReleasedAt  time.Time `json:"released_at,omitzero"`
 }
 
-func (r *Release) RecordID() uint64      { return r.ID }
-func (r *Release) SetRecordID(id uint64) { r.ID = id }
+func (r *Release) RecordID() int64      { return r.ID }
+func (r *Release) SetRecordID(id int64) { r.ID = id }
 
 // ReleaseLink is a release's asset link.
 type ReleaseLink struct {
-	ID        uint64    `json:"id"`
-	ReleaseID uint64    `json:"release_id"`
-	ProjectID uint64    `json:"project_id"`
+	ID        int64     `json:"id"`
+	ReleaseID int64     `json:"release_id"`
+	ProjectID int64     `json:"project_id"`
 	Name      string    `json:"name"`
 	URL       string    `json:"url"`
 	LinkType  string    `json:"link_type"`
 	CreatedAt time.Time `json:"created_at"`
 }
 
-func (l *ReleaseLink) RecordID() uint64      { return l.ID }
-func (l *ReleaseLink) SetRecordID(id uint64) { l.ID = id }
+func (l *ReleaseLink) RecordID() int64      { return l.ID }
+func (l *ReleaseLink) SetRecordID(id int64) { l.ID = id }
 
 var (
-	releases = store.NewTable[uint64, Release]("repository.releases",
+	releases = store.NewTable[int64, Release]("repository.releases",
 		store.Index[Release]{Name: "tag", Unique: true, Keys: func(r *Release) []string { return []string{refKey(r.ProjectID, r.TagName)} }},
-		store.Index[Release]{Name: "project", Keys: func(r *Release) []string { return []string{strconv.FormatUint(r.ProjectID, 10)} }},
+		store.Index[Release]{Name: "project", Keys: func(r *Release) []string { return []string{store.IDString(r.ProjectID)} }},
 	)
-	releaseLinks = store.NewTable[uint64, ReleaseLink]("repository.release_links",
-		store.Index[ReleaseLink]{Name: "release", Keys: func(l *ReleaseLink) []string { return []string{strconv.FormatUint(l.ReleaseID, 10)} }},
-		store.Index[ReleaseLink]{Name: "project", Keys: func(l *ReleaseLink) []string { return []string{strconv.FormatUint(l.ProjectID, 10)} }},
+	releaseLinks = store.NewTable[int64, ReleaseLink]("repository.release_links",
+		store.Index[ReleaseLink]{Name: "release", Keys: func(l *ReleaseLink) []string { return []string{store.IDString(l.ReleaseID)} }},
+		store.Index[ReleaseLink]{Name: "project", Keys: func(l *ReleaseLink) []string { return []string{store.IDString(l.ProjectID)} }},
 	)
 )
 
@@ -80,7 +79,7 @@ const maxReleaseText = 1 << 20
 
 // releaseByTag is the release of a tag, nil when it has none.
 func releaseByTag(tx *store.Tx, project int64, tag string) (*Release, error) {
-	r, err := releases.GetBy(tx, "tag", refKey(uint64(project), tag))
+	r, err := releases.GetBy(tx, "tag", refKey(project, tag))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -88,8 +87,8 @@ func releaseByTag(tx *store.Tx, project int64, tag string) (*Release, error) {
 }
 
 // linksOf are a release's links, newest first (GitLab's order).
-func linksOf(tx *store.Tx, releaseID uint64) ([]*ReleaseLink, error) {
-	ids, err := releaseLinks.IDsBy(tx, "release", strconv.FormatUint(releaseID, 10))
+func linksOf(tx *store.Tx, releaseID int64) ([]*ReleaseLink, error) {
+	ids, err := releaseLinks.IDsBy(tx, "release", store.IDString(releaseID))
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +111,7 @@ func linksOf(tx *store.Tx, releaseID uint64) ([]*ReleaseLink, error) {
 
 // deleteRelease removes a release and its links.
 func deleteRelease(tx *store.Tx, r *Release) error {
-	if _, err := releaseLinks.DeleteBy(tx, "release", strconv.FormatUint(r.ID, 10)); err != nil {
+	if _, err := releaseLinks.DeleteBy(tx, "release", store.IDString(r.ID)); err != nil {
 		return err
 	}
 	return releases.Delete(tx, r.ID)
@@ -156,7 +155,7 @@ func removeProjectReleases(tx *store.Tx, projectKey string) error {
 // newRelease is a release of tag made now by the caller in ctx.
 func newRelease(ctx context.Context, project int64, tag, sha string, description *string) *Release {
 	now := time.Now().UTC()
-	return &Release{ProjectID: uint64(project), TagName: tag, Description: description, Name: tag, SHA: sha,
+	return &Release{ProjectID: project, TagName: tag, Description: description, Name: tag, SHA: sha,
 		AuthorID: auth.FromContext(ctx).UserID(), CreatedAt: now, ReleasedAt: now}
 }
 
@@ -213,7 +212,7 @@ type ReleaseURLs struct {
 
 // ReleaseLinkView is GitLab's release link resource.
 type ReleaseLinkView struct {
-	ID             uint64 `json:"id"`
+	ID             int64  `json:"id"`
 	Name           string `json:"name"`
 	URL            string `json:"url"`
 	DirectAssetURL string `json:"direct_asset_url"`

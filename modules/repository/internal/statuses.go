@@ -3,7 +3,6 @@ package internal
 import (
 	"context"
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/fennec-forge/fennec/core/events"
@@ -14,8 +13,8 @@ import (
 
 // Status is a commit status posted by CI systems.
 type Status struct {
-	ID           uint64     `json:"id"`
-	ProjectID    uint64     `json:"project_id"`
+	ID           int64      `json:"id"`
+	ProjectID    int64      `json:"project_id"`
 	SHA          string     `json:"sha"`
 	Ref          *string    `json:"ref"`
 	Name         string     `json:"name"`
@@ -31,8 +30,8 @@ type Status struct {
 	FinishedAt   *time.Time `json:"finished_at"`
 }
 
-func (s *Status) RecordID() uint64      { return s.ID }
-func (s *Status) SetRecordID(id uint64) { s.ID = id }
+func (s *Status) RecordID() int64      { return s.ID }
+func (s *Status) SetRecordID(id int64) { s.ID = id }
 
 // stageName is the stage a status belongs to for ?stage=: a CI job's own,
 // else "external", GitLab's stage of statuses posted through the API.
@@ -43,8 +42,8 @@ func (s *Status) stageName() string {
 	return s.Stage
 }
 
-func statusCommitKey(project uint64, sha string) string {
-	return strconv.FormatUint(project, 10) + "/" + sha
+func statusCommitKey(project int64, sha string) string {
+	return store.IDString(project) + "/" + sha
 }
 
 func statusKey(s *Status) string {
@@ -55,15 +54,15 @@ func statusKey(s *Status) string {
 	return statusCommitKey(s.ProjectID, s.SHA) + "/" + s.Name + "\x00" + ref
 }
 
-var statuses = store.NewTable[uint64, Status]("repository.statuses",
+var statuses = store.NewTable[int64, Status]("repository.statuses",
 	store.Index[Status]{Name: "commit", Keys: func(s *Status) []string { return []string{statusCommitKey(s.ProjectID, s.SHA)} }},
 	store.Index[Status]{Name: "key", Unique: true, Keys: func(s *Status) []string { return []string{statusKey(s)} }},
-	store.Index[Status]{Name: "project", Keys: func(s *Status) []string { return []string{strconv.FormatUint(s.ProjectID, 10)} }},
+	store.Index[Status]{Name: "project", Keys: func(s *Status) []string { return []string{store.IDString(s.ProjectID)} }},
 )
 
 // removeProject deletes a deleted project's statuses and commit comments.
 func (st *Statuses) removeProject(ctx context.Context, project int64) error {
-	key := strconv.FormatInt(project, 10)
+	key := store.IDString(project)
 	// removeStep rows per transaction: CI records a status per job, and a
 	// project's many thousands removed in one kept every other writer
 	// waiting for seconds. The caller's event is delivered again until
@@ -114,7 +113,7 @@ type Statuses struct {
 var validStates = map[string]bool{"pending": true, "running": true, "success": true, "failed": true, "canceled": true}
 
 // forCommit loads a commit's statuses, newest first.
-func (st *Statuses) forCommit(ctx context.Context, project uint64, sha string) ([]*Status, error) {
+func (st *Statuses) forCommit(ctx context.Context, project int64, sha string) ([]*Status, error) {
 	var out []*Status
 	err := st.db.View(ctx, func(tx *store.Tx) error {
 		ids, err := statuses.IDsBy(tx, "commit", statusCommitKey(project, sha))
@@ -167,7 +166,7 @@ func NewStatuses(db *store.DB, bus *events.Bus, rd *Reader, users identity.Users
 // transaction when its context carries one).
 func (st *Statuses) Set(ctx context.Context, in commitstatus.Status) error {
 	ref := in.Ref
-	probe := Status{ProjectID: uint64(in.ProjectID), SHA: in.SHA, Ref: &ref, Name: in.Name}
+	probe := Status{ProjectID: in.ProjectID, SHA: in.SHA, Ref: &ref, Name: in.Name}
 	return st.db.Update(ctx, func(tx *store.Tx) error {
 		_, err := upsertStatus(tx, probe, time.Now().UTC(), func(s *Status) {
 			s.State, s.AuthorID, s.AllowFailure, s.Coverage = in.State, in.AuthorID, in.AllowFailure, in.Coverage
