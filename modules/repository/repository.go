@@ -55,8 +55,10 @@ type Merges interface {
 	CanMerge(ctx context.Context, projectID int64, target, source string) (bool, error)
 	// Merge merges spec.Source into spec.Branch with a merge commit and
 	// returns its id; ErrMergeConflict when they do not merge cleanly.
-	// spec.SourceProject names a fork to copy Source from first.
-	Merge(ctx context.Context, projectID int64, spec MergeSpec) (string, error)
+	// spec.SourceProject names a fork to copy Source from first. target is
+	// the project as the caller resolved it when it decided to merge: the
+	// merge does not resolve it again.
+	Merge(ctx context.Context, target projects.ProjectInfo, spec MergeSpec) (string, error)
 	// DeleteBranch removes a branch still at sha (ErrRefMoved otherwise);
 	// protection is the caller's to check.
 	DeleteBranch(ctx context.Context, projectID int64, branch, sha string) error

@@ -390,7 +390,7 @@ func (s *Service) merge(ctx context.Context, ref mergerequest.Ref, asked *decisi
 	if msg == "" {
 		msg = s.defaultMessage(ctx, info, m)
 	}
-	mergeSHA, err := s.Merges.Merge(ctx, info.ID, repository.MergeSpec{Branch: m.TargetBranch, Source: sha, Message: msg,
+	mergeSHA, err := s.Merges.Merge(ctx, info, repository.MergeSpec{Branch: m.TargetBranch, Source: sha, Message: msg,
 		SourceProject: m.SourceProjectID})
 	if err != nil {
 		if errors.Is(err, repository.ErrMergeConflict) {

@@ -152,7 +152,8 @@ const mergeAttempts = 5
 // by compare-and-set. When a push moves the branch meanwhile the merge is
 // made again over the new head, so the push is kept; ErrMergeConflict when
 // the revisions (now) conflict. It returns the merge commit's id.
-func (m *Merges) Merge(ctx context.Context, projectID int64, spec MergeSpec) (string, error) {
+func (m *Merges) Merge(ctx context.Context, info projects.ProjectInfo, spec MergeSpec) (string, error) {
+	projectID := info.ID
 	defer m.hold(projectID, spec.SourceProject)()
 	if spec.SourceProject > 0 {
 		if err := m.importObjects(ctx, projectID, spec.SourceProject, spec.Source); err != nil {
@@ -160,10 +161,6 @@ func (m *Merges) Merge(ctx context.Context, projectID int64, spec MergeSpec) (st
 		}
 	}
 	repo, err := m.open(ctx, projectID)
-	if err != nil {
-		return "", err
-	}
-	info, err := m.w.rd.access.ResolveID(auth.WithPrincipal(ctx, auth.System()), projectID)
 	if err != nil {
 		return "", err
 	}
