@@ -58,7 +58,7 @@ func (f *filter) active() bool {
 
 // apply keeps the ids (newest first) of the entries the filter keeps, in
 // the order asked for. Only an active filter reads the entries.
-func (f *filter) apply(tx *store.Tx, ids []uint64) ([]uint64, error) {
+func (f *filter) apply(tx *store.Tx, ids []int64) ([]int64, error) {
 	if f.active() {
 		before, after, err := f.dates()
 		if err != nil {
@@ -77,7 +77,7 @@ func (f *filter) apply(tx *store.Tx, ids []uint64) ([]uint64, error) {
 		ids = kept
 	}
 	if f.Ascending {
-		rev := make([]uint64, len(ids))
+		rev := make([]int64, len(ids))
 		for i, id := range ids {
 			rev[len(ids)-1-i] = id
 		}

@@ -40,9 +40,9 @@ func NewService(db *store.DB, log *zap.Logger, access projects.Access, users ide
 }
 
 // window is the limit ids from the offset-th on.
-func window(ids []uint64, offset, limit int) []uint64 {
+func window(ids []int64, offset, limit int) []int64 {
 	if offset >= len(ids) {
-		return []uint64{}
+		return []int64{}
 	}
 	return ids[offset:min(offset+limit, len(ids))]
 }
@@ -101,7 +101,7 @@ func (s *Service) UserEntries(ctx context.Context, user string, f entry.Filter, 
 	}
 	var items []item
 	err = s.db.View(ctx, func(tx *store.Tx) error {
-		items = authorItems(tx, uint64(u.ID))
+		items = authorItems(tx, u.ID)
 		return nil
 	})
 	if err != nil {
@@ -110,8 +110,8 @@ func (s *Service) UserEntries(ctx context.Context, user string, f entry.Filter, 
 	// Keep what the caller may see, newest first. Visibility is asked once
 	// per project (the Access service, under the caller's own context).
 	caller := auth.FromContext(ctx)
-	seen := map[uint64]bool{}
-	ids := make([]uint64, 0, len(items))
+	seen := map[int64]bool{}
+	ids := make([]int64, 0, len(items))
 	for i := len(items) - 1; i >= 0; i-- {
 		it := items[i]
 		visible, known := seen[it.project]
@@ -142,11 +142,11 @@ func (s *Service) UserEntries(ctx context.Context, user string, f entry.Filter, 
 // canSee: entries of a project go to those who may read the project;
 // entries outside any project (tombstones) to their author and
 // administrators only.
-func (s *Service) canSee(ctx context.Context, caller *auth.Principal, author int64, project uint64) (bool, error) {
+func (s *Service) canSee(ctx context.Context, caller *auth.Principal, author int64, project int64) (bool, error) {
 	if project == 0 {
 		return caller.IsAdmin() || caller.UserID() == author, nil
 	}
-	ok, err := s.access.Can(ctx, strconv.FormatUint(project, 10), projects.ReadProject)
+	ok, err := s.access.Can(ctx, strconv.FormatInt(project, 10), projects.ReadProject)
 	if errors.Is(err, projects.ErrNotFound) {
 		return false, nil // hidden from the caller, or deleted since
 	}
@@ -155,7 +155,7 @@ func (s *Service) canSee(ctx context.Context, caller *auth.Principal, author int
 
 // load reads entries by id; one removed since the ids were read (a project
 // deleted meanwhile) is skipped.
-func load(tx *store.Tx, ids []uint64) ([]*Entry, error) {
+func load(tx *store.Tx, ids []int64) ([]*Entry, error) {
 	out := make([]*Entry, 0, len(ids))
 	for _, id := range ids {
 		e, err := entries.Get(tx, id)
@@ -184,7 +184,7 @@ func (s *Service) shown(ctx context.Context, page []*Entry, total int) ([]entry.
 			if s.targets == nil {
 				continue // no module in this bundle can vouch for any target
 			}
-			ok, err := s.targets.Visible(ctx, e.TargetType, int64(e.ProjectID), int64(e.TargetID))
+			ok, err := s.targets.Visible(ctx, e.TargetType, e.ProjectID, e.TargetID)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -199,8 +199,8 @@ func (s *Service) shown(ctx context.Context, page []*Entry, total int) ([]entry.
 
 // record is a stored entry as the contract gives it.
 func record(e *Entry) entry.Entry {
-	r := entry.Entry{ID: entry.ID(e.ID), ProjectID: int64(e.ProjectID), AuthorID: int64(e.AuthorID),
-		Action: feed.Action(e.ActionName), TargetID: int64(e.TargetID), TargetType: e.TargetType,
+	r := entry.Entry{ID: entry.ID(e.ID), ProjectID: e.ProjectID, AuthorID: e.AuthorID,
+		Action: feed.Action(e.ActionName), TargetID: e.TargetID, TargetType: e.TargetType,
 		TargetTitle: e.TargetTitle, Title: e.Title, Data: e.Data, Note: e.Note, CreatedAt: e.CreatedAt}
 	if len(r.Data) == 0 {
 		r.Data = nil

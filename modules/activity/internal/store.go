@@ -3,7 +3,6 @@ package internal
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 	"time"
 
 	"github.com/fennec-forge/fennec/core/store"
@@ -13,13 +12,13 @@ import (
 // the order their events were committed), so newest first is descending id
 // order and no time index is needed.
 type Entry struct {
-	ID uint64 `json:"id"`
+	ID int64 `json:"id"`
 	// ProjectID is 0 for an entry outside any project (a deleted project's
 	// tombstone in its author's feed).
-	ProjectID   uint64          `json:"project_id,omitempty"`
-	AuthorID    uint64          `json:"author_id"`
+	ProjectID   int64           `json:"project_id,omitempty"`
+	AuthorID    int64           `json:"author_id"`
 	ActionName  string          `json:"action_name"`
-	TargetID    uint64          `json:"target_id,omitempty"`
+	TargetID    int64           `json:"target_id,omitempty"`
 	TargetType  string          `json:"target_type,omitempty"`
 	TargetTitle string          `json:"target_title,omitempty"`
 	Title       string          `json:"title,omitempty"`
@@ -32,17 +31,15 @@ type Entry struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-func (e *Entry) RecordID() uint64      { return e.ID }
-func (e *Entry) SetRecordID(id uint64) { e.ID = id }
+func (e *Entry) RecordID() int64      { return e.ID }
+func (e *Entry) SetRecordID(id int64) { e.ID = id }
 
-func u64(v uint64) string { return strconv.FormatUint(v, 10) }
-
-var entries = store.NewTable[uint64, Entry]("activity.events",
+var entries = store.NewTable[int64, Entry]("activity.events",
 	store.Index[Entry]{Name: "project", Keys: func(e *Entry) []string {
 		if e.ProjectID == 0 {
 			return nil
 		}
-		return []string{u64(e.ProjectID)}
+		return []string{store.IDString(e.ProjectID)}
 	}},
 	store.Index[Entry]{Name: "key", Unique: true, Keys: func(e *Entry) []string { return []string{e.Key} }},
 )
@@ -75,7 +72,7 @@ func Migrations() []store.Migration {
 	return []store.Migration{{Module: "activity", Version: 1, Name: "tables", Up: func(*store.Tx) error { return nil }}}
 }
 
-func authorKey(author, entry uint64) []byte {
+func authorKey(author, entry int64) []byte {
 	return append(store.Key(author), store.Key(entry)...)
 }
 
@@ -105,8 +102,8 @@ func remove(tx *store.Tx, e *Entry) error {
 
 // removeProject deletes every entry of a project and remembers that it is
 // gone. Running it twice changes nothing.
-func removeProject(tx *store.Tx, project uint64) error {
-	ids, err := entries.IDsBy(tx, "project", u64(project))
+func removeProject(tx *store.Tx, project int64) error {
+	ids, err := entries.IDsBy(tx, "project", store.IDString(project))
 	if err != nil {
 		return err
 	}
@@ -123,7 +120,7 @@ func removeProject(tx *store.Tx, project uint64) error {
 }
 
 // removeAuthor deletes every entry a user authored.
-func removeAuthor(tx *store.Tx, author uint64) error {
+func removeAuthor(tx *store.Tx, author int64) error {
 	for _, it := range authorItems(tx, author) {
 		e, err := entries.Get(tx, it.entry)
 		if err != nil {
@@ -137,16 +134,16 @@ func removeAuthor(tx *store.Tx, author uint64) error {
 }
 
 // item is one entry of an author's feed as the byAuthor bucket knows it.
-type item struct{ entry, project uint64 }
+type item struct{ entry, project int64 }
 
 // authorItems lists an author's entries, oldest first, from the byAuthor
 // bucket alone.
-func authorItems(tx *store.Tx, author uint64) []item {
+func authorItems(tx *store.Tx, author int64) []item {
 	prefix := store.Key(author)
 	var out []item
 	c := tx.Bucket(byAuthor).Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		out = append(out, item{entry: store.KeyID(k), project: store.KeyID(v)})
+		out = append(out, item{entry: int64(store.KeyID(k)), project: int64(store.KeyID(v))})
 	}
 	return out
 }
@@ -154,7 +151,7 @@ func authorItems(tx *store.Tx, author uint64) []item {
 // lastInProject returns the author's newest entry in project for which match
 // holds, looking at no more than limit of the author's newest entries in
 // that project (nil when none).
-func lastInProject(tx *store.Tx, author, project uint64, limit int, match func(*Entry) bool) (*Entry, error) {
+func lastInProject(tx *store.Tx, author, project int64, limit int, match func(*Entry) bool) (*Entry, error) {
 	prefix := store.Key(author)
 	c := tx.Bucket(byAuthor).Cursor()
 	k, v := c.Seek(store.Key(author + 1))
@@ -164,11 +161,11 @@ func lastInProject(tx *store.Tx, author, project uint64, limit int, match func(*
 		k, v = c.Prev()
 	}
 	for ; k != nil && bytes.HasPrefix(k, prefix) && limit > 0; k, v = c.Prev() {
-		if store.KeyID(v) != project {
+		if int64(store.KeyID(v)) != project {
 			continue
 		}
 		limit--
-		e, err := entries.Get(tx, store.KeyID(k))
+		e, err := entries.Get(tx, int64(store.KeyID(k)))
 		if err != nil {
 			return nil, err
 		}

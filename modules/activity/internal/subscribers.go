@@ -75,7 +75,7 @@ func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
 // created and deleted happen once per project, so their entries carry a
 // key and a redelivery adds nothing.
 func (s *Service) onProject(ctx context.Context, ev projects.ProjectEvent) error {
-	pid, author := uint64(ev.ProjectID), uint64(ev.UserID)
+	pid, author := ev.ProjectID, ev.UserID
 	if pid == 0 {
 		return nil
 	}
@@ -84,7 +84,7 @@ func (s *Service) onProject(ctx context.Context, ev projects.ProjectEvent) error
 	case projects.ProjectCreated, projects.ProjectForked:
 		return s.db.Update(ctx, func(tx *store.Tx) error {
 			_, err := insert(tx, &Entry{ProjectID: pid, AuthorID: author, ActionName: string(feed.Created),
-				Key: "projects.created:" + u64(pid), CreatedAt: now})
+				Key: "projects.created:" + store.IDString(pid), CreatedAt: now})
 			return err
 		})
 	case projects.ProjectDeleted:
@@ -104,7 +104,7 @@ func (s *Service) onProject(ctx context.Context, ev projects.ProjectEvent) error
 			if err := tx.Bucket(goneProjects).Put(store.Key(pid), []byte{}); err != nil {
 				return false, err
 			}
-			ids, err := entries.FirstIDsBy(tx, "project", u64(pid), removeStep)
+			ids, err := entries.FirstIDsBy(tx, "project", store.IDString(pid), removeStep)
 			if err != nil {
 				return false, err
 			}
@@ -124,7 +124,7 @@ func (s *Service) onProject(ctx context.Context, ev projects.ProjectEvent) error
 				return err == nil, err
 			}
 			_, err = insert(tx, &Entry{AuthorID: author, ActionName: string(feed.Deleted), TargetID: pid, TargetType: "Project",
-				Key: "projects.deleted:" + u64(pid), CreatedAt: now})
+				Key: "projects.deleted:" + store.IDString(pid), CreatedAt: now})
 			return err == nil, err
 		})
 	}
@@ -139,7 +139,7 @@ func (s *Service) onMember(ctx context.Context, ev projects.MemberEvent) error {
 	if ev.ProjectID == 0 || ev.UserID == 0 || (ev.Action != projects.MemberJoined && ev.Action != projects.MemberLeft) {
 		return nil
 	}
-	pid, member := uint64(ev.ProjectID), uint64(ev.UserID)
+	pid, member := ev.ProjectID, ev.UserID
 	return s.db.Update(ctx, func(tx *store.Tx) error {
 		last, err := lastInProject(tx, member, pid, 1000, func(e *Entry) bool {
 			return e.ActionName == string(feed.Joined) || e.ActionName == string(feed.Left)
@@ -159,7 +159,7 @@ func (s *Service) onUserDeleted(ctx context.Context, ev identity.UserDeleted) er
 	// removeStep entries per transaction, as onProject does: a busy
 	// user's feed is many thousands of entries.
 	return s.db.UpdateInSteps(ctx, func(tx *store.Tx) (bool, error) {
-		items := authorItems(tx, uint64(ev.UserID))
+		items := authorItems(tx, ev.UserID)
 		items = items[:min(len(items), removeStep)]
 		for _, it := range items {
 			e, err := entries.Get(tx, it.entry)
@@ -181,11 +181,11 @@ func (s *Service) onRecord(ctx context.Context, r feed.Event) error {
 		s.log.Warn("activity: dropping an incomplete record", zap.String("action", string(r.ActionName)), zap.Int64("author", r.AuthorID))
 		return nil
 	}
-	e := &Entry{ProjectID: uint64(r.ProjectID), AuthorID: uint64(r.AuthorID), ActionName: string(r.ActionName),
+	e := &Entry{ProjectID: r.ProjectID, AuthorID: r.AuthorID, ActionName: string(r.ActionName),
 		TargetType: r.TargetType, TargetTitle: r.TargetTitle, Title: r.Title, Data: r.Data, Note: r.Note,
 		Key: r.Key, CreatedAt: s.now().UTC()}
 	if r.TargetID > 0 {
-		e.TargetID = uint64(r.TargetID)
+		e.TargetID = r.TargetID
 	}
 	return s.db.Update(ctx, func(tx *store.Tx) error {
 		_, err := insert(tx, e)
