@@ -15,7 +15,7 @@ import (
 // ("A module's anatomy"): a contract in the open and a service that knows
 // no HTTP. A module joins when its conversion lands; once every module is
 // here the list goes and the rules hold for all.
-var serviceModules = []string{"snippets", "mergerequests", "identity", "ci", "oauth", "projects", "collab", "activity", "issues", "repository"}
+var serviceModules = []string{"snippets", "mergerequests", "identity", "ci", "oauth", "projects", "collab", "activity", "issues", "repository", "notifications"}
 
 // httpImports are what only a module's HTTP adapter may import.
 var httpImports = []string{modulePath + "/core/api", "net/http"}

@@ -9,12 +9,11 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
-	fennec "github.com/fennec-forge/fennec/core"
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/notifications/notification"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository/gitread"
 )
@@ -24,7 +23,7 @@ import (
 type Service struct {
 	db     *store.DB
 	log    *zap.Logger
-	api    *api.API
+	server Site
 	access projects.Access
 	teams  projects.Teams
 	users  identity.Users
@@ -32,11 +31,17 @@ type Service struct {
 	resets identity.PasswordResets
 	collab target.Service
 	repos  gitread.Reader
-	cfg    Config
+	cfg    notification.Config
 	outbox string // the file outbox directory (used without SMTP)
 
 	kick chan struct{}
 	now  func() time.Time
+}
+
+// Site is what the service knows of the server it runs in: the URL its
+// mails link to (the HTTP adapter gives it, NewSite).
+type Site interface {
+	ExternalURL() string
 }
 
 // Params are the service's dependencies.
@@ -44,7 +49,7 @@ type Params struct {
 	fx.In
 	DB     *store.DB
 	Log    *zap.Logger
-	API    *api.API
+	Site   Site
 	Access projects.Access
 	Teams  projects.Teams
 	Users  identity.Users
@@ -52,24 +57,19 @@ type Params struct {
 	Resets identity.PasswordResets
 	Collab target.Service
 	Repos  gitread.Reader
-	Cfg    Config
+	Cfg    notification.Config
 	Core   config.Config
 }
 
 // NewService builds the service.
 func NewService(p Params) *Service {
-	return &Service{db: p.DB, log: p.Log, api: p.API, access: p.Access, teams: p.Teams, users: p.Users, emails: p.Emails, resets: p.Resets,
+	return &Service{db: p.DB, log: p.Log, server: p.Site, access: p.Access, teams: p.Teams, users: p.Users, emails: p.Emails, resets: p.Resets,
 		collab: p.Collab, repos: p.Repos, cfg: p.Cfg, outbox: filepath.Join(p.Core.Data, "mail", "outbox"),
 		kick: make(chan struct{}, 1), now: time.Now}
 }
 
-// NewRoutes registers the notification settings operations.
-func NewRoutes(s *Service) fennec.Routes {
-	return fennec.Routes{Name: "notifications", Register: s.registerSettings}
-}
-
 // externalURL is how mails link to the server.
-func (s *Service) externalURL() string { return s.api.ExternalURL() }
+func (s *Service) externalURL() string { return s.server.ExternalURL() }
 
 // host names the server in Message-IDs and the default From.
 func (s *Service) host() string {

@@ -5,32 +5,24 @@ import (
 	"time"
 
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/notifications/notification"
 )
 
-// The notification levels (GitLab's NotificationSetting levels).
+// The notification levels as the rows keep them (notification.Level).
 const (
-	LevelDisabled      = "disabled"
-	LevelParticipating = "participating"
-	LevelWatch         = "watch"
-	LevelGlobal        = "global"
-	LevelMention       = "mention"
-	LevelCustom        = "custom"
+	LevelDisabled      = string(notification.Disabled)
+	LevelParticipating = string(notification.Participating)
+	LevelWatch         = string(notification.Watch)
+	LevelGlobal        = string(notification.Global)
+	LevelMention       = string(notification.Mention)
+	LevelCustom        = string(notification.Custom)
 )
-
-// Levels lists the valid levels.
-var Levels = []string{LevelDisabled, LevelParticipating, LevelWatch, LevelGlobal, LevelMention, LevelCustom}
-
-// EventNames are the e-mail events a custom level chooses from, in the
-// order GitLab lists them.
-var EventNames = []string{"new_note", "new_issue", "reopen_issue", "close_issue", "reassign_issue",
-	"new_merge_request", "reopen_merge_request", "close_merge_request", "reassign_merge_request",
-	"merge_merge_request", "failed_pipeline", "success_pipeline"}
 
 // The sources a setting belongs to.
 const (
 	SourceGlobal  = "global"
-	SourceGroup   = "group"
-	SourceProject = "project"
+	SourceGroup   = string(notification.Group)
+	SourceProject = string(notification.Project)
 )
 
 // Setting is one user's notification setting for one source (their global

@@ -1,4 +1,4 @@
-package internal
+package notification
 
 // The notifications module's settings: the "notifications" section of the
 // configuration (fennec.ModuleConfig).
