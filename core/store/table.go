@@ -85,7 +85,8 @@ func Key[N ID](id N) []byte {
 }
 
 // IDString is an id in decimal, as index keys and composite keys hold it
-// ("42", "7/42"), for every id type, so no module keeps its own formatter.
+// ("42", "7/42") and as references, paths and headers show it, for every
+// id type, so no module keeps its own formatter.
 func IDString[N ID](id N) string {
 	if id < 0 {
 		return strconv.FormatInt(int64(id), 10)

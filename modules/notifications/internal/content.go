@@ -11,6 +11,8 @@ import (
 	texttemplate "text/template"
 	"time"
 
+	"github.com/fennec-forge/fennec/core/store"
+
 	cievent "github.com/fennec-forge/fennec/modules/ci/event"
 	noteevent "github.com/fennec-forge/fennec/modules/collab/event"
 	"github.com/fennec-forge/fennec/modules/collab/target"
@@ -65,9 +67,9 @@ func render(c *content) (text, html string, err error) {
 // issue, !iid for a merge request.
 func reference(t target.Noteable) string {
 	if t.Type == "MergeRequest" {
-		return "!" + i64(t.IID)
+		return "!" + store.IDString(t.IID)
 	}
-	return "#" + i64(t.IID)
+	return "#" + store.IDString(t.IID)
 }
 
 // threadID is the Message-ID of a target's first mail, which every later
@@ -77,22 +79,22 @@ func (s *Service) threadID(t target.Noteable) string {
 	if t.Type == "MergeRequest" {
 		kind = "merge_request"
 	}
-	return kind + "_" + i64(t.ID) + "@" + s.host()
+	return kind + "_" + store.IDString(t.ID) + "@" + s.host()
 }
 
 func (s *Service) baseHeaders(p projects.ProjectInfo) map[string]string {
-	return map[string]string{"X-GitLab-Project": p.Name, "X-GitLab-Project-Id": i64(p.ID),
+	return map[string]string{"X-GitLab-Project": p.Name, "X-GitLab-Project-Id": store.IDString(p.ID),
 		"X-GitLab-Project-Path": p.PathWithNamespace, "Auto-Submitted": "auto-generated"}
 }
 
 func (s *Service) targetHeaders(p projects.ProjectInfo, t target.Noteable) map[string]string {
 	h := s.baseHeaders(p)
 	if t.Type == "MergeRequest" {
-		h["X-GitLab-MergeRequest-ID"] = i64(t.ID)
-		h["X-GitLab-MergeRequest-IID"] = i64(t.IID)
+		h["X-GitLab-MergeRequest-ID"] = store.IDString(t.ID)
+		h["X-GitLab-MergeRequest-IID"] = store.IDString(t.IID)
 	} else {
-		h["X-GitLab-Issue-ID"] = i64(t.ID)
-		h["X-GitLab-Issue-IID"] = i64(t.IID)
+		h["X-GitLab-Issue-ID"] = store.IDString(t.ID)
+		h["X-GitLab-Issue-IID"] = store.IDString(t.IID)
 	}
 	return h
 }
@@ -138,11 +140,11 @@ func (s *Service) targetContent(ctx context.Context, p projects.ProjectInfo, t t
 
 // noteContent is the mail of a new comment.
 func (s *Service) noteContent(p projects.ProjectInfo, t target.Noteable, ev noteevent.NoteEvent, actor string) content {
-	url := s.absolute(t.WebURL) + "#note_" + i64(ev.NoteID)
+	url := s.absolute(t.WebURL) + "#note_" + store.IDString(ev.NoteID)
 	h := s.targetHeaders(p, t)
-	h["X-GitLab-Note-ID"] = i64(ev.NoteID)
+	h["X-GitLab-Note-ID"] = store.IDString(ev.NoteID)
 	return content{Subject: "Re: " + p.Name + " | " + t.Title + " (" + reference(t) + ")",
-		MessageID: "note_" + i64(ev.NoteID) + "@" + s.host(), InReplyTo: s.threadID(t), Headers: h,
+		MessageID: "note_" + store.IDString(ev.NoteID) + "@" + s.host(), InReplyTo: s.threadID(t), Headers: h,
 		Headline: actor + " commented on " + words(t) + " " + reference(t) + ":", Body: ev.Body, URL: url,
 		Site: s.site(), ManageURL: s.manageURL(p)}
 }
@@ -156,10 +158,10 @@ func (s *Service) commitNoteContent(p projects.ProjectInfo, t target.Noteable, e
 	}
 	h := s.baseHeaders(p)
 	h["X-GitLab-Commit-ID"] = ev.SHA
-	h["X-GitLab-Note-ID"] = i64(ev.CommentID)
+	h["X-GitLab-Note-ID"] = store.IDString(ev.CommentID)
 	c := content{Subject: "Re: " + p.Name + " | " + t.Title + " (" + short + ")",
-		MessageID: "commit_note_" + i64(ev.CommentID) + "@" + s.host(), InReplyTo: "commit_" + ev.SHA + "@" + s.host(), Headers: h,
-		Headline: actor + " commented on commit " + short + ":", Body: ev.Note, URL: s.absolute(t.WebURL) + "#note_" + i64(ev.CommentID),
+		MessageID: "commit_note_" + store.IDString(ev.CommentID) + "@" + s.host(), InReplyTo: "commit_" + ev.SHA + "@" + s.host(), Headers: h,
+		Headline: actor + " commented on commit " + short + ":", Body: ev.Note, URL: s.absolute(t.WebURL) + "#note_" + store.IDString(ev.CommentID),
 		Site: s.site(), ManageURL: s.manageURL(p)}
 	if ev.Path != nil && ev.Line != nil {
 		c.Details = []string{"On " + *ev.Path + ", line " + strconv.Itoa(*ev.Line) + "."}
@@ -178,13 +180,13 @@ func (s *Service) pipelineContent(p projects.ProjectInfo, ev cievent.PipelineEve
 		short = short[:8]
 	}
 	h := s.baseHeaders(p)
-	h["X-GitLab-Pipeline-Id"] = i64(ev.PipelineID)
+	h["X-GitLab-Pipeline-Id"] = store.IDString(ev.PipelineID)
 	h["X-GitLab-Pipeline-Status"] = ev.Status
-	return content{Subject: p.Name + " | Pipeline #" + i64(ev.PipelineID) + " has " + status + " for " + ev.Ref + " | " + short,
-		MessageID: "pipeline_" + i64(ev.PipelineID) + "_" + ev.Status + "@" + s.host(),
-		InReplyTo: "pipeline_" + i64(ev.PipelineID) + "@" + s.host(), Headers: h,
-		Headline: "Pipeline #" + i64(ev.PipelineID) + " has " + status + " for " + ev.Ref + " (" + short + ").",
-		URL:      s.absolute(p.WebURL) + "/pipelines/" + i64(ev.PipelineID), Site: s.site(), ManageURL: s.manageURL(p)}
+	return content{Subject: p.Name + " | Pipeline #" + store.IDString(ev.PipelineID) + " has " + status + " for " + ev.Ref + " | " + short,
+		MessageID: "pipeline_" + store.IDString(ev.PipelineID) + "_" + ev.Status + "@" + s.host(),
+		InReplyTo: "pipeline_" + store.IDString(ev.PipelineID) + "@" + s.host(), Headers: h,
+		Headline: "Pipeline #" + store.IDString(ev.PipelineID) + " has " + status + " for " + ev.Ref + " (" + short + ").",
+		URL:      s.absolute(p.WebURL) + "/pipelines/" + store.IDString(ev.PipelineID), Site: s.site(), ManageURL: s.manageURL(p)}
 }
 
 // absolute makes a link outside a request (where the external URL is not
@@ -200,7 +202,7 @@ func (s *Service) absolute(link string) string {
 // reset_password: a link to choose a password, with the reset token.
 func (s *Service) accountContent(ev identity.UserCreated, token string, expires time.Time) content {
 	link := s.externalURL() + "/users/password/edit?reset_password_token=" + url.QueryEscape(token)
-	return content{Subject: "Account was created for you", MessageID: "user_" + i64(ev.UserID) + "_created@" + s.host(),
+	return content{Subject: "Account was created for you", MessageID: "user_" + store.IDString(ev.UserID) + "_created@" + s.host(),
 		Headers:  map[string]string{"Auto-Submitted": "auto-generated"},
 		Headline: "Hi " + ev.Name + "! An administrator created an account for you on " + s.site() + ".",
 		Details: []string{"Your username is " + ev.Username + ".",
@@ -213,7 +215,7 @@ func (s *Service) accountContent(ev identity.UserCreated, token string, expires 
 func (s *Service) resetContent(ev identity.PasswordResetRequested, token string, expires time.Time) content {
 	link := s.externalURL() + "/users/password/edit?reset_password_token=" + url.QueryEscape(token)
 	return content{Subject: "Reset password instructions",
-		MessageID: "user_" + i64(ev.UserID) + "_reset_" + i64(ev.RequestedAt.UnixNano()) + "@" + s.host(),
+		MessageID: "user_" + store.IDString(ev.UserID) + "_reset_" + store.IDString(ev.RequestedAt.UnixNano()) + "@" + s.host(),
 		Headers:   map[string]string{"Auto-Submitted": "auto-generated"},
 		Headline:  "Hi " + ev.Name + "! Someone asked for a link to change the password of your account " + ev.Username + " on " + s.site() + ".",
 		Details: []string{"Choose a new password with the link below; it is valid until " + expires.Format("2006-01-02 15:04 MST") + ".",

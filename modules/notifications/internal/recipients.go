@@ -5,12 +5,13 @@ import (
 	"errors"
 	"slices"
 
+	"go.uber.org/zap"
+
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
-	"go.uber.org/zap"
 )
 
 // mentions is the collab module's reading of @mentions.
@@ -58,7 +59,7 @@ const expandBatch = 20
 // the mail, its deliveries and deletes the notice. A notice that fails is
 // logged and left for the next pass.
 func (s *Service) expand(ctx context.Context) {
-	var after uint64
+	var after int64
 	for ctx.Err() == nil {
 		var batch []*PendingNotice
 		err := s.db.View(ctx, func(tx *store.Tx) error {

@@ -79,14 +79,14 @@ type due struct {
 // An error means the transport failed (the server is down): the caller
 // backs off.
 func (s *Service) sendDue(ctx context.Context) (time.Duration, error) {
-	var after uint64
+	var after int64
 	wait := time.Hour
 	for {
 		var batch []due
 		now := s.now()
 		err := s.db.View(ctx, func(tx *store.Tx) error {
 			batch = batch[:0]
-			cache := map[uint64]*Mail{}
+			cache := map[int64]*Mail{}
 			return deliveries.Scan(tx, false, 0, func(d *Delivery) (bool, error) {
 				if d.NextTry.After(now) {
 					wait = min(wait, d.NextTry.Sub(now))
@@ -167,7 +167,7 @@ func (s *Service) deliver(ctx context.Context, batch []due) error {
 		msg, err := s.message(b)
 		if err != nil {
 			// A mail that cannot be built never will be: drop it.
-			s.log.Error("notifications: dropping a mail that cannot be built", zap.Uint64("delivery", b.d.ID), zap.Error(err))
+			s.log.Error("notifications: dropping a mail that cannot be built", zap.Int64("delivery", b.d.ID), zap.Error(err))
 			mark(b.d)
 			continue
 		}

@@ -1,7 +1,6 @@
 package internal
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/fennec-forge/fennec/core/store"
@@ -29,7 +28,7 @@ const (
 // one, a group, a project). A user without a row has the defaults:
 // participating globally, global elsewhere.
 type Setting struct {
-	ID       uint64 `json:"id"`
+	ID       int64  `json:"id"`
 	UserID   int64  `json:"user_id"`
 	Source   string `json:"source"`
 	SourceID int64  `json:"source_id,omitempty"`
@@ -41,16 +40,16 @@ type Setting struct {
 	NotificationEmail string `json:"notification_email,omitempty"`
 }
 
-func (s *Setting) RecordID() uint64      { return s.ID }
-func (s *Setting) SetRecordID(id uint64) { s.ID = id }
+func (s *Setting) RecordID() int64      { return s.ID }
+func (s *Setting) SetRecordID(id int64) { s.ID = id }
 
-func i64(v int64) string { return strconv.FormatInt(v, 10) }
+func sourceKey(source string, id int64) string { return source + ":" + store.IDString(id) }
 
-func sourceKey(source string, id int64) string { return source + ":" + i64(id) }
+func settingKey(source string, id, user int64) string {
+	return sourceKey(source, id) + ":" + store.IDString(user)
+}
 
-func settingKey(source string, id, user int64) string { return sourceKey(source, id) + ":" + i64(user) }
-
-var settings = store.NewTable[uint64, Setting]("notifications.settings",
+var settings = store.NewTable[int64, Setting]("notifications.settings",
 	store.Index[Setting]{Name: "key", Unique: true, Keys: func(s *Setting) []string {
 		return []string{settingKey(s.Source, s.SourceID, s.UserID)}
 	}},
@@ -62,13 +61,13 @@ var settings = store.NewTable[uint64, Setting]("notifications.settings",
 		}
 		return []string{sourceKey(s.Source, s.SourceID)}
 	}},
-	store.Index[Setting]{Name: "user", Keys: func(s *Setting) []string { return []string{i64(s.UserID)} }},
+	store.Index[Setting]{Name: "user", Keys: func(s *Setting) []string { return []string{store.IDString(s.UserID)} }},
 )
 
 // Mail is one notification, rendered once and shared by its deliveries
 // (one per recipient).
 type Mail struct {
-	ID uint64 `json:"id"`
+	ID int64 `json:"id"`
 	// Key names the event that caused the mail ("note:12"); a redelivered
 	// event finds it taken and queues nothing again.
 	Key       string            `json:"key"`
@@ -84,15 +83,15 @@ type Mail struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-func (m *Mail) RecordID() uint64      { return m.ID }
-func (m *Mail) SetRecordID(id uint64) { m.ID = id }
+func (m *Mail) RecordID() int64      { return m.ID }
+func (m *Mail) SetRecordID(id int64) { m.ID = id }
 
 // Delivery is one mail to one address, waiting to be handed to the SMTP
 // server (or written to the file outbox). It is deleted, in a commit of
 // its own, right after the server accepted it.
 type Delivery struct {
-	ID       uint64    `json:"id"`
-	MailID   uint64    `json:"mail_id"`
+	ID       int64     `json:"id"`
+	MailID   int64     `json:"mail_id"`
 	UserID   int64     `json:"user_id,omitempty"`
 	To       string    `json:"to"`
 	Attempts int       `json:"attempts,omitempty"`
@@ -102,15 +101,15 @@ type Delivery struct {
 	LastError string `json:"last_error,omitempty"`
 }
 
-func (d *Delivery) RecordID() uint64      { return d.ID }
-func (d *Delivery) SetRecordID(id uint64) { d.ID = id }
+func (d *Delivery) RecordID() int64      { return d.ID }
+func (d *Delivery) SetRecordID(id int64) { d.ID = id }
 
 // Target remembers what the module last saw of an issue or a merge
 // request (its assignees and mentions), so that an update tells a
 // reassignment and who the previous assignees were, or new mentions,
 // without the event carrying them.
 type Target struct {
-	ID        uint64  `json:"id"`
+	ID        int64   `json:"id"`
 	Key       string  `json:"key"` // "Issue:12"
 	Assignees []int64 `json:"assignees"`
 	// Mentions are the usernames (lower case) its title and description
@@ -121,8 +120,8 @@ type Target struct {
 	Commenters []int64 `json:"commenters,omitempty"`
 }
 
-func (t *Target) RecordID() uint64      { return t.ID }
-func (t *Target) SetRecordID(id uint64) { t.ID = id }
+func (t *Target) RecordID() int64      { return t.ID }
+func (t *Target) SetRecordID(id int64) { t.ID = id }
 
 // PendingNotice is an event worth mail whose recipients are not worked
 // out yet. The event's handler stores it in the transaction that
@@ -131,22 +130,22 @@ func (t *Target) SetRecordID(id uint64) { t.ID = id }
 // the sender turns it into a mail and its deliveries, in one transaction
 // that also deletes it.
 type PendingNotice struct {
-	ID     uint64 `json:"id"`
+	ID     int64  `json:"id"`
 	Key    string `json:"key"`
 	Notice notice `json:"notice"`
 }
 
-func (p *PendingNotice) RecordID() uint64      { return p.ID }
-func (p *PendingNotice) SetRecordID(id uint64) { p.ID = id }
+func (p *PendingNotice) RecordID() int64      { return p.ID }
+func (p *PendingNotice) SetRecordID(id int64) { p.ID = id }
 
 var (
-	notices = store.NewTable[uint64, PendingNotice]("notifications.notices",
+	notices = store.NewTable[int64, PendingNotice]("notifications.notices",
 		store.Index[PendingNotice]{Name: "key", Unique: true, Keys: func(p *PendingNotice) []string { return []string{p.Key} }})
-	mails = store.NewTable[uint64, Mail]("notifications.mails",
+	mails = store.NewTable[int64, Mail]("notifications.mails",
 		store.Index[Mail]{Name: "key", Unique: true, Keys: func(m *Mail) []string { return []string{m.Key} }})
 	// Deliveries are read in id order (the order they were queued).
-	deliveries = store.NewTable[uint64, Delivery]("notifications.deliveries")
-	targets    = store.NewTable[uint64, Target]("notifications.targets",
+	deliveries = store.NewTable[int64, Delivery]("notifications.deliveries")
+	targets    = store.NewTable[int64, Target]("notifications.targets",
 		store.Index[Target]{Name: "key", Unique: true, Keys: func(t *Target) []string { return []string{t.Key} }})
 )
 

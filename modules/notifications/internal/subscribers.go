@@ -40,7 +40,7 @@ func Subscribers(s *Service) []events.Subscriber {
 		events.SubscribeInTx("notifications.commit_comment", notify(s, s.commitNoteNotice)),
 		// Settings of a deleted user or project go with them.
 		events.SubscribeInTx("notifications.user_deleted", func(ctx context.Context, ev identity.UserDeleted) error {
-			return s.dropSettings(ctx, "user", i64(ev.UserID))
+			return s.dropSettings(ctx, "user", store.IDString(ev.UserID))
 		}),
 		events.Only(events.SubscribeInTx("notifications.project_deleted", func(ctx context.Context, ev projects.ProjectEvent) error {
 			return s.dropSettings(ctx, "source", sourceKey(SourceProject, ev.ProjectID))
@@ -131,7 +131,7 @@ func (s *Service) targetNotice(ctx context.Context, t target.Noteable, action st
 	if err != nil {
 		return nil, err
 	}
-	key := kind + ":" + i64(t.ID) + ":" + action + ":" + strconv.FormatInt(version, 10)
+	key := kind + ":" + store.IDString(t.ID) + ":" + action + ":" + strconv.FormatInt(version, 10)
 	var first *notice
 	add := func(n *notice) {
 		n.ProjectID, n.ActorID, n.Target = t.ProjectID, actor, t
@@ -187,7 +187,7 @@ func (s *Service) targetNotice(ctx context.Context, t target.Noteable, action st
 // remember stores t's assignees and mentions and returns what was stored
 // before (nil the first time the module sees t).
 func (s *Service) remember(ctx context.Context, t target.Noteable, mentioned []string) (*Target, error) {
-	key := t.Type + ":" + i64(t.ID)
+	key := t.Type + ":" + store.IDString(t.ID)
 	lower := make([]string, len(mentioned))
 	for i, name := range mentioned {
 		lower[i] = strings.ToLower(name)
@@ -245,7 +245,7 @@ func (s *Service) noteNotice(ctx context.Context, ev noteevent.NoteEvent) (*noti
 		}
 		return nil, err
 	}
-	n := &notice{Key: "note:" + i64(ev.NoteID), Event: "new_note", ProjectID: ev.ProjectID, ActorID: ev.AuthorID, Target: t,
+	n := &notice{Key: "note:" + store.IDString(ev.NoteID), Event: "new_note", ProjectID: ev.ProjectID, ActorID: ev.AuthorID, Target: t,
 		Mentioned: mentions(ev.Body)}
 	n.content = s.noteContent(p, t, ev, s.userName(ctx, ev.AuthorID))
 	return n, nil
@@ -277,11 +277,11 @@ func (s *Service) commitNoteNotice(ctx context.Context, ev repository.CommitComm
 			return nil, err
 		}
 	}
-	before, err := s.rememberCommenter(ctx, "Commit:"+i64(ev.ProjectID)+":"+ev.SHA, ev.AuthorID)
+	before, err := s.rememberCommenter(ctx, "Commit:"+store.IDString(ev.ProjectID)+":"+ev.SHA, ev.AuthorID)
 	if err != nil {
 		return nil, err
 	}
-	n := &notice{Key: "commit_note:" + i64(ev.CommentID), Event: "new_note", ProjectID: ev.ProjectID, ActorID: ev.AuthorID,
+	n := &notice{Key: "commit_note:" + store.IDString(ev.CommentID), Event: "new_note", ProjectID: ev.ProjectID, ActorID: ev.AuthorID,
 		Target: t, Mentioned: mentions(ev.Note), Participants: append(before, t.AuthorID)}
 	n.content = s.commitNoteContent(p, t, ev, s.userName(ctx, ev.AuthorID))
 	return n, nil
@@ -336,7 +336,7 @@ func (s *Service) pipelineNotice(ctx context.Context, ev cievent.PipelineEvent) 
 	if err != nil {
 		return nil, err
 	}
-	n := &notice{Key: "pipeline:" + i64(ev.PipelineID) + ":" + ev.Status, Event: event, ProjectID: ev.ProjectID,
+	n := &notice{Key: "pipeline:" + store.IDString(ev.PipelineID) + ":" + ev.Status, Event: event, ProjectID: ev.ProjectID,
 		ActorID: ev.UserID, OnlyActor: true, Target: target.Noteable{Type: "Pipeline", ID: ev.PipelineID, ProjectID: ev.ProjectID}}
 	n.content = s.pipelineContent(p, ev)
 	return n, nil
@@ -355,7 +355,7 @@ func (s *Service) userCreatedNotice(ctx context.Context, ev identity.UserCreated
 	if err != nil {
 		return nil, err
 	}
-	n := &notice{Key: "user_created:" + i64(ev.UserID), To: []recipient{{UserID: ev.UserID, Email: ev.Email}}}
+	n := &notice{Key: "user_created:" + store.IDString(ev.UserID), To: []recipient{{UserID: ev.UserID, Email: ev.Email}}}
 	n.content = s.accountContent(ev, token, expires)
 	return n, nil
 }
@@ -375,7 +375,7 @@ func (s *Service) passwordResetNotice(ctx context.Context, ev identity.PasswordR
 	if err != nil {
 		return nil, err
 	}
-	n := &notice{Key: "password_reset:" + i64(ev.UserID) + ":" + i64(ev.RequestedAt.UnixNano()),
+	n := &notice{Key: "password_reset:" + store.IDString(ev.UserID) + ":" + store.IDString(ev.RequestedAt.UnixNano()),
 		To: []recipient{{UserID: ev.UserID, Email: ev.Email}}}
 	n.content = s.resetContent(ev, token, expires)
 	return n, nil
