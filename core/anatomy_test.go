@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -111,6 +112,29 @@ func rootAliasViolations(relPath string, src []byte) []string {
 	return out
 }
 
+// contractFileViolations says what a non-test file of a module's public
+// subpackage (its contract, its events) imports that a contract may not:
+// HTTP, or anyone's internal/. Other modules import the contract, so it
+// carries plain Go and speaks no transport. A test-support package
+// (stocktest, repotest) is a client of the server and may.
+func contractFileViolations(relPath string, src []byte) []string {
+	if strings.HasSuffix(relPath, "_test.go") || strings.HasSuffix(filepath.Base(filepath.Dir(relPath)), "test") {
+		return nil
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), relPath, src, parser.ImportsOnly)
+	if err != nil {
+		return []string{relPath + ": " + err.Error()}
+	}
+	var out []string
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		if slices.Contains(httpImports, p) || strings.HasSuffix(p, "/internal") || strings.Contains(p, "/internal/") {
+			out = append(out, relPath+" imports "+p+": a module's contract is plain Go, with no transport and no internal/")
+		}
+	}
+	return out
+}
+
 // TestModuleAnatomy holds the modules of serviceModules to the anatomy:
 // their service implementation imports no HTTP, their root package
 // re-exports nothing of internal/.
@@ -133,6 +157,8 @@ func TestModuleAnatomy(t *testing.T) {
 				vs = serviceFileViolations(relPath, src)
 			case filepath.Dir(relPath) == "modules/"+mod:
 				vs = rootAliasViolations(relPath, src)
+			case !strings.Contains(relPath, "/testdata/"):
+				vs = contractFileViolations(relPath, src)
 			}
 			for _, v := range vs {
 				t.Error(v)
@@ -165,6 +191,13 @@ func TestModuleAnatomyRulesCatchViolations(t *testing.T) {
 		t.Errorf("aliases of internal/: %q", got)
 	}
 	open := []byte("package x\n\nimport \"" + modulePath + "/modules/x/internal\"\n\ntype View struct{}\n\nfunc Module() any { return internal.New }\n")
+	leaky := []byte("package contract\n\nimport (\n\t\"net/http\"\n\n\t\"" + modulePath + "/core/api\"\n\t\"" + modulePath + "/modules/y/internal\"\n)\n")
+	if got := contractFileViolations("modules/x/contract/contract.go", leaky); len(got) != 3 {
+		t.Errorf("a contract importing HTTP and internal/: %q", got)
+	}
+	if got := contractFileViolations("modules/x/xtest/xtest.go", leaky); got != nil {
+		t.Errorf("a test-support package may: %q", got)
+	}
 	if got := rootAliasViolations("modules/x/x.go", open); got != nil {
 		t.Errorf("a contract in the open: %q", got)
 	}
