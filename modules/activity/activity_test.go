@@ -12,6 +12,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/activity"
 	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
@@ -34,7 +35,7 @@ func TestProjectEvents(t *testing.T) {
 	s.drain(t)
 
 	t.Run("the spec's shape, newest first", func(t *testing.T) {
-		list := get(t, s, "", "/api/v4/projects/"+itoa(pub.ID)+"/events").list(t)
+		list := get(t, s, "", "/api/v4/projects/"+store.IDString(pub.ID)+"/events").list(t)
 		wantFeed(t, "anonymous, public project", list, at("pushed new", pub.ID), at("created", pub.ID))
 		for _, e := range list {
 			want := eventKeys
@@ -55,7 +56,7 @@ func TestProjectEvents(t *testing.T) {
 					t.Fatalf("%s = %v, want null", k, e[k])
 				}
 			}
-			if e["author_id"].(json.Number).String() != itoa(alice.ID) || e["author_username"] != "alice" {
+			if e["author_id"].(json.Number).String() != store.IDString(alice.ID) || e["author_username"] != "alice" {
 				t.Fatalf("author %v / %v", e["author_id"], e["author_username"])
 			}
 			author := e["author"].(map[string]any)
@@ -63,7 +64,7 @@ func TestProjectEvents(t *testing.T) {
 				t.Fatalf("author keys %v", got)
 			}
 			if author["username"] != "alice" || author["name"] != "User alice" || author["state"] != "active" ||
-				author["web_url"] != s.URL+"/alice" || author["id"].(json.Number).String() != itoa(alice.ID) {
+				author["web_url"] != s.URL+"/alice" || author["id"].(json.Number).String() != store.IDString(alice.ID) {
 				t.Fatalf("author %v", author)
 			}
 			if av, _ := author["avatar_url"].(string); av == "" {
@@ -82,7 +83,7 @@ func TestProjectEvents(t *testing.T) {
 		wantFeed(t, "by path", list, at("pushed new", pub.ID), at("created", pub.ID))
 	})
 	t.Run("a private project is 404 to those who cannot see it", func(t *testing.T) {
-		path := "/api/v4/projects/" + itoa(priv.ID) + "/events"
+		path := "/api/v4/projects/" + store.IDString(priv.ID) + "/events"
 		get(t, s, "", path).expect(t, http.StatusNotFound, notFoundProject)
 		get(t, s, bob.Token, path).expect(t, http.StatusNotFound, notFoundProject)
 		get(t, s, bob.Token, "/api/v4/projects/"+url.PathEscape("alice/secret")+"/events").expect(t, http.StatusNotFound, notFoundProject)
@@ -92,10 +93,10 @@ func TestProjectEvents(t *testing.T) {
 	})
 	t.Run("pagination", func(t *testing.T) {
 		for i := 3; i <= 5; i++ {
-			commit(t, alice.Client, pub.ID, "file"+itoa(int64(i)))
+			commit(t, alice.Client, pub.ID, "file"+store.IDString(int64(i)))
 		}
 		s.drain(t)
-		base := "/api/v4/projects/" + itoa(pub.ID) + "/events"
+		base := "/api/v4/projects/" + store.IDString(pub.ID) + "/events"
 		r := get(t, s, "", base)
 		r.pageHeaders(t, 5, 1, 20, 1, "", "")
 		r = get(t, s, "", base+"?per_page=2")
@@ -134,7 +135,7 @@ func TestUserEvents(t *testing.T) {
 	commit(t, alice.Client, pub.ID, "one")
 	own := project(t, bob.Client, "bobs", "public") // not alice's: never in her feed
 	s.drain(t)
-	feed := "/api/v4/users/" + itoa(alice.ID) + "/events"
+	feed := "/api/v4/users/" + store.IDString(alice.ID) + "/events"
 
 	t.Run("each caller sees the events of the projects they may see, newest first", func(t *testing.T) {
 		everything := []string{at("pushed new", pub.ID), at("created", inner.ID), at("created", priv.ID), at("created", pub.ID)}
@@ -143,7 +144,7 @@ func TestUserEvents(t *testing.T) {
 		wantFeed(t, "bob", get(t, s, bob.Token, feed).list(t), at("pushed new", pub.ID), at("created", inner.ID), at("created", pub.ID))
 		wantFeed(t, "external user", get(t, s, outsider.Token, feed).list(t), at("pushed new", pub.ID), at("created", pub.ID))
 		wantFeed(t, "anonymous", get(t, s, "", feed).list(t), at("pushed new", pub.ID), at("created", pub.ID))
-		wantFeed(t, "bob's own", get(t, s, "", "/api/v4/users/"+itoa(bob.ID)+"/events").list(t), at("created", own.ID))
+		wantFeed(t, "bob's own", get(t, s, "", "/api/v4/users/"+store.IDString(bob.ID)+"/events").list(t), at("created", own.ID))
 	})
 	t.Run("pagination counts only what the caller sees", func(t *testing.T) {
 		r := get(t, s, bob.Token, feed+"?per_page=2")
@@ -199,7 +200,7 @@ func TestUserEvents(t *testing.T) {
 			wantFeed(t, "GET /events?"+query, get(t, s, alice.Token, "/api/v4/events?"+query).list(t), want...)
 		}
 		wantFeed(t, "user events, filtered", get(t, s, bob.Token, feed+"?action=pushed").list(t), at("pushed new", pub.ID))
-		wantFeed(t, "project events, filtered", get(t, s, alice.Token, "/api/v4/projects/"+itoa(pub.ID)+"/events?action=created").list(t),
+		wantFeed(t, "project events, filtered", get(t, s, alice.Token, "/api/v4/projects/"+store.IDString(pub.ID)+"/events?action=created").list(t),
 			at("created", pub.ID))
 		get(t, s, alice.Token, "/api/v4/events?before=yesterday").expect(t, http.StatusBadRequest, `{"error":"before is invalid"}`)
 		get(t, s, alice.Token, "/api/v4/events?action=exploded").expect(t, http.StatusBadRequest, `{"error":"action does not have a valid value"}`)
@@ -215,11 +216,11 @@ func TestUserEvents(t *testing.T) {
 		get(t, s, "", feed).pageHeaders(t, 0, 1, 20, 1, "", "")
 		list := get(t, s, alice.Token, feed).list(t)
 		wantFeed(t, "alice", list, "deleted@-", at("created", inner.ID), at("created", priv.ID))
-		if e := list[0]; e["target_type"] != "Project" || e["target_id"].(json.Number).String() != itoa(pub.ID) || e["target_title"] != nil {
+		if e := list[0]; e["target_type"] != "Project" || e["target_id"].(json.Number).String() != store.IDString(pub.ID) || e["target_title"] != nil {
 			t.Fatalf("tombstone %v", e)
 		}
 		wantFeed(t, "admin", get(t, s, s.RootToken, feed).list(t), "deleted@-", at("created", inner.ID), at("created", priv.ID))
-		get(t, s, alice.Token, "/api/v4/projects/"+itoa(pub.ID)+"/events").expect(t, http.StatusNotFound, notFoundProject)
+		get(t, s, alice.Token, "/api/v4/projects/"+store.IDString(pub.ID)+"/events").expect(t, http.StatusNotFound, notFoundProject)
 	})
 	t.Run("a deleted user's events go with them", func(t *testing.T) {
 		if _, err := s.Client.Users.DeleteUser(alice.ID); err != nil {
@@ -230,7 +231,7 @@ func TestUserEvents(t *testing.T) {
 		if _, resp, err := s.Client.Events.ListProjectVisibleEvents(priv.ID, nil); err == nil || resp.StatusCode != http.StatusNotFound {
 			t.Fatalf("the deleted user's personal project still answers: %v", err)
 		}
-		wantFeed(t, "bob untouched", get(t, s, "", "/api/v4/users/"+itoa(bob.ID)+"/events").list(t), at("created", own.ID))
+		wantFeed(t, "bob untouched", get(t, s, "", "/api/v4/users/"+store.IDString(bob.ID)+"/events").list(t), at("created", own.ID))
 	})
 }
 
@@ -245,7 +246,7 @@ func TestRedeliveryAndMembership(t *testing.T) {
 	carol := s.CreateUser(t, "carol")
 	p := project(t, alice.Client, "team", "private")
 	s.drain(t)
-	events := "/api/v4/projects/" + itoa(p.ID) + "/events"
+	events := "/api/v4/projects/" + store.IDString(p.ID) + "/events"
 
 	t.Run("created twice is one entry", func(t *testing.T) {
 		s.publish(t, projects.ProjectEvent{Action: "created", ProjectID: p.ID, UserID: alice.ID})
@@ -267,10 +268,10 @@ func TestRedeliveryAndMembership(t *testing.T) {
 			at("joined", p.ID), at("left", p.ID), at("joined", p.ID), at("created", p.ID))
 		// Group memberships have no project feed.
 		s.publish(t, projects.MemberEvent{Action: "joined", GroupID: 5, UserID: carol.ID, AuthorID: alice.ID})
-		wantFeed(t, "carol", get(t, s, s.RootToken, "/api/v4/users/"+itoa(carol.ID)+"/events").list(t))
+		wantFeed(t, "carol", get(t, s, s.RootToken, "/api/v4/users/"+store.IDString(carol.ID)+"/events").list(t))
 	})
 	t.Run("bob's feed shows the private project to those who see it", func(t *testing.T) {
-		feed := "/api/v4/users/" + itoa(bob.ID) + "/events"
+		feed := "/api/v4/users/" + store.IDString(bob.ID) + "/events"
 		wantFeed(t, "carol", get(t, s, carol.Token, feed).list(t))
 		wantFeed(t, "admin", get(t, s, s.RootToken, feed).list(t), at("joined", p.ID), at("left", p.ID), at("joined", p.ID))
 	})
@@ -302,10 +303,10 @@ func TestRedeliveryAndMembership(t *testing.T) {
 		s.publish(t, projects.ProjectEvent{Action: "updated", ProjectID: p.ID, UserID: alice.ID},
 			projects.MemberEvent{Action: "left", ProjectID: p.ID, UserID: bob.ID, AuthorID: alice.ID},
 			projects.ProjectEvent{Action: "deleted", ProjectID: p.ID, UserID: alice.ID})
-		wantFeed(t, "bob", get(t, s, s.RootToken, "/api/v4/users/"+itoa(bob.ID)+"/events").list(t))
-		wantFeed(t, "alice", get(t, s, alice.Token, "/api/v4/users/"+itoa(alice.ID)+"/events").list(t), "deleted@-")
+		wantFeed(t, "bob", get(t, s, s.RootToken, "/api/v4/users/"+store.IDString(bob.ID)+"/events").list(t))
+		wantFeed(t, "alice", get(t, s, alice.Token, "/api/v4/users/"+store.IDString(alice.ID)+"/events").list(t), "deleted@-")
 		s.publish(t, identity.UserDeleted{UserID: alice.ID, Username: "alice"})
-		wantFeed(t, "alice's entries go with her", get(t, s, s.RootToken, "/api/v4/users/"+itoa(alice.ID)+"/events").list(t))
+		wantFeed(t, "alice's entries go with her", get(t, s, s.RootToken, "/api/v4/users/"+store.IDString(alice.ID)+"/events").list(t))
 	})
 }
 
@@ -333,10 +334,10 @@ func TestMembershipThroughTheMembersAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.drain(t)
-	feed := "/api/v4/users/" + itoa(bob.ID) + "/events"
+	feed := "/api/v4/users/" + store.IDString(bob.ID) + "/events"
 	wantFeed(t, "bob, by himself", get(t, s, bob.Token, feed).list(t), at("joined", p.ID))
 	wantFeed(t, "bob, seen by carol", get(t, s, carol.Token, feed).list(t))
-	wantFeed(t, "the project", get(t, s, bob.Token, "/api/v4/projects/"+itoa(p.ID)+"/events").list(t), at("joined", p.ID), at("created", p.ID))
+	wantFeed(t, "the project", get(t, s, bob.Token, "/api/v4/projects/"+store.IDString(p.ID)+"/events").list(t), at("joined", p.ID), at("created", p.ID))
 	if _, err := alice.Client.ProjectMembers.DeleteProjectMember(p.ID, bob.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -178,8 +178,6 @@ func wantFeed(t *testing.T, what string, list []map[string]any, want ...string) 
 
 func at(action string, id int64) string { return action + "@" + strconv.FormatInt(id, 10) }
 
-func itoa(id int64) string { return strconv.FormatInt(id, 10) }
-
 const (
 	notFoundProject = `{"message":"404 Project Not Found"}`
 	notFoundUser    = `{"message":"404 User Not Found"}`

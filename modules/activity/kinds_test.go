@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/projects/feed"
@@ -30,7 +31,7 @@ func TestFeedKinds(t *testing.T) {
 		feed.Event{ProjectID: p.ID, AuthorID: alice.ID, ActionName: feed.Opened, TargetID: 4, TargetType: "Gadget", Key: "g:4"},
 		feed.Event{ProjectID: p.ID, AuthorID: alice.ID, ActionName: feed.Closed, Key: "plain"},
 	)
-	for _, path := range []string{"/api/v4/projects/" + itoa(p.ID) + "/events", "/api/v4/users/" + itoa(alice.ID) + "/events"} {
+	for _, path := range []string{"/api/v4/projects/" + store.IDString(p.ID) + "/events", "/api/v4/users/" + store.IDString(alice.ID) + "/events"} {
 		list := get(t, s, "", path).list(t)
 		wantFeed(t, path, list, at("closed", p.ID), at("opened", p.ID), at("created", p.ID))
 		if list[1]["target_title"] != "shown" {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -235,7 +234,7 @@ func waitJobStatus(t testing.TB, s *fennectest.Server, project, job int64, withi
 	t.Helper()
 	var last map[string]any
 	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		code, _, raw := rawJSON(t, http.MethodGet, s.URL+"/api/v4/projects/"+itoa(project)+"/jobs/"+itoa(job), nil, "PRIVATE-TOKEN", s.RootToken)
+		code, _, raw := rawJSON(t, http.MethodGet, s.URL+"/api/v4/projects/"+store.IDString(project)+"/jobs/"+store.IDString(job), nil, "PRIVATE-TOKEN", s.RootToken)
 		if code != http.StatusOK {
 			t.Fatalf("get job: %d %s", code, raw)
 		}
@@ -250,8 +249,6 @@ func waitJobStatus(t testing.TB, s *fennectest.Server, project, job int64, withi
 	t.Fatalf("job %d: %v, want status %v", job, last["status"], want)
 	return nil
 }
-
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
 func jsonDecode(resp *http.Response, v any) error { return json.NewDecoder(resp.Body).Decode(v) }
 

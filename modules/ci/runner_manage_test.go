@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // The runners API for people, with GitLab's permissions: a project's
@@ -54,10 +56,10 @@ func TestRunnersManagementAPI(t *testing.T) {
 	if code, _ := get(alice.Client, "runners?scope=shared"); code != 400 {
 		t.Errorf("shared scope on /runners: %d", code)
 	}
-	if code, msg := get(bob.Client, "runners/"+itoa(mine.ID)); code != 403 || msg != "403 Forbidden - No access granted" {
+	if code, msg := get(bob.Client, "runners/"+store.IDString(mine.ID)); code != 403 || msg != "403 Forbidden - No access granted" {
 		t.Errorf("bob sees alice's runner: %d %q", code, msg)
 	}
-	if code, _ := get(bob.Client, "runners/"+itoa(shared.ID)); code != 200 {
+	if code, _ := get(bob.Client, "runners/"+store.IDString(shared.ID)); code != 200 {
 		t.Errorf("bob sees a shared runner: %d", code)
 	}
 	if code, msg := get(alice.Client, "runners/424242"); code != 404 || msg != "404 Runner Not Found" {
@@ -103,28 +105,28 @@ func TestRunnersManagementAPI(t *testing.T) {
 		{bob.Client, bp.ID, mine.ID, 403, "403 Forbidden - No access granted"},
 		{bob.Client, ap2.ID, mine.ID, 404, "404 Project Not Found"},
 	} {
-		code, _, raw := rawJSON(t, http.MethodPost, s.URL+"/api/v4/projects/"+itoa(tc.project)+"/runners", map[string]any{"runner_id": tc.runner}, "PRIVATE-TOKEN", tokens[tc.who])
+		code, _, raw := rawJSON(t, http.MethodPost, s.URL+"/api/v4/projects/"+store.IDString(tc.project)+"/runners", map[string]any{"runner_id": tc.runner}, "PRIVATE-TOKEN", tokens[tc.who])
 		if code != tc.code || bodyMessage(raw) != tc.msg {
 			t.Errorf("enable %d on %d: %d %s, want %d %q", tc.runner, tc.project, code, raw, tc.code, tc.msg)
 		}
 	}
-	if code, _, raw := rawJSON(t, http.MethodPost, s.URL+"/api/v4/projects/"+itoa(ap2.ID)+"/runners", map[string]any{}, "PRIVATE-TOKEN", alice.Token); code != 400 || bodyMessage(raw) != "runner_id is missing" {
+	if code, _, raw := rawJSON(t, http.MethodPost, s.URL+"/api/v4/projects/"+store.IDString(ap2.ID)+"/runners", map[string]any{}, "PRIVATE-TOKEN", alice.Token); code != 400 || bodyMessage(raw) != "runner_id is missing" {
 		t.Errorf("enable without runner_id: %d %s", code, raw)
 	}
 	pr, _, err := alice.Client.Runners.ListProjectRunners(ap2.ID, nil)
 	if err != nil || len(pr) != 2 { // alice's runner and the shared one
 		t.Fatalf("project runners: %v %+v", err, pr)
 	}
-	if code, _ := get(bob.Client, "projects/"+itoa(bp.ID)+"/runners"); code != 200 {
+	if code, _ := get(bob.Client, "projects/"+store.IDString(bp.ID)+"/runners"); code != 200 {
 		t.Errorf("bob's own project runners: %d", code)
 	}
-	if code, _ := get(bob.Client, "projects/"+itoa(ap.ID)+"/runners"); code != 404 {
+	if code, _ := get(bob.Client, "projects/"+store.IDString(ap.ID)+"/runners"); code != 404 {
 		t.Errorf("bob lists alice's project's runners: %d", code)
 	}
 	if resp, err := alice.Client.Runners.DisableProjectRunner(ap.ID, mine.ID); err != nil || resp.StatusCode != 204 {
 		t.Fatalf("disable: %v", err)
 	}
-	if code, _, raw := rawJSON(t, http.MethodDelete, s.URL+"/api/v4/projects/"+itoa(ap.ID)+"/runners/"+itoa(mine.ID), nil, "PRIVATE-TOKEN", alice.Token); code != 404 || bodyMessage(raw) != "404 Runner Not Found" {
+	if code, _, raw := rawJSON(t, http.MethodDelete, s.URL+"/api/v4/projects/"+store.IDString(ap.ID)+"/runners/"+store.IDString(mine.ID), nil, "PRIVATE-TOKEN", alice.Token); code != 404 || bodyMessage(raw) != "404 Runner Not Found" {
 		t.Errorf("disable twice: %d %s", code, raw)
 	}
 	if resp, err := alice.Client.Runners.DisableProjectRunner(ap2.ID, mine.ID); resp.StatusCode != 403 ||
@@ -133,13 +135,13 @@ func TestRunnersManagementAPI(t *testing.T) {
 	}
 
 	// Jobs of a runner, and removal.
-	if code, msg := get(alice.Client, "runners/"+itoa(shared.ID)+"/jobs"); code != 403 || msg != "403 Forbidden - Runner is shared" {
+	if code, msg := get(alice.Client, "runners/"+store.IDString(shared.ID)+"/jobs"); code != 403 || msg != "403 Forbidden - Runner is shared" {
 		t.Errorf("alice lists a shared runner's jobs: %d %q", code, msg)
 	}
-	if code, _ := get(alice.Client, "runners/"+itoa(mine.ID)+"/jobs?status=bogus"); code != 400 {
+	if code, _ := get(alice.Client, "runners/"+store.IDString(mine.ID)+"/jobs?status=bogus"); code != 400 {
 		t.Errorf("bad status: %d", code)
 	}
-	if code, _ := get(alice.Client, "runners/"+itoa(mine.ID)+"/jobs"); code != 200 {
+	if code, _ := get(alice.Client, "runners/"+store.IDString(mine.ID)+"/jobs"); code != 200 {
 		t.Errorf("alice lists her runner's jobs: %d", code)
 	}
 	if resp, _ := alice.Client.Runners.RemoveRunner(shared.ID); resp.StatusCode != 403 {
@@ -148,7 +150,7 @@ func TestRunnersManagementAPI(t *testing.T) {
 	if resp, err := alice.Client.Runners.RemoveRunner(mine.ID); err != nil || resp.StatusCode != 204 {
 		t.Fatalf("remove: %v", err)
 	}
-	if code, _ := get(alice.Client, "runners/"+itoa(mine.ID)); code != 404 {
+	if code, _ := get(alice.Client, "runners/"+store.IDString(mine.ID)); code != 404 {
 		t.Errorf("removed runner: %d", code)
 	}
 	if code, _, _ := rawJSON(t, http.MethodPost, s.URL+"/api/v4/runners/verify", map[string]any{"token": mine.Token}); code != 403 {

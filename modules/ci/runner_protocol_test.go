@@ -380,8 +380,8 @@ test:
 	if job.RunnerInfo.Timeout != 3600 {
 		t.Errorf("timeout %d", job.RunnerInfo.Timeout)
 	}
-	for key, want := range map[string]string{"CI_JOB_ID": itoa(job.ID), "CI_JOB_NAME": "build", "CI_COMMIT_SHA": commit.ID,
-		"CI_RUNNER_ID": itoa(r.ID), "CI_RUNNER_DESCRIPTION": "fake", "YAML_VAR": "from-yaml", "CI_PROJECT_PATH": p.PathWithNamespace,
+	for key, want := range map[string]string{"CI_JOB_ID": store.IDString(job.ID), "CI_JOB_NAME": "build", "CI_COMMIT_SHA": commit.ID,
+		"CI_RUNNER_ID": store.IDString(r.ID), "CI_RUNNER_DESCRIPTION": "fake", "YAML_VAR": "from-yaml", "CI_PROJECT_PATH": p.PathWithNamespace,
 		"CI_JOB_TOKEN": job.Token, "GITLAB_CI": "true"} {
 		if v, _, ok := job.variable(key); !ok || v != want {
 			t.Errorf("variable %s = %q, want %q", key, v, want)
@@ -666,7 +666,7 @@ func TestRunnerLongPollEndsWithTheServer(t *testing.T) {
 	}()
 	// The request has been read once the runner's contact is recorded.
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		code, _, raw := rawJSON(t, http.MethodGet, s.URL+"/api/v4/runners/"+itoa(r.ID), nil, "PRIVATE-TOKEN", s.RootToken)
+		code, _, raw := rawJSON(t, http.MethodGet, s.URL+"/api/v4/runners/"+store.IDString(r.ID), nil, "PRIVATE-TOKEN", s.RootToken)
 		if code == 200 && !strings.Contains(string(raw), `"contacted_at":null`) {
 			break
 		}
@@ -784,7 +784,7 @@ func TestRunnerRemovedWhileWaiting(t *testing.T) {
 		done <- answered{code, err}
 	}()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		code, _, raw := rawJSON(t, http.MethodGet, s.URL+"/api/v4/runners/"+itoa(r.ID), nil, "PRIVATE-TOKEN", s.RootToken)
+		code, _, raw := rawJSON(t, http.MethodGet, s.URL+"/api/v4/runners/"+store.IDString(r.ID), nil, "PRIVATE-TOKEN", s.RootToken)
 		if code == 200 && !strings.Contains(string(raw), `"contacted_at":null`) {
 			break
 		}

@@ -16,6 +16,7 @@ import (
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci"
 )
 
@@ -35,7 +36,7 @@ func TestRunnerRunSingle(t *testing.T) {
 		t.Fatalf("pipeline %s", pl.Status)
 	}
 	j := jobsByName(t, c, p.ID, pl.ID)["hello"]
-	if got := trace(t, c, p.ID, j.ID); !strings.Contains(got, "hello-from-hello-"+itoa(r.ID)) {
+	if got := trace(t, c, p.ID, j.ID); !strings.Contains(got, "hello-from-hello-"+store.IDString(r.ID)) {
 		t.Fatalf("trace:\n%s", got)
 	}
 	if j.Runner.ID != r.ID || j.Runner.Description != "test runner" || !j.Runner.IsShared || !j.Runner.Active {
@@ -242,7 +243,7 @@ func TestRunnersThirtyJobsRunOnce(t *testing.T) {
 	shared := sharedToken(t, s)
 	var ids []int64
 	for i := range 3 {
-		r := registerRunner(t, s, shared, map[string]any{"description": "runner-" + itoa(int64(i))})
+		r := registerRunner(t, s, shared, map[string]any{"description": "runner-" + store.IDString(int64(i))})
 		ids = append(ids, r.ID)
 		startRunSingle(t, s, r.Token)
 	}
@@ -274,8 +275,8 @@ func TestRunnersThirtyJobsRunOnce(t *testing.T) {
 	}
 	perRunner := map[int64]int{}
 	for _, j := range jobs {
-		if ran[itoa(j.ID)] != itoa(j.Runner.ID) || !slices.Contains(ids, j.Runner.ID) {
-			t.Errorf("job %d: ran on %q, runner field %d", j.ID, ran[itoa(j.ID)], j.Runner.ID)
+		if ran[store.IDString(j.ID)] != store.IDString(j.Runner.ID) || !slices.Contains(ids, j.Runner.ID) {
+			t.Errorf("job %d: ran on %q, runner field %d", j.ID, ran[store.IDString(j.ID)], j.Runner.ID)
 		}
 		perRunner[j.Runner.ID]++
 	}
@@ -355,7 +356,7 @@ func TestRunnersBesideExecutors(t *testing.T) {
 	if jobs["local"].Runner.ID != 0 || jobs["remote"].Runner.ID != r.ID {
 		t.Errorf("runners: local %+v, remote %+v", jobs["local"].Runner, jobs["remote"].Runner)
 	}
-	if tr := trace(t, c, p.ID, jobs["remote"].ID); !strings.Contains(tr, "on-runner-"+itoa(r.ID)) {
+	if tr := trace(t, c, p.ID, jobs["remote"].ID); !strings.Contains(tr, "on-runner-"+store.IDString(r.ID)) {
 		t.Errorf("remote trace:\n%s", tr)
 	}
 	if tr := trace(t, c, p.ID, jobs["local"].ID); !strings.Contains(tr, "on--executor") {

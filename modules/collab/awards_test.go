@@ -11,15 +11,16 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
 )
 
 func awardsPath(projectID, iid int64) string {
-	return "/api/v4/projects/" + itoa(projectID) + "/things/" + itoa(iid) + "/award_emoji"
+	return "/api/v4/projects/" + store.IDString(projectID) + "/things/" + store.IDString(iid) + "/award_emoji"
 }
 
 func noteAwardsPath(projectID, iid int64, noteID string) string {
-	return "/api/v4/projects/" + itoa(projectID) + "/things/" + itoa(iid) + "/notes/" + noteID + "/award_emoji"
+	return "/api/v4/projects/" + store.IDString(projectID) + "/things/" + store.IDString(iid) + "/notes/" + noteID + "/award_emoji"
 }
 
 func nameBody(name string) string { return jsonBody(map[string]string{"name": name}) }
@@ -49,7 +50,7 @@ func (e *env) award(t testing.TB, token, path, name string, want int) string {
 	wantStatus(t, status, raw, want)
 	var a struct{ ID int64 }
 	_ = json.Unmarshal(raw, &a)
-	return itoa(a.ID)
+	return store.IDString(a.ID)
 }
 
 func (e *env) votes(t testing.TB, typ string, id int64) target.Votes {
@@ -95,7 +96,7 @@ func TestAwardEmojiOnNoteable(t *testing.T) {
 		user["username"] != "bob" || user["id"] != float64(bob.ID) || user["state"] != "active" || created["created_at"] != created["updated_at"] {
 		t.Fatalf("award %s", raw)
 	}
-	upID := itoa(int64(created["id"].(float64)))
+	upID := store.IDString(int64(created["id"].(float64)))
 	tadaID := e.award(t, bob.Token, path, "tada", http.StatusCreated)
 	e.award(t, carol.Token, path, "thumbsdown", http.StatusCreated)
 	e.award(t, carol.Token, path, "-1", http.StatusNotFound) // "-1" is thumbsdown, given already
@@ -113,7 +114,7 @@ func TestAwardEmojiOnNoteable(t *testing.T) {
 	if err := json.Unmarshal(raw, &list); err != nil {
 		t.Fatal(err)
 	}
-	if len(list) != 2 || itoa(list[0].ID) != upID || list[0].Name != "thumbsup" || itoa(list[1].ID) != tadaID || list[1].User.Username != "bob" {
+	if len(list) != 2 || store.IDString(list[0].ID) != upID || list[0].Name != "thumbsup" || store.IDString(list[1].ID) != tadaID || list[1].User.Username != "bob" {
 		t.Fatalf("first page %s", raw)
 	}
 	fennectest.CheckPages(t, "award emoji", h, 3, 2, 2, 1, "2", "")
@@ -229,7 +230,7 @@ func TestAwardEmojiOnNote(t *testing.T) {
 		AwardableID   int64  `json:"awardable_id"`
 		AwardableType string `json:"awardable_type"`
 	}
-	if err := json.Unmarshal(raw, &a); err != nil || a.Name != "thumbsup" || itoa(a.AwardableID) != noteID || a.AwardableType != "Note" {
+	if err := json.Unmarshal(raw, &a); err != nil || a.Name != "thumbsup" || store.IDString(a.AwardableID) != noteID || a.AwardableType != "Note" {
 		t.Fatalf("note award %s", raw)
 	}
 	status, _, raw = e.call(t, alice.Token, http.MethodPost, path, nameBody("thumbsup"))
@@ -258,9 +259,9 @@ func TestAwardEmojiOnNote(t *testing.T) {
 	status, _, raw = e.call(t, bob.Token, http.MethodGet, noteAwardsPath(p.ID, other.IID, noteID), "")
 	wantStatus(t, status, raw, http.StatusNotFound)
 	wantBody(t, raw, `{"message":"404 Note Not Found"}`)
-	status, _, raw = e.call(t, bob.Token, http.MethodGet, path+"/"+itoa(a.ID), "")
+	status, _, raw = e.call(t, bob.Token, http.MethodGet, path+"/"+store.IDString(a.ID), "")
 	wantStatus(t, status, raw, http.StatusOK)
-	status, _, raw = e.call(t, bob.Token, http.MethodGet, awardsPath(p.ID, thing.IID)+"/"+itoa(a.ID), "")
+	status, _, raw = e.call(t, bob.Token, http.MethodGet, awardsPath(p.ID, thing.IID)+"/"+store.IDString(a.ID), "")
 	wantStatus(t, status, raw, http.StatusNotFound)
 
 	status, _, raw = e.call(t, alice.Token, http.MethodDelete, notesPath(p.ID, thing.IID)+"/"+noteID, "")
@@ -334,7 +335,7 @@ func TestEmojiOnlyNoteAwards(t *testing.T) {
 	} {
 		path := notesPath(p.ID, c.iid)
 		if c.path == "gadgets" {
-			path = "/api/v4/projects/" + itoa(p.ID) + "/gadgets/" + itoa(c.iid) + "/notes"
+			path = "/api/v4/projects/" + store.IDString(p.ID) + "/gadgets/" + store.IDString(c.iid) + "/notes"
 		}
 		status, _, raw := e.call(t, c.token, http.MethodPost, path, jsonBody(map[string]string{"body": c.body}))
 		wantStatus(t, status, raw, http.StatusCreated)

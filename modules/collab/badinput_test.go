@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // countNotes is how many notes a thing has, read through the service's
@@ -82,7 +84,7 @@ func TestUnknownIDs(t *testing.T) {
 		{"GET", notesPath(99999, thing.IID), 404, `{"message":"404 Project Not Found"}`},
 		{"GET", notesPath(p.ID, thing.IID) + "/999999", 404, `{"message":"404 Note Not Found"}`},
 		{"GET", notesPath(p.ID, thing.IID) + "/abc", 404, `{"message":"404 Note Not Found"}`},
-		{"GET", "/api/v4/projects/" + itoa(p.ID) + "/things/abc/notes", 400, `{"error":"thing_iid is invalid"}`},
+		{"GET", "/api/v4/projects/" + store.IDString(p.ID) + "/things/abc/notes", 400, `{"error":"thing_iid is invalid"}`},
 		// The note exists, but on another thing of the project, or the
 		// thing of its iid in another project: no note of this noteable.
 		{"GET", notesPath(p.ID, second.IID) + "/" + noteID, 404, `{"message":"404 Note Not Found"}`},

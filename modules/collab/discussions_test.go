@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/event"
 )
 
@@ -151,11 +152,11 @@ func TestDiscussionThreads(t *testing.T) {
 	if status != 200 || !strings.HasPrefix(string(body), `[{"id":`) || !strings.Contains(string(body), `"body":"Shall we?"`) {
 		t.Fatalf("notes of a thread: %d %s", status, body)
 	}
-	status, _, body = e.call(t, bob.Token, http.MethodPut, base+"/"+started.ID+"/notes/"+itoa(reply.ID), `{"body":"Yes!"}`)
+	status, _, body = e.call(t, bob.Token, http.MethodPut, base+"/"+started.ID+"/notes/"+store.IDString(reply.ID), `{"body":"Yes!"}`)
 	if status != 200 || !strings.Contains(string(body), `"body":"Yes!"`) || !strings.Contains(string(body), `"type":"DiscussionNote"`) {
 		t.Fatalf("edit: %d %s", status, body)
 	}
-	status, _, body = e.call(t, alice.Token, http.MethodGet, base+"/"+plainThread+"/notes/"+itoa(reply.ID), "")
+	status, _, body = e.call(t, alice.Token, http.MethodGet, base+"/"+plainThread+"/notes/"+store.IDString(reply.ID), "")
 	if status != 404 || strings.TrimSpace(string(body)) != `{"message":"404 Note Not Found"}` {
 		t.Fatalf("a note of another thread: %d %s", status, body)
 	}
@@ -164,7 +165,7 @@ func TestDiscussionThreads(t *testing.T) {
 		{`{"body":"a","resolved":true}`, `{"error":"body, resolved are mutually exclusive"}`},
 		{`{"resolved":true}`, `{"message":"400 Bad request - Note is not resolvable"}`},
 	} {
-		status, _, body = e.call(t, bob.Token, http.MethodPut, base+"/"+started.ID+"/notes/"+itoa(reply.ID), tc.body)
+		status, _, body = e.call(t, bob.Token, http.MethodPut, base+"/"+started.ID+"/notes/"+store.IDString(reply.ID), tc.body)
 		if status != 400 || strings.TrimSpace(string(body)) != tc.want {
 			t.Errorf("PUT %s: %d %s", tc.body, status, body)
 		}
@@ -174,7 +175,7 @@ func TestDiscussionThreads(t *testing.T) {
 	if status != 405 {
 		t.Errorf("resolving a thing's thread: %d %s", status, body)
 	}
-	status, _, body = e.call(t, alice.Token, http.MethodDelete, base+"/"+started.ID+"/notes/"+itoa(reply.ID), "")
+	status, _, body = e.call(t, alice.Token, http.MethodDelete, base+"/"+started.ID+"/notes/"+store.IDString(reply.ID), "")
 	wantStatus(t, status, body, http.StatusNoContent)
 	status, _, body = e.call(t, alice.Token, http.MethodGet, base+"/"+started.ID, "")
 	if err := json.Unmarshal(body, &one); status != 200 || err != nil || len(one.Notes) != 1 {

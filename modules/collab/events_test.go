@@ -44,7 +44,7 @@ func TestFeedAndNoteEvents(t *testing.T) {
 		Note        json.RawMessage `json:"note"`
 	}
 	feed := func(token string) []entry {
-		status, _, raw := e.call(t, token, http.MethodGet, "/api/v4/projects/"+itoa(p.ID)+"/events", "")
+		status, _, raw := e.call(t, token, http.MethodGet, "/api/v4/projects/"+store.IDString(p.ID)+"/events", "")
 		wantStatus(t, status, raw, 200)
 		var out []entry
 		if err := json.Unmarshal(raw, &out); err != nil {
@@ -60,7 +60,7 @@ func TestFeedAndNoteEvents(t *testing.T) {
 	}
 	mine := feed(alice.Token)
 	if len(mine) != 2 || mine[0].TargetTitle != "Secret thing" || mine[1].TargetTitle != "Open thing" ||
-		mine[1].ActionName != "commented on" || itoa(mine[1].TargetID) != openNote || itoa(mine[0].TargetID) != secretNote {
+		mine[1].ActionName != "commented on" || store.IDString(mine[1].TargetID) != openNote || store.IDString(mine[0].TargetID) != secretNote {
 		t.Fatalf("owner's feed %+v", mine)
 	}
 	var note map[string]any
@@ -78,7 +78,7 @@ func TestFeedAndNoteEvents(t *testing.T) {
 		t.Fatalf("feed note %s", mine[1].Note)
 	}
 	// The guest may not see the confidential thing, so not its note.
-	if theirs := feed(guest.Token); len(theirs) != 1 || itoa(theirs[0].TargetID) != openNote {
+	if theirs := feed(guest.Token); len(theirs) != 1 || store.IDString(theirs[0].TargetID) != openNote {
 		t.Fatalf("guest's feed %+v", theirs)
 	}
 
@@ -165,7 +165,7 @@ func TestProjectAndUserDeleted(t *testing.T) {
 	e.drain(t)
 	status, _, raw = e.call(t, alice.Token, http.MethodGet, notesPath(keep.ID, stays.IID), "")
 	wantStatus(t, status, raw, 200)
-	if !strings.Contains(string(raw), `"author":{"id":`+itoa(bob.ID)+`,"name":"Ghost User","username":"ghost","state":"blocked","avatar_url":null,"web_url":"`) ||
+	if !strings.Contains(string(raw), `"author":{"id":`+store.IDString(bob.ID)+`,"name":"Ghost User","username":"ghost","state":"blocked","avatar_url":null,"web_url":"`) ||
 		!strings.Contains(string(raw), `"email":null,"created_at":null}`) {
 		t.Fatalf("a deleted user's note: %s", raw)
 	}

@@ -288,5 +288,3 @@ func readAll(t testing.TB, resp *http.Response) []byte {
 	}
 	return raw
 }
-
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }

@@ -11,6 +11,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // pendingTodos lists a user's pending todos as "action:body" strings.
@@ -100,7 +101,7 @@ func TestManyMentions(t *testing.T) {
 	thing := e.things.add(p.ID, alice.ID, "Thing", false)
 	var b strings.Builder
 	for i := 0; b.Len() < 900_000; i++ {
-		b.WriteString("@u" + itoa(int64(i)) + " ")
+		b.WriteString("@u" + store.IDString(int64(i)) + " ")
 	}
 	status, _, raw := e.call(t, alice.Token, http.MethodPost, notesPath(p.ID, thing.IID), jsonBody(map[string]string{"body": b.String()}))
 	wantStatus(t, status, raw, 201)
@@ -113,7 +114,7 @@ func TestPaginationAndNoteView(t *testing.T) {
 	thing := e.things.add(p.ID, alice.ID, "Thing", false)
 	var ids []string
 	for i := range 7 {
-		_, id := e.post(t, alice.Token, p.ID, thing.IID, "note "+itoa(int64(i)))
+		_, id := e.post(t, alice.Token, p.ID, thing.IID, "note "+store.IDString(int64(i)))
 		ids = append(ids, id)
 	}
 	status, h, raw := e.call(t, "", http.MethodGet, notesPath(p.ID, thing.IID)+"?per_page=3&page=2", "")
@@ -123,7 +124,7 @@ func TestPaginationAndNoteView(t *testing.T) {
 	if err := json.Unmarshal(raw, &page); err != nil {
 		t.Fatal(err)
 	}
-	if len(page) != 3 || itoa(page[0].ID) != ids[3] || itoa(page[2].ID) != ids[5] {
+	if len(page) != 3 || store.IDString(page[0].ID) != ids[3] || store.IDString(page[2].ID) != ids[5] {
 		t.Fatalf("page 2 %s", raw)
 	}
 	status, h, raw = e.call(t, "", http.MethodGet, notesPath(p.ID, thing.IID)+"?per_page=3&page=9", "")
@@ -132,7 +133,7 @@ func TestPaginationAndNoteView(t *testing.T) {
 	fennectest.CheckPages(t, "notes", h, 7, 3, 3, 9, "", "3") // the API's rule past the end: prev is the last page
 
 	// The snippet-note quirk: a kind with NoteView renders GET of one note.
-	gadgetPath := "/api/v4/projects/" + itoa(p.ID) + "/gadgets/" + itoa(thing.ID) + "/notes"
+	gadgetPath := "/api/v4/projects/" + store.IDString(p.ID) + "/gadgets/" + store.IDString(thing.ID) + "/notes"
 	status, _, raw = e.call(t, alice.Token, http.MethodPost, gadgetPath, `{"body":"on the gadget"}`)
 	wantStatus(t, status, raw, 201)
 	var created struct {
@@ -142,7 +143,7 @@ func TestPaginationAndNoteView(t *testing.T) {
 	if err := json.Unmarshal(raw, &created); err != nil || created.NoteableType != "Gadget" {
 		t.Fatalf("created %s", raw)
 	}
-	status, _, raw = e.call(t, alice.Token, http.MethodGet, gadgetPath+"/"+itoa(created.ID), "")
+	status, _, raw = e.call(t, alice.Token, http.MethodGet, gadgetPath+"/"+store.IDString(created.ID), "")
 	wantStatus(t, status, raw, 200)
 	var quirk struct {
 		ID    int64
@@ -154,7 +155,7 @@ func TestPaginationAndNoteView(t *testing.T) {
 	}
 	// The list is still of notes.
 	status, _, raw = e.call(t, alice.Token, http.MethodGet, gadgetPath, "")
-	if status != 200 || !strings.HasPrefix(string(raw), `[{"id":`+itoa(created.ID)+`,"body":"on the gadget"`) {
+	if status != 200 || !strings.HasPrefix(string(raw), `[{"id":`+store.IDString(created.ID)+`,"body":"on the gadget"`) {
 		t.Fatalf("gadget notes %d %s", status, raw)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // post adds a note as token and returns the status and the note's id.
@@ -17,7 +18,7 @@ func (e *env) post(t testing.TB, token string, projectID, iid int64, body string
 	status, _, raw := e.call(t, token, http.MethodPost, notesPath(projectID, iid), jsonBody(map[string]string{"body": body}))
 	var n struct{ ID int64 }
 	_ = json.Unmarshal(raw, &n)
-	return status, itoa(n.ID)
+	return status, store.IDString(n.ID)
 }
 
 func TestWhoMayReadAndWrite(t *testing.T) {
@@ -148,7 +149,7 @@ func TestWhoMayReadAndWrite(t *testing.T) {
 		if !sys.System {
 			t.Fatalf("last note %s", raw)
 		}
-		path := notesPath(priv.ID, thing.IID) + "/" + itoa(sys.ID)
+		path := notesPath(priv.ID, thing.IID) + "/" + store.IDString(sys.ID)
 		for _, m := range []string{http.MethodPut, http.MethodDelete} {
 			status, _, raw := e.call(t, admin.Token, m, path, `{"body":"rewritten"}`)
 			if status != 403 {

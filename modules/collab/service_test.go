@@ -7,6 +7,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
 )
 
@@ -25,7 +26,7 @@ func TestServiceWithoutHTTP(t *testing.T) {
 		}
 		return auth.WithPrincipal(context.Background(), pr)
 	}
-	w := target.Where{Type: "Thing", Project: "alice/box", Ref: itoa(thing.IID)}
+	w := target.Where{Type: "Thing", Project: "alice/box", Ref: store.IDString(thing.IID)}
 	body := func(s string) *string { return &s }
 
 	posted, err := e.collab.CreateNote(as(bob), w, target.NoteInput{Body: body("hello @alice")})
@@ -59,10 +60,10 @@ func TestServiceWithoutHTTP(t *testing.T) {
 	if err != nil || total != 3 || len(notes) != 3 || notes[2].Body != "a reply" {
 		t.Fatalf("Notes: %d %+v %v", total, notes, err)
 	}
-	if err := e.collab.DeleteNote(as(bob), w, itoa(started.Notes[0].ID)); err == nil {
+	if err := e.collab.DeleteNote(as(bob), w, store.IDString(started.Notes[0].ID)); err == nil {
 		t.Fatal("bob deleted alice's note")
 	}
-	if err := e.collab.DeleteNote(as(alice), w, itoa(started.Notes[0].ID)); err != nil {
+	if err := e.collab.DeleteNote(as(alice), w, store.IDString(started.Notes[0].ID)); err != nil {
 		t.Fatal(err)
 	}
 	users, total, err := e.collab.Participants(as(bob), w, target.Page{Limit: 20})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
 )
 
@@ -23,7 +24,7 @@ func TestMarkTodo(t *testing.T) {
 	alice := e.user(t, "alice")
 	p := e.project(t, alice.Client, "box", "private")
 	thing := e.things.add(p.ID, alice.ID, "Thing one", false)
-	todo := "/api/v4/projects/" + itoa(p.ID) + "/things/" + itoa(thing.IID) + "/todo"
+	todo := "/api/v4/projects/" + store.IDString(p.ID) + "/things/" + store.IDString(thing.IID) + "/todo"
 
 	status, _, raw := e.call(t, alice.Token, http.MethodPost, todo, "")
 	wantStatus(t, status, raw, http.StatusCreated)
@@ -52,10 +53,10 @@ func TestMarkTodo(t *testing.T) {
 	wantStatus(t, status, raw, http.StatusUnauthorized)
 	// Not a number: 400 before anything else; a number that names nothing:
 	// the kind's 404.
-	status, _, raw = e.call(t, alice.Token, http.MethodPost, "/api/v4/projects/"+itoa(p.ID)+"/things/x/todo", "")
+	status, _, raw = e.call(t, alice.Token, http.MethodPost, "/api/v4/projects/"+store.IDString(p.ID)+"/things/x/todo", "")
 	wantStatus(t, status, raw, http.StatusBadRequest)
 	wantBody(t, raw, `{"error":"thing_iid is invalid"}`)
-	status, _, raw = e.call(t, alice.Token, http.MethodPost, "/api/v4/projects/"+itoa(p.ID)+"/things/0/todo", "")
+	status, _, raw = e.call(t, alice.Token, http.MethodPost, "/api/v4/projects/"+store.IDString(p.ID)+"/things/0/todo", "")
 	wantStatus(t, status, raw, http.StatusNotFound)
 
 	// The command without HTTP.
@@ -93,10 +94,10 @@ func TestSubscribeEndpoints(t *testing.T) {
 	alice, bob := e.user(t, "alice"), e.user(t, "bob")
 	p := e.project(t, alice.Client, "box", "public")
 	thing := e.things.add(p.ID, alice.ID, "Thing one", false)
-	base := "/api/v4/projects/" + itoa(p.ID) + "/things/" + itoa(thing.IID)
+	base := "/api/v4/projects/" + store.IDString(p.ID) + "/things/" + store.IDString(thing.IID)
 	status, _, raw := e.call(t, bob.Token, http.MethodPost, base+"/subscribe", "")
 	wantStatus(t, status, raw, http.StatusCreated)
-	wantBody(t, raw, `{"id":`+itoa(thing.ID)+`,"iid":1,"title":"Thing one"}`)
+	wantBody(t, raw, `{"id":`+store.IDString(thing.ID)+`,"iid":1,"title":"Thing one"}`)
 	status, _, raw = e.call(t, bob.Token, http.MethodPost, base+"/subscribe", "")
 	wantStatus(t, status, raw, http.StatusNotModified)
 	if ok, err := e.collab.Subscribed(context.Background(), thing, bob.ID); err != nil || !ok {
@@ -112,6 +113,6 @@ func TestSubscribeEndpoints(t *testing.T) {
 	status, _, raw = e.call(t, "", http.MethodPost, base+"/subscribe", "")
 	wantStatus(t, status, raw, http.StatusUnauthorized)
 	// Gadgets have no View: no such endpoints.
-	status, _, raw = e.call(t, bob.Token, http.MethodPost, "/api/v4/projects/"+itoa(p.ID)+"/gadgets/"+itoa(thing.ID)+"/subscribe", "")
+	status, _, raw = e.call(t, bob.Token, http.MethodPost, "/api/v4/projects/"+store.IDString(p.ID)+"/gadgets/"+store.IDString(thing.ID)+"/subscribe", "")
 	wantStatus(t, status, raw, http.StatusNotFound)
 }

@@ -112,8 +112,8 @@ func TestListFiltersAndMarkDone(t *testing.T) {
 		project *gitlab.Project
 		action  target.Action
 	}{{alice, p, target.Mentioned}, {carol, p, target.Assigned}, {alice, q, target.Assigned}, {carol, q, target.Mentioned}, {alice, p, target.Assigned}} {
-		w := e.widgets.add(c.project.ID, "w"+itoa(int64(i)))
-		if err := e.collab.AddTodos(ctx, target.NewTodo{UserID: bob.ID, AuthorID: c.author.ID, Target: w, Action: c.action, Body: "t" + itoa(int64(i))}); err != nil {
+		w := e.widgets.add(c.project.ID, "w"+store.IDString(int64(i)))
+		if err := e.collab.AddTodos(ctx, target.NewTodo{UserID: bob.ID, AuthorID: c.author.ID, Target: w, Action: c.action, Body: "t" + store.IDString(int64(i))}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -130,9 +130,9 @@ func TestListFiltersAndMarkDone(t *testing.T) {
 	}{
 		{"", []string{"t4", "t3", "t2", "t1", "t0"}},
 		{"?action=assigned", []string{"t4", "t2", "t1"}},
-		{"?author_id=" + itoa(carol.ID), []string{"t3", "t1"}},
-		{"?project_id=" + itoa(q.ID), []string{"t3", "t2"}},
-		{"?project_id=" + itoa(q.ID) + "&action=mentioned&author_id=" + itoa(carol.ID), []string{"t3"}},
+		{"?author_id=" + store.IDString(carol.ID), []string{"t3", "t1"}},
+		{"?project_id=" + store.IDString(q.ID), []string{"t3", "t2"}},
+		{"?project_id=" + store.IDString(q.ID) + "&action=mentioned&author_id=" + store.IDString(carol.ID), []string{"t3"}},
 		{"?type=Issue", []string{}},
 		{"?state=done", []string{}},
 	} {
@@ -163,7 +163,7 @@ func TestListFiltersAndMarkDone(t *testing.T) {
 
 	// Marking one: 201 with the todo, done; someone else's or an unknown
 	// one is 404; marking twice answers the same.
-	path := "/api/v4/todos/" + itoa(ids[0]) + "/mark_as_done"
+	path := "/api/v4/todos/" + store.IDString(ids[0]) + "/mark_as_done"
 	for range 2 {
 		status, _, raw = e.call(t, bob.Token, http.MethodPost, path)
 		if status != 201 || !json.Valid([]byte(raw)) {
@@ -223,7 +223,7 @@ func TestVisibilityAndCleanup(t *testing.T) {
 	ctx := context.Background()
 	w1, w2, w3 := e.widgets.add(p.ID, "one"), e.widgets.add(p.ID, "two"), e.widgets.add(q.ID, "three")
 	for i, w := range []target.Target{w1, w2, w3} {
-		if err := e.collab.AddTodos(ctx, target.NewTodo{UserID: bob.ID, AuthorID: carol.ID, Target: w, Action: target.Mentioned, Body: "b" + itoa(int64(i+1))}); err != nil {
+		if err := e.collab.AddTodos(ctx, target.NewTodo{UserID: bob.ID, AuthorID: carol.ID, Target: w, Action: target.Mentioned, Body: "b" + store.IDString(int64(i+1))}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
@@ -41,11 +42,11 @@ func TestUserActivities(t *testing.T) {
 		}
 	})
 	t.Run("the user view shows it too", func(t *testing.T) {
-		u := call(t, s, s.RootToken, http.MethodGet, "/api/v4/users/"+itoa(alice.ID), nil).object(t)
+		u := call(t, s, s.RootToken, http.MethodGet, "/api/v4/users/"+store.IDString(alice.ID), nil).object(t)
 		if !isToday(u["last_activity_on"]) {
 			t.Fatalf("last_activity_on %v", u["last_activity_on"])
 		}
-		if u := call(t, s, s.RootToken, http.MethodGet, "/api/v4/users/"+itoa(bob.ID), nil).object(t); u["last_activity_on"] != nil {
+		if u := call(t, s, s.RootToken, http.MethodGet, "/api/v4/users/"+store.IDString(bob.ID), nil).object(t); u["last_activity_on"] != nil {
 			t.Fatalf("bob never signed in but has last_activity_on %v", u["last_activity_on"])
 		}
 	})
@@ -97,7 +98,7 @@ func TestUserEvents(t *testing.T) {
 	s := stocktest.Start(t)
 	alice := s.CreateUser(t, "alice")
 	for _, token := range []string{"", alice.Token, s.RootToken} {
-		r := call(t, s, token, http.MethodGet, "/api/v4/users/"+itoa(alice.ID)+"/events", nil)
+		r := call(t, s, token, http.MethodGet, "/api/v4/users/"+store.IDString(alice.ID)+"/events", nil)
 		r.expect(t, http.StatusOK, `[]`)
 		r.pageHeaders(t, 0, 1, 20, 1, "", "")
 		call(t, s, token, http.MethodGet, "/api/v4/users/987654/events", nil).expect(t, http.StatusNotFound, notFoundUser)

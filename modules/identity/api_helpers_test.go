@@ -14,7 +14,6 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -175,8 +174,6 @@ func num(v any) int64 {
 	f, _ := v.(float64)
 	return int64(f)
 }
-
-func itoa(id int64) string { return strconv.FormatInt(id, 10) }
 
 // sessionStatus logs in through POST /session and returns the status.
 func sessionStatus(t *testing.T, s *fennectest.Server, login, password string) int {

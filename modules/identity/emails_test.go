@@ -9,6 +9,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
@@ -28,7 +29,7 @@ func TestAddEmail(t *testing.T) {
 		r := call(t, s, alice.Token, http.MethodPost, "/api/v4/user/emails", map[string]string{"email": "alice.work@example.com"})
 		r.expectStatus(t, http.StatusCreated)
 		m := r.object(t)
-		if !sameJSON(t, r.Body, `{"id":`+itoa(num(m["id"]))+`,"email":"alice.work@example.com"}`) || num(m["id"]) <= 0 {
+		if !sameJSON(t, r.Body, `{"id":`+store.IDString(num(m["id"]))+`,"email":"alice.work@example.com"}`) || num(m["id"]) <= 0 {
 			t.Fatalf("body %s", r.Body)
 		}
 		e, resp, err := alice.Client.Users.AddEmail(&gitlab.AddEmailOptions{Email: gitlab.Ptr("alice.home@example.com")})
@@ -72,7 +73,7 @@ func TestAddEmail(t *testing.T) {
 		t.Run("taken: "+name, func(t *testing.T) {
 			call(t, s, alice.Token, http.MethodPost, "/api/v4/user/emails", map[string]string{"email": addr}).
 				expect(t, http.StatusBadRequest, emailTaken)
-			call(t, s, s.RootToken, http.MethodPost, "/api/v4/users/"+itoa(alice.ID)+"/emails", map[string]string{"email": addr}).
+			call(t, s, s.RootToken, http.MethodPost, "/api/v4/users/"+store.IDString(alice.ID)+"/emails", map[string]string{"email": addr}).
 				expect(t, http.StatusBadRequest, emailTaken)
 		})
 	}
@@ -118,56 +119,56 @@ func TestOwnEmails(t *testing.T) {
 
 	t.Run("list", func(t *testing.T) {
 		r := call(t, s, alice.Token, http.MethodGet, "/api/v4/user/emails", nil)
-		r.expect(t, http.StatusOK, `[{"id":`+itoa(ids[0])+`,"email":"a1@example.com"},{"id":`+itoa(ids[1])+`,"email":"a2@example.com"},{"id":`+itoa(ids[2])+`,"email":"a3@example.com"}]`)
+		r.expect(t, http.StatusOK, `[{"id":`+store.IDString(ids[0])+`,"email":"a1@example.com"},{"id":`+store.IDString(ids[1])+`,"email":"a2@example.com"},{"id":`+store.IDString(ids[2])+`,"email":"a3@example.com"}]`)
 		r.pageHeaders(t, 3, 1, 20, 1, "", "")
 		r = call(t, s, alice.Token, http.MethodGet, "/api/v4/user/emails?per_page=2&page=2", nil)
-		r.expect(t, http.StatusOK, `[{"id":`+itoa(ids[2])+`,"email":"a3@example.com"}]`)
+		r.expect(t, http.StatusOK, `[{"id":`+store.IDString(ids[2])+`,"email":"a3@example.com"}]`)
 		r.pageHeaders(t, 3, 2, 2, 2, "", "1")
 		list, _, err := alice.Client.Users.ListEmails()
 		if err != nil || len(list) != 3 || list[0].ID != ids[0] || list[0].Email != addrs[0] {
 			t.Fatalf("client-go: %v %v", err, list)
 		}
-		call(t, s, bob.Token, http.MethodGet, "/api/v4/user/emails", nil).expect(t, http.StatusOK, `[{"id":`+itoa(bobEmail.ID)+`,"email":"b1@example.com"}]`)
+		call(t, s, bob.Token, http.MethodGet, "/api/v4/user/emails", nil).expect(t, http.StatusOK, `[{"id":`+store.IDString(bobEmail.ID)+`,"email":"b1@example.com"}]`)
 	})
 	t.Run("get one", func(t *testing.T) {
-		call(t, s, alice.Token, http.MethodGet, "/api/v4/user/emails/"+itoa(ids[1]), nil).
-			expect(t, http.StatusOK, `{"id":`+itoa(ids[1])+`,"email":"a2@example.com"}`)
+		call(t, s, alice.Token, http.MethodGet, "/api/v4/user/emails/"+store.IDString(ids[1]), nil).
+			expect(t, http.StatusOK, `{"id":`+store.IDString(ids[1])+`,"email":"a2@example.com"}`)
 		e, _, err := alice.Client.Users.GetEmail(ids[1])
 		if err != nil || e.Email != "a2@example.com" {
 			t.Fatalf("client-go: %v %+v", err, e)
 		}
-		call(t, s, alice.Token, http.MethodGet, "/api/v4/user/emails/"+itoa(bobEmail.ID), nil).expect(t, http.StatusNotFound, emailNotFound)
-		call(t, s, bob.Token, http.MethodGet, "/api/v4/user/emails/"+itoa(ids[0]), nil).expect(t, http.StatusNotFound, emailNotFound)
+		call(t, s, alice.Token, http.MethodGet, "/api/v4/user/emails/"+store.IDString(bobEmail.ID), nil).expect(t, http.StatusNotFound, emailNotFound)
+		call(t, s, bob.Token, http.MethodGet, "/api/v4/user/emails/"+store.IDString(ids[0]), nil).expect(t, http.StatusNotFound, emailNotFound)
 		call(t, s, alice.Token, http.MethodGet, "/api/v4/user/emails/987654", nil).expect(t, http.StatusNotFound, emailNotFound)
-		call(t, s, "", http.MethodGet, "/api/v4/user/emails/"+itoa(ids[0]), nil).expect(t, http.StatusUnauthorized, unauthorized)
+		call(t, s, "", http.MethodGet, "/api/v4/user/emails/"+store.IDString(ids[0]), nil).expect(t, http.StatusUnauthorized, unauthorized)
 	})
 	t.Run("delete", func(t *testing.T) {
-		call(t, s, bob.Token, http.MethodDelete, "/api/v4/user/emails/"+itoa(ids[0]), nil).expect(t, http.StatusOK, "")
+		call(t, s, bob.Token, http.MethodDelete, "/api/v4/user/emails/"+store.IDString(ids[0]), nil).expect(t, http.StatusOK, "")
 		if _, _, err := alice.Client.Users.GetEmail(ids[0]); err != nil {
 			t.Fatalf("bob deleted alice's address: %v", err)
 		}
-		call(t, s, alice.Token, http.MethodDelete, "/api/v4/user/emails/"+itoa(ids[0]), nil).
-			expect(t, http.StatusOK, `{"id":`+itoa(ids[0])+`,"email":"a1@example.com"}`)
-		call(t, s, alice.Token, http.MethodDelete, "/api/v4/user/emails/"+itoa(ids[0]), nil).expect(t, http.StatusOK, "")
+		call(t, s, alice.Token, http.MethodDelete, "/api/v4/user/emails/"+store.IDString(ids[0]), nil).
+			expect(t, http.StatusOK, `{"id":`+store.IDString(ids[0])+`,"email":"a1@example.com"}`)
+		call(t, s, alice.Token, http.MethodDelete, "/api/v4/user/emails/"+store.IDString(ids[0]), nil).expect(t, http.StatusOK, "")
 		call(t, s, alice.Token, http.MethodDelete, "/api/v4/user/emails/987654", nil).expect(t, http.StatusOK, "")
-		call(t, s, alice.Token, http.MethodGet, "/api/v4/user/emails/"+itoa(ids[0]), nil).expect(t, http.StatusNotFound, emailNotFound)
+		call(t, s, alice.Token, http.MethodGet, "/api/v4/user/emails/"+store.IDString(ids[0]), nil).expect(t, http.StatusNotFound, emailNotFound)
 		if resp, err := alice.Client.Users.DeleteEmail(ids[1]); err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("client-go: %v", err)
 		}
 		if resp, err := alice.Client.Users.DeleteEmail(ids[1]); err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("client-go again: %v", err)
 		}
-		call(t, s, alice.Token, http.MethodGet, "/api/v4/user/emails", nil).expect(t, http.StatusOK, `[{"id":`+itoa(ids[2])+`,"email":"a3@example.com"}]`)
+		call(t, s, alice.Token, http.MethodGet, "/api/v4/user/emails", nil).expect(t, http.StatusOK, `[{"id":`+store.IDString(ids[2])+`,"email":"a3@example.com"}]`)
 		// a deleted address is free for anyone
 		if _, _, err := bob.Client.Users.AddEmail(&gitlab.AddEmailOptions{Email: gitlab.Ptr("A1@example.com")}); err != nil {
 			t.Fatalf("a deleted address cannot be reused: %v", err)
 		}
 		apiUser(t, s, map[string]any{"email": "a2@example.com", "username": "carol", "name": "Carol", "password": "carol-password"})
-		call(t, s, "", http.MethodDelete, "/api/v4/user/emails/"+itoa(ids[2]), nil).expect(t, http.StatusUnauthorized, unauthorized)
+		call(t, s, "", http.MethodDelete, "/api/v4/user/emails/"+store.IDString(ids[2]), nil).expect(t, http.StatusUnauthorized, unauthorized)
 	})
 	t.Run("sudo", func(t *testing.T) {
 		r := call(t, s, s.RootToken, http.MethodGet, "/api/v4/user/emails", nil, "SUDO", "alice")
-		r.expect(t, http.StatusOK, `[{"id":`+itoa(ids[2])+`,"email":"a3@example.com"}]`)
+		r.expect(t, http.StatusOK, `[{"id":`+store.IDString(ids[2])+`,"email":"a3@example.com"}]`)
 		e, _, err := s.Client.Users.AddEmail(&gitlab.AddEmailOptions{Email: gitlab.Ptr("bob.sudo@example.com")}, gitlab.WithSudo("bob"))
 		if err != nil {
 			t.Fatal(err)
@@ -184,7 +185,7 @@ func TestUserEmailsAdmin(t *testing.T) {
 	s := stocktest.Start(t)
 	alice := s.CreateUser(t, "alice")
 	bob := s.CreateUser(t, "bob")
-	alicePath := "/api/v4/users/" + itoa(alice.ID) + "/emails"
+	alicePath := "/api/v4/users/" + store.IDString(alice.ID) + "/emails"
 
 	e, resp, err := s.Client.Users.AddEmailForUser(alice.ID, &gitlab.AddEmailOptions{Email: gitlab.Ptr("alice.admin@example.com")})
 	if err != nil || resp.StatusCode != http.StatusCreated || e.Email != "alice.admin@example.com" {
@@ -193,7 +194,7 @@ func TestUserEmailsAdmin(t *testing.T) {
 	r := call(t, s, s.RootToken, http.MethodPost, alicePath, map[string]string{"email": "alice.raw@example.com"})
 	r.expectStatus(t, http.StatusCreated)
 	raw := num(r.object(t)["id"])
-	if !sameJSON(t, r.Body, `{"id":`+itoa(raw)+`,"email":"alice.raw@example.com"}`) {
+	if !sameJSON(t, r.Body, `{"id":`+store.IDString(raw)+`,"email":"alice.raw@example.com"}`) {
 		t.Fatal(r.Body)
 	}
 	if own, _, err := alice.Client.Users.ListEmails(); err != nil || len(own) != 2 || own[0].ID != e.ID {
@@ -214,10 +215,10 @@ func TestUserEmailsAdmin(t *testing.T) {
 	})
 	t.Run("list", func(t *testing.T) {
 		r := call(t, s, s.RootToken, http.MethodGet, alicePath, nil)
-		r.expect(t, http.StatusOK, `[{"id":`+itoa(e.ID)+`,"email":"alice.admin@example.com"},{"id":`+itoa(raw)+`,"email":"alice.raw@example.com"}]`)
+		r.expect(t, http.StatusOK, `[{"id":`+store.IDString(e.ID)+`,"email":"alice.admin@example.com"},{"id":`+store.IDString(raw)+`,"email":"alice.raw@example.com"}]`)
 		r.pageHeaders(t, 2, 1, 20, 1, "", "")
 		call(t, s, s.RootToken, http.MethodGet, alicePath+"?per_page=1&page=2", nil).
-			expect(t, http.StatusOK, `[{"id":`+itoa(raw)+`,"email":"alice.raw@example.com"}]`)
+			expect(t, http.StatusOK, `[{"id":`+store.IDString(raw)+`,"email":"alice.raw@example.com"}]`)
 		list, _, err := s.Client.Users.ListEmailsForUser(alice.ID, nil)
 		if err != nil || len(list) != 2 {
 			t.Fatalf("client-go: %v %v", err, list)
@@ -228,18 +229,18 @@ func TestUserEmailsAdmin(t *testing.T) {
 		call(t, s, s.RootToken, http.MethodGet, "/api/v4/users/987654/emails", nil).expect(t, http.StatusNotFound, notFoundUser)
 	})
 	t.Run("delete", func(t *testing.T) {
-		target := alicePath + "/" + itoa(e.ID)
+		target := alicePath + "/" + store.IDString(e.ID)
 		call(t, s, bob.Token, http.MethodDelete, target, nil).expect(t, http.StatusForbidden, forbidden)
 		call(t, s, alice.Token, http.MethodDelete, target, nil).expect(t, http.StatusForbidden, forbidden)
 		call(t, s, "", http.MethodDelete, target, nil).expect(t, http.StatusUnauthorized, unauthorized)
-		call(t, s, s.RootToken, http.MethodDelete, alicePath+"/"+itoa(bobEmail.ID), nil).expect(t, http.StatusNotFound, emailNotFound)
+		call(t, s, s.RootToken, http.MethodDelete, alicePath+"/"+store.IDString(bobEmail.ID), nil).expect(t, http.StatusNotFound, emailNotFound)
 		if _, _, err := bob.Client.Users.GetEmail(bobEmail.ID); err != nil {
 			t.Fatalf("bob's address was deleted through alice: %v", err)
 		}
-		call(t, s, s.RootToken, http.MethodDelete, target, nil).expect(t, http.StatusOK, `{"id":`+itoa(e.ID)+`,"email":"alice.admin@example.com"}`)
+		call(t, s, s.RootToken, http.MethodDelete, target, nil).expect(t, http.StatusOK, `{"id":`+store.IDString(e.ID)+`,"email":"alice.admin@example.com"}`)
 		call(t, s, s.RootToken, http.MethodDelete, target, nil).expect(t, http.StatusNotFound, emailNotFound)
 		call(t, s, s.RootToken, http.MethodDelete, alicePath+"/987654", nil).expect(t, http.StatusNotFound, emailNotFound)
-		call(t, s, s.RootToken, http.MethodDelete, "/api/v4/users/987654/emails/"+itoa(raw), nil).expect(t, http.StatusNotFound, notFoundUser)
+		call(t, s, s.RootToken, http.MethodDelete, "/api/v4/users/987654/emails/"+store.IDString(raw), nil).expect(t, http.StatusNotFound, notFoundUser)
 		if resp, err := s.Client.Users.DeleteEmailForUser(alice.ID, raw); err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("client-go: %v", err)
 		}

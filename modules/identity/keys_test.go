@@ -7,6 +7,7 @@ import (
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
@@ -110,7 +111,7 @@ func TestAddSSHKey(t *testing.T) {
 			t.Fatalf("bob got keys %v", keys)
 		}
 		// admin route too
-		call(t, s, s.RootToken, http.MethodPost, "/api/v4/users/"+itoa(bob.ID)+"/keys", map[string]string{"title": "again", "key": key}).
+		call(t, s, s.RootToken, http.MethodPost, "/api/v4/users/"+store.IDString(bob.ID)+"/keys", map[string]string{"title": "again", "key": key}).
 			expect(t, http.StatusBadRequest, keyTaken)
 	})
 	t.Run("title missing", func(t *testing.T) {
@@ -143,8 +144,8 @@ func TestOwnSSHKeys(t *testing.T) {
 	var ids []int64
 	var texts []string
 	for i := 0; i < 3; i++ {
-		text := ed25519Key(t) + " k" + itoa(int64(i))
-		k, _, err := alice.Client.Users.AddSSHKey(&gitlab.AddSSHKeyOptions{Title: gitlab.Ptr("key " + itoa(int64(i))), Key: gitlab.Ptr(text)})
+		text := ed25519Key(t) + " k" + store.IDString(int64(i))
+		k, _, err := alice.Client.Users.AddSSHKey(&gitlab.AddSSHKeyOptions{Title: gitlab.Ptr("key " + store.IDString(int64(i))), Key: gitlab.Ptr(text)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +165,7 @@ func TestOwnSSHKeys(t *testing.T) {
 		}
 		for i, k := range list {
 			wantExactKeys(t, "GET /user/keys", k, strings.Split(keyViewShape, ","))
-			if num(k["id"]) != ids[i] || k["key"] != texts[i] || k["title"] != "key "+itoa(int64(i)) {
+			if num(k["id"]) != ids[i] || k["key"] != texts[i] || k["title"] != "key "+store.IDString(int64(i)) {
 				t.Fatalf("key %d: %v", i, k)
 			}
 		}
@@ -185,32 +186,32 @@ func TestOwnSSHKeys(t *testing.T) {
 		}
 	})
 	t.Run("get one", func(t *testing.T) {
-		r := call(t, s, alice.Token, http.MethodGet, "/api/v4/user/keys/"+itoa(ids[1]), nil)
+		r := call(t, s, alice.Token, http.MethodGet, "/api/v4/user/keys/"+store.IDString(ids[1]), nil)
 		r.expectStatus(t, http.StatusOK)
 		m := r.object(t)
 		wantExactKeys(t, "GET /user/keys/:id", m, strings.Split(keyViewShape, ","))
 		if num(m["id"]) != ids[1] || m["key"] != texts[1] {
 			t.Fatalf("%v", m)
 		}
-		call(t, s, alice.Token, http.MethodGet, "/api/v4/user/keys/"+itoa(bobKey.ID), nil).expect(t, http.StatusNotFound, keyNotFound)
-		call(t, s, bob.Token, http.MethodGet, "/api/v4/user/keys/"+itoa(ids[0]), nil).expect(t, http.StatusNotFound, keyNotFound)
+		call(t, s, alice.Token, http.MethodGet, "/api/v4/user/keys/"+store.IDString(bobKey.ID), nil).expect(t, http.StatusNotFound, keyNotFound)
+		call(t, s, bob.Token, http.MethodGet, "/api/v4/user/keys/"+store.IDString(ids[0]), nil).expect(t, http.StatusNotFound, keyNotFound)
 		call(t, s, alice.Token, http.MethodGet, "/api/v4/user/keys/987654", nil).expect(t, http.StatusNotFound, keyNotFound)
-		call(t, s, "", http.MethodGet, "/api/v4/user/keys/"+itoa(ids[0]), nil).expect(t, http.StatusUnauthorized, unauthorized)
+		call(t, s, "", http.MethodGet, "/api/v4/user/keys/"+store.IDString(ids[0]), nil).expect(t, http.StatusUnauthorized, unauthorized)
 	})
 	t.Run("delete", func(t *testing.T) {
 		// someone else's key: 200, nothing happens
-		call(t, s, bob.Token, http.MethodDelete, "/api/v4/user/keys/"+itoa(ids[0]), nil).expect(t, http.StatusOK, "")
+		call(t, s, bob.Token, http.MethodDelete, "/api/v4/user/keys/"+store.IDString(ids[0]), nil).expect(t, http.StatusOK, "")
 		if _, _, err := alice.Client.Users.GetSSHKey(ids[0]); err != nil {
 			t.Fatalf("bob deleted alice's key: %v", err)
 		}
-		r := call(t, s, alice.Token, http.MethodDelete, "/api/v4/user/keys/"+itoa(ids[0]), nil)
+		r := call(t, s, alice.Token, http.MethodDelete, "/api/v4/user/keys/"+store.IDString(ids[0]), nil)
 		r.expectStatus(t, http.StatusOK)
 		if m := r.object(t); num(m["id"]) != ids[0] || m["key"] != texts[0] {
 			t.Fatalf("deleted key body %v", m)
 		}
-		call(t, s, alice.Token, http.MethodDelete, "/api/v4/user/keys/"+itoa(ids[0]), nil).expect(t, http.StatusOK, "")
+		call(t, s, alice.Token, http.MethodDelete, "/api/v4/user/keys/"+store.IDString(ids[0]), nil).expect(t, http.StatusOK, "")
 		call(t, s, alice.Token, http.MethodDelete, "/api/v4/user/keys/987654", nil).expect(t, http.StatusOK, "")
-		call(t, s, alice.Token, http.MethodGet, "/api/v4/user/keys/"+itoa(ids[0]), nil).expect(t, http.StatusNotFound, keyNotFound)
+		call(t, s, alice.Token, http.MethodGet, "/api/v4/user/keys/"+store.IDString(ids[0]), nil).expect(t, http.StatusNotFound, keyNotFound)
 		if resp, err := alice.Client.Users.DeleteSSHKey(ids[1]); err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("client-go delete: %v", err)
 		}
@@ -225,10 +226,10 @@ func TestOwnSSHKeys(t *testing.T) {
 		if _, _, err := bob.Client.Users.AddSSHKey(&gitlab.AddSSHKeyOptions{Title: gitlab.Ptr("reused"), Key: gitlab.Ptr(texts[0])}); err != nil {
 			t.Fatalf("a deleted key cannot be added again: %v", err)
 		}
-		call(t, s, "", http.MethodDelete, "/api/v4/user/keys/"+itoa(ids[2]), nil).expect(t, http.StatusUnauthorized, unauthorized)
+		call(t, s, "", http.MethodDelete, "/api/v4/user/keys/"+store.IDString(ids[2]), nil).expect(t, http.StatusUnauthorized, unauthorized)
 	})
 	t.Run("sudo acts on the user's keys", func(t *testing.T) {
-		for _, sudo := range []string{"alice", itoa(alice.ID)} {
+		for _, sudo := range []string{"alice", store.IDString(alice.ID)} {
 			r := call(t, s, s.RootToken, http.MethodGet, "/api/v4/user/keys", nil, "SUDO", sudo)
 			r.expectStatus(t, http.StatusOK)
 			if list := r.array(t); len(list) != 1 || num(list[0]["id"]) != ids[2] {
@@ -259,7 +260,7 @@ func TestUserSSHKeysAdmin(t *testing.T) {
 	s := stocktest.Start(t)
 	alice := s.CreateUser(t, "alice")
 	bob := s.CreateUser(t, "bob")
-	alicePath := "/api/v4/users/" + itoa(alice.ID) + "/keys"
+	alicePath := "/api/v4/users/" + store.IDString(alice.ID) + "/keys"
 
 	t.Run("add for a user", func(t *testing.T) {
 		key := rsaKey(t) + " added@admin"
@@ -296,7 +297,7 @@ func TestUserSSHKeysAdmin(t *testing.T) {
 		if err != nil || len(keys) != 2 {
 			t.Fatalf("client-go: %v %v", err, keys)
 		}
-		call(t, s, s.RootToken, http.MethodGet, "/api/v4/users/"+itoa(bob.ID)+"/keys", nil).expect(t, http.StatusOK, `[]`)
+		call(t, s, s.RootToken, http.MethodGet, "/api/v4/users/"+store.IDString(bob.ID)+"/keys", nil).expect(t, http.StatusOK, `[]`)
 		call(t, s, bob.Token, http.MethodGet, alicePath, nil).expect(t, http.StatusForbidden, forbidden)
 		call(t, s, alice.Token, http.MethodGet, alicePath, nil).expect(t, http.StatusForbidden, forbidden)
 		call(t, s, "", http.MethodGet, alicePath, nil).expect(t, http.StatusUnauthorized, unauthorized)
@@ -312,7 +313,7 @@ func TestUserSSHKeysAdmin(t *testing.T) {
 			k.User.ID != alice.ID || k.User.Username != "alice" {
 			t.Fatalf("%v %+v", err, k)
 		}
-		r := call(t, s, s.RootToken, http.MethodGet, "/api/v4/keys/"+itoa(own[0].ID), nil)
+		r := call(t, s, s.RootToken, http.MethodGet, "/api/v4/keys/"+store.IDString(own[0].ID), nil)
 		r.expectStatus(t, http.StatusOK)
 		m := r.object(t)
 		wantExactKeys(t, "GET /keys/:id", m, append(strings.Split(keyViewShape, ","), "user"))
@@ -325,8 +326,8 @@ func TestUserSSHKeysAdmin(t *testing.T) {
 				t.Fatalf("embedded user lacks %q: %v", key, user)
 			}
 		}
-		call(t, s, alice.Token, http.MethodGet, "/api/v4/keys/"+itoa(own[0].ID), nil).expect(t, http.StatusForbidden, forbidden)
-		call(t, s, "", http.MethodGet, "/api/v4/keys/"+itoa(own[0].ID), nil).expect(t, http.StatusUnauthorized, unauthorized)
+		call(t, s, alice.Token, http.MethodGet, "/api/v4/keys/"+store.IDString(own[0].ID), nil).expect(t, http.StatusForbidden, forbidden)
+		call(t, s, "", http.MethodGet, "/api/v4/keys/"+store.IDString(own[0].ID), nil).expect(t, http.StatusUnauthorized, unauthorized)
 		call(t, s, s.RootToken, http.MethodGet, "/api/v4/keys/987654", nil).expect(t, http.StatusNotFound, keyNotFound)
 	})
 	t.Run("delete a user's key", func(t *testing.T) {
@@ -338,12 +339,12 @@ func TestUserSSHKeysAdmin(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		target := alicePath + "/" + itoa(own[0].ID)
+		target := alicePath + "/" + store.IDString(own[0].ID)
 		call(t, s, bob.Token, http.MethodDelete, target, nil).expect(t, http.StatusForbidden, forbidden)
 		call(t, s, alice.Token, http.MethodDelete, target, nil).expect(t, http.StatusForbidden, forbidden)
 		call(t, s, "", http.MethodDelete, target, nil).expect(t, http.StatusUnauthorized, unauthorized)
 		// bob's key under alice: not found, and it survives
-		call(t, s, s.RootToken, http.MethodDelete, alicePath+"/"+itoa(bobKey.ID), nil).expect(t, http.StatusNotFound, keyNotFound)
+		call(t, s, s.RootToken, http.MethodDelete, alicePath+"/"+store.IDString(bobKey.ID), nil).expect(t, http.StatusNotFound, keyNotFound)
 		if _, _, err := bob.Client.Users.GetSSHKey(bobKey.ID); err != nil {
 			t.Fatalf("bob's key was deleted through alice: %v", err)
 		}
@@ -354,7 +355,7 @@ func TestUserSSHKeysAdmin(t *testing.T) {
 		}
 		call(t, s, s.RootToken, http.MethodDelete, target, nil).expect(t, http.StatusNotFound, keyNotFound)
 		call(t, s, s.RootToken, http.MethodDelete, alicePath+"/987654", nil).expect(t, http.StatusNotFound, keyNotFound)
-		call(t, s, s.RootToken, http.MethodDelete, "/api/v4/users/987654/keys/"+itoa(own[1].ID), nil).expect(t, http.StatusNotFound, notFoundUser)
+		call(t, s, s.RootToken, http.MethodDelete, "/api/v4/users/987654/keys/"+store.IDString(own[1].ID), nil).expect(t, http.StatusNotFound, notFoundUser)
 		if resp, err := s.Client.Users.DeleteSSHKeyForUser(alice.ID, own[1].ID); err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("client-go: %v", err)
 		}

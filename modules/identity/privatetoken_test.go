@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
@@ -77,9 +78,9 @@ func TestPrivateTokenOnePerUser(t *testing.T) {
 	// another user, to an administrator), the lists.
 	for _, c := range []struct{ token, path string }{
 		{first, "/api/v4/user"},
-		{first, "/api/v4/users/" + itoa(alice.ID)},
-		{bob.Token, "/api/v4/users/" + itoa(alice.ID)},
-		{s.RootToken, "/api/v4/users/" + itoa(alice.ID)},
+		{first, "/api/v4/users/" + store.IDString(alice.ID)},
+		{bob.Token, "/api/v4/users/" + store.IDString(alice.ID)},
+		{s.RootToken, "/api/v4/users/" + store.IDString(alice.ID)},
 		{s.RootToken, "/api/v4/users?username=alice"},
 		{first, "/api/v4/users?username=alice"},
 	} {
@@ -105,7 +106,7 @@ func TestSudoShowsThePrivateToken(t *testing.T) {
 	if got := sudoToken(t, s, s.RootToken, "alice"); got != own {
 		t.Fatalf("sudo shows %q, want alice's own private token", got)
 	}
-	if got := sudoToken(t, s, s.RootToken, itoa(alice.ID)); got != own {
+	if got := sudoToken(t, s, s.RootToken, store.IDString(alice.ID)); got != own {
 		t.Fatal("sudo by id shows another token")
 	}
 
@@ -190,9 +191,9 @@ func TestPrivateTokenRevokedWithTheUser(t *testing.T) {
 	bob := s.CreateUser(t, "bob")
 
 	before := loginToken(t, s, "alice", alice.Password)
-	call(t, s, s.RootToken, http.MethodPost, "/api/v4/users/"+itoa(alice.ID)+"/block", nil).expect(t, http.StatusCreated, "true")
+	call(t, s, s.RootToken, http.MethodPost, "/api/v4/users/"+store.IDString(alice.ID)+"/block", nil).expect(t, http.StatusCreated, "true")
 	call(t, s, before, http.MethodGet, "/api/v4/user", nil).expectStatus(t, http.StatusUnauthorized)
-	call(t, s, s.RootToken, http.MethodPost, "/api/v4/users/"+itoa(alice.ID)+"/unblock", nil).expect(t, http.StatusCreated, "true")
+	call(t, s, s.RootToken, http.MethodPost, "/api/v4/users/"+store.IDString(alice.ID)+"/unblock", nil).expect(t, http.StatusCreated, "true")
 	call(t, s, before, http.MethodGet, "/api/v4/user", nil).expectStatus(t, http.StatusUnauthorized)
 	after := loginToken(t, s, "alice", alice.Password)
 	if after == before {
@@ -201,7 +202,7 @@ func TestPrivateTokenRevokedWithTheUser(t *testing.T) {
 	call(t, s, after, http.MethodGet, "/api/v4/user", nil).expectStatus(t, http.StatusOK)
 
 	gone := loginToken(t, s, "bob", bob.Password)
-	call(t, s, s.RootToken, http.MethodDelete, "/api/v4/users/"+itoa(bob.ID), nil).expectStatus(t, http.StatusOK)
+	call(t, s, s.RootToken, http.MethodDelete, "/api/v4/users/"+store.IDString(bob.ID), nil).expectStatus(t, http.StatusOK)
 	call(t, s, gone, http.MethodGet, "/api/v4/user", nil).expect(t, http.StatusUnauthorized, `{"message":"401 Unauthorized"}`)
 }
 
@@ -213,7 +214,7 @@ func TestPrivateTokenNotInTheClearAtRest(t *testing.T) {
 	s := stocktest.Start(t)
 	alice := s.CreateUser(t, "alice")
 	tok := loginToken(t, s, "alice", alice.Password)
-	sudoed := sudoToken(t, s, s.RootToken, itoa(s.CreateUser(t, "carol").ID))
+	sudoed := sudoToken(t, s, s.RootToken, store.IDString(s.CreateUser(t, "carol").ID))
 	db, err := os.ReadFile(filepath.Join(s.DataDir, "fennec.db"))
 	if err != nil {
 		t.Fatal(err)

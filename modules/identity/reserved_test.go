@@ -8,6 +8,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
@@ -24,7 +25,7 @@ func TestReservedUsernames(t *testing.T) {
 		"users", "oauth", "profile", "public", "s", "search", "snippets", "u", "uploads", ".well-known", "robots.txt",
 		"favicon.ico", "abuse_reports", "ci", "files", "import", "jwt", "notification_settings", "sent_notifications",
 		"autocomplete", "unsubscribes", "health_check", "404.html"} {
-		body := map[string]any{"email": "r" + itoa(int64(i)) + "@example.com", "username": name, "name": "R", "password": "reserved-password"}
+		body := map[string]any{"email": "r" + store.IDString(int64(i)) + "@example.com", "username": name, "name": "R", "password": "reserved-password"}
 		call(t, s, s.RootToken, http.MethodPost, "/api/v4/users", body).
 			expect(t, http.StatusBadRequest, `{"message":{"username":["`+name+` is a reserved name"]}}`)
 		if !identity.ReservedNamespace(name) {
@@ -38,7 +39,7 @@ func TestReservedUsernames(t *testing.T) {
 	}
 	// Renaming into a reserved name is refused too, and nothing changes.
 	alice := s.CreateUser(t, "alice")
-	call(t, s, s.RootToken, http.MethodPut, "/api/v4/users/"+itoa(alice.ID), map[string]any{"username": "Explore"}).
+	call(t, s, s.RootToken, http.MethodPut, "/api/v4/users/"+store.IDString(alice.ID), map[string]any{"username": "Explore"}).
 		expect(t, http.StatusBadRequest, `{"message":{"username":["Explore is a reserved name"]}}`)
 	call(t, s, s.RootToken, http.MethodGet, "/api/v4/users?username=alice", nil).expectStatus(t, http.StatusOK)
 	// The provisioner (first start, admin commands) follows the same rule.

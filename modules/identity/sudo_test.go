@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
@@ -20,7 +21,7 @@ const (
 // and returns its secret.
 func newToken(t *testing.T, s *fennectest.Server, userID int64, kind string, scopes ...string) string {
 	t.Helper()
-	r := call(t, s, s.RootToken, http.MethodPost, "/api/v4/users/"+itoa(userID)+"/"+kind,
+	r := call(t, s, s.RootToken, http.MethodPost, "/api/v4/users/"+store.IDString(userID)+"/"+kind,
 		map[string]any{"name": kind, "scopes": scopes})
 	r.expectStatus(t, http.StatusCreated)
 	return r.object(t)["token"].(string)
@@ -72,7 +73,7 @@ func TestSudoMatrix(t *testing.T) {
 	}
 	for _, c := range creds {
 		t.Run(c.name, func(t *testing.T) {
-			for _, how := range [][]string{{"?sudo=sudotarget"}, {"", "SUDO", itoa(target.ID)}} {
+			for _, how := range [][]string{{"?sudo=sudotarget"}, {"", "SUDO", store.IDString(target.ID)}} {
 				r := call(t, s, "", http.MethodGet, "/api/v4/user"+how[0], nil, append(append([]string{}, c.hdr...), how[1:]...)...)
 				if c.want != "" {
 					r.expect(t, c.status, c.want)
@@ -113,12 +114,12 @@ func TestSudoMatrix(t *testing.T) {
 	})
 
 	t.Run("sudo scope is accepted on creation and listed", func(t *testing.T) {
-		r := call(t, s, s.RootToken, http.MethodPost, "/api/v4/users/"+itoa(admin.ID)+"/impersonation_tokens", "name=s&scopes[]=api&scopes[]=sudo")
+		r := call(t, s, s.RootToken, http.MethodPost, "/api/v4/users/"+store.IDString(admin.ID)+"/impersonation_tokens", "name=s&scopes[]=api&scopes[]=sudo")
 		r.expectStatus(t, http.StatusCreated)
 		if got := strings.Join(toStrings(r.object(t)["scopes"]), ","); got != "api,sudo" {
 			t.Fatalf("scopes %q", got)
 		}
-		call(t, s, s.RootToken, http.MethodPost, "/api/v4/users/"+itoa(admin.ID)+"/personal_access_tokens",
+		call(t, s, s.RootToken, http.MethodPost, "/api/v4/users/"+store.IDString(admin.ID)+"/personal_access_tokens",
 			map[string]any{"name": "x", "scopes": []string{"sudo", "admin"}}).expect(t, 400, `{"error":"scopes does not have a valid value"}`)
 	})
 }

@@ -8,6 +8,7 @@ import (
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
@@ -40,7 +41,7 @@ func TestCreateImpersonationToken(t *testing.T) {
 	s := stocktest.Start(t)
 	alice := s.CreateUser(t, "alice")
 	bob := s.CreateUser(t, "bob")
-	path := "/api/v4/users/" + itoa(alice.ID) + "/impersonation_tokens"
+	path := "/api/v4/users/" + store.IDString(alice.ID) + "/impersonation_tokens"
 	tomorrow := utcDay(time.Now().Add(24 * time.Hour))
 	yesterday := utcDay(time.Now().Add(-24 * time.Hour))
 
@@ -167,7 +168,7 @@ func TestListAndRevokeImpersonationTokens(t *testing.T) {
 	s := stocktest.Start(t)
 	alice := s.CreateUser(t, "alice")
 	bob := s.CreateUser(t, "bob")
-	path := "/api/v4/users/" + itoa(alice.ID) + "/impersonation_tokens"
+	path := "/api/v4/users/" + store.IDString(alice.ID) + "/impersonation_tokens"
 	yesterday := utcDay(time.Now().Add(-24 * time.Hour))
 
 	mk := func(name, expires string) madeToken {
@@ -214,7 +215,7 @@ func TestListAndRevokeImpersonationTokens(t *testing.T) {
 			if got := names(r); !slices.Equal(got, want) {
 				t.Fatalf("GET %s: %v, want %v", query, got, want)
 			}
-			if r.Header.Get("X-Total") != itoa(int64(len(want))) {
+			if r.Header.Get("X-Total") != store.IDString(int64(len(want))) {
 				t.Fatalf("GET %s: X-Total %q", query, r.Header.Get("X-Total"))
 			}
 		}
@@ -239,7 +240,7 @@ func TestListAndRevokeImpersonationTokens(t *testing.T) {
 		}
 	})
 	t.Run("get one", func(t *testing.T) {
-		r := call(t, s, s.RootToken, http.MethodGet, path+"/"+itoa(a2.id), nil)
+		r := call(t, s, s.RootToken, http.MethodGet, path+"/"+store.IDString(a2.id), nil)
 		r.expectStatus(t, http.StatusOK)
 		m := r.object(t)
 		wantTokenView(t, "GET one", m, false)
@@ -251,18 +252,18 @@ func TestListAndRevokeImpersonationTokens(t *testing.T) {
 			t.Fatalf("client-go: %v %+v", err, tok)
 		}
 		call(t, s, s.RootToken, http.MethodGet, path+"/987654", nil).expect(t, http.StatusNotFound, impNotFound)
-		call(t, s, s.RootToken, http.MethodGet, path+"/"+itoa(bobTok.ID), nil).expect(t, http.StatusNotFound, impNotFound)
-		call(t, s, s.RootToken, http.MethodGet, path+"/"+itoa(pat.ID), nil).expect(t, http.StatusNotFound, impNotFound)
-		call(t, s, s.RootToken, http.MethodGet, "/api/v4/users/987654/impersonation_tokens/"+itoa(a1.id), nil).expect(t, http.StatusNotFound, notFoundUser)
+		call(t, s, s.RootToken, http.MethodGet, path+"/"+store.IDString(bobTok.ID), nil).expect(t, http.StatusNotFound, impNotFound)
+		call(t, s, s.RootToken, http.MethodGet, path+"/"+store.IDString(pat.ID), nil).expect(t, http.StatusNotFound, impNotFound)
+		call(t, s, s.RootToken, http.MethodGet, "/api/v4/users/987654/impersonation_tokens/"+store.IDString(a1.id), nil).expect(t, http.StatusNotFound, notFoundUser)
 	})
 	t.Run("access", func(t *testing.T) {
-		for _, p := range []string{path, path + "/" + itoa(a1.id)} {
+		for _, p := range []string{path, path + "/" + store.IDString(a1.id)} {
 			call(t, s, alice.Token, http.MethodGet, p, nil).expect(t, http.StatusForbidden, forbidden)
 			call(t, s, bob.Token, http.MethodGet, p, nil).expect(t, http.StatusForbidden, forbidden)
 			call(t, s, "", http.MethodGet, p, nil).expect(t, http.StatusUnauthorized, unauthorized)
 		}
-		call(t, s, alice.Token, http.MethodDelete, path+"/"+itoa(a1.id), nil).expect(t, http.StatusForbidden, forbidden)
-		call(t, s, "", http.MethodDelete, path+"/"+itoa(a1.id), nil).expect(t, http.StatusUnauthorized, unauthorized)
+		call(t, s, alice.Token, http.MethodDelete, path+"/"+store.IDString(a1.id), nil).expect(t, http.StatusForbidden, forbidden)
+		call(t, s, "", http.MethodDelete, path+"/"+store.IDString(a1.id), nil).expect(t, http.StatusUnauthorized, unauthorized)
 		call(t, s, s.RootToken, http.MethodGet, "/api/v4/users/987654/impersonation_tokens", nil).expect(t, http.StatusNotFound, notFoundUser)
 		if st := meStatus(t, s, a1.secret); st != http.StatusOK {
 			t.Fatalf("a refused revoke revoked the token: %d", st)
@@ -292,7 +293,7 @@ func TestListAndRevokeImpersonationTokens(t *testing.T) {
 			t.Fatal(err)
 		}
 		call(t, s, a3.secret, http.MethodGet, "/api/v4/user", nil).expect(t, http.StatusUnauthorized, unauthorized)
-		r := call(t, s, s.RootToken, http.MethodGet, path+"/"+itoa(a3.id), nil)
+		r := call(t, s, s.RootToken, http.MethodGet, path+"/"+store.IDString(a3.id), nil)
 		r.expectStatus(t, http.StatusOK)
 		if m := r.object(t); m["revoked"] != true || m["active"] != false {
 			t.Fatalf("after revoke: %v", m)
@@ -311,9 +312,9 @@ func TestListAndRevokeImpersonationTokens(t *testing.T) {
 			t.Fatalf("expired token: %d", st)
 		}
 		call(t, s, s.RootToken, http.MethodDelete, path+"/987654", nil).expect(t, http.StatusNotFound, impNotFound)
-		call(t, s, s.RootToken, http.MethodDelete, path+"/"+itoa(bobTok.ID), nil).expect(t, http.StatusNotFound, impNotFound)
-		call(t, s, s.RootToken, http.MethodDelete, path+"/"+itoa(pat.ID), nil).expect(t, http.StatusNotFound, impNotFound)
-		call(t, s, s.RootToken, http.MethodDelete, "/api/v4/users/987654/impersonation_tokens/"+itoa(a1.id), nil).expect(t, http.StatusNotFound, notFoundUser)
+		call(t, s, s.RootToken, http.MethodDelete, path+"/"+store.IDString(bobTok.ID), nil).expect(t, http.StatusNotFound, impNotFound)
+		call(t, s, s.RootToken, http.MethodDelete, path+"/"+store.IDString(pat.ID), nil).expect(t, http.StatusNotFound, impNotFound)
+		call(t, s, s.RootToken, http.MethodDelete, "/api/v4/users/987654/impersonation_tokens/"+store.IDString(a1.id), nil).expect(t, http.StatusNotFound, notFoundUser)
 		if st := meStatus(t, s, bobTok.Token); st != http.StatusOK {
 			t.Fatalf("bob's token was revoked through alice: %d", st)
 		}
@@ -322,7 +323,7 @@ func TestListAndRevokeImpersonationTokens(t *testing.T) {
 		}
 	})
 	t.Run("revoke answers 204", func(t *testing.T) {
-		call(t, s, s.RootToken, http.MethodDelete, path+"/"+itoa(a2.id), nil).expect(t, http.StatusNoContent, "")
+		call(t, s, s.RootToken, http.MethodDelete, path+"/"+store.IDString(a2.id), nil).expect(t, http.StatusNoContent, "")
 		if st := meStatus(t, s, a2.secret); st != http.StatusUnauthorized {
 			t.Fatalf("revoked token: %d", st)
 		}
@@ -334,7 +335,7 @@ func TestPersonalAccessTokens(t *testing.T) {
 	s := stocktest.Start(t)
 	alice := s.CreateUser(t, "alice")
 	bob := s.CreateUser(t, "bob")
-	path := "/api/v4/users/" + itoa(alice.ID) + "/personal_access_tokens"
+	path := "/api/v4/users/" + store.IDString(alice.ID) + "/personal_access_tokens"
 
 	r := call(t, s, s.RootToken, http.MethodPost, path, map[string]any{"name": "ci", "scopes": []string{"api"}, "expires_at": "2099-06-30"})
 	r.expectStatus(t, http.StatusCreated)
@@ -380,7 +381,7 @@ func TestPersonalAccessTokens(t *testing.T) {
 		call(t, s, "", http.MethodGet, "/api/v4/personal_access_tokens", nil).expect(t, http.StatusUnauthorized, unauthorized)
 	})
 	t.Run("revoke", func(t *testing.T) {
-		call(t, s, bob.Token, http.MethodDelete, "/api/v4/personal_access_tokens/"+itoa(ci.id), nil).
+		call(t, s, bob.Token, http.MethodDelete, "/api/v4/personal_access_tokens/"+store.IDString(ci.id), nil).
 			expect(t, http.StatusNotFound, `{"message":"404 Personal Access Token Not Found"}`)
 		if st := meStatus(t, s, ci.secret); st != http.StatusOK {
 			t.Fatalf("bob revoked alice's token: %d", st)
@@ -398,10 +399,10 @@ func TestPersonalAccessTokens(t *testing.T) {
 		if st := meStatus(t, s, alice.Token); st != http.StatusOK {
 			t.Fatalf("another token of alice stopped working: %d", st)
 		}
-		call(t, s, "", http.MethodDelete, "/api/v4/personal_access_tokens/"+itoa(ro.ID), nil).expect(t, http.StatusUnauthorized, unauthorized)
+		call(t, s, "", http.MethodDelete, "/api/v4/personal_access_tokens/"+store.IDString(ro.ID), nil).expect(t, http.StatusUnauthorized, unauthorized)
 	})
 	t.Run("revoke answers 204", func(t *testing.T) {
-		call(t, s, alice.Token, http.MethodDelete, "/api/v4/personal_access_tokens/"+itoa(ro.ID), nil).expect(t, http.StatusNoContent, "")
+		call(t, s, alice.Token, http.MethodDelete, "/api/v4/personal_access_tokens/"+store.IDString(ro.ID), nil).expect(t, http.StatusNoContent, "")
 		if st := meStatus(t, s, ro.Token); st != http.StatusUnauthorized {
 			t.Fatalf("revoked token: %d", st)
 		}

@@ -12,6 +12,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
@@ -162,7 +163,7 @@ func TestGetUser(t *testing.T) {
 	s := stocktest.Start(t)
 	alice := s.CreateUser(t, "alice")
 	bob := s.CreateUser(t, "bob")
-	path := "/api/v4/users/" + itoa(alice.ID)
+	path := "/api/v4/users/" + store.IDString(alice.ID)
 
 	t.Run("others see the extended view", func(t *testing.T) {
 		for who, token := range map[string]string{"bob": bob.Token, "anonymous": ""} {
@@ -440,7 +441,7 @@ func TestModifyUser(t *testing.T) {
 	if _, _, err := bob.Client.Users.AddEmail(&gitlab.AddEmailOptions{Email: gitlab.Ptr("bob.second@example.com")}); err != nil {
 		t.Fatal(err)
 	}
-	path := "/api/v4/users/" + itoa(alice.ID)
+	path := "/api/v4/users/" + store.IDString(alice.ID)
 
 	t.Run("fields change and are stored", func(t *testing.T) {
 		u, resp, err := s.Client.Users.ModifyUser(alice.ID, &gitlab.ModifyUserOptions{
@@ -500,7 +501,7 @@ func TestModifyUser(t *testing.T) {
 	})
 	t.Run("password change", func(t *testing.T) {
 		carol := s.CreateUser(t, "carol")
-		r := call(t, s, s.RootToken, http.MethodPut, "/api/v4/users/"+itoa(carol.ID), map[string]any{"password": "brand-new-password"})
+		r := call(t, s, s.RootToken, http.MethodPut, "/api/v4/users/"+store.IDString(carol.ID), map[string]any{"password": "brand-new-password"})
 		r.expectStatus(t, http.StatusOK)
 		if m := r.object(t); m["password_expired"] != true {
 			t.Fatalf("password_expired %v after an admin set the password", m["password_expired"])
@@ -511,7 +512,7 @@ func TestModifyUser(t *testing.T) {
 		if st := sessionStatus(t, s, "carol", "brand-new-password"); st != http.StatusCreated {
 			t.Fatalf("new password: %d", st)
 		}
-		call(t, s, s.RootToken, http.MethodPut, "/api/v4/users/"+itoa(carol.ID), map[string]any{"password": "short"}).
+		call(t, s, s.RootToken, http.MethodPut, "/api/v4/users/"+store.IDString(carol.ID), map[string]any{"password": "short"}).
 			expect(t, http.StatusBadRequest, `{"message":{"password":["is too short (minimum is 8 characters)"]}}`)
 	})
 	taken := []struct {
@@ -555,7 +556,7 @@ func TestModifyUser(t *testing.T) {
 	})
 	t.Run("non-admin and anonymous", func(t *testing.T) {
 		call(t, s, bob.Token, http.MethodPut, path, map[string]any{"name": "x"}).expect(t, http.StatusForbidden, forbidden)
-		call(t, s, bob.Token, http.MethodPut, "/api/v4/users/"+itoa(bob.ID), map[string]any{"admin": true}).expect(t, http.StatusForbidden, forbidden)
+		call(t, s, bob.Token, http.MethodPut, "/api/v4/users/"+store.IDString(bob.ID), map[string]any{"admin": true}).expect(t, http.StatusForbidden, forbidden)
 		call(t, s, "", http.MethodPut, path, map[string]any{"name": "x"}).expect(t, http.StatusUnauthorized, unauthorized)
 		if u, _, _ := s.Client.Users.GetUser(bob.ID, gitlab.GetUsersOptions{}); u.IsAdmin {
 			t.Fatal("bob made himself an admin")
@@ -585,7 +586,7 @@ func TestDeleteUser(t *testing.T) {
 			t.Fatalf("token does not work before the delete: %d", st)
 		}
 	}
-	path := "/api/v4/users/" + itoa(victim.ID)
+	path := "/api/v4/users/" + store.IDString(victim.ID)
 
 	call(t, s, other.Token, http.MethodDelete, path, nil).expect(t, http.StatusForbidden, forbidden)
 	call(t, s, "", http.MethodDelete, path, nil).expect(t, http.StatusUnauthorized, unauthorized)
@@ -611,7 +612,7 @@ func TestDeleteUser(t *testing.T) {
 	if st := sessionStatus(t, s, "victim", victim.Password); st != http.StatusUnauthorized {
 		t.Fatalf("deleted user can log in: %d", st)
 	}
-	call(t, s, s.RootToken, http.MethodGet, "/api/v4/keys/"+itoa(key.ID), nil).expect(t, http.StatusNotFound, `{"message":"404 Key Not Found"}`)
+	call(t, s, s.RootToken, http.MethodGet, "/api/v4/keys/"+store.IDString(key.ID), nil).expect(t, http.StatusNotFound, `{"message":"404 Key Not Found"}`)
 	// the key itself is free again
 	if _, _, err := other.Client.Users.AddSSHKey(&gitlab.AddSSHKeyOptions{Title: gitlab.Ptr("reuse"), Key: gitlab.Ptr(key.Key)}); err != nil {
 		t.Fatalf("the deleted user's key cannot be added again: %v", err)
@@ -625,8 +626,8 @@ func TestDeleteUser(t *testing.T) {
 	if num(again["id"]) == victim.ID {
 		t.Fatal("a deleted user's id was reused")
 	}
-	call(t, s, s.RootToken, http.MethodGet, "/api/v4/users/"+itoa(num(again["id"]))+"/keys", nil).expect(t, http.StatusOK, `[]`)
-	call(t, s, s.RootToken, http.MethodGet, "/api/v4/users/"+itoa(num(again["id"]))+"/emails", nil).expect(t, http.StatusOK, `[]`)
+	call(t, s, s.RootToken, http.MethodGet, "/api/v4/users/"+store.IDString(num(again["id"]))+"/keys", nil).expect(t, http.StatusOK, `[]`)
+	call(t, s, s.RootToken, http.MethodGet, "/api/v4/users/"+store.IDString(num(again["id"]))+"/emails", nil).expect(t, http.StatusOK, `[]`)
 }
 
 func TestBlockAndUnblock(t *testing.T) {
@@ -639,7 +640,7 @@ func TestBlockAndUnblock(t *testing.T) {
 		t.Fatal(err)
 	}
 	session := s.Login(t, "alice", alice.Password)
-	path := "/api/v4/users/" + itoa(alice.ID)
+	path := "/api/v4/users/" + store.IDString(alice.ID)
 
 	call(t, s, bob.Token, http.MethodPost, path+"/block", nil).expect(t, http.StatusForbidden, forbidden)
 	call(t, s, "", http.MethodPost, path+"/block", nil).expect(t, http.StatusUnauthorized, unauthorized)

@@ -10,6 +10,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
 )
 
@@ -47,7 +48,7 @@ func TestIssueAwardEmojiAndVotes(t *testing.T) {
 	// A note that is only an emoji is an award, answered as one.
 	r := e.call(t, carol.Token, http.MethodPost, issuePath(p.ID, issue.IID, "/notes"), map[string]string{"body": ":thumbsdown:"}).expect(t, 201, "")
 	got := r.object(t)
-	if got["name"] != "thumbsdown" || got["awardable_type"] != "Issue" || got["awardable_id"] != json.Number(itoa(issue.ID)) || got["body"] != nil {
+	if got["name"] != "thumbsdown" || got["awardable_type"] != "Issue" || got["awardable_id"] != json.Number(store.IDString(issue.ID)) || got["body"] != nil {
 		t.Fatalf("emoji note %s", r.body)
 	}
 

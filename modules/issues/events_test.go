@@ -14,6 +14,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/issues/event"
 	"github.com/fennec-forge/fennec/modules/issues/issue"
@@ -86,7 +87,7 @@ func TestCloser(t *testing.T) {
 		t.Helper()
 		ctx := context.Background()
 		if u != nil {
-			au, err := lookup.LookupUser(ctx, itoa(u.ID))
+			au, err := lookup.LookupUser(ctx, store.IDString(u.ID))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -385,7 +385,7 @@ func TestInheritedGroupMilestones(t *testing.T) {
 	p := groupProject(t, e.Client, "msproj", sub.ID)
 	m := e.call(t, e.RootToken, http.MethodPost, fmt.Sprintf("/api/v4/groups/%d/milestones", top.ID), map[string]any{"title": "v1"}).expect(t, 201, "").object(t)
 	r := e.call(t, e.RootToken, http.MethodPost, projectPath(p.ID, "/issues"), map[string]any{"title": "in v1", "milestone_id": num(m["id"])}).expect(t, 201, "")
-	if ms, _ := r.object(t)["milestone"].(map[string]any); ms == nil || ms["title"] != "v1" || num(ms["group_id"]) != itoa(top.ID) {
+	if ms, _ := r.object(t)["milestone"].(map[string]any); ms == nil || ms["title"] != "v1" || num(ms["group_id"]) != store.IDString(top.ID) {
 		t.Fatalf("issue milestone %s", r.body)
 	}
 	e.call(t, e.RootToken, http.MethodPost, projectPath(p.ID, "/issues"), map[string]any{"title": "none"}).expect(t, 201, "")
@@ -410,10 +410,10 @@ func TestGroupDeletionDropsLabelsAndMilestones(t *testing.T) {
 	keep := newGroup(t, e.Client, "keep", 0)
 	p := groupProject(t, e.Client, "delproj", sub.ID)
 	for _, g := range []int64{top.ID, sub.ID, keep.ID} {
-		e.call(t, e.RootToken, http.MethodPost, groupLabelsPath(g, ""), map[string]any{"name": "l" + itoa(g), "color": "#00FF00"}).expect(t, 201, "")
-		e.call(t, e.RootToken, http.MethodPost, fmt.Sprintf("/api/v4/groups/%d/milestones", g), map[string]any{"title": "m" + itoa(g)}).expect(t, 201, "")
+		e.call(t, e.RootToken, http.MethodPost, groupLabelsPath(g, ""), map[string]any{"name": "l" + store.IDString(g), "color": "#00FF00"}).expect(t, 201, "")
+		e.call(t, e.RootToken, http.MethodPost, fmt.Sprintf("/api/v4/groups/%d/milestones", g), map[string]any{"title": "m" + store.IDString(g)}).expect(t, 201, "")
 	}
-	e.call(t, e.RootToken, http.MethodPost, projectPath(p.ID, "/issues"), map[string]any{"title": "x", "labels": "l" + itoa(top.ID)}).expect(t, 201, "")
+	e.call(t, e.RootToken, http.MethodPost, projectPath(p.ID, "/issues"), map[string]any{"title": "x", "labels": "l" + store.IDString(top.ID)}).expect(t, 201, "")
 	if _, err := e.Client.Groups.DeleteGroup(top.ID, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -446,5 +446,5 @@ func TestGroupDeletionDropsLabelsAndMilestones(t *testing.T) {
 	if got := groupsOf("issues.milestones"); !slices.Equal(got, []int64{keep.ID}) {
 		t.Fatalf("group milestones left %v, want only the kept group's", got)
 	}
-	e.call(t, e.RootToken, http.MethodGet, groupLabelsPath(keep.ID, "/l"+itoa(keep.ID)), nil).expect(t, 200, "")
+	e.call(t, e.RootToken, http.MethodGet, groupLabelsPath(keep.ID, "/l"+store.IDString(keep.ID)), nil).expect(t, 200, "")
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // TestGroupMilestones covers /groups/:id/milestones: create, list with
@@ -35,7 +37,7 @@ func TestGroupMilestones(t *testing.T) {
 	if got := strings.Join(keysOf(m), ","); got != "created_at,description,due_date,group_id,id,iid,start_date,state,title,updated_at" {
 		t.Fatalf("keys %s", got)
 	}
-	if m["iid"].(fmt.Stringer).String() != "1" || m["group_id"].(fmt.Stringer).String() != itoa(g.ID) || m["title"] != "v1" ||
+	if m["iid"].(fmt.Stringer).String() != "1" || m["group_id"].(fmt.Stringer).String() != store.IDString(g.ID) || m["title"] != "v1" ||
 		m["description"] != "first" || m["state"] != "active" || m["due_date"] != "2026-12-31" || m["start_date"] != "2026-12-01" {
 		t.Fatalf("milestone %s", r.body)
 	}
@@ -92,7 +94,7 @@ func TestGroupMilestones(t *testing.T) {
 	e.call(t, owner.Token, http.MethodGet, projectPath(p.ID, "/milestones/"+id), nil).expect(t, 404, `{"message":"404 Not found"}`)
 	r = e.call(t, owner.Token, http.MethodPost, projectPath(p.ID, "/issues"), map[string]any{"title": "in group ms", "milestone_id": id}).expect(t, 201, "")
 	ms, _ := r.object(t)["milestone"].(map[string]any)
-	if ms == nil || ms["group_id"].(fmt.Stringer).String() != itoa(g.ID) || ms["project_id"] != nil || ms["title"] != "v1" {
+	if ms == nil || ms["group_id"].(fmt.Stringer).String() != store.IDString(g.ID) || ms["project_id"] != nil || ms["title"] != "v1" {
 		t.Fatalf("issue milestone %s", r.body)
 	}
 	e.call(t, owner.Token, http.MethodPost, projectPath(p.ID, "/issues"), map[string]any{"title": "secret", "confidential": true, "milestone_id": id}).expect(t, 201, "")

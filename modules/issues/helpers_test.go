@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -45,8 +44,6 @@ func (e *env) drain(t testing.TB) {
 		t.Fatal(err)
 	}
 }
-
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
 // newProject creates a project as c.
 func newProject(t testing.TB, c *gitlab.Client, name, visibility string) *gitlab.Project {

@@ -11,6 +11,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 var issueKeys = []string{"assignee", "assignees", "author", "confidential", "created_at", "description", "downvotes",
@@ -128,7 +129,7 @@ func TestFormParamsAndBackdating(t *testing.T) {
 	p := newProject(t, alice.Client, "forms", "private")
 	addMember(t, alice.Client, p.ID, dev.ID, gitlab.DeveloperPermissions)
 	one := s.call(t, dev.Token, http.MethodPost, projectPath(p.ID, "/issues"),
-		"title=Form&assignee_id="+itoa(alice.ID)+"&confidential=true&labels=x,y&created_at=2001-02-03T04:05:06Z").expect(t, 201, "").object(t)
+		"title=Form&assignee_id="+store.IDString(alice.ID)+"&confidential=true&labels=x,y&created_at=2001-02-03T04:05:06Z").expect(t, 201, "").object(t)
 	if one["confidential"] != true || one["assignee"].(map[string]any)["username"] != "alice" || len(one["labels"].([]any)) != 2 {
 		t.Fatalf("form create %v", one)
 	}
@@ -136,7 +137,7 @@ func TestFormParamsAndBackdating(t *testing.T) {
 		t.Fatal("a developer backdated an issue")
 	}
 	two := s.call(t, alice.Token, http.MethodPost, projectPath(p.ID, "/issues"),
-		"title=Old&assignee_ids[]="+itoa(dev.ID)+"&assignee_ids[]="+itoa(alice.ID)+"&created_at=2001-02-03T04:05:06Z").expect(t, 201, "").object(t)
+		"title=Old&assignee_ids[]="+store.IDString(dev.ID)+"&assignee_ids[]="+store.IDString(alice.ID)+"&created_at=2001-02-03T04:05:06Z").expect(t, 201, "").object(t)
 	if two["created_at"] != "2001-02-03T04:05:06.000Z" {
 		t.Fatalf("the owner's created_at: %v", two["created_at"])
 	}
@@ -146,7 +147,7 @@ func TestFormParamsAndBackdating(t *testing.T) {
 	}
 	// An assignee who cannot see the project is dropped.
 	stranger := s.CreateUser(t, "stranger")
-	three := s.call(t, alice.Token, http.MethodPost, projectPath(p.ID, "/issues"), "title=x&assignee_id="+itoa(stranger.ID)).expect(t, 201, "").object(t)
+	three := s.call(t, alice.Token, http.MethodPost, projectPath(p.ID, "/issues"), "title=x&assignee_id="+store.IDString(stranger.ID)).expect(t, 201, "").object(t)
 	if three["assignee"] != nil {
 		t.Fatalf("a stranger was assigned: %v", three["assignee"])
 	}

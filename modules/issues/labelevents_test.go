@@ -46,7 +46,7 @@ func TestIssueLabelEvents(t *testing.T) {
 	}
 	first := r.list(t)[0]
 	if !slices.Equal(keysOf(first), []string{"action", "created_at", "id", "label", "resource_id", "resource_type", "user"}) ||
-		first["resource_type"] != "Issue" || first["resource_id"] != json.Number(itoa(i.ID)) ||
+		first["resource_type"] != "Issue" || first["resource_id"] != json.Number(store.IDString(i.ID)) ||
 		!strings.HasSuffix(first["created_at"].(string), "Z") {
 		t.Fatalf("an event %v", first)
 	}
@@ -55,7 +55,7 @@ func TestIssueLabelEvents(t *testing.T) {
 		t.Fatalf("the event's label %v", label)
 	}
 	id, _ := first["id"].(json.Number).Int64()
-	one := s.call(t, bob.Token, http.MethodGet, path+"/"+itoa(id), nil).expect(t, 200, "").object(t)
+	one := s.call(t, bob.Token, http.MethodGet, path+"/"+store.IDString(id), nil).expect(t, 200, "").object(t)
 	if one["action"] != "add" || one["id"] != first["id"] {
 		t.Fatalf("one event %v", one)
 	}
@@ -63,7 +63,7 @@ func TestIssueLabelEvents(t *testing.T) {
 	other := newIssue(t, c, p.ID, "Other", func(o *gitlab.CreateIssueOptions) { o.Labels = &gitlab.LabelOptions{"x"} })
 	otherEvents := s.call(t, bob.Token, http.MethodGet, issuePath(p.ID, other.IID, "/resource_label_events"), nil).expect(t, 200, "").list(t)
 	otherID, _ := otherEvents[0]["id"].(json.Number).Int64()
-	s.call(t, bob.Token, http.MethodGet, path+"/"+itoa(otherID), nil).expect(t, 404, `{"message":"404 Not found"}`)
+	s.call(t, bob.Token, http.MethodGet, path+"/"+store.IDString(otherID), nil).expect(t, 404, `{"message":"404 Not found"}`)
 
 	// A deleted label leaves its events, without it.
 	if _, err := c.Labels.DeleteLabel(p.ID, "bug", nil); err != nil {

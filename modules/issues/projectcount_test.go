@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // openIssuesCount reads open_issues_count from GET /projects/:id as token,
@@ -192,7 +194,7 @@ func TestOpenIssuesCountInProjectLists(t *testing.T) {
 	c := newIssue(t, alice.Client, closed.ID, "done")
 	setState(t, alice.Client, closed.ID, c.IID, "close")
 	for n := range 4 {
-		newIssue(t, alice.Client, grouped.ID, "g"+itoa(int64(n)))
+		newIssue(t, alice.Client, grouped.ID, "g"+store.IDString(int64(n)))
 	}
 	want := map[int64]int64{empty.ID: 0, two.ID: 2, closed.ID: 0, grouped.ID: 4}
 
@@ -212,9 +214,9 @@ func TestOpenIssuesCountInProjectLists(t *testing.T) {
 	check("GET /projects, a page of 2", "/api/v4/projects?membership=true&order_by=id&sort=asc&per_page=2&page=2", closed.ID, grouped.ID)
 	// GET /users/:id/projects is 10.x; a user's own list is owned=true.
 	check("GET /projects?owned=true", "/api/v4/projects?owned=true", empty.ID, two.ID, closed.ID)
-	check("GET /groups/:id/projects", "/api/v4/groups/"+itoa(g.ID)+"/projects", grouped.ID)
+	check("GET /groups/:id/projects", "/api/v4/groups/"+store.IDString(g.ID)+"/projects", grouped.ID)
 
-	detail := s.call(t, alice.Token, http.MethodGet, "/api/v4/groups/"+itoa(g.ID), nil).expect(t, 200, "").object(t)
+	detail := s.call(t, alice.Token, http.MethodGet, "/api/v4/groups/"+store.IDString(g.ID), nil).expect(t, 200, "").object(t)
 	projects, _ := detail["projects"].([]any)
 	if len(projects) != 1 || countField(t, projects[0].(map[string]any)) != 4 {
 		t.Fatalf("GET /groups/:id projects %v", detail["projects"])

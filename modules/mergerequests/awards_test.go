@@ -9,6 +9,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
 )
 
@@ -40,7 +41,7 @@ func TestMergeRequestAwardEmojiAndVotes(t *testing.T) {
 		expect(t, 404, `{"message":"404 Award Emoji Not Found"}`)
 	// A note that is only an emoji is an award, answered as one.
 	got := s.call(t, bob.Token, http.MethodPost, mrPath(p.ID, mr.IID, "/notes"), map[string]string{"body": ":-1:"}).expect(t, 201, "").object(t)
-	if got["name"] != "thumbsdown" || got["awardable_type"] != "MergeRequest" || got["awardable_id"] != json.Number(itoa(mr.ID)) {
+	if got["name"] != "thumbsdown" || got["awardable_type"] != "MergeRequest" || got["awardable_id"] != json.Number(store.IDString(mr.ID)) {
 		t.Fatalf("emoji note %v", got)
 	}
 

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // Threads on a merge request: line comments on its diff (DiffNote, with
@@ -105,7 +107,7 @@ func TestMergeRequestThreads(t *testing.T) {
 
 	// Resolving: the note's author, the merge request's author and
 	// Developers may; a Reporter may not resolve another's note.
-	r := s.call(t, carol.Token, http.MethodPut, base+"/"+d.ID+"/notes/"+itoa(reply.ID), map[string]any{"resolved": true})
+	r := s.call(t, carol.Token, http.MethodPut, base+"/"+d.ID+"/notes/"+store.IDString(reply.ID), map[string]any{"resolved": true})
 	if r.status != 403 {
 		t.Fatalf("a reporter resolves another's note: %d %s", r.status, r.body)
 	}

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -48,8 +47,6 @@ func (e *env) drain(t testing.TB) {
 		t.Fatal(err)
 	}
 }
-
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
 // newProject creates a project as c.
 func newProject(t testing.TB, c *gitlab.Client, name, visibility string) *gitlab.Project {

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // A merge request's resource label events, as an issue's: recorded at
@@ -26,11 +28,11 @@ func TestMergeRequestLabelEvents(t *testing.T) {
 	if want := []ev{{"alice", "review", "add"}, {"root", "ready", "add"}, {"bob", "review", "remove"}}; !slices.Equal(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
-	if list[0]["resource_type"] != "MergeRequest" || list[0]["resource_id"] != json.Number(itoa(mr.ID)) {
+	if list[0]["resource_type"] != "MergeRequest" || list[0]["resource_id"] != json.Number(store.IDString(mr.ID)) {
 		t.Fatalf("an event %v", list[0])
 	}
 	id, _ := list[2]["id"].(json.Number).Int64()
-	if one := s.call(t, carol, http.MethodGet, mrPath(p.ID, mr.IID, "/resource_label_events/"+itoa(id)), nil).expect(t, 200, "").object(t); one["action"] != "remove" {
+	if one := s.call(t, carol, http.MethodGet, mrPath(p.ID, mr.IID, "/resource_label_events/"+store.IDString(id)), nil).expect(t, 200, "").object(t); one["action"] != "remove" {
 		t.Fatalf("one event %v", one)
 	}
 	s.call(t, carol, http.MethodGet, mrPath(p.ID, mr.IID, "/resource_label_events/999999"), nil).expect(t, 404, `{"message":"404 Not found"}`)

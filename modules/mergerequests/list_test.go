@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // TestList: pagination headers, order_by/sort, state and iid filters, and
@@ -16,11 +17,11 @@ func TestList(t *testing.T) {
 	s := start(t)
 	p, w, alice := setup(t, s, "list")
 	for i := 1; i <= 7; i++ {
-		b := "b" + itoa(int64(i))
+		b := "b" + store.IDString(int64(i))
 		w.git("checkout", "-q", "-B", b, "master")
 		w.commit(b, map[string]string{b: b})
 		w.git("push", "-q", "origin", b)
-		openMR(t, alice.Client, p.ID, b, "master", "MR "+itoa(int64(i)))
+		openMR(t, alice.Client, p.ID, b, "master", "MR "+store.IDString(int64(i)))
 	}
 	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 2), map[string]any{"state_event": "close"}).expect(t, 200, "")
 	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 3, "/merge"), nil).expect(t, 200, "")

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // setup is a project alice owns with master and a feature branch pushed
@@ -150,10 +152,10 @@ func TestConcurrentMergeAndPush(t *testing.T) {
 	p, w, alice := setup(t, s, "race")
 	const n = 4
 	for i := 0; i < n; i++ {
-		w.git("checkout", "-q", "-B", "f"+itoa(int64(i)), "master")
-		w.commit("f", map[string]string{"f" + itoa(int64(i)) + ".txt": "x\n"})
-		w.git("push", "-q", "origin", "f"+itoa(int64(i)))
-		openMR(t, alice.Client, p.ID, "f"+itoa(int64(i)), "master", "F"+itoa(int64(i)))
+		w.git("checkout", "-q", "-B", "f"+store.IDString(int64(i)), "master")
+		w.commit("f", map[string]string{"f" + store.IDString(int64(i)) + ".txt": "x\n"})
+		w.git("push", "-q", "origin", "f"+store.IDString(int64(i)))
+		openMR(t, alice.Client, p.ID, "f"+store.IDString(int64(i)), "master", "F"+store.IDString(int64(i)))
 	}
 	// A second clone pushes commits to master meanwhile.
 	other := s.clone(t, "alice", alice.Token, "alice/race")
@@ -163,7 +165,7 @@ func TestConcurrentMergeAndPush(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for i := 0; i < 3; i++ {
-			sha := other.commit("direct "+itoa(int64(i)), map[string]string{"d" + itoa(int64(i)) + ".txt": "d\n"})
+			sha := other.commit("direct "+store.IDString(int64(i)), map[string]string{"d" + store.IDString(int64(i)) + ".txt": "d\n"})
 			for k := 0; k < 10; k++ {
 				if _, err := gitErr(other.home, other.dir, "push", "-q", "origin", "HEAD:master"); err == nil {
 					pushed = append(pushed, sha)
@@ -199,7 +201,7 @@ func TestConcurrentMergeAndPush(t *testing.T) {
 	}
 	fresh := s.clone(t, "alice", alice.Token, "alice/race")
 	for i := 0; i < n; i++ {
-		if _, err := gitErr(fresh.home, fresh.dir, "cat-file", "-e", "HEAD:f"+itoa(int64(i))+".txt"); err != nil {
+		if _, err := gitErr(fresh.home, fresh.dir, "cat-file", "-e", "HEAD:f"+store.IDString(int64(i))+".txt"); err != nil {
 			t.Errorf("merge %d lost", i)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // gated is a stock app on the shell executor whose CI file's one job waits
@@ -196,7 +197,7 @@ func TestMWPSRecheckedAtMergeTime(t *testing.T) {
 	}
 
 	// The Master who set it is a Developer by the time it passes.
-	s.call(t, owner.Token, http.MethodPut, projectPath(p.ID, "/members/"+itoa(boss.ID)), map[string]any{"access_level": 30}).expect(t, 200, "")
+	s.call(t, owner.Token, http.MethodPut, projectPath(p.ID, "/members/"+store.IDString(boss.ID)), map[string]any{"access_level": 30}).expect(t, 200, "")
 	s.open(t, "demoted")
 	waitPipeline(t, dev.Client, p.ID, demotedSHA, "success")
 	s.drain(t)

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
@@ -39,7 +40,7 @@ func BenchmarkIssueFanOut(b *testing.B) {
 		if _, _, err := e.Client.GroupMembers.AddGroupMember(g.ID, &gitlab.AddGroupMemberOptions{UserID: gitlab.Ptr(u.ID), AccessLevel: &lvl}); err != nil {
 			b.Fatal(err)
 		}
-		if st, _, body := e.call(b, u.Token, "PUT", "/api/v4/projects/"+itoa(watched.ID)+"/notification_settings", `{"level":"watch"}`); st != 200 {
+		if st, _, body := e.call(b, u.Token, "PUT", "/api/v4/projects/"+store.IDString(watched.ID)+"/notification_settings", `{"level":"watch"}`); st != 200 {
 			b.Fatal(st, body)
 		}
 	}

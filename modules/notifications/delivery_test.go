@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/notifications"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
@@ -22,7 +23,7 @@ func (e *env) watchers(t *testing.T, p *gitlab.Project, n int, prefix string) []
 	t.Helper()
 	var emails []string
 	for i := range n {
-		u := e.CreateUser(t, prefix+itoa(int64(i)))
+		u := e.CreateUser(t, prefix+store.IDString(int64(i)))
 		e.member(t, p, u, gitlab.ReporterPermissions)
 		if _, _, err := u.Client.NotificationSettings.UpdateSettingsForProject(p.ID, &gitlab.NotificationSettingsOptions{Level: gitlab.Ptr(gitlab.WatchNotificationLevel)}); err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // commitFile commits one file to branch through the API as c.
@@ -47,9 +48,9 @@ func TestMergeRequestRecipients(t *testing.T) {
 		t.Fatal(err)
 	}
 	subject := "Shop | Add cart (!1)"
-	root := "<merge_request_" + itoa(mr.ID) + "@127.0.0.1>"
+	root := "<merge_request_" + store.IDString(mr.ID) + "@127.0.0.1>"
 	mails := c.expect(t, subject, "wal", "asg", "pub")
-	if mails[0].Header.Get("Message-ID") != root || mails[0].Header.Get("X-GitLab-MergeRequest-ID") != itoa(mr.ID) ||
+	if mails[0].Header.Get("Message-ID") != root || mails[0].Header.Get("X-GitLab-MergeRequest-ID") != store.IDString(mr.ID) ||
 		!strings.Contains(mails[0].Text, mr.WebURL) {
 		t.Fatalf("new merge request mail: %v\n%s", mails[0].Header, mails[0].Text)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 var (
@@ -119,10 +120,10 @@ func TestPipelineRecipients(t *testing.T) {
 	// actor), not the watcher.
 	id, sha := run("exit 1", "failed")
 	mails := c.expect(t, subject(id, "failed", sha), "pia")
-	if h := mails[0].Header; h.Get("X-GitLab-Pipeline-Id") != itoa(id) || h.Get("Message-ID") != fmt.Sprintf("<pipeline_%d_failed@127.0.0.1>", id) {
+	if h := mails[0].Header; h.Get("X-GitLab-Pipeline-Id") != store.IDString(id) || h.Get("Message-ID") != fmt.Sprintf("<pipeline_%d_failed@127.0.0.1>", id) {
 		t.Fatalf("pipeline mail: %v", h)
 	}
-	if want := p.WebURL + "/pipelines/" + itoa(id); !strings.Contains(mails[0].Text, want) {
+	if want := p.WebURL + "/pipelines/" + store.IDString(id); !strings.Contains(mails[0].Text, want) {
 		t.Fatalf("no link %s in %s", want, mails[0].Text)
 	}
 	// Succeeded at participating: nobody.

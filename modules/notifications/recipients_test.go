@@ -8,6 +8,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // cast is a project in a group with one user per notification level.
@@ -24,9 +25,9 @@ func (c *cast) level(t *testing.T, who, source, level string, events map[string]
 	path := "/api/v4/notification_settings"
 	switch source {
 	case "project":
-		path = "/api/v4/projects/" + itoa(c.p.ID) + "/notification_settings"
+		path = "/api/v4/projects/" + store.IDString(c.p.ID) + "/notification_settings"
 	case "group":
-		path = "/api/v4/groups/" + itoa(c.g.ID) + "/notification_settings"
+		path = "/api/v4/groups/" + store.IDString(c.g.ID) + "/notification_settings"
 	}
 	body := `{"level":"` + level + `"`
 	for k, v := range events {
@@ -136,7 +137,7 @@ func TestIssueRecipients(t *testing.T) {
 	// who takes no part... (par is mentioned, so takes part).
 	mails := c.expect(t, subject, "wat", "gw", "glw", "gst", "cus", "men", "par")
 	root := mails[0].Header.Get("Message-ID")
-	if root != "<issue_"+itoa(issue.ID)+"@127.0.0.1>" {
+	if root != "<issue_"+store.IDString(issue.ID)+"@127.0.0.1>" {
 		t.Fatalf("Message-ID %q", root)
 	}
 	for _, m := range mails {
@@ -147,7 +148,7 @@ func TestIssueRecipients(t *testing.T) {
 			t.Fatalf("no link to %s in\n%s\n%s", issue.WebURL, m.Text, m.HTML)
 		}
 		if !strings.Contains(m.Text, "Seen by @men and @par") || m.Header.Get("X-GitLab-Project") != "Rocket" ||
-			m.Header.Get("X-GitLab-Project-Path") != "crew/rocket" || m.Header.Get("X-GitLab-Issue-ID") != itoa(issue.ID) {
+			m.Header.Get("X-GitLab-Project-Path") != "crew/rocket" || m.Header.Get("X-GitLab-Issue-ID") != store.IDString(issue.ID) {
 			t.Fatalf("mail: %v\n%s", m.Header, m.Text)
 		}
 	}
@@ -161,11 +162,11 @@ func TestIssueRecipients(t *testing.T) {
 	}
 	mails = c.expect(t, "Re: "+subject, "ann", "par", "gw", "glw", "gst", "cus")
 	for _, m := range mails {
-		if m.Header.Get("Message-ID") != "<note_"+itoa(note.ID)+"@127.0.0.1>" || m.Header.Get("In-Reply-To") != root || m.Header.Get("References") != root {
+		if m.Header.Get("Message-ID") != "<note_"+store.IDString(note.ID)+"@127.0.0.1>" || m.Header.Get("In-Reply-To") != root || m.Header.Get("References") != root {
 			t.Fatalf("note threading: %v", m.Header)
 		}
 		if !strings.Contains(m.Text, "Ask @cus about <b>fuel</b>") || !strings.Contains(m.HTML, "Ask @cus about &lt;b&gt;fuel&lt;/b&gt;") ||
-			!strings.Contains(m.Text, issue.WebURL+"#note_"+itoa(note.ID)) {
+			!strings.Contains(m.Text, issue.WebURL+"#note_"+store.IDString(note.ID)) {
 			t.Fatalf("note mail:\n%s\n%s", m.Text, m.HTML)
 		}
 	}

@@ -3,16 +3,14 @@ package notifications_test
 import (
 	"encoding/json"
 	"net/url"
-	"strconv"
 	"strings"
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 )
-
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
 const allFalse = `{"new_note":false,"new_issue":false,"reopen_issue":false,"close_issue":false,"reassign_issue":false,` +
 	`"new_merge_request":false,"reopen_merge_request":false,"close_merge_request":false,"reassign_merge_request":false,` +
@@ -99,7 +97,7 @@ func TestUnconfirmedPrimaryIsOwned(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &created); err != nil || created.ConfirmedAt != nil {
 		t.Fatalf("created %s: %v", body, err)
 	}
-	st, _, body = e.call(t, e.RootToken, "POST", "/api/v4/users/"+itoa(created.ID)+"/impersonation_tokens", `{"name":"t","scopes":["api"]}`)
+	st, _, body = e.call(t, e.RootToken, "POST", "/api/v4/users/"+store.IDString(created.ID)+"/impersonation_tokens", `{"name":"t","scopes":["api"]}`)
 	if st != 201 {
 		t.Fatalf("token: %d %s", st, body)
 	}
@@ -137,9 +135,9 @@ func TestProjectAndGroupSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	paths := map[string]string{
-		"project by id":   "/api/v4/projects/" + itoa(priv.ID) + "/notification_settings",
+		"project by id":   "/api/v4/projects/" + store.IDString(priv.ID) + "/notification_settings",
 		"project by path": "/api/v4/projects/" + url.PathEscape("olga/secret") + "/notification_settings",
-		"group by id":     "/api/v4/groups/" + itoa(g.ID) + "/notification_settings",
+		"group by id":     "/api/v4/groups/" + store.IDString(g.ID) + "/notification_settings",
 		"group by path":   "/api/v4/groups/team/notification_settings",
 	}
 	for name, path := range paths {

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 func TestApplicationsAreAdminOnlyAndShowTheSecretOnce(t *testing.T) {
@@ -64,7 +66,7 @@ func TestApplicationsAreAdminOnlyAndShowTheSecretOnce(t *testing.T) {
 	if dr, err := e.Client.Applications.DeleteApplication(a.ID); err != nil || dr.StatusCode != 204 {
 		t.Fatalf("delete: %v", err)
 	}
-	resp, raw = e.JSON(t, http.MethodDelete, "/api/v4/applications/"+itoa(a.ID), nil, nil, "PRIVATE-TOKEN", e.RootToken)
+	resp, raw = e.JSON(t, http.MethodDelete, "/api/v4/applications/"+store.IDString(a.ID), nil, nil, "PRIVATE-TOKEN", e.RootToken)
 	if resp.StatusCode != 404 || strings.TrimSpace(string(raw)) != `{"message":"404 Application Not Found"}` {
 		t.Fatalf("delete again: %d %s", resp.StatusCode, raw)
 	}

@@ -11,6 +11,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 )
 
@@ -180,7 +181,7 @@ func TestForgotPasswordIsRateLimited(t *testing.T) {
 		wantRequested(t, "known address", w.forgot(t, u.Email)) // free
 	}
 	for i := range 3 {
-		wantRequested(t, "unknown address", w.forgot(t, "guess"+itoa(int64(i))+"@example.com"))
+		wantRequested(t, "unknown address", w.forgot(t, "guess"+store.IDString(int64(i))+"@example.com"))
 	}
 	resp := w.forgot(t, u.Email)
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -128,5 +127,3 @@ func (e *env) bearer(t testing.TB, token string) *gitlab.Client {
 	}
 	return c
 }
-
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }

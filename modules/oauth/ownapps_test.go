@@ -11,6 +11,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 var createdField = regexp.MustCompile(`<code id="created-(client-id|secret)">([0-9a-f]{64})</code>`)
@@ -93,7 +94,7 @@ func TestUsersRegisterTheirOwnApplications(t *testing.T) {
 		t.Fatal("bob sees alice's application")
 	}
 	apps, _, _ := e.Client.Applications.ListApplications(nil)
-	del := "/oauth/applications/" + itoa(apps[0].ID) + "/delete"
+	del := "/oauth/applications/" + store.IDString(apps[0].ID) + "/delete"
 	if resp, _ := wb.page(t, http.MethodPost, del, formFields(page)); resp.StatusCode != 404 {
 		t.Fatalf("bob deleting alice's application: %d", resp.StatusCode)
 	}

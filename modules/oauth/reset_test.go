@@ -21,6 +21,7 @@ import (
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/oauth"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
@@ -292,7 +293,7 @@ func TestResetPasswordLinkSetsThePasswordOnce(t *testing.T) {
 	var view struct {
 		PasswordExpired *bool `json:"password_expired"`
 	}
-	if resp, raw := e.JSON(t, http.MethodGet, "/api/v4/users/"+itoa(u.ID), nil, &view, "PRIVATE-TOKEN", e.RootToken); resp.StatusCode != 200 ||
+	if resp, raw := e.JSON(t, http.MethodGet, "/api/v4/users/"+store.IDString(u.ID), nil, &view, "PRIVATE-TOKEN", e.RootToken); resp.StatusCode != 200 ||
 		view.PasswordExpired == nil || *view.PasswordExpired {
 		t.Fatalf("the chosen password is still marked expired: %d %s", resp.StatusCode, raw)
 	}

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 )
 
@@ -112,7 +113,7 @@ func TestScopesAreEnforcedLikePersonalTokens(t *testing.T) {
 	}
 	// An OAuth token may not sudo (no sudo scope exists here).
 	rootTok := e.passwordToken(t, "root", e.RootPassword, nil)["access_token"].(string)
-	resp, raw = e.JSON(t, http.MethodGet, "/api/v4/user?sudo="+itoa(u.ID), nil, nil, "Authorization", "Bearer "+rootTok)
+	resp, raw = e.JSON(t, http.MethodGet, "/api/v4/user?sudo="+store.IDString(u.ID), nil, nil, "Authorization", "Bearer "+rootTok)
 	if resp.StatusCode != 403 {
 		t.Fatalf("sudo with an OAuth token: %d %s", resp.StatusCode, raw)
 	}
@@ -372,7 +373,7 @@ func TestPasswordGuessesAreRateLimited(t *testing.T) {
 		return e.post(t, "/oauth/token", url.Values{"grant_type": {"password"}, "username": {login}, "password": {password}})
 	}
 	for i := range 3 {
-		resp, body := guess(victim.Username, "guess"+itoa(int64(i)))
+		resp, body := guess(victim.Username, "guess"+store.IDString(int64(i)))
 		wantOAuthError(t, "guess", resp, body, 400, "invalid_grant")
 	}
 	// Locked: even the right password is refused, with a clear 429.
@@ -387,7 +388,7 @@ func TestPasswordGuessesAreRateLimited(t *testing.T) {
 		t.Fatalf("other account: %d", resp.StatusCode)
 	}
 	for i := range 3 {
-		if resp, _ := guess("nobody"+itoa(int64(i)), "x"); resp.StatusCode != 400 {
+		if resp, _ := guess("nobody"+store.IDString(int64(i)), "x"); resp.StatusCode != 400 {
 			t.Fatalf("spraying %d: %d", i, resp.StatusCode)
 		}
 	}

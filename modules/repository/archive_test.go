@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // The archive holds exactly the commit's files, under "<project>-<ref>-<sha>/",
@@ -43,7 +45,7 @@ func TestArchiveMatchesTheTree(t *testing.T) {
 		{"/repository/archive?format=tbz", "tar.bz2"},
 		{"/repository/archive.gz", "tar.gz"},
 	} {
-		resp := w.s.Do(t, http.MethodGet, "/api/v4/projects/"+itoa(w.project.ID)+tc.path, nil)
+		resp := w.s.Do(t, http.MethodGet, "/api/v4/projects/"+store.IDString(w.project.ID)+tc.path, nil)
 		raw, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != 200 {
@@ -114,7 +116,7 @@ func TestArchiveMatchesTheTree(t *testing.T) {
 			t.Fatalf("%s: files %v, git has %v", tc.path, names, want)
 		}
 	}
-	resp, body := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+itoa(w.project.ID)+"/repository/archive?format=rar", nil, nil)
+	resp, body := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+store.IDString(w.project.ID)+"/repository/archive?format=rar", nil, nil)
 	if resp.StatusCode != 400 || strings.TrimSpace(string(body)) != `{"error":"format does not have a valid value"}` {
 		t.Fatalf("bad format: %d %s", resp.StatusCode, body)
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 func TestCherryPick(t *testing.T) {
@@ -38,7 +40,7 @@ func TestCherryPick(t *testing.T) {
 	}
 	gitCmd(t, w.bare, "fsck", "--strict")
 	// Picking it again changes nothing: refused with GitLab's message.
-	r, raw := w.s.JSON(t, http.MethodPost, "/api/v4/projects/"+itoa(w.project.ID)+"/repository/commits/"+pick+"/cherry_pick?branch=master", nil, nil, "PRIVATE-TOKEN", w.s.RootToken)
+	r, raw := w.s.JSON(t, http.MethodPost, "/api/v4/projects/"+store.IDString(w.project.ID)+"/repository/commits/"+pick+"/cherry_pick?branch=master", nil, nil, "PRIVATE-TOKEN", w.s.RootToken)
 	if r.StatusCode != 400 || !strings.Contains(string(raw), "cannot cherry-pick this commit automatically") {
 		t.Fatalf("repeat pick: %d %s", r.StatusCode, raw)
 	}
@@ -46,7 +48,7 @@ func TestCherryPick(t *testing.T) {
 		"/repository/commits/" + pick + "/cherry_pick?branch=nope":                               `{"message":"404 Branch Not Found"}`,
 		"/repository/commits/0123456789abcdef0123456789abcdef01234567/cherry_pick?branch=master": `{"message":"404 Commit Not Found"}`,
 	} {
-		r, raw := w.s.JSON(t, http.MethodPost, "/api/v4/projects/"+itoa(w.project.ID)+path, nil, nil, "PRIVATE-TOKEN", w.s.RootToken)
+		r, raw := w.s.JSON(t, http.MethodPost, "/api/v4/projects/"+store.IDString(w.project.ID)+path, nil, nil, "PRIVATE-TOKEN", w.s.RootToken)
 		if r.StatusCode != 404 || strings.TrimSpace(string(raw)) != want {
 			t.Errorf("%s: %d %s", path, r.StatusCode, raw)
 		}

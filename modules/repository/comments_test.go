@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 func TestCommitComments(t *testing.T) {
@@ -19,7 +21,7 @@ func TestCommitComments(t *testing.T) {
 		t.Fatalf("line comment %+v %v", lc, err)
 	}
 	// Rule 2: a branch name, or a line or path that does not exist: on the commit, nulls.
-	id := itoa(w.project.ID)
+	id := store.IDString(w.project.ID)
 	for _, q := range []string{
 		"/repository/commits/master/comments?note=on+branch&path=README.md&line=1&line_type=new",
 		"/repository/commits/" + w.head + "/comments?note=bad+line&path=README.md&line=99&line_type=new",

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // Threads on a commit are its comments: a comment made through the 9.x
@@ -75,7 +77,7 @@ func TestCommitDiscussions(t *testing.T) {
 
 	post := func(path, body string, token string) (int, string) {
 		t.Helper()
-		r, raw := w.s.JSON(t, http.MethodPost, "/api/v4/projects/"+itoa(pid)+"/repository/commits/"+w.head+path, strings.NewReader(body), nil,
+		r, raw := w.s.JSON(t, http.MethodPost, "/api/v4/projects/"+store.IDString(pid)+"/repository/commits/"+w.head+path, strings.NewReader(body), nil,
 			"PRIVATE-TOKEN", token, "Content-Type", "application/json")
 		return r.StatusCode, strings.TrimSpace(string(raw))
 	}

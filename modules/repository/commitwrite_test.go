@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 func action(a gitlab.FileActionValue, path, content string) *gitlab.CommitActionOptions {
@@ -54,7 +56,7 @@ func TestMultiFileCommit(t *testing.T) {
 	if got := gitCmd(t, w.bare, "show", "master:docs/moved.md"); got != "intro" {
 		t.Fatalf("moved file %q", got)
 	}
-	id := itoa(w.project.ID)
+	id := store.IDString(w.project.ID)
 	for body, want := range map[string]string{
 		`{"branch":"master","commit_message":"x","actions":[{"action":"create","file_path":"README.md","content":"x"}]}`:                   `{"message":"A file with this name already exists: README.md"}`,
 		`{"branch":"master","commit_message":"x","actions":[{"action":"update","file_path":"nope.txt","content":"x"}]}`:                    `{"message":"A file with this name doesn't exist: nope.txt"}`,

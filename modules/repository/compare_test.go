@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // compare from..to lists the commits of "to" that "from" lacks, oldest
@@ -57,11 +59,11 @@ func TestCompareMatchesGit(t *testing.T) {
 	if err != nil || !same.CompareSameRef || len(same.Commits) != 0 || len(same.Diffs) != 0 || same.Commit != nil {
 		t.Fatalf("same ref %+v %v", same, err)
 	}
-	resp, body := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+itoa(w.project.ID)+"/repository/compare?from=master", nil, nil)
+	resp, body := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+store.IDString(w.project.ID)+"/repository/compare?from=master", nil, nil)
 	if resp.StatusCode != 400 || strings.TrimSpace(string(body)) != `{"error":"to is missing"}` {
 		t.Fatalf("missing to: %d %s", resp.StatusCode, body)
 	}
-	resp, body = w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+itoa(w.project.ID)+"/repository/compare?from=master&to=nope", nil, nil)
+	resp, body = w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+store.IDString(w.project.ID)+"/repository/compare?from=master&to=nope", nil, nil)
 	if resp.StatusCode != 404 || strings.TrimSpace(string(body)) != `{"message":"404 Commit Not Found"}` {
 		t.Fatalf("unknown ref: %d %s", resp.StatusCode, body)
 	}

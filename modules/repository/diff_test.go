@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // gitHunks is git's diff of one file between two commits, from its first
@@ -68,7 +70,7 @@ func TestCommitDiffMatchesGit(t *testing.T) {
 	if err != nil || len(rootDiffs) != 2 || !rootDiffs[0].NewFile || !rootDiffs[1].NewFile {
 		t.Fatalf("root commit diff %+v %v", rootDiffs, err)
 	}
-	resp, body := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+itoa(w.project.ID)+"/repository/commits/0123456789abcdef0123456789abcdef01234567/diff", nil, nil)
+	resp, body := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+store.IDString(w.project.ID)+"/repository/commits/0123456789abcdef0123456789abcdef01234567/diff", nil, nil)
 	if resp.StatusCode != 404 || strings.TrimSpace(string(body)) != `{"message":"404 Commit Not Found"}` {
 		t.Fatalf("unknown commit: %d %s", resp.StatusCode, body)
 	}

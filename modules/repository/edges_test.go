@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // since is inclusive of commits on or after it, until of commits on or
@@ -35,7 +37,7 @@ func TestSinceUntilBoundaries(t *testing.T) {
 		var list []struct {
 			Title string `json:"title"`
 		}
-		r, raw := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+itoa(w.project.ID)+"/repository/commits?"+q, nil, &list)
+		r, raw := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+store.IDString(w.project.ID)+"/repository/commits?"+q, nil, &list)
 		if r.StatusCode != 200 {
 			t.Fatalf("%s: %d %s", q, r.StatusCode, raw)
 		}
@@ -58,7 +60,7 @@ func TestSinceUntilBoundaries(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", q, got, want)
 		}
 	}
-	r, raw := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+itoa(w.project.ID)+"/repository/commits?since=yesterday", nil, nil)
+	r, raw := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+store.IDString(w.project.ID)+"/repository/commits?since=yesterday", nil, nil)
 	if r.StatusCode != 400 || strings.TrimSpace(string(raw)) != `{"error":"since is invalid"}` {
 		t.Fatalf("bad since: %d %s", r.StatusCode, raw)
 	}
@@ -78,7 +80,7 @@ func TestBinaryAndNonUTF8Names(t *testing.T) {
 	gitCmd(t, w.work, "add", ".")
 	gitCmd(t, w.work, "commit", "-q", "-m", "odd name and binary change")
 	gitCmd(t, w.work, "push", "-q", w.bare, "master")
-	id := itoa(w.project.ID)
+	id := store.IDString(w.project.ID)
 	for _, path := range []string{"/repository/tree?recursive=true", "/repository/commits/master/diff", "/repository/compare?from=v1.0&to=master", "/repository/archive.zip"} {
 		r, raw := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+id+path, nil, nil)
 		if r.StatusCode != 200 {

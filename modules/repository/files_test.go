@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 func TestFilesAPI(t *testing.T) {
@@ -32,12 +34,12 @@ func TestFilesAPI(t *testing.T) {
 		t.Fatalf("raw at v1.0 %q %v", raw, err)
 	}
 	for _, bad := range []string{"nope.md", "docs", "docs%2F..%2F..%2Fetc%2Fpasswd", "..%2FREADME.md", "%2E%2E"} {
-		resp, body := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+itoa(w.project.ID)+"/repository/files/"+bad+"?ref=master", nil, nil)
+		resp, body := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+store.IDString(w.project.ID)+"/repository/files/"+bad+"?ref=master", nil, nil)
 		if resp.StatusCode != 404 || strings.TrimSpace(string(body)) != `{"message":"404 File Not Found"}` {
 			t.Errorf("%s: %d %s", bad, resp.StatusCode, body)
 		}
 	}
-	resp, body := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+itoa(w.project.ID)+"/repository/files/README.md", nil, nil)
+	resp, body := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+store.IDString(w.project.ID)+"/repository/files/README.md", nil, nil)
 	if resp.StatusCode != 400 || strings.TrimSpace(string(body)) != `{"error":"ref is missing"}` {
 		t.Fatalf("missing ref: %d %s", resp.StatusCode, body)
 	}

@@ -12,6 +12,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/repository"
 )
 
@@ -33,7 +34,7 @@ var hostilePaths = []string{
 func TestHostilePathsRefused(t *testing.T) {
 	t.Parallel()
 	w := newReadWorld(t, gitlab.PublicVisibility)
-	base := "/api/v4/projects/" + itoa(w.project.ID) + "/repository"
+	base := "/api/v4/projects/" + store.IDString(w.project.ID) + "/repository"
 	send := func(method, path string, body any) (int, string) {
 		t.Helper()
 		raw, _ := json.Marshal(body)

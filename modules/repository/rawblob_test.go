@@ -20,6 +20,8 @@ import (
 	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // zeros reads n zero bytes without holding them.
@@ -148,7 +150,7 @@ func TestRawBlobStreamsLargeBlob(t *testing.T) {
 	const size = 200 << 20
 	work, sha := bigBlobWork(t, g, size)
 	g.cli.ok(t, work, "push", "-q", g.rootURL(p), "master")
-	base := "/api/v4/projects/" + itoa(p.ID) + "/repository/"
+	base := "/api/v4/projects/" + store.IDString(p.ID) + "/repository/"
 
 	for _, path := range []string{"blobs/" + sha + "/raw", "files/big.bin/raw?ref=master"} {
 		var status int
@@ -226,7 +228,7 @@ func TestRawBlobAbbreviatedIDs(t *testing.T) {
 	t.Parallel()
 	w := newReadWorld(t, gitlab.PublicVisibility)
 	sha := gitCmd(t, w.work, "rev-parse", "HEAD:README.md")
-	base := "/api/v4/projects/" + itoa(w.project.ID) + "/repository/blobs/"
+	base := "/api/v4/projects/" + store.IDString(w.project.ID) + "/repository/blobs/"
 	for _, id := range []string{sha, sha[:7], strings.ToUpper(sha[:10])} {
 		r := w.s.Do(t, http.MethodGet, base+id+"/raw", nil)
 		body, _ := io.ReadAll(r.Body)
@@ -250,7 +252,7 @@ func TestRawBlobAbbreviatedIDs(t *testing.T) {
 		}
 	}
 	// A directory or a submodule is no file.
-	resp, body := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+itoa(w.project.ID)+"/repository/files/docs%2Fguide/raw?ref=master", nil, nil)
+	resp, body := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+store.IDString(w.project.ID)+"/repository/files/docs%2Fguide/raw?ref=master", nil, nil)
 	if resp.StatusCode != 404 || strings.TrimSpace(string(body)) != `{"message":"404 File Not Found"}` {
 		t.Errorf("a directory: %d %s", resp.StatusCode, body)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/repository"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
@@ -110,7 +111,7 @@ func TestTreeMatchesGit(t *testing.T) {
 		t.Fatalf("subtree at v1.0: %+v %v", sub, err)
 	}
 	for _, bad := range []string{"?path=../../etc", "?path=docs/../..", "?ref=nope", "?ref=-x", "?ref=master..feature", "?ref=master@%7B0%7D", "?path=nothere"} {
-		resp, body := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+itoa(w.project.ID)+"/repository/tree"+bad, nil, nil)
+		resp, body := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+store.IDString(w.project.ID)+"/repository/tree"+bad, nil, nil)
 		if resp.StatusCode != 404 || strings.TrimSpace(string(body)) != `{"message":"404 Tree Not Found"}` {
 			t.Errorf("%s: %d %s", bad, resp.StatusCode, body)
 		}
@@ -127,7 +128,7 @@ func TestBlobsAndRaw(t *testing.T) {
 		Content  string `json:"content"`
 		SHA      string `json:"sha"`
 	}
-	resp, body := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+itoa(w.project.ID)+"/repository/blobs/"+sha, nil, &blob)
+	resp, body := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+store.IDString(w.project.ID)+"/repository/blobs/"+sha, nil, &blob)
 	if resp.StatusCode != 200 || blob.Encoding != "base64" || blob.SHA != sha || blob.Size != 12 {
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}
@@ -139,7 +140,7 @@ func TestBlobsAndRaw(t *testing.T) {
 		t.Fatalf("raw %q %v", raw, err)
 	}
 	bin := gitCmd(t, w.work, "rev-parse", "HEAD:bin/blob.dat")
-	r := w.s.Do(t, http.MethodGet, "/api/v4/projects/"+itoa(w.project.ID)+"/repository/blobs/"+bin+"/raw", nil)
+	r := w.s.Do(t, http.MethodGet, "/api/v4/projects/"+store.IDString(w.project.ID)+"/repository/blobs/"+bin+"/raw", nil)
 	got := new(bytes.Buffer)
 	_, _ = got.ReadFrom(r.Body)
 	r.Body.Close()
@@ -147,7 +148,7 @@ func TestBlobsAndRaw(t *testing.T) {
 		t.Fatalf("binary raw: %s %q", r.Header.Get("Content-Type"), got)
 	}
 	for _, bad := range []string{"0000000000000000000000000000000000000000", "zz", "..%2F..%2Fx"} {
-		resp, body := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+itoa(w.project.ID)+"/repository/blobs/"+bad, nil, nil)
+		resp, body := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+store.IDString(w.project.ID)+"/repository/blobs/"+bad, nil, nil)
 		if resp.StatusCode != 404 || strings.TrimSpace(string(body)) != `{"message":"404 Blob Not Found"}` {
 			t.Errorf("%s: %d %s", bad, resp.StatusCode, body)
 		}
@@ -195,7 +196,7 @@ func TestCommits(t *testing.T) {
 	if len(one.ParentIDs) != 1 || one.ParentIDs[0] != first {
 		t.Fatalf("parents %v", one.ParentIDs)
 	}
-	resp2, body := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+itoa(w.project.ID)+"/repository/commits/deadbeef", nil, nil)
+	resp2, body := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+store.IDString(w.project.ID)+"/repository/commits/deadbeef", nil, nil)
 	if resp2.StatusCode != 404 || strings.TrimSpace(string(body)) != `{"message":"404 Commit Not Found"}` {
 		t.Fatalf("unknown commit: %d %s", resp2.StatusCode, body)
 	}
@@ -221,7 +222,7 @@ func TestBranchesAndTags(t *testing.T) {
 		t.Fatalf("annotated tag %+v", tags[0])
 	}
 	var raw []map[string]any
-	w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+itoa(w.project.ID)+"/repository/tags", nil, &raw)
+	w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+store.IDString(w.project.ID)+"/repository/tags", nil, &raw)
 	if raw[1]["message"] != nil || raw[1]["release"] != nil {
 		t.Fatalf("a lightweight tag has message null and release null: %v", raw[1])
 	}
@@ -229,7 +230,7 @@ func TestBranchesAndTags(t *testing.T) {
 		"/repository/branches/nope": `{"message":"404 Branch Not Found"}`,
 		"/repository/tags/nope":     `{"message":"404 Tag Not Found"}`,
 	} {
-		resp, body := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+itoa(w.project.ID)+path, nil, nil)
+		resp, body := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+store.IDString(w.project.ID)+path, nil, nil)
 		if resp.StatusCode != 404 || strings.TrimSpace(string(body)) != want {
 			t.Errorf("%s: %d %s", path, resp.StatusCode, body)
 		}
@@ -241,7 +242,7 @@ func TestBranchesAndTags(t *testing.T) {
 func TestPrivateAndEmpty(t *testing.T) {
 	t.Parallel()
 	w := newReadWorld(t, gitlab.PrivateVisibility)
-	id := itoa(w.project.ID)
+	id := store.IDString(w.project.ID)
 	for _, path := range []string{"/repository/tree", "/repository/commits", "/repository/branches", "/repository/tags"} {
 		resp, body := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+id+path, nil, nil)
 		if resp.StatusCode != 404 || strings.TrimSpace(string(body)) != `{"message":"404 Project Not Found"}` {
@@ -255,7 +256,7 @@ func TestPrivateAndEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eid := itoa(empty.ID)
+	eid := store.IDString(empty.ID)
 	for path, wantStatus := range map[string]int{"/repository/tree": 404, "/repository/commits": 200, "/repository/branches": 200, "/repository/tags": 200, "/repository/commits/master": 404} {
 		resp, body := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+eid+path, nil, nil, "PRIVATE-TOKEN", w.s.RootToken)
 		if resp.StatusCode != wantStatus || (wantStatus == 200 && strings.TrimSpace(string(body)) != "[]") {
@@ -263,7 +264,5 @@ func TestPrivateAndEmpty(t *testing.T) {
 		}
 	}
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func waitABit() { time.Sleep(20 * time.Millisecond) }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // badRefNames are names git check-ref-format or GitLab refuse for a branch
@@ -23,7 +25,7 @@ var badRefNames = []string{
 func TestRefNameRules(t *testing.T) {
 	t.Parallel()
 	w := newReadWorld(t, gitlab.PublicVisibility)
-	base := "/api/v4/projects/" + itoa(w.project.ID) + "/repository"
+	base := "/api/v4/projects/" + store.IDString(w.project.ID) + "/repository"
 	post := func(method, path string, form url.Values) (int, string) {
 		t.Helper()
 		r, raw := w.s.JSON(t, method, base+path, strings.NewReader(form.Encode()), nil,
@@ -98,7 +100,7 @@ func TestRefResolutionFollowsGit(t *testing.T) {
 	} {
 		gitCmd(t, w.bare, "update-ref", ref, at)
 	}
-	id := itoa(w.project.ID)
+	id := store.IDString(w.project.ID)
 	revs := []string{"master", "refs/heads/master", "heads/master", "refs/heads/refs/heads/master", "v1.0", "tags/v1.0",
 		"refs/tags/v1.0", "v2.0", "refs/tags/v2.0", "heads/v1.0", "refs/heads/v1.0", "feature", "HEAD", first, first[:7], w.head[:10]}
 	for _, rev := range revs {
@@ -194,7 +196,7 @@ func TestRefsCannotHideProtectedBranches(t *testing.T) {
 	c.commit(t, clone, "the developer's", map[string]string{"a.txt": "evil\n"})
 	before := refsOf(t, bare)
 
-	r, raw := g.JSON(t, http.MethodPost, "/api/v4/projects/"+itoa(p.ID)+"/repository/tags?tag_name=master&ref=master", nil, nil, "PRIVATE-TOKEN", dev.Token)
+	r, raw := g.JSON(t, http.MethodPost, "/api/v4/projects/"+store.IDString(p.ID)+"/repository/tags?tag_name=master&ref=master", nil, nil, "PRIVATE-TOKEN", dev.Token)
 	if r.StatusCode != 405 || strings.TrimSpace(string(raw)) != `{"message":"Tag master would hide the protected branch master"}` {
 		t.Errorf("tag master by a developer: %d %s", r.StatusCode, raw)
 	}
@@ -213,7 +215,7 @@ func TestRefsCannotHideProtectedBranches(t *testing.T) {
 	}
 	// Other tags and refs are the developer's to make.
 	c.ok(t, clone, "push", "-q", "origin", "HEAD:refs/tags/v1", "HEAD:refs/other")
-	if r, raw := g.JSON(t, http.MethodPost, "/api/v4/projects/"+itoa(p.ID)+"/repository/tags?tag_name=v2&ref=master", nil, nil, "PRIVATE-TOKEN", dev.Token); r.StatusCode != 201 {
+	if r, raw := g.JSON(t, http.MethodPost, "/api/v4/projects/"+store.IDString(p.ID)+"/repository/tags?tag_name=v2&ref=master", nil, nil, "PRIVATE-TOKEN", dev.Token); r.StatusCode != 201 {
 		t.Errorf("tag v2 by a developer: %d %s", r.StatusCode, raw)
 	}
 }

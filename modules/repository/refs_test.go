@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 func TestBranchWrites(t *testing.T) {
@@ -25,19 +27,19 @@ func TestBranchWrites(t *testing.T) {
 		`{"branch":"-rf","ref":"master"}`:     `{"message":"Branch name is invalid"}`,
 		`{"branch":"ok","ref":"nope"}`:        `{"message":"Invalid reference name"}`,
 	} {
-		resp, raw := w.s.JSON(t, http.MethodPost, "/api/v4/projects/"+itoa(w.project.ID)+"/repository/branches", strings.NewReader(body), nil,
+		resp, raw := w.s.JSON(t, http.MethodPost, "/api/v4/projects/"+store.IDString(w.project.ID)+"/repository/branches", strings.NewReader(body), nil,
 			"PRIVATE-TOKEN", w.s.RootToken, "Content-Type", "application/json")
 		if resp.StatusCode != 400 || strings.TrimSpace(string(raw)) != want {
 			t.Errorf("%s: %d %s", body, resp.StatusCode, raw)
 		}
 	}
-	base := "/api/v4/projects/" + itoa(w.project.ID) + "/repository"
+	base := "/api/v4/projects/" + store.IDString(w.project.ID) + "/repository"
 	var p map[string]any
 	r, raw := w.s.JSON(t, http.MethodPut, base+"/branches/topic%2Fx/protect?developers_can_push=true", nil, &p, "PRIVATE-TOKEN", w.s.RootToken)
 	if r.StatusCode != 200 || p["protected"] != true || p["developers_can_push"] != true || p["developers_can_merge"] != false {
 		t.Fatalf("protect: %d %s", r.StatusCode, raw)
 	}
-	r, raw = w.s.JSON(t, http.MethodDelete, "/api/v4/projects/"+itoa(w.project.ID)+"/repository/branches/topic%2Fx", nil, nil, "PRIVATE-TOKEN", w.s.RootToken)
+	r, raw = w.s.JSON(t, http.MethodDelete, "/api/v4/projects/"+store.IDString(w.project.ID)+"/repository/branches/topic%2Fx", nil, nil, "PRIVATE-TOKEN", w.s.RootToken)
 	if r.StatusCode != 405 || strings.TrimSpace(string(raw)) != `{"message":"Protected branch cant be removed"}` {
 		t.Fatalf("delete protected: %d %s", r.StatusCode, raw)
 	}
@@ -62,7 +64,7 @@ func TestTagWritesAndReleases(t *testing.T) {
 	t.Parallel()
 	w := newReadWorld(t, gitlab.PublicVisibility)
 	c := w.s.Client
-	base := "/api/v4/projects/" + itoa(w.project.ID) + "/repository"
+	base := "/api/v4/projects/" + store.IDString(w.project.ID) + "/repository"
 	var tag struct {
 		Message string `json:"message"`
 		Commit  struct {
@@ -90,7 +92,7 @@ func TestTagWritesAndReleases(t *testing.T) {
 		`{"tag_name":"x","ref":"nope"}`:      `{"message":"Target nope is invalid"}`,
 		`{"tag_name":"a b","ref":"master"}`:  `{"message":"Tag name invalid"}`,
 	} {
-		resp, raw := w.s.JSON(t, http.MethodPost, "/api/v4/projects/"+itoa(w.project.ID)+"/repository/tags", strings.NewReader(body), nil,
+		resp, raw := w.s.JSON(t, http.MethodPost, "/api/v4/projects/"+store.IDString(w.project.ID)+"/repository/tags", strings.NewReader(body), nil,
 			"PRIVATE-TOKEN", w.s.RootToken, "Content-Type", "application/json")
 		if resp.StatusCode != 405 || strings.TrimSpace(string(raw)) != want {
 			t.Errorf("%s: %d %s", body, resp.StatusCode, raw)
@@ -141,7 +143,7 @@ func TestRefChangesReachTheFeed(t *testing.T) {
 	deadline := 50
 	for i := 0; ; i++ {
 		feed = nil
-		w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+itoa(w.project.ID)+"/events", nil, &feed)
+		w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+store.IDString(w.project.ID)+"/events", nil, &feed)
 		if len(feed) >= 3 || i == deadline {
 			break
 		}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // Refs being written never fail a reader: two clients commit to two
@@ -21,7 +23,7 @@ func TestRefReadsDuringWrites(t *testing.T) {
 	t.Parallel()
 	w := newReadWorld(t, gitlab.PublicVisibility)
 	const window = 3 * time.Second
-	id := itoa(w.project.ID)
+	id := store.IDString(w.project.ID)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var commits, reads atomic.Int64

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 func TestReleasesAPI(t *testing.T) {
@@ -39,7 +41,7 @@ func TestReleasesAPI(t *testing.T) {
 	if rel.Assets.Count != 6 || len(rel.Assets.Sources) != 4 || len(rel.Assets.Links) != 2 {
 		t.Fatalf("assets %+v", rel.Assets)
 	}
-	wantSource := w.s.URL + "/api/v4/projects/" + itoa(pid) + "/repository/archive.tar.gz?sha=v1.0"
+	wantSource := w.s.URL + "/api/v4/projects/" + store.IDString(pid) + "/repository/archive.tar.gz?sha=v1.0"
 	if rel.Assets.Sources[0].Format != "zip" || rel.Assets.Sources[1].Format != "tar.gz" || rel.Assets.Sources[1].URL != wantSource ||
 		rel.Assets.Sources[2].Format != "tar.bz2" || rel.Assets.Sources[3].Format != "tar" {
 		t.Fatalf("sources %+v", rel.Assets.Sources)
@@ -57,7 +59,7 @@ func TestReleasesAPI(t *testing.T) {
 
 	post := func(path, body string) (int, string) {
 		t.Helper()
-		r, raw := w.s.JSON(t, http.MethodPost, "/api/v4/projects/"+itoa(pid)+path, strings.NewReader(body), nil,
+		r, raw := w.s.JSON(t, http.MethodPost, "/api/v4/projects/"+store.IDString(pid)+path, strings.NewReader(body), nil,
 			"PRIVATE-TOKEN", w.s.RootToken, "Content-Type", "application/json")
 		return r.StatusCode, strings.TrimSpace(string(raw))
 	}
@@ -94,7 +96,7 @@ func TestReleasesAPI(t *testing.T) {
 	if typ := gitCmd(t, w.bare, "cat-file", "-t", "refs/tags/v9.0"); typ != "tag" {
 		t.Fatalf("tag_message makes an annotated tag, got %s", typ)
 	}
-	form := w.s.Do(t, http.MethodPost, "/api/v4/projects/"+itoa(pid)+"/releases",
+	form := w.s.Do(t, http.MethodPost, "/api/v4/projects/"+store.IDString(pid)+"/releases",
 		strings.NewReader("tag_name=v2.0&description=two&assets[links][][name]=a&assets[links][][url]=http://x/a&assets[links][][name]=b&assets[links][][url]=http://x/b"),
 		"PRIVATE-TOKEN", w.s.RootToken, "Content-Type", "application/x-www-form-urlencoded")
 	if form.StatusCode != 201 {
@@ -150,7 +152,7 @@ func TestReleasesAPI(t *testing.T) {
 	}
 	put := func(path, body string) (int, string) {
 		t.Helper()
-		r, raw := w.s.JSON(t, http.MethodPut, "/api/v4/projects/"+itoa(pid)+path, strings.NewReader(body), nil,
+		r, raw := w.s.JSON(t, http.MethodPut, "/api/v4/projects/"+store.IDString(pid)+path, strings.NewReader(body), nil,
 			"PRIVATE-TOKEN", w.s.RootToken, "Content-Type", "application/json")
 		return r.StatusCode, strings.TrimSpace(string(raw))
 	}
@@ -210,7 +212,7 @@ func TestReleasesAPI(t *testing.T) {
 	if err != nil || changed.Name != "macOS" || changed.URL != link.URL || changed.LinkType != gitlab.ImageLinkType {
 		t.Fatalf("update link %+v %v", changed, err)
 	}
-	if code, got := put("/releases/v1.0/assets/links/"+itoa(link.ID), `{"link_type":"other"}`); code != 400 ||
+	if code, got := put("/releases/v1.0/assets/links/"+store.IDString(link.ID), `{"link_type":"other"}`); code != 400 ||
 		got != `{"error":"name, url are missing, at least one parameter must be provided"}` {
 		t.Errorf("update link without name or url: %d %s", code, got)
 	}
@@ -222,7 +224,7 @@ func TestReleasesAPI(t *testing.T) {
 	if err != nil || resp.StatusCode != 200 || gone.Name != "macOS" {
 		t.Fatalf("delete link %+v %v", gone, err)
 	}
-	r, raw2 := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+itoa(pid)+"/releases/v1.0/assets/links/"+itoa(link.ID), nil, nil)
+	r, raw2 := w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+store.IDString(pid)+"/releases/v1.0/assets/links/"+store.IDString(link.ID), nil, nil)
 	if r.StatusCode != 404 || strings.TrimSpace(string(raw2)) != `{"message":"404 Not found"}` {
 		t.Fatalf("deleted link: %d %s", r.StatusCode, raw2)
 	}
@@ -232,7 +234,7 @@ func TestReleasesAPI(t *testing.T) {
 	if err != nil || resp.StatusCode != 200 || del.TagName != "v1.0" || del.Name != "Uno" || len(del.Assets.Links) != 2 {
 		t.Fatalf("delete %+v %v", del, err)
 	}
-	r, raw2 = w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+itoa(pid)+"/releases/v1.0", nil, nil)
+	r, raw2 = w.s.JSON(t, http.MethodGet, "/api/v4/projects/"+store.IDString(pid)+"/releases/v1.0", nil, nil)
 	if r.StatusCode != 404 || strings.TrimSpace(string(raw2)) != `{"message":"404 Not Found"}` {
 		t.Fatalf("deleted release: %d %s", r.StatusCode, raw2)
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 func TestCommitStatuses(t *testing.T) {
@@ -57,13 +59,13 @@ func TestCommitStatuses(t *testing.T) {
 		`{"state":"exploded"}`: `{"error":"state does not have a valid value"}`,
 		`{}`:                   `{"error":"state is missing"}`,
 	} {
-		resp, raw := w.s.JSON(t, http.MethodPost, "/api/v4/projects/"+itoa(w.project.ID)+"/statuses/"+w.head, strings.NewReader(body), nil,
+		resp, raw := w.s.JSON(t, http.MethodPost, "/api/v4/projects/"+store.IDString(w.project.ID)+"/statuses/"+w.head, strings.NewReader(body), nil,
 			"PRIVATE-TOKEN", w.s.RootToken, "Content-Type", "application/json")
 		if resp.StatusCode != 400 || strings.TrimSpace(string(raw)) != want {
 			t.Errorf("%s: %d %s", body, resp.StatusCode, raw)
 		}
 	}
-	resp2, raw := w.s.JSON(t, http.MethodPost, "/api/v4/projects/"+itoa(w.project.ID)+"/statuses/0123456789abcdef0123456789abcdef01234567?state=success", nil, nil, "PRIVATE-TOKEN", w.s.RootToken)
+	resp2, raw := w.s.JSON(t, http.MethodPost, "/api/v4/projects/"+store.IDString(w.project.ID)+"/statuses/0123456789abcdef0123456789abcdef01234567?state=success", nil, nil, "PRIVATE-TOKEN", w.s.RootToken)
 	if resp2.StatusCode != 404 || strings.TrimSpace(string(raw)) != `{"message":"404 Commit Not Found"}` {
 		t.Fatalf("unknown sha: %d %s", resp2.StatusCode, raw)
 	}

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // Every refused create or update answers GitLab's 400 shape, naming the
@@ -12,9 +14,9 @@ func TestProjectSnippetBadInput(t *testing.T) {
 	e := start(t)
 	alice := e.CreateUser(t, "alice")
 	p := newProject(t, alice.Client, "tools", "private")
-	base := "/projects/" + itoa(p.ID) + "/snippets"
+	base := "/projects/" + store.IDString(p.ID) + "/snippets"
 	kept := e.createSnippet(t, alice.Token, p.ID, "Kept", "private")
-	one := base + "/" + itoa(num(kept["id"]))
+	one := base + "/" + store.IDString(num(kept["id"]))
 
 	with := func(field string, value any) map[string]any {
 		b := snippetBody("Title", "public")
@@ -105,7 +107,7 @@ func TestProjectSnippetBadInput(t *testing.T) {
 	ok := with("code", long)
 	ok["title"], ok["file_name"] = tooLong(255), tooLong(252)+".rb"
 	made := e.call(t, alice.Token, http.MethodPost, base, ok).status(t, 201).obj(t)
-	if raw := e.call(t, alice.Token, http.MethodGet, base+"/"+itoa(num(made["id"]))+"/raw", nil); len(raw.Body) != mib {
+	if raw := e.call(t, alice.Token, http.MethodGet, base+"/"+store.IDString(num(made["id"]))+"/raw", nil); len(raw.Body) != mib {
 		t.Fatalf("raw of a 1 MiB snippet: %d bytes", len(raw.Body))
 	}
 
@@ -123,7 +125,7 @@ func TestRawContentDisposition(t *testing.T) {
 	e := start(t)
 	alice := e.CreateUser(t, "alice")
 	p := newProject(t, alice.Client, "tools", "public")
-	base := "/projects/" + itoa(p.ID) + "/snippets"
+	base := "/projects/" + store.IDString(p.ID) + "/snippets"
 	for _, c := range []struct{ name, want string }{
 		{"hello.rb", `inline; filename="hello.rb"`},
 		{".gitlab-ci.yml", `inline; filename=".gitlab-ci.yml"`},
@@ -138,7 +140,7 @@ func TestRawContentDisposition(t *testing.T) {
 		if made["file_name"] != c.name {
 			t.Fatalf("%q stored as %v", c.name, made["file_name"])
 		}
-		r := e.call(t, "", http.MethodGet, base+"/"+itoa(num(made["id"]))+"/raw", nil).status(t, 200)
+		r := e.call(t, "", http.MethodGet, base+"/"+store.IDString(num(made["id"]))+"/raw", nil).status(t, 200)
 		if got := r.Header.Get("Content-Disposition"); got != c.want {
 			t.Errorf("%q: Content-Disposition %q, want %q", c.name, got, c.want)
 		}

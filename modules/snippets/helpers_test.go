@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -155,8 +154,6 @@ func num(v any) int64 {
 	return int64(f)
 }
 
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }
-
 func keys(m map[string]any) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -194,7 +191,7 @@ func snippetBody(title, visibility string) map[string]any {
 // spec's code parameter) and returns it.
 func (e *env) createSnippet(t *testing.T, token string, project int64, title, visibility string) map[string]any {
 	t.Helper()
-	return e.call(t, token, http.MethodPost, "/projects/"+itoa(project)+"/snippets", snippetBody(title, visibility)).
+	return e.call(t, token, http.MethodPost, "/projects/"+store.IDString(project)+"/snippets", snippetBody(title, visibility)).
 		status(t, http.StatusCreated).obj(t)
 }
 

@@ -8,6 +8,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
@@ -18,14 +19,14 @@ func TestProjectSnippetPagination(t *testing.T) {
 	e := start(t)
 	alice, bob := e.CreateUser(t, "alice"), e.CreateUser(t, "bob")
 	p := newProject(t, alice.Client, "tools", "public")
-	base := "/projects/" + itoa(p.ID) + "/snippets"
+	base := "/projects/" + store.IDString(p.ID) + "/snippets"
 	var public, all []int64 // newest first
 	for i := range 7 {
 		vis := "public"
 		if i%3 == 2 {
 			vis = "private"
 		}
-		id := num(e.createSnippet(t, alice.Token, p.ID, "s"+itoa(int64(i)), vis)["id"])
+		id := num(e.createSnippet(t, alice.Token, p.ID, "s"+store.IDString(int64(i)), vis)["id"])
 		all = append([]int64{id}, all...)
 		if vis == "public" {
 			public = append([]int64{id}, public...)
@@ -98,16 +99,16 @@ func TestProjectDeletionRemovesSnippets(t *testing.T) {
 			t.Fatalf("snippet %d of the deleted project is still stored", id)
 		}
 		// Not reachable as a personal snippet either.
-		e.call(t, alice.Token, http.MethodGet, "/snippets/"+itoa(id), nil).want(t, 404, notFoundSnippet)
+		e.call(t, alice.Token, http.MethodGet, "/snippets/"+store.IDString(id), nil).want(t, 404, notFoundSnippet)
 	}
-	e.call(t, alice.Token, http.MethodGet, "/projects/"+itoa(gone.ID)+"/snippets", nil).want(t, 404, notFoundProject)
+	e.call(t, alice.Token, http.MethodGet, "/projects/"+store.IDString(gone.ID)+"/snippets", nil).want(t, 404, notFoundProject)
 	if e.noteStored(t, note.ID) {
 		t.Fatal("a note of the deleted project's snippet is still stored")
 	}
 	if !e.contentStored(t, keptID) || !e.contentStored(t, num(personal["id"])) {
 		t.Fatal("another project's snippet or a personal one went with the project")
 	}
-	wantIDs(t, "kept", e.call(t, alice.Token, http.MethodGet, "/projects/"+itoa(kept.ID)+"/snippets", nil).status(t, 200).arr(t), keptID)
+	wantIDs(t, "kept", e.call(t, alice.Token, http.MethodGet, "/projects/"+store.IDString(kept.ID)+"/snippets", nil).status(t, 200).arr(t), keptID)
 
 	// The outbox may deliver the deletion again: nothing fails, nothing
 	// else goes.
@@ -138,8 +139,8 @@ func TestUserDeletionRemovesTheirSnippets(t *testing.T) {
 	if e.contentStored(t, theirs) || e.contentStored(t, personal) {
 		t.Fatal("the deleted user's snippets are still stored")
 	}
-	wantIDs(t, "project list", e.call(t, owner.Token, http.MethodGet, "/projects/"+itoa(p.ID)+"/snippets", nil).status(t, 200).arr(t), ours)
-	e.call(t, owner.Token, http.MethodGet, "/snippets/"+itoa(personal), nil).want(t, 404, notFoundSnippet)
+	wantIDs(t, "project list", e.call(t, owner.Token, http.MethodGet, "/projects/"+store.IDString(p.ID)+"/snippets", nil).status(t, 200).arr(t), ours)
+	e.call(t, owner.Token, http.MethodGet, "/snippets/"+store.IDString(personal), nil).want(t, 404, notFoundSnippet)
 	e.publish(t, identity.UserDeleted{UserID: leaver.ID, Username: "leaver"})
 	if n := e.pending(t); n != 0 || !e.contentStored(t, ours) {
 		t.Fatalf("a redelivered user deletion: %d pending, ours stored %v", n, e.contentStored(t, ours))
@@ -166,10 +167,10 @@ func TestPersonalSnippets(t *testing.T) {
 	s, _, err := alice.Client.Snippets.CreateSnippet(&gitlab.CreateSnippetOptions{Title: gitlab.Ptr("Notes"),
 		FileName: gitlab.Ptr("notes.md"), Content: gitlab.Ptr("# notes\n")})
 	if err != nil || s.Visibility != "internal" || s.Author.Username != "alice" || s.ProjectID != 0 ||
-		s.WebURL != e.URL+"/snippets/"+itoa(s.ID) || s.RawURL != s.WebURL+"/raw" {
+		s.WebURL != e.URL+"/snippets/"+store.IDString(s.ID) || s.RawURL != s.WebURL+"/raw" {
 		t.Fatalf("create: %+v %v", s, err)
 	}
-	got := e.call(t, alice.Token, http.MethodGet, "/snippets/"+itoa(s.ID), nil).status(t, 200).obj(t)
+	got := e.call(t, alice.Token, http.MethodGet, "/snippets/"+store.IDString(s.ID), nil).status(t, 200).obj(t)
 	if k := keys(got); strings.Join(k, ",") != strings.Join(personalKeys, ",") || got["project_id"] != nil {
 		t.Fatalf("personal snippet %v", got)
 	}
@@ -206,8 +207,8 @@ func TestPersonalSnippets(t *testing.T) {
 		{"admin, private", admin.Token, priv, true}, {"alice, private", alice.Token, priv, true},
 		{"alice, a project snippet", alice.Token, proj, false},
 	} {
-		get := e.call(t, c.token, http.MethodGet, "/snippets/"+itoa(c.id), nil)
-		raw := e.call(t, c.token, http.MethodGet, "/snippets/"+itoa(c.id)+"/raw", nil)
+		get := e.call(t, c.token, http.MethodGet, "/snippets/"+store.IDString(c.id), nil)
+		raw := e.call(t, c.token, http.MethodGet, "/snippets/"+store.IDString(c.id)+"/raw", nil)
 		if !c.see {
 			get.want(t, 404, notFoundSnippet)
 			raw.want(t, 404, notFoundSnippet)
@@ -223,20 +224,20 @@ func TestPersonalSnippets(t *testing.T) {
 	}
 
 	// Changes: the author or an administrator.
-	e.call(t, bob.Token, http.MethodPut, "/snippets/"+itoa(pub), map[string]any{"title": "bob's"}).want(t, 403, forbidden)
-	e.call(t, bob.Token, http.MethodPut, "/snippets/"+itoa(priv), map[string]any{"title": "bob's"}).want(t, 404, notFoundSnippet)
-	e.call(t, bob.Token, http.MethodDelete, "/snippets/"+itoa(pub), nil).want(t, 403, forbidden)
-	e.call(t, bob.Token, http.MethodDelete, "/snippets/"+itoa(priv), nil).want(t, 404, notFoundSnippet)
-	e.call(t, alice.Token, http.MethodPut, "/snippets/"+itoa(pub), map[string]any{}).
+	e.call(t, bob.Token, http.MethodPut, "/snippets/"+store.IDString(pub), map[string]any{"title": "bob's"}).want(t, 403, forbidden)
+	e.call(t, bob.Token, http.MethodPut, "/snippets/"+store.IDString(priv), map[string]any{"title": "bob's"}).want(t, 404, notFoundSnippet)
+	e.call(t, bob.Token, http.MethodDelete, "/snippets/"+store.IDString(pub), nil).want(t, 403, forbidden)
+	e.call(t, bob.Token, http.MethodDelete, "/snippets/"+store.IDString(priv), nil).want(t, 404, notFoundSnippet)
+	e.call(t, alice.Token, http.MethodPut, "/snippets/"+store.IDString(pub), map[string]any{}).
 		want(t, 400, `{"error":"title, file_name, content, visibility are missing, at least one parameter must be provided"}`)
-	e.call(t, alice.Token, http.MethodPut, "/snippets/"+itoa(pub), map[string]any{"file_name": "../x"}).status(t, 400)
+	e.call(t, alice.Token, http.MethodPut, "/snippets/"+store.IDString(pub), map[string]any{"file_name": "../x"}).status(t, 400)
 	upd, _, err := alice.Client.Snippets.UpdateSnippet(pub, &gitlab.UpdateSnippetOptions{Content: gitlab.Ptr("echo bye"), Visibility: gitlab.Ptr(gitlab.PrivateVisibility)})
 	if err != nil || upd.Visibility != "private" || upd.Title != "Pub" {
 		t.Fatalf("update: %+v %v", upd, err)
 	}
-	e.call(t, bob.Token, http.MethodGet, "/snippets/"+itoa(pub), nil).want(t, 404, notFoundSnippet)
-	e.call(t, admin.Token, http.MethodPut, "/snippets/"+itoa(pub), map[string]any{"title": "moderated"}).status(t, 200)
-	if raw := e.call(t, alice.Token, http.MethodGet, "/snippets/"+itoa(pub)+"/raw", nil).Body; raw != "echo bye" {
+	e.call(t, bob.Token, http.MethodGet, "/snippets/"+store.IDString(pub), nil).want(t, 404, notFoundSnippet)
+	e.call(t, admin.Token, http.MethodPut, "/snippets/"+store.IDString(pub), map[string]any{"title": "moderated"}).status(t, 200)
+	if raw := e.call(t, alice.Token, http.MethodGet, "/snippets/"+store.IDString(pub)+"/raw", nil).Body; raw != "echo bye" {
 		t.Fatalf("raw after update %q", raw)
 	}
 
@@ -252,8 +253,8 @@ func TestPersonalSnippets(t *testing.T) {
 	if res, err := alice.Client.Snippets.DeleteSnippet(s.ID); err != nil || res.StatusCode != 204 {
 		t.Fatalf("delete: %v", err)
 	}
-	e.call(t, alice.Token, http.MethodDelete, "/snippets/"+itoa(s.ID), nil).want(t, 404, notFoundSnippet)
-	e.call(t, admin.Token, http.MethodDelete, "/snippets/"+itoa(pub), nil).want(t, 204, "")
+	e.call(t, alice.Token, http.MethodDelete, "/snippets/"+store.IDString(s.ID), nil).want(t, 404, notFoundSnippet)
+	e.call(t, admin.Token, http.MethodDelete, "/snippets/"+store.IDString(pub), nil).want(t, 204, "")
 	if e.contentStored(t, s.ID) || e.contentStored(t, pub) {
 		t.Fatal("a deleted personal snippet's content is still stored")
 	}

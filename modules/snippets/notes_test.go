@@ -35,7 +35,7 @@ func TestSnippetNotes(t *testing.T) {
 	p := newProject(t, owner.Client, "tools", "public")
 	sn := e.createSnippet(t, owner.Token, p.ID, "Hello", "public")
 	sid := num(sn["id"])
-	base := "/projects/" + itoa(p.ID) + "/snippets/" + itoa(sid) + "/notes"
+	base := "/projects/" + store.IDString(p.ID) + "/snippets/" + store.IDString(sid) + "/notes"
 
 	// client-go: create, list, update.
 	n, _, err := owner.Client.Notes.CreateSnippetNote(p.ID, sid, &gitlab.CreateSnippetNoteOptions{Body: gitlab.Ptr("nice snippet")})
@@ -57,11 +57,11 @@ func TestSnippetNotes(t *testing.T) {
 	if u, _, err := owner.Client.Notes.UpdateSnippetNote(p.ID, sid, n.ID, &gitlab.UpdateSnippetNoteOptions{Body: gitlab.Ptr("very nice")}); err != nil || u.Body != "very nice" {
 		t.Fatalf("update: %+v %v", u, err)
 	}
-	e.call(t, bob.Token, http.MethodPut, base+"/"+itoa(n.ID), map[string]any{"body": "mine now"}).want(t, 403, forbidden)
+	e.call(t, bob.Token, http.MethodPut, base+"/"+store.IDString(n.ID), map[string]any{"body": "mine now"}).want(t, 403, forbidden)
 
 	// The spec's quirk: one note answers as a snippet-like record, with the
 	// note's id, author and times and the snippet's title and file name.
-	one := e.call(t, "", http.MethodGet, base+"/"+itoa(n.ID), nil).status(t, 200).obj(t)
+	one := e.call(t, "", http.MethodGet, base+"/"+store.IDString(n.ID), nil).status(t, 200).obj(t)
 	if got := keys(one); !slices.Equal(got, []string{"author", "body", "created_at", "expires_at", "file_name", "id", "title", "updated_at"}) {
 		t.Fatalf("snippet note keys %v", got)
 	}
@@ -87,9 +87,9 @@ func TestSnippetNotes(t *testing.T) {
 	e.call(t, "", http.MethodPost, base, map[string]any{"body": "anon"}).want(t, 401, unauthorized)
 	// Unknown snippets, and snippets of another project, are the snippet's 404.
 	other := newProject(t, owner.Client, "other", "public")
-	e.call(t, owner.Token, http.MethodGet, "/projects/"+itoa(p.ID)+"/snippets/999999/notes", nil).want(t, 404, notFoundSnippet)
-	e.call(t, owner.Token, http.MethodGet, "/projects/"+itoa(other.ID)+"/snippets/"+itoa(sid)+"/notes", nil).want(t, 404, notFoundSnippet)
-	e.call(t, owner.Token, http.MethodPost, "/projects/"+itoa(other.ID)+"/snippets/"+itoa(sid)+"/notes", map[string]any{"body": "x"}).want(t, 404, notFoundSnippet)
+	e.call(t, owner.Token, http.MethodGet, "/projects/"+store.IDString(p.ID)+"/snippets/999999/notes", nil).want(t, 404, notFoundSnippet)
+	e.call(t, owner.Token, http.MethodGet, "/projects/"+store.IDString(other.ID)+"/snippets/"+store.IDString(sid)+"/notes", nil).want(t, 404, notFoundSnippet)
+	e.call(t, owner.Token, http.MethodPost, "/projects/"+store.IDString(other.ID)+"/snippets/"+store.IDString(sid)+"/notes", map[string]any{"body": "x"}).want(t, 404, notFoundSnippet)
 
 	// Deleting the snippet removes its notes with it.
 	if _, err := owner.Client.Notes.DeleteSnippetNote(p.ID, sid, bn.ID); err != nil {
@@ -98,7 +98,7 @@ func TestSnippetNotes(t *testing.T) {
 	if e.noteStored(t, bn.ID) || !e.noteStored(t, n.ID) {
 		t.Fatal("note delete removed the wrong note")
 	}
-	e.call(t, owner.Token, http.MethodDelete, "/projects/"+itoa(p.ID)+"/snippets/"+itoa(sid), nil).status(t, 200)
+	e.call(t, owner.Token, http.MethodDelete, "/projects/"+store.IDString(p.ID)+"/snippets/"+store.IDString(sid), nil).status(t, 200)
 	if e.noteStored(t, n.ID) {
 		t.Fatal("the deleted snippet's note is still stored")
 	}
@@ -113,11 +113,11 @@ func TestSnippetNotesPermissions(t *testing.T) {
 		p := m.project(t, pv+"-notes", pv)
 		for _, sv := range visibilities {
 			sid := num(m.createSnippet(t, m.author.Token, p.ID, sv, sv)["id"])
-			base := "/projects/" + itoa(p.ID) + "/snippets/" + itoa(sid) + "/notes"
+			base := "/projects/" + store.IDString(p.ID) + "/snippets/" + store.IDString(sid) + "/notes"
 			note := num(m.call(t, m.author.Token, http.MethodPost, base, map[string]any{"body": "by the author"}).status(t, 201).obj(t)["id"])
 			for _, r := range m.roles {
 				list := m.call(t, r.token, http.MethodGet, base, nil)
-				get := m.call(t, r.token, http.MethodGet, base+"/"+itoa(note), nil)
+				get := m.call(t, r.token, http.MethodGet, base+"/"+store.IDString(note), nil)
 				post := m.call(t, r.token, http.MethodPost, base, map[string]any{"body": "by " + r.name})
 				switch {
 				case !r.seesProject(pv):
@@ -151,8 +151,8 @@ func TestSnippetNotesPermissions(t *testing.T) {
 		}
 		// The switch off: 403 to those who see the project.
 		sid := num(m.createSnippet(t, m.owner.Token, p.ID, "off", "public")["id"])
-		base := "/projects/" + itoa(p.ID) + "/snippets/" + itoa(sid) + "/notes"
-		m.call(t, m.owner.Token, http.MethodPut, "/projects/"+itoa(p.ID), map[string]any{"name": p.Name, "snippets_enabled": false}).status(t, 200)
+		base := "/projects/" + store.IDString(p.ID) + "/snippets/" + store.IDString(sid) + "/notes"
+		m.call(t, m.owner.Token, http.MethodPut, "/projects/"+store.IDString(p.ID), map[string]any{"name": p.Name, "snippets_enabled": false}).status(t, 200)
 		for _, r := range m.roles {
 			got := m.call(t, r.token, http.MethodGet, base, nil)
 			if r.seesProject(pv) {
@@ -161,7 +161,7 @@ func TestSnippetNotesPermissions(t *testing.T) {
 				got.want(t, 404, notFoundProject)
 			}
 		}
-		m.call(t, m.owner.Token, http.MethodPut, "/projects/"+itoa(p.ID), map[string]any{"name": p.Name, "snippets_enabled": true}).status(t, 200)
+		m.call(t, m.owner.Token, http.MethodPut, "/projects/"+store.IDString(p.ID), map[string]any{"name": p.Name, "snippets_enabled": true}).status(t, 200)
 		// Archived: notes are read, not written.
 		if _, _, err := m.owner.Client.Projects.ArchiveProject(p.ID); err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // role is one kind of caller of the permission matrix.
@@ -97,7 +98,7 @@ func TestProjectSnippetPermissionMatrix(t *testing.T) {
 	m := newMatrix(t)
 	for _, pv := range visibilities {
 		p := m.project(t, pv+"-project", pv)
-		base := "/projects/" + itoa(p.ID) + "/snippets"
+		base := "/projects/" + store.IDString(p.ID) + "/snippets"
 		// One snippet of each visibility, by the author (a Developer).
 		bySV := map[string]int64{}
 		for _, sv := range visibilities {
@@ -122,7 +123,7 @@ func TestProjectSnippetPermissionMatrix(t *testing.T) {
 			}
 			for _, sv := range visibilities {
 				what := what + ", " + sv + " snippet"
-				one := base + "/" + itoa(bySV[sv])
+				one := base + "/" + store.IDString(bySV[sv])
 				get, raw := m.call(t, r.token, http.MethodGet, one, nil), m.call(t, r.token, http.MethodGet, one+"/raw", nil)
 				upd := m.call(t, r.token, http.MethodPut, one, map[string]any{"title": sv + " snippet"})
 				switch {
@@ -159,11 +160,11 @@ func TestProjectSnippetPermissionMatrix(t *testing.T) {
 				default:
 					upd.status(t, 200)
 					copyID := num(m.createSnippet(t, m.author.Token, p.ID, "copy", sv)["id"])
-					d := m.call(t, r.token, http.MethodDelete, base+"/"+itoa(copyID), nil).status(t, 200).obj(t)
+					d := m.call(t, r.token, http.MethodDelete, base+"/"+store.IDString(copyID), nil).status(t, 200).obj(t)
 					if num(d["id"]) != copyID {
 						t.Fatalf("%s: delete answered %v", what, d)
 					}
-					m.call(t, m.owner.Token, http.MethodGet, base+"/"+itoa(copyID), nil).want(t, 404, notFoundSnippet)
+					m.call(t, m.owner.Token, http.MethodGet, base+"/"+store.IDString(copyID), nil).want(t, 404, notFoundSnippet)
 				}
 				m.call(t, m.owner.Token, http.MethodGet, one, nil).status(t, 200) // still there
 			}
@@ -179,8 +180,8 @@ func TestProjectSnippetPermissionMatrix(t *testing.T) {
 			default:
 				made := c.status(t, 201).obj(t)
 				// Its author sees and changes it, whatever their level.
-				m.call(t, r.token, http.MethodPut, base+"/"+itoa(num(made["id"])), map[string]any{"visibility": "public"}).status(t, 200)
-				m.call(t, r.token, http.MethodDelete, base+"/"+itoa(num(made["id"])), nil).status(t, 200)
+				m.call(t, r.token, http.MethodPut, base+"/"+store.IDString(num(made["id"])), map[string]any{"visibility": "public"}).status(t, 200)
+				m.call(t, r.token, http.MethodDelete, base+"/"+store.IDString(num(made["id"])), nil).status(t, 200)
 			}
 		}
 	}
@@ -195,7 +196,7 @@ func TestPrivateSnippetOfAFormerMember(t *testing.T) {
 	p := newProject(t, owner.Client, "open", "public")
 	addMember(t, owner.Client, p.ID, bob.ID, gitlab.ReporterPermissions)
 	id := num(e.createSnippet(t, bob.Token, p.ID, "mine", "private")["id"])
-	one := "/projects/" + itoa(p.ID) + "/snippets/" + itoa(id)
+	one := "/projects/" + store.IDString(p.ID) + "/snippets/" + store.IDString(id)
 	e.call(t, carol.Token, http.MethodGet, one, nil).want(t, 404, notFoundSnippet)
 	if _, err := owner.Client.ProjectMembers.DeleteProjectMember(p.ID, bob.ID); err != nil {
 		t.Fatal(err)
@@ -207,7 +208,7 @@ func TestPrivateSnippetOfAFormerMember(t *testing.T) {
 	addMember(t, owner.Client, p.ID, carol.ID, gitlab.GuestPermissions)
 	e.call(t, carol.Token, http.MethodGet, one, nil).status(t, 200)
 	e.call(t, carol.Token, http.MethodPut, one, map[string]any{"title": "hers"}).want(t, 403, forbidden)
-	e.call(t, carol.Token, http.MethodPost, "/projects/"+itoa(p.ID)+"/snippets", snippetBody("guest", "public")).want(t, 403, forbidden)
+	e.call(t, carol.Token, http.MethodPost, "/projects/"+store.IDString(p.ID)+"/snippets", snippetBody("guest", "public")).want(t, 403, forbidden)
 }
 
 // With the snippets feature off, every snippet endpoint answers as the
@@ -217,10 +218,10 @@ func TestSnippetsFeatureOff(t *testing.T) {
 	m := newMatrix(t)
 	for _, pv := range visibilities {
 		p := m.project(t, pv+"-off", pv)
-		base := "/projects/" + itoa(p.ID) + "/snippets"
+		base := "/projects/" + store.IDString(p.ID) + "/snippets"
 		id := num(m.createSnippet(t, m.author.Token, p.ID, "kept", "public")["id"])
-		one := base + "/" + itoa(id)
-		m.call(t, m.owner.Token, http.MethodPut, "/projects/"+itoa(p.ID), map[string]any{"name": p.Name, "snippets_enabled": false}).status(t, 200)
+		one := base + "/" + store.IDString(id)
+		m.call(t, m.owner.Token, http.MethodPut, "/projects/"+store.IDString(p.ID), map[string]any{"name": p.Name, "snippets_enabled": false}).status(t, 200)
 		for _, r := range m.roles {
 			for _, c := range []struct{ method, path string }{
 				{"GET", base}, {"GET", one}, {"GET", one + "/raw"}, {"POST", base}, {"PUT", one}, {"DELETE", one},
@@ -240,7 +241,7 @@ func TestSnippetsFeatureOff(t *testing.T) {
 				}
 			}
 		}
-		m.call(t, m.owner.Token, http.MethodPut, "/projects/"+itoa(p.ID), map[string]any{"name": p.Name, "snippets_enabled": true}).status(t, 200)
+		m.call(t, m.owner.Token, http.MethodPut, "/projects/"+store.IDString(p.ID), map[string]any{"name": p.Name, "snippets_enabled": true}).status(t, 200)
 		if g := m.call(t, m.owner.Token, http.MethodGet, one, nil).status(t, 200).obj(t); g["title"] != "kept" {
 			t.Fatalf("snippet changed while the feature was off: %v", g)
 		}
@@ -255,9 +256,9 @@ func TestArchivedProjectRefusesSnippetWrites(t *testing.T) {
 	owner := e.CreateUser(t, "owner")
 	admin := e.CreateUser(t, "administrator", fennectest.Admin())
 	p := newProject(t, owner.Client, "old", "public")
-	base := "/projects/" + itoa(p.ID) + "/snippets"
+	base := "/projects/" + store.IDString(p.ID) + "/snippets"
 	id := num(e.createSnippet(t, owner.Token, p.ID, "frozen", "public")["id"])
-	one := base + "/" + itoa(id)
+	one := base + "/" + store.IDString(id)
 	if _, _, err := owner.Client.Projects.ArchiveProject(p.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/snippets/snippet"
 )
@@ -48,12 +49,12 @@ func TestServiceWithoutHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	if made.ID <= 0 || made.ProjectID != p.ID || made.AuthorID != alice.ID || made.Title != "Hello" || made.Size != 12 ||
-		made.Visibility != snippet.Private || made.Personal() || !strings.HasSuffix(made.WebURL, "/alice/tools/snippets/"+itoa(int64(made.ID))) {
+		made.Visibility != snippet.Private || made.Personal() || !strings.HasSuffix(made.WebURL, "/alice/tools/snippets/"+store.IDString(int64(made.ID))) {
 		t.Fatalf("created %+v", made)
 	}
 	// Without a request the project's web_url has no external URL before
 	// it; the API's does.
-	got := e.call(t, alice.Token, "GET", "/projects/"+project+"/snippets/"+itoa(int64(made.ID)), nil).status(t, 200).obj(t)
+	got := e.call(t, alice.Token, "GET", "/projects/"+project+"/snippets/"+store.IDString(int64(made.ID)), nil).status(t, 200).obj(t)
 	if got["title"] != "Hello" || !strings.HasSuffix(got["web_url"].(string), made.WebURL) || got["author"].(map[string]any)["username"] != "alice" {
 		t.Fatalf("the API shows %v", got)
 	}
@@ -105,5 +106,5 @@ func TestServiceWithoutHTTP(t *testing.T) {
 	if _, err := svc.ProjectSnippet(ctx, project, made.ID); !errors.Is(err, snippet.ErrNotFound) {
 		t.Fatalf("a deleted snippet: %v", err)
 	}
-	e.call(t, alice.Token, "GET", "/projects/"+project+"/snippets/"+itoa(int64(made.ID)), nil).want(t, 404, notFoundSnippet)
+	e.call(t, alice.Token, "GET", "/projects/"+project+"/snippets/"+store.IDString(int64(made.ID)), nil).want(t, 404, notFoundSnippet)
 }

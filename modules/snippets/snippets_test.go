@@ -9,6 +9,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // snippetKeys are the fields of the spec's Snippet (with GitLab 9.x's
@@ -20,7 +21,7 @@ func TestProjectSnippetLifecycle(t *testing.T) {
 	e := start(t)
 	alice := e.CreateUser(t, "alice")
 	p := newProject(t, alice.Client, "tools", "public")
-	base := "/projects/" + itoa(p.ID) + "/snippets"
+	base := "/projects/" + store.IDString(p.ID) + "/snippets"
 
 	// Created with the spec's parameters, sent raw as JSON.
 	created := e.call(t, alice.Token, http.MethodPost, base, map[string]any{
@@ -32,7 +33,7 @@ func TestProjectSnippetLifecycle(t *testing.T) {
 	author := created["author"].(map[string]any)
 	if created["title"] != "Hello" || created["file_name"] != "hello.rb" || created["visibility"] != "public" ||
 		created["description"] != nil || created["expires_at"] != nil || num(created["project_id"]) != p.ID ||
-		created["web_url"] != p.WebURL+"/snippets/"+itoa(id) || num(author["id"]) != alice.ID || author["username"] != "alice" ||
+		created["web_url"] != p.WebURL+"/snippets/"+store.IDString(id) || num(author["id"]) != alice.ID || author["username"] != "alice" ||
 		!timestamp.MatchString(created["created_at"].(string)) || created["updated_at"] != created["created_at"] {
 		t.Fatalf("created %v", created)
 	}
@@ -52,7 +53,7 @@ func TestProjectSnippetLifecycle(t *testing.T) {
 	fennectest.CheckPages(t, "list", res.Header, 1, 1, 20, 1, "", "")
 
 	// Raw content: plain text, named, never sniffed.
-	r := e.call(t, "", http.MethodGet, base+"/"+itoa(id)+"/raw", nil).status(t, http.StatusOK)
+	r := e.call(t, "", http.MethodGet, base+"/"+store.IDString(id)+"/raw", nil).status(t, http.StatusOK)
 	if r.Body != "puts 'hello'" || r.Header.Get("Content-Type") != "text/plain; charset=utf-8" ||
 		r.Header.Get("Content-Disposition") != `inline; filename="hello.rb"` || r.Header.Get("X-Content-Type-Options") != "nosniff" {
 		t.Fatalf("raw: %q %v", r.Body, r.Header)
@@ -76,7 +77,7 @@ func TestProjectSnippetLifecycle(t *testing.T) {
 		t.Fatalf("update through client-go: %+v %v", upd, err)
 	}
 	// The spec's code parameter changes the content; the rest stays.
-	e.call(t, alice.Token, http.MethodPut, base+"/"+itoa(made.ID), "code=print%283%29").status(t, http.StatusOK)
+	e.call(t, alice.Token, http.MethodPut, base+"/"+store.IDString(made.ID), "code=print%283%29").status(t, http.StatusOK)
 	if raw, _, err := alice.Client.ProjectSnippets.SnippetContent(p.ID, made.ID); err != nil || string(raw) != "print(3)" {
 		t.Fatalf("raw after update: %q %v", raw, err)
 	}
@@ -85,18 +86,18 @@ func TestProjectSnippetLifecycle(t *testing.T) {
 
 	// Delete answers 200 with the snippet, then 200 with nothing: the spec's
 	// idempotent delete.
-	del := e.call(t, alice.Token, http.MethodDelete, base+"/"+itoa(id), nil).status(t, http.StatusOK).obj(t)
+	del := e.call(t, alice.Token, http.MethodDelete, base+"/"+store.IDString(id), nil).status(t, http.StatusOK).obj(t)
 	if num(del["id"]) != id || del["title"] != "Hello" {
 		t.Fatalf("delete answered %v", del)
 	}
-	e.call(t, alice.Token, http.MethodDelete, base+"/"+itoa(id), nil).want(t, http.StatusOK, "")
+	e.call(t, alice.Token, http.MethodDelete, base+"/"+store.IDString(id), nil).want(t, http.StatusOK, "")
 	e.call(t, alice.Token, http.MethodDelete, base+"/999999", nil).want(t, http.StatusOK, "")
 	if res, err := alice.Client.ProjectSnippets.DeleteSnippet(p.ID, id); err != nil || res.StatusCode != 200 {
 		t.Fatalf("client-go delete of a deleted snippet: %v", err)
 	}
-	e.call(t, alice.Token, http.MethodGet, base+"/"+itoa(id), nil).want(t, 404, notFoundSnippet)
-	e.call(t, alice.Token, http.MethodGet, base+"/"+itoa(id)+"/raw", nil).want(t, 404, notFoundSnippet)
-	e.call(t, alice.Token, http.MethodPut, base+"/"+itoa(id), map[string]any{"title": "x"}).want(t, 404, notFoundSnippet)
+	e.call(t, alice.Token, http.MethodGet, base+"/"+store.IDString(id), nil).want(t, 404, notFoundSnippet)
+	e.call(t, alice.Token, http.MethodGet, base+"/"+store.IDString(id)+"/raw", nil).want(t, 404, notFoundSnippet)
+	e.call(t, alice.Token, http.MethodPut, base+"/"+store.IDString(id), map[string]any{"title": "x"}).want(t, 404, notFoundSnippet)
 	if e.contentStored(t, id) {
 		t.Fatal("the deleted snippet's content is still stored")
 	}
@@ -104,9 +105,9 @@ func TestProjectSnippetLifecycle(t *testing.T) {
 
 	// A snippet of another project is not found through this one.
 	q := newProject(t, alice.Client, "other", "public")
-	e.call(t, alice.Token, http.MethodGet, "/projects/"+itoa(q.ID)+"/snippets/"+itoa(made.ID), nil).want(t, 404, notFoundSnippet)
-	e.call(t, alice.Token, http.MethodDelete, "/projects/"+itoa(q.ID)+"/snippets/"+itoa(made.ID), nil).want(t, 200, "")
-	e.call(t, alice.Token, http.MethodGet, base+"/"+itoa(made.ID), nil).status(t, 200)
+	e.call(t, alice.Token, http.MethodGet, "/projects/"+store.IDString(q.ID)+"/snippets/"+store.IDString(made.ID), nil).want(t, 404, notFoundSnippet)
+	e.call(t, alice.Token, http.MethodDelete, "/projects/"+store.IDString(q.ID)+"/snippets/"+store.IDString(made.ID), nil).want(t, 200, "")
+	e.call(t, alice.Token, http.MethodGet, base+"/"+store.IDString(made.ID), nil).status(t, 200)
 	// By the project's path too.
-	e.call(t, alice.Token, http.MethodGet, "/projects/"+url.PathEscape("alice/tools")+"/snippets/"+itoa(made.ID), nil).status(t, 200)
+	e.call(t, alice.Token, http.MethodGet, "/projects/"+url.PathEscape("alice/tools")+"/snippets/"+store.IDString(made.ID), nil).status(t, 200)
 }
