@@ -10,7 +10,6 @@ package internal
 // send and its record (then that one delivery is repeated once).
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -19,10 +18,8 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -266,26 +263,19 @@ func (s *Service) send(ctx context.Context, t target, event string, body []byte)
 	e.URL = u.String()
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.URL, bytes.NewReader(body))
-	if err != nil {
-		e.Error, e.Outcome = err.Error(), outcomeFailed
-		return e
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Gitlab-Event", event)
+	headers := map[string]string{"Content-Type": "application/json", "X-Gitlab-Event": event}
 	if t.Token != "" {
-		req.Header.Set("X-Gitlab-Token", t.Token)
+		headers["X-Gitlab-Token"] = t.Token
 		e.RequestHeaders["X-Gitlab-Token"] = redacted
 	}
 	if basic {
-		req.SetBasicAuth(user, pass)
 		e.RequestHeaders["Authorization"] = redacted
 	}
-	client := s.verified
-	if !t.VerifySSL {
-		client = s.unverified
+	ans, built, err := s.clients.post(ctx, hookRequest{URL: e.URL, Headers: headers, Basic: basic, User: user, Pass: pass, Body: body, VerifySSL: t.VerifySSL}, maxResponseBody)
+	if !built {
+		e.Error, e.Outcome = err.Error(), outcomeFailed
+		return e
 	}
-	resp, err := client.Do(req)
 	e.Duration = s.now().Sub(start)
 	if err != nil {
 		var blocked *netguard.BlockedError
@@ -297,17 +287,14 @@ func (s *Service) send(ctx context.Context, t target, event string, body []byte)
 		s.log.Info("webhooks: delivery failed", zap.String("host", u.Host), zap.String("event", event), zap.Error(err))
 		return e
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // let the connection be reused
 	e.Duration = s.now().Sub(start)
-	e.ResponseStatus = resp.StatusCode
-	e.ResponseBody = strings.ToValidUTF8(string(raw), "\uFFFD")
-	e.ResponseHeaders = flatten(resp.Header)
+	e.ResponseStatus = ans.Status
+	e.ResponseBody = strings.ToValidUTF8(string(ans.Body), "\uFFFD")
+	e.ResponseHeaders = ans.Headers
 	e.Outcome = outcomeDelivered
-	if resp.StatusCode >= 500 {
+	if ans.Status >= 500 {
 		e.Outcome = outcomeRetrying
-		e.Error = fmt.Sprintf("the receiver answered %d", resp.StatusCode)
+		e.Error = fmt.Sprintf("the receiver answered %d", ans.Status)
 	}
 	return e
 }
@@ -353,17 +340,4 @@ func reasonClass(err error) string {
 		return "connection closed"
 	}
 	return "connection error"
-}
-
-func flatten(h http.Header) map[string]string {
-	out := make(map[string]string, len(h))
-	keys := make([]string, 0, len(h))
-	for k := range h {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		out[k] = strings.Join(h[k], ", ")
-	}
-	return out
 }

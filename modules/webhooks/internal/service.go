@@ -2,8 +2,6 @@ package internal
 
 import (
 	"context"
-	"crypto/tls"
-	"net/http"
 	"sync"
 	"time"
 
@@ -55,9 +53,7 @@ type Service struct {
 	guard  *netguard.Guard
 	now    func() time.Time
 
-	// Two clients: with and without certificate verification
-	// (enable_ssl_verification), both through the guard's dialer.
-	verified, unverified *http.Client
+	clients *hookClients // the outbound HTTP (httpclient.go)
 
 	mu      sync.Mutex
 	workers map[string]chan struct{} // hook key -> its worker's wake-up
@@ -74,26 +70,8 @@ func NewService(d Deps) *Service {
 		guard: netguard.New(d.Config.AllowLocalRequests), now: time.Now,
 		workers: map[string]chan struct{}{}, stop: make(chan struct{}),
 	}
-	s.verified = s.newClient(true)
-	s.unverified = s.newClient(false)
+	s.clients = newHookClients(s.guard, s.cfg.Timeout)
 	return s
-}
-
-func (s *Service) newClient(verify bool) *http.Client {
-	t := s.guard.Transport()
-	t.TLSClientConfig = &tls.Config{InsecureSkipVerify: !verify} //nolint:gosec // the hook's enable_ssl_verification says so
-	t.ResponseHeaderTimeout = s.cfg.Timeout
-	return &http.Client{
-		Transport: t,
-		Timeout:   s.cfg.Timeout,
-		// GitLab followed redirects; each hop is dialed through the guard.
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= 3 {
-				return http.ErrUseLastResponse
-			}
-			return nil
-		},
-	}
 }
 
 // Start resumes the queues an earlier run left, and prunes the delivery
