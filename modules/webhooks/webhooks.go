@@ -5,19 +5,21 @@ import (
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/modules/webhooks/internal"
+	"github.com/fennec-forge/fennec/modules/webhooks/webhook"
 )
 
 // SectionName is the module's section of the configuration.
-const SectionName = internal.SectionName
+const SectionName = webhook.SectionName
 
 // Config is the module's settings (delivery_log_retention, timeout,
-// max_attempts, retry_backoff, max_backoff).
-type Config = internal.Config
+// max_attempts, retry_backoff, max_backoff), for hosts and tests that set
+// it with config.Modify; defined by the contract (webhook.Config).
+type Config = webhook.Config
 
 // Module is the webhooks module for fennec.WithModules.
 func Module() fennec.Module {
 	return fennec.NewModule("webhooks",
-		fennec.ModuleConfig(SectionName, internal.DefaultConfig()),
+		fennec.ModuleConfig(SectionName, webhook.DefaultConfig()),
 		fennec.Tables(internal.Tables()...),
 		fx.Provide(internal.NewService),
 		fennec.ProvideSubscribers(internal.Subscribers),

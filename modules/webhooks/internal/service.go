@@ -17,6 +17,7 @@ import (
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository/gitread"
+	"github.com/fennec-forge/fennec/modules/webhooks/webhook"
 )
 
 // purposeSystemHookToken is what system hook tokens are sealed for.
@@ -31,7 +32,7 @@ type Deps struct {
 	API    *api.API
 	Box    *sealed.Box
 	Config config.Config
-	Set    Config
+	Set    webhook.Config
 	Access projects.Access
 	Hooks  projects.Hooks
 	Users  identity.Users
@@ -45,7 +46,7 @@ type Service struct {
 	log    *zap.Logger
 	api    *api.API
 	box    *sealed.Box
-	cfg    Config
+	cfg    webhook.Config
 	access projects.Access
 	hooks  projects.Hooks
 	users  identity.Users

@@ -1,11 +1,14 @@
-package internal
+package webhook
+
+// The webhooks module's settings: the "webhooks" section of the
+// configuration (fennec.ModuleConfig).
 
 import (
 	"errors"
 	"time"
 )
 
-// SectionName is the module's section of the configuration.
+// SectionName is the name of the module's configuration section.
 const SectionName = "webhooks"
 
 // Config is the "webhooks" section.
