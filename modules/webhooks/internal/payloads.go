@@ -78,7 +78,7 @@ func (s *Service) projectData(ctx context.Context, id int64) (projectData, error
 	if err != nil {
 		return projectData{}, err
 	}
-	base := s.api.ExternalURL()
+	base := s.url()
 	host := base
 	if u, err := url.Parse(base); err == nil && u.Hostname() != "" {
 		host = u.Hostname()
@@ -122,7 +122,7 @@ func (p projectData) fullRepository() map[string]any {
 
 // userData is a user as payloads show one; a deleted user is the ghost.
 func (s *Service) userData(ctx context.Context, id int64) (identity.UserInfo, identity.BasicUser) {
-	base := s.api.ExternalURL()
+	base := s.url()
 	u, err := s.users.UserByID(ctx, id)
 	if err != nil {
 		g := identity.GhostUser(base, id)

@@ -8,7 +8,6 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
-	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/netguard"
@@ -29,7 +28,7 @@ type Deps struct {
 	DB     *store.DB
 	Bus    *events.Bus
 	Log    *zap.Logger
-	API    *api.API
+	URL    ExternalURL
 	Box    *sealed.Box
 	Config config.Config
 	Set    webhook.Config
@@ -44,7 +43,7 @@ type Service struct {
 	db     *store.DB
 	bus    *events.Bus
 	log    *zap.Logger
-	api    *api.API
+	url    ExternalURL
 	box    *sealed.Box
 	cfg    webhook.Config
 	access projects.Access
@@ -66,7 +65,7 @@ type Service struct {
 // NewService builds the service.
 func NewService(d Deps) *Service {
 	s := &Service{
-		db: d.DB, bus: d.Bus, log: d.Log.Named("webhooks"), api: d.API, box: d.Box, cfg: d.Set,
+		db: d.DB, bus: d.Bus, log: d.Log.Named("webhooks"), url: d.URL, box: d.Box, cfg: d.Set,
 		access: d.Access, hooks: d.Hooks, users: d.Users, repos: d.Repos,
 		guard: netguard.New(d.Config.AllowLocalRequests), now: time.Now,
 		workers: map[string]chan struct{}{}, stop: make(chan struct{}),
