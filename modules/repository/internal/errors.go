@@ -9,6 +9,8 @@ package internal
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/fennec-forge/fennec/modules/repository/gitrepo"
 )
@@ -102,3 +104,44 @@ func (e *releaseTagRefusal) Error() string {
 	return "repository: the release's tag refused: " + e.reason
 }
 func (e *releaseTagRefusal) Unwrap() error { return errReleaseTagRefused }
+
+// The releases' refusals.
+var (
+	// errReleaseExists: the tag has a release already.
+	errReleaseExists = errors.New("repository: release already exists")
+	// errReleaseNotFound: the tag has no release notes to replace.
+	errReleaseNotFound = errors.New("repository: release not found")
+	// errReleaseLinkNotFound: the releases API's links find no release of
+	// the tag, or no such link of it (GitLab's record-not-found).
+	errReleaseLinkNotFound = errors.New("repository: release or link not found")
+	// errRefNotSpecified: a release of a tag that does not exist names no
+	// ref to make it from.
+	errRefNotSpecified = errors.New("repository: ref is not specified")
+	// errLinkNothingGiven: a link's update changes neither name nor url.
+	errLinkNothingGiven = errors.New("repository: neither name nor url given")
+	// errLinksInvalid: links the model refuses; a *linksInvalidError
+	// carries the record's messages.
+	errLinksInvalid = errors.New("repository: invalid links")
+	// errFieldsInvalid: a record that fails validation; a
+	// *fieldsInvalidError carries field -> texts.
+	errFieldsInvalid = errors.New("repository: invalid fields")
+)
+
+type linksInvalidError struct{ msgs []string }
+
+func (e *linksInvalidError) Error() string {
+	return "repository: invalid links: " + strings.Join(e.msgs, ", ")
+}
+func (e *linksInvalidError) Unwrap() error { return errLinksInvalid }
+
+type fieldsInvalidError struct{ fields map[string][]string }
+
+func (e *fieldsInvalidError) Error() string {
+	return fmt.Sprintf("repository: invalid fields: %v", e.fields)
+}
+func (e *fieldsInvalidError) Unwrap() error { return errFieldsInvalid }
+
+// fieldsInvalid refuses a record whose field fails with text.
+func fieldsInvalid(field, text string) error {
+	return &fieldsInvalidError{fields: map[string][]string{field: {text}}}
+}

@@ -5,6 +5,7 @@ package internal
 
 import (
 	"errors"
+	"net/http"
 
 	"github.com/fennec-forge/fennec/core/api"
 )
@@ -65,5 +66,24 @@ func mapErrors(a *api.API) {
 	a.MapError(errCannotPick, func(error) *api.Error {
 		return api.BadRequest("Sorry, we cannot cherry-pick this commit automatically. " +
 			"This commit may already have been cherry-picked, or a more recent commit may have updated some of its content.")
+	})
+	a.MapError(errReleaseExists, func(error) *api.Error { return api.Conflict("Release already exists") })
+	a.MapError(errReleaseNotFound, func(error) *api.Error { return api.NotFound("Release") })
+	a.MapError(errReleaseLinkNotFound, func(error) *api.Error { return api.RecordNotFound() })
+	a.MapError(errRefNotSpecified, func(error) *api.Error {
+		return &api.Error{Status: http.StatusUnprocessableEntity, Message: "Ref is not specified"}
+	})
+	a.MapError(errLinkNothingGiven, func(error) *api.Error { return api.AtLeastOne("name", "url") })
+	// GitLab answers a link its model refuses with the list of the
+	// record's messages.
+	a.MapError(errLinksInvalid, func(err error) *api.Error {
+		var e *linksInvalidError
+		errors.As(err, &e)
+		return &api.Error{Status: http.StatusBadRequest, Message: e.msgs}
+	})
+	a.MapError(errFieldsInvalid, func(err error) *api.Error {
+		var e *fieldsInvalidError
+		errors.As(err, &e)
+		return api.Validation(e.fields)
 	})
 }

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5"
@@ -23,45 +22,9 @@ import (
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
-// insertRelease stores a new release, 409 when the tag has one already
-// (also when a concurrent request made it first).
-func insertRelease(tx *store.Tx, r *Release) error {
-	if old, err := releaseByTag(tx, r.ProjectID, r.TagName); err != nil {
-		return err
-	} else if old != nil {
-		return api.Conflict("Release already exists")
-	}
-	return releases.Insert(tx, r)
-}
-
 func (w *Writer) release(ctx context.Context, in *releaseInput, create bool) (*struct{ Body *ReleaseView }, error) {
-	info, repo, err := w.rd.open(ctx, in.ID, projects.PushCode)
-	if err != nil {
-		return nil, err
-	}
-	c := tagCommit(repo, in.Tag)
-	if c == nil {
-		return nil, ErrTagNotFound
-	}
-	if len(in.Body.Description) > maxReleaseText {
-		return nil, api.FieldErrors{"description": {"is too long (maximum is 1048576 characters)"}}
-	}
 	desc := in.Body.Description
-	err = w.db.Update(ctx, func(tx *store.Tx) error {
-		rel, err := releaseByTag(tx, info.ID, in.Tag)
-		switch {
-		case err != nil:
-			return err
-		case create:
-			return insertRelease(tx, newRelease(ctx, info.ID, in.Tag, c.Hash.String(), &desc))
-		case rel == nil:
-			return api.NotFound("Release")
-		default:
-			rel.Description = &desc
-			return releases.Update(tx, rel)
-		}
-	})
-	if err != nil {
+	if err := w.SetReleaseNotes(ctx, in.ID, in.Tag, desc, create); err != nil {
 		return nil, err
 	}
 	return &struct{ Body *ReleaseView }{Body: &ReleaseView{TagName: in.Tag, Description: &desc}}, nil
@@ -182,16 +145,6 @@ type updateReleaseInput struct {
 	}
 }
 
-func checkReleaseText(name, description *string) error {
-	if name != nil && len(*name) > 255 {
-		return api.FieldErrors{"name": {"is too long (maximum is 255 characters)"}}
-	}
-	if description != nil && len(*description) > maxReleaseText {
-		return api.FieldErrors{"description": {"is too long (maximum is 1048576 characters)"}}
-	}
-	return nil
-}
-
 func (w *Writer) listReleases(ctx context.Context, in *listReleasesInput) (*releasesOutput, error) {
 	info, repo, err := w.rd.open(ctx, in.ID, projects.ReadCode)
 	if err != nil {
@@ -297,77 +250,25 @@ func (w *Writer) getRelease(ctx context.Context, in *releaseTagInput) (*releaseO
 }
 
 func (w *Writer) createRelease(ctx context.Context, in *createReleaseInput) (*releaseOutput, error) {
-	info, repo, err := w.rd.open(ctx, in.ID, projects.PushCode)
-	if err != nil {
-		return nil, err
-	}
 	b := in.Body
-	if err := checkReleaseText(b.Name, b.Description); err != nil {
-		return nil, err
-	}
-	now := time.Now().UTC()
-	links := make([]*ReleaseLink, 0, len(b.Assets.Links))
-	for _, l := range b.Assets.Links {
-		typ := l.LinkType
-		if typ == "" {
-			typ = "other"
-		}
-		links = append(links, &ReleaseLink{ProjectID: info.ID, Name: strings.TrimSpace(l.Name), URL: strings.TrimSpace(l.URL), LinkType: typ, CreatedAt: now})
-	}
-	if msgs := checkLinks(nil, links); len(msgs) > 0 {
-		// GitLab saves the release with its links and reports the
-		// record's failure as one sentence.
-		return nil, api.BadRequest("Validation failed: Links are invalid: " + strings.Join(msgs, ", "))
-	}
-	if r, _, err := w.releaseAt(ctx, info.ID, b.TagName); err != nil {
-		return nil, err
-	} else if r != nil {
-		return nil, api.Conflict("Release already exists")
-	}
-	c := tagCommit(repo, b.TagName)
-	if c == nil {
-		if strings.TrimSpace(b.Ref) == "" {
-			return nil, &api.Error{Status: http.StatusUnprocessableEntity, Message: "Ref is not specified"}
-		}
-		// The tags API's own rules (names, protected branches it would
-		// hide, the target), with its messages; its 405s are a 9.x quirk
-		// of that endpoint, and a bad request here.
-		tin := &createTagInput{ProjectPath: in.ProjectPath}
-		tin.Body.TagName, tin.Body.Ref, tin.Body.Message = b.TagName, b.Ref, b.TagMessage
-		if _, err := w.createTag(ctx, tin); err != nil {
-			var r *tagRefusal
-			if errors.As(err, &r) {
-				return nil, &releaseTagRefusal{r.reason}
-			}
-			return nil, err
-		}
-		if c = tagCommit(repo, b.TagName); c == nil {
-			return nil, ErrTagNotFound
-		}
-	}
-	r := newRelease(ctx, info.ID, b.TagName, c.Hash.String(), b.Description)
-	if b.Name != nil && strings.TrimSpace(*b.Name) != "" {
-		r.Name = *b.Name
-	}
+	f := newReleaseFields{TagName: b.TagName, Name: b.Name, Description: b.Description, Ref: b.Ref, TagMessage: b.TagMessage}
 	if b.ReleasedAt != nil {
-		r.ReleasedAt = time.Time(*b.ReleasedAt).UTC()
+		t := time.Time(*b.ReleasedAt)
+		f.ReleasedAt = &t
 	}
-	err = w.db.Update(ctx, func(tx *store.Tx) error {
-		if err := insertRelease(tx, r); err != nil {
-			return err
-		}
-		for _, l := range links {
-			l.ReleaseID = r.ID
-			if err := releaseLinks.Insert(tx, l); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	for _, l := range b.Assets.Links {
+		f.Links = append(f.Links, linkFields{Name: l.Name, URL: l.URL, LinkType: l.LinkType})
+	}
+	st, err := w.CreateRelease(ctx, in.ID, f)
 	if err != nil {
 		return nil, err
 	}
-	v, err := w.releaseView(ctx, info, repo, r, sortedLinks(links))
+	return w.releaseOut(ctx, st)
+}
+
+// releaseOut renders the release a command left.
+func (w *Writer) releaseOut(ctx context.Context, st releaseState) (*releaseOutput, error) {
+	v, err := w.releaseView(ctx, st.Info, st.Repo, st.Release, st.Links)
 	if err != nil {
 		return nil, err
 	}
@@ -375,52 +276,17 @@ func (w *Writer) createRelease(ctx context.Context, in *createReleaseInput) (*re
 }
 
 func (w *Writer) updateRelease(ctx context.Context, in *updateReleaseInput) (*releaseOutput, error) {
-	info, repo, err := w.rd.open(ctx, in.ID, projects.PushCode)
-	if err != nil {
-		return nil, err
-	}
 	b := in.Body
-	if tagCommit(repo, in.Tag) == nil {
-		return nil, errTagMissing
+	ch := releaseChange{Name: b.Name, Description: b.Description}
+	if b.ReleasedAt != nil {
+		t := time.Time(*b.ReleasedAt)
+		ch.ReleasedAt = &t
 	}
-	if b.Name == nil && b.Description == nil && b.ReleasedAt == nil {
-		return nil, api.BadRequest("params is empty")
-	}
-	if err := checkReleaseText(b.Name, b.Description); err != nil {
-		return nil, err
-	}
-	var r *Release
-	var links []*ReleaseLink
-	err = w.db.Update(ctx, func(tx *store.Tx) error {
-		var err error
-		if r, err = releaseByTag(tx, info.ID, in.Tag); err != nil {
-			return err
-		} else if r == nil {
-			return errReleaseMissing
-		}
-		if b.Name != nil {
-			r.Name = *b.Name
-		}
-		if b.Description != nil {
-			r.Description = b.Description
-		}
-		if b.ReleasedAt != nil {
-			r.ReleasedAt = time.Time(*b.ReleasedAt).UTC()
-		}
-		if err := releases.Update(tx, r); err != nil {
-			return err
-		}
-		links, err = linksOf(tx, r.ID)
-		return err
-	})
+	st, err := w.UpdateRelease(ctx, in.ID, in.Tag, ch)
 	if err != nil {
 		return nil, err
 	}
-	v, err := w.releaseView(ctx, info, repo, r, links)
-	if err != nil {
-		return nil, err
-	}
-	return &releaseOutput{Body: &v}, nil
+	return w.releaseOut(ctx, st)
 }
 
 type listLinksInput struct {
@@ -432,25 +298,6 @@ type listLinksInput struct {
 type linksOutput struct {
 	api.PageHeaders
 	Body []ReleaseLinkView
-}
-
-// linkRelease is the release of in's tag; GitLab's find_by_tag! answers a
-// missing one with its record-not-found 404.
-func linkRelease(tx *store.Tx, project int64, tag string) (*Release, error) {
-	r, err := releaseByTag(tx, project, tag)
-	if err == nil && r == nil {
-		return nil, api.RecordNotFound()
-	}
-	return r, err
-}
-
-// linkOf is a link of release r, 404 when r has no such link.
-func linkOf(tx *store.Tx, r *Release, id int64) (*ReleaseLink, error) {
-	l, err := releaseLinks.Get(tx, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && l.ReleaseID != r.ID) {
-		return nil, api.RecordNotFound()
-	}
-	return l, err
 }
 
 func (w *Writer) listLinks(ctx context.Context, in *listLinksInput) (*linksOutput, error) {
@@ -477,49 +324,9 @@ func (w *Writer) listLinks(ctx context.Context, in *listLinksInput) (*linksOutpu
 	return out, nil
 }
 
-// linkFailure is GitLab's answer to a link its model refuses: 400 with the
-// list of the record's messages.
-func linkFailure(msgs []string) error {
-	return &api.Error{Status: http.StatusBadRequest, Message: msgs}
-}
-
 func (w *Writer) updateLink(ctx context.Context, in *updateLinkInput) (*linkOutput, error) {
-	info, err := w.rd.access.Require(ctx, in.ID, projects.PushCode)
-	if err != nil {
-		return nil, err
-	}
 	b := in.Body
-	if b.Name == nil && b.URL == nil {
-		return nil, api.AtLeastOne("name", "url")
-	}
-	var l *ReleaseLink
-	err = w.db.Update(ctx, func(tx *store.Tx) error {
-		r, err := linkRelease(tx, info.ID, in.Tag)
-		if err != nil {
-			return err
-		}
-		if l, err = linkOf(tx, r, in.LinkID); err != nil {
-			return err
-		}
-		if b.Name != nil {
-			l.Name = strings.TrimSpace(*b.Name)
-		}
-		if b.URL != nil {
-			l.URL = strings.TrimSpace(*b.URL)
-		}
-		if b.LinkType != "" {
-			l.LinkType = b.LinkType
-		}
-		others, err := linksOf(tx, r.ID)
-		if err != nil {
-			return err
-		}
-		others = slices.DeleteFunc(others, func(o *ReleaseLink) bool { return o.ID == l.ID })
-		if msgs := checkLinks(others, []*ReleaseLink{l}); len(msgs) > 0 {
-			return linkFailure(msgs)
-		}
-		return releaseLinks.Update(tx, l)
-	})
+	info, l, err := w.UpdateReleaseLink(ctx, in.ID, in.Tag, in.LinkID, linkChange{Name: b.Name, URL: b.URL, LinkType: b.LinkType})
 	if err != nil {
 		return nil, err
 	}
@@ -585,35 +392,11 @@ type latestReleaseInput struct {
 
 // deleteRelease deletes a release, not its tag, and answers with it.
 func (w *Writer) deleteReleaseAPI(ctx context.Context, in *releaseTagInput) (*releaseOutput, error) {
-	info, repo, err := w.rd.open(ctx, in.ID, projects.PushCode)
+	st, err := w.DeleteRelease(ctx, in.ID, in.Tag)
 	if err != nil {
 		return nil, err
 	}
-	if tagCommit(repo, in.Tag) == nil {
-		return nil, errTagMissing
-	}
-	var r *Release
-	var links []*ReleaseLink
-	err = w.db.Update(ctx, func(tx *store.Tx) error {
-		var err error
-		if r, err = releaseByTag(tx, info.ID, in.Tag); err != nil {
-			return err
-		} else if r == nil {
-			return errReleaseMissing
-		}
-		if links, err = linksOf(tx, r.ID); err != nil {
-			return err
-		}
-		return deleteRelease(tx, r)
-	})
-	if err != nil {
-		return nil, err
-	}
-	v, err := w.releaseView(ctx, info, repo, r, links)
-	if err != nil {
-		return nil, err
-	}
-	return &releaseOutput{Body: &v}, nil
+	return w.releaseOut(ctx, st)
 }
 
 type linkInput struct {
@@ -665,31 +448,8 @@ func (w *Writer) getLink(ctx context.Context, in *linkInput) (*linkOutput, error
 }
 
 func (w *Writer) createLink(ctx context.Context, in *createLinkInput) (*linkOutput, error) {
-	info, err := w.rd.access.Require(ctx, in.ID, projects.PushCode)
-	if err != nil {
-		return nil, err
-	}
-	typ := in.Body.LinkType
-	if typ == "" {
-		typ = "other"
-	}
-	l := &ReleaseLink{ProjectID: info.ID, Name: strings.TrimSpace(in.Body.Name), URL: strings.TrimSpace(in.Body.URL),
-		LinkType: typ, CreatedAt: time.Now().UTC()}
-	err = w.db.Update(ctx, func(tx *store.Tx) error {
-		r, err := linkRelease(tx, info.ID, in.Tag)
-		if err != nil {
-			return err
-		}
-		others, err := linksOf(tx, r.ID)
-		if err != nil {
-			return err
-		}
-		if msgs := checkLinks(others, []*ReleaseLink{l}); len(msgs) > 0 {
-			return linkFailure(msgs)
-		}
-		l.ReleaseID = r.ID
-		return releaseLinks.Insert(tx, l)
-	})
+	b := in.Body
+	info, l, err := w.CreateReleaseLink(ctx, in.ID, in.Tag, linkFields{Name: b.Name, URL: b.URL, LinkType: b.LinkType})
 	if err != nil {
 		return nil, err
 	}
@@ -698,21 +458,7 @@ func (w *Writer) createLink(ctx context.Context, in *createLinkInput) (*linkOutp
 }
 
 func (w *Writer) deleteLink(ctx context.Context, in *linkInput) (*linkOutput, error) {
-	info, err := w.rd.access.Require(ctx, in.ID, projects.PushCode)
-	if err != nil {
-		return nil, err
-	}
-	var l *ReleaseLink
-	err = w.db.Update(ctx, func(tx *store.Tx) error {
-		r, err := linkRelease(tx, info.ID, in.Tag)
-		if err != nil {
-			return err
-		}
-		if l, err = linkOf(tx, r, in.LinkID); err != nil {
-			return err
-		}
-		return releaseLinks.Delete(tx, l.ID)
-	})
+	info, l, err := w.DeleteReleaseLink(ctx, in.ID, in.Tag, in.LinkID)
 	if err != nil {
 		return nil, err
 	}
