@@ -145,3 +145,26 @@ func (e *fieldsInvalidError) Unwrap() error { return errFieldsInvalid }
 func fieldsInvalid(field, text string) error {
 	return &fieldsInvalidError{fields: map[string][]string{field: {text}}}
 }
+
+// errMissing: a required parameter is missing or blank; a *missingError
+// names it. errNotValidValue: a parameter has a value it cannot have; a
+// *notValidValueError names it.
+var (
+	errMissing       = errors.New("repository: a parameter is missing")
+	errNotValidValue = errors.New("repository: a parameter has no valid value")
+)
+
+type missingError struct{ param string }
+
+func (e *missingError) Error() string { return "repository: " + e.param + " is missing" }
+func (e *missingError) Unwrap() error { return errMissing }
+
+type notValidValueError struct{ param string }
+
+func (e *notValidValueError) Error() string {
+	return "repository: " + e.param + " does not have a valid value"
+}
+func (e *notValidValueError) Unwrap() error { return errNotValidValue }
+
+func missing(param string) error       { return &missingError{param: param} }
+func notValidValue(param string) error { return &notValidValueError{param: param} }

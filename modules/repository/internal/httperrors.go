@@ -86,4 +86,14 @@ func mapErrors(a *api.API) {
 		errors.As(err, &e)
 		return api.Validation(e.fields)
 	})
+	a.MapError(errMissing, func(err error) *api.Error {
+		var e *missingError
+		errors.As(err, &e)
+		return api.Missing(e.param)
+	})
+	a.MapError(errNotValidValue, func(err error) *api.Error {
+		var e *notValidValueError
+		errors.As(err, &e)
+		return api.NotValidValue(e.param)
+	})
 }
