@@ -8,12 +8,9 @@ import (
 	"errors"
 	"net/http"
 	"sort"
-	"strings"
-	"time"
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
-	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
@@ -64,58 +61,9 @@ func (st *Statuses) view(ctx context.Context, s *Status) (StatusView, error) {
 }
 
 func (st *Statuses) post(ctx context.Context, in *postStatusInput) (*struct{ Body *StatusView }, error) {
-	info, err := st.reader.access.Require(ctx, in.ID, projects.PushCode)
-	if err != nil {
-		return nil, err
-	}
-	sha, err := st.reader.store.commitHash(info.ID, in.SHA, info.DefaultBranch)
-	if err != nil || in.SHA == "" {
-		return nil, ErrCommitNotFound
-	}
-	name := "default"
-	switch {
-	case in.Body.Name != nil && strings.TrimSpace(*in.Body.Name) != "":
-		name = strings.TrimSpace(*in.Body.Name)
-	case in.Body.Context != nil && strings.TrimSpace(*in.Body.Context) != "":
-		name = strings.TrimSpace(*in.Body.Context)
-	}
-	if len(name) > 255 {
-		return nil, api.FieldErrors{"name": {"is too long (maximum is 255 characters)"}}
-	}
-	if in.Body.TargetURL != nil && *in.Body.TargetURL != "" && !strings.HasPrefix(*in.Body.TargetURL, "http://") && !strings.HasPrefix(*in.Body.TargetURL, "https://") {
-		return nil, api.FieldErrors{"target_url": {"must be a valid URL"}}
-	}
-	now := time.Now().UTC()
-	pr := auth.FromContext(ctx)
-	probe := &Status{ProjectID: info.ID, SHA: sha.String(), Ref: in.Body.Ref, Name: name}
-	var saved *Status
-	err = st.db.Update(ctx, func(tx *store.Tx) error {
-		var err error
-		saved, err = upsertStatus(tx, *probe, now, func(s *Status) {
-			s.State, s.AuthorID = in.Body.State, pr.UserID()
-			if in.Body.TargetURL != nil {
-				s.TargetURL = in.Body.TargetURL
-			}
-			if in.Body.Description != nil {
-				s.Description = in.Body.Description
-			}
-			if in.Body.Coverage != nil {
-				s.Coverage = in.Body.Coverage
-			}
-			switch s.State {
-			case "running":
-				if s.StartedAt == nil {
-					s.StartedAt = &now
-				}
-				s.FinishedAt = nil
-			case "success", "failed", "canceled":
-				s.FinishedAt = &now
-			case "pending":
-				s.StartedAt, s.FinishedAt = nil, nil
-			}
-		})
-		return err
-	})
+	b := in.Body
+	saved, err := st.Post(ctx, in.ID, in.SHA, statusFields{State: b.State, Ref: b.Ref, Name: b.Name, Context: b.Context,
+		TargetURL: b.TargetURL, Description: b.Description, Coverage: b.Coverage})
 	if err != nil {
 		return nil, err
 	}

@@ -3,11 +3,14 @@ package internal
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
+	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
+	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository/commitstatus"
 )
 
@@ -204,4 +207,77 @@ func upsertStatus(tx *store.Tx, probe Status, now time.Time, change func(*Status
 		return s, statuses.Insert(tx, s)
 	}
 	return s, statuses.Update(tx, s)
+}
+
+// statusFields is what a posted status gives: its state, ref, name (or
+// context; "default" when both are blank), link, text and coverage.
+type statusFields struct {
+	State       string
+	Ref         *string
+	Name        *string
+	Context     *string
+	TargetURL   *string
+	Description *string
+	Coverage    *float64
+}
+
+// Post adds or updates the status of commit sha named by its name and
+// ref, as the caller in ctx, who must be able to push.
+func (st *Statuses) Post(ctx context.Context, project, sha string, f statusFields) (*Status, error) {
+	info, err := st.reader.access.Require(ctx, project, projects.PushCode)
+	if err != nil {
+		return nil, err
+	}
+	hash, err := st.reader.store.commitHash(info.ID, sha, info.DefaultBranch)
+	if err != nil || sha == "" {
+		return nil, ErrCommitNotFound
+	}
+	name := "default"
+	switch {
+	case f.Name != nil && strings.TrimSpace(*f.Name) != "":
+		name = strings.TrimSpace(*f.Name)
+	case f.Context != nil && strings.TrimSpace(*f.Context) != "":
+		name = strings.TrimSpace(*f.Context)
+	}
+	if len(name) > 255 {
+		return nil, fieldsInvalid("name", "is too long (maximum is 255 characters)")
+	}
+	if f.TargetURL != nil && *f.TargetURL != "" && !strings.HasPrefix(*f.TargetURL, "http://") && !strings.HasPrefix(*f.TargetURL, "https://") {
+		return nil, fieldsInvalid("target_url", "must be a valid URL")
+	}
+	now := time.Now().UTC()
+	pr := auth.FromContext(ctx)
+	probe := &Status{ProjectID: info.ID, SHA: hash.String(), Ref: f.Ref, Name: name}
+	var saved *Status
+	err = st.db.Update(ctx, func(tx *store.Tx) error {
+		var err error
+		saved, err = upsertStatus(tx, *probe, now, func(s *Status) {
+			s.State, s.AuthorID = f.State, pr.UserID()
+			if f.TargetURL != nil {
+				s.TargetURL = f.TargetURL
+			}
+			if f.Description != nil {
+				s.Description = f.Description
+			}
+			if f.Coverage != nil {
+				s.Coverage = f.Coverage
+			}
+			switch s.State {
+			case "running":
+				if s.StartedAt == nil {
+					s.StartedAt = &now
+				}
+				s.FinishedAt = nil
+			case "success", "failed", "canceled":
+				s.FinishedAt = &now
+			case "pending":
+				s.StartedAt, s.FinishedAt = nil, nil
+			}
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return saved, nil
 }
