@@ -168,3 +168,18 @@ func (e *notValidValueError) Unwrap() error { return errNotValidValue }
 
 func missing(param string) error       { return &missingError{param: param} }
 func notValidValue(param string) error { return &notValidValueError{param: param} }
+
+// errProtectionNameBlank: a new protection names no branch.
+// errProtectionExists: the branch or wildcard is protected already; a
+// *protectionExistsError names it.
+var (
+	errProtectionNameBlank = errors.New("repository: the protected branch's name is blank")
+	errProtectionExists    = errors.New("repository: the branch is protected already")
+)
+
+type protectionExistsError struct{ name string }
+
+func (e *protectionExistsError) Error() string {
+	return "repository: protected branch " + e.name + " already exists"
+}
+func (e *protectionExistsError) Unwrap() error { return errProtectionExists }

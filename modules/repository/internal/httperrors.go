@@ -96,4 +96,13 @@ func mapErrors(a *api.API) {
 		errors.As(err, &e)
 		return api.NotValidValue(e.param)
 	})
+	// GitLab 9.x: the model's validation, 422 with its full messages.
+	a.MapError(errProtectionNameBlank, func(error) *api.Error {
+		return &api.Error{Status: http.StatusUnprocessableEntity, Message: []string{"Name can't be blank"}}
+	})
+	a.MapError(errProtectionExists, func(err error) *api.Error {
+		var e *protectionExistsError
+		errors.As(err, &e)
+		return api.Conflict("Protected branch '" + e.name + "' already exists")
+	})
 }

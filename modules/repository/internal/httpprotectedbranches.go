@@ -8,7 +8,6 @@ import (
 	"errors"
 	"net/http"
 	"sort"
-	"strings"
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
@@ -23,18 +22,6 @@ type protectedBranchesInput struct {
 type protectedBranchesOutput struct {
 	api.PageHeaders
 	Body []ProtectedBranchView
-}
-
-// accessLevel validates an optional level; absent is masters.
-func accessLevel(param string, v *int) (int, error) {
-	if v == nil {
-		return levelMaster, nil
-	}
-	switch *v {
-	case levelNoOne, levelDeveloper, levelMaster:
-		return *v, nil
-	}
-	return 0, api.NotValidValue(param)
 }
 
 func (w *Writer) registerProtectedBranches(a *api.API) {
@@ -83,37 +70,7 @@ func (w *Writer) listProtectedBranches(ctx context.Context, in *protectedBranche
 }
 
 func (w *Writer) createProtectedBranch(ctx context.Context, in *createProtectedBranchInput) (*protectedBranchOutput, error) {
-	info, err := w.rd.access.Require(ctx, in.ID, projects.AdminProject)
-	if err != nil {
-		return nil, err
-	}
-	push, err := accessLevel("push_access_level", in.Body.PushAccessLevel)
-	if err != nil {
-		return nil, err
-	}
-	merge, err := accessLevel("merge_access_level", in.Body.MergeAccessLevel)
-	if err != nil {
-		return nil, err
-	}
-	name := in.Body.Name
-	if strings.TrimSpace(name) == "" {
-		// GitLab 9.x: the model's validation, 422 with its full messages.
-		return nil, &api.Error{Status: http.StatusUnprocessableEntity, Message: []string{"Name can't be blank"}}
-	}
-	p := &Protection{ProjectID: info.ID, Name: name}
-	p.setLevels(push, merge)
-	err = w.db.Update(ctx, func(tx *store.Tx) error {
-		if _, err := protections.GetBy(tx, "branch", refKey(p.ProjectID, name)); err == nil {
-			return api.Conflict("Protected branch '" + name + "' already exists")
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
-		return protections.Insert(tx, p)
-	})
-	var conflict *store.ConflictError
-	if errors.As(err, &conflict) {
-		err = api.Conflict("Protected branch '" + name + "' already exists")
-	}
+	p, err := w.CreateProtection(ctx, in.ID, in.Body.Name, in.Body.PushAccessLevel, in.Body.MergeAccessLevel)
 	if err != nil {
 		return nil, err
 	}
@@ -159,18 +116,5 @@ func (w *Writer) getProtectedBranch(ctx context.Context, in *protectedBranchInpu
 }
 
 func (w *Writer) deleteProtectedBranch(ctx context.Context, in *protectedBranchInput) (*struct{}, error) {
-	info, err := w.rd.access.Require(ctx, in.ID, projects.AdminProject)
-	if err != nil {
-		return nil, err
-	}
-	return nil, w.db.Update(ctx, func(tx *store.Tx) error {
-		p, err := protections.GetBy(tx, "branch", refKey(info.ID, in.Name))
-		if errors.Is(err, store.ErrNotFound) {
-			return errProtectionNotFound
-		}
-		if err != nil {
-			return err
-		}
-		return protections.Delete(tx, p.ID)
-	})
+	return nil, w.DeleteProtection(ctx, in.ID, in.Name)
 }

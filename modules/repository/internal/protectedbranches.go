@@ -176,3 +176,73 @@ func protectedBranchView(p *Protection) ProtectedBranchView {
 // errProtectionNotFound: no protection of that name. GitLab 9.x answers it
 // with its RecordNotFound 404, lower-case "found" (mapped in mapErrors).
 var errProtectionNotFound = errors.New("repository: protected branch not found")
+
+// accessLevel validates an optional level; absent is masters.
+func accessLevel(param string, v *int) (int, error) {
+	if v == nil {
+		return levelMaster, nil
+	}
+	switch *v {
+	case levelNoOne, levelDeveloper, levelMaster:
+		return *v, nil
+	}
+	return 0, notValidValue(param)
+}
+
+// CreateProtection protects a branch or a wildcard (which need not match
+// a branch yet) with push and merge levels (nil: masters), as the caller
+// in ctx, who must administer the project.
+func (w *Writer) CreateProtection(ctx context.Context, project, name string, pushLevel, mergeLevel *int) (*Protection, error) {
+	info, err := w.rd.access.Require(ctx, project, projects.AdminProject)
+	if err != nil {
+		return nil, err
+	}
+	push, err := accessLevel("push_access_level", pushLevel)
+	if err != nil {
+		return nil, err
+	}
+	merge, err := accessLevel("merge_access_level", mergeLevel)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(name) == "" {
+		return nil, errProtectionNameBlank
+	}
+	p := &Protection{ProjectID: info.ID, Name: name}
+	p.setLevels(push, merge)
+	err = w.db.Update(ctx, func(tx *store.Tx) error {
+		if _, err := protections.GetBy(tx, "branch", refKey(p.ProjectID, name)); err == nil {
+			return &protectionExistsError{name}
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		return protections.Insert(tx, p)
+	})
+	var conflict *store.ConflictError
+	if errors.As(err, &conflict) {
+		err = &protectionExistsError{name}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// DeleteProtection unprotects the branch or wildcard name, as the caller
+// in ctx, who must administer the project.
+func (w *Writer) DeleteProtection(ctx context.Context, project, name string) error {
+	info, err := w.rd.access.Require(ctx, project, projects.AdminProject)
+	if err != nil {
+		return err
+	}
+	return w.db.Update(ctx, func(tx *store.Tx) error {
+		p, err := protections.GetBy(tx, "branch", refKey(info.ID, name))
+		if errors.Is(err, store.ErrNotFound) {
+			return errProtectionNotFound
+		}
+		if err != nil {
+			return err
+		}
+		return protections.Delete(tx, p.ID)
+	})
+}
