@@ -2,12 +2,16 @@ package internal
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/repository/event"
 )
 
 // Comment is a comment on a commit, optionally on one line of a file.
@@ -71,4 +75,64 @@ func lineExists(c *object.Commit, path string, line int, side string) bool {
 		n++
 	}
 	return line <= n
+}
+
+// commentFields is what a commit comment gives: its note and, for a
+// comment on one line, the file, the line and its side ("new", "old").
+type commentFields struct {
+	Note     string
+	Path     *string
+	Line     *int
+	LineType *string
+}
+
+// Comment comments on commit sha (or one line of it), as the caller in
+// ctx, who must be able to read the code.
+func (st *Statuses) Comment(ctx context.Context, project, sha string, f commentFields) (*Comment, error) {
+	info, err := st.reader.access.Require(ctx, project, projects.ReadCode)
+	if err != nil {
+		return nil, err
+	}
+	note := strings.TrimSpace(f.Note)
+	if note == "" {
+		return nil, missing("note")
+	}
+	if len(note) > maxNoteBytes {
+		return nil, fieldsInvalid("note", "is too long (maximum is 1048576 characters)")
+	}
+	hash, err := st.reader.store.commitHash(info.ID, sha, info.DefaultBranch)
+	if err != nil || sha == "" {
+		return nil, ErrCommitNotFound
+	}
+	cm := &Comment{ProjectID: info.ID, SHA: hash.String(), Note: note, AuthorID: auth.FromContext(ctx).UserID(), CreatedAt: time.Now().UTC()}
+	// The spec's rules: a line comment needs the full sha, a path, a line
+	// that exists on that side and a line_type; anything less is a comment
+	// on the commit itself, with path, line and line_type null. Only a line
+	// comment needs the tree, so only it opens the repository.
+	fullSHA := strings.EqualFold(sha, hash.String())
+	if fullSHA && f.Path != nil && f.Line != nil && f.LineType != nil {
+		repo, err := st.reader.store.Open(ctx, info.ID)
+		if err != nil {
+			return nil, err
+		}
+		c, err := repo.CommitObject(hash)
+		if err != nil {
+			return nil, err
+		}
+		if p, ok := cleanTreePath(*f.Path); ok && p != "" && lineExists(c, p, *f.Line, *f.LineType) {
+			cm.Path, cm.Line, cm.LineType = &p, f.Line, f.LineType
+		}
+	}
+	err = st.db.Update(ctx, func(tx *store.Tx) error {
+		if err := comments.Insert(tx, cm); err != nil {
+			return err
+		}
+		// Hooks (Note Hook) and mail (new_note) hear of it from the outbox.
+		return st.bus.Publish(tx, event.CommitCommented{CommentID: cm.ID, ProjectID: info.ID, SHA: cm.SHA,
+			AuthorID: cm.AuthorID, Note: cm.Note, Path: cm.Path, Line: cm.Line, LineType: cm.LineType, CreatedAt: cm.CreatedAt})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cm, nil
 }

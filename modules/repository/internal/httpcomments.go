@@ -6,15 +6,11 @@ package internal
 import (
 	"context"
 	"net/http"
-	"strings"
-	"time"
 
 	"github.com/fennec-forge/fennec/core/api"
-	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
-	"github.com/fennec-forge/fennec/modules/repository/event"
 )
 
 // CommentView is the spec's commit comment.
@@ -44,49 +40,8 @@ func (st *Statuses) commentView(ctx context.Context, c *Comment) (CommentView, e
 }
 
 func (st *Statuses) postComment(ctx context.Context, in *postCommentInput) (*struct{ Body *CommentView }, error) {
-	info, err := st.reader.access.Require(ctx, in.ID, projects.ReadCode)
-	if err != nil {
-		return nil, err
-	}
-	note := strings.TrimSpace(in.Body.Note)
-	if note == "" {
-		return nil, api.Missing("note")
-	}
-	if len(note) > maxNoteBytes {
-		return nil, api.FieldErrors{"note": {"is too long (maximum is 1048576 characters)"}}
-	}
-	sha, err := st.reader.store.commitHash(info.ID, in.SHA, info.DefaultBranch)
-	if err != nil || in.SHA == "" {
-		return nil, ErrCommitNotFound
-	}
-	cm := &Comment{ProjectID: info.ID, SHA: sha.String(), Note: note, AuthorID: auth.FromContext(ctx).UserID(), CreatedAt: time.Now().UTC()}
-	// The spec's rules: a line comment needs the full sha, a path, a line
-	// that exists on that side and a line_type; anything less is a comment
-	// on the commit itself, with path, line and line_type null. Only a line
-	// comment needs the tree, so only it opens the repository.
 	b := in.Body
-	fullSHA := strings.EqualFold(in.SHA, sha.String())
-	if fullSHA && b.Path != nil && b.Line != nil && b.LineType != nil {
-		repo, err := st.reader.store.Open(ctx, info.ID)
-		if err != nil {
-			return nil, err
-		}
-		c, err := repo.CommitObject(sha)
-		if err != nil {
-			return nil, err
-		}
-		if p, ok := cleanTreePath(*b.Path); ok && p != "" && lineExists(c, p, *b.Line, *b.LineType) {
-			cm.Path, cm.Line, cm.LineType = &p, b.Line, b.LineType
-		}
-	}
-	err = st.db.Update(ctx, func(tx *store.Tx) error {
-		if err := comments.Insert(tx, cm); err != nil {
-			return err
-		}
-		// Hooks (Note Hook) and mail (new_note) hear of it from the outbox.
-		return st.bus.Publish(tx, event.CommitCommented{CommentID: cm.ID, ProjectID: info.ID, SHA: cm.SHA,
-			AuthorID: cm.AuthorID, Note: cm.Note, Path: cm.Path, Line: cm.Line, LineType: cm.LineType, CreatedAt: cm.CreatedAt})
-	})
+	cm, err := st.Comment(ctx, in.ID, in.SHA, commentFields{Note: b.Note, Path: b.Path, Line: b.Line, LineType: b.LineType})
 	if err != nil {
 		return nil, err
 	}
