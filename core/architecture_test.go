@@ -43,12 +43,13 @@ var moduleLayer = map[string]int{
 var coreImports = map[string][]string{
 	"core":            {"core/...", "sdk/..."}, // the front door assembles everything
 	"core/fennectest": {"core", "core/..."},    // runs a whole app
-	"core/api":        {"core/auth", "core/log", "core/config", "core/store"},
+	"core/api":        {"core/auth", "core/log", "core/config", "core/store", "core/isotime"},
 	"core/auth":       nil,
 	"core/config":     nil,
 	"core/events":     {"core/store"},
 	"core/executors":  {"core", "core/config", "core/plugin", "sdk/executor", "sdk/executor/...", "sdk/plugin"}, // the executor kind's host side, beside the kind-agnostic host
 	"core/log":        nil,
+	"core/isotime":    nil,
 	"core/netguard":   nil,
 	"core/plugin":     {"core/config", "sdk/plugin", "sdk/plugin/..."}, // the base, never a kind
 	"core/sealed":     nil,

@@ -39,7 +39,7 @@
 //   - the access-log record of each request, the Prometheus metrics of the
 //     host and their guarded handler (metrics.go), and the readiness flag.
 //
-// It imports core/auth, core/log and core/store (for the errors its table
-// maps), and no module; settings arrive as Options, not core/config. The
+// It imports core/auth, core/log, core/store (for the errors its table
+// maps) and core/isotime (the date forms of parameters), and no module; settings arrive as Options, not core/config. The
 // architecture test enforces the list.
 package api

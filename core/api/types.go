@@ -1,12 +1,13 @@
 package api
 
 import (
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fennec-forge/fennec/core/isotime"
 
 	"github.com/danielgtaylor/huma/v2"
 	json "github.com/go-json-experiment/json/v1"
@@ -111,15 +112,7 @@ func (Date) Schema(huma.Registry) *huma.Schema {
 
 // ParseTime accepts the ISO 8601 forms clients send: dates, date-times with
 // or without fractions, zones as Z or offsets.
-func ParseTime(s string) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05Z0700", "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("%q is not an ISO 8601 date or time", s)
-}
+func ParseTime(s string) (time.Time, error) { return isotime.Parse(s) }
 
 // ParseID splits a path :id into a number or a path (URL-decoded already by
 // the router): "42" -> (42, ""), "group/sub/project" -> (0, "group/sub/project").

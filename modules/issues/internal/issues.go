@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fennec-forge/fennec/core/isotime"
+
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
@@ -33,18 +35,6 @@ var (
 	nothingGiven = target.NothingGiven
 )
 
-// parseTime reads an ISO 8601 date or time as clients send them (a full
-// RFC 3339 time, one without a zone, or a date).
-func parseTime(s string) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05Z0700", "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, errors.New("not an ISO 8601 date or time")
-}
-
 // parseDueDate accepts YYYY-MM-DD (any ISO 8601 date or time: clients send
 // both); "" clears.
 func parseDueDate(s string) (string, error) {
@@ -52,7 +42,7 @@ func parseDueDate(s string) (string, error) {
 	if s == "" {
 		return "", nil
 	}
-	t, err := parseTime(s)
+	t, err := isotime.Parse(s)
 	if err != nil {
 		return "", invalidParam("due_date")
 	}
@@ -352,7 +342,7 @@ func (s *Service) Create(ctx context.Context, project string, in issue.Fields) (
 		}
 	}
 	if in.CreatedAt != nil {
-		t, err := parseTime(*in.CreatedAt)
+		t, err := isotime.Parse(*in.CreatedAt)
 		if err != nil {
 			return issue.Issue{}, invalidParam("created_at")
 		}
@@ -451,7 +441,7 @@ func (s *Service) Update(ctx context.Context, ref issue.Ref, in issue.Fields, ev
 	}
 	var createdAt time.Time
 	if in.CreatedAt != nil {
-		t, err := parseTime(*in.CreatedAt)
+		t, err := isotime.Parse(*in.CreatedAt)
 		if err != nil {
 			return issue.Issue{}, invalidParam("created_at")
 		}

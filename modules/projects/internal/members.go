@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fennec-forge/fennec/core/isotime"
+
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
@@ -207,7 +209,7 @@ func expiry(raw *string) (at *time.Time, clear bool, err error) {
 	if strings.TrimSpace(*raw) == "" {
 		return nil, true, nil
 	}
-	d, err := dayOf(*raw)
+	d, err := isotime.Day(*raw)
 	if err != nil {
 		return nil, false, project.Params(project.ErrInvalidParam, "expires_at")
 	}

@@ -7,8 +7,6 @@ package internal
 import (
 	"context"
 	"errors"
-	"strings"
-	"time"
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
@@ -121,17 +119,4 @@ func (s *Service) withNamespaces(ctx context.Context, rows []*resolved) ([]*reso
 		out = append(out, r)
 	}
 	return out, nil
-}
-
-// dayOf parses a date parameter (YYYY-MM-DD, or an ISO 8601 time, whose
-// day counts) as the start of that day, UTC: memberships and shares end
-// when their day begins.
-func dayOf(raw string) (time.Time, error) {
-	raw = strings.TrimSpace(raw)
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05Z0700", "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"} {
-		if t, err := time.Parse(layout, raw); err == nil {
-			return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC), nil
-		}
-	}
-	return time.Time{}, errors.New("not a date")
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/fennec-forge/fennec/core/isotime"
+
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects/project"
@@ -43,7 +45,7 @@ func (s *Service) ShareProject(ctx context.Context, ref string, in project.Share
 	var expires *time.Time
 	if in.ExpiresAt != nil && *in.ExpiresAt != "" {
 		// As in GitLab, access ends when the given day begins (UTC).
-		day, err := dayOf(*in.ExpiresAt)
+		day, err := isotime.Day(*in.ExpiresAt)
 		if err != nil {
 			return project.Share{}, project.Params(project.ErrInvalidParam, "expires_at")
 		}
