@@ -39,6 +39,8 @@ var (
 	errTagMissing     = errors.New("repository: tag does not exist")
 	// errCommitDiscussionNotFound: no such thread on the commit.
 	errCommitDiscussionNotFound = errors.New("repository: commit discussion not found")
+	// errCommitNoteNotFound: no such note in the commit's thread.
+	errCommitNoteNotFound = errors.New("repository: commit note not found")
 	// errCommitBadPosition: a line comment's position names no line of
 	// the commit.
 	errCommitBadPosition = errors.New("repository: the position names no line of the commit")

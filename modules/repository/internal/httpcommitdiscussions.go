@@ -5,19 +5,11 @@ package internal
 
 import (
 	"context"
-	"errors"
 	"net/http"
-	"strconv"
-	"strings"
-	"time"
-
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/fennec-forge/fennec/core/api"
-	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
-	"github.com/fennec-forge/fennec/modules/projects"
 )
 
 // CommitNoteView is a note of a commit's thread: GitLab's Note resource
@@ -84,17 +76,6 @@ type commitDiscussionsOutput struct {
 	Body []CommitDiscussionView
 }
 
-// commitNoteBody is the rules of a comment's text (comments.go's).
-func commitNoteBody(body *string) (string, error) {
-	if body == nil || strings.TrimSpace(*body) == "" {
-		return "", api.Missing("body")
-	}
-	if len(*body) > maxNoteBytes {
-		return "", api.FieldErrors{"note": {"is too long (maximum is 1048576 characters)"}}
-	}
-	return *body, nil
-}
-
 func (st *Statuses) listCommitDiscussions(ctx context.Context, in *commitDiscussionsInput) (*commitDiscussionsOutput, error) {
 	info, c, err := st.commitOfRequest(ctx, in.ID, in.SHA)
 	if err != nil {
@@ -114,46 +95,9 @@ func (st *Statuses) listCommitDiscussions(ctx context.Context, in *commitDiscuss
 	return &commitDiscussionsOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(all)), Body: views}, nil
 }
 
-// commentInThread is the note of a thread a request names.
-func commentInThread(list []*Comment, raw string) (*Comment, error) {
-	id, err := strconv.ParseUint(raw, 10, 63)
-	if err == nil {
-		for _, c := range list {
-			if c.ID == int64(id) {
-				return c, nil
-			}
-		}
-	}
-	return nil, api.NotFound("Note")
-}
-
 func (st *Statuses) updateCommitDiscussionNote(ctx context.Context, in *updateCommitNoteInput) (*commitNoteOutput, error) {
-	info, _, list, err := st.threadOfRequest(ctx, &in.CommitDiscussionPath)
-	if err != nil {
-		return nil, err
-	}
-	cm, err := commentInThread(list, in.NoteID)
-	if err != nil {
-		return nil, err
-	}
-	body, err := commitNoteBody(in.Body.Body)
-	if err != nil {
-		return nil, err
-	}
-	if err := mayChangeComment(ctx, info, cm); err != nil {
-		return nil, err
-	}
-	err = st.db.Update(ctx, func(tx *store.Tx) error {
-		fresh, err := comments.Get(tx, cm.ID)
-		if errors.Is(err, store.ErrNotFound) {
-			return api.NotFound("Note")
-		} else if err != nil {
-			return err
-		}
-		fresh.Note, fresh.UpdatedAt = body, time.Now().UTC()
-		cm = fresh
-		return comments.Update(tx, fresh)
-	})
+	p := in.CommitDiscussionNotePath
+	cm, err := st.UpdateCommitNote(ctx, p.ID, p.SHA, p.DiscussionID, p.NoteID, in.Body.Body)
 	if err != nil {
 		return nil, err
 	}
@@ -240,53 +184,14 @@ type commitNoteOutput struct {
 	Body *CommitNoteView
 }
 
-// linePosition checks a line comment's position against commit c: head_sha
-// is c, and the line is in the file on its side (new: c, old: its first
-// parent), as commit line comments are checked. It returns the comment's
-// path, line and line_type.
-func linePosition(c *object.Commit, p *commitPositionInput) (CommentPosition, string, int, string, error) {
-	pos := CommentPosition{BaseSHA: p.BaseSHA, StartSHA: p.StartSHA, HeadSHA: p.HeadSHA, PositionType: p.PositionType,
-		OldPath: p.OldPath, NewPath: p.NewPath, OldLine: p.OldLine, NewLine: p.NewLine}
-	if pos.OldPath == "" {
-		pos.OldPath = pos.NewPath
-	}
-	if pos.NewPath == "" {
-		pos.NewPath = pos.OldPath
-	}
-	if !strings.EqualFold(p.HeadSHA, c.Hash.String()) {
-		return pos, "", 0, "", errCommitBadPosition
-	}
-	path, line, side := pos.NewPath, p.NewLine, "new"
-	if p.NewLine == nil {
-		path, line, side = pos.OldPath, p.OldLine, "old"
-	}
-	clean, ok := cleanTreePath(path)
-	if line == nil || !ok || clean == "" || !lineExists(c, clean, *line, side) {
-		return pos, "", 0, "", errCommitBadPosition
-	}
-	return pos, clean, *line, side, nil
-}
-
 func (st *Statuses) createCommitDiscussion(ctx context.Context, in *createCommitDiscussionInput) (*commitDiscussionOutput, error) {
-	info, c, err := st.commitOfRequest(ctx, in.ID, in.SHA)
-	if err != nil {
-		return nil, err
-	}
-	body, err := commitNoteBody(in.Body.Body)
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now().UTC()
-	cm := &Comment{ProjectID: info.ID, SHA: c.Hash.String(), Note: body, AuthorID: auth.FromContext(ctx).UserID(),
-		CreatedAt: now, UpdatedAt: now, DiscussionID: newThreadID(), Type: commitDiscussionNote}
+	var pos *CommentPosition
 	if p := in.Body.Position; p != nil {
-		pos, path, line, side, err := linePosition(c, p)
-		if err != nil {
-			return nil, err
-		}
-		cm.Type, cm.Position, cm.Path, cm.Line, cm.LineType = commitDiffNote, &pos, &path, &line, &side
+		pos = &CommentPosition{BaseSHA: p.BaseSHA, StartSHA: p.StartSHA, HeadSHA: p.HeadSHA, PositionType: p.PositionType,
+			OldPath: p.OldPath, NewPath: p.NewPath, OldLine: p.OldLine, NewLine: p.NewLine}
 	}
-	if err := st.addComment(ctx, info, cm, nil); err != nil {
+	cm, err := st.StartCommitDiscussion(ctx, in.ID, in.SHA, in.Body.Body, pos)
+	if err != nil {
 		return nil, err
 	}
 	views, err := st.commitThreadViews(ctx, [][]*Comment{{cm}})
@@ -297,37 +202,8 @@ func (st *Statuses) createCommitDiscussion(ctx context.Context, in *createCommit
 }
 
 func (st *Statuses) replyToCommitDiscussion(ctx context.Context, in *commitReplyInput) (*commitNoteOutput, error) {
-	info, c, list, err := st.threadOfRequest(ctx, &in.CommitDiscussionPath)
-	if err != nil {
-		return nil, err
-	}
-	body, err := commitNoteBody(in.Body.Body)
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now().UTC()
-	thread := threadOf(list[0])
-	cm := &Comment{ProjectID: info.ID, SHA: c.Hash.String(), Note: body, AuthorID: auth.FromContext(ctx).UserID(),
-		CreatedAt: now, UpdatedAt: now, DiscussionID: thread, Type: commitDiscussionNote}
-	err = st.addComment(ctx, info, cm, func(tx *store.Tx) error {
-		first, err := comments.Get(tx, list[0].ID)
-		if errors.Is(err, store.ErrNotFound) {
-			return errCommitDiscussionNotFound
-		} else if err != nil {
-			return err
-		}
-		switch first.Type {
-		case "":
-			// A reply to a comment by itself makes a thread of it; its
-			// id stays the one it was shown with.
-			first.Type, first.DiscussionID = commitDiscussionNote, thread
-			return comments.Update(tx, first)
-		case commitDiffNote:
-			// A line comment's replies are on its line.
-			cm.Type, cm.Position, cm.Path, cm.Line, cm.LineType = commitDiffNote, first.Position, first.Path, first.Line, first.LineType
-		}
-		return nil
-	})
+	p := in.CommitDiscussionPath
+	cm, err := st.ReplyToCommitDiscussion(ctx, p.ID, p.SHA, p.DiscussionID, in.Body.Body)
 	if err != nil {
 		return nil, err
 	}
@@ -357,21 +233,8 @@ func (st *Statuses) commitThreadViews(ctx context.Context, list [][]*Comment) ([
 	return out, nil
 }
 
-func (st *Statuses) threadOfRequest(ctx context.Context, in *CommitDiscussionPath) (projects.ProjectInfo, *object.Commit, []*Comment, error) {
-	info, c, err := st.commitOfRequest(ctx, in.ID, in.SHA)
-	if err != nil {
-		return info, nil, nil, err
-	}
-	var list []*Comment
-	err = st.db.View(ctx, func(tx *store.Tx) error {
-		list, err = commitThread(tx, info.ID, c.Hash.String(), in.DiscussionID)
-		return err
-	})
-	return info, c, list, err
-}
-
 func (st *Statuses) getCommitDiscussion(ctx context.Context, in *CommitDiscussionPath) (*commitDiscussionOutput, error) {
-	_, _, list, err := st.threadOfRequest(ctx, in)
+	_, _, list, err := st.thread(ctx, in.ID, in.SHA, in.DiscussionID)
 	if err != nil {
 		return nil, err
 	}
@@ -383,7 +246,7 @@ func (st *Statuses) getCommitDiscussion(ctx context.Context, in *CommitDiscussio
 }
 
 func (st *Statuses) getCommitDiscussionNote(ctx context.Context, in *CommitDiscussionNotePath) (*commitNoteOutput, error) {
-	_, _, list, err := st.threadOfRequest(ctx, &in.CommitDiscussionPath)
+	_, _, list, err := st.thread(ctx, in.ID, in.SHA, in.DiscussionID)
 	if err != nil {
 		return nil, err
 	}
@@ -399,23 +262,5 @@ func (st *Statuses) getCommitDiscussionNote(ctx context.Context, in *CommitDiscu
 }
 
 func (st *Statuses) deleteCommitDiscussionNote(ctx context.Context, in *CommitDiscussionNotePath) (*struct{}, error) {
-	info, _, list, err := st.threadOfRequest(ctx, &in.CommitDiscussionPath)
-	if err != nil {
-		return nil, err
-	}
-	cm, err := commentInThread(list, in.NoteID)
-	if err != nil {
-		return nil, err
-	}
-	if err := mayChangeComment(ctx, info, cm); err != nil {
-		return nil, err
-	}
-	err = st.db.Update(ctx, func(tx *store.Tx) error {
-		err := comments.Delete(tx, cm.ID)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
-		return err
-	})
-	return nil, err
+	return nil, st.DeleteCommitNote(ctx, in.ID, in.SHA, in.DiscussionID, in.NoteID)
 }

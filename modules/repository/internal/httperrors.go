@@ -34,6 +34,7 @@ func mapErrors(a *api.API) {
 	a.MapError(errReleaseMissing, func(error) *api.Error { return &api.Error{Status: 404, Message: "Release does not exist"} })
 	a.MapError(errTagMissing, func(error) *api.Error { return &api.Error{Status: 404, Message: "Tag does not exist"} })
 	a.MapError(errCommitDiscussionNotFound, func(error) *api.Error { return api.NotFound("Discussion") })
+	a.MapError(errCommitNoteNotFound, func(error) *api.Error { return api.NotFound("Note") })
 	a.MapError(errCommitBadPosition, func(error) *api.Error {
 		// GitLab's answer prints the note's errors.
 		return api.BadRequest(`400 Bad request - Note {:line_code=>["can't be blank", "must be a valid line code"]}`)
