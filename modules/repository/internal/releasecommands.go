@@ -199,10 +199,8 @@ func (w *Writer) UpdateRelease(ctx context.Context, project, tag string, ch rele
 	var links []*ReleaseLink
 	err = w.db.Update(ctx, func(tx *store.Tx) error {
 		var err error
-		if r, err = releaseByTag(tx, info.ID, tag); err != nil {
+		if r, err = requireRelease(tx, info.ID, tag, errReleaseMissing); err != nil {
 			return err
-		} else if r == nil {
-			return errReleaseMissing
 		}
 		if ch.Name != nil {
 			r.Name = *ch.Name
@@ -240,10 +238,8 @@ func (w *Writer) DeleteRelease(ctx context.Context, project, tag string) (releas
 	var links []*ReleaseLink
 	err = w.db.Update(ctx, func(tx *store.Tx) error {
 		var err error
-		if r, err = releaseByTag(tx, info.ID, tag); err != nil {
+		if r, err = requireRelease(tx, info.ID, tag, errReleaseMissing); err != nil {
 			return err
-		} else if r == nil {
-			return errReleaseMissing
 		}
 		if links, err = linksOf(tx, r.ID); err != nil {
 			return err
@@ -256,14 +252,20 @@ func (w *Writer) DeleteRelease(ctx context.Context, project, tag string) (releas
 	return releaseState{Info: info, Repo: repo, Release: r, Links: links}, nil
 }
 
+// requireRelease is the release of tag, or missing when there is none
+// (what an update, a delete or a link's command answers then).
+func requireRelease(tx *store.Tx, project int64, tag string, missing error) (*Release, error) {
+	r, err := releaseByTag(tx, project, tag)
+	if err == nil && r == nil {
+		return nil, missing
+	}
+	return r, err
+}
+
 // linkRelease is the release of tag; GitLab's find_by_tag! answers a
 // missing one with its record-not-found.
 func linkRelease(tx *store.Tx, project int64, tag string) (*Release, error) {
-	r, err := releaseByTag(tx, project, tag)
-	if err == nil && r == nil {
-		return nil, errReleaseLinkNotFound
-	}
-	return r, err
+	return requireRelease(tx, project, tag, errReleaseLinkNotFound)
 }
 
 // linkOf is a link of release r, errReleaseLinkNotFound when r has none
