@@ -54,11 +54,7 @@ func latestPipeline(tx *store.Tx, projectID int64, sha string) (*Pipeline, error
 	if err != nil || len(ids) == 0 {
 		return nil, err
 	}
-	newest := ids[0]
-	for _, id := range ids[1:] {
-		newest = max(newest, id)
-	}
-	return pipelines.Get(tx, newest)
+	return pipelines.Get(tx, ids[len(ids)-1]) // ascending: the newest is last
 }
 
 // Coming says whether commit sha of project, which has no pipeline yet,
