@@ -159,6 +159,7 @@ func (app *App) options(opts []Option) ([]fx.Option, error) {
 					BodyReadTimeout: s.cfg.BodyReadTimeout, Version: v,
 					MetricsToken: s.cfg.MetricsToken, MetricsAllow: allow}), nil
 			},
+			func(a *api.API) ExternalURL { return a.ExternalURL },
 			newBus,
 			// The key that seals secrets the store keeps (core/sealed),
 			// from <data>/secret.key, never from the store itself.

@@ -39,6 +39,15 @@ func NewModule(name string, opts ...fx.Option) Module {
 // Name is the module's name.
 func (m Module) Name() string { return m.name }
 
+// ExternalURL is how clients reach the server (config external_url, else
+// the address it listens on), for the links a service builds outside a
+// request: the web_url of a record, an event's URLs, a mail's links, a
+// hook's payload. It is read at each call, since the listening address is
+// known only once the server listens. Every app provides it; a service
+// takes it as a dependency and need not know HTTP. Within a request,
+// api.ExternalURLFrom(ctx) is the request's.
+type ExternalURL func() string
+
 // Routes registers a module's operations on the shared API. Name orders
 // registration (so the OpenAPI document is stable).
 type Routes struct {

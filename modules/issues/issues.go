@@ -19,7 +19,7 @@ func Module() fennec.Module {
 		fennec.Tables(internal.Tables()...),
 		fennec.Tables(internal.LabelEventTables()...),
 		fennec.Migrations(internal.Migrations()...),
-		fx.Provide(internal.NewService, internal.NewExternalURL,
+		fx.Provide(internal.NewService,
 			func(s *internal.Service) issue.Service { return s }),
 		// The labels and milestones merge requests attach, and what a merge
 		// would close: the collab contract's seams, so merge requests need

@@ -16,7 +16,7 @@ func Module() fennec.Module {
 	return fennec.NewModule("mergerequests",
 		fennec.Tables(internal.Tables()...),
 		fennec.Migrations(internal.Migrations()...),
-		fx.Provide(internal.NewService, internal.NewExternalURL,
+		fx.Provide(internal.NewService,
 			func(s *internal.Service) mergerequest.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideRoutes(internal.NewCommitMRRoutes),

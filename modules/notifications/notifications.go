@@ -29,7 +29,7 @@ func Module() fennec.Module {
 		fennec.ModuleConfig(SectionName, notification.DefaultConfig()),
 		fennec.Tables(internal.Tables()...),
 		fennec.Migrations(internal.Migrations()...),
-		fx.Provide(internal.NewService, internal.NewSite, func(s *internal.Service) notification.Service { return s }),
+		fx.Provide(internal.NewService, func(s *internal.Service) notification.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fx.Invoke(internal.Start),

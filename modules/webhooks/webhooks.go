@@ -21,7 +21,7 @@ func Module() fennec.Module {
 	return fennec.NewModule("webhooks",
 		fennec.ModuleConfig(SectionName, webhook.DefaultConfig()),
 		fennec.Tables(internal.Tables()...),
-		fx.Provide(internal.NewService, internal.NewExternalURL),
+		fx.Provide(internal.NewService),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fx.Invoke(internal.Start),

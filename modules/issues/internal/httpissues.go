@@ -19,9 +19,6 @@ import (
 // records (httpviews.go); NewRoutes maps the service's errors to GitLab's
 // answers once.
 
-// NewExternalURL is the service's ExternalURL: the API's.
-func NewExternalURL(a *api.API) ExternalURL { return a.ExternalURL }
-
 // ProjectPath is a project's :id. Exported because operations embed it
 // (huma reads the parameters of exported embedded structs only).
 type ProjectPath struct {

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"time"
 
+	fennec "github.com/fennec-forge/fennec/core"
+
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
@@ -31,7 +33,7 @@ type Deps struct {
 	Access projects.Access
 	Users  identity.Users
 	Lookup auth.UserLookup
-	URL    ExternalURL
+	URL    fennec.ExternalURL
 	Log    *zap.Logger
 	Repos  gitread.Reader
 	Teams  projects.Teams
@@ -46,7 +48,7 @@ type Service struct {
 	teams  projects.Teams
 	users  identity.Users
 	lookup auth.UserLookup
-	url    ExternalURL
+	url    fennec.ExternalURL
 	log    *zap.Logger
 	repos  gitread.Reader
 	collab target.Service
@@ -59,11 +61,6 @@ func NewService(d Deps) *Service {
 		log: d.Log.Named("issues"), collab: d.Collab,
 		now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
 }
-
-// ExternalURL is how clients reach the server (the HTTP server knows:
-// NewExternalURL), for the web_url of issues in records, notes and events
-// made in the background too.
-type ExternalURL func() string
 
 // DB is the store, for benchmarks that seed directly.
 func (s *Service) DB() *store.DB { return s.db }

@@ -12,9 +12,6 @@ import (
 // when pipeline succeeds decode, call the service and render; the merge's
 // domain errors get GitLab's answers here (mapMergeErrors).
 
-// NewExternalURL is the service's ExternalURL: the HTTP server's.
-func NewExternalURL(a *api.API) ExternalURL { return a.ExternalURL }
-
 // mapMergeErrors gives the merge's domain errors GitLab 9.x's answers.
 func mapMergeErrors(a *api.API) {
 	a.MapError(mergerequest.ErrMergeNotAllowed, func(error) *api.Error { return api.Unauthorized() })

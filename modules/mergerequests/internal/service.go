@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	fennec "github.com/fennec-forge/fennec/core"
+
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
@@ -33,7 +35,7 @@ type Deps struct {
 	Access     projects.Access
 	Users      identity.Users
 	Lookup     auth.UserLookup
-	URL        ExternalURL
+	URL        fennec.ExternalURL
 	Log        *zap.Logger
 	Merges     repository.Merges
 	Graph      repository.CommitGraph
@@ -53,7 +55,7 @@ type services struct {
 	Access     projects.Access
 	Users      identity.Users
 	Lookup     auth.UserLookup
-	URL        ExternalURL
+	URL        fennec.ExternalURL
 	Merges     repository.Merges
 	Graph      repository.CommitGraph
 	Protection repository.BranchProtection
@@ -63,11 +65,6 @@ type services struct {
 	Closer     target.Closer
 	CI         cicd.Pipelines
 }
-
-// ExternalURL is how clients reach the server (the HTTP server knows:
-// NewExternalURL), for the web_url of merge requests in records, notes and
-// events made in the background too.
-type ExternalURL func() string
 
 // Service is the merge requests module's service.
 type Service struct {

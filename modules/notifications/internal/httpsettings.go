@@ -138,10 +138,6 @@ func mapErrors(a *api.API) {
 	})
 }
 
-// NewSite gives the service the server's external URL (its mails' links),
-// which the API knows.
-func NewSite(a *api.API) Site { return a }
-
 func (h handlers) register(a *api.API) {
 	tags := []string{"notification_settings"}
 	api.Register(a, api.Op{ID: "get-global-notification-settings", Method: http.MethodGet, Path: "/notification_settings", Tags: tags,

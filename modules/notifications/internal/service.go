@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"time"
 
+	fennec "github.com/fennec-forge/fennec/core"
+
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
@@ -23,7 +25,7 @@ import (
 type Service struct {
 	db     *store.DB
 	log    *zap.Logger
-	server Site
+	server fennec.ExternalURL // what mails link to
 	access projects.Access
 	teams  projects.Teams
 	users  identity.Users
@@ -38,18 +40,12 @@ type Service struct {
 	now  func() time.Time
 }
 
-// Site is what the service knows of the server it runs in: the URL its
-// mails link to (the HTTP adapter gives it, NewSite).
-type Site interface {
-	ExternalURL() string
-}
-
 // Params are the service's dependencies.
 type Params struct {
 	fx.In
 	DB     *store.DB
 	Log    *zap.Logger
-	Site   Site
+	URL    fennec.ExternalURL
 	Access projects.Access
 	Teams  projects.Teams
 	Users  identity.Users
@@ -63,13 +59,13 @@ type Params struct {
 
 // NewService builds the service.
 func NewService(p Params) *Service {
-	return &Service{db: p.DB, log: p.Log, server: p.Site, access: p.Access, teams: p.Teams, users: p.Users, emails: p.Emails, resets: p.Resets,
+	return &Service{db: p.DB, log: p.Log, server: p.URL, access: p.Access, teams: p.Teams, users: p.Users, emails: p.Emails, resets: p.Resets,
 		collab: p.Collab, repos: p.Repos, cfg: p.Cfg, outbox: filepath.Join(p.Core.Data, "mail", "outbox"),
 		kick: make(chan struct{}, 1), now: time.Now}
 }
 
 // externalURL is how mails link to the server.
-func (s *Service) externalURL() string { return s.server.ExternalURL() }
+func (s *Service) externalURL() string { return s.server() }
 
 // host names the server in Message-IDs and the default From.
 func (s *Service) host() string {

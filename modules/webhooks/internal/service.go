@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	fennec "github.com/fennec-forge/fennec/core"
+
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
@@ -28,7 +30,7 @@ type Deps struct {
 	DB     *store.DB
 	Bus    *events.Bus
 	Log    *zap.Logger
-	URL    ExternalURL
+	URL    fennec.ExternalURL
 	Box    *sealed.Box
 	Config config.Config
 	Set    webhook.Config
@@ -43,7 +45,7 @@ type Service struct {
 	db     *store.DB
 	bus    *events.Bus
 	log    *zap.Logger
-	url    ExternalURL
+	url    fennec.ExternalURL
 	box    *sealed.Box
 	cfg    webhook.Config
 	access projects.Access
