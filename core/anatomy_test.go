@@ -12,12 +12,6 @@ import (
 	"testing"
 )
 
-// serviceModules are the modules that have the anatomy of ARCHITECTURE.md
-// ("A module's anatomy"): a contract in the open and a service that knows
-// no HTTP. A module joins when its conversion lands; once every module is
-// here the list goes and the rules hold for all.
-var serviceModules = []string{"snippets", "mergerequests", "identity", "ci", "oauth", "projects", "collab", "activity", "issues", "repository", "notifications"}
-
 // httpImports are what only a module's HTTP adapter may import.
 var httpImports = []string{modulePath + "/core/api", "net/http"}
 
@@ -26,6 +20,86 @@ var httpImports = []string{modulePath + "/core/api", "net/http"}
 func isAdapterFile(relPath string) bool {
 	dir, name := filepath.Split(filepath.ToSlash(relPath))
 	return strings.HasPrefix(name, "http") || strings.Contains(dir, "/internal/httpapi/")
+}
+
+// isClientFile: a module's outgoing HTTP (webhook deliveries, repository
+// imports) is its internal files named httpclient*.go.
+func isClientFile(relPath string) bool {
+	return strings.HasPrefix(filepath.Base(relPath), "httpclient")
+}
+
+// clientFileViolations says what an outgoing HTTP client file breaks: it
+// is built on core/netguard, so no module connects where an administrator
+// has not allowed it (a hook or an import URL is a user's, and may name
+// the host's own network), and it is no adapter, so it imports no
+// core/api.
+func clientFileViolations(relPath string, src []byte) []string {
+	if strings.HasSuffix(relPath, "_test.go") || !isClientFile(relPath) {
+		return nil
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), relPath, src, parser.ImportsOnly)
+	if err != nil {
+		return []string{relPath + ": " + err.Error()}
+	}
+	var out []string
+	guarded := false
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		switch p {
+		case modulePath + "/core/netguard":
+			guarded = true
+		case modulePath + "/core/api":
+			out = append(out, relPath+" imports core/api: an outgoing client is not the adapter; it returns plain errors")
+		}
+	}
+	if !guarded {
+		out = append(out, relPath+" does not import core/netguard: every outgoing connection goes through the guard")
+	}
+	return out
+}
+
+// outgoingHTTP are what makes an outgoing request in net/http.
+var outgoingHTTP = []string{"Client", "Transport", "DefaultClient", "DefaultTransport", "Get", "Head", "Post", "PostForm"}
+
+// strayClientViolations says where a module file that is not an outgoing
+// client (httpclient*.go) makes outgoing HTTP requests: an adapter serves
+// requests, it does not send them. A command (package main) is exempt, as
+// for serviceFileViolations.
+func strayClientViolations(relPath string, src []byte) []string {
+	if strings.HasSuffix(relPath, "_test.go") || isClientFile(relPath) {
+		return nil
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), relPath, src, 0)
+	if err != nil {
+		return []string{relPath + ": " + err.Error()}
+	}
+	if f.Name.Name == "main" {
+		return nil
+	}
+	httpName := ""
+	for _, imp := range f.Imports {
+		if p, _ := strconv.Unquote(imp.Path.Value); p == "net/http" {
+			httpName = "http"
+			if imp.Name != nil {
+				httpName = imp.Name.Name
+			}
+		}
+	}
+	if httpName == "" {
+		return nil
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		if id, ok := sel.X.(*ast.Ident); ok && id.Name == httpName && slices.Contains(outgoingHTTP, sel.Sel.Name) {
+			out = append(out, relPath+" uses http."+sel.Sel.Name+": outgoing HTTP lives in internal/httpclient*.go, behind core/netguard")
+		}
+		return true
+	})
+	return out
 }
 
 // serviceFileViolations says what a non-test file of a module's internal/
@@ -135,11 +209,20 @@ func contractFileViolations(relPath string, src []byte) []string {
 	return out
 }
 
-// TestModuleAnatomy holds the modules of serviceModules to the anatomy:
-// their service implementation imports no HTTP, their root package
-// re-exports nothing of internal/.
+// TestModuleAnatomy holds every module to the anatomy: its service
+// implementation imports no HTTP, its outgoing HTTP is guarded, its root
+// package re-exports nothing of internal/, its contract speaks no
+// transport.
 func TestModuleAnatomy(t *testing.T) {
-	for _, mod := range serviceModules {
+	mods, err := os.ReadDir(filepath.Join("..", "modules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mods {
+		if !m.IsDir() {
+			continue
+		}
+		mod := m.Name()
 		root := filepath.Join("..", "modules", mod)
 		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
@@ -154,7 +237,8 @@ func TestModuleAnatomy(t *testing.T) {
 			var vs []string
 			switch {
 			case strings.Contains(relPath, "/internal/"):
-				vs = serviceFileViolations(relPath, src)
+				vs = append(serviceFileViolations(relPath, src), clientFileViolations(relPath, src)...)
+				vs = append(vs, strayClientViolations(relPath, src)...)
 			case filepath.Dir(relPath) == "modules/"+mod:
 				vs = rootAliasViolations(relPath, src)
 			case !strings.Contains(relPath, "/testdata/"):
@@ -185,6 +269,24 @@ func TestModuleAnatomyRulesCatchViolations(t *testing.T) {
 	command := append([]byte("package main"), handler[len("package internal"):]...)
 	if got := serviceFileViolations("modules/x/internal/xbench/main.go", command); got != nil {
 		t.Errorf("a command may import HTTP: %q", got)
+	}
+	unguarded := []byte("package internal\n\nimport (\n\t\"net/http\"\n\n\t\"" + modulePath + "/core/api\"\n)\n")
+	if got := clientFileViolations("modules/x/internal/httpclient.go", unguarded); len(got) != 2 {
+		t.Errorf("an outgoing client without the guard, with core/api: %q", got)
+	}
+	guarded := []byte("package internal\n\nimport (\n\t\"net/http\"\n\n\t\"" + modulePath + "/core/netguard\"\n)\n")
+	if got := clientFileViolations("modules/x/internal/httpclient.go", guarded); got != nil {
+		t.Errorf("a guarded client: %q", got)
+	}
+	if got := clientFileViolations("modules/x/internal/httpmerge.go", unguarded); got != nil {
+		t.Errorf("an adapter is no client: %q", got)
+	}
+	stray := []byte("package internal\n\nimport \"net/http\"\n\nvar c = &http.Client{}\n\nfunc get() { http.Get(\"x\") }\n")
+	if got := strayClientViolations("modules/x/internal/httpmerge.go", stray); len(got) != 2 {
+		t.Errorf("an adapter sending requests: %q", got)
+	}
+	if got := strayClientViolations("modules/x/internal/httpclient.go", stray); got != nil {
+		t.Errorf("the client file may: %q", got)
 	}
 	alias := []byte("package x\n\nimport in \"" + modulePath + "/modules/x/internal\"\n\ntype View = in.View\n\nvar ErrNotFound, Other = in.ErrNotFound, 1\n\nfunc Module() any { return in.New }\n")
 	if got := rootAliasViolations("modules/x/x.go", alias); len(got) != 2 {

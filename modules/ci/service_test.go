@@ -21,18 +21,7 @@ func TestServiceWithoutHTTP(t *testing.T) {
 	var users auth.UserLookup
 	s := startRunners(t, fennectest.WithExtract(&svc, &users))
 	alice, bob := s.CreateUser(t, "alice"), s.CreateUser(t, "bob")
-	as := func(id int64) context.Context {
-		t.Helper()
-		u, err := users.LookupUser(context.Background(), strconv.FormatInt(id, 10))
-		if err != nil {
-			t.Fatal(err)
-		}
-		pr, err := auth.ForUser(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return auth.WithPrincipal(context.Background(), pr)
-	}
+	as := func(id int64) context.Context { return fennectest.AsUser(t, users, id) }
 	system := auth.WithPrincipal(context.Background(), auth.System())
 
 	token, err := svc.RegistrationToken(system)

@@ -30,18 +30,7 @@ func TestServiceWithoutHTTP(t *testing.T) {
 	addMember(t, alice.Client, p.ID, bob.ID, gitlab.ReporterPermissions)
 	head := w.commit("feature", map[string]string{"b.txt": "b\n"})
 	w.git("push", "-q", "origin", "feature")
-	as := func(id int64) context.Context {
-		t.Helper()
-		u, err := users.LookupUser(context.Background(), strconv.FormatInt(id, 10))
-		if err != nil {
-			t.Fatal(err)
-		}
-		pr, err := auth.ForUser(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return auth.WithPrincipal(context.Background(), pr)
-	}
+	as := func(id int64) context.Context { return fennectest.AsUser(t, users, id) }
 	project := strconv.FormatInt(p.ID, 10)
 	str := func(v string) *string { return &v }
 
@@ -126,15 +115,7 @@ func TestServiceCloseReopen(t *testing.T) {
 	w.commit("feature", map[string]string{"b.txt": "b\n"})
 	w.git("push", "-q", "origin", "feature")
 	openMR(t, alice.Client, p.ID, "feature", "master", "States")
-	u, err := users.LookupUser(context.Background(), strconv.FormatInt(alice.ID, 10))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pr, err := auth.ForUser(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := auth.WithPrincipal(context.Background(), pr)
+	ctx := fennectest.AsUser(t, users, alice.ID)
 	ref := mergerequest.Ref{Project: "alice/states", IID: 1}
 	if m, err := svc.Close(ctx, ref); err != nil || m.State != mergerequest.Closed {
 		t.Fatalf("close: %+v, %v", m, err)

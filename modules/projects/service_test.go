@@ -27,18 +27,7 @@ func TestServiceWithoutHTTP(t *testing.T) {
 	s := stocktest.Start(t, fennectest.WithExtract(&svc, &users))
 	alice := s.CreateUser(t, "alice")
 	bob := s.CreateUser(t, "bob")
-	as := func(id int64) context.Context {
-		t.Helper()
-		u, err := users.LookupUser(context.Background(), strconv.FormatInt(id, 10))
-		if err != nil {
-			t.Fatal(err)
-		}
-		pr, err := auth.ForUser(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return auth.WithPrincipal(context.Background(), pr)
-	}
+	as := func(id int64) context.Context { return fennectest.AsUser(t, users, id) }
 	ctx, bobs := as(alice.ID), as(bob.ID)
 	str := func(s string) *string { return &s }
 	level := func(l int) *int { return &l }

@@ -27,18 +27,7 @@ func TestServiceWithoutHTTP(t *testing.T) {
 	stranger := e.CreateUser(t, "stranger")
 	p := newProject(t, alice.Client, "tools", "private")
 	project := strconv.FormatInt(p.ID, 10)
-	as := func(id int64) context.Context {
-		t.Helper()
-		u, err := users.LookupUser(context.Background(), strconv.FormatInt(id, 10))
-		if err != nil {
-			t.Fatal(err)
-		}
-		pr, err := auth.ForUser(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return auth.WithPrincipal(context.Background(), pr)
-	}
+	as := func(id int64) context.Context { return fennectest.AsUser(t, users, id) }
 	ctx := as(alice.ID)
 	str := func(s string) *string { return &s }
 	vis := func(v snippet.Visibility) *snippet.Visibility { return &v }

@@ -11,7 +11,9 @@
 // core/netguard (local destinations refused unless allow_local_requests),
 // retrying connection errors and 5xx with exponential backoff, and records
 // every attempt in the hook's delivery log (module section "webhooks"),
-// which project Masters read and resend through the API.
+// which project Masters read and resend through webhook.Service (the API
+// is its adapter, internal/http.go; deliveries go out through
+// internal/httpclient.go).
 //
 // It imports core, and the public packages of identity, projects,
 // repository, ci, collab, issues and mergerequests (their events, and the

@@ -21,7 +21,7 @@ func Module() fennec.Module {
 	return fennec.NewModule("webhooks",
 		fennec.ModuleConfig(SectionName, webhook.DefaultConfig()),
 		fennec.Tables(internal.Tables()...),
-		fx.Provide(internal.NewService),
+		fx.Provide(internal.NewService, func(s *internal.Service) webhook.Service { return s }),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fx.Invoke(internal.Start),

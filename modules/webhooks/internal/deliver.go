@@ -206,7 +206,7 @@ func (s *Service) target(ctx context.Context, system bool, projectID, hookID int
 		var h *SystemHook
 		err := s.db.View(ctx, func(tx *store.Tx) error {
 			var err error
-			h, err = systemHooks.Get(tx, uint64(hookID))
+			h, err = systemHooks.Get(tx, hookID)
 			return err
 		})
 		if errors.Is(err, store.ErrNotFound) {

@@ -137,7 +137,7 @@ func (s *Service) enqueue(ctx context.Context, p payload) error {
 			}
 			t, _ := triggerNamed(p.trigger)
 			for _, h := range hooks {
-				d := &Delivery{Hook: hookKey(false, int64(h.ID)), HookID: int64(h.ID), ProjectID: p.projectID,
+				d := &Delivery{Hook: hookKey(false, h.ID), HookID: h.ID, ProjectID: p.projectID,
 					Trigger: p.trigger, Event: t.Event, Body: body, NextTry: now, CreatedAt: now}
 				if err := push(tx, d); err != nil {
 					return err
@@ -166,7 +166,7 @@ func (s *Service) enqueue(ctx context.Context, p payload) error {
 					return err
 				}
 				for _, h := range sys {
-					d := &Delivery{Hook: hookKey(true, int64(h.ID)), HookID: int64(h.ID), System: true, ProjectID: p.projectID,
+					d := &Delivery{Hook: hookKey(true, h.ID), HookID: h.ID, System: true, ProjectID: p.projectID,
 						Trigger: p.systemTrigger, Event: systemHookEvent, Body: body, NextTry: now, CreatedAt: now}
 					if err := push(tx, d); err != nil {
 						return err

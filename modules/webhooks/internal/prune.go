@@ -41,7 +41,7 @@ func (s *Service) prune(ctx context.Context) (int, error) {
 	cutoff := s.now().Add(-s.cfg.DeliveryLogRetention)
 	total := 0
 	for {
-		var ids []uint64
+		var ids []int64
 		more := false
 		err := s.db.Update(ctx, func(tx *store.Tx) error {
 			ids, more = ids[:0], false

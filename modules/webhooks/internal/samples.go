@@ -16,17 +16,12 @@ import (
 	"github.com/fennec-forge/fennec/modules/repository"
 	repoevent "github.com/fennec-forge/fennec/modules/repository/event"
 	"github.com/fennec-forge/fennec/modules/repository/gitread"
+	"github.com/fennec-forge/fennec/modules/webhooks/webhook"
 )
-
-// noSampleError: the project has nothing to build the trigger's sample
-// from; answered 422 with GitLab's words.
-type noSampleError string
-
-func (e noSampleError) Error() string { return string(e) }
 
 // pushSample is a push of the default branch's last three commits.
 func (s *Service) pushSample(ctx context.Context, projectID, userID int64) (any, error) {
-	const none = noSampleError("Ensure the project has at least one commit.")
+	const none = webhook.NoSampleError("Ensure the project has at least one commit.")
 	p, err := s.projectData(ctx, projectID)
 	if err != nil {
 		return nil, err
@@ -64,7 +59,7 @@ func (s *Service) pushSample(ctx context.Context, projectID, userID int64) (any,
 
 // tagPushSample is the creation of the project's last tag (by name).
 func (s *Service) tagPushSample(ctx context.Context, projectID, userID int64) (any, error) {
-	const none = noSampleError("Ensure the project has tags.")
+	const none = webhook.NoSampleError("Ensure the project has tags.")
 	refs, err := s.repos.Tags(auth.WithPrincipal(ctx, auth.System()), projectID)
 	if err != nil || len(refs) == 0 {
 		return nil, none
@@ -196,5 +191,5 @@ func orNone(err error, msg string) error {
 	if err != nil {
 		return err
 	}
-	return noSampleError(msg)
+	return webhook.NoSampleError(msg)
 }

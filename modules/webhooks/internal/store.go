@@ -23,7 +23,7 @@ func hookKey(system bool, id int64) string {
 // enqueue order, so a hook's queue in id order is the order its events
 // were committed; a row leaves the queue when it is delivered or given up.
 type Delivery struct {
-	ID        uint64          `json:"id"`
+	ID        int64           `json:"id"`
 	Hook      string          `json:"hook"` // hookKey
 	HookID    int64           `json:"hook_id"`
 	System    bool            `json:"system,omitempty"`
@@ -36,17 +36,17 @@ type Delivery struct {
 	CreatedAt time.Time       `json:"created_at"`
 }
 
-func (d *Delivery) RecordID() uint64      { return d.ID }
-func (d *Delivery) SetRecordID(id uint64) { d.ID = id }
+func (d *Delivery) RecordID() int64      { return d.ID }
+func (d *Delivery) SetRecordID(id int64) { d.ID = id }
 
-var queue = store.NewTable[uint64, Delivery]("webhooks.queue")
+var queue = store.NewTable[int64, Delivery]("webhooks.queue")
 
 // queueOrder indexes the queue by hook: key hook ++ 0 ++ delivery id, no
 // value. A worker finds its next delivery with one cursor seek, however
 // long its backlog (a table index would list every id of the hook).
 var queueOrder = []byte("webhooks.queue_order")
 
-func orderKey(hook string, id uint64) []byte {
+func orderKey(hook string, id int64) []byte {
 	return append(append([]byte(hook), 0), store.Key(id)...)
 }
 
@@ -73,17 +73,17 @@ func first(tx *store.Tx, hook string) (*Delivery, error) {
 	if k == nil || !bytes.HasPrefix(k, prefix) || len(k) != len(prefix)+8 {
 		return nil, nil
 	}
-	return queue.Get(tx, store.KeyID(k[len(prefix):]))
+	return queue.Get(tx, int64(store.KeyID(k[len(prefix):])))
 }
 
 // drop empties hook's queue (the hook is gone).
 func drop(tx *store.Tx, hook string) error {
 	prefix := append([]byte(hook), 0)
-	var ids []uint64
+	var ids []int64
 	c := tx.Bucket(queueOrder).Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		if len(k) == len(prefix)+8 {
-			ids = append(ids, store.KeyID(k[len(prefix):]))
+			ids = append(ids, int64(store.KeyID(k[len(prefix):])))
 		}
 	}
 	for _, id := range ids {
@@ -118,7 +118,7 @@ func (r rawBuckets) Buckets() []string { return r }
 // LogEntry is one attempt at a delivery, as the delivery log shows it.
 // Ids grow with time, so the oldest entries are the lowest ids.
 type LogEntry struct {
-	ID              uint64            `json:"id"`
+	ID              int64             `json:"id"`
 	Hook            string            `json:"hook"`
 	HookID          int64             `json:"hook_id"`
 	System          bool              `json:"system,omitempty"`
@@ -140,16 +140,16 @@ type LogEntry struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-func (e *LogEntry) RecordID() uint64      { return e.ID }
-func (e *LogEntry) SetRecordID(id uint64) { e.ID = id }
+func (e *LogEntry) RecordID() int64      { return e.ID }
+func (e *LogEntry) SetRecordID(id int64) { e.ID = id }
 
-var deliveryLog = store.NewTable[uint64, LogEntry]("webhooks.log",
+var deliveryLog = store.NewTable[int64, LogEntry]("webhooks.log",
 	store.Index[LogEntry]{Name: "hook", Keys: func(e *LogEntry) []string { return []string{e.Hook} }},
 )
 
 // SystemHook is a hook an administrator added with POST /hooks.
 type SystemHook struct {
-	ID                    uint64    `json:"id"`
+	ID                    int64     `json:"id"`
 	URL                   string    `json:"url"`
 	Token                 string    `json:"token,omitempty"` // sealed (purposeSystemHookToken)
 	PushEvents            bool      `json:"push_events"`
@@ -158,10 +158,10 @@ type SystemHook struct {
 	CreatedAt             time.Time `json:"created_at"`
 }
 
-func (h *SystemHook) RecordID() uint64      { return h.ID }
-func (h *SystemHook) SetRecordID(id uint64) { h.ID = id }
+func (h *SystemHook) RecordID() int64      { return h.ID }
+func (h *SystemHook) SetRecordID(id int64) { h.ID = id }
 
-var systemHooks = store.NewTable[uint64, SystemHook]("webhooks.system_hooks")
+var systemHooks = store.NewTable[int64, SystemHook]("webhooks.system_hooks")
 
 // Fact is what a payload needs of an object that its own event does not
 // carry: the last known issue or merge request (a note's payload embeds
@@ -169,7 +169,7 @@ var systemHooks = store.NewTable[uint64, SystemHook]("webhooks.system_hooks")
 // status), project (project_destroy names a project that is gone) and user
 // (user_destroy). Each is recorded from its own events, by kind and id.
 type Fact struct {
-	ID         uint64          `json:"id"`
+	ID         int64           `json:"id"`
 	Ref        string          `json:"ref"` // kind:id
 	ProjectID  int64           `json:"project_id,omitempty"`
 	PipelineID int64           `json:"pipeline_id,omitempty"`
@@ -177,10 +177,10 @@ type Fact struct {
 	CreatedAt  time.Time       `json:"created_at"`
 }
 
-func (f *Fact) RecordID() uint64      { return f.ID }
-func (f *Fact) SetRecordID(id uint64) { f.ID = id }
+func (f *Fact) RecordID() int64      { return f.ID }
+func (f *Fact) SetRecordID(id int64) { f.ID = id }
 
-var facts = store.NewTable[uint64, Fact]("webhooks.facts",
+var facts = store.NewTable[int64, Fact]("webhooks.facts",
 	store.Index[Fact]{Name: "ref", Unique: true, Keys: func(f *Fact) []string { return []string{f.Ref} }},
 	store.Index[Fact]{Name: "project", Keys: func(f *Fact) []string {
 		if f.ProjectID == 0 {
