@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // Pagination limits of API-CONVENTIONS.md.
@@ -158,10 +160,5 @@ func PaginateOpen(ctx context.Context, p PageParams, hasMore bool) PageHeaders {
 // Window returns the part of items that falls on the page; for lists already
 // held in memory.
 func Window[T any](items []T, p PageParams) []T {
-	off, lim := p.Offset(), p.Limit()
-	if off >= len(items) {
-		return []T{}
-	}
-	end := min(off+lim, len(items))
-	return items[off:end]
+	return store.Window(items, p.Offset(), p.Limit())
 }

@@ -80,3 +80,12 @@ func NextInSequence[N ID](tx *Tx, bucket, key []byte) (N, error) {
 	n++
 	return N(n), b.Put(key, Key(n))
 }
+
+// Window is list[offset:offset+limit], clipped to the list: one page of
+// ids or rows a query read, for the offset and limit a service was given.
+// It is empty, never nil, past the end; a negative offset or limit counts
+// as zero.
+func Window[T any](list []T, offset, limit int) []T {
+	from := min(max(offset, 0), len(list))
+	return list[from:min(from+max(limit, 0), len(list))]
+}

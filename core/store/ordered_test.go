@@ -66,3 +66,19 @@ func TestTimeKeysAndSequences(t *testing.T) {
 		t.Fatalf("sequences %v", got)
 	}
 }
+
+func TestWindow(t *testing.T) {
+	list := []int{1, 2, 3, 4, 5}
+	for _, c := range []struct {
+		offset, limit int
+		want          []int
+	}{
+		{0, 2, []int{1, 2}}, {3, 20, []int{4, 5}}, {5, 1, []int{}}, {9, 1, []int{}},
+		{-1, 2, []int{1, 2}}, {1, -1, []int{}}, {0, 0, []int{}},
+	} {
+		got := store.Window(list, c.offset, c.limit)
+		if got == nil || !slices.Equal(got, c.want) {
+			t.Errorf("Window(%d, %d) = %v, want %v", c.offset, c.limit, got, c.want)
+		}
+	}
+}

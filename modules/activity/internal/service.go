@@ -39,14 +39,6 @@ func NewService(db *store.DB, log *zap.Logger, access projects.Access, users ide
 	return &Service{db: db, log: log, access: access, users: users, targets: targets, now: time.Now}
 }
 
-// window is the limit ids from the offset-th on.
-func window(ids []int64, offset, limit int) []int64 {
-	if offset >= len(ids) {
-		return []int64{}
-	}
-	return ids[offset:min(offset+limit, len(ids))]
-}
-
 // OwnEntries is the signed-in caller's feed, as their UserEntries shows it
 // to them.
 func (s *Service) OwnEntries(ctx context.Context, f entry.Filter, offset, limit int) ([]entry.Entry, int, error) {
@@ -70,7 +62,7 @@ func (s *Service) ProjectEntries(ctx context.Context, project string, f entry.Fi
 			return err
 		}
 		total = len(ids)
-		page, err = load(tx, window(ids, offset, limit))
+		page, err = load(tx, store.Window(ids, offset, limit))
 		return err
 	})
 	if err != nil {
@@ -130,7 +122,7 @@ func (s *Service) UserEntries(ctx context.Context, user string, f entry.Filter, 
 		if ids, err = (*filter)(&f).apply(tx, ids); err != nil {
 			return err
 		}
-		page, err = load(tx, window(ids, offset, limit))
+		page, err = load(tx, store.Window(ids, offset, limit))
 		return err
 	})
 	if err != nil {

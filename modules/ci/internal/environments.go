@@ -108,7 +108,7 @@ func (s *Service) Environments(ctx context.Context, project string, offset, limi
 		return nil, 0, err
 	}
 	out := []cicd.Environment{}
-	for _, e := range window(list, offset, limit) {
+	for _, e := range store.Window(list, offset, limit) {
 		out = append(out, environmentRecord(e))
 	}
 	return out, len(list), nil
@@ -289,7 +289,7 @@ func (s *Service) Deployments(ctx context.Context, project string, q cicd.Deploy
 		}
 		return less(list[i], list[j])
 	})
-	out, err := s.deploymentRecords(ctx, window(list, q.Offset, q.Limit))
+	out, err := s.deploymentRecords(ctx, store.Window(list, q.Offset, q.Limit))
 	if err != nil {
 		return nil, 0, err
 	}

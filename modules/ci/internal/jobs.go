@@ -34,12 +34,6 @@ func scopeFilter(scope []string) (map[string]bool, error) {
 	return want, nil
 }
 
-// window is the part of a list from offset, at most limit long.
-func window[T any](list []T, offset, limit int) []T {
-	list = list[min(max(offset, 0), len(list)):]
-	return list[:min(max(limit, 0), len(list))]
-}
-
 // Jobs implements cicd.Service: a project's or a pipeline's jobs, newest
 // first.
 func (s *Service) Jobs(ctx context.Context, project string, q cicd.JobQuery) ([]cicd.Job, int, error) {
@@ -76,7 +70,7 @@ func (s *Service) Jobs(ctx context.Context, project string, q cicd.JobQuery) ([]
 			}
 		}
 		// Only the page's pipelines are read.
-		page = window(list, q.Offset, q.Limit)
+		page = store.Window(list, q.Offset, q.Limit)
 		owners, err = pipelinesOf(tx, page)
 		return err
 	})

@@ -75,7 +75,7 @@ func (s *Service) Pipelines(ctx context.Context, project string, q cicd.Pipeline
 		return less(list[j], list[i])
 	})
 	out := []cicd.Pipeline{}
-	for _, p := range window(list, q.Offset, q.Limit) {
+	for _, p := range store.Window(list, q.Offset, q.Limit) {
 		out = append(out, pipelineRecord(p))
 	}
 	return out, len(list), nil

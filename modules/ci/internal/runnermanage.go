@@ -127,7 +127,7 @@ func scopeOf(scope string, allowed ...string) (func(*Runner) bool, error) {
 // runnerPage is the part of list from offset, as records.
 func runnerPage(list []*Runner, offset, limit int) []cicd.Runner {
 	out := []cicd.Runner{}
-	for _, r := range window(list, offset, limit) {
+	for _, r := range store.Window(list, offset, limit) {
 		out = append(out, runnerRecord(r))
 	}
 	return out
@@ -308,7 +308,7 @@ func (s *Service) RunnerJobs(ctx context.Context, id cicd.RunnerID, q cicd.Runne
 			visible = append(visible, j)
 		}
 	}
-	page := window(visible, q.Offset, q.Limit)
+	page := store.Window(visible, q.Offset, q.Limit)
 	var owners map[int64]*Pipeline
 	if err := s.db.View(ctx, func(tx *store.Tx) error {
 		var err error

@@ -119,7 +119,7 @@ func (s *Service) Triggers(ctx context.Context, project string, offset, limit in
 		return nil, 0, err
 	}
 	out := []cicd.Trigger{}
-	for _, t := range window(list, offset, limit) {
+	for _, t := range store.Window(list, offset, limit) {
 		r, err := s.triggerRecord(ctx, t)
 		if err != nil {
 			return nil, 0, err

@@ -145,7 +145,7 @@ func (s *Service) variables(ctx context.Context, o variableOwner, err error, off
 		return nil, 0, err
 	}
 	out := []cicd.SecretVariable{}
-	for _, v := range window(list, offset, limit) {
+	for _, v := range store.Window(list, offset, limit) {
 		r, err := s.variableRecord(v)
 		if err != nil {
 			return nil, 0, err

@@ -277,7 +277,7 @@ func (s *Service) Awards(ctx context.Context, w target.Where, noteRef *string, p
 			return err
 		}
 		total = len(ids)
-		list, err = loadAwards(tx, window(ids, page))
+		list, err = loadAwards(tx, store.Window(ids, page.Offset, page.Limit))
 		return err
 	})
 	if err != nil {

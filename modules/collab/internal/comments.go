@@ -77,7 +77,7 @@ func (s *Service) Notes(ctx context.Context, w target.Where, page target.Page) (
 			return err
 		}
 		total = len(ids)
-		list, err = loadNotes(tx, window(ids, page))
+		list, err = loadNotes(tx, store.Window(ids, page.Offset, page.Limit))
 		return err
 	})
 	if err != nil {

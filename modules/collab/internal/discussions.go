@@ -170,7 +170,7 @@ func (s *Service) Threads(ctx context.Context, w target.Where, page target.Page)
 	if err != nil {
 		return nil, 0, err
 	}
-	shown := window(all, page)
+	shown := store.Window(all, page.Offset, page.Limit)
 	out := make([]target.Thread, len(shown))
 	for i, t := range shown {
 		out[i] = thread(k, t)

@@ -106,5 +106,5 @@ func (s *Service) Participants(ctx context.Context, w target.Where, page target.
 			users = append(users, u)
 		}
 	}
-	return window(users, page), len(users), nil
+	return store.Window(users, page.Offset, page.Limit), len(users), nil
 }

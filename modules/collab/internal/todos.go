@@ -152,7 +152,7 @@ func (s *Service) Todos(ctx context.Context, f target.TodoFilter, page target.Pa
 	if err != nil {
 		return nil, 0, err
 	}
-	shown := window(list, page)
+	shown := store.Window(list, page.Offset, page.Limit)
 	out := make([]target.Todo, len(shown))
 	for i, t := range shown {
 		out[i] = t.record()
@@ -194,15 +194,6 @@ func (s *Service) todos(ctx context.Context, f target.TodoFilter) ([]*Todo, erro
 	// What the caller can no longer see (a project left, an issue made
 	// confidential) is not listed, and not counted.
 	return s.shown(ctx, list)
-}
-
-// window is the page of list.
-func window[T any](list []T, p target.Page) []T {
-	from := max(p.Offset, 0)
-	if from >= len(list) {
-		return []T{}
-	}
-	return list[from:min(from+max(p.Limit, 0), len(list))]
 }
 
 // MarkTodoDone implements target.Service.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"strings"
+
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // What the owners of targets (issues, merge requests) write alike when a
@@ -46,11 +48,7 @@ func AssignedTodos(ctx context.Context, s Service, t Target, title string, autho
 
 // Window is the page p of list (an empty one past its end).
 func Window[T any](list []T, p Page) []T {
-	from := max(p.Offset, 0)
-	if from >= len(list) {
-		return []T{}
-	}
-	return list[from:min(from+max(p.Limit, 0), len(list))]
+	return store.Window(list, p.Offset, p.Limit)
 }
 
 // Tallies are the tallies (Service.Tallies) of a page of targets of kind

@@ -41,7 +41,7 @@ func (s *Service) ActiveDays(ctx context.Context, since *time.Time, offset, limi
 	}
 	sort.SliceStable(active, func(i, j int) bool { return active[i].LastActivityOn.Before(*active[j].LastActivityOn) })
 	out := []user.ActiveDay{}
-	for _, u := range window(active, offset, limit) {
+	for _, u := range store.Window(active, offset, limit) {
 		out = append(out, user.ActiveDay{Username: u.Username, Day: *u.LastActivityOn})
 	}
 	return out, len(active), nil

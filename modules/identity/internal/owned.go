@@ -33,7 +33,7 @@ func listByUser[T any, P store.Record[T, int64], V any](ctx context.Context, db 
 			return err
 		}
 		total = len(ids)
-		for _, id := range window(ids, offset, limit) {
+		for _, id := range store.Window(ids, offset, limit) {
 			row, err := table.Get(tx, id)
 			if err != nil {
 				return err

@@ -131,7 +131,7 @@ func (s *Service) Tokens(ctx context.Context, userID int64, kind user.TokenKind,
 		return nil, 0, err
 	}
 	out := []user.Token{}
-	for _, t := range window(matching, offset, limit) {
+	for _, t := range store.Window(matching, offset, limit) {
 		out = append(out, tokenOf(t, now))
 	}
 	return out, len(matching), nil

@@ -51,14 +51,6 @@ func mayManage(ctx context.Context, userID int64) error {
 	return nil
 }
 
-// window is the page of items from offset, at most limit of them.
-func window[T any](items []T, offset, limit int) []T {
-	if offset < 0 || offset >= len(items) {
-		return []T{}
-	}
-	return items[offset:min(offset+max(limit, 0), len(items))]
-}
-
 // CurrentAccount implements user.Service: the caller's account, read
 // through the cache.
 func (s *Service) CurrentAccount(ctx context.Context) (user.Account, error) {
@@ -107,7 +99,7 @@ func (s *Service) Accounts(ctx context.Context, opts user.ListOptions, offset, l
 			}
 			if match(u) {
 				total = 1
-				page = window([]*User{u}, offset, limit)
+				page = store.Window([]*User{u}, offset, limit)
 			}
 			return nil
 		}

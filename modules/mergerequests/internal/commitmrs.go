@@ -62,7 +62,7 @@ func (s *Service) CommitMergeRequests(ctx context.Context, project, rev string, 
 			holding = append(holding, m)
 		}
 	}
-	return s.records(info, window(holding, offset, limit)), len(holding), nil
+	return s.records(info, store.Window(holding, offset, limit)), len(holding), nil
 }
 
 // holds says whether merge request m holds commit sha.

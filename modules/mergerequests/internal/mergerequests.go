@@ -34,14 +34,6 @@ func stateMatches(state mergerequest.State, flag byte) bool {
 	return false
 }
 
-// window is the page [offset, offset+limit) of list.
-func window[T any](list []T, offset, limit int) []T {
-	if offset >= len(list) {
-		return []T{}
-	}
-	return list[offset:min(offset+min(limit, len(list)), len(list))]
-}
-
 // List implements mergerequest.Service. With a transaction in ctx it reads
 // in that one (the HTTP adapter renders the page in the same read).
 func (s *Service) List(ctx context.Context, project string, q mergerequest.ListQuery) ([]mergerequest.MergeRequest, int, error) {
@@ -89,7 +81,7 @@ func (s *Service) List(ctx context.Context, project string, q mergerequest.ListQ
 				return c
 			})
 			total = len(all)
-			page = window(all, q.Offset, q.Limit)
+			page = store.Window(all, q.Offset, q.Limit)
 		} else {
 			var ids []int64
 			store.WalkTimeKeys(tx, bucket, info.ID, desc, func(id int64, flag byte) bool {

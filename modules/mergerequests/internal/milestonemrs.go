@@ -50,7 +50,7 @@ func (s *Service) MilestoneMergeRequests(ctx context.Context, project string, mi
 			return walkErr
 		}
 		total = len(list)
-		out = s.records(info, window(list, offset, limit))
+		out = s.records(info, store.Window(list, offset, limit))
 		return nil
 	})
 	return out, total, err

@@ -118,7 +118,7 @@ func (s *Service) groupList(ctx context.Context, in *groupFilter, scan func(*sto
 		return nil, 0, err
 	}
 	sortGroups(rows, in.OrderBy, in.Sort == "desc")
-	return window(rows, in.Offset, in.Limit), len(rows), nil
+	return store.Window(rows, in.Offset, in.Limit), len(rows), nil
 }
 
 // callerGroups returns the caller's unexpired group memberships (group id
@@ -570,7 +570,7 @@ func (s *Service) groupProjects(ctx context.Context, ref string, filter *listFil
 		}
 		sortProjects(list, filter.OrderBy, filter.Sort != "asc")
 		total = len(list)
-		for _, p := range window(list, filter.Offset, filter.Limit) {
+		for _, p := range store.Window(list, filter.Offset, filter.Limit) {
 			page = append(page, byProject[p])
 		}
 		return nil

@@ -118,7 +118,7 @@ func (s *Service) listHooks(ctx context.Context, ref string, offset, limit int) 
 			return err
 		}
 		total = len(ids)
-		for _, id := range window(ids, offset, limit) {
+		for _, id := range store.Window(ids, offset, limit) {
 			h, err := hooks.Get(tx, id)
 			if err != nil {
 				return err

@@ -240,7 +240,7 @@ func (s *Service) listProjects(ctx context.Context, in *listFilter) ([]*resolved
 			}
 			sortProjects(rows, in.OrderBy, desc)
 			total = len(rows)
-			rows = window(rows, in.Offset, in.Limit)
+			rows = store.Window(rows, in.Offset, in.Limit)
 		} else {
 			sort.Slice(ids, func(i, j int) bool {
 				if desc {
@@ -249,7 +249,7 @@ func (s *Service) listProjects(ctx context.Context, in *listFilter) ([]*resolved
 				return ids[i] < ids[j]
 			})
 			total = len(ids)
-			for _, id := range window(ids, in.Offset, in.Limit) {
+			for _, id := range store.Window(ids, in.Offset, in.Limit) {
 				p, err := projects.Get(tx, id)
 				if err != nil {
 					return err

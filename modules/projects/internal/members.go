@@ -127,7 +127,7 @@ func (s *Service) listMembers(ctx context.Context, kind, ref, query string, offs
 	if q == "" {
 		// No filter: only the page's users are looked up.
 		var out []memberRow
-		for _, m := range window(rows, offset, limit) {
+		for _, m := range store.Window(rows, offset, limit) {
 			u, err := s.users.UserByID(ctx, m.UserID)
 			if errors.Is(err, identity.ErrUserNotFound) {
 				continue // the user is being deleted; cleanup removes the row
@@ -152,7 +152,7 @@ func (s *Service) listMembers(ctx context.Context, kind, ref, query string, offs
 			out = append(out, memberRow{m, u})
 		}
 	}
-	return window(out, offset, limit), len(out), nil
+	return store.Window(out, offset, limit), len(out), nil
 }
 
 // getMember is an explicit, unexpired member of a group or project.

@@ -135,7 +135,7 @@ func (s *Service) listAllMembers(ctx context.Context, kind, ref, query string, o
 		}
 		out = append(out, memberRow{m, u})
 	}
-	return window(out, offset, limit), len(out), nil
+	return store.Window(out, offset, limit), len(out), nil
 }
 
 // getAllMember is one user of effectiveMembers.

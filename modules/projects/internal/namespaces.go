@@ -110,7 +110,7 @@ func (s *Service) listNamespaces(ctx context.Context, search string, offset, lim
 		out = append(out, row)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ns.ID < out[j].ns.ID })
-	return window(out, offset, limit), len(out), nil
+	return store.Window(out, offset, limit), len(out), nil
 }
 
 // getNamespace is GET /namespaces/:id: a namespace the caller owns, a

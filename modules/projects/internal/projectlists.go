@@ -98,7 +98,7 @@ func (s *Service) listAmong(ctx context.Context, in *listFilter, ids func(tx *st
 		}
 		sortProjects(kept, in.OrderBy, in.Sort != "asc")
 		total = len(kept)
-		for _, p := range window(kept, in.Offset, in.Limit) {
+		for _, p := range store.Window(kept, in.Offset, in.Limit) {
 			page = append(page, byProject[p])
 		}
 		return nil

@@ -89,7 +89,7 @@ func (s *Service) projectUsers(ctx context.Context, ref, search string, offset, 
 	q := strings.ToLower(strings.TrimSpace(search))
 	candidates := ids
 	if q == "" {
-		candidates = window(ids, offset, limit)
+		candidates = store.Window(ids, offset, limit)
 	}
 	var users []identity.UserInfo
 	for _, id := range candidates {
@@ -108,5 +108,5 @@ func (s *Service) projectUsers(ctx context.Context, ref, search string, offset, 
 	if q == "" {
 		return users, len(ids), nil
 	}
-	return window(users, offset, limit), len(users), nil
+	return store.Window(users, offset, limit), len(users), nil
 }

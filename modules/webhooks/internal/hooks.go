@@ -49,7 +49,7 @@ func (s *Service) page(ctx context.Context, key string, offset, limit int) ([]we
 		}
 		slices.Reverse(ids)
 		total = len(ids)
-		for _, id := range window(ids, offset, limit) {
+		for _, id := range store.Window(ids, offset, limit) {
 			e, err := deliveryLog.Get(tx, id)
 			if err != nil {
 				return err
@@ -59,14 +59,6 @@ func (s *Service) page(ctx context.Context, key string, offset, limit int) ([]we
 		return nil
 	})
 	return out, total, err
-}
-
-// window is ids[offset:offset+limit], clipped.
-func window[T any](ids []T, offset, limit int) []T {
-	if offset >= len(ids) || offset < 0 || limit <= 0 {
-		return nil
-	}
-	return ids[offset:min(len(ids), offset+limit)]
 }
 
 // ProjectHookAttempts implements webhook.Service.
