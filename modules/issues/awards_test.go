@@ -46,10 +46,10 @@ func TestIssueAwardEmojiAndVotes(t *testing.T) {
 	award(dave, "tada")
 
 	// A note that is only an emoji is an award, answered as one.
-	r := e.call(t, carol.Token, http.MethodPost, issuePath(p.ID, issue.IID, "/notes"), map[string]string{"body": ":thumbsdown:"}).expect(t, 201, "")
-	got := r.object(t)
+	r := e.Call(t, carol.Token, http.MethodPost, issuePath(p.ID, issue.IID, "/notes"), map[string]string{"body": ":thumbsdown:"}).Expect(t, 201, "")
+	got := r.Object(t)
 	if got["name"] != "thumbsdown" || got["awardable_type"] != "Issue" || got["awardable_id"] != json.Number(store.IDString(issue.ID)) || got["body"] != nil {
-		t.Fatalf("emoji note %s", r.body)
+		t.Fatalf("emoji note %s", r.Body)
 	}
 
 	votes := func(want [2]int) {
@@ -124,9 +124,9 @@ func TestIssueAwardEmojiAndVotes(t *testing.T) {
 	secret := newIssue(t, alice.Client, p.ID, "Secret", func(o *gitlab.CreateIssueOptions) { o.Confidential = gitlab.Ptr(true) })
 	guest := e.CreateUser(t, "guest")
 	addMember(t, alice.Client, p.ID, guest.ID, gitlab.GuestPermissions)
-	e.call(t, guest.Token, http.MethodGet, issuePath(p.ID, secret.IID, "/award_emoji"), nil).expect(t, 404, `{"message":"404 Not found"}`)
-	e.call(t, guest.Token, http.MethodPost, issuePath(p.ID, secret.IID, "/award_emoji"), map[string]string{"name": "eyes"}).
-		expect(t, 404, `{"message":"404 Not found"}`)
+	e.Call(t, guest.Token, http.MethodGet, issuePath(p.ID, secret.IID, "/award_emoji"), nil).Expect(t, 404, `{"message":"404 Not found"}`)
+	e.Call(t, guest.Token, http.MethodPost, issuePath(p.ID, secret.IID, "/award_emoji"), map[string]string{"name": "eyes"}).
+		Expect(t, 404, `{"message":"404 Not found"}`)
 
 	if _, err := alice.Client.Issues.DeleteIssue(p.ID, issue.IID); err != nil {
 		t.Fatal(err)

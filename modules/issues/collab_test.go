@@ -68,8 +68,8 @@ func TestNotesTodosSubscriptions(t *testing.T) {
 		if !slices.Equal(user, []string{"me too"}) {
 			t.Fatalf("notes %v", user)
 		}
-		s.call(t, alice.Token, http.MethodGet, issuePath(p.ID, 99, "/notes"), nil).expect(t, 404, `{"message":"404 Not found"}`)
-		s.call(t, alice.Token, http.MethodPost, issuePath(p.ID, 99, "/notes"), map[string]any{"body": "x"}).expect(t, 404, `{"message":"404 Not found"}`)
+		s.Call(t, alice.Token, http.MethodGet, issuePath(p.ID, 99, "/notes"), nil).Expect(t, 404, `{"message":"404 Not found"}`)
+		s.Call(t, alice.Token, http.MethodPost, issuePath(p.ID, 99, "/notes"), map[string]any{"body": "x"}).Expect(t, 404, `{"message":"404 Not found"}`)
 	})
 
 	t.Run("system notes on changes", func(t *testing.T) {
@@ -117,28 +117,28 @@ func TestNotesTodosSubscriptions(t *testing.T) {
 	t.Run("subscribe, unsubscribe: 201 with the issue, 304 when already so", func(t *testing.T) {
 		path := issuePath(p.ID, i.IID)
 		// carol participates (mentioned, commented), so she is subscribed.
-		s.call(t, carol.Token, http.MethodPost, path+"/subscribe", nil).expect(t, 304, "")
-		r := s.call(t, carol.Token, http.MethodPost, path+"/unsubscribe", nil).expect(t, 201, "")
-		if r.object(t)["subscribed"] != false || r.object(t)["iid"].(json.Number).String() != "1" {
-			t.Fatalf("unsubscribe %s", r.body)
+		s.Call(t, carol.Token, http.MethodPost, path+"/subscribe", nil).Expect(t, 304, "")
+		r := s.Call(t, carol.Token, http.MethodPost, path+"/unsubscribe", nil).Expect(t, 201, "")
+		if r.Object(t)["subscribed"] != false || r.Object(t)["iid"].(json.Number).String() != "1" {
+			t.Fatalf("unsubscribe %s", r.Body)
 		}
-		s.call(t, carol.Token, http.MethodPost, path+"/unsubscribe", nil).expect(t, 304, "")
+		s.Call(t, carol.Token, http.MethodPost, path+"/unsubscribe", nil).Expect(t, 304, "")
 		dave := s.CreateUser(t, "dave")
 		got, _, err := dave.Client.Issues.SubscribeToIssue(p.ID, i.IID)
 		if err != nil || !got.Subscribed {
 			t.Fatalf("subscribe %+v %v", got, err)
 		}
-		s.call(t, "", http.MethodPost, path+"/subscribe", nil).expect(t, 401, "")
-		s.call(t, dave.Token, http.MethodPost, issuePath(p.ID, 77, "/subscribe"), nil).expect(t, 404, `{"message":"404 Not found"}`)
+		s.Call(t, "", http.MethodPost, path+"/subscribe", nil).Expect(t, 401, "")
+		s.Call(t, dave.Token, http.MethodPost, issuePath(p.ID, 77, "/subscribe"), nil).Expect(t, 404, `{"message":"404 Not found"}`)
 	})
 
 	t.Run("todo: 201 Todo, 304 when one is pending", func(t *testing.T) {
-		r := s.call(t, alice.Token, http.MethodPost, issuePath(p.ID, i.IID, "/todo"), nil).expect(t, 201, "")
-		todo := r.object(t)
+		r := s.Call(t, alice.Token, http.MethodPost, issuePath(p.ID, i.IID, "/todo"), nil).Expect(t, 201, "")
+		todo := r.Object(t)
 		if todo["action_name"] != "marked" || todo["target_type"] != "Issue" || todo["target"].(map[string]any)["title"] != "Needs eyes" {
-			t.Fatalf("todo %s", r.body)
+			t.Fatalf("todo %s", r.Body)
 		}
-		s.call(t, alice.Token, http.MethodPost, issuePath(p.ID, i.IID, "/todo"), nil).expect(t, 304, "")
+		s.Call(t, alice.Token, http.MethodPost, issuePath(p.ID, i.IID, "/todo"), nil).Expect(t, 304, "")
 	})
 
 	t.Run("feed: opened, closed, reopened; confidential hidden", func(t *testing.T) {
@@ -146,7 +146,7 @@ func TestNotesTodosSubscriptions(t *testing.T) {
 		s.drain(t)
 		titles := func(token string) []string {
 			var out []string
-			for _, e := range s.call(t, token, http.MethodGet, projectPath(p.ID, "/events?per_page=100"), nil).expect(t, 200, "").list(t) {
+			for _, e := range s.Call(t, token, http.MethodGet, projectPath(p.ID, "/events?per_page=100"), nil).Expect(t, 200, "").List(t) {
 				if e["target_type"] == "Issue" {
 					out = append(out, e["action_name"].(string)+" "+e["target_title"].(string))
 				}
@@ -186,15 +186,15 @@ func TestProjectDeletionRemovesIssues(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.drain(t)
-	if got := s.call(t, alice.Token, http.MethodGet, "/api/v4/issues?scope=all", nil).iids(t); len(got) != 1 {
+	if got := s.Call(t, alice.Token, http.MethodGet, "/api/v4/issues?scope=all", nil).IIDs(t); len(got) != 1 {
 		t.Fatalf("issues left %v", got)
 	}
 	if todos, _, _ := bob.Client.Todos.ListTodos(nil); len(todos) != 0 {
 		t.Fatalf("bob's todos %+v", todos)
 	}
-	r := s.call(t, alice.Token, http.MethodGet, "/api/v4/issues?scope=assigned-to-me", nil)
-	fennectest.CheckPages(t, "assigned", r.header, 1, 1, 20, 1, "", "")
-	if l := s.call(t, alice.Token, http.MethodGet, projectPath(keep.ID, "/labels"), nil).list(t); len(l) != 1 {
+	r := s.Call(t, alice.Token, http.MethodGet, "/api/v4/issues?scope=assigned-to-me", nil)
+	fennectest.CheckPages(t, "assigned", r.Header, 1, 1, 20, 1, "", "")
+	if l := s.Call(t, alice.Token, http.MethodGet, projectPath(keep.ID, "/labels"), nil).List(t); len(l) != 1 {
 		t.Fatalf("the other project's labels %v", l)
 	}
 }
@@ -220,24 +220,24 @@ func TestConfidentialEverywhere(t *testing.T) {
 		sees  bool
 		todos int
 	}{{rep, true, 1}, {guest, false, 0}, {outsider, false, 0}} {
-		notes := s.call(t, c.who.Token, http.MethodGet, issuePath(p.ID, i.IID, "/notes"), nil)
-		list := s.call(t, c.who.Token, http.MethodGet, projectPath(p.ID, "/issues"), nil).iids(t)
+		notes := s.Call(t, c.who.Token, http.MethodGet, issuePath(p.ID, i.IID, "/notes"), nil)
+		list := s.Call(t, c.who.Token, http.MethodGet, projectPath(p.ID, "/issues"), nil).IIDs(t)
 		todos, _, _ := c.who.Client.Todos.ListTodos(nil)
-		if (notes.status == 200) != c.sees || (len(list) == 1) != c.sees || len(todos) != c.todos {
-			t.Errorf("%s: notes %d, list %v, todos %d", c.who.Username, notes.status, list, len(todos))
+		if (notes.Status == 200) != c.sees || (len(list) == 1) != c.sees || len(todos) != c.todos {
+			t.Errorf("%s: notes %d, list %v, todos %d", c.who.Username, notes.Status, list, len(todos))
 		}
 		if !c.sees {
-			notes.expect(t, 404, `{"message":"404 Not found"}`)
-			s.call(t, c.who.Token, http.MethodPost, issuePath(p.ID, i.IID, "/todo"), nil).expect(t, 404, "")
+			notes.Expect(t, 404, `{"message":"404 Not found"}`)
+			s.Call(t, c.who.Token, http.MethodPost, issuePath(p.ID, i.IID, "/todo"), nil).Expect(t, 404, "")
 		}
 	}
 	// The author of a confidential issue keeps seeing it, a guest too.
 	gi := newIssue(t, guest.Client, p.ID, "mine", func(o *gitlab.CreateIssueOptions) { o.Confidential = gitlab.Ptr(true) })
-	s.call(t, guest.Token, http.MethodGet, issuePath(p.ID, gi.IID), nil).expect(t, 200, "")
-	s.call(t, outsider.Token, http.MethodGet, issuePath(p.ID, gi.IID), nil).expect(t, 404, "")
+	s.Call(t, guest.Token, http.MethodGet, issuePath(p.ID, gi.IID), nil).Expect(t, 200, "")
+	s.Call(t, outsider.Token, http.MethodGet, issuePath(p.ID, gi.IID), nil).Expect(t, 404, "")
 	// An assignee sees it too.
 	if _, _, err := rep.Client.Issues.UpdateIssue(p.ID, gi.IID, &gitlab.UpdateIssueOptions{AssigneeIDs: &[]int64{outsider.ID}}); err != nil {
 		t.Fatal(err)
 	}
-	s.call(t, outsider.Token, http.MethodGet, issuePath(p.ID, gi.IID), nil).expect(t, 200, "")
+	s.Call(t, outsider.Token, http.MethodGet, issuePath(p.ID, gi.IID), nil).Expect(t, 200, "")
 }

@@ -49,16 +49,6 @@ func groupLabelsPath(group int64, rest string) string {
 	return fmt.Sprintf("/api/v4/groups/%d/labels%s", group, rest)
 }
 
-// names lists the "name" of each object of a list answer, in order.
-func (r reply) names(t testing.TB) []string {
-	t.Helper()
-	out := []string{}
-	for _, m := range r.list(t) {
-		out = append(out, m["name"].(string))
-	}
-	return out
-}
-
 func num(v any) string { return v.(json.Number).String() }
 
 // TestGroupLabelsAPI covers /groups/:id/labels: create, list (paging,
@@ -78,97 +68,97 @@ func TestGroupLabelsAPI(t *testing.T) {
 
 	// A Reporter of the group creates; the answer is GitLab's GroupLabel
 	// without counts.
-	r := e.call(t, rep.Token, http.MethodPost, base, map[string]any{"name": " bug ", "color": "#d9534f", "description": "Broken", "priority": 3}).expect(t, 201, "")
-	bug := r.object(t)
+	r := e.Call(t, rep.Token, http.MethodPost, base, map[string]any{"name": " bug ", "color": "#d9534f", "description": "Broken", "priority": 3}).Expect(t, 201, "")
+	bug := r.Object(t)
 	bugID := num(bug["id"])
-	r.expect(t, 201, `{"id":`+bugID+`,"name":"bug","color":"#d9534f","description":"Broken","subscribed":false}`)
-	r = e.call(t, owner.Token, http.MethodPost, base, "name=feature&color=%23428BCA").expect(t, 201, "")
-	featureID := num(r.object(t)["id"])
-	r.expect(t, 201, `{"id":`+featureID+`,"name":"feature","color":"#428BCA","description":null,"subscribed":false}`)
+	r.Expect(t, 201, `{"id":`+bugID+`,"name":"bug","color":"#d9534f","description":"Broken","subscribed":false}`)
+	r = e.Call(t, owner.Token, http.MethodPost, base, "name=feature&color=%23428BCA").Expect(t, 201, "")
+	featureID := num(r.Object(t)["id"])
+	r.Expect(t, 201, `{"id":`+featureID+`,"name":"feature","color":"#428BCA","description":null,"subscribed":false}`)
 
 	// Refusals, each changing nothing.
-	e.call(t, rep.Token, http.MethodPost, base, map[string]any{"name": "bug", "color": "#000000"}).expect(t, 409, `{"message":"Label already exists"}`)
+	e.Call(t, rep.Token, http.MethodPost, base, map[string]any{"name": "bug", "color": "#000000"}).Expect(t, 409, `{"message":"Label already exists"}`)
 	// The API validates the required parameters before the handler, in
 	// the order of the document.
-	e.call(t, rep.Token, http.MethodPost, base, map[string]any{}).expect(t, 400, `{"error":"color is missing, name is missing"}`)
-	e.call(t, rep.Token, http.MethodPost, base, map[string]any{"name": "x"}).expect(t, 400, `{"error":"color is missing"}`)
-	e.call(t, rep.Token, http.MethodPost, base, map[string]any{"color": "#FFF"}).expect(t, 400, `{"error":"name is missing"}`)
-	e.call(t, rep.Token, http.MethodPost, base, map[string]any{"name": "x", "color": "red-ish"}).
-		expect(t, 400, `{"message":{"color":["must be a valid color code"]}}`)
-	e.call(t, rep.Token, http.MethodPost, base, map[string]any{"name": "a,b", "color": "#FFF"}).expect(t, 400, `{"message":{"title":["is invalid"]}}`)
-	e.call(t, rep.Token, http.MethodPost, base, map[string]any{"name": " \t ", "color": "#FFF"}).expect(t, 400, `{"message":{"title":["can't be blank"]}}`)
-	e.call(t, rep.Token, http.MethodPost, base, map[string]any{"name": strings.Repeat("n", 256), "color": "#FFF"}).
-		expect(t, 400, `{"message":{"title":["is too long (maximum is 255 characters)"]}}`)
-	e.call(t, rep.Token, http.MethodPost, base, "name=bad%FFname&color=%23FFF").expect(t, 400, `{"message":{"title":["is invalid"]}}`)
-	e.call(t, rep.Token, http.MethodPost, base, "name=ok&color=%23FFF&description=bad%FFbytes").expect(t, 400, `{"message":{"description":["is invalid"]}}`)
-	e.call(t, rep.Token, http.MethodPost, base, map[string]any{"name": "ok", "color": "#FFF", "description": strings.Repeat("d", 1_000_001)}).
-		expect(t, 400, `{"message":{"description":["is too long (maximum is 1000000 characters)"]}}`)
-	e.call(t, rep.Token, http.MethodPost, base, []byte(`{"name":`)).expect(t, 400, "")
-	e.call(t, guest.Token, http.MethodPost, base, map[string]any{"name": "g", "color": "#FFF"}).expect(t, 403, `{"message":"403 Forbidden"}`)
-	e.call(t, stranger.Token, http.MethodPost, base, map[string]any{"name": "s", "color": "#FFF"}).expect(t, 404, `{"message":"404 Group Not Found"}`)
-	e.call(t, "", http.MethodPost, base, map[string]any{"name": "a", "color": "#FFF"}).expect(t, 401, `{"message":"401 Unauthorized"}`)
-	e.call(t, rep.Token, http.MethodPost, groupLabelsPath(999999, ""), map[string]any{"name": "a", "color": "#FFF"}).expect(t, 404, `{"message":"404 Group Not Found"}`)
+	e.Call(t, rep.Token, http.MethodPost, base, map[string]any{}).Expect(t, 400, `{"error":"color is missing, name is missing"}`)
+	e.Call(t, rep.Token, http.MethodPost, base, map[string]any{"name": "x"}).Expect(t, 400, `{"error":"color is missing"}`)
+	e.Call(t, rep.Token, http.MethodPost, base, map[string]any{"color": "#FFF"}).Expect(t, 400, `{"error":"name is missing"}`)
+	e.Call(t, rep.Token, http.MethodPost, base, map[string]any{"name": "x", "color": "red-ish"}).
+		Expect(t, 400, `{"message":{"color":["must be a valid color code"]}}`)
+	e.Call(t, rep.Token, http.MethodPost, base, map[string]any{"name": "a,b", "color": "#FFF"}).Expect(t, 400, `{"message":{"title":["is invalid"]}}`)
+	e.Call(t, rep.Token, http.MethodPost, base, map[string]any{"name": " \t ", "color": "#FFF"}).Expect(t, 400, `{"message":{"title":["can't be blank"]}}`)
+	e.Call(t, rep.Token, http.MethodPost, base, map[string]any{"name": strings.Repeat("n", 256), "color": "#FFF"}).
+		Expect(t, 400, `{"message":{"title":["is too long (maximum is 255 characters)"]}}`)
+	e.Call(t, rep.Token, http.MethodPost, base, "name=bad%FFname&color=%23FFF").Expect(t, 400, `{"message":{"title":["is invalid"]}}`)
+	e.Call(t, rep.Token, http.MethodPost, base, "name=ok&color=%23FFF&description=bad%FFbytes").Expect(t, 400, `{"message":{"description":["is invalid"]}}`)
+	e.Call(t, rep.Token, http.MethodPost, base, map[string]any{"name": "ok", "color": "#FFF", "description": strings.Repeat("d", 1_000_001)}).
+		Expect(t, 400, `{"message":{"description":["is too long (maximum is 1000000 characters)"]}}`)
+	e.Call(t, rep.Token, http.MethodPost, base, []byte(`{"name":`)).Expect(t, 400, "")
+	e.Call(t, guest.Token, http.MethodPost, base, map[string]any{"name": "g", "color": "#FFF"}).Expect(t, 403, `{"message":"403 Forbidden"}`)
+	e.Call(t, stranger.Token, http.MethodPost, base, map[string]any{"name": "s", "color": "#FFF"}).Expect(t, 404, `{"message":"404 Group Not Found"}`)
+	e.Call(t, "", http.MethodPost, base, map[string]any{"name": "a", "color": "#FFF"}).Expect(t, 401, `{"message":"401 Unauthorized"}`)
+	e.Call(t, rep.Token, http.MethodPost, groupLabelsPath(999999, ""), map[string]any{"name": "a", "color": "#FFF"}).Expect(t, 404, `{"message":"404 Group Not Found"}`)
 
 	// Readers list (sorted by name, paged), search and ask for counts.
-	r = e.call(t, guest.Token, http.MethodGet, base, nil).expect(t, 200, "")
-	if got := r.names(t); !slices.Equal(got, []string{"bug", "feature"}) {
+	r = e.Call(t, guest.Token, http.MethodGet, base, nil).Expect(t, 200, "")
+	if got := r.Names(t); !slices.Equal(got, []string{"bug", "feature"}) {
 		t.Fatalf("list %v", got)
 	}
-	if got := keysOf(r.list(t)[0]); !slices.Equal(got, []string{"color", "description", "id", "name", "subscribed"}) {
+	if got := keysOf(r.List(t)[0]); !slices.Equal(got, []string{"color", "description", "id", "name", "subscribed"}) {
 		t.Fatalf("keys without counts %v", got)
 	}
-	if got := e.call(t, guest.Token, http.MethodGet, base+"?per_page=1&page=2", nil).expect(t, 200, "").names(t); !slices.Equal(got, []string{"feature"}) {
+	if got := e.Call(t, guest.Token, http.MethodGet, base+"?per_page=1&page=2", nil).Expect(t, 200, "").Names(t); !slices.Equal(got, []string{"feature"}) {
 		t.Fatalf("page 2 %v", got)
 	}
-	if got := e.call(t, guest.Token, http.MethodGet, base+"?search=BROK", nil).expect(t, 200, "").names(t); !slices.Equal(got, []string{"bug"}) {
+	if got := e.Call(t, guest.Token, http.MethodGet, base+"?search=BROK", nil).Expect(t, 200, "").Names(t); !slices.Equal(got, []string{"bug"}) {
 		t.Fatalf("search by description %v", got)
 	}
-	if got := e.call(t, guest.Token, http.MethodGet, base+"?search=feat", nil).expect(t, 200, "").names(t); !slices.Equal(got, []string{"feature"}) {
+	if got := e.Call(t, guest.Token, http.MethodGet, base+"?search=feat", nil).Expect(t, 200, "").Names(t); !slices.Equal(got, []string{"feature"}) {
 		t.Fatalf("search by name %v", got)
 	}
-	r = e.call(t, guest.Token, http.MethodGet, base+"?with_counts=true", nil).expect(t, 200, "")
-	if got := keysOf(r.list(t)[0]); !slices.Equal(got, []string{"closed_issues_count", "color", "description", "id", "name",
+	r = e.Call(t, guest.Token, http.MethodGet, base+"?with_counts=true", nil).Expect(t, 200, "")
+	if got := keysOf(r.List(t)[0]); !slices.Equal(got, []string{"closed_issues_count", "color", "description", "id", "name",
 		"open_issues_count", "open_merge_requests_count", "subscribed"}) {
 		t.Fatalf("keys with counts %v", got)
 	}
-	e.call(t, guest.Token, http.MethodGet, base+"?include_ancestor_groups=maybe", nil).expect(t, 400, `{"error":"include_ancestor_groups is invalid"}`)
-	e.call(t, stranger.Token, http.MethodGet, base, nil).expect(t, 404, `{"message":"404 Group Not Found"}`)
-	e.call(t, "", http.MethodGet, base, nil).expect(t, 401, `{"message":"401 Unauthorized"}`)
+	e.Call(t, guest.Token, http.MethodGet, base+"?include_ancestor_groups=maybe", nil).Expect(t, 400, `{"error":"include_ancestor_groups is invalid"}`)
+	e.Call(t, stranger.Token, http.MethodGet, base, nil).Expect(t, 404, `{"message":"404 Group Not Found"}`)
+	e.Call(t, "", http.MethodGet, base, nil).Expect(t, 401, `{"message":"401 Unauthorized"}`)
 
 	// One label by name (URL-encoded) or id.
-	e.call(t, guest.Token, http.MethodGet, base+"/bug", nil).
-		expect(t, 200, `{"id":`+bugID+`,"name":"bug","color":"#d9534f","description":"Broken","subscribed":false}`)
-	if got := e.call(t, guest.Token, http.MethodGet, base+"/"+featureID, nil).expect(t, 200, "").object(t); got["name"] != "feature" {
+	e.Call(t, guest.Token, http.MethodGet, base+"/bug", nil).
+		Expect(t, 200, `{"id":`+bugID+`,"name":"bug","color":"#d9534f","description":"Broken","subscribed":false}`)
+	if got := e.Call(t, guest.Token, http.MethodGet, base+"/"+featureID, nil).Expect(t, 200, "").Object(t); got["name"] != "feature" {
 		t.Fatalf("by id %v", got)
 	}
-	e.call(t, guest.Token, http.MethodGet, base+"/nope", nil).expect(t, 404, `{"message":"404 Label Not Found"}`)
-	e.call(t, guest.Token, http.MethodGet, base+"/999999", nil).expect(t, 404, `{"message":"404 Label Not Found"}`)
+	e.Call(t, guest.Token, http.MethodGet, base+"/nope", nil).Expect(t, 404, `{"message":"404 Label Not Found"}`)
+	e.Call(t, guest.Token, http.MethodGet, base+"/999999", nil).Expect(t, 404, `{"message":"404 Label Not Found"}`)
 
 	// Edits: by path, and the older form with the name in the body (what
 	// python-gitlab's save sends).
-	e.call(t, rep.Token, http.MethodPut, base+"/bug", map[string]any{}).
-		expect(t, 400, `{"error":"new_name, color, description are missing, at least one parameter must be provided"}`)
-	e.call(t, rep.Token, http.MethodPut, base, map[string]any{"color": "#000"}).expect(t, 400, `{"error":"name is missing"}`)
-	e.call(t, rep.Token, http.MethodPut, base+"/nope", map[string]any{"color": "#000"}).expect(t, 404, `{"message":"404 Label Not Found"}`)
-	e.call(t, rep.Token, http.MethodPut, base+"/bug", map[string]any{"new_name": "feature"}).expect(t, 409, `{"message":"Label already exists"}`)
-	e.call(t, rep.Token, http.MethodPut, base+"/bug", map[string]any{"color": "#12"}).expect(t, 400, `{"message":{"color":["must be a valid color code"]}}`)
-	e.call(t, rep.Token, http.MethodPut, base+"/bug", map[string]any{"new_name": ""}).expect(t, 400, `{"message":{"title":["can't be blank"]}}`)
-	e.call(t, guest.Token, http.MethodPut, base+"/bug", map[string]any{"color": "#000"}).expect(t, 403, `{"message":"403 Forbidden"}`)
-	e.call(t, stranger.Token, http.MethodPut, base+"/bug", map[string]any{"color": "#000"}).expect(t, 404, `{"message":"404 Group Not Found"}`)
-	e.call(t, rep.Token, http.MethodPut, base+"/bug", map[string]any{"new_name": "defect", "color": "#123456"}).
-		expect(t, 200, `{"id":`+bugID+`,"name":"defect","color":"#123456","description":"Broken","subscribed":false}`)
-	e.call(t, rep.Token, http.MethodPut, base, map[string]any{"name": "defect", "description": "Really broken"}).
-		expect(t, 200, `{"id":`+bugID+`,"name":"defect","color":"#123456","description":"Really broken","subscribed":false}`)
-	e.call(t, rep.Token, http.MethodPut, base+"/"+bugID, map[string]any{"description": ""}).
-		expect(t, 200, `{"id":`+bugID+`,"name":"defect","color":"#123456","description":null,"subscribed":false}`)
+	e.Call(t, rep.Token, http.MethodPut, base+"/bug", map[string]any{}).
+		Expect(t, 400, `{"error":"new_name, color, description are missing, at least one parameter must be provided"}`)
+	e.Call(t, rep.Token, http.MethodPut, base, map[string]any{"color": "#000"}).Expect(t, 400, `{"error":"name is missing"}`)
+	e.Call(t, rep.Token, http.MethodPut, base+"/nope", map[string]any{"color": "#000"}).Expect(t, 404, `{"message":"404 Label Not Found"}`)
+	e.Call(t, rep.Token, http.MethodPut, base+"/bug", map[string]any{"new_name": "feature"}).Expect(t, 409, `{"message":"Label already exists"}`)
+	e.Call(t, rep.Token, http.MethodPut, base+"/bug", map[string]any{"color": "#12"}).Expect(t, 400, `{"message":{"color":["must be a valid color code"]}}`)
+	e.Call(t, rep.Token, http.MethodPut, base+"/bug", map[string]any{"new_name": ""}).Expect(t, 400, `{"message":{"title":["can't be blank"]}}`)
+	e.Call(t, guest.Token, http.MethodPut, base+"/bug", map[string]any{"color": "#000"}).Expect(t, 403, `{"message":"403 Forbidden"}`)
+	e.Call(t, stranger.Token, http.MethodPut, base+"/bug", map[string]any{"color": "#000"}).Expect(t, 404, `{"message":"404 Group Not Found"}`)
+	e.Call(t, rep.Token, http.MethodPut, base+"/bug", map[string]any{"new_name": "defect", "color": "#123456"}).
+		Expect(t, 200, `{"id":`+bugID+`,"name":"defect","color":"#123456","description":"Broken","subscribed":false}`)
+	e.Call(t, rep.Token, http.MethodPut, base, map[string]any{"name": "defect", "description": "Really broken"}).
+		Expect(t, 200, `{"id":`+bugID+`,"name":"defect","color":"#123456","description":"Really broken","subscribed":false}`)
+	e.Call(t, rep.Token, http.MethodPut, base+"/"+bugID, map[string]any{"description": ""}).
+		Expect(t, 200, `{"id":`+bugID+`,"name":"defect","color":"#123456","description":null,"subscribed":false}`)
 
 	// Deletes, in both forms.
-	e.call(t, guest.Token, http.MethodDelete, base+"/defect", nil).expect(t, 403, `{"message":"403 Forbidden"}`)
-	e.call(t, rep.Token, http.MethodDelete, base, nil).expect(t, 400, `{"error":"name is missing"}`)
-	e.call(t, rep.Token, http.MethodDelete, base+"/defect", nil).expect(t, 204, "")
-	e.call(t, rep.Token, http.MethodDelete, base+"/defect", nil).expect(t, 404, `{"message":"404 Label Not Found"}`)
-	e.call(t, rep.Token, http.MethodDelete, base+"?name=feature", nil).expect(t, 204, "")
-	if got := e.call(t, guest.Token, http.MethodGet, base, nil).expect(t, 200, "").names(t); len(got) != 0 {
+	e.Call(t, guest.Token, http.MethodDelete, base+"/defect", nil).Expect(t, 403, `{"message":"403 Forbidden"}`)
+	e.Call(t, rep.Token, http.MethodDelete, base, nil).Expect(t, 400, `{"error":"name is missing"}`)
+	e.Call(t, rep.Token, http.MethodDelete, base+"/defect", nil).Expect(t, 204, "")
+	e.Call(t, rep.Token, http.MethodDelete, base+"/defect", nil).Expect(t, 404, `{"message":"404 Label Not Found"}`)
+	e.Call(t, rep.Token, http.MethodDelete, base+"?name=feature", nil).Expect(t, 204, "")
+	if got := e.Call(t, guest.Token, http.MethodGet, base, nil).Expect(t, 200, "").Names(t); len(got) != 0 {
 		t.Fatalf("left after deletes %v", got)
 	}
 }
@@ -190,75 +180,75 @@ func TestGroupLabelsInProjects(t *testing.T) {
 		group int64
 		name  string
 	}{{top.ID, "toplabel"}, {sub.ID, "sublabel"}, {top.ID, "shared"}} {
-		e.call(t, owner.Token, http.MethodPost, groupLabelsPath(l.group, ""), map[string]any{"name": l.name, "color": "#00FF00"}).expect(t, 201, "")
+		e.Call(t, owner.Token, http.MethodPost, groupLabelsPath(l.group, ""), map[string]any{"name": l.name, "color": "#00FF00"}).Expect(t, 201, "")
 	}
 	// A subgroup cannot take a name a group above it has (GitLab's create
 	// looks among the labels available to the group), nor rename to one.
-	e.call(t, owner.Token, http.MethodPost, groupLabelsPath(sub.ID, ""), map[string]any{"name": "shared", "color": "#00FF00"}).expect(t, 409, `{"message":"Label already exists"}`)
-	e.call(t, owner.Token, http.MethodPut, groupLabelsPath(sub.ID, "/sublabel"), map[string]any{"new_name": "shared"}).expect(t, 409, `{"message":"Label already exists"}`)
-	if got := e.call(t, owner.Token, http.MethodGet, groupLabelsPath(sub.ID, "?include_ancestor_groups=false"), nil).expect(t, 200, "").names(t); !slices.Equal(got, []string{"sublabel"}) {
+	e.Call(t, owner.Token, http.MethodPost, groupLabelsPath(sub.ID, ""), map[string]any{"name": "shared", "color": "#00FF00"}).Expect(t, 409, `{"message":"Label already exists"}`)
+	e.Call(t, owner.Token, http.MethodPut, groupLabelsPath(sub.ID, "/sublabel"), map[string]any{"new_name": "shared"}).Expect(t, 409, `{"message":"Label already exists"}`)
+	if got := e.Call(t, owner.Token, http.MethodGet, groupLabelsPath(sub.ID, "?include_ancestor_groups=false"), nil).Expect(t, 200, "").Names(t); !slices.Equal(got, []string{"sublabel"}) {
 		t.Fatalf("sub's own labels %v", got)
 	}
-	if got := e.call(t, owner.Token, http.MethodGet, groupLabelsPath(sub.ID, ""), nil).expect(t, 200, "").names(t); !slices.Equal(got, []string{"shared", "sublabel", "toplabel"}) {
+	if got := e.Call(t, owner.Token, http.MethodGet, groupLabelsPath(sub.ID, ""), nil).Expect(t, 200, "").Names(t); !slices.Equal(got, []string{"shared", "sublabel", "toplabel"}) {
 		t.Fatalf("sub's labels with its ancestors' %v", got)
 	}
 	// The subgroup reads an ancestor's label but edits and deletes its own only.
-	e.call(t, owner.Token, http.MethodGet, groupLabelsPath(sub.ID, "/toplabel"), nil).expect(t, 200, "")
-	e.call(t, owner.Token, http.MethodPut, groupLabelsPath(sub.ID, "/toplabel"), map[string]any{"color": "#000"}).expect(t, 404, `{"message":"404 Label Not Found"}`)
-	e.call(t, owner.Token, http.MethodDelete, groupLabelsPath(sub.ID, "/toplabel"), nil).expect(t, 404, `{"message":"404 Label Not Found"}`)
+	e.Call(t, owner.Token, http.MethodGet, groupLabelsPath(sub.ID, "/toplabel"), nil).Expect(t, 200, "")
+	e.Call(t, owner.Token, http.MethodPut, groupLabelsPath(sub.ID, "/toplabel"), map[string]any{"color": "#000"}).Expect(t, 404, `{"message":"404 Label Not Found"}`)
+	e.Call(t, owner.Token, http.MethodDelete, groupLabelsPath(sub.ID, "/toplabel"), nil).Expect(t, 404, `{"message":"404 Label Not Found"}`)
 
 	path := projectPath(p.ID, "/labels")
-	e.call(t, owner.Token, http.MethodPost, path, map[string]any{"name": "own", "color": "#FF0000"}).expect(t, 201, "")
+	e.Call(t, owner.Token, http.MethodPost, path, map[string]any{"name": "own", "color": "#FF0000"}).Expect(t, 201, "")
 	// A project label may not take a name its groups have (GitLab's
 	// create_label: 409), nor be renamed to one.
-	e.call(t, owner.Token, http.MethodPost, path, map[string]any{"name": "toplabel", "color": "#FF0000"}).expect(t, 409, `{"message":"Label already exists"}`)
-	e.call(t, owner.Token, http.MethodPut, path+"/own", map[string]any{"new_name": "sublabel"}).expect(t, 409, `{"message":"Label already exists"}`)
+	e.Call(t, owner.Token, http.MethodPost, path, map[string]any{"name": "toplabel", "color": "#FF0000"}).Expect(t, 409, `{"message":"Label already exists"}`)
+	e.Call(t, owner.Token, http.MethodPut, path+"/own", map[string]any{"new_name": "sublabel"}).Expect(t, 409, `{"message":"Label already exists"}`)
 
-	r := e.call(t, guest.Token, http.MethodGet, path, nil).expect(t, 200, "")
-	if got := r.names(t); !slices.Equal(got, []string{"own", "shared", "sublabel", "toplabel"}) {
+	r := e.Call(t, guest.Token, http.MethodGet, path, nil).Expect(t, 200, "")
+	if got := r.Names(t); !slices.Equal(got, []string{"own", "shared", "sublabel", "toplabel"}) {
 		t.Fatalf("project labels %v", got)
 	}
-	for _, l := range r.list(t) {
+	for _, l := range r.List(t) {
 		if want := l["name"] == "own"; l["is_project_label"] != want {
 			t.Fatalf("is_project_label of %v", l)
 		}
 	}
-	if got := keysOf(r.list(t)[0]); !slices.Equal(got, []string{"closed_issues_count", "color", "description", "id", "is_project_label", "name",
+	if got := keysOf(r.List(t)[0]); !slices.Equal(got, []string{"closed_issues_count", "color", "description", "id", "is_project_label", "name",
 		"open_issues_count", "open_merge_requests_count", "priority", "subscribed"}) {
 		t.Fatalf("project label keys %v", got)
 	}
-	if got := e.call(t, guest.Token, http.MethodGet, path+"?include_ancestor_groups=false", nil).expect(t, 200, "").names(t); !slices.Equal(got, []string{"own", "sublabel"}) {
+	if got := e.Call(t, guest.Token, http.MethodGet, path+"?include_ancestor_groups=false", nil).Expect(t, 200, "").Names(t); !slices.Equal(got, []string{"own", "sublabel"}) {
 		t.Fatalf("without ancestors %v", got)
 	}
-	if got := e.call(t, guest.Token, http.MethodGet, path+"?search=LABEL", nil).expect(t, 200, "").names(t); !slices.Equal(got, []string{"sublabel", "toplabel"}) {
+	if got := e.Call(t, guest.Token, http.MethodGet, path+"?search=LABEL", nil).Expect(t, 200, "").Names(t); !slices.Equal(got, []string{"sublabel", "toplabel"}) {
 		t.Fatalf("search %v", got)
 	}
 	// Read through the project; edited and deleted through the group only.
-	if got := e.call(t, guest.Token, http.MethodGet, path+"/toplabel", nil).expect(t, 200, "").object(t); got["is_project_label"] != false {
+	if got := e.Call(t, guest.Token, http.MethodGet, path+"/toplabel", nil).Expect(t, 200, "").Object(t); got["is_project_label"] != false {
 		t.Fatalf("group label through the project %v", got)
 	}
-	e.call(t, owner.Token, http.MethodPut, path+"/toplabel", map[string]any{"color": "#000"}).expect(t, 404, `{"message":"404 Label Not Found"}`)
-	e.call(t, owner.Token, http.MethodDelete, path+"/toplabel", nil).expect(t, 404, `{"message":"404 Label Not Found"}`)
+	e.Call(t, owner.Token, http.MethodPut, path+"/toplabel", map[string]any{"color": "#000"}).Expect(t, 404, `{"message":"404 Label Not Found"}`)
+	e.Call(t, owner.Token, http.MethodDelete, path+"/toplabel", nil).Expect(t, 404, `{"message":"404 Label Not Found"}`)
 
 	// Issues take the group labels by name; a name nobody has becomes a
 	// project label.
-	i1 := e.call(t, owner.Token, http.MethodPost, projectPath(p.ID, "/issues"), map[string]any{"title": "one", "labels": []string{"toplabel", "own", "fresh"}}).
-		expect(t, 201, "").object(t)
+	i1 := e.Call(t, owner.Token, http.MethodPost, projectPath(p.ID, "/issues"), map[string]any{"title": "one", "labels": []string{"toplabel", "own", "fresh"}}).
+		Expect(t, 201, "").Object(t)
 	if got := fmt.Sprint(i1["labels"]); got != "[fresh own toplabel]" {
 		t.Fatalf("issue labels %s", got)
 	}
 	iid1, _ := i1["iid"].(json.Number).Int64()
-	e.call(t, owner.Token, http.MethodPost, projectPath(p.ID, "/issues"), map[string]any{"title": "two", "labels": "sublabel", "confidential": true}).expect(t, 201, "")
-	e.call(t, owner.Token, http.MethodPost, projectPath(p.ID, "/issues"), map[string]any{"title": "three"}).expect(t, 201, "")
-	e.call(t, owner.Token, http.MethodPut, issuePath(p.ID, 3), map[string]any{"labels": "toplabel", "state_event": "close"}).expect(t, 200, "")
-	if got := e.call(t, owner.Token, http.MethodGet, path+"/fresh", nil).expect(t, 200, "").object(t); got["is_project_label"] != true {
+	e.Call(t, owner.Token, http.MethodPost, projectPath(p.ID, "/issues"), map[string]any{"title": "two", "labels": "sublabel", "confidential": true}).Expect(t, 201, "")
+	e.Call(t, owner.Token, http.MethodPost, projectPath(p.ID, "/issues"), map[string]any{"title": "three"}).Expect(t, 201, "")
+	e.Call(t, owner.Token, http.MethodPut, issuePath(p.ID, 3), map[string]any{"labels": "toplabel", "state_event": "close"}).Expect(t, 200, "")
+	if got := e.Call(t, owner.Token, http.MethodGet, path+"/fresh", nil).Expect(t, 200, "").Object(t); got["is_project_label"] != true {
 		t.Fatalf("a label made on the fly %v", got)
 	}
 	// An issue of a personal project given "toplabel" gets a project
 	// label of its own.
 	personal := newProject(t, owner.Client, "gppersonal", "private")
-	e.call(t, owner.Token, http.MethodPost, projectPath(personal.ID, "/issues"), map[string]any{"title": "elsewhere", "labels": "toplabel"}).expect(t, 201, "")
-	if got := e.call(t, owner.Token, http.MethodGet, projectPath(personal.ID, "/labels/toplabel"), nil).expect(t, 200, "").object(t); got["is_project_label"] != true {
+	e.Call(t, owner.Token, http.MethodPost, projectPath(personal.ID, "/issues"), map[string]any{"title": "elsewhere", "labels": "toplabel"}).Expect(t, 201, "")
+	if got := e.Call(t, owner.Token, http.MethodGet, projectPath(personal.ID, "/labels/toplabel"), nil).Expect(t, 200, "").Object(t); got["is_project_label"] != true {
 		t.Fatalf("a personal project's label %v", got)
 	}
 
@@ -275,11 +265,11 @@ func TestGroupLabelsInProjects(t *testing.T) {
 		{"labels=Any", "[3 2 1]"},
 		{"labels=nope", "[]"},
 	} {
-		if got := e.call(t, owner.Token, http.MethodGet, projectPath(p.ID, "/issues?"+c.query), nil).expect(t, 200, "").iids(t); fmt.Sprint(got) != c.want {
+		if got := e.Call(t, owner.Token, http.MethodGet, projectPath(p.ID, "/issues?"+c.query), nil).Expect(t, 200, "").IIDs(t); fmt.Sprint(got) != c.want {
 			t.Fatalf("%s: %v, want %s", c.query, got, c.want)
 		}
 	}
-	if got := e.call(t, owner.Token, http.MethodGet, "/api/v4/issues?scope=all&labels=toplabel", nil).expect(t, 200, "").list(t); len(got) != 3 {
+	if got := e.Call(t, owner.Token, http.MethodGet, "/api/v4/issues?scope=all&labels=toplabel", nil).Expect(t, 200, "").List(t); len(got) != 3 {
 		t.Fatalf("GET /issues by a group label: %d issues", len(got))
 	}
 
@@ -288,7 +278,7 @@ func TestGroupLabelsInProjects(t *testing.T) {
 	// counts for those who may see it.
 	counts := func(token, path, name string) string {
 		t.Helper()
-		for _, l := range e.call(t, token, http.MethodGet, path, nil).expect(t, 200, "").list(t) {
+		for _, l := range e.Call(t, token, http.MethodGet, path, nil).Expect(t, 200, "").List(t) {
 			if l["name"] == name {
 				return num(l["open_issues_count"]) + "/" + num(l["closed_issues_count"])
 			}
@@ -316,7 +306,7 @@ func TestGroupLabelsInProjects(t *testing.T) {
 	}
 
 	// Label events name the group label.
-	ev := e.call(t, owner.Token, http.MethodGet, issuePath(p.ID, iid1, "/resource_label_events"), nil).expect(t, 200, "").list(t)
+	ev := e.Call(t, owner.Token, http.MethodGet, issuePath(p.ID, iid1, "/resource_label_events"), nil).Expect(t, 200, "").List(t)
 	var evNames []string
 	for _, x := range ev {
 		evNames = append(evNames, x["label"].(map[string]any)["name"].(string)+":"+x["action"].(string))
@@ -327,24 +317,24 @@ func TestGroupLabelsInProjects(t *testing.T) {
 
 	// Renaming the group label renames it on the issues; deleting it takes
 	// it off them, and its events stay without it.
-	e.call(t, owner.Token, http.MethodPut, groupLabelsPath(top.ID, "/toplabel"), map[string]any{"new_name": "renamed"}).expect(t, 200, "")
-	if got := fmt.Sprint(e.call(t, owner.Token, http.MethodGet, issuePath(p.ID, iid1), nil).expect(t, 200, "").object(t)["labels"]); got != "[fresh own renamed]" {
+	e.Call(t, owner.Token, http.MethodPut, groupLabelsPath(top.ID, "/toplabel"), map[string]any{"new_name": "renamed"}).Expect(t, 200, "")
+	if got := fmt.Sprint(e.Call(t, owner.Token, http.MethodGet, issuePath(p.ID, iid1), nil).Expect(t, 200, "").Object(t)["labels"]); got != "[fresh own renamed]" {
 		t.Fatalf("after the rename %s", got)
 	}
-	if got := e.call(t, owner.Token, http.MethodGet, projectPath(p.ID, "/issues?labels=renamed"), nil).expect(t, 200, "").iids(t); fmt.Sprint(got) != "[3 1]" {
+	if got := e.Call(t, owner.Token, http.MethodGet, projectPath(p.ID, "/issues?labels=renamed"), nil).Expect(t, 200, "").IIDs(t); fmt.Sprint(got) != "[3 1]" {
 		t.Fatalf("filter by the new name %v", got)
 	}
-	e.call(t, owner.Token, http.MethodDelete, groupLabelsPath(top.ID, "/renamed"), nil).expect(t, 204, "")
-	if got := fmt.Sprint(e.call(t, owner.Token, http.MethodGet, issuePath(p.ID, iid1), nil).expect(t, 200, "").object(t)["labels"]); got != "[fresh own]" {
+	e.Call(t, owner.Token, http.MethodDelete, groupLabelsPath(top.ID, "/renamed"), nil).Expect(t, 204, "")
+	if got := fmt.Sprint(e.Call(t, owner.Token, http.MethodGet, issuePath(p.ID, iid1), nil).Expect(t, 200, "").Object(t)["labels"]); got != "[fresh own]" {
 		t.Fatalf("after the delete %s", got)
 	}
-	if got := fmt.Sprint(e.call(t, owner.Token, http.MethodGet, issuePath(p.ID, 3), nil).expect(t, 200, "").object(t)["labels"]); got != "[]" {
+	if got := fmt.Sprint(e.Call(t, owner.Token, http.MethodGet, issuePath(p.ID, 3), nil).Expect(t, 200, "").Object(t)["labels"]); got != "[]" {
 		t.Fatalf("the closed issue after the delete %s", got)
 	}
-	if l := e.call(t, owner.Token, http.MethodGet, issuePath(p.ID, iid1, "/resource_label_events"), nil).expect(t, 200, "").list(t)[0]["label"]; l != nil {
+	if l := e.Call(t, owner.Token, http.MethodGet, issuePath(p.ID, iid1, "/resource_label_events"), nil).Expect(t, 200, "").List(t)[0]["label"]; l != nil {
 		t.Fatalf("a deleted group label in an event %v", l)
 	}
-	if got := e.call(t, owner.Token, http.MethodGet, projectPath(p.ID, "/issues?labels=Any"), nil).expect(t, 200, "").iids(t); fmt.Sprint(got) != "[2 1]" {
+	if got := e.Call(t, owner.Token, http.MethodGet, projectPath(p.ID, "/issues?labels=Any"), nil).Expect(t, 200, "").IIDs(t); fmt.Sprint(got) != "[2 1]" {
 		t.Fatalf("Any after the delete %v", got)
 	}
 }
@@ -356,20 +346,20 @@ func TestGroupLabelsOnMergeRequests(t *testing.T) {
 	e := start(t)
 	g := newGroup(t, e.Client, "mrgroup", 0)
 	p := groupProject(t, e.Client, "mrproj", g.ID)
-	e.call(t, e.RootToken, http.MethodPost, groupLabelsPath(g.ID, ""), map[string]any{"name": "review", "color": "#00FF00"}).expect(t, 201, "")
-	e.call(t, e.RootToken, http.MethodPost, projectPath(p.ID, "/repository/files/README"),
-		map[string]any{"branch": "main", "content": "hi", "commit_message": "first"}).expect(t, 201, "")
-	e.call(t, e.RootToken, http.MethodPost, projectPath(p.ID, "/repository/files/feature.txt"),
-		map[string]any{"branch": "feature", "start_branch": "main", "content": "more", "commit_message": "more"}).expect(t, 201, "")
-	mr := e.call(t, e.RootToken, http.MethodPost, projectPath(p.ID, "/merge_requests"), map[string]any{"source_branch": "feature",
-		"target_branch": "main", "title": "Feature", "labels": []string{"review"}}).expect(t, 201, "").object(t)
+	e.Call(t, e.RootToken, http.MethodPost, groupLabelsPath(g.ID, ""), map[string]any{"name": "review", "color": "#00FF00"}).Expect(t, 201, "")
+	e.Call(t, e.RootToken, http.MethodPost, projectPath(p.ID, "/repository/files/README"),
+		map[string]any{"branch": "main", "content": "hi", "commit_message": "first"}).Expect(t, 201, "")
+	e.Call(t, e.RootToken, http.MethodPost, projectPath(p.ID, "/repository/files/feature.txt"),
+		map[string]any{"branch": "feature", "start_branch": "main", "content": "more", "commit_message": "more"}).Expect(t, 201, "")
+	mr := e.Call(t, e.RootToken, http.MethodPost, projectPath(p.ID, "/merge_requests"), map[string]any{"source_branch": "feature",
+		"target_branch": "main", "title": "Feature", "labels": []string{"review"}}).Expect(t, 201, "").Object(t)
 	if got := fmt.Sprint(mr["labels"]); got != "[review]" {
 		t.Fatalf("merge request labels %s", got)
 	}
-	if got := e.call(t, e.RootToken, http.MethodGet, projectPath(p.ID, "/labels/review"), nil).expect(t, 200, "").object(t); got["is_project_label"] != false {
+	if got := e.Call(t, e.RootToken, http.MethodGet, projectPath(p.ID, "/labels/review"), nil).Expect(t, 200, "").Object(t); got["is_project_label"] != false {
 		t.Fatalf("the merge request's label %v (a project label was made)", got)
 	}
-	ev := e.call(t, e.RootToken, http.MethodGet, projectPath(p.ID, "/merge_requests/"+num(mr["iid"])+"/resource_label_events"), nil).expect(t, 200, "").list(t)
+	ev := e.Call(t, e.RootToken, http.MethodGet, projectPath(p.ID, "/merge_requests/"+num(mr["iid"])+"/resource_label_events"), nil).Expect(t, 200, "").List(t)
 	if len(ev) != 1 || ev[0]["label"].(map[string]any)["name"] != "review" || ev[0]["action"] != "add" {
 		t.Fatalf("merge request label events %v", ev)
 	}
@@ -383,18 +373,18 @@ func TestInheritedGroupMilestones(t *testing.T) {
 	top := newGroup(t, e.Client, "mstop", 0)
 	sub := newGroup(t, e.Client, "mssub", top.ID)
 	p := groupProject(t, e.Client, "msproj", sub.ID)
-	m := e.call(t, e.RootToken, http.MethodPost, fmt.Sprintf("/api/v4/groups/%d/milestones", top.ID), map[string]any{"title": "v1"}).expect(t, 201, "").object(t)
-	r := e.call(t, e.RootToken, http.MethodPost, projectPath(p.ID, "/issues"), map[string]any{"title": "in v1", "milestone_id": num(m["id"])}).expect(t, 201, "")
-	if ms, _ := r.object(t)["milestone"].(map[string]any); ms == nil || ms["title"] != "v1" || num(ms["group_id"]) != store.IDString(top.ID) {
-		t.Fatalf("issue milestone %s", r.body)
+	m := e.Call(t, e.RootToken, http.MethodPost, fmt.Sprintf("/api/v4/groups/%d/milestones", top.ID), map[string]any{"title": "v1"}).Expect(t, 201, "").Object(t)
+	r := e.Call(t, e.RootToken, http.MethodPost, projectPath(p.ID, "/issues"), map[string]any{"title": "in v1", "milestone_id": num(m["id"])}).Expect(t, 201, "")
+	if ms, _ := r.Object(t)["milestone"].(map[string]any); ms == nil || ms["title"] != "v1" || num(ms["group_id"]) != store.IDString(top.ID) {
+		t.Fatalf("issue milestone %s", r.Body)
 	}
-	e.call(t, e.RootToken, http.MethodPost, projectPath(p.ID, "/issues"), map[string]any{"title": "none"}).expect(t, 201, "")
+	e.Call(t, e.RootToken, http.MethodPost, projectPath(p.ID, "/issues"), map[string]any{"title": "none"}).Expect(t, 201, "")
 	for _, c := range []struct{ query, want string }{
 		{"milestone=v1", "[1]"},
 		{"milestone=Any+Milestone", "[1]"},
 		{"milestone=No+Milestone", "[2]"},
 	} {
-		if got := e.call(t, e.RootToken, http.MethodGet, projectPath(p.ID, "/issues?"+c.query), nil).expect(t, 200, "").iids(t); fmt.Sprint(got) != c.want {
+		if got := e.Call(t, e.RootToken, http.MethodGet, projectPath(p.ID, "/issues?"+c.query), nil).Expect(t, 200, "").IIDs(t); fmt.Sprint(got) != c.want {
 			t.Fatalf("%s: %v, want %s", c.query, got, c.want)
 		}
 	}
@@ -410,10 +400,10 @@ func TestGroupDeletionDropsLabelsAndMilestones(t *testing.T) {
 	keep := newGroup(t, e.Client, "keep", 0)
 	p := groupProject(t, e.Client, "delproj", sub.ID)
 	for _, g := range []int64{top.ID, sub.ID, keep.ID} {
-		e.call(t, e.RootToken, http.MethodPost, groupLabelsPath(g, ""), map[string]any{"name": "l" + store.IDString(g), "color": "#00FF00"}).expect(t, 201, "")
-		e.call(t, e.RootToken, http.MethodPost, fmt.Sprintf("/api/v4/groups/%d/milestones", g), map[string]any{"title": "m" + store.IDString(g)}).expect(t, 201, "")
+		e.Call(t, e.RootToken, http.MethodPost, groupLabelsPath(g, ""), map[string]any{"name": "l" + store.IDString(g), "color": "#00FF00"}).Expect(t, 201, "")
+		e.Call(t, e.RootToken, http.MethodPost, fmt.Sprintf("/api/v4/groups/%d/milestones", g), map[string]any{"title": "m" + store.IDString(g)}).Expect(t, 201, "")
 	}
-	e.call(t, e.RootToken, http.MethodPost, projectPath(p.ID, "/issues"), map[string]any{"title": "x", "labels": "l" + store.IDString(top.ID)}).expect(t, 201, "")
+	e.Call(t, e.RootToken, http.MethodPost, projectPath(p.ID, "/issues"), map[string]any{"title": "x", "labels": "l" + store.IDString(top.ID)}).Expect(t, 201, "")
 	if _, err := e.Client.Groups.DeleteGroup(top.ID, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -446,5 +436,5 @@ func TestGroupDeletionDropsLabelsAndMilestones(t *testing.T) {
 	if got := groupsOf("issues.milestones"); !slices.Equal(got, []int64{keep.ID}) {
 		t.Fatalf("group milestones left %v, want only the kept group's", got)
 	}
-	e.call(t, e.RootToken, http.MethodGet, groupLabelsPath(keep.ID, "/l"+store.IDString(keep.ID)), nil).expect(t, 200, "")
+	e.Call(t, e.RootToken, http.MethodGet, groupLabelsPath(keep.ID, "/l"+store.IDString(keep.ID)), nil).Expect(t, 200, "")
 }

@@ -43,7 +43,7 @@ func TestIssueLifecycle(t *testing.T) {
 	}
 
 	t.Run("the 9.x view, exactly", func(t *testing.T) {
-		one := s.call(t, "", http.MethodGet, issuePath(p.ID, 1), nil).expect(t, 200, "").object(t)
+		one := s.Call(t, "", http.MethodGet, issuePath(p.ID, 1), nil).Expect(t, 200, "").Object(t)
 		want := append(slices.Clone(issueKeys), "subscribed")
 		slices.Sort(want)
 		if got := keysOf(one); !slices.Equal(got, want) {
@@ -62,12 +62,12 @@ func TestIssueLifecycle(t *testing.T) {
 		if got := keysOf(author); !slices.Equal(got, []string{"avatar_url", "id", "name", "state", "username", "web_url"}) {
 			t.Fatalf("author keys %v", got)
 		}
-		list := s.call(t, "", http.MethodGet, projectPath(p.ID, "/issues"), nil).expect(t, 200, "").list(t)
+		list := s.Call(t, "", http.MethodGet, projectPath(p.ID, "/issues"), nil).Expect(t, 200, "").List(t)
 		if got := keysOf(list[0]); !slices.Equal(got, issueKeys) {
 			t.Fatalf("list keys %v, want %v (no subscribed)", got, issueKeys)
 		}
 		bare := newIssue(t, alice.Client, p.ID, "bare")
-		raw := s.call(t, "", http.MethodGet, issuePath(p.ID, int64(bare.IID)), nil).object(t)
+		raw := s.Call(t, "", http.MethodGet, issuePath(p.ID, int64(bare.IID)), nil).Object(t)
 		if raw["description"] != nil || raw["assignee"] != nil || len(raw["assignees"].([]any)) != 0 || len(raw["labels"].([]any)) != 0 {
 			t.Fatalf("bare issue %v", raw)
 		}
@@ -82,14 +82,14 @@ func TestIssueLifecycle(t *testing.T) {
 		if err != nil || up.State != "reopened" {
 			t.Fatalf("reopen: %+v %v", up, err)
 		}
-		got := s.call(t, "", http.MethodGet, projectPath(p.ID, "/issues?state=opened&sort=asc"), nil).iids(t)
+		got := s.Call(t, "", http.MethodGet, projectPath(p.ID, "/issues?state=opened&sort=asc"), nil).IIDs(t)
 		if !slices.Contains(got, 1) {
 			t.Fatalf("opened filter %v misses the reopened issue", got)
 		}
-		s.call(t, bob.Token, http.MethodPut, issuePath(p.ID, 1), map[string]any{"state_event": "shut"}).
-			expect(t, 400, `{"error":"state_event does not have a valid value"}`)
-		s.call(t, bob.Token, http.MethodPut, issuePath(p.ID, 1), map[string]any{}).
-			expect(t, 400, `{"error":"assignee_id, assignee_ids, confidential, created_at, description, due_date, labels, milestone_id, state_event, title are missing, at least one parameter must be provided"}`)
+		s.Call(t, bob.Token, http.MethodPut, issuePath(p.ID, 1), map[string]any{"state_event": "shut"}).
+			Expect(t, 400, `{"error":"state_event does not have a valid value"}`)
+		s.Call(t, bob.Token, http.MethodPut, issuePath(p.ID, 1), map[string]any{}).
+			Expect(t, 400, `{"error":"assignee_id, assignee_ids, confidential, created_at, description, due_date, labels, milestone_id, state_event, title are missing, at least one parameter must be provided"}`)
 	})
 
 	t.Run("edit fields, unassign, relabel", func(t *testing.T) {
@@ -105,11 +105,11 @@ func TestIssueLifecycle(t *testing.T) {
 	})
 
 	t.Run("delete: owner only, 204, then 404", func(t *testing.T) {
-		s.call(t, bob.Token, http.MethodDelete, issuePath(p.ID, 1), nil).expect(t, 403, `{"message":"403 Forbidden"}`)
-		s.call(t, alice.Token, http.MethodDelete, issuePath(p.ID, 1), nil).expect(t, 204, "")
-		s.call(t, alice.Token, http.MethodGet, issuePath(p.ID, 1), nil).expect(t, 404, `{"message":"404 Not found"}`)
-		s.call(t, alice.Token, http.MethodDelete, issuePath(p.ID, 1), nil).expect(t, 404, `{"message":"404 Not found"}`)
-		s.call(t, s.RootToken, http.MethodDelete, issuePath(p.ID, 2), nil).expect(t, 204, "")
+		s.Call(t, bob.Token, http.MethodDelete, issuePath(p.ID, 1), nil).Expect(t, 403, `{"message":"403 Forbidden"}`)
+		s.Call(t, alice.Token, http.MethodDelete, issuePath(p.ID, 1), nil).Expect(t, 204, "")
+		s.Call(t, alice.Token, http.MethodGet, issuePath(p.ID, 1), nil).Expect(t, 404, `{"message":"404 Not found"}`)
+		s.Call(t, alice.Token, http.MethodDelete, issuePath(p.ID, 1), nil).Expect(t, 404, `{"message":"404 Not found"}`)
+		s.Call(t, s.RootToken, http.MethodDelete, issuePath(p.ID, 2), nil).Expect(t, 204, "")
 		// iids are never reused.
 		if i := newIssue(t, alice.Client, p.ID, "after"); i.IID != 3 {
 			t.Fatalf("iid %d after deletes, want 3", i.IID)
@@ -128,16 +128,16 @@ func TestFormParamsAndBackdating(t *testing.T) {
 	dev := s.CreateUser(t, "dev")
 	p := newProject(t, alice.Client, "forms", "private")
 	addMember(t, alice.Client, p.ID, dev.ID, gitlab.DeveloperPermissions)
-	one := s.call(t, dev.Token, http.MethodPost, projectPath(p.ID, "/issues"),
-		"title=Form&assignee_id="+store.IDString(alice.ID)+"&confidential=true&labels=x,y&created_at=2001-02-03T04:05:06Z").expect(t, 201, "").object(t)
+	one := s.Call(t, dev.Token, http.MethodPost, projectPath(p.ID, "/issues"),
+		"title=Form&assignee_id="+store.IDString(alice.ID)+"&confidential=true&labels=x,y&created_at=2001-02-03T04:05:06Z").Expect(t, 201, "").Object(t)
 	if one["confidential"] != true || one["assignee"].(map[string]any)["username"] != "alice" || len(one["labels"].([]any)) != 2 {
 		t.Fatalf("form create %v", one)
 	}
 	if one["created_at"] == "2001-02-03T04:05:06.000Z" {
 		t.Fatal("a developer backdated an issue")
 	}
-	two := s.call(t, alice.Token, http.MethodPost, projectPath(p.ID, "/issues"),
-		"title=Old&assignee_ids[]="+store.IDString(dev.ID)+"&assignee_ids[]="+store.IDString(alice.ID)+"&created_at=2001-02-03T04:05:06Z").expect(t, 201, "").object(t)
+	two := s.Call(t, alice.Token, http.MethodPost, projectPath(p.ID, "/issues"),
+		"title=Old&assignee_ids[]="+store.IDString(dev.ID)+"&assignee_ids[]="+store.IDString(alice.ID)+"&created_at=2001-02-03T04:05:06Z").Expect(t, 201, "").Object(t)
 	if two["created_at"] != "2001-02-03T04:05:06.000Z" {
 		t.Fatalf("the owner's created_at: %v", two["created_at"])
 	}
@@ -147,7 +147,7 @@ func TestFormParamsAndBackdating(t *testing.T) {
 	}
 	// An assignee who cannot see the project is dropped.
 	stranger := s.CreateUser(t, "stranger")
-	three := s.call(t, alice.Token, http.MethodPost, projectPath(p.ID, "/issues"), "title=x&assignee_id="+store.IDString(stranger.ID)).expect(t, 201, "").object(t)
+	three := s.Call(t, alice.Token, http.MethodPost, projectPath(p.ID, "/issues"), "title=x&assignee_id="+store.IDString(stranger.ID)).Expect(t, 201, "").Object(t)
 	if three["assignee"] != nil {
 		t.Fatalf("a stranger was assigned: %v", three["assignee"])
 	}

@@ -26,12 +26,12 @@ func TestLabels(t *testing.T) {
 	if err != nil || l.Name != "bug" || l.Color != "#d9534f" || l.Description != "Broken" || l.Priority != 2 {
 		t.Fatalf("create: %+v %v", l, err)
 	}
-	s.call(t, rep.Token, http.MethodPost, path, map[string]any{"name": "bug", "color": "#000000"}).expect(t, 409, `{"message":"Label already exists"}`)
-	s.call(t, rep.Token, http.MethodPost, path, map[string]any{}).expect(t, 400, `{"error":"name is missing, color is missing"}`)
-	s.call(t, rep.Token, http.MethodPost, path, map[string]any{"name": "x", "color": "red-ish"}).
-		expect(t, 400, `{"message":{"color":["must be a valid color code"]}}`)
-	s.call(t, guest.Token, http.MethodPost, path, map[string]any{"name": "g", "color": "#FFF"}).expect(t, 403, `{"message":"403 Forbidden"}`)
-	s.call(t, "", http.MethodPost, path, map[string]any{"name": "g", "color": "#FFF"}).expect(t, 401, "")
+	s.Call(t, rep.Token, http.MethodPost, path, map[string]any{"name": "bug", "color": "#000000"}).Expect(t, 409, `{"message":"Label already exists"}`)
+	s.Call(t, rep.Token, http.MethodPost, path, map[string]any{}).Expect(t, 400, `{"error":"name is missing, color is missing"}`)
+	s.Call(t, rep.Token, http.MethodPost, path, map[string]any{"name": "x", "color": "red-ish"}).
+		Expect(t, 400, `{"message":{"color":["must be a valid color code"]}}`)
+	s.Call(t, guest.Token, http.MethodPost, path, map[string]any{"name": "g", "color": "#FFF"}).Expect(t, 403, `{"message":"403 Forbidden"}`)
+	s.Call(t, "", http.MethodPost, path, map[string]any{"name": "g", "color": "#FFF"}).Expect(t, 401, "")
 
 	// Issues count into the label; labels named on an issue appear.
 	newIssue(t, alice.Client, p.ID, "one", func(o *gitlab.CreateIssueOptions) { o.Labels = &gitlab.LabelOptions{"bug", "new one"} })
@@ -39,9 +39,9 @@ func TestLabels(t *testing.T) {
 	if _, _, err := alice.Client.Issues.UpdateIssue(p.ID, 2, &gitlab.UpdateIssueOptions{StateEvent: gitlab.Ptr("close")}); err != nil {
 		t.Fatal(err)
 	}
-	r := s.call(t, "", http.MethodGet, path, nil).expect(t, 200, "")
-	fennectest.CheckPages(t, "labels", r.header, 2, 1, 20, 1, "", "")
-	list := r.list(t)
+	r := s.Call(t, "", http.MethodGet, path, nil).Expect(t, 200, "")
+	fennectest.CheckPages(t, "labels", r.Header, 2, 1, 20, 1, "", "")
+	list := r.List(t)
 	if got := keysOf(list[0]); !slices.Equal(got, []string{"closed_issues_count", "color", "description", "id", "is_project_label", "name",
 		"open_issues_count", "open_merge_requests_count", "priority", "subscribed"}) {
 		t.Fatalf("label keys %v", got)
@@ -54,24 +54,24 @@ func TestLabels(t *testing.T) {
 
 	t.Run("one label by name or id", func(t *testing.T) {
 		// 405 before: only PUT and DELETE had this path.
-		byName := s.call(t, "", http.MethodGet, path+"/bug", nil).expect(t, 200, "").object(t)
+		byName := s.Call(t, "", http.MethodGet, path+"/bug", nil).Expect(t, 200, "").Object(t)
 		if byName["name"] != "bug" || byName["open_issues_count"].(interface{ String() string }).String() != "1" {
 			t.Fatalf("GET label by name: %v", byName)
 		}
 		id := byName["id"].(interface{ String() string }).String()
-		if byID := s.call(t, "", http.MethodGet, path+"/"+id, nil).expect(t, 200, "").object(t); byID["name"] != "bug" {
+		if byID := s.Call(t, "", http.MethodGet, path+"/"+id, nil).Expect(t, 200, "").Object(t); byID["name"] != "bug" {
 			t.Fatalf("GET label by id: %v", byID)
 		}
-		if got := s.call(t, "", http.MethodGet, path+"/new%20one", nil).expect(t, 200, "").object(t); got["name"] != "new one" {
+		if got := s.Call(t, "", http.MethodGet, path+"/new%20one", nil).Expect(t, 200, "").Object(t); got["name"] != "new one" {
 			t.Fatalf("GET label with a space: %v", got)
 		}
-		s.call(t, "", http.MethodGet, path+"/nope", nil).expect(t, 404, `{"message":"404 Label Not Found"}`)
+		s.Call(t, "", http.MethodGet, path+"/nope", nil).Expect(t, 404, `{"message":"404 Label Not Found"}`)
 	})
 	t.Run("edit by name, rename carries the issues", func(t *testing.T) {
-		s.call(t, rep.Token, http.MethodPut, path, map[string]any{"name": "bug"}).
-			expect(t, 400, `{"error":"new_name, color, description, priority are missing, at least one parameter must be provided"}`)
-		s.call(t, rep.Token, http.MethodPut, path, map[string]any{"name": "nope", "color": "#123456"}).expect(t, 404, `{"message":"404 Label Not Found"}`)
-		s.call(t, rep.Token, http.MethodPut, path, map[string]any{"name": "bug", "new_name": "new one"}).expect(t, 409, "")
+		s.Call(t, rep.Token, http.MethodPut, path, map[string]any{"name": "bug"}).
+			Expect(t, 400, `{"error":"new_name, color, description, priority are missing, at least one parameter must be provided"}`)
+		s.Call(t, rep.Token, http.MethodPut, path, map[string]any{"name": "nope", "color": "#123456"}).Expect(t, 404, `{"message":"404 Label Not Found"}`)
+		s.Call(t, rep.Token, http.MethodPut, path, map[string]any{"name": "bug", "new_name": "new one"}).Expect(t, 409, "")
 		up, _, err := rep.Client.Labels.UpdateLabel(p.ID, "bug", &gitlab.UpdateLabelOptions{NewName: gitlab.Ptr("defect"), Color: gitlab.Ptr("#123")})
 		if err != nil || up.Name != "defect" || up.Color != "#123" {
 			t.Fatalf("update %+v %v", up, err)
@@ -82,9 +82,9 @@ func TestLabels(t *testing.T) {
 		}
 	})
 	t.Run("delete takes it off issues", func(t *testing.T) {
-		s.call(t, rep.Token, http.MethodDelete, path+"?name="+q("new one"), nil).expect(t, 204, "")
-		s.call(t, rep.Token, http.MethodDelete, path+"?name="+q("new one"), nil).expect(t, 404, `{"message":"404 Label Not Found"}`)
-		s.call(t, rep.Token, http.MethodDelete, path, nil).expect(t, 400, `{"error":"name is missing"}`)
+		s.Call(t, rep.Token, http.MethodDelete, path+"?name="+q("new one"), nil).Expect(t, 204, "")
+		s.Call(t, rep.Token, http.MethodDelete, path+"?name="+q("new one"), nil).Expect(t, 404, `{"message":"404 Label Not Found"}`)
+		s.Call(t, rep.Token, http.MethodDelete, path, nil).Expect(t, 400, `{"error":"name is missing"}`)
 		i, _, _ := alice.Client.Issues.GetIssue(p.ID, 1)
 		if !slices.Equal([]string(i.Labels), []string{"defect"}) {
 			t.Fatalf("issue labels %v", i.Labels)
@@ -101,10 +101,10 @@ func TestMilestones(t *testing.T) {
 	addMember(t, alice.Client, p.ID, dev.ID, gitlab.DeveloperPermissions)
 	path := projectPath(p.ID, "/milestones")
 
-	s.call(t, alice.Token, http.MethodPost, path, map[string]any{}).expect(t, 400, `{"error":"title is missing"}`)
-	s.call(t, dev.Token, http.MethodPost, path, map[string]any{"title": "x"}).expect(t, 403, "")
-	m1 := s.call(t, alice.Token, http.MethodPost, path, map[string]any{"title": "v1", "description": "first",
-		"due_date": "2030-05-01", "start_date": "2030-04-01"}).expect(t, 201, "").object(t)
+	s.Call(t, alice.Token, http.MethodPost, path, map[string]any{}).Expect(t, 400, `{"error":"title is missing"}`)
+	s.Call(t, dev.Token, http.MethodPost, path, map[string]any{"title": "x"}).Expect(t, 403, "")
+	m1 := s.Call(t, alice.Token, http.MethodPost, path, map[string]any{"title": "v1", "description": "first",
+		"due_date": "2030-05-01", "start_date": "2030-04-01"}).Expect(t, 201, "").Object(t)
 	if got := keysOf(m1); !slices.Equal(got, []string{"created_at", "description", "due_date", "id", "iid", "project_id",
 		"start_date", "state", "title", "updated_at"}) {
 		t.Fatalf("milestone keys %v", got)
@@ -112,7 +112,7 @@ func TestMilestones(t *testing.T) {
 	if m1["iid"].(interface{ String() string }).String() != "1" || m1["state"] != "active" || m1["due_date"] != "2030-05-01" || m1["start_date"] != "2030-04-01" {
 		t.Fatalf("milestone %v", m1)
 	}
-	dup := s.call(t, alice.Token, http.MethodPost, path, map[string]any{"title": "v1"}).expect(t, 400, "").object(t)
+	dup := s.Call(t, alice.Token, http.MethodPost, path, map[string]any{"title": "v1"}).Expect(t, 400, "").Object(t)
 	if dup["message"] != `Failed to create milestone {:title=>["has already been taken"]}` {
 		t.Fatalf("duplicate: %v", dup)
 	}
@@ -126,15 +126,15 @@ func TestMilestones(t *testing.T) {
 	if err != nil || up.State != "closed" {
 		t.Fatalf("close %+v %v", up, err)
 	}
-	s.call(t, alice.Token, http.MethodPut, projectPath(p.ID, "/milestones/"+id1), map[string]any{"state_event": "finish"}).
-		expect(t, 400, `{"error":"state_event does not have a valid value"}`)
-	s.call(t, alice.Token, http.MethodPut, projectPath(p.ID, "/milestones/"+id1), map[string]any{}).expect(t, 400, "")
-	s.call(t, "", http.MethodGet, projectPath(p.ID, "/milestones/99999"), nil).expect(t, 404, `{"message":"404 Not found"}`)
+	s.Call(t, alice.Token, http.MethodPut, projectPath(p.ID, "/milestones/"+id1), map[string]any{"state_event": "finish"}).
+		Expect(t, 400, `{"error":"state_event does not have a valid value"}`)
+	s.Call(t, alice.Token, http.MethodPut, projectPath(p.ID, "/milestones/"+id1), map[string]any{}).Expect(t, 400, "")
+	s.Call(t, "", http.MethodGet, projectPath(p.ID, "/milestones/99999"), nil).Expect(t, 404, `{"message":"404 Not found"}`)
 
 	for q, want := range map[string][]string{"": {"v1", "v2 beta"}, "?state=active": {"v1"}, "?state=closed": {"v2 beta"},
 		"?iids[]=2": {"v2 beta"}, "?search=BETA": {"v2 beta"}} {
 		var got []string
-		for _, m := range s.call(t, "", http.MethodGet, path+q, nil).expect(t, 200, "").list(t) {
+		for _, m := range s.Call(t, "", http.MethodGet, path+q, nil).Expect(t, 200, "").List(t) {
 			got = append(got, m["title"].(string))
 		}
 		if !slices.Equal(got, want) {
@@ -148,11 +148,11 @@ func TestMilestones(t *testing.T) {
 		t.Fatalf("issue milestone %+v", i.Milestone)
 	}
 	newIssue(t, alice.Client, p.ID, "elsewhere")
-	r := s.call(t, "", http.MethodGet, projectPath(p.ID, "/milestones/"+id1+"/issues"), nil).expect(t, 200, "")
-	if got := r.iids(t); !slices.Equal(got, []int64{1}) {
+	r := s.Call(t, "", http.MethodGet, projectPath(p.ID, "/milestones/"+id1+"/issues"), nil).Expect(t, 200, "")
+	if got := r.IIDs(t); !slices.Equal(got, []int64{1}) {
 		t.Fatalf("milestone issues %v", got)
 	}
-	fennectest.CheckPages(t, "milestone issues", r.header, 1, 1, 20, 1, "", "")
+	fennectest.CheckPages(t, "milestone issues", r.Header, 1, 1, 20, 1, "", "")
 	// A guest (non-member here) creating with a milestone: ignored, as
 	// GitLab filters admin-only fields of guests.
 	g := s.CreateUser(t, "g")
@@ -201,7 +201,7 @@ func TestLabelCountsHideConfidentialIssues(t *testing.T) {
 		for who, w := range want {
 			var got [2]int
 			found := false
-			for _, l := range s.call(t, tokens[who], http.MethodGet, path, nil).expect(t, 200, "").list(t) {
+			for _, l := range s.Call(t, tokens[who], http.MethodGet, path, nil).Expect(t, 200, "").List(t) {
 				if l["name"] == name {
 					found = true
 					got = [2]int{mustInt(t, l["open_issues_count"].(interface{ String() string }).String()),
@@ -258,7 +258,7 @@ func TestLabelCountsHideConfidentialIssues(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after delete", "secret", map[string][2]int{"anonymous": {0, 0}, "guest": {1, 0}, "rep": {2, 0}})
-	s.call(t, alice.Token, http.MethodDelete, path+"?name=secret", nil).expect(t, 204, "")
-	s.call(t, alice.Token, http.MethodPost, path, map[string]any{"name": "secret", "color": "#000000"}).expect(t, 201, "")
+	s.Call(t, alice.Token, http.MethodDelete, path+"?name=secret", nil).Expect(t, 204, "")
+	s.Call(t, alice.Token, http.MethodPost, path, map[string]any{"name": "secret", "color": "#000000"}).Expect(t, 201, "")
 	check("label made again", "secret", map[string][2]int{"anonymous": {0, 0}, "guest": {0, 0}, "rep": {0, 0}})
 }

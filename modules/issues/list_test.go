@@ -52,7 +52,7 @@ func TestListFilters(t *testing.T) {
 	}
 	list := func(query string) []int64 {
 		t.Helper()
-		return s.call(t, "", http.MethodGet, projectPath(p.ID, "/issues"+query), nil).expect(t, 200, "").iids(t)
+		return s.Call(t, "", http.MethodGet, projectPath(p.ID, "/issues"+query), nil).Expect(t, 200, "").IIDs(t)
 	}
 	cases := []struct {
 		query string
@@ -85,8 +85,8 @@ func TestListFilters(t *testing.T) {
 	}
 	for _, bad := range []string{"?state=open", "?order_by=title", "?sort=up"} {
 		name := strings.SplitN(strings.TrimPrefix(bad, "?"), "=", 2)[0]
-		s.call(t, "", http.MethodGet, projectPath(p.ID, "/issues"+bad), nil).
-			expect(t, 400, `{"error":"`+name+` does not have a valid value"}`)
+		s.Call(t, "", http.MethodGet, projectPath(p.ID, "/issues"+bad), nil).
+			Expect(t, 400, `{"error":"`+name+` does not have a valid value"}`)
 	}
 
 	t.Run("client-go filters", func(t *testing.T) {
@@ -98,40 +98,40 @@ func TestListFilters(t *testing.T) {
 	})
 
 	t.Run("pagination headers", func(t *testing.T) {
-		r := s.call(t, "", http.MethodGet, projectPath(p.ID, "/issues?per_page=2&page=2"), nil).expect(t, 200, "")
-		fennectest.CheckPages(t, "page 2", r.header, 5, 3, 2, 2, "3", "1")
-		if got := r.iids(t); !slices.Equal(got, []int64{3, 2}) {
+		r := s.Call(t, "", http.MethodGet, projectPath(p.ID, "/issues?per_page=2&page=2"), nil).Expect(t, 200, "")
+		fennectest.CheckPages(t, "page 2", r.Header, 5, 3, 2, 2, "3", "1")
+		if got := r.IIDs(t); !slices.Equal(got, []int64{3, 2}) {
 			t.Fatalf("page 2 %v", got)
 		}
-		if link := r.header.Get("Link"); !strings.Contains(link, `page=3&per_page=2>; rel="next"`) || !strings.Contains(link, `rel="last"`) {
+		if link := r.Header.Get("Link"); !strings.Contains(link, `page=3&per_page=2>; rel="next"`) || !strings.Contains(link, `rel="last"`) {
 			t.Fatalf("Link %s", link)
 		}
-		r = s.call(t, "", http.MethodGet, projectPath(p.ID, "/issues?per_page=2&page=9"), nil).expect(t, 200, "[]")
-		fennectest.CheckPages(t, "past the end", r.header, 5, 3, 2, 9, "", "3")
-		r = s.call(t, "", http.MethodGet, projectPath(p.ID, "/issues?labels=bug&per_page=1"), nil).expect(t, 200, "")
-		fennectest.CheckPages(t, "filtered", r.header, 2, 2, 1, 1, "2", "")
+		r = s.Call(t, "", http.MethodGet, projectPath(p.ID, "/issues?per_page=2&page=9"), nil).Expect(t, 200, "[]")
+		fennectest.CheckPages(t, "past the end", r.Header, 5, 3, 2, 9, "", "3")
+		r = s.Call(t, "", http.MethodGet, projectPath(p.ID, "/issues?labels=bug&per_page=1"), nil).Expect(t, 200, "")
+		fennectest.CheckPages(t, "filtered", r.Header, 2, 2, 1, 1, "2", "")
 	})
 
 	t.Run("GET /issues scopes", func(t *testing.T) {
-		s.call(t, "", http.MethodGet, "/api/v4/issues", nil).expect(t, 401, `{"message":"401 Unauthorized"}`)
-		mine := s.call(t, alice.Token, http.MethodGet, "/api/v4/issues", nil).expect(t, 200, "")
-		if got := mine.iids(t); !slices.Equal(got, []int64{5, 4, 3, 2, 1}) {
+		s.Call(t, "", http.MethodGet, "/api/v4/issues", nil).Expect(t, 401, `{"message":"401 Unauthorized"}`)
+		mine := s.Call(t, alice.Token, http.MethodGet, "/api/v4/issues", nil).Expect(t, 200, "")
+		if got := mine.IIDs(t); !slices.Equal(got, []int64{5, 4, 3, 2, 1}) {
 			t.Fatalf("created-by-me %v", got)
 		}
-		fennectest.CheckPages(t, "mine", mine.header, 5, 1, 20, 1, "", "")
-		if got := s.call(t, bob.Token, http.MethodGet, "/api/v4/issues", nil).iids(t); len(got) != 0 {
+		fennectest.CheckPages(t, "mine", mine.Header, 5, 1, 20, 1, "", "")
+		if got := s.Call(t, bob.Token, http.MethodGet, "/api/v4/issues", nil).IIDs(t); len(got) != 0 {
 			t.Fatalf("bob created none: %v", got)
 		}
-		if got := s.call(t, bob.Token, http.MethodGet, "/api/v4/issues?scope=assigned-to-me", nil).iids(t); !slices.Equal(got, []int64{3}) {
+		if got := s.Call(t, bob.Token, http.MethodGet, "/api/v4/issues?scope=assigned-to-me", nil).IIDs(t); !slices.Equal(got, []int64{3}) {
 			t.Fatalf("assigned-to-me %v", got)
 		}
-		if got := s.call(t, bob.Token, http.MethodGet, "/api/v4/issues?scope=all&state=closed", nil).iids(t); !slices.Equal(got, []int64{4}) {
+		if got := s.Call(t, bob.Token, http.MethodGet, "/api/v4/issues?scope=all&state=closed", nil).IIDs(t); !slices.Equal(got, []int64{4}) {
 			t.Fatalf("all closed %v", got)
 		}
-		if got := s.call(t, bob.Token, http.MethodGet, "/api/v4/issues?scope=all&labels=bug&sort=asc", nil).iids(t); !slices.Equal(got, []int64{1, 2}) {
+		if got := s.Call(t, bob.Token, http.MethodGet, "/api/v4/issues?scope=all&labels=bug&sort=asc", nil).IIDs(t); !slices.Equal(got, []int64{1, 2}) {
 			t.Fatalf("all bug %v", got)
 		}
-		s.call(t, bob.Token, http.MethodGet, "/api/v4/issues?scope=mine", nil).expect(t, 400, `{"error":"scope does not have a valid value"}`)
+		s.Call(t, bob.Token, http.MethodGet, "/api/v4/issues?scope=mine", nil).Expect(t, 400, `{"error":"scope does not have a valid value"}`)
 		got, _, err := alice.Client.Issues.ListIssues(&gitlab.ListIssuesOptions{Scope: gitlab.Ptr("created_by_me"), Milestone: gitlab.Ptr("v1.0")})
 		if err != nil || len(got) != 1 || got[0].IID != 2 {
 			t.Fatalf("client-go ListIssues %v %v", got, err)
@@ -180,6 +180,6 @@ func TestConcurrentIIDs(t *testing.T) {
 	if len(got) != n {
 		t.Fatalf("%d issues", len(got))
 	}
-	r := s.call(t, alice.Token, http.MethodGet, projectPath(p.ID, "/issues?per_page=100"), nil)
-	fennectest.CheckPages(t, "all", r.header, n, 1, 100, 1, "", "")
+	r := s.Call(t, alice.Token, http.MethodGet, projectPath(p.ID, "/issues?per_page=100"), nil)
+	fennectest.CheckPages(t, "all", r.Header, n, 1, 100, 1, "", "")
 }

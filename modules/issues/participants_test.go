@@ -5,14 +5,15 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fennec-forge/fennec/core/fennectest"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 )
 
 // usernames lists the username of each user of a list answer, in order.
-func usernames(t testing.TB, r reply) []string {
+func usernames(t testing.TB, r fennectest.Reply) []string {
 	t.Helper()
 	out := []string{}
-	for _, u := range r.list(t) {
+	for _, u := range r.List(t) {
 		out = append(out, u["username"].(string))
 	}
 	return out
@@ -38,24 +39,24 @@ func TestIssueParticipants(t *testing.T) {
 		o.Description = gitlab.Ptr("cc @erin")
 		o.AssigneeIDs = &[]int64{bob.ID}
 	})
-	s.call(t, carol.Token, http.MethodPost, issuePath(p.ID, i.IID, "/notes"), map[string]any{"body": "looks good, @dave?"}).expect(t, 201, "")
-	s.call(t, alice.Token, http.MethodPost, issuePath(p.ID, i.IID, "/notes"), map[string]any{"body": "thanks"}).expect(t, 201, "")
+	s.Call(t, carol.Token, http.MethodPost, issuePath(p.ID, i.IID, "/notes"), map[string]any{"body": "looks good, @dave?"}).Expect(t, 201, "")
+	s.Call(t, alice.Token, http.MethodPost, issuePath(p.ID, i.IID, "/notes"), map[string]any{"body": "thanks"}).Expect(t, 201, "")
 	// root only relabels (a system note).
-	s.call(t, s.RootToken, http.MethodPut, issuePath(p.ID, i.IID), map[string]any{"labels": "bug"}).expect(t, 200, "")
+	s.Call(t, s.RootToken, http.MethodPut, issuePath(p.ID, i.IID), map[string]any{"labels": "bug"}).Expect(t, 200, "")
 
-	r := s.call(t, carol.Token, http.MethodGet, issuePath(p.ID, i.IID, "/participants"), nil).expect(t, 200, "")
+	r := s.Call(t, carol.Token, http.MethodGet, issuePath(p.ID, i.IID, "/participants"), nil).Expect(t, 200, "")
 	if got := usernames(t, r); !slices.Equal(got, []string{"alice", "bob", "carol", "dave"}) {
 		t.Fatalf("participants %v", got)
 	}
-	first := r.list(t)[0]
+	first := r.List(t)[0]
 	if !slices.Equal(keysOf(first), []string{"avatar_url", "id", "name", "state", "username", "web_url"}) || first["state"] != "active" ||
 		first["web_url"] != s.URL+"/alice" {
 		t.Fatalf("a participant %v", first)
 	}
-	if r.header.Get("X-Total") != "4" {
-		t.Fatalf("X-Total %q", r.header.Get("X-Total"))
+	if r.Header.Get("X-Total") != "4" {
+		t.Fatalf("X-Total %q", r.Header.Get("X-Total"))
 	}
-	if got := usernames(t, s.call(t, carol.Token, http.MethodGet, issuePath(p.ID, i.IID, "/participants?per_page=2&page=2"), nil).expect(t, 200, "")); !slices.Equal(got, []string{"carol", "dave"}) {
+	if got := usernames(t, s.Call(t, carol.Token, http.MethodGet, issuePath(p.ID, i.IID, "/participants?per_page=2&page=2"), nil).Expect(t, 200, "")); !slices.Equal(got, []string{"carol", "dave"}) {
 		t.Fatalf("page 2 %v", got)
 	}
 
@@ -65,10 +66,10 @@ func TestIssueParticipants(t *testing.T) {
 		o.Description = gitlab.Ptr("cc @dave @carol")
 		o.Confidential = gitlab.Ptr(true)
 	})
-	if got := usernames(t, s.call(t, alice.Token, http.MethodGet, issuePath(p.ID, conf.IID, "/participants"), nil).expect(t, 200, "")); !slices.Equal(got, []string{"alice", "carol"}) {
+	if got := usernames(t, s.Call(t, alice.Token, http.MethodGet, issuePath(p.ID, conf.IID, "/participants"), nil).Expect(t, 200, "")); !slices.Equal(got, []string{"alice", "carol"}) {
 		t.Fatalf("confidential issue's participants %v", got)
 	}
-	s.call(t, dave.Token, http.MethodGet, issuePath(p.ID, conf.IID, "/participants"), nil).expect(t, 404, `{"message":"404 Not found"}`)
-	s.call(t, erin.Token, http.MethodGet, issuePath(p.ID, i.IID, "/participants"), nil).expect(t, 404, `{"message":"404 Project Not Found"}`)
-	s.call(t, carol.Token, http.MethodGet, issuePath(p.ID, 99, "/participants"), nil).expect(t, 404, `{"message":"404 Not found"}`)
+	s.Call(t, dave.Token, http.MethodGet, issuePath(p.ID, conf.IID, "/participants"), nil).Expect(t, 404, `{"message":"404 Not found"}`)
+	s.Call(t, erin.Token, http.MethodGet, issuePath(p.ID, i.IID, "/participants"), nil).Expect(t, 404, `{"message":"404 Project Not Found"}`)
+	s.Call(t, carol.Token, http.MethodGet, issuePath(p.ID, 99, "/participants"), nil).Expect(t, 404, `{"message":"404 Not found"}`)
 }

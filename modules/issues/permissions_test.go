@@ -65,37 +65,37 @@ func TestPermissionMatrix(t *testing.T) {
 					}
 					return ok
 				}
-				check := func(action string, got reply, want int) {
+				check := func(action string, got fennectest.Reply, want int) {
 					t.Helper()
-					if got.status != want {
-						t.Errorf("%s %s: %d %s, want %d", what, action, got.status, got.body, want)
+					if got.Status != want {
+						t.Errorf("%s %s: %d %s, want %d", what, action, got.Status, got.Body, want)
 					}
 				}
-				check("list", s.call(t, tok, http.MethodGet, projectPath(p.ID, "/issues"), nil), answer(true, 200))
-				check("get", s.call(t, tok, http.MethodGet, issuePath(p.ID, 1), nil), answer(true, 200))
+				check("list", s.Call(t, tok, http.MethodGet, projectPath(p.ID, "/issues"), nil), answer(true, 200))
+				check("get", s.Call(t, tok, http.MethodGet, issuePath(p.ID, 1), nil), answer(true, 200))
 				conf := answer(true, 200)
 				if conf == 200 && !reporterUp[role] {
 					conf = 404 // a confidential issue is hidden, not forbidden
 				}
-				check("get confidential", s.call(t, tok, http.MethodGet, issuePath(p.ID, 2), nil), conf)
+				check("get confidential", s.Call(t, tok, http.MethodGet, issuePath(p.ID, 2), nil), conf)
 				create := answer(true, 201)
 				if role == "anonymous" {
 					create = 401
 				}
-				check("create", s.call(t, tok, http.MethodPost, projectPath(p.ID, "/issues"), map[string]any{"title": "by " + role}), create)
+				check("create", s.Call(t, tok, http.MethodPost, projectPath(p.ID, "/issues"), map[string]any{"title": "by " + role}), create)
 				edit := answer(reporterUp[role], 200)
 				if role == "anonymous" {
 					edit = 401
 				}
-				check("edit", s.call(t, tok, http.MethodPut, issuePath(p.ID, 1), map[string]any{"description": "by " + role}), edit)
+				check("edit", s.Call(t, tok, http.MethodPut, issuePath(p.ID, 1), map[string]any{"description": "by " + role}), edit)
 				del := answer(role == "owner" || role == "admin", 204)
 				if role == "anonymous" {
 					del = 401
 				}
-				check("delete", s.call(t, tok, http.MethodDelete, issuePath(p.ID, int64(3+n)), nil), del)
+				check("delete", s.Call(t, tok, http.MethodDelete, issuePath(p.ID, int64(3+n)), nil), del)
 				if on && sees && role != "anonymous" {
 					// Visible in lists only to those who may see it.
-					got := s.call(t, tok, http.MethodGet, projectPath(p.ID, "/issues?iids[]=2"), nil).iids(t)
+					got := s.Call(t, tok, http.MethodGet, projectPath(p.ID, "/issues?iids[]=2"), nil).IIDs(t)
 					if (len(got) == 1) != reporterUp[role] {
 						t.Errorf("%s: confidential in list %v", what, got)
 					}

@@ -14,7 +14,7 @@ import (
 // failing when the field is missing or not an integer.
 func openIssuesCount(t *testing.T, s *env, token string, project int64) int64 {
 	t.Helper()
-	one := s.call(t, token, http.MethodGet, projectPath(project, ""), nil).expect(t, 200, "").object(t)
+	one := s.Call(t, token, http.MethodGet, projectPath(project, ""), nil).Expect(t, 200, "").Object(t)
 	return countField(t, one)
 }
 
@@ -125,11 +125,11 @@ func TestOpenIssuesCountFollowsIssues(t *testing.T) {
 	if got, _, err := bob.Client.Projects.GetProject(p.ID, nil); err != nil || got.OpenIssuesCount != 1 {
 		t.Fatalf("client-go: %+v %v", got, err)
 	}
-	s.call(t, bob.Token, http.MethodGet, issuePath(p.ID, secret.IID), nil).expect(t, 404, "")
+	s.Call(t, bob.Token, http.MethodGet, issuePath(p.ID, secret.IID), nil).Expect(t, 404, "")
 
 	// A rejected create stores nothing and counts nothing.
-	s.call(t, alice.Token, http.MethodPost, projectPath(p.ID, "/issues"), map[string]any{"title": ""}).expect(t, 400, "")
-	s.call(t, bob.Token, http.MethodDelete, issuePath(p.ID, secret.IID), nil).expect(t, 404, "")
+	s.Call(t, alice.Token, http.MethodPost, projectPath(p.ID, "/issues"), map[string]any{"title": ""}).Expect(t, 400, "")
+	s.Call(t, bob.Token, http.MethodDelete, issuePath(p.ID, secret.IID), nil).Expect(t, 404, "")
 	if n := openIssuesCount(t, s, alice.Token, p.ID); n != 1 {
 		t.Fatalf("after rejected writes: %d", n)
 	}
@@ -150,18 +150,18 @@ func TestOpenIssuesCountIssuesDisabled(t *testing.T) {
 		t.Fatalf("enabled: %d", n)
 	}
 
-	edited := s.call(t, alice.Token, http.MethodPut, projectPath(p.ID, ""), map[string]any{"name": "Switched", "issues_enabled": false}).expect(t, 200, "").object(t)
+	edited := s.Call(t, alice.Token, http.MethodPut, projectPath(p.ID, ""), map[string]any{"name": "Switched", "issues_enabled": false}).Expect(t, 200, "").Object(t)
 	if edited["issues_enabled"] != false || countField(t, edited) != 0 {
 		t.Fatalf("edit answer: issues_enabled %v, open_issues_count %v", edited["issues_enabled"], edited["open_issues_count"])
 	}
 	if n := openIssuesCount(t, s, alice.Token, p.ID); n != 0 {
 		t.Fatalf("disabled: %d", n)
 	}
-	list := s.call(t, alice.Token, http.MethodGet, "/api/v4/projects?owned=true", nil).expect(t, 200, "").list(t)
+	list := s.Call(t, alice.Token, http.MethodGet, "/api/v4/projects?owned=true", nil).Expect(t, 200, "").List(t)
 	if got := countsByID(t, list); len(got) != 1 || got[p.ID] != 0 {
 		t.Fatalf("disabled, in a list: %v", got)
 	}
-	s.call(t, alice.Token, http.MethodGet, projectPath(p.ID, "/issues"), nil).expect(t, 403, "")
+	s.Call(t, alice.Token, http.MethodGet, projectPath(p.ID, "/issues"), nil).Expect(t, 403, "")
 
 	if _, _, err := alice.Client.Projects.EditProject(p.ID, &gitlab.EditProjectOptions{Name: gitlab.Ptr("Switched"), IssuesEnabled: gitlab.Ptr(true)}); err != nil {
 		t.Fatal(err)
@@ -200,7 +200,7 @@ func TestOpenIssuesCountInProjectLists(t *testing.T) {
 
 	check := func(name, path string, ids ...int64) {
 		t.Helper()
-		got := countsByID(t, s.call(t, alice.Token, http.MethodGet, path, nil).expect(t, 200, "").list(t))
+		got := countsByID(t, s.Call(t, alice.Token, http.MethodGet, path, nil).Expect(t, 200, "").List(t))
 		if len(got) != len(ids) {
 			t.Fatalf("%s: %v, want projects %v", name, got, ids)
 		}
@@ -216,7 +216,7 @@ func TestOpenIssuesCountInProjectLists(t *testing.T) {
 	check("GET /projects?owned=true", "/api/v4/projects?owned=true", empty.ID, two.ID, closed.ID)
 	check("GET /groups/:id/projects", "/api/v4/groups/"+store.IDString(g.ID)+"/projects", grouped.ID)
 
-	detail := s.call(t, alice.Token, http.MethodGet, "/api/v4/groups/"+store.IDString(g.ID), nil).expect(t, 200, "").object(t)
+	detail := s.Call(t, alice.Token, http.MethodGet, "/api/v4/groups/"+store.IDString(g.ID), nil).Expect(t, 200, "").Object(t)
 	projects, _ := detail["projects"].([]any)
 	if len(projects) != 1 || countField(t, projects[0].(map[string]any)) != 4 {
 		t.Fatalf("GET /groups/:id projects %v", detail["projects"])
@@ -233,7 +233,7 @@ func TestOpenIssuesCountInProjectLists(t *testing.T) {
 		}
 	}
 	// simple=true lists carry no count (BasicProjectDetails).
-	for _, p := range s.call(t, alice.Token, http.MethodGet, "/api/v4/projects?membership=true&simple=true", nil).expect(t, 200, "").list(t) {
+	for _, p := range s.Call(t, alice.Token, http.MethodGet, "/api/v4/projects?membership=true&simple=true", nil).Expect(t, 200, "").List(t) {
 		if _, ok := p["open_issues_count"]; ok {
 			t.Fatalf("simple view with open_issues_count: %v", p)
 		}

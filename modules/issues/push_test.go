@@ -61,7 +61,7 @@ func TestClosingByCommits(t *testing.T) {
 	newIssue(t, alice.Client, third.ID, "bob may read but not close it")
 	state := func(project, iid int64) string {
 		t.Helper()
-		return s.call(t, s.RootToken, http.MethodGet, issuePath(project, iid), nil).expect(t, 200, "").object(t)["state"].(string)
+		return s.Call(t, s.RootToken, http.MethodGet, issuePath(project, iid), nil).Expect(t, 200, "").Object(t)["state"].(string)
 	}
 
 	// A multi-file commit through the API creates master (the default

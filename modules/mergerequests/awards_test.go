@@ -37,10 +37,10 @@ func TestMergeRequestAwardEmojiAndVotes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The author may not vote on their own merge request.
-	s.call(t, alice.Token, http.MethodPost, mrPath(p.ID, mr.IID, "/award_emoji"), map[string]string{"name": "thumbsdown"}).
-		expect(t, 404, `{"message":"404 Award Emoji Not Found"}`)
+	s.Call(t, alice.Token, http.MethodPost, mrPath(p.ID, mr.IID, "/award_emoji"), map[string]string{"name": "thumbsdown"}).
+		Expect(t, 404, `{"message":"404 Award Emoji Not Found"}`)
 	// A note that is only an emoji is an award, answered as one.
-	got := s.call(t, bob.Token, http.MethodPost, mrPath(p.ID, mr.IID, "/notes"), map[string]string{"body": ":-1:"}).expect(t, 201, "").object(t)
+	got := s.Call(t, bob.Token, http.MethodPost, mrPath(p.ID, mr.IID, "/notes"), map[string]string{"body": ":-1:"}).Expect(t, 201, "").Object(t)
 	if got["name"] != "thumbsdown" || got["awardable_type"] != "MergeRequest" || got["awardable_id"] != json.Number(store.IDString(mr.ID)) {
 		t.Fatalf("emoji note %v", got)
 	}

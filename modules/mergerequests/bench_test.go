@@ -116,10 +116,10 @@ func BenchmarkChangesThousandFiles(b *testing.B) {
 	fastImport(b, w, "wide", w.git("rev-parse", "HEAD"), "f", 1000, true)
 	w.git("push", "-q", "origin", "wide")
 	s.drain(b)
-	s.call(b, alice.Token, http.MethodPost, projectPath(p.ID, "/merge_requests"),
-		map[string]any{"title": "wide", "source_branch": "wide", "target_branch": "master"}).expect(b, 201, "")
+	s.Call(b, alice.Token, http.MethodPost, projectPath(p.ID, "/merge_requests"),
+		map[string]any{"title": "wide", "source_branch": "wide", "target_branch": "master"}).Expect(b, 201, "")
 	path := mrPath(p.ID, 1, "/changes")
-	got := s.call(b, alice.Token, http.MethodGet, path, nil).expect(b, 200, "").object(b)
+	got := s.Call(b, alice.Token, http.MethodGet, path, nil).Expect(b, 200, "").Object(b)
 	if ch, _ := got["changes"].([]any); len(ch) != 1000 {
 		b.Fatalf("%d changes", len(ch))
 	}
@@ -148,11 +148,11 @@ func BenchmarkMergeThousandCommits(b *testing.B) {
 		fastImport(b, w, "master", base, "m", 100, false)
 		w.git("push", "-q", "-f", "origin", "deep", "master")
 		s.drain(b)
-		s.call(b, alice.Token, http.MethodPost, projectPath(p.ID, "/merge_requests"),
-			map[string]any{"title": "deep", "source_branch": "deep", "target_branch": "master"}).expect(b, 201, "")
+		s.Call(b, alice.Token, http.MethodPost, projectPath(p.ID, "/merge_requests"),
+			map[string]any{"title": "deep", "source_branch": "deep", "target_branch": "master"}).Expect(b, 201, "")
 		s.drain(b)
 		t0 := time.Now()
-		s.call(b, alice.Token, http.MethodPut, mrPath(p.ID, 1, "/merge"), nil).expect(b, 200, "")
+		s.Call(b, alice.Token, http.MethodPut, mrPath(p.ID, 1, "/merge"), nil).Expect(b, 200, "")
 		fennecMS := float64(time.Since(t0).Microseconds()) / 1000
 
 		// git merge of the same commits in the local clone.

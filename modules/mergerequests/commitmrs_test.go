@@ -92,26 +92,26 @@ func TestCommitMergeRequests(t *testing.T) {
 		{"c4 (closed)", c4, []int64{mr3}},
 		{"the fork's commit", fc.ID, []int64{mr4}},
 	} {
-		r := e.call(t, bob.Token, "GET", fmt.Sprintf("/api/v4/projects/%d/repository/commits/%s/merge_requests", p.ID, c.sha), nil)
-		r.expect(t, 200, "")
-		if got := r.iids(t); !slices.Equal(got, c.want) {
+		r := e.Call(t, bob.Token, "GET", fmt.Sprintf("/api/v4/projects/%d/repository/commits/%s/merge_requests", p.ID, c.sha), nil)
+		r.Expect(t, 200, "")
+		if got := r.IIDs(t); !slices.Equal(got, c.want) {
 			t.Errorf("%s: merge requests %v, want %v", c.name, got, c.want)
 		}
-		if r.header.Get("X-Total") != fmt.Sprint(len(c.want)) {
-			t.Errorf("%s: X-Total %q", c.name, r.header.Get("X-Total"))
+		if r.Header.Get("X-Total") != fmt.Sprint(len(c.want)) {
+			t.Errorf("%s: X-Total %q", c.name, r.Header.Get("X-Total"))
 		}
 	}
 	// The list items are merge requests as the list endpoint renders them.
-	r := e.call(t, bob.Token, "GET", fmt.Sprintf("/api/v4/projects/%d/repository/commits/%s/merge_requests?per_page=1&page=2", p.ID, c1), nil)
-	list := r.list(t)
-	if len(list) != 1 || list[0]["source_branch"] != "feature" || list[0]["state"] != "opened" || r.header.Get("X-Total") != "2" {
-		t.Errorf("page 2: %s", r.body)
+	r := e.Call(t, bob.Token, "GET", fmt.Sprintf("/api/v4/projects/%d/repository/commits/%s/merge_requests?per_page=1&page=2", p.ID, c1), nil)
+	list := r.List(t)
+	if len(list) != 1 || list[0]["source_branch"] != "feature" || list[0]["state"] != "opened" || r.Header.Get("X-Total") != "2" {
+		t.Errorf("page 2: %s", r.Body)
 	}
-	e.call(t, bob.Token, "GET", fmt.Sprintf("/api/v4/projects/%d/repository/commits/0123456789abcdef0123456789abcdef01234567/merge_requests", p.ID), nil).
-		expect(t, 404, `{"message":"404 Commit Not Found"}`)
+	e.Call(t, bob.Token, "GET", fmt.Sprintf("/api/v4/projects/%d/repository/commits/0123456789abcdef0123456789abcdef01234567/merge_requests", p.ID), nil).
+		Expect(t, 404, `{"message":"404 Commit Not Found"}`)
 	// A project the caller cannot see: 404.
 	priv := newProject(t, root, "cmrpriv", "private")
 	commit(priv.ID, "master", "", "x")
-	e.call(t, bob.Token, "GET", fmt.Sprintf("/api/v4/projects/%d/repository/commits/master/merge_requests", priv.ID), nil).
-		expect(t, 404, `{"message":"404 Project Not Found"}`)
+	e.Call(t, bob.Token, "GET", fmt.Sprintf("/api/v4/projects/%d/repository/commits/master/merge_requests", priv.ID), nil).
+		Expect(t, 404, `{"message":"404 Project Not Found"}`)
 }

@@ -81,9 +81,9 @@ func TestMergeRequestThreads(t *testing.T) {
 		"no base_sha":                {position(func(m map[string]any) { delete(m, "base_sha") }), `{"error":"position[base_sha] is missing"}`},
 		"an image":                   {position(func(m map[string]any) { m["position_type"] = "image" }), `{"error":"position[position_type] does not have a valid value"}`},
 	} {
-		r := s.call(t, bob.Token, http.MethodPost, base, tc.body)
-		if r.status != 400 || strings.TrimSpace(string(r.body)) != tc.want {
-			t.Errorf("%s: %d %s", what, r.status, r.body)
+		r := s.Call(t, bob.Token, http.MethodPost, base, tc.body)
+		if r.Status != 400 || strings.TrimSpace(string(r.Body)) != tc.want {
+			t.Errorf("%s: %d %s", what, r.Status, r.Body)
 		}
 	}
 
@@ -103,13 +103,13 @@ func TestMergeRequestThreads(t *testing.T) {
 	}
 
 	// Unresolved threads keep the merge request from merging.
-	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, mr.IID, "/merge"), nil).expect(t, 405, "")
+	s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, mr.IID, "/merge"), nil).Expect(t, 405, "")
 
 	// Resolving: the note's author, the merge request's author and
 	// Developers may; a Reporter may not resolve another's note.
-	r := s.call(t, carol.Token, http.MethodPut, base+"/"+d.ID+"/notes/"+store.IDString(reply.ID), map[string]any{"resolved": true})
-	if r.status != 403 {
-		t.Fatalf("a reporter resolves another's note: %d %s", r.status, r.body)
+	r := s.Call(t, carol.Token, http.MethodPut, base+"/"+d.ID+"/notes/"+store.IDString(reply.ID), map[string]any{"resolved": true})
+	if r.Status != 403 {
+		t.Fatalf("a reporter resolves another's note: %d %s", r.Status, r.Body)
 	}
 	resolved, _, err := bob.Client.Discussions.UpdateMergeRequestDiscussionNote(p.ID, mr.IID, d.ID, reply.ID,
 		&gitlab.UpdateMergeRequestDiscussionNoteOptions{Resolved: gitlab.Ptr(true)})
@@ -133,9 +133,9 @@ func TestMergeRequestThreads(t *testing.T) {
 	if err != nil || whole.Notes[0].Resolved || whole.Notes[1].Resolved || whole.Notes[0].ResolvedAt != nil {
 		t.Fatalf("unresolve a thread %+v %v", whole, err)
 	}
-	r = s.call(t, bob.Token, http.MethodPut, base+"/"+d.ID, map[string]any{})
-	if r.status != 400 || strings.TrimSpace(string(r.body)) != `{"error":"resolved is missing"}` {
-		t.Fatalf("resolve without resolved: %d %s", r.status, r.body)
+	r = s.Call(t, bob.Token, http.MethodPut, base+"/"+d.ID, map[string]any{})
+	if r.Status != 400 || strings.TrimSpace(string(r.Body)) != `{"error":"resolved is missing"}` {
+		t.Fatalf("resolve without resolved: %d %s", r.Status, r.Body)
 	}
 	// Resolve every thread: the merge goes through.
 	list, _, err := alice.Client.Discussions.ListMergeRequestDiscussions(p.ID, mr.IID, nil)
@@ -159,5 +159,5 @@ func TestMergeRequestThreads(t *testing.T) {
 	if threads != 4 {
 		t.Fatalf("%d threads, want 4", threads)
 	}
-	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, mr.IID, "/merge"), nil).expect(t, 200, "")
+	s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, mr.IID, "/merge"), nil).Expect(t, 200, "")
 }

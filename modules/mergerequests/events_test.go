@@ -48,7 +48,7 @@ func TestEventsAndTodos(t *testing.T) {
 	}
 	s.drain(t)
 	todosOf := func(token string) []map[string]any {
-		return s.call(t, token, http.MethodGet, "/api/v4/todos", nil).expect(t, 200, "").list(t)
+		return s.Call(t, token, http.MethodGet, "/api/v4/todos", nil).Expect(t, 200, "").List(t)
 	}
 	if td := todosOf(bob.Token); len(td) != 1 || td[0]["action_name"] != "assigned" || td[0]["target_type"] != "MergeRequest" {
 		t.Fatalf("bob's todos %v", td)
@@ -56,10 +56,10 @@ func TestEventsAndTodos(t *testing.T) {
 	if td := todosOf(carol.Token); len(td) != 1 || td[0]["action_name"] != "mentioned" {
 		t.Fatalf("carol's todos %v", td)
 	}
-	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"title": "Hooked!"}).expect(t, 200, "")
-	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"state_event": "close"}).expect(t, 200, "")
-	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"state_event": "reopen"}).expect(t, 200, "")
-	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1, "/merge"), nil).expect(t, 200, "")
+	s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"title": "Hooked!"}).Expect(t, 200, "")
+	s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"state_event": "close"}).Expect(t, 200, "")
+	s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"state_event": "reopen"}).Expect(t, 200, "")
+	s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1, "/merge"), nil).Expect(t, 200, "")
 	s.drain(t)
 	if td := todosOf(bob.Token); len(td) != 0 {
 		t.Fatalf("bob's todos after the merge %v", td)
@@ -97,15 +97,15 @@ func TestRemoveSourceBranchRules(t *testing.T) {
 	p, w, alice := setup(t, s, "keep")
 	w.commit("f", map[string]string{"f": "f\n"})
 	w.git("push", "-q", "origin", "feature")
-	s.call(t, alice.Token, http.MethodPut, projectPath(p.ID, "/repository/branches/feature/protect"), nil).expect(t, 200, "")
+	s.Call(t, alice.Token, http.MethodPut, projectPath(p.ID, "/repository/branches/feature/protect"), nil).Expect(t, 200, "")
 	w.git("checkout", "-q", "-b", "other", "master")
 	w.commit("o", map[string]string{"o": "o\n"})
 	w.git("push", "-q", "origin", "other")
 	openMR(t, alice.Client, p.ID, "feature", "master", "protected source")
 	openMR(t, alice.Client, p.ID, "other", "master", "plain source")
 	for iid := int64(1); iid <= 2; iid++ {
-		v := s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, iid, "/merge"), map[string]any{"should_remove_source_branch": true}).
-			expect(t, 200, "").object(t)
+		v := s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, iid, "/merge"), map[string]any{"should_remove_source_branch": true}).
+			Expect(t, 200, "").Object(t)
 		if v["should_remove_source_branch"] != true {
 			t.Fatalf("!%d %v", iid, v)
 		}

@@ -15,7 +15,7 @@ func TestFork(t *testing.T) {
 	s := start(t)
 	p, w, alice := setup(t, s, "up")
 	_ = w
-	s.call(t, alice.Token, http.MethodPut, projectPath(p.ID, ""), map[string]any{"name": "up", "visibility": "public"}).expect(t, 200, "")
+	s.Call(t, alice.Token, http.MethodPut, projectPath(p.ID, ""), map[string]any{"name": "up", "visibility": "public"}).Expect(t, 200, "")
 	bob := s.CreateUser(t, "bob")
 	fork, _, err := bob.Client.Projects.ForkProject(p.ID, nil)
 	if err != nil {
@@ -29,8 +29,8 @@ func TestFork(t *testing.T) {
 	s.drain(t)
 	// Only into the project it was forked from.
 	other := newProject(t, alice.Client, "other", "public")
-	s.call(t, bob.Token, http.MethodPost, projectPath(fork.ID, "/merge_requests"), map[string]any{"title": "t",
-		"source_branch": "fix", "target_branch": "master", "target_project_id": other.ID}).expect(t, 422, "")
+	s.Call(t, bob.Token, http.MethodPost, projectPath(fork.ID, "/merge_requests"), map[string]any{"title": "t",
+		"source_branch": "fix", "target_branch": "master", "target_project_id": other.ID}).Expect(t, 422, "")
 	mr, resp, err := bob.Client.MergeRequests.CreateMergeRequest(fork.ID, &gitlab.CreateMergeRequestOptions{Title: gitlab.Ptr("From a fork"),
 		SourceBranch: gitlab.Ptr("fix"), TargetBranch: gitlab.Ptr("master"), TargetProjectID: gitlab.Ptr(p.ID)})
 	if err != nil {
@@ -43,17 +43,17 @@ func TestFork(t *testing.T) {
 	second := bw.commit("more fork work", map[string]string{"fork2.txt": "again\n"})
 	bw.git("push", "-q", "origin", "fix")
 	s.drain(t)
-	v := s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, mr.IID), nil).expect(t, 200, "").object(t)
+	v := s.Call(t, alice.Token, http.MethodGet, mrPath(p.ID, mr.IID), nil).Expect(t, 200, "").Object(t)
 	if v["sha"] != second || v["merge_status"] != "can_be_merged" {
 		t.Fatalf("after the fork's push: %v", v)
 	}
-	commits := s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, mr.IID, "/commits"), nil).expect(t, 200, "").list(t)
+	commits := s.Call(t, alice.Token, http.MethodGet, mrPath(p.ID, mr.IID, "/commits"), nil).Expect(t, 200, "").List(t)
 	if len(commits) != 2 || commits[0]["id"] != second {
 		t.Fatalf("commits %v", commits)
 	}
 	// bob cannot merge upstream; alice can.
-	s.call(t, bob.Token, http.MethodPut, mrPath(p.ID, mr.IID, "/merge"), nil).expect(t, 401, "")
-	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, mr.IID, "/merge"), nil).expect(t, 200, "")
+	s.Call(t, bob.Token, http.MethodPut, mrPath(p.ID, mr.IID, "/merge"), nil).Expect(t, 401, "")
+	s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, mr.IID, "/merge"), nil).Expect(t, 200, "")
 	fresh := s.clone(t, "alice", alice.Token, "alice/up")
 	if out := fresh.git("show", "HEAD:fork2.txt"); out != "again" {
 		t.Fatalf("fork2.txt %q", out)

@@ -39,8 +39,8 @@ func TestGroupMilestoneOnMergeRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	groupMilestone := func(g int64, title string) int64 {
-		r := s.call(t, s.RootToken, http.MethodPost, fmt.Sprintf("/api/v4/groups/%d/milestones", g), map[string]any{"title": title}).expect(t, 201, "")
-		id, err := r.object(t)["id"].(json.Number).Int64()
+		r := s.Call(t, s.RootToken, http.MethodPost, fmt.Sprintf("/api/v4/groups/%d/milestones", g), map[string]any{"title": title}).Expect(t, 201, "")
+		id, err := r.Object(t)["id"].(json.Number).Int64()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,19 +48,19 @@ func TestGroupMilestoneOnMergeRequest(t *testing.T) {
 	}
 	q1, foreign := groupMilestone(top.ID, "Q1"), groupMilestone(other.ID, "elsewhere")
 
-	r := s.call(t, s.RootToken, http.MethodPost, fmt.Sprintf("/api/v4/projects/%d/merge_requests", p.ID),
-		map[string]any{"title": "feature", "source_branch": "feature", "target_branch": "master", "milestone_id": q1}).expect(t, 201, "")
-	ms, _ := r.object(t)["milestone"].(map[string]any)
+	r := s.Call(t, s.RootToken, http.MethodPost, fmt.Sprintf("/api/v4/projects/%d/merge_requests", p.ID),
+		map[string]any{"title": "feature", "source_branch": "feature", "target_branch": "master", "milestone_id": q1}).Expect(t, 201, "")
+	ms, _ := r.Object(t)["milestone"].(map[string]any)
 	if ms == nil || fmt.Sprint(ms["id"]) != fmt.Sprint(q1) || ms["title"] != "Q1" || fmt.Sprint(ms["group_id"]) != fmt.Sprint(top.ID) {
-		t.Fatalf("milestone of a new merge request: %v", r.object(t)["milestone"])
+		t.Fatalf("milestone of a new merge request: %v", r.Object(t)["milestone"])
 	}
 	// Another group's milestone is ignored, as an unknown one is.
-	r = s.call(t, s.RootToken, http.MethodPut, mrPath(p.ID, 1), map[string]any{"milestone_id": foreign}).expect(t, 200, "")
-	if ms, _ := r.object(t)["milestone"].(map[string]any); ms == nil || fmt.Sprint(ms["id"]) != fmt.Sprint(q1) {
-		t.Fatalf("a foreign group's milestone replaced it: %v", r.object(t)["milestone"])
+	r = s.Call(t, s.RootToken, http.MethodPut, mrPath(p.ID, 1), map[string]any{"milestone_id": foreign}).Expect(t, 200, "")
+	if ms, _ := r.Object(t)["milestone"].(map[string]any); ms == nil || fmt.Sprint(ms["id"]) != fmt.Sprint(q1) {
+		t.Fatalf("a foreign group's milestone replaced it: %v", r.Object(t)["milestone"])
 	}
-	r = s.call(t, s.RootToken, http.MethodPut, mrPath(p.ID, 1), map[string]any{"milestone_id": 0}).expect(t, 200, "")
-	if r.object(t)["milestone"] != nil {
-		t.Fatalf("milestone not removed: %v", r.object(t)["milestone"])
+	r = s.Call(t, s.RootToken, http.MethodPut, mrPath(p.ID, 1), map[string]any{"milestone_id": 0}).Expect(t, 200, "")
+	if r.Object(t)["milestone"] != nil {
+		t.Fatalf("milestone not removed: %v", r.Object(t)["milestone"])
 	}
 }

@@ -1,12 +1,8 @@
 package mergerequests_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -64,80 +60,6 @@ func addMember(t testing.TB, c *gitlab.Client, project, user int64, level gitlab
 	if _, _, err := c.ProjectMembers.AddProjectMember(project, &gitlab.AddProjectMemberOptions{UserID: user, AccessLevel: &level}); err != nil {
 		t.Fatalf("add member %d: %v", user, err)
 	}
-}
-
-// reply is a raw answer.
-type reply struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-// call sends a raw request with a JSON body (nil: none) as token.
-func (e *env) call(t testing.TB, token, method, path string, body any) reply {
-	t.Helper()
-	var r io.Reader
-	headers := []string{}
-	if body != nil {
-		switch b := body.(type) {
-		case string:
-			r = strings.NewReader(b)
-			headers = append(headers, "Content-Type", "application/x-www-form-urlencoded")
-		case []byte:
-			r = bytes.NewReader(b)
-			headers = append(headers, "Content-Type", "application/json")
-		default:
-			raw, _ := json.Marshal(b)
-			r = bytes.NewReader(raw)
-			headers = append(headers, "Content-Type", "application/json")
-		}
-	}
-	if token != "" {
-		headers = append(headers, "PRIVATE-TOKEN", token)
-	}
-	resp, raw := e.JSON(t, method, path, r, nil, headers...)
-	return reply{resp.StatusCode, resp.Header, raw}
-}
-
-func (r reply) expect(t testing.TB, status int, body string) reply {
-	t.Helper()
-	if r.status != status || (body != "" && strings.TrimSpace(string(r.body)) != body) {
-		t.Fatalf("got %d %s, want %d %s", r.status, r.body, status, body)
-	}
-	return r
-}
-
-func (r reply) object(t testing.TB) map[string]any {
-	t.Helper()
-	var m map[string]any
-	d := json.NewDecoder(bytes.NewReader(r.body))
-	d.UseNumber()
-	if err := d.Decode(&m); err != nil {
-		t.Fatalf("decode %s: %v", r.body, err)
-	}
-	return m
-}
-
-func (r reply) list(t testing.TB) []map[string]any {
-	t.Helper()
-	var m []map[string]any
-	d := json.NewDecoder(bytes.NewReader(r.body))
-	d.UseNumber()
-	if err := d.Decode(&m); err != nil {
-		t.Fatalf("decode %s: %v", r.body, err)
-	}
-	return m
-}
-
-// iids lists the iids of a list answer, in order.
-func (r reply) iids(t testing.TB) []int64 {
-	t.Helper()
-	out := []int64{}
-	for _, m := range r.list(t) {
-		n, _ := m["iid"].(json.Number).Int64()
-		out = append(out, n)
-	}
-	return out
 }
 
 func keysOf(m map[string]any) []string {

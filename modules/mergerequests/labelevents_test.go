@@ -15,13 +15,13 @@ func TestMergeRequestLabelEvents(t *testing.T) {
 	t.Parallel()
 	s := start(t)
 	p, mr, users := reviewed(t, s, "review")
-	s.call(t, s.RootToken, http.MethodPut, mrPath(p.ID, mr.IID), map[string]any{"labels": "review,ready"}).expect(t, 200, "")
-	s.call(t, users["bob"].Token, http.MethodPut, mrPath(p.ID, mr.IID), map[string]any{"labels": []string{"ready"}}).expect(t, 200, "")
+	s.Call(t, s.RootToken, http.MethodPut, mrPath(p.ID, mr.IID), map[string]any{"labels": "review,ready"}).Expect(t, 200, "")
+	s.Call(t, users["bob"].Token, http.MethodPut, mrPath(p.ID, mr.IID), map[string]any{"labels": []string{"ready"}}).Expect(t, 200, "")
 
 	type ev struct{ user, label, action string }
 	var got []ev
 	carol := users["carol"].Token
-	list := s.call(t, carol, http.MethodGet, mrPath(p.ID, mr.IID, "/resource_label_events"), nil).expect(t, 200, "").list(t)
+	list := s.Call(t, carol, http.MethodGet, mrPath(p.ID, mr.IID, "/resource_label_events"), nil).Expect(t, 200, "").List(t)
 	for _, e := range list {
 		got = append(got, ev{e["user"].(map[string]any)["username"].(string), e["label"].(map[string]any)["name"].(string), e["action"].(string)})
 	}
@@ -32,10 +32,10 @@ func TestMergeRequestLabelEvents(t *testing.T) {
 		t.Fatalf("an event %v", list[0])
 	}
 	id, _ := list[2]["id"].(json.Number).Int64()
-	if one := s.call(t, carol, http.MethodGet, mrPath(p.ID, mr.IID, "/resource_label_events/"+store.IDString(id)), nil).expect(t, 200, "").object(t); one["action"] != "remove" {
+	if one := s.Call(t, carol, http.MethodGet, mrPath(p.ID, mr.IID, "/resource_label_events/"+store.IDString(id)), nil).Expect(t, 200, "").Object(t); one["action"] != "remove" {
 		t.Fatalf("one event %v", one)
 	}
-	s.call(t, carol, http.MethodGet, mrPath(p.ID, mr.IID, "/resource_label_events/999999"), nil).expect(t, 404, `{"message":"404 Not found"}`)
+	s.Call(t, carol, http.MethodGet, mrPath(p.ID, mr.IID, "/resource_label_events/999999"), nil).Expect(t, 404, `{"message":"404 Not found"}`)
 	stranger := s.CreateUser(t, "")
-	s.call(t, stranger.Token, http.MethodGet, mrPath(p.ID, mr.IID, "/resource_label_events"), nil).expect(t, 404, `{"message":"404 Project Not Found"}`)
+	s.Call(t, stranger.Token, http.MethodGet, mrPath(p.ID, mr.IID, "/resource_label_events"), nil).Expect(t, 404, `{"message":"404 Project Not Found"}`)
 }

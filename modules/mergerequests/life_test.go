@@ -48,23 +48,23 @@ func TestLife(t *testing.T) {
 		t.Fatalf("created %d %+v", resp.StatusCode, mr)
 	}
 	// A second open one on the same branches: 409.
-	r := s.call(t, bob.Token, http.MethodPost, projectPath(p.ID, "/merge_requests"),
+	r := s.Call(t, bob.Token, http.MethodPost, projectPath(p.ID, "/merge_requests"),
 		map[string]any{"title": "again", "source_branch": "feature", "target_branch": "master"})
-	if r.status != 409 || !strings.Contains(string(r.body), "This merge request already exists") {
-		t.Fatalf("duplicate: %d %s", r.status, r.body)
+	if r.Status != 409 || !strings.Contains(string(r.Body), "This merge request already exists") {
+		t.Fatalf("duplicate: %d %s", r.Status, r.Body)
 	}
-	s.call(t, bob.Token, http.MethodPost, projectPath(p.ID, "/merge_requests"),
-		map[string]any{"title": "same", "source_branch": "master", "target_branch": "master"}).expect(t, 422, "")
-	s.call(t, bob.Token, http.MethodPost, projectPath(p.ID, "/merge_requests"),
-		map[string]any{"title": "none", "source_branch": "nope", "target_branch": "master"}).expect(t, 422, "")
-	s.call(t, bob.Token, http.MethodPost, projectPath(p.ID, "/merge_requests"),
-		map[string]any{"source_branch": "feature"}).expect(t, 400, `{"error":"target_branch is missing, title is missing"}`)
-	s.call(t, bob.Token, http.MethodPost, projectPath(p.ID, "/merge_requests"),
-		map[string]any{"title": nil, "source_branch": "feature", "target_branch": "master"}).expect(t, 400, `{"error":"title is missing"}`)
+	s.Call(t, bob.Token, http.MethodPost, projectPath(p.ID, "/merge_requests"),
+		map[string]any{"title": "same", "source_branch": "master", "target_branch": "master"}).Expect(t, 422, "")
+	s.Call(t, bob.Token, http.MethodPost, projectPath(p.ID, "/merge_requests"),
+		map[string]any{"title": "none", "source_branch": "nope", "target_branch": "master"}).Expect(t, 422, "")
+	s.Call(t, bob.Token, http.MethodPost, projectPath(p.ID, "/merge_requests"),
+		map[string]any{"source_branch": "feature"}).Expect(t, 400, `{"error":"target_branch is missing, title is missing"}`)
+	s.Call(t, bob.Token, http.MethodPost, projectPath(p.ID, "/merge_requests"),
+		map[string]any{"title": nil, "source_branch": "feature", "target_branch": "master"}).Expect(t, 400, `{"error":"title is missing"}`)
 
 	// The background check computes the merge status.
 	s.drain(t)
-	raw := s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1), nil).expect(t, 200, "").object(t)
+	raw := s.Call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1), nil).Expect(t, 200, "").Object(t)
 	if raw["merge_status"] != "can_be_merged" || raw["subscribed"] != true || raw["work_in_progress"] != false {
 		t.Fatalf("view %v", raw)
 	}
@@ -82,7 +82,7 @@ func TestLife(t *testing.T) {
 	if err != nil || len(commits) != 2 || commits[0].ID != second || commits[1].ID != first {
 		t.Fatalf("commits %v %+v", err, commits)
 	}
-	ch := s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1, "/changes"), nil).expect(t, 200, "").object(t)
+	ch := s.Call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1, "/changes"), nil).Expect(t, 200, "").Object(t)
 	list, _ := ch["changes"].([]any)
 	if len(list) != 2 || list[0].(map[string]any)["new_path"] != "b.txt" || list[0].(map[string]any)["new_file"] != true {
 		t.Fatalf("changes %v", ch)
@@ -93,8 +93,8 @@ func TestLife(t *testing.T) {
 	}
 
 	// The sha must be the source's head.
-	s.call(t, bob.Token, http.MethodPut, mrPath(p.ID, 1, "/merge"), map[string]any{"sha": first}).
-		expect(t, 409, `{"message":"SHA does not match HEAD of source branch: `+second+`"}`)
+	s.Call(t, bob.Token, http.MethodPut, mrPath(p.ID, 1, "/merge"), map[string]any{"sha": first}).
+		Expect(t, 409, `{"message":"SHA does not match HEAD of source branch: `+second+`"}`)
 
 	merged, resp, err := bob.Client.MergeRequests.AcceptMergeRequest(p.ID, 1, &gitlab.AcceptMergeRequestOptions{SHA: gitlab.Ptr(second)})
 	if err != nil || resp.StatusCode != 200 || merged.State != "merged" || merged.MergeCommitSHA == "" {
@@ -138,7 +138,7 @@ func TestLife(t *testing.T) {
 	if err != nil || len(commits) != 2 || commits[0].ID != second {
 		t.Fatalf("commits after the merge %v %+v", err, commits)
 	}
-	ch = s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1, "/changes"), nil).expect(t, 200, "").object(t)
+	ch = s.Call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1, "/changes"), nil).Expect(t, 200, "").Object(t)
 	if list, _ := ch["changes"].([]any); len(list) != 2 {
 		t.Fatalf("changes after the merge %v", ch["changes"])
 	}
@@ -146,22 +146,22 @@ func TestLife(t *testing.T) {
 		t.Fatalf("merged_by/merged_at %v %v", ch["merged_by"], ch["merged_at"])
 	}
 	// A merged one: 406 for a second merge; 405 to cancel MWPS.
-	s.call(t, bob.Token, http.MethodPut, mrPath(p.ID, 1, "/merge"), nil).expect(t, 406, "")
-	s.call(t, bob.Token, http.MethodPut, mrPath(p.ID, 1, "/cancel_merge_when_pipeline_succeeds"), nil).expect(t, 405, "")
+	s.Call(t, bob.Token, http.MethodPut, mrPath(p.ID, 1, "/merge"), nil).Expect(t, 406, "")
+	s.Call(t, bob.Token, http.MethodPut, mrPath(p.ID, 1, "/cancel_merge_when_pipeline_succeeds"), nil).Expect(t, 405, "")
 	// System notes: merged.
-	r = s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1, "/notes"), nil).expect(t, 200, "")
+	r = s.Call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1, "/notes"), nil).Expect(t, 200, "")
 	found := false
-	for _, n := range r.list(t) {
+	for _, n := range r.List(t) {
 		if n["system"] == true && n["body"] == "merged" {
 			found = true
 		}
 	}
 	if !found {
-		t.Fatalf("no merged note: %s", r.body)
+		t.Fatalf("no merged note: %s", r.Body)
 	}
 	// The feed shows the merge.
-	r = s.call(t, alice.Token, http.MethodGet, projectPath(p.ID, "/events"), nil).expect(t, 200, "")
-	if !strings.Contains(string(r.body), `"action_name":"merged"`) || !strings.Contains(string(r.body), `"target_type":"MergeRequest"`) {
-		t.Fatalf("events %s", r.body)
+	r = s.Call(t, alice.Token, http.MethodGet, projectPath(p.ID, "/events"), nil).Expect(t, 200, "")
+	if !strings.Contains(string(r.Body), `"action_name":"merged"`) || !strings.Contains(string(r.Body), `"target_type":"MergeRequest"`) {
+		t.Fatalf("events %s", r.Body)
 	}
 }

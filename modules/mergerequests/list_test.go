@@ -23,16 +23,16 @@ func TestList(t *testing.T) {
 		w.git("push", "-q", "origin", b)
 		openMR(t, alice.Client, p.ID, b, "master", "MR "+store.IDString(int64(i)))
 	}
-	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 2), map[string]any{"state_event": "close"}).expect(t, 200, "")
-	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 3, "/merge"), nil).expect(t, 200, "")
+	s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 2), map[string]any{"state_event": "close"}).Expect(t, 200, "")
+	s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 3, "/merge"), nil).Expect(t, 200, "")
 	// Touch 1 so that it is the most recently updated.
-	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"title": "first, edited"}).expect(t, 200, "")
+	s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"title": "first, edited"}).Expect(t, 200, "")
 
-	r := s.call(t, alice.Token, http.MethodGet, projectPath(p.ID, "/merge_requests?per_page=3&page=2"), nil).expect(t, 200, "")
-	if got := r.iids(t); !slices.Equal(got, []int64{4, 3, 2}) {
+	r := s.Call(t, alice.Token, http.MethodGet, projectPath(p.ID, "/merge_requests?per_page=3&page=2"), nil).Expect(t, 200, "")
+	if got := r.IIDs(t); !slices.Equal(got, []int64{4, 3, 2}) {
 		t.Fatalf("page 2 %v", got)
 	}
-	fennectest.CheckPages(t, "merge requests", r.header, 7, 3, 3, 2, "3", "1")
+	fennectest.CheckPages(t, "merge requests", r.Header, 7, 3, 3, 2, "3", "1")
 	for q, want := range map[string][]int64{
 		"?sort=asc":                       {1, 2, 3, 4, 5, 6, 7},
 		"?order_by=updated_at":            {1, 3, 2, 7, 6, 5, 4},
@@ -45,15 +45,15 @@ func TestList(t *testing.T) {
 		"?iids[]=2&iids[]=6&state=opened": {6},
 		"?iids[]=99":                      {},
 	} {
-		got := s.call(t, alice.Token, http.MethodGet, projectPath(p.ID, "/merge_requests"+q), nil).expect(t, 200, "").iids(t)
+		got := s.Call(t, alice.Token, http.MethodGet, projectPath(p.ID, "/merge_requests"+q), nil).Expect(t, 200, "").IIDs(t)
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: %v, want %v", q, got, want)
 		}
 	}
-	s.call(t, alice.Token, http.MethodGet, projectPath(p.ID, "/merge_requests?state=bogus"), nil).
-		expect(t, 400, `{"error":"state does not have a valid value"}`)
-	s.call(t, alice.Token, http.MethodGet, projectPath(p.ID, "/merge_requests?order_by=title"), nil).
-		expect(t, 400, `{"error":"order_by does not have a valid value"}`)
+	s.Call(t, alice.Token, http.MethodGet, projectPath(p.ID, "/merge_requests?state=bogus"), nil).
+		Expect(t, 400, `{"error":"state does not have a valid value"}`)
+	s.Call(t, alice.Token, http.MethodGet, projectPath(p.ID, "/merge_requests?order_by=title"), nil).
+		Expect(t, 400, `{"error":"order_by does not have a valid value"}`)
 
 	// Bad input: nothing is stored.
 	w.git("checkout", "-q", "-B", "bad", "master")
@@ -68,12 +68,12 @@ func TestList(t *testing.T) {
 		"hostile branch":   {"title": "t", "source_branch": "../../etc", "target_branch": "master"},
 		"empty branch":     {"title": "t", "source_branch": "", "target_branch": "master"},
 	} {
-		r := s.call(t, alice.Token, http.MethodPost, projectPath(p.ID, "/merge_requests"), body)
-		if r.status != 400 && r.status != 422 {
-			t.Errorf("%s: %d %s", name, r.status, r.body)
+		r := s.Call(t, alice.Token, http.MethodPost, projectPath(p.ID, "/merge_requests"), body)
+		if r.Status != 400 && r.Status != 422 {
+			t.Errorf("%s: %d %s", name, r.Status, r.Body)
 		}
 	}
-	if got := s.call(t, alice.Token, http.MethodGet, projectPath(p.ID, "/merge_requests"), nil).expect(t, 200, "").iids(t); len(got) != 7 {
+	if got := s.Call(t, alice.Token, http.MethodGet, projectPath(p.ID, "/merge_requests"), nil).Expect(t, 200, "").IIDs(t); len(got) != 7 {
 		t.Fatalf("bad input stored something: %v", got)
 	}
 }

@@ -55,15 +55,15 @@ func TestConflict(t *testing.T) {
 	s.drain(t)
 	openMR(t, alice.Client, p.ID, "feature", "master", "Conflicting")
 	s.drain(t)
-	v := s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1), nil).expect(t, 200, "").object(t)
+	v := s.Call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1), nil).Expect(t, 200, "").Object(t)
 	if v["merge_status"] != "cannot_be_merged" {
 		t.Fatalf("merge_status %v", v["merge_status"])
 	}
-	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1, "/merge"), nil).expect(t, 405, `{"message":"Branch cannot be merged"}`)
+	s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1, "/merge"), nil).Expect(t, 405, `{"message":"Branch cannot be merged"}`)
 	if head := strings.Fields(w.git("ls-remote", "origin", "refs/heads/master"))[0]; head != masterHead {
 		t.Fatalf("master moved to %s", head)
 	}
-	v = s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1), nil).expect(t, 200, "").object(t)
+	v = s.Call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1), nil).Expect(t, 200, "").Object(t)
 	if v["state"] != "opened" {
 		t.Fatalf("state %v", v["state"])
 	}
@@ -73,11 +73,11 @@ func TestConflict(t *testing.T) {
 	w.git("merge", "-q", "-s", "ours", "master", "-m", "take master")
 	w.git("push", "-q", "origin", "feature")
 	s.drain(t)
-	v = s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1), nil).expect(t, 200, "").object(t)
+	v = s.Call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1), nil).Expect(t, 200, "").Object(t)
 	if v["merge_status"] != "can_be_merged" {
 		t.Fatalf("after resolving: %v", v["merge_status"])
 	}
-	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1, "/merge"), nil).expect(t, 200, "")
+	s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1, "/merge"), nil).Expect(t, 200, "")
 }
 
 // TestStates: close, reopen (reopened), WIP refuses (405), closed refuses
@@ -92,28 +92,28 @@ func TestStates(t *testing.T) {
 	w.commit("f", map[string]string{"f.txt": "f\n"})
 	w.git("push", "-q", "origin", "feature")
 	openMR(t, alice.Client, p.ID, "feature", "master", "WIP: not yet")
-	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1, "/merge"), nil).expect(t, 405, "")
-	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{}).expect(t, 400, "")
-	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"state_event": "merge"}).
-		expect(t, 400, `{"error":"state_event does not have a valid value"}`)
-	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1, "/cancel_merge_when_pipeline_succeeds"), nil).expect(t, 406, "")
-	v := s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"state_event": "close", "title": "Ready"}).
-		expect(t, 200, "").object(t)
+	s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1, "/merge"), nil).Expect(t, 405, "")
+	s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{}).Expect(t, 400, "")
+	s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"state_event": "merge"}).
+		Expect(t, 400, `{"error":"state_event does not have a valid value"}`)
+	s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1, "/cancel_merge_when_pipeline_succeeds"), nil).Expect(t, 406, "")
+	v := s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"state_event": "close", "title": "Ready"}).
+		Expect(t, 200, "").Object(t)
 	if v["state"] != "closed" || v["title"] != "Ready" || v["work_in_progress"] != false {
 		t.Fatalf("closed %v", v)
 	}
-	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1, "/merge"), nil).expect(t, 406, "")
-	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1, "/cancel_merge_when_pipeline_succeeds"), nil).expect(t, 405, "")
-	v = s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"state_event": "reopen"}).expect(t, 200, "").object(t)
+	s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1, "/merge"), nil).Expect(t, 406, "")
+	s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1, "/cancel_merge_when_pipeline_succeeds"), nil).Expect(t, 405, "")
+	v = s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"state_event": "reopen"}).Expect(t, 200, "").Object(t)
 	if v["state"] != "reopened" {
 		t.Fatalf("reopened %v", v["state"])
 	}
 	// opened filter matches reopened.
-	if got := s.call(t, alice.Token, http.MethodGet, projectPath(p.ID, "/merge_requests?state=opened"), nil).expect(t, 200, "").iids(t); len(got) != 1 {
+	if got := s.Call(t, alice.Token, http.MethodGet, projectPath(p.ID, "/merge_requests?state=opened"), nil).Expect(t, 200, "").IIDs(t); len(got) != 1 {
 		t.Fatalf("opened filter %v", got)
 	}
 	var notes []string
-	for _, n := range s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1, "/notes?sort=asc"), nil).expect(t, 200, "").list(t) {
+	for _, n := range s.Call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1, "/notes?sort=asc"), nil).Expect(t, 200, "").List(t) {
 		if n["system"] == true {
 			notes = append(notes, n["body"].(string))
 		}
@@ -122,20 +122,20 @@ func TestStates(t *testing.T) {
 		t.Fatalf("system notes %q", notes)
 	}
 	// Subscriptions and todos.
-	s.call(t, bob.Token, http.MethodPost, mrPath(p.ID, 1, "/subscribe"), nil).expect(t, 201, "")
-	s.call(t, bob.Token, http.MethodPost, mrPath(p.ID, 1, "/subscribe"), nil).expect(t, 304, "")
-	s.call(t, bob.Token, http.MethodPost, mrPath(p.ID, 1, "/unsubscribe"), nil).expect(t, 201, "")
-	s.call(t, bob.Token, http.MethodPost, mrPath(p.ID, 1, "/unsubscribe"), nil).expect(t, 304, "")
-	todo := s.call(t, bob.Token, http.MethodPost, mrPath(p.ID, 1, "/todo"), nil).expect(t, 201, "").object(t)
+	s.Call(t, bob.Token, http.MethodPost, mrPath(p.ID, 1, "/subscribe"), nil).Expect(t, 201, "")
+	s.Call(t, bob.Token, http.MethodPost, mrPath(p.ID, 1, "/subscribe"), nil).Expect(t, 304, "")
+	s.Call(t, bob.Token, http.MethodPost, mrPath(p.ID, 1, "/unsubscribe"), nil).Expect(t, 201, "")
+	s.Call(t, bob.Token, http.MethodPost, mrPath(p.ID, 1, "/unsubscribe"), nil).Expect(t, 304, "")
+	todo := s.Call(t, bob.Token, http.MethodPost, mrPath(p.ID, 1, "/todo"), nil).Expect(t, 201, "").Object(t)
 	if todo["target_type"] != "MergeRequest" || todo["action_name"] != "marked" {
 		t.Fatalf("todo %v", todo)
 	}
-	s.call(t, bob.Token, http.MethodPost, mrPath(p.ID, 1, "/todo"), nil).expect(t, 304, "")
+	s.Call(t, bob.Token, http.MethodPost, mrPath(p.ID, 1, "/todo"), nil).Expect(t, 304, "")
 	// Delete: a master may not, the owner may; then 404.
-	s.call(t, bob.Token, http.MethodDelete, mrPath(p.ID, 1), nil).expect(t, 403, "")
-	s.call(t, alice.Token, http.MethodDelete, mrPath(p.ID, 1), nil).expect(t, 204, "")
-	s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1), nil).expect(t, 404, `{"message":"404 Not found"}`)
-	if got := s.call(t, alice.Token, http.MethodGet, projectPath(p.ID, "/merge_requests"), nil).expect(t, 200, "").iids(t); len(got) != 0 {
+	s.Call(t, bob.Token, http.MethodDelete, mrPath(p.ID, 1), nil).Expect(t, 403, "")
+	s.Call(t, alice.Token, http.MethodDelete, mrPath(p.ID, 1), nil).Expect(t, 204, "")
+	s.Call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1), nil).Expect(t, 404, `{"message":"404 Not found"}`)
+	if got := s.Call(t, alice.Token, http.MethodGet, projectPath(p.ID, "/merge_requests"), nil).Expect(t, 200, "").IIDs(t); len(got) != 0 {
 		t.Fatalf("deleted one listed: %v", got)
 	}
 	// The next one gets a new iid.
@@ -184,9 +184,9 @@ func TestConcurrentMergeAndPush(t *testing.T) {
 		wg.Add(1)
 		go func(iid int64) {
 			defer wg.Done()
-			r := s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, iid, "/merge"), nil)
-			if r.status != 200 {
-				errs <- fmt.Errorf("!%d: %d %s", iid, r.status, r.body)
+			r := s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, iid, "/merge"), nil)
+			if r.Status != 200 {
+				errs <- fmt.Errorf("!%d: %d %s", iid, r.Status, r.Body)
 				return
 			}
 			errs <- nil

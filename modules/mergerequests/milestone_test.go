@@ -45,28 +45,28 @@ func TestMilestoneMergeRequests(t *testing.T) {
 		}
 	}
 	// Closed ones are listed too; one moved to another milestone leaves.
-	s.call(t, s.RootToken, http.MethodPut, mrPath(p.ID, 3), map[string]any{"state_event": "close"}).expect(t, 200, "")
-	s.call(t, s.RootToken, http.MethodPut, mrPath(p.ID, 5), map[string]any{"milestone_id": v2.ID}).expect(t, 200, "")
+	s.Call(t, s.RootToken, http.MethodPut, mrPath(p.ID, 3), map[string]any{"state_event": "close"}).Expect(t, 200, "")
+	s.Call(t, s.RootToken, http.MethodPut, mrPath(p.ID, 5), map[string]any{"milestone_id": v2.ID}).Expect(t, 200, "")
 
 	path := func(m int64, q string) string {
 		return fmt.Sprintf("/api/v4/projects/%d/milestones/%d/merge_requests%s", p.ID, m, q)
 	}
-	r := s.call(t, s.RootToken, http.MethodGet, path(v1.ID, ""), nil).expect(t, 200, "")
-	if got := r.iids(t); !slices.Equal(got, []int64{3, 1}) {
+	r := s.Call(t, s.RootToken, http.MethodGet, path(v1.ID, ""), nil).Expect(t, 200, "")
+	if got := r.IIDs(t); !slices.Equal(got, []int64{3, 1}) {
 		t.Fatalf("v1: %v", got)
 	}
-	first := r.list(t)[1]
+	first := r.List(t)[1]
 	if first["title"] != "MR b1" || first["milestone"].(map[string]any)["title"] != "v1" || first["state"] != "opened" {
 		t.Fatalf("the merge request as the list shows it: %v", first)
 	}
-	if got := s.call(t, s.RootToken, http.MethodGet, path(v2.ID, ""), nil).expect(t, 200, "").iids(t); !slices.Equal(got, []int64{5, 2}) {
+	if got := s.Call(t, s.RootToken, http.MethodGet, path(v2.ID, ""), nil).Expect(t, 200, "").IIDs(t); !slices.Equal(got, []int64{5, 2}) {
 		t.Fatalf("v2: %v", got)
 	}
-	r = s.call(t, s.RootToken, http.MethodGet, path(v2.ID, "?per_page=1&page=2"), nil).expect(t, 200, "")
-	if got := r.iids(t); !slices.Equal(got, []int64{2}) {
+	r = s.Call(t, s.RootToken, http.MethodGet, path(v2.ID, "?per_page=1&page=2"), nil).Expect(t, 200, "")
+	if got := r.IIDs(t); !slices.Equal(got, []int64{2}) {
 		t.Fatalf("v2 page 2: %v", got)
 	}
-	fennectest.CheckPages(t, "milestone merge requests", r.header, 2, 2, 1, 2, "", "1")
+	fennectest.CheckPages(t, "milestone merge requests", r.Header, 2, 2, 1, 2, "", "1")
 
 	// No such milestone (or one of another project): GitLab's find 404.
 	other := newProject(t, c, "elsewhere", "private")
@@ -75,13 +75,13 @@ func TestMilestoneMergeRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range []int64{999, elsewhere.ID} {
-		s.call(t, s.RootToken, http.MethodGet, path(m, ""), nil).expect(t, 404, `{"message":"404 Not found"}`)
+		s.Call(t, s.RootToken, http.MethodGet, path(m, ""), nil).Expect(t, 404, `{"message":"404 Not found"}`)
 	}
 	// A private project: a stranger sees no project; a Reporter reads.
 	stranger := s.CreateUser(t, "")
-	s.call(t, stranger.Token, http.MethodGet, path(v1.ID, ""), nil).expect(t, 404, `{"message":"404 Project Not Found"}`)
+	s.Call(t, stranger.Token, http.MethodGet, path(v1.ID, ""), nil).Expect(t, 404, `{"message":"404 Project Not Found"}`)
 	addMember(t, c, p.ID, stranger.ID, gitlab.ReporterPermissions)
-	if got := s.call(t, stranger.Token, http.MethodGet, path(v1.ID, ""), nil).expect(t, 200, "").iids(t); !slices.Equal(got, []int64{3, 1}) {
+	if got := s.Call(t, stranger.Token, http.MethodGet, path(v1.ID, ""), nil).Expect(t, 200, "").IIDs(t); !slices.Equal(got, []int64{3, 1}) {
 		t.Fatalf("v1 to a Reporter: %v", got)
 	}
 }

@@ -21,9 +21,9 @@ func TestMWPSIsTheButtonsMerge(t *testing.T) {
 	s.drain(t)
 	masterBefore := s.branchHead(t, alice.Token, p.ID, "master")
 	s.mwps(t, alice.Token, p.ID, 1)
-	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"title": "WIP: Not yet"}).expect(t, 200, "")
+	s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"title": "WIP: Not yet"}).Expect(t, 200, "")
 	// The button refuses it.
-	s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1, "/merge"), nil).expect(t, 405, `{"message":"Branch cannot be merged"}`)
+	s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1, "/merge"), nil).Expect(t, 405, `{"message":"Branch cannot be merged"}`)
 
 	s.open(t, "feature")
 	waitPipeline(t, alice.Client, p.ID, sha, "success")

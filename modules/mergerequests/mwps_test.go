@@ -57,14 +57,14 @@ func (e *env) startBus() { e.bus.Start() }
 // mr reads a merge request as token.
 func (e *env) mr(t *testing.T, token string, project, iid int64) map[string]any {
 	t.Helper()
-	return e.call(t, token, http.MethodGet, mrPath(project, iid), nil).expect(t, 200, "").object(t)
+	return e.Call(t, token, http.MethodGet, mrPath(project, iid), nil).Expect(t, 200, "").Object(t)
 }
 
 // notes are the bodies of a merge request's notes.
 func (e *env) notes(t *testing.T, token string, project, iid int64) []string {
 	t.Helper()
 	var out []string
-	for _, n := range e.call(t, token, http.MethodGet, mrPath(project, iid, "/notes"), nil).expect(t, 200, "").list(t) {
+	for _, n := range e.Call(t, token, http.MethodGet, mrPath(project, iid, "/notes"), nil).Expect(t, 200, "").List(t) {
 		out = append(out, fmt.Sprint(n["body"]))
 	}
 	return out
@@ -82,7 +82,7 @@ func hasNote(notes []string, body string) bool {
 // branchHead is a branch's commit, read through the API.
 func (e *env) branchHead(t *testing.T, token string, project int64, branch string) string {
 	t.Helper()
-	b := e.call(t, token, http.MethodGet, projectPath(project, "/repository/branches/"+branch), nil).expect(t, 200, "").object(t)
+	b := e.Call(t, token, http.MethodGet, projectPath(project, "/repository/branches/"+branch), nil).Expect(t, 200, "").Object(t)
 	c, _ := b["commit"].(map[string]any)
 	return fmt.Sprint(c["id"])
 }
@@ -91,8 +91,8 @@ func (e *env) branchHead(t *testing.T, token string, project int64, branch strin
 // recorded, not merged.
 func (e *env) mwps(t *testing.T, token string, project, iid int64) {
 	t.Helper()
-	v := e.call(t, token, http.MethodPut, mrPath(project, iid, "/merge"), map[string]any{"merge_when_pipeline_succeeds": true}).
-		expect(t, 200, "").object(t)
+	v := e.Call(t, token, http.MethodPut, mrPath(project, iid, "/merge"), map[string]any{"merge_when_pipeline_succeeds": true}).
+		Expect(t, 200, "").Object(t)
 	if v["state"] != "opened" || v["merge_when_pipeline_succeeds"] != true {
 		t.Fatalf("merge when pipeline succeeds of !%d: state %v, merge_when_pipeline_succeeds %v", iid, v["state"],
 			v["merge_when_pipeline_succeeds"])
@@ -116,7 +116,7 @@ func TestMWPSIntentDroppedWhenTargetChanges(t *testing.T) {
 	w := s.clone(t, "dev", dev.Token, "owner/retarget")
 	w.commit("base", map[string]string{"a": "a\n"})
 	w.git("push", "-q", "origin", "HEAD:master", "HEAD:develop")
-	s.call(t, owner.Token, http.MethodPut, projectPath(p.ID, "/repository/branches/master/protect"), nil).expect(t, 200, "")
+	s.Call(t, owner.Token, http.MethodPut, projectPath(p.ID, "/repository/branches/master/protect"), nil).Expect(t, 200, "")
 	w.git("checkout", "-q", "-b", "sneaky")
 	sha := w.commit("sneaky", map[string]string{".gitlab-ci.yml": s.ci, "payload": "x"})
 	w.git("push", "-q", "origin", "sneaky")
@@ -126,7 +126,7 @@ func TestMWPSIntentDroppedWhenTargetChanges(t *testing.T) {
 	masterBefore := s.branchHead(t, owner.Token, p.ID, "master")
 
 	s.mwps(t, boss.Token, p.ID, 1)
-	v := s.call(t, dev.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"target_branch": "master"}).expect(t, 200, "").object(t)
+	v := s.Call(t, dev.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"target_branch": "master"}).Expect(t, 200, "").Object(t)
 	if v["target_branch"] != "master" || v["merge_when_pipeline_succeeds"] != false {
 		t.Fatalf("after the new target: target_branch %v, merge_when_pipeline_succeeds %v", v["target_branch"], v["merge_when_pipeline_succeeds"])
 	}
@@ -161,7 +161,7 @@ func TestMWPSRecheckedAtMergeTime(t *testing.T) {
 	w := s.clone(t, "dev", dev.Token, "owner/recheck")
 	w.commit("base", map[string]string{"a": "a\n"})
 	w.git("push", "-q", "origin", "HEAD:master")
-	s.call(t, owner.Token, http.MethodPut, projectPath(p.ID, "/repository/branches/master/protect"), nil).expect(t, 200, "")
+	s.Call(t, owner.Token, http.MethodPut, projectPath(p.ID, "/repository/branches/master/protect"), nil).Expect(t, 200, "")
 	push := func(branch string) string {
 		w.git("checkout", "-q", "-B", branch, "master")
 		sha := w.commit(branch, map[string]string{".gitlab-ci.yml": s.ci, branch: branch})
@@ -197,7 +197,7 @@ func TestMWPSRecheckedAtMergeTime(t *testing.T) {
 	}
 
 	// The Master who set it is a Developer by the time it passes.
-	s.call(t, owner.Token, http.MethodPut, projectPath(p.ID, "/members/"+store.IDString(boss.ID)), map[string]any{"access_level": 30}).expect(t, 200, "")
+	s.Call(t, owner.Token, http.MethodPut, projectPath(p.ID, "/members/"+store.IDString(boss.ID)), map[string]any{"access_level": 30}).Expect(t, 200, "")
 	s.open(t, "demoted")
 	waitPipeline(t, dev.Client, p.ID, demotedSHA, "success")
 	s.drain(t)
@@ -253,8 +253,8 @@ func TestMWPSWaitsForAPipelineNotMadeYet(t *testing.T) {
 	w.commit("plain", map[string]string{"plain": "plain"})
 	w.git("push", "-q", "origin", "plain")
 	openMR(t, alice.Client, p.ID, "plain", "master", "Plain")
-	v := s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 2, "/merge"), map[string]any{"merge_when_pipeline_succeeds": true}).
-		expect(t, 200, "").object(t)
+	v := s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 2, "/merge"), map[string]any{"merge_when_pipeline_succeeds": true}).
+		Expect(t, 200, "").Object(t)
 	if v["state"] != "merged" {
 		t.Fatalf("without a CI file: state %v", v["state"])
 	}
@@ -262,15 +262,15 @@ func TestMWPSWaitsForAPipelineNotMadeYet(t *testing.T) {
 	s.drain(t)
 
 	// Pushed while jobs were off: CI made no pipeline and will make none.
-	s.call(t, alice.Token, http.MethodPut, projectPath(p.ID, ""), map[string]any{"jobs_enabled": false}).expect(t, 200, "")
+	s.Call(t, alice.Token, http.MethodPut, projectPath(p.ID, ""), map[string]any{"jobs_enabled": false}).Expect(t, 200, "")
 	w.git("checkout", "-q", "-B", "unbuilt", "master")
 	w.commit("unbuilt", map[string]string{".gitlab-ci.yml": s.ci, "unbuilt": "unbuilt"})
 	w.git("push", "-q", "origin", "unbuilt")
 	s.drain(t)
-	s.call(t, alice.Token, http.MethodPut, projectPath(p.ID, ""), map[string]any{"jobs_enabled": true}).expect(t, 200, "")
+	s.Call(t, alice.Token, http.MethodPut, projectPath(p.ID, ""), map[string]any{"jobs_enabled": true}).Expect(t, 200, "")
 	openMR(t, alice.Client, p.ID, "unbuilt", "master", "Unbuilt")
-	v = s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 3, "/merge"), map[string]any{"merge_when_pipeline_succeeds": true}).
-		expect(t, 200, "").object(t)
+	v = s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 3, "/merge"), map[string]any{"merge_when_pipeline_succeeds": true}).
+		Expect(t, 200, "").Object(t)
 	if v["state"] != "merged" || strings.Contains(fmt.Sprint(v["pipeline"]), "status") {
 		t.Fatalf("a commit CI never built: state %v, pipeline %v", v["state"], v["pipeline"])
 	}

@@ -46,18 +46,18 @@ func TestMergeRequestParticipants(t *testing.T) {
 	t.Parallel()
 	s := start(t)
 	p, mr, users := reviewed(t, s)
-	s.call(t, users["bob"].Token, http.MethodPost, mrPath(p.ID, mr.IID, "/notes"), map[string]any{"body": "ok"}).expect(t, 201, "")
-	s.call(t, s.RootToken, http.MethodPut, mrPath(p.ID, mr.IID), map[string]any{"labels": "ready"}).expect(t, 200, "")
+	s.Call(t, users["bob"].Token, http.MethodPost, mrPath(p.ID, mr.IID, "/notes"), map[string]any{"body": "ok"}).Expect(t, 201, "")
+	s.Call(t, s.RootToken, http.MethodPut, mrPath(p.ID, mr.IID), map[string]any{"labels": "ready"}).Expect(t, 200, "")
 	var names []string
-	for _, u := range s.call(t, users["bob"].Token, http.MethodGet, mrPath(p.ID, mr.IID, "/participants"), nil).expect(t, 200, "").list(t) {
+	for _, u := range s.Call(t, users["bob"].Token, http.MethodGet, mrPath(p.ID, mr.IID, "/participants"), nil).Expect(t, 200, "").List(t) {
 		names = append(names, u["username"].(string))
 	}
 	if !slices.Equal(names, []string{"alice", "bob", "carol"}) {
 		t.Fatalf("participants %v", names)
 	}
 	stranger := s.CreateUser(t, "")
-	s.call(t, stranger.Token, http.MethodGet, mrPath(p.ID, mr.IID, "/participants"), nil).expect(t, 404, `{"message":"404 Project Not Found"}`)
-	s.call(t, users["bob"].Token, http.MethodGet, mrPath(p.ID, 99, "/participants"), nil).expect(t, 404, `{"message":"404 Not found"}`)
+	s.Call(t, stranger.Token, http.MethodGet, mrPath(p.ID, mr.IID, "/participants"), nil).Expect(t, 404, `{"message":"404 Project Not Found"}`)
+	s.Call(t, users["bob"].Token, http.MethodGet, mrPath(p.ID, 99, "/participants"), nil).Expect(t, 404, `{"message":"404 Not found"}`)
 	// Snippets have none (as in GitLab).
-	s.call(t, s.RootToken, http.MethodGet, projectPath(p.ID, "/snippets/1/participants"), nil).expect(t, 404, `{"error":"404 Not Found"}`)
+	s.Call(t, s.RootToken, http.MethodGet, projectPath(p.ID, "/snippets/1/participants"), nil).Expect(t, 404, `{"error":"404 Not Found"}`)
 }

@@ -32,7 +32,7 @@ func TestPermissions(t *testing.T) {
 		w.commit("base", map[string]string{"a": "a\n"})
 		w.git("push", "-q", "origin", "HEAD:master")
 		w.git("push", "-q", "origin", "HEAD:stable")
-		s.call(t, owner.Token, http.MethodPut, projectPath(p.ID, "/repository/branches/stable/protect"), nil).expect(t, 200, "")
+		s.Call(t, owner.Token, http.MethodPut, projectPath(p.ID, "/repository/branches/stable/protect"), nil).Expect(t, 200, "")
 		for _, role := range roles {
 			w.git("checkout", "-q", "-B", "b-"+role, "master")
 			w.commit(role, map[string]string{role: role})
@@ -44,27 +44,27 @@ func TestPermissions(t *testing.T) {
 		for _, role := range roles {
 			t.Run(vis+"/"+role, func(t *testing.T) {
 				tok := tokens[role]
-				list := s.call(t, tok, http.MethodGet, projectPath(p.ID, "/merge_requests"), nil)
+				list := s.Call(t, tok, http.MethodGet, projectPath(p.ID, "/merge_requests"), nil)
 				switch {
 				case readable[role] || vis == "public":
-					list.expect(t, 200, "")
+					list.Expect(t, 200, "")
 				case role == "guest":
-					list.expect(t, 403, "")
+					list.Expect(t, 403, "")
 				default:
-					list.expect(t, 404, `{"message":"404 Project Not Found"}`)
+					list.Expect(t, 404, `{"message":"404 Project Not Found"}`)
 				}
 				body := map[string]any{"title": role, "source_branch": "b-" + role, "target_branch": "master"}
-				r := s.call(t, tok, http.MethodPost, projectPath(p.ID, "/merge_requests"), body)
+				r := s.Call(t, tok, http.MethodPost, projectPath(p.ID, "/merge_requests"), body)
 				switch {
 				case role == "anonymous":
-					r.expect(t, 401, "")
+					r.Expect(t, 401, "")
 					return
 				case writer[role]:
-					r.expect(t, 201, "")
+					r.Expect(t, 201, "")
 				case readable[role] || vis == "public" || role == "guest":
-					r.expect(t, 403, "")
+					r.Expect(t, 403, "")
 				default:
-					r.expect(t, 404, "")
+					r.Expect(t, 404, "")
 				}
 				// The owner opens one for every role to try to merge.
 				var mr *gitlab.MergeRequest
@@ -72,34 +72,34 @@ func TestPermissions(t *testing.T) {
 					mr = openMR(t, owner.Client, p.ID, "b-"+role, "master", role)
 				} else {
 					mr = &gitlab.MergeRequest{}
-					mr.IID = mustInt(t, r.object(t)["iid"])
+					mr.IID = mustInt(t, r.Object(t)["iid"])
 				}
 				// Into a protected branch: developers may not merge.
-				s.call(t, owner.Token, http.MethodPut, mrPath(p.ID, mr.IID), map[string]any{"target_branch": "stable"}).expect(t, 200, "")
-				m := s.call(t, tok, http.MethodPut, mrPath(p.ID, mr.IID, "/merge"), nil)
+				s.Call(t, owner.Token, http.MethodPut, mrPath(p.ID, mr.IID), map[string]any{"target_branch": "stable"}).Expect(t, 200, "")
+				m := s.Call(t, tok, http.MethodPut, mrPath(p.ID, mr.IID, "/merge"), nil)
 				switch {
 				case role == "master" || role == "owner" || role == "admin":
-					m.expect(t, 200, "")
+					m.Expect(t, 200, "")
 				case role == "guest" && vis == "private":
-					m.expect(t, 403, "") // may not even read them
+					m.Expect(t, 403, "") // may not even read them
 				case readable[role] || vis == "public" || role == "guest":
-					m.expect(t, 401, `{"message":"401 Unauthorized"}`)
+					m.Expect(t, 401, `{"message":"401 Unauthorized"}`)
 				default:
-					m.expect(t, 404, "")
+					m.Expect(t, 404, "")
 				}
 				if role == "developer" {
 					// Into master, unprotected: a developer merges.
-					s.call(t, owner.Token, http.MethodPut, mrPath(p.ID, mr.IID), map[string]any{"target_branch": "master"}).expect(t, 200, "")
-					s.call(t, tok, http.MethodPut, mrPath(p.ID, mr.IID, "/merge"), nil).expect(t, 200, "")
+					s.Call(t, owner.Token, http.MethodPut, mrPath(p.ID, mr.IID), map[string]any{"target_branch": "master"}).Expect(t, 200, "")
+					s.Call(t, tok, http.MethodPut, mrPath(p.ID, mr.IID, "/merge"), nil).Expect(t, 200, "")
 				}
-				d := s.call(t, tok, http.MethodDelete, mrPath(p.ID, mr.IID), nil)
+				d := s.Call(t, tok, http.MethodDelete, mrPath(p.ID, mr.IID), nil)
 				switch {
 				case role == "owner" || role == "admin":
-					d.expect(t, 204, "")
+					d.Expect(t, 204, "")
 				case readable[role] || vis == "public" || role == "guest":
-					d.expect(t, 403, "")
+					d.Expect(t, 403, "")
 				default:
-					d.expect(t, 404, "")
+					d.Expect(t, 404, "")
 				}
 			})
 		}

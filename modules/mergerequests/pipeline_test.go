@@ -103,8 +103,8 @@ func TestMergeWhenPipelineSucceeds(t *testing.T) {
 	waitPipeline(t, alice.Client, p.ID, resetSHA, "running", "pending")
 	s.drain(t)
 	for iid := int64(1); iid <= 3; iid++ {
-		v := s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, iid, "/merge"), map[string]any{"merge_when_pipeline_succeeds": true}).
-			expect(t, 200, "").object(t)
+		v := s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, iid, "/merge"), map[string]any{"merge_when_pipeline_succeeds": true}).
+			Expect(t, 200, "").Object(t)
 		if v["state"] != "opened" || v["merge_when_pipeline_succeeds"] != true {
 			t.Fatalf("!%d: %v", iid, v)
 		}
@@ -114,12 +114,12 @@ func TestMergeWhenPipelineSucceeds(t *testing.T) {
 	w.commit("one more", map[string]string{"more": "more"})
 	w.git("push", "-q", "origin", "reset")
 	s.drain(t)
-	v := s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 3), nil).expect(t, 200, "").object(t)
+	v := s.Call(t, alice.Token, http.MethodGet, mrPath(p.ID, 3), nil).Expect(t, 200, "").Object(t)
 	if v["merge_when_pipeline_succeeds"] != false || v["state"] != "opened" {
 		t.Fatalf("after a push: %v", v)
 	}
-	if notes := s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 3, "/notes"), nil).expect(t, 200, ""); !strings.Contains(string(notes.body), "canceled the automatic merge: new commits were pushed") {
-		t.Fatalf("notes %s", notes.body)
+	if notes := s.Call(t, alice.Token, http.MethodGet, mrPath(p.ID, 3, "/notes"), nil).Expect(t, 200, ""); !strings.Contains(string(notes.Body), "canceled the automatic merge: new commits were pushed") {
+		t.Fatalf("notes %s", notes.Body)
 	}
 	gate("reset", "ok")
 	gate("pass", "ok")
@@ -128,11 +128,11 @@ func TestMergeWhenPipelineSucceeds(t *testing.T) {
 	waitPipeline(t, alice.Client, p.ID, failSHA, "failed")
 	waitPipeline(t, alice.Client, p.ID, resetSHA, "success")
 	s.drain(t)
-	v = s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1), nil).expect(t, 200, "").object(t)
+	v = s.Call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1), nil).Expect(t, 200, "").Object(t)
 	if v["state"] != "merged" || v["merge_commit_sha"] == nil {
 		t.Fatalf("the passing one: %v", v)
 	}
-	v = s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 2), nil).expect(t, 200, "").object(t)
+	v = s.Call(t, alice.Token, http.MethodGet, mrPath(p.ID, 2), nil).Expect(t, 200, "").Object(t)
 	if v["state"] != "opened" || v["merge_when_pipeline_succeeds"] != false {
 		t.Fatalf("the failing one: %v", v)
 	}
@@ -140,11 +140,11 @@ func TestMergeWhenPipelineSucceeds(t *testing.T) {
 	if pipe == nil || pipe["status"] != "failed" || pipe["sha"] != failSHA {
 		t.Fatalf("pipeline of the view: %v", v["pipeline"])
 	}
-	notes := s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 2, "/notes"), nil).expect(t, 200, "")
-	if !strings.Contains(string(notes.body), "canceled the automatic merge: the pipeline failed") {
-		t.Fatalf("notes %s", notes.body)
+	notes := s.Call(t, alice.Token, http.MethodGet, mrPath(p.ID, 2, "/notes"), nil).Expect(t, 200, "")
+	if !strings.Contains(string(notes.Body), "canceled the automatic merge: the pipeline failed") {
+		t.Fatalf("notes %s", notes.Body)
 	}
-	if v := s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 3), nil).expect(t, 200, "").object(t); v["state"] != "opened" {
+	if v := s.Call(t, alice.Token, http.MethodGet, mrPath(p.ID, 3), nil).Expect(t, 200, "").Object(t); v["state"] != "opened" {
 		t.Fatalf("the reset one merged on its old pipeline: %v", v["state"])
 	}
 	fresh := s.clone(t, "alice", alice.Token, "alice/mwps")

@@ -78,16 +78,16 @@ func TestLockedByACrashIsRecoveredAtStart(t *testing.T) {
 
 	e := start(t, fennectest.WithDataDir(data, password))
 	e.drain(t)
-	got := e.call(t, e.RootToken, http.MethodGet, mrPath(projectID, pending), nil).expect(t, http.StatusOK, "").object(t)
+	got := e.Call(t, e.RootToken, http.MethodGet, mrPath(projectID, pending), nil).Expect(t, http.StatusOK, "").Object(t)
 	if got["state"] != "opened" {
 		t.Fatalf("the merge that never landed: state %v, want opened", got["state"])
 	}
-	got = e.call(t, e.RootToken, http.MethodGet, mrPath(projectID, landed), nil).expect(t, http.StatusOK, "").object(t)
+	got = e.Call(t, e.RootToken, http.MethodGet, mrPath(projectID, landed), nil).Expect(t, http.StatusOK, "").Object(t)
 	if got["state"] != "merged" || got["merge_commit_sha"] != mergeCommit {
 		t.Fatalf("the merge that landed: state %v, merge_commit_sha %v, want merged at %s", got["state"], got["merge_commit_sha"], mergeCommit)
 	}
 	// The undone one merges normally now.
-	got = e.call(t, e.RootToken, http.MethodPut, mrPath(projectID, pending, "/merge"), nil).expect(t, http.StatusOK, "").object(t)
+	got = e.Call(t, e.RootToken, http.MethodPut, mrPath(projectID, pending, "/merge"), nil).Expect(t, http.StatusOK, "").Object(t)
 	if got["state"] != "merged" {
 		t.Fatalf("merging the recovered merge request: %v", got["state"])
 	}

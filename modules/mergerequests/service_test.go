@@ -92,7 +92,7 @@ func TestServiceWithoutHTTP(t *testing.T) {
 	if _, err := svc.Close(as(alice.ID), ref); !errors.Is(err, mergerequest.ErrNotChangeable) {
 		t.Fatalf("closing a merged one: %v", err)
 	}
-	v := s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1), nil).expect(t, 200, "").object(t)
+	v := s.Call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1), nil).Expect(t, 200, "").Object(t)
 	if v["state"] != "merged" || v["merge_commit_sha"] != merged.MergeCommitSHA || v["merged_by"].(map[string]any)["username"] != "alice" {
 		t.Fatalf("the API shows %v", v)
 	}

@@ -28,18 +28,18 @@ func TestTitleRefusesControlCharacters(t *testing.T) {
 	list := projectPath(p.ID, "/merge_requests")
 	bad := []string{"nul\x00here", "bell\x07", "line\nbreak", "tab\there", "del\x7f", "c1\u0085next"}
 	for _, title := range bad {
-		s.call(t, alice.Token, http.MethodPost, list, map[string]any{"title": title, "source_branch": "feature", "target_branch": "master"}).
-			expect(t, 400, `{"message":{"title":["is invalid"]}}`)
+		s.Call(t, alice.Token, http.MethodPost, list, map[string]any{"title": title, "source_branch": "feature", "target_branch": "master"}).
+			Expect(t, 400, `{"message":{"title":["is invalid"]}}`)
 	}
-	if n := len(s.call(t, alice.Token, http.MethodGet, list, nil).expect(t, 200, "").list(t)); n != 0 {
+	if n := len(s.Call(t, alice.Token, http.MethodGet, list, nil).Expect(t, 200, "").List(t)); n != 0 {
 		t.Fatalf("%d merge requests stored by refused creates", n)
 	}
-	s.call(t, alice.Token, http.MethodPost, list, map[string]any{"title": " Feature ✓ ", "source_branch": "feature", "target_branch": "master"}).
-		expect(t, 201, "")
+	s.Call(t, alice.Token, http.MethodPost, list, map[string]any{"title": " Feature ✓ ", "source_branch": "feature", "target_branch": "master"}).
+		Expect(t, 201, "")
 	for _, title := range bad {
-		s.call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"title": title}).expect(t, 400, `{"message":{"title":["is invalid"]}}`)
+		s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"title": title}).Expect(t, 400, `{"message":{"title":["is invalid"]}}`)
 	}
-	if got := s.call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1), nil).expect(t, 200, "").object(t)["title"]; got != "Feature ✓" {
+	if got := s.Call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1), nil).Expect(t, 200, "").Object(t)["title"]; got != "Feature ✓" {
 		t.Fatalf("title after refused edits %q", got)
 	}
 }
