@@ -32,7 +32,7 @@ func TestProjectEvents(t *testing.T) {
 	pub := project(t, alice.Client, "Open Thing", "public")
 	commit(t, alice.Client, pub.ID, "one")
 	priv := project(t, alice.Client, "secret", "private")
-	s.drain(t)
+	s.Drain(t)
 
 	t.Run("the spec's shape, newest first", func(t *testing.T) {
 		list := get(t, s, "", "/api/v4/projects/"+store.IDString(pub.ID)+"/events").list(t)
@@ -95,7 +95,7 @@ func TestProjectEvents(t *testing.T) {
 		for i := 3; i <= 5; i++ {
 			commit(t, alice.Client, pub.ID, "file"+store.IDString(int64(i)))
 		}
-		s.drain(t)
+		s.Drain(t)
 		base := "/api/v4/projects/" + store.IDString(pub.ID) + "/events"
 		r := get(t, s, "", base)
 		r.pageHeaders(t, 5, 1, 20, 1, "", "")
@@ -134,7 +134,7 @@ func TestUserEvents(t *testing.T) {
 	inner := project(t, alice.Client, "internal-one", "internal")
 	commit(t, alice.Client, pub.ID, "one")
 	own := project(t, bob.Client, "bobs", "public") // not alice's: never in her feed
-	s.drain(t)
+	s.Drain(t)
 	feed := "/api/v4/users/" + store.IDString(alice.ID) + "/events"
 
 	t.Run("each caller sees the events of the projects they may see, newest first", func(t *testing.T) {
@@ -210,7 +210,7 @@ func TestUserEvents(t *testing.T) {
 		if _, err := alice.Client.Projects.DeleteProject(pub.ID, nil); err != nil {
 			t.Fatal(err)
 		}
-		s.drain(t)
+		s.Drain(t)
 		wantFeed(t, "bob", get(t, s, bob.Token, feed).list(t), at("created", inner.ID))
 		wantFeed(t, "anonymous", get(t, s, "", feed).list(t))
 		get(t, s, "", feed).pageHeaders(t, 0, 1, 20, 1, "", "")
@@ -226,7 +226,7 @@ func TestUserEvents(t *testing.T) {
 		if _, err := s.Client.Users.DeleteUser(alice.ID); err != nil {
 			t.Fatal(err)
 		}
-		s.drain(t)
+		s.Drain(t)
 		get(t, s, s.RootToken, feed).expect(t, http.StatusNotFound, notFoundUser)
 		if _, resp, err := s.Client.Events.ListProjectVisibleEvents(priv.ID, nil); err == nil || resp.StatusCode != http.StatusNotFound {
 			t.Fatalf("the deleted user's personal project still answers: %v", err)
@@ -245,7 +245,7 @@ func TestRedeliveryAndMembership(t *testing.T) {
 	bob := s.CreateUser(t, "bob")
 	carol := s.CreateUser(t, "carol")
 	p := project(t, alice.Client, "team", "private")
-	s.drain(t)
+	s.Drain(t)
 	events := "/api/v4/projects/" + store.IDString(p.ID) + "/events"
 
 	t.Run("created twice is one entry", func(t *testing.T) {
@@ -299,7 +299,7 @@ func TestRedeliveryAndMembership(t *testing.T) {
 		if _, err := alice.Client.Projects.DeleteProject(p.ID, nil); err != nil {
 			t.Fatal(err)
 		}
-		s.drain(t)
+		s.Drain(t)
 		s.publish(t, projects.ProjectEvent{Action: "updated", ProjectID: p.ID, UserID: alice.ID},
 			projects.MemberEvent{Action: "left", ProjectID: p.ID, UserID: bob.ID, AuthorID: alice.ID},
 			projects.ProjectEvent{Action: "deleted", ProjectID: p.ID, UserID: alice.ID})
@@ -333,7 +333,7 @@ func TestMembershipThroughTheMembersAPI(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
-	s.drain(t)
+	s.Drain(t)
 	feed := "/api/v4/users/" + store.IDString(bob.ID) + "/events"
 	wantFeed(t, "bob, by himself", get(t, s, bob.Token, feed).list(t), at("joined", p.ID))
 	wantFeed(t, "bob, seen by carol", get(t, s, carol.Token, feed).list(t))
@@ -341,7 +341,7 @@ func TestMembershipThroughTheMembersAPI(t *testing.T) {
 	if _, err := alice.Client.ProjectMembers.DeleteProjectMember(p.ID, bob.ID); err != nil {
 		t.Fatal(err)
 	}
-	s.drain(t)
+	s.Drain(t)
 	wantFeed(t, "after leaving, seen by alice", get(t, s, alice.Token, feed).list(t), at("left", p.ID), at("joined", p.ID))
 	wantFeed(t, "after leaving, bob no longer sees the project", get(t, s, bob.Token, feed).list(t))
 }

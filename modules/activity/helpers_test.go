@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
@@ -46,16 +45,6 @@ func withKinds(kinds ...target.Kind) fennectest.Option {
 		collab.ProvideKinds(func() []target.Kind { return kinds }))))
 }
 
-// drain waits until every event committed so far has been delivered.
-func (e *env) drain(t *testing.T) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := e.bus.Drain(ctx); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // publish commits events as a module would, then waits for their delivery.
 func (e *env) publish(t *testing.T, evs ...events.Event) {
 	t.Helper()
@@ -70,7 +59,7 @@ func (e *env) publish(t *testing.T, evs ...events.Event) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.drain(t)
+	e.Drain(t)
 }
 
 // project creates a project through client-go as the given user.

@@ -24,7 +24,7 @@ func TestFeedKinds(t *testing.T) {
 	}}))
 	alice := s.CreateUser(t, "alice")
 	p := project(t, alice.Client, "widgets", "public")
-	s.drain(t)
+	s.Drain(t)
 	s.publish(t,
 		feed.Event{ProjectID: p.ID, AuthorID: alice.ID, ActionName: feed.Opened, TargetID: 1, TargetType: "Widget", TargetTitle: "hidden", Key: "w:1"},
 		feed.Event{ProjectID: p.ID, AuthorID: alice.ID, ActionName: feed.Opened, TargetID: 2, TargetType: "Widget", TargetTitle: "shown", Key: "w:2"},

@@ -389,7 +389,7 @@ func TestAwardEmojiRemoved(t *testing.T) {
 	if _, err := alice.Client.Projects.DeleteProject(p.ID, nil); err != nil {
 		t.Fatal(err)
 	}
-	e.drain(t)
+	e.Drain(t)
 	if v := e.votes(t, "Thing", kept.ID); v != (target.Votes{}) {
 		t.Fatalf("votes after the project's deletion %+v", v)
 	}

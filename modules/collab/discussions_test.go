@@ -119,7 +119,7 @@ func TestDiscussionThreads(t *testing.T) {
 	if status != 200 || !strings.Contains(string(body), `"body":"Yes, @alice"`) {
 		t.Fatalf("notes list: %d %s", status, body)
 	}
-	e.drain(t)
+	e.Drain(t)
 	found := false
 	for _, ev := range e.events.all() {
 		found = found || (ev.NoteID == reply.ID && ev.Action == event.NoteCreated && ev.AuthorID == bob.ID)

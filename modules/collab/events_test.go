@@ -34,7 +34,7 @@ func TestFeedAndNoteEvents(t *testing.T) {
 	if err := e.collab.System(context.Background(), open, alice.ID, "closed"); err != nil {
 		t.Fatal(err)
 	}
-	e.drain(t)
+	e.Drain(t)
 
 	type entry struct {
 		ActionName  string          `json:"action_name"`
@@ -132,7 +132,7 @@ func TestProjectAndUserDeleted(t *testing.T) {
 	if _, err := alice.Client.Projects.DeleteProject(p.ID, nil); err != nil {
 		t.Fatal(err)
 	}
-	e.drain(t)
+	e.Drain(t)
 	if rows("notes.notes") != 1 || rows("todos.todos") != 1 || rows("notes.subscriptions") != 1 || e.countNotes(t, gone.ID) != 0 {
 		t.Fatalf("after: %d notes, %d todos, %d subscriptions", rows("notes.notes"), rows("todos.todos"), rows("notes.subscriptions"))
 	}
@@ -145,7 +145,7 @@ func TestProjectAndUserDeleted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.drain(t)
+	e.Drain(t)
 	if pending, err := e.bus.Pending(); err != nil || pending != 0 {
 		t.Fatalf("after a redelivery: %d pending, %v", pending, err)
 	}
@@ -162,7 +162,7 @@ func TestProjectAndUserDeleted(t *testing.T) {
 	if _, err := e.Client.Users.DeleteUser(bob.ID); err != nil {
 		t.Fatal(err)
 	}
-	e.drain(t)
+	e.Drain(t)
 	status, _, raw = e.call(t, alice.Token, http.MethodGet, notesPath(keep.ID, stays.IID), "")
 	wantStatus(t, status, raw, 200)
 	if !strings.Contains(string(raw), `"author":{"id":`+store.IDString(bob.ID)+`,"name":"Ghost User","username":"ghost","state":"blocked","avatar_url":null,"web_url":"`) ||

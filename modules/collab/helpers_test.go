@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
@@ -199,16 +198,6 @@ func startWith(t testing.TB, seen *noteEvents, opts ...fennectest.Option) *env {
 	}, opts...)
 	e.Server = stocktest.Start(t, opts...)
 	return e
-}
-
-// drain waits until every event committed so far has been delivered.
-func (e *env) drain(t testing.TB) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := e.bus.Drain(ctx); err != nil {
-		t.Fatal(err)
-	}
 }
 
 type user = *fennectest.User

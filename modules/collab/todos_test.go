@@ -59,7 +59,7 @@ func TestAddSkipsAndDedupes(t *testing.T) {
 	add(blocked, w, target.Mentioned, "blocked")             // skipped
 	add(alice, w, target.Mentioned, "own action")            // skipped
 	add(bob, target.Target{Type: "Nobody", ID: 1, ProjectID: p.ID}, target.Mentioned, "unknown kind")
-	e.drain(t)
+	e.Drain(t)
 	if got := e.bodies(t, bob, ""); !slices.Equal(got, []string{"another action", "one"}) {
 		t.Fatalf("bob's todos %v", got)
 	}
@@ -240,7 +240,7 @@ func TestVisibilityAndCleanup(t *testing.T) {
 	if _, err := e.Client.Users.DeleteUser(carol.ID); err != nil {
 		t.Fatal(err)
 	}
-	e.drain(t)
+	e.Drain(t)
 	list, _, err := bob.Client.Todos.ListTodos(nil)
 	if err != nil || len(list) != 1 || list[0].Author.Username != "ghost" || list[0].Author.ID != carol.ID {
 		t.Fatalf("ghost author: %+v %v", list, err)
@@ -256,7 +256,7 @@ func TestVisibilityAndCleanup(t *testing.T) {
 	if _, err := alice.Client.Projects.DeleteProject(p.ID, nil); err != nil {
 		t.Fatal(err)
 	}
-	e.drain(t)
+	e.Drain(t)
 	if n := rows(); n != 1 {
 		t.Fatalf("%d todos stored after the project's deletion", n)
 	}

@@ -22,13 +22,13 @@ func TestClosedOnMergedEvent(t *testing.T) {
 	newIssue(t, alice.Client, p.ID, "Fix me")
 	newIssue(t, alice.Client, p.ID, "Mention me")
 	newIssue(t, alice.Client, p.ID, "Leave me")
-	s.drain(t)
+	s.Drain(t)
 	publish := func(ev collabevent.Merged) {
 		t.Helper()
 		if err := s.db.Update(context.Background(), func(tx *store.Tx) error { return s.bus.Publish(tx, ev) }); err != nil {
 			t.Fatal(err)
 		}
-		s.drain(t)
+		s.Drain(t)
 	}
 	ev := collabevent.Merged{ProjectID: p.ID, UserID: alice.ID, Key: "merge_request:99", Via: "merge request !7",
 		MentionVia: "merge request !7", Texts: []string{"Fix it", "Closes #1, see #2"}}

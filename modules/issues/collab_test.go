@@ -143,7 +143,7 @@ func TestNotesTodosSubscriptions(t *testing.T) {
 
 	t.Run("feed: opened, closed, reopened; confidential hidden", func(t *testing.T) {
 		newIssue(t, alice.Client, p.ID, "hush", func(o *gitlab.CreateIssueOptions) { o.Confidential = gitlab.Ptr(true) })
-		s.drain(t)
+		s.Drain(t)
 		titles := func(token string) []string {
 			var out []string
 			for _, e := range s.Call(t, token, http.MethodGet, projectPath(p.ID, "/events?per_page=100"), nil).Expect(t, 200, "").List(t) {
@@ -185,7 +185,7 @@ func TestProjectDeletionRemovesIssues(t *testing.T) {
 	if _, err := alice.Client.Projects.DeleteProject(p.ID, nil); err != nil {
 		t.Fatal(err)
 	}
-	s.drain(t)
+	s.Drain(t)
 	if got := s.Call(t, alice.Token, http.MethodGet, "/api/v4/issues?scope=all", nil).IIDs(t); len(got) != 1 {
 		t.Fatalf("issues left %v", got)
 	}

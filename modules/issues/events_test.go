@@ -45,7 +45,7 @@ func TestIssueEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s.drain(t)
+	s.Drain(t)
 	mu.Lock()
 	defer mu.Unlock()
 	var actions []string

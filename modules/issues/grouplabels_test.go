@@ -407,7 +407,7 @@ func TestGroupDeletionDropsLabelsAndMilestones(t *testing.T) {
 	if _, err := e.Client.Groups.DeleteGroup(top.ID, nil); err != nil {
 		t.Fatal(err)
 	}
-	e.drain(t)
+	e.Drain(t)
 	groupsOf := func(bucket string) []int64 {
 		t.Helper()
 		var out []int64

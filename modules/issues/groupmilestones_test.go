@@ -104,7 +104,7 @@ func TestGroupMilestones(t *testing.T) {
 	if r.Object(t)["milestone"] != nil {
 		t.Fatalf("foreign milestone taken: %s", r.Body)
 	}
-	e.drain(t)
+	e.Drain(t)
 	r = e.Call(t, owner.Token, http.MethodGet, base+"/"+id+"/issues", nil).Expect(t, 200, "")
 	if got := r.IIDs(t); fmt.Sprint(got) != "[2 1]" {
 		t.Fatalf("milestone issues %v: %s", got, r.Body)

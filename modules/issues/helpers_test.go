@@ -1,13 +1,11 @@
 package issues_test
 
 import (
-	"context"
 	"fmt"
 	"net/url"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
@@ -29,16 +27,6 @@ func start(t testing.TB, opts ...fennectest.Option) *env {
 	e := &env{}
 	e.Server = stocktest.Start(t, append([]fennectest.Option{fennectest.WithExtract(&e.bus, &e.db)}, opts...)...)
 	return e
-}
-
-// drain waits until every event committed so far has been delivered.
-func (e *env) drain(t testing.TB) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := e.bus.Drain(ctx); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // newProject creates a project as c.

@@ -74,7 +74,7 @@ func TestClosingByCommits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.drain(t)
+	s.Drain(t)
 	if got := state(p.ID, 1); got != "closed" {
 		t.Fatalf("#1 is %s after a commit that fixes it", got)
 	}
@@ -96,7 +96,7 @@ func TestClosingByCommits(t *testing.T) {
 	git(t, home, work, "checkout", "-q", "-b", "feature")
 	git(t, home, work, "commit", "-q", "--allow-empty", "-m", "fixes #5")
 	git(t, home, work, "push", "-q", "origin", "master", "feature")
-	s.drain(t)
+	s.Drain(t)
 	for iid, want := range map[int64]string{2: "closed", 3: "closed", 4: "opened", 5: "opened", 6: "opened"} {
 		if got := state(p.ID, iid); got != want {
 			t.Errorf("#%d is %s, want %s", iid, got, want)
@@ -136,7 +136,7 @@ func TestClosingByCommits(t *testing.T) {
 		if err := s.db.Update(context.Background(), func(tx *store.Tx) error { return s.bus.Publish(tx, ev) }); err != nil {
 			t.Fatal(err)
 		}
-		s.drain(t)
+		s.Drain(t)
 		if got := state(p.ID, 2); got != "reopened" {
 			t.Fatalf("#2 is %s after the same commit came again", got)
 		}
@@ -146,7 +146,7 @@ func TestClosingByCommits(t *testing.T) {
 		git(t, home, work, "checkout", "-q", "master")
 		git(t, home, work, "merge", "-q", "--ff-only", "feature")
 		git(t, home, work, "push", "-q", "origin", "master")
-		s.drain(t)
+		s.Drain(t)
 		if got := state(p.ID, 5); got != "closed" {
 			t.Fatalf("#5 is %s", got)
 		}
@@ -158,7 +158,7 @@ func TestClosingByCommits(t *testing.T) {
 			git(t, home, work, "commit", "-q", "--allow-empty", "-m", "filler")
 		}
 		git(t, home, work, "push", "-q", "origin", "master")
-		s.drain(t)
+		s.Drain(t)
 		if got := state(p.ID, 6); got != "closed" {
 			t.Fatalf("#6 is %s", got)
 		}

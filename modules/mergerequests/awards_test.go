@@ -24,7 +24,7 @@ func TestMergeRequestAwardEmojiAndVotes(t *testing.T) {
 	p, w, alice := setup(t, s, "voting")
 	w.commit("feature", map[string]string{"b.txt": "new\n"})
 	w.git("push", "-q", "origin", "feature")
-	s.drain(t)
+	s.Drain(t)
 	mr := openMR(t, alice.Client, p.ID, "feature", "master", "Vote on me")
 	bob := s.CreateUser(t, "bob")
 	addMember(t, alice.Client, p.ID, bob.ID, gitlab.DeveloperPermissions)

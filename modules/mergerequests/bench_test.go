@@ -115,7 +115,7 @@ func BenchmarkChangesThousandFiles(b *testing.B) {
 	w.git("push", "-q", "origin", "HEAD:master")
 	fastImport(b, w, "wide", w.git("rev-parse", "HEAD"), "f", 1000, true)
 	w.git("push", "-q", "origin", "wide")
-	s.drain(b)
+	s.Drain(b)
 	s.Call(b, alice.Token, http.MethodPost, projectPath(p.ID, "/merge_requests"),
 		map[string]any{"title": "wide", "source_branch": "wide", "target_branch": "master"}).Expect(b, 201, "")
 	path := mrPath(p.ID, 1, "/changes")
@@ -147,10 +147,10 @@ func BenchmarkMergeThousandCommits(b *testing.B) {
 		fastImport(b, w, "deep", base, "d", 1000, false)
 		fastImport(b, w, "master", base, "m", 100, false)
 		w.git("push", "-q", "-f", "origin", "deep", "master")
-		s.drain(b)
+		s.Drain(b)
 		s.Call(b, alice.Token, http.MethodPost, projectPath(p.ID, "/merge_requests"),
 			map[string]any{"title": "deep", "source_branch": "deep", "target_branch": "master"}).Expect(b, 201, "")
-		s.drain(b)
+		s.Drain(b)
 		t0 := time.Now()
 		s.Call(b, alice.Token, http.MethodPut, mrPath(p.ID, 1, "/merge"), nil).Expect(b, 200, "")
 		fennecMS := float64(time.Since(t0).Microseconds()) / 1000

@@ -49,7 +49,7 @@ func TestCommitMergeRequests(t *testing.T) {
 	mr1 := mr(root, p.ID, "feature", 0)
 	c3 := commit(p.ID, "other", "master", "o1")
 	mr2 := mr(root, p.ID, "other", 0)
-	e.drain(t)
+	e.Drain(t)
 	merged, _, err := root.MergeRequests.AcceptMergeRequest(p.ID, mr2, &gitlab.AcceptMergeRequestOptions{})
 	if err != nil || merged.MergeCommitSHA == "" {
 		t.Fatalf("merge: %v %+v", err, merged)
@@ -68,7 +68,7 @@ func TestCommitMergeRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.drain(t)
+	e.Drain(t)
 	fc, _, err := bob.Client.Commits.CreateCommit(fork.ID, &gitlab.CreateCommitOptions{Branch: gitlab.Ptr("fx"), StartBranch: gitlab.Ptr("master"),
 		CommitMessage: gitlab.Ptr("fork work"), Actions: []*gitlab.CommitActionOptions{{Action: gitlab.Ptr(gitlab.FileCreate),
 			FilePath: gitlab.Ptr("fx"), Content: gitlab.Ptr("fx\n")}}})
@@ -76,7 +76,7 @@ func TestCommitMergeRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	mr4 := mr(bob.Client, fork.ID, "fx", p.ID)
-	e.drain(t)
+	e.Drain(t)
 
 	for _, c := range []struct {
 		name, sha string

@@ -21,7 +21,7 @@ func TestMergeRequestThreads(t *testing.T) {
 	start := strings.Fields(w.git("rev-parse", "master"))[0]
 	head := w.commit("feature edits", map[string]string{"a.txt": "one\nTWO\nthree\nfour\n"})
 	w.git("push", "-q", "origin", "feature")
-	s.drain(t)
+	s.Drain(t)
 	mr := openMR(t, alice.Client, p.ID, "feature", "master", "Threads")
 	bob, carol := s.CreateUser(t, "bob"), s.CreateUser(t, "carol")
 	addMember(t, alice.Client, p.ID, bob.ID, gitlab.DeveloperPermissions)

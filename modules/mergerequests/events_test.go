@@ -39,14 +39,14 @@ func TestEventsAndTodos(t *testing.T) {
 	addMember(t, alice.Client, p.ID, carol.ID, gitlab.ReporterPermissions)
 	sha := w.commit("feature commit", map[string]string{"f": "f\n"})
 	w.git("push", "-q", "origin", "feature")
-	s.drain(t)
+	s.Drain(t)
 	mr, _, err := alice.Client.MergeRequests.CreateMergeRequest(p.ID, &gitlab.CreateMergeRequestOptions{Title: gitlab.Ptr("Hooked"),
 		SourceBranch: gitlab.Ptr("feature"), TargetBranch: gitlab.Ptr("master"), AssigneeID: gitlab.Ptr(bob.ID),
 		Description: gitlab.Ptr("please look @carol"), Labels: &gitlab.LabelOptions{"b", "a"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.drain(t)
+	s.Drain(t)
 	todosOf := func(token string) []map[string]any {
 		return s.Call(t, token, http.MethodGet, "/api/v4/todos", nil).Expect(t, 200, "").List(t)
 	}
@@ -60,7 +60,7 @@ func TestEventsAndTodos(t *testing.T) {
 	s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"state_event": "close"}).Expect(t, 200, "")
 	s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"state_event": "reopen"}).Expect(t, 200, "")
 	s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1, "/merge"), nil).Expect(t, 200, "")
-	s.drain(t)
+	s.Drain(t)
 	if td := todosOf(bob.Token); len(td) != 0 {
 		t.Fatalf("bob's todos after the merge %v", td)
 	}

@@ -21,12 +21,12 @@ func TestFork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.drain(t)
+	s.Drain(t)
 	bw := s.clone(t, "bob", bob.Token, "bob/up")
 	bw.git("checkout", "-q", "-b", "fix")
 	first := bw.commit("fork work", map[string]string{"fork.txt": "from the fork\n"})
 	bw.git("push", "-q", "origin", "fix")
-	s.drain(t)
+	s.Drain(t)
 	// Only into the project it was forked from.
 	other := newProject(t, alice.Client, "other", "public")
 	s.Call(t, bob.Token, http.MethodPost, projectPath(fork.ID, "/merge_requests"), map[string]any{"title": "t",
@@ -42,7 +42,7 @@ func TestFork(t *testing.T) {
 	// A push to the fork's branch moves it.
 	second := bw.commit("more fork work", map[string]string{"fork2.txt": "again\n"})
 	bw.git("push", "-q", "origin", "fix")
-	s.drain(t)
+	s.Drain(t)
 	v := s.Call(t, alice.Token, http.MethodGet, mrPath(p.ID, mr.IID), nil).Expect(t, 200, "").Object(t)
 	if v["sha"] != second || v["merge_status"] != "can_be_merged" {
 		t.Fatalf("after the fork's push: %v", v)

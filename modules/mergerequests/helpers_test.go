@@ -34,16 +34,6 @@ func start(t testing.TB, opts ...fennectest.Option) *env {
 	return e
 }
 
-// drain waits until every event committed so far has been delivered.
-func (e *env) drain(t testing.TB) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := e.bus.Drain(ctx); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // newProject creates a project as c.
 func newProject(t testing.TB, c *gitlab.Client, name, visibility string) *gitlab.Project {
 	t.Helper()

@@ -33,7 +33,7 @@ func TestLife(t *testing.T) {
 	w.git("checkout", "-q", "master")
 	w.commit("change a", map[string]string{"a.txt": "ONE\ntwo\nthree\n"})
 	w.git("push", "-q", "origin", "master")
-	s.drain(t)
+	s.Drain(t)
 
 	mr, resp, err := bob.Client.MergeRequests.CreateMergeRequest(p.ID, &gitlab.CreateMergeRequestOptions{
 		Title: gitlab.Ptr("Feature"), SourceBranch: gitlab.Ptr("feature"), TargetBranch: gitlab.Ptr("master"),
@@ -63,7 +63,7 @@ func TestLife(t *testing.T) {
 		map[string]any{"title": nil, "source_branch": "feature", "target_branch": "master"}).Expect(t, 400, `{"error":"title is missing"}`)
 
 	// The background check computes the merge status.
-	s.drain(t)
+	s.Drain(t)
 	raw := s.Call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1), nil).Expect(t, 200, "").Object(t)
 	if raw["merge_status"] != "can_be_merged" || raw["subscribed"] != true || raw["work_in_progress"] != false {
 		t.Fatalf("view %v", raw)
@@ -73,7 +73,7 @@ func TestLife(t *testing.T) {
 	w.git("checkout", "-q", "feature")
 	second := w.commit("more", map[string]string{"c.txt": "c\n"})
 	w.git("push", "-q", "origin", "feature")
-	s.drain(t)
+	s.Drain(t)
 	got, _, err := alice.Client.MergeRequests.GetMergeRequest(p.ID, 1, nil)
 	if err != nil || got.SHA != second {
 		t.Fatalf("after push: %v %+v", err, got)
@@ -100,7 +100,7 @@ func TestLife(t *testing.T) {
 	if err != nil || resp.StatusCode != 200 || merged.State != "merged" || merged.MergeCommitSHA == "" {
 		t.Fatalf("merge %v %+v", err, merged)
 	}
-	s.drain(t)
+	s.Drain(t)
 
 	// git sees the merge in a fresh clone.
 	fresh := s.clone(t, "alice", alice.Token, "alice/life")

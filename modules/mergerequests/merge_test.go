@@ -52,9 +52,9 @@ func TestConflict(t *testing.T) {
 	w.git("checkout", "-q", "master")
 	masterHead := w.commit("master edits", map[string]string{"a.txt": "one\nMASTER\nthree\n"})
 	w.git("push", "-q", "origin", "master")
-	s.drain(t)
+	s.Drain(t)
 	openMR(t, alice.Client, p.ID, "feature", "master", "Conflicting")
-	s.drain(t)
+	s.Drain(t)
 	v := s.Call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1), nil).Expect(t, 200, "").Object(t)
 	if v["merge_status"] != "cannot_be_merged" {
 		t.Fatalf("merge_status %v", v["merge_status"])
@@ -72,7 +72,7 @@ func TestConflict(t *testing.T) {
 	w.commit("resolve", map[string]string{"a.txt": "one\nMASTER\nthree\n"})
 	w.git("merge", "-q", "-s", "ours", "master", "-m", "take master")
 	w.git("push", "-q", "origin", "feature")
-	s.drain(t)
+	s.Drain(t)
 	v = s.Call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1), nil).Expect(t, 200, "").Object(t)
 	if v["merge_status"] != "can_be_merged" {
 		t.Fatalf("after resolving: %v", v["merge_status"])

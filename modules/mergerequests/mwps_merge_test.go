@@ -18,7 +18,7 @@ func TestMWPSIsTheButtonsMerge(t *testing.T) {
 	w.git("push", "-q", "origin", "feature")
 	openMR(t, alice.Client, p.ID, "feature", "master", "Not yet")
 	waitPipeline(t, alice.Client, p.ID, sha, "pending", "running")
-	s.drain(t)
+	s.Drain(t)
 	masterBefore := s.branchHead(t, alice.Token, p.ID, "master")
 	s.mwps(t, alice.Token, p.ID, 1)
 	s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 1), map[string]any{"title": "WIP: Not yet"}).Expect(t, 200, "")
@@ -27,7 +27,7 @@ func TestMWPSIsTheButtonsMerge(t *testing.T) {
 
 	s.open(t, "feature")
 	waitPipeline(t, alice.Client, p.ID, sha, "success")
-	s.drain(t)
+	s.Drain(t)
 	if v := s.mr(t, alice.Token, p.ID, 1); v["state"] != "opened" || v["merge_when_pipeline_succeeds"] != false {
 		t.Fatalf("after the pipeline: state %v, merge_when_pipeline_succeeds %v", v["state"], v["merge_when_pipeline_succeeds"])
 	}

@@ -122,7 +122,7 @@ func TestMWPSIntentDroppedWhenTargetChanges(t *testing.T) {
 	w.git("push", "-q", "origin", "sneaky")
 	openMR(t, dev.Client, p.ID, "sneaky", "develop", "Into develop")
 	waitPipeline(t, dev.Client, p.ID, sha, "pending", "running")
-	s.drain(t)
+	s.Drain(t)
 	masterBefore := s.branchHead(t, owner.Token, p.ID, "master")
 
 	s.mwps(t, boss.Token, p.ID, 1)
@@ -135,7 +135,7 @@ func TestMWPSIntentDroppedWhenTargetChanges(t *testing.T) {
 	}
 	s.open(t, "sneaky")
 	waitPipeline(t, dev.Client, p.ID, sha, "success")
-	s.drain(t)
+	s.Drain(t)
 	if v := s.mr(t, dev.Token, p.ID, 1); v["state"] != "opened" || v["merge_when_pipeline_succeeds"] != false {
 		t.Fatalf("after the pipeline: state %v, merge_when_pipeline_succeeds %v", v["state"], v["merge_when_pipeline_succeeds"])
 	}
@@ -174,7 +174,7 @@ func TestMWPSRecheckedAtMergeTime(t *testing.T) {
 	openMR(t, dev.Client, p.ID, "demoted", "master", "Approver demoted")
 	waitPipeline(t, dev.Client, p.ID, pushedSHA, "pending", "running")
 	waitPipeline(t, dev.Client, p.ID, demotedSHA, "pending", "running")
-	s.drain(t)
+	s.Drain(t)
 	masterBefore := s.branchHead(t, owner.Token, p.ID, "master")
 	s.mwps(t, boss.Token, p.ID, 1)
 	s.mwps(t, boss.Token, p.ID, 2)
@@ -188,7 +188,7 @@ func TestMWPSRecheckedAtMergeTime(t *testing.T) {
 	w.commit("unreviewed", map[string]string{"evil": "evil"})
 	w.git("push", "-q", "origin", "pushed")
 	s.startBus()
-	s.drain(t)
+	s.Drain(t)
 	if v := s.mr(t, dev.Token, p.ID, 1); v["state"] != "opened" || v["merge_when_pipeline_succeeds"] != false {
 		t.Fatalf("pushed: state %v, merge_when_pipeline_succeeds %v", v["state"], v["merge_when_pipeline_succeeds"])
 	}
@@ -200,7 +200,7 @@ func TestMWPSRecheckedAtMergeTime(t *testing.T) {
 	s.Call(t, owner.Token, http.MethodPut, projectPath(p.ID, "/members/"+store.IDString(boss.ID)), map[string]any{"access_level": 30}).Expect(t, 200, "")
 	s.open(t, "demoted")
 	waitPipeline(t, dev.Client, p.ID, demotedSHA, "success")
-	s.drain(t)
+	s.Drain(t)
 	if v := s.mr(t, dev.Token, p.ID, 2); v["state"] != "opened" || v["merge_when_pipeline_succeeds"] != false {
 		t.Fatalf("demoted: state %v, merge_when_pipeline_succeeds %v", v["state"], v["merge_when_pipeline_succeeds"])
 	}
@@ -222,7 +222,7 @@ func TestMWPSWaitsForAPipelineNotMadeYet(t *testing.T) {
 	t.Parallel()
 	s := startGated(t)
 	p, w, alice := setup(t, s.env, "early")
-	s.drain(t)
+	s.Drain(t)
 
 	s.stopBus(t)
 	w.git("checkout", "-q", "-B", "early", "master")
@@ -235,13 +235,13 @@ func TestMWPSWaitsForAPipelineNotMadeYet(t *testing.T) {
 	}
 	s.startBus()
 	waitPipeline(t, alice.Client, p.ID, sha, "pending", "running")
-	s.drain(t)
+	s.Drain(t)
 	if v := s.mr(t, alice.Token, p.ID, 1); v["state"] != "opened" || v["merge_when_pipeline_succeeds"] != true {
 		t.Fatalf("while the pipeline runs: state %v, merge_when_pipeline_succeeds %v", v["state"], v["merge_when_pipeline_succeeds"])
 	}
 	s.open(t, "early")
 	waitPipeline(t, alice.Client, p.ID, sha, "success")
-	s.drain(t)
+	s.Drain(t)
 	if v := s.mr(t, alice.Token, p.ID, 1); v["state"] != "merged" {
 		t.Fatalf("after the pipeline: state %v", v["state"])
 	}
@@ -259,14 +259,14 @@ func TestMWPSWaitsForAPipelineNotMadeYet(t *testing.T) {
 		t.Fatalf("without a CI file: state %v", v["state"])
 	}
 	s.startBus()
-	s.drain(t)
+	s.Drain(t)
 
 	// Pushed while jobs were off: CI made no pipeline and will make none.
 	s.Call(t, alice.Token, http.MethodPut, projectPath(p.ID, ""), map[string]any{"jobs_enabled": false}).Expect(t, 200, "")
 	w.git("checkout", "-q", "-B", "unbuilt", "master")
 	w.commit("unbuilt", map[string]string{".gitlab-ci.yml": s.ci, "unbuilt": "unbuilt"})
 	w.git("push", "-q", "origin", "unbuilt")
-	s.drain(t)
+	s.Drain(t)
 	s.Call(t, alice.Token, http.MethodPut, projectPath(p.ID, ""), map[string]any{"jobs_enabled": true}).Expect(t, 200, "")
 	openMR(t, alice.Client, p.ID, "unbuilt", "master", "Unbuilt")
 	v = s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, 3, "/merge"), map[string]any{"merge_when_pipeline_succeeds": true}).
@@ -284,14 +284,14 @@ func TestViewPipelineIsCIs(t *testing.T) {
 	t.Parallel()
 	s := startGated(t)
 	p, w, alice := setup(t, s.env, "view")
-	s.drain(t)
+	s.Drain(t)
 
 	w.git("checkout", "-q", "-B", "view", "master")
 	sha := w.commit("view", map[string]string{".gitlab-ci.yml": s.ci, "view": "view"})
 	w.git("push", "-q", "origin", "view")
 	openMR(t, alice.Client, p.ID, "view", "master", "View")
 	waitPipeline(t, alice.Client, p.ID, sha, "pending", "running")
-	s.drain(t)
+	s.Drain(t)
 
 	s.stopBus(t)
 	s.open(t, "view")
@@ -306,5 +306,5 @@ func TestViewPipelineIsCIs(t *testing.T) {
 		t.Fatalf("pipeline of the view with the outbox held: %v (CI's: id %d)", v["pipeline"], pipes[0].ID)
 	}
 	s.startBus()
-	s.drain(t)
+	s.Drain(t)
 }

@@ -38,7 +38,7 @@ func TestPermissions(t *testing.T) {
 			w.commit(role, map[string]string{role: role})
 			w.git("push", "-q", "origin", "b-"+role)
 		}
-		s.drain(t)
+		s.Drain(t)
 		readable := map[string]bool{"reporter": true, "developer": true, "master": true, "owner": true, "admin": true}
 		writer := map[string]bool{"developer": true, "master": true, "owner": true, "admin": true}
 		for _, role := range roles {

@@ -101,7 +101,7 @@ func TestMergeWhenPipelineSucceeds(t *testing.T) {
 	waitPipeline(t, alice.Client, p.ID, passSHA, "running", "pending")
 	waitPipeline(t, alice.Client, p.ID, failSHA, "running", "pending")
 	waitPipeline(t, alice.Client, p.ID, resetSHA, "running", "pending")
-	s.drain(t)
+	s.Drain(t)
 	for iid := int64(1); iid <= 3; iid++ {
 		v := s.Call(t, alice.Token, http.MethodPut, mrPath(p.ID, iid, "/merge"), map[string]any{"merge_when_pipeline_succeeds": true}).
 			Expect(t, 200, "").Object(t)
@@ -113,7 +113,7 @@ func TestMergeWhenPipelineSucceeds(t *testing.T) {
 	w.git("checkout", "-q", "reset")
 	w.commit("one more", map[string]string{"more": "more"})
 	w.git("push", "-q", "origin", "reset")
-	s.drain(t)
+	s.Drain(t)
 	v := s.Call(t, alice.Token, http.MethodGet, mrPath(p.ID, 3), nil).Expect(t, 200, "").Object(t)
 	if v["merge_when_pipeline_succeeds"] != false || v["state"] != "opened" {
 		t.Fatalf("after a push: %v", v)
@@ -127,7 +127,7 @@ func TestMergeWhenPipelineSucceeds(t *testing.T) {
 	waitPipeline(t, alice.Client, p.ID, passSHA, "success")
 	waitPipeline(t, alice.Client, p.ID, failSHA, "failed")
 	waitPipeline(t, alice.Client, p.ID, resetSHA, "success")
-	s.drain(t)
+	s.Drain(t)
 	v = s.Call(t, alice.Token, http.MethodGet, mrPath(p.ID, 1), nil).Expect(t, 200, "").Object(t)
 	if v["state"] != "merged" || v["merge_commit_sha"] == nil {
 		t.Fatalf("the passing one: %v", v)

@@ -52,7 +52,7 @@ func TestLockedByACrashIsRecoveredAtStart(t *testing.T) {
 		w.git("merge", "-q", "--no-ff", "-m", "Merge branch 'two' into 'master'", "two")
 		mergeCommit = w.git("rev-parse", "HEAD")
 		w.git("push", "-q", "origin", "master")
-		e.drain(t)
+		e.Drain(t)
 	})
 
 	// The crash: both left locked, as the merge's first transaction leaves them.
@@ -77,7 +77,7 @@ func TestLockedByACrashIsRecoveredAtStart(t *testing.T) {
 	}
 
 	e := start(t, fennectest.WithDataDir(data, password))
-	e.drain(t)
+	e.Drain(t)
 	got := e.Call(t, e.RootToken, http.MethodGet, mrPath(projectID, pending), nil).Expect(t, http.StatusOK, "").Object(t)
 	if got["state"] != "opened" {
 		t.Fatalf("the merge that never landed: state %v, want opened", got["state"])

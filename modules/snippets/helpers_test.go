@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
@@ -35,16 +34,6 @@ func start(t *testing.T, opts ...fennectest.Option) *env {
 	e := &env{}
 	e.Server = stocktest.Start(t, append([]fennectest.Option{fennectest.WithExtract(&e.bus, &e.db)}, opts...)...)
 	return e
-}
-
-// drain waits until every event committed so far has been delivered.
-func (e *env) drain(t *testing.T) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := e.bus.Drain(ctx); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // resp is a raw answer.
@@ -247,7 +236,7 @@ func (e *env) publish(t *testing.T, evs ...events.Event) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.drain(t)
+	e.Drain(t)
 }
 
 // pending is the number of undelivered events (a subscriber that fails

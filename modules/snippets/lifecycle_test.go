@@ -93,7 +93,7 @@ func TestProjectDeletionRemovesSnippets(t *testing.T) {
 	if _, err := alice.Client.Projects.DeleteProject(gone.ID, nil); err != nil {
 		t.Fatal(err)
 	}
-	e.drain(t)
+	e.Drain(t)
 	for _, id := range goneIDs {
 		if e.contentStored(t, id) {
 			t.Fatalf("snippet %d of the deleted project is still stored", id)
@@ -135,7 +135,7 @@ func TestUserDeletionRemovesTheirSnippets(t *testing.T) {
 	if _, err := e.Client.Users.DeleteUser(leaver.ID); err != nil {
 		t.Fatal(err)
 	}
-	e.drain(t)
+	e.Drain(t)
 	if e.contentStored(t, theirs) || e.contentStored(t, personal) {
 		t.Fatal("the deleted user's snippets are still stored")
 	}

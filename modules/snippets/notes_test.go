@@ -76,7 +76,7 @@ func TestSnippetNotes(t *testing.T) {
 	// GitLab 9.x gives no todos for notes on snippets (Note#can_create_todo?
 	// skips them): the mention of @owner adds none, since this module
 	// registers no todo kind for snippets.
-	e.drain(t)
+	e.Drain(t)
 	todos, _, err := owner.Client.Todos.ListTodos(nil)
 	if err != nil || len(todos) != 0 {
 		t.Fatalf("todos after a mention in a snippet note: %v %v", todos, err)

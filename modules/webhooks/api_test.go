@@ -189,7 +189,7 @@ func TestTestTriggers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e.drain(t)
+	e.Drain(t)
 	before := len(rcv.waitFor(t, "/t", 5)) // the push, the issue, the tag and the notes themselves
 	for trig, check := range map[string]func(m map[string]any){
 		"push_events": func(m map[string]any) {

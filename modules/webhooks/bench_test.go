@@ -61,7 +61,7 @@ func BenchmarkPushTo10Hooks(b *testing.B) {
 			start = time.Now()
 			commitFile(b, alice.Client, plain.ID, "master", "f", strconv.Itoa(i))
 			without = append(without, ms(time.Since(start)))
-			e.drain(b)
+			e.Drain(b)
 		}
 	}
 	b.StopTimer()

@@ -2,7 +2,6 @@ package webhooks_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -154,15 +153,6 @@ func start(t testing.TB, allowLocal bool, opts ...fennectest.Option) *env {
 	}
 	e.Server = stocktest.Start(t, append(all, opts...)...)
 	return e
-}
-
-func (e *env) drain(t testing.TB) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := e.bus.Drain(ctx); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func newProject(t testing.TB, c *gitlab.Client, name string) *gitlab.Project {

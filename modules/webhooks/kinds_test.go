@@ -17,7 +17,7 @@ func TestTagPushHookPayload(t *testing.T) {
 	p := newProject(t, alice.Client, "tagged")
 	c := commitFile(t, alice.Client, p.ID, "master", "a.txt", "a\n")
 	rcv := newReceiver(t)
-	e.drain(t) // the first push is not the tag's hook's business
+	e.Drain(t) // the first push is not the tag's hook's business
 	addHook(t, alice.Client, p.ID, rcv.URL+"/tag", "")
 	tag, _, err := alice.Client.Tags.CreateTag(p.ID, &gitlab.CreateTagOptions{TagName: gitlab.Ptr("v1.0"), Ref: gitlab.Ptr("master"),
 		Message: gitlab.Ptr("release one")})
@@ -112,7 +112,7 @@ func TestNoteHookPayload(t *testing.T) {
 		t.Fatal(err)
 	}
 	rcv := newReceiver(t)
-	e.drain(t)
+	e.Drain(t)
 	h := addHook(t, alice.Client, p.ID, rcv.URL+"/notes", "")
 	_, _, err = alice.Client.Projects.EditProjectHook(p.ID, h.ID, &gitlab.EditProjectHookOptions{URL: gitlab.Ptr(rcv.URL + "/notes"),
 		IssuesEvents: gitlab.Ptr(false), NoteEvents: gitlab.Ptr(true)})
@@ -153,7 +153,7 @@ func TestCommitNoteHookPayload(t *testing.T) {
 	p := newProject(t, alice.Client, "review")
 	c := commitFile(t, alice.Client, p.ID, "master", "main.go", "package main\n\nfunc main() {}\n")
 	rcv := newReceiver(t)
-	e.drain(t)
+	e.Drain(t)
 	h := addHook(t, alice.Client, p.ID, rcv.URL+"/notes", "")
 	_, _, err := alice.Client.Projects.EditProjectHook(p.ID, h.ID, &gitlab.EditProjectHookOptions{URL: gitlab.Ptr(rcv.URL + "/notes"),
 		PushEvents: gitlab.Ptr(false), NoteEvents: gitlab.Ptr(true)})
@@ -210,7 +210,7 @@ func TestMergeRequestHookPayload(t *testing.T) {
 	}
 	c := commitFile(t, alice.Client, p.ID, "feature", "b.txt", "b\n")
 	rcv := newReceiver(t)
-	e.drain(t)
+	e.Drain(t)
 	h := addHook(t, alice.Client, p.ID, rcv.URL+"/mr", "")
 	if _, _, err := alice.Client.Projects.EditProjectHook(p.ID, h.ID, &gitlab.EditProjectHookOptions{URL: gitlab.Ptr(rcv.URL + "/mr"),
 		PushEvents: gitlab.Ptr(false), MergeRequestsEvents: gitlab.Ptr(true)}); err != nil {

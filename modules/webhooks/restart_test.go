@@ -44,7 +44,7 @@ func TestRestartInTheMiddleOfABacklog(t *testing.T) {
 		rcv.waitFor(t, "/backlog", 5) // three accepted, then refusals: a backlog
 		// Every push is in the hook's queue before the stop: what this test
 		// restarts is a backlog of deliveries, not of outbox events.
-		e.drain(t)
+		e.Drain(t)
 	})
 	// Stopped. Whatever was sent was recorded; the rest waits in the store.
 	down.Store(false)
@@ -75,7 +75,7 @@ func TestRestartInTheMiddleOfABacklog(t *testing.T) {
 			t.Fatalf("accepted delivery %d is %s, want %s", i, ok[i], shas[i])
 		}
 	}
-	e.drain(t)
+	e.Drain(t)
 	// Nothing more comes: the log's last attempt of the project's hook is
 	// the tenth push, delivered.
 	hooks, _, err := e.NewClient(t, token).Projects.ListProjectHooks(project, nil)

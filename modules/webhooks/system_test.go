@@ -132,7 +132,7 @@ func TestSystemHooks(t *testing.T) {
 		}
 	}
 	e.CreateUser(t, "carol")
-	e.drain(t)
+	e.Drain(t)
 	if n := len(rcv.all()); n != 6 {
 		t.Errorf("%d deliveries after the delete, want 6", n)
 	}
@@ -148,9 +148,9 @@ func TestSystemHookPushSwitch(t *testing.T) {
 	alice := e.CreateUser(t, "alice")
 	p := newProject(t, alice.Client, "quiet")
 	commitFile(t, alice.Client, p.ID, "master", "a", "a")
-	e.drain(t)
+	e.Drain(t)
 	got := rcv.waitFor(t, "/np", 2)
-	e.drain(t)
+	e.Drain(t)
 	for _, d := range rcv.all() {
 		if d.Body["event_name"] == "push" {
 			t.Errorf("a push reached a hook without push_events")
