@@ -11,7 +11,9 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity/user"
 )
 
 // CommandSpecs declare Commands to the command line: the operator's way
@@ -28,31 +30,15 @@ var CommandSpecs = []fennec.AdminCommandSpec{
 		Summary: "list users: id, username, e-mail, state, administrator"},
 }
 
-// Commands are the identity module's admin commands.
+// Commands are the identity module's admin commands. They act as the
+// server itself (auth.System) through the same service calls as the API,
+// so an unblock or a promotion from the command line is the API's, with
+// its rules and its events.
 func Commands(s *Service) []fennec.AdminCommand {
 	return []fennec.AdminCommand{
 		{Name: "user-reset-password", Run: s.resetPasswordCommand},
-		{Name: "user-unblock", Run: func(ctx context.Context, args []string, out io.Writer) error {
-			return s.changeUserCommand(ctx, args, out, func(u *User) (string, error) {
-				switch u.State {
-				case StateActive:
-					return "was not blocked", nil
-				case StateLDAPBlocked:
-					return "", errors.New("blocked by the LDAP directory, which would block them again at the next sync: unblock them there")
-				}
-				u.State = StateActive
-				return "unblocked", nil
-			})
-		}},
-		{Name: "user-make-admin", Run: func(ctx context.Context, args []string, out io.Writer) error {
-			return s.changeUserCommand(ctx, args, out, func(u *User) (string, error) {
-				if u.Admin {
-					return "was already an administrator", nil
-				}
-				u.Admin = true
-				return "is now an administrator", nil
-			})
-		}},
+		{Name: "user-unblock", Run: s.unblockCommand},
+		{Name: "user-make-admin", Run: s.makeAdminCommand},
 		{Name: "user-reset-private-token", Run: s.resetPrivateTokenCommand},
 		{Name: "user-list", Run: s.listUsersCommand},
 	}
@@ -66,7 +52,7 @@ func oneLogin(args []string) (string, error) {
 	return args[0], nil
 }
 
-// userByLogin finds a user by username or e-mail, as sign-in does.
+// userByLogin finds a user by username or primary e-mail, as sign-in does.
 func userByLogin(tx *store.Tx, login string) (*User, error) {
 	index := "username"
 	if strings.Contains(login, "@") {
@@ -79,29 +65,63 @@ func userByLogin(tx *store.Tx, login string) (*User, error) {
 	return u, err
 }
 
-// changeUserCommand applies change to the user args names and reports what
-// it did.
-func (s *Service) changeUserCommand(ctx context.Context, args []string, out io.Writer, change func(*User) (string, error)) error {
+// commandUser is the account the command's LOGIN names, with the
+// server's own principal to act on it.
+func (s *Service) commandUser(ctx context.Context, args []string) (context.Context, user.Account, error) {
 	login, err := oneLogin(args)
 	if err != nil {
-		return err
+		return ctx, user.Account{}, err
 	}
-	var username, what string
-	err = s.update(ctx, func(tx *store.Tx) error {
+	var id int64
+	err = s.db.View(ctx, func(tx *store.Tx) error {
 		u, err := userByLogin(tx, login)
-		if err != nil {
-			return err
+		if err == nil {
+			id = u.ID
 		}
-		if what, err = change(u); err != nil {
-			return err
-		}
-		username = u.Username
-		return users.Update(tx, u)
+		return err
 	})
+	if err != nil {
+		return ctx, user.Account{}, err
+	}
+	ctx = auth.WithPrincipal(ctx, auth.System())
+	a, err := s.Account(ctx, id)
+	return ctx, a, err
+}
+
+func (s *Service) unblockCommand(ctx context.Context, args []string, out io.Writer) error {
+	ctx, a, err := s.commandUser(ctx, args)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "%s %s\n", username, what)
+	if a.State == StateLDAPBlocked {
+		return errors.New("blocked by the LDAP directory, which would block them again at the next sync: unblock them there")
+	}
+	changed, err := s.Unblock(ctx, a.ID)
+	if err != nil {
+		return err
+	}
+	what := "unblocked"
+	if !changed {
+		what = "was not blocked"
+	}
+	fmt.Fprintf(out, "%s %s\n", a.Username, what)
+	return nil
+}
+
+func (s *Service) makeAdminCommand(ctx context.Context, args []string, out io.Writer) error {
+	ctx, a, err := s.commandUser(ctx, args)
+	if err != nil {
+		return err
+	}
+	if a.Admin {
+		fmt.Fprintf(out, "%s was already an administrator\n", a.Username)
+		return nil
+	}
+	yes := true
+	if _, err := s.UpdateAccount(ctx, a.ID, user.Fields{Admin: &yes}); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s is now an administrator\n", a.Username)
 	return nil
 }
 
@@ -123,6 +143,8 @@ func (s *Service) resetPasswordCommand(ctx context.Context, args []string, out i
 	if err != nil {
 		return err
 	}
+	// Not UpdateAccount: a password an administrator sets there must be
+	// changed at the next sign-in, and the operator's way back in must not.
 	var username string
 	err = s.update(ctx, func(tx *store.Tx) error {
 		u, err := userByLogin(tx, login)
@@ -154,22 +176,28 @@ func (s *Service) listUsersCommand(ctx context.Context, args []string, out io.Wr
 		}
 		adminsOnly = true
 	}
+	ctx = auth.WithPrincipal(ctx, auth.System())
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tUSERNAME\tE-MAIL\tSTATE\tADMIN")
-	err := s.db.View(ctx, func(tx *store.Tx) error {
-		return users.Scan(tx, false, 0, func(u *User) (bool, error) {
-			if !adminsOnly || u.Admin {
-				admin := ""
-				if u.Admin {
-					admin = "yes"
-				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", u.ID, u.Username, u.Email, u.State, admin)
+	const page = 500
+	for offset := 0; ; offset += page {
+		list, total, err := s.Accounts(ctx, user.ListOptions{}, offset, page)
+		if err != nil {
+			return err
+		}
+		for _, u := range list {
+			if adminsOnly && !u.Admin {
+				continue
 			}
-			return true, nil
-		})
-	})
-	if err != nil {
-		return err
+			admin := ""
+			if u.Admin {
+				admin = "yes"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", u.ID, u.Username, u.Email, u.State, admin)
+		}
+		if offset+page >= total {
+			break
+		}
 	}
 	return tw.Flush()
 }

@@ -138,22 +138,13 @@ func (s *Service) ResetPrivateToken(ctx context.Context, userID int64) error {
 
 // resetPrivateTokenCommand is the operator's reset (admin command).
 func (s *Service) resetPrivateTokenCommand(ctx context.Context, args []string, out io.Writer) error {
-	login, err := oneLogin(args)
+	ctx, a, err := s.commandUser(ctx, args)
 	if err != nil {
 		return err
 	}
-	var username string
-	err = s.update(ctx, func(tx *store.Tx) error {
-		u, err := userByLogin(tx, login)
-		if err != nil {
-			return err
-		}
-		username = u.Username
-		return revokePrivateTokens(tx, u.ID)
-	})
-	if err != nil {
+	if err := s.ResetPrivateToken(ctx, a.ID); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "%s: private token reset; the next login gets a new one\n", username)
+	fmt.Fprintf(out, "%s: private token reset; the next login gets a new one\n", a.Username)
 	return nil
 }
