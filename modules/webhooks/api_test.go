@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fennec-forge/fennec/core/store"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 )
 
@@ -18,7 +19,7 @@ func TestDeliveryLogAndResend(t *testing.T) {
 	p := newProject(t, alice.Client, "logged")
 	rcv := newReceiver(t)
 	h := addHook(t, alice.Client, p.ID, "http://u:pw@"+rcv.Listener.Addr().String()+"/log", "sekrit")
-	base := "/projects/" + itoa(p.ID) + "/hooks/" + itoa(int64(h.ID))
+	base := "/projects/" + store.IDString(p.ID) + "/hooks/" + store.IDString(int64(h.ID))
 	c1 := commitFile(t, alice.Client, p.ID, "master", "a", "1")
 	c2 := commitFile(t, alice.Client, p.ID, "master", "a", "2")
 	rcv.waitFor(t, "/log", 2)
@@ -48,7 +49,7 @@ func TestDeliveryLogAndResend(t *testing.T) {
 	}
 
 	// One entry.
-	id := itoa(int64(log[1]["id"].(float64)))
+	id := store.IDString(int64(log[1]["id"].(float64)))
 	st, raw := e.call(t, alice.Token, "GET", base+"/events/"+id, nil)
 	if st != 200 || obj(t, raw)["request_data"].(map[string]any)["after"] != c1.ID {
 		t.Fatalf("get event: %d %s", st, raw)
@@ -74,10 +75,10 @@ func TestDeliveryLogAndResend(t *testing.T) {
 
 	// Missing things.
 	for path, want := range map[string]string{
-		base + "/events/999999":                            `{"message":"404 Not found"}`,
-		base + "/events/0":                                 `{"message":"404 Not found"}`,
-		"/projects/" + itoa(p.ID) + "/hooks/999999/events": `{"message":"404 Not found"}`,
-		"/projects/999999/hooks/1/events":                  `{"message":"404 Project Not Found"}`,
+		base + "/events/999999": `{"message":"404 Not found"}`,
+		base + "/events/0":      `{"message":"404 Not found"}`,
+		"/projects/" + store.IDString(p.ID) + "/hooks/999999/events": `{"message":"404 Not found"}`,
+		"/projects/999999/hooks/1/events":                            `{"message":"404 Project Not Found"}`,
 	} {
 		st, raw := e.call(t, alice.Token, "GET", path, nil)
 		if st != 404 || string(raw) != want {
@@ -85,8 +86,8 @@ func TestDeliveryLogAndResend(t *testing.T) {
 		}
 	}
 	for path, want := range map[string]string{
-		base + "/events/abc":                          `{"error":"event_id is invalid"}`,
-		"/projects/" + itoa(p.ID) + "/hooks/x/events": `{"error":"hook_id is invalid"}`,
+		base + "/events/abc": `{"error":"event_id is invalid"}`,
+		"/projects/" + store.IDString(p.ID) + "/hooks/x/events": `{"error":"hook_id is invalid"}`,
 	} {
 		st, raw := e.call(t, alice.Token, "GET", path, nil)
 		if st != 400 || string(raw) != want {
@@ -120,8 +121,8 @@ func TestDeliveryLogPermissions(t *testing.T) {
 	h := addHook(t, alice.Client, p.ID, rcv.URL+"/p", "")
 	commitFile(t, alice.Client, p.ID, "master", "a", "1")
 	log := waitEvents(t, e, alice.Token, p.ID, int64(h.ID), 1)
-	base := "/projects/" + itoa(p.ID) + "/hooks/" + itoa(int64(h.ID))
-	ev := base + "/events/" + itoa(int64(log[0]["id"].(float64)))
+	base := "/projects/" + store.IDString(p.ID) + "/hooks/" + store.IDString(int64(h.ID))
+	ev := base + "/events/" + store.IDString(int64(log[0]["id"].(float64)))
 	for _, c := range []struct{ method, path string }{
 		{"GET", base + "/events"}, {"GET", ev}, {"POST", ev + "/resend"}, {"POST", base + "/test/push_events"},
 	} {
@@ -149,7 +150,7 @@ func TestTestTriggers(t *testing.T) {
 	p := newProject(t, alice.Client, "tested")
 	rcv := newReceiver(t)
 	h := addHook(t, alice.Client, p.ID, rcv.URL+"/t", "tt")
-	base := "/projects/" + itoa(p.ID) + "/hooks/" + itoa(int64(h.ID)) + "/test/"
+	base := "/projects/" + store.IDString(p.ID) + "/hooks/" + store.IDString(int64(h.ID)) + "/test/"
 
 	for trig, msg := range map[string]string{
 		"push_events":           "Ensure the project has at least one commit.",
@@ -241,7 +242,7 @@ func TestTestTriggerFailureSaysOnlyTheReason(t *testing.T) {
 		{tlsRcv.URL + "/x", "TLS error (invalid certificate)"},
 	} {
 		h := addHook(t, alice.Client, p.ID, c.url, "")
-		st, raw := e.call(t, alice.Token, "POST", "/projects/"+itoa(p.ID)+"/hooks/"+itoa(int64(h.ID))+"/test/push_events", nil)
+		st, raw := e.call(t, alice.Token, "POST", "/projects/"+store.IDString(p.ID)+"/hooks/"+store.IDString(int64(h.ID))+"/test/push_events", nil)
 		if want := `{"message":"Hook execution failed: could not connect: ` + c.reason + `"}`; st != 422 || string(raw) != want {
 			t.Errorf("%s: %d %s, want 422 %s", c.url, st, raw, want)
 		}
@@ -259,7 +260,7 @@ func TestTestTriggerUnreachable(t *testing.T) {
 	p := newProject(t, alice.Client, "unreachable")
 	commitFile(t, alice.Client, p.ID, "master", "a", "1")
 	h := addHook(t, alice.Client, p.ID, "http://localhost:9/x", "")
-	st, raw := e.call(t, alice.Token, "POST", "/projects/"+itoa(p.ID)+"/hooks/"+itoa(int64(h.ID))+"/test/push_events", nil)
+	st, raw := e.call(t, alice.Token, "POST", "/projects/"+store.IDString(p.ID)+"/hooks/"+store.IDString(int64(h.ID))+"/test/push_events", nil)
 	if st != 422 || string(raw) != `{"message":"Hook execution failed: Requests to localhost are not allowed"}` {
 		t.Errorf("%d %s", st, raw)
 	}

@@ -11,13 +11,14 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/webhooks"
 )
 
 // hookEvents reads a hook's delivery log as the project's owner.
 func hookEvents(t testing.TB, e *env, token string, project, hook int64) []map[string]any {
 	t.Helper()
-	st, raw := e.call(t, token, "GET", "/projects/"+itoa(project)+"/hooks/"+itoa(hook)+"/events?per_page=100", nil)
+	st, raw := e.call(t, token, "GET", "/projects/"+store.IDString(project)+"/hooks/"+store.IDString(hook)+"/events?per_page=100", nil)
 	if st != http.StatusOK {
 		t.Fatalf("events: %d %s", st, raw)
 	}
@@ -174,7 +175,7 @@ func TestLocalDestinationsRefusedByDefault(t *testing.T) {
 	p := newProject(t, alice.Client, "guarded")
 	rcv := newReceiver(t)
 	port := rcv.Listener.Addr().(*net.TCPAddr).Port
-	st, raw := e.call(t, alice.Token, "POST", "/projects/"+itoa(p.ID)+"/hooks", map[string]any{"url": rcv.URL + "/ip", "push_events": true})
+	st, raw := e.call(t, alice.Token, "POST", "/projects/"+store.IDString(p.ID)+"/hooks", map[string]any{"url": rcv.URL + "/ip", "push_events": true})
 	if st != 422 || string(raw) != `{"error":"Invalid url given"}` {
 		t.Errorf("a hook on 127.0.0.1: %d %s", st, raw)
 	}

@@ -229,8 +229,6 @@ func list(t testing.TB, raw []byte) []map[string]any {
 	return m
 }
 
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }
-
 // wantFields checks m's fields one by one against want; a value of
 // anyValue only checks that the key is present.
 func wantFields(t testing.TB, what string, m map[string]any, want map[string]any) {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fennec-forge/fennec/core/store"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 )
 
@@ -89,7 +90,7 @@ func TestIssueHookPayload(t *testing.T) {
 		"id": is.ID, "iid": is.IID, "title": "Broken", "description": "It is broken", "state": "opened",
 		"project_id": p.ID, "author_id": alice.ID, "assignee_ids": []int64{bob.ID}, "assignee_id": bob.ID,
 		"milestone_id": nil, "created_at": anyValue, "updated_at": anyValue, "confidential": false, "due_date": nil,
-		"url": web + "/issues/" + itoa(is.IID), "action": "open",
+		"url": web + "/issues/" + store.IDString(is.IID), "action": "open",
 	})
 	if ts, _ := attrs["created_at"].(string); !strings.HasSuffix(ts, " UTC") || len(ts) != len("2006-01-02 15:04:05 UTC") {
 		t.Errorf("created_at = %q, want Ruby's Time#to_s", ts)
@@ -136,10 +137,10 @@ func TestNoteHookPayload(t *testing.T) {
 		"id": n.ID, "note": "Why?", "noteable_type": "Issue", "author_id": alice.ID, "created_at": anyValue,
 		"updated_at": anyValue, "project_id": p.ID, "attachment": nil, "line_code": nil, "commit_id": "",
 		"noteable_id": is.ID, "system": false, "st_diff": nil,
-		"url": web + "/issues/" + itoa(is.IID) + "#note_" + itoa(n.ID),
+		"url": web + "/issues/" + store.IDString(is.IID) + "#note_" + store.IDString(n.ID),
 	})
 	wantFields(t, "note.issue", d.Body["issue"].(map[string]any), map[string]any{
-		"id": is.ID, "iid": is.IID, "title": "Question", "state": "opened", "url": web + "/issues/" + itoa(is.IID)})
+		"id": is.ID, "iid": is.IID, "title": "Question", "state": "opened", "url": web + "/issues/" + store.IDString(is.IID)})
 	if len(rcv.all()) != 1 {
 		t.Errorf("received %d, want only the note", len(rcv.all()))
 	}
@@ -183,7 +184,7 @@ func TestCommitNoteHookPayload(t *testing.T) {
 		"id": int64(id), "note": "Nice @bob", "noteable_type": "Commit", "author_id": alice.ID, "created_at": anyValue,
 		"updated_at": anyValue, "project_id": p.ID, "attachment": nil, "line_code": nil, "commit_id": c.ID,
 		"noteable_id": nil, "system": false, "st_diff": nil,
-		"url": web + "/commit/" + c.ID + "#note_" + itoa(int64(id)),
+		"url": web + "/commit/" + c.ID + "#note_" + store.IDString(int64(id)),
 	})
 	wantFields(t, "note.commit", d.Body["commit"].(map[string]any), map[string]any{
 		"id": c.ID, "message": c.Message, "timestamp": anyValue, "url": web + "/commit/" + c.ID,
@@ -236,7 +237,7 @@ func TestMergeRequestHookPayload(t *testing.T) {
 		"id": mr.ID, "iid": mr.IID, "target_branch": "master", "source_branch": "feature", "source_project_id": p.ID,
 		"target_project_id": p.ID, "author_id": alice.ID, "assignee_id": alice.ID, "title": "Add b", "description": "",
 		"state": "opened", "merge_status": anyValue, "created_at": anyValue, "updated_at": anyValue, "milestone_id": nil,
-		"merge_commit_sha": nil, "work_in_progress": false, "url": web + "/merge_requests/" + itoa(mr.IID), "action": "open",
+		"merge_commit_sha": nil, "work_in_progress": false, "url": web + "/merge_requests/" + store.IDString(mr.IID), "action": "open",
 	})
 	wantFields(t, "merge_request.source", attrs["source"].(map[string]any), map[string]any{"id": p.ID, "path_with_namespace": "alice/mr"})
 	wantFields(t, "merge_request.target", attrs["target"].(map[string]any), map[string]any{"id": p.ID, "web_url": web})
@@ -259,7 +260,7 @@ func TestMergeRequestHookPayload(t *testing.T) {
 	}
 	wantFields(t, "note.object_attributes", d.Body["object_attributes"].(map[string]any), map[string]any{
 		"id": n.ID, "note": "LGTM", "noteable_type": "MergeRequest", "noteable_id": mr.ID,
-		"url": web + "/merge_requests/" + itoa(mr.IID) + "#note_" + itoa(n.ID)})
+		"url": web + "/merge_requests/" + store.IDString(mr.IID) + "#note_" + store.IDString(n.ID)})
 	wantFields(t, "note.merge_request", d.Body["merge_request"].(map[string]any), map[string]any{
 		"id": mr.ID, "iid": mr.IID, "title": "Add b", "source_branch": "feature", "target_branch": "master", "source": anyValue,
 		"target": anyValue, "last_commit": anyValue})
@@ -345,7 +346,7 @@ func TestPipelineAndJobHookPayloads(t *testing.T) {
 
 	// The test endpoint samples the latest job and pipeline.
 	for trig, kind := range map[string]string{"job_events": "build", "pipeline_events": "pipeline"} {
-		st, raw := e.call(t, alice.Token, "POST", "/projects/"+itoa(p.ID)+"/hooks/"+itoa(int64(h.ID))+"/test/"+trig, nil)
+		st, raw := e.call(t, alice.Token, "POST", "/projects/"+store.IDString(p.ID)+"/hooks/"+store.IDString(int64(h.ID))+"/test/"+trig, nil)
 		if st != 201 {
 			t.Fatalf("test %s: %d %s", trig, st, raw)
 		}
@@ -386,12 +387,12 @@ func TestPipelineHookNamesTheRunner(t *testing.T) {
 	fw, _ := mw.CreateFormFile("file", "artifacts.zip")
 	_, _ = fw.Write([]byte("PK-not-really-a-zip"))
 	mw.Close()
-	resp := e.Do(t, "POST", "/api/v4/jobs/"+itoa(jobID)+"/artifacts", &form, "JOB-TOKEN", job["token"].(string),
+	resp := e.Do(t, "POST", "/api/v4/jobs/"+store.IDString(jobID)+"/artifacts", &form, "JOB-TOKEN", job["token"].(string),
 		"Content-Type", mw.FormDataContentType())
 	if body := readAll(t, resp); resp.StatusCode != 201 {
 		t.Fatalf("artifacts upload: %d %s", resp.StatusCode, body)
 	}
-	if st, raw = e.call(t, "", "PUT", "/jobs/"+itoa(jobID), map[string]any{"token": job["token"], "state": "success"}); st != 200 {
+	if st, raw = e.call(t, "", "PUT", "/jobs/"+store.IDString(jobID), map[string]any{"token": job["token"], "state": "success"}); st != 200 {
 		t.Fatalf("job update: %d %s", st, raw)
 	}
 	var builds []any

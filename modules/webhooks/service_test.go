@@ -7,6 +7,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/webhooks/webhook"
 )
@@ -48,14 +49,14 @@ func TestServiceWithoutHTTP(t *testing.T) {
 	if err != nil || n != 1 || !log[0].System || log[0].Trigger != "system_hook_test" || log[0].Outcome != webhook.Delivered || log[0].ResponseStatus != http.StatusOK {
 		t.Fatalf("system log: %d %+v %v", n, log, err)
 	}
-	st, raw := e.call(t, e.RootToken, "GET", "/hooks/"+itoa(sh.ID)+"/events", nil)
+	st, raw := e.call(t, e.RootToken, "GET", "/hooks/"+store.IDString(sh.ID)+"/events", nil)
 	if st != 200 || len(list(t, raw)) != 1 || int64(list(t, raw)[0]["id"].(float64)) != log[0].ID {
 		t.Fatalf("the API's log: %d %s", st, raw)
 	}
 
 	// A project hook's log is for those who administer the project.
 	p := newProject(t, alice.Client, "served")
-	project := itoa(p.ID)
+	project := store.IDString(p.ID)
 	h := addHook(t, alice.Client, p.ID, rcv.URL+"/p", "")
 	if _, err := svc.TestProjectHook(asAlice, project, int64(h.ID), "push_events"); !errors.Is(err, webhook.ErrNoSample) ||
 		err.Error() != "Ensure the project has at least one commit." {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fennec-forge/fennec/core/store"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 )
 
@@ -96,7 +97,7 @@ func TestSystemHooks(t *testing.T) {
 		"user_id": bob.ID, "username": "bob", "created_at": anyValue, "updated_at": anyValue})
 
 	// The test: GET /hooks/:id sends 9.x's sample and answers it.
-	st, raw = e.call(t, e.RootToken, "GET", "/hooks/"+itoa(hid), nil)
+	st, raw = e.call(t, e.RootToken, "GET", "/hooks/"+store.IDString(hid), nil)
 	if st != 200 {
 		t.Fatalf("test: %d %s", st, raw)
 	}
@@ -111,7 +112,7 @@ func TestSystemHooks(t *testing.T) {
 	// The log: five queued deliveries (each recorded just after its
 	// answer, so poll) and the test.
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		st, raw = e.call(t, e.RootToken, "GET", "/hooks/"+itoa(hid)+"/events", nil)
+		st, raw = e.call(t, e.RootToken, "GET", "/hooks/"+store.IDString(hid)+"/events", nil)
 		if st != 200 {
 			t.Fatalf("system hook log: %d %s", st, raw)
 		}
@@ -127,7 +128,7 @@ func TestSystemHooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for m, want := range map[string]string{"GET": `{"message":"404 Not found"}`, "DELETE": `{"message":"404 System hook Not Found"}`} {
-		if st, raw := e.call(t, e.RootToken, m, "/hooks/"+itoa(hid), nil); st != 404 || string(raw) != want {
+		if st, raw := e.call(t, e.RootToken, m, "/hooks/"+store.IDString(hid), nil); st != 404 || string(raw) != want {
 			t.Errorf("%s deleted hook: %d %s", m, st, raw)
 		}
 	}
