@@ -161,6 +161,7 @@ func (app *App) options(opts []Option) ([]fx.Option, error) {
 			},
 			func(a *api.API) ExternalURL { return a.ExternalURL },
 			newBus,
+			func() *lifecycle { return newLifecycle(s.logger) },
 			// The key that seals secrets the store keeps (core/sealed),
 			// from <data>/secret.key, never from the store itself.
 			func() (*sealed.Box, error) { return sealed.Open(s.cfg.Data) },
@@ -173,10 +174,13 @@ func (app *App) options(opts []Option) ([]fx.Option, error) {
 	}
 	options = append(options,
 		fx.Invoke(registerRoutes, registerSubscribers),
-		fx.Invoke(func(lc fx.Lifecycle, bus *events.Bus) {
+		// The module lifecycle (lifecycle.go): one hook, after every
+		// module's, so fx's remaining hooks (plugins, the store) start
+		// before it and stop after it.
+		fx.Invoke(func(lc fx.Lifecycle, l *lifecycle, bus *events.Bus) {
 			lc.Append(fx.Hook{
-				OnStart: func(context.Context) error { bus.Start(); return nil },
-				OnStop:  bus.Stop,
+				OnStart: func(ctx context.Context) error { return l.start(ctx, bus) },
+				OnStop:  func(ctx context.Context) error { return l.stop(ctx, bus) },
 			})
 		}),
 		fx.Populate(&app.api, &app.db),
