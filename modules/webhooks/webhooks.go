@@ -1,8 +1,6 @@
 package webhooks
 
 import (
-	"go.uber.org/fx"
-
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/modules/webhooks/internal"
 	"github.com/fennec-forge/fennec/modules/webhooks/webhook"
@@ -21,9 +19,8 @@ func Module() fennec.Module {
 	return fennec.NewModule("webhooks",
 		fennec.ModuleConfig(SectionName, webhook.DefaultConfig()),
 		fennec.Tables(internal.Tables()...),
-		fx.Provide(internal.NewService, func(s *internal.Service) webhook.Service { return s }),
+		fennec.Provide(internal.NewService, func(s *internal.Service) webhook.Service { return s }),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideRoutes(internal.NewRoutes),
-		fx.Invoke(internal.Start),
 	)
 }

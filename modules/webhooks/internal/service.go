@@ -76,42 +76,33 @@ func NewService(d Deps) *Service {
 	return s
 }
 
-// Start resumes the queues an earlier run left, and prunes the delivery
-// log in the background; both stop with the application.
-func Start(lc fx.Lifecycle, s *Service) {
-	lc.Append(fx.Hook{
-		OnStart: func(ctx context.Context) error {
-			var keys []string
-			err := s.db.View(ctx, func(tx *store.Tx) error {
-				keys = queuedHooks(tx)
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			if len(keys) > 0 {
-				s.log.Info("webhooks: resuming queued deliveries", zap.Int("hooks", len(keys)))
-			}
-			s.wake(keys...)
-			s.wg.Add(1)
-			go s.pruneLoop()
-			return nil
-		},
-		OnStop: func(ctx context.Context) error {
-			s.mu.Lock()
-			if !s.stopped {
-				s.stopped = true
-				close(s.stop)
-			}
-			s.mu.Unlock()
-			done := make(chan struct{})
-			go func() { s.wg.Wait(); close(done) }()
-			select {
-			case <-done:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		},
+var _ fennec.Runner = (*Service)(nil)
+
+// Run resumes the queues an earlier run left and prunes the delivery log
+// until ctx ends; then it stops every hook's worker and waits for them (a
+// delivery in flight finishes or is retried at the next start).
+func (s *Service) Run(ctx context.Context) error {
+	var keys []string
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		keys = queuedHooks(tx)
+		return nil
 	})
+	if err != nil {
+		return err
+	}
+	if len(keys) > 0 {
+		s.log.Info("webhooks: resuming queued deliveries", zap.Int("hooks", len(keys)))
+	}
+	s.wake(keys...)
+	s.wg.Add(1)
+	go s.pruneLoop()
+	<-ctx.Done()
+	s.mu.Lock()
+	if !s.stopped {
+		s.stopped = true
+		close(s.stop)
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
 }
