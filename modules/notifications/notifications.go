@@ -1,8 +1,6 @@
 package notifications
 
 import (
-	"go.uber.org/fx"
-
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/modules/notifications/internal"
 	"github.com/fennec-forge/fennec/modules/notifications/notification"
@@ -29,9 +27,8 @@ func Module() fennec.Module {
 		fennec.ModuleConfig(SectionName, notification.DefaultConfig()),
 		fennec.Tables(internal.Tables()...),
 		fennec.Migrations(internal.Migrations()...),
-		fx.Provide(internal.NewService, func(s *internal.Service) notification.Service { return s }),
+		fennec.Provide(internal.NewService, func(s *internal.Service) notification.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideSubscribers(internal.Subscribers),
-		fx.Invoke(internal.Start),
 	)
 }

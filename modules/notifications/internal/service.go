@@ -83,30 +83,17 @@ func (s *Service) Kick() {
 	}
 }
 
-// Start runs the sender with the app.
-func Start(lc fx.Lifecycle, s *Service) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
-			if s.cfg.SMTPAddress == "" {
-				s.log.Info("notifications: no smtp_address configured; mail is written to the file outbox",
-					zap.String("outbox", s.outbox))
-			} else {
-				s.log.Info("notifications: mail goes to the SMTP server", zap.String("smtp_address", s.cfg.SMTPAddress),
-					zap.String("smtp_tls", s.cfg.SMTPTLS))
-			}
-			go func() { defer close(done); s.sendLoop(ctx) }()
-			return nil
-		},
-		OnStop: func(stop context.Context) error {
-			cancel()
-			select {
-			case <-done:
-				return nil
-			case <-stop.Done():
-				return stop.Err()
-			}
-		},
-	})
+var _ fennec.Runner = (*Service)(nil)
+
+// Run sends the queued mail until ctx ends.
+func (s *Service) Run(ctx context.Context) error {
+	if s.cfg.SMTPAddress == "" {
+		s.log.Info("notifications: no smtp_address configured; mail is written to the file outbox",
+			zap.String("outbox", s.outbox))
+	} else {
+		s.log.Info("notifications: mail goes to the SMTP server", zap.String("smtp_address", s.cfg.SMTPAddress),
+			zap.String("smtp_tls", s.cfg.SMTPTLS))
+	}
+	s.sendLoop(ctx)
+	return nil
 }
