@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"time"
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
@@ -200,4 +201,24 @@ func (l *lifecycle) stop(ctx context.Context, bus *events.Bus) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Every is the body of a Runner that does one thing periodically: do runs
+// first after first, then every every, each time with a context bounded by
+// timeout, until ctx ends. Each module's sweep or sync need not write its
+// own timer loop.
+func Every(ctx context.Context, first, every, timeout time.Duration, do func(ctx context.Context)) error {
+	timer := time.NewTimer(first)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-timer.C:
+		}
+		runCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+		do(runCtx)
+		cancel()
+		timer.Reset(every)
+	}
 }

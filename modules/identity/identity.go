@@ -106,7 +106,7 @@ func Module() fennec.Module {
 		fennec.ModuleConfig(SectionName, settings.Default()),
 		fennec.Tables(internal.Tables()...),
 		fennec.Migrations(internal.Migrations()...),
-		fx.Provide(
+		fennec.Provide(
 			internal.NewService,
 			func(s *internal.Service) user.Service { return s },
 			func(s *internal.Service) auth.PasswordAuthenticator { return s },
@@ -131,6 +131,6 @@ func Module() fennec.Module {
 			}
 			s.SetProviders(list)
 		}),
-		fx.Invoke(internal.UseClock, internal.Bootstrap, internal.ScheduleSync),
+		fx.Invoke(internal.UseClock),
 	)
 }

@@ -3,8 +3,6 @@ package oauth
 import (
 	"context"
 
-	"go.uber.org/fx"
-
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/modules/oauth/internal"
 	"github.com/fennec-forge/fennec/modules/oauth/provider"
@@ -38,10 +36,9 @@ func Module() fennec.Module {
 	return fennec.NewModule("oauth",
 		fennec.Tables(internal.Tables()...),
 		fennec.Migrations(internal.Migrations()...),
-		fx.Provide(internal.NewService,
+		fennec.Provide(internal.NewService,
 			func(s *internal.Service) provider.Service { return s },
 			func(s *internal.Service) Sweeper { return s }),
-		fx.Invoke(internal.ScheduleSweep),
 		fennec.ProvideTokenResolver(func(s *internal.Service) *internal.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideSubscribers(internal.Subscribers),

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/sdk/authprovider"
@@ -233,47 +233,21 @@ func (s *Service) SyncDirectory(ctx context.Context) (blocked, unblocked int, er
 	return blocked, unblocked, nil
 }
 
-// ScheduleSync runs SyncDirectory every configured interval (the first time
-// after at most a minute) until the application stops.
-func ScheduleSync(lc fx.Lifecycle, s *Service, cfg Config) {
-	every := cfg.DirectorySyncInterval
+var _ fennec.Runner = (*Service)(nil)
+
+// Run synchronises the directory every configured interval (the first
+// time after at most a minute) until ctx ends.
+func (s *Service) Run(ctx context.Context) error {
+	every := s.cfg.DirectorySyncInterval
 	if every <= 0 {
 		every = time.Hour
 	}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
-			go func() {
-				defer close(done)
-				timer := time.NewTimer(min(time.Minute, every))
-				defer timer.Stop()
-				for {
-					select {
-					case <-stop:
-						return
-					case <-timer.C:
-					}
-					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-					b, u, err := s.SyncDirectory(ctx)
-					cancel()
-					if err != nil {
-						s.log.Warn("directory sync failed", zap.Error(err))
-					} else if b+u > 0 {
-						s.log.Info("directory sync", zap.Int("blocked", b), zap.Int("unblocked", u))
-					}
-					timer.Reset(every)
-				}
-			}()
-			return nil
-		},
-		OnStop: func(ctx context.Context) error {
-			close(stop)
-			select {
-			case <-done:
-			case <-ctx.Done():
-			}
-			return nil
-		},
+	return fennec.Every(ctx, min(time.Minute, every), every, 10*time.Minute, func(ctx context.Context) {
+		b, u, err := s.SyncDirectory(ctx)
+		if err != nil {
+			s.log.Warn("directory sync failed", zap.Error(err))
+		} else if b+u > 0 {
+			s.log.Info("directory sync", zap.Int("blocked", b), zap.Int("unblocked", u))
+		}
 	})
 }

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/crypto/bcrypt"
 
+	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/sealed"
@@ -33,6 +34,7 @@ type Service struct {
 	log  *zap.Logger
 	box  *sealed.Box // seals the users' private tokens (privatetoken.go)
 	cost int
+	cfg  Config // the module's section (the directory sync, the first administrator)
 	// dummyHash is compared against when a login names nobody, so a wrong
 	// username takes as long as a wrong password.
 	dummyHash []byte
@@ -80,7 +82,7 @@ type cachedToken struct {
 // NewService builds the service.
 func NewService(db *store.DB, bus *events.Bus, log *zap.Logger, box *sealed.Box, cfg Config) (*Service, error) {
 	s := &Service{
-		db: db, bus: bus, log: log, box: box, cost: cfg.PasswordCost, now: time.Now,
+		db: db, bus: bus, log: log, box: box, cfg: cfg, cost: cfg.PasswordCost, now: time.Now,
 		tokenCache: store.NewReadCache[[32]byte, cachedToken](50000),
 		userCache:  store.NewReadCache[int64, *User](50000),
 		throttle: newThrottle(throttleLimits{cfg.SignInThrottle.LoginFailures, cfg.SignInThrottle.Window},
@@ -491,41 +493,41 @@ const (
 	RootEmail    = "admin@example.com"
 )
 
-// Bootstrap creates the administrator when the store has no users yet, with
-// the configured password or a generated one that is printed once.
-func Bootstrap(lc fx.Lifecycle, s *Service, cfg Config) {
-	lc.Append(fx.Hook{OnStart: func(ctx context.Context) error {
-		empty := false
-		if err := s.db.View(ctx, func(tx *store.Tx) error {
-			empty = users.Count(tx) == 0
-			return nil
-		}); err != nil || !empty {
+var _ fennec.Provisioner = (*Service)(nil)
+
+// Provision creates the administrator when the store has no users yet,
+// with the configured password or a generated one that is printed once.
+func (s *Service) Provision(ctx context.Context) error {
+	empty := false
+	if err := s.db.View(ctx, func(tx *store.Tx) error {
+		empty = users.Count(tx) == 0
+		return nil
+	}); err != nil || !empty {
+		return err
+	}
+	password, generated := s.cfg.RootPassword, false
+	if password == "" {
+		secret, err := newSecret()
+		if err != nil {
 			return err
 		}
-		password, generated := cfg.RootPassword, false
-		if password == "" {
-			secret, err := newSecret()
-			if err != nil {
-				return err
-			}
-			password, generated = secret, true
-		}
-		_, err := s.createUser(ctx, auth.NewUser{
-			Username: RootUsername, Email: RootEmail, Name: "Administrator",
-			Password: password, Admin: true,
-		})
-		if err != nil {
-			return fmt.Errorf("identity: create administrator: %w", err)
-		}
-		if generated {
-			s.log.Warn("created the administrator; this password is shown only once",
-				zap.String("login", RootUsername), zap.String("password", password))
-		} else {
-			s.log.Info("created the administrator with the password from FENNEC_ROOT_PASSWORD",
-				zap.String("login", RootUsername))
-		}
-		return nil
-	}})
+		password, generated = secret, true
+	}
+	_, err := s.createUser(ctx, auth.NewUser{
+		Username: RootUsername, Email: RootEmail, Name: "Administrator",
+		Password: password, Admin: true,
+	})
+	if err != nil {
+		return fmt.Errorf("identity: create administrator: %w", err)
+	}
+	if generated {
+		s.log.Warn("created the administrator; this password is shown only once",
+			zap.String("login", RootUsername), zap.String("password", password))
+	} else {
+		s.log.Info("created the administrator with the password from FENNEC_ROOT_PASSWORD",
+			zap.String("login", RootUsername))
+	}
+	return nil
 }
 
 // interface guards

@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
-	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/store"
 )
 
@@ -105,41 +105,16 @@ func take(ids *[]int64) []int64 {
 	return out
 }
 
-// ScheduleSweep runs Sweep hourly while the app runs.
-func ScheduleSweep(lc fx.Lifecycle, s *Service) {
-	stop, done := make(chan struct{}), make(chan struct{})
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
-			go func() {
-				defer close(done)
-				timer := time.NewTimer(firstSweepDelay)
-				defer timer.Stop()
-				for {
-					select {
-					case <-stop:
-						return
-					case <-timer.C:
-					}
-					ctx, cancel := context.WithTimeout(context.Background(), sweepTimeout)
-					n, err := s.Sweep(ctx)
-					cancel()
-					if err != nil {
-						s.log.Warn("sweeping spent codes, tokens and sessions failed", zap.Error(err))
-					} else if n > 0 {
-						s.log.Info("swept spent codes, tokens and sessions", zap.Int("removed", n))
-					}
-					timer.Reset(sweepEvery)
-				}
-			}()
-			return nil
-		},
-		OnStop: func(ctx context.Context) error {
-			close(stop)
-			select {
-			case <-done:
-			case <-ctx.Done():
-			}
-			return nil
-		},
+var _ fennec.Runner = (*Service)(nil)
+
+// Run sweeps spent codes, tokens and sessions hourly until ctx ends.
+func (s *Service) Run(ctx context.Context) error {
+	return fennec.Every(ctx, firstSweepDelay, sweepEvery, sweepTimeout, func(ctx context.Context) {
+		n, err := s.Sweep(ctx)
+		if err != nil {
+			s.log.Warn("sweeping spent codes, tokens and sessions failed", zap.Error(err))
+		} else if n > 0 {
+			s.log.Info("swept spent codes, tokens and sessions", zap.Int("removed", n))
+		}
 	})
 }
