@@ -43,6 +43,7 @@ func TestTagPushHookPayload(t *testing.T) {
 	if msg, _ := d.Body["message"].(string); !strings.HasPrefix(msg, "release one") {
 		t.Errorf("message = %q", d.Body["message"])
 	}
+	golden(t, "tag_push", d, known(e, rcv))
 	_ = tag
 }
 
@@ -101,6 +102,8 @@ func TestIssueHookPayload(t *testing.T) {
 	wantFields(t, "closed", closed.Body, map[string]any{"user": map[string]any{"name": "User bob", "username": "bob", "avatar_url": anyValue}})
 	wantFields(t, "closed.object_attributes", closed.Body["object_attributes"].(map[string]any),
 		map[string]any{"state": "closed", "action": "close", "iid": is.IID})
+	golden(t, "issue_open", open, known(e, rcv))
+	golden(t, "issue_close", closed, known(e, rcv))
 }
 
 // A comment on an issue sends a Note Hook with the note and the issue.
@@ -144,6 +147,7 @@ func TestNoteHookPayload(t *testing.T) {
 	if len(rcv.all()) != 1 {
 		t.Errorf("received %d, want only the note", len(rcv.all()))
 	}
+	golden(t, "note_issue", d, known(e, rcv))
 }
 
 // A comment on a commit sends a Note Hook with noteable_type "Commit", its
@@ -197,6 +201,52 @@ func TestCommitNoteHookPayload(t *testing.T) {
 	if len(rcv.all()) != 1 {
 		t.Errorf("received %d, want only the note", len(rcv.all()))
 	}
+	golden(t, "note_commit", d, known(e, rcv))
+}
+
+// A comment on a project snippet sends a Note Hook with noteable_type
+// "Snippet" and the snippet (its id and project).
+func TestSnippetNoteHookPayload(t *testing.T) {
+	e := start(t, true)
+	alice := e.CreateUser(t, "alice")
+	p := newProject(t, alice.Client, "snips")
+	sn, _, err := alice.Client.ProjectSnippets.CreateSnippet(p.ID, &gitlab.CreateProjectSnippetOptions{Title: gitlab.Ptr("Hello"),
+		FileName: gitlab.Ptr("hello.rb"), Content: gitlab.Ptr("puts 'hello'\n"), Visibility: gitlab.Ptr(gitlab.PrivateVisibility)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv := newReceiver(t)
+	e.Drain(t)
+	h := addHook(t, alice.Client, p.ID, rcv.URL+"/notes", "")
+	if _, _, err := alice.Client.Projects.EditProjectHook(p.ID, h.ID, &gitlab.EditProjectHookOptions{URL: gitlab.Ptr(rcv.URL + "/notes"),
+		PushEvents: gitlab.Ptr(false), NoteEvents: gitlab.Ptr(true)}); err != nil {
+		t.Fatal(err)
+	}
+	n, _, err := alice.Client.Notes.CreateSnippetNote(p.ID, sn.ID, &gitlab.CreateSnippetNoteOptions{Body: gitlab.Ptr("Shorter?")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := rcv.waitFor(t, "/notes", 1)[0]
+	if ev := d.Header.Get("X-Gitlab-Event"); ev != "Note Hook" {
+		t.Errorf("X-Gitlab-Event = %q", ev)
+	}
+	web := e.URL + "/alice/snips"
+	wantFields(t, "note", d.Body, map[string]any{
+		"object_kind": "note", "project_id": p.ID, "project": anyValue, "repository": anyValue,
+		"user":    map[string]any{"name": "User alice", "username": "alice", "avatar_url": anyValue},
+		"snippet": map[string]any{"id": sn.ID, "project_id": p.ID},
+	})
+	wantFields(t, "note.object_attributes", d.Body["object_attributes"].(map[string]any), map[string]any{
+		"id": n.ID, "note": "Shorter?", "noteable_type": "Snippet", "author_id": alice.ID, "noteable_id": sn.ID,
+		"commit_id": "", "system": false, "project_id": p.ID,
+		"url": web + "/snippets/" + store.IDString(sn.ID) + "#note_" + store.IDString(n.ID),
+	})
+	for _, k := range []string{"issue", "merge_request", "commit"} {
+		if _, ok := d.Body[k]; ok {
+			t.Errorf("a snippet's note has %q", k)
+		}
+	}
+	golden(t, "note_snippet", d, known(e, rcv))
 }
 
 // A merge request sends a Merge Request Hook with source, target and
@@ -244,6 +294,7 @@ func TestMergeRequestHookPayload(t *testing.T) {
 	wantFields(t, "merge_request.last_commit", attrs["last_commit"].(map[string]any), map[string]any{
 		"id": c.ID, "message": anyValue, "timestamp": anyValue, "url": web + "/commit/" + c.ID,
 		"author": map[string]any{"name": c.AuthorName, "email": c.AuthorEmail}})
+	golden(t, "merge_request_open", d, known(e, rcv))
 
 	// A comment on it: a Note Hook with the merge request.
 	if _, _, err := alice.Client.Projects.EditProjectHook(p.ID, h.ID, &gitlab.EditProjectHookOptions{URL: gitlab.Ptr(rcv.URL + "/mr"),
@@ -267,6 +318,7 @@ func TestMergeRequestHookPayload(t *testing.T) {
 	if _, ok := d.Body["issue"]; ok {
 		t.Error("a note on a merge request carries an issue")
 	}
+	golden(t, "note_merge_request", d, known(e, rcv))
 }
 
 // A push with a .gitlab-ci.yml makes a pipeline: Pipeline Hooks and Job
@@ -284,6 +336,7 @@ func TestPipelineAndJobHookPayloads(t *testing.T) {
 	c := commitFile(t, alice.Client, p.ID, "master", ".gitlab-ci.yml", "build:\n  stage: build\n  script: [\"true\"]\n")
 	var pipe, job map[string]any
 	var pipeHdr, jobHdr string
+	var pipeD, jobD delivery
 	deadline := 0
 	for pipe == nil || job == nil {
 		got := rcv.waitFor(t, "/ci", deadline+1)
@@ -291,9 +344,9 @@ func TestPipelineAndJobHookPayloads(t *testing.T) {
 		for _, d := range got {
 			switch d.Body["object_kind"] {
 			case "pipeline":
-				pipe, pipeHdr = d.Body, d.Header.Get("X-Gitlab-Event")
+				pipe, pipeHdr, pipeD = d.Body, d.Header.Get("X-Gitlab-Event"), d
 			case "build":
-				job, jobHdr = d.Body, d.Header.Get("X-Gitlab-Event")
+				job, jobHdr, jobD = d.Body, d.Header.Get("X-Gitlab-Event"), d
 			}
 		}
 	}
@@ -343,6 +396,10 @@ func TestPipelineAndJobHookPayloads(t *testing.T) {
 		"started_at": anyValue, "finished_at": anyValue, "when": "on_success", "manual": false,
 		"user": anyValue, "runner": nil, "artifacts_file": map[string]any{"filename": nil, "size": nil},
 	})
+
+	// Without a runner both stay pending: one payload each.
+	golden(t, "pipeline", pipeD, known(e, rcv))
+	golden(t, "job", jobD, known(e, rcv))
 
 	// The test endpoint samples the latest job and pipeline.
 	for trig, kind := range map[string]string{"job_events": "build", "pipeline_events": "pipeline"} {
@@ -396,10 +453,11 @@ func TestPipelineHookNamesTheRunner(t *testing.T) {
 		t.Fatalf("job update: %d %s", st, raw)
 	}
 	var builds []any
+	var success delivery
 	for n := 1; builds == nil; n++ {
 		got := rcv.waitFor(t, "/ci", n)
 		if b := got[n-1].Body; b["object_kind"] == "pipeline" && b["object_attributes"].(map[string]any)["status"] == "success" {
-			builds = b["builds"].([]any)
+			builds, success = b["builds"].([]any), got[n-1]
 		}
 	}
 	if len(builds) != 1 {
@@ -412,4 +470,5 @@ func TestPipelineHookNamesTheRunner(t *testing.T) {
 	// The job's own when and its archive, not fixed values.
 	wantFields(t, "builds[0]", builds[0].(map[string]any), map[string]any{"when": "on_success", "manual": false,
 		"artifacts_file": map[string]any{"filename": "artifacts.zip", "size": 19}})
+	golden(t, "pipeline_success", success, known(e, rcv))
 }

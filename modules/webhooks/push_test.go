@@ -54,4 +54,5 @@ func TestPushHookPayload(t *testing.T) {
 		"author": map[string]any{"name": c.AuthorName, "email": c.AuthorEmail},
 		"added":  []string{"README.md"}, "modified": []string{}, "removed": []string{},
 	})
+	golden(t, "push", d, known(e, rcv))
 }

@@ -69,6 +69,7 @@ func TestSystemHooks(t *testing.T) {
 	}
 	wantExact(t, "user_create", d.Body, map[string]any{"event_name": "user_create", "created_at": anyValue, "updated_at": anyValue,
 		"name": "User bob", "email": "bob@example.com", "user_id": bob.ID, "username": "bob"})
+	golden(t, "system_user_create", d, known(e, rcv))
 
 	// project_create, then a push, then project_destroy.
 	p := newProject(t, bob.Client, "sysproj")
@@ -76,10 +77,12 @@ func TestSystemHooks(t *testing.T) {
 	wantExact(t, "project_create", d.Body, map[string]any{"event_name": "project_create", "created_at": anyValue, "updated_at": anyValue,
 		"name": "sysproj", "path": "sysproj", "path_with_namespace": "bob/sysproj", "project_id": p.ID,
 		"owner_name": "User bob", "owner_email": "bob@example.com", "project_visibility": "private"})
+	golden(t, "system_project_create", d, known(e, rcv))
 	c := commitFile(t, bob.Client, p.ID, "master", "a", "a")
 	d = rcv.waitFor(t, "/sys", 3)[2]
 	wantFields(t, "push", d.Body, map[string]any{"event_name": "push", "object_kind": "push", "after": c.ID, "project_id": p.ID,
 		"user_id": bob.ID, "ref": "refs/heads/master", "project": anyValue, "repository": anyValue, "commits": anyValue})
+	golden(t, "system_push", d, known(e, rcv))
 	if _, err := bob.Client.Projects.DeleteProject(p.ID, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -87,6 +90,7 @@ func TestSystemHooks(t *testing.T) {
 	wantExact(t, "project_destroy", d.Body, map[string]any{"event_name": "project_destroy", "name": "sysproj", "path": "sysproj",
 		"path_with_namespace": "bob/sysproj", "project_id": p.ID, "owner_name": "User bob", "owner_email": "bob@example.com",
 		"project_visibility": "private", "created_at": anyValue, "updated_at": anyValue})
+	golden(t, "system_project_destroy", d, known(e, rcv))
 
 	// user_destroy
 	if _, err := e.Client.Users.DeleteUser(bob.ID); err != nil {
@@ -95,6 +99,7 @@ func TestSystemHooks(t *testing.T) {
 	d = rcv.waitFor(t, "/sys", 5)[4]
 	wantExact(t, "user_destroy", d.Body, map[string]any{"event_name": "user_destroy", "name": "User bob", "email": "bob@example.com",
 		"user_id": bob.ID, "username": "bob", "created_at": anyValue, "updated_at": anyValue})
+	golden(t, "system_user_destroy", d, known(e, rcv))
 
 	// The test: GET /hooks/:id sends 9.x's sample and answers it.
 	st, raw = e.call(t, e.RootToken, "GET", "/hooks/"+store.IDString(hid), nil)
@@ -109,6 +114,7 @@ func TestSystemHooks(t *testing.T) {
 	if d = rcv.waitFor(t, "/sys", 6)[5]; !equal(d.Body, sample) {
 		t.Errorf("test sent %s", d.Raw)
 	}
+	golden(t, "system_test_sample", d, known(e, rcv))
 	// The log: five queued deliveries (each recorded just after its
 	// answer, so poll) and the test.
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
