@@ -45,13 +45,14 @@ var coreImports = map[string][]string{
 	"core/fennectest": {"core", "core/..."},    // runs a whole app
 	"core/api":        {"core/auth", "core/log", "core/config", "core/store", "core/isotime"},
 	"core/auth":       nil,
+	"core/backoff":    nil, // the one retry policy, a leaf every retrying loop uses
 	"core/config":     nil,
-	"core/events":     {"core/store"},
+	"core/events":     {"core/store", "core/backoff"},
 	"core/executors":  {"core", "core/config", "core/plugin", "sdk/executor", "sdk/executor/...", "sdk/plugin"}, // the executor kind's host side, beside the kind-agnostic host
 	"core/log":        nil,
 	"core/isotime":    nil,
 	"core/netguard":   nil,
-	"core/plugin":     {"core/config", "sdk/plugin", "sdk/plugin/..."}, // the base, never a kind
+	"core/plugin":     {"core/config", "core/backoff", "sdk/plugin", "sdk/plugin/..."}, // the base, never a kind
 	"core/sealed":     nil,
 	"core/store":      nil,
 }

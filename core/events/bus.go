@@ -12,6 +12,7 @@ import (
 	fastjson "github.com/go-json-experiment/json/v1" // encoding/json's behaviour, faster (as core/store)
 	"go.uber.org/zap"
 
+	retry "github.com/fennec-forge/fennec/core/backoff"
 	"github.com/fennec-forge/fennec/core/store"
 )
 
@@ -514,19 +515,10 @@ func without(list, remove []string) []string {
 }
 
 // backoff doubles from 100ms up to max (never below 100ms, so a zero or
-// negative MaxBackoff still retries).
+// negative MaxBackoff still retries), with the house's jitter: handlers
+// that failed together (a receiver down) do not all retry together.
 func backoff(attempt int, max time.Duration) time.Duration {
-	d := 100 * time.Millisecond
-	if max < d {
-		max = d
-	}
-	for i := 1; i < attempt && d < max; i++ {
-		d *= 2
-	}
-	if d > max {
-		d = max
-	}
-	return d
+	return retry.Policy{Initial: 100 * time.Millisecond, Max: max, Jitter: retry.DefaultJitter}.Delay(attempt)
 }
 
 // Topics lists the topics that have subscribers, sorted; for diagnostics.

@@ -9,5 +9,6 @@
 // repeat). A failing handler is retried with backoff without holding up the
 // other subscribers of the same event.
 //
-// It imports only core/store and knows no domain.
+// It imports only core/store and core/backoff (the retry policy) and knows
+// no domain.
 package events

@@ -1,6 +1,10 @@
 package plugin
 
-import "time"
+import (
+	"time"
+
+	"github.com/fennec-forge/fennec/core/backoff"
+)
 
 // Backoff is the delay before restarting a plugin that died: Min, doubling
 // with each failure in a row, capped at Max. A plugin that stayed up for
@@ -12,14 +16,12 @@ type Backoff struct {
 // defaultBackoff is 100 ms doubling to 30 s.
 var defaultBackoff = Backoff{Min: 100 * time.Millisecond, Max: 30 * time.Second}
 
-// Delay is the wait before restart attempt n (0-based).
+// Delay is the wait before restart attempt n (0-based), by the house's
+// retry policy without jitter: a host supervises each plugin once, so
+// there is no crowd of restarts to spread, and the waits stay exact.
 func (b Backoff) Delay(n int) time.Duration {
 	b = b.orDefault()
-	d := b.Min
-	for i := 0; i < n && d < b.Max; i++ {
-		d *= 2
-	}
-	return min(d, b.Max)
+	return backoff.Policy{Initial: b.Min, Max: b.Max}.Delay(n + 1)
 }
 
 func (b Backoff) orDefault() Backoff {

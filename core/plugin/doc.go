@@ -24,8 +24,8 @@
 // sha256, settings the plugin refuses, an unknown kind) are logged clearly
 // and leave that plugin out; Fennec starts anyway.
 //
-// It may import core/config and the base package sdk/plugin; never a plugin
-// kind (sdk/authprovider, ...) and never a module, so a new kind is a
-// descriptor and a client, not a change here. The architecture test
-// enforces it.
+// It may import core/config, core/backoff (the retry policy) and the base
+// package sdk/plugin; never a plugin kind (sdk/authprovider, ...) and never
+// a module, so a new kind is a descriptor and a client, not a change here.
+// The architecture test enforces it.
 package plugin

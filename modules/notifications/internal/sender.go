@@ -16,6 +16,7 @@ import (
 	mail "github.com/wneessen/go-mail"
 	"go.uber.org/zap"
 
+	"github.com/fennec-forge/fennec/core/backoff"
 	"github.com/fennec-forge/fennec/core/store"
 )
 
@@ -27,7 +28,7 @@ const sendBatch = 200
 // the SMTP server cannot be reached, the wait doubles from retry_initial to
 // retry_max; the queue stays in the store meanwhile.
 func (s *Service) sendLoop(ctx context.Context) {
-	backoff := time.Duration(0)
+	failures := 0 // sends in a row that failed
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -40,7 +41,7 @@ func (s *Service) sendLoop(ctx context.Context) {
 		case <-s.kick:
 		}
 		s.expand(ctx)
-		if !fired && backoff > 0 {
+		if !fired && failures > 0 {
 			continue // the server is down: the timer retries the sending
 		}
 		wait, err := s.sendDue(ctx)
@@ -48,15 +49,11 @@ func (s *Service) sendLoop(ctx context.Context) {
 			return
 		}
 		if err != nil {
-			if backoff == 0 {
-				backoff = s.cfg.RetryInitial
-			} else {
-				backoff = min(2*backoff, s.cfg.RetryMax)
-			}
-			s.log.Warn("notifications: mail delivery failed; will retry", zap.Duration("in", backoff), zap.Error(err))
-			wait = backoff
+			failures++
+			wait = s.retry().Delay(failures)
+			s.log.Warn("notifications: mail delivery failed; will retry", zap.Duration("in", wait), zap.Error(err))
 		} else {
-			backoff = 0
+			failures = 0
 		}
 		if !timer.Stop() {
 			select {
@@ -241,11 +238,16 @@ func (s *Service) postpone(d *Delivery, cause error) error {
 			return err
 		}
 		row.Attempts++
-		wait := s.cfg.RetryInitial << min(row.Attempts-1, 20)
-		row.NextTry = s.now().Add(min(wait, s.cfg.RetryMax))
+		row.NextTry = s.now().Add(s.retry().Delay(row.Attempts))
 		row.LastError = cause.Error()
 		return deliveries.Update(tx, row)
 	})
+}
+
+// retry is the mail retry policy of the configuration: retry_initial
+// doubling to retry_max, with the house's jitter.
+func (s *Service) retry() backoff.Policy {
+	return backoff.Policy{Initial: s.cfg.RetryInitial, Max: s.cfg.RetryMax, Jitter: backoff.DefaultJitter}
 }
 
 func (s *Service) from() string {

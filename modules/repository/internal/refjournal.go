@@ -34,6 +34,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/backoff"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository/event"
@@ -164,6 +165,9 @@ func (w *Writer) complete(ctx context.Context, changes []*refChange, evs []event
 	})
 }
 
+// journalRetry paces retryLater: a second, doubling to a minute.
+var journalRetry = backoff.Policy{Initial: time.Second, Max: time.Minute, Jitter: backoff.DefaultJitter}
+
 // retryLater completes the changes in the background, with backoff, until
 // it succeeds or the application stops (the replay of the next start then
 // takes over). It knows which refs moved, so refs that move on meanwhile do
@@ -172,19 +176,17 @@ func (w *Writer) retryLater(changes []*refChange, evs []event.PushEvent, moved [
 	w.retries.Add(1)
 	go func() {
 		defer w.retries.Done()
-		delay := time.Second
-		for {
+		for attempt := 1; ; attempt++ {
 			select {
 			case <-w.stopping:
 				return
-			case <-time.After(delay):
+			case <-time.After(journalRetry.Delay(attempt)):
 			}
 			err := w.complete(context.Background(), changes, evs, moved)
 			if err == nil {
 				return
 			}
 			w.log.Error("repository: publishing push events failed again", zap.Error(err))
-			delay = min(2*delay, time.Minute)
 		}
 	}()
 }

@@ -26,6 +26,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/fennec-forge/fennec/core/backoff"
 	"github.com/fennec-forge/fennec/core/netguard"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects"
@@ -190,13 +191,15 @@ func (s *Service) attempt(d *Delivery) error {
 }
 
 // backoff is the wait after the n-th failed attempt: RetryBackoff doubled
-// n-1 times, at most MaxBackoff.
+// n-1 times, at most MaxBackoff, with the house's jitter (hooks to one
+// receiver that failed together do not all retry together).
 func (s *Service) backoff(n int) time.Duration {
-	d := s.cfg.RetryBackoff
-	for i := 1; i < n && d < s.cfg.MaxBackoff; i++ {
-		d *= 2
-	}
-	return min(d, s.cfg.MaxBackoff)
+	return s.retry().Delay(n)
+}
+
+// retry is the delivery retry policy of the configuration.
+func (s *Service) retry() backoff.Policy {
+	return backoff.Policy{Initial: s.cfg.RetryBackoff, Max: s.cfg.MaxBackoff, Jitter: backoff.DefaultJitter}
 }
 
 // target reads the hook's URL, token and TLS switch; errHookGone when the
