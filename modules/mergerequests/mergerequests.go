@@ -1,8 +1,6 @@
 package mergerequests
 
 import (
-	"go.uber.org/fx"
-
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/modules/collab"
 	"github.com/fennec-forge/fennec/modules/mergerequests/internal"
@@ -16,14 +14,13 @@ func Module() fennec.Module {
 	return fennec.NewModule("mergerequests",
 		fennec.Tables(internal.Tables()...),
 		fennec.Migrations(internal.Migrations()...),
-		fx.Provide(internal.NewService,
+		fennec.Provide(internal.NewService,
 			func(s *internal.Service) mergerequest.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideRoutes(internal.NewCommitMRRoutes),
 		fennec.ProvideRoutes(internal.NewMilestoneRoutes),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		collab.ProvideKinds(internal.Kinds),
-		fx.Invoke(internal.RecoverAtStart),
 		fennec.ProvideRoutes(internal.NewLabelEventRoutes),
 	)
 }

@@ -3,7 +3,6 @@ package repository
 import (
 	"context"
 
-	"go.uber.org/fx"
 	"golang.org/x/crypto/ssh"
 
 	fennec "github.com/fennec-forge/fennec/core"
@@ -153,15 +152,14 @@ func Module() fennec.Module {
 	return fennec.NewModule("repository",
 		fennec.ModuleConfig(SectionName, gitrepo.DefaultConfig()),
 		fennec.Tables(internal.Tables()...),
-		fx.Provide(internal.NewStorage, internal.NewReader, internal.NewStatuses, internal.NewWriter,
+		fennec.Provide(internal.NewStorage, internal.NewReader, internal.NewStatuses, internal.NewWriter,
 			internal.NewHousekeeper, internal.NewImporter, func(s *internal.Storage) Store { return s },
 			func(s *internal.Statuses) CommitStatuses { return s },
 			func(w *internal.Writer) BranchProtection { return w },
 			func(w *internal.Writer) RefChanges { return w },
 			internal.NewGit, internal.NewSSHServer, func(s *internal.SSHServer) SSHServer { return s }),
-		fx.Invoke(func(*internal.SSHServer) {}), // started with the app when ssh_listen is set
-		fx.Provide(internal.NewGitRead, func(g *internal.GitRead) gitread.Reader { return g }),
-		fx.Provide(internal.NewMerges, func(m *internal.Merges) Merges { return m },
+		fennec.Provide(internal.NewGitRead, func(g *internal.GitRead) gitread.Reader { return g }),
+		fennec.Provide(internal.NewMerges, func(m *internal.Merges) Merges { return m },
 			func(m *internal.Merges) CommitGraph { return m }),
 		projects.ProvideBranchChecker(func(s *internal.Storage) projects.BranchChecker { return s }),
 		fennec.ProvideSubscribers(internal.Subscribers),
@@ -169,7 +167,7 @@ func Module() fennec.Module {
 		fennec.ProvideRoutes(internal.NewGitRoutes),
 		fennec.ProvideAdminCommands(internal.Commands, internal.CommandSpecs...),
 		fennec.ProvideBackupParticipants(internal.BackupParticipants, internal.BackupSpec, internal.SSHBackupSpec),
-		fx.Invoke(internal.CheckMissing),
+		fennec.Provide(internal.NewMissingCheck),
 		fennec.ProvideRoutes(internal.NewHousekeepingRoutes),
 	)
 }

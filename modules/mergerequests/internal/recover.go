@@ -3,9 +3,9 @@ package internal
 import (
 	"context"
 
-	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects"
@@ -19,12 +19,13 @@ import (
 // to the state it had. Without this it would stay locked for ever: every
 // merge answers 406 to a locked merge request.
 
-// RecoverAtStart runs the recovery when the app starts (an fx.Invoke).
-func RecoverAtStart(lc fx.Lifecycle, s *Service) {
-	lc.Append(fx.Hook{OnStart: func(ctx context.Context) error {
-		s.recoverLocked(auth.WithPrincipal(context.WithoutCancel(ctx), auth.System()))
-		return nil
-	}})
+var _ fennec.Provisioner = (*Service)(nil)
+
+// Provision runs the recovery when the app starts, before the bus delivers
+// and requests are served.
+func (s *Service) Provision(ctx context.Context) error {
+	s.recoverLocked(auth.WithPrincipal(context.WithoutCancel(ctx), auth.System()))
+	return nil
 }
 
 func (s *Service) recoverLocked(ctx context.Context) {

@@ -22,9 +22,9 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/modules/repository/internal/gitpack"
 	"github.com/fennec-forge/fennec/modules/repository/internal/gitserve"
 )
@@ -50,28 +50,27 @@ type Housekeeper struct {
 	beforeRepack func(projectID int64)
 }
 
-// NewHousekeeper builds the housekeeper and runs its worker with the app.
-func NewHousekeeper(lc fx.Lifecycle, st *Storage, cfg Config, log *zap.Logger) *Housekeeper {
+// NewHousekeeper builds the housekeeper; its worker runs with the app (Run).
+func NewHousekeeper(st *Storage, cfg Config, log *zap.Logger) *Housekeeper {
 	hk := &Housekeeper{st: st, log: log.Named("housekeeping"), every: cfg.HousekeepingPushes,
 		pushes: map[int64]int{}, queue: make(chan int64, 1024), queued: map[int64]bool{}, running: map[int64]bool{},
 		stop: make(chan struct{})}
 	if hk.every <= 0 {
 		hk.every = 50
 	}
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error { hk.start(); return nil },
-		OnStop: func(context.Context) error {
-			hk.mu.Lock()
-			started := hk.started
-			hk.mu.Unlock()
-			if started {
-				close(hk.stop)
-				hk.done.Wait()
-			}
-			return nil
-		},
-	})
 	return hk
+}
+
+var _ fennec.Runner = (*Housekeeper)(nil)
+
+// Run repacks what pushes queue and, daily, what is due, until ctx ends;
+// a repack in progress finishes first.
+func (hk *Housekeeper) Run(ctx context.Context) error {
+	hk.start()
+	<-ctx.Done()
+	close(hk.stop)
+	hk.done.Wait()
+	return nil
 }
 
 func (hk *Housekeeper) start() {

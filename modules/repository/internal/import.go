@@ -46,9 +46,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	gitproto "github.com/go-git/go-git/v5/plumbing/transport/git"
-	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/netguard"
 	"github.com/fennec-forge/fennec/modules/projects"
@@ -103,13 +103,26 @@ type Importer struct {
 	mu      sync.Mutex
 	pending map[int64]bool // queued or running
 	stopped bool
+
+	stopWithin time.Duration // how long Run's stop may take
 }
 
-// NewImporter builds the importer; stopping the app cancels imports.
-func NewImporter(lc fx.Lifecycle, st *Storage, state projects.RepositoryState, cfg config.Config, set Config, log *zap.Logger) *Importer {
+// NewImporter builds the importer; stopping the app cancels imports (Run).
+func NewImporter(st *Storage, state projects.RepositoryState, cfg config.Config, set Config, log *zap.Logger) *Importer {
 	im := newImporter(st, state, netguard.New(cfg.AllowLocalRequests), set.MaxPushBytes, log, importWorkers, importQueueSize)
-	lc.Append(fx.Hook{OnStop: im.stop})
+	im.stopWithin = cfg.ShutdownTimeout
 	return im
+}
+
+var _ fennec.Runner = (*Importer)(nil)
+
+// Run waits for the app to stop, then cancels the imports and marks those
+// still queued as failed, within the shutdown timeout.
+func (im *Importer) Run(ctx context.Context) error {
+	<-ctx.Done()
+	stop, cancel := context.WithTimeout(context.Background(), max(im.stopWithin, time.Second))
+	defer cancel()
+	return im.stop(stop)
 }
 
 func newImporter(st *Storage, state projects.RepositoryState, guard *netguard.Guard, maxBytes int64, log *zap.Logger, workers, queue int) *Importer {

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"go.uber.org/fx/fxtest"
 	"go.uber.org/zap"
 )
 
@@ -27,7 +26,7 @@ func TestRepoConfigIsFennecs(t *testing.T) {
 	if err := w.st.fork(1, 2); err != nil {
 		t.Fatal(err)
 	}
-	hk := NewHousekeeper(fxtest.NewLifecycle(t), w.st, Config{}, zap.NewNop())
+	hk := NewHousekeeper(w.st, Config{}, zap.NewNop())
 	if _, err := hk.Repack(context.Background(), 2); err != nil {
 		t.Fatal(err)
 	}

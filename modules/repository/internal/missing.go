@@ -14,9 +14,9 @@ import (
 	"path/filepath"
 	"sort"
 
-	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository/gitrepo"
@@ -52,40 +52,54 @@ func (s *Storage) setMissing(projectID int64, missing bool) bool {
 	return was
 }
 
-// CheckMissing looks for missing repositories when the app starts, before
+// MissingCheck looks for missing repositories when the app starts, before
 // the bus delivers events and requests are served.
-func CheckMissing(lc fx.Lifecycle, st *Storage, state projects.RepositoryState, access projects.Access, log *zap.Logger) {
-	lc.Append(fx.Hook{OnStart: func(ctx context.Context) error {
-		ids, err := state.ProjectIDs(ctx)
-		if err != nil {
+type MissingCheck struct {
+	st     *Storage
+	state  projects.RepositoryState
+	access projects.Access
+	log    *zap.Logger
+}
+
+// NewMissingCheck builds the check.
+func NewMissingCheck(st *Storage, state projects.RepositoryState, access projects.Access, log *zap.Logger) *MissingCheck {
+	return &MissingCheck{st: st, state: state, access: access, log: log}
+}
+
+var _ fennec.Provisioner = (*MissingCheck)(nil)
+
+// Provision marks the projects whose repository is missing from the data
+// directory as failed imports.
+func (m *MissingCheck) Provision(ctx context.Context) error {
+	ids, err := m.state.ProjectIDs(ctx)
+	if err != nil {
+		return err
+	}
+	var missing []int64
+	for _, id := range ids {
+		if _, err := os.Stat(filepath.Join(m.st.Path(id), "HEAD")); errors.Is(err, os.ErrNotExist) {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	sort.Slice(missing, func(i, j int) bool { return missing[i] < missing[j] })
+	sys := auth.WithPrincipal(ctx, auth.System())
+	var names []string
+	for _, id := range missing {
+		m.st.setMissing(id, true)
+		if err := m.state.SetImportStatus(ctx, id, projects.ImportFailed, missingImportError); err != nil {
 			return err
 		}
-		var missing []int64
-		for _, id := range ids {
-			if _, err := os.Stat(filepath.Join(st.Path(id), "HEAD")); errors.Is(err, os.ErrNotExist) {
-				missing = append(missing, id)
-			}
+		if info, err := m.access.ResolveID(sys, id); err == nil {
+			names = append(names, info.PathWithNamespace)
 		}
-		if len(missing) == 0 {
-			return nil
-		}
-		sort.Slice(missing, func(i, j int) bool { return missing[i] < missing[j] })
-		sys := auth.WithPrincipal(ctx, auth.System())
-		var names []string
-		for _, id := range missing {
-			st.setMissing(id, true)
-			if err := state.SetImportStatus(ctx, id, projects.ImportFailed, missingImportError); err != nil {
-				return err
-			}
-			if info, err := access.ResolveID(sys, id); err == nil {
-				names = append(names, info.PathWithNamespace)
-			}
-		}
-		log.Warn("repository: projects whose repository is missing from the data directory; they are shown as failed imports and not served",
-			zap.Int("count", len(missing)), zap.Int64s("project_ids", missing), zap.Strings("projects", names),
-			zap.String("repositories", st.root))
-		return nil
-	}})
+	}
+	m.log.Warn("repository: projects whose repository is missing from the data directory; they are shown as failed imports and not served",
+		zap.Int("count", len(missing)), zap.Int64s("project_ids", missing), zap.Strings("projects", names),
+		zap.String("repositories", m.st.root))
+	return nil
 }
 
 // created clears the mark of a project whose creation event comes now (a

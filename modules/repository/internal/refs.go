@@ -11,9 +11,9 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
@@ -69,18 +69,27 @@ type Writer struct {
 }
 
 // NewWriter builds the ref writer. At start it replays the ref journal,
-// before any request is served.
-func NewWriter(db *store.DB, bus *events.Bus, rd *Reader, users identity.Users, state projects.RepositoryState, log *zap.Logger, lc fx.Lifecycle) *Writer {
-	w := &Writer{db: db, bus: bus, rd: rd, users: users, state: state, log: log.Named("repository"), stopping: make(chan struct{})}
-	lc.Append(fx.Hook{
-		OnStart: w.replayJournal,
-		OnStop: func(context.Context) error {
-			close(w.stopping)
-			w.retries.Wait()
-			return nil
-		},
-	})
-	return w
+// before any request is served (Provision).
+func NewWriter(db *store.DB, bus *events.Bus, rd *Reader, users identity.Users, state projects.RepositoryState, log *zap.Logger) *Writer {
+	return &Writer{db: db, bus: bus, rd: rd, users: users, state: state, log: log.Named("repository"), stopping: make(chan struct{})}
+}
+
+var (
+	_ fennec.Provisioner = (*Writer)(nil)
+	_ fennec.Runner      = (*Writer)(nil)
+)
+
+// Provision replays the ref journal: ref moves a crash interrupted are
+// finished or undone before anything reads a ref.
+func (w *Writer) Provision(ctx context.Context) error { return w.replayJournal(ctx) }
+
+// Run waits for the app to stop, then ends the background retries of
+// unpublished push events and waits for them.
+func (w *Writer) Run(ctx context.Context) error {
+	<-ctx.Done()
+	close(w.stopping)
+	w.retries.Wait()
+	return nil
 }
 
 // errProtectionUnknown refuses a write when the store cannot say whether

@@ -44,10 +44,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.uber.org/fx"
 	"go.uber.org/zap"
 	"golang.org/x/crypto/ssh"
 
+	fennec "github.com/fennec-forge/fennec/core"
 	fconfig "github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
@@ -75,10 +75,12 @@ type SSHServer struct {
 	// is set no new one starts.
 	active   int
 	stopping bool
-	drained  chan struct{} // closed when active drops to 0 while stopping
-	mu       sync.Mutex
-	perUser  map[int64]int // running commands per user
-	open     map[net.Conn]struct{}
+	// stopWithin bounds the drain at stop (the app's shutdown timeout).
+	stopWithin time.Duration
+	drained    chan struct{} // closed when active drops to 0 while stopping
+	mu         sync.Mutex
+	perUser    map[int64]int // running commands per user
+	open       map[net.Conn]struct{}
 	// Connections not yet authenticated, in all and per source (under
 	// mu), and authenticated ones, for ssh_max_sessions.
 	unauth    int
@@ -95,18 +97,44 @@ type SSHServer struct {
 // connections.
 const dropLogEvery = 10 * time.Second
 
-// NewSSHServer builds the SSH server and, when ssh_listen is set, starts
-// it with the application.
-func NewSSHServer(lc fx.Lifecycle, g *Git, keys identity.SSHKeys, endpoint projects.SSHEndpoint,
+// NewSSHServer builds the SSH server; when ssh_listen is set, it listens
+// at start (Provision) and stops with the app (Run).
+func NewSSHServer(g *Git, keys identity.SSHKeys, endpoint projects.SSHEndpoint,
 	cfg Config, fcfg fconfig.Config, log *zap.Logger) *SSHServer {
 	s := &SSHServer{git: g, keys: keys, endpoint: endpoint, cfg: cfg, dataDir: fcfg.Data, log: log.Named("ssh"),
-		perUser: map[int64]int{}, open: map[net.Conn]struct{}{}, perSource: map[string]int{}, chance: mrand.IntN}
+		perUser: map[int64]int{}, open: map[net.Conn]struct{}{}, perSource: map[string]int{}, chance: mrand.IntN,
+		stopWithin: fcfg.ShutdownTimeout}
 	if cfg.SSHListen == "" {
 		return s
 	}
 	s.startups, _ = parseStartups(cfg.SSHMaxStartups) // validated with the configuration
-	lc.Append(fx.Hook{OnStart: s.start, OnStop: s.stop})
 	return s
+}
+
+var (
+	_ fennec.Provisioner = (*SSHServer)(nil)
+	_ fennec.Runner      = (*SSHServer)(nil)
+)
+
+// Provision listens on ssh_listen (nothing when it is not set), so git over
+// SSH answers once the app has started.
+func (s *SSHServer) Provision(ctx context.Context) error {
+	if s.cfg.SSHListen == "" {
+		return nil
+	}
+	return s.start(ctx)
+}
+
+// Run waits for the app to stop, then closes the listener, lets running
+// commands finish within the shutdown timeout and closes what is left.
+func (s *SSHServer) Run(ctx context.Context) error {
+	if s.ln == nil {
+		return nil
+	}
+	<-ctx.Done()
+	stop, cancel := context.WithTimeout(context.Background(), max(s.stopWithin, time.Second))
+	defer cancel()
+	return s.stop(stop)
 }
 
 // Addr is the address the server listens on ("" when off).
