@@ -45,6 +45,7 @@ func TestCommitCommentRecipients(t *testing.T) {
 			t.Fatalf("commit comment mail:\n%s\n%s", m.Text, m.HTML)
 		}
 	}
+	goldenMail(t, "commit_note", mails, "par@example.com", mailKnown(e, commit.ID[:8], "<short-sha>"))
 
 	// A second comment, by a watcher: the first commenter takes part now;
 	// men, at the mention level and not mentioned, gets nothing.

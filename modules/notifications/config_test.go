@@ -35,6 +35,7 @@ func TestSMTPFromEnvironment(t *testing.T) {
 		got[0].Header.Get("Reply-To") != "<noreply@fennec.example>" {
 		t.Fatalf("mails: %+v", got)
 	}
+	goldenMail(t, "issue_new_from_and_reply_to", got, "ew0@example.com", mailKnown(e))
 }
 
 // TestSMTPSettings: the flags, the file's section and the refusals of

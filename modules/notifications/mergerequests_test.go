@@ -54,6 +54,7 @@ func TestMergeRequestRecipients(t *testing.T) {
 		!strings.Contains(mails[0].Text, mr.WebURL) {
 		t.Fatalf("new merge request mail: %v\n%s", mails[0].Header, mails[0].Text)
 	}
+	goldenMail(t, "merge_request_new", mails, "wal@example.com", mailKnown(e))
 	state := func(event string) {
 		t.Helper()
 		if _, _, err := mia.Client.MergeRequests.UpdateMergeRequest(c.p.ID, mr.IID, &gitlab.UpdateMergeRequestOptions{StateEvent: gitlab.Ptr(event)}); err != nil {
@@ -65,6 +66,7 @@ func TestMergeRequestRecipients(t *testing.T) {
 	if mails[0].Header.Get("In-Reply-To") != root || !strings.Contains(mails[0].Text, "Merge request !1 was closed by User mia") {
 		t.Fatalf("close mail: %v\n%s", mails[0].Header, mails[0].Text)
 	}
+	goldenMail(t, "merge_request_close", mails, "wal@example.com", mailKnown(e))
 	state("reopen")
 	c.expect(t, "Re: "+subject, "wal", "asg", "pub")
 
@@ -76,12 +78,14 @@ func TestMergeRequestRecipients(t *testing.T) {
 	if !strings.Contains(mails[0].Text, "Assignee changed from @asg to @pm") {
 		t.Fatalf("reassign mail: %s", mails[0].Text)
 	}
+	goldenMail(t, "merge_request_reassign", mails, "pm@example.com", mailKnown(e))
 
 	// A comment by the new assignee: the author, watchers.
 	if _, _, err := c.u["pm"].Client.Notes.CreateMergeRequestNote(c.p.ID, mr.IID, &gitlab.CreateMergeRequestNoteOptions{Body: gitlab.Ptr("LGTM")}); err != nil {
 		t.Fatal(err)
 	}
-	c.expect(t, "Re: "+subject, "mia", "wal", "pub")
+	mails = c.expect(t, "Re: "+subject, "mia", "wal", "pub")
+	goldenMail(t, "merge_request_note", mails, "mia@example.com", mailKnown(e))
 
 	// Merged: watchers, the assignee, and the custom level that chose
 	// merge_merge_request.
@@ -92,6 +96,7 @@ func TestMergeRequestRecipients(t *testing.T) {
 	if !strings.Contains(mails[0].Text, "was merged by User mia") {
 		t.Fatalf("merge mail: %s", mails[0].Text)
 	}
+	goldenMail(t, "merge_request_merge", mails, "wal@example.com", mailKnown(e))
 	if n := len(e.smtp.mails()); n != 0 {
 		t.Fatalf("%d more mails: %v", n, e.smtp.mails()[0].Subject)
 	}

@@ -126,6 +126,7 @@ func TestPipelineRecipients(t *testing.T) {
 	if want := p.WebURL + "/pipelines/" + store.IDString(id); !strings.Contains(mails[0].Text, want) {
 		t.Fatalf("no link %s in %s", want, mails[0].Text)
 	}
+	goldenMail(t, "pipeline_failed", mails, pia.Email, mailKnown(e, sha[:8], "<short-sha>"))
 	// Succeeded at participating: nobody.
 	id, sha = run("echo ok", "success")
 	c.expect(t, subject(id, "succeeded", sha))
@@ -133,7 +134,8 @@ func TestPipelineRecipients(t *testing.T) {
 	// mails, the failure does not.
 	c.level(t, "pia", "project", "custom", map[string]bool{"success_pipeline": true})
 	id, sha = run("echo ok", "success")
-	c.expect(t, subject(id, "succeeded", sha), "pia")
+	mails = c.expect(t, subject(id, "succeeded", sha), "pia")
+	goldenMail(t, "pipeline_succeeded", mails, pia.Email, mailKnown(e, sha[:8], "<short-sha>"))
 	id, sha = run("exit 1", "failed")
 	c.expect(t, subject(id, "failed", sha))
 	// Mention level: nothing either.

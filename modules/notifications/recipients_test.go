@@ -152,6 +152,7 @@ func TestIssueRecipients(t *testing.T) {
 			t.Fatalf("mail: %v\n%s", m.Header, m.Text)
 		}
 	}
+	goldenMail(t, "issue_new", mails, "wat@example.com", mailKnown(e))
 
 	// A comment by the watcher mentioning cus: participants (author,
 	// the mentioned participating member), watchers, the mentioned custom
@@ -170,6 +171,7 @@ func TestIssueRecipients(t *testing.T) {
 			t.Fatalf("note mail:\n%s\n%s", m.Text, m.HTML)
 		}
 	}
+	goldenMail(t, "issue_note", mails, "ann@example.com", mailKnown(e))
 
 	// Close and reopen by the author: watchers, participants (the
 	// commenter too), cus now takes part (mentioned).
@@ -181,6 +183,7 @@ func TestIssueRecipients(t *testing.T) {
 	if !strings.Contains(mails[0].Text, "was closed by User ann") || mails[0].Header.Get("In-Reply-To") != root {
 		t.Fatalf("close mail: %v\n%s", mails[0].Header, mails[0].Text)
 	}
+	goldenMail(t, "issue_close", mails, "wat@example.com", mailKnown(e))
 	if _, _, err := ann.Client.Issues.UpdateIssue(c.p.ID, issue.IID, &gitlab.UpdateIssueOptions{StateEvent: gitlab.Ptr("reopen")}); err != nil {
 		t.Fatal(err)
 	}
@@ -188,6 +191,7 @@ func TestIssueRecipients(t *testing.T) {
 	if !strings.Contains(mails[0].Text, "was reopened by User ann") {
 		t.Fatalf("reopen mail: %s", mails[0].Text)
 	}
+	goldenMail(t, "issue_reopen", mails, "wat@example.com", mailKnown(e))
 
 	// An edit that changes no assignee mails nobody.
 	if _, _, err := ann.Client.Issues.UpdateIssue(c.p.ID, issue.IID, &gitlab.UpdateIssueOptions{Title: gitlab.Ptr("Engine stalls")}); err != nil {
@@ -202,6 +206,7 @@ func TestIssueRecipients(t *testing.T) {
 	if !strings.Contains(mails[0].Text, "Assignee changed from @dis to @men") {
 		t.Fatalf("reassign mail: %s", mails[0].Text)
 	}
+	goldenMail(t, "issue_reassign", mails, "men@example.com", mailKnown(e))
 	if n := len(e.smtp.mails()); n != 0 {
 		t.Fatalf("%d more mails", n)
 	}

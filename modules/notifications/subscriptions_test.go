@@ -66,6 +66,7 @@ func TestSubscriptions(t *testing.T) {
 	if !strings.Contains(mails[0].Text, "User bo mentioned you in issue #1: Bridge") || !strings.Contains(mails[0].Text, desc) {
 		t.Fatalf("mention mail: %s", mails[0].Text)
 	}
+	goldenMail(t, "issue_mention", mails, "ment@example.com", mailKnown(e))
 	desc += ", thanks"
 	if _, _, err := c.u["bo"].Client.Issues.UpdateIssue(c.p.ID, issue.IID, &gitlab.UpdateIssueOptions{Description: &desc}); err != nil {
 		t.Fatal(err)
