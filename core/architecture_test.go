@@ -55,6 +55,7 @@ var coreImports = map[string][]string{
 	"core/plugin":     {"core/config", "core/backoff", "sdk/plugin", "sdk/plugin/..."}, // the base, never a kind
 	"core/sealed":     nil,
 	"core/store":      nil,
+	"core/workqueue":  {"core/store", "core/backoff"}, // the durable work queue, under every module's retrying work
 }
 
 // testHarnesses start a whole application for black-box tests. Any test may
