@@ -1,6 +1,7 @@
 package webhooks_test
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"strconv"
@@ -28,15 +29,12 @@ func hookEvents(t testing.TB, e *env, token string, project, hook int64) []map[s
 // waitEvents polls the log until it holds n attempts (newest first).
 func waitEvents(t testing.TB, e *env, token string, project, hook int64, n int) []map[string]any {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		got := hookEvents(t, e, token, project, hook)
-		if len(got) >= n {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("delivery log: %d entries, want %d: %v", len(got), n, got)
-		}
-	}
+	var got []map[string]any
+	poll(t, 20*time.Second, func() (bool, string) {
+		got = hookEvents(t, e, token, project, hook)
+		return len(got) >= n, fmt.Sprintf("delivery log: %d entries, want %d: %v", len(got), n, got)
+	})
+	return got
 }
 
 // A receiver that answers 500 twice gets the same payload a third time,
@@ -103,21 +101,17 @@ func TestRetryAfterRefusedConnection(t *testing.T) {
 		t.Skipf("the port was taken meanwhile: %v", err)
 	}
 	rcv := newReceiverOn(t, l)
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		got := hookEvents(t, e, alice.Token, p.ID, int64(h.ID))
-		if got[0]["outcome"] == "delivered" {
-			wantFields(t, "delivered", got[0], map[string]any{"response_status": 200})
-			if b := got[0]["request_data"].(map[string]any); b["after"] != c.ID {
-				t.Errorf("delivered %v", b["after"])
-			}
-			if n := len(rcv.all()); n != 1 {
-				t.Errorf("the receiver got %d requests, want 1", n)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never delivered: %v", got[0])
-		}
+	var got []map[string]any
+	poll(t, 20*time.Second, func() (bool, string) {
+		got = hookEvents(t, e, alice.Token, p.ID, int64(h.ID))
+		return got[0]["outcome"] == "delivered", fmt.Sprintf("never delivered: %v", got[0])
+	})
+	wantFields(t, "delivered", got[0], map[string]any{"response_status": 200})
+	if b := got[0]["request_data"].(map[string]any); b["after"] != c.ID {
+		t.Errorf("delivered %v", b["after"])
+	}
+	if n := len(rcv.all()); n != 1 {
+		t.Errorf("the receiver got %d requests, want 1", n)
 	}
 }
 

@@ -3,6 +3,7 @@ package webhooks_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -108,24 +109,19 @@ func (r *receiver) all() []delivery {
 // ("" for any path) and returns them.
 func (r *receiver) waitFor(t testing.TB, path string, n int) []delivery {
 	t.Helper()
+	var out []delivery
 	// Generous: under a loaded -race run a restart's backlog once took
 	// over 20 s to come through; the wait ends as soon as n arrive.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		var out []delivery
+	poll(t, 60*time.Second, func() (bool, string) {
+		out = nil
 		for _, d := range r.all() {
 			if path == "" || d.Path == path {
 				out = append(out, d)
 			}
 		}
-		if len(out) >= n {
-			return out
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("receiver: %d requests to %q, want %d", len(out), path, n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return len(out) >= n, fmt.Sprintf("receiver: %d requests to %q, want %d", len(out), path, n)
+	})
+	return out
 }
 
 // env is a running stock application set up for webhooks tests.

@@ -1,6 +1,7 @@
 package webhooks_test
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -50,8 +51,8 @@ func TestRestartInTheMiddleOfABacklog(t *testing.T) {
 	down.Store(false)
 	accepted.Store(-1 << 20)
 	e := start(t, true, fennectest.WithDataDir(dir, password), patient)
-	// Count what was accepted before waiting for more: the whole backlog
-	// may already have come through while start returned.
+	// Count what was accepted before waiting for more (poll looks first):
+	// the whole backlog may already have come through while start returned.
 	accepted200 := func() (ok []string) {
 		for _, d := range rcv.all() {
 			if d.Path == "/backlog" && d.Status == http.StatusOK {
@@ -60,13 +61,11 @@ func TestRestartInTheMiddleOfABacklog(t *testing.T) {
 		}
 		return ok
 	}
-	ok := accepted200()
-	for deadline := time.Now().Add(60 * time.Second); len(ok) < n; ok = accepted200() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d accepted deliveries after the restart's 60 s, want %d", len(ok), n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	var ok []string
+	poll(t, 60*time.Second, func() (bool, string) {
+		ok = accepted200()
+		return len(ok) >= n, fmt.Sprintf("%d accepted deliveries after the restart, want %d", len(ok), n)
+	})
 	if len(ok) != n {
 		t.Fatalf("%d accepted deliveries, want %d", len(ok), n)
 	}
@@ -83,16 +82,13 @@ func TestRestartInTheMiddleOfABacklog(t *testing.T) {
 		t.Fatalf("hooks: %v %v", hooks, err)
 	}
 	// The attempt is recorded just after the receiver answered it: poll.
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		log := hookEvents(t, e, token, project, int64(hooks[0].ID))
-		if b := log[0]["request_data"].(map[string]any); b["after"] == shas[n-1] {
-			wantFields(t, "last attempt", log[0], map[string]any{"outcome": "delivered", "response_status": 200})
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the last attempt is %v, want the delivery of %s", log[0], shas[n-1])
-		}
-	}
+	var log []map[string]any
+	poll(t, 20*time.Second, func() (bool, string) {
+		log = hookEvents(t, e, token, project, int64(hooks[0].ID))
+		b := log[0]["request_data"].(map[string]any)
+		return b["after"] == shas[n-1], fmt.Sprintf("the last attempt is %v, want the delivery of %s", log[0], shas[n-1])
+	})
+	wantFields(t, "last attempt", log[0], map[string]any{"outcome": "delivered", "response_status": 200})
 	// The queue is empty now (it sends in order and the tenth went last):
 	// count again, for a duplicate that came after the first count.
 	accepts := 0

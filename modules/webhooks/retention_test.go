@@ -1,6 +1,7 @@
 package webhooks_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -23,18 +24,13 @@ func TestDeliveryLogRetention(t *testing.T) {
 	h := addHook(t, alice.Client, p.ID, rcv.URL+"/r", "")
 	commitFile(t, alice.Client, p.ID, "master", "a", "1")
 	first := waitEvents(t, e, alice.Token, p.ID, int64(h.ID), 1)[0]["id"]
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	poll(t, 20*time.Second, func() (bool, string) {
 		log := hookEvents(t, e, alice.Token, p.ID, int64(h.ID))
-		if len(log) == 0 {
-			break
-		}
-		if log[0]["id"] != first {
+		if len(log) > 0 && log[0]["id"] != first {
 			t.Fatalf("log %v", log)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never pruned: %v", log)
-		}
-	}
+		return len(log) == 0, fmt.Sprintf("never pruned: %v", log)
+	})
 	// A new attempt is there right after it is made.
 	commitFile(t, alice.Client, p.ID, "master", "a", "2")
 	if log := waitEvents(t, e, alice.Token, p.ID, int64(h.ID), 1); len(log) != 1 || log[0]["id"] == first {

@@ -1,6 +1,7 @@
 package webhooks_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -117,17 +118,17 @@ func TestSystemHooks(t *testing.T) {
 	golden(t, "system_test_sample", d, known(e, rcv))
 	// The log: five queued deliveries (each recorded just after its
 	// answer, so poll) and the test.
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	poll(t, 20*time.Second, func() (bool, string) {
 		st, raw = e.call(t, e.RootToken, "GET", "/hooks/"+store.IDString(hid)+"/events", nil)
 		if st != 200 {
 			t.Fatalf("system hook log: %d %s", st, raw)
 		}
-		if n := len(list(t, raw)); n == 6 {
-			break
-		} else if n > 6 || time.Now().After(deadline) {
+		n := len(list(t, raw))
+		if n > 6 {
 			t.Fatalf("system hook log: %d entries, want 6: %s", n, raw)
 		}
-	}
+		return n == 6, fmt.Sprintf("system hook log: %d entries, want 6: %s", n, raw)
+	})
 
 	// Delete: 204, then gone.
 	if _, err := e.Client.SystemHooks.DeleteHook(hid); err != nil {
