@@ -36,8 +36,8 @@
 // again (its crashed attempt counts, so a job that kills its process ends
 // as a dead letter instead of killing every start), and a handler must
 // tolerate a repeat. A handler interrupted by the end of Run (its context
-// cancelled, and it returned an error) is put back as it was taken, its
-// attempt not counted.
+// cancelled, and it returned an error wrapping context.Canceled) is put
+// back as it was taken, its attempt not counted.
 //
 // bbolt admits one process per file, so today every lease that Run finds
 // when it starts belongs to an earlier run of this process, which is gone:
@@ -57,7 +57,8 @@
 // state as JSON, by id), "workqueue.N.payloads" (its payload, written once),
 // "workqueue.N.order" (key ++ 0 ++ id for each live job: a key's next job
 // is one cursor seek away) and "workqueue.N.dead" (the ids of dead
-// letters). Ids grow in enqueue order.
+// letters). Ids grow in enqueue order. A module declares the buckets with
+// its tables (Queue.Buckets); the first write creates any that are missing.
 //
 // It imports core/store and core/backoff, and knows no domain.
 package workqueue

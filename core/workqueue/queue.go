@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -121,20 +120,19 @@ type Queue struct {
 	workers map[string]chan struct{} // key -> its worker's wake-up
 }
 
-// New builds the queue name over db (creating its buckets). Jobs are
-// retried after policy.Delay(attempts); h does them once Run runs.
-func New(db *store.DB, name string, policy backoff.Policy, h Handler, opts ...Option) (*Queue, error) {
-	if name == "" || strings.ContainsAny(name, "\x00") || h == nil {
-		return nil, fmt.Errorf("workqueue: a queue needs a name and a handler")
-	}
-	var id [8]byte
-	if _, err := rand.Read(id[:]); err != nil {
-		return nil, err
+// New builds the queue name over db. Jobs are retried after
+// policy.Delay(attempts); h does them once Run runs. The queue's buckets
+// are created by its first write; a module declares them with its tables
+// (Buckets) so they exist from the start. An empty name or a nil handler
+// is a programming error: New panics.
+func New(db *store.DB, name string, policy backoff.Policy, h Handler, opts ...Option) *Queue {
+	if name == "" || strings.IndexByte(name, 0) >= 0 || h == nil {
+		panic("workqueue: a queue needs a name and a handler")
 	}
 	q := &Queue{
 		db: db, name: name, policy: policy, handler: h,
 		maxAttempts: DefaultMaxAttempts, lease: DefaultLease, log: zap.NewNop(), now: time.Now,
-		owner: hex.EncodeToString(id[:]),
+		owner: rand.Text(),
 		poked: map[string]bool{}, kick: make(chan struct{}, 1), workers: map[string]chan struct{}{},
 	}
 	for _, o := range opts {
@@ -149,10 +147,7 @@ func New(db *store.DB, name string, policy backoff.Policy, h Handler, opts ...Op
 	q.log = q.log.With(zap.String("queue", name))
 	names := Buckets(name)
 	q.items, q.payloads, q.order, q.dead = []byte(names[0]), []byte(names[1]), []byte(names[2]), []byte(names[3])
-	if err := db.EnsureBuckets(names); err != nil {
-		return nil, err
-	}
-	return q, nil
+	return q
 }
 
 // Buckets are the buckets of the queue name: items, payloads, order, dead.
@@ -168,29 +163,39 @@ func (q *Queue) Buckets() []string { return Buckets(q.name) }
 func (q *Queue) Name() string { return q.name }
 
 // buckets are q's buckets in tx, created when missing in a write (a
-// migration may enqueue before New ran).
+// migration may enqueue before the module declared them). In a read they
+// may be missing: the queue is empty then (none says ok false).
 type buckets struct{ items, payloads, order, dead *bolt.Bucket }
 
-func (q *Queue) bucketsIn(tx *store.Tx) (buckets, error) {
+func (q *Queue) bucketsIn(tx *store.Tx) (b buckets, ok bool, err error) {
 	return bucketsIn(tx, q.items, q.payloads, q.order, q.dead)
 }
 
-func bucketsIn(tx *store.Tx, names ...[]byte) (buckets, error) {
+func bucketsIn(tx *store.Tx, names ...[]byte) (buckets, bool, error) {
 	var out [4]*bolt.Bucket
 	for i, n := range names {
 		b := tx.Bucket(n)
 		if b == nil && tx.Writable() {
 			var err error
 			if b, err = tx.CreateBucket(n); err != nil {
-				return buckets{}, err
+				return buckets{}, false, err
 			}
 		}
 		if b == nil {
-			return buckets{}, fmt.Errorf("workqueue: bucket %s is missing", n)
+			return buckets{}, false, nil
 		}
 		out[i] = b
 	}
-	return buckets{out[0], out[1], out[2], out[3]}, nil
+	return buckets{out[0], out[1], out[2], out[3]}, true, nil
+}
+
+// writeBuckets are q's buckets in a write transaction.
+func (q *Queue) writeBuckets(tx *store.Tx) (buckets, error) {
+	b, ok, err := q.bucketsIn(tx)
+	if err == nil && !ok {
+		err = store.ErrReadOnlyTx
+	}
+	return b, err
 }
 
 func orderKey(key string, id int64) []byte {
@@ -210,46 +215,65 @@ func (q *Queue) Enqueue(tx *store.Tx, key string, payload []byte) error {
 	if err := checkKey(key); err != nil {
 		return err
 	}
-	b, err := q.bucketsIn(tx)
+	b, err := q.writeBuckets(tx)
 	if err != nil {
 		return err
 	}
-	if _, err := enqueue(b, key, payload, q.now()); err != nil {
+	now := q.now()
+	if _, err := enqueue(b, &Item{Key: key, Payload: payload, NextTry: now, EnqueuedAt: now}); err != nil {
 		return err
 	}
 	tx.OnCommit(func() { q.poke(key) })
 	return nil
 }
 
-// EnqueueIn adds a job to the queue name in tx without a Queue value: a
-// store migration moving an older queue's rows uses it. The queue's Run
-// finds the job when it starts.
-func EnqueueIn(tx *store.Tx, name, key string, payload []byte, enqueuedAt time.Time) error {
-	if err := checkKey(key); err != nil {
+// EnqueueIn adds it to the queue name in tx without a Queue value: a store
+// migration moving an older queue's rows uses it, in their order. It keeps
+// its Key, Payload, Attempts, NextTry, LastError and EnqueuedAt; the id is
+// the queue's next. The queue's Run finds the job when it starts.
+func EnqueueIn(tx *store.Tx, name string, it Item) error {
+	if err := checkKey(it.Key); err != nil {
 		return err
 	}
 	names := Buckets(name)
-	b, err := bucketsIn(tx, []byte(names[0]), []byte(names[1]), []byte(names[2]), []byte(names[3]))
+	b, ok, err := bucketsIn(tx, []byte(names[0]), []byte(names[1]), []byte(names[2]), []byte(names[3]))
+	if err == nil && !ok {
+		err = store.ErrReadOnlyTx
+	}
 	if err != nil {
 		return err
 	}
-	_, err = enqueue(b, key, payload, enqueuedAt)
+	_, err = enqueue(b, &Item{Key: it.Key, Payload: it.Payload, Attempts: it.Attempts, NextTry: it.NextTry,
+		LastError: it.LastError, EnqueuedAt: it.EnqueuedAt})
 	return err
 }
 
-func enqueue(b buckets, key string, payload []byte, now time.Time) (int64, error) {
+// KeysIn are the keys with live jobs in the queue name, in order, as tx
+// sees them.
+func KeysIn(tx *store.Tx, name string) ([]string, error) {
+	names := Buckets(name)
+	b, ok, err := bucketsIn(tx, []byte(names[0]), []byte(names[1]), []byte(names[2]), []byte(names[3]))
+	if err != nil || !ok {
+		return nil, err
+	}
+	return liveKeys(b), nil
+}
+
+// enqueue stores it (Payload apart) under the next id, at the end of its
+// key's line.
+func enqueue(b buckets, it *Item) (int64, error) {
 	seq, err := b.items.NextSequence()
 	if err != nil {
 		return 0, err
 	}
-	it := &Item{ID: int64(seq), Key: key, NextTry: now, EnqueuedAt: now}
+	it.ID = int64(seq)
 	if err := put(b, it); err != nil {
 		return 0, err
 	}
-	if err := b.payloads.Put(store.Key(it.ID), payload); err != nil {
+	if err := b.payloads.Put(store.Key(it.ID), it.Payload); err != nil {
 		return 0, err
 	}
-	return it.ID, b.order.Put(orderKey(key, it.ID), nil)
+	return it.ID, b.order.Put(orderKey(it.Key, it.ID), nil)
 }
 
 func put(b buckets, it *Item) error {
@@ -312,7 +336,7 @@ func liveKeys(b buckets) []string {
 
 // Remove deletes job id, live or dead, in tx; a missing job is no error.
 func (q *Queue) Remove(tx *store.Tx, id int64) error {
-	b, err := q.bucketsIn(tx)
+	b, err := q.writeBuckets(tx)
 	if err != nil {
 		return err
 	}
@@ -326,7 +350,7 @@ func (q *Queue) Remove(tx *store.Tx, id int64) error {
 // DropKey deletes every live job of key in tx (the thing they were for is
 // gone); dead letters stay.
 func (q *Queue) DropKey(tx *store.Tx, key string) error {
-	b, err := q.bucketsIn(tx)
+	b, err := q.writeBuckets(tx)
 	if err != nil {
 		return err
 	}
@@ -351,8 +375,8 @@ func (q *Queue) Items(ctx context.Context, key string) ([]Item, error) {
 	var out []Item
 	err := q.db.View(ctx, func(tx *store.Tx) error {
 		out = nil
-		b, err := q.bucketsIn(tx)
-		if err != nil {
+		b, ok, err := q.bucketsIn(tx)
+		if err != nil || !ok {
 			return err
 		}
 		prefix := append([]byte(key), 0)
@@ -376,8 +400,8 @@ func (q *Queue) Dead(ctx context.Context) ([]Item, error) {
 	var out []Item
 	err := q.db.View(ctx, func(tx *store.Tx) error {
 		out = nil
-		b, err := q.bucketsIn(tx)
-		if err != nil {
+		b, ok, err := q.bucketsIn(tx)
+		if err != nil || !ok {
 			return err
 		}
 		c := b.dead.Cursor()
@@ -409,7 +433,7 @@ func withPayload(b buckets, id int64) (*Item, error) {
 // dead letter.
 func (q *Queue) Retry(ctx context.Context, id int64) error {
 	return q.db.Update(ctx, func(tx *store.Tx) error {
-		b, err := q.bucketsIn(tx)
+		b, err := q.writeBuckets(tx)
 		if err != nil {
 			return err
 		}

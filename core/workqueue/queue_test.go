@@ -129,11 +129,7 @@ func enqueue(t *testing.T, db *store.DB, q *workqueue.Queue, key string, payload
 
 func newQueue(t *testing.T, db *store.DB, h workqueue.Handler, opts ...workqueue.Option) *workqueue.Queue {
 	t.Helper()
-	q, err := workqueue.New(db, "test", fast, h, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return q
+	return workqueue.New(db, "test", fast, h, opts...)
 }
 
 // eventually waits for cond, with a deadline.
@@ -534,13 +530,10 @@ func TestCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := workqueue.New(db, "test", fast, func(ctx context.Context, j *workqueue.Job) error {
+	q := workqueue.New(db, "test", fast, func(ctx context.Context, j *workqueue.Job) error {
 		fmt.Printf("taken %s\n", j.Payload)
 		select {} // until killed
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := db.Update(context.Background(), func(tx *store.Tx) error {
 		if err := q.Enqueue(tx, "k", []byte("first")); err != nil {
 			return err
@@ -619,5 +612,54 @@ func TestExpiredLeaseFreesTheJob(t *testing.T) {
 	}
 	if dead, _ := other.Dead(context.Background()); len(dead) != 0 {
 		t.Errorf("dead letters: %+v", dead)
+	}
+}
+
+// TestEnqueueInMovesAnOlderQueue is what a store migration does: rows of
+// an older queue enter in their order with their attempts, before any
+// Queue value exists (its buckets too are made by the write).
+func TestEnqueueInMovesAnOlderQueue(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	// Nothing written yet: the queue reads as empty.
+	r := newRecorder()
+	q := newQueue(t, db, r.handle)
+	if items, err := q.Items(context.Background(), "h1"); err != nil || len(items) != 0 {
+		t.Fatalf("a queue never written: %v %v", items, err)
+	}
+	past := time.Now().Add(-time.Hour)
+	err := db.Update(context.Background(), func(tx *store.Tx) error {
+		for _, it := range []workqueue.Item{
+			{Key: "h1", Payload: []byte("old1"), Attempts: 3, NextTry: past, LastError: "503", EnqueuedAt: past},
+			{Key: "h2", Payload: []byte("old2"), NextTry: past, EnqueuedAt: past},
+			{Key: "h1", Payload: []byte("old3"), NextTry: past, EnqueuedAt: past},
+		} {
+			if err := workqueue.EnqueueIn(tx, "test", it); err != nil {
+				return err
+			}
+		}
+		keys, err := workqueue.KeysIn(tx, "test")
+		if !slices.Equal(keys, []string{"h1", "h2"}) {
+			t.Errorf("KeysIn: %v, want [h1 h2]", keys)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := q.Items(context.Background(), "h1")
+	if err != nil || len(items) != 2 || string(items[0].Payload) != "old1" || items[0].Attempts != 3 ||
+		items[0].LastError != "503" || !items[0].EnqueuedAt.Equal(past) || string(items[1].Payload) != "old3" {
+		t.Fatalf("h1's line: %+v, %v", items, err)
+	}
+	run(t, q)
+	got := map[string]call{}
+	for range 3 {
+		c := r.next(t, "the moved jobs")
+		got[c.payload] = c
+	}
+	if got["old1"].attempt != 4 || got["old2"].attempt != 1 || got["old3"].attempt != 1 ||
+		!got["old1"].at.Before(got["old3"].at) {
+		t.Errorf("calls %+v: want old1 as attempt 4 before old3", got)
 	}
 }

@@ -91,7 +91,7 @@ func (q *Queue) reclaim(ctx context.Context) ([]string, error) {
 	var keys []string
 	err := q.db.Update(ctx, func(tx *store.Tx) error {
 		keys = nil
-		b, err := q.bucketsIn(tx)
+		b, err := q.writeBuckets(tx)
 		if err != nil {
 			return err
 		}
@@ -223,7 +223,7 @@ func (q *Queue) take(ctx context.Context, key string) (*Job, time.Duration, erro
 	lease := q.newLease()
 	err := q.db.Update(ctx, func(tx *store.Tx) error {
 		job, wait = nil, 0
-		b, err := q.bucketsIn(tx)
+		b, err := q.writeBuckets(tx)
 		if err != nil {
 			return err
 		}
@@ -270,13 +270,15 @@ func (q *Queue) take(ctx context.Context, key string) (*Job, time.Duration, erro
 
 // settle records job's outcome herr, if job's lease still holds: done,
 // a retry after the policy's delay, or a dead letter. An attempt that
-// failed because Run ended is put back as it was, uncounted.
+// failed because Run ended (context.Canceled after Run's context ended)
+// is put back as it was, uncounted; a handler that finished its attempt
+// regardless returns its own outcome, which counts.
 func (q *Queue) settle(ctx context.Context, job *Job, herr error) error {
-	interrupted := herr != nil && ctx.Err() != nil
+	interrupted := ctx.Err() != nil && errors.Is(herr, context.Canceled)
 	// After Run's end the outcome is still recorded: the store outlives
 	// the queue's loops.
 	return q.db.Update(context.WithoutCancel(ctx), func(tx *store.Tx) error {
-		b, err := q.bucketsIn(tx)
+		b, err := q.writeBuckets(tx)
 		if err != nil {
 			return err
 		}
