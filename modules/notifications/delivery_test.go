@@ -1,6 +1,7 @@
 package notifications_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,13 +60,10 @@ func TestSMTPDownThenUp(t *testing.T) {
 		// Wait until the sender has tried and failed three times (backing
 		// off between), the mails still queued.
 		failed := func() int { return logs.FilterMessageSnippet("mail delivery failed; will retry").Len() }
-		deadline := time.Now().Add(10 * time.Second)
-		for e.queued(t) != 10 || failed() < 3 {
-			if time.Now().After(deadline) {
-				t.Fatalf("queued %d, failures %d", e.queued(t), failed())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		poll(t, 10*time.Second, func() (bool, string) {
+			queued, failures := e.queued(t), failed()
+			return queued == 10 && failures >= 3, fmt.Sprintf("queued %d, failures %d", queued, failures)
+		})
 	})
 	// Fennec restarts; the server is still down for a moment, then up.
 	e := &env{smtp: smtpServer}
@@ -88,20 +86,13 @@ func TestSMTPDownThenUp(t *testing.T) {
 func ctxDrain(t *testing.T, e *env) {
 	t.Helper()
 	// The events are handled (the mails queued) even while SMTP is down.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	poll(t, 10*time.Second, func() (bool, string) {
 		n, err := e.bus.Pending()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d events pending", n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return n == 0, fmt.Sprintf("%d events pending", n)
+	})
 }
 
 // TestTemporaryRefusal: a recipient the server refuses for now (451) is

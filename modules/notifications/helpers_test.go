@@ -307,16 +307,11 @@ func (e *env) settle(t testing.TB) {
 	if err := e.bus.Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for {
+	deadline, _ := ctx.Deadline() // what is left of the 20 s
+	poll(t, time.Until(deadline), func() (bool, string) {
 		n := e.rows(t, "notifications.deliveries", "notifications.notices")
-		if n == 0 {
-			return
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("%d mails still queued", n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return n == 0, fmt.Sprintf("%d mails still queued", n)
+	})
 }
 
 // queued counts the deliveries in the store's queue.

@@ -60,7 +60,8 @@ func TestMain(m *testing.M) {
 func pipelineOf(t *testing.T, c *gitlab.Client, project int64, sha, status string) int64 {
 	t.Helper()
 	last := ""
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	var id int64
+	poll(t, 60*time.Second, func() (bool, string) {
 		list, _, err := c.Pipelines.ListProjectPipelines(project, &gitlab.ListProjectPipelinesOptions{SHA: gitlab.Ptr(sha)})
 		if err != nil {
 			t.Fatal(err)
@@ -70,7 +71,8 @@ func pipelineOf(t *testing.T, c *gitlab.Client, project int64, sha, status strin
 				continue
 			}
 			if last = pl.Status; last == status {
-				return pl.ID
+				id = pl.ID
+				return true, ""
 			}
 			if last == "failed" || last == "success" {
 				jobs, _, _ := c.Jobs.ListPipelineJobs(project, pl.ID, nil)
@@ -82,9 +84,9 @@ func pipelineOf(t *testing.T, c *gitlab.Client, project int64, sha, status strin
 				}
 			}
 		}
-	}
-	t.Fatalf("pipeline of %s: %q, want %s", sha, last, status)
-	return 0
+		return false, fmt.Sprintf("pipeline of %s: %q, want %s", sha, last, status)
+	})
+	return id
 }
 
 func TestPipelineRecipients(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"os"
@@ -98,11 +99,9 @@ func TestSMTPTLSAndAuth(t *testing.T) {
 			}
 			return false
 		}
-		for deadline := time.Now().Add(10 * time.Second); !refused(); time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no refused certificate in the log: %v", logs.All())
-			}
-		}
+		poll(t, 10*time.Second, func() (bool, string) {
+			return refused(), fmt.Sprintf("no refused certificate in the log: %v", logs.All())
+		})
 		if len(mailer.mails()) != 0 || e.queued(t) != 1 {
 			t.Fatalf("mails %d, queued %d", len(mailer.mails()), e.queued(t))
 		}
