@@ -1,13 +1,15 @@
 package internal
 
-// Sending: one worker per hook with queued deliveries sends them in queue
-// order; a delivery that fails with a connection error or a 5xx is tried
-// again after a doubling wait, and the ones behind it wait too, so a
+// Sending: the deliveries queue (core/workqueue, keyed by hook) sends each
+// hook's deliveries in queue order, one worker per hook with queued
+// deliveries; a delivery that fails with a connection error or a 5xx is
+// tried again after a doubling wait, and the ones behind it wait too, so a
 // receiver sees its events in the order they happened. Every attempt is
 // recorded in the delivery log in the transaction that moves the queue,
 // so a restart resumes where the last recorded attempt left off: nothing
 // is lost, and nothing is sent twice unless the process died between a
-// send and its record (then that one delivery is repeated once).
+// send and its record (then that one delivery is repeated once, as the
+// next attempt).
 
 import (
 	"context"
@@ -29,6 +31,7 @@ import (
 	"github.com/fennec-forge/fennec/core/backoff"
 	"github.com/fennec-forge/fennec/core/netguard"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/core/workqueue"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
@@ -56,138 +59,77 @@ type target struct {
 	VerifySSL bool
 }
 
-// wake starts the worker of each hook key, or nudges the running one.
-func (s *Service) wake(keys ...string) {
+// wake starts the deliveries queue's loop, once: Run calls it when the
+// application starts, and the queue finds the hooks with queued
+// deliveries itself (the keys are for the log) and is woken by each commit
+// that enqueues. The loop ends when the service stops. (Once the queue is
+// a Runner of its own, this goes.)
+func (s *Service) wake(...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.stopped {
+	if s.stopped || s.queueRunning {
 		return
 	}
-	for _, k := range keys {
-		if ch, ok := s.workers[k]; ok {
-			select {
-			case ch <- struct{}{}:
-			default:
-			}
-			continue
+	s.queueRunning = true
+	ctx, cancel := context.WithCancel(context.Background())
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		<-s.stop
+		cancel()
+	}()
+	go func() {
+		defer s.wg.Done()
+		if err := s.queue.Run(ctx); err != nil {
+			s.log.Error("webhooks: the deliveries queue did not start", zap.Error(err))
 		}
-		ch := make(chan struct{}, 1)
-		s.workers[k] = ch
-		s.wg.Add(1)
-		go s.work(k, ch)
+	}()
+}
+
+// Deliveries is the queue of deliveries: a Runner (its Run sends them).
+func (s *Service) Deliveries() *workqueue.Queue { return s.queue }
+
+// errRetry is the failure of an attempt to be retried; its text is the
+// attempt's error.
+type errRetry struct{ e *LogEntry }
+
+func (r errRetry) Error() string { return "webhooks: " + r.e.Error }
+
+// deliver is the queue's handler: it sends one delivery and records the
+// attempt in the delivery log with the queue's move (removal when it was
+// delivered, refused or given up; else its next try, after the policy's
+// wait). An attempt under way when the application stops is finished and
+// recorded: the send does not see the stop.
+func (s *Service) deliver(ctx context.Context, job *workqueue.Job) error {
+	ctx = context.WithoutCancel(ctx)
+	var d Delivery
+	if err := json.Unmarshal(job.Payload, &d); err != nil {
+		return workqueue.Permanent(fmt.Errorf("webhooks: a queued delivery does not decode: %w", err))
 	}
-}
-
-// work sends hook key's queue in order until it is empty or the service
-// stops; an attempt under way when it stops is finished and recorded.
-func (s *Service) work(key string, wake chan struct{}) {
-	defer s.wg.Done()
-	for {
-		select {
-		case <-s.stop:
-			return
-		default:
-		}
-		d, err := s.head(key)
-		if err != nil {
-			s.log.Error("webhooks: reading the queue", zap.String("hook", key), zap.Error(err))
-			if !s.sleep(time.Second, wake) {
-				return
-			}
-			continue
-		}
-		if d == nil {
-			s.mu.Lock()
-			select {
-			case <-wake: // enqueued meanwhile
-				s.mu.Unlock()
-				continue
-			default:
-			}
-			delete(s.workers, key)
-			s.mu.Unlock()
-			return
-		}
-		if wait := d.NextTry.Sub(s.now()); wait > 0 {
-			if !s.sleep(wait, wake) {
-				return
-			}
-			continue
-		}
-		if err := s.attempt(d); err != nil {
-			s.log.Error("webhooks: recording a delivery", zap.String("hook", key), zap.Error(err))
-			if !s.sleep(time.Second, wake) {
-				return
-			}
-		}
-	}
-}
-
-// sleep waits d or a wake-up; false when the service stops.
-func (s *Service) sleep(d time.Duration, wake chan struct{}) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-s.stop:
-		return false
-	case <-t.C:
-	case <-wake:
-	}
-	return true
-}
-
-// head is the oldest queued delivery of hook key, nil when none.
-func (s *Service) head(key string) (*Delivery, error) {
-	var d *Delivery
-	err := s.db.View(context.Background(), func(tx *store.Tx) error {
-		var err error
-		d, err = first(tx, key)
-		return err
-	})
-	return d, err
-}
-
-// attempt sends d once and records the attempt: the log entry, and d's
-// removal from the queue (delivered, refused or given up) or its next try.
-func (s *Service) attempt(d *Delivery) error {
-	ctx := context.Background()
 	t, err := s.target(ctx, d.System, d.ProjectID, d.HookID)
 	if errors.Is(err, errHookGone) {
-		return s.db.Update(ctx, func(tx *store.Tx) error {
-			return drop(tx, d.Hook)
-		})
+		job.Record(func(tx *store.Tx) error { return s.drop(tx, job.Key) })
+		return nil
 	}
 	if err != nil {
+		s.log.Error("webhooks: reading a delivery's hook", zap.String("hook", d.Hook), zap.Error(err))
 		return err
 	}
 	e := s.send(ctx, t, d.Event, d.Body)
 	e.Hook, e.HookID, e.System, e.ProjectID, e.Trigger = d.Hook, d.HookID, d.System, d.ProjectID, d.Trigger
-	e.Attempt = d.Attempts + 1
-	if e.Outcome == outcomeRetrying && e.Attempt >= s.cfg.MaxAttempts {
+	e.Attempt = job.Attempts
+	if e.Outcome == outcomeRetrying && job.Last {
 		e.Outcome = outcomeFailed
 	}
 	if e.Outcome == outcomeFailed || e.Outcome == outcomeRefused {
 		s.log.Warn("webhooks: delivery given up", zap.String("hook", d.Hook), zap.String("trigger", d.Trigger),
 			zap.Int("attempt", e.Attempt), zap.Int("status", e.ResponseStatus), zap.String("error", e.Error))
 	}
-	return s.db.Update(ctx, func(tx *store.Tx) error {
-		if err := deliveryLog.Insert(tx, e); err != nil {
-			return err
-		}
-		cur, err := queue.Get(tx, d.ID)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil // its hook was deleted meanwhile
-		}
-		if err != nil {
-			return err
-		}
-		if e.Outcome != outcomeRetrying {
-			return pop(tx, cur)
-		}
-		cur.Attempts = e.Attempt
-		cur.NextTry = s.now().Add(s.backoff(e.Attempt))
-		return queue.Update(tx, cur)
-	})
+	job.Record(func(tx *store.Tx) error { return deliveryLog.Insert(tx, e) })
+	if e.Outcome == outcomeRetrying {
+		return errRetry{e}
+	}
+	return nil
 }
 
 // backoff is the wait after the n-th failed attempt: RetryBackoff doubled

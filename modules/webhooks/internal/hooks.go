@@ -287,7 +287,7 @@ func (s *Service) DeleteSystemHook(ctx context.Context, id int64) error {
 		if err := systemHooks.Delete(tx, id); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		return drop(tx, hookKey(true, id))
+		return s.drop(tx, hookKey(true, id))
 	})
 }
 

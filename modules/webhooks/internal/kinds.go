@@ -126,7 +126,6 @@ func (s *Service) enqueue(ctx context.Context, p payload) error {
 	}
 	return s.db.Update(ctx, func(tx *store.Tx) error {
 		now := s.now().UTC()
-		var keys []string
 		if len(hooks) > 0 {
 			body, err := marshal(p.body)
 			if gone(err) {
@@ -138,11 +137,10 @@ func (s *Service) enqueue(ctx context.Context, p payload) error {
 			t, _ := triggerNamed(p.trigger)
 			for _, h := range hooks {
 				d := &Delivery{Hook: hookKey(false, h.ID), HookID: h.ID, ProjectID: p.projectID,
-					Trigger: p.trigger, Event: t.Event, Body: body, NextTry: now, CreatedAt: now}
-				if err := push(tx, d); err != nil {
+					Trigger: p.trigger, Event: t.Event, Body: body, CreatedAt: now}
+				if err := s.push(tx, d); err != nil {
 					return err
 				}
-				keys = append(keys, d.Hook)
 			}
 		}
 		if p.systemTrigger != "" {
@@ -167,18 +165,14 @@ func (s *Service) enqueue(ctx context.Context, p payload) error {
 				}
 				for _, h := range sys {
 					d := &Delivery{Hook: hookKey(true, h.ID), HookID: h.ID, System: true, ProjectID: p.projectID,
-						Trigger: p.systemTrigger, Event: systemHookEvent, Body: body, NextTry: now, CreatedAt: now}
-					if err := push(tx, d); err != nil {
+						Trigger: p.systemTrigger, Event: systemHookEvent, Body: body, CreatedAt: now}
+					if err := s.push(tx, d); err != nil {
 						return err
 					}
-					keys = append(keys, d.Hook)
 				}
 			}
 		}
-		if len(keys) > 0 {
-			tx.OnCommit(func() { s.wake(keys...) })
-		}
-		return nil
+		return nil // the queue wakes its workers after the commit
 	})
 }
 

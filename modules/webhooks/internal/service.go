@@ -15,6 +15,7 @@ import (
 	"github.com/fennec-forge/fennec/core/netguard"
 	"github.com/fennec-forge/fennec/core/sealed"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/core/workqueue"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository/gitread"
@@ -57,11 +58,13 @@ type Service struct {
 
 	clients *hookClients // the outbound HTTP (httpclient.go)
 
-	mu      sync.Mutex
-	workers map[string]chan struct{} // hook key -> its worker's wake-up
-	stop    chan struct{}
-	stopped bool
-	wg      sync.WaitGroup
+	queue *workqueue.Queue // the deliveries (deliver.go)
+
+	mu           sync.Mutex
+	queueRunning bool
+	stop         chan struct{}
+	stopped      bool
+	wg           sync.WaitGroup
 }
 
 // NewService builds the service.
@@ -70,9 +73,12 @@ func NewService(d Deps) *Service {
 		db: d.DB, bus: d.Bus, log: d.Log.Named("webhooks"), url: d.URL, box: d.Box, cfg: d.Set,
 		access: d.Access, hooks: d.Hooks, users: d.Users, repos: d.Repos,
 		guard: netguard.New(d.Config.AllowLocalRequests), now: time.Now,
-		workers: map[string]chan struct{}{}, stop: make(chan struct{}),
+		stop: make(chan struct{}),
 	}
 	s.clients = newHookClients(s.guard, s.cfg.Timeout)
+	s.queue = workqueue.New(d.DB, deliveriesQueue, s.retry(), s.deliver,
+		workqueue.WithMaxAttempts(s.cfg.MaxAttempts), workqueue.WithLogger(s.log),
+		workqueue.WithClock(func() time.Time { return s.now() }))
 	return s
 }
 

@@ -1,13 +1,13 @@
 package internal
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
 	"time"
 
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/core/workqueue"
 )
 
 // hookKey names a hook in the queue and the log: "p<id>" for a project
@@ -19,95 +19,104 @@ func hookKey(system bool, id int64) string {
 	return "p" + strconv.FormatInt(id, 10)
 }
 
-// Delivery is a payload waiting to be sent to one hook. Ids grow in
-// enqueue order, so a hook's queue in id order is the order its events
-// were committed; a row leaves the queue when it is delivered or given up.
+// Delivery is a payload waiting in the deliveries queue to be sent to one
+// hook: a job of core/workqueue keyed by the hook's key, so a hook's
+// deliveries go in the order their events were committed. A job leaves the
+// queue when it is delivered or given up.
 type Delivery struct {
-	ID        int64           `json:"id"`
-	Hook      string          `json:"hook"` // hookKey
+	Hook      string          `json:"hook"` // hookKey, the job's key
 	HookID    int64           `json:"hook_id"`
 	System    bool            `json:"system,omitempty"`
 	ProjectID int64           `json:"project_id,omitempty"`
 	Trigger   string          `json:"trigger"` // push_events...
 	Event     string          `json:"event"`   // X-Gitlab-Event
 	Body      json.RawMessage `json:"body"`
-	Attempts  int             `json:"attempts"`
-	NextTry   time.Time       `json:"next_try"`
 	CreatedAt time.Time       `json:"created_at"`
 }
 
-func (d *Delivery) RecordID() int64      { return d.ID }
-func (d *Delivery) SetRecordID(id int64) { d.ID = id }
+// deliveriesQueue names the module's work queue.
+const deliveriesQueue = "webhooks.deliveries"
 
-var queue = store.NewTable[int64, Delivery]("webhooks.queue")
-
-// queueOrder indexes the queue by hook: key hook ++ 0 ++ delivery id, no
-// value. A worker finds its next delivery with one cursor seek, however
-// long its backlog (a table index would list every id of the hook).
-var queueOrder = []byte("webhooks.queue_order")
-
-func orderKey(hook string, id int64) []byte {
-	return append(append([]byte(hook), 0), store.Key(id)...)
-}
-
-// push adds d to its hook's queue.
-func push(tx *store.Tx, d *Delivery) error {
-	if err := queue.Insert(tx, d); err != nil {
+// push adds d to its hook's queue, in tx.
+func (s *Service) push(tx *store.Tx, d *Delivery) error {
+	payload, err := json.Marshal(d)
+	if err != nil {
 		return err
 	}
-	return tx.Bucket(queueOrder).Put(orderKey(d.Hook, d.ID), nil)
-}
-
-// pop removes d from its hook's queue.
-func pop(tx *store.Tx, d *Delivery) error {
-	if err := queue.Delete(tx, d.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
-	return tx.Bucket(queueOrder).Delete(orderKey(d.Hook, d.ID))
-}
-
-// first is the oldest delivery of hook's queue, nil when it is empty.
-func first(tx *store.Tx, hook string) (*Delivery, error) {
-	prefix := append([]byte(hook), 0)
-	k, _ := tx.Bucket(queueOrder).Cursor().Seek(prefix)
-	if k == nil || !bytes.HasPrefix(k, prefix) || len(k) != len(prefix)+8 {
-		return nil, nil
-	}
-	return queue.Get(tx, int64(store.KeyID(k[len(prefix):])))
+	return s.queue.Enqueue(tx, d.Hook, payload)
 }
 
 // drop empties hook's queue (the hook is gone).
-func drop(tx *store.Tx, hook string) error {
-	prefix := append([]byte(hook), 0)
-	var ids []int64
-	c := tx.Bucket(queueOrder).Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		if len(k) == len(prefix)+8 {
-			ids = append(ids, int64(store.KeyID(k[len(prefix):])))
-		}
-	}
-	for _, id := range ids {
-		if err := pop(tx, &Delivery{ID: id, Hook: hook}); err != nil {
-			return err
-		}
-	}
-	return nil
+func (s *Service) drop(tx *store.Tx, hook string) error {
+	return s.queue.DropKey(tx, hook)
 }
 
 // queuedHooks are the hooks with queued deliveries.
 func queuedHooks(tx *store.Tx) []string {
-	var out []string
-	c := tx.Bucket(queueOrder).Cursor()
-	for k, _ := c.First(); k != nil; {
-		i := bytes.IndexByte(k, 0)
-		if i < 0 {
-			k, _ = c.Next()
+	keys, _ := workqueue.KeysIn(tx, deliveriesQueue)
+	return keys
+}
+
+// oldDelivery is a row of the queue before the deliveries queue
+// (webhooks.queue, with webhooks.queue_order), which migration 1 moves.
+type oldDelivery struct {
+	ID int64 `json:"id"`
+	Delivery
+	Attempts int       `json:"attempts"`
+	NextTry  time.Time `json:"next_try"`
+}
+
+func (d *oldDelivery) RecordID() int64      { return d.ID }
+func (d *oldDelivery) SetRecordID(id int64) { d.ID = id }
+
+var oldQueue = store.NewTable[int64, oldDelivery]("webhooks.queue")
+
+// oldQueueOrder indexed the old queue by hook.
+const oldQueueOrder = "webhooks.queue_order"
+
+// Migrations are the module's schema migrations, oldest first.
+func Migrations() []store.Migration {
+	return []store.Migration{
+		{Module: "webhooks", Version: 1, Name: "deliveries move to the core work queue", Up: moveQueue},
+	}
+}
+
+// moveQueue moves the deliveries an older version left queued into the
+// deliveries queue, in id order (so each hook's order holds), with their
+// attempts and next try, and removes the old buckets.
+func moveQueue(tx *store.Tx) error {
+	if tx.Bucket([]byte(oldQueue.Name())) != nil {
+		var rows []*oldDelivery
+		if err := oldQueue.Scan(tx, false, 0, func(d *oldDelivery) (bool, error) {
+			rows = append(rows, d)
+			return true, nil
+		}); err != nil {
+			return err
+		}
+		for _, d := range rows {
+			payload, err := json.Marshal(&d.Delivery)
+			if err != nil {
+				return err
+			}
+			err = workqueue.EnqueueIn(tx, deliveriesQueue, workqueue.Item{Key: d.Hook, Payload: payload,
+				Attempts: d.Attempts, NextTry: d.NextTry, EnqueuedAt: d.CreatedAt})
+			if err != nil {
+				return err
+			}
+			if err := oldQueue.Delete(tx, d.ID); err != nil {
+				return err
+			}
+		}
+	}
+	for _, name := range append(oldQueue.Buckets(), oldQueueOrder) {
+		if tx.Bucket([]byte(name)) == nil {
 			continue
 		}
-		out = append(out, string(k[:i]))
-		k, _ = c.Seek(append(append([]byte(nil), k[:i]...), 1)) // past this hook's keys
+		if err := tx.DeleteBucket([]byte(name)); err != nil {
+			return err
+		}
 	}
-	return out
+	return nil
 }
 
 // rawBuckets are buckets the module uses without a table.
@@ -230,5 +239,5 @@ func getFact(tx *store.Tx, kind string, id int64, v any) (bool, error) {
 
 // Tables are the module's tables.
 func Tables() []interface{ Buckets() []string } {
-	return []interface{ Buckets() []string }{queue, rawBuckets{string(queueOrder)}, deliveryLog, systemHooks, facts}
+	return []interface{ Buckets() []string }{rawBuckets(workqueue.Buckets(deliveriesQueue)), deliveryLog, systemHooks, facts}
 }
