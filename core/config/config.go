@@ -66,8 +66,9 @@ type Config struct {
 	MetricsToken string   `yaml:"metrics_token" env:"FENNEC_METRICS_TOKEN" help:"token /-/metrics requires (Authorization: Bearer <token> or ?token=); set it behind a reverse proxy on the same host, where every client looks like loopback"`
 	MetricsAllow []string `yaml:"metrics_allow" env:"FENNEC_METRICS_ALLOW" default:"loopback if no token" help:"client addresses (CIDRs or IPs; comma-separated in the environment) that may read /-/metrics; with a token too, both are needed"`
 
-	// NoSync turns off fsync of the store: for benchmarks only, never for
-	// data you want to keep.
+	// NoSync turns off fsync of the store: for benchmarks and tests (the
+	// test harness sets it unless a test asks for fennectest.Durable),
+	// never for data you want to keep.
 	NoSync bool `yaml:"-"`
 
 	// Modules holds the file's other top-level keys: the modules' sections

@@ -59,6 +59,19 @@ type options struct {
 	more      []fennec.Option
 	dataDir   string
 	rootPass  string
+	durable   bool
+}
+
+// Durable keeps fsync on, as in production: for tests about what survives
+// a crash, a kill -9 or a restart. Without it the store (and the
+// repositories' ref files) skip fsync, which costs most of a write's time
+// and guards only against the machine losing power, never against the
+// process dying: a test that is not about durability cannot tell the
+// difference. A server on WithDataDir and every benchmark are durable
+// without asking (a benchmark measures what production pays; it may still
+// turn fsync off with WithConfig, which applies after this).
+func Durable() Option {
+	return func(o *options) { o.durable = true }
 }
 
 // WithLogger replaces the test logger (benchmarks use a production-like one
@@ -90,8 +103,10 @@ func WithModuleConfig[T any](name string, fn func(*T)) Option {
 // servers started one after the other with the same pair run on the same
 // data, as a restart would. Stop the first (a subtest's cleanup does)
 // before starting the second: the store allows one process at a time.
+// Such a server is Durable: data kept for the next start is what a restart
+// test is about.
 func WithDataDir(dir, rootPassword string) Option {
-	return func(o *options) { o.dataDir, o.rootPass = dir, rootPassword }
+	return func(o *options) { o.dataDir, o.rootPass, o.durable = dir, rootPassword, true }
 }
 
 // WithLogLevel shows log lines at level and above in the test output
@@ -116,6 +131,9 @@ func WithExtract(targets ...any) Option {
 func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	o := &options{level: zap.WarnLevel}
+	if _, ok := t.(*testing.B); ok {
+		o.durable = true
+	}
 	for _, opt := range opts {
 		opt(o)
 	}
@@ -130,6 +148,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Data = s.DataDir
 	cfg.ShutdownTimeout = 10 * time.Second
+	cfg.NoSync = !o.durable
 	// The identity module's section, set by key since core cannot import
 	// the module (a test overrides them with WithModuleConfig).
 	cfg.SetModule("identity", "root_password", s.RootPassword)

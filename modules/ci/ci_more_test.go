@@ -68,7 +68,7 @@ func TestRestartWithJobsRunningAndQueued(t *testing.T) {
 // An executor killed mid-job fails that job with a clear line, comes back,
 // and runs the next pipeline; the server keeps serving meanwhile.
 func TestExecutorKilledMidJob(t *testing.T) {
-	s := start(t)
+	s := startWith(t, fennectest.Durable()) // a kill -9 test keeps production's fsync
 	c := s.Client
 	p := newProject(t, c, "ci-kill")
 	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "victim:\n  script: [\"echo started; sleep 296\"]\n"})

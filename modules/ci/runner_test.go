@@ -16,6 +16,7 @@ import (
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
+	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci"
 )
@@ -304,7 +305,7 @@ func TestRunnerKilledJobFailsAsStuck(t *testing.T) {
 	t.Parallel() // mostly waiting on runners and timers
 	gitlabRunner(t)
 	const silence = 3 * time.Second
-	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerSilenceTimeout = silence }))
+	s := startRunners(t, fennectest.Durable(), runnerConfig(func(c *ci.Config) { c.RunnerSilenceTimeout = silence }))
 	c := s.Client
 	p := newProject(t, c, "killed")
 	r := registerRunner(t, s, sharedToken(t, s), nil)

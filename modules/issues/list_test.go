@@ -25,7 +25,9 @@ func TestListFilters(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
-	// Five issues with distinct, backdated creation times (the owner may).
+	// Five issues with distinct, backdated creation times (the owner may),
+	// and distinct updated_at (the time of each write, to the millisecond:
+	// each write waits for the clock to move, so updated_at has no ties).
 	mk := func(n int, title string, f func(*gitlab.CreateIssueOptions)) {
 		newIssue(t, alice.Client, p.ID, title, func(o *gitlab.CreateIssueOptions) {
 			o.CreatedAt = gitlab.Ptr(base.Add(time.Duration(n) * time.Hour))
@@ -33,6 +35,7 @@ func TestListFilters(t *testing.T) {
 				f(o)
 			}
 		})
+		fennectest.NextMillisecond()
 	}
 	mk(1, "alpha crash", func(o *gitlab.CreateIssueOptions) { o.Labels = &gitlab.LabelOptions{"bug", "p1"} })
 	mk(2, "beta", func(o *gitlab.CreateIssueOptions) {
@@ -46,6 +49,7 @@ func TestListFilters(t *testing.T) {
 	if _, _, err := alice.Client.Issues.UpdateIssue(p.ID, 4, &gitlab.UpdateIssueOptions{StateEvent: gitlab.Ptr("close")}); err != nil {
 		t.Fatal(err)
 	}
+	fennectest.NextMillisecond()
 	// Touch issue 1 last, so updated_at order differs from created_at.
 	if _, _, err := alice.Client.Issues.UpdateIssue(p.ID, 1, &gitlab.UpdateIssueOptions{Description: gitlab.Ptr("touched")}); err != nil {
 		t.Fatal(err)
