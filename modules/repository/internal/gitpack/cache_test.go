@@ -10,6 +10,7 @@ import (
 // mix of hits: it stays within the bound, never returns wrong data, and
 // keeps hot entries.
 func TestCacheBounded(t *testing.T) {
+	t.Parallel()
 	c := newLRU(64 << 10)
 	rng := rand.New(rand.NewSource(1))
 	val := func(k int64) []byte { return bytes.Repeat([]byte{byte(k)}, int(k%700)) }

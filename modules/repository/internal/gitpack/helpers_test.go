@@ -10,14 +10,35 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/fennec-forge/fennec/modules/repository/repotest"
 )
 
-var smallShape = repotest.Shape{Commits: 300, Files: 200, Binaries: 1}
+// smallShape is the reference repository most tests read; under -short a
+// smaller one (fewer files and commits) with the same kinds of objects.
+// The normal run (make test) keeps the full size.
+func smallShape() repotest.Shape {
+	if testing.Short() {
+		return repotest.Shape{Commits: 160, Files: 50, Binaries: 1}
+	}
+	return repotest.Shape{Commits: 300, Files: 200, Binaries: 1}
+}
 
-func repoSmall(tb testing.TB) string { return repotest.Reference(tb, smallShape) }
+func repoSmall(tb testing.TB) string { return repotest.Reference(tb, smallShape()) }
+
+// fixtureRoot holds the repositories built once per run and shared by the
+// tests that only read them; TestMain removes it.
+var fixtureRoot = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "fennec-gitpack-fixtures-") })
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if root, err := fixtureRoot(); err == nil {
+		os.RemoveAll(root)
+	}
+	os.Exit(code)
+}
 
 // git runs the git CLI in dir with stdin, failing the test on error.
 func git(tb testing.TB, dir string, stdin []byte, args ...string) []byte {
@@ -72,8 +93,40 @@ type gitObject struct {
 	data []byte
 }
 
-// catAll reads every object of the repository with git cat-file.
+// references memoizes catAll of the reference repositories: repotest
+// builds each once and never changes it, and most tests compare against
+// one. The maps are shared, so no caller may change them.
+var references sync.Map // dir -> *referenceObjects
+
+type referenceObjects struct {
+	once sync.Once
+	objs map[Hash]gitObject
+}
+
+// catAll reads every object of the repository with git cat-file (once per
+// run for a repotest reference repository, whose map is shared: read it,
+// do not change it).
 func catAll(tb testing.TB, dir string) map[Hash]gitObject {
+	tb.Helper()
+	if !isReference(dir) {
+		return catAllNow(tb, dir)
+	}
+	v, _ := references.LoadOrStore(dir, &referenceObjects{})
+	ref := v.(*referenceObjects)
+	ref.once.Do(func() { ref.objs = catAllNow(tb, dir) })
+	if ref.objs == nil {
+		tb.Fatalf("reading the objects of %s failed in another test", dir)
+	}
+	return ref.objs
+}
+
+// isReference tells a repotest reference repository (read-only) from a
+// copy or a repository a test builds.
+func isReference(dir string) bool {
+	return filepath.Dir(dir) == filepath.Clean(os.TempDir()) && strings.HasPrefix(filepath.Base(dir), "fennec-refrepo-")
+}
+
+func catAllNow(tb testing.TB, dir string) map[Hash]gitObject {
 	tb.Helper()
 	out := git(tb, dir, nil, "cat-file", "--batch-all-objects", "--batch")
 	objs := make(map[Hash]gitObject)

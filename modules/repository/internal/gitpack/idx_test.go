@@ -11,6 +11,7 @@ import (
 // present id found at its place, absent ones (also between and around
 // present ones) not found, with skewed ids too.
 func TestIndexFind(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{0, 1, 2, 7, 100, 5000, 70000} {
 		for _, skew := range []bool{false, true} {
 			var ents []idxEntry
@@ -72,6 +73,7 @@ func TestIndexFind(t *testing.T) {
 }
 
 func TestIndexLargeOffsets(t *testing.T) {
+	t.Parallel()
 	ents := []idxEntry{
 		{sha1.Sum([]byte("a")), 12, 1},
 		{sha1.Sum([]byte("b")), 1 << 33, 2},

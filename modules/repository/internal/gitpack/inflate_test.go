@@ -62,6 +62,7 @@ func testData(rng *rand.Rand) [][]byte {
 }
 
 func TestInflateMatchesZlib(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewSource(1))
 	for i, data := range testData(rng) {
 		for _, level := range []int{-2, 0, 1, 2, 5, 6, 9} {
@@ -97,6 +98,7 @@ func TestInflateMatchesZlib(t *testing.T) {
 }
 
 func TestInflateStoredBlocks(t *testing.T) {
+	t.Parallel()
 	data := []byte("stored, after many empty stored blocks")
 	src := bloatedZlib(data, 50)
 	dst := make([]byte, len(data))
@@ -110,14 +112,28 @@ func TestInflateStoredBlocks(t *testing.T) {
 // or (where the damage is harmless) what the reference decoder gives;
 // never a panic.
 func TestInflateCorrupt(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewSource(2))
 	data := testData(rng)
-	for iter := 0; iter < 4000; iter++ {
-		d := data[rng.Intn(len(data))]
+	// Each stream is compressed once and damaged in many ways: the same
+	// cases as compressing it for each iteration, without paying for the
+	// compression 4,000 times (most of the test's time under -race).
+	compressed := map[[2]int][]byte{}
+	iterations := 4000
+	if testing.Short() {
+		iterations = 500
+	}
+	for iter := 0; iter < iterations; iter++ {
+		i := rng.Intn(len(data))
+		d := data[i]
 		if len(d) > 20000 {
 			d = d[:20000]
 		}
-		c := bytes.Clone(compressK(d, []int{1, 6, 9, -2}[rng.Intn(4)]))
+		level := []int{1, 6, 9, -2}[rng.Intn(4)]
+		if compressed[[2]int{i, level}] == nil {
+			compressed[[2]int{i, level}] = compressK(d, level)
+		}
+		c := bytes.Clone(compressed[[2]int{i, level}])
 		for k := 0; k < 1+rng.Intn(3); k++ {
 			c[rng.Intn(len(c))] ^= byte(1 << rng.Intn(8))
 		}

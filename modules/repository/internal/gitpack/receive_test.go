@@ -125,7 +125,8 @@ func receiveInstall(t *testing.T, s *Store, dir string, pk []byte, tip Hash) *In
 }
 
 func TestReceiveFullPack(t *testing.T) {
-	src := repotest.Reference(t, smallShape)
+	t.Parallel()
+	src := repotest.Reference(t, smallShape())
 	want := catAll(t, src)
 	tip := tipOf(t, src, "master")
 	for _, ofs := range []bool{true, false} {
@@ -164,7 +165,8 @@ func TestReceiveFullPack(t *testing.T) {
 }
 
 func TestReceiveThinPack(t *testing.T) {
-	src := repotest.Reference(t, smallShape)
+	t.Parallel()
+	src := repotest.Reference(t, smallShape())
 	all := catAll(t, src)
 	tip := tipOf(t, src, "master")
 	old := tipOf(t, src, "master~50")
@@ -200,6 +202,7 @@ func TestReceiveThinPack(t *testing.T) {
 }
 
 func TestReceiveEmpty(t *testing.T) {
+	t.Parallel()
 	dir := copyRepo(t, repotest.Reference(t, repotest.Shape{Commits: 40, Files: 30, Binaries: 1}))
 	s := mustOpen(t, dir)
 	tip := tipOf(t, dir, "master")
@@ -232,7 +235,8 @@ func TestReceiveEmpty(t *testing.T) {
 }
 
 func TestCheckConnectedMissing(t *testing.T) {
-	src := repotest.Reference(t, smallShape)
+	t.Parallel()
+	src := repotest.Reference(t, smallShape())
 	tip := tipOf(t, src, "master")
 	dir := emptyRepo(t)
 	s := mustOpen(t, dir)
@@ -267,6 +271,7 @@ func TestCheckConnectedMissing(t *testing.T) {
 }
 
 func TestReceiveHostile(t *testing.T) {
+	t.Parallel()
 	src := repotest.Reference(t, repotest.Shape{Commits: 40, Files: 30, Binaries: 1})
 	good := packAll(t, src, true)
 	goodN := int(binary.BigEndian.Uint32(good[8:]))

@@ -21,7 +21,7 @@ import (
 func mixedRepo(t *testing.T) (dir string, all map[Hash]gitObject, tip Hash) {
 	t.Helper()
 	src := copyRepo(t, repoSmall(t))
-	all = catAll(t, src)
+	all = catAll(t, repoSmall(t)) // src is a copy of it: the shared map
 	tip = tipOf(t, src, "master")
 	dir = emptyRepo(t)
 	git(t, dir, git(t, src, []byte("master~100\n"), "pack-objects", "--revs", "--stdout", "-q"), "index-pack", "--stdin")
@@ -49,6 +49,7 @@ func looseCount(t *testing.T, dir string) int {
 }
 
 func TestRepack(t *testing.T) {
+	t.Parallel()
 	dir, all, tip := mixedRepo(t)
 	if n := looseCount(t, dir); n == 0 {
 		t.Fatal("no loose objects to start with")
@@ -144,6 +145,7 @@ func withStray(t *testing.T, all map[Hash]gitObject, stray string) map[Hash]gitO
 }
 
 func TestRepackMissingObject(t *testing.T) {
+	t.Parallel()
 	dir := copyRepo(t, repoSmall(t))
 	s := mustOpen(t, dir)
 	before := listFiles(t, filepath.Join(dir, "objects"))
@@ -160,6 +162,7 @@ func TestRepackMissingObject(t *testing.T) {
 // TestRepackConcurrentReads reads everything over and over, through the
 // repacking store and another one, while Repack runs.
 func TestRepackConcurrentReads(t *testing.T) {
+	t.Parallel()
 	dir, all, tip := mixedRepo(t)
 	hs := hashesOf(all)
 	s, err := Open(dir, Options{CacheBytes: 1 << 20})
@@ -209,6 +212,7 @@ func TestRepackConcurrentReads(t *testing.T) {
 }
 
 func TestWritePackWhole(t *testing.T) {
+	t.Parallel()
 	dir, all, tip := mixedRepo(t)
 	s := mustOpen(t, dir)
 	if err := s.Repack(revObjects(t, dir, "--all"), []Hash{tip}); err != nil {

@@ -12,7 +12,8 @@ import (
 )
 
 func TestReadReference(t *testing.T) {
-	dir := repotest.Reference(t, smallShape)
+	t.Parallel()
+	dir := repotest.Reference(t, smallShape())
 	want := catAll(t, dir)
 	s := mustOpen(t, dir)
 	checkAll(t, s, want)
@@ -30,7 +31,8 @@ func TestReadReference(t *testing.T) {
 }
 
 func TestReadWithoutCache(t *testing.T) {
-	dir := repotest.Reference(t, smallShape)
+	t.Parallel()
+	dir := repotest.Reference(t, smallShape())
 	want := catAll(t, dir)
 	s, err := Open(dir, Options{CacheBytes: 1})
 	if err != nil {
@@ -51,7 +53,8 @@ func packAll(t *testing.T, dir string, ofs bool) []byte {
 }
 
 func TestReadRefDeltasAndIdxV1(t *testing.T) {
-	src := repotest.Reference(t, smallShape)
+	t.Parallel()
+	src := repotest.Reference(t, smallShape())
 	want := catAll(t, src)
 	pk := packAll(t, src, false)
 	for _, v := range []string{"1", "2"} {
@@ -64,6 +67,7 @@ func TestReadRefDeltasAndIdxV1(t *testing.T) {
 }
 
 func TestReadLoose(t *testing.T) {
+	t.Parallel()
 	src := repotest.Reference(t, repotest.Shape{Commits: 40, Files: 30, Binaries: 1})
 	want := catAll(t, src)
 	dir := emptyRepo(t)
@@ -85,6 +89,7 @@ func TestReadLoose(t *testing.T) {
 }
 
 func TestReloadSeesNewPacks(t *testing.T) {
+	t.Parallel()
 	src := repotest.Reference(t, repotest.Shape{Commits: 40, Files: 30, Binaries: 1})
 	want := catAll(t, src)
 	dir := emptyRepo(t)
@@ -105,6 +110,7 @@ func TestReloadSeesNewPacks(t *testing.T) {
 }
 
 func TestReadAfterPackRemoved(t *testing.T) {
+	t.Parallel()
 	dir := copyRepo(t, repotest.Reference(t, repotest.Shape{Commits: 40, Files: 30, Binaries: 1}))
 	want := catAll(t, dir)
 	s := mustOpen(t, dir)
@@ -125,7 +131,8 @@ func TestReadAfterPackRemoved(t *testing.T) {
 }
 
 func TestConcurrentReads(t *testing.T) {
-	dir := repotest.Reference(t, smallShape)
+	t.Parallel()
+	dir := repotest.Reference(t, smallShape())
 	want := catAll(t, dir)
 	hs := hashesOf(want)
 	s, err := Open(dir, Options{CacheBytes: 256 << 10})
@@ -161,6 +168,7 @@ func TestConcurrentReads(t *testing.T) {
 }
 
 func TestDeltaCorrupt(t *testing.T) {
+	t.Parallel()
 	base := []byte("hello world")
 	for _, d := range [][]byte{
 		{},                           // no sizes

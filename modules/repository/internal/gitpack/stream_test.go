@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/fennec-forge/fennec/modules/repository/repotest"
@@ -40,7 +41,8 @@ func checkStreams(t *testing.T, s *Store, want map[Hash]gitObject) {
 }
 
 func TestStreamMatchesRead(t *testing.T) {
-	dir := repotest.Reference(t, smallShape)
+	t.Parallel()
+	dir := repotest.Reference(t, smallShape())
 	want := catAll(t, dir)
 	s := mustOpen(t, dir)
 	checkStreams(t, s, want)
@@ -52,6 +54,7 @@ func TestStreamMatchesRead(t *testing.T) {
 // Every delta chain resolved through temporary files gives the same
 // bytes, and leaves no file behind.
 func TestStreamSpilledChains(t *testing.T) {
+	t.Parallel()
 	src := repotest.Reference(t, repotest.Shape{Commits: 60, Files: 40, Binaries: 2})
 	want := catAll(t, src)
 	for _, mem := range []int64{0, 64} {
@@ -73,6 +76,7 @@ func TestStreamSpilledChains(t *testing.T) {
 }
 
 func TestStreamLoose(t *testing.T) {
+	t.Parallel()
 	src := repotest.Reference(t, repotest.Shape{Commits: 20, Files: 10, Binaries: 1})
 	want := catAll(t, src)
 	dir := emptyRepo(t)
@@ -125,7 +129,39 @@ func writeLoose(t *testing.T, s *Store, h Hash, content string) {
 
 // bigDeltaRepo packs two 48 MiB blobs of zeros, one a delta of the other,
 // and returns the repository and their ids.
+// bigDeltaRepo is built once per run (git takes a while to deltify 48 MiB)
+// and shared: the tests that use it only read it.
 func bigDeltaRepo(t *testing.T) (string, []Hash) {
+	t.Helper()
+	sharedBigDelta.once.Do(func() {
+		sharedBigDelta.err = "failed to build in the first test that asked for it"
+		root, err := fixtureRoot()
+		if err != nil {
+			sharedBigDelta.err = err.Error()
+			return
+		}
+		built, ids := buildBigDeltaRepo(t)
+		dir := filepath.Join(root, "bigdelta.git")
+		if err := os.Rename(built, dir); err != nil {
+			sharedBigDelta.err = err.Error()
+			return
+		}
+		sharedBigDelta.dir, sharedBigDelta.ids, sharedBigDelta.err = dir, ids, ""
+	})
+	if sharedBigDelta.err != "" {
+		t.Fatalf("the shared big delta repository %s", sharedBigDelta.err)
+	}
+	return sharedBigDelta.dir, sharedBigDelta.ids
+}
+
+var sharedBigDelta struct {
+	once sync.Once
+	dir  string
+	ids  []Hash
+	err  string
+}
+
+func buildBigDeltaRepo(t *testing.T) (string, []Hash) {
 	dir := emptyRepo(t)
 	const size = 48 << 20
 	zero := make([]byte, size)
@@ -158,7 +194,8 @@ func mustGlob(t *testing.T, pattern string) string {
 }
 
 // A large deltified blob streams with bounded memory: its base goes to a
-// temporary file, not the heap.
+// temporary file, not the heap. Not parallel: it counts the allocations
+// of the whole process.
 func TestStreamLargeDeltaBoundedMemory(t *testing.T) {
 	dir, ids := bigDeltaRepo(t)
 	s := mustOpen(t, dir)
@@ -193,6 +230,7 @@ func TestStreamLargeDeltaBoundedMemory(t *testing.T) {
 
 // Large delta resolutions wait for a slot, and give up with their context.
 func TestStreamSpillSlots(t *testing.T) {
+	t.Parallel()
 	dir, ids := bigDeltaRepo(t)
 	s := mustOpen(t, dir)
 	var delta Hash
@@ -239,6 +277,7 @@ func TestStreamSpillSlots(t *testing.T) {
 // A delta that copies past its base, or says more than it gives, fails
 // the read.
 func TestStreamDeltaCorrupt(t *testing.T) {
+	t.Parallel()
 	base := []byte("hello world")
 	for _, d := range [][]byte{
 		{11, 5, 0x91, 8, 5},      // copy out of range
@@ -262,7 +301,8 @@ func TestStreamDeltaCorrupt(t *testing.T) {
 }
 
 func TestPrefix(t *testing.T) {
-	dir := repotest.Reference(t, smallShape)
+	t.Parallel()
+	dir := repotest.Reference(t, smallShape())
 	want := catAll(t, dir)
 	s := mustOpen(t, dir)
 	loose := emptyRepo(t)

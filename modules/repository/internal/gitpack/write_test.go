@@ -95,7 +95,8 @@ func subset(all map[Hash]gitObject, hs []Hash) map[Hash]gitObject {
 }
 
 func TestWritePackAllStreamsThePack(t *testing.T) {
-	src := repotest.Reference(t, smallShape)
+	t.Parallel()
+	src := repotest.Reference(t, smallShape())
 	want := catAll(t, src)
 	s := mustOpen(t, src)
 	// Reversed, with duplicates: order and repeats do not matter.
@@ -128,7 +129,8 @@ func TestWritePackAllStreamsThePack(t *testing.T) {
 }
 
 func TestWritePackRefDeltas(t *testing.T) {
-	src := repotest.Reference(t, smallShape)
+	t.Parallel()
+	src := repotest.Reference(t, smallShape())
 	want := catAll(t, src)
 	s := mustOpen(t, src)
 	var buf bytes.Buffer
@@ -143,7 +145,8 @@ func TestWritePackRefDeltas(t *testing.T) {
 }
 
 func TestWritePackSubset(t *testing.T) {
-	src := repotest.Reference(t, smallShape)
+	t.Parallel()
+	src := repotest.Reference(t, smallShape())
 	all := catAll(t, src)
 	s := mustOpen(t, src)
 	hs := revObjects(t, src, "master~50..master")
@@ -162,7 +165,8 @@ func TestWritePackSubset(t *testing.T) {
 }
 
 func TestWritePackThin(t *testing.T) {
-	src := repotest.Reference(t, smallShape)
+	t.Parallel()
+	src := repotest.Reference(t, smallShape())
 	all := catAll(t, src)
 	s := mustOpen(t, src)
 	old := revObjects(t, src, "master~50")
@@ -197,7 +201,8 @@ func TestWritePackThin(t *testing.T) {
 }
 
 func TestWritePackLooseAndManyPacks(t *testing.T) {
-	src := repotest.Reference(t, smallShape)
+	t.Parallel()
+	src := repotest.Reference(t, smallShape())
 	all := catAll(t, src)
 	dir := emptyRepo(t)
 	// An old pack with ref deltas, a newer one with ofs deltas, and loose
@@ -227,6 +232,7 @@ func TestWritePackLooseAndManyPacks(t *testing.T) {
 }
 
 func TestWritePackEmptyAndMissing(t *testing.T) {
+	t.Parallel()
 	src := repotest.Reference(t, repotest.Shape{Commits: 40, Files: 30, Binaries: 1})
 	s := mustOpen(t, src)
 	var buf bytes.Buffer

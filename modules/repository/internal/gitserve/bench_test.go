@@ -26,7 +26,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv("GITSERVE_SERVE_DIR"); dir != "" {
 		os.Exit(serveChild(dir))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeFixtures()
+	os.Exit(code)
 }
 
 // serveChild serves dir on a loopback port in this process (a child of

@@ -10,8 +10,6 @@ import (
 	"github.com/fennec-forge/fennec/modules/repository/repotest"
 )
 
-var smallShape = repotest.Shape{Commits: 300, Files: 200, Binaries: 1}
-
 // protocols are the client settings every scenario runs with: v2 (git's
 // default, served by the v2 functions) and v0. With v2 the C git server
 // compared against speaks v2 too.
@@ -28,7 +26,7 @@ var protocols = []struct {
 // an annotated tag, a tag of a tag and a lightweight tag added.
 func smallRepo(t *testing.T, c *gitClient) string {
 	t.Helper()
-	dir := copyRepo(t, repotest.Reference(t, smallShape))
+	dir := copyRepo(t, repotest.Reference(t, smallShape()))
 	c.run(dir, "branch", "side", "master~20")
 	c.run(dir, "tag", "-a", "-m", "release one", "v1", "master~10")
 	c.run(dir, "tag", "-a", "-m", "tag of a tag", "v1-signed", "v1")
@@ -47,6 +45,7 @@ func (s *testServer) checkNoErrors(t *testing.T) {
 }
 
 func TestCloneFull(t *testing.T) {
+	t.Parallel()
 	cases := append(protocols[:len(protocols):len(protocols)], struct {
 		name string
 		opts []string
@@ -54,8 +53,9 @@ func TestCloneFull(t *testing.T) {
 	}{"v2 client, v0 server", nil, false})
 	for _, p := range cases {
 		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
 			c := newGitClient(t, p.opts...)
-			dir := smallRepo(t, c)
+			dir := readOnlySmallRepo(t)
 			srv := newTestServer(t, dir)
 			srv.noV2 = p.name == "v2 client, v0 server"
 			work := t.TempDir()
@@ -88,8 +88,10 @@ func TestCloneFull(t *testing.T) {
 }
 
 func TestCloneEmpty(t *testing.T) {
+	t.Parallel()
 	for _, p := range protocols {
 		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
 			c := newGitClient(t, p.opts...)
 			dir := filepath.Join(t.TempDir(), "repo.git")
 			c.run(t.TempDir(), "init", "--bare", "-b", "main", dir)
@@ -111,8 +113,9 @@ func TestCloneEmpty(t *testing.T) {
 }
 
 func TestAdvertisement(t *testing.T) {
+	t.Parallel()
 	c := newGitClient(t)
-	dir := smallRepo(t, c)
+	dir := readOnlySmallRepo(t)
 	srv := newTestServer(t, dir)
 	got := c.run(t.TempDir(), "ls-remote", srv.url)
 	want := c.run(dir, "show-ref", "--head", "-d")
@@ -125,8 +128,9 @@ func TestAdvertisement(t *testing.T) {
 
 // TestConcurrentClones runs clones and fetches at once against one store.
 func TestConcurrentClones(t *testing.T) {
+	t.Parallel()
 	c := newGitClient(t, "-c", "protocol.version=0")
-	dir := smallRepo(t, c)
+	dir := readOnlySmallRepo(t)
 	srv := newTestServer(t, dir)
 	work := t.TempDir()
 	want := refsOf(t, c, dir)

@@ -13,7 +13,7 @@ import (
 // closed (tip master), then more refs and commits added outside it.
 func closedRepo(t *testing.T, c *gitClient) string {
 	t.Helper()
-	dir := copyRepo(t, repotest.Reference(t, smallShape))
+	dir := copyRepo(t, repotest.Reference(t, smallShape()))
 	markClosed(t, c, dir)
 	c.run(dir, "branch", "side", "master~20")
 	c.run(dir, "tag", "-a", "-m", "release one", "v1", "master~10")
@@ -25,6 +25,8 @@ func closedRepo(t *testing.T, c *gitClient) string {
 }
 
 // recordWalks collects tookClosed of the walks done while the test runs.
+// The hook is global: a test that uses it stays serial (parallel tests
+// start once the serial ones are done), or it would see others' walks.
 func recordWalks(t *testing.T) func() []int {
 	var mu sync.Mutex
 	var took []int

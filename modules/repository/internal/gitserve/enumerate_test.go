@@ -56,7 +56,7 @@ func checkEnumerate(t *testing.T, c *gitClient, dir string) {
 func TestEnumerate(t *testing.T) {
 	c := newGitClient(t)
 	t.Run("small with tags", func(t *testing.T) {
-		checkEnumerate(t, c, smallRepo(t, c))
+		checkEnumerate(t, c, readOnlySmallRepo(t))
 	})
 	t.Run("closed pack", func(t *testing.T) {
 		dir := closedRepo(t, c)

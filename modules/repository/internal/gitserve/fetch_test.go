@@ -49,8 +49,10 @@ func objectsBetween(t testing.TB, c *gitClient, dir string, args ...string) int 
 }
 
 func TestFetchNewCommits(t *testing.T) {
+	t.Parallel()
 	for _, p := range protocols {
 		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
 			c := newGitClient(t, p.opts...)
 			dir := smallRepo(t, c)
 			srv := newTestServer(t, dir)
@@ -86,8 +88,9 @@ func TestFetchNewCommits(t *testing.T) {
 }
 
 func TestFetchTagsOnly(t *testing.T) {
+	t.Parallel()
 	c := newGitClient(t)
-	dir := smallRepo(t, c)
+	dir := readOnlySmallRepo(t)
 	srv := newTestServer(t, dir)
 	work := t.TempDir()
 	clone := filepath.Join(work, "clone")
@@ -104,10 +107,12 @@ func TestFetchTagsOnly(t *testing.T) {
 }
 
 func TestFetchUnknownWant(t *testing.T) {
+	t.Parallel()
 	for _, p := range protocols {
 		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
 			c := newGitClient(t, p.opts...)
-			dir := smallRepo(t, c)
+			dir := readOnlySmallRepo(t)
 			srv := newTestServer(t, dir)
 			work := t.TempDir()
 			clone := filepath.Join(work, "clone")
@@ -137,6 +142,7 @@ func TestFetchUnknownWant(t *testing.T) {
 }
 
 func TestFetchUnreachableObject(t *testing.T) {
+	t.Parallel()
 	c := newGitClient(t, "-c", "protocol.version=0")
 	dir := smallRepo(t, c)
 	// A commit that exists in the store but that no ref reaches.
@@ -154,10 +160,12 @@ func TestFetchUnreachableObject(t *testing.T) {
 }
 
 func TestCloneFilterFallsBack(t *testing.T) {
+	t.Parallel()
 	for _, p := range protocols {
 		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
 			c := newGitClient(t, p.opts...)
-			dir := smallRepo(t, c)
+			dir := readOnlySmallRepo(t)
 			srv := newTestServer(t, dir)
 			work := t.TempDir()
 			clone := filepath.Join(work, "clone")
@@ -182,8 +190,10 @@ func TestCloneFilterFallsBack(t *testing.T) {
 // commits, so negotiation takes several rounds; the pack holds only what
 // is new.
 func TestFetchNegotiation(t *testing.T) {
+	t.Parallel()
 	for _, p := range protocols {
 		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
 			c := newGitClient(t, p.opts...)
 			dir := smallRepo(t, c)
 			srv := newTestServer(t, dir)

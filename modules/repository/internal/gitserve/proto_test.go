@@ -109,7 +109,7 @@ type protoFixture struct {
 
 func newProtoFixture(t *testing.T) *protoFixture {
 	c := newGitClient(t)
-	dir := smallRepo(t, c)
+	dir := readOnlySmallRepo(t)
 	st, err := gitpack.Open(dir, gitpack.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -134,6 +134,7 @@ func (f *protoFixture) upload(t *testing.T, req []byte) ([]byte, error) {
 }
 
 func TestAdvertiseFormat(t *testing.T) {
+	t.Parallel()
 	f := newProtoFixture(t)
 	var b bytes.Buffer
 	if err := AdvertiseUploadPack(&b, f.repo); err != nil {
@@ -190,6 +191,7 @@ func TestAdvertiseFormat(t *testing.T) {
 }
 
 func TestUploadPackSideBands(t *testing.T) {
+	t.Parallel()
 	f := newProtoFixture(t)
 	want := "want " + f.head.String()
 	for _, tc := range []struct {
@@ -237,6 +239,7 @@ func TestUploadPackSideBands(t *testing.T) {
 }
 
 func TestUploadPackNegotiation(t *testing.T) {
+	t.Parallel()
 	f := newProtoFixture(t)
 	want := "want " + f.head.String()
 	common := "have " + f.tip20.String() + "\n"
@@ -317,6 +320,7 @@ func checkPackThin(t *testing.T, f *protoFixture, pack []byte) int {
 }
 
 func TestUploadPackErrors(t *testing.T) {
+	t.Parallel()
 	f := newProtoFixture(t)
 	want := "want " + f.head.String() + " side-band-64k\n"
 	cases := []struct {
@@ -356,6 +360,7 @@ func TestUploadPackErrors(t *testing.T) {
 }
 
 func TestUploadPackCanceled(t *testing.T) {
+	t.Parallel()
 	f := newProtoFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -431,6 +436,7 @@ func (f *protoFixture) uploadV2(t *testing.T, req []byte) ([]byte, error) {
 }
 
 func TestProtocolV2(t *testing.T) {
+	t.Parallel()
 	f := newProtoFixture(t)
 	for in, want := range map[string]bool{"version=2": true, "version=1": false, "": false, "foo=bar:version=2": true} {
 		if got := IsProtocolV2(in); got != want {

@@ -88,10 +88,12 @@ func richRepo(t *testing.T, c *gitClient) string {
 }
 
 func TestRichRepo(t *testing.T) {
+	t.Parallel()
 	for _, p := range protocols {
 		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
 			c := newGitClient(t, p.opts...)
-			dir := richRepo(t, c)
+			dir := copyRepo(t, readOnlyRichRepo(t)) // the test pushes to it
 			checkEnumerate(t, c, dir)
 			srv := newTestServer(t, dir)
 			srv.record = true

@@ -67,10 +67,12 @@ type shallowStep struct {
 }
 
 func runShallowCase(t *testing.T, steps []shallowStep) {
+	t.Parallel()
 	for _, p := range protocols {
 		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
 			c := newGitClient(t, p.opts...)
-			dir := smallRepo(t, c)
+			dir := readOnlySmallRepo(t)
 			srv := newTestServer(t, dir)
 			cgitURL := cgitServerWith(t, dir, p.v2, nil)
 			work := t.TempDir()
@@ -114,7 +116,7 @@ func TestShallowDeepenUnshallow(t *testing.T) {
 		// With v0 only the tags at master~10 are wanted (depth 20 counts
 		// from them: 30 commits), with v2 master too (20): as C git.
 		{"fetch --depth 20", []string{"fetch", "--depth", "20"}, 0},
-		{"fetch --unshallow", []string{"fetch", "--unshallow"}, 300},
+		{"fetch --unshallow", []string{"fetch", "--unshallow"}, smallShape().Commits},
 	})
 }
 
@@ -143,6 +145,5 @@ func TestShallowExclude(t *testing.T) {
 }
 
 func repotestSmall(t *testing.T) string {
-	c := newGitClient(t)
-	return smallRepo(t, c)
+	return readOnlySmallRepo(t)
 }
