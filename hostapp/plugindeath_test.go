@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fennec-forge/fennec/core/fennectest/gobuild"
 )
 
 // TestKill9TakesThePluginsDown: the server killed with SIGKILL (what the OOM
@@ -32,10 +34,7 @@ func TestKill9TakesThePluginsDown(t *testing.T) {
 		t.Log("bwrap cannot run sandboxes here: executor-shell only")
 	}
 	for _, name := range executors {
-		out, err := exec.Command("go", "build", "-o", filepath.Join(pluginDir, "executor-"+name), "../plugins/executor-"+name).CombinedOutput()
-		if err != nil {
-			t.Fatalf("build executor-%s: %v\n%s", name, err, out)
-		}
+		gobuild.Install(t, "../plugins/executor-"+name, filepath.Join(pluginDir, "executor-"+name))
 	}
 	cfg := filepath.Join(t.TempDir(), "fennec.yaml")
 	if err := os.WriteFile(cfg, []byte("plugin_dir: "+pluginDir+"\n"), 0o600); err != nil {

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/executors"
+	"github.com/fennec-forge/fennec/core/fennectest/gobuild"
 	"github.com/fennec-forge/fennec/core/plugin"
 	"github.com/fennec-forge/fennec/sdk/executor"
 )
@@ -47,9 +47,7 @@ func (l *lockedTrace) String() string {
 // being killed mid-job.
 func TestPoolWithTheShippedShellExecutor(t *testing.T) {
 	pluginDir := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(pluginDir, "executor-shell"), "../../plugins/executor-shell").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	gobuild.Install(t, "../../plugins/executor-shell", filepath.Join(pluginDir, "executor-shell"))
 	cfg := config.Default()
 	cfg.Listen = ""
 	cfg.Data = t.TempDir()

@@ -24,6 +24,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/core/fennectest/gobuild"
 	"github.com/fennec-forge/fennec/core/plugin"
 	"github.com/fennec-forge/fennec/sdk/authprovider"
 	sdkplugin "github.com/fennec-forge/fennec/sdk/plugin"
@@ -48,9 +49,9 @@ func TestMain(m *testing.M) {
 		{bins.good, ""},
 		{bins.v0, "-X main.apiVersion=v0"},
 	} {
-		cmd := exec.Command("go", "build", "-ldflags", b.ldflags, "-o", b.out, "./testdata/authplugin")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building the test plugin: %v\n%s", err, out)
+		// Built once per source (gobuild's cache); each run gets copies.
+		if err := gobuild.InstallTo("./testdata/authplugin", b.out, "-ldflags", b.ldflags); err != nil {
+			fmt.Fprintf(os.Stderr, "building the test plugin: %v\n", err)
 			os.Exit(1)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/fennectest/gobuild"
 )
 
 var (
@@ -36,10 +37,8 @@ func shellExecutor(t testing.TB) string {
 			return
 		}
 		pluginDir = dir
-		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "executor-shell"), "../../plugins/executor-shell").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("%v: %s", err, out)
-		}
+		// Built once per source for every package's tests (gobuild).
+		buildErr = gobuild.InstallTo("../../plugins/executor-shell", filepath.Join(dir, "executor-shell"))
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
