@@ -356,6 +356,28 @@ func TestHostContinuesWithoutBrokenPlugins(t *testing.T) {
 	}
 }
 
+// Start returns once each plugin's first attempt has settled: a plugin
+// refused at its first start is already failed, and logged, however long
+// its process takes to be killed (the hook stands for a slow kill on a
+// loaded machine, where TestHostContinuesWithoutBrokenPlugins once found
+// a plugin not yet logged).
+func TestStartWaitsForFirstAttemptsToSettle(t *testing.T) {
+	t.Cleanup(plugin.SetTestHookDown(func(s plugin.State) {
+		if s == plugin.StateFailed {
+			time.Sleep(300 * time.Millisecond)
+		}
+	}))
+	refused := good("refused")
+	refused.Settings = map[string]any{"realm": ""}
+	h, logs := start(t, plugin.Options{Plugins: []config.Plugin{refused}})
+	if s := h.Status()[0]; s.State != plugin.StateFailed || !strings.Contains(fmt.Sprint(s.Err), "settings refused") {
+		t.Errorf("after Start: %s, %v; want failed with settings refused", s.State, s.Err)
+	}
+	if logs.FilterField(zap.String("plugin", "refused")).FilterLevelExact(zapcore.ErrorLevel).Len() == 0 {
+		t.Error("the refusal was not logged when Start returned")
+	}
+}
+
 // A bare file name, or no path at all, is looked up in the plugin directory.
 func TestHostFindsPluginsInItsDirectory(t *testing.T) {
 	byName := good("authplugin")

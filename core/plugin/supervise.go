@@ -104,11 +104,17 @@ func (in *instance) run(ctx context.Context, firstDone func()) {
 		in.setState(StateStarting, nil)
 		started := time.Now()
 		err := in.launch()
-		if attempt == 0 {
-			firstDone()
+		// Start waits for the first attempt's outcome: its state and its
+		// log line, so that firstDone comes after both (a failed process
+		// may take a while to be killed).
+		settled := func() {
+			if attempt == 0 {
+				firstDone()
+			}
 		}
 		if ctx.Err() != nil {
 			in.down(StateStopped, errStopped)
+			settled()
 			return
 		}
 		var p permanent
@@ -116,18 +122,21 @@ func (in *instance) run(ctx context.Context, firstDone func()) {
 		case errors.As(err, &p):
 			in.down(StateFailed, err)
 			in.log.Error("plugin refused; Fennec continues without it", zap.String("path", in.path), zap.Error(err))
+			settled()
 			return
 		case err != nil:
 			in.down(StateRestarting, err)
 			delay := in.backoff.Delay(failures)
 			failures++
 			in.log.Warn("plugin failed to start; retrying", zap.Duration("in", delay), zap.Error(err))
+			settled()
 			if !sleep(ctx, delay) {
 				in.down(StateStopped, errStopped)
 				return
 			}
 			continue
 		}
+		settled()
 
 		if !in.watch(ctx) {
 			in.down(StateStopped, errStopped)
@@ -170,6 +179,10 @@ func (in *instance) watch(ctx context.Context) bool {
 	}
 }
 
+// testHookDown, when set (by tests, before Start), runs in down after the
+// state changed: it stands for a slow kill of a process.
+var testHookDown func(State)
+
 func sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -196,6 +209,9 @@ func (in *instance) down(s State, cause error) {
 	in.client, in.base, in.kclient, in.gen, in.genEnd, in.pid = nil, nil, nil, nil, nil, 0
 	in.state, in.err = s, cause
 	in.mu.Unlock()
+	if testHookDown != nil {
+		testHookDown(s)
+	}
 	if end != nil {
 		end(cause)
 	}
