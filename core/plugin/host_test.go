@@ -241,7 +241,7 @@ func waitAuthenticates(t *testing.T, p authprovider.Provider, wantExternalID str
 
 // Killing the process from outside ends a call blocked in it.
 func TestHostFailsCallsInFlightWhenThePluginDies(t *testing.T) {
-	h, _ := start(t, plugin.Options{Plugins: []config.Plugin{good("mem")}})
+	h, logs := start(t, plugin.Options{Plugins: []config.Plugin{good("mem")}})
 	p := auth(t, h, "mem")
 	pid := h.Status()[0].PID
 	errc := make(chan error, 1)
@@ -249,7 +249,12 @@ func TestHostFailsCallsInFlightWhenThePluginDies(t *testing.T) {
 		_, err := p.Authenticate(context.Background(), "hang", "x")
 		errc <- err
 	}()
-	time.Sleep(200 * time.Millisecond) // let the call reach the plugin
+	// The plugin logs once the call has reached it.
+	for deadline := time.Now().Add(10 * time.Second); logs.FilterMessage("hanging").Len() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the call never reached the plugin")
+		}
+	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
@@ -716,7 +715,7 @@ func TestProjectList(t *testing.T) {
 	// Created in this order (ids and created_at ascending); names, paths
 	// and ids sort three different ways.
 	mk := func(token, name, path, vis, desc string) int64 {
-		time.Sleep(2 * time.Millisecond) // distinct timestamps at millisecond precision
+		fennectest.NextMillisecond() // distinct timestamps at millisecond precision
 		return crudNum(crudCreate(t, s, token, map[string]any{"name": name, "path": path, "visibility": vis, "description": desc})["id"])
 	}
 	zeta := mk(alice.Token, "Zeta", "aaa-zeta", "public", "the last letter")
@@ -784,7 +783,7 @@ func TestProjectList(t *testing.T) {
 			crudWantNames(t, c.query, list(s.RootToken, c.query), c.want...)
 		}
 		// Editing alpha moves it to the end of updated_at order.
-		time.Sleep(2 * time.Millisecond)
+		fennectest.NextMillisecond()
 		crudCall(t, s, alice.Token, http.MethodPut, "/api/v4/projects/"+crudItoa(alpha), map[string]any{"name": "alpha", "description": "edited"}).status(t, 200)
 		updated := append(slices.DeleteFunc(slices.Clone(created), func(n string) bool { return n == "alpha" }), "alpha")
 		crudWantNames(t, "updated_at asc", list(s.RootToken, "?order_by=updated_at&sort=asc"), updated...)

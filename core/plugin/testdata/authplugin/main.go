@@ -56,6 +56,7 @@ func (p *provider) Authenticate(ctx context.Context, login, password string) (au
 	case "crash":
 		os.Exit(3)
 	case "hang":
+		p.log.Info("hanging") // tests wait for it: the call has reached the plugin
 		<-ctx.Done()
 		return authprovider.Identity{}, ctx.Err()
 	case "pid":
