@@ -102,6 +102,24 @@ func strayClientViolations(relPath string, src []byte) []string {
 	return out
 }
 
+// fxImportViolations says whether a module file (its tests included)
+// imports go.uber.org/fx: a module registers through the core's typed
+// functions (fennec.Provide, ProvideRoutes, Extension...) and takes part in
+// start and stop through Provisioner, Runner and CleanerUpper; fx stays
+// behind the core.
+func fxImportViolations(relPath string, src []byte) []string {
+	f, err := parser.ParseFile(token.NewFileSet(), relPath, src, parser.ImportsOnly)
+	if err != nil {
+		return []string{relPath + ": " + err.Error()}
+	}
+	for _, imp := range f.Imports {
+		if p, _ := strconv.Unquote(imp.Path.Value); p == "go.uber.org/fx" || strings.HasPrefix(p, "go.uber.org/fx/") {
+			return []string{relPath + " imports " + p + ": modules register through the core (fennec.Provide, fennec.In, the Provide* functions), never fx"}
+		}
+	}
+	return nil
+}
+
 // serviceFileViolations says what a non-test file of a module's internal/
 // imports that only its HTTP adapter may (nil when nothing). A command
 // (package main, such as the repository's gitbench) is a client of the
@@ -234,15 +252,16 @@ func TestModuleAnatomy(t *testing.T) {
 				return err
 			}
 			relPath = filepath.ToSlash(relPath)
-			var vs []string
+			vs := fxImportViolations(relPath, src)
 			switch {
 			case strings.Contains(relPath, "/internal/"):
-				vs = append(serviceFileViolations(relPath, src), clientFileViolations(relPath, src)...)
+				vs = append(vs, serviceFileViolations(relPath, src)...)
+				vs = append(vs, clientFileViolations(relPath, src)...)
 				vs = append(vs, strayClientViolations(relPath, src)...)
 			case filepath.Dir(relPath) == "modules/"+mod:
-				vs = rootAliasViolations(relPath, src)
+				vs = append(vs, rootAliasViolations(relPath, src)...)
 			case !strings.Contains(relPath, "/testdata/"):
-				vs = contractFileViolations(relPath, src)
+				vs = append(vs, contractFileViolations(relPath, src)...)
 			}
 			for _, v := range vs {
 				t.Error(v)
@@ -287,6 +306,10 @@ func TestModuleAnatomyRulesCatchViolations(t *testing.T) {
 	}
 	if got := strayClientViolations("modules/x/internal/httpclient.go", stray); got != nil {
 		t.Errorf("the client file may: %q", got)
+	}
+	withFx := []byte("package x\n\nimport \"go.uber.org/fx\"\n")
+	if got := fxImportViolations("modules/x/x_test.go", withFx); len(got) != 1 {
+		t.Errorf("a module importing fx: %q", got)
 	}
 	alias := []byte("package x\n\nimport in \"" + modulePath + "/modules/x/internal\"\n\ntype View = in.View\n\nvar ErrNotFound, Other = in.ErrNotFound, 1\n\nfunc Module() any { return in.New }\n")
 	if got := rootAliasViolations("modules/x/x.go", alias); len(got) != 2 {

@@ -48,6 +48,8 @@ type settings struct {
 	dbOption store.Options
 	// authProviders are in-process auth providers (WithAuthProvider).
 	authProviders inProcessAuthProviders
+	// executors are in-process job executors (WithExecutor).
+	executors InProcessExecutors
 }
 
 // WithConfig sets the configuration; without it, config.Default() is used.
@@ -84,6 +86,7 @@ type App struct {
 	admin    *adminSocket
 	commands []AdminCommand
 	backup   []BackupParticipant
+	modules  []Module
 }
 
 // New assembles an App. It opens the store (failing within about a second if
@@ -97,6 +100,9 @@ func New(opts ...Option) (*App, error) {
 	}
 	app.fx = fx.New(options...)
 	if err := app.fx.Err(); err != nil {
+		if explained := explainMissing(err, app.modules); explained != nil {
+			return nil, explained
+		}
 		return nil, unwrapFx(err)
 	}
 	return app, nil
@@ -105,11 +111,18 @@ func New(opts ...Option) (*App, error) {
 // Validate checks that the modules in opts fit together (every dependency
 // provided, no cycles) without opening the store or calling any constructor.
 func Validate(opts ...Option) error {
-	options, err := (&App{}).options(opts)
+	app := &App{}
+	options, err := app.options(opts)
 	if err != nil {
 		return err
 	}
-	return fx.ValidateApp(options...)
+	if err := fx.ValidateApp(options...); err != nil {
+		if explained := explainMissing(err, app.modules); explained != nil {
+			return explained
+		}
+		return err
+	}
+	return nil
 }
 
 func (app *App) options(opts []Option) ([]fx.Option, error) {
@@ -136,7 +149,7 @@ func (app *App) options(opts []Option) ([]fx.Option, error) {
 			zap.String("key", key), zap.String("now", to))
 	}
 	s.dbOption.NoSync = s.cfg.NoSync
-	app.cfg, app.log = s.cfg, s.logger
+	app.cfg, app.log, app.modules = s.cfg, s.logger, s.modules
 
 	options := []fx.Option{
 		fx.WithLogger(func() fxevent.Logger {

@@ -132,7 +132,7 @@ func TestBackupParticipantsRoundTrip(t *testing.T) {
 }
 
 func TestBackupParticipantsAreDeclared(t *testing.T) {
-	ctor := func() []fennec.BackupParticipant {
+	ctor := func(fennec.None) []fennec.BackupParticipant {
 		return []fennec.BackupParticipant{{Name: "thing", Capture: func(context.Context, *store.Tx) (fennec.BackupCapture, error) {
 			return fennec.BackupCapture{}, nil
 		}}}

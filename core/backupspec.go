@@ -103,7 +103,7 @@ type BackupParticipants struct {
 // ProvideBackupParticipants adds a constructor returning
 // []BackupParticipant and declares them (each one built must be declared,
 // and the other way round; New checks).
-func ProvideBackupParticipants(ctor any, specs ...BackupSpec) BackupParticipants {
+func ProvideBackupParticipants[D any](ctor func(D) []BackupParticipant, specs ...BackupSpec) BackupParticipants {
 	return BackupParticipants{Option: fx.Provide(fx.Annotate(ctor, fx.ResultTags(groupBackup))), specs: specs}
 }
 

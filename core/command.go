@@ -81,7 +81,7 @@ type AdminCommands struct {
 // ProvideAdminCommands adds a constructor returning []AdminCommand, and
 // declares those commands (every one it returns must be declared, and the
 // other way round; New checks).
-func ProvideAdminCommands(ctor any, specs ...AdminCommandSpec) AdminCommands {
+func ProvideAdminCommands[D any](ctor func(D) []AdminCommand, specs ...AdminCommandSpec) AdminCommands {
 	return AdminCommands{Option: fx.Provide(fx.Annotate(ctor, fx.ResultTags(groupCommands))), specs: specs}
 }
 

@@ -17,8 +17,8 @@ import (
 // built commands differ, so that list cannot lie.
 func TestAdminCommandsAreDeclared(t *testing.T) {
 	run := func(context.Context, []string, io.Writer) error { return nil }
-	built := func(names ...string) func() []fennec.AdminCommand {
-		return func() []fennec.AdminCommand {
+	built := func(names ...string) func(fennec.None) []fennec.AdminCommand {
+		return func(fennec.None) []fennec.AdminCommand {
 			var out []fennec.AdminCommand
 			for _, n := range names {
 				out = append(out, fennec.AdminCommand{Name: n, Run: run})

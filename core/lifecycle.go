@@ -55,12 +55,12 @@ type CleanerUpper interface {
 // other values of the app; every value they return is constructed when the
 // app is assembled (so a value nothing asks for still runs its loop) and
 // takes part in the lifecycle through the interfaces it implements.
-func Provide(ctors ...any) fx.Option {
+func Provide(ctors ...any) Part {
 	var opts []fx.Option
 	for _, c := range ctors {
 		opts = append(opts, fx.Provide(withLifecycle(c)), fx.Invoke(constructAll(c)))
 	}
-	return fx.Options(opts...)
+	return withNeeds(fx.Options(opts...), ctors...)
 }
 
 var (

@@ -106,7 +106,7 @@ func TestLifecycleOrder(t *testing.T) {
 			func(b *base) Provided { return b },
 			func() failing { return failing{} },
 		),
-		fennec.ProvideSubscribers(func() []events.Subscriber {
+		fennec.ProvideSubscribers(func(fennec.None) []events.Subscriber {
 			return []events.Subscriber{events.Subscribe("lifecycletest.delivered", func(context.Context, provisioned) error {
 				j.add("delivered")
 				return nil
@@ -173,3 +173,27 @@ func TestProvisionErrorStopsTheStart(t *testing.T) {
 type broken struct{}
 
 func (*broken) Provision(context.Context) error { return errors.New("no disk") }
+
+// TestMissingDependencyNamesTheModule: a module whose services need what no
+// loaded module provides is refused with the module and the types, not
+// fx's chain of constructors.
+func TestMissingDependencyNamesTheModule(t *testing.T) {
+	cfg := config.Default()
+	cfg.Listen = ""
+	cfg.Data = t.TempDir()
+	type needsBoth struct {
+		fennec.In
+		Provided Provided
+		Journal  *journal
+		Maybe    *top `optional:"true"`
+	}
+	mod := fennec.NewModule("needy", fennec.Provide(func(needsBoth) *broken { return &broken{} }))
+	want := "fennec: module needy needs fennec_test.Provided, *fennec_test.journal, which no loaded module provides"
+	_, err := fennec.New(fennec.WithConfig(cfg), fennec.WithModules(mod), fennec.WithLogger(zap.NewNop()))
+	if err == nil || err.Error() != want {
+		t.Fatalf("New: %v\nwant %s", err, want)
+	}
+	if err := fennec.Validate(fennec.WithConfig(cfg), fennec.WithModules(mod), fennec.WithLogger(zap.NewNop())); err == nil || err.Error() != want {
+		t.Fatalf("Validate: %v", err)
+	}
+}

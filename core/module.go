@@ -1,10 +1,11 @@
 package fennec
 
 import (
+	"reflect"
+
 	"go.uber.org/fx"
 
 	"github.com/fennec-forge/fennec/core/api"
-	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/store"
 )
@@ -18,10 +19,11 @@ type Module struct {
 	sections []config.Section
 	commands []AdminCommandSpec
 	backups  []BackupSpec
+	needs    []reflect.Type // what its registrations take (needs.go)
 }
 
 // NewModule bundles a module's fx options under its name.
-func NewModule(name string, opts ...fx.Option) Module {
+func NewModule(name string, opts ...Part) Module {
 	m := Module{name: name, opt: fx.Module(name, opts...)}
 	for _, o := range opts {
 		switch o := o.(type) {
@@ -31,6 +33,8 @@ func NewModule(name string, opts ...fx.Option) Module {
 			m.commands = append(m.commands, o.specs...)
 		case BackupParticipants:
 			m.backups = append(m.backups, o.specs...)
+		case needing:
+			m.needs = append(m.needs, o.needs...)
 		}
 	}
 	return m
@@ -65,14 +69,8 @@ const (
 	groupTokens      = `group:"fennec.tokens"`
 )
 
-// ProvideRoutes adds a constructor returning Routes; its parameters are
-// injected (services, config, logger...).
-func ProvideRoutes(ctor any) fx.Option {
-	return fx.Provide(fx.Annotate(ctor, fx.ResultTags(groupRoutes)))
-}
-
 // Tables declares the buckets of a module's tables (anything with Buckets()).
-func Tables(tables ...interface{ Buckets() []string }) fx.Option {
+func Tables(tables ...interface{ Buckets() []string }) Part {
 	var names []string
 	for _, t := range tables {
 		names = append(names, t.Buckets()...)
@@ -81,24 +79,6 @@ func Tables(tables ...interface{ Buckets() []string }) fx.Option {
 }
 
 // Migrations declares a module's ordered schema migrations.
-func Migrations(ms ...store.Migration) fx.Option {
+func Migrations(ms ...store.Migration) Part {
 	return fx.Provide(fx.Annotate(func() []store.Migration { return ms }, fx.ResultTags(`group:"fennec.migrations,flatten"`)))
-}
-
-// ProvideMigrations adds a constructor returning []store.Migration, for
-// migrations that need a service (the sealing key, the configuration). A
-// module's migrations must still number 1..n without gaps across all of its
-// Migrations and ProvideMigrations.
-func ProvideMigrations(ctor any) fx.Option {
-	return fx.Provide(fx.Annotate(ctor, fx.ResultTags(`group:"fennec.migrations,flatten"`)))
-}
-
-// ProvideSubscribers adds a constructor returning []events.Subscriber.
-func ProvideSubscribers(ctor any) fx.Option {
-	return fx.Provide(fx.Annotate(ctor, fx.ResultTags(`group:"fennec.subscribers,flatten"`)))
-}
-
-// ProvideTokenResolver adds a constructor returning an auth.TokenResolver.
-func ProvideTokenResolver(ctor any) fx.Option {
-	return fx.Provide(fx.Annotate(ctor, fx.As(new(auth.TokenResolver)), fx.ResultTags(groupTokens)))
 }

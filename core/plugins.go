@@ -11,6 +11,7 @@ import (
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/plugin"
 	"github.com/fennec-forge/fennec/sdk/authprovider"
+	"github.com/fennec-forge/fennec/sdk/executor"
 	sdkplugin "github.com/fennec-forge/fennec/sdk/plugin"
 )
 
@@ -61,6 +62,29 @@ type AuthProvider struct {
 // AuthProviders are the auth providers in the order they are asked.
 type AuthProviders []AuthProvider
 
+// InProcessExecutor is a job executor that runs inside the server
+// (WithExecutor): a member of the executors' pool beside the executor
+// plugins, with no process to start or watch.
+type InProcessExecutor struct {
+	Name     string
+	Executor executor.Executor
+}
+
+// InProcessExecutors are those registered with WithExecutor, in order;
+// every app provides the list (empty without any).
+type InProcessExecutors []InProcessExecutor
+
+// WithExecutor registers an in-process job executor under name, taken by
+// the CI scheduler like an executor plugin (the tags its Capabilities
+// give decide which jobs). It must pass the suite in
+// sdk/executor/conformance like any plugin. For embedders who run jobs
+// their own way, and tests that want jobs to finish at once.
+func WithExecutor(name string, e executor.Executor) Option {
+	return func(s *settings) {
+		s.executors = append(s.executors, InProcessExecutor{Name: name, Executor: e})
+	}
+}
+
 // inProcessAuthProviders are those registered with WithAuthProvider.
 type inProcessAuthProviders = AuthProviders
 
@@ -89,6 +113,7 @@ func pluginOptions(s *settings) fx.Option {
 	inProcess := s.authProviders
 	return fx.Options(
 		PluginKind(authprovider.Kind),
+		fx.Supply(s.executors),
 		fx.Provide(
 			func(p pluginHostParams) *plugin.Host {
 				// Group order is random; sort so messages are stable.

@@ -23,7 +23,7 @@ import (
 
 // bodyModule has operations that read (or ignore) a body, signed-in or not.
 func bodyModule() fennec.Module {
-	return fennec.NewModule("bodies", fennec.ProvideRoutes(func() fennec.Routes {
+	return fennec.NewModule("bodies", fennec.ProvideRoutes(func(fennec.None) fennec.Routes {
 		return fennec.Routes{Name: "bodies", Register: func(a *api.API) {
 			api.Register(a, api.Op{ID: "body-signed-in", Method: http.MethodPost, Path: "/body-signed-in", Access: api.SignedIn, Status: http.StatusOK},
 				func(ctx context.Context, _ *whoamiPostInput) (*whoamiOutput, error) { return whoami(ctx), nil })

@@ -140,7 +140,7 @@ func whoami(ctx context.Context) *whoamiOutput {
 }
 
 func sampleModule() fennec.Module {
-	return fennec.NewModule("sample", fennec.ProvideRoutes(func() fennec.Routes {
+	return fennec.NewModule("sample", fennec.ProvideRoutes(func(fennec.None) fennec.Routes {
 		return fennec.Routes{Name: "sample", Register: registerSample}
 	}))
 }

@@ -46,7 +46,7 @@ type shelfInput struct {
 type shelfOutput struct{ Body struct{} }
 
 func shelfModule() fennec.Module {
-	return fennec.NewModule("shelf", fennec.ProvideRoutes(func() fennec.Routes {
+	return fennec.NewModule("shelf", fennec.ProvideRoutes(func(fennec.None) fennec.Routes {
 		return fennec.Routes{Name: "shelf", Register: func(a *api.API) {
 			mapShelfErrors(a)
 			api.Register(a, api.Op{ID: "get-shelf", Method: http.MethodGet, Path: "/shelves/{kind}", Access: api.Public},

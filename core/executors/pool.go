@@ -13,6 +13,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/plugin"
 	"github.com/fennec-forge/fennec/sdk/executor"
 )
@@ -100,15 +101,29 @@ type poolParams struct {
 	fx.In
 	Lifecycle fx.Lifecycle
 	Host      *plugin.Host
+	InProcess fennec.InProcessExecutors
 	Log       *zap.Logger
 }
 
-// newPool is the fx constructor: the host's executor plugins, started
-// after the host (its hook was appended first).
-func newPool(p poolParams) *Pool {
-	pool := New(p.Log, hostMembers(p.Host)...)
+// newPool is the fx constructor: the host's executor plugins, then the
+// in-process executors (fennec.WithExecutor), started after the host (its
+// hook was appended first).
+func newPool(p poolParams) (*Pool, error) {
+	members := hostMembers(p.Host)
+	seen := map[string]bool{}
+	for _, m := range members {
+		seen[m.Name] = true
+	}
+	for _, e := range p.InProcess {
+		if e.Name == "" || e.Executor == nil || seen[e.Name] {
+			return nil, fmt.Errorf("executors: WithExecutor needs a name no other executor has, and an executor (%q)", e.Name)
+		}
+		seen[e.Name] = true
+		members = append(members, Member{Name: e.Name, Executor: e.Executor})
+	}
+	pool := New(p.Log, members...)
 	p.Lifecycle.Append(fx.Hook{OnStart: pool.Start, OnStop: pool.Stop})
-	return pool
+	return pool, nil
 }
 
 // Start learns the members' capabilities and keeps watching their

@@ -1,8 +1,6 @@
 package activity
 
 import (
-	"go.uber.org/fx"
-
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/modules/activity/entry"
 	"github.com/fennec-forge/fennec/modules/activity/internal"
@@ -45,7 +43,7 @@ func Module() fennec.Module {
 		fennec.Migrations(internal.Migrations()...),
 		// Who may see a target is the collab module's (its registry of
 		// target kinds), so a new kind needs no change here.
-		fx.Provide(fx.Annotate(internal.NewService, fx.ParamTags("", "", "", "", `optional:"true"`)),
+		fennec.Provide(internal.NewService,
 			func(s *internal.Service) entry.Service { return s }),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideRoutes(internal.NewRoutes),

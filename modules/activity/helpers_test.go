@@ -42,7 +42,7 @@ func start(t *testing.T, opts ...fennectest.Option) *env {
 // module, as a module owning those targets (issues...) would.
 func withKinds(kinds ...target.Kind) fennectest.Option {
 	return fennectest.WithOptions(fennec.WithModules(fennec.NewModule("feed-kinds-test",
-		collab.ProvideKinds(func() []target.Kind { return kinds }))))
+		collab.ProvideKinds(func(fennec.None) []target.Kind { return kinds }))))
 }
 
 // publish commits events as a module would, then waits for their delivery.

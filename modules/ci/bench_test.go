@@ -19,7 +19,6 @@ import (
 	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
-	"go.uber.org/fx"
 	"go.uber.org/zap"
 
 	fennec "github.com/fennec-forge/fennec/core"
@@ -207,7 +206,7 @@ func BenchmarkThousandJobPipeline(b *testing.B) {
 	const stages, perStage = 10, 100
 	exec := &instantExecutors{}
 	s := stocktest.Start(b, benchLogger(), fennectest.WithModules(fennec.NewModule("bench-instant-executor",
-		fx.Supply(fx.Annotate(exec, fx.As(new(ci.Executors)))))))
+		fennec.Supply[ci.Executors](exec))))
 	c := s.Client
 	p := newProject(b, c, "bench-thousand")
 	var yaml strings.Builder

@@ -1,8 +1,6 @@
 package ci
 
 import (
-	"go.uber.org/fx"
-
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/executors"
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
@@ -42,12 +40,12 @@ func Module() fennec.Module {
 		fennec.Tables(internal.Tables()...),
 		fennec.Migrations(internal.Migrations()...),
 		executors.Option(),
-		fx.Provide(internal.NewService, internal.NewServer, func(s *internal.Service) cicd.Service { return s }),
-		fx.Provide(internal.NewCommitPipelines, func(q *internal.CommitPipelines) cicd.Pipelines { return q }),
+		fennec.Provide(internal.NewService, internal.NewServer, func(s *internal.Service) cicd.Service { return s }),
+		fennec.Provide(internal.NewCommitPipelines, func(q *internal.CommitPipelines) cicd.Pipelines { return q }),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideTokenResolver(internal.NewTokenResolver),
-		fx.Invoke(internal.Start),
+		fennec.Provide(internal.NewScheduler),
 		fennec.ProvideBackupParticipants(internal.BackupParticipants, internal.BackupSpec),
 		fennec.ProvideAdminCommands(internal.Commands, internal.RunnerCommandSpecs...),
 	)

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
-	"go.uber.org/fx"
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/config"
@@ -43,7 +42,7 @@ func withShell(settings map[string]any) fennectest.Option {
 // production minute.
 func withReapInterval(d time.Duration) fennectest.Option {
 	return fennectest.WithModules(fennec.NewModule("ci-test-reaper",
-		fx.Invoke(func(s *internal.Service) { s.SetReapInterval(d) })))
+		fennec.Invoke(func(s *internal.Service) { s.SetReapInterval(d) })))
 }
 
 func newProject(t testing.TB, c *gitlab.Client, name string) *gitlab.Project {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
-	"go.uber.org/fx"
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/fennectest"
@@ -73,7 +72,7 @@ func withJobLimit(n int) fennectest.Option {
 // chunk of a pipeline's jobs.
 func withStepObserver(fn func(internal.Step)) fennectest.Option {
 	return fennectest.WithModules(fennec.NewModule("ci-test-steps",
-		fx.Invoke(func(s *internal.Service) { s.SetStepObserver(fn) })))
+		fennec.Invoke(func(s *internal.Service) { s.SetStepObserver(fn) })))
 }
 
 // The limit counts the jobs of the pipeline, after only and except, and

@@ -139,7 +139,7 @@ func (ts *things) module(locked *sync.Map, seen *noteEvents) fennec.Module {
 		// owner's kinds built from its own service (itself built from
 		// target.Service) do: no cycle for fx.
 		collab.ProvideKinds(func(target.Service) []target.Kind { return []target.Kind{kind, quirky} }),
-		fennec.ProvideSubscribers(func() []events.Subscriber {
+		fennec.ProvideSubscribers(func(fennec.None) []events.Subscriber {
 			if seen == nil {
 				return nil // benchmarks: NoteEvents go nowhere, as in the stock bundle today
 			}
@@ -150,7 +150,7 @@ func (ts *things) module(locked *sync.Map, seen *noteEvents) fennec.Module {
 				return nil
 			})}
 		}),
-		fennec.ProvideRoutes(func() fennec.Routes {
+		fennec.ProvideRoutes(func(fennec.None) fennec.Routes {
 			return fennec.Routes{Name: "things-test", Register: func(a *api.API) {
 				a.MapError(errThingNotFound, func(error) *api.Error { return api.NotFound("Thing") })
 			}}

@@ -79,7 +79,7 @@ func (ws *widgets) module() fennec.Module {
 			w, ok := ws.rows[id]
 			return ok && !w.hiddenFrom[auth.FromContext(ctx).UserID()], nil
 		}}
-	return fennec.NewModule("widgets-test", collab.ProvideKinds(func() []target.Kind { return []target.Kind{kind} }))
+	return fennec.NewModule("widgets-test", collab.ProvideKinds(func(fennec.None) []target.Kind { return []target.Kind{kind} }))
 }
 
 type wenv struct {

@@ -1,8 +1,6 @@
 package identity
 
 import (
-	"go.uber.org/fx"
-
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/modules/identity/event"
@@ -49,7 +47,7 @@ const MinPasswordLength = user.MinPasswordLength
 // wall clock unless the app provides one (tests move past a reset token's
 // lifetime with it):
 //
-//	fx.Supply(fx.Annotate(myClock, fx.As(new(identity.Clock))))
+//	fennec.Supply[identity.Clock](myClock)
 type Clock = settings.Clock
 
 // Activity records that a user was active today (user.Activity); the
@@ -122,15 +120,6 @@ func Module() fennec.Module {
 		fennec.ProvideTokenResolver(func(s *internal.Service) *internal.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideAdminCommands(internal.Commands, internal.CommandSpecs...),
-		// The auth providers (plugins and in-process ones), asked after the
-		// local password check, in order.
-		fx.Invoke(func(s *internal.Service, providers fennec.AuthProviders) {
-			list := make([]internal.DirectoryProvider, 0, len(providers))
-			for _, p := range providers {
-				list = append(list, internal.DirectoryProvider{Name: p.Name, Provider: p.Provider})
-			}
-			s.SetProviders(list)
-		}),
-		fx.Invoke(internal.UseClock),
+		fennec.Invoke(internal.Wire),
 	)
 }

@@ -27,7 +27,7 @@ func TestIssueEvents(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var got []event.IssueEvent
-	listener := fennec.NewModule("issue-listener", fennec.ProvideSubscribers(func() []events.Subscriber {
+	listener := fennec.NewModule("issue-listener", fennec.ProvideSubscribers(func(fennec.None) []events.Subscriber {
 		return []events.Subscriber{events.Subscribe("test.issues", func(_ context.Context, ev event.IssueEvent) error {
 			mu.Lock()
 			defer mu.Unlock()

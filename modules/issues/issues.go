@@ -1,8 +1,6 @@
 package issues
 
 import (
-	"go.uber.org/fx"
-
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/modules/collab"
 	"github.com/fennec-forge/fennec/modules/collab/target"
@@ -19,7 +17,7 @@ func Module() fennec.Module {
 		fennec.Tables(internal.Tables()...),
 		fennec.Tables(internal.LabelEventTables()...),
 		fennec.Migrations(internal.Migrations()...),
-		fx.Provide(internal.NewService,
+		fennec.Provide(internal.NewService,
 			func(s *internal.Service) issue.Service { return s }),
 		// The labels and milestones merge requests attach, and what a merge
 		// would close: the collab contract's seams, so merge requests need

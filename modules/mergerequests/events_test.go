@@ -23,7 +23,7 @@ func TestEventsAndTodos(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var got []event.MergeRequestEvent
-	listener := fennec.NewModule("mr-listener", fennec.ProvideSubscribers(func() []events.Subscriber {
+	listener := fennec.NewModule("mr-listener", fennec.ProvideSubscribers(func(fennec.None) []events.Subscriber {
 		return []events.Subscriber{events.Subscribe("test.mergerequests", func(_ context.Context, ev event.MergeRequestEvent) error {
 			mu.Lock()
 			defer mu.Unlock()

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
-	"go.uber.org/fx"
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/fennectest"
@@ -36,7 +35,7 @@ func start(t testing.TB, opts ...fennectest.Option) *env {
 	t.Helper()
 	clock := &testClock{}
 	opts = append([]fennectest.Option{fennectest.WithModules(fennec.NewModule("oauth-test-clock",
-		fx.Supply(fx.Annotate(clock, fx.As(new(oauth.Clock))))))}, opts...)
+		fennec.Supply[oauth.Clock](clock)))}, opts...)
 	return &env{Server: stocktest.Start(t, opts...), clock: clock}
 }
 

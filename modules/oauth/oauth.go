@@ -12,7 +12,7 @@ import (
 // wall clock unless the app provides one (tests move past token lifetimes
 // with it):
 //
-//	fx.Supply(fx.Annotate(myClock, fx.As(new(oauth.Clock))))
+//	fennec.Supply[oauth.Clock](myClock)
 type Clock = provider.Clock
 
 // Sweeper deletes what can no longer matter: expired codes and sessions,

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
-	"go.uber.org/fx"
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/fennectest"
@@ -33,7 +32,7 @@ func startWithResetClock(t *testing.T, opts ...fennectest.Option) *env {
 	t.Helper()
 	clock := &testClock{}
 	opts = append([]fennectest.Option{fennectest.WithModules(fennec.NewModule("reset-test-clock",
-		fx.Supply(fx.Annotate(clock, fx.As(new(oauth.Clock))), fx.Annotate(clock, fx.As(new(identity.Clock))))))}, opts...)
+		fennec.Supply[oauth.Clock](clock), fennec.Supply[identity.Clock](clock)))}, opts...)
 	return &env{Server: stocktest.Start(t, opts...), clock: clock}
 }
 

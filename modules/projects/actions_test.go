@@ -53,7 +53,7 @@ func actStart(t *testing.T, opts ...fennectest.Option) *actServer {
 	t.Helper()
 	rec := &actRecorder{}
 	a := &actServer{rec: rec}
-	listener := fennec.NewModule("actions-test-recorder", fennec.ProvideSubscribers(func() []events.Subscriber {
+	listener := fennec.NewModule("actions-test-recorder", fennec.ProvideSubscribers(func(fennec.None) []events.Subscriber {
 		return []events.Subscriber{events.Subscribe("actions-test.project-events", func(_ context.Context, ev projects.ProjectEvent) error {
 			rec.mu.Lock()
 			rec.events = append(rec.events, ev)

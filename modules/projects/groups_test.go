@@ -34,7 +34,7 @@ type grpRecorder struct {
 }
 
 func (r *grpRecorder) module() fennec.Module {
-	return fennec.NewModule("grouptest", fennec.ProvideSubscribers(func() []events.Subscriber {
+	return fennec.NewModule("grouptest", fennec.ProvideSubscribers(func(fennec.None) []events.Subscriber {
 		return []events.Subscriber{
 			events.Subscribe("grouptest.members", func(_ context.Context, ev projects.MemberEvent) error {
 				r.mu.Lock()

@@ -1,8 +1,6 @@
 package projects
 
 import (
-	"go.uber.org/fx"
-
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/modules/projects/event"
 	"github.com/fennec-forge/fennec/modules/projects/internal"
@@ -128,24 +126,24 @@ const (
 	ImportFailed   = project.ImportFailed
 )
 
-// OpenIssuesCountersGroup is the fx value group of the registered counters.
-const OpenIssuesCountersGroup = "fennec.projects.open_issues_counters"
+// OpenIssuesCounters are the modules that count a project's open issues
+// (the issues module), so this module never imports them.
+var OpenIssuesCounters = fennec.NewExtension[OpenIssuesCounter]("fennec.projects.open_issues_counters")
 
-// ProvideOpenIssuesCounter registers a module's OpenIssuesCounter; ctor is
-// a constructor of one whose parameters fx fills. The counter is taken
-// while the app is assembled, so ctor may depend on what depends on this
-// module (Access).
-func ProvideOpenIssuesCounter(ctor any) fx.Option {
-	return fx.Provide(fx.Annotate(ctor, fx.ResultTags(`group:"`+OpenIssuesCountersGroup+`"`)))
+// ProvideOpenIssuesCounter registers a module's OpenIssuesCounter. The
+// counter is taken while the app is assembled, so ctor may depend on what
+// depends on this module (Access).
+func ProvideOpenIssuesCounter[D any](ctor func(D) OpenIssuesCounter) fennec.Part {
+	return fennec.Contribute(OpenIssuesCounters, func(d D) []OpenIssuesCounter { return []OpenIssuesCounter{ctor(d)} })
 }
 
-// BranchCheckersGroup is the fx value group of the registered checkers.
-const BranchCheckersGroup = "fennec.projects.branch_checkers"
+// BranchCheckers are the modules that say whether a branch exists (the
+// repository module).
+var BranchCheckers = fennec.NewExtension[BranchChecker]("fennec.projects.branch_checkers")
 
-// ProvideBranchChecker registers a module's BranchChecker; ctor is a
-// constructor of one whose parameters fx fills.
-func ProvideBranchChecker(ctor any) fx.Option {
-	return fx.Provide(fx.Annotate(ctor, fx.ResultTags(`group:"`+BranchCheckersGroup+`"`)))
+// ProvideBranchChecker registers a module's BranchChecker.
+func ProvideBranchChecker[D any](ctor func(D) BranchChecker) fennec.Part {
+	return fennec.Contribute(BranchCheckers, func(d D) []BranchChecker { return []BranchChecker{ctor(d)} })
 }
 
 // Module is the projects module for fennec.WithModules. It provides the
@@ -154,7 +152,7 @@ func Module() fennec.Module {
 	return fennec.NewModule("projects",
 		fennec.Tables(internal.Tables()...),
 		fennec.ProvideMigrations(internal.Migrations),
-		fx.Provide(internal.NewBaseURL, internal.NewService, func(s *internal.Service) project.Access { return s },
+		fennec.Provide(internal.NewBaseURL, internal.NewService, func(s *internal.Service) project.Access { return s },
 			func(s *internal.Service) project.RepositoryState { return s },
 			func(s *internal.Service) project.SSHEndpoint { return s },
 			func(s *internal.Service) project.Teams { return s },
@@ -166,7 +164,7 @@ func Module() fennec.Module {
 		fennec.ProvideSubscribers(internal.CleanupSubscribers),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideBackupParticipants(internal.BackupParticipants, internal.BackupSpec),
-		fx.Invoke(fx.Annotate((*internal.Service).SetOpenIssuesCounters, fx.ParamTags("", `group:"`+OpenIssuesCountersGroup+`"`))),
-		fx.Invoke(fx.Annotate((*internal.Service).SetBranchCheckers, fx.ParamTags("", `group:"`+BranchCheckersGroup+`"`))),
+		fennec.Use(OpenIssuesCounters, (*internal.Service).SetOpenIssuesCounters),
+		fennec.Use(BranchCheckers, (*internal.Service).SetBranchCheckers),
 	)
 }

@@ -1,8 +1,6 @@
 package snippets
 
 import (
-	"go.uber.org/fx"
-
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/modules/collab"
 	"github.com/fennec-forge/fennec/modules/snippets/internal"
@@ -16,7 +14,7 @@ func Module() fennec.Module {
 	return fennec.NewModule("snippets",
 		fennec.Tables(internal.Tables()...),
 		fennec.Migrations(internal.Migrations()...),
-		fx.Provide(internal.NewService, func(s *internal.Service) snippet.Service { return s }),
+		fennec.Provide(internal.NewService, func(s *internal.Service) snippet.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		collab.ProvideKinds(internal.Kinds),

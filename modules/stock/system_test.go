@@ -29,7 +29,7 @@ func probeModule() fennec.Module {
 	describe := func(p *auth.Principal) whoami {
 		return whoami{UserID: p.UserID(), Method: string(p.Method), System: p.IsSystem() || p.Method == auth.MethodSystem}
 	}
-	return fennec.NewModule("system-probe", fennec.ProvideRoutes(func() fennec.Routes {
+	return fennec.NewModule("system-probe", fennec.ProvideRoutes(func(fennec.None) fennec.Routes {
 		return fennec.Routes{Name: "system-probe", Register: func(a *api.API) {
 			api.Register(a, api.Op{ID: "probe-whoami", Method: http.MethodGet, Path: "/probe/whoami", Access: api.Public},
 				func(ctx context.Context, _ *struct{}) (*struct{ Body whoami }, error) {

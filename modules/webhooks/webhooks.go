@@ -19,6 +19,7 @@ func Module() fennec.Module {
 	return fennec.NewModule("webhooks",
 		fennec.ModuleConfig(SectionName, webhook.DefaultConfig()),
 		fennec.Tables(internal.Tables()...),
+		fennec.Migrations(internal.Migrations()...),
 		fennec.Provide(internal.NewService, func(s *internal.Service) webhook.Service { return s }),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideRoutes(internal.NewRoutes),

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/activity/entry"
@@ -34,9 +35,20 @@ type Service struct {
 
 var _ entry.Service = (*Service)(nil)
 
-// NewService builds the service; targets may be nil (no collab module).
-func NewService(db *store.DB, log *zap.Logger, access projects.Access, users identity.Users, targets target.Service) *Service {
-	return &Service{db: db, log: log, access: access, users: users, targets: targets, now: time.Now}
+// Deps are what the service is built from; Targets is nil without the
+// collab module.
+type Deps struct {
+	fennec.In
+	DB      *store.DB
+	Log     *zap.Logger
+	Access  projects.Access
+	Users   identity.Users
+	Targets target.Service `optional:"true"`
+}
+
+// NewService builds the service.
+func NewService(d Deps) *Service {
+	return &Service{db: d.DB, log: d.Log, access: d.Access, users: d.Users, targets: d.Targets, now: time.Now}
 }
 
 // OwnEntries is the signed-in caller's feed, as their UserEntries shows it

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"go.uber.org/fx"
 	"go.uber.org/zap"
 
 	fennec "github.com/fennec-forge/fennec/core"
@@ -88,7 +87,7 @@ type Server interface {
 
 // Deps are what the service is built from (fx fills them).
 type Deps struct {
-	fx.In
+	fennec.In
 	DB         *store.DB
 	Bus        *events.Bus
 	Access     projects.Access

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"strings"
 
-	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/executors"
@@ -100,8 +100,16 @@ type TokenResolver struct {
 	users auth.UserLookup
 }
 
+// TokenResolverDeps are what NewTokenResolver is built from.
+type TokenResolverDeps struct {
+	fennec.In
+	Db    *store.DB
+	Users auth.UserLookup
+}
+
 // NewTokenResolver builds the job token resolver.
-func NewTokenResolver(db *store.DB, users auth.UserLookup) *TokenResolver {
+func NewTokenResolver(d TokenResolverDeps) *TokenResolver {
+	db, users := d.Db, d.Users
 	return &TokenResolver{db: db, users: users}
 }
 
@@ -122,12 +130,9 @@ func (r *TokenResolver) ResolveToken(ctx context.Context, kind auth.TokenKind, s
 		Project: j.ProjectID}, nil
 }
 
-// Lifecycle starts the scheduler with the app and stops it before the
-// store closes: jobs it was following are failed at the next start
-// (recoverRunning), as a crash would leave them.
-type Lifecycle struct {
-	fx.In
-	LC      fx.Lifecycle
+// SchedulerDeps are what the scheduler is built from.
+type SchedulerDeps struct {
+	fennec.In
 	Service *Service
 	// Pool is the executor plugins' pool; Executors, when given, replaces
 	// it (an embedder's own executors, or a test's).
@@ -135,13 +140,22 @@ type Lifecycle struct {
 	Executors cicd.Executors  `optional:"true"`
 }
 
-// Start wires the scheduler into the app's lifecycle. Without executors
-// it still runs: runners take the jobs.
-func Start(l Lifecycle) {
-	s := l.Service
-	exec := l.Executors
-	if exec == nil && l.Pool != nil {
-		exec = PoolExecutors{Pool: l.Pool}
+// Scheduler runs the CI loops with the app (settling pipelines, starting
+// jobs on executors, reaping, watching runners) and stops them before the
+// bus and the store: jobs it was following are failed at the next start
+// (recoverRunning), as a crash would leave them. Without executors it
+// still runs: runners take the jobs.
+type Scheduler struct {
+	s  *Service
+	sc *scheduler
+}
+
+// NewScheduler builds the scheduler and attaches it to the service.
+func NewScheduler(d SchedulerDeps) *Scheduler {
+	s := d.Service
+	exec := d.Executors
+	if exec == nil && d.Pool != nil {
+		exec = PoolExecutors{Pool: d.Pool}
 	}
 	if exec == nil {
 		s.log.Info("no job executors: CI jobs wait for GitLab Runners")
@@ -149,27 +163,30 @@ func Start(l Lifecycle) {
 	sc := &scheduler{s: s, exec: exec, running: map[int64]*runningJob{}}
 	s.sched = sc
 	s.decideWake = make(chan struct{}, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	l.LC.Append(fx.Hook{
-		OnStart: func(start context.Context) error {
-			if err := s.recoverRunning(start); err != nil {
-				cancel()
-				return err
-			}
-			// The loops count in the wait group themselves, so the jobs
-			// they start are added while the count is above zero and Stop's
-			// Wait covers all of them.
-			sc.wg.Add(4)
-			go func() { defer sc.wg.Done(); s.settleLoop(ctx) }()
-			go func() { defer sc.wg.Done(); sc.loop(ctx) }()
-			go func() { defer sc.wg.Done(); s.reapLoop(ctx) }()
-			go func() { defer sc.wg.Done(); s.watchRunners(ctx) }()
-			return nil
-		},
-		OnStop: func(context.Context) error {
-			cancel()
-			sc.wg.Wait()
-			return nil
-		},
-	})
+	return &Scheduler{s: s, sc: sc}
+}
+
+var (
+	_ fennec.Provisioner = (*Scheduler)(nil)
+	_ fennec.Runner      = (*Scheduler)(nil)
+)
+
+// Provision fails the jobs a stopped server was following.
+func (x *Scheduler) Provision(ctx context.Context) error { return x.s.recoverRunning(ctx) }
+
+// Run runs the loops until ctx ends and waits for them and the jobs they
+// started.
+func (x *Scheduler) Run(ctx context.Context) error {
+	s, sc := x.s, x.sc
+	// The loops count in the wait group themselves, so the jobs they
+	// start are added while the count is above zero and the Wait below
+	// covers all of them.
+	sc.wg.Add(4)
+	go func() { defer sc.wg.Done(); s.settleLoop(ctx) }()
+	go func() { defer sc.wg.Done(); sc.loop(ctx) }()
+	go func() { defer sc.wg.Done(); s.reapLoop(ctx) }()
+	go func() { defer sc.wg.Done(); s.watchRunners(ctx) }()
+	<-ctx.Done()
+	sc.wg.Wait()
+	return nil
 }

@@ -4,28 +4,16 @@ import (
 	"errors"
 	"strings"
 
-	"go.uber.org/fx"
-
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/modules/collab/target"
 )
 
-// RoutesParams are what the routes need: the service and the registered
-// kinds (the value group collab.KindsGroup names; a struct tag must spell
-// it).
-type RoutesParams struct {
-	fx.In
-	Service *Service
-	Kinds   []target.Kind `group:"fennec.collab.kinds"`
-}
-
 // NewRoutes registers the notes operations (notes, discussions, award
-// emoji, participants) of every registered kind that has notes; it takes
-// the kinds itself, so they are known before the routes register.
-func NewRoutes(p RoutesParams) fennec.Routes {
-	s := p.Service
-	s.SetKinds(p.Kinds)
+// emoji, participants) of every registered kind that has notes. The kinds
+// are the service's by then: the module's fennec.Use hands them over while
+// the app is assembled, before any routes register.
+func NewRoutes(s *Service) fennec.Routes {
 	s.SetPresenter(presenter{s})
 	return fennec.Routes{Name: "notes", Register: s.register}
 }

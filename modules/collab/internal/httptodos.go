@@ -13,11 +13,9 @@ import (
 	"github.com/fennec-forge/fennec/modules/identity"
 )
 
-// NewTodoRoutes registers the /todos operations; it takes the kinds
-// itself, so they are known before anything serves.
-func NewTodoRoutes(p RoutesParams) fennec.Routes {
-	s := p.Service
-	s.SetKinds(p.Kinds)
+// NewTodoRoutes registers the /todos operations (the kinds are the
+// service's by then, as for NewRoutes).
+func NewTodoRoutes(s *Service) fennec.Routes {
 	return fennec.Routes{Name: "todos", Register: s.registerTodos}
 }
 

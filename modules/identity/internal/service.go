@@ -13,7 +13,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"go.uber.org/fx"
 	"go.uber.org/zap"
 	"golang.org/x/crypto/bcrypt"
 
@@ -58,17 +57,27 @@ type Service struct {
 // reset token's lifetime without waiting two days.
 type Clock = settings.Clock
 
-// ClockIn is the optional clock the application may provide.
-type ClockIn struct {
-	fx.In
-	Clock Clock `optional:"true"`
+// WireDeps are what the service takes once the app is assembled: the
+// auth providers (plugins and in-process ones) and, optionally, a clock.
+type WireDeps struct {
+	fennec.In
+	Service   *Service
+	Providers fennec.AuthProviders
+	Clock     Clock `optional:"true"`
 }
 
-// UseClock installs the application's clock, if it provides one. It runs
-// while the application is assembled, before anything reads the time.
-func UseClock(s *Service, in ClockIn) {
-	if in.Clock != nil {
-		s.now = in.Clock.Now
+// Wire hands the service the auth providers, asked after the local
+// password check in order, and the application's clock if it provides
+// one. It runs while the application is assembled, before anything reads
+// the time or signs in.
+func Wire(d WireDeps) {
+	list := make([]DirectoryProvider, 0, len(d.Providers))
+	for _, p := range d.Providers {
+		list = append(list, DirectoryProvider{Name: p.Name, Provider: p.Provider})
+	}
+	d.Service.SetProviders(list)
+	if d.Clock != nil {
+		d.Service.now = d.Clock.Now
 	}
 }
 

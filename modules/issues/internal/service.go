@@ -9,7 +9,6 @@ import (
 
 	fennec "github.com/fennec-forge/fennec/core"
 
-	"go.uber.org/fx"
 	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/auth"
@@ -27,7 +26,7 @@ import (
 // module is optional: a bundle without it still serves issues, only without
 // system notes, mentions, subscriptions and todos.
 type Deps struct {
-	fx.In
+	fennec.In
 	DB     *store.DB
 	Bus    *events.Bus
 	Access projects.Access

@@ -9,7 +9,6 @@ import (
 
 	fennec "github.com/fennec-forge/fennec/core"
 
-	"go.uber.org/fx"
 	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/auth"
@@ -29,7 +28,7 @@ import (
 // requests without system notes, todos, labels or issue closing, and one
 // without CI merges at once when asked to wait for a pipeline.
 type Deps struct {
-	fx.In
+	fennec.In
 	DB         *store.DB
 	Bus        *events.Bus
 	Access     projects.Access
@@ -47,7 +46,7 @@ type Deps struct {
 	CI         cicd.Pipelines    `optional:"true"`
 }
 
-// services are the dependencies the service uses (Deps without fx.In;
+// services are the dependencies the service uses (Deps without fennec.In;
 // the logger is the service's own, named).
 type services struct {
 	DB         *store.DB

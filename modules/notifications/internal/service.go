@@ -8,7 +8,6 @@ import (
 
 	fennec "github.com/fennec-forge/fennec/core"
 
-	"go.uber.org/fx"
 	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/config"
@@ -42,7 +41,7 @@ type Service struct {
 
 // Params are the service's dependencies.
 type Params struct {
-	fx.In
+	fennec.In
 	DB     *store.DB
 	Log    *zap.Logger
 	URL    fennec.ExternalURL

@@ -35,7 +35,16 @@ type handlers struct {
 
 // NewRoutes registers the applications API and mounts the OAuth endpoints
 // and the sign-in pages, which live outside /api/v4.
-func NewRoutes(s *Service, resets identity.PasswordResets) fennec.Routes {
+// RoutesDeps are what the routes are built from.
+type RoutesDeps struct {
+	fennec.In
+	Service *Service
+	Resets  identity.PasswordResets
+}
+
+// NewRoutes registers the module's operations and pages.
+func NewRoutes(d RoutesDeps) fennec.Routes {
+	s, resets := d.Service, d.Resets
 	h := &handlers{svc: s, resets: resets, log: s.log, pages: parsePages(), external: func() string { return "" }}
 	return fennec.Routes{Name: "oauth", Register: h.register}
 }

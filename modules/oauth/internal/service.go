@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
@@ -59,7 +59,7 @@ var _ provider.Service = (*Service)(nil)
 
 // Deps are what the service is built from (fx fills them).
 type Deps struct {
-	fx.In
+	fennec.In
 	DB        *store.DB
 	Log       *zap.Logger
 	Passwords auth.PasswordAuthenticator

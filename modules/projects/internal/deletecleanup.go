@@ -9,14 +9,23 @@ import (
 	"os"
 	"path/filepath"
 
+	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects/event"
 )
 
-// CleanupSubscribers remove the hooks and uploads of deleted projects.
-func CleanupSubscribers(db *store.DB, cfg config.Config) []events.Subscriber {
+// CleanupDeps are what the clean-up subscribers are built from.
+type CleanupDeps struct {
+	fennec.In
+	DB     *store.DB
+	Config config.Config
+}
+
+// CleanupSubscribers remove what a deleted project leaves.
+func CleanupSubscribers(d CleanupDeps) []events.Subscriber {
+	db, cfg := d.DB, d.Config
 	uploadsDir := filepath.Join(cfg.Data, "uploads")
 	deleted := func(ev event.ProjectEvent) bool { return ev.Action == event.ProjectDeleted }
 	return []events.Subscriber{

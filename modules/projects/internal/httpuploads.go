@@ -38,9 +38,16 @@ type uploads struct {
 	limit int64  // request body limit
 }
 
-// NewUploadRoutes registers the upload operations, which need the data
-// directory and the body limit of the configuration.
-func NewUploadRoutes(s *Service, cfg config.Config) fennec.Routes {
+// UploadDeps are what the upload routes are built from.
+type UploadDeps struct {
+	fennec.In
+	Service *Service
+	Config  config.Config
+}
+
+// NewUploadRoutes registers the uploads' operations.
+func NewUploadRoutes(d UploadDeps) fennec.Routes {
+	s, cfg := d.Service, d.Config
 	u := &uploads{s: s, dir: filepath.Join(cfg.Data, "uploads"), limit: cfg.MaxBodyBytes}
 	if u.limit <= 0 {
 		u.limit = 10 << 20

@@ -44,9 +44,18 @@ var BackupSpec = fennec.BackupSpec{Name: "repository", Dirs: []string{"repositor
 // that made new ones would greet every client with a changed host key.
 var SSHBackupSpec = fennec.BackupSpec{Name: "ssh", Dirs: []string{"ssh"}}
 
+// BackupParticipantsDeps are what BackupParticipants is built from.
+type BackupParticipantsDeps struct {
+	fennec.In
+	St    *Storage
+	State projects.RepositoryState
+	Cfg   config.Config
+}
+
 // BackupParticipants are the repository module's participants: the
 // repositories, and the SSH host keys (written once, never changed).
-func BackupParticipants(st *Storage, state projects.RepositoryState, cfg config.Config) []fennec.BackupParticipant {
+func BackupParticipants(d BackupParticipantsDeps) []fennec.BackupParticipant {
+	st, state, cfg := d.St, d.State, d.Cfg
 	return []fennec.BackupParticipant{{
 		Name: "repository",
 		Hold: func(ctx context.Context) (thaw, end func(), err error) {

@@ -19,8 +19,16 @@ var CommandSpecs = []fennec.AdminCommandSpec{
 	{Name: "repo-fsck", Args: "PROJECT", Summary: "check that every object a project's refs reach is present and intact"},
 }
 
+// CommandsDeps are what Commands is built from.
+type CommandsDeps struct {
+	fennec.In
+	Hk     *Housekeeper
+	Access projects.Access
+}
+
 // Commands are the repository module's admin commands.
-func Commands(hk *Housekeeper, access projects.Access) []fennec.AdminCommand {
+func Commands(d CommandsDeps) []fennec.AdminCommand {
+	hk, access := d.Hk, d.Access
 	project := func(ctx context.Context, args []string) (projects.ProjectInfo, error) {
 		if len(args) != 1 || args[0] == "" {
 			return projects.ProjectInfo{}, errors.New("name one project: its id or its full path (group/project)")

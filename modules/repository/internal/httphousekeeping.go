@@ -12,9 +12,17 @@ import (
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
+// HousekeepingRoutesDeps are what NewHousekeepingRoutes is built from.
+type HousekeepingRoutesDeps struct {
+	fennec.In
+	Hk     *Housekeeper
+	Access projects.Access
+}
+
 // NewHousekeepingRoutes registers POST /projects/:id/housekeeping (GitLab
 // 9.0): the repack the housekeeper runs after many pushes, asked for now.
-func NewHousekeepingRoutes(hk *Housekeeper, access projects.Access) fennec.Routes {
+func NewHousekeepingRoutes(d HousekeepingRoutesDeps) fennec.Routes {
+	hk, access := d.Hk, d.Access
 	return fennec.Routes{Name: "repository-housekeeping", Register: func(a *api.API) {
 		api.Register(a, api.Op{ID: "project-housekeeping", Method: http.MethodPost, Path: "/projects/{id}/housekeeping",
 			Tags: []string{"projects"}, Summary: "Repack the project's repository (Master)", Access: api.SignedIn},

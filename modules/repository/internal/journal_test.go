@@ -35,7 +35,7 @@ type pushRecorder struct {
 }
 
 func (r *pushRecorder) module() fennec.Module {
-	return fennec.NewModule("journaltest", fennec.ProvideSubscribers(func() []events.Subscriber {
+	return fennec.NewModule("journaltest", fennec.ProvideSubscribers(func(fennec.None) []events.Subscriber {
 		return []events.Subscriber{events.Subscribe("journaltest.push", func(_ context.Context, ev repository.PushEvent) error {
 			r.mu.Lock()
 			defer r.mu.Unlock()

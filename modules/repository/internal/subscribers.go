@@ -3,14 +3,25 @@ package internal
 import (
 	"context"
 
+	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
+// SubscribersDeps are what Subscribers is built from.
+type SubscribersDeps struct {
+	fennec.In
+	S  *Storage
+	St *Statuses
+	W  *Writer
+	Im *Importer
+}
+
 // Subscribers follow the projects' lives: a repository is created with its
 // project, copied when the project is forked and removed with it. Each
 // handler may run more than once and leaves the same result.
-func Subscribers(s *Storage, st *Statuses, w *Writer, im *Importer) []events.Subscriber {
+func Subscribers(d SubscribersDeps) []events.Subscriber {
+	s, st, w, im := d.S, d.St, d.W, d.Im
 	// Only a project's birth, fork and death concern its repository.
 	lifecycle := func(ev projects.ProjectEvent) bool {
 		return ev.Action == projects.ProjectCreated || ev.Action == projects.ProjectForked || ev.Action == projects.ProjectDeleted

@@ -4,8 +4,7 @@ import (
 	"context"
 	"time"
 
-	"go.uber.org/fx"
-
+	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
@@ -30,7 +29,7 @@ var _ snippet.Service = (*Service)(nil)
 
 // Deps are what the service is built from (fx fills them).
 type Deps struct {
-	fx.In
+	fennec.In
 	DB     *store.DB
 	Access projects.Access
 	Users  identity.Users

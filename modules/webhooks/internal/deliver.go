@@ -59,33 +59,6 @@ type target struct {
 	VerifySSL bool
 }
 
-// wake starts the deliveries queue's loop, once: Run calls it when the
-// application starts, and the queue finds the hooks with queued
-// deliveries itself (the keys are for the log) and is woken by each commit
-// that enqueues. The loop ends when the service stops. (Once the queue is
-// a Runner of its own, this goes.)
-func (s *Service) wake(...string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stopped || s.queueRunning {
-		return
-	}
-	s.queueRunning = true
-	ctx, cancel := context.WithCancel(context.Background())
-	s.wg.Add(2)
-	go func() {
-		defer s.wg.Done()
-		<-s.stop
-		cancel()
-	}()
-	go func() {
-		defer s.wg.Done()
-		if err := s.queue.Run(ctx); err != nil {
-			s.log.Error("webhooks: the deliveries queue did not start", zap.Error(err))
-		}
-	}()
-}
-
 // Deliveries is the queue of deliveries: a Runner (its Run sends them).
 func (s *Service) Deliveries() *workqueue.Queue { return s.queue }
 

@@ -7,7 +7,6 @@ import (
 
 	fennec "github.com/fennec-forge/fennec/core"
 
-	"go.uber.org/fx"
 	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/config"
@@ -27,7 +26,7 @@ const purposeSystemHookToken = "webhooks.system_hook.token"
 
 // Deps are what the service is built from.
 type Deps struct {
-	fx.In
+	fennec.In
 	DB     *store.DB
 	Bus    *events.Bus
 	Log    *zap.Logger
@@ -60,11 +59,10 @@ type Service struct {
 
 	queue *workqueue.Queue // the deliveries (deliver.go)
 
-	mu           sync.Mutex
-	queueRunning bool
-	stop         chan struct{}
-	stopped      bool
-	wg           sync.WaitGroup
+	mu      sync.Mutex
+	stop    chan struct{}
+	stopped bool
+	wg      sync.WaitGroup
 }
 
 // NewService builds the service.
@@ -99,9 +97,14 @@ func (s *Service) Run(ctx context.Context) error {
 	if len(keys) > 0 {
 		s.log.Info("webhooks: resuming queued deliveries", zap.Int("hooks", len(keys)))
 	}
-	s.wake(keys...)
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.pruneLoop()
+	go func() {
+		defer s.wg.Done()
+		if err := s.queue.Run(ctx); err != nil {
+			s.log.Error("webhooks: the deliveries queue stopped", zap.Error(err))
+		}
+	}()
 	<-ctx.Done()
 	s.mu.Lock()
 	if !s.stopped {
