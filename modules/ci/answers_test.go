@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestCommandAnswers(t *testing.T) {
 	s := start(t)
 	c := s.Client
-	p := newProject(t, c, "answers")
+	p := stocktest.NewProject(t, c, "answers", "private")
 	bare := commitFiles(t, c, p.ID, "master", map[string]string{"README": "no CI file here\n"})
 	if _, _, err := c.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr("no-ci"), Ref: gitlab.Ptr(bare.ID)}); err != nil {
 		t.Fatal(err)

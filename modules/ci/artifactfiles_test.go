@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"testing"
+
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 const artifactFilesCI = `build:
@@ -26,7 +28,7 @@ plain:
 func TestArtifactFiles(t *testing.T) {
 	s := start(t)
 	c := s.Client
-	p := newProject(t, c, "artifact-files")
+	p := stocktest.NewProject(t, c, "artifact-files", "private")
 	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": artifactFilesCI})
 	pl := waitPipeline(t, c, p.ID, commit.ID, "success", "failed")
 	if pl.Status != "success" {

@@ -42,7 +42,7 @@ func BenchmarkPushToRunning(b *testing.B) {
 	const pushes = 10
 	s := startWith(b, benchLogger())
 	c := s.Client
-	p := newProject(b, c, "bench-push")
+	p := stocktest.NewProject(b, c, "bench-push", "private")
 	g := newGitWork(b, s, p)
 	var latencies, whole []float64
 	b.ResetTimer()
@@ -114,7 +114,7 @@ func BenchmarkFiftyJobsMegabyteTraces(b *testing.B) {
 	const jobs = 50
 	s := startWith(b, benchLogger(), withShell(map[string]any{"concurrency": jobs}))
 	c := s.Client
-	p := newProject(b, c, "bench-fifty")
+	p := stocktest.NewProject(b, c, "bench-fifty", "private")
 	var yaml strings.Builder
 	for i := range jobs {
 		// 16,384 lines of 64 bytes: 1 MiB of trace each (no pipe: the
@@ -208,7 +208,7 @@ func BenchmarkThousandJobPipeline(b *testing.B) {
 	s := stocktest.Start(b, benchLogger(), fennectest.WithModules(fennec.NewModule("bench-instant-executor",
 		fennec.Supply[ci.Executors](exec))))
 	c := s.Client
-	p := newProject(b, c, "bench-thousand")
+	p := stocktest.NewProject(b, c, "bench-thousand", "private")
 	var yaml strings.Builder
 	yaml.WriteString("stages: [")
 	for st := range stages {

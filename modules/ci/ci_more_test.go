@@ -14,6 +14,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/modules/ci"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // A server stopped with one job running and another waiting for the
@@ -26,7 +27,7 @@ func TestRestartWithJobsRunningAndQueued(t *testing.T) {
 	t.Run("before", func(t *testing.T) {
 		s := startWith(t, fennectest.WithDataDir(data, password), oneAtATime)
 		c := s.Client
-		p := newProject(t, c, "ci-restart")
+		p := stocktest.NewProject(t, c, "ci-restart", "private")
 		projectID = p.ID
 		first := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "sleeper:\n  script: [\"echo sleeping; sleep 297\"]\n"})
 		pl := waitPipeline(t, c, p.ID, first.ID, "running")
@@ -70,7 +71,7 @@ func TestRestartWithJobsRunningAndQueued(t *testing.T) {
 func TestExecutorKilledMidJob(t *testing.T) {
 	s := startWith(t, fennectest.Durable()) // a kill -9 test keeps production's fsync
 	c := s.Client
-	p := newProject(t, c, "ci-kill")
+	p := stocktest.NewProject(t, c, "ci-kill", "private")
 	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "victim:\n  script: [\"echo started; sleep 296\"]\n"})
 	pl := waitPipeline(t, c, p.ID, commit.ID, "running")
 	job := jobsByName(t, c, p.ID, pl.ID)["victim"]
@@ -119,7 +120,7 @@ func TestExecutorKilledMidJob(t *testing.T) {
 func TestJobAndPipelineControls(t *testing.T) {
 	s := start(t)
 	c := s.Client
-	p := newProject(t, c, "ci-controls")
+	p := stocktest.NewProject(t, c, "ci-controls", "private")
 	marker := filepath.Join(t.TempDir(), "second-try")
 	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": fmt.Sprintf(`stages: [build, test, deploy]
 build:
@@ -252,7 +253,7 @@ later:
 func TestArtifactsExpire(t *testing.T) {
 	s := startWith(t, withReapInterval(100*time.Millisecond))
 	c := s.Client
-	p := newProject(t, c, "ci-expire")
+	p := stocktest.NewProject(t, c, "ci-expire", "private")
 	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": `keeper:
   script: ["echo a > a.txt"]
   artifacts: {paths: [a.txt], expire_in: 4 sec}
@@ -299,7 +300,7 @@ dropped:
 func TestProjectVariables(t *testing.T) {
 	s := start(t)
 	c := s.Client
-	p := newProject(t, c, "ci-vars")
+	p := stocktest.NewProject(t, c, "ci-vars", "private")
 	dev := s.CreateUser(t, "vardev")
 	if _, _, err := c.ProjectMembers.AddProjectMember(p.ID, &gitlab.AddProjectMemberOptions{UserID: dev.ID, AccessLevel: gitlab.Ptr(gitlab.DeveloperPermissions)}); err != nil {
 		t.Fatal(err)
@@ -368,7 +369,7 @@ func TestProjectVariables(t *testing.T) {
 func TestJobTokenLifetime(t *testing.T) {
 	s := start(t)
 	c := s.Client
-	p := newProject(t, c, "ci-token")
+	p := stocktest.NewProject(t, c, "ci-token", "private")
 	release := filepath.Join(t.TempDir(), "release")
 	// The job hands its token over in a file: the trace masks it.
 	tokenFile := filepath.Join(t.TempDir(), "token")
@@ -410,7 +411,7 @@ func TestJobTokenLifetime(t *testing.T) {
 func TestLiveTrace(t *testing.T) {
 	s := start(t)
 	c := s.Client
-	p := newProject(t, c, "ci-live")
+	p := stocktest.NewProject(t, c, "ci-live", "private")
 	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "talker:\n  script: ['for i in $(seq 1 50); do echo line $i; sleep 0.1; done']\n"})
 	pl := waitPipeline(t, c, p.ID, commit.ID, "running", "success")
 	job := jobsByName(t, c, p.ID, pl.ID)["talker"]
@@ -460,7 +461,7 @@ func TestTraceCap(t *testing.T) {
 	const limit = 64 << 10
 	s := startWith(t, fennectest.WithModuleConfig[ci.Config]("ci", func(c *ci.Config) { c.MaxTraceBytes = limit }))
 	c := s.Client
-	p := newProject(t, c, "ci-cap")
+	p := stocktest.NewProject(t, c, "ci-cap", "private")
 	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "chatty:\n  script: ['yes 0123456789abcdef | head -c 1000000', 'echo survived']\n"})
 	pl := waitPipeline(t, c, p.ID, commit.ID, "failed", "success")
 	job := jobsByName(t, c, p.ID, pl.ID)["chatty"]
@@ -481,7 +482,7 @@ func TestTraceCap(t *testing.T) {
 func TestGitPushPipelines(t *testing.T) {
 	s := start(t)
 	c := s.Client
-	p := newProject(t, c, "ci-push")
+	p := stocktest.NewProject(t, c, "ci-push", "private")
 	g := newGitWork(t, s, p)
 	sha := g.commit(t, "ci", map[string]string{".gitlab-ci.yml": `branch-build:
   script: ["echo building $CI_COMMIT_REF_NAME"]
@@ -549,7 +550,7 @@ feature-only:
 func TestEditEnvironment(t *testing.T) {
 	s := start(t)
 	c := s.Client
-	p := newProject(t, c, "ci-envs")
+	p := stocktest.NewProject(t, c, "ci-envs", "private")
 	env, resp, err := c.Environments.CreateEnvironment(p.ID, &gitlab.CreateEnvironmentOptions{Name: gitlab.Ptr("staging"), ExternalURL: gitlab.Ptr("https://staging.example.com")})
 	if err != nil || resp.StatusCode != 201 {
 		t.Fatalf("create environment: %v", err)

@@ -45,15 +45,6 @@ func withReapInterval(d time.Duration) fennectest.Option {
 		fennec.Invoke(func(s *internal.Service) { s.SetReapInterval(d) })))
 }
 
-func newProject(t testing.TB, c *gitlab.Client, name string) *gitlab.Project {
-	t.Helper()
-	p, _, err := c.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr(name)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // waitJob polls a job until it reaches one of the statuses.
 func waitJob(t testing.TB, c *gitlab.Client, project, job int64, want ...string) *gitlab.Job {
 	t.Helper()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/modules/ci"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // POST /ci/lint answers what pipeline creation would find in a file: the
@@ -57,7 +58,7 @@ func TestLint(t *testing.T) {
 	// GET /projects/:id/ci/lint checks the project's file at a ref for
 	// that ref's pipeline: the tag gets the tag-only jobs too.
 	c := s.Client
-	p := newProject(t, c, "linted")
+	p := stocktest.NewProject(t, c, "linted", "private")
 	commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": four})
 	if _, _, err := c.Tags.CreateTag(p.ID, &gitlab.CreateTagOptions{TagName: gitlab.Ptr("v1"), Ref: gitlab.Ptr("master")}); err != nil {
 		t.Fatal(err)

@@ -38,7 +38,7 @@ func TestPipelineOverJobLimitIsAYAMLError(t *testing.T) {
 	limit := internal.DefaultMaxPipelineJobs
 	s := stocktest.Start(t)
 	c := s.Client
-	p := newProject(t, c, "too-many-jobs")
+	p := stocktest.NewProject(t, c, "too-many-jobs", "private")
 	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": oneLineJobs(limit + 1)})
 	pl := waitPipeline(t, c, p.ID, commit.ID, "failed", "pending")
 	want := fmt.Sprintf("jobs config holds %d jobs for this pipeline, more than the limit of %d", limit+1, limit)
@@ -80,7 +80,7 @@ func withStepObserver(fn func(internal.Step)) fennectest.Option {
 func TestPipelineJobLimitSetting(t *testing.T) {
 	s := stocktest.Start(t, withJobLimit(3))
 	c := s.Client
-	p := newProject(t, c, "job-limit")
+	p := stocktest.NewProject(t, c, "job-limit", "private")
 	// Five jobs in the file, three of them for a branch: at the limit.
 	atLimit := "a: {script: x}\nb: {script: x}\nc: {script: x}\nt1: {script: x, only: [tags]}\nt2: {script: x, only: [tags]}\n"
 	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": atLimit})
@@ -175,7 +175,7 @@ func TestMaximalPipelineLetsOtherWritesThrough(t *testing.T) {
 		observe(st)
 	}))
 	c := s.Client
-	p := newProject(t, c, "maximal")
+	p := stocktest.NewProject(t, c, "maximal", "private")
 	project = p.ID
 	s.Store.ResetSlowestWrite()
 	var src strings.Builder
@@ -307,7 +307,7 @@ func BenchmarkPipelineCreation(b *testing.B) {
 		observe(st)
 	}))
 	c := s.Client
-	p := newProject(b, c, "bench-create")
+	p := stocktest.NewProject(b, c, "bench-create", "private")
 	for _, size := range []int{n, 4 * n} {
 		var src strings.Builder
 		for i := range size {
@@ -385,7 +385,7 @@ func TestPipelineLeftHalfMadeIsCompletedAtStart(t *testing.T) {
 			}
 		}))
 		c := s.Client
-		p := newProject(t, c, "half-made")
+		p := stocktest.NewProject(t, c, "half-made", "private")
 		projectID = p.ID
 		var src strings.Builder
 		for i := range jobs {

@@ -15,6 +15,7 @@ import (
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // What CI reads of a repository, pushed with the real git: the CI file at
@@ -29,7 +30,7 @@ func TestRefsAndCIFileReads(t *testing.T) {
 	var bus *events.Bus
 	s := startRunners(t, fennectest.WithExtract(&bus))
 	c := s.Client
-	p := newProject(t, c, "heads-and-tags")
+	p := stocktest.NewProject(t, c, "heads-and-tags", "private")
 	w := newGitWork(t, s, p)
 	const ci = "build:\n  script: [echo build]\n"
 	head := w.commit(t, "first", map[string]string{".gitlab-ci.yml": ci})

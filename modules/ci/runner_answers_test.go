@@ -13,6 +13,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/modules/ci"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // The runners' answers that no other test pins down to the byte, bodies
@@ -27,8 +28,8 @@ func TestRunnerAnswers(t *testing.T) {
 	}))
 	c := s.Client
 	alice := s.CreateUser(t, "alice")
-	ap := newProject(t, alice.Client, "alpha")
-	ap2 := newProject(t, alice.Client, "beta")
+	ap := stocktest.NewProject(t, alice.Client, "alpha", "private")
+	ap2 := stocktest.NewProject(t, alice.Client, "beta", "private")
 	full, _, _ := alice.Client.Projects.GetProject(ap.ID, nil)
 	mine := registerRunner(t, s, full.RunnersToken, map[string]any{"description": "alice's"})
 	if _, _, err := alice.Client.Runners.EnableProjectRunner(ap2.ID, &gitlab.EnableProjectRunnerOptions{RunnerID: mine.ID}); err != nil {
@@ -80,7 +81,7 @@ func TestRunnerAnswers(t *testing.T) {
 
 	// The runner protocol, on a job handed out to a runner.
 	shared := registerRunner(t, s, sharedToken(t, s), nil)
-	p := newProject(t, c, "proto")
+	p := stocktest.NewProject(t, c, "proto", "private")
 	commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "build:\n  script: [echo build]\n"})
 	var job *fakeJob
 	for deadline := time.Now().Add(20 * time.Second); job == nil && time.Now().Before(deadline); {

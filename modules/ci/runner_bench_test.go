@@ -38,7 +38,7 @@ func BenchmarkRunnerPushToScript(b *testing.B) {
 		c.RunnerPollTimeout = 50 * time.Second
 	}))
 	c := s.Client
-	p := newProject(b, c, "bench-runner-push")
+	p := stocktest.NewProject(b, c, "bench-runner-push", "private")
 	stamp := filepath.Join(b.TempDir(), "stamp")
 	if _, _, err := c.ProjectVariables.CreateVariable(p.ID, &gitlab.CreateProjectVariableOptions{Key: gitlab.Ptr("STAMP_FILE"), Value: gitlab.Ptr(stamp)}); err != nil {
 		b.Fatal(err)
@@ -187,7 +187,7 @@ func BenchmarkRunnerAssignUnderContention(b *testing.B) {
 	var wall time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		p := newProject(b, c, fmt.Sprintf("bench-contention-%d", i))
+		p := stocktest.NewProject(b, c, fmt.Sprintf("bench-contention-%d", i), "private")
 		commitFiles(b, c, p.ID, "master", map[string]string{".gitlab-ci.yml": yml.String()})
 		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 			list, _, err := c.Jobs.ListProjectJobs(p.ID, &gitlab.ListJobsOptions{Scope: &[]gitlab.BuildStateValue{gitlab.Pending}, ListOptions: gitlab.ListOptions{PerPage: 1}})
@@ -267,7 +267,7 @@ func BenchmarkRunnerAssignOneOfTwenty(b *testing.B) {
 	}))
 	c := s.Client
 	shared := sharedToken(b, s)
-	p := newProject(b, c, "bench-one-of-twenty")
+	p := stocktest.NewProject(b, c, "bench-one-of-twenty", "private")
 	type receipt struct {
 		id int64
 		at time.Time

@@ -9,6 +9,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // The runners API for people, with GitLab's permissions: a project's
@@ -18,9 +19,9 @@ func TestRunnersManagementAPI(t *testing.T) {
 	s := startRunners(t)
 	root := s.Client
 	alice, bob := s.CreateUser(t, "alice"), s.CreateUser(t, "bob")
-	ap := newProject(t, alice.Client, "alpha")
-	ap2 := newProject(t, alice.Client, "beta")
-	bp := newProject(t, bob.Client, "bravo")
+	ap := stocktest.NewProject(t, alice.Client, "alpha", "private")
+	ap2 := stocktest.NewProject(t, alice.Client, "beta", "private")
+	bp := stocktest.NewProject(t, bob.Client, "bravo", "private")
 	full, _, _ := alice.Client.Projects.GetProject(ap.ID, nil)
 	mine := registerRunner(t, s, full.RunnersToken, map[string]any{"description": "alice's"})
 	shared := registerRunner(t, s, sharedToken(t, s), map[string]any{"description": "shared"})

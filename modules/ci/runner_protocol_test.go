@@ -20,6 +20,7 @@ import (
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // fakeJob is a job as POST /jobs/request hands it out.
@@ -236,7 +237,7 @@ func TestRunnerRegistration(t *testing.T) {
 		}
 	}
 	// A project's runner, with its runners_token.
-	p := newProject(t, c, "regs")
+	p := stocktest.NewProject(t, c, "regs", "private")
 	full, _, _ := c.Projects.GetProject(p.ID, nil)
 	pr := registerRunner(t, s, full.RunnersToken, nil)
 	d, _, err = c.Runners.GetRunnerDetails(pr.ID)
@@ -290,7 +291,7 @@ func TestRunnerJobProtocol(t *testing.T) {
 		c.MaxArtifactsBytes = 4096
 	}))
 	c := s.Client
-	p := newProject(t, c, "proto")
+	p := stocktest.NewProject(t, c, "proto", "private")
 	r := registerRunner(t, s, sharedToken(t, s), map[string]any{"description": "fake"})
 
 	// Nothing to do: the request waits the poll timeout, then 204.
@@ -527,7 +528,7 @@ func TestRunnerContentionOneWinner(t *testing.T) {
 	// Long enough for the pipeline to be made while all ten wait.
 	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerPollTimeout = 5 * time.Second }))
 	c := s.Client
-	p := newProject(t, c, "contention")
+	p := stocktest.NewProject(t, c, "contention", "private")
 	shared := sharedToken(t, s)
 	var tokens []string
 	for range 10 {
@@ -568,8 +569,8 @@ func TestRunnerMatching(t *testing.T) {
 	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerPollTimeout = poll }))
 	c := s.Client
 	shared := sharedToken(t, s)
-	p := newProject(t, c, "match")
-	other := newProject(t, c, "other")
+	p := stocktest.NewProject(t, c, "match", "private")
+	other := stocktest.NewProject(t, c, "other", "private")
 	full, _, _ := c.Projects.GetProject(other.ID, nil)
 	tagged := registerRunner(t, s, shared, map[string]any{"tag_list": []string{"gpu"}, "run_untagged": false})
 	otherRunner := registerRunner(t, s, full.RunnersToken, nil)
@@ -626,7 +627,7 @@ func TestRunnerNeverStartedJobRequeued(t *testing.T) {
 	// it gets before that job is queued again in turn.
 	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerStartTimeout = 2 * time.Second }))
 	c := s.Client
-	p := newProject(t, c, "requeue")
+	p := stocktest.NewProject(t, c, "requeue", "private")
 	shared := sharedToken(t, s)
 	lost := registerRunner(t, s, shared, nil)
 	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
@@ -692,7 +693,7 @@ func TestRunnerLongPollEndsWithTheServer(t *testing.T) {
 func TestRunnerTraceResetAndLimit(t *testing.T) {
 	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.MaxTraceBytes = 32 }))
 	c := s.Client
-	p := newProject(t, c, "limits")
+	p := stocktest.NewProject(t, c, "limits", "private")
 	r := registerRunner(t, s, sharedToken(t, s), nil)
 	commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
 	_, _, j := requestJob(t, s, r.Token, "")
@@ -776,7 +777,7 @@ func TestRunnersTokenCommandAndSetting(t *testing.T) {
 func TestRunnerRemovedWhileWaiting(t *testing.T) {
 	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerPollTimeout = 30 * time.Second }))
 	c := s.Client
-	p := newProject(t, c, "removed")
+	p := stocktest.NewProject(t, c, "removed", "private")
 	r := registerRunner(t, s, sharedToken(t, s), nil)
 	done := make(chan answered, 1)
 	go func() {
@@ -819,7 +820,7 @@ func TestRunnerJobNotHandedOverFails(t *testing.T) {
 	t.Parallel() // mostly waiting on runners and timers
 	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerPollTimeout = 2 * time.Second }))
 	c := s.Client
-	p := newProject(t, c, "unopened")
+	p := stocktest.NewProject(t, c, "unopened", "private")
 	r := registerRunner(t, s, sharedToken(t, s), nil)
 	if _, _, err := c.ProjectVariables.CreateVariable(p.ID, &gitlab.CreateProjectVariableOptions{Key: gitlab.Ptr("BROKEN"), Value: gitlab.Ptr("cannot-be-opened")}); err != nil {
 		t.Fatal(err)
@@ -879,7 +880,7 @@ func TestRunnerCanceledJobOfASilentRunnerCloses(t *testing.T) {
 	const silence = 3 * time.Second
 	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerSilenceTimeout = silence }))
 	c := s.Client
-	p := newProject(t, c, "cancelsilent")
+	p := stocktest.NewProject(t, c, "cancelsilent", "private")
 	r := registerRunner(t, s, sharedToken(t, s), nil)
 	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
 	waitPipeline(t, c, p.ID, commit.ID, "pending")

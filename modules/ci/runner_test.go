@@ -19,6 +19,7 @@ import (
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // A shared runner registered with the instance's token takes a job with
@@ -28,7 +29,7 @@ func TestRunnerRunSingle(t *testing.T) {
 	gitlabRunner(t)
 	s := startRunners(t)
 	c := s.Client
-	p := newProject(t, c, "single")
+	p := stocktest.NewProject(t, c, "single", "private")
 	r := registerRunner(t, s, sharedToken(t, s), nil)
 	startRunSingle(t, s, r.Token, "--max-builds", "1", "--wait-timeout", "30")
 	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "hello:\n  script:\n    - echo hello-from-$CI_JOB_NAME-$CI_RUNNER_ID\n"})
@@ -58,7 +59,7 @@ func TestRunnerPipelineEndToEnd(t *testing.T) {
 	bin := gitlabRunner(t)
 	s := startRunners(t)
 	c := s.Client
-	p := newProject(t, c, "e2e")
+	p := stocktest.NewProject(t, c, "e2e", "private")
 	full, _, err := c.Projects.GetProject(p.ID, nil)
 	if err != nil || full.RunnersToken == "" {
 		t.Fatalf("runners_token: %v %q", err, full.RunnersToken)
@@ -236,7 +237,7 @@ func TestRunnersThirtyJobsRunOnce(t *testing.T) {
 	gitlabRunner(t)
 	s := startRunners(t)
 	c := s.Client
-	p := newProject(t, c, "thirty")
+	p := stocktest.NewProject(t, c, "thirty", "private")
 	logFile := filepath.Join(t.TempDir(), "runs.log")
 	if _, _, err := c.ProjectVariables.CreateVariable(p.ID, &gitlab.CreateProjectVariableOptions{Key: gitlab.Ptr("LOG_FILE"), Value: gitlab.Ptr(logFile)}); err != nil {
 		t.Fatal(err)
@@ -307,7 +308,7 @@ func TestRunnerKilledJobFailsAsStuck(t *testing.T) {
 	const silence = 3 * time.Second
 	s := startRunners(t, fennectest.Durable(), runnerConfig(func(c *ci.Config) { c.RunnerSilenceTimeout = silence }))
 	c := s.Client
-	p := newProject(t, c, "killed")
+	p := stocktest.NewProject(t, c, "killed", "private")
 	r := registerRunner(t, s, sharedToken(t, s), nil)
 	proc := startRunSingle(t, s, r.Token)
 	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "forever:\n  script:\n    - while true; do echo alive; sleep 0.219; done\n"})
@@ -345,7 +346,7 @@ func TestRunnersBesideExecutors(t *testing.T) {
 	gitlabRunner(t)
 	s := startWith(t, runnerConfig(nil))
 	c := s.Client
-	p := newProject(t, c, "beside")
+	p := stocktest.NewProject(t, c, "beside", "private")
 	r := registerRunner(t, s, sharedToken(t, s), map[string]any{"tag_list": []string{"remote"}, "run_untagged": false})
 	startRunSingle(t, s, r.Token)
 	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "local:\n  script: [echo on-$CI_RUNNER_ID-executor]\nremote:\n  tags: [remote]\n  script: [echo on-runner-$CI_RUNNER_ID]\n"})

@@ -15,6 +15,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // waitFile waits for a job's script to create path and returns its
@@ -127,8 +128,8 @@ func TestJobTokenGitScope(t *testing.T) {
 	s := start(t)
 	pusher := s.CreateUser(t, "pusher")
 	c := pusher.Client
-	own := newProject(t, c, "ci-own")
-	other := newProject(t, c, "ci-other-private")
+	own := stocktest.NewProject(t, c, "ci-own", "private")
+	other := stocktest.NewProject(t, c, "ci-other-private", "private")
 	public, _, err := c.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr("ci-other-public"),
 		Visibility: gitlab.Ptr(gitlab.PublicVisibility)})
 	if err != nil {
@@ -207,7 +208,7 @@ func TestJobTokenGitScope(t *testing.T) {
 func TestJobControlsOnProtectedBranches(t *testing.T) {
 	s := start(t)
 	c := s.Client
-	p := newProject(t, c, "ci-protected-controls")
+	p := stocktest.NewProject(t, c, "ci-protected-controls", "private")
 	dev, master := s.CreateUser(t, "ctl-dev"), s.CreateUser(t, "ctl-master")
 	for _, m := range []struct {
 		u     *fennectest.User

@@ -10,6 +10,7 @@ import (
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // TestServiceWithoutHTTP drives cicd.Service's runner commands as an admin
@@ -31,7 +32,7 @@ func TestServiceWithoutHTTP(t *testing.T) {
 	if _, err := svc.ResetRegistrationToken(as(alice.ID)); !errors.Is(err, cicd.ErrAdminOnly) {
 		t.Errorf("a user resets the token: %v", err)
 	}
-	p := newProject(t, alice.Client, "alpha")
+	p := stocktest.NewProject(t, alice.Client, "alpha", "private")
 	full, _, _ := alice.Client.Projects.GetProject(p.ID, nil)
 	mine := registerRunner(t, s, full.RunnersToken, map[string]any{"description": "alice's"})
 	id := cicd.RunnerID(mine.ID)

@@ -13,6 +13,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 const triggeredCI = `show:
@@ -31,7 +32,7 @@ on-trigger:
 func TestPipelineTriggers(t *testing.T) {
 	s := start(t)
 	c := s.Client
-	p := newProject(t, c, "triggered")
+	p := stocktest.NewProject(t, c, "triggered", "private")
 	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": triggeredCI})
 	if pl := waitPipeline(t, c, p.ID, commit.ID, "success", "failed"); pl.Status != "success" {
 		t.Fatalf("push pipeline %s", pl.Status)
@@ -172,7 +173,7 @@ func TestPipelineTriggers(t *testing.T) {
 
 	// Refusals, nothing made.
 	before := len(pipelinesOf(t, c, p.ID))
-	other := newProject(t, c, "elsewhere")
+	other := stocktest.NewProject(t, c, "elsewhere", "private")
 	for _, tc := range []struct {
 		path, contentType, body string
 		code                    int

@@ -12,6 +12,7 @@ import (
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // An issue's upvotes and downvotes count its thumbsup and thumbsdown award
@@ -22,9 +23,9 @@ func TestIssueAwardEmojiAndVotes(t *testing.T) {
 	var svc target.Service
 	e := start(t, fennectest.WithExtract(&svc))
 	alice, bob, carol, dave := e.CreateUser(t, "alice"), e.CreateUser(t, "bob"), e.CreateUser(t, "carol"), e.CreateUser(t, "dave")
-	p := newProject(t, alice.Client, "voting", "private")
+	p := stocktest.NewProject(t, alice.Client, "voting", "private")
 	for _, u := range []*fennectest.User{bob, carol, dave} {
-		addMember(t, alice.Client, p.ID, u.ID, gitlab.DeveloperPermissions)
+		stocktest.AddMember(t, alice.Client, p.ID, u.ID, gitlab.DeveloperPermissions)
 	}
 	issue := newIssue(t, alice.Client, p.ID, "Vote on me")
 	newIssue(t, alice.Client, p.ID, "No votes")
@@ -123,7 +124,7 @@ func TestIssueAwardEmojiAndVotes(t *testing.T) {
 	// issue's own 404).
 	secret := newIssue(t, alice.Client, p.ID, "Secret", func(o *gitlab.CreateIssueOptions) { o.Confidential = gitlab.Ptr(true) })
 	guest := e.CreateUser(t, "guest")
-	addMember(t, alice.Client, p.ID, guest.ID, gitlab.GuestPermissions)
+	stocktest.AddMember(t, alice.Client, p.ID, guest.ID, gitlab.GuestPermissions)
 	e.Call(t, guest.Token, http.MethodGet, issuePath(p.ID, secret.IID, "/award_emoji"), nil).Expect(t, 404, `{"message":"404 Not found"}`)
 	e.Call(t, guest.Token, http.MethodPost, issuePath(p.ID, secret.IID, "/award_emoji"), map[string]string{"name": "eyes"}).
 		Expect(t, 404, `{"message":"404 Not found"}`)

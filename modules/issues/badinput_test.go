@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 )
 
@@ -13,7 +14,7 @@ func TestBadInput(t *testing.T) {
 	t.Parallel()
 	s := start(t)
 	alice := s.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "bad", "private")
+	p := stocktest.NewProject(t, alice.Client, "bad", "private")
 	create := func(body any) fennectest.Reply {
 		return s.Call(t, alice.Token, http.MethodPost, projectPath(p.ID, "/issues"), body)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/modules/issues/internal"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // BenchmarkListHundredThousand: GET /projects/:id/issues?per_page=20, page
@@ -29,7 +30,7 @@ func BenchmarkListHundredThousand(b *testing.B) {
 	var svc *internal.Service
 	s := start(b, fennectest.WithLogger(zap.NewNop()), fennectest.WithExtract(&svc))
 	alice := s.CreateUser(b, "alice")
-	p := newProject(b, alice.Client, "big", "public")
+	p := stocktest.NewProject(b, alice.Client, "big", "public")
 	seeding := time.Now()
 	if err := svc.Seed(context.Background(), p.ID, alice.ID, n); err != nil {
 		b.Fatal(err)
@@ -76,7 +77,7 @@ func BenchmarkListHundredThousand(b *testing.B) {
 func BenchmarkCreateConcurrent(b *testing.B) {
 	s := start(b, fennectest.WithLogger(zap.NewNop()))
 	alice := s.CreateUser(b, "alice")
-	p := newProject(b, alice.Client, "busy", "private")
+	p := stocktest.NewProject(b, alice.Client, "busy", "private")
 	url := fmt.Sprintf("%s/api/v4/projects/%d/issues", s.URL, p.ID)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

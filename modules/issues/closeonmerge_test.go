@@ -7,6 +7,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/store"
 	collabevent "github.com/fennec-forge/fennec/modules/collab/event"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // The merge requests module, above this one, says that a merge landed on
@@ -18,7 +19,7 @@ func TestClosedOnMergedEvent(t *testing.T) {
 	t.Parallel()
 	s := start(t)
 	alice, bob := s.CreateUser(t, "alice"), s.CreateUser(t, "bob")
-	p := newProject(t, alice.Client, "merging", "public")
+	p := stocktest.NewProject(t, alice.Client, "merging", "public")
 	newIssue(t, alice.Client, p.ID, "Fix me")
 	newIssue(t, alice.Client, p.ID, "Mention me")
 	newIssue(t, alice.Client, p.ID, "Leave me")

@@ -10,6 +10,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // notesOf lists an issue's notes (bodies, system flag) as alice sees them.
@@ -35,8 +36,8 @@ func TestNotesTodosSubscriptions(t *testing.T) {
 	alice := s.CreateUser(t, "alice")
 	bob := s.CreateUser(t, "bob")
 	carol := s.CreateUser(t, "carol")
-	p := newProject(t, alice.Client, "collab", "public")
-	addMember(t, alice.Client, p.ID, bob.ID, gitlab.DeveloperPermissions)
+	p := stocktest.NewProject(t, alice.Client, "collab", "public")
+	stocktest.AddMember(t, alice.Client, p.ID, bob.ID, gitlab.DeveloperPermissions)
 
 	i := newIssue(t, alice.Client, p.ID, "Needs eyes", func(o *gitlab.CreateIssueOptions) {
 		o.Description = gitlab.Ptr("cc @carol")
@@ -168,8 +169,8 @@ func TestProjectDeletionRemovesIssues(t *testing.T) {
 	s := start(t)
 	alice := s.CreateUser(t, "alice")
 	bob := s.CreateUser(t, "bob")
-	p := newProject(t, alice.Client, "doomed", "public")
-	keep := newProject(t, alice.Client, "kept", "public")
+	p := stocktest.NewProject(t, alice.Client, "doomed", "public")
+	keep := stocktest.NewProject(t, alice.Client, "kept", "public")
 	for _, pid := range []int64{p.ID, keep.ID} {
 		newIssue(t, alice.Client, pid, "one", func(o *gitlab.CreateIssueOptions) {
 			o.Labels = &gitlab.LabelOptions{"l"}
@@ -208,9 +209,9 @@ func TestConfidentialEverywhere(t *testing.T) {
 	rep := s.CreateUser(t, "rep")
 	guest := s.CreateUser(t, "guest")
 	outsider := s.CreateUser(t, "outsider")
-	p := newProject(t, alice.Client, "conf", "public")
-	addMember(t, alice.Client, p.ID, rep.ID, gitlab.ReporterPermissions)
-	addMember(t, alice.Client, p.ID, guest.ID, gitlab.GuestPermissions)
+	p := stocktest.NewProject(t, alice.Client, "conf", "public")
+	stocktest.AddMember(t, alice.Client, p.ID, rep.ID, gitlab.ReporterPermissions)
+	stocktest.AddMember(t, alice.Client, p.ID, guest.ID, gitlab.GuestPermissions)
 	i := newIssue(t, alice.Client, p.ID, "secret", func(o *gitlab.CreateIssueOptions) {
 		o.Confidential = gitlab.Ptr(true)
 		o.Description = gitlab.Ptr("@rep @guest @outsider look")

@@ -19,6 +19,7 @@ import (
 	"github.com/fennec-forge/fennec/modules/issues/event"
 	"github.com/fennec-forge/fennec/modules/issues/issue"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // TestIssueEvents: every change publishes an IssueEvent (the webhooks'
@@ -37,7 +38,7 @@ func TestIssueEvents(t *testing.T) {
 	}))
 	s := start(t, fennectest.WithOptions(fennec.WithModules(listener)))
 	alice := s.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "hooks", "private")
+	p := stocktest.NewProject(t, alice.Client, "hooks", "private")
 	i := newIssue(t, alice.Client, p.ID, "first", func(o *gitlab.CreateIssueOptions) { o.Labels = &gitlab.LabelOptions{"b", "a"} })
 	for _, o := range []*gitlab.UpdateIssueOptions{{Title: gitlab.Ptr("second")}, {StateEvent: gitlab.Ptr("close")},
 		{StateEvent: gitlab.Ptr("close")}, {StateEvent: gitlab.Ptr("reopen")}} {
@@ -73,8 +74,8 @@ func TestCloser(t *testing.T) {
 	var lookup auth.UserLookup
 	s := start(t, fennectest.WithExtract(&closer, &access, &lookup))
 	alice := s.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "mr", "public")
-	other := newProject(t, alice.Client, "lib", "private")
+	p := stocktest.NewProject(t, alice.Client, "mr", "public")
+	other := stocktest.NewProject(t, alice.Client, "lib", "private")
 	for k := 0; k < 3; k++ {
 		newIssue(t, alice.Client, p.ID, "here")
 	}
@@ -142,8 +143,8 @@ func TestLabelAndMilestoneServices(t *testing.T) {
 	var milestones target.Milestones
 	s := start(t, fennectest.WithExtract(&labels, &milestones))
 	alice := s.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "svc", "private")
-	other := newProject(t, alice.Client, "svc2", "private")
+	p := stocktest.NewProject(t, alice.Client, "svc", "private")
+	other := stocktest.NewProject(t, alice.Client, "svc2", "private")
 	ctx := context.Background()
 	ids, err := labels.Ensure(ctx, p.ID, []string{"zeta", "alpha", "zeta"})
 	if err != nil || len(ids) != 2 {

@@ -12,6 +12,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // newGroup creates a group (a subgroup of parent when parent > 0) as c.
@@ -246,7 +247,7 @@ func TestGroupLabelsInProjects(t *testing.T) {
 	}
 	// An issue of a personal project given "toplabel" gets a project
 	// label of its own.
-	personal := newProject(t, owner.Client, "gppersonal", "private")
+	personal := stocktest.NewProject(t, owner.Client, "gppersonal", "private")
 	e.Call(t, owner.Token, http.MethodPost, projectPath(personal.ID, "/issues"), map[string]any{"title": "elsewhere", "labels": "toplabel"}).Expect(t, 201, "")
 	if got := e.Call(t, owner.Token, http.MethodGet, projectPath(personal.ID, "/labels/toplabel"), nil).Expect(t, 200, "").Object(t); got["is_project_label"] != true {
 		t.Fatalf("a personal project's label %v", got)

@@ -9,6 +9,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // TestGroupMilestones covers /groups/:id/milestones: create, list with
@@ -99,7 +100,7 @@ func TestGroupMilestones(t *testing.T) {
 	}
 	e.Call(t, owner.Token, http.MethodPost, projectPath(p.ID, "/issues"), map[string]any{"title": "secret", "confidential": true, "milestone_id": id}).Expect(t, 201, "")
 	// A personal project's issue cannot take the group's milestone.
-	own := newProject(t, owner.Client, "personal", "private")
+	own := stocktest.NewProject(t, owner.Client, "personal", "private")
 	r = e.Call(t, owner.Token, http.MethodPost, projectPath(own.ID, "/issues"), map[string]any{"title": "elsewhere", "milestone_id": id}).Expect(t, 201, "")
 	if r.Object(t)["milestone"] != nil {
 		t.Fatalf("foreign milestone taken: %s", r.Body)

@@ -29,24 +29,6 @@ func start(t testing.TB, opts ...fennectest.Option) *env {
 	return e
 }
 
-// newProject creates a project as c.
-func newProject(t testing.TB, c *gitlab.Client, name, visibility string) *gitlab.Project {
-	t.Helper()
-	p, _, err := c.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr(name),
-		Visibility: gitlab.Ptr(gitlab.VisibilityValue(visibility))})
-	if err != nil {
-		t.Fatalf("create project %s: %v", name, err)
-	}
-	return p
-}
-
-func addMember(t testing.TB, c *gitlab.Client, project, user int64, level gitlab.AccessLevelValue) {
-	t.Helper()
-	if _, _, err := c.ProjectMembers.AddProjectMember(project, &gitlab.AddProjectMemberOptions{UserID: user, AccessLevel: &level}); err != nil {
-		t.Fatalf("add member %d: %v", user, err)
-	}
-}
-
 // newIssue creates an issue through client-go.
 func newIssue(t testing.TB, c *gitlab.Client, project int64, title string, opt ...func(*gitlab.CreateIssueOptions)) *gitlab.Issue {
 	t.Helper()

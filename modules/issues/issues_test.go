@@ -12,6 +12,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 var issueKeys = []string{"assignee", "assignees", "author", "confidential", "created_at", "description", "downvotes",
@@ -25,8 +26,8 @@ func TestIssueLifecycle(t *testing.T) {
 	s := start(t)
 	alice := s.CreateUser(t, "alice")
 	bob := s.CreateUser(t, "bob")
-	p := newProject(t, alice.Client, "Tracker", "public")
-	addMember(t, alice.Client, p.ID, bob.ID, gitlab.DeveloperPermissions)
+	p := stocktest.NewProject(t, alice.Client, "Tracker", "public")
+	stocktest.AddMember(t, alice.Client, p.ID, bob.ID, gitlab.DeveloperPermissions)
 
 	due := gitlab.ISOTime(time.Date(2030, 1, 2, 0, 0, 0, 0, time.UTC))
 	i := newIssue(t, alice.Client, p.ID, "  First bug  ", func(o *gitlab.CreateIssueOptions) {
@@ -126,8 +127,8 @@ func TestFormParamsAndBackdating(t *testing.T) {
 	s := start(t)
 	alice := s.CreateUser(t, "alice")
 	dev := s.CreateUser(t, "dev")
-	p := newProject(t, alice.Client, "forms", "private")
-	addMember(t, alice.Client, p.ID, dev.ID, gitlab.DeveloperPermissions)
+	p := stocktest.NewProject(t, alice.Client, "forms", "private")
+	stocktest.AddMember(t, alice.Client, p.ID, dev.ID, gitlab.DeveloperPermissions)
 	one := s.Call(t, dev.Token, http.MethodPost, projectPath(p.ID, "/issues"),
 		"title=Form&assignee_id="+store.IDString(alice.ID)+"&confidential=true&labels=x,y&created_at=2001-02-03T04:05:06Z").Expect(t, 201, "").Object(t)
 	if one["confidential"] != true || one["assignee"].(map[string]any)["username"] != "alice" || len(one["labels"].([]any)) != 2 {

@@ -11,6 +11,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // GET .../issues/:iid/resource_label_events: every label added and
@@ -20,9 +21,9 @@ func TestIssueLabelEvents(t *testing.T) {
 	t.Parallel()
 	s := start(t)
 	c := s.Client
-	p := newProject(t, c, "labelled", "private")
+	p := stocktest.NewProject(t, c, "labelled", "private")
 	bob := s.CreateUser(t, "bob")
-	addMember(t, c, p.ID, bob.ID, gitlab.ReporterPermissions)
+	stocktest.AddMember(t, c, p.ID, bob.ID, gitlab.ReporterPermissions)
 	if _, _, err := c.Labels.CreateLabel(p.ID, &gitlab.CreateLabelOptions{Name: gitlab.Ptr("bug"), Color: gitlab.Ptr("#FF0000"),
 		Description: gitlab.Ptr("broken")}); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 func TestLabels(t *testing.T) {
@@ -16,9 +17,9 @@ func TestLabels(t *testing.T) {
 	alice := s.CreateUser(t, "alice")
 	guest := s.CreateUser(t, "guest")
 	rep := s.CreateUser(t, "rep")
-	p := newProject(t, alice.Client, "labels", "public")
-	addMember(t, alice.Client, p.ID, guest.ID, gitlab.GuestPermissions)
-	addMember(t, alice.Client, p.ID, rep.ID, gitlab.ReporterPermissions)
+	p := stocktest.NewProject(t, alice.Client, "labels", "public")
+	stocktest.AddMember(t, alice.Client, p.ID, guest.ID, gitlab.GuestPermissions)
+	stocktest.AddMember(t, alice.Client, p.ID, rep.ID, gitlab.ReporterPermissions)
 	path := projectPath(p.ID, "/labels")
 
 	l, _, err := rep.Client.Labels.CreateLabel(p.ID, &gitlab.CreateLabelOptions{Name: gitlab.Ptr("bug"), Color: gitlab.Ptr("#d9534f"),
@@ -97,8 +98,8 @@ func TestMilestones(t *testing.T) {
 	s := start(t)
 	alice := s.CreateUser(t, "alice")
 	dev := s.CreateUser(t, "dev")
-	p := newProject(t, alice.Client, "ms", "public")
-	addMember(t, alice.Client, p.ID, dev.ID, gitlab.DeveloperPermissions)
+	p := stocktest.NewProject(t, alice.Client, "ms", "public")
+	stocktest.AddMember(t, alice.Client, p.ID, dev.ID, gitlab.DeveloperPermissions)
 	path := projectPath(p.ID, "/milestones")
 
 	s.Call(t, alice.Token, http.MethodPost, path, map[string]any{}).Expect(t, 400, `{"error":"title is missing"}`)
@@ -190,9 +191,9 @@ func TestLabelCountsHideConfidentialIssues(t *testing.T) {
 	guest := s.CreateUser(t, "guest") // Guest member, assignee of one confidential issue
 	bob := s.CreateUser(t, "bob")     // non-member, author of one confidential issue
 	carol := s.CreateUser(t, "carol") // non-member
-	p := newProject(t, alice.Client, "conflabels", "public")
-	addMember(t, alice.Client, p.ID, rep.ID, gitlab.ReporterPermissions)
-	addMember(t, alice.Client, p.ID, guest.ID, gitlab.GuestPermissions)
+	p := stocktest.NewProject(t, alice.Client, "conflabels", "public")
+	stocktest.AddMember(t, alice.Client, p.ID, rep.ID, gitlab.ReporterPermissions)
+	stocktest.AddMember(t, alice.Client, p.ID, guest.ID, gitlab.GuestPermissions)
 	path := projectPath(p.ID, "/labels")
 	tokens := map[string]string{"anonymous": "", "carol": carol.Token, "bob": bob.Token, "guest": guest.Token, "rep": rep.Token, "alice": alice.Token}
 	// counts reads label name's [open, closed] as each caller.

@@ -11,6 +11,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 func TestListFilters(t *testing.T) {
@@ -18,8 +19,8 @@ func TestListFilters(t *testing.T) {
 	s := start(t)
 	alice := s.CreateUser(t, "alice")
 	bob := s.CreateUser(t, "bob")
-	p := newProject(t, alice.Client, "lists", "public")
-	addMember(t, alice.Client, p.ID, bob.ID, gitlab.ReporterPermissions)
+	p := stocktest.NewProject(t, alice.Client, "lists", "public")
+	stocktest.AddMember(t, alice.Client, p.ID, bob.ID, gitlab.ReporterPermissions)
 	m, _, err := alice.Client.Milestones.CreateMilestone(p.ID, &gitlab.CreateMilestoneOptions{Title: gitlab.Ptr("v1.0")})
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +149,7 @@ func TestConcurrentIIDs(t *testing.T) {
 	t.Parallel()
 	s := start(t)
 	alice := s.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "busy", "private")
+	p := stocktest.NewProject(t, alice.Client, "busy", "private")
 	const n = 20
 	var wg sync.WaitGroup
 	iids := make(chan int64, n)

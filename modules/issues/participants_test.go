@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 )
 
@@ -26,13 +27,13 @@ func TestIssueParticipants(t *testing.T) {
 	t.Parallel()
 	s := start(t)
 	c := s.Client
-	p := newProject(t, c, "talked", "private")
+	p := stocktest.NewProject(t, c, "talked", "private")
 	alice, bob, carol, dave, erin := s.CreateUser(t, "alice"), s.CreateUser(t, "bob"), s.CreateUser(t, "carol"),
 		s.CreateUser(t, "dave"), s.CreateUser(t, "erin")
-	addMember(t, c, p.ID, alice.ID, gitlab.DeveloperPermissions)
-	addMember(t, c, p.ID, bob.ID, gitlab.DeveloperPermissions)
-	addMember(t, c, p.ID, carol.ID, gitlab.ReporterPermissions)
-	addMember(t, c, p.ID, dave.ID, gitlab.GuestPermissions)
+	stocktest.AddMember(t, c, p.ID, alice.ID, gitlab.DeveloperPermissions)
+	stocktest.AddMember(t, c, p.ID, bob.ID, gitlab.DeveloperPermissions)
+	stocktest.AddMember(t, c, p.ID, carol.ID, gitlab.ReporterPermissions)
+	stocktest.AddMember(t, c, p.ID, dave.ID, gitlab.GuestPermissions)
 	// erin is no member: the private issue is not hers to see.
 
 	i := newIssue(t, alice.Client, p.ID, "Talk", func(o *gitlab.CreateIssueOptions) {

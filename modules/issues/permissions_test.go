@@ -8,6 +8,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // TestPermissionMatrix drives every role against public, internal and
@@ -34,9 +35,9 @@ func TestPermissionMatrix(t *testing.T) {
 	for _, vis := range []string{"public", "internal", "private"} {
 		for _, on := range []bool{true, false} {
 			name := fmt.Sprintf("%s issues=%v", vis, on)
-			p := newProject(t, owner.Client, "m-"+vis+fmt.Sprint(on), vis)
+			p := stocktest.NewProject(t, owner.Client, "m-"+vis+fmt.Sprint(on), vis)
 			for role, lvl := range levels {
-				addMember(t, owner.Client, p.ID, ids[role], lvl)
+				stocktest.AddMember(t, owner.Client, p.ID, ids[role], lvl)
 			}
 			newIssue(t, owner.Client, p.ID, "plain")
 			newIssue(t, owner.Client, p.ID, "secret", func(o *gitlab.CreateIssueOptions) { o.Confidential = gitlab.Ptr(true) })

@@ -8,6 +8,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // openIssuesCount reads open_issues_count from GET /projects/:id as token,
@@ -61,7 +62,7 @@ func TestOpenIssuesCountFollowsIssues(t *testing.T) {
 	s := start(t)
 	alice := s.CreateUser(t, "alice")
 	bob := s.CreateUser(t, "bob")
-	p := newProject(t, alice.Client, "Counted", "public")
+	p := stocktest.NewProject(t, alice.Client, "Counted", "public")
 
 	if p.OpenIssuesCount != 0 {
 		t.Fatalf("new project: open_issues_count %d", p.OpenIssuesCount)
@@ -143,7 +144,7 @@ func TestOpenIssuesCountIssuesDisabled(t *testing.T) {
 	t.Parallel()
 	s := start(t)
 	alice := s.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "Switched", "public")
+	p := stocktest.NewProject(t, alice.Client, "Switched", "public")
 	newIssue(t, alice.Client, p.ID, "one")
 	newIssue(t, alice.Client, p.ID, "two", func(o *gitlab.CreateIssueOptions) { o.Confidential = gitlab.Ptr(true) })
 	if n := openIssuesCount(t, s, alice.Token, p.ID); n != 2 {
@@ -181,9 +182,9 @@ func TestOpenIssuesCountInProjectLists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	empty := newProject(t, alice.Client, "Empty", "public")
-	two := newProject(t, alice.Client, "Two", "private")
-	closed := newProject(t, alice.Client, "Closed", "internal")
+	empty := stocktest.NewProject(t, alice.Client, "Empty", "public")
+	two := stocktest.NewProject(t, alice.Client, "Two", "private")
+	closed := stocktest.NewProject(t, alice.Client, "Closed", "internal")
 	grouped, _, err := alice.Client.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr("Grouped"),
 		NamespaceID: gitlab.Ptr(g.ID), Visibility: gitlab.Ptr(gitlab.PublicVisibility)})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/repository"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // git runs the git CLI in dir with a clean environment of its own.
@@ -47,12 +48,12 @@ func TestClosingByCommits(t *testing.T) {
 	s := start(t)
 	alice := s.CreateUser(t, "alice")
 	bob := s.CreateUser(t, "bob")
-	p := newProject(t, alice.Client, "closer", "public")
-	other := newProject(t, alice.Client, "other", "public")
-	hidden := newProject(t, alice.Client, "hidden", "private")
-	third := newProject(t, alice.Client, "third", "public")
-	addMember(t, alice.Client, p.ID, bob.ID, gitlab.DeveloperPermissions)
-	addMember(t, alice.Client, other.ID, bob.ID, gitlab.ReporterPermissions)
+	p := stocktest.NewProject(t, alice.Client, "closer", "public")
+	other := stocktest.NewProject(t, alice.Client, "other", "public")
+	hidden := stocktest.NewProject(t, alice.Client, "hidden", "private")
+	third := stocktest.NewProject(t, alice.Client, "third", "public")
+	stocktest.AddMember(t, alice.Client, p.ID, bob.ID, gitlab.DeveloperPermissions)
+	stocktest.AddMember(t, alice.Client, other.ID, bob.ID, gitlab.ReporterPermissions)
 	for i := 1; i <= 6; i++ {
 		newIssue(t, alice.Client, p.ID, "issue")
 	}

@@ -3,6 +3,8 @@ package issues_test
 import (
 	"net/http"
 	"testing"
+
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // Titles of issues, milestones and labels refuse control characters (NUL,
@@ -13,7 +15,7 @@ func TestTitlesRefuseControlCharacters(t *testing.T) {
 	t.Parallel()
 	s := start(t)
 	alice := s.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "ctl", "private")
+	p := stocktest.NewProject(t, alice.Client, "ctl", "private")
 	bad := []string{"nul\x00here", "bell\x07", "line\nbreak", "tab\there", "del\x7f", "c1\u0085next", "esc\x1b[31mred"}
 
 	issues := projectPath(p.ID, "/issues")

@@ -11,6 +11,7 @@ import (
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/collab/target"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // A merge request's upvotes and downvotes count its thumbsup and
@@ -27,7 +28,7 @@ func TestMergeRequestAwardEmojiAndVotes(t *testing.T) {
 	s.Drain(t)
 	mr := openMR(t, alice.Client, p.ID, "feature", "master", "Vote on me")
 	bob := s.CreateUser(t, "bob")
-	addMember(t, alice.Client, p.ID, bob.ID, gitlab.DeveloperPermissions)
+	stocktest.AddMember(t, alice.Client, p.ID, bob.ID, gitlab.DeveloperPermissions)
 
 	up, _, err := bob.Client.AwardEmoji.CreateMergeRequestAwardEmoji(p.ID, mr.IID, &gitlab.CreateAwardEmojiOptions{Name: "+1"})
 	if err != nil || up.Name != "thumbsup" || up.AwardableType != "MergeRequest" || up.AwardableID != mr.ID || up.User.Username != "bob" {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/modules/mergerequests/internal"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // medianGet is the median time of samples GETs of path as token.
@@ -53,7 +54,7 @@ func BenchmarkListTenThousand(b *testing.B) {
 	var svc *internal.Service
 	s := start(b, fennectest.WithLogger(zap.NewNop()), fennectest.WithExtract(&svc))
 	alice := s.CreateUser(b, "alice")
-	p := newProject(b, alice.Client, "big", "private")
+	p := stocktest.NewProject(b, alice.Client, "big", "private")
 	if err := svc.Seed(context.Background(), p.ID, alice.ID, n, strings.Repeat("a", 40)); err != nil {
 		b.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func fastImport(b *testing.B, w *clone, branch, from, prefix string, n int, oneC
 func BenchmarkChangesThousandFiles(b *testing.B) {
 	s := start(b, fennectest.WithLogger(zap.NewNop()))
 	alice := s.CreateUser(b, "alice")
-	p := newProject(b, alice.Client, "wide", "private")
+	p := stocktest.NewProject(b, alice.Client, "wide", "private")
 	w := s.clone(b, "alice", alice.Token, "alice/wide")
 	w.commit("base", map[string]string{"README": "r\n"})
 	w.git("push", "-q", "origin", "HEAD:master")
@@ -139,7 +140,7 @@ func BenchmarkMergeThousandCommits(b *testing.B) {
 	alice := s.CreateUser(b, "alice")
 	for i := 0; i < b.N; i++ {
 		name := fmt.Sprintf("deep%d", i)
-		p := newProject(b, alice.Client, name, "private")
+		p := stocktest.NewProject(b, alice.Client, name, "private")
 		w := s.clone(b, "alice", alice.Token, "alice/"+name)
 		w.commit("base", map[string]string{"README": "r\n"})
 		base := w.git("rev-parse", "HEAD")

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 )
 
@@ -17,7 +18,7 @@ func TestCommitMergeRequests(t *testing.T) {
 	e := start(t)
 	root := e.Client
 	bob := e.CreateUser(t, "cmrbob")
-	p := newProject(t, root, "cmr", "public")
+	p := stocktest.NewProject(t, root, "cmr", "public")
 	commit := func(pid int64, branch, start, file string) string {
 		t.Helper()
 		opts := &gitlab.CreateCommitOptions{Branch: gitlab.Ptr(branch), CommitMessage: gitlab.Ptr("add " + file),
@@ -110,7 +111,7 @@ func TestCommitMergeRequests(t *testing.T) {
 	e.Call(t, bob.Token, "GET", fmt.Sprintf("/api/v4/projects/%d/repository/commits/0123456789abcdef0123456789abcdef01234567/merge_requests", p.ID), nil).
 		Expect(t, 404, `{"message":"404 Commit Not Found"}`)
 	// A project the caller cannot see: 404.
-	priv := newProject(t, root, "cmrpriv", "private")
+	priv := stocktest.NewProject(t, root, "cmrpriv", "private")
 	commit(priv.ID, "master", "", "x")
 	e.Call(t, bob.Token, "GET", fmt.Sprintf("/api/v4/projects/%d/repository/commits/master/merge_requests", priv.ID), nil).
 		Expect(t, 404, `{"message":"404 Project Not Found"}`)

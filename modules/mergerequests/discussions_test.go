@@ -8,6 +8,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // Threads on a merge request: line comments on its diff (DiffNote, with
@@ -24,8 +25,8 @@ func TestMergeRequestThreads(t *testing.T) {
 	s.Drain(t)
 	mr := openMR(t, alice.Client, p.ID, "feature", "master", "Threads")
 	bob, carol := s.CreateUser(t, "bob"), s.CreateUser(t, "carol")
-	addMember(t, alice.Client, p.ID, bob.ID, gitlab.DeveloperPermissions)
-	addMember(t, alice.Client, p.ID, carol.ID, gitlab.ReporterPermissions)
+	stocktest.AddMember(t, alice.Client, p.ID, bob.ID, gitlab.DeveloperPermissions)
+	stocktest.AddMember(t, alice.Client, p.ID, carol.ID, gitlab.ReporterPermissions)
 	if _, _, err := alice.Client.Projects.EditProject(p.ID, &gitlab.EditProjectOptions{OnlyAllowMergeIfAllDiscussionsAreResolved: gitlab.Ptr(true)}); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/modules/mergerequests/event"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // TestEventsAndTodos: every change publishes a MergeRequestEvent (the
@@ -35,8 +36,8 @@ func TestEventsAndTodos(t *testing.T) {
 	p, w, alice := setup(t, s, "hooks")
 	bob := s.CreateUser(t, "bob")
 	carol := s.CreateUser(t, "carol")
-	addMember(t, alice.Client, p.ID, bob.ID, gitlab.DeveloperPermissions)
-	addMember(t, alice.Client, p.ID, carol.ID, gitlab.ReporterPermissions)
+	stocktest.AddMember(t, alice.Client, p.ID, bob.ID, gitlab.DeveloperPermissions)
+	stocktest.AddMember(t, alice.Client, p.ID, carol.ID, gitlab.ReporterPermissions)
 	sha := w.commit("feature commit", map[string]string{"f": "f\n"})
 	w.git("push", "-q", "origin", "feature")
 	s.Drain(t)

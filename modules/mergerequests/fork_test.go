@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 )
 
@@ -28,7 +29,7 @@ func TestFork(t *testing.T) {
 	bw.git("push", "-q", "origin", "fix")
 	s.Drain(t)
 	// Only into the project it was forked from.
-	other := newProject(t, alice.Client, "other", "public")
+	other := stocktest.NewProject(t, alice.Client, "other", "public")
 	s.Call(t, bob.Token, http.MethodPost, projectPath(fork.ID, "/merge_requests"), map[string]any{"title": "t",
 		"source_branch": "fix", "target_branch": "master", "target_project_id": other.ID}).Expect(t, 422, "")
 	mr, resp, err := bob.Client.MergeRequests.CreateMergeRequest(fork.ID, &gitlab.CreateMergeRequestOptions{Title: gitlab.Ptr("From a fork"),

@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	gitlab "gitlab.com/gitlab-org/api/client-go"
-
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/store"
@@ -32,24 +30,6 @@ func start(t testing.TB, opts ...fennectest.Option) *env {
 	e := &env{}
 	e.Server = stocktest.Start(t, append([]fennectest.Option{fennectest.WithExtract(&e.bus, &e.db)}, opts...)...)
 	return e
-}
-
-// newProject creates a project as c.
-func newProject(t testing.TB, c *gitlab.Client, name, visibility string) *gitlab.Project {
-	t.Helper()
-	p, _, err := c.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr(name),
-		Visibility: gitlab.Ptr(gitlab.VisibilityValue(visibility))})
-	if err != nil {
-		t.Fatalf("create project %s: %v", name, err)
-	}
-	return p
-}
-
-func addMember(t testing.TB, c *gitlab.Client, project, user int64, level gitlab.AccessLevelValue) {
-	t.Helper()
-	if _, _, err := c.ProjectMembers.AddProjectMember(project, &gitlab.AddProjectMemberOptions{UserID: user, AccessLevel: &level}); err != nil {
-		t.Fatalf("add member %d: %v", user, err)
-	}
 }
 
 func keysOf(m map[string]any) []string {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 )
 
@@ -16,8 +17,8 @@ func TestLife(t *testing.T) {
 	s := start(t)
 	alice := s.CreateUser(t, "alice")
 	bob := s.CreateUser(t, "bob")
-	p := newProject(t, alice.Client, "life", "private")
-	addMember(t, alice.Client, p.ID, bob.ID, gitlab.DeveloperPermissions)
+	p := stocktest.NewProject(t, alice.Client, "life", "private")
+	stocktest.AddMember(t, alice.Client, p.ID, bob.ID, gitlab.DeveloperPermissions)
 	issue, _, err := alice.Client.Issues.CreateIssue(p.ID, &gitlab.CreateIssueOptions{Title: gitlab.Ptr("bug")})
 	if err != nil {
 		t.Fatal(err)

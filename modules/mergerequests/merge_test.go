@@ -10,6 +10,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // setup is a project alice owns with master and a feature branch pushed
@@ -17,7 +18,7 @@ import (
 func setup(t *testing.T, s *env, name string) (*gitlab.Project, *clone, *userT) {
 	t.Helper()
 	alice := s.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, name, "private")
+	p := stocktest.NewProject(t, alice.Client, name, "private")
 	w := s.clone(t, "alice", alice.Token, "alice/"+name)
 	w.commit("base", map[string]string{"a.txt": "one\ntwo\nthree\n"})
 	w.git("push", "-q", "origin", "HEAD:master")
@@ -88,7 +89,7 @@ func TestStates(t *testing.T) {
 	s := start(t)
 	p, w, alice := setup(t, s, "states")
 	bob := s.CreateUser(t, "bob")
-	addMember(t, alice.Client, p.ID, bob.ID, gitlab.MaintainerPermissions)
+	stocktest.AddMember(t, alice.Client, p.ID, bob.ID, gitlab.MaintainerPermissions)
 	w.commit("f", map[string]string{"f.txt": "f\n"})
 	w.git("push", "-q", "origin", "feature")
 	openMR(t, alice.Client, p.ID, "feature", "master", "WIP: not yet")

@@ -9,6 +9,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // GET /projects/:id/milestones/:milestone_id/merge_requests lists the
@@ -18,7 +19,7 @@ func TestMilestoneMergeRequests(t *testing.T) {
 	t.Parallel()
 	s := start(t)
 	c := s.Client
-	p := newProject(t, c, "planned", "private")
+	p := stocktest.NewProject(t, c, "planned", "private")
 	if _, _, err := c.RepositoryFiles.CreateFile(p.ID, "README", &gitlab.CreateFileOptions{Branch: gitlab.Ptr("master"),
 		Content: gitlab.Ptr("x"), CommitMessage: gitlab.Ptr("init")}); err != nil {
 		t.Fatal(err)
@@ -69,7 +70,7 @@ func TestMilestoneMergeRequests(t *testing.T) {
 	fennectest.CheckPages(t, "milestone merge requests", r.Header, 2, 2, 1, 2, "", "1")
 
 	// No such milestone (or one of another project): GitLab's find 404.
-	other := newProject(t, c, "elsewhere", "private")
+	other := stocktest.NewProject(t, c, "elsewhere", "private")
 	elsewhere, _, err := c.Milestones.CreateMilestone(other.ID, &gitlab.CreateMilestoneOptions{Title: gitlab.Ptr("v1")})
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +81,7 @@ func TestMilestoneMergeRequests(t *testing.T) {
 	// A private project: a stranger sees no project; a Reporter reads.
 	stranger := s.CreateUser(t, "")
 	s.Call(t, stranger.Token, http.MethodGet, path(v1.ID, ""), nil).Expect(t, 404, `{"message":"404 Project Not Found"}`)
-	addMember(t, c, p.ID, stranger.ID, gitlab.ReporterPermissions)
+	stocktest.AddMember(t, c, p.ID, stranger.ID, gitlab.ReporterPermissions)
 	if got := s.Call(t, stranger.Token, http.MethodGet, path(v1.ID, ""), nil).Expect(t, 200, "").IIDs(t); !slices.Equal(got, []int64{3, 1}) {
 		t.Fatalf("v1 to a Reporter: %v", got)
 	}

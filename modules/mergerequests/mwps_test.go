@@ -15,6 +15,7 @@ import (
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // gated is a stock app on the shell executor whose CI file's one job waits
@@ -110,9 +111,9 @@ func TestMWPSIntentDroppedWhenTargetChanges(t *testing.T) {
 	owner := s.CreateUser(t, "owner")
 	dev := s.CreateUser(t, "dev")
 	boss := s.CreateUser(t, "boss")
-	p := newProject(t, owner.Client, "retarget", "private")
-	addMember(t, owner.Client, p.ID, dev.ID, gitlab.DeveloperPermissions)
-	addMember(t, owner.Client, p.ID, boss.ID, gitlab.MaintainerPermissions)
+	p := stocktest.NewProject(t, owner.Client, "retarget", "private")
+	stocktest.AddMember(t, owner.Client, p.ID, dev.ID, gitlab.DeveloperPermissions)
+	stocktest.AddMember(t, owner.Client, p.ID, boss.ID, gitlab.MaintainerPermissions)
 	w := s.clone(t, "dev", dev.Token, "owner/retarget")
 	w.commit("base", map[string]string{"a": "a\n"})
 	w.git("push", "-q", "origin", "HEAD:master", "HEAD:develop")
@@ -155,9 +156,9 @@ func TestMWPSRecheckedAtMergeTime(t *testing.T) {
 	owner := s.CreateUser(t, "owner")
 	dev := s.CreateUser(t, "dev")
 	boss := s.CreateUser(t, "boss")
-	p := newProject(t, owner.Client, "recheck", "private")
-	addMember(t, owner.Client, p.ID, dev.ID, gitlab.DeveloperPermissions)
-	addMember(t, owner.Client, p.ID, boss.ID, gitlab.MaintainerPermissions)
+	p := stocktest.NewProject(t, owner.Client, "recheck", "private")
+	stocktest.AddMember(t, owner.Client, p.ID, dev.ID, gitlab.DeveloperPermissions)
+	stocktest.AddMember(t, owner.Client, p.ID, boss.ID, gitlab.MaintainerPermissions)
 	w := s.clone(t, "dev", dev.Token, "owner/recheck")
 	w.commit("base", map[string]string{"a": "a\n"})
 	w.git("push", "-q", "origin", "HEAD:master")

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 )
 
@@ -13,7 +14,7 @@ import (
 func reviewed(t *testing.T, s *env, labels ...string) (*gitlab.Project, *gitlab.MergeRequest, map[string]*userT) {
 	t.Helper()
 	c := s.Client
-	p := newProject(t, c, "reviewed", "private")
+	p := stocktest.NewProject(t, c, "reviewed", "private")
 	if _, _, err := c.RepositoryFiles.CreateFile(p.ID, "README", &gitlab.CreateFileOptions{Branch: gitlab.Ptr("master"),
 		Content: gitlab.Ptr("x"), CommitMessage: gitlab.Ptr("init")}); err != nil {
 		t.Fatal(err)
@@ -24,7 +25,7 @@ func reviewed(t *testing.T, s *env, labels ...string) (*gitlab.Project, *gitlab.
 	users := map[string]*userT{}
 	for _, name := range []string{"alice", "bob", "carol"} {
 		u := s.CreateUser(t, name)
-		addMember(t, c, p.ID, u.ID, gitlab.DeveloperPermissions)
+		stocktest.AddMember(t, c, p.ID, u.ID, gitlab.DeveloperPermissions)
 		users[name] = &userT{ID: u.ID, Token: u.Token, Client: u.Client}
 	}
 	opts := &gitlab.CreateMergeRequestOptions{Title: gitlab.Ptr("Change"), SourceBranch: gitlab.Ptr("feature"),

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 )
 
@@ -24,9 +25,9 @@ func TestPermissions(t *testing.T) {
 	}
 	roles := []string{"anonymous", "nonmember", "guest", "reporter", "developer", "master", "owner", "admin"}
 	for _, vis := range []string{"private", "public"} {
-		p := newProject(t, owner.Client, "perm-"+vis, vis)
+		p := stocktest.NewProject(t, owner.Client, "perm-"+vis, vis)
 		for role, lvl := range levels {
-			addMember(t, owner.Client, p.ID, ids[role], lvl)
+			stocktest.AddMember(t, owner.Client, p.ID, ids[role], lvl)
 		}
 		w := s.clone(t, "owner", owner.Token, "owner/perm-"+vis)
 		w.commit("base", map[string]string{"a": "a\n"})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // TestLockedByACrashIsRecoveredAtStart: a merge request is "locked" only
@@ -24,7 +25,7 @@ func TestLockedByACrashIsRecoveredAtStart(t *testing.T) {
 	var mergeCommit string
 	t.Run("before the crash", func(t *testing.T) {
 		e := start(t, fennectest.WithDataDir(data, password))
-		p := newProject(t, e.Client, "recover", "private")
+		p := stocktest.NewProject(t, e.Client, "recover", "private")
 		projectID = p.ID
 		w := e.clone(t, "root", e.RootToken, "root/recover")
 		w.commit("base", map[string]string{"a.txt": "a\n"})

@@ -14,6 +14,7 @@ import (
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // TestServiceWithoutHTTP drives mergerequest.Service as an embedder, a
@@ -27,7 +28,7 @@ func TestServiceWithoutHTTP(t *testing.T) {
 	s := start(t, fennectest.WithExtract(&svc, &users))
 	p, w, alice := setup(t, s, "service")
 	bob := s.CreateUser(t, "bob")
-	addMember(t, alice.Client, p.ID, bob.ID, gitlab.ReporterPermissions)
+	stocktest.AddMember(t, alice.Client, p.ID, bob.ID, gitlab.ReporterPermissions)
 	head := w.commit("feature", map[string]string{"b.txt": "b\n"})
 	w.git("push", "-q", "origin", "feature")
 	as := func(id int64) context.Context { return fennectest.AsUser(t, users, id) }

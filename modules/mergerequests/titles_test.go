@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 )
 
@@ -14,7 +15,7 @@ func TestTitleRefusesControlCharacters(t *testing.T) {
 	t.Parallel()
 	s := start(t)
 	alice := s.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "ctl", "private")
+	p := stocktest.NewProject(t, alice.Client, "ctl", "private")
 	if _, _, err := alice.Client.Commits.CreateCommit(p.ID, &gitlab.CreateCommitOptions{Branch: gitlab.Ptr("master"),
 		CommitMessage: gitlab.Ptr("base"), Actions: []*gitlab.CommitActionOptions{{Action: gitlab.Ptr(gitlab.FileCreate),
 			FilePath: gitlab.Ptr("a.txt"), Content: gitlab.Ptr("a\n")}}}); err != nil {

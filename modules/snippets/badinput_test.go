@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // Every refused create or update answers GitLab's 400 shape, naming the
@@ -13,7 +14,7 @@ import (
 func TestProjectSnippetBadInput(t *testing.T) {
 	e := start(t)
 	alice := e.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "tools", "private")
+	p := stocktest.NewProject(t, alice.Client, "tools", "private")
 	base := "/projects/" + store.IDString(p.ID) + "/snippets"
 	kept := e.createSnippet(t, alice.Token, p.ID, "Kept", "private")
 	one := base + "/" + store.IDString(num(kept["id"]))
@@ -124,7 +125,7 @@ func TestProjectSnippetBadInput(t *testing.T) {
 func TestRawContentDisposition(t *testing.T) {
 	e := start(t)
 	alice := e.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "tools", "public")
+	p := stocktest.NewProject(t, alice.Client, "tools", "public")
 	base := "/projects/" + store.IDString(p.ID) + "/snippets"
 	for _, c := range []struct{ name, want string }{
 		{"hello.rb", `inline; filename="hello.rb"`},

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	gitlab "gitlab.com/gitlab-org/api/client-go"
-
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/store"
@@ -150,25 +148,6 @@ func keys(m map[string]any) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// newProject creates a project as c's user.
-func newProject(t *testing.T, c *gitlab.Client, name, visibility string) *gitlab.Project {
-	t.Helper()
-	p, _, err := c.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr(name),
-		Visibility: gitlab.Ptr(gitlab.VisibilityValue(visibility))})
-	if err != nil {
-		t.Fatalf("create project %s: %v", name, err)
-	}
-	return p
-}
-
-// addMember adds a project member as the project's owner.
-func addMember(t *testing.T, c *gitlab.Client, project, user int64, level gitlab.AccessLevelValue) {
-	t.Helper()
-	if _, _, err := c.ProjectMembers.AddProjectMember(project, &gitlab.AddProjectMemberOptions{UserID: user, AccessLevel: gitlab.Ptr(level)}); err != nil {
-		t.Fatalf("add member %d to %d: %v", user, project, err)
-	}
 }
 
 // snippetBody is a valid project snippet create.

@@ -11,6 +11,7 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // Pages of a project's snippets carry GitLab's headers and count only what
@@ -18,7 +19,7 @@ import (
 func TestProjectSnippetPagination(t *testing.T) {
 	e := start(t)
 	alice, bob := e.CreateUser(t, "alice"), e.CreateUser(t, "bob")
-	p := newProject(t, alice.Client, "tools", "public")
+	p := stocktest.NewProject(t, alice.Client, "tools", "public")
 	base := "/projects/" + store.IDString(p.ID) + "/snippets"
 	var public, all []int64 // newest first
 	for i := range 7 {
@@ -77,8 +78,8 @@ func TestProjectSnippetPagination(t *testing.T) {
 func TestProjectDeletionRemovesSnippets(t *testing.T) {
 	e := start(t)
 	alice := e.CreateUser(t, "alice")
-	gone := newProject(t, alice.Client, "gone", "public")
-	kept := newProject(t, alice.Client, "kept", "public")
+	gone := stocktest.NewProject(t, alice.Client, "gone", "public")
+	kept := stocktest.NewProject(t, alice.Client, "kept", "public")
 	var goneIDs []int64
 	for _, vis := range visibilities {
 		goneIDs = append(goneIDs, num(e.createSnippet(t, alice.Token, gone.ID, vis, vis)["id"]))
@@ -126,8 +127,8 @@ func TestProjectDeletionRemovesSnippets(t *testing.T) {
 func TestUserDeletionRemovesTheirSnippets(t *testing.T) {
 	e := start(t)
 	owner, leaver := e.CreateUser(t, "owner"), e.CreateUser(t, "leaver")
-	p := newProject(t, owner.Client, "team", "public")
-	addMember(t, owner.Client, p.ID, leaver.ID, gitlab.ReporterPermissions)
+	p := stocktest.NewProject(t, owner.Client, "team", "public")
+	stocktest.AddMember(t, owner.Client, p.ID, leaver.ID, gitlab.ReporterPermissions)
 	theirs := num(e.createSnippet(t, leaver.Token, p.ID, "theirs", "public")["id"])
 	ours := num(e.createSnippet(t, owner.Token, p.ID, "ours", "public")["id"])
 	personal := num(e.call(t, leaver.Token, http.MethodPost, "/snippets",
@@ -179,7 +180,7 @@ func TestPersonalSnippets(t *testing.T) {
 	priv := num(e.call(t, alice.Token, http.MethodPost, "/snippets", map[string]any{"title": "Priv", "file_name": "p.txt",
 		"content": "secret", "visibility": "private"}).status(t, 201).obj(t)["id"])
 	// A project snippet is no personal snippet.
-	p := newProject(t, alice.Client, "tools", "public")
+	p := stocktest.NewProject(t, alice.Client, "tools", "public")
 	proj := num(e.createSnippet(t, alice.Token, p.ID, "in a project", "public")["id"])
 
 	// Lists: one's own (every visibility), and every public one.

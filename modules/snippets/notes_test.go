@@ -9,6 +9,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // noteStored says whether the collab module still holds a note (what a
@@ -32,7 +33,7 @@ func (e *env) noteStored(t *testing.T, id int64) bool {
 func TestSnippetNotes(t *testing.T) {
 	e := start(t)
 	owner, bob := e.CreateUser(t, "owner"), e.CreateUser(t, "bob")
-	p := newProject(t, owner.Client, "tools", "public")
+	p := stocktest.NewProject(t, owner.Client, "tools", "public")
 	sn := e.createSnippet(t, owner.Token, p.ID, "Hello", "public")
 	sid := num(sn["id"])
 	base := "/projects/" + store.IDString(p.ID) + "/snippets/" + store.IDString(sid) + "/notes"
@@ -86,7 +87,7 @@ func TestSnippetNotes(t *testing.T) {
 	e.call(t, "", http.MethodGet, base, nil).status(t, 200)
 	e.call(t, "", http.MethodPost, base, map[string]any{"body": "anon"}).want(t, 401, unauthorized)
 	// Unknown snippets, and snippets of another project, are the snippet's 404.
-	other := newProject(t, owner.Client, "other", "public")
+	other := stocktest.NewProject(t, owner.Client, "other", "public")
 	e.call(t, owner.Token, http.MethodGet, "/projects/"+store.IDString(p.ID)+"/snippets/999999/notes", nil).want(t, 404, notFoundSnippet)
 	e.call(t, owner.Token, http.MethodGet, "/projects/"+store.IDString(other.ID)+"/snippets/"+store.IDString(sid)+"/notes", nil).want(t, 404, notFoundSnippet)
 	e.call(t, owner.Token, http.MethodPost, "/projects/"+store.IDString(other.ID)+"/snippets/"+store.IDString(sid)+"/notes", map[string]any{"body": "x"}).want(t, 404, notFoundSnippet)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // role is one kind of caller of the permission matrix.
@@ -85,9 +86,9 @@ func newMatrix(t *testing.T) *matrix {
 // project creates a project of the owner with every member added.
 func (m *matrix) project(t *testing.T, name, visibility string) *gitlab.Project {
 	t.Helper()
-	p := newProject(t, m.owner.Client, name, visibility)
+	p := stocktest.NewProject(t, m.owner.Client, name, visibility)
 	for id, level := range m.members {
-		addMember(t, m.owner.Client, p.ID, id, level)
+		stocktest.AddMember(t, m.owner.Client, p.ID, id, level)
 	}
 	return p
 }
@@ -193,8 +194,8 @@ func TestProjectSnippetPermissionMatrix(t *testing.T) {
 func TestPrivateSnippetOfAFormerMember(t *testing.T) {
 	e := start(t)
 	owner, bob, carol := e.CreateUser(t, "owner"), e.CreateUser(t, "bob"), e.CreateUser(t, "carol")
-	p := newProject(t, owner.Client, "open", "public")
-	addMember(t, owner.Client, p.ID, bob.ID, gitlab.ReporterPermissions)
+	p := stocktest.NewProject(t, owner.Client, "open", "public")
+	stocktest.AddMember(t, owner.Client, p.ID, bob.ID, gitlab.ReporterPermissions)
 	id := num(e.createSnippet(t, bob.Token, p.ID, "mine", "private")["id"])
 	one := "/projects/" + store.IDString(p.ID) + "/snippets/" + store.IDString(id)
 	e.call(t, carol.Token, http.MethodGet, one, nil).want(t, 404, notFoundSnippet)
@@ -205,7 +206,7 @@ func TestPrivateSnippetOfAFormerMember(t *testing.T) {
 	e.call(t, bob.Token, http.MethodPut, one, map[string]any{"title": "still mine"}).status(t, 200)
 	// Carol, a Guest member now, sees it (members see every snippet) but
 	// may not change it.
-	addMember(t, owner.Client, p.ID, carol.ID, gitlab.GuestPermissions)
+	stocktest.AddMember(t, owner.Client, p.ID, carol.ID, gitlab.GuestPermissions)
 	e.call(t, carol.Token, http.MethodGet, one, nil).status(t, 200)
 	e.call(t, carol.Token, http.MethodPut, one, map[string]any{"title": "hers"}).want(t, 403, forbidden)
 	e.call(t, carol.Token, http.MethodPost, "/projects/"+store.IDString(p.ID)+"/snippets", snippetBody("guest", "public")).want(t, 403, forbidden)
@@ -255,7 +256,7 @@ func TestArchivedProjectRefusesSnippetWrites(t *testing.T) {
 	e := start(t)
 	owner := e.CreateUser(t, "owner")
 	admin := e.CreateUser(t, "administrator", fennectest.Admin())
-	p := newProject(t, owner.Client, "old", "public")
+	p := stocktest.NewProject(t, owner.Client, "old", "public")
 	base := "/projects/" + store.IDString(p.ID) + "/snippets"
 	id := num(e.createSnippet(t, owner.Token, p.ID, "frozen", "public")["id"])
 	one := base + "/" + store.IDString(id)

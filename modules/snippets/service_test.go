@@ -13,6 +13,7 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/snippets/snippet"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // TestServiceWithoutHTTP drives snippet.Service as an embedder, a page or
@@ -25,7 +26,7 @@ func TestServiceWithoutHTTP(t *testing.T) {
 	e := start(t, fennectest.WithExtract(&svc, &users))
 	alice := e.CreateUser(t, "alice")
 	stranger := e.CreateUser(t, "stranger")
-	p := newProject(t, alice.Client, "tools", "private")
+	p := stocktest.NewProject(t, alice.Client, "tools", "private")
 	project := strconv.FormatInt(p.ID, 10)
 	as := func(id int64) context.Context { return fennectest.AsUser(t, users, id) }
 	ctx := as(alice.ID)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // snippetKeys are the fields of the spec's Snippet (with GitLab 9.x's
@@ -20,7 +21,7 @@ var snippetKeys = []string{"author", "created_at", "description", "expires_at", 
 func TestProjectSnippetLifecycle(t *testing.T) {
 	e := start(t)
 	alice := e.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "tools", "public")
+	p := stocktest.NewProject(t, alice.Client, "tools", "public")
 	base := "/projects/" + store.IDString(p.ID) + "/snippets"
 
 	// Created with the spec's parameters, sent raw as JSON.
@@ -104,7 +105,7 @@ func TestProjectSnippetLifecycle(t *testing.T) {
 	wantIDs(t, "list after delete", e.call(t, alice.Token, http.MethodGet, base, nil).status(t, 200).arr(t), made.ID)
 
 	// A snippet of another project is not found through this one.
-	q := newProject(t, alice.Client, "other", "public")
+	q := stocktest.NewProject(t, alice.Client, "other", "public")
 	e.call(t, alice.Token, http.MethodGet, "/projects/"+store.IDString(q.ID)+"/snippets/"+store.IDString(made.ID), nil).want(t, 404, notFoundSnippet)
 	e.call(t, alice.Token, http.MethodDelete, "/projects/"+store.IDString(q.ID)+"/snippets/"+store.IDString(made.ID), nil).want(t, 200, "")
 	e.call(t, alice.Token, http.MethodGet, base+"/"+store.IDString(made.ID), nil).status(t, 200)

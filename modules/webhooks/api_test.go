@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestDeliveryLogAndResend(t *testing.T) {
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "logged")
+	p := stocktest.NewProject(t, alice.Client, "logged", "private")
 	rcv := newReceiver(t)
 	h := addHook(t, alice.Client, p.ID, "http://u:pw@"+rcv.Listener.Addr().String()+"/log", "sekrit")
 	base := "/projects/" + store.IDString(p.ID) + "/hooks/" + store.IDString(int64(h.ID))
@@ -112,7 +113,7 @@ func TestDeliveryLogPermissions(t *testing.T) {
 	alice := e.CreateUser(t, "alice")
 	dev := e.CreateUser(t, "dev")
 	stranger := e.CreateUser(t, "stranger")
-	p := newProject(t, alice.Client, "secret")
+	p := stocktest.NewProject(t, alice.Client, "secret", "private")
 	if _, _, err := alice.Client.ProjectMembers.AddProjectMember(p.ID, &gitlab.AddProjectMemberOptions{UserID: gitlab.Ptr(dev.ID),
 		AccessLevel: gitlab.Ptr(gitlab.DeveloperPermissions)}); err != nil {
 		t.Fatal(err)
@@ -147,7 +148,7 @@ func TestDeliveryLogPermissions(t *testing.T) {
 func TestTestTriggers(t *testing.T) {
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "tested")
+	p := stocktest.NewProject(t, alice.Client, "tested", "private")
 	rcv := newReceiver(t)
 	h := addHook(t, alice.Client, p.ID, rcv.URL+"/t", "tt")
 	base := "/projects/" + store.IDString(p.ID) + "/hooks/" + store.IDString(int64(h.ID)) + "/test/"
@@ -227,7 +228,7 @@ func TestTestTriggers(t *testing.T) {
 func TestTestTriggerFailureSaysOnlyTheReason(t *testing.T) {
 	e := start(t, true) // local destinations allowed: the errors come from the network
 	alice := e.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "reasons")
+	p := stocktest.NewProject(t, alice.Client, "reasons", "private")
 	commitFile(t, alice.Client, p.ID, "master", "a", "1")
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -257,7 +258,7 @@ func TestTestTriggerFailureSaysOnlyTheReason(t *testing.T) {
 func TestTestTriggerUnreachable(t *testing.T) {
 	e := start(t, false) // local destinations refused
 	alice := e.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "unreachable")
+	p := stocktest.NewProject(t, alice.Client, "unreachable", "private")
 	commitFile(t, alice.Client, p.ID, "master", "a", "1")
 	h := addHook(t, alice.Client, p.ID, "http://localhost:9/x", "")
 	st, raw := e.call(t, alice.Token, "POST", "/projects/"+store.IDString(p.ID)+"/hooks/"+store.IDString(int64(h.ID))+"/test/push_events", nil)

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // BenchmarkPushTo10Hooks: pushes (through the commits API) to a project
@@ -22,8 +23,8 @@ import (
 func BenchmarkPushTo10Hooks(b *testing.B) {
 	e := start(b, true, fennectest.WithLogger(zap.NewNop()))
 	alice := e.CreateUser(b, "alice")
-	hooked := newProject(b, alice.Client, "hooked")
-	plain := newProject(b, alice.Client, "plain")
+	hooked := stocktest.NewProject(b, alice.Client, "hooked", "private")
+	plain := stocktest.NewProject(b, alice.Client, "plain", "private")
 	rcv := newReceiver(b)
 	const hooks = 10
 	for i := range hooks {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 	"github.com/fennec-forge/fennec/modules/webhooks"
 )
 
@@ -42,7 +43,7 @@ func waitEvents(t testing.TB, e *env, token string, project, hook int64, n int) 
 func TestRetryAfterServerError(t *testing.T) {
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "flaky")
+	p := stocktest.NewProject(t, alice.Client, "flaky", "private")
 	rcv := newReceiver(t)
 	rcv.answer = func(n int, _ delivery) int {
 		if n <= 2 {
@@ -79,7 +80,7 @@ func TestRetryAfterServerError(t *testing.T) {
 func TestRetryAfterRefusedConnection(t *testing.T) {
 	e := start(t, true, fennectest.WithModuleConfig(webhooks.SectionName, func(c *webhooks.Config) { c.MaxAttempts = 1000 }))
 	alice := e.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "down")
+	p := stocktest.NewProject(t, alice.Client, "down", "private")
 	// Take a free port, then close it: connections are refused there.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -120,7 +121,7 @@ func TestRetryAfterRefusedConnection(t *testing.T) {
 func TestDeliveriesInOrderPerHook(t *testing.T) {
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "ordered")
+	p := stocktest.NewProject(t, alice.Client, "ordered", "private")
 	slow := newReceiver(t)
 	slow.answer = func(n int, _ delivery) int {
 		if n == 2 || n == 3 {
@@ -166,7 +167,7 @@ func TestDeliveriesInOrderPerHook(t *testing.T) {
 func TestLocalDestinationsRefusedByDefault(t *testing.T) {
 	e := start(t, false)
 	alice := e.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "guarded")
+	p := stocktest.NewProject(t, alice.Client, "guarded", "private")
 	rcv := newReceiver(t)
 	port := rcv.Listener.Addr().(*net.TCPAddr).Port
 	st, raw := e.call(t, alice.Token, "POST", "/projects/"+store.IDString(p.ID)+"/hooks", map[string]any{"url": rcv.URL + "/ip", "push_events": true})
@@ -202,7 +203,7 @@ func TestLocalDestinationsRefusedByDefault(t *testing.T) {
 func TestLocalDestinationsAllowedByConfig(t *testing.T) {
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "allowed")
+	p := stocktest.NewProject(t, alice.Client, "allowed", "private")
 	rcv := newReceiver(t)
 	port := rcv.Listener.Addr().(*net.TCPAddr).Port
 	h := addHook(t, alice.Client, p.ID, "http://localhost:"+strconv.Itoa(port)+"/name", "")
@@ -220,7 +221,7 @@ func TestLocalDestinationsAllowedByConfig(t *testing.T) {
 func TestSSLVerification(t *testing.T) {
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "tls")
+	p := stocktest.NewProject(t, alice.Client, "tls", "private")
 	rcv := newTLSReceiver(t)
 	verified := addHook(t, alice.Client, p.ID, rcv.URL+"/verified", "")
 	unverified := addHook(t, alice.Client, p.ID, rcv.URL+"/unverified", "")
@@ -248,7 +249,7 @@ func TestTimeoutRetried(t *testing.T) {
 	// at once, must fit in it even on a loaded machine.
 	e := start(t, true, fennectest.WithModuleConfig(webhooks.SectionName, func(c *webhooks.Config) { c.Timeout = time.Second }))
 	alice := e.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "slow")
+	p := stocktest.NewProject(t, alice.Client, "slow", "private")
 	rcv := newReceiver(t)
 	rcv.hang = func(n int) bool { return n == 1 }
 	h := addHook(t, alice.Client, p.ID, rcv.URL+"/slow", "")

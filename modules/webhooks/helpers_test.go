@@ -151,16 +151,6 @@ func start(t testing.TB, allowLocal bool, opts ...fennectest.Option) *env {
 	return e
 }
 
-func newProject(t testing.TB, c *gitlab.Client, name string) *gitlab.Project {
-	t.Helper()
-	p, _, err := c.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr(name),
-		Visibility: gitlab.Ptr(gitlab.PrivateVisibility)})
-	if err != nil {
-		t.Fatalf("create project %s: %v", name, err)
-	}
-	return p
-}
-
 // addHook adds a project hook to url with every trigger on.
 func addHook(t testing.TB, c *gitlab.Client, project int64, url string, token string) *gitlab.ProjectHook {
 	t.Helper()

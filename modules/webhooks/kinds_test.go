@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestTagPushHookPayload(t *testing.T) {
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "tagged")
+	p := stocktest.NewProject(t, alice.Client, "tagged", "private")
 	c := commitFile(t, alice.Client, p.ID, "master", "a.txt", "a\n")
 	rcv := newReceiver(t)
 	e.Drain(t) // the first push is not the tag's hook's business
@@ -53,7 +54,7 @@ func TestIssueHookPayload(t *testing.T) {
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
 	bob := e.CreateUser(t, "bob")
-	p := newProject(t, alice.Client, "tracker")
+	p := stocktest.NewProject(t, alice.Client, "tracker", "private")
 	if _, _, err := alice.Client.ProjectMembers.AddProjectMember(p.ID, &gitlab.AddProjectMemberOptions{UserID: gitlab.Ptr(bob.ID),
 		AccessLevel: gitlab.Ptr(gitlab.DeveloperPermissions)}); err != nil {
 		t.Fatal(err)
@@ -110,7 +111,7 @@ func TestIssueHookPayload(t *testing.T) {
 func TestNoteHookPayload(t *testing.T) {
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "talk")
+	p := stocktest.NewProject(t, alice.Client, "talk", "private")
 	is, _, err := alice.Client.Issues.CreateIssue(p.ID, &gitlab.CreateIssueOptions{Title: gitlab.Ptr("Question")})
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +156,7 @@ func TestNoteHookPayload(t *testing.T) {
 func TestCommitNoteHookPayload(t *testing.T) {
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "review")
+	p := stocktest.NewProject(t, alice.Client, "review", "private")
 	c := commitFile(t, alice.Client, p.ID, "master", "main.go", "package main\n\nfunc main() {}\n")
 	rcv := newReceiver(t)
 	e.Drain(t)
@@ -209,7 +210,7 @@ func TestCommitNoteHookPayload(t *testing.T) {
 func TestSnippetNoteHookPayload(t *testing.T) {
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "snips")
+	p := stocktest.NewProject(t, alice.Client, "snips", "private")
 	sn, _, err := alice.Client.ProjectSnippets.CreateSnippet(p.ID, &gitlab.CreateProjectSnippetOptions{Title: gitlab.Ptr("Hello"),
 		FileName: gitlab.Ptr("hello.rb"), Content: gitlab.Ptr("puts 'hello'\n"), Visibility: gitlab.Ptr(gitlab.PrivateVisibility)})
 	if err != nil {
@@ -254,7 +255,7 @@ func TestSnippetNoteHookPayload(t *testing.T) {
 func TestMergeRequestHookPayload(t *testing.T) {
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "mr")
+	p := stocktest.NewProject(t, alice.Client, "mr", "private")
 	commitFile(t, alice.Client, p.ID, "master", "a.txt", "a\n")
 	if _, _, err := alice.Client.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr("feature"), Ref: gitlab.Ptr("master")}); err != nil {
 		t.Fatal(err)
@@ -326,7 +327,7 @@ func TestMergeRequestHookPayload(t *testing.T) {
 func TestPipelineAndJobHookPayloads(t *testing.T) {
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "ci")
+	p := stocktest.NewProject(t, alice.Client, "ci", "private")
 	rcv := newReceiver(t)
 	h := addHook(t, alice.Client, p.ID, rcv.URL+"/ci", "")
 	if _, _, err := alice.Client.Projects.EditProjectHook(p.ID, h.ID, &gitlab.EditProjectHookOptions{URL: gitlab.Ptr(rcv.URL + "/ci"),
@@ -419,7 +420,7 @@ func TestPipelineAndJobHookPayloads(t *testing.T) {
 func TestPipelineHookNamesTheRunner(t *testing.T) {
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "ran")
+	p := stocktest.NewProject(t, alice.Client, "ran", "private")
 	rcv := newReceiver(t)
 	h := addHook(t, alice.Client, p.ID, rcv.URL+"/ci", "")
 	if _, _, err := alice.Client.Projects.EditProjectHook(p.ID, h.ID, &gitlab.EditProjectHookOptions{URL: gitlab.Ptr(rcv.URL + "/ci"),

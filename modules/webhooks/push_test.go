@@ -2,6 +2,8 @@ package webhooks_test
 
 import (
 	"testing"
+
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
 // A push through the commits API reaches a hook with GitLab's Push Hook
@@ -10,7 +12,7 @@ import (
 func TestPushHookPayload(t *testing.T) {
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "hooked")
+	p := stocktest.NewProject(t, alice.Client, "hooked", "private")
 	rcv := newReceiver(t)
 	url := "http://hookuser:s3cr%3At@" + rcv.Listener.Addr().String() + "/push?x=1"
 	addHook(t, alice.Client, p.ID, url, "tok-123")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 	"github.com/fennec-forge/fennec/modules/webhooks"
 )
 
@@ -36,7 +37,7 @@ func TestRestartInTheMiddleOfABacklog(t *testing.T) {
 		e := start(t, true, fennectest.WithDataDir(dir, password), patient)
 		alice := e.CreateUser(t, "alice")
 		token = alice.Token
-		p := newProject(t, alice.Client, "restarted")
+		p := stocktest.NewProject(t, alice.Client, "restarted", "private")
 		project = p.ID
 		addHook(t, alice.Client, p.ID, rcv.URL+"/backlog", "")
 		for i := range n {

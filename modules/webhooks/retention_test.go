@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 	"github.com/fennec-forge/fennec/modules/webhooks"
 )
 
@@ -19,7 +20,7 @@ func TestDeliveryLogRetention(t *testing.T) {
 		c.PruneInterval = 20 * time.Millisecond
 	}))
 	alice := e.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "pruned")
+	p := stocktest.NewProject(t, alice.Client, "pruned", "private")
 	rcv := newReceiver(t)
 	h := addHook(t, alice.Client, p.ID, rcv.URL+"/r", "")
 	commitFile(t, alice.Client, p.ID, "master", "a", "1")

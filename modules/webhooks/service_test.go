@@ -9,6 +9,7 @@ import (
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 	"github.com/fennec-forge/fennec/modules/webhooks/webhook"
 )
 
@@ -58,7 +59,7 @@ func TestServiceWithoutHTTP(t *testing.T) {
 	}
 
 	// A project hook's log is for those who administer the project.
-	p := newProject(t, alice.Client, "served")
+	p := stocktest.NewProject(t, alice.Client, "served", "private")
 	project := store.IDString(p.ID)
 	h := addHook(t, alice.Client, p.ID, rcv.URL+"/p", "")
 	if _, err := svc.TestProjectHook(asAlice, project, int64(h.ID), "push_events"); !errors.Is(err, webhook.ErrNoSample) ||

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 )
 
@@ -73,7 +74,7 @@ func TestSystemHooks(t *testing.T) {
 	golden(t, "system_user_create", d, known(e, rcv))
 
 	// project_create, then a push, then project_destroy.
-	p := newProject(t, bob.Client, "sysproj")
+	p := stocktest.NewProject(t, bob.Client, "sysproj", "private")
 	d = rcv.waitFor(t, "/sys", 2)[1]
 	wantExact(t, "project_create", d.Body, map[string]any{"event_name": "project_create", "created_at": anyValue, "updated_at": anyValue,
 		"name": "sysproj", "path": "sysproj", "path_with_namespace": "bob/sysproj", "project_id": p.ID,
@@ -154,7 +155,7 @@ func TestSystemHookPushSwitch(t *testing.T) {
 		t.Fatal(err)
 	}
 	alice := e.CreateUser(t, "alice")
-	p := newProject(t, alice.Client, "quiet")
+	p := stocktest.NewProject(t, alice.Client, "quiet", "private")
 	commitFile(t, alice.Client, p.ID, "master", "a", "a")
 	e.Drain(t)
 	got := rcv.waitFor(t, "/np", 2)
