@@ -18,15 +18,15 @@ func TestCommandAnswers(t *testing.T) {
 	s := start(t)
 	c := s.Client
 	p := stocktest.NewProject(t, c, "answers", "private")
-	bare := commitFiles(t, c, p.ID, "master", map[string]string{"README": "no CI file here\n"})
+	bare := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{"README": "no CI file here\n"})
 	if _, _, err := c.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr("no-ci"), Ref: gitlab.Ptr(bare.ID)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := c.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr("tags-only"), Ref: gitlab.Ptr("master")}); err != nil {
 		t.Fatal(err)
 	}
-	commitFiles(t, c, p.ID, "tags-only", map[string]string{".gitlab-ci.yml": "release:\n  only: [tags]\n  script: [\"true\"]\n"})
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "ok:\n  script: [\"echo ok\"]\n"})
+	stocktest.CommitFiles(t, c, p.ID, "tags-only", "ci", map[string]string{".gitlab-ci.yml": "release:\n  only: [tags]\n  script: [\"true\"]\n"})
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": "ok:\n  script: [\"echo ok\"]\n"})
 	pl := waitPipeline(t, c, p.ID, commit.ID, "success", "failed")
 	if pl.Status != "success" {
 		t.Fatalf("pipeline %s", pl.Status)

@@ -29,7 +29,7 @@ func TestArtifactFiles(t *testing.T) {
 	s := start(t)
 	c := s.Client
 	p := stocktest.NewProject(t, c, "artifact-files", "private")
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": artifactFilesCI})
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": artifactFilesCI})
 	pl := waitPipeline(t, c, p.ID, commit.ID, "success", "failed")
 	if pl.Status != "success" {
 		t.Fatalf("pipeline %s", pl.Status)

@@ -152,7 +152,7 @@ func BenchmarkFiftyJobsMegabyteTraces(b *testing.B) {
 			}
 		}()
 		start := time.Now()
-		commit := commitFiles(b, c, p.ID, "master", map[string]string{".gitlab-ci.yml": fmt.Sprintf("# run %d\n%s", i, yaml.String())})
+		commit := stocktest.CommitFiles(b, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": fmt.Sprintf("# run %d\n%s", i, yaml.String())})
 		pl := waitPipeline(b, c, p.ID, commit.ID, "success", "failed")
 		walls = append(walls, time.Since(start).Seconds())
 		close(stop)
@@ -228,7 +228,7 @@ func BenchmarkThousandJobPipeline(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		before := exec.ran.Load()
 		start := time.Now()
-		commit := commitFiles(b, c, p.ID, "master", map[string]string{".gitlab-ci.yml": fmt.Sprintf("# run %d\n%s", i, yaml.String())})
+		commit := stocktest.CommitFiles(b, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": fmt.Sprintf("# run %d\n%s", i, yaml.String())})
 		created := time.Since(start)
 		pl := waitPipelineFor(b, c, p.ID, commit.ID, 10*time.Minute, "success", "failed")
 		wall := time.Since(start)

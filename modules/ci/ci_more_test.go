@@ -29,11 +29,11 @@ func TestRestartWithJobsRunningAndQueued(t *testing.T) {
 		c := s.Client
 		p := stocktest.NewProject(t, c, "ci-restart", "private")
 		projectID = p.ID
-		first := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "sleeper:\n  script: [\"echo sleeping; sleep 297\"]\n"})
+		first := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": "sleeper:\n  script: [\"echo sleeping; sleep 297\"]\n"})
 		pl := waitPipeline(t, c, p.ID, first.ID, "running")
 		sleeperID = jobsByName(t, c, p.ID, pl.ID)["sleeper"].ID
 		waitTrace(t, c, p.ID, sleeperID, "sleeping")
-		second := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "waiter:\n  script: [\"echo waited\"]\n"})
+		second := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": "waiter:\n  script: [\"echo waited\"]\n"})
 		pl2 := waitPipeline(t, c, p.ID, second.ID, "pending")
 		waiterID = jobsByName(t, c, p.ID, pl2.ID)["waiter"].ID
 		// It stays pending: the executor's one place is taken.
@@ -72,7 +72,7 @@ func TestExecutorKilledMidJob(t *testing.T) {
 	s := startWith(t, fennectest.Durable()) // a kill -9 test keeps production's fsync
 	c := s.Client
 	p := stocktest.NewProject(t, c, "ci-kill", "private")
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "victim:\n  script: [\"echo started; sleep 296\"]\n"})
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": "victim:\n  script: [\"echo started; sleep 296\"]\n"})
 	pl := waitPipeline(t, c, p.ID, commit.ID, "running")
 	job := jobsByName(t, c, p.ID, pl.ID)["victim"]
 	waitTrace(t, c, p.ID, job.ID, "started")
@@ -100,7 +100,7 @@ func TestExecutorKilledMidJob(t *testing.T) {
 			t.Fatalf("the executor was not restarted: %v", executorPIDs(t))
 		}
 	}
-	next := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "after:\n  script: [\"echo back again\"]\n"})
+	next := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": "after:\n  script: [\"echo back again\"]\n"})
 	if pl := waitPipeline(t, c, p.ID, next.ID, "success", "failed"); pl.Status != "success" {
 		t.Fatalf("pipeline after the restart: %s", pl.Status)
 	}
@@ -122,7 +122,7 @@ func TestJobAndPipelineControls(t *testing.T) {
 	c := s.Client
 	p := stocktest.NewProject(t, c, "ci-controls", "private")
 	marker := filepath.Join(t.TempDir(), "second-try")
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": fmt.Sprintf(`stages: [build, test, deploy]
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": fmt.Sprintf(`stages: [build, test, deploy]
 build:
   stage: build
   script: ["mkdir -p out && echo data > out/f.txt && echo building"]
@@ -227,7 +227,7 @@ deploy:
 	}
 
 	// Pipeline cancel: 200, its running and created jobs canceled.
-	slow := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": `stages: [one, two]
+	slow := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": `stages: [one, two]
 slow:
   stage: one
   script: ["echo slow; sleep 295"]
@@ -254,7 +254,7 @@ func TestArtifactsExpire(t *testing.T) {
 	s := startWith(t, withReapInterval(100*time.Millisecond))
 	c := s.Client
 	p := stocktest.NewProject(t, c, "ci-expire", "private")
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": `keeper:
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": `keeper:
   script: ["echo a > a.txt"]
   artifacts: {paths: [a.txt], expire_in: 4 sec}
 dropped:
@@ -331,7 +331,7 @@ func TestProjectVariables(t *testing.T) {
 	if _, _, err := c.ProjectVariables.UpdateVariable(p.ID, "PLAIN_SECRET", &gitlab.UpdateProjectVariableOptions{Value: gitlab.Ptr("plain value 2")}); err != nil {
 		t.Fatal(err)
 	}
-	commitFiles(t, c, p.ID, "master", map[string]string{"README": "vars\n"}) // master exists, to be protected
+	stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{"README": "vars\n"}) // master exists, to be protected
 	if resp, raw := s.JSON(t, http.MethodPut, fmt.Sprintf("/api/v4/projects/%d/repository/branches/master/protect", p.ID), nil, nil, "PRIVATE-TOKEN", s.RootToken); resp.StatusCode != 200 {
 		t.Fatalf("protect master: %d %s", resp.StatusCode, raw)
 	}
@@ -341,7 +341,7 @@ func TestProjectVariables(t *testing.T) {
 		"    - 'echo \"plain=$PLAIN_SECRET protected=${PROTECTED_SECRET:-none}\"'\n" +
 		"    - '[ \"$PLAIN_SECRET\" = \"plain value 2\" ] && echo plain-matches'\n" +
 		"    - '[ \"${PROTECTED_SECRET:-}\" = protected-value ] && echo protected-matches || true'\n"}
-	onMaster := commitFiles(t, c, p.ID, "master", ciFile)
+	onMaster := stocktest.CommitFiles(t, c, p.ID, "master", "ci", ciFile)
 	pl := waitPipeline(t, c, p.ID, onMaster.ID, "success", "failed")
 	if tr := trace(t, c, p.ID, jobsByName(t, c, p.ID, pl.ID)["show"].ID); !strings.Contains(tr, "plain=[MASKED] protected=[MASKED]\n") ||
 		!strings.Contains(tr, "\nplain-matches\n") || !strings.Contains(tr, "\nprotected-matches\n") {
@@ -350,7 +350,7 @@ func TestProjectVariables(t *testing.T) {
 	if _, _, err := c.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr("feature"), Ref: gitlab.Ptr("master")}); err != nil {
 		t.Fatal(err)
 	}
-	onFeature := commitFiles(t, c, p.ID, "feature", map[string]string{"README": "feature\n"})
+	onFeature := stocktest.CommitFiles(t, c, p.ID, "feature", "ci", map[string]string{"README": "feature\n"})
 	pl = waitPipeline(t, c, p.ID, onFeature.ID, "success", "failed")
 	if tr := trace(t, c, p.ID, jobsByName(t, c, p.ID, pl.ID)["show"].ID); !strings.Contains(tr, "plain=[MASKED] protected=none\n") ||
 		!strings.Contains(tr, "\nplain-matches\n") || strings.Contains(tr, "\nprotected-matches\n") {
@@ -373,7 +373,7 @@ func TestJobTokenLifetime(t *testing.T) {
 	release := filepath.Join(t.TempDir(), "release")
 	// The job hands its token over in a file: the trace masks it.
 	tokenFile := filepath.Join(t.TempDir(), "token")
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": fmt.Sprintf(`holder:
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": fmt.Sprintf(`holder:
   script:
     - echo "$CI_JOB_TOKEN" > %s
     - git ls-remote "$CI_REPOSITORY_URL" >/dev/null && echo ls-remote ok
@@ -412,7 +412,7 @@ func TestLiveTrace(t *testing.T) {
 	s := start(t)
 	c := s.Client
 	p := stocktest.NewProject(t, c, "ci-live", "private")
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "talker:\n  script: ['for i in $(seq 1 50); do echo line $i; sleep 0.1; done']\n"})
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": "talker:\n  script: ['for i in $(seq 1 50); do echo line $i; sleep 0.1; done']\n"})
 	pl := waitPipeline(t, c, p.ID, commit.ID, "running", "success")
 	job := jobsByName(t, c, p.ID, pl.ID)["talker"]
 	var seen []string
@@ -462,7 +462,7 @@ func TestTraceCap(t *testing.T) {
 	s := startWith(t, fennectest.WithModuleConfig[ci.Config]("ci", func(c *ci.Config) { c.MaxTraceBytes = limit }))
 	c := s.Client
 	p := stocktest.NewProject(t, c, "ci-cap", "private")
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "chatty:\n  script: ['yes 0123456789abcdef | head -c 1000000', 'echo survived']\n"})
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": "chatty:\n  script: ['yes 0123456789abcdef | head -c 1000000', 'echo survived']\n"})
 	pl := waitPipeline(t, c, p.ID, commit.ID, "failed", "success")
 	job := jobsByName(t, c, p.ID, pl.ID)["chatty"]
 	if pl.Status != "failed" || job.Status != "failed" {

@@ -66,26 +66,6 @@ func start(t testing.TB) *fennectest.Server {
 	return stocktest.Start(t, fennectest.WithConfig(func(c *config.Config) { c.PluginDir = dir }))
 }
 
-// commitFiles writes files on a branch through the multi-file commit API
-// (which publishes the push event pipelines are made from).
-func commitFiles(t testing.TB, c *gitlab.Client, project int64, branch string, files map[string]string) *gitlab.Commit {
-	t.Helper()
-	var actions []*gitlab.CommitActionOptions
-	for path, content := range files {
-		action := gitlab.FileCreate
-		if _, _, err := c.RepositoryFiles.GetFile(project, path, &gitlab.GetFileOptions{Ref: gitlab.Ptr(branch)}); err == nil {
-			action = gitlab.FileUpdate
-		}
-		actions = append(actions, &gitlab.CommitActionOptions{Action: gitlab.Ptr(action), FilePath: gitlab.Ptr(path), Content: gitlab.Ptr(content)})
-	}
-	opts := &gitlab.CreateCommitOptions{Branch: gitlab.Ptr(branch), CommitMessage: gitlab.Ptr("ci"), Actions: actions}
-	commit, _, err := c.Commits.CreateCommit(project, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return commit
-}
-
 // waitPipeline waits for the pipeline of sha to reach one of the statuses.
 func waitPipeline(t testing.TB, c *gitlab.Client, project int64, sha string, want ...string) *gitlab.Pipeline {
 	t.Helper()
@@ -169,7 +149,7 @@ func TestPipelineRunsStagesInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": twoStages})
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": twoStages})
 	pl := waitPipeline(t, c, p.ID, commit.ID, "success", "failed")
 	if pl.Status != "success" || pl.Ref != "master" || pl.StartedAt == nil || pl.FinishedAt == nil {
 		t.Fatalf("pipeline %+v", pl)
@@ -251,7 +231,7 @@ func TestFailureGating(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": `stages: [one, two]
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": `stages: [one, two]
 flaky:
   stage: one
   script: ["exit 3"]
@@ -316,7 +296,7 @@ func TestManualDeployment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": `build:
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": `build:
   stage: build
   script: ["true"]
 deploy:
@@ -394,7 +374,7 @@ func TestCancelRunningJob(t *testing.T) {
 	// A sleep of its own length, so that the process table check below
 	// sees this job's sleep and no other test's.
 	nap := fmt.Sprintf("300.%d", time.Now().UnixNano()%1000000)
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": `sleeper:
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": `sleeper:
   script: ["echo started; sleep ` + nap + `"]
 `})
 	pl := waitPipeline(t, c, p.ID, commit.ID, "running")
@@ -430,7 +410,7 @@ func TestYAMLErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "build:\n  stage: build\n"})
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": "build:\n  stage: build\n"})
 	pl := waitPipeline(t, c, p.ID, commit.ID, "failed")
 	if pl.YamlErrors == "" || !strings.Contains(pl.YamlErrors, "script can't be blank") {
 		t.Fatalf("yaml_errors %q", pl.YamlErrors)
@@ -454,7 +434,7 @@ func TestJobPermissions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "quick:\n  script: [\"echo secret output\"]\n"})
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": "quick:\n  script: [\"echo secret output\"]\n"})
 	pl := waitPipeline(t, c, p.ID, commit.ID, "success")
 	job := jobsByName(t, c, p.ID, pl.ID)["quick"]
 	outsider := s.CreateUser(t, "outsider")

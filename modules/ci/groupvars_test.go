@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 )
 
@@ -89,7 +90,7 @@ func TestGroupVariables(t *testing.T) {
 	if _, _, err := c.ProjectVariables.CreateVariable(p.ID, &gitlab.CreateProjectVariableOptions{Key: gitlab.Ptr("OVERRIDE"), Value: gitlab.Ptr("proj-v")}); err != nil {
 		t.Fatal(err)
 	}
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": `show:
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": `show:
   script:
     - echo "secret=$GROUP_SECRET len=${#GROUP_SECRET} override=$OVERRIDE end"
 `})

@@ -59,7 +59,7 @@ func TestLint(t *testing.T) {
 	// that ref's pipeline: the tag gets the tag-only jobs too.
 	c := s.Client
 	p := stocktest.NewProject(t, c, "linted", "private")
-	commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": four})
+	stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": four})
 	if _, _, err := c.Tags.CreateTag(p.ID, &gitlab.CreateTagOptions{TagName: gitlab.Ptr("v1"), Ref: gitlab.Ptr("master")}); err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func TestPipelineOverJobLimitIsAYAMLError(t *testing.T) {
 	s := stocktest.Start(t)
 	c := s.Client
 	p := stocktest.NewProject(t, c, "too-many-jobs", "private")
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": oneLineJobs(limit + 1)})
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": oneLineJobs(limit + 1)})
 	pl := waitPipeline(t, c, p.ID, commit.ID, "failed", "pending")
 	want := fmt.Sprintf("jobs config holds %d jobs for this pipeline, more than the limit of %d", limit+1, limit)
 	if pl.Status != "failed" || pl.YamlErrors != want {
@@ -83,7 +83,7 @@ func TestPipelineJobLimitSetting(t *testing.T) {
 	p := stocktest.NewProject(t, c, "job-limit", "private")
 	// Five jobs in the file, three of them for a branch: at the limit.
 	atLimit := "a: {script: x}\nb: {script: x}\nc: {script: x}\nt1: {script: x, only: [tags]}\nt2: {script: x, only: [tags]}\n"
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": atLimit})
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": atLimit})
 	pl := waitPipeline(t, c, p.ID, commit.ID, "pending", "failed")
 	if pl.Status != "pending" || pl.YamlErrors != "" {
 		t.Fatalf("pipeline at the limit: %s %q", pl.Status, pl.YamlErrors)
@@ -91,7 +91,7 @@ func TestPipelineJobLimitSetting(t *testing.T) {
 	if list, _, err := c.Jobs.ListPipelineJobs(p.ID, pl.ID, nil); err != nil || len(list) != 3 {
 		t.Fatalf("jobs of the pipeline at the limit: %d %v", len(list), err)
 	}
-	over := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": atLimit + "d: {script: x}\n"})
+	over := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": atLimit + "d: {script: x}\n"})
 	pl = waitPipeline(t, c, p.ID, over.ID, "failed", "pending")
 	if want := "jobs config holds 4 jobs for this pipeline, more than the limit of 3"; pl.Status != "failed" || pl.YamlErrors != want {
 		t.Fatalf("pipeline over the limit: %s %q, want failed with %q", pl.Status, pl.YamlErrors, want)
@@ -182,7 +182,7 @@ func TestMaximalPipelineLetsOtherWritesThrough(t *testing.T) {
 	for i := range limit {
 		fmt.Fprintf(&src, "j%d: {script: x, only: [api]}\n", i)
 	}
-	commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": src.String()})
+	stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": src.String()})
 
 	// Another user writes throughout.
 	bob := s.CreateUser(t, "bob")
@@ -313,7 +313,7 @@ func BenchmarkPipelineCreation(b *testing.B) {
 		for i := range size {
 			fmt.Fprintf(&src, "j%d: {script: x, only: [api]}\n", i)
 		}
-		commitFiles(b, c, p.ID, "master", map[string]string{".gitlab-ci.yml": src.String()})
+		stocktest.CommitFiles(b, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": src.String()})
 		// A branch per size, at the commit with its file.
 		if _, _, err := c.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr(fmt.Sprintf("jobs-%d", size)), Ref: gitlab.Ptr("master")}); err != nil {
 			b.Fatal(err)
@@ -391,7 +391,7 @@ func TestPipelineLeftHalfMadeIsCompletedAtStart(t *testing.T) {
 		for i := range jobs {
 			fmt.Fprintf(&src, "j%d: {script: x, only: [api]}\n", i)
 		}
-		commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": src.String()})
+		stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": src.String()})
 		resp := s.Do(t, http.MethodPost, fmt.Sprintf("/api/v4/projects/%d/pipeline?ref=master", p.ID), nil, "PRIVATE-TOKEN", s.RootToken)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusInternalServerError {

@@ -82,7 +82,7 @@ func TestRunnerAnswers(t *testing.T) {
 	// The runner protocol, on a job handed out to a runner.
 	shared := registerRunner(t, s, sharedToken(t, s), nil)
 	p := stocktest.NewProject(t, c, "proto", "private")
-	commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "build:\n  script: [echo build]\n"})
+	stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": "build:\n  script: [echo build]\n"})
 	var job *fakeJob
 	for deadline := time.Now().Add(20 * time.Second); job == nil && time.Now().Before(deadline); {
 		_, _, job = requestJob(t, s, shared.Token, "")
@@ -173,7 +173,7 @@ func TestRunnerAnswers(t *testing.T) {
 	check("a trace of an ended job", code, h, raw, 403, `{"message":"403 Forbidden"}`, nil)
 
 	// A job canceled here: its runner is told so, and stops.
-	commitFiles(t, c, p.ID, "master", map[string]string{"README": "again\n"})
+	stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{"README": "again\n"})
 	var next *fakeJob
 	for deadline := time.Now().Add(20 * time.Second); next == nil && time.Now().Before(deadline); {
 		_, _, next = requestJob(t, s, shared.Token, "")

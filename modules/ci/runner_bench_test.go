@@ -188,7 +188,7 @@ func BenchmarkRunnerAssignUnderContention(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		p := stocktest.NewProject(b, c, fmt.Sprintf("bench-contention-%d", i), "private")
-		commitFiles(b, c, p.ID, "master", map[string]string{".gitlab-ci.yml": yml.String()})
+		stocktest.CommitFiles(b, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": yml.String()})
 		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 			list, _, err := c.Jobs.ListProjectJobs(p.ID, &gitlab.ListJobsOptions{Scope: &[]gitlab.BuildStateValue{gitlab.Pending}, ListOptions: gitlab.ListOptions{PerPage: 1}})
 			if err == nil && len(list) > 0 || time.Now().After(deadline) {
@@ -315,7 +315,7 @@ func BenchmarkRunnerAssignOneOfTwenty(b *testing.B) {
 			}
 		}()
 	}
-	commitFiles(b, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
+	stocktest.CommitFiles(b, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
 	first := <-got
 	<-finished
 	last := first.id

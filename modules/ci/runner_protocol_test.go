@@ -354,7 +354,7 @@ func TestRunnerJobProtocol(t *testing.T) {
 			}
 		}
 	}()
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": `
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": `
 before_script: [echo before]
 after_script: [echo after]
 variables: {YAML_VAR: from-yaml}
@@ -551,7 +551,7 @@ func TestRunnerContentionOneWinner(t *testing.T) {
 			mu.Unlock()
 		}()
 	}
-	commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
+	stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
 	wg.Wait()
 	if codes[201] != 1 || codes[204] != 9 {
 		t.Fatalf("answers %v, errors %v", codes, errs)
@@ -574,7 +574,7 @@ func TestRunnerMatching(t *testing.T) {
 	full, _, _ := c.Projects.GetProject(other.ID, nil)
 	tagged := registerRunner(t, s, shared, map[string]any{"tag_list": []string{"gpu"}, "run_untagged": false})
 	otherRunner := registerRunner(t, s, full.RunnersToken, nil)
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "plain:\n  script: [echo plain]\ngpu:\n  tags: [gpu]\n  script: [echo gpu]\nboth:\n  tags: [gpu, cuda]\n  script: [echo both]\n"})
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": "plain:\n  script: [echo plain]\ngpu:\n  tags: [gpu]\n  script: [echo gpu]\nboth:\n  tags: [gpu, cuda]\n  script: [echo both]\n"})
 	waitPipeline(t, c, p.ID, commit.ID, "pending")
 	// The tagged runner takes the gpu job only; the other project's runner
 	// takes nothing here.
@@ -630,7 +630,7 @@ func TestRunnerNeverStartedJobRequeued(t *testing.T) {
 	p := stocktest.NewProject(t, c, "requeue", "private")
 	shared := sharedToken(t, s)
 	lost := registerRunner(t, s, shared, nil)
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
 	waitPipeline(t, c, p.ID, commit.ID, "pending")
 	_, _, first := requestJob(t, s, lost.Token, "")
 	if first == nil {
@@ -695,7 +695,7 @@ func TestRunnerTraceResetAndLimit(t *testing.T) {
 	c := s.Client
 	p := stocktest.NewProject(t, c, "limits", "private")
 	r := registerRunner(t, s, sharedToken(t, s), nil)
-	commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
+	stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
 	_, _, j := requestJob(t, s, r.Token, "")
 	if j == nil {
 		t.Fatal("no job")
@@ -797,7 +797,7 @@ func TestRunnerRemovedWhileWaiting(t *testing.T) {
 		t.Fatal(err)
 	}
 	began := time.Now()
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
 	select {
 	case a := <-done:
 		if a.err != nil || a.code != 204 {
@@ -826,7 +826,7 @@ func TestRunnerJobNotHandedOverFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	corruptVariable(t, s, "BROKEN")
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
 	pl := waitPipeline(t, c, p.ID, commit.ID, "pending")
 	job := jobsByName(t, c, p.ID, pl.ID)["one"]
 	if code, _, j := requestJob(t, s, r.Token, ""); code != 204 {
@@ -882,7 +882,7 @@ func TestRunnerCanceledJobOfASilentRunnerCloses(t *testing.T) {
 	c := s.Client
 	p := stocktest.NewProject(t, c, "cancelsilent", "private")
 	r := registerRunner(t, s, sharedToken(t, s), nil)
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": "one:\n  script: [echo one]\n"})
 	waitPipeline(t, c, p.ID, commit.ID, "pending")
 	_, _, j := requestJob(t, s, r.Token, "")
 	if j == nil {

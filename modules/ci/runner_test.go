@@ -32,7 +32,7 @@ func TestRunnerRunSingle(t *testing.T) {
 	p := stocktest.NewProject(t, c, "single", "private")
 	r := registerRunner(t, s, sharedToken(t, s), nil)
 	startRunSingle(t, s, r.Token, "--max-builds", "1", "--wait-timeout", "30")
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "hello:\n  script:\n    - echo hello-from-$CI_JOB_NAME-$CI_RUNNER_ID\n"})
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": "hello:\n  script:\n    - echo hello-from-$CI_JOB_NAME-$CI_RUNNER_ID\n"})
 	pl := waitPipeline(t, c, p.ID, commit.ID, "success", "failed")
 	if pl.Status != "success" {
 		t.Fatalf("pipeline %s", pl.Status)
@@ -253,7 +253,7 @@ func TestRunnersThirtyJobsRunOnce(t *testing.T) {
 	for i := range 30 {
 		fmt.Fprintf(&yml, "job%02d:\n  script:\n    - echo \"$CI_JOB_ID $CI_RUNNER_ID\" >> \"$LOG_FILE\"\n", i)
 	}
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": yml.String()})
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": yml.String()})
 	pl := waitPipeline(t, c, p.ID, commit.ID, "success", "failed")
 	if pl.Status != "success" {
 		t.Fatalf("pipeline %s", pl.Status)
@@ -311,7 +311,7 @@ func TestRunnerKilledJobFailsAsStuck(t *testing.T) {
 	p := stocktest.NewProject(t, c, "killed", "private")
 	r := registerRunner(t, s, sharedToken(t, s), nil)
 	proc := startRunSingle(t, s, r.Token)
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "forever:\n  script:\n    - while true; do echo alive; sleep 0.219; done\n"})
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": "forever:\n  script:\n    - while true; do echo alive; sleep 0.219; done\n"})
 	pl := waitPipeline(t, c, p.ID, commit.ID, "running")
 	job := jobsByName(t, c, p.ID, pl.ID)["forever"]
 	waitTrace(t, c, p.ID, job.ID, "alive\nalive\n")
@@ -349,7 +349,7 @@ func TestRunnersBesideExecutors(t *testing.T) {
 	p := stocktest.NewProject(t, c, "beside", "private")
 	r := registerRunner(t, s, sharedToken(t, s), map[string]any{"tag_list": []string{"remote"}, "run_untagged": false})
 	startRunSingle(t, s, r.Token)
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": "local:\n  script: [echo on-$CI_RUNNER_ID-executor]\nremote:\n  tags: [remote]\n  script: [echo on-runner-$CI_RUNNER_ID]\n"})
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": "local:\n  script: [echo on-$CI_RUNNER_ID-executor]\nremote:\n  tags: [remote]\n  script: [echo on-runner-$CI_RUNNER_ID]\n"})
 	pl := waitPipeline(t, c, p.ID, commit.ID, "success", "failed")
 	jobs := jobsByName(t, c, p.ID, pl.ID)
 	if pl.Status != "success" {

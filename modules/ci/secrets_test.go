@@ -65,7 +65,7 @@ func TestTraceMasksSecrets(t *testing.T) {
 	}
 	dir := t.TempDir()
 	tokenFile, half, rest := filepath.Join(dir, "token"), filepath.Join(dir, "half"), filepath.Join(dir, "rest")
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": fmt.Sprintf(`show:
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": fmt.Sprintf(`show:
   script:
     - echo "$CI_JOB_TOKEN" > %s
     - echo "pw=$LONG_SECRET tok=$CI_JOB_TOKEN short=$SHORT_VAR end"
@@ -136,11 +136,11 @@ func TestJobTokenGitScope(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []*gitlab.Project{other, public} {
-		commitFiles(t, c, p.ID, "master", map[string]string{"README": p.Name + "\n"})
+		stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{"README": p.Name + "\n"})
 	}
 	dir := t.TempDir()
 	tokenFile, done := filepath.Join(dir, "token"), filepath.Join(dir, "done")
-	commit := commitFiles(t, c, own.ID, "master", map[string]string{".gitlab-ci.yml": fmt.Sprintf(`holder:
+	commit := stocktest.CommitFiles(t, c, own.ID, "master", "ci", map[string]string{".gitlab-ci.yml": fmt.Sprintf(`holder:
   script:
     - echo "$CI_JOB_TOKEN" > %s
     - %s
@@ -222,7 +222,7 @@ func TestJobControlsOnProtectedBranches(t *testing.T) {
 		Value: gitlab.Ptr("production-credential"), Protected: gitlab.Ptr(true)}); err != nil {
 		t.Fatal(err)
 	}
-	commitFiles(t, c, p.ID, "master", map[string]string{"README": "x\n"})
+	stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{"README": "x\n"})
 	if resp, raw := s.JSON(t, http.MethodPut, fmt.Sprintf("/api/v4/projects/%d/repository/branches/master/protect", p.ID), nil, nil, "PRIVATE-TOKEN", s.RootToken); resp.StatusCode != 200 {
 		t.Fatalf("protect master: %d %s", resp.StatusCode, raw)
 	}
@@ -258,7 +258,7 @@ deploy:
 		t.Helper()
 		// Pushed by root; the branch's name in a file keeps the two
 		// branches' commits apart (same tree, parent and second: same sha).
-		commit := commitFiles(t, c, p.ID, branch, map[string]string{".gitlab-ci.yml": ciFile, "branch.txt": branch})
+		commit := stocktest.CommitFiles(t, c, p.ID, branch, "ci", map[string]string{".gitlab-ci.yml": ciFile, "branch.txt": branch})
 		pl := waitPipeline(t, c, p.ID, commit.ID, "manual", "success", "failed")
 		jobs := jobsByName(t, c, p.ID, pl.ID)
 		if jobs["build"].Status != "success" || jobs["deploy"].Status != "manual" {

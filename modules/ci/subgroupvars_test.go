@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 )
 
@@ -44,7 +45,7 @@ func TestSubgroupVariables(t *testing.T) {
 	if _, _, err := c.ProjectVariables.CreateVariable(p.ID, &gitlab.CreateProjectVariableOptions{Key: gitlab.Ptr("OWN"), Value: gitlab.Ptr("p3")}); err != nil {
 		t.Fatal(err)
 	}
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": `show:
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": `show:
   script:
     - echo "vars=$ONLY_TOP,$NEARER,$OWN end"
 `})

@@ -33,7 +33,7 @@ func TestPipelineTriggers(t *testing.T) {
 	s := start(t)
 	c := s.Client
 	p := stocktest.NewProject(t, c, "triggered", "private")
-	commit := commitFiles(t, c, p.ID, "master", map[string]string{".gitlab-ci.yml": triggeredCI})
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": triggeredCI})
 	if pl := waitPipeline(t, c, p.ID, commit.ID, "success", "failed"); pl.Status != "success" {
 		t.Fatalf("push pipeline %s", pl.Status)
 	}

@@ -69,7 +69,7 @@ func BenchmarkIssueFanOut(b *testing.B) {
 		during = append(during, ms(open(quiet, fmt.Sprintf("during %d", i))))
 		// The server stamps the last mail's arrival: how soon the wait
 		// sees it does not count.
-		poll(b, 2*time.Minute, func() (bool, string) {
+		fennectest.Poll(b, 2*time.Minute, func() (bool, string) {
 			n := len(e.smtp.mails())
 			return n >= watchers, fmt.Sprintf("%d of %d mails arrived", n, watchers)
 		})

@@ -60,7 +60,7 @@ func TestSMTPDownThenUp(t *testing.T) {
 		// Wait until the sender has tried and failed three times (backing
 		// off between), the mails still queued.
 		failed := func() int { return logs.FilterMessageSnippet("mail delivery failed; will retry").Len() }
-		poll(t, 10*time.Second, func() (bool, string) {
+		fennectest.Poll(t, 10*time.Second, func() (bool, string) {
 			queued, failures := e.queued(t), failed()
 			return queued == 10 && failures >= 3, fmt.Sprintf("queued %d, failures %d", queued, failures)
 		})
@@ -86,7 +86,7 @@ func TestSMTPDownThenUp(t *testing.T) {
 func ctxDrain(t *testing.T, e *env) {
 	t.Helper()
 	// The events are handled (the mails queued) even while SMTP is down.
-	poll(t, 10*time.Second, func() (bool, string) {
+	fennectest.Poll(t, 10*time.Second, func() (bool, string) {
 		n, err := e.bus.Pending()
 		if err != nil {
 			t.Fatal(err)

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/fennec-forge/fennec/core/fennectest"
 )
 
 // update rewrites the golden mails under testdata/ from what the tests
@@ -58,7 +60,7 @@ func goldenMail(t *testing.T, name string, mails []received, to string, known ma
 		t.Fatalf("%v (run go test with -update to create it)", err)
 	}
 	if got != string(want) {
-		t.Errorf("%s differs (- golden, + got; go test -update rewrites it):\n%s", file, lineDiff(string(want), got))
+		t.Errorf("%s differs (- golden, + got; go test -update rewrites it):\n%s", file, fennectest.LineDiff(string(want), got))
 	}
 }
 
@@ -203,38 +205,4 @@ func mailKnown(e *env, pairs ...string) map[string]string {
 		m[pairs[i]] = pairs[i+1]
 	}
 	return m
-}
-
-// lineDiff is a small line diff (longest common subsequence) of two
-// golden texts.
-func lineDiff(a, b string) string {
-	x, y := strings.Split(a, "\n"), strings.Split(b, "\n")
-	lcs := make([][]int, len(x)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(y)+1)
-	}
-	for i := len(x) - 1; i >= 0; i-- {
-		for j := len(y) - 1; j >= 0; j-- {
-			if x[i] == y[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	var out strings.Builder
-	i, j := 0, 0
-	for i < len(x) || j < len(y) {
-		switch {
-		case i < len(x) && j < len(y) && x[i] == y[j]:
-			i, j = i+1, j+1
-		case j < len(y) && (i == len(x) || lcs[i][j+1] >= lcs[i+1][j]):
-			out.WriteString("+ " + y[j] + "\n")
-			j++
-		default:
-			out.WriteString("- " + x[i] + "\n")
-			i++
-		}
-	}
-	return out.String()
 }

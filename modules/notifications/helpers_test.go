@@ -308,7 +308,7 @@ func (e *env) settle(t testing.TB) {
 		t.Fatal(err)
 	}
 	deadline, _ := ctx.Deadline() // what is left of the 20 s
-	poll(t, time.Until(deadline), func() (bool, string) {
+	fennectest.Poll(t, time.Until(deadline), func() (bool, string) {
 		n := e.rows(t, "notifications.deliveries", "notifications.notices")
 		return n == 0, fmt.Sprintf("%d mails still queued", n)
 	})

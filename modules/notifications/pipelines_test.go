@@ -61,7 +61,7 @@ func pipelineOf(t *testing.T, c *gitlab.Client, project int64, sha, status strin
 	t.Helper()
 	last := ""
 	var id int64
-	poll(t, 60*time.Second, func() (bool, string) {
+	fennectest.Poll(t, 60*time.Second, func() (bool, string) {
 		list, _, err := c.Pipelines.ListProjectPipelines(project, &gitlab.ListProjectPipelinesOptions{SHA: gitlab.Ptr(sha)})
 		if err != nil {
 			t.Fatal(err)

@@ -99,7 +99,7 @@ func TestSMTPTLSAndAuth(t *testing.T) {
 			}
 			return false
 		}
-		poll(t, 10*time.Second, func() (bool, string) {
+		fennectest.Poll(t, 10*time.Second, func() (bool, string) {
 			return refused(), fmt.Sprintf("no refused certificate in the log: %v", logs.All())
 		})
 		if len(mailer.mails()) != 0 || e.queued(t) != 1 {

@@ -44,7 +44,7 @@ func BenchmarkPushTo10Hooks(b *testing.B) {
 			// Wait for the 10 deliveries of sha (the receiver stamps their
 			// arrival: how soon the wait sees them does not count).
 			var at []time.Time
-			poll(b, 20*time.Second, func() (bool, string) {
+			fennectest.Poll(b, 20*time.Second, func() (bool, string) {
 				at = nil
 				for _, d := range rcv.all() {
 					if d.Body["after"] == sha {

@@ -31,7 +31,7 @@ func hookEvents(t testing.TB, e *env, token string, project, hook int64) []map[s
 func waitEvents(t testing.TB, e *env, token string, project, hook int64, n int) []map[string]any {
 	t.Helper()
 	var got []map[string]any
-	poll(t, 20*time.Second, func() (bool, string) {
+	fennectest.Poll(t, 20*time.Second, func() (bool, string) {
 		got = hookEvents(t, e, token, project, hook)
 		return len(got) >= n, fmt.Sprintf("delivery log: %d entries, want %d: %v", len(got), n, got)
 	})
@@ -103,7 +103,7 @@ func TestRetryAfterRefusedConnection(t *testing.T) {
 	}
 	rcv := newReceiverOn(t, l)
 	var got []map[string]any
-	poll(t, 20*time.Second, func() (bool, string) {
+	fennectest.Poll(t, 20*time.Second, func() (bool, string) {
 		got = hookEvents(t, e, alice.Token, p.ID, int64(h.ID))
 		return got[0]["outcome"] == "delivered", fmt.Sprintf("never delivered: %v", got[0])
 	})

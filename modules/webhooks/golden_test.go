@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/fennec-forge/fennec/core/fennectest"
 )
 
 // update rewrites the golden files under testdata/ from what the tests
@@ -92,7 +94,7 @@ func compareGolden(t *testing.T, file string, got []byte) {
 		t.Fatalf("%v (run go test with -update to create it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (- golden, + got; go test -update rewrites it):\n%s", file, lineDiff(string(want), string(got)))
+		t.Errorf("%s differs (- golden, + got; go test -update rewrites it):\n%s", file, fennectest.LineDiff(string(want), string(got)))
 	}
 }
 
@@ -179,40 +181,6 @@ func normaliseString(s string, known map[string]string) string {
 		return "<sha>"
 	})
 	return noteAnchor.ReplaceAllString(s, "#note_<id>")
-}
-
-// lineDiff is a small line diff (longest common subsequence) of two
-// golden texts: enough to see which fields changed.
-func lineDiff(a, b string) string {
-	x, y := strings.Split(a, "\n"), strings.Split(b, "\n")
-	lcs := make([][]int, len(x)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(y)+1)
-	}
-	for i := len(x) - 1; i >= 0; i-- {
-		for j := len(y) - 1; j >= 0; j-- {
-			if x[i] == y[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	var out strings.Builder
-	i, j := 0, 0
-	for i < len(x) || j < len(y) {
-		switch {
-		case i < len(x) && j < len(y) && x[i] == y[j]:
-			i, j = i+1, j+1
-		case j < len(y) && (i == len(x) || lcs[i][j+1] >= lcs[i+1][j]):
-			out.WriteString("+ " + y[j] + "\n")
-			j++
-		default:
-			out.WriteString("- " + x[i] + "\n")
-			i++
-		}
-	}
-	return out.String()
 }
 
 // known are the strings of this run a golden file names by placeholder:

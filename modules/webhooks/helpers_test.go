@@ -112,7 +112,7 @@ func (r *receiver) waitFor(t testing.TB, path string, n int) []delivery {
 	var out []delivery
 	// Generous: under a loaded -race run a restart's backlog once took
 	// over 20 s to come through; the wait ends as soon as n arrive.
-	poll(t, 60*time.Second, func() (bool, string) {
+	fennectest.Poll(t, 60*time.Second, func() (bool, string) {
 		out = nil
 		for _, d := range r.all() {
 			if path == "" || d.Path == path {

@@ -63,7 +63,7 @@ func TestRestartInTheMiddleOfABacklog(t *testing.T) {
 		return ok
 	}
 	var ok []string
-	poll(t, 60*time.Second, func() (bool, string) {
+	fennectest.Poll(t, 60*time.Second, func() (bool, string) {
 		ok = accepted200()
 		return len(ok) >= n, fmt.Sprintf("%d accepted deliveries after the restart, want %d", len(ok), n)
 	})
@@ -84,7 +84,7 @@ func TestRestartInTheMiddleOfABacklog(t *testing.T) {
 	}
 	// The attempt is recorded just after the receiver answered it: poll.
 	var log []map[string]any
-	poll(t, 20*time.Second, func() (bool, string) {
+	fennectest.Poll(t, 20*time.Second, func() (bool, string) {
 		log = hookEvents(t, e, token, project, int64(hooks[0].ID))
 		b := log[0]["request_data"].(map[string]any)
 		return b["after"] == shas[n-1], fmt.Sprintf("the last attempt is %v, want the delivery of %s", log[0], shas[n-1])

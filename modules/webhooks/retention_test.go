@@ -25,7 +25,7 @@ func TestDeliveryLogRetention(t *testing.T) {
 	h := addHook(t, alice.Client, p.ID, rcv.URL+"/r", "")
 	commitFile(t, alice.Client, p.ID, "master", "a", "1")
 	first := waitEvents(t, e, alice.Token, p.ID, int64(h.ID), 1)[0]["id"]
-	poll(t, 20*time.Second, func() (bool, string) {
+	fennectest.Poll(t, 20*time.Second, func() (bool, string) {
 		log := hookEvents(t, e, alice.Token, p.ID, int64(h.ID))
 		if len(log) > 0 && log[0]["id"] != first {
 			t.Fatalf("log %v", log)

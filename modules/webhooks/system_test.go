@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
@@ -119,7 +120,7 @@ func TestSystemHooks(t *testing.T) {
 	golden(t, "system_test_sample", d, known(e, rcv))
 	// The log: five queued deliveries (each recorded just after its
 	// answer, so poll) and the test.
-	poll(t, 20*time.Second, func() (bool, string) {
+	fennectest.Poll(t, 20*time.Second, func() (bool, string) {
 		st, raw = e.call(t, e.RootToken, "GET", "/hooks/"+store.IDString(hid)+"/events", nil)
 		if st != 200 {
 			t.Fatalf("system hook log: %d %s", st, raw)
