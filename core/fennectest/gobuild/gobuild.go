@@ -32,59 +32,69 @@ func Install(tb testing.TB, pkg, dst string, args ...string) {
 // InstallTo is Install for a TestMain or a sync.Once, where there is no
 // testing.TB: it returns the error.
 func InstallTo(pkg, dst string, args ...string) error {
-	bin, err := Build(pkg, args...)
-	if err != nil {
-		return err
-	}
-	if err := copyFile(bin, dst); err != nil {
-		return fmt.Errorf("gobuild: install %s: %w", pkg, err)
-	}
-	return nil
+	return withBuild(pkg, args, func(bin string) error {
+		if err := copyFile(bin, dst); err != nil {
+			return fmt.Errorf("gobuild: install %s: %w", pkg, err)
+		}
+		return nil
+	})
 }
 
 // Build returns the path of the cached program of pkg built with args,
 // building it first if no test of this run (or of an earlier one, with the
-// same sources) did. The file is shared: run it, never change it (Install
-// gives a copy of one's own).
+// same sources) did. The file is shared, and replaced once the sources
+// change: run it, never change it (Install gives a copy of one's own).
 func Build(pkg string, args ...string) (string, error) {
-	key, err := cacheKey(pkg, args)
+	var path string
+	err := withBuild(pkg, args, func(bin string) error { path = bin; return nil })
+	return path, err
+}
+
+// withBuild calls use with the program of pkg built with args, holding the
+// program's lock: a build of newer sources cannot remove it meanwhile.
+// Only the newest build of each program is kept (older sources' builds
+// would pile up, a binary per edit).
+func withBuild(pkg string, args []string, use func(bin string) error) error {
+	program, key, err := cacheKey(pkg, args)
 	if err != nil {
-		return "", fmt.Errorf("gobuild: %s: %w", pkg, err)
+		return fmt.Errorf("gobuild: %s: %w", pkg, err)
 	}
 	root := filepath.Join(os.TempDir(), "fennec-gobuild")
 	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", err
+		return err
 	}
-	bin := filepath.Join(root, key, "program")
-	unlock, err := lock(filepath.Join(root, key+".lock"))
+	entry := filepath.Join(root, program+"-"+key)
+	unlock, err := lock(filepath.Join(root, program+".lock"))
 	if err != nil {
-		return "", fmt.Errorf("gobuild: lock: %w", err)
+		return fmt.Errorf("gobuild: lock: %w", err)
 	}
 	defer unlock()
-	if _, err := os.Stat(filepath.Join(root, key, "ready")); err == nil {
+	if _, err := os.Stat(filepath.Join(entry, "ready")); err == nil {
 		now := time.Now()
-		_ = os.Chtimes(filepath.Join(root, key), now, now) // in use: not pruned
-		return bin, nil
+		_ = os.Chtimes(entry, now, now) // in use: not pruned
+		return use(filepath.Join(entry, "program"))
 	}
 	prune(root)
-	tmp := filepath.Join(root, key+".building")
-	_ = os.RemoveAll(tmp)
+	old, _ := filepath.Glob(filepath.Join(root, program+"-*"))
+	for _, dir := range old {
+		_ = os.RemoveAll(dir)
+	}
+	tmp := entry + ".building"
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		return "", err
+		return err
 	}
 	cmd := exec.Command("go", append(append([]string{"build"}, args...), "-o", filepath.Join(tmp, "program"), pkg)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		_ = os.RemoveAll(tmp)
-		return "", fmt.Errorf("gobuild: go build %s: %v\n%s", pkg, err, out)
+		return fmt.Errorf("gobuild: go build %s: %v\n%s", pkg, err, out)
 	}
 	if err := os.WriteFile(filepath.Join(tmp, "ready"), nil, 0o644); err != nil {
-		return "", err
+		return err
 	}
-	_ = os.RemoveAll(filepath.Join(root, key))
-	if err := os.Rename(tmp, filepath.Join(root, key)); err != nil {
-		return "", err
+	if err := os.Rename(tmp, entry); err != nil {
+		return err
 	}
-	return bin, nil
+	return use(filepath.Join(entry, "program"))
 }
 
 // lock takes an exclusive flock on path: between processes and between
@@ -104,21 +114,20 @@ func lock(path string) (func(), error) {
 	}, nil
 }
 
-// prune removes the builds no run used for a week (each edit of a plugin's
-// sources leaves one behind).
+// prune removes the builds no run used for a week (programs no test builds
+// any more, other checkouts).
 func prune(root string) {
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		if !e.IsDir() || strings.HasSuffix(e.Name(), ".building") {
+		if !e.IsDir() {
 			continue
 		}
 		info, err := e.Info()
 		if err == nil && time.Since(info.ModTime()) > 7*24*time.Hour {
 			_ = os.RemoveAll(filepath.Join(root, e.Name()))
-			_ = os.Remove(filepath.Join(root, e.Name()+".lock"))
 		}
 	}
 }
@@ -137,10 +146,10 @@ var toolchain = sync.OnceValues(func() (string, error) {
 // module cache (this repository, the SDK it replaces), the directory (its
 // path carries the version, and it is read-only) of the others. The
 // standard library comes with the toolchain's version.
-func cacheKey(pkg string, args []string) (string, error) {
+func cacheKey(pkg string, args []string) (program, key string, err error) {
 	env, err := toolchain()
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "gobuild v1\n%s\n%q\n", env, args)
@@ -153,9 +162,10 @@ func cacheKey(pkg string, args []string) (string, error) {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("go list: %v\n%s", err, stderr.Bytes())
+		return "", "", fmt.Errorf("go list: %v\n%s", err, stderr.Bytes())
 	}
 	dec := json.NewDecoder(bytes.NewReader(out))
+	main := ""
 	for {
 		var p struct {
 			ImportPath, Dir string
@@ -167,11 +177,12 @@ func cacheKey(pkg string, args []string) (string, error) {
 		if err := dec.Decode(&p); err == io.EOF {
 			break
 		} else if err != nil {
-			return "", err
+			return "", "", err
 		}
 		if p.Standard {
 			continue
 		}
+		main = p.Dir // go list -deps lists pkg itself last
 		fmt.Fprintf(h, "package %s %s\n", p.ImportPath, p.Dir)
 		if modCache != "" && strings.HasPrefix(p.Dir, modCache+string(filepath.Separator)) {
 			continue
@@ -188,14 +199,17 @@ func cacheKey(pkg string, args []string) (string, error) {
 				}
 				data, err := os.ReadFile(path)
 				if err != nil && !os.IsNotExist(err) {
-					return "", err
+					return "", "", err
 				}
 				fmt.Fprintf(h, "file %s %d\n", path, len(data))
 				h.Write(data)
 			}
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil))[:32], nil
+	// The program is the package's directory with the flags: one build of
+	// each is kept, the one of the newest sources.
+	id := sha256.Sum256([]byte(fmt.Sprintf("%s\n%q", main, args)))
+	return hex.EncodeToString(id[:])[:16], hex.EncodeToString(h.Sum(nil))[:32], nil
 }
 
 func copyFile(src, dst string) error {

@@ -65,13 +65,18 @@ func TestBuildOnceAndAgainAfterAnEdit(t *testing.T) {
 	if err != nil || edited == paths[0] {
 		t.Fatalf("after an edit: %s %v, want a new build", edited, err)
 	}
+	if _, err := os.Stat(paths[0]); !os.IsNotExist(err) {
+		t.Errorf("the build of the old source is still kept: %v", err)
+	}
 	dst := filepath.Join(t.TempDir(), "sub", "hello")
 	Install(t, ".", dst, "-ldflags", "-X main.v=1")
 	if got := run(dst); got != "two" {
 		t.Fatalf("installed program says %q", got)
 	}
-	for _, p := range []string{paths[0], other, edited} {
-		os.RemoveAll(filepath.Dir(p))
-		os.Remove(filepath.Dir(p) + ".lock")
+	for _, p := range []string{other, edited} {
+		entry := filepath.Dir(p)
+		os.RemoveAll(entry)
+		program, _, _ := strings.Cut(filepath.Base(entry), "-")
+		os.Remove(filepath.Join(filepath.Dir(entry), program+".lock"))
 	}
 }
