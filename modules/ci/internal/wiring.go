@@ -103,13 +103,13 @@ type TokenResolver struct {
 // TokenResolverDeps are what NewTokenResolver is built from.
 type TokenResolverDeps struct {
 	fennec.In
-	Db    *store.DB
+	DB    *store.DB
 	Users auth.UserLookup
 }
 
 // NewTokenResolver builds the job token resolver.
 func NewTokenResolver(d TokenResolverDeps) *TokenResolver {
-	db, users := d.Db, d.Users
+	db, users := d.DB, d.Users
 	return &TokenResolver{db: db, users: users}
 }
 

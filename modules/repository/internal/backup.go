@@ -47,15 +47,15 @@ var SSHBackupSpec = fennec.BackupSpec{Name: "ssh", Dirs: []string{"ssh"}}
 // BackupParticipantsDeps are what BackupParticipants is built from.
 type BackupParticipantsDeps struct {
 	fennec.In
-	St    *Storage
-	State projects.RepositoryState
-	Cfg   config.Config
+	Storage *Storage
+	State   projects.RepositoryState
+	Config  config.Config
 }
 
 // BackupParticipants are the repository module's participants: the
 // repositories, and the SSH host keys (written once, never changed).
 func BackupParticipants(d BackupParticipantsDeps) []fennec.BackupParticipant {
-	st, state, cfg := d.St, d.State, d.Cfg
+	st, state, cfg := d.Storage, d.State, d.Config
 	return []fennec.BackupParticipant{{
 		Name: "repository",
 		Hold: func(ctx context.Context) (thaw, end func(), err error) {

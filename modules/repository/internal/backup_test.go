@@ -36,7 +36,7 @@ func TestBackupHoldsRefWritesAndRemovals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	p := BackupParticipants(BackupParticipantsDeps{St: w.st, State: &idsState{ids: []int64{1, 2}}, Cfg: fconfig.Config{Data: t.TempDir()}})[0]
+	p := BackupParticipants(BackupParticipantsDeps{Storage: w.st, State: &idsState{ids: []int64{1, 2}}, Config: fconfig.Config{Data: t.TempDir()}})[0]
 	ctx := context.Background()
 	thaw, end, err := p.Hold(ctx)
 	if err != nil {

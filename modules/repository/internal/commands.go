@@ -22,13 +22,13 @@ var CommandSpecs = []fennec.AdminCommandSpec{
 // CommandsDeps are what Commands is built from.
 type CommandsDeps struct {
 	fennec.In
-	Hk     *Housekeeper
-	Access projects.Access
+	Housekeeper *Housekeeper
+	Access      projects.Access
 }
 
 // Commands are the repository module's admin commands.
 func Commands(d CommandsDeps) []fennec.AdminCommand {
-	hk, access := d.Hk, d.Access
+	hk, access := d.Housekeeper, d.Access
 	project := func(ctx context.Context, args []string) (projects.ProjectInfo, error) {
 		if len(args) != 1 || args[0] == "" {
 			return projects.ProjectInfo{}, errors.New("name one project: its id or its full path (group/project)")

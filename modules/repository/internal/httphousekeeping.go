@@ -15,14 +15,14 @@ import (
 // HousekeepingRoutesDeps are what NewHousekeepingRoutes is built from.
 type HousekeepingRoutesDeps struct {
 	fennec.In
-	Hk     *Housekeeper
-	Access projects.Access
+	Housekeeper *Housekeeper
+	Access      projects.Access
 }
 
 // NewHousekeepingRoutes registers POST /projects/:id/housekeeping (GitLab
 // 9.0): the repack the housekeeper runs after many pushes, asked for now.
 func NewHousekeepingRoutes(d HousekeepingRoutesDeps) fennec.Routes {
-	hk, access := d.Hk, d.Access
+	hk, access := d.Housekeeper, d.Access
 	return fennec.Routes{Name: "repository-housekeeping", Register: func(a *api.API) {
 		api.Register(a, api.Op{ID: "project-housekeeping", Method: http.MethodPost, Path: "/projects/{id}/housekeeping",
 			Tags: []string{"projects"}, Summary: "Repack the project's repository (Master)", Access: api.SignedIn},

@@ -26,16 +26,16 @@ import (
 // RoutesDeps are what NewRoutes is built from.
 type RoutesDeps struct {
 	fennec.In
-	R  *Reader
-	St *Statuses
-	W  *Writer
+	Reader   *Reader
+	Statuses *Statuses
+	Writer   *Writer
 }
 
 // NewRoutes registers the repository operations. The reader learns of the
 // statuses and the writer here: they decorate what it reads (a commit's
 // status, a branch's protection, a tag's release).
 func NewRoutes(d RoutesDeps) fennec.Routes {
-	r, st, w := d.R, d.St, d.W
+	r, st, w := d.Reader, d.Statuses, d.Writer
 	r.statuses, r.writer = st, w
 	return fennec.Routes{Name: "repository", Register: func(a *api.API) {
 		mapErrors(a)

@@ -11,17 +11,17 @@ import (
 // SubscribersDeps are what Subscribers is built from.
 type SubscribersDeps struct {
 	fennec.In
-	S  *Storage
-	St *Statuses
-	W  *Writer
-	Im *Importer
+	Storage  *Storage
+	Statuses *Statuses
+	Writer   *Writer
+	Importer *Importer
 }
 
 // Subscribers follow the projects' lives: a repository is created with its
 // project, copied when the project is forked and removed with it. Each
 // handler may run more than once and leaves the same result.
 func Subscribers(d SubscribersDeps) []events.Subscriber {
-	s, st, w, im := d.S, d.St, d.W, d.Im
+	s, st, w, im := d.Storage, d.Statuses, d.Writer, d.Importer
 	// Only a project's birth, fork and death concern its repository.
 	lifecycle := func(ev projects.ProjectEvent) bool {
 		return ev.Action == projects.ProjectCreated || ev.Action == projects.ProjectForked || ev.Action == projects.ProjectDeleted
