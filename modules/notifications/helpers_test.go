@@ -25,6 +25,7 @@ import (
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/core/workqueue"
 	"github.com/fennec-forge/fennec/modules/notifications"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
@@ -309,7 +310,7 @@ func (e *env) settle(t testing.TB) {
 	}
 	deadline, _ := ctx.Deadline() // what is left of the 20 s
 	fennectest.Poll(t, time.Until(deadline), func() (bool, string) {
-		n := e.rows(t, "notifications.deliveries", "notifications.notices")
+		n := e.rows(t, mailQueueOrder, "notifications.notices")
 		return n == 0, fmt.Sprintf("%d mails still queued", n)
 	})
 }
@@ -317,8 +318,11 @@ func (e *env) settle(t testing.TB) {
 // queued counts the deliveries in the store's queue.
 func (e *env) queued(t testing.TB) int {
 	t.Helper()
-	return e.rows(t, "notifications.deliveries")
+	return e.rows(t, mailQueueOrder)
 }
+
+// mailQueueOrder is the mail queue's bucket with one key per live job.
+var mailQueueOrder = workqueue.Buckets("notifications.mail")[2]
 
 // rows counts the rows of the module's tables in the store, in one read
 // (a notice becomes deliveries in one transaction).

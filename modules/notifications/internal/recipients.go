@@ -2,6 +2,7 @@ package internal
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 
@@ -119,7 +120,11 @@ func (s *Service) expandOne(ctx context.Context, p *PendingNotice) error {
 			return err
 		}
 		for _, r := range list {
-			if err := deliveries.Insert(tx, &Delivery{MailID: m.ID, UserID: r.UserID, To: r.Email}); err != nil {
+			payload, err := json.Marshal(&queuedMail{MailID: m.ID, UserID: r.UserID, To: r.Email})
+			if err != nil {
+				return err
+			}
+			if err := s.mailq.Enqueue(tx, mailKey(r.Email, r.UserID), payload); err != nil {
 				return err
 			}
 		}

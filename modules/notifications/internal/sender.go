@@ -4,13 +4,15 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
+	"strings"
 	"time"
 
 	mail "github.com/wneessen/go-mail"
@@ -18,42 +20,66 @@ import (
 
 	"github.com/fennec-forge/fennec/core/backoff"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/core/workqueue"
 )
 
-// sendBatch is how many deliveries one round reads from the queue.
-const sendBatch = 200
+// mailQueue is the core work queue of the deliveries: one job per mail
+// and recipient, keyed by the recipient (mailKey), so one address gets its
+// mails in the order they were queued while different addresses are sent
+// to concurrently.
+const mailQueue = "notifications.mail"
 
-// sendLoop delivers the queue: at start (what a crash or a stop left),
-// whenever a commit queues mail (Kick), and when a retry falls due. While
-// the SMTP server cannot be reached, the wait doubles from retry_initial to
-// retry_max; the queue stays in the store meanwhile.
-func (s *Service) sendLoop(ctx context.Context) {
-	failures := 0 // sends in a row that failed
+// queuedMail is a job's payload: which mail goes to whom.
+type queuedMail struct {
+	MailID int64  `json:"mail_id"`
+	UserID int64  `json:"user_id,omitempty"`
+	To     string `json:"to"`
+}
+
+// mailKey is the queue key of a recipient: the address (lower case, as
+// mail servers compare domains and most compare local parts), or the
+// user when there is none.
+func mailKey(to string, user int64) string {
+	if to == "" {
+		return "user:" + store.IDString(user)
+	}
+	return strings.ToLower(to)
+}
+
+// newQueue builds the mail queue: retried after retry_initial doubling to
+// retry_max for as long as it takes (mail has never been given up on
+// while the server is unreachable), sent by send.
+func (s *Service) newQueue() *workqueue.Queue {
+	return workqueue.New(s.db, mailQueue, s.retry(), s.send,
+		workqueue.WithMaxAttempts(math.MaxInt), workqueue.WithLogger(s.log),
+		workqueue.WithClock(func() time.Time { return s.now() }))
+}
+
+// expandLoop turns pending notices into queued mail: at start (what a
+// crash or a stop left), whenever a commit stores a notice (Kick), and,
+// while notices are left over from a failed pass, after the retry policy's
+// delay.
+func (s *Service) expandLoop(ctx context.Context) {
+	failures := 0
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
-		fired := false
 		select {
 		case <-ctx.Done():
 			return
 		case <-timer.C:
-			fired = true
 		case <-s.kick:
 		}
 		s.expand(ctx)
-		if !fired && failures > 0 {
-			continue // the server is down: the timer retries the sending
-		}
-		wait, err := s.sendDue(ctx)
+		left := false
+		_ = s.db.View(ctx, func(tx *store.Tx) error {
+			return notices.Scan(tx, false, 0, func(*PendingNotice) (bool, error) {
+				left = true
+				return false, nil
+			})
+		})
 		if ctx.Err() != nil {
 			return
-		}
-		if err != nil {
-			failures++
-			wait = s.retry().Delay(failures)
-			s.log.Warn("notifications: mail delivery failed; will retry", zap.Duration("in", wait), zap.Error(err))
-		} else {
-			failures = 0
 		}
 		if !timer.Stop() {
 			select {
@@ -61,93 +87,67 @@ func (s *Service) sendLoop(ctx context.Context) {
 			default:
 			}
 		}
-		timer.Reset(wait)
+		if left {
+			failures++
+			timer.Reset(s.retry().Delay(failures))
+		} else {
+			failures = 0
+		}
 	}
 }
 
-// due is a delivery with its mail, read from the queue.
+// due is a delivery with its mail.
 type due struct {
 	d *Delivery
 	m *Mail
 }
 
-// sendDue sends every delivery that is due, batch after batch; it returns
-// how long until the next retry of one that is not (an hour when none).
-// An error means the transport failed (the server is down): the caller
-// backs off.
-func (s *Service) sendDue(ctx context.Context) (time.Duration, error) {
-	var after int64
-	wait := time.Hour
-	for {
-		var batch []due
-		now := s.now()
-		err := s.db.View(ctx, func(tx *store.Tx) error {
-			batch = batch[:0]
-			cache := map[int64]*Mail{}
-			return deliveries.Scan(tx, false, 0, func(d *Delivery) (bool, error) {
-				if d.NextTry.After(now) {
-					wait = min(wait, d.NextTry.Sub(now))
-					return true, nil
-				}
-				if d.ID <= after {
-					// Handled earlier in this round and still queued: a
-					// temporary refusal whose retry time has already
-					// passed (a slow round). Go round again at once;
-					// without this it waited for the next kick, or an hour.
-					wait = 0
-					return true, nil
-				}
-				m, ok := cache[d.MailID]
-				if !ok {
-					var err error
-					if m, err = mails.Get(tx, d.MailID); err != nil {
-						return false, err
-					}
-					cache[d.MailID] = m
-				}
-				batch = append(batch, due{d: d, m: m})
-				return len(batch) < sendBatch, nil
-			})
-		})
-		if err != nil || len(batch) == 0 {
-			return wait, err
-		}
-		after = batch[len(batch)-1].d.ID
-		if err := s.deliver(ctx, batch); err != nil {
-			return wait, err
-		}
+// send is the mail queue's handler: it hands one delivery to the SMTP
+// server (or the file outbox). Accepted, or refused for good (5xx, a mail
+// that cannot be built), the job is done and the mail's count of pending
+// deliveries goes down in the same commit. Refused for now (4xx), or the
+// server unreachable: an error, and the queue tries again after the retry
+// policy's delay, holding back the recipient's later mails meanwhile.
+func (s *Service) send(ctx context.Context, job *workqueue.Job) error {
+	var q queuedMail
+	if err := json.Unmarshal(job.Payload, &q); err != nil {
+		return workqueue.Permanent(fmt.Errorf("notifications: a queued mail does not decode: %w", err))
 	}
+	var m *Mail
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		var err error
+		m, err = mails.Get(tx, q.MailID)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // nothing left to send
+	}
+	if err != nil {
+		return err
+	}
+	b := due{d: &Delivery{ID: job.ID, MailID: q.MailID, UserID: q.UserID, To: q.To, Attempts: job.Attempts}, m: m}
+	if err := s.deliver(ctx, b); err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("notifications: mail delivery failed; will retry", zap.String("to", q.To),
+				zap.Duration("in", s.retry().Delay(job.Attempts)), zap.Error(err))
+		}
+		return err
+	}
+	job.Record(func(tx *store.Tx) error { return mailDone(tx, q.MailID) })
+	return nil
 }
 
-// deliver hands a batch to the transport, one SMTP connection for all,
-// and marks each delivery done in the store as soon as the server has
-// accepted it. The marks run concurrently so the store's group commit
-// writes many in one fsync, and all are awaited before returning.
-func (s *Service) deliver(ctx context.Context, batch []due) error {
-	var marks sync.WaitGroup
-	var markErr error
-	var mu sync.Mutex
-	mark := func(d *Delivery) {
-		marks.Add(1)
-		go func() {
-			defer marks.Done()
-			if err := s.markSent(d); err != nil {
-				mu.Lock()
-				markErr = err
-				mu.Unlock()
-			}
-		}()
-	}
-	defer marks.Wait()
+// deliver hands one delivery to the transport. nil means done: accepted,
+// or dropped because it never will be.
+func (s *Service) deliver(ctx context.Context, b due) error {
 	if s.cfg.SMTPAddress == "" {
-		for _, b := range batch {
-			if err := s.writeFile(b); err != nil {
-				return err
-			}
-			mark(b.d)
-		}
-		marks.Wait()
-		return markErr
+		return s.writeFile(b)
+	}
+	msg, err := s.message(b)
+	if err != nil {
+		// A mail that cannot be built never will be: drop it.
+		s.log.Error("notifications: dropping a mail that cannot be built", zap.Int64("delivery", b.d.ID), zap.Error(err))
+		return nil
 	}
 	client, err := s.client()
 	if err != nil {
@@ -160,88 +160,41 @@ func (s *Service) deliver(ctx context.Context, batch []due) error {
 		return fmt.Errorf("connect to %s: %w", s.cfg.SMTPAddress, err)
 	}
 	defer client.Close()
-	for _, b := range batch {
-		msg, err := s.message(b)
-		if err != nil {
-			// A mail that cannot be built never will be: drop it.
-			s.log.Error("notifications: dropping a mail that cannot be built", zap.Int64("delivery", b.d.ID), zap.Error(err))
-			mark(b.d)
-			continue
-		}
-		err = client.Send(msg)
-		if msg.IsDelivered() {
-			// The server accepted the data; an error after that (the
-			// RSET that follows) must not make it send the mail again.
-			mark(b.d)
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		// The server's reply decides: 5xx for this mail or recipient is
-		// final (dropped, logged), 4xx is "later" (this delivery waits,
-		// the others go on). No reply at all (the connection failed), or
-		// a refusal of the sender itself (the configuration is wrong for
-		// every mail): back off and retry everything.
-		var se *mail.SendError
-		code := 0
-		if errors.As(err, &se) && se.Reason != mail.ErrSMTPMailFrom && se.Reason != mail.ErrConnCheck {
-			code = se.ErrorCode()
-		}
-		switch {
-		case code >= 500 && code < 600:
+	err = client.Send(msg)
+	if msg.IsDelivered() {
+		// The server accepted the data; an error after that (the RSET
+		// that follows) must not make it send the mail again.
+		return nil
+	}
+	// The server's reply decides: 5xx for this mail or recipient is final
+	// (dropped, logged); 4xx is "later", as is no reply at all (the
+	// connection failed) or a refusal of the sender itself (the
+	// configuration is wrong for every mail): retried.
+	var se *mail.SendError
+	if errors.As(err, &se) && se.Reason != mail.ErrSMTPMailFrom && se.Reason != mail.ErrConnCheck {
+		if code := se.ErrorCode(); code >= 500 && code < 600 {
 			s.log.Warn("notifications: the SMTP server refused a mail for good; dropped",
 				zap.String("to", b.d.To), zap.Error(err))
-			mark(b.d)
-			continue
-		case code >= 400 && code < 500:
-			if err := s.postpone(b.d, err); err != nil {
-				return err
-			}
-			continue
+			return nil
 		}
-		return err // the connection is gone: back off, retry the rest
 	}
-	marks.Wait()
-	return markErr
+	return err
 }
 
-// markSent records a delivery as done (deleting it, and its mail with the
-// last one).
-func (s *Service) markSent(d *Delivery) error {
-	return s.db.Update(context.Background(), func(tx *store.Tx) error {
-		if !deliveries.Exists(tx, d.ID) {
-			return nil
-		}
-		if err := deliveries.Delete(tx, d.ID); err != nil {
-			return err
-		}
-		m, err := mails.Get(tx, d.MailID)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if m.Pending--; m.Pending <= 0 {
-			return mails.Delete(tx, m.ID)
-		}
-		return mails.Update(tx, m)
-	})
-}
-
-// postpone schedules a temporarily refused delivery for later.
-func (s *Service) postpone(d *Delivery, cause error) error {
-	return s.db.Update(context.Background(), func(tx *store.Tx) error {
-		row, err := deliveries.Get(tx, d.ID)
-		if err != nil {
-			return err
-		}
-		row.Attempts++
-		row.NextTry = s.now().Add(s.retry().Delay(row.Attempts))
-		row.LastError = cause.Error()
-		return deliveries.Update(tx, row)
-	})
+// mailDone counts one delivery of a mail as done, deleting the mail with
+// its last one.
+func mailDone(tx *store.Tx, id int64) error {
+	m, err := mails.Get(tx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if m.Pending--; m.Pending <= 0 {
+		return mails.Delete(tx, m.ID)
+	}
+	return mails.Update(tx, m)
 }
 
 // retry is the mail retry policy of the configuration: retry_initial

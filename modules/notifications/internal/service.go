@@ -12,6 +12,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/core/workqueue"
 	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/notifications/notification"
@@ -35,8 +36,9 @@ type Service struct {
 	cfg    notification.Config
 	outbox string // the file outbox directory (used without SMTP)
 
-	kick chan struct{}
-	now  func() time.Time
+	kick  chan struct{}
+	now   func() time.Time
+	mailq *workqueue.Queue // the mail queue (sender.go), built by Run
 }
 
 // Params are the service's dependencies.
@@ -93,6 +95,17 @@ func (s *Service) Run(ctx context.Context) error {
 		s.log.Info("notifications: mail goes to the SMTP server", zap.String("smtp_address", s.cfg.SMTPAddress),
 			zap.String("smtp_tls", s.cfg.SMTPTLS))
 	}
-	s.sendLoop(ctx)
+	// The queue is built here, before anything can enqueue: only the
+	// notices loop below (expand) does.
+	s.mailq = s.newQueue()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := s.mailq.Run(ctx); err != nil {
+			s.log.Error("notifications: the mail queue stopped", zap.Error(err))
+		}
+	}()
+	s.expandLoop(ctx)
+	<-done
 	return nil
 }

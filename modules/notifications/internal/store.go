@@ -1,9 +1,11 @@
 package internal
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/core/workqueue"
 	"github.com/fennec-forge/fennec/modules/notifications/notification"
 )
 
@@ -86,9 +88,9 @@ type Mail struct {
 func (m *Mail) RecordID() int64      { return m.ID }
 func (m *Mail) SetRecordID(id int64) { m.ID = id }
 
-// Delivery is one mail to one address, waiting to be handed to the SMTP
-// server (or written to the file outbox). It is deleted, in a commit of
-// its own, right after the server accepted it.
+// Delivery is one mail to one address as versions before the mail queue
+// kept it (notifications.deliveries); migration 2 moves such rows into the
+// mail queue. The sender still uses it to hand a job to the transport.
 type Delivery struct {
 	ID       int64     `json:"id"`
 	MailID   int64     `json:"mail_id"`
@@ -143,18 +145,67 @@ var (
 		store.Index[PendingNotice]{Name: "key", Unique: true, Keys: func(p *PendingNotice) []string { return []string{p.Key} }})
 	mails = store.NewTable[int64, Mail]("notifications.mails",
 		store.Index[Mail]{Name: "key", Unique: true, Keys: func(m *Mail) []string { return []string{m.Key} }})
-	// Deliveries are read in id order (the order they were queued).
-	deliveries = store.NewTable[int64, Delivery]("notifications.deliveries")
-	targets    = store.NewTable[int64, Target]("notifications.targets",
+	// oldDeliveries is where versions before the mail queue kept the
+	// deliveries; migration 2 moves them into mailQueue.
+	oldDeliveries = store.NewTable[int64, Delivery]("notifications.deliveries")
+	targets       = store.NewTable[int64, Target]("notifications.targets",
 		store.Index[Target]{Name: "key", Unique: true, Keys: func(t *Target) []string { return []string{t.Key} }})
 )
 
 // Tables lists the module's tables for declaration.
 func Tables() []interface{ Buckets() []string } {
-	return []interface{ Buckets() []string }{settings, notices, mails, deliveries, targets}
+	return []interface{ Buckets() []string }{settings, notices, mails, targets, rawBuckets(workqueue.Buckets(mailQueue))}
 }
+
+// rawBuckets are buckets the module uses without a table (the queue's).
+type rawBuckets []string
+
+func (r rawBuckets) Buckets() []string { return r }
 
 // Migrations lists the module's schema migrations, oldest first.
 func Migrations() []store.Migration {
-	return []store.Migration{{Module: "notifications", Version: 1, Name: "tables", Up: func(*store.Tx) error { return nil }}}
+	return []store.Migration{
+		{Module: "notifications", Version: 1, Name: "tables", Up: func(*store.Tx) error { return nil }},
+		{Module: "notifications", Version: 2, Name: "deliveries move to the core work queue", Up: moveQueue},
+	}
+}
+
+// moveQueue moves the deliveries an older version left queued into the
+// mail queue, in id order (so each recipient's order holds), with their
+// attempts, next try and last error, and removes the old table: a mail
+// queued before an upgrade is still sent after it.
+func moveQueue(tx *store.Tx) error {
+	if tx.Bucket([]byte("notifications.deliveries")) != nil {
+		var rows []*Delivery
+		if err := oldDeliveries.Scan(tx, false, 0, func(d *Delivery) (bool, error) {
+			rows = append(rows, d)
+			return true, nil
+		}); err != nil {
+			return err
+		}
+		for _, d := range rows {
+			payload, err := json.Marshal(&queuedMail{MailID: d.MailID, UserID: d.UserID, To: d.To})
+			if err != nil {
+				return err
+			}
+			var created time.Time
+			if m, err := mails.Get(tx, d.MailID); err == nil {
+				created = m.CreatedAt
+			}
+			err = workqueue.EnqueueIn(tx, mailQueue, workqueue.Item{Key: mailKey(d.To, d.UserID), Payload: payload,
+				Attempts: d.Attempts, NextTry: d.NextTry, LastError: d.LastError, EnqueuedAt: created})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	for _, name := range oldDeliveries.Buckets() {
+		if tx.Bucket([]byte(name)) == nil {
+			continue
+		}
+		if err := tx.DeleteBucket([]byte(name)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
