@@ -93,6 +93,18 @@ func WithLogger(l *zap.Logger) Option { return func(q *Queue) { q.log = l } }
 // bbolt, one process per file, leave it off.)
 func WithSharedStore() Option { return func(q *Queue) { q.shared = true } }
 
+// WithConcurrency bounds how many jobs run at once across all keys (n < 1:
+// no bound, one per key with work). A queue whose handler opens a
+// connection per job (mail to each recipient) keeps a fan-out from opening
+// hundreds at once.
+func WithConcurrency(n int) Option {
+	return func(q *Queue) {
+		if n > 0 {
+			q.slots = make(chan struct{}, n)
+		}
+	}
+}
+
 // WithClock replaces time.Now (tests).
 func WithClock(now func() time.Time) Option { return func(q *Queue) { q.now = now } }
 
@@ -106,7 +118,8 @@ type Queue struct {
 	lease       time.Duration
 	log         *zap.Logger
 	now         func() time.Time
-	shared      bool // WithSharedStore
+	shared      bool          // WithSharedStore
+	slots       chan struct{} // WithConcurrency; nil: no bound
 
 	owner string        // this queue value's lease owner
 	seq   atomic.Uint64 // lease sequence

@@ -663,3 +663,40 @@ func TestEnqueueInMovesAnOlderQueue(t *testing.T) {
 		t.Errorf("calls %+v: want old1 as attempt 4 before old3", got)
 	}
 }
+
+// TestConcurrencyBound: with WithConcurrency(2), no more than two jobs run
+// at once however many keys have work, and every job still runs.
+func TestConcurrencyBound(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	var mu sync.Mutex
+	running, most, done := 0, 0, 0
+	release := make(chan struct{})
+	h := func(ctx context.Context, j *workqueue.Job) error {
+		mu.Lock()
+		running++
+		most = max(most, running)
+		mu.Unlock()
+		select { // held until the test has seen the bound reached
+		case <-release:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		mu.Lock()
+		running--
+		done++
+		mu.Unlock()
+		return nil
+	}
+	q := newQueue(t, db, h, workqueue.WithConcurrency(2))
+	for i := range 8 {
+		enqueue(t, db, q, fmt.Sprintf("key%d", i), "job")
+	}
+	run(t, q)
+	eventually(t, "two jobs running", func() bool { mu.Lock(); defer mu.Unlock(); return running == 2 })
+	close(release)
+	eventually(t, "every job done", func() bool { mu.Lock(); defer mu.Unlock(); return done == 8 })
+	if most != 2 {
+		t.Fatalf("%d jobs ran at once, want at most 2", most)
+	}
+}

@@ -135,7 +135,15 @@ func (q *Queue) work(ctx context.Context, key string, wake chan struct{}) {
 	}()
 	failures := 0 // of the store, in a row
 	for ctx.Err() == nil {
+		// A slot is taken before the job, so no lease runs out while the
+		// job waits for one.
+		if !q.acquire(ctx) {
+			return
+		}
 		job, wait, err := q.take(ctx, key)
+		if job == nil {
+			q.release()
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -176,10 +184,32 @@ func (q *Queue) work(ctx context.Context, key string, wake chan struct{}) {
 			q.log.Error("workqueue: recording a job's outcome failed", zap.String("key", key),
 				zap.Int64("job", job.ID), zap.Error(err))
 			if !sleep(ctx, q.pause(failures), nil) {
+				q.release()
 				return // the job stays leased; the next run takes it again
 			}
 		}
+		q.release()
 		failures = 0
+	}
+}
+
+// acquire takes a run slot (WithConcurrency); false when ctx ends first.
+func (q *Queue) acquire(ctx context.Context) bool {
+	if q.slots == nil {
+		return true
+	}
+	select {
+	case q.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// release gives a run slot back.
+func (q *Queue) release() {
+	if q.slots != nil {
+		<-q.slots
 	}
 }
 

@@ -46,12 +46,17 @@ func mailKey(to string, user int64) string {
 	return strings.ToLower(to)
 }
 
+// mailConnections bounds the SMTP connections open at once: each mail is
+// one connection, and a notice to many watchers must not open one per
+// watcher together (servers limit connections per client).
+const mailConnections = 4
+
 // newQueue builds the mail queue: retried after retry_initial doubling to
 // retry_max for as long as it takes (mail has never been given up on
-// while the server is unreachable), sent by send.
+// while the server is unreachable), sent by send, mailConnections at once.
 func (s *Service) newQueue() *workqueue.Queue {
 	return workqueue.New(s.db, mailQueue, s.retry(), s.send,
-		workqueue.WithMaxAttempts(math.MaxInt), workqueue.WithLogger(s.log),
+		workqueue.WithMaxAttempts(math.MaxInt), workqueue.WithLogger(s.log), workqueue.WithConcurrency(mailConnections),
 		workqueue.WithClock(func() time.Time { return s.now() }))
 }
 
