@@ -3,10 +3,10 @@ package internal
 import (
 	"context"
 	"errors"
-	"time"
 
 	"go.uber.org/zap"
 
+	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/store"
 )
 
@@ -14,23 +14,15 @@ import (
 var errStop = errors.New("stop")
 
 // pruneLoop removes delivery log entries older than the retention, now
-// and every PruneInterval, until the service stops.
-func (s *Service) pruneLoop() {
-	defer s.wg.Done()
-	t := time.NewTicker(s.cfg.PruneInterval)
-	defer t.Stop()
-	for {
-		if n, err := s.prune(context.Background()); err != nil {
+// and every PruneInterval, until ctx ends.
+func (s *Service) pruneLoop(ctx context.Context) {
+	_ = fennec.Every(ctx, 0, s.cfg.PruneInterval, s.cfg.PruneInterval, func(ctx context.Context) {
+		if n, err := s.prune(ctx); err != nil {
 			s.log.Error("webhooks: pruning the delivery log", zap.Error(err))
 		} else if n > 0 {
 			s.log.Debug("webhooks: delivery log pruned", zap.Int("entries", n))
 		}
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-		}
-	}
+	})
 }
 
 // prune deletes the log entries older than the retention, oldest first, a

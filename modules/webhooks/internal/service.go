@@ -2,7 +2,6 @@ package internal
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	fennec "github.com/fennec-forge/fennec/core"
@@ -58,11 +57,6 @@ type Service struct {
 	clients *hookClients // the outbound HTTP (httpclient.go)
 
 	queue *workqueue.Queue // the deliveries (deliver.go)
-
-	mu      sync.Mutex
-	stop    chan struct{}
-	stopped bool
-	wg      sync.WaitGroup
 }
 
 // NewService builds the service.
@@ -71,7 +65,6 @@ func NewService(d Deps) *Service {
 		db: d.DB, bus: d.Bus, log: d.Log.Named("webhooks"), url: d.URL, box: d.Box, cfg: d.Set,
 		access: d.Access, hooks: d.Hooks, users: d.Users, repos: d.Repos,
 		guard: netguard.New(d.Config.AllowLocalRequests), now: time.Now,
-		stop: make(chan struct{}),
 	}
 	s.clients = newHookClients(s.guard, s.cfg.Timeout)
 	s.queue = workqueue.New(d.DB, deliveriesQueue, s.retry(), s.deliver,
@@ -97,21 +90,11 @@ func (s *Service) Run(ctx context.Context) error {
 	if len(keys) > 0 {
 		s.log.Info("webhooks: resuming queued deliveries", zap.Int("hooks", len(keys)))
 	}
-	s.wg.Add(2)
-	go s.pruneLoop()
-	go func() {
-		defer s.wg.Done()
-		if err := s.queue.Run(ctx); err != nil {
-			s.log.Error("webhooks: the deliveries queue stopped", zap.Error(err))
-		}
-	}()
-	<-ctx.Done()
-	s.mu.Lock()
-	if !s.stopped {
-		s.stopped = true
-		close(s.stop)
+	pruned := make(chan struct{})
+	go func() { defer close(pruned); s.pruneLoop(ctx) }()
+	if err := s.queue.Run(ctx); err != nil {
+		s.log.Error("webhooks: the deliveries queue stopped", zap.Error(err))
 	}
-	s.mu.Unlock()
-	s.wg.Wait()
+	<-pruned
 	return nil
 }
