@@ -433,11 +433,8 @@ func (w *Writer) getLink(ctx context.Context, in *linkInput) (*linkOutput, error
 	}
 	var l *ReleaseLink
 	err = w.db.View(ctx, func(tx *store.Tx) error {
-		r, err := linkRelease(tx, info.ID, in.Tag)
-		if err != nil {
-			return err
-		}
-		l, err = linkOf(tx, r, in.LinkID)
+		var err error
+		_, l, err = linkOf(tx, info.ID, in.Tag, in.LinkID)
 		return err
 	})
 	if err != nil {

@@ -268,14 +268,19 @@ func linkRelease(tx *store.Tx, project int64, tag string) (*Release, error) {
 	return requireRelease(tx, project, tag, errReleaseLinkNotFound)
 }
 
-// linkOf is a link of release r, errReleaseLinkNotFound when r has none
-// such.
-func linkOf(tx *store.Tx, r *Release, id int64) (*ReleaseLink, error) {
+// linkOf is link id of the release of tag, with the release;
+// errReleaseLinkNotFound when there is no such release or it has no such
+// link.
+func linkOf(tx *store.Tx, project int64, tag string, id int64) (*Release, *ReleaseLink, error) {
+	r, err := linkRelease(tx, project, tag)
+	if err != nil {
+		return nil, nil, err
+	}
 	l, err := releaseLinks.Get(tx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && l.ReleaseID != r.ID) {
-		return nil, errReleaseLinkNotFound
+		return nil, nil, errReleaseLinkNotFound
 	}
-	return l, err
+	return r, l, err
 }
 
 // CreateReleaseLink adds a link to the release of tag, as the caller in
@@ -326,13 +331,11 @@ func (w *Writer) UpdateReleaseLink(ctx context.Context, project, tag string, id 
 	}
 	var l *ReleaseLink
 	err = w.db.Update(ctx, func(tx *store.Tx) error {
-		r, err := linkRelease(tx, info.ID, tag)
+		r, link, err := linkOf(tx, info.ID, tag, id)
 		if err != nil {
 			return err
 		}
-		if l, err = linkOf(tx, r, id); err != nil {
-			return err
-		}
+		l = link
 		if ch.Name != nil {
 			l.Name = strings.TrimSpace(*ch.Name)
 		}
@@ -367,11 +370,8 @@ func (w *Writer) DeleteReleaseLink(ctx context.Context, project, tag string, id 
 	}
 	var l *ReleaseLink
 	err = w.db.Update(ctx, func(tx *store.Tx) error {
-		r, err := linkRelease(tx, info.ID, tag)
-		if err != nil {
-			return err
-		}
-		if l, err = linkOf(tx, r, id); err != nil {
+		var err error
+		if _, l, err = linkOf(tx, info.ID, tag, id); err != nil {
 			return err
 		}
 		return releaseLinks.Delete(tx, l.ID)
