@@ -225,19 +225,34 @@ func checkKey(key string) error {
 // Enqueue adds a job for key at the end of key's line, in tx: it exists
 // once tx commits, and the workers are woken then.
 func (q *Queue) Enqueue(tx *store.Tx, key string, payload []byte) error {
+	_, err := q.EnqueueAt(tx, key, payload, time.Time{})
+	return err
+}
+
+// EnqueueAt is Enqueue for a job that is not due before at (the zero time:
+// due now), and returns the job's id, with which the caller may Remove it
+// in a later transaction. A job whose work is usually done by its caller
+// uses it: the job is the durable promise of a retry, due after a grace
+// period, and the caller removes it once the work is done. The jobs behind
+// it on its key wait for it.
+func (q *Queue) EnqueueAt(tx *store.Tx, key string, payload []byte, at time.Time) (int64, error) {
 	if err := checkKey(key); err != nil {
-		return err
+		return 0, err
 	}
 	b, err := q.writeBuckets(tx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	now := q.now()
-	if _, err := enqueue(b, &Item{Key: key, Payload: payload, NextTry: now, EnqueuedAt: now}); err != nil {
-		return err
+	if at.Before(now) {
+		at = now
+	}
+	id, err := enqueue(b, &Item{Key: key, Payload: payload, NextTry: at, EnqueuedAt: now})
+	if err != nil {
+		return 0, err
 	}
 	tx.OnCommit(func() { q.poke(key) })
-	return nil
+	return id, nil
 }
 
 // EnqueueIn adds it to the queue name in tx without a Queue value: a store

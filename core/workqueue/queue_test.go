@@ -700,3 +700,56 @@ func TestConcurrencyBound(t *testing.T) {
 		t.Fatalf("%d jobs ran at once, want at most 2", most)
 	}
 }
+
+// A job enqueued for later waits until it is due, and the jobs behind it on
+// its key wait for it; one removed before it is due never runs (the way a
+// caller that did the work itself cancels its retry).
+func TestEnqueueAtWaitsAndRemoveCancels(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	r := newRecorder()
+	q := newQueue(t, db, r.handle)
+	const grace = 300 * time.Millisecond
+	start := time.Now()
+	var cancelled int64
+	err := db.Update(context.Background(), func(tx *store.Tx) error {
+		if _, err := q.EnqueueAt(tx, "k", []byte("late"), start.Add(grace)); err != nil {
+			return err
+		}
+		if err := q.Enqueue(tx, "k", []byte("behind")); err != nil {
+			return err
+		}
+		id, err := q.EnqueueAt(tx, "c", []byte("cancelled"), start.Add(grace))
+		cancelled = id
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cancelled == 0 {
+		t.Fatal("EnqueueAt returned no id")
+	}
+	run(t, q)
+	if err := db.Update(context.Background(), func(tx *store.Tx) error {
+		if err := q.Remove(tx, cancelled); err != nil {
+			return err
+		}
+		return q.Enqueue(tx, "c", []byte("after"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for range 3 {
+		c := r.next(t, "three jobs")
+		got[c.key] = append(got[c.key], c.payload)
+		if c.payload == "late" && c.at.Sub(start) < grace {
+			t.Errorf("the late job ran %s after it was enqueued, before its %s", c.at.Sub(start), grace)
+		}
+	}
+	if want := []string{"late", "behind"}; !slices.Equal(got["k"], want) {
+		t.Errorf("key k: %v, want %v", got["k"], want)
+	}
+	if want := []string{"after"}; !slices.Equal(got["c"], want) {
+		t.Errorf("key c: %v, want %v (the removed job ran)", got["c"], want)
+	}
+}

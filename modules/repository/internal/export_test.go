@@ -2,8 +2,10 @@ package internal
 
 import (
 	"context"
+	"time"
 
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/core/workqueue"
 )
 
 // SetAfterMove sets the hook that runs right after refs moved and before
@@ -20,3 +22,32 @@ func PendingRefChanges(db *store.DB) (int, error) {
 	})
 	return n, err
 }
+
+// SetRetryGrace sets how long a ref change's retry job waits before it
+// runs; a test that simulates a crash makes it longer than the test.
+func SetRetryGrace(w *Writer, d time.Duration) { w.retryGrace = d }
+
+// RetryJobs counts the live jobs of the push events' retry queue.
+func RetryJobs(w *Writer) (int, error) {
+	var keys []string
+	if err := w.db.View(context.Background(), func(tx *store.Tx) error {
+		var err error
+		keys, err = workqueue.KeysIn(tx, pushEventsQueue)
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, k := range keys {
+		items, err := w.retries.Items(context.Background(), k)
+		if err != nil {
+			return 0, err
+		}
+		n += len(items)
+	}
+	return n, nil
+}
+
+// SetFailPublish has fn called in each transaction that publishes push
+// events; an error it returns fails that transaction (nil removes it).
+func SetFailPublish(w *Writer, fn func() error) { w.failPublish = fn }

@@ -11,11 +11,14 @@ package internal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -25,65 +28,75 @@ import (
 	"go.uber.org/zap"
 
 	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/backoff"
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/core/workqueue"
 	"github.com/fennec-forge/fennec/modules/repository/internal/gitpack"
 	"github.com/fennec-forge/fennec/modules/repository/internal/gitserve"
 )
 
-// Housekeeper repacks repositories in the background.
+// Housekeeper repacks repositories in the background. Repacks are jobs of
+// a work queue (core/workqueue, keyed by project, one at a time): a repack
+// asked for survives a restart, one that fails is tried again with
+// backoff, and one that keeps failing ends as a dead letter.
 type Housekeeper struct {
 	st    *Storage
+	db    *store.DB
 	log   *zap.Logger
 	every int
+	queue *workqueue.Queue
 
-	mu      sync.Mutex
-	pushes  map[int64]int
-	queue   chan int64
-	queued  map[int64]bool
-	stop    chan struct{}
-	done    sync.WaitGroup
-	started bool
-	// running is the repository the worker repacks (at most one: there
-	// is one worker); Request refuses a second housekeeping meanwhile.
-	running map[int64]bool
+	mu     sync.Mutex
+	pushes map[int64]int
 	// beforeRepack, when a test sets it, is called by the worker before
 	// each repack (SetBeforeRepack).
 	beforeRepack func(projectID int64)
 }
 
+// housekeepingQueue is the work queue of repacks.
+const housekeepingQueue = "repository.housekeeping"
+
+// repackRetry paces the retries of a failed repack: a minute, doubling to
+// an hour.
+var repackRetry = backoff.Policy{Initial: time.Minute, Max: time.Hour, Jitter: backoff.DefaultJitter}
+
+// repackAttempts is how often a repack is tried before it is a dead letter.
+const repackAttempts = 5
+
 // NewHousekeeper builds the housekeeper; its worker runs with the app (Run).
-func NewHousekeeper(st *Storage, cfg Config, log *zap.Logger) *Housekeeper {
-	hk := &Housekeeper{st: st, log: log.Named("housekeeping"), every: cfg.HousekeepingPushes,
-		pushes: map[int64]int{}, queue: make(chan int64, 1024), queued: map[int64]bool{}, running: map[int64]bool{},
-		stop: make(chan struct{})}
+func NewHousekeeper(st *Storage, db *store.DB, cfg Config, log *zap.Logger) *Housekeeper {
+	hk := &Housekeeper{st: st, db: db, log: log.Named("housekeeping"), every: cfg.HousekeepingPushes,
+		pushes: map[int64]int{}}
 	if hk.every <= 0 {
 		hk.every = 50
 	}
+	// One repack at a time: a repack reads and writes a whole repository.
+	hk.queue = workqueue.New(db, housekeepingQueue, repackRetry, hk.repackJob, workqueue.WithLogger(hk.log),
+		workqueue.WithConcurrency(1), workqueue.WithMaxAttempts(repackAttempts))
 	return hk
 }
 
 var _ fennec.Runner = (*Housekeeper)(nil)
 
-// Run repacks what pushes queue and, daily, what is due, until ctx ends;
-// a repack in progress finishes first.
+// Run repacks what pushes and users queue and, daily, what is due, until
+// ctx ends; a repack in progress finishes first.
 func (hk *Housekeeper) Run(ctx context.Context) error {
-	hk.start()
-	<-ctx.Done()
-	close(hk.stop)
-	hk.done.Wait()
-	return nil
-}
-
-func (hk *Housekeeper) start() {
-	hk.mu.Lock()
-	hk.started = true
-	hk.mu.Unlock()
-	hk.done.Add(2)
-	go hk.worker()
-	go hk.daily()
+	daily := make(chan error, 1)
+	go func() {
+		daily <- fennec.Every(ctx, 24*time.Hour, 24*time.Hour, time.Minute, func(ctx context.Context) {
+			for _, id := range hk.st.untidy() {
+				if _, err := hk.enqueue(ctx, id); err != nil {
+					hk.log.Warn("queue a daily repack", zap.Int64("project", id), zap.Error(err))
+				}
+			}
+		})
+	}()
+	err := hk.queue.Run(ctx)
+	return errors.Join(err, <-daily)
 }
 
 // Pushed counts a push; every HousekeepingPushes-th queues a repack.
-func (hk *Housekeeper) Pushed(projectID int64) {
+func (hk *Housekeeper) Pushed(ctx context.Context, projectID int64) {
 	hk.mu.Lock()
 	hk.pushes[projectID]++
 	due := hk.pushes[projectID] >= hk.every
@@ -92,30 +105,49 @@ func (hk *Housekeeper) Pushed(projectID int64) {
 	}
 	hk.mu.Unlock()
 	if due {
-		hk.enqueue(projectID)
+		// The push is done whatever happens here; the daily pass
+		// catches a repack that could not be queued.
+		if _, err := hk.enqueue(context.WithoutCancel(ctx), projectID); err != nil {
+			hk.log.Warn("queue a repack", zap.Int64("project", projectID), zap.Error(err))
+		}
 	}
 }
 
 // Request queues the housekeeping of a repository that a user asked for
 // (POST /projects/:id/housekeeping): a repack by the worker, as after
 // HousekeepingPushes pushes, whose count starts again. It is refused,
-// false, while that repository's housekeeping is queued or running, or
-// when the queue is full.
-func (hk *Housekeeper) Request(projectID int64) bool {
-	hk.mu.Lock()
-	defer hk.mu.Unlock()
-	if hk.queued[projectID] || hk.running[projectID] {
-		return false
-	}
-	select {
-	case hk.queue <- projectID:
-		hk.queued[projectID] = true
+// false, while that repository's housekeeping is queued or running.
+func (hk *Housekeeper) Request(ctx context.Context, projectID int64) (bool, error) {
+	queued, err := hk.enqueue(ctx, projectID)
+	if queued {
+		hk.mu.Lock()
 		hk.pushes[projectID] = 0
-		return true
-	default:
-		return false
+		hk.mu.Unlock()
 	}
+	return queued, err
 }
+
+// enqueue queues a repack of the project unless one is queued or running
+// (a job stays in its key's line until it is done): false then.
+func (hk *Housekeeper) enqueue(ctx context.Context, projectID int64) (bool, error) {
+	queued := false
+	err := hk.db.Update(ctx, func(tx *store.Tx) error {
+		queued = false
+		keys, err := workqueue.KeysIn(tx, housekeepingQueue)
+		if err != nil {
+			return err
+		}
+		if slices.Contains(keys, repackKey(projectID)) {
+			return nil
+		}
+		queued = true
+		return hk.queue.Enqueue(tx, repackKey(projectID), nil)
+	})
+	return queued, err
+}
+
+// repackKey is a project's key in the housekeeping queue.
+func repackKey(projectID int64) string { return "project/" + store.IDString(projectID) }
 
 // SetBeforeRepack has fn called by the worker before each repack it
 // runs; for tests, which hold a housekeeping in progress.
@@ -125,60 +157,27 @@ func (hk *Housekeeper) SetBeforeRepack(fn func(projectID int64)) {
 	hk.beforeRepack = fn
 }
 
-func (hk *Housekeeper) enqueue(projectID int64) {
+// repackJob is the queue's handler: the repack of the job's project. A
+// project whose repository is gone (removed meanwhile) has nothing to do.
+func (hk *Housekeeper) repackJob(ctx context.Context, job *workqueue.Job) error {
+	id, err := strconv.ParseInt(strings.TrimPrefix(job.Key, "project/"), 10, 64)
+	if err != nil {
+		return workqueue.Permanent(fmt.Errorf("housekeeping: a job with key %q", job.Key))
+	}
 	hk.mu.Lock()
-	defer hk.mu.Unlock()
-	if hk.queued[projectID] {
-		return
+	before := hk.beforeRepack
+	hk.mu.Unlock()
+	if before != nil {
+		before(id)
 	}
-	select {
-	case hk.queue <- projectID:
-		hk.queued[projectID] = true
-	default: // full: the daily pass will get to it
+	if _, err := os.Stat(hk.st.Path(id)); errors.Is(err, os.ErrNotExist) {
+		return nil
 	}
-}
-
-func (hk *Housekeeper) worker() {
-	defer hk.done.Done()
-	for {
-		select {
-		case <-hk.stop:
-			return
-		case id := <-hk.queue:
-			hk.mu.Lock()
-			delete(hk.queued, id)
-			hk.running[id] = true
-			before := hk.beforeRepack
-			hk.mu.Unlock()
-			if before != nil {
-				before(id)
-			}
-			if _, err := hk.Repack(context.Background(), id); err != nil {
-				hk.log.Warn("repack failed", zap.Int64("project", id), zap.Error(err))
-			}
-			hk.mu.Lock()
-			delete(hk.running, id)
-			hk.mu.Unlock()
-		}
+	if _, err := hk.Repack(ctx, id); err != nil {
+		hk.log.Warn("repack failed", zap.Int64("project", id), zap.Int("attempt", job.Attempts), zap.Error(err))
+		return err
 	}
-}
-
-// daily queues every repository that has more than one pack or loose
-// objects, once a day.
-func (hk *Housekeeper) daily() {
-	defer hk.done.Done()
-	t := time.NewTicker(24 * time.Hour)
-	defer t.Stop()
-	for {
-		select {
-		case <-hk.stop:
-			return
-		case <-t.C:
-			for _, id := range hk.st.untidy() {
-				hk.enqueue(id)
-			}
-		}
-	}
+	return nil
 }
 
 // RepackResult says what a repack did.

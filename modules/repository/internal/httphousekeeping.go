@@ -37,7 +37,11 @@ func NewHousekeepingRoutes(d HousekeepingRoutesDeps) fennec.Routes {
 				// running. The repack runs in the background, as
 				// GitLab's did (201 at once, no body a client reads: GitLab's
 				// is the background job's id).
-				if !hk.Request(info.ID) {
+				queued, err := hk.Request(ctx, info.ID)
+				if err != nil {
+					return nil, err
+				}
+				if !queued {
 					return nil, api.Conflict("Housekeeping of this project's repository is already queued or running")
 				}
 				return &struct{}{}, nil

@@ -146,6 +146,9 @@ func TestRefJournalReplaysAfterCrashBetweenRefAndEvent(t *testing.T) {
 			t.Fatalf("before the crash: %v, want %v", got, want)
 		}
 
+		// The "crash" leaves the retry jobs behind; in a real crash they
+		// would not run before the restart, so here they wait past the test.
+		internal.SetRetryGrace(w, time.Hour)
 		internal.SetAfterMove(w, func(context.Context) error { return errCrash })
 		work := t.TempDir()
 		remote := strings.Replace(s.URL, "http://", "http://"+url.UserPassword("root", s.RootToken).String()+"@", 1) +
@@ -304,5 +307,89 @@ func TestAPICommitPublishesOnceWhenClientHangsUp(t *testing.T) {
 	}
 	if n := pending(t, db); n != 0 {
 		t.Fatalf("%d journal entries left", n)
+	}
+}
+
+// A ref change whose push event cannot be published at once (the
+// transaction fails) has moved all the same: the work queue publishes the
+// event later, exactly once, retrying with backoff, and the journal and
+// the queue end empty. A change published at once leaves no retry job.
+func TestPushEventRetriedByTheWorkQueue(t *testing.T) {
+	t.Parallel()
+	rec := &pushRecorder{}
+	var w *internal.Writer
+	var bus *events.Bus
+	var db *store.DB
+	s := stocktest.Start(t, fennectest.WithModules(rec.module()), fennectest.WithExtract(&w, &bus, &db))
+	p, _, err := s.Client.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr("retry")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	me, _, err := s.Client.Users.CurrentUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := func(branch, file string) string {
+		t.Helper()
+		c, _, err := s.Client.Commits.CreateCommit(p.ID, &gitlab.CreateCommitOptions{Branch: gitlab.Ptr(branch),
+			CommitMessage: gitlab.Ptr(file), Actions: []*gitlab.CommitActionOptions{{
+				Action: gitlab.Ptr(gitlab.FileCreate), FilePath: gitlab.Ptr(file), Content: gitlab.Ptr(file)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.ID
+	}
+	jobs := func() int {
+		t.Helper()
+		n, err := internal.RetryJobs(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	first := commit("master", "a.txt")
+	drainBus(t, bus)
+	if n := jobs(); n != 0 {
+		t.Fatalf("%d retry jobs after a published change, want 0", n)
+	}
+
+	internal.SetRetryGrace(w, 50*time.Millisecond)
+	var mu sync.Mutex
+	failures := 0
+	internal.SetFailPublish(w, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if failures < 2 {
+			failures++
+			return errors.New("test: the store refuses the write")
+		}
+		return nil
+	})
+	second := commit("master", "b.txt") // the ref moved: 201 all the same
+	if n := pending(t, db); n != 1 {
+		t.Fatalf("%d journal entries after the failed publication, want 1", n)
+	}
+	want := []string{
+		fmt.Sprintf("push refs/heads/master 0 %s u%d", first[:7], me.ID),
+		fmt.Sprintf("push refs/heads/master %s %s u%d", first[:7], second[:7], me.ID),
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for (pending(t, db) != 0 || jobs() != 0) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	drainBus(t, bus)
+	if got := rec.byRef(p.ID); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	mu.Lock()
+	if failures != 2 {
+		t.Errorf("%d failed publications, want 2 (the first try and the queue's first)", failures)
+	}
+	mu.Unlock()
+	if n := pending(t, db); n != 0 {
+		t.Fatalf("%d journal entries left", n)
+	}
+	if n := jobs(); n != 0 {
+		t.Fatalf("%d retry jobs left", n)
 	}
 }

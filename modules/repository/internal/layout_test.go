@@ -26,7 +26,7 @@ func TestRepoConfigIsFennecs(t *testing.T) {
 	if err := w.st.fork(1, 2); err != nil {
 		t.Fatal(err)
 	}
-	hk := NewHousekeeper(w.st, Config{}, zap.NewNop())
+	hk := NewHousekeeper(w.st, nil, Config{}, zap.NewNop())
 	if _, err := hk.Repack(context.Background(), 2); err != nil {
 		t.Fatal(err)
 	}

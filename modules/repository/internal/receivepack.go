@@ -366,6 +366,6 @@ func (g *Git) afterPush(ctx context.Context, info projects.ProjectInfo, repo *gi
 		}
 	}
 	if g.hk != nil {
-		g.hk.Pushed(info.ID)
+		g.hk.Pushed(ctx, info.ID)
 	}
 }

@@ -11,10 +11,14 @@ package internal
 //  3. one transaction publishes a PushEvent through the outbox for every
 //     ref that moved and removes the entries (moved or not).
 //
-// A crash (or a failed commit) between 2 and 3 leaves the entries behind,
-// and the next start replays them: a ref now at the entry's new value
-// moved, and gets its event; a ref still at the old value did not, and the
-// entry is dropped. The three steps run under a per-project lock, so while
+// A crash between 2 and 3 leaves the entries behind, and the next start
+// replays them: a ref now at the entry's new value moved, and gets its
+// event; a ref still at the old value did not, and the entry is dropped.
+// A failed commit of step 3 is retried by the work queue: step 1 also
+// enqueues a job (core/workqueue, keyed by project), due after a grace
+// period, that step 3 removes; if step 3 fails, the job publishes the
+// events later, with the queue's backoff, and survives a restart with the
+// entries. The three steps run under a per-project lock, so while
 // Fennec runs a journaled ref is at its old or its new value when the entry
 // is replayed. Once step 1 is done the rest runs on a context that the
 // request's end does not cancel: a client that hangs up gets its push and
@@ -36,6 +40,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/backoff"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/core/workqueue"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository/event"
 	"github.com/fennec-forge/fennec/modules/repository/internal/gitserve"
@@ -53,6 +58,9 @@ type refChange struct {
 	RepoName  string    `json:"repo_name"`
 	WebURL    string    `json:"web_url"`
 	CreatedAt time.Time `json:"created_at"`
+	// JobID is the work queue's job that publishes the change's event if
+	// step 3 fails (0 in entries journaled before the queue existed).
+	JobID int64 `json:"job_id,omitempty"`
 }
 
 func (c *refChange) RecordID() int64      { return c.ID }
@@ -115,7 +123,12 @@ func (w *Writer) moveRefs(ctx context.Context, info projects.ProjectInfo, repo *
 	l.Lock()
 	defer l.Unlock()
 	if err := w.db.Update(ctx, func(tx *store.Tx) error {
+		job, err := w.retries.EnqueueAt(tx, projectKey(info.ID), nil, now.Add(w.retryGrace))
+		if err != nil {
+			return err
+		}
 		for _, c := range changes {
+			c.ID, c.JobID = 0, job
 			if err := refJournal.Insert(tx, c); err != nil {
 				return err
 			}
@@ -139,19 +152,34 @@ func (w *Writer) moveRefs(ctx context.Context, info projects.ProjectInfo, repo *
 	for i, e := range errs {
 		moved[i] = e == nil
 	}
-	if err := w.complete(ctx, changes, evs, moved); err != nil {
-		w.log.Error("repository: publishing push events failed; they stay in the ref journal and are retried",
+	if err := w.complete(ctx, changes, evs, moved, 0); err != nil {
+		w.log.Error("repository: publishing push events failed; they stay in the ref journal and the work queue retries them",
 			zap.Int64("project", info.ID), zap.Error(err))
-		w.retryLater(changes, evs, moved)
+		w.umu.Lock()
+		w.unpublished[changes[0].JobID] = &unpublishedChanges{project: info.ID, changes: changes, evs: evs, moved: moved}
+		w.umu.Unlock()
 	}
 	return errs, nil
 }
 
 // complete publishes the events of the changes that moved and removes
-// every change's entry, in one transaction.
-func (w *Writer) complete(ctx context.Context, changes []*refChange, evs []event.PushEvent, moved []bool) error {
+// every change's entry and its retry job (but settling, the job whose
+// handler calls it), in one transaction.
+func (w *Writer) complete(ctx context.Context, changes []*refChange, evs []event.PushEvent, moved []bool, settling int64) error {
 	return w.db.Update(ctx, func(tx *store.Tx) error {
+		if w.failPublish != nil {
+			if err := w.failPublish(); err != nil {
+				return err
+			}
+		}
+		removed := map[int64]bool{0: true, settling: true}
 		for i, c := range changes {
+			if !removed[c.JobID] {
+				removed[c.JobID] = true
+				if err := w.retries.Remove(tx, c.JobID); err != nil {
+					return err
+				}
+			}
 			if moved[i] {
 				if err := w.bus.Publish(tx, evs[i]); err != nil {
 					return err
@@ -165,30 +193,96 @@ func (w *Writer) complete(ctx context.Context, changes []*refChange, evs []event
 	})
 }
 
-// journalRetry paces retryLater: a second, doubling to a minute.
+// pushEventsQueue is the work queue of push events to publish again.
+const pushEventsQueue = "repository.push_events"
+
+// projectKey is a project's key in that queue: its jobs run in order.
+func projectKey(projectID int64) string { return "project/" + store.IDString(projectID) }
+
+// defaultRetryGrace is how long after a ref change its retry job waits
+// before it runs. moveRefs removes the job long before, unless publishing
+// failed.
+const defaultRetryGrace = 10 * time.Second
+
+// journalRetry paces the retries: a second, doubling to a minute.
 var journalRetry = backoff.Policy{Initial: time.Second, Max: time.Minute, Jitter: backoff.DefaultJitter}
 
-// retryLater completes the changes in the background, with backoff, until
-// it succeeds or the application stops (the replay of the next start then
-// takes over). It knows which refs moved, so refs that move on meanwhile do
-// not confuse it.
-func (w *Writer) retryLater(changes []*refChange, evs []event.PushEvent, moved []bool) {
-	w.retries.Add(1)
-	go func() {
-		defer w.retries.Done()
-		for attempt := 1; ; attempt++ {
-			select {
-			case <-w.stopping:
-				return
-			case <-time.After(journalRetry.Delay(attempt)):
-			}
-			err := w.complete(context.Background(), changes, evs, moved)
-			if err == nil {
-				return
-			}
-			w.log.Error("repository: publishing push events failed again", zap.Error(err))
+// unpublishedChanges is what moveRefs knew of changes whose events it could
+// not publish: which refs moved (refs that move on meanwhile do not
+// confuse the retry) and the events built from them.
+type unpublishedChanges struct {
+	project int64
+	changes []*refChange
+	evs     []event.PushEvent
+	moved   []bool
+}
+
+// publishAgain is the retry queue's handler: it publishes the events of
+// the job's changes and removes their entries. Its job usually finds them
+// gone (moveRefs removes the job with them), or known to this process,
+// which failed to publish them; entries of an earlier run that the start's
+// replay could not finish are replayed as the start does.
+func (w *Writer) publishAgain(ctx context.Context, job *workqueue.Job) error {
+	w.umu.Lock()
+	u := w.unpublished[job.ID]
+	w.umu.Unlock()
+	if u != nil {
+		l := w.journalLock(u.project)
+		l.Lock()
+		defer l.Unlock()
+		if err := w.complete(ctx, u.changes, u.evs, u.moved, job.ID); err != nil {
+			w.log.Error("repository: publishing push events failed again", zap.Int64("project", u.project), zap.Error(err))
+			return err
 		}
-	}()
+		w.umu.Lock()
+		delete(w.unpublished, job.ID)
+		w.umu.Unlock()
+		return nil
+	}
+	pending, err := w.journaled(ctx)
+	if err != nil {
+		return err
+	}
+	var mine []*refChange
+	for _, c := range pending {
+		if c.JobID == job.ID {
+			mine = append(mine, c)
+		}
+	}
+	if len(mine) == 0 {
+		return nil
+	}
+	l := w.journalLock(mine[0].ProjectID)
+	l.Lock()
+	defer l.Unlock()
+	// Read again under the lock: a push may have finished them meanwhile.
+	if pending, err = w.journaled(ctx); err != nil {
+		return err
+	}
+	for i, c := range pending {
+		if c.JobID == job.ID {
+			if err := w.replay(ctx, c, pending[i+1:], job.ID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// journaled reads the ref journal, oldest entry first.
+func (w *Writer) journaled(ctx context.Context) ([]*refChange, error) {
+	var pending []*refChange
+	err := w.db.View(ctx, func(tx *store.Tx) error {
+		pending = pending[:0]
+		return refJournal.Scan(tx, false, 0, func(c *refChange) (bool, error) {
+			pending = append(pending, c)
+			return true, nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("repository: read the ref journal: %w", err)
+	}
+	return pending, nil
 }
 
 // replayJournal publishes the events of the ref changes an earlier run
@@ -196,42 +290,46 @@ func (w *Writer) retryLater(changes []*refChange, evs []event.PushEvent, moved [
 // of changes that did not happen. It runs at start, before requests are
 // served.
 func (w *Writer) replayJournal(ctx context.Context) error {
-	var pending []*refChange
-	if err := w.db.View(ctx, func(tx *store.Tx) error {
-		return refJournal.Scan(tx, false, 0, func(c *refChange) (bool, error) {
-			pending = append(pending, c)
-			return true, nil
-		})
-	}); err != nil {
-		return fmt.Errorf("repository: read the ref journal: %w", err)
+	pending, err := w.journaled(ctx)
+	if err != nil {
+		return err
 	}
 	for i, c := range pending {
-		moved, err := w.replayed(ctx, c, pending[i+1:])
-		if err != nil {
-			// Kept for the next start; one bad entry stops no other.
+		// The entry's retry job stays: it finds the entries of its job
+		// that this replay could not finish, or none.
+		if err := w.replay(ctx, c, pending[i+1:], c.JobID); err != nil {
+			// Kept for its retry job, or the next start; one bad entry
+			// stops no other.
 			w.log.Error("repository: replaying a ref change failed", zap.Int64("project", c.ProjectID),
 				zap.String("ref", c.Ref), zap.Error(err))
-			continue
 		}
-		var evs []event.PushEvent
-		if moved {
-			repo, err := w.rd.store.Open(ctx, c.ProjectID)
-			if err != nil {
-				w.log.Error("repository: replaying a ref change failed", zap.Int64("project", c.ProjectID), zap.Error(err))
-				continue
-			}
-			evs = w.buildEvents(c.ProjectID, repo, []*refChange{c})
-		} else {
-			evs = make([]event.PushEvent, 1)
-		}
-		if err := w.complete(ctx, []*refChange{c}, evs, []bool{moved}); err != nil {
-			w.log.Error("repository: replaying a ref change failed", zap.Int64("project", c.ProjectID),
-				zap.String("ref", c.Ref), zap.Error(err))
-			continue
-		}
-		w.log.Info("repository: replayed an unfinished ref change", zap.Int64("project", c.ProjectID),
-			zap.String("ref", c.Ref), zap.Bool("moved", moved))
 	}
+	return nil
+}
+
+// replay finishes one journaled change of an earlier run, given the
+// entries journaled after it: its event if its ref moved, and the removal
+// of its entry (and of its retry job, but settling's).
+func (w *Writer) replay(ctx context.Context, c *refChange, later []*refChange, settling int64) error {
+	moved, err := w.replayed(ctx, c, later)
+	if err != nil {
+		return err
+	}
+	var evs []event.PushEvent
+	if moved {
+		repo, err := w.rd.store.Open(ctx, c.ProjectID)
+		if err != nil {
+			return err
+		}
+		evs = w.buildEvents(c.ProjectID, repo, []*refChange{c})
+	} else {
+		evs = make([]event.PushEvent, 1)
+	}
+	if err := w.complete(ctx, []*refChange{c}, evs, []bool{moved}, settling); err != nil {
+		return err
+	}
+	w.log.Info("repository: replayed an unfinished ref change", zap.Int64("project", c.ProjectID),
+		zap.String("ref", c.Ref), zap.Bool("moved", moved))
 	return nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/core/workqueue"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
@@ -59,19 +60,30 @@ type Writer struct {
 
 	jmu    sync.Mutex
 	jlocks map[int64]*sync.Mutex
-	// stopping ends the background retries of unpublished push events.
-	stopping chan struct{}
-	retries  sync.WaitGroup
+	// retries is the work queue that publishes the push events a ref
+	// change could not publish at once (refjournal.go); unpublished holds
+	// what this process knows of them, by job id.
+	retries     *workqueue.Queue
+	retryGrace  time.Duration
+	umu         sync.Mutex
+	unpublished map[int64]*unpublishedChanges
 	// afterMove, set by tests only, runs right after refs moved and before
 	// their events are published, with the request's context; an error
 	// stops there as a crash would.
 	afterMove func(ctx context.Context) error
+	// failPublish, set by tests only, runs in every transaction that
+	// publishes push events; its error fails that transaction.
+	failPublish func() error
 }
 
 // NewWriter builds the ref writer. At start it replays the ref journal,
-// before any request is served (Provision).
+// before any request is served (Provision); its Run works the queue of
+// push events to publish again.
 func NewWriter(db *store.DB, bus *events.Bus, rd *Reader, users identity.Users, state projects.RepositoryState, log *zap.Logger) *Writer {
-	return &Writer{db: db, bus: bus, rd: rd, users: users, state: state, log: log.Named("repository"), stopping: make(chan struct{})}
+	w := &Writer{db: db, bus: bus, rd: rd, users: users, state: state, log: log.Named("repository"),
+		retryGrace: defaultRetryGrace, unpublished: map[int64]*unpublishedChanges{}}
+	w.retries = workqueue.New(db, pushEventsQueue, journalRetry, w.publishAgain, workqueue.WithLogger(w.log))
+	return w
 }
 
 var (
@@ -83,14 +95,8 @@ var (
 // finished or undone before anything reads a ref.
 func (w *Writer) Provision(ctx context.Context) error { return w.replayJournal(ctx) }
 
-// Run waits for the app to stop, then ends the background retries of
-// unpublished push events and waits for them.
-func (w *Writer) Run(ctx context.Context) error {
-	<-ctx.Done()
-	close(w.stopping)
-	w.retries.Wait()
-	return nil
-}
+// Run works the queue of push events to publish again until the app stops.
+func (w *Writer) Run(ctx context.Context) error { return w.retries.Run(ctx) }
 
 // errProtectionUnknown refuses a write when the store cannot say whether
 // its branch is protected: a store error must not open a protected branch.

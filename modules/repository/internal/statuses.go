@@ -9,6 +9,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/core/workqueue"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository/commitstatus"
@@ -102,8 +103,14 @@ const removeStep = 500
 
 // Tables lists the module's tables.
 func Tables() []interface{ Buckets() []string } {
-	return []interface{ Buckets() []string }{statuses, protections, releases, releaseLinks, comments, refJournal}
+	return []interface{ Buckets() []string }{statuses, protections, releases, releaseLinks, comments, refJournal,
+		queueBuckets(workqueue.Buckets(pushEventsQueue)), queueBuckets(workqueue.Buckets(housekeepingQueue))}
 }
+
+// queueBuckets are the buckets of a work queue, declared with the tables.
+type queueBuckets []string
+
+func (b queueBuckets) Buckets() []string { return b }
 
 // Statuses serves commit statuses.
 type Statuses struct {
