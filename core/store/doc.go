@@ -4,7 +4,8 @@
 // It owns opening the file (with a lock timeout, so a second process fails fast
 // instead of hanging), the buckets that modules declare, typed tables of JSON
 // records keyed by big-endian uint64 ids, secondary indexes kept in the same
-// transaction as the record, time-ordered keys and per-scope sequences for
+// transaction as the record (among them trigram indexes for case-insensitive
+// substring search, search.go), time-ordered keys and per-scope sequences for
 // a module's own lists and numbers (ordered.go), ordered schema migrations
 // per module, group commit for concurrent writers, and consistent online
 // backups.

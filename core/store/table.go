@@ -30,10 +30,24 @@ type ID interface{ ~int64 | ~uint64 }
 // Index describes a secondary index. Keys returns the index keys of a row
 // (already normalised, e.g. lower-cased); empty keys are skipped. A unique
 // index refuses a second row with the same key with a *ConflictError.
+//
+// A Search index is a text index (search.go): Keys returns the texts a
+// search looks in (a name, a path, a description), and the index holds
+// their lower-case trigrams; Table.Search reads it. It is never Unique.
 type Index[T any] struct {
 	Name   string
 	Unique bool
+	Search bool
 	Keys   func(*T) []string
+}
+
+// keysOf are a row's distinct keys in the index: its trigrams, sorted,
+// for a search index.
+func (ix *Index[T]) keysOf(rec *T) []string {
+	if ix.Search {
+		return searchKeys(ix.Keys(rec))
+	}
+	return uniqueKeys(ix.Keys(rec))
 }
 
 // Table stores rows of T as JSON under big-endian ids, with its indexes kept
@@ -156,7 +170,7 @@ func (t *Table[I, T, P]) Get(tx *Tx, id I) (P, error) {
 func (t *Table[I, T, P]) indexKeys(rec *T) [][]string {
 	out := make([][]string, len(t.indexes))
 	for i := range t.indexes {
-		out[i] = uniqueKeys(t.indexes[i].Keys(rec))
+		out[i] = t.indexes[i].keysOf(rec)
 	}
 	return out
 }
@@ -212,6 +226,20 @@ func (t *Table[I, T, P]) moveIndexes(tx *Tx, before, after [][]string, id uint64
 		ib, _, err := t.index(tx, ix.Name)
 		if err != nil {
 			return err
+		}
+		if ix.Search {
+			gone, come := diffSorted(oldKeys, newKeys)
+			for _, key := range gone {
+				if err := ib.Delete(compositeKey(key, id)); err != nil {
+					return err
+				}
+			}
+			for _, key := range come {
+				if err := ib.Put(compositeKey(key, id), nil); err != nil {
+					return err
+				}
+			}
+			continue
 		}
 		for _, key := range oldKeys {
 			if slices.Contains(newKeys, key) {
@@ -284,11 +312,14 @@ func (t *Table[I, T, P]) Reindex(tx *Tx, index string) error {
 	if _, err := tx.CreateBucket(name); err != nil {
 		return err
 	}
+	if ix.Search {
+		return t.reindexSearch(tx, ix, name)
+	}
 	return t.Scan(tx, false, 0, func(p P) (bool, error) {
 		rec := (*T)(p)
 		id := uint64(p.RecordID())
 		nb := &bucketRef{tx.Bucket(name)}
-		for _, key := range uniqueKeys(ix.Keys(rec)) {
+		for _, key := range ix.keysOf(rec) {
 			if ix.Unique {
 				if v := nb.Get([]byte(key)); v != nil && KeyID(v) != id {
 					return false, &ConflictError{Table: t.name, Index: ix.Name, Key: key}
@@ -509,7 +540,7 @@ func (t *Table[I, T, P]) addIndexes(tx *Tx, rec *T, id uint64) error {
 		if err != nil {
 			return err
 		}
-		for _, key := range uniqueKeys(ix.Keys(rec)) {
+		for _, key := range ix.keysOf(rec) {
 			if ix.Unique {
 				if v := ib.Get([]byte(key)); v != nil && KeyID(v) != id {
 					return &ConflictError{Table: t.name, Index: ix.Name, Key: key}
@@ -534,7 +565,7 @@ func (t *Table[I, T, P]) removeIndexes(tx *Tx, rec *T, id uint64) error {
 		if err != nil {
 			return err
 		}
-		for _, key := range uniqueKeys(ix.Keys(rec)) {
+		for _, key := range ix.keysOf(rec) {
 			k := []byte(key)
 			if !ix.Unique {
 				k = compositeKey(key, id)
