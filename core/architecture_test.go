@@ -51,7 +51,7 @@ var coreImports = map[string][]string{
 	"core/backoff":    nil, // the one retry policy, a leaf every retrying loop uses
 	"core/config":     nil,
 	"core/events":     {"core/store", "core/backoff"},
-	"core/executors":  {"core", "core/config", "core/plugin", "sdk/executor", "sdk/executor/...", "sdk/plugin"}, // the executor kind's host side, beside the kind-agnostic host
+	"core/executors":  {"core", "core/api", "core/config", "core/plugin", "sdk/executor", "sdk/executor/...", "sdk/plugin"}, // the executor kind's host side, beside the kind-agnostic host
 	"core/log":        nil,
 	"core/isotime":    nil,
 	"core/netguard":   nil,

@@ -42,13 +42,18 @@ func registerOps(a *api.API, db *store.DB) {
 	a.Mount("readiness", "GET /-/readiness", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// A store that hangs (a stuck writer, a full disk that blocks fsync)
 		// makes the instance unready, so an orchestrator restarts it.
+		// Parts that start in the background (executors) are reported
+		// beside the status and do not decide it.
 		ctx, cancel := context.WithTimeout(r.Context(), readinessStoreDeadline)
 		defer cancel()
+		body := a.ReadinessReports()
 		if !a.Ready() || db.Probe(ctx) != nil {
-			api.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "failed"})
+			body["status"] = "failed"
+			api.WriteJSON(w, http.StatusServiceUnavailable, body)
 			return
 		}
-		api.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		body["status"] = "ok"
+		api.WriteJSON(w, http.StatusOK, body)
 	}))
 	a.Mount("metrics", "GET /-/metrics", a.MetricsHandler())
 }

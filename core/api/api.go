@@ -57,6 +57,8 @@ type API struct {
 	handler    http.Handler
 	buildOnce  sync.Once
 	ready      atomic.Bool
+	reportsMu  sync.Mutex
+	reports    []readinessReport
 	// errors maps modules' domain errors to GitLab answers (MapError).
 	errors errorTable
 }
@@ -142,6 +144,32 @@ func (a *API) SetReady(ready bool) { a.ready.Store(ready) }
 
 // Ready reports the readiness flag.
 func (a *API) Ready() bool { return a.ready.Load() }
+
+// readinessReport is a part of the server reported beside readiness.
+type readinessReport struct {
+	name   string
+	report func() any
+}
+
+// AddReadinessReport has GET /-/readiness show report() under name: the
+// state of a part that starts in the background and does not decide
+// readiness (executor processes, which the server does not wait for).
+func (a *API) AddReadinessReport(name string, report func() any) {
+	a.reportsMu.Lock()
+	defer a.reportsMu.Unlock()
+	a.reports = append(a.reports, readinessReport{name, report})
+}
+
+// ReadinessReports are the reports added, by name.
+func (a *API) ReadinessReports() map[string]any {
+	a.reportsMu.Lock()
+	defer a.reportsMu.Unlock()
+	out := make(map[string]any, len(a.reports))
+	for _, r := range a.reports {
+		out[r.name] = r.report()
+	}
+	return out
+}
 
 // Handler is the whole HTTP stack: panic recovery, access log and metrics,
 // intercepts, then the mux.

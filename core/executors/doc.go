@@ -33,6 +33,11 @@
 // ErrExecutorCrashed; the plugin host restarts it, and the pool takes it
 // back once it answers again.
 //
-// It imports core, core/config, core/plugin and sdk/executor; the plugin
-// host (core/plugin) stays kind-agnostic.
+// The pool does not hold up the server's start: it learns its executors
+// in the background, jobs wait until an executor that takes them is ready,
+// and GET /-/readiness lists each executor's state (Readiness, through
+// core/api's readiness reports).
+//
+// It imports core, core/api, core/config, core/plugin and sdk/executor; the
+// plugin host (core/plugin) stays kind-agnostic.
 package executors

@@ -5,6 +5,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +18,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/executors"
 	"github.com/fennec-forge/fennec/core/fennectest/gobuild"
@@ -67,6 +71,12 @@ func TestPoolWithTheShippedShellExecutor(t *testing.T) {
 	}
 	defer app.Stop(context.Background())
 
+	// Start does not wait for the executor's process: the pool learns of
+	// it in the background.
+	deadline := time.Now().Add(30 * time.Second)
+	for len(pool.Status()) == 1 && !pool.Status()[0].Running && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
 	st := pool.Status()
 	if len(st) != 1 || st[0].Name != "shell" || !st[0].Running || !st[0].Capabilities.RunUntagged || !slicesEqual(st[0].Capabilities.Tags, []string{"shell"}) {
 		t.Fatalf("pool status %+v", st)
@@ -142,3 +152,58 @@ func TestPoolWithTheShippedShellExecutor(t *testing.T) {
 }
 
 func slicesEqual(a, b []string) bool { return strings.Join(a, "\n") == strings.Join(b, "\n") }
+
+// An executor plugin that hangs before its handshake does not delay the
+// server: Start returns, GET /-/readiness answers 200 at once with the
+// executor reported as starting beside the status, a job asking for an
+// executor waits instead of failing, and Stop does not wait for the
+// plugin's start timeout.
+func TestServerAnswersWhileAnExecutorHangsAtStart(t *testing.T) {
+	pluginDir := t.TempDir()
+	script := filepath.Join(pluginDir, "executor-hangs")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nexec sleep 600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Listen = ""
+	cfg.Data = t.TempDir()
+	cfg.PluginDir = pluginDir
+	cfg.Plugins = []config.Plugin{{Name: "hangs", Kind: "executor", Path: script}}
+	var pool *executors.Pool
+	var a *api.API
+	app, err := fennec.New(fennec.WithConfig(cfg), fennec.WithLogger(zaptest.NewLogger(t)),
+		fennec.WithModules(fennec.NewModule("ci-test", executors.Option())),
+		fennec.WithExtract(&pool, &a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := app.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = app.Stop(context.Background())
+		}
+	}()
+
+	rec := httptest.NewRecorder()
+	a.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/-/readiness", nil))
+	if want := `{"executors":[{"name":"hangs","status":"starting"}],"status":"ok"}`; rec.Code != http.StatusOK || strings.TrimSpace(rec.Body.String()) != want {
+		t.Fatalf("readiness while the executor starts: %d %s, want 200 %s", rec.Code, rec.Body, want)
+	}
+	waitCtx, cancelWait := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancelWait()
+	if _, err := pool.Acquire(waitCtx, nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a job while the only executor starts: %v, want it to wait (deadline exceeded)", err)
+	}
+
+	stopCtx, cancelStop := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancelStop()
+	stopped = true
+	if err := app.Stop(stopCtx); err != nil {
+		t.Fatalf("Stop with an executor still starting: %v", err)
+	}
+}

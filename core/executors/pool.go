@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/plugin"
 	"github.com/fennec-forge/fennec/sdk/executor"
 )
@@ -100,6 +101,7 @@ func New(log *zap.Logger, members ...Member) *Pool {
 type poolParams struct {
 	fx.In
 	Lifecycle fx.Lifecycle
+	API       *api.API
 	Host      *plugin.Host
 	InProcess fennec.InProcessExecutors
 	Log       *zap.Logger
@@ -123,13 +125,15 @@ func newPool(p poolParams) (*Pool, error) {
 	}
 	pool := New(p.Log, members...)
 	p.Lifecycle.Append(fx.Hook{OnStart: pool.Start, OnStop: pool.Stop})
+	p.API.AddReadinessReport("executors", func() any { return pool.Readiness() })
 	return pool, nil
 }
 
-// Start learns the members' capabilities and keeps watching their
-// processes until Stop.
-func (p *Pool) Start(ctx context.Context) error {
-	p.refresh(ctx)
+// Start begins learning the members' capabilities and watching their
+// processes, in the background until Stop: it returns at once, so the
+// server answers while executor processes start. Jobs wait (Acquire) until
+// an executor that takes them is ready.
+func (p *Pool) Start(context.Context) error {
 	loop, cancel := context.WithCancel(context.Background())
 	p.mu.Lock()
 	p.cancel, p.done = cancel, make(chan struct{})
@@ -137,6 +141,7 @@ func (p *Pool) Start(ctx context.Context) error {
 	p.mu.Unlock()
 	go func() {
 		defer close(done)
+		p.refresh(loop)
 		t := time.NewTicker(refreshInterval)
 		defer t.Stop()
 		for {
@@ -329,6 +334,35 @@ func (p *Pool) Status() []Status {
 	out := make([]Status, len(p.members))
 	for i, m := range p.members {
 		out[i] = Status{Name: m.Name, Running: m.running && m.known, Capabilities: m.caps, Busy: m.busy}
+	}
+	return out
+}
+
+// ExecutorReadiness is one executor in GET /-/readiness.
+type ExecutorReadiness struct {
+	Name string `json:"name"`
+	// Status is "ok" (takes jobs), "starting" (its process has not
+	// answered yet), "down" (its process died and is being restarted) or
+	// "failed" (it will not run: see the log).
+	Status string `json:"status"`
+}
+
+// Readiness reports every executor's state, in configuration order.
+func (p *Pool) Readiness() []ExecutorReadiness {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]ExecutorReadiness, len(p.members))
+	for i, m := range p.members {
+		status := "down"
+		switch {
+		case m.failed:
+			status = "failed"
+		case m.running && m.known:
+			status = "ok"
+		case !m.known:
+			status = "starting"
+		}
+		out[i] = ExecutorReadiness{Name: m.Name, Status: status}
 	}
 	return out
 }

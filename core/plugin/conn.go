@@ -9,7 +9,8 @@ import (
 
 // This file makes an instance the sdk's Conn: the stable handle a kind's
 // Route turns into the kind's Go interface. Every call goes to the current
-// process, or fails at once with ErrUnavailable when there is none; it is
+// process, or (once the plugin's first start has settled) fails at once
+// with ErrUnavailable when there is none; it is
 // bounded by the host's call timeout and ends when the process it was sent
 // to dies.
 
@@ -18,7 +19,7 @@ func (in *instance) Name() string { return in.name }
 
 // Call runs fn with the kind's client of the current process.
 func (in *instance) Call(ctx context.Context, fn func(context.Context, any) error) error {
-	_, client, gen, err := in.current()
+	_, client, gen, err := in.current(ctx)
 	if err != nil {
 		return err
 	}
@@ -28,7 +29,7 @@ func (in *instance) Call(ctx context.Context, fn func(context.Context, any) erro
 // Stream runs fn like Call but without the call timeout: the call lasts as
 // long as ctx and the process.
 func (in *instance) Stream(ctx context.Context, fn func(context.Context, any) error) error {
-	_, client, gen, err := in.current()
+	_, client, gen, err := in.current(ctx)
 	if err != nil {
 		return err
 	}
@@ -37,7 +38,7 @@ func (in *instance) Stream(ctx context.Context, fn func(context.Context, any) er
 
 // Describe asks the current process who it is.
 func (in *instance) Describe(ctx context.Context) (sdkplugin.Description, error) {
-	base, _, gen, err := in.current()
+	base, _, gen, err := in.current(ctx)
 	if err != nil {
 		return sdkplugin.Description{}, err
 	}
@@ -52,7 +53,7 @@ func (in *instance) Describe(ctx context.Context) (sdkplugin.Description, error)
 // Configure sends new settings to the current process and, when it takes
 // them, keeps them for every later restart.
 func (in *instance) Configure(ctx context.Context, settings []byte) error {
-	base, _, gen, err := in.current()
+	base, _, gen, err := in.current(ctx)
 	if err != nil {
 		return err
 	}

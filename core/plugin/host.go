@@ -53,6 +53,8 @@ type Host struct {
 	started bool
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
+	// firsts ends when every plugin's first attempt has settled (WaitStarted).
+	firsts sync.WaitGroup
 }
 
 // FromConfig is New with the plugins and plugin directory of cfg, running
@@ -89,7 +91,7 @@ func New(o Options) *Host {
 	seen := map[string]bool{}
 	for _, p := range o.Plugins {
 		in := &instance{
-			name: p.Name, kind: sdkplugin.Kind{Name: p.Kind},
+			name: p.Name, kind: sdkplugin.Kind{Name: p.Kind}, first: make(chan struct{}),
 			log:          log.With(zap.String("plugin", p.Name)),
 			backoff:      o.Backoff.orDefault(),
 			startTimeout: o.StartTimeout,
@@ -162,47 +164,54 @@ func (in *instance) prepare(p config.Plugin, dir string, seen map[string]bool, k
 	return err
 }
 
-// Start launches every runnable plugin and waits, at most until ctx ends,
-// for each first attempt: a plugin that is slow or fails is logged and keeps
-// being retried in the background, and Start still succeeds. Fennec starts
-// without the plugins it cannot run.
+// Start launches every runnable plugin and returns at once: the processes
+// start, describe themselves and take their settings in the background, so
+// a server does not wait for them before it answers. Until a plugin's first
+// attempt has settled, calls to it wait for that attempt (bounded by their
+// context and the start timeout); a plugin that is slow or fails is logged
+// and keeps being retried in the background. Fennec runs without the
+// plugins it cannot run. WaitStarted waits for the first attempts.
 func (h *Host) Start(ctx context.Context) error {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.started {
-		h.mu.Unlock()
 		return errors.New("plugin: host already started")
 	}
 	h.started = true
 	runCtx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
-	var first sync.WaitGroup
 	for _, in := range h.instances {
 		if in.snapshot().State == StateFailed {
+			in.settleFirst()
 			continue
 		}
-		first.Add(1)
-		once := sync.OnceFunc(first.Done)
+		// Starting from now, not from when the goroutine runs: a call
+		// made meanwhile waits for the first attempt.
+		in.setState(StateStarting, nil)
+		h.firsts.Add(1)
+		once := sync.OnceFunc(func() {
+			in.settleFirst()
+			h.firsts.Done()
+		})
 		h.wg.Go(func() {
 			defer once()
 			in.run(runCtx, once)
 		})
 	}
-	h.mu.Unlock()
+	return nil
+}
 
+// WaitStarted waits until every plugin's first attempt has settled
+// (running, failed, or waiting to retry), or ctx ends.
+func (h *Host) WaitStarted(ctx context.Context) error {
 	done := make(chan struct{})
-	go func() { first.Wait(); close(done) }()
+	go func() { h.firsts.Wait(); close(done) }()
 	select {
 	case <-done:
+		return nil
 	case <-ctx.Done():
-		h.log.Warn("plugins still starting; continuing without waiting", zap.Error(ctx.Err()))
+		return ctx.Err()
 	}
-	for _, s := range h.Status() {
-		if s.State == StateRunning {
-			h.log.Info("plugin running", zap.String("plugin", s.Name), zap.String("kind", s.Kind),
-				zap.String("version", s.Description.Version), zap.Strings("features", s.Description.Features), zap.Int("pid", s.PID))
-		}
-	}
-	return nil
 }
 
 // Stop kills every plugin process and waits for their supervisors, at most

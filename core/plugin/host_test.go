@@ -82,6 +82,9 @@ func start(t *testing.T, o plugin.Options) (*plugin.Host, *observer.ObservedLogs
 	if err := h.Start(ctx); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
+	if err := h.WaitStarted(ctx); err != nil {
+		t.Fatalf("WaitStarted: %v", err)
+	}
 	t.Cleanup(func() {
 		var pids []int
 		for _, s := range h.Status() {
@@ -366,7 +369,9 @@ func TestHostContinuesWithoutBrokenPlugins(t *testing.T) {
 // its process takes to be killed (the hook stands for a slow kill on a
 // loaded machine, where TestHostContinuesWithoutBrokenPlugins once found
 // a plugin not yet logged).
-func TestStartWaitsForFirstAttemptsToSettle(t *testing.T) {
+// WaitStarted returns once each first attempt has settled: its state and
+// its log line are there.
+func TestWaitStartedWaitsForFirstAttemptsToSettle(t *testing.T) {
 	t.Cleanup(plugin.SetTestHookDown(func(s plugin.State) {
 		if s == plugin.StateFailed {
 			time.Sleep(300 * time.Millisecond)
@@ -376,11 +381,51 @@ func TestStartWaitsForFirstAttemptsToSettle(t *testing.T) {
 	refused.Settings = map[string]any{"realm": ""}
 	h, logs := start(t, plugin.Options{Plugins: []config.Plugin{refused}})
 	if s := h.Status()[0]; s.State != plugin.StateFailed || !strings.Contains(fmt.Sprint(s.Err), "settings refused") {
-		t.Errorf("after Start: %s, %v; want failed with settings refused", s.State, s.Err)
+		t.Errorf("after WaitStarted: %s, %v; want failed with settings refused", s.State, s.Err)
 	}
 	if logs.FilterField(zap.String("plugin", "refused")).FilterLevelExact(zapcore.ErrorLevel).Len() == 0 {
-		t.Error("the refusal was not logged when Start returned")
+		t.Error("the refusal was not logged when WaitStarted returned")
 	}
+}
+
+// Start returns at once while a plugin hangs before its handshake, so the
+// server it belongs to answers; a call made meanwhile waits for the first
+// attempt (here until its own deadline) instead of failing at once, and
+// Stop kills the hanging process without waiting for the start timeout.
+func TestStartDoesNotWaitForAHangingPlugin(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "hangs")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho $$ > \"$0.pid\"\nexec sleep 600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := plugin.New(plugin.Options{Kinds: []sdkplugin.Kind{authprovider.Kind}, StartTimeout: time.Minute,
+		Plugins: []config.Plugin{{Name: "hangs", Kind: "auth", Path: script}}})
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s := h.Status()[0]; s.State != plugin.StateStarting {
+		t.Fatalf("right after Start: %s, want starting", s.State)
+	}
+	var pid int
+	for deadline := time.Now().Add(10 * time.Second); pid == 0; time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(script + ".pid")
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		if pid == 0 && time.Now().After(deadline) {
+			t.Fatal("the plugin process never started")
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	p := auth(t, h, "hangs")
+	if _, err := p.Authenticate(ctx, "alice", "secret"); !errors.Is(err, sdkplugin.ErrUnavailable) || ctx.Err() == nil {
+		t.Fatalf("a call during the first start: %v (its deadline passed: %v); want ErrUnavailable after waiting", err, ctx.Err())
+	}
+	stopCtx, cancelStop := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancelStop()
+	if err := h.Stop(stopCtx); err != nil {
+		t.Fatalf("Stop with a plugin still starting: %v", err)
+	}
+	waitGone(t, pid)
+	noLeakedGoroutines(t)
 }
 
 // A bare file name, or no path at all, is looked up in the plugin directory.

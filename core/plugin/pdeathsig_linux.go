@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"context"
 	"os/exec"
 	"syscall"
 )
@@ -14,8 +15,13 @@ import (
 // The kernel sends the signal when the thread that started the process
 // ends, not the whole host: each instance's supervisor therefore keeps its
 // goroutine on one thread for as long as it runs (instance.run).
-func command(path string) *exec.Cmd {
-	cmd := exec.Command(path)
+//
+// When ctx ends (the host stops) the process gets SIGTERM too, even while
+// it is still starting: a plugin that hangs before its handshake does not
+// hold the host's stop for the start timeout.
+func command(ctx context.Context, path string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, path)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	return cmd
 }

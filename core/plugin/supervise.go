@@ -46,6 +46,11 @@ type instance struct {
 	startTimeout time.Duration
 	callTimeout  time.Duration
 
+	// first is closed once the first attempt to start the plugin has
+	// settled; calls made before wait for it (current).
+	first     chan struct{}
+	firstOnce sync.Once
+
 	mu       sync.Mutex
 	settings []byte
 	state    State
@@ -75,9 +80,27 @@ func (in *instance) setSettings(s []byte) {
 	in.mu.Unlock()
 }
 
+// settleFirst marks the first attempt as settled.
+func (in *instance) settleFirst() { in.firstOnce.Do(func() { close(in.first) }) }
+
 // current is the base and kind clients of the running process and the
-// context that ends with it, or ErrUnavailable at once.
-func (in *instance) current() (*sdkplugin.Client, any, context.Context, error) {
+// context that ends with it. Before the first attempt to start the plugin
+// has settled it waits for that attempt, at most until ctx ends or the
+// start timeout passes (the server answers before its plugins are up, and
+// a request that needs one then waits for it rather than failing); after
+// that, while no process runs, it fails at once with ErrUnavailable.
+func (in *instance) current(ctx context.Context) (*sdkplugin.Client, any, context.Context, error) {
+	select {
+	case <-in.first:
+	default:
+		t := time.NewTimer(in.startTimeout)
+		select {
+		case <-in.first:
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if in.state != StateRunning || in.base == nil {
@@ -102,8 +125,11 @@ func (in *instance) run(ctx context.Context, firstDone func()) {
 	failures := 0
 	for attempt := 0; ; attempt++ {
 		in.setState(StateStarting, nil)
+		if attempt == 0 {
+			in.log.Debug("plugin starting", zap.String("path", in.path))
+		}
 		started := time.Now()
-		err := in.launch()
+		err := in.launch(ctx)
 		// Start waits for the first attempt's outcome: its state and its
 		// log line, so that firstDone comes after both (a failed process
 		// may take a while to be killed).
@@ -135,6 +161,10 @@ func (in *instance) run(ctx context.Context, firstDone func()) {
 				return
 			}
 			continue
+		}
+		if st := in.snapshot(); st.State == StateRunning {
+			in.log.Info("plugin running", zap.String("kind", st.Kind), zap.String("version", st.Description.Version),
+				zap.Strings("features", st.Description.Features), zap.Int("pid", st.PID))
 		}
 		settled()
 
@@ -223,7 +253,7 @@ func (in *instance) down(s State, cause error) {
 // launch starts a process, checks that it is of the configured kind and
 // speaks the kind's API version, and configures it; on success it becomes
 // the current process.
-func (in *instance) launch() error {
+func (in *instance) launch(ctx context.Context) error {
 	in.mu.Lock()
 	settings := in.settings
 	in.mu.Unlock()
@@ -231,7 +261,7 @@ func (in *instance) launch() error {
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  sdkplugin.Handshake,
 		Plugins:          sdkplugin.HostPlugins(),
-		Cmd:              command(in.path),
+		Cmd:              command(ctx, in.path),
 		SecureConfig:     &goplugin.SecureConfig{Checksum: in.sum, Hash: sha256.New()},
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		AutoMTLS:         true,
@@ -261,7 +291,7 @@ func (in *instance) launch() error {
 		return fail(permanent{fmt.Errorf("dispensed %T, not a gRPC connection", raw)})
 	}
 	base := sdkplugin.NewClient(cc)
-	ctx, cancel := context.WithTimeout(context.Background(), in.startTimeout)
+	ctx, cancel := context.WithTimeout(ctx, in.startTimeout)
 	defer cancel()
 	desc, err := base.Describe(ctx)
 	if err != nil {
