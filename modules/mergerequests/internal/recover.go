@@ -31,12 +31,19 @@ func (s *Service) Provision(ctx context.Context) error {
 func (s *Service) recoverLocked(ctx context.Context) {
 	var locked []MR
 	err := s.DB.View(ctx, func(tx *store.Tx) error {
-		return mrs.Scan(tx, false, 0, func(m *MR) (bool, error) {
-			if m.State == StateLocked && !m.Deleted {
-				locked = append(locked, *m)
+		locked = locked[:0]
+		ids, err := mrs.IDsBy(tx, "locked", lockedKey)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			m, err := mrs.Get(tx, id)
+			if err != nil {
+				return err
 			}
-			return true, nil
-		})
+			locked = append(locked, *m)
+		}
+		return nil
 	})
 	if err != nil {
 		s.log.Error("merge requests left locked by a stop could not be listed", zap.Error(err))

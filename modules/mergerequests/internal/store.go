@@ -100,7 +100,18 @@ var mrs = store.NewTable[int64, MR]("mergerequests.merge_requests",
 		}
 		return []string{store.IDString(m.SourceProjectID) + "/" + m.SHA}
 	}},
+	// The few merge requests locked by a merge in progress: the start's
+	// recovery (recover.go) reads them without walking every row.
+	store.Index[MR]{Name: "locked", Keys: func(m *MR) []string {
+		if m.State != StateLocked || m.Deleted {
+			return nil
+		}
+		return []string{lockedKey}
+	}},
 )
+
+// lockedKey is the one key of the "locked" index.
+const lockedKey = "locked"
 
 // Buckets of our own, in the tables' transactions:
 //
@@ -146,6 +157,9 @@ func Migrations() []store.Migration {
 				return nil
 			}
 			return tx.DeleteBucket([]byte("mergerequests.pipelines"))
+		}},
+		{Module: "mergerequests", Version: 3, Name: "index of locked merge requests", Up: func(tx *store.Tx) error {
+			return mrs.Reindex(tx, "locked")
 		}},
 	}
 }
