@@ -366,7 +366,8 @@ func TestBackupRestoreWhileServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	s3 := startServer(t, lost)
-	if m := s3.logs.find("repository is missing"); m == nil || !strings.Contains(fmt.Sprint(m["projects"]), "root/p1") {
+	// The check runs in the background once the server answers.
+	if m := s3.logs.await("repository is missing"); m == nil || !strings.Contains(fmt.Sprint(m["projects"]), "root/p1") {
 		t.Fatalf("no warning listing the missing repositories; log:\n%s", s3.logs.text())
 	}
 	c3 := newCrashClient(s3, token)

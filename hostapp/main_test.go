@@ -111,6 +111,16 @@ func (l *lineLog) find(msg string) map[string]any {
 	return nil
 }
 
+// await is find, waiting for the line up to a deadline (what the server
+// logs from the background comes after it answers).
+func (l *lineLog) await(msg string) map[string]any {
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if m := l.find(msg); m != nil || time.Now().After(deadline) {
+			return m
+		}
+	}
+}
+
 func (l *lineLog) text() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()

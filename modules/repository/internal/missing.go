@@ -6,6 +6,13 @@ package internal
 // why, and its repository is not silently made anew and served empty: Open
 // refuses it with ErrRepositoryMissing until the repository is put back
 // (and the server restarted) or the project is removed.
+//
+// The check walks every project, so it does not hold up the start: it runs
+// in the background once the server answers (Run). Until it is done, making
+// a repository that is not on disk waits for it (Storage.create): a
+// repository that was lost is never made anew in the meantime, and only the
+// requests that would make one wait, not those reading repositories that
+// are there.
 
 import (
 	"context"
@@ -30,6 +37,14 @@ var ErrRepositoryMissing = gitrepo.ErrRepositoryMissing
 const missingImportError = "The repository is missing from the server's data directory (restored without it?); " +
 	"put it back and restart, or remove the project."
 
+// waitChecked waits until the start's check for missing repositories is
+// done (at once when there is none).
+func (s *Storage) waitChecked() {
+	if s.checking != nil {
+		<-s.checking
+	}
+}
+
 func (s *Storage) isMissing(projectID int64) bool {
 	s.missingMu.Lock()
 	defer s.missingMu.Unlock()
@@ -52,8 +67,8 @@ func (s *Storage) setMissing(projectID int64, missing bool) bool {
 	return was
 }
 
-// MissingCheck looks for missing repositories when the app starts, before
-// the bus delivers events and requests are served.
+// MissingCheck looks for missing repositories when the app starts, in the
+// background.
 type MissingCheck struct {
 	st     *Storage
 	state  projects.RepositoryState
@@ -61,16 +76,28 @@ type MissingCheck struct {
 	log    *zap.Logger
 }
 
-// NewMissingCheck builds the check.
+// NewMissingCheck builds the check. From now until the check is done, the
+// storage makes no repository without waiting for it.
 func NewMissingCheck(st *Storage, state projects.RepositoryState, access projects.Access, log *zap.Logger) *MissingCheck {
+	st.checking = make(chan struct{})
 	return &MissingCheck{st: st, state: state, access: access, log: log}
 }
 
-var _ fennec.Provisioner = (*MissingCheck)(nil)
+var _ fennec.Runner = (*MissingCheck)(nil)
 
-// Provision marks the projects whose repository is missing from the data
-// directory as failed imports.
-func (m *MissingCheck) Provision(ctx context.Context) error {
+// Run marks the projects whose repository is missing from the data
+// directory as failed imports, then lets the storage make repositories. A
+// check that fails is logged: the server then serves what it has, as it
+// did before the check existed.
+func (m *MissingCheck) Run(ctx context.Context) error {
+	defer close(m.st.checking)
+	if err := m.check(ctx); err != nil && ctx.Err() == nil {
+		m.log.Error("repository: the check for missing repositories failed", zap.Error(err))
+	}
+	return nil
+}
+
+func (m *MissingCheck) check(ctx context.Context) error {
 	ids, err := m.state.ProjectIDs(ctx)
 	if err != nil {
 		return err
@@ -106,6 +133,8 @@ func (m *MissingCheck) Provision(ctx context.Context) error {
 // project created just before a crash, its event delivered after the
 // start's check): its repository is made now, as for any new project.
 func (st *Storage) created(ctx context.Context, state projects.RepositoryState, projectID int64) error {
+	// After the check, which would otherwise mark it again.
+	st.waitChecked()
 	if st.setMissing(projectID, false) {
 		return state.SetImportStatus(ctx, projectID, "none", "")
 	}

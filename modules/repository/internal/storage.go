@@ -57,6 +57,9 @@ type Storage struct {
 	// repository.
 	missingMu sync.Mutex
 	missing   map[int64]bool
+	// checking, when set, is closed once the start's check for missing
+	// repositories is done; create waits for it before making one.
+	checking chan struct{}
 }
 
 // NewStorage builds the storage under <data>/repositories.
@@ -96,6 +99,8 @@ func (s *Storage) create(projectID int64, branch string) error {
 	if _, err := os.Stat(filepath.Join(path, "HEAD")); err == nil {
 		return nil
 	}
+	// Not there: lost (the check marks it) or new (made below).
+	s.waitChecked()
 	if s.isMissing(projectID) {
 		return fmt.Errorf("%w (project %d)", ErrRepositoryMissing, projectID)
 	}
