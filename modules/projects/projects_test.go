@@ -23,6 +23,7 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
@@ -902,5 +903,47 @@ func TestProjectList(t *testing.T) {
 		if err != nil || len(st) > 1 {
 			t.Fatalf("%v %v", err, st)
 		}
+	})
+	// search goes through the projects' search index (queries of three
+	// bytes and more) or scans (shorter ones): either way a search is the
+	// same list without it, filtered by name, path or description in any
+	// case, in the same order, for every caller and filter.
+	t.Run("search equals the list filtered", func(t *testing.T) {
+		searchAll := func(t *testing.T) {
+			t.Helper()
+			callers := map[string]string{"anonymous": "", "ext": ext.Token, "bob": bob.Token, "alice": alice.Token, "admin": s.RootToken}
+			for who, token := range callers {
+				for _, filter := range []string{"", "&owned=true", "&membership=true", "&visibility=internal", "&order_by=name&sort=asc", "&order_by=path", "&archived=false"} {
+					base := list(token, "?per_page=100"+filter)
+					for _, q := range []string{"ETT", "zeta", "aaa-", "-", "e-o", "RET", "nal", "b", "xyz", "le", "LETTER", "renamed", "édit"} {
+						want := []string{}
+						for _, p := range base {
+							desc, _ := p["description"].(string)
+							if store.ContainsFold(p["name"].(string), q) || store.ContainsFold(p["path"].(string), q) || store.ContainsFold(desc, q) {
+								want = append(want, p["name"].(string))
+							}
+						}
+						r := crudCall(t, s, token, http.MethodGet, "/api/v4/projects?per_page=100&search="+url.QueryEscape(q)+filter, nil)
+						crudWantNames(t, who+" "+q+filter, r.arr(t), want...)
+						r.pages(t, len(want), max(1, (len(want)+99)/100), 100, 1, "", "")
+					}
+				}
+			}
+		}
+		searchAll(t)
+		// A rename, a new description and a deletion move the index.
+		crudCall(t, s, bob.Token, http.MethodPut, "/api/v4/projects/"+crudItoa(bravo), map[string]any{"name": "bravo renamed", "description": "Édité"}).status(t, 200)
+		crudCall(t, s, s.RootToken, http.MethodDelete, "/api/v4/projects/"+crudItoa(rootInternal), nil).status(t, 204)
+		crudWantNames(t, "old name", list(s.RootToken, "?search=bravo+r"), "bravo renamed")
+		crudWantNames(t, "new description", list("", "?search=%C3%A9DIT"), "bravo renamed")
+		crudWantNames(t, "deleted", list(s.RootToken, "?search=root-int"))
+		searchAll(t)
+		// Pages of a search: X-Total counts every match.
+		r := crudCall(t, s, s.RootToken, http.MethodGet, "/api/v4/projects?search=-&per_page=1&page=2&order_by=name&sort=asc", nil)
+		crudWantNames(t, "page 2", r.arr(t), "bob-secret")
+		r.pages(t, 4, 4, 1, 2, "3", "1")
+		r = crudCall(t, s, s.RootToken, http.MethodGet, "/api/v4/projects?search=ZZ-&per_page=1&page=2", nil)
+		r.want(t, 200, `[]`)
+		r.pages(t, 1, 1, 1, 2, "", "1")
 	})
 }

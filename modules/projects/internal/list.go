@@ -214,6 +214,22 @@ func (s *Service) listProjects(ctx context.Context, in *listFilter) ([]*resolved
 			}
 			return nil
 		}
+		desc := in.Sort != "asc"
+		if rows, ok, err := searchProjects(tx, pr, in); err != nil || ok {
+			if err != nil {
+				return err
+			}
+			sortProjects(rows, in.OrderBy, desc)
+			total = len(rows)
+			for _, p := range store.Window(rows, in.Offset, in.Limit) {
+				ns, err := namespaces.Get(tx, p.NamespaceID)
+				if err != nil {
+					return err
+				}
+				page = append(page, &resolved{p: p, l: levelsOf(tx, pr, p, s.now()), ni: nsInfo{ns: ns}})
+			}
+			return nil
+		}
 		set, err := visibleIDs(tx, pr, in)
 		if err != nil {
 			return err
@@ -222,7 +238,6 @@ func (s *Service) listProjects(ctx context.Context, in *listFilter) ([]*resolved
 		for id := range set {
 			ids = append(ids, id)
 		}
-		desc := in.Sort != "asc"
 		// created_at and id orders follow the id (ids grow with time), so a
 		// page is found without decoding the others.
 		needRecords := in.Archived != "" || in.Visibility != "" || in.Search != "" ||
@@ -271,6 +286,65 @@ func (s *Service) listProjects(ctx context.Context, in *listFilter) ([]*resolved
 	}
 	page, err = s.withNamespaces(ctx, page)
 	return page, total, err
+}
+
+// searchProjects is listProjects' answer for a search, through the
+// projects' search index: the candidates holding the query's trigrams are
+// decoded and kept when they match (matches, the rule of the scan) and
+// the caller may see them, by the rules of visibleIDs applied to the
+// record. Their cost follows the candidates, not the store. ok is false
+// when there is no search or it is too short for the index (under
+// store.MinSearch bytes): the caller scans the visible projects as before.
+func searchProjects(tx *store.Tx, pr *auth.Principal, in *listFilter) ([]*Project, bool, error) {
+	if in.Search == "" {
+		return nil, false, nil
+	}
+	cands, ok, err := projects.Search(tx, "search", in.Search)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	var found []*Project
+	for _, id := range cands {
+		p, err := projects.Get(tx, id)
+		if err != nil {
+			return nil, true, err
+		}
+		if matches(p, in) {
+			found = append(found, p)
+		}
+	}
+	if len(found) == 0 {
+		return found, true, nil
+	}
+	mine, err := memberIDs(tx, pr)
+	if err != nil {
+		return nil, true, err
+	}
+	internalToo := !pr.IsAnonymous() && !pr.User.External
+	ids := map[int64]bool{}
+	for _, p := range found {
+		switch {
+		case in.Owned || in.Membership:
+			ids[p.ID] = mine[p.ID]
+		case pr.IsAdmin(), mine[p.ID], p.Visibility == project.Public:
+			ids[p.ID] = true
+		case p.Visibility == project.Internal:
+			ids[p.ID] = internalToo
+		}
+	}
+	for id, ok := range ids {
+		if !ok {
+			delete(ids, id)
+		}
+	}
+	ids = filterOwned(tx, pr, in, ids, mine)
+	rows := found[:0]
+	for _, p := range found {
+		if ids[p.ID] {
+			rows = append(rows, p)
+		}
+	}
+	return rows, true, nil
 }
 
 func matches(p *Project, in *listFilter) bool {

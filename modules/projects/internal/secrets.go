@@ -67,6 +67,9 @@ func Migrations(box *sealed.Box) []store.Migration {
 		{Module: "projects", Version: 4, Name: "index projects by forked_from", Up: func(tx *store.Tx) error {
 			return projects.Reindex(tx, "forked_from")
 		}},
+		{Module: "projects", Version: 5, Name: "search index of projects", Up: func(tx *store.Tx) error {
+			return projects.Reindex(tx, "search")
+		}},
 	}
 }
 

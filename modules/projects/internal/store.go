@@ -140,6 +140,14 @@ var (
 			}
 			return []string{store.IDString(p.ForkedFromID)}
 		}},
+		// GET /projects?search= looks in the name, the path and the
+		// description (matches), through their trigrams.
+		store.Index[Project]{Name: "search", Search: true, Keys: func(p *Project) []string {
+			if p.Description == nil {
+				return []string{p.Name, p.Path}
+			}
+			return []string{p.Name, p.Path, *p.Description}
+		}},
 		store.Index[Project]{Name: "shared_with", Keys: func(p *Project) []string {
 			out := make([]string, 0, len(p.SharedWith))
 			for _, s := range p.SharedWith {
