@@ -3,6 +3,7 @@ package identity_test
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -155,6 +156,50 @@ func TestListUsers(t *testing.T) {
 	})
 	t.Run("bad credentials", func(t *testing.T) {
 		call(t, s, "not-a-token", http.MethodGet, "/api/v4/users", nil).expect(t, http.StatusUnauthorized, unauthorized)
+	})
+	// search goes through the users' search index (three bytes and more)
+	// or scans (shorter): either way it is the full list filtered by
+	// username, name or e-mail in any case, in id order, with its count.
+	t.Run("search equals the list filtered", func(t *testing.T) {
+		dana := s.CreateUser(t, "dana")
+		edit := func(fields map[string]any) {
+			t.Helper()
+			call(t, s, s.RootToken, http.MethodPut, "/api/v4/users/"+store.IDString(dana.ID), fields).expectStatus(t, http.StatusOK)
+		}
+		check := func(t *testing.T) {
+			t.Helper()
+			full := call(t, s, s.RootToken, http.MethodGet, "/api/v4/users?per_page=100", nil).array(t)
+			for _, q := range []string{"ÅNGSTR", "zoë", "user", "dana", "USER D", "example.", "EXAMPLE.ORG", "ro", "a", "zzz", "ë Å", "again"} {
+				want := []string{}
+				for _, u := range full {
+					if store.ContainsFold(u["username"].(string), q) || store.ContainsFold(u["name"].(string), q) || store.ContainsFold(u["email"].(string), q) {
+						want = append(want, u["username"].(string))
+					}
+				}
+				for _, token := range []string{s.RootToken, alice.Token} {
+					r := call(t, s, token, http.MethodGet, "/api/v4/users?per_page=100&search="+url.QueryEscape(q), nil)
+					if got := usernames(r.array(t)); !slices.Equal(got, want) {
+						t.Fatalf("search=%s: %v, want %v", q, got, want)
+					}
+					r.pageHeaders(t, len(want), 1, 100, 1, "", "")
+				}
+			}
+		}
+		edit(map[string]any{"name": "Zoë Ångström", "email": "zoe@EXAMPLE.org"})
+		check(t)
+		if got := usernames(call(t, s, s.RootToken, http.MethodGet, "/api/v4/users?search=%C3%A5ngstr", nil).array(t)); !slices.Equal(got, []string{"dana"}) {
+			t.Fatalf("the new name: %v", got)
+		}
+		edit(map[string]any{"name": "Dana Again"})
+		check(t)
+		if got := usernames(call(t, s, s.RootToken, http.MethodGet, "/api/v4/users?search=zo%C3%AB+", nil).array(t)); len(got) != 0 {
+			t.Fatalf("the old name still found: %v", got)
+		}
+		r := call(t, s, s.RootToken, http.MethodGet, "/api/v4/users?search=USER+&per_page=1&page=2", nil)
+		if got := usernames(r.array(t)); !slices.Equal(got, []string{"bob"}) {
+			t.Fatalf("page 2 of search=user: %v", got)
+		}
+		r.pageHeaders(t, 4, 4, 1, 2, "3", "1")
 	})
 }
 

@@ -110,6 +110,11 @@ var (
 			}
 			return []string{hex.EncodeToString(u.ResetTokenHash)}
 		}},
+		// GET /users?search= looks in the username, the name and the
+		// e-mail (Accounts), through their trigrams.
+		store.Index[User]{Name: "search", Search: true, Keys: func(u *User) []string {
+			return []string{u.Username, u.Name, u.Email}
+		}},
 		// The administrators, so that "is this the last one?" reads a
 		// handful of rows instead of every user.
 		store.Index[User]{Name: "admin", Keys: func(u *User) []string {
@@ -199,6 +204,9 @@ func Migrations() []store.Migration {
 	}, {
 		Module: "identity", Version: 4, Name: "index password reset tokens",
 		Up: func(tx *store.Tx) error { return users.Reindex(tx, "reset_token") },
+	}, {
+		Module: "identity", Version: 5, Name: "search index of users",
+		Up: func(tx *store.Tx) error { return users.Reindex(tx, "search") },
 	}}
 }
 

@@ -109,7 +109,7 @@ func (s *Service) Accounts(ctx context.Context, opts user.ListOptions, offset, l
 			page, total, err = users.Page(tx, false, offset, limit)
 			return err
 		}
-		return users.Scan(tx, false, 0, func(u *User) (bool, error) {
+		keep := func(u *User) (bool, error) {
 			if !match(u) {
 				return true, nil
 			}
@@ -118,7 +118,28 @@ func (s *Service) Accounts(ctx context.Context, opts user.ListOptions, offset, l
 			}
 			total++
 			return true, nil
-		})
+		}
+		// A search of store.MinSearch bytes or more reads only the users
+		// whose texts hold its trigrams, in id order as the scan would.
+		if opts.Search != "" {
+			ids, ok, err := users.Search(tx, "search", opts.Search)
+			if err != nil {
+				return err
+			}
+			if ok {
+				for _, id := range ids {
+					u, err := users.Get(tx, id)
+					if err != nil {
+						return err
+					}
+					if _, err := keep(u); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+		}
+		return users.Scan(tx, false, 0, keep)
 	})
 	if err != nil {
 		return nil, 0, err
