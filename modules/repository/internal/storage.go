@@ -91,10 +91,11 @@ func (s *Storage) Open(ctx context.Context, projectID int64) (*git.Repository, e
 }
 
 // create makes an empty bare repository whose HEAD points at branch; an
-// existing repository is left as it is.
+// existing repository is left as it is. The repository is built beside its
+// final place and renamed there, so a crash never leaves a half-made
+// repository where a real one is expected; only the rename holds the
+// storage's lock, so that projects created together are made in parallel.
 func (s *Storage) create(projectID int64, branch string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	path := s.Path(projectID)
 	if _, err := os.Stat(filepath.Join(path, "HEAD")); err == nil {
 		return nil
@@ -104,29 +105,48 @@ func (s *Storage) create(projectID int64, branch string) error {
 	if s.isMissing(projectID) {
 		return fmt.Errorf("%w (project %d)", ErrRepositoryMissing, projectID)
 	}
-	s.refWrites.RLock()
-	defer s.refWrites.RUnlock()
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return fmt.Errorf("repository: %w", err)
 	}
-	// Build it beside the final place and rename, so a crash never leaves a
-	// half-made repository where a real one is expected.
 	tmp, err := os.MkdirTemp(filepath.Dir(path), ".init-*")
 	if err != nil {
 		return fmt.Errorf("repository: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	_, err = git.PlainInitWithOptions(tmp, &git.PlainInitOptions{
-		Bare:        true,
-		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(branch)},
-	})
-	if err != nil {
+	if err := initBare(tmp, branch); err != nil {
 		return fmt.Errorf("repository: init %d: %w", projectID, err)
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := os.Stat(filepath.Join(path, "HEAD")); err == nil {
+		return nil // made meanwhile
+	}
+	if s.isMissing(projectID) {
+		return fmt.Errorf("%w (project %d)", ErrRepositoryMissing, projectID)
+	}
+	s.refWrites.RLock()
+	defer s.refWrites.RUnlock()
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("repository: %w", err)
 	}
 	return nil
+}
+
+// initBare lays out an empty bare repository in dir, as git init --bare
+// and go-git do, with only what Fennec keeps in a repository (layout.go):
+// HEAD at branch, Fennec's config, objects/ and refs/. Written directly,
+// it costs a few system calls.
+func initBare(dir, branch string) error {
+	for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o750); err != nil {
+			return err
+		}
+	}
+	head := "ref: " + plumbing.NewBranchReferenceName(branch).String() + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "HEAD"), []byte(head), 0o640); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "config"), []byte(repoConfig), 0o640)
 }
 
 // fork copies the source project's repository to the fork's place: pack
