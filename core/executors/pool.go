@@ -327,6 +327,13 @@ type Status struct {
 	Busy int
 }
 
+// Waiting counts the jobs waiting for an executor (Acquire).
+func (p *Pool) Waiting() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.waiters)
+}
+
 // Status reports every executor, in configuration order.
 func (p *Pool) Status() []Status {
 	p.mu.Lock()

@@ -102,7 +102,12 @@ func TestAcquireRespectsConcurrencyInOrder(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 			s.Release()
 		}()
-		time.Sleep(50 * time.Millisecond) // waiter 0 asks before waiter 1
+		// Waiter 0 asks before waiter 1.
+		for deadline := time.Now().Add(10 * time.Second); p.Waiting() != i+1; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("waiter %d never queued", i)
+			}
+		}
 	}
 	select {
 	case i := <-got:
