@@ -15,6 +15,7 @@ import (
 // service returns cicd's errors and the HTTP adapter maps each (the bodies
 // were built in the handlers before, and must not have moved).
 func TestCommandAnswers(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	c := s.Client
 	p := stocktest.NewProject(t, c, "answers", "private")

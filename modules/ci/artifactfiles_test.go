@@ -26,6 +26,7 @@ plain:
 // by its extension, as an attachment; 404 for a file, job or archive that
 // is not there, whatever the path tries.
 func TestArtifactFiles(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	c := s.Client
 	p := stocktest.NewProject(t, c, "artifact-files", "private")
@@ -130,6 +131,7 @@ func TestArtifactFiles(t *testing.T) {
 // The OpenAPI document shows the raw artifact routes as GitLab spells
 // them, and not the single-segment route they are served by.
 func TestArtifactFileRoutesDocumented(t *testing.T) {
+	t.Parallel()
 	s := startRunners(t)
 	var doc struct {
 		Paths map[string]map[string]struct {

@@ -21,6 +21,7 @@ import (
 // executor's only place: at the next start on the same data, the running
 // one is failed with a line saying why, and the waiting one runs.
 func TestRestartWithJobsRunningAndQueued(t *testing.T) {
+	t.Parallel()
 	data, password := t.TempDir(), "restart-root-pw"
 	oneAtATime := withShell(map[string]any{"concurrency": 1})
 	var projectID, sleeperID, waiterID int64
@@ -118,6 +119,7 @@ func TestExecutorKilledMidJob(t *testing.T) {
 
 // Erase, keep, retry of a successful job, pipeline retry and cancel.
 func TestJobAndPipelineControls(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	c := s.Client
 	p := stocktest.NewProject(t, c, "ci-controls", "private")
@@ -251,6 +253,7 @@ later:
 
 // Artifacts with expire_in go when it passes, unless kept.
 func TestArtifactsExpire(t *testing.T) {
+	t.Parallel()
 	s := startWith(t, withReapInterval(100*time.Millisecond))
 	c := s.Client
 	p := stocktest.NewProject(t, c, "ci-expire", "private")
@@ -298,6 +301,7 @@ dropped:
 // Project variables: Master only, GitLab's 400s, protected ones only on
 // protected branches, and every one in the job's environment.
 func TestProjectVariables(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	c := s.Client
 	p := stocktest.NewProject(t, c, "ci-vars", "private")
@@ -367,6 +371,7 @@ func TestProjectVariables(t *testing.T) {
 // CI_JOB_TOKEN reads the repository while its job runs, never the API,
 // and nothing once the job has ended.
 func TestJobTokenLifetime(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	c := s.Client
 	p := stocktest.NewProject(t, c, "ci-token", "private")
@@ -409,6 +414,7 @@ func TestJobTokenLifetime(t *testing.T) {
 
 // GET trace while the job runs answers a growing prefix of the final log.
 func TestLiveTrace(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	c := s.Client
 	p := stocktest.NewProject(t, c, "ci-live", "private")
@@ -458,6 +464,7 @@ func TestLiveTrace(t *testing.T) {
 
 // A job printing more than ci.max_trace_bytes fails with a line saying so.
 func TestTraceCap(t *testing.T) {
+	t.Parallel()
 	const limit = 64 << 10
 	s := startWith(t, fennectest.WithModuleConfig[ci.Config]("ci", func(c *ci.Config) { c.MaxTraceBytes = limit }))
 	c := s.Client
@@ -480,6 +487,7 @@ func TestTraceCap(t *testing.T) {
 // git push over HTTP makes pipelines: a branch push, and a tag push with
 // tag=true, only/except deciding which jobs each gets.
 func TestGitPushPipelines(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	c := s.Client
 	p := stocktest.NewProject(t, c, "ci-push", "private")
@@ -548,6 +556,7 @@ feature-only:
 // Editing an environment and a variable reaches the right record (their
 // inputs embed the path parameters; a lost :id answered 404).
 func TestEditEnvironment(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	c := s.Client
 	p := stocktest.NewProject(t, c, "ci-envs", "private")

@@ -143,6 +143,7 @@ test:
 // the shell executor: the second sees the first's artifacts, traces and
 // artifacts are served, the commit's statuses show the jobs.
 func TestPipelineRunsStagesInOrder(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	c := s.Client
 	p, _, err := c.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr("ci-basic")})
@@ -225,6 +226,7 @@ func TestPipelineRunsStagesInOrder(t *testing.T) {
 // on_failure and always jobs, and fails the pipeline; allow_failure does
 // not.
 func TestFailureGating(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	c := s.Client
 	p, _, err := c.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr("ci-gating")})
@@ -290,6 +292,7 @@ finally:
 // A manual deploy job waits for play, then runs and records a deployment
 // of its environment.
 func TestManualDeployment(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	c := s.Client
 	p, _, err := c.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr("ci-deploy")})
@@ -365,6 +368,7 @@ deploy:
 
 // Canceling a running job stops its processes within seconds.
 func TestCancelRunningJob(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	c := s.Client
 	p, _, err := c.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr("ci-cancel")})
@@ -404,6 +408,7 @@ func TestCancelRunningJob(t *testing.T) {
 
 // An invalid CI file gives a failed pipeline with yaml_errors and no jobs.
 func TestYAMLErrors(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	c := s.Client
 	p, _, err := c.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr("ci-yaml")})
@@ -428,6 +433,7 @@ func TestYAMLErrors(t *testing.T) {
 // Jobs of a private project are not shown to outsiders; controls need
 // Developer.
 func TestJobPermissions(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	c := s.Client
 	p, _, err := c.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr("ci-private")})

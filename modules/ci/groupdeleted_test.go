@@ -18,6 +18,7 @@ import (
 // A deleted group's CI variables go with it, its subgroups' too: they are
 // secrets, kept for no one once the group is gone. Another group's stay.
 func TestGroupVariablesGoWithTheGroup(t *testing.T) {
+	t.Parallel()
 	var bus *events.Bus
 	s := startRunners(t, fennectest.WithExtract(&bus))
 	c := s.Client

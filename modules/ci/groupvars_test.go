@@ -17,6 +17,7 @@ import (
 // shell executor: a project variable of the same key wins, and a long
 // value is masked in the trace like a project's.
 func TestGroupVariables(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	c := s.Client
 	g, _, err := c.Groups.CreateGroup(&gitlab.CreateGroupOptions{Name: gitlab.Ptr("Vars"), Path: gitlab.Ptr("vars")})

@@ -15,6 +15,7 @@ import (
 // plugin process, and the API shows their traces and statuses as for a
 // plugin's.
 func TestWithExecutorRunsJobsInProcess(t *testing.T) {
+	t.Parallel()
 	s := stocktest.Start(t,
 		fennectest.WithConfig(func(c *config.Config) { c.PluginDir = t.TempDir() }), // no executor plugins
 		stocktest.WithInstantExecutor())

@@ -18,6 +18,7 @@ import (
 // parser's first error, or the job limit (ci.max_pipeline_jobs) for the
 // jobs of a branch push; no credentials needed, 200 either way.
 func TestLint(t *testing.T) {
+	t.Parallel()
 	s := startRunners(t, fennectest.WithModuleConfig(ci.SectionName, func(c *ci.Config) { c.MaxPipelineJobs = 3 }))
 	lint := func(body string, headers ...string) (int, string) {
 		t.Helper()

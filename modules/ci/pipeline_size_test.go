@@ -35,6 +35,7 @@ func oneLineJobs(n int) string {
 // failed pipeline whose yaml_errors says so, and not one job: creating
 // them all stalled every write of the server (issue 27, finding 5).
 func TestPipelineOverJobLimitIsAYAMLError(t *testing.T) {
+	t.Parallel()
 	limit := internal.DefaultMaxPipelineJobs
 	s := stocktest.Start(t)
 	c := s.Client
@@ -78,6 +79,7 @@ func withStepObserver(fn func(internal.Step)) fennectest.Option {
 // The limit counts the jobs of the pipeline, after only and except, and
 // is the setting's.
 func TestPipelineJobLimitSetting(t *testing.T) {
+	t.Parallel()
 	s := stocktest.Start(t, withJobLimit(3))
 	c := s.Client
 	p := stocktest.NewProject(t, c, "job-limit", "private")
@@ -375,6 +377,7 @@ func processCPU() time.Duration {
 // start from where it stopped, and so is a stage whose deciding a stop
 // cut short: every job once, all decided.
 func TestPipelineLeftHalfMadeIsCompletedAtStart(t *testing.T) {
+	t.Parallel()
 	const jobs = 1000
 	data, password := t.TempDir(), "half-made-root-pw"
 	var projectID, pipelineID int64

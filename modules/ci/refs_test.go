@@ -27,6 +27,7 @@ import (
 // commit before: a 500 from the API and lint, and a push event retried
 // forever.
 func TestRefsAndCIFileReads(t *testing.T) {
+	t.Parallel()
 	var bus *events.Bus
 	s := startRunners(t, fennectest.WithExtract(&bus))
 	c := s.Client

@@ -22,6 +22,7 @@ import (
 // apart from its HTTP adapter, which maps their errors (the answers were
 // built in the handlers before, and must not have moved).
 func TestRunnerAnswers(t *testing.T) {
+	t.Parallel()
 	s := startRunners(t, runnerConfig(func(c *ci.Config) {
 		c.RunnerPollTimeout = time.Second
 		c.MaxArtifactsBytes = 4096

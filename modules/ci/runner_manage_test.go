@@ -16,6 +16,7 @@ import (
 // masters manage its runners, administrators every runner, shared runners
 // are the administrators'.
 func TestRunnersManagementAPI(t *testing.T) {
+	t.Parallel()
 	s := startRunners(t)
 	root := s.Client
 	alice, bob := s.CreateUser(t, "alice"), s.CreateUser(t, "bob")

@@ -161,6 +161,7 @@ func uploadArtifacts(t testing.TB, s *fennectest.Server, job int64, token string
 }
 
 func TestRunnerRegistration(t *testing.T) {
+	t.Parallel()
 	s := startRunners(t)
 	c := s.Client
 	shared := sharedToken(t, s)
@@ -623,6 +624,7 @@ func TestRunnerMatching(t *testing.T) {
 // A job handed to a runner that never reports is queued again after the
 // start timeout and taken by another; the first runner's token is dead.
 func TestRunnerNeverStartedJobRequeued(t *testing.T) {
+	t.Parallel()
 	// Short, yet long enough for the second runner to report on the job
 	// it gets before that job is queued again in turn.
 	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerStartTimeout = 2 * time.Second }))
@@ -658,6 +660,7 @@ func TestRunnerNeverStartedJobRequeued(t *testing.T) {
 // A runner's request waiting for a job does not hold up the server's
 // shutdown for its 50 s: it is answered 204 as the server stops.
 func TestRunnerLongPollEndsWithTheServer(t *testing.T) {
+	t.Parallel()
 	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerPollTimeout = 50 * time.Second }))
 	r := registerRunner(t, s, sharedToken(t, s), nil)
 	done := make(chan answered, 1)
@@ -691,6 +694,7 @@ func TestRunnerLongPollEndsWithTheServer(t *testing.T) {
 // (the runner's own notice that its log hit the same limit), one well past
 // it fails the job.
 func TestRunnerTraceResetAndLimit(t *testing.T) {
+	t.Parallel()
 	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.MaxTraceBytes = 32 }))
 	c := s.Client
 	p := stocktest.NewProject(t, c, "limits", "private")
@@ -732,6 +736,7 @@ func TestRunnerTraceResetAndLimit(t *testing.T) {
 // one with --reset; a token fixed in the configuration is the one, and
 // cannot be reset.
 func TestRunnersTokenCommandAndSetting(t *testing.T) {
+	t.Parallel()
 	run := func(s *fennectest.Server, args ...string) (string, error) {
 		for _, c := range s.App.Commands() {
 			if c.Name == "ci-runners-token" {
@@ -775,6 +780,7 @@ func TestRunnersTokenCommandAndSetting(t *testing.T) {
 // (it waited as it was), the assignment does not hold, and its request
 // ends with 204 at once; the job stays pending for the others.
 func TestRunnerRemovedWhileWaiting(t *testing.T) {
+	t.Parallel()
 	s := startRunners(t, runnerConfig(func(c *ci.Config) { c.RunnerPollTimeout = 30 * time.Second }))
 	c := s.Client
 	p := stocktest.NewProject(t, c, "removed", "private")

@@ -51,6 +51,7 @@ func waitScript(path string) string {
 // halves that reach the server as two chunks; a user's variable shorter
 // than 8 characters is not masked.
 func TestTraceMasksSecrets(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	c := s.Client
 	p, _, err := c.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr("ci-masked"),
@@ -125,6 +126,7 @@ func basicAuth(user, pass string) string {
 // private project, not even one the pusher owns (403); a public project
 // stays readable with it, as without it.
 func TestJobTokenGitScope(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	pusher := s.CreateUser(t, "pusher")
 	c := pusher.Client
@@ -206,6 +208,7 @@ func TestJobTokenGitScope(t *testing.T) {
 // push or merge to it (a Developer's job would get the protected
 // variables), while on other branches Developer is enough.
 func TestJobControlsOnProtectedBranches(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	c := s.Client
 	p := stocktest.NewProject(t, c, "ci-protected-controls", "private")

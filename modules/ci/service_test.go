@@ -18,6 +18,7 @@ import (
 // same rules and domain errors as the API, and what it does is what the
 // API then shows.
 func TestServiceWithoutHTTP(t *testing.T) {
+	t.Parallel()
 	var svc cicd.Service
 	var users auth.UserLookup
 	s := startRunners(t, fennectest.WithExtract(&svc, &users))

@@ -14,6 +14,7 @@ import (
 // variables of every group above it; of one key, the nearer group's wins
 // over the farther one's, and the project's over both.
 func TestSubgroupVariables(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	c := s.Client
 	top, _, err := c.Groups.CreateGroup(&gitlab.CreateGroupOptions{Name: gitlab.Ptr("Top"), Path: gitlab.Ptr("top")})

@@ -30,6 +30,7 @@ on-trigger:
 // jobs; the owner must still be allowed to run it; the token is shown
 // whole to its owner only and stored sealed.
 func TestPipelineTriggers(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	c := s.Client
 	p := stocktest.NewProject(t, c, "triggered", "private")
