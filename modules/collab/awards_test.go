@@ -67,6 +67,7 @@ func (e *env) votes(t testing.TB, typ string, id int64) target.Votes {
 // GitLab's answers for a repeated award, an unknown name, a vote on one's
 // own noteable and someone else's award taken back.
 func TestAwardEmojiOnNoteable(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	alice, bob, carol := e.user(t, "alice"), e.user(t, "bob"), e.user(t, "carol")
 	admin := e.user(t, "boss", fennectest.Admin())
@@ -180,6 +181,7 @@ func TestAwardEmojiOnNoteable(t *testing.T) {
 // Awarding is commenting's right: a thing that refuses comments refuses
 // awards with GitLab's 404, and an archived project refuses both.
 func TestAwardEmojiRefused(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	alice, bob := e.user(t, "alice"), e.user(t, "bob")
 	p := e.project(t, alice.Client, "box", "public")
@@ -212,6 +214,7 @@ func TestAwardEmojiRefused(t *testing.T) {
 // refused, a note of another noteable is no note, and a deleted note takes
 // its awards with it.
 func TestAwardEmojiOnNote(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	alice, bob := e.user(t, "alice"), e.user(t, "bob")
 	p := e.project(t, alice.Client, "box", "private")
@@ -279,6 +282,7 @@ func TestAwardEmojiOnNote(t *testing.T) {
 // comment. The author's own vote, other text, an unknown name and a kind
 // without the rule stay comments.
 func TestEmojiOnlyNoteAwards(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	alice, bob := e.user(t, "alice"), e.user(t, "bob")
 	p := e.project(t, alice.Client, "box", "private")
@@ -361,6 +365,7 @@ func TestEmojiOnlyNoteAwards(t *testing.T) {
 // A removed noteable (target.Service.Remove) and a deleted project take
 // their award emoji and votes with them, their notes' included.
 func TestAwardEmojiRemoved(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	alice, bob := e.user(t, "alice"), e.user(t, "bob")
 	p := e.project(t, alice.Client, "box", "public")

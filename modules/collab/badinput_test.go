@@ -21,6 +21,7 @@ func (e *env) countNotes(t testing.TB, id int64) int {
 }
 
 func TestBadBodies(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	alice := e.user(t, "alice")
 	p := e.project(t, alice.Client, "box", "private")
@@ -63,6 +64,7 @@ func TestBadBodies(t *testing.T) {
 }
 
 func TestUnknownIDs(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	alice := e.user(t, "alice")
 	p := e.project(t, alice.Client, "box", "private")

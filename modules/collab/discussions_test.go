@@ -41,6 +41,7 @@ var discussionID = regexp.MustCompile(`^[0-9a-f]{40}$`)
 // notes like any other (todos for mentions, NoteEvents for hooks and mail,
 // the notes list); a reply to a plain note makes a thread of it.
 func TestDiscussionThreads(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	alice, bob := e.user(t, "alice"), e.user(t, "bob")
 	p := e.project(t, alice.Client, "box", "private")

@@ -20,6 +20,7 @@ import (
 // the spec's Event resource has it, to those who may see its noteable only;
 // a NoteEvent goes out for created and updated notes, system ones too.
 func TestFeedAndNoteEvents(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	alice, guest := e.user(t, "alice"), e.user(t, "guest")
 	p := e.project(t, alice.Client, "box", "private")
@@ -100,6 +101,7 @@ func TestFeedAndNoteEvents(t *testing.T) {
 // Deleting a project removes its notes, counts, subscriptions and todos
 // (through the outbox); a deleted user's notes stay, by the ghost user.
 func TestProjectAndUserDeleted(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	alice, bob := e.user(t, "alice"), e.user(t, "bob")
 	p := e.project(t, alice.Client, "box", "private")
@@ -175,6 +177,7 @@ func TestProjectAndUserDeleted(t *testing.T) {
 // are subscribed until they unsubscribe; explicit choices win; a repeat
 // changes nothing (the endpoints' 304).
 func TestSubscriptions(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	alice, bob, carol, dave, erin := e.user(t, "alice"), e.user(t, "bob"), e.user(t, "carol"), e.user(t, "dave"), e.user(t, "erin")
 	p := e.project(t, alice.Client, "box", "private")

@@ -29,6 +29,7 @@ func pendingTodos(t *testing.T, u user) []string {
 }
 
 func TestMentions(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	alice, bob, carol, guest, outsider := e.user(t, "alice"), e.user(t, "bob"), e.user(t, "carol.x"), e.user(t, "guest"), e.user(t, "outsider")
 	p := e.project(t, alice.Client, "box", "private")
@@ -95,6 +96,7 @@ func TestMentions(t *testing.T) {
 // A hostile body of many mentions costs a bounded number of lookups and
 // still answers.
 func TestManyMentions(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	alice := e.user(t, "alice")
 	p := e.project(t, alice.Client, "box", "private")
@@ -108,6 +110,7 @@ func TestManyMentions(t *testing.T) {
 }
 
 func TestPaginationAndNoteView(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	alice := e.user(t, "alice")
 	p := e.project(t, alice.Client, "box", "public")

@@ -14,6 +14,7 @@ import (
 // The whole life of a note through the API, with its exact shape, and the
 // service's count of user notes beside a system note.
 func TestNoteLifecycle(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	alice := e.user(t, "alice")
 	p := e.project(t, alice.Client, "box", "private")
@@ -66,6 +67,7 @@ func TestNoteLifecycle(t *testing.T) {
 // A mention in a note gives the mentioned member a todo listed by GET
 // /todos; their own comment on the thing marks it done.
 func TestMentionGivesTodo(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	alice, bob := e.user(t, "alice"), e.user(t, "bob")
 	p := e.project(t, alice.Client, "box", "private")

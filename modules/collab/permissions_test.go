@@ -22,6 +22,7 @@ func (e *env) post(t testing.TB, token string, projectID, iid int64, body string
 }
 
 func TestWhoMayReadAndWrite(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	alice := e.user(t, "alice") // owner
 	admin := e.user(t, "boss", fennectest.Admin())

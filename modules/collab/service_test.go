@@ -15,6 +15,7 @@ import (
 // a page, an admin command or an embedder calls is what the HTTP adapter
 // calls, with the same rules and domain errors.
 func TestServiceWithoutHTTP(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	alice, bob := e.user(t, "alice"), e.user(t, "bob")
 	p := e.project(t, alice.Client, "box", "public")

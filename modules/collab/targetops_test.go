@@ -20,6 +20,7 @@ import (
 // 304, as in GitLab. target.Service.MarkTodo is the same command without
 // HTTP.
 func TestMarkTodo(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	alice := e.user(t, "alice")
 	p := e.project(t, alice.Client, "box", "private")
@@ -90,6 +91,7 @@ func TestMarkTodo(t *testing.T) {
 // are served once, by the collab module, for every kind with a View, and
 // answer with it; a subscription already so is 304.
 func TestSubscribeEndpoints(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	alice, bob := e.user(t, "alice"), e.user(t, "bob")
 	p := e.project(t, alice.Client, "box", "public")

@@ -33,6 +33,7 @@ func (e *wenv) bodies(t *testing.T, u *fennectest.User, query string) []string {
 }
 
 func TestAddSkipsAndDedupes(t *testing.T) {
+	t.Parallel()
 	e := startWidgets(t)
 	alice, bob, outsider, blocked := e.CreateUser(t, "alice"), e.CreateUser(t, "bob"), e.CreateUser(t, "outsider"), e.CreateUser(t, "blocked")
 	p := e.project(t, alice.Client, "box", "private")
@@ -97,6 +98,7 @@ func TestAddSkipsAndDedupes(t *testing.T) {
 }
 
 func TestListFiltersAndMarkDone(t *testing.T) {
+	t.Parallel()
 	e := startWidgets(t)
 	alice, bob, carol := e.CreateUser(t, "alice"), e.CreateUser(t, "bob"), e.CreateUser(t, "carol")
 	p := e.project(t, alice.Client, "box", "private")
@@ -212,6 +214,7 @@ func TestListFiltersAndMarkDone(t *testing.T) {
 // Todos whose target the user can no longer see are not listed; a deleted
 // project's todos are removed; a deleted author shows as the ghost user.
 func TestVisibilityAndCleanup(t *testing.T) {
+	t.Parallel()
 	e := startWidgets(t)
 	alice, bob, carol := e.CreateUser(t, "alice"), e.CreateUser(t, "bob"), e.CreateUser(t, "carol")
 	p := e.project(t, alice.Client, "box", "private")

@@ -18,6 +18,7 @@ import (
 // reset_password gets a mail with a link to choose a password; one created
 // with a password gets none.
 func TestResetPasswordMail(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	if _, _, err := e.Client.Users.CreateUser(&gitlab.CreateUserOptions{Email: gitlab.Ptr("new.hire@example.com"),
 		Username: gitlab.Ptr("newhire"), Name: gitlab.Ptr("New Hire"), ResetPassword: gitlab.Ptr(true)}); err != nil {
@@ -53,6 +54,7 @@ func TestResetPasswordMail(t *testing.T) {
 // service the page calls) mails the account a link with the reset token,
 // under a Message-ID of its own for each request.
 func TestPasswordResetMail(t *testing.T) {
+	t.Parallel()
 	var resets identity.PasswordResets
 	e := start(t, fennectest.WithExtract(&resets))
 	u := e.CreateUser(t, "forgetful")

@@ -13,6 +13,7 @@ import (
 // not to a watching guest of the private project, nor the actor. The
 // mails answer the commit's thread.
 func TestCommitCommentRecipients(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	c := newCast(t, e, "private")
 	commit, _, err := c.u["par"].Client.Commits.CreateCommit(c.p.ID, &gitlab.CreateCommitOptions{Branch: gitlab.Ptr("master"),

@@ -17,6 +17,7 @@ import (
 // TestSMTPFromEnvironment: FENNEC_SMTP_ADDRESS and FENNEC_SMTP_FROM
 // configure the sender, as every setting is configured.
 func TestSMTPFromEnvironment(t *testing.T) {
+	t.Parallel()
 	mailer := newMailServer(t, true)
 	vars := map[string]string{"FENNEC_SMTP_ADDRESS": mailer.addr, "FENNEC_SMTP_FROM": "ops@fennec.example",
 		"FENNEC_SMTP_REPLY_TO": "noreply@fennec.example"}
@@ -41,6 +42,7 @@ func TestSMTPFromEnvironment(t *testing.T) {
 // TestSMTPSettings: the flags, the file's section and the refusals of
 // values that would fail late.
 func TestSMTPSettings(t *testing.T) {
+	t.Parallel()
 	sections := notifications.Module().ConfigSections()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	flags := config.NewFlags(fs, sections...)

@@ -38,6 +38,7 @@ func (e *env) watchers(t *testing.T, p *gitlab.Project, n int, prefix string) []
 // TestSMTPDownThenUp: mail queued while the server is down, across a
 // restart of Fennec, arrives once each when the server comes up.
 func TestSMTPDownThenUp(t *testing.T) {
+	t.Parallel()
 	smtpServer := newMailServer(t, false) // not listening yet
 	dir, password := t.TempDir(), "root-pw-down-up"
 	var want []string
@@ -98,6 +99,7 @@ func ctxDrain(t *testing.T, e *env) {
 // TestTemporaryRefusal: a recipient the server refuses for now (451) is
 // retried; the others are not held back, and nobody gets two copies.
 func TestTemporaryRefusal(t *testing.T) {
+	t.Parallel()
 	t.Run("retry due after the round", func(t *testing.T) { temporaryRefusal(t) })
 	// A retry wait shorter than a round: the refused mail is due again
 	// before the round that refused it ends (as on a loaded server).
@@ -140,6 +142,7 @@ func temporaryRefusal(t *testing.T, opts ...fennectest.Option) {
 // TestFileOutbox: without smtp_address the mails are .eml files under
 // <data>/mail/outbox, and the log says so once at start.
 func TestFileOutbox(t *testing.T) {
+	t.Parallel()
 	core, logs := observer.New(zap.InfoLevel)
 	e := &env{}
 	e.Server = stocktest.Start(t, fennectest.WithLogger(zap.New(core)), fennectest.WithExtract(&e.bus))
@@ -190,6 +193,7 @@ func TestFileOutbox(t *testing.T) {
 // connection drops before the client's next command: that mail is not
 // sent again, the others follow on a new connection.
 func TestConnectionLostAfterAccept(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	e.smtp.mu.Lock()
 	e.smtp.dropAfterAccept = 2
@@ -214,6 +218,7 @@ func TestConnectionLostAfterAccept(t *testing.T) {
 // TestPermanentRefusal: a recipient the server refuses for good (550) is
 // dropped, not retried; the others get the mail.
 func TestPermanentRefusal(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	author := e.CreateUser(t, "bouncer")
 	p := e.project(t, author.Client, "Bounce", "private")

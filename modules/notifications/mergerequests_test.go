@@ -21,6 +21,7 @@ func commitFile(t *testing.T, c *gitlab.Client, project int64, branch, path, con
 }
 
 func TestMergeRequestRecipients(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	c := &cast{e: e, u: map[string]*fennectest.User{}, byEmail: map[string]string{}}
 	var err error

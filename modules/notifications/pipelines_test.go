@@ -15,6 +15,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/fennectest/gobuild"
 	"github.com/fennec-forge/fennec/core/store"
 )
 
@@ -37,10 +38,8 @@ func shellExecutor(t testing.TB) string {
 			return
 		}
 		pluginDir = dir
-		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "executor-shell"), "../../plugins/executor-shell").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("%v: %s", err, out)
-		}
+		// Built once per source for every package's tests (gobuild).
+		buildErr = gobuild.InstallTo("../../plugins/executor-shell", filepath.Join(dir, "executor-shell"))
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
@@ -90,6 +89,7 @@ func pipelineOf(t *testing.T, c *gitlab.Client, project int64, sha, status strin
 }
 
 func TestPipelineRecipients(t *testing.T) {
+	t.Parallel()
 	e := start(t, fennectest.WithConfig(func(c *config.Config) { c.PluginDir = shellExecutor(t) }))
 	pia := e.CreateUser(t, "pia")
 	watcher := e.CreateUser(t, "pw")

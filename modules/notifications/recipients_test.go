@@ -121,6 +121,7 @@ func newCast(t *testing.T, e *env, visibility string) *cast {
 }
 
 func TestIssueRecipients(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	c := newCast(t, e, "private")
 	ann := c.u["ann"]

@@ -17,6 +17,7 @@ import (
 // would, with no request behind it: the same levels, rules and errors as
 // the API, and what it saves is what the API shows.
 func TestServiceWithoutHTTP(t *testing.T) {
+	t.Parallel()
 	var svc notification.Service
 	var users auth.UserLookup
 	e := start(t, fennectest.WithExtract(&svc, &users))

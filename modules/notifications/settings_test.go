@@ -17,6 +17,7 @@ const allFalse = `{"new_note":false,"new_issue":false,"reopen_issue":false,"clos
 	`"merge_merge_request":false,"failed_pipeline":false,"success_pipeline":false}`
 
 func TestGlobalSettings(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	u := e.CreateUser(t, "gina")
 	check := func(method, body string, wantStatus int, want string) {
@@ -84,6 +85,7 @@ func TestGlobalSettings(t *testing.T) {
 // address as notification_email (refused as "not an email you own"
 // before: only confirmed addresses counted).
 func TestUnconfirmedPrimaryIsOwned(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	st, _, body := e.call(t, e.RootToken, "POST", "/api/v4/users", `{"email":"una@example.com","username":"una","name":"Una",`+
 		`"password":"a-long-password-1","confirm":false}`)
@@ -118,6 +120,7 @@ func TestUnconfirmedPrimaryIsOwned(t *testing.T) {
 }
 
 func TestProjectAndGroupSettings(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	owner := e.CreateUser(t, "olga")
 	dev := e.CreateUser(t, "dave")
@@ -201,6 +204,7 @@ func TestProjectAndGroupSettings(t *testing.T) {
 // TestSettingsGoWithTheirOwner: deleting a user or a project deletes the
 // settings rows that name them.
 func TestSettingsGoWithTheirOwner(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	owner := e.CreateUser(t, "keeper")
 	leaver := e.CreateUser(t, "leaver")
@@ -238,6 +242,7 @@ func TestSettingsGoWithTheirOwner(t *testing.T) {
 // TestNotificationEmail: mail goes to the notification e-mail; removing
 // that secondary address falls back to the primary one.
 func TestNotificationEmail(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	author := e.CreateUser(t, "poster")
 	reader := e.CreateUser(t, "reader")

@@ -18,6 +18,7 @@ import (
 // project gets its mails, the author who unsubscribes gets none; a
 // mention-level member gets a comment that mentions her and not the next.
 func TestSubscriptions(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	c := &cast{e: e, u: map[string]*fennectest.User{}, byEmail: map[string]string{}}
 	for _, name := range []string{"ada", "bo", "sub", "ment"} {
@@ -78,6 +79,7 @@ func TestSubscriptions(t *testing.T) {
 // handled it tells nobody (no one may read the issue now) and is handled
 // once: the bus drains instead of retrying it for ever.
 func TestNoteOnASwitchedOffFeatureIsDropped(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	alice := e.CreateUser(t, "alice")
 	p := e.project(t, alice.Client, "dark", "private")
@@ -127,6 +129,7 @@ func (c *cast) subscribe(t *testing.T, who string, iid int64, on bool) {
 // global watcher and a custom level that chose new_note who subscribed and
 // then unsubscribed. Another issue still mails them.
 func TestUnsubscribedWatchers(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	c := &cast{e: e, u: map[string]*fennectest.User{}, byEmail: map[string]string{}}
 	for _, name := range []string{"ann", "wat", "glw", "cus", "par"} {
@@ -184,6 +187,7 @@ func TestUnsubscribedWatchers(t *testing.T) {
 // her, a close) and at the disabled level too, until they unsubscribe;
 // the same levels without a subscription get nothing.
 func TestSubscribersWhateverTheirLevel(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	c := &cast{e: e, u: map[string]*fennectest.User{}, byEmail: map[string]string{}}
 	for _, name := range []string{"ann", "bo", "men", "dis", "men2", "dis2"} {

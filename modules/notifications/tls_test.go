@@ -52,6 +52,7 @@ func selfSigned(t *testing.T) (*tls.Config, string) {
 // TestSMTPTLSAndAuth: STARTTLS and implicit TLS, with a password the
 // server requires; a server whose certificate is not trusted gets nothing.
 func TestSMTPTLSAndAuth(t *testing.T) {
+	t.Parallel()
 	serverTLS, caFile := selfSigned(t)
 	for _, mode := range []string{"starttls", "tls"} {
 		t.Run(mode, func(t *testing.T) {

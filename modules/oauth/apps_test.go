@@ -13,6 +13,7 @@ import (
 )
 
 func TestApplicationsAreAdminOnlyAndShowTheSecretOnce(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	a := e.app(t, "My CI dashboard", "https://dash.example.com/callback\nhttps://dash.example.com/other", "api read_user", true)
 	if a.ID == 0 || len(a.ApplicationID) != 64 || len(a.Secret) != 64 || a.ApplicationName != "My CI dashboard" ||
@@ -76,6 +77,7 @@ func TestApplicationsAreAdminOnlyAndShowTheSecretOnce(t *testing.T) {
 }
 
 func TestApplicationBadInputStoresNothing(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	cases := []struct {
 		name string

@@ -131,6 +131,7 @@ func must(t *testing.T, what string, err error) {
 // deny, a wrong password, a tampered state, a reused code and a redirect
 // URI that does not match.
 func TestAuthorizationCodeFlowInChromium(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	e := start(t)
 	shots := artifacts(t)
@@ -266,6 +267,7 @@ func TestAuthorizationCodeFlowInChromium(t *testing.T) {
 // shown on the page, the right one leads to the sign-in page with a
 // notice, and the new password signs in there.
 func TestResetPasswordInChromium(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	e := startWithResetClock(t)
 	shots := artifacts(t)

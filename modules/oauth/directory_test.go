@@ -41,6 +41,7 @@ func (d directory) SyncUsers(_ context.Context, ids []string) ([]authprovider.Id
 // Directory (LDAP) users sign in on the page and get tokens by password,
 // through the same path as POST /session; their first sign-in creates them.
 func TestDirectoryUsersSignInOnThePageAndByPassword(t *testing.T) {
+	t.Parallel()
 	dir := directory{login: "dora", password: "dir-secret-1"}
 	e := start(t, fennectest.WithOptions(fennec.WithAuthProvider("ldapmain", dir)))
 	w := e.web(t)

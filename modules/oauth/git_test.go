@@ -25,6 +25,7 @@ func git(t *testing.T, dir string, args ...string) (string, error) {
 // An access token works as a git password ("oauth2" as the user) for
 // clones and fetches only, as in GitLab 9.x; pushes need a personal token.
 func TestAccessTokenAsGitPasswordIsReadOnly(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}

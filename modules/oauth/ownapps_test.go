@@ -37,6 +37,7 @@ func (w *webClient) registerOwn(t *testing.T, form url.Values) (status int, page
 }
 
 func TestUsersRegisterTheirOwnApplications(t *testing.T) {
+	t.Parallel()
 	var bus *events.Bus
 	e := start(t, fennectest.WithExtract(&bus))
 	alice, bob := e.CreateUser(t, ""), e.CreateUser(t, "")

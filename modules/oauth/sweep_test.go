@@ -13,6 +13,7 @@ import (
 // Spent codes, sessions and revoked tokens are deleted by the sweep; live
 // refresh tokens are kept, even when their access token has expired.
 func TestSweepDeletesOnlyWhatCannotMatter(t *testing.T) {
+	t.Parallel()
 	var sweeper oauth.Sweeper
 	e := start(t, fennectest.WithExtract(&sweeper))
 	u := e.CreateUser(t, "")

@@ -19,6 +19,7 @@ import (
 // The password grant through a real OAuth client library: the token's
 // JSON is exactly the spec's, and the token works through client-go.
 func TestPasswordGrantThroughOAuth2Library(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	u := e.CreateUser(t, "")
 	a := e.app(t, "trusted", "https://t.example.com/cb", "api read_user", true)
@@ -62,6 +63,7 @@ func TestPasswordGrantThroughOAuth2Library(t *testing.T) {
 // client-go's own password-grant client (no OAuth client at all, as GitLab
 // allows), and the e-mail as login.
 func TestPasswordGrantThroughClientGo(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	u := e.CreateUser(t, "")
 	for _, login := range []string{u.Username, u.Email} {
@@ -85,6 +87,7 @@ func TestPasswordGrantThroughClientGo(t *testing.T) {
 }
 
 func TestScopesAreEnforcedLikePersonalTokens(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	u := e.CreateUser(t, "")
 	readUser := e.passwordToken(t, u.Username, u.Password, url.Values{"scope": {"read_user"}})["access_token"].(string)
@@ -127,6 +130,7 @@ func TestScopesAreEnforcedLikePersonalTokens(t *testing.T) {
 }
 
 func TestRefreshRotatesAndRevokeEnds(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	u := e.CreateUser(t, "")
 	a := e.app(t, "rotating", "https://rot.example.com/cb", "api", true)
@@ -200,6 +204,7 @@ func TestRefreshRotatesAndRevokeEnds(t *testing.T) {
 // from that) is revoked: one of the two holders is a thief. Tokens of
 // other chains of the same user and client keep working.
 func TestSpentRefreshTokenRevokesItsChain(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	u := e.CreateUser(t, "")
 	a := e.app(t, "chain", "https://chain.example.com/cb", "api", true)
@@ -244,6 +249,7 @@ func TestSpentRefreshTokenRevokesItsChain(t *testing.T) {
 // Access tokens expire after 7200 s by the module's clock; the refresh
 // token still gets a new one.
 func TestAccessTokensExpire(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	u := e.CreateUser(t, "")
 	tok := e.passwordToken(t, u.Username, u.Password, nil)
@@ -270,6 +276,7 @@ func TestAccessTokensExpire(t *testing.T) {
 }
 
 func TestBlockedUsersGetNoTokensAndTheirTokensStop(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	u := e.CreateUser(t, "")
 	tok := e.passwordToken(t, u.Username, u.Password, nil)
@@ -286,6 +293,7 @@ func TestBlockedUsersGetNoTokensAndTheirTokensStop(t *testing.T) {
 }
 
 func TestTokenEndpointBadInput(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	u := e.CreateUser(t, "")
 	a := e.app(t, "bad-input", "https://b.example.com/cb", "api", true)
@@ -365,6 +373,7 @@ func TestTokenEndpointBadInput(t *testing.T) {
 // Password guesses at the token endpoint are limited per account and per
 // address by identity's sign-in throttle (shared with POST /session).
 func TestPasswordGuessesAreRateLimited(t *testing.T) {
+	t.Parallel()
 	e := start(t, fennectest.WithModuleConfig(identity.SectionName, func(c *identity.Config) {
 		c.SignInThrottle.LoginFailures, c.SignInThrottle.AddressFailures, c.SignInThrottle.Window = 3, 6, time.Minute
 	}))
@@ -405,6 +414,7 @@ func basic(id, secret string) string {
 // A token the password grant issued without a client names no application
 // in its info: Doorkeeper's {"uid": null}, not a missing object.
 func TestTokenInfoWithoutAClient(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	u := e.CreateUser(t, "")
 	resp, tok := e.post(t, "/oauth/token", url.Values{"grant_type": {"password"}, "username": {u.Username}, "password": {u.Password}})

@@ -90,6 +90,7 @@ func sessionCookie(resp *http.Response) *http.Cookie {
 }
 
 func TestSignInSessionCookieAndTheAPI(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	u := e.CreateUser(t, "")
 	w := e.web(t)
@@ -163,6 +164,7 @@ func TestSignInSessionCookieAndTheAPI(t *testing.T) {
 }
 
 func TestSessionCookieIsSecureBehindHTTPS(t *testing.T) {
+	t.Parallel()
 	// The server is reached at an https URL (TLS ends at a proxy): the
 	// test's own requests still come in over plain HTTP.
 	var a *api.API
@@ -187,6 +189,7 @@ func TestSessionCookieIsSecureBehindHTTPS(t *testing.T) {
 // Blocking a user ends their sessions for good: unblocking them does not
 // bring the session back.
 func TestBlockingEndsSessions(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	u := e.CreateUser(t, "")
 	w := e.web(t)
@@ -230,6 +233,7 @@ func TestBlockingEndsSessions(t *testing.T) {
 }
 
 func TestSignInPageIsRateLimited(t *testing.T) {
+	t.Parallel()
 	e := start(t, fennectest.WithModuleConfig(identity.SectionName, func(c *identity.Config) {
 		c.SignInThrottle.LoginFailures, c.SignInThrottle.Window = 2, time.Minute
 	}))
@@ -268,6 +272,7 @@ func (w *webClient) approve(t *testing.T, q url.Values, decision string) url.Val
 }
 
 func TestAuthorizeRequestsThatMustNotRedirect(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	a := e.app(t, "app", "https://app.example.com/cb", "api", true)
 	multi := e.app(t, "multi", "https://m.example.com/one\nhttps://m.example.com/two", "api", true)
@@ -314,6 +319,7 @@ func TestAuthorizeRequestsThatMustNotRedirect(t *testing.T) {
 }
 
 func TestAuthorizeErrorsGoBackToTheClient(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	a := e.app(t, "app", "https://app.example.com/cb?tenant=7", "read_user", true)
 	w := e.web(t)
@@ -353,6 +359,7 @@ func TestAuthorizeErrorsGoBackToTheClient(t *testing.T) {
 }
 
 func TestCodeGrantRules(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	u := e.CreateUser(t, "")
 	a := e.app(t, "app", "https://app.example.com/cb", "api read_user", true)
@@ -442,6 +449,7 @@ func TestCodeGrantRules(t *testing.T) {
 
 // The address to return to after signing in stays on this server.
 func TestSignInReturnsOnlyToThisServer(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	u := e.CreateUser(t, "")
 	// An authorize request with the longest state it accepts, in

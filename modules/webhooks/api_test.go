@@ -15,6 +15,7 @@ import (
 // redacted, the payload, the answer), newest first and paginated; an
 // entry can be read alone and sent again.
 func TestDeliveryLogAndResend(t *testing.T) {
+	t.Parallel()
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
 	p := stocktest.NewProject(t, alice.Client, "logged", "private")
@@ -109,6 +110,7 @@ func mustJSON(t testing.TB, v any) []byte {
 // Only Masters read a hook's log, resend and test; others get 403, and
 // those who cannot see the project 404.
 func TestDeliveryLogPermissions(t *testing.T) {
+	t.Parallel()
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
 	dev := e.CreateUser(t, "dev")
@@ -146,6 +148,7 @@ func TestDeliveryLogPermissions(t *testing.T) {
 // object of the kind: 201 with the attempt; 422 when there is none; 400
 // for an unknown trigger.
 func TestTestTriggers(t *testing.T) {
+	t.Parallel()
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
 	p := stocktest.NewProject(t, alice.Client, "tested", "private")
@@ -226,6 +229,7 @@ func TestTestTriggers(t *testing.T) {
 // only, in its answer and in the hook's log: the transport's own error
 // named the host's DNS resolver, or the address dialled (issue 27).
 func TestTestTriggerFailureSaysOnlyTheReason(t *testing.T) {
+	t.Parallel()
 	e := start(t, true) // local destinations allowed: the errors come from the network
 	alice := e.CreateUser(t, "alice")
 	p := stocktest.NewProject(t, alice.Client, "reasons", "private")
@@ -256,6 +260,7 @@ func TestTestTriggerFailureSaysOnlyTheReason(t *testing.T) {
 
 // A test of a hook whose receiver is down answers 422 with the reason.
 func TestTestTriggerUnreachable(t *testing.T) {
+	t.Parallel()
 	e := start(t, false) // local destinations refused
 	alice := e.CreateUser(t, "alice")
 	p := stocktest.NewProject(t, alice.Client, "unreachable", "private")

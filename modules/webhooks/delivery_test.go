@@ -41,6 +41,7 @@ func waitEvents(t testing.TB, e *env, token string, project, hook int64, n int) 
 // A receiver that answers 500 twice gets the same payload a third time,
 // and the log shows the three attempts.
 func TestRetryAfterServerError(t *testing.T) {
+	t.Parallel()
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
 	p := stocktest.NewProject(t, alice.Client, "flaky", "private")
@@ -78,6 +79,7 @@ func TestRetryAfterServerError(t *testing.T) {
 // A receiver that is not listening yet: the delivery is retried until it
 // is, then arrives once.
 func TestRetryAfterRefusedConnection(t *testing.T) {
+	t.Parallel()
 	e := start(t, true, fennectest.WithModuleConfig(webhooks.SectionName, func(c *webhooks.Config) { c.MaxAttempts = 1000 }))
 	alice := e.CreateUser(t, "alice")
 	p := stocktest.NewProject(t, alice.Client, "down", "private")
@@ -119,6 +121,7 @@ func TestRetryAfterRefusedConnection(t *testing.T) {
 // Deliveries to one hook arrive in the order of their events, even when
 // one of them has to be retried; a second hook is not held up by it.
 func TestDeliveriesInOrderPerHook(t *testing.T) {
+	t.Parallel()
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
 	p := stocktest.NewProject(t, alice.Client, "ordered", "private")
@@ -165,6 +168,7 @@ func TestDeliveriesInOrderPerHook(t *testing.T) {
 // resolves to it when a delivery connects. The attempt is logged with the
 // reason and not retried.
 func TestLocalDestinationsRefusedByDefault(t *testing.T) {
+	t.Parallel()
 	e := start(t, false)
 	alice := e.CreateUser(t, "alice")
 	p := stocktest.NewProject(t, alice.Client, "guarded", "private")
@@ -201,6 +205,7 @@ func TestLocalDestinationsRefusedByDefault(t *testing.T) {
 // allow_local_requests lets a hook reach a name that resolves to the
 // loopback.
 func TestLocalDestinationsAllowedByConfig(t *testing.T) {
+	t.Parallel()
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
 	p := stocktest.NewProject(t, alice.Client, "allowed", "private")
@@ -219,6 +224,7 @@ func TestLocalDestinationsAllowedByConfig(t *testing.T) {
 // enable_ssl_verification: on, a receiver with an untrusted certificate is
 // not delivered to (the TLS error is logged); off, it is.
 func TestSSLVerification(t *testing.T) {
+	t.Parallel()
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
 	p := stocktest.NewProject(t, alice.Client, "tls", "private")
@@ -245,6 +251,7 @@ func TestSSLVerification(t *testing.T) {
 // A receiver slower than the timeout: the attempt is abandoned, logged,
 // and retried.
 func TestTimeoutRetried(t *testing.T) {
+	t.Parallel()
 	// One second: the first attempt hangs until then; the retry, answered
 	// at once, must fit in it even on a loaded machine.
 	e := start(t, true, fennectest.WithModuleConfig(webhooks.SectionName, func(c *webhooks.Config) { c.Timeout = time.Second }))

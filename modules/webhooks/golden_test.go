@@ -196,6 +196,7 @@ func known(e *env, rcv *receiver) map[string]string {
 // The normaliser hides only what varies: a field's presence, its JSON type
 // and a value in another form stay visible in a golden diff.
 func TestNormaliseKeepsTheShape(t *testing.T) {
+	t.Parallel()
 	var in any
 	dec := json.NewDecoder(strings.NewReader(`{"id": 7, "project_id": "7", "user_id": null, "iid": 3, "x_ids": [1, 2],
 		"build_duration": 0.5, "created_at": "2026-01-02 03:04:05 UTC", "updated_at": "2026-01-02 03:04:05",

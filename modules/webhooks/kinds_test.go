@@ -14,6 +14,7 @@ import (
 // An annotated tag sends a Tag Push Hook whose checkout_sha is the tagged
 // commit and whose message is the tag's.
 func TestTagPushHookPayload(t *testing.T) {
+	t.Parallel()
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
 	p := stocktest.NewProject(t, alice.Client, "tagged", "private")
@@ -51,6 +52,7 @@ func TestTagPushHookPayload(t *testing.T) {
 // Issues: opened, then closed, each an Issue Hook with the issue's
 // attributes, assignees, labels and the actor.
 func TestIssueHookPayload(t *testing.T) {
+	t.Parallel()
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
 	bob := e.CreateUser(t, "bob")
@@ -109,6 +111,7 @@ func TestIssueHookPayload(t *testing.T) {
 
 // A comment on an issue sends a Note Hook with the note and the issue.
 func TestNoteHookPayload(t *testing.T) {
+	t.Parallel()
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
 	p := stocktest.NewProject(t, alice.Client, "talk", "private")
@@ -154,6 +157,7 @@ func TestNoteHookPayload(t *testing.T) {
 // A comment on a commit sends a Note Hook with noteable_type "Commit", its
 // commit_id, no noteable_id, and the commit.
 func TestCommitNoteHookPayload(t *testing.T) {
+	t.Parallel()
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
 	p := stocktest.NewProject(t, alice.Client, "review", "private")
@@ -208,6 +212,7 @@ func TestCommitNoteHookPayload(t *testing.T) {
 // A comment on a project snippet sends a Note Hook with noteable_type
 // "Snippet" and the snippet (its id and project).
 func TestSnippetNoteHookPayload(t *testing.T) {
+	t.Parallel()
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
 	p := stocktest.NewProject(t, alice.Client, "snips", "private")
@@ -253,6 +258,7 @@ func TestSnippetNoteHookPayload(t *testing.T) {
 // A merge request sends a Merge Request Hook with source, target and
 // last_commit.
 func TestMergeRequestHookPayload(t *testing.T) {
+	t.Parallel()
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
 	p := stocktest.NewProject(t, alice.Client, "mr", "private")
@@ -325,6 +331,7 @@ func TestMergeRequestHookPayload(t *testing.T) {
 // A push with a .gitlab-ci.yml makes a pipeline: Pipeline Hooks and Job
 // Hooks follow its status.
 func TestPipelineAndJobHookPayloads(t *testing.T) {
+	t.Parallel()
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
 	p := stocktest.NewProject(t, alice.Client, "ci", "private")
@@ -418,6 +425,7 @@ func TestPipelineAndJobHookPayloads(t *testing.T) {
 // builds (id, description, active, is_shared), as 9.x's did; the runner
 // here speaks the runner API over raw HTTP.
 func TestPipelineHookNamesTheRunner(t *testing.T) {
+	t.Parallel()
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
 	p := stocktest.NewProject(t, alice.Client, "ran", "private")

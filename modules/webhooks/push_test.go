@@ -10,6 +10,7 @@ import (
 // payload and headers, the token in X-Gitlab-Token and the URL's
 // credentials as basic auth (not in the URL).
 func TestPushHookPayload(t *testing.T) {
+	t.Parallel()
 	e := start(t, true)
 	alice := e.CreateUser(t, "alice")
 	p := stocktest.NewProject(t, alice.Client, "hooked", "private")

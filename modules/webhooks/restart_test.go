@@ -17,6 +17,7 @@ import (
 // first three, then answers 503) and starts again on the same data: every
 // push is accepted exactly once, in order.
 func TestRestartInTheMiddleOfABacklog(t *testing.T) {
+	t.Parallel()
 	dir, password := t.TempDir(), "root-restart-8412"
 	patient := fennectest.WithModuleConfig(webhooks.SectionName, func(c *webhooks.Config) { c.MaxAttempts = 100000 })
 	rcv := newReceiver(t)

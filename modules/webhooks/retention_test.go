@@ -13,6 +13,7 @@ import (
 // Attempts older than delivery_log_retention leave the log in the
 // background; younger ones stay.
 func TestDeliveryLogRetention(t *testing.T) {
+	t.Parallel()
 	e := start(t, true, fennectest.WithModuleConfig(webhooks.SectionName, func(c *webhooks.Config) {
 		// Long enough for the test to read an entry under a loaded -race
 		// run before it goes, short enough to see it go.

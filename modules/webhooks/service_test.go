@@ -17,6 +17,7 @@ import (
 // command would, with no request behind it: the same rules and domain
 // errors as the API, and what it logs is what the API then shows.
 func TestServiceWithoutHTTP(t *testing.T) {
+	t.Parallel()
 	var svc webhook.Service
 	var users auth.UserLookup
 	e := start(t, true, fennectest.WithExtract(&svc, &users))

@@ -16,6 +16,7 @@ import (
 // System hooks: administrators add, list, test and delete them; they get
 // user_create, project_create, push, project_destroy and user_destroy.
 func TestSystemHooks(t *testing.T) {
+	t.Parallel()
 	e := start(t, true)
 	rcv := newReceiver(t)
 	alice := e.CreateUser(t, "alice")
@@ -150,6 +151,7 @@ func TestSystemHooks(t *testing.T) {
 
 // A system hook without push_events gets no pushes.
 func TestSystemHookPushSwitch(t *testing.T) {
+	t.Parallel()
 	e := start(t, true)
 	rcv := newReceiver(t)
 	if _, _, err := e.Client.SystemHooks.AddHook(&gitlab.AddHookOptions{URL: gitlab.Ptr(rcv.URL + "/np"), PushEvents: gitlab.Ptr(false)}); err != nil {
