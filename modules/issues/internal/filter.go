@@ -2,6 +2,8 @@ package internal
 
 import (
 	"bytes"
+	"cmp"
+	"slices"
 	"strings"
 
 	"github.com/fennec-forge/fennec/core/store"
@@ -252,6 +254,9 @@ func listProject(tx *store.Tx, info projects.ProjectInfo, uid int64, f *filter, 
 	if only != nil && len(only) == 0 {
 		return []*Issue{}, 0, nil
 	}
+	if page, total, ok, err := searchProject(tx, info, uid, f, only, not, offset, limit); ok || err != nil {
+		return page, total, err
+	}
 	// A search for plain ASCII text looks at the stored row's bytes first:
 	// JSON writes such text as it is, so a row without it (in any case)
 	// cannot match, and only the others are decoded.
@@ -292,6 +297,64 @@ func listProject(tx *store.Tx, info projects.ProjectInfo, uid int64, f *filter, 
 		page = []*Issue{}
 	}
 	return page, total, walkErr
+}
+
+// searchProject is listProject's answer to a search through the issues'
+// search index (title and description): the candidates holding the
+// query's trigrams are decoded and kept when they are the project's and
+// pass every filter listProject applies, then put in the order of the
+// project's time keys (time, then id). ok is false when the query is too
+// short for the index (under store.MinSearch bytes) or has more candidates,
+// in every project, than this project has issues: walking the project's
+// keys then costs less, and listProject does.
+func searchProject(tx *store.Tx, info projects.ProjectInfo, uid int64, f *filter, only, not map[int64]bool, offset, limit int) ([]*Issue, int, bool, error) {
+	if f.search == "" {
+		return nil, 0, false, nil
+	}
+	cands, ok, err := issues.Search(tx, "search", f.search)
+	if err != nil || !ok {
+		return nil, 0, false, err
+	}
+	pid := info.ID
+	if len(cands) > getCount(tx, pid, countOpen)+getCount(tx, pid, countClosed) {
+		return nil, 0, false, nil
+	}
+	type hit struct {
+		at uint64 // the time key's nanoseconds
+		i  *Issue
+	}
+	var hits []hit
+	for _, id := range cands {
+		if (only != nil && !only[id]) || not[id] {
+			continue
+		}
+		i, err := issues.Get(tx, id)
+		if err != nil {
+			return nil, 0, true, err
+		}
+		if i.ProjectID != pid || !f.matches(i) || !visible(info, i, uid) {
+			continue
+		}
+		at := i.CreatedAt
+		if f.updated {
+			at = i.UpdatedAt
+		}
+		hits = append(hits, hit{uint64(at.UnixNano()), i})
+	}
+	slices.SortFunc(hits, func(a, b hit) int {
+		if c := cmp.Compare(a.at, b.at); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.i.ID, b.i.ID)
+	})
+	if !f.asc {
+		slices.Reverse(hits)
+	}
+	page := []*Issue{}
+	for _, h := range store.Window(hits, offset, limit) {
+		page = append(page, h.i)
+	}
+	return page, len(hits), true, nil
 }
 
 // plainASCII: letters, digits, spaces and punctuation JSON never escapes.

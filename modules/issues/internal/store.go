@@ -105,6 +105,9 @@ var issues = store.NewTable[int64, Issue]("issues.issues",
 		}
 		return []string{store.IDString(i.MilestoneID)}
 	}},
+	// A list's search looks in the title and the description
+	// (filter.matches), through their trigrams.
+	store.Index[Issue]{Name: "search", Search: true, Keys: func(i *Issue) []string { return []string{i.Title, i.Description} }},
 )
 
 // Label names are unique per project, and per group, as given (GitLab
@@ -223,6 +226,7 @@ func Migrations() []store.Migration {
 		{Module: "issues", Version: 1, Name: "tables", Up: func(*store.Tx) error { return nil }},
 		{Module: "issues", Version: 2, Name: "recount open, closed and confidential issues", Up: recount},
 		{Module: "issues", Version: 3, Name: "count each label's open, closed and confidential issues", Up: recountLabels},
+		{Module: "issues", Version: 4, Name: "search index of issues", Up: func(tx *store.Tx) error { return issues.Reindex(tx, "search") }},
 	}
 }
 
