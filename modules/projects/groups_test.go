@@ -19,6 +19,7 @@ import (
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
@@ -378,6 +379,42 @@ func TestListAndGetGroups(t *testing.T) {
 			grpCall(t, s, tc.token, http.MethodGet, "/api/v4/groups/"+url.PathEscape(tc.ref), nil).expect(t, http.StatusNotFound, `{"message":"404 Group Not Found"}`)
 			grpCall(t, s, tc.token, http.MethodGet, "/api/v4/groups/"+url.PathEscape(tc.ref)+"/projects", nil).expect(t, http.StatusNotFound, `{"message":"404 Group Not Found"}`)
 			grpCall(t, s, tc.token, http.MethodGet, "/api/v4/groups/"+url.PathEscape(tc.ref)+"/members", nil).expect(t, http.StatusNotFound, `{"message":"404 Group Not Found"}`)
+		}
+	})
+	// search goes through the groups' search index (three bytes and more)
+	// or scans (shorter): either way it is the list without it filtered
+	// by name or path in any case, in the same order, with its count.
+	t.Run("search equals the list filtered", func(t *testing.T) {
+		check := func(t *testing.T) {
+			t.Helper()
+			callers := map[string]string{"anonymous": "", "ext": ext.Token, "carol": carol.Token, "bob": bob.Token, "dave": dave.Token, "alice": alice.Token, "admin": s.RootToken}
+			for who, token := range callers {
+				for _, filter := range []string{"", "&owned=true", "&all_available=false", "&order_by=path&sort=desc", "&min_access_level=30"} {
+					base := grpCall(t, s, token, http.MethodGet, "/api/v4/groups?per_page=100"+filter, nil).list(t)
+					for _, q := range []string{"GROUP ", "pri", "roup p", "ub", "nope", "  hid  ", "bob", "ALICE", "intér", "ÉRIEUR"} {
+						want := []string{}
+						for _, g := range base {
+							if store.ContainsFold(g["name"].(string), strings.TrimSpace(q)) || store.ContainsFold(g["path"].(string), strings.TrimSpace(q)) {
+								want = append(want, g["path"].(string))
+							}
+						}
+						r := grpCall(t, s, token, http.MethodGet, "/api/v4/groups?per_page=100&search="+url.QueryEscape(q)+filter, nil)
+						r.expect(t, http.StatusOK, "")
+						grpSame(t, who+" search="+q+filter, grpField(r.list(t), "path"), want)
+						if got := r.header.Get("X-Total"); got != fmt.Sprint(len(want)) {
+							t.Fatalf("%s search=%q%s: X-Total %s, want %d", who, q, filter, got, len(want))
+						}
+					}
+				}
+			}
+		}
+		check(t)
+		grpCall(t, s, alice.Token, http.MethodPut, "/api/v4/groups/int", map[string]any{"name": "Intérieur"}).expect(t, http.StatusOK, "")
+		check(t)
+		r := grpCall(t, s, s.RootToken, http.MethodGet, "/api/v4/groups?search=group+&per_page=1&page=2", nil)
+		grpSame(t, "page 2", grpField(r.list(t), "path"), []string{"hidden"})
+		if got := r.header.Get("X-Total"); got != "4" {
+			t.Fatalf("X-Total %s", got)
 		}
 	})
 }

@@ -70,6 +70,9 @@ func Migrations(box *sealed.Box) []store.Migration {
 		{Module: "projects", Version: 5, Name: "search index of projects", Up: func(tx *store.Tx) error {
 			return projects.Reindex(tx, "search")
 		}},
+		{Module: "projects", Version: 6, Name: "search index of groups", Up: func(tx *store.Tx) error {
+			return namespaces.Reindex(tx, "search")
+		}},
 	}
 }
 

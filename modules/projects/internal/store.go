@@ -119,6 +119,15 @@ var (
 			}
 			return []string{store.IDString(n.ParentID)}
 		}},
+		// GET /groups?search= looks in a group's name and path
+		// (matchesGroup), through their trigrams; user namespaces have
+		// none.
+		store.Index[Namespace]{Name: "search", Search: true, Keys: func(n *Namespace) []string {
+			if n.Kind != KindGroup {
+				return nil
+			}
+			return []string{n.Name, n.Path}
+		}},
 	)
 	projects = store.NewTable[int64, Project]("projects.projects",
 		store.Index[Project]{Name: "path", Unique: true, Keys: func(p *Project) []string { return []string{projectPathKey(p.NamespaceID, p.Path)} }},
