@@ -80,6 +80,17 @@ func hashedRepoPath(dataDir string, projectID int64) string {
 
 func (g *gitServer) bare(p *gitlab.Project) string { return hashedRepoPath(g.DataDir, p.ID) }
 
+// touchRepository reads the project's repository through the API, which
+// makes it on disk if nobody had touched it yet (a repository is made when
+// first used, not with its project): tests that write straight into the
+// bare repository on disk call it first.
+func touchRepository(t *testing.T, c *gitlab.Client, projectID int64) {
+	t.Helper()
+	if _, _, err := c.Branches.ListBranches(projectID, nil); err != nil {
+		t.Fatalf("touch the repository of project %d: %v", projectID, err)
+	}
+}
+
 // project creates a project as root (in root's namespace) with the given
 // visibility and waits for its repository.
 func (g *gitServer) project(t *testing.T, name string, vis gitlab.VisibilityValue) *gitlab.Project {
@@ -121,6 +132,7 @@ func (g *gitServer) rootURL(p *gitlab.Project) string { return g.url(p, "root", 
 // tags given, or master and all tags.
 func (g *gitServer) seed(t *testing.T, p *gitlab.Project, dir string, refs ...string) {
 	t.Helper()
+	touchRepository(t, g.Client, p.ID)
 	bare := g.bare(p)
 	if _, err := os.Stat(filepath.Join(bare, "HEAD")); err != nil {
 		t.Fatalf("project %d has no repository at %s (hashed path): %v", p.ID, bare, err)

@@ -194,6 +194,7 @@ func newHistoryWorld(t *testing.T) *historyWorld {
 	w.write(t, "alone.txt", "alone\n")
 	w.commit(t, "o1", "an unrelated history")
 	w.git(t, w.work, "checkout", "-q", "master")
+	touchRepository(t, s.Client, p.ID)
 	w.git(t, w.work, "push", "-q", "--tags", w.bare, "master", "topic", "side", "orphan")
 	return w
 }

@@ -74,6 +74,7 @@ func newReadWorld(t *testing.T, visibility gitlab.VisibilityValue) *readWorld {
 	gitCmd(t, w, "commit", "-q", "-m", "second")
 	gitCmd(t, w, "tag", "-a", "v2.0", "-m", "release two")
 	gitCmd(t, w, "branch", "feature")
+	touchRepository(t, s.Client, p.ID)
 	gitCmd(t, w, "push", "-q", "--tags", repos.Path(p.ID), "master", "feature")
 	return &readWorld{s: s, project: p, work: w, head: gitCmd(t, w, "rev-parse", "HEAD"), bare: repos.Path(p.ID)}
 }

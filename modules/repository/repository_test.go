@@ -2,6 +2,7 @@ package repository_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,8 +42,9 @@ func gitCmd(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// A repository is created with its project, copied with a fork and removed
-// with the project, at the hashed path.
+// A repository is made on disk when its project is first used (not when it
+// is created: creating a project is one row in the store), copied with a
+// fork and removed with the project, at the hashed path.
 func TestRepositoryFollowsTheProject(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git CLI not installed")
@@ -60,9 +62,16 @@ func TestRepositoryFollowsTheProject(t *testing.T) {
 	if !strings.Contains(path, filepath.Join(s.DataDir, "repositories", "@hashed")) || !strings.HasSuffix(path, ".git") {
 		t.Fatalf("path %s", path)
 	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a repository on disk before the project was used: %v", err)
+	}
+	// Used: an empty repository, as GitLab shows a new project's.
+	if branches, _, err := s.Client.Branches.ListBranches(p.ID, nil); err != nil || len(branches) != 0 {
+		t.Fatalf("branches of a new project: %v %v", branches, err)
+	}
 	r, err := git.PlainOpen(path)
 	if err != nil {
-		t.Fatalf("no repository after create: %v", err)
+		t.Fatalf("no repository once used: %v", err)
 	}
 	head, err := r.Storer.Reference("HEAD")
 	if err != nil || head.Target().String() != "refs/heads/master" {

@@ -280,6 +280,11 @@ func (im *Importer) clone(ctx context.Context, projectID int64, rawURL string) e
 	if err := im.moveIn(projectID, tmp, dst); err != nil {
 		return err
 	}
+	// Recorded once it is there: a repository with content is one the
+	// check for missing repositories looks for (written.go).
+	if err := im.st.markWritten(ctx, projectID); err != nil {
+		return err
+	}
 	return im.state.SetDefaultBranch(ctx, projectID, head)
 }
 

@@ -50,7 +50,7 @@ func TestImportQueueDrainsOnStop(t *testing.T) {
 	cfg.Data = t.TempDir()
 	log := zaptest.NewLogger(t)
 	state := &recordedState{status: map[int64][2]string{}}
-	im := newImporter(NewStorage(cfg, log), state, netguard.New(true), 1<<20, log, 1, 2)
+	im := newImporter(NewStorage(cfg, nil, log), state, netguard.New(true), 1<<20, log, 1, 2)
 	stop := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

@@ -19,12 +19,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"go.uber.org/zap"
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository/gitrepo"
 )
@@ -67,13 +69,18 @@ func (s *Storage) setMissing(projectID int64, missing bool) bool {
 	return was
 }
 
-// MissingCheck looks for missing repositories when the app starts, in the
-// background.
+// MissingCheck looks for missing repositories when the app starts. It
+// looks only at repositories that have had content (written.go), in the
+// background once the server answers (Run). A store from before that
+// record is looked at whole, once, before the server answers (Provision):
+// every project then had its repository made with it.
 type MissingCheck struct {
 	st     *Storage
 	state  projects.RepositoryState
 	access projects.Access
 	log    *zap.Logger
+	// done is set by Provision when it did the whole check.
+	done bool
 }
 
 // NewMissingCheck builds the check. From now until the check is done, the
@@ -83,13 +90,75 @@ func NewMissingCheck(st *Storage, state projects.RepositoryState, access project
 	return &MissingCheck{st: st, state: state, access: access, log: log}
 }
 
-var _ fennec.Runner = (*MissingCheck)(nil)
+var (
+	_ fennec.Provisioner = (*MissingCheck)(nil)
+	_ fennec.Runner      = (*MissingCheck)(nil)
+)
 
-// Run marks the projects whose repository is missing from the data
-// directory as failed imports, then lets the storage make repositories. A
-// check that fails is logged: the server then serves what it has, as it
-// did before the check existed.
+// Provision fills the record of written repositories of a store from
+// before it: every project's repository is looked for, those on disk are
+// recorded, and those missing are marked. It runs once per store, before
+// requests are served (a project created meanwhile would look missing).
+func (m *MissingCheck) Provision(ctx context.Context) error {
+	_, complete, err := m.st.writtenProjects(ctx)
+	if err != nil || complete {
+		return err
+	}
+	ids, err := m.state.ProjectIDs(ctx)
+	if err != nil {
+		return err
+	}
+	var present, missing []int64
+	for _, id := range ids {
+		if _, err := os.Stat(filepath.Join(m.st.Path(id), "HEAD")); errors.Is(err, os.ErrNotExist) {
+			missing = append(missing, id)
+		} else {
+			present = append(present, id)
+		}
+	}
+	// In steps: one transaction need not hold every project of a large store.
+	for len(present) > 0 {
+		n := min(len(present), removeStep)
+		step := present[:n]
+		present = present[n:]
+		if err := m.st.db.Update(ctx, func(tx *store.Tx) error {
+			for _, id := range step {
+				if err := markWritten(tx, id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	if err := m.report(ctx, missing); err != nil {
+		return err
+	}
+	// Missing ones are recorded too: they stay missing at the next start.
+	if err := m.st.db.Update(ctx, func(tx *store.Tx) error {
+		for _, id := range append(missing, writtenComplete) {
+			if err := markWritten(tx, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	m.done = true
+	close(m.st.checking)
+	return nil
+}
+
+// Run marks the projects whose repository had content and is missing from
+// the data directory as failed imports, then lets the storage make
+// repositories. A check that fails is logged: the server then serves what
+// it has, as it did before the check existed.
 func (m *MissingCheck) Run(ctx context.Context) error {
+	if m.done {
+		return nil
+	}
 	defer close(m.st.checking)
 	if err := m.check(ctx); err != nil && ctx.Err() == nil {
 		m.log.Error("repository: the check for missing repositories failed", zap.Error(err))
@@ -98,7 +167,7 @@ func (m *MissingCheck) Run(ctx context.Context) error {
 }
 
 func (m *MissingCheck) check(ctx context.Context) error {
-	ids, err := m.state.ProjectIDs(ctx)
+	ids, _, err := m.st.writtenProjects(ctx)
 	if err != nil {
 		return err
 	}
@@ -108,6 +177,26 @@ func (m *MissingCheck) check(ctx context.Context) error {
 			missing = append(missing, id)
 		}
 	}
+	if len(missing) == 0 {
+		return nil
+	}
+	// A project removed meanwhile lost its record with its repository.
+	err = m.st.db.View(ctx, func(tx *store.Tx) error {
+		missing = slices.DeleteFunc(missing, func(id int64) bool {
+			_, err := writtenRepos.GetBy(tx, "project", store.IDString(id))
+			return err != nil
+		})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return m.report(ctx, missing)
+}
+
+// report marks the missing repositories' projects as failed imports and
+// logs them in one warning.
+func (m *MissingCheck) report(ctx context.Context, missing []int64) error {
 	if len(missing) == 0 {
 		return nil
 	}

@@ -127,6 +127,11 @@ func (w *Writer) moveRefs(ctx context.Context, info projects.ProjectInfo, repo *
 		if err != nil {
 			return err
 		}
+		// Before any ref moves: a repository with content is one the
+		// check for missing repositories looks for (written.go).
+		if err := markWritten(tx, info.ID); err != nil {
+			return err
+		}
 		for _, c := range changes {
 			c.ID, c.JobID = 0, job
 			if err := refJournal.Insert(tx, c); err != nil {

@@ -143,6 +143,9 @@ func (w *Writer) removeProject(ctx context.Context, project int64) error {
 		if _, err := protections.DeleteBy(tx, "project", key); err != nil {
 			return err
 		}
+		if err := unmarkWritten(tx, project); err != nil {
+			return err
+		}
 		return removeProjectReleases(tx, key)
 	})
 }

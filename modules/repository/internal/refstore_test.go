@@ -50,7 +50,7 @@ func newRefWorld(t *testing.T) *refWorld {
 	}
 	cfg := fconfig.Default()
 	cfg.Data = t.TempDir()
-	st := NewStorage(cfg, zap.NewNop())
+	st := NewStorage(cfg, nil, zap.NewNop())
 	repo, err := st.Open(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)

@@ -103,7 +103,7 @@ const removeStep = 500
 
 // Tables lists the module's tables.
 func Tables() []interface{ Buckets() []string } {
-	return []interface{ Buckets() []string }{statuses, protections, releases, releaseLinks, comments, refJournal,
+	return []interface{ Buckets() []string }{statuses, protections, releases, releaseLinks, comments, refJournal, writtenRepos,
 		queueBuckets(workqueue.Buckets(pushEventsQueue)), queueBuckets(workqueue.Buckets(housekeepingQueue))}
 }
 

@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	fconfig "github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/repository/gitrepo"
 	"github.com/fennec-forge/fennec/modules/repository/internal/gitpack"
 )
@@ -31,6 +32,9 @@ import (
 type Storage struct {
 	root string
 	log  *zap.Logger
+	// db records which repositories have content (written.go); nil in
+	// some unit tests.
+	db *store.DB
 	// mu serialises creation, forking and removal of one repository at a
 	// time (the outbox may deliver an event again while a request is
 	// creating the same repository lazily).
@@ -62,9 +66,10 @@ type Storage struct {
 	checking chan struct{}
 }
 
-// NewStorage builds the storage under <data>/repositories.
-func NewStorage(cfg fconfig.Config, log *zap.Logger) *Storage {
-	return &Storage{root: filepath.Join(cfg.Data, "repositories"), log: log, noSync: cfg.NoSync}
+// NewStorage builds the storage under <data>/repositories, recording in db
+// which repositories have content (written.go).
+func NewStorage(cfg fconfig.Config, db *store.DB, log *zap.Logger) *Storage {
+	return &Storage{root: filepath.Join(cfg.Data, "repositories"), db: db, log: log, noSync: cfg.NoSync}
 }
 
 // Path is <root>/@hashed/ab/cd/<sha256 of the decimal id>.git: spread over
@@ -173,6 +178,11 @@ func (s *Storage) fork(sourceID, forkID int64) error {
 		}
 	}
 	if _, err := os.Stat(filepath.Join(src, "HEAD")); err != nil {
+		if errors.Is(err, os.ErrNotExist) && !s.isMissing(sourceID) {
+			// A source nobody used has nothing to copy: the fork's
+			// repository is made, empty, when it is first used.
+			return nil
+		}
 		return fmt.Errorf("repository: fork of %d: source repository missing: %w", sourceID, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {

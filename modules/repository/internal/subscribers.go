@@ -2,6 +2,8 @@ package internal
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/events"
@@ -17,8 +19,9 @@ type SubscribersDeps struct {
 	Importer *Importer
 }
 
-// Subscribers follow the projects' lives: a repository is created with its
-// project, copied when the project is forked and removed with it. Each
+// Subscribers follow the projects' lives: a repository is imported when its
+// project is created from a URL (an empty one is made when first touched:
+// written.go), copied when the project is forked and removed with it. Each
 // handler may run more than once and leaves the same result.
 func Subscribers(d SubscribersDeps) []events.Subscriber {
 	s, st, w, im := d.Storage, d.Statuses, d.Writer, d.Importer
@@ -31,9 +34,6 @@ func Subscribers(d SubscribersDeps) []events.Subscriber {
 			switch ev.Action {
 			case projects.ProjectCreated:
 				if err := s.created(ctx, im.state, ev.ProjectID); err != nil {
-					return err
-				}
-				if err := s.create(ev.ProjectID, "master"); err != nil {
 					return err
 				}
 				if ev.ImportURL != "" {
@@ -49,7 +49,15 @@ func Subscribers(d SubscribersDeps) []events.Subscriber {
 				}
 				return nil
 			case projects.ProjectForked:
-				return s.fork(ev.ForkedFromID, ev.ProjectID)
+				if err := s.fork(ev.ForkedFromID, ev.ProjectID); err != nil {
+					return err
+				}
+				// Recorded once the copy is there (see written.go); a fork
+				// of a source never used has none.
+				if _, err := os.Stat(filepath.Join(s.Path(ev.ProjectID), "HEAD")); err != nil {
+					return nil
+				}
+				return s.markWritten(ctx, ev.ProjectID)
 			case projects.ProjectDeleted:
 				if err := st.removeProject(ctx, ev.ProjectID); err != nil {
 					return err
