@@ -36,6 +36,11 @@ type Config struct {
 
 	// MaxBodyBytes limits API request bodies (413 past it). Default 10 MiB.
 	MaxBodyBytes int64 `yaml:"max_body_bytes" env:"FENNEC_MAX_BODY_BYTES" help:"API request body limit in bytes (413 past it)"`
+	// MemoryLimit is the Go runtime's soft memory limit for fennec serve,
+	// in bytes (debug.SetMemoryLimit): the collector runs harder as the
+	// process nears it, so an idle server returns what a burst took.
+	// GOMEMLIMIT in the environment wins; 0 sets none.
+	MemoryLimit int64 `yaml:"memory_limit" env:"FENNEC_MEMORY_LIMIT" help:"soft memory limit of fennec serve in bytes (the Go collector works harder near it; GOMEMLIMIT wins; 0: none)"`
 	// AllowLocalRequests lets the requests Fennec makes for its users
 	// (import_url, webhooks) reach loopback, private, link-local and other
 	// local addresses (core/netguard). Off by default: such a request reads
@@ -92,12 +97,19 @@ type Plugin struct {
 	Settings map[string]any `yaml:"settings"`
 }
 
+// DefaultMemoryLimit is memory_limit's default, 64 MiB: a server's live
+// heap is small (rows and objects are on disk, git data streams), and
+// bursts above it (a large push, a big diff) still succeed, since the
+// limit is soft.
+const DefaultMemoryLimit = 64 << 20
+
 // Default is the configuration with nothing set.
 func Default() Config {
 	return Config{
 		Listen:            "127.0.0.1:8080",
 		Data:              "./data",
 		MaxBodyBytes:      10 << 20,
+		MemoryLimit:       DefaultMemoryLimit,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		BodyReadTimeout:   30 * time.Second,
@@ -223,6 +235,9 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("config: external_url %q must be an absolute http(s) URL", c.ExternalURL)
 		}
 		c.ExternalURL = strings.TrimRight(c.ExternalURL, "/")
+	}
+	if c.MemoryLimit < 0 {
+		return fmt.Errorf("config: memory_limit must be 0 (none) or a number of bytes")
 	}
 	if c.MaxBodyBytes <= 0 {
 		return fmt.Errorf("config: max_body_bytes must be positive")
