@@ -1,6 +1,9 @@
 package gitpack
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // cacheKey names a pack entry: packs get a process-unique id when opened.
 type cacheKey struct {
@@ -21,13 +24,14 @@ type cacheSlot struct {
 // touch no other entry; the hand evicts entries not used since it last
 // passed them.
 type lru struct {
-	mu   sync.Mutex
-	max  int64
-	used int64
-	m    map[cacheKey]int32 // slot in ring
-	ring []cacheSlot
-	free []int32
-	hand int
+	mu     sync.Mutex
+	max    int64
+	used   int64
+	shared *budget            // the process's bound over every Store's cache; nil for a push's own
+	m      map[cacheKey]int32 // slot in ring
+	ring   []cacheSlot
+	free   []int32
+	hand   int
 }
 
 func newLRU(max int64) *lru {
@@ -55,6 +59,9 @@ func (c *lru) put(k cacheKey, t Type, data []byte) {
 	if size > c.max/4 {
 		return
 	}
+	if c.shared != nil {
+		c.shared.makeRoom(size)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if i, ok := c.m[k]; ok {
@@ -63,21 +70,7 @@ func (c *lru) put(k cacheKey, t Type, data []byte) {
 		return
 	}
 	for c.used+size > c.max {
-		if c.hand >= len(c.ring) {
-			c.hand = 0
-		}
-		e := &c.ring[c.hand]
-		switch {
-		case !e.live:
-		case e.ref:
-			e.ref = false
-		default:
-			delete(c.m, e.key)
-			c.used -= int64(len(e.data)) + cacheOverhead
-			*e = cacheSlot{}
-			c.free = append(c.free, int32(c.hand))
-		}
-		c.hand++
+		c.step()
 	}
 	var i int32
 	if n := len(c.free); n > 0 {
@@ -90,4 +83,114 @@ func (c *lru) put(k cacheKey, t Type, data []byte) {
 	c.ring[i] = cacheSlot{key: k, data: data, typ: t, live: true}
 	c.m[k] = i
 	c.used += size
+	if c.shared != nil {
+		c.shared.used.Add(size)
+	}
+}
+
+// step moves the clock hand one slot, evicting the entry there unless it
+// was used since the hand last passed (or clearing that mark). c.mu is held.
+func (c *lru) step() {
+	if c.hand >= len(c.ring) {
+		c.hand = 0
+	}
+	e := &c.ring[c.hand]
+	switch {
+	case !e.live:
+	case e.ref:
+		e.ref = false
+	default:
+		delete(c.m, e.key)
+		size := int64(len(e.data)) + cacheOverhead
+		c.used -= size
+		if c.shared != nil {
+			c.shared.used.Add(-size)
+		}
+		*e = cacheSlot{}
+		c.free = append(c.free, int32(c.hand))
+	}
+	c.hand++
+}
+
+// evictSome evicts about want bytes from c (fewer if it holds less).
+func (c *lru) evictSome(want int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	goal := max(c.used-want, 0)
+	// Each slot is passed at most twice: once to clear its mark, once to
+	// evict it.
+	for n := 2 * len(c.ring); c.used > goal && n > 0; n-- {
+		c.step()
+	}
+}
+
+// drop empties c and gives its bytes back (a closed Store).
+func (c *lru) drop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.shared != nil {
+		c.shared.used.Add(-c.used)
+	}
+	clear(c.m)
+	c.ring, c.free, c.used, c.hand = nil, nil, 0, 0
+}
+
+// budget bounds, in bytes, the caches of inflated objects of every open
+// Store together: the repository module keeps a Store open per repository
+// used, so a bound per Store alone let a server's memory grow with the
+// number of repositories read since it started (issue 33). A cache that
+// needs room past the bound takes it from the caches in turn (a clock over
+// caches, as each cache is a clock over its entries), its own included, so
+// that the repositories in use keep their objects and idle ones give them
+// up.
+type budget struct {
+	max  int64
+	used atomic.Int64
+
+	mu     sync.Mutex
+	caches []*lru
+	hand   int
+}
+
+// processCacheBytes is the bound of every Store's cache together: what
+// one Store's cache alone could hold before.
+const processCacheBytes = defaultCacheBytes
+
+var objectCaches = &budget{max: processCacheBytes}
+
+func (b *budget) add(c *lru) {
+	b.mu.Lock()
+	b.caches = append(b.caches, c)
+	b.mu.Unlock()
+}
+
+func (b *budget) remove(c *lru) {
+	b.mu.Lock()
+	for i, x := range b.caches {
+		if x == c {
+			b.caches = append(b.caches[:i], b.caches[i+1:]...)
+			break
+		}
+	}
+	b.mu.Unlock()
+	c.drop()
+}
+
+// makeRoom evicts from the caches in turn until size more bytes fit. It
+// holds no cache's lock while it takes another's: puts run concurrently,
+// so the bound may be passed by a few entries for a moment.
+func (b *budget) makeRoom(size int64) {
+	if b.used.Load()+size <= b.max {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for tries := 2 * len(b.caches); b.used.Load()+size > b.max && tries > 0; tries-- {
+		if b.hand >= len(b.caches) {
+			b.hand = 0
+		}
+		c := b.caches[b.hand]
+		b.hand++
+		c.evictSome(max(size, b.max/16))
+	}
 }

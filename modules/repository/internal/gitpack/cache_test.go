@@ -41,3 +41,43 @@ func TestCacheBounded(t *testing.T) {
 		t.Fatal("kept an object over a quarter of the cache")
 	}
 }
+
+// TestCachesShareABound: the caches of many Stores together stay within
+// their shared budget, the cache in use takes its room from idle ones,
+// and a dropped cache gives its bytes back.
+func TestCachesShareABound(t *testing.T) {
+	t.Parallel()
+	b := &budget{max: 256 << 10}
+	var caches []*lru
+	for range 8 {
+		c := newLRU(64 << 10) // each alone could hold 64 KiB: 512 KiB in all
+		c.shared = b
+		b.add(c)
+		caches = append(caches, c)
+	}
+	for i, c := range caches {
+		for k := range int64(200) {
+			c.put(cacheKey{uint64(i), k}, Blob, make([]byte, 1000))
+			if used := b.used.Load(); used > b.max {
+				t.Fatalf("cache %d entry %d: %d bytes used in all, bound %d", i, k, used, b.max)
+			}
+		}
+	}
+	var sum int64
+	for _, c := range caches {
+		sum += c.used
+	}
+	if sum != b.used.Load() {
+		t.Fatalf("the caches hold %d bytes, the budget counts %d", sum, b.used.Load())
+	}
+	// The last cache filled, the one in use, holds what it may alone.
+	if last := caches[len(caches)-1]; last.used < last.max-2*(1000+cacheOverhead) {
+		t.Fatalf("the cache in use holds %d of its %d bytes", last.used, last.max)
+	}
+	for _, c := range caches {
+		b.remove(c)
+	}
+	if b.used.Load() != 0 || len(b.caches) != 0 {
+		t.Fatalf("after every cache was dropped: %d bytes, %d caches", b.used.Load(), len(b.caches))
+	}
+}

@@ -72,6 +72,8 @@ func Open(gitDir string, opt Options) (*Store, error) {
 		memBytes: defaultMemBytes,
 		spills:   make(chan struct{}, maxSpills),
 	}
+	s.cache.shared = objectCaches
+	objectCaches.add(s.cache)
 	s.snap.Store(&snapshot{})
 	if _, err := s.reload(); err != nil {
 		s.Close()
@@ -89,6 +91,7 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.snap.Store(&snapshot{})
+	objectCaches.remove(s.cache)
 	return nil
 }
 
