@@ -463,7 +463,7 @@ func envOr(name, def string) string {
 // serverGCPercent is the stock server's GOGC. A server's live heap is small
 // (rows and objects are on disk, git data streams); 200 halves how often
 // Go's default of 100 collects under load, while the soft memory limit
-// (memory_limit, 64 MiB by default) makes the collector work harder, and
+// (memory_limit, 128 MiB by default) makes the collector work harder, and
 // return memory to the system, as the heap nears it, so an idle server
 // stays small. (400 without a limit gained a few percent of writes but let
 // the heap grow to five times the live data: 90 MB idle at 10,000

@@ -10,7 +10,7 @@ import (
 	"github.com/fennec-forge/fennec/core/config"
 )
 
-// serve's collector settings: memory_limit (64 MiB by default, from the
+// serve's collector settings: memory_limit (128 MiB by default, from the
 // file or FENNEC_MEMORY_LIMIT) becomes the runtime's soft memory limit and
 // GOGC is 200, unless GOMEMLIMIT or GOGC is in the environment, which win.
 func TestTuneGC(t *testing.T) {
@@ -31,11 +31,11 @@ func TestTuneGC(t *testing.T) {
 		wantLimit int64
 		wantGC    int
 	}{
-		"defaults":         {env: map[string]string{}, wantLimit: 64 << 20, wantGC: 200},
-		"setting from env": {env: map[string]string{"FENNEC_MEMORY_LIMIT": "134217728"}, wantLimit: 128 << 20, wantGC: 200},
+		"defaults":         {env: map[string]string{}, wantLimit: 128 << 20, wantGC: 200},
+		"setting from env": {env: map[string]string{"FENNEC_MEMORY_LIMIT": "100000000"}, wantLimit: 100000000, wantGC: 200},
 		"no limit":         {env: map[string]string{"FENNEC_MEMORY_LIMIT": "0"}, wantLimit: math.MaxInt64, wantGC: 200},
 		"GOMEMLIMIT wins":  {env: map[string]string{"GOMEMLIMIT": "1GiB", "FENNEC_MEMORY_LIMIT": "1000"}, wantLimit: math.MaxInt64, wantGC: 200},
-		"GOGC wins":        {env: map[string]string{"GOGC": "50"}, wantLimit: 64 << 20, wantGC: 100},
+		"GOGC wins":        {env: map[string]string{"GOGC": "50"}, wantLimit: 128 << 20, wantGC: 100},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -97,11 +97,13 @@ type Plugin struct {
 	Settings map[string]any `yaml:"settings"`
 }
 
-// DefaultMemoryLimit is memory_limit's default, 64 MiB: a server's live
-// heap is small (rows and objects are on disk, git data streams), and
-// bursts above it (a large push, a big diff) still succeed, since the
-// limit is soft.
-const DefaultMemoryLimit = 64 << 20
+// DefaultMemoryLimit is memory_limit's default, 128 MiB: a server's live
+// heap is small (rows and objects are on disk, git data streams), about
+// 10 MB at 10,000 projects; the repositories' object caches may hold 64
+// MiB in all, and the limit leaves them that much again before the
+// collector must work harder. Bursts above it (a large push, a big diff)
+// still succeed, since the limit is soft.
+const DefaultMemoryLimit = 128 << 20
 
 // Default is the configuration with nothing set.
 func Default() Config {
