@@ -41,7 +41,8 @@ plugins:
 		t.Fatal(err)
 	}
 	s := startServerArgs(t, data, []string{"--config", cfg}, "FENNEC_ROOT_PASSWORD=password-123")
-	running := s.logs.find("plugin running")
+	// The server answers before its plugins are up: wait for the line.
+	running := s.logs.await("plugin running")
 	if running == nil || running["plugin"] != "ldapmain" {
 		t.Fatalf("the LDAP plugin is not running:\n%s", s.logs.text())
 	}

@@ -110,6 +110,10 @@ func TestAgainstSlapd(t *testing.T) {
 	if err := host.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// Start does not wait for the process; the test talks to it at once.
+	if err := host.WaitStarted(ctx); err != nil {
+		t.Fatal(err)
+	}
 	stopped := false
 	stop := func() {
 		if !stopped {

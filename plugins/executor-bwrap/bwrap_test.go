@@ -59,6 +59,10 @@ func startHostOf(t *testing.T, settings map[string]any) (*plugin.Host, executor.
 	if err := host.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// Start does not wait for the process; the test talks to it at once.
+	if err := host.WaitStarted(ctx); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { host.Stop(context.Background()) })
 	if st := host.Status()[0]; st.State != plugin.StateRunning {
 		t.Fatalf("the plugin is not running: %+v", st)

@@ -40,6 +40,10 @@ func startHost(t *testing.T, settings map[string]any) (*plugin.Host, executor.Ex
 	if err := host.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// Start does not wait for the process; the test talks to it at once.
+	if err := host.WaitStarted(ctx); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { host.Stop(context.Background()) })
 	routes := host.Routes(executor.Kind.Name)
 	if len(routes) != 1 || host.Status()[0].State != plugin.StateRunning {
