@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/fennec-forge/fennec/core/store"
@@ -190,7 +191,111 @@ var (
 	counts      = []byte("issues.counts")
 	labelCounts = []byte("issues.label_counts")
 	sequences   = []byte("issues.sequences")
+	byUser      = []byte("issues.by_user")
 )
+
+// byUser orders the issues of GET /issues (ListMine): key one letter (the
+// scope and the order, below) ++ user id (0 for the scope "all") ++ time
+// (userTimeKey) ++ issue id; value the flags byte ++ project id. A page of
+// a user's issues is a walk over that user's keys: the state filter, the
+// project's visibility (one lookup per project) and X-Total come from the
+// keys, and only the page's issues are decoded. The time is seconds (sign
+// bit flipped, so a time before 1970 sorts first) ++ nanoseconds, which
+// orders as time.Time.Before does for any time.
+const (
+	byAuthorCreated   = 'a'
+	byAuthorUpdated   = 'b'
+	byAssigneeCreated = 'c'
+	byAssigneeUpdated = 'd'
+	byAllCreated      = 'e'
+	byAllUpdated      = 'f'
+)
+
+// userKeyLen is a byUser key's length; userPrefixLen its letter and user.
+const (
+	userPrefixLen = 1 + 8
+	userKeyLen    = userPrefixLen + 8 + 4 + 8
+)
+
+func userPrefix(kind byte, user int64) []byte {
+	k := make([]byte, userPrefixLen, userKeyLen)
+	k[0] = kind
+	binary.BigEndian.PutUint64(k[1:], uint64(user))
+	return k
+}
+
+func userTimeKey(kind byte, user int64, t time.Time, id int64) []byte {
+	k := userPrefix(kind, user)[:userKeyLen]
+	binary.BigEndian.PutUint64(k[9:], uint64(t.Unix())^1<<63)
+	binary.BigEndian.PutUint32(k[17:], uint32(t.Nanosecond()))
+	binary.BigEndian.PutUint64(k[21:], uint64(id))
+	return k
+}
+
+// userKeys are an issue's byUser keys.
+func userKeys(i *Issue) [][]byte {
+	out := [][]byte{
+		userTimeKey(byAuthorCreated, i.AuthorID, i.CreatedAt, i.ID),
+		userTimeKey(byAuthorUpdated, i.AuthorID, i.UpdatedAt, i.ID),
+		userTimeKey(byAllCreated, 0, i.CreatedAt, i.ID),
+		userTimeKey(byAllUpdated, 0, i.UpdatedAt, i.ID),
+	}
+	for _, a := range i.AssigneeIDs {
+		out = append(out, userTimeKey(byAssigneeCreated, a, i.CreatedAt, i.ID),
+			userTimeKey(byAssigneeUpdated, a, i.UpdatedAt, i.ID))
+	}
+	return out
+}
+
+func userValue(i *Issue) []byte {
+	return append([]byte{flagsOf(i)}, store.Key(i.ProjectID)...)
+}
+
+// trackUser adds (delta 1) or removes (-1) an issue's byUser keys.
+func trackUser(tx *store.Tx, i *Issue, delta int) error {
+	b := tx.Bucket(byUser)
+	v := userValue(i)
+	for _, k := range userKeys(i) {
+		var err error
+		if delta > 0 {
+			err = b.Put(k, v)
+		} else {
+			err = b.Delete(k)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fillByUser builds byUser from the issues (migration 5): the keys are
+// put in key order, as Reindex does, since bbolt's scattered inserts over
+// many keys in one transaction cost far more.
+func fillByUser(tx *store.Tx) error {
+	if err := clearBucket(tx, byUser); err != nil {
+		return err
+	}
+	type kv struct{ k, v []byte }
+	var all []kv
+	if err := issues.Scan(tx, false, 0, func(i *Issue) (bool, error) {
+		v := userValue(i)
+		for _, k := range userKeys(i) {
+			all = append(all, kv{k, v})
+		}
+		return true, nil
+	}); err != nil {
+		return err
+	}
+	slices.SortFunc(all, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
+	b := tx.Bucket(byUser)
+	for _, e := range all {
+		if err := b.Put(e.k, e.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 const (
 	flagClosed       byte = 1
@@ -217,7 +322,7 @@ func (b buckets) Buckets() []string { return b }
 // Tables lists the module's tables and buckets for declaration.
 func Tables() []interface{ Buckets() []string } {
 	return []interface{ Buckets() []string }{issues, labels, milestones,
-		buckets{string(byCreated), string(byUpdated), string(counts), string(labelCounts), string(sequences)}}
+		buckets{string(byCreated), string(byUpdated), string(counts), string(labelCounts), string(sequences), string(byUser)}}
 }
 
 // Migrations lists the module's schema migrations, oldest first.
@@ -227,6 +332,7 @@ func Migrations() []store.Migration {
 		{Module: "issues", Version: 2, Name: "recount open, closed and confidential issues", Up: recount},
 		{Module: "issues", Version: 3, Name: "count each label's open, closed and confidential issues", Up: recountLabels},
 		{Module: "issues", Version: 4, Name: "search index of issues", Up: func(tx *store.Tx) error { return issues.Reindex(tx, "search") }},
+		{Module: "issues", Version: 5, Name: "order each user's issues for GET /issues", Up: fillByUser},
 	}
 }
 
@@ -364,6 +470,9 @@ func track(tx *store.Tx, i *Issue) error {
 	if err := store.PutTimeKey(tx, byUpdated, i.ProjectID, i.UpdatedAt, i.ID, f); err != nil {
 		return err
 	}
+	if err := trackUser(tx, i, 1); err != nil {
+		return err
+	}
 	return countIssue(tx, i, 1)
 }
 
@@ -373,6 +482,9 @@ func untrack(tx *store.Tx, i *Issue) error {
 		return err
 	}
 	if err := store.DeleteTimeKey(tx, byUpdated, i.ProjectID, i.UpdatedAt, i.ID); err != nil {
+		return err
+	}
+	if err := trackUser(tx, i, -1); err != nil {
 		return err
 	}
 	return countIssue(tx, i, -1)

@@ -1,0 +1,79 @@
+package internal
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// Migration 5 fills byUser from the stored issues (a store made before
+// it has rows but no keys): the keys are those track writes, twice in a
+// row, and stale keys go.
+func TestFillByUserMigration(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "fennec.db"), store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	var names []string
+	for _, tb := range Tables() {
+		names = append(names, tb.Buckets()...)
+	}
+	if err := db.EnsureBuckets(names); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	at := time.Date(2017, 5, 24, 10, 0, 0, 0, time.UTC)
+	stored := []*Issue{
+		{ProjectID: 1, IID: 1, State: StateOpened, AuthorID: 5, AssigneeIDs: []int64{6}},
+		{ProjectID: 1, IID: 2, State: StateReopened, AuthorID: 6, Confidential: true},
+		{ProjectID: 2, IID: 1, State: StateClosed, AuthorID: 5, AssigneeIDs: []int64{5}, CreatedAt: time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC)},
+	}
+	update := func(fn func(tx *store.Tx) error) {
+		t.Helper()
+		if err := db.Update(ctx, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update(func(tx *store.Tx) error {
+		for n, i := range stored {
+			i.Title, i.UpdatedAt = "t", at.Add(time.Duration(n)*time.Hour)
+			if i.CreatedAt.IsZero() {
+				i.CreatedAt = at
+			}
+			if err := issues.Insert(tx, i); err != nil { // rows only: no keys
+				return err
+			}
+		}
+		return tx.Bucket(byUser).Put(userTimeKey(byAuthorCreated, 9, at, 99), []byte{0, 0, 0, 0, 0, 0, 0, 0, 1})
+	})
+	dump := func() map[string]string {
+		out := map[string]string{}
+		_ = db.View(ctx, func(tx *store.Tx) error {
+			return tx.Bucket(byUser).ForEach(func(k, v []byte) error {
+				out[string(k)] = string(v)
+				return nil
+			})
+		})
+		return out
+	}
+	want := map[string]string{}
+	for _, i := range stored {
+		for _, k := range userKeys(i) {
+			want[string(k)] = string(userValue(i))
+		}
+	}
+	if len(want) != 4*3+2*2 {
+		t.Fatalf("%d keys expected", len(want))
+	}
+	for run := range 2 {
+		update(func(tx *store.Tx) error { return Migrations()[4].Up(tx) })
+		if got := dump(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("run %d: %d keys, want %d", run, len(got), len(want))
+		}
+	}
+}
