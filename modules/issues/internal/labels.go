@@ -97,12 +97,27 @@ func labelCountsIn(tx *store.Tx, l *Label, info projects.ProjectInfo, uid int64)
 		return open, closed, nil
 	}
 	// The confidential issues the caller wrote or is assigned to count
-	// again: only this case reads the label's issues.
+	// again: only this case reads issues, those in both the label's index
+	// and the caller's (author, assignee) ones, so the cost follows the
+	// caller's issues with the label, not the label's.
 	ids, err := issues.IDsBy(tx, "label", store.IDString(l.ID))
 	if err != nil {
 		return open, closed, err
 	}
+	mine := map[int64]bool{}
+	for _, index := range []string{"author", "assignee"} {
+		own, err := issues.IDsBy(tx, index, store.IDString(uid))
+		if err != nil {
+			return open, closed, err
+		}
+		for _, id := range own {
+			mine[id] = true
+		}
+	}
 	for _, id := range ids {
+		if !mine[id] {
+			continue
+		}
 		i, err := issues.Get(tx, id)
 		if err != nil {
 			return open, closed, err
