@@ -15,8 +15,10 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/modules/issues/internal"
+	"github.com/fennec-forge/fennec/modules/issues/issue"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
@@ -89,6 +91,67 @@ func BenchmarkCreateConcurrent(b *testing.B) {
 		})
 		b.ReportMetric(rps, "issues/s")
 		b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms")
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkListMineScaling: GET /issues (Service.ListMine, page 1 of 20)
+// at 10,000 and then 100,000 issues of the instance, against ListMineScan
+// (the decode-everything path it replaced) in the same run: for a user
+// with 20 issues (created-by-me, and scope=all, which also walks the
+// issues of a private project the user may not read), and for the author
+// of all the others (created-by-me). The issues are seeded at store level
+// (Seed); each figure is the median of 50 calls, in microseconds, and
+// x100k/x10k is the growth between the sizes (1 is flat).
+func BenchmarkListMineScaling(b *testing.B) {
+	var svc *internal.Service
+	var lookup auth.UserLookup
+	s := start(b, fennectest.WithLogger(zap.NewNop()), fennectest.WithExtract(&svc, &lookup))
+	alice := s.CreateUser(b, "alice")
+	bob := s.CreateUser(b, "bob")
+	small := stocktest.NewProject(b, alice.Client, "small", "private")
+	big := stocktest.NewProject(b, bob.Client, "big", "private")
+	ctx := context.Background()
+	if err := svc.Seed(ctx, small.ID, alice.ID, 20); err != nil {
+		b.Fatal(err)
+	}
+	asAlice, asBob := fennectest.AsUser(b, lookup, alice.ID), fennectest.AsUser(b, lookup, bob.ID)
+	type list func(context.Context, issue.ListQuery) ([]issue.Issue, int, error)
+	median := func(fn list, ctx context.Context, scope string, samples int) float64 {
+		var us []float64
+		for k := 0; k < samples; k++ {
+			t0 := time.Now()
+			page, _, err := fn(ctx, issue.ListQuery{Scope: scope, Limit: 20})
+			us = append(us, float64(time.Since(t0).Nanoseconds())/1000)
+			if err != nil || len(page) != 20 {
+				b.Fatalf("%s: %d issues, %v", scope, len(page), err)
+			}
+		}
+		return fennectest.Median(us)
+	}
+	cases := []struct {
+		name  string
+		ctx   context.Context
+		scope string
+	}{{"few", asAlice, "created-by-me"}, {"few-all", asAlice, "all"}, {"many", asBob, "created-by-me"}}
+	seeded := 20
+	figures := map[string][2]float64{}
+	for n, size := range []int{10_000, 100_000} {
+		if err := svc.Seed(ctx, big.ID, bob.ID, size-seeded); err != nil {
+			b.Fatal(err)
+		}
+		seeded = size
+		for _, c := range cases {
+			fast, scan := median(svc.ListMine, c.ctx, c.scope, 50), median(svc.ListMineScan, c.ctx, c.scope, 5)
+			f := figures[c.name]
+			f[n] = fast
+			figures[c.name] = f
+			b.ReportMetric(fast, fmt.Sprintf("%s-%dk-us", c.name, size/1000))
+			b.ReportMetric(scan, fmt.Sprintf("%s-%dk-scan-us", c.name, size/1000))
+		}
+	}
+	for _, c := range cases {
+		b.ReportMetric(figures[c.name][1]/figures[c.name][0], c.name+"-x100k/x10k")
 	}
 	b.ReportMetric(0, "ns/op")
 }
