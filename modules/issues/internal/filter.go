@@ -265,7 +265,7 @@ func listProject(tx *store.Tx, info projects.ProjectInfo, uid int64, f *filter, 
 	if f.search != "" && plainASCII(f.search) {
 		raw, term = tx.Bucket([]byte(issues.Name())).Get, []byte(f.search)
 	}
-	total := 0
+	w := window{offset: offset, limit: limit}
 	store.WalkTimeKeys(tx, bucket, pid, !f.asc, func(id int64, flags byte) bool {
 		if !f.stateOK(flags) || (only != nil && !only[id]) || not[id] {
 			return true
@@ -282,21 +282,13 @@ func listProject(tx *store.Tx, info projects.ProjectInfo, uid int64, f *filter, 
 				return true
 			}
 		}
-		total++
-		if total > offset && len(page) < limit {
-			if i == nil {
-				if i, walkErr = issues.Get(tx, id); walkErr != nil {
-					return false
-				}
-			}
-			page = append(page, i)
-		}
-		return true
+		walkErr = w.add(tx, id, i)
+		return walkErr == nil
 	})
-	if page == nil {
-		page = []*Issue{}
+	if w.page == nil {
+		w.page = []*Issue{}
 	}
-	return page, total, walkErr
+	return w.page, w.total, walkErr
 }
 
 // searchProject is listProject's answer to a search through the issues'

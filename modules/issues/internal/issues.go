@@ -197,20 +197,9 @@ func (s *Service) ListMine(ctx context.Context, q issue.ListQuery) ([]issue.Issu
 				}
 			}
 		}
-		infos := map[int64]*projects.ProjectInfo{}
-		project := func(id int64) (*projects.ProjectInfo, error) {
-			info, ok := infos[id]
-			if !ok {
-				if pi, err := s.access.RequireID(tx.Context(), id, projects.ReadIssues); err == nil {
-					info = &pi
-				} else if !errors.Is(err, projects.ErrNotFound) && !errors.Is(err, projects.ErrForbidden) {
-					return nil, err
-				}
-				infos[id] = info
-			}
-			return info, nil
-		}
-		var page []*Issue
+		readable := s.readableProjects(tx.Context())
+		project, infos := readable.get, readable.infos
+		w := window{offset: offset, limit: limit}
 		var walkErr error
 		walkUserKeys(tx, userPrefix(kind, user), !f.asc, func(id int64, flags byte, pid int64) bool {
 			if !f.stateOK(flags) || (cands != nil && !cands[id]) {
@@ -233,21 +222,14 @@ func (s *Service) ListMine(ctx context.Context, q issue.ListQuery) ([]issue.Issu
 					return true
 				}
 			}
-			total++
-			if total > offset && len(page) < limit {
-				if i == nil {
-					if i, walkErr = issues.Get(tx, id); walkErr != nil {
-						return false
-					}
-				}
-				page = append(page, i)
-			}
-			return true
+			walkErr = w.add(tx, id, i)
+			return walkErr == nil
 		})
 		if walkErr != nil {
 			return walkErr
 		}
-		out = s.records(page, func(i *Issue) projects.ProjectInfo { return *infos[i.ProjectID] })
+		total = w.total
+		out = s.records(w.page, func(i *Issue) projects.ProjectInfo { return *infos[i.ProjectID] })
 		return nil
 	})
 	return out, total, err
@@ -312,19 +294,8 @@ func (s *Service) ListMineScan(ctx context.Context, q issue.ListQuery) ([]issue.
 		if err != nil {
 			return err
 		}
-		infos := map[int64]*projects.ProjectInfo{}
-		project := func(id int64) (*projects.ProjectInfo, error) {
-			info, ok := infos[id]
-			if !ok {
-				if pi, err := s.access.RequireID(tx.Context(), id, projects.ReadIssues); err == nil {
-					info = &pi
-				} else if !errors.Is(err, projects.ErrNotFound) && !errors.Is(err, projects.ErrForbidden) {
-					return nil, err
-				}
-				infos[id] = info
-			}
-			return info, nil
-		}
+		readable := s.readableProjects(tx.Context())
+		project, infos := readable.get, readable.infos
 		if q.Scope == "all" {
 			// The ordering keys name each issue's project: issues of
 			// projects the caller may not read are skipped undecoded.
@@ -829,5 +800,55 @@ func (s *Service) removeIssue(tx *store.Tx, i *Issue) error {
 	if s.collab != nil {
 		return s.collab.Remove(tx.Context(), targetOf(i))
 	}
+	return nil
+}
+
+// readableProjects answers, once per project, whether the caller may read
+// its issues: its info, or nil for a project the caller may not read or
+// that is gone. The lists across projects ask it for every issue's project.
+type readableProjects struct {
+	ctx    context.Context
+	access projects.Access
+	infos  map[int64]*projects.ProjectInfo
+}
+
+func (s *Service) readableProjects(ctx context.Context) *readableProjects {
+	return &readableProjects{ctx: ctx, access: s.access, infos: map[int64]*projects.ProjectInfo{}}
+}
+
+func (r *readableProjects) get(id int64) (*projects.ProjectInfo, error) {
+	info, ok := r.infos[id]
+	if !ok {
+		if pi, err := r.access.RequireID(r.ctx, id, projects.ReadIssues); err == nil {
+			info = &pi
+		} else if !errors.Is(err, projects.ErrNotFound) && !errors.Is(err, projects.ErrForbidden) {
+			return nil, err
+		}
+		r.infos[id] = info
+	}
+	return info, nil
+}
+
+// window counts the issues a list walk keeps and holds those of the page
+// [offset, offset+limit), decoding an issue only when the page needs it
+// and the walk did not decode it already.
+type window struct {
+	offset, limit, total int
+	page                 []*Issue
+}
+
+// add counts issue id, kept by the walk (i when it was decoded, else nil).
+func (w *window) add(tx *store.Tx, id int64, i *Issue) error {
+	w.total++
+	if w.total <= w.offset || len(w.page) >= w.limit {
+		return nil
+	}
+	if i == nil {
+		var err error
+		if i, err = issues.Get(tx, id); err != nil {
+			return err
+		}
+	}
+	w.page = append(w.page, i)
 	return nil
 }
