@@ -163,6 +163,14 @@ func New(db *store.DB, name string, policy backoff.Policy, h Handler, opts ...Op
 	return q
 }
 
+// Declared is a queue's name as a module lists it with its tables
+// (workqueue.Declared("webhooks.deliveries")), so that the queue's buckets
+// exist from the start.
+type Declared string
+
+// Buckets are the declared queue's buckets.
+func (d Declared) Buckets() []string { return Buckets(string(d)) }
+
 // Buckets are the buckets of the queue name: items, payloads, order, dead.
 func Buckets(name string) []string {
 	p := "workqueue." + name + "."

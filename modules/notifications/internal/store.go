@@ -154,13 +154,8 @@ var (
 
 // Tables lists the module's tables for declaration.
 func Tables() []interface{ Buckets() []string } {
-	return []interface{ Buckets() []string }{settings, notices, mails, targets, rawBuckets(workqueue.Buckets(mailQueue))}
+	return []interface{ Buckets() []string }{settings, notices, mails, targets, workqueue.Declared(mailQueue)}
 }
-
-// rawBuckets are buckets the module uses without a table (the queue's).
-type rawBuckets []string
-
-func (r rawBuckets) Buckets() []string { return r }
 
 // Migrations lists the module's schema migrations, oldest first.
 func Migrations() []store.Migration {

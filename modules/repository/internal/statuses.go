@@ -104,13 +104,8 @@ const removeStep = 500
 // Tables lists the module's tables.
 func Tables() []interface{ Buckets() []string } {
 	return []interface{ Buckets() []string }{statuses, protections, releases, releaseLinks, comments, refJournal, writtenRepos,
-		queueBuckets(workqueue.Buckets(pushEventsQueue)), queueBuckets(workqueue.Buckets(housekeepingQueue))}
+		workqueue.Declared(pushEventsQueue), workqueue.Declared(housekeepingQueue)}
 }
-
-// queueBuckets are the buckets of a work queue, declared with the tables.
-type queueBuckets []string
-
-func (b queueBuckets) Buckets() []string { return b }
 
 // Statuses serves commit statuses.
 type Statuses struct {

@@ -119,11 +119,6 @@ func moveQueue(tx *store.Tx) error {
 	return nil
 }
 
-// rawBuckets are buckets the module uses without a table.
-type rawBuckets []string
-
-func (r rawBuckets) Buckets() []string { return r }
-
 // LogEntry is one attempt at a delivery, as the delivery log shows it.
 // Ids grow with time, so the oldest entries are the lowest ids.
 type LogEntry struct {
@@ -239,5 +234,5 @@ func getFact(tx *store.Tx, kind string, id int64, v any) (bool, error) {
 
 // Tables are the module's tables.
 func Tables() []interface{ Buckets() []string } {
-	return []interface{ Buckets() []string }{rawBuckets(workqueue.Buckets(deliveriesQueue)), deliveryLog, systemHooks, facts}
+	return []interface{ Buckets() []string }{workqueue.Declared(deliveriesQueue), deliveryLog, systemHooks, facts}
 }
