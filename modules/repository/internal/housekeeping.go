@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -137,17 +136,14 @@ func (hk *Housekeeper) enqueue(ctx context.Context, projectID int64) (bool, erro
 		if err != nil {
 			return err
 		}
-		if slices.Contains(keys, repackKey(projectID)) {
+		if slices.Contains(keys, projectKey(projectID)) {
 			return nil
 		}
 		queued = true
-		return hk.queue.Enqueue(tx, repackKey(projectID), nil)
+		return hk.queue.Enqueue(tx, projectKey(projectID), nil)
 	})
 	return queued, err
 }
-
-// repackKey is a project's key in the housekeeping queue.
-func repackKey(projectID int64) string { return "project/" + store.IDString(projectID) }
 
 // SetBeforeRepack has fn called by the worker before each repack it
 // runs; for tests, which hold a housekeeping in progress.
@@ -160,8 +156,8 @@ func (hk *Housekeeper) SetBeforeRepack(fn func(projectID int64)) {
 // repackJob is the queue's handler: the repack of the job's project. A
 // project whose repository is gone (removed meanwhile) has nothing to do.
 func (hk *Housekeeper) repackJob(ctx context.Context, job *workqueue.Job) error {
-	id, err := strconv.ParseInt(strings.TrimPrefix(job.Key, "project/"), 10, 64)
-	if err != nil {
+	id, ok := keyProject(job.Key)
+	if !ok {
 		return workqueue.Permanent(fmt.Errorf("housekeeping: a job with key %q", job.Key))
 	}
 	hk.mu.Lock()

@@ -30,6 +30,8 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -201,8 +203,15 @@ func (w *Writer) complete(ctx context.Context, changes []*refChange, evs []event
 // pushEventsQueue is the work queue of push events to publish again.
 const pushEventsQueue = "repository.push_events"
 
-// projectKey is a project's key in that queue: its jobs run in order.
+// projectKey is a project's key in the module's work queues (push events,
+// housekeeping): a project's jobs run in order.
 func projectKey(projectID int64) string { return "project/" + store.IDString(projectID) }
+
+// keyProject is the project of a projectKey; false for another key.
+func keyProject(key string) (int64, bool) {
+	id, err := strconv.ParseInt(strings.TrimPrefix(key, "project/"), 10, 64)
+	return id, err == nil && strings.HasPrefix(key, "project/")
+}
 
 // defaultRetryGrace is how long after a ref change its retry job waits
 // before it runs. moveRefs removes the job long before, unless publishing
@@ -244,24 +253,16 @@ func (w *Writer) publishAgain(ctx context.Context, job *workqueue.Job) error {
 		w.umu.Unlock()
 		return nil
 	}
-	pending, err := w.journaled(ctx)
-	if err != nil {
-		return err
+	project, ok := keyProject(job.Key)
+	if !ok {
+		return workqueue.Permanent(fmt.Errorf("repository: a push-event job with key %q", job.Key))
 	}
-	var mine []*refChange
-	for _, c := range pending {
-		if c.JobID == job.ID {
-			mine = append(mine, c)
-		}
-	}
-	if len(mine) == 0 {
-		return nil
-	}
-	l := w.journalLock(mine[0].ProjectID)
+	// Under the project's lock: a push may have finished them meanwhile.
+	l := w.journalLock(project)
 	l.Lock()
 	defer l.Unlock()
-	// Read again under the lock: a push may have finished them meanwhile.
-	if pending, err = w.journaled(ctx); err != nil {
+	pending, err := w.journaled(ctx)
+	if err != nil {
 		return err
 	}
 	for i, c := range pending {
