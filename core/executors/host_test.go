@@ -45,22 +45,19 @@ func (l *lockedTrace) String() string {
 	return l.buf.String()
 }
 
-// TestPoolWithTheShippedShellExecutor is the CI module's view: an app with
-// no executor configured finds executor-shell in the plugin directory,
-// runs a job on it through the Pool, and survives the executor's process
-// being killed mid-job.
-func TestPoolWithTheShippedShellExecutor(t *testing.T) {
-	pluginDir := t.TempDir()
-	gobuild.Install(t, "../../plugins/executor-shell", filepath.Join(pluginDir, "executor-shell"))
+// startPoolApp starts an app of the executor pool alone, on a fresh data
+// directory with the plugins of pluginDir and those given, filling
+// extract; the caller stops it.
+func startPoolApp(t *testing.T, pluginDir string, plugins []config.Plugin, extract ...any) (*fennec.App, config.Config) {
+	t.Helper()
 	cfg := config.Default()
 	cfg.Listen = ""
 	cfg.Data = t.TempDir()
 	cfg.PluginDir = pluginDir
-	var pool *executors.Pool
-	var host *plugin.Host
+	cfg.Plugins = plugins
 	app, err := fennec.New(fennec.WithConfig(cfg), fennec.WithLogger(zaptest.NewLogger(t)),
 		fennec.WithModules(fennec.NewModule("ci-test", executors.Option())),
-		fennec.WithExtract(&pool, &host))
+		fennec.WithExtract(extract...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +66,22 @@ func TestPoolWithTheShippedShellExecutor(t *testing.T) {
 	if err := app.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	return app, cfg
+}
+
+// TestPoolWithTheShippedShellExecutor is the CI module's view: an app with
+// no executor configured finds executor-shell in the plugin directory,
+// runs a job on it through the Pool, and survives the executor's process
+// being killed mid-job.
+func TestPoolWithTheShippedShellExecutor(t *testing.T) {
+	pluginDir := t.TempDir()
+	gobuild.Install(t, "../../plugins/executor-shell", filepath.Join(pluginDir, "executor-shell"))
+	var pool *executors.Pool
+	var host *plugin.Host
+	app, cfg := startPoolApp(t, pluginDir, nil, &pool, &host)
 	defer app.Stop(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
 
 	// Start does not wait for the executor's process: the pool learns of
 	// it in the background.
@@ -164,24 +176,11 @@ func TestServerAnswersWhileAnExecutorHangsAtStart(t *testing.T) {
 	if err := os.WriteFile(script, []byte("#!/bin/sh\nexec sleep 600\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cfg := config.Default()
-	cfg.Listen = ""
-	cfg.Data = t.TempDir()
-	cfg.PluginDir = pluginDir
-	cfg.Plugins = []config.Plugin{{Name: "hangs", Kind: "executor", Path: script}}
 	var pool *executors.Pool
 	var a *api.API
-	app, err := fennec.New(fennec.WithConfig(cfg), fennec.WithLogger(zaptest.NewLogger(t)),
-		fennec.WithModules(fennec.NewModule("ci-test", executors.Option())),
-		fennec.WithExtract(&pool, &a))
-	if err != nil {
-		t.Fatal(err)
-	}
+	app, _ := startPoolApp(t, pluginDir, []config.Plugin{{Name: "hangs", Kind: "executor", Path: script}}, &pool, &a)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := app.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
 	stopped := false
 	defer func() {
 		if !stopped {
