@@ -235,9 +235,11 @@ func (s *Service) SyncDirectory(ctx context.Context) (blocked, unblocked int, er
 
 var _ fennec.Runner = (*Service)(nil)
 
-// Run synchronises the directory every configured interval (the first
-// time after at most a minute) until ctx ends.
+// Run makes the dummy password hash, then synchronises the directory
+// every configured interval (the first time after at most a minute) until
+// ctx ends.
 func (s *Service) Run(ctx context.Context) error {
+	s.dummyHash()
 	every := s.cfg.DirectorySyncInterval
 	if every <= 0 {
 		every = time.Hour

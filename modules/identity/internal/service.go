@@ -35,8 +35,10 @@ type Service struct {
 	cost int
 	cfg  Config // the module's section (the directory sync, the first administrator)
 	// dummyHash is compared against when a login names nobody, so a wrong
-	// username takes as long as a wrong password.
-	dummyHash []byte
+	// username takes as long as a wrong password. It is made once, on
+	// first use or by Run soon after start: one hash at the password cost
+	// is most of a start's time otherwise.
+	dummyHash func() []byte
 	now       func() time.Time
 	// Read caches for the per-request path: resolved tokens by SHA-256 and
 	// decoded users by id. Every write goes through s.update, which
@@ -97,11 +99,12 @@ func NewService(db *store.DB, bus *events.Bus, log *zap.Logger, box *sealed.Box,
 		throttle: newThrottle(throttleLimits{cfg.SignInThrottle.LoginFailures, cfg.SignInThrottle.Window},
 			throttleLimits{cfg.SignInThrottle.AddressFailures, cfg.SignInThrottle.Window}, throttleMaxEntries),
 	}
-	h, err := bcrypt.GenerateFromPassword([]byte("fennec-dummy-password"), s.cost)
-	if err != nil {
-		return nil, err
-	}
-	s.dummyHash = h
+	s.dummyHash = sync.OnceValue(func() []byte {
+		// The settings hold the cost within bcrypt's bounds, and bcrypt
+		// fails on nothing else for a password this short.
+		h, _ := bcrypt.GenerateFromPassword([]byte("fennec-dummy-password"), s.cost)
+		return h
+	})
 	return s, nil
 }
 
@@ -399,7 +402,7 @@ func (s *Service) checkPassword(ctx context.Context, login, password string) (*U
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		_ = bcrypt.CompareHashAndPassword(s.dummyHash, []byte(password))
+		_ = bcrypt.CompareHashAndPassword(s.dummyHash(), []byte(password))
 		return nil, auth.ErrInvalidPassword
 	}
 	if err != nil {
