@@ -50,6 +50,11 @@ run: build
 
 ## test: vet, formatting, and every test with the race detector (go test's
 ## own vet pass is off: make vet has run every analyzer on the same code)
+# The race runtime sleeps a second before every race-built process exits
+# (atexit_sleep_ms, 1000 by default) so that goroutines still running can
+# report: a second per test binary, ~20 s of make test on 2 cores. Tests
+# stop their servers before they return, so a short grace is enough.
+test: export GORACE ?= atexit_sleep_ms=20
 test: vet fmt-check
 	@test -x /usr/sbin/slapd || echo "make test: /usr/sbin/slapd is missing, so the LDAP tests will be SKIPPED (apt-get install slapd ldap-utils; .ci/run installs them)"
 	@for m in $(MODULES); do \
