@@ -139,15 +139,22 @@ func download(t *testing.T, g *gitServer, path string) (int, http.Header, int64,
 }
 
 // maxRequestHeap bounds what one download of the big blob may allocate on
-// the server: a fixed buffer's worth, far below the blob's size.
-const maxRequestHeap = 32 << 20
+// the server: a fixed buffer's worth, far below the blob's size (a
+// download allocates under 1 MiB).
+const maxRequestHeap = 8 << 20
+
+// bigBlobSize is three times maxRequestHeap (and over the 10 MiB the JSON
+// endpoints inline), so that a server holding the inflated blob in memory
+// once fails every bound below; a bigger blob only makes the test slower
+// (200 MiB took 24 s of the package under -race).
+const bigBlobSize = 3 * maxRequestHeap
 
 func TestRawBlobStreamsLargeBlob(t *testing.T) {
 	// Not parallel: the heap figures are the process's, so no other test
 	// may allocate meanwhile.
 	g := startGit(t)
 	p := g.project(t, "big", gitlab.PublicVisibility)
-	const size = 200 << 20
+	const size = bigBlobSize
 	work, sha := bigBlobWork(t, g, size)
 	g.cli.ok(t, work, "push", "-q", g.rootURL(p), "master")
 	base := "/api/v4/projects/" + store.IDString(p.ID) + "/repository/"
@@ -173,8 +180,8 @@ func TestRawBlobStreamsLargeBlob(t *testing.T) {
 	// The JSON endpoints that inline content refuse a blob over 10 MiB,
 	// and find out without reading it.
 	for path, want := range map[string]string{
-		"blobs/" + sha:             `{"message":"400 Bad request - Blob is too large to be returned as JSON (209715200 bytes, at most 10485760); use the raw endpoint"}`,
-		"files/big.bin?ref=master": `{"message":"400 Bad request - File is too large to be returned as JSON (209715200 bytes, at most 10485760); use the raw endpoint"}`,
+		"blobs/" + sha:             `{"message":"400 Bad request - Blob is too large to be returned as JSON (25165824 bytes, at most 10485760); use the raw endpoint"}`,
+		"files/big.bin?ref=master": `{"message":"400 Bad request - File is too large to be returned as JSON (25165824 bytes, at most 10485760); use the raw endpoint"}`,
 	} {
 		var status int
 		var body string
