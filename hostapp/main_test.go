@@ -220,11 +220,23 @@ func TestSIGTERMDrainsInFlightRequests(t *testing.T) {
 	}
 	defer conn.Close()
 	body := `{"login":"root","password":"password-123"}`
-	head := fmt.Sprintf("POST /api/v4/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
-	if _, err := io.WriteString(conn, head+body[:10]); err != nil {
+	// Expect: 100-continue makes the server say when it starts reading
+	// the body: from then on the request is in flight.
+	head := fmt.Sprintf("POST /api/v4/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n", len(body))
+	if _, err := io.WriteString(conn, head); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond) // the server is now reading the body
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	answers := bufio.NewReader(conn)
+	if line, err := answers.ReadString('\n'); err != nil || !strings.HasPrefix(line, "HTTP/1.1 100 ") {
+		t.Fatalf("the server did not start reading the body: %q %v", line, err)
+	}
+	if blank, err := answers.ReadString('\n'); err != nil || blank != "\r\n" {
+		t.Fatalf("after 100 Continue: %q %v", blank, err)
+	}
+	if _, err := io.WriteString(conn, body[:10]); err != nil {
+		t.Fatal(err)
+	}
 
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -237,7 +249,7 @@ func TestSIGTERMDrainsInFlightRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	status, err := bufio.NewReader(conn).ReadString('\n')
+	status, err := answers.ReadString('\n')
 	if err != nil || !strings.Contains(status, "201") {
 		t.Fatalf("in-flight request was not completed: %q %v", status, err)
 	}
