@@ -53,7 +53,8 @@ const scaleRootPassword = "password-123"
 //     live heap after the last collection (GODEBUG=gctrace=1),
 //   - the median time, in ms, of GET /projects page 1 and a page half-way
 //     down (as root, who sees every project), `search` on projects, users
-//     and the big project's issues, and GET /projects/:id,
+//     and the big project's issues, GET /projects/:id, and an
+//     administrator's GET /namespaces page 1 and search,
 //
 // and, between consecutive sizes, the growth exponent of each
 // (log(t2/t1)/log(n2/n1): 0 for a flat cost, 1 for a linear one).
@@ -317,6 +318,8 @@ func measureScale(b *testing.B, dir string, n int) map[string]float64 {
 	m["search-users-ms"] = median(fmt.Sprintf("/users?search=user%06d", n/20+3), 1)
 	m["search-issues-ms"] = median(fmt.Sprintf("/projects/%d/issues?search=issue+%07d", big[0].ID, n/2+5), 1)
 	m["get-project-ms"] = median(fmt.Sprintf("/projects/%d", big[0].ID), -1)
+	m["namespaces-page1-ms"] = median("/namespaces?per_page=20", 20)
+	m["search-namespaces-ms"] = median(fmt.Sprintf("/namespaces?search=user%06d", n/20+3), 1)
 	return m
 }
 

@@ -85,6 +85,13 @@ type Users = user.Lookup
 // notifications module (user.Emails).
 type Emails = user.Emails
 
+// AccountLister lists and searches accounts, for modules that find people
+// (user.AccountLister); ListOptions are its filters.
+type (
+	AccountLister = user.AccountLister
+	ListOptions   = user.ListOptions
+)
+
 // SSHKeys finds the owner of an SSH public key, for the repository module's
 // SSH server (user.SSHKeys).
 type SSHKeys = user.SSHKeys
@@ -113,6 +120,7 @@ func Module() fennec.Module {
 			func(s *internal.Service) Activity { return s },
 			func(s *internal.Service) DirectorySync { return s },
 			func(s *internal.Service) Users { return s },
+			func(s *internal.Service) AccountLister { return s },
 			func(s *internal.Service) SSHKeys { return s },
 			func(s *internal.Service) Emails { return s },
 			func(s *internal.Service) PasswordResets { return s },

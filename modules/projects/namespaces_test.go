@@ -3,7 +3,11 @@ package projects_test
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
@@ -118,4 +122,82 @@ func nsJSON(t *testing.T, m map[string]any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestAdminNamespaceSearchMatchesTheRule checks an administrator's
+// GET /namespaces?search= (answered through the groups' trigram index and
+// the users' account search) against the rule applied to the whole list:
+// a case-folded substring of the namespace's own name or path, by id,
+// with X-Total and pages. Users are also matched by e-mail in their
+// account search; a query only an address holds finds no namespace.
+func TestAdminNamespaceSearchMatchesTheRule(t *testing.T) {
+	t.Parallel()
+	s, _ := grpStart(t)
+	rng := rand.New(rand.NewPCG(7, 33))
+	syllables := []string{"ka", "ro", "mi", "ne", "tu"}
+	word := func() string {
+		var b strings.Builder
+		for range 2 + rng.IntN(3) {
+			b.WriteString(syllables[rng.IntN(len(syllables))])
+		}
+		return b.String()
+	}
+	seen := map[string]bool{"root": true}
+	unique := func() string {
+		for {
+			if w := word(); !seen[w] {
+				seen[w] = true
+				return w
+			}
+		}
+	}
+	for i := range 10 {
+		u := s.CreateUser(t, unique())
+		if i%3 != 0 { // the others never list: they have no namespace row
+			grpCall(t, s, u.Token, http.MethodGet, "/api/v4/namespaces", nil).expect(t, http.StatusOK, "")
+		}
+		if i%2 == 0 {
+			grpNewGroup(t, u.Client, unique(), "private")
+		}
+	}
+	r := grpCall(t, s, s.RootToken, http.MethodGet, "/api/v4/namespaces?per_page=100", nil)
+	r.expect(t, http.StatusOK, "")
+	all := r.list(t)
+	if h := r.header.Get("X-Total"); h != strconv.Itoa(len(all)) || len(all) < 10 {
+		t.Fatalf("X-Total %q for %d namespaces", h, len(all))
+	}
+	// The unsearched list pages through the table.
+	r = grpCall(t, s, s.RootToken, http.MethodGet, "/api/v4/namespaces?per_page=3&page=2", nil)
+	r.expect(t, http.StatusOK, "")
+	grpSame(t, "page 2", grpField(r.list(t), "id"), grpField(all[3:6], "id"))
+	if h := r.header.Get("X-Total"); h != strconv.Itoa(len(all)) {
+		t.Fatalf("page 2: X-Total %q, want %d", h, len(all))
+	}
+
+	queries := []string{"example.com", "zzz", "KA", "Group", "ro"}
+	for range 25 {
+		w := word()
+		from := rng.IntN(len(w) - 1)
+		queries = append(queries, strings.ToUpper(w[from:from+2+rng.IntN(len(w)-from-1)]))
+	}
+	for _, q := range queries {
+		var want []map[string]any
+		for _, n := range all {
+			if strings.Contains(strings.ToLower(fmt.Sprint(n["name"])), strings.ToLower(q)) ||
+				strings.Contains(strings.ToLower(fmt.Sprint(n["path"])), strings.ToLower(q)) {
+				want = append(want, n)
+			}
+		}
+		r := grpCall(t, s, s.RootToken, http.MethodGet, "/api/v4/namespaces?per_page=100&search="+url.QueryEscape(q), nil)
+		r.expect(t, http.StatusOK, "")
+		grpSame(t, "search "+q, grpField(r.list(t), "id"), grpField(want, "id"))
+		if h := r.header.Get("X-Total"); h != strconv.Itoa(len(want)) {
+			t.Fatalf("search %s: X-Total %q, want %d", q, h, len(want))
+		}
+		if len(want) > 2 {
+			r := grpCall(t, s, s.RootToken, http.MethodGet, "/api/v4/namespaces?per_page=2&page=2&search="+url.QueryEscape(q), nil)
+			r.expect(t, http.StatusOK, "")
+			grpSame(t, "search "+q+" page 2", grpField(r.list(t), "id"), grpField(want[2:min(4, len(want))], "id"))
+		}
+	}
 }

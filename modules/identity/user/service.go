@@ -20,6 +20,14 @@ type Lookup interface {
 	UserByUsername(ctx context.Context, username string) (Info, error)
 }
 
+// AccountLister lists accounts; other modules search people with it (the
+// namespaces list finds user namespaces by username or name).
+type AccountLister interface {
+	// Accounts lists accounts, by id: X-Total's count, and the window
+	// offset, limit of it.
+	Accounts(ctx context.Context, opts ListOptions, offset, limit int) ([]Account, int, error)
+}
+
 // Emails lists a user's addresses, for the notifications module (a
 // notification_email must be one of them).
 type Emails interface {
@@ -125,8 +133,7 @@ type Service interface {
 	// stops working at once, and the next login returns a new one.
 	ResetPrivateToken(ctx context.Context, userID int64) error
 
-	// Accounts lists accounts, by id.
-	Accounts(ctx context.Context, opts ListOptions, offset, limit int) ([]Account, int, error)
+	AccountLister
 	// Account is a user's account, for anyone to read: what a caller is
 	// shown of it is the transport's choice (Account).
 	Account(ctx context.Context, id int64) (Account, error)

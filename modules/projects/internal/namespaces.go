@@ -3,6 +3,7 @@ package internal
 import (
 	"context"
 	"errors"
+	"math"
 	"sort"
 	"strings"
 
@@ -62,17 +63,15 @@ func (s *Service) listNamespaces(ctx context.Context, search string, offset, lim
 			return nil, 0, err
 		}
 	}
+	q := strings.ToLower(strings.TrimSpace(search))
+	if pr.IsAdmin() {
+		return s.adminNamespaces(ctx, q, offset, limit)
+	}
 	var rows []*Namespace
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		own, err := namespaces.GetBy(tx, "owner", store.IDString(uid))
 		if err != nil {
 			return err
-		}
-		if pr.IsAdmin() {
-			return namespaces.Scan(tx, false, 0, func(n *Namespace) (bool, error) {
-				rows = append(rows, n)
-				return true, nil
-			})
 		}
 		rows = append(rows, own)
 		levels, _, err := callerGroups(tx, pr, s.now())
@@ -94,10 +93,16 @@ func (s *Service) listNamespaces(ctx context.Context, search string, offset, lim
 	if err != nil {
 		return nil, 0, err
 	}
-	q := strings.ToLower(strings.TrimSpace(search))
+	return s.namespacePage(ctx, rows, q, false, offset, limit)
+}
+
+// namespacePage builds the rows of the namespaces that match q (in their
+// own name or path), by id, and returns the window offset, limit of them
+// and their count.
+func (s *Service) namespacePage(ctx context.Context, rows []*Namespace, q string, admin bool, offset, limit int) ([]namespaceRow, int, error) {
 	out := make([]namespaceRow, 0, len(rows))
 	for _, n := range rows {
-		row, err := s.namespaceRow(ctx, n, pr.IsAdmin())
+		row, err := s.namespaceRow(ctx, n, admin)
 		if errors.Is(err, identity.ErrUserNotFound) {
 			continue // the owner is gone; the row goes with the user
 		}
@@ -111,6 +116,88 @@ func (s *Service) listNamespaces(ctx context.Context, search string, offset, lim
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ns.ID < out[j].ns.ID })
 	return store.Window(out, offset, limit), len(out), nil
+}
+
+// adminNamespaces is an administrator's GET /namespaces: every namespace,
+// at a cost that does not grow with the instance.
+//   - Without a search, only the page is read and its rows built; the
+//     count is the table's.
+//   - A search of store.MinSearch bytes or more reads the groups whose name
+//     or path holds its trigrams (the namespaces' search index) and the
+//     namespaces of the users whose account search matches (a superset:
+//     it also looks in e-mail addresses), then applies the rule to those.
+//   - A shorter search reads every namespace, as before.
+func (s *Service) adminNamespaces(ctx context.Context, q string, offset, limit int) ([]namespaceRow, int, error) {
+	var owners []int64
+	searched := len(q) >= store.MinSearch
+	if searched {
+		accounts, _, err := s.accounts.Accounts(ctx, identity.ListOptions{Search: q}, 0, math.MaxInt)
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, a := range accounts {
+			owners = append(owners, a.ID)
+		}
+	}
+	var rows []*Namespace
+	total := 0
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		var err error
+		switch {
+		case q == "":
+			rows, total, err = namespaces.Page(tx, false, offset, limit)
+			return err
+		case searched:
+			ids, ok, err := namespaces.Search(tx, "search", q)
+			if err != nil || !ok {
+				return err
+			}
+			for _, uid := range owners {
+				n, err := namespaces.GetBy(tx, "owner", store.IDString(uid))
+				if errors.Is(err, store.ErrNotFound) {
+					continue // no namespace made yet: not listed, as before
+				}
+				if err != nil {
+					return err
+				}
+				rows = append(rows, n)
+			}
+			for _, id := range ids {
+				n, err := namespaces.Get(tx, id)
+				if errors.Is(err, store.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				rows = append(rows, n)
+			}
+			return nil
+		default:
+			return namespaces.Scan(tx, false, 0, func(n *Namespace) (bool, error) {
+				rows = append(rows, n)
+				return true, nil
+			})
+		}
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	if q == "" {
+		out := make([]namespaceRow, 0, len(rows))
+		for _, n := range rows {
+			row, err := s.namespaceRow(ctx, n, true)
+			if errors.Is(err, identity.ErrUserNotFound) {
+				continue // the owner is gone; the row goes with the user
+			}
+			if err != nil {
+				return nil, 0, err
+			}
+			out = append(out, row)
+		}
+		return out, total, nil
+	}
+	return s.namespacePage(ctx, rows, q, true, offset, limit)
 }
 
 // getNamespace is GET /namespaces/:id: a namespace the caller owns, a

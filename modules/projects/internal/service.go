@@ -33,9 +33,11 @@ type Service struct {
 	bus   *events.Bus
 	log   *zap.Logger
 	users identity.Users
-	box   *sealed.Box // seals hook tokens and import URLs (secrets.go)
-	guard *netguard.Guard
-	now   func() time.Time
+	// accounts finds the users a namespace search matches (namespaces.go).
+	accounts identity.AccountLister
+	box      *sealed.Box // seals hook tokens and import URLs (secrets.go)
+	guard    *netguard.Guard
+	now      func() time.Time
 	// base is the external URL of the request ctx carries, for web_url
 	// and the clone URLs (BaseURL).
 	base BaseURL
@@ -66,8 +68,8 @@ var (
 type BaseURL func(ctx context.Context) string
 
 // NewService builds the service.
-func NewService(db *store.DB, bus *events.Bus, log *zap.Logger, users identity.Users, box *sealed.Box, cfg config.Config, base BaseURL) *Service {
-	return &Service{db: db, bus: bus, log: log, users: users, box: box, guard: netguard.New(cfg.AllowLocalRequests), now: time.Now, base: base}
+func NewService(db *store.DB, bus *events.Bus, log *zap.Logger, users identity.Users, accounts identity.AccountLister, box *sealed.Box, cfg config.Config, base BaseURL) *Service {
+	return &Service{db: db, bus: bus, log: log, users: users, accounts: accounts, box: box, guard: netguard.New(cfg.AllowLocalRequests), now: time.Now, base: base}
 }
 
 // parseRef splits a project's, group's or namespace's :id into a number or
