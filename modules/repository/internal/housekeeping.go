@@ -332,7 +332,9 @@ func (s *Storage) maintenanceLock(projectID int64) *sync.RWMutex {
 // untidy lists the projects whose repositories have several packs or loose
 // objects. Repository directories are named by a hash of the id, so the
 // ids come from the open object stores and from a scan is not possible;
-// the daily pass covers repositories used since the start.
+// the daily pass covers the repositories used most recently (up to
+// maxOpenStores); the others were repacked every housekeeping_pushes
+// pushes.
 func (s *Storage) untidy() []int64 {
 	s.objMu.Lock()
 	ids := make([]int64, 0, len(s.objects))

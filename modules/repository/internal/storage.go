@@ -1,6 +1,7 @@
 package internal
 
 import (
+	"container/list"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -43,9 +44,14 @@ type Storage struct {
 	locksMu sync.Mutex
 	locks   map[int64]*sync.Mutex
 	maint   map[int64]*sync.RWMutex // see maintenanceLock
-	// objects are the open object stores, by project.
+	// objects are the open object stores, by project, at most maxOpen of
+	// them (maxOpenStores unless a test sets it); used orders them, the
+	// most recently asked for first (Objects).
 	objMu   sync.Mutex
 	objects map[int64]*gitpack.Store
+	used    list.List // of int64 project ids
+	usedAt  map[int64]*list.Element
+	maxOpen int
 	// noSync skips fsync of ref files (benchmarks, as config.NoSync).
 	noSync bool
 	// backup holds what a backup must see at one point or not at all
@@ -386,15 +392,25 @@ func (s *Storage) UpdateRef(projectID int64, repo *git.Repository, name plumbing
 	return s.UpdateRefs(projectID, repo, []RefUpdate{{Name: name, Old: from, New: to}}, false)[0]
 }
 
+// maxOpenStores bounds the object stores kept open. Each maps its packs
+// and their indexes (two mappings a pack), and the kernel allows a process
+// 65,530 mappings by default (vm.max_map_count): an instance whose every
+// repository is read (a crawler, a mirror) must not keep them all. Past
+// the bound the least recently used store is retired: reopening it costs
+// reading its pack indexes' headers.
+const maxOpenStores = 1024
+
 // Objects is the pack-level object store of a project's repository, opened
-// once and kept (its caches are what makes serving fast); pushes and
-// repacks reload it.
+// once and kept while it is among the maxOpenStores most recently used
+// (its caches are what makes serving fast); pushes and repacks reload it.
 func (s *Storage) Objects(projectID int64) (*gitpack.Store, error) {
 	s.objMu.Lock()
-	defer s.objMu.Unlock()
 	if o := s.objects[projectID]; o != nil {
+		s.used.MoveToFront(s.usedAt[projectID])
+		s.objMu.Unlock()
 		return o, nil
 	}
+	defer s.objMu.Unlock()
 	if err := s.create(projectID, "master"); err != nil {
 		return nil, err
 	}
@@ -403,9 +419,21 @@ func (s *Storage) Objects(projectID int64) (*gitpack.Store, error) {
 		return nil, err
 	}
 	if s.objects == nil {
-		s.objects = map[int64]*gitpack.Store{}
+		s.objects, s.usedAt = map[int64]*gitpack.Store{}, map[int64]*list.Element{}
 	}
 	s.objects[projectID] = o
+	s.usedAt[projectID] = s.used.PushFront(projectID)
+	bound := s.maxOpen
+	if bound <= 0 {
+		bound = maxOpenStores
+	}
+	for len(s.objects) > bound {
+		oldest := s.used.Remove(s.used.Back()).(int64)
+		// Retired, not closed: whoever still reads through it goes on.
+		s.objects[oldest].Retire()
+		delete(s.objects, oldest)
+		delete(s.usedAt, oldest)
+	}
 	return o, nil
 }
 
@@ -413,7 +441,11 @@ func (s *Storage) Objects(projectID int64) (*gitpack.Store, error) {
 func (s *Storage) forgetObjects(projectID int64) {
 	s.objMu.Lock()
 	o := s.objects[projectID]
-	delete(s.objects, projectID)
+	if o != nil {
+		s.used.Remove(s.usedAt[projectID])
+		delete(s.objects, projectID)
+		delete(s.usedAt, projectID)
+	}
 	s.objMu.Unlock()
 	if o != nil {
 		_ = o.Close()

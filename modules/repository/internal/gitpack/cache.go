@@ -32,6 +32,10 @@ type lru struct {
 	ring   []cacheSlot
 	free   []int32
 	hand   int
+	// off is set when the cache is dropped (its Store closed or retired):
+	// it caches nothing more, so that a reader still at work does not
+	// grow a cache outside the budget.
+	off bool
 }
 
 func newLRU(max int64) *lru {
@@ -64,6 +68,9 @@ func (c *lru) put(k cacheKey, t Type, data []byte) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.off {
+		return
+	}
 	if i, ok := c.m[k]; ok {
 		// Someone else put it meanwhile.
 		c.ring[i].ref = true
@@ -124,7 +131,8 @@ func (c *lru) evictSome(want int64) {
 	}
 }
 
-// drop empties c and gives its bytes back (a closed Store).
+// drop empties c for good and gives its bytes back (a closed or retired
+// Store).
 func (c *lru) drop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -133,6 +141,7 @@ func (c *lru) drop() {
 	}
 	clear(c.m)
 	c.ring, c.free, c.used, c.hand = nil, nil, 0, 0
+	c.off = true
 }
 
 // budget bounds, in bytes, the caches of inflated objects of every open

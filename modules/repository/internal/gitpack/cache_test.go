@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math/rand"
 	"testing"
+
+	"github.com/fennec-forge/fennec/modules/repository/repotest"
 )
 
 // TestCacheBounded fills the cache far beyond its bound with a skewed
@@ -79,5 +81,34 @@ func TestCachesShareABound(t *testing.T) {
 	}
 	if b.used.Load() != 0 || len(b.caches) != 0 {
 		t.Fatalf("after every cache was dropped: %d bytes, %d caches", b.used.Load(), len(b.caches))
+	}
+}
+
+// TestRetiredStoreReadsOn: a retired Store leaves the shared budget,
+// emptied, and caches nothing more, yet every read through it still
+// answers (a reader that held it when its holder let go is not failed).
+func TestRetiredStoreReadsOn(t *testing.T) {
+	t.Parallel()
+	dir := repotest.Reference(t, smallShape())
+	want := catAll(t, dir)
+	s := mustOpen(t, dir)
+	checkAll(t, s, want)
+	if s.cache.used == 0 {
+		t.Fatal("reading every object cached nothing")
+	}
+	s.Retire()
+	checkAll(t, s, want)
+	s.cache.mu.Lock()
+	used, entries, off := s.cache.used, len(s.cache.m), s.cache.off
+	s.cache.mu.Unlock()
+	if used != 0 || entries != 0 || !off {
+		t.Fatalf("retired store's cache: %d bytes, %d entries, off %v", used, entries, off)
+	}
+	objectCaches.mu.Lock()
+	defer objectCaches.mu.Unlock()
+	for _, c := range objectCaches.caches {
+		if c == s.cache {
+			t.Fatal("the retired store's cache is still in the process's budget")
+		}
 	}
 }

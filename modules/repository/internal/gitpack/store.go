@@ -95,6 +95,15 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// Retire lets go of the store for a holder of many (the repository
+// module keeps a bounded set open): its cache leaves the process's budget,
+// emptied, and caches nothing more. Unlike Close it fails nothing: a
+// reader that still holds the store reads on, from the packs, which the
+// runtime unmaps once the store is unreachable.
+func (s *Store) Retire() {
+	objectCaches.remove(s.cache)
+}
+
 // Reload picks up packs added (by a push or a repack) and forgets removed
 // ones; readers of a removed pack keep working until they finish.
 func (s *Store) Reload() error {
