@@ -3,7 +3,9 @@ package internal
 import (
 	"context"
 	"errors"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -78,28 +80,38 @@ func (s *Service) listNamespaces(ctx context.Context, search string, offset, lim
 		if err != nil {
 			return err
 		}
-		for gid := range levels {
-			g, err := namespaces.Get(tx, gid)
-			if errors.Is(err, store.ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			rows = append(rows, g)
-		}
-		return nil
+		rows, err = appendNamespaces(tx, rows, slices.Collect(maps.Keys(levels)))
+		return err
 	})
 	if err != nil {
 		return nil, 0, err
 	}
-	return s.namespacePage(ctx, rows, q, false, offset, limit)
+	out, err := s.namespaceRows(ctx, rows, q, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	return store.Window(out, offset, limit), len(out), nil
 }
 
-// namespacePage builds the rows of the namespaces that match q (in their
-// own name or path), by id, and returns the window offset, limit of them
-// and their count.
-func (s *Service) namespacePage(ctx context.Context, rows []*Namespace, q string, admin bool, offset, limit int) ([]namespaceRow, int, error) {
+// appendNamespaces appends to rows the namespaces of ids that exist.
+func appendNamespaces(tx *store.Tx, rows []*Namespace, ids []int64) ([]*Namespace, error) {
+	for _, id := range ids {
+		n, err := namespaces.Get(tx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, n)
+	}
+	return rows, nil
+}
+
+// namespaceRows builds the rows of the namespaces that match q (in their
+// own name or path; "" matches all), by id, leaving out user namespaces
+// whose owner is gone.
+func (s *Service) namespaceRows(ctx context.Context, rows []*Namespace, q string, admin bool) ([]namespaceRow, error) {
 	out := make([]namespaceRow, 0, len(rows))
 	for _, n := range rows {
 		row, err := s.namespaceRow(ctx, n, admin)
@@ -107,7 +119,7 @@ func (s *Service) namespacePage(ctx context.Context, rows []*Namespace, q string
 			continue // the owner is gone; the row goes with the user
 		}
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		if q != "" && !strings.Contains(strings.ToLower(row.ni.ownName()), q) && !strings.Contains(strings.ToLower(row.ni.ownPath()), q) {
 			continue
@@ -115,7 +127,7 @@ func (s *Service) namespacePage(ctx context.Context, rows []*Namespace, q string
 		out = append(out, row)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ns.ID < out[j].ns.ID })
-	return store.Window(out, offset, limit), len(out), nil
+	return out, nil
 }
 
 // adminNamespaces is an administrator's GET /namespaces: every namespace,
@@ -162,17 +174,8 @@ func (s *Service) adminNamespaces(ctx context.Context, q string, offset, limit i
 				}
 				rows = append(rows, n)
 			}
-			for _, id := range ids {
-				n, err := namespaces.Get(tx, id)
-				if errors.Is(err, store.ErrNotFound) {
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				rows = append(rows, n)
-			}
-			return nil
+			rows, err = appendNamespaces(tx, rows, ids)
+			return err
 		default:
 			return namespaces.Scan(tx, false, 0, func(n *Namespace) (bool, error) {
 				rows = append(rows, n)
@@ -183,21 +186,14 @@ func (s *Service) adminNamespaces(ctx context.Context, q string, offset, limit i
 	if err != nil {
 		return nil, 0, err
 	}
-	if q == "" {
-		out := make([]namespaceRow, 0, len(rows))
-		for _, n := range rows {
-			row, err := s.namespaceRow(ctx, n, true)
-			if errors.Is(err, identity.ErrUserNotFound) {
-				continue // the owner is gone; the row goes with the user
-			}
-			if err != nil {
-				return nil, 0, err
-			}
-			out = append(out, row)
-		}
+	out, err := s.namespaceRows(ctx, rows, q, true)
+	if err != nil {
+		return nil, 0, err
+	}
+	if q == "" { // rows is the page already, total the table's count
 		return out, total, nil
 	}
-	return s.namespacePage(ctx, rows, q, true, offset, limit)
+	return store.Window(out, offset, limit), len(out), nil
 }
 
 // getNamespace is GET /namespaces/:id: a namespace the caller owns, a
