@@ -39,12 +39,27 @@ func DeleteTimeKey[S, N ID](tx *Tx, bucket []byte, scope S, t time.Time, id N) e
 // WalkTimeKeys visits scope's rows in time order (newest first when desc)
 // until fn returns false, reading keys only.
 func WalkTimeKeys[S, N ID](tx *Tx, bucket []byte, scope S, desc bool, fn func(id N, flags byte) bool) {
-	prefix := Key(scope)
+	WalkPrefix(tx, bucket, Key(scope), desc, func(k, v []byte) bool {
+		var f byte
+		if len(v) > 0 {
+			f = v[0]
+		}
+		return len(k) != 24 || fn(N(binary.BigEndian.Uint64(k[16:])), f)
+	})
+}
+
+// WalkPrefix visits the keys of bucket that start with prefix, in byte
+// order (backwards when desc), until fn returns false. The slices are
+// valid only during the call. It is the walk under every ordered list: a
+// scope's time keys, a user's keys in a module's own layout.
+func WalkPrefix(tx *Tx, bucket, prefix []byte, desc bool, fn func(k, v []byte) bool) {
 	c := tx.Bucket(bucket).Cursor()
 	var k, v []byte
 	if desc {
-		k, v = c.Seek(Key(uint64(scope) + 1))
-		if k == nil {
+		// From the first key past the prefix's range, one step back.
+		if end := prefixEnd(prefix); end == nil {
+			k, v = c.Last()
+		} else if k, v = c.Seek(end); k == nil {
 			k, v = c.Last()
 		} else {
 			k, v = c.Prev()
@@ -53,11 +68,7 @@ func WalkTimeKeys[S, N ID](tx *Tx, bucket []byte, scope S, desc bool, fn func(id
 		k, v = c.Seek(prefix)
 	}
 	for k != nil && bytes.HasPrefix(k, prefix) {
-		var f byte
-		if len(v) > 0 {
-			f = v[0]
-		}
-		if len(k) == 24 && !fn(N(binary.BigEndian.Uint64(k[16:])), f) {
+		if !fn(k, v) {
 			return
 		}
 		if desc {
@@ -66,6 +77,19 @@ func WalkTimeKeys[S, N ID](tx *Tx, bucket []byte, scope S, desc bool, fn func(id
 			k, v = c.Next()
 		}
 	}
+}
+
+// prefixEnd is the least key greater than every key starting with prefix,
+// or nil when there is none (a prefix of 0xff bytes only, or empty).
+func prefixEnd(prefix []byte) []byte {
+	for i := len(prefix) - 1; i >= 0; i-- {
+		if prefix[i] != 0xff {
+			end := append([]byte(nil), prefix[:i+1]...)
+			end[i]++
+			return end
+		}
+	}
+	return nil
 }
 
 // NextInSequence takes the next number (from 1) of the sequence stored

@@ -82,3 +82,62 @@ func TestWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestWalkPrefix: the keys under a prefix, both ways, never a neighbour's,
+// including prefixes of 0xff bytes (no key follows their range) and the
+// empty prefix (every key); fn returning false stops the walk.
+func TestWalkPrefix(t *testing.T) {
+	db := openDB(t, store.Options{NoSync: true})
+	bucket := []byte("test.prefix")
+	if err := db.EnsureBuckets([]string{string(bucket)}); err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"\x00", "a", "a\x00", "a\x01", "a\xff", "a\xff\xff", "b", "\xff", "\xff\x00", "\xff\xff"}
+	err := db.Update(context.Background(), func(tx *store.Tx) error {
+		for _, k := range keys {
+			if err := tx.Bucket(bucket).Put([]byte(k), []byte("v"+k)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	walk := func(prefix string, desc bool, stopAfter int) (got []string) {
+		_ = db.View(context.Background(), func(tx *store.Tx) error {
+			store.WalkPrefix(tx, bucket, []byte(prefix), desc, func(k, v []byte) bool {
+				if string(v) != "v"+string(k) {
+					t.Errorf("key %q has value %q", k, v)
+				}
+				got = append(got, string(k))
+				return len(got) != stopAfter
+			})
+			return nil
+		})
+		return got
+	}
+	for _, c := range []struct {
+		prefix string
+		want   []string
+	}{
+		{"a", []string{"a", "a\x00", "a\x01", "a\xff", "a\xff\xff"}},
+		{"a\xff", []string{"a\xff", "a\xff\xff"}},
+		{"\xff", []string{"\xff", "\xff\x00", "\xff\xff"}},
+		{"\xff\xff", []string{"\xff\xff"}},
+		{"c", nil},
+		{"", keys},
+	} {
+		if got := walk(c.prefix, false, -1); !slices.Equal(got, c.want) {
+			t.Errorf("%q ascending: %q, want %q", c.prefix, got, c.want)
+		}
+		desc := slices.Clone(c.want)
+		slices.Reverse(desc)
+		if got := walk(c.prefix, true, -1); !slices.Equal(got, desc) {
+			t.Errorf("%q descending: %q, want %q", c.prefix, got, desc)
+		}
+	}
+	if got := walk("a", true, 2); !slices.Equal(got, []string{"a\xff\xff", "a\xff"}) {
+		t.Errorf("stopped after two: %q", got)
+	}
+}

@@ -1,7 +1,6 @@
 package internal
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -238,30 +237,10 @@ func (s *Service) ListMine(ctx context.Context, q issue.ListQuery) ([]issue.Issu
 // walkUserKeys visits the byUser keys under prefix in order (newest first
 // when desc) until fn returns false.
 func walkUserKeys(tx *store.Tx, prefix []byte, desc bool, fn func(id int64, flags byte, project int64) bool) {
-	c := tx.Bucket(byUser).Cursor()
-	var k, v []byte
-	if desc {
-		// Past every key under prefix (a key's time and id are never all
-		// 0xff), then back.
-		k, v = c.Seek(append(append([]byte(nil), prefix...), bytes.Repeat([]byte{0xff}, userKeyLen-len(prefix))...))
-		if k == nil {
-			k, v = c.Last()
-		} else {
-			k, v = c.Prev()
-		}
-	} else {
-		k, v = c.Seek(prefix)
-	}
-	for k != nil && bytes.HasPrefix(k, prefix) {
-		if len(k) == userKeyLen && len(v) == 9 && !fn(int64(store.KeyID(k[userKeyLen-8:])), v[0], int64(store.KeyID(v[1:]))) {
-			return
-		}
-		if desc {
-			k, v = c.Prev()
-		} else {
-			k, v = c.Next()
-		}
-	}
+	store.WalkPrefix(tx, byUser, prefix, desc, func(k, v []byte) bool {
+		return len(k) != userKeyLen || len(v) != 9 ||
+			fn(int64(store.KeyID(k[userKeyLen-8:])), v[0], int64(store.KeyID(v[1:])))
+	})
 }
 
 // ListMineScan is ListMine as it was before the byUser keys: every issue
