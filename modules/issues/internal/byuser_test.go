@@ -2,7 +2,6 @@ package internal
 
 import (
 	"context"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -14,18 +13,7 @@ import (
 // it has rows but no keys): the keys are those track writes, twice in a
 // row, and stale keys go.
 func TestFillByUserMigration(t *testing.T) {
-	db, err := store.Open(filepath.Join(t.TempDir(), "fennec.db"), store.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	var names []string
-	for _, tb := range Tables() {
-		names = append(names, tb.Buckets()...)
-	}
-	if err := db.EnsureBuckets(names); err != nil {
-		t.Fatal(err)
-	}
+	db, update := migrationStore(t)
 	ctx := context.Background()
 	at := time.Date(2017, 5, 24, 10, 0, 0, 0, time.UTC)
 	stored := []*Issue{
@@ -33,21 +21,9 @@ func TestFillByUserMigration(t *testing.T) {
 		{ProjectID: 1, IID: 2, State: StateReopened, AuthorID: 6, Confidential: true},
 		{ProjectID: 2, IID: 1, State: StateClosed, AuthorID: 5, AssigneeIDs: []int64{5}, CreatedAt: time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC)},
 	}
-	update := func(fn func(tx *store.Tx) error) {
-		t.Helper()
-		if err := db.Update(ctx, fn); err != nil {
-			t.Fatal(err)
-		}
-	}
 	update(func(tx *store.Tx) error {
-		for n, i := range stored {
-			i.Title, i.UpdatedAt = "t", at.Add(time.Duration(n)*time.Hour)
-			if i.CreatedAt.IsZero() {
-				i.CreatedAt = at
-			}
-			if err := issues.Insert(tx, i); err != nil { // rows only: no keys
-				return err
-			}
+		if err := insertRows(tx, at, stored); err != nil {
+			return err
 		}
 		return tx.Bucket(byUser).Put(userTimeKey(byAuthorCreated, 9, at, 99), []byte{0, 0, 0, 0, 0, 0, 0, 0, 1})
 	})

@@ -2,7 +2,6 @@ package internal
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,18 +12,7 @@ import (
 // counts that drifted (or were never written) come out right, twice in a
 // row, and OpenIssuesCount reads them.
 func TestRecountMigration(t *testing.T) {
-	db, err := store.Open(filepath.Join(t.TempDir(), "fennec.db"), store.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	var names []string
-	for _, tb := range Tables() {
-		names = append(names, tb.Buckets()...)
-	}
-	if err := db.EnsureBuckets(names); err != nil {
-		t.Fatal(err)
-	}
+	db, update := migrationStore(t)
 	ctx := context.Background()
 	at := time.Date(2017, 5, 24, 10, 0, 0, 0, time.UTC)
 	stored := []*Issue{
@@ -34,18 +22,9 @@ func TestRecountMigration(t *testing.T) {
 		{ProjectID: 2, IID: 1, State: StateClosed, Confidential: true},
 		{ProjectID: 3, IID: 1, State: StateOpened},
 	}
-	update := func(fn func(tx *store.Tx) error) {
-		t.Helper()
-		if err := db.Update(ctx, fn); err != nil {
-			t.Fatal(err)
-		}
-	}
 	update(func(tx *store.Tx) error {
-		for _, i := range stored {
-			i.Title, i.CreatedAt, i.UpdatedAt = "t", at, at
-			if err := issues.Insert(tx, i); err != nil { // rows only: no counts
-				return err
-			}
+		if err := insertRows(tx, at, stored); err != nil {
+			return err
 		}
 		// Drifted counts: wrong numbers, and a project with no issue left.
 		if err := addCount(tx, 1, countOpen, 7); err != nil {
@@ -77,18 +56,7 @@ func TestRecountMigration(t *testing.T) {
 // Migration 3 builds each label's counts from the stored issues, its
 // confidential ones apart, the same on a second run.
 func TestRecountLabelsMigration(t *testing.T) {
-	db, err := store.Open(filepath.Join(t.TempDir(), "fennec.db"), store.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	var names []string
-	for _, tb := range Tables() {
-		names = append(names, tb.Buckets()...)
-	}
-	if err := db.EnsureBuckets(names); err != nil {
-		t.Fatal(err)
-	}
+	db, update := migrationStore(t)
 	ctx := context.Background()
 	at := time.Date(2017, 5, 24, 10, 0, 0, 0, time.UTC)
 	stored := []*Issue{
@@ -97,21 +65,14 @@ func TestRecountLabelsMigration(t *testing.T) {
 		{ProjectID: 1, IID: 3, State: StateClosed, Confidential: true, LabelIDs: []int64{10, 11}},
 		{ProjectID: 1, IID: 4, State: StateClosed},
 	}
-	if err := db.Update(ctx, func(tx *store.Tx) error {
-		for _, i := range stored {
-			i.Title, i.CreatedAt, i.UpdatedAt = "t", at, at
-			if err := issues.Insert(tx, i); err != nil { // rows only: no counts
-				return err
-			}
+	update(func(tx *store.Tx) error {
+		if err := insertRows(tx, at, stored); err != nil {
+			return err
 		}
 		return addTo(tx, labelCounts, countKey(12, countOpen), 5) // a label with no issue left
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	for run := range 2 {
-		if err := db.Update(ctx, func(tx *store.Tx) error { return Migrations()[2].Up(tx) }); err != nil {
-			t.Fatal(err)
-		}
+		update(func(tx *store.Tx) error { return Migrations()[2].Up(tx) })
 		want := map[int64][4]int{10: {2, 1, 1, 1}, 11: {1, 1, 0, 1}, 12: {0, 0, 0, 0}}
 		_ = db.View(ctx, func(tx *store.Tx) error {
 			for l, w := range want {
