@@ -12,8 +12,9 @@ import (
 	"testing"
 )
 
-// httpImports are what only a module's HTTP adapter may import.
-var httpImports = []string{modulePath + "/core/api", "net/http"}
+// httpImports are what only a module's HTTP adapter may import: its pages
+// (core/web) are part of it.
+var httpImports = []string{modulePath + "/core/api", modulePath + "/core/web", "net/http"}
 
 // isAdapterFile: a module's HTTP adapter is its internal files named
 // http*.go, or any file of a package internal/httpapi.

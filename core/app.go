@@ -25,6 +25,7 @@ import (
 	flog "github.com/fennec-forge/fennec/core/log"
 	"github.com/fennec-forge/fennec/core/sealed"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/core/web"
 )
 
 // Set at link time by the Makefile (-X); never changed at run time.
@@ -173,6 +174,7 @@ func (app *App) options(opts []Option) ([]fx.Option, error) {
 					MetricsToken: s.cfg.MetricsToken, MetricsAllow: allow}), nil
 			},
 			func(a *api.API) ExternalURL { return a.ExternalURL },
+			func(a *api.API) *web.Site { return web.New(a, web.Options{Log: s.logger}) },
 			newBus,
 			func() *lifecycle { return newLifecycle(s.logger) },
 			// The key that seals secrets the store keeps (core/sealed),
@@ -294,6 +296,8 @@ type routesParams struct {
 	fx.In
 	API    *api.API
 	Routes []Routes `group:"fennec.routes"`
+	Site   *web.Site
+	Pages  []Pages `group:"fennec.pages"`
 	Config config.Config
 	DB     *store.DB
 	Log    *zap.Logger
@@ -307,6 +311,10 @@ func registerRoutes(p routesParams) {
 	sort.Slice(p.Routes, func(i, j int) bool { return p.Routes[i].Name < p.Routes[j].Name })
 	for _, r := range p.Routes {
 		r.Register(p.API)
+	}
+	sort.Slice(p.Pages, func(i, j int) bool { return p.Pages[i].Name < p.Pages[j].Name })
+	for _, pg := range p.Pages {
+		pg.Register(p.Site)
 	}
 	if p.Config.ExternalURL != "" {
 		p.API.SetExternalURL(p.Config.ExternalURL)

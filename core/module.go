@@ -8,6 +8,7 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/core/web"
 )
 
 // Module is one domain's contribution to an App: its routes, tables,
@@ -59,10 +60,18 @@ type Routes struct {
 	Register func(*api.API)
 }
 
+// Pages registers a module's web pages, tabs and menu entries on the
+// site (core/web). Name orders registration.
+type Pages struct {
+	Name     string
+	Register func(*web.Site)
+}
+
 // Value groups: producers tag results with these (flattening slices), the
 // core's wiring consumes them with the plain group name.
 const (
 	groupRoutes      = `group:"fennec.routes"`
+	groupPages       = `group:"fennec.pages"`
 	groupBuckets     = `group:"fennec.buckets"`
 	groupMigrations  = `group:"fennec.migrations"`
 	groupSubscribers = `group:"fennec.subscribers"`

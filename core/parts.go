@@ -33,6 +33,12 @@ func ProvideRoutes[D any](ctor func(D) Routes) Part {
 	return withNeeds(fx.Provide(fx.Annotate(ctor, fx.ResultTags(groupRoutes))), ctor)
 }
 
+// ProvidePages adds a constructor of the module's Pages (its web
+// interface); its parameter is as ProvideRoutes's.
+func ProvidePages[D any](ctor func(D) Pages) Part {
+	return withNeeds(fx.Provide(fx.Annotate(ctor, fx.ResultTags(groupPages))), ctor)
+}
+
 // ProvideSubscribers adds a constructor of event subscribers.
 func ProvideSubscribers[D any](ctor func(D) []events.Subscriber) Part {
 	return withNeeds(fx.Provide(fx.Annotate(ctor, fx.ResultTags(`group:"fennec.subscribers,flatten"`))), ctor)

@@ -61,6 +61,8 @@ type API struct {
 	reports    []readinessReport
 	// errors maps modules' domain errors to GitLab answers (MapError).
 	errors errorTable
+	// pages answers what no route took outside /api/v4 (SetPages).
+	pages http.Handler
 }
 
 var installHooks sync.Once
@@ -218,9 +220,19 @@ func canonicalPath(p string) bool {
 	return true
 }
 
+// SetPages hands the requests outside /api/v4 that no route took to h (the
+// web interface, core/web) instead of the JSON 404 and 405. Call it before
+// Handler.
+func (a *API) SetPages(h http.Handler) { a.pages = h }
+
 // unmatched answers requests no route took: 405 with Allow when another
-// method would have matched, else GitLab's 404.
+// method would have matched, else GitLab's 404; outside /api/v4, the pages
+// when there are (SetPages).
 func (a *API) unmatched(w http.ResponseWriter, r *http.Request) {
+	if a.pages != nil && r.URL.Path != Prefix && !strings.HasPrefix(r.URL.Path, Prefix+"/") {
+		a.pages.ServeHTTP(w, r)
+		return
+	}
 	flog.Info(w).Operation = "unmatched"
 	var allowed []string
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {

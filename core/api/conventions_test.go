@@ -721,9 +721,15 @@ func TestErrors(t *testing.T) {
 	})
 
 	t.Run("unknown route", func(t *testing.T) {
-		for _, path := range []string{"/api/v4/nothing-here", "/api/v4/samples/7/nothing", "/nothing-here"} {
+		for _, path := range []string{"/api/v4/nothing-here", "/api/v4/samples/7/nothing"} {
 			resp, raw := send(t, s, http.MethodGet, path, nil)
 			wantError(t, path, resp, raw, 404, `{"error":"404 Not Found"}`)
+		}
+		// Outside the API, what no route takes is the web interface's
+		// (core/web): its HTML 404 page, as GitLab answers a browser.
+		resp, raw := send(t, s, http.MethodGet, "/nothing-here", nil)
+		if resp.StatusCode != 404 || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" || !strings.Contains(string(raw), "<h1>Page not found</h1>") {
+			t.Errorf("/nothing-here: %d %s %.200s", resp.StatusCode, resp.Header.Get("Content-Type"), raw)
 		}
 	})
 

@@ -75,6 +75,23 @@ func (a *API) Authenticate(w http.ResponseWriter, r *http.Request) (*auth.Princi
 	return p, err
 }
 
+// AuthenticateSession resolves the browser's session cookie alone, for any
+// method. It is for the web interface's pages (core/web), which check a
+// form's CSRF token before they act on a write; everything else uses
+// Authenticate, which reads the cookie for GET and HEAD only. No cookie,
+// or one whose session ended, is the anonymous principal.
+func (a *API) AuthenticateSession(w http.ResponseWriter, r *http.Request) (*auth.Principal, error) {
+	var c auth.Credentials
+	if ck, err := r.Cookie(auth.SessionCookie); err == nil {
+		c.Session = ck.Value
+	}
+	p, err := a.resolver.Resolve(r.Context(), c)
+	if err == nil {
+		flog.Info(w).UserID = p.UserID()
+	}
+	return p, err
+}
+
 // Context is what a raw handler's services need of a request once the
 // caller is known: the principal and what ExternalURLFrom, Request and
 // RequestURL read, as Huma operations have them.

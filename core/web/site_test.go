@@ -1,0 +1,303 @@
+package web_test
+
+import (
+	"compress/gzip"
+	"embed"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/web"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
+)
+
+//go:embed testdata/*.html
+var testTemplates embed.FS
+
+// probe is a module of pages that records what the site handed it.
+type probe struct {
+	writes int
+	owner  string
+	rest   string
+	path   string
+	user   string
+}
+
+func (p *probe) module() fennec.Module {
+	return fennec.NewModule("webprobe", fennec.ProvidePages(func(fennec.None) fennec.Pages {
+		return fennec.Pages{Name: "webprobe", Register: p.register}
+	}))
+}
+
+func (p *probe) register(s *web.Site) {
+	t := s.Templates(testTemplates, "testdata/*.html")
+	s.AddMenu(web.MenuItem{Label: "Probe menu", Path: "/probe", Order: 1})
+	s.AddMenu(web.MenuItem{Label: "Members only", Path: "/probe/mine", Order: 2, SignedIn: true})
+	s.AddProjectTab(web.ProjectTab{Key: "files", Label: "Files", Suffix: "/-/tree", Order: 2})
+	s.AddProjectTab(web.ProjectTab{Key: "home", Label: "Overview", Order: 1})
+	s.AddProjectTab(web.ProjectTab{Key: "issues", Label: "Issues", Suffix: "/-/issues", Order: 3, Feature: "issues_enabled"})
+	s.AddProjectTab(web.ProjectTab{Key: "settings", Label: "Settings", Suffix: "/-/settings", Order: 4, MinLevel: 40})
+	s.Handle("GET /probe", func(w http.ResponseWriter, r *http.Request) {
+		p.user = ""
+		if u := auth.FromContext(r.Context()).User; u != nil {
+			p.user = u.Username
+		}
+		t.Render(w, r, "probe", web.Page{Title: "Probe <b>", Data: "hello & <world>"})
+	})
+	s.Handle("POST /probe", func(w http.ResponseWriter, r *http.Request) {
+		p.writes++
+		s.Redirect(w, r, "/probe")
+	})
+	s.Project("GET tree", func(w http.ResponseWriter, r *http.Request) {
+		p.owner, p.rest = r.PathValue("owner"), r.PathValue("rest")
+		if p.owner == "secret/project" {
+			s.Missing(w, r)
+			return
+		}
+		t.Render(w, r, "probe", web.Page{Title: "Tree", Tab: "files",
+			Project: &web.Project{FullPath: p.owner, Name: "Probe / " + p.owner, Visibility: "public", Level: 30}, Data: p.rest})
+	})
+	s.Group("GET ", func(w http.ResponseWriter, r *http.Request) {
+		p.owner, p.rest = r.PathValue("owner"), "group"
+		t.Render(w, r, "probe", web.Page{Title: "Group", Data: p.owner})
+	})
+	s.Path(func(w http.ResponseWriter, r *http.Request, path string) bool {
+		if path != "someone" && path != "héllo wörld" {
+			return false
+		}
+		p.path = path
+		t.Render(w, r, "probe", web.Page{Title: "Path", Data: path})
+		return true
+	})
+}
+
+func get(t *testing.T, c *http.Client, u string, headers ...string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, u, nil)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r io.Reader = resp.Body
+	if resp.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = zr
+	}
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, string(raw)
+}
+
+func noRedirects(jar http.CookieJar) *http.Client {
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// TestSitePagesAndErrors: the site routes GitLab's URL shapes to the pages
+// modules registered, with the layout, menu and tabs; everything else
+// outside /api/v4 is the HTML 404 page, and the API keeps its JSON.
+func TestSitePagesAndErrors(t *testing.T) {
+	t.Parallel()
+	p := &probe{}
+	s := stocktest.Start(t, fennectest.WithModules(p.module()))
+	c := noRedirects(nil)
+
+	resp, body := get(t, c, s.URL+"/probe")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+		t.Fatalf("GET /probe: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	for _, want := range []string{`<title>Probe &lt;b&gt; · Fennec</title>`, `<p id="data">hello &amp; &lt;world&gt;</p>`,
+		`<a href="/probe">Probe menu</a>`, `href="/users/sign_in?return_to=%2Fprobe"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("GET /probe lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "Members only") {
+		t.Error("an anonymous visitor sees a signed-in menu entry")
+	}
+	for h, want := range map[string]string{"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store",
+		"Content-Security-Policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; frame-ancestors 'none'; base-uri 'none'"} {
+		if got := resp.Header.Get(h); got != want {
+			t.Errorf("%s: %q, want %q", h, got, want)
+		}
+	}
+
+	// A project page: the owner and the rest unescaped, slashes, spaces,
+	// unicode and "#" kept; the tabs the project allows, the active one
+	// marked.
+	resp, body = get(t, c, s.URL+"/grp/sub/proj/-/tree/feature/x/dir%20a/%C3%A9t%C3%A9%23.md")
+	if resp.StatusCode != 200 || p.owner != "grp/sub/proj" || p.rest != "feature/x/dir a/été#.md" {
+		t.Fatalf("project page: %d owner %q rest %q", resp.StatusCode, p.owner, p.rest)
+	}
+	for _, want := range []string{`<a href="/grp/sub/proj">Overview</a>`, `<a href="/grp/sub/proj/-/tree" aria-current="page">Files</a>`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("project page lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, ">Issues<") || strings.Contains(body, ">Settings<") {
+		t.Errorf("tabs of a switched-off feature or a higher level are shown:\n%s", body)
+	}
+	// A project the visitor may not see: sign in first, then come back.
+	resp, _ = get(t, c, s.URL+"/secret/project/-/tree/main?x=1")
+	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "/users/sign_in?return_to=%2Fsecret%2Fproject%2F-%2Ftree%2Fmain%3Fx%3D1" {
+		t.Errorf("hidden project, anonymous: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	// Groups and bare paths.
+	if resp, _ = get(t, c, s.URL+"/groups/a/b"); resp.StatusCode != 200 || p.owner != "a/b" {
+		t.Errorf("group page: %d %q", resp.StatusCode, p.owner)
+	}
+	if resp, _ = get(t, c, s.URL+"/h%C3%A9llo%20w%C3%B6rld"); resp.StatusCode != 200 || p.path != "héllo wörld" {
+		t.Errorf("bare path: %d %q", resp.StatusCode, p.path)
+	}
+	// Not found: the HTML page, for unknown keys, bare paths nobody
+	// claims, and a project page with another method.
+	for _, path := range []string{"/nothing", "/grp/proj/-/nothing/x", "/grp/proj/-/", "/-/tree/x", "/nobody/at/all"} {
+		resp, body = get(t, c, s.URL+path)
+		if resp.StatusCode != 404 || !strings.Contains(body, "<h1>Page not found</h1>") || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+			t.Errorf("GET %s: %d %.200s", path, resp.StatusCode, body)
+		}
+	}
+	// The API keeps its JSON answers.
+	if resp, body = get(t, c, s.URL+"/api/v4/nothing"); resp.StatusCode != 404 || body != `{"error":"404 Not Found"}` {
+		t.Errorf("API 404: %d %s", resp.StatusCode, body)
+	}
+	// Signed in (the OAuth module's session): the principal reaches the
+	// page, the members' menu shows, and the sign-out form has a token.
+	root := signIn(t, s, "root", s.RootPassword)
+	resp, body = get(t, root, s.URL+"/probe")
+	if resp.StatusCode != 200 || p.user != "root" || !strings.Contains(body, "Members only") || !regexp.MustCompile(`name="authenticity_token" value="[0-9a-f]{64}"`).MatchString(body) {
+		t.Errorf("signed in: %d user %q\n%s", resp.StatusCode, p.user, body)
+	}
+}
+
+// signIn signs a browser in through the sign-in form and returns it.
+func signIn(t *testing.T, s *fennectest.Server, login, password string) *http.Client {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := noRedirects(jar)
+	_, body := get(t, c, s.URL+"/users/sign_in")
+	m := regexp.MustCompile(`name="authenticity_token" value="([0-9a-f]+)"`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no CSRF token on the sign-in page:\n%s", body)
+	}
+	resp, err := c.PostForm(s.URL+"/users/sign_in", url.Values{"login": {login}, "password": {password}, "authenticity_token": {m[1]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign in: %d", resp.StatusCode)
+	}
+	return c
+}
+
+// TestSiteFormsNeedTheirCSRFToken: a page's write runs only with the
+// browser's own token: none, a forged one, another browser's, or the
+// session's token sent without the session are refused with the 403
+// page, and the handler never runs.
+func TestSiteFormsNeedTheirCSRFToken(t *testing.T) {
+	t.Parallel()
+	p := &probe{}
+	s := stocktest.Start(t, fennectest.WithModules(p.module()))
+	jar, _ := cookiejar.New(nil)
+	anon := noRedirects(jar)
+	_, body := get(t, anon, s.URL+"/users/sign_in") // sets the double-submit cookie
+	token := regexp.MustCompile(`name="authenticity_token" value="([0-9a-f]+)"`).FindStringSubmatch(body)[1]
+	post := func(c *http.Client, form url.Values) (int, string) {
+		resp, err := c.PostForm(s.URL+"/probe", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(raw)
+	}
+	other, _ := cookiejar.New(nil)
+	for name, c := range map[string]struct {
+		client *http.Client
+		form   url.Values
+	}{
+		"no token":               {anon, url.Values{}},
+		"a forged token":         {anon, url.Values{"authenticity_token": {strings.Repeat("ab", 32)}}},
+		"another browser's":      {noRedirects(other), url.Values{"authenticity_token": {token}}},
+		"an empty token":         {anon, url.Values{"authenticity_token": {""}}},
+		"the session's, no jar":  {noRedirects(nil), url.Values{"authenticity_token": {web.SessionCSRF("x")}}},
+		"a token twice the size": {anon, url.Values{"authenticity_token": {token + token}}},
+	} {
+		status, body := post(c.client, c.form)
+		if status != http.StatusForbidden || !strings.Contains(body, "<h1>Form expired</h1>") {
+			t.Errorf("%s: %d %.200s", name, status, body)
+		}
+	}
+	if p.writes != 0 {
+		t.Fatalf("the handler ran %d times on refused forms", p.writes)
+	}
+	if status, _ := post(anon, url.Values{"authenticity_token": {token}}); status != http.StatusSeeOther || p.writes != 1 {
+		t.Fatalf("the browser's own token: %d, %d writes", status, p.writes)
+	}
+	// A huge form is refused before the handler.
+	resp, err := anon.Post(s.URL+"/probe", "application/x-www-form-urlencoded", strings.NewReader("authenticity_token="+token+"&x="+strings.Repeat("a", web.MaxFormBytes)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || p.writes != 1 {
+		t.Fatalf("a form over the limit: %d, %d writes", resp.StatusCode, p.writes)
+	}
+	// Signed in, the token is the session's.
+	root := signIn(t, s, "root", s.RootPassword)
+	_, body = get(t, root, s.URL+"/probe")
+	session := regexp.MustCompile(`name="authenticity_token" value="([0-9a-f]+)"`).FindStringSubmatch(body)[1]
+	if status, _ := post(root, url.Values{"authenticity_token": {token}}); status != http.StatusForbidden {
+		t.Errorf("signed in with the pre-session token: %d", status)
+	}
+	if status, _ := post(root, url.Values{"authenticity_token": {session}}); status != http.StatusSeeOther || p.writes != 2 {
+		t.Errorf("signed in with the session's token: %d, %d writes", status, p.writes)
+	}
+}
+
+// TestSiteAssetsAreHashedAndCached: the stylesheet's URL names its content,
+// it is cached for a year and compressed for browsers that ask; a page
+// over a kilobyte is compressed too; unknown assets are 404.
+func TestSiteAssetsAreHashedAndCached(t *testing.T) {
+	t.Parallel()
+	p := &probe{}
+	s := stocktest.Start(t, fennectest.WithModules(p.module()))
+	c := noRedirects(nil)
+	_, body := get(t, c, s.URL+"/probe")
+	m := regexp.MustCompile(`href="(/-/static/fennec-[0-9a-f]{10}\.css)"`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no hashed stylesheet link:\n%s", body)
+	}
+	resp, css := get(t, c, s.URL+m[1], "Accept-Encoding", "gzip")
+	if resp.StatusCode != 200 || resp.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" ||
+		resp.Header.Get("Content-Encoding") != "gzip" || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/css") || !strings.Contains(css, "prefers-color-scheme:dark") {
+		t.Errorf("stylesheet: %d %v", resp.StatusCode, resp.Header)
+	}
+	resp, _ = get(t, c, s.URL+"/probe", "Accept-Encoding", "gzip")
+	if resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Errorf("page not compressed: %v", resp.Header)
+	}
+	resp, _ = get(t, c, s.URL+"/probe", "Accept-Encoding", "gzip;q=0")
+	if resp.Header.Get("Content-Encoding") != "" {
+		t.Errorf("page compressed for a browser that refused gzip: %v", resp.Header)
+	}
+	if resp, _ = get(t, c, s.URL+"/-/static/fennec-0000000000.css"); resp.StatusCode != 404 {
+		t.Errorf("unknown asset: %d", resp.StatusCode)
+	}
+}
