@@ -59,6 +59,19 @@ type Features struct {
 	RequestAccessEnabled                      bool `json:"request_access_enabled"`
 }
 
+// Map is the switches by their API names ("issues_enabled": true), for
+// code that picks one by name: the tabs of the project's web pages.
+func (f Features) Map() map[string]bool {
+	return map[string]bool{
+		"issues_enabled": f.IssuesEnabled, "merge_requests_enabled": f.MergeRequestsEnabled,
+		"jobs_enabled": f.JobsEnabled, "wiki_enabled": f.WikiEnabled, "snippets_enabled": f.SnippetsEnabled,
+		"container_registry_enabled": f.ContainerRegistryEnabled, "shared_runners_enabled": f.SharedRunnersEnabled,
+		"public_jobs": f.PublicJobs, "lfs_enabled": f.LFSEnabled, "request_access_enabled": f.RequestAccessEnabled,
+		"only_allow_merge_if_pipeline_succeeds":            f.OnlyAllowMergeIfPipelineSucceeds,
+		"only_allow_merge_if_all_discussions_are_resolved": f.OnlyAllowMergeIfAllDiscussionsAreResolved,
+	}
+}
+
 // Info is what other modules may know of a project, as the caller of the
 // call that returned it sees it.
 type Info struct {
