@@ -1,11 +1,9 @@
 package web_test
 
 import (
-	"compress/gzip"
 	"embed"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"regexp"
 	"strings"
@@ -78,36 +76,6 @@ func (p *probe) register(s *web.Site) {
 	})
 }
 
-func get(t *testing.T, c *http.Client, u string, headers ...string) (*http.Response, string) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, u, nil)
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var r io.Reader = resp.Body
-	if resp.Header.Get("Content-Encoding") == "gzip" {
-		zr, err := gzip.NewReader(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = zr
-	}
-	raw, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, string(raw)
-}
-
-func noRedirects(jar http.CookieJar) *http.Client {
-	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-}
-
 // TestSitePagesAndErrors: the site routes GitLab's URL shapes to the pages
 // modules registered, with the layout, menu and tabs; everything else
 // outside /api/v4 is the HTML 404 page, and the API keeps its JSON.
@@ -115,9 +83,9 @@ func TestSitePagesAndErrors(t *testing.T) {
 	t.Parallel()
 	p := &probe{}
 	s := stocktest.Start(t, fennectest.WithModules(p.module()))
-	c := noRedirects(nil)
+	c := s.NewBrowser(t)
 
-	resp, body := get(t, c, s.URL+"/probe")
+	resp, body := split(c.Get(t, "/probe"))
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
 		t.Fatalf("GET /probe: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
@@ -140,7 +108,7 @@ func TestSitePagesAndErrors(t *testing.T) {
 	// A project page: the owner and the rest unescaped, slashes, spaces,
 	// unicode and "#" kept; the tabs the project allows, the active one
 	// marked.
-	resp, body = get(t, c, s.URL+"/grp/sub/proj/-/tree/feature/x/dir%20a/%C3%A9t%C3%A9%23.md")
+	resp, body = split(c.Get(t, "/grp/sub/proj/-/tree/feature/x/dir%20a/%C3%A9t%C3%A9%23.md"))
 	if resp.StatusCode != 200 || p.owner != "grp/sub/proj" || p.rest != "feature/x/dir a/été#.md" {
 		t.Fatalf("project page: %d owner %q rest %q", resp.StatusCode, p.owner, p.rest)
 	}
@@ -153,57 +121,36 @@ func TestSitePagesAndErrors(t *testing.T) {
 		t.Errorf("tabs of a switched-off feature or a higher level are shown:\n%s", body)
 	}
 	// A project the visitor may not see: sign in first, then come back.
-	resp, _ = get(t, c, s.URL+"/secret/project/-/tree/main?x=1")
+	resp, _ = split(c.Get(t, "/secret/project/-/tree/main?x=1"))
 	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "/users/sign_in?return_to=%2Fsecret%2Fproject%2F-%2Ftree%2Fmain%3Fx%3D1" {
 		t.Errorf("hidden project, anonymous: %d %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
 	// Groups and bare paths.
-	if resp, _ = get(t, c, s.URL+"/groups/a/b"); resp.StatusCode != 200 || p.owner != "a/b" {
+	if resp, _ = split(c.Get(t, "/groups/a/b")); resp.StatusCode != 200 || p.owner != "a/b" {
 		t.Errorf("group page: %d %q", resp.StatusCode, p.owner)
 	}
-	if resp, _ = get(t, c, s.URL+"/h%C3%A9llo%20w%C3%B6rld"); resp.StatusCode != 200 || p.path != "héllo wörld" {
+	if resp, _ = split(c.Get(t, "/h%C3%A9llo%20w%C3%B6rld")); resp.StatusCode != 200 || p.path != "héllo wörld" {
 		t.Errorf("bare path: %d %q", resp.StatusCode, p.path)
 	}
 	// Not found: the HTML page, for unknown keys, bare paths nobody
 	// claims, and a project page with another method.
 	for _, path := range []string{"/nothing", "/grp/proj/-/nothing/x", "/grp/proj/-/", "/-/tree/x", "/nobody/at/all"} {
-		resp, body = get(t, c, s.URL+path)
+		resp, body = split(c.Get(t, path))
 		if resp.StatusCode != 404 || !strings.Contains(body, "<h1>Page not found</h1>") || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
 			t.Errorf("GET %s: %d %.200s", path, resp.StatusCode, body)
 		}
 	}
 	// The API keeps its JSON answers.
-	if resp, body = get(t, c, s.URL+"/api/v4/nothing"); resp.StatusCode != 404 || body != `{"error":"404 Not Found"}` {
+	if resp, body = split(c.Get(t, "/api/v4/nothing")); resp.StatusCode != 404 || body != `{"error":"404 Not Found"}` {
 		t.Errorf("API 404: %d %s", resp.StatusCode, body)
 	}
 	// Signed in (the OAuth module's session): the principal reaches the
 	// page, the members' menu shows, and the sign-out form has a token.
-	root := signIn(t, s, "root", s.RootPassword)
-	resp, body = get(t, root, s.URL+"/probe")
+	root := s.SignedIn(t, "root", s.RootPassword)
+	resp, body = split(root.Get(t, "/probe"))
 	if resp.StatusCode != 200 || p.user != "root" || !strings.Contains(body, "Members only") || !regexp.MustCompile(`name="authenticity_token" value="[0-9a-f]{64}"`).MatchString(body) {
 		t.Errorf("signed in: %d user %q\n%s", resp.StatusCode, p.user, body)
 	}
-}
-
-// signIn signs a browser in through the sign-in form and returns it.
-func signIn(t *testing.T, s *fennectest.Server, login, password string) *http.Client {
-	t.Helper()
-	jar, _ := cookiejar.New(nil)
-	c := noRedirects(jar)
-	_, body := get(t, c, s.URL+"/users/sign_in")
-	m := regexp.MustCompile(`name="authenticity_token" value="([0-9a-f]+)"`).FindStringSubmatch(body)
-	if m == nil {
-		t.Fatalf("no CSRF token on the sign-in page:\n%s", body)
-	}
-	resp, err := c.PostForm(s.URL+"/users/sign_in", url.Values{"login": {login}, "password": {password}, "authenticity_token": {m[1]}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("sign in: %d", resp.StatusCode)
-	}
-	return c
 }
 
 // TestSiteFormsNeedTheirCSRFToken: a page's write runs only with the
@@ -214,11 +161,10 @@ func TestSiteFormsNeedTheirCSRFToken(t *testing.T) {
 	t.Parallel()
 	p := &probe{}
 	s := stocktest.Start(t, fennectest.WithModules(p.module()))
-	jar, _ := cookiejar.New(nil)
-	anon := noRedirects(jar)
-	_, body := get(t, anon, s.URL+"/users/sign_in") // sets the double-submit cookie
+	anon := s.NewBrowser(t)
+	_, body := split(anon.Get(t, "/users/sign_in")) // sets the double-submit cookie
 	token := regexp.MustCompile(`name="authenticity_token" value="([0-9a-f]+)"`).FindStringSubmatch(body)[1]
-	post := func(c *http.Client, form url.Values) (int, string) {
+	post := func(c *fennectest.Browser, form url.Values) (int, string) {
 		resp, err := c.PostForm(s.URL+"/probe", form)
 		if err != nil {
 			t.Fatal(err)
@@ -227,16 +173,15 @@ func TestSiteFormsNeedTheirCSRFToken(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode, string(raw)
 	}
-	other, _ := cookiejar.New(nil)
 	for name, c := range map[string]struct {
-		client *http.Client
+		client *fennectest.Browser
 		form   url.Values
 	}{
 		"no token":               {anon, url.Values{}},
 		"a forged token":         {anon, url.Values{"authenticity_token": {strings.Repeat("ab", 32)}}},
-		"another browser's":      {noRedirects(other), url.Values{"authenticity_token": {token}}},
+		"another browser's":      {s.NewBrowser(t), url.Values{"authenticity_token": {token}}},
 		"an empty token":         {anon, url.Values{"authenticity_token": {""}}},
-		"the session's, no jar":  {noRedirects(nil), url.Values{"authenticity_token": {web.SessionCSRF("x")}}},
+		"the session's, no jar":  {s.NewBrowser(t), url.Values{"authenticity_token": {web.SessionCSRF("x")}}},
 		"a token twice the size": {anon, url.Values{"authenticity_token": {token + token}}},
 	} {
 		status, body := post(c.client, c.form)
@@ -251,7 +196,7 @@ func TestSiteFormsNeedTheirCSRFToken(t *testing.T) {
 		t.Fatalf("the browser's own token: %d, %d writes", status, p.writes)
 	}
 	// A huge form is refused before the handler.
-	resp, err := anon.Post(s.URL+"/probe", "application/x-www-form-urlencoded", strings.NewReader("authenticity_token="+token+"&x="+strings.Repeat("a", web.MaxFormBytes)))
+	resp, err := anon.Client.Post(s.URL+"/probe", "application/x-www-form-urlencoded", strings.NewReader("authenticity_token="+token+"&x="+strings.Repeat("a", web.MaxFormBytes)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,8 +205,8 @@ func TestSiteFormsNeedTheirCSRFToken(t *testing.T) {
 		t.Fatalf("a form over the limit: %d, %d writes", resp.StatusCode, p.writes)
 	}
 	// Signed in, the token is the session's.
-	root := signIn(t, s, "root", s.RootPassword)
-	_, body = get(t, root, s.URL+"/probe")
+	root := s.SignedIn(t, "root", s.RootPassword)
+	_, body = split(root.Get(t, "/probe"))
 	session := regexp.MustCompile(`name="authenticity_token" value="([0-9a-f]+)"`).FindStringSubmatch(body)[1]
 	if status, _ := post(root, url.Values{"authenticity_token": {token}}); status != http.StatusForbidden {
 		t.Errorf("signed in with the pre-session token: %d", status)
@@ -278,26 +223,28 @@ func TestSiteAssetsAreHashedAndCached(t *testing.T) {
 	t.Parallel()
 	p := &probe{}
 	s := stocktest.Start(t, fennectest.WithModules(p.module()))
-	c := noRedirects(nil)
-	_, body := get(t, c, s.URL+"/probe")
+	c := s.NewBrowser(t)
+	_, body := split(c.Get(t, "/probe"))
 	m := regexp.MustCompile(`href="(/-/static/fennec-[0-9a-f]{10}\.css)"`).FindStringSubmatch(body)
 	if m == nil {
 		t.Fatalf("no hashed stylesheet link:\n%s", body)
 	}
-	resp, css := get(t, c, s.URL+m[1], "Accept-Encoding", "gzip")
+	resp, css := split(c.Get(t, m[1], "Accept-Encoding", "gzip"))
 	if resp.StatusCode != 200 || resp.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" ||
 		resp.Header.Get("Content-Encoding") != "gzip" || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/css") || !strings.Contains(css, "prefers-color-scheme:dark") {
 		t.Errorf("stylesheet: %d %v", resp.StatusCode, resp.Header)
 	}
-	resp, _ = get(t, c, s.URL+"/probe", "Accept-Encoding", "gzip")
+	resp, _ = split(c.Get(t, "/probe", "Accept-Encoding", "gzip"))
 	if resp.Header.Get("Content-Encoding") != "gzip" {
 		t.Errorf("page not compressed: %v", resp.Header)
 	}
-	resp, _ = get(t, c, s.URL+"/probe", "Accept-Encoding", "gzip;q=0")
+	resp, _ = split(c.Get(t, "/probe", "Accept-Encoding", "gzip;q=0"))
 	if resp.Header.Get("Content-Encoding") != "" {
 		t.Errorf("page compressed for a browser that refused gzip: %v", resp.Header)
 	}
-	if resp, _ = get(t, c, s.URL+"/-/static/fennec-0000000000.css"); resp.StatusCode != 404 {
+	if resp, _ = split(c.Get(t, "/-/static/fennec-0000000000.css")); resp.StatusCode != 404 {
 		t.Errorf("unknown asset: %d", resp.StatusCode)
 	}
 }
+
+func split(p fennectest.Page) (*http.Response, string) { return p.Response, p.Body }
