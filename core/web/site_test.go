@@ -55,7 +55,7 @@ func (p *probe) register(s *web.Site) {
 	})
 	s.Project("GET tree", func(w http.ResponseWriter, r *http.Request) {
 		p.owner, p.rest = r.PathValue("owner"), r.PathValue("rest")
-		if p.owner == "secret/project" {
+		if p.owner == "secret/project" && auth.FromContext(r.Context()).User == nil {
 			s.Missing(w, r)
 			return
 		}
