@@ -1,9 +1,11 @@
 package web_test
 
 import (
+	"context"
 	"embed"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -11,9 +13,12 @@ import (
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/web"
+	"github.com/fennec-forge/fennec/modules/stock"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
+	"go.uber.org/zap"
 )
 
 //go:embed testdata/*.html
@@ -248,3 +253,96 @@ func TestSiteAssetsAreHashedAndCached(t *testing.T) {
 }
 
 func split(p fennectest.Page) (*http.Response, string) { return p.Response, p.Body }
+
+// TestSiteUnderAPrefix mounts the app under /git of a host's mux, as the
+// README's embedding example does: every link, asset, redirect and cookie
+// of the site carries the prefix, and the host's other paths stay its own.
+func TestSiteUnderAPrefix(t *testing.T) {
+	t.Parallel()
+	p := &probe{}
+	mux := http.NewServeMux()
+	host := httptest.NewServer(mux)
+	defer host.Close()
+	cfg := config.Default()
+	cfg.Listen = ""
+	cfg.Data = t.TempDir()
+	cfg.NoSync = true
+	cfg.ExternalURL = host.URL + "/git"
+	cfg.SetModule("identity", "root_password", "password-123")
+	cfg.SetModule("identity", "password_cost", 4)
+	app, err := fennec.New(fennec.WithConfig(cfg), fennec.WithModules(append(stock.Modules(), p.module())...), fennec.WithLogger(zap.NewNop()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := app.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer app.Stop(ctx)
+	mux.Handle("/git/", http.StripPrefix("/git", app.Handler()))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "the host's own page", http.StatusTeapot) })
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	fetch := func(path string) (*http.Response, string) {
+		t.Helper()
+		resp, err := c.Get(host.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp, string(raw)
+	}
+
+	resp, body := fetch("/git/grp/proj/-/tree/main")
+	if resp.StatusCode != 200 || p.owner != "grp/proj" {
+		t.Fatalf("a project page under the prefix: %d owner %q", resp.StatusCode, p.owner)
+	}
+	for _, want := range []string{`<a class="brand" href="/git/">`, `<a href="/git/probe">Probe menu</a>`,
+		`<a href="/git/grp/proj/-/tree" aria-current="page">Files</a>`, `href="/git/users/sign_in?return_to=%2Fgit%2Fgrp%2Fproj%2F-%2Ftree%2Fmain"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("under the prefix, the page lacks %q:\n%s", want, body)
+		}
+	}
+	css := regexp.MustCompile(`href="(/git/-/static/fennec-[0-9a-f]{10}\.css)"`).FindStringSubmatch(body)
+	if css == nil {
+		t.Fatalf("no stylesheet under the prefix:\n%s", body)
+	}
+	if resp, _ = fetch(css[1]); resp.StatusCode != 200 {
+		t.Errorf("stylesheet under the prefix: %d", resp.StatusCode)
+	}
+	resp, _ = fetch("/git/secret/project/-/tree/main")
+	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "/git/users/sign_in?return_to=%2Fgit%2Fsecret%2Fproject%2F-%2Ftree%2Fmain" {
+		t.Errorf("sign-in redirect under the prefix: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	resp, body = fetch("/git/no/such/page")
+	if resp.StatusCode != 404 || !strings.Contains(body, `<a href="/git/">Go to the start page</a>`) {
+		t.Errorf("404 under the prefix: %d\n%s", resp.StatusCode, body)
+	}
+	if resp, _ = fetch("/elsewhere"); resp.StatusCode != http.StatusTeapot {
+		t.Errorf("the host's own path: %d", resp.StatusCode)
+	}
+}
+
+// TestSiteHostilePaths: paths with markup, control and bidi characters,
+// NUL, bad escapes and traversal get a safe page (404, escaped), never a
+// 500 or their text as markup.
+func TestSiteHostilePaths(t *testing.T) {
+	t.Parallel()
+	p := &probe{}
+	s := stocktest.Start(t, fennectest.WithModules(p.module()))
+	c := s.NewBrowser(t)
+	for _, path := range []string{"/%3Cscript%3Ealert(1)%3C/script%3E", "/a/%3Cimg%20src=x%20onerror=alert(1)%3E/-/nothing/x",
+		"/%00", "/a%0d%0aSet-Cookie:%20x=1", "/%E2%80%AEevil", "/a/../../etc/passwd",
+		"/" + strings.Repeat("a/", 2000) + "-/nothing"} {
+		pg := c.Get(t, path)
+		if pg.StatusCode != 404 || strings.Contains(pg.Body, "<script>alert") || strings.Contains(pg.Body, "<img src=x") ||
+			pg.Header.Get("Set-Cookie") != "" && strings.Contains(pg.Header.Get("Set-Cookie"), "x=1") {
+			t.Errorf("GET %.80s: %d %.300s", path, pg.StatusCode, pg.Body)
+		}
+	}
+	// The project page escapes what the path brings.
+	pg := c.Get(t, "/grp/proj/-/tree/%3Cscript%3Ealert(1)%3C%2Fscript%3E")
+	if pg.StatusCode != 200 || strings.Contains(pg.Body, "<script>alert(1)") || !strings.Contains(pg.Body, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Errorf("hostile rest: %d\n%s", pg.StatusCode, pg.Body)
+	}
+}
