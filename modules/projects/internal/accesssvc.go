@@ -56,11 +56,12 @@ func idRef(projectID int64) string {
 }
 
 func (s *Service) info(ctx context.Context, r *resolved) project.Info {
-	web, _, _ := s.urls(ctx, r.ni.path, r.p.Path)
+	web, httpRepo, sshRepo := s.urls(ctx, r.ni.path, r.p.Path)
 	return project.Info{
 		ID: r.p.ID, NamespaceID: r.p.NamespaceID, Name: r.p.Name, Path: r.p.Path,
 		PathWithNamespace: r.ni.path + "/" + r.p.Path, NameWithNamespace: r.ni.name + " / " + r.p.Name,
-		WebURL: web, Visibility: r.p.Visibility, Archived: r.p.Archived, DefaultBranch: r.p.DefaultBranch,
+		WebURL: web, HTTPURLToRepo: httpRepo, SSHURLToRepo: sshRepo,
+		Visibility: r.p.Visibility, Archived: r.p.Archived, DefaultBranch: r.p.DefaultBranch,
 		Features: r.p.Features, Level: effectiveLevel(auth.FromContext(ctx), r.p, r.l), MemberLevel: r.l.max(),
 		ForkedFromID: r.p.ForkedFromID, Description: deref(r.p.Description),
 		OnlyAllowMergeIfAllDiscussionsAreResolved: r.p.OnlyAllowMergeIfAllDiscussionsAreResolved,

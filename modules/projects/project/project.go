@@ -84,7 +84,12 @@ type Info struct {
 	// WebURL is the project's page under the external URL of the request
 	// ctx carries; without a request (background work) it is the path
 	// alone, "/namespace/project".
-	WebURL        string
+	WebURL string
+	// HTTPURLToRepo and SSHURLToRepo are the clone URLs the API's project
+	// view gives (http_url_to_repo, ssh_url_to_repo), for the pages that
+	// show them.
+	HTTPURLToRepo string
+	SSHURLToRepo  string
 	Visibility    string
 	Archived      bool
 	DefaultBranch string
