@@ -34,11 +34,7 @@ func (rd *Reader) blame(ctx context.Context, in *blameInput) (*struct{ Body []Bl
 	if err != nil {
 		return nil, err
 	}
-	objs, err := rd.store.Objects(f.projectID)
-	if err != nil {
-		return nil, err
-	}
-	owners, lines, err := blameFile(ctx, objs, f.commit.Hash, f.path, f.blob)
+	out, err := rd.blameAt(ctx, f)
 	switch {
 	case errors.Is(err, errBlameTooLarge):
 		return nil, api.BadRequest(fmt.Sprintf("400 Bad request - the file is too large to blame (at most %d bytes)", maxBlameBlob))
@@ -50,11 +46,22 @@ func (rd *Reader) blame(ctx context.Context, in *blameInput) (*struct{ Body []Bl
 	case err != nil:
 		return nil, err
 	}
-	out, err := blameRanges(f.repo, owners, lines)
+	return &struct{ Body []BlameRange }{Body: out}, nil
+}
+
+// blameAt blames a file found at a ref, in ranges of lines; the errors
+// are blameFile's (errBlameTooLarge, errBlameTooLong, a missing object).
+// The API's blame and the blame page share it.
+func (rd *Reader) blameAt(ctx context.Context, f *fileAt) ([]BlameRange, error) {
+	objs, err := rd.store.Objects(f.projectID)
 	if err != nil {
 		return nil, err
 	}
-	return &struct{ Body []BlameRange }{Body: out}, nil
+	owners, lines, err := blameFile(ctx, objs, f.commit.Hash, f.path, f.blob)
+	if err != nil {
+		return nil, err
+	}
+	return blameRanges(f.repo, owners, lines)
 }
 
 // blameRanges groups consecutive lines of the same commit.

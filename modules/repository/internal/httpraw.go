@@ -103,27 +103,43 @@ type rawOutput struct {
 // application/octet-stream; never sniffed by browsers. Only the first
 // 8000 bytes are held; the rest is inflated as it is written.
 func (rd *Reader) rawBlob(r *gitpack.ObjectReader) (*rawOutput, error) {
-	head := make([]byte, min(sniffBytes, r.Size))
-	if _, err := io.ReadFull(r, head); err != nil {
+	head, ct, err := sniffBlob(r)
+	if err != nil {
 		r.Close()
 		return nil, err
+	}
+	size := r.Size
+	return &rawOutput{ContentType: ct, ContentLength: strconv.FormatInt(size, 10), NoSniff: "nosniff", Body: func(ctx huma.Context) {
+		defer r.Close()
+		rd.streamBlob(ctx.BodyWriter(), r, head)
+	}}, nil
+}
+
+// sniffBlob reads the first 8000 bytes of an open blob and says what it
+// is: "text/plain; charset=utf-8", or "application/octet-stream" for a NUL
+// in them (as git decides) or bytes that are not UTF-8.
+func sniffBlob(r *gitpack.ObjectReader) (head []byte, contentType string, err error) {
+	head = make([]byte, min(sniffBytes, r.Size))
+	if _, err := io.ReadFull(r, head); err != nil {
+		return nil, "", err
 	}
 	ct := "application/octet-stream"
 	if !bytes.Contains(head, []byte{0}) && utf8.Valid(trimPartialRune(head)) {
 		ct = "text/plain; charset=utf-8"
 	}
-	size := r.Size
-	return &rawOutput{ContentType: ct, ContentLength: strconv.FormatInt(size, 10), NoSniff: "nosniff", Body: func(ctx huma.Context) {
-		defer r.Close()
-		w := ctx.BodyWriter()
-		if _, err := w.Write(head); err != nil {
-			return
-		}
-		// Past the first byte the status cannot change: a read error cuts
-		// the body short of its Content-Length, which clients notice.
-		src := &errReader{r: r}
-		if _, err := io.Copy(w, src); err != nil && src.err != nil {
-			rd.store.log.Warn("blob read failed while streaming", zap.Error(src.err))
-		}
-	}}, nil
+	return head, ct, nil
+}
+
+// streamBlob writes head (what sniffBlob read) and the rest of r to w,
+// inflating as it writes.
+func (rd *Reader) streamBlob(w io.Writer, r *gitpack.ObjectReader, head []byte) {
+	if _, err := w.Write(head); err != nil {
+		return
+	}
+	// Past the first byte the status cannot change: a read error cuts
+	// the body short of its Content-Length, which clients notice.
+	src := &errReader{r: r}
+	if _, err := io.Copy(w, src); err != nil && src.err != nil {
+		rd.store.log.Warn("blob read failed while streaming", zap.Error(src.err))
+	}
 }

@@ -112,6 +112,17 @@ func (rd *Reader) tree(ctx context.Context, in *treeInput) (*treeOutput, error) 
 			return nil, notFound
 		}
 	}
+	entries, err := listTree(repo, t, dir, in.Recursive)
+	if err != nil {
+		return nil, err
+	}
+	return &treeOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(entries)), Body: nonNil(api.Window(entries, in.PageParams))}, nil
+}
+
+// listTree lists the entries of tree t (the directory dir of a commit),
+// directories first, then files, each in git's (byte) order; recursive
+// descends into subdirectories. The API's tree and the Files page share it.
+func listTree(repo *git.Repository, t *object.Tree, dir string, recursive bool) ([]TreeEntry, error) {
 	var entries []TreeEntry
 	var walk func(t *object.Tree, prefix string) error
 	walk = func(t *object.Tree, prefix string) error {
@@ -134,7 +145,7 @@ func (rd *Reader) tree(ctx context.Context, in *treeInput) (*treeOutput, error) 
 			}
 			p := path.Join(prefix, e.Name)
 			entries = append(entries, TreeEntry{ID: e.Hash.String(), Name: e.Name, Type: typ, Path: p, Mode: modeOf(e.Mode)})
-			if in.Recursive && e.Mode == filemode.Dir {
+			if recursive && e.Mode == filemode.Dir {
 				sub, err := repo.TreeObject(e.Hash)
 				if err != nil {
 					return err
@@ -149,7 +160,7 @@ func (rd *Reader) tree(ctx context.Context, in *treeInput) (*treeOutput, error) 
 	if err := walk(t, dir); err != nil {
 		return nil, err
 	}
-	return &treeOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(entries)), Body: nonNil(api.Window(entries, in.PageParams))}, nil
+	return entries, nil
 }
 
 type commitsInput struct {
