@@ -165,6 +165,7 @@ func Module() fennec.Module {
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideRoutes(internal.NewGitRoutes),
+		fennec.ProvidePages(internal.NewPages),
 		fennec.ProvideAdminCommands(internal.Commands, internal.CommandSpecs...),
 		fennec.ProvideBackupParticipants(internal.BackupParticipants, internal.BackupSpec, internal.SSHBackupSpec),
 		fennec.Provide(internal.NewMissingCheck),

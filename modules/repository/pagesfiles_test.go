@@ -1,0 +1,226 @@
+package repository_test
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+
+	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/web"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
+)
+
+// wantPage checks a page's status and that its body holds every fragment.
+func wantPage(t *testing.T, what string, p fennectest.Page, status int, fragments ...string) {
+	t.Helper()
+	if p.StatusCode != status {
+		t.Errorf("%s: status %d, want %d\n%.2000s", what, p.StatusCode, status, p.Body)
+		return
+	}
+	for _, f := range fragments {
+		if !strings.Contains(p.Body, f) {
+			t.Errorf("%s lacks %q:\n%.6000s", what, f, p.Body)
+		}
+	}
+}
+
+// wantRedirect checks a redirect's status and Location.
+func wantRedirect(t *testing.T, what string, p fennectest.Page, status int, location string) {
+	t.Helper()
+	if p.StatusCode != status || p.Header.Get("Location") != location {
+		t.Errorf("%s: %d %q, want %d %q", what, p.StatusCode, p.Header.Get("Location"), status, location)
+	}
+}
+
+const hostileName = "<img src=x onerror=alert(1)>.txt"
+
+// TestFilePagesBrowse: the overview, tree, blob, raw and blame pages of a
+// public project, anonymously: escaped hostile names and links, refs with
+// slashes resolved by the longest prefix, large and binary files bounded,
+// SVG served sandboxed as an attachment, 9.x paths redirected.
+func TestFilePagesBrowse(t *testing.T) {
+	t.Parallel()
+	s := stocktest.Start(t)
+	p := stocktest.NewProject(t, s.Client, "web", "public")
+	big := strings.Repeat("0123456789abcde\n", 2<<20/16)
+	first := stocktest.CommitFiles(t, s.Client, p.ID, "master", "first <commit>", map[string]string{
+		"README.md":      "# Hello\n\nSee ![logo](img/logo.png).\n",
+		"src/a b#c.go":   "package main\n// <script>alert(1)</script>\n",
+		"dir/été.txt":    "unicode\n",
+		hostileName:      "hostile\n",
+		"bin/data.bin":   "\x00\x01\x02binary",
+		"big.txt":        big,
+		"evil.svg":       `<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`,
+		"img/logo.png":   "\x89PNG\r\n\x1a\n\x00\x00",
+		"docs/guide.md":  "# Guide\n",
+		"empty/.gitkeep": "",
+	})
+	if _, _, err := s.Client.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr("feature/x"), Ref: gitlab.Ptr("master")}); err != nil {
+		t.Fatal(err)
+	}
+	stocktest.CommitFiles(t, s.Client, p.ID, "feature/x", "on the feature", map[string]string{"dir/file.txt": "on feature/x\n"})
+	// A tag "feature" whose tree has no dir/file.txt: the longest ref
+	// that is a prefix of feature/x/dir/file.txt is the branch.
+	if _, _, err := s.Client.Tags.CreateTag(p.ID, &gitlab.CreateTagOptions{TagName: gitlab.Ptr("feature"), Ref: gitlab.Ptr("master")}); err != nil {
+		t.Fatal(err)
+	}
+	c := s.NewBrowser(t)
+
+	// The overview.
+	wantPage(t, "overview", c.Get(t, "/root/web"), 200,
+		`<h1>web</h1>`, `<a href="/root/web" aria-current="page">Overview</a>`, `<a href="/root/web/-/tree">Files</a>`,
+		`value="`+s.URL+`/root/web.git"`, `value="git@`, `/root/web/-/commit/`+first.ID+`"`, `first &lt;commit&gt;`,
+		`href="/root/web/-/blob/master/README.md"`, `href="/root/web/-/tree/master/src"`, `# Hello`,
+		`<option value="feature/x">feature/x</option>`, `<option value="master" selected>master</option>`)
+
+	// The tree, its entries escaped and linked escaped.
+	hostileHref := `/root/web/-/blob/master/` + web.EscapePath(hostileName)
+	page := c.Get(t, "/root/web/-/tree/master")
+	wantPage(t, "root tree", page, 200, `<h1>Files</h1>`, `&lt;img src=x onerror=alert(1)&gt;.txt`,
+		`href="`+hostileHref+`"`, `href="/root/web/-/tree/master/dir"`, `/root/web/-/commit/`+first.ID)
+	if strings.Contains(page.Body, "<img src=x") {
+		t.Errorf("a file name is not escaped:\n%s", page.Body)
+	}
+	wantPage(t, "src tree", c.Get(t, "/root/web/-/tree/master/src"), 200, `href="/root/web/-/blob/master/src/a%20b%23c.go"`, `>a b#c.go</a>`,
+		`<a href="/root/web/-/tree/master">web</a>`, `<span aria-current="page">src</span>`)
+	wantPage(t, "unicode tree", c.Get(t, "/root/web/-/tree/master/dir"), 200, `href="/root/web/-/blob/master/dir/%C3%A9t%C3%A9.txt"`, `>été.txt</a>`)
+	wantPage(t, "unknown ref", c.Get(t, "/root/web/-/tree/nope/src"), 404, `<h1>Page not found</h1>`)
+	wantPage(t, "unknown dir", c.Get(t, "/root/web/-/tree/master/nope"), 404, `<h1>Page not found</h1>`)
+	wantRedirect(t, "tree of a file", c.Get(t, "/root/web/-/tree/master/README.md"), 302, "/root/web/-/blob/master/README.md")
+
+	// The blob: numbered lines, anchors, links; hostile content escaped.
+	page = c.Get(t, "/root/web/-/blob/master/src/a%20b%23c.go")
+	wantPage(t, "blob", page, 200, `<h1>a b#c.go</h1>`, `<tr id="L2"><td class="num"><a href="#L2">2</a></td>`,
+		`href="/root/web/-/raw/master/src/a%20b%23c.go"`, `href="/root/web/-/blame/master/src/a%20b%23c.go"`,
+		`href="/root/web/-/commits/master/src/a%20b%23c.go"`)
+	if strings.Contains(page.Body, "<script>alert") {
+		t.Errorf("file content is not escaped:\n%s", page.Body)
+	}
+	wantPage(t, "markdown blob", c.Get(t, "/root/web/-/blob/master/README.md"), 200, `href="/root/web/-/blob/master/README.md?plain=1">Source</a>`)
+	wantPage(t, "markdown source", c.Get(t, "/root/web/-/blob/master/README.md?plain=1"), 200, `<tr id="L1">`,
+		`href="/root/web/-/blob/master/README.md">Rendered</a>`)
+	wantPage(t, "large blob", c.Get(t, "/root/web/-/blob/master/big.txt"), 200,
+		`This file is too large to display (2.0 MiB). <a href="/root/web/-/raw/master/big.txt">View it raw</a>.`)
+	wantPage(t, "binary blob", c.Get(t, "/root/web/-/blob/master/bin/data.bin"), 200,
+		`This is a binary file. <a href="/root/web/-/raw/master/bin/data.bin">Download it</a>.`)
+	wantPage(t, "image blob", c.Get(t, "/root/web/-/blob/master/img/logo.png"), 200, `<img src="/root/web/-/raw/master/img/logo.png" alt="logo.png">`)
+	wantPage(t, "empty blob", c.Get(t, "/root/web/-/blob/master/empty/.gitkeep"), 200, `This file is empty.`)
+	wantRedirect(t, "blob of a directory", c.Get(t, "/root/web/-/blob/master/src"), 302, "/root/web/-/tree/master/src")
+
+	// A ref with a slash, found as the longest prefix that is a ref (the
+	// tag "feature" is shorter).
+	page = c.Get(t, "/root/web/-/blob/feature/x/dir/file.txt")
+	wantPage(t, "blob on feature/x", page, 200, `<h1>file.txt</h1>`, `on feature/x`, `<option value="feature/x" selected>feature/x</option>`,
+		`<a href="/root/web/-/tree/feature/x/dir">dir</a>`)
+	wantPage(t, "tree of feature/x", c.Get(t, "/root/web/-/tree/feature/x/dir"), 200, `href="/root/web/-/blob/feature/x/dir/file.txt"`)
+	wantPage(t, "the tag feature", c.Get(t, "/root/web/-/blob/feature/dir/file.txt"), 404)
+	// The ref switcher's form.
+	wantRedirect(t, "switch ref", c.Get(t, "/root/web/-/tree?ref=feature%2Fx&path=dir"), 302, "/root/web/-/tree/feature/x/dir")
+	wantRedirect(t, "switch ref of a blob", c.Get(t, "/root/web/-/blob?ref=master&path=src%2Fa+b%23c.go"), 302, "/root/web/-/blob/master/src/a%20b%23c.go")
+
+	// Raw: streamed with its type, never sniffed; SVG sandboxed and an
+	// attachment.
+	page = c.Get(t, "/root/web/-/raw/master/evil.svg")
+	if page.StatusCode != 200 || page.Header.Get("Content-Type") != "image/svg+xml" || page.Header.Get("Content-Security-Policy") != "sandbox" ||
+		page.Header.Get("Content-Disposition") != "attachment; filename=evil.svg" || page.Header.Get("X-Content-Type-Options") != "nosniff" ||
+		!strings.Contains(page.Body, "<script>alert(1)</script>") {
+		t.Errorf("raw svg: %d %v %q", page.StatusCode, page.Header, page.Body)
+	}
+	page = c.Get(t, "/root/web/-/raw/master/src/a%20b%23c.go")
+	if page.StatusCode != 200 || page.Header.Get("Content-Type") != "text/plain; charset=utf-8" || page.Header.Get("Content-Disposition") != "" ||
+		page.Body != "package main\n// <script>alert(1)</script>\n" {
+		t.Errorf("raw text: %d %v %q", page.StatusCode, page.Header, page.Body)
+	}
+	page = c.Get(t, "/root/web/-/raw/master/big.txt")
+	if page.StatusCode != 200 || page.Body != big {
+		t.Errorf("raw big: %d, %d bytes", page.StatusCode, len(page.Body))
+	}
+	page = c.Get(t, "/root/web/-/raw/master/img/logo.png")
+	if page.StatusCode != 200 || page.Header.Get("Content-Type") != "image/png" || page.Header.Get("Content-Disposition") != "" {
+		t.Errorf("raw png: %d %v", page.StatusCode, page.Header)
+	}
+
+	// Blame: runs of lines with their commit.
+	wantPage(t, "blame", c.Get(t, "/root/web/-/blame/master/src/a%20b%23c.go"), 200, `<h1>Blame of src/a b#c.go</h1>`,
+		`<a class="mono" href="/root/web/-/commit/`+first.ID+`">`+first.ID[:8]+`</a>`, `<td rowspan="2">`, `<tr id="L2">`)
+
+	// GitLab 9.x's paths without "/-/".
+	wantRedirect(t, "9.x tree", c.Get(t, "/root/web/tree/master/src?x=1&y=%23"), 301, "/root/web/-/tree/master/src?x=1&y=%23")
+	wantRedirect(t, "9.x blob", c.Get(t, "/root/web/blob/feature/x/dir/file.txt"), 301, "/root/web/-/blob/feature/x/dir/file.txt")
+}
+
+// TestFilePagesTreeIsPaged: a tree of more entries than a page holds is
+// listed 1,000 at a time, with next and previous links.
+func TestFilePagesTreeIsPaged(t *testing.T) {
+	t.Parallel()
+	s := stocktest.Start(t)
+	p := stocktest.NewProject(t, s.Client, "wide", "public")
+	var actions []*gitlab.CommitActionOptions
+	for i := range 1001 {
+		actions = append(actions, &gitlab.CommitActionOptions{Action: gitlab.Ptr(gitlab.FileCreate),
+			FilePath: gitlab.Ptr(fmt.Sprintf("many/f%04d", i)), Content: gitlab.Ptr("x")})
+	}
+	if _, _, err := s.Client.Commits.CreateCommit(p.ID, &gitlab.CreateCommitOptions{Branch: gitlab.Ptr("master"),
+		CommitMessage: gitlab.Ptr("wide"), Actions: actions}); err != nil {
+		t.Fatal(err)
+	}
+	c := s.NewBrowser(t)
+	page := c.Get(t, "/root/wide/-/tree/master/many")
+	wantPage(t, "page 1", page, 200, `Entries 1–1000 of 1001`, `>f0999</a>`, `<a href="/root/wide/-/tree/master/many?page=2" rel="next">Next</a>`)
+	if strings.Contains(page.Body, ">f1000<") {
+		t.Error("page 1 lists the 1,001st entry")
+	}
+	page = c.Get(t, "/root/wide/-/tree/master/many?page=2")
+	wantPage(t, "page 2", page, 200, `Entries 1001–1001 of 1001`, `>f1000</a>`, `<a href="/root/wide/-/tree/master/many?page=1" rel="prev">Previous</a>`)
+	if strings.Contains(page.Body, ">f0999<") {
+		t.Error("page 2 lists an entry of page 1")
+	}
+}
+
+// TestFilePagesPermissions: a private project's pages are the API's: an
+// anonymous visitor is sent to sign in (as for a project that does not
+// exist), a non-member gets the 404 page, a member the page; a guest
+// member sees the overview but not the code. An empty repository's
+// overview says how to push one.
+func TestFilePagesPermissions(t *testing.T) {
+	t.Parallel()
+	s := stocktest.Start(t)
+	p := stocktest.NewProject(t, s.Client, "secret", "private")
+	stocktest.CommitFiles(t, s.Client, p.ID, "master", "secret commit", map[string]string{"README": "top secret\n"})
+	member, guest, other := s.CreateUser(t, "member"), s.CreateUser(t, "guest"), s.CreateUser(t, "other")
+	stocktest.AddMember(t, s.Client, p.ID, member.ID, gitlab.ReporterPermissions)
+	stocktest.AddMember(t, s.Client, p.ID, guest.ID, gitlab.GuestPermissions)
+
+	anon := s.NewBrowser(t)
+	for _, path := range []string{"/root/secret", "/root/secret/-/tree/master", "/root/secret/-/blob/master/README",
+		"/root/secret/-/raw/master/README", "/root/secret/-/blame/master/README", "/root/secret/tree/master", "/root/nothing", "/nobody/nothing"} {
+		wantRedirect(t, "anonymous "+path, anon.Get(t, path), 302, "/users/sign_in?return_to="+url.QueryEscape(path))
+	}
+	o := s.SignedIn(t, other.Username, other.Password)
+	for _, path := range []string{"/root/secret", "/root/secret/-/tree/master", "/root/secret/-/raw/master/README", "/root/secret/tree/master", "/root/nothing"} {
+		page := o.Get(t, path)
+		wantPage(t, "non-member "+path, page, 404, `<h1>Page not found</h1>`)
+		if strings.Contains(page.Body, "secret") && strings.Contains(page.Body, "top secret") {
+			t.Errorf("non-member sees the content of %s", path)
+		}
+	}
+	m := s.SignedIn(t, member.Username, member.Password)
+	wantPage(t, "member overview", m.Get(t, "/root/secret"), 200, `<h1>secret</h1>`, `top secret`)
+	wantPage(t, "member tree", m.Get(t, "/root/secret/-/tree/master"), 200, `href="/root/secret/-/blob/master/README"`)
+	wantPage(t, "member raw", m.Get(t, "/root/secret/-/raw/master/README"), 200, `top secret`)
+	g := s.SignedIn(t, guest.Username, guest.Password)
+	page := g.Get(t, "/root/secret")
+	wantPage(t, "guest overview", page, 200, `<h1>secret</h1>`)
+	if strings.Contains(page.Body, "top secret") || strings.Contains(page.Body, "/-/blob/") {
+		t.Errorf("a guest sees the code on the overview:\n%s", page.Body)
+	}
+	wantPage(t, "guest tree", g.Get(t, "/root/secret/-/tree/master"), 404, `<h1>Page not found</h1>`)
+
+	stocktest.NewProject(t, s.Client, "blank", "public")
+	wantPage(t, "empty overview", anon.Get(t, "/root/blank"), 200, `<h2 id="empty-title">This repository is empty</h2>`,
+		`git remote add origin `+s.URL+`/root/blank.git`)
+	wantRedirect(t, "empty tree", anon.Get(t, "/root/blank/-/tree"), 302, "/root/blank")
+}
