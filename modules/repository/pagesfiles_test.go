@@ -3,6 +3,9 @@ package repository_test
 import (
 	"fmt"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,6 +13,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/web"
+	"github.com/fennec-forge/fennec/modules/repository"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
@@ -47,16 +51,18 @@ func TestFilePagesBrowse(t *testing.T) {
 	p := stocktest.NewProject(t, s.Client, "web", "public")
 	big := strings.Repeat("0123456789abcde\n", 2<<20/16)
 	first := stocktest.CommitFiles(t, s.Client, p.ID, "master", "first <commit>", map[string]string{
-		"README.md":      "# Hello\n\nSee ![logo](img/logo.png).\n",
-		"src/a b#c.go":   "package main\n// <script>alert(1)</script>\n",
-		"dir/été.txt":    "unicode\n",
-		hostileName:      "hostile\n",
-		"bin/data.bin":   "\x00\x01\x02binary",
-		"big.txt":        big,
-		"evil.svg":       `<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`,
-		"img/logo.png":   "\x89PNG\r\n\x1a\n\x00\x00",
-		"docs/guide.md":  "# Guide\n",
-		"empty/.gitkeep": "",
+		"README.md":             "# Hello\n\nSee ![logo](img/logo.png).\n",
+		"src/a b#c.go":          "package main\n// <script>alert(1)</script>\n",
+		"dir/été.txt":           "unicode\n",
+		hostileName:             "hostile\n",
+		"bin/data.bin":          "\x00\x01\x02binary",
+		"big.txt":               big,
+		"evil.svg":              `<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`,
+		"img/logo.png":          "\x89PNG\r\n\x1a\n\x00\x00",
+		"docs/guide.md":         "# Guide\n",
+		"empty/.gitkeep":        "",
+		"page.html":             "<script>alert(1)</script>",
+		"odd/bidi\u202etxt.exe": "bidi\n",
 	})
 	if _, _, err := s.Client.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr("feature/x"), Ref: gitlab.Ptr("master")}); err != nil {
 		t.Fatal(err)
@@ -84,16 +90,18 @@ func TestFilePagesBrowse(t *testing.T) {
 	if strings.Contains(page.Body, "<img src=x") {
 		t.Errorf("a file name is not escaped:\n%s", page.Body)
 	}
-	wantPage(t, "src tree", c.Get(t, "/root/web/-/tree/master/src"), 200, `href="/root/web/-/blob/master/src/a%20b%23c.go"`, `>a b#c.go</a>`,
+	wantPage(t, "src tree", c.Get(t, "/root/web/-/tree/master/src"), 200, `href="/root/web/-/blob/master/src/a%20b%23c.go"`, `><bdi>a b#c.go</bdi></a>`,
 		`<a href="/root/web/-/tree/master">web</a>`, `<span aria-current="page">src</span>`)
-	wantPage(t, "unicode tree", c.Get(t, "/root/web/-/tree/master/dir"), 200, `href="/root/web/-/blob/master/dir/%C3%A9t%C3%A9.txt"`, `>été.txt</a>`)
+	wantPage(t, "unicode tree", c.Get(t, "/root/web/-/tree/master/dir"), 200, `href="/root/web/-/blob/master/dir/%C3%A9t%C3%A9.txt"`, `><bdi>été.txt</bdi></a>`)
 	wantPage(t, "unknown ref", c.Get(t, "/root/web/-/tree/nope/src"), 404, `<h1>Page not found</h1>`)
 	wantPage(t, "unknown dir", c.Get(t, "/root/web/-/tree/master/nope"), 404, `<h1>Page not found</h1>`)
+	wantPage(t, "odd names", c.Get(t, "/root/web/-/tree/master/odd"), 200, "<bdi>bidi\u202etxt.exe</bdi>")
+	wantPage(t, "dot dot", c.Get(t, "/root/web/-/blob/master/%2E%2E/README.md"), 404, `<h1>Page not found</h1>`)
 	wantRedirect(t, "tree of a file", c.Get(t, "/root/web/-/tree/master/README.md"), 302, "/root/web/-/blob/master/README.md")
 
 	// The blob: numbered lines, anchors, links; hostile content escaped.
 	page = c.Get(t, "/root/web/-/blob/master/src/a%20b%23c.go")
-	wantPage(t, "blob", page, 200, `<h1>a b#c.go</h1>`, `<tr id="L2"><td class="num"><a href="#L2">2</a></td>`,
+	wantPage(t, "blob", page, 200, `<h1><bdi>a b#c.go</bdi></h1>`, `<tr id="L2"><td class="num"><a href="#L2">2</a></td>`,
 		`href="/root/web/-/raw/master/src/a%20b%23c.go"`, `href="/root/web/-/blame/master/src/a%20b%23c.go"`,
 		`href="/root/web/-/commits/master/src/a%20b%23c.go"`)
 	if strings.Contains(page.Body, "<script>alert") {
@@ -113,7 +121,7 @@ func TestFilePagesBrowse(t *testing.T) {
 	// A ref with a slash, found as the longest prefix that is a ref (the
 	// tag "feature" is shorter).
 	page = c.Get(t, "/root/web/-/blob/feature/x/dir/file.txt")
-	wantPage(t, "blob on feature/x", page, 200, `<h1>file.txt</h1>`, `on feature/x`, `<option value="feature/x" selected>feature/x</option>`,
+	wantPage(t, "blob on feature/x", page, 200, `<h1><bdi>file.txt</bdi></h1>`, `on feature/x`, `<option value="feature/x" selected>feature/x</option>`,
 		`<a href="/root/web/-/tree/feature/x/dir">dir</a>`)
 	wantPage(t, "tree of feature/x", c.Get(t, "/root/web/-/tree/feature/x/dir"), 200, `href="/root/web/-/blob/feature/x/dir/file.txt"`)
 	wantPage(t, "the tag feature", c.Get(t, "/root/web/-/blob/feature/dir/file.txt"), 404)
@@ -128,6 +136,11 @@ func TestFilePagesBrowse(t *testing.T) {
 		page.Header.Get("Content-Disposition") != "attachment; filename=evil.svg" || page.Header.Get("X-Content-Type-Options") != "nosniff" ||
 		!strings.Contains(page.Body, "<script>alert(1)</script>") {
 		t.Errorf("raw svg: %d %v %q", page.StatusCode, page.Header, page.Body)
+	}
+	page = c.Get(t, "/root/web/-/raw/master/page.html")
+	if page.StatusCode != 200 || page.Header.Get("Content-Type") != "text/plain; charset=utf-8" || page.Header.Get("Content-Security-Policy") != "sandbox" ||
+		page.Header.Get("Content-Disposition") != "attachment; filename=page.html" {
+		t.Errorf("raw html: %d %v", page.StatusCode, page.Header)
 	}
 	page = c.Get(t, "/root/web/-/raw/master/src/a%20b%23c.go")
 	if page.StatusCode != 200 || page.Header.Get("Content-Type") != "text/plain; charset=utf-8" || page.Header.Get("Content-Disposition") != "" ||
@@ -144,7 +157,7 @@ func TestFilePagesBrowse(t *testing.T) {
 	}
 
 	// Blame: runs of lines with their commit.
-	wantPage(t, "blame", c.Get(t, "/root/web/-/blame/master/src/a%20b%23c.go"), 200, `<h1>Blame of src/a b#c.go</h1>`,
+	wantPage(t, "blame", c.Get(t, "/root/web/-/blame/master/src/a%20b%23c.go"), 200, `<h1>Blame of <bdi>src/a b#c.go</bdi></h1>`,
 		`<a class="mono" href="/root/web/-/commit/`+first.ID+`">`+first.ID[:8]+`</a>`, `<td rowspan="2">`, `<tr id="L2">`)
 
 	// GitLab 9.x's paths without "/-/".
@@ -169,12 +182,12 @@ func TestFilePagesTreeIsPaged(t *testing.T) {
 	}
 	c := s.NewBrowser(t)
 	page := c.Get(t, "/root/wide/-/tree/master/many")
-	wantPage(t, "page 1", page, 200, `Entries 1–1000 of 1001`, `>f0999</a>`, `<a href="/root/wide/-/tree/master/many?page=2" rel="next">Next</a>`)
+	wantPage(t, "page 1", page, 200, `Entries 1–1000 of 1001`, `>f0999</bdi>`, `<a href="/root/wide/-/tree/master/many?page=2" rel="next">Next</a>`)
 	if strings.Contains(page.Body, ">f1000<") {
 		t.Error("page 1 lists the 1,001st entry")
 	}
 	page = c.Get(t, "/root/wide/-/tree/master/many?page=2")
-	wantPage(t, "page 2", page, 200, `Entries 1001–1001 of 1001`, `>f1000</a>`, `<a href="/root/wide/-/tree/master/many?page=1" rel="prev">Previous</a>`)
+	wantPage(t, "page 2", page, 200, `Entries 1001–1001 of 1001`, `>f1000</bdi>`, `<a href="/root/wide/-/tree/master/many?page=1" rel="prev">Previous</a>`)
 	if strings.Contains(page.Body, ">f0999<") {
 		t.Error("page 2 lists an entry of page 1")
 	}
@@ -223,4 +236,30 @@ func TestFilePagesPermissions(t *testing.T) {
 	wantPage(t, "empty overview", anon.Get(t, "/root/blank"), 200, `<h2 id="empty-title">This repository is empty</h2>`,
 		`git remote add origin `+s.URL+`/root/blank.git`)
 	wantRedirect(t, "empty tree", anon.Get(t, "/root/blank/-/tree"), 302, "/root/blank")
+}
+
+// TestFilePagesControlCharacters: a name git took with a control
+// character (the API refuses them; a push does not) shows its visible
+// picture, linked escaped.
+func TestFilePagesControlCharacters(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git CLI not installed")
+	}
+	var repos repository.Store
+	s := stocktest.Start(t, fennectest.WithExtract(&repos))
+	p := stocktest.NewProject(t, s.Client, "ctl", "public")
+	w := t.TempDir()
+	gitCmd(t, w, "init", "-q", "-b", "master")
+	if err := os.WriteFile(filepath.Join(w, "bell\x07\x1b[31mred.txt"), []byte("ding\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitCmd(t, w, "add", ".")
+	gitCmd(t, w, "commit", "-q", "-m", "control")
+	touchRepository(t, s.Client, p.ID)
+	gitCmd(t, w, "push", "-q", repos.Path(p.ID), "master")
+	c := s.NewBrowser(t)
+	wantPage(t, "tree", c.Get(t, "/root/ctl/-/tree/master"), 200, "<bdi>bell\u2407\u241b[31mred.txt</bdi>",
+		`href="/root/ctl/-/blob/master/bell%07%1B%5B31mred.txt"`)
+	wantPage(t, "blob", c.Get(t, "/root/ctl/-/blob/master/bell%07%1B%5B31mred.txt"), 200, "<h1><bdi>bell\u2407\u241b[31mred.txt</bdi></h1>", "ding")
 }

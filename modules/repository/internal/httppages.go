@@ -151,3 +151,19 @@ func highlight(_ /*name*/, code string) []template.HTML {
 	}
 	return out
 }
+
+// visible is a name (a file's, a ref's) as a page shows it: its control
+// characters, which git allows in names and which would vanish or garble
+// the text around them, become their visible pictures (U+2400...). Bidi
+// controls are isolated by the templates' <bdi> instead.
+func visible(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r < 0x20:
+			return 0x2400 + r
+		case r == 0x7f:
+			return '\u2421'
+		}
+		return r
+	}, s)
+}

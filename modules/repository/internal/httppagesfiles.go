@@ -175,7 +175,7 @@ func (pg *pages) listing(r *http.Request, info projects.ProjectInfo, repo *git.R
 	last, complete := lastCommitsIn(r, repo, c, dir, names)
 	tv.LastCommitsShown, tv.LastCommitsPartial = true, !complete
 	for _, e := range window {
-		v := entryView{Name: e.Name, Type: e.Type}
+		v := entryView{Name: visible(e.Name), Type: e.Type}
 		switch e.Type {
 		case "tree":
 			v.Icon, v.Label, v.Href = "📁", "Directory", pg.site.URL(projectURL(full, "tree", ref, e.Path))
@@ -301,7 +301,7 @@ func crumbs(info projects.ProjectInfo, ref, p string) []web.Crumb {
 	}
 	segs := strings.Split(p, "/")
 	for i, seg := range segs {
-		c := web.Crumb{Label: seg}
+		c := web.Crumb{Label: visible(seg)}
 		if i < len(segs)-1 {
 			c.Href = projectURL(info.PathWithNamespace, "tree", ref, strings.Join(segs[:i+1], "/"))
 		}
@@ -354,11 +354,18 @@ func (pg *pages) tree(w http.ResponseWriter, r *http.Request, t *web.Templates) 
 	}
 	sub := root
 	if dir != "" {
-		if sub, err = root.Tree(dir); err != nil {
-			if e, ferr := root.FindEntry(dir); ferr == nil && e.Mode.IsFile() {
-				pg.site.Redirect(w, r, projectURL(info.PathWithNamespace, "blob", ref, dir))
+		e, err := treeEntryAt(repo, root, dir)
+		switch {
+		case err == nil && e.Mode == filemode.Dir:
+			sub, err = repo.TreeObject(e.Hash)
+			if err != nil {
+				pg.fail(w, r, err)
 				return
 			}
+		case err == nil && e.Mode.IsFile():
+			pg.site.Redirect(w, r, projectURL(info.PathWithNamespace, "blob", ref, dir))
+			return
+		default:
 			pg.site.NotFound(w, r)
 			return
 		}
@@ -373,10 +380,41 @@ func (pg *pages) tree(w http.ResponseWriter, r *http.Request, t *web.Templates) 
 	if dir != "" {
 		title = dir
 	}
-	t.Render(w, r, "tree", web.Page{Title: title + " · " + ref + " · " + info.NameWithNamespace, Project: projectHeader(info), Tab: "files",
+	t.Render(w, r, "tree", web.Page{Title: visible(title+" · "+ref) + " · " + info.NameWithNamespace, Project: projectHeader(info), Tab: "files",
 		Crumbs: crumbs(info, ref, dir),
-		Data: treePage{Ref: ref, Dir: dir, Commit: pg.commitLine(info.PathWithNamespace, c),
+		Data: treePage{Ref: ref, Dir: visible(dir), Commit: pg.commitLine(info.PathWithNamespace, c),
 			Refs: pg.refSwitcher(repo, info.PathWithNamespace, "tree", ref, dir), Tree: tv}})
+}
+
+// treeEntryAt finds the entry at path p (clean, not empty) under root. It
+// walks the trees itself because go-git's FindEntry refuses names with
+// control characters, which a push may bring: their pages must work too.
+func treeEntryAt(repo *git.Repository, root *object.Tree, p string) (*object.TreeEntry, error) {
+	t := root
+	segs := strings.Split(p, "/")
+	for i, seg := range segs {
+		var found *object.TreeEntry
+		for k := range t.Entries {
+			if t.Entries[k].Name == seg {
+				found = &t.Entries[k]
+				break
+			}
+		}
+		if found == nil {
+			return nil, object.ErrEntryNotFound
+		}
+		if i == len(segs)-1 {
+			return found, nil
+		}
+		if found.Mode != filemode.Dir {
+			return nil, object.ErrEntryNotFound
+		}
+		var err error
+		if t, err = repo.TreeObject(found.Hash); err != nil {
+			return nil, err
+		}
+	}
+	return nil, object.ErrEntryNotFound
 }
 
 // fileAtRef resolves the page's rest to a file: its ref, path and blob.
@@ -404,7 +442,7 @@ func (pg *pages) fileAtRef(w http.ResponseWriter, r *http.Request, key string) (
 		pg.fail(w, r, err)
 		return info, "", nil, false
 	}
-	e, err := root.FindEntry(p)
+	e, err := treeEntryAt(repo, root, p)
 	switch {
 	case err != nil || e.Mode == filemode.Submodule:
 		pg.site.NotFound(w, r)
@@ -474,7 +512,7 @@ func (pg *pages) blob(w http.ResponseWriter, r *http.Request, t *web.Templates) 
 		return
 	}
 	full, name := info.PathWithNamespace, path.Base(f.path)
-	d := blobPage{Ref: ref, Path: f.path, Name: name,
+	d := blobPage{Ref: ref, Path: f.path, Name: visible(name),
 		RawHref:     pg.site.URL(projectURL(full, "raw", ref, f.path)),
 		BlameHref:   pg.site.URL(projectURL(full, "blame", ref, f.path)),
 		HistoryHref: pg.site.URL(projectURL(full, "commits", ref, f.path)),
@@ -528,7 +566,7 @@ func (pg *pages) blob(w http.ResponseWriter, r *http.Request, t *web.Templates) 
 			}
 		}
 	}
-	t.Render(w, r, "blob", web.Page{Title: f.path + " · " + ref + " · " + info.NameWithNamespace, Project: projectHeader(info), Tab: "files",
+	t.Render(w, r, "blob", web.Page{Title: visible(f.path+" · "+ref) + " · " + info.NameWithNamespace, Project: projectHeader(info), Tab: "files",
 		Crumbs: crumbs(info, ref, f.path), Data: d})
 }
 
@@ -602,7 +640,7 @@ func (pg *pages) blame(w http.ResponseWriter, r *http.Request, t *web.Templates)
 		return
 	}
 	full := info.PathWithNamespace
-	d := blamePage{Ref: ref, Path: f.path, RawHref: pg.site.URL(projectURL(full, "raw", ref, f.path)),
+	d := blamePage{Ref: ref, Path: visible(f.path), RawHref: pg.site.URL(projectURL(full, "raw", ref, f.path)),
 		BlobHref: pg.site.URL(projectURL(full, "blob", ref, f.path))}
 	ranges, err := pg.rd.blameAt(r.Context(), f)
 	switch {
@@ -634,7 +672,7 @@ func (pg *pages) blame(w http.ResponseWriter, r *http.Request, t *web.Templates)
 		}
 		d.Groups = append(d.Groups, g)
 	}
-	t.Render(w, r, "blame", web.Page{Title: "Blame · " + f.path + " · " + ref, Project: projectHeader(info), Tab: "files",
+	t.Render(w, r, "blame", web.Page{Title: "Blame · " + visible(f.path+" · "+ref), Project: projectHeader(info), Tab: "files",
 		Crumbs: crumbs(info, ref, f.path), Data: d})
 }
 
