@@ -1,7 +1,12 @@
 package repository_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -10,10 +15,15 @@ import (
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+	"go.uber.org/zap"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/config"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/web"
 	"github.com/fennec-forge/fennec/modules/repository"
+	"github.com/fennec-forge/fennec/modules/stock"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
@@ -262,4 +272,84 @@ func TestFilePagesControlCharacters(t *testing.T) {
 	wantPage(t, "tree", c.Get(t, "/root/ctl/-/tree/master"), 200, "<bdi>bell\u2407\u241b[31mred.txt</bdi>",
 		`href="/root/ctl/-/blob/master/bell%07%1B%5B31mred.txt"`)
 	wantPage(t, "blob", c.Get(t, "/root/ctl/-/blob/master/bell%07%1B%5B31mred.txt"), 200, "<h1><bdi>bell\u2407\u241b[31mred.txt</bdi></h1>", "ding")
+}
+
+// TestFilePagesUnderAPrefix: mounted under /git of a host's mux (the
+// README's embedding example), the pages' links, forms and redirects
+// carry the prefix.
+func TestFilePagesUnderAPrefix(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	host := httptest.NewServer(mux)
+	defer host.Close()
+	cfg := config.Default()
+	cfg.Listen = ""
+	cfg.Data = t.TempDir()
+	cfg.NoSync = true
+	cfg.ExternalURL = host.URL + "/git"
+	cfg.SetModule("identity", "root_password", "password-123")
+	cfg.SetModule("identity", "password_cost", 4)
+	app, err := fennec.New(fennec.WithConfig(cfg), fennec.WithModules(stock.Modules()...), fennec.WithLogger(zap.NewNop()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := app.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer app.Stop(ctx)
+	mux.Handle("/git/", http.StripPrefix("/git", app.Handler()))
+
+	resp, err := http.Post(host.URL+"/git/api/v4/session", "application/json", strings.NewReader(`{"login":"root","password":"password-123"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var session struct {
+		PrivateToken string `json:"private_token"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&session)
+	resp.Body.Close()
+	if err != nil || session.PrivateToken == "" {
+		t.Fatalf("session: %v", err)
+	}
+	api, err := gitlab.NewClient(session.PrivateToken, gitlab.WithBaseURL(host.URL+"/git/api/v4"), gitlab.WithoutRetries())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := stocktest.NewProject(t, api, "pre", "public")
+	stocktest.CommitFiles(t, api, p.ID, "master", "first", map[string]string{"src/main.go": "package main\n"})
+
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(path string) (*http.Response, string) {
+		t.Helper()
+		resp, err := c.Get(host.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp, string(raw)
+	}
+	resp, body := get("/git/root/pre")
+	for _, want := range []string{`<a href="/git/root/pre/-/tree">Files</a>`, `href="/git/root/pre/-/tree/master/src"`,
+		`action="/git/root/pre/-/tree"`, `value="` + host.URL + `/git/root/pre.git"`} {
+		if resp.StatusCode != 200 || !strings.Contains(body, want) {
+			t.Errorf("overview under the prefix: %d, lacks %q\n%s", resp.StatusCode, want, body)
+		}
+	}
+	resp, body = get("/git/root/pre/-/blob/master/src/main.go")
+	if resp.StatusCode != 200 || !strings.Contains(body, `href="/git/root/pre/-/raw/master/src/main.go"`) ||
+		!strings.Contains(body, `<a href="/git/root/pre/-/tree/master/src">src</a>`) {
+		t.Errorf("blob under the prefix: %d\n%s", resp.StatusCode, body)
+	}
+	for path, want := range map[string]string{
+		"/git/root/pre/tree/master/src":            "/git/root/pre/-/tree/master/src",
+		"/git/root/pre/-/tree?ref=master&path=src": "/git/root/pre/-/tree/master/src",
+		"/git/root/pre/-/tree/master/src/main.go":  "/git/root/pre/-/blob/master/src/main.go",
+		"/git/root/hidden":                         "/git/users/sign_in?return_to=%2Fgit%2Froot%2Fhidden",
+	} {
+		if resp, _ := get(path); resp.Header.Get("Location") != want {
+			t.Errorf("%s under the prefix: %d %q, want %q", path, resp.StatusCode, resp.Header.Get("Location"), want)
+		}
+	}
 }
