@@ -83,11 +83,14 @@ func TestFilePagesBrowse(t *testing.T) {
 	if _, _, err := s.Client.Tags.CreateTag(p.ID, &gitlab.CreateTagOptions{TagName: gitlab.Ptr("feature"), Ref: gitlab.Ptr("master")}); err != nil {
 		t.Fatal(err)
 	}
+	if _, _, err := s.Client.Projects.EditProject(p.ID, &gitlab.EditProjectOptions{Description: gitlab.Ptr("A <b>web</b> project")}); err != nil {
+		t.Fatal(err)
+	}
 	c := s.NewBrowser(t)
 
 	// The overview.
 	wantPage(t, "overview", c.Get(t, "/root/web"), 200,
-		`<h1>web</h1>`, `<a href="/root/web" aria-current="page">Overview</a>`, `<a href="/root/web/-/tree">Files</a>`,
+		`<h1>web</h1>`, `<p>A &lt;b&gt;web&lt;/b&gt; project</p>`, `<caption class="muted">12 entries</caption>`, `<a href="/root/web" aria-current="page">Overview</a>`, `<a href="/root/web/-/tree">Files</a>`,
 		`value="`+s.URL+`/root/web.git"`, `value="git@`, `/root/web/-/commit/`+first.ID+`"`, `first &lt;commit&gt;`,
 		`href="/root/web/-/blob/master/README.md"`, `href="/root/web/-/tree/master/src"`, `# Hello`,
 		`<option value="feature/x">feature/x</option>`, `<option value="master" selected>master</option>`)
@@ -237,7 +240,7 @@ func TestFilePagesPermissions(t *testing.T) {
 	g := s.SignedIn(t, guest.Username, guest.Password)
 	page := g.Get(t, "/root/secret")
 	wantPage(t, "guest overview", page, 200, `<h1>secret</h1>`)
-	if strings.Contains(page.Body, "top secret") || strings.Contains(page.Body, "/-/blob/") {
+	if strings.Contains(page.Body, "top secret") || strings.Contains(page.Body, "/-/blob/") || strings.Contains(page.Body, "/root/secret.git") {
 		t.Errorf("a guest sees the code on the overview:\n%s", page.Body)
 	}
 	wantPage(t, "guest tree", g.Get(t, "/root/secret/-/tree/master"), 404, `<h1>Page not found</h1>`)
