@@ -40,17 +40,17 @@ func TestSiteInChromium(t *testing.T) {
 	}
 
 	// A hidden project page sends the visitor to sign in, and back.
-	must("hidden page", chromedp.Do(tab, chromedp.Navigate(s.URL+"/secret/project/-/tree/main"), chromedp.WaitVisible(chromedp.ID("login"))))
+	must("hidden page", chromedp.Do(tab, chromedp.Navigate(s.URL+"/secret/project/-/probe/main"), chromedp.WaitVisible(chromedp.ID("login"))))
 	chrome.CheckAccessibility(t, tab, "sign-in page")
 	must("sign in", chromedp.Do(tab, chromedp.SendKeys(chromedp.ID("login"), "root"),
 		chromedp.SendKeys(chromedp.ID("password"), s.RootPassword), chromedp.Click(chromedp.ID("sign-in")),
 		chromedp.WaitVisible(chromedp.ID("data"))))
 	loc, err := chromedp.Run(tab, chromedp.Location())
 	must("location", err)
-	if !strings.HasSuffix(loc, "/secret/project/-/tree/main") {
+	if !strings.HasSuffix(loc, "/secret/project/-/probe/main") {
 		t.Errorf("after signing in the browser is at %s", loc)
 	}
-	must("probe page", chromedp.Do(tab, chromedp.Navigate(s.URL+"/grp/proj/-/tree/main/a%20b"), chromedp.WaitVisible(chromedp.ID("data"))))
+	must("probe page", chromedp.Do(tab, chromedp.Navigate(s.URL+"/grp/proj/-/probe/main/a%20b"), chromedp.WaitVisible(chromedp.ID("data"))))
 	chrome.Screenshot(t, tab, shots, "project-page-signed-in.png")
 	chrome.CheckAccessibility(t, tab, "a project page, signed in")
 	who, err := chromedp.Run(tab, chromedp.Text(chromedp.CSS(".me")))

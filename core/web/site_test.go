@@ -43,8 +43,9 @@ func (p *probe) register(s *web.Site) {
 	t := s.Templates(testTemplates, "testdata/*.html")
 	s.AddMenu(web.MenuItem{Label: "Probe menu", Path: "/probe", Order: 1})
 	s.AddMenu(web.MenuItem{Label: "Members only", Path: "/probe/mine", Order: 2, SignedIn: true})
-	s.AddProjectTab(web.ProjectTab{Key: "files", Label: "Files", Suffix: "/-/tree", Order: 2})
-	s.AddProjectTab(web.ProjectTab{Key: "home", Label: "Overview", Order: 1})
+	// The project's Overview and Files (GET tree) are the stock
+	// repository module's; the probe's own page is "probe".
+	s.AddProjectTab(web.ProjectTab{Key: "probe", Label: "Probe", Suffix: "/-/probe", Order: 2})
 	s.AddProjectTab(web.ProjectTab{Key: "issues", Label: "Issues", Suffix: "/-/issues", Order: 3, Feature: "issues_enabled"})
 	s.AddProjectTab(web.ProjectTab{Key: "settings", Label: "Settings", Suffix: "/-/settings", Order: 4, MinLevel: 40})
 	s.Handle("GET /probe", func(w http.ResponseWriter, r *http.Request) {
@@ -58,13 +59,13 @@ func (p *probe) register(s *web.Site) {
 		p.writes++
 		s.Redirect(w, r, "/probe")
 	})
-	s.Project("GET tree", func(w http.ResponseWriter, r *http.Request) {
+	s.Project("GET probe", func(w http.ResponseWriter, r *http.Request) {
 		p.owner, p.rest = r.PathValue("owner"), r.PathValue("rest")
 		if p.owner == "secret/project" && auth.FromContext(r.Context()).User == nil {
 			s.Missing(w, r)
 			return
 		}
-		t.Render(w, r, "probe", web.Page{Title: "Tree", Tab: "files",
+		t.Render(w, r, "probe", web.Page{Title: "Tree", Tab: "probe",
 			Project: &web.Project{FullPath: p.owner, Name: "Probe / " + p.owner, Visibility: "public", Level: 30}, Data: p.rest})
 	})
 	s.Group("GET ", func(w http.ResponseWriter, r *http.Request) {
@@ -113,11 +114,11 @@ func TestSitePagesAndErrors(t *testing.T) {
 	// A project page: the owner and the rest unescaped, slashes, spaces,
 	// unicode and "#" kept; the tabs the project allows, the active one
 	// marked.
-	resp, body = split(c.Get(t, "/grp/sub/proj/-/tree/feature/x/dir%20a/%C3%A9t%C3%A9%23.md"))
+	resp, body = split(c.Get(t, "/grp/sub/proj/-/probe/feature/x/dir%20a/%C3%A9t%C3%A9%23.md"))
 	if resp.StatusCode != 200 || p.owner != "grp/sub/proj" || p.rest != "feature/x/dir a/été#.md" {
 		t.Fatalf("project page: %d owner %q rest %q", resp.StatusCode, p.owner, p.rest)
 	}
-	for _, want := range []string{`<a href="/grp/sub/proj">Overview</a>`, `<a href="/grp/sub/proj/-/tree" aria-current="page">Files</a>`} {
+	for _, want := range []string{`<a href="/grp/sub/proj">Overview</a>`, `<a href="/grp/sub/proj/-/probe" aria-current="page">Probe</a>`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("project page lacks %q:\n%s", want, body)
 		}
@@ -126,8 +127,8 @@ func TestSitePagesAndErrors(t *testing.T) {
 		t.Errorf("tabs of a switched-off feature or a higher level are shown:\n%s", body)
 	}
 	// A project the visitor may not see: sign in first, then come back.
-	resp, _ = split(c.Get(t, "/secret/project/-/tree/main?x=1"))
-	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "/users/sign_in?return_to=%2Fsecret%2Fproject%2F-%2Ftree%2Fmain%3Fx%3D1" {
+	resp, _ = split(c.Get(t, "/secret/project/-/probe/main?x=1"))
+	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "/users/sign_in?return_to=%2Fsecret%2Fproject%2F-%2Fprobe%2Fmain%3Fx%3D1" {
 		t.Errorf("hidden project, anonymous: %d %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
 	// Groups and bare paths.
@@ -293,12 +294,12 @@ func TestSiteUnderAPrefix(t *testing.T) {
 		return resp, string(raw)
 	}
 
-	resp, body := fetch("/git/grp/proj/-/tree/main")
+	resp, body := fetch("/git/grp/proj/-/probe/main")
 	if resp.StatusCode != 200 || p.owner != "grp/proj" {
 		t.Fatalf("a project page under the prefix: %d owner %q", resp.StatusCode, p.owner)
 	}
 	for _, want := range []string{`<a class="brand" href="/git/">`, `<a href="/git/probe">Probe menu</a>`,
-		`<a href="/git/grp/proj/-/tree" aria-current="page">Files</a>`, `href="/git/users/sign_in?return_to=%2Fgit%2Fgrp%2Fproj%2F-%2Ftree%2Fmain"`} {
+		`<a href="/git/grp/proj/-/probe" aria-current="page">Probe</a>`, `href="/git/users/sign_in?return_to=%2Fgit%2Fgrp%2Fproj%2F-%2Fprobe%2Fmain"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("under the prefix, the page lacks %q:\n%s", want, body)
 		}
@@ -310,8 +311,8 @@ func TestSiteUnderAPrefix(t *testing.T) {
 	if resp, _ = fetch(css[1]); resp.StatusCode != 200 {
 		t.Errorf("stylesheet under the prefix: %d", resp.StatusCode)
 	}
-	resp, _ = fetch("/git/secret/project/-/tree/main")
-	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "/git/users/sign_in?return_to=%2Fgit%2Fsecret%2Fproject%2F-%2Ftree%2Fmain" {
+	resp, _ = fetch("/git/secret/project/-/probe/main")
+	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "/git/users/sign_in?return_to=%2Fgit%2Fsecret%2Fproject%2F-%2Fprobe%2Fmain" {
 		t.Errorf("sign-in redirect under the prefix: %d %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
 	resp, body = fetch("/git/no/such/page")
@@ -341,7 +342,7 @@ func TestSiteHostilePaths(t *testing.T) {
 		}
 	}
 	// The project page escapes what the path brings.
-	pg := c.Get(t, "/grp/proj/-/tree/%3Cscript%3Ealert(1)%3C%2Fscript%3E")
+	pg := c.Get(t, "/grp/proj/-/probe/%3Cscript%3Ealert(1)%3C%2Fscript%3E")
 	if pg.StatusCode != 200 || strings.Contains(pg.Body, "<script>alert(1)") || !strings.Contains(pg.Body, "&lt;script&gt;alert(1)&lt;/script&gt;") {
 		t.Errorf("hostile rest: %d\n%s", pg.StatusCode, pg.Body)
 	}

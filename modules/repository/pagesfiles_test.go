@@ -175,6 +175,7 @@ func TestFilePagesBrowse(t *testing.T) {
 
 	// GitLab 9.x's paths without "/-/".
 	wantRedirect(t, "9.x tree", c.Get(t, "/root/web/tree/master/src?x=1&y=%23"), 301, "/root/web/-/tree/master/src?x=1&y=%23")
+	wantRedirect(t, "clone URL", c.Get(t, "/root/web.git"), 301, "/root/web")
 	wantRedirect(t, "9.x blob", c.Get(t, "/root/web/blob/feature/x/dir/file.txt"), 301, "/root/web/-/blob/feature/x/dir/file.txt")
 }
 

@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -708,12 +709,16 @@ type readmeView struct {
 }
 
 // bare serves the bare paths that are a project's: its overview
-// (/<namespace>/<project>), and GitLab 9.x's paths without "/-/"
-// (/ns/p/tree/master), redirected. A path that is no project the visitor
-// may see sends an anonymous visitor to sign in (as GitLab does, whether
-// or not the project exists: a hidden project is never told from a
-// missing one), unless it is a group they see, left to its module; a
-// signed-in visitor's is left to the other handlers, and the 404 page.
+// (/<namespace>/<project>), GitLab 9.x's paths without "/-/"
+// (/ns/p/tree/master) and the clone URL (/ns/p.git), redirected.
+//
+// A path that is no project the visitor may see is left to the other
+// handlers (a signed-in visitor gets the 404 page), except that an
+// anonymous visitor is sent to sign in, as GitLab does, when the path is
+// shaped as a project of a namespace they can see (a user's, or a visible
+// group's): whether the project is hidden or missing is never told, as
+// the answer depends only on what the visitor may see. Paths in a ".git"
+// directory are git's, for git clients: left to the 404.
 func (pg *pages) bare(w http.ResponseWriter, r *http.Request, p string, t *web.Templates) bool {
 	p = strings.TrimSuffix(p, "/")
 	if !strings.Contains(p, "/") {
@@ -732,14 +737,62 @@ func (pg *pages) bare(w http.ResponseWriter, r *http.Request, p string, t *web.T
 	if pg.redirectOld(w, r, p) {
 		return true
 	}
+	// The clone URL opened in a browser: the project's page, as GitLab.
+	if trimmed, ok := strings.CutSuffix(p, ".git"); ok {
+		if info, err := pg.rd.access.Resolve(ctx, trimmed); err == nil {
+			http.Redirect(w, r, pg.site.URL(projectURL(info.PathWithNamespace, "", "", "")), http.StatusMovedPermanently)
+			return true
+		}
+	}
 	if auth.FromContext(ctx).User != nil {
 		return false
 	}
-	if _, err := pg.teams.ResolveGroup(ctx, p); err == nil {
-		return false
+	segs := strings.Split(p, "/")
+	for _, seg := range segs {
+		if strings.HasSuffix(seg, ".git") {
+			return false
+		}
 	}
-	pg.site.Missing(w, r)
-	return true
+	if _, err := pg.teams.ResolveGroup(ctx, p); err == nil {
+		return false // a group's page, another module's
+	}
+	// The project the path would be: all of it, or what comes before a
+	// project page's key (9.x).
+	candidates := [][]string{segs}
+	keys := pg.site.ProjectKeys()
+	for i := 2; i < len(segs) && len(candidates) < maxOldPathTries; i++ {
+		if slices.Contains(keys, segs[i]) {
+			candidates = append(candidates, segs[:i])
+		}
+	}
+	for _, c := range candidates {
+		if pg.visibleNamespace(r, c[:len(c)-1]) {
+			pg.site.Missing(w, r)
+			return true
+		}
+	}
+	return false
+}
+
+// pathRE is the shape of a namespace's or a project's path (the projects
+// module's rule).
+var pathRE = regexp.MustCompile(`^[a-zA-Z0-9_.][a-zA-Z0-9_.-]*$`)
+
+// visibleNamespace says whether segs name a namespace the visitor sees:
+// a top-level name (a user's, whose namespaces are public, or a group's:
+// GitLab sends anonymous visitors of any of them to sign in alike) or a
+// subgroup they may see.
+func (pg *pages) visibleNamespace(r *http.Request, segs []string) bool {
+	for _, seg := range segs {
+		if !pathRE.MatchString(seg) {
+			return false // no namespace has such a name: the 404
+		}
+	}
+	if len(segs) == 1 {
+		return true
+	}
+	_, err := pg.teams.ResolveGroup(r.Context(), strings.Join(segs, "/"))
+	return err == nil
 }
 
 // redirectOld redirects a 9.x path (/ns/p/tree/master/dir) to its "/-/"
