@@ -1,8 +1,6 @@
 package repository_test
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,15 +13,13 @@ import (
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
-	"go.uber.org/zap"
 
-	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/config"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/web"
 	"github.com/fennec-forge/fennec/modules/repository"
-	"github.com/fennec-forge/fennec/modules/stock"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
@@ -286,42 +282,14 @@ func TestFilePagesUnderAPrefix(t *testing.T) {
 	mux := http.NewServeMux()
 	host := httptest.NewServer(mux)
 	defer host.Close()
-	cfg := config.Default()
-	cfg.Listen = ""
-	cfg.Data = t.TempDir()
-	cfg.NoSync = true
-	cfg.ExternalURL = host.URL + "/git"
-	cfg.SetModule("identity", "root_password", "password-123")
-	cfg.SetModule("identity", "password_cost", 4)
-	app, err := fennec.New(fennec.WithConfig(cfg), fennec.WithModules(stock.Modules()...), fennec.WithLogger(zap.NewNop()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := app.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer app.Stop(ctx)
-	mux.Handle("/git/", http.StripPrefix("/git", app.Handler()))
-
-	resp, err := http.Post(host.URL+"/git/api/v4/session", "application/json", strings.NewReader(`{"login":"root","password":"password-123"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var session struct {
-		PrivateToken string `json:"private_token"`
-	}
-	err = json.NewDecoder(resp.Body).Decode(&session)
-	resp.Body.Close()
-	if err != nil || session.PrivateToken == "" {
-		t.Fatalf("session: %v", err)
-	}
-	api, err := gitlab.NewClient(session.PrivateToken, gitlab.WithBaseURL(host.URL+"/git/api/v4"), gitlab.WithoutRetries())
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := stocktest.NewProject(t, api, "pre", "public")
-	stocktest.CommitFiles(t, api, p.ID, "master", "first", map[string]string{"src/main.go": "package main\n"})
+	// The API is taken as the app is assembled: the host serves it under
+	// /git before the app starts (which signs root in through the prefix).
+	var site *api.API
+	mux.Handle("/git/", http.StripPrefix("/git", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { site.Handler().ServeHTTP(w, r) })))
+	s := stocktest.Start(t, fennectest.WithExtract(&site),
+		fennectest.WithConfig(func(c *config.Config) { c.ExternalURL = host.URL + "/git" }))
+	p := stocktest.NewProject(t, s.Client, "pre", "public")
+	stocktest.CommitFiles(t, s.Client, p.ID, "master", "first", map[string]string{"src/main.go": "package main\n"})
 
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	get := func(path string) (*http.Response, string) {
