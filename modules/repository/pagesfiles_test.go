@@ -9,8 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
@@ -323,5 +325,51 @@ func TestFilePagesUnderAPrefix(t *testing.T) {
 		if resp, _ := get(path); resp.Header.Get("Location") != want {
 			t.Errorf("%s under the prefix: %d %q, want %q", path, resp.StatusCode, resp.Header.Get("Location"), want)
 		}
+	}
+}
+
+// TestFilePagesLastCommitsAreBounded: the last commit of a file unchanged
+// for 12,000 commits is beyond the tree page's walk: the page answers
+// anyway, says the column is incomplete, and still shows the entries
+// changed recently.
+func TestFilePagesLastCommitsAreBounded(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git CLI not installed")
+	}
+	var repos repository.Store
+	s := stocktest.Start(t, fennectest.WithExtract(&repos))
+	p := stocktest.NewProject(t, s.Client, "long", "public")
+	w := t.TempDir()
+	gitCmd(t, w, "init", "-q", "-b", "master")
+	var stream strings.Builder
+	const commits = 12000
+	for i := 1; i <= commits; i++ {
+		fmt.Fprintf(&stream, "commit refs/heads/master\ncommitter T <t@example.com> %d +0000\ndata 5\nc%03d\n", 1700000000+i, i%1000)
+		if i == 1 {
+			stream.WriteString("M 100644 inline old.txt\ndata 4\nold\n")
+		}
+		fmt.Fprintf(&stream, "M 100644 inline counter.txt\ndata %d\n%d\n", len(strconv.Itoa(i))+1, i)
+	}
+	cmd := exec.Command("git", "fast-import", "--quiet")
+	cmd.Dir, cmd.Stdin = w, strings.NewReader(stream.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("fast-import: %v\n%s", err, out)
+	}
+	touchRepository(t, s.Client, p.ID)
+	gitCmd(t, w, "push", "-q", repos.Path(p.ID), "master")
+	head := gitCmd(t, w, "rev-parse", "master")
+
+	c := s.NewBrowser(t)
+	start := time.Now()
+	page := c.Get(t, "/root/long/-/tree/master")
+	took := time.Since(start)
+	wantPage(t, "tree", page, 200, `the last commit of some entries took too long to find and is left out`,
+		`<a href="/root/long/-/commit/`+head+`">c000</a>`)
+	if strings.Count(page.Body, "/-/commit/") != 2 { // the ref's commit, and counter.txt's
+		t.Errorf("commit links: %d, want 2", strings.Count(page.Body, "/-/commit/"))
+	}
+	if took > 10*time.Second {
+		t.Errorf("the tree page took %v", took)
 	}
 }
