@@ -80,13 +80,13 @@ type refSwitch struct {
 	Action, Path, Current string
 	// Other is Current when it is none of the branches and tags listed
 	// (a commit id, or past the bound).
-	Other              bool
-	Branches, Tags     []string
-	MoreBranches, More bool
+	Other                  bool
+	Branches, Tags         []string
+	MoreBranches, MoreTags bool
 }
 
 // refSwitcher lists at most maxRefOptions branches (by name) and as many
-// tags (newest name first, as the API's tags are).
+// tags (in reverse name order, as the API's tags are).
 func (pg *pages) refSwitcher(repo *git.Repository, fullPath, key, current, p string) refSwitch {
 	rs := refSwitch{Action: pg.site.URL(projectURL(fullPath, key, "", "")), Path: p, Current: current}
 	if iter, err := repo.Branches(); err == nil {
@@ -101,7 +101,7 @@ func (pg *pages) refSwitcher(repo *git.Repository, fullPath, key, current, p str
 		rs.Branches, rs.MoreBranches = rs.Branches[:maxRefOptions], true
 	}
 	if len(rs.Tags) > maxRefOptions {
-		rs.Tags, rs.More = rs.Tags[:maxRefOptions], true
+		rs.Tags, rs.MoreTags = rs.Tags[:maxRefOptions], true
 	}
 	rs.Other = !slices.Contains(rs.Branches, current) && !slices.Contains(rs.Tags, current)
 	return rs
@@ -138,7 +138,6 @@ type treeView struct {
 	Page, Pages, Total  int
 	PrevHref, NextHref  string
 	LastCommitsPartial  bool
-	LastCommitsShown    bool
 	FirstEntry, LastOne int
 }
 
@@ -174,7 +173,7 @@ func (pg *pages) listing(r *http.Request, info projects.ProjectInfo, repo *git.R
 		names[i] = e.Name
 	}
 	last, complete := lastCommitsIn(r, repo, c, dir, names)
-	tv.LastCommitsShown, tv.LastCommitsPartial = true, !complete
+	tv.LastCommitsPartial = !complete
 	for _, e := range window {
 		v := entryView{Name: visible(e.Name), Type: e.Type}
 		switch e.Type {
