@@ -178,7 +178,8 @@ func TestFilePagesBrowse(t *testing.T) {
 }
 
 // TestFilePagesTreeIsPaged: a tree of more entries than a page holds is
-// listed 1,000 at a time, with next and previous links.
+// listed 1,000 at a time, with next and previous links; the ref switcher
+// lists at most 100 branches.
 func TestFilePagesTreeIsPaged(t *testing.T) {
 	t.Parallel()
 	s := stocktest.Start(t)
@@ -192,8 +193,20 @@ func TestFilePagesTreeIsPaged(t *testing.T) {
 		CommitMessage: gitlab.Ptr("wide"), Actions: actions}); err != nil {
 		t.Fatal(err)
 	}
+	for i := range 101 {
+		if _, _, err := s.Client.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr(fmt.Sprintf("b%03d", i)), Ref: gitlab.Ptr("master")}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	c := s.NewBrowser(t)
 	page := c.Get(t, "/root/wide/-/tree/master/many")
+	// The ref switcher lists 100 branches ("b000" to "b099"), says so, and
+	// keeps the current ref selected though it is past them.
+	wantPage(t, "ref switcher", page, 200, `<option value="b099">b099</option>`, `(only the first 100 branches are listed)`,
+		`<select id="ref-switch" name="ref"><option value="master" selected>master</option>`)
+	if strings.Contains(page.Body, `"b100"`) {
+		t.Error("the ref switcher lists a 101st branch")
+	}
 	wantPage(t, "page 1", page, 200, `Entries 1–1000 of 1001`, `>f0999</bdi>`, `<a href="/root/wide/-/tree/master/many?page=2" rel="next">Next</a>`)
 	if strings.Contains(page.Body, ">f1000<") {
 		t.Error("page 1 lists the 1,001st entry")
