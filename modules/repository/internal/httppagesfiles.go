@@ -162,7 +162,7 @@ func (pg *pages) listing(r *http.Request, info projects.ProjectInfo, repo *git.R
 		tv.NextHref = here + "?page=" + strconv.Itoa(page+1)
 	}
 	if dir != "" {
-		tv.ParentHref = pg.site.URL(projectURL(full, "tree", ref, path.Dir("/" + dir)[1:]))
+		tv.ParentHref = pg.site.URL(projectURL(full, "tree", ref, parentDir(dir)))
 	}
 	objs, err := pg.rd.store.Objects(info.ID)
 	if err != nil {
@@ -386,6 +386,11 @@ func (pg *pages) tree(w http.ResponseWriter, r *http.Request, t *web.Templates) 
 			Refs: pg.refSwitcher(repo, info.PathWithNamespace, "tree", ref, dir), Tree: tv}})
 }
 
+// parentDir is the directory holding p ("" at the root).
+func parentDir(p string) string {
+	return strings.TrimPrefix(path.Dir("/"+p), "/")
+}
+
 // treeEntryAt finds the entry at path p (clean, not empty) under root. It
 // walks the trees itself because go-git's FindEntry refuses names with
 // control characters, which a push may bring: their pages must work too.
@@ -495,12 +500,12 @@ type blobPage struct {
 	Size            string
 	// Kind is what is shown: "text", "markdown", "image", "binary",
 	// "large" or "empty".
-	Kind                               string
-	Lines                              []lineView
-	Markdown                           template.HTML
-	RawHref, BlameHref, HistoryHref    string
-	SourceHref, RenderedHref, TreeHref string
-	Refs                               refSwitch
+	Kind                            string
+	Lines                           []lineView
+	Markdown                        template.HTML
+	RawHref, BlameHref, HistoryHref string
+	SourceHref, RenderedHref        string
+	Refs                            refSwitch
 }
 
 // blob is /-/blob/<ref>/<path>: the file highlighted with numbered lines
@@ -516,7 +521,6 @@ func (pg *pages) blob(w http.ResponseWriter, r *http.Request, t *web.Templates) 
 		RawHref:     pg.site.URL(projectURL(full, "raw", ref, f.path)),
 		BlameHref:   pg.site.URL(projectURL(full, "blame", ref, f.path)),
 		HistoryHref: pg.site.URL(projectURL(full, "commits", ref, f.path)),
-		TreeHref:    pg.site.URL(projectURL(full, "tree", ref, strings.TrimPrefix(path.Dir("/"+f.path), "/"))),
 		Refs:        pg.refSwitcher(f.repo, full, "blob", ref, f.path)}
 	br, err := pg.rd.openBlob(r.Context(), f.projectID, f.blob)
 	if isMissing(err) {
@@ -558,7 +562,7 @@ func (pg *pages) blob(w http.ResponseWriter, r *http.Request, t *web.Templates) 
 		switch {
 		case isMarkdown(name) && !plain:
 			d.Kind, d.SourceHref = "markdown", here+"?plain=1"
-			d.Markdown = renderMarkdown(r.Context(), info, ref, path.Dir(f.path), text)
+			d.Markdown = renderMarkdown(r.Context(), info, ref, parentDir(f.path), text)
 		default:
 			d.Kind, d.Lines = "text", numbered(highlight(name, text))
 			if isMarkdown(name) {
