@@ -1,0 +1,350 @@
+package markup
+
+import (
+	"bytes"
+	"context"
+	"html/template"
+	"net/url"
+	"path"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/microcosm-cc/bluemonday"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/renderer/html"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+// MaxRenderBytes bounds Render: a longer text is shown as escaped plain
+// text, so no document costs the renderer more than its size.
+const MaxRenderBytes = 1 << 20
+
+// Context says where a text is shown, so its references and relative
+// links resolve.
+type Context struct {
+	// BaseURL is the server's external URL with any embedding prefix, no
+	// trailing slash ("http://host/git"); links are BaseURL + "/" + path.
+	BaseURL string
+	// Project is the full path of the project the text belongs to
+	// ("group/sub/project"); "" when none.
+	Project string
+	// Ref and Dir place a file read from a repository: its relative links
+	// and images resolve in Dir ("" for the root) at Ref.
+	Ref, Dir string
+	// Resolver tells which references name something the viewer may see;
+	// nil leaves references as text.
+	Resolver Resolver
+}
+
+// Resolver answers whether a reference names something the viewer may see
+// (ok), and its title, shown on the link. Pages implement it over the
+// module services, with the viewer's principal in ctx.
+type Resolver interface {
+	Reference(ctx context.Context, r Reference) (ok bool, title string)
+}
+
+// RefKind is what a reference names.
+type RefKind int
+
+// The kinds of GitLab references.
+const (
+	Issue        RefKind = iota // #12
+	MergeRequest                // !3
+	Snippet                     // $4
+	User                        // @name
+	Commit                      // 7 to 40 hex digits
+)
+
+// Reference is one reference found in a text.
+type Reference struct {
+	Kind RefKind
+	// Project is the full path the reference names, the Context's when
+	// the text names none (and "" for users).
+	Project string
+	// ID is the number, username or commit id, as written.
+	ID string
+}
+
+type renderState struct {
+	ctx context.Context
+	c   Context
+}
+
+var stateKey = parser.NewContextKey()
+
+var md = sync.OnceValue(func() goldmark.Markdown {
+	return goldmark.New(
+		goldmark.WithExtensions(extension.GFM),
+		goldmark.WithParserOptions(parser.WithAutoHeadingID(),
+			parser.WithASTTransformers(util.Prioritized(transformer{}, 100))),
+		// Raw HTML goes through, to be cut down by the sanitiser to what
+		// user content may hold.
+		goldmark.WithRendererOptions(html.WithUnsafe(),
+			renderer.WithNodeRenderers(util.Prioritized(codeRenderer{}, 100))),
+	)
+})
+
+var policy = sync.OnceValue(func() *bluemonday.Policy {
+	p := bluemonday.UGCPolicy()
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^(hl-[a-zA-Z0-9]+|code-block|anchor|gfm gfm-[a-z_]+)$`)).OnElements("span", "pre", "a")
+	p.AllowAttrs("id").Matching(regexp.MustCompile(`^[\p{L}\p{N}_-]+$`)).OnElements("h1", "h2", "h3", "h4", "h5", "h6")
+	p.AllowAttrs("type").Matching(regexp.MustCompile(`^checkbox$`)).OnElements("input")
+	p.AllowAttrs("checked", "disabled").OnElements("input")
+	p.AllowAttrs("title").OnElements("a")
+	p.AllowURLSchemes("http", "https", "mailto")
+	p.RequireNoFollowOnFullyQualifiedLinks(true)
+	p.RequireNoReferrerOnFullyQualifiedLinks(true)
+	return p
+})
+
+// Render is src, Markdown, as sanitised HTML (see the package's doc).
+func Render(ctx context.Context, src []byte, c Context) template.HTML {
+	if len(src) > MaxRenderBytes || tooDeep(src) {
+		return template.HTML(`<pre class="plain">` + template.HTMLEscapeString(string(src)) + `</pre>`) //nolint:gosec // escaped
+	}
+	pc := parser.NewContext()
+	pc.Set(stateKey, &renderState{ctx: ctx, c: c})
+	var buf bytes.Buffer
+	if err := md().Convert(src, &buf, parser.WithContext(pc)); err != nil {
+		return template.HTML(`<pre class="plain">` + template.HTMLEscapeString(string(src)) + `</pre>`) //nolint:gosec // escaped
+	}
+	return template.HTML(policy().SanitizeBytes(buf.Bytes())) //nolint:gosec // sanitised
+}
+
+// maxNesting bounds the block markers that open a line ("> > - -"):
+// goldmark's time grows with the square of the nesting, and a document
+// nested deeper than this is shown as plain text.
+const maxNesting = 100
+
+// tooDeep reports whether a line of src opens more than maxNesting quotes
+// or list items.
+func tooDeep(src []byte) bool {
+	for _, line := range bytes.Split(src, []byte("\n")) {
+		n := 0
+	scan:
+		for i, c := range line {
+			switch {
+			case c == '>':
+				n++
+			case c == '-' || c == '*' || c == '+':
+				// A list marker is followed by a space; "-----" is a rule.
+				if i+1 < len(line) && (line[i+1] == ' ' || line[i+1] == '\t') {
+					n++
+				}
+			case c == ' ' || c == '\t':
+			default:
+				break scan
+			}
+			if n > maxNesting {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// codeRenderer renders fenced code blocks highlighted.
+type codeRenderer struct{}
+
+func (codeRenderer) RegisterFuncs(r renderer.NodeRendererFuncRegisterer) {
+	r.Register(ast.KindFencedCodeBlock, func(w util.BufWriter, source []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		b := n.(*ast.FencedCodeBlock)
+		lang := ""
+		if b.Info != nil {
+			lang = string(b.Language(source))
+		}
+		_, _ = w.WriteString(highlightBlock(lang, blockText(b, source)))
+		return ast.WalkSkipChildren, nil
+	})
+}
+
+func blockText(n ast.Node, source []byte) []byte {
+	var b bytes.Buffer
+	lines := n.Lines()
+	for i := 0; i < lines.Len(); i++ {
+		seg := lines.At(i)
+		b.Write(seg.Value(source))
+	}
+	return b.Bytes()
+}
+
+// transformer resolves relative links and images, links references, and
+// gives each heading an anchor link to itself.
+type transformer struct{}
+
+func (transformer) Transform(doc *ast.Document, reader text.Reader, pc parser.Context) {
+	st, _ := pc.Get(stateKey).(*renderState)
+	if st == nil {
+		return
+	}
+	source := reader.Source()
+	var texts []*ast.Text
+	var headings []*ast.Heading
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch v := n.(type) {
+		case *ast.Link:
+			v.Destination = st.c.resolve(v.Destination, "blob")
+			return ast.WalkSkipChildren, nil // no references inside a link
+		case *ast.Image:
+			v.Destination = st.c.resolve(v.Destination, "raw")
+		case *ast.AutoLink, *ast.CodeSpan, *ast.FencedCodeBlock, *ast.CodeBlock, *ast.HTMLBlock, *ast.RawHTML:
+			return ast.WalkSkipChildren, nil
+		case *ast.Heading:
+			headings = append(headings, v)
+		case *ast.Text:
+			texts = append(texts, v)
+		}
+		return ast.WalkContinue, nil
+	})
+	if st.c.Resolver != nil {
+		for _, t := range texts {
+			st.linkReferences(t, source)
+		}
+	}
+	for _, h := range headings {
+		id, ok := h.AttributeString("id")
+		if !ok {
+			continue
+		}
+		idb, _ := id.([]byte)
+		a := ast.NewLink()
+		a.Destination = append([]byte("#"), idb...)
+		a.SetAttributeString("class", []byte("anchor"))
+		a.SetAttributeString("title", []byte("Link to this heading"))
+		a.AppendChild(a, ast.NewString([]byte("#")))
+		h.AppendChild(h, a)
+	}
+}
+
+// resolve makes a relative link of a repository file point into the
+// repository at the file's ref: kind "blob" for links, "raw" for images.
+// Absolute URLs, fragments and links outside a repository stay as they are.
+func (c Context) resolve(dest []byte, kind string) []byte {
+	d := string(dest)
+	if c.Project == "" || c.Ref == "" || d == "" || strings.HasPrefix(d, "#") || strings.HasPrefix(d, "//") {
+		return dest
+	}
+	if u, err := url.Parse(d); err != nil || u.Scheme != "" || u.Host != "" {
+		return dest
+	}
+	p, suffix := d, ""
+	if i := strings.IndexAny(p, "?#"); i >= 0 {
+		p, suffix = p[:i], p[i:]
+	}
+	if unescaped, err := url.PathUnescape(p); err == nil {
+		p = unescaped
+	}
+	if !strings.HasPrefix(p, "/") {
+		p = c.Dir + "/" + p
+	}
+	p = strings.TrimPrefix(path.Clean("/"+p), "/")
+	return []byte(c.BaseURL + "/" + escapePath(c.Project) + "/-/" + kind + "/" + escapePath(c.Ref) + "/" + escapePath(p) + suffix)
+}
+
+// escapePath escapes each segment of a slash-separated path.
+func escapePath(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/")
+}
+
+// refPattern finds GitLab references in text; the first group is the
+// character before (none at the start), which must not be part of a word
+// or a path, so "abc#12" and URLs' fragments are not references.
+var refPattern = regexp.MustCompile(`(^|[^\w/.&#!$@-])(?:([A-Za-z0-9_][\w.-]*(?:/[A-Za-z0-9_][\w.-]*)+)?([#!$])(\d{1,9})\b|@([A-Za-z0-9_](?:[\w.-]*[A-Za-z0-9_])?)|\b([0-9a-f]{7,40})\b)`)
+
+// linkReferences replaces the references in t that the resolver accepts
+// with links.
+func (st *renderState) linkReferences(t *ast.Text, source []byte) {
+	seg := t.Segment
+	value := seg.Value(source)
+	matches := refPattern.FindAllSubmatchIndex(value, -1)
+	if len(matches) == 0 {
+		return
+	}
+	parent := t.Parent()
+	if parent == nil {
+		return
+	}
+	pos := 0
+	var added bool
+	for _, m := range matches {
+		start := m[3] // the reference starts after the character before it
+		end := m[1]
+		ref, href, class := st.reference(value, m)
+		if href == "" {
+			continue
+		}
+		ok, title := st.c.Resolver.Reference(st.ctx, ref)
+		if !ok {
+			continue
+		}
+		if start > pos {
+			parent.InsertBefore(parent, t, ast.NewTextSegment(text.NewSegment(seg.Start+pos, seg.Start+start)))
+		}
+		link := ast.NewLink()
+		link.Destination = []byte(href)
+		if title != "" {
+			link.Title = []byte(title)
+		}
+		link.SetAttributeString("class", []byte("gfm gfm-"+class))
+		link.AppendChild(link, ast.NewTextSegment(text.NewSegment(seg.Start+start, seg.Start+end)))
+		parent.InsertBefore(parent, t, link)
+		pos, added = end, true
+	}
+	if !added {
+		return
+	}
+	t.Segment = text.NewSegment(seg.Start+pos, seg.Stop)
+}
+
+// reference reads a match of refPattern: the reference, its URL and the
+// class of its link ("" href when the match names nothing linkable here).
+func (st *renderState) reference(value []byte, m []int) (Reference, string, string) {
+	group := func(i int) string {
+		if m[2*i] < 0 {
+			return ""
+		}
+		return string(value[m[2*i]:m[2*i+1]])
+	}
+	base := st.c.BaseURL
+	switch {
+	case group(3) != "":
+		project := group(2)
+		if project == "" {
+			project = st.c.Project
+		}
+		if project == "" {
+			return Reference{}, "", ""
+		}
+		kind, page, class := Issue, "issues", "issue"
+		switch group(3) {
+		case "!":
+			kind, page, class = MergeRequest, "merge_requests", "merge_request"
+		case "$":
+			kind, page, class = Snippet, "snippets", "snippet"
+		}
+		return Reference{Kind: kind, Project: project, ID: group(4)},
+			base + "/" + escapePath(project) + "/-/" + page + "/" + group(4), class
+	case group(5) != "":
+		return Reference{Kind: User, ID: group(5)}, base + "/" + url.PathEscape(group(5)), "project_member"
+	case group(6) != "" && st.c.Project != "":
+		return Reference{Kind: Commit, Project: st.c.Project, ID: group(6)},
+			base + "/" + escapePath(st.c.Project) + "/-/commit/" + group(6), "commit"
+	}
+	return Reference{}, "", ""
+}
