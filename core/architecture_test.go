@@ -78,6 +78,9 @@ var testHarnesses = []string{"core", "core/fennectest", "core/fennectest/gobuild
 var testImportExceptions = []struct{ from, to, why string }{
 	{"core", "modules/identity", "the embedding example and the app tests run one real module, with users and tokens"},
 	{"core/api", "modules/identity", "the conventions tests sign in with identity's real tokens and sessions"},
+	{"core/web", "modules/stock/stocktest", "the site is tested with the stock app's real sign-in pages and sessions"},
+	{"core/web", "modules/stock", "the site is tested under a prefix with the stock app, as the README embeds it"},
+	{"core/web", "core/config", "the prefix test configures the app it embeds"},
 	{"core/plugin", "sdk/authprovider", "the host is proven with a real kind, which the host itself must not import"},
 	{"plugins/auth-ldap", "core/plugin", "the shipped plugin passes its conformance suite through the real host"},
 	{"plugins/auth-ldap", "core/config", "the real host is configured with the plugin's entry"},
