@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/fennec-forge/fennec/core/markup"
 )
 
 //go:embed templates static
@@ -68,13 +70,15 @@ func (as *assets) url(name string) string {
 	return "/-/static/missing-" + name
 }
 
-// addCoreAssets adds the site's own stylesheet.
+// addCoreAssets adds the site's one stylesheet: its own rules and those of
+// highlighted code and rendered Markdown (core/markup), one file so that a
+// page loads one.
 func (s *Site) addCoreAssets() {
 	css, err := templateFiles.ReadFile("static/fennec.css")
 	if err != nil {
 		panic("web: the embedded stylesheet is missing: " + err.Error())
 	}
-	s.AddAsset("fennec.css", css)
+	s.AddAsset("fennec.css", append(css, markup.Stylesheet()...))
 }
 
 // serveAsset is GET /-/static/{file}.

@@ -90,7 +90,7 @@ func TestFilePagesBrowse(t *testing.T) {
 	wantPage(t, "overview", c.Get(t, "/root/web"), 200,
 		`<h1>web</h1>`, `<p>A &lt;b&gt;web&lt;/b&gt; project</p>`, `<caption class="muted">12 entries</caption>`, `<a href="/root/web" aria-current="page">Overview</a>`, `<a href="/root/web/-/tree">Files</a>`,
 		`value="`+s.URL+`/root/web.git"`, `value="git@`, `/root/web/-/commit/`+first.ID+`"`, `first &lt;commit&gt;`,
-		`href="/root/web/-/blob/master/README.md"`, `href="/root/web/-/tree/master/src"`, `# Hello`,
+		`href="/root/web/-/blob/master/README.md"`, `href="/root/web/-/tree/master/src"`, `<h1 id="hello">Hello`,
 		`<option value="feature/x">feature/x</option>`, `<option value="master" selected>master</option>`)
 
 	// The tree, its entries escaped and linked escaped.

@@ -20,6 +20,8 @@ import (
 	"go.uber.org/zap"
 
 	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/markup"
 	"github.com/fennec-forge/fennec/core/web"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
@@ -130,26 +132,15 @@ func projectURL(fullPath, key, ref, path string) string {
 	return u
 }
 
-// renderMarkdown renders a Markdown file of the repository (relative
-// links and images at ref, from the file's directory dir).
-//
-// core/markup (markup.Render) is not in the tree yet; until it lands the
-// text is shown escaped, and this is the one line to change.
-func renderMarkdown(_ context.Context, _ projects.ProjectInfo, _ /*ref*/, _ /*dir*/, src string) template.HTML {
-	return template.HTML(`<pre class="plain">` + template.HTMLEscapeString(src) + `</pre>`) //nolint:gosec // escaped
+// renderMarkdown is a Markdown file of the repository as HTML, its relative
+// links and images resolved in dir at ref (core/markup).
+func renderMarkdown(ctx context.Context, info projects.ProjectInfo, ref, dir, src string) template.HTML {
+	return markup.Render(ctx, []byte(src), markup.Context{BaseURL: api.ExternalURLFrom(ctx), Project: info.PathWithNamespace, Ref: ref, Dir: dir})
 }
 
-// highlight is a file's lines as HTML, one fragment per line.
-//
-// core/markup (markup.Highlight) is not in the tree yet; until it lands
-// the lines are escaped text, and this is the one line to change.
-func highlight(_ /*name*/, code string) []template.HTML {
-	lines := strings.Split(strings.TrimSuffix(code, "\n"), "\n")
-	out := make([]template.HTML, len(lines))
-	for i, l := range lines {
-		out[i] = template.HTML(template.HTMLEscapeString(l)) //nolint:gosec // escaped
-	}
-	return out
+// highlight is a file's lines as HTML, one fragment per line (core/markup).
+func highlight(name, code string) []template.HTML {
+	return markup.Highlight(name, []byte(code))
 }
 
 // visible is a name (a file's, a ref's) as a page shows it: its control
