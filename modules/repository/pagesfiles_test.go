@@ -386,3 +386,22 @@ func TestFilePagesLastCommitsAreBounded(t *testing.T) {
 		t.Errorf("the tree page took %v", took)
 	}
 }
+
+// TestFilePagesLinkCommitIDs: a README's commit ids that name a commit of
+// the repository link to its page, titled with its first line; other hex
+// words stay text.
+func TestFilePagesLinkCommitIDs(t *testing.T) {
+	t.Parallel()
+	s := stocktest.Start(t)
+	p := stocktest.NewProject(t, s.Client, "shas", "public")
+	first := stocktest.CommitFiles(t, s.Client, p.ID, "master", "the <first> fix\n\nbody", map[string]string{"a.txt": "a\n"})
+	short := first.ID[:10]
+	stocktest.CommitFiles(t, s.Client, p.ID, "master", "readme", map[string]string{
+		"README.md": "Fixed in " + short + ", not in deadbeefdeadbeef.\n"})
+	page := s.NewBrowser(t).Get(t, "/root/shas")
+	wantPage(t, "overview", page, 200, `href="`+s.URL+`/root/shas/-/commit/`+short+`"`, `title="the &lt;first&gt; fix"`, `>`+short+`</a>`,
+		`, not in deadbeefdeadbeef.`)
+	if strings.Contains(page.Body, "/-/commit/deadbeef") {
+		t.Errorf("a hex word that is no commit is linked:\n%s", page.Body)
+	}
+}

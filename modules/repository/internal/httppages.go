@@ -138,6 +138,55 @@ func renderMarkdown(ctx context.Context, info projects.ProjectInfo, ref, dir, sr
 	return markup.Render(ctx, []byte(src), markup.Context{BaseURL: api.ExternalURLFrom(ctx), Project: info.PathWithNamespace, Ref: ref, Dir: dir})
 }
 
+// markdown is renderMarkdown with the ids of the repository's commits
+// linked to their pages (commitRefs), for a viewer who reads the code.
+func (pg *pages) markdown(ctx context.Context, info projects.ProjectInfo, ref, dir, src string) template.HTML {
+	return markup.Render(ctx, []byte(src), markup.Context{BaseURL: api.ExternalURLFrom(ctx), Project: info.PathWithNamespace, Ref: ref, Dir: dir,
+		Resolver: &commitRefs{rd: pg.rd, info: info}})
+}
+
+// maxCommitRefs bounds the commit ids of one text looked up: past it,
+// the ids are left as text (each is a pack index lookup and a commit read).
+const maxCommitRefs = 100
+
+// commitRefs links the commit ids of a text shown in a project whose code
+// the viewer reads (the pages render Markdown only for them): an id of 7
+// to 40 hex digits that names exactly one object of its repository, a
+// commit, is a link titled with the commit's first line. The other
+// references (#12, !3, @user) are the modules' above this one, and stay
+// text here.
+type commitRefs struct {
+	rd     *Reader
+	info   projects.ProjectInfo
+	repo   *git.Repository // opened at the first id
+	looked int
+}
+
+func (c *commitRefs) Reference(ctx context.Context, r markup.Reference) (bool, string) {
+	if r.Kind != markup.Commit || r.Project != c.info.PathWithNamespace || c.looked >= maxCommitRefs {
+		return false, ""
+	}
+	c.looked++
+	objs, err := c.rd.store.Objects(c.info.ID)
+	if err != nil {
+		return false, ""
+	}
+	found := objs.Prefix(r.ID, 2)
+	if len(found) != 1 {
+		return false, ""
+	}
+	if c.repo == nil {
+		if c.repo, err = c.rd.store.Open(ctx, c.info.ID); err != nil {
+			return false, ""
+		}
+	}
+	commit, err := c.repo.CommitObject(found[0])
+	if err != nil {
+		return false, ""
+	}
+	return true, firstLine(commit.Message)
+}
+
 // highlight is a file's lines as HTML, one fragment per line (core/markup).
 func highlight(name, code string) []template.HTML {
 	return markup.Highlight(name, []byte(code))

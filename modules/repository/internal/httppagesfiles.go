@@ -562,7 +562,7 @@ func (pg *pages) blob(w http.ResponseWriter, r *http.Request, t *web.Templates) 
 		switch {
 		case isMarkdown(name) && !plain:
 			d.Kind, d.SourceHref = "markdown", here+"?plain=1"
-			d.Markdown = renderMarkdown(r.Context(), info, ref, parentDir(f.path), text)
+			d.Markdown = pg.markdown(r.Context(), info, ref, parentDir(f.path), text)
 		default:
 			d.Kind, d.Lines = "text", numbered(highlight(name, text))
 			if isMarkdown(name) {
@@ -903,7 +903,7 @@ func (pg *pages) readme(r *http.Request, info projects.ProjectInfo, root *object
 		return nil
 	}
 	if isMarkdown(found.Name) {
-		v.HTML = renderMarkdown(r.Context(), info, ref, "", string(raw))
+		v.HTML = pg.markdown(r.Context(), info, ref, "", string(raw))
 	} else {
 		v.HTML = template.HTML(`<pre class="plain">` + template.HTMLEscapeString(string(raw)) + `</pre>`) //nolint:gosec // escaped
 	}
