@@ -3,8 +3,10 @@ package web_test
 import (
 	"context"
 	"embed"
+	"html"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
@@ -68,7 +70,7 @@ func (p *probe) register(s *web.Site) {
 		t.Render(w, r, "probe", web.Page{Title: "Tree", Tab: "probe",
 			Project: &web.Project{FullPath: p.owner, Name: "Probe / " + p.owner, Visibility: "public", Level: 30}, Data: p.rest})
 	})
-	s.Group("GET ", func(w http.ResponseWriter, r *http.Request) {
+	s.Group("GET probe", func(w http.ResponseWriter, r *http.Request) {
 		p.owner, p.rest = r.PathValue("owner"), "group"
 		t.Render(w, r, "probe", web.Page{Title: "Group", Data: p.owner})
 	})
@@ -132,7 +134,7 @@ func TestSitePagesAndErrors(t *testing.T) {
 		t.Errorf("hidden project, anonymous: %d %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
 	// Groups and bare paths.
-	if resp, _ = split(c.Get(t, "/groups/a/b")); resp.StatusCode != 200 || p.owner != "a/b" {
+	if resp, _ = split(c.Get(t, "/groups/a/b/-/probe")); resp.StatusCode != 200 || p.owner != "a/b" {
 		t.Errorf("group page: %d %q", resp.StatusCode, p.owner)
 	}
 	if resp, _ = split(c.Get(t, "/h%C3%A9llo%20w%C3%B6rld")); resp.StatusCode != 200 || p.path != "héllo wörld" {
@@ -318,6 +320,54 @@ func TestSiteUnderAPrefix(t *testing.T) {
 	resp, body = fetch("/git/no/such/page")
 	if resp.StatusCode != 404 || !strings.Contains(body, `<a href="/git/">Go to the start page</a>`) {
 		t.Errorf("404 under the prefix: %d\n%s", resp.StatusCode, body)
+	}
+	// A form's double-submit cookie is the prefix's.
+	resp, _ = fetch("/git/users/sign_in")
+	for _, ck := range resp.Cookies() {
+		if ck.Name == web.CSRFCookie && ck.Path != "/git/" {
+			t.Errorf("CSRF cookie path %q, want /git/", ck.Path)
+		}
+	}
+	// Signing in through the form under the prefix: the session cookie is
+	// the prefix's, the browser returns where it was sent from, and a
+	// return address outside the prefix is not followed.
+	signIn := func(returnTo string) *http.Response {
+		t.Helper()
+		jar, _ := cookiejar.New(nil)
+		b := &http.Client{Jar: jar, CheckRedirect: c.CheckRedirect}
+		resp, err := b.Get(host.URL + "/git/users/sign_in?return_to=" + url.QueryEscape(returnTo))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(raw), `action="/git/users/sign_in"`) {
+			t.Fatalf("sign-in form under the prefix:\n%s", raw)
+		}
+		form := url.Values{"login": {"root"}, "password": {"password-123"}}
+		for _, m := range regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`).FindAllStringSubmatch(string(raw), -1) {
+			form.Set(m[1], html.UnescapeString(m[2]))
+		}
+		resp, err = b.PostForm(host.URL+"/git/users/sign_in", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	resp = signIn("/git/grp/proj/-/tree/main")
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/git/grp/proj/-/tree/main" {
+		t.Errorf("sign in under the prefix: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	for _, ck := range resp.Cookies() {
+		if ck.Name == "_fennec_session" && ck.Path != "/git/" {
+			t.Errorf("session cookie path %q, want /git/", ck.Path)
+		}
+	}
+	for _, outside := range []string{"/elsewhere", "//evil.example/x", "/git/../elsewhere", "/git/%2e%2e/elsewhere", "/gitx/y"} {
+		if resp = signIn(outside); resp.Header.Get("Location") != "/git/users/sign_in" {
+			t.Errorf("return_to %q: sent to %q", outside, resp.Header.Get("Location"))
+		}
 	}
 	if resp, _ = fetch("/elsewhere"); resp.StatusCode != http.StatusTeapot {
 		t.Errorf("the host's own path: %d", resp.StatusCode)

@@ -41,6 +41,7 @@ func Module() fennec.Module {
 			func(s *internal.Service) Sweeper { return s }),
 		fennec.ProvideTokenResolver(func(s *internal.Service) *internal.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
+		fennec.ProvidePages(internal.NewPages),
 		fennec.ProvideSubscribers(internal.Subscribers),
 	)
 }

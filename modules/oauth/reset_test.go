@@ -190,7 +190,7 @@ func wantPage(t *testing.T, what string, resp *http.Response, page string, statu
 	t.Helper()
 	h := resp.Header
 	if resp.StatusCode != status || h.Get("X-Frame-Options") != "DENY" || h.Get("Cache-Control") != "no-store" ||
-		h.Get("Referrer-Policy") != "no-referrer" || !strings.Contains(h.Get("Content-Security-Policy"), "default-src 'none'") ||
+		h.Get("Referrer-Policy") != "no-referrer" || !strings.Contains(h.Get("Content-Security-Policy"), "default-src 'self'") || !strings.Contains(h.Get("Content-Security-Policy"), "frame-ancestors 'none'") ||
 		!strings.HasPrefix(h.Get("Content-Type"), "text/html") || strings.Contains(page, "<script") {
 		t.Fatalf("%s: %d %v, want %d\n%s", what, resp.StatusCode, h, status, page)
 	}

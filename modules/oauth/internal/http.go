@@ -10,7 +10,6 @@ package internal
 import (
 	"context"
 	"errors"
-	"html/template"
 	"net/http"
 	"strings"
 
@@ -18,6 +17,7 @@ import (
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/web"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/oauth/provider"
 )
@@ -27,10 +27,10 @@ type handlers struct {
 	svc    provider.Service
 	resets identity.PasswordResets
 	log    *zap.Logger
-	pages  map[string]*template.Template
-	// external is the server's external URL (cookies are Secure when it is
-	// https), known once the routes are registered.
-	external func() string
+	// site and tmpl are the web foundation the pages render on, set when
+	// the pages are registered (NewPages).
+	site *web.Site
+	tmpl *web.Templates
 }
 
 // NewRoutes registers the applications API and mounts the OAuth endpoints
@@ -45,12 +45,36 @@ type RoutesDeps struct {
 // NewRoutes registers the module's operations and pages.
 func NewRoutes(d RoutesDeps) fennec.Routes {
 	s, resets := d.Service, d.Resets
-	h := &handlers{svc: s, resets: resets, log: s.log, pages: parsePages(), external: func() string { return "" }}
+	h := &handlers{svc: s, resets: resets, log: s.log}
 	return fennec.Routes{Name: "oauth", Register: h.register}
 }
 
+// NewPages registers the module's pages on the web foundation: sign-in,
+// consent, password reset and the user's own applications. Each POST
+// handler checks its form's CSRF token itself, to answer a failure its
+// own way (the sign-in form shows itself again).
+func NewPages(d RoutesDeps) fennec.Pages {
+	h := &handlers{svc: d.Service, resets: d.Resets, log: d.Service.log}
+	return fennec.Pages{Name: "oauth", Register: h.registerPages}
+}
+
+func (h *handlers) registerPages(s *web.Site) {
+	h.site, h.tmpl = s, s.Templates(templateFiles, "templates/*.html")
+	s.Handle("GET /oauth/authorize", h.serveAuthorize)
+	s.HandleCheckingCSRF("POST /oauth/authorize", h.serveDecision)
+	s.Handle("GET /users/sign_in", h.serveSignInPage)
+	s.HandleCheckingCSRF("POST /users/sign_in", h.serveSignIn)
+	s.HandleCheckingCSRF("POST /users/sign_out", h.serveSignOut)
+	s.Handle("GET /users/password/new", h.serveForgotPage)
+	s.Handle("GET /users/password/edit", h.serveResetPage)
+	s.HandleCheckingCSRF("POST /users/password", h.serveReset)
+	s.HandleCheckingCSRF("PUT /users/password", h.serveReset)
+	s.Handle("GET /oauth/applications", h.serveOwnApps)
+	s.HandleCheckingCSRF("POST /oauth/applications", h.serveCreateOwnApp)
+	s.HandleCheckingCSRF("POST /oauth/applications/{id}/delete", h.serveDeleteOwnApp)
+}
+
 func (h *handlers) register(a *api.API) {
-	h.external = a.ExternalURL
 	mapErrors(a)
 
 	api.Register(a, api.Op{ID: "create-application", Method: http.MethodPost, Path: "/applications", Tags: []string{"applications"},
@@ -63,18 +87,6 @@ func (h *handlers) register(a *api.API) {
 	a.Mount("oauth-token", "POST /oauth/token", http.HandlerFunc(h.serveToken))
 	a.Mount("oauth-token-info", "GET /oauth/token/info", http.HandlerFunc(h.serveTokenInfo))
 	a.Mount("oauth-revoke", "POST /oauth/revoke", http.HandlerFunc(h.serveRevoke))
-	a.Mount("oauth-authorize", "GET /oauth/authorize", http.HandlerFunc(h.serveAuthorize))
-	a.Mount("oauth-authorize-decision", "POST /oauth/authorize", http.HandlerFunc(h.serveDecision))
-	a.Mount("sign-in-page", "GET /users/sign_in", http.HandlerFunc(h.serveSignInPage))
-	a.Mount("sign-in", "POST /users/sign_in", http.HandlerFunc(h.serveSignIn))
-	a.Mount("sign-out", "POST /users/sign_out", http.HandlerFunc(h.serveSignOut))
-	a.Mount("password-forgot-page", "GET /users/password/new", http.HandlerFunc(h.serveForgotPage))
-	a.Mount("password-reset-page", "GET /users/password/edit", http.HandlerFunc(h.serveResetPage))
-	a.Mount("password-reset", "POST /users/password", http.HandlerFunc(h.serveReset))
-	a.Mount("password-reset-put", "PUT /users/password", http.HandlerFunc(h.serveReset))
-	a.Mount("own-applications", "GET /oauth/applications", http.HandlerFunc(h.serveOwnApps))
-	a.Mount("own-application-create", "POST /oauth/applications", http.HandlerFunc(h.serveCreateOwnApp))
-	a.Mount("own-application-delete", "POST /oauth/applications/{id}/delete", http.HandlerFunc(h.serveDeleteOwnApp))
 }
 
 // mapErrors is the module's table from its domain errors to GitLab's

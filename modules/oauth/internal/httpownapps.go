@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/web"
 	"github.com/fennec-forge/fennec/modules/oauth/provider"
 )
 
@@ -32,10 +33,10 @@ type ownAppView struct {
 func (h *handlers) signedIn(w http.ResponseWriter, r *http.Request, returnTo string) (context.Context, *auth.User, string, bool) {
 	sess, secret, ok := h.browserSession(r)
 	if !ok {
-		h.renderSignIn(w, r, http.StatusUnauthorized, returnTo, "Sign in to manage your applications.")
+		h.renderSignIn(w, r, http.StatusUnauthorized, h.site.Prefix()+returnTo, "Sign in to manage your applications.")
 		return nil, nil, "", false
 	}
-	return auth.WithPrincipal(r.Context(), sessionPrincipal(sess)), sess.User, sessionCSRF(secret), true
+	return auth.WithPrincipal(r.Context(), sessionPrincipal(sess)), sess.User, web.SessionCSRF(secret), true
 }
 
 func (h *handlers) renderOwnApps(ctx context.Context, w http.ResponseWriter, r *http.Request, status int, u *auth.User, csrf string, d pageData) {
@@ -128,7 +129,7 @@ func (h *handlers) serveDeleteOwnApp(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case err == nil:
-		http.Redirect(w, r, "/oauth/applications", http.StatusSeeOther)
+		h.site.Redirect(w, r, "/oauth/applications")
 	case errors.Is(err, provider.ErrAppNotFound), errors.Is(err, strconv.ErrSyntax), errors.Is(err, strconv.ErrRange):
 		h.render(w, r, http.StatusNotFound, "error", pageData{Title: "Not found", Message: "You have no such application."})
 	default:

@@ -1,11 +1,10 @@
 package internal
 
 import (
-	"bytes"
 	"embed"
-	"html/template"
 	"net/http"
-	"strconv"
+
+	"github.com/fennec-forge/fennec/core/web"
 )
 
 //go:embed templates/*.html
@@ -57,38 +56,8 @@ func describeScopes(scopes []string) []scopeText {
 	return out
 }
 
-// parsePages builds one template set per page, each the layout plus the
-// page's content.
-func parsePages() map[string]*template.Template {
-	pages := map[string]*template.Template{}
-	for _, name := range []string{"sign_in", "consent", "error", "signed_in", "applications", "reset_password", "forgot_password"} {
-		pages[name] = template.Must(template.ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html"))
-	}
-	return pages
-}
-
-// render writes a page with headers that keep it out of frames (the
-// consent page must not be clickjacked), caches and other sites' scripts.
+// render writes a page of the module on the site's layout (and its
+// headers: no framing, no caching, no script but the server's own).
 func (h *handlers) render(w http.ResponseWriter, r *http.Request, status int, page string, d pageData) {
-	var buf bytes.Buffer
-	if err := h.pages[page].ExecuteTemplate(&buf, "layout", d); err != nil {
-		h.log.Error("page template failed: " + err.Error())
-		http.Error(w, "500 Internal Server Error", http.StatusInternalServerError)
-		return
-	}
-	hdr := w.Header()
-	hdr.Set("Content-Type", "text/html; charset=utf-8")
-	hdr.Set("Content-Length", strconv.Itoa(buf.Len()))
-	hdr.Set("Cache-Control", "no-store")
-	hdr.Set("X-Frame-Options", "DENY")
-	hdr.Set("X-Content-Type-Options", "nosniff")
-	hdr.Set("Referrer-Policy", "no-referrer")
-	// No script at all; inline styles only. form-action is left out on
-	// purpose: browsers apply it to the redirect after a form, which goes
-	// to the client's own site.
-	hdr.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'")
-	w.WriteHeader(status)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(buf.Bytes())
-	}
+	h.tmpl.Render(w, r, page, web.Page{Title: d.Title, Status: status, Data: d})
 }

@@ -122,7 +122,7 @@ func (h *handlers) serveReset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	http.Redirect(w, r, "/users/sign_in?notice=password_changed", http.StatusSeeOther)
+	h.site.Redirect(w, r, "/users/sign_in?notice=password_changed")
 }
 
 // serveForgotPage is GET /users/password/new: the "forgot your password"
@@ -167,5 +167,5 @@ func (h *handlers) serveForgot(w http.ResponseWriter, r *http.Request, form url.
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	http.Redirect(w, r, "/users/sign_in?notice=reset_requested", http.StatusSeeOther)
+	h.site.Redirect(w, r, "/users/sign_in?notice=reset_requested")
 }

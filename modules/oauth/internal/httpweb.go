@@ -1,9 +1,6 @@
 package internal
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"net/http"
 	"net/url"
@@ -13,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/web"
 	"github.com/fennec-forge/fennec/modules/oauth/provider"
 )
 
@@ -21,10 +19,6 @@ import (
 
 // maxFormBytes bounds a page form's body.
 const maxFormBytes = 32 << 10
-
-// signInCSRFCookie carries the sign-in form's CSRF token (double submit):
-// before anyone signs in there is no session to bind it to.
-const signInCSRFCookie = "_fennec_csrf"
 
 // authRequest reads an authorization request's parameters (the query of
 // GET /oauth/authorize, the form of its POST).
@@ -133,11 +127,11 @@ func (h *handlers) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	}
 	sess, secret, ok := h.browserSession(r)
 	if !ok {
-		h.renderSignIn(w, r, http.StatusOK, r.URL.RequestURI(), "")
+		h.renderSignIn(w, r, http.StatusOK, h.site.Prefix()+r.URL.RequestURI(), "")
 		return
 	}
 	h.render(w, r, http.StatusOK, "consent", pageData{Title: "Authorize " + ar.App.Name, User: sess.User.Username, App: ar.App.Name,
-		Scopes: describeScopes(ar.Scopes), Hidden: authFields(ar), CSRF: sessionCSRF(secret)})
+		Scopes: describeScopes(ar.Scopes), Hidden: authFields(ar), CSRF: web.SessionCSRF(secret)})
 }
 
 // serveDecision is the consent form's POST: Authorize or Deny.
@@ -158,10 +152,10 @@ func (h *handlers) serveDecision(w http.ResponseWriter, r *http.Request) {
 		for _, f := range authFields(ar) {
 			back.Set(f.Name, f.Value)
 		}
-		h.renderSignIn(w, r, http.StatusUnauthorized, "/oauth/authorize?"+back.Encode(), "Your session has ended. Sign in again.")
+		h.renderSignIn(w, r, http.StatusUnauthorized, h.site.Prefix()+"/oauth/authorize?"+back.Encode(), "Your session has ended. Sign in again.")
 		return
 	}
-	if !tokensEqual(form.Get("authenticity_token"), sessionCSRF(secret)) {
+	if !tokensEqual(form.Get("authenticity_token"), web.SessionCSRF(secret)) {
 		h.render(w, r, http.StatusForbidden, "error", pageData{Title: "Form expired", Message: "The form could not be verified (CSRF check). Go back to the application and start again."})
 		return
 	}
@@ -214,17 +208,28 @@ func (h *handlers) readForm(w http.ResponseWriter, r *http.Request) (url.Values,
 const maxReturnPath = 16 << 10
 
 // localPath accepts a return address on this server only: an absolute
-// path, not "//host" or "/\host", which browsers take for another site.
-// Backslashes and control characters are refused anywhere: browsers read
-// a backslash as a slash and drop tabs and newlines, so "/<tab>/host"
-// would become "//host".
-func localPath(p string) string {
-	if p == "" || len(p) > maxReturnPath || p[0] != '/' || strings.HasPrefix(p, "//") {
-		return "/users/sign_in"
+// path under the site's prefix, not "//host" or "/\host", which browsers
+// take for another site, and without dot segments ("/git/../x", also
+// percent-encoded), which browsers resolve out of the prefix. Backslashes
+// and control characters are refused anywhere: browsers read a backslash
+// as a slash and drop tabs and newlines, so "/<tab>/host" would become
+// "//host". Anything else is the sign-in page.
+func (h *handlers) localPath(p string) string {
+	prefix := h.site.Prefix()
+	fallback := prefix + "/users/sign_in"
+	if p == "" || len(p) > maxReturnPath || p[0] != '/' || strings.HasPrefix(p, "//") ||
+		(prefix != "" && p != prefix && !strings.HasPrefix(p, prefix+"/") && !strings.HasPrefix(p, prefix+"?")) {
+		return fallback
 	}
 	for i := 0; i < len(p); i++ {
 		if c := p[i]; c < 0x20 || c == 0x7f || c == '\\' || c == ' ' {
-			return "/users/sign_in"
+			return fallback
+		}
+	}
+	pathPart, _, _ := strings.Cut(p, "?")
+	for _, seg := range strings.Split(strings.ToLower(pathPart), "/") {
+		if seg == "." || seg == ".." || seg == "%2e" || seg == "%2e%2e" || seg == ".%2e" || seg == "%2e." {
+			return fallback
 		}
 	}
 	return p
@@ -234,18 +239,18 @@ func localPath(p string) string {
 // signed in (sign-in, password reset): the double-submit cookie's value,
 // set now when the browser has none.
 func (h *handlers) formCSRF(w http.ResponseWriter, r *http.Request) string {
-	if c, err := r.Cookie(signInCSRFCookie); err == nil && len(c.Value) == 64 {
+	if c, err := r.Cookie(web.CSRFCookie); err == nil && len(c.Value) == 64 {
 		return c.Value
 	}
-	token := newSecret()
-	h.setCookie(w, r, signInCSRFCookie, token, 0, http.SameSiteStrictMode)
+	token := web.NewSecret()
+	h.site.SetCookie(w, r, web.CSRFCookie, token, 0, http.SameSiteStrictMode)
 	return token
 }
 
 // formCSRFValid checks a form's authenticity_token against the
 // double-submit cookie.
 func formCSRFValid(r *http.Request, form url.Values) bool {
-	c, err := r.Cookie(signInCSRFCookie)
+	c, err := r.Cookie(web.CSRFCookie)
 	return err == nil && tokensEqual(form.Get("authenticity_token"), c.Value)
 }
 
@@ -254,7 +259,7 @@ func (h *handlers) renderSignIn(w http.ResponseWriter, r *http.Request, status i
 }
 
 func (h *handlers) renderSignInNotice(w http.ResponseWriter, r *http.Request, status int, returnTo, message, notice string) {
-	h.render(w, r, status, "sign_in", pageData{Title: "Sign in", ReturnTo: localPath(returnTo), CSRF: h.formCSRF(w, r),
+	h.render(w, r, status, "sign_in", pageData{Title: "Sign in", ReturnTo: h.localPath(returnTo), CSRF: h.formCSRF(w, r),
 		Error: message, Notice: notice})
 }
 
@@ -269,7 +274,7 @@ var signInNotices = map[string]string{
 func (h *handlers) serveSignInPage(w http.ResponseWriter, r *http.Request) {
 	notice := signInNotices[r.URL.Query().Get("notice")]
 	if sess, secret, ok := h.browserSession(r); ok {
-		h.render(w, r, http.StatusOK, "signed_in", pageData{Title: "Signed in", User: sess.User.Username, CSRF: sessionCSRF(secret), Notice: notice})
+		h.render(w, r, http.StatusOK, "signed_in", pageData{Title: "Signed in", User: sess.User.Username, CSRF: web.SessionCSRF(secret), Notice: notice})
 		return
 	}
 	h.renderSignInNotice(w, r, http.StatusOK, r.URL.Query().Get("return_to"), "", notice)
@@ -283,7 +288,7 @@ func (h *handlers) serveSignIn(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	returnTo := localPath(form.Get("return_to"))
+	returnTo := h.localPath(form.Get("return_to"))
 	if !formCSRFValid(r, form) {
 		h.renderSignIn(w, r, http.StatusForbidden, returnTo, "The form expired. Please sign in again.")
 		return
@@ -312,8 +317,8 @@ func (h *handlers) serveSignIn(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, 500, "error", pageData{Title: "Something went wrong", Message: "The server could not sign you in. Try again later."})
 		return
 	}
-	h.setCookie(w, r, auth.SessionCookie, sess.Secret, int(provider.SessionLifetime/time.Second), http.SameSiteLaxMode)
-	h.setCookie(w, r, signInCSRFCookie, "", -1, http.SameSiteStrictMode)
+	h.site.SetCookie(w, r, auth.SessionCookie, sess.Secret, int(provider.SessionLifetime/time.Second), http.SameSiteLaxMode)
+	h.site.SetCookie(w, r, web.CSRFCookie, "", -1, http.SameSiteStrictMode)
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, returnTo, http.StatusSeeOther)
 }
@@ -325,7 +330,7 @@ func (h *handlers) serveSignOut(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, secret, ok := h.browserSession(r); ok {
-		if !tokensEqual(form.Get("authenticity_token"), sessionCSRF(secret)) {
+		if !tokensEqual(form.Get("authenticity_token"), web.SessionCSRF(secret)) {
 			h.render(w, r, http.StatusForbidden, "error", pageData{Title: "Form expired", Message: "The form could not be verified (CSRF check). Reload the page and try again."})
 			return
 		}
@@ -333,8 +338,8 @@ func (h *handlers) serveSignOut(w http.ResponseWriter, r *http.Request) {
 			h.log.Warn("could not delete an ended session", zap.Error(err))
 		}
 	}
-	h.setCookie(w, r, auth.SessionCookie, "", -1, http.SameSiteLaxMode)
-	http.Redirect(w, r, "/users/sign_in", http.StatusSeeOther)
+	h.site.SetCookie(w, r, auth.SessionCookie, "", -1, http.SameSiteLaxMode)
+	h.site.Redirect(w, r, "/users/sign_in")
 }
 
 // browserSession is the session of a page request's cookie and the
@@ -350,24 +355,4 @@ func (h *handlers) browserSession(r *http.Request) (provider.Session, string, bo
 		return provider.Session{}, "", false
 	}
 	return sess, c.Value, true
-}
-
-// sessionCSRF is the CSRF token of the forms of a signed-in browser: a MAC
-// of the session's secret, which only the HttpOnly cookie holds, so another
-// site can neither read nor forge it, and nothing more is stored.
-func sessionCSRF(sessionSecret string) string {
-	m := hmac.New(sha256.New, []byte(sessionSecret))
-	m.Write([]byte("fennec csrf v1"))
-	return hex.EncodeToString(m.Sum(nil))
-}
-
-// secure reports whether cookies must be Secure: the request came over TLS
-// or the server is reached at an https URL (TLS ends at a proxy).
-func (h *handlers) secure(r *http.Request) bool {
-	return r.TLS != nil || strings.HasPrefix(h.external(), "https://")
-}
-
-func (h *handlers) setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int, sameSite http.SameSite) {
-	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: "/", MaxAge: maxAge,
-		HttpOnly: true, Secure: h.secure(r), SameSite: sameSite})
 }
