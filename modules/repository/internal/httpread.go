@@ -5,7 +5,6 @@ package internal
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"path"
 	"sort"
@@ -16,7 +15,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/api"
@@ -219,34 +217,17 @@ func (rd *Reader) commits(ctx context.Context, in *commitsInput) (*commitsOutput
 			// An empty repository or an unknown ref has no commits.
 			return &commitsOutput{PageHeaders: api.Paginate(ctx, in.PageParams, 0), Body: []CommitView{}}, nil
 		}
-		opts := &git.LogOptions{From: c.Hash, Order: git.LogOrderCommitterTime, Since: since, Until: until}
-		if file != "" {
-			opts.PathFilter = func(p string) bool { return p == file || strings.HasPrefix(p, file+"/") }
-		}
-		if iter, err = repo.Log(opts); err != nil {
+		if iter, err = refLog(repo, c, file, since, until); err != nil {
 			return nil, err
 		}
 	}
-	defer iter.Close()
-	// Walk only as far as the page (and one more, to know if there is a
-	// next page): early pages never walk the whole history.
-	skip, limit := in.Offset(), in.Limit()
-	out := []CommitView{}
-	more := false
-	err = iter.ForEach(func(c *object.Commit) error {
-		if skip > 0 {
-			skip--
-			return nil
-		}
-		if len(out) == limit {
-			more = true
-			return storer.ErrStop
-		}
-		out = append(out, commitView(c))
-		return nil
-	})
-	if err != nil && !errors.Is(err, storer.ErrStop) {
+	page, more, err := logPage(iter, in.Offset(), in.Limit())
+	if err != nil {
 		return nil, err
+	}
+	out := make([]CommitView, 0, len(page))
+	for _, c := range page {
+		out = append(out, commitView(c))
 	}
 	return &commitsOutput{PageHeaders: api.PaginateOpen(ctx, in.PageParams, more), Body: out}, nil
 }

@@ -2,12 +2,15 @@ package internal
 
 import (
 	"context"
+	"errors"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/fennec-forge/fennec/modules/projects"
 )
@@ -121,4 +124,42 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// refLog is the history from commit c, newest first by committer time,
+// limited to the commits that touched file (a file or a directory; ""
+// for all) and to the dates given. The API's commits and the commits page
+// read it.
+func refLog(repo *git.Repository, c *object.Commit, file string, since, until *time.Time) (object.CommitIter, error) {
+	opts := &git.LogOptions{From: c.Hash, Order: git.LogOrderCommitterTime, Since: since, Until: until}
+	if file != "" {
+		opts.PathFilter = func(p string) bool { return p == file || strings.HasPrefix(p, file+"/") }
+	}
+	return repo.Log(opts)
+}
+
+// logPage is one page of a history: the limit commits after the first
+// skip, and whether more follow. It walks only as far as the page and one
+// more commit, so early pages never walk the whole history; iter is
+// closed.
+func logPage(iter object.CommitIter, skip, limit int) ([]*object.Commit, bool, error) {
+	defer iter.Close()
+	out := []*object.Commit{}
+	more := false
+	err := iter.ForEach(func(c *object.Commit) error {
+		if skip > 0 {
+			skip--
+			return nil
+		}
+		if len(out) == limit {
+			more = true
+			return storer.ErrStop
+		}
+		out = append(out, c)
+		return nil
+	})
+	if err != nil && !errors.Is(err, storer.ErrStop) {
+		return nil, false, err
+	}
+	return out, more, nil
 }

@@ -1,0 +1,71 @@
+package repository_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/web"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
+)
+
+const hostileFile = "<b>bold</b>.txt"
+
+// TestHistoryPagesCommits: the commits page lists 40 commits a page,
+// newest first, with a next link only when a 41st exists; a path's
+// history, a ref with a slash and hostile names work and stay escaped.
+func TestHistoryPagesCommits(t *testing.T) {
+	t.Parallel()
+	s := stocktest.Start(t)
+	p := stocktest.NewProject(t, s.Client, "hist", "public")
+	first := stocktest.CommitFiles(t, s.Client, p.ID, "master", "first <commit>", map[string]string{hostileFile: "bold\n"})
+	var last *gitlab.Commit
+	for i := 2; i <= 40; i++ {
+		last = stocktest.CommitFiles(t, s.Client, p.ID, "master", fmt.Sprintf("commit %02d", i), map[string]string{fmt.Sprintf("f%02d", i): "x\n"})
+	}
+	c := s.NewBrowser(t)
+
+	page := c.Get(t, "/root/hist/-/commits/master")
+	wantPage(t, "40 commits", page, 200, `<h1>Commits</h1>`, `<a href="/root/hist/-/commits" aria-current="page">Commits</a>`,
+		`<a href="/root/hist/-/commit/`+last.ID+`">commit 40</a>`, `first &lt;commit&gt;`,
+		`<a class="mono" href="/root/hist/-/commit/`+first.ID+`">`+first.ID[:8]+`</a>`, `<time datetime="`, `class="avatar avatar-s`,
+		`<option value="master" selected>master</option>`)
+	if strings.Contains(page.Body, `rel="next"`) || strings.Contains(page.Body, `rel="prev"`) {
+		t.Errorf("40 commits have another page:\n%s", page.Body)
+	}
+	if strings.Index(page.Body, "commit 40") > strings.Index(page.Body, "commit 39") {
+		t.Error("the commits are not newest first")
+	}
+	wantPage(t, "default ref", c.Get(t, "/root/hist/-/commits"), 200, `commit 40</a>`)
+
+	newest := stocktest.CommitFiles(t, s.Client, p.ID, "master", "commit 41", map[string]string{"f41": "x\n"})
+	page = c.Get(t, "/root/hist/-/commits/master")
+	wantPage(t, "41 commits", page, 200, `commit 41</a>`, `<a href="/root/hist/-/commits/master?page=2" rel="next">Next</a>`)
+	if strings.Contains(page.Body, "first &lt;commit&gt;") {
+		t.Error("page 1 lists the 41st commit")
+	}
+	page = c.Get(t, "/root/hist/-/commits/master?page=2")
+	wantPage(t, "page 2", page, 200, `first &lt;commit&gt;`, `<a href="/root/hist/-/commits/master?page=1" rel="prev">Previous</a>`)
+	if strings.Contains(page.Body, `rel="next"`) || strings.Contains(page.Body, newest.ID) {
+		t.Errorf("page 2 is not the last:\n%s", page.Body)
+	}
+
+	// A file's history, its name escaped; a ref with a slash.
+	fileHist := "/root/hist/-/commits/master/" + web.EscapePath(hostileFile)
+	page = c.Get(t, fileHist)
+	wantPage(t, "file history", page, 200, `<h1>Commits of <bdi>&lt;b&gt;bold&lt;/b&gt;.txt</bdi></h1>`, `first &lt;commit&gt;`)
+	if strings.Contains(page.Body, "<b>bold") || strings.Contains(page.Body, "commit 02") {
+		t.Errorf("file history:\n%s", page.Body)
+	}
+	if _, _, err := s.Client.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr("feature/x"), Ref: gitlab.Ptr("master")}); err != nil {
+		t.Fatal(err)
+	}
+	onFeature := stocktest.CommitFiles(t, s.Client, p.ID, "feature/x", "on <feature>", map[string]string{"dir/f": "y\n"})
+	wantPage(t, "feature/x", c.Get(t, "/root/hist/-/commits/feature/x/dir"), 200, `<h1>Commits of <bdi>dir</bdi></h1>`,
+		`/root/hist/-/commit/`+onFeature.ID+`">on &lt;feature&gt;</a>`, `<option value="feature/x" selected>feature/x</option>`)
+	wantRedirect(t, "switch ref", c.Get(t, "/root/hist/-/commits?ref=feature%2Fx&path=dir"), 302, "/root/hist/-/commits/feature/x/dir")
+	wantPage(t, "unknown ref", c.Get(t, "/root/hist/-/commits/nope"), 404, `<h1>Page not found</h1>`)
+	wantPage(t, "dot dot", c.Get(t, "/root/hist/-/commits/master/%2E%2E/x"), 404, `<h1>Page not found</h1>`)
+}
