@@ -116,7 +116,9 @@ func highlightBlock(lang string, code []byte) string {
 
 // Stylesheet is the CSS of the highlighted tokens (a light theme, and a
 // dark one when the system prefers it) and of rendered Markdown.
-var Stylesheet = sync.OnceValue(func() string {
+func Stylesheet() string { return stylesheet() }
+
+var stylesheet = sync.OnceValue(func() string {
 	var b strings.Builder
 	writeStyle(&b, styles.Get("github"))
 	b.WriteString("@media (prefers-color-scheme:dark){")

@@ -3,12 +3,15 @@ package markup
 import (
 	"bytes"
 	"context"
+	"html"
 	"html/template"
 	"net/url"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/microcosm-cc/bluemonday"
 	"github.com/yuin/goldmark"
@@ -16,7 +19,7 @@ import (
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/renderer"
-	"github.com/yuin/goldmark/renderer/html"
+	gmhtml "github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
@@ -85,7 +88,7 @@ var md = sync.OnceValue(func() goldmark.Markdown {
 			parser.WithASTTransformers(util.Prioritized(transformer{}, 100))),
 		// Raw HTML goes through, to be cut down by the sanitiser to what
 		// user content may hold.
-		goldmark.WithRendererOptions(html.WithUnsafe(),
+		goldmark.WithRendererOptions(gmhtml.WithUnsafe(),
 			renderer.WithNodeRenderers(util.Prioritized(codeRenderer{}, 100))),
 	)
 })
@@ -98,17 +101,21 @@ var policy = sync.OnceValue(func() *bluemonday.Policy {
 	p.AllowAttrs("checked", "disabled").OnElements("input")
 	p.AllowAttrs("title").OnElements("a")
 	p.AllowURLSchemes("http", "https", "mailto")
+	// Only fully qualified links get rel, "nofollow noreferrer" (which
+	// implies noopener in browsers); fragments and relative links stay bare.
+	p.RequireNoFollowOnLinks(false)
 	p.RequireNoFollowOnFullyQualifiedLinks(true)
 	p.RequireNoReferrerOnFullyQualifiedLinks(true)
 	return p
 })
 
-// Render is src, Markdown, as sanitised HTML (see the package's doc).
+// Render is src, Markdown, as sanitised HTML (see the package's doc). A
+// src over MaxRenderBytes is rendered as escaped plain text in a <pre>.
 func Render(ctx context.Context, src []byte, c Context) template.HTML {
 	if len(src) > MaxRenderBytes || tooDeep(src) {
 		return template.HTML(`<pre class="plain">` + template.HTMLEscapeString(string(src)) + `</pre>`) //nolint:gosec // escaped
 	}
-	pc := parser.NewContext()
+	pc := parser.NewContext(parser.WithIDs(&slugs{taken: map[string]bool{}, next: map[string]int{}}))
 	pc.Set(stateKey, &renderState{ctx: ctx, c: c})
 	var buf bytes.Buffer
 	if err := md().Convert(src, &buf, parser.WithContext(pc)); err != nil {
@@ -117,36 +124,66 @@ func Render(ctx context.Context, src []byte, c Context) template.HTML {
 	return template.HTML(policy().SanitizeBytes(buf.Bytes())) //nolint:gosec // sanitised
 }
 
-// maxNesting bounds the block markers that open a line ("> > - -"):
-// goldmark's time grows with the square of the nesting, and a document
-// nested deeper than this is shown as plain text.
+// maxNesting bounds how deep a line may sit in quotes and lists: goldmark
+// spends on each line time in proportion to its depth, so a megabyte
+// nested a thousand deep takes seconds. A document nested deeper is shown
+// as plain text.
 const maxNesting = 100
 
-// tooDeep reports whether a line of src opens more than maxNesting quotes
-// or list items.
+// tooDeep reports whether a line of src may sit more than maxNesting
+// quotes or list items deep. A line's depth is at most the markers that
+// open it ("> - 1. ") plus half the columns of its indentation (a level
+// inherited from the lines above needs two columns at least).
 func tooDeep(src []byte) bool {
 	for _, line := range bytes.Split(src, []byte("\n")) {
-		n := 0
+		markers, indent, leading := 0, 0, true
 	scan:
-		for i, c := range line {
+		for i := 0; i < len(line); i++ {
+			c := line[i]
+			spaceAfter := func(j int) bool { return j < len(line) && (line[j] == ' ' || line[j] == '\t') }
 			switch {
+			case c == ' ' || c == '\t':
+				if leading {
+					indent += 1 + 3*btoi(c == '\t')
+				}
+				continue
 			case c == '>':
-				n++
+				markers++
 			case c == '-' || c == '*' || c == '+':
 				// A list marker is followed by a space; "-----" is a rule.
-				if i+1 < len(line) && (line[i+1] == ' ' || line[i+1] == '\t') {
-					n++
+				if !spaceAfter(i + 1) {
+					break scan
 				}
-			case c == ' ' || c == '\t':
+				markers++
+			case c >= '0' && c <= '9':
+				j := i
+				for j < len(line) && j-i < 9 && line[j] >= '0' && line[j] <= '9' {
+					j++
+				}
+				if j >= len(line) || line[j] != '.' && line[j] != ')' || !spaceAfter(j+1) {
+					break scan
+				}
+				markers, i = markers+1, j
 			default:
 				break scan
 			}
-			if n > maxNesting {
+			leading = false
+			if markers+indent/2 > maxNesting {
 				return true
 			}
 		}
+		if markers+indent/2 > maxNesting {
+			return true
+		}
 	}
 	return false
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // codeRenderer renders fenced code blocks highlighted.
@@ -189,6 +226,9 @@ func (transformer) Transform(doc *ast.Document, reader text.Reader, pc parser.Co
 	source := reader.Source()
 	var texts []*ast.Text
 	var headings []*ast.Heading
+	// inside counts the raw HTML <a>, <code> and <pre> elements open around
+	// the walk's position: text in them is no place for a reference link.
+	inside := 0
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
@@ -199,12 +239,21 @@ func (transformer) Transform(doc *ast.Document, reader text.Reader, pc parser.Co
 			return ast.WalkSkipChildren, nil // no references inside a link
 		case *ast.Image:
 			v.Destination = st.c.resolve(v.Destination, "raw")
-		case *ast.AutoLink, *ast.CodeSpan, *ast.FencedCodeBlock, *ast.CodeBlock, *ast.HTMLBlock, *ast.RawHTML:
+			return ast.WalkSkipChildren, nil // the children are the alt text
+		case *ast.RawHTML:
+			inside = max(0, inside+rawHTMLDepth(v, source))
+			return ast.WalkSkipChildren, nil
+		case *ast.Paragraph:
+			inside = 0 // inline raw HTML does not span blocks
+		case *ast.AutoLink, *ast.CodeSpan, *ast.FencedCodeBlock, *ast.CodeBlock, *ast.HTMLBlock:
 			return ast.WalkSkipChildren, nil
 		case *ast.Heading:
 			headings = append(headings, v)
+			inside = 0
 		case *ast.Text:
-			texts = append(texts, v)
+			if inside == 0 {
+				texts = append(texts, v)
+			}
 		}
 		return ast.WalkContinue, nil
 	})
@@ -228,11 +277,72 @@ func (transformer) Transform(doc *ast.Document, reader text.Reader, pc parser.Co
 	}
 }
 
+// rawTag matches an inline HTML tag that opens or closes an element
+// references must stay out of.
+var rawTag = regexp.MustCompile(`^<(/?)(?i:a|code|pre)(?:[\s/>]|$)`)
+
+// rawHTMLDepth is +1 for an inline raw <a>, <code> or <pre>, -1 for its
+// end tag, 0 for anything else.
+func rawHTMLDepth(n *ast.RawHTML, source []byte) int {
+	if n.Segments.Len() == 0 {
+		return 0
+	}
+	seg := n.Segments.At(0)
+	m := rawTag.FindSubmatch(seg.Value(source))
+	switch {
+	case m == nil:
+		return 0
+	case len(m[1]) > 0:
+		return -1
+	}
+	return 1
+}
+
+// slugs makes heading ids as GitLab does: the text lower-cased, letters,
+// digits, "_", "-" and spaces kept, spaces turned into "-"; a repeated id
+// gets "-1", "-2" and so on.
+type slugs struct {
+	taken map[string]bool
+	next  map[string]int // the last suffix given to an id
+}
+
+func (s *slugs) Generate(value []byte, _ ast.NodeKind) []byte {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(string(value))) {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-':
+			b.WriteRune(r)
+		case r == ' ':
+			b.WriteByte('-')
+		}
+	}
+	id := b.String()
+	if id == "" {
+		id = "heading"
+	}
+	if !s.taken[id] {
+		s.taken[id] = true
+		return []byte(id)
+	}
+	for n := s.next[id] + 1; ; n++ {
+		if c := id + "-" + strconv.Itoa(n); !s.taken[c] {
+			s.taken[c], s.next[id] = true, n
+			return []byte(c)
+		}
+	}
+}
+
+// Put records an id written in the text ({#id}), so no heading repeats it.
+func (s *slugs) Put(value []byte) { s.taken[string(value)] = true }
+
 // resolve makes a relative link of a repository file point into the
 // repository at the file's ref: kind "blob" for links, "raw" for images.
 // Absolute URLs, fragments and links outside a repository stay as they are.
 func (c Context) resolve(dest []byte, kind string) []byte {
-	d := string(dest)
+	// The destination is still as written: character references
+	// ("&#106;") are decoded by goldmark's renderer, so decode them here
+	// to judge the URL, and escape "&" in what is written back.
+	d := html.UnescapeString(string(dest))
 	if c.Project == "" || c.Ref == "" || d == "" || strings.HasPrefix(d, "#") || strings.HasPrefix(d, "//") {
 		return dest
 	}
@@ -250,7 +360,8 @@ func (c Context) resolve(dest []byte, kind string) []byte {
 		p = c.Dir + "/" + p
 	}
 	p = strings.TrimPrefix(path.Clean("/"+p), "/")
-	return []byte(c.BaseURL + "/" + escapePath(c.Project) + "/-/" + kind + "/" + escapePath(c.Ref) + "/" + escapePath(p) + suffix)
+	u := c.BaseURL + "/" + escapePath(c.Project) + "/-/" + kind + "/" + escapePath(c.Ref) + "/" + escapePath(p) + suffix
+	return []byte(strings.ReplaceAll(u, "&", "&amp;"))
 }
 
 // escapePath escapes each segment of a slash-separated path.
