@@ -161,6 +161,7 @@ func Module() fennec.Module {
 			func(s *internal.Service) project.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideRoutes(internal.NewUploadRoutes),
+		fennec.ProvidePages(internal.NewPages),
 		fennec.ProvideSubscribers(internal.CleanupSubscribers),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideBackupParticipants(internal.BackupParticipants, internal.BackupSpec),

@@ -107,10 +107,20 @@ func membershipBelow(tx *store.Tx, user, groupID int64, now time.Time) bool {
 // resolveGroup finds a group the caller may see; anything else is 404 Group
 // Not Found, never 403.
 func (s *Service) resolveGroup(ctx context.Context, ref string) (*resolvedGroup, error) {
+	return s.resolveGroupWith(ctx, func(tx *store.Tx) (*Namespace, error) { return findGroup(tx, ref) })
+}
+
+// resolveGroupPath is resolveGroup for a full path only: a web page's
+// "/groups/123" is the group whose path is 123, never the group of id 123.
+func (s *Service) resolveGroupPath(ctx context.Context, path string) (*resolvedGroup, error) {
+	return s.resolveGroupWith(ctx, func(tx *store.Tx) (*Namespace, error) { return findGroupByPath(tx, path) })
+}
+
+func (s *Service) resolveGroupWith(ctx context.Context, find func(*store.Tx) (*Namespace, error)) (*resolvedGroup, error) {
 	pr := auth.FromContext(ctx)
 	var r resolvedGroup
 	err := s.db.View(ctx, func(tx *store.Tx) error {
-		g, err := findGroup(tx, ref)
+		g, err := find(tx)
 		if err != nil {
 			return err
 		}

@@ -22,6 +22,9 @@ type listFilter struct {
 	Owned      bool
 	Membership bool
 	Starred    bool
+	// NotPrivate leaves private projects out, the visitor's own too (the
+	// explore page; the API has no such filter).
+	NotPrivate bool
 	Offset     int
 	Limit      int
 }
@@ -196,7 +199,7 @@ func (s *Service) listProjects(ctx context.Context, in *listFilter) ([]*resolved
 	var page []*resolved
 	total := 0
 	err := s.db.View(ctx, func(tx *store.Tx) error {
-		if pr.IsAdmin() && !in.Owned && !in.Membership && !in.Starred && in.Archived == "" && in.Visibility == "" &&
+		if pr.IsAdmin() && !in.Owned && !in.Membership && !in.Starred && !in.NotPrivate && in.Archived == "" && in.Visibility == "" &&
 			in.Search == "" && (in.OrderBy == "" || in.OrderBy == "id" || in.OrderBy == "created_at") {
 			// An administrator sees everything: page straight off the table
 			// in id order (O(page), whatever the store holds).
@@ -240,7 +243,7 @@ func (s *Service) listProjects(ctx context.Context, in *listFilter) ([]*resolved
 		}
 		// created_at and id orders follow the id (ids grow with time), so a
 		// page is found without decoding the others.
-		needRecords := in.Archived != "" || in.Visibility != "" || in.Search != "" ||
+		needRecords := in.Archived != "" || in.Visibility != "" || in.Search != "" || in.NotPrivate ||
 			(in.OrderBy != "" && in.OrderBy != "id" && in.OrderBy != "created_at")
 		var rows []*Project
 		if needRecords {
@@ -352,6 +355,9 @@ func matches(p *Project, in *listFilter) bool {
 		return false
 	}
 	if in.Visibility != "" && p.Visibility != in.Visibility {
+		return false
+	}
+	if in.NotPrivate && p.Visibility == project.Private {
 		return false
 	}
 	if q := strings.ToLower(in.Search); q != "" && !strings.Contains(strings.ToLower(p.Name), q) &&

@@ -45,8 +45,14 @@ func (s *Service) listUserProjects(ctx context.Context, user string, in *listFil
 	if err != nil {
 		return nil, 0, err
 	}
-	return s.listAmong(ctx, in, func(tx *store.Tx) ([]int64, error) {
-		ns, err := namespaces.GetBy(tx, "owner", store.IDString(u.ID))
+	return s.listAmong(ctx, in, s.personalProjects(u.ID))
+}
+
+// personalProjects lists the ids of the projects of user's personal
+// namespace (none when it has none yet), for listAmong.
+func (s *Service) personalProjects(user int64) func(tx *store.Tx) ([]int64, error) {
+	return func(tx *store.Tx) ([]int64, error) {
+		ns, err := namespaces.GetBy(tx, "owner", store.IDString(user))
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, nil
 		}
@@ -54,7 +60,7 @@ func (s *Service) listUserProjects(ctx context.Context, user string, in *listFil
 			return nil, err
 		}
 		return projects.IDsBy(tx, "namespace", store.IDString(ns.ID))
-	})
+	}
 }
 
 // listAmong lists the projects of ids that the caller may see, with GET
