@@ -69,3 +69,48 @@ func TestHistoryPagesCommits(t *testing.T) {
 	wantPage(t, "unknown ref", c.Get(t, "/root/hist/-/commits/nope"), 404, `<h1>Page not found</h1>`)
 	wantPage(t, "dot dot", c.Get(t, "/root/hist/-/commits/master/%2E%2E/x"), 404, `<h1>Page not found</h1>`)
 }
+
+// TestHistoryPagesCommit: a commit's page shows its message, author,
+// parents, stats and diff, lines escaped and classed; a rename is "old →
+// new"; a diff longer than 2,000 lines is cut with a note and collapsed.
+func TestHistoryPagesCommit(t *testing.T) {
+	t.Parallel()
+	s := stocktest.Start(t)
+	p := stocktest.NewProject(t, s.Client, "one", "public")
+	var long strings.Builder
+	for i := range 2100 {
+		fmt.Fprintf(&long, "line %d\n", i)
+	}
+	first := stocktest.CommitFiles(t, s.Client, p.ID, "master", "first", map[string]string{"a.txt": "one\ntwo\nthree\n", "old.txt": "moved\n"})
+	second, _, err := s.Client.Commits.CreateCommit(p.ID, &gitlab.CreateCommitOptions{Branch: gitlab.Ptr("master"),
+		CommitMessage: gitlab.Ptr("change <things>\n\nThe body <i>here</i>.\n"), Actions: []*gitlab.CommitActionOptions{
+			{Action: gitlab.Ptr(gitlab.FileUpdate), FilePath: gitlab.Ptr("a.txt"), Content: gitlab.Ptr("one\n<script>2</script>\nthree\n")},
+			{Action: gitlab.Ptr(gitlab.FileMove), PreviousPath: gitlab.Ptr("old.txt"), FilePath: gitlab.Ptr("new.txt")},
+			{Action: gitlab.Ptr(gitlab.FileCreate), FilePath: gitlab.Ptr(hostileFile), Content: gitlab.Ptr(long.String())},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.NewBrowser(t)
+	page := c.Get(t, "/root/one/-/commit/"+second.ID)
+	wantPage(t, "commit", page, 200, `<h1>change &lt;things&gt;</h1>`, `<pre class="plain">The body &lt;i&gt;here&lt;/i&gt;.</pre>`,
+		`<span>Administrator</span>`, `<time datetime="`, `Parent <a class="mono" href="/root/one/-/commit/`+first.ID+`">`+first.ID[:8]+`</a>`,
+		`3 files changed, <span class="ok">2102 additions</span>, <span class="bad">2 deletions</span>`,
+		`<tr class="del"><td class="num">2</td><td class="num"></td><td>-two</td></tr>`,
+		`<tr class="add"><td class="num"></td><td class="num">2</td><td>&#43;&lt;script&gt;2&lt;/script&gt;</td></tr>`,
+		`<tr><td class="num">1</td><td class="num">1</td><td> one</td></tr>`,
+		`<span class="badge">renamed</span> <bdi>old.txt</bdi> → <bdi>new.txt</bdi>`,
+		`<bdi>&lt;b&gt;bold&lt;/b&gt;.txt</bdi>`, `101 more lines of this diff are not shown.`,
+		`href="/root/one/-/tree/`+second.ID+`">Browse files</a>`, `<a href="/root/one/-/commits" aria-current="page">Commits</a>`)
+	if strings.Contains(page.Body, "<script>2") || strings.Contains(page.Body, "<b>bold") || strings.Contains(page.Body, "&#43;line 2050") || !strings.Contains(page.Body, "&#43;line 1998") {
+		t.Errorf("the diff is not escaped or not bounded")
+	}
+	// The long file's diff starts collapsed; the short ones open.
+	if !strings.Contains(page.Body, `<details class="box diff" id="diff-0">`) || !strings.Contains(page.Body, `<details class="box diff" id="diff-1" open>`) {
+		t.Errorf("collapsing:\n%.3000s", page.Body)
+	}
+	wantPage(t, "root commit", c.Get(t, "/root/one/-/commit/"+first.ID), 200, `No parents (the first commit)`, `<span class="badge">added</span> <bdi>a.txt</bdi>`)
+	wantPage(t, "short sha", c.Get(t, "/root/one/-/commit/"+second.ID[:8]), 200, `<h1>change &lt;things&gt;</h1>`)
+	wantPage(t, "unknown commit", c.Get(t, "/root/one/-/commit/0123456789abcdef0123456789abcdef01234567"), 404, `<h1>Page not found</h1>`)
+	wantPage(t, "hostile sha", c.Get(t, "/root/one/-/commit/%3Cscript%3E"), 404, `<h1>Page not found</h1>`)
+}

@@ -201,3 +201,27 @@ func hunks(patch string, binary bool) string {
 	}
 	return ""
 }
+
+// commitDiffEntries is a commit's diff against its first parent (a root
+// commit's against nothing): the API's commit diff and the commit page.
+func (rd *Reader) commitDiffEntries(ctx context.Context, projectID int64, c *object.Commit) ([]DiffView, error) {
+	to, err := c.Tree()
+	if err != nil {
+		return nil, err
+	}
+	var from *object.Tree
+	if c.NumParents() > 0 {
+		p, err := c.Parent(0)
+		if err != nil {
+			return nil, err
+		}
+		if from, err = p.Tree(); err != nil {
+			return nil, err
+		}
+	}
+	objs, err := rd.store.Objects(projectID)
+	if err != nil {
+		return nil, err
+	}
+	return diffEntries(ctx, objs, from, to)
+}

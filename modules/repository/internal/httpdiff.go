@@ -7,8 +7,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/go-git/go-git/v5/plumbing/object"
-
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
@@ -31,25 +29,7 @@ func (rd *Reader) commitDiff(ctx context.Context, in *commitInput) (*commitDiffO
 	if err != nil || in.SHA == "" {
 		return nil, ErrCommitNotFound
 	}
-	to, err := c.Tree()
-	if err != nil {
-		return nil, err
-	}
-	var from *object.Tree
-	if c.NumParents() > 0 {
-		p, err := c.Parent(0)
-		if err != nil {
-			return nil, err
-		}
-		if from, err = p.Tree(); err != nil {
-			return nil, err
-		}
-	}
-	objs, err := rd.store.Objects(info.ID)
-	if err != nil {
-		return nil, err
-	}
-	entries, err := diffEntries(ctx, objs, from, to)
+	entries, err := rd.commitDiffEntries(ctx, info.ID, c)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ package internal
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -29,6 +30,7 @@ func (pg *pages) registerHistoryPages(s *web.Site) {
 	// The Files tab's rule: always shown, the page answers (ReadCode).
 	s.AddProjectTab(web.ProjectTab{Key: "commits", Label: "Commits", Suffix: "/-/commits", Order: 30})
 	s.Project("GET commits", func(w http.ResponseWriter, r *http.Request) { pg.commits(w, r, t) })
+	s.Project("GET commit", func(w http.ResponseWriter, r *http.Request) { pg.commit(w, r, t) })
 }
 
 // historyCommit is a commit as a row of a history.
@@ -127,4 +129,207 @@ func historyCrumbs(info projects.ProjectInfo, ref, p string) []web.Crumb {
 		out = append(out, web.Crumb{Label: visible(p)})
 	}
 	return out
+}
+
+const (
+	// maxDiffFiles bounds the files a diff shows; the rest are counted.
+	maxDiffFiles = 500
+	// maxDiffLines bounds the lines of one file's diff shown.
+	maxDiffLines = 2000
+	// collapsedDiffLines: a file's diff longer than this starts collapsed.
+	collapsedDiffLines = 300
+)
+
+// diffLine is one line of a unified diff: Class is "add", "del", "hunk"
+// or "" (context); Old and New its numbers in each side (0: none).
+type diffLine struct {
+	Class, Text string
+	Old, New    int
+}
+
+// fileDiff is one changed file of a diff as a page shows it.
+type fileDiff struct {
+	ID, OldPath, NewPath, Status string
+	Renamed, Binary, TooLarge    bool
+	Added, Removed               int
+	Lines                        []diffLine
+	Omitted                      int // lines past maxDiffLines
+	Collapsed                    bool
+}
+
+// diffView is the diff of a page: its files, bounded.
+type diffView struct {
+	Files          []fileDiff
+	Added, Removed int
+	OmittedFiles   int
+}
+
+// diffFiles shapes a diff's entries for a page: at most maxDiffFiles
+// files and maxDiffLines lines of each; the entries are the module's
+// (diff.go), whose blobs over maxDiffBlob come without a diff.
+func diffFiles(entries []DiffView) diffView {
+	var v diffView
+	for i, e := range entries {
+		if i == maxDiffFiles {
+			v.OmittedFiles = len(entries) - maxDiffFiles
+			break
+		}
+		f := fileDiff{ID: "diff-" + strconv.Itoa(i), OldPath: visible(e.OldPath), NewPath: visible(e.NewPath), Renamed: e.RenamedFile}
+		switch {
+		case e.NewFile:
+			f.Status = "added"
+		case e.DeletedFile:
+			f.Status = "deleted"
+		case e.RenamedFile:
+			f.Status = "renamed"
+		default:
+			f.Status = "modified"
+		}
+		switch {
+		case strings.HasPrefix(e.Diff, "Binary files"):
+			f.Binary = true
+		case e.Diff == "" && !e.RenamedFile && (e.NewFile || e.DeletedFile || (e.AMode != nil && e.BMode != nil && *e.AMode == *e.BMode)):
+			// No lines for a change of content: the module's diff left
+			// out a blob over its bound (an empty file added or deleted
+			// is shown so too: nothing to show either way).
+			f.TooLarge = true
+		}
+		f.Lines, f.Added, f.Removed, f.Omitted = diffLines(e.Diff)
+		f.Collapsed = len(f.Lines) > collapsedDiffLines
+		v.Added += f.Added
+		v.Removed += f.Removed
+		v.Files = append(v.Files, f)
+	}
+	return v
+}
+
+// diffLines splits a file's hunks into lines numbered in each side,
+// keeping the first maxDiffLines (counted, every line, to the end).
+func diffLines(hunks string) (lines []diffLine, added, removed, omitted int) {
+	if hunks == "" || strings.HasPrefix(hunks, "Binary files") {
+		return nil, 0, 0, 0
+	}
+	old, nw := 0, 0
+	for _, l := range strings.Split(strings.TrimSuffix(hunks, "\n"), "\n") {
+		d := diffLine{Text: l}
+		switch {
+		case strings.HasPrefix(l, "@@"):
+			d.Class = "hunk"
+			old, nw = hunkStart(l)
+		case strings.HasPrefix(l, "+"):
+			d.Class, d.New = "add", nw
+			nw++
+			added++
+		case strings.HasPrefix(l, "-"):
+			d.Class, d.Old = "del", old
+			old++
+			removed++
+		case strings.HasPrefix(l, "\\"):
+			d.Class = "hunk" // "\ No newline at end of file"
+		default:
+			d.Old, d.New = old, nw
+			old++
+			nw++
+		}
+		if len(lines) == maxDiffLines {
+			omitted++
+			continue
+		}
+		d.Text = visibleLine(d.Text)
+		lines = append(lines, d)
+	}
+	return lines, added, removed, omitted
+}
+
+// hunkStart reads a hunk header's first lines: "@@ -3,4 +3,5 @@".
+func hunkStart(h string) (old, nw int) {
+	f := strings.Fields(h)
+	if len(f) < 3 {
+		return 0, 0
+	}
+	num := func(s string) int {
+		s, _, _ = strings.Cut(s[1:], ",")
+		n, _ := strconv.Atoi(s)
+		return n
+	}
+	return num(f[1]), num(f[2])
+}
+
+// visibleLine is a diff line with its control characters (not tabs)
+// shown as pictures, as names are.
+func visibleLine(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return (r < 0x20 && r != '\t') || r == 0x7f }) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t':
+			return r
+		case r < 0x20:
+			return 0x2400 + r
+		case r == 0x7f:
+			return '\u2421'
+		}
+		return r
+	}, s)
+}
+
+// parentLink is a parent of a commit.
+type parentLink struct{ SHA, Href string }
+
+// commitPage is the commit page's data.
+type commitPage struct {
+	Commit     historyCommit
+	Body       string
+	Committer  string
+	Parents    []parentLink
+	BrowseHref string
+	Diff       diffView
+	Files      int
+	Stats      Stats
+}
+
+// commit is /-/commit/<sha>: the commit's message, author, parents,
+// stats and diff against its first parent (bounded by diffFiles).
+func (pg *pages) commit(w http.ResponseWriter, r *http.Request, t *web.Templates) {
+	info, repo, ok := pg.openCode(w, r)
+	if !ok {
+		return
+	}
+	sha := r.PathValue("rest")
+	if sha == "" || strings.Contains(sha, "/") || !validRef(sha) {
+		pg.site.NotFound(w, r)
+		return
+	}
+	c, err := resolveCommit(repo, sha, "")
+	if err != nil {
+		pg.site.NotFound(w, r)
+		return
+	}
+	entries, err := pg.rd.commitDiffEntries(r.Context(), info.ID, c)
+	if err != nil {
+		pg.fail(w, r, err)
+		return
+	}
+	detail, err := pg.rd.detailOf(r.Context(), info.ID, c)
+	if err != nil {
+		pg.fail(w, r, err)
+		return
+	}
+	full := info.PathWithNamespace
+	d := commitPage{Stats: detail.Stats, Commit: pg.historyCommit(full, c), Diff: diffFiles(entries), Files: len(entries),
+		BrowseHref: pg.site.URL(projectURL(full, "tree", c.Hash.String(), ""))}
+	if _, body, ok := strings.Cut(c.Message, "\n"); ok {
+		d.Body = strings.TrimSpace(body)
+	}
+	if c.Committer.Name != c.Author.Name {
+		d.Committer = c.Committer.Name
+	}
+	for _, p := range c.ParentHashes {
+		d.Parents = append(d.Parents, parentLink{SHA: p.String(), Href: pg.site.URL(projectURL(full, "commit", p.String(), ""))})
+	}
+	t.Render(w, r, "commit", web.Page{Title: d.Commit.Title + " · " + web.ShortSHA(d.Commit.SHA) + " · " + info.NameWithNamespace,
+		Project: projectHeader(info), Tab: "commits",
+		Crumbs: []web.Crumb{{Label: info.Path, Href: projectURL(full, "", "", "")}, {Label: "Commits", Href: projectURL(full, "commits", "", "")},
+			{Label: web.ShortSHA(d.Commit.SHA)}}, Data: d})
 }
