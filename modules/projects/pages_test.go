@@ -188,6 +188,16 @@ func TestPagesGroups(t *testing.T) {
 	pgHas(t, "alice's public group", s.SignedIn(t, "alice", alice.Password).Get(t, "/groups/open"), 200,
 		[]string{`<a href="/open/shown">`, `<a href="/open/hidden">`}, nil)
 	pgHas(t, "unknown group", c.Get(t, "/groups/nothing"), 404, []string{"<h1>Page not found</h1>"}, nil)
+	// The visitor's groups (GET /groups?all_available=false: the
+	// subgroup comes with its parent's membership), searchable.
+	pgHas(t, "carol's groups", c.Get(t, "/dashboard/groups"), 200,
+		[]string{"<h1>Your groups</h1>", `<a href="/groups/team"><bdi>Team</bdi></a>`, `<a href="/dashboard/groups">Groups</a>`,
+			`<a href="/groups/team/backend"><bdi>Team / Backend</bdi></a>`, `<caption class="muted">2 groups</caption>`}, []string{`href="/groups/open"`})
+	pgHas(t, "bob's groups", b.Get(t, "/dashboard/groups"), 200, []string{`<p class="muted">You are not a member of any group yet.</p>`}, nil)
+	pgHas(t, "carol's groups searched", c.Get(t, "/dashboard/groups?name=zzz"), 200, []string{`<p class="muted">No group matches your search.</p>`}, nil)
+	if p := anon.Get(t, "/dashboard/groups"); p.StatusCode != http.StatusFound || p.Header.Get("Location") != "/users/sign_in?return_to=%2Fdashboard%2Fgroups" {
+		t.Errorf("anonymous groups: %d %q", p.StatusCode, p.Header.Get("Location"))
+	}
 	pgHas(t, "unknown bare path", c.Get(t, "/nothing"), 404, []string{"<h1>Page not found</h1>"}, nil)
 }
 

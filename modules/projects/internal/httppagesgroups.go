@@ -8,9 +8,11 @@ package internal
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
+	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/web"
 	"github.com/fennec-forge/fennec/modules/projects/project"
 )
@@ -22,6 +24,8 @@ const maxSubgroupsShown = 100
 func (pg *pages) registerGroupPages(s *web.Site) {
 	s.Group("GET ", pg.group)
 	s.Group("GET group_members", pg.groupMembers)
+	s.Handle("GET /dashboard/groups", pg.dashboardGroups)
+	s.AddMenu(web.MenuItem{Label: "Groups", Path: "/dashboard/groups", Order: 15, SignedIn: true})
 }
 
 // groupHeader is what every page of a group shows above its own part.
@@ -196,4 +200,67 @@ func (pg *pages) groupRedirect(w http.ResponseWriter, r *http.Request, path stri
 	}
 	pg.site.Redirect(w, r, "/groups/"+web.EscapePath(ni.path))
 	return true
+}
+
+// groupsData is the visitor's groups page.
+type groupsData struct {
+	Action, Query      string
+	Groups             []subgroupRow
+	Total, Page, Pages int
+	PrevHref, NextHref string
+}
+
+// dashboardGroups lists the signed-in visitor's groups, by name: those
+// GET /groups?all_available=false lists (memberships, and the groups of
+// projects they are members of).
+func (pg *pages) dashboardGroups(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if auth.FromContext(ctx).User == nil {
+		pg.site.RedirectToSignIn(w, r)
+		return
+	}
+	q := r.URL.Query()
+	search := q.Get("name")
+	if search == "" {
+		search = q.Get("search")
+	}
+	search = boundQuery(search)
+	pageNo := pageNumber(q.Get("page"))
+	rows, total, err := pg.svc.listGroups(ctx, &groupFilter{AllAvailable: "false", Search: search, OrderBy: "name", Sort: "asc",
+		Offset: (pageNo - 1) * pageSize, Limit: pageSize})
+	if err != nil {
+		pg.fail(w, r, err)
+		return
+	}
+	const path = "/dashboard/groups"
+	d := groupsData{Action: pg.site.URL(path), Query: search, Total: total, Page: pageNo, Pages: (total + pageSize - 1) / pageSize}
+	for _, g := range rows {
+		ni, err := pg.svc.namespaceInfo(ctx, g)
+		if err != nil {
+			pg.fail(w, r, err)
+			return
+		}
+		d.Groups = append(d.Groups, subgroupRow{Name: ni.name, FullPath: ni.path, Href: pg.site.URL("/groups/" + web.EscapePath(ni.path)),
+			Description: g.Description, Visibility: g.Visibility})
+	}
+	link := func(n int) string {
+		v := url.Values{}
+		if search != "" {
+			v.Set("name", search)
+		}
+		if n > 1 {
+			v.Set("page", strconv.Itoa(n))
+		}
+		if len(v) == 0 {
+			return pg.site.URL(path)
+		}
+		return pg.site.URL(path) + "?" + v.Encode()
+	}
+	if pageNo > 1 {
+		d.PrevHref = link(min(pageNo-1, max(d.Pages, 1)))
+	}
+	if pageNo < d.Pages {
+		d.NextHref = link(pageNo + 1)
+	}
+	pg.t.Render(w, r, "dashboard_groups", web.Page{Title: "Your groups", Data: d})
 }
