@@ -2,6 +2,7 @@ package repository_test
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -113,4 +114,71 @@ func TestHistoryPagesCommit(t *testing.T) {
 	wantPage(t, "short sha", c.Get(t, "/root/one/-/commit/"+second.ID[:8]), 200, `<h1>change &lt;things&gt;</h1>`)
 	wantPage(t, "unknown commit", c.Get(t, "/root/one/-/commit/0123456789abcdef0123456789abcdef01234567"), 404, `<h1>Page not found</h1>`)
 	wantPage(t, "hostile sha", c.Get(t, "/root/one/-/commit/%3Cscript%3E"), 404, `<h1>Page not found</h1>`)
+}
+
+// TestHistoryPagesRefs: the branches page marks the default and protected
+// branches and links each to its tree (a slash kept, hostile names
+// escaped); the tags page shows annotated messages and commits.
+func TestHistoryPagesRefs(t *testing.T) {
+	t.Parallel()
+	s := stocktest.Start(t)
+	p := stocktest.NewProject(t, s.Client, "tagged", "public")
+	first := stocktest.CommitFiles(t, s.Client, p.ID, "master", "first <commit>", map[string]string{"a": "a\n"})
+	for _, b := range []string{"feature/x", "x<b>y"} {
+		if _, _, err := s.Client.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr(b), Ref: gitlab.Ptr("master")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := s.Client.ProtectedBranches.ProtectRepositoryBranches(p.ID, &gitlab.ProtectRepositoryBranchesOptions{Name: gitlab.Ptr("feature/*")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Client.Tags.CreateTag(p.ID, &gitlab.CreateTagOptions{TagName: gitlab.Ptr("v1.0"), Ref: gitlab.Ptr("master"),
+		Message: gitlab.Ptr("Release <one>")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Client.Tags.CreateTag(p.ID, &gitlab.CreateTagOptions{TagName: gitlab.Ptr("light"), Ref: gitlab.Ptr("master")}); err != nil {
+		t.Fatal(err)
+	}
+	c := s.NewBrowser(t)
+	page := c.Get(t, "/root/tagged/-/branches")
+	wantPage(t, "branches", page, 200, `<h1>Branches</h1>`, `<caption class="muted">3 branches</caption>`,
+		`<a href="/root/tagged/-/branches" aria-current="page">Branches</a>`,
+		`<a href="/root/tagged/-/tree/master"><bdi>master</bdi></a> <span class="badge">default</span></td>`,
+		`<a href="/root/tagged/-/tree/feature/x"><bdi>feature/x</bdi></a> <span class="badge warn">protected</span></td>`,
+		`<a href="/root/tagged/-/tree/x%3Cb%3Ey"><bdi>x&lt;b&gt;y</bdi></a>`,
+		`<a href="/root/tagged/-/commit/`+first.ID+`">first &lt;commit&gt;</a>`, `<time datetime="`)
+	if strings.Contains(page.Body, "x<b>y") {
+		t.Error("a branch name is not escaped")
+	}
+	wantPage(t, "tags", c.Get(t, "/root/tagged/-/tags"), 200, `<h1>Tags</h1>`, `<caption class="muted">2 tags</caption>`,
+		`<a href="/root/tagged/-/tree/v1.0"><bdi>v1.0</bdi></a></td><td>Release &lt;one&gt;</td>`,
+		`<a href="/root/tagged/-/tree/light"><bdi>light</bdi></a></td><td></td>`,
+		`<a class="mono" href="/root/tagged/-/commit/`+first.ID+`">`+first.ID[:8]+`</a> first &lt;commit&gt;`)
+	wantPage(t, "branches/x", c.Get(t, "/root/tagged/-/branches/x"), 404, `<h1>Page not found</h1>`)
+}
+
+// TestHistoryPagesPermissions: a private project's history pages are
+// the API's: anonymous visitors are sent to sign in, non-members get the
+// 404 page, members the pages.
+func TestHistoryPagesPermissions(t *testing.T) {
+	t.Parallel()
+	s := stocktest.Start(t)
+	p := stocktest.NewProject(t, s.Client, "secret", "private")
+	c := stocktest.CommitFiles(t, s.Client, p.ID, "master", "secret commit", map[string]string{"README": "top secret\n"})
+	member, other := s.CreateUser(t, "member"), s.CreateUser(t, "other")
+	stocktest.AddMember(t, s.Client, p.ID, member.ID, gitlab.ReporterPermissions)
+	paths := []string{"/root/secret/-/commits/master", "/root/secret/-/commit/" + c.ID, "/root/secret/-/branches", "/root/secret/-/tags"}
+	anon := s.NewBrowser(t)
+	o := s.SignedIn(t, other.Username, other.Password)
+	m := s.SignedIn(t, member.Username, member.Password)
+	for _, path := range paths {
+		wantRedirect(t, "anonymous "+path, anon.Get(t, path), 302, "/users/sign_in?return_to="+url.QueryEscape(path))
+		page := o.Get(t, path)
+		wantPage(t, "non-member "+path, page, 404, `<h1>Page not found</h1>`)
+		if strings.Contains(page.Body, "secret commit") {
+			t.Errorf("a non-member sees %s", path)
+		}
+		wantPage(t, "member "+path, m.Get(t, path), 200)
+	}
+	wantPage(t, "member commit", m.Get(t, paths[1]), 200, `<h1>secret commit</h1>`, `top secret`)
 }

@@ -31,6 +31,9 @@ func (pg *pages) registerHistoryPages(s *web.Site) {
 	s.AddProjectTab(web.ProjectTab{Key: "commits", Label: "Commits", Suffix: "/-/commits", Order: 30})
 	s.Project("GET commits", func(w http.ResponseWriter, r *http.Request) { pg.commits(w, r, t) })
 	s.Project("GET commit", func(w http.ResponseWriter, r *http.Request) { pg.commit(w, r, t) })
+	s.AddProjectTab(web.ProjectTab{Key: "branches", Label: "Branches", Suffix: "/-/branches", Order: 40})
+	s.Project("GET branches", func(w http.ResponseWriter, r *http.Request) { pg.branches(w, r, t) })
+	s.Project("GET tags", func(w http.ResponseWriter, r *http.Request) { pg.tags(w, r, t) })
 }
 
 // historyCommit is a commit as a row of a history.
@@ -332,4 +335,104 @@ func (pg *pages) commit(w http.ResponseWriter, r *http.Request, t *web.Templates
 		Project: projectHeader(info), Tab: "commits",
 		Crumbs: []web.Crumb{{Label: info.Path, Href: projectURL(full, "", "", "")}, {Label: "Commits", Href: projectURL(full, "commits", "", "")},
 			{Label: web.ShortSHA(d.Commit.SHA)}}, Data: d})
+}
+
+// refsPageSize is the branches, or tags, one page lists.
+const refsPageSize = 100
+
+// refRow is a branch or a tag as a row of its page.
+type refRow struct {
+	Name, Href              string
+	Default, Protected      bool
+	Message                 string
+	CommitTitle, CommitHref string
+	CommitSHA               string
+	When                    time.Time
+}
+
+// refsPage is the branches' or the tags' page's data.
+type refsPage struct {
+	Rows               []refRow
+	Page, Pages, Total int
+	PrevHref, NextHref string
+}
+
+// refWindow is the page'th page of n refs: its bounds and pager.
+func (pg *pages) refWindow(r *http.Request, here string, n int) (lo, hi int, d refsPage) {
+	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+	d = refsPage{Total: n, Pages: max(1, (n+refsPageSize-1)/refsPageSize)}
+	d.Page = min(max(page, 1), d.Pages)
+	if d.Page > 1 {
+		d.PrevHref = here + "?page=" + strconv.Itoa(d.Page-1)
+	}
+	if d.Page < d.Pages {
+		d.NextHref = here + "?page=" + strconv.Itoa(d.Page+1)
+	}
+	return (d.Page - 1) * refsPageSize, min(d.Page*refsPageSize, n), d
+}
+
+func (pg *pages) refRow(full, name string, c CommitView) refRow {
+	return refRow{Name: visible(name), Href: pg.site.URL(projectURL(full, "tree", name, "")), CommitTitle: c.Title, CommitSHA: c.ID,
+		CommitHref: pg.site.URL(projectURL(full, "commit", c.ID, "")), When: time.Time(c.CommittedDate)}
+}
+
+// branches is /-/branches: the branches by name, 100 a page, with the
+// default and protected ones marked and their last commits.
+func (pg *pages) branches(w http.ResponseWriter, r *http.Request, t *web.Templates) {
+	info, repo, ok := pg.openCode(w, r)
+	if !ok {
+		return
+	}
+	if r.PathValue("rest") != "" {
+		pg.site.NotFound(w, r)
+		return
+	}
+	refs, err := sortedBranches(repo)
+	if err != nil {
+		pg.fail(w, r, err)
+		return
+	}
+	full := info.PathWithNamespace
+	lo, hi, d := pg.refWindow(r, pg.site.URL(projectURL(full, "branches", "", "")), len(refs))
+	views, err := pg.rd.branchViews(r.Context(), info, repo, refs[lo:hi])
+	if err != nil {
+		pg.fail(w, r, err)
+		return
+	}
+	for _, v := range views {
+		row := pg.refRow(full, v.Name, v.Commit)
+		row.Default, row.Protected = v.Name == info.DefaultBranch, v.Protected
+		d.Rows = append(d.Rows, row)
+	}
+	t.Render(w, r, "branches", web.Page{Title: "Branches · " + info.NameWithNamespace, Project: projectHeader(info), Tab: "branches",
+		Crumbs: []web.Crumb{{Label: info.Path, Href: projectURL(full, "", "", "")}, {Label: "Branches"}}, Data: d})
+}
+
+// tags is /-/tags: the tags in reverse name order, 100 a page, with
+// their messages (annotated tags) and commits.
+func (pg *pages) tags(w http.ResponseWriter, r *http.Request, t *web.Templates) {
+	info, repo, ok := pg.openCode(w, r)
+	if !ok {
+		return
+	}
+	if r.PathValue("rest") != "" {
+		pg.site.NotFound(w, r)
+		return
+	}
+	refs, err := sortedTags(repo)
+	if err != nil {
+		pg.fail(w, r, err)
+		return
+	}
+	full := info.PathWithNamespace
+	lo, hi, d := pg.refWindow(r, pg.site.URL(projectURL(full, "tags", "", "")), len(refs))
+	for _, v := range pg.rd.tagViews(r.Context(), info, repo, refs[lo:hi]) {
+		row := pg.refRow(full, v.Name, v.Commit)
+		if v.Message != nil {
+			row.Message = strings.TrimSpace(*v.Message)
+		}
+		d.Rows = append(d.Rows, row)
+	}
+	t.Render(w, r, "tags", web.Page{Title: "Tags · " + info.NameWithNamespace, Project: projectHeader(info), Tab: "branches",
+		Crumbs: []web.Crumb{{Label: info.Path, Href: projectURL(full, "", "", "")}, {Label: "Tags"}}, Data: d})
 }

@@ -247,6 +247,19 @@ func (rd *Reader) branches(ctx context.Context, in *listInput) (*branchesOutput,
 	if err != nil {
 		return nil, err
 	}
+	refs, err := sortedBranches(repo)
+	if err != nil {
+		return nil, err
+	}
+	out, err := rd.branchViews(ctx, info, repo, api.Window(refs, in.PageParams))
+	if err != nil {
+		return nil, err
+	}
+	return &branchesOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(refs)), Body: out}, nil
+}
+
+// sortedBranches are a repository's branches by name.
+func sortedBranches(repo *git.Repository) ([]*plumbing.Reference, error) {
 	iter, err := repo.Branches()
 	if err != nil {
 		return nil, err
@@ -254,8 +267,15 @@ func (rd *Reader) branches(ctx context.Context, in *listInput) (*branchesOutput,
 	var refs []*plumbing.Reference
 	_ = iter.ForEach(func(r *plumbing.Reference) error { refs = append(refs, r); return nil })
 	sort.Slice(refs, func(i, j int) bool { return refs[i].Name().Short() < refs[j].Name().Short() })
+	return refs, nil
+}
+
+// branchViews are the branches refs with their commits, and their
+// protection when the module writes (the API's branches and the
+// branches page).
+func (rd *Reader) branchViews(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, refs []*plumbing.Reference) ([]BranchView, error) {
 	out := []BranchView{}
-	for _, r := range api.Window(refs, in.PageParams) {
+	for _, r := range refs {
 		v, err := rd.branchView(repo, r.Name().Short(), r.Hash())
 		if err != nil {
 			return nil, err
@@ -265,7 +285,37 @@ func (rd *Reader) branches(ctx context.Context, in *listInput) (*branchesOutput,
 		}
 		out = append(out, v)
 	}
-	return &branchesOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(refs)), Body: out}, nil
+	return out, nil
+}
+
+// sortedTags are a repository's tags by name in reverse alphabetical
+// order, as the spec lists them.
+func sortedTags(repo *git.Repository) ([]*plumbing.Reference, error) {
+	iter, err := repo.Tags()
+	if err != nil {
+		return nil, err
+	}
+	var refs []*plumbing.Reference
+	_ = iter.ForEach(func(r *plumbing.Reference) error { refs = append(refs, r); return nil })
+	sort.Slice(refs, func(i, j int) bool { return refs[i].Name().Short() > refs[j].Name().Short() })
+	return refs, nil
+}
+
+// tagViews are the tags refs with their commits and releases; a tag of a
+// non-commit object is left out.
+func (rd *Reader) tagViews(ctx context.Context, info projects.ProjectInfo, repo *git.Repository, refs []*plumbing.Reference) []TagView {
+	out := []TagView{}
+	for _, r := range refs {
+		v, err := tagView(repo, r)
+		if err != nil {
+			continue // a tag of a non-commit object: not shown
+		}
+		if rd.writer != nil {
+			rd.writer.attachRelease(ctx, info.ID, &v)
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 type tagsOutput struct {
@@ -278,25 +328,11 @@ func (rd *Reader) tags(ctx context.Context, in *listInput) (*tagsOutput, error) 
 	if err != nil {
 		return nil, err
 	}
-	iter, err := repo.Tags()
+	refs, err := sortedTags(repo)
 	if err != nil {
 		return nil, err
 	}
-	var refs []*plumbing.Reference
-	_ = iter.ForEach(func(r *plumbing.Reference) error { refs = append(refs, r); return nil })
-	// The spec: sorted by name in reverse alphabetical order.
-	sort.Slice(refs, func(i, j int) bool { return refs[i].Name().Short() > refs[j].Name().Short() })
-	out := []TagView{}
-	for _, r := range api.Window(refs, in.PageParams) {
-		v, err := tagView(repo, r)
-		if err != nil {
-			continue // a tag of a non-commit object: not shown
-		}
-		if rd.writer != nil {
-			rd.writer.attachRelease(ctx, info.ID, &v)
-		}
-		out = append(out, v)
-	}
+	out := rd.tagViews(ctx, info, repo, api.Window(refs, in.PageParams))
 	return &tagsOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(refs)), Body: out}, nil
 }
 
