@@ -182,3 +182,31 @@ func TestHistoryPagesPermissions(t *testing.T) {
 	}
 	wantPage(t, "member commit", m.Get(t, paths[1]), 200, `<h1>secret commit</h1>`, `top secret`)
 }
+
+// TestHistoryPagesCompare: the comparison of two refs (one with a
+// slash) lists the commits only the second has and their combined diff.
+func TestHistoryPagesCompare(t *testing.T) {
+	t.Parallel()
+	s := stocktest.Start(t)
+	p := stocktest.NewProject(t, s.Client, "cmp", "public")
+	stocktest.CommitFiles(t, s.Client, p.ID, "master", "base", map[string]string{"a.txt": "one\n"})
+	if _, _, err := s.Client.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr("feature/x"), Ref: gitlab.Ptr("master")}); err != nil {
+		t.Fatal(err)
+	}
+	c1 := stocktest.CommitFiles(t, s.Client, p.ID, "feature/x", "add <b>", map[string]string{hostileFile: "b\n"})
+	c2 := stocktest.CommitFiles(t, s.Client, p.ID, "feature/x", "second", map[string]string{"c.txt": "c\n"})
+	c := s.NewBrowser(t)
+	page := c.Get(t, "/root/cmp/-/compare/master...feature/x")
+	wantPage(t, "compare", page, 200, `<h1>Compare <bdi>master</bdi>...<bdi>feature/x</bdi></h1>`, `<h2>2 commits</h2>`, `<h2>2 files changed</h2>`,
+		`<a href="/root/cmp/-/commit/`+c1.ID+`">add &lt;b&gt;</a>`, `<a href="/root/cmp/-/commit/`+c2.ID+`">second</a>`,
+		`<span class="badge">added</span> <bdi>&lt;b&gt;bold&lt;/b&gt;.txt</bdi>`, `<tr class="add"><td class="num"></td><td class="num">1</td><td>&#43;c</td></tr>`,
+		`<a href="/root/cmp/-/commits" aria-current="page">Commits</a>`)
+	if strings.Index(page.Body, ">second</a>") > strings.Index(page.Body, ">add &lt;b&gt;</a>") {
+		t.Error("the compared commits are not newest first")
+	}
+	wantPage(t, "same", c.Get(t, "/root/cmp/-/compare/master...master"), 200, `These are the same commit`)
+	wantPage(t, "form", c.Get(t, "/root/cmp/-/compare"), 200, `<input id="compare-from" name="from" value="master" required>`)
+	wantRedirect(t, "form answer", c.Get(t, "/root/cmp/-/compare?from=master&to=feature%2Fx"), 302, "/root/cmp/-/compare/master...feature/x")
+	wantPage(t, "unknown ref", c.Get(t, "/root/cmp/-/compare/master...nope"), 404, `<h1>Page not found</h1>`)
+	wantPage(t, "no dots", c.Get(t, "/root/cmp/-/compare/master"), 404, `<h1>Page not found</h1>`)
+}

@@ -5,12 +5,7 @@ package internal
 
 import (
 	"context"
-	"errors"
 	"net/http"
-
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/modules/projects"
@@ -44,57 +39,17 @@ func (rd *Reader) compare(ctx context.Context, in *compareInput) (*struct{ Body 
 	if out.CompareSameRef {
 		return &struct{ Body *CompareView }{Body: out}, nil
 	}
-	bases, err := from.MergeBase(to)
+	commits, diffs, timeout, err := rd.comparison(ctx, info.ID, from, to)
 	if err != nil {
 		return nil, err
 	}
-	// Commits reachable from "to" but not from "from". Every commit both
-	// reach is an ancestor of a merge base, so the walk stops at the merge
-	// bases instead of first collecting all of "from"'s history (criss-cross
-	// histories, with several merge bases, are the rare case where a shared
-	// commit reached by another path could be listed).
-	excluded := map[plumbing.Hash]bool{}
-	for _, b := range bases {
-		excluded[b.Hash] = true
-	}
-	var commits []*object.Commit
-	iter := object.NewCommitPreorderIter(to, excluded, nil)
-	err = iter.ForEach(func(c *object.Commit) error {
-		if len(commits) == maxCompareCommits {
-			out.CompareTimeout = true
-			return storer.ErrStop
-		}
-		commits = append(commits, c)
-		return nil
-	})
-	if err != nil && !errors.Is(err, storer.ErrStop) {
-		return nil, err
-	}
-	// Oldest first, as GitLab lists a comparison.
-	reverse(commits)
+	out.CompareTimeout, out.Diffs = timeout, diffs
 	for _, c := range commits {
 		out.Commits = append(out.Commits, commitView(c))
 	}
 	if len(commits) > 0 {
 		last := commitView(to)
 		out.Commit = &last
-	}
-	toTree, err := to.Tree()
-	if err != nil {
-		return nil, err
-	}
-	var baseTree *object.Tree
-	if len(bases) > 0 {
-		if baseTree, err = bases[0].Tree(); err != nil {
-			return nil, err
-		}
-	}
-	objs, err := rd.store.Objects(info.ID)
-	if err != nil {
-		return nil, err
-	}
-	if out.Diffs, err = diffEntries(ctx, objs, baseTree, toTree); err != nil {
-		return nil, err
 	}
 	return &struct{ Body *CompareView }{Body: out}, nil
 }

@@ -34,6 +34,7 @@ func (pg *pages) registerHistoryPages(s *web.Site) {
 	s.AddProjectTab(web.ProjectTab{Key: "branches", Label: "Branches", Suffix: "/-/branches", Order: 40})
 	s.Project("GET branches", func(w http.ResponseWriter, r *http.Request) { pg.branches(w, r, t) })
 	s.Project("GET tags", func(w http.ResponseWriter, r *http.Request) { pg.tags(w, r, t) })
+	s.Project("GET compare", func(w http.ResponseWriter, r *http.Request) { pg.compare(w, r, t) })
 }
 
 // historyCommit is a commit as a row of a history.
@@ -435,4 +436,80 @@ func (pg *pages) tags(w http.ResponseWriter, r *http.Request, t *web.Templates) 
 	}
 	t.Render(w, r, "tags", web.Page{Title: "Tags · " + info.NameWithNamespace, Project: projectHeader(info), Tab: "branches",
 		Crumbs: []web.Crumb{{Label: info.Path, Href: projectURL(full, "", "", "")}, {Label: "Tags"}}, Data: d})
+}
+
+// maxCompareRows bounds the commits the compare page lists (the newest
+// are kept); the comparison itself stops at maxCompareCommits.
+const maxCompareRows = 200
+
+// comparePage is the compare page's data.
+type comparePage struct {
+	Action, From, To string
+	Compared         bool
+	Same             bool
+	Commits          []historyCommit
+	MoreCommits      int
+	Timeout          bool
+	Diff             diffView
+	Files            int
+}
+
+// compare is /-/compare/<from>...<to> (refs may hold slashes, not
+// "..."): the commits to has that from has not and the diff from their
+// merge base, the commit page's diff partial. Bare, it is a form
+// (?from=&to= is redirected to the comparison).
+func (pg *pages) compare(w http.ResponseWriter, r *http.Request, t *web.Templates) {
+	info, repo, ok := pg.openCode(w, r)
+	if !ok {
+		return
+	}
+	full := info.PathWithNamespace
+	rest := r.PathValue("rest")
+	d := comparePage{Action: pg.site.URL(projectURL(full, "compare", "", "")), From: info.DefaultBranch}
+	page := web.Page{Title: "Compare · " + info.NameWithNamespace, Project: projectHeader(info), Tab: "commits",
+		Crumbs: []web.Crumb{{Label: info.Path, Href: projectURL(full, "", "", "")}, {Label: "Compare"}}}
+	if rest == "" {
+		q := r.URL.Query()
+		if from, to := q.Get("from"), q.Get("to"); from != "" && to != "" {
+			if !validRef(from) || !validRef(to) {
+				pg.site.NotFound(w, r)
+				return
+			}
+			pg.site.Redirect(w, r, projectURL(full, "compare", "", "")+"/"+web.EscapePath(from)+"..."+web.EscapePath(to))
+			return
+		}
+		page.Data = d
+		t.Render(w, r, "compare", page)
+		return
+	}
+	fromRef, toRef, found := strings.Cut(rest, "...")
+	if !found || !validRef(fromRef) || !validRef(toRef) {
+		pg.site.NotFound(w, r)
+		return
+	}
+	from, err1 := resolveCommit(repo, fromRef, "")
+	to, err2 := resolveCommit(repo, toRef, "")
+	if err1 != nil || err2 != nil {
+		pg.site.NotFound(w, r)
+		return
+	}
+	d.From, d.To, d.Compared, d.Same = visible(fromRef), visible(toRef), true, from.Hash == to.Hash
+	if !d.Same {
+		commits, diffs, timeout, err := pg.rd.comparison(r.Context(), info.ID, from, to)
+		if err != nil {
+			pg.fail(w, r, err)
+			return
+		}
+		d.Timeout, d.Files, d.Diff = timeout, len(diffs), diffFiles(diffs)
+		if len(commits) > maxCompareRows {
+			d.MoreCommits = len(commits) - maxCompareRows
+			commits = commits[len(commits)-maxCompareRows:]
+		}
+		for i := len(commits) - 1; i >= 0; i-- {
+			d.Commits = append(d.Commits, pg.historyCommit(full, commits[i]))
+		}
+	}
+	page.Title = "Compare " + d.From + "..." + d.To + " · " + info.NameWithNamespace
+	page.Data = d
+	t.Render(w, r, "compare", page)
 }
