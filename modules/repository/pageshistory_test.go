@@ -210,3 +210,27 @@ func TestHistoryPagesCompare(t *testing.T) {
 	wantPage(t, "unknown ref", c.Get(t, "/root/cmp/-/compare/master...nope"), 404, `<h1>Page not found</h1>`)
 	wantPage(t, "no dots", c.Get(t, "/root/cmp/-/compare/master"), 404, `<h1>Page not found</h1>`)
 }
+
+// TestHistoryPagesCommitFileBound: a commit of 501 files shows 500 of
+// them and says one is left out.
+func TestHistoryPagesCommitFileBound(t *testing.T) {
+	t.Parallel()
+	s := stocktest.Start(t)
+	p := stocktest.NewProject(t, s.Client, "many", "public")
+	var actions []*gitlab.CommitActionOptions
+	for i := range 501 {
+		actions = append(actions, &gitlab.CommitActionOptions{Action: gitlab.Ptr(gitlab.FileCreate),
+			FilePath: gitlab.Ptr(fmt.Sprintf("f%03d", i)), Content: gitlab.Ptr("x\n")})
+	}
+	commit, _, err := s.Client.Commits.CreateCommit(p.ID, &gitlab.CreateCommitOptions{Branch: gitlab.Ptr("master"),
+		CommitMessage: gitlab.Ptr("many"), Actions: actions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := s.NewBrowser(t).Get(t, "/root/many/-/commit/"+commit.ID)
+	wantPage(t, "501 files", page, 200, `501 files changed`, `Only the first 500 changed files are shown; 1 more file left out.`,
+		`id="diff-499"`, `<bdi>f499</bdi>`)
+	if strings.Contains(page.Body, `id="diff-500"`) || strings.Contains(page.Body, "<bdi>f500</bdi>") {
+		t.Error("the 501st file is shown")
+	}
+}
