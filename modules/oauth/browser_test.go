@@ -2,16 +2,14 @@ package oauth_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fennec-forge/fennec/core/fennectest/chrome"
 
 	"github.com/chromedp/chromedp"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
@@ -52,72 +50,6 @@ func (cb *callbackServer) next(t *testing.T) url.Values {
 	}
 }
 
-// browser starts headless Chromium; each call to tab opens a fresh
-// browser context (no cookies shared with the others).
-type browser struct {
-	ctx context.Context
-}
-
-func newBrowser(t *testing.T) *browser {
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skip("chromium is not installed (Debian package chromium, which .ci/run installs): the browser flow is not tested")
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(900, 700))
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	// Start the browser now, so its start-up is not charged to a step; a
-	// start that hangs fails here rather than at go test's own timeout.
-	started := make(chan error, 1)
-	go func() { started <- chromedp.Do(ctx) }()
-	select {
-	case err = <-started:
-	case <-time.After(2 * time.Minute):
-		err = errors.New("no answer within 2 minutes")
-	}
-	if err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	return &browser{ctx: ctx}
-}
-
-func (b *browser) tab(t *testing.T) context.Context {
-	ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext())
-	// Generous: a tab's whole flow (a dozen pages, screenshots) on a
-	// loaded 2-core -race run; a quiet run takes a few seconds.
-	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
-	t.Cleanup(func() { cancelTimeout(); cancel() })
-	return ctx
-}
-
-// artifacts is where the screenshots go: $FENNEC_TEST_ARTIFACTS/oauth
-// when set (CI keeps it), else the test's temporary directory.
-func artifacts(t *testing.T) string {
-	dir := t.TempDir()
-	if root := os.Getenv("FENNEC_TEST_ARTIFACTS"); root != "" {
-		dir = filepath.Join(root, "oauth")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
-func screenshot(t *testing.T, ctx context.Context, dir, name string) {
-	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatalf("screenshot %s: %v", name, err)
-	}
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot: %s (%d bytes)", path, len(png))
-}
-
 func must(t *testing.T, what string, err error) {
 	t.Helper()
 	if err != nil {
@@ -132,21 +64,22 @@ func must(t *testing.T, what string, err error) {
 // URI that does not match.
 func TestAuthorizationCodeFlowInChromium(t *testing.T) {
 	t.Parallel()
-	b := newBrowser(t)
+	b := chrome.Start(t)
 	e := start(t)
-	shots := artifacts(t)
+	shots := chrome.Artifacts(t, "oauth")
 	u := e.CreateUser(t, "")
 	cb := newCallbackServer(t)
 	a := e.app(t, "Dashboard <Test>", cb.URL+"/callback", "api read_user", true)
 	conf := &oauth2.Config{ClientID: a.ApplicationID, ClientSecret: a.Secret, RedirectURL: cb.URL + "/callback",
 		Scopes: []string{"read_user"}, Endpoint: oauth2.Endpoint{AuthURL: e.URL + "/oauth/authorize", TokenURL: e.URL + "/oauth/token"}}
 
-	tab := b.tab(t)
+	tab := b.Tab(t)
 	state := "st-" + oauth2.GenerateVerifier()[:16] + " &=+/"
 	verifier := oauth2.GenerateVerifier()
 	must(t, "open authorize", chromedp.Do(tab, chromedp.Navigate(conf.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier))),
 		chromedp.WaitVisible(chromedp.ID("login"))))
-	screenshot(t, tab, shots, "sign-in.png")
+	chrome.Screenshot(t, tab, shots, "sign-in.png")
+	chrome.CheckAccessibility(t, tab, "sign-in page")
 
 	// A wrong password shows the page again with the reason, focused on
 	// nothing but the form.
@@ -158,7 +91,7 @@ func TestAuthorizationCodeFlowInChromium(t *testing.T) {
 	if msg != "Invalid login or password." {
 		t.Fatalf("error shown: %q", msg)
 	}
-	screenshot(t, tab, shots, "sign-in-wrong-password.png")
+	chrome.Screenshot(t, tab, shots, "sign-in-wrong-password.png")
 
 	must(t, "sign in", chromedp.Do(tab, chromedp.SendKeys(chromedp.ID("login"), u.Username),
 		chromedp.SendKeys(chromedp.ID("password"), u.Password), chromedp.Click(chromedp.ID("sign-in")),
@@ -169,7 +102,8 @@ func TestAuthorizationCodeFlowInChromium(t *testing.T) {
 		!strings.Contains(page, u.Username) {
 		t.Fatalf("consent page: %q", page)
 	}
-	screenshot(t, tab, shots, "consent.png")
+	chrome.Screenshot(t, tab, shots, "consent.png")
+	chrome.CheckAccessibility(t, tab, "consent page")
 
 	must(t, "authorize", chromedp.Do(tab, chromedp.Click(chromedp.ID("authorize")), chromedp.WaitVisible(chromedp.ID("done"))))
 	q := cb.next(t)
@@ -256,10 +190,11 @@ func TestAuthorizationCodeFlowInChromium(t *testing.T) {
 	if len(secret) != 64 {
 		t.Fatalf("secret shown: %q", secret)
 	}
-	screenshot(t, tab, shots, "applications.png")
+	chrome.Screenshot(t, tab, shots, "applications.png")
+	chrome.CheckAccessibility(t, tab, "applications page")
 
 	// A new browser without the session must sign in again.
-	other := b.tab(t)
+	other := b.Tab(t)
 	must(t, "fresh browser", chromedp.Do(other, chromedp.Navigate(conf.AuthCodeURL("s")), chromedp.WaitVisible(chromedp.ID("login"))))
 }
 
@@ -268,15 +203,16 @@ func TestAuthorizationCodeFlowInChromium(t *testing.T) {
 // notice, and the new password signs in there.
 func TestResetPasswordInChromium(t *testing.T) {
 	t.Parallel()
-	b := newBrowser(t)
+	b := chrome.Start(t)
 	e := startWithResetClock(t)
-	shots := artifacts(t)
+	shots := chrome.Artifacts(t, "oauth")
 	u, link := e.newHire(t, "browserhire")
 	const chosen = "browser-chosen-password"
 
-	tab := b.tab(t)
+	tab := b.Tab(t)
 	must(t, "open the link", chromedp.Do(tab, chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("user_password"))))
-	screenshot(t, tab, shots, "reset-password.png")
+	chrome.Screenshot(t, tab, shots, "reset-password.png")
+	chrome.CheckAccessibility(t, tab, "reset password page")
 	must(t, "mismatch", chromedp.Do(tab, chromedp.SendKeys(chromedp.ID("user_password"), chosen),
 		chromedp.SendKeys(chromedp.ID("user_password_confirmation"), chosen+"-typo"), chromedp.Click(chromedp.ID("change-password")),
 		chromedp.WaitVisible(chromedp.ID("reset-error"))))
@@ -293,7 +229,7 @@ func TestResetPasswordInChromium(t *testing.T) {
 	if loc != e.URL+"/users/sign_in?notice=password_changed" {
 		t.Fatalf("after the change the browser is at %s", loc)
 	}
-	screenshot(t, tab, shots, "reset-password-done.png")
+	chrome.Screenshot(t, tab, shots, "reset-password-done.png")
 	must(t, "sign in", chromedp.Do(tab, chromedp.SendKeys(chromedp.ID("login"), u.Username),
 		chromedp.SendKeys(chromedp.ID("password"), chosen), chromedp.Click(chromedp.ID("sign-in")),
 		chromedp.WaitVisible(chromedp.ID("sign-out"))))
