@@ -18,7 +18,9 @@ type recorder struct {
 	errors []string
 }
 
-func (r *recorder) Errorf(format string, args ...any) { r.errors = append(r.errors, fmt.Sprintf(format, args...)) }
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
 
 // TestCheckAccessibilityFindsViolations: the check fails a page with an
 // unlabelled button and an input without a label, and passes a clean one,
