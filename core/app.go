@@ -400,14 +400,19 @@ func (a *App) Stop(ctx context.Context) error {
 // Run starts the app, waits for SIGINT or SIGTERM, and stops it within the
 // configured shutdown timeout.
 func (a *App) Run() error {
+	// Catch the signals before starting: Start serves before it returns
+	// (the socket answers as soon as it is bound), and a SIGTERM in that
+	// window would otherwise kill the process with requests in flight.
+	// A signal that comes during the start is acted on once it is done.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	startCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	err := a.Start(startCtx)
 	cancel()
 	if err != nil {
+		signal.Stop(sig)
 		return err
 	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	got := <-sig
 	signal.Stop(sig)
 	a.log.Info("shutting down", zap.String("signal", got.String()))
