@@ -159,13 +159,18 @@ type Templates struct {
 	pages map[string]*template.Template
 }
 
-// Templates parses the files of fsys matching pattern ("templates/*.html"):
-// a file whose name starts with "_" holds partials every page of the set
-// may use; each other file is a page, named after the file without ".html".
-func (s *Site) Templates(fsys fs.FS, pattern string) *Templates {
-	names, err := fs.Glob(fsys, pattern)
-	if err != nil || len(names) == 0 {
-		panic("web: no templates match " + pattern)
+// Templates parses the files of fsys matching the patterns
+// ("templates/files/*.html", "templates/_shared.html"): a file whose name
+// starts with "_" holds partials every page of the set may use; each other
+// file is a page, named after the file without ".html".
+func (s *Site) Templates(fsys fs.FS, patterns ...string) *Templates {
+	var names []string
+	for _, pattern := range patterns {
+		matched, err := fs.Glob(fsys, pattern)
+		if err != nil || len(matched) == 0 {
+			panic("web: no templates match " + pattern)
+		}
+		names = append(names, matched...)
 	}
 	var partials, pages []string
 	for _, n := range names {

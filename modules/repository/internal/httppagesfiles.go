@@ -45,7 +45,7 @@ const (
 )
 
 func (pg *pages) registerFilePages(s *web.Site) {
-	t := s.Templates(pageTemplates, "templates/files/*.html")
+	t := s.Templates(pageTemplates, "templates/files/*.html", "templates/_shared.html")
 	s.AddProjectTab(web.ProjectTab{Key: "home", Label: "Overview", Order: 10})
 	// Reading the code needs ReadCode, which depends on the visibility
 	// and on the visitor being external, not on a level alone: MinLevel

@@ -26,7 +26,7 @@ const commitsPageSize = 40
 const maxCommitsPage = 2500
 
 func (pg *pages) registerHistoryPages(s *web.Site) {
-	t := s.Templates(pageTemplates, "templates/history/*.html")
+	t := s.Templates(pageTemplates, "templates/history/*.html", "templates/_shared.html")
 	// The Files tab's rule: always shown, the page answers (ReadCode).
 	s.AddProjectTab(web.ProjectTab{Key: "commits", Label: "Commits", Suffix: "/-/commits", Order: 30})
 	s.Project("GET commits", func(w http.ResponseWriter, r *http.Request) { pg.commits(w, r, t) })
