@@ -26,12 +26,29 @@ const CSRFField = "authenticity_token"
 // CSRFCookie holds the token of a browser without a session.
 const CSRFCookie = "_fennec_csrf"
 
-// CSRFToken is the token this browser's forms carry; it sets the
-// double-submit cookie when the browser has no session and no such cookie.
+// CSRFToken is the token this browser's forms carry: its session's when it
+// has a session cookie, else its double-submit token (DoubleSubmitToken).
 func (s *Site) CSRFToken(w http.ResponseWriter, r *http.Request) string {
 	if c, err := r.Cookie(auth.SessionCookie); err == nil && c.Value != "" {
 		return SessionCSRF(c.Value)
 	}
+	return s.DoubleSubmitToken(w, r)
+}
+
+// CheckCSRF reports whether a write's form (parsed already) or header
+// carries this browser's token: its session's when it has a session cookie,
+// else its double-submit cookie's.
+func (s *Site) CheckCSRF(r *http.Request) bool {
+	if c, err := r.Cookie(auth.SessionCookie); err == nil && c.Value != "" {
+		return tokensEqual(formToken(r), SessionCSRF(c.Value))
+	}
+	return s.CheckDoubleSubmit(r)
+}
+
+// DoubleSubmitToken is the token of a form that must work whether or not
+// the browser is signed in (sign-in, password reset): the double-submit
+// cookie's value, set now when the browser has none.
+func (s *Site) DoubleSubmitToken(w http.ResponseWriter, r *http.Request) string {
 	if c, err := r.Cookie(CSRFCookie); err == nil && len(c.Value) == 64 {
 		return c.Value
 	}
@@ -40,19 +57,20 @@ func (s *Site) CSRFToken(w http.ResponseWriter, r *http.Request) string {
 	return token
 }
 
-// CheckCSRF reports whether a write's form (parsed already) or header
-// carries this browser's token: its session's when it has a session cookie,
-// else its double-submit cookie's.
-func (s *Site) CheckCSRF(r *http.Request) bool {
-	got := r.PostFormValue(CSRFField)
-	if got == "" {
-		got = r.Header.Get("X-CSRF-Token")
-	}
-	if c, err := r.Cookie(auth.SessionCookie); err == nil && c.Value != "" {
-		return tokensEqual(got, SessionCSRF(c.Value))
-	}
+// CheckDoubleSubmit reports whether a write's form (parsed already) or
+// header carries the browser's double-submit token.
+func (s *Site) CheckDoubleSubmit(r *http.Request) bool {
 	c, err := r.Cookie(CSRFCookie)
-	return err == nil && len(c.Value) == 64 && tokensEqual(got, c.Value)
+	return err == nil && len(c.Value) == 64 && tokensEqual(formToken(r), c.Value)
+}
+
+// formToken is the CSRF token a write sent: the form's field, else the
+// header scripts use.
+func formToken(r *http.Request) string {
+	if got := r.PostFormValue(CSRFField); got != "" {
+		return got
+	}
+	return r.Header.Get("X-CSRF-Token")
 }
 
 // SessionCSRF is the CSRF token of a session's forms: a MAC of the

@@ -52,7 +52,7 @@ func (h *handlers) serveResetPage(w http.ResponseWriter, r *http.Request) {
 // renderReset shows the reset page: the form for token (none when token is
 // empty) and message as its error.
 func (h *handlers) renderReset(w http.ResponseWriter, r *http.Request, status int, token, message string) {
-	h.render(w, r, status, "reset_password", pageData{Title: "Change your password", CSRF: h.formCSRF(w, r),
+	h.render(w, r, status, "reset_password", pageData{Title: "Change your password", CSRF: h.site.DoubleSubmitToken(w, r),
 		ResetToken: token, Error: message, MinPassword: identity.MinPasswordLength})
 }
 
@@ -79,7 +79,7 @@ func (h *handlers) serveReset(w http.ResponseWriter, r *http.Request) {
 		h.renderReset(w, r, http.StatusUnprocessableEntity, "", msgResetTokenInvalid)
 		return
 	}
-	if !formCSRFValid(r, form) {
+	if !h.site.CheckDoubleSubmit(r) {
 		// No form with the posted token: another site could post its own
 		// account's token and have the victim choose that account's
 		// password. The mail's link shows a fresh form.
@@ -132,7 +132,7 @@ func (h *handlers) serveForgotPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handlers) renderForgot(w http.ResponseWriter, r *http.Request, status int, email, message string) {
-	h.render(w, r, status, "forgot_password", pageData{Title: "Forgot your password?", CSRF: h.formCSRF(w, r),
+	h.render(w, r, status, "forgot_password", pageData{Title: "Forgot your password?", CSRF: h.site.DoubleSubmitToken(w, r),
 		Email: email, Error: message})
 }
 
@@ -144,7 +144,7 @@ func (h *handlers) serveForgot(w http.ResponseWriter, r *http.Request, form url.
 	if len(email) > maxEmailField {
 		email = "" // not shown again
 	}
-	if !formCSRFValid(r, form) {
+	if !h.site.CheckDoubleSubmit(r) {
 		h.renderForgot(w, r, http.StatusForbidden, email, "The form expired. Send it again.")
 		return
 	}

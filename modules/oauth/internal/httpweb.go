@@ -235,31 +235,12 @@ func (h *handlers) localPath(p string) string {
 	return p
 }
 
-// formCSRF is the CSRF token of a form shown to a browser that need not be
-// signed in (sign-in, password reset): the double-submit cookie's value,
-// set now when the browser has none.
-func (h *handlers) formCSRF(w http.ResponseWriter, r *http.Request) string {
-	if c, err := r.Cookie(web.CSRFCookie); err == nil && len(c.Value) == 64 {
-		return c.Value
-	}
-	token := web.NewSecret()
-	h.site.SetCookie(w, r, web.CSRFCookie, token, 0, http.SameSiteStrictMode)
-	return token
-}
-
-// formCSRFValid checks a form's authenticity_token against the
-// double-submit cookie.
-func formCSRFValid(r *http.Request, form url.Values) bool {
-	c, err := r.Cookie(web.CSRFCookie)
-	return err == nil && tokensEqual(form.Get("authenticity_token"), c.Value)
-}
-
 func (h *handlers) renderSignIn(w http.ResponseWriter, r *http.Request, status int, returnTo, message string) {
 	h.renderSignInNotice(w, r, status, returnTo, message, "")
 }
 
 func (h *handlers) renderSignInNotice(w http.ResponseWriter, r *http.Request, status int, returnTo, message, notice string) {
-	h.render(w, r, status, "sign_in", pageData{Title: "Sign in", ReturnTo: h.localPath(returnTo), CSRF: h.formCSRF(w, r),
+	h.render(w, r, status, "sign_in", pageData{Title: "Sign in", ReturnTo: h.localPath(returnTo), CSRF: h.site.DoubleSubmitToken(w, r),
 		Error: message, Notice: notice})
 }
 
@@ -289,7 +270,7 @@ func (h *handlers) serveSignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	returnTo := h.localPath(form.Get("return_to"))
-	if !formCSRFValid(r, form) {
+	if !h.site.CheckDoubleSubmit(r) {
 		h.renderSignIn(w, r, http.StatusForbidden, returnTo, "The form expired. Please sign in again.")
 		return
 	}
