@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
@@ -31,6 +32,8 @@ type Site struct {
 	// scoped are the pages under a project's or a group's "/-/", by scope
 	// (scopeProject, scopeGroup), then "METHOD key".
 	scoped map[string]map[string]http.Handler
+	// prefix caches Prefix's answer for the external URL it was read from.
+	prefix atomic.Pointer[prefixOf]
 	// paths resolve a bare path ("/alice", "/group/project"), in order.
 	paths []PathHandler
 }
@@ -210,12 +213,22 @@ func pageName(pattern string) string {
 // Prefix is the path the site is mounted under (the external URL's path,
 // "" at a host's root), which every link and form carries.
 func (s *Site) Prefix() string {
-	u, err := url.Parse(s.api.ExternalURL())
-	if err != nil {
-		return ""
+	// Pages ask for every link they build; the external URL is set once
+	// the server listens, so the parse is kept for the URL it was of.
+	ext := s.api.ExternalURL()
+	if c := s.prefix.Load(); c != nil && c.external == ext {
+		return c.prefix
 	}
-	return strings.TrimRight(u.EscapedPath(), "/")
+	c := &prefixOf{external: ext}
+	if u, err := url.Parse(ext); err == nil {
+		c.prefix = strings.TrimRight(u.EscapedPath(), "/")
+	}
+	s.prefix.Store(c)
+	return c.prefix
 }
+
+// prefixOf is the prefix of an external URL.
+type prefixOf struct{ external, prefix string }
 
 // URL is path under the site's prefix: the href of a link or the action
 // of a form. path is escaped already (EscapePath) and starts with "/".
