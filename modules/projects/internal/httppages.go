@@ -150,6 +150,35 @@ func pageNumber(raw string) int {
 	return min(n, maxPageNumber)
 }
 
+// pagerLinks are the previous and next pages' links of a list at path
+// (escaped, unprefixed) on page pageNo of pages, keeping its search and
+// the extra parameters; "" where there is none.
+func (pg *pages) pagerLinks(path, search string, extra url.Values, pageNo, pages int) (prev, next string) {
+	link := func(n int) string {
+		q := url.Values{}
+		for k, vs := range extra {
+			q[k] = vs
+		}
+		if search != "" {
+			q.Set("name", search)
+		}
+		if n > 1 {
+			q.Set("page", strconv.Itoa(n))
+		}
+		if len(q) == 0 {
+			return pg.site.URL(path)
+		}
+		return pg.site.URL(path) + "?" + q.Encode()
+	}
+	if pageNo > 1 {
+		prev = link(min(pageNo-1, max(pages, 1)))
+	}
+	if pageNo < pages {
+		next = link(pageNo + 1)
+	}
+	return prev, next
+}
+
 // newListView is the view of a page of rows (namespaces complete) out of
 // total, for the list at path (escaped, unprefixed) with the query's
 // search and order.
@@ -168,28 +197,11 @@ func (pg *pages) newListView(path string, rows []*resolved, total, pageNo int, s
 		}
 		v.Rows = append(v.Rows, row)
 	}
-	link := func(n int) string {
-		q := url.Values{}
-		if search != "" {
-			q.Set("name", search)
-		}
-		if sort != sorts[0].key {
-			q.Set("sort", sort)
-		}
-		if n > 1 {
-			q.Set("page", strconv.Itoa(n))
-		}
-		if len(q) == 0 {
-			return pg.site.URL(path)
-		}
-		return pg.site.URL(path) + "?" + q.Encode()
+	extra := url.Values{}
+	if sort != sorts[0].key {
+		extra.Set("sort", sort)
 	}
-	if pageNo > 1 {
-		v.PrevHref = link(min(pageNo-1, max(v.Pages, 1)))
-	}
-	if pageNo < v.Pages {
-		v.NextHref = link(pageNo + 1)
-	}
+	v.PrevHref, v.NextHref = pg.pagerLinks(path, search, extra, pageNo, v.Pages)
 	return v
 }
 

@@ -8,7 +8,6 @@ package internal
 
 import (
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -243,24 +242,6 @@ func (pg *pages) dashboardGroups(w http.ResponseWriter, r *http.Request) {
 		d.Groups = append(d.Groups, subgroupRow{Name: ni.name, FullPath: ni.path, Href: pg.site.URL("/groups/" + web.EscapePath(ni.path)),
 			Description: g.Description, Visibility: g.Visibility})
 	}
-	link := func(n int) string {
-		v := url.Values{}
-		if search != "" {
-			v.Set("name", search)
-		}
-		if n > 1 {
-			v.Set("page", strconv.Itoa(n))
-		}
-		if len(v) == 0 {
-			return pg.site.URL(path)
-		}
-		return pg.site.URL(path) + "?" + v.Encode()
-	}
-	if pageNo > 1 {
-		d.PrevHref = link(min(pageNo-1, max(d.Pages, 1)))
-	}
-	if pageNo < d.Pages {
-		d.NextHref = link(pageNo + 1)
-	}
+	d.PrevHref, d.NextHref = pg.pagerLinks(path, search, nil, pageNo, d.Pages)
 	pg.t.Render(w, r, "dashboard_groups", web.Page{Title: "Your groups", Data: d})
 }
