@@ -160,14 +160,6 @@ func (m *Merges) Merge(ctx context.Context, info projects.ProjectInfo, spec Merg
 			return "", err
 		}
 	}
-	repo, err := m.open(ctx, projectID)
-	if err != nil {
-		return "", err
-	}
-	source, err := commitOf(repo, spec.Source)
-	if err != nil {
-		return "", err
-	}
 	pr := auth.FromContext(ctx)
 	sig := object.Signature{Name: "Fennec", Email: "fennec@localhost"}
 	if pr.UserID() > 0 {
@@ -177,9 +169,23 @@ func (m *Merges) Merge(ctx context.Context, info projects.ProjectInfo, spec Merg
 	}
 	name := plumbing.NewBranchReferenceName(spec.Branch)
 	for attempt := 0; ; attempt++ {
+		// Each attempt opens the repository afresh and reads the branch
+		// before any object: go-git lists the packs once, at the first
+		// object read, and a push writes its pack before it moves the
+		// ref, so a head read first is always found in the packs listed
+		// after it. A repository opened earlier would miss a pack pushed
+		// since and answer "object not found" for the new head.
+		repo, err := m.open(ctx, projectID)
+		if err != nil {
+			return "", err
+		}
 		head, err := branchRef(repo, spec.Branch)
 		if err != nil {
 			return "", ErrBranchNotFound
+		}
+		source, err := commitOf(repo, spec.Source)
+		if err != nil {
+			return "", err
 		}
 		target, err := repo.CommitObject(head.Hash())
 		if err != nil {
