@@ -13,6 +13,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/api"
 	flog "github.com/fennec-forge/fennec/core/log"
+	"github.com/fennec-forge/fennec/core/markup"
 )
 
 // Site is the web interface of one Fennec host: the routes of every
@@ -36,6 +37,9 @@ type Site struct {
 	prefix atomic.Pointer[prefixOf]
 	// paths resolve a bare path ("/alice", "/group/project"), in order.
 	paths []PathHandler
+	// references answer for the kinds of Markdown references
+	// (references.go).
+	references map[markup.RefKind]ReferenceFunc
 }
 
 // Options configure a Site.

@@ -138,11 +138,13 @@ func renderMarkdown(ctx context.Context, info projects.ProjectInfo, ref, dir, sr
 	return markup.Render(ctx, []byte(src), markup.Context{BaseURL: api.ExternalURLFrom(ctx), Project: info.PathWithNamespace, Ref: ref, Dir: dir})
 }
 
-// markdown is renderMarkdown with the ids of the repository's commits
-// linked to their pages (commitRefs), for a viewer who reads the code.
+// markdown is renderMarkdown with its references linked, for a viewer
+// who reads the code: the repository's commit ids here (commitRefs), the
+// rest (#12, !3, $4, @name) by the modules that own them, through the
+// site's resolver.
 func (pg *pages) markdown(ctx context.Context, info projects.ProjectInfo, ref, dir, src string) template.HTML {
 	return markup.Render(ctx, []byte(src), markup.Context{BaseURL: api.ExternalURLFrom(ctx), Project: info.PathWithNamespace, Ref: ref, Dir: dir,
-		Resolver: &commitRefs{rd: pg.rd, info: info}})
+		Resolver: pg.site.Resolver(&commitRefs{rd: pg.rd, info: info})})
 }
 
 // maxCommitRefs bounds the commit ids of one text looked up: past it,
@@ -153,8 +155,8 @@ const maxCommitRefs = 100
 // the viewer reads (the pages render Markdown only for them): an id of 7
 // to 40 hex digits that names exactly one object of its repository, a
 // commit, is a link titled with the commit's first line. The other
-// references (#12, !3, @user) are the modules' above this one, and stay
-// text here.
+// references (#12, !3, @user) belong to the modules above this one, which
+// answer through the site's resolver (web.Site.AddReferences).
 type commitRefs struct {
 	rd     *Reader
 	info   projects.ProjectInfo
