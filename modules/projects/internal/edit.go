@@ -62,7 +62,11 @@ func (s *Service) updateProject(ctx context.Context, ref string, b project.Field
 			p.Name = strings.TrimSpace(*b.Name)
 		}
 		if b.Path != nil {
-			p.Path = strings.TrimSpace(*b.Path)
+			newPath := strings.TrimSpace(*b.Path)
+			if store.Fold(newPath) != store.Fold(p.Path) && subgroupAt(tx, p.NamespaceID, newPath) {
+				return project.FieldErrors{"path": {"has already been taken"}}
+			}
+			p.Path = newPath
 		}
 		if b.Description != nil {
 			d := *b.Description

@@ -153,7 +153,7 @@ func (s *Service) fork(ctx context.Context, ref string, in project.ForkFields) (
 		if _, err := projects.GetBy(tx, "name", store.IDString(ns.ID)+"/"+store.Fold(name)); err == nil {
 			taken["name"] = []string{"has already been taken"}
 		}
-		if _, err := projects.GetBy(tx, "path", projectPathKey(ns.ID, path)); err == nil {
+		if _, err := projects.GetBy(tx, "path", projectPathKey(ns.ID, path)); err == nil || subgroupAt(tx, ns.ID, path) {
 			taken["path"] = []string{"has already been taken"}
 		}
 		if len(taken) > 0 {

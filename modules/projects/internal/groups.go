@@ -293,6 +293,9 @@ func (s *Service) createGroup(ctx context.Context, b project.GroupFields) (*Name
 		if err := groupNameTaken(tx, g); err != nil {
 			return err
 		}
+		if projectAt(tx, g.ParentID, g.Path) {
+			return project.FieldErrors{"path": {"has already been taken"}}
+		}
 		if err := namespaces.Insert(tx, g); err != nil {
 			return err
 		}
@@ -416,7 +419,11 @@ func (s *Service) updateGroup(ctx context.Context, ref string, b project.GroupFi
 			}
 		}
 		if b.Path != nil {
-			g.Path = strings.TrimSpace(*b.Path)
+			newPath := strings.TrimSpace(*b.Path)
+			if store.Fold(newPath) != store.Fold(g.Path) && projectAt(tx, g.ParentID, newPath) {
+				return project.FieldErrors{"path": {"has already been taken"}}
+			}
+			g.Path = newPath
 		}
 		if b.Description != nil {
 			g.Description = *b.Description

@@ -412,7 +412,7 @@ func (s *Service) create(ctx context.Context, owner int64, in project.Fields) (*
 		if _, err := projects.GetBy(tx, "name", store.IDString(ns.ID)+"/"+store.Fold(p.Name)); err == nil {
 			taken["name"] = []string{"has already been taken"}
 		}
-		if _, err := projects.GetBy(tx, "path", projectPathKey(ns.ID, p.Path)); err == nil {
+		if _, err := projects.GetBy(tx, "path", projectPathKey(ns.ID, p.Path)); err == nil || subgroupAt(tx, ns.ID, p.Path) {
 			taken["path"] = []string{"has already been taken"}
 		}
 		if len(taken) > 0 {

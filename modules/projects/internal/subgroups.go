@@ -53,6 +53,31 @@ func groupPathKey(parent int64, path string) string {
 	return store.IDString(parent) + "/" + store.Fold(path)
 }
 
+// Groups and projects share one tree of paths, as GitLab's routes do: a
+// subgroup "team/x" and a project "team/x" cannot both exist, or the path
+// (the pages', the API's :id) would name two things. Each table's unique
+// index guards its own kind; these two guard the other's.
+
+// subgroupAt reports whether namespace ns has a subgroup at path (only
+// groups have subgroups; a user's namespace never does).
+func subgroupAt(tx *store.Tx, ns int64, path string) bool {
+	if ns == 0 {
+		return false
+	}
+	_, err := namespaces.GetBy(tx, "path", groupPathKey(ns, path))
+	return err == nil
+}
+
+// projectAt reports whether group parent holds a project at path (a
+// top-level group, parent 0, has no parent to hold one).
+func projectAt(tx *store.Tx, parent int64, path string) bool {
+	if parent == 0 {
+		return false
+	}
+	_, err := projects.GetBy(tx, "path", projectPathKey(parent, path))
+	return err == nil
+}
+
 // groupChain returns g's ancestors and g, root first.
 func groupChain(tx *store.Tx, g *Namespace) ([]*Namespace, error) {
 	chain := []*Namespace{g}

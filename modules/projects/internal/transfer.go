@@ -78,7 +78,7 @@ func (s *Service) transfer(ctx context.Context, projectRef, namespace string) (*
 		}
 		_, nameTaken := projects.GetBy(tx, "name", store.IDString(ns.ID)+"/"+store.Fold(p.Name))
 		_, pathTaken := projects.GetBy(tx, "path", projectPathKey(ns.ID, p.Path))
-		if nameTaken == nil || pathTaken == nil {
+		if nameTaken == nil || pathTaken == nil || subgroupAt(tx, ns.ID, p.Path) {
 			return transferError("Project with same name or path in target namespace already exists")
 		}
 		old, err := namespaces.Get(tx, p.NamespaceID)
