@@ -1,6 +1,7 @@
 package repository_test
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os/exec"
@@ -31,41 +32,65 @@ func TestCodePagesAtScale(t *testing.T) {
 	w := t.TempDir()
 	gitCmd(t, w, "init", "-q", "-b", "master")
 
-	// The repository is written by git fast-import through a pipe: the
-	// 100 MB blob is streamed, never held whole by the test.
+	// The repository is written with git's plumbing (fast-import would
+	// insert 100,000 entries into one tree one by one, for half a
+	// minute): the blobs by hash-object, the 100 MB one streamed through
+	// a pipe and never held whole by the test, the trees by mktree.
 	const entries, touched, hugeSize = 100_000, 10_000, 100 << 20
-	cmd := exec.Command("git", "fast-import", "--quiet")
-	cmd.Dir = w
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprintf(in, "blob\nmark :1\ndata 2\nx\nblob\nmark :2\ndata 2\ny\n")
-	line := strings.Repeat("all work and no play ", 4) + "\n" // 85 bytes
-	fmt.Fprintf(in, "blob\nmark :3\ndata %d\n", hugeSize)
-	for written := 0; written < hugeSize; {
-		chunk := line
-		if hugeSize-written < len(chunk) {
-			chunk = chunk[:hugeSize-written]
+	plumb := func(stdin func(io.Writer), args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = w
+		pipe, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
 		}
-		io.WriteString(in, chunk)
-		written += len(chunk)
+		var out strings.Builder
+		cmd.Stdout = &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		in := bufio.NewWriterSize(pipe, 1<<20)
+		stdin(in)
+		if err := in.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		pipe.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(out.String())
 	}
-	fmt.Fprintf(in, "\ncommit refs/heads/master\ncommitter T <t@example.com> 1700000000 +0000\ndata 5\nwide\n")
-	for i := range entries {
-		fmt.Fprintf(in, "M 100644 :1 wide/f%06d\n", i)
+	text := func(s string) func(io.Writer) { return func(w io.Writer) { io.WriteString(w, s) } }
+	x := plumb(text("x\n"), "hash-object", "-w", "--stdin")
+	y := plumb(text("y\n"), "hash-object", "-w", "--stdin")
+	huge := plumb(func(w io.Writer) {
+		line := strings.Repeat("all work and no play ", 4) + "\n"
+		for written := 0; written < hugeSize; written += len(line) {
+			io.WriteString(w, line[:min(len(line), hugeSize-written)])
+		}
+	}, "hash-object", "-w", "--stdin")
+	wideTree := func(changed int) string {
+		return plumb(func(w io.Writer) {
+			for i := range entries {
+				blob := x
+				if i < changed {
+					blob = y
+				}
+				fmt.Fprintf(w, "100644 blob %s\tf%06d\n", blob, i)
+			}
+		}, "mktree")
 	}
-	fmt.Fprintf(in, "M 100644 :3 huge.txt\n\ncommit refs/heads/master\ncommitter T <t@example.com> 1700000100 +0000\ndata 5\nmany\n")
-	for i := range touched {
-		fmt.Fprintf(in, "M 100644 :2 wide/f%06d\n", i)
+	commit := func(wide, msg string, parents ...string) string {
+		root := plumb(text(fmt.Sprintf("040000 tree %s\twide\n100644 blob %s\thuge.txt\n", wide, huge)), "mktree")
+		args := []string{"commit-tree", root, "-m", msg}
+		for _, p := range parents {
+			args = append(args, "-p", p)
+		}
+		return plumb(text(""), args...)
 	}
-	in.Close()
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("fast-import: %v", err)
-	}
+	first := commit(wideTree(0), "wide")
+	gitCmd(t, w, "update-ref", "refs/heads/master", commit(wideTree(touched), "many", first))
 	touchRepository(t, s.Client, int64(p.ID))
 	gitCmd(t, w, "push", "-q", repos.Path(int64(p.ID)), "master")
 	head := gitCmd(t, w, "rev-parse", "master")
