@@ -30,7 +30,7 @@ func Module() fennec.Module {
 		collab.ProvideCloser(func(s *internal.Service) target.Closer { return internal.Seams{Service: s} }),
 		projects.ProvideOpenIssuesCounter(func(s *internal.Service) projects.OpenIssuesCounter { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
-		fennec.ProvidePages(internal.NewReferencePages),
+		fennec.ProvidePages(internal.NewPages),
 		fennec.ProvideRoutes(internal.NewLabelEventRoutes),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideSubscribers(internal.LabelEventSubscribers),
