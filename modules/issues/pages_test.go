@@ -180,3 +180,149 @@ func TestIssuePagesPermissions(t *testing.T) {
 	}
 	wantPage(t, "bad state", anon.Get(t, "/root/public/-/issues?state=<x>&sort=nope"), 200, `Open <span class="count">1</span>`)
 }
+
+// TestIssuePagesEdit: the edit form changes what PUT /issues/:iid
+// changes, as the same visitor: a Reporter sets the title, description,
+// assignee, milestone, labels and due date; the author, a Guest, edits
+// the title and description only (the form offers no more, and a forged
+// post of the other fields is ignored, as the API ignores them); an
+// invalid due date is refused with the input kept; a stranger's edit of
+// a private project's issue is the 404 page. Add a to-do adds one, once.
+func TestIssuePagesEdit(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	rep := s.CreateUser(t, "rep")
+	guest := s.CreateUser(t, "guest")
+	p := stocktest.NewProject(t, s.Client, "edits", "private")
+	stocktest.AddMember(t, s.Client, p.ID, rep.ID, gitlab.ReporterPermissions)
+	stocktest.AddMember(t, s.Client, p.ID, guest.ID, gitlab.GuestPermissions)
+	ms, _, err := s.Client.Milestones.CreateMilestone(p.ID, &gitlab.CreateMilestoneOptions{Title: gitlab.Ptr("v1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stocktest.NewIssue(t, guest.Client, p.ID, "By the guest")
+
+	r := s.SignedIn(t, "rep", rep.Password)
+	form := r.Get(t, "/root/edits/-/issues/1/edit")
+	wantPage(t, "reporter's form", form, 200, `name="assignee_id"`, `<option value="`+strconv.FormatInt(guest.ID, 10)+`">User guest (@guest)</option>`,
+		`<option value="`+strconv.FormatInt(ms.ID, 10)+`">v1</option>`, `name="due_date"`)
+	bad := r.Post(t, "/root/edits/-/issues/1", url.Values{"authenticity_token": {form.CSRF()}, "title": {"Renamed"}, "description": {"d"},
+		"labels": {"x"}, "due_date": {"not a date"}, "milestone_id": {"0"}, "assignee_id": {"0"}})
+	wantPage(t, "bad date", bad, 422, `The issue was not saved: `, `value="Renamed"`)
+	if api, _, _ := s.Client.Issues.GetIssue(p.ID, 1); api.Title != "By the guest" {
+		t.Fatalf("a refused edit changed the title: %q", api.Title)
+	}
+	saved := r.Post(t, "/root/edits/-/issues/1", url.Values{"authenticity_token": {form.CSRF()}, "title": {"Renamed"}, "description": {"New *text*"},
+		"labels": {"a, b"}, "due_date": {"2030-01-02"}, "milestone_id": {strconv.FormatInt(ms.ID, 10)}, "assignee_id": {strconv.FormatInt(guest.ID, 10)}})
+	if saved.StatusCode != http.StatusSeeOther || saved.Header.Get("Location") != "/root/edits/-/issues/1" {
+		t.Fatalf("save: %d %q\n%.2000s", saved.StatusCode, saved.Header.Get("Location"), saved.Body)
+	}
+	api, _, _ := s.Client.Issues.GetIssue(p.ID, 1)
+	if api.Title != "Renamed" || api.Description != "New *text*" || strings.Join(api.Labels, ",") != "a,b" || api.DueDate == nil ||
+		api.DueDate.String() != "2030-01-02" || api.Milestone == nil || api.Milestone.ID != ms.ID || api.Assignee == nil || api.Assignee.ID != guest.ID {
+		t.Fatalf("after the reporter's edit: %+v", api)
+	}
+	wantPage(t, "issue after edit", r.Get(t, "/root/edits/-/issues/1"), 200, `<bdi>Renamed</bdi>`, `<p>New <em>text</em></p>`, `2030-01-02`, `<bdi>v1</bdi>`)
+
+	g := s.SignedIn(t, "guest", guest.Password)
+	form = g.Get(t, "/root/edits/-/issues/1/edit")
+	wantPage(t, "author's form", form, 200, `name="title"`)
+	wantNot(t, "author's form", form, `name="assignee_id"`, `name="milestone_id"`, `name="labels"`)
+	g.Post(t, "/root/edits/-/issues/1", url.Values{"authenticity_token": {form.CSRF()}, "title": {"Guest's title"}, "description": {"g"}, "labels": {"sneaky"}})
+	api, _, _ = s.Client.Issues.GetIssue(p.ID, 1)
+	if api.Title != "Guest's title" || strings.Join(api.Labels, ",") != "a,b" {
+		t.Fatalf("after the guest's edit: %q %v", api.Title, api.Labels)
+	}
+	stranger := s.CreateUser(t, "stranger")
+	wantPage(t, "stranger's edit", s.SignedIn(t, "stranger", stranger.Password).Get(t, "/root/edits/-/issues/1/edit"), 404)
+
+	// A to-do, once.
+	page := r.Get(t, "/root/edits/-/issues/1")
+	for range 2 {
+		if p := r.Post(t, "/root/edits/-/issues/1/todo", url.Values{"authenticity_token": {page.CSRF()}}); p.StatusCode != http.StatusSeeOther {
+			t.Fatalf("todo: %d", p.StatusCode)
+		}
+	}
+	todos, _, err := rep.Client.Todos.ListTodos(nil)
+	if err != nil || len(todos) != 1 || todos[0].Target.Title != "Guest's title" || todos[0].ActionName != "marked" {
+		t.Fatalf("todos: %v %+v", err, todos)
+	}
+}
+
+// TestIssuePagesLabelsAndMilestones: Reporters create, edit and delete
+// labels through the pages, Masters create, edit, close and reopen
+// milestones; each change is what the API then shows; a Guest gets no
+// forms and a 403 page for a forged one; a duplicate label name and a
+// milestone without a title are refused with the input kept.
+func TestIssuePagesLabelsAndMilestones(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	rep := s.CreateUser(t, "rep")
+	guest := s.CreateUser(t, "guest")
+	p := stocktest.NewProject(t, s.Client, "tags", "private")
+	stocktest.AddMember(t, s.Client, p.ID, rep.ID, gitlab.ReporterPermissions)
+	stocktest.AddMember(t, s.Client, p.ID, guest.ID, gitlab.GuestPermissions)
+
+	r := s.SignedIn(t, "rep", rep.Password)
+	form := r.Get(t, "/root/tags/-/labels/new")
+	wantPage(t, "label form", form, 200, `name="color" value="#428BCA"`)
+	made := r.Post(t, "/root/tags/-/labels", url.Values{"authenticity_token": {form.CSRF()}, "name": {"bug <1>"}, "color": {"#ff0000"}, "description": {"Broken"}})
+	if made.StatusCode != http.StatusSeeOther || made.Header.Get("Location") != "/root/tags/-/labels" {
+		t.Fatalf("create label: %d %q\n%.1500s", made.StatusCode, made.Header.Get("Location"), made.Body)
+	}
+	dup := r.Post(t, "/root/tags/-/labels", url.Values{"authenticity_token": {form.CSRF()}, "name": {"bug <1>"}, "color": {"#00ff00"}})
+	wantPage(t, "duplicate label", dup, 422, `A label of that name exists already.`, `value="bug &lt;1&gt;"`)
+	bad := r.Post(t, "/root/tags/-/labels", url.Values{"authenticity_token": {form.CSRF()}, "name": {"x"}, "color": {"red; background:url(x)"}})
+	wantPage(t, "bad colour", bad, 422, `The label was not saved: `)
+	labels, _, _ := s.Client.Labels.ListLabels(p.ID, nil)
+	if len(labels) != 1 || labels[0].Name != "bug <1>" || labels[0].Color != "#ff0000" {
+		t.Fatalf("labels: %+v", labels)
+	}
+	id := strconv.FormatInt(labels[0].ID, 10)
+	list := r.Get(t, "/root/tags/-/labels")
+	wantPage(t, "labels", list, 200, `<circle cx="5" cy="5" r="5" fill="#ff0000"/></svg><bdi>bug &lt;1&gt;</bdi>`,
+		`href="/root/tags/-/labels/`+id+`/edit"`, `0 open issues`)
+	r.Post(t, "/root/tags/-/labels/"+id, url.Values{"authenticity_token": {list.CSRF()}, "name": {"defect"}, "color": {"#0000ff"}, "description": {""}})
+	if l, _, _ := s.Client.Labels.GetLabel(p.ID, id); l == nil || l.Name != "defect" || l.Color != "#0000ff" {
+		t.Fatalf("after edit: %+v", l)
+	}
+	g := s.SignedIn(t, "guest", guest.Password)
+	gl := g.Get(t, "/root/tags/-/labels")
+	wantPage(t, "guest's labels", gl, 200, `<bdi>defect</bdi>`)
+	wantNot(t, "guest's labels", gl, "New label", "/edit")
+	wantPage(t, "guest's label form", g.Get(t, "/root/tags/-/labels/new"), 403)
+	wantPage(t, "guest deletes", g.Post(t, "/root/tags/-/labels/"+id+"/delete", url.Values{"authenticity_token": {gl.CSRF()}}), 403)
+	r.Post(t, "/root/tags/-/labels/"+id+"/delete", url.Values{"authenticity_token": {list.CSRF()}})
+	if labels, _, _ := s.Client.Labels.ListLabels(p.ID, nil); len(labels) != 0 {
+		t.Fatalf("after delete: %+v", labels)
+	}
+
+	// Milestones: Masters only.
+	wantPage(t, "reporter's milestone form", r.Get(t, "/root/tags/-/milestones/new"), 403)
+	root := s.SignedIn(t, "root", s.RootPassword)
+	mf := root.Get(t, "/root/tags/-/milestones/new")
+	wantPage(t, "titleless milestone", root.Post(t, "/root/tags/-/milestones", url.Values{"authenticity_token": {mf.CSRF()}, "title": {""}, "description": {"kept"}}),
+		422, `>kept</textarea>`)
+	made = root.Post(t, "/root/tags/-/milestones", url.Values{"authenticity_token": {mf.CSRF()}, "title": {"v1.0"}, "due_date": {"2031-05-06"}})
+	if made.StatusCode != http.StatusSeeOther || made.Header.Get("Location") != "/root/tags/-/milestones/1" {
+		t.Fatalf("create milestone: %d %q\n%.1500s", made.StatusCode, made.Header.Get("Location"), made.Body)
+	}
+	stocktest.NewIssue(t, s.Client, p.ID, "In v1")
+	ms, _, _ := s.Client.Milestones.ListMilestones(p.ID, nil)
+	if len(ms) != 1 || ms[0].Title != "v1.0" || ms[0].DueDate == nil || ms[0].DueDate.String() != "2031-05-06" {
+		t.Fatalf("milestones: %+v", ms)
+	}
+	if _, _, err := s.Client.Issues.UpdateIssue(p.ID, 1, &gitlab.UpdateIssueOptions{MilestoneID: gitlab.Ptr(ms[0].ID)}); err != nil {
+		t.Fatal(err)
+	}
+	page := root.Get(t, "/root/tags/-/milestones/1")
+	wantPage(t, "milestone", page, 200, `<h1><bdi>v1.0</bdi></h1>`, `due 2031-05-06`, `<bdi>In v1</bdi>`, `>Close milestone</button>`)
+	root.Post(t, "/root/tags/-/milestones/1/close", url.Values{"authenticity_token": {page.CSRF()}})
+	if m, _, _ := s.Client.Milestones.GetMilestone(p.ID, ms[0].ID); m.State != "closed" {
+		t.Fatalf("after close: %s", m.State)
+	}
+	wantPage(t, "closed tab", root.Get(t, "/root/tags/-/milestones?state=closed"), 200, `Closed <span class="count">1</span>`, `<bdi>v1.0</bdi>`)
+	wantPage(t, "guest's milestone", g.Get(t, "/root/tags/-/milestones/1"), 200, `<bdi>v1.0</bdi>`)
+	wantNot(t, "guest's milestone", g.Get(t, "/root/tags/-/milestones/1"), "Reopen milestone")
+	wantPage(t, "no such milestone", g.Get(t, "/root/tags/-/milestones/9"), 404)
+}

@@ -56,6 +56,17 @@ func TestIssuePagesInChromium(t *testing.T) {
 	must("list", chromedp.Do(tab, chromedp.Navigate(s.URL+"/root/bugs/-/issues?state=all"), chromedp.WaitVisible(chromedp.CSS("ul.issues"))))
 	chrome.Screenshot(t, tab, shots, "list.png")
 	chrome.CheckAccessibility(t, tab, "issue list")
+	for _, pg := range []struct{ name, path, wait string }{
+		{"edit form", "/root/bugs/-/issues/1/edit", "#issue-assignee"},
+		{"labels", "/root/bugs/-/labels", "ul.labels"},
+		{"label form", "/root/bugs/-/labels/new", "#label-name"},
+		{"milestones", "/root/bugs/-/milestones", "main h1"},
+		{"milestone form", "/root/bugs/-/milestones/new", "#milestone-title"},
+	} {
+		must(pg.name, chromedp.Do(tab, chromedp.Navigate(s.URL+pg.path), chromedp.WaitVisible(chromedp.CSS(pg.wait))))
+		chrome.Screenshot(t, tab, shots, strings.ReplaceAll(pg.name, " ", "-")+".png")
+		chrome.CheckAccessibility(t, tab, pg.name)
+	}
 	if api, _, _ := s.Client.Issues.GetIssue(p.ID, 1); api.State != "closed" || api.UserNotesCount != 1 || strings.Join(api.Labels, ",") != "bug" {
 		t.Errorf("the API's issue after the walk: %s, %d notes, labels %v", api.State, api.UserNotesCount, api.Labels)
 	}

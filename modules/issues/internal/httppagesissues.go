@@ -56,6 +56,7 @@ func NewPages(s *Service) fennec.Pages {
 		site.AddProjectTab(web.ProjectTab{Key: "issues", Label: "Issues", Suffix: "/-/issues", Order: 30, Feature: "issues_enabled"})
 		site.Project("GET issues", pg.get)
 		site.Project("POST issues", pg.post)
+		pg.registerLabelPages(site)
 	}}
 }
 
@@ -67,17 +68,24 @@ func (pg *issuePages) get(w http.ResponseWriter, r *http.Request) {
 	case rest == "new":
 		pg.newForm(w, r, issueForm{}, "")
 	default:
-		iid, ok := parseIID(rest)
-		if !ok {
+		num, sub, _ := strings.Cut(rest, "/")
+		iid, ok := parseIID(num)
+		switch {
+		case !ok:
 			pg.site.NotFound(w, r)
-			return
+		case sub == "":
+			pg.show(w, r, iid, "", "")
+		case sub == "edit":
+			pg.editForm(w, r, iid, nil, "")
+		default:
+			pg.site.NotFound(w, r)
 		}
-		pg.show(w, r, iid, "", "")
 	}
 }
 
-// post serves the forms: "/-/issues" (create), "/-/issues/12/notes",
-// "/-/issues/12/close", "/reopen", "/subscribe", "/unsubscribe".
+// post serves the forms: "/-/issues" (create), "/-/issues/12" (edit),
+// "/-/issues/12/notes", "/close", "/reopen", "/subscribe", "/unsubscribe"
+// and "/todo".
 func (pg *issuePages) post(w http.ResponseWriter, r *http.Request) {
 	rest := r.PathValue("rest")
 	if rest == "" {
@@ -95,6 +103,10 @@ func (pg *issuePages) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch action {
+	case "":
+		pg.update(w, r, iid)
+	case "todo":
+		pg.addTodo(w, r, iid)
 	case "notes":
 		pg.comment(w, r, iid)
 	case "close", "reopen":
@@ -178,6 +190,8 @@ type sortOption struct {
 
 type listData struct {
 	Action, NewHref           string
+	LabelsHref                string
+	MilestonesHref            string
 	States                    []stateTab
 	State, Search, Label      string
 	Milestone                 string
@@ -247,7 +261,8 @@ func (pg *issuePages) list(w http.ResponseWriter, r *http.Request) {
 		}
 		return pg.site.URL(issuesURL(full, "") + "?" + v.Encode())
 	}
-	d := listData{Action: pg.site.URL(issuesURL(full, "")), State: state, Search: search, Label: label, Milestone: milestone, Page: page}
+	d := listData{Action: pg.site.URL(issuesURL(full, "")), LabelsHref: pg.site.URL(labelsURL(full, "")),
+		MilestonesHref: pg.site.URL(milestonesURL(full, "")), State: state, Search: search, Label: label, Milestone: milestone, Page: page}
 	if auth.FromContext(ctx).User != nil && !info.Archived {
 		d.NewHref = pg.site.URL(issuesURL(full, "/new"))
 	}
@@ -400,6 +415,7 @@ type showData struct {
 	Subscribed                bool
 	CommentAction, StateHref  string
 	SubscribeHref, SignInHref string
+	EditHref, TodoHref        string
 	Draft                     string
 	Preview                   template.HTML
 	Problem                   string
@@ -449,6 +465,10 @@ func (pg *issuePages) show(w http.ResponseWriter, r *http.Request, iid issue.IID
 		} else {
 			d.StateHref = pg.site.URL(self + "/reopen")
 		}
+		if d.MayChangeState {
+			d.EditHref = pg.site.URL(self + "/edit")
+		}
+		d.TodoHref = pg.site.URL(self + "/todo")
 		if d.Subscribed {
 			d.SubscribeHref = pg.site.URL(self + "/unsubscribe")
 		} else {
@@ -625,4 +645,192 @@ func (pg *issuePages) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pg.site.Redirect(w, r, issuesURL(full, "/"+strconv.FormatInt(int64(i.IID), 10)))
+}
+
+// addTodo adds the issue to the visitor's todos (POST .../todo); one that
+// is there already is left as it is.
+func (pg *issuePages) addTodo(w http.ResponseWriter, r *http.Request, iid issue.IID) {
+	full := r.PathValue("owner")
+	if _, err := pg.s.collab.MarkTodo(r.Context(), issue.NoteableType, full, int64(iid)); err != nil && !errors.Is(err, target.ErrTodoExists) {
+		pg.fail(w, r, err)
+		return
+	}
+	pg.site.Redirect(w, r, issuesURL(full, "/"+strconv.FormatInt(int64(iid), 10)))
+}
+
+// maxAssignees bounds the assignee choices the edit form lists.
+const maxAssignees = 500
+
+type choice struct {
+	Value, Label string
+	Selected     bool
+}
+
+type editData struct {
+	Form                  issueForm
+	DueDate               string
+	MayAdmin              bool
+	Milestones, Assignees []choice
+	Action, CancelHref    string
+	Problem               string
+}
+
+// editForm is the issue's edit form: title, description, confidential,
+// and for Reporters and above the labels, milestone, assignee and due
+// date (the fields the API takes from them only). f, when set, is a
+// refused form's input, shown again with problem.
+func (pg *issuePages) editForm(w http.ResponseWriter, r *http.Request, iid issue.IID, f *editInput, problem string) {
+	ctx, full := r.Context(), r.PathValue("owner")
+	if auth.FromContext(ctx).User == nil {
+		pg.site.RedirectToSignIn(w, r)
+		return
+	}
+	info, err := pg.s.writeProject(ctx, full)
+	if err != nil {
+		pg.fail(w, r, err)
+		return
+	}
+	i, err := pg.s.Get(ctx, issue.Ref{Project: full, IID: iid})
+	if err != nil {
+		pg.fail(w, r, err)
+		return
+	}
+	if !mayUpdate(info, &Issue{AuthorID: i.AuthorID, AssigneeIDs: i.AssigneeIDs}, auth.FromContext(ctx).UserID()) {
+		pg.site.Error(w, r, http.StatusForbidden)
+		return
+	}
+	rows, err := pg.rows(ctx, info, []issue.Issue{i})
+	if err != nil {
+		pg.fail(w, r, err)
+		return
+	}
+	in := editInput{Title: i.Title, Description: i.Description, Confidential: i.Confidential, DueDate: i.DueDate,
+		Milestone: strconv.FormatInt(int64(i.MilestoneID), 10)}
+	for _, l := range rows[0].Labels {
+		in.Labels = append(in.Labels, l.Name)
+	}
+	if len(i.AssigneeIDs) > 0 {
+		in.Assignee = strconv.FormatInt(i.AssigneeIDs[0], 10)
+	}
+	if f != nil {
+		in = *f
+	}
+	self := issuesURL(full, "/"+strconv.FormatInt(int64(iid), 10))
+	d := editData{Form: issueForm{Title: in.Title, Description: in.Description, Labels: strings.Join(in.Labels, ", "), Confidential: in.Confidential},
+		DueDate: in.DueDate, MayAdmin: mayAdmin(info), Action: pg.site.URL(self), CancelHref: pg.site.URL(self), Problem: problem}
+	if d.MayAdmin {
+		if d.Milestones, err = pg.milestoneChoices(ctx, full, in.Milestone); err != nil {
+			pg.fail(w, r, err)
+			return
+		}
+		if d.Assignees, err = pg.assigneeChoices(ctx, info, in.Assignee); err != nil {
+			pg.fail(w, r, err)
+			return
+		}
+	}
+	status := http.StatusOK
+	if problem != "" {
+		status = http.StatusUnprocessableEntity
+	}
+	pg.t.Render(w, r, "edit", web.Page{Title: "Edit #" + strconv.FormatInt(int64(iid), 10) + " · " + info.NameWithNamespace,
+		Project: header(info), Tab: "issues", Status: status,
+		Crumbs: []web.Crumb{{Label: info.Path, Href: "/" + web.EscapePath(full)}, {Label: "Issues", Href: issuesURL(full, "")},
+			{Label: "#" + strconv.FormatInt(int64(iid), 10), Href: self}, {Label: "Edit"}}, Data: d})
+}
+
+// milestoneChoices are the project's active milestones (and the one the
+// issue has, even if closed), with "None" first.
+func (pg *issuePages) milestoneChoices(ctx context.Context, full, current string) ([]choice, error) {
+	list, _, err := pg.s.Milestones(ctx, full, issue.MilestoneQuery{Limit: 1000})
+	if err != nil {
+		return nil, err
+	}
+	out := []choice{{Value: "0", Label: "None", Selected: current == "0" || current == ""}}
+	for _, m := range list {
+		id := strconv.FormatInt(int64(m.ID), 10)
+		if m.State != "active" && id != current {
+			continue
+		}
+		out = append(out, choice{Value: id, Label: m.Title, Selected: id == current})
+	}
+	return out, nil
+}
+
+// assigneeChoices are the project's team (members, its groups' and the
+// namespace owner), at most maxAssignees, with "Unassigned" first.
+func (pg *issuePages) assigneeChoices(ctx context.Context, info projects.ProjectInfo, current string) ([]choice, error) {
+	_, ids, err := pg.s.teams.ProjectTeam(ctx, info.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := []choice{{Value: "0", Label: "Unassigned", Selected: current == "0" || current == ""}}
+	users := pg.s.renderer(ctx)
+	for n, id := range ids {
+		if n == maxAssignees {
+			break
+		}
+		u := users.user(id)
+		v := strconv.FormatInt(id, 10)
+		out = append(out, choice{Value: v, Label: u.Name + " (@" + u.Username + ")", Selected: v == current})
+	}
+	return out, nil
+}
+
+// editInput is the edit form as posted.
+type editInput struct {
+	Title, Description, DueDate string
+	Labels                      []string
+	Milestone, Assignee         string
+	Confidential                bool
+}
+
+// update saves the edit form, as PUT /issues/:iid does.
+func (pg *issuePages) update(w http.ResponseWriter, r *http.Request, iid issue.IID) {
+	ctx, full := r.Context(), r.PathValue("owner")
+	in := editInput{Title: r.PostFormValue("title"), Description: r.PostFormValue("description"),
+		Confidential: r.PostFormValue("confidential") != "", DueDate: strings.TrimSpace(r.PostFormValue("due_date")),
+		Labels: splitLabels(r.PostFormValue("labels")), Milestone: r.PostFormValue("milestone_id"), Assignee: r.PostFormValue("assignee_id")}
+	f := issue.Fields{Title: &in.Title, Description: &in.Description, Confidential: &in.Confidential}
+	// The fields only Reporters and above may set are sent only when the
+	// form had them; the service ignores them from others, as the API.
+	if _, ok := r.PostForm["labels"]; ok {
+		labels := in.Labels
+		if labels == nil {
+			labels = []string{}
+		}
+		f.Labels = &labels
+	}
+	if _, ok := r.PostForm["due_date"]; ok {
+		f.DueDate = &in.DueDate
+	}
+	if _, ok := r.PostForm["milestone_id"]; ok {
+		m, err := strconv.ParseInt(in.Milestone, 10, 64)
+		if err != nil || m < 0 {
+			pg.editForm(w, r, iid, &in, "The milestone is not one of the project's.")
+			return
+		}
+		f.MilestoneID = &m
+	}
+	if _, ok := r.PostForm["assignee_id"]; ok {
+		a, err := strconv.ParseInt(in.Assignee, 10, 64)
+		if err != nil || a < 0 {
+			pg.editForm(w, r, iid, &in, "The assignee is not one of the project's team.")
+			return
+		}
+		ids := []int64{}
+		if a > 0 {
+			ids = append(ids, a)
+		}
+		f.AssigneeIDs = &ids
+	}
+	if _, err := pg.s.Update(ctx, issue.Ref{Project: full, IID: iid}, f, ""); err != nil {
+		switch {
+		case errors.Is(err, issue.ErrInvalid) || errors.Is(err, issue.ErrInvalidParam) || errors.Is(err, issue.ErrInvalidValue):
+			pg.editForm(w, r, iid, &in, "The issue was not saved: "+invalidText(err))
+		default:
+			pg.fail(w, r, err)
+		}
+		return
+	}
+	pg.site.Redirect(w, r, issuesURL(full, "/"+strconv.FormatInt(int64(iid), 10)))
 }
