@@ -326,3 +326,57 @@ func TestIssuePagesLabelsAndMilestones(t *testing.T) {
 	wantNot(t, "guest's milestone", g.Get(t, "/root/tags/-/milestones/1"), "Reopen milestone")
 	wantPage(t, "no such milestone", g.Get(t, "/root/tags/-/milestones/9"), 404)
 }
+
+// TestIssuePagesHostileInput: what issue 29 lists as bad input, through
+// the pages: raw HTML, scripts and javascript: links in a comment are
+// rendered inert; a body over the form's bound is a 413 page and saves
+// nothing; thousands of @mentions render without a lookup each; bidi and
+// zero-width characters in a title stay isolated in <bdi>; a member who
+// lost access meanwhile posts a comment with a form they still hold and
+// nothing is saved.
+func TestIssuePagesHostileInput(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	dev := s.CreateUser(t, "dev")
+	p := stocktest.NewProject(t, s.Client, "hostile", "private")
+	stocktest.AddMember(t, s.Client, p.ID, dev.ID, gitlab.DeveloperPermissions)
+	stocktest.NewIssue(t, s.Client, p.ID, "Title \u202eevil\u202c and \u200bzero")
+	d := s.SignedIn(t, "dev", dev.Password)
+	page := d.Get(t, "/root/hostile/-/issues/1")
+	wantPage(t, "bidi title", page, 200, "<h1><bdi>Title \u202eevil\u202c and \u200bzero</bdi></h1>")
+	token := page.CSRF()
+
+	hostile := "<img src=x onerror=alert(1)> <a href=\"javascript:alert(2)\">click</a> [md](javascript:alert(3)) <script>alert(4)</script> <iframe src=//evil></iframe>"
+	d.Post(t, "/root/hostile/-/issues/1/notes", url.Values{"authenticity_token": {token}, "note": {hostile}})
+	page = d.Get(t, "/root/hostile/-/issues/1")
+	wantPage(t, "hostile comment", page, 200, `<li id="note_`)
+	wantNot(t, "hostile comment", page, "onerror", "javascript:", "<script>alert", "<iframe")
+
+	mentions := strings.Repeat("@nobody ", 3000) + strings.Repeat("#1 ", 3000)
+	posted := d.Post(t, "/root/hostile/-/issues/1/notes", url.Values{"authenticity_token": {token}, "note": {mentions}})
+	if posted.StatusCode != http.StatusSeeOther {
+		t.Fatalf("mentions: %d", posted.StatusCode)
+	}
+	wantPage(t, "mentions", d.Get(t, "/root/hostile/-/issues/1"), 200, "@nobody @nobody")
+
+	huge := d.Post(t, "/root/hostile/-/issues/1/notes", url.Values{"authenticity_token": {token}, "note": {strings.Repeat("x", 2<<20)}})
+	wantPage(t, "huge", huge, 413)
+	if notes, _, _ := s.Client.Notes.ListIssueNotes(p.ID, 1, nil); len(notes) != 2 {
+		t.Fatalf("notes after the hostile posts: %d, want 2", len(notes))
+	}
+
+	// Access lost meanwhile: the form held is refused, nothing saved.
+	if _, err := s.Client.ProjectMembers.DeleteProjectMember(p.ID, dev.ID); err != nil {
+		t.Fatal(err)
+	}
+	lost := d.Post(t, "/root/hostile/-/issues/1/notes", url.Values{"authenticity_token": {token}, "note": {"after removal"}})
+	wantPage(t, "lost access", lost, 404, "Page not found")
+	closed := d.Post(t, "/root/hostile/-/issues/1/close", url.Values{"authenticity_token": {token}})
+	wantPage(t, "lost access close", closed, 404)
+	if notes, _, _ := s.Client.Notes.ListIssueNotes(p.ID, 1, nil); len(notes) != 2 {
+		t.Fatalf("notes after losing access: %d, want 2", len(notes))
+	}
+	if api, _, _ := s.Client.Issues.GetIssue(p.ID, 1); api.State != "opened" {
+		t.Fatalf("state after losing access: %s", api.State)
+	}
+}
