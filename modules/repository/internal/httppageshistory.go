@@ -7,13 +7,16 @@ package internal
 // (ReadCode, through openCode).
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/web"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
@@ -33,6 +36,7 @@ func (pg *pages) registerHistoryPages(s *web.Site) {
 	s.Project("GET commit", func(w http.ResponseWriter, r *http.Request) { pg.commit(w, r, t) })
 	s.AddProjectTab(web.ProjectTab{Key: "branches", Label: "Branches", Suffix: "/-/branches", Order: 40})
 	s.Project("GET branches", func(w http.ResponseWriter, r *http.Request) { pg.branches(w, r, t) })
+	s.Project("POST branches", pg.deleteBranch)
 	s.Project("GET tags", func(w http.ResponseWriter, r *http.Request) { pg.tags(w, r, t) })
 	s.Project("GET compare", func(w http.ResponseWriter, r *http.Request) { pg.compare(w, r, t) })
 }
@@ -343,17 +347,32 @@ const refsPageSize = 100
 
 // refRow is a branch or a tag as a row of its page.
 type refRow struct {
-	Name, Href              string
-	Default, Protected      bool
+	Name, Href         string
+	Default, Protected bool
+	// Ahead and Behind count a branch's commits against the default
+	// branch's, when Counted (the page's walk budget allowed it).
+	Ahead, Behind int
+	Counted       bool
+	// Deletable: the visitor may delete the branch (the API's rule); Ref
+	// is its name as it is, for the form (Name is shown).
+	Deletable               bool
+	Ref                     string
 	Message                 string
 	CommitTitle, CommitHref string
 	CommitSHA               string
 	When                    time.Time
 }
 
+// aheadBehindBudget bounds the commits one branches page reads to count
+// its branches' divergence from the default branch; the branches past it
+// show no counts.
+const aheadBehindBudget = 20_000
+
 // refsPage is the branches' or the tags' page's data.
 type refsPage struct {
 	Rows               []refRow
+	DeleteAction       string
+	MayDelete          bool
 	Page, Pages, Total int
 	PrevHref, NextHref string
 }
@@ -400,13 +419,64 @@ func (pg *pages) branches(w http.ResponseWriter, r *http.Request, t *web.Templat
 		pg.fail(w, r, err)
 		return
 	}
-	for _, v := range views {
+	// Deleting takes push access (and neither the default branch nor a
+	// protected one), as DELETE /repository/branches/:branch.
+	mayPush := false
+	if auth.FromContext(r.Context()).User != nil && !info.Archived {
+		_, err := pg.rd.access.Require(r.Context(), full, projects.PushCode)
+		mayPush = err == nil
+	}
+	d.DeleteAction, d.MayDelete = pg.site.URL(projectURL(full, "branches", "", "")), mayPush
+	var defaultHead plumbing.Hash
+	if ref, err := branchRef(repo, info.DefaultBranch); err == nil {
+		defaultHead = ref.Hash()
+	}
+	budget := aheadBehindBudget
+	for i, v := range views {
 		row := pg.refRow(full, v.Name, v.Commit)
 		row.Default, row.Protected = v.Name == info.DefaultBranch, v.Protected
+		row.Deletable, row.Ref = mayPush && !row.Default && !row.Protected, v.Name
+		if !row.Default && !defaultHead.IsZero() {
+			row.Ahead, row.Behind, row.Counted, err = aheadBehind(repo, refs[lo+i].Hash(), defaultHead, &budget)
+			if err != nil {
+				pg.fail(w, r, err)
+				return
+			}
+		}
 		d.Rows = append(d.Rows, row)
 	}
 	t.Render(w, r, "branches", web.Page{Title: "Branches · " + info.NameWithNamespace, Project: projectHeader(info), Tab: "branches",
 		Crumbs: []web.Crumb{{Label: info.Path, Href: projectURL(full, "", "", "")}, {Label: "Branches"}}, Data: d})
+}
+
+// deleteBranch deletes the branch the form names, as DELETE
+// /repository/branches/:branch does (push access; not the default branch,
+// not a protected one), and comes back to the branches.
+func (pg *pages) deleteBranch(w http.ResponseWriter, r *http.Request) {
+	full := r.PathValue("owner")
+	if r.PathValue("rest") != "" {
+		pg.site.NotFound(w, r)
+		return
+	}
+	if auth.FromContext(r.Context()).User == nil {
+		pg.site.RedirectToSignIn(w, r)
+		return
+	}
+	branch := r.PostFormValue("branch")
+	err := pg.rd.writer.DeleteBranch(r.Context(), full, branch)
+	var na *notAllowedError
+	switch {
+	case err == nil:
+		pg.site.Redirect(w, r, projectURL(full, "branches", "", ""))
+	case errors.Is(err, ErrBranchNotFound):
+		pg.site.NotFound(w, r)
+	case errors.As(err, &na):
+		pg.site.ErrorMessage(w, r, http.StatusForbidden, "Branch not deleted", na.msg+".")
+	case errors.Is(err, projects.ErrForbidden):
+		pg.site.Error(w, r, http.StatusForbidden)
+	default:
+		pg.fail(w, r, err)
+	}
 }
 
 // tags is /-/tags: the tags in reverse name order, 100 a page, with
