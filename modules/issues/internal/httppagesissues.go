@@ -53,7 +53,7 @@ func NewPages(s *Service) fennec.Pages {
 	return fennec.Pages{Name: "issues", Register: func(site *web.Site) {
 		registerReferences(site, s)
 		pg := &issuePages{site: site, s: s, t: site.Templates(pageTemplates, "templates/issues/*.html")}
-		site.AddProjectTab(web.ProjectTab{Key: "issues", Label: "Issues", Suffix: "/-/issues", Order: 30, Feature: "issues_enabled"})
+		site.AddProjectTab(web.ProjectTab{Key: "issues", Label: "Issues", Suffix: "/-/issues", Order: 50, Feature: "issues_enabled"})
 		site.Project("GET issues", pg.get)
 		site.Project("POST issues", pg.post)
 		pg.registerLabelPages(site)

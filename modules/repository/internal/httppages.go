@@ -53,6 +53,8 @@ func NewPages(d PagesDeps) fennec.Pages {
 		// The history pages (commits, commit, compare, branches, tags,
 		// releases): httppageshistory.go.
 		pg.registerHistoryPages(s)
+		// Releases: httppagesreleases.go.
+		pg.registerReleasePages(s)
 	}}
 }
 
