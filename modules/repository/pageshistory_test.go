@@ -234,3 +234,28 @@ func TestHistoryPagesCommitFileBound(t *testing.T) {
 		t.Error("the 501st file is shown")
 	}
 }
+
+// TestHistoryPagesHideWhitespace: ?w=1 on a commit and a comparison
+// shows a re-indented line as unchanged, keeps the real change beside
+// it, leaves out a file whose change is whitespace alone (and says so),
+// and links back to the full diff.
+func TestHistoryPagesHideWhitespace(t *testing.T) {
+	t.Parallel()
+	s := stocktest.Start(t)
+	p := stocktest.NewProject(t, s.Client, "spaces", "public")
+	first := stocktest.CommitFiles(t, s.Client, p.ID, "master", "first", map[string]string{
+		"a.go": "func f() {\n\treturn 1\n}\n", "b.txt": "one two\n"})
+	c := stocktest.CommitFiles(t, s.Client, p.ID, "master", "reindent", map[string]string{
+		"a.go": "func f() {\n        return 2\n}\n", "b.txt": "one   two  \n"})
+	b := s.NewBrowser(t)
+	full := b.Get(t, "/root/spaces/-/commit/"+c.ID)
+	wantPage(t, "full diff", full, 200, `<a href="/root/spaces/-/commit/`+c.ID+`?w=1">Hide whitespace changes</a>`, `<bdi>b.txt</bdi>`)
+	hidden := b.Get(t, "/root/spaces/-/commit/"+c.ID+"?w=1")
+	wantPage(t, "hidden", hidden, 200, `<a href="/root/spaces/-/commit/`+c.ID+`">Show whitespace changes</a>`,
+		`(1 file with whitespace changes only not shown)`, `<bdi>a.go</bdi>`)
+	if strings.Contains(hidden.Body, "<bdi>b.txt</bdi>") {
+		t.Error("the whitespace-only file is shown with ?w=1")
+	}
+	cmp := b.Get(t, "/root/spaces/-/compare/"+first.ID+"...master?w=1")
+	wantPage(t, "compare hidden", cmp, 200, `Show whitespace changes</a>`, `(1 file with whitespace changes only not shown)`)
+}

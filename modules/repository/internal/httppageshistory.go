@@ -175,6 +175,39 @@ type diffView struct {
 // diffFiles shapes a diff's entries for a page: at most maxDiffFiles
 // files and maxDiffLines lines of each; the entries are the module's
 // (diff.go), whose blobs over maxDiffBlob come without a diff.
+// whitespaceToggle is the "hide whitespace changes" switch of a diff
+// page: with ?w=1 the entries lose the changes of whitespace alone
+// (withoutWhitespaceChanges) and the files left with none are dropped
+// (unless added, deleted, renamed or changed in mode); it returns the
+// entries, how many files were dropped, and the link that flips it.
+func whitespaceToggle(r *http.Request, entries []DiffView) (out []DiffView, hidden int, hide bool, href string) {
+	q := r.URL.Query()
+	hide = q.Get("w") == "1"
+	if hide {
+		q.Del("w")
+	} else {
+		q.Set("w", "1")
+	}
+	href = r.URL.EscapedPath()
+	if enc := q.Encode(); enc != "" {
+		href += "?" + enc
+	}
+	if !hide {
+		return entries, 0, false, href
+	}
+	for _, e := range entries {
+		diff, changed := withoutWhitespaceChanges(e.Diff)
+		sameMode := e.AMode == nil || e.BMode == nil || *e.AMode == *e.BMode
+		if !changed && e.Diff != "" && !e.NewFile && !e.DeletedFile && !e.RenamedFile && sameMode {
+			hidden++
+			continue
+		}
+		e.Diff = diff
+		out = append(out, e)
+	}
+	return out, hidden, true, href
+}
+
 func diffFiles(entries []DiffView) diffView {
 	var v diffView
 	for i, e := range entries {
@@ -295,6 +328,14 @@ type commitPage struct {
 	Diff       diffView
 	Files      int
 	Stats      Stats
+	Whitespace whitespaceSwitch
+}
+
+// whitespaceSwitch is the diff's whitespace toggle as a page shows it.
+type whitespaceSwitch struct {
+	Hide   bool
+	Href   string
+	Hidden int // files with whitespace changes alone, left out
 }
 
 // commit is /-/commit/<sha>: the commit's message, author, parents,
@@ -325,7 +366,9 @@ func (pg *pages) commit(w http.ResponseWriter, r *http.Request, t *web.Templates
 		return
 	}
 	full := info.PathWithNamespace
-	d := commitPage{Stats: detail.Stats, Commit: pg.historyCommit(full, c), Diff: diffFiles(entries), Files: len(entries),
+	shown, hidden, hide, href := whitespaceToggle(r, entries)
+	d := commitPage{Stats: detail.Stats, Commit: pg.historyCommit(full, c), Diff: diffFiles(shown), Files: len(entries),
+		Whitespace: whitespaceSwitch{Hide: hide, Href: pg.site.URL(href), Hidden: hidden},
 		BrowseHref: pg.site.URL(projectURL(full, "tree", c.Hash.String(), ""))}
 	if _, body, ok := strings.Cut(c.Message, "\n"); ok {
 		d.Body = strings.TrimSpace(body)
@@ -522,6 +565,7 @@ type comparePage struct {
 	Timeout          bool
 	Diff             diffView
 	Files            int
+	Whitespace       whitespaceSwitch
 }
 
 // compare is /-/compare/<from>...<to> (refs may hold slashes, not
@@ -570,7 +614,9 @@ func (pg *pages) compare(w http.ResponseWriter, r *http.Request, t *web.Template
 			pg.fail(w, r, err)
 			return
 		}
-		d.Timeout, d.Files, d.Diff = timeout, len(diffs), diffFiles(diffs)
+		shown, hidden, hide, href := whitespaceToggle(r, diffs)
+		d.Timeout, d.Files, d.Diff = timeout, len(diffs), diffFiles(shown)
+		d.Whitespace = whitespaceSwitch{Hide: hide, Href: pg.site.URL(href), Hidden: hidden}
 		if len(commits) > maxCompareRows {
 			d.MoreCommits = len(commits) - maxCompareRows
 			commits = commits[len(commits)-maxCompareRows:]
