@@ -29,6 +29,9 @@ import (
 //go:embed all:templates
 var pageTemplates embed.FS // all: keeps the partials, files named "_*"
 
+//go:embed static/lines.js
+var linesScript []byte
+
 // PagesDeps are what NewPages is built from.
 type PagesDeps struct {
 	fennec.In

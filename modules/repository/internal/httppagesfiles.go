@@ -46,6 +46,8 @@ const (
 
 func (pg *pages) registerFilePages(s *web.Site) {
 	t := s.Templates(pageTemplates, "templates/files/*.html", "templates/_shared.html")
+	// The blob page's one script: line ranges (#L10-20), an enhancement.
+	s.AddAsset("lines.js", linesScript)
 	s.AddProjectTab(web.ProjectTab{Key: "home", Label: "Overview", Order: 10})
 	// Reading the code needs ReadCode, which depends on the visibility
 	// and on the visitor being external, not on a level alone: MinLevel
