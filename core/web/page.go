@@ -105,6 +105,8 @@ type Project struct {
 	// Features are the project's switches by their API names
 	// ("issues_enabled").
 	Features map[string]bool
+	// Stars and Forks are the project's counts, shown beside its name.
+	Stars, Forks int
 }
 
 // Href is the project's page under the site's root, escaped: links

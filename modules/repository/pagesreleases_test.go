@@ -62,3 +62,23 @@ func TestReleasePages(t *testing.T) {
 	wantPage(t, "empty", s.SignedIn(t, "root", s.RootPassword).Get(t, "/root/secret/-/releases"), 200, `This project has no releases yet.`)
 	_ = priv
 }
+
+// TestProjectHeaderShowsStarsAndForks: the project header counts the
+// stars and forks the API counts.
+func TestProjectHeaderShowsStarsAndForks(t *testing.T) {
+	t.Parallel()
+	s := stocktest.Start(t)
+	alice := s.CreateUser(t, "alice")
+	p := stocktest.NewProject(t, s.Client, "liked", "public")
+	if _, _, err := alice.Client.Projects.StarProject(p.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Client.Projects.StarProject(p.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := alice.Client.Projects.ForkProject(p.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	wantPage(t, "overview", s.NewBrowser(t).Get(t, "/root/liked"), 200,
+		`<span class="counts muted"><span>2 stars</span> · <span>1 fork</span></span>`)
+}

@@ -142,7 +142,7 @@ func (pg *issuePages) fail(w http.ResponseWriter, r *http.Request, err error) {
 // header is the project's header on the issues' pages.
 func header(info projects.ProjectInfo) *web.Project {
 	return &web.Project{FullPath: info.PathWithNamespace, Name: info.NameWithNamespace, Visibility: info.Visibility,
-		Archived: info.Archived, Level: info.Level, Features: info.Features.Map()}
+		Archived: info.Archived, Level: info.Level, Features: info.Features.Map(), Stars: info.StarCount, Forks: info.ForksCount}
 }
 
 // issuesURL is the project's issues page (escaped), with suffix

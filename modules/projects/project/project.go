@@ -116,6 +116,9 @@ type Info struct {
 	// first (empty in a personal namespace): what a project inherits from
 	// groups (labels, milestones, CI variables) comes from these.
 	GroupIDs []int64
+	// StarCount and ForksCount are the API's star_count and forks_count
+	// (counters kept on the project), for the pages' project header.
+	StarCount, ForksCount int
 }
 
 // GroupInfo is what other modules may know of a group.

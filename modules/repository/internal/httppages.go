@@ -64,7 +64,7 @@ func NewPages(d PagesDeps) fennec.Pages {
 // projectHeader is the header of a project's pages, with tab active.
 func projectHeader(info projects.ProjectInfo) *web.Project {
 	return &web.Project{FullPath: info.PathWithNamespace, Name: info.NameWithNamespace, Visibility: info.Visibility,
-		Archived: info.Archived, Level: info.Level, Features: info.Features.Map()}
+		Archived: info.Archived, Level: info.Level, Features: info.Features.Map(), Stars: info.StarCount, Forks: info.ForksCount}
 }
 
 // openCode opens the repository of the page's project (r.PathValue
