@@ -127,7 +127,8 @@ func (pg *pages) switchRef(w http.ResponseWriter, r *http.Request, key string) b
 	return true
 }
 
-// entryView is one entry of a tree page.
+// entryView is one entry of a tree page; Icon names its CSS icon
+// (ficon-dir, -file, -link, -submodule), drawn without a font.
 type entryView struct {
 	Icon, Label, Name, Type, Href, Size string
 	Commit                              *commitLine
@@ -180,13 +181,13 @@ func (pg *pages) listing(r *http.Request, info projects.ProjectInfo, repo *git.R
 		v := entryView{Name: visible(e.Name), Type: e.Type}
 		switch e.Type {
 		case "tree":
-			v.Icon, v.Label, v.Href = "📁", "Directory", pg.site.URL(projectURL(full, "tree", ref, e.Path))
+			v.Icon, v.Label, v.Href = "dir", "Directory", pg.site.URL(projectURL(full, "tree", ref, e.Path))
 		case "commit":
-			v.Icon, v.Label = "🔗", "Submodule"
+			v.Icon, v.Label = "submodule", "Submodule"
 		default:
-			v.Icon, v.Label, v.Href = "📄", "File", pg.site.URL(projectURL(full, "blob", ref, e.Path))
+			v.Icon, v.Label, v.Href = "file", "File", pg.site.URL(projectURL(full, "blob", ref, e.Path))
 			if e.Mode == "120000" {
-				v.Icon, v.Label = "↪", "Symbolic link"
+				v.Icon, v.Label = "link", "Symbolic link"
 			}
 			if _, size, err := objs.Stat(plumbing.NewHash(e.ID)); err == nil {
 				v.Size = web.HumanSize(size)
