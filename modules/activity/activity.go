@@ -47,5 +47,6 @@ func Module() fennec.Module {
 			func(s *internal.Service) entry.Service { return s }),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideRoutes(internal.NewRoutes),
+		fennec.ProvidePages(internal.NewPages),
 	)
 }

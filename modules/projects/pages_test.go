@@ -212,7 +212,7 @@ func TestPagesUserProfile(t *testing.T) {
 	pgID(t, s, alice.Token, "/api/v4/projects", map[string]any{"name": "pubproj", "visibility": "public"})
 	pgID(t, s, alice.Token, "/api/v4/projects", map[string]any{"name": "intproj", "visibility": "internal"})
 	pgID(t, s, alice.Token, "/api/v4/projects", map[string]any{"name": "privproj", "visibility": "private"})
-	head := []string{`<title>User alice (@alice) · Fennec</title>`, `<h1><bdi>User alice</bdi></h1>`, `<p class="muted">@alice</p>`,
+	head := []string{`<title>User alice (@alice) · Fennec</title>`, `<h1><bdi>User alice</bdi></h1>`, `<p class="muted">@alice · <a href="/users/alice/activity">Activity</a></p>`,
 		`<span class="avatar avatar-l`, `<a href="/alice/pubproj">`}
 	pgHas(t, "anonymous", s.NewBrowser(t).Get(t, "/alice"), 200, head, []string{`href="/alice/intproj"`, `href="/alice/privproj"`})
 	pgHas(t, "bob", s.SignedIn(t, "bob", bob.Password).Get(t, "/alice"), 200, append(head, `<a href="/alice/intproj">`),

@@ -26,7 +26,11 @@ type Entry struct {
 	TargetID    int64
 	TargetType  string // in GitLab's words: "Issue", "MergeRequest", "DiffNote"
 	TargetTitle string
-	Title       string
+	// TargetIID is the target's number in its project (a note's: its
+	// noteable's), for links to its page; 0 when unknown (entries
+	// recorded before it was kept).
+	TargetIID int64
+	Title     string
 	// Data is the push of a push entry (GitLab's push data), Note the note
 	// of a "commented on" entry; nil when none.
 	Data      json.RawMessage

@@ -205,7 +205,7 @@ func (s *Service) shown(ctx context.Context, page []*Entry, total int) ([]entry.
 func record(e *Entry) entry.Entry {
 	r := entry.Entry{ID: entry.ID(e.ID), ProjectID: e.ProjectID, AuthorID: e.AuthorID,
 		Action: feed.Action(e.ActionName), TargetID: e.TargetID, TargetType: e.TargetType,
-		TargetTitle: e.TargetTitle, Title: e.Title, Data: e.Data, Note: e.Note, CreatedAt: e.CreatedAt}
+		TargetTitle: e.TargetTitle, TargetIID: e.TargetIID, Title: e.Title, Data: e.Data, Note: e.Note, CreatedAt: e.CreatedAt}
 	if len(r.Data) == 0 {
 		r.Data = nil
 	}

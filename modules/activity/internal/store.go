@@ -21,6 +21,7 @@ type Entry struct {
 	TargetID    int64           `json:"target_id,omitempty"`
 	TargetType  string          `json:"target_type,omitempty"`
 	TargetTitle string          `json:"target_title,omitempty"`
+	TargetIID   int64           `json:"target_iid,omitempty"` // feed.Event's
 	Title       string          `json:"title,omitempty"`
 	Data        json.RawMessage `json:"data,omitempty"`
 	Note        json.RawMessage `json:"note,omitempty"`

@@ -182,7 +182,7 @@ func (s *Service) onRecord(ctx context.Context, r feed.Event) error {
 		return nil
 	}
 	e := &Entry{ProjectID: r.ProjectID, AuthorID: r.AuthorID, ActionName: string(r.ActionName),
-		TargetType: r.TargetType, TargetTitle: r.TargetTitle, Title: r.Title, Data: r.Data, Note: r.Note,
+		TargetType: r.TargetType, TargetTitle: r.TargetTitle, TargetIID: r.TargetIID, Title: r.Title, Data: r.Data, Note: r.Note,
 		Key: r.Key, CreatedAt: s.now().UTC()}
 	if r.TargetID > 0 {
 		e.TargetID = r.TargetID

@@ -255,7 +255,7 @@ func (s *Service) publishCreated(tx *store.Tx, n target.Noteable, note *Note, ev
 		return err
 	}
 	if err := s.bus.Publish(tx, feed.Event{ProjectID: note.ProjectID, AuthorID: note.AuthorID, ActionName: feed.CommentedOn,
-		TargetID: note.ID, TargetType: noteType, TargetTitle: n.Title, Note: raw,
+		TargetID: note.ID, TargetType: noteType, TargetIID: note.NoteableIID, TargetTitle: n.Title, Note: raw,
 		Key: "notes.note:" + strconv.FormatInt(note.ID, 10)}); err != nil {
 		return err
 	}

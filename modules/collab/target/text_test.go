@@ -25,18 +25,18 @@ func TestFeedEntry(t *testing.T) {
 		{"merge", "issues.merged:7", true},
 		{"update", "", false},
 	} {
-		ev, ok := FeedEntry("issues", tg, "Fix it", 5, c.action, at)
+		ev, ok := FeedEntry("issues", tg, 2, "Fix it", 5, c.action, at)
 		if ok != c.shown || ev.Key != c.key {
 			t.Errorf("%s: %v %q", c.action, ok, ev.Key)
 		}
-		if ok && (ev.ProjectID != 3 || ev.AuthorID != 5 || ev.TargetID != 7 || ev.TargetType != "Issue" || ev.TargetTitle != "Fix it") {
+		if ok && (ev.ProjectID != 3 || ev.AuthorID != 5 || ev.TargetID != 7 || ev.TargetType != "Issue" || ev.TargetTitle != "Fix it" || ev.TargetIID != 2) {
 			t.Errorf("%s: %+v", c.action, ev)
 		}
 	}
-	if ev, _ := FeedEntry("mergerequests", tg, "", 5, "merge", at); ev.ActionName != feed.Merged {
+	if ev, _ := FeedEntry("mergerequests", tg, 2, "", 5, "merge", at); ev.ActionName != feed.Merged {
 		t.Errorf("merge: %+v", ev)
 	}
-	if _, ok := FeedEntry("issues", tg, "", 0, "open", at); ok {
+	if _, ok := FeedEntry("issues", tg, 2, "", 0, "open", at); ok {
 		t.Error("a change by no user has an entry")
 	}
 }

@@ -198,7 +198,7 @@ func (s *Service) ensureLabels(tx *store.Tx, project int64, groups []int64, name
 
 // publish sends the feed entry and the issue event of a change.
 func (s *Service) publish(tx *store.Tx, info projects.ProjectInfo, i *Issue, userID int64, action event.Action) error {
-	if fe, ok := target.FeedEntry("issues", targetOf(i), i.Title, userID, string(action), i.UpdatedAt); ok {
+	if fe, ok := target.FeedEntry("issues", targetOf(i), int64(i.IID), i.Title, userID, string(action), i.UpdatedAt); ok {
 		if err := s.bus.Publish(tx, fe); err != nil {
 			return err
 		}

@@ -188,7 +188,7 @@ func (s *Service) system(tx *store.Tx, info projects.ProjectInfo, m *MR, uid int
 // publish sends the feed entry (open, close, reopen, merge) and the merge
 // request event of a change.
 func (s *Service) publish(tx *store.Tx, info projects.ProjectInfo, m *MR, userID int64, action event.Action) error {
-	if fe, ok := target.FeedEntry("mergerequests", targetOf(m), m.Title, userID, string(action), m.UpdatedAt); ok {
+	if fe, ok := target.FeedEntry("mergerequests", targetOf(m), int64(m.IID), m.Title, userID, string(action), m.UpdatedAt); ok {
 		if err := s.Bus.Publish(tx, fe); err != nil {
 			return err
 		}

@@ -46,15 +46,20 @@ const (
 // event with the same key is dropped ("notes.note:42"). Zero values render
 // as null: TargetID 0, empty TargetType, TargetTitle and Title, no Data.
 type Event struct {
-	ProjectID   int64           `json:"project_id"`
-	AuthorID    int64           `json:"author_id"`
-	ActionName  Action          `json:"action_name"`
-	TargetID    int64           `json:"target_id,omitempty"`
-	TargetType  string          `json:"target_type,omitempty"`
-	TargetTitle string          `json:"target_title,omitempty"`
-	Title       string          `json:"title,omitempty"`
-	Data        json.RawMessage `json:"data,omitempty"`
-	Note        json.RawMessage `json:"note,omitempty"`
+	ProjectID   int64  `json:"project_id"`
+	AuthorID    int64  `json:"author_id"`
+	ActionName  Action `json:"action_name"`
+	TargetID    int64  `json:"target_id,omitempty"`
+	TargetType  string `json:"target_type,omitempty"`
+	TargetTitle string `json:"target_title,omitempty"`
+	// TargetIID is the target's number in its project (an issue's or a
+	// merge request's; for a note, its noteable's), for the pages' links
+	// to it; 0 when it has none, and in events published before it
+	// existed. The API's events do not show it (GitLab 9.x has none).
+	TargetIID int64           `json:"target_iid,omitempty"`
+	Title     string          `json:"title,omitempty"`
+	Data      json.RawMessage `json:"data,omitempty"`
+	Note      json.RawMessage `json:"note,omitempty"`
 	// Key dedupes redeliveries; leave it empty only for events that may
 	// legitimately repeat with the same fields.
 	Key string `json:"key,omitempty"`

@@ -1,0 +1,99 @@
+package activity_test
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/fennectest"
+)
+
+func wantPage(t *testing.T, what string, p fennectest.Page, status int, fragments ...string) {
+	t.Helper()
+	if p.StatusCode != status {
+		t.Errorf("%s: status %d, want %d\n%.2000s", what, p.StatusCode, status, p.Body)
+		return
+	}
+	for _, f := range fragments {
+		if !strings.Contains(p.Body, f) {
+			t.Errorf("%s lacks %q:\n%.6000s", what, f, p.Body)
+		}
+	}
+}
+
+// TestActivityPages: the feeds as pages show what the events API shows
+// the same visitor, in GitLab's words and with links to their targets:
+// alice's pushes, issue and comment in a private project are on her
+// dashboard and on the project's activity (both paths), but not on her
+// profile's activity as a stranger or an anonymous visitor sees it;
+// anonymous visitors of the dashboard are sent to sign in; titles are
+// escaped; pages of 20.
+func TestActivityPages(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	alice := e.CreateUser(t, "alice")
+	bob := e.CreateUser(t, "bob")
+	priv := project(t, alice.Client, "secret", "private")
+	pub := project(t, alice.Client, "open", "public")
+	commit(t, alice.Client, priv.ID, "a.txt")
+	is, _, err := alice.Client.Issues.CreateIssue(priv.ID, &gitlab.CreateIssueOptions{Title: gitlab.Ptr(`Fix <b>"it"</b>`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	note, _, err := alice.Client.Notes.CreateIssueNote(priv.ID, is.IID, &gitlab.CreateIssueNoteOptions{Body: gitlab.Ptr("On it\nsecond line")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 21; i++ {
+		commit(t, alice.Client, pub.ID, "f"+strconv.Itoa(i)+".txt")
+	}
+	e.Drain(t)
+
+	a := e.SignedIn(t, "alice", alice.Password)
+	dash := a.Get(t, "/dashboard/activity")
+	wantPage(t, "alice's dashboard", dash, 200, `<h1><bdi>Your activity</bdi></h1>`, `pushed to branch <a href="/alice/open/-/tree/master"><bdi>master</bdi></a>`,
+		`rel="next">Older</a>`)
+	dash2 := a.Get(t, "/dashboard/activity?page=2")
+	wantPage(t, "page 2", dash2, 200, `opened issue <a href="/alice/secret/-/issues/1"><bdi>#1</bdi></a> at <a href="/alice/secret"><bdi>User alice / secret</bdi></a>`,
+		`<bdi>Fix &lt;b&gt;&#34;it&#34;&lt;/b&gt;</bdi>`,
+		`commented on issue <a href="/alice/secret/-/issues/1#note_`+strconv.FormatInt(note.ID, 10)+`"><bdi>#1</bdi></a>`,
+		`<q><bdi>On it</bdi></q>`, `pushed new branch <a href="/alice/secret/-/tree/master"><bdi>master</bdi></a>`, `rel="prev">Newer</a>`)
+	if strings.Contains(dash2.Body, "<b>") {
+		t.Error("a title is not escaped")
+	}
+	wantPage(t, "project activity", a.Get(t, "/alice/secret/activity"), 200, `<a href="/alice/secret/-/activity" aria-current="page">Activity</a>`,
+		`opened issue <a href="/alice/secret/-/issues/1">`)
+	wantPage(t, "project /-/activity", a.Get(t, "/alice/secret/-/activity"), 200, `opened issue`)
+
+	// Bob, who is no member, and anonymous visitors see only the public
+	// project's entries.
+	for who, b := range map[string]*fennectest.Browser{"bob": e.SignedIn(t, "bob", bob.Password), "anonymous": e.NewBrowser(t)} {
+		p := b.Get(t, "/users/alice/activity?page=1")
+		wantPage(t, who+"'s view of alice", p, 200, `<bdi>User alice&#39;s activity</bdi>`, `/alice/open/-/tree/master`)
+		for _, leak := range []string{"secret", "Fix", "On it"} {
+			if strings.Contains(p.Body, leak) {
+				t.Errorf("%s sees %q in alice's activity", who, leak)
+			}
+		}
+	}
+	wantPage(t, "bob's view of the private project", e.SignedIn(t, "bob", bob.Password).Get(t, "/alice/secret/-/activity"), 404)
+	anon := e.NewBrowser(t).Get(t, "/dashboard/activity")
+	if anon.StatusCode != http.StatusFound || !strings.HasPrefix(anon.Header.Get("Location"), "/users/sign_in?return_to=") {
+		t.Errorf("anonymous dashboard: %d %q", anon.StatusCode, anon.Header.Get("Location"))
+	}
+	wantPage(t, "unknown user", e.SignedIn(t, "bob", bob.Password).Get(t, "/users/nobody/activity"), 404)
+}
+
+// TestActivityLinkedFromDashboardAndProfile: the dashboard's tabs and a
+// profile lead to the feeds.
+func TestActivityLinkedFromDashboardAndProfile(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	alice := e.CreateUser(t, "alice")
+	a := e.SignedIn(t, "alice", alice.Password)
+	wantPage(t, "dashboard", a.Get(t, "/dashboard/projects"), 200, `<a href="/dashboard/activity">Your activity</a>`, `<li><a href="/dashboard/activity">Activity</a></li>`)
+	wantPage(t, "profile", a.Get(t, "/alice"), 200, `<a href="/users/alice/activity">Activity</a>`)
+}
