@@ -16,7 +16,8 @@ import (
 // the tree, a blob followed to a line anchor, another branch through the
 // ref switcher, the commits, a commit's diff, a comparison, the branches,
 // and a private project after signing in. Each page kind is screenshot
-// and checked by axe-core (no serious or critical violation).
+// and checked by axe-core (no serious or critical violation) and walked
+// with the keyboard alone (chrome.CheckKeyboard).
 func TestCodePagesInChromium(t *testing.T) {
 	t.Parallel()
 	b := chrome.Start(t)
@@ -49,6 +50,7 @@ func TestCodePagesInChromium(t *testing.T) {
 		must(what, chromedp.Do(tab, chromedp.Navigate(s.URL+path), chromedp.WaitVisible(chromedp.CSS(waitFor))))
 		chrome.Screenshot(t, tab, shots, shot)
 		chrome.CheckAccessibility(t, tab, what)
+		chrome.CheckKeyboard(t, tab, what)
 	}
 	text := func(sel string) string {
 		t.Helper()

@@ -52,3 +52,32 @@ func TestCheckAccessibilityFindsViolations(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckKeyboardFindsProblems: CheckKeyboard fails a page with a link
+// taken out of the tab order and one whose button hides its focus, and
+// passes a page a keyboard user can walk.
+func TestCheckKeyboardFindsProblems(t *testing.T) {
+	b := chrome.Start(t)
+	pages := map[string]string{
+		"/skipped": `<main><a href="/a">One</a> <a href="/b" tabindex="-1">Two</a></main>`,
+		"/hidden":  `<style>button:focus{outline:none}</style><main><a href="/a">One</a> <button>Go</button></main>`,
+		"/good":    `<main><a href="/a">One</a> <label for="q">Q</label><input id="q"> <button>Go</button></main>`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!DOCTYPE html><html lang="en"><title>k</title>`+pages[r.URL.Path]+`</html>`)
+	}))
+	defer srv.Close()
+	tab := b.Tab(t)
+	for path, want := range map[string]string{"/skipped": "never reached", "/hidden": "focus not visible", "/good": ""} {
+		if err := chromedp.Do(tab, chromedp.Navigate(srv.URL+path), chromedp.WaitReady(chromedp.CSS("main"))); err != nil {
+			t.Fatal(err)
+		}
+		rec := &recorder{TB: t}
+		chrome.CheckKeyboard(rec, tab, path)
+		got := strings.Join(rec.errors, "\n")
+		if (want == "") != (got == "") || !strings.Contains(got, want) {
+			t.Errorf("%s: reported %q, want %q", path, got, want)
+		}
+	}
+}
