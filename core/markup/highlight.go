@@ -26,9 +26,10 @@ const (
 // each line and opened again on the next, so any line can be shown alone.
 // Tokens carry classes (hl-<chroma's short name>) that Stylesheet colours.
 // Code in no language chroma knows from filename, or beyond the bounds,
-// is escaped text.
+// is escaped text. The lines of files of 4 KiB and more are kept in a
+// bounded cache (cache.go), so the second view of a file costs a hash.
 func Highlight(filename string, code []byte) []template.HTML {
-	return highlightWith(lexers.Match(filename), code)
+	return highlightCached(lexers.Match(filename), code)
 }
 
 // highlightWith is Highlight with the lexer chosen (nil: none).
