@@ -45,12 +45,14 @@ type pages struct {
 	site  *web.Site
 	rd    *Reader
 	teams projects.Teams
+	// lastCommits keeps the tree pages' last commits (lastcommits.go).
+	lastCommits *lastCommits
 }
 
 // NewPages registers the repository module's pages.
 func NewPages(d PagesDeps) fennec.Pages {
 	return fennec.Pages{Name: "repository", Register: func(s *web.Site) {
-		pg := &pages{site: s, rd: d.Reader, teams: d.Teams}
+		pg := &pages{site: s, rd: d.Reader, teams: d.Teams, lastCommits: newLastCommits(d.Reader)}
 		// The project's overview and its Files: httppagesfiles.go.
 		pg.registerFilePages(s)
 		// The history pages (commits, commit, compare, branches, tags,

@@ -37,9 +37,6 @@ const (
 	maxDisplayBlob = 1 << 20
 	// maxRefOptions bounds the branches, and the tags, of the ref switcher.
 	maxRefOptions = 100
-	// Last commits of a tree page's entries: see lastCommitsIn.
-	lastCommitsBudget   = 300 * time.Millisecond
-	lastCommitsMaxSteps = 10000
 	// maxOldPathTries bounds the projects a 9.x path is tried as.
 	maxOldPathTries = 8
 )
@@ -175,7 +172,7 @@ func (pg *pages) listing(r *http.Request, info projects.ProjectInfo, repo *git.R
 	for i, e := range window {
 		names[i] = e.Name
 	}
-	last, complete := lastCommitsIn(r, repo, c, dir, names)
+	last, complete := pg.lastCommits.of(r.Context(), repo, info.ID, c, dir, page, names)
 	tv.LastCommitsPartial = !complete
 	for _, e := range window {
 		v := entryView{Name: visible(e.Name), Type: e.Type}
@@ -197,67 +194,6 @@ func (pg *pages) listing(r *http.Request, info projects.ProjectInfo, repo *git.R
 		tv.Entries = append(tv.Entries, v)
 	}
 	return tv, nil
-}
-
-// lastCommitsIn finds, for the entries names of directory dir at commit
-// c, the newest commit that changed each (the first-parent rule of
-// lastCommit, files.go), without holding the page up.
-//
-// The decision (issue 28: "computed without blocking the page"): one walk
-// back along first parents serves every entry of the page at once (per
-// commit: the directory's tree id, and only when it changed, its
-// entries), and the walk stops after lastCommitsBudget or
-// lastCommitsMaxSteps commits, whichever comes first. An entry not reached
-// by then is shown without its commit and the page says the column is
-// incomplete; the history page of the entry has the answer. A tree page
-// thus costs at most the budget more than its listing, however long the
-// history (an old file in a 20,000-commit repository) or wide the tree
-// (1,000 entries a page). The walk is stopped too when the visitor goes.
-func lastCommitsIn(r *http.Request, repo *git.Repository, c *object.Commit, dir string, names []string) (map[string]*object.Commit, bool) {
-	out := make(map[string]*object.Commit, len(names))
-	if len(names) == 0 {
-		return out, true
-	}
-	var segs []string
-	if dir != "" {
-		segs = strings.Split(dir, "/")
-	}
-	deadline := time.Now().Add(lastCommitsBudget)
-	curDir := dirTree(repo, c.TreeHash, segs)
-	curEntries := treeEntries(repo, curDir)
-	cur := c
-	for step := 0; len(out) < len(names); step++ {
-		if step >= lastCommitsMaxSteps || time.Now().After(deadline) || r.Context().Err() != nil {
-			return out, false
-		}
-		var parent *object.Commit
-		if cur.NumParents() > 0 {
-			parent, _ = cur.Parent(0)
-		}
-		if parent == nil {
-			// The root commit (or an unreadable parent) made whatever is
-			// left.
-			for _, n := range names {
-				if _, done := out[n]; !done && curEntries[n] != plumbing.ZeroHash {
-					out[n] = cur
-				}
-			}
-			return out, true
-		}
-		pDir := dirTree(repo, parent.TreeHash, segs)
-		if pDir == curDir {
-			cur = parent
-			continue
-		}
-		pEntries := treeEntries(repo, pDir)
-		for _, n := range names {
-			if _, done := out[n]; !done && curEntries[n] != pEntries[n] {
-				out[n] = cur
-			}
-		}
-		cur, curDir, curEntries = parent, pDir, pEntries
-	}
-	return out, true
 }
 
 // dirTree is the id of the tree at segs under root (zero when none).
