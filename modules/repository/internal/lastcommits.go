@@ -28,6 +28,7 @@ import (
 //     page of the listing (a commit's tree never changes, so the answer
 //     never goes stale), for the next visitors, and a walk that stopped
 //     resumes where it was.
+//
 // The cache holds lastCommitsEntries pages, the ones used longest ago
 // dropped first.
 const (
