@@ -16,7 +16,7 @@ func Module() fennec.Module {
 		fennec.Migrations(internal.Migrations()...),
 		fennec.Provide(internal.NewService, func(s *internal.Service) snippet.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
-		fennec.ProvidePages(internal.NewReferencePages),
+		fennec.ProvidePages(internal.NewPages),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		collab.ProvideKinds(internal.Kinds),
 	)
