@@ -20,7 +20,7 @@ PROTOS    := $(shell find sdk -name '*.proto' 2>/dev/null)
 # `./...` stops at a nested go.mod, so test and vet visit each.
 MODULES   := . sdk
 
-.PHONY: build run test vet fmt-check bench bench-git proto clean version docs-ui
+.PHONY: build run test vet fmt-check bench bench-git bench-pages lighthouse proto clean version docs-ui
 
 ## build: bin/fennec and every plugin under bin/plugins/
 build:
@@ -77,6 +77,16 @@ fmt-check:
 ## bench: the benchmarks, with the figures the issues ask for
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./...
+
+## bench-pages: the web pages against the JSON API calls that give the same
+## data, on the 20,000-commit reference repository (issue 28's figures)
+bench-pages:
+	$(GO) test -run '^$$' -bench BenchmarkPages -benchtime 1x ./modules/repository/
+
+## lighthouse: Lighthouse's scores of the project and blob pages of a fresh
+## fennec serve (needs chromium and npm install -g lighthouse@12.2.3)
+lighthouse:
+	scripts/lighthouse.sh
 
 ## bench-git: git over smart HTTP, Fennec against C git's http-backend on the
 ## 20,000-commit reference repository (clone, --depth 1 clone, fetch, push);

@@ -79,6 +79,13 @@ func (s *Site) addCoreAssets() {
 		panic("web: the embedded stylesheet is missing: " + err.Error())
 	}
 	s.AddAsset("fennec.css", append(css, markup.Stylesheet()...))
+	// The icon every page links (a browser asks /favicon.ico of a page
+	// that names none, a 404 each time).
+	icon, err := templateFiles.ReadFile("static/favicon.svg")
+	if err != nil {
+		panic("web: the embedded icon is missing: " + err.Error())
+	}
+	s.AddAsset("favicon.svg", icon)
 }
 
 // serveAsset is GET /-/static/{file}.
