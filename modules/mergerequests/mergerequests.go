@@ -17,7 +17,7 @@ func Module() fennec.Module {
 		fennec.Provide(internal.NewService,
 			func(s *internal.Service) mergerequest.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
-		fennec.ProvidePages(internal.NewReferencePages),
+		fennec.ProvidePages(internal.NewPages),
 		fennec.ProvideRoutes(internal.NewCommitMRRoutes),
 		fennec.ProvideRoutes(internal.NewMilestoneRoutes),
 		fennec.ProvideSubscribers(internal.Subscribers),

@@ -1,0 +1,239 @@
+package mergerequests_test
+
+import (
+	"html"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
+)
+
+// wantPage checks a page's status and that it holds each fragment.
+func wantPage(t *testing.T, what string, p fennectest.Page, status int, fragments ...string) {
+	t.Helper()
+	if p.StatusCode != status {
+		t.Errorf("%s: status %d, want %d\n%.3000s", what, p.StatusCode, status, p.Body)
+		return
+	}
+	for _, f := range fragments {
+		if !strings.Contains(p.Body, f) {
+			t.Errorf("%s lacks %q:\n%.12000s", what, f, p.Body)
+		}
+	}
+}
+
+func wantNot(t *testing.T, what string, p fennectest.Page, fragments ...string) {
+	t.Helper()
+	for _, f := range fragments {
+		if strings.Contains(p.Body, f) {
+			t.Errorf("%s shows %q", what, f)
+		}
+	}
+}
+
+// formFields are the named inputs of the form with id on a page.
+func formFields(t *testing.T, p fennectest.Page, id string) url.Values {
+	t.Helper()
+	_, after, ok := strings.Cut(p.Body, `id="`+id+`"`)
+	if !ok {
+		t.Fatalf("no form %s on the page:\n%.8000s", id, p.Body)
+	}
+	form, _, _ := strings.Cut(after, "</form>")
+	v := url.Values{}
+	for _, m := range regexp.MustCompile(`<input type="hidden" name="([a-z_]+)" value="([^"]*)">`).FindAllStringSubmatch(form, -1) {
+		v.Set(m[1], html.UnescapeString(m[2]))
+	}
+	return v
+}
+
+// TestMergeRequestPagesFlow: the list, the Overview with its merge box as
+// each role sees it, a line comment made on the Changes tab (seen by the
+// API with its position, at its line, in the timeline), outdated by a
+// later push, and a merge from the page while a second merge of the same
+// page is refused with a clear page and merges nothing twice.
+func TestMergeRequestPagesFlow(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	alice := s.CreateUser(t, "alice")
+	p := stocktest.NewProject(t, alice.Client, "review", "private")
+	w := s.clone(t, "alice", alice.Token, "alice/review")
+	w.commit("base", map[string]string{"a.txt": "one\ntwo\nthree\n"})
+	w.git("push", "-q", "origin", "HEAD:master")
+	w.git("checkout", "-q", "-b", "feature")
+	head := w.commit("Make two loud", map[string]string{"a.txt": "one\nTWO\nthree\n", "b.go": "package b\n\nfunc B() {}\n"})
+	w.git("push", "-q", "origin", "feature")
+	s.Drain(t)
+	mr := openMR(t, alice.Client, p.ID, "feature", "master", `Loud <script>alert(1)</script>`)
+	bob, carol := s.CreateUser(t, "bob"), s.CreateUser(t, "carol")
+	stocktest.AddMember(t, alice.Client, p.ID, bob.ID, gitlab.MaintainerPermissions)
+	stocktest.AddMember(t, alice.Client, p.ID, carol.ID, gitlab.ReporterPermissions)
+	const base = "/alice/review/-/merge_requests"
+	const title = `<bdi>Loud &lt;script&gt;alert(1)&lt;/script&gt;</bdi>`
+
+	// The list, with its counts; an anonymous visitor is sent to sign in.
+	a := s.SignedIn(t, "alice", alice.Password)
+	list := a.Get(t, base)
+	wantPage(t, "list", list, 200, `Open <span class="count">1</span>`, `Merged <span class="count">0</span>`,
+		`<a href="`+base+`/1">`+title+`</a>`, `<code><bdi>feature</bdi></code> → <code><bdi>master</bdi></code>`,
+		`>Merge requests</a>`)
+	wantNot(t, "list", list, "<script>alert(1)")
+	wantPage(t, "search", a.Get(t, base+"?state=all&search=nothing"), 200, `No merge requests match these filters.`, `All <span class="count">0</span>`)
+	anon := s.NewBrowser(t).Get(t, base+"/1")
+	if anon.StatusCode != http.StatusFound || anon.Header.Get("Location") != "/users/sign_in?return_to="+url.QueryEscape(base+"/1") {
+		t.Fatalf("anonymous: %d %q", anon.StatusCode, anon.Header.Get("Location"))
+	}
+
+	// The merge box as each sees it: a Reporter may not merge; WIP stops
+	// everyone.
+	c := s.SignedIn(t, "carol", carol.Password)
+	page := c.Get(t, base+"/1")
+	wantPage(t, "reporter's overview", page, 200, `<h1>`+title+`</h1>`, `You are not allowed to merge into master.`)
+	wantNot(t, "reporter's overview", page, `class="merge-form"`)
+	if _, _, err := alice.Client.MergeRequests.UpdateMergeRequest(p.ID, mr.IID, &gitlab.UpdateMergeRequestOptions{Title: gitlab.Ptr("WIP: loud")}); err != nil {
+		t.Fatal(err)
+	}
+	b := s.SignedIn(t, "bob", bob.Password)
+	wantPage(t, "work in progress", b.Get(t, base+"/1"), 200, `This merge request is a work in progress`)
+	if _, _, err := alice.Client.MergeRequests.UpdateMergeRequest(p.ID, mr.IID, &gitlab.UpdateMergeRequestOptions{Title: gitlab.Ptr(`Loud <script>alert(1)</script>`)}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A line comment on the Changes tab: the link, the form under the
+	// line, the thread the API sees with its position.
+	changes := b.Get(t, base+"/1/diffs")
+	link := base + "/1/diffs?line=0_0_2#line-form"
+	wantPage(t, "changes", changes, 200, `<tr id="L0_0_2" class="add">`, `href="`+link+`"`, `<a href="#diff-1"><bdi>b.go</bdi></a>`,
+		`<span class="hl-`)
+	form := b.Get(t, base+"/1/diffs?line=0_0_2")
+	wantPage(t, "line form", form, 200, `id="line-form"`, `<input type="hidden" name="new_line" value="2">`,
+		`<input type="hidden" name="head_sha" value="`+head+`">`)
+	wantNot(t, "line form", form, `name="old_line"`)
+	fields := formFields(t, form, "line-form")
+	fields.Set("note", "")
+	wantPage(t, "empty line comment", b.Post(t, base+"/1/discussions", fields), 422, `A comment cannot be empty.`, `id="line-form"`)
+	fields.Set("note", "Why _shout_?")
+	bad := url.Values{}
+	for k, v := range fields {
+		bad[k] = v
+	}
+	bad.Set("new_line", "3")
+	wantPage(t, "a line not in the diff", b.Post(t, base+"/1/discussions", bad), 422, `The comment was not saved: the line is no longer in the diff.`,
+		`>Why _shout_?</textarea>`)
+	posted := b.Post(t, base+"/1/discussions", fields)
+	threads, _, err := alice.Client.Discussions.ListMergeRequestDiscussions(p.ID, mr.IID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var noteID int64
+	for _, d := range threads {
+		if n := d.Notes[0]; n.Type == gitlab.DiffNote {
+			if n.Position == nil || n.Position.NewLine != 2 || n.Position.OldLine != 0 || n.Position.NewPath != "a.txt" ||
+				n.Position.HeadSHA != head || n.Body != "Why _shout_?" || n.Author.Username != "bob" || n.Position.BaseSHA == "" {
+				t.Fatalf("the API's line comment: %+v %+v", n, n.Position)
+			}
+			noteID = int64(n.ID)
+		}
+	}
+	anchor := "note_" + strconv.FormatInt(noteID, 10)
+	if noteID == 0 || posted.StatusCode != http.StatusSeeOther || posted.Header.Get("Location") != base+"/1/diffs#"+anchor {
+		t.Fatalf("line comment: %d %q %+v", posted.StatusCode, posted.Header.Get("Location"), threads)
+	}
+	wantPage(t, "comment at its line", b.Get(t, base+"/1/diffs"), 200, `<tr class="line-comments">`, `id="`+anchor+`"`,
+		`<p>Why <em>shout</em>?</p>`)
+	wantPage(t, "comment in the timeline", b.Get(t, base+"/1"), 200,
+		`commented on <a href="`+base+`/1/diffs#`+anchor+`"><bdi>a.txt</bdi>, line 2</a>`)
+
+	// A push that changes the line makes the comment outdated, shown with
+	// the lines it was made on.
+	head = w.commit("Quieter", map[string]string{"a.txt": "one\nTwo\nthree\n"})
+	w.git("push", "-q", "origin", "feature")
+	s.Drain(t)
+	page = b.Get(t, base+"/1")
+	wantPage(t, "outdated", page, 200, `<span class="badge warn">outdated</span> commented on an old version of <bdi>a.txt</bdi>, line 2`,
+		`<td>&#43;TWO</td>`)
+	wantPage(t, "changes after the push", b.Get(t, base+"/1/diffs"), 200, `1 outdated comment`)
+
+	// Forms without the CSRF token, or with a forged one, merge nothing.
+	for what, token := range map[string]string{"missing": "", "forged": strings.Repeat("ab", 32)} {
+		r := b.Post(t, base+"/1/merge", url.Values{"authenticity_token": {token}, "sha": {head}})
+		wantPage(t, what+" CSRF", r, 403, `Form expired`)
+	}
+
+	// Two people merge from the same page: the first merges, the second
+	// is told, and the merge request is merged once.
+	bobPage, alicePage := b.Get(t, base+"/1"), a.Get(t, base+"/1")
+	wantPage(t, "bob's merge box", bobPage, 200, `class="merge-form"`, `<input type="hidden" name="sha" value="`+head+`">`, `>Merge</button>`)
+	bobForm, aliceForm := formFields(t, bobPage, "merge-box"), formFields(t, alicePage, "merge-box")
+	merged := b.Post(t, base+"/1/merge", bobForm)
+	if merged.StatusCode != http.StatusSeeOther || merged.Header.Get("Location") != base+"/1" {
+		t.Fatalf("merge: %d %q\n%.3000s", merged.StatusCode, merged.Header.Get("Location"), merged.Body)
+	}
+	second := a.Post(t, base+"/1/merge", aliceForm)
+	wantPage(t, "the second merge", second, 409, `Not merged: this merge request was merged, closed or is being merged by someone else meanwhile.`)
+	got, _, err := alice.Client.MergeRequests.GetMergeRequest(p.ID, mr.IID, nil)
+	if err != nil || got.State != "merged" || got.MergedBy.Username != "bob" {
+		t.Fatalf("after the merges: %v %+v", err, got)
+	}
+	notes, _, _ := alice.Client.Notes.ListMergeRequestNotes(p.ID, mr.IID, &gitlab.ListMergeRequestNotesOptions{ListOptions: gitlab.ListOptions{PerPage: 100}})
+	count := 0
+	for _, n := range notes {
+		if n.System && n.Body == "merged" {
+			count++
+		}
+	}
+	if count != 1 {
+		t.Fatalf("%d merged notes", count)
+	}
+	wantPage(t, "merged", a.Get(t, base+"/1"), 200, `<span class="badge state-merged">Merged</span>`, `Merged by <a href="/bob"><bdi>User bob</bdi></a>`)
+	wantPage(t, "merged list", a.Get(t, base+"?state=merged"), 200, `Merged <span class="count">1</span>`, `Open <span class="count">0</span>`)
+	wantPage(t, "commits", a.Get(t, base+"/1/commits"), 200, `>Make two loud</a>`, `>Quieter</a>`)
+}
+
+// TestMergeRequestPagesAccess: a private project's merge request is a 404
+// page for a signed-in stranger (the sign-in redirect for anonymous), and
+// a form posted by a user who lost access meanwhile changes nothing.
+func TestMergeRequestPagesAccess(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	alice := s.CreateUser(t, "alice")
+	p := stocktest.NewProject(t, alice.Client, "secret", "private")
+	stocktest.CommitFiles(t, alice.Client, p.ID, "master", "base", map[string]string{"a.txt": "a\n"})
+	if _, _, err := alice.Client.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr("topic"), Ref: gitlab.Ptr("master")}); err != nil {
+		t.Fatal(err)
+	}
+	stocktest.CommitFiles(t, alice.Client, p.ID, "topic", "change", map[string]string{"a.txt": "b\n"})
+	openMR(t, alice.Client, p.ID, "topic", "master", "Topic")
+	dave, eve := s.CreateUser(t, "dave"), s.CreateUser(t, "eve")
+	stocktest.AddMember(t, alice.Client, p.ID, dave.ID, gitlab.DeveloperPermissions)
+	const base = "/alice/secret/-/merge_requests"
+
+	e := s.SignedIn(t, "eve", eve.Password)
+	for _, path := range []string{base, base + "/1", base + "/1/diffs", base + "/1/commits", base + "/1/pipelines"} {
+		wantPage(t, "stranger "+path, e.Get(t, path), 404)
+	}
+	wantPage(t, "unknown", s.SignedIn(t, "alice", alice.Password).Get(t, base+"/9"), 404)
+
+	d := s.SignedIn(t, "dave", dave.Password)
+	page := d.Get(t, base+"/1")
+	wantPage(t, "developer", page, 200, `class="merge-form"`, `>Close merge request</button>`)
+	token := page.CSRF()
+	if _, err := alice.Client.ProjectMembers.DeleteProjectMember(p.ID, dave.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, action := range []string{"notes", "close", "merge"} {
+		r := d.Post(t, base+"/1/"+action, url.Values{"authenticity_token": {token}, "note": {"late"}})
+		wantPage(t, "lost access "+action, r, 404)
+	}
+	got, _, _ := alice.Client.MergeRequests.GetMergeRequest(p.ID, 1, nil)
+	notes, _, _ := alice.Client.Notes.ListMergeRequestNotes(p.ID, 1, nil)
+	if got.State != "opened" || len(notes) != 0 {
+		t.Fatalf("a user without access changed it: %s %+v", got.State, notes)
+	}
+}
