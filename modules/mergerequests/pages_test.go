@@ -237,3 +237,46 @@ func TestMergeRequestPagesAccess(t *testing.T) {
 		t.Fatalf("a user without access changed it: %s %+v", got.State, notes)
 	}
 }
+
+// TestMergeRequestPagesNew: the new merge request page compares the
+// branches, prefills the title and description from a single commit (the
+// branch's name, readable, for several), creates through the service and
+// refuses a second one of the same branches with the form kept.
+func TestMergeRequestPagesNew(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	alice := s.CreateUser(t, "alice")
+	p := stocktest.NewProject(t, alice.Client, "make", "private")
+	stocktest.CommitFiles(t, alice.Client, p.ID, "master", "base", map[string]string{"a.txt": "a\n"})
+	for _, b := range []string{"one", "fix-login_page"} {
+		if _, _, err := alice.Client.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr(b), Ref: gitlab.Ptr("master")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stocktest.CommitFiles(t, alice.Client, p.ID, "one", "Add <b> file\n\nBecause *b* is needed.", map[string]string{"b.txt": "b\n"})
+	stocktest.CommitFiles(t, alice.Client, p.ID, "fix-login_page", "first", map[string]string{"c.txt": "c\n"})
+	stocktest.CommitFiles(t, alice.Client, p.ID, "fix-login_page", "second", map[string]string{"c.txt": "cc\n"})
+	const base = "/alice/make/-/merge_requests"
+	a := s.SignedIn(t, "alice", alice.Password)
+	wantPage(t, "bare form", a.Get(t, base+"/new"), 200, `name="source_branch" value=""`, `name="target_branch" value="master"`)
+	several := a.Get(t, base+"/new?source_branch=fix-login_page&target_branch=master")
+	wantPage(t, "several commits", several, 200, `name="title" value="Fix login page"`, `>first</a>`, `>second</a>`, `<bdi>c.txt</bdi>`)
+	one := a.Get(t, base+"/new?source_branch=one&target_branch=master")
+	wantPage(t, "one commit", one, 200, `name="title" value="Add &lt;b&gt; file"`, `>Because *b* is needed.</textarea>`, `<bdi>b.txt</bdi>`)
+	fields := formFields(t, one, "new-merge-request")
+	fields.Set("title", "Add <b> file")
+	fields.Set("description", "Because *b* is needed.")
+	made := a.Post(t, base, fields)
+	if made.StatusCode != http.StatusSeeOther || made.Header.Get("Location") != base+"/1" {
+		t.Fatalf("create: %d %q\n%.3000s", made.StatusCode, made.Header.Get("Location"), made.Body)
+	}
+	got, _, err := alice.Client.MergeRequests.GetMergeRequest(p.ID, 1, nil)
+	if err != nil || got.Title != "Add <b> file" || got.SourceBranch != "one" || got.TargetBranch != "master" || got.Description != "Because *b* is needed." {
+		t.Fatalf("the API's merge request: %v %+v", err, got)
+	}
+	again := a.Post(t, base, fields)
+	wantPage(t, "same branches", again, 422, `an open merge request of these branches exists already.`, `value="Add &lt;b&gt; file"`)
+	fields.Set("source_branch", "nope")
+	wantPage(t, "missing branch", a.Post(t, base, fields), 422, `Source branch &#34;nope&#34; does not exist.`)
+	wantPage(t, "anonymous", s.NewBrowser(t).Get(t, base+"/new"), 302)
+}

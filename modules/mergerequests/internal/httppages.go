@@ -72,8 +72,12 @@ func NewPages(s *Service) fennec.Pages {
 // its tabs "/commits", "/diffs", "/pipelines".
 func (pg *mrPages) get(w http.ResponseWriter, r *http.Request) {
 	rest := r.PathValue("rest")
-	if rest == "" {
+	switch rest {
+	case "":
 		pg.list(w, r)
+		return
+	case "new":
+		pg.newPage(w, r, nil, "")
 		return
 	}
 	num, sub, _ := strings.Cut(rest, "/")
@@ -96,10 +100,15 @@ func (pg *mrPages) get(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// post serves the forms of a merge request: "/12/notes", "/12/discussions"
+// post serves the new merge request form ("/-/merge_requests") and the
+// forms of a merge request: "/12/notes", "/12/discussions"
 // (a line comment), "/12/merge", "/12/cancel_auto_merge", "/12/close",
 // "/12/reopen", "/12/subscribe", "/12/unsubscribe", "/12/todo".
 func (pg *mrPages) post(w http.ResponseWriter, r *http.Request) {
+	if r.PathValue("rest") == "" {
+		pg.create(w, r)
+		return
+	}
 	num, action, _ := strings.Cut(r.PathValue("rest"), "/")
 	iid, ok := parseIID(num)
 	if !ok {
