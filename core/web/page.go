@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"html/template"
 	"io/fs"
@@ -136,6 +137,10 @@ type MenuItem struct {
 	Order int
 	// SignedIn hides the entry from anonymous visitors.
 	SignedIn bool
+	// Count, when set, is a number shown beside the entry to signed-in
+	// visitors (their pending to-dos), asked on every page: it must be
+	// cheap, and may stop at MaxMenuCount (menubadge.go).
+	Count func(ctx context.Context) int
 }
 
 // AddProjectTab adds a tab to every project's header.
@@ -200,7 +205,7 @@ type view struct {
 	Site     string
 	User     *auth.User
 	CSRF     string
-	Menu     []MenuItem
+	Menu     []menuEntry
 	Tabs     []tabView
 	ReturnTo string
 	prefix   string
@@ -266,7 +271,7 @@ func (s *Site) viewOf(w http.ResponseWriter, r *http.Request, pg Page) *view {
 	defer s.mu.RUnlock()
 	for _, m := range s.menu {
 		if !m.SignedIn || p.User != nil {
-			v.Menu = append(v.Menu, m)
+			v.Menu = append(v.Menu, menuEntryOf(r.Context(), m, p.User != nil))
 		}
 	}
 	if pg.Project != nil {
