@@ -42,6 +42,7 @@ func Module() fennec.Module {
 		fennec.Provide(internal.NewService, func(s *internal.Service) target.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvideRoutes(internal.NewTodoRoutes),
+		fennec.ProvidePages(internal.NewPages),
 		fennec.Use(Kinds, (*internal.Service).SetKinds),
 		fennec.ProvideSubscribers(internal.Subscribers),
 	)

@@ -225,7 +225,7 @@ func (s *Service) comment(ctx context.Context, info projects.ProjectInfo, k targ
 		if err := s.TodosDone(tx.Context(), n.Target(), author); err != nil {
 			return err
 		}
-		if err := s.mention(tx.Context(), n, author, note.Body, nil); err != nil {
+		if err := s.mention(tx.Context(), n, author, note.ID, note.Body, nil); err != nil {
 			return err
 		}
 		return s.publishCreated(tx, n, note, eventNote)
@@ -315,7 +315,7 @@ func (s *Service) updateNote(ctx context.Context, info projects.ProjectInfo, n t
 			return err
 		}
 		// Only a mention the edit adds gives a todo (9.x's update service).
-		if err := s.mention(tx.Context(), n, editor, note.Body, target.Mentions(before)); err != nil {
+		if err := s.mention(tx.Context(), n, editor, note.ID, note.Body, target.Mentions(before)); err != nil {
 			return err
 		}
 		return s.bus.Publish(tx, noteEvent(event.NoteUpdated, note))

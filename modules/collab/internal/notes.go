@@ -60,8 +60,9 @@ func (s *Service) Mentioned(ctx context.Context, n target.Noteable, authorID int
 }
 
 // mention is Mentioned, leaving out the names in skip (those the text
-// mentioned before an edit: GitLab gives a todo for a new mention only).
-func (s *Service) mention(ctx context.Context, n target.Noteable, authorID int64, text string, skip []string) error {
+// mentioned before an edit: GitLab gives a todo for a new mention only);
+// noteID is the note whose text it is (0: the noteable's description).
+func (s *Service) mention(ctx context.Context, n target.Noteable, authorID, noteID int64, text string, skip []string) error {
 	names := target.Mentions(text)
 	if len(names) == 0 {
 		return nil
@@ -91,7 +92,7 @@ func (s *Service) mention(ctx context.Context, n target.Noteable, authorID int64
 		}
 		mentioned = append(mentioned, u.ID)
 		add = append(add, target.NewTodo{UserID: u.ID, AuthorID: authorID, Action: target.Mentioned, Body: text,
-			Target: n.Target()})
+			NoteID: noteID, Target: n.Target()})
 	}
 	if len(add) == 0 {
 		return nil

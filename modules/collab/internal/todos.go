@@ -61,7 +61,7 @@ func (s *Service) AddTodos(ctx context.Context, todos ...target.NewTodo) error {
 
 func newTodo(n target.NewTodo, now time.Time) *Todo {
 	return &Todo{UserID: n.UserID, AuthorID: n.AuthorID, ProjectID: n.Target.ProjectID, TargetType: n.Target.Type,
-		TargetID: n.Target.ID, Action: string(n.Action), Body: n.Body, State: StatePending, CreatedAt: now, UpdatedAt: now}
+		TargetID: n.Target.ID, Action: string(n.Action), Body: n.Body, NoteID: n.NoteID, State: StatePending, CreatedAt: now, UpdatedAt: now}
 }
 
 // todoVisible reports whether userID may see target t: an active user

@@ -24,6 +24,7 @@ type Todo struct {
 	TargetID   int64     `json:"target_id"`
 	Action     string    `json:"action"`
 	Body       string    `json:"body,omitempty"`
+	NoteID     int64     `json:"note_id,omitempty"`
 	State      string    `json:"state"`
 	CreatedAt  time.Time `json:"created_at"`
 	UpdatedAt  time.Time `json:"updated_at"`
@@ -37,13 +38,13 @@ func (t *Todo) target() target.Target {
 // record is the contract's view of the todo.
 func (t *Todo) record() target.Todo {
 	return target.Todo{ID: t.ID, UserID: t.UserID, AuthorID: t.AuthorID, Target: t.target(), Action: target.Action(t.Action),
-		Body: t.Body, State: t.State, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
+		Body: t.Body, NoteID: t.NoteID, State: t.State, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 }
 
 // todoOf is the stored form of a contract's todo.
 func todoOf(r target.Todo) *Todo {
 	return &Todo{ID: r.ID, UserID: r.UserID, AuthorID: r.AuthorID, ProjectID: r.Target.ProjectID, TargetType: r.Target.Type,
-		TargetID: r.Target.ID, Action: string(r.Action), Body: r.Body, State: r.State, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+		TargetID: r.Target.ID, Action: string(r.Action), Body: r.Body, NoteID: r.NoteID, State: r.State, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
 func (t *Todo) RecordID() int64      { return t.ID }

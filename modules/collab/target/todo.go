@@ -20,13 +20,15 @@ const (
 
 // NewTodo is a todo to add: for UserID, because AuthorID did Action on
 // Target. Body is the text shown with it (the note or description that
-// mentioned the user; the target's title otherwise).
+// mentioned the user; the target's title otherwise); NoteID is the note
+// that did, when one did (the pages link to it), else 0.
 type NewTodo struct {
 	UserID   int64
 	AuthorID int64
 	Target   Target
 	Action   Action
 	Body     string
+	NoteID   int64
 }
 
 // The states of a todo.
@@ -44,6 +46,7 @@ type Todo struct {
 	Target    Target
 	Action    Action
 	Body      string
+	NoteID    int64  // the note that gave it, 0 for none
 	State     string // TodoPending, TodoDone
 	CreatedAt time.Time
 	UpdatedAt time.Time
