@@ -56,7 +56,7 @@ func (s *Service) UserNotesCounts(ctx context.Context, noteableType string, ids 
 // @mentioned in text who may see n (AddTodos skips the others and the
 // author), and those users take part in n's conversation from then on.
 func (s *Service) Mentioned(ctx context.Context, n target.Noteable, authorID int64, text string) error {
-	return s.mention(ctx, n, authorID, text, nil)
+	return s.mention(ctx, n, authorID, 0, text, nil)
 }
 
 // mention is Mentioned, leaving out the names in skip (those the text
