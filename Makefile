@@ -81,7 +81,7 @@ bench:
 ## bench-pages: the web pages against the JSON API calls that give the same
 ## data, on the 20,000-commit reference repository (issue 28's figures)
 bench-pages:
-	$(GO) test -run '^$$' -bench BenchmarkPages -benchtime 1x ./modules/repository/
+	$(GO) test -run '^$$' -bench BenchmarkPages -benchtime 200x ./modules/repository/
 
 ## lighthouse: Lighthouse's scores of the project and blob pages of a fresh
 ## fennec serve (needs chromium and npm install -g lighthouse@12.2.3)
