@@ -280,3 +280,54 @@ func TestMergeRequestPagesNew(t *testing.T) {
 	wantPage(t, "missing branch", a.Post(t, base, fields), 422, `Source branch &#34;nope&#34; does not exist.`)
 	wantPage(t, "anonymous", s.NewBrowser(t).Get(t, base+"/new"), 302)
 }
+
+// TestMergeRequestPagesAutoMerge: while the head pipeline waits (no
+// executor takes its job), the merge box offers Merge when pipeline
+// succeeds; the page sets it as the API does, shows it, and its Cancel
+// button drops it (a Reporter may not: 403, nothing changed).
+func TestMergeRequestPagesAutoMerge(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	alice := s.CreateUser(t, "alice")
+	p := stocktest.NewProject(t, alice.Client, "gated", "private")
+	stocktest.CommitFiles(t, alice.Client, p.ID, "master", "base", map[string]string{"a.txt": "a\n"})
+	if _, _, err := alice.Client.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr("topic"), Ref: gitlab.Ptr("master")}); err != nil {
+		t.Fatal(err)
+	}
+	stocktest.CommitFiles(t, alice.Client, p.ID, "topic", "with CI", map[string]string{".gitlab-ci.yml": "test:\n  script:\n    - echo ok\n", "a.txt": "b\n"})
+	s.Drain(t)
+	openMR(t, alice.Client, p.ID, "topic", "master", "Gated")
+	carol := s.CreateUser(t, "carol")
+	stocktest.AddMember(t, alice.Client, p.ID, carol.ID, gitlab.ReporterPermissions)
+	const self = "/alice/gated/-/merge_requests/1"
+	a := s.SignedIn(t, "alice", alice.Password)
+	page := a.Get(t, self)
+	wantPage(t, "pipeline waits", page, 200, `<span class="badge pipeline-pending">pipeline: pending</span>`,
+		`<button type="submit" name="merge_when_pipeline_succeeds" value="1" class="primary">Merge when pipeline succeeds</button>`)
+	form := formFields(t, page, "merge-box")
+	form.Set("merge_when_pipeline_succeeds", "1")
+	set := a.Post(t, self+"/merge", form)
+	if set.StatusCode != http.StatusSeeOther || set.Header.Get("Location") != self {
+		t.Fatalf("set the automatic merge: %d %q\n%.3000s", set.StatusCode, set.Header.Get("Location"), set.Body)
+	}
+	got, _, _ := alice.Client.MergeRequests.GetMergeRequest(p.ID, 1, nil)
+	if got.State != "opened" || !got.MergeWhenPipelineSucceeds {
+		t.Fatalf("after the page's Merge when pipeline succeeds: %s %v", got.State, got.MergeWhenPipelineSucceeds)
+	}
+	page = a.Get(t, self)
+	wantPage(t, "automatic merge set", page, 200, `Set to be merged automatically when the pipeline succeeds.`, `>Cancel automatic merge</button>`)
+	wantNot(t, "automatic merge set", page, `class="merge-form"`)
+	c := s.SignedIn(t, "carol", carol.Password)
+	cp := c.Get(t, self)
+	wantNot(t, "reporter", cp, `>Cancel automatic merge</button>`)
+	wantPage(t, "reporter cancels", c.Post(t, self+"/cancel_auto_merge", url.Values{"authenticity_token": {cp.CSRF()}}), 403,
+		`You are not allowed to cancel the automatic merge.`)
+	canceled := a.Post(t, self+"/cancel_auto_merge", url.Values{"authenticity_token": {page.CSRF()}})
+	if canceled.StatusCode != http.StatusSeeOther {
+		t.Fatalf("cancel: %d", canceled.StatusCode)
+	}
+	if got, _, _ := alice.Client.MergeRequests.GetMergeRequest(p.ID, 1, nil); got.MergeWhenPipelineSucceeds || got.State != "opened" {
+		t.Fatalf("after cancel: %s %v", got.State, got.MergeWhenPipelineSucceeds)
+	}
+	wantPage(t, "after cancel", a.Get(t, self), 200, `Merge when pipeline succeeds</button>`)
+}
