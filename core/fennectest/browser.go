@@ -105,3 +105,37 @@ func (b *Browser) do(t testing.TB, req *http.Request) Page {
 	}
 	return Page{Response: resp, Body: string(raw)}
 }
+
+// Want checks the page's status and that its body holds each fragment,
+// reporting the status or each fragment missing with the start of the
+// page (what names the page in the messages).
+func (p Page) Want(t testing.TB, what string, status int, fragments ...string) {
+	t.Helper()
+	if p.StatusCode != status {
+		t.Errorf("%s: status %d, want %d\n%.3000s", what, p.StatusCode, status, p.Body)
+		return
+	}
+	for _, f := range fragments {
+		if !strings.Contains(p.Body, f) {
+			t.Errorf("%s lacks %q:\n%.8000s", what, f, p.Body)
+		}
+	}
+}
+
+// WantNot checks that the page's body holds none of the fragments.
+func (p Page) WantNot(t testing.TB, what string, fragments ...string) {
+	t.Helper()
+	for _, f := range fragments {
+		if strings.Contains(p.Body, f) {
+			t.Errorf("%s shows %q", what, f)
+		}
+	}
+}
+
+// WantRedirect checks a redirect's status and Location.
+func (p Page) WantRedirect(t testing.TB, what string, status int, location string) {
+	t.Helper()
+	if p.StatusCode != status || p.Header.Get("Location") != location {
+		t.Errorf("%s: %d to %q, want %d to %q", what, p.StatusCode, p.Header.Get("Location"), status, location)
+	}
+}

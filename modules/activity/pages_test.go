@@ -13,15 +13,7 @@ import (
 
 func wantPage(t *testing.T, what string, p fennectest.Page, status int, fragments ...string) {
 	t.Helper()
-	if p.StatusCode != status {
-		t.Errorf("%s: status %d, want %d\n%.2000s", what, p.StatusCode, status, p.Body)
-		return
-	}
-	for _, f := range fragments {
-		if !strings.Contains(p.Body, f) {
-			t.Errorf("%s lacks %q:\n%.6000s", what, f, p.Body)
-		}
-	}
+	p.Want(t, what, status, fragments...)
 }
 
 // TestActivityPages: the feeds as pages show what the events API shows

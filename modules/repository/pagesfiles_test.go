@@ -28,23 +28,13 @@ import (
 // wantPage checks a page's status and that its body holds every fragment.
 func wantPage(t *testing.T, what string, p fennectest.Page, status int, fragments ...string) {
 	t.Helper()
-	if p.StatusCode != status {
-		t.Errorf("%s: status %d, want %d\n%.2000s", what, p.StatusCode, status, p.Body)
-		return
-	}
-	for _, f := range fragments {
-		if !strings.Contains(p.Body, f) {
-			t.Errorf("%s lacks %q:\n%.6000s", what, f, p.Body)
-		}
-	}
+	p.Want(t, what, status, fragments...)
 }
 
 // wantRedirect checks a redirect's status and Location.
 func wantRedirect(t *testing.T, what string, p fennectest.Page, status int, location string) {
 	t.Helper()
-	if p.StatusCode != status || p.Header.Get("Location") != location {
-		t.Errorf("%s: %d %q, want %d %q", what, p.StatusCode, p.Header.Get("Location"), status, location)
-	}
+	p.WantRedirect(t, what, status, location)
 }
 
 const hostileName = "<img src=x onerror=alert(1)>.txt"

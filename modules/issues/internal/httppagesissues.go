@@ -57,6 +57,7 @@ func NewPages(s *Service) fennec.Pages {
 		site.Project("GET issues", pg.get)
 		site.Project("POST issues", pg.post)
 		pg.registerLabelPages(site)
+		registerDashboard(site, s)
 	}}
 }
 
