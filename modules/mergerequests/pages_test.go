@@ -64,10 +64,10 @@ func TestMergeRequestPagesFlow(t *testing.T) {
 	alice := s.CreateUser(t, "alice")
 	p := stocktest.NewProject(t, alice.Client, "review", "private")
 	w := s.clone(t, "alice", alice.Token, "alice/review")
-	w.commit("base", map[string]string{"a.txt": "one\ntwo\nthree\n"})
+	w.commit("base", map[string]string{"a.txt": "one\ntwo\nthree\n", "c.txt": "x  y\n"})
 	w.git("push", "-q", "origin", "HEAD:master")
 	w.git("checkout", "-q", "-b", "feature")
-	head := w.commit("Make two loud", map[string]string{"a.txt": "one\nTWO\nthree\n", "b.go": "package b\n\nfunc B() {}\n"})
+	head := w.commit("Make two loud", map[string]string{"a.txt": "one\nTWO\nthree\n", "b.go": "package b\n\nfunc B() {}\n", "c.txt": "x y\n"})
 	w.git("push", "-q", "origin", "feature")
 	s.Drain(t)
 	mr := openMR(t, alice.Client, p.ID, "feature", "master", `Loud <script>alert(1)</script>`)
@@ -111,6 +111,16 @@ func TestMergeRequestPagesFlow(t *testing.T) {
 	link := base + "/1/diffs?line=0_0_2#line-form"
 	wantPage(t, "changes", changes, 200, `<tr id="L0_0_2" class="add">`, `href="`+link+`"`, `<a href="#diff-1"><bdi>b.go</bdi></a>`,
 		`<span class="hl-`)
+	// The switches: whitespace-only changes hidden (and no line links:
+	// comments name lines of the whole diff); side by side.
+	spaces := b.Get(t, base+"/1/diffs?w=1")
+	wantPage(t, "whitespace hidden", spaces, 200, `(1 file with whitespace changes only not shown)`, `>Show whitespace changes</a>`,
+		`<a href="#diff-1"><bdi>b.go</bdi></a>`)
+	wantNot(t, "whitespace hidden", spaces, `<bdi>c.txt</bdi>`, `comment on this line`)
+	wantPage(t, "side by side", b.Get(t, base+"/1/diffs?view=parallel"), 200, `<table class="code parallel">`,
+		`<td class="num del" id="L0_2_0">2</td>`, `<td class="num add" id="L0_0_2">2</td>`, `href="`+base+`/1/diffs?view=parallel&amp;line=0_0_2#line-form"`)
+	wantPage(t, "side by side form", b.Get(t, base+"/1/diffs?view=parallel&line=0_0_2"), 200, `id="line-form"`,
+		`<input type="hidden" name="new_line" value="2">`)
 	form := b.Get(t, base+"/1/diffs?line=0_0_2")
 	wantPage(t, "line form", form, 200, `id="line-form"`, `<input type="hidden" name="new_line" value="2">`,
 		`<input type="hidden" name="head_sha" value="`+head+`">`)

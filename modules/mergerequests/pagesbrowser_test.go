@@ -50,6 +50,10 @@ func TestMergeRequestPagesInChromium(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#line-form button[type="submit"]`)), chromedp.WaitVisible(chromedp.CSS("tr.line-comments li.note"))))
 	chrome.Screenshot(t, tab, shots, "line-comment.png")
 	chrome.CheckAccessibility(t, tab, "merge request changes with a line comment")
+	must("side by side", chromedp.Do(tab, chromedp.Navigate(s.URL+"/root/walk/-/merge_requests/1/diffs?view=parallel"),
+		chromedp.WaitVisible(chromedp.CSS("table.parallel"))))
+	chrome.Screenshot(t, tab, shots, "changes-parallel.png")
+	chrome.CheckAccessibility(t, tab, "merge request changes side by side")
 	must("commits", chromedp.Do(tab, chromedp.Navigate(s.URL+"/root/walk/-/merge_requests/1/commits"), chromedp.WaitVisible(chromedp.CSS("ul.commits"))))
 	chrome.CheckAccessibility(t, tab, "merge request commits")
 	must("new form", chromedp.Do(tab, chromedp.Navigate(s.URL+"/root/walk/-/merge_requests/new?source_branch=feature&target_branch=master"),

@@ -361,6 +361,7 @@ type fileView struct {
 	Collapsed                 bool
 	Added, Removed, Omitted   int
 	Lines                     []lineView
+	Rows                      []parallelRow // ?view=parallel
 }
 
 // lineForm is the comment form under a line, with the position it posts.
@@ -383,6 +384,11 @@ type changesData struct {
 	MayComment     bool
 	SignInHref     string
 	Outdated       int
+	// The switches: whitespace changes hidden (Hidden files left out),
+	// side by side; the links that flip each.
+	HideSpace, Parallel          bool
+	Hidden                       int
+	SpaceHref, ViewHref, Unified string
 }
 
 // refusedLine is a line comment the service refused, shown again in its
@@ -411,7 +417,15 @@ func (pg *mrPages) changes(w http.ResponseWriter, r *http.Request, iid mergerequ
 	self := mrURL(full, iid, "/diffs")
 	d := changesData{Head: head, SignedIn: pr.User != nil, MayComment: pr.User != nil && !info.Archived && m.State != mergerequest.Locked && pg.s.Collab != nil,
 		SignInHref: pg.site.URL("/users/sign_in?return_to=" + url.QueryEscape(pg.site.Prefix()+self))}
-	asked := r.URL.Query().Get("line")
+	q := r.URL.Query()
+	d.HideSpace, d.Parallel = q.Get("w") == "1", q.Get("view") == "parallel"
+	d.SpaceHref, d.ViewHref = pg.site.URL(self)+switchQuery(q, "w", "1"), pg.site.URL(self)+switchQuery(q, "view", "parallel")
+	if d.HideSpace {
+		diffs, d.Hidden = withoutWhitespace(diffs)
+		// Line comments name lines of the whole diff.
+		d.MayComment = false
+	}
+	asked := q.Get("line")
 	draft, problem := "", ""
 	if refusal != nil {
 		asked, draft, problem = refusal.line, refusal.draft, refusal.problem
@@ -488,6 +502,9 @@ func (pg *mrPages) changes(w http.ResponseWriter, r *http.Request, iid mergerequ
 				if d.MayComment {
 					key := strconv.Itoa(i) + "_" + strconv.Itoa(l.Old) + "_" + strconv.Itoa(l.New)
 					lv.CommentHref = pg.site.URL(self) + "?line=" + key + "#line-form"
+					if d.Parallel {
+						lv.CommentHref = pg.site.URL(self) + "?view=parallel&line=" + key + "#line-form"
+					}
 					if key == asked && start != "" {
 						lv.Form = true
 						f.Collapsed = false
@@ -504,6 +521,9 @@ func (pg *mrPages) changes(w http.ResponseWriter, r *http.Request, iid mergerequ
 			}
 			f.Lines = append(f.Lines, lv)
 		}
+		if d.Parallel {
+			f.Rows = parallelRows(f.Lines)
+		}
 		d.Files = append(d.Files, f)
 	}
 	status := http.StatusOK
@@ -512,6 +532,26 @@ func (pg *mrPages) changes(w http.ResponseWriter, r *http.Request, iid mergerequ
 	}
 	pg.t.Render(w, r, "changes", web.Page{Title: pageTitle(m, info, "Changes"), Project: header(info), Tab: "merge_requests", Status: status,
 		Crumbs: pg.crumbs(info, iid), Data: d})
+}
+
+// switchQuery is the query that flips one switch (key=on) of q, the
+// rest kept but the line asked for.
+func switchQuery(q url.Values, key, on string) string {
+	v := url.Values{}
+	for k, vals := range q {
+		if k != "line" {
+			v[k] = vals
+		}
+	}
+	if v.Get(key) == on {
+		v.Del(key)
+	} else {
+		v.Set(key, on)
+	}
+	if enc := v.Encode(); enc != "" {
+		return "?" + enc
+	}
+	return ""
 }
 
 // mergeBase is the position's base_sha: the commit the merge request's
