@@ -162,6 +162,7 @@ func TestMergeRequestPagesFlow(t *testing.T) {
 
 	// A push that changes the line makes the comment outdated, shown with
 	// the lines it was made on.
+	first := head
 	head = w.commit("Quieter", map[string]string{"a.txt": "one\nTwo\nthree\n"})
 	w.git("push", "-q", "origin", "feature")
 	s.Drain(t)
@@ -175,6 +176,12 @@ func TestMergeRequestPagesFlow(t *testing.T) {
 		r := b.Post(t, base+"/1/merge", url.Values{"authenticity_token": {token}, "sha": {head}})
 		wantPage(t, what+" CSRF", r, 403, `Form expired`)
 	}
+
+	// A page loaded before the push merges nothing: the head it showed is
+	// not the branch's any more.
+	stale := formFields(t, b.Get(t, base+"/1"), "merge-box")
+	stale.Set("sha", first)
+	wantPage(t, "stale merge", b.Post(t, base+"/1/merge", stale), 409, `Not merged: the source branch changed since this page was loaded.`)
 
 	// Two people merge from the same page: the first merges, the second
 	// is told, and the merge request is merged once.
@@ -229,6 +236,35 @@ func TestMergeRequestPagesAccess(t *testing.T) {
 		wantPage(t, "stranger "+path, e.Get(t, path), 404)
 	}
 	wantPage(t, "unknown", s.SignedIn(t, "alice", alice.Password).Get(t, base+"/9"), 404)
+	wantPage(t, "not a number", s.SignedIn(t, "alice", alice.Password).Get(t, base+"/01"), 404)
+
+	// A Guest sees what the API lets a Guest see: the API's answer, as a
+	// page.
+	guest := s.CreateUser(t, "gus")
+	stocktest.AddMember(t, alice.Client, p.ID, guest.ID, gitlab.GuestPermissions)
+	_, resp, _ := guest.Client.MergeRequests.GetMergeRequest(p.ID, 1, nil)
+	gp := s.SignedIn(t, "gus", guest.Password).Get(t, base+"/1")
+	if resp == nil || gp.StatusCode != resp.StatusCode {
+		t.Fatalf("guest: page %d, API %v", gp.StatusCode, resp)
+	}
+
+	// On a public project an anonymous visitor reads the pages and is
+	// offered to sign in, with no form.
+	pub := stocktest.NewProject(t, alice.Client, "open", "public")
+	stocktest.CommitFiles(t, alice.Client, pub.ID, "master", "base", map[string]string{"a.txt": "a\n"})
+	if _, _, err := alice.Client.Branches.CreateBranch(pub.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr("t"), Ref: gitlab.Ptr("master")}); err != nil {
+		t.Fatal(err)
+	}
+	stocktest.CommitFiles(t, alice.Client, pub.ID, "t", "change", map[string]string{"a.txt": "b\n"})
+	openMR(t, alice.Client, pub.ID, "t", "master", "Public")
+	anon := s.NewBrowser(t)
+	ap := anon.Get(t, "/alice/open/-/merge_requests/1")
+	wantPage(t, "anonymous overview", ap, 200, `Sign in to merge.`, `to comment.`)
+	wantNot(t, "anonymous overview", ap, `<form method="post"`)
+	wantPage(t, "anonymous changes", anon.Get(t, "/alice/open/-/merge_requests/1/diffs"), 200, `to comment on a line.`)
+	wantNot(t, "anonymous changes", anon.Get(t, "/alice/open/-/merge_requests/1/diffs?line=0_1_0"), `comment on this line`, `id="line-form"`)
+	posted := anon.Post(t, "/alice/open/-/merge_requests/1/merge", url.Values{})
+	wantPage(t, "anonymous merge", posted, 403)
 
 	d := s.SignedIn(t, "dave", dave.Password)
 	page := d.Get(t, base+"/1")
