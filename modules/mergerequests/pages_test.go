@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
@@ -188,14 +189,23 @@ func TestMergeRequestPagesFlow(t *testing.T) {
 	bobPage, alicePage := b.Get(t, base+"/1"), a.Get(t, base+"/1")
 	wantPage(t, "bob's merge box", bobPage, 200, `class="merge-form"`, `<input type="hidden" name="sha" value="`+head+`">`, `>Merge</button>`)
 	bobForm, aliceForm := formFields(t, bobPage, "merge-box"), formFields(t, alicePage, "merge-box")
-	merged := b.Post(t, base+"/1/merge", bobForm)
-	if merged.StatusCode != http.StatusSeeOther || merged.Header.Get("Location") != base+"/1" {
-		t.Fatalf("merge: %d %q\n%.3000s", merged.StatusCode, merged.Header.Get("Location"), merged.Body)
+	// Both at once: one merges, the other gets the 409 page.
+	var wg sync.WaitGroup
+	var bobGot, aliceGot fennectest.Page
+	wg.Add(2)
+	go func() { defer wg.Done(); bobGot = b.Post(t, base+"/1/merge", bobForm) }()
+	go func() { defer wg.Done(); aliceGot = a.Post(t, base+"/1/merge", aliceForm) }()
+	wg.Wait()
+	winner, loser, who := bobGot, aliceGot, "bob"
+	if aliceGot.StatusCode == http.StatusSeeOther {
+		winner, loser, who = aliceGot, bobGot, "alice"
 	}
-	second := a.Post(t, base+"/1/merge", aliceForm)
-	wantPage(t, "the second merge", second, 409, `Not merged: this merge request was merged, closed or is being merged by someone else meanwhile.`)
+	if winner.StatusCode != http.StatusSeeOther || winner.Header.Get("Location") != base+"/1" {
+		t.Fatalf("merge: %d %q\n%.3000s", winner.StatusCode, winner.Header.Get("Location"), winner.Body)
+	}
+	wantPage(t, "the second merge", loser, 409, `Not merged: this merge request was merged, closed or is being merged by someone else meanwhile.`)
 	got, _, err := alice.Client.MergeRequests.GetMergeRequest(p.ID, mr.IID, nil)
-	if err != nil || got.State != "merged" || got.MergedBy.Username != "bob" {
+	if err != nil || got.State != "merged" || got.MergedBy.Username != who {
 		t.Fatalf("after the merges: %v %+v", err, got)
 	}
 	notes, _, _ := alice.Client.Notes.ListMergeRequestNotes(p.ID, mr.IID, &gitlab.ListMergeRequestNotesOptions{ListOptions: gitlab.ListOptions{PerPage: 100}})
@@ -208,7 +218,7 @@ func TestMergeRequestPagesFlow(t *testing.T) {
 	if count != 1 {
 		t.Fatalf("%d merged notes", count)
 	}
-	wantPage(t, "merged", a.Get(t, base+"/1"), 200, `<span class="badge state-merged">Merged</span>`, `Merged by <a href="/bob"><bdi>User bob</bdi></a>`)
+	wantPage(t, "merged", a.Get(t, base+"/1"), 200, `<span class="badge state-merged">Merged</span>`, `Merged by <a href="/`+who+`"><bdi>User `+who+`</bdi></a>`)
 	wantPage(t, "merged list", a.Get(t, base+"?state=merged"), 200, `Merged <span class="count">1</span>`, `Open <span class="count">0</span>`)
 	wantPage(t, "commits", a.Get(t, base+"/1/commits"), 200, `>Make two loud</a>`, `>Quieter</a>`)
 }
@@ -376,4 +386,48 @@ func TestMergeRequestPagesAutoMerge(t *testing.T) {
 		t.Fatalf("after cancel: %s %v", got.State, got.MergeWhenPipelineSucceeds)
 	}
 	wantPage(t, "after cancel", a.Get(t, self), 200, `Merge when pipeline succeeds</button>`)
+}
+
+// TestMergeRequestPagesHostile: hostile branch names, file paths, titles
+// (bidi and zero-width characters), descriptions and comments render
+// escaped in the list, the Overview, the Changes and the new page.
+func TestMergeRequestPagesHostile(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	alice := s.CreateUser(t, "alice")
+	p := stocktest.NewProject(t, alice.Client, "evil", "private")
+	stocktest.CommitFiles(t, alice.Client, p.ID, "master", "base", map[string]string{"a.txt": "a\n"})
+	branch := `x<b>&"q"#1`
+	if _, _, err := alice.Client.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr(branch), Ref: gitlab.Ptr("master")}); err != nil {
+		t.Fatal(err)
+	}
+	stocktest.CommitFiles(t, alice.Client, p.ID, branch, "<img src=x onerror=alert(1)>", map[string]string{`<img src=x>.txt`: "<script>alert(1)</script>\n"})
+	title := "Fix \u202eevil\u200b <i>"
+	mr, _, err := alice.Client.MergeRequests.CreateMergeRequest(p.ID, &gitlab.CreateMergeRequestOptions{SourceBranch: gitlab.Ptr(branch),
+		TargetBranch: gitlab.Ptr("master"), Title: gitlab.Ptr(title), Description: gitlab.Ptr("[x](javascript:alert(1)) <script>alert(2)</script>")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := alice.Client.Notes.CreateMergeRequestNote(p.ID, mr.IID, &gitlab.CreateMergeRequestNoteOptions{Body: gitlab.Ptr(`<img src=x onerror=alert(3)>`)}); err != nil {
+		t.Fatal(err)
+	}
+	a := s.SignedIn(t, "alice", alice.Password)
+	const base = "/alice/evil/-/merge_requests"
+	escTitle := "<bdi>Fix \u202eevil\u200b &lt;i&gt;</bdi>"
+	escBranch := `<code><bdi>x&lt;b&gt;&amp;&#34;q&#34;#1</bdi></code>`
+	pages := map[string]fennectest.Page{
+		"list":     a.Get(t, base),
+		"overview": a.Get(t, base+"/1"),
+		"changes":  a.Get(t, base+"/1/diffs"),
+		"commits":  a.Get(t, base+"/1/commits"),
+		"new":      a.Get(t, base+"/new?source_branch="+url.QueryEscape(branch)+"&target_branch=master"),
+	}
+	wantPage(t, "list", pages["list"], 200, escTitle, escBranch)
+	wantPage(t, "overview", pages["overview"], 200, escTitle, escBranch)
+	wantPage(t, "changes", pages["changes"], 200, `<bdi>&lt;img src=x&gt;.txt</bdi>`, `&lt;script&gt;alert(1)&lt;/script&gt;`)
+	wantPage(t, "commits", pages["commits"], 200, `&lt;img src=x onerror=alert(1)&gt;`)
+	wantPage(t, "new", pages["new"], 200, `value="x&lt;b&gt;&amp;&#34;q&#34;#1"`)
+	for what, pg := range pages {
+		wantNot(t, what, pg, "<script>alert", "<img src=x", `href="javascript:`, "<i>")
+	}
 }
