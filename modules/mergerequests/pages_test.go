@@ -158,6 +158,21 @@ func TestMergeRequestPagesFlow(t *testing.T) {
 	}
 	wantPage(t, "comment at its line", b.Get(t, base+"/1/diffs"), 200, `<tr class="line-comments">`, `id="`+anchor+`"`,
 		`<p>Why <em>shout</em>?</p>`)
+	// A reply from the Changes tab joins the thread, as the API's reply.
+	var threadID string
+	for _, d := range threads {
+		if d.Notes[0].Type == gitlab.DiffNote {
+			threadID = d.ID
+		}
+	}
+	reply := formFields(t, b.Get(t, base+"/1/diffs"), "reply-form-"+threadID)
+	reply.Set("note", "Because it matters")
+	replied := b.Post(t, base+"/1/reply", reply)
+	thread, _, err := alice.Client.Discussions.GetMergeRequestDiscussion(p.ID, mr.IID, threadID)
+	if err != nil || len(thread.Notes) != 2 || thread.Notes[1].Body != "Because it matters" || thread.Notes[1].Position == nil ||
+		replied.StatusCode != http.StatusSeeOther || replied.Header.Get("Location") != base+"/1/diffs#note_"+strconv.FormatInt(thread.Notes[1].ID, 10) {
+		t.Fatalf("reply: %d %q %v %+v", replied.StatusCode, replied.Header.Get("Location"), err, thread)
+	}
 	wantPage(t, "comment in the timeline", b.Get(t, base+"/1"), 200,
 		`commented on <a href="`+base+`/1/diffs#`+anchor+`"><bdi>a.txt</bdi>, line 2</a>`)
 

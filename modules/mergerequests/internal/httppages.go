@@ -124,6 +124,8 @@ func (pg *mrPages) post(w http.ResponseWriter, r *http.Request) {
 		pg.comment(w, r, iid)
 	case "discussions":
 		pg.lineComment(w, r, iid)
+	case "reply":
+		pg.reply(w, r, iid)
 	case "merge":
 		pg.merge(w, r, iid)
 	case "cancel_auto_merge":
@@ -528,6 +530,13 @@ type threadView struct {
 	Thread   bool
 	Resolved bool
 	Line     *lineRef
+	// Reply is the thread's reply form (a thread of users' notes, for a
+	// visitor who may comment): its action, token and where it returns.
+	Reply *replyForm
+}
+
+type replyForm struct {
+	Action, CSRF, Return string
 }
 
 // lineRef is a line comment's place as the timeline shows it; Outdated
@@ -652,7 +661,11 @@ func (pg *mrPages) show(w http.ResponseWriter, r *http.Request, iid mergerequest
 		}
 		lines := newLineIndex(pg, ctx, info, m)
 		for _, t := range threads {
-			d.Threads = append(d.Threads, pg.threadView(ctx, info, t, render, lines))
+			tv := pg.threadView(ctx, info, t, render, lines)
+			if d.MayComment {
+				pg.offerReply(w, r, &tv, "")
+			}
+			d.Threads = append(d.Threads, tv)
 		}
 	}
 	if status == 0 {
@@ -917,4 +930,51 @@ func (pg *mrPages) addTodo(w http.ResponseWriter, r *http.Request, iid mergerequ
 		return
 	}
 	pg.site.Redirect(w, r, mrURL(full, iid, ""))
+}
+
+// offerReply gives a thread of users' notes its reply form; back is the
+// tab the reply returns to ("" the Overview, "diffs").
+func (pg *mrPages) offerReply(w http.ResponseWriter, r *http.Request, tv *threadView, back string) {
+	if !tv.Thread || len(tv.Notes) == 0 || tv.Notes[0].System {
+		return
+	}
+	tv.Reply = &replyForm{Action: pg.site.URL(mrURL(r.PathValue("owner"), mustIID(r), "/reply")), CSRF: pg.site.CSRFToken(w, r), Return: back}
+}
+
+// mustIID is the merge request's iid of a page already dispatched.
+func mustIID(r *http.Request) mergerequest.IID {
+	num, _, _ := strings.Cut(r.PathValue("rest"), "/")
+	iid, _ := parseIID(num)
+	return iid
+}
+
+// reply adds the form's note to a thread (POST .../discussions/:id/notes)
+// and returns to the tab the form was on.
+func (pg *mrPages) reply(w http.ResponseWriter, r *http.Request, iid mergerequest.IID) {
+	ctx, full := r.Context(), r.PathValue("owner")
+	body, id := r.PostFormValue("note"), r.PostFormValue("discussion_id")
+	back := mrURL(full, iid, "")
+	if r.PostFormValue("return") == "diffs" {
+		back = mrURL(full, iid, "/diffs")
+	}
+	if strings.TrimSpace(body) == "" {
+		pg.show(w, r, iid, "", "A reply cannot be empty.", 0)
+		return
+	}
+	if pg.s.Collab == nil {
+		pg.site.NotFound(w, r)
+		return
+	}
+	where := target.Where{Type: mergerequest.NoteableType, Project: full, Ref: strconv.FormatInt(int64(iid), 10)}
+	note, err := pg.s.Collab.Reply(ctx, where, id, target.NoteInput{Body: &body})
+	switch {
+	case err == nil:
+		pg.site.Redirect(w, r, back+"#note_"+strconv.FormatInt(note.ID, 10))
+	case errors.Is(err, target.ErrDiscussionNotFound):
+		pg.site.NotFound(w, r)
+	case refused(err):
+		pg.show(w, r, iid, "", "The reply was not saved: "+invalidReason(err), 0)
+	default:
+		pg.fail(w, r, err)
+	}
 }

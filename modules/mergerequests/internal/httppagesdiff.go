@@ -420,6 +420,7 @@ func (pg *mrPages) changes(w http.ResponseWriter, r *http.Request, iid mergerequ
 	q := r.URL.Query()
 	d.HideSpace, d.Parallel = q.Get("w") == "1", q.Get("view") == "parallel"
 	d.SpaceHref, d.ViewHref = pg.site.URL(self)+switchQuery(q, "w", "1"), pg.site.URL(self)+switchQuery(q, "view", "parallel")
+	whole := diffs
 	if d.HideSpace {
 		diffs, d.Hidden = withoutWhitespace(diffs)
 		// Line comments name lines of the whole diff.
@@ -440,7 +441,8 @@ func (pg *mrPages) changes(w http.ResponseWriter, r *http.Request, iid mergerequ
 			return
 		}
 		idx := newLineIndex(pg, ctx, info, cm)
-		idx.withCurrent(diffs)
+		// Outdated or not is a question of the whole diff, whatever is shown.
+		idx.withCurrent(whole)
 		render := pg.renderer(ctx, info)
 		for _, t := range threads {
 			if len(t.Notes) == 0 || t.Notes[0].Position == nil {
@@ -453,6 +455,9 @@ func (pg *mrPages) changes(w http.ResponseWriter, r *http.Request, iid mergerequ
 			}
 			tv := pg.threadView(ctx, info, target.Thread{ID: t.ID, Individual: t.Individual, Notes: t.Notes}, render, idx)
 			tv.Line = nil
+			if d.MayComment {
+				pg.offerReply(w, r, &tv, "diffs")
+			}
 			atLine[posKey(p)] = append(atLine[posKey(p)], tv)
 		}
 	}
