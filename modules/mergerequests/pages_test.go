@@ -446,3 +446,40 @@ func TestMergeRequestPagesHostile(t *testing.T) {
 		wantNot(t, what, pg, "<script>alert", "<img src=x", `href="javascript:`, "<i>")
 	}
 }
+
+// TestMergeRequestPagesFork: the new merge request page of a fork offers
+// its upstream as the target, compares across the two and creates the
+// merge request in the upstream, whose page it then shows.
+func TestMergeRequestPagesFork(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	alice := s.CreateUser(t, "alice")
+	p := stocktest.NewProject(t, alice.Client, "up", "public")
+	stocktest.CommitFiles(t, alice.Client, p.ID, "master", "base", map[string]string{"a.txt": "a\n"})
+	bob := s.CreateUser(t, "bob")
+	fork, _, err := bob.Client.Projects.ForkProject(p.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Drain(t)
+	if _, _, err := bob.Client.Branches.CreateBranch(fork.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr("fix"), Ref: gitlab.Ptr("master")}); err != nil {
+		t.Fatal(err)
+	}
+	stocktest.CommitFiles(t, bob.Client, fork.ID, "fix", "Fork work", map[string]string{"fork.txt": "from the fork\n"})
+	bb := s.SignedIn(t, "bob", bob.Password)
+	page := bb.Get(t, "/bob/up/-/merge_requests/new?source_branch=fix&target_branch=master&target_project_id="+strconv.FormatInt(p.ID, 10))
+	wantPage(t, "fork's new page", page, 200, `<option value="`+strconv.FormatInt(p.ID, 10)+`" selected>alice/up (upstream)</option>`,
+		`name="title" value="Fork work"`, `<bdi>fork.txt</bdi>`)
+	fields := formFields(t, page, "new-merge-request")
+	wantPage(t, "no title", bb.Post(t, "/bob/up/-/merge_requests", fields), 422, `The merge request was not created: title can&#39;t be blank.`)
+	fields.Set("title", "Fork work")
+	made := bb.Post(t, "/bob/up/-/merge_requests", fields)
+	if made.StatusCode != http.StatusSeeOther || made.Header.Get("Location") != "/alice/up/-/merge_requests/1" {
+		t.Fatalf("create from a fork: %d %q\n%.3000s", made.StatusCode, made.Header.Get("Location"), made.Body)
+	}
+	got, _, err := alice.Client.MergeRequests.GetMergeRequest(p.ID, 1, nil)
+	if err != nil || got.SourceProjectID != fork.ID || got.TargetProjectID != p.ID {
+		t.Fatalf("the API's merge request: %v %+v", err, got)
+	}
+	wantPage(t, "upstream's changes", bb.Get(t, "/alice/up/-/merge_requests/1/diffs"), 200, `<bdi>fork.txt</bdi>`)
+}

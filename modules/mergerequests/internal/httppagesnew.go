@@ -18,6 +18,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/web"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
@@ -186,9 +187,13 @@ func (pg *mrPages) create(w http.ResponseWriter, r *http.Request) {
 		var invalid *mergerequest.InvalidError
 		var missing *mergerequest.BranchNotFoundError
 		var exists *mergerequest.ExistsError
+		var text *target.InvalidError
 		switch {
 		case errors.As(err, &invalid):
 			pg.newPage(w, r, &f, "The merge request was not created: "+invalid.Field+" "+invalid.Text+".")
+		case errors.As(err, &text):
+			// The title and description rules are the collab contract's.
+			pg.newPage(w, r, &f, "The merge request was not created: "+text.Error()+".")
 		case errors.As(err, &missing):
 			pg.newPage(w, r, &f, "The merge request was not created: "+missing.Error()+".")
 		case errors.As(err, &exists):
