@@ -17,7 +17,8 @@ import (
 // ref switcher, the commits, a commit's diff, a comparison, the branches,
 // and a private project after signing in. Each page kind is screenshot
 // and checked by axe-core (no serious or critical violation) and walked
-// with the keyboard alone (chrome.CheckKeyboard).
+// with the keyboard alone (chrome.CheckKeyboard); a tree's file and a
+// blob's blame are followed with Tab and Enter (chrome.FollowWithEnter).
 func TestCodePagesInChromium(t *testing.T) {
 	t.Parallel()
 	b := chrome.Start(t)
@@ -70,6 +71,8 @@ func TestCodePagesInChromium(t *testing.T) {
 	if !strings.Contains(text("main"), "main.go") {
 		t.Errorf("tree: %q", text("main"))
 	}
+	// A file is opened with Tab and Enter alone.
+	chrome.FollowWithEnter(t, tab, "tree", `main a[href="/root/walk/-/blob/master/src/main.go"]`)
 	visit("blob", "/root/walk/-/blob/master/src/main.go#L6", "#L6", "blob.png")
 	target, err := chromedp.Run(tab, chromedp.Evaluate[string](`document.querySelector(':target') ? document.querySelector(':target').id : ''`))
 	must("line anchor", err)
@@ -85,6 +88,9 @@ func TestCodePagesInChromium(t *testing.T) {
 	if !strings.Contains(loc, "feature/x") && !strings.Contains(loc, "feature%2Fx") {
 		t.Errorf("after switching branch the browser is at %s", loc)
 	}
+	// A blob's blame is opened with Tab and Enter alone.
+	must("blob again", chromedp.Do(tab, chromedp.Navigate(s.URL+"/root/walk/-/blob/master/src/main.go"), chromedp.WaitVisible(chromedp.CSS("#L6"))))
+	chrome.FollowWithEnter(t, tab, "blob", `main a[href="/root/walk/-/blame/master/src/main.go"]`)
 	visit("commits", "/root/walk/-/commits/feature/x", "main h1", "commits.png")
 	visit("commit", "/root/walk/-/commit/"+second.ID, "main h1", "commit.png")
 	if body := text("main"); !strings.Contains(body, "Greet the world") || !strings.Contains(body, `hello, world`) {

@@ -52,19 +52,20 @@ func TestSitePagesInChromium(t *testing.T) {
 		chromedp.Submit(chromedp.CSS(`input[name="password"]`)), chromedp.WaitVisible(chromedp.CSS("main h1"))); err != nil {
 		t.Fatal(err)
 	}
-	for _, pg := range []struct{ name, path, want string }{
-		{"dashboard", "/", "app"},
-		{"starred", "/dashboard/projects/starred", "app"},
-		{"groups", "/dashboard/groups", "Team"},
-		{"explore", "/explore/projects", "app"},
-		{"group", "/groups/team", "The team's projects"},
-		{"group-members", "/groups/team/-/group_members", "Administrator"},
-		{"profile", "/root", "Administrator"},
-		{"your-activity", "/dashboard/activity", "commented on issue"},
-		{"user-activity", "/users/root/activity", "opened issue"},
-		{"project-activity", "/team/app/activity", "pushed"},
-		{"issues", "/team/app/-/issues", "Crashes on start"},
-		{"issue", "/team/app/-/issues/1", "Seen it"},
+	// follow, when set, is a link followed with Tab and Enter alone.
+	for _, pg := range []struct{ name, path, want, follow string }{
+		{"dashboard", "/", "app", `main a[href="/dashboard/activity"]`},
+		{"starred", "/dashboard/projects/starred", "app", ""},
+		{"groups", "/dashboard/groups", "Team", ""},
+		{"explore", "/explore/projects", "app", ""},
+		{"group", "/groups/team", "The team's projects", ""},
+		{"group-members", "/groups/team/-/group_members", "Administrator", ""},
+		{"profile", "/root", "Administrator", `main a[href="/users/root/activity"]`},
+		{"your-activity", "/dashboard/activity", "commented on issue", ""},
+		{"user-activity", "/users/root/activity", "opened issue", ""},
+		{"project-activity", "/team/app/activity", "pushed", `main a[href="/team/app/-/issues/1"]`},
+		{"issues", "/team/app/-/issues", "Crashes on start", ""},
+		{"issue", "/team/app/-/issues/1", "Seen it", ""},
 	} {
 		if err := chromedp.Do(tab, chromedp.Navigate(s.URL+pg.path), chromedp.WaitVisible(chromedp.CSS("main h1"))); err != nil {
 			t.Fatalf("%s: %v", pg.name, err)
@@ -76,5 +77,8 @@ func TestSitePagesInChromium(t *testing.T) {
 		chrome.Screenshot(t, tab, shots, pg.name+".png")
 		chrome.CheckAccessibility(t, tab, pg.name)
 		chrome.CheckKeyboard(t, tab, pg.name)
+		if pg.follow != "" {
+			chrome.FollowWithEnter(t, tab, pg.name, pg.follow)
+		}
 	}
 }

@@ -54,14 +54,17 @@ func TestCheckAccessibilityFindsViolations(t *testing.T) {
 }
 
 // TestCheckKeyboardFindsProblems: CheckKeyboard fails a page with a link
-// taken out of the tab order and one whose button hides its focus, and
-// passes a page a keyboard user can walk.
+// taken out of the tab order, one whose button hides its focus, and ones
+// whose tab order is not the document's (a positive tabindex), and passes
+// a page a keyboard user can walk.
 func TestCheckKeyboardFindsProblems(t *testing.T) {
 	b := chrome.Start(t)
 	pages := map[string]string{
-		"/skipped": `<main><a href="/a">One</a> <a href="/b" tabindex="-1">Two</a></main>`,
-		"/hidden":  `<style>button:focus{outline:none}</style><main><a href="/a">One</a> <button>Go</button></main>`,
-		"/good":    `<main><a href="/a">One</a> <label for="q">Q</label><input id="q"> <button>Go</button></main>`,
+		"/skipped":   `<main><a href="/a">One</a> <a href="/b" tabindex="-1">Two</a></main>`,
+		"/hidden":    `<style>button:focus{outline:none}</style><main><a href="/a">One</a> <button>Go</button></main>`,
+		"/reordered": `<main><a href="/a">One</a> <a href="/b" tabindex="1">Two</a> <a href="/c">Three</a></main>`,
+		"/lastfirst": `<main><a href="/a">One</a> <a href="/b">Two</a> <a href="/c" tabindex="2">Three</a></main>`,
+		"/good":      `<main><a href="/a">One</a> <label for="q">Q</label><input id="q"> <button>Go</button></main>`,
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -69,7 +72,9 @@ func TestCheckKeyboardFindsProblems(t *testing.T) {
 	}))
 	defer srv.Close()
 	tab := b.Tab(t)
-	for path, want := range map[string]string{"/skipped": "never reached", "/hidden": "focus not visible", "/good": ""} {
+	for path, want := range map[string]string{"/skipped": "never reached", "/hidden": "focus not visible",
+		"/reordered": "Tab order leaves document order at step 2: MAIN:1/A:3 comes before MAIN:1/A:2",
+		"/lastfirst": "a positive tabindex takes MAIN:1/A:3 out of document order", "/good": ""} {
 		if err := chromedp.Do(tab, chromedp.Navigate(srv.URL+path), chromedp.WaitReady(chromedp.CSS("main"))); err != nil {
 			t.Fatal(err)
 		}
@@ -78,6 +83,41 @@ func TestCheckKeyboardFindsProblems(t *testing.T) {
 		got := strings.Join(rec.errors, "\n")
 		if (want == "") != (got == "") || !strings.Contains(got, want) {
 			t.Errorf("%s: reported %q, want %q", path, got, want)
+		}
+	}
+}
+
+// TestFollowWithEnterFindsProblems: FollowWithEnter fails a link that
+// Enter does not follow (a script swallows the key) and one that Tab
+// never reaches, and passes a plain link, leaving the browser on its page.
+func TestFollowWithEnterFindsProblems(t *testing.T) {
+	b := chrome.Start(t)
+	pages := map[string]string{
+		"/swallowed": `<main><a href="/a">One</a> <a id="go" href="/there" onkeydown="event.preventDefault()">Go</a></main>`,
+		"/untabbed":  `<main><a href="/a">One</a> <a id="go" href="/there" tabindex="-1">Go</a></main>`,
+		"/good":      `<main><a href="/a">One</a> <a id="go" href="/there">Go</a></main>`,
+		"/there":     `<main><h1>There</h1></main>`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!DOCTYPE html><html lang="en"><title>k</title>`+pages[r.URL.Path]+`</html>`)
+	}))
+	defer srv.Close()
+	tab := b.Tab(t)
+	for path, want := range map[string]string{"/swallowed": "left the browser at " + srv.URL + "/swallowed", "/untabbed": "never reached", "/good": ""} {
+		if err := chromedp.Do(tab, chromedp.Navigate(srv.URL+path), chromedp.WaitReady(chromedp.CSS("main"))); err != nil {
+			t.Fatal(err)
+		}
+		rec := &recorder{TB: t}
+		chrome.FollowWithEnter(rec, tab, path, "#go")
+		got := strings.Join(rec.errors, "\n")
+		if (want == "") != (got == "") || !strings.Contains(got, want) {
+			t.Errorf("%s: reported %q, want %q", path, got, want)
+		}
+		if want == "" {
+			if h, err := chromedp.Run(tab, chromedp.Text(chromedp.CSS("h1"))); err != nil || h != "There" {
+				t.Errorf("%s: after Enter the page's heading is %q (%v)", path, h, err)
+			}
 		}
 	}
 }

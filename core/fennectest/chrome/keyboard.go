@@ -2,8 +2,11 @@ package chrome
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -30,22 +33,39 @@ const focused = `(() => {
   return {Name: window.__fennecName(e), Visible: visible};
 })()`
 
+// fromTop moves the keyboard's starting point to the top of the page, as
+// on a fresh load without autofocus: blurring alone leaves Chromium's
+// starting point on the blurred element (a sign-in form's autofocused
+// field), and Tab would go on from there.
+const fromTop = `(() => {
+  const a = document.activeElement;
+  if (a && a.blur) a.blur();
+  const b = document.body, had = b.getAttribute('tabindex');
+  b.setAttribute('tabindex', '-1');
+  b.focus({preventScroll: true});
+  if (had === null) b.removeAttribute('tabindex'); else b.setAttribute('tabindex', had);
+  window.scrollTo(0, 0);
+  return true;
+})()`
+
 // CheckKeyboard walks the tab's page with the Tab key alone, as a
 // keyboard user does, and fails the test when an element a user must
-// reach (a link, button, field, summary) is never focused, or is focused
-// with nothing showing it (no outline, no box shadow). It presses Tab at
-// most once per element, plus the skip link, plus a margin.
+// reach (a link, button, field, summary) is never focused, is reached out
+// of document order (a positive tabindex: focus jumps where the eye does
+// not follow), or is focused with nothing showing it (no outline, no box
+// shadow). It presses Tab at most once per element, plus the skip link,
+// plus a margin.
 func CheckKeyboard(t testing.TB, ctx context.Context, page string) {
 	t.Helper()
 	want, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](focusable))
 	if err != nil {
 		t.Fatalf("%s: list the focusable elements: %v", page, err)
 	}
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.activeElement && document.activeElement.blur && document.activeElement.blur(), window.scrollTo(0, 0), true`)); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fromTop)); err != nil {
 		t.Fatalf("%s: %v", page, err)
 	}
 	reached := map[string]bool{}
-	var unseen []string
+	var order, unseen []string
 	for i := 0; i < len(want)+3; i++ {
 		if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Tab)); err != nil {
 			t.Fatalf("%s: press Tab: %v", page, err)
@@ -61,6 +81,7 @@ func CheckKeyboard(t testing.TB, ctx context.Context, page string) {
 			continue
 		}
 		reached[got.Name] = true
+		order = append(order, got.Name)
 		if !got.Visible {
 			unseen = append(unseen, got.Name)
 		}
@@ -77,4 +98,90 @@ func CheckKeyboard(t testing.TB, ctx context.Context, page string) {
 	if len(unseen) > 0 {
 		t.Errorf("%s: keyboard: focus not visible on %s", page, strings.Join(unseen, ", "))
 	}
+	// The order: the reached elements that the page lists, in the order
+	// Tab reached them, against document order. Elements the browser
+	// makes focusable on its own (a scrolling block) are not listed and
+	// do not count.
+	listed := map[string]bool{}
+	for _, w := range want {
+		listed[w] = true
+	}
+	var tabbed, document []string
+	for _, o := range order {
+		if listed[o] {
+			tabbed = append(tabbed, o)
+		}
+	}
+	for _, w := range want {
+		if reached[w] {
+			document = append(document, w)
+		}
+	}
+	// Tab from the top reaches a positive tabindex only after the rest
+	// when it is last in the document, where the order above cannot see
+	// it: name such elements outright.
+	jumpers, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('[tabindex]')].filter(e => e.tabIndex > 0).map(window.__fennecName)`))
+	if err != nil {
+		t.Fatalf("%s: %v", page, err)
+	}
+	if len(jumpers) > 0 {
+		t.Errorf("%s: keyboard: a positive tabindex takes %s out of document order", page, strings.Join(jumpers, ", "))
+	}
+	if !slices.Equal(tabbed, document) {
+		for i := range tabbed {
+			if tabbed[i] != document[i] {
+				t.Errorf("%s: keyboard: Tab order leaves document order at step %d: %s comes before %s", page, i+1, tabbed[i], document[i])
+				break
+			}
+		}
+	}
+}
+
+// FollowWithEnter reaches the first element matching the CSS selector
+// link with the Tab key alone, presses Enter, and fails the test unless
+// the browser then navigates to the link's own address: a link that only
+// a mouse can follow (a script on click, an element that is no link) is
+// caught here. It gives up after 200 presses of Tab.
+func FollowWithEnter(t testing.TB, ctx context.Context, page, link string) {
+	t.Helper()
+	sel, _ := json.Marshal(link)
+	href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const e = document.querySelector(`+string(sel)+`); return e && e.href ? e.href : '' })()`))
+	if err != nil || href == "" {
+		t.Errorf("%s: keyboard: no link %s to follow (%v)", page, link, err)
+		return
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fromTop)); err != nil {
+		t.Fatalf("%s: %v", page, err)
+	}
+	for i := 0; ; i++ {
+		if i == 200 {
+			t.Errorf("%s: keyboard: %s never reached with Tab", page, link)
+			return
+		}
+		if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Tab)); err != nil {
+			t.Fatalf("%s: press Tab: %v", page, err)
+		}
+		on, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.activeElement === document.querySelector(`+string(sel)+`)`))
+		if err != nil {
+			t.Fatalf("%s: the focused element: %v", page, err)
+		}
+		if on {
+			break
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter)); err != nil {
+		t.Fatalf("%s: press Enter: %v", page, err)
+	}
+	// Navigation is asynchronous: poll the address for a while.
+	var at string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		at, err = chromedp.Run(ctx, chromedp.Location())
+		if err == nil && at == href {
+			if err := chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS("body"))); err != nil {
+				t.Fatalf("%s: %v", page, err)
+			}
+			return
+		}
+	}
+	t.Errorf("%s: keyboard: Enter on %s left the browser at %s, want %s", page, link, at, href)
 }
