@@ -89,3 +89,39 @@ func TestActivityLinkedFromDashboardAndProfile(t *testing.T) {
 	wantPage(t, "dashboard", a.Get(t, "/dashboard/projects"), 200, `<a href="/dashboard/activity">Your activity</a>`, `<li><a href="/dashboard/activity">Activity</a></li>`)
 	wantPage(t, "profile", a.Get(t, "/alice"), 200, `<a href="/users/alice/activity">Activity</a>`)
 }
+
+// TestActivityPagesEscapeAndEmpty: a hostile commit title is shown as
+// text on every feed, and a feed with nothing to show says so, with no
+// pager.
+func TestActivityPagesEscapeAndEmpty(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	alice := e.CreateUser(t, "alice")
+	bob := e.CreateUser(t, "bob")
+	pub := project(t, alice.Client, "open", "public")
+	commit(t, alice.Client, pub.ID, `<script>alert(1)</script>.txt`)
+	e.Drain(t)
+
+	const escaped = `<bdi>add &lt;script&gt;alert(1)&lt;/script&gt;.txt</bdi>`
+	a := e.SignedIn(t, "alice", alice.Password)
+	for _, path := range []string{"/dashboard/activity", "/users/alice/activity", "/alice/open/activity"} {
+		p := a.Get(t, path)
+		wantPage(t, path, p, 200, escaped)
+		if strings.Contains(p.Body, "<script>") {
+			t.Errorf("%s: a commit title is not escaped", path)
+		}
+	}
+	b := e.SignedIn(t, "bob", bob.Password)
+	for path, empty := range map[string]string{
+		"/dashboard/activity":       `<p class="muted">You have no activity yet: push, open an issue or comment, and it shows here.</p>`,
+		"/users/bob/activity":       `<p class="muted">No activity to show.</p>`,
+		"/users/bob/activity?page=": `<p class="muted">No activity to show.</p>`,
+	} {
+		p := b.Get(t, path)
+		wantPage(t, "bob's "+path, p, 200, empty)
+		if strings.Contains(p.Body, `class="pager"`) {
+			t.Errorf("%s: a pager on an empty feed", path)
+		}
+	}
+	wantPage(t, "anonymous, bob's", e.NewBrowser(t).Get(t, "/users/bob/activity"), 200, `<p class="muted">No activity to show.</p>`)
+}
