@@ -350,6 +350,25 @@ func TestMergeRequestPagesNew(t *testing.T) {
 	fields.Set("source_branch", "nope")
 	wantPage(t, "missing branch", a.Post(t, base, fields), 422, `Source branch &#34;nope&#34; does not exist.`)
 	wantPage(t, "anonymous", s.NewBrowser(t).Get(t, base+"/new"), 302)
+
+	// The edit page saves through PUT's service call.
+	edit := a.Get(t, base+"/1/edit")
+	wantPage(t, "edit form", edit, 200, `name="title" value="Add &lt;b&gt; file"`, `name="target_branch" value="master"`)
+	ef := url.Values{"authenticity_token": {edit.CSRF()}, "title": {"Add the b file"}, "description": {"Now *with* words"},
+		"target_branch": {"master"}, "labels": {"ui, bug"}, "assignee": {"@alice"}, "milestone": {""}}
+	saved := a.Post(t, base+"/1/edit", ef)
+	if saved.StatusCode != http.StatusSeeOther || saved.Header.Get("Location") != base+"/1" {
+		t.Fatalf("edit: %d %q\n%.2000s", saved.StatusCode, saved.Header.Get("Location"), saved.Body)
+	}
+	got, _, _ = alice.Client.MergeRequests.GetMergeRequest(p.ID, 1, nil)
+	if got.Title != "Add the b file" || got.Assignee == nil || got.Assignee.Username != "alice" || strings.Join(got.Labels, ",") != "bug,ui" {
+		t.Fatalf("after the edit: %+v", got)
+	}
+	ef.Set("assignee", "nobody-here")
+	wantPage(t, "unknown assignee", a.Post(t, base+"/1/edit", ef), 422, `No user is called nobody-here.`, `value="Add the b file"`)
+	ef.Set("assignee", "")
+	ef.Set("target_branch", "gone")
+	wantPage(t, "unknown target", a.Post(t, base+"/1/edit", ef), 422, `Not saved: Target branch &#34;gone&#34; does not exist.`)
 }
 
 // TestMergeRequestPagesAutoMerge: while the head pipeline waits (no

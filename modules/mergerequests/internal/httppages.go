@@ -95,6 +95,8 @@ func (pg *mrPages) get(w http.ResponseWriter, r *http.Request) {
 		pg.changes(w, r, iid, nil)
 	case "pipelines":
 		pg.pipelines(w, r, iid)
+	case "edit":
+		pg.editForm(w, r, iid, nil, "")
 	default:
 		pg.site.NotFound(w, r)
 	}
@@ -126,6 +128,8 @@ func (pg *mrPages) post(w http.ResponseWriter, r *http.Request) {
 		pg.lineComment(w, r, iid)
 	case "reply":
 		pg.reply(w, r, iid)
+	case "edit":
+		pg.update(w, r, iid)
 	case "merge":
 		pg.merge(w, r, iid)
 	case "cancel_auto_merge":
@@ -586,7 +590,7 @@ type showData struct {
 	Subscribed                bool
 	CommentAction, StateHref  string
 	SubscribeHref, SignInHref string
-	TodoHref                  string
+	TodoHref, EditHref        string
 	Draft                     string
 	Preview                   template.HTML
 	Problem                   string
@@ -633,6 +637,9 @@ func (pg *mrPages) show(w http.ResponseWriter, r *http.Request, iid mergerequest
 			} else {
 				d.SubscribeHref = pg.site.URL(self + "/subscribe")
 			}
+		}
+		if d.MayChangeState {
+			d.EditHref = pg.site.URL(self + "/edit")
 		}
 		if d.Open {
 			d.StateHref = pg.site.URL(self + "/close")
@@ -978,3 +985,5 @@ func (pg *mrPages) reply(w http.ResponseWriter, r *http.Request, iid mergereques
 		pg.fail(w, r, err)
 	}
 }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
