@@ -59,6 +59,8 @@ func TestMergeRequestPagesInChromium(t *testing.T) {
 	must("new form", chromedp.Do(tab, chromedp.Navigate(s.URL+"/root/walk/-/merge_requests/new?source_branch=feature&target_branch=master"),
 		chromedp.WaitVisible(chromedp.CSS("#mr-title"))))
 	chrome.CheckAccessibility(t, tab, "new merge request")
+	must("edit form", chromedp.Do(tab, chromedp.Navigate(s.URL+"/root/walk/-/merge_requests/1/edit"), chromedp.WaitVisible(chromedp.CSS("#mr-title"))))
+	chrome.CheckAccessibility(t, tab, "merge request edit form")
 	must("merge", chromedp.Do(tab, chromedp.Navigate(s.URL+"/root/walk/-/merge_requests/1"), chromedp.WaitVisible(chromedp.CSS("form.merge-form")),
 		chromedp.Click(chromedp.CSS(`form.merge-form button.primary`)), chromedp.WaitVisible(chromedp.CSS(".state-merged"))))
 	chrome.Screenshot(t, tab, shots, "merged.png")
