@@ -125,3 +125,41 @@ func TestActivityPagesEscapeAndEmpty(t *testing.T) {
 	}
 	wantPage(t, "anonymous, bob's", e.NewBrowser(t).Get(t, "/users/bob/activity"), 200, `<p class="muted">No activity to show.</p>`)
 }
+
+// TestDashboardActivityIsYourProjects: the dashboard's feed is the
+// activity of the projects the visitor is a member of, anyone's (GitLab's
+// "Your projects"): bob, a member of alice's private project, sees her
+// issue there, but not her public project he is no member of; carol, no
+// member, sees none of it.
+func TestDashboardActivityIsYourProjects(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	alice := e.CreateUser(t, "alice")
+	bob := e.CreateUser(t, "bob")
+	carol := e.CreateUser(t, "carol")
+	priv := project(t, alice.Client, "secret", "private")
+	pub := project(t, alice.Client, "open", "public")
+	commit(t, alice.Client, pub.ID, "a.txt")
+	if _, _, err := alice.Client.ProjectMembers.AddProjectMember(priv.ID, &gitlab.AddProjectMemberOptions{
+		UserID: gitlab.Ptr(int(bob.ID)), AccessLevel: gitlab.Ptr(gitlab.DeveloperPermissions)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := alice.Client.Issues.CreateIssue(priv.ID, &gitlab.CreateIssueOptions{Title: gitlab.Ptr("Plan")}); err != nil {
+		t.Fatal(err)
+	}
+	e.Drain(t)
+
+	p := e.SignedIn(t, "bob", bob.Password).Get(t, "/dashboard/activity")
+	wantPage(t, "bob's dashboard", p, 200, `<a href="/alice"><bdi>User alice</bdi></a>
+opened issue <a href="/alice/secret/-/issues/1"><bdi>#1</bdi></a> at <a href="/alice/secret"><bdi>User alice / secret</bdi></a>`)
+	if strings.Contains(p.Body, "/alice/open") {
+		t.Error("bob's dashboard shows a project he is no member of")
+	}
+	p = e.SignedIn(t, "carol", carol.Password).Get(t, "/dashboard/activity")
+	wantPage(t, "carol's dashboard", p, 200, `You have no activity yet`)
+	if strings.Contains(p.Body, "secret") || strings.Contains(p.Body, "Plan") {
+		t.Error("carol's dashboard shows a private project's activity")
+	}
+	wantPage(t, "alice's dashboard", e.SignedIn(t, "alice", alice.Password).Get(t, "/dashboard/activity"), 200,
+		`opened issue <a href="/alice/secret/-/issues/1">`, `pushed new branch <a href="/alice/open/-/tree/master">`)
+}

@@ -82,7 +82,7 @@ func (pg *pages) dashboard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	page := pageOf(r)
-	list, total, err := pg.s.OwnEntries(r.Context(), entry.Filter{}, (page-1)*entriesPerPage, entriesPerPage)
+	list, total, err := pg.s.MemberEntries(r.Context(), (page-1)*entriesPerPage, entriesPerPage)
 	if err != nil {
 		pg.fail(w, r, err)
 		return

@@ -30,6 +30,8 @@ type Service struct {
 	// registry of target kinds); nil in a bundle without it, where no
 	// entry with a target is shown.
 	targets target.Service
+	teams   projects.Teams
+	repos   projects.RepositoryState
 	now     func() time.Time
 }
 
@@ -44,17 +46,72 @@ type Deps struct {
 	Access  projects.Access
 	Users   identity.Users
 	Targets target.Service `optional:"true"`
+	Teams   projects.Teams
+	Repos   projects.RepositoryState
 }
 
 // NewService builds the service.
 func NewService(d Deps) *Service {
-	return &Service{db: d.DB, log: d.Log, access: d.Access, users: d.Users, targets: d.Targets, now: time.Now}
+	return &Service{db: d.DB, log: d.Log, access: d.Access, users: d.Users, targets: d.Targets, teams: d.Teams, repos: d.Repos, now: time.Now}
 }
 
 // OwnEntries is the signed-in caller's feed, as their UserEntries shows it
 // to them.
 func (s *Service) OwnEntries(ctx context.Context, f entry.Filter, offset, limit int) ([]entry.Entry, int, error) {
 	return s.UserEntries(ctx, strconv.FormatInt(auth.FromContext(ctx).UserID(), 10), f, offset, limit)
+}
+
+// MemberEntries is the dashboard's feed (GitLab's activity of "your
+// projects"): every entry, anyone's, of the projects the signed-in caller
+// is a member of (ProjectTeam: the namespace's owner, members of the
+// project, of its group and of groups it is shared with) and may read.
+// It asks each project's team once per call: one read per project, fine
+// at a forge's size; an index of entries by member would be the next step
+// if it is not.
+func (s *Service) MemberEntries(ctx context.Context, offset, limit int) ([]entry.Entry, int, error) {
+	caller := auth.FromContext(ctx)
+	uid := caller.UserID()
+	all, err := s.repos.ProjectIDs(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	var mine []int64
+	for _, pid := range all {
+		_, team, err := s.teams.ProjectTeam(ctx, pid)
+		if err != nil {
+			return nil, 0, err
+		}
+		if _, member := slices.BinarySearch(team, uid); !member {
+			continue
+		}
+		if ok, err := s.canSee(ctx, caller, uid, pid); err != nil {
+			return nil, 0, err
+		} else if ok {
+			mine = append(mine, pid)
+		}
+	}
+	var page []*Entry
+	total := 0
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		var ids []int64
+		for _, pid := range mine {
+			more, err := entries.IDsBy(tx, "project", strconv.FormatInt(pid, 10))
+			if err != nil {
+				return err
+			}
+			ids = append(ids, more...)
+		}
+		// Entry ids grow with time: the largest is the newest.
+		slices.Sort(ids)
+		slices.Reverse(ids)
+		total = len(ids)
+		page, err = load(tx, store.Window(ids, offset, limit))
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return s.shown(ctx, page, total)
 }
 
 func (s *Service) ProjectEntries(ctx context.Context, project string, f entry.Filter, offset, limit int) ([]entry.Entry, int, error) {
