@@ -19,24 +19,12 @@ import (
 // wantPage checks a page's status and that it holds each fragment.
 func wantPage(t *testing.T, what string, p fennectest.Page, status int, fragments ...string) {
 	t.Helper()
-	if p.StatusCode != status {
-		t.Errorf("%s: status %d, want %d\n%.3000s", what, p.StatusCode, status, p.Body)
-		return
-	}
-	for _, f := range fragments {
-		if !strings.Contains(p.Body, f) {
-			t.Errorf("%s lacks %q:\n%.12000s", what, f, p.Body)
-		}
-	}
+	p.Want(t, what, status, fragments...)
 }
 
 func wantNot(t *testing.T, what string, p fennectest.Page, fragments ...string) {
 	t.Helper()
-	for _, f := range fragments {
-		if strings.Contains(p.Body, f) {
-			t.Errorf("%s shows %q", what, f)
-		}
-	}
+	p.WantNot(t, what, fragments...)
 }
 
 // formFields are the named inputs of the form with id on a page.

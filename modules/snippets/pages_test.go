@@ -16,31 +16,17 @@ import (
 // wantPage checks a page's status and that it holds each fragment.
 func wantPage(t *testing.T, what string, p fennectest.Page, status int, fragments ...string) {
 	t.Helper()
-	if p.StatusCode != status {
-		t.Errorf("%s: status %d, want %d\n%.3000s", what, p.StatusCode, status, p.Body)
-		return
-	}
-	for _, f := range fragments {
-		if !strings.Contains(p.Body, f) {
-			t.Errorf("%s lacks %q:\n%.8000s", what, f, p.Body)
-		}
-	}
+	p.Want(t, what, status, fragments...)
 }
 
 func wantNot(t *testing.T, what string, p fennectest.Page, fragments ...string) {
 	t.Helper()
-	for _, f := range fragments {
-		if strings.Contains(p.Body, f) {
-			t.Errorf("%s shows %q", what, f)
-		}
-	}
+	p.WantNot(t, what, fragments...)
 }
 
 func wantRedirect(t *testing.T, what string, p fennectest.Page, status int, location string) {
 	t.Helper()
-	if p.StatusCode != status || p.Header.Get("Location") != location {
-		t.Errorf("%s: %d %q, want %d %q\n%.2000s", what, p.StatusCode, p.Header.Get("Location"), status, location, p.Body)
-	}
+	p.WantRedirect(t, what, status, location)
 }
 
 func wantSignIn(t *testing.T, what string, p fennectest.Page) {
