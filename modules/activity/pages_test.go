@@ -46,7 +46,7 @@ func TestActivityPages(t *testing.T) {
 
 	a := e.SignedIn(t, "alice", alice.Password)
 	dash := a.Get(t, "/dashboard/activity")
-	wantPage(t, "alice's dashboard", dash, 200, `<h1><bdi>Your activity</bdi></h1>`, `pushed to branch <a href="/alice/open/-/tree/master"><bdi>master</bdi></a>`,
+	wantPage(t, "alice's dashboard", dash, 200, `<h1><bdi>Your projects&#39; activity</bdi></h1>`, `pushed to branch <a href="/alice/open/-/tree/master"><bdi>master</bdi></a>`,
 		`rel="next">Older</a>`)
 	dash2 := a.Get(t, "/dashboard/activity?page=2")
 	wantPage(t, "page 2", dash2, 200, `opened issue <a href="/alice/secret/-/issues/1"><bdi>#1</bdi></a> at <a href="/alice/secret"><bdi>User alice / secret</bdi></a>`,
@@ -86,7 +86,7 @@ func TestActivityLinkedFromDashboardAndProfile(t *testing.T) {
 	e := start(t)
 	alice := e.CreateUser(t, "alice")
 	a := e.SignedIn(t, "alice", alice.Password)
-	wantPage(t, "dashboard", a.Get(t, "/dashboard/projects"), 200, `<a href="/dashboard/activity">Your activity</a>`, `<li><a href="/dashboard/activity">Activity</a></li>`)
+	wantPage(t, "dashboard", a.Get(t, "/dashboard/projects"), 200, `<li><a href="/dashboard/activity">Activity</a></li><li><a href="/explore/projects">Explore projects</a>`, `<li><a href="/dashboard/activity">Activity</a></li>`)
 	wantPage(t, "profile", a.Get(t, "/alice"), 200, `<a href="/users/alice/activity">Activity</a>`)
 }
 
@@ -113,7 +113,7 @@ func TestActivityPagesEscapeAndEmpty(t *testing.T) {
 	}
 	b := e.SignedIn(t, "bob", bob.Password)
 	for path, empty := range map[string]string{
-		"/dashboard/activity":       `<p class="muted">You have no activity yet: push, open an issue or comment, and it shows here.</p>`,
+		"/dashboard/activity":       `<p class="muted">Nothing has happened in your projects yet: push, open an issue or comment, and it shows here.</p>`,
 		"/users/bob/activity":       `<p class="muted">No activity to show.</p>`,
 		"/users/bob/activity?page=": `<p class="muted">No activity to show.</p>`,
 	} {

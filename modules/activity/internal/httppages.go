@@ -88,8 +88,8 @@ func (pg *pages) dashboard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := pg.feed(r.Context(), list, total, page, "/dashboard/activity", true)
-	d.Heading, d.Empty = "Your activity", "You have no activity yet: push, open an issue or comment, and it shows here."
-	pg.t.Render(w, r, "feed", web.Page{Title: "Your activity", Crumbs: []web.Crumb{{Label: "Dashboard", Href: "/"}, {Label: "Activity"}}, Data: d})
+	d.Heading, d.Empty = "Your projects' activity", "Nothing has happened in your projects yet: push, open an issue or comment, and it shows here."
+	pg.t.Render(w, r, "feed", web.Page{Title: "Your projects' activity", Crumbs: []web.Crumb{{Label: "Dashboard", Href: "/"}, {Label: "Activity"}}, Data: d})
 }
 
 func (pg *pages) user(w http.ResponseWriter, r *http.Request) {
