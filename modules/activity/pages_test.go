@@ -156,7 +156,7 @@ opened issue <a href="/alice/secret/-/issues/1"><bdi>#1</bdi></a> at <a href="/a
 		t.Error("bob's dashboard shows a project he is no member of")
 	}
 	p = e.SignedIn(t, "carol", carol.Password).Get(t, "/dashboard/activity")
-	wantPage(t, "carol's dashboard", p, 200, `You have no activity yet`)
+	wantPage(t, "carol's dashboard", p, 200, `Nothing has happened in your projects yet`)
 	if strings.Contains(p.Body, "secret") || strings.Contains(p.Body, "Plan") {
 		t.Error("carol's dashboard shows a private project's activity")
 	}
