@@ -52,8 +52,11 @@ type lastCommitsWalk struct {
 	key   lastCommitsKey
 	names []string
 
-	mu      sync.Mutex
-	found   map[string]plumbing.Hash
+	mu sync.Mutex
+	// found are the commits found, kept whole: reading one again would
+	// make a page open the repository's pack indexes (tens of
+	// milliseconds on a large repository) for a few commits.
+	found   map[string]*object.Commit
 	cur     plumbing.Hash
 	done    bool
 	running bool // a background walk owns it
@@ -81,7 +84,7 @@ func (lc *lastCommits) walk(k lastCommitsKey, names []string) *lastCommitsWalk {
 		lc.order.MoveToFront(e)
 		return e.Value.(*lastCommitsWalk)
 	}
-	w := &lastCommitsWalk{key: k, names: names, found: map[string]plumbing.Hash{}, cur: k.commit}
+	w := &lastCommitsWalk{key: k, names: names, found: map[string]*object.Commit{}, cur: k.commit}
 	lc.walks[k] = lc.order.PushFront(w)
 	for lc.order.Len() > lastCommitsEntries {
 		last := lc.order.Back()
@@ -107,10 +110,8 @@ func (lc *lastCommits) of(ctx context.Context, repo *git.Repository, projectID i
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	out := make(map[string]*object.Commit, len(w.found))
-	for n, h := range w.found {
-		if commit, err := repo.CommitObject(h); err == nil {
-			out[n] = commit
-		}
+	for n, c := range w.found {
+		out[n] = c
 	}
 	return out, w.done
 }
@@ -157,9 +158,9 @@ func (w *lastCommitsWalk) run(ctx context.Context, repo *git.Repository, deadlin
 		w.mu.Unlock()
 		return true
 	}
-	found := make(map[string]plumbing.Hash, len(w.names))
-	for n, h := range w.found {
-		found[n] = h
+	found := make(map[string]*object.Commit, len(w.names))
+	for n, c := range w.found {
+		found[n] = c
 	}
 	curHash := w.cur
 	w.mu.Unlock()
@@ -171,8 +172,8 @@ func (w *lastCommitsWalk) run(ctx context.Context, repo *git.Repository, deadlin
 	publish := func(done bool) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		for n, h := range found {
-			w.found[n] = h
+		for n, c := range found {
+			w.found[n] = c
 		}
 		w.cur, w.done = curHash, done
 	}
@@ -200,7 +201,7 @@ func (w *lastCommitsWalk) run(ctx context.Context, repo *git.Repository, deadlin
 			// left.
 			for _, n := range w.names {
 				if _, ok := found[n]; !ok && curEntries[n] != plumbing.ZeroHash {
-					found[n] = cur.Hash
+					found[n] = cur
 				}
 			}
 			publish(true)
@@ -211,7 +212,7 @@ func (w *lastCommitsWalk) run(ctx context.Context, repo *git.Repository, deadlin
 			pEntries := treeEntries(repo, pDir)
 			for _, n := range w.names {
 				if _, ok := found[n]; !ok && curEntries[n] != pEntries[n] {
-					found[n] = cur.Hash
+					found[n] = cur
 				}
 			}
 			curDir, curEntries = pDir, pEntries
