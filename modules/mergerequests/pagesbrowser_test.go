@@ -33,9 +33,7 @@ func TestMergeRequestPagesInChromium(t *testing.T) {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
-	must("sign in", chromedp.Do(tab, chromedp.Navigate(s.URL+"/users/sign_in"), chromedp.WaitVisible(chromedp.CSS(`input[name="login"]`)),
-		chromedp.SendKeys(chromedp.CSS(`input[name="login"]`), "root"), chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), s.RootPassword),
-		chromedp.Submit(chromedp.CSS(`input[name="password"]`)), chromedp.WaitVisible(chromedp.CSS("main h1"))))
+	chrome.SignIn(t, tab, s.URL, "root", s.RootPassword)
 	must("list", chromedp.Do(tab, chromedp.Navigate(s.URL+"/root/walk/-/merge_requests"), chromedp.WaitVisible(chromedp.CSS("ul.merge-requests"))))
 	chrome.Screenshot(t, tab, shots, "list.png")
 	chrome.CheckAccessibility(t, tab, "merge request list")

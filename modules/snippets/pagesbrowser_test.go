@@ -37,9 +37,7 @@ func TestSnippetPagesInChromium(t *testing.T) {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
-	must("sign in", chromedp.Do(tab, chromedp.Navigate(s.URL+"/users/sign_in"), chromedp.WaitVisible(chromedp.CSS(`input[name="login"]`)),
-		chromedp.SendKeys(chromedp.CSS(`input[name="login"]`), "root"), chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), s.RootPassword),
-		chromedp.Submit(chromedp.CSS(`input[name="password"]`)), chromedp.WaitVisible(chromedp.CSS("main h1"))))
+	chrome.SignIn(t, tab, s.URL, "root", s.RootPassword)
 	must("new snippet", chromedp.Do(tab, chromedp.Navigate(s.URL+"/root/bits/-/snippets/new"), chromedp.WaitVisible(chromedp.CSS("#snippet-title"))))
 	chrome.Screenshot(t, tab, shots, "new.png")
 	chrome.CheckAccessibility(t, tab, "new snippet form")

@@ -49,7 +49,7 @@ func TestSitePagesInChromium(t *testing.T) {
 	chrome.CheckKeyboard(t, tab, "sign-in")
 	if err := chromedp.Do(tab, chromedp.SendKeys(chromedp.CSS(`input[name="login"]`), "root"),
 		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), s.RootPassword),
-		chromedp.Submit(chromedp.CSS(`input[name="password"]`)), chromedp.WaitVisible(chromedp.CSS("main h1"))); err != nil {
+		chromedp.Submit(chromedp.CSS(`input[name="password"]`)), chromedp.WaitVisible(chromedp.CSS(`header a.me`))); err != nil {
 		t.Fatal(err)
 	}
 	// follow, when set, is a link followed with Tab and Enter alone.

@@ -185,3 +185,16 @@ func FollowWithEnter(t testing.TB, ctx context.Context, page, link string) {
 	}
 	t.Errorf("%s: keyboard: Enter on %s left the browser at %s, want %s", page, link, at, href)
 }
+
+// SignIn signs the tab in through the site's sign-in form at baseURL and
+// waits until a signed-in page has loaded (its header's account link):
+// waiting for any heading would match the sign-in page itself, and the
+// next navigation would then abort the form's redirect.
+func SignIn(t testing.TB, ctx context.Context, baseURL, login, password string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Navigate(baseURL+"/users/sign_in"), chromedp.WaitVisible(chromedp.CSS(`input[name="login"]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name="login"]`), login), chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), password),
+		chromedp.Submit(chromedp.CSS(`input[name="password"]`)), chromedp.WaitVisible(chromedp.CSS(`header a.me`))); err != nil {
+		t.Fatalf("sign in as %s: %v", login, err)
+	}
+}
