@@ -155,3 +155,28 @@ func TestTodoPagesPaging(t *testing.T) {
 		t.Errorf("the first page lists %d todos", n)
 	}
 }
+
+// TestTodoCountLeavesOutWhatCannotBeSeen: the header's count is what the
+// todos page lists: a todo of a project the user has left meanwhile is
+// counted by neither.
+func TestTodoCountLeavesOutWhatCannotBeSeen(t *testing.T) {
+	t.Parallel()
+	s := stocktest.Start(t)
+	dev := s.CreateUser(t, "dev")
+	kept := stocktest.NewProject(t, s.Client, "kept", "private")
+	left := stocktest.NewProject(t, s.Client, "left", "private")
+	for _, p := range []int64{kept.ID, left.ID} {
+		stocktest.AddMember(t, s.Client, p, dev.ID, gitlab.DeveloperPermissions)
+		if _, _, err := s.Client.Issues.CreateIssue(p, &gitlab.CreateIssueOptions{Title: gitlab.Ptr("For dev"), AssigneeIDs: &[]int64{dev.ID}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := s.SignedIn(t, "dev", dev.Password)
+	wantPage(t, "both", d.Get(t, "/dashboard/todos"), 200, `To-dos <span class="count">2</span>`, `2 pending to-dos`)
+	if _, err := s.Client.ProjectMembers.DeleteProjectMember(left.ID, dev.ID); err != nil {
+		t.Fatal(err)
+	}
+	page := d.Get(t, "/dashboard/todos")
+	wantPage(t, "one left", page, 200, `To-dos <span class="count">1</span>`, `1 pending to-do `, `/root/kept/-/issues/1`)
+	wantNot(t, "one left", page, `/root/left/-/issues/1`)
+}

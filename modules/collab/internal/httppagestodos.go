@@ -50,28 +50,38 @@ func NewPages(s *Service) fennec.Pages {
 	}}
 }
 
-// pendingTodoCount is the header's count: the caller's pending todos, by
-// a walk of at most web.MaxMenuCount keys of the user_state index (no
-// todo decoded). It counts what GET /todos would list before leaving out
-// the todos whose target the caller can no longer see, which costs a
-// project resolve per todo: too much for every page, so the badge may
-// count such a todo until it is done.
+// pendingTodoCount is the header's count: the caller's pending todos
+// that GET /todos would list. It reads at most web.MaxMenuCount of them
+// (the header shows "99+" beyond), and leaves out, as the list does, those
+// whose target the caller can no longer see: a project left, an issue
+// made confidential. The walk is bounded, and projects are resolved once
+// each, so the count costs at most a hundred reads on a page.
 func (s *Service) pendingTodoCount(ctx context.Context) int {
 	user := auth.FromContext(ctx).UserID()
 	if user == 0 {
 		return 0
 	}
-	n := 0
+	var list []*Todo
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		ids, err := todosTable.FirstIDsBy(tx, "user_state", store.IDString(user)+":"+StatePending, web.MaxMenuCount)
-		n = len(ids)
+		if err != nil {
+			return err
+		}
+		list, err = loadTodos(tx, ids)
 		return err
 	})
+	if err == nil && len(list) == web.MaxMenuCount {
+		// More may follow: "99+" whatever the first hundred hold.
+		return web.MaxMenuCount
+	}
+	if err == nil {
+		list, err = s.shown(ctx, list)
+	}
 	if err != nil {
 		s.log.Warn("todos: the pending count could not be read", zap.Error(err))
 		return 0
 	}
-	return n
+	return len(list)
 }
 
 // todoRow is a to-do as the list shows it.
