@@ -563,6 +563,7 @@ type mergeBox struct {
 	Reason            string // why it cannot be merged now ("" when it can)
 	CanMerge          bool
 	OfferAutoMerge    bool // a pipeline runs: Merge when pipeline succeeds
+	OnlyAutoMerge     bool // and the project merges only once it succeeds
 	AutoMergeSet      bool
 	MayCancel         bool
 	Pipeline          string
@@ -743,9 +744,14 @@ func (pg *mrPages) mergeBox(ctx context.Context, info projects.ProjectInfo, m me
 		b.Reason = "This merge request is being merged."
 		return b, nil
 	}
-	if pipeline == "failed" {
-		// Said, not enforced: the service's merge (the API's) does not
-		// refuse a failed pipeline, so neither does the page.
+	// Only one of the merge's rules depends on the pipeline: the project's
+	// only_allow_merge_if_pipeline_succeeds (the service's
+	// pipelineSucceeded). Without it a failed pipeline is a warning.
+	mustSucceed := info.OnlyAllowMergeIfPipelineSucceeds && pipeline != ""
+	switch {
+	case mustSucceed && pipeline != "success" && pipeline != "skipped" && !pipelineActive(pipeline):
+		b.Reason = "This project merges only when the pipeline succeeds, and the pipeline of the source branch's head " + pipeline + "."
+	case pipeline == "failed":
 		b.PipelineWarning = "The pipeline of the source branch's head failed."
 	}
 	if auth.FromContext(ctx).User == nil {
@@ -778,6 +784,9 @@ func (pg *mrPages) mergeBox(ctx context.Context, info projects.ProjectInfo, m me
 	} else if err != nil {
 		return b, err
 	}
+	if b.Reason != "" {
+		return b, nil
+	}
 	if m.MergeStatus == mergerequest.CannotBeMerged {
 		b.Reason = "There are merge conflicts: resolve them on the source branch, then merge."
 		return b, nil
@@ -787,6 +796,7 @@ func (pg *mrPages) mergeBox(ctx context.Context, info projects.ProjectInfo, m me
 	}
 	b.CanMerge = true
 	b.OfferAutoMerge = pipelineActive(pipeline)
+	b.OnlyAutoMerge = mustSucceed && b.OfferAutoMerge
 	return b, nil
 }
 
@@ -813,6 +823,8 @@ func (pg *mrPages) merge(w http.ResponseWriter, r *http.Request, iid mergereques
 		pg.show(w, r, iid, "", "Not merged: the source branch changed since this page was loaded. Review the new changes, then merge again.", http.StatusConflict)
 	case errors.Is(err, mergerequest.ErrTargetMoved):
 		pg.show(w, r, iid, "", "Not merged: the target branch kept moving while merging. Try again.", http.StatusConflict)
+	case errors.Is(err, mergerequest.ErrPipelineMustSucceed):
+		pg.show(w, r, iid, "", "Not merged: this project merges only when the pipeline succeeds.", http.StatusMethodNotAllowed)
 	case errors.Is(err, mergerequest.ErrNotMergeable):
 		pg.show(w, r, iid, "", "Not merged: the branch cannot be merged as it is.", http.StatusMethodNotAllowed)
 	default:

@@ -135,6 +135,9 @@ func (s *Service) Merge(ctx context.Context, ref mergerequest.Ref, in mergereque
 			return r, err
 		}
 	}
+	if err := s.pipelineSucceeded(ctx, d, head); err != nil {
+		return mergerequest.MergeRequest{}, err
+	}
 	msg := ""
 	if in.Message != nil {
 		msg = *in.Message
@@ -148,6 +151,29 @@ func (s *Service) Merge(ctx context.Context, ref mergerequest.Ref, in mergereque
 		return mergerequest.MergeRequest{}, err
 	}
 	return s.record(d.info, m), nil
+}
+
+// pipelineSucceeded refuses a merge made now (ErrPipelineMustSucceed)
+// when the project merges only once the pipeline succeeds and the head's
+// newest pipeline has not: it runs, failed or was canceled. As in GitLab,
+// a head without any pipeline may be merged. Merge when pipeline succeeds
+// skips the check while there is a pipeline to wait for, but not when it
+// falls back to merging at once: a failed pipeline is nothing to wait for,
+// and must not turn the button into a way round the rule. The pipeline is
+// read outside the merge's transaction; a retry that starts between the
+// two is the same race as a push during the merge, which the SHA guards.
+func (s *Service) pipelineSucceeded(ctx context.Context, d decision, head string) error {
+	if !d.info.OnlyAllowMergeIfPipelineSucceeds || s.CI == nil {
+		return nil
+	}
+	p, ok, err := s.CI.Latest(ctx, d.m.SourceProjectID, head)
+	if err != nil || !ok {
+		return err
+	}
+	if p.Status == "success" || p.Status == "skipped" {
+		return nil
+	}
+	return mergerequest.ErrPipelineMustSucceed
 }
 
 // SetAutoMerge implements mergerequest.Service.

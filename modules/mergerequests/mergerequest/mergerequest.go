@@ -3,6 +3,7 @@ package mergerequest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/fennec-forge/fennec/modules/collab/target"
@@ -267,6 +268,11 @@ var (
 	// ErrNotMergeable: the merge request cannot be merged as it is (work
 	// in progress, unresolved threads, a missing branch, conflicts).
 	ErrNotMergeable = errors.New("mergerequests: branch cannot be merged")
+	// ErrPipelineMustSucceed is ErrNotMergeable for one reason: the
+	// project merges only when the pipeline succeeds
+	// (only_allow_merge_if_pipeline_succeeds) and the head commit's
+	// pipeline has not succeeded.
+	ErrPipelineMustSucceed = fmt.Errorf("%w: the pipeline must succeed first", ErrNotMergeable)
 	// ErrSHAMismatch: the SHA a merge gave is not the source branch's head
 	// (a *SHAMismatchError says which is).
 	ErrSHAMismatch = errors.New("mergerequests: SHA does not match HEAD of source branch")

@@ -65,7 +65,8 @@ func (s *Service) info(ctx context.Context, r *resolved) project.Info {
 		Features: r.p.Features, Level: effectiveLevel(auth.FromContext(ctx), r.p, r.l), MemberLevel: r.l.max(),
 		ForkedFromID: r.p.ForkedFromID, Description: deref(r.p.Description),
 		OnlyAllowMergeIfAllDiscussionsAreResolved: r.p.OnlyAllowMergeIfAllDiscussionsAreResolved,
-		GroupIDs: r.ni.groupIDs(), StarCount: r.p.StarCount, ForksCount: r.p.ForksCount,
+		OnlyAllowMergeIfPipelineSucceeds:          r.p.OnlyAllowMergeIfPipelineSucceeds,
+		GroupIDs:                                  r.ni.groupIDs(), StarCount: r.p.StarCount, ForksCount: r.p.ForksCount,
 	}
 }
 

@@ -112,6 +112,10 @@ type Info struct {
 	// OnlyAllowMergeIfAllDiscussionsAreResolved: merge requests merge only
 	// when their threads are resolved (the merge requests module asks).
 	OnlyAllowMergeIfAllDiscussionsAreResolved bool
+	// OnlyAllowMergeIfPipelineSucceeds: merge requests merge only when the
+	// head commit's pipeline succeeded, if it has one (the merge requests
+	// module asks).
+	OnlyAllowMergeIfPipelineSucceeds bool
 	// GroupIDs are the group owning the project and its ancestors, nearest
 	// first (empty in a personal namespace): what a project inherits from
 	// groups (labels, milestones, CI variables) comes from these.
