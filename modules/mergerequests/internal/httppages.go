@@ -61,6 +61,8 @@ func NewPages(s *Service) fennec.Pages {
 	return fennec.Pages{Name: "mergerequests", Register: func(site *web.Site) {
 		registerReferences(site, s)
 		pg := &mrPages{site: site, s: s, t: site.Templates(pageTemplates, "templates/mergerequests/*.html")}
+		// The Changes tab's one script (httppagesdiff.go).
+		site.AddAsset("diffs.js", diffsScript)
 		site.AddProjectTab(web.ProjectTab{Key: "merge_requests", Label: "Merge requests", Suffix: "/-/merge_requests", Order: 55,
 			Feature: "merge_requests_enabled"})
 		site.Project("GET merge_requests", pg.get)

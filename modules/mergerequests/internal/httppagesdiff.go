@@ -11,6 +11,7 @@ package internal
 
 import (
 	"context"
+	_ "embed" // diffs.js
 	"html/template"
 	"net/http"
 	"net/url"
@@ -27,6 +28,12 @@ import (
 	"github.com/fennec-forge/fennec/modules/repository"
 )
 
+// diffsScript loads the Changes tab's collapsed files in place: an
+// enhancement, their links work without it.
+//
+//go:embed static/diffs.js
+var diffsScript []byte
+
 const (
 	// maxDiffFiles bounds the files the Changes tab shows; the rest are
 	// counted.
@@ -40,6 +47,19 @@ const (
 	maxPipelineRows = 100
 	// maxLineThreads bounds the threads read to place line comments.
 	maxLineThreads = 5000
+	// renderedFiles and renderedLines are the Changes tab's budget: files
+	// are rendered in full, in order, until either is reached, and every
+	// later one is a collapsed entry (about 250 bytes) whose diff loads
+	// on demand. A highlighted diff line is about 550 bytes of HTML and
+	// most of the page's server time, so the budget is in lines; the file
+	// count bounds a page of many small files. 50 files or 1,000 lines
+	// keep the diffs within about 600 KB (a tenth of that sent
+	// compressed) while a usual review still shows whole.
+	renderedFiles = 50
+	renderedLines = 1000
+	// maxFileParam bounds the ?file= path looked for: no changed path is
+	// longer (git's own limit is 4096).
+	maxFileParam = 4096
 )
 
 // diffLine is one line of a unified diff: Class is "add", "del", "hunk"
@@ -359,9 +379,13 @@ type fileView struct {
 	Status                    string
 	Renamed, Binary, TooLarge bool
 	Collapsed                 bool
-	Added, Removed, Omitted   int
-	Lines                     []lineView
-	Rows                      []parallelRow // ?view=parallel
+	// Deferred: past the page's budget, the file is a collapsed entry
+	// whose diff LoadHref shows (the same tab with ?file=, anchored).
+	Deferred                bool
+	LoadHref                string
+	Added, Removed, Omitted int
+	Lines                   []lineView
+	Rows                    []parallelRow // ?view=parallel
 }
 
 // lineForm is the comment form under a line, with the position it posts.
@@ -377,6 +401,7 @@ type lineForm struct {
 type changesData struct {
 	Head           mrHead
 	Files          []fileView
+	FileCount      int
 	OmittedFiles   int
 	Added, Removed int
 	Form           *lineForm
@@ -384,6 +409,12 @@ type changesData struct {
 	MayComment     bool
 	SignInHref     string
 	Outdated       int
+	// Deferred counts the files past the budget, loaded on demand.
+	Deferred int
+	// Single: the page shows one file (?file=); AllHref is the whole tab
+	// at that file's entry.
+	Single  bool
+	AllHref string
 	// The switches: whitespace changes hidden (Hidden files left out),
 	// side by side; the links that flip each.
 	HideSpace, Parallel          bool
@@ -397,9 +428,56 @@ type refusedLine struct {
 	line, draft, problem string
 }
 
+// fileIndex is the index in diffs of the file path names (its new path,
+// else its old one: a deleted file's), or -1.
+func fileIndex(diffs []repository.DiffView, path string) int {
+	if path == "" || len(path) > maxFileParam {
+		return -1
+	}
+	for i, e := range diffs {
+		if e.NewPath == path {
+			return i
+		}
+	}
+	for i, e := range diffs {
+		if e.OldPath == path {
+			return i
+		}
+	}
+	return -1
+}
+
+// diffSize is what a file's diff costs the budget, in lines (at most
+// maxDiffLines are ever shown), and its added and removed lines, counted
+// without parsing it into lines.
+func diffSize(hunks string) (lines, added, removed int) {
+	if hunks == "" || strings.HasPrefix(hunks, "Binary files") {
+		return 0, 0, 0
+	}
+	for rest := hunks; rest != ""; {
+		l := rest
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			l, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		lines++
+		switch {
+		case strings.HasPrefix(l, "+"):
+			added++
+		case strings.HasPrefix(l, "-"):
+			removed++
+		}
+	}
+	return min(lines, maxDiffLines), added, removed
+}
+
 // changes is the Changes tab: the diff against the merge base
 // (Service.Changes), highlighted, large files collapsed, with each line's
-// comments and the comment links.
+// comments and the comment links. Only the files within the budget
+// (renderedFiles, renderedLines) are rendered; the others are entries
+// whose diff loads on demand: ?file=<path> is this tab showing that file
+// alone, which diffs.js fetches and puts in place of the entry.
 func (pg *mrPages) changes(w http.ResponseWriter, r *http.Request, iid mergerequest.IID, refusal *refusedLine) {
 	ctx, full := r.Context(), r.PathValue("owner")
 	info, m, head, err := pg.loadHead(ctx, full, iid, "diffs")
@@ -426,20 +504,68 @@ func (pg *mrPages) changes(w http.ResponseWriter, r *http.Request, iid mergerequ
 		// Line comments name lines of the whole diff.
 		d.MayComment = false
 	}
+	if len(diffs) > maxDiffFiles {
+		d.OmittedFiles = len(diffs) - maxDiffFiles
+		diffs = diffs[:maxDiffFiles]
+	}
+	d.FileCount = len(diffs)
+	only := -1
+	if q.Has("file") {
+		// An unknown path (a traversal, a file of another merge request,
+		// one the whitespace switch hides, anything) is a 404, whatever
+		// its size: it is only ever compared, never opened.
+		if only = fileIndex(diffs, q.Get("file")); only < 0 {
+			pg.site.ErrorMessage(w, r, http.StatusNotFound, "No such changed file",
+				"This merge request changes no file at that path (with these switches).")
+			return
+		}
+		d.Single = true
+		d.AllHref = pg.site.URL(self) + fileQuery(q, "") + "#diff-" + strconv.Itoa(only)
+	}
 	asked := q.Get("line")
 	draft, problem := "", ""
 	if refusal != nil {
 		asked, draft, problem = refusal.line, refusal.draft, refusal.problem
 	}
-	// The line comments at their lines: those not outdated.
-	atLine := map[string][]threadView{}
+	// Which files are rendered: the one asked for alone; else those
+	// within the budget, and past it those with line comments (their
+	// threads are linked from the timeline by anchor) and the one whose
+	// line form is asked for.
+	var threads []target.Thread
 	if pg.s.Collab != nil {
 		where := target.Where{Type: mergerequest.NoteableType, Project: full, Ref: strconv.FormatInt(int64(iid), 10)}
-		threads, _, err := pg.s.Collab.Threads(ctx, where, target.Page{Limit: maxLineThreads})
-		if err != nil {
+		if threads, _, err = pg.s.Collab.Threads(ctx, where, target.Page{Limit: maxLineThreads}); err != nil {
 			pg.fail(w, r, err)
 			return
 		}
+	}
+	commented := map[string]bool{}
+	for _, t := range threads {
+		if len(t.Notes) > 0 && t.Notes[0].Position != nil {
+			commented[t.Notes[0].Position.NewPath] = true
+		}
+	}
+	rendered := make([]bool, len(diffs))
+	renderedPaths := map[string]bool{}
+	files, lines := 0, 0
+	for i, e := range diffs {
+		size, _, _ := diffSize(e.Diff)
+		switch {
+		case only >= 0:
+			rendered[i] = i == only
+		case files < renderedFiles && lines < renderedLines, commented[e.NewPath],
+			strings.HasPrefix(asked, strconv.Itoa(i)+"_"), size == 0:
+			rendered[i] = true
+		}
+		if rendered[i] {
+			files++
+			lines += size
+			renderedPaths[e.NewPath] = true
+		}
+	}
+	// The line comments at their lines: those not outdated.
+	atLine := map[string][]threadView{}
+	if len(commented) > 0 {
 		idx := newLineIndex(pg, ctx, info, cm)
 		// Outdated or not is a question of the whole diff, whatever is shown.
 		idx.withCurrent(whole)
@@ -451,6 +577,10 @@ func (pg *mrPages) changes(w http.ResponseWriter, r *http.Request, iid mergerequ
 			p := *t.Notes[0].Position
 			if idx.outdated(p) {
 				d.Outdated++
+				continue
+			}
+			if !renderedPaths[p.NewPath] {
+				// Rendered with its file, when that is loaded.
 				continue
 			}
 			tv := pg.threadView(ctx, info, target.Thread{ID: t.ID, Individual: t.Individual, Notes: t.Notes}, render, idx)
@@ -468,10 +598,17 @@ func (pg *mrPages) changes(w http.ResponseWriter, r *http.Request, iid mergerequ
 			base = pg.mergeBase(ctx, info.ID, start, cm.SHA)
 		}
 	}
+	// The comment links keep the page's view (and its file, alone).
+	linePrefix := pg.site.URL(self) + "?"
+	if d.Single {
+		linePrefix += "file=" + url.QueryEscape(diffs[only].NewPath) + "&"
+	}
+	if d.Parallel {
+		linePrefix += "view=parallel&"
+	}
 	for i, e := range diffs {
-		if i == maxDiffFiles {
-			d.OmittedFiles = len(diffs) - maxDiffFiles
-			break
+		if d.Single && i != only {
+			continue
 		}
 		f := fileView{Index: i, ID: "diff-" + strconv.Itoa(i), OldPath: e.OldPath, NewPath: e.NewPath, Renamed: e.RenamedFile}
 		switch {
@@ -490,10 +627,21 @@ func (pg *mrPages) changes(w http.ResponseWriter, r *http.Request, iid mergerequ
 		case e.Diff == "" && !e.RenamedFile:
 			f.TooLarge = true
 		}
+		if !rendered[i] {
+			_, f.Added, f.Removed = diffSize(e.Diff)
+			f.Deferred, f.Collapsed = true, true
+			f.LoadHref = pg.site.URL(self) + fileQuery(q, e.NewPath) + "#" + f.ID
+			d.Added += f.Added
+			d.Removed += f.Removed
+			d.Deferred++
+			d.Files = append(d.Files, f)
+			continue
+		}
 		lines, added, removed, omitted := parseDiff(e.Diff, maxDiffLines)
 		highlightLines(e.NewPath, lines)
 		f.Added, f.Removed, f.Omitted = added, removed, omitted
-		f.Collapsed = len(lines) > collapsedDiffLines
+		// A file shown alone was asked for: it is open.
+		f.Collapsed = len(lines) > collapsedDiffLines && !d.Single
 		d.Added += added
 		d.Removed += removed
 		for _, l := range lines {
@@ -506,10 +654,7 @@ func (pg *mrPages) changes(w http.ResponseWriter, r *http.Request, iid mergerequ
 				}
 				if d.MayComment {
 					key := strconv.Itoa(i) + "_" + strconv.Itoa(l.Old) + "_" + strconv.Itoa(l.New)
-					lv.CommentHref = pg.site.URL(self) + "?line=" + key + "#line-form"
-					if d.Parallel {
-						lv.CommentHref = pg.site.URL(self) + "?view=parallel&line=" + key + "#line-form"
-					}
+					lv.CommentHref = linePrefix + "line=" + key + "#line-form"
 					if key == asked && start != "" {
 						lv.Form = true
 						f.Collapsed = false
@@ -535,8 +680,30 @@ func (pg *mrPages) changes(w http.ResponseWriter, r *http.Request, iid mergerequ
 	if problem != "" {
 		status = http.StatusUnprocessableEntity
 	}
-	pg.t.Render(w, r, "changes", web.Page{Title: pageTitle(m, info, "Changes"), Project: header(info), Tab: "merge_requests", Status: status,
+	title := "Changes"
+	if d.Single {
+		title = diffs[only].NewPath + " · Changes"
+	}
+	pg.t.Render(w, r, "changes", web.Page{Title: pageTitle(m, info, title), Project: header(info), Tab: "merge_requests", Status: status,
 		Crumbs: pg.crumbs(info, iid), Data: d})
+}
+
+// fileQuery is the query of the tab showing file alone ("": every file),
+// with q's switches (whitespace, side by side) kept.
+func fileQuery(q url.Values, file string) string {
+	v := url.Values{}
+	for _, k := range []string{"w", "view"} {
+		if q.Has(k) {
+			v.Set(k, q.Get(k))
+		}
+	}
+	if file != "" {
+		v.Set("file", file)
+	}
+	if enc := v.Encode(); enc != "" {
+		return "?" + enc
+	}
+	return ""
 }
 
 // switchQuery is the query that flips one switch (key=on) of q, the
