@@ -20,8 +20,12 @@ import (
 )
 
 // MaxFormBytes bounds the body of a page's form. A form that is larger is
-// refused with a 413 page before its handler runs.
-const MaxFormBytes = 1 << 20
+// refused with a 413 page before its handler runs. The largest text the
+// services take is 1 MiB (a snippet's content, a description); a browser
+// sends each byte outside ASCII as three (%XX), so such a text may arrive
+// as 3 MiB, beside the form's other fields. Anything up to the services'
+// own bound therefore reaches them, and they answer "too long" beyond it.
+const MaxFormBytes = 3<<20 + 64<<10
 
 // page wraps a page handler: the form read and its CSRF token checked on a
 // write (when checkCSRF), the browser's principal in the context, and a

@@ -347,7 +347,7 @@ func TestIssuePagesHostileInput(t *testing.T) {
 	}
 	wantPage(t, "mentions", d.Get(t, "/root/hostile/-/issues/1"), 200, "@nobody @nobody")
 
-	huge := d.Post(t, "/root/hostile/-/issues/1/notes", url.Values{"authenticity_token": {token}, "note": {strings.Repeat("x", 2<<20)}})
+	huge := d.Post(t, "/root/hostile/-/issues/1/notes", url.Values{"authenticity_token": {token}, "note": {strings.Repeat("x", 4<<20)}})
 	wantPage(t, "huge", huge, 413)
 	if notes, _, _ := s.Client.Notes.ListIssueNotes(p.ID, 1, nil); len(notes) != 2 {
 		t.Fatalf("notes after the hostile posts: %d, want 2", len(notes))
