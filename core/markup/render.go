@@ -77,6 +77,9 @@ type Reference struct {
 type renderState struct {
 	ctx context.Context
 	c   Context
+	// asked: the Resolver was asked about a reference, so the render is
+	// the visitor's own (rendercache.go).
+	asked bool
 }
 
 var stateKey = parser.NewContextKey()
@@ -115,13 +118,16 @@ func Render(ctx context.Context, src []byte, c Context) template.HTML {
 	if len(src) > MaxRenderBytes || tooDeep(src) {
 		return template.HTML(`<pre class="plain">` + template.HTMLEscapeString(string(src)) + `</pre>`) //nolint:gosec // escaped
 	}
-	pc := parser.NewContext(parser.WithIDs(&slugs{taken: map[string]bool{}, next: map[string]int{}}))
-	pc.Set(stateKey, &renderState{ctx: ctx, c: c})
-	var buf bytes.Buffer
-	if err := md().Convert(src, &buf, parser.WithContext(pc)); err != nil {
-		return template.HTML(`<pre class="plain">` + template.HTMLEscapeString(string(src)) + `</pre>`) //nolint:gosec // escaped
-	}
-	return template.HTML(policy().SanitizeBytes(buf.Bytes())) //nolint:gosec // sanitised
+	return renderCached(src, c, func() (template.HTML, bool) {
+		st := &renderState{ctx: ctx, c: c}
+		pc := parser.NewContext(parser.WithIDs(&slugs{taken: map[string]bool{}, next: map[string]int{}}))
+		pc.Set(stateKey, st)
+		var buf bytes.Buffer
+		if err := md().Convert(src, &buf, parser.WithContext(pc)); err != nil {
+			return template.HTML(`<pre class="plain">` + template.HTMLEscapeString(string(src)) + `</pre>`), st.asked //nolint:gosec // escaped
+		}
+		return template.HTML(policy().SanitizeBytes(buf.Bytes())), st.asked //nolint:gosec // sanitised
+	})
 }
 
 // maxNesting bounds how deep a line may sit in quotes and lists: goldmark
@@ -400,6 +406,7 @@ func (st *renderState) linkReferences(t *ast.Text, source []byte) {
 		if href == "" {
 			continue
 		}
+		st.asked = true
 		ok, title := st.c.Resolver.Reference(st.ctx, ref)
 		if !ok {
 			continue
