@@ -155,7 +155,7 @@ func (c *converter) convert(n *yaml.Node, depth int) (*value, error) {
 	if err := c.charge(1, n); err != nil {
 		return nil, err
 	}
-	v := &value{line: n.Line, column: n.Column, size: 1}
+	v := &value{line: n.Line, column: n.Column, size: 1, tag: n.ShortTag()}
 	switch n.Kind {
 	case yaml.DocumentNode:
 		if len(n.Content) == 0 {
@@ -164,7 +164,6 @@ func (c *converter) convert(n *yaml.Node, depth int) (*value, error) {
 		}
 		return c.convert(n.Content[0], depth)
 	case yaml.ScalarNode:
-		v.tag = n.ShortTag()
 		v.text = n.Value
 		v.kind = kindScalar
 		v.plain = n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0
@@ -195,19 +194,15 @@ func (c *converter) convert(n *yaml.Node, depth int) (*value, error) {
 	return v, nil
 }
 
-// mapping converts a mapping node, applying merge keys: keys written in the
-// mapping win over merged ones, and among `<<: [*a, *b]` the earlier source
-// wins. A key written twice keeps its first position and its last value, as
-// Ruby's YAML loader does. Merged keys take the position of the `<<` key.
+// mapping converts a mapping node the way GitLab's YAML loader (Ruby's
+// Psych) builds a hash: entries apply in the order written, each over what
+// came before. A key written twice keeps its first position and its last
+// value; a `<<` merges its mapping over the keys so far (keys written above
+// it are overridden, keys written below override it), new keys following
+// in the merged mapping's order. In `<<: [*a, *b]` the earlier source wins.
 func (c *converter) mapping(n *yaml.Node, v *value, depth int) error {
 	v.kind = kindMap
-	type slot struct {
-		key    string
-		val    *value
-		merged []entry // non-nil for a `<<` slot
-	}
-	slots := make([]slot, 0, len(n.Content)/2)
-	explicit := make(map[string]int, len(n.Content)/2) // key -> slot index
+	h := orderedMap{index: make(map[string]int, len(n.Content)/2)}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		keyNode, valNode := n.Content[i], n.Content[i+1]
 		key, err := c.convert(keyNode, depth+1)
@@ -226,40 +221,40 @@ func (c *converter) mapping(n *yaml.Node, v *value, depth int) error {
 			if err != nil {
 				return err
 			}
-			slots = append(slots, slot{merged: merged})
+			for _, e := range merged {
+				h.set(e.key, e.val)
+			}
 			continue
 		}
-		if at, dup := explicit[key.text]; dup {
-			slots[at].val = val
-			continue
-		}
-		explicit[key.text] = len(slots)
-		slots = append(slots, slot{key: key.text, val: val})
+		h.set(key.text, val)
 	}
-	added := make(map[string]bool, len(slots))
-	for _, s := range slots {
-		if s.merged == nil {
-			if !added[s.key] {
-				added[s.key] = true
-				v.entries = append(v.entries, entry{s.key, s.val})
-				v.size += 1 + s.val.size
-			}
-			continue
-		}
-		for _, e := range s.merged {
-			if _, ok := explicit[e.key]; ok || added[e.key] {
-				continue
-			}
-			added[e.key] = true
-			v.entries = append(v.entries, e)
-			v.size += 1 + e.val.size
-		}
+	v.entries = h.entries
+	for _, e := range v.entries {
+		v.size += 1 + e.val.size
 	}
 	return nil
 }
 
-// mergeSources returns the entries a `<<` key brings in, in precedence
-// order: a mapping, or a sequence of mappings.
+// orderedMap is a Ruby hash: keys keep the position of their first
+// assignment and the value of their last.
+type orderedMap struct {
+	entries []entry
+	index   map[string]int
+}
+
+func (h *orderedMap) set(key string, val *value) {
+	if i, ok := h.index[key]; ok {
+		h.entries[i].val = val
+		return
+	}
+	h.index[key] = len(h.entries)
+	h.entries = append(h.entries, entry{key, val})
+}
+
+// mergeSources returns the entries a `<<` key brings in, as one mapping: a
+// mapping, or a sequence of mappings where the earlier wins. As Psych does,
+// the sequence is folded from its end, so a key's position is that of its
+// first appearance counting from the last source.
 func (c *converter) mergeSources(val *value, at *yaml.Node) ([]entry, error) {
 	var sources []*value
 	switch val.kind {
@@ -270,8 +265,15 @@ func (c *converter) mergeSources(val *value, at *yaml.Node) ([]entry, error) {
 	default:
 		return nil, yamlError(at.Line, at.Column, "a merge key (<<) must be followed by a mapping or a list of mappings")
 	}
-	var out []entry
-	for _, s := range sources {
+	if len(sources) == 1 && sources[0].kind == kindMap {
+		if err := c.charge(len(sources[0].entries), at); err != nil {
+			return nil, err
+		}
+		return sources[0].entries, nil
+	}
+	h := orderedMap{index: make(map[string]int)}
+	for i := len(sources) - 1; i >= 0; i-- {
+		s := sources[i]
 		if s.kind != kindMap {
 			return nil, yamlError(at.Line, at.Column, "a merge key (<<) must be followed by a mapping or a list of mappings")
 		}
@@ -279,7 +281,9 @@ func (c *converter) mergeSources(val *value, at *yaml.Node) ([]entry, error) {
 		if err := c.charge(len(s.entries), at); err != nil {
 			return nil, err
 		}
-		out = append(out, s.entries...)
+		for _, e := range s.entries {
+			h.set(e.key, e.val)
+		}
 	}
-	return out, nil
+	return h.entries, nil
 }
