@@ -47,11 +47,32 @@ type Job struct {
 	// file order. See Layers for where they sit among all variables.
 	Variables []Variable `json:"variables,omitempty"`
 	// Only and Except are ref policies (see JobsFor); empty means none.
-	Only   []string      `json:"only,omitempty"`
-	Except []string      `json:"except,omitempty"`
-	When   cistatus.When `json:"when"`
+	// Written as maps, their `refs` land here and their other keys below.
+	Only   []string `json:"only,omitempty"`
+	Except []string `json:"except,omitempty"`
+	// OnlyVariables and ExceptVariables are the `variables` expressions of
+	// only/except written as maps, and OnlyChanges/ExceptChanges their
+	// `changes` paths: stored, not evaluated yet (JobsFor treats the
+	// expressions of only as true and those of except as false, and
+	// changes as changed). OnlyKubernetes/ExceptKubernetes are set by
+	// `kubernetes: active`: no cluster integration is ever active here.
+	OnlyVariables    []string      `json:"only_variables,omitempty"`
+	ExceptVariables  []string      `json:"except_variables,omitempty"`
+	OnlyChanges      []string      `json:"only_changes,omitempty"`
+	ExceptChanges    []string      `json:"except_changes,omitempty"`
+	OnlyKubernetes   bool          `json:"only_kubernetes,omitempty"`
+	ExceptKubernetes bool          `json:"except_kubernetes,omitempty"`
+	When             cistatus.When `json:"when"`
+	// StartIn is a delayed job's `start_in` as written and StartAfter its
+	// duration. The scheduler does not delay jobs yet: a delayed job is
+	// stored as when: delayed's closest 9.x kind, on_success.
+	StartIn    string        `json:"start_in,omitempty"`
+	StartAfter time.Duration `json:"start_after,omitempty"`
 	// AllowFailure defaults to true for manual jobs, false otherwise.
-	AllowFailure bool         `json:"allow_failure"`
+	// AllowFailureExitCodes, from `allow_failure: {exit_codes}`, are the
+	// exit codes for which a failure is allowed (AllowFailure is then false).
+	AllowFailure          bool  `json:"allow_failure"`
+	AllowFailureExitCodes []int `json:"allow_failure_exit_codes,omitempty"`
 	Artifacts    *Artifacts   `json:"artifacts,omitempty"`
 	Environment  *Environment `json:"environment,omitempty"`
 	// Coverage is the regular expression (without its slashes) that finds
@@ -66,11 +87,24 @@ type Job struct {
 	Dependencies        []string `json:"dependencies,omitempty"`
 	DependsOnAllEarlier bool     `json:"depends_on_all_earlier,omitempty"`
 	// Retry is how many times a failed job is retried automatically, 0..2.
-	Retry    int       `json:"retry,omitempty"`
-	Tags     []string  `json:"tags,omitempty"`
-	Image    *Image    `json:"image,omitempty"`
+	// RetryWhen lists the failure reasons of `retry: {when}` (empty means
+	// always); they are stored, and the scheduler honours Retry alone.
+	Retry     int      `json:"retry,omitempty"`
+	RetryWhen []string `json:"retry_when,omitempty"`
+	Tags      []string `json:"tags,omitempty"`
+	Image     *Image   `json:"image,omitempty"`
+	// Services and Cache: Cache is the first of Caches when `cache` is a
+	// list, and the only cache otherwise (Caches is then nil).
 	Services []Service `json:"services,omitempty"`
 	Cache    *Cache    `json:"cache,omitempty"`
+	Caches   []Cache   `json:"caches,omitempty"`
+	// Timeout is the job's `timeout` as written and TimeoutAfter its
+	// duration; zero means the server's job timeout.
+	Timeout      string        `json:"timeout,omitempty"`
+	TimeoutAfter time.Duration `json:"timeout_after,omitempty"`
+	// Interruptible: a newer pipeline of the ref may cancel the job
+	// (stored; nothing cancels jobs on that ground yet).
+	Interruptible bool `json:"interruptible,omitempty"`
 }
 
 // Manual reports whether the job waits for a user to play it.
@@ -108,6 +142,13 @@ type Artifacts struct {
 	ExpireIn    string        `json:"expire_in,omitempty"`
 	ExpireAfter time.Duration `json:"expire_after,omitempty"`
 	ExpireNever bool          `json:"expire_never,omitempty"`
+	// Exclude are paths kept out of the archive; ExposeAs the name under
+	// which a merge request would link the artifacts; Reports maps a report
+	// type (junit, dotenv, ...) to its paths. All three are stored; reports
+	// are not read yet.
+	Exclude  []string            `json:"exclude,omitempty"`
+	ExposeAs string              `json:"expose_as,omitempty"`
+	Reports  map[string][]string `json:"reports,omitempty"`
 }
 
 // Artifacts' `when` values.
@@ -135,12 +176,20 @@ type Environment struct {
 	Action string `json:"action"`
 	// OnStop names the job that stops this environment.
 	OnStop string `json:"on_stop,omitempty"`
+	// AutoStopIn, the Kubernetes namespace and the deployment tier are
+	// stored as written; nothing stops environments by time yet.
+	AutoStopIn          string `json:"auto_stop_in,omitempty"`
+	KubernetesNamespace string `json:"kubernetes_namespace,omitempty"`
+	DeploymentTier      string `json:"deployment_tier,omitempty"`
 }
 
-// Environment actions.
+// Environment actions. Prepare, verify and access touch no deployment.
 const (
-	EnvironmentStart = "start"
-	EnvironmentStop  = "stop"
+	EnvironmentStart   = "start"
+	EnvironmentStop    = "stop"
+	EnvironmentPrepare = "prepare"
+	EnvironmentVerify  = "verify"
+	EnvironmentAccess  = "access"
 )
 
 // Image is the `image` keyword (a string is the name alone).
@@ -165,6 +214,14 @@ type Cache struct {
 	Untracked bool     `json:"untracked,omitempty"`
 	// Policy is pull-push (the default), pull or push.
 	Policy string `json:"policy"`
+	// KeyFiles and KeyPrefix are `key: {files, prefix}`: the key is then
+	// derived from those files' commits (Key holds the prefix, or
+	// DefaultCacheKey). When is on_success (the default), on_failure or
+	// always; FallbackKeys are tried in order when Key has no cache.
+	KeyFiles     []string `json:"key_files,omitempty"`
+	KeyPrefix    string   `json:"key_prefix,omitempty"`
+	When         string   `json:"when,omitempty"`
+	FallbackKeys []string `json:"fallback_keys,omitempty"`
 }
 
 // Variable is one CI variable. Public is false for secrets (tokens, secret

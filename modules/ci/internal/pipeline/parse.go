@@ -1,10 +1,15 @@
 package pipeline
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -17,27 +22,77 @@ import (
 const MaxConfigBytes = 1 << 20
 
 // globalKeys are the reserved top-level keywords, in the order GitLab 9.x
-// validates them; every other top-level key is a job.
+// validates them, then those of current GitLab; every other top-level key
+// is a job. `include` is gone by the time they are read.
 var globalKeys = []string{
 	"before_script", "image", "services", "after_script",
-	"variables", "stages", "types", "cache",
+	"variables", "stages", "types", "cache", "default", "include", "workflow",
 }
 
-// jobKeys are the keywords a job accepts in 9.x.
+// unsupportedGlobalKeys are top-level keywords of current GitLab that Fennec
+// does not run yet: refused by name rather than read as jobs.
+var unsupportedGlobalKeys = map[string]bool{"workflow": true}
+
+// jobKeys are the keywords a job accepts: 9.x's, then current GitLab's.
 var jobKeys = map[string]bool{
 	"tags": true, "script": true, "only": true, "except": true, "type": true,
 	"image": true, "services": true, "allow_failure": true, "stage": true,
 	"when": true, "artifacts": true, "cache": true, "dependencies": true,
 	"before_script": true, "after_script": true, "variables": true,
 	"environment": true, "coverage": true, "retry": true,
+	"extends": true, "inherit": true, "interruptible": true, "timeout": true,
+	"start_in": true,
 }
 
-// Parse parses and validates a `.gitlab-ci.yml`. An invalid document gives a
-// *ConfigError (errors.Is(err, ErrInvalidConfig)) worded as GitLab 9.x words
+// unsupportedJobKeys are job keywords of current GitLab that Fennec does not
+// run yet; a job using one is refused with a message naming it.
+var unsupportedJobKeys = map[string]bool{
+	"rules": true, "needs": true, "parallel": true, "trigger": true,
+	"release": true, "resource_group": true, "secrets": true,
+	"id_tokens": true, "hooks": true, "pages": true, "run": true,
+	"identity": true, "manual_confirmation": true, "dast_configuration": true,
+}
+
+// defaultKeys are the keywords `default:` gives every job that sets none.
+var defaultKeys = []string{
+	"after_script", "artifacts", "before_script", "cache", "image",
+	"interruptible", "retry", "services", "tags", "timeout",
+}
+
+// The predefined stages: .pre runs before every other, .post after.
+const (
+	StagePre  = ".pre"
+	StagePost = ".post"
+)
+
+// Parse parses and validates a `.gitlab-ci.yml` alone: an `include` in it
+// is refused (ParseFiles reads included files). An invalid document gives a
+// *ConfigError (errors.Is(err, ErrInvalidConfig)) worded as GitLab words
 // it; Parse never panics.
-func Parse(src []byte) (cfg *Config, err error) {
+func Parse(src []byte) (*Config, error) {
+	cfg, _, err := parse(context.Background(), src, nil)
+	return cfg, err
+}
+
+// ParseFiles is Parse for a configuration whose `include: local` entries
+// files reads: the files of the same repository at the same commit. It
+// reads at most maxIncludes files of at most MaxConfigBytes in all.
+func ParseFiles(ctx context.Context, src []byte, files Files) (*Config, error) {
+	cfg, _, err := parse(ctx, src, files)
+	return cfg, err
+}
+
+// parseStats counts the work a parse did, for the tests of its bounds.
+type parseStats struct {
+	nodes        int // YAML nodes built, aliases counted at full size
+	resolveWork  int // mapping entries merged by extends and nodes visited for !reference
+	includes     int // files included
+	includeBytes int // their total size
+}
+
+func parse(ctx context.Context, src []byte, files Files) (cfg *Config, stats parseStats, err error) {
 	if len(src) > MaxConfigBytes {
-		return nil, configError(fmt.Sprintf(
+		return nil, stats, configError(fmt.Sprintf(
 			"The CI configuration is too large: %d bytes, the limit is %d bytes", len(src), MaxConfigBytes))
 	}
 	// yaml.v3 is well fuzzed, but a pipeline must never take the server
@@ -47,30 +102,77 @@ func Parse(src []byte) (cfg *Config, err error) {
 			cfg, err = nil, configError(fmt.Sprintf("(<unknown>): the configuration could not be read (internal error: %v)", r))
 		}
 	}()
-	root, err := parseYAML(src)
+	conv := newConverter()
+	defer func() { stats.nodes = maxExpandedNodes - conv.budget }()
+	root, err := parseDocument(src, conv)
 	if err != nil {
-		return nil, err
+		return nil, stats, err
 	}
 	if root.kind != kindMap {
-		return nil, configError("Invalid configuration format")
+		return nil, stats, configError("Invalid configuration format")
+	}
+	inc := includer{ctx: ctx, files: files, conv: conv, size: len(src)}
+	if root, err = inc.expand(root, nil); err != nil {
+		return nil, stats, err
+	}
+	stats.includes, stats.includeBytes = inc.count, inc.size-len(src)
+	var work int
+	root, work, err = resolveExtends(root)
+	stats.resolveWork += work
+	if err != nil {
+		return nil, stats, err
+	}
+	root, work, err = resolveReferences(root)
+	stats.resolveWork += work
+	if err != nil {
+		return nil, stats, err
 	}
 	var p parser
 	cfg = p.config(root)
 	if len(p.errs) > 0 {
-		return nil, &ConfigError{Messages: p.errs}
+		return nil, stats, &ConfigError{Messages: p.errs}
 	}
-	return cfg, nil
+	return cfg, stats, nil
 }
 
+// parseYAML reads one document on its own budget (tests use it).
 func parseYAML(src []byte) (*value, error) {
+	return parseDocument(src, newConverter())
+}
+
+// parseDocument reads a configuration's YAML. A file may start with a
+// header document holding only `spec:` (inputs for includes) before
+// `---`: the configuration is then the second document, with each
+// `$[[ inputs.name ]]` replaced by the input's default.
+func parseDocument(src []byte, conv *converter) (*value, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(src))
 	var doc yaml.Node
-	if err := yaml.Unmarshal(src, &doc); err != nil {
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return &value{kind: kindNull}, nil
+		}
 		return nil, syntaxError(err)
 	}
-	if doc.Kind == 0 { // an empty document
-		return &value{kind: kindNull}, nil
+	first, err := conv.convert(&doc, 0)
+	if err != nil {
+		return nil, err
 	}
-	return newConverter().convert(&doc, 0)
+	if first.kind != kindMap || len(first.entries) != 1 || first.entries[0].key != "spec" {
+		return first, nil
+	}
+	var body yaml.Node
+	if err := dec.Decode(&body); err != nil {
+		if errors.Is(err, io.EOF) {
+			return first, nil // a file of `spec:` alone: a job named spec
+		}
+		return nil, syntaxError(err)
+	}
+	defaults, err := inputDefaults(first.entries[0].val)
+	if err != nil {
+		return nil, err
+	}
+	interpolateInputs(&body, defaults)
+	return conv.convert(&body, 0)
 }
 
 var yamlLinePrefix = regexp.MustCompile(`^line (\d+): `)
@@ -109,7 +211,8 @@ func at(parent, key string) string {
 	return parent + ":" + key
 }
 
-// globals are the top-level keywords jobs inherit.
+// globals are the top-level and `default:` keywords jobs inherit; set
+// records which were written, since an empty value is a value.
 type globals struct {
 	beforeScript, afterScript []string
 	image                     *Image
@@ -117,27 +220,34 @@ type globals struct {
 	variables                 []Variable
 	variableIndex             map[string]int // key -> position in variables, built on first use
 	cache                     *Cache
+	caches                    []Cache
+	tags                      []string
+	timeout                   string
+	timeoutAfter              time.Duration
+	retry                     int
+	retryWhen                 []string
+	interruptible             bool
+	artifacts                 *Artifacts
+	set                       map[string]bool
 }
 
 func (p *parser) config(root *value) *Config {
 	cfg := &Config{Stages: DefaultStages}
-	var g globals
+	g := globals{set: map[string]bool{}}
 	for _, key := range globalKeys {
 		v := root.get(key)
 		if v.isNull() {
 			continue
 		}
+		if unsupportedGlobalKeys[key] {
+			p.errorf("%s is not supported yet", key)
+			continue
+		}
 		switch key {
-		case "before_script":
-			g.beforeScript, _ = p.stringList(v, key+" config")
-		case "after_script":
-			g.afterScript, _ = p.stringList(v, key+" config")
-		case "image":
-			g.image = p.image(v, key)
-		case "services":
-			g.services, _ = p.services(v, key)
+		case "before_script", "after_script", "image", "services", "cache":
+			p.defaultKey(&g, key, v, key)
 		case "variables":
-			g.variables = p.variables(v, key)
+			g.variables = p.variables(v, key, true)
 		case "stages", "types":
 			// `types` is the deprecated spelling; `stages` wins when both are set.
 			if key == "types" && !root.get("stages").isNull() {
@@ -146,8 +256,12 @@ func (p *parser) config(root *value) *Config {
 			if stages, ok := p.stringList(v, key+" config"); ok {
 				cfg.Stages = stages
 			}
-		case "cache":
-			g.cache = p.cache(v, key)
+		case "default":
+			p.defaults(&g, v)
+		case "include":
+			// Expanded before validation; left only by a caller that
+			// parsed a tree by hand.
+			p.errorf("include config cannot be used here")
 		}
 	}
 
@@ -169,8 +283,8 @@ func (p *parser) config(root *value) *Config {
 			continue
 		}
 		if strings.HasPrefix(e.key, ".") {
-			// Hidden jobs are templates for anchors; GitLab only asks that
-			// they are not empty.
+			// Hidden jobs are templates for anchors and extends; GitLab
+			// only asks that they are not empty.
 			if blank(e.val) {
 				p.errorf("jobs:%s config can't be blank", e.key)
 			}
@@ -185,6 +299,108 @@ func (p *parser) config(root *value) *Config {
 	}
 	p.crossCheck(cfg)
 	return cfg
+}
+
+// defaults reads `default:`.
+func (p *parser) defaults(g *globals, v *value) {
+	if v.kind != kindMap {
+		p.errorf("default config should be a hash")
+		return
+	}
+	allowed := make([]string, 0, len(defaultKeys)+2)
+	allowed = append(allowed, defaultKeys...)
+	for _, e := range v.entries {
+		if e.key == "hooks" || e.key == "id_tokens" {
+			p.errorf("default:%s is not supported yet", e.key)
+		}
+	}
+	allowed = append(allowed, "hooks", "id_tokens")
+	p.unknownKeys(v, "default", allowed...)
+	for _, key := range defaultKeys {
+		val := v.get(key)
+		if val.isNull() {
+			continue
+		}
+		if g.set[key] {
+			p.errorf("%s is defined in top-level and `default:` entry", key)
+			continue
+		}
+		p.defaultKey(g, key, val, at("default", key))
+	}
+}
+
+// defaultKey reads one keyword of `default:` (or its top-level spelling).
+func (p *parser) defaultKey(g *globals, key string, v *value, loc string) {
+	g.set[key] = true
+	switch key {
+	case "before_script":
+		g.beforeScript = p.scriptList(v, loc)
+	case "after_script":
+		g.afterScript = p.scriptList(v, loc)
+	case "image":
+		g.image = p.image(v, loc)
+	case "services":
+		g.services, _ = p.services(v, loc)
+	case "cache":
+		g.cache, g.caches = p.caches(v, loc)
+	case "tags":
+		g.tags, _ = p.stringList(v, loc+" config")
+	case "timeout":
+		g.timeout, g.timeoutAfter = p.timeout(v, loc)
+	case "retry":
+		g.retry, g.retryWhen = p.retry(v, loc)
+	case "interruptible":
+		b, ok := boolValue(v)
+		if !ok {
+			p.errorf("%s config should be a boolean value", loc)
+		}
+		g.interruptible = b
+	case "artifacts":
+		g.artifacts = p.artifacts(v, loc)
+	}
+}
+
+// inheritance is a job's `inherit:`: which defaults and global variables
+// it takes.
+type inheritance struct {
+	allDefaults, allVariables bool
+	defaults, variables       map[string]bool
+}
+
+func (i inheritance) takesDefault(key string) bool { return i.allDefaults || i.defaults[key] }
+
+func (p *parser) inherit(v *value, loc string) inheritance {
+	inh := inheritance{allDefaults: true, allVariables: true}
+	if v.isNull() {
+		return inh
+	}
+	if v.kind != kindMap {
+		p.errorf("%s config should be a hash", loc)
+		return inh
+	}
+	p.unknownKeys(v, loc, "default", "variables")
+	read := func(key string, all *bool, some *map[string]bool) {
+		x := v.get(key)
+		if x.isNull() {
+			return
+		}
+		if b, ok := boolValue(x); ok {
+			*all = b
+			return
+		}
+		names, ok := stringItems(x)
+		if !ok {
+			p.errorf("%s config should be a boolean value or an array of strings", at(loc, key))
+			return
+		}
+		*all, *some = false, map[string]bool{}
+		for _, n := range names {
+			(*some)[n] = true
+		}
+	}
+	read("default", &inh.allDefaults, &inh.defaults)
+	read("variables", &inh.allVariables, &inh.variables)
+	return inh
 }
 
 // blank is Rails' blank?: null, an empty string, list or hash.
@@ -215,7 +431,10 @@ func (p *parser) job(name string, v *value, g *globals) (Job, bool) {
 	before := len(p.errs)
 	var unknown []string
 	for _, e := range v.entries {
-		if !jobKeys[e.key] {
+		switch {
+		case unsupportedJobKeys[e.key]:
+			p.errorf("%s %s is not supported yet", loc, e.key)
+		case !jobKeys[e.key]:
 			unknown = append(unknown, e.key)
 		}
 	}
@@ -231,28 +450,70 @@ func (p *parser) job(name string, v *value, g *globals) (Job, bool) {
 	if blank(v.get("script")) {
 		p.errorf("%s script can't be blank", loc)
 	}
+	inh := p.inherit(v.get("inherit"), at(loc, "inherit"))
+	inherited := func(key string) bool { return g.set[key] && inh.takesDefault(key) }
 
 	job := Job{Name: name, When: cistatus.WhenOnSuccess}
+	if inherited("tags") {
+		job.Tags = g.tags
+	}
 	if t := v.get("tags"); !t.isNull() {
 		job.Tags, _ = p.stringList(t, loc+" tags")
 	}
 	allowFailureSet := false
 	if a := v.get("allow_failure"); !a.isNull() {
-		if b, ok := boolValue(a); ok {
-			job.AllowFailure, allowFailureSet = b, true
-		} else {
-			p.errorf("%s allow failure should be a boolean value", loc)
-		}
+		allowFailureSet = true
+		job.AllowFailure, job.AllowFailureExitCodes = p.allowFailure(a, loc)
+	}
+	if inherited("retry") {
+		job.Retry, job.RetryWhen = g.retry, g.retryWhen
 	}
 	if r := v.get("retry"); !r.isNull() {
-		job.Retry = p.retry(r, loc)
+		job.Retry, job.RetryWhen = p.retry(r, loc)
 	}
+	if inherited("timeout") {
+		job.Timeout, job.TimeoutAfter = g.timeout, g.timeoutAfter
+	}
+	if t := v.get("timeout"); !t.isNull() {
+		job.Timeout, job.TimeoutAfter = p.timeout(t, at(loc, "timeout"))
+	}
+	if inherited("interruptible") {
+		job.Interruptible = g.interruptible
+	}
+	if i := v.get("interruptible"); !i.isNull() {
+		b, ok := boolValue(i)
+		if !ok {
+			p.errorf("%s interruptible should be a boolean value", loc)
+		}
+		job.Interruptible = b
+	}
+	delayed := false
 	if w := v.get("when"); !w.isNull() {
 		when := cistatus.When(w.text)
-		if !w.isString() || !when.Valid() {
-			p.errorf("%s when should be on_success, on_failure, always or manual", loc)
+		switch {
+		case w.isString() && w.text == "delayed":
+			// Delayed jobs are not scheduled by time yet: they run as
+			// on_success jobs, start_in kept on the job.
+			delayed, when = true, cistatus.WhenOnSuccess
+		case !w.isString() || !when.Valid():
+			p.errorf("%s when should be one of: on_success, on_failure, always, manual, delayed", loc)
 		}
 		job.When = when
+	}
+	if si := v.get("start_in"); !si.isNull() || delayed {
+		switch {
+		case !delayed:
+			p.errorf("%s start in must be blank when not delayed", loc)
+		case si.isNull():
+			p.errorf("%s start in should be a duration", loc)
+		default:
+			d, never, err := ParseExpireIn(si.text)
+			if si.kind != kindScalar || err != nil || never || d > 7*24*time.Hour {
+				p.errorf("%s start in should be a duration of up to one week", loc)
+			} else {
+				job.StartIn, job.StartAfter = si.text, d
+			}
+		}
 	}
 	job.DependsOnAllEarlier = true
 	if d := v.get("dependencies"); !d.isNull() {
@@ -261,9 +522,14 @@ func (p *parser) job(name string, v *value, g *globals) (Job, bool) {
 	}
 
 	// The entries of a job, in the order GitLab 9.x declares them.
-	job.BeforeScript, job.AfterScript = g.beforeScript, g.afterScript
+	if inherited("before_script") {
+		job.BeforeScript = g.beforeScript
+	}
+	if inherited("after_script") {
+		job.AfterScript = g.afterScript
+	}
 	if b := v.get("before_script"); !b.isNull() {
-		job.BeforeScript, _ = p.stringList(b, at(loc, "before_script")+" config")
+		job.BeforeScript = p.scriptList(b, at(loc, "before_script"))
 	}
 	if s := v.get("script"); !s.isNull() {
 		job.Script = p.commands(s, at(loc, "script"))
@@ -287,47 +553,63 @@ func (p *parser) job(name string, v *value, g *globals) (Job, bool) {
 		}
 	}
 	if a := v.get("after_script"); !a.isNull() {
-		job.AfterScript, _ = p.stringList(a, at(loc, "after_script")+" config")
+		job.AfterScript = p.scriptList(a, at(loc, "after_script"))
 	}
-	job.Cache = g.cache
+	if inherited("cache") {
+		job.Cache, job.Caches = g.cache, g.caches
+	}
 	if c := v.get("cache"); !c.isNull() {
-		job.Cache = p.cache(c, at(loc, "cache"))
+		job.Cache, job.Caches = p.caches(c, at(loc, "cache"))
 	}
-	job.Image = g.image
+	if inherited("image") {
+		job.Image = g.image
+	}
 	if i := v.get("image"); !i.isNull() {
 		job.Image = p.image(i, at(loc, "image"))
 	}
-	job.Services = g.services
+	if inherited("services") {
+		job.Services = g.services
+	}
 	if s := v.get("services"); !s.isNull() {
 		job.Services, _ = p.services(s, at(loc, "services"))
 	}
 	for _, key := range []string{"only", "except"} {
-		pol := v.get(key)
-		if pol.isNull() {
-			continue
-		}
-		refs := p.policy(pol, at(loc, key))
-		if key == "only" {
-			job.Only = refs
-		} else {
-			job.Except = refs
+		if pol := v.get(key); !pol.isNull() {
+			p.policy(&job, key, pol, at(loc, key))
 		}
 	}
 	// Job variables go on top of the global ones; `variables: {}` keeps the
 	// globals, as GitLab 9.x's merge does (its documentation claimed
-	// otherwise, but the code merged).
-	job.Variables = g.variables
-	if vars := v.get("variables"); !vars.isNull() {
-		own := p.variables(vars, at(loc, "variables"))
-		p.mergedVariables += len(g.variables) + len(own)
-		if p.mergedVariables <= maxMergedVariables {
-			if g.variableIndex == nil {
-				g.variableIndex = indexVariables(g.variables)
+	// otherwise, but the code merged). `inherit: variables` picks which
+	// global ones a job takes.
+	globalVars := g.variables
+	if !inh.allVariables {
+		globalVars = nil
+		for _, gv := range g.variables {
+			if inh.variables[gv.Key] {
+				globalVars = append(globalVars, gv)
 			}
-			job.Variables = mergeVariables(g.variables, g.variableIndex, own)
-		} else if p.mergedVariables-len(g.variables)-len(own) <= maxMergedVariables {
+		}
+	}
+	job.Variables = globalVars
+	if vars := v.get("variables"); !vars.isNull() {
+		own := p.variables(vars, at(loc, "variables"), false)
+		p.mergedVariables += len(globalVars) + len(own)
+		if p.mergedVariables <= maxMergedVariables {
+			index := g.variableIndex
+			if !inh.allVariables {
+				index = indexVariables(globalVars)
+			} else if g.variableIndex == nil {
+				g.variableIndex = indexVariables(g.variables)
+				index = g.variableIndex
+			}
+			job.Variables = mergeVariables(globalVars, index, own)
+		} else if p.mergedVariables-len(globalVars)-len(own) <= maxMergedVariables {
 			p.errorf("The CI configuration is too large: its jobs hold more than %d variables in all", maxMergedVariables)
 		}
+	}
+	if inherited("artifacts") {
+		job.Artifacts = g.artifacts
 	}
 	if a := v.get("artifacts"); !a.isNull() {
 		job.Artifacts = p.artifacts(a, at(loc, "artifacts"))
@@ -346,13 +628,69 @@ func (p *parser) job(name string, v *value, g *globals) (Job, bool) {
 	return job, len(p.errs) == before
 }
 
+// allowFailure reads `allow_failure`: a boolean, or `{exit_codes: n | [n...]}`.
+func (p *parser) allowFailure(v *value, loc string) (bool, []int) {
+	if b, ok := boolValue(v); ok {
+		return b, nil
+	}
+	if v.kind != kindMap {
+		p.errorf("%s allow failure should be a boolean value", loc)
+		return false, nil
+	}
+	p.unknownKeys(v, at(loc, "allow_failure"), "exit_codes")
+	codes := v.get("exit_codes")
+	items := []*value{codes}
+	if codes != nil && codes.kind == kindSeq {
+		items = codes.items
+	}
+	var out []int
+	for _, item := range items {
+		if item == nil || item.kind != kindScalar || item.tag != "!!int" {
+			p.errorf("%s exit codes should be an array of integers or an integer", at(loc, "allow_failure"))
+			return false, nil
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(item.text))
+		if err != nil {
+			p.errorf("%s exit codes should be an array of integers or an integer", at(loc, "allow_failure"))
+			return false, nil
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		p.errorf("%s exit codes should be an array of integers or an integer", at(loc, "allow_failure"))
+	}
+	return false, out
+}
+
 // crossCheck validates what involves several jobs or the stage list, after
 // every job is valid on its own, and resolves stage indexes.
 func (p *parser) crossCheck(cfg *Config) {
+	// .pre and .post are always there, first and last; they are listed
+	// in Stages only when a job uses them, so that files without them keep
+	// their 9.x stage list.
+	usesPre, usesPost := false, false
+	for i := range cfg.Jobs {
+		usesPre = usesPre || cfg.Jobs[i].Stage == StagePre
+		usesPost = usesPost || cfg.Jobs[i].Stage == StagePost
+	}
+	declared := cfg.Stages
+	cfg.Stages = make([]string, 0, len(declared)+2)
+	if usesPre {
+		cfg.Stages = append(cfg.Stages, StagePre)
+	}
+	for _, st := range declared {
+		if st != StagePre && st != StagePost {
+			cfg.Stages = append(cfg.Stages, st)
+		}
+	}
+	if usesPost {
+		cfg.Stages = append(cfg.Stages, StagePost)
+	}
 	stageIndex := make(map[string]int, len(cfg.Stages))
 	for i := len(cfg.Stages) - 1; i >= 0; i-- {
 		stageIndex[cfg.Stages[i]] = i // the first occurrence wins
 	}
+	allStages := append(append([]string{StagePre}, cfg.Stages[boolInt(usesPre):len(cfg.Stages)-boolInt(usesPost)]...), StagePost)
 	jobs := make(map[string]*Job, len(cfg.Jobs))
 	for i := range cfg.Jobs {
 		jobs[cfg.Jobs[i].Name] = &cfg.Jobs[i]
@@ -361,7 +699,7 @@ func (p *parser) crossCheck(cfg *Config) {
 		job := &cfg.Jobs[i]
 		idx, ok := stageIndex[job.Stage]
 		if !ok {
-			p.errorf("%s job: stage parameter should be %s", job.Name, strings.Join(cfg.Stages, ", "))
+			p.errorf("%s job: chosen stage %s does not exist; available stages are %s", job.Name, job.Stage, strings.Join(allStages, ", "))
 			continue
 		}
 		job.StageIndex = idx
@@ -428,16 +766,51 @@ func stringItems(v *value) ([]string, bool) {
 	return out, true
 }
 
-// commands reads `script`: a string or an array of strings.
+// commands reads `script`: a string, or an array of strings and of arrays
+// (YAML anchors of lists inside a list), flattened up to maxScriptNesting
+// levels as GitLab does.
 func (p *parser) commands(v *value, loc string) []string {
-	if v.isString() {
-		return []string{v.text}
-	}
-	out, ok := stringItems(v)
+	out, ok := flattenScript(v)
 	if !ok {
-		p.errorf("%s config should be an array of strings or a string", loc)
+		p.errorf("%s config should be a string or a nested array of strings up to %d levels deep", loc, maxScriptNesting)
 	}
 	return out
+}
+
+// scriptList reads before_script and after_script, which take the same
+// forms as script.
+func (p *parser) scriptList(v *value, loc string) []string {
+	return p.commands(v, loc)
+}
+
+func flattenScript(v *value) ([]string, bool) {
+	if v.isString() {
+		return []string{v.text}, true
+	}
+	if v.kind != kindSeq {
+		return nil, false
+	}
+	out := make([]string, 0, len(v.items))
+	return out, appendScript(&out, v, 1)
+}
+
+func appendScript(out *[]string, v *value, depth int) bool {
+	if depth > maxScriptNesting {
+		return false
+	}
+	for _, item := range v.items {
+		switch {
+		case item.isString():
+			*out = append(*out, item.text)
+		case item.kind == kindSeq:
+			if !appendScript(out, item, depth+1) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // boolValue reads a boolean. Besides YAML 1.2's true/false it takes the
@@ -462,7 +835,55 @@ func boolValue(v *value) (bool, bool) {
 	return false, false
 }
 
-func (p *parser) retry(v *value, loc string) int {
+// boolInt is 1 for true.
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// retryReasons are the failure reasons `retry: {when}` may name.
+var retryReasons = map[string]bool{
+	"always": true, "unknown_failure": true, "script_failure": true, "api_failure": true,
+	"stuck_or_timeout_failure": true, "runner_system_failure": true, "runner_unsupported": true,
+	"stale_schedule": true, "job_execution_timeout": true, "archived_failure": true,
+	"unmet_prerequisites": true, "scheduler_failure": true, "data_integrity_failure": true,
+}
+
+// retry reads `retry`: a number, or `{max, when}`.
+func (p *parser) retry(v *value, loc string) (int, []string) {
+	if v.kind == kindMap {
+		p.unknownKeys(v, at(loc, "retry"), "max", "when", "exit_codes")
+		n := 0
+		if m := v.get("max"); !m.isNull() {
+			n = p.retryMax(m, loc)
+		}
+		var when []string
+		if w := v.get("when"); !w.isNull() {
+			if w.isString() {
+				when = []string{w.text}
+			} else if items, ok := stringItems(w); ok {
+				when = items
+			} else {
+				p.errorf("%s retry when should be a string or an array of strings", loc)
+			}
+			for _, reason := range when {
+				if !retryReasons[reason] {
+					p.errorf("%s retry when is unknown: %s", loc, reason)
+					break
+				}
+			}
+		}
+		if e := v.get("exit_codes"); !e.isNull() {
+			p.errorf("%s retry exit_codes is not supported yet", loc)
+		}
+		return n, when
+	}
+	return p.retryMax(v, loc), nil
+}
+
+func (p *parser) retryMax(v *value, loc string) int {
 	if v.kind != kindScalar {
 		p.errorf("%s retry is not a number", loc)
 		return 0
@@ -485,9 +906,31 @@ func (p *parser) retry(v *value, loc string) int {
 	return n
 }
 
+// timeout reads a `timeout`: a duration as GitLab's parser reads them
+// ("1h 30m", "3 hours", "90 minutes", a number of seconds), positive and
+// at most a month, GitLab's bound.
+func (p *parser) timeout(v *value, loc string) (string, time.Duration) {
+	if v.kind != kindScalar || (v.tag != "!!str" && v.tag != "!!int") {
+		p.errorf("%s config should be a duration", loc)
+		return "", 0
+	}
+	d, never, err := ParseExpireIn(v.text)
+	switch {
+	case err != nil || never || d <= 0:
+		p.errorf("%s config should be a duration", loc)
+	case d > 30*24*time.Hour:
+		p.errorf("%s config should not exceed the limit", loc)
+	default:
+		return v.text, d
+	}
+	return "", 0
+}
+
 // variables reads a hash of key value pairs. Values may be strings or
-// numbers (kept as written: "1.10" stays "1.10").
-func (p *parser) variables(v *value, loc string) []Variable {
+// numbers (kept as written: "1.10" stays "1.10"), or a hash with `value`
+// (and `description`, `expand`, `options` at the top level, `expand` in a
+// job), as current GitLab allows.
+func (p *parser) variables(v *value, loc string, topLevel bool) []Variable {
 	if v.kind != kindMap {
 		p.errorf("%s config should be a hash of key value pairs", loc)
 		return nil
@@ -495,13 +938,33 @@ func (p *parser) variables(v *value, loc string) []Variable {
 	out := make([]Variable, 0, len(v.entries))
 	for _, e := range v.entries {
 		val := e.val
-		if val.kind != kindScalar || (val.tag != "!!str" && val.tag != "!!int" && val.tag != "!!float") {
-			p.errorf("%s config should be a hash of key value pairs", loc)
+		if val.kind == kindMap {
+			allowed := []string{"value", "expand"}
+			if topLevel {
+				allowed = append(allowed, "description", "options")
+			}
+			p.unknownKeys(val, at(loc, e.key), allowed...)
+			inner := val.get("value")
+			switch {
+			case inner.isNull():
+				out = append(out, Variable{Key: e.key, Public: true})
+				continue
+			case isScalarVariable(inner):
+				out = append(out, Variable{Key: e.key, Value: inner.text, Public: true})
+				continue
+			}
+		}
+		if !isScalarVariable(val) {
+			p.errorf("%s config should be a hash of key value pairs, value can be a hash", loc)
 			return nil
 		}
 		out = append(out, Variable{Key: e.key, Value: val.text, Public: true})
 	}
 	return out
+}
+
+func isScalarVariable(v *value) bool {
+	return v.kind == kindScalar && (v.tag == "!!str" || v.tag == "!!int" || v.tag == "!!float")
 }
 
 // indexVariables maps each key to its position.
@@ -620,19 +1083,60 @@ func (p *parser) services(v *value, loc string) ([]Service, bool) {
 	return out, true
 }
 
+// maxCaches is how many caches a job may list, GitLab's bound.
+const maxCaches = 4
+
+// caches reads `cache`: one cache, or a list of up to maxCaches. The first
+// comes back alone too, for the callers that know one cache only.
+func (p *parser) caches(v *value, loc string) (*Cache, []Cache) {
+	if v.kind != kindSeq {
+		return p.cache(v, loc), nil
+	}
+	if len(v.items) > maxCaches {
+		p.errorf("%s config no more than %d caches can be created", loc, maxCaches)
+		return nil, nil
+	}
+	if len(v.items) == 0 {
+		return nil, nil
+	}
+	out := make([]Cache, 0, len(v.items))
+	for _, item := range v.items {
+		if c := p.cache(item, loc); c != nil {
+			out = append(out, *c)
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return &out[0], out
+}
+
 func (p *parser) cache(v *value, loc string) *Cache {
 	if v.kind != kindMap {
 		p.errorf("%s config should be a hash", loc)
 		return nil
 	}
-	p.unknownKeys(v, loc, "key", "untracked", "paths", "policy")
+	p.unknownKeys(v, loc, "key", "untracked", "paths", "policy", "when", "fallback_keys", "unprotect")
 	c := &Cache{Key: DefaultCacheKey, Policy: "pull-push"}
 	if k := v.get("key"); !k.isNull() {
-		// A number is a fine key; only collections are refused.
-		if k.kind != kindScalar {
-			p.errorf("%s config should be a string or symbol", at(loc, "key"))
-		} else {
+		switch k.kind {
+		case kindScalar: // a number is a fine key
 			c.Key = k.text
+		case kindMap:
+			p.unknownKeys(k, at(loc, "key"), "files", "prefix")
+			files, ok := stringItems(k.get("files"))
+			if k.get("files").isNull() || !ok || len(files) == 0 || len(files) > 2 {
+				p.errorf("%s files should be an array of one or two file paths", at(loc, "key"))
+			}
+			c.KeyFiles = files
+			if pre := k.get("prefix"); !pre.isNull() {
+				if pre.kind != kindScalar {
+					p.errorf("%s prefix should be a string", at(loc, "key"))
+				}
+				c.KeyPrefix, c.Key = pre.text, pre.text
+			}
+		default:
+			p.errorf("%s config should be a string, symbol or hash", at(loc, "key"))
 		}
 	}
 	if u := v.get("untracked"); !u.isNull() {
@@ -641,6 +1145,11 @@ func (p *parser) cache(v *value, loc string) *Cache {
 			p.errorf("%s config should be a boolean value", at(loc, "untracked"))
 		}
 		c.Untracked = b
+	}
+	if u := v.get("unprotect"); !u.isNull() {
+		if _, ok := boolValue(u); !ok {
+			p.errorf("%s config should be a boolean value", at(loc, "unprotect"))
+		}
 	}
 	if ps := v.get("paths"); !ps.isNull() {
 		c.Paths, _ = p.stringList(ps, at(loc, "paths")+" config")
@@ -654,8 +1163,29 @@ func (p *parser) cache(v *value, loc string) *Cache {
 			}
 			fallthrough
 		default:
+			// A policy from a variable ($POLICY) is resolved by the
+			// runner; it is kept as written.
+			if pol.isString() && strings.HasPrefix(pol.text, "$") {
+				c.Policy = pol.text
+				break
+			}
 			p.errorf("%s policy should be pull-push, push, or pull", loc)
 		}
+	}
+	if w := v.get("when"); !w.isNull() {
+		switch w.text {
+		case ArtifactsOnSuccess, ArtifactsOnFailure, ArtifactsAlways:
+			c.When = w.text
+		default:
+			p.errorf("%s when should be on_success, on_failure or always", loc)
+		}
+	}
+	if f := v.get("fallback_keys"); !f.isNull() {
+		keys, ok := stringItems(f)
+		if !ok || len(keys) > 5 {
+			p.errorf("%s fallback keys should be an array of up to 5 strings", loc)
+		}
+		c.FallbackKeys = keys
 	}
 	return c
 }
@@ -665,8 +1195,25 @@ func (p *parser) artifacts(v *value, loc string) *Artifacts {
 		p.errorf("%s config should be a hash", loc)
 		return nil
 	}
-	p.unknownKeys(v, loc, "name", "untracked", "paths", "when", "expire_in")
+	p.unknownKeys(v, loc, "name", "untracked", "paths", "when", "expire_in", "exclude", "expose_as", "reports", "public", "access")
 	a := &Artifacts{Name: DefaultArtifactsName, When: ArtifactsOnSuccess}
+	if ex := v.get("exclude"); !ex.isNull() {
+		a.Exclude, _ = p.stringList(ex, loc+" exclude")
+	}
+	if e := v.get("expose_as"); !e.isNull() {
+		if !e.isString() || len(e.text) > 100 {
+			p.errorf("%s expose as should be a string of up to 100 characters", loc)
+		}
+		a.ExposeAs = e.text
+	}
+	if r := v.get("reports"); !r.isNull() {
+		a.Reports = p.reports(r, at(loc, "reports"))
+	}
+	for _, key := range []string{"public", "access"} {
+		if x := v.get(key); !x.isNull() {
+			p.errorf("%s %s is not supported yet", loc, key)
+		}
+	}
 	if n := v.get("name"); !n.isNull() {
 		if n.isString() {
 			a.Name = n.text
@@ -707,6 +1254,36 @@ func (p *parser) artifacts(v *value, loc string) *Artifacts {
 	return a
 }
 
+// reports reads `artifacts: reports`: a hash of report types, each a path
+// or a list of paths (coverage_report alone is a hash).
+func (p *parser) reports(v *value, loc string) map[string][]string {
+	if v.kind != kindMap {
+		p.errorf("%s config should be a hash", loc)
+		return nil
+	}
+	out := make(map[string][]string, len(v.entries))
+	for _, e := range v.entries {
+		switch {
+		case e.val.isString():
+			out[e.key] = []string{e.val.text}
+		case e.val.kind == kindMap && e.key == "coverage_report":
+			if path := e.val.get("path"); path.isString() {
+				out[e.key] = []string{path.text}
+			} else {
+				p.errorf("%s coverage_report path should be a string", loc)
+			}
+		default:
+			paths, ok := stringItems(e.val)
+			if !ok {
+				p.errorf("%s %s should be an array of strings or a string", loc, e.key)
+				continue
+			}
+			out[e.key] = paths
+		}
+	}
+	return out
+}
+
 // environmentNameChars is GitLab's environment_name_regex: letters, digits,
 // '-', '_', '/', '\', '$', '{', '}', '.' and spaces.
 var environmentNameChars = regexp.MustCompile(`^[a-zA-Z0-9_\\/${}. -]+$`)
@@ -727,7 +1304,7 @@ func (p *parser) environment(v *value, loc string) *Environment {
 	case v.kind == kindScalar && v.isString():
 		name = v
 	case v.kind == kindMap:
-		p.unknownKeys(v, loc, "name", "url", "action", "on_stop")
+		p.unknownKeys(v, loc, "name", "url", "action", "on_stop", "auto_stop_in", "kubernetes", "deployment_tier")
 		name = v.get("name")
 	default:
 		p.errorf("%s config should be a hash or a string", loc)
@@ -757,10 +1334,37 @@ func (p *parser) environment(v *value, loc string) *Environment {
 		}
 	}
 	if a := v.get("action"); !a.isNull() {
-		if a.isString() && (a.text == EnvironmentStart || a.text == EnvironmentStop) {
-			env.Action = a.text
+		switch a.text {
+		case EnvironmentStart, EnvironmentStop, EnvironmentPrepare, EnvironmentVerify, EnvironmentAccess:
+			if a.isString() {
+				env.Action = a.text
+				break
+			}
+			fallthrough
+		default:
+			p.errorf("%s action should be start, stop, prepare, verify, or access", loc)
+		}
+	}
+	if s := v.get("auto_stop_in"); !s.isNull() {
+		if _, never, err := ParseExpireIn(s.text); s.kind != kindScalar || err != nil && !never {
+			p.errorf("%s auto stop in should be a duration", loc)
 		} else {
-			p.errorf("%s action should be start or stop", loc)
+			env.AutoStopIn = s.text
+		}
+	}
+	if k := v.get("kubernetes"); !k.isNull() {
+		if k.kind != kindMap {
+			p.errorf("%s kubernetes config should be a hash", loc)
+		} else if ns := k.get("namespace"); ns.isString() {
+			env.KubernetesNamespace = ns.text
+		}
+	}
+	if t := v.get("deployment_tier"); !t.isNull() {
+		switch t.text {
+		case "production", "staging", "testing", "development", "other":
+			env.DeploymentTier = t.text
+		default:
+			p.errorf("%s deployment tier must be one of production, staging, testing, development, other", loc)
 		}
 	}
 	if s := v.get("on_stop"); !s.isNull() {
@@ -801,9 +1405,59 @@ func isSlashed(s string) bool {
 	return len(s) >= 2 && s[0] == '/' && s[len(s)-1] == '/'
 }
 
-// policy reads `only`/`except`: an array of ref names, /regexps/, keywords
-// and name@group/project filters.
-func (p *parser) policy(v *value, loc string) []string {
+// policy reads `only`/`except` into the job: an array of ref names,
+// /regexps/, keywords and name@group/project filters, or a hash of `refs`,
+// `variables`, `changes` and `kubernetes`.
+func (p *parser) policy(job *Job, key string, v *value, loc string) {
+	var refs []string
+	if v.kind == kindMap {
+		p.unknownKeys(v, loc, "refs", "variables", "changes", "kubernetes")
+		if r := v.get("refs"); !r.isNull() {
+			refs = p.refPolicy(r, at(loc, "refs"))
+		} else if key == "only" {
+			refs = []string{"branches", "tags"} // GitLab's default for only
+		}
+		var vars, changes []string
+		if x := v.get("variables"); !x.isNull() {
+			var ok bool
+			if vars, ok = stringItems(x); !ok {
+				p.errorf("%s config should be an array of valid expressions", at(loc, "variables"))
+			}
+		}
+		if x := v.get("changes"); !x.isNull() {
+			var ok bool
+			if changes, ok = stringItems(x); !ok {
+				if x.kind == kindMap {
+					changes, ok = stringItems(x.get("paths"))
+				}
+				if !ok {
+					p.errorf("%s config should be an array of strings", at(loc, "changes"))
+				}
+			}
+		}
+		k8s := false
+		if x := v.get("kubernetes"); !x.isNull() {
+			if !x.isString() || x.text != "active" {
+				p.errorf("%s config should be active", at(loc, "kubernetes"))
+			}
+			k8s = true
+		}
+		if key == "only" {
+			job.Only, job.OnlyVariables, job.OnlyChanges, job.OnlyKubernetes = refs, vars, changes, k8s
+		} else {
+			job.Except, job.ExceptVariables, job.ExceptChanges, job.ExceptKubernetes = refs, vars, changes, k8s
+		}
+		return
+	}
+	refs = p.refPolicy(v, loc)
+	if key == "only" {
+		job.Only = refs
+	} else {
+		job.Except = refs
+	}
+}
+
+func (p *parser) refPolicy(v *value, loc string) []string {
 	refs, ok := stringItems(v)
 	if ok {
 		for _, ref := range refs {

@@ -78,11 +78,19 @@ func newRefMatcher(ref RefInfo) *refMatcher {
 
 // runs is GitLab's rule: a job with `only` runs when one of its patterns
 // matches, and a job with `except` does not run when one of those matches.
+// Of only/except written as maps, every key must match; `variables` and
+// `changes` are not evaluated yet and count as matching for only and as
+// not matching for except (the job is kept either way), and
+// `kubernetes: active` never matches (no cluster integration here).
 func (m *refMatcher) runs(j *Job) bool {
+	if j.OnlyKubernetes {
+		return false
+	}
 	if len(j.Only) > 0 && !m.anyMatches(j.Only) {
 		return false
 	}
-	if len(j.Except) > 0 && m.anyMatches(j.Except) {
+	exceptUnevaluated := len(j.ExceptVariables) > 0 || len(j.ExceptChanges) > 0 || j.ExceptKubernetes
+	if len(j.Except) > 0 && !exceptUnevaluated && m.anyMatches(j.Except) {
 		return false
 	}
 	return true

@@ -1,0 +1,117 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// mapFiles is a repository's files for include tests; reads counts calls.
+type mapFiles struct {
+	files map[string]string
+	reads int
+}
+
+func (m *mapFiles) Read(_ context.Context, path string) ([]byte, error) {
+	m.reads++
+	src, ok := m.files[path]
+	if !ok {
+		return nil, fmt.Errorf("read %s: %w", path, fs.ErrNotExist)
+	}
+	return []byte(src), nil
+}
+
+func TestIncludeLocal(t *testing.T) {
+	t.Parallel()
+	files := &mapFiles{files: map[string]string{
+		"ci/templates.yml": ".go:\n  image: golang:1.22\n  before_script: [go version]\nvariables: {FROM_INCLUDE: a, SHARED: include}\n",
+		"ci/build.yml":     "include: {local: /ci/templates.yml}\nbuild:\n  extends: .go\n  stage: build\n  script: [go build]\n",
+		"ci/test.yml":      "test:\n  extends: .go\n  script: [go test]\n  tags: [from-include]\n",
+	}}
+	src := `
+include:
+  - local: ci/build.yml
+  - ci/test.yml
+variables: {SHARED: main}
+test:
+  tags: [own]
+`
+	cfg, err := ParseFiles(context.Background(), []byte(src), files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := jobNames(cfg); names != "build test" {
+		t.Errorf("jobs = %s", names)
+	}
+	test := jobNamed(t, cfg, "test")
+	if !reflect.DeepEqual(test.Tags, []string{"own"}) || test.Image.Name != "golang:1.22" || test.Script[0] != "go test" {
+		t.Errorf("test = %+v", test)
+	}
+	want := []Variable{{"FROM_INCLUDE", "a", true}, {"SHARED", "main", true}}
+	if !reflect.DeepEqual(test.Variables, want) {
+		t.Errorf("variables = %v", test.Variables)
+	}
+	if files.reads != 3 {
+		t.Errorf("%d reads", files.reads)
+	}
+}
+
+func TestIncludeErrors(t *testing.T) {
+	t.Parallel()
+	many, wide := map[string]string{}, "include:\n"
+	for i := 0; i <= maxIncludes; i++ {
+		many[fmt.Sprintf("f%d.yml", i)] = fmt.Sprintf("j%d: {script: x}\n", i)
+		wide += fmt.Sprintf("  - f%d.yml\n", i)
+	}
+	deep := map[string]string{}
+	for i := 0; i <= maxIncludeDepth; i++ {
+		deep[fmt.Sprintf("f%d.yml", i)] = fmt.Sprintf("include: f%d.yml\n", i+1)
+	}
+	tests := []struct {
+		name  string
+		files map[string]string
+		src   string
+		want  string
+	}{
+		{"missing", nil, "include: nope.yml\nj: {script: x}\n", "Local file `nope.yml` does not exist!"},
+		{"traversal stays in the repository", map[string]string{"etc/passwd": "x"}, "include: ../../etc/passwd\nj: {script: x}\n", "Included file `etc/passwd` does not have YAML mapping as root!"},
+		{"empty", map[string]string{"a.yml": "\n"}, "include: a.yml\nj: {script: x}\n", "Local file `a.yml` is empty!"},
+		{"syntax", map[string]string{"a.yml": "a: [\n"}, "include: a.yml\nj: {script: x}\n", "Included file `a.yml` does not have valid YAML syntax!"},
+		{"cycle", map[string]string{"a.yml": "include: b.yml\n", "b.yml": "include: /a.yml\n"}, "include: a.yml\nj: {script: x}\n", "Local file `a.yml` includes itself (through a.yml > b.yml > a.yml)"},
+		{"glob", nil, "include: 'ci/*.yml'\nj: {script: x}\n", "Local file `ci/*.yml`: wildcard includes are not supported yet"},
+		{"project", nil, "include: {project: a/b, file: c.yml}\nj: {script: x}\n", "include:project is not supported yet (`a/b`); only include:local is"},
+		{"local with rules", nil, "include: [{local: a.yml, rules: [{if: $A}]}]\nj: {script: x}\n", "include:local rules is not supported yet (`a.yml`)"},
+		{"count", many, wide, "Maximum of 150 nested includes are allowed!"},
+		{"depth", deep, "include: f0.yml\nj: {script: x}\n", "Maximum of 100 levels of nested includes are allowed!"},
+		{"size", map[string]string{"big.yml": "j: {script: x}\n#" + strings.Repeat("x", MaxConfigBytes)}, "include: [big.yml]\n", "Local file `big.yml` is too large"},
+		{"total size", map[string]string{"a.yml": "k: {script: x}\n#" + strings.Repeat("x", MaxConfigBytes-30), "b.yml": "k: {script: x}\n#" + strings.Repeat("x", MaxConfigBytes-30), "c.yml": "k: {script: x}\n#" + strings.Repeat("x", MaxConfigBytes-30), "d.yml": "k: {script: x}\n#" + strings.Repeat("x", MaxConfigBytes-30), "e.yml": "k: {script: x}\n#" + strings.Repeat("x", MaxConfigBytes-30)}, "include: [a.yml, b.yml, c.yml, d.yml, e.yml]\n", "its included files hold more than"},
+		{"a string list item of a number", nil, "include: [1]\nj: {script: x}\n", "include config should be a hash, a string or an array containing strings and hashes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := ParseFiles(context.Background(), []byte(tt.src), &mapFiles{files: tt.files})
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, ErrInvalidConfig) {
+				t.Errorf("err = %v\nwant %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// A failure to read is not the file's fault: it comes back as it is.
+func TestIncludeReadFailure(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("disk on fire")
+	_, err := ParseFiles(context.Background(), []byte("include: a.yml\nj: {script: x}\n"), failingFiles{boom})
+	if !errors.Is(err, boom) || errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+type failingFiles struct{ err error }
+
+func (f failingFiles) Read(context.Context, string) ([]byte, error) { return nil, f.err }
