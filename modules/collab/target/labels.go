@@ -37,6 +37,13 @@ type Milestone struct {
 // find: 404 "Not found").
 var ErrLabelEventNotFound = errors.New("labels: label event not found")
 
+// LabelColor is a label as a list's chip shows it: its name and its
+// colour as stored ("#rrggbb"; the page checks it before use).
+type LabelColor struct {
+	ID          int64
+	Name, Color string
+}
+
 // Labels is how a module attaches a project's labels to its targets.
 type Labels interface {
 	// Ensure finds the labels the project sees by name (its own, else
@@ -48,6 +55,9 @@ type Labels interface {
 	// Names returns the names of label ids, sorted (the views' labels);
 	// ids of deleted labels are skipped.
 	Names(ctx context.Context, ids []int64) ([]string, error)
+	// Colors returns the names and colours of label ids (the lists'
+	// chips), in the order given; ids of deleted labels are skipped.
+	Colors(ctx context.Context, ids []int64) ([]LabelColor, error)
 	// Find returns the ids of the labels with these names that the
 	// project sees (its own and its groups'), skipping unknown names (for
 	// list filters).

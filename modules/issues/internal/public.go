@@ -6,6 +6,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/issues/issue"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
@@ -50,6 +51,25 @@ func (s *Service) Names(ctx context.Context, ids []int64) ([]string, error) {
 		var err error
 		out, err = labelNames(tx, u)
 		return err
+	})
+	return out, err
+}
+
+// Colors implements target.Labels.
+func (s *Service) Colors(ctx context.Context, ids []int64) ([]target.LabelColor, error) {
+	out := make([]target.LabelColor, 0, len(ids))
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		for _, id := range ids {
+			l, err := labels.Get(tx, id)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			out = append(out, target.LabelColor{ID: id, Name: l.Name, Color: l.Color})
+		}
+		return nil
 	})
 	return out, err
 }

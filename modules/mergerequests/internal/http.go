@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 
 	fennec "github.com/fennec-forge/fennec/core"
@@ -42,6 +43,12 @@ type listInput struct {
 	State   string  `query:"state" doc:"opened, closed, merged or all (default)"`
 	OrderBy string  `query:"order_by" doc:"created_at (default) or updated_at"`
 	Sort    string  `query:"sort" doc:"desc (default) or asc"`
+	// The filters of GitLab's later list API.
+	Labels     string `query:"labels" doc:"comma-separated label names; merge requests must have all; None or Any"`
+	Milestone  string `query:"milestone" doc:"milestone title; None or Any"`
+	Search     string `query:"search" doc:"in titles and descriptions"`
+	AuthorID   int64  `query:"author_id" doc:"the author's user id"`
+	AssigneeID string `query:"assignee_id" doc:"the assignee's user id; None or Any"`
 }
 
 type listOutput struct {
@@ -137,6 +144,20 @@ func (s *Service) list(ctx context.Context, in *listInput) (*listOutput, error) 
 	}
 	if in.IID != 0 {
 		q.IIDs = append(q.IIDs, mergerequest.IID(in.IID))
+	}
+	q.Labels, q.Milestone, q.Search, q.AuthorID = splitLabels(in.Labels), in.Milestone, in.Search, in.AuthorID
+	switch a := strings.TrimSpace(in.AssigneeID); {
+	case a == "":
+	case strings.EqualFold(a, "none"):
+		q.AssigneeID = mergerequest.AssignedToNone
+	case strings.EqualFold(a, "any"):
+		q.AssigneeID = mergerequest.AssignedToAny
+	default:
+		id, err := strconv.ParseInt(a, 10, 64)
+		if err != nil || id <= 0 {
+			return nil, api.NotValidValue("assignee_id")
+		}
+		q.AssigneeID = id
 	}
 	return s.page(ctx, in.PageParams, func(ctx context.Context) ([]mergerequest.MergeRequest, int, error) {
 		return s.List(ctx, in.ID, q)

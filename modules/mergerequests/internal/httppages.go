@@ -16,7 +16,6 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,11 +39,6 @@ var pageTemplates embed.FS
 // mrsPerPage is one page of a project's list, as GitLab's.
 const mrsPerPage = 20
 
-// maxFiltered bounds the merge requests a filtered list reads: the
-// service's list has no search, label or milestone filter, so the page
-// filters the newest maxFiltered of a state itself.
-const maxFiltered = 5000
-
 // threadsPerPage bounds the timeline one page shows (each note is
 // rendered Markdown); more are on later pages.
 const threadsPerPage = 500
@@ -67,6 +61,7 @@ func NewPages(s *Service) fennec.Pages {
 			Feature: "merge_requests_enabled"})
 		site.Project("GET merge_requests", pg.get)
 		site.Project("POST merge_requests", pg.post)
+		registerDashboard(site, pg)
 	}}
 }
 
@@ -183,7 +178,12 @@ func mrURL(full string, iid mergerequest.IID, suffix string) string {
 	return mrsURL(full, "/"+strconv.FormatInt(int64(iid), 10)+suffix)
 }
 
-type labelChip struct{ Name, Href string }
+// labelChip is a label as the lists show it: in its colour (Color, a
+// checked "#rgb" or "#rrggbb"); Dark asks for light text on it.
+type labelChip struct {
+	Name, Href, Color string
+	Dark              bool
+}
 
 type person struct{ Name, Username, Href string }
 
@@ -202,208 +202,8 @@ type mrRow struct {
 	Labels                     []labelChip
 	Milestone, Assignee        string
 	Pipeline                   string // the head pipeline's status, "" for none
+	PipelineHref               string // the merge request's Pipelines tab
 	Notes                      int
-}
-
-type stateTab struct {
-	Key, Label, Href string
-	Count            int
-	Current          bool
-}
-
-type sortOption struct {
-	Key, Label string
-	Selected   bool
-}
-
-type listData struct {
-	Action, NewHref           string
-	States                    []stateTab
-	State, Search, Label      string
-	Milestone                 string
-	Sorts                     []sortOption
-	Rows                      []mrRow
-	Total, Page, Pages        int
-	PrevHref, NextHref, Empty string
-}
-
-var mrSorts = []struct {
-	key, label string
-	order      mergerequest.Order
-	asc        bool
-}{
-	{"created_desc", "Newest", mergerequest.ByCreated, false},
-	{"created_asc", "Oldest", mergerequest.ByCreated, true},
-	{"updated_desc", "Recently updated", mergerequest.ByUpdated, false},
-	{"updated_asc", "Least recently updated", mergerequest.ByUpdated, true},
-}
-
-// listFilter is what a list's search, label and milestone keep.
-type listFilter struct {
-	search     string
-	labelIDs   []int64 // nil: no label filter; empty: an unknown label, nothing matches
-	milestone  int64   // -1: an unknown milestone, nothing matches
-	filtered   bool
-	noneLabel  bool
-	labelGiven bool
-}
-
-func (f listFilter) keep(m mergerequest.MergeRequest) bool {
-	if f.search != "" {
-		q := strings.ToLower(f.search)
-		if !strings.Contains(strings.ToLower(m.Title), q) && !strings.Contains(strings.ToLower(m.Description), q) {
-			return false
-		}
-	}
-	if f.labelGiven {
-		if len(f.labelIDs) == 0 {
-			return false
-		}
-		found := false
-		for _, id := range f.labelIDs {
-			found = found || slices.Contains(m.LabelIDs, id)
-		}
-		if !found {
-			return false
-		}
-	}
-	if f.milestone != 0 && m.MilestoneID != f.milestone {
-		return false
-	}
-	return true
-}
-
-// page lists one state's merge requests: the service's page when nothing
-// filters, else the newest maxFiltered filtered here.
-func (pg *mrPages) page(ctx context.Context, full string, q mergerequest.ListQuery, f listFilter) ([]mergerequest.MergeRequest, int, error) {
-	if !f.filtered {
-		return pg.s.List(ctx, full, q)
-	}
-	all := q
-	all.Offset, all.Limit = 0, maxFiltered
-	list, _, err := pg.s.List(ctx, full, all)
-	if err != nil {
-		return nil, 0, err
-	}
-	var kept []mergerequest.MergeRequest
-	for _, m := range list {
-		if f.keep(m) {
-			kept = append(kept, m)
-		}
-	}
-	return store.Window(kept, q.Offset, q.Limit), len(kept), nil
-}
-
-// list is a project's merge requests: a state's tab (with each state's
-// count), search, a label and a milestone filter, an order, 20 a page.
-func (pg *mrPages) list(w http.ResponseWriter, r *http.Request) {
-	ctx, full := r.Context(), r.PathValue("owner")
-	info, err := pg.s.readProject(ctx, full)
-	if err != nil {
-		pg.fail(w, r, err)
-		return
-	}
-	q := r.URL.Query()
-	state := q.Get("state")
-	switch state {
-	case "opened", "merged", "closed", "all":
-	default:
-		state = "opened"
-	}
-	// Bounded as the API bounds its parameters: a search of 255 characters.
-	search := truncate(strings.TrimSpace(q.Get("search")), 255)
-	label := truncate(strings.TrimSpace(q.Get("label_name")), 255)
-	milestone := truncate(strings.TrimSpace(q.Get("milestone_title")), 255)
-	sortKey := q.Get("sort")
-	base := mergerequest.ListQuery{OrderBy: mergerequest.ByCreated}
-	found := false
-	for _, s := range mrSorts {
-		if s.key == sortKey {
-			base.OrderBy, base.Ascending, found = s.order, s.asc, true
-		}
-	}
-	if !found {
-		sortKey = mrSorts[0].key
-	}
-	page, _ := strconv.Atoi(q.Get("page"))
-	page = min(max(page, 1), maxFiltered)
-	f := listFilter{search: search, filtered: search != "" || label != "" || milestone != ""}
-	if label != "" {
-		f.labelGiven = true
-		if pg.s.Labels != nil {
-			if f.labelIDs, err = pg.s.Labels.Find(ctx, info.ID, []string{label}); err != nil {
-				pg.fail(w, r, err)
-				return
-			}
-		}
-	}
-	if milestone != "" {
-		f.milestone = -1
-		if pg.s.Milestones != nil {
-			if ms, err := pg.s.Milestones.ByTitle(ctx, info.ID, milestone); err == nil {
-				f.milestone = ms.ID
-			}
-		}
-	}
-	link := func(state string, page int) string {
-		v := url.Values{}
-		v.Set("state", state)
-		for k, val := range map[string]string{"search": search, "label_name": label, "milestone_title": milestone} {
-			if val != "" {
-				v.Set(k, val)
-			}
-		}
-		if sortKey != mrSorts[0].key {
-			v.Set("sort", sortKey)
-		}
-		if page > 1 {
-			v.Set("page", strconv.Itoa(page))
-		}
-		return pg.site.URL(mrsURL(full, "") + "?" + v.Encode())
-	}
-	d := listData{Action: pg.site.URL(mrsURL(full, "")), State: state, Search: search, Label: label, Milestone: milestone, Page: page}
-	for _, st := range []struct{ key, label string }{{"opened", "Open"}, {"merged", "Merged"}, {"closed", "Closed"}, {"all", "All"}} {
-		cq := base
-		cq.State, cq.Limit = stateOf(st.key), 1
-		_, n, err := pg.page(ctx, full, cq, f)
-		if err != nil {
-			pg.fail(w, r, err)
-			return
-		}
-		d.States = append(d.States, stateTab{Key: st.key, Label: st.label, Count: n, Current: st.key == state, Href: link(st.key, 1)})
-	}
-	for _, s := range mrSorts {
-		d.Sorts = append(d.Sorts, sortOption{Key: s.key, Label: s.label, Selected: s.key == sortKey})
-	}
-	lq := base
-	lq.State, lq.Offset, lq.Limit = stateOf(state), (page-1)*mrsPerPage, mrsPerPage
-	list, total, err := pg.page(ctx, full, lq, f)
-	if err != nil {
-		pg.fail(w, r, err)
-		return
-	}
-	d.Total, d.Pages = total, max((total+mrsPerPage-1)/mrsPerPage, 1)
-	if d.Rows, err = pg.rows(ctx, info, list); err != nil {
-		pg.fail(w, r, err)
-		return
-	}
-	if page > 1 {
-		d.PrevHref = link(state, page-1)
-	}
-	if page < d.Pages {
-		d.NextHref = link(state, page+1)
-	}
-	if auth.FromContext(ctx).User != nil && !info.Archived && info.Level >= int(projects.Developer) {
-		d.NewHref = pg.site.URL(mrsURL(full, "/new"))
-	}
-	switch {
-	case f.filtered:
-		d.Empty = "No merge requests match these filters."
-	default:
-		d.Empty = "There are no merge requests to show."
-	}
-	pg.t.Render(w, r, "list", web.Page{Title: "Merge requests · " + info.NameWithNamespace, Project: header(info), Tab: "merge_requests",
-		Crumbs: []web.Crumb{{Label: info.Path, Href: "/" + web.EscapePath(full)}, {Label: "Merge requests"}}, Data: d})
 }
 
 func stateOf(key string) mergerequest.State {
@@ -439,14 +239,14 @@ func (pg *mrPages) rows(ctx context.Context, info projects.ProjectInfo, list []m
 		if err != nil {
 			return err
 		}
+		colors := map[int64]target.LabelColor{}
 		for n, m := range list {
 			v := views[n]
 			row := mrRow{IID: int64(m.IID), Title: m.Title, Href: pg.site.URL(mrURL(info.PathWithNamespace, m.IID, "")),
 				State: string(m.State), WIP: m.WorkInProgress, Author: pg.person(v.Author.Name, v.Author.Username), CreatedAt: m.CreatedAt,
 				SourceBranch: m.SourceBranch, TargetBranch: m.TargetBranch, Notes: v.UserNotesCount}
-			for _, l := range v.Labels {
-				row.Labels = append(row.Labels, labelChip{Name: l,
-					Href: pg.site.URL(mrsURL(info.PathWithNamespace, "") + "?" + url.Values{"label_name": {l}}.Encode())})
+			if row.Labels, err = pg.chips(tx.Context(), info, m.LabelIDs, v.Labels, colors); err != nil {
+				return err
 			}
 			if m.MilestoneID != 0 && pg.s.Milestones != nil {
 				if ms, err := pg.s.Milestones.Assignable(tx.Context(), info.ID, m.MilestoneID); err == nil {
@@ -458,6 +258,7 @@ func (pg *mrPages) rows(ctx context.Context, info projects.ProjectInfo, list []m
 			}
 			if v.Pipeline != nil {
 				row.Pipeline = v.Pipeline.Status
+				row.PipelineHref = pg.site.URL(mrURL(info.PathWithNamespace, m.IID, "/pipelines"))
 			}
 			out = append(out, row)
 		}

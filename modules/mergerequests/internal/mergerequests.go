@@ -35,13 +35,15 @@ func stateMatches(state mergerequest.State, flag byte) bool {
 }
 
 // List implements mergerequest.Service. With a transaction in ctx it reads
-// in that one (the HTTP adapter renders the page in the same read).
+// in that one (the HTTP adapter renders the page in the same read). The
+// filters are answered from the indexes (listfilter.go).
 func (s *Service) List(ctx context.Context, project string, q mergerequest.ListQuery) ([]mergerequest.MergeRequest, int, error) {
 	bucket := byCreated
 	if q.OrderBy == mergerequest.ByUpdated {
 		bucket = byUpdated
 	}
 	desc := !q.Ascending
+	f := filterOf(q)
 	var out []mergerequest.MergeRequest
 	total := 0
 	err := s.DB.View(ctx, func(tx *store.Tx) error {
@@ -51,7 +53,8 @@ func (s *Service) List(ctx context.Context, project string, q mergerequest.ListQ
 		}
 		var page []*MR
 		total = 0
-		if len(q.IIDs) > 0 {
+		switch {
+		case len(q.IIDs) > 0:
 			// By iid: the index, then the same order as a walk.
 			var all []*MR
 			for _, iid := range q.IIDs {
@@ -62,27 +65,25 @@ func (s *Service) List(ctx context.Context, project string, q mergerequest.ListQ
 				if err != nil {
 					return err
 				}
-				if stateMatches(q.State, flagOf(m)) && !slices.ContainsFunc(all, func(o *MR) bool { return o.ID == m.ID }) {
-					all = append(all, m)
+				if !stateMatches(q.State, flagOf(m)) || slices.ContainsFunc(all, func(o *MR) bool { return o.ID == m.ID }) {
+					continue
 				}
+				if ok, err := s.keeps(tx, info.ID, f, m); err != nil || !ok {
+					if err != nil {
+						return err
+					}
+					continue
+				}
+				all = append(all, m)
 			}
-			slices.SortFunc(all, func(a, b *MR) int {
-				ta, tb := a.CreatedAt, b.CreatedAt
-				if string(bucket) == string(byUpdated) {
-					ta, tb = a.UpdatedAt, b.UpdatedAt
-				}
-				c := ta.Compare(tb)
-				if c == 0 {
-					c = int(a.ID) - int(b.ID)
-				}
-				if desc {
-					return -c
-				}
-				return c
-			})
+			sortByTime(all, string(bucket) == string(byUpdated), desc)
 			total = len(all)
 			page = store.Window(all, q.Offset, q.Limit)
-		} else {
+		case !f.none():
+			if page, total, err = s.filtered(tx, info.ID, bucket, desc, q.State, f, q.Offset, q.Limit); err != nil {
+				return err
+			}
+		default:
 			var ids []int64
 			store.WalkTimeKeys(tx, bucket, info.ID, desc, func(id int64, flag byte) bool {
 				if !stateMatches(q.State, flag) {

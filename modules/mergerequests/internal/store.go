@@ -1,6 +1,9 @@
 package internal
 
 import (
+	"bytes"
+	"encoding/binary"
+	"slices"
 	"time"
 
 	"github.com/fennec-forge/fennec/core/store"
@@ -108,7 +111,81 @@ var mrs = store.NewTable[int64, MR]("mergerequests.merge_requests",
 		}
 		return []string{lockedKey}
 	}},
+	// The list filters (listfilter.go) read the merge requests a filter
+	// keeps from these, never every row: a project's merge requests by
+	// author and by assignee (project/user), every merge request of a
+	// label or a milestone (its id), and, for "Any" and "None", a
+	// project's merge requests that have labels, a milestone, an assignee
+	// (project/l, /m, /a).
+	store.Index[MR]{Name: "author", Keys: func(m *MR) []string {
+		if m.Deleted {
+			return nil
+		}
+		return []string{projectUserKey(m.ProjectID, m.AuthorID)}
+	}},
+	store.Index[MR]{Name: "assignee", Keys: func(m *MR) []string {
+		if m.Deleted || m.AssigneeID == 0 {
+			return nil
+		}
+		return []string{projectUserKey(m.ProjectID, m.AssigneeID)}
+	}},
+	store.Index[MR]{Name: "label", Keys: func(m *MR) []string {
+		if m.Deleted {
+			return nil
+		}
+		out := make([]string, len(m.LabelIDs))
+		for n, l := range m.LabelIDs {
+			out[n] = store.IDString(l)
+		}
+		return out
+	}},
+	store.Index[MR]{Name: "milestone", Keys: func(m *MR) []string {
+		if m.Deleted || m.MilestoneID == 0 {
+			return nil
+		}
+		return []string{store.IDString(m.MilestoneID)}
+	}},
+	store.Index[MR]{Name: "has", Keys: func(m *MR) []string {
+		if m.Deleted {
+			return nil
+		}
+		var out []string
+		if len(m.LabelIDs) > 0 {
+			out = append(out, hasKey(m.ProjectID, hasLabels))
+		}
+		if m.MilestoneID != 0 {
+			out = append(out, hasKey(m.ProjectID, hasMilestone))
+		}
+		if m.AssigneeID != 0 {
+			out = append(out, hasKey(m.ProjectID, hasAssignee))
+		}
+		return out
+	}},
+	// A list's search looks in the title and the description, through
+	// their trigrams (store.Search).
+	store.Index[MR]{Name: "search", Search: true, Keys: func(m *MR) []string {
+		if m.Deleted {
+			return nil
+		}
+		return []string{m.Title, m.Description}
+	}},
 )
+
+// filterIndexes are the indexes migration 4 built for the list filters.
+var filterIndexes = []string{"author", "assignee", "label", "milestone", "has", "search"}
+
+func projectUserKey(project, user int64) string {
+	return store.IDString(project) + "/" + store.IDString(user)
+}
+
+// What a merge request has, in the "has" index.
+const (
+	hasLabels    = "l"
+	hasMilestone = "m"
+	hasAssignee  = "a"
+)
+
+func hasKey(project int64, what string) string { return store.IDString(project) + "/" + what }
 
 // lockedKey is the one key of the "locked" index.
 const lockedKey = "locked"
@@ -129,7 +206,111 @@ var (
 	byCreated = []byte("mergerequests.by_created")
 	byUpdated = []byte("mergerequests.by_updated")
 	sequences = []byte("mergerequests.sequences")
+	byUser    = []byte("mergerequests.by_user")
 )
+
+// byUser orders the merge requests of the dashboard (ListMine): key one
+// letter (the scope and the order, below) ++ user id (0 for the scope
+// "all") ++ time (userTimeKey) ++ merge request id; value the state byte
+// ++ the target project's id. A page of a user's merge requests is a walk
+// over that user's keys: the state, the project's visibility (one lookup
+// per project) and the count come from the keys, and only the page's
+// merge requests (or, with a search, the index's candidates) are decoded.
+// The time is seconds (sign bit flipped, so a time before 1970 sorts
+// first) ++ nanoseconds, which orders as time.Time.Before does.
+const (
+	byAuthorCreated   = 'a'
+	byAuthorUpdated   = 'b'
+	byAssigneeCreated = 'c'
+	byAssigneeUpdated = 'd'
+	byAllCreated      = 'e'
+	byAllUpdated      = 'f'
+)
+
+// userKeyLen is a byUser key's length; userPrefixLen its letter and user.
+const (
+	userPrefixLen = 1 + 8
+	userKeyLen    = userPrefixLen + 8 + 4 + 8
+)
+
+func userPrefix(kind byte, user int64) []byte {
+	k := make([]byte, userPrefixLen, userKeyLen)
+	k[0] = kind
+	binary.BigEndian.PutUint64(k[1:], uint64(user))
+	return k
+}
+
+func userTimeKey(kind byte, user int64, t time.Time, id int64) []byte {
+	k := userPrefix(kind, user)[:userKeyLen]
+	binary.BigEndian.PutUint64(k[9:], uint64(t.Unix())^1<<63)
+	binary.BigEndian.PutUint32(k[17:], uint32(t.Nanosecond()))
+	binary.BigEndian.PutUint64(k[21:], uint64(id))
+	return k
+}
+
+// userKeys are a merge request's byUser keys.
+func userKeys(m *MR) [][]byte {
+	out := [][]byte{
+		userTimeKey(byAuthorCreated, m.AuthorID, m.CreatedAt, m.ID),
+		userTimeKey(byAuthorUpdated, m.AuthorID, m.UpdatedAt, m.ID),
+		userTimeKey(byAllCreated, 0, m.CreatedAt, m.ID),
+		userTimeKey(byAllUpdated, 0, m.UpdatedAt, m.ID),
+	}
+	if m.AssigneeID != 0 {
+		out = append(out, userTimeKey(byAssigneeCreated, m.AssigneeID, m.CreatedAt, m.ID),
+			userTimeKey(byAssigneeUpdated, m.AssigneeID, m.UpdatedAt, m.ID))
+	}
+	return out
+}
+
+func userValue(m *MR) []byte { return append([]byte{flagOf(m)}, store.Key(m.ProjectID)...) }
+
+// trackUser puts (or, with put false, deletes) a merge request's byUser
+// keys.
+func trackUser(tx *store.Tx, m *MR, put bool) error {
+	b := tx.Bucket(byUser)
+	v := userValue(m)
+	for _, k := range userKeys(m) {
+		var err error
+		if put {
+			err = b.Put(k, v)
+		} else {
+			err = b.Delete(k)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fillByUser builds byUser from the live merge requests (migration 4),
+// putting the keys in key order as Reindex does: bbolt's scattered
+// inserts over many keys in one transaction cost far more.
+func fillByUser(tx *store.Tx) error {
+	type kv struct{ k, v []byte }
+	var all []kv
+	if err := mrs.Scan(tx, false, 0, func(m *MR) (bool, error) {
+		if m.Deleted {
+			return true, nil
+		}
+		v := userValue(m)
+		for _, k := range userKeys(m) {
+			all = append(all, kv{k, v})
+		}
+		return true, nil
+	}); err != nil {
+		return err
+	}
+	slices.SortFunc(all, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
+	b := tx.Bucket(byUser)
+	for _, e := range all {
+		if err := b.Put(e.k, e.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // The state byte of the ordering keys.
 const (
@@ -145,7 +326,7 @@ func (b buckets) Buckets() []string { return b }
 // Tables lists the module's tables and buckets for declaration.
 func Tables() []interface{ Buckets() []string } {
 	return []interface{ Buckets() []string }{mrs,
-		buckets{string(byCreated), string(byUpdated), string(sequences)}}
+		buckets{string(byCreated), string(byUpdated), string(sequences), string(byUser)}}
 }
 
 // Migrations lists the module's schema migrations, oldest first.
@@ -160,6 +341,14 @@ func Migrations() []store.Migration {
 		}},
 		{Module: "mergerequests", Version: 3, Name: "index of locked merge requests", Up: func(tx *store.Tx) error {
 			return mrs.Reindex(tx, "locked")
+		}},
+		{Module: "mergerequests", Version: 4, Name: "indexes of the list filters and the dashboard", Up: func(tx *store.Tx) error {
+			for _, ix := range filterIndexes {
+				if err := mrs.Reindex(tx, ix); err != nil {
+					return err
+				}
+			}
+			return fillByUser(tx)
 		}},
 	}
 }
@@ -182,14 +371,20 @@ func track(tx *store.Tx, m *MR) error {
 	if err := store.PutTimeKey(tx, byCreated, m.ProjectID, m.CreatedAt, m.ID, f); err != nil {
 		return err
 	}
-	return store.PutTimeKey(tx, byUpdated, m.ProjectID, m.UpdatedAt, m.ID, f)
+	if err := store.PutTimeKey(tx, byUpdated, m.ProjectID, m.UpdatedAt, m.ID, f); err != nil {
+		return err
+	}
+	return trackUser(tx, m, true)
 }
 
 func untrack(tx *store.Tx, m *MR) error {
 	if err := store.DeleteTimeKey(tx, byCreated, m.ProjectID, m.CreatedAt, m.ID); err != nil {
 		return err
 	}
-	return store.DeleteTimeKey(tx, byUpdated, m.ProjectID, m.UpdatedAt, m.ID)
+	if err := store.DeleteTimeKey(tx, byUpdated, m.ProjectID, m.UpdatedAt, m.ID); err != nil {
+		return err
+	}
+	return trackUser(tx, m, false)
 }
 
 func nextIID(tx *store.Tx, project int64) (int64, error) {

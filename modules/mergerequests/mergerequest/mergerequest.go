@@ -145,6 +145,52 @@ type ListQuery struct {
 	Ascending bool
 	// Offset and Limit are the page: Limit of them from the Offset-th on.
 	Offset, Limit int
+	// Labels keeps those with every label named (the project's or its
+	// groups'; an unknown name keeps none). "None" keeps those without any
+	// label, "Any" those with one, as GitLab's labels filter.
+	Labels []string
+	// Milestone keeps those of the project's milestone of that title
+	// (an unknown title keeps none); "None" those without a milestone,
+	// "Any" those with one.
+	Milestone string
+	// Search keeps those whose title or description holds it, in any
+	// case.
+	Search string
+	// AuthorID, when not 0, keeps those the user opened.
+	AuthorID int64
+	// AssigneeID, when above 0, keeps those assigned to the user;
+	// AssignedToNone those assigned to nobody, AssignedToAny to anybody.
+	AssigneeID int64
+}
+
+// The assignee filters of ListQuery.AssigneeID beside a user's id
+// (GitLab's assignee_id=None and assignee_id=Any).
+const (
+	AssignedToNone int64 = -1
+	AssignedToAny  int64 = -2
+)
+
+// Scope is whose merge requests ListMine lists: the caller's own, those
+// assigned to them, or every one they may read.
+type Scope string
+
+const (
+	CreatedByMe  Scope = "created-by-me"
+	AssignedToMe Scope = "assigned-to-me"
+	AllScope     Scope = "all"
+)
+
+// MineQuery is what a list of the caller's merge requests across
+// projects gives.
+type MineQuery struct {
+	Scope Scope // "" is CreatedByMe
+	// State and Search as in ListQuery.
+	State     State
+	Search    string
+	OrderBy   Order
+	Ascending bool
+	Offset    int
+	Limit     int
 }
 
 // MergeInput is what a merge gives; nil is "not given".
@@ -178,6 +224,10 @@ type MergeInput struct {
 type Service interface {
 	// List is a project's merge requests (project as the API's :id).
 	List(ctx context.Context, project string, q ListQuery) ([]MergeRequest, int, error)
+	// ListMine is the caller's merge requests (q.Scope) across the
+	// projects whose merge requests they may read; ErrInvalid for an
+	// unknown scope.
+	ListMine(ctx context.Context, q MineQuery) ([]MergeRequest, int, error)
 	// Get reads one merge request (its merge status computed first when
 	// unchecked, as GitLab checks lazily).
 	Get(ctx context.Context, ref Ref) (MergeRequest, error)
