@@ -29,7 +29,7 @@ const (
 // is escaped text. The lines of files of 4 KiB and more are kept in a
 // bounded cache (cache.go), so the second view of a file costs a hash.
 func Highlight(filename string, code []byte) []template.HTML {
-	return highlightCached(lexers.Match(filename), code)
+	return highlightCached(matchLexer(filename), code)
 }
 
 // highlightWith is Highlight with the lexer chosen (nil: none).
