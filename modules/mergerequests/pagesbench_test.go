@@ -1,0 +1,146 @@
+package mergerequests_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	gitlab "gitlab.com/gitlab-org/api/client-go"
+	"go.uber.org/zap"
+
+	"github.com/fennec-forge/fennec/core/fennectest"
+)
+
+// BenchmarkMergeRequestPages: the server time of a merge request's pages
+// at the scale issue 29 names, each next to the API calls that return
+// the same data, in one run, as its author signed in (pages) and with
+// her token (API): the Changes tab of 1,000 changed files (real commits)
+// against GET .../changes, one file of it loaded on demand, and the
+// Overview with 500 comments against the merge request and its notes,
+// 100 a page as clients read them. Each is a sub-benchmark: ns/op is
+// one page (one set of calls), cpu-ns/op the process's CPU time per op
+// (server and client: steadier than ns/op on a busy machine), wire-bytes
+// what was sent (gzip, as browsers ask), html-bytes the page itself;
+// the api sub-benchmark's page/api and cpu-page/api are the ratios.
+// Run: go test -run '^$' -bench BenchmarkMergeRequestPages -benchtime 20x ./modules/mergerequests/
+func BenchmarkMergeRequestPages(b *testing.B) {
+	s := start(b, fennectest.WithLogger(zap.NewNop()))
+	alice := s.CreateUser(b, "alice")
+	wideMergeRequest(b, s, alice, "wide", 1000)
+	p, _, err := alice.Client.Projects.GetProject("alice/wide", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// 500 comments, posted concurrently through the API.
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range work {
+				body := fmt.Sprintf("Comment %d with **Markdown**, a `code span` and a [link](https://example.com/%d).", k, k)
+				if _, _, err := alice.Client.Notes.CreateMergeRequestNote(p.ID, 1, &gitlab.CreateMergeRequestNoteOptions{Body: &body}); err != nil {
+					b.Error(err)
+				}
+			}
+		}()
+	}
+	for k := 0; k < 500; k++ {
+		work <- k
+	}
+	close(work)
+	wg.Wait()
+	s.Drain(b)
+	browser := s.SignedIn(b, "alice", alice.Password)
+	api := func(rest string) string { return mrPath(p.ID, 1, rest) }
+	notes := func(page int) string { return api(fmt.Sprintf("/notes?per_page=100&page=%d", page)) }
+	const base = "/alice/wide/-/merge_requests/1"
+	benchPageAndAPI(b, s.URL, browser.Client, alice.Token, "changes-1000-files", base+"/diffs", api("/changes"))
+	benchPageAndAPI(b, s.URL, browser.Client, alice.Token, "changes-file-on-demand", base+"/diffs?file="+q(wideFile(900)), api("/changes"))
+	benchPageAndAPI(b, s.URL, browser.Client, alice.Token, "overview-500-comments", base,
+		api(""), notes(1), notes(2), notes(3), notes(4), notes(5))
+}
+
+// benchPageAndAPI runs two sub-benchmarks, name/page (a GET of page with
+// client, whose jar says who visits) and name/api (the GETs of api in
+// turn with token, as one op). Each reports the bytes sent (gzip-encoded
+// when the server compresses) and the uncompressed bytes; name/api
+// reports the ratios page/api of ns/op and of CPU time.
+func benchPageAndAPI(b *testing.B, base string, client *http.Client, token, name, page string, api ...string) {
+	b.Helper()
+	get := func(b *testing.B, path string, gzip bool) int {
+		req, err := http.NewRequest(http.MethodGet, base+path, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if strings.HasPrefix(path, "/api/") {
+			req.Header.Set("PRIVATE-TOKEN", token)
+		}
+		if gzip {
+			// Set by hand, the body is left compressed: its size is
+			// what was sent.
+			req.Header.Set("Accept-Encoding", "gzip")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("%s: %d %.300s", path, resp.StatusCode, body)
+		}
+		return len(body)
+	}
+	var pageNs, pageCPU float64
+	b.Run(name+"/page", func(b *testing.B) {
+		wire := 0
+		cpu0 := cpuTime(b)
+		for i := 0; i < b.N; i++ {
+			wire = get(b, page, true)
+		}
+		pageCPU = float64(cpuTime(b)-cpu0) / float64(b.N)
+		pageNs = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+		b.ReportMetric(pageCPU, "cpu-ns/op")
+		b.ReportMetric(float64(wire), "wire-bytes")
+		b.ReportMetric(float64(get(b, page, false)), "html-bytes")
+	})
+	b.Run(name+"/api", func(b *testing.B) {
+		wire := 0
+		cpu0 := cpuTime(b)
+		for i := 0; i < b.N; i++ {
+			wire = 0
+			for _, path := range api {
+				wire += get(b, path, true)
+			}
+		}
+		apiCPU := float64(cpuTime(b)-cpu0) / float64(b.N)
+		apiNs := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+		b.ReportMetric(apiCPU, "cpu-ns/op")
+		raw := 0
+		for _, path := range api {
+			raw += get(b, path, false)
+		}
+		b.ReportMetric(float64(wire), "wire-bytes")
+		b.ReportMetric(float64(raw), "json-bytes")
+		if apiNs > 0 && apiCPU > 0 {
+			b.ReportMetric(pageNs/apiNs, "page/api")
+			b.ReportMetric(pageCPU/apiCPU, "cpu-page/api")
+		}
+	})
+}
+
+// cpuTime is the process's CPU time so far, user and system.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
