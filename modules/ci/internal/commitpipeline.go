@@ -114,7 +114,7 @@ func (q *CommitPipelines) runsJobs(ctx context.Context, projectID int64, branch,
 	if err != nil {
 		return false, err
 	}
-	cfg, err := pipeline.Parse(src)
+	cfg, err := pipeline.ParseFiles(ctx, src, q.s.repoFiles(projectID, sha))
 	if err != nil {
 		return false, nil
 	}

@@ -39,9 +39,11 @@ var errCreationMoved = errors.New("ci: the pipeline's creation was taken over or
 // pipelineJobs parses a pipeline's CI file and selects its jobs and stages
 // (pipeline.Config.ForPipeline): cicd.ErrNoJobs when none applies to the
 // pipeline's ref and source, a *pipeline.ConfigError for an invalid file
-// or one past ci.max_pipeline_jobs.
-func (s *Service) pipelineJobs(src []byte, p *Pipeline) ([]string, []pipeline.Job, error) {
-	cfg, err := pipeline.Parse(src)
+// or one past ci.max_pipeline_jobs. Files the CI file includes are read
+// from the pipeline's repository at its commit; a failure to read one is
+// an error of its own, not the file's.
+func (s *Service) pipelineJobs(ctx context.Context, src []byte, p *Pipeline) ([]string, []pipeline.Job, error) {
+	cfg, err := pipeline.ParseFiles(ctx, src, s.repoFiles(p.ProjectID, p.SHA))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -289,7 +291,7 @@ func (s *Service) resumeCreation(ctx context.Context, id int64) error {
 	var specs []pipeline.Job
 	if err == nil {
 		var stages []string
-		stages, specs, err = s.pipelineJobs(src, p)
+		stages, specs, err = s.pipelineJobs(ctx, src, p)
 		if err == nil && (len(specs) < p.JobsCreated || !slices.Equal(stages, p.Stages)) {
 			err = errors.New("its CI file no longer gives the jobs already stored")
 		}

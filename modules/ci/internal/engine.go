@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,6 +73,32 @@ func (s *Service) readConfig(ctx context.Context, projectID int64, sha string) (
 	return text, sum, nil
 }
 
+// repoFiles reads the files a CI file includes (`include: local`) from
+// the project's repository at sha, as CI reads the CI file itself.
+func (s *Service) repoFiles(projectID int64, sha string) pipeline.Files {
+	return ciFiles{s: s, projectID: projectID, sha: sha}
+}
+
+type ciFiles struct {
+	s         *Service
+	projectID int64
+	sha       string
+}
+
+func (f ciFiles) Read(ctx context.Context, path string) ([]byte, error) {
+	text, err := f.s.git.File(readAsCI(ctx), f.projectID, f.sha, path, pipeline.MaxConfigBytes)
+	switch {
+	case errors.Is(err, gitread.ErrPathNotFound):
+		return nil, fmt.Errorf("ci: include %s: %w", path, fs.ErrNotExist)
+	case errors.Is(err, gitread.ErrTooLarge):
+		// The parser words the refusal; the huge blob is not read to get it.
+		return make([]byte, pipeline.MaxConfigBytes+1), nil
+	case err != nil:
+		return nil, fmt.Errorf("ci: include %s: %w", path, err)
+	}
+	return text, nil
+}
+
 func summarize(c gitread.Commit) CommitSummary {
 	return CommitSummary{ID: c.ID, ShortID: c.ID[:8], Title: c.Title(), Message: c.Message,
 		AuthorName: c.Author.Name, AuthorEmail: c.Author.Email, CreatedAt: c.Committer.When.UTC()}
@@ -95,10 +122,12 @@ func (s *Service) createPipeline(ctx context.Context, req pipelineRequest) (*Pip
 		Source: req.source, Status: StatusCreated, UserID: req.userID, CreatedAt: now, UpdatedAt: now,
 		CommittedAt: &committed, Commit: commit, ProjectWebURL: req.project.WebURL,
 		ProjectPath: req.project.PathWithNamespace}
-	stages, specs, perr := s.pipelineJobs(src, p)
+	stages, specs, perr := s.pipelineJobs(ctx, src, p)
 	switch {
 	case errors.Is(perr, cicd.ErrNoJobs):
 		return nil, cicd.ErrNoJobs
+	case perr != nil && !errors.Is(perr, pipeline.ErrInvalidConfig):
+		return nil, perr // an included file could not be read: not the file's fault
 	case perr != nil:
 		msg := perr.Error()
 		p.YAMLErrors, p.Status, p.FinishedAt = &msg, StatusFailed, &now

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/fennec-forge/fennec/core/store"
@@ -75,7 +76,7 @@ func (s *Service) handover(ctx context.Context, j *Job, p *Pipeline, spec *pipel
 		Variables:         vars,
 		Steps:             executor.ScriptSteps(spec.BeforeScript, spec.Script, spec.AfterScript),
 		Tags:              spec.Tags,
-		Timeout:           s.cfg.JobTimeout,
+		Timeout:           jobTimeout(spec, s.cfg.JobTimeout),
 		MaxTraceBytes:     s.cfg.MaxTraceBytes,
 		MaxArtifactsBytes: s.cfg.MaxArtifactsBytes,
 	}
@@ -248,4 +249,14 @@ func (s *Service) dependencyArchive(ctx context.Context, token string, id int64)
 		return cicd.File{}, err
 	}
 	return s.archive(j)
+}
+
+// jobTimeout is the job's own `timeout` when it sets one within the
+// server's job timeout, which stays the ceiling: an administrator's bound
+// holds whatever a CI file asks.
+func jobTimeout(spec *pipeline.Job, server time.Duration) time.Duration {
+	if spec.TimeoutAfter > 0 && spec.TimeoutAfter < server {
+		return spec.TimeoutAfter
+	}
+	return server
 }

@@ -25,11 +25,15 @@ const blankContent = "Please provide content of .gitlab-ci.yml"
 // pipeline of ref: none for a file that makes a pipeline without
 // yaml_errors. GitLab reports one problem at a time (the first), and so
 // does this.
-func (s *Service) lintErrors(src []byte, ref pipeline.RefInfo) []string {
+//
+// files reads what `include: local` names: the project's files at the
+// linted commit, or nil for content linted alone (an include is then an
+// error that says so).
+func (s *Service) lintErrors(ctx context.Context, src []byte, files pipeline.Files, ref pipeline.RefInfo) []string {
 	if strings.TrimSpace(string(src)) == "" {
 		return []string{blankContent}
 	}
-	cfg, err := pipeline.Parse(src)
+	cfg, err := pipeline.ParseFiles(ctx, src, files)
 	if err == nil {
 		_, _, err = cfg.ForPipeline(ref, s.cfg.MaxPipelineJobs)
 	}
@@ -47,8 +51,8 @@ func (s *Service) lintErrors(src []byte, ref pipeline.RefInfo) []string {
 // jobs every such branch gets. A file whose jobs exceed the limit only
 // for a named branch passes here and fails at that branch's pipeline
 // (LintProject checks one ref exactly).
-func (s *Service) Lint(_ context.Context, content string) []string {
-	return s.lintErrors([]byte(content), pipeline.RefInfo{Source: pipeline.SourcePush})
+func (s *Service) Lint(ctx context.Context, content string) []string {
+	return s.lintErrors(ctx, []byte(content), nil, pipeline.RefInfo{Source: pipeline.SourcePush})
 }
 
 // LintProject implements cicd.Service: the project's .gitlab-ci.yml at a
@@ -74,6 +78,6 @@ func (s *Service) LintProject(ctx context.Context, project, ref string) ([]strin
 	if err != nil {
 		return nil, err
 	}
-	return s.lintErrors(src, pipeline.RefInfo{Name: ref, IsTag: tag, Source: pipeline.SourcePush,
+	return s.lintErrors(ctx, src, s.repoFiles(info.ID, sha), pipeline.RefInfo{Name: ref, IsTag: tag, Source: pipeline.SourcePush,
 		ProjectPath: info.PathWithNamespace}), nil
 }

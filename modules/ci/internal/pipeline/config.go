@@ -71,10 +71,10 @@ type Job struct {
 	// AllowFailure defaults to true for manual jobs, false otherwise.
 	// AllowFailureExitCodes, from `allow_failure: {exit_codes}`, are the
 	// exit codes for which a failure is allowed (AllowFailure is then false).
-	AllowFailure          bool  `json:"allow_failure"`
-	AllowFailureExitCodes []int `json:"allow_failure_exit_codes,omitempty"`
-	Artifacts    *Artifacts   `json:"artifacts,omitempty"`
-	Environment  *Environment `json:"environment,omitempty"`
+	AllowFailure          bool         `json:"allow_failure"`
+	AllowFailureExitCodes []int        `json:"allow_failure_exit_codes,omitempty"`
+	Artifacts             *Artifacts   `json:"artifacts,omitempty"`
+	Environment           *Environment `json:"environment,omitempty"`
 	// Coverage is the regular expression (without its slashes) that finds
 	// the coverage figure in the trace; empty means none.
 	Coverage string `json:"coverage,omitempty"`

@@ -1,0 +1,101 @@
+package ci_test
+
+import (
+	"strings"
+	"testing"
+
+	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
+)
+
+// A CI file written as people write them today, with its templates in an
+// included file, runs on the shell executor: include: local brings the
+// templates and a job, default: gives every job its before_script and
+// variables, extends and !reference build the jobs, and the including
+// file's own keys win over the included ones. A missing include fails the
+// pipeline with GitLab's message.
+func TestCurrentSyntaxPipelineRuns(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	c := s.Client
+	p, _, err := c.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr("ci-current")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		".gitlab-ci.yml": `include:
+  - local: ci/templates.yml
+  - ci/lint.yml
+stages: [build, test]
+variables:
+  WHO: main
+default:
+  before_script:
+    - echo "before from default"
+build:
+  extends: .shell
+  stage: build
+  script:
+    - !reference [.shell, script]
+    - echo "build by $WHO with $TOOL"
+test:
+  extends: [.shell, .quiet]
+  script: echo "test sees QUIET=$QUIET"
+`,
+		"ci/templates.yml": `variables:
+  WHO: include
+  TOOL: make
+.shell:
+  script: [echo "template step"]
+.quiet:
+  variables: {QUIET: "yes"}
+`,
+		"ci/lint.yml": `lint:
+  stage: test
+  inherit: {default: false}
+  script: echo "lint without before_script"
+`,
+	}
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", files)
+	pl := waitPipeline(t, c, p.ID, commit.ID, "success", "failed")
+	if pl.Status != "success" || pl.YamlErrors != "" {
+		t.Fatalf("pipeline %+v", pl)
+	}
+	jobs := jobsByName(t, c, p.ID, pl.ID)
+	if len(jobs) != 3 || jobs["build"] == nil || jobs["test"] == nil || jobs["lint"] == nil {
+		t.Fatalf("jobs %v", jobs)
+	}
+	wants := map[string][]string{
+		"build": {"before from default", "template step", "build by main with make"},
+		"test":  {"before from default", "test sees QUIET=yes"},
+		"lint":  {"lint without before_script"},
+	}
+	for name, lines := range wants {
+		j := jobs[name]
+		if j.Status != "success" {
+			t.Fatalf("%s: %s", name, j.Status)
+		}
+		got := trace(t, c, p.ID, j.ID)
+		for _, line := range lines {
+			if !strings.Contains(got, "\n"+line) {
+				t.Errorf("%s's trace lacks %q:\n%s", name, line, got)
+			}
+		}
+	}
+	if got := trace(t, c, p.ID, jobs["lint"].ID); strings.Contains(got, "\nbefore from default") {
+		t.Errorf("lint inherited the default before_script:\n%s", got)
+	}
+	if jobs["build"].Stage != "build" || jobs["lint"].Stage != "test" {
+		t.Errorf("stages: build %s, lint %s", jobs["build"].Stage, jobs["lint"].Stage)
+	}
+
+	// An include of a file the commit does not have.
+	commit = stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{
+		".gitlab-ci.yml": "include: ci/missing.yml\nj: {script: x}\n",
+	})
+	pl = waitPipeline(t, c, p.ID, commit.ID, "failed")
+	if pl.YamlErrors != "Local file `ci/missing.yml` does not exist!" {
+		t.Fatalf("yaml_errors %q", pl.YamlErrors)
+	}
+}
