@@ -19,8 +19,6 @@ import (
 	"strings"
 	"time"
 
-	"go.uber.org/zap"
-
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
@@ -85,8 +83,8 @@ func (pg *issuePages) get(w http.ResponseWriter, r *http.Request) {
 }
 
 // post serves the forms: "/-/issues" (create), "/-/issues/12" (edit),
-// "/-/issues/12/notes", "/close", "/reopen", "/subscribe", "/unsubscribe"
-// and "/todo".
+// "/-/issues/12/notes", "/close", "/reopen", "/subscribe", "/unsubscribe",
+// "/todo" and "/award_emoji".
 func (pg *issuePages) post(w http.ResponseWriter, r *http.Request) {
 	rest := r.PathValue("rest")
 	if rest == "" {
@@ -108,6 +106,8 @@ func (pg *issuePages) post(w http.ResponseWriter, r *http.Request) {
 		pg.update(w, r, iid)
 	case "todo":
 		pg.addTodo(w, r, iid)
+	case "award_emoji":
+		pg.award(w, r, iid)
 	case "notes":
 		pg.comment(w, r, iid)
 	case "close", "reopen":
@@ -124,20 +124,17 @@ func parseIID(s string) (issue.IID, bool) {
 	return issue.IID(n), err == nil && n > 0 && strconv.FormatInt(n, 10) == s
 }
 
+// refusals sort the issues pages' failed service calls: a project or
+// issue the visitor may not see is missing (sign in, or the 404 page), a
+// refused change the 403 page, anything else the 500 page with a log line.
+var refusals = web.Refusals{Page: "issues page",
+	Missing:   []error{projects.ErrNotFound, issue.ErrNotFound, target.ErrNotFound},
+	Forbidden: []error{projects.ErrForbidden}}
+
 // fail answers a page whose service call failed, never with the error's
-// text: a project or issue the visitor may not see is missing (sign in,
-// or the 404 page), a refused change the 403 page, anything else the 500
-// page with a log line.
+// text (refusals).
 func (pg *issuePages) fail(w http.ResponseWriter, r *http.Request, err error) {
-	switch {
-	case errors.Is(err, projects.ErrNotFound), errors.Is(err, issue.ErrNotFound), errors.Is(err, target.ErrNotFound):
-		pg.site.Missing(w, r)
-	case errors.Is(err, projects.ErrForbidden):
-		pg.site.Error(w, r, http.StatusForbidden)
-	default:
-		pg.site.Logger().Error("issues page failed", zap.String("path", r.URL.Path), zap.Error(err))
-		pg.site.Error(w, r, http.StatusInternalServerError)
-	}
+	pg.site.Fail(w, r, err, refusals)
 }
 
 // header is the project's header on the issues' pages.
@@ -161,9 +158,7 @@ type labelChip struct {
 var colorPattern = regexp.MustCompile(`^#(?:[0-9A-Fa-f]{3}){1,2}$`)
 
 // person is a user as the pages show one.
-type person struct {
-	Name, Username, Href string
-}
+type person = web.Person
 
 type issueRow struct {
 	IID                 int64
@@ -393,33 +388,18 @@ func (pg *issuePages) person(name, username string) person {
 	return person{Name: name, Username: username, Href: pg.site.URL("/" + url.PathEscape(username))}
 }
 
-// noteView is one entry of an issue's timeline.
-type noteView struct {
-	ID        int64
-	Anchor    string
-	Author    person
-	System    bool
-	Body      template.HTML
-	CreatedAt time.Time
-	Edited    bool
-}
-
 type showData struct {
 	Issue                     issueRow
 	Description               template.HTML
-	Notes                     []noteView
+	Awards                    *web.Awards
+	Timeline                  web.Timeline
 	NotesTotal                int
-	NotesPrevHref             string
-	NotesNextHref             string
-	SignedIn, MayComment      bool
+	SignedIn                  bool
 	MayChangeState            bool
 	Subscribed                bool
-	CommentAction, StateHref  string
+	StateHref                 string
 	SubscribeHref, SignInHref string
 	EditHref, TodoHref        string
-	Draft                     string
-	Preview                   template.HTML
-	Problem                   string
 	Open                      bool
 	UpdatedAt                 time.Time
 }
@@ -452,10 +432,15 @@ func (pg *issuePages) show(w http.ResponseWriter, r *http.Request, iid issue.IID
 	}
 	self := issuesURL(full, "/"+strconv.FormatInt(int64(iid), 10))
 	d := showData{Issue: rows[0], Description: render(i.Description), SignedIn: pr.User != nil, Open: i.State != issue.Closed,
-		UpdatedAt: i.UpdatedAt, CommentAction: pg.site.URL(self + "/notes"), Draft: draft, Problem: problem,
-		SignInHref: pg.site.URL("/users/sign_in?return_to=" + url.QueryEscape(pg.site.Prefix()+self))}
+		UpdatedAt: i.UpdatedAt, SignInHref: pg.site.URL("/users/sign_in?return_to=" + url.QueryEscape(pg.site.Prefix()+self)),
+		Timeline: web.Timeline{Noun: "activity"}}
 	if d.SignedIn {
-		d.MayComment = !info.Archived
+		if !info.Archived {
+			d.Timeline.Comment = &web.CommentForm{Action: pg.site.URL(self + "/notes"), CSRF: pg.site.CSRFToken(w, r), Draft: draft, Problem: problem}
+			if draft != "" && problem == "" {
+				d.Timeline.Comment.Preview = render(draft)
+			}
+		}
 		d.MayChangeState = !info.Archived && mayUpdate(info, &Issue{AuthorID: i.AuthorID, AssigneeIDs: i.AssigneeIDs}, pr.UserID())
 		if d.Subscribed, err = pg.s.collab.Subscribed(ctx, noteableOf(i), pr.UserID()); err != nil {
 			pg.fail(w, r, err)
@@ -475,9 +460,8 @@ func (pg *issuePages) show(w http.ResponseWriter, r *http.Request, iid issue.IID
 		} else {
 			d.SubscribeHref = pg.site.URL(self + "/subscribe")
 		}
-	}
-	if draft != "" && problem == "" {
-		d.Preview = render(draft)
+	} else {
+		d.Timeline.SignInHref = d.SignInHref
 	}
 	notesPage, _ := strconv.Atoi(r.URL.Query().Get("notes_page"))
 	notesPage = max(notesPage, 1)
@@ -489,15 +473,24 @@ func (pg *issuePages) show(w http.ResponseWriter, r *http.Request, iid issue.IID
 	}
 	d.NotesTotal = total
 	if notesPage > 1 {
-		d.NotesPrevHref = pg.site.URL(self + "?notes_page=" + strconv.Itoa(notesPage-1))
+		d.Timeline.EarlierHref = pg.site.URL(self + "?notes_page=" + strconv.Itoa(notesPage-1))
 	}
 	if notesPage*notesPerPage < total {
-		d.NotesNextHref = pg.site.URL(self + "?notes_page=" + strconv.Itoa(notesPage+1))
+		d.Timeline.LaterHref = pg.site.URL(self + "?notes_page=" + strconv.Itoa(notesPage+1))
+	}
+	authors := make(map[int64]int64, len(notes))
+	for _, n := range notes {
+		authors[n.ID] = n.AuthorID
+	}
+	aw := pg.awarder(w, r, info, where, i.AuthorID, authors)
+	if d.Awards, err = aw.awards(ctx, 0); err != nil {
+		pg.fail(w, r, err)
+		return
 	}
 	users := pg.s.renderer(ctx)
 	for _, n := range notes {
 		a := users.user(n.AuthorID)
-		nv := noteView{ID: n.ID, Anchor: "note_" + strconv.FormatInt(n.ID, 10), Author: pg.person(a.Name, a.Username),
+		nv := web.Note{ID: n.ID, Anchor: web.NoteAnchor(n.ID), Author: pg.person(a.Name, a.Username),
 			System: n.System, CreatedAt: n.CreatedAt, Edited: !n.System && n.UpdatedAt.Sub(n.CreatedAt) > time.Second}
 		if n.System {
 			// System notes are Fennec's own sentences, with Markdown
@@ -505,8 +498,12 @@ func (pg *issuePages) show(w http.ResponseWriter, r *http.Request, iid issue.IID
 			nv.Body = markup.Render(ctx, []byte(n.Body), markup.Context{BaseURL: api.ExternalURLFrom(ctx), Project: info.PathWithNamespace})
 		} else {
 			nv.Body = render(n.Body)
+			if nv.Awards, err = aw.awards(ctx, n.ID); err != nil {
+				pg.fail(w, r, err)
+				return
+			}
 		}
-		d.Notes = append(d.Notes, nv)
+		d.Timeline.Entries = append(d.Timeline.Entries, web.Entry{ID: n.DiscussionID, Notes: []web.Note{nv}})
 	}
 	status := http.StatusOK
 	if problem != "" {

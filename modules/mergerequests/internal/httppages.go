@@ -102,7 +102,8 @@ func (pg *mrPages) get(w http.ResponseWriter, r *http.Request) {
 // post serves the new merge request form ("/-/merge_requests") and the
 // forms of a merge request: "/12/notes", "/12/discussions"
 // (a line comment), "/12/merge", "/12/cancel_auto_merge", "/12/close",
-// "/12/reopen", "/12/subscribe", "/12/unsubscribe", "/12/todo".
+// "/12/reopen", "/12/subscribe", "/12/unsubscribe", "/12/todo",
+// "/12/resolve" (a thread) and "/12/award_emoji".
 func (pg *mrPages) post(w http.ResponseWriter, r *http.Request) {
 	if r.PathValue("rest") == "" {
 		pg.create(w, r)
@@ -137,6 +138,10 @@ func (pg *mrPages) post(w http.ResponseWriter, r *http.Request) {
 		pg.subscribe(w, r, iid, action == "subscribe")
 	case "todo":
 		pg.addTodo(w, r, iid)
+	case "resolve":
+		pg.resolve(w, r, iid)
+	case "award_emoji":
+		pg.award(w, r, iid)
 	default:
 		pg.site.NotFound(w, r)
 	}
@@ -318,32 +323,12 @@ func pageTitle(m mergerequest.MergeRequest, info projects.ProjectInfo, tab strin
 	return t + " · Merge requests · " + info.NameWithNamespace
 }
 
-// noteView is one note of the timeline.
-type noteView struct {
-	ID        int64
-	Anchor    string
-	Author    person
-	System    bool
-	Body      template.HTML
-	CreatedAt time.Time
-	Edited    bool
-}
-
 // threadView is one entry of the timeline: a note by itself (a comment or
-// a system note) or a thread, a line comment's with its place.
+// a system note) or a thread, a line comment's with its place (Line,
+// which the Overview shows as the entry's Head, "thread-head").
 type threadView struct {
-	ID       string
-	Notes    []noteView
-	Thread   bool
-	Resolved bool
-	Line     *lineRef
-	// Reply is the thread's reply form (a thread of users' notes, for a
-	// visitor who may comment): its action, token and where it returns.
-	Reply *replyForm
-}
-
-type replyForm struct {
-	Action, CSRF, Return string
+	web.Entry
+	Line *lineRef
 }
 
 // lineRef is a line comment's place as the timeline shows it; Outdated
@@ -383,21 +368,20 @@ type mergeBox struct {
 }
 
 type showData struct {
-	Head                      mrHead
-	Description               template.HTML
-	Box                       mergeBox
-	Threads                   []threadView
+	Head        mrHead
+	Description template.HTML
+	Awards      *web.Awards
+	Box         mergeBox
+	Timeline    web.Timeline
+	// Resolution counts the threads that can be resolved.
+	Resolution                web.Resolution
 	ThreadsTotal              int
-	PrevHref, NextHref        string
-	SignedIn, MayComment      bool
+	SignedIn                  bool
 	MayChangeState, Open      bool
 	Subscribed                bool
-	CommentAction, StateHref  string
+	StateHref                 string
 	SubscribeHref, SignInHref string
 	TodoHref, EditHref        string
-	Draft                     string
-	Preview                   template.HTML
-	Problem                   string
 }
 
 // show is the Overview tab. draft and preview keep a comment being
@@ -414,10 +398,10 @@ func (pg *mrPages) show(w http.ResponseWriter, r *http.Request, iid mergerequest
 	self := mrURL(full, iid, "")
 	render := pg.renderer(ctx, info)
 	d := showData{Head: head, Description: render(m.Description), SignedIn: pr.User != nil, Open: m.State.Open(),
-		CommentAction: pg.site.URL(self + "/notes"), Draft: draft, Problem: problem,
-		SignInHref: pg.site.URL("/users/sign_in?return_to=" + url.QueryEscape(pg.site.Prefix()+self))}
+		SignInHref: pg.site.URL("/users/sign_in?return_to=" + url.QueryEscape(pg.site.Prefix()+self)), Timeline: web.Timeline{Noun: "activity"}}
+	commentProblem := problem
 	if status == http.StatusConflict || status == http.StatusForbidden || status == http.StatusMethodNotAllowed {
-		d.Problem = ""
+		commentProblem = ""
 	}
 	if d.Box, err = pg.mergeBox(ctx, info, m, head.MR.Pipeline); err != nil {
 		pg.fail(w, r, err)
@@ -427,8 +411,17 @@ func (pg *mrPages) show(w http.ResponseWriter, r *http.Request, iid mergerequest
 	if status == http.StatusConflict || status == http.StatusForbidden || status == http.StatusMethodNotAllowed {
 		d.Box.Problem = problem
 	}
+	mayComment := d.SignedIn && !info.Archived && m.State != mergerequest.Locked
+	if mayComment {
+		d.Timeline.Comment = &web.CommentForm{Action: pg.site.URL(self + "/notes"), CSRF: pg.site.CSRFToken(w, r), Draft: draft, Problem: commentProblem}
+		if draft != "" && commentProblem == "" {
+			d.Timeline.Comment.Preview = render(draft)
+		}
+	}
+	if !d.SignedIn {
+		d.Timeline.SignInHref = d.SignInHref
+	}
 	if d.SignedIn {
-		d.MayComment = !info.Archived && m.State != mergerequest.Locked
 		d.MayChangeState = !info.Archived && info.Level >= int(projects.Developer) && m.State != mergerequest.Merged && m.State != mergerequest.Locked
 		if pg.s.Collab != nil {
 			if d.Subscribed, err = pg.s.Collab.Subscribed(ctx, noteableOf(m), pr.UserID()); err != nil {
@@ -451,9 +444,6 @@ func (pg *mrPages) show(w http.ResponseWriter, r *http.Request, iid mergerequest
 			d.StateHref = pg.site.URL(self + "/reopen")
 		}
 	}
-	if draft != "" && problem == "" {
-		d.Preview = render(draft)
-	}
 	page, _ := strconv.Atoi(r.URL.Query().Get("notes_page"))
 	page = max(page, 1)
 	if pg.s.Collab != nil {
@@ -465,18 +455,36 @@ func (pg *mrPages) show(w http.ResponseWriter, r *http.Request, iid mergerequest
 		}
 		d.ThreadsTotal = total
 		if page > 1 {
-			d.PrevHref = pg.site.URL(self + "?notes_page=" + strconv.Itoa(page-1))
+			d.Timeline.EarlierHref = pg.site.URL(self + "?notes_page=" + strconv.Itoa(page-1))
 		}
 		if page*threadsPerPage < total {
-			d.NextHref = pg.site.URL(self + "?notes_page=" + strconv.Itoa(page+1))
+			d.Timeline.LaterHref = pg.site.URL(self + "?notes_page=" + strconv.Itoa(page+1))
 		}
 		lines := newLineIndex(pg, ctx, info, m)
+		aw := pg.awarder(w, r, info, where, m.AuthorID, threads, mayComment)
+		if d.Awards, err = aw.awards(ctx, 0); err != nil {
+			pg.fail(w, r, err)
+			return
+		}
 		for _, t := range threads {
 			tv := pg.threadView(ctx, info, t, render, lines)
-			if d.MayComment {
+			if mayComment {
 				pg.offerReply(w, r, &tv, "")
 			}
-			d.Threads = append(d.Threads, tv)
+			pg.offerResolve(w, r, info, m, t, &tv)
+			if err := aw.noteAwards(ctx, tv.Notes); err != nil {
+				pg.fail(w, r, err)
+				return
+			}
+			e := tv.Entry
+			if tv.Line != nil {
+				e.Head = tv.Line
+			}
+			d.Timeline.Entries = append(d.Timeline.Entries, e)
+		}
+		if d.Resolution, err = pg.resolution(ctx, where, total, d.Timeline.Entries); err != nil {
+			pg.fail(w, r, err)
+			return
 		}
 	}
 	if status == 0 {
@@ -501,10 +509,10 @@ func (pg *mrPages) renderer(ctx context.Context, info projects.ProjectInfo) func
 // threadView shapes one thread of the timeline.
 func (pg *mrPages) threadView(ctx context.Context, info projects.ProjectInfo, t target.Thread, render func(string) template.HTML, lines *lineIndex) threadView {
 	users := pg.s.renderer(ctx)
-	tv := threadView{ID: t.ID, Thread: !t.Individual, Resolved: len(t.Notes) > 0}
+	tv := threadView{Entry: web.Entry{ID: t.ID, Thread: !t.Individual, Resolved: len(t.Notes) > 0}}
 	for _, n := range t.Notes {
 		a := users.user(n.AuthorID)
-		nv := noteView{ID: n.ID, Anchor: "note_" + strconv.FormatInt(n.ID, 10), Author: pg.person(a.Name, a.Username),
+		nv := web.Note{ID: n.ID, Anchor: web.NoteAnchor(n.ID), Author: web.Person(pg.person(a.Name, a.Username)),
 			System: n.System, CreatedAt: n.CreatedAt, Edited: !n.System && n.UpdatedAt.Sub(n.CreatedAt) > time.Second}
 		if n.System {
 			// System notes are Fennec's own sentences, with Markdown emphasis.
@@ -512,8 +520,15 @@ func (pg *mrPages) threadView(ctx context.Context, info projects.ProjectInfo, t 
 		} else {
 			nv.Body = render(n.Body)
 		}
+		tv.Resolvable = tv.Resolvable || n.Resolvable
 		tv.Resolved = tv.Resolved && n.Resolvable && n.Resolved
+		if n.Resolved && tv.ResolvedBy == "" {
+			tv.ResolvedBy = users.user(n.ResolvedBy).Name
+		}
 		tv.Notes = append(tv.Notes, nv)
+	}
+	if !tv.Resolved {
+		tv.ResolvedBy = ""
 	}
 	if len(t.Notes) > 0 && t.Notes[0].Position != nil {
 		tv.Line = lines.ref(*t.Notes[0].Position, t.Notes[0].ID)
@@ -760,7 +775,7 @@ func (pg *mrPages) offerReply(w http.ResponseWriter, r *http.Request, tv *thread
 	if !tv.Thread || len(tv.Notes) == 0 || tv.Notes[0].System {
 		return
 	}
-	tv.Reply = &replyForm{Action: pg.site.URL(mrURL(r.PathValue("owner"), mustIID(r), "/reply")), CSRF: pg.site.CSRFToken(w, r), Return: back}
+	tv.Reply = &web.ReplyForm{Action: pg.site.URL(mrURL(r.PathValue("owner"), mustIID(r), "/reply")), CSRF: pg.site.CSRFToken(w, r), Return: back}
 }
 
 // mustIID is the merge request's iid of a page already dispatched.

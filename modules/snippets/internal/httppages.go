@@ -138,22 +138,18 @@ func parseID(s string) (snippet.ID, bool) {
 	return snippet.ID(n), err == nil && n > 0 && strconv.FormatInt(n, 10) == s
 }
 
+// refusals sort the snippets pages' failed service calls: an anonymous
+// visitor where the API wants one signed in is sent to sign in, a snippet
+// or project the visitor may not see is missing, a refused change the 403
+// page, anything else the 500 page and a log line.
+var refusals = web.Refusals{Page: "snippets page", SignIn: []error{auth.ErrUnauthorized},
+	Missing:   []error{projects.ErrNotFound, snippet.ErrNotFound, target.ErrNotFound},
+	Forbidden: []error{projects.ErrForbidden}}
+
 // fail answers a page whose service call failed, never with the error's
-// text: an anonymous visitor where the API wants one signed in is sent to
-// sign in, a snippet or project the visitor may not see is missing, a
-// refused change the 403 page, anything else the 500 page and a log line.
+// text (refusals).
 func (pg *pages) fail(w http.ResponseWriter, r *http.Request, err error) {
-	switch {
-	case errors.Is(err, auth.ErrUnauthorized):
-		pg.site.RedirectToSignIn(w, r)
-	case errors.Is(err, projects.ErrNotFound), errors.Is(err, snippet.ErrNotFound), errors.Is(err, target.ErrNotFound):
-		pg.site.Missing(w, r)
-	case errors.Is(err, projects.ErrForbidden):
-		pg.site.Error(w, r, http.StatusForbidden)
-	default:
-		pg.site.Logger().Error("snippets page failed", zap.String("path", r.URL.Path), zap.Error(err))
-		pg.site.Error(w, r, http.StatusInternalServerError)
-	}
+	pg.site.Fail(w, r, err, refusals)
 }
 
 // projectGet serves "/-/snippets", "/-/snippets/new", "/-/snippets/12" and
@@ -265,9 +261,7 @@ func (pg *pages) mayChange(ctx context.Context, sc scope, sn snippet.Snippet) bo
 }
 
 // person is a user as the pages show one.
-type person struct {
-	Name, Username, Href string
-}
+type person = web.Person
 
 // people looks authors up once per page.
 type people struct {
@@ -391,28 +385,14 @@ type lineView struct {
 	HTML template.HTML
 }
 
-// noteView is one comment of a snippet's timeline.
-type noteView struct {
-	Anchor    string
-	Author    person
-	System    bool
-	Body      template.HTML
-	CreatedAt time.Time
-	Edited    bool
-}
-
 type showData struct {
 	Snippet                       row
 	Description                   template.HTML
 	Lines                         []lineView
 	RawHref, EditHref, DeleteHref string
-	Comments                      bool
-	Notes                         []noteView
-	NotesPrevHref, NotesNextHref  string
-	SignedIn, MayComment          bool
-	CommentAction, SignInHref     string
-	Draft, Problem                string
-	Preview                       template.HTML
+	// Comments: a project snippet's timeline is shown.
+	Comments bool
+	Timeline web.Timeline
 }
 
 // show is a snippet: its title, description, highlighted file and, for a
@@ -432,9 +412,8 @@ func (pg *pages) show(w http.ResponseWriter, r *http.Request, sc scope, id snipp
 	}
 	pp := pg.people(ctx)
 	self := sc.href(id, "")
-	d := showData{Snippet: pg.row(sc, pp, sn), RawHref: pg.site.URL(self + "/raw"), Draft: draft, Problem: problem,
-		SignedIn:   auth.FromContext(ctx).User != nil,
-		SignInHref: pg.site.URL("/users/sign_in?return_to=" + url.QueryEscape(pg.site.Prefix()+self))}
+	d := showData{Snippet: pg.row(sc, pp, sn), RawHref: pg.site.URL(self + "/raw"), Timeline: web.Timeline{Noun: "comments"}}
+	signedIn := auth.FromContext(ctx).User != nil
 	if sn.Description != nil {
 		d.Description = render(*sn.Description)
 	}
@@ -449,10 +428,14 @@ func (pg *pages) show(w http.ResponseWriter, r *http.Request, sc scope, id snipp
 	}
 	if sc.project != "" && pg.s.collab != nil {
 		d.Comments = true
-		d.CommentAction = pg.site.URL(self + "/notes")
-		d.MayComment = d.SignedIn && !sc.info.Archived
-		if draft != "" && problem == "" {
-			d.Preview = render(draft)
+		switch {
+		case !signedIn:
+			d.Timeline.SignInHref = pg.site.URL("/users/sign_in?return_to=" + url.QueryEscape(pg.site.Prefix()+self))
+		case !sc.info.Archived:
+			d.Timeline.Comment = &web.CommentForm{Action: pg.site.URL(self + "/notes"), CSRF: pg.site.CSRFToken(w, r), Draft: draft, Problem: problem}
+			if draft != "" && problem == "" {
+				d.Timeline.Comment.Preview = render(draft)
+			}
 		}
 		notesPage, _ := strconv.Atoi(r.URL.Query().Get("notes_page"))
 		notesPage = max(notesPage, 1)
@@ -463,16 +446,15 @@ func (pg *pages) show(w http.ResponseWriter, r *http.Request, sc scope, id snipp
 			return
 		}
 		if notesPage > 1 {
-			d.NotesPrevHref = pg.site.URL(self + "?notes_page=" + strconv.Itoa(notesPage-1))
+			d.Timeline.EarlierHref = pg.site.URL(self + "?notes_page=" + strconv.Itoa(notesPage-1))
 		}
 		if notesPage*notesPerPage < total {
-			d.NotesNextHref = pg.site.URL(self + "?notes_page=" + strconv.Itoa(notesPage+1))
+			d.Timeline.LaterHref = pg.site.URL(self + "?notes_page=" + strconv.Itoa(notesPage+1))
 		}
 		for _, n := range notes {
-			nv := noteView{Anchor: "note_" + strconv.FormatInt(n.ID, 10), Author: pp.of(n.AuthorID), System: n.System,
-				CreatedAt: n.CreatedAt, Edited: !n.System && n.UpdatedAt.Sub(n.CreatedAt) > time.Second}
-			nv.Body = render(n.Body)
-			d.Notes = append(d.Notes, nv)
+			nv := web.Note{ID: n.ID, Anchor: web.NoteAnchor(n.ID), Author: pp.of(n.AuthorID), System: n.System,
+				CreatedAt: n.CreatedAt, Edited: !n.System && n.UpdatedAt.Sub(n.CreatedAt) > time.Second, Body: render(n.Body)}
+			d.Timeline.Entries = append(d.Timeline.Entries, web.Entry{ID: n.DiscussionID, Notes: []web.Note{nv}})
 		}
 	}
 	status := http.StatusOK

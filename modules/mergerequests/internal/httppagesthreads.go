@@ -1,0 +1,236 @@
+package internal
+
+// Resolving threads and award emoji on a merge request's Overview: the
+// resolve form of a thread (the collab service's ResolveThread, as PUT
+// .../discussions/:id?resolved= does), "N of M threads resolved", and the
+// merge request's and its comments' award emoji with the form that
+// toggles the visitor's (Awards, AddAward, RemoveAward: the award emoji
+// API's calls).
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/web"
+	"github.com/fennec-forge/fennec/modules/collab/target"
+	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// offerResolve gives a resolvable thread its resolve (or unresolve) form
+// when the visitor may, by the service's rule (can_resolve?: the
+// thread's first author, the merge request's author or a Developer), in a
+// project that is not archived.
+func (pg *mrPages) offerResolve(w http.ResponseWriter, r *http.Request, info projects.ProjectInfo, m mergerequest.MergeRequest, t target.Thread, tv *threadView) {
+	uid := auth.FromContext(r.Context()).UserID()
+	if !tv.Resolvable || uid == 0 || info.Archived || len(t.Notes) == 0 {
+		return
+	}
+	if uid != t.Notes[0].AuthorID && uid != m.AuthorID && info.Level < int(projects.Developer) {
+		return
+	}
+	tv.Resolve = &web.ResolveForm{Action: pg.site.URL(mrURL(info.PathWithNamespace, m.IID, "/resolve")), CSRF: pg.site.CSRFToken(w, r),
+		Resolved: tv.Resolved}
+}
+
+// resolution counts the resolvable threads of the merge request: those
+// of the page shown when it has them all, else all of them read again.
+func (pg *mrPages) resolution(ctx context.Context, where target.Where, total int, shown []web.Entry) (web.Resolution, error) {
+	var res web.Resolution
+	if total <= len(shown) {
+		res.Count(shown)
+		return res, nil
+	}
+	threads, _, err := pg.s.Collab.Threads(ctx, where, target.Page{Limit: total})
+	if err != nil {
+		return res, err
+	}
+	for _, t := range threads {
+		resolvable, resolved := false, len(t.Notes) > 0
+		for _, n := range t.Notes {
+			resolvable = resolvable || n.Resolvable
+			resolved = resolved && n.Resolvable && n.Resolved
+		}
+		if resolvable {
+			res.Total++
+			if resolved {
+				res.Resolved++
+			}
+		}
+	}
+	return res, nil
+}
+
+// resolve resolves or unresolves the posted thread (resolved=true or
+// false) and returns to it; the service refuses a visitor who may not
+// (the 403 page) and changes nothing.
+func (pg *mrPages) resolve(w http.ResponseWriter, r *http.Request, iid mergerequest.IID) {
+	ctx, full := r.Context(), r.PathValue("owner")
+	id := r.PostFormValue("discussion_id")
+	var resolved bool
+	switch r.PostFormValue("resolved") {
+	case "true":
+		resolved = true
+	case "false":
+	default:
+		pg.site.ErrorMessage(w, r, http.StatusBadRequest, "Invalid request", "The thread is to be resolved or unresolved.")
+		return
+	}
+	if pg.s.Collab == nil {
+		pg.site.NotFound(w, r)
+		return
+	}
+	where := target.Where{Type: mergerequest.NoteableType, Project: full, Ref: strconv.FormatInt(int64(iid), 10)}
+	_, err := pg.s.Collab.ResolveThread(ctx, where, id, resolved)
+	switch {
+	case err == nil:
+		pg.site.Redirect(w, r, mrURL(full, iid, "")+"#discussion_"+id)
+	case errors.Is(err, target.ErrDiscussionNotFound), errors.Is(err, target.ErrBadParam):
+		pg.site.NotFound(w, r)
+	default:
+		pg.fail(w, r, err)
+	}
+}
+
+// maxAwardsShown bounds the awards one awardable's row reads.
+const maxAwardsShown = 1000
+
+// awarder reads the award emoji of one merge request for its page.
+type awarder struct {
+	pg      *mrPages
+	where   target.Where
+	me      int64
+	action  string // the toggle form's target; "" for a visitor who may not award
+	csrf    string
+	authors map[int64]int64 // by note id; 0 the merge request's author
+}
+
+// awarder is the merge request's awarder for the visitor: a form for one
+// who may comment (awarding is commenting's right).
+func (pg *mrPages) awarder(w http.ResponseWriter, r *http.Request, info projects.ProjectInfo, where target.Where, authorID int64, threads []target.Thread, mayAward bool) awarder {
+	a := awarder{pg: pg, where: where, me: auth.FromContext(r.Context()).UserID(), authors: map[int64]int64{0: authorID}}
+	if mayAward {
+		a.action = pg.site.URL(mrsURL(info.PathWithNamespace, "/"+where.Ref+"/award_emoji"))
+		a.csrf = pg.site.CSRFToken(w, r)
+	}
+	for _, t := range threads {
+		for _, n := range t.Notes {
+			a.authors[n.ID] = n.AuthorID
+		}
+	}
+	return a
+}
+
+// awards are the awards of the merge request (noteID 0) or of its note.
+func (a awarder) awards(ctx context.Context, noteID int64) (*web.Awards, error) {
+	given, err := a.pg.given(ctx, a.where, noteID)
+	if err != nil {
+		return nil, err
+	}
+	users := a.pg.s.renderer(ctx)
+	form := web.Awards{Action: a.action, CSRF: a.csrf, Authored: a.me != 0 && a.authors[noteID] == a.me}
+	if noteID != 0 {
+		form.NoteID = strconv.FormatInt(noteID, 10)
+	}
+	return web.NewAwards(given, a.me, func(id int64) string { return users.user(id).Name }, form), nil
+}
+
+// noteAwards fills the awards of a thread's users' notes.
+func (a awarder) noteAwards(ctx context.Context, notes []web.Note) error {
+	for i := range notes {
+		if notes[i].System {
+			continue
+		}
+		aw, err := a.awards(ctx, notes[i].ID)
+		if err != nil {
+			return err
+		}
+		notes[i].Awards = aw
+	}
+	return nil
+}
+
+// given lists the awards of the merge request or of its note noteID.
+func (pg *mrPages) given(ctx context.Context, where target.Where, noteID int64) ([]web.Given, error) {
+	var ref *string
+	if noteID != 0 {
+		s := strconv.FormatInt(noteID, 10)
+		ref = &s
+	}
+	list, _, err := pg.s.Collab.Awards(ctx, where, ref, target.Page{Limit: maxAwardsShown})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]web.Given, len(list))
+	for i, aw := range list {
+		out[i] = web.Given{ID: aw.ID, Name: aw.Name, UserID: aw.UserID}
+	}
+	return out, nil
+}
+
+// award toggles the visitor's award emoji of the posted name on the merge
+// request or on its note note_id: taken back when they gave it, else
+// given. Only the emoji the pages offer are given.
+func (pg *mrPages) award(w http.ResponseWriter, r *http.Request, iid mergerequest.IID) {
+	ctx, full := r.Context(), r.PathValue("owner")
+	if pg.s.Collab == nil {
+		pg.site.NotFound(w, r)
+		return
+	}
+	where := target.Where{Type: mergerequest.NoteableType, Project: full, Ref: strconv.FormatInt(int64(iid), 10)}
+	name, noteRef := r.PostFormValue("name"), r.PostFormValue("note_id")
+	var noteID int64
+	if noteRef != "" {
+		n, err := strconv.ParseInt(noteRef, 10, 64)
+		if err != nil || n <= 0 {
+			pg.site.NotFound(w, r)
+			return
+		}
+		noteID = n
+	}
+	given, err := pg.given(ctx, where, noteID)
+	if err != nil {
+		pg.awardFailed(w, r, err)
+		return
+	}
+	note := &noteRef
+	if noteID == 0 {
+		note = nil
+	}
+	if mine := web.MineOf(given, auth.FromContext(ctx).UserID(), name); mine != 0 {
+		err = pg.s.Collab.RemoveAward(ctx, where, note, strconv.FormatInt(mine, 10))
+	} else if !web.Offered(name) {
+		pg.site.ErrorMessage(w, r, http.StatusBadRequest, "Unknown emoji", "This page offers no such emoji.")
+		return
+	} else if _, err = pg.s.Collab.AddAward(ctx, where, note, name); errors.Is(err, target.ErrAwardTaken) {
+		err = nil
+	}
+	if err != nil {
+		pg.awardFailed(w, r, err)
+		return
+	}
+	if noteID != 0 {
+		pg.site.Redirect(w, r, mrURL(full, iid, "")+"#"+web.NoteAnchor(noteID))
+		return
+	}
+	pg.site.Redirect(w, r, mrURL(full, iid, "")+"#awards")
+}
+
+// awardFailed answers a refused award: the service's refusal of the
+// visitor (their own vote, a locked merge request) is the 403 page, a note
+// that is not the merge request's the 404 page.
+func (pg *mrPages) awardFailed(w http.ResponseWriter, r *http.Request, err error) {
+	switch {
+	case errors.Is(err, target.ErrAwardNotFound):
+		pg.site.Error(w, r, http.StatusForbidden)
+	case errors.Is(err, target.ErrNoteNotFound), errors.Is(err, target.ErrBadParam):
+		pg.site.NotFound(w, r)
+	case errors.Is(err, target.ErrUnknownEmoji):
+		pg.site.ErrorMessage(w, r, http.StatusBadRequest, "Unknown emoji", "This page offers no such emoji.")
+	default:
+		pg.fail(w, r, err)
+	}
+}
