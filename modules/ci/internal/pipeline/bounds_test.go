@@ -2,32 +2,38 @@ package pipeline
 
 import (
 	"fmt"
+	"context"
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 )
 
-// parseBounded parses src and fails when it takes longer than limit or
-// allocates more than maxAlloc bytes.
-func parseBounded(t *testing.T, src string, limit time.Duration, maxAlloc uint64) error {
+// parseBounded parses src and fails when it did more work than maxWork
+// (YAML nodes built, aliases counted at full size, plus entries merged by
+// extends and nodes visited for !reference) or allocated more than
+// maxAlloc bytes. Counting work instead of timing it keeps the check
+// exact on a loaded machine; the benchmarks below give the times.
+func parseBounded(t *testing.T, src string, maxWork int, maxAlloc uint64) error {
 	t.Helper()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	start := time.Now()
-	_, err := Parse([]byte(src))
-	elapsed := time.Since(start)
+	_, stats, err := parse(context.Background(), []byte(src), nil)
 	runtime.ReadMemStats(&after)
-	if elapsed > limit {
-		t.Errorf("Parse took %v, limit %v", elapsed, limit)
-	}
+	work := stats.nodes + stats.resolveWork
 	alloc := after.TotalAlloc - before.TotalAlloc
-	t.Logf("Parse: %v, %d MB allocated", elapsed, alloc>>20)
+	t.Logf("Parse: %d nodes, %d resolve work, %d MB allocated", stats.nodes, stats.resolveWork, alloc>>20)
+	if work > maxWork {
+		t.Errorf("Parse did %d units of work, limit %d", work, maxWork)
+	}
 	if alloc > maxAlloc {
 		t.Errorf("Parse allocated %d MB, limit %d MB", alloc>>20, maxAlloc>>20)
 	}
 	return err
 }
+
+// maxWork is the most a parse may do: the node budget and the resolve
+// budget, each overrun by at most one charge.
+const maxWork = 2*maxExpandedNodes + 2*maxResolveWork
 
 func billionLaughs() string {
 	var b strings.Builder
@@ -43,7 +49,7 @@ func billionLaughs() string {
 
 // Not run in parallel: the memory figures are process-wide.
 func TestBillionLaughs(t *testing.T) {
-	err := parseBounded(t, billionLaughs(), 2*time.Second, 64<<20)
+	err := parseBounded(t, billionLaughs(), maxWork, 64<<20)
 	if err == nil || !strings.Contains(err.Error(), "too large once its aliases are expanded") {
 		t.Errorf("err = %v", err)
 	}
@@ -57,14 +63,13 @@ func TestWideAliasFanOut(t *testing.T) {
 	for i := 0; i < 2000; i++ {
 		fmt.Fprintf(&b, "j%d: {script: *l}\n", i)
 	}
-	err := parseBounded(t, b.String(), 2*time.Second, 64<<20)
+	err := parseBounded(t, b.String(), maxWork, 64<<20)
 	if err == nil || !strings.Contains(err.Error(), "too large once its aliases are expanded") {
 		t.Errorf("err = %v", err)
 	}
 }
 
-// Merge keys are charged for what they copy.
-func TestMergeKeyFanOut(t *testing.T) {
+func mergeKeyFanOut() string {
 	var b strings.Builder
 	b.WriteString(".t: &t {script: x")
 	for i := 0; i < 5000; i++ {
@@ -74,7 +79,13 @@ func TestMergeKeyFanOut(t *testing.T) {
 	for i := 0; i < 1000; i++ {
 		fmt.Fprintf(&b, "j%d: {<<: *t}\n", i)
 	}
-	err := parseBounded(t, b.String(), 2*time.Second, 128<<20)
+	return b.String()
+}
+
+// Merge keys are charged for what they copy: the refusal comes once the
+// budget is spent, not after copying five million entries.
+func TestMergeKeyFanOut(t *testing.T) {
+	err := parseBounded(t, mergeKeyFanOut(), maxExpandedNodes+10_000, 128<<20)
 	if err == nil || !strings.Contains(err.Error(), "too large once its aliases are expanded") {
 		t.Errorf("err = %v", err)
 	}
@@ -99,15 +110,72 @@ func TestDeepNesting(t *testing.T) {
 	}
 }
 
-// The largest document accepted, of the smallest nodes, parses within
-// bounded time and memory (about 1 s and 200 MB allocated in all, most of
+func largestDocument() string {
+	return "j:\n  script: [" + strings.Repeat("a,", MaxConfigBytes/2-20) + "a]\n"
+}
+
+// The largest document accepted, of the smallest nodes, parses with one
+// node per item and bounded memory (about 200 MB allocated in all, most of
 // it yaml.v3's node tree; the limit is loose for the race detector).
+// BenchmarkLargestDocument gives its time.
 func TestLargestDocument(t *testing.T) {
-	src := "j:\n  script: [" + strings.Repeat("a,", MaxConfigBytes/2-20) + "a]\n"
+	src := largestDocument()
 	if len(src) > MaxConfigBytes {
 		t.Fatalf("test document is %d bytes", len(src))
 	}
-	if err := parseBounded(t, src, 20*time.Second, 512<<20); err != nil {
+	items := MaxConfigBytes/2 - 19
+	if err := parseBounded(t, src, items+10, 512<<20); err != nil {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func BenchmarkLargestDocument(b *testing.B) {
+	src := []byte(largestDocument())
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		if _, err := Parse(src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkMergeKeyFanOut(b *testing.B) {
+	src := []byte(mergeKeyFanOut())
+	for b.Loop() {
+		if _, err := Parse(src); err == nil {
+			b.Fatal("accepted")
+		}
+	}
+}
+
+// A thousand jobs extending a template of five thousand keys: the merges
+// are counted and refused past the budget.
+func TestExtendsFanOut(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(".t: {script: x")
+	for i := 0; i < 5000; i++ {
+		fmt.Fprintf(&b, ", k%d: v", i)
+	}
+	b.WriteString("}\n")
+	for i := 0; i < 1000; i++ {
+		fmt.Fprintf(&b, "j%d: {extends: .t, k0: w}\n", i)
+	}
+	err := parseBounded(t, b.String(), maxWork, 256<<20)
+	if err == nil || !strings.Contains(err.Error(), "extends and !reference expand it past") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// References that double at each level: bounded by depth and budget.
+func TestReferenceFanOut(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(".r0: {s: [" + strings.Repeat("x,", 1000) + "x]}\n")
+	for i := 1; i <= 9; i++ {
+		fmt.Fprintf(&b, ".r%d: {s: [!reference [.r%d, s], !reference [.r%d, s], !reference [.r%d, s], !reference [.r%d, s]]}\n", i, i-1, i-1, i-1, i-1)
+	}
+	b.WriteString("j: {script: !reference [.r9, s]}\n")
+	err := parseBounded(t, b.String(), maxWork, 256<<20)
+	if err == nil || !strings.Contains(err.Error(), "expand it past") {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -128,7 +196,7 @@ func TestManyJobsInTwoStages(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d jobs", len(cfg.Jobs))
-	if err := parseBounded(t, b.String(), 20*time.Second, 512<<20); err != nil {
+	if err := parseBounded(t, b.String(), maxWork, 512<<20); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -143,7 +211,7 @@ func TestGlobalVariablesTimesJobs(t *testing.T) {
 	for i := 0; b.Len() < MaxConfigBytes-100; i++ {
 		fmt.Fprintf(&b, "j%d: {script: x, variables: {A: b}}\n", i)
 	}
-	err := parseBounded(t, b.String(), 20*time.Second, 512<<20)
+	err := parseBounded(t, b.String(), maxWork, 512<<20)
 	if err == nil || !strings.Contains(err.Error(), "variables in all") {
 		t.Errorf("err = %v", err)
 	}

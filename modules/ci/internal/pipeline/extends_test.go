@@ -279,6 +279,7 @@ func TestCurrentSyntaxErrors(t *testing.T) {
 		{"five caches", "j: {script: x, cache: [{}, {}, {}, {}, {}]}\n", "jobs:j:cache config no more than 4 caches can be created"},
 		{"inherit", "j: {script: x, inherit: {default: maybe}}\n", "jobs:j:inherit:default config should be a boolean value or an array of strings"},
 		{"pre stage declared is kept first", "stages: [.post, a]\nj: {script: x, stage: nope}\n", "j job: chosen stage nope does not exist; available stages are .pre, a, .post"},
+		{"inputs past the budget", "spec:\n  inputs: {x: {default: " + strings.Repeat("y", 1000) + "}}\n---\nj: {script: [" + strings.Repeat("'$[[ inputs.x ]]',", 1100) + "a]}\n", "too large once its inputs are interpolated"},
 		{"input without default", "spec:\n  inputs: {env: {}}\n---\nj: {script: x}\n", "`env` input: required value has not been provided"},
 	}
 	for _, tt := range tests {

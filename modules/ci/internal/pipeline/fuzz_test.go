@@ -27,6 +27,17 @@ func FuzzParse(f *testing.F) {
 		"? [a]\n: b\n",
 		"j: !!binary aGVsbG8=\n",
 		"%YAML 1.1\n---\nj: {script: x}\n",
+		// Current GitLab's structure and its bounds.
+		".a: {script: [x], variables: {A: b}}\n.b: {extends: .a, tags: [t]}\nj: {extends: [.b, .a], stage: .pre}\n",
+		".a: {extends: .b}\n.b: {extends: .a}\nj: {extends: .a}\n",
+		".s: {script: [a, [b, [c]]]}\nj: {script: [!reference [.s, script], d], variables: !reference [.s, variables]}\n",
+		".a: {script: !reference [.b, script]}\n.b: {script: !reference [.a, script]}\nj: {script: !reference [.a, script]}\n",
+		"default: {image: a, before_script: b, retry: {max: 2, when: [script_failure]}, timeout: 1h}\nj: {script: x, inherit: {default: [image]}}\n",
+		"include: [a.yml, {local: b.yml}, {remote: 'https://x'}]\nj: {script: x}\n",
+		"spec:\n  inputs: {s: {default: test}}\n---\nj: {stage: $[[ inputs.s ]], script: x}\n",
+		"workflow: {rules: [{when: always}]}\nj: {script: x, rules: [{if: $A}], needs: [], parallel: 2}\n",
+		"j: {script: x, only: {refs: [main], variables: [$A], changes: [a], kubernetes: active}, when: delayed, start_in: 1 hour}\n",
+		"j: {script: x, cache: [{key: {files: [a]}, when: always, fallback_keys: [b]}], allow_failure: {exit_codes: 1}, artifacts: {reports: {junit: a}}}\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
@@ -76,6 +87,9 @@ func checkInvariants(t *testing.T, cfg *Config) {
 		}
 		if j.StageIndex < 0 || j.StageIndex >= len(cfg.Stages) || cfg.Stages[j.StageIndex] != j.Stage {
 			t.Fatalf("job %q: stage %q at %d of %v", j.Name, j.Stage, j.StageIndex, cfg.Stages)
+		}
+		if j.Cache != nil && len(j.Caches) > 0 && j.Cache.Key != j.Caches[0].Key {
+			t.Fatalf("job %q: cache %+v is not the first of %+v", j.Name, j.Cache, j.Caches)
 		}
 		if !j.When.Valid() || j.Retry < 0 || j.Retry > 2 || (j.DependsOnAllEarlier && j.Dependencies != nil) {
 			t.Fatalf("job %q: %+v", j.Name, j)

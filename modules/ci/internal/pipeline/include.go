@@ -229,10 +229,12 @@ func inputDefaults(spec *value) (map[string]string, error) {
 var inputReference = regexp.MustCompile(`\$\[\[\s*inputs\.([A-Za-z0-9_-]+)\s*\]\]`)
 
 // interpolateInputs replaces `$[[ inputs.name ]]` in every scalar of the
-// document (keys included) by the input's default; an unknown input is an
-// error at validation because the text stays as written.
-func interpolateInputs(n *yaml.Node, defaults map[string]string) {
+// document (keys included) by the input's default; an unknown input stays
+// as written. budget is how many bytes the replacements may add in all, so
+// a long default used many times cannot grow the document without bound.
+func interpolateInputs(n *yaml.Node, defaults map[string]string, budget *int) error {
 	if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "$[[") {
+		before := len(n.Value)
 		n.Value = inputReference.ReplaceAllStringFunc(n.Value, func(m string) string {
 			name := inputReference.FindStringSubmatch(m)[1]
 			if d, ok := defaults[name]; ok {
@@ -240,8 +242,14 @@ func interpolateInputs(n *yaml.Node, defaults map[string]string) {
 			}
 			return m
 		})
+		if *budget -= len(n.Value) - before; *budget < 0 {
+			return configError(fmt.Sprintf("The CI configuration is too large once its inputs are interpolated (more than %d bytes added)", MaxConfigBytes))
+		}
 	}
 	for _, c := range n.Content {
-		interpolateInputs(c, defaults)
+		if err := interpolateInputs(c, defaults, budget); err != nil {
+			return err
+		}
 	}
+	return nil
 }

@@ -122,10 +122,12 @@ func parse(ctx context.Context, src []byte, files Files) (cfg *Config, stats par
 	if err != nil {
 		return nil, stats, err
 	}
-	root, work, err = resolveReferences(root)
-	stats.resolveWork += work
-	if err != nil {
-		return nil, stats, err
+	if conv.references {
+		root, work, err = resolveReferences(root)
+		stats.resolveWork += work
+		if err != nil {
+			return nil, stats, err
+		}
 	}
 	var p parser
 	cfg = p.config(root)
@@ -171,7 +173,10 @@ func parseDocument(src []byte, conv *converter) (*value, error) {
 	if err != nil {
 		return nil, err
 	}
-	interpolateInputs(&body, defaults)
+	budget := MaxConfigBytes
+	if err := interpolateInputs(&body, defaults, &budget); err != nil {
+		return nil, err
+	}
 	return conv.convert(&body, 0)
 }
 
@@ -753,7 +758,7 @@ func (p *parser) stringList(v *value, what string) ([]string, bool) {
 
 // stringItems returns the items of an array of strings.
 func stringItems(v *value) ([]string, bool) {
-	if v.kind != kindSeq {
+	if v == nil || v.kind != kindSeq {
 		return nil, false
 	}
 	out := make([]string, 0, len(v.items))

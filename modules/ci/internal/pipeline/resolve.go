@@ -157,6 +157,8 @@ func (r *resolver) extended(key string, depth int) *value {
 		}
 	}
 	v := r.deepMerge(merged, own)
+	// The job shares its bases' values, but validating it reads them all.
+	r.spend(v.size)
 	r.done[key], r.height[key] = v, height
 	return v
 }
@@ -287,5 +289,9 @@ func (r *resolver) reference(v *value, memo map[*value]*value, depth int) *value
 		r.fail("%s could not be found", shown)
 		return v
 	}
-	return r.references(target, memo, depth+1)
+	out := r.references(target, memo, depth+1)
+	// The copy shares its nodes, but what reads it later (a script
+	// flattened, a job's lists) pays for its full size: charge it here.
+	r.spend(out.size)
+	return out
 }

@@ -102,6 +102,9 @@ type converter struct {
 	// open holds the anchors being converted: an alias to one of them is a
 	// cycle (yaml.v3 lets `&a [*a]` through as a self-referencing graph).
 	open map[*yaml.Node]bool
+	// references is set once a `!reference` tag is seen: only then does
+	// the reference pass walk the tree.
+	references bool
 }
 
 func newConverter() *converter {
@@ -156,6 +159,9 @@ func (c *converter) convert(n *yaml.Node, depth int) (*value, error) {
 		return nil, err
 	}
 	v := &value{line: n.Line, column: n.Column, size: 1, tag: n.ShortTag()}
+	if v.tag == "!reference" {
+		c.references = true
+	}
 	switch n.Kind {
 	case yaml.DocumentNode:
 		if len(n.Content) == 0 {
