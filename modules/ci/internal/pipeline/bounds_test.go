@@ -1,8 +1,8 @@
 package pipeline
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"

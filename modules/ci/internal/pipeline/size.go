@@ -20,6 +20,10 @@ func TooManyJobs(n, limit int) *ConfigError {
 // bounds, and not the stages list.
 func (c *Config) ForPipeline(ref RefInfo, maxJobs int) (stages []string, jobs []Job, err error) {
 	jobs = c.JobsFor(ref)
+	if onlyPredefinedStages(jobs) {
+		// GitLab creates no pipeline of .pre and .post jobs alone.
+		return nil, nil, nil
+	}
 	if len(jobs) > maxJobs {
 		return nil, nil, TooManyJobs(len(jobs), maxJobs)
 	}
@@ -38,4 +42,14 @@ func (c *Config) ForPipeline(ref RefInfo, maxJobs int) (stages []string, jobs []
 		jobs[i].StageIndex = index[jobs[i].StageIndex]
 	}
 	return stages, jobs, nil
+}
+
+// onlyPredefinedStages reports whether every job is in .pre or .post.
+func onlyPredefinedStages(jobs []Job) bool {
+	for i := range jobs {
+		if jobs[i].Stage != StagePre && jobs[i].Stage != StagePost {
+			return false
+		}
+	}
+	return true
 }

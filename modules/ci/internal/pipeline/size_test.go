@@ -57,3 +57,18 @@ func TestForPipeline(t *testing.T) {
 		t.Errorf("at the limit: %v %d %v", stages, len(jobs), err)
 	}
 }
+
+// .pre and .post jobs run around a pipeline's other stages, but make no
+// pipeline by themselves.
+func TestForPipelinePredefinedStages(t *testing.T) {
+	t.Parallel()
+	cfg := mustParse(t, "pre: {stage: .pre, script: x}\npost: {stage: .post, script: x}\nbuild: {stage: build, script: x, only: [main]}\n")
+	stages, jobs, err := cfg.ForPipeline(RefInfo{Name: "main", Source: SourcePush}, 10)
+	if err != nil || strings.Join(stages, " ") != ".pre build .post" || len(jobs) != 3 || jobs[1].StageIndex != 2 || jobs[2].StageIndex != 1 {
+		t.Errorf("main: %v %+v %v", stages, jobs, err)
+	}
+	stages, jobs, err = cfg.ForPipeline(RefInfo{Name: "topic", Source: SourcePush}, 10)
+	if err != nil || stages != nil || jobs != nil {
+		t.Errorf("topic: %v %+v %v", stages, jobs, err)
+	}
+}
