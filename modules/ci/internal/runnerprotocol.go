@@ -9,6 +9,7 @@ package internal
 // decodes the runners' requests, calls these and answers GitLab's way.
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -517,6 +518,8 @@ type (
 		Policy    string   `json:"policy"`
 		Paths     []string `json:"paths"`
 		When      string   `json:"when"`
+		// FallbackKeys are tried in order when Key has no cache.
+		FallbackKeys []string `json:"fallback_keys,omitempty"`
 	}
 	runnerDependency struct {
 		ID            int64               `json:"id"`
@@ -595,15 +598,26 @@ func (s *Service) runnerPayload(ctx context.Context, sj *startedJob) (*runnerJob
 		if paths == nil {
 			paths = []string{}
 		}
-		out.Artifacts = []runnerArtifacts{{Name: name, Untracked: a.Untracked, Paths: paths, Exclude: []string{}, When: when,
+		exclude := a.Exclude
+		if exclude == nil {
+			exclude = []string{}
+		}
+		out.Artifacts = []runnerArtifacts{{Name: name, Untracked: a.Untracked, Paths: paths, Exclude: exclude, When: when,
 			ArtifactType: "archive", ArtifactFormat: "zip", ExpireIn: a.ExpireIn}}
 	}
-	if c := spec.Cache; c != nil {
+	// Every cache of a `cache:` list, each with its own when and
+	// fallback keys.
+	caches := spec.Caches
+	if caches == nil && spec.Cache != nil {
+		caches = []pipeline.Cache{*spec.Cache}
+	}
+	for _, c := range caches {
 		paths := c.Paths
 		if paths == nil {
 			paths = []string{}
 		}
-		out.Cache = []runnerCache{{Key: c.Key, Untracked: c.Untracked, Policy: c.Policy, Paths: paths, When: "on_success"}}
+		out.Cache = append(out.Cache, runnerCache{Key: c.Key, Untracked: c.Untracked, Policy: c.Policy, Paths: paths,
+			When: cmp.Or(c.When, pipeline.ArtifactsOnSuccess), FallbackKeys: c.FallbackKeys})
 	}
 	deps, err := s.dependencyJobs(ctx, j, &spec)
 	if err != nil {
