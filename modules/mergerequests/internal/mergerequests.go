@@ -588,7 +588,8 @@ func (s *Service) Changes(ctx context.Context, ref mergerequest.Ref) (mergereque
 	if err := s.Merges.Import(ctx, m.ProjectID, m.SourceProjectID, m.SHA); err != nil {
 		return mergerequest.MergeRequest{}, nil, err
 	}
-	diffs, err := s.Merges.Diffs(ctx, info.ID, s.baseOf(ctx, m), m.SHA)
+	// Kept: the diff of two commits never changes (diffcache.go).
+	diffs, err := s.diffsKept(ctx, info.ID, s.baseOf(ctx, m), m.SHA)
 	if err != nil {
 		return mergerequest.MergeRequest{}, nil, err
 	}
