@@ -19,9 +19,11 @@ import (
 // highlightCacheBytes bounds the cache: the HTML of the lines kept.
 const highlightCacheBytes = 32 << 20
 
-// minCachedBytes: smaller files are highlighted again (cheaper than the
-// hash and the bookkeeping, and they would crowd the cache).
-const minCachedBytes = 4 << 10
+// minCachedBytes: smaller texts are highlighted again (they would crowd
+// the cache). A side of a diff hunk of a few lines still costs chroma
+// about half a millisecond, hundreds of times its hash, and a Changes
+// tab or a commit page highlights a hundred of them.
+const minCachedBytes = 64
 
 type cacheKey struct {
 	lexer string
