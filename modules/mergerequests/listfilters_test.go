@@ -30,9 +30,9 @@ type filtersFixture struct {
 	elsewere *gitlab.Project
 }
 
-func newFiltersFixture(t *testing.T) *filtersFixture {
+func newFiltersFixture(t *testing.T, opts ...fennectest.Option) *filtersFixture {
 	t.Helper()
-	s := start(t)
+	s := start(t, opts...)
 	c := s.Client
 	f := &filtersFixture{s: s}
 	f.dev = s.CreateUser(t, "dev")

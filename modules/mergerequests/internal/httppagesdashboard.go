@@ -90,14 +90,12 @@ func (pg *mrPages) dashboard(w http.ResponseWriter, r *http.Request) {
 	for _, sc := range dashboardScopes {
 		d.Scopes = append(d.Scopes, stateTab{Key: string(sc.scope), Label: sc.label, Current: sc.scope == scope, Href: link(sc.scope, state, 1)})
 	}
-	for _, st := range listStates {
-		_, n, err := pg.s.ListMine(ctx, mergerequest.MineQuery{Scope: scope, State: stateOf(st.key), Search: search})
-		if err != nil {
-			pg.fail(w, r, err)
-			return
-		}
-		d.States = append(d.States, stateTab{Key: st.key, Label: st.label, Count: n, Current: st.key == state, Href: link(scope, st.key, 1)})
+	counts, err := pg.s.MineCounts(ctx, mergerequest.MineQuery{Scope: scope, Search: search})
+	if err != nil {
+		pg.fail(w, r, err)
+		return
 	}
+	d.States = stateTabs(counts, state, func(key string) string { return link(scope, key, 1) })
 	list, total, err := pg.s.ListMine(ctx, mergerequest.MineQuery{Scope: scope, State: stateOf(state), Search: search,
 		Offset: (page - 1) * mrsPerPage, Limit: mrsPerPage})
 	if err != nil {

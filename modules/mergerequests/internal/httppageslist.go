@@ -65,6 +65,19 @@ var mrSorts = []struct {
 // listStates are the state tabs of both lists.
 var listStates = []struct{ key, label string }{{"opened", "Open"}, {"merged", "Merged"}, {"closed", "Closed"}, {"all", "All"}}
 
+// stateTabs are the state tabs of counts, current the one shown.
+func stateTabs(counts StateCounts, current string, href func(key string) string) []stateTab {
+	var out []stateTab
+	for _, st := range listStates {
+		n := counts[stateOf(st.key)]
+		if st.key == "all" {
+			n = counts[mergerequest.Opened] + counts[mergerequest.Merged] + counts[mergerequest.Closed]
+		}
+		out = append(out, stateTab{Key: st.key, Label: st.label, Count: n, Current: st.key == current, Href: href(st.key)})
+	}
+	return out
+}
+
 // userFilter resolves a username filter to the user's id for q: ok is
 // false for an unknown user (the list keeps nothing). The assignee's
 // also takes "None" and "Any", as GitLab's.
@@ -147,18 +160,14 @@ func (pg *mrPages) list(w http.ResponseWriter, r *http.Request) {
 	}
 	d := listData{Action: pg.site.URL(mrsURL(full, "")), State: state, Search: search, Label: label, Milestone: milestone,
 		Author: author, Assignee: assignee, Page: page}
-	for _, st := range listStates {
-		cq := base
-		cq.State, cq.Limit = stateOf(st.key), 0
-		n := 0
-		if !nothing {
-			if _, n, err = pg.s.List(ctx, full, cq); err != nil {
-				pg.fail(w, r, err)
-				return
-			}
+	counts := StateCounts{}
+	if !nothing {
+		if counts, err = pg.s.Counts(ctx, full, base); err != nil {
+			pg.fail(w, r, err)
+			return
 		}
-		d.States = append(d.States, stateTab{Key: st.key, Label: st.label, Count: n, Current: st.key == state, Href: link(st.key, 1)})
 	}
+	d.States = stateTabs(counts, state, func(key string) string { return link(key, 1) })
 	for _, s := range mrSorts {
 		d.Sorts = append(d.Sorts, sortOption{Key: s.key, Label: s.label, Selected: s.key == sortKey})
 	}

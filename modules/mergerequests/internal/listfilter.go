@@ -251,17 +251,21 @@ func (p *page) add(tx *store.Tx, id int64, m *MR) error {
 	return nil
 }
 
-// filtered is the page of project's merge requests in state that f keeps,
-// in the order of bucket's keys, and how many f keeps in all.
-func (s *Service) filtered(tx *store.Tx, project int64, bucket []byte, desc bool, state mergerequest.State, f listFilter, offset, limit int) ([]*MR, int, error) {
-	set, err := s.resolve(tx, project, f)
-	if err != nil || set.empty() {
-		return nil, 0, err
+// walkFiltered visits, in the order of bucket's keys, the project's
+// merge requests that f keeps (m when the walk decoded it to check the
+// search, else nil) until fn returns false or an error.
+func (s *Service) walkFiltered(tx *store.Tx, project int64, bucket []byte, desc bool, f listFilter,
+	fn func(id int64, flag byte, m *MR) error) error {
+	set := &sets{}
+	if !f.none() {
+		var err error
+		if set, err = s.resolve(tx, project, f); err != nil || set.empty() {
+			return err
+		}
 	}
-	p := page{offset: max(offset, 0), limit: max(limit, 0)}
 	var walkErr error
 	store.WalkTimeKeys(tx, bucket, project, desc, func(id int64, flag byte) bool {
-		if !stateMatches(state, flag) || !set.allows(id) {
+		if !set.allows(id) {
 			return true
 		}
 		var m *MR
@@ -273,10 +277,57 @@ func (s *Service) filtered(tx *store.Tx, project int64, bucket []byte, desc bool
 				return true
 			}
 		}
-		walkErr = p.add(tx, id, m)
+		walkErr = fn(id, flag, m)
 		return walkErr == nil
 	})
-	return p.rows, p.total, walkErr
+	return walkErr
+}
+
+// filtered is the page of project's merge requests in state that f keeps,
+// in the order of bucket's keys, and how many f keeps in all.
+func (s *Service) filtered(tx *store.Tx, project int64, bucket []byte, desc bool, state mergerequest.State, f listFilter, offset, limit int) ([]*MR, int, error) {
+	p := page{offset: max(offset, 0), limit: max(limit, 0)}
+	err := s.walkFiltered(tx, project, bucket, desc, f, func(id int64, flag byte, m *MR) error {
+		if !stateMatches(state, flag) {
+			return nil
+		}
+		return p.add(tx, id, m)
+	})
+	return p.rows, p.total, err
+}
+
+// StateCounts are how many merge requests a list keeps in each of its
+// state tabs: Opened (reopened and locked count), Merged, Closed.
+type StateCounts map[mergerequest.State]int
+
+func (c StateCounts) add(flag byte) {
+	switch flag {
+	case flagOpen:
+		c[mergerequest.Opened]++
+	case flagMerged:
+		c[mergerequest.Merged]++
+	case flagClosed:
+		c[mergerequest.Closed]++
+	}
+}
+
+// Counts is how many of the project's merge requests q's filters keep in
+// each state (q's state, iids, order and page aside), in one walk: the
+// list page's tabs, which would otherwise be a List per state.
+func (s *Service) Counts(ctx context.Context, project string, q mergerequest.ListQuery) (StateCounts, error) {
+	f := filterOf(q)
+	out := StateCounts{}
+	err := s.DB.View(ctx, func(tx *store.Tx) error {
+		info, err := s.readProject(tx.Context(), project)
+		if err != nil {
+			return err
+		}
+		return s.walkFiltered(tx, info.ID, byCreated, true, f, func(_ int64, flag byte, _ *MR) error {
+			out.add(flag)
+			return nil
+		})
+	})
+	return out, err
 }
 
 // keeps says whether f keeps m, a merge request of project read by iid.
@@ -291,13 +342,10 @@ func (s *Service) keeps(tx *store.Tx, project int64, f listFilter, m *MR) (bool,
 	return set.allows(m.ID) && textMatches(m, f.search), nil
 }
 
-// ListMine implements mergerequest.Service: a walk over the byUser keys
-// of the scope (the caller's, or every one's for "all"), keeping the
-// state asked and the projects whose merge requests the caller may read
-// (one access check per project), with a search narrowed by the search
-// index and checked on the rows it leaves.
-func (s *Service) ListMine(ctx context.Context, q mergerequest.MineQuery) ([]mergerequest.MergeRequest, int, error) {
-	var kind byte
+// mineKeys are the byUser prefix of a ListMine query: its scope and
+// order, and the user (0 for every one's). ok is false for an anonymous
+// caller's own scopes, which hold nothing.
+func mineKeys(ctx context.Context, q mergerequest.MineQuery) (kind byte, user int64, ok bool, err error) {
 	switch q.Scope {
 	case "", mergerequest.CreatedByMe, "created_by_me":
 		kind = byAuthorCreated
@@ -306,77 +354,94 @@ func (s *Service) ListMine(ctx context.Context, q mergerequest.MineQuery) ([]mer
 	case mergerequest.AllScope:
 		kind = byAllCreated
 	default:
-		return nil, 0, invalid("scope", "does not have a valid value")
+		return 0, 0, false, invalid("scope", "does not have a valid value")
 	}
 	if q.OrderBy == mergerequest.ByUpdated {
 		kind++ // the same scope by updated_at
 	}
-	uid := principalID(ctx)
-	user := uid
 	if kind >= byAllCreated {
-		user = 0
-	} else if uid == 0 {
-		// An anonymous caller has no merge requests of their own.
-		return []mergerequest.MergeRequest{}, 0, nil
+		return kind, 0, true, nil
 	}
+	user = principalID(ctx)
+	return kind, user, user != 0, nil
+}
+
+// walkMine visits, in order, the merge requests of q's scope (q's state
+// aside) in projects whose merge requests the caller may read (one access
+// check per project) that q's search keeps, until fn returns false or an
+// error; infos are the projects met.
+func (s *Service) walkMine(tx *store.Tx, q mergerequest.MineQuery, kind byte, user int64, infos map[int64]*projects.ProjectInfo,
+	fn func(id int64, flag byte, m *MR) error) error {
 	search := strings.ToLower(strings.TrimSpace(q.Search))
-	var out []mergerequest.MergeRequest
-	total := 0
-	err := s.DB.View(ctx, func(tx *store.Tx) error {
-		set := &sets{}
-		if err := s.searchSet(tx, search, set); err != nil {
-			return err
-		}
-		if set.empty() {
-			return nil
-		}
-		infos := map[int64]*projects.ProjectInfo{}
-		readable := func(pid int64) (*projects.ProjectInfo, error) {
-			info, seen := infos[pid]
-			if !seen {
-				pi, err := s.readProjectID(tx.Context(), pid)
-				switch {
-				case err == nil:
-					info = &pi
-				case !projectHidden(err):
-					return nil, err
-				}
-				infos[pid] = info
+	set := &sets{}
+	if err := s.searchSet(tx, search, set); err != nil || set.empty() {
+		return err
+	}
+	readable := func(pid int64) (*projects.ProjectInfo, error) {
+		info, seen := infos[pid]
+		if !seen {
+			pi, err := s.readProjectID(tx.Context(), pid)
+			switch {
+			case err == nil:
+				info = &pi
+			case !projectHidden(err):
+				return nil, err
 			}
-			return info, nil
+			infos[pid] = info
 		}
-		p := page{offset: max(q.Offset, 0), limit: max(q.Limit, 0)}
-		var walkErr error
-		store.WalkPrefix(tx, byUser, userPrefix(kind, user), !q.Ascending, func(k, v []byte) bool {
-			if len(k) != userKeyLen || len(v) != 9 {
-				return true
-			}
-			id, pid := int64(store.KeyID(k[userKeyLen-8:])), int64(store.KeyID(v[1:]))
-			if !stateMatches(q.State, v[0]) || !set.allows(id) {
-				return true
-			}
-			info, err := readable(pid)
-			if err != nil {
-				walkErr = err
+		return info, nil
+	}
+	var walkErr error
+	store.WalkPrefix(tx, byUser, userPrefix(kind, user), !q.Ascending, func(k, v []byte) bool {
+		if len(k) != userKeyLen || len(v) != 9 {
+			return true
+		}
+		id, pid := int64(store.KeyID(k[userKeyLen-8:])), int64(store.KeyID(v[1:]))
+		if !set.allows(id) {
+			return true
+		}
+		info, err := readable(pid)
+		if err != nil || info == nil {
+			walkErr = err
+			return err == nil
+		}
+		var m *MR
+		if search != "" {
+			if m, walkErr = mrs.Get(tx, id); walkErr != nil {
 				return false
 			}
-			if info == nil {
+			if !textMatches(m, search) {
 				return true
 			}
-			var m *MR
-			if search != "" {
-				if m, walkErr = mrs.Get(tx, id); walkErr != nil {
-					return false
-				}
-				if !textMatches(m, search) {
-					return true
-				}
+		}
+		walkErr = fn(id, v[0], m)
+		return walkErr == nil
+	})
+	return walkErr
+}
+
+// ListMine implements mergerequest.Service: a walk over the byUser keys
+// of the scope (the caller's, or every one's for "all"), keeping the
+// state asked and the projects whose merge requests the caller may read,
+// with a search narrowed by the search index and checked on the rows it
+// leaves; only the page's merge requests are decoded otherwise.
+func (s *Service) ListMine(ctx context.Context, q mergerequest.MineQuery) ([]mergerequest.MergeRequest, int, error) {
+	kind, user, ok, err := mineKeys(ctx, q)
+	if err != nil || !ok {
+		return []mergerequest.MergeRequest{}, 0, err
+	}
+	var out []mergerequest.MergeRequest
+	total := 0
+	err = s.DB.View(ctx, func(tx *store.Tx) error {
+		infos := map[int64]*projects.ProjectInfo{}
+		p := page{offset: max(q.Offset, 0), limit: max(q.Limit, 0)}
+		if err := s.walkMine(tx, q, kind, user, infos, func(id int64, flag byte, m *MR) error {
+			if !stateMatches(q.State, flag) {
+				return nil
 			}
-			walkErr = p.add(tx, id, m)
-			return walkErr == nil
-		})
-		if walkErr != nil {
-			return walkErr
+			return p.add(tx, id, m)
+		}); err != nil {
+			return err
 		}
 		total = p.total
 		out = make([]mergerequest.MergeRequest, 0, len(p.rows))
@@ -386,6 +451,23 @@ func (s *Service) ListMine(ctx context.Context, q mergerequest.MineQuery) ([]mer
 		return nil
 	})
 	return out, total, err
+}
+
+// MineCounts is how many merge requests ListMine keeps in each state (q's
+// state, order and page aside), in one walk: the dashboard's tabs.
+func (s *Service) MineCounts(ctx context.Context, q mergerequest.MineQuery) (StateCounts, error) {
+	out := StateCounts{}
+	kind, user, ok, err := mineKeys(ctx, q)
+	if err != nil || !ok {
+		return out, err
+	}
+	err = s.DB.View(ctx, func(tx *store.Tx) error {
+		return s.walkMine(tx, q, kind, user, map[int64]*projects.ProjectInfo{}, func(_ int64, flag byte, _ *MR) error {
+			out.add(flag)
+			return nil
+		})
+	})
+	return out, err
 }
 
 // sortByTime orders merge requests as the ordering keys do: by time
