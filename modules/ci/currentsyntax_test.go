@@ -11,7 +11,7 @@ import (
 
 // A CI file written as people write them today, with its templates in an
 // included file, runs on the shell executor: include: local brings the
-// templates and a job, default: gives every job its before_script and
+// templates and a job (one through a wildcard), default: gives every job its before_script and
 // variables, extends and !reference build the jobs, and the including
 // file's own keys win over the included ones. A missing include fails the
 // pipeline with GitLab's message.
@@ -27,6 +27,7 @@ func TestCurrentSyntaxPipelineRuns(t *testing.T) {
 		".gitlab-ci.yml": `include:
   - local: ci/templates.yml
   - ci/lint.yml
+  - local: 'ci/extra/*.yml'
 stages: [build, test]
 variables:
   WHO: main
@@ -51,6 +52,11 @@ test:
 .quiet:
   variables: {QUIET: "yes"}
 `,
+		"ci/extra/docs.yml": `docs:
+  stage: test
+  script: echo "docs from a wildcard include"
+`,
+		"ci/extra/notes.txt": "not yaml: [",
 		"ci/lint.yml": `lint:
   stage: test
   inherit: {default: false}
@@ -63,13 +69,14 @@ test:
 		t.Fatalf("pipeline %+v", pl)
 	}
 	jobs := jobsByName(t, c, p.ID, pl.ID)
-	if len(jobs) != 3 || jobs["build"] == nil || jobs["test"] == nil || jobs["lint"] == nil {
+	if len(jobs) != 4 || jobs["build"] == nil || jobs["test"] == nil || jobs["lint"] == nil || jobs["docs"] == nil {
 		t.Fatalf("jobs %v", jobs)
 	}
 	wants := map[string][]string{
 		"build": {"before from default", "template step", "build by main with make"},
 		"test":  {"before from default", "test sees QUIET=yes"},
 		"lint":  {"lint without before_script"},
+		"docs":  {"before from default", "docs from a wildcard include"},
 	}
 	for name, lines := range wants {
 		j := jobs[name]

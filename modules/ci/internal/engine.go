@@ -99,6 +99,29 @@ func (f ciFiles) Read(ctx context.Context, path string) ([]byte, error) {
 	return text, nil
 }
 
+// List lists a directory for wildcard includes, at most one more entry
+// than the parser looks at in all, so a huge directory is refused rather
+// than read whole.
+func (f ciFiles) List(ctx context.Context, dir string) ([]string, error) {
+	entries, err := f.s.git.Tree(readAsCI(ctx), f.projectID, f.sha, dir, 0, pipeline.MaxGlobVisits+1)
+	if errors.Is(err, gitread.ErrPathNotFound) {
+		return nil, fmt.Errorf("ci: include %s: %w", dir, fs.ErrNotExist)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ci: include %s: %w", dir, err)
+	}
+	out := make([]string, 0, len(entries))
+	for _, e := range entries {
+		switch e.Type {
+		case gitread.Tree:
+			out = append(out, e.Name+"/")
+		case gitread.Blob:
+			out = append(out, e.Name)
+		}
+	}
+	return out, nil
+}
+
 func summarize(c gitread.Commit) CommitSummary {
 	return CommitSummary{ID: c.ID, ShortID: c.ID[:8], Title: c.Title(), Message: c.Message,
 		AuthorName: c.Author.Name, AuthorEmail: c.Author.Email, CreatedAt: c.Committer.When.UTC()}

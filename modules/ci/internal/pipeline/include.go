@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -20,6 +21,19 @@ import (
 type Files interface {
 	Read(ctx context.Context, path string) ([]byte, error)
 }
+
+// Lister is implemented by a Files that can list a directory: then
+// `include: local` takes glob patterns (`ci/*.yml`, `ci/**/*.yml`). List
+// returns the names of the files and of the directories (those with a
+// trailing '/') directly in dir ("" is the root), and an error matching
+// fs.ErrNotExist for a dir that is not one.
+type Lister interface {
+	List(ctx context.Context, dir string) ([]string, error)
+}
+
+// MaxGlobVisits bounds the directory entries one wildcard include may
+// look at.
+const MaxGlobVisits = 10_000
 
 // The bounds of include. GitLab counts every included file, nested ones
 // too, against 150 and allows 100 levels of nesting; the total size is
@@ -139,13 +153,21 @@ func (in *includer) include(e includeEntry, chain []string) (*value, error) {
 		}
 	}
 	if strings.ContainsAny(e.where, "*?[") {
-		return nil, configError(fmt.Sprintf("Local file `%s`: wildcard includes are not supported yet", e.where))
+		if in.files == nil {
+			return nil, configError(fmt.Sprintf("Local file `%s` cannot be included: this configuration is not read from a repository", e.where))
+		}
+		return in.includeGlob(e.where, chain)
 	}
+	return in.includeFile(e.where, chain)
+}
+
+// includeFile reads, parses and expands one local file.
+func (in *includer) includeFile(where string, chain []string) (*value, error) {
 	// Paths are relative to the repository's root whether or not they
 	// start with a slash; ".." cannot leave it.
-	p := strings.TrimPrefix(path.Clean("/"+e.where), "/")
-	if p == "" || strings.Contains(e.where, "\x00") {
-		return nil, configError(fmt.Sprintf("Local file `%s` does not have a valid path!", e.where))
+	p := strings.TrimPrefix(path.Clean("/"+where), "/")
+	if p == "" || strings.Contains(where, "\x00") {
+		return nil, configError(fmt.Sprintf("Local file `%s` does not have a valid path!", where))
 	}
 	if in.files == nil {
 		return nil, configError(fmt.Sprintf("Local file `%s` cannot be included: this configuration is not read from a repository", p))
@@ -194,6 +216,107 @@ func (in *includer) include(e includeEntry, chain []string) (*value, error) {
 		return nil, configError(fmt.Sprintf("Included file `%s` does not have YAML mapping as root!", p))
 	}
 	return in.expand(root, append(chain[:len(chain):len(chain)], p))
+}
+
+// includeGlob includes every file a pattern matches, in path order, as
+// GitLab does with wildcard local includes: `*` and `?` within a path
+// segment, `**` as a whole segment for any depth of directories.
+func (in *includer) includeGlob(pattern string, chain []string) (*value, error) {
+	lister, ok := in.files.(Lister)
+	if !ok {
+		return nil, configError(fmt.Sprintf("Local file `%s`: wildcard includes need a repository to list", pattern))
+	}
+	segments := strings.Split(strings.Trim(pattern, "/"), "/")
+	for _, seg := range segments {
+		if _, err := path.Match(seg, ""); err != nil || seg == ".." {
+			return nil, configError(fmt.Sprintf("Local file `%s` does not have a valid path!", pattern))
+		}
+	}
+	g := globber{ctx: in.ctx, lister: lister, budget: MaxGlobVisits}
+	if err := g.walk("", segments); err != nil {
+		return nil, err
+	}
+	if len(g.found) == 0 {
+		return nil, configError(fmt.Sprintf("Included file `%s` does not match any files", pattern))
+	}
+	sort.Strings(g.found)
+	var merged *value
+	r := &resolver{}
+	for _, p := range g.found {
+		included, err := in.includeFile(p, chain)
+		if err != nil {
+			return nil, err
+		}
+		merged = r.deepMerge(merged, included)
+	}
+	in.work += r.work
+	return merged, r.err
+}
+
+type globber struct {
+	ctx    context.Context
+	lister Lister
+	budget int
+	found  []string
+	seen   map[string]bool
+}
+
+func (g *globber) walk(dir string, segments []string) error {
+	if len(segments) == 0 {
+		return nil
+	}
+	entries, err := g.lister.List(g.ctx, dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if g.budget -= len(entries); g.budget < 0 {
+		return configError(fmt.Sprintf("Included files: the pattern looks at more than %d paths", MaxGlobVisits))
+	}
+	seg, rest := segments[0], segments[1:]
+	if seg == "**" {
+		// ** stands for no directory (the rest applies here) or any
+		// number of them.
+		if err := g.walk(dir, rest); err != nil {
+			return err
+		}
+		for _, name := range entries {
+			if strings.HasSuffix(name, "/") {
+				if err := g.walk(path.Join(dir, strings.TrimSuffix(name, "/")), segments); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	for _, name := range entries {
+		isDir := strings.HasSuffix(name, "/")
+		name = strings.TrimSuffix(name, "/")
+		full := path.Join(dir, name)
+		ok, _ := path.Match(seg, name)
+		switch {
+		case !ok:
+		case isDir && len(rest) > 0:
+			if err := g.walk(full, rest); err != nil {
+				return err
+			}
+		case !isDir && len(rest) == 0:
+			g.add(full)
+		}
+	}
+	return nil
+}
+
+func (g *globber) add(p string) {
+	if g.seen == nil {
+		g.seen = map[string]bool{}
+	}
+	if !g.seen[p] {
+		g.seen[p] = true
+		g.found = append(g.found, p)
+	}
 }
 
 // inputDefaults reads a header's `spec: {inputs: {name: {default: ...}}}`.

@@ -82,7 +82,7 @@ func TestIncludeErrors(t *testing.T) {
 		{"empty", map[string]string{"a.yml": "\n"}, "include: a.yml\nj: {script: x}\n", "Local file `a.yml` is empty!"},
 		{"syntax", map[string]string{"a.yml": "a: [\n"}, "include: a.yml\nj: {script: x}\n", "Included file `a.yml` does not have valid YAML syntax!"},
 		{"cycle", map[string]string{"a.yml": "include: b.yml\n", "b.yml": "include: /a.yml\n"}, "include: a.yml\nj: {script: x}\n", "Local file `a.yml` includes itself (through a.yml > b.yml > a.yml)"},
-		{"glob", nil, "include: 'ci/*.yml'\nj: {script: x}\n", "Local file `ci/*.yml`: wildcard includes are not supported yet"},
+		{"glob without a lister", nil, "include: 'ci/*.yml'\nj: {script: x}\n", "Local file `ci/*.yml`: wildcard includes need a repository to list"},
 		{"project", nil, "include: {project: a/b, file: c.yml}\nj: {script: x}\n", "include:project is not supported yet (`a/b`); only include:local is"},
 		{"local with rules", nil, "include: [{local: a.yml, rules: [{if: $A}]}]\nj: {script: x}\n", "include:local rules is not supported yet (`a.yml`)"},
 		{"count", many, wide, "Maximum of 150 nested includes are allowed!"},
@@ -115,3 +115,76 @@ func TestIncludeReadFailure(t *testing.T) {
 type failingFiles struct{ err error }
 
 func (f failingFiles) Read(context.Context, string) ([]byte, error) { return nil, f.err }
+
+// listedFiles is a mapFiles that lists directories too.
+type listedFiles struct{ mapFiles }
+
+func (l *listedFiles) List(_ context.Context, dir string) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	prefix := ""
+	if dir != "" {
+		prefix = dir + "/"
+	}
+	for p := range l.files {
+		if !strings.HasPrefix(p, prefix) {
+			continue
+		}
+		name, _, isDir := strings.Cut(strings.TrimPrefix(p, prefix), "/")
+		if isDir {
+			name += "/"
+		}
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fs.ErrNotExist
+	}
+	return out, nil
+}
+
+func TestIncludeGlob(t *testing.T) {
+	t.Parallel()
+	files := &listedFiles{mapFiles{files: map[string]string{
+		"ci/b.yml":           "b: {script: x}\n",
+		"ci/a.yml":           "a: {script: x}\n",
+		"ci/readme.md":       "not yaml: [",
+		"ci/deep/c.yml":      "c: {script: x}\n",
+		"ci/deep/more/d.yml": "d: {script: x}\n",
+		"other/e.yml":        "e: {script: x}\n",
+	}}}
+	for pattern, want := range map[string]string{
+		"ci/*.yml":     "a b",
+		"/ci/*.yml":    "a b",
+		"ci/**/*.yml":  "a b c d",
+		"ci/de*/*.yml": "c",
+		"*/*.yml":      "a b e",
+	} {
+		cfg, err := ParseFiles(context.Background(), []byte("include: '"+pattern+"'\n"), files)
+		if err != nil {
+			t.Errorf("%s: %v", pattern, err)
+			continue
+		}
+		if got := jobNames(cfg); got != want {
+			t.Errorf("%s: jobs %s, want %s", pattern, got, want)
+		}
+	}
+	for pattern, want := range map[string]string{
+		"ci/*.json":   "Included file `ci/*.json` does not match any files",
+		"../*/*.yml":  "Local file `../*/*.yml` does not have a valid path!",
+		"ci/[.yml":    "Local file `ci/[.yml` does not have a valid path!",
+		"nothere/*.y": "Included file `nothere/*.y` does not match any files",
+	} {
+		_, err := ParseFiles(context.Background(), []byte("include: '"+pattern+"'\nj: {script: x}\n"), files)
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: err = %v, want %s", pattern, err, want)
+		}
+	}
+	// A reader that cannot list: a clear refusal.
+	_, err := ParseFiles(context.Background(), []byte("include: 'ci/*.yml'\nj: {script: x}\n"), &files.mapFiles)
+	if err == nil || err.Error() != "Local file `ci/*.yml`: wildcard includes need a repository to list" {
+		t.Errorf("err = %v", err)
+	}
+}
