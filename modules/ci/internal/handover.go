@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
@@ -58,7 +59,7 @@ func (s *Service) handover(ctx context.Context, j *Job, p *Pipeline, spec *pipel
 	if err != nil {
 		return executor.Job{}, err
 	}
-	predefined := pipeline.Predefined(facts)
+	predefined := pipeline.AddMissing(pipeline.Predefined(facts), s.todayVariables(ctx, p, j, protected))
 	layers := pipeline.Layers{Predefined: predefined, YAML: spec.Variables, Project: projectVars, Trigger: triggerVars}
 	var vars []executor.Variable
 	for i, v := range layers.Ordered() {
@@ -259,4 +260,24 @@ func jobTimeout(spec *pipeline.Job, server time.Duration) time.Duration {
 		return spec.TimeoutAfter
 	}
 	return server
+}
+
+// todayVariables are the predefined variables of current GitLab for the
+// job of p (CI_DEFAULT_BRANCH, CI_COMMIT_BRANCH, CI_PROJECT_TITLE...). The
+// project is read as the system: the job's token already proved access,
+// and a project that cannot be read leaves its names out.
+func (s *Service) todayVariables(ctx context.Context, p *Pipeline, j *Job, protected bool) []pipeline.Variable {
+	f := pipeline.TodayFacts{
+		ServerURL: s.server.ExternalURL(), Source: pipeline.Source(p.Source),
+		Ref: j.Ref, IsTag: j.Tag, Protected: protected,
+		SHA: j.SHA, BeforeSHA: p.BeforeSHA, CommitMessage: p.Commit.Message, CommitTimestamp: p.Commit.CreatedAt,
+		PipelineID: p.ID, PipelineCreatedAt: p.CreatedAt, ProjectPath: p.ProjectPath,
+	}
+	if p.Commit.AuthorName != "" {
+		f.CommitAuthor = p.Commit.AuthorName + " <" + p.Commit.AuthorEmail + ">"
+	}
+	if info, err := s.access.ResolveID(auth.WithPrincipal(ctx, auth.System()), p.ProjectID); err == nil {
+		f.ProjectTitle, f.DefaultBranch, f.ProjectVisibility = info.Name, info.DefaultBranch, info.Visibility
+	}
+	return pipeline.TodayVariables(f)
 }
