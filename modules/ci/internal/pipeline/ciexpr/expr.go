@@ -537,3 +537,14 @@ func (p *parser) operand() (operand, error) {
 	}
 	return operand{}, p.fail("unexpected " + t.describe())
 }
+
+// AnyHolds is `only: variables` / `except: variables`: the list selects
+// the pipeline when any of its expressions holds.
+func AnyHolds(exprs []*Expr, lookup func(name string) (string, bool)) bool {
+	for _, e := range exprs {
+		if e.Eval(lookup) {
+			return true
+		}
+	}
+	return false
+}

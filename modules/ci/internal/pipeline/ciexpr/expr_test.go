@@ -258,3 +258,23 @@ func TestStringRoundTrips(t *testing.T) {
 		t.Errorf("String() = %q", got)
 	}
 }
+
+func TestAnyHolds(t *testing.T) {
+	list := []*Expr{MustCompile(`$RELEASE`), MustCompile(`$CI_COMMIT_MESSAGE =~ /deploy/`)}
+	for _, c := range []struct {
+		env  map[string]string
+		want bool
+	}{
+		{map[string]string{"RELEASE": "1"}, true},
+		{map[string]string{"CI_COMMIT_MESSAGE": "deploy now"}, true},
+		{map[string]string{"RELEASE": "", "CI_COMMIT_MESSAGE": "fix"}, false},
+		{nil, false},
+	} {
+		if got := AnyHolds(list, vars(c.env)); got != c.want {
+			t.Errorf("AnyHolds with %v = %v, want %v", c.env, got, c.want)
+		}
+	}
+	if AnyHolds(nil, vars(nil)) {
+		t.Error("an empty list held")
+	}
+}

@@ -360,3 +360,19 @@ func EvaluateWorkflow(rules []Rule, ctx RuleContext) WorkflowDecision {
 	}
 	return WorkflowDecision{Create: true, Variables: r.Variables, Rule: r}
 }
+
+// ChangesKnown says whether a pipeline has changed paths to test
+// `changes` against, as GitLab decides: a push of a branch that existed
+// before (a before-SHA that is not all zeros) compares with its previous
+// head, and a merge request pipeline with its target; a new branch, a tag,
+// a schedule, a pipeline run from the web, the API or a trigger has no
+// push to compare with, and there `changes` holds.
+func ChangesKnown(source, beforeSHA string, isTag bool) bool {
+	switch {
+	case source == "merge_request_event":
+		return true
+	case source != "push" || isTag:
+		return false
+	}
+	return beforeSHA != "" && strings.Trim(beforeSHA, "0") != ""
+}

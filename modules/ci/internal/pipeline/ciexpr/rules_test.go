@@ -330,3 +330,28 @@ func TestEvaluateWorkflow(t *testing.T) {
 		t.Errorf("wording %q", ErrWorkflowFiltered)
 	}
 }
+
+func TestChangesKnown(t *testing.T) {
+	const zero, sha = "0000000000000000000000000000000000000000", "fedcba9876543210fedcba9876543210fedcba98"
+	cases := []struct {
+		source, before string
+		tag            bool
+		want           bool
+	}{
+		{"push", sha, false, true},
+		{"push", zero, false, false}, // a new branch
+		{"push", "", false, false},
+		{"push", sha, true, false}, // a tag
+		{"merge_request_event", "", false, true},
+		{"schedule", sha, false, false},
+		{"web", sha, false, false},
+		{"api", sha, false, false},
+		{"trigger", sha, false, false},
+		{"parent_pipeline", sha, false, false},
+	}
+	for _, c := range cases {
+		if got := ChangesKnown(c.source, c.before, c.tag); got != c.want {
+			t.Errorf("ChangesKnown(%q, %.8q, %v) = %v, want %v", c.source, c.before, c.tag, got, c.want)
+		}
+	}
+}
