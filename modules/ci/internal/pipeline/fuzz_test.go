@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
+	"io/fs"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +40,9 @@ func FuzzParse(f *testing.F) {
 		"workflow: {rules: [{when: always}]}\nj: {script: x, rules: [{if: $A}], needs: [], parallel: 2}\n",
 		"j: {script: x, only: {refs: [main], variables: [$A], changes: [a], kubernetes: active}, when: delayed, start_in: 1 hour}\n",
 		"j: {script: x, cache: [{key: {files: [a]}, when: always, fallback_keys: [b]}], allow_failure: {exit_codes: 1}, artifacts: {reports: {junit: a}}}\n",
+		"include: [a.yml]\nj: {script: x}\n",
+		"include: [a.yml, b/a.yml, 'b/*.yml', '**/*.yml']\nj: {script: x}\n",
+		"include: {local: '*.yml'}\n.t: {script: x}\nj: {extends: .t}\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
@@ -55,7 +60,10 @@ func FuzzParse(f *testing.F) {
 			}
 		}()
 		start := time.Now()
-		cfg, err := Parse(src)
+		// Every included path reads the input itself, and every directory
+		// lists two files and a directory: includes, wildcards, their
+		// cycles and their bounds are fuzzed with the rest.
+		cfg, err := ParseFiles(context.Background(), src, selfFiles(src))
 		if elapsed := time.Since(start); elapsed > 5*time.Second {
 			t.Fatalf("Parse took %v on %d bytes", elapsed, len(src))
 		}
@@ -70,6 +78,18 @@ func FuzzParse(f *testing.F) {
 		}
 		checkInvariants(t, cfg)
 	})
+}
+
+// selfFiles is a repository whose every file holds the same text.
+type selfFiles []byte
+
+func (f selfFiles) Read(context.Context, string) ([]byte, error) { return f, nil }
+
+func (f selfFiles) List(_ context.Context, dir string) ([]string, error) {
+	if strings.Count(dir, "/") > 3 {
+		return nil, fs.ErrNotExist
+	}
+	return []string{"a.yml", "c.yml", "b/"}, nil
 }
 
 func checkInvariants(t *testing.T, cfg *Config) {
