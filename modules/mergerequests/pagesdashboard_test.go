@@ -23,6 +23,22 @@ func rowsOf(body, project string) []string {
 	return out
 }
 
+// openWithPipeline opens !5 "With CI" from a branch whose head has a
+// pipeline (no executor here: it waits, pending).
+func (f *filtersFixture) openWithPipeline(t *testing.T) {
+	t.Helper()
+	c := f.s.Client
+	if _, _, err := c.Branches.CreateBranch(f.project.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr("ci"), Ref: gitlab.Ptr("master")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.RepositoryFiles.CreateFile(f.project.ID, ".gitlab-ci.yml", &gitlab.CreateFileOptions{Branch: gitlab.Ptr("ci"),
+		Content: gitlab.Ptr("test:\n  script: [\"true\"]\n"), CommitMessage: gitlab.Ptr("ci")}); err != nil {
+		t.Fatal(err)
+	}
+	f.s.Drain(t)
+	openMR(t, c, f.project.ID, "ci", "master", "With CI")
+}
+
 // TestMergeRequestListPage: the project's list asks the service's filters
 // (label, milestone, search, author and assignee by username, with the
 // state tabs' counts), shows the head pipeline's status linking to the
@@ -31,17 +47,8 @@ func rowsOf(body, project string) []string {
 func TestMergeRequestListPage(t *testing.T) {
 	t.Parallel()
 	f := newFiltersFixture(t)
-	s, c := f.s, f.s.Client
-	// !5 has a pipeline (no executor here: it waits).
-	if _, _, err := c.Branches.CreateBranch(f.project.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr("ci"), Ref: gitlab.Ptr("master")}); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := c.RepositoryFiles.CreateFile(f.project.ID, ".gitlab-ci.yml", &gitlab.CreateFileOptions{Branch: gitlab.Ptr("ci"),
-		Content: gitlab.Ptr("test:\n  script: [\"true\"]\n"), CommitMessage: gitlab.Ptr("ci")}); err != nil {
-		t.Fatal(err)
-	}
-	s.Drain(t)
-	openMR(t, c, f.project.ID, "ci", "master", "With CI")
+	s := f.s
+	f.openWithPipeline(t)
 	d := s.SignedIn(t, "dev", f.dev.Password)
 	const base = "/root/filtered/-/merge_requests"
 	for _, tc := range []struct {
