@@ -192,10 +192,13 @@ const (
 	EnvironmentAccess  = "access"
 )
 
-// Image is the `image` keyword (a string is the name alone).
+// Image is the `image` keyword (a string is the name alone). PullPolicy
+// is current GitLab's `pull_policy` (always, if-not-present, never);
+// its `docker` and `kubernetes` options are accepted and not kept.
 type Image struct {
 	Name       string   `json:"name"`
 	Entrypoint []string `json:"entrypoint,omitempty"`
+	PullPolicy []string `json:"pull_policy,omitempty"`
 }
 
 // Service is one entry of `services` (a string is the name alone).
@@ -204,6 +207,10 @@ type Service struct {
 	Alias      string   `json:"alias,omitempty"`
 	Command    []string `json:"command,omitempty"`
 	Entrypoint []string `json:"entrypoint,omitempty"`
+	// Variables are the service's own (current GitLab), and PullPolicy
+	// as the image's.
+	Variables  []Variable `json:"variables,omitempty"`
+	PullPolicy []string   `json:"pull_policy,omitempty"`
 }
 
 // Cache is the `cache` keyword.

@@ -320,3 +320,33 @@ func jobNames(cfg *Config) string {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// Images and services take current GitLab's options.
+func TestImageAndServiceOptions(t *testing.T) {
+	t.Parallel()
+	cfg := mustParse(t, `
+default:
+  image: {name: golang:1.22, pull_policy: if-not-present, docker: {platform: linux/amd64}}
+  services:
+    - name: postgres:16
+      alias: db
+      variables: {POSTGRES_PASSWORD: secret}
+      pull_policy: [always, if-not-present]
+j: {script: x}
+`)
+	j := jobNamed(t, cfg, "j")
+	if !reflect.DeepEqual(j.Image.PullPolicy, []string{"if-not-present"}) ||
+		!reflect.DeepEqual(j.Services[0].Variables, []Variable{{"POSTGRES_PASSWORD", "secret", true}}) ||
+		!reflect.DeepEqual(j.Services[0].PullPolicy, []string{"always", "if-not-present"}) {
+		t.Errorf("image %+v services %+v", j.Image, j.Services)
+	}
+	for src, want := range map[string]string{
+		"image: {name: a, pull_policy: sometimes}\nj: {script: x}\n": "image pull_policy should be always, if-not-present or never, or an array of them",
+		"services: [{name: a, docker: linux}]\nj: {script: x}\n":     "services:service docker config should be a hash",
+		"services: [{name: a, variables: [A]}]\nj: {script: x}\n":    "services:service:variables config should be a hash of key value pairs",
+	} {
+		if _, err := Parse([]byte(src)); err == nil || err.Error() != want {
+			t.Errorf("%q: err = %v, want %s", src, err, want)
+		}
+	}
+}

@@ -1028,8 +1028,10 @@ func (p *parser) image(v *value, loc string) *Image {
 		p.errorf("%s config should be a hash or a string", loc)
 		return nil
 	}
-	p.unknownKeys(v, loc, "name", "entrypoint")
+	p.unknownKeys(v, loc, "name", "entrypoint", "pull_policy", "docker", "kubernetes")
 	img := &Image{}
+	img.PullPolicy = p.pullPolicy(v, loc)
+	p.runtimeOptions(v, loc)
 	switch name := v.get("name"); {
 	case blank(name):
 		p.errorf("%s name can't be blank", loc)
@@ -1042,6 +1044,36 @@ func (p *parser) image(v *value, loc string) *Image {
 		img.Entrypoint, _ = p.stringList(ep, loc+" entrypoint")
 	}
 	return img
+}
+
+// pullPolicy reads `pull_policy`: one policy or a list of them.
+func (p *parser) pullPolicy(v *value, loc string) []string {
+	pp := v.get("pull_policy")
+	if pp.isNull() {
+		return nil
+	}
+	policies, ok := stringItems(pp)
+	if pp.isString() {
+		policies, ok = []string{pp.text}, true
+	}
+	for _, policy := range policies {
+		ok = ok && (policy == "always" || policy == "if-not-present" || policy == "never")
+	}
+	if !ok || len(policies) == 0 {
+		p.errorf("%s pull_policy should be always, if-not-present or never, or an array of them", loc)
+		return nil
+	}
+	return policies
+}
+
+// runtimeOptions checks the `docker` and `kubernetes` options of an image
+// or service are hashes; the executors do not use them.
+func (p *parser) runtimeOptions(v *value, loc string) {
+	for _, key := range []string{"docker", "kubernetes"} {
+		if o := v.get(key); !o.isNull() && o.kind != kindMap {
+			p.errorf("%s %s config should be a hash", loc, key)
+		}
+	}
 }
 
 func (p *parser) services(v *value, loc string) ([]Service, bool) {
@@ -1060,8 +1092,13 @@ func (p *parser) services(v *value, loc string) ([]Service, bool) {
 			p.errorf("%s config should be a hash or a string", itemLoc)
 			continue
 		}
-		p.unknownKeys(item, itemLoc, "name", "alias", "command", "entrypoint")
+		p.unknownKeys(item, itemLoc, "name", "alias", "command", "entrypoint", "variables", "pull_policy", "docker", "kubernetes")
 		var s Service
+		s.PullPolicy = p.pullPolicy(item, itemLoc)
+		p.runtimeOptions(item, itemLoc)
+		if vars := item.get("variables"); !vars.isNull() {
+			s.Variables = p.variables(vars, at(itemLoc, "variables"), false)
+		}
 		switch name := item.get("name"); {
 		case blank(name):
 			p.errorf("%s name can't be blank", itemLoc)
