@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/core/web"
 	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/issues/issue"
@@ -59,6 +60,24 @@ func (a awarder) awards(ctx context.Context, noteID int64) (*web.Awards, error) 
 		form.NoteID = strconv.FormatInt(noteID, 10)
 	}
 	return web.NewAwards(given, a.me, func(id int64) string { return users.user(id).Name }, form), nil
+}
+
+// noteAwards are the awards of the notes ids, read in one transaction
+// (the collab service's reads join it): a page of 500 comments asks 500
+// times.
+func (a awarder) noteAwards(ctx context.Context, ids []int64) (map[int64]*web.Awards, error) {
+	out := make(map[int64]*web.Awards, len(ids))
+	err := a.pg.s.db.View(ctx, func(tx *store.Tx) error {
+		for _, id := range ids {
+			aw, err := a.awards(tx.Context(), id)
+			if err != nil {
+				return err
+			}
+			out[id] = aw
+		}
+		return nil
+	})
+	return out, err
 }
 
 // given lists the awards of the issue or of its note noteID (0: the

@@ -487,6 +487,17 @@ func (pg *issuePages) show(w http.ResponseWriter, r *http.Request, iid issue.IID
 		pg.fail(w, r, err)
 		return
 	}
+	var commented []int64
+	for _, n := range notes {
+		if !n.System {
+			commented = append(commented, n.ID)
+		}
+	}
+	noteAwards, err := aw.noteAwards(ctx, commented)
+	if err != nil {
+		pg.fail(w, r, err)
+		return
+	}
 	users := pg.s.renderer(ctx)
 	for _, n := range notes {
 		a := users.user(n.AuthorID)
@@ -497,11 +508,7 @@ func (pg *issuePages) show(w http.ResponseWriter, r *http.Request, iid issue.IID
 			// emphasis ("changed title from **a** to **b**").
 			nv.Body = markup.Render(ctx, []byte(n.Body), markup.Context{BaseURL: api.ExternalURLFrom(ctx), Project: info.PathWithNamespace})
 		} else {
-			nv.Body = render(n.Body)
-			if nv.Awards, err = aw.awards(ctx, n.ID); err != nil {
-				pg.fail(w, r, err)
-				return
-			}
+			nv.Body, nv.Awards = render(n.Body), noteAwards[n.ID]
 		}
 		d.Timeline.Entries = append(d.Timeline.Entries, web.Entry{ID: n.DiscussionID, Notes: []web.Note{nv}})
 	}

@@ -14,6 +14,7 @@ import (
 	"strconv"
 
 	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/core/web"
 	"github.com/fennec-forge/fennec/modules/collab/target"
 	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
@@ -138,19 +139,22 @@ func (a awarder) awards(ctx context.Context, noteID int64) (*web.Awards, error) 
 	return web.NewAwards(given, a.me, func(id int64) string { return users.user(id).Name }, form), nil
 }
 
-// noteAwards fills the awards of a thread's users' notes.
+// noteAwards fills the awards of a thread's users' notes, read in one
+// transaction (the collab service's reads join it).
 func (a awarder) noteAwards(ctx context.Context, notes []web.Note) error {
-	for i := range notes {
-		if notes[i].System {
-			continue
+	return a.pg.s.DB.View(ctx, func(tx *store.Tx) error {
+		for i := range notes {
+			if notes[i].System {
+				continue
+			}
+			aw, err := a.awards(tx.Context(), notes[i].ID)
+			if err != nil {
+				return err
+			}
+			notes[i].Awards = aw
 		}
-		aw, err := a.awards(ctx, notes[i].ID)
-		if err != nil {
-			return err
-		}
-		notes[i].Awards = aw
-	}
-	return nil
+		return nil
+	})
 }
 
 // given lists the awards of the merge request or of its note noteID.
