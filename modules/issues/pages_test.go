@@ -211,6 +211,18 @@ func TestIssuePagesEdit(t *testing.T) {
 		t.Fatalf("after the reporter's edit: %+v", api)
 	}
 	wantPage(t, "issue after edit", r.Get(t, "/root/edits/-/issues/1"), 200, `<bdi>Renamed</bdi>`, `<p>New <em>text</em></p>`, `2030-01-02`, `<bdi>v1</bdi>`)
+	// The labels the edit made are boxes of the form now, checked; one
+	// unchecked and a new one typed replace them.
+	form = r.Get(t, "/root/edits/-/issues/1/edit")
+	wantPage(t, "form after edit", form, 200, `<input type="checkbox" name="label" value="a" checked>`,
+		`<input type="checkbox" name="label" value="b" checked>`, `<label for="issue-labels">Other labels`, `name="labels" value=""`)
+	if p := r.Post(t, "/root/edits/-/issues/1", url.Values{"authenticity_token": {form.CSRF()}, "title": {"Renamed"}, "description": {"New *text*"},
+		"label": {"b"}, "labels": {" c ,b"}, "milestone_id": {"0"}, "assignee_id": {"0"}}); p.StatusCode != http.StatusSeeOther {
+		t.Fatalf("labels from the boxes: %d", p.StatusCode)
+	}
+	if api, _, _ := s.Client.Issues.GetIssue(p.ID, 1); strings.Join(api.Labels, ",") != "b,c" {
+		t.Fatalf("labels from the boxes: %v", api.Labels)
+	}
 
 	g := s.SignedIn(t, "guest", guest.Password)
 	form = g.Get(t, "/root/edits/-/issues/1/edit")
@@ -218,7 +230,7 @@ func TestIssuePagesEdit(t *testing.T) {
 	wantNot(t, "author's form", form, `name="assignee_id"`, `name="milestone_id"`, `name="labels"`)
 	g.Post(t, "/root/edits/-/issues/1", url.Values{"authenticity_token": {form.CSRF()}, "title": {"Guest's title"}, "description": {"g"}, "labels": {"sneaky"}})
 	api, _, _ = s.Client.Issues.GetIssue(p.ID, 1)
-	if api.Title != "Guest's title" || strings.Join(api.Labels, ",") != "a,b" {
+	if api.Title != "Guest's title" || strings.Join(api.Labels, ",") != "b,c" {
 		t.Fatalf("after the guest's edit: %q %v", api.Title, api.Labels)
 	}
 	stranger := s.CreateUser(t, "stranger")

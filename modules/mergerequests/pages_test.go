@@ -339,19 +339,40 @@ func TestMergeRequestPagesNew(t *testing.T) {
 	wantPage(t, "missing branch", a.Post(t, base, fields), 422, `Source branch &#34;nope&#34; does not exist.`)
 	wantPage(t, "anonymous", s.NewBrowser(t).Get(t, base+"/new"), 302)
 
-	// The edit page saves through PUT's service call.
+	// The edit page saves through PUT's service call; its pickers offer
+	// the team, the open milestones and the project's labels.
+	ms, _, err := alice.Client.Milestones.CreateMilestone(p.ID, &gitlab.CreateMilestoneOptions{Title: gitlab.Ptr("v1 <i>")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := alice.Client.Labels.CreateLabel(p.ID, &gitlab.CreateLabelOptions{Name: gitlab.Ptr("bug"), Color: gitlab.Ptr("#ff0000")}); err != nil {
+		t.Fatal(err)
+	}
+	msID := strconv.FormatInt(ms.ID, 10)
 	edit := a.Get(t, base+"/1/edit")
-	wantPage(t, "edit form", edit, 200, `name="title" value="Add &lt;b&gt; file"`, `name="target_branch" value="master"`)
+	wantPage(t, "edit form", edit, 200, `name="title" value="Add &lt;b&gt; file"`, `name="target_branch" value="master"`,
+		`<option value="" selected>Unassigned</option><option value="alice">User alice (@alice)</option>`,
+		`<option value="0" selected>None</option><option value="`+msID+`">v1 &lt;i&gt;</option>`,
+		`<input type="checkbox" name="label" value="bug">`, `fill="#ff0000"`, `<label for="mr-labels">Other labels`)
 	ef := url.Values{"authenticity_token": {edit.CSRF()}, "title": {"Add the b file"}, "description": {"Now *with* words"},
-		"target_branch": {"master"}, "labels": {"ui, bug"}, "assignee": {"@alice"}, "milestone": {""}}
+		"target_branch": {"master"}, "label": {"bug"}, "labels": {"ui, bug"}, "assignee": {"alice"}, "milestone_id": {msID}}
 	saved := a.Post(t, base+"/1/edit", ef)
 	if saved.StatusCode != http.StatusSeeOther || saved.Header.Get("Location") != base+"/1" {
 		t.Fatalf("edit: %d %q\n%.2000s", saved.StatusCode, saved.Header.Get("Location"), saved.Body)
 	}
 	got, _, _ = alice.Client.MergeRequests.GetMergeRequest(p.ID, 1, nil)
-	if got.Title != "Add the b file" || got.Assignee == nil || got.Assignee.Username != "alice" || strings.Join(got.Labels, ",") != "bug,ui" {
+	if got.Title != "Add the b file" || got.Assignee == nil || got.Assignee.Username != "alice" || strings.Join(got.Labels, ",") != "bug,ui" ||
+		got.Milestone == nil || got.Milestone.ID != ms.ID {
 		t.Fatalf("after the edit: %+v", got)
 	}
+	// The form shows what was saved: the boxes checked (the typed label
+	// was made, so it is a box now), the choices selected.
+	wantPage(t, "edit form again", a.Get(t, base+"/1/edit"), 200, `<input type="checkbox" name="label" value="bug" checked>`,
+		`<input type="checkbox" name="label" value="ui" checked>`, `name="labels" value=""`, `<option value="alice" selected>`,
+		`<option value="`+msID+`" selected>`)
+	ef.Set("milestone_id", "999999")
+	wantPage(t, "foreign milestone", a.Post(t, base+"/1/edit", ef), 422, `The milestone is not one of the project&#39;s.`)
+	ef.Set("milestone_id", msID)
 	ef.Set("assignee", "nobody-here")
 	wantPage(t, "unknown assignee", a.Post(t, base+"/1/edit", ef), 422, `No user is called nobody-here.`, `value="Add the b file"`)
 	ef.Set("assignee", "")

@@ -58,6 +58,10 @@ type Labels interface {
 	// Colors returns the names and colours of label ids (the lists'
 	// chips), in the order given; ids of deleted labels are skipped.
 	Colors(ctx context.Context, ids []int64) ([]LabelColor, error)
+	// Available are the labels the project sees (its own, then its
+	// groups', nearest first), at most limit of them: the choices of an
+	// edit form.
+	Available(ctx context.Context, projectID int64, limit int) ([]LabelColor, error)
 	// Find returns the ids of the labels with these names that the
 	// project sees (its own and its groups'), skipping unknown names (for
 	// list filters).
@@ -89,4 +93,8 @@ type Milestones interface {
 	Assignable(ctx context.Context, projectID, id int64) (Milestone, error)
 	// ByTitle returns the project's milestone of that title (list filters).
 	ByTitle(ctx context.Context, projectID int64, title string) (Milestone, error)
+	// Open are the active milestones a target of the project may take
+	// (the project's own, then its groups', nearest first), at most limit
+	// of them: the choices of an edit form.
+	Open(ctx context.Context, projectID int64, limit int) ([]Milestone, error)
 }

@@ -597,6 +597,7 @@ type issueForm struct {
 
 type newData struct {
 	Form            issueForm
+	Labels          web.LabelPicker
 	Action, Problem string
 	CancelHref      string
 }
@@ -614,13 +615,33 @@ func (pg *issuePages) newForm(w http.ResponseWriter, r *http.Request, f issueFor
 		pg.fail(w, r, err)
 		return
 	}
+	labels, err := pg.labelPicker(ctx, info, splitLabels(f.Labels))
+	if err != nil {
+		pg.fail(w, r, err)
+		return
+	}
 	status := http.StatusOK
 	if problem != "" {
 		status = http.StatusUnprocessableEntity
 	}
 	pg.t.Render(w, r, "new", web.Page{Title: "New issue · " + info.NameWithNamespace, Project: header(info), Tab: "issues", Status: status,
 		Crumbs: []web.Crumb{{Label: info.Path, Href: "/" + web.EscapePath(full)}, {Label: "Issues", Href: issuesURL(full, "")}, {Label: "New"}},
-		Data:   newData{Form: f, Problem: problem, Action: pg.site.URL(issuesURL(full, "")), CancelHref: pg.site.URL(issuesURL(full, ""))}})
+		Data: newData{Form: f, Labels: labels, Problem: problem, Action: pg.site.URL(issuesURL(full, "")),
+			CancelHref: pg.site.URL(issuesURL(full, ""))}})
+}
+
+// labelPicker is a form's labels: a box for each label the project sees
+// (the first maxLabelChoices), checked for those in current.
+func (pg *issuePages) labelPicker(ctx context.Context, info projects.ProjectInfo, current []string) (web.LabelPicker, error) {
+	available, err := pg.s.Available(ctx, info.ID, maxLabelChoices)
+	if err != nil {
+		return web.LabelPicker{}, err
+	}
+	choices := make([]web.LabelChoice, len(available))
+	for i, l := range available {
+		choices[i] = web.LabelChoice{Name: l.Name, Color: l.Color}
+	}
+	return web.NewLabelPicker("issue-labels", current, choices...), nil
 }
 
 // create opens the issue the form describes, as POST /issues does.
@@ -630,10 +651,11 @@ func (pg *issuePages) create(w http.ResponseWriter, r *http.Request) {
 		pg.site.RedirectToSignIn(w, r)
 		return
 	}
+	names, _ := web.PostedLabels(r)
 	f := issueForm{Title: r.PostFormValue("title"), Description: r.PostFormValue("description"),
-		Labels: r.PostFormValue("labels"), Confidential: r.PostFormValue("confidential") != ""}
+		Labels: strings.Join(names, ", "), Confidential: r.PostFormValue("confidential") != ""}
 	in := issue.Fields{Title: &f.Title, Description: &f.Description, Confidential: &f.Confidential}
-	if names := splitLabels(f.Labels); len(names) > 0 {
+	if len(names) > 0 {
 		in.Labels = &names
 	}
 	i, err := pg.s.Create(ctx, full, in)
@@ -666,6 +688,10 @@ func (pg *issuePages) addTodo(w http.ResponseWriter, r *http.Request, iid issue.
 // maxAssignees bounds the assignee choices the edit form lists.
 const maxAssignees = 500
 
+// maxLabelChoices bounds the edit form's label boxes; labels past them
+// are typed in its text field.
+const maxLabelChoices = 200
+
 type choice struct {
 	Value, Label string
 	Selected     bool
@@ -676,6 +702,7 @@ type editData struct {
 	DueDate               string
 	MayAdmin              bool
 	Milestones, Assignees []choice
+	Labels                web.LabelPicker
 	Action, CancelHref    string
 	Problem               string
 }
@@ -729,6 +756,10 @@ func (pg *issuePages) editForm(w http.ResponseWriter, r *http.Request, iid issue
 			return
 		}
 		if d.Assignees, err = pg.assigneeChoices(ctx, info, in.Assignee); err != nil {
+			pg.fail(w, r, err)
+			return
+		}
+		if d.Labels, err = pg.labelPicker(ctx, info, in.Labels); err != nil {
 			pg.fail(w, r, err)
 			return
 		}
@@ -794,15 +825,13 @@ func (pg *issuePages) update(w http.ResponseWriter, r *http.Request, iid issue.I
 	ctx, full := r.Context(), r.PathValue("owner")
 	in := editInput{Title: r.PostFormValue("title"), Description: r.PostFormValue("description"),
 		Confidential: r.PostFormValue("confidential") != "", DueDate: strings.TrimSpace(r.PostFormValue("due_date")),
-		Labels: splitLabels(r.PostFormValue("labels")), Milestone: r.PostFormValue("milestone_id"), Assignee: r.PostFormValue("assignee_id")}
+		Milestone: r.PostFormValue("milestone_id"), Assignee: r.PostFormValue("assignee_id")}
+	labels, labelsGiven := web.PostedLabels(r)
+	in.Labels = labels
 	f := issue.Fields{Title: &in.Title, Description: &in.Description, Confidential: &in.Confidential}
 	// The fields only Reporters and above may set are sent only when the
 	// form had them; the service ignores them from others, as the API.
-	if _, ok := r.PostForm["labels"]; ok {
-		labels := in.Labels
-		if labels == nil {
-			labels = []string{}
-		}
+	if labelsGiven {
 		f.Labels = &labels
 	}
 	if _, ok := r.PostForm["due_date"]; ok {

@@ -61,6 +61,17 @@ func (s Seams) ByTitle(ctx context.Context, projectID int64, title string) (targ
 	return seamMilestone(s.milestoneByTitle(ctx, projectID, title))
 }
 
+// Open implements target.Milestones.
+func (s Seams) Open(ctx context.Context, projectID int64, limit int) ([]target.Milestone, error) {
+	list, err := s.openMilestones(ctx, projectID, limit)
+	out := make([]target.Milestone, 0, len(list))
+	for _, m := range list {
+		t, _ := seamMilestone(m, nil)
+		out = append(out, t)
+	}
+	return out, err
+}
+
 func seamMilestone(m issue.Milestone, err error) (target.Milestone, error) {
 	if err != nil {
 		return target.Milestone{}, err

@@ -96,6 +96,74 @@ func (s *Service) Find(ctx context.Context, projectID int64, names []string) ([]
 	return out, err
 }
 
+// Available implements target.Labels: the project's labels, then its
+// groups' (nearest first), limit at most, each owner's in id order.
+func (s *Service) Available(ctx context.Context, projectID int64, limit int) ([]target.LabelColor, error) {
+	groups, err := s.groupsOf(ctx, projectID)
+	if err != nil {
+		return nil, err
+	}
+	var out []target.LabelColor
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		owners := [][2]string{{"project", store.IDString(projectID)}}
+		for _, g := range groups {
+			owners = append(owners, [2]string{"group", store.IDString(g)})
+		}
+		for _, o := range owners {
+			ids, err := labels.FirstIDsBy(tx, o[0], o[1], limit-len(out))
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				l, err := labels.Get(tx, id)
+				if err != nil {
+					return err
+				}
+				out = append(out, target.LabelColor{ID: id, Name: l.Name, Color: l.Color})
+			}
+			if len(out) >= limit {
+				break
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// openMilestones is target.Milestones' Open (Seams): the active
+// milestones of the project, then of its groups (nearest first), limit at
+// most. Closed ones are read past, up to limit of them per owner.
+func (s *Service) openMilestones(ctx context.Context, projectID int64, limit int) ([]issue.Milestone, error) {
+	groups, err := s.groupsOf(ctx, projectID)
+	if err != nil {
+		return nil, err
+	}
+	var out []issue.Milestone
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		owners := [][2]string{{"project", store.IDString(projectID)}}
+		for _, g := range groups {
+			owners = append(owners, [2]string{"group", store.IDString(g)})
+		}
+		for _, o := range owners {
+			ids, err := milestones.FirstIDsBy(tx, o[0], o[1], limit)
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				m, err := milestones.Get(tx, id)
+				if err != nil {
+					return err
+				}
+				if m.State == "active" && len(out) < limit {
+					out = append(out, milestoneRecord(m))
+				}
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
 // milestoneByID is target.Milestones' Milestone (Seams).
 func (s *Service) milestoneByID(ctx context.Context, projectID, id int64) (issue.Milestone, error) {
 	var out issue.Milestone

@@ -44,6 +44,7 @@ type Deps struct {
 	Milestones target.Milestones `optional:"true"`
 	Closer     target.Closer     `optional:"true"`
 	CI         cicd.Pipelines    `optional:"true"`
+	Teams      projects.Teams    `optional:"true"`
 }
 
 // services are the dependencies the service uses (Deps without fennec.In;
@@ -63,6 +64,8 @@ type services struct {
 	Milestones target.Milestones
 	Closer     target.Closer
 	CI         cicd.Pipelines
+	// Teams gives the edit page's assignee choices.
+	Teams projects.Teams
 }
 
 // Service is the merge requests module's service.
@@ -76,7 +79,7 @@ type Service struct {
 func NewService(d Deps) *Service {
 	deps := services{DB: d.DB, Bus: d.Bus, Access: d.Access, Users: d.Users, Lookup: d.Lookup, URL: d.URL,
 		Merges: d.Merges, Graph: d.Graph, Protection: d.Protection, Collab: d.Collab, Labels: d.Labels,
-		Milestones: d.Milestones, Closer: d.Closer, CI: d.CI}
+		Milestones: d.Milestones, Closer: d.Closer, CI: d.CI, Teams: d.Teams}
 	return &Service{services: deps, log: d.Log.Named("mergerequests"),
 		now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
 }
