@@ -217,6 +217,21 @@ func TestListFilters(t *testing.T) {
 			t.Errorf("%.40s: %v", q, got)
 		}
 	}
+	// Thousands of labels: repeated ones count once, unknown ones end
+	// the lookup.
+	many := make([]string, 20_000)
+	for i := range many {
+		many[i] = fmt.Sprintf("l%d", i)
+	}
+	for q, want := range map[string][]int64{
+		"?labels=" + strings.Join(many, ","):        {},
+		"?labels=" + strings.Repeat("bug,", 20_000): {2},
+		"?labels=" + strings.Repeat("none,", 5_000): {4, 3},
+	} {
+		if got := f.s.Call(t, f.s.RootToken, http.MethodGet, base+q, nil).Expect(t, 200, "").IIDs(t); !slices.Equal(got, want) {
+			t.Errorf("%.40s: %v, want %v", q, got, want)
+		}
+	}
 	// Without read access, the filters answer what the list answers.
 	stranger := f.s.CreateUser(t, "stranger")
 	f.s.Call(t, stranger.Token, http.MethodGet, base+"?labels=bug", nil).Expect(t, 404, `{"message":"404 Project Not Found"}`)

@@ -35,8 +35,10 @@ type listFilter struct {
 func filterOf(q mergerequest.ListQuery) listFilter {
 	f := listFilter{milestone: strings.TrimSpace(q.Milestone), search: strings.ToLower(strings.TrimSpace(q.Search)),
 		author: q.AuthorID, assignee: q.AssigneeID}
+	seen := make(map[string]bool, len(q.Labels))
 	for _, l := range q.Labels {
-		if l = strings.TrimSpace(l); l != "" && !slices.Contains(f.labels, l) {
+		if l = strings.TrimSpace(l); l != "" && !seen[l] {
+			seen[l] = true
 			f.labels = append(f.labels, l)
 		}
 	}
@@ -134,6 +136,11 @@ func (s *Service) resolve(tx *store.Tx, project int64, f listFilter) (*sets, err
 		return nil
 	}
 	for _, name := range f.labels {
+		if out.empty() {
+			// A label already kept nothing (an unknown name): the
+			// others cannot bring any back, and are not looked up.
+			return out, nil
+		}
 		if err := apply(name, hasLabels, func() (idSet, error) {
 			// Every label of the name the project sees (its own, its
 			// groups'); an unknown name keeps nothing.
