@@ -52,9 +52,10 @@ type Job struct {
 	Except []string `json:"except,omitempty"`
 	// OnlyVariables and ExceptVariables are the `variables` expressions of
 	// only/except written as maps, and OnlyChanges/ExceptChanges their
-	// `changes` paths: stored, not evaluated yet (JobsFor treats the
-	// expressions of only as true and those of except as false, and
-	// changes as changed). OnlyKubernetes/ExceptKubernetes are set by
+	// `changes` paths. The expressions are evaluated when JobsFor is given
+	// the pipeline's variables (RefInfo.Variables); without them, and for
+	// changes always, only's count as matching and except's as not.
+	// OnlyKubernetes/ExceptKubernetes are set by
 	// `kubernetes: active`: no cluster integration is ever active here.
 	OnlyVariables    []string      `json:"only_variables,omitempty"`
 	ExceptVariables  []string      `json:"except_variables,omitempty"`

@@ -25,6 +25,7 @@
 //
 // The package does no I/O, has no store and no clock: ParseFiles reads
 // included files through the Files its caller gives. It imports the
-// standard library, gopkg.in/yaml.v3 and the sibling cistatus package
-// only; nothing else in Fennec (core, modules, sdk) may be imported here.
+// standard library, gopkg.in/yaml.v3 and the sibling cistatus and ciexpr
+// (the CI expression language, for only/except variables) packages only;
+// nothing else in Fennec (core, modules, sdk) may be imported here.
 package pipeline

@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fennec-forge/fennec/modules/ci/internal/cistatus"
+	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline/ciexpr"
 )
 
 // MaxConfigBytes is the largest `.gitlab-ci.yml` Parse accepts. GitLab
@@ -1462,7 +1463,13 @@ func (p *parser) policy(job *Job, key string, v *value, loc string) {
 		var vars, changes []string
 		if x := v.get("variables"); !x.isNull() {
 			var ok bool
-			if vars, ok = stringItems(x); !ok {
+			vars, ok = stringItems(x)
+			for _, src := range vars {
+				if _, err := ciexpr.Compile(src); err != nil {
+					ok = false
+				}
+			}
+			if !ok {
 				p.errorf("%s config should be an array of valid expressions", at(loc, "variables"))
 			}
 		}

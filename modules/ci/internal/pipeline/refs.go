@@ -3,6 +3,8 @@ package pipeline
 import (
 	"regexp"
 	"strings"
+
+	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline/ciexpr"
 )
 
 // Source is what created a pipeline. The only/except keywords name sources
@@ -44,6 +46,12 @@ type RefInfo struct {
 	// ProjectPath is the project's full path (group/project), matched by
 	// name@group/project filters.
 	ProjectPath string
+	// Variables, when set, looks up the pipeline's variables that are not
+	// the file's (trigger, project, group, predefined) for the `variables`
+	// expressions of only/except; a name it does not answer is looked up
+	// in the job's YAML variables (its own over the global ones). Nil
+	// leaves those expressions unevaluated (see runs).
+	Variables func(name string) (string, bool)
 }
 
 // JobsFor returns the jobs that belong to a pipeline for ref, in file order,
@@ -70,10 +78,11 @@ func (j *Job) RunsFor(ref RefInfo) bool {
 type refMatcher struct {
 	ref     RefInfo
 	regexps map[string]*regexp.Regexp
+	exprs   map[string]*ciexpr.Expr
 }
 
 func newRefMatcher(ref RefInfo) *refMatcher {
-	return &refMatcher{ref: ref, regexps: make(map[string]*regexp.Regexp)}
+	return &refMatcher{ref: ref, regexps: make(map[string]*regexp.Regexp), exprs: make(map[string]*ciexpr.Expr)}
 }
 
 // runs is GitLab's rule: a job with `only` runs when one of its patterns
@@ -82,6 +91,10 @@ func newRefMatcher(ref RefInfo) *refMatcher {
 // `changes` are not evaluated yet and count as matching for only and as
 // not matching for except (the job is kept either way), and
 // `kubernetes: active` never matches (no cluster integration here).
+//
+// With RefInfo.Variables set, `variables` expressions are evaluated as
+// GitLab 10.7 to 12 did: only's hold when any expression holds, and an
+// except of refs and variables excludes the job when both match.
 func (m *refMatcher) runs(j *Job) bool {
 	if j.OnlyKubernetes {
 		return false
@@ -89,11 +102,51 @@ func (m *refMatcher) runs(j *Job) bool {
 	if len(j.Only) > 0 && !m.anyMatches(j.Only) {
 		return false
 	}
-	exceptUnevaluated := len(j.ExceptVariables) > 0 || len(j.ExceptChanges) > 0 || j.ExceptKubernetes
-	if len(j.Except) > 0 && !exceptUnevaluated && m.anyMatches(j.Except) {
+	evaluate := m.ref.Variables != nil
+	if evaluate && len(j.OnlyVariables) > 0 && !m.anyHolds(j, j.OnlyVariables) {
 		return false
 	}
+	if len(j.ExceptChanges) > 0 || j.ExceptKubernetes || (!evaluate && len(j.ExceptVariables) > 0) {
+		return true // an except that cannot match
+	}
+	refsMatch := len(j.Except) > 0 && m.anyMatches(j.Except)
+	varsMatch := len(j.ExceptVariables) > 0 && m.anyHolds(j, j.ExceptVariables)
+	switch {
+	case len(j.Except) > 0 && len(j.ExceptVariables) > 0:
+		return !(refsMatch && varsMatch)
+	case len(j.Except) > 0:
+		return !refsMatch
+	case len(j.ExceptVariables) > 0:
+		return !varsMatch
+	}
 	return true
+}
+
+// anyHolds evaluates expressions against the job's variables over the
+// pipeline's. Parse validated them; one that no longer compiles holds not.
+func (m *refMatcher) anyHolds(j *Job, sources []string) bool {
+	lookup := func(name string) (string, bool) {
+		if v, ok := m.ref.Variables(name); ok {
+			return v, true
+		}
+		for i := len(j.Variables) - 1; i >= 0; i-- {
+			if j.Variables[i].Key == name {
+				return j.Variables[i].Value, true
+			}
+		}
+		return "", false
+	}
+	for _, src := range sources {
+		e, ok := m.exprs[src]
+		if !ok {
+			e, _ = ciexpr.Compile(src)
+			m.exprs[src] = e
+		}
+		if e != nil && ciexpr.AnyHolds([]*ciexpr.Expr{e}, lookup) {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *refMatcher) anyMatches(patterns []string) bool {

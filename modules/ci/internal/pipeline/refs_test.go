@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -109,5 +110,57 @@ func TestJobsForNothing(t *testing.T) {
 	cfg := mustParse(t, "j: {script: x, only: [tags]}")
 	if jobs := cfg.JobsFor(RefInfo{Name: "master"}); len(jobs) != 0 {
 		t.Errorf("jobs = %+v; the caller answers %q", jobs, NoJobsMessage)
+	}
+}
+
+// only/except `variables` expressions, evaluated when the pipeline's
+// variables are given, left unevaluated (only's holding, except's not)
+// when they are not.
+func TestOnlyExceptVariables(t *testing.T) {
+	t.Parallel()
+	cfg := mustParse(t, `
+variables: {DEPLOY: "no"}
+deploy:
+  script: x
+  only: {refs: [main], variables: [$DEPLOY == "yes", $FORCE]}
+lint:
+  script: x
+  except: {variables: [$SKIP_LINT]}
+docs:
+  script: x
+  variables: {DOCS: "1"}
+  except: {refs: [tags], variables: ['$DOCS == "1"']}
+`)
+	pipelineVars := func(vars map[string]string) func(string) (string, bool) {
+		return func(name string) (string, bool) {
+			v, ok := vars[name]
+			return v, ok
+		}
+	}
+	names := func(ref RefInfo) string {
+		var out []string
+		for _, j := range cfg.JobsFor(ref) {
+			out = append(out, j.Name)
+		}
+		return strings.Join(out, " ")
+	}
+	for _, tt := range []struct {
+		ref  RefInfo
+		want string
+	}{
+		{RefInfo{Name: "main", Source: SourcePush}, "deploy lint docs"},
+		{RefInfo{Name: "main", Source: SourcePush, Variables: pipelineVars(nil)}, "lint docs"},
+		{RefInfo{Name: "main", Source: SourcePush, Variables: pipelineVars(map[string]string{"FORCE": "1", "SKIP_LINT": "1"})}, "deploy docs"},
+		{RefInfo{Name: "main", Source: SourcePush, Variables: pipelineVars(map[string]string{"DEPLOY": "yes"})}, "deploy lint docs"},
+		{RefInfo{Name: "v1", IsTag: true, Source: SourcePush, Variables: pipelineVars(nil)}, "lint"},
+		{RefInfo{Name: "v1", IsTag: true, Source: SourcePush}, "lint docs"},
+	} {
+		if got := names(tt.ref); got != tt.want {
+			t.Errorf("%s (variables given: %v): jobs %q, want %q", tt.ref.Name, tt.ref.Variables != nil, got, tt.want)
+		}
+	}
+	if _, err := Parse([]byte("j: {script: x, only: {variables: ['$A ==']}}\n")); err == nil ||
+		err.Error() != "jobs:j:only:variables config should be an array of valid expressions" {
+		t.Errorf("err = %v", err)
 	}
 }
