@@ -106,3 +106,45 @@ test:
 		t.Fatalf("yaml_errors %q", pl.YamlErrors)
 	}
 }
+
+// only/except `variables` expressions see the pipeline's predefined
+// variables and the project's variables when the pipeline is created.
+func TestOnlyVariablesSelectJobs(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	c := s.Client
+	p, _, err := c.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr("ci-only-variables")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.ProjectVariables.CreateVariable(p.ID, &gitlab.CreateProjectVariableOptions{Key: gitlab.Ptr("DEPLOY"), Value: gitlab.Ptr("yes")}); err != nil {
+		t.Fatal(err)
+	}
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": `
+variables: {FROM_FILE: "1"}
+deploy:
+  script: echo deploy
+  only: {variables: [$DEPLOY == "yes"]}
+master-only:
+  script: echo master
+  only: {variables: [$CI_COMMIT_REF_NAME == "master"]}
+file-variable:
+  script: echo file
+  only: {variables: [$FROM_FILE]}
+never:
+  script: echo never
+  only: {variables: [$NOT_SET]}
+excluded:
+  script: echo excluded
+  except: {variables: [$DEPLOY =~ /^y/]}
+`})
+	pl := waitPipeline(t, c, p.ID, commit.ID, "success", "failed")
+	jobs := jobsByName(t, c, p.ID, pl.ID)
+	var names []string
+	for name := range jobs {
+		names = append(names, name)
+	}
+	if len(jobs) != 3 || jobs["deploy"] == nil || jobs["master-only"] == nil || jobs["file-variable"] == nil || pl.Status != "success" {
+		t.Fatalf("pipeline %s, jobs %v", pl.Status, names)
+	}
+}

@@ -48,6 +48,11 @@ func (s *Service) pipelineJobs(ctx context.Context, src []byte, p *Pipeline) ([]
 		return nil, nil, err
 	}
 	ref := pipeline.RefInfo{Name: p.Ref, IsTag: p.Tag, Source: pipeline.Source(p.Source), ProjectPath: p.ProjectPath}
+	if cfg.UsesVariableExpressions() {
+		if ref.Variables, err = s.expressionVariables(ctx, p); err != nil {
+			return nil, nil, err
+		}
+	}
 	stages, specs, err := cfg.ForPipeline(ref, s.cfg.MaxPipelineJobs)
 	if err != nil {
 		return nil, nil, err
@@ -56,6 +61,44 @@ func (s *Service) pipelineJobs(ctx context.Context, src []byte, p *Pipeline) ([]
 		return nil, nil, cicd.ErrNoJobs
 	}
 	return stages, specs, nil
+}
+
+// expressionVariables looks up the variables only/except `variables`
+// expressions see at creation: the predefined ones a pipeline has before
+// its jobs exist, under the project's and groups' (protected ones for a
+// protected branch or any tag). A trigger's variables are stored with the
+// pipeline, after this, and are not seen.
+func (s *Service) expressionVariables(ctx context.Context, p *Pipeline) (func(string) (string, bool), error) {
+	protected := true
+	if !p.Tag {
+		var err error
+		if protected, err = s.protection.IsProtected(ctx, p.ProjectID, p.Ref); err != nil {
+			return nil, err
+		}
+	}
+	secrets, err := s.secretVariables(ctx, p.ProjectID, protected)
+	if err != nil {
+		return nil, err
+	}
+	facts := pipeline.JobFacts{
+		ServerURL: s.server.ExternalURL(), ServerVersion: s.version,
+		CommitSHA: p.SHA, BeforeSHA: p.BeforeSHA, RefName: p.Ref, IsTag: p.Tag,
+		ProjectID: p.ProjectID, ProjectPath: p.ProjectPath, UserID: p.UserID,
+		Triggered: p.Source == SourceTrigger, PipelineSource: pipeline.Source(p.Source),
+	}
+	values := map[string]string{}
+	for _, v := range pipeline.Predefined(facts) {
+		if v.Public {
+			values[v.Key] = v.Value
+		}
+	}
+	for _, v := range secrets {
+		values[v.Key] = v.Value
+	}
+	return func(name string) (string, bool) {
+		v, ok := values[name]
+		return v, ok
+	}, nil
 }
 
 // createJobs stores the jobs of a pipeline being created (Creating), from

@@ -196,3 +196,14 @@ func splitPolicyPath(policy string) (pattern, path string) {
 	}
 	return policy[:i], policy[i+1:]
 }
+
+// UsesVariableExpressions reports whether a job's only/except has
+// `variables` expressions: only then does JobsFor need RefInfo.Variables.
+func (c *Config) UsesVariableExpressions() bool {
+	for i := range c.Jobs {
+		if len(c.Jobs[i].OnlyVariables) > 0 || len(c.Jobs[i].ExceptVariables) > 0 {
+			return true
+		}
+	}
+	return false
+}
