@@ -337,16 +337,17 @@ func (s *Service) Counts(ctx context.Context, project string, q mergerequest.Lis
 	return out, err
 }
 
-// keeps says whether f keeps m, a merge request of project read by iid.
-func (s *Service) keeps(tx *store.Tx, project int64, f listFilter, m *MR) (bool, error) {
+// keeper is f's check of single merge requests of project (those a list
+// reads by iid), its sets read once.
+func (s *Service) keeper(tx *store.Tx, project int64, f listFilter) (func(m *MR) bool, error) {
 	if f.none() {
-		return true, nil
+		return func(*MR) bool { return true }, nil
 	}
 	set, err := s.resolve(tx, project, f)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	return set.allows(m.ID) && textMatches(m, f.search), nil
+	return func(m *MR) bool { return set.allows(m.ID) && textMatches(m, f.search) }, nil
 }
 
 // mineKeys are the byUser prefix of a ListMine query: its scope and

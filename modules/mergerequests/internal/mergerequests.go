@@ -57,6 +57,10 @@ func (s *Service) List(ctx context.Context, project string, q mergerequest.ListQ
 		case len(q.IIDs) > 0:
 			// By iid: the index, then the same order as a walk.
 			var all []*MR
+			keep, err := s.keeper(tx, info.ID, f)
+			if err != nil {
+				return err
+			}
 			for _, iid := range q.IIDs {
 				m, err := mrByIID(tx, info.ID, int64(iid))
 				if errors.Is(err, mergerequest.ErrNotFound) {
@@ -65,13 +69,7 @@ func (s *Service) List(ctx context.Context, project string, q mergerequest.ListQ
 				if err != nil {
 					return err
 				}
-				if !stateMatches(q.State, flagOf(m)) || slices.ContainsFunc(all, func(o *MR) bool { return o.ID == m.ID }) {
-					continue
-				}
-				if ok, err := s.keeps(tx, info.ID, f, m); err != nil || !ok {
-					if err != nil {
-						return err
-					}
+				if !stateMatches(q.State, flagOf(m)) || !keep(m) || slices.ContainsFunc(all, func(o *MR) bool { return o.ID == m.ID }) {
 					continue
 				}
 				all = append(all, m)
