@@ -2,7 +2,8 @@ package internal
 
 // Award emoji on the issue pages: the issue's and its comments' awards,
 // and the form that toggles the visitor's, through the collab service's
-// Awards, AddAward and RemoveAward (the award emoji API's calls).
+// Awards, AddAward and RemoveAward (the award emoji API's calls), bound
+// for core/web's award view and toggle.
 
 import (
 	"context"
@@ -18,48 +19,56 @@ import (
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
-// maxAwardsShown bounds the awards one awardable's row reads.
-const maxAwardsShown = 1000
+// awardCalls binds the collab service's award emoji calls to the issue
+// where names.
+func (pg *issuePages) awardCalls(where target.Where) web.AwardCalls {
+	return web.AwardCalls{
+		List: func(ctx context.Context, note *string) ([]web.Given, error) {
+			list, _, err := pg.s.collab.Awards(ctx, where, note, target.Page{Limit: web.MaxAwardsRead})
+			out := make([]web.Given, len(list))
+			for i, a := range list {
+				out[i] = web.Given{ID: a.ID, Name: a.Name, UserID: a.UserID}
+			}
+			return out, err
+		},
+		Add: func(ctx context.Context, note *string, name string) error {
+			if _, err := pg.s.collab.AddAward(ctx, where, note, name); err != nil && !errors.Is(err, target.ErrAwardTaken) {
+				return err
+			}
+			return nil
+		},
+		Remove: func(ctx context.Context, note *string, id string) error {
+			return pg.s.collab.RemoveAward(ctx, where, note, id)
+		},
+	}
+}
 
 // awarder reads the award emoji of one issue for its page.
 type awarder struct {
-	pg     *issuePages
-	where  target.Where
-	me     int64
-	action string // the toggle form's target; "" for a visitor who may not award
-	csrf   string
-	author func(noteID int64) int64
+	pg      *issuePages
+	calls   web.AwardCalls
+	me      int64
+	form    web.Awards // the toggle form; no Action for a visitor who may not award
+	authors map[int64]int64
 }
 
 // awarder is the issue's awarder for the visitor: a form for one who may
-// comment (awarding is commenting's right).
-func (pg *issuePages) awarder(w http.ResponseWriter, r *http.Request, info projects.ProjectInfo, where target.Where, authorID int64, authors map[int64]int64) awarder {
-	a := awarder{pg: pg, where: where, me: auth.FromContext(r.Context()).UserID()}
+// comment (awarding is commenting's right); authors are the notes'
+// authors by note id, 0 the issue's.
+func (pg *issuePages) awarder(w http.ResponseWriter, r *http.Request, info projects.ProjectInfo, where target.Where, authors map[int64]int64) awarder {
+	a := awarder{pg: pg, calls: pg.awardCalls(where), me: auth.FromContext(r.Context()).UserID(), authors: authors}
 	if a.me != 0 && !info.Archived {
-		a.action = pg.site.URL(issuesURL(where.Project, "/"+where.Ref+"/award_emoji"))
-		a.csrf = pg.site.CSRFToken(w, r)
-	}
-	a.author = func(noteID int64) int64 {
-		if noteID == 0 {
-			return authorID
-		}
-		return authors[noteID]
+		a.form = web.Awards{Action: pg.site.URL(issuesURL(where.Project, "/"+where.Ref+"/award_emoji")), CSRF: pg.site.CSRFToken(w, r)}
 	}
 	return a
 }
 
 // awards are the awards of the issue (noteID 0) or of one of its notes.
 func (a awarder) awards(ctx context.Context, noteID int64) (*web.Awards, error) {
-	given, err := a.pg.given(ctx, a.where, noteID)
-	if err != nil {
-		return nil, err
-	}
 	users := a.pg.s.renderer(ctx)
-	form := web.Awards{Action: a.action, CSRF: a.csrf, Authored: a.me != 0 && a.author(noteID) == a.me}
-	if noteID != 0 {
-		form.NoteID = strconv.FormatInt(noteID, 10)
-	}
-	return web.NewAwards(given, a.me, func(id int64) string { return users.user(id).Name }, form), nil
+	form := a.form
+	form.Authored = a.me != 0 && a.authors[noteID] == a.me
+	return a.calls.Read(ctx, noteID, a.me, func(id int64) string { return users.user(id).Name }, form)
 }
 
 // noteAwards are the awards of the notes ids, read in one transaction
@@ -80,82 +89,22 @@ func (a awarder) noteAwards(ctx context.Context, ids []int64) (map[int64]*web.Aw
 	return out, err
 }
 
-// given lists the awards of the issue or of its note noteID (0: the
-// issue's own).
-func (pg *issuePages) given(ctx context.Context, where target.Where, noteID int64) ([]web.Given, error) {
-	var ref *string
-	if noteID != 0 {
-		s := strconv.FormatInt(noteID, 10)
-		ref = &s
-	}
-	list, _, err := pg.s.collab.Awards(ctx, where, ref, target.Page{Limit: maxAwardsShown})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]web.Given, len(list))
-	for i, aw := range list {
-		out[i] = web.Given{ID: aw.ID, Name: aw.Name, UserID: aw.UserID}
-	}
-	return out, nil
-}
+// awardRefusals answer a refused award: the service's refusal of the
+// visitor (their own vote, an archived project) is the 403 page, a note
+// that is not the issue's the 404 page, as the API's award emoji calls.
+var awardRefusals = web.Refusals{Page: refusals.Page,
+	Missing:   append([]error{target.ErrNoteNotFound, target.ErrBadParam}, refusals.Missing...),
+	Forbidden: append([]error{target.ErrAwardNotFound, auth.ErrUnauthorized}, refusals.Forbidden...)}
 
 // award toggles the visitor's award emoji of the posted name on the issue
-// or on its note note_id: taken back when they gave it, else given (POST
-// or DELETE .../award_emoji). Only the emoji the pages offer are given.
+// or on its note note_id (web.ToggleAward) and returns to it.
 func (pg *issuePages) award(w http.ResponseWriter, r *http.Request, iid issue.IID) {
 	ctx, full := r.Context(), r.PathValue("owner")
 	where := target.Where{Type: issue.NoteableType, Project: full, Ref: strconv.FormatInt(int64(iid), 10)}
-	back := issuesURL(full, "/"+where.Ref)
-	name, noteRef := r.PostFormValue("name"), r.PostFormValue("note_id")
-	var noteID int64
-	if noteRef != "" {
-		n, err := strconv.ParseInt(noteRef, 10, 64)
-		if err != nil || n <= 0 {
-			pg.site.NotFound(w, r)
-			return
-		}
-		noteID = n
-	}
-	given, err := pg.given(ctx, where, noteID)
+	anchor, err := web.ToggleAward(ctx, pg.awardCalls(where), auth.FromContext(ctx).UserID(), r.PostFormValue("note_id"), r.PostFormValue("name"))
 	if err != nil {
-		pg.awardFailed(w, r, err)
+		pg.site.Fail(w, r, err, awardRefusals)
 		return
 	}
-	note := &noteRef
-	if noteID == 0 {
-		note = nil
-	}
-	if mine := web.MineOf(given, auth.FromContext(ctx).UserID(), name); mine != 0 {
-		err = pg.s.collab.RemoveAward(ctx, where, note, strconv.FormatInt(mine, 10))
-	} else if !web.Offered(name) {
-		pg.site.ErrorMessage(w, r, http.StatusBadRequest, "Unknown emoji", "This page offers no such emoji.")
-		return
-	} else if _, err = pg.s.collab.AddAward(ctx, where, note, name); errors.Is(err, target.ErrAwardTaken) {
-		err = nil
-	}
-	if err != nil {
-		pg.awardFailed(w, r, err)
-		return
-	}
-	if noteID != 0 {
-		pg.site.Redirect(w, r, back+"#"+web.NoteAnchor(noteID))
-		return
-	}
-	pg.site.Redirect(w, r, back+"#awards")
-}
-
-// awardFailed answers a refused award: the service's refusal of the
-// visitor (their own vote, a locked target) is the 403 page, a note that
-// is not the issue's the 404 page.
-func (pg *issuePages) awardFailed(w http.ResponseWriter, r *http.Request, err error) {
-	switch {
-	case errors.Is(err, target.ErrAwardNotFound), errors.Is(err, auth.ErrUnauthorized):
-		pg.site.Error(w, r, http.StatusForbidden)
-	case errors.Is(err, target.ErrNoteNotFound), errors.Is(err, target.ErrBadParam):
-		pg.site.NotFound(w, r)
-	case errors.Is(err, target.ErrUnknownEmoji):
-		pg.site.ErrorMessage(w, r, http.StatusBadRequest, "Unknown emoji", "This page offers no such emoji.")
-	default:
-		pg.fail(w, r, err)
-	}
+	pg.site.Redirect(w, r, issuesURL(full, "/"+where.Ref)+anchor)
 }

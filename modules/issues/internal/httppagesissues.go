@@ -478,11 +478,11 @@ func (pg *issuePages) show(w http.ResponseWriter, r *http.Request, iid issue.IID
 	if notesPage*notesPerPage < total {
 		d.Timeline.LaterHref = pg.site.URL(self + "?notes_page=" + strconv.Itoa(notesPage+1))
 	}
-	authors := make(map[int64]int64, len(notes))
+	authors := map[int64]int64{0: i.AuthorID}
 	for _, n := range notes {
 		authors[n.ID] = n.AuthorID
 	}
-	aw := pg.awarder(w, r, info, where, i.AuthorID, authors)
+	aw := pg.awarder(w, r, info, where, authors)
 	if d.Awards, err = aw.awards(ctx, 0); err != nil {
 		pg.fail(w, r, err)
 		return

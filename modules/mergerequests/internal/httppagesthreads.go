@@ -96,26 +96,45 @@ func (pg *mrPages) resolve(w http.ResponseWriter, r *http.Request, iid mergerequ
 	}
 }
 
-// maxAwardsShown bounds the awards one awardable's row reads.
-const maxAwardsShown = 1000
+// awardCalls binds the collab service's award emoji calls to the merge
+// request where names.
+func (pg *mrPages) awardCalls(where target.Where) web.AwardCalls {
+	return web.AwardCalls{
+		List: func(ctx context.Context, note *string) ([]web.Given, error) {
+			list, _, err := pg.s.Collab.Awards(ctx, where, note, target.Page{Limit: web.MaxAwardsRead})
+			out := make([]web.Given, len(list))
+			for i, a := range list {
+				out[i] = web.Given{ID: a.ID, Name: a.Name, UserID: a.UserID}
+			}
+			return out, err
+		},
+		Add: func(ctx context.Context, note *string, name string) error {
+			if _, err := pg.s.Collab.AddAward(ctx, where, note, name); err != nil && !errors.Is(err, target.ErrAwardTaken) {
+				return err
+			}
+			return nil
+		},
+		Remove: func(ctx context.Context, note *string, id string) error {
+			return pg.s.Collab.RemoveAward(ctx, where, note, id)
+		},
+	}
+}
 
 // awarder reads the award emoji of one merge request for its page.
 type awarder struct {
 	pg      *mrPages
-	where   target.Where
+	calls   web.AwardCalls
 	me      int64
-	action  string // the toggle form's target; "" for a visitor who may not award
-	csrf    string
+	form    web.Awards      // the toggle form; no Action for a visitor who may not award
 	authors map[int64]int64 // by note id; 0 the merge request's author
 }
 
 // awarder is the merge request's awarder for the visitor: a form for one
 // who may comment (awarding is commenting's right).
 func (pg *mrPages) awarder(w http.ResponseWriter, r *http.Request, info projects.ProjectInfo, where target.Where, authorID int64, threads []target.Thread, mayAward bool) awarder {
-	a := awarder{pg: pg, where: where, me: auth.FromContext(r.Context()).UserID(), authors: map[int64]int64{0: authorID}}
+	a := awarder{pg: pg, calls: pg.awardCalls(where), me: auth.FromContext(r.Context()).UserID(), authors: map[int64]int64{0: authorID}}
 	if mayAward {
-		a.action = pg.site.URL(mrsURL(info.PathWithNamespace, "/"+where.Ref+"/award_emoji"))
-		a.csrf = pg.site.CSRFToken(w, r)
+		a.form = web.Awards{Action: pg.site.URL(mrsURL(info.PathWithNamespace, "/"+where.Ref+"/award_emoji")), CSRF: pg.site.CSRFToken(w, r)}
 	}
 	for _, t := range threads {
 		for _, n := range t.Notes {
@@ -127,16 +146,10 @@ func (pg *mrPages) awarder(w http.ResponseWriter, r *http.Request, info projects
 
 // awards are the awards of the merge request (noteID 0) or of its note.
 func (a awarder) awards(ctx context.Context, noteID int64) (*web.Awards, error) {
-	given, err := a.pg.given(ctx, a.where, noteID)
-	if err != nil {
-		return nil, err
-	}
 	users := a.pg.s.renderer(ctx)
-	form := web.Awards{Action: a.action, CSRF: a.csrf, Authored: a.me != 0 && a.authors[noteID] == a.me}
-	if noteID != 0 {
-		form.NoteID = strconv.FormatInt(noteID, 10)
-	}
-	return web.NewAwards(given, a.me, func(id int64) string { return users.user(id).Name }, form), nil
+	form := a.form
+	form.Authored = a.me != 0 && a.authors[noteID] == a.me
+	return a.calls.Read(ctx, noteID, a.me, func(id int64) string { return users.user(id).Name }, form)
 }
 
 // noteAwards fills the awards of a thread's users' notes, read in one
@@ -157,27 +170,15 @@ func (a awarder) noteAwards(ctx context.Context, notes []web.Note) error {
 	})
 }
 
-// given lists the awards of the merge request or of its note noteID.
-func (pg *mrPages) given(ctx context.Context, where target.Where, noteID int64) ([]web.Given, error) {
-	var ref *string
-	if noteID != 0 {
-		s := strconv.FormatInt(noteID, 10)
-		ref = &s
-	}
-	list, _, err := pg.s.Collab.Awards(ctx, where, ref, target.Page{Limit: maxAwardsShown})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]web.Given, len(list))
-	for i, aw := range list {
-		out[i] = web.Given{ID: aw.ID, Name: aw.Name, UserID: aw.UserID}
-	}
-	return out, nil
-}
+// awardRefusals answer a refused award: the service's refusal of the
+// visitor (their own vote, a locked merge request) is the 403 page, a
+// note that is not the merge request's the 404 page, as the API's.
+var awardRefusals = web.Refusals{Page: "merge requests page",
+	Missing:   []error{target.ErrNoteNotFound, target.ErrBadParam, projects.ErrNotFound, mergerequest.ErrNotFound, target.ErrNotFound},
+	Forbidden: []error{target.ErrAwardNotFound, projects.ErrForbidden, auth.ErrUnauthorized}}
 
 // award toggles the visitor's award emoji of the posted name on the merge
-// request or on its note note_id: taken back when they gave it, else
-// given. Only the emoji the pages offer are given.
+// request or on its note note_id (web.ToggleAward) and returns to it.
 func (pg *mrPages) award(w http.ResponseWriter, r *http.Request, iid mergerequest.IID) {
 	ctx, full := r.Context(), r.PathValue("owner")
 	if pg.s.Collab == nil {
@@ -185,56 +186,10 @@ func (pg *mrPages) award(w http.ResponseWriter, r *http.Request, iid mergereques
 		return
 	}
 	where := target.Where{Type: mergerequest.NoteableType, Project: full, Ref: strconv.FormatInt(int64(iid), 10)}
-	name, noteRef := r.PostFormValue("name"), r.PostFormValue("note_id")
-	var noteID int64
-	if noteRef != "" {
-		n, err := strconv.ParseInt(noteRef, 10, 64)
-		if err != nil || n <= 0 {
-			pg.site.NotFound(w, r)
-			return
-		}
-		noteID = n
-	}
-	given, err := pg.given(ctx, where, noteID)
+	anchor, err := web.ToggleAward(ctx, pg.awardCalls(where), auth.FromContext(ctx).UserID(), r.PostFormValue("note_id"), r.PostFormValue("name"))
 	if err != nil {
-		pg.awardFailed(w, r, err)
+		pg.site.Fail(w, r, err, awardRefusals)
 		return
 	}
-	note := &noteRef
-	if noteID == 0 {
-		note = nil
-	}
-	if mine := web.MineOf(given, auth.FromContext(ctx).UserID(), name); mine != 0 {
-		err = pg.s.Collab.RemoveAward(ctx, where, note, strconv.FormatInt(mine, 10))
-	} else if !web.Offered(name) {
-		pg.site.ErrorMessage(w, r, http.StatusBadRequest, "Unknown emoji", "This page offers no such emoji.")
-		return
-	} else if _, err = pg.s.Collab.AddAward(ctx, where, note, name); errors.Is(err, target.ErrAwardTaken) {
-		err = nil
-	}
-	if err != nil {
-		pg.awardFailed(w, r, err)
-		return
-	}
-	if noteID != 0 {
-		pg.site.Redirect(w, r, mrURL(full, iid, "")+"#"+web.NoteAnchor(noteID))
-		return
-	}
-	pg.site.Redirect(w, r, mrURL(full, iid, "")+"#awards")
-}
-
-// awardFailed answers a refused award: the service's refusal of the
-// visitor (their own vote, a locked merge request) is the 403 page, a note
-// that is not the merge request's the 404 page.
-func (pg *mrPages) awardFailed(w http.ResponseWriter, r *http.Request, err error) {
-	switch {
-	case errors.Is(err, target.ErrAwardNotFound):
-		pg.site.Error(w, r, http.StatusForbidden)
-	case errors.Is(err, target.ErrNoteNotFound), errors.Is(err, target.ErrBadParam):
-		pg.site.NotFound(w, r)
-	case errors.Is(err, target.ErrUnknownEmoji):
-		pg.site.ErrorMessage(w, r, http.StatusBadRequest, "Unknown emoji", "This page offers no such emoji.")
-	default:
-		pg.fail(w, r, err)
-	}
+	pg.site.Redirect(w, r, mrURL(full, iid, "")+anchor)
 }
