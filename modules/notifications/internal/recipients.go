@@ -198,7 +198,15 @@ func (s *Service) recipients(ctx context.Context, tx *store.Tx, n *notice) ([]re
 		}
 	default:
 		participants := n.Participants
-		if kept {
+		switch {
+		case kept && (n.Event == "new_issue" || n.Event == "new_merge_request"):
+			// What was just opened has the participants it was opened
+			// with: its author and assignees (those its text mentions are
+			// added below). The collab module's list is read when the
+			// notice is handled, so a comment made meanwhile would mail
+			// its writer the new-issue mail or not, by a race.
+			participants = append([]int64{n.Target.AuthorID}, n.Target.AssigneeIDs...)
+		case kept:
 			var err error
 			if participants, err = s.collab.Subscribers(ctx, n.Target); err != nil {
 				return nil, err
