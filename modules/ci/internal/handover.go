@@ -55,7 +55,7 @@ func (s *Service) handover(ctx context.Context, j *Job, p *Pipeline, spec *pipel
 	if err != nil {
 		return executor.Job{}, err
 	}
-	triggerVars, err := s.triggerVariables(ctx, p)
+	triggerVars, err := s.pipelineRunVariables(ctx, p) // a trigger's or a schedule's
 	if err != nil {
 		return executor.Job{}, err
 	}

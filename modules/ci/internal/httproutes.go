@@ -21,6 +21,7 @@ func NewRoutes(s *Service) fennec.Routes {
 		s.registerArtifactFiles(a)
 		s.registerLint(a)
 		s.registerTriggers(a)
+		s.registerSchedules(a)
 	}}
 }
 

@@ -336,8 +336,8 @@ var (
 
 // Tables are the module's tables.
 func Tables() []interface{ Buckets() []string } {
-	return []interface{ Buckets() []string }{pipelines, jobs, environments, deployments, variables, counters, runners, runnerSettings,
-		triggers, triggerRequests}
+	return append([]interface{ Buckets() []string }{pipelines, jobs, environments, deployments, variables, counters, runners, runnerSettings,
+		triggers, triggerRequests}, scheduleTables()...)
 }
 
 // Migrations are the module's schema migrations, oldest first.

@@ -141,7 +141,8 @@ type SchedulerDeps struct {
 }
 
 // Scheduler runs the CI loops with the app (settling pipelines, starting
-// jobs on executors, reaping, watching runners) and stops them before the
+// jobs on executors, reaping, watching runners, running due pipeline
+// schedules) and stops them before the
 // bus and the store: jobs it was following are failed at the next start
 // (recoverRunning), as a crash would leave them. Without executors it
 // still runs: runners take the jobs.
@@ -181,11 +182,12 @@ func (x *Scheduler) Run(ctx context.Context) error {
 	// The loops count in the wait group themselves, so the jobs they
 	// start are added while the count is above zero and the Wait below
 	// covers all of them.
-	sc.wg.Add(4)
+	sc.wg.Add(5)
 	go func() { defer sc.wg.Done(); s.settleLoop(ctx) }()
 	go func() { defer sc.wg.Done(); sc.loop(ctx) }()
 	go func() { defer sc.wg.Done(); s.reapLoop(ctx) }()
 	go func() { defer sc.wg.Done(); s.watchRunners(ctx) }()
+	go func() { defer sc.wg.Done(); s.scheduleLoop(ctx) }()
 	<-ctx.Done()
 	sc.wg.Wait()
 	return nil
