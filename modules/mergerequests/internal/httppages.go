@@ -20,8 +20,6 @@ import (
 	"strings"
 	"time"
 
-	"go.uber.org/zap"
-
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
@@ -152,20 +150,17 @@ func parseIID(s string) (mergerequest.IID, bool) {
 	return mergerequest.IID(n), err == nil && n > 0 && strconv.FormatInt(n, 10) == s
 }
 
+// refusals sort the merge request pages' failed service calls: what the
+// visitor may not see is missing (sign in, or the 404 page), a refused
+// change the 403 page, anything else the 500 page with a log line.
+var refusals = web.Refusals{Page: "merge requests page",
+	Missing:   []error{projects.ErrNotFound, mergerequest.ErrNotFound, target.ErrNotFound},
+	Forbidden: []error{projects.ErrForbidden, auth.ErrUnauthorized}}
+
 // fail answers a page whose service call failed, never with the error's
-// text: what the visitor may not see is missing (sign in, or the 404
-// page), a refused change the 403 page, anything else the 500 page with
-// a log line.
+// text (refusals).
 func (pg *mrPages) fail(w http.ResponseWriter, r *http.Request, err error) {
-	switch {
-	case errors.Is(err, projects.ErrNotFound), errors.Is(err, mergerequest.ErrNotFound), errors.Is(err, target.ErrNotFound):
-		pg.site.Missing(w, r)
-	case errors.Is(err, projects.ErrForbidden), errors.Is(err, auth.ErrUnauthorized):
-		pg.site.Error(w, r, http.StatusForbidden)
-	default:
-		pg.site.Logger().Error("merge requests page failed", zap.String("path", r.URL.Path), zap.Error(err))
-		pg.site.Error(w, r, http.StatusInternalServerError)
-	}
+	pg.site.Fail(w, r, err, refusals)
 }
 
 func header(info projects.ProjectInfo) *web.Project {

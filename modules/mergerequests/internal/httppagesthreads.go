@@ -173,9 +173,9 @@ func (a awarder) noteAwards(ctx context.Context, notes []web.Note) error {
 // awardRefusals answer a refused award: the service's refusal of the
 // visitor (their own vote, a locked merge request) is the 403 page, a
 // note that is not the merge request's the 404 page, as the API's.
-var awardRefusals = web.Refusals{Page: "merge requests page",
-	Missing:   []error{target.ErrNoteNotFound, target.ErrBadParam, projects.ErrNotFound, mergerequest.ErrNotFound, target.ErrNotFound},
-	Forbidden: []error{target.ErrAwardNotFound, projects.ErrForbidden, auth.ErrUnauthorized}}
+var awardRefusals = web.Refusals{Page: refusals.Page,
+	Missing:   append([]error{target.ErrNoteNotFound, target.ErrBadParam}, refusals.Missing...),
+	Forbidden: append([]error{target.ErrAwardNotFound}, refusals.Forbidden...)}
 
 // award toggles the visitor's award emoji of the posted name on the merge
 // request or on its note note_id (web.ToggleAward) and returns to it.
