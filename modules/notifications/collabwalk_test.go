@@ -175,7 +175,7 @@ func TestCollaborationWalkInChromium(t *testing.T) {
 			t.Errorf("no mail %s among %q", want, mails["viapages"])
 		}
 	}
-	fennectest.Poll(t, 10*time.Second, func() (bool, string) {
+	fennectest.Poll(t, 30*time.Second, func() (bool, string) {
 		a, p := stories["viaapi"].hooks.events(), stories["viapages"].hooks.events()
 		return len(a) > 0 && slices.Equal(a, p), "the webhooks differ:\n" + fennectest.LineDiff(strings.Join(a, "\n"), strings.Join(p, "\n"))
 	})
@@ -380,7 +380,7 @@ func (e *env) walkCloseByCommit(t *testing.T, s *walkStory, people walkPeople) s
 	t.Helper()
 	sha := s.work.commit(walkFixMessage, map[string]string{"FOX.md": "The quick fox.\n"})
 	s.work.git("push", "-q", "origin", "master")
-	fennectest.Poll(t, 20*time.Second, func() (bool, string) {
+	fennectest.Poll(t, 30*time.Second, func() (bool, string) {
 		is, _, err := people.rep.Client.Issues.GetIssue(s.p.ID, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -409,7 +409,7 @@ func (e *env) walkFinish(t *testing.T, s *walkStory, people walkPeople, iid int6
 	}
 	walkPipelineStatus(t, people.master.Client, s.p.ID, fix, "success")
 	var mr *gitlab.MergeRequest
-	fennectest.Poll(t, 20*time.Second, func() (bool, string) {
+	fennectest.Poll(t, 30*time.Second, func() (bool, string) {
 		var err error
 		mr, _, err = people.master.Client.MergeRequests.GetMergeRequest(s.p.ID, iid, nil)
 		if err != nil {
@@ -427,7 +427,7 @@ func (e *env) walkFinish(t *testing.T, s *walkStory, people walkPeople, iid int6
 // and diff are then those of sha).
 func walkHead(t *testing.T, c *gitlab.Client, project, iid int64, sha string) {
 	t.Helper()
-	fennectest.Poll(t, 20*time.Second, func() (bool, string) {
+	fennectest.Poll(t, 30*time.Second, func() (bool, string) {
 		mr, _, err := c.MergeRequests.GetMergeRequest(project, iid, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -491,10 +491,11 @@ func walkWant(t *testing.T, tab context.Context, what, sel, want string) {
 }
 
 // walkWait polls the JavaScript condition on the tab, through a
-// navigation the last action started, for ten seconds.
+// navigation the last action started, for 30 seconds (a loaded -race
+// run of every package is slow).
 func walkWait(t *testing.T, tab context.Context, what, cond string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		ctx, cancel := context.WithTimeout(tab, 2*time.Second)
 		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](cond))
 		cancel()
