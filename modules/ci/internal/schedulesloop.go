@@ -19,6 +19,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
+	"github.com/fennec-forge/fennec/modules/projects"
 )
 
 // dueBatch is how many due schedules one read of schedulesDue takes.
@@ -122,8 +123,15 @@ func (s *Service) runDue(ctx context.Context, id int64, now time.Time) {
 	}
 	bg := auth.WithPrincipal(context.WithoutCancel(ctx), auth.System())
 	info, err := s.access.ResolveID(bg, sc.ProjectID)
+	if errors.Is(err, projects.ErrNotFound) {
+		// The project was deleted: its schedule stops for good rather
+		// than waking the loop for nothing at every tick.
+		s.log.Info("pipeline schedule of a deleted project deactivated", zap.Int64("schedule", id))
+		s.deactivateSchedule(ctx, id)
+		return
+	}
 	if err != nil {
-		s.log.Info("scheduled pipeline skipped: project gone", zap.Int64("schedule", id), zap.Error(err))
+		s.log.Error("scheduled pipeline skipped: project not read", zap.Int64("schedule", id), zap.Error(err))
 		return
 	}
 	if !info.Features.JobsEnabled {
@@ -141,5 +149,24 @@ func (s *Service) runDue(ctx context.Context, id int64, now time.Time) {
 		s.log.Info("scheduled pipeline: none to make", zap.Int64("schedule", id), zap.Error(err))
 	default:
 		s.log.Error("scheduled pipeline not made", zap.Int64("schedule", id), zap.Error(err))
+	}
+}
+
+// deactivateSchedule takes a schedule out of the due ones.
+func (s *Service) deactivateSchedule(ctx context.Context, id int64) {
+	err := s.db.Update(ctx, func(tx *store.Tx) error {
+		sc, err := schedules.Get(tx, id)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && !sc.Active) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		before := *sc
+		sc.Active = false
+		return saveSchedule(tx, &before, sc)
+	})
+	if err != nil && ctx.Err() == nil {
+		s.log.Error("a pipeline schedule could not be deactivated", zap.Int64("schedule", id), zap.Error(err))
 	}
 }
