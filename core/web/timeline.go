@@ -83,6 +83,9 @@ type CommentForm struct {
 	Draft        string
 	Problem      string
 	Preview      template.HTML
+	// Threads offers "Start a thread" beside Comment (the form posts
+	// thread=1): a thread that can be resolved, where the kind has them.
+	Threads bool
 }
 
 // ReplyForm answers a thread; Return is the tab it comes back to.

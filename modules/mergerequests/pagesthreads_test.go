@@ -90,6 +90,28 @@ func TestMergeRequestPagesResolveThreads(t *testing.T) {
 	b.Post(t, base+"/resolve", formFields(t, page, "resolve-form-"+id)).WantRedirect(t, "unresolve", http.StatusSeeOther, base+"#discussion_"+id)
 	apiResolved("unresolved", false)
 	wantPage(t, "unresolved again", b.Get(t, base), 200, thread, `0 of 1 thread resolved`, `>Resolve thread</button>`)
+
+	// A thread started from the comment form is one the API sees, and
+	// can be resolved; a plain comment is not.
+	page = b.Get(t, base)
+	wantPage(t, "comment form", page, 200, `<button type="submit" name="thread" value="1" class="secondary">Start a thread</button>`)
+	for _, thread := range []bool{true, false} {
+		form := url.Values{"authenticity_token": {page.CSRF()}, "note": {"Started: " + strconv.FormatBool(thread)}}
+		if thread {
+			form.Set("thread", "1")
+		}
+		posted := b.Post(t, base+"/notes", form)
+		list, _, err := alice.Client.Discussions.ListMergeRequestDiscussions(p.ID, mr.IID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := list[len(list)-1]
+		if n := last.Notes[0]; n.Body != form.Get("note") || last.IndividualNote == thread || n.Resolvable != thread ||
+			posted.StatusCode != http.StatusSeeOther || posted.Header.Get("Location") != base+"#note_"+strconv.FormatInt(n.ID, 10) {
+			t.Fatalf("started %v: %d %q %+v %+v", thread, posted.StatusCode, posted.Header.Get("Location"), last, n)
+		}
+	}
+	wantPage(t, "two threads", b.Get(t, base), 200, `0 of 2 threads resolved`)
 }
 
 // TestMergeRequestPagesAwards: award emoji toggled from the Overview on

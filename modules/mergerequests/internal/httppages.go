@@ -408,7 +408,8 @@ func (pg *mrPages) show(w http.ResponseWriter, r *http.Request, iid mergerequest
 	}
 	mayComment := d.SignedIn && !info.Archived && m.State != mergerequest.Locked
 	if mayComment {
-		d.Timeline.Comment = &web.CommentForm{Action: pg.site.URL(self + "/notes"), CSRF: pg.site.CSRFToken(w, r), Draft: draft, Problem: commentProblem}
+		d.Timeline.Comment = &web.CommentForm{Action: pg.site.URL(self + "/notes"), CSRF: pg.site.CSRFToken(w, r), Draft: draft, Problem: commentProblem,
+			Threads: true}
 		if draft != "" && commentProblem == "" {
 			d.Timeline.Comment.Preview = render(draft)
 		}
@@ -680,7 +681,17 @@ func (pg *mrPages) comment(w http.ResponseWriter, r *http.Request, iid mergerequ
 		return
 	}
 	where := target.Where{Type: mergerequest.NoteableType, Project: full, Ref: strconv.FormatInt(int64(iid), 10)}
-	posted, err := pg.s.Collab.CreateNote(ctx, where, target.NoteInput{Body: &body})
+	var posted target.Posted
+	var err error
+	if r.PostFormValue("thread") != "" {
+		// Start a thread (POST .../discussions): one that can be resolved.
+		var t target.Thread
+		if t, err = pg.s.Collab.StartThread(ctx, where, target.NoteInput{Body: &body}, nil); err == nil && len(t.Notes) > 0 {
+			posted.Note = &t.Notes[0]
+		}
+	} else {
+		posted, err = pg.s.Collab.CreateNote(ctx, where, target.NoteInput{Body: &body})
+	}
 	if err != nil {
 		if refused(err) {
 			pg.show(w, r, iid, body, "The comment was not saved: "+invalidReason(err), 0)
