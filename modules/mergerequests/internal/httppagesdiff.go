@@ -595,7 +595,7 @@ func (pg *mrPages) changes(w http.ResponseWriter, r *http.Request, iid mergerequ
 	if d.MayComment {
 		if mr, err := pg.s.load(ctx, info.ID, int64(iid)); err == nil {
 			start = pg.s.baseOf(ctx, mr)
-			base = pg.mergeBase(ctx, info.ID, start, cm.SHA)
+			base = pg.s.mergeBase(ctx, info.ID, start, cm.SHA)
 		}
 	}
 	// The comment links keep the page's view (and its file, alone).
@@ -724,39 +724,6 @@ func switchQuery(q url.Values, key, on string) string {
 		return "?" + enc
 	}
 	return ""
-}
-
-// mergeBase is the position's base_sha: the commit the merge request's
-// commits grew from (the parent of its range outside it, when there is
-// one), else start.
-func (pg *mrPages) mergeBase(ctx context.Context, project int64, start, head string) string {
-	list, err := pg.s.Merges.Commits(ctx, project, start, head, maxCommits)
-	if err != nil {
-		return start
-	}
-	if len(list) == 0 {
-		return head
-	}
-	in := map[string]bool{}
-	for _, c := range list {
-		in[c.ID] = true
-	}
-	found := ""
-	for _, c := range list {
-		for _, p := range c.ParentIDs {
-			if in[p] {
-				continue
-			}
-			if found != "" && found != p {
-				return start
-			}
-			found = p
-		}
-	}
-	if found == "" {
-		return start
-	}
-	return found
 }
 
 // lineComment starts a line comment's thread with the posted position, as

@@ -27,7 +27,8 @@ type PipelineView struct {
 }
 
 // MRView is GitLab 9.x's merge request (API::Entities::MergeRequest);
-// Subscribed is shown on single responses, Changes on .../changes.
+// Subscribed and later GitLab's diff_refs are shown on single responses,
+// Changes on .../changes.
 type MRView struct {
 	ID                        int64                 `json:"id"`
 	IID                       int64                 `json:"iid"`
@@ -60,6 +61,7 @@ type MRView struct {
 	MergedAt                  *api.Time             `json:"merged_at"`
 	Pipeline                  *PipelineView         `json:"pipeline"`
 	Subscribed                *bool                 `json:"subscribed,omitempty"`
+	DiffRefs                  *DiffRefsView         `json:"diff_refs,omitempty"`
 	Changes                   []repository.DiffView `json:"changes,omitempty"`
 }
 
@@ -185,10 +187,15 @@ func (s *Service) single(ctx context.Context, tx *store.Tx, m mergerequest.Merge
 func (s *Service) renderOne(ctx context.Context, m mergerequest.MergeRequest) (*mrOutput, error) {
 	uid := auth.FromContext(ctx).UserID()
 	out := &mrOutput{}
+	// Read before the view's transaction: it walks the repository.
+	refs := s.diffRefs(ctx, m)
 	err := s.DB.View(ctx, func(tx *store.Tx) error {
 		var err error
 		out.Body, err = s.single(ctx, tx, m, uid)
 		return err
 	})
+	if out.Body != nil {
+		out.Body.DiffRefs = refs
+	}
 	return out, err
 }
