@@ -41,7 +41,8 @@ func addMember(t *testing.T, c *gitlab.Client, project, user int64, level gitlab
 // project's schedule is not found; variables shown only to who may edit.
 func TestPipelineSchedulesAPI(t *testing.T) {
 	t.Parallel()
-	s := startRunners(t)
+	var svc *internal.Service
+	s := startRunners(t, fennectest.WithExtract(&svc))
 	c := s.Client
 	p := stocktest.NewProject(t, c, "scheduled", "private")
 	other := stocktest.NewProject(t, c, "elsewhere", "private")
@@ -180,6 +181,35 @@ func TestPipelineSchedulesAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Call(t, dev.Token, http.MethodGet, fmt.Sprintf("%s/%d", base, paris.ID), nil).Expect(t, 404, `{"message":"404 Pipeline Schedule Not Found"}`)
+
+	// A deleted project's schedule, due, is deactivated rather than
+	// woken at every tick.
+	orphan, _, err := c.PipelineSchedules.CreatePipelineSchedule(other.ID, &gitlab.CreatePipelineScheduleOptions{Description: gitlab.Ptr("orphan"),
+		Ref: gitlab.Ptr("master"), Cron: gitlab.Ptr("* * * * *")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Projects.DeleteProject(other.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.SetScheduleNextRun(context.Background(), orphan.ID, time.Now().Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var row string
+		if err := s.Store.View(context.Background(), func(tx *store.Tx) error {
+			row = string(tx.Bucket([]byte("ci.schedules")).Get(store.Key(orphan.ID)))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(row, `"active":false`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the deleted project's schedule: %s", row)
+		}
+	}
 }
 
 // Play and the loop on the shell executor: a pipeline of source
