@@ -26,6 +26,11 @@ var AwardChoices = []AwardChoice{
 	{"confused", "😕"}, {"heart", "❤️"}, {"rocket", "🚀"}, {"eyes", "👀"},
 }
 
+// noteChoices is how many of the AwardChoices a note's form offers: a page
+// of 500 comments carries each note's buttons, so a note gets the first
+// few, its target all.
+const noteChoices = 4
+
 // Offered reports whether name is one of the AwardChoices.
 func Offered(name string) bool {
 	return slices.ContainsFunc(AwardChoices, func(c AwardChoice) bool { return c.Name == name })
@@ -126,7 +131,7 @@ func NewAwards(given []Given, me int64, nameOf func(int64) string, form Awards) 
 		switch {
 		case by[c.Name] != nil || (i < 2 && form.NoteID == ""):
 			a.Shown = append(a.Shown, button(c.Name, c.Glyph))
-		case form.Action != "" && (i >= 2 || !form.Authored):
+		case form.Action != "" && (i >= 2 || !form.Authored) && (form.NoteID == "" || i < noteChoices):
 			a.More = append(a.More, button(c.Name, c.Glyph))
 		}
 	}
