@@ -481,3 +481,60 @@ func TestPipelineHookNamesTheRunner(t *testing.T) {
 		"artifacts_file": map[string]any{"filename": "artifacts.zip", "size": 19}})
 	golden(t, "pipeline_success", success, known(e, rcv))
 }
+
+// A line comment on a merge request's diff sends a Note Hook that says
+// so, as GitLab's DiffNote does: its type, its thread and the position it
+// was made on; a note of a thread that is not on a line is a
+// DiscussionNote, without a position.
+func TestLineCommentNoteHookPayload(t *testing.T) {
+	t.Parallel()
+	e := start(t, true)
+	alice := e.CreateUser(t, "alice")
+	p := stocktest.NewProject(t, alice.Client, "lines", "private")
+	commitFile(t, alice.Client, p.ID, "master", "main.go", "package main\n")
+	if _, _, err := alice.Client.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr("topic"), Ref: gitlab.Ptr("master")}); err != nil {
+		t.Fatal(err)
+	}
+	commitFile(t, alice.Client, p.ID, "topic", "main.go", "package main\n\nfunc main() {}\n")
+	mr, _, err := alice.Client.MergeRequests.CreateMergeRequest(p.ID, &gitlab.CreateMergeRequestOptions{Title: gitlab.Ptr("Main"),
+		SourceBranch: gitlab.Ptr("topic"), TargetBranch: gitlab.Ptr("master")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := alice.Client.MergeRequests.GetMergeRequest(p.ID, mr.IID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv := newReceiver(t)
+	e.Drain(t)
+	h := addHook(t, alice.Client, p.ID, rcv.URL+"/notes", "")
+	_, _, err = alice.Client.Projects.EditProjectHook(p.ID, h.ID, &gitlab.EditProjectHookOptions{URL: gitlab.Ptr(rcv.URL + "/notes"),
+		PushEvents: gitlab.Ptr(false), MergeRequestsEvents: gitlab.Ptr(false), NoteEvents: gitlab.Ptr(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := got.DiffRefs
+	line, _, err := alice.Client.Discussions.CreateMergeRequestDiscussion(p.ID, mr.IID, &gitlab.CreateMergeRequestDiscussionOptions{
+		Body: gitlab.Ptr("Say why"), Position: &gitlab.PositionOptions{BaseSHA: gitlab.Ptr(refs.BaseSha), StartSHA: gitlab.Ptr(refs.StartSha),
+			HeadSHA: gitlab.Ptr(refs.HeadSha), PositionType: gitlab.Ptr("text"), NewPath: gitlab.Ptr("main.go"), OldPath: gitlab.Ptr("main.go"),
+			NewLine: gitlab.Ptr(int64(3))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := rcv.waitFor(t, "/notes", 1)[0]
+	wantFields(t, "line comment", d.Body["object_attributes"].(map[string]any), map[string]any{
+		"type": "DiffNote", "discussion_id": line.ID, "noteable_type": "MergeRequest", "note": "Say why",
+		"position": map[string]any{"base_sha": refs.BaseSha, "start_sha": refs.StartSha, "head_sha": refs.HeadSha,
+			"position_type": "text", "old_path": "main.go", "new_path": "main.go", "old_line": nil, "new_line": float64(3)},
+	})
+	thread, _, err := alice.Client.Discussions.CreateMergeRequestDiscussion(p.ID, mr.IID, &gitlab.CreateMergeRequestDiscussionOptions{
+		Body: gitlab.Ptr("In general")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	attrs := rcv.waitFor(t, "/notes", 2)[1].Body["object_attributes"].(map[string]any)
+	wantFields(t, "thread", attrs, map[string]any{"type": "DiscussionNote", "discussion_id": thread.ID, "note": "In general"})
+	if _, ok := attrs["position"]; ok {
+		t.Errorf("a thread's note has a position: %v", attrs["position"])
+	}
+}

@@ -26,6 +26,26 @@ type NoteEvent struct {
 	System      bool      `json:"system"`
 	CreatedAt   time.Time `json:"created_at"`
 	UpdatedAt   time.Time `json:"updated_at"`
+	// Type is the note's type ("" by itself, "DiscussionNote" in a thread,
+	// "DiffNote" in a line comment's thread), DiscussionID its thread's
+	// id and Position, for a DiffNote, the line it was made on (the
+	// webhooks' object_attributes). Absent in events recorded before.
+	Type         string        `json:"type,omitempty"`
+	DiscussionID string        `json:"discussion_id,omitempty"`
+	Position     *NotePosition `json:"position,omitempty"`
+}
+
+// NotePosition is a line comment's place: the diff's commits, the file
+// on each side and the line on each side (nil: not on that side).
+type NotePosition struct {
+	BaseSHA      string `json:"base_sha"`
+	StartSHA     string `json:"start_sha"`
+	HeadSHA      string `json:"head_sha"`
+	PositionType string `json:"position_type"`
+	OldPath      string `json:"old_path"`
+	NewPath      string `json:"new_path"`
+	OldLine      *int   `json:"old_line"`
+	NewLine      *int   `json:"new_line"`
 }
 
 // EventTopic implements events.Event; the topic is persisted, never rename it.

@@ -20,9 +20,14 @@ func noteFor(n target.Noteable, author int64, body string, system bool, at time.
 }
 
 func noteEvent(action event.NoteAction, n *Note) event.NoteEvent {
-	return event.NoteEvent{Action: action, NoteID: n.ID, Body: n.Body, ProjectID: n.ProjectID, NoteableType: n.NoteableType,
+	e := event.NoteEvent{Action: action, NoteID: n.ID, Body: n.Body, ProjectID: n.ProjectID, NoteableType: n.NoteableType,
 		NoteableID: n.NoteableID, NoteableIID: n.NoteableIID, AuthorID: n.AuthorID, System: n.System,
-		CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt}
+		CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt, Type: n.Type, DiscussionID: n.DiscussionID}
+	if p := n.Position; p != nil {
+		e.Position = &event.NotePosition{BaseSHA: p.BaseSHA, StartSHA: p.StartSHA, HeadSHA: p.HeadSHA, PositionType: p.PositionType,
+			OldPath: p.OldPath, NewPath: p.NewPath, OldLine: p.OldLine, NewLine: p.NewLine}
+	}
+	return e
 }
 
 // System implements target.Service.

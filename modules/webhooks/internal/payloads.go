@@ -371,6 +371,15 @@ func (s *Service) noteBody(ctx context.Context, n noteFact, issue *issueFact, mr
 		"attachment": nil, "line_code": nil, "commit_id": n.CommitID, "noteable_id": noteableID, "system": n.System,
 		"st_diff": nil, "url": target + "#note_" + strconv.FormatInt(n.NoteID, 10),
 	}
+	// A note of a thread says so, and a line comment where it was made
+	// (as GitLab's DiffNote), so a hook can tell it from a plain comment.
+	if n.Type != "" {
+		attrs := body["object_attributes"].(map[string]any)
+		attrs["type"], attrs["discussion_id"] = n.Type, n.DiscussionID
+		if n.Position != nil {
+			attrs["position"] = n.Position
+		}
+	}
 	return body, nil
 }
 
