@@ -171,8 +171,8 @@ func TestMergeRequestPagesFlow(t *testing.T) {
 	w.git("push", "-q", "origin", "feature")
 	s.Drain(t)
 	page = b.Get(t, base+"/1")
-	wantPage(t, "outdated", page, 200, `<span class="badge warn">outdated</span> commented on an old version of <bdi>a.txt</bdi>, line 2`,
-		`<td>&#43;TWO</td>`)
+	wantPage(t, "outdated", page, 200, `<span class="badge warn">outdated</span> <span>commented on an old version of <bdi>a.txt</bdi>, line 2</span>`,
+		`<div class="code diff" tabindex="0" role="region" aria-label="The lines the comment was made on">`, `<td>&#43;TWO</td>`)
 	wantPage(t, "changes after the push", b.Get(t, base+"/1/diffs"), 200, `1 outdated comment`)
 
 	// Forms without the CSRF token, or with a forged one, merge nothing.

@@ -180,7 +180,7 @@ func TestCollaborationWalkInChromium(t *testing.T) {
 		return len(a) > 0 && slices.Equal(a, p), "the webhooks differ:\n" + fennectest.LineDiff(strings.Join(a, "\n"), strings.Join(p, "\n"))
 	})
 	t.Logf("webhooks: %q", stories["viapages"].hooks.events())
-	for _, want := range []string{"Issue Hook issue close", "Merge Request Hook merge_request merge", "Note Hook note MergeRequest",
+	for _, want := range []string{"Issue Hook issue close", "Merge Request Hook merge_request merge", "Note Hook note DiffNote MergeRequest",
 		"Pipeline Hook pipeline success", "Push Hook push"} {
 		if !slices.ContainsFunc(stories["viapages"].hooks.events(), func(h string) bool { return strings.HasPrefix(h, want) }) {
 			t.Errorf("no webhook %q", want)
