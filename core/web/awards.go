@@ -217,3 +217,25 @@ func noteRef(id int64) *string {
 	s := strconv.FormatInt(id, 10)
 	return &s
 }
+
+// Awarder reads the awards of a target and of its notes for one visitor's
+// page.
+type Awarder struct {
+	Calls AwardCalls
+	Me    int64 // the visitor; 0 when anonymous
+	// Form is the toggle form of every awardable (no Action: the visitor
+	// may not award).
+	Form Awards
+	// Authors are the awardables' authors by note id, 0 the target's:
+	// nobody votes on what they wrote.
+	Authors map[int64]int64
+	// NameOf names a giver in an award's title.
+	NameOf func(ctx context.Context, userID int64) string
+}
+
+// Awards are the awards of the target (noteID 0) or of its note.
+func (a Awarder) Awards(ctx context.Context, noteID int64) (*Awards, error) {
+	form := a.Form
+	form.Authored = a.Me != 0 && a.Authors[noteID] == a.Me
+	return a.Calls.Read(ctx, noteID, a.Me, func(id int64) string { return a.NameOf(ctx, id) }, form)
+}

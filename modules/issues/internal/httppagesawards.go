@@ -43,42 +43,26 @@ func (pg *issuePages) awardCalls(where target.Where) web.AwardCalls {
 	}
 }
 
-// awarder reads the award emoji of one issue for its page.
-type awarder struct {
-	pg      *issuePages
-	calls   web.AwardCalls
-	me      int64
-	form    web.Awards // the toggle form; no Action for a visitor who may not award
-	authors map[int64]int64
-}
-
-// awarder is the issue's awarder for the visitor: a form for one who may
-// comment (awarding is commenting's right); authors are the notes'
-// authors by note id, 0 the issue's.
-func (pg *issuePages) awarder(w http.ResponseWriter, r *http.Request, info projects.ProjectInfo, where target.Where, authors map[int64]int64) awarder {
-	a := awarder{pg: pg, calls: pg.awardCalls(where), me: auth.FromContext(r.Context()).UserID(), authors: authors}
-	if a.me != 0 && !info.Archived {
-		a.form = web.Awards{Action: pg.site.URL(issuesURL(where.Project, "/"+where.Ref+"/award_emoji")), CSRF: pg.site.CSRFToken(w, r)}
+// awarder reads the issue's awards for the visitor: with a form for one
+// who may comment (awarding is commenting's right); authors are the
+// notes' authors by note id, 0 the issue's.
+func (pg *issuePages) awarder(w http.ResponseWriter, r *http.Request, info projects.ProjectInfo, where target.Where, authors map[int64]int64) web.Awarder {
+	a := web.Awarder{Calls: pg.awardCalls(where), Me: auth.FromContext(r.Context()).UserID(), Authors: authors,
+		NameOf: func(ctx context.Context, id int64) string { return pg.s.renderer(ctx).user(id).Name }}
+	if a.Me != 0 && !info.Archived {
+		a.Form = web.Awards{Action: pg.site.URL(issuesURL(where.Project, "/"+where.Ref+"/award_emoji")), CSRF: pg.site.CSRFToken(w, r)}
 	}
 	return a
-}
-
-// awards are the awards of the issue (noteID 0) or of one of its notes.
-func (a awarder) awards(ctx context.Context, noteID int64) (*web.Awards, error) {
-	users := a.pg.s.renderer(ctx)
-	form := a.form
-	form.Authored = a.me != 0 && a.authors[noteID] == a.me
-	return a.calls.Read(ctx, noteID, a.me, func(id int64) string { return users.user(id).Name }, form)
 }
 
 // noteAwards are the awards of the notes ids, read in one transaction
 // (the collab service's reads join it): a page of 500 comments asks 500
 // times.
-func (a awarder) noteAwards(ctx context.Context, ids []int64) (map[int64]*web.Awards, error) {
+func (pg *issuePages) noteAwards(ctx context.Context, a web.Awarder, ids []int64) (map[int64]*web.Awards, error) {
 	out := make(map[int64]*web.Awards, len(ids))
-	err := a.pg.s.db.View(ctx, func(tx *store.Tx) error {
+	err := pg.s.db.View(ctx, func(tx *store.Tx) error {
 		for _, id := range ids {
-			aw, err := a.awards(tx.Context(), id)
+			aw, err := a.Awards(tx.Context(), id)
 			if err != nil {
 				return err
 			}

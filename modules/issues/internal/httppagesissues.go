@@ -483,7 +483,7 @@ func (pg *issuePages) show(w http.ResponseWriter, r *http.Request, iid issue.IID
 		authors[n.ID] = n.AuthorID
 	}
 	aw := pg.awarder(w, r, info, where, authors)
-	if d.Awards, err = aw.awards(ctx, 0); err != nil {
+	if d.Awards, err = aw.Awards(ctx, 0); err != nil {
 		pg.fail(w, r, err)
 		return
 	}
@@ -493,7 +493,7 @@ func (pg *issuePages) show(w http.ResponseWriter, r *http.Request, iid issue.IID
 			commented = append(commented, n.ID)
 		}
 	}
-	noteAwards, err := aw.noteAwards(ctx, commented)
+	noteAwards, err := pg.noteAwards(ctx, aw, commented)
 	if err != nil {
 		pg.fail(w, r, err)
 		return

@@ -458,7 +458,7 @@ func (pg *mrPages) show(w http.ResponseWriter, r *http.Request, iid mergerequest
 		}
 		lines := newLineIndex(pg, ctx, info, m)
 		aw := pg.awarder(w, r, info, where, m.AuthorID, threads, mayComment)
-		if d.Awards, err = aw.awards(ctx, 0); err != nil {
+		if d.Awards, err = aw.Awards(ctx, 0); err != nil {
 			pg.fail(w, r, err)
 			return
 		}
@@ -468,7 +468,7 @@ func (pg *mrPages) show(w http.ResponseWriter, r *http.Request, iid mergerequest
 				pg.offerReply(w, r, &tv, "")
 			}
 			pg.offerResolve(w, r, info, m, t, &tv)
-			if err := aw.noteAwards(ctx, tv.Notes); err != nil {
+			if err := pg.noteAwards(ctx, aw, tv.Notes); err != nil {
 				pg.fail(w, r, err)
 				return
 			}

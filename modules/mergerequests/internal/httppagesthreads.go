@@ -120,47 +120,31 @@ func (pg *mrPages) awardCalls(where target.Where) web.AwardCalls {
 	}
 }
 
-// awarder reads the award emoji of one merge request for its page.
-type awarder struct {
-	pg      *mrPages
-	calls   web.AwardCalls
-	me      int64
-	form    web.Awards      // the toggle form; no Action for a visitor who may not award
-	authors map[int64]int64 // by note id; 0 the merge request's author
-}
-
-// awarder is the merge request's awarder for the visitor: a form for one
-// who may comment (awarding is commenting's right).
-func (pg *mrPages) awarder(w http.ResponseWriter, r *http.Request, info projects.ProjectInfo, where target.Where, authorID int64, threads []target.Thread, mayAward bool) awarder {
-	a := awarder{pg: pg, calls: pg.awardCalls(where), me: auth.FromContext(r.Context()).UserID(), authors: map[int64]int64{0: authorID}}
+// awarder reads the merge request's awards for the visitor: with a form
+// for one who may comment (awarding is commenting's right).
+func (pg *mrPages) awarder(w http.ResponseWriter, r *http.Request, info projects.ProjectInfo, where target.Where, authorID int64, threads []target.Thread, mayAward bool) web.Awarder {
+	a := web.Awarder{Calls: pg.awardCalls(where), Me: auth.FromContext(r.Context()).UserID(), Authors: map[int64]int64{0: authorID},
+		NameOf: func(ctx context.Context, id int64) string { return pg.s.renderer(ctx).user(id).Name }}
 	if mayAward {
-		a.form = web.Awards{Action: pg.site.URL(mrsURL(info.PathWithNamespace, "/"+where.Ref+"/award_emoji")), CSRF: pg.site.CSRFToken(w, r)}
+		a.Form = web.Awards{Action: pg.site.URL(mrsURL(info.PathWithNamespace, "/"+where.Ref+"/award_emoji")), CSRF: pg.site.CSRFToken(w, r)}
 	}
 	for _, t := range threads {
 		for _, n := range t.Notes {
-			a.authors[n.ID] = n.AuthorID
+			a.Authors[n.ID] = n.AuthorID
 		}
 	}
 	return a
 }
 
-// awards are the awards of the merge request (noteID 0) or of its note.
-func (a awarder) awards(ctx context.Context, noteID int64) (*web.Awards, error) {
-	users := a.pg.s.renderer(ctx)
-	form := a.form
-	form.Authored = a.me != 0 && a.authors[noteID] == a.me
-	return a.calls.Read(ctx, noteID, a.me, func(id int64) string { return users.user(id).Name }, form)
-}
-
 // noteAwards fills the awards of a thread's users' notes, read in one
 // transaction (the collab service's reads join it).
-func (a awarder) noteAwards(ctx context.Context, notes []web.Note) error {
-	return a.pg.s.DB.View(ctx, func(tx *store.Tx) error {
+func (pg *mrPages) noteAwards(ctx context.Context, a web.Awarder, notes []web.Note) error {
+	return pg.s.DB.View(ctx, func(tx *store.Tx) error {
 		for i := range notes {
 			if notes[i].System {
 				continue
 			}
-			aw, err := a.awards(tx.Context(), notes[i].ID)
+			aw, err := a.Awards(tx.Context(), notes[i].ID)
 			if err != nil {
 				return err
 			}
