@@ -3,12 +3,9 @@ package issues_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 	"go.uber.org/zap"
@@ -62,83 +59,8 @@ func BenchmarkIssuePages(b *testing.B) {
 	notes := func(page int) string {
 		return fmt.Sprintf("/api/v4/projects/%d/issues/1/notes?per_page=100&page=%d", p.ID, page)
 	}
-	benchPageAndAPI(b, s.URL, client, "list", "/alice/big/-/issues",
+	fennectest.BenchPageAndAPI(b, s.URL, client, "", "list", "/alice/big/-/issues",
 		fmt.Sprintf("/api/v4/projects/%d/issues?state=opened&per_page=20", p.ID))
-	benchPageAndAPI(b, s.URL, client, "issue-500-comments", "/alice/big/-/issues/1",
+	fennectest.BenchPageAndAPI(b, s.URL, client, "", "issue-500-comments", "/alice/big/-/issues/1",
 		fmt.Sprintf("/api/v4/projects/%d/issues/1", p.ID), notes(1), notes(2), notes(3), notes(4), notes(5))
-}
-
-// benchPageAndAPI runs two sub-benchmarks, name/page (a GET of page) and
-// name/api (the GETs of api in turn, as one op), with client, whose jar
-// or none says who visits. Each reports the bytes sent (gzip-encoded
-// when the server compresses) and the uncompressed bytes; name/api
-// reports its ratio page/api of ns/op.
-func benchPageAndAPI(b *testing.B, base string, client *http.Client, name, page string, api ...string) {
-	b.Helper()
-	get := func(b *testing.B, path string, gzip bool) int {
-		req, err := http.NewRequest(http.MethodGet, base+path, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if gzip {
-			// Set by hand, the body is left compressed: its size is
-			// what was sent.
-			req.Header.Set("Accept-Encoding", "gzip")
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			b.Fatalf("%s: %d %.300s", path, resp.StatusCode, body)
-		}
-		return len(body)
-	}
-	var pageNs, pageCPU float64
-	b.Run(name+"/page", func(b *testing.B) {
-		wire := 0
-		cpu0 := cpuTime(b)
-		for i := 0; i < b.N; i++ {
-			wire = get(b, page, true)
-		}
-		pageCPU = float64(cpuTime(b)-cpu0) / float64(b.N)
-		pageNs = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-		b.ReportMetric(pageCPU, "cpu-ns/op")
-		b.ReportMetric(float64(wire), "wire-bytes")
-		b.ReportMetric(float64(get(b, page, false)), "html-bytes")
-	})
-	b.Run(name+"/api", func(b *testing.B) {
-		wire := 0
-		cpu0 := cpuTime(b)
-		for i := 0; i < b.N; i++ {
-			wire = 0
-			for _, path := range api {
-				wire += get(b, path, true)
-			}
-		}
-		apiCPU := float64(cpuTime(b)-cpu0) / float64(b.N)
-		apiNs := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-		b.ReportMetric(apiCPU, "cpu-ns/op")
-		raw := 0
-		for _, path := range api {
-			raw += get(b, path, false)
-		}
-		b.ReportMetric(float64(wire), "wire-bytes")
-		b.ReportMetric(float64(raw), "json-bytes")
-		if apiNs > 0 && apiCPU > 0 {
-			b.ReportMetric(pageNs/apiNs, "page/api")
-			b.ReportMetric(pageCPU/apiCPU, "cpu-page/api")
-		}
-	})
-}
-
-// cpuTime is the process's CPU time so far, user and system.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -2,11 +2,8 @@ package mergerequests_test
 
 import (
 	"fmt"
-	"io"
 	"net/http"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -65,91 +62,13 @@ func BenchmarkMergeRequestPages(b *testing.B) {
 	const base = "/alice/wide/-/merge_requests/1"
 	// The first view reads the diff and highlights the files (kept then,
 	// as the commits never change): its time is logged apart.
-	t0, cpu0 := time.Now(), cpuTime(b)
+	t0, cpu0 := time.Now(), fennectest.CPUTime(b)
 	browser.Get(b, base+"/diffs").Want(b, "first view", http.StatusOK, `<details class="box diff deferred"`)
 	// Printed, not logged: a benchmark that runs others shows no log.
 	fmt.Printf("BenchmarkMergeRequestPages: the Changes tab's first view took %.0f ms, %.0f ms of CPU\n",
-		float64(time.Since(t0).Microseconds())/1000, float64((cpuTime(b)-cpu0).Microseconds())/1000)
-	benchPageAndAPI(b, s.URL, browser.Client, alice.Token, "changes-1000-files", base+"/diffs", api("/changes"))
-	benchPageAndAPI(b, s.URL, browser.Client, alice.Token, "changes-file-on-demand", base+"/diffs?file="+q(wideFile(900)), api("/changes"))
-	benchPageAndAPI(b, s.URL, browser.Client, alice.Token, "overview-500-comments", base,
+		float64(time.Since(t0).Microseconds())/1000, float64((fennectest.CPUTime(b)-cpu0).Microseconds())/1000)
+	fennectest.BenchPageAndAPI(b, s.URL, browser.Client, alice.Token, "changes-1000-files", base+"/diffs", api("/changes"))
+	fennectest.BenchPageAndAPI(b, s.URL, browser.Client, alice.Token, "changes-file-on-demand", base+"/diffs?file="+q(wideFile(900)), api("/changes"))
+	fennectest.BenchPageAndAPI(b, s.URL, browser.Client, alice.Token, "overview-500-comments", base,
 		api(""), notes(1), notes(2), notes(3), notes(4), notes(5))
-}
-
-// benchPageAndAPI runs two sub-benchmarks, name/page (a GET of page with
-// client, whose jar says who visits) and name/api (the GETs of api in
-// turn with token, as one op). Each reports the bytes sent (gzip-encoded
-// when the server compresses) and the uncompressed bytes; name/api
-// reports the ratios page/api of ns/op and of CPU time.
-func benchPageAndAPI(b *testing.B, base string, client *http.Client, token, name, page string, api ...string) {
-	b.Helper()
-	get := func(b *testing.B, path string, gzip bool) int {
-		req, err := http.NewRequest(http.MethodGet, base+path, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if strings.HasPrefix(path, "/api/") {
-			req.Header.Set("PRIVATE-TOKEN", token)
-		}
-		if gzip {
-			// Set by hand, the body is left compressed: its size is
-			// what was sent.
-			req.Header.Set("Accept-Encoding", "gzip")
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			b.Fatalf("%s: %d %.300s", path, resp.StatusCode, body)
-		}
-		return len(body)
-	}
-	var pageNs, pageCPU float64
-	b.Run(name+"/page", func(b *testing.B) {
-		wire := 0
-		cpu0 := cpuTime(b)
-		for i := 0; i < b.N; i++ {
-			wire = get(b, page, true)
-		}
-		pageCPU = float64(cpuTime(b)-cpu0) / float64(b.N)
-		pageNs = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-		b.ReportMetric(pageCPU, "cpu-ns/op")
-		b.ReportMetric(float64(wire), "wire-bytes")
-		b.ReportMetric(float64(get(b, page, false)), "html-bytes")
-	})
-	b.Run(name+"/api", func(b *testing.B) {
-		wire := 0
-		cpu0 := cpuTime(b)
-		for i := 0; i < b.N; i++ {
-			wire = 0
-			for _, path := range api {
-				wire += get(b, path, true)
-			}
-		}
-		apiCPU := float64(cpuTime(b)-cpu0) / float64(b.N)
-		apiNs := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-		b.ReportMetric(apiCPU, "cpu-ns/op")
-		raw := 0
-		for _, path := range api {
-			raw += get(b, path, false)
-		}
-		b.ReportMetric(float64(wire), "wire-bytes")
-		b.ReportMetric(float64(raw), "json-bytes")
-		if apiNs > 0 && apiCPU > 0 {
-			b.ReportMetric(pageNs/apiNs, "page/api")
-			b.ReportMetric(pageCPU/apiCPU, "cpu-page/api")
-		}
-	})
-}
-
-// cpuTime is the process's CPU time so far, user and system.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
