@@ -79,9 +79,12 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./...
 
 ## bench-pages: the web pages against the JSON API calls that give the same
-## data, on the 20,000-commit reference repository (issue 28's figures)
+## data: the code pages on the 20,000-commit reference repository (issue 28),
+## the issue list of 10,000 issues, an issue and a merge request of 500
+## comments, and a merge request of 1,000 changed files (issue 29)
 bench-pages:
 	$(GO) test -run '^$$' -bench BenchmarkPages -benchtime 200x ./modules/repository/
+	$(GO) test -run '^$$' -bench 'BenchmarkIssuePages|BenchmarkMergeRequestPages' -benchtime 20x -p 1 ./modules/issues/ ./modules/mergerequests/
 
 ## lighthouse: Lighthouse's scores of the project and blob pages of a fresh
 ## fennec serve (needs chromium and npm install -g lighthouse@12.2.3)
