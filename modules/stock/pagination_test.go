@@ -100,6 +100,12 @@ func TestHugePagesOnEveryList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A schedule's pipelines list needs a schedule.
+	schedule, _, err := root.PipelineSchedules.CreatePipelineSchedule(project.ID, &gitlab.CreatePipelineScheduleOptions{
+		Description: gitlab.Ptr("paged schedule"), Ref: gitlab.Ptr("master"), Cron: gitlab.Ptr("0 1 * * *")})
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The push makes a pipeline (through the outbox): pipeline paths need it.
 	var pipelineID int64
 	for deadline := time.Now().Add(10 * time.Second); pipelineID == 0; time.Sleep(20 * time.Millisecond) {
@@ -140,6 +146,8 @@ func TestHugePagesOnEveryList(t *testing.T) {
 				return commit.ID
 			case p == "{tag_name}":
 				return "v1"
+			case p == "{pipeline_schedule_id}":
+				return strconv.FormatInt(schedule.ID, 10)
 			case p == "{pipeline_id}":
 				return strconv.FormatInt(pipelineID, 10)
 			case p == "{issue_iid}":
