@@ -13,9 +13,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
+
+// building serialises the builds of this process.
+var building sync.Mutex
 
 // Shape is the size of a reference repository.
 type Shape struct {
@@ -49,11 +53,19 @@ func Reference(tb testing.TB, shape Shape) string {
 		tb.Skip("git CLI not installed")
 	}
 	dir := filepath.Join(os.TempDir(), fmt.Sprintf("fennec-refrepo-v1-%d-%d-%d.git", shape.Commits, shape.Files, shape.Binaries))
+	// Parallel tests of one process wait for one build rather than each
+	// building (they once shared a directory named after the process, and
+	// removed it under each other); other processes build in their own
+	// temporary directory, and the first rename wins.
+	building.Lock()
+	defer building.Unlock()
 	if _, err := os.Stat(filepath.Join(dir, "fennec-ready")); err == nil {
 		return dir
 	}
-	tmp := dir + fmt.Sprintf(".building-%d", os.Getpid())
-	_ = os.RemoveAll(tmp)
+	tmp, err := os.MkdirTemp(os.TempDir(), filepath.Base(dir)+".building-*")
+	if err != nil {
+		tb.Fatal(err)
+	}
 	run := func(stdin *os.File, args ...string) {
 		tb.Helper()
 		cmd := exec.Command("git", args...)
@@ -63,9 +75,6 @@ func Reference(tb testing.TB, shape Shape) string {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			tb.Fatalf("git %v: %v\n%s", args, err, out)
 		}
-	}
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		tb.Fatal(err)
 	}
 	run(nil, "init", "-q", "--bare", "-b", "master")
 	stream := filepath.Join(tmp, "import.stream")
