@@ -161,12 +161,46 @@ func (s *Service) createPipeline(ctx context.Context, req pipelineRequest) (*Pip
 	// request that asked for it is gone: a canceled context would leave it
 	// half made until the next start.
 	ctx = context.WithoutCancel(ctx)
+	// A pipeline whose jobs fit one of createJobs' chunks is stored with
+	// them, and its first stages decided, in one transaction, as GitLab
+	// creates a pipeline: no reader ever lists it without its jobs. A
+	// larger one is stored first, then its jobs in chunks (createJobs), so
+	// that it never holds every other writer.
+	whole := p.YAMLErrors == nil && fitsOneChunk(specs)
+	var stored int
+	deciding := false
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		p.ID = 0
-		if err := pipelines.Insert(tx, p); err != nil || req.inserted == nil {
+		p.ID, p.Creating = 0, p.YAMLErrors == nil && !whole
+		if err := pipelines.Insert(tx, p); err != nil {
 			return err
 		}
-		return req.inserted(tx, p)
+		if req.inserted != nil {
+			if err := req.inserted(tx, p); err != nil {
+				return err
+			}
+		}
+		if !whole {
+			return nil
+		}
+		rows, end, err := s.jobRows(p, specs, 0)
+		if err != nil {
+			return err
+		}
+		if end != len(specs) {
+			return errors.New("ci: a pipeline's jobs did not fit the one chunk they were measured to fit")
+		}
+		for _, j := range rows {
+			if err := jobs.Insert(tx, j); err != nil {
+				return err
+			}
+		}
+		stored = len(rows)
+		if err := s.process(tx, p.ID); err != nil {
+			return err
+		}
+		cur, err := pipelines.Get(tx, p.ID)
+		deciding = err == nil && cur.Deciding
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -174,7 +208,10 @@ func (s *Service) createPipeline(ctx context.Context, req pipelineRequest) (*Pip
 	if p.YAMLErrors != nil {
 		return p, nil
 	}
-	if err := s.createJobs(ctx, p, specs); err != nil {
+	if whole {
+		s.observe(Step{PipelineID: p.ID, Stored: stored, Done: stored, Total: len(specs)})
+		s.observe(Step{PipelineID: p.ID, Done: len(specs), Total: len(specs), Decided: true, Deciding: deciding})
+	} else if err := s.createJobs(ctx, p, specs); err != nil {
 		return nil, err
 	}
 	s.nudge()
