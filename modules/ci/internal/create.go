@@ -158,24 +158,6 @@ func (s *Service) createJobs(ctx context.Context, p *Pipeline, specs []pipeline.
 	return err
 }
 
-// fitsOneChunk says whether specs are one chunk of createJobs: few
-// enough jobs, and definitions small enough, for one transaction.
-func fitsOneChunk(specs []pipeline.Job) bool {
-	if len(specs) > CreateChunkJobs {
-		return false
-	}
-	size := 0
-	for i := range specs {
-		raw, err := json.Marshal(&specs[i])
-		if err != nil {
-			return false
-		}
-		size += len(raw)
-	}
-	// jobRows stops at the job that reaches createChunkBytes.
-	return size < createChunkBytes || len(specs) <= 1
-}
-
 // creatingPipeline loads a pipeline whose creation has stored done jobs.
 func creatingPipeline(tx *store.Tx, id int64, done int) (*Pipeline, error) {
 	p, err := pipelines.Get(tx, id)

@@ -166,11 +166,10 @@ func (s *Service) createPipeline(ctx context.Context, req pipelineRequest) (*Pip
 	// creates a pipeline: no reader ever lists it without its jobs. A
 	// larger one is stored first, then its jobs in chunks (createJobs), so
 	// that it never holds every other writer.
-	whole := p.YAMLErrors == nil && fitsOneChunk(specs)
 	var stored int
-	deciding := false
+	whole, deciding := false, false
 	err = s.db.Update(ctx, func(tx *store.Tx) error {
-		p.ID, p.Creating = 0, p.YAMLErrors == nil && !whole
+		p.ID, p.Creating, whole = 0, p.YAMLErrors == nil, false
 		if err := pipelines.Insert(tx, p); err != nil {
 			return err
 		}
@@ -179,27 +178,27 @@ func (s *Service) createPipeline(ctx context.Context, req pipelineRequest) (*Pip
 				return err
 			}
 		}
-		if !whole {
+		if p.YAMLErrors != nil || len(specs) > CreateChunkJobs {
 			return nil
 		}
 		rows, end, err := s.jobRows(p, specs, 0)
-		if err != nil {
-			return err
-		}
-		if end != len(specs) {
-			return errors.New("ci: a pipeline's jobs did not fit the one chunk they were measured to fit")
+		if err != nil || end != len(specs) {
+			return err // more than one chunk: createJobs stores them
 		}
 		for _, j := range rows {
 			if err := jobs.Insert(tx, j); err != nil {
 				return err
 			}
 		}
-		stored = len(rows)
+		p.Creating = false
+		if err := pipelines.Update(tx, p); err != nil {
+			return err
+		}
 		if err := s.process(tx, p.ID); err != nil {
 			return err
 		}
 		cur, err := pipelines.Get(tx, p.ID)
-		deciding = err == nil && cur.Deciding
+		whole, stored, deciding = err == nil, len(rows), err == nil && cur.Deciding
 		return err
 	})
 	if err != nil {
