@@ -121,6 +121,21 @@ func trace(t testing.TB, c *gitlab.Client, project, job int64) string {
 	return string(b)
 }
 
+// traceSoFar is trace for a job that may not have written a byte yet:
+// until it does, the API answers 404 (no trace), read here as "".
+func traceSoFar(t testing.TB, c *gitlab.Client, project, job int64) string {
+	t.Helper()
+	r, resp, err := c.Jobs.GetTraceFile(project, job)
+	if err != nil {
+		if resp != nil && resp.StatusCode == http.StatusNotFound {
+			return ""
+		}
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(r)
+	return string(b)
+}
+
 const twoStages = `stages: [build, test]
 variables:
   GREETING: hello
@@ -384,7 +399,7 @@ func TestCancelRunningJob(t *testing.T) {
 	pl := waitPipeline(t, c, p.ID, commit.ID, "running")
 	job := jobsByName(t, c, p.ID, pl.ID)["sleeper"]
 	// Wait for the script to be under way.
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(trace(t, c, p.ID, job.ID), "started"); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(traceSoFar(t, c, p.ID, job.ID), "started"); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the job never started")
 		}
