@@ -37,7 +37,19 @@ func startGated(t *testing.T) *gated {
 
 func (g *gated) open(t *testing.T, branch string) {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(g.gates, branch), []byte("ok"), 0o644); err != nil {
+	writeGate(t, g.gates, branch, "ok")
+}
+
+// writeGate answers a gate job: its file in dir, holding value. It is
+// written aside and renamed, because the job polls for the file and
+// could otherwise read it created but still empty, and fail.
+func writeGate(t *testing.T, dir, name, value string) {
+	t.Helper()
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	if err := os.WriteFile(tmp, []byte(value), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
 		t.Fatal(err)
 	}
 }

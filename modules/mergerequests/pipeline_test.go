@@ -86,11 +86,7 @@ func TestMergeWhenPipelineSucceeds(t *testing.T) {
 		w.git("push", "-q", "origin", name)
 		return sha
 	}
-	gate := func(name, v string) {
-		if err := os.WriteFile(filepath.Join(gates, name), []byte(v), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	gate := func(name, v string) { writeGate(t, gates, name, v) }
 	passSHA := open("pass")
 	failSHA := open("fail")
 	resetSHA := open("reset")

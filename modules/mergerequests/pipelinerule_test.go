@@ -2,8 +2,6 @@ package mergerequests_test
 
 import (
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
@@ -47,9 +45,7 @@ func TestOnlyMergeWhenPipelineSucceeds(t *testing.T) {
 
 	// A failed pipeline: refused either way, and the page says why.
 	red := branch("red", map[string]string{".gitlab-ci.yml": s.ci, "red": "red\n"})
-	if err := os.WriteFile(filepath.Join(s.gates, "red"), []byte("no"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeGate(t, s.gates, "red", "no")
 	openMR(t, owner.Client, p.ID, "red", "master", "Red")
 	waitPipeline(t, owner.Client, p.ID, red, "failed")
 	s.Drain(t)
