@@ -2,6 +2,7 @@ package cicd
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -26,6 +27,10 @@ var (
 	ErrNoConfig = errors.New("ci: no .gitlab-ci.yml at the commit")
 	// ErrNoJobs: the CI file has no job for this ref and source.
 	ErrNoJobs = errors.New("ci: no stages / jobs for this pipeline")
+	// ErrFilteredByWorkflow: the CI file's `workflow: rules` create no
+	// pipeline for this ref and source. It is an ErrNoJobs too, so that
+	// callers that make no pipeline for one make none for the other.
+	ErrFilteredByWorkflow = fmt.Errorf("ci: pipeline filtered out by workflow rules: %w", ErrNoJobs)
 	// ErrUnknownTriggerToken: no trigger of the project has that token.
 	ErrUnknownTriggerToken = errors.New("ci: no trigger of the project has that token")
 	// ErrTriggerNotFound: the project has no trigger of that id.

@@ -118,7 +118,19 @@ func (q *CommitPipelines) runsJobs(ctx context.Context, projectID int64, branch,
 	if err != nil {
 		return false, nil
 	}
-	for _, j := range cfg.JobsFor(pipeline.RefInfo{Name: branch, Source: pipeline.SourcePush, ProjectPath: info.PathWithNamespace}) {
+	// The jobs a push of the branch gets, decided as its pipeline's would
+	// be (rules and only/except see the predefined and project
+	// variables; the push's changes are unknown, so changes hold).
+	p := &Pipeline{ProjectID: projectID, Ref: branch, SHA: sha, Source: SourcePush, ProjectPath: info.PathWithNamespace}
+	ref, err := q.s.pipelineRef(ctx, cfg, p)
+	if err != nil {
+		return false, err
+	}
+	_, jobs, err := cfg.ForPipeline(ref, q.s.cfg.MaxPipelineJobs)
+	if err != nil {
+		return false, nil // filtered out by workflow rules, or too many jobs: no pipeline
+	}
+	for _, j := range jobs {
 		if j.When == cistatus.WhenOnSuccess || j.When == cistatus.WhenAlways {
 			return true, nil
 		}

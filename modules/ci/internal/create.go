@@ -19,6 +19,8 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
+	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline/ciexpr"
+	"github.com/fennec-forge/fennec/modules/repository/gitread"
 )
 
 // The bounds of one transaction of createJobs: CreateChunkJobs jobs, or
@@ -47,13 +49,14 @@ func (s *Service) pipelineJobs(ctx context.Context, src []byte, p *Pipeline) ([]
 	if err != nil {
 		return nil, nil, err
 	}
-	ref := pipeline.RefInfo{Name: p.Ref, IsTag: p.Tag, Source: pipeline.Source(p.Source), ProjectPath: p.ProjectPath}
-	if cfg.UsesVariableExpressions() {
-		if ref.Variables, err = s.expressionVariables(ctx, p); err != nil {
-			return nil, nil, err
-		}
+	ref, err := s.pipelineRef(ctx, cfg, p)
+	if err != nil {
+		return nil, nil, err
 	}
 	stages, specs, err := cfg.ForPipeline(ref, s.cfg.MaxPipelineJobs)
+	if errors.Is(err, ciexpr.ErrWorkflowFiltered) {
+		return nil, nil, cicd.ErrFilteredByWorkflow
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -63,11 +66,131 @@ func (s *Service) pipelineJobs(ctx context.Context, src []byte, p *Pipeline) ([]
 	return stages, specs, nil
 }
 
+// pipelineRef is what the jobs of p are chosen by: its ref and source,
+// and, for a file whose rules or only/except need them, the variables
+// expressions see, the paths p changed and the files of its commit.
+func (s *Service) pipelineRef(ctx context.Context, cfg *pipeline.Config, p *Pipeline) (pipeline.RefInfo, error) {
+	ref := pipeline.RefInfo{Name: p.Ref, IsTag: p.Tag, Source: pipeline.Source(p.Source), ProjectPath: p.ProjectPath}
+	if cfg.UsesVariableExpressions() {
+		var err error
+		if ref.Variables, err = s.expressionVariables(ctx, p); err != nil {
+			return ref, err
+		}
+	}
+	ref.Changed, ref.FileExists = s.changedPaths(ctx, p), s.fileExists(ctx, p)
+	return ref, nil
+}
+
+// maxExistsFiles is how many files of a commit `rules: exists` globs are
+// matched against, GitLab's bound: past it, a glob that matched none of
+// them does not hold.
+const maxExistsFiles = 10_000
+
+// changedPaths answers `changes` for a pipeline (pipeline.RefInfo.Changed):
+// the paths a push changed since its before-SHA, or since the merge base
+// with compare_to's commit; unknown for what GitLab counts as having no
+// changes to compare (ciexpr.ChangesKnown), a compare_to that names no
+// commit, or a before-SHA that is gone (a force push that dropped it).
+// Each comparison is made once per pipeline.
+func (s *Service) changedPaths(ctx context.Context, p *Pipeline) func(string) ([]string, bool) {
+	type answer struct {
+		paths []string
+		known bool
+	}
+	made := map[string]answer{}
+	return func(compareTo string) ([]string, bool) {
+		if a, ok := made[compareTo]; ok {
+			return a.paths, a.known
+		}
+		var a answer
+		base := p.BeforeSHA
+		if compareTo != "" {
+			sha, err := s.git.Resolve(readAsCI(ctx), p.ProjectID, compareTo)
+			base = sha
+			if err != nil {
+				base = ""
+			}
+		} else if !ciexpr.ChangesKnown(p.Source, p.BeforeSHA, p.Tag) {
+			base = ""
+		}
+		if base != "" {
+			diffs, err := s.merges.Diffs(readAsCI(ctx), p.ProjectID, base, p.SHA)
+			if err == nil {
+				a.known = true
+				seen := map[string]bool{}
+				for _, d := range diffs {
+					for _, path := range []string{d.OldPath, d.NewPath} {
+						if path != "" && !seen[path] {
+							seen[path] = true
+							a.paths = append(a.paths, path)
+						}
+					}
+				}
+			} else {
+				s.log.Info("rules: changes: the comparison could not be made; changes hold",
+					zap.Int64("project", p.ProjectID), zap.String("base", base), zap.Error(err))
+			}
+		}
+		made[compareTo] = a
+		return a.paths, a.known
+	}
+}
+
+// fileExists answers `rules: exists` for a pipeline's commit: a literal
+// path is looked up, a glob is matched against the commit's files (the
+// first maxExistsFiles, listed once per pipeline).
+func (s *Service) fileExists(ctx context.Context, p *Pipeline) func(*ciexpr.Glob) bool {
+	var files []string
+	listed := false
+	return func(g *ciexpr.Glob) bool {
+		if path, literal := g.Literal(); literal {
+			_, err := s.git.File(readAsCI(ctx), p.ProjectID, p.SHA, path, 1)
+			return err == nil || errors.Is(err, gitread.ErrTooLarge)
+		}
+		if !listed {
+			listed = true
+			files = s.listFiles(ctx, p.ProjectID, p.SHA, maxExistsFiles)
+		}
+		for _, f := range files {
+			if g.Match(f) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// listFiles lists the paths of the files of commit sha, breadth first, at
+// most limit of them.
+func (s *Service) listFiles(ctx context.Context, projectID int64, sha string, limit int) []string {
+	var files []string
+	dirs := []string{""}
+	for len(dirs) > 0 && len(files) < limit {
+		dir := dirs[0]
+		dirs = dirs[1:]
+		entries, err := s.git.Tree(readAsCI(ctx), projectID, sha, dir, 0, limit)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			switch e.Type {
+			case gitread.Tree:
+				dirs = append(dirs, e.Path)
+			case gitread.Blob:
+				if len(files) < limit {
+					files = append(files, e.Path)
+				}
+			}
+		}
+	}
+	return files
+}
+
 // expressionVariables looks up the variables only/except `variables`
 // expressions see at creation: the predefined ones a pipeline has before
-// its jobs exist, under the project's and groups' (protected ones for a
-// protected branch or any tag). A trigger's variables are stored with the
-// pipeline, after this, and are not seen.
+// its jobs exist (9.x's and today's), under the project's and groups'
+// (protected ones for a protected branch or any tag), under the
+// pipeline's own (a trigger's or a schedule's).
 func (s *Service) expressionVariables(ctx context.Context, p *Pipeline) (func(string) (string, bool), error) {
 	protected := true
 	if !p.Tag {
@@ -92,7 +215,15 @@ func (s *Service) expressionVariables(ctx context.Context, p *Pipeline) (func(st
 			values[v.Key] = v.Value
 		}
 	}
+	for _, v := range s.todayVariables(ctx, p, &Job{Ref: p.Ref, Tag: p.Tag, SHA: p.SHA}, protected) {
+		if _, ok := values[v.Key]; !ok && v.Public {
+			values[v.Key] = v.Value
+		}
+	}
 	for _, v := range secrets {
+		values[v.Key] = v.Value
+	}
+	for _, v := range p.requestVariables {
 		values[v.Key] = v.Value
 	}
 	return func(name string) (string, bool) {

@@ -41,6 +41,9 @@ type pipelineRequest struct {
 	// pipeline: what must exist as soon as it does (a trigger's
 	// variables, which its jobs read).
 	inserted func(tx *store.Tx, p *Pipeline) error
+	// variables are the pipeline's own (a trigger's, a schedule's), which
+	// rules and only/except expressions see above every other.
+	variables []pipeline.Variable
 }
 
 // readAsCI is ctx for CI's reads of a repository: as the server, for
@@ -144,11 +147,11 @@ func (s *Service) createPipeline(ctx context.Context, req pipelineRequest) (*Pip
 	p := &Pipeline{ProjectID: req.project.ID, Ref: req.ref, SHA: req.sha, BeforeSHA: req.beforeSHA, Tag: req.tag,
 		Source: req.source, Status: StatusCreated, UserID: req.userID, CreatedAt: now, UpdatedAt: now,
 		CommittedAt: &committed, Commit: commit, ProjectWebURL: req.project.WebURL,
-		ProjectPath: req.project.PathWithNamespace}
+		ProjectPath: req.project.PathWithNamespace, requestVariables: req.variables}
 	stages, specs, perr := s.pipelineJobs(ctx, src, p)
 	switch {
 	case errors.Is(perr, cicd.ErrNoJobs):
-		return nil, cicd.ErrNoJobs
+		return nil, perr // cicd.ErrNoJobs, or ErrFilteredByWorkflow
 	case perr != nil && !errors.Is(perr, pipeline.ErrInvalidConfig):
 		return nil, perr // an included file could not be read: not the file's fault
 	case perr != nil:

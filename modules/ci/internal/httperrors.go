@@ -7,6 +7,7 @@ import (
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
+	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline/ciexpr"
 )
 
 // mapErrors is the module's table from its domain errors to GitLab's
@@ -25,6 +26,7 @@ func mapErrors(a *api.API) {
 	a.MapError(cicd.ErrRefRequired, func(error) *api.Error { return api.Missing("ref") })
 	a.MapError(cicd.ErrRefNotFound, base("Reference not found"))
 	a.MapError(cicd.ErrNoConfig, base("Missing .gitlab-ci.yml file"))
+	a.MapError(cicd.ErrFilteredByWorkflow, base(ciexpr.ErrWorkflowFiltered.Error()))
 	a.MapError(cicd.ErrNoJobs, base(pipeline.NoJobsMessage))
 	a.MapError(cicd.ErrUnknownTriggerToken, notFound)
 	a.MapError(cicd.ErrTriggerOwnerMayNotRun, base("Insufficient permissions to create a new pipeline"))

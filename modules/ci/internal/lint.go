@@ -15,6 +15,7 @@ import (
 
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
+	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline/ciexpr"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
@@ -36,6 +37,10 @@ func (s *Service) lintErrors(ctx context.Context, src []byte, files pipeline.Fil
 	cfg, err := pipeline.ParseFiles(ctx, src, files)
 	if err == nil {
 		_, _, err = cfg.ForPipeline(ref, s.cfg.MaxPipelineJobs)
+		if errors.Is(err, ciexpr.ErrWorkflowFiltered) {
+			// Not a fault of the file: this ref gets no pipeline.
+			err = nil
+		}
 	}
 	if err != nil {
 		return []string{err.Error()}

@@ -648,7 +648,13 @@ func (s *Service) runSchedule(ctx context.Context, info projects.ProjectInfo, sc
 	} else if r, ok := strings.CutPrefix(ref, "refs/tags/"); ok {
 		ref = r
 	}
-	return s.runForRef(ctx, pipelineRequest{project: info, ref: ref, source: SourceSchedule, userID: userID,
+	var vars []pipeline.Variable
+	if own, err := s.openScheduleVariables(sc.Variables); err == nil {
+		for _, v := range own {
+			vars = append(vars, pipeline.Variable{Key: v.Key, Value: v.Value})
+		}
+	}
+	return s.runForRef(ctx, pipelineRequest{project: info, ref: ref, source: SourceSchedule, userID: userID, variables: vars,
 		inserted: func(tx *store.Tx, p *Pipeline) error {
 			cur, err := schedules.Get(tx, sc.ID)
 			if errors.Is(err, store.ErrNotFound) {

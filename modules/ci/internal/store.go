@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
 )
 
 // The job and pipeline statuses of GitLab 9.x.
@@ -77,6 +78,10 @@ type Pipeline struct {
 	// Deciding is set while a stage's created jobs are being decided in
 	// transactions after the one that started (process).
 	Deciding bool `json:"deciding,omitempty"`
+	// requestVariables are the variables the pipeline was asked with (a
+	// trigger's, a schedule's), for choosing its jobs; never stored here
+	// (they are kept sealed with the trigger request or schedule run).
+	requestVariables []pipeline.Variable
 }
 
 func (p *Pipeline) RecordID() int64      { return p.ID }

@@ -303,8 +303,9 @@ func (s *Service) TriggerPipeline(ctx context.Context, in cicd.TriggerPipelineIn
 		return cicd.Pipeline{}, cicd.ErrPipelinesDisabled
 	}
 	sealed := ""
+	var vars []pipeline.Variable
 	if len(in.Variables) > 0 {
-		vars := make([]pipeline.Variable, 0, len(in.Variables))
+		vars = make([]pipeline.Variable, 0, len(in.Variables))
 		for _, v := range in.Variables {
 			vars = append(vars, pipeline.Variable{Key: v.Key, Value: v.Value})
 		}
@@ -315,7 +316,7 @@ func (s *Service) TriggerPipeline(ctx context.Context, in cicd.TriggerPipelineIn
 		sealed = s.box.Seal(string(raw), purposeTriggerVariables)
 	}
 	return s.runForRef(ctx, pipelineRequest{project: info, ref: in.Ref, source: SourceTrigger,
-		userID: owner.ID, inserted: func(tx *store.Tx, p *Pipeline) error {
+		userID: owner.ID, variables: vars, inserted: func(tx *store.Tx, p *Pipeline) error {
 			now := s.now()
 			if err := triggerRequests.Insert(tx, &TriggerRequest{TriggerID: t.ID, PipelineID: p.ID, Variables: sealed, CreatedAt: now}); err != nil {
 				return err

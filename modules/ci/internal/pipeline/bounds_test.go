@@ -233,3 +233,33 @@ func TestManyTemplatedJobs(t *testing.T) {
 		t.Errorf("jobs = %d", len(cfg.Jobs))
 	}
 }
+
+// Thousands of jobs sharing a list of rules through an anchor: the rules
+// are compiled once, and deciding every job against long variable values
+// stays linear (RE2).
+func TestSharedRulesTimesJobs(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(".r: &r\n")
+	for i := 0; i < 10; i++ {
+		fmt.Fprintf(&b, "  - {if: '$V%d =~ /(a|aa)+b$/ && $X != \"y\"', changes: ['src/**/*.go', '*.{md,txt}'], when: manual}\n", i)
+	}
+	// As many jobs as the alias budget lets share them.
+	for i := 0; i < 9000; i++ {
+		fmt.Fprintf(&b, "j%d: {script: x, rules: *r}\n", i)
+	}
+	if err := parseBounded(t, b.String(), maxWork, 512<<20); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Parse([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("a", 4096)
+	jobs := cfg.JobsFor(RefInfo{Name: "main",
+		Variables: func(string) (string, bool) { return long, true },
+		Changed:   func(string) ([]string, bool) { return []string{"docs/a.go", "README.rst"}, true }})
+	if len(jobs) != 0 {
+		t.Fatalf("%d of %d jobs decided in", len(jobs), len(cfg.Jobs))
+	}
+	t.Logf("%d jobs decided", len(cfg.Jobs))
+}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/fennec-forge/fennec/modules/ci/internal/cistatus"
+	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline/ciexpr"
 )
 
 // DefaultStages are the stages of a configuration that declares none.
@@ -28,6 +29,10 @@ type Config struct {
 	Stages []string `json:"stages"`
 	// Jobs in file order; hidden jobs (names starting with '.') are not here.
 	Jobs []Job `json:"jobs"`
+	// Workflow is the `workflow:` keyword, nil when not written
+	// (WorkflowFor applies it); Variables are the file's global ones.
+	Workflow  *Workflow  `json:"-"`
+	Variables []Variable `json:"-"`
 }
 
 // Job is one job with the global keywords it inherits already applied.
@@ -106,6 +111,16 @@ type Job struct {
 	// Interruptible: a newer pipeline of the ref may cancel the job
 	// (stored; nothing cancels jobs on that ground yet).
 	Interruptible bool `json:"interruptible,omitempty"`
+	// Rules are the job's `rules:` (HasRules: the keyword was written,
+	// even as an empty list, which leaves the job out of every pipeline).
+	// JobsFor evaluates them and writes their outcome (when,
+	// allow_failure, variables, start_in) into the job it returns; they
+	// are not stored with the job.
+	Rules    []ciexpr.Rule `json:"-"`
+	HasRules bool          `json:"-"`
+	// ownVariables are the keys of the job's own `variables:`, which
+	// workflow rules' variables do not replace.
+	ownVariables []string
 }
 
 // Manual reports whether the job waits for a user to play it.

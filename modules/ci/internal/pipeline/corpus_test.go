@@ -69,10 +69,22 @@ func describeConfig(cfg *Config) string {
 		{Name: "topic", Source: SourcePush},
 		{Name: "v1.0.0", IsTag: true, Source: SourcePush},
 	} {
-		stages, jobs, _ := cfg.ForPipeline(ref, 1000)
+		// The predefined variables rules usually test, as a push sets them.
+		vars := map[string]string{"CI_PIPELINE_SOURCE": "push", "CI_DEFAULT_BRANCH": "main", "CI_COMMIT_REF_NAME": ref.Name}
+		if ref.IsTag {
+			vars["CI_COMMIT_TAG"] = ref.Name
+		} else {
+			vars["CI_COMMIT_BRANCH"] = ref.Name
+		}
+		ref.Variables = func(name string) (string, bool) { v, ok := vars[name]; return v, ok }
+		stages, jobs, err := cfg.ForPipeline(ref, 1000)
+		if err != nil {
+			fmt.Fprintf(&b, "pipeline of %s: %v\n", ref.Name, err)
+			continue
+		}
 		var names []string
 		for _, j := range jobs {
-			names = append(names, j.Name)
+			names = append(names, j.Name+decidedDifferently(cfg, j))
 		}
 		fmt.Fprintf(&b, "pipeline of %s: stages [%s] jobs [%s]\n", ref.Name, strings.Join(stages, ", "), strings.Join(names, ", "))
 	}
@@ -101,6 +113,9 @@ func describeConfig(cfg *Config) string {
 		}
 		if len(j.Tags) > 0 {
 			fmt.Fprintf(&b, "  tags: %s\n", strings.Join(j.Tags, ", "))
+		}
+		if j.HasRules {
+			fmt.Fprintf(&b, "  rules: %d\n", len(j.Rules))
 		}
 		if j.Only != nil || j.Except != nil || j.OnlyVariables != nil || j.ExceptVariables != nil || j.OnlyKubernetes {
 			fmt.Fprintf(&b, "  only: %q variables %q kubernetes %v; except: %q variables %q\n", j.Only, j.OnlyVariables, j.OnlyKubernetes, j.Except, j.ExceptVariables)
@@ -138,4 +153,35 @@ func describeConfig(cfg *Config) string {
 		}
 	}
 	return b.String()
+}
+
+// decidedDifferently describes what rules changed in a pipeline's job
+// against the job as parsed: its when, allow_failure and variables.
+func decidedDifferently(cfg *Config, j Job) string {
+	var parsed *Job
+	for i := range cfg.Jobs {
+		if cfg.Jobs[i].Name == j.Name {
+			parsed = &cfg.Jobs[i]
+		}
+	}
+	var out []string
+	if parsed.When != j.When {
+		out = append(out, string(j.When))
+	}
+	if parsed.AllowFailure != j.AllowFailure {
+		out = append(out, fmt.Sprintf("allow_failure=%v", j.AllowFailure))
+	}
+	was := map[string]string{}
+	for _, v := range parsed.Variables {
+		was[v.Key] = v.Value
+	}
+	for _, v := range j.Variables {
+		if w, ok := was[v.Key]; !ok || w != v.Value {
+			out = append(out, v.Key+"="+v.Value)
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(out, " ") + ")"
 }

@@ -247,13 +247,11 @@ func TestCurrentSyntaxErrors(t *testing.T) {
 		return b.String()
 	}
 	tests := []struct{ name, src, want string }{
-		{"workflow", "workflow: {rules: [{when: always}]}\nj: {script: x}\n", "workflow is not supported yet"},
 		{"default not a job", "default: {image: a}\n", "jobs config should contain at least one visible job"},
 		{"include without repository", "include: ci/a.yml\nj: {script: x}\n", "Local file `ci/a.yml` cannot be included: this configuration is not read from a repository"},
 		{"include remote", "include: https://example.com/a.yml\nj: {script: x}\n", "include:remote is not supported yet (`https://example.com/a.yml`); only include:local is"},
 		{"include template", "include: [{template: Auto-DevOps.gitlab-ci.yml}]\nj: {script: x}\n", "include:template is not supported yet (`Auto-DevOps.gitlab-ci.yml`); only include:local is"},
 		{"include two accessors", "include: [{local: a.yml, remote: b}]\nj: {script: x}\n", "Include `{local, remote}` needs to match exactly one accessor!"},
-		{"rules", "j: {script: x, rules: [{if: $A}]}\n", "jobs:j rules is not supported yet"},
 		{"needs", "j: {script: x, needs: []}\n", "jobs:j needs is not supported yet"},
 		{"parallel", "j: {script: x, parallel: 3}\n", "jobs:j parallel is not supported yet"},
 		{"trigger", "j: {trigger: a/b}\n", "jobs:j trigger is not supported yet"},

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline/ciexpr"
 )
 
 // FuzzParse checks that no input makes Parse panic (its internal recover
@@ -38,6 +40,8 @@ func FuzzParse(f *testing.F) {
 		"include: [a.yml, {local: b.yml}, {remote: 'https://x'}]\nj: {script: x}\n",
 		"spec:\n  inputs: {s: {default: test}}\n---\nj: {stage: $[[ inputs.s ]], script: x}\n",
 		"workflow: {rules: [{when: always}]}\nj: {script: x, rules: [{if: $A}], needs: [], parallel: 2}\n",
+		"workflow: {name: n, rules: [{if: '$A =~ /x+/', variables: {B: c}}, {when: never}]}\nj: {script: x, rules: [{if: $B == \"c\", changes: {paths: ['**/*.go'], compare_to: main}, exists: [a], when: delayed, start_in: 1 day, allow_failure: true, variables: {D: e}}, {when: manual}]}\n",
+		".r: &r [{if: $A}, [{changes: [a]}]]\nj: {script: x, rules: [*r, {when: never}]}\nk: {script: y, rules: []}\n",
 		"j: {script: x, only: {refs: [main], variables: [$A], changes: [a], kubernetes: active}, when: delayed, start_in: 1 hour}\n",
 		"j: {script: x, cache: [{key: {files: [a]}, when: always, fallback_keys: [b]}], allow_failure: {exit_codes: 1}, artifacts: {reports: {junit: a}}}\n",
 		"include: [a.yml]\nj: {script: x}\n",
@@ -123,4 +127,10 @@ func checkInvariants(t *testing.T, cfg *Config) {
 		// Selecting jobs for any ref must not panic either.
 		j.RunsFor(RefInfo{Name: j.Name, Source: SourcePush})
 	}
+	// Nor deciding a pipeline with rules and workflow, every variable
+	// set, changes known and every file present.
+	_, _, _ = cfg.ForPipeline(RefInfo{Name: "main", Source: SourcePush,
+		Variables:  func(name string) (string, bool) { return name, true },
+		Changed:    func(string) ([]string, bool) { return []string{"a.go", "docs/b.md"}, true },
+		FileExists: func(*ciexpr.Glob) bool { return true }}, 1000)
 }

@@ -32,7 +32,7 @@ var globalKeys = []string{
 
 // unsupportedGlobalKeys are top-level keywords of current GitLab that Fennec
 // does not run yet: refused by name rather than read as jobs.
-var unsupportedGlobalKeys = map[string]bool{"workflow": true}
+var unsupportedGlobalKeys = map[string]bool{}
 
 // jobKeys are the keywords a job accepts: 9.x's, then current GitLab's.
 var jobKeys = map[string]bool{
@@ -42,13 +42,13 @@ var jobKeys = map[string]bool{
 	"before_script": true, "after_script": true, "variables": true,
 	"environment": true, "coverage": true, "retry": true,
 	"extends": true, "inherit": true, "interruptible": true, "timeout": true,
-	"start_in": true,
+	"start_in": true, "rules": true,
 }
 
 // unsupportedJobKeys are job keywords of current GitLab that Fennec does not
 // run yet; a job using one is refused with a message naming it.
 var unsupportedJobKeys = map[string]bool{
-	"rules": true, "needs": true, "parallel": true, "trigger": true,
+	"needs": true, "parallel": true, "trigger": true,
 	"release": true, "resource_group": true, "secrets": true,
 	"id_tokens": true, "hooks": true, "pages": true, "run": true,
 	"identity": true, "manual_confirmation": true, "dast_configuration": true,
@@ -203,6 +203,10 @@ const maxMergedVariables = 1_000_000
 type parser struct {
 	errs            []string
 	mergedVariables int
+	// rules are the rules already read, by the YAML value they were read
+	// from: a rule shared through an anchor or !reference by thousands of
+	// jobs is validated and compiled once.
+	rules map[*value]ciexpr.Rule
 }
 
 func (p *parser) errorf(format string, args ...any) {
@@ -254,6 +258,7 @@ func (p *parser) config(root *value) *Config {
 			p.defaultKey(&g, key, v, key)
 		case "variables":
 			g.variables = p.variables(v, key, true)
+			cfg.Variables = g.variables
 		case "stages", "types":
 			// `types` is the deprecated spelling; `stages` wins when both are set.
 			if key == "types" && !root.get("stages").isNull() {
@@ -264,6 +269,8 @@ func (p *parser) config(root *value) *Config {
 			}
 		case "default":
 			p.defaults(&g, v)
+		case "workflow":
+			cfg.Workflow = p.workflow(v)
 		case "include":
 			// Expanded before validation; left only by a caller that
 			// parsed a tree by hand.
@@ -584,6 +591,9 @@ func (p *parser) job(name string, v *value, g *globals) (Job, bool) {
 			p.policy(&job, key, pol, at(loc, key))
 		}
 	}
+	if r := v.get("rules"); r != nil {
+		p.jobRules(&job, v, loc)
+	}
 	// Job variables go on top of the global ones; `variables: {}` keeps the
 	// globals, as GitLab 9.x's merge does (its documentation claimed
 	// otherwise, but the code merged). `inherit: variables` picks which
@@ -600,6 +610,9 @@ func (p *parser) job(name string, v *value, g *globals) (Job, bool) {
 	job.Variables = globalVars
 	if vars := v.get("variables"); !vars.isNull() {
 		own := p.variables(vars, at(loc, "variables"), false)
+		for _, o := range own {
+			job.ownVariables = append(job.ownVariables, o.Key)
+		}
 		p.mergedVariables += len(globalVars) + len(own)
 		if p.mergedVariables <= maxMergedVariables {
 			index := g.variableIndex

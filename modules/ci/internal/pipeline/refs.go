@@ -52,16 +52,40 @@ type RefInfo struct {
 	// in the job's YAML variables (its own over the global ones). Nil
 	// leaves those expressions unevaluated (see runs).
 	Variables func(name string) (string, bool)
+	// Changed and FileExists answer `changes` (of rules and of only/except
+	// maps) and `rules: exists`, as ciexpr.RuleContext's fields of those
+	// names: nil Changed is "changes unknown" (they hold), nil FileExists
+	// "no file exists".
+	Changed    func(compareTo string) (paths []string, known bool)
+	FileExists func(glob *ciexpr.Glob) bool
+	// WorkflowVariables are the variables of the workflow rule that
+	// created the pipeline (Config.WorkflowFor): every job receives them
+	// over the file's global variables.
+	WorkflowVariables []ciexpr.Variable
 }
 
 // JobsFor returns the jobs that belong to a pipeline for ref, in file order,
 // applying each job's only/except. Resolve a job's dependencies against the
 // result with Job.DependenciesIn. No jobs means the pipeline is not created
 // (NoJobsMessage).
+//
+// Jobs with `rules:` are decided by them (see applyRules): the jobs
+// returned then carry the outcome (when, allow_failure, variables). The
+// workflow's variables (ref.WorkflowVariables) are given to every job
+// first, so that rules see them.
 func (c *Config) JobsFor(ref RefInfo) []Job {
 	m := newRefMatcher(ref)
 	var out []Job
 	for _, job := range c.Jobs {
+		if len(ref.WorkflowVariables) > 0 {
+			withWorkflowVariables(&job, ref.WorkflowVariables)
+		}
+		if job.HasRules {
+			if applyRules(&job, ref) {
+				out = append(out, job)
+			}
+			continue
+		}
 		if m.runs(&job) {
 			out = append(out, job)
 		}
@@ -71,6 +95,10 @@ func (c *Config) JobsFor(ref RefInfo) []Job {
 
 // RunsFor reports whether the job belongs to a pipeline for ref.
 func (j *Job) RunsFor(ref RefInfo) bool {
+	if j.HasRules {
+		job := *j
+		return applyRules(&job, ref)
+	}
 	return newRefMatcher(ref).runs(j)
 }
 
@@ -106,7 +134,13 @@ func (m *refMatcher) runs(j *Job) bool {
 	if evaluate && len(j.OnlyVariables) > 0 && !m.anyHolds(j, j.OnlyVariables) {
 		return false
 	}
-	if len(j.ExceptChanges) > 0 || j.ExceptKubernetes || (!evaluate && len(j.ExceptVariables) > 0) {
+	if len(j.OnlyChanges) > 0 && !m.changesMatch(j.OnlyChanges, true) {
+		return false
+	}
+	if len(j.ExceptChanges) > 0 && m.changesMatch(j.ExceptChanges, false) {
+		return false
+	}
+	if j.ExceptKubernetes || (!evaluate && len(j.ExceptVariables) > 0) {
 		return true // an except that cannot match
 	}
 	refsMatch := len(j.Except) > 0 && m.anyMatches(j.Except)
@@ -144,6 +178,31 @@ func (m *refMatcher) anyHolds(j *Job, sources []string) bool {
 		}
 		if e != nil && ciexpr.AnyHolds([]*ciexpr.Expr{e}, lookup) {
 			return true
+		}
+	}
+	return false
+}
+
+// changesMatch says whether a path the pipeline changed matches one of
+// the globs of an only/except `changes`; unknown changes give unknown
+// (true for only, so that the job is kept, false for except).
+func (m *refMatcher) changesMatch(globs []string, unknown bool) bool {
+	if m.ref.Changed == nil {
+		return unknown
+	}
+	changed, known := m.ref.Changed("")
+	if !known {
+		return unknown
+	}
+	for _, pattern := range globs {
+		g, err := ciexpr.CompileGlob(pattern)
+		if err != nil {
+			continue
+		}
+		for _, path := range changed {
+			if g.Match(path) {
+				return true
+			}
 		}
 	}
 	return false
@@ -198,10 +257,14 @@ func splitPolicyPath(policy string) (pattern, path string) {
 }
 
 // UsesVariableExpressions reports whether a job's only/except has
-// `variables` expressions: only then does JobsFor need RefInfo.Variables.
+// `variables` expressions, or the file has rules (a job's or the
+// workflow's): only then does JobsFor need RefInfo.Variables.
 func (c *Config) UsesVariableExpressions() bool {
+	if c.Workflow != nil && len(c.Workflow.Rules) > 0 {
+		return true
+	}
 	for i := range c.Jobs {
-		if len(c.Jobs[i].OnlyVariables) > 0 || len(c.Jobs[i].ExceptVariables) > 0 {
+		if len(c.Jobs[i].OnlyVariables) > 0 || len(c.Jobs[i].ExceptVariables) > 0 || c.Jobs[i].HasRules {
 			return true
 		}
 	}

@@ -1,6 +1,10 @@
 package pipeline
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline/ciexpr"
+)
 
 // TooManyJobs is the configuration error of a pipeline that would have n
 // jobs when a pipeline may have at most limit.
@@ -11,7 +15,9 @@ func TooManyJobs(n, limit int) *ConfigError {
 // ForPipeline selects the jobs of a pipeline that is to be stored: JobsFor's
 // jobs for ref, refused with TooManyJobs past maxJobs, and the stages that
 // hold them, in order, with each job's StageIndex counted among those
-// stages. No jobs gives none, and no error (NoJobsMessage is the caller's).
+// stages. No jobs gives none, and no error (NoJobsMessage is the caller's);
+// a pipeline that `workflow: rules` do not create gives
+// ciexpr.ErrWorkflowFiltered.
 //
 // Stages that no job of the pipeline uses are left out, as GitLab lists a
 // pipeline's stages from its jobs: every status change of a job looks at
@@ -19,6 +25,11 @@ func TooManyJobs(n, limit int) *ConfigError {
 // stages, so a pipeline's cost must follow its jobs, which the limit
 // bounds, and not the stages list.
 func (c *Config) ForPipeline(ref RefInfo, maxJobs int) (stages []string, jobs []Job, err error) {
+	wf := c.WorkflowFor(ref)
+	if !wf.Create {
+		return nil, nil, ciexpr.ErrWorkflowFiltered
+	}
+	ref.WorkflowVariables = wf.Variables
 	jobs = c.JobsFor(ref)
 	if onlyPredefinedStages(jobs) {
 		// GitLab creates no pipeline of .pre and .post jobs alone.

@@ -83,7 +83,20 @@ type node struct {
 	kind        nodeKind
 	children    []*node // nodeOr, nodeAnd
 	left, right operand // comparisons; left alone for nodeTruthy
+
+	// The last text matched against a pattern literal, and the answer
+	// (guarded by the Expr's mu). Rules shared by thousands of jobs
+	// (an anchor, !reference, extends) are one Expr evaluated once per
+	// job against the same pipeline variable: matching a long value
+	// again each time cost seconds.
+	memoText   string
+	memoResult bool
+	memoSet    bool
 }
+
+// memoMinBytes is the shortest text whose match is remembered; shorter
+// ones match faster than the bookkeeping costs.
+const memoMinBytes = 64
 
 // Compile parses src once. Errors are *SyntaxError.
 func Compile(src string) (*Expr, error) {
@@ -186,7 +199,21 @@ func (e *Expr) matches(n *node, lookup Lookup) bool {
 		return false
 	}
 	if n.right.kind == operandPattern {
-		return n.right.re.MatchString(text)
+		if len(text) < memoMinBytes {
+			return n.right.re.MatchString(text)
+		}
+		e.mu.Lock()
+		if n.memoSet && n.memoText == text {
+			r := n.memoResult
+			e.mu.Unlock()
+			return r
+		}
+		e.mu.Unlock()
+		r := n.right.re.MatchString(text)
+		e.mu.Lock()
+		n.memoText, n.memoResult, n.memoSet = text, r, true
+		e.mu.Unlock()
+		return r
 	}
 	rv, ok := value(n.right, lookup)
 	if !ok {

@@ -45,6 +45,8 @@ type Rule struct {
 	AllowFailure *bool
 	Variables    []Variable
 	StartIn      string
+	// Interruptible, when set, replaces the job's `interruptible`.
+	Interruptible *bool
 
 	existsSet     bool    // exists: was given, even as an empty list
 	changesGlobs  []*Glob // nil when a path holds a variable
