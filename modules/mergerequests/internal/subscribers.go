@@ -54,6 +54,15 @@ func (s *Service) onChange(ctx context.Context, ev event.MergeRequestEvent) erro
 func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
 	ctx = auth.WithPrincipal(ctx, auth.System())
 	branch := ev.Ref[len("refs/heads/"):]
+	if !ev.Deleted() {
+		// An event older than the branch's head is stale: a later one
+		// brings the head. Following it would move the merge requests
+		// back to an older commit for a while (and note, as added, the
+		// commits they already had).
+		if head, err := s.Merges.BranchHead(ctx, ev.ProjectID, branch); err == nil && head != ev.After {
+			return nil
+		}
+	}
 	return s.DB.Update(ctx, func(tx *store.Tx) error {
 		srcIDs, err := mrs.IDsBy(tx, "source", branchKey(ev.ProjectID, branch))
 		if err != nil {
