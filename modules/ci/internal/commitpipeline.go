@@ -70,12 +70,18 @@ func latestPipeline(tx *store.Tx, projectID int64, sha string) (*Pipeline, error
 // outbox until onPush has stored the pipeline), so the answer holds
 // whenever it is asked. It reads the CI file from the repository: call it
 // in a read transaction or none, not in a write.
+//
+// A merge request asks about its source's head: that commit also gets a
+// merge request pipeline (onMergeRequest) when the CI file gives merge
+// request pipelines a job that runs by itself, and then one is coming
+// whether or not the push is still on its way.
 func (q *CommitPipelines) Coming(ctx context.Context, projectID int64, branch, sha string) (bool, error) {
 	ref := "refs/heads/" + branch
-	awaited := false
+	awaited, exists := false, false
 	err := q.s.db.View(ctx, func(tx *store.Tx) error {
-		awaited = false
+		awaited, exists = false, false
 		if p, err := latestPipeline(tx, projectID, sha); err != nil || p != nil {
+			exists = p != nil
 			return err
 		}
 		pending, err := q.refs.RefChangePending(tx.Context(), projectID, ref, sha)
@@ -92,17 +98,24 @@ func (q *CommitPipelines) Coming(ctx context.Context, projectID int64, branch, s
 		})
 		return err
 	})
-	if err != nil || !awaited {
+	if err != nil || exists {
 		return false, err
 	}
-	return q.runsJobs(ctx, projectID, branch, sha)
+	if awaited {
+		if runs, err := q.runsJobs(ctx, projectID, branch, sha, SourcePush); err != nil || runs {
+			return runs, err
+		}
+	}
+	// The merge request asking gets a pipeline of its own (onMergeRequest)
+	// when the CI file gives merge request pipelines jobs.
+	return q.runsJobs(ctx, projectID, branch, sha, SourceMergeRequestEvent)
 }
 
-// runsJobs says whether onPush would make a pipeline of branch at sha
+// runsJobs says whether onPush (or onMergeRequest, by source) would make a pipeline of branch at sha
 // with a job that runs by itself: a CI file with errors gives a failed
 // pipeline, one with manual or on_failure jobs only gives one that waits
 // or is skipped, neither of which anyone should wait for.
-func (q *CommitPipelines) runsJobs(ctx context.Context, projectID int64, branch, sha string) (bool, error) {
+func (q *CommitPipelines) runsJobs(ctx context.Context, projectID int64, branch, sha, source string) (bool, error) {
 	info, err := q.s.access.ResolveID(auth.WithPrincipal(ctx, auth.System()), projectID)
 	if err != nil || !info.Features.JobsEnabled {
 		return false, nil
@@ -121,7 +134,7 @@ func (q *CommitPipelines) runsJobs(ctx context.Context, projectID int64, branch,
 	// The jobs a push of the branch gets, decided as its pipeline's would
 	// be (rules and only/except see the predefined and project
 	// variables; the push's changes are unknown, so changes hold).
-	p := &Pipeline{ProjectID: projectID, Ref: branch, SHA: sha, Source: SourcePush, ProjectPath: info.PathWithNamespace}
+	p := &Pipeline{ProjectID: projectID, Ref: branch, SHA: sha, Source: source, ProjectPath: info.PathWithNamespace}
 	ref, err := q.s.pipelineRef(ctx, cfg, p)
 	if err != nil {
 		return false, err

@@ -87,8 +87,9 @@ func (s *Service) pipelineRef(ctx context.Context, cfg *pipeline.Config, p *Pipe
 const maxExistsFiles = 10_000
 
 // changedPaths answers `changes` for a pipeline (pipeline.RefInfo.Changed):
-// the paths a push changed since its before-SHA, or since the merge base
-// with compare_to's commit; unknown for what GitLab counts as having no
+// the paths a push changed since its before-SHA, a merge request's since
+// the merge base with its target branch, or since the merge base with
+// compare_to's commit; unknown for what GitLab counts as having no
 // changes to compare (ciexpr.ChangesKnown), a compare_to that names no
 // commit, or a before-SHA that is gone (a force push that dropped it).
 // Each comparison is made once per pipeline.
@@ -112,6 +113,14 @@ func (s *Service) changedPaths(ctx context.Context, p *Pipeline) func(string) ([
 			}
 		} else if !ciexpr.ChangesKnown(p.Source, p.BeforeSHA, p.Tag) {
 			base = ""
+		} else if mr := p.MergeRequest; mr != nil {
+			// A merge request's changes: since the merge base with its
+			// target branch's head.
+			sha, err := s.git.Resolve(readAsCI(ctx), p.ProjectID, "refs/heads/"+mr.TargetBranch)
+			base = sha
+			if err != nil {
+				base = ""
+			}
 		}
 		if base != "" {
 			diffs, err := s.merges.Diffs(readAsCI(ctx), p.ProjectID, base, p.SHA)

@@ -24,8 +24,9 @@ const ConfigPath = ".gitlab-ci.yml"
 
 // Pipeline sources as pipelines record them.
 const (
-	SourcePush = string(pipeline.SourcePush)
-	SourceAPI  = string(pipeline.SourceAPI)
+	SourcePush              = string(pipeline.SourcePush)
+	SourceAPI               = string(pipeline.SourceAPI)
+	SourceMergeRequestEvent = string(pipeline.SourceMergeRequestEvent)
 )
 
 // pipelineRequest is what a new pipeline is made from.
@@ -44,6 +45,9 @@ type pipelineRequest struct {
 	// variables are the pipeline's own (a trigger's, a schedule's), which
 	// rules and only/except expressions see above every other.
 	variables []pipeline.Variable
+	// mergeRequest makes a merge request pipeline (source
+	// merge_request_event) of the merge request it describes.
+	mergeRequest *pipeline.MergeRequestFacts
 }
 
 // readAsCI is ctx for CI's reads of a repository: as the server, for
@@ -147,7 +151,7 @@ func (s *Service) createPipeline(ctx context.Context, req pipelineRequest) (*Pip
 	p := &Pipeline{ProjectID: req.project.ID, Ref: req.ref, SHA: req.sha, BeforeSHA: req.beforeSHA, Tag: req.tag,
 		Source: req.source, Status: StatusCreated, UserID: req.userID, CreatedAt: now, UpdatedAt: now,
 		CommittedAt: &committed, Commit: commit, ProjectWebURL: req.project.WebURL,
-		ProjectPath: req.project.PathWithNamespace, requestVariables: req.variables}
+		ProjectPath: req.project.PathWithNamespace, requestVariables: req.variables, MergeRequest: req.mergeRequest}
 	stages, specs, perr := s.pipelineJobs(ctx, src, p)
 	switch {
 	case errors.Is(perr, cicd.ErrNoJobs):

@@ -272,6 +272,7 @@ func (s *Service) todayVariables(ctx context.Context, p *Pipeline, j *Job, prote
 		Ref: j.Ref, IsTag: j.Tag, Protected: protected,
 		SHA: j.SHA, BeforeSHA: p.BeforeSHA, CommitMessage: p.Commit.Message, CommitTimestamp: p.Commit.CreatedAt,
 		PipelineID: p.ID, PipelineCreatedAt: p.CreatedAt, ProjectPath: p.ProjectPath,
+		MergeRequest: p.MergeRequest,
 	}
 	if p.Commit.AuthorName != "" {
 		f.CommitAuthor = p.Commit.AuthorName + " <" + p.Commit.AuthorEmail + ">"

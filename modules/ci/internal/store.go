@@ -78,6 +78,11 @@ type Pipeline struct {
 	// Deciding is set while a stage's created jobs are being decided in
 	// transactions after the one that started (process).
 	Deciding bool `json:"deciding,omitempty"`
+	// MergeRequest is set on a merge request pipeline (Source
+	// merge_request_event): the merge request it runs for, as its
+	// CI_MERGE_REQUEST_* variables give it. Ref is then its source branch
+	// (what runners fetch), as CI_COMMIT_REF_NAME is in GitLab.
+	MergeRequest *pipeline.MergeRequestFacts `json:"merge_request,omitempty"`
 	// requestVariables are the variables the pipeline was asked with (a
 	// trigger's, a schedule's), for choosing its jobs; never stored here
 	// (they are kept sealed with the trigger request or schedule run).

@@ -14,6 +14,7 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
+	mrevent "github.com/fennec-forge/fennec/modules/mergerequests/event"
 	projectevent "github.com/fennec-forge/fennec/modules/projects/event"
 	"github.com/fennec-forge/fennec/modules/repository"
 	"github.com/fennec-forge/fennec/modules/repository/gitread"
@@ -25,6 +26,9 @@ import (
 func Subscribers(s *Service) []events.Subscriber {
 	return []events.Subscriber{
 		events.Subscribe("ci.pipeline_on_push", s.onPush),
+		events.Only(events.Subscribe(mergeRequestSubscriber, s.onMergeRequest), func(ev mrevent.MergeRequestEvent) bool {
+			return ev.Action == mrevent.Open || ev.Action == mrevent.Reopen || ev.Action == mrevent.Update
+		}),
 		events.Only(events.SubscribeInTx("ci.group_deleted", s.onGroupDeleted), func(ev projectevent.GroupEvent) bool {
 			return ev.Action == projectevent.GroupDeleted
 		}),
@@ -76,6 +80,113 @@ func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
 		return nil
 	}
 	return err
+}
+
+// mergeRequestSubscriber is the name of onMergeRequest, which Coming asks
+// the outbox about.
+const mergeRequestSubscriber = "ci.pipeline_on_merge_request"
+
+// onMergeRequest makes a merge request pipeline (source
+// merge_request_event, of the source branch's head, a detached pipeline
+// in GitLab's words) when a merge request is opened, reopened or its
+// source moves, and the CI file gives such a pipeline jobs: those whose
+// rules ask for merge_request_event, or whose only names merge_requests.
+// Most files give none, and nothing is made. One pipeline per merge
+// request and commit: a redelivered or attribute-only update makes none.
+//
+// Merge requests from forks get none yet: their pipeline would run the
+// fork's code in the target project, which GitLab lets only the target's
+// members start.
+func (s *Service) onMergeRequest(ctx context.Context, ev mrevent.MergeRequestEvent) error {
+	m := ev.MergeRequest
+	if m.State != "opened" || m.SHA == "" || m.SourceProjectID != m.TargetProjectID {
+		return nil
+	}
+	ctx = auth.WithPrincipal(ctx, auth.System())
+	info, err := s.access.ResolveID(ctx, m.TargetProjectID)
+	if err != nil || !info.Features.JobsEnabled {
+		return nil
+	}
+	// The event may be older than the branch: make the pipeline of the
+	// commit the event names only while it is the source's head.
+	head, err := s.git.Resolve(readAsCI(ctx), m.SourceProjectID, "refs/heads/"+m.SourceBranch)
+	if err != nil || head != m.SHA {
+		return nil
+	}
+	if done, err := s.mergeRequestPipelineExists(ctx, info.ID, m.IID, m.SHA); err != nil || done {
+		return err
+	}
+	targetProtected, err := s.protection.IsProtected(ctx, info.ID, m.TargetBranch)
+	if err != nil {
+		return err
+	}
+	facts := &pipeline.MergeRequestFacts{ID: m.ID, IID: m.IID, ProjectID: info.ID, ProjectPath: info.PathWithNamespace,
+		Title: m.Title, Labels: m.Labels, Draft: m.WorkInProgress,
+		SourceBranch: m.SourceBranch, SourceProjectID: m.SourceProjectID, SourceProjectPath: info.PathWithNamespace,
+		TargetBranch: m.TargetBranch, TargetProtected: targetProtected}
+	if m.AssigneeID != 0 {
+		if u, err := s.users.UserByID(ctx, m.AssigneeID); err == nil {
+			facts.Assignees = []string{u.Username}
+		}
+	}
+	if base, err := s.git.Resolve(readAsCI(ctx), info.ID, "refs/heads/"+m.TargetBranch); err == nil {
+		facts.DiffBaseSHA = s.mergeBase(ctx, info.ID, base, m.SHA)
+	}
+	_, err = s.createPipeline(ctx, pipelineRequest{project: info, ref: m.SourceBranch, sha: m.SHA,
+		source: SourceMergeRequestEvent, userID: ev.UserID, mergeRequest: facts})
+	if errors.Is(err, cicd.ErrNoConfig) || errors.Is(err, cicd.ErrNoJobs) {
+		return nil
+	}
+	return err
+}
+
+// mergeBase is where head's history meets base's: the first parent
+// outside head's own commits (those not in base's history), which for a
+// branch forked once from base is their merge base; head itself when it
+// is in base's history; "" when it cannot be told.
+func (s *Service) mergeBase(ctx context.Context, projectID int64, base, head string) string {
+	own, err := s.merges.Commits(readAsCI(ctx), projectID, base, head, 10_000)
+	if err != nil {
+		return ""
+	}
+	if len(own) == 0 {
+		return head
+	}
+	mine := make(map[string]bool, len(own))
+	for _, c := range own {
+		mine[c.ID] = true
+	}
+	for i := len(own) - 1; i >= 0; i-- { // oldest first
+		for _, parent := range own[i].ParentIDs {
+			if !mine[parent] {
+				return parent
+			}
+		}
+	}
+	return ""
+}
+
+// mergeRequestPipelineExists says whether merge request iid of project
+// has a pipeline of sha already.
+func (s *Service) mergeRequestPipelineExists(ctx context.Context, projectID, iid int64, sha string) (bool, error) {
+	found := false
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		ids, err := pipelines.IDsBy(tx, "commit", store.IDString(projectID)+"/"+sha)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			p, err := pipelines.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			if p.Source == SourceMergeRequestEvent && p.MergeRequest != nil && p.MergeRequest.IID == iid {
+				found = true
+			}
+		}
+		return nil
+	})
+	return found, err
 }
 
 // TokenResolver lets a running job's CI_JOB_TOKEN authenticate git over

@@ -32,6 +32,10 @@ func (s Source) policyKeyword() string {
 		return string(s)
 	case SourcePush:
 		return "pushes"
+	case SourceMergeRequestEvent:
+		return "merge_requests"
+	case SourceParentPipeline:
+		return "pipelines"
 	}
 	return string(s) + "s"
 }
@@ -125,6 +129,11 @@ func newRefMatcher(ref RefInfo) *refMatcher {
 // except of refs and variables excludes the job when both match.
 func (m *refMatcher) runs(j *Job) bool {
 	if j.OnlyKubernetes {
+		return false
+	}
+	if m.ref.Source == SourceMergeRequestEvent && len(j.Only) == 0 {
+		// A job without only has GitLab's default, branches and tags,
+		// and a merge request pipeline is neither.
 		return false
 	}
 	if len(j.Only) > 0 && !m.anyMatches(j.Only) {
@@ -221,6 +230,11 @@ func (m *refMatcher) matches(policy string) bool {
 	pattern, path := splitPolicyPath(policy)
 	if path != "" && path != m.ref.ProjectPath {
 		return false
+	}
+	if m.ref.Source == SourceMergeRequestEvent {
+		// Its ref is refs/merge-requests/<iid>/head: no branch, tag or
+		// branch name matches, only the keyword.
+		return pattern == "merge_requests"
 	}
 	switch {
 	case pattern == "tags" && m.ref.IsTag,
