@@ -25,6 +25,30 @@ type Pipelines interface {
 	// pipeline already. It reads the CI file: not inside a write
 	// transaction.
 	Coming(ctx context.Context, projectID int64, branch, sha string) (bool, error)
+	// MergeRequestPipeline makes the merge request pipeline (source
+	// merge_request_event) of a merge request's source head, when the
+	// CI file gives such a pipeline jobs and the merge request has none
+	// of that commit yet; nothing otherwise (most files give none, and
+	// fork merge requests get none yet). The merge requests module calls
+	// it when one is opened, reopened or its source moves.
+	MergeRequestPipeline(ctx context.Context, mr MergeRequestRef) error
+}
+
+// MergeRequestRef is the merge request a merge request pipeline runs for.
+type MergeRequestRef struct {
+	ID, IID         int64
+	ProjectID       int64 // the target project
+	SourceProjectID int64
+	SourceBranch    string
+	TargetBranch    string
+	// SHA is the source head the merge request is at.
+	SHA        string
+	Title      string
+	Labels     []string
+	Draft      bool
+	AssigneeID int64
+	// UserID is who opened or moved it: the pipeline's user.
+	UserID int64
 }
 
 // CommitPipeline is the pipeline Pipelines.Latest finds.

@@ -72,7 +72,7 @@ func latestPipeline(tx *store.Tx, projectID int64, sha string) (*Pipeline, error
 // in a read transaction or none, not in a write.
 //
 // A merge request asks about its source's head: that commit also gets a
-// merge request pipeline (onMergeRequest) when the CI file gives merge
+// merge request pipeline (MergeRequestPipeline) when the CI file gives merge
 // request pipelines a job that runs by itself, and then one is coming
 // whether or not the push is still on its way.
 func (q *CommitPipelines) Coming(ctx context.Context, projectID int64, branch, sha string) (bool, error) {
@@ -106,13 +106,18 @@ func (q *CommitPipelines) Coming(ctx context.Context, projectID int64, branch, s
 			return runs, err
 		}
 	}
-	// The merge request asking gets a pipeline of its own (onMergeRequest)
+	// The merge request asking gets a pipeline of its own (MergeRequestPipeline)
 	// when the CI file gives merge request pipelines jobs.
 	return q.runsJobs(ctx, projectID, branch, sha, SourceMergeRequestEvent)
 }
 
-// runsJobs says whether onPush (or onMergeRequest, by source) would make a pipeline of branch at sha
-// with a job that runs by itself: a CI file with errors gives a failed
+// MergeRequestPipeline implements cicd.Pipelines.
+func (q *CommitPipelines) MergeRequestPipeline(ctx context.Context, mr cicd.MergeRequestRef) error {
+	return q.s.mergeRequestPipeline(ctx, mr)
+}
+
+// runsJobs says whether onPush (or MergeRequestPipeline, by source)
+// would make a pipeline of branch at sha with a job that runs by itself: a CI file with errors gives a failed
 // pipeline, one with manual or on_failure jobs only gives one that waits
 // or is skipped, neither of which anyone should wait for.
 func (q *CommitPipelines) runsJobs(ctx context.Context, projectID int64, branch, sha, source string) (bool, error) {

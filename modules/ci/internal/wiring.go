@@ -14,7 +14,6 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
-	mrevent "github.com/fennec-forge/fennec/modules/mergerequests/event"
 	projectevent "github.com/fennec-forge/fennec/modules/projects/event"
 	"github.com/fennec-forge/fennec/modules/repository"
 	"github.com/fennec-forge/fennec/modules/repository/gitread"
@@ -26,9 +25,6 @@ import (
 func Subscribers(s *Service) []events.Subscriber {
 	return []events.Subscriber{
 		events.Subscribe("ci.pipeline_on_push", s.onPush),
-		events.Only(events.Subscribe(mergeRequestSubscriber, s.onMergeRequest), func(ev mrevent.MergeRequestEvent) bool {
-			return ev.Action == mrevent.Open || ev.Action == mrevent.Reopen || ev.Action == mrevent.Update
-		}),
 		events.Only(events.SubscribeInTx("ci.group_deleted", s.onGroupDeleted), func(ev projectevent.GroupEvent) bool {
 			return ev.Action == projectevent.GroupDeleted
 		}),
@@ -82,14 +78,10 @@ func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
 	return err
 }
 
-// mergeRequestSubscriber is the name of onMergeRequest, which Coming asks
-// the outbox about.
-const mergeRequestSubscriber = "ci.pipeline_on_merge_request"
-
-// onMergeRequest makes a merge request pipeline (source
+// mergeRequestPipeline makes a merge request pipeline (source
 // merge_request_event, of the source branch's head, a detached pipeline
-// in GitLab's words) when a merge request is opened, reopened or its
-// source moves, and the CI file gives such a pipeline jobs: those whose
+// in GitLab's words; cicd.Pipelines.MergeRequestPipeline) when the CI
+// file gives such a pipeline jobs: those whose
 // rules ask for merge_request_event, or whose only names merge_requests.
 // Most files give none, and nothing is made. One pipeline per merge
 // request and commit: a redelivered or attribute-only update makes none.
@@ -97,13 +89,12 @@ const mergeRequestSubscriber = "ci.pipeline_on_merge_request"
 // Merge requests from forks get none yet: their pipeline would run the
 // fork's code in the target project, which GitLab lets only the target's
 // members start.
-func (s *Service) onMergeRequest(ctx context.Context, ev mrevent.MergeRequestEvent) error {
-	m := ev.MergeRequest
-	if m.State != "opened" || m.SHA == "" || m.SourceProjectID != m.TargetProjectID {
+func (s *Service) mergeRequestPipeline(ctx context.Context, m cicd.MergeRequestRef) error {
+	if m.SHA == "" || m.SourceProjectID != m.ProjectID {
 		return nil
 	}
 	ctx = auth.WithPrincipal(ctx, auth.System())
-	info, err := s.access.ResolveID(ctx, m.TargetProjectID)
+	info, err := s.access.ResolveID(ctx, m.ProjectID)
 	if err != nil || !info.Features.JobsEnabled {
 		return nil
 	}
@@ -121,7 +112,7 @@ func (s *Service) onMergeRequest(ctx context.Context, ev mrevent.MergeRequestEve
 		return err
 	}
 	facts := &pipeline.MergeRequestFacts{ID: m.ID, IID: m.IID, ProjectID: info.ID, ProjectPath: info.PathWithNamespace,
-		Title: m.Title, Labels: m.Labels, Draft: m.WorkInProgress,
+		Title: m.Title, Labels: m.Labels, Draft: m.Draft,
 		SourceBranch: m.SourceBranch, SourceProjectID: m.SourceProjectID, SourceProjectPath: info.PathWithNamespace,
 		TargetBranch: m.TargetBranch, TargetProtected: targetProtected}
 	if m.AssigneeID != 0 {
@@ -133,7 +124,7 @@ func (s *Service) onMergeRequest(ctx context.Context, ev mrevent.MergeRequestEve
 		facts.DiffBaseSHA = s.mergeBase(ctx, info.ID, base, m.SHA)
 	}
 	_, err = s.createPipeline(ctx, pipelineRequest{project: info, ref: m.SourceBranch, sha: m.SHA,
-		source: SourceMergeRequestEvent, userID: ev.UserID, mergeRequest: facts})
+		source: SourceMergeRequestEvent, userID: m.UserID, mergeRequest: facts})
 	if errors.Is(err, cicd.ErrNoConfig) || errors.Is(err, cicd.ErrNoJobs) {
 		return nil
 	}

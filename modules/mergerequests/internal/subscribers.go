@@ -11,6 +11,7 @@ import (
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci"
+	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/mergerequests/event"
 	"github.com/fennec-forge/fennec/modules/mergerequests/mergerequest"
 	"github.com/fennec-forge/fennec/modules/projects"
@@ -19,8 +20,9 @@ import (
 
 // Subscribers are the module's event handlers: pushes move merge requests
 // (sha, merge status, the merge-when-pipeline intent), a pipeline's end
-// merges what waits for it, and every opened or
-// updated merge request has its merge status computed in the background.
+// merges what waits for it, every opened or updated merge request has its
+// merge status computed in the background and CI asked for its merge
+// request pipeline.
 func Subscribers(s *Service) []events.Subscriber {
 	return []events.Subscriber{
 		events.Only(events.Subscribe("mergerequests.on_push", s.onPush), func(ev repository.PushEvent) bool {
@@ -30,7 +32,25 @@ func Subscribers(s *Service) []events.Subscriber {
 		events.Only(events.Subscribe("mergerequests.check", s.onChange), func(ev event.MergeRequestEvent) bool {
 			return ev.MergeRequest.MergeStatus == StatusUnchecked
 		}),
+		events.Only(events.Subscribe("mergerequests.ci_pipeline", s.onOpenOrMoved), func(ev event.MergeRequestEvent) bool {
+			return ev.Action == event.Open || ev.Action == event.Reopen || ev.Action == event.Update
+		}),
 	}
+}
+
+// onOpenOrMoved asks CI for the merge request pipeline of an opened
+// merge request's source head (CI makes one only when the CI file asks
+// for merge request pipelines, and once per commit: an update that did
+// not move the source makes none).
+func (s *Service) onOpenOrMoved(ctx context.Context, ev event.MergeRequestEvent) error {
+	m := ev.MergeRequest
+	if s.CI == nil || m.State != StateOpened {
+		return nil
+	}
+	return s.CI.MergeRequestPipeline(auth.WithPrincipal(ctx, auth.System()), cicd.MergeRequestRef{
+		ID: m.ID, IID: m.IID, ProjectID: m.TargetProjectID, SourceProjectID: m.SourceProjectID,
+		SourceBranch: m.SourceBranch, TargetBranch: m.TargetBranch, SHA: m.SHA, Title: m.Title,
+		Labels: m.Labels, Draft: m.WorkInProgress, AssigneeID: m.AssigneeID, UserID: ev.UserID})
 }
 
 func (s *Service) onChange(ctx context.Context, ev event.MergeRequestEvent) error {
