@@ -87,11 +87,17 @@ type Job struct {
 	// Dependencies names the jobs of earlier stages whose artifacts this
 	// job fetches, as the job wrote them (`dependencies: []` is none).
 	// DependsOnAllEarlier is set instead when the job does not use the
-	// keyword: it then fetches from every job of every earlier stage.
+	// keyword: it then fetches from every job of every earlier stage (of
+	// every needed job with artifacts, for a job with Needs).
 	// DependenciesIn resolves both against a pipeline's jobs. (The default is
 	// not spelled out here because n jobs would hold n² names.)
 	Dependencies        []string `json:"dependencies,omitempty"`
 	DependsOnAllEarlier bool     `json:"depends_on_all_earlier,omitempty"`
+	// Needs are the jobs this one waits for instead of the earlier stages
+	// (`needs:`): nil when the job does not use the keyword, empty for
+	// `needs: []` (it starts at once). omitzero keeps that difference in
+	// the stored spec. `default:` never gives needs.
+	Needs []Need `json:"needs,omitzero"`
 	// Retry is how many times a failed job is retried automatically, 0..2.
 	// RetryWhen lists the failure reasons of `retry: {when}` (empty means
 	// always); they are stored, and the scheduler honours Retry alone.
@@ -127,17 +133,15 @@ type Job struct {
 func (j *Job) Manual() bool { return j.When == cistatus.WhenManual }
 
 // DependenciesIn returns the names of the jobs among pipelineJobs (the
-// pipeline's jobs, from JobsFor) whose artifacts the job fetches: those of
-// earlier stages it names, or all of earlier stages when it names none.
-// Jobs that only/except left out of the pipeline are dropped.
+// pipeline's jobs, from JobsFor) whose artifacts the job fetches
+// (FetchesFrom): those of earlier stages it names, or all of earlier
+// stages when it names none; for a job with needs, the needed jobs whose
+// artifacts it keeps. Jobs that only/except left out of the pipeline are
+// dropped.
 func (j *Job) DependenciesIn(pipelineJobs []Job) []string {
-	named := make(map[string]bool, len(j.Dependencies))
-	for _, d := range j.Dependencies {
-		named[d] = true
-	}
 	out := []string{}
 	for _, other := range pipelineJobs {
-		if other.StageIndex < j.StageIndex && (j.DependsOnAllEarlier || named[other.Name]) {
+		if j.FetchesFrom(other.Name, other.StageIndex) {
 			out = append(out, other.Name)
 		}
 	}

@@ -252,7 +252,6 @@ func TestCurrentSyntaxErrors(t *testing.T) {
 		{"include remote", "include: https://example.com/a.yml\nj: {script: x}\n", "include:remote is not supported yet (`https://example.com/a.yml`); only include:local is"},
 		{"include template", "include: [{template: Auto-DevOps.gitlab-ci.yml}]\nj: {script: x}\n", "include:template is not supported yet (`Auto-DevOps.gitlab-ci.yml`); only include:local is"},
 		{"include two accessors", "include: [{local: a.yml, remote: b}]\nj: {script: x}\n", "Include `{local, remote}` needs to match exactly one accessor!"},
-		{"needs", "j: {script: x, needs: []}\n", "jobs:j needs is not supported yet"},
 		{"parallel", "j: {script: x, parallel: 3}\n", "jobs:j parallel is not supported yet"},
 		{"trigger", "j: {trigger: a/b}\n", "jobs:j trigger is not supported yet"},
 		{"extends unknown", "j: {extends: .nope, script: x}\n", "j: unknown keys in `extends` (.nope)"},

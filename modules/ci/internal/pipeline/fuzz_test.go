@@ -47,6 +47,9 @@ func FuzzParse(f *testing.F) {
 		"include: [a.yml]\nj: {script: x}\n",
 		"include: [a.yml, b/a.yml, 'b/*.yml', '**/*.yml']\nj: {script: x}\n",
 		"include: {local: '*.yml'}\n.t: {script: x}\nj: {extends: .t}\n",
+		"a: {script: x, needs: [b, {job: c, artifacts: false, optional: true}]}\nb: {script: x, stage: build, needs: []}\n",
+		"a: {script: x, needs: [b]}\nb: {script: x, needs: [c]}\nc: {script: x, needs: [a]}\n",
+		"a: {script: x, needs: [{job: b, pipeline: p}], dependencies: [b]}\nb: {script: x, needs: [a, a]}\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
@@ -120,9 +123,20 @@ func checkInvariants(t *testing.T, cfg *Config) {
 		}
 		for _, d := range j.Dependencies {
 			dep, ok := byName[d]
-			if !ok || dep.StageIndex >= j.StageIndex {
+			if !ok || dep.StageIndex > j.StageIndex || (!j.HasNeeds() && dep.StageIndex == j.StageIndex) {
 				t.Fatalf("job %q depends on %q", j.Name, d)
 			}
+		}
+		if len(j.Needs) > MaxNeeds {
+			t.Fatalf("job %q has %d needs", j.Name, len(j.Needs))
+		}
+		seen := map[string]bool{}
+		for _, n := range j.Needs {
+			other, ok := byName[n.Job]
+			if seen[n.Job] || (!ok && !n.Optional) || (ok && other.StageIndex > j.StageIndex) || n.Job == j.Name {
+				t.Fatalf("job %q needs %+v", j.Name, n)
+			}
+			seen[n.Job] = true
 		}
 		// Selecting jobs for any ref must not panic either.
 		j.RunsFor(RefInfo{Name: j.Name, Source: SourcePush})

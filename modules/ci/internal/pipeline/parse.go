@@ -42,13 +42,13 @@ var jobKeys = map[string]bool{
 	"before_script": true, "after_script": true, "variables": true,
 	"environment": true, "coverage": true, "retry": true,
 	"extends": true, "inherit": true, "interruptible": true, "timeout": true,
-	"start_in": true, "rules": true,
+	"start_in": true, "rules": true, "needs": true,
 }
 
 // unsupportedJobKeys are job keywords of current GitLab that Fennec does not
 // run yet; a job using one is refused with a message naming it.
 var unsupportedJobKeys = map[string]bool{
-	"needs": true, "parallel": true, "trigger": true,
+	"parallel": true, "trigger": true,
 	"release": true, "resource_group": true, "secrets": true,
 	"id_tokens": true, "hooks": true, "pages": true, "run": true,
 	"identity": true, "manual_confirmation": true, "dast_configuration": true,
@@ -533,6 +533,9 @@ func (p *parser) job(name string, v *value, g *globals) (Job, bool) {
 		job.Dependencies, _ = p.stringList(d, loc+" dependencies")
 		job.DependsOnAllEarlier = false
 	}
+	if n := v.get("needs"); !n.isNull() {
+		job.Needs = p.needs(n, name, at(loc, "needs"))
+	}
 
 	// The entries of a job, in the order GitLab 9.x declares them.
 	if inherited("before_script") {
@@ -730,15 +733,19 @@ func (p *parser) crossCheck(cfg *Config) {
 		job := &cfg.Jobs[i]
 		for _, dep := range job.Dependencies {
 			other, ok := jobs[dep]
-			if !ok {
+			switch {
+			case !ok:
 				p.errorf("%s job: undefined dependency: %s", job.Name, dep)
-				continue
-			}
-			if other.StageIndex >= job.StageIndex {
+			case job.HasNeeds() && other.StageIndex > job.StageIndex:
+				// With needs, a job of the same stage may be needed, and
+				// so depended on.
+				p.errorf("%s job: dependency %s is not defined in current or prior stages", job.Name, dep)
+			case !job.HasNeeds() && other.StageIndex >= job.StageIndex:
 				p.errorf("%s job: dependency %s is not defined in prior stages", job.Name, dep)
 			}
 		}
 	}
+	p.checkNeeds(cfg, jobs)
 	for i := range cfg.Jobs {
 		job := &cfg.Jobs[i]
 		if job.Environment == nil || job.Environment.OnStop == "" {

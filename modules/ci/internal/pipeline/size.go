@@ -17,7 +17,9 @@ func TooManyJobs(n, limit int) *ConfigError {
 // hold them, in order, with each job's StageIndex counted among those
 // stages. No jobs gives none, and no error (NoJobsMessage is the caller's);
 // a pipeline that `workflow: rules` do not create gives
-// ciexpr.ErrWorkflowFiltered.
+// ciexpr.ErrWorkflowFiltered. A job needing one that only/except or rules
+// left out, unless the need is optional, refuses the pipeline
+// (MissingNeeds).
 //
 // Stages that no job of the pipeline uses are left out, as GitLab lists a
 // pipeline's stages from its jobs: every status change of a job looks at
@@ -37,6 +39,9 @@ func (c *Config) ForPipeline(ref RefInfo, maxJobs int) (stages []string, jobs []
 	}
 	if len(jobs) > maxJobs {
 		return nil, nil, TooManyJobs(len(jobs), maxJobs)
+	}
+	if missing := MissingNeeds(jobs); len(missing) > 0 {
+		return nil, nil, &ConfigError{Messages: missing}
 	}
 	used := make([]bool, len(c.Stages))
 	for i := range jobs {
