@@ -326,7 +326,8 @@ func (s *Service) jobRows(p *Pipeline, specs []pipeline.Job, from int) ([]*Job, 
 		}
 		j := &Job{ProjectID: p.ProjectID, PipelineID: p.ID, Name: spec.Name, Stage: spec.Stage, StageIdx: spec.StageIndex,
 			Ref: p.Ref, SHA: p.SHA, Tag: p.Tag, Status: StatusCreated, When: string(spec.When),
-			AllowFailure: spec.AllowFailure, Tags: spec.Tags, Spec: raw, UserID: p.UserID, CreatedAt: p.CreatedAt}
+			AllowFailure: spec.AllowFailure, Tags: spec.Tags, Spec: raw, UserID: p.UserID, CreatedAt: p.CreatedAt,
+			Needs: spec.Needs}
 		if spec.Environment != nil {
 			j.Environment, j.EnvironmentURL = s.expandEnvironment(p, spec)
 		}

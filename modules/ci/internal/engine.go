@@ -335,38 +335,32 @@ func (s *Service) process(tx *store.Tx, pipelineID int64) error {
 	}
 	now := s.now()
 	deciding := false
-	for stage := firstCreated(present); stage >= 0; stage = firstCreated(present) {
-		prior := cistatus.Composite(statesOf(present[:stage]))
-		if cistatus.Gate(prior, cistatus.WhenAlways) == cistatus.DecisionWait {
-			break // an earlier stage is still under way
-		}
-		created, more, err := jobsInState(tx, p.ID, stage, StatusCreated, DecideChunkJobs)
+	// Stage gating, then the jobs with needs, again while the latter
+	// decide any: a job they skip may complete a stage (and a stage job
+	// they wait for, and so on), which no later call would otherwise
+	// come to decide.
+	for budget := DecideChunkJobs; ; {
+		n, more, err := s.decideStages(tx, p, present, budget, now)
 		if err != nil {
 			return err
 		}
-		for _, j := range created {
-			d := cistatus.Gate(prior, cistatus.When(j.When))
-			j.Status = string(d.Status())
-			if d == cistatus.DecisionPending {
-				j.QueuedAt = &now
-			}
-			if err := jobs.Update(tx, j); err != nil {
+		budget -= n
+		if !more {
+			var m int
+			m, more, err = s.decideNeeds(tx, p, present, budget, now)
+			if err != nil {
 				return err
 			}
-			if err := s.publishJob(tx, j, p); err != nil {
-				return err
+			budget -= m
+			if m > 0 && !more {
+				continue
 			}
-			present[stage][jobState{j.Status, j.AllowFailure}] = true
 		}
-		if more {
-			// The rest of the stage is decided in transactions of their
-			// own (continueDeciding): its created jobs still count, so
-			// the pipeline is not finished and later stages wait.
-			deciding = true
-			break
-		}
-		delete(present[stage], jobState{StatusCreated, false})
-		delete(present[stage], jobState{StatusCreated, true})
+		// The rest is decided in transactions of their own
+		// (continueDeciding): its created jobs still count, so the
+		// pipeline is not finished and later stages wait.
+		deciding = more
+		break
 	}
 	if deciding && !p.Deciding {
 		tx.OnCommit(s.wakeDecider)
@@ -404,6 +398,49 @@ func (s *Service) process(tx *store.Tx, pipelineID int64) error {
 	return nil
 }
 
+// decideStages decides, by stage gating, the created jobs without needs
+// whose earlier stages are complete, at most limit of them, and records
+// their new states in present. It says how many it decided and whether a
+// stage has more left (decided in later transactions).
+func (s *Service) decideStages(tx *store.Tx, p *Pipeline, present []map[jobState]bool, limit int, now time.Time) (int, bool, error) {
+	decided := 0
+	for stage := firstCreated(present); stage >= 0; stage = firstCreated(present) {
+		prior := cistatus.Composite(statesOf(present[:stage]))
+		if cistatus.Gate(prior, cistatus.WhenAlways) == cistatus.DecisionWait {
+			break // an earlier stage is still under way
+		}
+		created, more, err := jobsInState(tx, p.ID, stage, StatusCreated, limit-decided)
+		if err != nil {
+			return decided, false, err
+		}
+		for _, j := range created {
+			if err := s.decide(tx, p, j, cistatus.Gate(prior, cistatus.When(j.When)), now); err != nil {
+				return decided, false, err
+			}
+			present[stage][jobState{j.Status, j.AllowFailure}] = true
+		}
+		decided += len(created)
+		if more {
+			return decided, true, nil
+		}
+		delete(present[stage], jobState{StatusCreated, false})
+		delete(present[stage], jobState{StatusCreated, true})
+	}
+	return decided, false, nil
+}
+
+// decide moves a created job to what gating decided for it.
+func (s *Service) decide(tx *store.Tx, p *Pipeline, j *Job, d cistatus.Decision, now time.Time) error {
+	j.Status = string(d.Status())
+	if d == cistatus.DecisionPending {
+		j.QueuedAt = &now
+	}
+	if err := jobs.Update(tx, j); err != nil {
+		return err
+	}
+	return s.publishJob(tx, j, p)
+}
+
 // jobState is a (status, allow_failure) pair: all a composite status
 // looks at.
 type jobState struct {
@@ -414,6 +451,15 @@ type jobState struct {
 // jobStatuses are every status a job can be in.
 var jobStatuses = []string{StatusCreated, StatusPending, StatusRunning, StatusSuccess, StatusFailed, StatusCanceled,
 	StatusSkipped, StatusManual}
+
+// statusWaitingNeeds is how the "state" index files a created job with
+// needs (waitsForNeeds): apart from the created jobs stage gating decides,
+// and counted as created in every composite status (statesOf), so that
+// the stages after it wait for it as GitLab's do.
+const statusWaitingNeeds = "created+needs"
+
+// indexedStatuses are the statuses the "state" index files jobs under.
+var indexedStatuses = append(slices.Clone(jobStatuses), statusWaitingNeeds)
 
 // stateKey is a job's key in the "state" index.
 func stateKey(pipelineID int64, stage int, status string, allowFailure bool) string {
@@ -430,7 +476,7 @@ func stageStates(tx *store.Tx, p *Pipeline) ([]map[jobState]bool, error) {
 	out := make([]map[jobState]bool, len(p.Stages))
 	for stage := range p.Stages {
 		out[stage] = map[jobState]bool{}
-		for _, status := range jobStatuses {
+		for _, status := range indexedStatuses {
 			for _, af := range []bool{false, true} {
 				ids, err := jobs.IDsBy(tx, "state", stateKey(p.ID, stage, status, af))
 				if err != nil {
@@ -460,7 +506,11 @@ func statesOf(stages []map[jobState]bool) []cistatus.JobState {
 	var out []cistatus.JobState
 	for _, states := range stages {
 		for st := range states {
-			out = append(out, cistatus.JobState{Status: cistatus.Status(st.status), AllowFailure: st.allowFailure})
+			status := st.status
+			if status == statusWaitingNeeds {
+				status = StatusCreated
+			}
+			out = append(out, cistatus.JobState{Status: cistatus.Status(status), AllowFailure: st.allowFailure})
 		}
 	}
 	return out
@@ -469,15 +519,10 @@ func statesOf(stages []map[jobState]bool) []cistatus.JobState {
 // jobsInState loads the first limit latest jobs of a stage in a status, in
 // id order, and says whether there are more.
 func jobsInState(tx *store.Tx, pipelineID int64, stage int, status string, limit int) ([]*Job, bool, error) {
-	var ids []int64
-	for _, af := range []bool{false, true} {
-		more, err := jobs.IDsBy(tx, "state", stateKey(pipelineID, stage, status, af))
-		if err != nil {
-			return nil, false, err
-		}
-		ids = append(ids, more...)
+	ids, err := idsInState(tx, pipelineID, stage, status)
+	if err != nil {
+		return nil, false, err
 	}
-	slices.Sort(ids)
 	more := len(ids) > limit
 	if more {
 		ids = ids[:limit]
@@ -491,6 +536,20 @@ func jobsInState(tx *store.Tx, pipelineID int64, stage int, status string, limit
 		out = append(out, j)
 	}
 	return out, more, nil
+}
+
+// idsInState lists the latest jobs of a stage in a status, in id order.
+func idsInState(tx *store.Tx, pipelineID int64, stage int, status string) ([]int64, error) {
+	var ids []int64
+	for _, af := range []bool{false, true} {
+		more, err := jobs.IDsBy(tx, "state", stateKey(pipelineID, stage, status, af))
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, more...)
+	}
+	slices.Sort(ids)
+	return ids, nil
 }
 
 // runDuration is the seconds jobs ran, as GitLab sums them (overlapping
@@ -576,7 +635,8 @@ func (s *Service) cancelOne(tx *store.Tx, j *Job) error {
 }
 
 // retry clones a finished job as a new pending one (the old one stays,
-// marked retried) and returns the clone.
+// marked retried) and returns the clone. The jobs its needs had skipped
+// are decided again.
 func (s *Service) retry(tx *store.Tx, j *Job, userID int64) (*Job, error) {
 	j.Retried = true
 	if err := jobs.Update(tx, j); err != nil {
@@ -585,7 +645,7 @@ func (s *Service) retry(tx *store.Tx, j *Job, userID int64) (*Job, error) {
 	now := s.now()
 	clone := &Job{ProjectID: j.ProjectID, PipelineID: j.PipelineID, Name: j.Name, Stage: j.Stage, StageIdx: j.StageIdx,
 		Ref: j.Ref, SHA: j.SHA, Tag: j.Tag, Status: StatusPending, When: j.When, AllowFailure: j.AllowFailure,
-		Tags: j.Tags, Spec: j.Spec, UserID: userID, CreatedAt: now, QueuedAt: &now, Attempt: j.Attempt}
+		Tags: j.Tags, Spec: j.Spec, UserID: userID, CreatedAt: now, QueuedAt: &now, Attempt: j.Attempt, Needs: j.Needs}
 	if userID == 0 {
 		clone.UserID = j.UserID
 	}
@@ -595,11 +655,15 @@ func (s *Service) retry(tx *store.Tx, j *Job, userID int64) (*Job, error) {
 	if err := s.publishJob(tx, clone, nil); err != nil {
 		return nil, err
 	}
+	if err := resetSkippedDependents(tx, j.PipelineID, j.Name); err != nil {
+		return nil, err
+	}
 	return clone, s.process(tx, j.PipelineID)
 }
 
 // retryFailed retries a pipeline's failed and canceled jobs and lets the
-// jobs they had skipped be decided again.
+// jobs they had skipped be decided again: those of later stages, and the
+// jobs that need them.
 func (s *Service) retryFailed(tx *store.Tx, p *Pipeline, userID int64) error {
 	list, err := latestJobs(tx, p.ID)
 	if err != nil {
@@ -617,6 +681,7 @@ func (s *Service) retryFailed(tx *store.Tx, p *Pipeline, userID int64) error {
 		return nil
 	}
 	now := s.now()
+	var retried []string
 	for _, j := range list {
 		switch {
 		case j.Status == StatusFailed || j.Status == StatusCanceled:
@@ -626,15 +691,23 @@ func (s *Service) retryFailed(tx *store.Tx, p *Pipeline, userID int64) error {
 			}
 			clone := &Job{ProjectID: j.ProjectID, PipelineID: j.PipelineID, Name: j.Name, Stage: j.Stage, StageIdx: j.StageIdx,
 				Ref: j.Ref, SHA: j.SHA, Tag: j.Tag, Status: StatusCreated, When: j.When, AllowFailure: j.AllowFailure,
-				Tags: j.Tags, Spec: j.Spec, UserID: userID, CreatedAt: now}
+				Tags: j.Tags, Spec: j.Spec, UserID: userID, CreatedAt: now, Needs: j.Needs}
 			if err := jobs.Insert(tx, clone); err != nil {
 				return err
 			}
+			retried = append(retried, j.Name)
 		case j.Status == StatusSkipped && j.StageIdx > first:
 			j.Status = StatusCreated
 			if err := jobs.Update(tx, j); err != nil {
 				return err
 			}
+		}
+	}
+	// Jobs with needs may have been skipped by a retried job of their own
+	// stage or a later one.
+	for _, name := range retried {
+		if err := resetSkippedDependents(tx, p.ID, name); err != nil {
+			return err
 		}
 	}
 	return s.process(tx, p.ID)
@@ -665,6 +738,11 @@ func (s *Service) play(tx *store.Tx, j *Job, userID int64) error {
 		return err
 	}
 	if err := s.publishJob(tx, j, nil); err != nil {
+		return err
+	}
+	// An optional manual job nobody played had skipped the jobs that
+	// need it: they may run once it has.
+	if err := resetSkippedDependents(tx, j.PipelineID, j.Name); err != nil {
 		return err
 	}
 	return s.process(tx, j.PipelineID)

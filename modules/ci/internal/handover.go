@@ -169,16 +169,17 @@ func (s *Service) dependencies(ctx context.Context, j *Job, spec *pipeline.Job, 
 	return out, err
 }
 
-// dependencyJobs are the earlier jobs of the pipeline whose archives the
-// job depends on.
+// dependencyJobs are the jobs of the pipeline whose archives the job
+// depends on (pipeline.Job.FetchesFrom): of earlier stages, or the needed
+// ones for a job with needs.
 func (s *Service) dependencyJobs(ctx context.Context, j *Job, spec *pipeline.Job) ([]*Job, error) {
 	if len(spec.Dependencies) == 0 && !spec.DependsOnAllEarlier {
 		return nil, nil
 	}
-	want := map[string]bool{}
-	for _, d := range spec.Dependencies {
-		want[d] = true
-	}
+	// The row's stage index is the one among the pipeline's stages, as the
+	// other jobs' are.
+	fetcher := *spec
+	fetcher.StageIndex = j.StageIdx
 	var out []*Job
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		// Only jobs with an archive can be a dependency: read those, not
@@ -192,7 +193,7 @@ func (s *Service) dependencyJobs(ctx context.Context, j *Job, spec *pipeline.Job
 			if err != nil {
 				return err
 			}
-			if (spec.DependsOnAllEarlier || want[d.Name]) && d.StageIdx < j.StageIdx && d.Artifacts != nil {
+			if d.Artifacts != nil && fetcher.FetchesFrom(d.Name, d.StageIdx) {
 				out = append(out, d)
 			}
 		}

@@ -159,7 +159,16 @@ type Job struct {
 	RunnerStartedAt *time.Time `json:"runner_started_at,omitempty"`
 	// ExitCode is the script's exit code as the runner reported it.
 	ExitCode *int `json:"exit_code,omitempty"`
+	// Needs are the spec's `needs:`, kept on the row because the
+	// scheduler reads them each time it looks at the job: nil for a job
+	// gated by stages (every job stored before needs existed), empty for
+	// `needs: []`.
+	Needs []pipeline.Need `json:"needs,omitzero"`
 }
+
+// waitsForNeeds reports whether the job is created and decided by its
+// needs (the scheduler's DAG pass), not by stage gating.
+func (j *Job) waitsForNeeds() bool { return j.Status == StatusCreated && j.Needs != nil }
 
 func (j *Job) RecordID() int64      { return j.ID }
 func (j *Job) SetRecordID(id int64) { j.ID = id }
@@ -256,12 +265,37 @@ var (
 		store.Index[Job]{Name: "pipeline", Keys: func(j *Job) []string { return []string{store.IDString(j.PipelineID)} }},
 		// The latest tries by pipeline, stage, status and allow_failure:
 		// what stage gating and composite statuses read (process), without
-		// decoding every job of the pipeline on every change.
+		// decoding every job of the pipeline on every change. A created
+		// job with needs is filed apart (statusWaitingNeeds).
 		store.Index[Job]{Name: "state", Keys: func(j *Job) []string {
 			if j.Retried {
 				return nil
 			}
-			return []string{stateKey(j.PipelineID, j.StageIdx, j.Status, j.AllowFailure)}
+			status := j.Status
+			if j.waitsForNeeds() {
+				status = statusWaitingNeeds
+			}
+			return []string{stateKey(j.PipelineID, j.StageIdx, status, j.AllowFailure)}
+		}},
+		// The latest try of each name, by pipeline: the needed jobs a job
+		// with needs waits for.
+		store.Index[Job]{Name: "name", Keys: func(j *Job) []string {
+			if j.Retried {
+				return nil
+			}
+			return []string{nameKey(j.PipelineID, j.Name)}
+		}},
+		// The latest tries of jobs with needs, under each job they need:
+		// the dependents a retried or played job lets be decided again.
+		store.Index[Job]{Name: "needed_by", Keys: func(j *Job) []string {
+			if j.Retried || len(j.Needs) == 0 {
+				return nil
+			}
+			keys := make([]string, len(j.Needs))
+			for i, n := range j.Needs {
+				keys[i] = nameKey(j.PipelineID, n.Job)
+			}
+			return keys
 		}},
 		// The latest tries that have artifacts, by pipeline: the archives
 		// later jobs may depend on.

@@ -1,0 +1,186 @@
+package ci_test
+
+import (
+	"maps"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
+)
+
+// dagFile is a pipeline whose jobs with needs run out of stage order: slow
+// (stage build) only finishes once `early` (stage test, which needs only
+// fast) and `first` (stage deploy, needs: []) have both run, which they
+// can do only while it still runs. `late` has no needs and waits for every
+// earlier stage, slow included, as GitLab's staged jobs do. Artifacts come
+// only from needed jobs, and not with artifacts: false.
+const dagFile = `stages: [build, test, deploy]
+variables:
+  HANDSHAKE: %s
+slow:
+  stage: build
+  script:
+    - for i in $(seq 1 1200); do [ -f "$HANDSHAKE/early" ] && [ -f "$HANDSHAKE/first" ] && exit 0; sleep 0.05; done; exit 1
+fast:
+  stage: build
+  script: [mkdir -p out, echo "fast was here" > out/fast.txt]
+  artifacts: {paths: [out/]}
+other:
+  stage: build
+  script: [mkdir -p other, echo other > other/o.txt]
+  artifacts: {paths: [other/]}
+early:
+  stage: test
+  needs: [fast]
+  script:
+    - cat out/fast.txt
+    - if [ -e other/o.txt ]; then echo "unexpected artifacts of other"; exit 1; fi
+    - touch "$HANDSHAKE/early"
+bare:
+  stage: test
+  needs: [{job: fast, artifacts: false}]
+  script:
+    - if [ -e out/fast.txt ]; then echo "artifacts despite artifacts false"; exit 1; fi
+    - echo "no artifacts, as asked"
+first:
+  stage: deploy
+  needs: []
+  script: [touch "$HANDSHAKE/first"]
+late:
+  stage: deploy
+  script: [cat out/fast.txt other/o.txt]
+`
+
+// Jobs with needs start as soon as what they need is done, across
+// stages; needs: [] starts at once; a staged job after them still waits
+// for its earlier stages; artifacts pass from needed jobs only.
+func TestNeedsRunOutOfStageOrder(t *testing.T) {
+	t.Parallel()
+	s := startWith(t, withShell(map[string]any{"concurrency": 6}))
+	c := s.Client
+	p, _, err := c.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr("ci-needs-dag")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	handshake := t.TempDir()
+	file := strings.Replace(dagFile, "%s", handshake, 1)
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": file})
+	pl := waitPipeline(t, c, p.ID, commit.ID, "success", "failed")
+	jobs := jobsByName(t, c, p.ID, pl.ID)
+	for name, j := range jobs {
+		if j.Status != "success" {
+			t.Errorf("%s: %s\n%s", name, j.Status, trace(t, c, p.ID, j.ID))
+		}
+	}
+	if pl.Status != "success" || len(jobs) != 7 {
+		t.Fatalf("pipeline %s with %d jobs", pl.Status, len(jobs))
+	}
+	slow, early, first, late := jobs["slow"], jobs["early"], jobs["first"], jobs["late"]
+	// The handshake proves it; the times say it too.
+	if !early.StartedAt.Before(*slow.FinishedAt) || !first.StartedAt.Before(*slow.FinishedAt) {
+		t.Errorf("early started %v and first %v, slow finished %v", early.StartedAt, first.StartedAt, slow.FinishedAt)
+	}
+	if late.StartedAt.Before(*slow.FinishedAt) || late.StartedAt.Before(*early.FinishedAt) {
+		t.Errorf("late started %v before its earlier stages finished (slow %v, early %v)", late.StartedAt, slow.FinishedAt, early.FinishedAt)
+	}
+	if got := trace(t, c, p.ID, early.ID); !strings.Contains(got, "fast was here") {
+		t.Errorf("early's trace:\n%s", got)
+	}
+	if got := trace(t, c, p.ID, jobs["bare"].ID); !strings.Contains(got, "no artifacts, as asked") {
+		t.Errorf("bare's trace:\n%s", got)
+	}
+	if got := trace(t, c, p.ID, late.ID); !strings.Contains(got, "fast was here") || !strings.Contains(got, "other") {
+		t.Errorf("late's trace:\n%s", got)
+	}
+}
+
+// An optional need of a job only/except leaves out counts as met; a
+// failed need skips the jobs that need it (and theirs), and a retry of it
+// lets them run after all.
+func TestNeedsOptionalFailedAndRetried(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	c := s.Client
+	p, _, err := c.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr("ci-needs-fail")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// flaky fails until its marker exists: the retry succeeds.
+	marker := filepath.Join(t.TempDir(), "fixed")
+	file := `stages: [build, test, deploy]
+tagged:
+  stage: build
+  only: [tags]
+  script: [echo tag]
+flaky:
+  stage: build
+  script: ['if [ -f "` + marker + `" ]; then echo fixed; else touch "` + marker + `"; exit 3; fi']
+uses:
+  stage: test
+  needs: [{job: tagged, optional: true}]
+  script: [echo optional need met]
+after:
+  stage: test
+  needs: [flaky]
+  script: [echo after flaky]
+chain:
+  stage: deploy
+  needs: [after]
+  script: [echo chain]
+rescue:
+  stage: deploy
+  needs: [flaky]
+  when: on_failure
+  script: [echo rescue]
+`
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": file})
+	pl := waitPipeline(t, c, p.ID, commit.ID, "success", "failed")
+	jobs := jobsByName(t, c, p.ID, pl.ID)
+	want := map[string]string{"flaky": "failed", "uses": "success", "after": "skipped", "chain": "skipped", "rescue": "success"}
+	got := map[string]string{}
+	for name, j := range jobs {
+		got[name] = j.Status
+	}
+	if pl.Status != "failed" || !maps.Equal(got, want) {
+		t.Fatalf("pipeline %s, jobs %v, want %v", pl.Status, got, want)
+	}
+	if _, _, err := c.Jobs.RetryJob(p.ID, jobs["flaky"].ID); err != nil {
+		t.Fatal(err)
+	}
+	pl = waitPipeline(t, c, p.ID, commit.ID, "success")
+	jobs = jobsByName(t, c, p.ID, pl.ID)
+	got = map[string]string{}
+	for name, j := range jobs {
+		got[name] = j.Status
+	}
+	// rescue ran when flaky had failed; it stays as it was.
+	want = map[string]string{"flaky": "success", "uses": "success", "after": "success", "chain": "success", "rescue": "success"}
+	if !maps.Equal(got, want) {
+		t.Fatalf("after the retry: jobs %v, want %v", got, want)
+	}
+}
+
+// A need of a job the pipeline leaves out, unless optional, fails the
+// pipeline with GitLab's words and no jobs.
+func TestNeedsOfAJobLeftOut(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	c := s.Client
+	p, _, err := c.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr("ci-needs-missing")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := "tagged: {stage: build, only: [tags], script: [echo]}\nuses: {stage: test, needs: [tagged], script: [echo]}\n"
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": file})
+	pl := waitPipeline(t, c, p.ID, commit.ID, "failed")
+	want := "'uses' job needs 'tagged' job, but 'tagged' does not exist in the pipeline. This might be because of the only, except, or rules keywords. To need a job that sometimes does not exist in the pipeline, use needs:optional."
+	if pl.YamlErrors != want {
+		t.Fatalf("yaml_errors %q", pl.YamlErrors)
+	}
+	if jobs := jobsByName(t, c, p.ID, pl.ID); len(jobs) != 0 {
+		t.Fatalf("jobs %v", jobs)
+	}
+}
