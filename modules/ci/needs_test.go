@@ -184,3 +184,53 @@ func TestNeedsOfAJobLeftOut(t *testing.T) {
 		t.Fatalf("jobs %v", jobs)
 	}
 }
+
+// A real gitlab-runner runs a pipeline with needs: a job of the last
+// stage that needs one job of the first gets that job's artifacts and no
+// other's, through the dependencies of its job payload.
+func TestRunnerRunsNeeds(t *testing.T) {
+	t.Parallel() // mostly waiting on the runner
+	gitlabRunner(t)
+	s := startRunners(t)
+	c := s.Client
+	p := stocktest.NewProject(t, c, "runner-needs", "private")
+	r := registerRunner(t, s, sharedToken(t, s), nil)
+	startRunSingle(t, s, r.Token, "--max-builds", "4", "--wait-timeout", "60")
+	file := `stages: [build, test, deploy]
+build:
+  stage: build
+  script: [mkdir -p out, echo built-by-the-runner > out/b.txt]
+  artifacts: {paths: [out/]}
+other:
+  stage: build
+  script: [mkdir -p o, echo other > o/o.txt]
+  artifacts: {paths: [o/]}
+solo:
+  stage: test
+  needs: []
+  script: [echo solo]
+use:
+  stage: deploy
+  needs: [build, {job: solo, artifacts: false}]
+  script:
+    - cat out/b.txt
+    - if [ -e o/o.txt ]; then echo "unexpected artifacts of other"; exit 1; fi
+`
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": file})
+	pl := waitPipeline(t, c, p.ID, commit.ID, "success", "failed")
+	jobs := jobsByName(t, c, p.ID, pl.ID)
+	if pl.Status != "success" || len(jobs) != 4 {
+		for name, j := range jobs {
+			t.Logf("%s: %s\n%s", name, j.Status, trace(t, c, p.ID, j.ID))
+		}
+		t.Fatalf("pipeline %s with %d jobs", pl.Status, len(jobs))
+	}
+	use := jobs["use"]
+	if got := trace(t, c, p.ID, use.ID); !strings.Contains(got, "built-by-the-runner") || !strings.Contains(got, "Downloading artifacts for build") ||
+		strings.Contains(got, "Downloading artifacts for other") {
+		t.Fatalf("use's trace:\n%s", got)
+	}
+	if use.Runner.ID != r.ID {
+		t.Fatalf("use ran on %+v", use.Runner)
+	}
+}
