@@ -1,13 +1,20 @@
 package ci_test
 
 import (
+	"fmt"
 	"maps"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/modules/ci"
+	"github.com/fennec-forge/fennec/modules/ci/internal"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
@@ -232,5 +239,82 @@ use:
 	}
 	if use.Runner.ID != r.ID {
 		t.Fatalf("use ran on %+v", use.Runner)
+	}
+}
+
+// Jobs with needs are decided in bounded chunks like stage jobs: 250
+// that start at once, then 250 held by one job, then a staged job after
+// them all; every one runs once.
+func TestNeedsDecidedInChunks(t *testing.T) {
+	t.Parallel()
+	const wide = 250
+	exec := &clockedExecutors{}
+	var steps, partial atomic.Int64
+	s := stocktest.Start(t, fennectest.WithModules(fennec.NewModule("needs-instant-executor",
+		fennec.Supply[ci.Executors](exec))), withStepObserver(func(st internal.Step) {
+		steps.Add(1)
+		if st.Deciding {
+			partial.Add(1)
+		}
+	}))
+	c := s.Client
+	p := stocktest.NewProject(t, c, "needs-chunks", "private")
+	var y strings.Builder
+	y.WriteString("stages: [build, test, deploy]\nroot: {stage: build, script: [x], needs: []}\n")
+	for i := range wide {
+		fmt.Fprintf(&y, "a%d: {stage: test, script: [x], needs: []}\n", i)
+		fmt.Fprintf(&y, "d%d: {stage: test, script: [x], needs: [root]}\n", i)
+	}
+	y.WriteString("last: {stage: deploy, script: [x]}\n")
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": y.String()})
+	pl := waitPipelineFor(t, c, p.ID, commit.ID, 2*time.Minute, "success", "failed")
+	if pl.Status != "success" || exec.ran.Load() != 2*wide+2 {
+		t.Fatalf("pipeline %s after %d jobs run", pl.Status, exec.ran.Load())
+	}
+	if partial.Load() == 0 {
+		t.Errorf("no step left jobs to decide (of %d steps): the chunks were not bounded", steps.Load())
+	}
+}
+
+// A job that needs an optional manual job is skipped until someone plays
+// it, then runs; one that needs a blocking manual job waits for it.
+func TestNeedsOfManualJobs(t *testing.T) {
+	t.Parallel()
+	exec := &clockedExecutors{}
+	s := stocktest.Start(t, fennectest.WithModules(fennec.NewModule("needs-manual-executor",
+		fennec.Supply[ci.Executors](exec))))
+	c := s.Client
+	p := stocktest.NewProject(t, c, "needs-manual", "private")
+	file := `gate: {stage: build, script: [x], when: manual, needs: []}
+after: {stage: test, script: [x], needs: [gate]}
+hold: {stage: build, script: [x], when: manual, allow_failure: false, needs: []}
+held: {stage: test, script: [x], needs: [hold]}
+`
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": file})
+	pl := waitPipeline(t, c, p.ID, commit.ID, "manual")
+	statuses := func() map[string]string {
+		out := map[string]string{}
+		for name, j := range jobsByName(t, c, p.ID, pl.ID) {
+			out[name] = j.Status
+		}
+		return out
+	}
+	if got, want := statuses(), map[string]string{"gate": "manual", "after": "skipped", "hold": "manual", "held": "created"}; !maps.Equal(got, want) {
+		t.Fatalf("jobs %v, want %v", got, want)
+	}
+	jobs := jobsByName(t, c, p.ID, pl.ID)
+	if _, _, err := c.Jobs.PlayJob(p.ID, jobs["gate"].ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitJob(t, c, p.ID, jobs["after"].ID, "success")
+	if got := statuses()["held"]; got != "created" {
+		t.Fatalf("held is %s while hold waits to be played", got)
+	}
+	if _, _, err := c.Jobs.PlayJob(p.ID, jobs["hold"].ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	pl = waitPipeline(t, c, p.ID, commit.ID, "success")
+	if got, want := statuses(), map[string]string{"gate": "success", "after": "success", "hold": "success", "held": "success"}; !maps.Equal(got, want) {
+		t.Fatalf("jobs %v, want %v", got, want)
 	}
 }

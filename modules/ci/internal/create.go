@@ -316,6 +316,7 @@ func creatingPipeline(tx *store.Tx, id int64, done int) (*Pipeline, error) {
 // jobRows builds the rows of the next chunk of specs from the from-th,
 // outside any transaction, and says where the chunk ends.
 func (s *Service) jobRows(p *Pipeline, specs []pipeline.Job, from int) ([]*Job, int, error) {
+	present, needed := neededNames(specs)
 	var rows []*Job
 	size, end := 0, from
 	for ; end < len(specs) && len(rows) < CreateChunkJobs && size < createChunkBytes; end++ {
@@ -327,7 +328,7 @@ func (s *Service) jobRows(p *Pipeline, specs []pipeline.Job, from int) ([]*Job, 
 		j := &Job{ProjectID: p.ProjectID, PipelineID: p.ID, Name: spec.Name, Stage: spec.Stage, StageIdx: spec.StageIndex,
 			Ref: p.Ref, SHA: p.SHA, Tag: p.Tag, Status: StatusCreated, When: string(spec.When),
 			AllowFailure: spec.AllowFailure, Tags: spec.Tags, Spec: raw, UserID: p.UserID, CreatedAt: p.CreatedAt,
-			Needs: spec.Needs}
+			Needs: spec.Needs, Needed: needed[spec.Name], BlockedOn: firstBlocker(spec.Needs, present)}
 		if spec.Environment != nil {
 			j.Environment, j.EnvironmentURL = s.expandEnvironment(p, spec)
 		}

@@ -645,7 +645,8 @@ func (s *Service) retry(tx *store.Tx, j *Job, userID int64) (*Job, error) {
 	now := s.now()
 	clone := &Job{ProjectID: j.ProjectID, PipelineID: j.PipelineID, Name: j.Name, Stage: j.Stage, StageIdx: j.StageIdx,
 		Ref: j.Ref, SHA: j.SHA, Tag: j.Tag, Status: StatusPending, When: j.When, AllowFailure: j.AllowFailure,
-		Tags: j.Tags, Spec: j.Spec, UserID: userID, CreatedAt: now, QueuedAt: &now, Attempt: j.Attempt, Needs: j.Needs}
+		Tags: j.Tags, Spec: j.Spec, UserID: userID, CreatedAt: now, QueuedAt: &now, Attempt: j.Attempt, Needs: j.Needs,
+		Needed: j.Needed}
 	if userID == 0 {
 		clone.UserID = j.UserID
 	}
@@ -691,13 +692,13 @@ func (s *Service) retryFailed(tx *store.Tx, p *Pipeline, userID int64) error {
 			}
 			clone := &Job{ProjectID: j.ProjectID, PipelineID: j.PipelineID, Name: j.Name, Stage: j.Stage, StageIdx: j.StageIdx,
 				Ref: j.Ref, SHA: j.SHA, Tag: j.Tag, Status: StatusCreated, When: j.When, AllowFailure: j.AllowFailure,
-				Tags: j.Tags, Spec: j.Spec, UserID: userID, CreatedAt: now, Needs: j.Needs}
+				Tags: j.Tags, Spec: j.Spec, UserID: userID, CreatedAt: now, Needs: j.Needs, Needed: j.Needed}
 			if err := jobs.Insert(tx, clone); err != nil {
 				return err
 			}
 			retried = append(retried, j.Name)
 		case j.Status == StatusSkipped && j.StageIdx > first:
-			j.Status = StatusCreated
+			j.Status, j.BlockedOn = StatusCreated, ""
 			if err := jobs.Update(tx, j); err != nil {
 				return err
 			}

@@ -164,6 +164,15 @@ type Job struct {
 	// gated by stages (every job stored before needs existed), empty for
 	// `needs: []`.
 	Needs []pipeline.Need `json:"needs,omitzero"`
+	// Needed: a job of the pipeline needs this one. SeenAs is the settled
+	// status in which the DAG pass last saw it: until the pass has seen
+	// its latest one, the job is listed as "unsettled" (see dag.go).
+	Needed bool   `json:"needed,omitempty"`
+	SeenAs string `json:"seen_as,omitempty"`
+	// BlockedOn is, while the job waits for its needs, the need the DAG
+	// pass last found unfinished ("" until it has looked: it looks at the
+	// job on its next pass).
+	BlockedOn string `json:"blocked_on,omitempty"`
 }
 
 // waitsForNeeds reports whether the job is created and decided by its
@@ -284,6 +293,23 @@ var (
 				return nil
 			}
 			return []string{nameKey(j.PipelineID, j.Name)}
+		}},
+		// Jobs waiting for their needs, by the need that holds them ("" for
+		// those the DAG pass has not looked at since they started to wait).
+		store.Index[Job]{Name: "blocked", Keys: func(j *Job) []string {
+			if j.Retried || !j.waitsForNeeds() {
+				return nil
+			}
+			return []string{nameKey(j.PipelineID, j.BlockedOn)}
+		}},
+		// Needed jobs settled in a status the DAG pass has not seen yet:
+		// what it looks at (their dependents), instead of every waiting
+		// job.
+		store.Index[Job]{Name: "unsettled", Keys: func(j *Job) []string {
+			if j.Retried || !j.Needed || !settled(j.Status) || j.SeenAs == j.Status {
+				return nil
+			}
+			return []string{store.IDString(j.PipelineID)}
 		}},
 		// The latest tries of jobs with needs, under each job they need:
 		// the dependents a retried or played job lets be decided again.
