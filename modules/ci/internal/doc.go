@@ -1,8 +1,8 @@
 // Package internal is the CI module's implementation: the store of
 // pipelines, jobs, environments, deployments and variables (store.go), the
 // engine that makes pipelines and moves jobs through GitLab's statuses
-// (engine.go, create.go, in the transaction of the change that moved
-// them), the scheduler that hands pending jobs to executors and to waiting
+// (engine.go, create.go, and dag.go for jobs with needs, in the
+// transaction of the change that moved them), the scheduler that hands pending jobs to executors and to waiting
 // GitLab Runners and records how they end (scheduler.go, handover.go,
 // runnerqueue.go), the runners (runners.go: registration, tokens), the
 // runner protocol runners speak (runnerprotocol.go: a job for a runner,

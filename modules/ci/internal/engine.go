@@ -292,8 +292,9 @@ func latestJobs(tx *store.Tx, pipelineID int64) ([]*Job, error) {
 }
 
 // process applies stage gating to a pipeline (created jobs whose earlier
-// stages are done become pending, manual or skipped) and updates the
-// pipeline's status from its jobs. Every change of a job's or pipeline's
+// stages are done become pending, manual or skipped), then decides the
+// jobs with needs whose needed jobs allow it (decideNeeds, dag.go), and
+// updates the pipeline's status from its jobs. Every change of a job's or pipeline's
 // status goes through here, in the transaction that made it.
 //
 // It runs on every change of every job, so it must not read every job:

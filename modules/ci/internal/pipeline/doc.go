@@ -12,8 +12,9 @@
 // A file is read in GitLab's order: YAML (aliases and merge keys, as
 // Ruby's Psych applies them), then includes (the including file wins),
 // then extends (deep merge), then !reference tags, then validation.
-// Keywords Fennec does not run yet (workflow, rules, needs, parallel,
-// trigger, release, ...) are refused by name.
+// Keywords Fennec does not run yet (parallel, trigger, release, needs of
+// other projects and pipelines, ...) are refused by name. `needs:` within
+// the pipeline is read and checked across jobs in needs.go.
 //
 // A configuration error is data: Parse returns a *ConfigError whose first
 // message is what the pipeline's yaml_errors shows. No input makes Parse
