@@ -318,3 +318,36 @@ held: {stage: test, script: [x], needs: [hold]}
 		t.Fatalf("jobs %v, want %v", got, want)
 	}
 }
+
+// Retrying a pipeline's failed jobs lets the jobs their failure skipped
+// run, those of their own stage that need them included.
+func TestNeedsRetryFailedPipeline(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	c := s.Client
+	p, _, err := c.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr("ci-needs-retry-all")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(t.TempDir(), "fixed")
+	file := `flaky:
+  script: ['if [ -f "` + marker + `" ]; then echo fixed; else touch "` + marker + `"; exit 3; fi']
+same:
+  needs: [flaky]
+  script: [echo same stage]
+`
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": file})
+	pl := waitPipeline(t, c, p.ID, commit.ID, "success", "failed")
+	jobs := jobsByName(t, c, p.ID, pl.ID)
+	if pl.Status != "failed" || jobs["flaky"].Status != "failed" || jobs["same"].Status != "skipped" {
+		t.Fatalf("pipeline %s: flaky %s, same %s", pl.Status, jobs["flaky"].Status, jobs["same"].Status)
+	}
+	if _, _, err := c.Pipelines.RetryPipelineBuild(p.ID, pl.ID); err != nil {
+		t.Fatal(err)
+	}
+	pl = waitPipeline(t, c, p.ID, commit.ID, "success")
+	jobs = jobsByName(t, c, p.ID, pl.ID)
+	if jobs["flaky"].Status != "success" || jobs["same"].Status != "success" {
+		t.Fatalf("after the retry: flaky %s, same %s", jobs["flaky"].Status, jobs["same"].Status)
+	}
+}
