@@ -484,7 +484,7 @@ func (s *Service) completeWith(ctx context.Context, jobID int64, status, reason 
 				return err
 			}
 		}
-		if status == StatusFailed && j.Attempt < spec.Retry {
+		if status == StatusFailed && j.Attempt < spec.Retry && retriesFor(spec.RetryWhen, reason) {
 			clone, err := s.retry(tx, j, j.UserID)
 			if err != nil {
 				return err
@@ -498,6 +498,27 @@ func (s *Service) completeWith(ctx context.Context, jobID int64, status, reason 
 		s.log.Error("recording a finished job", zap.Int64("job", jobID), zap.Error(err))
 	}
 	s.nudge()
+}
+
+// retriesFor says whether a failure of this reason is retried by
+// `retry: {when}` (no list, or always, retries every failure). A failure
+// without a reason is GitLab's unknown_failure, and a timeout answers to
+// both of its names (stuck_or_timeout_failure covered timeouts before
+// job_execution_timeout existed).
+func retriesFor(when []string, reason string) bool {
+	if len(when) == 0 {
+		return true
+	}
+	if reason == "" {
+		reason = "unknown_failure"
+	}
+	for _, w := range when {
+		if w == "always" || w == reason ||
+			(w == "stuck_or_timeout_failure" && reason == "job_execution_timeout") {
+			return true
+		}
+	}
+	return false
 }
 
 // finish moves a job to a final status and processes its pipeline.

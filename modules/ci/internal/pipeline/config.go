@@ -98,9 +98,9 @@ type Job struct {
 	// `needs: []` (it starts at once). omitzero keeps that difference in
 	// the stored spec. `default:` never gives needs.
 	Needs []Need `json:"needs,omitzero"`
-	// Retry is how many times a failed job is retried automatically, 0..2.
-	// RetryWhen lists the failure reasons of `retry: {when}` (empty means
-	// always); they are stored, and the scheduler honours Retry alone.
+	// Retry is how many times a failed job is retried automatically, 0..2,
+	// when its failure reason is one RetryWhen lists (`retry: {when}`;
+	// empty means always).
 	Retry     int      `json:"retry,omitempty"`
 	RetryWhen []string `json:"retry_when,omitempty"`
 	Tags      []string `json:"tags,omitempty"`
