@@ -53,6 +53,9 @@ func (s *Service) pipelineJobs(ctx context.Context, src []byte, p *Pipeline) ([]
 	if err != nil {
 		return nil, nil, err
 	}
+	if cfg.Workflow != nil {
+		p.AutoCancel = cfg.Workflow.AutoCancelOnNewCommit
+	}
 	stages, specs, err := cfg.ForPipeline(ref, s.cfg.MaxPipelineJobs)
 	if errors.Is(err, ciexpr.ErrWorkflowFiltered) {
 		return nil, nil, cicd.ErrFilteredByWorkflow

@@ -221,6 +221,7 @@ func (s *Service) createPipeline(ctx context.Context, req pipelineRequest) (*Pip
 		return nil, err
 	}
 	s.nudge()
+	s.autoCancel(ctx, p)
 	view := *p
 	view.Creating = false
 	return &view, nil

@@ -83,6 +83,10 @@ type Pipeline struct {
 	// CI_MERGE_REQUEST_* variables give it. Ref is then its source branch
 	// (what runners fetch), as CI_COMMIT_REF_NAME is in GitLab.
 	MergeRequest *pipeline.MergeRequestFacts `json:"merge_request,omitempty"`
+	// AutoCancel is the file's `workflow: auto_cancel: on_new_commit`
+	// (empty when not written): how a newer pipeline of the ref cancels
+	// this one (autoCancel).
+	AutoCancel string `json:"auto_cancel,omitempty"`
 	// requestVariables are the variables the pipeline was asked with (a
 	// trigger's, a schedule's), for choosing its jobs; never stored here
 	// (they are kept sealed with the trigger request or schedule run).

@@ -115,7 +115,7 @@ type Job struct {
 	Timeout      string        `json:"timeout,omitempty"`
 	TimeoutAfter time.Duration `json:"timeout_after,omitempty"`
 	// Interruptible: a newer pipeline of the ref may cancel the job
-	// (stored; nothing cancels jobs on that ground yet).
+	// (the service's autoCancel).
 	Interruptible bool `json:"interruptible,omitempty"`
 	// Rules are the job's `rules:` (HasRules: the keyword was written,
 	// even as an empty list, which leaves the job out of every pipeline).
