@@ -127,6 +127,9 @@ type Job struct {
 	// ownVariables are the keys of the job's own `variables:`, which
 	// workflow rules' variables do not replace.
 	ownVariables []string
+	// Trigger is set on a trigger job (a bridge, see trigger.go), which
+	// has no script and runs no command.
+	Trigger *Trigger `json:"trigger,omitempty"`
 }
 
 // Manual reports whether the job waits for a user to play it.

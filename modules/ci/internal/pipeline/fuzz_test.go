@@ -50,6 +50,10 @@ func FuzzParse(f *testing.F) {
 		"a: {script: x, needs: [b, {job: c, artifacts: false, optional: true}]}\nb: {script: x, stage: build, needs: []}\n",
 		"a: {script: x, needs: [b]}\nb: {script: x, needs: [c]}\nc: {script: x, needs: [a]}\n",
 		"a: {script: x, needs: [{job: b, pipeline: p}], dependencies: [b]}\nb: {script: x, needs: [a, a]}\n",
+		// Trigger jobs.
+		"b: {trigger: {include: [a.yml, {local: b.yml}], strategy: depend, forward: {yaml_variables: false}}, variables: {A: b}}\n",
+		"b: {trigger: g/p, stage: deploy, when: manual}\nc: {trigger: {project: g/p, branch: main}}\n",
+		"b: {trigger: {include: [a, b, c, d]}}\nc: {trigger: {strategy: x}, script: y}\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
@@ -109,7 +113,11 @@ func checkInvariants(t *testing.T, cfg *Config) {
 		byName[j.Name] = j
 	}
 	for _, j := range cfg.Jobs {
-		if len(j.Script) == 0 {
+		switch {
+		case j.Bridge() && (len(j.Script) > 0 || (j.Trigger.Project == "") == (len(j.Trigger.Include) == 0) ||
+			len(j.Trigger.Include) > MaxTriggerIncludes):
+			t.Fatalf("trigger job %q: %+v %+v", j.Name, j, j.Trigger)
+		case !j.Bridge() && len(j.Script) == 0:
 			t.Fatalf("job %q has no script", j.Name)
 		}
 		if j.StageIndex < 0 || j.StageIndex >= len(cfg.Stages) || cfg.Stages[j.StageIndex] != j.Stage {

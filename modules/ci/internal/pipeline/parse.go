@@ -48,7 +48,7 @@ var jobKeys = map[string]bool{
 // unsupportedJobKeys are job keywords of current GitLab that Fennec does not
 // run yet; a job using one is refused with a message naming it.
 var unsupportedJobKeys = map[string]bool{
-	"parallel": true, "trigger": true,
+	"parallel": true,
 	"release": true, "resource_group": true, "secrets": true,
 	"id_tokens": true, "hooks": true, "pages": true, "run": true,
 	"identity": true, "manual_confirmation": true, "dast_configuration": true,
@@ -440,6 +440,9 @@ func (p *parser) job(name string, v *value, g *globals) (Job, bool) {
 	if v.kind != kindMap {
 		p.errorf("%s config should be a hash", loc)
 		return Job{}, false
+	}
+	if isBridge(v) {
+		return p.bridge(name, v, g) // trigger.go
 	}
 	before := len(p.errs)
 	var unknown []string
