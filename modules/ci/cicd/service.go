@@ -268,6 +268,27 @@ type Job struct {
 	// PipelineStatus and Commit are its pipeline's, as read with the job.
 	PipelineStatus string
 	Commit         Commit
+	// Downstream is the pipeline a trigger job made, in the lists of
+	// trigger jobs (JobQuery.Bridges); nil before it is made.
+	Downstream *DownstreamPipeline
+	// FailureReason says why a failed job failed other than by its
+	// script (a trigger job's: downstream_pipeline_creation_failed...).
+	FailureReason string
+}
+
+// DownstreamPipeline is the pipeline a trigger job made: a child of the
+// same project (source parent_pipeline) or another project's (source
+// pipeline).
+type DownstreamPipeline struct {
+	ID        PipelineID
+	ProjectID int64
+	SHA       string
+	Ref       string
+	Status    string
+	Source    string
+	WebURL    string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // Artifacts is a job's stored archive.
@@ -426,7 +447,10 @@ type JobQuery struct {
 	Pipeline PipelineID
 	// Scope, when not empty, keeps the jobs in these statuses
 	// (ErrInvalidScope for what is not a job status).
-	Scope  []string
-	Offset int
-	Limit  int
+	Scope []string
+	// Bridges lists the pipeline's trigger jobs instead of its jobs
+	// (GitLab lists them apart: GET .../pipelines/:id/bridges).
+	Bridges bool
+	Offset  int
+	Limit   int
 }

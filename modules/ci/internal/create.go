@@ -331,7 +331,8 @@ func (s *Service) jobRows(p *Pipeline, specs []pipeline.Job, from int) ([]*Job, 
 		j := &Job{ProjectID: p.ProjectID, PipelineID: p.ID, Name: spec.Name, Stage: spec.Stage, StageIdx: spec.StageIndex,
 			Ref: p.Ref, SHA: p.SHA, Tag: p.Tag, Status: StatusCreated, When: string(spec.When),
 			AllowFailure: spec.AllowFailure, Tags: spec.Tags, Spec: raw, UserID: p.UserID, CreatedAt: p.CreatedAt,
-			Needs: spec.Needs, Needed: needed[spec.Name], BlockedOn: firstBlocker(spec.Needs, present)}
+			Needs: spec.Needs, Needed: needed[spec.Name], BlockedOn: firstBlocker(spec.Needs, present),
+			Bridge: spec.Bridge()}
 		if spec.Environment != nil {
 			j.Environment, j.EnvironmentURL = s.expandEnvironment(p, spec)
 		}
@@ -475,7 +476,12 @@ func (s *Service) resumeCreation(ctx context.Context, id int64) error {
 	if !p.Creating {
 		return nil
 	}
-	src, _, err := s.readConfig(ctx, p.ProjectID, p.SHA)
+	src, _, err := s.pipelineConfig(ctx, p.ProjectID, p.SHA, p.Upstream)
+	if err == nil {
+		// Its jobs were chosen seeing the variables it was asked with
+		// (stored sealed apart): the same choice needs them again.
+		p.requestVariables, err = s.pipelineRunVariables(ctx, p)
+	}
 	var specs []pipeline.Job
 	if err == nil {
 		var stages []string

@@ -38,6 +38,9 @@ type pipelineRequest struct {
 	beforeSHA string
 	source    string
 	userID    int64
+	// upstream is set for a trigger job's downstream pipeline
+	// (bridge.go).
+	upstream *Upstream
 	// inserted, when set, runs in the transaction that stores the
 	// pipeline: what must exist as soon as it does (a trigger's
 	// variables, which its jobs read).
@@ -78,6 +81,19 @@ func (s *Service) readConfig(ctx context.Context, projectID int64, sha string) (
 		return nil, sum, err
 	}
 	return text, sum, nil
+}
+
+// pipelineConfig is readConfig for a pipeline, whose upstream, when it is
+// a child, names its CI files instead of ConfigPath (bridge.go).
+func (s *Service) pipelineConfig(ctx context.Context, projectID int64, sha string, up *Upstream) ([]byte, CommitSummary, error) {
+	if up == nil || len(up.Include) == 0 {
+		return s.readConfig(ctx, projectID, sha)
+	}
+	c, err := s.git.Commit(readAsCI(ctx), projectID, sha)
+	if err != nil {
+		return nil, CommitSummary{}, fmt.Errorf("ci: commit %s: %w", sha, err)
+	}
+	return pipeline.ChildConfig(up.Include), summarize(c), nil
 }
 
 // repoFiles reads the files a CI file includes (`include: local`) from
@@ -142,7 +158,7 @@ func summarize(c gitread.Commit) CommitSummary {
 // failed pipeline with yaml_errors and no jobs; no CI file, or no job for
 // this ref, gives none (cicd.ErrNoConfig, cicd.ErrNoJobs).
 func (s *Service) createPipeline(ctx context.Context, req pipelineRequest) (*Pipeline, error) {
-	src, commit, err := s.readConfig(ctx, req.project.ID, req.sha)
+	src, commit, err := s.pipelineConfig(ctx, req.project.ID, req.sha, req.upstream)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +167,8 @@ func (s *Service) createPipeline(ctx context.Context, req pipelineRequest) (*Pip
 	p := &Pipeline{ProjectID: req.project.ID, Ref: req.ref, SHA: req.sha, BeforeSHA: req.beforeSHA, Tag: req.tag,
 		Source: req.source, Status: StatusCreated, UserID: req.userID, CreatedAt: now, UpdatedAt: now,
 		CommittedAt: &committed, Commit: commit, ProjectWebURL: req.project.WebURL,
-		ProjectPath: req.project.PathWithNamespace, requestVariables: req.variables, MergeRequest: req.mergeRequest}
+		ProjectPath: req.project.PathWithNamespace, requestVariables: req.variables, MergeRequest: req.mergeRequest,
+		Upstream: req.upstream}
 	stages, specs, perr := s.pipelineJobs(ctx, src, p)
 	switch {
 	case errors.Is(perr, cicd.ErrNoJobs):
@@ -395,7 +412,10 @@ func (s *Service) process(tx *store.Tx, pipelineID int64) error {
 		return err
 	}
 	if changed {
-		return s.publishPipeline(tx, p)
+		if err := s.publishPipeline(tx, p); err != nil {
+			return err
+		}
+		return s.mirrorUpstream(tx, p) // a depend bridge follows it
 	}
 	return nil
 }
@@ -625,7 +645,10 @@ func (s *Service) cancelOne(tx *store.Tx, j *Job) error {
 	if err := jobs.Update(tx, j); err != nil {
 		return err
 	}
-	if wasRunning {
+	if err := s.cancelDownstream(tx, j); err != nil {
+		return err
+	}
+	if wasRunning && !j.Bridge {
 		// After the commit, and not in its hook's goroutine: commit hooks
 		// run in the group commit's leader, and stopping the job is a call
 		// to the executor that may take seconds, which every writer would
@@ -648,7 +671,7 @@ func (s *Service) retry(tx *store.Tx, j *Job, userID int64) (*Job, error) {
 	clone := &Job{ProjectID: j.ProjectID, PipelineID: j.PipelineID, Name: j.Name, Stage: j.Stage, StageIdx: j.StageIdx,
 		Ref: j.Ref, SHA: j.SHA, Tag: j.Tag, Status: StatusPending, When: j.When, AllowFailure: j.AllowFailure,
 		Tags: j.Tags, Spec: j.Spec, UserID: userID, CreatedAt: now, QueuedAt: &now, Attempt: j.Attempt, Needs: j.Needs,
-		Needed: j.Needed}
+		Needed: j.Needed, Bridge: j.Bridge}
 	if userID == 0 {
 		clone.UserID = j.UserID
 	}
@@ -694,7 +717,7 @@ func (s *Service) retryFailed(tx *store.Tx, p *Pipeline, userID int64) error {
 			}
 			clone := &Job{ProjectID: j.ProjectID, PipelineID: j.PipelineID, Name: j.Name, Stage: j.Stage, StageIdx: j.StageIdx,
 				Ref: j.Ref, SHA: j.SHA, Tag: j.Tag, Status: StatusCreated, When: j.When, AllowFailure: j.AllowFailure,
-				Tags: j.Tags, Spec: j.Spec, UserID: userID, CreatedAt: now, Needs: j.Needs, Needed: j.Needed}
+				Tags: j.Tags, Spec: j.Spec, UserID: userID, CreatedAt: now, Needs: j.Needs, Needed: j.Needed, Bridge: j.Bridge}
 			if err := jobs.Insert(tx, clone); err != nil {
 				return err
 			}

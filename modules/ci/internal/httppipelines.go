@@ -29,6 +29,18 @@ type pipelinesOutput struct {
 	Body []PipelineRef
 }
 
+type pipelineListOutput struct {
+	api.PageHeaders
+	Body []PipelineListView
+}
+
+// PipelineListView is an entry of the pipelines list: the embedded
+// pipeline's fields and, as GitLab 13 and later list it, its source.
+type PipelineListView struct {
+	PipelineRef
+	Source string `json:"source"`
+}
+
 type pipelinePath struct {
 	ProjectPath
 	PipelineID int64 `path:"pipeline_id"`
@@ -38,7 +50,7 @@ type pipelineOutput struct {
 	Body *PipelineView
 }
 
-func (s *Service) listPipelines(ctx context.Context, in *listPipelinesInput) (*pipelinesOutput, error) {
+func (s *Service) listPipelines(ctx context.Context, in *listPipelinesInput) (*pipelineListOutput, error) {
 	q := cicd.PipelineQuery{Scope: in.Scope, Status: in.Status, Ref: in.Ref, Username: in.Username, OrderBy: in.OrderBy,
 		Ascending: in.Sort == "asc", Offset: in.Offset(), Limit: in.Limit()}
 	if in.YAMLErrors != "" {
@@ -49,9 +61,10 @@ func (s *Service) listPipelines(ctx context.Context, in *listPipelinesInput) (*p
 	if err != nil {
 		return nil, err
 	}
-	out := &pipelinesOutput{PageHeaders: api.Paginate(ctx, in.PageParams, total), Body: []PipelineRef{}}
+	out := &pipelineListOutput{PageHeaders: api.Paginate(ctx, in.PageParams, total), Body: []PipelineListView{}}
 	for _, p := range list {
-		out.Body = append(out.Body, PipelineRef{ID: int64(p.ID), ProjectID: p.ProjectID, SHA: p.SHA, Ref: p.Ref, Status: p.Status})
+		out.Body = append(out.Body, PipelineListView{PipelineRef: PipelineRef{ID: int64(p.ID), ProjectID: p.ProjectID, SHA: p.SHA,
+			Ref: p.Ref, Status: p.Status}, Source: p.Source})
 	}
 	return out, nil
 }

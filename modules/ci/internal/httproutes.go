@@ -11,6 +11,7 @@ func NewRoutes(s *Service) fennec.Routes {
 		s.http.api = a
 		mapErrors(a)
 		s.registerJobs(a)
+		s.registerBridges(a)
 		s.registerPipelines(a)
 		s.registerEnvironments(a)
 		s.registerVariables(a)

@@ -150,12 +150,15 @@ type PipelineView struct {
 	CommittedAt *api.Time `json:"committed_at"`
 	Duration    *int64    `json:"duration"`
 	Coverage    *string   `json:"coverage"`
+	// Source is what made it (push, web, trigger, schedule, api,
+	// parent_pipeline, pipeline), as GitLab 13 and later show it.
+	Source string `json:"source"`
 }
 
 func (s *Service) pipelineView(ctx context.Context, p cicd.Pipeline) PipelineView {
 	v := PipelineView{ID: int64(p.ID), SHA: p.SHA, Ref: p.Ref, Status: p.Status, BeforeSHA: p.BeforeSHA, Tag: p.Tag,
 		YAMLErrors: p.YAMLErrors, User: s.userView(ctx, p.UserID), CreatedAt: api.NewTime(p.CreatedAt),
-		UpdatedAt: api.NewTime(p.UpdatedAt), Duration: p.Duration}
+		UpdatedAt: api.NewTime(p.UpdatedAt), Duration: p.Duration, Source: p.Source}
 	if p.StartedAt != nil {
 		v.StartedAt = api.TimePtr(*p.StartedAt)
 	}

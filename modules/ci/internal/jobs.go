@@ -6,9 +6,11 @@ package internal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
@@ -46,7 +48,7 @@ func (s *Service) Jobs(ctx context.Context, project string, q cicd.JobQuery) ([]
 		return nil, 0, err
 	}
 	var list, page []*Job
-	var owners map[int64]*Pipeline
+	var owners, downstream map[int64]*Pipeline
 	err = s.db.View(ctx, func(tx *store.Tx) error {
 		var ids []int64
 		if q.Pipeline != 0 {
@@ -65,13 +67,16 @@ func (s *Service) Jobs(ctx context.Context, project string, q cicd.JobQuery) ([]
 			if err != nil {
 				return err
 			}
-			if want == nil || want[j.Status] {
+			if j.Bridge == q.Bridges && (want == nil || want[j.Status]) {
 				list = append(list, j)
 			}
 		}
 		// Only the page's pipelines are read.
 		page = store.Window(list, q.Offset, q.Limit)
-		owners, err = pipelinesOf(tx, page)
+		if owners, err = pipelinesOf(tx, page); err != nil || !q.Bridges {
+			return err
+		}
+		downstream, err = downstreamOf(tx, page)
 		return err
 	})
 	if err != nil {
@@ -79,7 +84,11 @@ func (s *Service) Jobs(ctx context.Context, project string, q cicd.JobQuery) ([]
 	}
 	out := make([]cicd.Job, 0, len(page))
 	for _, j := range page {
-		out = append(out, jobRecord(j, owners[j.PipelineID]))
+		rec := jobRecord(j, owners[j.PipelineID])
+		if d := downstream[j.DownstreamID]; d != nil {
+			rec.Downstream = downstreamRecord(d)
+		}
+		out = append(out, rec)
 	}
 	return out, len(list), nil
 }
@@ -274,7 +283,8 @@ func jobRecord(j *Job, p *Pipeline) cicd.Job {
 	out := cicd.Job{ID: cicd.JobID(j.ID), ProjectID: j.ProjectID, PipelineID: cicd.PipelineID(j.PipelineID),
 		Name: j.Name, Stage: j.Stage, Ref: j.Ref, Tag: j.Tag, SHA: j.SHA, Status: j.Status, When: j.When,
 		AllowFailure: j.AllowFailure, UserID: j.UserID, RunnerID: j.RunnerID, Coverage: j.Coverage,
-		CreatedAt: j.CreatedAt, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt, ErasedAt: j.ErasedAt, Retried: j.Retried}
+		CreatedAt: j.CreatedAt, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt, ErasedAt: j.ErasedAt, Retried: j.Retried,
+		FailureReason: j.FailureReason}
 	if a := j.Artifacts; a != nil {
 		out.Artifacts = &cicd.Artifacts{Filename: a.Filename, Size: a.Size, ExpireAt: a.ExpireAt, Kept: a.Kept}
 	}
@@ -295,6 +305,33 @@ func pipelineRecord(p *Pipeline) cicd.Pipeline {
 		BeforeSHA: p.BeforeSHA, Source: p.Source, Status: p.Status, YAMLErrors: p.YAMLErrors, Stages: p.Stages,
 		UserID: p.UserID, Coverage: p.Coverage, Duration: p.Duration, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
 		StartedAt: p.StartedAt, FinishedAt: p.FinishedAt, CommittedAt: p.CommittedAt, Commit: commitRecord(p.Commit)}
+}
+
+// downstreamRecord is a trigger job's downstream pipeline as the contract
+// shows it.
+func downstreamRecord(p *Pipeline) *cicd.DownstreamPipeline {
+	return &cicd.DownstreamPipeline{ID: cicd.PipelineID(p.ID), ProjectID: p.ProjectID, SHA: p.SHA, Ref: p.Ref,
+		Status: p.Status, Source: p.Source, WebURL: p.ProjectWebURL + "/-/pipelines/" + strconv.FormatInt(p.ID, 10),
+		CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
+}
+
+// downstreamOf loads the downstream pipelines of trigger jobs, each once.
+func downstreamOf(tx *store.Tx, list []*Job) (map[int64]*Pipeline, error) {
+	byID := map[int64]*Pipeline{}
+	for _, j := range list {
+		if j.DownstreamID == 0 || byID[j.DownstreamID] != nil {
+			continue
+		}
+		p, err := pipelines.Get(tx, j.DownstreamID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		byID[p.ID] = p
+	}
+	return byID, nil
 }
 
 // pipelinesOf loads the pipelines of jobs, each once.

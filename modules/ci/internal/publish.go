@@ -25,6 +25,14 @@ func (s *Service) publishJob(tx *store.Tx, j *Job, p *Pipeline) error {
 	if err != nil {
 		return err
 	}
+	if j.Bridge {
+		// A trigger job is the server's: no job event, as GitLab sends
+		// none for bridges; a pending one waits for bridgeLoop.
+		if j.Status == StatusPending && j.DownstreamID == 0 {
+			tx.OnCommit(s.wakeBridges)
+		}
+		return nil
+	}
 	ev := event.JobEvent{ObjectKind: "build", ProjectID: j.ProjectID, PipelineID: j.PipelineID, JobID: j.ID,
 		Name: j.Name, Stage: j.Stage, Status: j.Status, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt,
 		AllowFailure: j.AllowFailure, Ref: j.Ref, Tag: j.Tag, SHA: j.SHA, BeforeSHA: p.BeforeSHA, UserID: j.UserID, When: j.When}

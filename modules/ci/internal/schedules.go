@@ -698,6 +698,9 @@ func (s *Service) actAsOwner(ctx context.Context, projectID, ownerID int64) (con
 // pipelineRunVariables are the variables a pipeline was run with: a
 // trigger's caller's, or its schedule's.
 func (s *Service) pipelineRunVariables(ctx context.Context, p *Pipeline) ([]pipeline.Variable, error) {
+	if p.Upstream != nil {
+		return s.upstreamVariables(p) // bridge.go
+	}
 	if p.Source != SourceSchedule {
 		return s.triggerVariables(ctx, p)
 	}

@@ -70,6 +70,8 @@ type Service struct {
 	decideWake chan struct{}
 	// scheduleWake wakes scheduleLoop: a pipeline schedule changed.
 	scheduleWake chan struct{}
+	// bridgeWake wakes bridgeLoop: a trigger job became pending.
+	bridgeWake chan struct{}
 }
 
 // The service is the module's contract.
@@ -112,7 +114,7 @@ func NewService(d Deps) (*Service, error) {
 	s := &Service{db: d.DB, bus: d.Bus, access: d.Access, teams: d.Teams, users: d.Users, git: d.Git, statuses: d.Statuses, protection: d.Protection, merges: d.Merges, server: d.Server, box: d.Box, cfg: d.Config,
 		log: d.Log.Named("ci"), dir: filepath.Join(d.Core.Data, "ci"), now: func() time.Time { return time.Now().UTC() },
 		wake: make(chan struct{}, 1), reapEvery: reapInterval, runnersTokens: d.Runners, runnerQueue: newRunnerQueue(),
-		scheduleWake: make(chan struct{}, 1)}
+		scheduleWake: make(chan struct{}, 1), bridgeWake: make(chan struct{}, 1)}
 	s.runnerBootAt = s.now()
 	s.version, _ = fennec.Version()
 	for _, sub := range []string{"traces", "artifacts", "tmp"} {

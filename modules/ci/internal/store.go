@@ -88,9 +88,13 @@ type Pipeline struct {
 	// this one (autoCancel).
 	AutoCancel string `json:"auto_cancel,omitempty"`
 	// requestVariables are the variables the pipeline was asked with (a
-	// trigger's, a schedule's), for choosing its jobs; never stored here
-	// (they are kept sealed with the trigger request or schedule run).
+	// trigger's, a schedule's, an upstream bridge's), for choosing its
+	// jobs; never stored here (they are kept sealed with the trigger
+	// request or schedule run, or in Upstream).
 	requestVariables []pipeline.Variable
+	// Upstream is set on a downstream pipeline: the trigger job that made
+	// it (bridge.go).
+	Upstream *Upstream `json:"upstream,omitempty"`
 }
 
 func (p *Pipeline) RecordID() int64      { return p.ID }
@@ -177,6 +181,10 @@ type Job struct {
 	// pass last found unfinished ("" until it has looked: it looks at the
 	// job on its next pass).
 	BlockedOn string `json:"blocked_on,omitempty"`
+	// Bridge marks a trigger job, which no executor or runner runs;
+	// DownstreamID is the pipeline it made, once made (bridge.go).
+	Bridge       bool  `json:"bridge,omitempty"`
+	DownstreamID int64 `json:"downstream_id,omitempty"`
 }
 
 // waitsForNeeds reports whether the job is created and decided by its
@@ -272,6 +280,14 @@ var (
 				return []string{"deciding"}
 			}
 			return nil
+		}},
+		// The downstream pipelines of a hierarchy, by its first pipeline:
+		// how large it has grown (bridge.go).
+		store.Index[Pipeline]{Name: "root", Keys: func(p *Pipeline) []string {
+			if p.Upstream == nil {
+				return nil
+			}
+			return []string{store.IDString(p.Upstream.RootID)}
 		}})
 	jobs = store.NewTable[int64, Job]("ci.jobs",
 		store.Index[Job]{Name: "project", Keys: func(j *Job) []string { return []string{store.IDString(j.ProjectID)} }},
@@ -335,8 +351,12 @@ var (
 			}
 			return []string{store.IDString(j.PipelineID)}
 		}},
-		// The queue: pending jobs, oldest first (ids ascend).
+		// The queue: pending jobs, oldest first (ids ascend). A trigger
+		// job is made by the server, never run: it waits in "bridges".
 		store.Index[Job]{Name: "queue", Keys: func(j *Job) []string {
+			if j.Bridge {
+				return nil
+			}
 			if j.Status == StatusPending {
 				return []string{"pending"}
 			}
@@ -344,6 +364,14 @@ var (
 				return []string{"running"}
 			}
 			return nil
+		}},
+		// Pending trigger jobs whose downstream pipeline is still to be
+		// made (bridgeLoop).
+		store.Index[Job]{Name: "bridges", Keys: func(j *Job) []string {
+			if !j.Bridge || j.Retried || j.Status != StatusPending || j.DownstreamID != 0 {
+				return nil
+			}
+			return []string{"waiting"}
 		}},
 		// The jobs each runner took, for GET /runners/:id/jobs.
 		store.Index[Job]{Name: "runner", Keys: func(j *Job) []string {

@@ -284,12 +284,13 @@ func (x *Scheduler) Run(ctx context.Context) error {
 	// The loops count in the wait group themselves, so the jobs they
 	// start are added while the count is above zero and the Wait below
 	// covers all of them.
-	sc.wg.Add(5)
+	sc.wg.Add(6)
 	go func() { defer sc.wg.Done(); s.settleLoop(ctx) }()
 	go func() { defer sc.wg.Done(); sc.loop(ctx) }()
 	go func() { defer sc.wg.Done(); s.reapLoop(ctx) }()
 	go func() { defer sc.wg.Done(); s.watchRunners(ctx) }()
 	go func() { defer sc.wg.Done(); s.scheduleLoop(ctx) }()
+	go func() { defer sc.wg.Done(); s.bridgeLoop(ctx) }()
 	<-ctx.Done()
 	sc.wg.Wait()
 	return nil

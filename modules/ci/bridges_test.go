@@ -1,0 +1,229 @@
+package ci_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/fennec-forge/fennec/modules/stock/stocktest"
+)
+
+const parentCI = `variables: {GLOBAL: g}
+stages: [build, child, after]
+build: {stage: build, script: [echo build]}
+child:
+  stage: child
+  variables: {PASSED: "from-$CI_COMMIT_REF_NAME"}
+  trigger: {include: ci/child.yml, strategy: depend}
+after: {stage: after, script: [echo after]}
+`
+
+// pipelineOf waits for the pipeline of sha made by source to reach one of
+// the statuses (a child has its parent's sha).
+func pipelineOf(t *testing.T, c *gitlab.Client, project int64, sha, source string, want ...string) *gitlab.Pipeline {
+	t.Helper()
+	var last string
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		list, _, err := c.Pipelines.ListProjectPipelines(project, &gitlab.ListProjectPipelinesOptions{SHA: gitlab.Ptr(sha)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pi := range list {
+			if pi.SHA != sha || pi.Source != source {
+				continue
+			}
+			p, _, err := c.Pipelines.GetPipeline(project, pi.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last = p.Status
+			for _, w := range want {
+				if p.Status == w {
+					return p
+				}
+			}
+		}
+	}
+	t.Fatalf("%s pipeline of %s: status %q, want one of %v", source, sha, last, want)
+	return nil
+}
+
+// onlyBridge lists a pipeline's trigger jobs and returns the one there is.
+func onlyBridge(t *testing.T, c *gitlab.Client, project, pipeline int64) *gitlab.Bridge {
+	t.Helper()
+	list, _, err := c.Jobs.ListPipelineBridges(project, pipeline, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 {
+		t.Fatalf("bridges of %d: %+v", pipeline, list)
+	}
+	return list[0]
+}
+
+// A trigger job with include makes a child pipeline of the same commit:
+// its jobs see CI_PIPELINE_SOURCE=parent_pipeline and the bridge's
+// variables; the bridge is listed apart from the jobs, with its
+// downstream pipeline; with strategy: depend it mirrors the child, a
+// failing child failing the parent; a child whose file is invalid fails
+// the bridge; canceling the parent cancels the child.
+func TestChildPipelines(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	c := s.Client
+	p := stocktest.NewProject(t, c, "parent", "private")
+
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": parentCI,
+		"ci/child.yml": `show: {script: ['echo "source=$CI_PIPELINE_SOURCE passed=$PASSED global=${GLOBAL:-none}"']}` + "\n"})
+	parent := pipelineOf(t, c, p.ID, commit.ID, "push", "success", "failed")
+	if parent.Status != "success" || parent.Source != "push" {
+		t.Fatalf("parent %s from %s", parent.Status, parent.Source)
+	}
+	child := pipelineOf(t, c, p.ID, commit.ID, "parent_pipeline", "success", "failed")
+	if child.Status != "success" || child.Ref != "master" || child.ID == parent.ID {
+		t.Fatalf("child %+v", child)
+	}
+	jobs := jobsByName(t, c, p.ID, parent.ID)
+	if len(jobs) != 2 || jobs["build"] == nil || jobs["after"] == nil || jobs["after"].Status != "success" {
+		t.Fatalf("the parent's jobs list the bridge or lack one: %+v", jobs)
+	}
+	bridge := onlyBridge(t, c, p.ID, parent.ID)
+	d := bridge.DownstreamPipeline
+	if bridge.Name != "child" || bridge.Stage != "child" || bridge.Status != "success" || bridge.Pipeline.ID != parent.ID ||
+		d == nil || d.ID != child.ID || d.Status != "success" || d.Source != "parent_pipeline" || d.SHA != commit.ID ||
+		d.ProjectID != p.ID || !strings.HasSuffix(d.WebURL, "/-/pipelines/"+strconv.FormatInt(child.ID, 10)) {
+		t.Fatalf("bridge %+v, downstream %+v", bridge, d)
+	}
+	show := jobsByName(t, c, p.ID, child.ID)["show"]
+	if got := trace(t, c, p.ID, show.ID); !strings.Contains(got, "source=parent_pipeline passed=from-master global=g") {
+		t.Errorf("child job trace:\n%s", got)
+	}
+	if list, _, err := c.Jobs.ListPipelineBridges(p.ID, child.ID, nil); err != nil || len(list) != 0 {
+		t.Errorf("the child's bridges: %+v %v", list, err)
+	}
+
+	// depend: a failing child fails the bridge and the parent; the stage
+	// after it is skipped.
+	commit = stocktest.CommitFiles(t, c, p.ID, "master", "failing child", map[string]string{"ci/child.yml": "fail: {script: [exit 3]}\n"})
+	parent = pipelineOf(t, c, p.ID, commit.ID, "push", "success", "failed")
+	child = pipelineOf(t, c, p.ID, commit.ID, "parent_pipeline", "success", "failed")
+	bridge = onlyBridge(t, c, p.ID, parent.ID)
+	if parent.Status != "failed" || child.Status != "failed" || bridge.Status != "failed" || bridge.FailureReason != "" ||
+		bridge.DownstreamPipeline.Status != "failed" {
+		t.Fatalf("parent %s, child %s, bridge %s (%s)", parent.Status, child.Status, bridge.Status, bridge.FailureReason)
+	}
+	if after := jobsByName(t, c, p.ID, parent.ID)["after"]; after.Status != "skipped" {
+		t.Errorf("after a failed bridge: %s", after.Status)
+	}
+
+	// An invalid child file: the child is a failed pipeline with its
+	// errors, the bridge fails with GitLab's reason.
+	commit = stocktest.CommitFiles(t, c, p.ID, "master", "invalid child", map[string]string{"ci/child.yml": "bad: {scrip: [x]}\n"})
+	parent = pipelineOf(t, c, p.ID, commit.ID, "push", "failed", "success")
+	child = pipelineOf(t, c, p.ID, commit.ID, "parent_pipeline", "failed")
+	bridge = onlyBridge(t, c, p.ID, parent.ID)
+	if parent.Status != "failed" || bridge.Status != "failed" || bridge.FailureReason != "downstream_pipeline_creation_failed" ||
+		child.YamlErrors != "jobs:bad config contains unknown keys: scrip" {
+		t.Fatalf("parent %s, bridge %s (%s), child errors %q", parent.Status, bridge.Status, bridge.FailureReason, child.YamlErrors)
+	}
+
+	// Cancel the parent while the child runs: the child is canceled too.
+	commit = stocktest.CommitFiles(t, c, p.ID, "master", "slow child", map[string]string{"ci/child.yml": "slow: {script: [sleep 60]}\n"})
+	child = pipelineOf(t, c, p.ID, commit.ID, "parent_pipeline", "running")
+	parent = pipelineOf(t, c, p.ID, commit.ID, "push", "running")
+	if b := onlyBridge(t, c, p.ID, parent.ID); b.Status != "running" {
+		t.Fatalf("a depend bridge while its child runs: %s", b.Status)
+	}
+	if _, _, err := c.Pipelines.CancelPipelineBuild(p.ID, parent.ID); err != nil {
+		t.Fatal(err)
+	}
+	child = pipelineOf(t, c, p.ID, commit.ID, "parent_pipeline", "canceled")
+	parent = pipelineOf(t, c, p.ID, commit.ID, "push", "canceled")
+	if slow := jobsByName(t, c, p.ID, child.ID)["slow"]; slow.Status != "canceled" {
+		t.Errorf("the child's job: %s", slow.Status)
+	}
+}
+
+// Child pipelines nest two levels below the parent; a third is refused
+// with GitLab's reason.
+func TestChildPipelineDepth(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	c := s.Client
+	p := stocktest.NewProject(t, c, "nested", "private")
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{
+		".gitlab-ci.yml": "down: {trigger: {include: ci/1.yml, strategy: depend}}\n",
+		"ci/1.yml":       "down: {trigger: {include: ci/2.yml, strategy: depend}}\n",
+		"ci/2.yml":       "down: {trigger: {include: ci/3.yml, strategy: depend}}\n",
+		"ci/3.yml":       "never: {script: [echo never]}\n",
+	})
+	root := pipelineOf(t, c, p.ID, commit.ID, "push", "failed", "success")
+	if root.Status != "failed" {
+		t.Fatalf("root %s", root.Status)
+	}
+	depth, bridge := 0, onlyBridge(t, c, p.ID, root.ID)
+	for bridge.DownstreamPipeline != nil {
+		depth++
+		bridge = onlyBridge(t, c, p.ID, bridge.DownstreamPipeline.ID)
+	}
+	if depth != 2 || bridge.Status != "failed" || bridge.FailureReason != "reached_max_descendant_pipelines_depth" {
+		t.Fatalf("depth %d, last bridge %s (%s)", depth, bridge.Status, bridge.FailureReason)
+	}
+}
+
+// A multi-project trigger runs the other project's pipeline as the
+// pipeline's user, who must be allowed to run pipelines there.
+func TestMultiProjectTrigger(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	admin := s.Client
+	dev := s.CreateUser(t, "")
+	c := s.NewClient(t, dev.Token)
+	up := stocktest.NewProject(t, admin, "upstream", "private")
+	down := stocktest.NewProject(t, admin, "downstream", "private")
+	stocktest.AddMember(t, admin, up.ID, dev.ID, gitlab.DeveloperPermissions)
+	stocktest.CommitFiles(t, admin, down.ID, "master", "ci", map[string]string{
+		".gitlab-ci.yml": `run: {script: ['echo "source=$CI_PIPELINE_SOURCE version=$VERSION"']}` + "\n"})
+	ci := "deploy:\n  variables: {VERSION: \"1.$CI_PIPELINE_ID\"}\n  trigger: {project: " + down.PathWithNamespace + ", strategy: depend}\n"
+
+	// Not a member of the downstream project: it is not found.
+	commit := stocktest.CommitFiles(t, c, up.ID, "master", "ci", map[string]string{".gitlab-ci.yml": ci})
+	pl := pipelineOf(t, c, up.ID, commit.ID, "push", "failed", "success")
+	if b := onlyBridge(t, c, up.ID, pl.ID); pl.Status != "failed" || b.Status != "failed" ||
+		b.FailureReason != "downstream_bridge_project_not_found" || b.DownstreamPipeline != nil {
+		t.Fatalf("pipeline %s, bridge %+v", pl.Status, b)
+	}
+
+	// A Reporter may read it but not run its pipelines.
+	stocktest.AddMember(t, admin, down.ID, dev.ID, gitlab.ReporterPermissions)
+	commit = stocktest.CommitFiles(t, c, up.ID, "master", "again", map[string]string{"README": "1"})
+	pl = pipelineOf(t, c, up.ID, commit.ID, "push", "failed", "success")
+	if b := onlyBridge(t, c, up.ID, pl.ID); b.Status != "failed" || b.FailureReason != "insufficient_bridge_permissions" {
+		t.Fatalf("pipeline %s, bridge %+v", pl.Status, b)
+	}
+
+	// A Developer may: the downstream pipeline runs on its default branch,
+	// from source pipeline, with the bridge's variables.
+	if _, _, err := admin.ProjectMembers.EditProjectMember(down.ID, dev.ID,
+		&gitlab.EditProjectMemberOptions{AccessLevel: gitlab.Ptr(gitlab.DeveloperPermissions)}); err != nil {
+		t.Fatal(err)
+	}
+	commit = stocktest.CommitFiles(t, c, up.ID, "master", "once more", map[string]string{"README": "2"})
+	pl = pipelineOf(t, c, up.ID, commit.ID, "push", "failed", "success")
+	b := onlyBridge(t, c, up.ID, pl.ID)
+	if pl.Status != "success" || b.Status != "success" || b.DownstreamPipeline == nil ||
+		b.DownstreamPipeline.ProjectID != down.ID || b.DownstreamPipeline.Source != "pipeline" || b.DownstreamPipeline.Ref != "master" {
+		t.Fatalf("pipeline %s, bridge %+v, downstream %+v", pl.Status, b, b.DownstreamPipeline)
+	}
+	dp, _, err := c.Pipelines.GetPipeline(down.ID, b.DownstreamPipeline.ID)
+	if err != nil || dp.Source != "pipeline" || dp.User == nil || dp.User.ID != dev.ID {
+		t.Fatalf("downstream pipeline %+v %v", dp, err)
+	}
+	run := jobsByName(t, c, down.ID, dp.ID)["run"]
+	if got := trace(t, c, down.ID, run.ID); !strings.Contains(got, "source=pipeline version=1."+strconv.FormatInt(pl.ID, 10)) {
+		t.Errorf("downstream trace:\n%s", got)
+	}
+}
