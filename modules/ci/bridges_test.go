@@ -105,6 +105,20 @@ func TestChildPipelines(t *testing.T) {
 		t.Errorf("the child's bridges: %+v %v", list, err)
 	}
 
+	// A merge request's pipeline is the parent, not the newer child of
+	// the same commit.
+	if _, _, err := c.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr("feature"), Ref: gitlab.Ptr("master")}); err != nil {
+		t.Fatal(err)
+	}
+	feature := stocktest.CommitFiles(t, c, p.ID, "feature", "feature", map[string]string{"README": "x"})
+	fparent := pipelineOf(t, c, p.ID, feature.ID, "push", "success", "failed")
+	fchild := pipelineOf(t, c, p.ID, feature.ID, "parent_pipeline", "success", "failed")
+	mr := stocktest.OpenMergeRequest(t, c, p.ID, "feature", "master", "feature")
+	mr, _, err := c.MergeRequests.GetMergeRequest(p.ID, mr.IID, nil)
+	if err != nil || mr.Pipeline == nil || mr.Pipeline.ID != fparent.ID || fchild.ID < fparent.ID {
+		t.Fatalf("merge request pipeline %+v (parent %d, child %d), %v", mr.Pipeline, fparent.ID, fchild.ID, err)
+	}
+
 	// depend: a failing child fails the bridge and the parent; the stage
 	// after it is skipped.
 	commit = stocktest.CommitFiles(t, c, p.ID, "master", "failing child", map[string]string{"ci/child.yml": "fail: {script: [exit 3]}\n"})

@@ -49,12 +49,22 @@ func (q *CommitPipelines) Latest(ctx context.Context, projectID int64, sha strin
 	return p, ok, err
 }
 
+// latestPipeline is the newest pipeline of the commit that is not a
+// child: a child pipeline is part of its parent's, whose status already
+// follows it when it matters (strategy: depend), as GitLab's latest
+// pipeline of a commit leaves children out.
 func latestPipeline(tx *store.Tx, projectID int64, sha string) (*Pipeline, error) {
 	ids, err := pipelines.IDsBy(tx, "commit", store.IDString(projectID)+"/"+sha)
-	if err != nil || len(ids) == 0 {
+	if err != nil {
 		return nil, err
 	}
-	return pipelines.Get(tx, ids[len(ids)-1]) // ascending: the newest is last
+	for i := len(ids) - 1; i >= 0; i-- { // ascending: the newest is last
+		p, err := pipelines.Get(tx, ids[i])
+		if err != nil || p.Source != SourceParentPipeline {
+			return p, err
+		}
+	}
+	return nil, nil
 }
 
 // Coming says whether commit sha of project, which has no pipeline yet,
