@@ -241,3 +241,47 @@ func TestMultiProjectTrigger(t *testing.T) {
 		t.Errorf("downstream trace:\n%s", got)
 	}
 }
+
+// forward: pipeline_variables passes the variables a pipeline was run
+// with (here a trigger's) down to the child, whose rules see them and
+// CI_PIPELINE_SOURCE; forward: yaml_variables: false keeps the bridge's
+// own.
+func TestChildForwardsPipelineVariables(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	c := s.Client
+	p := stocktest.NewProject(t, c, "forward", "private")
+	stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{
+		".gitlab-ci.yml": `child:
+  variables: {OWN: bridge}
+  trigger: {include: child.yml, strategy: depend, forward: {yaml_variables: false, pipeline_variables: true}}
+`,
+		"child.yml": `show:
+  rules: [{if: '$CI_PIPELINE_SOURCE == "parent_pipeline" && $DEPLOY == "prod"'}]
+  script: ['echo "deploy=$DEPLOY own=${OWN:-none}"']
+never:
+  rules: [{if: '$CI_PIPELINE_SOURCE == "trigger"'}]
+  script: [exit 1]
+`})
+	tr, _, err := c.PipelineTriggers.AddPipelineTrigger(p.ID, &gitlab.AddPipelineTriggerOptions{Description: gitlab.Ptr("deploy")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent, _, err := c.PipelineTriggers.RunPipelineTrigger(p.ID, &gitlab.RunPipelineTriggerOptions{Ref: gitlab.Ptr("master"),
+		Token: gitlab.Ptr(tr.Token), Variables: map[string]string{"DEPLOY": "prod"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent = pipelineOf(t, c, p.ID, parent.SHA, "trigger", "success", "failed")
+	bridge := onlyBridge(t, c, p.ID, parent.ID)
+	if parent.Status != "success" || bridge.DownstreamPipeline == nil {
+		t.Fatalf("parent %s, bridge %+v", parent.Status, bridge)
+	}
+	jobs := jobsByName(t, c, p.ID, bridge.DownstreamPipeline.ID)
+	if len(jobs) != 1 || jobs["show"] == nil {
+		t.Fatalf("child jobs %+v", jobs)
+	}
+	if got := trace(t, c, p.ID, jobs["show"].ID); !strings.Contains(got, "deploy=prod own=none") {
+		t.Errorf("child trace:\n%s", got)
+	}
+}
