@@ -1,6 +1,7 @@
 package ci_test
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -8,6 +9,9 @@ import (
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/modules/ci/internal"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
@@ -282,6 +286,57 @@ never:
 		t.Fatalf("child jobs %+v", jobs)
 	}
 	if got := trace(t, c, p.ID, jobs["show"].ID); !strings.Contains(got, "deploy=prod own=none") {
+		t.Errorf("child trace:\n%s", got)
+	}
+}
+
+// A server stopped after a bridge became pending and before its child was
+// made makes the child at the next start, on the same data.
+func TestPendingBridgeSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	data, password := t.TempDir(), "bridge-restart-pw"
+	var projectID int64
+	var sha string
+	t.Run("before", func(t *testing.T) {
+		reached := make(chan struct{}, 1)
+		hold := fennectest.WithModules(fennec.NewModule("ci-test-bridge-gate",
+			fennec.Invoke(func(s *internal.Service) {
+				s.SetDownstreamGate(func(ctx context.Context) error {
+					select {
+					case reached <- struct{}{}:
+					default:
+					}
+					<-ctx.Done() // until the server stops
+					return ctx.Err()
+				})
+			})))
+		s := startWith(t, fennectest.WithDataDir(data, password), hold)
+		c := s.Client
+		p := stocktest.NewProject(t, c, "bridge-restart", "private")
+		projectID = p.ID
+		sha = stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": parentCI,
+			"ci/child.yml": "show: {script: ['echo child ran']}\n"}).ID
+		parent := pipelineOf(t, c, p.ID, sha, "push", "running")
+		select {
+		case <-reached:
+		case <-time.After(60 * time.Second):
+			t.Fatal("the bridge was never taken up")
+		}
+		if b := onlyBridge(t, c, p.ID, parent.ID); b.Status != "pending" || b.DownstreamPipeline != nil {
+			t.Fatalf("bridge before the stop: %+v", b)
+		}
+	})
+	s := startWith(t, fennectest.WithDataDir(data, password))
+	c := s.Client
+	parent := pipelineOf(t, c, projectID, sha, "push", "success", "failed")
+	child := pipelineOf(t, c, projectID, sha, "parent_pipeline", "success", "failed")
+	if parent.Status != "success" || child.Status != "success" {
+		t.Fatalf("after the restart: parent %s, child %s", parent.Status, child.Status)
+	}
+	if b := onlyBridge(t, c, projectID, parent.ID); b.DownstreamPipeline == nil || b.DownstreamPipeline.ID != child.ID {
+		t.Fatalf("bridge %+v", b)
+	}
+	if got := trace(t, c, projectID, jobsByName(t, c, projectID, child.ID)["show"].ID); !strings.Contains(got, "child ran") {
 		t.Errorf("child trace:\n%s", got)
 	}
 }

@@ -141,9 +141,20 @@ func pendingBridge(tx *store.Tx, id int64) (*Job, error) {
 	return j, nil
 }
 
+// SetDownstreamGate has fn called before each downstream pipeline is
+// made; an error it returns leaves the bridge pending. For tests, which
+// stop a server between a bridge's decision and its pipeline; call it
+// before the app starts.
+func (s *Service) SetDownstreamGate(fn func(context.Context) error) { s.downstreamGate = fn }
+
 // triggerDownstream makes the downstream pipeline of a pending bridge, or
 // fails the bridge with GitLab's reason.
 func (s *Service) triggerDownstream(ctx context.Context, id int64) error {
+	if s.downstreamGate != nil {
+		if err := s.downstreamGate(ctx); err != nil {
+			return err
+		}
+	}
 	var j *Job
 	var up *Pipeline
 	var family int

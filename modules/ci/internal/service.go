@@ -1,6 +1,7 @@
 package internal
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -72,6 +73,9 @@ type Service struct {
 	scheduleWake chan struct{}
 	// bridgeWake wakes bridgeLoop: a trigger job became pending.
 	bridgeWake chan struct{}
+	// downstreamGate, when a test sets it, runs before each downstream
+	// pipeline is made (SetDownstreamGate).
+	downstreamGate func(context.Context) error
 }
 
 // The service is the module's contract.
