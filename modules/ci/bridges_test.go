@@ -108,6 +108,11 @@ func TestChildPipelines(t *testing.T) {
 	if list, _, err := c.Jobs.ListPipelineBridges(p.ID, child.ID, nil); err != nil || len(list) != 0 {
 		t.Errorf("the child's bridges: %+v %v", list, err)
 	}
+	// A single job is a build's, as in GitLab.
+	if resp, raw := s.JSON(t, "GET", "/api/v4/projects/"+strconv.FormatInt(p.ID, 10)+"/jobs/"+strconv.FormatInt(bridge.ID, 10),
+		nil, nil, "PRIVATE-TOKEN", s.RootToken); resp.StatusCode != 404 || strings.TrimSpace(string(raw)) != `{"message":"404 Job Not Found"}` {
+		t.Errorf("GET the bridge as a job: %d %s", resp.StatusCode, raw)
+	}
 
 	// A merge request's pipeline is the parent, not the newer child of
 	// the same commit.

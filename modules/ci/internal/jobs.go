@@ -119,6 +119,11 @@ func (s *Service) Job(ctx context.Context, project string, id cicd.JobID) (cicd.
 	if err != nil {
 		return cicd.Job{}, err
 	}
+	if j.Bridge {
+		// GitLab's single job is a build's: a trigger job is listed with
+		// its pipeline's bridges only.
+		return cicd.Job{}, fmt.Errorf("%w: %d is a trigger job", cicd.ErrJobNotFound, id)
+	}
 	return jobRecord(j, p), nil
 }
 
