@@ -345,3 +345,37 @@ func TestPendingBridgeSurvivesRestart(t *testing.T) {
 		t.Errorf("child trace:\n%s", got)
 	}
 }
+
+// A real gitlab-runner runs the parent's and the child's jobs and is
+// never handed the trigger job, which the server runs.
+func TestRunnerNeverGetsTheBridge(t *testing.T) {
+	t.Parallel()
+	gitlabRunner(t)
+	s := startRunners(t)
+	c := s.Client
+	p := stocktest.NewProject(t, c, "runner-bridge", "private")
+	r := registerRunner(t, s, sharedToken(t, s), nil)
+	startRunSingle(t, s, r.Token, "--max-builds", "3", "--wait-timeout", "60")
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": parentCI,
+		"ci/child.yml": `show: {script: ['echo "source=$CI_PIPELINE_SOURCE passed=$PASSED"']}` + "\n"})
+	parent := pipelineOf(t, c, p.ID, commit.ID, "push", "success", "failed")
+	child := pipelineOf(t, c, p.ID, commit.ID, "parent_pipeline", "success", "failed")
+	if parent.Status != "success" || child.Status != "success" {
+		t.Fatalf("parent %s, child %s", parent.Status, child.Status)
+	}
+	show := jobsByName(t, c, p.ID, child.ID)["show"]
+	if got := trace(t, c, p.ID, show.ID); show.Runner.ID != r.ID || !strings.Contains(got, "source=parent_pipeline passed=from-master") {
+		t.Errorf("child job by runner %d:\n%s", show.Runner.ID, got)
+	}
+	ran, _, err := c.Runners.ListRunnerJobs(r.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, j := range ran {
+		names = append(names, j.Name)
+	}
+	if strings.Join(names, ",") != "show,after,build" { // newest first; the child's job is made after the parent's
+		t.Errorf("the runner's jobs: %v", names)
+	}
+}
