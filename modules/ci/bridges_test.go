@@ -379,3 +379,35 @@ func TestRunnerNeverGetsTheBridge(t *testing.T) {
 		t.Errorf("the runner's jobs: %v", names)
 	}
 }
+
+// A manual trigger job waits to be played; played, it makes its child as
+// the player.
+func TestManualBridge(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	admin := s.Client
+	dev := s.CreateUser(t, "")
+	c := s.NewClient(t, dev.Token)
+	p := stocktest.NewProject(t, admin, "manual-bridge", "private")
+	stocktest.AddMember(t, admin, p.ID, dev.ID, gitlab.DeveloperPermissions)
+	commit := stocktest.CommitFiles(t, admin, p.ID, "master", "ci", map[string]string{
+		".gitlab-ci.yml": "build: {script: [echo build]}\nrelease: {trigger: {include: child.yml}, when: manual}\n",
+		"child.yml":      "show: {script: ['echo \"user=$GITLAB_USER_ID\"']}\n"})
+	parent := pipelineOf(t, c, p.ID, commit.ID, "push", "success", "failed", "manual")
+	bridge := onlyBridge(t, c, p.ID, parent.ID)
+	if bridge.Status != "manual" || !bridge.AllowFailure || bridge.DownstreamPipeline != nil {
+		t.Fatalf("pipeline %s, bridge %+v", parent.Status, bridge)
+	}
+	if _, _, err := c.Jobs.PlayJob(p.ID, bridge.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	child := pipelineOf(t, c, p.ID, commit.ID, "parent_pipeline", "success", "failed")
+	if bridge = onlyBridge(t, c, p.ID, parent.ID); bridge.Status != "success" || bridge.DownstreamPipeline == nil ||
+		bridge.DownstreamPipeline.ID != child.ID || child.User == nil || child.User.ID != dev.ID {
+		t.Fatalf("bridge %+v, child %+v", bridge, child)
+	}
+	show := jobsByName(t, c, p.ID, child.ID)["show"]
+	if got := trace(t, c, p.ID, show.ID); !strings.Contains(got, "user="+strconv.FormatInt(dev.ID, 10)) {
+		t.Errorf("child trace:\n%s", got)
+	}
+}
