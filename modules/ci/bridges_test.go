@@ -411,3 +411,46 @@ func TestManualBridge(t *testing.T) {
 		t.Errorf("child trace:\n%s", got)
 	}
 }
+
+// A project that triggers its own branch stops once the same project,
+// ref and source run a third time up the chain, as GitLab stops it.
+func TestSelfTriggerLoopStops(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	c := s.Client
+	p := stocktest.NewProject(t, c, "loop", "private")
+	stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": "again: {trigger: " + p.PathWithNamespace + "}\n"})
+	var list []*gitlab.PipelineInfo
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var err error
+		list, _, err = c.Pipelines.ListProjectPipelines(p.ID, &gitlab.ListProjectPipelinesOptions{Sort: gitlab.Ptr("asc")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) == 4 && list[3].Status == "failed" {
+			break
+		}
+		if time.Now().After(deadline) || len(list) > 4 {
+			t.Fatalf("pipelines %+v", list)
+		}
+	}
+	for i, pl := range list {
+		wantSource, wantStatus := "pipeline", "success"
+		if i == 0 {
+			wantSource = "push"
+		}
+		if i == 3 {
+			wantStatus = "failed"
+		}
+		if pl.Source != wantSource || pl.Status != wantStatus {
+			t.Errorf("pipeline %d: %s from %s", i, pl.Status, pl.Source)
+		}
+	}
+	if b := onlyBridge(t, c, p.ID, list[3].ID); b.FailureReason != "pipeline_loop_detected" || b.DownstreamPipeline != nil {
+		t.Errorf("the last bridge: %+v", b)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if again, _, _ := c.Pipelines.ListProjectPipelines(p.ID, nil); len(again) != 4 {
+		t.Errorf("%d pipelines after the loop stopped", len(again))
+	}
+}

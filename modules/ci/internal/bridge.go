@@ -55,6 +55,7 @@ const (
 	reasonCreationFailed       = "downstream_pipeline_creation_failed"
 	reasonMaxDepth             = "reached_max_descendant_pipelines_depth"
 	reasonHierarchyTooLarge    = "reached_max_pipeline_hierarchy_size"
+	reasonLoop                 = "pipeline_loop_detected"
 	purposeDownstreamVariables = "ci.downstream.variables"
 )
 
@@ -158,12 +159,16 @@ func (s *Service) triggerDownstream(ctx context.Context, id int64) error {
 	var j *Job
 	var up *Pipeline
 	var family int
+	loop := false
 	err := s.db.View(ctx, func(tx *store.Tx) error {
 		var err error
 		if j, err = pendingBridge(tx, id); err != nil {
 			return err
 		}
 		if up, err = pipelines.Get(tx, j.PipelineID); err != nil {
+			return err
+		}
+		if loop, err = loopsBack(tx, up); err != nil {
 			return err
 		}
 		members, err := pipelines.IDsBy(tx, "root", store.IDString(rootOf(up)))
@@ -185,6 +190,8 @@ func (s *Service) triggerDownstream(ctx context.Context, id int64) error {
 	switch {
 	case t.Child() && childDepth >= MaxChildDepth:
 		return s.failBridge(ctx, id, reasonMaxDepth)
+	case !t.Child() && loop:
+		return s.failBridge(ctx, id, reasonLoop)
 	case family >= MaxHierarchyPipelines:
 		return s.failBridge(ctx, id, reasonHierarchyTooLarge)
 	}
@@ -317,6 +324,39 @@ func (s *Service) upstreamVariables(p *Pipeline) ([]pipeline.Variable, error) {
 		return nil, fmt.Errorf("ci: pipeline %d: its upstream's variables: %w", p.ID, err)
 	}
 	return vars, nil
+}
+
+// loopsBack says whether the pipelines from p up its chain of upstreams
+// (children left out) run one project's ref from one source more than
+// twice: projects that trigger each other, A -> B -> A -> B -> A, which
+// GitLab stops there (pipeline_loop_detected) rather than at the
+// hierarchy's size. The chain is at most MaxHierarchyPipelines long.
+func loopsBack(tx *store.Tx, p *Pipeline) (bool, error) {
+	type run struct {
+		project     int64
+		ref, source string
+	}
+	seen := map[run]int{}
+	for i := 0; p != nil && i <= MaxHierarchyPipelines; i++ {
+		if p.Source != SourceParentPipeline {
+			k := run{p.ProjectID, p.Ref, p.Source}
+			if seen[k]++; seen[k] > 2 {
+				return true, nil
+			}
+		}
+		if p.Upstream == nil {
+			return false, nil
+		}
+		next, err := pipelines.Get(tx, p.Upstream.PipelineID)
+		if errors.Is(err, store.ErrNotFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		p = next
+	}
+	return false, nil
 }
 
 // rootOf is the first pipeline of p's hierarchy.
