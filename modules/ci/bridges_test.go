@@ -454,3 +454,35 @@ func TestSelfTriggerLoopStops(t *testing.T) {
 		t.Errorf("%d pipelines after the loop stopped", len(again))
 	}
 }
+
+// A depend bridge follows its child when a failed job of the child is
+// retried: it runs again, and the parent's stages its failure skipped run
+// once the child succeeds.
+func TestDependBridgeFollowsChildRetry(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	c := s.Client
+	p := stocktest.NewProject(t, c, "follow", "private")
+	marker := t.TempDir() + "/failed-once"
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": parentCI,
+		"ci/child.yml": "flaky: {script: ['if [ -e " + marker + " ]; then echo second; else touch " + marker + "; exit 1; fi']}\n"})
+	parent := pipelineOf(t, c, p.ID, commit.ID, "push", "failed", "success")
+	child := pipelineOf(t, c, p.ID, commit.ID, "parent_pipeline", "failed", "success")
+	if parent.Status != "failed" || child.Status != "failed" {
+		t.Fatalf("first run: parent %s, child %s", parent.Status, child.Status)
+	}
+	if after := jobsByName(t, c, p.ID, parent.ID)["after"]; after.Status != "skipped" {
+		t.Fatalf("after a failed child: %s", after.Status)
+	}
+	flaky := jobsByName(t, c, p.ID, child.ID)["flaky"]
+	if _, _, err := c.Jobs.RetryJob(p.ID, flaky.ID); err != nil {
+		t.Fatal(err)
+	}
+	child = pipelineOf(t, c, p.ID, commit.ID, "parent_pipeline", "success")
+	parent = pipelineOf(t, c, p.ID, commit.ID, "push", "success", "failed")
+	bridge := onlyBridge(t, c, p.ID, parent.ID)
+	after := jobsByName(t, c, p.ID, parent.ID)["after"]
+	if parent.Status != "success" || bridge.Status != "success" || bridge.DownstreamPipeline.ID != child.ID || after.Status != "success" {
+		t.Fatalf("after the retry: parent %s, bridge %s, after %s", parent.Status, bridge.Status, after.Status)
+	}
+}

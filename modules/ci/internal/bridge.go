@@ -411,8 +411,10 @@ func (s *Service) failBridge(ctx context.Context, id int64, reason string) error
 
 // mirrorUpstream gives a depend bridge the status of its downstream
 // pipeline p, which has just changed, in the same transaction: running
-// while p is not finished, then p's final status. A bridge that is no
-// longer active (canceled with its pipeline, retried) keeps its own.
+// while p is not finished, then p's final status. A finished bridge
+// whose downstream pipeline runs again (a job of it retried) runs again
+// too, and the jobs its end had skipped are decided anew, as GitLab does
+// since 13.5; a bridge that was itself retried keeps its own status.
 func (s *Service) mirrorUpstream(tx *store.Tx, p *Pipeline) error {
 	if p.Upstream == nil || !p.Upstream.Depend {
 		return nil
@@ -424,15 +426,18 @@ func (s *Service) mirrorUpstream(tx *store.Tx, p *Pipeline) error {
 	if err != nil {
 		return err
 	}
-	if !active(j.Status) || j.Retried || j.DownstreamID != p.ID {
+	if j.Retried || j.DownstreamID != p.ID {
 		return nil
 	}
 	status := p.Status
 	if !finished(status) {
 		status = StatusRunning
 	}
-	if status == j.Status {
+	if status == j.Status || (finished(j.Status) && finished(status)) {
 		return nil
+	}
+	if finished(j.Status) {
+		return s.reopenBridge(tx, j)
 	}
 	if !finished(status) {
 		j.Status = status
@@ -445,6 +450,32 @@ func (s *Service) mirrorUpstream(tx *store.Tx, p *Pipeline) error {
 		return s.process(tx, j.PipelineID)
 	}
 	return s.finish(tx, j, status, "")
+}
+
+// reopenBridge sets a finished bridge running again, its downstream
+// pipeline running again, and lets the jobs of later stages that its end
+// skipped be decided again once it ends.
+func (s *Service) reopenBridge(tx *store.Tx, j *Job) error {
+	j.Status, j.FinishedAt, j.FailureReason = StatusRunning, nil, ""
+	if err := jobs.Update(tx, j); err != nil {
+		return err
+	}
+	if err := s.publishJob(tx, j, nil); err != nil {
+		return err
+	}
+	list, err := latestJobs(tx, j.PipelineID)
+	if err != nil {
+		return err
+	}
+	for _, later := range list {
+		if later.Status == StatusSkipped && later.StageIdx > j.StageIdx {
+			later.Status = StatusCreated
+			if err := jobs.Update(tx, later); err != nil {
+				return err
+			}
+		}
+	}
+	return s.process(tx, j.PipelineID)
 }
 
 // cancelDownstream cancels what a bridge being canceled started: its
