@@ -27,7 +27,7 @@ after: {stage: after, script: [echo after]}
 
 // pipelineOf waits for the pipeline of sha made by source to reach one of
 // the statuses (a child has its parent's sha).
-func pipelineOf(t *testing.T, c *gitlab.Client, project int64, sha, source string, want ...string) *gitlab.Pipeline {
+func pipelineOf(t testing.TB, c *gitlab.Client, project int64, sha, source string, want ...string) *gitlab.Pipeline {
 	t.Helper()
 	var last string
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
@@ -56,7 +56,7 @@ func pipelineOf(t *testing.T, c *gitlab.Client, project int64, sha, source strin
 }
 
 // onlyBridge lists a pipeline's trigger jobs and returns the one there is.
-func onlyBridge(t *testing.T, c *gitlab.Client, project, pipeline int64) *gitlab.Bridge {
+func onlyBridge(t testing.TB, c *gitlab.Client, project, pipeline int64) *gitlab.Bridge {
 	t.Helper()
 	list, _, err := c.Jobs.ListPipelineBridges(project, pipeline, nil)
 	if err != nil {
