@@ -486,3 +486,37 @@ func TestDependBridgeFollowsChildRetry(t *testing.T) {
 		t.Fatalf("after the retry: parent %s, bridge %s, after %s", parent.Status, bridge.Status, after.Status)
 	}
 }
+
+// A merge request pipeline's child runs for the merge request too: its
+// jobs see CI_MERGE_REQUEST_*, and the merge request's head pipeline is
+// the parent.
+func TestMergeRequestPipelineChild(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	c := s.Client
+	p := stocktest.NewProject(t, c, "mr-child", "private")
+	stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{
+		".gitlab-ci.yml": "child:\n  trigger: {include: child.yml, strategy: depend}\n  rules: [{if: $CI_PIPELINE_SOURCE == \"merge_request_event\"}]\n" +
+			"branch: {script: [echo branch], rules: [{if: $CI_PIPELINE_SOURCE == \"push\"}]}\n",
+		"child.yml": "show: {script: ['echo \"mr=$CI_MERGE_REQUEST_IID target=$CI_MERGE_REQUEST_TARGET_BRANCH_NAME source=$CI_PIPELINE_SOURCE\"']}\n"})
+	if _, _, err := c.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr("feature"), Ref: gitlab.Ptr("master")}); err != nil {
+		t.Fatal(err)
+	}
+	commit := stocktest.CommitFiles(t, c, p.ID, "feature", "change", map[string]string{"README": "x"})
+	pipelineOf(t, c, p.ID, commit.ID, "push", "success")
+	mr := stocktest.OpenMergeRequest(t, c, p.ID, "feature", "master", "change")
+	parent := pipelineOf(t, c, p.ID, commit.ID, "merge_request_event", "success", "failed")
+	child := pipelineOf(t, c, p.ID, commit.ID, "parent_pipeline", "success", "failed")
+	if parent.Status != "success" || child.Ref != "feature" {
+		t.Fatalf("parent %s, child %+v", parent.Status, child)
+	}
+	show := jobsByName(t, c, p.ID, child.ID)["show"]
+	want := "mr=" + strconv.FormatInt(mr.IID, 10) + " target=master source=parent_pipeline"
+	if got := trace(t, c, p.ID, show.ID); !strings.Contains(got, want) {
+		t.Errorf("child trace lacks %q:\n%s", want, got)
+	}
+	got, _, err := c.MergeRequests.GetMergeRequest(p.ID, mr.IID, nil)
+	if err != nil || got.Pipeline == nil || got.Pipeline.ID != parent.ID {
+		t.Errorf("head pipeline %+v (parent %d, child %d) %v", got.Pipeline, parent.ID, child.ID, err)
+	}
+}
