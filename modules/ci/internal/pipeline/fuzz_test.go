@@ -54,6 +54,7 @@ func FuzzParse(f *testing.F) {
 		"b: {trigger: {include: [a.yml, {local: b.yml}], strategy: depend, forward: {yaml_variables: false}}, variables: {A: b}}\n",
 		"b: {trigger: g/p, stage: deploy, when: manual}\nc: {trigger: {project: g/p, branch: main}}\n",
 		"b: {trigger: {include: [a, b, c, d]}}\nc: {trigger: {strategy: x}, script: y}\n",
+		"b: {trigger: {include: a.yml}, rules: [{if: $A == 'x', when: manual, variables: {B: c}}]}\nj: {script: x}\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
