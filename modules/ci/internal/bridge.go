@@ -213,6 +213,9 @@ func (s *Service) triggerDownstream(ctx context.Context, id int64) error {
 	if t.Child() {
 		link.ChildDepth = childDepth + 1
 		info, err := s.access.ResolveID(readAsCI(ctx), up.ProjectID)
+		if errors.Is(err, projects.ErrNotFound) {
+			return s.failBridge(ctx, id, reasonCreationFailed) // its project is being removed
+		}
 		if err != nil {
 			return err
 		}
