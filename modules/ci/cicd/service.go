@@ -384,6 +384,8 @@ type Environment struct {
 	State       string // available, stopped
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+	// AutoStopAt is when it stops by itself (`auto_stop_in`); nil: never.
+	AutoStopAt *time.Time
 }
 
 // EnvironmentFields are what a create or an update of an environment

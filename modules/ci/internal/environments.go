@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
@@ -80,7 +81,7 @@ func (s *Service) ensureEnvironment(tx *store.Tx, projectID int64, name string, 
 
 func environmentRecord(e *Environment) cicd.Environment {
 	return cicd.Environment{ID: cicd.EnvironmentID(e.ID), ProjectID: e.ProjectID, Name: e.Name, Slug: e.Slug,
-		ExternalURL: e.ExternalURL, State: e.State, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}
+		ExternalURL: e.ExternalURL, State: e.State, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt, AutoStopAt: e.AutoStopAt}
 }
 
 // Environments implements cicd.Service.
@@ -205,17 +206,28 @@ func (s *Service) UpdateEnvironment(ctx context.Context, project string, id cicd
 // DeleteEnvironment implements cicd.Service.
 func (s *Service) DeleteEnvironment(ctx context.Context, project string, id cicd.EnvironmentID) error {
 	_, err := s.envControl(ctx, project, id, projects.AdminProject, func(tx *store.Tx, e *Environment) error {
+		before := e.AutoStopAt
+		e.AutoStopAt = nil
+		if err := s.setAutoStop(tx, before, e); err != nil {
+			return err
+		}
 		return environments.Delete(tx, e.ID)
 	})
 	return err
 }
 
-// StopEnvironment implements cicd.Service.
+// StopEnvironment implements cicd.Service: the environment is stopped,
+// and the job its last deployment's on_stop names is played as the
+// caller when it waits to be.
 func (s *Service) StopEnvironment(ctx context.Context, project string, id cicd.EnvironmentID) (cicd.Environment, error) {
-	return s.envControl(ctx, project, id, projects.PushCode, func(tx *store.Tx, e *Environment) error {
-		e.State, e.UpdatedAt = "stopped", s.now()
-		return environments.Update(tx, e)
+	uid := auth.FromContext(ctx).UserID()
+	env, err := s.envControl(ctx, project, id, projects.PushCode, func(tx *store.Tx, e *Environment) error {
+		return s.stopEnv(tx, e, uid)
 	})
+	if err == nil {
+		s.nudge()
+	}
+	return env, err
 }
 
 // deploymentRecords are deployments with their environment and job.

@@ -12,15 +12,23 @@ import (
 )
 
 // EnvironmentView is GitLab 9.x's environment.
+// State and AutoStopAt are later GitLab's (10.x, 13.x): what stopping,
+// by hand, by a stop job or by auto_stop_in, changes.
 type EnvironmentView struct {
-	ID          int64   `json:"id"`
-	Name        string  `json:"name"`
-	Slug        string  `json:"slug"`
-	ExternalURL *string `json:"external_url"`
+	ID          int64     `json:"id"`
+	Name        string    `json:"name"`
+	Slug        string    `json:"slug"`
+	ExternalURL *string   `json:"external_url"`
+	State       string    `json:"state"`
+	AutoStopAt  *api.Time `json:"auto_stop_at"`
 }
 
 func envView(e cicd.Environment) EnvironmentView {
-	return EnvironmentView{ID: int64(e.ID), Name: e.Name, Slug: e.Slug, ExternalURL: e.ExternalURL}
+	v := EnvironmentView{ID: int64(e.ID), Name: e.Name, Slug: e.Slug, ExternalURL: e.ExternalURL, State: e.State}
+	if e.AutoStopAt != nil {
+		v.AutoStopAt = api.TimePtr(*e.AutoStopAt)
+	}
+	return v
 }
 
 // DeploymentView is the spec's deployment.

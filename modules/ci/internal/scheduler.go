@@ -479,10 +479,18 @@ func (s *Service) completeWith(ctx context.Context, jobID int64, status, reason 
 		if err := json.Unmarshal(j.Spec, &spec); err != nil {
 			return err
 		}
-		if status == StatusSuccess && spec.Environment != nil && spec.Environment.Action != pipeline.EnvironmentStop {
-			if err := s.deploy(tx, j, &spec); err != nil {
-				return err
+		if status == StatusSuccess && spec.Environment != nil {
+			switch spec.Environment.Action {
+			case "", pipeline.EnvironmentStart:
+				if err := s.deploy(tx, j, &spec); err != nil {
+					return err
+				}
+			case pipeline.EnvironmentStop:
+				if err := s.stoppedByJob(tx, j, &spec); err != nil {
+					return err
+				}
 			}
+			// prepare, verify and access touch no deployment.
 		}
 		if status == StatusFailed && j.Attempt < spec.Retry && retriesFor(spec.RetryWhen, reason) {
 			clone, err := s.retry(tx, j, j.UserID)
@@ -559,6 +567,9 @@ func (s *Service) deploy(tx *store.Tx, j *Job, spec *pipeline.Job) error {
 	}
 	iid, err := nextIID(tx, "deployment/"+store.IDString(j.ProjectID))
 	if err != nil {
+		return err
+	}
+	if err := s.deployed(tx, env, j, spec); err != nil {
 		return err
 	}
 	return deployments.Insert(tx, &Deployment{IID: iid, ProjectID: j.ProjectID, EnvironmentID: env.ID, JobID: j.ID,

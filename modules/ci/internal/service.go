@@ -69,6 +69,9 @@ type Service struct {
 	observeStep func(Step)
 	// decideWake wakes settleLoop: a pipeline has a stage left to decide.
 	decideWake chan struct{}
+	// stopWake wakes environmentStopLoop: an environment got a sooner
+	// auto_stop_at.
+	stopWake chan struct{}
 	// scheduleWake wakes scheduleLoop: a pipeline schedule changed.
 	scheduleWake chan struct{}
 	// bridgeWake wakes bridgeLoop: a trigger job became pending.

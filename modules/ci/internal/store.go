@@ -212,6 +212,11 @@ type Environment struct {
 	State       string    `json:"state"` // available, stopped
 	CreatedAt   time.Time `json:"created_at"`
 	UpdatedAt   time.Time `json:"updated_at"`
+	// StopJobID is the job its last deployment's `on_stop` names (0:
+	// none), which stopping it plays; AutoStopAt is when it stops by
+	// itself (`auto_stop_in`; nil: never). See envlifecycle.go.
+	StopJobID  int64      `json:"stop_job_id,omitempty"`
+	AutoStopAt *time.Time `json:"auto_stop_at,omitempty"`
 }
 
 func (e *Environment) RecordID() int64      { return e.ID }
@@ -439,7 +444,7 @@ var (
 // Tables are the module's tables.
 func Tables() []interface{ Buckets() []string } {
 	return append([]interface{ Buckets() []string }{pipelines, jobs, environments, deployments, variables, counters, runners, runnerSettings,
-		triggers, triggerRequests}, scheduleTables()...)
+		triggers, triggerRequests, scheduleBuckets{string(environmentsToStop)}}, scheduleTables()...)
 }
 
 // Migrations are the module's schema migrations, oldest first.

@@ -266,6 +266,7 @@ func NewScheduler(d SchedulerDeps) *Scheduler {
 	sc := &scheduler{s: s, exec: exec, running: map[int64]*runningJob{}}
 	s.sched = sc
 	s.decideWake = make(chan struct{}, 1)
+	s.stopWake = make(chan struct{}, 1)
 	return &Scheduler{s: s, sc: sc}
 }
 
@@ -284,13 +285,14 @@ func (x *Scheduler) Run(ctx context.Context) error {
 	// The loops count in the wait group themselves, so the jobs they
 	// start are added while the count is above zero and the Wait below
 	// covers all of them.
-	sc.wg.Add(6)
+	sc.wg.Add(7)
 	go func() { defer sc.wg.Done(); s.settleLoop(ctx) }()
 	go func() { defer sc.wg.Done(); sc.loop(ctx) }()
 	go func() { defer sc.wg.Done(); s.reapLoop(ctx) }()
 	go func() { defer sc.wg.Done(); s.watchRunners(ctx) }()
 	go func() { defer sc.wg.Done(); s.scheduleLoop(ctx) }()
 	go func() { defer sc.wg.Done(); s.bridgeLoop(ctx) }()
+	go func() { defer sc.wg.Done(); s.environmentStopLoop(ctx) }()
 	<-ctx.Done()
 	sc.wg.Wait()
 	return nil
