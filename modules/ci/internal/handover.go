@@ -59,7 +59,8 @@ func (s *Service) handover(ctx context.Context, j *Job, p *Pipeline, spec *pipel
 	if err != nil {
 		return executor.Job{}, err
 	}
-	predefined := pipeline.AddMissing(pipeline.Predefined(facts), s.todayVariables(ctx, p, j, protected))
+	today := append(s.todayVariables(ctx, p, j, protected), pipeline.NodeVariables(spec)...)
+	predefined := pipeline.AddMissing(pipeline.Predefined(facts), today)
 	layers := pipeline.Layers{Predefined: predefined, YAML: spec.Variables, Project: projectVars, Trigger: triggerVars}
 	var vars []executor.Variable
 	for i, v := range layers.Ordered() {

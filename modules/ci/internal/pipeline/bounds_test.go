@@ -263,3 +263,78 @@ func TestSharedRulesTimesJobs(t *testing.T) {
 	}
 	t.Logf("%d jobs decided", len(cfg.Jobs))
 }
+
+// A file of jobs that each ask for GitLab's 200 instances: refused once
+// the instances of the whole file pass maxParallelInstances, before they
+// cost more memory than the jobs a file may write (TestManyJobsInTwoStages
+// has the same limit).
+func TestParallelFanOut(t *testing.T) {
+	var b strings.Builder
+	for i := 0; b.Len() < MaxConfigBytes-100; i++ {
+		fmt.Fprintf(&b, "j%d: {script: x, parallel: 200}\n", i)
+	}
+	err := parseBounded(t, b.String(), maxWork, 512<<20)
+	if err == nil || err.Error() != "The CI configuration is too large: its parallel jobs make more than 20000 jobs in all" {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// Matrix instances each carry the global variables: counted with every
+// job's, so thousands of globals times the instances are refused.
+func TestParallelMatrixTimesGlobalVariables(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("variables:\n")
+	for i := 0; i < 20000; i++ {
+		fmt.Fprintf(&b, "  V%d: x\n", i)
+	}
+	for i := 0; i < 100; i++ {
+		fmt.Fprintf(&b, "j%d: {script: x, parallel: {matrix: [{A: %s, B: %s}]}}\n", i, seq(10), seq(20))
+	}
+	err := parseBounded(t, b.String(), maxWork, 256<<20)
+	if err == nil || !strings.Contains(err.Error(), "variables in all") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// parallelAtTheLimit is the largest expansion a file may ask for: jobs
+// of 200 matrix instances each, up to maxParallelInstances in all; with
+// expand false, the same jobs without `parallel:`.
+func parallelAtTheLimit(expand bool) string {
+	var b strings.Builder
+	for i := 0; i < maxParallelInstances/maxParallel; i++ {
+		if expand {
+			fmt.Fprintf(&b, "j%d: {script: x, variables: {G: g}, parallel: {matrix: [{A: %s, B: %s}]}}\n", i, seq(10), seq(20))
+		} else {
+			fmt.Fprintf(&b, "j%d: {script: x, variables: {G: g, A: %s, B: %s}}\n", i, seq(10), seq(20))
+		}
+	}
+	return b.String()
+}
+
+// It parses in bounded memory; BenchmarkParallelAtTheLimit gives its time.
+func TestParallelAtTheLimit(t *testing.T) {
+	if err := parseBounded(t, parallelAtTheLimit(true), maxWork, 256<<20); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BenchmarkParallelAtTheLimit against BenchmarkParallelBaseline (the
+// same jobs, their values in a list, without parallel; the file is then
+// invalid, refused once read) is the cost of expanding 20,000 instances.
+func BenchmarkParallelAtTheLimit(b *testing.B) {
+	src := []byte(parallelAtTheLimit(true))
+	for b.Loop() {
+		if _, err := Parse(src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkParallelBaseline(b *testing.B) {
+	src := []byte(parallelAtTheLimit(false))
+	for b.Loop() {
+		if _, err := Parse(src); err == nil {
+			b.Fatal("accepted")
+		}
+	}
+}

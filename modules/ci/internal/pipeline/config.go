@@ -114,6 +114,12 @@ type Job struct {
 	// duration; zero means the server's job timeout.
 	Timeout      string        `json:"timeout,omitempty"`
 	TimeoutAfter time.Duration `json:"timeout_after,omitempty"`
+	// NodeIndex and NodeTotal place an instance of a `parallel:` job among
+	// its job's instances (CI_NODE_INDEX, CI_NODE_TOTAL): NodeIndex counts
+	// from 1 and is zero for a job that is not parallel. A matrix
+	// instance's variables are in Variables, over the job's own.
+	NodeIndex int `json:"node_index,omitempty"`
+	NodeTotal int `json:"node_total,omitempty"`
 	// Interruptible: a newer pipeline of the ref may cancel the job
 	// (the service's autoCancel).
 	Interruptible bool `json:"interruptible,omitempty"`

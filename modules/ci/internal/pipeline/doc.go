@@ -12,9 +12,10 @@
 // A file is read in GitLab's order: YAML (aliases and merge keys, as
 // Ruby's Psych applies them), then includes (the including file wins),
 // then extends (deep merge), then !reference tags, then validation.
-// Keywords Fennec does not run yet (parallel, trigger, release, needs of
-// other projects and pipelines, ...) are refused by name. `needs:` within
-// the pipeline is read and checked across jobs in needs.go.
+// `parallel:` expands a job into its instances as it is read (parallel.go).
+// Keywords Fennec does not run yet (trigger, release, needs of other
+// projects and pipelines, ...) are refused by name. `needs:` within the
+// pipeline is read and checked across jobs in needs.go.
 //
 // A configuration error is data: Parse returns a *ConfigError whose first
 // message is what the pipeline's yaml_errors shows. No input makes Parse

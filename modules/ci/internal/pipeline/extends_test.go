@@ -252,7 +252,6 @@ func TestCurrentSyntaxErrors(t *testing.T) {
 		{"include remote", "include: https://example.com/a.yml\nj: {script: x}\n", "include:remote is not supported yet (`https://example.com/a.yml`); only include:local is"},
 		{"include template", "include: [{template: Auto-DevOps.gitlab-ci.yml}]\nj: {script: x}\n", "include:template is not supported yet (`Auto-DevOps.gitlab-ci.yml`); only include:local is"},
 		{"include two accessors", "include: [{local: a.yml, remote: b}]\nj: {script: x}\n", "Include `{local, remote}` needs to match exactly one accessor!"},
-		{"parallel", "j: {script: x, parallel: 3}\n", "jobs:j parallel is not supported yet"},
 		{"trigger with resource_group", "j: {trigger: a/b, resource_group: r}\n", "jobs:j resource_group is not supported yet"},
 		{"extends unknown", "j: {extends: .nope, script: x}\n", "j: unknown keys in `extends` (.nope)"},
 		{"extends cycle", ".a: {extends: .b}\n.b: {extends: .a}\nj: {extends: .a}\n", ".a: circular dependency detected in `extends`"},

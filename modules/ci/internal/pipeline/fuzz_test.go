@@ -55,6 +55,12 @@ func FuzzParse(f *testing.F) {
 		"b: {trigger: g/p, stage: deploy, when: manual}\nc: {trigger: {project: g/p, branch: main}}\n",
 		"b: {trigger: {include: [a, b, c, d]}}\nc: {trigger: {strategy: x}, script: y}\n",
 		"b: {trigger: {include: a.yml}, rules: [{if: $A == 'x', when: manual, variables: {B: c}}]}\nj: {script: x}\n",
+		// parallel, its matrix and their bounds.
+		"stages: [a, b]\nx: {stage: a, script: x, parallel: 3}\ny: {stage: b, script: x, dependencies: [x]}\n",
+		"variables: {A: g}\nx: {script: x, variables: {A: j}, parallel: {matrix: [{A: [1, b], B: c}, {C: [d, e]}]}}\n",
+		"x: {script: x, parallel: {matrix: []}}\n",
+		"x 1/2: {script: x}\nx: {script: x, parallel: 2}\n",
+		"x: {script: x, parallel: {matrix: [{A: [a, b, c, d, e, f, g], B: [a, b, c, d, e, f, g], C: [a, b, c, d, e]}]}}\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
@@ -88,7 +94,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		checkInvariants(t, cfg)
+		checkInvariants(t, cfg, src)
 	})
 }
 
@@ -104,14 +110,25 @@ func (f selfFiles) List(_ context.Context, dir string) ([]string, error) {
 	return []string{"a.yml", "c.yml", "b/"}, nil
 }
 
-func checkInvariants(t *testing.T, cfg *Config) {
+func checkInvariants(t *testing.T, cfg *Config, src []byte) {
 	t.Helper()
-	if len(cfg.Jobs) == 0 || len(cfg.Stages) == 0 {
+	// An empty matrix makes no job of its job, as in GitLab.
+	if len(cfg.Jobs) == 0 && !strings.Contains(string(src), "matrix") || len(cfg.Stages) == 0 {
 		t.Fatalf("a valid config without jobs or stages: %+v", cfg)
 	}
 	byName := map[string]Job{}
 	for _, j := range cfg.Jobs {
+		if _, dup := byName[j.Name]; dup {
+			t.Fatalf("two jobs named %q", j.Name)
+		}
 		byName[j.Name] = j
+		if len(j.Name) > maxJobNameLength || j.NodeIndex < 0 || j.NodeIndex > j.NodeTotal || j.NodeTotal > maxParallel ||
+			(j.NodeIndex == 0) != (j.NodeTotal == 0) {
+			t.Fatalf("job %q: node %d of %d", j.Name, j.NodeIndex, j.NodeTotal)
+		}
+	}
+	if len(cfg.Jobs) > maxParallelInstances+len(src)/2 {
+		t.Fatalf("%d jobs from %d bytes", len(cfg.Jobs), len(src))
 	}
 	for _, j := range cfg.Jobs {
 		switch {

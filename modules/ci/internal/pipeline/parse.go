@@ -42,13 +42,13 @@ var jobKeys = map[string]bool{
 	"before_script": true, "after_script": true, "variables": true,
 	"environment": true, "coverage": true, "retry": true,
 	"extends": true, "inherit": true, "interruptible": true, "timeout": true,
-	"start_in": true, "rules": true, "needs": true,
+	"start_in": true, "rules": true, "needs": true, "parallel": true,
 }
 
 // unsupportedJobKeys are job keywords of current GitLab that Fennec does not
 // run yet; a job using one is refused with a message naming it.
 var unsupportedJobKeys = map[string]bool{
-	"parallel": true, "release": true, "resource_group": true, "secrets": true,
+	"release": true, "resource_group": true, "secrets": true,
 	"id_tokens": true, "hooks": true, "pages": true, "run": true,
 	"identity": true, "manual_confirmation": true, "dast_configuration": true,
 }
@@ -206,6 +206,10 @@ type parser struct {
 	// from: a rule shared through an anchor or !reference by thousands of
 	// jobs is validated and compiled once.
 	rules map[*value]ciexpr.Rule
+	// instances counts the jobs `parallel:` made, and parallelJobs holds
+	// each parallel job's instances by the name it was written with.
+	instances    int
+	parallelJobs map[string][]instance
 }
 
 func (p *parser) errorf(format string, args ...any) {
@@ -290,6 +294,7 @@ func (p *parser) config(root *value) *Config {
 	if visible == 0 {
 		p.errorf("jobs config should contain at least one visible job")
 	}
+	var written [][]Job // each job's instances (the job alone if not parallel)
 	for _, e := range root.entries {
 		if reserved[e.key] {
 			continue
@@ -303,12 +308,14 @@ func (p *parser) config(root *value) *Config {
 			continue
 		}
 		if job, ok := p.job(e.key, e.val, &g); ok {
-			cfg.Jobs = append(cfg.Jobs, job)
+			written = append(written, p.parallel(job, e.val.get("parallel"), "jobs:"+e.key))
 		}
 	}
 	if len(p.errs) > 0 {
 		return nil
 	}
+	cfg.Jobs = flattenJobs(written)
+	p.expandParallelDependencies(cfg)
 	p.crossCheck(cfg)
 	return cfg
 }
