@@ -48,11 +48,15 @@ const (
 // own includes before it is merged.
 type includer struct {
 	ctx   context.Context
-	files Files
-	conv  *converter
-	count int
-	size  int // bytes read so far, the main file's included
-	work  int
+	files Files // the files of the file being expanded: the pipeline's repository's, or an included project's
+	root  Files // the pipeline's repository's, which may read other projects (Projects)
+	// project and ref name the project whose files are being expanded
+	// (include: project), empty for the pipeline's own repository.
+	project, ref string
+	conv         *converter
+	count        int
+	size         int // bytes read so far, the main file's included
+	work         int
 }
 
 // includeEntry is one entry of `include`, of one of the kinds GitLab knows.
@@ -142,8 +146,11 @@ func describeInclude(v *value) string {
 }
 
 func (in *includer) include(e includeEntry, chain []string) (*value, error) {
+	if e.kind == "project" {
+		return in.includeProject(e, chain)
+	}
 	if e.kind != "local" {
-		return nil, configError(fmt.Sprintf("include:%s is not supported yet (`%s`); only include:local is", e.kind, e.where))
+		return nil, configError(fmt.Sprintf("include:%s is not supported yet (`%s`); only include:local and include:project are", e.kind, e.where))
 	}
 	if e.extra != nil {
 		for _, x := range e.extra.entries {
@@ -172,9 +179,15 @@ func (in *includer) includeFile(where string, chain []string) (*value, error) {
 	if in.files == nil {
 		return nil, configError(fmt.Sprintf("Local file `%s` cannot be included: this configuration is not read from a repository", p))
 	}
+	// A file is known by its project and ref too: the same path in two
+	// projects is two files.
+	id := p
+	if in.project != "" {
+		id = in.project + "@" + in.ref + ":" + p
+	}
 	for _, open := range chain {
-		if open == p {
-			return nil, configError(fmt.Sprintf("Local file `%s` includes itself (through %s)", p, strings.Join(append(chain, p), " > ")))
+		if open == id {
+			return nil, configError(fmt.Sprintf("Local file `%s` includes itself (through %s)", p, strings.Join(append(chain, id), " > ")))
 		}
 	}
 	if len(chain) >= maxIncludeDepth {
@@ -189,6 +202,9 @@ func (in *includer) includeFile(where string, chain []string) (*value, error) {
 	}
 	src, err := in.files.Read(in.ctx, p)
 	if errors.Is(err, fs.ErrNotExist) {
+		if in.project != "" {
+			return nil, configError(fmt.Sprintf("Project `%s` file `%s` does not exist!", in.project, p))
+		}
 		return nil, configError(fmt.Sprintf("Local file `%s` does not exist!", p))
 	}
 	if err != nil {
@@ -202,6 +218,9 @@ func (in *includer) includeFile(where string, chain []string) (*value, error) {
 		return nil, configError(fmt.Sprintf("Local file `%s` is too large: %d bytes, the limit is %d bytes", p, len(src), MaxConfigBytes))
 	}
 	if strings.TrimSpace(string(src)) == "" {
+		if in.project != "" {
+			return nil, configError(fmt.Sprintf("Project `%s` file `%s` is empty!", in.project, p))
+		}
 		return nil, configError(fmt.Sprintf("Local file `%s` is empty!", p))
 	}
 	root, err := parseDocument(src, in.conv)
@@ -215,7 +234,7 @@ func (in *includer) includeFile(where string, chain []string) (*value, error) {
 	if root.kind != kindMap {
 		return nil, configError(fmt.Sprintf("Included file `%s` does not have YAML mapping as root!", p))
 	}
-	return in.expand(root, append(chain[:len(chain):len(chain)], p))
+	return in.expand(root, append(chain[:len(chain):len(chain)], id))
 }
 
 // includeGlob includes every file a pattern matches, in path order, as

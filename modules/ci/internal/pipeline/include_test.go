@@ -83,7 +83,7 @@ func TestIncludeErrors(t *testing.T) {
 		{"syntax", map[string]string{"a.yml": "a: [\n"}, "include: a.yml\nj: {script: x}\n", "Included file `a.yml` does not have valid YAML syntax!"},
 		{"cycle", map[string]string{"a.yml": "include: b.yml\n", "b.yml": "include: /a.yml\n"}, "include: a.yml\nj: {script: x}\n", "Local file `a.yml` includes itself (through a.yml > b.yml > a.yml)"},
 		{"glob without a lister", nil, "include: 'ci/*.yml'\nj: {script: x}\n", "Local file `ci/*.yml`: wildcard includes need a repository to list"},
-		{"project", nil, "include: {project: a/b, file: c.yml}\nj: {script: x}\n", "include:project is not supported yet (`a/b`); only include:local is"},
+		{"project without a server", nil, "include: {project: a/b, file: c.yml}\nj: {script: x}\n", "Project `a/b` cannot be included: this configuration is not read from a repository"},
 		{"local with rules", nil, "include: [{local: a.yml, rules: [{if: $A}]}]\nj: {script: x}\n", "include:local rules is not supported yet (`a.yml`)"},
 		{"count", many, wide, "Maximum of 150 nested includes are allowed!"},
 		{"depth", deep, "include: f0.yml\nj: {script: x}\n", "Maximum of 100 levels of nested includes are allowed!"},

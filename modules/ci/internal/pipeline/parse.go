@@ -111,7 +111,7 @@ func parse(ctx context.Context, src []byte, files Files) (cfg *Config, stats par
 	if root.kind != kindMap {
 		return nil, stats, configError("Invalid configuration format")
 	}
-	inc := includer{ctx: ctx, files: files, conv: conv, size: len(src)}
+	inc := includer{ctx: ctx, files: files, root: files, conv: conv, size: len(src)}
 	if root, err = inc.expand(root, nil); err != nil {
 		return nil, stats, err
 	}
