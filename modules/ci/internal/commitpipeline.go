@@ -142,7 +142,9 @@ func (q *CommitPipelines) runsJobs(ctx context.Context, projectID int64, branch,
 	if err != nil {
 		return false, err
 	}
-	cfg, err := pipeline.ParseFiles(ctx, src, q.s.repoFiles(projectID, sha))
+	// Read as the server: whoever pushed, a file that includes another
+	// project is taken as making jobs rather than as merging at once.
+	cfg, err := pipeline.ParseFiles(ctx, src, q.s.repoFiles(projectID, sha, auth.System()))
 	if err != nil {
 		return false, nil
 	}

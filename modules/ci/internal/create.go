@@ -45,7 +45,7 @@ var errCreationMoved = errors.New("ci: the pipeline's creation was taken over or
 // from the pipeline's repository at its commit; a failure to read one is
 // an error of its own, not the file's.
 func (s *Service) pipelineJobs(ctx context.Context, src []byte, p *Pipeline) ([]string, []pipeline.Job, error) {
-	cfg, err := pipeline.ParseFiles(ctx, src, s.repoFiles(p.ProjectID, p.SHA))
+	cfg, err := pipeline.ParseFiles(ctx, src, s.repoFiles(p.ProjectID, p.SHA, s.pipelineReader(ctx, p.UserID)))
 	if err != nil {
 		return nil, nil, err
 	}

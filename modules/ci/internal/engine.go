@@ -97,15 +97,18 @@ func (s *Service) pipelineConfig(ctx context.Context, projectID int64, sha strin
 }
 
 // repoFiles reads the files a CI file includes (`include: local`) from
-// the project's repository at sha, as CI reads the CI file itself.
-func (s *Service) repoFiles(projectID int64, sha string) pipeline.Files {
-	return ciFiles{s: s, projectID: projectID, sha: sha}
+// the project's repository at sha, as CI reads the CI file itself, and
+// those of other projects (`include: project`) as reader may read them
+// (nil: public projects only; includeproject.go).
+func (s *Service) repoFiles(projectID int64, sha string, reader *auth.Principal) pipeline.Files {
+	return ciFiles{s: s, projectID: projectID, sha: sha, reader: reader}
 }
 
 type ciFiles struct {
 	s         *Service
 	projectID int64
 	sha       string
+	reader    *auth.Principal
 }
 
 func (f ciFiles) Read(ctx context.Context, path string) ([]byte, error) {

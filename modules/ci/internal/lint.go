@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline/ciexpr"
@@ -83,6 +84,6 @@ func (s *Service) LintProject(ctx context.Context, project, ref string) ([]strin
 	if err != nil {
 		return nil, err
 	}
-	return s.lintErrors(ctx, src, s.repoFiles(info.ID, sha), pipeline.RefInfo{Name: ref, IsTag: tag, Source: pipeline.SourcePush,
+	return s.lintErrors(ctx, src, s.repoFiles(info.ID, sha, auth.FromContext(ctx)), pipeline.RefInfo{Name: ref, IsTag: tag, Source: pipeline.SourcePush,
 		ProjectPath: info.PathWithNamespace}), nil
 }
