@@ -249,8 +249,8 @@ func TestCurrentSyntaxErrors(t *testing.T) {
 	tests := []struct{ name, src, want string }{
 		{"default not a job", "default: {image: a}\n", "jobs config should contain at least one visible job"},
 		{"include without repository", "include: ci/a.yml\nj: {script: x}\n", "Local file `ci/a.yml` cannot be included: this configuration is not read from a repository"},
-		{"include remote", "include: https://example.com/a.yml\nj: {script: x}\n", "include:remote is not supported yet (`https://example.com/a.yml`); only include:local and include:project are"},
-		{"include template", "include: [{template: Auto-DevOps.gitlab-ci.yml}]\nj: {script: x}\n", "include:template is not supported yet (`Auto-DevOps.gitlab-ci.yml`); only include:local and include:project are"},
+		{"include remote alone", "include: https://example.com/a.yml\nj: {script: x}\n", "Remote file `https://example.com/a.yml` could not be fetched: remote includes are disabled on this server"},
+		{"include template", "include: [{template: Auto-DevOps.gitlab-ci.yml}]\nj: {script: x}\n", "include:template is not supported yet (`Auto-DevOps.gitlab-ci.yml`); only include:local, include:project and include:remote are"},
 		{"include two accessors", "include: [{local: a.yml, remote: b}]\nj: {script: x}\n", "Include `{local, remote}` needs to match exactly one accessor!"},
 		{"trigger with resource_group", "j: {trigger: a/b, resource_group: r}\n", "jobs:j resource_group is not supported yet"},
 		{"extends unknown", "j: {extends: .nope, script: x}\n", "j: unknown keys in `extends` (.nope)"},

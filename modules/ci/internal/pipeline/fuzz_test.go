@@ -56,6 +56,7 @@ func FuzzParse(f *testing.F) {
 		"b: {trigger: {include: [a, b, c, d]}}\nc: {trigger: {strategy: x}, script: y}\n",
 		"b: {trigger: {include: a.yml}, rules: [{if: $A == 'x', when: manual, variables: {B: c}}]}\nj: {script: x}\n",
 		"include: [{project: g/p, ref: v1, file: [a.yml, b/c.yml]}, {project: g/p, file: a.yml}]\nj: {script: x}\n",
+		"include: ['https://a.example/x.yml', {remote: 'https://b.example/y.yml'}, {remote: 'http://c'}]\nj: {script: x}\n",
 		// parallel, its matrix and their bounds.
 		"stages: [a, b]\nx: {stage: a, script: x, parallel: 3}\ny: {stage: b, script: x, dependencies: [x]}\n",
 		"variables: {A: g}\nx: {script: x, variables: {A: j}, parallel: {matrix: [{A: [1, b], B: c}, {C: [d, e]}]}}\n",
@@ -107,6 +108,10 @@ func (f selfFiles) Read(context.Context, string) ([]byte, error) { return f, nil
 // Project answers every project and ref with the same files, so that
 // include: project is fuzzed too.
 func (f selfFiles) Project(context.Context, string, string) (Files, error) { return f, nil }
+
+// Fetch answers every URL with the same text: include: remote is fuzzed
+// too.
+func (f selfFiles) Fetch(context.Context, string) ([]byte, error) { return f, nil }
 
 func (f selfFiles) List(_ context.Context, dir string) ([]string, error) {
 	if strings.Count(dir, "/") > 3 {

@@ -146,11 +146,14 @@ func describeInclude(v *value) string {
 }
 
 func (in *includer) include(e includeEntry, chain []string) (*value, error) {
-	if e.kind == "project" {
+	switch e.kind {
+	case "project":
 		return in.includeProject(e, chain)
-	}
-	if e.kind != "local" {
-		return nil, configError(fmt.Sprintf("include:%s is not supported yet (`%s`); only include:local and include:project are", e.kind, e.where))
+	case "remote":
+		return in.includeRemote(e, chain)
+	case "local":
+	default:
+		return nil, configError(fmt.Sprintf("include:%s is not supported yet (`%s`); only include:local, include:project and include:remote are", e.kind, e.where))
 	}
 	if e.extra != nil {
 		for _, x := range e.extra.entries {
