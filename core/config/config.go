@@ -42,11 +42,11 @@ type Config struct {
 	// GOMEMLIMIT in the environment wins; 0 sets none.
 	MemoryLimit int64 `yaml:"memory_limit" env:"FENNEC_MEMORY_LIMIT" help:"soft memory limit of fennec serve in bytes (the Go collector works harder near it; GOMEMLIMIT wins; 0: none)"`
 	// AllowLocalRequests lets the requests Fennec makes for its users
-	// (import_url, webhooks) reach loopback, private, link-local and other
+	// (import_url, webhooks, CI remote includes) reach loopback, private, link-local and other
 	// local addresses (core/netguard). Off by default: such a request reads
 	// the server's own network on the user's behalf. Tests and
 	// installations that import from their own network turn it on.
-	AllowLocalRequests bool `yaml:"allow_local_requests" env:"FENNEC_ALLOW_LOCAL_REQUESTS" help:"let import_url and webhooks reach loopback, private and link-local addresses (names are checked again at connect time)"`
+	AllowLocalRequests bool `yaml:"allow_local_requests" env:"FENNEC_ALLOW_LOCAL_REQUESTS" help:"let import_url, webhooks and CI remote includes reach loopback, private and link-local addresses (names are checked again at connect time)"`
 	// ReadHeaderTimeout closes connections that do not send their headers in
 	// time (slowloris). IdleTimeout closes idle keep-alive connections.
 	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout" help:"slow-header (slowloris) cut-off"`

@@ -22,6 +22,12 @@ type Config struct {
 	// that one short (see the module's DefaultConfig).
 	MaxPipelineJobs int `yaml:"max_pipeline_jobs" env:"FENNEC_CI_MAX_PIPELINE_JOBS" help:"most jobs one pipeline may have (a CI file making more gives a failed pipeline with a yaml error)"`
 
+	// RemoteIncludes lets CI files include https URLs (`include: remote`),
+	// fetched through the guard of allow_local_requests, bounded in size
+	// (1 MiB) and time (10 s). Off, such a file is refused with a yaml
+	// error saying so.
+	RemoteIncludes bool `yaml:"remote_includes" env:"FENNEC_CI_REMOTE_INCLUDES" help:"let CI files include https URLs (include: remote), fetched through the allow_local_requests guard"`
+
 	// RunnersRegistrationToken fixes the instance's shared runners
 	// registration token; empty, one is made and kept in the store (the
 	// admin command `fennec ci runners-token` prints it).

@@ -1,7 +1,9 @@
 package internal
 
-// include: project: a CI file may include files of another project of
-// this server, read as the pipeline's user may read them.
+// include: project and include: remote: a CI file may include files of
+// another project of this server, read as the pipeline's user may read
+// them, and https URLs when the server allows it (the fetch itself is in
+// httpclientinclude.go).
 
 import (
 	"context"
@@ -62,3 +64,14 @@ func (s *Service) pipelineReader(ctx context.Context, userID int64) *auth.Princi
 }
 
 var _ pipeline.Projects = ciFiles{}
+
+// Fetch implements pipeline.Remote: an https URL a CI file includes,
+// fetched through the guard when ci.remote_includes allows it.
+func (f ciFiles) Fetch(ctx context.Context, url string) ([]byte, error) {
+	if f.s.remote == nil {
+		return nil, pipeline.ErrRemoteDisabled
+	}
+	return f.s.remote.fetch(ctx, url, pipeline.MaxConfigBytes)
+}
+
+var _ pipeline.Remote = ciFiles{}

@@ -14,6 +14,7 @@ import (
 	fennec "github.com/fennec-forge/fennec/core"
 	fconfig "github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/netguard"
 	"github.com/fennec-forge/fennec/core/sealed"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
@@ -79,6 +80,8 @@ type Service struct {
 	// downstreamGate, when a test sets it, runs before each downstream
 	// pipeline is made (SetDownstreamGate).
 	downstreamGate func(context.Context) error
+	// remote fetches `include: remote` files; nil unless ci.remote_includes.
+	remote *remoteFetcher
 }
 
 // The service is the module's contract.
@@ -122,6 +125,9 @@ func NewService(d Deps) (*Service, error) {
 		log: d.Log.Named("ci"), dir: filepath.Join(d.Core.Data, "ci"), now: func() time.Time { return time.Now().UTC() },
 		wake: make(chan struct{}, 1), reapEvery: reapInterval, runnersTokens: d.Runners, runnerQueue: newRunnerQueue(),
 		scheduleWake: make(chan struct{}, 1), bridgeWake: make(chan struct{}, 1)}
+	if d.Config.RemoteIncludes {
+		s.remote = newRemoteFetcher(netguard.New(d.Core.AllowLocalRequests), remoteIncludeTimeout)
+	}
 	s.runnerBootAt = s.now()
 	s.version, _ = fennec.Version()
 	for _, sub := range []string{"traces", "artifacts", "tmp"} {
