@@ -94,6 +94,12 @@ func (p *parser) parallel(job Job, v *value, loc string) []Job {
 				own = indexVariables(job.Variables)
 			}
 			inst.Variables = mergeVariables(job.Variables, own, vars)
+			// They are the job's own to workflow: rules too, whose
+			// variables replace only the global ones.
+			inst.ownVariables = job.ownVariables[:len(job.ownVariables):len(job.ownVariables)]
+			for _, v := range vars {
+				inst.ownVariables = append(inst.ownVariables, v.Key)
+			}
 		}
 		if len(inst.Name) > maxJobNameLength {
 			p.errorf("jobs:%s name is too long (maximum is %d characters)", inst.Name, maxJobNameLength)

@@ -242,3 +242,39 @@ func TestNodeVariables(t *testing.T) {
 		}
 	}
 }
+
+// rules: decide each instance with its own variables, and workflow rule
+// variables replace the global ones, not the matrix's.
+func TestParallelRulesPerInstance(t *testing.T) {
+	t.Parallel()
+	cfg := mustParse(t, `variables: {OS: global, LEVEL: global}
+workflow:
+  rules:
+    - variables: {OS: workflow, LEVEL: workflow}
+t:
+  script: x
+  parallel:
+    matrix:
+      - OS: [linux, mac]
+  rules:
+    - if: '$OS == "mac"'
+      when: manual
+    - when: on_success
+`)
+	_, jobs, err := cfg.ForPipeline(RefInfo{Name: "main", Source: SourcePush, Variables: func(string) (string, bool) { return "", false }}, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, j := range jobs {
+		vars := map[string]string{}
+		for _, v := range j.Variables {
+			vars[v.Key] = v.Value
+		}
+		got = append(got, fmt.Sprintf("%s %s OS=%s LEVEL=%s", j.Name, j.When, vars["OS"], vars["LEVEL"]))
+	}
+	want := []string{"t: [linux] on_success OS=linux LEVEL=workflow", "t: [mac] manual OS=mac LEVEL=workflow"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("jobs:\n got %q\nwant %q", got, want)
+	}
+}
