@@ -49,6 +49,16 @@ collect:
     - echo "collected:$(ls out | tr '\n' ' ')"
     - echo "shards:$(ls shards 2>/dev/null | wc -l)"
     - echo "node:${CI_NODE_INDEX:-none}/$CI_NODE_TOTAL"
+pick:
+  stage: collect
+  needs:
+    - job: build
+      parallel:
+        matrix:
+          - OS: mac
+            ARCH: arm64
+  script:
+    - echo "picked:$(ls out | tr '\n' ' ')"
 `
 
 func TestParallelMatrixOnTheShellExecutor(t *testing.T) {
@@ -72,7 +82,7 @@ func TestParallelMatrixOnTheShellExecutor(t *testing.T) {
 	sort.Strings(names)
 	want := []string{
 		"build: [linux, amd64]", "build: [linux, arm64]", "build: [mac, amd64]", "build: [mac, arm64]",
-		"collect", "shard 1/2", "shard 2/2",
+		"collect", "pick", "shard 1/2", "shard 2/2",
 	}
 	if strings.Join(names, "|") != strings.Join(want, "|") {
 		t.Fatalf("jobs %q", names)
@@ -105,6 +115,10 @@ func TestParallelMatrixOnTheShellExecutor(t *testing.T) {
 		if !strings.Contains(got, line) {
 			t.Errorf("collect's trace lacks %q:\n%s", line, got)
 		}
+	}
+	// needs with a matrix: the one instance it names, and its artifacts.
+	if got := trace(t, c, p.ID, jobs["pick"].ID); !strings.Contains(got, "picked:mac-arm64.txt \n") {
+		t.Errorf("pick's trace:\n%s", got)
 	}
 	// Artifacts by ref and name take the instance's name.
 	resp := s.Do(t, "GET", fmt.Sprintf("/api/v4/projects/%d/jobs/artifacts/master/raw/out/mac-arm64.txt?job=%s", p.ID, "build%3A%20%5Bmac%2C%20arm64%5D"), nil, "PRIVATE-TOKEN", s.RootToken)

@@ -1,8 +1,9 @@
 // Package pipeline owns the pure core of a CI pipeline's configuration:
 // parsing and validating `.gitlab-ci.yml` with GitLab 9.x's keywords and
 // the structural keywords of current GitLab (`default`, `extends`,
-// `!reference`, `include: local`, `project` and `remote`, hidden template jobs, the current forms
-// of job keywords), with GitLab's error wording; the resolved model of
+// `!reference`, `include: local`, `project` and `remote`, hidden template
+// jobs, `parallel`, the current forms of job keywords), with GitLab's
+// error wording; the resolved model of
 // stages and jobs the scheduler works from (Config, Job), the only/except
 // rules that select a ref's jobs (Config.JobsFor), artifacts' expire_in
 // durations, the slugs GitLab derives from refs, project paths and

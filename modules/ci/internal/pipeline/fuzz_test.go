@@ -62,6 +62,7 @@ func FuzzParse(f *testing.F) {
 		"variables: {A: g}\nx: {script: x, variables: {A: j}, parallel: {matrix: [{A: [1, b], B: c}, {C: [d, e]}]}}\n",
 		"x: {script: x, parallel: {matrix: []}}\n",
 		"x 1/2: {script: x}\nx: {script: x, parallel: 2}\n",
+		"x: {stage: build, script: x, parallel: {matrix: [{A: [a, b]}]}}\ny: {script: x, needs: [x, {job: x, parallel: {matrix: [{A: b}]}}]}\n",
 		"x: {script: x, parallel: {matrix: [{A: [a, b, c, d, e, f, g], B: [a, b, c, d, e, f, g], C: [a, b, c, d, e]}]}}\n",
 	}
 	for _, s := range seeds {

@@ -27,13 +27,17 @@ type Need struct {
 	// Optional: the needed job may be left out of the pipeline (by
 	// only/except); the need then counts as met.
 	Optional bool `json:"optional,omitempty"`
+	// matrix, from `parallel: {matrix}`, picks the instances of a
+	// parallel job this need names (expandParallelReferences); nil for
+	// every instance. Read while parsing only.
+	matrix [][]Variable
 }
 
 // needKeys are the keys of a need written as a hash; needUnsupportedKeys
 // are those of needs on other projects and pipelines, not run yet.
 var (
 	needKeys            = []string{"job", "artifacts", "optional", "project", "pipeline", "ref", "parallel"}
-	needUnsupportedKeys = []string{"project", "pipeline", "ref", "parallel"}
+	needUnsupportedKeys = []string{"project", "pipeline", "ref"}
 )
 
 // needs reads a job's `needs:`: an array of job names or of hashes
@@ -96,6 +100,12 @@ func (p *parser) need(v *value, loc string) (Need, bool) {
 		return Need{}, false
 	}
 	need.Job = job.text
+	if par := v.get("parallel"); !par.isNull() {
+		var ok bool
+		if need.matrix, ok = p.needMatrix(par, at(loc, "parallel")); !ok {
+			return Need{}, false
+		}
+	}
 	for _, flag := range []struct {
 		key string
 		dst *bool

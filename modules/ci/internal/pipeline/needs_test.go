@@ -67,7 +67,7 @@ func TestParseNeedsErrors(t *testing.T) {
 		{"unknown key", "b: {script: x}\na: {script: x, needs: [{job: b, when: always}]}\n", "jobs:a:needs:need config contains unknown keys: when"},
 		{"another project", "a: {script: x, needs: [{project: g/p, job: b, ref: main}]}\n", "jobs:a:needs:need project is not supported yet: Fennec needs jobs of the same pipeline only"},
 		{"another pipeline", "a: {script: x, needs: [{pipeline: $PARENT_PIPELINE_ID, job: b}]}\n", "jobs:a:needs:need pipeline is not supported yet: Fennec needs jobs of the same pipeline only"},
-		{"parallel matrix", "a: {script: x, needs: [{job: b, parallel: {matrix: []}}]}\n", "jobs:a:needs:need parallel is not supported yet: Fennec needs jobs of the same pipeline only"},
+		{"parallel matrix of no parallel job", "a: {script: x, needs: [{job: b, parallel: {matrix: []}}]}\n", "a job: undefined need: b"},
 		{"duplicated", "b: {script: x}\na: {script: x, needs: [b, {job: b}]}\n", "jobs:a:needs config has the following needs duplicated: b."},
 		{"too many", "a: {script: x, needs: [" + strings.Join(many, ", ") + "]}\n",
 			"a: one job can only need 50 others, but you have listed 51. See needs keyword documentation for more details"},

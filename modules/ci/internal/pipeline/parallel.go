@@ -297,29 +297,30 @@ func flattenJobs(written [][]Job) []Job {
 	return out
 }
 
-// expandParallelDependencies makes `dependencies: [name]` of a parallel
-// job name every instance of it, as GitLab's normalizer does.
-func (p *parser) expandParallelDependencies(cfg *Config) {
-	if len(p.parallelJobs) == 0 {
-		return
-	}
+// expandParallelReferences makes `dependencies: [name]` and `needs:
+// [name]` of a parallel job name every instance of it, and a need with
+// `parallel: {matrix}` the instances its combinations name, as GitLab's
+// normalizer does.
+func (p *parser) expandParallelReferences(cfg *Config) {
 	for i := range cfg.Jobs {
 		j := &cfg.Jobs[i]
-		if !p.namesParallelJob(j.Dependencies) {
-			continue
-		}
-		deps := make([]string, 0, len(j.Dependencies))
-		for _, d := range j.Dependencies {
-			insts, ok := p.parallelJobs[d]
-			if !ok {
-				deps = append(deps, d)
-				continue
+		if len(p.parallelJobs) > 0 && p.namesParallelJob(j.Dependencies) {
+			deps := make([]string, 0, len(j.Dependencies))
+			for _, d := range j.Dependencies {
+				insts, ok := p.parallelJobs[d]
+				if !ok {
+					deps = append(deps, d)
+					continue
+				}
+				for _, inst := range insts {
+					deps = append(deps, inst.name)
+				}
 			}
-			for _, inst := range insts {
-				deps = append(deps, inst.name)
-			}
+			j.Dependencies = deps
 		}
-		j.Dependencies = deps
+		if j.Needs != nil && p.needsParallelJob(j.Needs) {
+			j.Needs = p.expandNeeds(j.Name, j.Needs)
+		}
 	}
 }
 
@@ -330,6 +331,63 @@ func (p *parser) namesParallelJob(names []string) bool {
 		}
 	}
 	return false
+}
+
+func (p *parser) needsParallelJob(needs []Need) bool {
+	for _, n := range needs {
+		if _, ok := p.parallelJobs[n.Job]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// expandNeeds replaces each need of a parallel job by needs of its
+// instances, then checks GitLab's bound on the needs of one job again,
+// since the instances count.
+func (p *parser) expandNeeds(job string, needs []Need) []Need {
+	out := make([]Need, 0, len(needs))
+	seen := make(map[string]bool, len(needs))
+	add := func(n Need, name string) {
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, Need{Job: name, Artifacts: n.Artifacts, Optional: n.Optional})
+		}
+	}
+	for _, n := range needs {
+		// As GitLab's normalizer: a matrix picks instances of a parallel
+		// job only; a need of any other job stays as written.
+		switch insts, parallel := p.parallelJobs[n.Job]; {
+		case parallel && n.matrix != nil:
+			for _, vars := range n.matrix {
+				add(n, matrixJobName(n.Job, vars))
+			}
+		case parallel:
+			for _, inst := range insts {
+				add(n, inst.name)
+			}
+		default:
+			add(n, n.Job)
+		}
+	}
+	if len(out) > MaxNeeds {
+		p.errorf("%s: one job can only need %d others, but you have listed %d. See needs keyword documentation for more details",
+			job, MaxNeeds, len(out))
+	}
+	return out
+}
+
+// needMatrix reads a need's `parallel:`, which takes a matrix only.
+func (p *parser) needMatrix(v *value, loc string) ([][]Variable, bool) {
+	if v.kind != kindMap {
+		if v.kind == kindScalar && v.tag == "!!int" {
+			p.errorf("%s config cannot use \"parallel: <number>\".", loc)
+		} else {
+			p.errorf("%s should be an integer or a hash", loc)
+		}
+		return nil, false
+	}
+	return p.matrix(v, loc)
 }
 
 // NodeVariables are a job's CI_NODE_INDEX (for an instance of a parallel

@@ -278,3 +278,69 @@ t:
 		t.Errorf("jobs:\n got %q\nwant %q", got, want)
 	}
 }
+
+// needs: of a parallel job need every instance; with parallel: matrix,
+// the instances its combinations name.
+func TestParallelNeeds(t *testing.T) {
+	t.Parallel()
+	cfg := mustParse(t, `stages: [build, test]
+build:
+  stage: build
+  script: x
+  parallel:
+    matrix:
+      - OS: [linux, mac]
+        ARCH: [amd64, arm64]
+shard: {stage: build, script: x, parallel: 2}
+all: {stage: test, script: x, needs: [build, {job: shard, artifacts: false}]}
+some:
+  stage: test
+  script: x
+  needs:
+    - job: build
+      parallel:
+        matrix:
+          - OS: linux
+            ARCH: [amd64, arm64]
+          - OS: mac
+            ARCH: arm64
+  dependencies: ["build: [mac, arm64]"]
+`)
+	names := func(needs []Need) []string {
+		var out []string
+		for _, n := range needs {
+			out = append(out, fmt.Sprintf("%s/%v", n.Job, n.Artifacts))
+		}
+		return out
+	}
+	if got, want := names(jobNamed(t, cfg, "all").Needs), []string{
+		"build: [linux, amd64]/true", "build: [linux, arm64]/true", "build: [mac, amd64]/true", "build: [mac, arm64]/true",
+		"shard 1/2/false", "shard 2/2/false",
+	}; !reflect.DeepEqual(got, want) {
+		t.Errorf("all needs %q", got)
+	}
+	if got, want := names(jobNamed(t, cfg, "some").Needs), []string{
+		"build: [linux, amd64]/true", "build: [linux, arm64]/true", "build: [mac, arm64]/true",
+	}; !reflect.DeepEqual(got, want) {
+		t.Errorf("some needs %q", got)
+	}
+}
+
+func TestParallelNeedsErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, src, want string }{
+		{"a combination that is no instance", "a: {stage: build, script: x, parallel: {matrix: [{A: [x, y]}]}}\nb: {script: x, needs: [{job: a, parallel: {matrix: [{A: z}]}}]}\n", "b job: undefined need: a: [z]"},
+		{"a number", "a: {stage: build, script: x, parallel: 2}\nb: {script: x, needs: [{job: a, parallel: 2}]}\n", "jobs:b:needs:need:parallel config cannot use \"parallel: <number>\"."},
+		{"a bad matrix", "a: {stage: build, script: x, parallel: 2}\nb: {script: x, needs: [{job: a, parallel: {matrix: [{A: []}]}}]}\n", "jobs:b:needs:need:parallel:matrix:variables config should be a hash of key value pairs, value can be an array"},
+		{"too many instances needed", "a: {stage: build, script: x, parallel: 51}\nb: {script: x, needs: [a]}\n", "b: one job can only need 50 others, but you have listed 51. See needs keyword documentation for more details"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Parse([]byte(tt.src))
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("err = %v\nwant %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -315,7 +315,7 @@ func (p *parser) config(root *value) *Config {
 		return nil
 	}
 	cfg.Jobs = flattenJobs(written)
-	p.expandParallelDependencies(cfg)
+	p.expandParallelReferences(cfg)
 	p.crossCheck(cfg)
 	return cfg
 }
