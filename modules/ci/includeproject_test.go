@@ -1,6 +1,8 @@
 package ci_test
 
 import (
+	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -45,6 +47,20 @@ func TestIncludeProject(t *testing.T) {
 	want := "Project `" + templates.PathWithNamespace + "` not found or access denied! Make sure any includes in the pipeline configuration are correctly defined."
 	if pl.YamlErrors != want {
 		t.Fatalf("yaml_errors %q, want %q", pl.YamlErrors, want)
+	}
+	// Lint reads as its caller: the developer is refused, root is not.
+	lint := func(token string) string {
+		resp, raw := s.JSON(t, http.MethodGet, fmt.Sprintf("/api/v4/projects/%d/ci/lint", app.ID), nil, nil, "PRIVATE-TOKEN", token)
+		if resp.StatusCode != 200 {
+			t.Fatalf("lint: %d %s", resp.StatusCode, raw)
+		}
+		return strings.TrimSpace(string(raw))
+	}
+	if got := lint(dev.Token); got != `{"valid":false,"errors":["`+want+`"],"warnings":[]}` {
+		t.Errorf("developer's lint: %s", got)
+	}
+	if got := lint(s.RootToken); got != `{"valid":true,"errors":[],"warnings":[]}` {
+		t.Errorf("root's lint: %s", got)
 	}
 
 	stocktest.AddMember(t, c, templates.ID, dev.ID, gitlab.ReporterPermissions)
