@@ -12,11 +12,12 @@ import (
 )
 
 const rulesCI = `workflow:
+  name: "$KIND pipeline of $CI_COMMIT_BRANCH"
   rules:
     - if: $CI_COMMIT_MESSAGE =~ /skip-pipeline/
       when: never
     - if: $CI_COMMIT_BRANCH
-      variables: {FROM_WORKFLOW: wf}
+      variables: {FROM_WORKFLOW: wf, KIND: Branch}
 build:
   script: echo "build sees FROM_WORKFLOW=$FROM_WORKFLOW"
 docs:
@@ -87,6 +88,9 @@ func TestRulesDecidePushPipelines(t *testing.T) {
 	// A new branch: no before-SHA, so every `changes` holds.
 	first := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": rulesCI, "README.md": "hi"})
 	jobs := check(first.ID, map[string]job{"build": {"success", false}, "docs": {"success", false}, "backend": {"success", false}}, "success")
+	if pl, _, err := c.Pipelines.GetPipeline(p.ID, jobs["build"].Pipeline.ID); err != nil || pl.Name != "Branch pipeline of master" {
+		t.Errorf("the pipeline's name: %+v %v", pl, err)
+	}
 	if tr := trace(t, c, p.ID, jobs["build"].ID); !strings.Contains(tr, "build sees FROM_WORKFLOW=wf") {
 		t.Errorf("build:\n%s", tr)
 	}

@@ -219,6 +219,9 @@ type Pipeline struct {
 	BeforeSHA string
 	// Source is what made it: push, api, trigger.
 	Source string
+	// Name is the file's `workflow: name` with its variables expanded;
+	// empty when it has none.
+	Name string
 	Status string
 	// YAMLErrors says why a pipeline failed at its creation (a CI file
 	// with errors); nil otherwise.

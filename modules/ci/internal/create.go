@@ -13,6 +13,8 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -55,6 +57,11 @@ func (s *Service) pipelineJobs(ctx context.Context, src []byte, p *Pipeline) ([]
 	}
 	if cfg.Workflow != nil {
 		p.AutoCancel = cfg.Workflow.AutoCancelOnNewCommit
+		if cfg.Workflow.Name != "" {
+			if p.Name, err = s.pipelineName(ctx, cfg, ref, p); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	stages, specs, err := cfg.ForPipeline(ref, s.cfg.MaxPipelineJobs)
 	if errors.Is(err, ciexpr.ErrWorkflowFiltered) {
@@ -82,6 +89,49 @@ func (s *Service) pipelineRef(ctx context.Context, cfg *pipeline.Config, p *Pipe
 	}
 	ref.Changed, ref.FileExists = s.changedPaths(ctx, p), s.fileExists(ctx, p)
 	return ref, nil
+}
+
+// maxPipelineName is GitLab's bound on a pipeline's name.
+const maxPipelineName = 255
+
+// pipelineName is `workflow: name` with the variables expanded that a
+// pipeline has at creation: the pipeline's (predefined, project, group,
+// its own), then the matched workflow rule's, then the file's global ones.
+func (s *Service) pipelineName(ctx context.Context, cfg *pipeline.Config, ref pipeline.RefInfo, p *Pipeline) (string, error) {
+	name := cfg.Workflow.Name
+	if strings.Contains(name, "$") {
+		if ref.Variables == nil {
+			var err error
+			if ref.Variables, err = s.expressionVariables(ctx, p); err != nil {
+				return "", err
+			}
+		}
+		wf := cfg.WorkflowFor(ref)
+		name = ciexpr.Expand(name, func(key string) (string, bool) {
+			if v, ok := ref.Variables(key); ok {
+				return v, true
+			}
+			for i := len(wf.Variables) - 1; i >= 0; i-- {
+				if wf.Variables[i].Key == key {
+					return wf.Variables[i].Value, true
+				}
+			}
+			for i := len(cfg.Variables) - 1; i >= 0; i-- {
+				if cfg.Variables[i].Key == key {
+					return cfg.Variables[i].Value, true
+				}
+			}
+			return "", false
+		})
+	}
+	name = strings.TrimSpace(name)
+	if len(name) > maxPipelineName {
+		name = name[:maxPipelineName]
+		for !utf8.ValidString(name) {
+			name = name[:len(name)-1]
+		}
+	}
+	return name, nil
 }
 
 // maxExistsFiles is how many files of a commit `rules: exists` globs are

@@ -153,12 +153,17 @@ type PipelineView struct {
 	// Source is what made it (push, web, trigger, schedule, api,
 	// parent_pipeline, pipeline), as GitLab 13 and later show it.
 	Source string `json:"source"`
+	// Name is `workflow: name` (GitLab 15.5 and later), null without one.
+	Name *string `json:"name"`
 }
 
 func (s *Service) pipelineView(ctx context.Context, p cicd.Pipeline) PipelineView {
 	v := PipelineView{ID: int64(p.ID), SHA: p.SHA, Ref: p.Ref, Status: p.Status, BeforeSHA: p.BeforeSHA, Tag: p.Tag,
 		YAMLErrors: p.YAMLErrors, User: s.userView(ctx, p.UserID), CreatedAt: api.NewTime(p.CreatedAt),
 		UpdatedAt: api.NewTime(p.UpdatedAt), Duration: p.Duration, Source: p.Source}
+	if p.Name != "" {
+		v.Name = &p.Name
+	}
 	if p.StartedAt != nil {
 		v.StartedAt = api.TimePtr(*p.StartedAt)
 	}

@@ -87,6 +87,8 @@ type Pipeline struct {
 	// (empty when not written): how a newer pipeline of the ref cancels
 	// this one (autoCancel).
 	AutoCancel string `json:"auto_cancel,omitempty"`
+	// Name is the file's `workflow: name`, expanded at creation.
+	Name string `json:"name,omitempty"`
 	// requestVariables are the variables the pipeline was asked with (a
 	// trigger's, a schedule's, an upstream bridge's), for choosing its
 	// jobs; never stored here (they are kept sealed with the trigger
