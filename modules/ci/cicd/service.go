@@ -221,7 +221,7 @@ type Pipeline struct {
 	Source string
 	// Name is the file's `workflow: name` with its variables expanded;
 	// empty when it has none.
-	Name string
+	Name   string
 	Status string
 	// YAMLErrors says why a pipeline failed at its creation (a CI file
 	// with errors); nil otherwise.
