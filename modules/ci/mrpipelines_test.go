@@ -188,3 +188,46 @@ func TestMergeWhenMergeRequestPipelineSucceeds(t *testing.T) {
 		t.Fatalf("after the passing pipeline: state %s", got.State)
 	}
 }
+
+// A merge request from a fork gets its pipeline in the fork, with the
+// fork's variables and never the target's, and the merge request's
+// variables naming both projects.
+func TestForkMergeRequestPipelineRunsInTheFork(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	c := s.Client
+	target, _, err := c.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr("ci-mr-target"), Visibility: gitlab.Ptr(gitlab.PublicVisibility)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stocktest.CommitFiles(t, c, target.ID, "master", "ci", map[string]string{".gitlab-ci.yml": `test:
+  script: echo "project=$CI_PROJECT_PATH target=$CI_MERGE_REQUEST_PROJECT_PATH source=$CI_MERGE_REQUEST_SOURCE_PROJECT_PATH secret=${SECRET:-none}"
+  rules:
+    - if: $CI_PIPELINE_SOURCE == "merge_request_event"
+`})
+	if _, _, err := c.ProjectVariables.CreateVariable(target.ID, &gitlab.CreateProjectVariableOptions{Key: gitlab.Ptr("SECRET"), Value: gitlab.Ptr("target-secret")}); err != nil {
+		t.Fatal(err)
+	}
+	alice := s.CreateUser(t, "alice")
+	fork, _, err := alice.Client.Projects.ForkProject(target.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := stocktest.CommitFiles(t, alice.Client, fork.ID, "master", "work", map[string]string{"a.txt": "a"})
+	if _, _, err := alice.Client.MergeRequests.CreateMergeRequest(fork.ID, &gitlab.CreateMergeRequestOptions{
+		Title: gitlab.Ptr("From a fork"), SourceBranch: gitlab.Ptr("master"), TargetBranch: gitlab.Ptr("master"), TargetProjectID: gitlab.Ptr(target.ID)}); err != nil {
+		t.Fatal(err)
+	}
+	pl := waitPipeline(t, alice.Client, fork.ID, work.ID, "success", "failed")
+	jobs := jobsByName(t, alice.Client, fork.ID, pl.ID)
+	if pl.Status != "success" || len(jobs) != 1 {
+		t.Fatalf("the fork's merge request pipeline: %s %v", pl.Status, names(jobs))
+	}
+	want := "project=alice/ci-mr-target target=root/ci-mr-target source=alice/ci-mr-target secret=none"
+	if tr := trace(t, alice.Client, fork.ID, jobs["test"].ID); !strings.Contains(tr, want) {
+		t.Errorf("trace lacks %q:\n%s", want, tr)
+	}
+	if list, _, err := c.Pipelines.ListProjectPipelines(target.ID, nil); err != nil || len(list) != 0 {
+		t.Errorf("the target's pipelines: %d %v (its master gets none, and the fork's runs in the fork)", len(list), err)
+	}
+}

@@ -28,8 +28,8 @@ type Pipelines interface {
 	// MergeRequestPipeline makes the merge request pipeline (source
 	// merge_request_event) of a merge request's source head, when the
 	// CI file gives such a pipeline jobs and the merge request has none
-	// of that commit yet; nothing otherwise (most files give none, and
-	// fork merge requests get none yet). The merge requests module calls
+	// of that commit yet; nothing otherwise (most files give none). A
+	// fork's runs in the fork, as GitLab runs it by default. The merge requests module calls
 	// it when one is opened, reopened or its source moves.
 	MergeRequestPipeline(ctx context.Context, mr MergeRequestRef) error
 }

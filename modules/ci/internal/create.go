@@ -166,7 +166,10 @@ func (s *Service) changedPaths(ctx context.Context, p *Pipeline) func(string) ([
 			}
 		} else if !ciexpr.ChangesKnown(p.Source, p.BeforeSHA, p.Tag) {
 			base = ""
-		} else if mr := p.MergeRequest; mr != nil {
+		} else if mr := p.MergeRequest; mr != nil && mr.SourceProjectID != mr.ProjectID {
+			// A fork's: its target branch is in another repository.
+			base = ""
+		} else if mr != nil {
 			// A merge request's changes: since the merge base with its
 			// target branch's head.
 			sha, err := s.git.Resolve(readAsCI(ctx), p.ProjectID, "refs/heads/"+mr.TargetBranch)

@@ -86,16 +86,26 @@ func (s *Service) onPush(ctx context.Context, ev repository.PushEvent) error {
 // Most files give none, and nothing is made. One pipeline per merge
 // request and commit: a redelivered or attribute-only update makes none.
 //
-// Merge requests from forks get none yet: their pipeline would run the
-// fork's code in the target project, which GitLab lets only the target's
-// members start.
+// A fork's merge request gets its pipeline in the fork.
 func (s *Service) mergeRequestPipeline(ctx context.Context, m cicd.MergeRequestRef) error {
-	if m.SHA == "" || m.SourceProjectID != m.ProjectID {
+	if m.SHA == "" {
 		return nil
 	}
 	ctx = auth.WithPrincipal(ctx, auth.System())
-	info, err := s.access.ResolveID(ctx, m.ProjectID)
-	if err != nil || !info.Features.JobsEnabled {
+	target, err := s.access.ResolveID(ctx, m.ProjectID)
+	if err != nil {
+		return nil
+	}
+	info, fork := target, m.SourceProjectID != m.ProjectID
+	if fork {
+		// A fork's merge request pipeline runs in the fork, as GitLab runs
+		// it by default: the fork's code with the fork's variables and
+		// runners, never the target's secrets.
+		if info, err = s.access.ResolveID(ctx, m.SourceProjectID); err != nil {
+			return nil
+		}
+	}
+	if !info.Features.JobsEnabled {
 		return nil
 	}
 	// The event may be older than the branch: make the pipeline of the
@@ -107,11 +117,13 @@ func (s *Service) mergeRequestPipeline(ctx context.Context, m cicd.MergeRequestR
 	if done, err := s.mergeRequestPipelineExists(ctx, info.ID, m.IID, m.SHA); err != nil || done {
 		return err
 	}
-	targetProtected, err := s.protection.IsProtected(ctx, info.ID, m.TargetBranch)
-	if err != nil {
-		return err
+	targetProtected := false
+	if !fork {
+		if targetProtected, err = s.protection.IsProtected(ctx, info.ID, m.TargetBranch); err != nil {
+			return err
+		}
 	}
-	facts := &pipeline.MergeRequestFacts{ID: m.ID, IID: m.IID, ProjectID: info.ID, ProjectPath: info.PathWithNamespace,
+	facts := &pipeline.MergeRequestFacts{ID: m.ID, IID: m.IID, ProjectID: target.ID, ProjectPath: target.PathWithNamespace,
 		Title: m.Title, Labels: m.Labels, Draft: m.Draft,
 		SourceBranch: m.SourceBranch, SourceProjectID: m.SourceProjectID, SourceProjectPath: info.PathWithNamespace,
 		TargetBranch: m.TargetBranch, TargetProtected: targetProtected}
@@ -120,7 +132,7 @@ func (s *Service) mergeRequestPipeline(ctx context.Context, m cicd.MergeRequestR
 			facts.Assignees = []string{u.Username}
 		}
 	}
-	if base, err := s.git.Resolve(readAsCI(ctx), info.ID, "refs/heads/"+m.TargetBranch); err == nil {
+	if base, err := s.git.Resolve(readAsCI(ctx), info.ID, "refs/heads/"+m.TargetBranch); err == nil && !fork {
 		facts.DiffBaseSHA = s.mergeBase(ctx, info.ID, base, m.SHA)
 	}
 	_, err = s.createPipeline(ctx, pipelineRequest{project: info, ref: m.SourceBranch, sha: m.SHA,
