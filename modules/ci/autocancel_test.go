@@ -1,7 +1,6 @@
 package ci_test
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -20,15 +19,7 @@ func TestInterruptiblePipelinesCanceledByANewPush(t *testing.T) {
 	s := start(t)
 	c := s.Client
 	gates := t.TempDir()
-	open := func(sha string) {
-		tmp := filepath.Join(gates, "tmp")
-		if err := os.WriteFile(tmp, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, filepath.Join(gates, sha)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	open := func(sha string) { openGate(t, gates, sha) }
 	wait := `while [ ! -f ` + gates + `/$CI_COMMIT_SHA ]; do sleep 0.05; done`
 	tests := []struct {
 		name, ci string

@@ -269,3 +269,16 @@ func statusKB(proc, field string) int64 {
 	}
 	return 0
 }
+
+// openGate lets the jobs waiting for dir/name go on: the file is written
+// aside and renamed, so a job polling for it never reads it half made.
+func openGate(t testing.TB, dir, name string) {
+	t.Helper()
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	if err := os.WriteFile(tmp, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		t.Fatal(err)
+	}
+}

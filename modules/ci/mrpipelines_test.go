@@ -1,8 +1,6 @@
 package ci_test
 
 import (
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -140,15 +138,7 @@ func TestMergeWhenMergeRequestPipelineSucceeds(t *testing.T) {
 	// The job waits for the test to open its gate, so that the merge is
 	// asked for while the pipeline is certainly not finished.
 	gates := t.TempDir()
-	open := func(sha string) {
-		tmp := filepath.Join(gates, "tmp")
-		if err := os.WriteFile(tmp, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, filepath.Join(gates, sha)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	open := func(sha string) { openGate(t, gates, sha) }
 	stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": `check:
   script:
     - while [ ! -f ` + gates + `/$CI_COMMIT_SHA ]; do sleep 0.05; done

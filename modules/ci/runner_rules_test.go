@@ -1,8 +1,6 @@
 package ci_test
 
 import (
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,15 +23,7 @@ func TestRunnerRulesMergeRequestAndInterruptible(t *testing.T) {
 	r := registerRunner(t, s, sharedToken(t, s), nil)
 	startRunSingle(t, s, r.Token, "--wait-timeout", "120")
 	gates := t.TempDir()
-	open := func(sha string) {
-		tmp := filepath.Join(gates, "tmp")
-		if err := os.WriteFile(tmp, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, filepath.Join(gates, sha)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	open := func(sha string) { openGate(t, gates, sha) }
 	ci := `test:
   interruptible: true
   script:
