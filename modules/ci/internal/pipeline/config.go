@@ -81,6 +81,8 @@ type Job struct {
 	AllowFailureExitCodes []int        `json:"allow_failure_exit_codes,omitempty"`
 	Artifacts             *Artifacts   `json:"artifacts,omitempty"`
 	Environment           *Environment `json:"environment,omitempty"`
+	// Release is the release the server makes when the job succeeds.
+	Release *Release `json:"release,omitempty"`
 	// Coverage is the regular expression (without its slashes) that finds
 	// the coverage figure in the trace; empty means none.
 	Coverage string `json:"coverage,omitempty"`

@@ -14,7 +14,7 @@
 // Ruby's Psych applies them), then includes (the including file wins),
 // then extends (deep merge), then !reference tags, then validation.
 // `parallel:` expands a job into its instances as it is read (parallel.go).
-// Keywords Fennec does not run yet (trigger, release, needs of other
+// Keywords Fennec does not run yet (resource_group, secrets, needs of other
 // projects and pipelines, ...) are refused by name. `needs:` within the
 // pipeline is read and checked across jobs in needs.go.
 //

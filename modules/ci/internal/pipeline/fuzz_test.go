@@ -50,6 +50,9 @@ func FuzzParse(f *testing.F) {
 		"a: {script: x, needs: [b, {job: c, artifacts: false, optional: true}]}\nb: {script: x, stage: build, needs: []}\n",
 		"a: {script: x, needs: [b]}\nb: {script: x, needs: [c]}\nc: {script: x, needs: [a]}\n",
 		"a: {script: x, needs: [{job: b, pipeline: p}], dependencies: [b]}\nb: {script: x, needs: [a, a]}\n",
+		// Release jobs.
+		"r: {script: x, release: {tag_name: $CI_COMMIT_TAG, description: d, ref: main, released_at: '2026-01-01', milestones: [a], assets: {links: [{name: a, url: 'https://x', link_type: image, filepath: /a}]}}}\n",
+		"r: {script: x, release: {tag_name: [v], description: {}, assets: {links: [a, {url: 'ftp://x'}]}}}\n",
 		// Trigger jobs.
 		"b: {trigger: {include: [a.yml, {local: b.yml}], strategy: depend, forward: {yaml_variables: false}}, variables: {A: b}}\n",
 		"b: {trigger: g/p, stage: deploy, when: manual}\nc: {trigger: {project: g/p, branch: main}}\n",

@@ -43,12 +43,13 @@ var jobKeys = map[string]bool{
 	"environment": true, "coverage": true, "retry": true,
 	"extends": true, "inherit": true, "interruptible": true, "timeout": true,
 	"start_in": true, "rules": true, "needs": true, "parallel": true,
+	"release": true,
 }
 
 // unsupportedJobKeys are job keywords of current GitLab that Fennec does not
 // run yet; a job using one is refused with a message naming it.
 var unsupportedJobKeys = map[string]bool{
-	"release": true, "resource_group": true, "secrets": true,
+	"resource_group": true, "secrets": true,
 	"id_tokens": true, "hooks": true, "pages": true, "run": true,
 	"identity": true, "manual_confirmation": true, "dast_configuration": true,
 }
@@ -650,6 +651,9 @@ func (p *parser) job(name string, v *value, g *globals) (Job, bool) {
 	}
 	if c := v.get("coverage"); !c.isNull() {
 		job.Coverage = p.coverage(c, at(loc, "coverage"))
+	}
+	if r := v.get("release"); !r.isNull() {
+		job.Release = p.release(r, at(loc, "release")) // release.go
 	}
 
 	if !allowFailureSet {
