@@ -12,6 +12,7 @@ import (
 	"github.com/fennec-forge/fennec/modules/repository/gitread"
 	"github.com/fennec-forge/fennec/modules/repository/gitrepo"
 	"github.com/fennec-forge/fennec/modules/repository/internal"
+	"github.com/fennec-forge/fennec/modules/repository/release"
 )
 
 // Store gives access to projects' bare repositories. Modules above read
@@ -159,6 +160,7 @@ func Module() fennec.Module {
 			func(w *internal.Writer) RefChanges { return w },
 			internal.NewGit, internal.NewSSHServer, func(s *internal.SSHServer) SSHServer { return s }),
 		fennec.Provide(internal.NewGitRead, func(g *internal.GitRead) gitread.Reader { return g }),
+		fennec.Provide(func(w *internal.Writer) release.Service { return internal.NewReleaseService(w) }),
 		fennec.Provide(internal.NewMerges, func(m *internal.Merges) Merges { return m },
 			func(m *internal.Merges) CommitGraph { return m }),
 		projects.ProvideBranchChecker(func(s *internal.Storage) projects.BranchChecker { return s }),
