@@ -294,8 +294,20 @@ func (s *Service) reportJob(ctx context.Context, j *Job, in jobReport) (string, 
 	if json.Unmarshal(j.Spec, &spec) == nil && spec.Coverage != "" {
 		coverage = s.coverageOf(j.ID, spec.Coverage)
 	}
-	s.completeWith(ctx, j.ID, in.State, reason, nil, coverage, func(cur *Job) { cur.ExitCode = in.ExitCode })
-	return in.State, nil
+	state := in.State
+	if state == StatusSuccess && spec.Release != nil {
+		var p *Pipeline
+		if err := s.db.View(ctx, func(tx *store.Tx) error {
+			var err error
+			p, err = pipelines.Get(tx, j.PipelineID)
+			return err
+		}); err != nil {
+			return "", err
+		}
+		state, reason = s.releaseJob(ctx, j, p, &spec) // release.go
+	}
+	s.completeWith(ctx, j.ID, state, reason, nil, coverage, func(cur *Job) { cur.ExitCode = in.ExitCode })
+	return state, nil
 }
 
 // startUpload checks that j's runner may upload its archive now: the job

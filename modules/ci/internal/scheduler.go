@@ -401,6 +401,9 @@ func (sc *scheduler) run(ctx context.Context, j *Job, p *Pipeline, rj *runningJo
 	default:
 		status, reason = StatusFailed, failureReason(res.Failure)
 	}
+	if status == StatusSuccess {
+		status, reason = s.releaseJob(ctx, j, p, &spec) // release.go
+	}
 	var arts *Artifacts
 	if res.Artifacts.Filename != "" && status != StatusCanceled {
 		arts, err = s.storeArtifacts(ctx, slot, j.ID, res.Artifacts.Filename)

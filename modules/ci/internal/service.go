@@ -22,6 +22,7 @@ import (
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository"
 	"github.com/fennec-forge/fennec/modules/repository/gitread"
+	"github.com/fennec-forge/fennec/modules/repository/release"
 )
 
 // Service is the CI module: pipelines and their jobs, the files jobs leave
@@ -36,6 +37,7 @@ type Service struct {
 	statuses   repository.CommitStatuses
 	protection repository.BranchProtection
 	merges     repository.Merges
+	releases   release.Service // makes release jobs' releases (release.go)
 	// server is the server the jobs reach and whether it serves yet.
 	server Server
 	// http is the HTTP adapter's own state, set when its routes register
@@ -111,6 +113,7 @@ type Deps struct {
 	Statuses   repository.CommitStatuses
 	Protection repository.BranchProtection
 	Merges     repository.Merges
+	Releases   release.Service `optional:"true"`
 	Runners    projects.RunnersTokens
 	Server     Server
 	Box        *sealed.Box
@@ -121,7 +124,7 @@ type Deps struct {
 
 // NewService builds the module's service.
 func NewService(d Deps) (*Service, error) {
-	s := &Service{db: d.DB, bus: d.Bus, access: d.Access, teams: d.Teams, users: d.Users, git: d.Git, statuses: d.Statuses, protection: d.Protection, merges: d.Merges, server: d.Server, box: d.Box, cfg: d.Config,
+	s := &Service{db: d.DB, bus: d.Bus, access: d.Access, teams: d.Teams, users: d.Users, git: d.Git, statuses: d.Statuses, protection: d.Protection, merges: d.Merges, releases: d.Releases, server: d.Server, box: d.Box, cfg: d.Config,
 		log: d.Log.Named("ci"), dir: filepath.Join(d.Core.Data, "ci"), now: func() time.Time { return time.Now().UTC() },
 		wake: make(chan struct{}, 1), reapEvery: reapInterval, runnersTokens: d.Runners, runnerQueue: newRunnerQueue(),
 		scheduleWake: make(chan struct{}, 1), bridgeWake: make(chan struct{}, 1)}
