@@ -7,6 +7,7 @@ import (
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
+	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
@@ -44,7 +45,24 @@ refused:
 // pipeline's commit; a refused release or one that exists fails the job.
 func TestReleaseJobs(t *testing.T) {
 	t.Parallel()
-	s := start(t)
+	releasePipelines(t, start(t))
+}
+
+// The same pipelines on the real gitlab-runner: the release is made when
+// the runner reports success, and a refused one answers the runner
+// failed.
+func TestRunnerReleaseJobs(t *testing.T) {
+	t.Parallel() // mostly waiting on the runner
+	gitlabRunner(t)
+	s := startRunners(t)
+	r := registerRunner(t, s, sharedToken(t, s), nil)
+	startRunSingle(t, s, r.Token, "--max-builds", "4", "--wait-timeout", "60")
+	releasePipelines(t, s)
+}
+
+// releasePipelines runs releaseCI's pipelines on s and checks their
+// releases.
+func releasePipelines(t *testing.T, s *fennectest.Server) {
 	c := s.Client
 	p := stocktest.NewProject(t, c, "releases", "private")
 	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": releaseCI})
