@@ -25,6 +25,7 @@ func (s *Service) executorJob(ctx context.Context, j *Job, p *Pipeline, spec *pi
 // handover is executorJob for an executor (r nil) or a runner (whose id,
 // description and tags become CI_RUNNER_*).
 func (s *Service) handover(ctx context.Context, j *Job, p *Pipeline, spec *pipeline.Job, token string, r *Runner) (executor.Job, error) {
+	s.resolveCacheKeys(ctx, p.ProjectID, p.SHA, spec) // cachekey.go
 	server := s.server.ExternalURL()
 	env := j.Environment
 	facts := pipeline.JobFacts{

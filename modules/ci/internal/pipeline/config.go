@@ -253,8 +253,9 @@ type Cache struct {
 	// Policy is pull-push (the default), pull or push.
 	Policy string `json:"policy"`
 	// KeyFiles and KeyPrefix are `key: {files, prefix}`: the key is then
-	// derived from those files' commits (Key holds the prefix, or
-	// DefaultCacheKey). When is on_success (the default), on_failure or
+	// derived from those files' last commits when the job is handed over
+	// (the service's cachekey.go); until then Key holds the prefix, or
+	// DefaultCacheKey. When is on_success (the default), on_failure or
 	// always; FallbackKeys are tried in order when Key has no cache.
 	KeyFiles     []string `json:"key_files,omitempty"`
 	KeyPrefix    string   `json:"key_prefix,omitempty"`
