@@ -189,10 +189,10 @@ func value(o operand, lookup Lookup) (string, bool) {
 }
 
 // matches is `left =~ right`. A null left side never matches. The right
-// side is a pattern literal or a variable; a variable holding /re/flags is
-// that pattern, and one holding anything else (or an invalid pattern) is
-// matched as GitLab's implementation does with a plain string: the left
-// side must occur in it.
+// side is a pattern literal, a variable or a quoted string; a variable or
+// string holding /re/flags is that pattern, and anything else (or an
+// invalid pattern) is matched as GitLab's implementation does with a plain
+// string: the left side must occur in it.
 func (e *Expr) matches(n *node, lookup Lookup) bool {
 	text, ok := value(n.left, lookup)
 	if !ok {
@@ -536,8 +536,11 @@ func (p *parser) comparison(depth int) (*node, error) {
 		if left.kind == operandPattern || left.kind == operandNull {
 			return nil, p.fail("the left side of " + op.text + " must be a variable or a string")
 		}
-		if right.kind != operandPattern && right.kind != operandVariable {
-			return nil, p.fail("the right side of " + op.text + " must be a pattern or a variable")
+		// A quoted string on the right is taken as GitLab takes it: a
+		// pattern when it reads /re/flags, else a text the left side must
+		// occur in (see matches); real files write `$X =~ "text"`.
+		if right.kind == operandNull {
+			return nil, p.fail("the right side of " + op.text + " must be a pattern, a variable or a string")
 		}
 	}
 	return &node{kind: kind, left: left, right: right}, nil

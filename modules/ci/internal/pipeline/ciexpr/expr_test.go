@@ -157,6 +157,39 @@ func TestEvalPatternFromVariable(t *testing.T) {
 	}
 }
 
+// A quoted string right of =~ is what a variable holding it would be: a
+// pattern when it reads /re/flags, otherwise a text the left side must be
+// part of.
+func TestEvalPatternFromString(t *testing.T) {
+	cases := []struct {
+		expr string
+		env  map[string]string
+		want bool
+	}{
+		{`$SRC =~ "merge_request_event"`, map[string]string{"SRC": "merge_request_event"}, true},
+		{`$SRC =~ "merge_request_event"`, map[string]string{"SRC": "request"}, true},
+		{`$SRC =~ "merge_request_event"`, map[string]string{"SRC": "push"}, false},
+		{`$SRC !~ "merge_request_event"`, map[string]string{"SRC": "push"}, true},
+		{`$SRC =~ 'web|api'`, map[string]string{"SRC": "web"}, true},
+		{`$SRC =~ 'web|api'`, map[string]string{"SRC": "schedule"}, false},
+		{`$REF =~ "/^rel-[0-9]+$/"`, map[string]string{"REF": "rel-12"}, true},
+		{`$REF =~ "/^rel-[0-9]+$/"`, map[string]string{"REF": "xrel-12"}, false},
+		{`$REF =~ "/^REL/i"`, map[string]string{"REF": "rel-1"}, true},
+		{`$UNSET =~ "abc"`, nil, false},
+		{`"b" =~ "abc"`, nil, true},
+	}
+	for _, c := range cases {
+		e, err := Compile(c.expr)
+		if err != nil {
+			t.Errorf("Compile(%q): %v", c.expr, err)
+			continue
+		}
+		if got := e.Eval(vars(c.env)); got != c.want {
+			t.Errorf("%s with %v = %v, want %v", c.expr, c.env, got, c.want)
+		}
+	}
+}
+
 func TestPatternCacheIsBounded(t *testing.T) {
 	e := MustCompile(`$LEFT =~ $RIGHT`)
 	for i := range 3 * maxDynamicPatterns {
@@ -218,8 +251,7 @@ func TestCompileRefuses(t *testing.T) {
 		{`/abc/`, "right side of =~"},
 		{`/abc/ =~ $A`, "must be a variable or a string"},
 		{`null =~ /a/`, "must be a variable or a string"},
-		{`$A =~ "abc"`, "must be a pattern or a variable"},
-		{`$A !~ null`, "must be a pattern or a variable"},
+		{`$A !~ null`, "must be a pattern, a variable or a string"},
 		{`$A == /abc/`, "only be compared with =~"},
 		{`$A == "a" == "b"`, "unexpected operator =="},
 		{`$A <script>`, "unknown character"},
