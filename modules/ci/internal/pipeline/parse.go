@@ -966,7 +966,8 @@ func (p *parser) timeout(v *value, loc string) (string, time.Duration) {
 }
 
 // variables reads a hash of key value pairs. Values may be strings or
-// numbers (kept as written: "1.10" stays "1.10"), or a hash with `value`
+// numbers (kept as written: "1.10" stays "1.10"), booleans ("true",
+// "false"), or a hash with `value`
 // (and `description`, `expand`, `options` at the top level, `expand` in a
 // job), as current GitLab allows.
 func (p *parser) variables(v *value, loc string, topLevel bool) []Variable {
@@ -989,7 +990,7 @@ func (p *parser) variables(v *value, loc string, topLevel bool) []Variable {
 				out = append(out, Variable{Key: e.key, Public: true})
 				continue
 			case isScalarVariable(inner):
-				out = append(out, Variable{Key: e.key, Value: inner.text, Public: true})
+				out = append(out, Variable{Key: e.key, Value: variableText(inner), Public: true})
 				continue
 			}
 		}
@@ -997,13 +998,25 @@ func (p *parser) variables(v *value, loc string, topLevel bool) []Variable {
 			p.errorf("%s config should be a hash of key value pairs, value can be a hash", loc)
 			return nil
 		}
-		out = append(out, Variable{Key: e.key, Value: val.text, Public: true})
+		out = append(out, Variable{Key: e.key, Value: variableText(val), Public: true})
 	}
 	return out
 }
 
 func isScalarVariable(v *value) bool {
-	return v.kind == kindScalar && (v.tag == "!!str" || v.tag == "!!int" || v.tag == "!!float")
+	return v.kind == kindScalar && (v.tag == "!!str" || v.tag == "!!int" || v.tag == "!!float" || v.tag == "!!bool")
+}
+
+// variableText is the value a variable holds: a string or number as
+// written, and a boolean as Ruby writes one ("true", "false"), since
+// current GitLab takes `FLAG: true` and hands the job that text. The
+// unquoted YAML 1.1 words (yes, on, no, off) are booleans to GitLab's
+// loader too (see boolValue), so they become "true" and "false" as well.
+func variableText(v *value) string {
+	if b, ok := boolValue(v); ok {
+		return strconv.FormatBool(b)
+	}
+	return v.text
 }
 
 // indexVariables maps each key to its position.

@@ -99,7 +99,7 @@ own:
 		t.Errorf("own cache = %+v", own.Cache)
 	}
 	// Job keys replace global ones in place; new keys follow.
-	wantOwn := []Variable{{"DB", "postgres", true}, {"PORT", "1", true}, {"VERSION", "1.10", true}, {"EXTRA", "yes", true}}
+	wantOwn := []Variable{{"DB", "postgres", true}, {"PORT", "1", true}, {"VERSION", "1.10", true}, {"EXTRA", "true", true}}
 	if !reflect.DeepEqual(own.Variables, wantOwn) {
 		t.Errorf("own variables = %+v", own.Variables)
 	}
@@ -326,7 +326,6 @@ func TestParseErrors(t *testing.T) {
 		{"global variables list", "variables: [a]\nj: {script: x}", "variables config should be a hash of key value pairs"},
 		{"global variable value a hash", "variables: {A: {b: c}}\nj: {script: x}", "variables:A config contains unknown keys: b"},
 		{"global variable value null", "variables: {A: }\nj: {script: x}", "variables config should be a hash of key value pairs, value can be a hash"},
-		{"global variable value boolean", "variables: {A: true}\nj: {script: x}", "variables config should be a hash of key value pairs, value can be a hash"},
 		{"global image", "image: [a]\nj: {script: x}", "image config should be a hash or a string"},
 		{"image unknown key", "image: {name: a, pull: always}\nj: {script: x}", "image config contains unknown keys: pull"},
 		{"image without name", "image: {entrypoint: [sh]}\nj: {script: x}", "image name can't be blank"},
