@@ -191,7 +191,7 @@ func TestParallelErrors(t *testing.T) {
 		{"job name too long", strings.Repeat("a", 256) + ": {script: x}\n", "jobs:" + strings.Repeat("a", 256) + " name is too long (maximum is 255 characters)"},
 		{"instance name too long", long + ": {script: x, parallel: 10}\n", "jobs:" + long + " 10/10 name is too long (maximum is 255 characters)"},
 		{"matrix name too long", "t: {script: x, parallel: {matrix: [{A: " + strings.Repeat("v", 252) + "}]}}\n", "jobs:t: [" + strings.Repeat("v", 252) + "] name is too long (maximum is 255 characters)"},
-		{"dependency on a parallel job of the same stage", "a: {script: x, parallel: 2}\nb: {script: x, dependencies: [a]}\n", "b job: dependency a 1/2 is not defined in prior stages"},
+		{"dependency on a parallel job of a later stage", "a: {script: x, parallel: 2, stage: deploy}\nb: {script: x, dependencies: [a]}\n", "b job: dependency a 1/2 is not defined in current or prior stages"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

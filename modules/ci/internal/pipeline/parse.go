@@ -749,12 +749,12 @@ func (p *parser) crossCheck(cfg *Config) {
 			switch {
 			case !ok:
 				p.errorf("%s job: undefined dependency: %s", job.Name, dep)
-			case job.HasNeeds() && other.StageIndex > job.StageIndex:
-				// With needs, a job of the same stage may be needed, and
-				// so depended on.
+			case other.StageIndex > job.StageIndex:
+				// Current GitLab takes a dependency of the same stage, with
+				// needs or without (GitLab 9.x refused it "in prior
+				// stages"); without needs it fetches nothing from it, as
+				// FetchesFrom answers.
 				p.errorf("%s job: dependency %s is not defined in current or prior stages", job.Name, dep)
-			case !job.HasNeeds() && other.StageIndex >= job.StageIndex:
-				p.errorf("%s job: dependency %s is not defined in prior stages", job.Name, dep)
 			}
 		}
 	}

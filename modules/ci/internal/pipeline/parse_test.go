@@ -379,8 +379,7 @@ func TestParseErrors(t *testing.T) {
 		{"job cache", "j: {script: x, cache: {key: a, nope: 1}}\n", "jobs:j:cache config contains unknown keys: nope"},
 		{"dependencies a string", "j: {script: x, dependencies: build}\n", "jobs:j dependencies should be an array of strings"},
 		{"undefined dependency", "j: {script: x, dependencies: [nope]}\n", "j job: undefined dependency: nope"},
-		{"dependency in the same stage", "a: {script: x}\nb: {script: x, dependencies: [a]}\n", "b job: dependency a is not defined in prior stages"},
-		{"dependency in a later stage", "a: {script: x, stage: deploy}\nb: {script: x, dependencies: [a]}\n", "b job: dependency a is not defined in prior stages"},
+		{"dependency in a later stage", "a: {script: x, stage: deploy}\nb: {script: x, dependencies: [a]}\n", "b job: dependency a is not defined in current or prior stages"},
 
 		// only / except.
 		{"only a string", "j: {script: x, only: master}\n", "jobs:j:only config should be an array of strings or regexps"},
