@@ -62,7 +62,11 @@ func (s *Service) handover(ctx context.Context, j *Job, p *Pipeline, spec *pipel
 	}
 	today := append(s.todayVariables(ctx, p, j, protected), pipeline.NodeVariables(spec)...)
 	predefined := pipeline.AddMissing(pipeline.Predefined(facts), today)
-	layers := pipeline.Layers{Predefined: predefined, YAML: spec.Variables, Project: projectVars, Trigger: triggerVars}
+	dotenv, err := s.dotenvVariables(ctx, j, spec)
+	if err != nil {
+		return executor.Job{}, err
+	}
+	layers := pipeline.Layers{Predefined: predefined, YAML: spec.Variables, Dotenv: dotenv, Project: projectVars, Trigger: triggerVars}
 	var vars []executor.Variable
 	for i, v := range layers.Ordered() {
 		// The predefined ones come first: their secrets carry the job's
@@ -84,7 +88,9 @@ func (s *Service) handover(ctx context.Context, j *Job, p *Pipeline, spec *pipel
 		MaxArtifactsBytes: s.cfg.MaxArtifactsBytes,
 	}
 	if a := spec.Artifacts; a != nil {
-		job.Artifacts = &executor.ArtifactsSpec{Name: a.Name, Paths: a.Paths, Untracked: a.Untracked,
+		// The report files go into the archive; the host takes them out
+		// (collectReports).
+		job.Artifacts = &executor.ArtifactsSpec{Name: a.Name, Paths: withReportPaths(a), Untracked: a.Untracked,
 			When: executor.When(a.When), ExpireIn: a.ExpireIn}
 	}
 	for _, raw := range []struct {

@@ -472,7 +472,15 @@ func (s *Service) handleUploadArtifacts(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	if artifactType != "" && artifactType != "archive" {
-		// Reports and metadata of later GitLab versions: accepted, not kept.
+		// junit and dotenv reports are kept; other reports and metadata
+		// of later GitLab versions are accepted, not kept.
+		defer archive.Discard()
+		if keptReport(artifactType) {
+			if err := s.storeReportUpload(j.ID, artifactType, archive); err != nil {
+				s.http.api.WriteError(w, api.BadRequest(err.Error()))
+				return
+			}
+		}
 		w.WriteHeader(http.StatusCreated)
 		return
 	}

@@ -614,8 +614,11 @@ func (s *Service) runnerPayload(ctx context.Context, sj *startedJob) (*runnerJob
 		if exclude == nil {
 			exclude = []string{}
 		}
-		out.Artifacts = []runnerArtifacts{{Name: name, Untracked: a.Untracked, Paths: paths, Exclude: exclude, When: when,
-			ArtifactType: "archive", ArtifactFormat: "zip", ExpireIn: a.ExpireIn}}
+		if len(a.Paths) > 0 || a.Untracked || !hasKeptReports(a) {
+			out.Artifacts = []runnerArtifacts{{Name: name, Untracked: a.Untracked, Paths: paths, Exclude: exclude, When: when,
+				ArtifactType: "archive", ArtifactFormat: "zip", ExpireIn: a.ExpireIn}}
+		}
+		out.Artifacts = append(out.Artifacts, runnerReports(a)...)
 	}
 	// Every cache of a `cache:` list, each with its own when and
 	// fallback keys.

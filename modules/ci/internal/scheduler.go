@@ -411,6 +411,14 @@ func (sc *scheduler) run(ctx context.Context, j *Job, p *Pipeline, rj *runningJo
 			s.appendTraceLine(j.ID, maskLine(secrets, "WARNING: the artifacts could not be stored: "+err.Error()))
 		}
 	}
+	if arts != nil && spec.Artifacts != nil && len(spec.Artifacts.Reports) > 0 {
+		// A report GitLab refuses fails the job, as a refused upload
+		// fails a runner's.
+		if err := s.collectReports(j.ID, spec.Artifacts.Reports); err != nil {
+			s.appendTraceLine(j.ID, maskLine(secrets, "ERROR: Uploading artifacts as \"reports\" to coordinator... "+err.Error()))
+			status, reason = StatusFailed, "unknown_failure"
+		}
+	}
 	var coverage *float64
 	if spec.Coverage != "" {
 		coverage = s.coverageOf(j.ID, spec.Coverage)

@@ -175,8 +175,9 @@ type Artifacts struct {
 	ExpireNever bool          `json:"expire_never,omitempty"`
 	// Exclude are paths kept out of the archive; ExposeAs the name under
 	// which a merge request would link the artifacts; Reports maps a report
-	// type (junit, dotenv, ...) to its paths. All three are stored; reports
-	// are not read yet.
+	// type (junit, dotenv, ...) to its paths. Exclude and ExposeAs are
+	// stored, not used yet; junit and dotenv reports are collected
+	// (internal/reports.go), other types are not.
 	Exclude  []string            `json:"exclude,omitempty"`
 	ExposeAs string              `json:"expose_as,omitempty"`
 	Reports  map[string][]string `json:"reports,omitempty"`

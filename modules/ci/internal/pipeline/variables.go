@@ -200,6 +200,9 @@ type Layers struct {
 	Predefined []Variable
 	Deployment []Variable
 	YAML       []Variable
+	// Dotenv are the variables of the dotenv reports of the jobs whose
+	// artifacts the job fetches: above YAML, below group and project.
+	Dotenv     []Variable
 	Group      []Variable
 	Project    []Variable
 	Trigger    []Variable
@@ -209,9 +212,9 @@ type Layers struct {
 // duplicates included: an executor that sets them in this order ends with
 // the right value, which is how GitLab sends them to its runner.
 func (l Layers) Ordered() []Variable {
-	n := len(l.Predefined) + len(l.Deployment) + len(l.YAML) + len(l.Group) + len(l.Project) + len(l.Trigger)
+	n := len(l.Predefined) + len(l.Deployment) + len(l.YAML) + len(l.Dotenv) + len(l.Group) + len(l.Project) + len(l.Trigger)
 	out := make([]Variable, 0, n)
-	for _, layer := range [][]Variable{l.Predefined, l.Deployment, l.YAML, l.Group, l.Project, l.Trigger} {
+	for _, layer := range [][]Variable{l.Predefined, l.Deployment, l.YAML, l.Dotenv, l.Group, l.Project, l.Trigger} {
 		out = append(out, layer...)
 	}
 	return out

@@ -1,0 +1,361 @@
+package internal
+
+// artifacts:reports (junit and dotenv). A job's report files are kept
+// beside its archive, one file per report type, as concatenated gzip
+// members (one member per collected file): the form gitlab-runner uploads
+// them in (artifact_format gzip), and the form the shell path writes after
+// taking the files out of the job's archive. Keeping one form means one
+// reader, bounded the same way for both executors.
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"context"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
+)
+
+// The report types Fennec keeps; other types are parsed (the keyword)
+// and not collected.
+const (
+	reportJUnit  = "junit"
+	reportDotenv = "dotenv"
+)
+
+// GitLab's dotenv bounds: the file under 5 KiB, at most 150 variables.
+const (
+	maxDotenvBytes     = 5 * 1024
+	maxDotenvVariables = 150
+	// maxReportFiles bounds the files one report collects (a glob that
+	// matches a whole tree must not open each entry).
+	maxReportFiles = 1000
+)
+
+var (
+	errDotenvInvalidFormat = errors.New("Invalid Format")
+	errDotenvTooBig        = fmt.Errorf("Dotenv Artifact Too Big. Maximum Allowable Size: %d", maxDotenvBytes)
+	errDotenvTooMany       = fmt.Errorf("Dotenv files cannot have more than %d variables", maxDotenvVariables)
+	errDotenvKey           = errors.New("Validation failed: Key can contain only letters, digits and '_'.")
+	errReportTooLarge      = errors.New("the report is too large")
+)
+
+// keptReport says whether Fennec collects a report type.
+func keptReport(kind string) bool { return kind == reportJUnit || kind == reportDotenv }
+
+// reportPath is where a job's report of a type is kept.
+func (s *Service) reportPath(jobID int64, kind string) string {
+	return filepath.Join(s.dir, "reports", shard(jobID), strconv.FormatInt(jobID, 10)+"."+kind+".gz")
+}
+
+// reportLimit is the most a report of a type may hold, inflated.
+func (s *Service) reportLimit(kind string) int64 {
+	if kind == reportDotenv {
+		return maxDotenvBytes
+	}
+	return s.cfg.MaxArtifactsBytes
+}
+
+// dotenvVariable is one KEY=value line of a dotenv report.
+type dotenvVariable struct{ Key, Value string }
+
+var dotenvKey = regexp.MustCompile(`^[a-zA-Z0-9_]+$`)
+
+// parseDotenv reads a dotenv report as GitLab does: every line is
+// KEY=value (split at the first "=", both sides trimmed), no blank lines,
+// no comments, no quoting, no multiline values; a later key replaces an
+// earlier one. The data is bounded by the caller (maxDotenvBytes).
+func parseDotenv(data []byte) ([]dotenvVariable, error) {
+	if len(data) >= maxDotenvBytes {
+		return nil, errDotenvTooBig
+	}
+	if !utf8.Valid(data) {
+		return nil, errDotenvInvalidFormat
+	}
+	var out []dotenvVariable
+	index := map[string]int{}
+	text := strings.TrimSuffix(string(data), "\n")
+	if text == "" {
+		return nil, nil
+	}
+	for _, line := range strings.Split(text, "\n") {
+		key, value, ok := strings.Cut(strings.TrimSuffix(line, "\r"), "=")
+		if !ok {
+			return nil, errDotenvInvalidFormat
+		}
+		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
+		if !dotenvKey.MatchString(key) {
+			return nil, errDotenvKey
+		}
+		if i, seen := index[key]; seen {
+			out[i].Value = value
+			continue
+		}
+		index[key] = len(out)
+		out = append(out, dotenvVariable{key, value})
+	}
+	if len(out) > maxDotenvVariables {
+		return nil, errDotenvTooMany
+	}
+	return out, nil
+}
+
+// readReport inflates a stored report's members, at most limit bytes in
+// all: nil when the job has none.
+func readReport(file string, limit int64) ([][]byte, error) {
+	f, err := os.Open(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return inflateMembers(bufio.NewReader(f), limit)
+}
+
+// inflateMembers reads gzip members one by one, refusing more than limit
+// inflated bytes in all (a gzip bomb stops at the limit) or more than
+// maxReportFiles members.
+func inflateMembers(r io.Reader, limit int64) ([][]byte, error) {
+	br := bufio.NewReader(r)
+	zr, err := gzip.NewReader(br)
+	if err == io.EOF {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out [][]byte
+	left := limit
+	for {
+		zr.Multistream(false)
+		b, err := io.ReadAll(io.LimitReader(zr, left+1))
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(b)) > left {
+			return nil, errReportTooLarge
+		}
+		left -= int64(len(b))
+		out = append(out, b)
+		if len(out) > maxReportFiles {
+			return nil, errReportTooLarge
+		}
+		if err := zr.Reset(br); err == io.EOF {
+			return out, nil
+		} else if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// writeReport keeps members as a job's report of a type (through a
+// temporary file: a reader never sees half of one).
+func (s *Service) writeReport(jobID int64, kind string, members [][]byte) error {
+	dst := s.reportPath(jobID, kind)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Join(s.dir, "tmp"), "report-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	for _, m := range members {
+		zw := gzip.NewWriter(tmp)
+		if _, err = zw.Write(m); err == nil {
+			err = zw.Close()
+		}
+		if err != nil {
+			tmp.Close()
+			return err
+		}
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), dst)
+}
+
+// checkReport validates a report before it is kept: a dotenv report that
+// GitLab would refuse fails the job with GitLab's message; a junit
+// report is kept as it is and read leniently (a bad one is a suite
+// error, as in GitLab).
+func checkReport(kind string, members [][]byte) error {
+	if kind != reportDotenv {
+		return nil
+	}
+	_, err := parseDotenv(bytes.Join(members, nil))
+	return err
+}
+
+// collectReports takes the files of a job's reports out of its stored
+// archive (the shell path: the executor put them there, handover added
+// their paths) and keeps them as reports. An entry matches a report's
+// path as a glob of GitLab's artifacts:paths (path.Match, or a directory
+// prefix). The first error is a report GitLab would refuse.
+func (s *Service) collectReports(jobID int64, reports map[string][]string) error {
+	zr, err := zip.OpenReader(s.artifactsPath(jobID))
+	if err != nil {
+		return nil // no archive: no report files
+	}
+	defer zr.Close()
+	for kind, patterns := range reports {
+		if !keptReport(kind) {
+			continue
+		}
+		limit := s.reportLimit(kind)
+		var members [][]byte
+		left := limit
+		for _, f := range zr.File {
+			if !f.Mode().IsRegular() || !matchesAny(f.Name, patterns) {
+				continue
+			}
+			if len(members) == maxReportFiles {
+				return errReportTooLarge
+			}
+			rc, err := f.Open()
+			if err != nil {
+				return err
+			}
+			b, err := io.ReadAll(io.LimitReader(rc, left+1))
+			rc.Close()
+			if err != nil {
+				return err
+			}
+			if int64(len(b)) > left {
+				if kind == reportDotenv {
+					return errDotenvTooBig
+				}
+				return errReportTooLarge
+			}
+			left -= int64(len(b))
+			members = append(members, b)
+		}
+		if len(members) == 0 {
+			continue
+		}
+		if err := checkReport(kind, members); err != nil {
+			return err
+		}
+		if err := s.writeReport(jobID, kind, members); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// matchesAny says whether an archive entry is one of a report's paths.
+func matchesAny(name string, patterns []string) bool {
+	for _, p := range patterns {
+		p = path.Clean(strings.TrimPrefix(p, "./"))
+		if ok, _ := path.Match(p, name); ok || strings.HasPrefix(name, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// withReportPaths is the archive spec's paths with the report files
+// added (the shell executor archives what it is given; the host takes the
+// reports out of the archive). Report paths already listed are not added
+// twice.
+func withReportPaths(a *pipeline.Artifacts) []string {
+	paths := append([]string(nil), a.Paths...)
+	seen := map[string]bool{}
+	for _, p := range paths {
+		seen[p] = true
+	}
+	for _, kind := range []string{reportDotenv, reportJUnit} {
+		for _, p := range a.Reports[kind] {
+			if !seen[p] {
+				seen[p] = true
+				paths = append(paths, p)
+			}
+		}
+	}
+	return paths
+}
+
+// dotenvVariables are the variables of the dotenv reports of the jobs
+// whose artifacts j fetches (dependencies, or needs with artifacts), in
+// the order of those jobs: a later job's key wins, as the later layer.
+func (s *Service) dotenvVariables(ctx context.Context, j *Job, spec *pipeline.Job) ([]pipeline.Variable, error) {
+	deps, err := s.dependencyJobs(ctx, j, spec)
+	if err != nil {
+		return nil, err
+	}
+	var out []pipeline.Variable
+	for _, d := range deps {
+		members, err := readReport(s.reportPath(d.ID, reportDotenv), maxDotenvBytes)
+		if err != nil {
+			return nil, err
+		}
+		vars, err := parseDotenv(bytes.Join(members, nil))
+		if err != nil {
+			continue // refused when it was stored; a file changed since is ignored
+		}
+		for _, v := range vars {
+			out = append(out, pipeline.Variable{Key: v.Key, Value: v.Value, Public: true})
+		}
+	}
+	return out, nil
+}
+
+// hasKeptReports says whether an artifacts keyword has a report Fennec
+// collects.
+func hasKeptReports(a *pipeline.Artifacts) bool {
+	return len(a.Reports[reportJUnit]) > 0 || len(a.Reports[reportDotenv]) > 0
+}
+
+// runnerReports are the entries of a runner's payload for the reports
+// Fennec keeps, as GitLab sends them: one per type, gzip, uploaded
+// whatever the job's result.
+func runnerReports(a *pipeline.Artifacts) []runnerArtifacts {
+	var out []runnerArtifacts
+	for _, r := range []struct{ kind, name string }{{reportJUnit, "junit.xml.gz"}, {reportDotenv, ".env.gz"}} {
+		if paths := a.Reports[r.kind]; len(paths) > 0 {
+			out = append(out, runnerArtifacts{Name: r.name, Paths: paths, Exclude: []string{}, When: pipeline.ArtifactsAlways,
+				ArtifactType: r.kind, ArtifactFormat: "gzip", ExpireIn: a.ExpireIn})
+		}
+	}
+	return out
+}
+
+// storeReportUpload keeps a report a runner uploaded (gzip members),
+// inflated within the type's bound: an error is the message of GitLab's
+// 400 answer.
+func (s *Service) storeReportUpload(jobID int64, kind string, u *upload) error {
+	f, err := os.Open(u.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	members, err := inflateMembers(f, s.reportLimit(kind))
+	if errors.Is(err, errReportTooLarge) && kind == reportDotenv {
+		return errDotenvTooBig
+	}
+	if err != nil {
+		return fmt.Errorf("invalid %s report: %w", kind, err)
+	}
+	if err := checkReport(kind, members); err != nil {
+		return err
+	}
+	return s.writeReport(jobID, kind, members)
+}
