@@ -202,10 +202,10 @@ type Layers struct {
 	YAML       []Variable
 	// Dotenv are the variables of the dotenv reports of the jobs whose
 	// artifacts the job fetches: above YAML, below group and project.
-	Dotenv     []Variable
-	Group      []Variable
-	Project    []Variable
-	Trigger    []Variable
+	Dotenv  []Variable
+	Group   []Variable
+	Project []Variable
+	Trigger []Variable
 }
 
 // Ordered returns every variable from the lowest precedence to the highest,
