@@ -13,6 +13,7 @@ func NewRoutes(s *Service) fennec.Routes {
 		s.registerJobs(a)
 		s.registerBridges(a)
 		s.registerPipelines(a)
+		s.registerTestReports(a)
 		s.registerEnvironments(a)
 		s.registerVariables(a)
 		s.registerGroupVariables(a)
