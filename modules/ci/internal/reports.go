@@ -24,6 +24,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
 )
 
@@ -295,21 +296,38 @@ func withReportPaths(a *pipeline.Artifacts) []string {
 
 // dotenvVariables are the variables of the dotenv reports of the jobs
 // whose artifacts j fetches (dependencies, or needs with artifacts), in
-// the order of those jobs: a later job's key wins, as the later layer.
+// the order of those jobs: a later job's key wins, as the later layer. A
+// job with a dotenv report and no archive counts (a runner uploads the
+// report alone), so this reads the pipeline's latest jobs rather than
+// dependencyJobs, which are the jobs with an archive.
 func (s *Service) dotenvVariables(ctx context.Context, j *Job, spec *pipeline.Job) ([]pipeline.Variable, error) {
-	deps, err := s.dependencyJobs(ctx, j, spec)
+	if len(spec.Dependencies) == 0 && !spec.DependsOnAllEarlier {
+		return nil, nil
+	}
+	fetcher := *spec
+	fetcher.StageIndex = j.StageIdx
+	var from []int64
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		list, err := latestJobs(tx, j.PipelineID)
+		for _, d := range list {
+			if d.ID != j.ID && fetcher.FetchesFrom(d.Name, d.StageIdx) {
+				from = append(from, d.ID)
+			}
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	var out []pipeline.Variable
-	for _, d := range deps {
-		members, err := readReport(s.reportPath(d.ID, reportDotenv), maxDotenvBytes)
-		if err != nil {
-			return nil, err
+	for _, id := range from {
+		members, err := readReport(s.reportPath(id, reportDotenv), maxDotenvBytes)
+		if err != nil || members == nil {
+			continue // none, or refused when it was stored
 		}
 		vars, err := parseDotenv(bytes.Join(members, nil))
 		if err != nil {
-			continue // refused when it was stored; a file changed since is ignored
+			continue
 		}
 		for _, v := range vars {
 			out = append(out, pipeline.Variable{Key: v.Key, Value: v.Value, Public: true})
