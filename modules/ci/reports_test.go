@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
@@ -92,9 +93,23 @@ func checkReports(t *testing.T, s *fennectest.Server, name string) {
 		len(sum.TestSuites[0].BuildIDs) != 1 || sum.TestSuites[0].BuildIDs[0] != jobs["test"].ID {
 		t.Fatalf("summary: %+v %+v", sum.Total, sum.TestSuites)
 	}
-	// A pipeline with no report answers empty totals; another project's
-	// pipeline id is not found.
 	if _, r, err := c.Pipelines.GetPipelineTestReport(p.ID, pl.ID+1000); err == nil || r.StatusCode != http.StatusNotFound {
 		t.Fatalf("unknown pipeline: %v", err)
+	}
+	// Erasing the job erases its reports: the pipeline's report is empty.
+	if _, _, err := c.Jobs.EraseJob(p.ID, jobs["test"].ID); err != nil {
+		t.Fatal(err)
+	}
+	const empty = `{"total_time":0,"total_count":0,"success_count":0,"failed_count":0,"skipped_count":0,"error_count":0,"test_suites":[]}`
+	var got string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && got != empty; time.Sleep(50 * time.Millisecond) {
+		resp := s.Do(t, http.MethodGet, fmt.Sprintf("/api/v4/projects/%d/pipelines/%d/test_report", p.ID, pl.ID), nil,
+			"PRIVATE-TOKEN", s.RootToken)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got = string(bytes.TrimSpace(body))
+	}
+	if got != empty {
+		t.Fatalf("after erase: %s", got)
 	}
 }

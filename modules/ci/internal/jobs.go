@@ -249,6 +249,7 @@ func (s *Service) EraseJob(ctx context.Context, project string, id cicd.JobID) (
 			go func() {
 				_ = os.Remove(s.artifactsPath(id))
 				_ = os.Remove(s.tracePath(id))
+				s.removeReports(id)
 			}()
 		})
 		return j, nil

@@ -377,3 +377,11 @@ func (s *Service) storeReportUpload(jobID int64, kind string, u *upload) error {
 	}
 	return s.writeReport(jobID, kind, members)
 }
+
+// removeReports removes a job's reports (erased, or expired with its
+// archive).
+func (s *Service) removeReports(jobID int64) {
+	for _, kind := range []string{reportJUnit, reportDotenv} {
+		_ = os.Remove(s.reportPath(jobID, kind))
+	}
+}

@@ -762,6 +762,7 @@ func (s *Service) reapExpired(ctx context.Context) (int, error) {
 	}
 	for _, id := range expired {
 		_ = os.Remove(s.artifactsPath(id))
+		s.removeReports(id) // they expire with the archive, as GitLab's get its expire_in
 	}
 	return len(expired), nil
 }
