@@ -158,3 +158,37 @@ func TestParseDotenvMostAllowed(t *testing.T) {
 		t.Fatalf("%d variables, %v", len(got), err)
 	}
 }
+
+// The report readers never panic and keep their bounds whatever the
+// bytes: at most max cases, a dotenv within GitLab's limits.
+func FuzzReports(f *testing.F) {
+	f.Add([]byte(`<testsuite><testcase name="a"><failure>x</failure></testcase></testsuite>`))
+	f.Add([]byte("A=1\nB=2\n"))
+	f.Add([]byte(`<!DOCTYPE l [<!ENTITY a "aa">]><testcase name="&a;"/>`))
+	f.Add(gz([]byte("A=1")))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if cases, err := parseJUnit(data, 3); err == nil && len(cases) > 3 {
+			t.Fatalf("%d cases past the bound", len(cases))
+		}
+		if vars, err := parseDotenv(data); err == nil && (len(vars) > maxDotenvVariables || len(data) >= maxDotenvBytes) {
+			t.Fatalf("dotenv past its bounds: %d variables of %d bytes", len(vars), len(data))
+		}
+		if members, err := inflateMembers(bytes.NewReader(data), 1<<10); err == nil {
+			n := 0
+			for _, m := range members {
+				n += len(m)
+			}
+			if n > 1<<10 || len(members) > maxReportFiles {
+				t.Fatalf("inflated %d bytes in %d members past the bound", n, len(members))
+			}
+		}
+	})
+}
+
+// A report of many cases stops at the bound, without reading on.
+func TestParseJUnitManyCases(t *testing.T) {
+	data := []byte("<testsuite>" + strings.Repeat(`<testcase name="a"/>`, 200_000) + "</testsuite>")
+	if _, err := parseJUnit(data, maxTestCases); !errors.Is(err, errTooManyTestCases) {
+		t.Fatalf("200,000 cases: %v", err)
+	}
+}
