@@ -15,7 +15,8 @@ import (
 
 // reportsCI writes a junit report with a passing and a failing case and
 // a dotenv report whose FROM_DOTENV overrides the YAML variable of the
-// same name; bad's dotenv has a comment line, which GitLab refuses.
+// same name; bad's dotenv has a comment line, which GitLab refuses;
+// failing fails, so its report is kept and its archive (on_success) not.
 const reportsCI = `stages: [test, use]
 variables:
   FROM_DOTENV: yaml-value
@@ -36,16 +37,30 @@ bad:
   artifacts:
     reports:
       dotenv: bad.env
+failing:
+  stage: test
+  allow_failure: true
+  script:
+    - printf '%s' '<testsuite><testcase classname="slow" name="times out"><error message="timeout"/></testcase></testsuite>' > failing.xml
+    - exit 1
+  artifacts:
+    paths: [failing.xml]
+    reports:
+      junit: failing.xml
 use:
   stage: use
   script:
     - echo "version=$BUILD_VERSION from=$FROM_DOTENV"
 `
 
-const wantTestReport = `{"total_time":0.75,"total_count":2,"success_count":1,"failed_count":1,"skipped_count":0,"error_count":0,` +
+const failingSuite = `{"name":"failing","total_time":0,"total_count":1,"success_count":0,"failed_count":0,"skipped_count":0,"error_count":1,"suite_error":null,` +
+	`"test_cases":[{"status":"error","name":"times out","classname":"slow","file":null,"execution_time":0,"system_output":"timeout","stack_trace":null}]}`
+
+const wantTestReport = `{"total_time":0.75,"total_count":3,"success_count":1,"failed_count":1,"skipped_count":0,"error_count":1,` +
 	`"test_suites":[{"name":"test","total_time":0.75,"total_count":2,"success_count":1,"failed_count":1,"skipped_count":0,"error_count":0,"suite_error":null,` +
 	`"test_cases":[{"status":"success","name":"adds","classname":"calc","file":null,"execution_time":0.5,"system_output":null,"stack_trace":null},` +
-	`{"status":"failed","name":"divides","classname":"calc","file":"calc_test.go","execution_time":0.25,"system_output":"want 2, got 0","stack_trace":null}]}]}`
+	`{"status":"failed","name":"divides","classname":"calc","file":"calc_test.go","execution_time":0.25,"system_output":"want 2, got 0","stack_trace":null}]},` +
+	failingSuite + `]}`
 
 // Reports on the shell executor: the pipeline's test report and its
 // summary answer exactly, a later job sees the dotenv variables above the
@@ -88,28 +103,32 @@ func checkReports(t *testing.T, s *fennectest.Server, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Total.Count != 2 || sum.Total.Success != 1 || sum.Total.Failed != 1 || sum.Total.Time != 0.75 ||
-		len(sum.TestSuites) != 1 || sum.TestSuites[0].Name != "test" || sum.TestSuites[0].TotalCount != 2 ||
+	if sum.Total.Count != 3 || sum.Total.Success != 1 || sum.Total.Failed != 1 || sum.Total.Error != 1 || sum.Total.Time != 0.75 ||
+		len(sum.TestSuites) != 2 || sum.TestSuites[1].Name != "failing" || sum.TestSuites[0].Name != "test" || sum.TestSuites[0].TotalCount != 2 ||
 		len(sum.TestSuites[0].BuildIDs) != 1 || sum.TestSuites[0].BuildIDs[0] != jobs["test"].ID {
 		t.Fatalf("summary: %+v %+v", sum.Total, sum.TestSuites)
 	}
 	if _, r, err := c.Pipelines.GetPipelineTestReport(p.ID, pl.ID+1000); err == nil || r.StatusCode != http.StatusNotFound {
 		t.Fatalf("unknown pipeline: %v", err)
 	}
-	// Erasing the job erases its reports: the pipeline's report is empty.
+	if f := jobs["failing"]; f.Status != "failed" || f.ArtifactsFile.Filename != "" || jobs["test"].ArtifactsFile.Filename != "" {
+		t.Fatalf("failing: %s, archives %q %q", f.Status, f.ArtifactsFile.Filename, jobs["test"].ArtifactsFile.Filename)
+	}
+	// Erasing the job erases its reports: failing's suite is left.
 	if _, _, err := c.Jobs.EraseJob(p.ID, jobs["test"].ID); err != nil {
 		t.Fatal(err)
 	}
-	const empty = `{"total_time":0,"total_count":0,"success_count":0,"failed_count":0,"skipped_count":0,"error_count":0,"test_suites":[]}`
+	const afterErase = `{"total_time":0,"total_count":1,"success_count":0,"failed_count":0,"skipped_count":0,"error_count":1,"test_suites":[` +
+		failingSuite + `]}`
 	var got string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && got != empty; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && got != afterErase; time.Sleep(50 * time.Millisecond) {
 		resp := s.Do(t, http.MethodGet, fmt.Sprintf("/api/v4/projects/%d/pipelines/%d/test_report", p.ID, pl.ID), nil,
 			"PRIVATE-TOKEN", s.RootToken)
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		got = string(bytes.TrimSpace(body))
 	}
-	if got != empty {
+	if got != afterErase {
 		t.Fatalf("after erase: %s", got)
 	}
 }

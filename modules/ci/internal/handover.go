@@ -90,8 +90,14 @@ func (s *Service) handover(ctx context.Context, j *Job, p *Pipeline, spec *pipel
 	if a := spec.Artifacts; a != nil {
 		// The report files go into the archive; the host takes them out
 		// (collectReports).
+		// (collectReports), whatever the job's result: the archive is
+		// built always and dropped after when its own when says so.
+		when := a.When
+		if hasKeptReports(a) {
+			when = pipeline.ArtifactsAlways
+		}
 		job.Artifacts = &executor.ArtifactsSpec{Name: a.Name, Paths: withReportPaths(a), Untracked: a.Untracked,
-			When: executor.When(a.When), ExpireIn: a.ExpireIn}
+			When: executor.When(when), ExpireIn: a.ExpireIn}
 	}
 	for _, raw := range []struct {
 		v   any

@@ -385,3 +385,19 @@ func (s *Service) removeReports(jobID int64) {
 		_ = os.Remove(s.reportPath(jobID, kind))
 	}
 }
+
+// archiveWanted says whether a job that ended with status keeps the
+// archive of its artifacts keyword: it has paths, and its when matches.
+func archiveWanted(a *pipeline.Artifacts, status string) bool {
+	if len(a.Paths) == 0 && !a.Untracked {
+		return false
+	}
+	switch a.When {
+	case pipeline.ArtifactsAlways:
+		return true
+	case pipeline.ArtifactsOnFailure:
+		return status == StatusFailed
+	default:
+		return status == StatusSuccess
+	}
+}

@@ -411,10 +411,16 @@ func (sc *scheduler) run(ctx context.Context, j *Job, p *Pipeline, rj *runningJo
 			s.appendTraceLine(j.ID, maskLine(secrets, "WARNING: the artifacts could not be stored: "+err.Error()))
 		}
 	}
-	if arts != nil && spec.Artifacts != nil && len(spec.Artifacts.Reports) > 0 {
+	if arts != nil && spec.Artifacts != nil && hasKeptReports(spec.Artifacts) {
 		// A report GitLab refuses fails the job, as a refused upload
-		// fails a runner's.
-		if err := s.collectReports(j.ID, spec.Artifacts.Reports); err != nil {
+		// fails a runner's. The archive was built for the reports; it is
+		// kept only when the job's own artifacts ask for it.
+		err := s.collectReports(j.ID, spec.Artifacts.Reports)
+		if !archiveWanted(spec.Artifacts, status) {
+			_ = os.Remove(s.artifactsPath(j.ID))
+			arts = nil
+		}
+		if err != nil {
 			s.appendTraceLine(j.ID, maskLine(secrets, "ERROR: Uploading artifacts as \"reports\" to coordinator... "+err.Error()))
 			status, reason = StatusFailed, "unknown_failure"
 		}
