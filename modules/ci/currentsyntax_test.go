@@ -148,3 +148,64 @@ excluded:
 		t.Fatalf("pipeline %s, jobs %v", pl.Status, names)
 	}
 }
+
+// include: rules decide which files a pipeline includes, against the
+// pipeline's variables and files; an invalid rule fails the pipeline with
+// its yaml error.
+func TestIncludeRules(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	c := s.Client
+	p, _, err := c.Projects.CreateProject(&gitlab.CreateProjectOptions{Name: gitlab.Ptr("ci-include-rules")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{
+		".gitlab-ci.yml": `include:
+  - local: ci/default-branch.yml
+    rules:
+      - if: $CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH
+  - local: ci/tags.yml
+    rules:
+      - if: $CI_COMMIT_TAG
+  - local: ci/make.yml
+    rules:
+      - exists: [Makefile]
+  - local: ci/go.yml
+    rules:
+      - exists: ["**/*.go"]
+        when: never
+      - when: always
+base:
+  script: echo base
+`,
+		"ci/default-branch.yml": "on-default:\n  script: echo default\n",
+		"ci/tags.yml":           "on-tag:\n  script: echo tag\n",
+		"ci/make.yml":           "make:\n  script: make\n",
+		"ci/go.yml":             "no-go:\n  script: echo no go\n",
+	})
+	pl := waitPipeline(t, c, p.ID, commit.ID, "success", "failed")
+	jobs := jobsByName(t, c, p.ID, pl.ID)
+	if len(jobs) != 3 || jobs["base"] == nil || jobs["on-default"] == nil || jobs["no-go"] == nil {
+		t.Fatalf("jobs %v", names(jobs))
+	}
+	// Go code now exists: no-go is not included.
+	commit = stocktest.CommitFiles(t, c, p.ID, "master", "go", map[string]string{"cmd/main.go": "package main"})
+	pl = waitPipeline(t, c, p.ID, commit.ID, "success", "failed")
+	if jobs := jobsByName(t, c, p.ID, pl.ID); len(jobs) != 2 || jobs["no-go"] != nil {
+		t.Fatalf("jobs with Go code %v", names(jobs))
+	}
+
+	commit = stocktest.CommitFiles(t, c, p.ID, "master", "bad", map[string]string{".gitlab-ci.yml": `include:
+  - local: ci/make.yml
+    rules:
+      - if: $X
+        when: manual
+base:
+  script: echo base
+`})
+	pl = waitPipeline(t, c, p.ID, commit.ID, "failed")
+	if pl.YamlErrors != "include:rules:rule when unknown value: manual" {
+		t.Fatalf("yaml_errors %q", pl.YamlErrors)
+	}
+}

@@ -47,7 +47,9 @@ var errCreationMoved = errors.New("ci: the pipeline's creation was taken over or
 // from the pipeline's repository at its commit; a failure to read one is
 // an error of its own, not the file's.
 func (s *Service) pipelineJobs(ctx context.Context, src []byte, p *Pipeline) ([]string, []pipeline.Job, error) {
-	cfg, err := pipeline.ParseFiles(ctx, src, s.repoFiles(p.ProjectID, p.SHA, s.pipelineReader(ctx, p.UserID)))
+	files := s.repoFiles(p.ProjectID, p.SHA, s.pipelineReader(ctx, p.UserID)).(ciFiles)
+	files.ruleContext = s.includeRuleContext(ctx, p)
+	cfg, err := pipeline.ParseFiles(ctx, src, files)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -89,6 +91,25 @@ func (s *Service) pipelineRef(ctx context.Context, cfg *pipeline.Config, p *Pipe
 	}
 	ref.Changed, ref.FileExists = s.changedPaths(ctx, p), s.fileExists(ctx, p)
 	return ref, nil
+}
+
+// includeRuleContext is what `include: rules` of p's configuration are
+// evaluated against, made on first use: the variables expressions see
+// (the file's own are not read yet, as in GitLab), p's changes and files.
+func (s *Service) includeRuleContext(ctx context.Context, p *Pipeline) func() ciexpr.RuleContext {
+	var made *ciexpr.RuleContext
+	return func() ciexpr.RuleContext {
+		if made == nil {
+			rc := ciexpr.RuleContext{Changed: s.changedPaths(ctx, p), FileExists: s.fileExists(ctx, p)}
+			if lookup, err := s.expressionVariables(ctx, p); err == nil {
+				rc.Lookup = lookup
+			} else {
+				s.log.Info("include rules: the pipeline's variables could not be read; none is seen", zap.Error(err))
+			}
+			made = &rc
+		}
+		return *made
+	}
 }
 
 // maxPipelineName is GitLab's bound on a pipeline's name.

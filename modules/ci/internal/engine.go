@@ -15,6 +15,7 @@ import (
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/ci/internal/cistatus"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
+	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline/ciexpr"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository/gitread"
 )
@@ -109,6 +110,17 @@ type ciFiles struct {
 	projectID int64
 	sha       string
 	reader    *auth.Principal
+	// ruleContext, when set, is the pipeline's context for `include:
+	// rules` (pipeline.IncludeRules).
+	ruleContext func() ciexpr.RuleContext
+}
+
+// IncludeRuleContext implements pipeline.IncludeRules.
+func (f ciFiles) IncludeRuleContext() ciexpr.RuleContext {
+	if f.ruleContext == nil {
+		return ciexpr.RuleContext{}
+	}
+	return f.ruleContext()
 }
 
 func (f ciFiles) Read(ctx context.Context, path string) ([]byte, error) {

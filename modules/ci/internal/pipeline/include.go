@@ -146,6 +146,13 @@ func describeInclude(v *value) string {
 }
 
 func (in *includer) include(e includeEntry, chain []string) (*value, error) {
+	e, wanted, err := in.includeWanted(e)
+	if err != nil {
+		return nil, err
+	}
+	if !wanted {
+		return &value{kind: kindMap, size: 1}, nil
+	}
 	switch e.kind {
 	case "project":
 		return in.includeProject(e, chain)
