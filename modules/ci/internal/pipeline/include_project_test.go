@@ -102,7 +102,7 @@ func TestIncludeProjectErrors(t *testing.T) {
 		{"not a mapping", "include: {project: g/t, file: list.yml}\n", "Included file `list.yml` does not have YAML mapping as root!"},
 		{"file missing", "include: {project: g/t}\n", "Include `{project}` needs to match exactly one accessor!"},
 		{"file a hash", "include: {project: g/t, file: {a: b}}\n", "Include `{project, file}` needs to match exactly one accessor!"},
-		{"unknown key", "include: {project: g/t, file: a.yml, rules: [{if: $A}]}\n", "include:project rules is not supported yet (`g/t`)"},
+		{"unknown key", "include: {project: g/t, file: a.yml, inputs: {a: b}}\n", "include:project inputs is not supported yet (`g/t`)"},
 		{"cycle across the projects", "include: {project: g/t, file: a.yml}\n", "Local file `a.yml` includes itself (through g/t@HEAD:a.yml > g/t@HEAD:b.yml > g/t@HEAD:a.yml)"},
 	}
 	for _, tt := range tests {

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline/ciexpr"
 )
 
 // mapFiles is a repository's files for include tests; reads counts calls.
@@ -84,7 +86,9 @@ func TestIncludeErrors(t *testing.T) {
 		{"cycle", map[string]string{"a.yml": "include: b.yml\n", "b.yml": "include: /a.yml\n"}, "include: a.yml\nj: {script: x}\n", "Local file `a.yml` includes itself (through a.yml > b.yml > a.yml)"},
 		{"glob without a lister", nil, "include: 'ci/*.yml'\nj: {script: x}\n", "Local file `ci/*.yml`: wildcard includes need a repository to list"},
 		{"project without a server", nil, "include: {project: a/b, file: c.yml}\nj: {script: x}\n", "Project `a/b` cannot be included: this configuration is not read from a repository"},
-		{"local with rules", nil, "include: [{local: a.yml, rules: [{if: $A}]}]\nj: {script: x}\n", "include:local rules is not supported yet (`a.yml`)"},
+		{"local with inputs", nil, "include: [{local: a.yml, inputs: {a: b}}]\nj: {script: x}\n", "include:local inputs is not supported yet (`a.yml`)"},
+		{"rules with manual", nil, "include: [{local: a.yml, rules: [{when: manual}]}]\nj: {script: x}\n", "include:rules:rule when unknown value: manual"},
+		{"rules not a list", nil, "include: [{local: a.yml, rules: {if: $A}}]\nj: {script: x}\n", "include:rules config should be an array"},
 		{"count", many, wide, "Maximum of 150 nested includes are allowed!"},
 		{"depth", deep, "include: f0.yml\nj: {script: x}\n", "Maximum of 100 levels of nested includes are allowed!"},
 		{"size", map[string]string{"big.yml": "j: {script: x}\n#" + strings.Repeat("x", MaxConfigBytes)}, "include: [big.yml]\n", "Local file `big.yml` is too large"},
@@ -186,5 +190,51 @@ func TestIncludeGlob(t *testing.T) {
 	_, err := ParseFiles(context.Background(), []byte("include: 'ci/*.yml'\nj: {script: x}\n"), &files.mapFiles)
 	if err == nil || err.Error() != "Local file `ci/*.yml`: wildcard includes need a repository to list" {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// ruledFiles is a repository that knows its pipeline's variables, as the
+// service's reader does for include: rules.
+type ruledFiles struct {
+	*mapFiles
+	vars map[string]string
+}
+
+func (f ruledFiles) IncludeRuleContext() ciexpr.RuleContext {
+	return ciexpr.RuleContext{Lookup: func(name string) (string, bool) { v, ok := f.vars[name]; return v, ok }}
+}
+
+// include: rules include a file when a rule matches (not with never),
+// against the reader's context; without one, an if sees no variable.
+func TestIncludeRulesChooseFiles(t *testing.T) {
+	t.Parallel()
+	src := []byte(`include:
+  - local: main.yml
+    rules: [{if: $CI_COMMIT_BRANCH == "main"}]
+  - local: never.yml
+    rules: [{if: $CI_COMMIT_BRANCH, when: never}, {when: always}]
+  - local: plain.yml
+j: {script: x}
+`)
+	files := &mapFiles{files: map[string]string{"main.yml": "on-main: {script: m}\n", "never.yml": "never: {script: n}\n", "plain.yml": "plain: {script: p}\n"}}
+	jobs := func(f Files) string {
+		cfg, err := ParseFiles(context.Background(), src, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, j := range cfg.Jobs {
+			names = append(names, j.Name)
+		}
+		return strings.Join(names, " ")
+	}
+	if got := jobs(ruledFiles{files, map[string]string{"CI_COMMIT_BRANCH": "main"}}); got != "on-main plain j" {
+		t.Errorf("on main: %s", got)
+	}
+	if got := jobs(ruledFiles{files, map[string]string{"CI_COMMIT_BRANCH": "topic"}}); got != "plain j" {
+		t.Errorf("on topic: %s", got)
+	}
+	if got := jobs(files); got != "never plain j" {
+		t.Errorf("without a context: %s", got)
 	}
 }
