@@ -48,12 +48,13 @@ const MaxTriggerIncludes = 3
 var bridgeKeys = map[string]bool{
 	"trigger": true, "stage": true, "only": true, "except": true, "variables": true,
 	"inherit": true, "allow_failure": true, "when": true, "extends": true, "rules": true,
+	"needs": true,
 }
 
 // bridgeUnsupportedKeys are keywords GitLab accepts on a trigger job that
 // Fennec does not run on one yet: refused by name.
 var bridgeUnsupportedKeys = map[string]bool{
-	"needs": true, "resource_group": true, "parallel": true,
+	"resource_group": true, "parallel": true,
 }
 
 // bridgeWhens are the `when` values of a trigger job.
@@ -122,6 +123,9 @@ func (p *parser) bridge(name string, v *value, g *globals) (Job, bool) {
 	}
 	if r := v.get("rules"); r != nil {
 		p.jobRules(&job, v, loc)
+	}
+	if n := v.get("needs"); !n.isNull() {
+		job.Needs = p.needs(n, name, at(loc, "needs"))
 	}
 	p.bridgeVariables(&job, v, loc, g)
 	return job, len(p.errs) == before

@@ -62,6 +62,7 @@ other:
   allow_failure: true
   when: on_failure
   except: [tags]
+  needs: [build]
 `)
 	child := jobNamed(t, cfg, "child")
 	wantVars := []Variable{{Key: "G", Value: "g", Public: true}, {Key: "H", Value: "own", Public: true}, {Key: "C", Value: "c", Public: true}}
@@ -71,7 +72,7 @@ other:
 	}
 	other := jobNamed(t, cfg, "other")
 	if other.Stage != "test" || other.When != cistatus.WhenOnFailure || !other.AllowFailure ||
-		!reflect.DeepEqual(other.Except, []string{"tags"}) ||
+		!reflect.DeepEqual(other.Except, []string{"tags"}) || len(other.Needs) != 1 || other.Needs[0].Job != "build" ||
 		!reflect.DeepEqual(other.Variables, []Variable{{Key: "G", Value: "g", Public: true}}) {
 		t.Errorf("other = %+v", other)
 	}
@@ -87,7 +88,8 @@ func TestParseTriggerErrors(t *testing.T) {
 	}{
 		{"script and trigger", "b: {script: x, trigger: g/p}\n", "jobs:b config contains unknown keys: trigger"},
 		{"job keywords", "b: {trigger: g/p, image: ruby, tags: [a]}\n", "jobs:b config contains unknown keys: image, tags"},
-		{"not yet", "b: {trigger: g/p, needs: []}\n", "jobs:b needs is not supported yet"},
+		{"not yet", "b: {trigger: g/p, parallel: 2}\n", "jobs:b parallel is not supported yet"},
+		{"needs an unknown job", "b: {trigger: g/p, needs: [nope]}\n", "b job: undefined need: nope"},
 		{"blank", "b: {trigger: ''}\n", "jobs:b:trigger config can't be blank"},
 		{"null", "b: {trigger: }\n", "jobs:b:trigger config can't be blank"},
 		{"a list", "b: {trigger: [a]}\n", "jobs:b:trigger has to be either a string or a hash"},
