@@ -410,6 +410,7 @@ func (s *Service) jobRows(p *Pipeline, specs []pipeline.Job, from int) ([]*Job, 
 		if spec.Environment != nil {
 			j.Environment, j.EnvironmentURL = s.expandEnvironment(p, spec)
 		}
+		j.ResourceGroup = s.expandResourceGroup(p, spec)
 		rows = append(rows, j)
 		size += len(raw)
 	}

@@ -487,7 +487,7 @@ type jobState struct {
 
 // jobStatuses are every status a job can be in.
 var jobStatuses = []string{StatusCreated, StatusPending, StatusRunning, StatusSuccess, StatusFailed, StatusCanceled,
-	StatusSkipped, StatusManual}
+	StatusSkipped, StatusManual, StatusWaitingForResource}
 
 // statusWaitingNeeds is how the "state" index files a created job with
 // needs (waitsForNeeds): apart from the created jobs stage gating decides,
@@ -686,7 +686,7 @@ func (s *Service) retry(tx *store.Tx, j *Job, userID int64) (*Job, error) {
 	clone := &Job{ProjectID: j.ProjectID, PipelineID: j.PipelineID, Name: j.Name, Stage: j.Stage, StageIdx: j.StageIdx,
 		Ref: j.Ref, SHA: j.SHA, Tag: j.Tag, Status: StatusPending, When: j.When, AllowFailure: j.AllowFailure,
 		Tags: j.Tags, Spec: j.Spec, UserID: userID, CreatedAt: now, QueuedAt: &now, Attempt: j.Attempt, Needs: j.Needs,
-		Needed: j.Needed, Bridge: j.Bridge}
+		Needed: j.Needed, Bridge: j.Bridge, ResourceGroup: j.ResourceGroup}
 	if userID == 0 {
 		clone.UserID = j.UserID
 	}
@@ -789,6 +789,16 @@ func (s *Service) play(tx *store.Tx, j *Job, userID int64) error {
 	return s.process(tx, j.PipelineID)
 }
 
+// creationVariables are the variables a job's keywords expanded at
+// creation (environment, resource_group) see: the predefined ones known
+// then and the job's YAML variables.
+func (s *Service) creationVariables(p *Pipeline, spec *pipeline.Job) []pipeline.Variable {
+	facts := pipeline.JobFacts{ServerURL: s.server.ExternalURL(), JobName: spec.Name, JobStage: spec.Stage,
+		CommitSHA: p.SHA, BeforeSHA: p.BeforeSHA, RefName: p.Ref, IsTag: p.Tag, PipelineID: p.ID,
+		ProjectID: p.ProjectID, ProjectPath: p.ProjectPath, UserID: p.UserID}
+	return pipeline.Layers{Predefined: pipeline.Predefined(facts), YAML: spec.Variables}.Resolve()
+}
+
 // pipelineExists says whether a push pipeline for this ref move exists.
 func (s *Service) pipelineExists(ctx context.Context, projectID int64, ref, before, after string) (bool, error) {
 	found := false
@@ -815,10 +825,7 @@ func (s *Service) pipelineExists(ctx context.Context, projectID int64, ref, befo
 // variables known when the pipeline is made ($CI_COMMIT_REF_SLUG and the
 // like, and the job's own), as GitLab expands them.
 func (s *Service) expandEnvironment(p *Pipeline, spec *pipeline.Job) (string, string) {
-	facts := pipeline.JobFacts{ServerURL: s.server.ExternalURL(), JobName: spec.Name, JobStage: spec.Stage,
-		CommitSHA: p.SHA, BeforeSHA: p.BeforeSHA, RefName: p.Ref, IsTag: p.Tag, PipelineID: p.ID,
-		ProjectID: p.ProjectID, ProjectPath: p.ProjectPath, UserID: p.UserID}
-	vars := pipeline.Layers{Predefined: pipeline.Predefined(facts), YAML: spec.Variables}.Resolve()
+	vars := s.creationVariables(p, spec)
 	name := strings.TrimSpace(pipeline.ExpandVariables(spec.Environment.Name, vars))
 	if !pipeline.ValidEnvironmentName(name) {
 		name = spec.Environment.Name // as written: GitLab keeps an unexpandable name

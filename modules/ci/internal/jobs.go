@@ -19,7 +19,7 @@ import (
 )
 
 var jobScopes = map[string]bool{StatusCreated: true, StatusPending: true, StatusRunning: true, StatusFailed: true,
-	StatusSuccess: true, StatusCanceled: true, StatusSkipped: true, StatusManual: true}
+	StatusSuccess: true, StatusCanceled: true, StatusSkipped: true, StatusManual: true, StatusWaitingForResource: true}
 
 // scopeFilter checks scope values; nil means every job.
 func scopeFilter(scope []string) (map[string]bool, error) {

@@ -19,6 +19,9 @@ func (s *Service) publishJob(tx *store.Tx, j *Job, p *Pipeline) error {
 			return err
 		}
 	}
+	if err := s.gateResource(tx, j); err != nil {
+		return err
+	}
 	err := s.statuses.Set(tx.Context(), repository.CommitStatus{ProjectID: j.ProjectID, SHA: j.SHA, Ref: j.Ref,
 		Name: j.Name, Stage: j.Stage, State: j.Status, TargetURL: p.ProjectWebURL + "/-/jobs/" + strconv.FormatInt(j.ID, 10),
 		Coverage: j.Coverage, AllowFailure: j.AllowFailure, AuthorID: j.UserID, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt})

@@ -33,7 +33,7 @@ func finished(status string) bool {
 // active says whether a job in this status may still be canceled.
 func active(status string) bool {
 	switch status {
-	case StatusCreated, StatusPending, StatusRunning, StatusManual:
+	case StatusCreated, StatusPending, StatusRunning, StatusManual, StatusWaitingForResource:
 		return true
 	}
 	return false
@@ -134,15 +134,17 @@ type Job struct {
 	UserID       int64           `json:"user_id"`
 	Coverage     *float64        `json:"coverage"`
 	// TokenHash is the hash of the job's CI_JOB_TOKEN, valid while it runs.
-	TokenHash      string     `json:"token_hash,omitempty"`
-	Environment    string     `json:"environment,omitempty"`
-	EnvironmentURL string     `json:"environment_url,omitempty"`
-	CreatedAt      time.Time  `json:"created_at"`
-	QueuedAt       *time.Time `json:"queued_at"`
-	StartedAt      *time.Time `json:"started_at"`
-	FinishedAt     *time.Time `json:"finished_at"`
-	ErasedAt       *time.Time `json:"erased_at"`
-	ErasedBy       int64      `json:"erased_by,omitempty"`
+	TokenHash      string `json:"token_hash,omitempty"`
+	Environment    string `json:"environment,omitempty"`
+	EnvironmentURL string `json:"environment_url,omitempty"`
+	// ResourceGroup is the job's expanded `resource_group` (resourcegroup.go).
+	ResourceGroup string     `json:"resource_group,omitempty"`
+	CreatedAt     time.Time  `json:"created_at"`
+	QueuedAt      *time.Time `json:"queued_at"`
+	StartedAt     *time.Time `json:"started_at"`
+	FinishedAt    *time.Time `json:"finished_at"`
+	ErasedAt      *time.Time `json:"erased_at"`
+	ErasedBy      int64      `json:"erased_by,omitempty"`
 	// Artifacts is the job's archive, nil when it has none.
 	Artifacts *Artifacts `json:"artifacts"`
 	// TraceBytes is the size of the trace written so far.
@@ -360,6 +362,9 @@ var (
 		}},
 		// The queue: pending jobs, oldest first (ids ascend). A trigger
 		// job is made by the server, never run: it waits in "bridges".
+		// Jobs of a resource group, holders and waiters by project and
+		// group (resourcegroup.go).
+		store.Index[Job]{Name: "resource", Keys: resourceKeys},
 		store.Index[Job]{Name: "queue", Keys: func(j *Job) []string {
 			if j.Bridge {
 				return nil

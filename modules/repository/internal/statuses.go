@@ -143,9 +143,10 @@ func combined(list []*Status) *string {
 	if len(list) == 0 {
 		return nil
 	}
-	// CI's jobs add skipped, created and manual (see Set): a skipped job
-	// changes nothing, the others count as waiting.
-	rank := map[string]int{"skipped": 0, "success": 1, "canceled": 2, "manual": 3, "created": 3, "pending": 3, "running": 4, "failed": 5}
+	// CI's jobs add skipped, created, manual and waiting_for_resource
+	// (see Set): a skipped job changes nothing, the others count as waiting.
+	rank := map[string]int{"skipped": 0, "success": 1, "canceled": 2, "manual": 3, "created": 3, "pending": 3,
+		"waiting_for_resource": 3, "running": 4, "failed": 5}
 	best := ""
 	for _, s := range list {
 		if s.State == "failed" && s.AllowFailure {

@@ -60,6 +60,7 @@ func Composite(jobs []JobState) Status {
 type tally struct {
 	jobs, warnings                                                         int
 	counted, created, pending, running, success, skipped, canceled, manual int
+	waitingForResource                                                     int
 }
 
 func (t *tally) add(j JobState) {
@@ -86,6 +87,8 @@ func (t *tally) add(j JobState) {
 		t.canceled++
 	case StatusManual:
 		t.manual++
+	case StatusWaitingForResource:
+		t.waitingForResource++
 	}
 }
 
@@ -113,6 +116,8 @@ func (t *tally) status() Status {
 		return StatusPending
 	case running+pending > 0: // rule 8
 		return StatusRunning
+	case t.waitingForResource > 0: // GitLab 12.7's, before manual
+		return StatusWaitingForResource
 	case manual > 0: // rule 9
 		return StatusManual
 	case created > 0: // rule 10

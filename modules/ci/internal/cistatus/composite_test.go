@@ -42,6 +42,9 @@ func TestComposite(t *testing.T) {
 		{"rule 6: success and canceled", jobs(StatusSuccess, StatusCanceled), StatusCanceled},
 
 		{"rule 7: created and pending", jobs(StatusCreated, StatusPending), StatusPending},
+		{"waiting_for_resource alone", jobs(StatusWaitingForResource), StatusWaitingForResource},
+		{"waiting_for_resource beside success and manual", jobs(StatusSuccess, StatusWaitingForResource, StatusManual), StatusWaitingForResource},
+		{"waiting_for_resource under a running job", jobs(StatusRunning, StatusWaitingForResource), StatusRunning},
 		{"rule 7: all pending", jobs(StatusPending), StatusPending},
 		{"rule 7: skipped and pending", jobs(StatusSkipped, StatusPending), StatusPending},
 

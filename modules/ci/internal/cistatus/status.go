@@ -15,16 +15,19 @@ const (
 	StatusCanceled Status = "canceled"
 	StatusSkipped  Status = "skipped"
 	StatusManual   Status = "manual"
+	// StatusWaitingForResource (GitLab 12.7) is a job that would be
+	// pending but whose resource group another job holds.
+	StatusWaitingForResource Status = "waiting_for_resource"
 )
 
 // Statuses lists every status in the order GitLab declares them; API filters
 // (for example the pipelines list's status parameter) validate against it.
 var Statuses = []Status{
 	StatusCreated, StatusPending, StatusRunning, StatusSuccess,
-	StatusFailed, StatusCanceled, StatusSkipped, StatusManual,
+	StatusFailed, StatusCanceled, StatusSkipped, StatusManual, StatusWaitingForResource,
 }
 
-// Valid reports whether s is one of the eight statuses.
+// Valid reports whether s is one of the statuses.
 func (s Status) Valid() bool {
 	for _, known := range Statuses {
 		if s == known {
@@ -55,7 +58,7 @@ func (s Status) Active() bool {
 // cancel event moves created, pending, running and manual jobs to canceled.
 func (s Status) Cancelable() bool {
 	switch s {
-	case StatusCreated, StatusPending, StatusRunning, StatusManual:
+	case StatusCreated, StatusPending, StatusRunning, StatusManual, StatusWaitingForResource:
 		return true
 	}
 	return false

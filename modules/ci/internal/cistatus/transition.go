@@ -23,7 +23,8 @@ const (
 	EventDrop Event = "drop"
 	// EventSkip: created or pending -> skipped (its `when` was not met).
 	EventSkip Event = "skip"
-	// EventCancel: created, pending, running or manual -> canceled.
+	// EventCancel: created, pending, running, manual or
+	// waiting_for_resource -> canceled.
 	EventCancel Event = "cancel"
 	// EventProcess puts a skipped or manual job back to created so that
 	// gating decides it again (a pipeline retry does this).
@@ -43,7 +44,7 @@ var transitions = map[Event]struct {
 	EventSucceed:   {[]Status{StatusCreated, StatusPending, StatusRunning}, StatusSuccess},
 	EventDrop:      {[]Status{StatusCreated, StatusPending, StatusRunning}, StatusFailed},
 	EventSkip:      {[]Status{StatusCreated, StatusPending}, StatusSkipped},
-	EventCancel:    {[]Status{StatusCreated, StatusPending, StatusRunning, StatusManual}, StatusCanceled},
+	EventCancel:    {[]Status{StatusCreated, StatusPending, StatusRunning, StatusManual, StatusWaitingForResource}, StatusCanceled},
 	EventProcess:   {[]Status{StatusSkipped, StatusManual}, StatusCreated},
 }
 

@@ -338,3 +338,16 @@ func BenchmarkParallelBaseline(b *testing.B) {
 		}
 	}
 }
+
+// Every job of the largest pipeline with a resource group of the longest
+// key stays within the parse's work and memory bounds.
+func TestResourceGroupsAtTheLimit(t *testing.T) {
+	var b strings.Builder
+	group := strings.Repeat("g", MaxResourceGroupKey)
+	for i := range 2000 {
+		fmt.Fprintf(&b, "j%d: {script: x, resource_group: %s%d}\n", i, group[:MaxResourceGroupKey-4], i)
+	}
+	if err := parseBounded(t, b.String(), maxWork, 256<<20); err != nil {
+		t.Fatal(err)
+	}
+}

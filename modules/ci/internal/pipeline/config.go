@@ -72,8 +72,11 @@ type Job struct {
 	// StartIn is a delayed job's `start_in` as written and StartAfter its
 	// duration. The scheduler does not delay jobs yet: a delayed job is
 	// stored as when: delayed's closest 9.x kind, on_success.
-	StartIn    string        `json:"start_in,omitempty"`
-	StartAfter time.Duration `json:"start_after,omitempty"`
+	StartIn string `json:"start_in,omitempty"`
+	// ResourceGroup is the job's `resource_group` as written: jobs of a
+	// project whose expanded groups are equal never run at once.
+	ResourceGroup string        `json:"resource_group,omitempty"`
+	StartAfter    time.Duration `json:"start_after,omitempty"`
 	// AllowFailure defaults to true for manual jobs, false otherwise.
 	// AllowFailureExitCodes, from `allow_failure: {exit_codes}`, are the
 	// exit codes for which a failure is allowed (AllowFailure is then false).

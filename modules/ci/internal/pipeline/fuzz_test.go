@@ -53,7 +53,10 @@ func FuzzParse(f *testing.F) {
 		// Release jobs.
 		"r: {script: x, release: {tag_name: $CI_COMMIT_TAG, description: d, ref: main, released_at: '2026-01-01', milestones: [a], assets: {links: [{name: a, url: 'https://x', link_type: image, filepath: /a}]}}}\n",
 		"r: {script: x, release: {tag_name: [v], description: {}, assets: {links: [a, {url: 'ftp://x'}]}}}\n",
+		// Resource groups.
+		"a: {script: x, resource_group: 'prod-$CI_COMMIT_REF_SLUG'}\nb: {script: y, resource_group: [a]}\nc: {trigger: g/p, resource_group: r}\n",
 		// Trigger jobs.
+		"b: {trigger: {include: a.yml}, needs: [j, {job: k, optional: true}]}\nj: {script: x}\n",
 		"b: {trigger: {include: [a.yml, {local: b.yml}], strategy: depend, forward: {yaml_variables: false}}, variables: {A: b}}\n",
 		"b: {trigger: g/p, stage: deploy, when: manual}\nc: {trigger: {project: g/p, branch: main}}\n",
 		"b: {trigger: {include: [a, b, c, d]}}\nc: {trigger: {strategy: x}, script: y}\n",

@@ -43,13 +43,13 @@ var jobKeys = map[string]bool{
 	"environment": true, "coverage": true, "retry": true,
 	"extends": true, "inherit": true, "interruptible": true, "timeout": true,
 	"start_in": true, "rules": true, "needs": true, "parallel": true,
-	"release": true,
+	"release": true, "resource_group": true,
 }
 
 // unsupportedJobKeys are job keywords of current GitLab that Fennec does not
 // run yet; a job using one is refused with a message naming it.
 var unsupportedJobKeys = map[string]bool{
-	"resource_group": true, "secrets": true,
+	"secrets": true,
 	"id_tokens": true, "hooks": true, "pages": true, "run": true,
 	"identity": true, "manual_confirmation": true, "dast_configuration": true,
 }
@@ -537,6 +537,9 @@ func (p *parser) job(name string, v *value, g *globals) (Job, bool) {
 				job.StartIn, job.StartAfter = si.text, d
 			}
 		}
+	}
+	if rg := v.get("resource_group"); !rg.isNull() {
+		job.ResourceGroup = p.resourceGroup(rg, loc)
 	}
 	job.DependsOnAllEarlier = true
 	if d := v.get("dependencies"); !d.isNull() {
@@ -1570,4 +1573,21 @@ func (p *parser) refPolicy(v *value, loc string) []string {
 		return nil
 	}
 	return refs
+}
+
+// MaxResourceGroupKey is the longest resource group key GitLab stores.
+const MaxResourceGroupKey = 255
+
+// resourceGroup reads a job's `resource_group`: a string, which may hold
+// variables (expanded when the pipeline is made).
+func (p *parser) resourceGroup(v *value, loc string) string {
+	switch {
+	case !v.isString():
+		p.errorf("%s resource group should be a string", loc)
+	case len(v.text) > MaxResourceGroupKey:
+		p.errorf("%s resource group is too long (maximum is %d characters)", loc, MaxResourceGroupKey)
+	default:
+		return v.text
+	}
+	return ""
 }
