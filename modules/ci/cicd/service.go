@@ -195,6 +195,8 @@ const (
 	StatusCanceled = "canceled"
 	StatusSkipped  = "skipped"
 	StatusManual   = "manual"
+	// StatusWaitingForResource is a job whose resource group is held.
+	StatusWaitingForResource = "waiting_for_resource"
 )
 
 // Commit is the commit a pipeline runs, as it was read when the pipeline
