@@ -1,8 +1,6 @@
 package ci_test
 
 import (
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,11 +25,10 @@ func resourceGroupFile(lock, gates string) string {
 	return strings.NewReplacer("%[1]s", lock, "%[2]s", gates).Replace(resourceGroupCI)
 }
 
-func openGate(t testing.TB, gates string, pipelineID int64) {
+// openPipelineGate lets a pipeline's deploy of resourceGroupCI finish.
+func openPipelineGate(t testing.TB, gates string, pipelineID int64) {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(gates, strconv.FormatInt(pipelineID, 10)), nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	openGate(t, gates, strconv.FormatInt(pipelineID, 10))
 }
 
 // Two pipelines whose deploy jobs share a resource group (its name
@@ -59,7 +56,7 @@ func TestResourceGroupSerializesPipelines(t *testing.T) {
 		return pl, jobsByName(t, c, p.ID, pl.ID)["deploy"]
 	}
 	second, secondDeploy := newPipeline()
-	openGate(t, gates, second.ID) // it would finish at once if it ran
+	openPipelineGate(t, gates, second.ID) // it would finish at once if it ran
 	if j := waitJob(t, c, p.ID, secondDeploy.ID, "waiting_for_resource", "running", "success", "failed"); j.Status != "waiting_for_resource" || j.StartedAt != nil {
 		t.Fatalf("the second deploy while the first holds the group: %s", j.Status)
 	}
@@ -83,7 +80,7 @@ func TestResourceGroupSerializesPipelines(t *testing.T) {
 		t.Fatalf("second after a waiter was canceled: %s", j.Status)
 	}
 
-	openGate(t, gates, first.ID)
+	openPipelineGate(t, gates, first.ID)
 	firstDone := waitJob(t, c, p.ID, firstDeploy.ID, "success", "failed")
 	secondDone := waitJob(t, c, p.ID, secondDeploy.ID, "success", "failed")
 	if firstDone.Status != "success" || secondDone.Status != "success" {

@@ -34,7 +34,7 @@ func TestRunnerResourceGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	openGate(t, gates, second.ID)
+	openPipelineGate(t, gates, second.ID)
 	secondDeploy := jobsByName(t, c, p.ID, second.ID)["deploy"]
 	// The idle runner keeps polling while the first deploy runs its
 	// script: the second job is waiting, with no runner.
@@ -43,7 +43,7 @@ func TestRunnerResourceGroup(t *testing.T) {
 		t.Fatalf("the second deploy while the first holds the group: %s on runner %d", j.Status, j.Runner.ID)
 	}
 
-	openGate(t, gates, first.ID)
+	openPipelineGate(t, gates, first.ID)
 	firstDone := waitJob(t, c, p.ID, firstDeploy.ID, "success", "failed")
 	secondDone := waitJob(t, c, p.ID, secondDeploy.ID, "success", "failed")
 	if firstDone.Status != "success" || secondDone.Status != "success" {
