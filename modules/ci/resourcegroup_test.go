@@ -1,12 +1,15 @@
 package ci_test
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
+	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
 
@@ -91,5 +94,45 @@ func TestResourceGroupSerializesPipelines(t *testing.T) {
 	}
 	if pl, _, err := c.Pipelines.GetPipeline(p.ID, third.ID); err != nil || pl.Status != "canceled" {
 		t.Fatalf("the third pipeline: %+v %v", pl, err)
+	}
+}
+
+// A server stopped while one deploy holds the group and another waits:
+// at the next start on the same data the waiter is still waiting until
+// the holder is failed for the stop, then it takes the group and runs.
+func TestResourceGroupSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	data, password := t.TempDir(), "resource-restart-pw"
+	lock, gates := t.TempDir(), t.TempDir()
+	var projectID, holderID, waiterID int64
+	t.Run("before", func(t *testing.T) {
+		s := startWith(t, fennectest.WithDataDir(data, password), withShell(map[string]any{"concurrency": 4}))
+		c := s.Client
+		p := stocktest.NewProject(t, c, "resource-restart", "private")
+		projectID = p.ID
+		commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": resourceGroupFile(lock, gates)})
+		first := waitPipeline(t, c, p.ID, commit.ID, "running")
+		holderID = jobsByName(t, c, p.ID, first.ID)["deploy"].ID
+		waitJob(t, c, p.ID, holderID, "running")
+		second, _, err := c.Pipelines.CreatePipeline(p.ID, &gitlab.CreatePipelineOptions{Ref: gitlab.Ptr("master")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		openPipelineGate(t, gates, second.ID)
+		waiterID = jobsByName(t, c, p.ID, second.ID)["deploy"].ID
+		waitJob(t, c, p.ID, waiterID, "waiting_for_resource")
+	})
+	// The holder's shell went with the server (it may have been stopped
+	// before its mkdir); its lock goes with it.
+	if err := os.Remove(filepath.Join(lock, "held")); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	s := startWith(t, fennectest.WithDataDir(data, password), withShell(map[string]any{"concurrency": 4}))
+	c := s.Client
+	holder := waitJob(t, c, projectID, holderID, "failed", "success", "canceled")
+	waiter := waitJob(t, c, projectID, waiterID, "success", "failed")
+	if holder.Status != "failed" || waiter.Status != "success" || waiter.StartedAt.Before(*holder.FinishedAt) {
+		t.Fatalf("after the restart: holder %s finished %v, waiter %s started %v\n%s", holder.Status, holder.FinishedAt,
+			waiter.Status, waiter.StartedAt, trace(t, c, projectID, waiterID))
 	}
 }
