@@ -49,7 +49,7 @@ var jobKeys = map[string]bool{
 // unsupportedJobKeys are job keywords of current GitLab that Fennec does not
 // run yet; a job using one is refused with a message naming it.
 var unsupportedJobKeys = map[string]bool{
-	"secrets": true,
+	"secrets":   true,
 	"id_tokens": true, "hooks": true, "pages": true, "run": true,
 	"identity": true, "manual_confirmation": true, "dast_configuration": true,
 }
