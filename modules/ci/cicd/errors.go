@@ -52,6 +52,8 @@ var (
 	ErrNotRetryable = errors.New("ci: the job is not retryable")
 	// ErrNotPlayable: only a manual job may be played.
 	ErrNotPlayable = errors.New("ci: the job is not playable")
+	// ErrNotScheduled: only a scheduled (delayed) job may be unscheduled.
+	ErrNotScheduled = errors.New("ci: the job is not scheduled")
 	// ErrNotErasable: only a finished job with a trace or artifacts, not
 	// erased yet, may be erased.
 	ErrNotErasable = errors.New("ci: the job is not erasable")

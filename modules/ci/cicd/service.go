@@ -69,6 +69,9 @@ type Service interface {
 	RetryJob(ctx context.Context, project string, id JobID) (Job, error)
 	// PlayJob queues a manual job as the caller (ErrNotPlayable).
 	PlayJob(ctx context.Context, project string, id JobID) (Job, error)
+	// UnscheduleJob makes a scheduled (delayed) job manual
+	// (ErrNotScheduled).
+	UnscheduleJob(ctx context.Context, project string, id JobID) (Job, error)
 	// EraseJob removes a finished job's trace and artifacts: a Master or
 	// the job's own user (ErrMayNotErase); ErrNotErasable when there is
 	// nothing to erase.

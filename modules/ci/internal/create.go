@@ -411,6 +411,7 @@ func (s *Service) jobRows(p *Pipeline, specs []pipeline.Job, from int) ([]*Job, 
 			j.Environment, j.EnvironmentURL = s.expandEnvironment(p, spec)
 		}
 		j.ResourceGroup = s.expandResourceGroup(p, spec)
+		j.StartAfter = spec.StartAfter
 		rows = append(rows, j)
 		size += len(raw)
 	}

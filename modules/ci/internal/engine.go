@@ -487,7 +487,7 @@ type jobState struct {
 
 // jobStatuses are every status a job can be in.
 var jobStatuses = []string{StatusCreated, StatusPending, StatusRunning, StatusSuccess, StatusFailed, StatusCanceled,
-	StatusSkipped, StatusManual, StatusWaitingForResource}
+	StatusSkipped, StatusManual, StatusWaitingForResource, StatusScheduled}
 
 // statusWaitingNeeds is how the "state" index files a created job with
 // needs (waitsForNeeds): apart from the created jobs stage gating decides,
@@ -686,7 +686,7 @@ func (s *Service) retry(tx *store.Tx, j *Job, userID int64) (*Job, error) {
 	clone := &Job{ProjectID: j.ProjectID, PipelineID: j.PipelineID, Name: j.Name, Stage: j.Stage, StageIdx: j.StageIdx,
 		Ref: j.Ref, SHA: j.SHA, Tag: j.Tag, Status: StatusPending, When: j.When, AllowFailure: j.AllowFailure,
 		Tags: j.Tags, Spec: j.Spec, UserID: userID, CreatedAt: now, QueuedAt: &now, Attempt: j.Attempt, Needs: j.Needs,
-		Needed: j.Needed, Bridge: j.Bridge, ResourceGroup: j.ResourceGroup}
+		Needed: j.Needed, Bridge: j.Bridge, ResourceGroup: j.ResourceGroup, StartAfter: j.StartAfter}
 	if userID == 0 {
 		clone.UserID = j.UserID
 	}

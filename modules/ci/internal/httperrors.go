@@ -40,6 +40,7 @@ func mapErrors(a *api.API) {
 		// GitLab 9.x answers its quirky 400 here.
 		return &api.Error{Status: http.StatusBadRequest, Message: `400 (Bad request) "Unplayable Job" not given`}
 	})
+	a.MapError(cicd.ErrNotScheduled, func(error) *api.Error { return api.Forbidden("Job is not scheduled") })
 	a.MapError(cicd.ErrInvalidScope, func(error) *api.Error { return api.BadRequest("Scope contains invalid value(s)") })
 
 	// The files of jobs.

@@ -171,6 +171,11 @@ func (s *Service) playJob(ctx context.Context, in *jobPath) (*jobControlOutput, 
 	return out, nil
 }
 
+func (s *Service) unscheduleJob(ctx context.Context, in *jobPath) (*jobControlOutput, error) {
+	j, err := s.UnscheduleJob(ctx, in.ID, cicd.JobID(in.JobID))
+	return s.controlled(ctx, j, err)
+}
+
 type jobTokenArtifactsInput struct {
 	JobID    int64  `path:"job_id"`
 	JobToken string `header:"JOB-TOKEN"`
@@ -225,5 +230,7 @@ func (s *Service) registerJobs(a *api.API) {
 	api.Register(a, api.Op{ID: "keep-job-artifacts", Method: http.MethodPost, Path: "/projects/{id}/jobs/{job_id}/artifacts/keep", Tags: tags,
 		Summary: "Keep a job's artifacts past their expiry", Access: api.SignedIn, Status: http.StatusOK}, s.keepArtifacts)
 	api.Register(a, api.Op{ID: "play-job", Method: http.MethodPost, Path: "/projects/{id}/jobs/{job_id}/play", Tags: tags,
-		Summary: "Run a manual job", Access: api.SignedIn}, s.playJob)
+		Summary: "Run a manual job, or a scheduled one now", Access: api.SignedIn}, s.playJob)
+	api.Register(a, api.Op{ID: "unschedule-job", Method: http.MethodPost, Path: "/projects/{id}/jobs/{job_id}/unschedule", Tags: tags,
+		Summary: "Make a scheduled (delayed) job manual", Access: api.SignedIn}, s.unscheduleJob)
 }

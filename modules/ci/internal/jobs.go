@@ -19,7 +19,8 @@ import (
 )
 
 var jobScopes = map[string]bool{StatusCreated: true, StatusPending: true, StatusRunning: true, StatusFailed: true,
-	StatusSuccess: true, StatusCanceled: true, StatusSkipped: true, StatusManual: true, StatusWaitingForResource: true}
+	StatusSuccess: true, StatusCanceled: true, StatusSkipped: true, StatusManual: true, StatusWaitingForResource: true,
+	StatusScheduled: true}
 
 // scopeFilter checks scope values; nil means every job.
 func scopeFilter(scope []string) (map[string]bool, error) {
@@ -271,10 +272,21 @@ func (s *Service) KeepArtifacts(ctx context.Context, project string, id cicd.Job
 func (s *Service) PlayJob(ctx context.Context, project string, id cicd.JobID) (cicd.Job, error) {
 	pr := auth.FromContext(ctx)
 	return s.control(ctx, project, id, nil, func(tx *store.Tx, j *Job) (*Job, error) {
-		if j.Status != StatusManual {
+		if j.Status != StatusManual && j.Status != StatusScheduled {
 			return nil, cicd.ErrNotPlayable
 		}
 		return j, s.play(tx, j, pr.UserID())
+	})
+}
+
+// UnscheduleJob implements cicd.Service: who may play a job may
+// unschedule it.
+func (s *Service) UnscheduleJob(ctx context.Context, project string, id cicd.JobID) (cicd.Job, error) {
+	return s.control(ctx, project, id, nil, func(tx *store.Tx, j *Job) (*Job, error) {
+		if j.Status != StatusScheduled {
+			return nil, cicd.ErrNotScheduled
+		}
+		return j, s.unschedule(tx, j)
 	})
 }
 

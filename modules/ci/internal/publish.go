@@ -19,6 +19,9 @@ func (s *Service) publishJob(tx *store.Tx, j *Job, p *Pipeline) error {
 			return err
 		}
 	}
+	if err := s.gateDelay(tx, j); err != nil {
+		return err
+	}
 	if err := s.gateResource(tx, j); err != nil {
 		return err
 	}

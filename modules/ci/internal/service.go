@@ -75,6 +75,8 @@ type Service struct {
 	// stopWake wakes environmentStopLoop: an environment got a sooner
 	// auto_stop_at.
 	stopWake chan struct{}
+	// delayWake wakes scheduledJobsLoop: a job was scheduled.
+	delayWake chan struct{}
 	// scheduleWake wakes scheduleLoop: a pipeline schedule changed.
 	scheduleWake chan struct{}
 	// bridgeWake wakes bridgeLoop: a trigger job became pending.

@@ -33,7 +33,7 @@ func finished(status string) bool {
 // active says whether a job in this status may still be canceled.
 func active(status string) bool {
 	switch status {
-	case StatusCreated, StatusPending, StatusRunning, StatusManual, StatusWaitingForResource:
+	case StatusCreated, StatusPending, StatusRunning, StatusManual, StatusWaitingForResource, StatusScheduled:
 		return true
 	}
 	return false
@@ -138,13 +138,18 @@ type Job struct {
 	Environment    string `json:"environment,omitempty"`
 	EnvironmentURL string `json:"environment_url,omitempty"`
 	// ResourceGroup is the job's expanded `resource_group` (resourcegroup.go).
-	ResourceGroup string     `json:"resource_group,omitempty"`
-	CreatedAt     time.Time  `json:"created_at"`
-	QueuedAt      *time.Time `json:"queued_at"`
-	StartedAt     *time.Time `json:"started_at"`
-	FinishedAt    *time.Time `json:"finished_at"`
-	ErasedAt      *time.Time `json:"erased_at"`
-	ErasedBy      int64      `json:"erased_by,omitempty"`
+	ResourceGroup string `json:"resource_group,omitempty"`
+	// StartAfter is a delayed job's start_in: the job is scheduled that
+	// long once gating makes it pending; ScheduledAt is when it runs (or
+	// ran), set once (delayed.go).
+	StartAfter  time.Duration `json:"start_after,omitempty"`
+	ScheduledAt *time.Time    `json:"scheduled_at,omitempty"`
+	CreatedAt   time.Time     `json:"created_at"`
+	QueuedAt    *time.Time    `json:"queued_at"`
+	StartedAt   *time.Time    `json:"started_at"`
+	FinishedAt  *time.Time    `json:"finished_at"`
+	ErasedAt    *time.Time    `json:"erased_at"`
+	ErasedBy    int64         `json:"erased_by,omitempty"`
 	// Artifacts is the job's archive, nil when it has none.
 	Artifacts *Artifacts `json:"artifacts"`
 	// TraceBytes is the size of the trace written so far.
@@ -451,7 +456,7 @@ var (
 // Tables are the module's tables.
 func Tables() []interface{ Buckets() []string } {
 	return append([]interface{ Buckets() []string }{pipelines, jobs, environments, deployments, variables, counters, runners, runnerSettings,
-		triggers, triggerRequests, scheduleBuckets{string(environmentsToStop)}}, scheduleTables()...)
+		triggers, triggerRequests, scheduleBuckets{string(environmentsToStop), string(jobsScheduled)}}, scheduleTables()...)
 }
 
 // Migrations are the module's schema migrations, oldest first.

@@ -279,6 +279,7 @@ func NewScheduler(d SchedulerDeps) *Scheduler {
 	s.sched = sc
 	s.decideWake = make(chan struct{}, 1)
 	s.stopWake = make(chan struct{}, 1)
+	s.delayWake = make(chan struct{}, 1)
 	return &Scheduler{s: s, sc: sc}
 }
 
@@ -297,7 +298,7 @@ func (x *Scheduler) Run(ctx context.Context) error {
 	// The loops count in the wait group themselves, so the jobs they
 	// start are added while the count is above zero and the Wait below
 	// covers all of them.
-	sc.wg.Add(7)
+	sc.wg.Add(8)
 	go func() { defer sc.wg.Done(); s.settleLoop(ctx) }()
 	go func() { defer sc.wg.Done(); sc.loop(ctx) }()
 	go func() { defer sc.wg.Done(); s.reapLoop(ctx) }()
@@ -305,6 +306,7 @@ func (x *Scheduler) Run(ctx context.Context) error {
 	go func() { defer sc.wg.Done(); s.scheduleLoop(ctx) }()
 	go func() { defer sc.wg.Done(); s.bridgeLoop(ctx) }()
 	go func() { defer sc.wg.Done(); s.environmentStopLoop(ctx) }()
+	go func() { defer sc.wg.Done(); s.scheduledJobsLoop(ctx) }()
 	<-ctx.Done()
 	sc.wg.Wait()
 	return nil

@@ -60,7 +60,7 @@ func Composite(jobs []JobState) Status {
 type tally struct {
 	jobs, warnings                                                         int
 	counted, created, pending, running, success, skipped, canceled, manual int
-	waitingForResource                                                     int
+	waitingForResource, scheduled                                          int
 }
 
 func (t *tally) add(j JobState) {
@@ -89,6 +89,8 @@ func (t *tally) add(j JobState) {
 		t.manual++
 	case StatusWaitingForResource:
 		t.waitingForResource++
+	case StatusScheduled:
+		t.scheduled++
 	}
 }
 
@@ -120,6 +122,8 @@ func (t *tally) status() Status {
 		return StatusWaitingForResource
 	case manual > 0: // rule 9
 		return StatusManual
+	case t.scheduled > 0: // GitLab 11.4's, after manual
+		return StatusScheduled
 	case created > 0: // rule 10
 		return StatusRunning
 	default: // rule 11

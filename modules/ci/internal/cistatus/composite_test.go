@@ -43,6 +43,10 @@ func TestComposite(t *testing.T) {
 
 		{"rule 7: created and pending", jobs(StatusCreated, StatusPending), StatusPending},
 		{"waiting_for_resource alone", jobs(StatusWaitingForResource), StatusWaitingForResource},
+		{"scheduled alone", jobs(StatusScheduled), StatusScheduled},
+		{"scheduled beside success", jobs(StatusSuccess, StatusScheduled), StatusScheduled},
+		{"scheduled under manual", jobs(StatusManual, StatusScheduled), StatusManual},
+		{"scheduled under a running job", jobs(StatusRunning, StatusScheduled), StatusRunning},
 		{"waiting_for_resource beside success and manual", jobs(StatusSuccess, StatusWaitingForResource, StatusManual), StatusWaitingForResource},
 		{"waiting_for_resource under a running job", jobs(StatusRunning, StatusWaitingForResource), StatusRunning},
 		{"rule 7: all pending", jobs(StatusPending), StatusPending},

@@ -18,13 +18,16 @@ const (
 	// StatusWaitingForResource (GitLab 12.7) is a job that would be
 	// pending but whose resource group another job holds.
 	StatusWaitingForResource Status = "waiting_for_resource"
+	// StatusScheduled (GitLab 11.4) is a delayed job (`when: delayed`)
+	// waiting for its start_in to pass before it becomes pending.
+	StatusScheduled Status = "scheduled"
 )
 
 // Statuses lists every status in the order GitLab declares them; API filters
 // (for example the pipelines list's status parameter) validate against it.
 var Statuses = []Status{
 	StatusCreated, StatusPending, StatusRunning, StatusSuccess,
-	StatusFailed, StatusCanceled, StatusSkipped, StatusManual, StatusWaitingForResource,
+	StatusFailed, StatusCanceled, StatusSkipped, StatusManual, StatusWaitingForResource, StatusScheduled,
 }
 
 // Valid reports whether s is one of the statuses.
@@ -58,7 +61,7 @@ func (s Status) Active() bool {
 // cancel event moves created, pending, running and manual jobs to canceled.
 func (s Status) Cancelable() bool {
 	switch s {
-	case StatusCreated, StatusPending, StatusRunning, StatusManual, StatusWaitingForResource:
+	case StatusCreated, StatusPending, StatusRunning, StatusManual, StatusWaitingForResource, StatusScheduled:
 		return true
 	}
 	return false

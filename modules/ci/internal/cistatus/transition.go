@@ -23,8 +23,8 @@ const (
 	EventDrop Event = "drop"
 	// EventSkip: created or pending -> skipped (its `when` was not met).
 	EventSkip Event = "skip"
-	// EventCancel: created, pending, running, manual or
-	// waiting_for_resource -> canceled.
+	// EventCancel: created, pending, running, manual,
+	// waiting_for_resource or scheduled -> canceled.
 	EventCancel Event = "cancel"
 	// EventProcess puts a skipped or manual job back to created so that
 	// gating decides it again (a pipeline retry does this).
@@ -44,7 +44,7 @@ var transitions = map[Event]struct {
 	EventSucceed:   {[]Status{StatusCreated, StatusPending, StatusRunning}, StatusSuccess},
 	EventDrop:      {[]Status{StatusCreated, StatusPending, StatusRunning}, StatusFailed},
 	EventSkip:      {[]Status{StatusCreated, StatusPending}, StatusSkipped},
-	EventCancel:    {[]Status{StatusCreated, StatusPending, StatusRunning, StatusManual, StatusWaitingForResource}, StatusCanceled},
+	EventCancel:    {[]Status{StatusCreated, StatusPending, StatusRunning, StatusManual, StatusWaitingForResource, StatusScheduled}, StatusCanceled},
 	EventProcess:   {[]Status{StatusSkipped, StatusManual}, StatusCreated},
 }
 

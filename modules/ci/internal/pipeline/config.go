@@ -70,8 +70,9 @@ type Job struct {
 	ExceptKubernetes bool          `json:"except_kubernetes,omitempty"`
 	When             cistatus.When `json:"when"`
 	// StartIn is a delayed job's `start_in` as written and StartAfter its
-	// duration. The scheduler does not delay jobs yet: a delayed job is
-	// stored as when: delayed's closest 9.x kind, on_success.
+	// duration. A delayed job is stored as on_success (its gating) with
+	// StartAfter: the service then schedules it (status scheduled) for
+	// that long instead of queueing it.
 	StartIn string `json:"start_in,omitempty"`
 	// ResourceGroup is the job's `resource_group` as written: jobs of a
 	// project whose expanded groups are equal never run at once.

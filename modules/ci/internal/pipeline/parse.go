@@ -515,8 +515,8 @@ func (p *parser) job(name string, v *value, g *globals) (Job, bool) {
 		when := cistatus.When(w.text)
 		switch {
 		case w.isString() && w.text == "delayed":
-			// Delayed jobs are not scheduled by time yet: they run as
-			// on_success jobs, start_in kept on the job.
+			// A delayed job gates as on_success; its StartAfter makes
+			// the service schedule it instead of queueing it.
 			delayed, when = true, cistatus.WhenOnSuccess
 		case !w.isString() || !when.Valid():
 			p.errorf("%s when should be one of: on_success, on_failure, always, manual, delayed", loc)

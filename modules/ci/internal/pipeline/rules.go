@@ -305,7 +305,7 @@ func applyRules(job *Job, ref RefInfo) bool {
 	case "":
 		// The job's own `when` is the default of its rules.
 	case ciexpr.WhenDelayed:
-		// Delayed jobs are not scheduled by time yet (see Job.StartIn).
+		// Gated as on_success, then scheduled (see Job.StartIn).
 		job.When = cistatus.WhenOnSuccess
 		job.StartIn = r.StartIn
 		job.StartAfter, _, _ = ParseExpireIn(r.StartIn)
