@@ -48,6 +48,27 @@ func WalkTimeKeys[S, N ID](tx *Tx, bucket []byte, scope S, desc bool, fn func(id
 	})
 }
 
+// DueTimeKeys lists, soonest first, up to limit of scope's rows whose time
+// is not after now, with their times (what DeleteTimeKey needs), and says
+// when the first row after them is due (zero: none). It is the read of a
+// loop that acts on rows when their time comes (schedules, delayed jobs).
+func DueTimeKeys[S, N ID](tx *Tx, bucket []byte, scope S, now time.Time, limit int) (ids []N, times []time.Time, next time.Time) {
+	WalkPrefix(tx, bucket, Key(scope), false, func(k, _ []byte) bool {
+		if len(k) != 24 {
+			return true
+		}
+		at := time.Unix(0, int64(binary.BigEndian.Uint64(k[8:16]))).UTC()
+		if at.After(now) || len(ids) == limit {
+			next = at
+			return false
+		}
+		ids = append(ids, N(binary.BigEndian.Uint64(k[16:])))
+		times = append(times, at)
+		return true
+	})
+	return ids, times, next
+}
+
 // WalkPrefix visits the keys of bucket that start with prefix, in byte
 // order (backwards when desc), until fn returns false. The slices are
 // valid only during the call. It is the walk under every ordered list: a

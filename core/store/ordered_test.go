@@ -141,3 +141,48 @@ func TestWalkPrefix(t *testing.T) {
 		t.Errorf("stopped after two: %q", got)
 	}
 }
+
+// TestDueTimeKeys: the rows due by now, soonest first, at most limit,
+// only the scope's, and when the next one is due.
+func TestDueTimeKeys(t *testing.T) {
+	db := openDB(t, store.Options{NoSync: true})
+	bucket := []byte("test.due")
+	if err := db.EnsureBuckets([]string{string(bucket)}); err != nil {
+		t.Fatal(err)
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	err := db.Update(context.Background(), func(tx *store.Tx) error {
+		for i, offset := range []int{30, 10, 20, 40} { // ids 1..4
+			if err := store.PutTimeKey(tx, bucket, int64(0), base.Add(time.Duration(offset)*time.Second), int64(i+1), 0); err != nil {
+				return err
+			}
+		}
+		return store.PutTimeKey(tx, bucket, int64(1), base, int64(9), 0) // another scope
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	due := func(now time.Duration, limit int) (ids []int64, times []time.Time, next time.Time) {
+		_ = db.View(context.Background(), func(tx *store.Tx) error {
+			ids, times, next = store.DueTimeKeys[int64, int64](tx, bucket, 0, base.Add(now), limit)
+			return nil
+		})
+		return ids, times, next
+	}
+	ids, times, next := due(25*time.Second, 10)
+	if !slices.Equal(ids, []int64{2, 3}) || !times[0].Equal(base.Add(10*time.Second)) || !next.Equal(base.Add(30*time.Second)) {
+		t.Errorf("due at 25 s: %v %v next %v", ids, times, next)
+	}
+	ids, _, next = due(time.Minute, 1)
+	if !slices.Equal(ids, []int64{2}) || !next.Equal(base.Add(20*time.Second)) {
+		t.Errorf("due at 60 s, one at a time: %v next %v", ids, next)
+	}
+	ids, _, next = due(time.Hour, 10)
+	if len(ids) != 4 || !next.IsZero() {
+		t.Errorf("all due: %v next %v", ids, next)
+	}
+	ids, _, next = due(0, 10)
+	if len(ids) != 0 || !next.Equal(base.Add(10*time.Second)) {
+		t.Errorf("none due: %v next %v", ids, next)
+	}
+}

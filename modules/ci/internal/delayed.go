@@ -9,7 +9,6 @@ package internal
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"time"
 
@@ -83,29 +82,15 @@ func (s *Service) startDueJobs(ctx context.Context) time.Time {
 	started := 0
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		now := s.now()
-		type due struct {
-			at time.Time
-			id int64
-		}
-		var list []due
-		next, started = time.Time{}, 0
-		store.WalkPrefix(tx, jobsScheduled, store.Key(int64(0)), false, func(k, _ []byte) bool {
-			if len(k) != 24 {
-				return true
-			}
-			at := time.Unix(0, int64(binary.BigEndian.Uint64(k[8:16]))).UTC()
-			if at.After(now) || len(list) == dueBatch {
-				next = at
-				return false
-			}
-			list = append(list, due{at, int64(binary.BigEndian.Uint64(k[16:]))})
-			return true
-		})
-		for _, d := range list {
-			if err := store.DeleteTimeKey(tx, jobsScheduled, int64(0), d.at, d.id); err != nil {
+		var ids []int64
+		var times []time.Time
+		ids, times, next = store.DueTimeKeys[int64, int64](tx, jobsScheduled, 0, now, dueBatch)
+		started = 0
+		for i, id := range ids {
+			if err := store.DeleteTimeKey(tx, jobsScheduled, int64(0), times[i], id); err != nil {
 				return err
 			}
-			j, err := jobs.Get(tx, d.id)
+			j, err := jobs.Get(tx, id)
 			if errors.Is(err, store.ErrNotFound) {
 				continue
 			}

@@ -7,7 +7,6 @@ package internal
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"time"
 
@@ -148,21 +147,8 @@ func (s *Service) environmentStopLoop(ctx context.Context) {
 func (s *Service) stopDueEnvironments(ctx context.Context) time.Time {
 	var next time.Time
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
-		now := s.now()
 		var due []int64
-		next = time.Time{}
-		store.WalkPrefix(tx, environmentsToStop, store.Key(int64(0)), false, func(k, _ []byte) bool {
-			if len(k) != 24 {
-				return true
-			}
-			at := time.Unix(0, int64(binary.BigEndian.Uint64(k[8:16]))).UTC()
-			if at.After(now) || len(due) == dueBatch {
-				next = at
-				return false
-			}
-			due = append(due, int64(binary.BigEndian.Uint64(k[16:])))
-			return true
-		})
+		due, _, next = store.DueTimeKeys[int64, int64](tx, environmentsToStop, 0, s.now(), dueBatch)
 		for _, id := range due {
 			e, err := environments.Get(tx, id)
 			if errors.Is(err, store.ErrNotFound) {

@@ -13,7 +13,6 @@ package internal
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -171,18 +170,7 @@ func deleteSchedule(tx *store.Tx, sc *Schedule) error {
 // dueSchedules lists up to limit active schedules due at now, soonest
 // first, and when the next one after them is due (zero: none).
 func dueSchedules(tx *store.Tx, now time.Time, limit int) (ids []int64, next time.Time) {
-	store.WalkPrefix(tx, schedulesDue, store.Key(int64(0)), false, func(k, _ []byte) bool {
-		if len(k) != 24 {
-			return true
-		}
-		at := time.Unix(0, int64(binary.BigEndian.Uint64(k[8:16]))).UTC()
-		if at.After(now) || len(ids) == limit {
-			next = at
-			return false
-		}
-		ids = append(ids, int64(binary.BigEndian.Uint64(k[16:])))
-		return true
-	})
+	ids, _, next = store.DueTimeKeys[int64, int64](tx, schedulesDue, 0, now, limit)
 	return ids, next
 }
 
