@@ -60,19 +60,7 @@ func (s *Service) unschedule(tx *store.Tx, j *Job) error {
 // scheduledJobsLoop makes scheduled jobs pending when their time comes,
 // until ctx ends.
 func (s *Service) scheduledJobsLoop(ctx context.Context) {
-	for {
-		next := s.startDueJobs(ctx)
-		wait := stopCheckInterval
-		if !next.IsZero() {
-			wait = min(wait, max(next.Sub(s.now()), 0))
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.delayWake:
-		case <-time.After(wait):
-		}
-	}
+	s.dueLoop(ctx, s.delayWake, s.startDueJobs)
 }
 
 // startDueJobs makes every job due now pending and says when the next is

@@ -21,8 +21,8 @@ import (
 // schedules.
 var environmentsToStop = []byte("ci.environments_to_stop")
 
-// stopCheckInterval is how often environmentStopLoop looks for
-// environments due to stop when none is known to be due sooner.
+// stopCheckInterval is how long the due loops wait before trying again
+// after a step failed.
 const stopCheckInterval = time.Minute
 
 // setAutoStop moves an environment's key in environmentsToStop from
@@ -127,19 +127,7 @@ func (s *Service) stoppedByJob(tx *store.Tx, j *Job, spec *pipeline.Job) error {
 // come, playing their stop jobs as the user who deployed them, until ctx
 // ends.
 func (s *Service) environmentStopLoop(ctx context.Context) {
-	for {
-		next := s.stopDueEnvironments(ctx)
-		wait := stopCheckInterval
-		if !next.IsZero() {
-			wait = min(wait, max(next.Sub(s.now()), 0))
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.stopWake:
-		case <-time.After(wait):
-		}
-	}
+	s.dueLoop(ctx, s.stopWake, s.stopDueEnvironments)
 }
 
 // stopDueEnvironments stops every environment due now and says when the

@@ -36,8 +36,16 @@ func (s *Service) wakeSchedules() {
 
 // scheduleLoop runs due schedules until ctx ends.
 func (s *Service) scheduleLoop(ctx context.Context) {
+	s.dueLoop(ctx, s.scheduleWake, s.runDueSchedules)
+}
+
+// dueLoop runs step, which acts on what is due now and says when the next
+// thing is due (zero: none known), then waits until then, a minute at
+// most, or until woken, until ctx ends: the loop of schedules,
+// environments to stop and delayed jobs.
+func (s *Service) dueLoop(ctx context.Context, wake <-chan struct{}, step func(context.Context) time.Time) {
 	for {
-		next := s.runDueSchedules(ctx)
+		next := step(ctx)
 		wait := time.Minute
 		if !next.IsZero() {
 			wait = min(wait, max(next.Sub(s.now()), 0))
@@ -47,7 +55,7 @@ func (s *Service) scheduleLoop(ctx context.Context) {
 		case <-ctx.Done():
 			timer.Stop()
 			return
-		case <-s.scheduleWake:
+		case <-wake:
 			timer.Stop()
 		case <-timer.C:
 		}
