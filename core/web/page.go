@@ -86,6 +86,13 @@ type Page struct {
 	// page; Tab is the active tab's key.
 	Project *Project
 	Tab     string
+	// Area, when set, draws the area's side navigation (AddSection)
+	// beside the page; Section is the active entry's key. Project
+	// settings take their base and level from Project, group settings
+	// from Group.
+	Area    Area
+	Section string
+	Group   *Group
 	// Crumbs lead from the project (or the site) to the page.
 	Crumbs []Crumb
 	// Status is the answer's status; 200 when 0.
@@ -142,6 +149,8 @@ type MenuItem struct {
 	Order int
 	// SignedIn hides the entry from anonymous visitors.
 	SignedIn bool
+	// Admin shows the entry to administrators only.
+	Admin bool
 	// Count, when set, is a number shown beside the entry to signed-in
 	// visitors (their pending to-dos), asked on every page: it must be
 	// cheap, and may stop at MaxMenuCount (menubadge.go).
@@ -212,6 +221,7 @@ type view struct {
 	CSRF     string
 	Menu     []menuEntry
 	Tabs     []tabView
+	SideNav  *sideNav
 	ReturnTo string
 	prefix   string
 	assets   *assets
@@ -275,6 +285,9 @@ func (s *Site) viewOf(w http.ResponseWriter, r *http.Request, pg Page) *view {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, m := range s.menu {
+		if m.Admin && (p.User == nil || !p.User.Admin) {
+			continue
+		}
 		if !m.SignedIn || p.User != nil {
 			v.Menu = append(v.Menu, menuEntryOf(r.Context(), m, p.User != nil))
 		}
@@ -287,6 +300,7 @@ func (s *Site) viewOf(w http.ResponseWriter, r *http.Request, pg Page) *view {
 			v.Tabs = append(v.Tabs, tabView{Label: t.Label, Href: prefix + pg.Project.Href() + t.Suffix, Active: t.Key == pg.Tab})
 		}
 	}
+	v.SideNav = s.sideNavOf(pg, prefix)
 	return v
 }
 

@@ -30,6 +30,7 @@ type Site struct {
 	mu          sync.RWMutex
 	menu        []MenuItem
 	projectTabs []ProjectTab
+	sections    []Section
 	// scoped are the pages under a project's or a group's "/-/", by scope
 	// (scopeProject, scopeGroup), then "METHOD key".
 	scoped map[string]map[string]http.Handler
