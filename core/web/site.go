@@ -41,6 +41,8 @@ type Site struct {
 	// references answer for the kinds of Markdown references
 	// (references.go).
 	references map[markup.RefKind]ReferenceFunc
+	// commitStatus answers a commit's CI status (cistatus.go).
+	commitStatus CommitStatusFunc
 }
 
 // Options configure a Site.

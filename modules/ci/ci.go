@@ -43,6 +43,7 @@ func Module() fennec.Module {
 		fennec.Provide(internal.NewService, internal.NewServer, func(s *internal.Service) cicd.Service { return s }),
 		fennec.Provide(internal.NewCommitPipelines, func(q *internal.CommitPipelines) cicd.Pipelines { return q }),
 		fennec.ProvideRoutes(internal.NewRoutes),
+		fennec.ProvidePages(internal.NewPages),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideTokenResolver(internal.NewTokenResolver),
 		fennec.Provide(internal.NewScheduler),

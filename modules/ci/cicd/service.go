@@ -222,8 +222,13 @@ type Pipeline struct {
 	Tag       bool
 	SHA       string
 	BeforeSHA string
-	// Source is what made it: push, api, trigger.
+	// Source is what made it: push, web, api, trigger.
 	Source string
+	// MergeRequestIID and MergeRequestProject name the merge request a
+	// merge request pipeline (source merge_request_event) runs for: its
+	// number in the target project, of that full path; 0 for any other.
+	MergeRequestIID     int64
+	MergeRequestProject string
 	// Name is the file's `workflow: name` with its variables expanded;
 	// empty when it has none.
 	Name   string
@@ -340,6 +345,13 @@ type CreatePipelineInput struct {
 	Project string
 	// Ref is a branch or a tag; the branch when both have the name.
 	Ref string
+	// Variables go to every job of the pipeline, over every other
+	// variable, as a trigger's do; keys are letters, digits and '_'
+	// (ErrInvalidVariableKey).
+	Variables []Variable
+	// Web marks a pipeline run from the web form (source web, as GitLab
+	// records it) rather than the API (source api).
+	Web bool
 }
 
 // TriggerPipelineInput is what TriggerPipeline runs.

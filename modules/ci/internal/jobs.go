@@ -319,10 +319,14 @@ func commitRecord(c CommitSummary) cicd.Commit {
 
 // pipelineRecord is a pipeline as the contract shows it.
 func pipelineRecord(p *Pipeline) cicd.Pipeline {
-	return cicd.Pipeline{ID: cicd.PipelineID(p.ID), ProjectID: p.ProjectID, Ref: p.Ref, Tag: p.Tag, SHA: p.SHA,
+	out := cicd.Pipeline{ID: cicd.PipelineID(p.ID), ProjectID: p.ProjectID, Ref: p.Ref, Tag: p.Tag, SHA: p.SHA,
 		BeforeSHA: p.BeforeSHA, Source: p.Source, Name: p.Name, Status: p.Status, YAMLErrors: p.YAMLErrors, Stages: p.Stages,
 		UserID: p.UserID, Coverage: p.Coverage, Duration: p.Duration, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
 		StartedAt: p.StartedAt, FinishedAt: p.FinishedAt, CommittedAt: p.CommittedAt, Commit: commitRecord(p.Commit)}
+	if mr := p.MergeRequest; mr != nil {
+		out.MergeRequestIID, out.MergeRequestProject = mr.IID, mr.ProjectPath
+	}
+	return out
 }
 
 // downstreamRecord is a trigger job's downstream pipeline as the contract

@@ -6,13 +6,16 @@ package internal
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
+	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
 	"github.com/fennec-forge/fennec/modules/projects"
 	"github.com/fennec-forge/fennec/modules/repository/gitread"
 )
@@ -145,7 +148,40 @@ func (s *Service) CreatePipeline(ctx context.Context, in cicd.CreatePipelineInpu
 	if ref == "" {
 		return cicd.Pipeline{}, cicd.ErrRefRequired
 	}
-	return s.runForRef(ctx, pipelineRequest{project: info, ref: ref, source: SourceAPI, userID: auth.FromContext(ctx).UserID()})
+	req := pipelineRequest{project: info, ref: ref, source: SourceAPI, userID: auth.FromContext(ctx).UserID()}
+	if in.Web {
+		req.source = string(pipeline.SourceWeb)
+	}
+	if len(in.Variables) > 0 {
+		// Kept sealed as a trigger's are (TriggerRequest without a
+		// trigger), where the jobs read them (triggerVariables).
+		sealed, vars, err := s.sealRunVariables(in.Variables)
+		if err != nil {
+			return cicd.Pipeline{}, err
+		}
+		req.variables = vars
+		req.inserted = func(tx *store.Tx, p *Pipeline) error {
+			return triggerRequests.Insert(tx, &TriggerRequest{PipelineID: p.ID, Variables: sealed, CreatedAt: s.now()})
+		}
+	}
+	return s.runForRef(ctx, req)
+}
+
+// sealRunVariables checks a caller's variables and seals them for
+// storing.
+func (s *Service) sealRunVariables(in []cicd.Variable) (string, []pipeline.Variable, error) {
+	vars := make([]pipeline.Variable, 0, len(in))
+	for _, v := range in {
+		if !variableKeyRule.MatchString(v.Key) {
+			return "", nil, fmt.Errorf("%w: %q", cicd.ErrInvalidVariableKey, v.Key)
+		}
+		vars = append(vars, pipeline.Variable{Key: v.Key, Value: v.Value})
+	}
+	raw, err := json.Marshal(vars)
+	if err != nil {
+		return "", nil, err
+	}
+	return s.box.Seal(string(raw), purposeTriggerVariables), vars, nil
 }
 
 // runForRef makes the pipeline of req.ref's head as the principal of ctx

@@ -336,7 +336,9 @@ func (s *Service) TriggerPipeline(ctx context.Context, in cicd.TriggerPipelineIn
 // triggerVariables are the caller's variables of a triggered pipeline,
 // nil for any other.
 func (s *Service) triggerVariables(ctx context.Context, p *Pipeline) ([]pipeline.Variable, error) {
-	if p.Source != SourceTrigger {
+	// A pipeline run with variables from the API or the web form keeps
+	// them as a trigger's are (CreatePipeline).
+	if p.Source != SourceTrigger && p.Source != SourceAPI && p.Source != string(pipeline.SourceWeb) {
 		return nil, nil
 	}
 	var r *TriggerRequest
