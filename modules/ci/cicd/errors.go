@@ -108,6 +108,22 @@ var (
 	ErrNoEnvironmentChange = errors.New("ci: an environment's update gives no field")
 )
 
+// ErrInvalidConfig: the CI file has errors, and the caller asked for no
+// pipeline in that case (the web form's run, CreatePipelineInput.Web); a
+// *ConfigError says what they are.
+var ErrInvalidConfig = errors.New("ci: the CI file has errors")
+
+// ConfigError is ErrInvalidConfig with the file's errors, as a failed
+// pipeline's YAMLErrors would hold them.
+type ConfigError struct {
+	Errors string
+}
+
+func (e *ConfigError) Error() string { return "ci: the CI file has errors: " + e.Errors }
+
+// Unwrap makes a ConfigError an ErrInvalidConfig.
+func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
+
 // MissingError names the required fields a command was not given, in the
 // order the command takes them.
 type MissingError struct {

@@ -350,7 +350,9 @@ type CreatePipelineInput struct {
 	// (ErrInvalidVariableKey).
 	Variables []Variable
 	// Web marks a pipeline run from the web form (source web, as GitLab
-	// records it) rather than the API (source api).
+	// records it) rather than the API (source api). As GitLab's form, it
+	// stores no pipeline for a CI file with errors: a *ConfigError says
+	// what they are.
 	Web bool
 }
 

@@ -52,6 +52,9 @@ type pipelineRequest struct {
 	// mergeRequest makes a merge request pipeline (source
 	// merge_request_event) of the merge request it describes.
 	mergeRequest *pipeline.MergeRequestFacts
+	// dropOnErrors stores no pipeline for a CI file with errors: the
+	// caller gets a *cicd.ConfigError instead (the web form's run).
+	dropOnErrors bool
 }
 
 // readAsCI is ctx for CI's reads of a repository: as the server, for
@@ -190,6 +193,8 @@ func (s *Service) createPipeline(ctx context.Context, req pipelineRequest) (*Pip
 		return nil, perr // cicd.ErrNoJobs, or ErrFilteredByWorkflow
 	case perr != nil && !errors.Is(perr, pipeline.ErrInvalidConfig):
 		return nil, perr // an included file could not be read: not the file's fault
+	case perr != nil && req.dropOnErrors:
+		return nil, &cicd.ConfigError{Errors: perr.Error()}
 	case perr != nil:
 		msg := perr.Error()
 		p.YAMLErrors, p.Status, p.FinishedAt = &msg, StatusFailed, &now

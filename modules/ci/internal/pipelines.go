@@ -150,7 +150,7 @@ func (s *Service) CreatePipeline(ctx context.Context, in cicd.CreatePipelineInpu
 	}
 	req := pipelineRequest{project: info, ref: ref, source: SourceAPI, userID: auth.FromContext(ctx).UserID()}
 	if in.Web {
-		req.source = string(pipeline.SourceWeb)
+		req.source, req.dropOnErrors = string(pipeline.SourceWeb), true
 	}
 	if len(in.Variables) > 0 {
 		// Kept sealed as a trigger's are (TriggerRequest without a

@@ -110,6 +110,9 @@ type Reader interface {
 	Log(ctx context.Context, projectID int64, q LogQuery, fn func(Commit) bool) error
 	// Tags lists the repository's tags, by name.
 	Tags(ctx context.Context, projectID int64) ([]Ref, error)
+	// Branches lists the repository's branches, by name, at most limit of
+	// them (0: all).
+	Branches(ctx context.Context, projectID int64, limit int) ([]Ref, error)
 	// AnnotatedTag reads the annotated tag object id (ErrNotAnnotatedTag
 	// for anything else).
 	AnnotatedTag(ctx context.Context, projectID int64, id string) (Tag, error)

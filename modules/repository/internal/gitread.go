@@ -267,6 +267,32 @@ func (g *GitRead) AnnotatedTag(ctx context.Context, projectID int64, id string) 
 	return out, nil
 }
 
+// Branches implements gitread.Reader.
+func (g *GitRead) Branches(ctx context.Context, projectID int64, limit int) ([]gitread.Ref, error) {
+	repo, _, done, err := g.open(ctx, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	iter, err := repo.Branches()
+	if err != nil {
+		return nil, err
+	}
+	var out []gitread.Ref
+	err = iter.ForEach(func(r *plumbing.Reference) error {
+		out = append(out, gitread.Ref{Name: r.Name().Short(), FullName: r.Name().String(), Target: r.Hash().String(), CommitID: r.Hash().String()})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b gitread.Ref) int { return strings.Compare(a.FullName, b.FullName) })
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
 // Tags implements gitread.Reader.
 func (g *GitRead) Tags(ctx context.Context, projectID int64) ([]gitread.Ref, error) {
 	repo, _, done, err := g.open(ctx, projectID)
