@@ -436,7 +436,9 @@ type Deployment struct {
 
 // DeploymentQuery orders a project's deployments: by id (""), iid,
 // created_at or ref, ties by id; ascending unless Descending.
+// Environment, when not 0, keeps those to that environment.
 type DeploymentQuery struct {
+	Environment EnvironmentID
 	OrderBy    string
 	Descending bool
 	Offset     int

@@ -273,7 +273,9 @@ func (s *Service) Deployments(ctx context.Context, project string, q cicd.Deploy
 			if err != nil {
 				return err
 			}
-			list = append(list, d)
+			if q.Environment == 0 || d.EnvironmentID == int64(q.Environment) {
+				list = append(list, d)
+			}
 		}
 		return nil
 	})

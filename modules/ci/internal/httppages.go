@@ -48,6 +48,9 @@ func NewPages(d PagesDeps) fennec.Pages {
 		site.AddProjectTab(web.ProjectTab{Key: "pipelines", Label: "CI/CD", Suffix: "/-/pipelines", Order: 60, Feature: "jobs_enabled"})
 		site.SetCommitStatus(pg.commitStatus)
 		registerPipelinePages(site, pg)
+		registerEnvironmentPages(site, pg)
+		// The badges: httppagesbadges.go.
+		site.Path(pg.serveBadge)
 	}}
 }
 

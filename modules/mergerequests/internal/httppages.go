@@ -259,6 +259,11 @@ func (pg *mrPages) rows(ctx context.Context, info projects.ProjectInfo, list []m
 			if v.Pipeline != nil {
 				row.Pipeline = v.Pipeline.Status
 				row.PipelineHref = pg.site.URL(mrURL(info.PathWithNamespace, m.IID, "/pipelines"))
+				if m.SourceProjectID == info.ID {
+					// The pipeline's own page (CI's); a fork's runs in the
+					// fork, whose path this page does not read.
+					row.PipelineHref = pg.site.URL("/" + web.EscapePath(info.PathWithNamespace) + "/-/pipelines/" + itoa(v.Pipeline.ID))
+				}
 			}
 			out = append(out, row)
 		}

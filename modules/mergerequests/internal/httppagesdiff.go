@@ -289,6 +289,7 @@ type commitRow struct {
 	When                            time.Time
 	Pipeline                        string
 	PipelineID                      int64
+	PipelineHref                    string // the pipeline's page, when it runs in this project
 }
 
 type commitsData struct {
@@ -355,6 +356,9 @@ func (pg *mrPages) pipelines(w http.ResponseWriter, r *http.Request, iid mergere
 			}
 			if ok {
 				c.Pipeline, c.PipelineID = p.Status, int64(p.ID)
+				if m.SourceProjectID == info.ID {
+					c.PipelineHref = pg.site.URL("/" + web.EscapePath(info.PathWithNamespace) + "/-/pipelines/" + itoa(int64(p.ID)))
+				}
 				d.Commits = append(d.Commits, c)
 			}
 		}

@@ -329,6 +329,9 @@ type commitPage struct {
 	Files      int
 	Stats      Stats
 	Whitespace whitespaceSwitch
+	// Pipeline is the commit's newest pipeline, when CI is loaded and the
+	// visitor may see it (web.Site.CommitStatus).
+	Pipeline *web.CIStatus
 }
 
 // whitespaceSwitch is the diff's whitespace toggle as a page shows it.
@@ -379,6 +382,9 @@ func (pg *pages) commit(w http.ResponseWriter, r *http.Request, t *web.Templates
 	for _, p := range c.ParentHashes {
 		d.Parents = append(d.Parents, parentLink{SHA: p.String(), Href: pg.site.URL(projectURL(full, "commit", p.String(), ""))})
 	}
+	if st, ok := pg.site.CommitStatus(r.Context(), info.ID, c.Hash.String()); ok {
+		d.Pipeline = &st
+	}
 	t.Render(w, r, "commit", web.Page{Title: d.Commit.Title + " · " + web.ShortSHA(d.Commit.SHA) + " · " + info.NameWithNamespace,
 		Project: projectHeader(info), Tab: "commits",
 		Crumbs: []web.Crumb{{Label: info.Path, Href: projectURL(full, "", "", "")}, {Label: "Commits", Href: projectURL(full, "commits", "", "")},
@@ -404,6 +410,9 @@ type refRow struct {
 	CommitTitle, CommitHref string
 	CommitSHA               string
 	When                    time.Time
+	// Pipeline is the head commit's newest pipeline (branches only), when
+	// CI is loaded and the visitor may see it.
+	Pipeline *web.CIStatus
 }
 
 // aheadBehindBudget bounds the commits one branches page reads to count
@@ -479,6 +488,10 @@ func (pg *pages) branches(w http.ResponseWriter, r *http.Request, t *web.Templat
 		row := pg.refRow(full, v.Name, v.Commit)
 		row.Default, row.Protected = v.Name == info.DefaultBranch, v.Protected
 		row.Deletable, row.Ref = mayPush && !row.Default && !row.Protected, v.Name
+		// One bounded lookup per row of this page (web.Site.CommitStatus).
+		if st, ok := pg.site.CommitStatus(r.Context(), info.ID, v.Commit.ID); ok {
+			row.Pipeline = &st
+		}
 		if !row.Default && !defaultHead.IsZero() {
 			row.Ahead, row.Behind, row.Counted, err = aheadBehind(repo, refs[lo+i].Hash(), defaultHead, &budget)
 			if err != nil {
