@@ -439,10 +439,10 @@ type Deployment struct {
 // Environment, when not 0, keeps those to that environment.
 type DeploymentQuery struct {
 	Environment EnvironmentID
-	OrderBy    string
-	Descending bool
-	Offset     int
-	Limit      int
+	OrderBy     string
+	Descending  bool
+	Offset      int
+	Limit       int
 }
 
 // PipelineQuery selects and orders a project's pipelines; the zero value
