@@ -228,3 +228,65 @@ func TestPipelinePagesRun(t *testing.T) {
 	// The variable reached the rules: the job only FOO=bar gets is there.
 	a.Get(t, loc).Want(t, "run pipeline", 200, `>foo-only</a>`)
 }
+
+// TestPipelinePagesPagingAndCancel: the list pages by 20 with its
+// filters kept; Cancel is offered while jobs may still run and cancels
+// them.
+func TestPipelinePagesPagingAndCancel(t *testing.T) {
+	t.Parallel()
+	s := startPages(t)
+	alice := s.CreateUser(t, "alice")
+	p := stocktest.NewProject(t, alice.Client, "many", "private")
+	stocktest.CommitFiles(t, alice.Client, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": "deploy:\n  when: manual\n  script: [echo]\n"})
+	s.Drain(t)
+	for pipelineCount(t, alice.Client, p.ID) < 21 {
+		if _, _, err := alice.Client.Pipelines.CreatePipeline(p.ID, &gitlab.CreatePipelineOptions{Ref: gitlab.Ptr("master")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, _, err := alice.Client.Pipelines.ListProjectPipelines(p.ID, &gitlab.ListProjectPipelinesOptions{ListOptions: gitlab.ListOptions{PerPage: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest, oldest := list[0], list[len(list)-1]
+	const base = "/alice/many/-/pipelines"
+	a := s.SignedIn(t, "alice", alice.Password)
+	first := a.Get(t, base+"?ref=master")
+	first.Want(t, "first page", 200, `href="`+base+`/`+strconv.FormatInt(newest.ID, 10)+`"`, `Page 1 of 2`,
+		`<a href="`+base+`?page=2&amp;ref=master" rel="next">Next</a>`)
+	first.WantNot(t, "first page", `href="`+base+`/`+strconv.FormatInt(oldest.ID, 10)+`"`)
+	second := a.Get(t, base+"?ref=master&page=2")
+	second.Want(t, "second page", 200, `href="`+base+`/`+strconv.FormatInt(oldest.ID, 10)+`"`, `Page 2 of 2`, `rel="prev"`)
+	if n := strings.Count(second.Body, `<tr id="pipeline-`); n != 1 {
+		t.Fatalf("second page: %d rows", n)
+	}
+
+	// The newest pipeline waits for its manual job: Cancel cancels it.
+	plPath := base + "/" + strconv.FormatInt(newest.ID, 10)
+	page := a.Get(t, plPath)
+	page.Want(t, "cancelable", 200, `>Cancel running</button>`)
+	a.Post(t, plPath+"/cancel", url.Values{"authenticity_token": {page.CSRF()}}).WantRedirect(t, "cancel", http.StatusSeeOther, plPath+"?done=cancel")
+	jobs, _, err := alice.Client.Jobs.ListPipelineJobs(p.ID, newest.ID, nil)
+	if err != nil || len(jobs) != 1 || jobs[0].Status != "canceled" {
+		t.Fatalf("after cancel: %v %+v", err, jobs)
+	}
+	after := a.Get(t, plPath+"?done=cancel")
+	after.Want(t, "canceled", 200, `The pipeline&#39;s unfinished jobs were canceled.`, `>Retry</button>`)
+	after.WantNot(t, "canceled", `Cancel running`)
+
+	// Oversized and hostile input: too many variables, an enormous ref.
+	token := after.CSRF()
+	v := url.Values{"authenticity_token": {token}, "ref": {"master"}}
+	for i := 0; i < 60; i++ {
+		v.Add("variables_key[]", "K"+strconv.Itoa(i))
+		v.Add("variables_value[]", "v")
+	}
+	before := pipelineCount(t, alice.Client, p.ID)
+	a.Post(t, base, v).Want(t, "too many variables", 422, `at most 50 variables`)
+	a.Post(t, base, url.Values{"authenticity_token": {token}, "ref": {strings.Repeat("x", 5000)}}).Want(t, "enormous ref", 422)
+	a.Get(t, base+"?ref="+strings.Repeat("x", 2000)).Want(t, "enormous ref filter", 400)
+	a.Get(t, base+"/../../../etc/passwd").Want(t, "traversal", 404)
+	if n := pipelineCount(t, alice.Client, p.ID); n != before {
+		t.Fatalf("refused runs made pipelines: %d, before %d", n, before)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"context"
 	"embed"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"go.uber.org/zap"
@@ -109,4 +110,23 @@ func (pg *ciPages) commitStatus(ctx context.Context, projectID int64, sha string
 func parseID(s string) (int64, bool) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	return n, err == nil && n > 0 && strconv.FormatInt(n, 10) == s
+}
+
+// userLink is a user as the pages link them.
+type userLink struct{ Name, Username, Href string }
+
+// userLinkOf is the link of user id, nil for none (0, or gone); seen
+// remembers the users one page read.
+func (pg *ciPages) userLinkOf(ctx context.Context, id int64, seen map[int64]*userLink) *userLink {
+	if id == 0 {
+		return nil
+	}
+	u, ok := seen[id]
+	if !ok {
+		if info, err := pg.s.users.UserByID(ctx, id); err == nil {
+			u = &userLink{Name: info.Name, Username: info.Username, Href: pg.site.URL("/" + url.PathEscape(info.Username))}
+		}
+		seen[id] = u
+	}
+	return u
 }

@@ -104,11 +104,11 @@ type deploymentRow struct {
 	CommitHref   string
 	Title        string
 	Job          *jobCell
-	User         *person
+	User         *userLink
 	CreatedAt    time.Time
 }
 
-func (ep *environmentPages) rowOf(ctx context.Context, full string, e cicd.Environment, mayStop bool) environmentRow {
+func (ep *environmentPages) rowOf(full string, e cicd.Environment, mayStop bool) environmentRow {
 	row := environmentRow{ID: int64(e.ID), Name: e.Name, Href: ep.site.URL(environmentURL(full, e.ID, "")), State: e.State,
 		AutoStopAt: e.AutoStopAt}
 	if e.ExternalURL != nil && (strings.HasPrefix(*e.ExternalURL, "http://") || strings.HasPrefix(*e.ExternalURL, "https://")) {
@@ -120,23 +120,14 @@ func (ep *environmentPages) rowOf(ctx context.Context, full string, e cicd.Envir
 	return row
 }
 
-func (ep *environmentPages) deploymentOf(ctx context.Context, full string, d cicd.Deployment, users map[int64]*person) deploymentRow {
+func (ep *environmentPages) deploymentOf(ctx context.Context, full string, d cicd.Deployment, users map[int64]*userLink) deploymentRow {
 	row := deploymentRow{IID: d.IID, Ref: d.Ref, RefHref: ep.site.URL(projectPageURL(full, "/-/tree/"+web.EscapePath(d.Ref))),
 		SHA: d.SHA, CommitHref: ep.site.URL(projectPageURL(full, "/-/commit/"+url.PathEscape(d.SHA))), CreatedAt: d.CreatedAt}
 	if d.Job != nil {
 		c := ep.jobCellOfDeploy(full, *d.Job)
 		row.Job, row.Title = &c, d.Job.Commit.Title
 	}
-	if d.UserID != 0 {
-		u, seen := users[d.UserID]
-		if !seen {
-			if info, err := ep.s.users.UserByID(ctx, d.UserID); err == nil {
-				u = &person{Name: info.Name, Username: info.Username, Href: ep.site.URL("/" + url.PathEscape(info.Username))}
-			}
-			users[d.UserID] = u
-		}
-		row.User = u
-	}
+	row.User = ep.userLinkOf(ctx, d.UserID, users)
 	return row
 }
 
@@ -191,9 +182,9 @@ func (ep *environmentPages) list(w http.ResponseWriter, r *http.Request) {
 	if page*environmentsPerPage < total {
 		d.NextHref = base + "?page=" + strconv.Itoa(page+1)
 	}
-	users := map[int64]*person{}
+	users := map[int64]*userLink{}
 	for _, e := range list {
-		row := ep.rowOf(ctx, full, e, mayStop)
+		row := ep.rowOf(full, e, mayStop)
 		last, _, err := ep.s.Deployments(ctx, full, cicd.DeploymentQuery{Environment: e.ID, Descending: true, Limit: 1})
 		if err != nil {
 			ep.fail(w, r, err)
@@ -264,8 +255,8 @@ func (ep *environmentPages) show(w http.ResponseWriter, r *http.Request, id cicd
 		ep.fail(w, r, err)
 		return
 	}
-	d := environmentData{Env: ep.rowOf(ctx, full, *env, mayStop), Confirm: confirm, BackHref: ep.site.URL(environmentURL(full, id, ""))}
-	users := map[int64]*person{}
+	d := environmentData{Env: ep.rowOf(full, *env, mayStop), Confirm: confirm, BackHref: ep.site.URL(environmentURL(full, id, ""))}
+	users := map[int64]*userLink{}
 	for _, dep := range list {
 		d.Deployments = append(d.Deployments, ep.deploymentOf(ctx, full, dep, users))
 	}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -93,9 +94,6 @@ func (pp *pipelinePages) post(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// person is a user as the pages link them.
-type person struct{ Name, Username, Href string }
-
 // pipelineRow is a pipeline as the list and the pipeline's header show
 // it.
 type pipelineRow struct {
@@ -107,7 +105,7 @@ type pipelineRow struct {
 	SHA, CommitHref   string
 	Title             string
 	Source            string
-	User              *person
+	User              *userLink
 	Duration          string
 	CreatedAt         time.Time
 	Stages            []web.CIStatus
@@ -117,12 +115,12 @@ type pipelineRow struct {
 }
 
 // rowOf is a pipeline's row; users remembers the users read for one page.
-func (pp *pipelinePages) rowOf(ctx context.Context, full string, p cicd.Pipeline, users map[int64]*person) pipelineRow {
+func (pp *pipelinePages) rowOf(ctx context.Context, full string, p cicd.Pipeline, users map[int64]*userLink) pipelineRow {
 	href := pp.site.URL(pipelinePageURL(full, p.ID))
 	row := pipelineRow{ID: int64(p.ID), Href: href, Status: web.CIStatus{Status: p.Status, Href: href},
 		Ref: p.Ref, RefHref: pp.site.URL(projectPageURL(full, "/-/tree/"+web.EscapePath(p.Ref))), Tag: p.Tag,
 		SHA: p.SHA, CommitHref: pp.site.URL(projectPageURL(full, "/-/commit/"+url.PathEscape(p.SHA))),
-		Title: p.Commit.Title, Source: p.Source, CreatedAt: p.CreatedAt, Duration: duration(p.Duration)}
+		Title: p.Commit.Title, Source: p.Source, CreatedAt: p.CreatedAt, Duration: pipelineDuration(p.Duration)}
 	if p.YAMLErrors != nil {
 		row.YAMLErrors = *p.YAMLErrors
 	}
@@ -133,21 +131,12 @@ func (pp *pipelinePages) rowOf(ctx context.Context, full string, p cicd.Pipeline
 		}
 		row.MergeRequestHref = pp.site.URL(projectPageURL(p.MergeRequestProject, "/-/merge_requests/"+strconv.FormatInt(p.MergeRequestIID, 10)))
 	}
-	if p.UserID != 0 {
-		u, seen := users[p.UserID]
-		if !seen {
-			if info, err := pp.s.users.UserByID(ctx, p.UserID); err == nil {
-				u = &person{Name: info.Name, Username: info.Username, Href: pp.site.URL("/" + url.PathEscape(info.Username))}
-			}
-			users[p.UserID] = u
-		}
-		row.User = u
-	}
+	row.User = pp.userLinkOf(ctx, p.UserID, users)
 	return row
 }
 
-// duration is seconds as GitLab shows a pipeline's: "00:01:05".
-func duration(secs *int64) string {
+// pipelineDuration is seconds as GitLab shows a pipeline's: "00:01:05".
+func pipelineDuration(secs *int64) string {
 	if secs == nil {
 		return ""
 	}
@@ -169,6 +158,7 @@ type jobCell struct {
 	Name, Stage  string
 	Href         string
 	Status       web.CIStatus
+	Icon         web.CIStatus // Status without its word (read by screen readers only), for the graph
 	AllowFailure bool
 	Duration     string
 	Coverage     string
@@ -185,7 +175,7 @@ func (pp *pipelinePages) stagesOf(full string, p cicd.Pipeline, jobs []cicd.Job)
 		if j.Retried {
 			continue
 		}
-		if _, ok := byStage[j.Stage]; !ok && !contains(order, j.Stage) {
+		if _, ok := byStage[j.Stage]; !ok && !slices.Contains(order, j.Stage) {
 			order = append(order, j.Stage)
 		}
 		byStage[j.Stage] = append(byStage[j.Stage], j)
@@ -215,24 +205,15 @@ func (pp *pipelinePages) stagesOf(full string, p cicd.Pipeline, jobs []cicd.Job)
 func (pp *pipelinePages) jobCellOf(full string, j cicd.Job) jobCell {
 	href := pp.site.URL(jobPageURL(full, j.ID))
 	c := jobCell{ID: int64(j.ID), Name: j.Name, Stage: j.Stage, Href: href, Status: web.CIStatus{Status: j.Status},
-		AllowFailure: j.AllowFailure, Retried: j.Retried}
+		Icon: web.CIStatus{Status: j.Status, IconOnly: true}, AllowFailure: j.AllowFailure, Retried: j.Retried}
 	if j.StartedAt != nil && j.FinishedAt != nil {
 		secs := int64(j.FinishedAt.Sub(*j.StartedAt) / time.Second)
-		c.Duration = duration(&secs)
+		c.Duration = pipelineDuration(&secs)
 	}
 	if j.Coverage != nil {
 		c.Coverage = strconv.FormatFloat(*j.Coverage, 'f', 2, 64) + "%"
 	}
 	return c
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // pipelineJobs are a pipeline's jobs, newest first, at most
@@ -282,7 +263,7 @@ func (pp *pipelinePages) list(w http.ResponseWriter, r *http.Request) {
 	full = info.PathWithNamespace
 	q := r.URL.Query()
 	scope, status, ref := q.Get("scope"), q.Get("status"), q.Get("ref")
-	if !validScope(scope) || (status != "" && !contains(pipelineStatuses, status)) || len(ref) > 1024 {
+	if !validScope(scope) || (status != "" && !slices.Contains(pipelineStatuses, status)) || len(ref) > 1024 {
 		pp.site.ErrorMessage(w, r, http.StatusBadRequest, "Invalid filter", "The pipelines cannot be filtered so.")
 		return
 	}
@@ -330,7 +311,7 @@ func (pp *pipelinePages) list(w http.ResponseWriter, r *http.Request) {
 	if pp.mayRun(ctx, info) {
 		d.RunHref = pp.site.URL(projectPageURL(full, "/-/pipelines/new"))
 	}
-	users := map[int64]*person{}
+	users := map[int64]*userLink{}
 	for _, p := range list {
 		row := pp.rowOf(ctx, full, p, users)
 		jobs, err := pp.pipelineJobs(ctx, full, p.ID)
@@ -422,7 +403,7 @@ func (pp *pipelinePages) show(w http.ResponseWriter, r *http.Request, id cicd.Pi
 		pp.fail(w, r, err)
 		return
 	}
-	d := pipelineData{Row: pp.rowOf(ctx, full, p, map[int64]*person{}), Tab: tab}
+	d := pipelineData{Row: pp.rowOf(ctx, full, p, map[int64]*userLink{}), Tab: tab}
 	d.Stages = pp.stagesOf(full, p, jobs)
 	base := pipelinePageURL(full, id)
 	for _, t := range []struct{ key, label string }{{"", "Pipeline"}, {"jobs", "Jobs"}, {"test_report", "Tests"}} {
@@ -447,10 +428,10 @@ func (pp *pipelinePages) show(w http.ResponseWriter, r *http.Request, id cicd.Pi
 			d.TestsMissing = true
 		} else {
 			d.Tests = &testSummary{Total: rep.TotalCount, Success: rep.SuccessCount, Failed: rep.FailedCount, Skipped: rep.SkippedCount,
-				Errors: rep.ErrorCount, Time: seconds(rep.TotalTime)}
+				Errors: rep.ErrorCount, Time: testSeconds(rep.TotalTime)}
 			for _, su := range rep.TestSuites {
 				d.Tests.Suites = append(d.Tests.Suites, testSuiteRow{Name: su.Name, Total: su.TotalCount, Success: su.SuccessCount,
-					Failed: su.FailedCount, Skipped: su.SkippedCount, Errors: su.ErrorCount, Time: seconds(su.TotalTime)})
+					Failed: su.FailedCount, Skipped: su.SkippedCount, Errors: su.ErrorCount, Time: testSeconds(su.TotalTime)})
 			}
 		}
 	}
@@ -482,7 +463,7 @@ func (pp *pipelinePages) show(w http.ResponseWriter, r *http.Request, id cicd.Pi
 		Data: d})
 }
 
-func seconds(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) + " s" }
+func testSeconds(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) + " s" }
 
 // mayControl says whether the visitor may retry and cancel the
 // pipeline, as RetryPipeline and CancelPipeline decide: Developer, and
