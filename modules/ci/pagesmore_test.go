@@ -240,3 +240,30 @@ func envState(t *testing.T, c *gitlab.Client, project, id int64) string {
 	}
 	return ""
 }
+
+// TestPipelinePageOfMergeRequest: a merge request pipeline's page names
+// its merge request, and the merge request list links the pipeline's
+// page.
+func TestPipelinePageOfMergeRequest(t *testing.T) {
+	t.Parallel()
+	s := startPages(t)
+	alice := s.CreateUser(t, "alice")
+	c := alice.Client
+	p := stocktest.NewProject(t, c, "mr", "private")
+	stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": "mr:\n  script: [echo]\n  only: [merge_requests]\nbranch:\n  script: [echo]\n"})
+	waitRefPipeline(t, c, p.ID, "master", "success")
+	if _, _, err := c.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr("feature"), Ref: gitlab.Ptr("master")}); err != nil {
+		t.Fatal(err)
+	}
+	code := stocktest.CommitFiles(t, c, p.ID, "feature", "code", map[string]string{"a.txt": "a"})
+	branchPipeline := waitPipeline(t, c, p.ID, code.ID, "success")
+	stocktest.OpenMergeRequest(t, c, p.ID, "feature", "master", "Add a")
+	mrPipeline := waitNewPipeline(t, c, p.ID, code.ID, branchPipeline.ID)
+	s.Drain(t)
+	plPath := "/alice/mr/-/pipelines/" + strconv.FormatInt(mrPipeline.ID, 10)
+	a := s.SignedIn(t, "alice", alice.Password)
+	a.Get(t, plPath).Want(t, "merge request pipeline", 200, `merge request <a href="/alice/mr/-/merge_requests/1">!1</a>`)
+	a.Get(t, "/alice/mr/-/pipelines/"+strconv.FormatInt(branchPipeline.ID, 10)).WantNot(t, "branch pipeline", `merge request <a`)
+	a.Get(t, "/alice/mr/-/merge_requests").Want(t, "merge request list", 200, `href="`+plPath+`"`)
+	a.Get(t, "/alice/mr/-/merge_requests/1/pipelines").Want(t, "merge request's pipelines", 200, `<a href="`+plPath+`">#`)
+}
