@@ -67,6 +67,18 @@ other:
 		t.Fatalf("coverage of no such job: %s", body)
 	}
 
+	// Anonymous visitors of a public project read its pipelines, with no
+	// button and no form.
+	list := anon.Get(t, "/alice/lib/-/pipelines")
+	list.Want(t, "anonymous list", 200, `<span>passed</span>`)
+	list.WantNot(t, "anonymous list", `Run pipeline`)
+	plPage := anon.Get(t, "/alice/lib/-/pipelines/1")
+	plPage.Want(t, "anonymous pipeline", 200, `<h1>Pipeline #1</h1>`, `>test</a>`)
+	plPage.WantNot(t, "anonymous pipeline", `<form method="post"`)
+	anon.Get(t, "/alice/lib/-/pipelines/new").WantRedirect(t, "anonymous form", http.StatusFound,
+		"/users/sign_in?return_to="+url.QueryEscape("/alice/lib/-/pipelines/new"))
+	anon.Get(t, "/alice/lib/-/environments").Want(t, "anonymous environments", 200)
+
 	// A failed pipeline of a branch with slashes in its name.
 	if _, _, err := alice.Client.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr("fix/it"), Ref: gitlab.Ptr("master")}); err != nil {
 		t.Fatal(err)
