@@ -28,7 +28,7 @@ func TestPipelinePagesInChromium(t *testing.T) {
 	stocktest.CommitFiles(t, s.Client, p.ID, "master", "Add CI", map[string]string{".gitlab-ci.yml": `stages: [build, test, deploy]
 compile:
   stage: build
-  script: [echo compiled]
+  script: ['echo "compiled ${GREETING:-quietly}"']
 flaky:
   stage: test
   script:
@@ -86,6 +86,22 @@ ship:
 	must("run form", chromedp.Do(tab, chromedp.Navigate(s.URL+"/root/walk/-/pipelines/new"), chromedp.WaitVisible(chromedp.CSS("#run-ref"))))
 	chrome.Screenshot(t, tab, shots, "run-form.png")
 	chrome.CheckAccessibility(t, tab, "run pipeline form")
+	// Run one from the form with a variable: its jobs get it.
+	must("run", chromedp.Do(tab, chromedp.SendKeys(chromedp.ID("var-key-0"), "GREETING"), chromedp.SendKeys(chromedp.ID("var-value-0"), "hey"),
+		chromedp.Click(chromedp.CSS(`form.run-pipeline button[type="submit"]`)), chromedp.WaitVisible(chromedp.CSS(".pipeline-graph"))))
+	run, _, err := s.Client.Pipelines.ListProjectPipelines(p.ID, nil)
+	if err != nil || len(run) == 0 || run[0].ID == pl.ID || run[0].Source != "web" {
+		t.Fatalf("the form's pipeline: %v %+v", err, run)
+	}
+	runJobs, _, err := s.Client.Jobs.ListPipelineJobs(p.ID, run[0].ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range runJobs {
+		if j.Name == "compile" {
+			waitTrace(t, s.Client, p.ID, j.ID, "compiled hey")
+		}
+	}
 
 	must("environments", chromedp.Do(tab, chromedp.Navigate(s.URL+"/root/walk/-/environments"), chromedp.WaitVisible(chromedp.CSS("table.environments"))))
 	chrome.Screenshot(t, tab, shots, "environments.png")
