@@ -20,7 +20,10 @@
 //     double-submit cookie before sign-in), checked before a handler runs;
 //   - HTML error pages and the sign-in redirect of anonymous visitors;
 //   - compression, and every link and asset under the external URL's path,
-//     so the interface works mounted under a prefix.
+//     so the interface works mounted under a prefix;
+//   - a CI status's icon (the "ci-status" partial of a CIStatus) and a
+//     commit's status asked of whichever module answers (SetCommitStatus,
+//     CommitStatus), for pages of modules below CI.
 //
 // It imports core/api (the mux, the session resolver, the request state),
 // core/auth, core/log and core/markup (its stylesheet); never a module.

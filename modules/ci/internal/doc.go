@@ -20,5 +20,7 @@
 // httppipelines.go, httpartifactfiles.go, httptriggers.go,
 // httpvariables.go, httpenvironments.go, httplint.go, httprunners.go,
 // httprunnerprotocol.go, httpviews.go, and httperrors.go, the table of
-// GitLab's answers).
+// GitLab's answers). The web pages are the httppages*.go files over the
+// same Service (httppages.go registers them: pipelines, environments,
+// badges and the jobs' pages), their templates in templates/.
 package internal
