@@ -290,3 +290,34 @@ func TestPipelinePagesPagingAndCancel(t *testing.T) {
 		t.Fatalf("refused runs made pipelines: %d, before %d", n, before)
 	}
 }
+
+// TestCreatePipelineVariablesAPI: POST /pipeline takes variables, as
+// later GitLab does, and they reach the rules; a bad key is GitLab's 400.
+func TestCreatePipelineVariablesAPI(t *testing.T) {
+	t.Parallel()
+	s := startPages(t)
+	p := stocktest.NewProject(t, s.Client, "vars", "private")
+	stocktest.CommitFiles(t, s.Client, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": pagesCI})
+	waitRefPipeline(t, s.Client, p.ID, "master", "failed")
+	pl, _, err := s.Client.Pipelines.CreatePipeline(p.ID, &gitlab.CreatePipelineOptions{Ref: gitlab.Ptr("master"),
+		Variables: &[]*gitlab.PipelineVariableOptions{{Key: gitlab.Ptr("FOO"), Value: gitlab.Ptr("bar"), VariableType: gitlab.Ptr(gitlab.EnvVariableType)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, _, err := s.Client.Jobs.ListPipelineJobs(p.ID, pl.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, j := range jobs {
+		found = found || j.Name == "foo-only"
+	}
+	if !found || pl.Source != "api" {
+		t.Fatalf("the pipeline's source %q, jobs %d, foo-only %v", pl.Source, len(jobs), found)
+	}
+	_, resp, _ := s.Client.Pipelines.CreatePipeline(p.ID, &gitlab.CreatePipelineOptions{Ref: gitlab.Ptr("master"),
+		Variables: &[]*gitlab.PipelineVariableOptions{{Key: gitlab.Ptr("A-B"), Value: gitlab.Ptr("x")}}})
+	if resp == nil || resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("a bad key: %v", resp)
+	}
+}

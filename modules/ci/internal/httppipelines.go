@@ -87,12 +87,27 @@ type createPipelineInput struct {
 	ProjectPath
 	Body struct {
 		Ref string `json:"ref" doc:"The branch or tag to run the pipeline for"`
+		// Variables (GitLab 10.6 and later) go to every job, over every
+		// other variable, as a trigger's do.
+		Variables []pipelineVariableInput `json:"variables,omitempty" maxItems:"200" doc:"Variables every job of the pipeline gets"`
 	}
+}
+
+// pipelineVariableInput is a variable of POST /pipeline; variable_type
+// is taken and only env_var is known.
+type pipelineVariableInput struct {
+	Key          string `json:"key"`
+	Value        string `json:"value"`
+	VariableType string `json:"variable_type,omitempty" enum:"env_var"`
 }
 
 // createPipelineAPI is POST /projects/:id/pipeline?ref=.
 func (s *Service) createPipelineAPI(ctx context.Context, in *createPipelineInput) (*pipelineOutput, error) {
-	p, err := s.CreatePipeline(ctx, cicd.CreatePipelineInput{Project: in.ID, Ref: in.Body.Ref})
+	var vars []cicd.Variable
+	for _, v := range in.Body.Variables {
+		vars = append(vars, cicd.Variable{Key: v.Key, Value: v.Value})
+	}
+	p, err := s.CreatePipeline(ctx, cicd.CreatePipelineInput{Project: in.ID, Ref: in.Body.Ref, Variables: vars})
 	return s.pipelineAnswer(ctx, p, err)
 }
 
