@@ -189,7 +189,18 @@ func TestPipelinePagesRun(t *testing.T) {
 	before := pipelineCount(t, alice.Client, p.ID)
 	const base = "/alice/run/-/pipelines"
 
+	// The push's pipeline of the broken file failed with its errors,
+	// shown plainly on its page and marked in the list.
+	broken, _, err := alice.Client.Pipelines.ListProjectPipelines(p.ID, &gitlab.ListProjectPipelinesOptions{Ref: gitlab.Ptr("broken"), YamlErrors: gitlab.Ptr(true)})
+	if err != nil || len(broken) != 1 {
+		t.Fatalf("the broken file's pipeline: %v %+v", err, broken)
+	}
+	brokenPath := base + "/" + strconv.FormatInt(broken[0].ID, 10)
 	a := s.SignedIn(t, "alice", alice.Password)
+	a.Get(t, brokenPath).Want(t, "yaml errors", 200, `<strong>The CI file has errors; no job ran.</strong>`, `<pre class="yaml-errors">`,
+		`This pipeline has no jobs.`)
+	a.Get(t, base+"?ref=broken").Want(t, "yaml invalid in the list", 200, `<span class="badge bad">yaml invalid</span>`)
+
 	form := a.Get(t, base+"/new")
 	form.Want(t, "form", 200, `<option value="master" selected>master</option>`, `<option value="broken">broken</option>`,
 		`name="variables_key[]"`, `name="variables_value[]"`)
