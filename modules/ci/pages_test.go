@@ -167,6 +167,21 @@ func TestPipelinePagesFlow(t *testing.T) {
 	waitRefPipeline(t, alice.Client, p.ID, "master", "failed")
 	b.Get(t, plPath+"?done=retry").Want(t, "after retry", 200, `The pipeline&#39;s failed and canceled jobs run again.`)
 	b.Get(t, plPath+"/jobs").Want(t, "retried shown", 200, `<span class="badge">retried</span>`)
+
+	// On a protected branch only those who may push or merge to it
+	// control its pipelines: the Developer loses the button, and the form
+	// he kept is refused.
+	if _, _, err := alice.Client.ProtectedBranches.ProtectRepositoryBranches(p.ID, &gitlab.ProtectRepositoryBranchesOptions{
+		Name: gitlab.Ptr("master"), PushAccessLevel: gitlab.Ptr(gitlab.MaintainerPermissions), MergeAccessLevel: gitlab.Ptr(gitlab.MaintainerPermissions)}); err != nil {
+		t.Fatal(err)
+	}
+	kept := b.Get(t, plPath).CSRF()
+	b.Get(t, plPath).WantNot(t, "protected", `>Retry</button>`)
+	b.Post(t, plPath+"/retry", url.Values{"authenticity_token": {kept}}).Want(t, "protected retry", 403)
+	if n := jobCount(t, alice.Client, p.ID, pl.ID); n != 5 {
+		t.Fatalf("a refused retry on a protected branch made jobs: %d", n)
+	}
+	a.Get(t, plPath).Want(t, "owner on protected", 200, `>Retry</button>`)
 }
 
 // TestPipelinePagesRun: the run pipeline form makes a web pipeline with
