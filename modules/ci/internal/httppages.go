@@ -52,6 +52,7 @@ func NewPages(d PagesDeps) fennec.Pages {
 		registerEnvironmentPages(site, pg)
 		// The badges: httppagesbadges.go.
 		site.Path(pg.serveBadge)
+		registerJobPages(site, pg)
 	}}
 }
 
