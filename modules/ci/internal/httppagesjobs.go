@@ -408,5 +408,5 @@ func expiresIn(d time.Duration) string {
 	case d < 48*time.Hour:
 		return "expire in " + web.Plural(int(d/time.Hour), "hour")
 	}
-	return "expire in " + web.Plural(int(d/(24*time.Hour)), "day")
+	return "expire in " + web.Plural(int((d+12*time.Hour)/(24*time.Hour)), "day")
 }
