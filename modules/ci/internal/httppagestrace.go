@@ -64,7 +64,6 @@ var (
 	// carriage return and line erase that hide it in a terminal (each
 	// optional: gitlab-runner's timestamped traces split the line there).
 	sectionMarker = regexp.MustCompile(`(?:\x1b\[0K)?section_(start|end):([0-9]{1,12}):([A-Za-z0-9_.-]{1,100})(\[[A-Za-z0-9_=,.-]*\])?\r?(?:\x1b\[0K)?`)
-	sgrSequence   = regexp.MustCompile(`\x1b\[([0-9;]*)m`)
 	anyEscape     = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]|\r`)
 )
 
@@ -210,7 +209,10 @@ func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' ||
 // line renders one logical line: its text around the section markers in
 // it, each piece where the markers put it.
 func (r *traceRenderer) line(ts string, text []byte) {
-	markers := sectionMarker.FindAllSubmatchIndex(text, -1)
+	var markers [][]int
+	if bytes.Contains(text, []byte("section_")) { // the regexp only where it can match: a third of the time otherwise
+		markers = sectionMarker.FindAllSubmatchIndex(text, -1)
+	}
 	if len(markers) == 0 {
 		r.text(ts, text, true)
 		return
@@ -263,6 +265,9 @@ func (r *traceRenderer) text(ts string, text []byte, keepEmpty bool) {
 
 // html renders text in the colour in force, and carries its colour on.
 func (r *traceRenderer) html(text []byte) string {
+	if r.sgr == "" && plainText(text) {
+		return template.HTMLEscapeString(string(text)) // what the terminal would show, at a tenth of the cost
+	}
 	in := text
 	if r.sgr != "" {
 		in = append([]byte("\x1b["+r.sgr+"m"), text...)
@@ -271,30 +276,54 @@ func (r *traceRenderer) html(text []byte) string {
 	return terminal.Render(in)
 }
 
+// plainText: text has no control character, so a terminal shows it as
+// it is.
+func plainText(text []byte) bool {
+	for _, c := range text {
+		if c < 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
 // carry follows the SGR sequences of text: a reset (no parameter, or 0
 // first) starts the state anew; the others add to it.
 func (r *traceRenderer) carry(text []byte) {
-	if bytes.IndexByte(text, 0x1b) < 0 {
+	for {
+		at := bytes.Index(text, []byte("\x1b["))
+		if at < 0 {
+			return
+		}
+		text = text[at+2:]
+		n := 0
+		for n < len(text) && (text[n] >= '0' && text[n] <= '9' || text[n] == ';') {
+			n++
+		}
+		if n >= len(text) || text[n] != 'm' {
+			continue // another sequence: no colour
+		}
+		r.addSGR(string(text[:n]))
+		text = text[n+1:]
+	}
+}
+
+func (r *traceRenderer) addSGR(p string) {
+	if p == "" || p == "0" || strings.HasPrefix(p, "0;") {
+		p = strings.TrimLeft(strings.TrimPrefix(p, "0"), ";")
+		r.sgr = ""
+	}
+	if p == "" {
 		return
 	}
-	for _, m := range sgrSequence.FindAllSubmatch(text, -1) {
-		p := string(m[1])
-		if p == "" || p == "0" || strings.HasPrefix(p, "0;") {
-			p = strings.TrimLeft(strings.TrimPrefix(p, "0"), ";")
-			r.sgr = ""
-		}
-		if p == "" {
-			continue
-		}
-		if r.sgr != "" {
-			p = r.sgr + ";" + p
-		}
-		if len(p) > 64 {
-			p = p[len(p)-64:]
-			p = p[strings.IndexByte(p, ';')+1:]
-		}
-		r.sgr = p
+	if r.sgr != "" {
+		p = r.sgr + ";" + p
 	}
+	if len(p) > 64 {
+		p = p[len(p)-64:]
+		p = p[strings.IndexByte(p, ';')+1:]
+	}
+	r.sgr = p
 }
 
 // out is where the next HTML goes: the innermost section opened in this

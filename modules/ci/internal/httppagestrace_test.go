@@ -3,6 +3,7 @@ package internal
 import (
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -117,12 +118,30 @@ func bigTrace(size int) []byte {
 	return []byte(b.String())
 }
 
-func TestRenderTraceTime4MiB(t *testing.T) {
-	if testing.Short() {
-		t.Skip("timing")
-	}
+// BenchmarkRenderTrace renders a 4 MiB trace and the page's 512 KiB
+// window of it, reporting CPU time (the machine is shared: wall time is
+// noise).
+func BenchmarkRenderTrace(b *testing.B) {
 	data := bigTrace(4 << 20)
-	start := time.Now()
-	parts, _, _ := renderTrace(data, traceState{}, true)
-	t.Logf("4 MiB: %v, %d bytes of HTML", time.Since(start), len(joinParts(parts)))
+	for _, size := range []int{4 << 20, traceWindow} {
+		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
+			in := data[len(data)-size:]
+			html := 0
+			cpu0 := cpuTime(b)
+			for i := 0; i < b.N; i++ {
+				parts, _, _ := renderTrace(in, traceState{}, true)
+				html = len(joinParts(parts))
+			}
+			b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(html), "html-bytes")
+		})
+	}
+}
+
+func cpuTime(b testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
