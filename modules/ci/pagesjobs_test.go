@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
@@ -231,5 +232,50 @@ func TestJobPages(t *testing.T) {
 		db.Get(t, buildURL+"/raw").Want(t, "an erased job's raw log", http.StatusNotFound)
 		db.Get(t, buildURL+"/artifacts/browse").Want(t, "an erased job's artifacts", http.StatusNotFound)
 	})
-	_ = fennectest.Poll
+
+	t.Run("delayed and running", func(t *testing.T) {
+		q := stocktest.NewProject(t, c, "job-waits", "private")
+		stocktest.AddMember(t, c, q.ID, dev.ID, gitlab.DeveloperPermissions)
+		stocktest.AddMember(t, c, q.ID, reporter.ID, gitlab.ReporterPermissions)
+		sha := stocktest.CommitFiles(t, c, q.ID, "master", "ci", map[string]string{".gitlab-ci.yml": `wait:
+  when: delayed
+  start_in: 1 hour
+  script: ["echo later"]
+hold:
+  script: ["echo holding", "sleep 60"]
+`}).ID
+		var wait, hold *gitlab.Job
+		fennectest.Poll(t, 60*time.Second, func() (bool, string) {
+			list, _, err := c.Pipelines.ListProjectPipelines(q.ID, nil)
+			if err != nil || len(list) == 0 || list[0].SHA != sha {
+				return false, "no pipeline"
+			}
+			jobs := jobsByName(t, c, q.ID, list[0].ID)
+			wait, hold = jobs["wait"], jobs["hold"]
+			return wait != nil && hold != nil && wait.Status == "scheduled" && hold.Status == "running", fmt.Sprintf("jobs %+v", jobs)
+		})
+		waitTrace(t, c, q.ID, hold.ID, "holding")
+		base := "/root/job-waits/-/jobs/"
+		waitURL, holdURL := base+fmt.Sprint(wait.ID), base+fmt.Sprint(hold.ID)
+		page := db.Get(t, waitURL)
+		page.Want(t, "the delayed job", http.StatusOK, `action="`+waitURL+`/play"`, ">Run now</button>", `action="`+waitURL+`/unschedule"`, "delayed")
+		page.WantNot(t, "the delayed job", "data-poll")
+		rep.Get(t, waitURL).WantNot(t, "the Reporter's delayed job", "/unschedule\"", "/play\"")
+		running := db.Get(t, holdURL)
+		running.Want(t, "the running job", http.StatusOK, `action="`+holdURL+`/cancel"`, ">Cancel</button>",
+			`data-poll="`+holdURL+`/trace.json"`, "holding", "The job is running")
+		token := page.CSRF()
+		repToken := rep.Get(t, waitURL).CSRF()
+		rep.Post(t, holdURL+"/cancel", url.Values{"authenticity_token": {repToken}}).Want(t, "the Reporter's cancel", http.StatusForbidden)
+		rep.Post(t, waitURL+"/unschedule", url.Values{"authenticity_token": {repToken}}).Want(t, "the Reporter's unschedule", http.StatusForbidden)
+		if j, _, _ := c.Jobs.GetJob(q.ID, hold.ID); j.Status != "running" {
+			t.Fatalf("after the Reporter's cancel: %s", j.Status)
+		}
+		db.Post(t, waitURL+"/unschedule", url.Values{"authenticity_token": {token}}).WantRedirect(t, "unschedule", http.StatusSeeOther, waitURL)
+		waitJob(t, c, q.ID, wait.ID, "manual")
+		db.Get(t, waitURL).Want(t, "the unscheduled job", http.StatusOK, ">Run</button>")
+		db.Post(t, holdURL+"/cancel", url.Values{"authenticity_token": {token}}).WantRedirect(t, "cancel", http.StatusSeeOther, holdURL)
+		waitJob(t, c, q.ID, hold.ID, "canceled")
+		db.Get(t, holdURL).Want(t, "the canceled job", http.StatusOK, ">Retry</button>", "canceled")
+	})
 }
