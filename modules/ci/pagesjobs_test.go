@@ -33,6 +33,9 @@ const jobPagesCI = `build:
     expire_in: 3 days
 broken:
   script: ["echo failing", "exit 1"]
+long:
+  script:
+    - awk 'BEGIN { for (i = 0; i < 8000; i++) printf "long line %d, padded to about eighty bytes with these words.....\n", i }'
 later:
   when: manual
   script: ["echo manual ran"]
@@ -92,6 +95,10 @@ func TestJobPages(t *testing.T) {
 		if m := regexp.MustCompile(`section_(start|end):[0-9]`).FindString(page.Body); m != "" {
 			t.Errorf("a section marker shows: %q", m)
 		}
+		// A long log: its last 512 KiB, from a line's start, and the link to the rest.
+		long := db.Get(t, jobURL(jobs["long"].ID))
+		long.Want(t, "a long log", http.StatusOK, "Showing the last 5", "complete raw log</a> has it all", "<span class=\"tx\">long line 7999, padded")
+		long.WantNot(t, "a long log", "long line 0, padded", "long line 100, padded")
 		// A Reporter reads, with no button; root, the job's user, may erase.
 		r := rep.Get(t, buildURL)
 		r.Want(t, "the Reporter's page", http.StatusOK, "green words")

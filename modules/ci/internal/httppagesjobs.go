@@ -265,7 +265,14 @@ func (jp *jobPages) allowed(r *http.Request, info projects.ProjectInfo, raw *Job
 // trace renders the log's last traceWindow bytes, from a line's start.
 func (jp *jobPages) trace(r *http.Request, owner string, j cicd.Job, href string) traceView {
 	tv := traceView{RawHref: jp.site.URL(href + "/raw"), PollURL: jp.site.URL(href + "/trace.json"), Live: logLive(j.Status)}
-	f, err := jp.s.Trace(r.Context(), owner, j.ID)
+	// The window's start is taken from the size a first open reads: a
+	// growing trace only adds lines after it.
+	f, err := jp.s.TraceFrom(r.Context(), owner, j.ID, 0)
+	if err == nil && f.Size > traceWindow {
+		f.Content.Close()
+		tv.Skipped = f.Size - traceWindow
+		f, err = jp.s.TraceFrom(r.Context(), owner, j.ID, tv.Skipped)
+	}
 	if err != nil {
 		// A job that has not started has no trace yet: its page waits for
 		// the first lines.
@@ -274,15 +281,7 @@ func (jp *jobPages) trace(r *http.Request, owner string, j cicd.Job, href string
 	}
 	defer f.Content.Close()
 	tv.TotalSize = f.Size
-	if f.Size > traceWindow {
-		if s, ok := f.Content.(io.Seeker); ok {
-			_, _ = s.Seek(f.Size-traceWindow, io.SeekStart)
-		} else {
-			_, _ = io.CopyN(io.Discard, f.Content, f.Size-traceWindow)
-		}
-		tv.Skipped = f.Size - traceWindow
-	}
-	data, err := io.ReadAll(f.Content)
+	data, err := io.ReadAll(io.LimitReader(f.Content, traceWindow))
 	if err != nil {
 		tv.None = true
 		return tv
@@ -326,7 +325,7 @@ func (jp *jobPages) traceChunk(w http.ResponseWriter, r *http.Request, id cicd.J
 	}
 	out := traceChunkView{Offset: offset, State: r.URL.Query().Get("state"), Status: j.Status, Complete: !logLive(j.Status),
 		Parts: []tracePart{}}
-	f, err := jp.s.Trace(ctx, owner, id)
+	f, err := jp.s.TraceFrom(ctx, owner, id, offset)
 	switch {
 	case errors.Is(err, cicd.ErrNoTrace):
 	case err != nil:
@@ -335,11 +334,6 @@ func (jp *jobPages) traceChunk(w http.ResponseWriter, r *http.Request, id cicd.J
 	default:
 		defer f.Content.Close()
 		if offset < f.Size {
-			if s, ok := f.Content.(io.Seeker); ok {
-				_, _ = s.Seek(offset, io.SeekStart)
-			} else {
-				_, _ = io.CopyN(io.Discard, f.Content, offset)
-			}
 			data, err := io.ReadAll(io.LimitReader(f.Content, traceChunkMax))
 			if err != nil {
 				jp.failed(w, r, err)
