@@ -305,6 +305,8 @@ type traceChunkView struct {
 	State    string      `json:"state"`
 	Status   string      `json:"status"`
 	Complete bool        `json:"complete"`
+	// More: the answer stopped at traceChunkMax; ask again at once.
+	More bool `json:"more"`
 }
 
 // traceChunk answers the log's complete lines from ?offset= (where the
@@ -339,6 +341,7 @@ func (jp *jobPages) traceChunk(w http.ResponseWriter, r *http.Request, id cicd.J
 				jp.failed(w, r, err)
 				return
 			}
+			out.More = len(data) == traceChunkMax && offset+int64(len(data)) < f.Size
 			last := out.Complete && offset+int64(len(data)) >= f.Size
 			parts, n, st := renderTrace(data, decodeTraceState(out.State), last)
 			if n > 0 {

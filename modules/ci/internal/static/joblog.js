@@ -6,13 +6,15 @@
 // innermost section still open, and keeps the end in view when the
 // reader was there. When the job is over it stops and swaps in the
 // page's header (status, times, buttons) as the server now renders it.
+// A page far behind catches up in chunks without waiting between them.
 (function () {
   "use strict";
   var log = document.getElementById("job-log");
   if (!log || !log.dataset.poll) { return; }
   var offset = log.dataset.offset || "0";
   var state = log.dataset.state || "";
-  var status = (document.getElementById("job-header") || {}).dataset ? document.getElementById("job-header").dataset.status : "";
+  var header = document.getElementById("job-header");
+  var status = header ? header.dataset.status : "";
   var live = document.getElementById("job-live");
   if (live) { live.textContent = "The job is running: new lines appear as they come."; }
 
@@ -62,7 +64,7 @@
           if (live) { live.textContent = "The job has finished."; }
           return;
         }
-        window.setTimeout(poll, 1000);
+        window.setTimeout(poll, chunk.more ? 0 : 1000);
       })
       .catch(function () { window.setTimeout(poll, 5000); });
   }
