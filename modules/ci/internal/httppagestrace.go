@@ -21,7 +21,11 @@ package internal
 // offset, so a chunk costs its own size, never the trace's. A chunk's
 // HTML comes as parts: before each part's HTML, the page closes that many
 // sections opened by earlier chunks (writing their durations), then
-// appends the HTML into the innermost section still open.
+// appends the HTML into the innermost section still open. Two things do
+// not cross a chunk's edge: a "+" part of a timestamped line that comes
+// in a later chunk than its line shows as a line of its own (except a
+// section's header, for which a bare timestamped section start waits),
+// and cursor movements act within their own line only.
 
 import (
 	"bytes"
