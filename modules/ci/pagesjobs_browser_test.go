@@ -172,6 +172,7 @@ func TestJobPageInChromium(t *testing.T) {
 	}
 	chrome.Screenshot(t, tab, shots, "job-finished.png")
 	chrome.CheckAccessibility(t, tab, "finished job page")
+	chrome.CheckKeyboard(t, tab, "finished job page")
 
 	// The artifacts: the browser, and the file fetched as the browser does.
 	must("artifacts", chromedp.Do(tab, chromedp.Navigate(jobURL+"/artifacts/browse/out"), chromedp.WaitVisible(chromedp.CSS(`table.artifacts`))))
