@@ -67,7 +67,7 @@ func TestJobPageInChromium(t *testing.T) {
 	gates := t.TempDir()
 	p := stocktest.NewProject(t, c, "live-log", "private")
 	commit := stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": liveJobCI(gates, samples)})
-	var liveID, brokenID int64
+	var liveID, brokenID, pipelineID int64
 	fennectest.Poll(t, 60*time.Second, func() (bool, string) {
 		list, _, err := c.Pipelines.ListProjectPipelines(p.ID, nil)
 		if err != nil || len(list) == 0 || list[0].SHA != commit.ID {
@@ -77,7 +77,7 @@ func TestJobPageInChromium(t *testing.T) {
 		if jobs["live"] == nil || jobs["broken"] == nil {
 			return false, "no jobs"
 		}
-		liveID, brokenID = jobs["live"].ID, jobs["broken"].ID
+		liveID, brokenID, pipelineID = jobs["live"].ID, jobs["broken"].ID, list[0].ID
 		return true, ""
 	})
 	waitTrace(t, c, p.ID, liveID, "filler line 119")
@@ -185,6 +185,10 @@ func TestJobPageInChromium(t *testing.T) {
 	if got != "inline; filename=result.txt|nosniff|" || body != "from the job" {
 		t.Fatalf("the artifact from the browser: %q %q", got, body)
 	}
+
+	// The pipeline's page leads to the job's.
+	must("from the pipeline", chromedp.Do(tab, chromedp.Navigate(fmt.Sprintf("%s/root/live-log/-/pipelines/%d", s.URL, pipelineID)),
+		chromedp.Click(chromedp.CSS(fmt.Sprintf(`a[href$="/-/jobs/%d"]`, liveID))), chromedp.WaitVisible(chromedp.CSS(`#job-log`))))
 
 	// Retry the failed job from its page.
 	before, _, err := c.Jobs.ListProjectJobs(p.ID, nil)
