@@ -173,6 +173,9 @@ func TestJobPages(t *testing.T) {
 			f.Header.Get("Content-Disposition") != "inline; filename=a.txt" {
 			t.Fatalf("a.txt: %d %v %q", f.StatusCode, f.Header, f.Body)
 		}
+		if raw := db.Get(t, buildURL+"/artifacts/raw/out/a.txt"); raw.StatusCode != 200 || raw.Body != "hello" {
+			t.Fatalf("a.txt by artifacts/raw: %d %q", raw.StatusCode, raw.Body)
+		}
 		f = db.Get(t, buildURL+"/artifacts/file/out/sub/page.html")
 		if f.StatusCode != 200 || f.Body != "<script>alert(1)</script>" || f.Header.Get("Content-Disposition") != "attachment; filename=page.html" ||
 			f.Header.Get("X-Content-Type-Options") != "nosniff" || !strings.Contains(f.Header.Get("Content-Security-Policy"), "sandbox") {
@@ -187,7 +190,7 @@ func TestJobPages(t *testing.T) {
 		}
 		for _, path := range []string{"/artifacts/browse/../../../etc", "/artifacts/browse/out/../out", "/artifacts/browse/%2e%2e",
 			"/artifacts/browse/nothing", "/artifacts/file/out/../out/a.txt", "/artifacts/file/%2e%2e%2fetc%2fpasswd", "/artifacts/file//etc/passwd",
-			"/artifacts/file/out", "/artifacts/file/out/missing.txt", "/artifacts/file/"} {
+			"/artifacts/file/out", "/artifacts/file/out/missing.txt", "/artifacts/file/", "/artifacts/raw/../out/a.txt"} {
 			db.Get(t, buildURL+path).Want(t, path, http.StatusNotFound)
 		}
 		out.Get(t, buildURL+"/artifacts/browse").Want(t, "an outsider's browse", http.StatusNotFound)

@@ -90,6 +90,8 @@ func (jp *jobPages) get(w http.ResponseWriter, r *http.Request) {
 		jp.browse(w, r, job, strings.TrimPrefix(strings.TrimPrefix(sub, "artifacts/browse"), "/"))
 	case strings.HasPrefix(sub, "artifacts/file/"):
 		jp.file(w, r, job, strings.TrimPrefix(sub, "artifacts/file/"))
+	case strings.HasPrefix(sub, "artifacts/raw/"): // GitLab's other spelling of a file's link
+		jp.file(w, r, job, strings.TrimPrefix(sub, "artifacts/raw/"))
 	default:
 		jp.site.NotFound(w, r)
 	}
