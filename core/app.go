@@ -300,6 +300,7 @@ type routesParams struct {
 	Pages  []Pages `group:"fennec.pages"`
 	Config config.Config
 	DB     *store.DB
+	Bus    *events.Bus
 	Log    *zap.Logger
 	LC     fx.Lifecycle
 }
@@ -308,6 +309,7 @@ type routesParams struct {
 // name order, then wires the HTTP server into the lifecycle.
 func registerRoutes(p routesParams) {
 	registerOps(p.API, p.DB)
+	registerAdminOverview(p.Site, p.API, p.DB, p.Bus)
 	sort.Slice(p.Routes, func(i, j int) bool { return p.Routes[i].Name < p.Routes[j].Name })
 	for _, r := range p.Routes {
 		r.Register(p.API)

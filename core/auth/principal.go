@@ -54,6 +54,10 @@ type Principal struct {
 	TokenID int64
 	// Sudoer is the administrator who is acting as User through sudo.
 	Sudoer *User
+	// Impersonator is the administrator whose browser session acts as
+	// User (the admin area's "Impersonate"): the pages show a banner to
+	// stop it. Rights are User's alone; nil when nobody impersonates.
+	Impersonator *User
 	// Project, when not 0, is the one project the credential is for (a
 	// CI job's token): on any other project the caller has no more rights
 	// than an anonymous one. Git over HTTP, the only place such a token is

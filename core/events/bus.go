@@ -250,6 +250,25 @@ func (b *Bus) Drain(ctx context.Context) error {
 	}
 }
 
+// Backlog counts events not yet handled by all their subscribers and
+// tells when the oldest of them was published (zero when there is none):
+// the admin overview shows both, for a backlog that only grows is a
+// subscriber that keeps failing. It reads one entry beside the count.
+func (b *Bus) Backlog(ctx context.Context) (n int, oldest time.Time, err error) {
+	err = b.db.View(ctx, func(tx *store.Tx) error {
+		bk := tx.Bucket([]byte(OutboxBucket))
+		n = bk.Stats().KeyN
+		if _, v := bk.Cursor().First(); v != nil {
+			var e entry
+			if fastjson.Unmarshal(v, &e) == nil {
+				oldest = e.CreatedAt
+			}
+		}
+		return nil
+	})
+	return n, oldest, err
+}
+
 // Pending counts events not yet handled by all their subscribers.
 func (b *Bus) Pending() (int, error) {
 	n := 0

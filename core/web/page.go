@@ -216,15 +216,18 @@ func (s *Site) Templates(fsys fs.FS, patterns ...string) *Templates {
 // every page shows (the visitor, the menu, the assets).
 type view struct {
 	Page
-	Site     string
-	User     *auth.User
-	CSRF     string
-	Menu     []menuEntry
-	Tabs     []tabView
-	SideNav  *sideNav
-	ReturnTo string
-	prefix   string
-	assets   *assets
+	Site string
+	User *auth.User
+	// Impersonator is the administrator acting as User, for the banner
+	// that stops it.
+	Impersonator *auth.User
+	CSRF         string
+	Menu         []menuEntry
+	Tabs         []tabView
+	SideNav      *sideNav
+	ReturnTo     string
+	prefix       string
+	assets       *assets
 }
 
 type tabView struct {
@@ -274,7 +277,7 @@ func (t *Templates) Render(w http.ResponseWriter, r *http.Request, name string, 
 func (s *Site) viewOf(w http.ResponseWriter, r *http.Request, pg Page) *view {
 	p := auth.FromContext(r.Context())
 	prefix := s.Prefix()
-	v := &view{Page: pg, Site: s.name, User: p.User, prefix: prefix, assets: s.assets,
+	v := &view{Page: pg, Site: s.name, User: p.User, Impersonator: p.Impersonator, prefix: prefix, assets: s.assets,
 		ReturnTo: prefix + r.URL.RequestURI()}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		v.ReturnTo = prefix + r.URL.Path

@@ -31,6 +31,7 @@ type Site struct {
 	menu        []MenuItem
 	projectTabs []ProjectTab
 	sections    []Section
+	stats       []adminStats // the admin overview's figures (admin.go)
 	// scoped are the pages under a project's or a group's "/-/", by scope
 	// (scopeProject, scopeGroup), then "METHOD key".
 	scoped map[string]map[string]http.Handler
