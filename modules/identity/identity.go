@@ -128,6 +128,7 @@ func Module() fennec.Module {
 		fennec.ProvideTokenResolver(func(s *internal.Service) *internal.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvidePages(internal.NewReferencePages),
+		fennec.ProvidePages(internal.NewAdminPages),
 		fennec.ProvideAdminCommands(internal.Commands, internal.CommandSpecs...),
 		fennec.Invoke(internal.Wire),
 	)

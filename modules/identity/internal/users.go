@@ -78,6 +78,9 @@ func (s *Service) Accounts(ctx context.Context, opts user.ListOptions, offset, l
 		if opts.External && !u.External {
 			return false
 		}
+		if opts.Admins && !u.Admin {
+			return false
+		}
 		if search != "" &&
 			!strings.Contains(strings.ToLower(u.Username), search) &&
 			!strings.Contains(strings.ToLower(u.Name), search) &&
@@ -103,7 +106,7 @@ func (s *Service) Accounts(ctx context.Context, opts user.ListOptions, offset, l
 			}
 			return nil
 		}
-		filtered := opts.Active || opts.Blocked || opts.External || opts.Search != ""
+		filtered := opts.Active || opts.Blocked || opts.External || opts.Admins || opts.Search != ""
 		if !filtered { // no filter: the count is kept, and skipped rows are not decoded
 			var err error
 			page, total, err = users.Page(tx, false, offset, limit)

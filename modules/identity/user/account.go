@@ -117,6 +117,7 @@ type ListOptions struct {
 	Active   bool   // only active accounts
 	Blocked  bool   // only blocked ones (by an administrator or a directory)
 	External bool   // only external users
+	Admins   bool   // only administrators (the admin area's filter)
 	Search   string // in the username, the name or the e-mail, case folded
 	Username string // exactly this username, case folded
 }
