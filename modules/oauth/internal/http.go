@@ -31,6 +31,9 @@ type handlers struct {
 	// the pages are registered (NewPages).
 	site *web.Site
 	tmpl *web.Templates
+	// sessions is the service itself, for what the provider contract
+	// leaves out: impersonation, a matter of this module's sessions only.
+	sessions *Service
 }
 
 // NewRoutes registers the applications API and mounts the OAuth endpoints
@@ -54,7 +57,7 @@ func NewRoutes(d RoutesDeps) fennec.Routes {
 // handler checks its form's CSRF token itself, to answer a failure its
 // own way (the sign-in form shows itself again).
 func NewPages(d RoutesDeps) fennec.Pages {
-	h := &handlers{svc: d.Service, resets: d.Resets, log: d.Service.log}
+	h := &handlers{svc: d.Service, resets: d.Resets, log: d.Service.log, sessions: d.Service}
 	return fennec.Pages{Name: "oauth", Register: h.registerPages}
 }
 
@@ -72,6 +75,9 @@ func (h *handlers) registerPages(s *web.Site) {
 	s.Handle("GET /oauth/applications", h.serveOwnApps)
 	s.HandleCheckingCSRF("POST /oauth/applications", h.serveCreateOwnApp)
 	s.HandleCheckingCSRF("POST /oauth/applications/{id}/delete", h.serveDeleteOwnApp)
+	s.Admin("POST /admin/users/{username}/impersonate", h.serveImpersonate)
+	// Not Admin: the visitor is the user impersonated, who may be none.
+	s.Handle("POST /admin/impersonation/stop", h.serveStopImpersonating)
 }
 
 func (h *handlers) register(a *api.API) {

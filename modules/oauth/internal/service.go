@@ -201,7 +201,13 @@ func (s *Service) ResolveToken(ctx context.Context, kind auth.TokenKind, secret 
 		if err != nil {
 			return nil, err
 		}
-		return &auth.Principal{User: u, Method: auth.MethodSession, TokenID: sess.ID}, nil
+		p := &auth.Principal{User: u, Method: auth.MethodSession, TokenID: sess.ID}
+		if sess.ImpersonatorID != 0 {
+			if p.Impersonator, err = s.impersonator(ctx, sess); err != nil {
+				return nil, err
+			}
+		}
+		return p, nil
 	}
 	return nil, auth.ErrUnknownToken
 }

@@ -71,8 +71,9 @@ func (s *Service) newSession(ctx context.Context, userID int64) (string, int64, 
 
 // session finds the live session of a cookie's secret and its user.
 // ErrUnknownToken when there is no such session; ErrUnauthorized when it has
-// expired or its user is blocked or gone: such a session is deleted, so
-// that unblocking the user does not bring it back.
+// expired or its user is blocked or gone, or, while it impersonates, its
+// administrator is no longer one: such a session is deleted, so that
+// unblocking the user does not bring it back.
 func (s *Service) session(ctx context.Context, secret string) (*Session, *auth.User, error) {
 	if secret == "" || len(secret) > 128 {
 		return nil, nil, auth.ErrUnknownToken
@@ -94,6 +95,9 @@ func (s *Service) session(ctx context.Context, secret string) (*Session, *auth.U
 		return nil, nil, auth.ErrUnauthorized
 	}
 	u, err := s.user(ctx, sess.UserID)
+	if err == nil && sess.ImpersonatorID != 0 {
+		_, err = s.impersonator(ctx, sess)
+	}
 	if errors.Is(err, auth.ErrUnauthorized) {
 		s.endSession(ctx, sess.ID)
 	}

@@ -91,6 +91,9 @@ type Session struct {
 	UserID    int64     `json:"user_id"`
 	CreatedAt time.Time `json:"created_at"`
 	ExpiresAt time.Time `json:"expires_at"`
+	// ImpersonatorID is the administrator whose session this is while it
+	// acts as UserID (impersonation.go); 0 otherwise.
+	ImpersonatorID int64 `json:"impersonator_id,omitempty"`
 }
 
 func (s *Session) RecordID() int64      { return s.ID }
