@@ -57,6 +57,7 @@ func NewPages(s *Service) fennec.Pages {
 		site.Handle("GET /dashboard/projects/starred", func(w http.ResponseWriter, r *http.Request) { pg.dashboard(w, r, true) })
 		site.Handle("GET /explore/projects", pg.explore)
 		pg.registerGroupPages(site)
+		pg.registerAdminPages(site)
 		// Bare paths: a group's ("/grp", "/grp/sub") and a user's
 		// ("/alice"); anything else is declined, for the repository
 		// module's project overview.
