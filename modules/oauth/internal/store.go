@@ -134,6 +134,14 @@ var (
 	sessions = store.NewTable[int64, Session]("oauth.sessions",
 		store.Index[Session]{Name: "hash", Unique: true, Keys: func(s *Session) []string { return []string{s.Hash} }},
 		store.Index[Session]{Name: "user", Keys: func(s *Session) []string { return []string{store.IDString(s.UserID)} }},
+		// The sessions an administrator impersonates others with: theirs
+		// too, to end when they are blocked or deleted.
+		store.Index[Session]{Name: "impersonator", Keys: func(s *Session) []string {
+			if s.ImpersonatorID == 0 {
+				return nil
+			}
+			return []string{store.IDString(s.ImpersonatorID)}
+		}},
 	)
 )
 
@@ -186,8 +194,12 @@ func removeUser(tx *store.Tx, userID int64) error {
 	return endSessions(tx, userID)
 }
 
-// endSessions deletes every web session of a user (deleted or blocked).
+// endSessions deletes every web session of a user (deleted or blocked),
+// those they impersonate someone with included.
 func endSessions(tx *store.Tx, userID int64) error {
-	_, err := sessions.DeleteBy(tx, "user", store.IDString(userID))
+	if _, err := sessions.DeleteBy(tx, "user", store.IDString(userID)); err != nil {
+		return err
+	}
+	_, err := sessions.DeleteBy(tx, "impersonator", store.IDString(userID))
 	return err
 }
