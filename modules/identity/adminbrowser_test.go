@@ -83,6 +83,7 @@ func TestAdminAreaInChromium(t *testing.T) {
 		{"/admin/users/gina/edit", "#save-user", "admin edit user", "edit-user.png"},
 		{"/admin/projects", "#admin-projects", "admin projects", "projects.png"},
 		{"/admin/groups", "#new-group", "admin groups", "groups.png"},
+		{"/admin/application_settings", "#save-settings", "admin settings", "settings.png"},
 	} {
 		must(p.what, chromedp.Do(admin, chromedp.Navigate(s.URL+p.path), chromedp.WaitVisible(chromedp.CSS(p.wait))))
 		page(p.what, p.file)

@@ -63,3 +63,62 @@ func TestAdminProjectsAndGroups(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestApplicationSettings: the default visibilities of new projects and
+// groups are read and changed through GitLab's GET and PUT
+// /application/settings and the admin area's settings page, by
+// administrators only, and a create that names no visibility follows
+// them at once.
+func TestApplicationSettings(t *testing.T) {
+	t.Parallel()
+	s := stocktest.Start(t)
+	alice := s.CreateUser(t, "alice")
+	st := s.Call(t, s.RootToken, http.MethodGet, "/api/v4/application/settings", nil).Expect(t, http.StatusOK, "").Object(t)
+	if st["default_project_visibility"] != "private" || st["default_group_visibility"] != "private" {
+		t.Errorf("the default settings: %v", st)
+	}
+	s.Call(t, alice.Token, http.MethodGet, "/api/v4/application/settings", nil).Expect(t, http.StatusForbidden, "")
+	s.Call(t, alice.Token, http.MethodPut, "/api/v4/application/settings", map[string]any{"default_project_visibility": "public"}).
+		Expect(t, http.StatusForbidden, "")
+	s.Call(t, s.RootToken, http.MethodPut, "/api/v4/application/settings", map[string]any{"default_project_visibility": "secret"}).
+		Expect(t, http.StatusBadRequest, "")
+
+	a := s.SignedIn(t, "alice", alice.Password)
+	csrf := a.Get(t, "/").CSRF()
+	a.Get(t, "/admin/application_settings").Want(t, "alice's settings page", http.StatusNotFound)
+	a.Post(t, "/admin/application_settings", url.Values{"authenticity_token": {csrf}, "default_project_visibility": {"public"},
+		"default_group_visibility": {"public"}}).Want(t, "alice's save", http.StatusNotFound)
+	root := s.SignedIn(t, "root", s.RootPassword)
+	page := root.Get(t, "/admin/application_settings")
+	page.Want(t, "the settings page", http.StatusOK, `<option value="private" selected>private</option>`, `aria-current="page">Settings</a>`)
+	root.Post(t, "/admin/application_settings", url.Values{"authenticity_token": {"forged"}, "default_project_visibility": {"public"},
+		"default_group_visibility": {"public"}}).Want(t, "a forged save", http.StatusForbidden)
+	root.Post(t, "/admin/application_settings", url.Values{"authenticity_token": {page.CSRF()}, "default_project_visibility": {"<b>"},
+		"default_group_visibility": {"public"}}).Want(t, "a bad value", http.StatusBadRequest, "default project visibility is not included in the list")
+	st = s.Call(t, s.RootToken, http.MethodGet, "/api/v4/application/settings", nil).Expect(t, http.StatusOK, "").Object(t)
+	if st["default_project_visibility"] != "private" || st["default_group_visibility"] != "private" {
+		t.Errorf("refused saves changed the settings: %v", st)
+	}
+	root.Post(t, "/admin/application_settings", url.Values{"authenticity_token": {page.CSRF()}, "default_project_visibility": {"internal"},
+		"default_group_visibility": {"public"}}).WantRedirect(t, "save", http.StatusSeeOther, "/admin/application_settings?done=saved")
+	root.Get(t, "/admin/application_settings?done=saved").Want(t, "saved", http.StatusOK, "The settings were saved.",
+		`<option value="internal" selected>internal</option>`, `<option value="public" selected>public</option>`)
+	p := s.Call(t, alice.Token, http.MethodPost, "/api/v4/projects", map[string]any{"name": "plain"}).Expect(t, http.StatusCreated, "").Object(t)
+	if p["visibility"] != "internal" {
+		t.Errorf("a new project without a visibility is %v", p["visibility"])
+	}
+	g := s.Call(t, alice.Token, http.MethodPost, "/api/v4/groups", map[string]any{"name": "Plain", "path": "plain-group"}).Expect(t, http.StatusCreated, "").Object(t)
+	if g["visibility"] != "public" {
+		t.Errorf("a new group without a visibility is %v", g["visibility"])
+	}
+	sub := s.Call(t, alice.Token, http.MethodPost, "/api/v4/groups", map[string]any{"name": "Sub", "path": "sub", "parent_id": g["id"]}).Expect(t, http.StatusCreated, "").Object(t)
+	if sub["visibility"] != "public" {
+		t.Errorf("a subgroup of a public group: %v", sub["visibility"])
+	}
+	s.Call(t, s.RootToken, http.MethodPut, "/api/v4/application/settings", map[string]any{"default_project_visibility": "private"}).
+		Expect(t, http.StatusOK, "")
+	p = s.Call(t, alice.Token, http.MethodPost, "/api/v4/projects", map[string]any{"name": "plain2"}).Expect(t, http.StatusCreated, "").Object(t)
+	if p["visibility"] != "private" {
+		t.Errorf("after the API's change a new project is %v", p["visibility"])
+	}
+}

@@ -259,6 +259,17 @@ func (s *Service) createGroup(ctx context.Context, b project.GroupFields) (*Name
 	}
 	if b.Visibility != nil {
 		g.Visibility = *b.Visibility
+	} else {
+		settings, err := s.currentSettings(ctx)
+		if err != nil {
+			return nil, err
+		}
+		g.Visibility = settings.DefaultGroupVisibility
+		// A default above the parent's would refuse a create that named
+		// no visibility: the subgroup gets the parent's instead.
+		if parent != nil && visibilityRank[g.Visibility] > visibilityRank[parent.g.Visibility] {
+			g.Visibility = parent.g.Visibility
+		}
 	}
 	v := project.FieldErrors{}
 	validateName(v, name)

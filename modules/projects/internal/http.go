@@ -35,6 +35,7 @@ func NewRoutes(s *Service) fennec.Routes {
 		h.registerTransfer(a)
 		h.registerMembersAll(a)
 		h.registerGroups(a)
+		h.registerAppSettings(a)
 	}}
 }
 

@@ -23,7 +23,7 @@ type GroupInput struct {
 	Name        *string `json:"name,omitempty"`
 	Path        *string `json:"path,omitempty"`
 	Description *string `json:"description,omitempty"`
-	Visibility  *string `json:"visibility,omitempty" enum:"private,internal,public" doc:"Default private"`
+	Visibility  *string `json:"visibility,omitempty" enum:"private,internal,public" doc:"Default: the instance's default_group_visibility (private unless changed)"`
 	// Accepted for compatibility; groups show the instance defaults.
 	LFSEnabled           *bool `json:"lfs_enabled,omitempty" doc:"Accepted and ignored (always true)"`
 	RequestAccessEnabled *bool `json:"request_access_enabled,omitempty" doc:"Accepted and ignored (always false)"`

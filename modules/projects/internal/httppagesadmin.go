@@ -32,6 +32,9 @@ func (pg *pages) registerAdminPages(site *web.Site) {
 	site.Admin("GET /admin/groups", pg.adminGroups)
 	site.Admin("POST /admin/groups", pg.adminCreateGroup)
 	site.Admin("POST /admin/groups/{id}/delete", pg.adminDeleteGroup)
+	site.AddSection(web.Section{Area: web.AreaAdmin, Key: "settings", Label: "Settings", Path: "/admin/application_settings", Order: 70})
+	site.Admin("GET /admin/application_settings", pg.adminSettings)
+	site.Admin("POST /admin/application_settings", pg.adminSaveSettings)
 }
 
 // adminStats are the overview's project and group counts.
@@ -228,4 +231,49 @@ func (pg *pages) adminDeleteGroup(w http.ResponseWriter, r *http.Request) {
 func (pg *pages) adminFail(w http.ResponseWriter, r *http.Request, err error) {
 	pg.site.Fail(w, r, err, web.Refusals{Missing: []error{project.ErrGroupNotFound, project.ErrNotFound},
 		Forbidden: []error{project.ErrForbidden}, SignIn: []error{auth.ErrUnauthorized}, Page: "admin groups"})
+}
+
+type adminSettingsData struct {
+	Settings     AppSettings
+	Visibilities []string
+	Problems     []string
+	Saved        bool
+}
+
+func (pg *pages) renderSettings(w http.ResponseWriter, r *http.Request, status int, d adminSettingsData) {
+	d.Visibilities = visibilities
+	pg.t.Render(w, r, "admin_settings", web.Page{Title: "Settings · Admin area", Area: web.AreaAdmin, Section: "settings",
+		Status: status, Data: d})
+}
+
+// adminSettings is the instance's settings that change at run time.
+func (pg *pages) adminSettings(w http.ResponseWriter, r *http.Request) {
+	st, err := pg.svc.ApplicationSettings(r.Context())
+	if err != nil {
+		pg.adminFail(w, r, err)
+		return
+	}
+	pg.renderSettings(w, r, http.StatusOK, adminSettingsData{Settings: st, Saved: r.URL.Query().Get("done") == "saved"})
+}
+
+func (pg *pages) adminSaveSettings(w http.ResponseWriter, r *http.Request) {
+	projectVis, groupVis := r.PostFormValue("default_project_visibility"), r.PostFormValue("default_group_visibility")
+	_, err := pg.svc.UpdateApplicationSettings(r.Context(), AppSettingsFields{DefaultProjectVisibility: &projectVis,
+		DefaultGroupVisibility: &groupVis})
+	var fields project.FieldErrors
+	switch {
+	case err == nil:
+		pg.site.Redirect(w, r, "/admin/application_settings?done=saved")
+	case errors.As(err, &fields):
+		d := adminSettingsData{Settings: AppSettings{DefaultProjectVisibility: projectVis, DefaultGroupVisibility: groupVis}}
+		for field, texts := range fields {
+			for _, t := range texts {
+				d.Problems = append(d.Problems, strings.ReplaceAll(field, "_", " ")+" "+t)
+			}
+		}
+		slices.Sort(d.Problems)
+		pg.renderSettings(w, r, http.StatusBadRequest, d)
+	default:
+		pg.adminFail(w, r, err)
+	}
 }

@@ -361,6 +361,12 @@ func (s *Service) create(ctx context.Context, owner int64, in project.Fields) (*
 			return nil, project.Params(project.ErrInvalidValue, "visibility")
 		}
 		p.Visibility = *in.Visibility
+	} else {
+		settings, err := s.currentSettings(ctx)
+		if err != nil {
+			return nil, err
+		}
+		p.Visibility = settings.DefaultProjectVisibility
 	}
 	if in.TagList != nil {
 		p.TagList = append([]string{}, (*in.TagList)...)

@@ -181,5 +181,5 @@ var (
 
 // Tables lists the module's tables for bucket declaration.
 func Tables() []interface{ Buckets() []string } {
-	return []interface{ Buckets() []string }{namespaces, projects, members, stars, hooks}
+	return []interface{ Buckets() []string }{namespaces, projects, members, stars, hooks, appSettings}
 }
