@@ -44,6 +44,7 @@ func Module() fennec.Module {
 		fennec.Provide(internal.NewCommitPipelines, func(q *internal.CommitPipelines) cicd.Pipelines { return q }),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvidePages(internal.NewPages),
+		fennec.ProvidePages(internal.NewAdminStats),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideTokenResolver(internal.NewTokenResolver),
 		fennec.Provide(internal.NewScheduler),

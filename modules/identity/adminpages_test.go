@@ -57,7 +57,7 @@ func TestAdminArea(t *testing.T) {
 
 	t.Run("administrators see each page", func(t *testing.T) {
 		want := map[string][]string{
-			"/admin":                 {"<h1>Admin area</h1>", "Users", "Projects", "Groups", "Version", "Store", "Outbox backlog", `aria-label="Admin area"`},
+			"/admin":                 {"<h1>Admin area</h1>", "Users", "Projects", "Groups", "Runners online", "Version", "Store", "Outbox backlog", `aria-label="Admin area"`},
 			"/admin/users":           {"<h1>Users</h1>", "@root", `id="users-total"`},
 			"/admin/users/new":       {"New user", `name="reset_password"`},
 			"/admin/users/root":      {"@root", `id="user-admin">yes`},
