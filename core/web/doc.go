@@ -19,6 +19,9 @@
 //   - CSRF protection of every form (a token bound to the session, or a
 //     double-submit cookie before sign-in), checked before a handler runs;
 //   - HTML error pages and the sign-in redirect of anonymous visitors;
+//   - the areas' side navigation (AddSection), the admin area's gate
+//     (Admin) and its overview, whose figures the modules add
+//     (AddAdminStats), and the banner of an impersonating session;
 //   - compression, and every link and asset under the external URL's path,
 //     so the interface works mounted under a prefix;
 //   - a CI status's icon (the "ci-status" partial of a CIStatus) and a

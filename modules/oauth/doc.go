@@ -21,6 +21,13 @@
 // checked on every use, so blocking a user stops their tokens and ends
 // their sessions at once.
 //
+// Administrators impersonate a user from the admin area (POST
+// /admin/users/{username}/impersonate): the browser's own session acts as
+// that user, with a banner on every page, until POST
+// /admin/impersonation/stop turns it back (auth.Principal.Impersonator
+// names the administrator meanwhile). It is the one thing the pages do
+// with the service itself rather than its contract.
+//
 // Its contract is package provider (provider.Service: applications,
 // grants, token information and revocation, authorization requests, web
 // sessions), which every caller goes through, the module's own HTTP
