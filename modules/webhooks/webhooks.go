@@ -23,5 +23,6 @@ func Module() fennec.Module {
 		fennec.Provide(internal.NewService, func(s *internal.Service) webhook.Service { return s }),
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideRoutes(internal.NewRoutes),
+		fennec.ProvidePages(internal.NewPages),
 	)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/fennec-forge/fennec/core/workqueue"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 	"github.com/fennec-forge/fennec/modules/repository/gitread"
 	"github.com/fennec-forge/fennec/modules/webhooks/webhook"
 )
@@ -35,8 +36,11 @@ type Deps struct {
 	Set    webhook.Config
 	Access projects.Access
 	Hooks  projects.Hooks
-	Users  identity.Users
-	Repos  gitread.Reader
+	// Projects changes project hooks for the settings pages (the hooks
+	// are the projects module's records).
+	Projects project.Service
+	Users    identity.Users
+	Repos    gitread.Reader
 }
 
 // Service enqueues, sends and shows hook deliveries.
@@ -49,6 +53,7 @@ type Service struct {
 	cfg    webhook.Config
 	access projects.Access
 	hooks  projects.Hooks
+	proj   project.Service
 	users  identity.Users
 	repos  gitread.Reader
 	guard  *netguard.Guard
@@ -63,7 +68,7 @@ type Service struct {
 func NewService(d Deps) *Service {
 	s := &Service{
 		db: d.DB, bus: d.Bus, log: d.Log.Named("webhooks"), url: d.URL, box: d.Box, cfg: d.Set,
-		access: d.Access, hooks: d.Hooks, users: d.Users, repos: d.Repos,
+		access: d.Access, hooks: d.Hooks, proj: d.Projects, users: d.Users, repos: d.Repos,
 		guard: netguard.New(d.Config.AllowLocalRequests), now: time.Now,
 	}
 	s.clients = newHookClients(s.guard, s.cfg.Timeout)
