@@ -279,7 +279,7 @@ func TestSystemHookPages(t *testing.T) {
 	root.Get(t, "/admin/hooks/"+id+"/hook_logs/999999").Want(t, "unknown entry", 404)
 	root.Get(t, "/admin/hooks/x/edit").Want(t, "bad id", 404)
 
-	confirm := root.Get(t, "/admin/hooks/" + id + "/delete")
+	confirm := root.Get(t, "/admin/hooks/"+id+"/delete")
 	confirm.Want(t, "confirm", 200, `action="/admin/hooks/`+id+`/delete"`)
 	root.Post(t, "/admin/hooks/"+id+"/delete", url.Values{"authenticity_token": {confirm.CSRF()}}).
 		WantRedirect(t, "delete", http.StatusSeeOther, "/admin/hooks")
