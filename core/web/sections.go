@@ -152,3 +152,51 @@ func mustUnder(pattern, root string) {
 		panic("web: " + pattern + " is not under " + root)
 	}
 }
+
+// ProjectSettings serves a page of a project's settings at
+// "/<full path>/-/settings/<name>/<rest>" for pattern "METHOD name"
+// ("GET repository", "POST ci_cd"). Such pages belong to several modules
+// (the repository module's protected branches, the CI module's
+// variables) under one key of Project, "settings", which the site
+// therefore keeps for itself and hands on by name. The handler reads the
+// project's full path with r.PathValue("owner") and what follows the
+// name with r.PathValue("rest"), as a Project page does.
+func (s *Site) ProjectSettings(pattern string, h http.HandlerFunc) {
+	method, name, ok := strings.Cut(pattern, " ")
+	if !ok || method == "" || name == "" || strings.Contains(name, "/") {
+		panic("web: a settings page's pattern is \"METHOD name\": " + pattern)
+	}
+	s.mu.Lock()
+	if s.settings == nil {
+		s.settings = map[string]http.HandlerFunc{}
+	}
+	if _, dup := s.settings[pattern]; dup {
+		s.mu.Unlock()
+		panic("web: two settings pages for " + pattern)
+	}
+	s.settings[pattern] = h
+	_, served := s.scoped[scopeProject][method+" settings"]
+	s.mu.Unlock()
+	if !served {
+		s.Project(method+" settings", s.serveSettings)
+	}
+}
+
+// serveSettings hands a request under "/-/settings/" to the page of its
+// name (ProjectSettings), with rest what follows the name; the 404 page
+// for a name no module serves.
+func (s *Site) serveSettings(w http.ResponseWriter, r *http.Request) {
+	name, rest, _ := strings.Cut(r.PathValue("rest"), "/")
+	s.mu.RLock()
+	h := s.settings[r.Method+" "+name]
+	if h == nil && r.Method == http.MethodHead {
+		h = s.settings[http.MethodGet+" "+name]
+	}
+	s.mu.RUnlock()
+	if h == nil {
+		s.NotFound(w, r)
+		return
+	}
+	r.SetPathValue("rest", rest)
+	h(w, r)
+}

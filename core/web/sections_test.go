@@ -33,6 +33,11 @@ func areaProbe(s *web.Site) {
 		t.Render(w, r, "probe", web.Page{Title: "Settings", Area: web.AreaProjectSettings, Section: "general",
 			Project: &web.Project{FullPath: r.PathValue("owner"), Name: "P", Level: 40, Features: map[string]bool{"builds_enabled": false}}})
 	})
+	for _, name := range []string{"probe_a", "probe_b"} {
+		s.ProjectSettings("GET "+name, func(w http.ResponseWriter, r *http.Request) {
+			t.Render(w, r, "probe", web.Page{Title: name, Data: r.PathValue("owner") + " rest=" + r.PathValue("rest")})
+		})
+	}
 	s.Group("GET probe_members", func(w http.ResponseWriter, r *http.Request) {
 		t.Render(w, r, "probe", web.Page{Title: "Members", Area: web.AreaGroupSettings, Section: "members",
 			Group: &web.Group{FullPath: r.PathValue("owner"), Name: "G", Level: 50}})
@@ -79,6 +84,12 @@ func TestSiteAreasHaveTheirNavigationAndDoors(t *testing.T) {
 	if strings.Contains(p.Body, `aria-label="User settings"`) {
 		t.Error("a project settings page shows the profile's navigation")
 	}
+
+	// Pages under "/-/settings/" of several modules share the key.
+	root.Get(t, "/grp/proj/-/settings/probe_a").Want(t, "settings page a", 200, "<h1>probe_a</h1>", `<p id="data">grp/proj rest=</p>`)
+	root.Get(t, "/grp/proj/-/settings/probe_b/x%2Fy/z").Want(t, "settings page b", 200, "<h1>probe_b</h1>", `<p id="data">grp/proj rest=x/y/z</p>`)
+	root.Get(t, "/grp/proj/-/settings/nothing").Want(t, "unknown settings page", 404, "Page not found")
+	root.Get(t, "/grp/proj/-/settings").Want(t, "settings without a name", 404, "Page not found")
 }
 
 // TestSiteAreaHelpersRefuseOtherPaths: a profile or admin page registered
@@ -89,6 +100,7 @@ func TestSiteAreaHelpersRefuseOtherPaths(t *testing.T) {
 		func(s *web.Site) { s.Admin("GET /administrator", nil) },
 		func(s *web.Site) { s.Profile("GET /profiles", nil) },
 		func(s *web.Site) { s.AddSection(web.Section{Area: "nowhere"}) },
+		func(s *web.Site) { s.ProjectSettings("GET a/b", nil) },
 	} {
 		func() {
 			defer func() {

@@ -32,6 +32,9 @@ type Site struct {
 	projectTabs []ProjectTab
 	sections    []Section
 	stats       []adminStats // the admin overview's figures (admin.go)
+	// settings are the pages under a project's "/-/settings/", by
+	// "METHOD name" (sections.go).
+	settings map[string]http.HandlerFunc
 	// scoped are the pages under a project's or a group's "/-/", by scope
 	// (scopeProject, scopeGroup), then "METHOD key".
 	scoped map[string]map[string]http.Handler
