@@ -50,6 +50,7 @@ func NewPages(d PagesDeps) fennec.Pages {
 		site.SetCommitStatus(pg.commitStatus)
 		registerPipelinePages(site, pg)
 		registerEnvironmentPages(site, pg)
+		registerSettingsPages(site, d.Service)
 		// The badges: httppagesbadges.go.
 		site.Path(pg.serveBadge)
 		registerJobPages(site, pg)

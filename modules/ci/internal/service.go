@@ -20,6 +20,7 @@ import (
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
+	"github.com/fennec-forge/fennec/modules/projects/project"
 	"github.com/fennec-forge/fennec/modules/repository"
 	"github.com/fennec-forge/fennec/modules/repository/gitread"
 	"github.com/fennec-forge/fennec/modules/repository/release"
@@ -55,6 +56,8 @@ type Service struct {
 	wake chan struct{}
 	// runnersTokens finds a project by its runners_token (registration).
 	runnersTokens projects.RunnersTokens
+	// projects changes a project's shared runners switch (settings.go).
+	projects project.Service
 	// runnerQueue holds the runners' waiting job requests.
 	runnerQueue *runnerQueue
 	// runnerSeen is when each runner job last reported (trace or
@@ -117,11 +120,14 @@ type Deps struct {
 	Merges     repository.Merges
 	Releases   release.Service `optional:"true"`
 	Runners    projects.RunnersTokens
-	Server     Server
-	Box        *sealed.Box
-	Core       fconfig.Config
-	Config     cicd.Config
-	Log        *zap.Logger
+	// Projects changes the project's shared runners switch for the CI/CD
+	// settings page (the switch is the project's record).
+	Projects project.Service
+	Server   Server
+	Box      *sealed.Box
+	Core     fconfig.Config
+	Config   cicd.Config
+	Log      *zap.Logger
 }
 
 // NewService builds the module's service.
@@ -130,6 +136,7 @@ func NewService(d Deps) (*Service, error) {
 		log: d.Log.Named("ci"), dir: filepath.Join(d.Core.Data, "ci"), now: func() time.Time { return time.Now().UTC() },
 		wake: make(chan struct{}, 1), reapEvery: reapInterval, runnersTokens: d.Runners, runnerQueue: newRunnerQueue(),
 		scheduleWake: make(chan struct{}, 1), bridgeWake: make(chan struct{}, 1)}
+	s.projects = d.Projects
 	if d.Config.RemoteIncludes {
 		s.remote = newRemoteFetcher(netguard.New(d.Core.AllowLocalRequests), remoteIncludeTimeout)
 	}

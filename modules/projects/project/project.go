@@ -202,6 +202,13 @@ type RepositoryState interface {
 // project's runner). ErrNotFound when no project has it.
 type RunnersTokens interface {
 	ProjectIDByRunnersToken(ctx context.Context, token string) (int64, error)
+	// RunnersToken is project projectID's runners_token, for its CI/CD
+	// settings page; ResetRunnersToken gives the project a new one (the
+	// old one registers no more runners; registered runners keep their
+	// own). Neither checks who asks: the CI module asks Access (Master)
+	// first. ErrNotFound when there is no such project.
+	RunnersToken(ctx context.Context, projectID int64) (string, error)
+	ResetRunnersToken(ctx context.Context, projectID int64) (string, error)
 }
 
 // SSHEndpoint lets the module that serves git over SSH say where clients
