@@ -39,3 +39,38 @@ func TestDeliveryLogRetention(t *testing.T) {
 		t.Errorf("log %v", log)
 	}
 }
+
+// A hook's log keeps its latest 200 attempts whatever the traffic: each
+// attempt past them removes the oldest, in the attempt's transaction.
+func TestDeliveryLogIsBoundedPerHook(t *testing.T) {
+	t.Parallel()
+	e := start(t, true)
+	alice := e.CreateUser(t, "alice")
+	p := stocktest.NewProject(t, alice.Client, "busy", "private")
+	rcv := newReceiver(t)
+	h := addHook(t, alice.Client, p.ID, rcv.URL+"/b", "")
+	other := addHook(t, alice.Client, p.ID, rcv.URL+"/o", "")
+	commitFile(t, alice.Client, p.ID, "master", "a", "1")
+	waitEvents(t, e, alice.Token, p.ID, int64(h.ID), 1)
+	waitEvents(t, e, alice.Token, p.ID, int64(other.ID), 1)
+	path := fmt.Sprintf("/projects/%d/hooks/%d/test/push_events", p.ID, h.ID)
+	for i := 0; i < 205; i++ {
+		if st, raw := e.call(t, alice.Token, "POST", path, nil); st != 201 {
+			t.Fatalf("test %d: %d %s", i, st, raw)
+		}
+	}
+	total := func(hook int64) string {
+		resp := e.Do(t, "GET", fmt.Sprintf("/api/v4/projects/%d/hooks/%d/events?per_page=1", p.ID, hook), nil, "PRIVATE-TOKEN", alice.Token)
+		resp.Body.Close()
+		return resp.Header.Get("X-Total")
+	}
+	if got := total(h.ID); got != "200" {
+		t.Errorf("the busy hook's log holds %s attempts, want 200", got)
+	}
+	if got := total(other.ID); got != "1" {
+		t.Errorf("the other hook's log holds %s attempts, want 1", got)
+	}
+	if log := hookEvents(t, e, alice.Token, p.ID, int64(h.ID)); len(log) == 0 || log[0]["trigger"] != "push_events" {
+		t.Errorf("newest entry: %v", log[:min(1, len(log))])
+	}
+}

@@ -98,7 +98,7 @@ func (s *Service) deliver(ctx context.Context, job *workqueue.Job) error {
 		s.log.Warn("webhooks: delivery given up", zap.String("hook", d.Hook), zap.String("trigger", d.Trigger),
 			zap.Int("attempt", e.Attempt), zap.Int("status", e.ResponseStatus), zap.String("error", e.Error))
 	}
-	job.Record(func(tx *store.Tx) error { return deliveryLog.Insert(tx, e) })
+	job.Record(func(tx *store.Tx) error { return logAttempt(tx, e) })
 	if e.Outcome == outcomeRetrying {
 		return errRetry{e}
 	}

@@ -165,7 +165,7 @@ func (s *Service) sendNow(ctx context.Context, sys bool, projectID, hookID int64
 	if e.Outcome == outcomeRetrying {
 		e.Outcome = outcomeFailed // a manual attempt is not retried
 	}
-	if err := s.db.Update(ctx, func(tx *store.Tx) error { return deliveryLog.Insert(tx, e) }); err != nil {
+	if err := s.db.Update(ctx, func(tx *store.Tx) error { return logAttempt(tx, e) }); err != nil {
 		return nil, err
 	}
 	return e, nil

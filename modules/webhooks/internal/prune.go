@@ -10,6 +10,33 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 )
 
+// maxLogPerHook bounds a hook's delivery log whatever its traffic: past
+// it, each new attempt removes the hook's oldest (the retention prunes
+// the rest by age). A busy hook's log thus stays a few megabytes at most
+// (bodies up to maxResponseBody back), and its page a bounded read.
+const maxLogPerHook = 200
+
+// logAttempt records an attempt in its hook's log within tx, the
+// transaction that moves the delivery's queue (or a manual attempt's
+// own), and drops the hook's oldest entries beyond maxLogPerHook.
+func logAttempt(tx *store.Tx, e *LogEntry) error {
+	if err := deliveryLog.Insert(tx, e); err != nil {
+		return err
+	}
+	ids, err := deliveryLog.IDsBy(tx, "hook", e.Hook)
+	if err != nil {
+		return err
+	}
+	// Ids grow with time: the first are the oldest.
+	for len(ids) > maxLogPerHook {
+		if err := deliveryLog.Delete(tx, ids[0]); err != nil {
+			return err
+		}
+		ids = ids[1:]
+	}
+	return nil
+}
+
 // errStop ends a walk early.
 var errStop = errors.New("stop")
 
