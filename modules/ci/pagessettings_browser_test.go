@@ -65,6 +65,11 @@ func TestCISettingsPagesInChromium(t *testing.T) {
 	must("remove variable", chromedp.Do(tab, chromedp.Navigate(s.URL+"/root/built/-/settings/ci_cd/variables/DEPLOY_KEY/delete"),
 		chromedp.WaitVisible(chromedp.CSS("main form"))))
 	check("variable remove")
+	if _, _, err := s.Client.Groups.CreateGroup(&gitlab.CreateGroupOptions{Name: gitlab.Ptr("Crew"), Path: gitlab.Ptr("crew")}); err != nil {
+		t.Fatal(err)
+	}
+	must("group settings", chromedp.Do(tab, chromedp.Navigate(s.URL+"/groups/crew/-/settings/ci_cd"), chromedp.WaitVisible(chromedp.CSS("#variable-key"))))
+	check("group ci settings")
 	must("admin runners", chromedp.Do(tab, chromedp.Navigate(s.URL+"/admin/runners"), chromedp.WaitVisible(chromedp.CSS("ul.runners"))))
 	check("admin runners")
 	if list, _, _ := s.Client.Runners.ListAllRunners(&gitlab.ListRunnersOptions{}); len(list) != 2 {

@@ -284,3 +284,69 @@ func TestAdminRunnersPage(t *testing.T) {
 		t.Fatal("the token was not reset")
 	}
 }
+
+// TestGroupCISettingsPage: a group's Masters manage its variables on the
+// group's CI/CD settings page (values never in a page); Developers,
+// strangers and anonymous visitors find no such page and change nothing.
+func TestGroupCISettingsPage(t *testing.T) {
+	t.Parallel()
+	s := startRunners(t)
+	alice, dev, bob := s.CreateUser(t, "alice"), s.CreateUser(t, "dev"), s.CreateUser(t, "bob")
+	g, _, err := s.Client.Groups.CreateGroup(&gitlab.CreateGroupOptions{Name: gitlab.Ptr("Team"), Path: gitlab.Ptr("team"),
+		Visibility: gitlab.Ptr(gitlab.PrivateVisibility)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, level := range map[int64]gitlab.AccessLevelValue{alice.ID: gitlab.MaintainerPermissions, dev.ID: gitlab.DeveloperPermissions} {
+		if _, _, err := s.Client.GroupMembers.AddGroupMember(g.ID, &gitlab.AddGroupMemberOptions{UserID: gitlab.Ptr(id), AccessLevel: gitlab.Ptr(level)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const base, value, newValue = "/groups/team/-/settings/ci_cd", "group-secret-value-1", "group-secret-value-2"
+	var pages pageLog
+	a := s.SignedIn(t, "alice", alice.Password)
+	page := pages.add(a.Get(t, base))
+	page.Want(t, "group settings", 200, `<h1>CI/CD settings</h1>`, `<a href="/groups/team/-/settings/ci_cd" aria-current="page">CI/CD</a>`,
+		`No variables yet.`, `<form method="post" action="/groups/team/-/settings/ci_cd/variables" class="variable-form">`)
+	csrf := page.CSRF()
+	pages.add(a.Post(t, base+"/variables", url.Values{"authenticity_token": {csrf}, "key": {"no spaces"}, "value": {value}})).
+		Want(t, "bad key", 422, `The variable was not added:`)
+	pages.add(a.Post(t, base+"/variables", url.Values{"authenticity_token": {csrf}, "key": {"GROUP_VAR"}, "value": {value}})).
+		WantRedirect(t, "add", http.StatusSeeOther, base+"#variables")
+	pages.add(a.Get(t, base)).Want(t, "with variable", 200, `<td class="mono">GROUP_VAR</td>`)
+	pages.add(a.Get(t, base+"/variables/GROUP_VAR/edit")).Want(t, "edit", 200, `Edit variable <span class="mono">GROUP_VAR</span>`)
+	pages.add(a.Post(t, base+"/variables/GROUP_VAR", url.Values{"authenticity_token": {csrf}, "value": {""}, "protected": {"1"}}))
+	v, _, err := s.Client.GroupVariables.GetVariable(g.ID, "GROUP_VAR", nil)
+	if err != nil || v.Value != value || !v.Protected {
+		t.Fatalf("after a blank edit: %+v %v", v, err)
+	}
+	pages.add(a.Post(t, base+"/variables/GROUP_VAR", url.Values{"authenticity_token": {csrf}, "value": {newValue}}))
+	if v, _, _ := s.Client.GroupVariables.GetVariable(g.ID, "GROUP_VAR", nil); v.Value != newValue || v.Protected {
+		t.Fatalf("after an edit: %+v", v)
+	}
+
+	d := s.SignedIn(t, "dev", dev.Password)
+	devCSRF := pages.add(d.Get(t, "/")).CSRF()
+	b := s.SignedIn(t, "bob", bob.Password)
+	for _, path := range []string{base, base + "/variables/GROUP_VAR/edit", base + "/variables/GROUP_VAR/delete"} {
+		pages.add(d.Get(t, path)).Want(t, "developer "+path, 404)
+		pages.add(b.Get(t, path)).Want(t, "stranger "+path, 404)
+		wantSignInPage(t, "anonymous "+path, s.NewBrowser(t).Get(t, path))
+	}
+	for _, path := range []string{base + "/variables", base + "/variables/GROUP_VAR", base + "/variables/GROUP_VAR/delete"} {
+		pages.add(d.Post(t, path, url.Values{"authenticity_token": {devCSRF}, "key": {"DEV"}, "value": {"dev"}})).Want(t, "developer POST "+path, 404)
+	}
+	for _, path := range []string{"/groups/team/-/settings", "/groups/team/-/settings/nope", base + "/variables/GROUP_VAR/nope", "/groups/nogroup/-/settings/ci_cd"} {
+		pages.add(a.Get(t, path)).Want(t, "unknown "+path, 404)
+	}
+	if vars, _, _ := s.Client.GroupVariables.ListVariables(g.ID, nil); len(vars) != 1 || vars[0].Value != newValue {
+		t.Fatalf("a Developer's forms changed the variables: %+v", vars)
+	}
+	confirm := pages.add(a.Get(t, base+"/variables/GROUP_VAR/delete"))
+	pages.add(a.Post(t, base+"/variables/GROUP_VAR/delete", url.Values{"authenticity_token": {confirm.CSRF()}})).
+		WantRedirect(t, "remove", http.StatusSeeOther, base+"#variables")
+	if vars, _, _ := s.Client.GroupVariables.ListVariables(g.ID, nil); len(vars) != 0 {
+		t.Fatalf("not removed: %+v", vars)
+	}
+	pages.wantNone(t, value, newValue)
+}

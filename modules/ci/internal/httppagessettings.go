@@ -11,6 +11,7 @@ package internal
 // (every page is no-store).
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -44,6 +45,10 @@ func registerSettingsPages(site *web.Site, s *Service) {
 	site.AddSection(web.Section{Area: web.AreaAdmin, Key: "runners", Label: "Runners", Path: "/admin/runners", Order: 50})
 	site.ProjectSettings("GET ci_cd", pg.projectGet)
 	site.ProjectSettings("POST ci_cd", pg.projectPost)
+	site.AddSection(web.Section{Area: web.AreaGroupSettings, Key: "ci_cd", Label: "CI/CD", Path: "/-/settings/ci_cd",
+		Order: 40, MinLevel: int(projects.Master)})
+	site.Group("GET settings", pg.groupGet)
+	site.Group("POST settings", pg.groupPost)
 	site.Admin("GET /admin/runners", func(w http.ResponseWriter, r *http.Request) { pg.adminRunners(w, r, false) })
 	site.Admin("POST /admin/runners/token/reveal", func(w http.ResponseWriter, r *http.Request) { pg.adminRunners(w, r, true) })
 	site.Admin("GET /admin/runners/token/reset", pg.adminResetForm)
@@ -56,7 +61,7 @@ func registerSettingsPages(site *web.Site, s *Service) {
 // settings are not for its Developers: a refusal is the missing page, as
 // for a project the visitor may not see.
 var settingsRefusals = web.Refusals{Page: "ci settings page", SignIn: []error{auth.ErrUnauthorized},
-	Missing: []error{projects.ErrNotFound, projects.ErrForbidden, cicd.ErrVariableNotFound, cicd.ErrRunnerNotFound,
+	Missing: []error{projects.ErrNotFound, projects.ErrForbidden, projects.ErrGroupNotFound, cicd.ErrVariableNotFound, cicd.ErrRunnerNotFound,
 		cicd.ErrAdminOnly, cicd.ErrNoRunnerAccess},
 	Forbidden: []error{cicd.ErrRunnerIsShared, cicd.ErrRunnerLocked, cicd.ErrRunnerHasProjects}}
 
@@ -172,23 +177,13 @@ func (pg *settingsPages) projectGet(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case rest == "":
 		pg.projectSettings(w, r, owner, cicdData{}, http.StatusOK)
-	case len(parts) == 3 && parts[0] == "variables" && parts[2] == "edit":
-		pg.variableForm(w, r, owner, parts[1], "", http.StatusOK)
-	case len(parts) == 3 && parts[0] == "variables" && parts[2] == "delete":
-		info, err := pg.s.CISettings(r.Context(), owner)
+	case len(parts) == 3 && parts[0] == "variables":
+		sc, err := pg.projectScope(r, owner)
 		if err != nil {
 			pg.fail(w, r, err)
 			return
 		}
-		v, err := pg.s.ProjectVariable(r.Context(), owner, parts[1])
-		if err != nil {
-			pg.fail(w, r, err)
-			return
-		}
-		pg.t.Render(w, r, "confirm", pg.projectPage(info, "Remove variable", confirmData{Heading: "Remove variable",
-			Text:   "Remove the variable " + v.Key + "? Jobs will no longer get it. This cannot be undone.",
-			Action: pg.site.URL(pg.base(info) + "/variables/" + web.EscapePath(v.Key) + "/delete"), Button: "Remove variable",
-			CancelHref: pg.site.URL(pg.base(info))}, 0, web.Crumb{Label: "Remove " + v.Key}))
+		pg.variableGet(w, r, sc, parts[1], parts[2])
 	case rest == "runners_token/reset":
 		info, err := pg.s.CISettings(r.Context(), owner)
 		if err != nil {
@@ -214,18 +209,12 @@ func (pg *settingsPages) projectSettings(w http.ResponseWriter, r *http.Request,
 		return
 	}
 	base := pg.base(info)
-	vars, _, err := pg.s.ProjectVariables(ctx, owner, 0, maxSettingsVariables)
-	if err != nil {
+	if err := pg.listVariables(ctx, &d, base, func(ctx context.Context) ([]cicd.SecretVariable, int, error) {
+		return pg.s.ProjectVariables(ctx, owner, 0, maxSettingsVariables)
+	}); err != nil {
 		pg.fail(w, r, err)
 		return
 	}
-	for _, v := range vars {
-		href := base + "/variables/" + web.EscapePath(v.Key)
-		// v.Value is dropped here: no page shows a variable's value.
-		d.Variables = append(d.Variables, variableRow{Key: v.Key, Protected: v.Protected,
-			EditHref: pg.site.URL(href + "/edit"), DeleteHref: pg.site.URL(href + "/delete")})
-	}
-	d.VariableAction = pg.site.URL(base + "/variables")
 	runners, _, err := pg.s.ProjectRunners(ctx, owner, "", 0, maxSettingsRunners)
 	if err != nil {
 		pg.fail(w, r, err)
@@ -265,24 +254,6 @@ func (pg *settingsPages) projectSettings(w http.ResponseWriter, r *http.Request,
 	pg.t.Render(w, r, "cicd", pg.projectPage(info, "CI/CD settings", d, status))
 }
 
-// variableForm is a variable's edit form: its key and protection, never
-// its value.
-func (pg *settingsPages) variableForm(w http.ResponseWriter, r *http.Request, owner, key, problem string, status int) {
-	info, err := pg.s.CISettings(r.Context(), owner)
-	if err != nil {
-		pg.fail(w, r, err)
-		return
-	}
-	v, err := pg.s.ProjectVariable(r.Context(), owner, key)
-	if err != nil {
-		pg.fail(w, r, err)
-		return
-	}
-	pg.t.Render(w, r, "variable", pg.projectPage(info, "Edit variable "+v.Key, variableEditData{Key: v.Key, Protected: v.Protected,
-		Problem: problem, Action: pg.site.URL(pg.base(info) + "/variables/" + web.EscapePath(v.Key)),
-		CancelHref: pg.site.URL(pg.base(info))}, status, web.Crumb{Label: "Edit " + v.Key}))
-}
-
 // variableProblem is the text of a refused variable, "" for another error.
 func variableProblem(err error) string {
 	var missing *cicd.MissingError
@@ -305,42 +276,13 @@ func (pg *settingsPages) projectPost(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(rest, "/")
 	form := r.PostForm
 	switch {
-	case rest == "variables":
-		in := cicd.VariableFields{Protected: boolPtr(form.Get("protected") != "")}
-		if k := strings.TrimSpace(form.Get("key")); k != "" {
-			in.Key = &k
-		}
-		if v := form.Get("value"); v != "" {
-			in.Value = &v
-		}
-		_, err := pg.s.CreateProjectVariable(ctx, owner, in)
-		if p := variableProblem(err); p != "" {
-			// The value typed is not written back: no page holds one.
-			pg.projectSettings(w, r, owner, cicdData{Problem: "The variable was not added: " + p,
-				NewKey: form.Get("key"), NewProtected: *in.Protected}, http.StatusUnprocessableEntity)
-			return
-		}
+	case parts[0] == "variables":
+		sc, err := pg.projectScope(r, owner)
 		if err != nil {
 			pg.fail(w, r, err)
 			return
 		}
-		pg.site.Redirect(w, r, base+"#variables")
-	case len(parts) == 2 && parts[0] == "variables":
-		in := cicd.VariableFields{Protected: boolPtr(form.Get("protected") != "")}
-		if v := form.Get("value"); v != "" {
-			in.Value = &v // blank keeps the value, which the form cannot show
-		}
-		if _, err := pg.s.UpdateProjectVariable(ctx, owner, parts[1], in); err != nil {
-			pg.fail(w, r, err)
-			return
-		}
-		pg.site.Redirect(w, r, base+"#variables")
-	case len(parts) == 3 && parts[0] == "variables" && parts[2] == "delete":
-		if _, err := pg.s.DeleteProjectVariable(ctx, owner, parts[1]); err != nil {
-			pg.fail(w, r, err)
-			return
-		}
-		pg.site.Redirect(w, r, base+"#variables")
+		pg.variablePost(w, r, sc, parts[1:])
 	case rest == "runners_token/reveal":
 		token, err := pg.s.ProjectRunnersToken(ctx, owner)
 		if err != nil {

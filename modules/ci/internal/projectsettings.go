@@ -21,6 +21,16 @@ func (s *Service) CISettings(ctx context.Context, ref string) (projects.ProjectI
 	return s.access.Require(ctx, ref, projects.AdminProject)
 }
 
+// GroupCISettings is the group as its Masters and Owners see it, for
+// its CI/CD settings (projects.ErrForbidden for anyone else who sees it).
+func (s *Service) GroupCISettings(ctx context.Context, ref string) (projects.GroupInfo, error) {
+	g, err := s.teams.ResolveGroup(ctx, ref)
+	if err == nil && g.Level < projects.Master {
+		err = projects.ErrForbidden
+	}
+	return g, err
+}
+
 // ProjectRunnersToken is the project's runners registration token, for
 // its Masters.
 func (s *Service) ProjectRunnersToken(ctx context.Context, ref string) (string, error) {
