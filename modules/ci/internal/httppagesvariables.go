@@ -45,7 +45,9 @@ func (pg *settingsPages) projectScope(r *http.Request, owner string) (variableSc
 		settings: func(w http.ResponseWriter, r *http.Request, d cicdData, status int) {
 			pg.projectSettings(w, r, owner, d, status)
 		},
-		get: func(ctx context.Context, key string) (cicd.SecretVariable, error) { return pg.s.ProjectVariable(ctx, owner, key) },
+		get: func(ctx context.Context, key string) (cicd.SecretVariable, error) {
+			return pg.s.ProjectVariable(ctx, owner, key)
+		},
 		create: func(ctx context.Context, in cicd.VariableFields) (cicd.SecretVariable, error) {
 			return pg.s.CreateProjectVariable(ctx, owner, in)
 		},
@@ -80,7 +82,9 @@ func (pg *settingsPages) groupScope(r *http.Request, ref string) (variableScope,
 			}
 			pg.t.Render(w, r, "group_cicd", page("CI/CD settings", d, status))
 		},
-		get: func(ctx context.Context, key string) (cicd.SecretVariable, error) { return pg.s.GroupVariable(ctx, ref, key) },
+		get: func(ctx context.Context, key string) (cicd.SecretVariable, error) {
+			return pg.s.GroupVariable(ctx, ref, key)
+		},
 		create: func(ctx context.Context, in cicd.VariableFields) (cicd.SecretVariable, error) {
 			return pg.s.CreateGroupVariable(ctx, ref, in)
 		},
