@@ -75,6 +75,10 @@ func TestProjectHookPages(t *testing.T) {
 	again.Want(t, "bad url", 422, `The hook was not added: The URL is not valid`, `value="ftp://x.example/&lt;b&gt;"`,
 		`name="tag_push_events" value="1" checked`)
 	again.WantNot(t, "bad url", secret, `name="push_events" value="1" checked`)
+	long := url.Values{"authenticity_token": {list.CSRF()}, "url": {"http://x.example/" + strings.Repeat("a", 2100)}, "push_events": {"1"}}
+	root.Post(t, "/root/hooked/-/hooks", long).Want(t, "long url", 422, `The hook was not added: The URL is not valid`)
+	huge := url.Values{"authenticity_token": {list.CSRF()}, "url": {rcv.URL}, "token": {strings.Repeat("t", 4<<20)}}
+	root.Post(t, "/root/hooked/-/hooks", huge).Want(t, "huge form", 413)
 	if hooks, _, _ := e.Client.Projects.ListProjectHooks(p.ID, nil); len(hooks) != 0 {
 		t.Fatalf("refused forms added %d hooks", len(hooks))
 	}
