@@ -4,9 +4,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/fennec-forge/fennec/core/fennectest"
 	"github.com/fennec-forge/fennec/core/fennectest/chrome"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
@@ -67,8 +69,14 @@ func TestHookPagesInChromium(t *testing.T) {
 		t.Errorf("the entry reads request %.200q, response %q, headers %q", request, response, headers)
 	}
 	check("hook delivery")
-	must("resend", chromedp.Do(tab, chromedp.Click(chromedp.CSS(`form.hook-resend button`)),
-		chromedp.WaitVisible(chromedp.CSS("#response-body"))))
+	// The resend's answer is another entry's page: wait for its heading,
+	// since the old page has a response too.
+	first := text("main h1")
+	must("resend", chromedp.Do(tab, chromedp.Click(chromedp.CSS(`form.hook-resend button`))))
+	fennectest.Poll(t, 10*time.Second, func() (bool, string) {
+		h, err := chromedp.Run(tab, chromedp.Text(chromedp.CSS("main h1")))
+		return err == nil && h != first && strings.HasPrefix(h, "Delivery "), "the resent delivery's page: " + h
+	})
 	if response = text("#response-body"); response != "received 2" {
 		t.Errorf("the resent entry's response: %q", response)
 	}
