@@ -314,49 +314,86 @@ type traceChunkView struct {
 // traceChunk answers the log's complete lines from ?offset= (where the
 // page's last answer ended, with its ?state=), at most traceChunkMax
 // bytes, the job's status and whether the log is complete.
+//
+// With wait=1 a request with nothing new to answer (no line past the
+// offset, the job still running and its status the ?status= the page
+// shows) waits for the job's trace to grow or its status to change, at
+// most the service's limit or until the visitor leaves, then answers as
+// without it. When the process already has its most waiters, it answers
+// at once: the page then asks again a second later.
 func (jp *jobPages) traceChunk(w http.ResponseWriter, r *http.Request, id cicd.JobID) {
 	ctx := r.Context()
-	owner := r.PathValue("owner")
-	offset, err := strconv.ParseInt(r.URL.Query().Get("offset"), 10, 64)
+	q := r.URL.Query()
+	offset, err := strconv.ParseInt(q.Get("offset"), 10, 64)
 	if err != nil || offset < 0 {
 		jp.site.ErrorMessage(w, r, http.StatusBadRequest, "Invalid request", "The offset is not a number of bytes.")
 		return
 	}
-	j, err := jp.s.Job(ctx, owner, id)
+	var changed <-chan struct{}
+	release, wait := func() {}, q.Get("wait") == "1"
+	if wait {
+		// Watching before the first read: a change between the read and
+		// the wait still wakes it. The job's id is checked by the read.
+		changed, release, wait = jp.s.traceWaits.watch(int64(id))
+	}
+	defer release()
+	out, err := jp.readChunk(ctx, r.PathValue("owner"), id, offset, q.Get("state"))
+	if err == nil && wait && len(out.Parts) == 0 && !out.Complete && (q.Get("status") == "" || q.Get("status") == out.Status) {
+		limit := time.NewTimer(jp.s.traceWaits.limit)
+		select {
+		case <-changed:
+		case <-limit.C:
+		case <-ctx.Done():
+		}
+		limit.Stop()
+		release()
+		if ctx.Err() != nil {
+			return // the visitor left: nobody reads an answer
+		}
+		out, err = jp.readChunk(ctx, r.PathValue("owner"), id, offset, q.Get("state"))
+	}
 	if err != nil {
 		jp.failed(w, r, err)
 		return
-	}
-	out := traceChunkView{Offset: offset, State: r.URL.Query().Get("state"), Status: j.Status, Complete: !logLive(j.Status),
-		Parts: []tracePart{}}
-	f, err := jp.s.TraceFrom(ctx, owner, id, offset)
-	switch {
-	case errors.Is(err, cicd.ErrNoTrace):
-	case err != nil:
-		jp.failed(w, r, err)
-		return
-	default:
-		defer f.Content.Close()
-		if offset < f.Size {
-			data, err := io.ReadAll(io.LimitReader(f.Content, traceChunkMax))
-			if err != nil {
-				jp.failed(w, r, err)
-				return
-			}
-			out.More = len(data) == traceChunkMax && offset+int64(len(data)) < f.Size
-			last := out.Complete && offset+int64(len(data)) >= f.Size
-			parts, n, st := renderTrace(data, decodeTraceState(out.State), last)
-			if n > 0 {
-				out.Parts, out.Offset, out.State = parts, offset+int64(n), st.encode()
-			}
-			// Not complete until the page has every line.
-			out.Complete = out.Complete && out.Offset >= f.Size
-		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	_ = json.NewEncoder(w).Encode(out)
+}
+
+// readChunk is trace.json's answer from offset with the page's state,
+// read as the visitor (the job's permission checked each time).
+func (jp *jobPages) readChunk(ctx context.Context, owner string, id cicd.JobID, offset int64, state string) (traceChunkView, error) {
+	j, err := jp.s.Job(ctx, owner, id)
+	if err != nil {
+		return traceChunkView{}, err
+	}
+	out := traceChunkView{Offset: offset, State: state, Status: j.Status, Complete: !logLive(j.Status),
+		Parts: []tracePart{}}
+	f, err := jp.s.TraceFrom(ctx, owner, id, offset)
+	switch {
+	case errors.Is(err, cicd.ErrNoTrace):
+		return out, nil
+	case err != nil:
+		return traceChunkView{}, err
+	}
+	defer f.Content.Close()
+	if offset < f.Size {
+		data, err := io.ReadAll(io.LimitReader(f.Content, traceChunkMax))
+		if err != nil {
+			return traceChunkView{}, err
+		}
+		out.More = len(data) == traceChunkMax && offset+int64(len(data)) < f.Size
+		last := out.Complete && offset+int64(len(data)) >= f.Size
+		parts, n, st := renderTrace(data, decodeTraceState(out.State), last)
+		if n > 0 {
+			out.Parts, out.Offset, out.State = parts, offset+int64(n), st.encode()
+		}
+		// Not complete until the page has every line.
+		out.Complete = out.Complete && out.Offset >= f.Size
+	}
+	return out, nil
 }
 
 // raw serves the whole trace as text, as GitLab's raw log.

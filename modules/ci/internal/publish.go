@@ -13,6 +13,10 @@ import (
 // publishes its event, in the transaction that changed it. p may be nil
 // (it is loaded for the before sha).
 func (s *Service) publishJob(tx *store.Tx, j *Job, p *Pipeline) error {
+	// The job page's waiting requests answer the new status once it is
+	// committed (and readable).
+	id := j.ID
+	tx.OnCommit(func() { s.traceChanged(id) })
 	if p == nil {
 		var err error
 		if p, err = pipelines.Get(tx, j.PipelineID); err != nil {

@@ -756,6 +756,9 @@ func (s *Service) appendTrace(jobID int64, start int64, body io.Reader) (int64, 
 	room := s.cfg.MaxTraceBytes + runnerTraceSlack - size
 	n, err := io.Copy(f, io.LimitReader(body, room))
 	size += n
+	if n > 0 || start == 0 {
+		s.traceChanged(jobID) // the bytes are in the file: a reader sees them
+	}
 	if err != nil {
 		return size, false, err
 	}

@@ -662,6 +662,8 @@ type traceWriter struct {
 	size int64
 	in   int64
 	mask *masker
+	// wake tells the job page's waiting requests the trace grew.
+	wake func()
 }
 
 func (s *Service) openTrace(jobID int64) (*traceWriter, error) {
@@ -678,7 +680,7 @@ func (s *Service) openTrace(jobID int64) (*traceWriter, error) {
 		f.Close()
 		return nil, err
 	}
-	return &traceWriter{f: f, size: st.Size(), in: st.Size()}, nil
+	return &traceWriter{f: f, size: st.Size(), in: st.Size(), wake: func() { s.traceChanged(jobID) }}, nil
 }
 
 // write masks a chunk's new bytes and appends them.
@@ -698,6 +700,9 @@ func (t *traceWriter) write(c executor.TraceChunk) error {
 func (t *traceWriter) append(data []byte) error {
 	n, err := t.f.Write(data)
 	t.size += int64(n)
+	if n > 0 && t.wake != nil {
+		t.wake()
+	}
 	return err
 }
 
@@ -715,7 +720,7 @@ func (s *Service) appendTraceLine(jobID int64, line string) {
 		return
 	}
 	defer tw.close()
-	_, _ = tw.f.WriteString("\n" + line + "\n")
+	_ = tw.append([]byte("\n" + line + "\n"))
 }
 
 // reapInterval is how often expired artifacts are removed.

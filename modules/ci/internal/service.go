@@ -67,6 +67,8 @@ type Service struct {
 	runnerBootAt time.Time
 	// traceLocks serialize appends to a job's trace.
 	traceLocks [64]sync.Mutex
+	// traceWaits are the job pages' requests waiting for a trace to grow.
+	traceWaits *traceWaits
 	// reapEvery is how often expired artifacts are removed (reapInterval
 	// unless a test shortens it before the app starts).
 	reapEvery time.Duration
@@ -135,7 +137,7 @@ func NewService(d Deps) (*Service, error) {
 	s := &Service{db: d.DB, bus: d.Bus, access: d.Access, teams: d.Teams, users: d.Users, git: d.Git, statuses: d.Statuses, protection: d.Protection, merges: d.Merges, releases: d.Releases, server: d.Server, box: d.Box, cfg: d.Config,
 		log: d.Log.Named("ci"), dir: filepath.Join(d.Core.Data, "ci"), now: func() time.Time { return time.Now().UTC() },
 		wake: make(chan struct{}, 1), reapEvery: reapInterval, runnersTokens: d.Runners, runnerQueue: newRunnerQueue(),
-		scheduleWake: make(chan struct{}, 1), bridgeWake: make(chan struct{}, 1)}
+		scheduleWake: make(chan struct{}, 1), bridgeWake: make(chan struct{}, 1), traceWaits: newTraceWaits()}
 	s.projects = d.Projects
 	if d.Config.RemoteIncludes {
 		s.remote = newRemoteFetcher(netguard.New(d.Core.AllowLocalRequests), remoteIncludeTimeout)

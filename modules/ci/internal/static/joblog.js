@@ -1,7 +1,11 @@
 // The live log of a running job's page (issue 30), a progressive
 // enhancement: without it, reloading the page shows the new lines.
-// While the job runs it asks trace.json every second for the complete
-// lines after the offset it has (with the state the last answer gave),
+// While the job runs it asks trace.json for the complete lines after the
+// offset it has (with the state the last answer gave) and wait=1: the
+// server holds the request until there is something new (or up to its
+// limit), and the page asks again at once. An answer back at once with
+// nothing (the server has too many waiting) makes it ask a second later;
+// after an error it polls every second without waiting for a while.
 // closes the sections the answer ends, appends the new lines into the
 // innermost section still open, and keeps the end in view when the
 // reader was there. When the job is over it stops and swaps in the
@@ -49,12 +53,18 @@
       })
       .catch(function () {});
   }
+  var plainPolls = 0; // after an error: polls left without wait=1
   function poll() {
-    var url = log.dataset.poll + "?offset=" + encodeURIComponent(offset) + "&state=" + encodeURIComponent(state);
+    var waiting = plainPolls === 0;
+    if (!waiting) { plainPolls--; }
+    var url = log.dataset.poll + "?offset=" + encodeURIComponent(offset) + "&state=" + encodeURIComponent(state) +
+      (waiting ? "&wait=1&status=" + encodeURIComponent(status) : "");
+    var asked = Date.now();
     fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
       .then(function (r) { if (!r.ok) { throw new Error(String(r.status)); } return r.json(); })
       .then(function (chunk) {
         var follow = atBottom();
+        var news = (chunk.parts || []).length > 0 || chunk.status !== status;
         append(chunk.parts || []);
         offset = String(chunk.offset);
         state = chunk.state || "";
@@ -64,9 +74,12 @@
           if (live) { live.textContent = "The job has finished."; }
           return;
         }
-        window.setTimeout(poll, chunk.more ? 0 : 1000);
+        // Again at once after news or a wait that ran its time; a second
+        // later after an empty answer that did not wait.
+        var waited = waiting && Date.now() - asked >= 500;
+        window.setTimeout(poll, chunk.more || news || waited ? 0 : 1000);
       })
-      .catch(function () { window.setTimeout(poll, 5000); });
+      .catch(function () { plainPolls = 10; window.setTimeout(poll, 1000); });
   }
-  window.setTimeout(poll, 1000);
+  poll();
 })();
