@@ -329,28 +329,41 @@ func (jp *jobPages) traceChunk(w http.ResponseWriter, r *http.Request, id cicd.J
 		jp.site.ErrorMessage(w, r, http.StatusBadRequest, "Invalid request", "The offset is not a number of bytes.")
 		return
 	}
-	var changed <-chan struct{}
-	release, wait := func() {}, q.Get("wait") == "1"
+	owner, state := r.PathValue("owner"), q.Get("state")
+	wait := q.Get("wait") == "1"
+	var limit <-chan time.Time
 	if wait {
-		// Watching before the first read: a change between the read and
-		// the wait still wakes it. The job's id is checked by the read.
-		changed, release, wait = jp.s.traceWaits.watch(int64(id))
+		timer := time.NewTimer(jp.s.traceWaits.limit)
+		defer timer.Stop()
+		limit = timer.C
 	}
-	defer release()
-	out, err := jp.readChunk(ctx, r.PathValue("owner"), id, offset, q.Get("state"))
-	if err == nil && wait && len(out.Parts) == 0 && !out.Complete && (q.Get("status") == "" || q.Get("status") == out.Status) {
-		limit := time.NewTimer(jp.s.traceWaits.limit)
+	var out traceChunkView
+	for {
+		changed, release, waiting := (<-chan struct{})(nil), func() {}, false
+		if wait {
+			// Watching before the read: a change between the read and
+			// the wait still wakes it. The job's id is checked by the read.
+			changed, release, waiting = jp.s.traceWaits.watch(int64(id))
+		}
+		out, err = jp.readChunk(ctx, owner, id, offset, state)
+		if err != nil || !waiting || len(out.Parts) > 0 || out.Complete || (q.Get("status") != "" && q.Get("status") != out.Status) {
+			release()
+			break
+		}
+		// Nothing new (or half a line): wait for a change, then read
+		// again, until the limit.
 		select {
 		case <-changed:
-		case <-limit.C:
+			release()
+			continue
+		case <-limit:
 		case <-ctx.Done():
 		}
-		limit.Stop()
 		release()
 		if ctx.Err() != nil {
 			return // the visitor left: nobody reads an answer
 		}
-		out, err = jp.readChunk(ctx, r.PathValue("owner"), id, offset, q.Get("state"))
+		break
 	}
 	if err != nil {
 		jp.failed(w, r, err)
