@@ -52,8 +52,9 @@ broken:
 // With FENNEC_JOBLOG_SAMPLES=N it also measures N times how long a line
 // takes from reaching the trace (seen by polling the API's trace every
 // 5 ms) to showing in the open page (seen by polling the DOM every 5 ms),
-// each gate opened at a random moment of the page's 1 s polling, and logs
-// the median and 90th percentile.
+// each gate opened at a random moment, and logs the median and 90th
+// percentile. The page's request waits for the trace to grow (wait=1),
+// so the figure is the wake-up and rendering, not a polling interval.
 func TestJobPageInChromium(t *testing.T) {
 	t.Parallel()
 	b := chrome.Start(t)

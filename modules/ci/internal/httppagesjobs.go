@@ -319,8 +319,9 @@ type traceChunkView struct {
 // offset, the job still running and its status the ?status= the page
 // shows) waits for the job's trace to grow or its status to change, at
 // most the service's limit or until the visitor leaves, then answers as
-// without it. When the process already has its most waiters, it answers
-// at once: the page then asks again a second later.
+// without it. When the process already has its most waiters, or the
+// server is stopping, it answers at once: the page then asks again a
+// second later.
 func (jp *jobPages) traceChunk(w http.ResponseWriter, r *http.Request, id cicd.JobID) {
 	ctx := r.Context()
 	q := r.URL.Query()
@@ -357,6 +358,7 @@ func (jp *jobPages) traceChunk(w http.ResponseWriter, r *http.Request, id cicd.J
 			release()
 			continue
 		case <-limit:
+		case <-jp.s.traceWaits.stopping: // the server stops: answer now
 		case <-ctx.Done():
 		}
 		release()

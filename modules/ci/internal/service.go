@@ -137,8 +137,9 @@ func NewService(d Deps) (*Service, error) {
 	s := &Service{db: d.DB, bus: d.Bus, access: d.Access, teams: d.Teams, users: d.Users, git: d.Git, statuses: d.Statuses, protection: d.Protection, merges: d.Merges, releases: d.Releases, server: d.Server, box: d.Box, cfg: d.Config,
 		log: d.Log.Named("ci"), dir: filepath.Join(d.Core.Data, "ci"), now: func() time.Time { return time.Now().UTC() },
 		wake: make(chan struct{}, 1), reapEvery: reapInterval, runnersTokens: d.Runners, runnerQueue: newRunnerQueue(),
-		scheduleWake: make(chan struct{}, 1), bridgeWake: make(chan struct{}, 1), traceWaits: newTraceWaits()}
+		scheduleWake: make(chan struct{}, 1), bridgeWake: make(chan struct{}, 1)}
 	s.projects = d.Projects
+	s.traceWaits = newTraceWaits(s.runnerQueue.draining)
 	if d.Config.RemoteIncludes {
 		s.remote = newRemoteFetcher(netguard.New(d.Core.AllowLocalRequests), remoteIncludeTimeout)
 	}

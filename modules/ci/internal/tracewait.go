@@ -34,6 +34,10 @@ type traceWaits struct {
 	count int // waiters of all jobs
 	max   int
 	limit time.Duration
+	// stopping is closed when the server stops answering (the runners'
+	// queue drains then too): waiting requests answer at once instead of
+	// holding up the shutdown, and none waits any more.
+	stopping <-chan struct{}
 }
 
 // traceWait is one job's channel and how many wait on it.
@@ -42,8 +46,8 @@ type traceWait struct {
 	waiters int
 }
 
-func newTraceWaits() *traceWaits {
-	return &traceWaits{jobs: map[int64]*traceWait{}, max: traceWaitersMax, limit: traceWaitLimit}
+func newTraceWaits(stopping <-chan struct{}) *traceWaits {
+	return &traceWaits{jobs: map[int64]*traceWait{}, max: traceWaitersMax, limit: traceWaitLimit, stopping: stopping}
 }
 
 // wake tells the job's waiters that its trace or status changed. It never
@@ -62,6 +66,11 @@ func (tw *traceWaits) wake(jobID int64) {
 // It returns the channel closed at the change and the release the caller
 // must call when done; ok is false when the process has its most waiters.
 func (tw *traceWaits) watch(jobID int64) (changed <-chan struct{}, release func(), ok bool) {
+	select {
+	case <-tw.stopping:
+		return nil, func() {}, false
+	default:
+	}
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
 	if tw.count >= tw.max {

@@ -9,7 +9,8 @@ import (
 // only theirs, the next watch gets a fresh channel, releases (twice is
 // once) leave nothing behind, and past the cap watch refuses.
 func TestTraceWaits(t *testing.T) {
-	tw := newTraceWaits()
+	stopping := make(chan struct{})
+	tw := newTraceWaits(stopping)
 	tw.max = 3
 	a, releaseA, okA := tw.watch(1)
 	b, releaseB, okB := tw.watch(1)
@@ -51,11 +52,15 @@ func TestTraceWaits(t *testing.T) {
 	if n, jobs := tw.waiting(); n != 0 || jobs != 0 {
 		t.Fatalf("after every release: waiting %d for %d jobs", n, jobs)
 	}
+	close(stopping)
+	if _, _, ok := tw.watch(1); ok {
+		t.Fatal("watch while the server stops")
+	}
 }
 
 // BenchmarkTraceWake is a write's cost when nobody waits for its job.
 func BenchmarkTraceWake(b *testing.B) {
-	tw := newTraceWaits()
+	tw := newTraceWaits(nil)
 	for i := 0; b.Loop(); i++ {
 		tw.wake(int64(i))
 	}
