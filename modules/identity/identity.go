@@ -129,6 +129,7 @@ func Module() fennec.Module {
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvidePages(internal.NewReferencePages),
 		fennec.ProvidePages(internal.NewAdminPages),
+		fennec.ProvidePages(internal.NewProfilePages),
 		fennec.ProvideAdminCommands(internal.Commands, internal.CommandSpecs...),
 		fennec.Invoke(internal.Wire),
 	)

@@ -100,6 +100,12 @@ type Fields struct {
 	External       *bool
 }
 
+// ProfileFields are what a user may change of their own account
+// (Service.UpdateProfile); nil is "not given".
+type ProfileFields struct {
+	Name, Skype, Linkedin, Twitter, WebsiteURL, Organization, Bio, Location *string
+}
+
 // NewAccount is what an administrator's create gives: Fields with an
 // Email, a Username and a Name, and a Password unless ResetPassword.
 type NewAccount struct {

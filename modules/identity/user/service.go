@@ -204,4 +204,20 @@ type Service interface {
 	// RevokeToken revokes one of the user's tokens of a kind: it stops
 	// working at once and stays listed as revoked.
 	RevokeToken(ctx context.Context, userID int64, kind TokenKind, tokenID int64) error
+
+	// The caller's own settings (the profile pages); auth.ErrUnauthorized
+	// for nobody signed in.
+
+	// UpdateProfile changes the caller's profile fields given (nil keeps
+	// one); an InvalidError for a blank name or a field too long.
+	UpdateProfile(ctx context.Context, in ProfileFields) (Account, error)
+	// ChangePassword sets the caller's password once current is theirs:
+	// an InvalidError on "current_password" when it is not (counted as a
+	// failed sign-in, *auth.ThrottledError after too many), on "password"
+	// for a new one the users API would refuse; forbidden for a user whose
+	// directory owns the password.
+	ChangePassword(ctx context.Context, current, password string) error
+	// CreatePersonalToken makes a personal access token for the caller
+	// and returns it with its Secret (IssueToken's refusals otherwise).
+	CreatePersonalToken(ctx context.Context, in NewToken) (Token, error)
 }
