@@ -29,6 +29,7 @@ func Module() fennec.Module {
 		fennec.Migrations(internal.Migrations()...),
 		fennec.Provide(internal.NewService, func(s *internal.Service) notification.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
+		fennec.ProvidePages(internal.NewPages),
 		fennec.ProvideSubscribers(internal.Subscribers),
 	)
 }

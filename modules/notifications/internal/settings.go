@@ -11,6 +11,7 @@ import (
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/notifications/notification"
+	"github.com/fennec-forge/fennec/modules/projects"
 )
 
 // getRow reads a user's row for a source; a missing one is the default.
@@ -220,4 +221,56 @@ func effective(global, group, project *Setting) *Setting {
 		return global
 	}
 	return &Setting{Level: LevelParticipating}
+}
+
+// SourceSettings implements notification.Service: the caller's rows of
+// groups and projects, by the "user" index, each resolved as the caller
+// (one they may no longer see is left out, not shown by its id).
+func (s *Service) SourceSettings(ctx context.Context) ([]notification.SourceSetting, error) {
+	p := auth.FromContext(ctx)
+	if p.IsAnonymous() {
+		return nil, auth.ErrUnauthorized
+	}
+	var rows []*Setting
+	err := s.db.View(ctx, func(tx *store.Tx) error {
+		var err error
+		rows, err = settings.AllBy(tx, "user", store.IDString(p.UserID()))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []notification.SourceSetting
+	for _, row := range rows {
+		v := notification.SourceSetting{Source: notification.Source(row.Source),
+			Setting: notification.Setting{Level: notification.Level(row.Level), Events: maps.Clone(row.Events)}}
+		switch row.Source {
+		case SourceGroup:
+			g, err := s.teams.ResolveGroup(ctx, store.IDString(row.SourceID))
+			if errors.Is(err, projects.ErrGroupNotFound) {
+				continue
+			} else if err != nil {
+				return nil, err
+			}
+			v.FullPath, v.Name = g.FullPath, g.Name
+		case SourceProject:
+			info, err := s.access.ResolveID(ctx, row.SourceID)
+			if errors.Is(err, projects.ErrNotFound) {
+				continue
+			} else if err != nil {
+				return nil, err
+			}
+			v.FullPath, v.Name = info.PathWithNamespace, info.NameWithNamespace
+		default:
+			continue
+		}
+		out = append(out, v)
+	}
+	slices.SortFunc(out, func(a, b notification.SourceSetting) int {
+		if a.Source != b.Source {
+			return strings.Compare(string(a.Source), string(b.Source)) // "group" < "project"
+		}
+		return strings.Compare(a.FullPath, b.FullPath)
+	})
+	return out, nil
 }

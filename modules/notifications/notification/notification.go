@@ -75,6 +75,18 @@ type Service interface {
 	// projects.ErrNotFound).
 	SourceSetting(ctx context.Context, src Source, ref string) (Setting, error)
 	UpdateSourceSetting(ctx context.Context, src Source, ref string, c Change) (Setting, error)
+	// SourceSettings are the settings the caller chose for groups and
+	// projects (those never set are Global), of those they may still
+	// see: groups first, each kind by full path.
+	SourceSettings(ctx context.Context) ([]SourceSetting, error)
+}
+
+// SourceSetting is a setting of a group or a project, with where it is.
+type SourceSetting struct {
+	Source   Source
+	FullPath string
+	Name     string
+	Setting
 }
 
 var (
