@@ -78,6 +78,7 @@ func (h *handlers) registerPages(s *web.Site) {
 	s.Admin("POST /admin/users/{username}/impersonate", h.serveImpersonate)
 	// Not Admin: the visitor is the user impersonated, who may be none.
 	s.Handle("POST /admin/impersonation/stop", h.serveStopImpersonating)
+	registerProfilePages(s, h.svc)
 }
 
 func (h *handlers) register(a *api.API) {

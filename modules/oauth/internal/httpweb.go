@@ -279,7 +279,7 @@ func (h *handlers) serveSignIn(w http.ResponseWriter, r *http.Request) {
 		h.renderSignIn(w, r, http.StatusBadRequest, returnTo, "Enter your username or e-mail and your password.")
 		return
 	}
-	sess, err := h.svc.SignIn(auth.WithClientAddr(r.Context(), r.RemoteAddr), login, password)
+	sess, err := h.svc.SignIn(withUserAgent(auth.WithClientAddr(r.Context(), r.RemoteAddr), r.UserAgent()), login, password)
 	var throttled *auth.ThrottledError
 	switch {
 	case errors.As(err, &throttled):

@@ -26,7 +26,7 @@ func (s *Service) SignIn(ctx context.Context, login, password string) (provider.
 	if u.Blocked {
 		return provider.Session{}, auth.ErrUnauthorized
 	}
-	secret, id, err := s.newSession(ctx, u.ID)
+	secret, id, err := s.newSession(ctx, u.ID, userAgentFrom(ctx), clientIP(auth.ClientAddrFrom(ctx)))
 	if err != nil {
 		return provider.Session{}, err
 	}
@@ -58,10 +58,11 @@ func (s *Service) EndSession(ctx context.Context, secret string) error {
 
 // newSession signs userID in and returns the cookie's secret and the
 // session's id.
-func (s *Service) newSession(ctx context.Context, userID int64) (string, int64, error) {
+func (s *Service) newSession(ctx context.Context, userID int64, userAgent, ip string) (string, int64, error) {
 	secret := newSecret()
 	now := s.now()
-	sess := &Session{Hash: hashSecret(secret), UserID: userID, CreatedAt: now, ExpiresAt: now.Add(SessionLifetime)}
+	sess := &Session{Hash: hashSecret(secret), UserID: userID, CreatedAt: now, ExpiresAt: now.Add(SessionLifetime),
+		UserAgent: userAgent, IP: ip}
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		sess.ID = 0
 		return sessions.Insert(tx, sess)

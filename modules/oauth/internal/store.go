@@ -94,6 +94,10 @@ type Session struct {
 	// ImpersonatorID is the administrator whose session this is while it
 	// acts as UserID (impersonation.go); 0 otherwise.
 	ImpersonatorID int64 `json:"impersonator_id,omitempty"`
+	// UserAgent and IP are the browser's at sign-in, for the user's list
+	// of their sessions (bounded; empty for sessions older than them).
+	UserAgent string `json:"user_agent,omitempty"`
+	IP        string `json:"ip,omitempty"`
 }
 
 func (s *Session) RecordID() int64      { return s.ID }

@@ -122,6 +122,24 @@ type Session struct {
 	Secret string
 }
 
+// SessionInfo is a web session as its user's list shows it (never its
+// secret). UserAgent and IP are the browser's at sign-in.
+type SessionInfo struct {
+	ID                   int64
+	CreatedAt, ExpiresAt time.Time
+	UserAgent, IP        string
+	Current              bool
+}
+
+// AuthorizedApplication is an application a user gave access to.
+type AuthorizedApplication struct {
+	ID     AppID
+	Name   string
+	Scopes []string
+	// AuthorizedAt is when its oldest live token was issued.
+	AuthorizedAt time.Time
+}
+
 // Service is the OAuth module. The caller is the principal in ctx
 // (auth.FromContext): administrators manage every application; a
 // signed-in user their own applications and the authorizations they grant.
@@ -186,12 +204,33 @@ type Service interface {
 	// EndSession signs the session of secret out.
 	EndSession(ctx context.Context, secret string) error
 
+	// The caller's own sessions and authorizations (the profile's
+	// pages); auth.ErrUnauthorized for nobody signed in.
+
+	// Sessions are the caller's live web sessions, newest first; Current
+	// marks the one the caller signed in with.
+	Sessions(ctx context.Context) ([]SessionInfo, error)
+	// EndUserSession signs one of the caller's sessions out;
+	// ErrSessionNotFound when there is no such session of theirs.
+	EndUserSession(ctx context.Context, id int64) error
+	// EndOtherSessions signs out every session of the caller but the one
+	// they use, and says how many ended.
+	EndOtherSessions(ctx context.Context) (int, error)
+	// AuthorizedApplications are the applications holding live tokens of
+	// the caller, by name.
+	AuthorizedApplications(ctx context.Context) ([]AuthorizedApplication, error)
+	// RevokeAuthorization revokes every token and code the caller gave
+	// an application; ErrAppNotFound when it holds none.
+	RevokeAuthorization(ctx context.Context, id AppID) error
+
 	// Sweep deletes what can no longer matter: expired codes and
 	// sessions, tokens revoked over an hour ago. It runs hourly.
 	Sweep(ctx context.Context) (removed int, err error)
 }
 
 var (
+	// ErrSessionNotFound: no such web session of the caller.
+	ErrSessionNotFound = errors.New("oauth: session not found")
 	// ErrAppNotFound: no such application, or not the caller's own.
 	ErrAppNotFound = errors.New("oauth: application not found")
 	// ErrInvalid: fields an application may not have (an InvalidError
