@@ -137,7 +137,7 @@ func TestProfilePages(t *testing.T) {
 	}
 	keyID := strconv.FormatInt(keys[0].ID, 10)
 	added.WantRedirect(t, "add key", http.StatusSeeOther, "/profile/keys/"+keyID+"?notice=key_added")
-	b.Get(t, "/profile/keys/"+keyID+"?notice=key_added").Want(t, "key page", 200, `The SSH key was added.`, fp, `<dt>Fingerprint (MD5)</dt>`)
+	b.Get(t, "/profile/keys/"+keyID+"?notice=key_added").Want(t, "key page", 200, `The SSH key was added.`, fp, `<dt>Fingerprint (MD5)</dt>`, `>ssh-ed25519 `+strings.ReplaceAll(strings.Fields(line)[1], "+", "&#43;"))
 	b.Get(t, "/profile/keys").Want(t, "key list", 200, fp, `href="/profile/keys/`+keyID+`/delete"`)
 	b.Post(t, "/profile/keys", url.Values{"authenticity_token": {csrf}, "title": {"again"}, "key": {line}}).
 		Want(t, "duplicate key", 422, `The key was not added`)

@@ -320,11 +320,14 @@ func (pg *profilePages) changePassword(w http.ResponseWriter, r *http.Request) {
 // 9.x showed the MD5 one; OpenSSH now prints the SHA256 one).
 type profileKey struct {
 	user.Key
-	MD5 string
+	// Line is the authorized_keys line (the embedded Key's own Key field,
+	// which templates cannot name past the embedded struct's).
+	Line string
+	MD5  string
 }
 
 func profileKeyOf(k user.Key) profileKey {
-	v := profileKey{Key: k}
+	v := profileKey{Key: k, Line: k.Key}
 	if pub, _, _, _, err := ssh.ParseAuthorizedKey([]byte(k.Key)); err == nil {
 		v.MD5 = ssh.FingerprintLegacyMD5(pub)
 	}
