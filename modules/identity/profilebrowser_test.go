@@ -41,6 +41,13 @@ func TestProfilePagesInChromium(t *testing.T) {
 	p := stocktest.NewProject(t, alice.Client, "secret", "private")
 	stocktest.CommitFiles(t, alice.Client, p.ID, "master", "first", map[string]string{"README.md": "from the profile walk\n"})
 
+	// Rows for the lists to show: a secondary address, a project's level.
+	if _, _, err := alice.Client.Users.AddEmail(&gitlab.AddEmailOptions{Email: gitlab.Ptr("alice.work@example.com")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := alice.Client.NotificationSettings.UpdateSettingsForProject(p.ID, &gitlab.NotificationSettingsOptions{Level: gitlab.Ptr(gitlab.CustomNotificationLevel)}); err != nil {
+		t.Fatal(err)
+	}
 	tab := b.Tab(t)
 	must := func(what string, err error) {
 		t.Helper()
@@ -59,9 +66,9 @@ func TestProfilePagesInChromium(t *testing.T) {
 	must("settings link", chromedp.Do(tab, chromedp.Click(chromedp.CSS(`nav.menu a[href="/profile"]`)), chromedp.WaitVisible(chromedp.CSS(`#profile-name`))))
 	chrome.Screenshot(t, tab, shots, "profile.png")
 	chrome.CheckAccessibility(t, tab, "profile")
-	visit("emails", "/profile/emails", "#email-address")
+	visit("emails", "/profile/emails", `a[href$="/delete"]`)
 	visit("password", "/profile/password/edit", "#current-password")
-	visit("notifications", "/profile/notifications", "#global-level")
+	visit("notifications", "/profile/notifications", "#source-level-0")
 	visit("applications", "/profile/applications", "main h1")
 	visit("sessions", "/profile/active_sessions", "table.list")
 

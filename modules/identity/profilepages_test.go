@@ -82,6 +82,8 @@ func TestProfilePages(t *testing.T) {
 	}
 	b.Post(t, "/profile", url.Values{"authenticity_token": {csrf}, "name": {" "}, "location": {"Paris"}}).
 		Want(t, "blank name", 422, `The profile was not saved: Name can&#39;t be blank.`, `value="Paris"`)
+	b.Post(t, "/profile", url.Values{"authenticity_token": {csrf}, "name": {"Alice"}, "organization": {strings.Repeat("o", 256)}}).
+		Want(t, "oversized", 422, `Organization is too long (maximum is 255 characters).`)
 	b.Post(t, "/profile", url.Values{"authenticity_token": {"0123abcd"}, "name": {"Forged"}}).Want(t, "forged CSRF", 403)
 	b.Post(t, "/profile", url.Values{"name": {"Forged"}}).Want(t, "missing CSRF", 403)
 	if me, _, _ := alice.Client.Users.CurrentUser(); me.Name != "Alice <A>" || me.Location != "Lyon" {
