@@ -16,15 +16,16 @@ import (
 func areaProbe(s *web.Site) {
 	t := s.Templates(testTemplates, "testdata/*.html")
 	s.AddMenu(web.MenuItem{Label: "Admin probe", Path: "/admin/probe", Order: 9, Admin: true})
-	s.AddSection(web.Section{Area: web.AreaProfile, Key: "keys", Label: "SSH Keys", Path: "/profile/keys", Order: 2})
-	s.AddSection(web.Section{Area: web.AreaProfile, Key: "main", Label: "Profile", Path: "/profile", Order: 1})
+	// The profile's own pages are the modules' (identity's "Profile" at
+	// order 10 follows the probe's entry).
+	s.AddSection(web.Section{Area: web.AreaProfile, Key: "probe", Label: "Probe keys", Path: "/profile/probe_keys", Order: 1})
 	s.AddSection(web.Section{Area: web.AreaAdmin, Key: "users", Label: "Users", Path: "/admin/users", Order: 1})
 	s.AddSection(web.Section{Area: web.AreaProjectSettings, Key: "general", Label: "General", Path: "/-/probe_edit", Order: 1, MinLevel: 40})
 	s.AddSection(web.Section{Area: web.AreaProjectSettings, Key: "ci", Label: "CI/CD", Path: "/-/settings/ci_cd", Order: 2, MinLevel: 40, Feature: "builds_enabled"})
 	s.AddSection(web.Section{Area: web.AreaProjectSettings, Key: "owners", Label: "Owners only", Path: "/-/owners", Order: 3, MinLevel: 50})
 	s.AddSection(web.Section{Area: web.AreaGroupSettings, Key: "members", Label: "Members", Path: "/-/probe_members", Order: 1})
-	s.Profile("GET /profile/keys", func(w http.ResponseWriter, r *http.Request) {
-		t.Render(w, r, "probe", web.Page{Title: "Keys", Area: web.AreaProfile, Section: "keys"})
+	s.Profile("GET /profile/probe_keys", func(w http.ResponseWriter, r *http.Request) {
+		t.Render(w, r, "probe", web.Page{Title: "Keys", Area: web.AreaProfile, Section: "probe"})
 	})
 	s.Admin("GET /admin/probe", func(w http.ResponseWriter, r *http.Request) {
 		t.Render(w, r, "probe", web.Page{Title: "Admin", Area: web.AreaAdmin, Section: "users"})
@@ -56,14 +57,14 @@ func TestSiteAreasHaveTheirNavigationAndDoors(t *testing.T) {
 	}))
 	s := stocktest.Start(t, fennectest.WithModules(mod))
 	anon := s.NewBrowser(t)
-	anon.Get(t, "/profile/keys").WantRedirect(t, "anonymous profile", http.StatusFound, "/users/sign_in?return_to=%2Fprofile%2Fkeys")
+	anon.Get(t, "/profile/probe_keys").WantRedirect(t, "anonymous profile", http.StatusFound, "/users/sign_in?return_to=%2Fprofile%2Fprobe_keys")
 	anon.Get(t, "/admin/probe").WantRedirect(t, "anonymous admin", http.StatusFound, "/users/sign_in?return_to=%2Fadmin%2Fprobe")
 
 	u := s.CreateUser(t, "plain")
 	plain := s.SignedIn(t, "plain", u.Password)
-	p := plain.Get(t, "/profile/keys")
+	p := plain.Get(t, "/profile/probe_keys")
 	p.Want(t, "profile", 200, `<nav class="sidenav" aria-label="User settings">`,
-		`<li><a href="/profile">Profile</a></li><li><a href="/profile/keys" aria-current="page">SSH Keys</a></li>`)
+		`<li><a href="/profile/probe_keys" aria-current="page">Probe keys</a></li><li><a href="/profile">Profile</a></li>`)
 	p.WantNot(t, "profile", "Admin probe")
 	plain.Get(t, "/admin/probe").Want(t, "admin page, not an admin", 404, "Page not found")
 	if got := plain.Post(t, "/admin/probe", nil); got.Response.StatusCode == 200 {
