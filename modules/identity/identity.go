@@ -17,6 +17,10 @@ import (
 // modules owning other data of the user decide what happens to it.
 type UserDeleted = event.UserDeleted
 
+// PasswordChanged is published in the transaction that changes a user's
+// password on their profile or through a reset link.
+type PasswordChanged = event.PasswordChanged
+
 // UserCreated is published in the transaction that creates a user.
 type UserCreated = event.UserCreated
 

@@ -50,6 +50,7 @@ func TestProfilePages(t *testing.T) {
 	alice := s.CreateUser(t, "alice")
 	bob := s.CreateUser(t, "bob")
 	b := s.SignedIn(t, "alice", alice.Password)
+	elsewhere := s.SignedIn(t, "alice", alice.Password) // another browser of alice's
 	anon := s.NewBrowser(t)
 
 	pages := map[string]string{
@@ -225,9 +226,15 @@ func TestProfilePages(t *testing.T) {
 		Want(t, "mismatch", 422, `Password confirmation doesn&#39;t match Password.`)
 	b.Post(t, "/profile/password", url.Values{"authenticity_token": {csrf}, "current_password": {alice.Password},
 		"password": {"short"}, "password_confirmation": {"short"}}).Want(t, "short", 422, `Password is too short`)
+	s.Drain(t)
+	elsewhere.Get(t, "/profile").Want(t, "another session before the change", 200)
 	b.Post(t, "/profile/password", url.Values{"authenticity_token": {csrf}, "current_password": {alice.Password},
 		"password": {"new-secret-1"}, "password_confirmation": {"new-secret-1"}}).
 		WantRedirect(t, "change", http.StatusSeeOther, "/profile/password/edit?notice=password")
+	// Every other browser is signed out; this one stays.
+	s.Drain(t)
+	wantSignInRedirect(t, "another session after the change", elsewhere.Get(t, "/profile"))
+	b.Get(t, "/profile/password/edit?notice=password").Want(t, "this session after the change", 200, `Password was successfully updated.`)
 	s.SignedIn(t, "alice", "new-secret-1")
 	old := s.NewBrowser(t)
 	form := old.Get(t, "/users/sign_in")

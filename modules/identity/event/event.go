@@ -38,6 +38,20 @@ type UserBlocked struct {
 // EventTopic implements events.Event; the topic is persisted, never rename it.
 func (UserBlocked) EventTopic() string { return "identity.user_blocked" }
 
+// PasswordChanged is published in the transaction that changes a user's
+// password, by the user on their profile (KeepSession: the web session
+// they did it from, which stays signed in) or through a reset link
+// (KeepSession 0). Modules holding sign-ins of their own end the others,
+// as GitLab signs every other browser out: whoever knew the old password
+// is out.
+type PasswordChanged struct {
+	UserID      int64 `json:"user_id"`
+	KeepSession int64 `json:"keep_session,omitempty"`
+}
+
+// EventTopic implements events.Event; the topic is persisted, never rename it.
+func (PasswordChanged) EventTopic() string { return "identity.password_changed" }
+
 // UserCreated is published in the transaction that creates a user (by an
 // administrator, the provisioning API, or a first sign-in through an auth
 // provider). ResetPassword says an administrator created the user with

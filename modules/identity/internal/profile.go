@@ -9,6 +9,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/modules/identity/event"
 	"github.com/fennec-forge/fennec/modules/identity/user"
 )
 
@@ -87,7 +88,14 @@ func (s *Service) ChangePassword(ctx context.Context, current, password string) 
 		}
 		u.PasswordHash = hash
 		u.PasswordExpired = false // the user chose it
-		return users.Update(tx, u)
+		if err := users.Update(tx, u); err != nil {
+			return err
+		}
+		keep := int64(0)
+		if p.Method == auth.MethodSession {
+			keep = p.TokenID
+		}
+		return s.bus.Publish(tx, event.PasswordChanged{UserID: u.ID, KeepSession: keep})
 	})
 	if err == nil {
 		s.log.Info("password changed by its user", zap.Int64("user_id", p.UserID()))

@@ -121,7 +121,10 @@ func (s *Service) resetPassword(ctx context.Context, token, password string) (in
 		u.PasswordHash = hash
 		u.PasswordExpired = false // the user chose it
 		u.ResetTokenHash, u.ResetTokenExpires = nil, nil
-		return users.Update(tx, u)
+		if err := users.Update(tx, u); err != nil {
+			return err
+		}
+		return s.bus.Publish(tx, event.PasswordChanged{UserID: u.ID})
 	})
 	if err != nil {
 		return 0, err

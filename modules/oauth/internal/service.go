@@ -85,7 +85,8 @@ func NewService(d Deps) *Service {
 func (s *Service) now() time.Time { return s.clock.Now().UTC() }
 
 // Subscribers: a deleted user's grants, tokens and sessions go with them;
-// a blocked user's sessions end (their tokens are refused while the block
+// a blocked user's sessions end, and so do those of a user whose password
+// changed but the one they changed it from (their tokens are refused while the block
 // lasts and work again after it, as GitLab's do; a session must be
 // started anew).
 func Subscribers(s *Service) []events.Subscriber {
@@ -95,6 +96,9 @@ func Subscribers(s *Service) []events.Subscriber {
 		}),
 		events.SubscribeInTx("oauth.user-blocked", func(ctx context.Context, ev identity.UserBlocked) error {
 			return s.db.Update(ctx, func(tx *store.Tx) error { return endSessions(tx, ev.UserID) })
+		}),
+		events.SubscribeInTx("oauth.password-changed", func(ctx context.Context, ev identity.PasswordChanged) error {
+			return s.db.Update(ctx, func(tx *store.Tx) error { return endSessionsBut(tx, ev.UserID, ev.KeepSession) })
 		}),
 	}
 }

@@ -207,3 +207,20 @@ func endSessions(tx *store.Tx, userID int64) error {
 	_, err := sessions.DeleteBy(tx, "impersonator", store.IDString(userID))
 	return err
 }
+
+// endSessionsBut deletes the web sessions of a user but keep (0: all).
+func endSessionsBut(tx *store.Tx, userID, keep int64) error {
+	ids, err := sessions.IDsBy(tx, "user", store.IDString(userID))
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if id == keep {
+			continue
+		}
+		if err := sessions.Delete(tx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
