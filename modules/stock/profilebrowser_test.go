@@ -1,4 +1,4 @@
-package identity_test
+package stock_test
 
 import (
 	"context"
