@@ -144,4 +144,18 @@ func TestProfilePagesInChromium(t *testing.T) {
 	}
 	chrome.Screenshot(t, tab, shots, "tokens.png")
 	chrome.CheckAccessibility(t, tab, "tokens")
+
+	// On a phone, each page fits its width (the side navigation goes
+	// above the page; the lists drop their least needed columns).
+	must("phone", chromedp.Do(tab, chromedp.EmulateViewport(360, 740)))
+	for _, path := range []string{"/profile", "/profile/emails", "/profile/keys", "/profile/personal_access_tokens",
+		"/profile/notifications", "/profile/applications", "/profile/active_sessions"} {
+		must(path, chromedp.Do(tab, chromedp.Navigate(s.URL+path), chromedp.WaitVisible(chromedp.CSS("main h1"))))
+		width, err := chromedp.Run(tab, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+		must(path, err)
+		if width > 360 {
+			chrome.Screenshot(t, tab, shots, "phone-"+strings.ReplaceAll(strings.Trim(path, "/"), "/", "-")+".png")
+			t.Errorf("%s is %d px wide on a 360 px phone", path, width)
+		}
+	}
 }
