@@ -167,7 +167,7 @@ func TestAdminArea(t *testing.T) {
 	})
 
 	t.Run("impersonation", func(t *testing.T) {
-		s.CreateUser(t, "frank")
+		frank := s.CreateUser(t, "frank")
 		admin2 := s.CreateUser(t, "admin2", fennectest.Admin())
 		a := s.SignedIn(t, "admin2", admin2.Password)
 		fp := a.Get(t, "/admin/users/frank")
@@ -181,6 +181,12 @@ func TestAdminArea(t *testing.T) {
 		home := a.Get(t, "/")
 		home.Want(t, "the banner", http.StatusOK, "You are impersonating <strong>frank</strong> (signed in as admin2)", `id="stop-impersonating"`)
 		home.WantNot(t, "frank's menu", `href="/admin"`)
+		// The administrator's session is not frank's: frank's own list
+		// shows only his, and he cannot end the administrator's.
+		fb := s.SignedIn(t, "frank", frank.Password)
+		if n := strings.Count(fb.Get(t, "/profile/active_sessions").Body, "/revoke\""); n != 1 {
+			t.Errorf("frank's sessions list shows %d sessions, want his own only", n)
+		}
 		a.Get(t, "/admin").Want(t, "the admin area as frank", http.StatusNotFound)
 		a.Post(t, "/admin/impersonation/stop", adminForm("forged")).Want(t, "a forged stop", http.StatusForbidden)
 		a.Get(t, "/").Want(t, "still frank", http.StatusOK, "You are impersonating")

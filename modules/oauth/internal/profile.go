@@ -63,6 +63,15 @@ func caller(ctx context.Context) (user, session int64, err error) {
 	return p.UserID(), session, nil
 }
 
+// impersonating tells an administrator's session that acts as the user
+// (other than the caller's own): it is the administrator's, not the
+// user's, so the user's list neither shows it (its address and browser
+// are the administrator's) nor ends it; it ends when the administrator
+// stops, or when either is blocked.
+func impersonating(sess *Session, current int64) bool {
+	return sess.ImpersonatorID != 0 && sess.ID != current
+}
+
 // Sessions implements provider.Service.
 func (s *Service) Sessions(ctx context.Context) ([]provider.SessionInfo, error) {
 	user, current, err := caller(ctx)
@@ -80,7 +89,7 @@ func (s *Service) Sessions(ctx context.Context) ([]provider.SessionInfo, error) 
 	now := s.now()
 	out := make([]provider.SessionInfo, 0, len(rows))
 	for _, r := range rows {
-		if !now.Before(r.ExpiresAt) {
+		if !now.Before(r.ExpiresAt) || impersonating(r, current) {
 			continue
 		}
 		out = append(out, provider.SessionInfo{ID: r.ID, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt,
@@ -92,13 +101,13 @@ func (s *Service) Sessions(ctx context.Context) ([]provider.SessionInfo, error) 
 
 // EndUserSession implements provider.Service.
 func (s *Service) EndUserSession(ctx context.Context, id int64) error {
-	user, _, err := caller(ctx)
+	user, current, err := caller(ctx)
 	if err != nil {
 		return err
 	}
 	return s.db.Update(ctx, func(tx *store.Tx) error {
 		sess, err := sessions.Get(tx, id)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && sess.UserID != user) {
+		if errors.Is(err, store.ErrNotFound) || (err == nil && (sess.UserID != user || impersonating(sess, current))) {
 			return provider.ErrSessionNotFound
 		}
 		if err != nil {
@@ -123,6 +132,13 @@ func (s *Service) EndOtherSessions(ctx context.Context) (int, error) {
 		}
 		for _, id := range ids {
 			if id == current {
+				continue
+			}
+			sess, err := sessions.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			if impersonating(sess, current) {
 				continue
 			}
 			if err := sessions.Delete(tx, id); err != nil {
