@@ -58,6 +58,9 @@ func NewPages(s *Service) fennec.Pages {
 		site.Handle("GET /explore/projects", pg.explore)
 		pg.registerGroupPages(site)
 		pg.registerAdminPages(site)
+		// Project and group settings: httppagessettings.go,
+		// httppagesmembers.go, httppagesgroupsettings.go.
+		pg.registerSettingsPages(site)
 		// Bare paths: a group's ("/grp", "/grp/sub") and a user's
 		// ("/alice"); anything else is declined, for the repository
 		// module's project overview.

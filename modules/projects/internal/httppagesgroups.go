@@ -32,7 +32,10 @@ type groupHeader struct {
 	Name, FullName, FullPath, Visibility string
 	Description                          string
 	OverviewHref, MembersHref            string
-	Tab                                  string
+	// SettingsHref is the group's settings, for its Owners ("" for
+	// anyone else).
+	SettingsHref string
+	Tab          string
 }
 
 // subgroupRow is a subgroup as a line of the group's page.
@@ -65,6 +68,9 @@ func (pg *pages) openGroup(w http.ResponseWriter, r *http.Request, tab string) (
 	base := "/groups/" + web.EscapePath(ni.path)
 	h := groupHeader{Name: rg.g.Name, FullName: ni.name, FullPath: ni.path, Visibility: rg.g.Visibility,
 		Description: rg.g.Description, OverviewHref: pg.site.URL(base), MembersHref: pg.site.URL(base + "/-/group_members"), Tab: tab}
+	if pr := auth.FromContext(ctx); pr.User != nil && rg.isOwner(pr) {
+		h.SettingsHref = pg.site.URL(base + "/-/edit")
+	}
 	// Crumbs: the ancestors, each linked, then the group.
 	var crumbs []web.Crumb
 	path := ""
@@ -117,17 +123,16 @@ func (pg *pages) group(w http.ResponseWriter, r *http.Request) {
 	pg.t.Render(w, r, "group", web.Page{Title: h.FullName, Crumbs: crumbs, Data: d})
 }
 
-// memberLine is a member as a line of the members' page.
-type memberLine struct {
-	Name, Username, Href, Role string
-	Expires                    string
-}
-
 type membersData struct {
 	Group              groupHeader
-	Members            []memberLine
+	Members            []managedMember
 	Total, Page, Pages int
+	More               int // never set: the page has a pager
 	PrevHref, NextHref string
+	// Action is the add form's target (prefixed), "" for a visitor who
+	// may not manage the members; Levels are the levels it offers.
+	Action, MinExpiry, Problem string
+	Levels                     []option
 }
 
 // roles are the access levels' names, as GitLab 9.x shows them.
@@ -135,7 +140,8 @@ var roles = map[int]string{project.Guest: "Guest", project.Reporter: "Reporter",
 	project.Master: "Master", project.Owner: "Owner"}
 
 // groupMembers lists a group's direct members with their roles (GET
-// /groups/:id/members).
+// /groups/:id/members); its Owners get the forms to add, change and
+// remove members (httppagesgroupsettings.go).
 func (pg *pages) groupMembers(w http.ResponseWriter, r *http.Request) {
 	if r.PathValue("rest") != "" {
 		pg.site.NotFound(w, r)
@@ -145,24 +151,43 @@ func (pg *pages) groupMembers(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	pg.renderGroupMembers(w, r, rg, h, crumbs, "", http.StatusOK)
+}
+
+// renderGroupMembers draws the members page of group rg, with problem (a
+// refused form's reason) above it.
+func (pg *pages) renderGroupMembers(w http.ResponseWriter, r *http.Request, rg *resolvedGroup, h groupHeader, crumbs []web.Crumb, problem string, status int) {
+	ctx := r.Context()
 	pageNo := pageNumber(r.URL.Query().Get("page"))
-	rows, total, err := pg.svc.listMembers(r.Context(), KindGroup, strconv.FormatInt(rg.g.ID, 10), "", (pageNo-1)*pageSize, pageSize)
+	ref := strconv.FormatInt(rg.g.ID, 10)
+	base := "/groups/" + web.EscapePath(h.FullPath) + "/-/group_members"
+	rows, total, err := pg.svc.listMembers(ctx, KindGroup, ref, "", (pageNo-1)*pageSize, pageSize)
 	if err != nil {
 		pg.fail(w, r, err)
 		return
 	}
-	d := membersData{Group: h, Total: total, Page: pageNo, Pages: (total + pageSize - 1) / pageSize}
+	d := membersData{Group: h, Total: total, Page: pageNo, Pages: (total + pageSize - 1) / pageSize, Problem: problem}
+	pr := auth.FromContext(ctx)
+	manage := pr.User != nil && rg.isOwner(pr)
+	if manage {
+		d.Action = pg.site.URL(base)
+		d.Levels = levelOptions(project.Owner, project.Developer)
+		d.MinExpiry = pg.svc.now().UTC().AddDate(0, 0, 1).Format("2006-01-02")
+	}
 	for _, m := range rows {
-		line := memberLine{Name: m.u.Name, Username: m.u.Username, Href: pg.site.URL("/" + web.EscapePath(m.u.Username)), Role: roles[m.m.AccessLevel]}
+		line := managedMember{ID: m.u.ID, Name: m.u.Name, Username: m.u.Username, Href: pg.site.URL("/" + web.EscapePath(m.u.Username)), Role: roles[m.m.AccessLevel]}
 		if line.Role == "" {
 			line.Role = strconv.Itoa(m.m.AccessLevel)
 		}
 		if m.m.ExpiresAt != nil {
 			line.Expires = m.m.ExpiresAt.UTC().Format("2006-01-02")
 		}
+		if manage {
+			line.Levels = levelOptions(project.Owner, m.m.AccessLevel)
+			line.Action = pg.site.URL(base + "/" + strconv.FormatInt(m.u.ID, 10))
+		}
 		d.Members = append(d.Members, line)
 	}
-	base := "/groups/" + web.EscapePath(h.FullPath) + "/-/group_members"
 	if pageNo > 1 {
 		d.PrevHref = pg.site.URL(base)
 		if pageNo > 2 {
@@ -174,7 +199,11 @@ func (pg *pages) groupMembers(w http.ResponseWriter, r *http.Request) {
 	}
 	crumbs[len(crumbs)-1].Href = "/groups/" + web.EscapePath(h.FullPath)
 	crumbs = append(crumbs, web.Crumb{Label: "Members"})
-	pg.t.Render(w, r, "group_members", web.Page{Title: "Members · " + h.FullName, Crumbs: crumbs, Data: d})
+	page := web.Page{Title: "Members · " + h.FullName, Crumbs: crumbs, Status: status, Data: d}
+	if manage {
+		page.Area, page.Section, page.Group = web.AreaGroupSettings, "members", groupArea(h)
+	}
+	pg.t.Render(w, r, "group_members", page)
 }
 
 // groupRedirect sends a group's bare path ("/grp", "/grp/sub") to its page

@@ -60,6 +60,8 @@ func NewPages(d PagesDeps) fennec.Pages {
 		pg.registerHistoryPages(s)
 		// Releases: httppagesreleases.go.
 		pg.registerReleasePages(s)
+		// Repository settings (protected branches): httppagessettings.go.
+		pg.registerSettingsPages(s)
 	}}
 }
 

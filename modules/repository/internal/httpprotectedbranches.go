@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"sort"
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/store"
@@ -39,29 +38,10 @@ func (w *Writer) registerProtectedBranches(a *api.API) {
 }
 
 func (w *Writer) listProtectedBranches(ctx context.Context, in *protectedBranchesInput) (*protectedBranchesOutput, error) {
-	info, err := w.rd.access.Require(ctx, in.ID, projects.AdminProject)
+	all, _, err := w.Protections(ctx, in.ID)
 	if err != nil {
 		return nil, err
 	}
-	var all []*Protection
-	err = w.db.View(ctx, func(tx *store.Tx) error {
-		ids, err := protections.IDsBy(tx, "project", store.IDString(info.ID))
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			p, err := protections.Get(tx, id)
-			if err != nil {
-				return err
-			}
-			all = append(all, p)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
 	out := &protectedBranchesOutput{PageHeaders: api.Paginate(ctx, in.PageParams, len(all)), Body: []ProtectedBranchView{}}
 	for _, p := range api.Window(all, in.PageParams) {
 		out.Body = append(out.Body, protectedBranchView(p))

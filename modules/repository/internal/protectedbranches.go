@@ -12,6 +12,7 @@ package internal
 import (
 	"context"
 	"errors"
+	"sort"
 	"strings"
 
 	"github.com/fennec-forge/fennec/core/store"
@@ -187,6 +188,36 @@ func accessLevel(param string, v *int) (int, error) {
 		return *v, nil
 	}
 	return 0, notValidValue(param)
+}
+
+// Protections are the project's protected branches and wildcards, oldest
+// first, as the caller in ctx, who must administer the project (the list
+// tells who may push where), with the project as they see it.
+func (w *Writer) Protections(ctx context.Context, project string) ([]*Protection, projects.ProjectInfo, error) {
+	info, err := w.rd.access.Require(ctx, project, projects.AdminProject)
+	if err != nil {
+		return nil, info, err
+	}
+	var all []*Protection
+	err = w.db.View(ctx, func(tx *store.Tx) error {
+		ids, err := protections.IDsBy(tx, "project", store.IDString(info.ID))
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			p, err := protections.Get(tx, id)
+			if err != nil {
+				return err
+			}
+			all = append(all, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, info, err
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
+	return all, info, nil
 }
 
 // CreateProtection protects a branch or a wildcard (which need not match
