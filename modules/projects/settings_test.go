@@ -77,6 +77,10 @@ func TestSettingsProjectGeneral(t *testing.T) {
 	if got["description"] != "from <mia>" || got["issues_enabled"] != false || got["merge_requests_enabled"] != true || got["visibility"] != "private" {
 		t.Errorf("after the Master's save: %v", got)
 	}
+	m.Post(t, "/alice/app/-/edit", form(p, "name", "app", "description", "from <mia>", "default_branch", "nope")).
+		Want(t, "unknown default branch", 422, "the repository has no branch named nope")
+	// A form past the bound: 413, nothing changes.
+	m.Post(t, "/alice/app/-/edit", form(p, "name", "app", "description", strings.Repeat("x", 4<<20))).Want(t, "oversized form", 413)
 	m.Get(t, "/alice/app/-/edit").Want(t, "saved page", 200, `>from &lt;mia&gt;</textarea>`, `<input type="checkbox" name="issues_enabled" value="1"> Issues`)
 
 	// Developers, Reporters, non-members: no page; posts change nothing.
