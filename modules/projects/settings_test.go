@@ -207,6 +207,8 @@ func TestSettingsProjectMembers(t *testing.T) {
 	d.Post(t, fmt.Sprintf("/alice/app/-/project_members/%d/remove", bob.ID), url.Values{"authenticity_token": {tok}}).Want(t, "developer removes", 404)
 	d.Post(t, "/alice/app/-/project_members", url.Values{"authenticity_token": {tok}, "username": {"dev"}, "access_level": {"40"}}).Want(t, "developer adds", 404)
 	s.Call(t, alice.Token, http.MethodGet, fmt.Sprintf("%s/members/%d", api, bob.ID), nil).Expect(t, http.StatusOK, "")
+	// Mia's token replayed from another session: refused.
+	d.Post(t, fmt.Sprintf("/alice/app/-/project_members/%d/remove", bob.ID), form(p)).Want(t, "replayed token", 403, "Form expired")
 	// Forged CSRF: nothing removed.
 	m.Post(t, fmt.Sprintf("/alice/app/-/project_members/%d/remove", bob.ID), url.Values{"authenticity_token": {"bad"}}).Want(t, "forged remove", 403)
 	s.Call(t, alice.Token, http.MethodGet, fmt.Sprintf("%s/members/%d", api, bob.ID), nil).Expect(t, http.StatusOK, "")
