@@ -304,3 +304,23 @@ func TestSettingsGroup(t *testing.T) {
 		return r.Status == http.StatusNotFound, fmt.Sprint(r.Status)
 	})
 }
+
+// TestSettingsDefaultBranchChoices: a repository's branches are the
+// default branch's choices (the repository module names them through the
+// projects module's seam), and the one chosen is the API's default_branch.
+func TestSettingsDefaultBranchChoices(t *testing.T) {
+	t.Parallel()
+	s := stocktest.Start(t)
+	p := stocktest.NewProject(t, s.Client, "branchy", "private")
+	stocktest.CommitFiles(t, s.Client, p.ID, "master", "base", map[string]string{"a": "a\n"})
+	s.Call(t, s.RootToken, http.MethodPost, fmt.Sprintf("/api/v4/projects/%d/repository/branches?branch=next&ref=master", p.ID), nil).
+		Expect(t, http.StatusCreated, "")
+	root := s.SignedIn(t, "root", s.RootPassword)
+	page := root.Get(t, "/root/branchy/-/edit")
+	page.Want(t, "general settings", 200, `<select id="project-default-branch" name="default_branch"><option value="master" selected>master</option><option value="next">next</option></select>`)
+	root.Post(t, "/root/branchy/-/edit", form(page, "name", "branchy", "default_branch", "next")).
+		WantRedirect(t, "choose next", http.StatusSeeOther, "/root/branchy/-/edit")
+	if got := apiField(t, s, s.RootToken, fmt.Sprintf("/api/v4/projects/%d", p.ID), "default_branch"); got != "next" {
+		t.Errorf("default branch: %s", got)
+	}
+}

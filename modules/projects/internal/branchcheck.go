@@ -50,3 +50,14 @@ func (s *Service) defaultBranchChange(ctx context.Context, projectID int64, aske
 	}
 	return name, nil
 }
+
+// branchNames are the first limit of the project's branches by name, nil
+// when the registered checker cannot list them (project.BranchLister) or
+// there is none.
+func (s *Service) branchNames(ctx context.Context, projectID int64, limit int) ([]string, error) {
+	l, ok := s.branches.checker.(project.BranchLister)
+	if !ok {
+		return nil, nil
+	}
+	return l.BranchNames(ctx, projectID, limit)
+}

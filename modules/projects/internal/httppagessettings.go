@@ -12,10 +12,12 @@ package internal
 // Owner-only action (visibility, archive, transfer, delete) asked by a
 // Master is refused by the service (403).
 //
-// The default branch is a text field: the branches belong to the
-// repository module, a layer above this one, and the service checks the
-// name through the BranchChecker seam (an unknown branch is ignored, as
-// GitLab 9.x does; the page says so). Avatars: the service keeps none for
+// The default branch is chosen among the repository's branches, which
+// belong to the repository module, a layer above this one: its
+// BranchChecker names them too (project.BranchLister). Without a list (no
+// such checker, an empty repository, too many branches) the page has a
+// text field, and the service checks the name; an unknown branch is
+// ignored, as GitLab 9.x does, and the page says so. Avatars: the service keeps none for
 // projects (avatar_url is always null), so the page offers no upload.
 
 import (
@@ -39,6 +41,10 @@ var settingsRefusals = web.Refusals{
 	Forbidden: []error{project.ErrForbidden, project.ErrLastOwner},
 	Page:      "settings page",
 }
+
+// maxBranchChoices bounds the branches the default branch's select
+// offers; a repository with more gets a text field.
+const maxBranchChoices = 500
 
 // maxNamespaceChoices bounds the namespaces the transfer form offers.
 const maxNamespaceChoices = 100
@@ -170,11 +176,13 @@ type generalData struct {
 	Namespace                         string // the namespace's full path, before the project's path
 	Visibility, DefaultBranch         string
 	Visibilities                      []option
-	Features                          []featureSwitch
-	Archived                          bool
-	MayChangeVisibility, MayRemove    bool
-	Namespaces                        []option
-	Problem                           string
+	// Branches are the default branch's choices; nil for a text field.
+	Branches                       []option
+	Features                       []featureSwitch
+	Archived                       bool
+	MayChangeVisibility, MayRemove bool
+	Namespaces                     []option
+	Problem                        string
 }
 
 // generalPage is /-/edit, with problem (a refused form's reason) shown
@@ -193,6 +201,12 @@ func (pg *pages) generalPage(w http.ResponseWriter, r *http.Request, problem str
 		MayRemove:           allowed(pr, res.p, res.l, project.RemoveProject)}
 	for _, v := range []string{project.Private, project.Internal, project.Public} {
 		d.Visibilities = append(d.Visibilities, option{Value: v, Label: v, Selected: v == res.p.Visibility})
+	}
+	if names, err := pg.svc.branchNames(ctx, res.p.ID, maxBranchChoices+1); err == nil && len(names) > 0 && len(names) <= maxBranchChoices &&
+		slices.Contains(names, res.p.DefaultBranch) {
+		for _, n := range names {
+			d.Branches = append(d.Branches, option{Value: n, Label: n, Selected: n == res.p.DefaultBranch})
+		}
 	}
 	on := res.p.Features.Map()
 	for _, f := range featureLabels {

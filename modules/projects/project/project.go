@@ -239,3 +239,11 @@ type OpenIssuesCounter interface {
 type BranchChecker interface {
 	BranchExists(ctx context.Context, projectID int64, branch string) (bool, error)
 }
+
+// BranchLister is a BranchChecker that also names a repository's
+// branches, by name, at most limit of them: the settings page offers them
+// as the choices of default branch. A checker that is not one leaves the
+// page a text field.
+type BranchLister interface {
+	BranchNames(ctx context.Context, projectID int64, limit int) ([]string, error)
+}

@@ -452,6 +452,24 @@ func (s *Storage) forgetObjects(projectID int64) {
 	}
 }
 
+// BranchNames are the first limit of the project's branches, by name
+// (projects.BranchLister, for the default branch's choices).
+func (s *Storage) BranchNames(ctx context.Context, projectID int64, limit int) ([]string, error) {
+	repo, err := s.Open(ctx, projectID)
+	if err != nil {
+		return nil, err
+	}
+	refs, err := sortedBranches(repo)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, min(len(refs), limit))
+	for _, r := range refs[:min(len(refs), limit)] {
+		names = append(names, r.Name().Short())
+	}
+	return names, nil
+}
+
 // BranchExists tells whether the project's repository has the branch (for
 // projects' check of an edited default_branch, projects.BranchChecker).
 func (s *Storage) BranchExists(ctx context.Context, projectID int64, branch string) (bool, error) {
