@@ -58,12 +58,12 @@ func groupArea(h groupHeader) *web.Group {
 }
 
 type groupGeneralData struct {
-	Group              groupHeader
-	Action             string // the form's base (prefixed)
-	Name, Path, Parent string
-	Description        string
-	Visibilities       []option
-	Problem            string
+	Group        groupHeader
+	Action       string // the form's base (prefixed)
+	Name, Path   string
+	Description  string
+	Visibilities []option
+	Problem      string
 }
 
 // groupGeneralPage is /groups/<path>/-/edit.
@@ -74,9 +74,6 @@ func (pg *pages) groupGeneralPage(w http.ResponseWriter, r *http.Request, proble
 	}
 	d := groupGeneralData{Group: h, Action: pg.site.URL("/groups/" + web.EscapePath(h.FullPath) + "/-/edit"),
 		Name: rg.g.Name, Path: rg.g.Path, Description: rg.g.Description, Problem: problem}
-	if i := strings.LastIndex(h.FullPath, "/"); i >= 0 {
-		d.Parent = h.FullPath[:i+1]
-	}
 	for _, v := range []string{project.Private, project.Internal, project.Public} {
 		d.Visibilities = append(d.Visibilities, option{Value: v, Label: v, Selected: v == rg.g.Visibility})
 	}
