@@ -104,3 +104,36 @@ func (s *Site) CommitStatus(ctx context.Context, projectID int64, sha string) (C
 	}
 	return f(ctx, projectID, sha)
 }
+
+// MergeRequestLink is a merge request as a page of another module links
+// it: "!3" (or "group/project!3" in another project), its title, and its
+// page, prefixed already.
+type MergeRequestLink struct {
+	Label, Title, Href string
+}
+
+// BranchMergeRequestsFunc answers the open merge requests whose source is
+// a project's branch, as the visitor in ctx may see them (at most a few).
+type BranchMergeRequestsFunc func(ctx context.Context, projectID int64, branch string) []MergeRequestLink
+
+// SetBranchMergeRequests makes f the answer of BranchMergeRequests (the
+// merge requests module's pages register it).
+func (s *Site) SetBranchMergeRequests(f BranchMergeRequestsFunc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.branchMRs = f
+}
+
+// BranchMergeRequests are the open merge requests from a project's
+// branch, for pages of modules below merge requests (a branch pipeline's
+// page in CI names the merge request it tests); none without the merge
+// requests module.
+func (s *Site) BranchMergeRequests(ctx context.Context, projectID int64, branch string) []MergeRequestLink {
+	s.mu.RLock()
+	f := s.branchMRs
+	s.mu.RUnlock()
+	if f == nil || branch == "" {
+		return nil
+	}
+	return f(ctx, projectID, branch)
+}

@@ -47,6 +47,8 @@ type Site struct {
 	references map[markup.RefKind]ReferenceFunc
 	// commitStatus answers a commit's CI status (cistatus.go).
 	commitStatus CommitStatusFunc
+	// branchMRs answers a branch's open merge requests (cistatus.go).
+	branchMRs BranchMergeRequestsFunc
 }
 
 // Options configure a Site.

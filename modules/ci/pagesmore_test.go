@@ -263,7 +263,7 @@ func TestPipelinePageOfMergeRequest(t *testing.T) {
 	c := alice.Client
 	p := stocktest.NewProject(t, c, "mr", "private")
 	stocktest.CommitFiles(t, c, p.ID, "master", "ci", map[string]string{".gitlab-ci.yml": "mr:\n  script: [echo]\n  only: [merge_requests]\nbranch:\n  script: [echo]\n"})
-	waitRefPipeline(t, c, p.ID, "master", "success")
+	master := waitRefPipeline(t, c, p.ID, "master", "success")
 	if _, _, err := c.Branches.CreateBranch(p.ID, &gitlab.CreateBranchOptions{Branch: gitlab.Ptr("feature"), Ref: gitlab.Ptr("master")}); err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,23 @@ func TestPipelinePageOfMergeRequest(t *testing.T) {
 	plPath := "/alice/mr/-/pipelines/" + strconv.FormatInt(mrPipeline.ID, 10)
 	a := s.SignedIn(t, "alice", alice.Password)
 	a.Get(t, plPath).Want(t, "merge request pipeline", 200, `merge request <a href="/alice/mr/-/merge_requests/1">!1</a>`)
-	a.Get(t, "/alice/mr/-/pipelines/"+strconv.FormatInt(branchPipeline.ID, 10)).WantNot(t, "branch pipeline", `merge request <a`)
+	// A branch pipeline names the open merge request from its branch,
+	// asked of the merge requests module; once it is closed, none.
+	branchPath := "/alice/mr/-/pipelines/" + strconv.FormatInt(branchPipeline.ID, 10)
+	a.Get(t, branchPath).Want(t, "branch pipeline", 200, `merge request <a href="/alice/mr/-/merge_requests/1" title="Add a">!1</a>`)
+	a.Get(t, "/alice/mr/-/pipelines/"+strconv.FormatInt(master.ID, 10)).WantNot(t, "the default branch's pipeline", `merge request <a`)
 	a.Get(t, "/alice/mr/-/merge_requests").Want(t, "merge request list", 200, `href="`+plPath+`"`)
 	a.Get(t, "/alice/mr/-/merge_requests/1/pipelines").Want(t, "merge request's pipelines", 200, `<a href="`+plPath+`">#`)
+	// Merge requests switched off: the branch pipeline names none.
+	if _, _, err := c.Projects.EditProject(p.ID, &gitlab.EditProjectOptions{MergeRequestsEnabled: gitlab.Ptr(false)}); err != nil {
+		t.Fatal(err)
+	}
+	a.Get(t, branchPath).WantNot(t, "branch pipeline, merge requests off", `merge request <a`)
+	if _, _, err := c.Projects.EditProject(p.ID, &gitlab.EditProjectOptions{MergeRequestsEnabled: gitlab.Ptr(true)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.MergeRequests.UpdateMergeRequest(p.ID, 1, &gitlab.UpdateMergeRequestOptions{StateEvent: gitlab.Ptr("close")}); err != nil {
+		t.Fatal(err)
+	}
+	a.Get(t, branchPath).WantNot(t, "branch pipeline of a closed merge request", `merge request <a`)
 }

@@ -112,6 +112,10 @@ type pipelineRow struct {
 	YAMLErrors        string
 	MergeRequestLabel string
 	MergeRequestHref  string
+	// MergeRequests are the open merge requests from a branch pipeline's
+	// branch (the pipeline page only), asked of the merge requests
+	// module through the site.
+	MergeRequests []web.MergeRequestLink
 }
 
 // rowOf is a pipeline's row; users remembers the users read for one page.
@@ -404,6 +408,9 @@ func (pp *pipelinePages) show(w http.ResponseWriter, r *http.Request, id cicd.Pi
 		return
 	}
 	d := pipelineData{Row: pp.rowOf(ctx, full, p, map[int64]*userLink{}), Tab: tab}
+	if d.Row.MergeRequestHref == "" && !p.Tag {
+		d.Row.MergeRequests = pp.site.BranchMergeRequests(ctx, info.ID, p.Ref)
+	}
 	d.Stages = pp.stagesOf(full, p, jobs)
 	base := pipelinePageURL(full, id)
 	for _, t := range []struct{ key, label string }{{"", "Pipeline"}, {"jobs", "Jobs"}, {"test_report", "Tests"}} {

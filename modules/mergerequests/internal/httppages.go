@@ -60,6 +60,7 @@ func NewPages(s *Service) fennec.Pages {
 		site.Project("GET merge_requests", pg.get)
 		site.Project("POST merge_requests", pg.post)
 		registerDashboard(site, pg)
+		site.SetBranchMergeRequests(pg.branchMergeRequests)
 	}}
 }
 

@@ -1,0 +1,82 @@
+package internal
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+
+	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/core/web"
+	"github.com/fennec-forge/fennec/modules/projects"
+)
+
+// maxBranchMergeRequests bounds the merge requests a branch's pages name:
+// a branch is rarely the source of more than one open merge request.
+const maxBranchMergeRequests = 5
+
+// BranchMR is an open merge request from a branch, with its target
+// project as the caller sees it.
+type BranchMR struct {
+	Target projects.ProjectInfo
+	IID    int64
+	Title  string
+}
+
+// OpenFromBranch are the open merge requests whose source is the
+// project's branch, oldest first, in the target projects whose merge
+// requests the caller may read; at most limit. It reads the source index,
+// so its cost is that branch's merge requests, not the project's.
+func (s *Service) OpenFromBranch(ctx context.Context, projectID int64, branch string, limit int) ([]BranchMR, error) {
+	var open []*MR
+	err := s.DB.View(ctx, func(tx *store.Tx) error {
+		all, err := mrs.AllBy(tx, "source", branchKey(projectID, branch))
+		open = open[:0]
+		for _, m := range all {
+			if m.Open() {
+				open = append(open, m)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	readable := map[int64]*projects.ProjectInfo{}
+	var out []BranchMR
+	for _, m := range open {
+		info, seen := readable[m.ProjectID]
+		if !seen {
+			if i, err := s.readProjectID(ctx, m.ProjectID); err == nil {
+				info = &i
+			}
+			readable[m.ProjectID] = info
+		}
+		if info == nil {
+			continue
+		}
+		out = append(out, BranchMR{Target: *info, IID: m.IID, Title: m.Title})
+		if len(out) == limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+// branchMergeRequests answers web.Site.BranchMergeRequests for pages of
+// the modules below this one (a branch pipeline's page).
+func (pg *mrPages) branchMergeRequests(ctx context.Context, projectID int64, branch string) []web.MergeRequestLink {
+	found, err := pg.s.OpenFromBranch(ctx, projectID, branch, maxBranchMergeRequests)
+	if err != nil {
+		return nil
+	}
+	links := make([]web.MergeRequestLink, 0, len(found))
+	for _, m := range found {
+		label := "!" + strconv.FormatInt(m.IID, 10)
+		if m.Target.ID != projectID {
+			label = m.Target.PathWithNamespace + label
+		}
+		links = append(links, web.MergeRequestLink{Label: label, Title: m.Title,
+			Href: pg.site.URL("/" + web.EscapePath(m.Target.PathWithNamespace) + "/-/merge_requests/" + url.PathEscape(strconv.FormatInt(m.IID, 10)))})
+	}
+	return links
+}
