@@ -91,7 +91,7 @@ func TestMergeRequestListPage(t *testing.T) {
 		`<a class="label chip on-light" href="/root/filtered/-/merge_requests?label_name=bug"><svg class="chip-fill" viewBox="0 0 1 1" preserveAspectRatio="none" aria-hidden="true" focusable="false"><rect width="1" height="1" fill="#ff0000"/></svg><bdi>bug</bdi></a>`,
 		`<a class="label chip on-dark" href="/root/filtered/-/merge_requests?label_name=ui"><svg class="chip-fill" viewBox="0 0 1 1" preserveAspectRatio="none" aria-hidden="true" focusable="false"><rect width="1" height="1" fill="#000080"/></svg><bdi>ui</bdi></a>`,
 		`<code><bdi>b2</bdi></code> → <code><bdi>master</bdi></code>`,
-		`<a class="badge pipeline pipeline-pending" href="/root/filtered/-/merge_requests/5/pipelines"><span aria-hidden="true">○</span> Pipeline: pending</a>`)
+		`<a class="badge pipeline pipeline-pending" href="/root/filtered/-/pipelines/1"><span aria-hidden="true">○</span> Pipeline: pending</a>`)
 	if n := strings.Count(all.Body, `class="badge pipeline `); n != 1 {
 		t.Errorf("%d pipeline badges, want the one of !5", n)
 	}
