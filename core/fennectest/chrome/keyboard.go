@@ -66,7 +66,15 @@ func CheckKeyboard(t testing.TB, ctx context.Context, page string) {
 	}
 	reached := map[string]bool{}
 	var order, unseen []string
-	for i := 0; i < len(want)+3; i++ {
+	// A date field takes a Tab per part (month, day, year) while it
+	// stays the focused element, so the presses are bounded by three per
+	// element, and end once every element was reached.
+	wanted := map[string]bool{}
+	for _, w := range want {
+		wanted[w] = true
+	}
+	found := 0
+	for i := 0; i < 3*len(want)+3 && found < len(wanted); i++ {
 		if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Tab)); err != nil {
 			t.Fatalf("%s: press Tab: %v", page, err)
 		}
@@ -81,6 +89,9 @@ func CheckKeyboard(t testing.TB, ctx context.Context, page string) {
 			continue
 		}
 		reached[got.Name] = true
+		if wanted[got.Name] {
+			found++
+		}
 		order = append(order, got.Name)
 		if !got.Visible {
 			unseen = append(unseen, got.Name)
