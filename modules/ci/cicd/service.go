@@ -106,6 +106,9 @@ type Service interface {
 	// Developer, a delete: Master). A deploying job makes its environment
 	// too. ErrEnvironmentNotFound for none of that id in the project.
 	Environments(ctx context.Context, project string, offset, limit int) ([]Environment, int, error)
+	// Environment is one of the project's environments (ReadJobs);
+	// ErrEnvironmentNotFound for another project's or none.
+	Environment(ctx context.Context, project string, id EnvironmentID) (Environment, error)
 	// CreateEnvironment needs a Name (a *MissingError); names are
 	// checked as GitLab does (ErrInvalidEnvironmentName,
 	// ErrEnvironmentNameTooLong, ErrEnvironmentNameTaken) and so are

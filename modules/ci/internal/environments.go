@@ -84,6 +84,26 @@ func environmentRecord(e *Environment) cicd.Environment {
 		ExternalURL: e.ExternalURL, State: e.State, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt, AutoStopAt: e.AutoStopAt}
 }
 
+// Environment implements cicd.Service.
+func (s *Service) Environment(ctx context.Context, project string, id cicd.EnvironmentID) (cicd.Environment, error) {
+	info, err := s.access.Require(ctx, project, projects.ReadJobs)
+	if err != nil {
+		return cicd.Environment{}, err
+	}
+	var e *Environment
+	err = s.db.View(ctx, func(tx *store.Tx) error {
+		e, err = environments.Get(tx, int64(id))
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) || (err == nil && e.ProjectID != info.ID) {
+		return cicd.Environment{}, cicd.ErrEnvironmentNotFound
+	}
+	if err != nil {
+		return cicd.Environment{}, err
+	}
+	return environmentRecord(e), nil
+}
+
 // Environments implements cicd.Service.
 func (s *Service) Environments(ctx context.Context, project string, offset, limit int) ([]cicd.Environment, int, error) {
 	info, err := s.access.Require(ctx, project, projects.ReadJobs)

@@ -27,10 +27,6 @@ const (
 	deploymentsPerPage  = 20
 )
 
-// maxEnvironmentsScan bounds the environments read to find one by id
-// (the contract lists them; a project has a handful).
-const maxEnvironmentsScan = 10000
-
 type environmentPages struct {
 	*ciPages
 	t *web.Templates
@@ -225,19 +221,9 @@ func (ep *environmentPages) show(w http.ResponseWriter, r *http.Request, id cicd
 		return
 	}
 	full = info.PathWithNamespace
-	envs, _, err := ep.s.Environments(ctx, full, 0, maxEnvironmentsScan)
+	env, err := ep.s.Environment(ctx, full, id)
 	if err != nil {
 		ep.fail(w, r, err)
-		return
-	}
-	var env *cicd.Environment
-	for i := range envs {
-		if envs[i].ID == id {
-			env = &envs[i]
-		}
-	}
-	if env == nil {
-		ep.fail(w, r, cicd.ErrEnvironmentNotFound)
 		return
 	}
 	mayStop := ep.mayStop(ctx, full)
@@ -255,7 +241,7 @@ func (ep *environmentPages) show(w http.ResponseWriter, r *http.Request, id cicd
 		ep.fail(w, r, err)
 		return
 	}
-	d := environmentData{Env: ep.rowOf(full, *env, mayStop), Confirm: confirm, BackHref: ep.site.URL(environmentURL(full, id, ""))}
+	d := environmentData{Env: ep.rowOf(full, env, mayStop), Confirm: confirm, BackHref: ep.site.URL(environmentURL(full, id, ""))}
 	users := map[int64]*userLink{}
 	for _, dep := range list {
 		d.Deployments = append(d.Deployments, ep.deploymentOf(ctx, full, dep, users))
