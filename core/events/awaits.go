@@ -21,21 +21,14 @@ func (b *Bus) Awaits(tx *store.Tx, subscriber string, match func(payload json.Ra
 	if !ok {
 		return false, nil
 	}
-	bk := tx.Bucket([]byte(OutboxBucket))
-	if bk == nil {
-		return false, nil
-	}
 	found := false
-	err := bk.ForEach(func(_, v []byte) error {
-		if found {
-			return nil
-		}
+	outbox.Walk(tx, nil, false, func(_, v []byte) bool {
 		var e entry
 		if err := fastjson.Unmarshal(v, &e); err != nil {
-			return nil // unreadable: delivery drops it, nobody will handle it
+			return true // unreadable: delivery drops it, nobody will handle it
 		}
 		if e.Topic != s.Topic {
-			return nil
+			return true
 		}
 		for _, name := range e.Pending {
 			if name == subscriber {
@@ -43,7 +36,7 @@ func (b *Bus) Awaits(tx *store.Tx, subscriber string, match func(payload json.Ra
 				break
 			}
 		}
-		return nil
+		return !found
 	})
-	return found, err
+	return found, nil
 }

@@ -80,6 +80,9 @@ func SubscribeInTx[E Event](name string, handle func(ctx context.Context, ev E) 
 // OutboxBucket is the bucket that holds undelivered events.
 const OutboxBucket = "_outbox"
 
+// outbox is OutboxBucket's keys.
+var outbox = store.Keys(OutboxBucket)
+
 type entry struct {
 	Topic     string          `json:"topic"`
 	Payload   json.RawMessage `json:"payload"`
@@ -173,8 +176,7 @@ func (b *Bus) Publish(tx *store.Tx, ev Event) error {
 		return fmt.Errorf("events: encode %s: %w", ev.EventTopic(), err)
 	}
 	e := entry{Topic: ev.EventTopic(), Payload: payload, CreatedAt: time.Now().UTC(), Pending: pending}
-	bk := tx.Bucket([]byte(OutboxBucket))
-	seq, err := bk.NextSequence()
+	seq, err := outbox.NextSequence(tx)
 	if err != nil {
 		return err
 	}
@@ -182,7 +184,7 @@ func (b *Bus) Publish(tx *store.Tx, ev Event) error {
 	if err != nil {
 		return err
 	}
-	if err := bk.Put(store.Key(seq), raw); err != nil {
+	if err := outbox.Put(tx, store.Key(seq), raw); err != nil {
 		return err
 	}
 	tx.OnCommit(b.Kick)
@@ -256,9 +258,8 @@ func (b *Bus) Drain(ctx context.Context) error {
 // subscriber that keeps failing. It reads one entry beside the count.
 func (b *Bus) Backlog(ctx context.Context) (n int, oldest time.Time, err error) {
 	err = b.db.View(ctx, func(tx *store.Tx) error {
-		bk := tx.Bucket([]byte(OutboxBucket))
-		n = bk.Stats().KeyN
-		if _, v := bk.Cursor().First(); v != nil {
+		n = outbox.Count(tx)
+		if _, v := outbox.Cursor(tx).First(); v != nil {
 			var e entry
 			if fastjson.Unmarshal(v, &e) == nil {
 				oldest = e.CreatedAt
@@ -273,7 +274,7 @@ func (b *Bus) Backlog(ctx context.Context) (n int, oldest time.Time, err error) 
 func (b *Bus) Pending() (int, error) {
 	n := 0
 	err := b.db.View(context.Background(), func(tx *store.Tx) error {
-		n = tx.Bucket([]byte(OutboxBucket)).Stats().KeyN
+		n = outbox.Count(tx)
 		return nil
 	})
 	return n, err
@@ -330,7 +331,7 @@ func (b *Bus) deliverDue(ctx context.Context) (time.Duration, error) {
 		var work []due
 		more := false
 		err := b.db.View(ctx, func(tx *store.Tx) error {
-			c := tx.Bucket([]byte(OutboxBucket)).Cursor()
+			c := outbox.Cursor(tx)
 			for k, v := c.First(); k != nil; k, v = c.Next() {
 				var e entry
 				if err := fastjson.Unmarshal(v, &e); err != nil {
@@ -477,22 +478,21 @@ func (b *Bus) record(results []outcome) (time.Duration, error) {
 func (b *Bus) recordIn(tx *store.Tx, results []outcome) (time.Duration, error) {
 	var shortest time.Duration
 	err := func() error {
-		bk := tx.Bucket([]byte(OutboxBucket))
 		for _, o := range results {
-			raw := bk.Get(o.key)
+			raw := outbox.Get(tx, o.key)
 			if raw == nil {
 				continue
 			}
 			var e entry
 			if err := fastjson.Unmarshal(raw, &e); err != nil {
-				if err := bk.Delete(o.key); err != nil {
+				if err := outbox.Delete(tx, o.key); err != nil {
 					return err
 				}
 				continue
 			}
 			e.Pending = without(e.Pending, o.done)
 			if len(e.Pending) == 0 {
-				if err := bk.Delete(o.key); err != nil {
+				if err := outbox.Delete(tx, o.key); err != nil {
 					return err
 				}
 				continue
@@ -507,7 +507,7 @@ func (b *Bus) recordIn(tx *store.Tx, results []outcome) (time.Duration, error) {
 			if err != nil {
 				return err
 			}
-			if err := bk.Put(o.key, v); err != nil {
+			if err := outbox.Put(tx, o.key, v); err != nil {
 				return err
 			}
 		}

@@ -228,7 +228,7 @@ func TestSubscribeAndTopics(t *testing.T) {
 	}
 	// New declares the outbox bucket.
 	if err := db.View(context.Background(), func(tx *store.Tx) error {
-		if tx.Bucket([]byte(events.OutboxBucket)) == nil {
+		if !store.Keys(events.OutboxBucket).Exists(tx) {
 			return errors.New("no outbox bucket")
 		}
 		return nil
@@ -864,7 +864,7 @@ func TestInTxHandlersShareTheBatchTransaction(t *testing.T) {
 	}
 	var keys []string
 	if err := db.View(context.Background(), func(tx *store.Tx) error {
-		return tx.Bucket([]byte("test.seen")).ForEach(func(k, _ []byte) error {
+		return store.Keys("test.seen").ForEach(tx, func(k, _ []byte) error {
 			keys = append(keys, string(k))
 			return nil
 		})

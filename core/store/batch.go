@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"sync"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // groupCommit gathers concurrent Update calls into shared transactions. The
@@ -67,15 +65,30 @@ func (g *groupCommit) commit(db *DB, round []*batchCall) {
 	var alone []*batchCall
 	for len(round) > 0 {
 		failed := -1
-		err := db.bolt.Update(func(btx *bolt.Tx) error {
+		txs := make([]*Tx, len(round))
+		err := db.engine.Update(func(etx EngineTx) error {
+			failed = -1
 			for i, c := range round {
-				if err := db.timed(func(tx *Tx) error { return safeCall(c.fn, tx) }, db.newTx(c.ctx, btx)); err != nil {
+				txs[i] = db.newTx(c.ctx, etx)
+				err := db.timed(func(tx *Tx) error { return safeCall(c.fn, tx) }, txs[i])
+				if eerr := etx.Err(); eerr != nil {
+					// The engine failed under this call (a lost
+					// connection, a conflict): the round's concern,
+					// not the call's.
+					return eerr
+				}
+				if err != nil {
 					failed = i
 					return err
 				}
 			}
 			return nil
 		})
+		if err == nil {
+			for _, tx := range txs {
+				tx.committed()
+			}
+		}
 		if failed < 0 || len(round) == 1 {
 			// Success, a commit failure that concerns everyone, or a
 			// lone call's own error.

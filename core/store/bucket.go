@@ -1,7 +1,5 @@
 package store
 
-import bolt "go.etcd.io/bbolt"
-
-// bucketRef is a thin alias so table code reads as "b.Get" without exposing
-// which bbolt type is behind it.
-type bucketRef struct{ *bolt.Bucket }
+// bucketRef is a thin wrapper so table code reads as "b.Get" whichever
+// engine is behind it.
+type bucketRef struct{ Bucket }

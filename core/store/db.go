@@ -30,10 +30,10 @@ type Options struct {
 
 // DB is an open Fennec database.
 type DB struct {
-	bolt  *bolt.DB
-	path  string
-	batch groupCommit
-	guard txGuard
+	engine Engine
+	path   string
+	batch  groupCommit
+	guard  txGuard
 	// probing is set while a readiness probe waits for the store.
 	probing atomic.Bool
 	// slowest is the longest a write function has run, in nanoseconds
@@ -41,14 +41,16 @@ type DB struct {
 	slowest atomic.Int64
 }
 
-// Tx is a read or read-write transaction. It embeds the bbolt transaction so
-// tables and modules can use buckets directly.
+// Tx is a read or read-write transaction of a DB.
 type Tx struct {
-	*bolt.Tx
+	etx EngineTx
 	db  *DB
 	ctx context.Context
 	// read remembers rows a write transaction has read (see rowMemo).
 	read rowMemo
+	// onCommit are the callbacks to run once this transaction's writes
+	// are committed (OnCommit).
+	onCommit []func()
 }
 
 type txKey struct{}
@@ -60,10 +62,38 @@ type txKey struct{}
 // transaction and waits for another while a writer remaps the file.
 func (tx *Tx) Context() context.Context { return tx.ctx }
 
-func (db *DB) newTx(ctx context.Context, btx *bolt.Tx) *Tx {
-	t := &Tx{Tx: btx, db: db}
+// Writable says whether this is a read-write transaction.
+func (tx *Tx) Writable() bool { return tx.etx.Writable() }
+
+// OnCommit registers fn to run after this transaction's writes are
+// committed (never for a run that was rolled back or run again), in the
+// committing goroutine: it must be quick (a cache's Invalidate).
+func (tx *Tx) OnCommit(fn func()) { tx.onCommit = append(tx.onCommit, fn) }
+
+// WriteTo writes what this transaction sees of the whole database to w as
+// a bbolt file (a backup's point in time).
+func (tx *Tx) WriteTo(w io.Writer) (int64, error) { return tx.etx.WriteTo(w) }
+
+// Bucket is the named bucket of this transaction, nil when missing.
+//
+// Deprecated: modules use tables and Keys; this remains only while the
+// last callers move.
+func (tx *Tx) Bucket(name []byte) Bucket { return tx.etx.Bucket(name) }
+
+// bucket is the named bucket, nil when missing.
+func (tx *Tx) bucket(name []byte) Bucket { return tx.etx.Bucket(name) }
+
+func (db *DB) newTx(ctx context.Context, etx EngineTx) *Tx {
+	t := &Tx{etx: etx, db: db}
 	t.ctx = context.WithValue(ctx, txKey{}, t)
 	return t
+}
+
+// committed runs the transaction's OnCommit callbacks.
+func (tx *Tx) committed() {
+	for _, fn := range tx.onCommit {
+		fn()
+	}
 }
 
 // txFrom returns the open transaction of db that ctx carries, if any.
@@ -95,26 +125,41 @@ func Open(path string, opts Options) (*DB, error) {
 		}
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	db := &DB{bolt: b, path: path}
+	db, err := OpenEngine(boltEngine{b}, opts)
+	if err != nil {
+		return nil, err
+	}
+	db.path = path
+	return db, nil
+}
+
+// OpenEngine opens a DB on an engine (Open is the bbolt file's). The DB
+// owns the engine: Close closes it.
+func OpenEngine(e Engine, opts Options) (*DB, error) {
+	db := &DB{engine: e}
 	db.batch.max = 256
 	if opts.MaxBatchSize > 0 {
 		db.batch.max = opts.MaxBatchSize
 	}
 	if err := db.UpdateAlone(context.Background(), func(tx *Tx) error {
-		_, err := tx.CreateBucketIfNotExists(metaBucket)
+		_, err := tx.etx.CreateBucketIfNotExists(metaBucket)
 		return err
 	}); err != nil {
-		b.Close()
+		e.Close()
 		return nil, err
 	}
 	return db, nil
 }
 
-// Path is the file the database lives in.
+// Engine is the engine the DB runs on.
+func (db *DB) Engine() Engine { return db.engine }
+
+// Path is the file the database lives in; empty for an engine that is
+// not a file.
 func (db *DB) Path() string { return db.path }
 
-// Close closes the file; it waits for open transactions.
-func (db *DB) Close() error { return db.bolt.Close() }
+// Close closes the engine; it waits for open transactions.
+func (db *DB) Close() error { return db.engine.Close() }
 
 // View runs fn in a read-only transaction. When ctx carries an open
 // transaction of this database (tx.Context()), fn runs in that one.
@@ -126,7 +171,13 @@ func (db *DB) View(ctx context.Context, fn func(*Tx) error) error {
 		return err
 	}
 	defer db.guard.enter("View")()
-	return db.bolt.View(func(tx *bolt.Tx) error { return fn(db.newTx(ctx, tx)) })
+	return db.engine.View(func(etx EngineTx) error {
+		err := fn(db.newTx(ctx, etx))
+		if eerr := etx.Err(); eerr != nil {
+			return eerr
+		}
+		return err
+	})
 }
 
 // Update runs fn in a read-write transaction shared with concurrent callers
@@ -169,7 +220,19 @@ func (db *DB) UpdateAlone(ctx context.Context, fn func(*Tx) error) error {
 
 // update is one read-write transaction, without the checks.
 func (db *DB) update(ctx context.Context, fn func(*Tx) error) error {
-	return db.bolt.Update(func(tx *bolt.Tx) error { return db.timed(fn, db.newTx(ctx, tx)) })
+	var tx *Tx
+	err := db.engine.Update(func(etx EngineTx) error {
+		tx = db.newTx(ctx, etx)
+		err := db.timed(fn, tx)
+		if eerr := etx.Err(); eerr != nil {
+			return eerr
+		}
+		return err
+	})
+	if err == nil {
+		tx.committed()
+	}
+	return err
 }
 
 // timed runs a write function and records how long it took (SlowestWrite).
@@ -225,7 +288,7 @@ func (db *DB) UpdateInSteps(ctx context.Context, step func(tx *Tx) (done bool, e
 func (db *DB) EnsureBuckets(names []string) error {
 	return db.Update(context.Background(), func(tx *Tx) error {
 		for _, n := range names {
-			if _, err := tx.CreateBucketIfNotExists([]byte(n)); err != nil {
+			if _, err := tx.etx.CreateBucketIfNotExists([]byte(n)); err != nil {
 				return fmt.Errorf("store: create bucket %q: %w", n, err)
 			}
 		}
@@ -238,9 +301,9 @@ func (db *DB) EnsureBuckets(names []string) error {
 func (db *DB) Backup(w io.Writer) (int64, error) {
 	var n int64
 	defer db.guard.enter("Backup")()
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.engine.View(func(etx EngineTx) error {
 		var err error
-		n, err = tx.WriteTo(w)
+		n, err = etx.WriteTo(w)
 		return err
 	})
 	return n, err
@@ -331,12 +394,12 @@ func (db *DB) Probe(ctx context.Context) error {
 	go func() {
 		defer db.probing.Store(false)
 		err := db.View(context.Background(), func(tx *Tx) error {
-			tx.Bucket(metaBucket).Get(probeKey)
+			tx.bucket(metaBucket).Get(probeKey)
 			return nil
 		})
 		if err == nil {
 			err = db.Update(context.Background(), func(tx *Tx) error {
-				return tx.Bucket(metaBucket).Put(probeKey, []byte(time.Now().UTC().Format(time.RFC3339Nano)))
+				return tx.bucket(metaBucket).Put(probeKey, []byte(time.Now().UTC().Format(time.RFC3339Nano)))
 			})
 		}
 		done <- err

@@ -32,7 +32,7 @@ func (db *DB) SchemaVersion(module string) (int, error) {
 const schemaKeyPrefix = "schema:"
 
 func schemaVersion(tx *Tx, module string) int {
-	raw := tx.Bucket(metaBucket).Get([]byte(schemaKeyPrefix + module))
+	raw := tx.bucket(metaBucket).Get([]byte(schemaKeyPrefix + module))
 	if len(raw) != 8 {
 		return 0
 	}
@@ -84,7 +84,7 @@ func (db *DB) Migrate(ctx context.Context, migrations []Migration) error {
 				if err := m.Up(tx); err != nil {
 					return err
 				}
-				return tx.Bucket(metaBucket).Put([]byte(schemaKeyPrefix+name), Key(uint64(m.Version)))
+				return tx.bucket(metaBucket).Put([]byte(schemaKeyPrefix+name), Key(uint64(m.Version)))
 			})
 			if err != nil {
 				return fmt.Errorf("store: migration %s %d (%s): %w", name, m.Version, m.Name, err)
@@ -98,7 +98,7 @@ func (db *DB) Migrate(ctx context.Context, migrations []Migration) error {
 // migration, as tx sees them (a backup's manifest records them).
 func SchemaVersions(tx *Tx) map[string]int {
 	out := map[string]int{}
-	c := tx.Bucket(metaBucket).Cursor()
+	c := tx.bucket(metaBucket).Cursor()
 	prefix := []byte(schemaKeyPrefix)
 	for k, v := c.Seek(prefix); bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		if len(v) == 8 {

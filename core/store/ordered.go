@@ -28,12 +28,12 @@ func TimeKey[S, N ID](scope S, t time.Time, id N) []byte {
 
 // PutTimeKey records row id at time t in scope, with its flags.
 func PutTimeKey[S, N ID](tx *Tx, bucket []byte, scope S, t time.Time, id N, flags byte) error {
-	return tx.Bucket(bucket).Put(TimeKey(scope, t, id), []byte{flags})
+	return tx.bucket(bucket).Put(TimeKey(scope, t, id), []byte{flags})
 }
 
 // DeleteTimeKey removes what PutTimeKey recorded.
 func DeleteTimeKey[S, N ID](tx *Tx, bucket []byte, scope S, t time.Time, id N) error {
-	return tx.Bucket(bucket).Delete(TimeKey(scope, t, id))
+	return tx.bucket(bucket).Delete(TimeKey(scope, t, id))
 }
 
 // WalkTimeKeys visits scope's rows in time order (newest first when desc)
@@ -74,7 +74,7 @@ func DueTimeKeys[S, N ID](tx *Tx, bucket []byte, scope S, now time.Time, limit i
 // valid only during the call. It is the walk under every ordered list: a
 // scope's time keys, a user's keys in a module's own layout.
 func WalkPrefix(tx *Tx, bucket, prefix []byte, desc bool, fn func(k, v []byte) bool) {
-	c := tx.Bucket(bucket).Cursor()
+	c := Keys(bucket).Cursor(tx)
 	var k, v []byte
 	if desc {
 		// From the first key past the prefix's range, one step back.
@@ -117,7 +117,7 @@ func prefixEnd(prefix []byte) []byte {
 // under key in bucket. Taken in the transaction that uses it, numbers have
 // neither gaps nor duplicates, whatever the concurrency.
 func NextInSequence[N ID](tx *Tx, bucket, key []byte) (N, error) {
-	b := tx.Bucket(bucket)
+	b := tx.bucket(bucket)
 	var n uint64
 	if v := b.Get(key); len(v) == 8 {
 		n = binary.BigEndian.Uint64(v)

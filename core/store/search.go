@@ -209,8 +209,10 @@ func (t *Table[I, T, P]) reindexSearch(tx *Tx, ix *Index[T], name []byte) error 
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	b := tx.Bucket(name)
-	b.FillPercent = 0.9 // appended in order: pages need little room to grow
+	b := tx.bucket(name)
+	if bb, ok := b.(*boltBucket); ok {
+		bb.raw().FillPercent = 0.9 // appended in order: pages need little room to grow
+	}
 	for _, key := range keys {
 		for _, id := range lists[key] {
 			if err := b.Put(compositeKey(key, id), nil); err != nil {

@@ -175,11 +175,11 @@ func bucketKeys(t testing.TB, db *store.DB, name string) int {
 	t.Helper()
 	var n int
 	view(t, db, func(tx *store.Tx) error {
-		b := tx.Bucket([]byte(name))
-		if b == nil {
+		k := store.Keys(name)
+		if !k.Exists(tx) {
 			return fmt.Errorf("no bucket %q", name)
 		}
-		n = b.Stats().KeyN
+		n = k.Count(tx)
 		return nil
 	})
 	return n
@@ -331,7 +331,7 @@ func TestEnsureBucketsIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	view(t, db, func(tx *store.Tx) error {
-		if tx.Bucket([]byte("extra")) == nil {
+		if !store.Keys("extra").Exists(tx) {
 			t.Error("bucket extra not created")
 		}
 		return nil
@@ -1155,11 +1155,11 @@ func mig(l *migLog, module string, version int) store.Migration {
 	name := fmt.Sprintf("%s/%d", module, version)
 	return store.Migration{Module: module, Version: version, Name: name, Up: func(tx *store.Tx) error {
 		l.add(name)
-		b, err := tx.CreateBucketIfNotExists([]byte("mig"))
-		if err != nil {
+		mig := store.Keys("mig")
+		if err := mig.Ensure(tx); err != nil {
 			return err
 		}
-		return b.Put([]byte(name), []byte("done"))
+		return mig.Put(tx, []byte(name), []byte("done"))
 	}}
 }
 
@@ -1301,11 +1301,11 @@ func TestMigrateFailureRollsBack(t *testing.T) {
 	db := openDB(t, store.Options{})
 	l := &migLog{}
 	broken := store.Migration{Module: "m", Version: 2, Name: "broken", Up: func(tx *store.Tx) error {
-		b, err := tx.CreateBucketIfNotExists([]byte("mig"))
-		if err != nil {
+		mig := store.Keys("mig")
+		if err := mig.Ensure(tx); err != nil {
 			return err
 		}
-		if err := b.Put([]byte("m/2"), []byte("half")); err != nil {
+		if err := mig.Put(tx, []byte("m/2"), []byte("half")); err != nil {
 			return err
 		}
 		if err := users.Insert(tx, &user{Name: "from-migration"}); err != nil {
@@ -1523,13 +1523,12 @@ func TestBackupWhileWriting(t *testing.T) {
 	// backup reuse free pages instead of remapping (bbolt's remap waits for
 	// open read transactions, which would stall the writers).
 	update(t, db, func(tx *store.Tx) error {
-		b, err := tx.CreateBucketIfNotExists([]byte("scratch"))
-		if err != nil {
+		if err := store.Keys("scratch").Ensure(tx); err != nil {
 			return err
 		}
-		return b.Put([]byte("blob"), make([]byte, 8<<20))
+		return store.Keys("scratch").Put(tx, []byte("blob"), make([]byte, 8<<20))
 	})
-	update(t, db, func(tx *store.Tx) error { return tx.DeleteBucket([]byte("scratch")) })
+	update(t, db, func(tx *store.Tx) error { return store.Keys("scratch").Drop(tx) })
 	update(t, db, func(*store.Tx) error { return nil }) // release the freed pages
 
 	var (

@@ -117,7 +117,7 @@ func KeyID(k []byte) uint64 {
 }
 
 func (t *Table[I, T, P]) b(tx *Tx) (*bucketRef, error) {
-	b := tx.Bucket(t.bucket)
+	b := tx.bucket(t.bucket)
 	if b == nil {
 		return nil, fmt.Errorf("store: table %s has no bucket (not declared?)", t.name)
 	}
@@ -306,10 +306,10 @@ func (t *Table[I, T, P]) Reindex(tx *Tx, index string) error {
 		return err
 	}
 	name := t.ibucket[index]
-	if err := tx.DeleteBucket(name); err != nil {
+	if err := tx.etx.DeleteBucket(name); err != nil {
 		return err
 	}
-	if _, err := tx.CreateBucket(name); err != nil {
+	if _, err := tx.etx.CreateBucketIfNotExists(name); err != nil {
 		return err
 	}
 	if ix.Search {
@@ -318,7 +318,7 @@ func (t *Table[I, T, P]) Reindex(tx *Tx, index string) error {
 	return t.Scan(tx, false, 0, func(p P) (bool, error) {
 		rec := (*T)(p)
 		id := uint64(p.RecordID())
-		nb := &bucketRef{tx.Bucket(name)}
+		nb := &bucketRef{tx.bucket(name)}
 		for _, key := range ix.keysOf(rec) {
 			if ix.Unique {
 				if v := nb.Get([]byte(key)); v != nil && KeyID(v) != id {
@@ -430,7 +430,7 @@ func (t *Table[I, T, P]) IDs(tx *Tx) ([]I, error) {
 
 // Count is the number of rows, kept up to date on insert and delete.
 func (t *Table[I, T, P]) Count(tx *Tx) int {
-	v := tx.Bucket(metaBucket).Get(t.count)
+	v := tx.bucket(metaBucket).Get(t.count)
 	if len(v) != 8 {
 		return 0
 	}
@@ -502,7 +502,7 @@ func (t *Table[I, T, P]) put(b *bucketRef, id uint64, rec P) error {
 func (t *Table[I, T, P]) index(tx *Tx, name string) (*bucketRef, *Index[T], error) {
 	for i := range t.indexes {
 		if t.indexes[i].Name == name {
-			b := tx.Bucket(t.ibucket[name])
+			b := tx.bucket(t.ibucket[name])
 			if b == nil {
 				return nil, nil, fmt.Errorf("store: index %s.%s has no bucket", t.name, name)
 			}
@@ -585,7 +585,7 @@ func (t *Table[I, T, P]) addCount(tx *Tx, delta int) error {
 	if n < 0 {
 		n = 0
 	}
-	return tx.Bucket(metaBucket).Put(t.count, Key(uint64(n)))
+	return tx.bucket(metaBucket).Put(t.count, Key(uint64(n)))
 }
 
 func compositeKey(key string, id uint64) []byte {

@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
 	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/backoff"
@@ -186,26 +185,38 @@ func (q *Queue) Name() string { return q.name }
 // buckets are q's buckets in tx, created when missing in a write (a
 // migration may enqueue before the module declared them). In a read they
 // may be missing: the queue is empty then (none says ok false).
-type buckets struct{ items, payloads, order, dead *bolt.Bucket }
+type buckets struct{ items, payloads, order, dead keysIn }
+
+// keysIn is one of a queue's key spaces in one transaction: the bucket
+// methods the queue's code is written against, on the store's Keys.
+type keysIn struct {
+	tx *store.Tx
+	k  store.Keys
+}
+
+func (b keysIn) Get(k []byte) []byte           { return b.k.Get(b.tx, k) }
+func (b keysIn) Put(k, v []byte) error         { return b.k.Put(b.tx, k, v) }
+func (b keysIn) Delete(k []byte) error         { return b.k.Delete(b.tx, k) }
+func (b keysIn) Cursor() store.Cursor          { return b.k.Cursor(b.tx) }
+func (b keysIn) NextSequence() (uint64, error) { return b.k.NextSequence(b.tx) }
 
 func (q *Queue) bucketsIn(tx *store.Tx) (b buckets, ok bool, err error) {
 	return bucketsIn(tx, q.items, q.payloads, q.order, q.dead)
 }
 
 func bucketsIn(tx *store.Tx, names ...[]byte) (buckets, bool, error) {
-	var out [4]*bolt.Bucket
+	var out [4]keysIn
 	for i, n := range names {
-		b := tx.Bucket(n)
-		if b == nil && tx.Writable() {
-			var err error
-			if b, err = tx.CreateBucket(n); err != nil {
+		k := store.Keys(n)
+		if !k.Exists(tx) {
+			if !tx.Writable() {
+				return buckets{}, false, nil
+			}
+			if err := k.Ensure(tx); err != nil {
 				return buckets{}, false, err
 			}
 		}
-		if b == nil {
-			return buckets{}, false, nil
-		}
-		out[i] = b
+		out[i] = keysIn{tx, k}
 	}
 	return buckets{out[0], out[1], out[2], out[3]}, true, nil
 }

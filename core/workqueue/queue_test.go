@@ -398,7 +398,7 @@ func TestRecordCommitsWithTheOutcome(t *testing.T) {
 		var keys []string
 		_ = db.View(context.Background(), func(tx *store.Tx) error {
 			keys = nil
-			return tx.Bucket([]byte("test.log")).ForEach(func(k, _ []byte) error {
+			return store.Keys("test.log").ForEach(tx, func(k, _ []byte) error {
 				keys = append(keys, string(k))
 				return nil
 			})

@@ -55,7 +55,7 @@ func TestGroupVariablesGoWithTheGroup(t *testing.T) {
 	// The store itself: no API shows a deleted group's variables.
 	left := map[int64]int{}
 	err := s.Store.View(context.Background(), func(tx *store.Tx) error {
-		return tx.Bucket([]byte("ci.variables")).ForEach(func(_, raw []byte) error {
+		return store.Keys("ci.variables").ForEach(tx, func(_, raw []byte) error {
 			var v struct {
 				GroupID int64 `json:"group_id"`
 			}

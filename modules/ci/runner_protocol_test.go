@@ -855,7 +855,7 @@ func corruptVariable(t testing.TB, s *fennectest.Server, key string) {
 	var id []byte
 	var row map[string]any
 	err := s.Store.View(context.Background(), func(tx *store.Tx) error {
-		return tx.Bucket(bucket).ForEach(func(k, v []byte) error {
+		return store.Keys(bucket).ForEach(tx, func(k, v []byte) error {
 			var m map[string]any
 			if err := json.Unmarshal(v, &m); err != nil {
 				return err

@@ -118,7 +118,7 @@ func TestPipelineTriggers(t *testing.T) {
 	}
 	// The token is stored sealed.
 	err := s.Store.View(context.Background(), func(tx *store.Tx) error {
-		return tx.Bucket([]byte("ci.triggers")).ForEach(func(k, v []byte) error {
+		return store.Keys("ci.triggers").ForEach(tx, func(k, v []byte) error {
 			if strings.Contains(string(v), token) {
 				return fmt.Errorf("the token is stored in the clear: %s", v)
 			}

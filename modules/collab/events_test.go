@@ -119,7 +119,7 @@ func TestProjectAndUserDeleted(t *testing.T) {
 	rows := func(bucket string) int {
 		n := 0
 		err := e.db.View(context.Background(), func(tx *store.Tx) error {
-			n = tx.Bucket([]byte(bucket)).Stats().KeyN
+			n = store.Keys(bucket).Count(tx)
 			return nil
 		})
 		if err != nil {

@@ -250,7 +250,7 @@ func TestVisibilityAndCleanup(t *testing.T) {
 	}
 	rows := func() int {
 		n := 0
-		_ = e.db.View(ctx, func(tx *store.Tx) error { n = tx.Bucket([]byte("todos.todos")).Stats().KeyN; return nil })
+		_ = e.db.View(ctx, func(tx *store.Tx) error { n = store.Keys("todos.todos").Count(tx); return nil })
 		return n
 	}
 	if n := rows(); n != 3 {

@@ -413,7 +413,7 @@ func TestGroupDeletionDropsLabelsAndMilestones(t *testing.T) {
 		t.Helper()
 		var out []int64
 		err := e.db.View(context.Background(), func(tx *store.Tx) error {
-			return tx.Bucket([]byte(bucket)).ForEach(func(_, v []byte) error {
+			return store.Keys(bucket).ForEach(tx, func(_, v []byte) error {
 				var row struct {
 					GroupID int64 `json:"group_id"`
 				}

@@ -81,7 +81,7 @@ func TestIssueLabelEvents(t *testing.T) {
 	s.Call(t, bob.Token, http.MethodGet, issuePath(p.ID, other.IID, "/resource_label_events"), nil).Expect(t, 404, `{"message":"404 Not found"}`)
 	left := 0
 	err := s.db.View(context.Background(), func(tx *store.Tx) error {
-		return tx.Bucket([]byte("issues.label_events")).ForEach(func(_, v []byte) error {
+		return store.Keys("issues.label_events").ForEach(tx, func(_, v []byte) error {
 			var e struct {
 				ResourceID int64 `json:"resource_id"`
 			}

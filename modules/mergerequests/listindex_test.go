@@ -54,10 +54,7 @@ func TestListIndexesMigration(t *testing.T) {
 		for _, name := range []string{"mergerequests.by_user", "mergerequests.merge_requests#author", "mergerequests.merge_requests#assignee",
 			"mergerequests.merge_requests#label", "mergerequests.merge_requests#milestone", "mergerequests.merge_requests#has",
 			"mergerequests.merge_requests#search"} {
-			if err := tx.DeleteBucket([]byte(name)); err != nil {
-				return err
-			}
-			if _, err := tx.CreateBucket([]byte(name)); err != nil {
+			if _, err := store.Keys(name).DeletePrefix(tx, nil); err != nil {
 				return err
 			}
 		}

@@ -65,18 +65,18 @@ func TestLockedByACrashIsRecoveredAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(context.Background(), func(tx *store.Tx) error {
-		if err := tx.Bucket([]byte("_meta")).Put([]byte("schema:mergerequests"), store.Key(uint64(2))); err != nil {
+		if err := store.Keys("_meta").Put(tx, []byte("schema:mergerequests"), store.Key(uint64(2))); err != nil {
 			return err
 		}
-		b := tx.Bucket([]byte("mergerequests.merge_requests"))
-		return b.ForEach(func(k, v []byte) error {
+		b := store.Keys("mergerequests.merge_requests")
+		return b.ForEach(tx, func(k, v []byte) error {
 			var m map[string]any
 			if err := json.Unmarshal(v, &m); err != nil {
 				return err
 			}
 			m["prior_state"], m["state"], m["locked_by_id"] = m["state"], "locked", 1
 			raw, _ := json.Marshal(m)
-			return b.Put(append([]byte(nil), k...), raw)
+			return b.Put(tx, append([]byte(nil), k...), raw)
 		})
 	})
 	if cerr := db.Close(); err != nil || cerr != nil {

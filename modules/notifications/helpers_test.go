@@ -331,7 +331,7 @@ func (e *env) rows(t testing.TB, tables ...string) int {
 	n := 0
 	err := e.Store.View(context.Background(), func(tx *store.Tx) error {
 		for _, table := range tables {
-			n += tx.Bucket([]byte(table)).Stats().KeyN
+			n += store.Keys(table).Count(tx)
 		}
 		return nil
 	})

@@ -30,7 +30,7 @@ func TestFillByUserMigration(t *testing.T) {
 	dump := func() map[string]string {
 		out := map[string]string{}
 		_ = db.View(ctx, func(tx *store.Tx) error {
-			return tx.Bucket(byUser).ForEach(func(k, v []byte) error {
+			return store.Keys(byUser).ForEach(tx, func(k, v []byte) error {
 				out[string(k)] = string(v)
 				return nil
 			})

@@ -342,18 +342,8 @@ func Migrations() []store.Migration {
 // to it starts from counts that agree with its issues whatever happened
 // before. One walk over the issues, once.
 func recount(tx *store.Tx) error {
-	b := tx.Bucket(counts)
-	var stale [][]byte
-	if err := b.ForEach(func(k, _ []byte) error {
-		stale = append(stale, append([]byte(nil), k...))
-		return nil
-	}); err != nil {
+	if _, err := store.Keys(counts).DeletePrefix(tx, nil); err != nil {
 		return err
-	}
-	for _, k := range stale {
-		if err := b.Delete(k); err != nil {
-			return err
-		}
 	}
 	return issues.Scan(tx, false, 0, func(i *Issue) (bool, error) {
 		return true, countInProject(tx, i, 1)
@@ -374,20 +364,8 @@ func recountLabels(tx *store.Tx) error {
 }
 
 func clearBucket(tx *store.Tx, name []byte) error {
-	b := tx.Bucket(name)
-	var keys [][]byte
-	if err := b.ForEach(func(k, _ []byte) error {
-		keys = append(keys, append([]byte(nil), k...))
-		return nil
-	}); err != nil {
-		return err
-	}
-	for _, k := range keys {
-		if err := b.Delete(k); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := store.Keys(name).DeletePrefix(tx, nil)
+	return err
 }
 
 func flagsOf(i *Issue) byte {

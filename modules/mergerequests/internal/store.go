@@ -334,10 +334,7 @@ func Migrations() []store.Migration {
 	return []store.Migration{
 		{Module: "mergerequests", Version: 1, Name: "tables", Up: func(*store.Tx) error { return nil }},
 		{Module: "mergerequests", Version: 2, Name: "drop the copy of pipelines", Up: func(tx *store.Tx) error {
-			if tx.Bucket([]byte("mergerequests.pipelines")) == nil {
-				return nil
-			}
-			return tx.DeleteBucket([]byte("mergerequests.pipelines"))
+			return store.Keys("mergerequests.pipelines").Drop(tx)
 		}},
 		{Module: "mergerequests", Version: 3, Name: "index of locked merge requests", Up: func(tx *store.Tx) error {
 			return mrs.Reindex(tx, "locked")

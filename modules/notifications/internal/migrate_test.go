@@ -72,11 +72,11 @@ func TestQueuedBeforeTheUpgradeIsSent(t *testing.T) {
 	fennectest.Poll(t, 10*time.Second, func() (bool, string) {
 		n := -1
 		err := s.Store.View(context.Background(), func(tx *store.Tx) error {
-			if tx.Bucket([]byte("notifications.deliveries")) != nil {
+			if store.Keys("notifications.deliveries").Exists(tx) {
 				t.Fatal("the old deliveries table is still there")
 			}
-			n = tx.Bucket([]byte(workqueue.Buckets("notifications.mail")[0])).Stats().KeyN +
-				tx.Bucket([]byte("notifications.mails")).Stats().KeyN
+			n = store.Keys(workqueue.Buckets("notifications.mail")[0]).Count(tx) +
+				store.Keys("notifications.mails").Count(tx)
 			return nil
 		})
 		if err != nil {

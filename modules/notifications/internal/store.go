@@ -195,10 +195,7 @@ func moveQueue(tx *store.Tx) error {
 		}
 	}
 	for _, name := range oldDeliveries.Buckets() {
-		if tx.Bucket([]byte(name)) == nil {
-			continue
-		}
-		if err := tx.DeleteBucket([]byte(name)); err != nil {
+		if err := store.Keys(name).Drop(tx); err != nil {
 			return err
 		}
 	}

@@ -83,7 +83,7 @@ func TestMigrationMovesTheOldQueue(t *testing.T) {
 	check("s1", old[1])
 	err = db.View(context.Background(), func(tx *store.Tx) error {
 		for _, name := range append(oldQueue.Buckets(), oldQueueOrder) {
-			if tx.Bucket([]byte(name)) != nil {
+			if store.Keys(name).Exists(tx) {
 				t.Errorf("bucket %s is still there", name)
 			}
 		}
