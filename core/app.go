@@ -25,6 +25,7 @@ import (
 	flog "github.com/fennec-forge/fennec/core/log"
 	"github.com/fennec-forge/fennec/core/sealed"
 	"github.com/fennec-forge/fennec/core/store"
+	"github.com/fennec-forge/fennec/core/store/postgres"
 	"github.com/fennec-forge/fennec/core/web"
 )
 
@@ -240,12 +241,27 @@ func unwrapFx(err error) error {
 }
 
 func openStore(lc fx.Lifecycle, cfg config.Config, opts store.Options) (*store.DB, error) {
-	db, err := store.Open(filepath.Join(cfg.Data, "fennec.db"), opts)
+	db, err := OpenStore(cfg, opts)
 	if err != nil {
 		return nil, err
 	}
 	lc.Append(fx.Hook{OnStop: func(context.Context) error { return db.Close() }})
 	return db, nil
+}
+
+// OpenStore opens the store cfg names: the bbolt file fennec.db in the data
+// directory, or the PostgreSQL database of cfg.Store.
+func OpenStore(cfg config.Config, opts store.Options) (*store.DB, error) {
+	if cfg.Store == "" {
+		return store.Open(filepath.Join(cfg.Data, "fennec.db"), opts)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	e, err := postgres.Open(ctx, cfg.Store, postgres.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return store.OpenEngine(e, opts)
 }
 
 type resolverParams struct {

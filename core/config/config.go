@@ -27,6 +27,10 @@ type Config struct {
 	Listen string `yaml:"listen" env:"FENNEC_LISTEN" flag:"listen" help:"HTTP address; port 0 picks a free one"`
 	// Data is the directory holding fennec.db, repositories, artifacts, ...
 	Data string `yaml:"data" env:"FENNEC_DATA" flag:"data" help:"data directory (fennec.db, repositories, secret.key)"`
+	// Store is where the store's data lives: empty for the bbolt file
+	// fennec.db in Data, or a postgres:// URL for a PostgreSQL database,
+	// which several nodes sharing Data may use at once.
+	Store string `yaml:"store" env:"FENNEC_STORE" flag:"store" default:"the file fennec.db in data" help:"store: empty for fennec.db in the data directory, or a postgres:// URL (several nodes may share it)"`
 	// ExternalURL is how clients reach this host (used in web_url and links).
 	// Empty means http://<the address actually listened on>.
 	ExternalURL string `yaml:"external_url" env:"FENNEC_EXTERNAL_URL" flag:"external-url" default:"http://<listen>" help:"how clients reach the server (web_url, Link headers)"`
@@ -123,6 +127,7 @@ func Default() Config {
 var envNames = []struct{ env, flag string }{
 	{"FENNEC_LISTEN", "listen"},
 	{"FENNEC_DATA", "data"},
+	{"FENNEC_STORE", "store"},
 	{"FENNEC_EXTERNAL_URL", "external-url"},
 	{"FENNEC_CONFIG", "config"},
 	{"FENNEC_LOG_LEVEL", "log-level"},
@@ -132,9 +137,9 @@ var envNames = []struct{ env, flag string }{
 // Flags are the command-line flags of `fennec serve`, bound to a FlagSet so
 // the host can print them in its help.
 type Flags struct {
-	set                                                  *flag.FlagSet
-	listen, data, externalURL, file, logLevel, logFormat *string
-	modules                                              []moduleFlag
+	set                                                         *flag.FlagSet
+	listen, data, store, externalURL, file, logLevel, logFormat *string
+	modules                                                     []moduleFlag
 }
 
 // NewFlags registers the serve flags on fs: the core's, and those of the
@@ -145,6 +150,7 @@ func NewFlags(fs *flag.FlagSet, sections ...Section) *Flags {
 		set:         fs,
 		listen:      fs.String("listen", d.Listen, "HTTP listen address, host:port (env FENNEC_LISTEN)"),
 		data:        fs.String("data", d.Data, "data directory (env FENNEC_DATA)"),
+		store:       fs.String("store", "", "store: empty for fennec.db in the data directory, or a postgres:// URL (env FENNEC_STORE)"),
 		externalURL: fs.String("external-url", "", "URL clients use to reach this host; default http://<listen> (env FENNEC_EXTERNAL_URL)"),
 		file:        fs.String("config", "", "optional YAML configuration file (env FENNEC_CONFIG)"),
 		logLevel:    fs.String("log-level", "info", "log level: debug, info, warn, error (env FENNEC_LOG_LEVEL)"),
@@ -190,6 +196,9 @@ func (f *Flags) Load(getenv func(string) (string, bool)) (Config, error) {
 	if v, ok := value("data", *f.data); ok {
 		cfg.Data = v
 	}
+	if v, ok := value("store", *f.store); ok {
+		cfg.Store = v
+	}
 	if v, ok := value("external-url", *f.externalURL); ok {
 		cfg.ExternalURL = v
 	}
@@ -230,6 +239,9 @@ func (c *Config) Validate() error {
 	}
 	if strings.TrimSpace(c.Data) == "" {
 		return errors.New("config: data directory is empty")
+	}
+	if c.Store != "" && !strings.HasPrefix(c.Store, "postgres://") && !strings.HasPrefix(c.Store, "postgresql://") {
+		return fmt.Errorf("config: store must be empty (the bbolt file) or a postgres:// URL")
 	}
 	if c.ExternalURL != "" {
 		u, err := url.Parse(c.ExternalURL)

@@ -66,7 +66,7 @@ func (g *groupCommit) commit(db *DB, round []*batchCall) {
 	for len(round) > 0 {
 		failed := -1
 		txs := make([]*Tx, len(round))
-		err := db.engine.Update(func(etx EngineTx) error {
+		err := db.engine.Update(context.Background(), func(etx EngineTx) error {
 			failed = -1
 			for i, c := range round {
 				txs[i] = db.newTx(c.ctx, etx)

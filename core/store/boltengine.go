@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"io"
 
@@ -14,11 +15,11 @@ type boltEngine struct{ db *bolt.DB }
 
 func (e boltEngine) Name() string { return "bbolt" }
 
-func (e boltEngine) View(fn func(EngineTx) error) error {
+func (e boltEngine) View(_ context.Context, fn func(EngineTx) error) error {
 	return e.db.View(func(tx *bolt.Tx) error { return fn((*boltTx)(tx)) })
 }
 
-func (e boltEngine) Update(fn func(EngineTx) error) error {
+func (e boltEngine) Update(_ context.Context, fn func(EngineTx) error) error {
 	return e.db.Update(func(tx *bolt.Tx) error { return fn((*boltTx)(tx)) })
 }
 

@@ -171,7 +171,7 @@ func (db *DB) View(ctx context.Context, fn func(*Tx) error) error {
 		return err
 	}
 	defer db.guard.enter("View")()
-	return db.engine.View(func(etx EngineTx) error {
+	return db.engine.View(ctx, func(etx EngineTx) error {
 		err := fn(db.newTx(ctx, etx))
 		if eerr := etx.Err(); eerr != nil {
 			return eerr
@@ -221,7 +221,7 @@ func (db *DB) UpdateAlone(ctx context.Context, fn func(*Tx) error) error {
 // update is one read-write transaction, without the checks.
 func (db *DB) update(ctx context.Context, fn func(*Tx) error) error {
 	var tx *Tx
-	err := db.engine.Update(func(etx EngineTx) error {
+	err := db.engine.Update(context.WithoutCancel(ctx), func(etx EngineTx) error {
 		tx = db.newTx(ctx, etx)
 		err := db.timed(fn, tx)
 		if eerr := etx.Err(); eerr != nil {
@@ -301,7 +301,7 @@ func (db *DB) EnsureBuckets(names []string) error {
 func (db *DB) Backup(w io.Writer) (int64, error) {
 	var n int64
 	defer db.guard.enter("Backup")()
-	err := db.engine.View(func(etx EngineTx) error {
+	err := db.engine.View(context.Background(), func(etx EngineTx) error {
 		var err error
 		n, err = etx.WriteTo(w)
 		return err

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"io"
 )
@@ -19,13 +20,14 @@ type Engine interface {
 	// health reports and errors.
 	Name() string
 	// View runs fn in a read-only transaction over a consistent snapshot.
-	View(fn func(EngineTx) error) error
+	// ctx bounds the engine's own waits (a network engine's queries).
+	View(ctx context.Context, fn func(EngineTx) error) error
 	// Update runs fn in a read-write transaction, committed durably when fn
 	// returns nil and rolled back otherwise. An engine whose transactions
 	// can fail to serialise against another node's runs fn again (the
 	// store's write functions allow it) and returns an error wrapping
 	// ErrConflictRetry only when it gives up.
-	Update(fn func(EngineTx) error) error
+	Update(ctx context.Context, fn func(EngineTx) error) error
 	// Close releases the engine; it waits for open transactions.
 	Close() error
 }

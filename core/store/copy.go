@@ -1,0 +1,99 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// WriteBoltFile writes what etx sees of every bucket (keys, values and
+// sequences) to w as a bbolt file: how an engine that is not a bbolt file
+// produces the portable snapshot (EngineTx.WriteTo). It builds the file in
+// the temporary directory and streams it.
+func WriteBoltFile(etx EngineTx, w io.Writer) (int64, error) {
+	f, err := os.CreateTemp("", "fennec-snapshot-*.db")
+	if err != nil {
+		return 0, err
+	}
+	name := f.Name()
+	f.Close()
+	defer os.Remove(name)
+	b, err := bolt.Open(name, 0o600, &bolt.Options{NoSync: true, FreelistType: bolt.FreelistMapType})
+	if err != nil {
+		return 0, err
+	}
+	dst := boltEngine{b}
+	if err := copyBuckets(context.Background(), etx, dst); err != nil {
+		b.Close()
+		return 0, err
+	}
+	if err := b.Close(); err != nil {
+		return 0, err
+	}
+	src, err := os.Open(name)
+	if err != nil {
+		return 0, err
+	}
+	defer src.Close()
+	return io.Copy(w, src)
+}
+
+// Copy copies every bucket of from into to, which must hold none of them
+// yet: moving an instance from one engine to another. It reads one
+// consistent snapshot of from and writes to in transactions of bounded size.
+func Copy(ctx context.Context, from, to Engine) error {
+	return from.View(ctx, func(etx EngineTx) error { return copyBuckets(ctx, etx, to) })
+}
+
+// copyBatch bounds the keys written per transaction of a copy.
+const copyBatch = 2000
+
+func copyBuckets(ctx context.Context, src EngineTx, dst Engine) error {
+	names, err := src.Buckets()
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		b := src.Bucket(name)
+		if b == nil {
+			continue
+		}
+		seq := b.Sequence()
+		c := b.Cursor()
+		k, v := c.First()
+		for first := true; first || k != nil; first = false {
+			// The batch is read first, so that a write function run
+			// again (an engine's retry) writes the same keys.
+			var keys, values [][]byte
+			for ; k != nil && len(keys) < copyBatch; k, v = c.Next() {
+				keys = append(keys, append([]byte(nil), k...))
+				values = append(values, append([]byte{}, v...))
+			}
+			err := dst.Update(ctx, func(dtx EngineTx) error {
+				db, err := dtx.CreateBucketIfNotExists(name)
+				if err != nil {
+					return err
+				}
+				if err := db.SetSequence(seq); err != nil {
+					return err
+				}
+				for i := range keys {
+					if err := db.Put(keys[i], values[i]); err != nil {
+						return err
+					}
+				}
+				return dtx.Err()
+			})
+			if err != nil {
+				return fmt.Errorf("store: copy bucket %q: %w", name, err)
+			}
+		}
+		if err := src.Err(); err != nil {
+			return err
+		}
+	}
+	return src.Err()
+}
