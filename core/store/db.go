@@ -34,6 +34,8 @@ type DB struct {
 	path   string
 	batch  groupCommit
 	guard  txGuard
+	// signals are the handlers of Signal and the poll's state.
+	signals signals
 	// probing is set while a readiness probe waits for the store.
 	probing atomic.Bool
 	// slowest is the longest a write function has run, in nanoseconds
@@ -137,13 +139,18 @@ func Open(path string, opts Options) (*DB, error) {
 // owns the engine: Close closes it.
 func OpenEngine(e Engine, opts Options) (*DB, error) {
 	db := &DB{engine: e}
+	db.signals.init()
 	db.batch.max = 256
 	if opts.MaxBatchSize > 0 {
 		db.batch.max = opts.MaxBatchSize
 	}
 	if err := db.UpdateAlone(context.Background(), func(tx *Tx) error {
-		_, err := tx.etx.CreateBucketIfNotExists(metaBucket)
-		return err
+		for _, b := range [][]byte{metaBucket, signalBucket, leaseBucket} {
+			if _, err := tx.etx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
 	}); err != nil {
 		e.Close()
 		return nil, err
@@ -198,7 +205,7 @@ func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
 	// The caller waits for the leader goroutine's commit: it must hold no
 	// transaction of its own meanwhile.
 	db.guard.check("Update")
-	return db.batch.do(ctx, db, fn)
+	return db.batch.do(ctx, db, fence(ctx, fn))
 }
 
 // UpdateAlone runs fn exactly once, in a read-write transaction of its own,
@@ -215,7 +222,7 @@ func (db *DB) UpdateAlone(ctx context.Context, fn func(*Tx) error) error {
 		return err
 	}
 	defer db.guard.enter("UpdateAlone")()
-	return db.update(ctx, fn)
+	return db.update(ctx, fence(ctx, fn))
 }
 
 // update is one read-write transaction, without the checks.
