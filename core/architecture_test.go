@@ -45,6 +45,8 @@ var coreImports = map[string][]string{
 	"core/fennectest/gobuild": nil,
 	// Test support: drives a real Chromium for the pages' tests.
 	"core/fennectest/chrome": nil,
+	// Test support: runs a real PostgreSQL for the store engine's tests.
+	"core/fennectest/pgserver": nil,
 
 	"core":            {"core/...", "sdk/..."}, // the front door assembles everything
 	"core/fennectest": {"core", "core/..."},    // runs a whole app
@@ -70,7 +72,7 @@ var coreImports = map[string][]string{
 // tests run the stock bundle; core/api's tests run an app): the layer
 // orders bind test code otherwise, and the arrows between the top-level
 // folders (core imports no module...) bind it without exception.
-var testHarnesses = []string{"core", "core/fennectest", "core/fennectest/gobuild", "core/fennectest/chrome", "modules/stock/stocktest"}
+var testHarnesses = []string{"core", "core/fennectest", "core/fennectest/gobuild", "core/fennectest/chrome", "core/fennectest/pgserver", "modules/stock/stocktest"}
 
 // testImportExceptions are the test imports that break a rule on purpose,
 // each with its reason. An entry no test needs any more fails the test, so
