@@ -62,9 +62,12 @@ var coreImports = map[string][]string{
 	"core/plugin":     {"core/config", "core/backoff", "sdk/plugin", "sdk/plugin/..."}, // the base, never a kind
 	"core/sealed":     nil,
 	"core/store":      nil,
-	"core/workqueue":  {"core/store", "core/backoff"},                       // the durable work queue, under every module's retrying work
-	"core/markup":     nil,                                                  // Markdown and highlighting, for pages and mail alike
-	"core/web":        {"core/api", "core/auth", "core/log", "core/markup"}, // the web interface's foundation, beside the API
+	// The store's PostgreSQL engine and the contract every engine passes.
+	"core/store/postgres":  {"core/store"},
+	"core/store/storetest": {"core/store"},
+	"core/workqueue":       {"core/store", "core/backoff"},                       // the durable work queue, under every module's retrying work
+	"core/markup":          nil,                                                  // Markdown and highlighting, for pages and mail alike
+	"core/web":             {"core/api", "core/auth", "core/log", "core/markup"}, // the web interface's foundation, beside the API
 }
 
 // testHarnesses start a whole application for black-box tests. Any test may

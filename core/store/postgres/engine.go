@@ -102,6 +102,9 @@ func hasParam(dsn, name string) bool {
 	return ok
 }
 
+// Shared says several processes may use the database at once.
+func (e *Engine) Shared() bool { return true }
+
 // Name is "postgres".
 func (e *Engine) Name() string { return "postgres" }
 
