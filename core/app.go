@@ -193,9 +193,13 @@ func (app *App) options(opts []Option) ([]fx.Option, error) {
 		// The module lifecycle (lifecycle.go): one hook, after every
 		// module's, so fx's remaining hooks (plugins, the store) start
 		// before it and stop after it.
-		fx.Invoke(func(lc fx.Lifecycle, l *lifecycle, bus *events.Bus) {
+		fx.Invoke(func(lc fx.Lifecycle, l *lifecycle, bus *events.Bus, db *store.DB) {
+			var c *cluster
+			if db.Shared() {
+				c = newCluster(db, s.logger, s.cfg.LeaseTTL)
+			}
 			lc.Append(fx.Hook{
-				OnStart: func(ctx context.Context) error { return l.start(ctx, bus) },
+				OnStart: func(ctx context.Context) error { return l.start(ctx, bus, c) },
 				OnStop:  func(ctx context.Context) error { return l.stop(ctx, bus) },
 			})
 		}),

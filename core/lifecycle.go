@@ -25,6 +25,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/store"
 )
 
 // Provisioner is a value that sets itself up once the store is migrated
@@ -42,6 +43,17 @@ type Provisioner interface {
 // on.
 type Runner interface {
 	Run(ctx context.Context) error
+}
+
+// EveryNode marks a Runner (or Provisioner) that runs on every node when
+// several nodes share one store (a listener, the workers of a shared work
+// queue). Any other Runner runs on one node at a time: the node holding
+// the leader lease (cluster.go), which also delivers the outbox; and any
+// other Provisioner runs on that node when it takes the lease, since it
+// recovers what the previous holder left. With a store of one process
+// (bbolt) every node is the only one and the marker changes nothing.
+type EveryNode interface {
+	EveryNode()
 }
 
 // CleanerUpper is a value that holds something to release at stop (a
@@ -124,6 +136,9 @@ type lifecycle struct {
 
 	cancel context.CancelFunc
 	runs   sync.WaitGroup
+
+	// cluster is set when the store is shared (start).
+	cluster *cluster
 }
 
 func newLifecycle(log *zap.Logger) *lifecycle {
@@ -150,8 +165,13 @@ func (l *lifecycle) add(v any) {
 	}
 }
 
-// start provisions, starts the bus, then the runners.
-func (l *lifecycle) start(ctx context.Context, bus *events.Bus) error {
+// start provisions, starts the bus, then the runners. On a shared store
+// the leader's part (the bus, the runners and provisioners that are not
+// EveryNode) waits for the leader lease (cluster.go).
+func (l *lifecycle) start(ctx context.Context, bus *events.Bus, c *cluster) error {
+	if c != nil {
+		return l.startShared(ctx, bus, c)
+	}
 	for _, p := range l.parts {
 		if pr, ok := p.(Provisioner); ok {
 			if err := pr.Provision(ctx); err != nil {
@@ -167,19 +187,29 @@ func (l *lifecycle) start(ctx context.Context, bus *events.Bus) error {
 			l.runs.Add(1)
 			go func() {
 				defer l.runs.Done()
-				if err := r.Run(runCtx); err != nil && !errors.Is(err, context.Canceled) {
-					l.log.Error("a background loop stopped with an error", zap.String("runner", fmt.Sprintf("%T", r)), zap.Error(err))
-				}
+				l.run(runCtx, r)
 			}()
 		}
 	}
 	return nil
 }
 
+// run runs one Runner until it returns, logging an error it ends with.
+func (l *lifecycle) run(ctx context.Context, r Runner) {
+	if err := r.Run(ctx); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, store.ErrLeaseLost) {
+		l.log.Error("a background loop stopped with an error", zap.String("runner", fmt.Sprintf("%T", r)), zap.Error(err))
+	}
+}
+
 // stop cancels the runners and waits for them (bounded by ctx), stops the
 // bus, then cleans up in reverse order.
 func (l *lifecycle) stop(ctx context.Context, bus *events.Bus) error {
 	var errs []error
+	if l.cluster != nil {
+		if err := l.cluster.stop(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if l.cancel != nil {
 		l.cancel()
 		done := make(chan struct{})

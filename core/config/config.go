@@ -31,6 +31,10 @@ type Config struct {
 	// fennec.db in Data, or a postgres:// URL for a PostgreSQL database,
 	// which several nodes sharing Data may use at once.
 	Store string `yaml:"store" env:"FENNEC_STORE" flag:"store" default:"the file fennec.db in data" help:"store: empty for fennec.db in the data directory, or a postgres:// URL (several nodes may share it)"`
+	// LeaseTTL is how long the leader lease of nodes sharing a PostgreSQL
+	// store lasts unless renewed (default 5s): about the longest the
+	// leader's loops stay without a node after it dies.
+	LeaseTTL time.Duration `yaml:"lease_ttl" help:"nodes sharing a store: how long the leader lease lasts unless renewed (a dead leader's loops move within about this)"`
 	// ExternalURL is how clients reach this host (used in web_url and links).
 	// Empty means http://<the address actually listened on>.
 	ExternalURL string `yaml:"external_url" env:"FENNEC_EXTERNAL_URL" flag:"external-url" default:"http://<listen>" help:"how clients reach the server (web_url, Link headers)"`

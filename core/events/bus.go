@@ -201,7 +201,12 @@ func (b *Bus) Kick() {
 
 // Start launches the dispatcher. It first delivers whatever an earlier run
 // left in the outbox.
-func (b *Bus) Start() {
+func (b *Bus) Start() { b.StartContext(context.Background()) }
+
+// StartContext is Start with the context the deliveries run under (a
+// leader's, whose lease fences their writes); Stop or the end of ctx
+// stops the dispatcher.
+func (b *Bus) StartContext(ctx context.Context) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.stop != nil {
@@ -212,7 +217,7 @@ func (b *Bus) Start() {
 	}
 	b.stop = make(chan struct{})
 	b.done = make(chan struct{})
-	go b.loop(b.stop, b.done)
+	go b.loop(ctx, b.stop, b.done)
 	b.Kick()
 }
 
@@ -280,9 +285,9 @@ func (b *Bus) Pending() (int, error) {
 	return n, err
 }
 
-func (b *Bus) loop(stop, done chan struct{}) {
+func (b *Bus) loop(parent context.Context, stop, done chan struct{}) {
 	defer close(done)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	go func() {
 		<-stop
@@ -305,6 +310,8 @@ func (b *Bus) loop(stop, done chan struct{}) {
 		timer.Reset(wait)
 		select {
 		case <-stop:
+			return
+		case <-ctx.Done():
 			return
 		case <-b.kick:
 		case <-timer.C:

@@ -61,7 +61,7 @@ type signals struct {
 	// window.
 	pollMu sync.Mutex
 	seen   map[string]time.Time
-	last time.Time
+	last   time.Time
 }
 
 func (s *signals) init() {
