@@ -6,15 +6,17 @@
 // contract, transactions joined through the context, migrations, backups,
 // the readiness probe).
 //
-// The suite uses only the store's public API, so it runs unchanged on bbolt
-// (bolt_test.go registers it) and on core/store/postgres. Row counts are
-// kept to hundreds: a PostgreSQL round trip costs about a hundred bbolt
+// The suite uses only the store's public API, so it runs unchanged on every
+// engine: bolt_test.go runs it on bbolt, postgres_test.go on
+// core/store/postgres (a real server, core/fennectest/pgserver). Row counts
+// are kept to hundreds: a PostgreSQL round trip costs about a hundred bbolt
 // operations.
 //
 // What the suite observes of sequences in a rolled-back transaction is
-// engine-dependent and not part of the contract: on bbolt the sequence
-// rolls back with the transaction, so the number is handed out again. The
-// contract is only that committed numbers never repeat and increase.
+// engine-dependent and not part of the contract: on bbolt and on the
+// PostgreSQL engine alike the sequence rolls back with the transaction, so
+// the number is handed out again. The contract is only that committed
+// numbers never repeat and increase.
 //
 // It imports core/store alone (and the standard library's testing).
 package storetest
