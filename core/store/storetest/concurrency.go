@@ -229,6 +229,9 @@ func runConcurrency(t *testing.T, open Opener) {
 			if err != nil || n <= 0 {
 				t.Fatalf("backup %d: %d bytes, %v", i, n, err)
 			}
+			if err := store.Verify(path); err != nil {
+				t.Errorf("backup %d is no sound bbolt file: %v", i, err)
+			}
 			paths = append(paths, path)
 			time.Sleep(20 * time.Millisecond)
 		}

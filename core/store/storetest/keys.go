@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -158,6 +159,37 @@ func runKeys(t *testing.T, open Opener) {
 			}
 			return nil
 		})
+	})
+
+	t.Run("the engine lists buckets in byte order and refuses to drop a missing one", func(t *testing.T) {
+		db := open(t)
+		names := []string{"storetest.b", "storetest.a\xff", "storetest.a", "storetest.a\x00"}
+		ensure(t, db, names...)
+		var listed []string
+		err := db.Engine().View(context.Background(), func(etx store.EngineTx) error {
+			all, err := etx.Buckets()
+			for _, name := range all {
+				if bytes.HasPrefix(name, []byte("storetest.")) {
+					listed = append(listed, string(name))
+				}
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `["storetest.a" "storetest.a\x00" "storetest.a\xff" "storetest.b"]`; fmt.Sprintf("%q", listed) != want {
+			t.Errorf("buckets = %q, want %s", listed, want)
+		}
+		err = db.Engine().Update(context.Background(), func(etx store.EngineTx) error {
+			if err := etx.DeleteBucket([]byte("storetest.never")); !errors.Is(err, store.ErrBucketNotFound) {
+				t.Errorf("DeleteBucket of a missing bucket = %v, want ErrBucketNotFound", err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	})
 
 	t.Run("Count is the number of keys", func(t *testing.T) {
