@@ -70,15 +70,30 @@ func (t *boltTx) Buckets() ([][]byte, error) {
 	return out, err
 }
 
-func (b *boltBucket) raw() *bolt.Bucket              { return (*bolt.Bucket)(b) }
-func (b *boltBucket) Get(k []byte) []byte            { return b.raw().Get(k) }
-func (b *boltBucket) Put(k, v []byte) error          { return b.raw().Put(k, v) }
-func (b *boltBucket) Delete(k []byte) error          { return b.raw().Delete(k) }
-func (b *boltBucket) Cursor() Cursor                 { return (*boltCursor)(b.raw().Cursor()) }
-func (b *boltBucket) NextSequence() (uint64, error)  { return b.raw().NextSequence() }
-func (b *boltBucket) Sequence() uint64               { return b.raw().Sequence() }
-func (b *boltBucket) SetSequence(n uint64) error     { return b.raw().SetSequence(n) }
-func (b *boltBucket) KeyN() int                      { return b.raw().Stats().KeyN }
+func (b *boltBucket) raw() *bolt.Bucket             { return (*bolt.Bucket)(b) }
+func (b *boltBucket) Get(k []byte) []byte           { return b.raw().Get(k) }
+func (b *boltBucket) Put(k, v []byte) error         { return b.raw().Put(k, v) }
+func (b *boltBucket) Delete(k []byte) error         { return b.raw().Delete(k) }
+func (b *boltBucket) Cursor() Cursor                { return (*boltCursor)(b.raw().Cursor()) }
+func (b *boltBucket) NextSequence() (uint64, error) { return b.raw().NextSequence() }
+func (b *boltBucket) Sequence() uint64              { return b.raw().Sequence() }
+func (b *boltBucket) SetSequence(n uint64) error    { return b.raw().SetSequence(n) }
+
+// KeyN counts with a cursor in a write transaction: bbolt's Stats reads
+// the committed pages only, so it missed the transaction's own puts and
+// deletes.
+func (b *boltBucket) KeyN() int {
+	if !b.raw().Writable() {
+		return b.raw().Stats().KeyN
+	}
+	n := 0
+	c := b.raw().Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		n++
+	}
+	return n
+}
+
 func (c *boltCursor) raw() *bolt.Cursor              { return (*bolt.Cursor)(c) }
 func (c *boltCursor) First() ([]byte, []byte)        { return c.raw().First() }
 func (c *boltCursor) Last() ([]byte, []byte)         { return c.raw().Last() }
