@@ -83,6 +83,10 @@ const OutboxBucket = "_outbox"
 // outbox is OutboxBucket's keys.
 var outbox = store.Keys(OutboxBucket)
 
+// outboxSignal wakes the dispatcher after a commit that published, on
+// whichever node it runs (store.Tx.Signal).
+const outboxSignal = "events.outbox"
+
 type entry struct {
 	Topic     string          `json:"topic"`
 	Payload   json.RawMessage `json:"payload"`
@@ -126,6 +130,7 @@ func New(db *store.DB, log *zap.Logger, subs []Subscriber) (*Bus, error) {
 		MaxBackoff: 5 * time.Minute,
 	}
 	b.idle = sync.NewCond(&b.mu)
+	db.OnSignal(outboxSignal, func([]byte) { b.Kick() })
 	if err := b.Register(subs...); err != nil {
 		return nil, err
 	}
@@ -187,7 +192,9 @@ func (b *Bus) Publish(tx *store.Tx, ev Event) error {
 	if err := outbox.Put(tx, store.Key(seq), raw); err != nil {
 		return err
 	}
-	tx.OnCommit(b.Kick)
+	if err := tx.Signal(outboxSignal, nil); err != nil {
+		return err
+	}
 	return nil
 }
 

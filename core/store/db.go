@@ -53,6 +53,8 @@ type Tx struct {
 	// onCommit are the callbacks to run once this transaction's writes
 	// are committed (OnCommit).
 	onCommit []func()
+	// signalled are the topics Signal sent without a payload.
+	signalled map[string]bool
 }
 
 type txKey struct{}

@@ -91,8 +91,20 @@ func (db *DB) runSignal(topic string, payload []byte) {
 // Signal runs topic's handlers with payload after this transaction
 // commits, on this node and, on a shared store, on every other node (within
 // about SignalEvery). A transaction rolled back signals nothing.
+//
+// A topic signalled without a payload more than once in a transaction is
+// signalled once.
 func (tx *Tx) Signal(topic string, payload []byte) error {
 	db := tx.db
+	if len(payload) == 0 {
+		if tx.signalled[topic] {
+			return nil
+		}
+		if tx.signalled == nil {
+			tx.signalled = map[string]bool{}
+		}
+		tx.signalled[topic] = true
+	}
 	p := append([]byte(nil), payload...)
 	tx.OnCommit(func() { db.runSignal(topic, p) })
 	if !db.Shared() {

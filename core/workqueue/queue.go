@@ -157,6 +157,12 @@ func New(db *store.DB, name string, policy backoff.Policy, h Handler, opts ...Op
 		q.lease = DefaultLease
 	}
 	q.log = q.log.With(zap.String("queue", name))
+	if db.Shared() {
+		// Other nodes work the queue too: no lease found at start is
+		// this process's, and their enqueues wake this node's workers.
+		q.shared = true
+	}
+	db.OnSignal(q.signal(), func(key []byte) { q.poke(string(key)) })
 	names := Buckets(name)
 	q.items, q.payloads, q.order, q.dead = []byte(names[0]), []byte(names[1]), []byte(names[2]), []byte(names[3])
 	return q
@@ -270,7 +276,9 @@ func (q *Queue) EnqueueAt(tx *store.Tx, key string, payload []byte, at time.Time
 	if err != nil {
 		return 0, err
 	}
-	tx.OnCommit(func() { q.poke(key) })
+	if err := tx.Signal(q.signal(), []byte(key)); err != nil {
+		return 0, err
+	}
 	return id, nil
 }
 
@@ -501,11 +509,13 @@ func (q *Queue) Retry(ctx context.Context, id int64) error {
 		if err := b.order.Put(orderKey(it.Key, id), nil); err != nil {
 			return err
 		}
-		key := it.Key
-		tx.OnCommit(func() { q.poke(key) })
-		return nil
+		return tx.Signal(q.signal(), []byte(it.Key))
 	})
 }
+
+// signal is the topic that tells every node's Run of new work (the
+// payload is the key).
+func (q *Queue) signal() string { return "workqueue." + q.name }
 
 // poke tells Run that key has new work.
 func (q *Queue) poke(key string) {

@@ -13,6 +13,10 @@ import (
 	"github.com/fennec-forge/fennec/core/store"
 )
 
+// sharedRescan is how often a queue on a shared store looks for keys with
+// live jobs that no poke announced (a dead node's, once their lease ends).
+const sharedRescan = 5 * time.Second
+
 // ErrRunning is returned by a second Run of a queue that is running.
 var ErrRunning = errors.New("workqueue: already running")
 
@@ -44,11 +48,31 @@ func (q *Queue) Run(ctx context.Context) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	q.start(ctx, &wg, keys)
+	// With other nodes on the store, the jobs a dead node had taken
+	// become free when their lease ends: look for live keys now and then.
+	var rescan <-chan time.Time
+	if q.shared {
+		t := time.NewTicker(sharedRescan)
+		defer t.Stop()
+		rescan = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			wg.Wait()
 			return nil
+		case <-rescan:
+			var keys []string
+			err := q.db.View(ctx, func(tx *store.Tx) error {
+				b, ok, err := q.bucketsIn(tx)
+				if err == nil && ok {
+					keys = liveKeys(b)
+				}
+				return err
+			})
+			if err == nil {
+				q.start(ctx, &wg, keys)
+			}
 		case <-q.kick:
 			q.mu.Lock()
 			keys := make([]string, 0, len(q.poked))

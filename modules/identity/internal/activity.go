@@ -73,7 +73,6 @@ func (s *Service) RecordActivity(ctx context.Context, userID int64) error {
 		if err := users.Update(tx, u); err != nil {
 			return err
 		}
-		tx.OnCommit(s.invalidate)
-		return nil
+		return tx.Signal(identityChanged, nil)
 	})
 }

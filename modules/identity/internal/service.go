@@ -105,6 +105,7 @@ func NewService(db *store.DB, bus *events.Bus, log *zap.Logger, box *sealed.Box,
 		h, _ := bcrypt.GenerateFromPassword([]byte("fennec-dummy-password"), s.cost)
 		return h
 	})
+	db.OnSignal(identityChanged, func([]byte) { s.invalidate() })
 	return s, nil
 }
 
@@ -276,10 +277,17 @@ func hashToken(secret string) string {
 // it commits. Every identity write must go through it.
 func (s *Service) update(ctx context.Context, fn func(*store.Tx) error) error {
 	return s.db.Update(ctx, func(tx *store.Tx) error {
-		tx.OnCommit(s.invalidate)
+		if err := tx.Signal(identityChanged, nil); err != nil {
+			return err
+		}
 		return fn(tx)
 	})
 }
+
+// identityChanged is the signal of a committed identity write: every
+// node (store.Tx.Signal) drops its caches of users and tokens, so a
+// blocked user or a revoked token is refused everywhere within a poll.
+const identityChanged = "identity.changed"
 
 func (s *Service) invalidate() {
 	s.tokenCache.Invalidate()

@@ -79,6 +79,7 @@ func NewService(d Deps) *Service {
 	if s.clock == nil {
 		s.clock = wallClock{}
 	}
+	s.db.OnSignal(tokensChanged, func([]byte) { s.tokenCache.Invalidate() })
 	return s
 }
 
@@ -170,10 +171,16 @@ func (s *Service) user(ctx context.Context, id int64) (*auth.User, error) {
 // token cache is invalidated when they commit.
 func (s *Service) updateTokens(ctx context.Context, fn func(*store.Tx) error) error {
 	return s.db.Update(ctx, func(tx *store.Tx) error {
-		tx.OnCommit(s.tokenCache.Invalidate)
+		if err := tx.Signal(tokensChanged, nil); err != nil {
+			return err
+		}
 		return fn(tx)
 	})
 }
+
+// tokensChanged is the signal of a committed revocation or deletion of
+// tokens: every node drops its token cache (store.Tx.Signal).
+const tokensChanged = "oauth.tokens.changed"
 
 // ResolveToken implements auth.TokenResolver for OAuth access tokens
 // (Bearer header or access_token parameter; as a git password, read-only)

@@ -114,7 +114,11 @@ func NewSSHServer(g *Git, keys identity.SSHKeys, endpoint projects.SSHEndpoint,
 var (
 	_ fennec.Provisioner = (*SSHServer)(nil)
 	_ fennec.Runner      = (*SSHServer)(nil)
+	_ fennec.EveryNode   = (*SSHServer)(nil)
 )
+
+// EveryNode: every node of several sharing a store listens for SSH.
+func (s *SSHServer) EveryNode() {}
 
 // Provision listens on ssh_listen (nothing when it is not set), so git over
 // SSH answers once the app has started.

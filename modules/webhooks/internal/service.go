@@ -80,6 +80,10 @@ func NewService(d Deps) *Service {
 
 var _ fennec.Runner = (*Service)(nil)
 
+// EveryNode: with several nodes on one store, every node works the
+// shared deliveries queue (core/workqueue leases each job to one of them).
+func (s *Service) EveryNode() {}
+
 // Run resumes the queues an earlier run left and prunes the delivery log
 // until ctx ends; then it stops every hook's worker and waits for them (a
 // delivery in flight finishes or is retried at the next start).
