@@ -177,6 +177,7 @@ func (app *App) options(opts []Option) ([]fx.Option, error) {
 			func(a *api.API) ExternalURL { return a.ExternalURL },
 			func(a *api.API) *web.Site { return web.New(a, web.Options{Log: s.logger}) },
 			newBus,
+			newNode,
 			func() *lifecycle { return newLifecycle(s.logger) },
 			// The key that seals secrets the store keeps (core/sealed),
 			// from <data>/secret.key, never from the store itself.
@@ -193,10 +194,10 @@ func (app *App) options(opts []Option) ([]fx.Option, error) {
 		// The module lifecycle (lifecycle.go): one hook, after every
 		// module's, so fx's remaining hooks (plugins, the store) start
 		// before it and stop after it.
-		fx.Invoke(func(lc fx.Lifecycle, l *lifecycle, bus *events.Bus, db *store.DB) {
+		fx.Invoke(func(lc fx.Lifecycle, l *lifecycle, bus *events.Bus, db *store.DB, node *Node) {
 			var c *cluster
 			if db.Shared() {
-				c = newCluster(db, s.logger, s.cfg.LeaseTTL)
+				c = newCluster(db, s.logger, node, s.cfg.LeaseTTL)
 			}
 			lc.Append(fx.Hook{
 				OnStart: func(ctx context.Context) error { return l.start(ctx, bus, c) },

@@ -64,7 +64,7 @@ type cluster struct {
 	loopStop  context.CancelFunc
 }
 
-// NodeName names this process among the nodes: host, process id and a
+// newNodeName names this process among the nodes: host, process id and a
 // random part (a restarted process is a new node).
 func newNodeName() string {
 	host, _ := os.Hostname()
@@ -73,11 +73,11 @@ func newNodeName() string {
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
-func newCluster(db *store.DB, log *zap.Logger, ttl time.Duration) *cluster {
+func newCluster(db *store.DB, log *zap.Logger, node *Node, ttl time.Duration) *cluster {
 	if ttl <= 0 {
 		ttl = DefaultLeaseTTL
 	}
-	c := &cluster{db: db, log: log, node: newNodeName(), ttl: ttl, poke: make(chan struct{}, 1)}
+	c := &cluster{db: db, log: log, node: node.Name(), ttl: ttl, poke: make(chan struct{}, 1)}
 	db.OnSignal(leaderReleased, func([]byte) {
 		select {
 		case c.poke <- struct{}{}:
@@ -99,6 +99,9 @@ func isEveryNode(v any) bool { _, ok := v.(EveryNode); return ok }
 // startShared is start on a shared store.
 func (l *lifecycle) startShared(ctx context.Context, bus *events.Bus, c *cluster) error {
 	l.cluster, c.bus = c, bus
+	if err := c.renewNode(ctx); err != nil {
+		return err
+	}
 	for _, p := range l.parts {
 		if pr, ok := p.(Provisioner); ok && isEveryNode(p) {
 			if err := pr.Provision(ctx); err != nil {
@@ -216,6 +219,9 @@ func (c *cluster) loop(ctx context.Context, l *lifecycle, bus *events.Bus) {
 		case <-t.C:
 		case <-c.poke:
 		}
+		if err := c.renewNode(ctx); err != nil && ctx.Err() == nil {
+			c.log.Warn("cluster: renewing this node's liveness lease failed", zap.Error(err))
+		}
 		c.mu.Lock()
 		lease := c.lease
 		c.mu.Unlock()
@@ -242,6 +248,15 @@ func (c *cluster) loop(ctx context.Context, l *lifecycle, bus *events.Bus) {
 	}
 }
 
+// renewNode takes or renews this node's liveness lease (Node.Alive).
+func (c *cluster) renewNode(ctx context.Context) error {
+	l, err := c.db.TryLease(ctx, nodeLease(c.node), c.node, c.ttl)
+	if err == nil && l == nil {
+		err = fmt.Errorf("cluster: another process holds this node's name %q", c.node)
+	}
+	return err
+}
+
 // stop ends this node's part: the leader's loops first, the lease given
 // up, then the renewal loop.
 func (c *cluster) stop(ctx context.Context) error {
@@ -250,5 +265,9 @@ func (c *cluster) stop(ctx context.Context) error {
 		<-c.loopDone
 	}
 	c.stepDown(ctx, c.bus, true)
+	// Gone: its work may be taken over at once.
+	if l, err := c.db.TryLease(ctx, nodeLease(c.node), c.node, c.ttl); err == nil && l != nil {
+		_ = c.db.Release(ctx, l)
+	}
 	return nil
 }

@@ -48,6 +48,7 @@ func Module() fennec.Module {
 		fennec.ProvideSubscribers(internal.Subscribers),
 		fennec.ProvideTokenResolver(internal.NewTokenResolver),
 		fennec.Provide(internal.NewScheduler),
+		fennec.Provide(internal.NewDispatcher),
 		fennec.ProvideBackupParticipants(internal.BackupParticipants, internal.BackupSpec),
 		fennec.ProvideAdminCommands(internal.Commands, internal.RunnerCommandSpecs...),
 	)

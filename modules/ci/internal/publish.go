@@ -17,6 +17,11 @@ func (s *Service) publishJob(tx *store.Tx, j *Job, p *Pipeline) error {
 	// committed (and readable).
 	id := j.ID
 	tx.OnCommit(func() { s.traceChanged(id) })
+	if j.Status == StatusPending && s.node != nil && s.node.Shared() {
+		if err := tx.Signal(pendingSignal, nil); err != nil {
+			return err
+		}
+	}
 	if p == nil {
 		var err error
 		if p, err = pipelines.Get(tx, j.PipelineID); err != nil {

@@ -97,8 +97,10 @@ func (s *Service) stopRunning(jobID int64) {
 	rj.stop()
 }
 
-// recoverRunning fails the jobs a previous process left running: their
-// executor went with it. Pending jobs simply wait for the scheduler.
+// recoverRunning fails the jobs a node that is gone left running on its
+// executor (a previous process of this node, or another node of a shared
+// store whose liveness lease ended): their executor went with it. Pending
+// jobs simply wait for the scheduler.
 func (s *Service) recoverRunning(ctx context.Context) error {
 	var ids []int64
 	err := s.db.View(ctx, func(tx *store.Tx) error {
@@ -113,7 +115,14 @@ func (s *Service) recoverRunning(ctx context.Context) error {
 			}
 			// A runner's job runs elsewhere: the runner reports again once
 			// the server is back; the stuck detection fails it if it does not.
-			if j.RunnerID == 0 {
+			if j.RunnerID != 0 {
+				continue
+			}
+			alive, err := s.nodeAlive(ctx, j.Node)
+			if err != nil {
+				return err
+			}
+			if !alive {
 				ids = append(ids, id)
 			}
 		}
@@ -131,7 +140,7 @@ func (s *Service) recoverRunning(ctx context.Context) error {
 		}
 		err := s.db.Update(ctx, func(tx *store.Tx) error {
 			j, err := jobs.Get(tx, id)
-			if err != nil || j.Status != StatusRunning {
+			if err != nil || j.Status != StatusRunning || j.RunnerID != 0 {
 				return err
 			}
 			// Its trace is on disk (erase looks at the size).
@@ -144,6 +153,49 @@ func (s *Service) recoverRunning(ctx context.Context) error {
 	}
 	return nil
 }
+
+// pendingSignal tells every node that a job may have become pending.
+const pendingSignal = "ci.pending"
+
+// nodeName is the name this node marks its executors' jobs with.
+func (s *Service) nodeName() string {
+	if s.node == nil {
+		return ""
+	}
+	return s.node.Name()
+}
+
+// nodeAlive says whether the node that runs a job on its executor lives.
+func (s *Service) nodeAlive(ctx context.Context, name string) (bool, error) {
+	if s.node == nil {
+		return false, nil
+	}
+	return s.node.Alive(ctx, name)
+}
+
+// deadNodesLoop fails, on a shared store, the executor jobs of nodes that
+// died while this node leads (recoverRunning at the start of the lead
+// covers those that died before).
+func (s *Service) deadNodesLoop(ctx context.Context) {
+	if s.node == nil || !s.node.Shared() {
+		return
+	}
+	t := time.NewTicker(deadNodesEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := s.recoverRunning(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("failing the jobs of dead nodes", zap.Error(err))
+			}
+		}
+	}
+}
+
+// deadNodesEvery is how often the leader looks for jobs of dead nodes.
+const deadNodesEvery = 5 * time.Second
 
 // loop dispatches pending jobs whenever one may have become runnable: a
 // nudge, or a tick (an executor freed by a job of another process).
@@ -321,6 +373,7 @@ func (sc *scheduler) start(ctx context.Context, claims []claim) ([]startedJob, e
 				j.RunnerID, j.RunnerTokenHash, j.RunnerStartedAt = r.ID, j.TokenHash, nil
 			} else {
 				j.Status, j.StartedAt, j.TokenHash, j.Executor = StatusRunning, &now, hashToken(c.token), c.run.slot.Executor()
+				j.Node = s.nodeName()
 			}
 			if err := jobs.Update(tx, j); err != nil {
 				return err

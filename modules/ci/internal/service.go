@@ -46,6 +46,8 @@ type Service struct {
 	http    httpState
 	version string
 	sched   *scheduler
+	// node marks the jobs this node's executors run (nil: none).
+	node *fennec.Node
 	box     *sealed.Box
 	cfg     cicd.Config
 	log     *zap.Logger

@@ -252,6 +252,9 @@ type SchedulerDeps struct {
 	// it (an embedder's own executors, or a test's).
 	Pool      *executors.Pool `optional:"true"`
 	Executors cicd.Executors  `optional:"true"`
+	// Node marks the jobs this process's executors run (nil: an app
+	// without the core's node, whose jobs a restart fails).
+	Node *fennec.Node `optional:"true"`
 }
 
 // Scheduler runs the CI loops with the app (settling pipelines, starting
@@ -277,10 +280,46 @@ func NewScheduler(d SchedulerDeps) *Scheduler {
 	}
 	sc := &scheduler{s: s, exec: exec, running: map[int64]*runningJob{}}
 	s.sched = sc
+	s.node = d.Node
+	if d.Node != nil && d.Node.Shared() {
+		// A job made pending on another node wakes this node's
+		// dispatcher (its waiting runners, its executors) at once.
+		s.db.OnSignal(pendingSignal, func([]byte) {
+			s.runnerQueue.bump()
+			s.wakeScheduler()
+		})
+	}
 	s.decideWake = make(chan struct{}, 1)
 	s.stopWake = make(chan struct{}, 1)
 	s.delayWake = make(chan struct{}, 1)
 	return &Scheduler{s: s, sc: sc}
+}
+
+// NewDispatcher is the part of the scheduler that hands pending jobs to
+// this node's executors and to the runners waiting on this node.
+func NewDispatcher(x *Scheduler) *Dispatcher { return &Dispatcher{sc: x.sc} }
+
+// Dispatcher runs the dispatch loop on every node of several sharing a
+// store: each hands pending jobs to the executors and runners it has, and
+// the transaction that starts a job takes it only while it is still
+// pending, so a job goes to exactly one of them.
+type Dispatcher struct{ sc *scheduler }
+
+var (
+	_ fennec.Runner    = (*Dispatcher)(nil)
+	_ fennec.EveryNode = (*Dispatcher)(nil)
+)
+
+// EveryNode implements fennec.EveryNode.
+func (d *Dispatcher) EveryNode() {}
+
+// Run dispatches until ctx ends, then waits for the jobs it started.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	d.sc.wg.Add(1)
+	go func() { defer d.sc.wg.Done(); d.sc.loop(ctx) }()
+	<-ctx.Done()
+	d.sc.wg.Wait()
+	return nil
 }
 
 var (
@@ -300,7 +339,7 @@ func (x *Scheduler) Run(ctx context.Context) error {
 	// covers all of them.
 	sc.wg.Add(8)
 	go func() { defer sc.wg.Done(); s.settleLoop(ctx) }()
-	go func() { defer sc.wg.Done(); sc.loop(ctx) }()
+	go func() { defer sc.wg.Done(); s.deadNodesLoop(ctx) }()
 	go func() { defer sc.wg.Done(); s.reapLoop(ctx) }()
 	go func() { defer sc.wg.Done(); s.watchRunners(ctx) }()
 	go func() { defer sc.wg.Done(); s.scheduleLoop(ctx) }()
