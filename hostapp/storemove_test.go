@@ -78,7 +78,8 @@ func checkInstance(t *testing.T, what, data string, want instanceContent, env ..
 
 // TestPostgresInstanceBackupRestoreAndCopy runs an instance on a real
 // PostgreSQL, writes a project with an issue and a pushed commit, and
-// moves it every way an operator can: an online backup restored into
+// moves it every way an operator can (admin commands reach it running and
+// stopped): an online backup restored into
 // bbolt and into another database (not into one that holds data), and
 // fennec store copy from PostgreSQL to bbolt and from bbolt to
 // PostgreSQL. A server on each copy serves the same project.
@@ -143,7 +144,18 @@ func TestPostgresInstanceBackupRestoreAndCopy(t *testing.T) {
 	if out, err := fennecCmd([]string{"FENNEC_STORE=" + live}, "restore", "--data", refused, archive); err == nil || !strings.Contains(out, "already holds Fennec data") {
 		t.Fatalf("restore into a database with data: %v\n%s", err, out)
 	}
+	// Admin commands reach the instance through its socket while it runs,
+	// and open the database named by --store once it is stopped.
+	if out, err := fennecCmd([]string{"FENNEC_STORE=" + live}, "user", "list", "--data", data); err != nil || !strings.Contains(out, "root") {
+		t.Fatalf("user list while serving: %v %s", err, out)
+	}
 	stopServer(t, s)
+	if out, err := fennecCmd(nil, "user", "list", "--data", data, "--store", live); err != nil || !strings.Contains(out, "root") {
+		t.Fatalf("user list offline: %v %s", err, out)
+	}
+	if out, err := fennecCmd(nil, "user", "list", "--data", data, "--store", pg.NewDatabase(t)); err == nil || !strings.Contains(out, "no Fennec data") {
+		t.Fatalf("user list on an empty database: %v %s", err, out)
+	}
 
 	checkInstance(t, "restored into bbolt", intoBolt, want)
 	checkInstance(t, "restored into PostgreSQL", intoPG, want, "FENNEC_STORE="+other)
