@@ -89,6 +89,52 @@ func openIdleStore(dataDir string) (*store.DB, error) {
 	return store.Open(dbPath, store.Options{LockTimeout: 200 * time.Millisecond})
 }
 
+// serverHolds says whether a running server holds the store of cfg, so
+// that a command must go through its admin socket. The bbolt file's lock
+// tells; PostgreSQL has no such lock (several nodes share it), so there a
+// server on this data directory is known by its admin socket answering.
+// An offline command needs a store to work on: a missing file, or a
+// database that holds no Fennec data, is an error.
+func serverHolds(ctx context.Context, cfg config.Config) (bool, error) {
+	if cfg.Store == "" {
+		db, err := openIdleStore(cfg.Data)
+		if err == nil {
+			return false, db.Close()
+		}
+		if errors.Is(err, store.ErrLocked) {
+			return true, nil
+		}
+		return false, err
+	}
+	if adminSocketAnswers(cfg.Data) {
+		return true, nil
+	}
+	e, err := openPostgres(ctx, cfg.Store)
+	if err != nil {
+		return false, err
+	}
+	defer e.Close()
+	held, err := store.HoldsData(ctx, e)
+	if err != nil {
+		return false, fmt.Errorf("read the PostgreSQL database %s: %w", redactDSN(cfg.Store), err)
+	}
+	if !held {
+		return false, fmt.Errorf("no Fennec data in the PostgreSQL database %s", redactDSN(cfg.Store))
+	}
+	return false, nil
+}
+
+// adminSocketAnswers says whether a server listens on the admin socket of
+// dataDir (a socket file left by a crash refuses the connection).
+func adminSocketAnswers(dataDir string) bool {
+	c, err := net.DialTimeout("unix", filepath.Join(dataDir, adminSocketName), time.Second)
+	if err != nil {
+		return false
+	}
+	_ = c.Close()
+	return true
+}
+
 // adminRequest sends a request to the running server's admin socket in
 // dataDir; the caller closes the response body.
 func adminRequest(ctx context.Context, dataDir, method, path string, body io.Reader) (*http.Response, error) {
@@ -141,13 +187,18 @@ type ManifestFile struct {
 }
 
 // Backup writes a backup archive (uncompressed tar) of the data directory
-// of cfg to w: through the running server's admin socket when the store is
-// in use, otherwise from an application assembled from opts for the backup
-// alone (no listener).
+// of cfg and of its store (the bbolt file, or the PostgreSQL database
+// cfg.Store names) to w: through the running server's admin socket when
+// one serves the data directory, otherwise from an application assembled
+// from opts for the backup alone (no listener). Either way the store is
+// archived as a bbolt file (Tx.WriteTo), which restore can load into
+// either engine.
 func Backup(ctx context.Context, cfg config.Config, w io.Writer, bo BackupOptions, opts ...Option) error {
-	db, err := openIdleStore(cfg.Data)
-	if err == nil {
-		_ = db.Close()
+	served, err := serverHolds(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if !served {
 		cfg.Listen = ""
 		app, err := New(append(opts, WithConfig(cfg))...)
 		if err != nil {
@@ -157,9 +208,6 @@ func Backup(ctx context.Context, cfg config.Config, w io.Writer, bo BackupOption
 		// bus), so the data directory is read as it is.
 		_, berr := app.writeBackup(ctx, w, bo)
 		return errors.Join(berr, app.db.Close())
-	}
-	if !errors.Is(err, store.ErrLocked) {
-		return err
 	}
 	path := "/backup"
 	if bo.WithoutSecretKey {

@@ -21,7 +21,6 @@ import (
 
 	"github.com/fennec-forge/fennec/core/auth"
 	"github.com/fennec-forge/fennec/core/config"
-	"github.com/fennec-forge/fennec/core/store"
 )
 
 // AdminCommand is one maintenance command. Run writes its report to out;
@@ -168,13 +167,12 @@ func (f flushWriter) Write(p []byte) (int, error) {
 // through the running server's admin socket when the store is in use,
 // otherwise in an application assembled from opts for this command alone.
 func RunCommand(ctx context.Context, cfg config.Config, name string, args []string, out io.Writer, opts ...Option) error {
-	db, err := openIdleStore(cfg.Data)
-	if err == nil {
-		_ = db.Close()
-		return runOffline(ctx, cfg, name, args, out, opts)
-	}
-	if !errors.Is(err, store.ErrLocked) {
+	served, err := serverHolds(ctx, cfg)
+	if err != nil {
 		return err
+	}
+	if !served {
+		return runOffline(ctx, cfg, name, args, out, opts)
 	}
 	return runThroughSocket(ctx, cfg.Data, name, args, out)
 }

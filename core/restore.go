@@ -49,6 +49,11 @@ type RestoreOptions struct {
 	Specs []BackupSpec
 	// Progress is told what is done (nil: nothing).
 	Progress Progress
+	// Store is the PostgreSQL database (a postgres:// URL) the archive's
+	// store is loaded into; empty for fennec.db in the data directory. A
+	// database that holds Fennec data is refused without Force, and
+	// emptied with it.
+	Store string
 }
 
 // RestoreReport is what a restore did.
@@ -171,8 +176,10 @@ func (pr progressReader) Read(b []byte) (int, error) {
 }
 
 // Restore restores the archive read from r (tar, or gzip-compressed tar)
-// into dataDir, which must be empty (or not exist) unless ro.Force. No
-// server may be running on dataDir.
+// into dataDir, which must be empty (or not exist) unless ro.Force; the
+// store goes to dataDir/fennec.db, or into the PostgreSQL database
+// ro.Store names. No server may be running on dataDir (nor, for
+// PostgreSQL, on the database: the operator stops every node).
 func Restore(ctx context.Context, r io.Reader, dataDir string, ro RestoreOptions) (*RestoreReport, error) {
 	p := ro.Progress
 	if p == nil {
@@ -180,6 +187,25 @@ func Restore(ctx context.Context, r io.Reader, dataDir string, ro RestoreOptions
 	}
 	if err := checkTarget(dataDir, ro.Force); err != nil {
 		return nil, err
+	}
+	// The database is checked before anything is extracted, so a refusal
+	// costs nothing; it is written only once everything is verified.
+	var db store.Engine
+	if ro.Store != "" {
+		e, err := openPostgres(ctx, ro.Store)
+		if err != nil {
+			return nil, err
+		}
+		defer e.Close()
+		held, err := store.HoldsData(ctx, e)
+		if err != nil {
+			return nil, fmt.Errorf("read the PostgreSQL database %s: %w", redactDSN(ro.Store), err)
+		}
+		if held && !ro.Force {
+			return nil, fmt.Errorf("%w: the PostgreSQL database %s (use --force to replace its data; stop every node that uses it first)",
+				ErrStoreNotEmpty, redactDSN(ro.Store))
+		}
+		db = e
 	}
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, err
@@ -209,10 +235,23 @@ func Restore(ctx context.Context, r io.Reader, dataDir string, ro RestoreOptions
 		}
 		rep.Summary = append(rep.Summary, lines...)
 	}
+	// The store first, when it goes to PostgreSQL: of every step it is the
+	// one most likely to fail (a lost connection), and the data directory
+	// is still as it was if it does.
+	if db != nil {
+		line, err := loadStore(ctx, filepath.Join(staging, storeName), db, redactDSN(ro.Store))
+		if err != nil {
+			return nil, err
+		}
+		rep.Summary = append(rep.Summary, line)
+	}
 	// Into place: what the archive holds (the store, the key, each
 	// participant's directory) replaces what is there of the same name;
 	// only with --force can there be any. Nothing else is touched.
-	places := []string{storeName, secretKeyName}
+	places := []string{secretKeyName}
+	if db == nil {
+		places = append(places, storeName)
+	}
 	for _, s := range ro.Specs {
 		places = append(places, s.Dirs...)
 	}
@@ -239,6 +278,28 @@ func Restore(ctx context.Context, r io.Reader, dataDir string, ro RestoreOptions
 	return rep, nil
 }
 
+// loadStore empties db and copies the verified bbolt file at path into
+// it, checking that every bucket arrived whole.
+func loadStore(ctx context.Context, path string, db store.Engine, about string) (string, error) {
+	staged, err := store.Open(path, store.Options{NoSync: true})
+	if err != nil {
+		return "", fmt.Errorf("the archive's store: %w", err)
+	}
+	defer staged.Close()
+	want, err := store.Summarize(ctx, staged.Engine())
+	if err != nil {
+		return "", fmt.Errorf("the archive's store: %w", err)
+	}
+	if err := store.Empty(ctx, db); err != nil {
+		return "", fmt.Errorf("empty the PostgreSQL database %s: %w", about, err)
+	}
+	rep := &CopyReport{}
+	if err := copyAndVerify(ctx, staged.Engine(), db, want, rep); err != nil {
+		return "", fmt.Errorf("load the store into the PostgreSQL database %s: %w (it holds part of the archive now: restore again with --force)", about, err)
+	}
+	return fmt.Sprintf("store: loaded into the PostgreSQL database %s (%d buckets, %d keys), verified", about, rep.Buckets, rep.Keys), nil
+}
+
 // checkTarget refuses a data directory in use, or not empty without force.
 func checkTarget(dataDir string, force bool) error {
 	entries, err := os.ReadDir(dataDir)
@@ -258,6 +319,11 @@ func checkTarget(dataDir string, force bool) error {
 		} else {
 			_ = db.Close()
 		}
+	}
+	// A server whose store is not the file (PostgreSQL) holds no lock on
+	// it; its admin socket tells it runs.
+	if adminSocketAnswers(dataDir) {
+		return errors.New("a server is running on this data directory: stop it first")
 	}
 	if len(entries) > 0 && !force {
 		return ErrNotEmpty

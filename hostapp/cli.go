@@ -25,15 +25,23 @@ const usage = `fennec: self-hosted project hosting and CI that speaks the GitLab
 
 Usage:
   fennec serve [flags]          run the server
-  fennec backup [--data DIR] [--gzip|-z] [--without-secret-key] FILE
+  fennec backup [--data DIR] [--store URL] [--gzip|-z] [--without-secret-key] FILE
                                 write one archive of everything (the store,
                                 repositories, uploads, CI traces and artifacts,
                                 secret.key) to FILE, consistent while the
                                 server runs; gzip with -z or a .tar.gz/.tgz name
-  fennec restore [--data DIR] [--force] FILE
+  fennec restore [--data DIR] [--store URL] [--force] FILE
                                 restore an archive into an empty data directory
                                 (--force: replace what is there), verifying
-                                checksums and every repository (git fsck)
+                                checksums and every repository (git fsck); with
+                                a postgres:// store the archive's store is
+                                loaded into that database, which must hold no
+                                Fennec data (--force: replace it)
+  fennec store copy [--data DIR] [--store URL] --to DEST
+                                copy the store to another engine, to move the
+                                instance: DEST is a postgres:// URL, bbolt
+                                (DIR/fennec.db) or file:PATH; it must be empty;
+                                the copy is verified key by key
   fennec config [--markdown]    list every setting: key, environment
                                 variable, flag, default, meaning
   fennec version                print the version and revision
@@ -62,6 +70,10 @@ func run(args []string, modules []fennec.Module, stdout, stderr io.Writer) int {
 		return backup(args[1:], modules, stdout, stderr)
 	case "restore":
 		return restore(args[1:], modules, stdout, stderr)
+	case "store":
+		if len(args) > 1 && args[1] == "copy" {
+			return storeCopy(args[2:], stdout, stderr)
+		}
 	case "config":
 		return settings(args[1:], modules, stdout, stderr)
 	case "version", "--version", "-v":
@@ -208,6 +220,7 @@ func backup(args []string, modules []fennec.Module, stdout, stderr io.Writer) in
 	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	data := fs.String("data", envOr("FENNEC_DATA", "./data"), "data directory of the server (env FENNEC_DATA)")
+	storeURL := storeFlag(fs)
 	var gz bool
 	fs.BoolVar(&gz, "gzip", false, "compress the archive with gzip (also chosen by a .tar.gz or .tgz name)")
 	fs.BoolVar(&gz, "z", false, "short for --gzip")
@@ -217,7 +230,7 @@ func backup(args []string, modules []fennec.Module, stdout, stderr io.Writer) in
 		return 2
 	}
 	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "fennec backup: name the file to write: fennec backup [--data DIR] [--gzip] [--without-secret-key] FILE")
+		fmt.Fprintln(stderr, "fennec backup: name the file to write: fennec backup [--data DIR] [--store URL] [--gzip] [--without-secret-key] FILE")
 		return 2
 	}
 	dest := pos[0]
@@ -225,7 +238,7 @@ func backup(args []string, modules []fennec.Module, stdout, stderr io.Writer) in
 	ctx, cancel := context.WithTimeout(context.Background(), 24*time.Hour)
 	defer cancel()
 	start := time.Now()
-	m, size, err := writeBackupFile(ctx, *data, dest, gz, fennec.BackupOptions{WithoutSecretKey: *noKey}, modules, stderr)
+	m, size, err := writeBackupFile(ctx, *data, storeURL(), dest, gz, fennec.BackupOptions{WithoutSecretKey: *noKey}, modules, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "fennec backup:", err)
 		return 1
@@ -242,7 +255,7 @@ func backup(args []string, modules []fennec.Module, stdout, stderr io.Writer) in
 
 // writeBackupFile writes the archive to a temporary file beside dest,
 // checking it as it passes, and renames it into place once complete.
-func writeBackupFile(ctx context.Context, dataDir, dest string, gz bool, bo fennec.BackupOptions, modules []fennec.Module, stderr io.Writer) (*fennec.BackupManifest, int64, error) {
+func writeBackupFile(ctx context.Context, dataDir, storeURL, dest string, gz bool, bo fennec.BackupOptions, modules []fennec.Module, stderr io.Writer) (*fennec.BackupManifest, int64, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(dest), ".fennec-backup-*")
 	if err != nil {
 		return nil, 0, err
@@ -260,6 +273,10 @@ func writeBackupFile(ctx context.Context, dataDir, dest string, gz bool, bo fenn
 	}
 	cfg := config.Default()
 	cfg.Data = dataDir
+	cfg.Store = storeURL
+	if err := cfg.Validate(); err != nil {
+		return nil, 0, err
+	}
 	cfg.LogLevel = "error" // an offline backup assembles the modules: their start-up notes are noise here
 	pr, pw := io.Pipe()
 	errc := make(chan error, 1)
@@ -315,13 +332,18 @@ func restore(args []string, modules []fennec.Module, stdout, stderr io.Writer) i
 	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	data := fs.String("data", envOr("FENNEC_DATA", "./data"), "data directory to restore into (env FENNEC_DATA)")
-	force := fs.Bool("force", false, "restore into a data directory that is not empty, replacing its data")
+	storeURL := storeFlag(fs)
+	force := fs.Bool("force", false, "restore into a data directory (or a PostgreSQL database) that is not empty, replacing its data")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return 2
 	}
 	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "fennec restore: name the archive: fennec restore [--data DIR] [--force] FILE")
+		fmt.Fprintln(stderr, "fennec restore: name the archive: fennec restore [--data DIR] [--store URL] [--force] FILE")
+		return 2
+	}
+	if storeURL() != "" && !strings.HasPrefix(storeURL(), "postgres://") && !strings.HasPrefix(storeURL(), "postgresql://") {
+		fmt.Fprintln(stderr, "fennec restore: --store must be empty (fennec.db in the data directory) or a postgres:// URL")
 		return 2
 	}
 	f, err := os.Open(pos[0])
@@ -333,7 +355,7 @@ func restore(args []string, modules []fennec.Module, stdout, stderr io.Writer) i
 	ctx, cancel := context.WithTimeout(context.Background(), 24*time.Hour)
 	defer cancel()
 	start := time.Now()
-	rep, err := fennec.Restore(ctx, f, *data, fennec.RestoreOptions{Force: *force,
+	rep, err := fennec.Restore(ctx, f, *data, fennec.RestoreOptions{Force: *force, Store: storeURL(),
 		Specs: fennec.BackupSpecsOf(modules...), Progress: newProgress(stderr)})
 	if err != nil {
 		fmt.Fprintln(stderr, "fennec restore:", err)
@@ -376,6 +398,7 @@ func adminCommand(spec fennec.AdminCommandSpec, args []string, modules []fennec.
 	fs := flag.NewFlagSet(words, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	data := fs.String("data", envOr("FENNEC_DATA", "./data"), "data directory of the server (env FENNEC_DATA)")
+	storeURL := storeFlag(fs)
 	flags := make([]*bool, len(spec.Flags))
 	for i, f := range spec.Flags {
 		flags[i] = fs.Bool(f.Name, false, f.Usage)
@@ -407,6 +430,11 @@ func adminCommand(spec fennec.AdminCommandSpec, args []string, modules []fennec.
 	}
 	cfg := config.Default()
 	cfg.Data = *data
+	cfg.Store = storeURL()
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "fennec %s: %v\n", words, err)
+		return 2
+	}
 	cfg.LogLevel = "warn"
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Hour)
 	defer cancel()
@@ -451,6 +479,87 @@ func readSecret(stdin io.Reader, stderr io.Writer, what string) (string, error) 
 		return "", fmt.Errorf("read the %s from standard input: %w", what, err)
 	}
 	return strings.TrimRight(line, "\r\n"), nil
+}
+
+// storeFlag is the --store flag of the commands that work on a data
+// directory offline: the store the server of that directory uses, when it
+// is not the file fennec.db there. The value, read after parsing, falls
+// back to FENNEC_STORE; that is not the flag's default, which help would
+// print, password and all.
+func storeFlag(fs *flag.FlagSet) func() string {
+	v := fs.String("store", "", "the server's store when it is PostgreSQL: a postgres:// URL (env FENNEC_STORE)")
+	return func() string {
+		if *v != "" {
+			return *v
+		}
+		return os.Getenv("FENNEC_STORE")
+	}
+}
+
+const storeCopyUsage = `usage: fennec store copy [--data DIR] [--store URL] --to DEST
+
+Copies the store of the data directory DIR (its fennec.db, or the PostgreSQL
+database --store or FENNEC_STORE names) into DEST, to move the instance to
+another engine:
+
+  --to postgres://USER:PASSWORD@HOST/DB   a PostgreSQL database
+  --to bbolt                              DIR/fennec.db
+  --to file:/path/fennec.db               a bbolt file elsewhere
+
+The destination must hold no Fennec data. The copy is read from one
+snapshot and verified afterwards: every bucket's keys, values and sequence
+must match; a failed copy leaves the destination empty again.
+
+No server may run on the source meanwhile. For fennec.db the file's lock
+guarantees it. For PostgreSQL, stop every node that uses the database before
+copying: a server on DIR is refused, and a source that changes during the
+copy fails it, but nodes elsewhere cannot be seen from here.
+
+Then point the configuration at the copy (store: in the file, FENNEC_STORE
+or --store; empty for DIR/fennec.db) and start the server. The data
+directory (repositories, uploads, secret.key) stays where it is.
+`
+
+func storeCopy(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("store copy", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, storeCopyUsage, "\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	data := fs.String("data", envOr("FENNEC_DATA", "./data"), "data directory of the server (env FENNEC_DATA)")
+	storeURL := storeFlag(fs)
+	to := fs.String("to", "", "where to copy the store: a postgres:// URL, bbolt, or file:PATH")
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 0 || *to == "" {
+		fmt.Fprint(stderr, storeCopyUsage)
+		return 2
+	}
+	cfg := config.Default()
+	cfg.Data = *data
+	cfg.Store = storeURL()
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintln(stderr, "fennec store copy:", err)
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 24*time.Hour)
+	defer cancel()
+	start := time.Now()
+	rep, err := fennec.CopyStore(ctx, cfg, *to)
+	if err != nil {
+		fmt.Fprintln(stderr, "fennec store copy:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "copied %s into %s in %s: %d buckets, %d keys; verified (keys, values and sequences of every bucket match)\n",
+		rep.From, rep.To, time.Since(start).Round(time.Millisecond), rep.Buckets, rep.Keys)
+	fmt.Fprintln(stdout, "point the configuration's store at the copy before starting the server")
+	return 0
 }
 
 func envOr(name, def string) string {

@@ -22,6 +22,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/fennec-forge/fennec/core/fennectest/gobuild"
+	"github.com/fennec-forge/fennec/core/fennectest/pgserver"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/stock"
 )
@@ -46,6 +47,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	pgserver.StopShared()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -55,7 +57,7 @@ func TestHelpListsCommandsFlagsAndEnv(t *testing.T) {
 	if code := run([]string{"--help"}, stock.Modules(), &out, &errOut); code != 0 {
 		t.Fatalf("--help exit %d", code)
 	}
-	for _, want := range []string{"serve", "backup", "--gzip", "--without-secret-key", "restore", "--force", "version", "-listen", "-data", "-external-url", "-config", "-log-level",
+	for _, want := range []string{"serve", "backup", "--gzip", "--without-secret-key", "restore", "--force", "store copy", "--to DEST", "version", "-listen", "-data", "-external-url", "-config", "-log-level",
 		"FENNEC_LISTEN", "FENNEC_DATA", "FENNEC_EXTERNAL_URL", `default "127.0.0.1:8080"`, `default "./data"`,
 		// the modules' admin commands and the settings table
 		"fennec repo gc [--data DIR] PROJECT", "fennec repo fsck [--data DIR] PROJECT", "fennec config",

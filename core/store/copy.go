@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -96,4 +99,102 @@ func copyBuckets(ctx context.Context, src EngineTx, dst Engine) error {
 		}
 	}
 	return src.Err()
+}
+
+// BucketSummary is what Summarize reads of one bucket: enough to tell two
+// copies of a store apart without holding either in memory.
+type BucketSummary struct {
+	Keys     int
+	Sequence uint64
+	// Digest is a SHA-256 of every key and value in order, each
+	// length-prefixed, so that two buckets with the same keys but a value
+	// moved from one key to the next differ.
+	Digest [sha256.Size]byte
+}
+
+// Summarize reads one consistent snapshot of e and returns every bucket's
+// summary by name. Copy's callers compare the summaries of both sides to
+// prove the copy whole.
+func Summarize(ctx context.Context, e Engine) (map[string]BucketSummary, error) {
+	out := map[string]BucketSummary{}
+	err := e.View(ctx, func(etx EngineTx) error {
+		names, err := etx.Buckets()
+		if err != nil {
+			return err
+		}
+		for _, name := range names {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			b := etx.Bucket(name)
+			if b == nil {
+				continue
+			}
+			s := BucketSummary{Sequence: b.Sequence()}
+			h := sha256.New()
+			var size [8]byte
+			c := b.Cursor()
+			for k, v := c.First(); k != nil; k, v = c.Next() {
+				s.Keys++
+				binary.BigEndian.PutUint64(size[:], uint64(len(k)))
+				h.Write(size[:])
+				h.Write(k)
+				binary.BigEndian.PutUint64(size[:], uint64(len(v)))
+				h.Write(size[:])
+				h.Write(v)
+			}
+			h.Sum(s.Digest[:0])
+			out[string(name)] = s
+			if err := etx.Err(); err != nil {
+				return err
+			}
+		}
+		return etx.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// HoldsData says whether any bucket of e has a key or a sequence: empty
+// buckets (those every open creates) are no data, so a database a Fennec
+// server only ever opened counts as empty.
+func HoldsData(ctx context.Context, e Engine) (bool, error) {
+	held := false
+	err := e.View(ctx, func(etx EngineTx) error {
+		names, err := etx.Buckets()
+		if err != nil {
+			return err
+		}
+		for _, name := range names {
+			b := etx.Bucket(name)
+			if b == nil {
+				continue
+			}
+			if k, _ := b.Cursor().First(); k != nil || b.Sequence() != 0 {
+				held = true
+				break
+			}
+		}
+		return etx.Err()
+	})
+	return held, err
+}
+
+// Empty removes every bucket of e, with its keys and sequence, in one
+// transaction: a restore or a copy over a database that held data.
+func Empty(ctx context.Context, e Engine) error {
+	return e.Update(ctx, func(etx EngineTx) error {
+		names, err := etx.Buckets()
+		if err != nil {
+			return err
+		}
+		for _, name := range names {
+			if err := etx.DeleteBucket(name); err != nil && !errors.Is(err, ErrBucketNotFound) {
+				return err
+			}
+		}
+		return etx.Err()
+	})
 }
