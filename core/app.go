@@ -324,12 +324,14 @@ type routesParams struct {
 	Bus    *events.Bus
 	Log    *zap.Logger
 	LC     fx.Lifecycle
+	Node   *Node
 }
 
 // registerRoutes registers the core's own endpoints and every module's, in
 // name order, then wires the HTTP server into the lifecycle.
 func registerRoutes(p routesParams) {
 	registerOps(p.API, p.DB)
+	registerClusterOps(p.API, p.DB, p.Bus, p.Node)
 	registerAdminOverview(p.Site, p.API, p.DB, p.Bus)
 	sort.Slice(p.Routes, func(i, j int) bool { return p.Routes[i].Name < p.Routes[j].Name })
 	for _, r := range p.Routes {

@@ -45,10 +45,11 @@ const leaderReleased = "fennec.leader.released"
 
 // cluster is this node's part in a shared store.
 type cluster struct {
-	db   *store.DB
-	log  *zap.Logger
-	node string
-	ttl  time.Duration
+	db    *store.DB
+	log   *zap.Logger
+	node  string
+	nodeV *Node
+	ttl   time.Duration
 
 	poke chan struct{}
 	bus  *events.Bus
@@ -77,7 +78,7 @@ func newCluster(db *store.DB, log *zap.Logger, node *Node, ttl time.Duration) *c
 	if ttl <= 0 {
 		ttl = DefaultLeaseTTL
 	}
-	c := &cluster{db: db, log: log, node: node.Name(), ttl: ttl, poke: make(chan struct{}, 1)}
+	c := &cluster{db: db, log: log, node: node.Name(), nodeV: node, ttl: ttl, poke: make(chan struct{}, 1)}
 	db.OnSignal(leaderReleased, func([]byte) {
 		select {
 		case c.poke <- struct{}{}:
@@ -173,6 +174,7 @@ func (c *cluster) tryLead(ctx context.Context, l *lifecycle, bus *events.Bus) er
 	c.mu.Lock()
 	c.lease, c.resign, c.led = lease, resign, led
 	c.mu.Unlock()
+	c.nodeV.leader.Store(true)
 	c.takeovers.Add(1)
 	c.log.Info("cluster: this node leads", zap.String("node", c.node), zap.Uint64("token", lease.Token))
 	return nil
@@ -188,6 +190,7 @@ func (c *cluster) stepDown(ctx context.Context, bus *events.Bus, release bool) {
 	if lease == nil {
 		return
 	}
+	c.nodeV.leader.Store(false)
 	resign()
 	if err := bus.Stop(ctx); err != nil {
 		c.log.Warn("cluster: the outbox's delivery did not stop in time", zap.Error(err))

@@ -2,8 +2,14 @@ package fennec
 
 import (
 	"context"
+	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
 )
 
@@ -17,7 +23,13 @@ import (
 type Node struct {
 	name string
 	db   *store.DB
+	// leader is set while this node holds the leader lease (cluster.go).
+	leader atomic.Bool
 }
+
+// Leader says whether this node runs the leader's part: always on a store
+// of one process, and on a shared store while it holds the lease.
+func (n *Node) Leader() bool { return !n.db.Shared() || n.leader.Load() }
 
 func newNode(db *store.DB) *Node { return &Node{name: newNodeName(), db: db} }
 
@@ -53,4 +65,50 @@ func (n *Node) Alive(ctx context.Context, name string) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// registerClusterOps adds what an operator of several nodes needs: the
+// store's engine, this node and the leases in the readiness report, and
+// the lease ownership and the outbox's depth in /-/metrics.
+func registerClusterOps(a *api.API, db *store.DB, bus *events.Bus, n *Node) {
+	a.AddReadinessReport("store", func() any {
+		r := map[string]any{"engine": db.Engine().Name(), "node": n.name, "leader": n.Leader()}
+		if db.Shared() {
+			ctx, cancel := context.WithTimeout(context.Background(), readinessStoreDeadline)
+			defer cancel()
+			if leases, err := db.Leases(ctx); err == nil {
+				holders := map[string]string{}
+				now := time.Now()
+				for _, l := range leases {
+					if l.Holder != "" && now.Before(l.Until) && !strings.HasPrefix(l.Name, "node:") {
+						holders[l.Name] = l.Holder
+					}
+				}
+				r["leases"] = holders
+			}
+		}
+		return r
+	})
+	reg := a.Metrics().Registry
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        "fennec_node_leader",
+		Help:        "1 while this node runs the leader's part (holds the leader lease of a shared store).",
+		ConstLabels: prometheus.Labels{"node": n.name},
+	}, func() float64 {
+		if n.Leader() {
+			return 1
+		}
+		return 0
+	}))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        "fennec_outbox_pending",
+		Help:        "Events in the outbox not yet handled by all their subscribers (the whole store's).",
+		ConstLabels: prometheus.Labels{"node": n.name},
+	}, func() float64 {
+		pending, err := bus.Pending()
+		if err != nil {
+			return -1
+		}
+		return float64(pending)
+	}))
 }
