@@ -19,8 +19,6 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/fennec-forge/fennec/core/fennectest/gobuild"
 	"github.com/fennec-forge/fennec/core/fennectest/pgserver"
 	"github.com/fennec-forge/fennec/core/store"
@@ -308,14 +306,15 @@ func TestOnlineBackup(t *testing.T) {
 	if err := store.Verify(dest); err != nil {
 		t.Fatal(err)
 	}
-	db, err := bolt.Open(dest, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	// The restored file opens as a store like any other (what a restore
+	// does with it) and holds the users: root is found by its username.
+	db, err := store.Open(dest, store.Options{LockTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	err = db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket([]byte("identity.users#username"))
-		if b == nil || b.Get([]byte("root")) == nil {
+	err = db.View(context.Background(), func(tx *store.Tx) error {
+		if !store.Keys("identity.users#username").Has(tx, []byte("root")) {
 			return fmt.Errorf("root is not in the backup")
 		}
 		return nil

@@ -847,7 +847,7 @@ func TestInTxHandlersShareTheBatchTransaction(t *testing.T) {
 				return errFail
 			}
 			return db.Update(ctx, func(tx *store.Tx) error {
-				return tx.Bucket([]byte("test.seen")).Put([]byte(fmt.Sprintf("%s/%d", name, ev.Project)), []byte("x"))
+				return store.Keys("test.seen").Put(tx, []byte(fmt.Sprintf("%s/%d", name, ev.Project)), []byte("x"))
 			})
 		})
 	}

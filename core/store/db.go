@@ -78,12 +78,6 @@ func (tx *Tx) OnCommit(fn func()) { tx.onCommit = append(tx.onCommit, fn) }
 // a bbolt file (a backup's point in time).
 func (tx *Tx) WriteTo(w io.Writer) (int64, error) { return tx.etx.WriteTo(w) }
 
-// Bucket is the named bucket of this transaction, nil when missing.
-//
-// Deprecated: modules use tables and Keys; this remains only while the
-// last callers move.
-func (tx *Tx) Bucket(name []byte) Bucket { return tx.etx.Bucket(name) }
-
 // bucket is the named bucket, nil when missing.
 func (tx *Tx) bucket(name []byte) Bucket { return tx.etx.Bucket(name) }
 

@@ -88,14 +88,14 @@ func TestWindow(t *testing.T) {
 // empty prefix (every key); fn returning false stops the walk.
 func TestWalkPrefix(t *testing.T) {
 	db := openDB(t, store.Options{NoSync: true})
-	bucket := []byte("test.prefix")
+	bucket := store.Keys("test.prefix")
 	if err := db.EnsureBuckets([]string{string(bucket)}); err != nil {
 		t.Fatal(err)
 	}
 	keys := []string{"\x00", "a", "a\x00", "a\x01", "a\xff", "a\xff\xff", "b", "\xff", "\xff\x00", "\xff\xff"}
 	err := db.Update(context.Background(), func(tx *store.Tx) error {
 		for _, k := range keys {
-			if err := tx.Bucket(bucket).Put([]byte(k), []byte("v"+k)); err != nil {
+			if err := bucket.Put(tx, []byte(k), []byte("v"+k)); err != nil {
 				return err
 			}
 		}

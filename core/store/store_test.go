@@ -1176,9 +1176,7 @@ func markerExists(t *testing.T, db *store.DB, name string) bool {
 	t.Helper()
 	found := false
 	view(t, db, func(tx *store.Tx) error {
-		if b := tx.Bucket([]byte("mig")); b != nil {
-			found = b.Get([]byte(name)) != nil
-		}
+		found = store.Keys("mig").Has(tx, []byte(name))
 		return nil
 	})
 	return found

@@ -384,7 +384,7 @@ func TestRecordCommitsWithTheOutcome(t *testing.T) {
 	}
 	h := func(ctx context.Context, j *workqueue.Job) error {
 		j.Record(func(tx *store.Tx) error {
-			return tx.Bucket([]byte("test.log")).Put(fmt.Appendf(nil, "%s#%d", j.Payload, j.Attempts), nil)
+			return store.Keys("test.log").Put(tx, fmt.Appendf(nil, "%s#%d", j.Payload, j.Attempts), nil)
 		})
 		if j.Attempts == 1 {
 			return errors.New("first try fails")

@@ -109,7 +109,7 @@ func jobRow(t testing.TB, s *fennectest.Server, id int64) map[string]any {
 	t.Helper()
 	var row map[string]any
 	err := s.Store.View(context.Background(), func(tx *store.Tx) error {
-		raw := tx.Bucket([]byte("ci.jobs")).Get(store.Key(uint64(id)))
+		raw := store.Keys("ci.jobs").Get(tx, store.Key(uint64(id)))
 		if raw == nil {
 			return fmt.Errorf("no job %d in the store", id)
 		}

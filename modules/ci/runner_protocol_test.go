@@ -851,11 +851,11 @@ func TestRunnerJobNotHandedOverFails(t *testing.T) {
 // a damaged database or a lost key would leave it.
 func corruptVariable(t testing.TB, s *fennectest.Server, key string) {
 	t.Helper()
-	bucket := []byte("ci.variables")
+	bucket := store.Keys("ci.variables")
 	var id []byte
 	var row map[string]any
 	err := s.Store.View(context.Background(), func(tx *store.Tx) error {
-		return store.Keys(bucket).ForEach(tx, func(k, v []byte) error {
+		return bucket.ForEach(tx, func(k, v []byte) error {
 			var m map[string]any
 			if err := json.Unmarshal(v, &m); err != nil {
 				return err
@@ -872,7 +872,7 @@ func corruptVariable(t testing.TB, s *fennectest.Server, key string) {
 	sealed, _ := row["value"].(string)
 	row["value"] = sealed[:len(sealed)-2]
 	raw, _ := json.Marshal(row)
-	if err := s.Store.Update(context.Background(), func(tx *store.Tx) error { return tx.Bucket(bucket).Put(id, raw) }); err != nil {
+	if err := s.Store.Update(context.Background(), func(tx *store.Tx) error { return bucket.Put(tx, id, raw) }); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -152,7 +152,7 @@ func TestPipelineSchedulesAPI(t *testing.T) {
 	}
 	// Stored sealed.
 	if err := s.Store.View(context.Background(), func(tx *store.Tx) error {
-		raw := tx.Bucket([]byte("ci.schedules")).Get(store.Key(id))
+		raw := store.Keys("ci.schedules").Get(tx, store.Key(id))
 		if raw == nil || strings.Contains(string(raw), `"yes"`) || strings.Contains(string(raw), "NIGHTLY") {
 			t.Fatalf("stored schedule: %s", raw)
 		}
@@ -198,7 +198,7 @@ func TestPipelineSchedulesAPI(t *testing.T) {
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		var row string
 		if err := s.Store.View(context.Background(), func(tx *store.Tx) error {
-			row = string(tx.Bucket([]byte("ci.schedules")).Get(store.Key(orphan.ID)))
+			row = string(store.Keys("ci.schedules").Get(tx, store.Key(orphan.ID)))
 			return nil
 		}); err != nil {
 			t.Fatal(err)

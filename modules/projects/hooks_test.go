@@ -196,7 +196,7 @@ func TestHooksGoWithTheProject(t *testing.T) {
 	stored := func(id int64) bool {
 		found := false
 		_ = a.db.View(t.Context(), func(tx *store.Tx) error {
-			found = tx.Bucket([]byte("projects.hooks")).Get(store.Key(uint64(id))) != nil
+			found = store.Keys("projects.hooks").Has(tx, store.Key(uint64(id)))
 			return nil
 		})
 		return found

@@ -169,8 +169,7 @@ func (e *env) contentStored(t *testing.T, id int64) bool {
 	t.Helper()
 	found := false
 	err := e.db.View(context.Background(), func(tx *store.Tx) error {
-		b := tx.Bucket([]byte("snippets.content"))
-		found = b != nil && b.Get(store.Key(uint64(id))) != nil
+		found = store.Keys("snippets.content").Has(tx, store.Key(uint64(id)))
 		return nil
 	})
 	if err != nil {

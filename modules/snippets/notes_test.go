@@ -18,8 +18,7 @@ func (e *env) noteStored(t *testing.T, id int64) bool {
 	t.Helper()
 	found := false
 	err := e.db.View(context.Background(), func(tx *store.Tx) error {
-		b := tx.Bucket([]byte("notes.notes"))
-		found = b != nil && b.Get(store.Key(uint64(id))) != nil
+		found = store.Keys("notes.notes").Has(tx, store.Key(uint64(id)))
 		return nil
 	})
 	if err != nil {

@@ -55,8 +55,8 @@ var entries = store.NewTable[int64, Entry]("activity.events",
 // event about such a project that arrives late (a retried delivery) adds
 // nothing.
 var (
-	byAuthor     = []byte("activity.by_author")
-	goneProjects = []byte("activity.gone_projects")
+	byAuthor     = store.Keys("activity.by_author")
+	goneProjects = store.Keys("activity.gone_projects")
 )
 
 type buckets []string
@@ -80,7 +80,7 @@ func authorKey(author, entry int64) []byte {
 // insert stores e unless its project is gone or its key is taken; it
 // reports whether it did.
 func insert(tx *store.Tx, e *Entry) (bool, error) {
-	if e.ProjectID != 0 && tx.Bucket(goneProjects).Get(store.Key(e.ProjectID)) != nil {
+	if e.ProjectID != 0 && goneProjects.Get(tx, store.Key(e.ProjectID)) != nil {
 		return false, nil
 	}
 	if e.Key != "" {
@@ -91,11 +91,11 @@ func insert(tx *store.Tx, e *Entry) (bool, error) {
 	if err := entries.Insert(tx, e); err != nil {
 		return false, err
 	}
-	return true, tx.Bucket(byAuthor).Put(authorKey(e.AuthorID, e.ID), store.Key(e.ProjectID))
+	return true, byAuthor.Put(tx, authorKey(e.AuthorID, e.ID), store.Key(e.ProjectID))
 }
 
 func remove(tx *store.Tx, e *Entry) error {
-	if err := tx.Bucket(byAuthor).Delete(authorKey(e.AuthorID, e.ID)); err != nil {
+	if err := byAuthor.Delete(tx, authorKey(e.AuthorID, e.ID)); err != nil {
 		return err
 	}
 	return entries.Delete(tx, e.ID)
@@ -117,7 +117,7 @@ func removeProject(tx *store.Tx, project int64) error {
 			return err
 		}
 	}
-	return tx.Bucket(goneProjects).Put(store.Key(project), []byte{})
+	return goneProjects.Put(tx, store.Key(project), []byte{})
 }
 
 // removeAuthor deletes every entry a user authored.
@@ -142,7 +142,7 @@ type item struct{ entry, project int64 }
 func authorItems(tx *store.Tx, author int64) []item {
 	prefix := store.Key(author)
 	var out []item
-	c := tx.Bucket(byAuthor).Cursor()
+	c := byAuthor.Cursor(tx)
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		out = append(out, item{entry: int64(store.KeyID(k)), project: int64(store.KeyID(v))})
 	}
@@ -154,7 +154,7 @@ func authorItems(tx *store.Tx, author int64) []item {
 // that project (nil when none).
 func lastInProject(tx *store.Tx, author, project int64, limit int, match func(*Entry) bool) (*Entry, error) {
 	prefix := store.Key(author)
-	c := tx.Bucket(byAuthor).Cursor()
+	c := byAuthor.Cursor(tx)
 	k, v := c.Seek(store.Key(author + 1))
 	if k == nil {
 		k, v = c.Last()

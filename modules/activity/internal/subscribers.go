@@ -101,7 +101,7 @@ func (s *Service) onProject(ctx context.Context, ev projects.ProjectEvent) error
 		// late event adds to what is being removed; a call cut short
 		// is made again by the outbox and goes on from what is left.
 		return s.db.UpdateInSteps(ctx, func(tx *store.Tx) (bool, error) {
-			if err := tx.Bucket(goneProjects).Put(store.Key(pid), []byte{}); err != nil {
+			if err := goneProjects.Put(tx, store.Key(pid), []byte{}); err != nil {
 				return false, err
 			}
 			ids, err := entries.FirstIDsBy(tx, "project", store.IDString(pid), removeStep)

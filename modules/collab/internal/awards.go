@@ -62,7 +62,7 @@ var awardsTable = store.NewTable[int64, Award]("notes.awards",
 // awardVotes maps awardable type ++ 0 ++ id (8 bytes) to its upvotes and
 // downvotes (8 bytes each), kept with every award written or deleted, so a
 // page of issues reads its upvotes and downvotes without reading awards.
-var awardVotes = []byte("notes.award_votes")
+var awardVotes = store.Keys("notes.award_votes")
 
 // voteDelta is what an award of name adds to its awardable's votes.
 func voteDelta(name string, n int) target.Votes {
@@ -76,7 +76,7 @@ func voteDelta(name string, n int) target.Votes {
 }
 
 func readVotes(tx *store.Tx, typ string, id int64) target.Votes {
-	v := tx.Bucket(awardVotes).Get(countKey(typ, id))
+	v := awardVotes.Get(tx, countKey(typ, id))
 	if len(v) != 16 {
 		return target.Votes{}
 	}
@@ -91,12 +91,12 @@ func addVotes(tx *store.Tx, typ string, id int64, d target.Votes) error {
 	v.Up, v.Down = max(v.Up+d.Up, 0), max(v.Down+d.Down, 0)
 	k := countKey(typ, id)
 	if v == (target.Votes{}) {
-		return tx.Bucket(awardVotes).Delete(k)
+		return awardVotes.Delete(tx, k)
 	}
 	buf := make([]byte, 16)
 	binary.BigEndian.PutUint64(buf[:8], uint64(v.Up))
 	binary.BigEndian.PutUint64(buf[8:], uint64(v.Down))
-	return tx.Bucket(awardVotes).Put(k, buf)
+	return awardVotes.Put(tx, k, buf)
 }
 
 // insertAward stores an award and counts it when it is a vote; a second

@@ -106,7 +106,7 @@ var subscriptions = store.NewTable[int64, Subscription]("notes.subscriptions",
 // userCounts maps noteable type ++ 0 ++ id (8 bytes) to the number of its
 // user (non-system) notes, kept with every insert and delete, so a page of
 // issues reads its user_notes_count without counting notes.
-var userCounts = []byte("notes.user_counts")
+var userCounts = store.Keys("notes.user_counts")
 
 type buckets []string
 
@@ -138,7 +138,7 @@ func countKey(typ string, id int64) []byte {
 }
 
 func userCount(tx *store.Tx, typ string, id int64) int {
-	v := tx.Bucket(userCounts).Get(countKey(typ, id))
+	v := userCounts.Get(tx, countKey(typ, id))
 	if len(v) != 8 {
 		return 0
 	}
@@ -149,9 +149,9 @@ func addUserCount(tx *store.Tx, typ string, id int64, delta int) error {
 	n := userCount(tx, typ, id) + delta
 	k := countKey(typ, id)
 	if n <= 0 {
-		return tx.Bucket(userCounts).Delete(k)
+		return userCounts.Delete(tx, k)
 	}
-	return tx.Bucket(userCounts).Put(k, store.Key(int64(n)))
+	return userCounts.Put(tx, k, store.Key(int64(n)))
 }
 
 // insertNote stores a note and counts it when a user wrote it. A note that
@@ -216,7 +216,7 @@ func removeNoteable(tx *store.Tx, typ string, id int64) error {
 	if _, err := subscriptions.DeleteBy(tx, "noteable", noteableKey(typ, id)); err != nil {
 		return err
 	}
-	return tx.Bucket(userCounts).Delete(countKey(typ, id))
+	return userCounts.Delete(tx, countKey(typ, id))
 }
 
 // removeProject deletes every note, subscription, count and award emoji of
@@ -237,7 +237,7 @@ func removeProject(tx *store.Tx, project int64) error {
 		if err := notesTable.Delete(tx, id); err != nil {
 			return err
 		}
-		if err := tx.Bucket(userCounts).Delete(countKey(n.NoteableType, n.NoteableID)); err != nil {
+		if err := userCounts.Delete(tx, countKey(n.NoteableType, n.NoteableID)); err != nil {
 			return err
 		}
 	}

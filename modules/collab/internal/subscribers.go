@@ -48,7 +48,7 @@ func (s *Service) onProjectNotes(ctx context.Context, ev projects.ProjectEvent) 
 			if err := notesTable.Delete(tx, id); err != nil {
 				return false, err
 			}
-			if err := tx.Bucket(userCounts).Delete(countKey(n.NoteableType, n.NoteableID)); err != nil {
+			if err := userCounts.Delete(tx, countKey(n.NoteableType, n.NoteableID)); err != nil {
 				return false, err
 			}
 		}

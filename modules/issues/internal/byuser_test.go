@@ -25,12 +25,12 @@ func TestFillByUserMigration(t *testing.T) {
 		if err := insertRows(tx, at, stored); err != nil {
 			return err
 		}
-		return tx.Bucket(byUser).Put(userTimeKey(byAuthorCreated, 9, at, 99), []byte{0, 0, 0, 0, 0, 0, 0, 0, 1})
+		return byUser.Put(tx, userTimeKey(byAuthorCreated, 9, at, 99), []byte{0, 0, 0, 0, 0, 0, 0, 0, 1})
 	})
 	dump := func() map[string]string {
 		out := map[string]string{}
 		_ = db.View(ctx, func(tx *store.Tx) error {
-			return store.Keys(byUser).ForEach(tx, func(k, v []byte) error {
+			return byUser.ForEach(tx, func(k, v []byte) error {
 				out[string(k)] = string(v)
 				return nil
 			})

@@ -305,7 +305,7 @@ func (s *Service) onProjectDeleted(ctx context.Context, ev projects.ProjectEvent
 			}
 		}
 		for _, k := range []byte{countOpen, countClosed, countConfidential} {
-			if err := tx.Bucket(counts).Delete(countKey(ev.ProjectID, k)); err != nil {
+			if err := counts.Delete(tx, countKey(ev.ProjectID, k)); err != nil {
 				return false, err
 			}
 		}

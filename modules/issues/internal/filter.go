@@ -263,7 +263,9 @@ func listProject(tx *store.Tx, info projects.ProjectInfo, uid int64, f *filter, 
 	var raw func([]byte) []byte
 	var term []byte
 	if f.search != "" && plainASCII(f.search) {
-		raw, term = tx.Bucket([]byte(issues.Name())).Get, []byte(f.search)
+		rows := store.Keys(issues.Name())
+		raw = func(key []byte) []byte { return rows.Get(tx, key) }
+		term = []byte(f.search)
 	}
 	w := window{offset: offset, limit: limit}
 	store.WalkTimeKeys(tx, bucket, pid, !f.asc, func(id int64, flags byte) bool {

@@ -356,6 +356,6 @@ func (s *Service) onGroupDeleted(ctx context.Context, ev projects.GroupEvent) er
 				return err
 			}
 		}
-		return tx.Bucket(sequences).Delete(countKey(gid, groupSeq))
+		return sequences.Delete(tx, countKey(gid, groupSeq))
 	})
 }

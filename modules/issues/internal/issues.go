@@ -280,7 +280,7 @@ func (s *Service) ListMineScan(ctx context.Context, q issue.ListQuery) ([]issue.
 			// projects the caller may not read are skipped undecoded.
 			ids = ids[:0]
 			var walkErr error
-			c := tx.Bucket(byCreated).Cursor()
+			c := byCreated.Cursor(tx)
 			for k, v := c.First(); k != nil; k, v = c.Next() {
 				info, err := project(int64(store.KeyID(k[:8])))
 				if err != nil {

@@ -186,12 +186,12 @@ var milestones = store.NewTable[int64, Milestone]("issues.milestones",
 // (key project id ++ 'i' or 'm'); an iid is taken in the transaction that
 // inserts the row, so there are neither gaps nor duplicates.
 var (
-	byCreated   = []byte("issues.by_created")
-	byUpdated   = []byte("issues.by_updated")
-	counts      = []byte("issues.counts")
-	labelCounts = []byte("issues.label_counts")
-	sequences   = []byte("issues.sequences")
-	byUser      = []byte("issues.by_user")
+	byCreated   = store.Keys("issues.by_created")
+	byUpdated   = store.Keys("issues.by_updated")
+	counts      = store.Keys("issues.counts")
+	labelCounts = store.Keys("issues.label_counts")
+	sequences   = store.Keys("issues.sequences")
+	byUser      = store.Keys("issues.by_user")
 )
 
 // byUser orders the issues of GET /issues (ListMine): key one letter (the
@@ -253,14 +253,13 @@ func userValue(i *Issue) []byte {
 
 // trackUser adds (delta 1) or removes (-1) an issue's byUser keys.
 func trackUser(tx *store.Tx, i *Issue, delta int) error {
-	b := tx.Bucket(byUser)
 	v := userValue(i)
 	for _, k := range userKeys(i) {
 		var err error
 		if delta > 0 {
-			err = b.Put(k, v)
+			err = byUser.Put(tx, k, v)
 		} else {
-			err = b.Delete(k)
+			err = byUser.Delete(tx, k)
 		}
 		if err != nil {
 			return err
@@ -288,9 +287,8 @@ func fillByUser(tx *store.Tx) error {
 		return err
 	}
 	slices.SortFunc(all, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
-	b := tx.Bucket(byUser)
 	for _, e := range all {
-		if err := b.Put(e.k, e.v); err != nil {
+		if err := byUser.Put(tx, e.k, e.v); err != nil {
 			return err
 		}
 	}
@@ -342,7 +340,7 @@ func Migrations() []store.Migration {
 // to it starts from counts that agree with its issues whatever happened
 // before. One walk over the issues, once.
 func recount(tx *store.Tx) error {
-	if _, err := store.Keys(counts).DeletePrefix(tx, nil); err != nil {
+	if _, err := counts.DeletePrefix(tx, nil); err != nil {
 		return err
 	}
 	return issues.Scan(tx, false, 0, func(i *Issue) (bool, error) {
@@ -363,8 +361,8 @@ func recountLabels(tx *store.Tx) error {
 	})
 }
 
-func clearBucket(tx *store.Tx, name []byte) error {
-	_, err := store.Keys(name).DeletePrefix(tx, nil)
+func clearBucket(tx *store.Tx, keys store.Keys) error {
+	_, err := keys.DeletePrefix(tx, nil)
 	return err
 }
 
@@ -387,25 +385,24 @@ func addCount(tx *store.Tx, project int64, kind byte, delta int64) error {
 
 // addTo adds delta to the counter at k of bucket, deleting it when it
 // reaches 0.
-func addTo(tx *store.Tx, bucket, k []byte, delta int64) error {
-	b := tx.Bucket(bucket)
+func addTo(tx *store.Tx, bucket store.Keys, k []byte, delta int64) error {
 	var n int64
-	if v := b.Get(k); len(v) == 8 {
+	if v := bucket.Get(tx, k); len(v) == 8 {
 		n = int64(binary.BigEndian.Uint64(v))
 	}
 	n += delta
 	if n <= 0 {
-		return b.Delete(k)
+		return bucket.Delete(tx, k)
 	}
-	return b.Put(k, store.Key(n))
+	return bucket.Put(tx, k, store.Key(n))
 }
 
 func getCount(tx *store.Tx, project int64, kind byte) int {
 	return readCount(tx, counts, countKey(project, kind))
 }
 
-func readCount(tx *store.Tx, bucket, k []byte) int {
-	if v := tx.Bucket(bucket).Get(k); len(v) == 8 {
+func readCount(tx *store.Tx, bucket store.Keys, k []byte) int {
+	if v := bucket.Get(tx, k); len(v) == 8 {
 		return int(binary.BigEndian.Uint64(v))
 	}
 	return 0
@@ -419,18 +416,8 @@ func getLabelCount(tx *store.Tx, label int64, kind byte) int {
 // dropLabelCounts forgets a deleted label's counts (a group label's per
 // project too: every key that starts with the label's id).
 func dropLabelCounts(tx *store.Tx, label int64) error {
-	prefix := store.Key(label)
-	var keys [][]byte
-	c := tx.Bucket(labelCounts).Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		keys = append(keys, append([]byte(nil), k...))
-	}
-	for _, k := range keys {
-		if err := tx.Bucket(labelCounts).Delete(k); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := labelCounts.DeletePrefix(tx, store.Key(label))
+	return err
 }
 
 // nextSeq takes the next number of a project's sequence (kind 'i' issues,
@@ -534,7 +521,7 @@ func groupLabelCountKey(label, project int64, kind byte) []byte {
 func groupLabelProjects(tx *store.Tx, label int64) []int64 {
 	var out []int64
 	prefix := store.Key(label)
-	c := tx.Bucket(labelCounts).Cursor()
+	c := labelCounts.Cursor(tx)
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		if len(k) != 17 {
 			continue

@@ -203,10 +203,10 @@ const lockedKey = "locked"
 // of each commit's last pipeline in "mergerequests.pipelines"; migration 2
 // drops it.
 var (
-	byCreated = []byte("mergerequests.by_created")
-	byUpdated = []byte("mergerequests.by_updated")
-	sequences = []byte("mergerequests.sequences")
-	byUser    = []byte("mergerequests.by_user")
+	byCreated = store.Keys("mergerequests.by_created")
+	byUpdated = store.Keys("mergerequests.by_updated")
+	sequences = store.Keys("mergerequests.sequences")
+	byUser    = store.Keys("mergerequests.by_user")
 )
 
 // byUser orders the merge requests of the dashboard (ListMine): key one
@@ -268,14 +268,13 @@ func userValue(m *MR) []byte { return append([]byte{flagOf(m)}, store.Key(m.Proj
 // trackUser puts (or, with put false, deletes) a merge request's byUser
 // keys.
 func trackUser(tx *store.Tx, m *MR, put bool) error {
-	b := tx.Bucket(byUser)
 	v := userValue(m)
 	for _, k := range userKeys(m) {
 		var err error
 		if put {
-			err = b.Put(k, v)
+			err = byUser.Put(tx, k, v)
 		} else {
-			err = b.Delete(k)
+			err = byUser.Delete(tx, k)
 		}
 		if err != nil {
 			return err
@@ -303,9 +302,8 @@ func fillByUser(tx *store.Tx) error {
 		return err
 	}
 	slices.SortFunc(all, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
-	b := tx.Bucket(byUser)
 	for _, e := range all {
-		if err := b.Put(e.k, e.v); err != nil {
+		if err := byUser.Put(tx, e.k, e.v); err != nil {
 			return err
 		}
 	}

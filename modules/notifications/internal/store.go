@@ -170,7 +170,7 @@ func Migrations() []store.Migration {
 // attempts, next try and last error, and removes the old table: a mail
 // queued before an upgrade is still sent after it.
 func moveQueue(tx *store.Tx) error {
-	if tx.Bucket([]byte("notifications.deliveries")) != nil {
+	if store.Keys(oldDeliveries.Name()).Exists(tx) {
 		var rows []*Delivery
 		if err := oldDeliveries.Scan(tx, false, 0, func(d *Delivery) (bool, error) {
 			rows = append(rows, d)

@@ -41,10 +41,10 @@ func TestUnreadableProtectionRefusesWrites(t *testing.T) {
 	}
 	// The protection's record becomes unreadable.
 	if err := db.Update(context.Background(), func(tx *store.Tx) error {
-		b := tx.Bucket([]byte("repository.protected_branches"))
-		c := b.Cursor()
+		rows := store.Keys("repository.protected_branches")
+		c := rows.Cursor(tx)
 		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			if err := b.Put(append([]byte(nil), k...), []byte("{not json")); err != nil {
+			if err := rows.Put(tx, append([]byte(nil), k...), []byte("{not json")); err != nil {
 				return err
 			}
 		}

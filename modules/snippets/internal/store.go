@@ -74,7 +74,7 @@ var (
 		}},
 	)
 	// contentBucket maps a snippet id (store.Key) to its content.
-	contentBucket = []byte("snippets.content")
+	contentBucket = store.Keys("snippets.content")
 )
 
 type buckets []string
@@ -97,19 +97,19 @@ func insertSnippet(tx *store.Tx, s *Snippet, content string) error {
 	if err := snippets.Insert(tx, s); err != nil {
 		return err
 	}
-	return tx.Bucket(contentBucket).Put(store.Key(s.ID), []byte(content))
+	return contentBucket.Put(tx, store.Key(s.ID), []byte(content))
 }
 
 // putContent replaces a snippet's content.
 func putContent(tx *store.Tx, s *Snippet, content string) error {
 	s.Size = len(content)
-	return tx.Bucket(contentBucket).Put(store.Key(s.ID), []byte(content))
+	return contentBucket.Put(tx, store.Key(s.ID), []byte(content))
 }
 
 // content reads a snippet's content; the bytes are copied out of the
 // transaction.
 func content(tx *store.Tx, id snippet.ID) []byte {
-	return append([]byte{}, tx.Bucket(contentBucket).Get(store.Key(id))...)
+	return append([]byte{}, contentBucket.Get(tx, store.Key(id))...)
 }
 
 // deleteSnippet removes a snippet and its content; a missing one is not an
@@ -118,7 +118,7 @@ func deleteSnippet(tx *store.Tx, id snippet.ID) error {
 	if err := snippets.Delete(tx, id); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	return tx.Bucket(contentBucket).Delete(store.Key(id))
+	return contentBucket.Delete(tx, store.Key(id))
 }
 
 // idsBy is the union of the ids under several keys of one index.

@@ -42,7 +42,7 @@ func TestMigrationMovesTheOldQueue(t *testing.T) {
 				return err
 			}
 			k := append(append([]byte(d.Hook), 0), store.Key(d.ID)...)
-			if err := tx.Bucket([]byte(oldQueueOrder)).Put(k, nil); err != nil {
+			if err := store.Keys(oldQueueOrder).Put(tx, k, nil); err != nil {
 				return err
 			}
 		}

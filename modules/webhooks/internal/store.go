@@ -85,7 +85,7 @@ func Migrations() []store.Migration {
 // deliveries queue, in id order (so each hook's order holds), with their
 // attempts and next try, and removes the old buckets.
 func moveQueue(tx *store.Tx) error {
-	if tx.Bucket([]byte(oldQueue.Name())) != nil {
+	if store.Keys(oldQueue.Name()).Exists(tx) {
 		var rows []*oldDelivery
 		if err := oldQueue.Scan(tx, false, 0, func(d *oldDelivery) (bool, error) {
 			rows = append(rows, d)
