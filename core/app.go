@@ -197,7 +197,7 @@ func (app *App) options(opts []Option) ([]fx.Option, error) {
 		fx.Invoke(func(lc fx.Lifecycle, l *lifecycle, bus *events.Bus, db *store.DB, node *Node) {
 			var c *cluster
 			if db.Shared() {
-				c = newCluster(db, s.logger, node, s.cfg.LeaseTTL)
+				c = newCluster(db, s.logger, node, s.cfg.Data, s.cfg.LeaseTTL)
 			}
 			lc.Append(fx.Hook{
 				OnStart: func(ctx context.Context) error { return l.start(ctx, bus, c) },

@@ -50,6 +50,8 @@ type cluster struct {
 	node  string
 	nodeV *Node
 	ttl   time.Duration
+	// dataDir is the data directory the nodes share.
+	dataDir string
 
 	poke chan struct{}
 	bus  *events.Bus
@@ -74,11 +76,11 @@ func newNodeName() string {
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
-func newCluster(db *store.DB, log *zap.Logger, node *Node, ttl time.Duration) *cluster {
+func newCluster(db *store.DB, log *zap.Logger, node *Node, dataDir string, ttl time.Duration) *cluster {
 	if ttl <= 0 {
 		ttl = DefaultLeaseTTL
 	}
-	c := &cluster{db: db, log: log, node: node.Name(), nodeV: node, ttl: ttl, poke: make(chan struct{}, 1)}
+	c := &cluster{db: db, log: log, node: node.Name(), nodeV: node, dataDir: dataDir, ttl: ttl, poke: make(chan struct{}, 1)}
 	db.OnSignal(leaderReleased, func([]byte) {
 		select {
 		case c.poke <- struct{}{}:
@@ -100,6 +102,9 @@ func isEveryNode(v any) bool { _, ok := v.(EveryNode); return ok }
 // startShared is start on a shared store.
 func (l *lifecycle) startShared(ctx context.Context, bus *events.Bus, c *cluster) error {
 	l.cluster, c.bus = c, bus
+	if err := checkSharedDir(c.dataDir); err != nil {
+		return err
+	}
 	if err := c.renewNode(ctx); err != nil {
 		return err
 	}
