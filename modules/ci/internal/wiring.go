@@ -2,6 +2,7 @@ package internal
 
 import (
 	"context"
+	"sync"
 	"errors"
 	"strings"
 
@@ -313,7 +314,9 @@ var (
 // EveryNode implements fennec.EveryNode.
 func (d *Dispatcher) EveryNode() {}
 
-// Run dispatches until ctx ends, then waits for the jobs it started.
+// Run dispatches until ctx ends, then waits for the jobs it started. The
+// loop counts in the wait group itself, so the jobs it starts are added
+// while the count is above zero and the Wait covers all of them.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	d.sc.wg.Add(1)
 	go func() { defer d.sc.wg.Done(); d.sc.loop(ctx) }()
@@ -330,23 +333,21 @@ var (
 // Provision fails the jobs a stopped server was following.
 func (x *Scheduler) Provision(ctx context.Context) error { return x.s.recoverRunning(ctx) }
 
-// Run runs the loops until ctx ends and waits for them and the jobs they
-// started.
+// Run runs the leader's loops until ctx ends and waits for them. Jobs are
+// started by the Dispatcher, which waits for them.
 func (x *Scheduler) Run(ctx context.Context) error {
-	s, sc := x.s, x.sc
-	// The loops count in the wait group themselves, so the jobs they
-	// start are added while the count is above zero and the Wait below
-	// covers all of them.
-	sc.wg.Add(8)
-	go func() { defer sc.wg.Done(); s.settleLoop(ctx) }()
-	go func() { defer sc.wg.Done(); s.deadNodesLoop(ctx) }()
-	go func() { defer sc.wg.Done(); s.reapLoop(ctx) }()
-	go func() { defer sc.wg.Done(); s.watchRunners(ctx) }()
-	go func() { defer sc.wg.Done(); s.scheduleLoop(ctx) }()
-	go func() { defer sc.wg.Done(); s.bridgeLoop(ctx) }()
-	go func() { defer sc.wg.Done(); s.environmentStopLoop(ctx) }()
-	go func() { defer sc.wg.Done(); s.scheduledJobsLoop(ctx) }()
+	s := x.s
+	var loops sync.WaitGroup
+	loops.Add(8)
+	go func() { defer loops.Done(); s.settleLoop(ctx) }()
+	go func() { defer loops.Done(); s.deadNodesLoop(ctx) }()
+	go func() { defer loops.Done(); s.reapLoop(ctx) }()
+	go func() { defer loops.Done(); s.watchRunners(ctx) }()
+	go func() { defer loops.Done(); s.scheduleLoop(ctx) }()
+	go func() { defer loops.Done(); s.bridgeLoop(ctx) }()
+	go func() { defer loops.Done(); s.environmentStopLoop(ctx) }()
+	go func() { defer loops.Done(); s.scheduledJobsLoop(ctx) }()
 	<-ctx.Done()
-	sc.wg.Wait()
+	loops.Wait()
 	return nil
 }
