@@ -48,9 +48,9 @@ type Service struct {
 	sched   *scheduler
 	// node marks the jobs this node's executors run (nil: none).
 	node *fennec.Node
-	box     *sealed.Box
-	cfg     cicd.Config
-	log     *zap.Logger
+	box  *sealed.Box
+	cfg  cicd.Config
+	log  *zap.Logger
 	// dir holds traces and artifacts: <data>/ci.
 	dir string
 	now func() time.Time

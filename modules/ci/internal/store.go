@@ -171,10 +171,10 @@ type Job struct {
 	// silent past the silence timeout). RunnerStartedAt is the runner's
 	// first report: until then the job was assigned but not started, and
 	// is queued again if the runner never reports.
-	RunnerID        int64      `json:"runner_id,omitempty"`
+	RunnerID int64 `json:"runner_id,omitempty"`
 	// Node is the node whose executor runs the job (fennec.Node), so that
 	// a job of a node that died is failed by another.
-	Node string `json:"node,omitempty"`
+	Node            string     `json:"node,omitempty"`
 	RunnerTokenHash string     `json:"runner_token_hash,omitempty"`
 	RunnerStartedAt *time.Time `json:"runner_started_at,omitempty"`
 	// ExitCode is the script's exit code as the runner reported it.

@@ -2,9 +2,9 @@ package internal
 
 import (
 	"context"
-	"sync"
 	"errors"
 	"strings"
+	"sync"
 
 	"go.uber.org/zap"
 
