@@ -13,7 +13,8 @@ package internal
 // capped: above it a request answers at once and the page polls.
 //
 // In process only: another node's appends wake nobody here; its waiters
-// answer at their time limit, as a poll would.
+// answer at their time limit, as a poll would, and on a shared store that
+// limit is a second (sharedTraceWait).
 
 import (
 	"sync"

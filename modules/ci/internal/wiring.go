@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -289,12 +290,19 @@ func NewScheduler(d SchedulerDeps) *Scheduler {
 			s.runnerQueue.bump()
 			s.wakeScheduler()
 		})
+		// Trace appends are file writes, which another node's waiters
+		// cannot hear: a live log's request waits a second at most, so
+		// the page sees another node's lines within about that.
+		s.traceWaits.limit = sharedTraceWait
 	}
 	s.decideWake = make(chan struct{}, 1)
 	s.stopWake = make(chan struct{}, 1)
 	s.delayWake = make(chan struct{}, 1)
 	return &Scheduler{s: s, sc: sc}
 }
+
+// sharedTraceWait is how long a trace.json request waits on a shared store.
+const sharedTraceWait = time.Second
 
 // NewDispatcher is the part of the scheduler that hands pending jobs to
 // this node's executors and to the runners waiting on this node.
