@@ -129,8 +129,20 @@ func (l *lifecycle) startShared(ctx context.Context, bus *events.Bus, c *cluster
 	l.runs.Add(1)
 	go func() {
 		defer l.runs.Done()
+		// Logged once per outage, not five times a second.
+		var failing bool
 		c.db.RunSignals(runCtx, func(err error) {
-			c.log.Warn("cluster: reading other nodes' signals failed", zap.Error(err))
+			if err == nil {
+				if failing {
+					c.log.Info("cluster: reading other nodes' signals again")
+				}
+				failing = false
+				return
+			}
+			if !failing {
+				c.log.Warn("cluster: reading other nodes' signals failed", zap.Error(err))
+			}
+			failing = true
 		})
 	}()
 	// One attempt before serving: the first node of a cluster provisions

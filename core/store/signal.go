@@ -204,8 +204,9 @@ func (db *DB) pruneSignals(ctx context.Context, cutoff time.Time) error {
 }
 
 // RunSignals polls other nodes' signals until ctx ends (on a shared store;
-// otherwise it returns at once).
-func (db *DB) RunSignals(ctx context.Context, onError func(error)) {
+// otherwise it returns at once), telling report each poll's outcome (nil
+// for success), so that it can log an outage once.
+func (db *DB) RunSignals(ctx context.Context, report func(error)) {
 	if !db.Shared() {
 		return
 	}
@@ -216,8 +217,8 @@ func (db *DB) RunSignals(ctx context.Context, onError func(error)) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := db.PollSignals(ctx); err != nil && ctx.Err() == nil && onError != nil {
-				onError(err)
+			if err := db.PollSignals(ctx); ctx.Err() == nil && report != nil {
+				report(err)
 			}
 		}
 	}
