@@ -1,0 +1,166 @@
+package fennec_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/core/events"
+	"github.com/fennec-forge/fennec/core/fennectest/pgserver"
+	"github.com/fennec-forge/fennec/core/store"
+)
+
+// clusterKeys is a Keys with the Buckets a module declares.
+type clusterKeys struct{}
+
+func (clusterKeys) Buckets() []string { return []string{"clustertest.provisions"} }
+
+// A leader-only loop and an every-node loop, counting where they run, and
+// a provisioner that records the lease its writes are fenced by.
+type clusterLoops struct {
+	name    string
+	leading *atomic.Int32 // leader loops running, over all nodes
+	every   *atomic.Int32 // every-node loops running, over all nodes
+	db      *store.DB
+	mu      *sync.Mutex
+	log     *[]string
+}
+
+type leaderLoop struct{ c *clusterLoops }
+
+func (l leaderLoop) Provision(ctx context.Context) error {
+	l.c.mu.Lock()
+	*l.c.log = append(*l.c.log, "provision "+l.c.name)
+	l.c.mu.Unlock()
+	// A fenced write, with the context the leader gets.
+	return l.c.db.Update(ctx, func(tx *store.Tx) error {
+		return store.Keys("clustertest.provisions").Put(tx, []byte(l.c.name+time.Now().String()), nil)
+	})
+}
+
+func (l leaderLoop) Run(ctx context.Context) error {
+	if n := l.c.leading.Add(1); n > 1 {
+		panic(fmt.Sprintf("%d leader loops at once", n))
+	}
+	defer l.c.leading.Add(-1)
+	<-ctx.Done()
+	return nil
+}
+
+type everyLoop struct{ c *clusterLoops }
+
+func (everyLoop) EveryNode() {}
+func (e everyLoop) Run(ctx context.Context) error {
+	e.c.every.Add(1)
+	defer e.c.every.Add(-1)
+	<-ctx.Done()
+	return nil
+}
+
+// TestClusterOneLeaderAtATime starts three nodes of one app on one
+// PostgreSQL database and one data directory: exactly one runs the leader's
+// loop and provisioner while all three run the every-node loop; stopping
+// the leader moves the lead to another node at once (it releases the lease),
+// and a fenced write of the old leader's context is refused afterwards.
+func TestClusterOneLeaderAtATime(t *testing.T) {
+	dsn := pgserver.Shared(t).NewDatabase(t)
+	data := t.TempDir()
+	var leading, every atomic.Int32
+	var mu sync.Mutex
+	var log []string
+	type node struct {
+		app *fennec.App
+		db  *store.DB
+	}
+	start := func(name string) node {
+		cfg := config.Default()
+		cfg.Listen, cfg.Data, cfg.Store, cfg.LeaseTTL = "", data, dsn, time.Second
+		c := &clusterLoops{name: name, leading: &leading, every: &every, mu: &mu, log: &log}
+		mod := fennec.NewModule("clustertest",
+			fennec.Provide(
+				func(db *store.DB, _ *events.Bus) *clusterLoops { c.db = db; return c },
+				func(c *clusterLoops) leaderLoop { return leaderLoop{c} },
+				func(c *clusterLoops) everyLoop { return everyLoop{c} },
+			),
+			fennec.Tables(clusterKeys{}),
+		)
+		var db *store.DB
+		app, err := fennec.New(fennec.WithConfig(cfg), fennec.WithModules(mod), fennec.WithLogger(zap.NewNop()),
+			fennec.WithExtract(&db))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := app.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return node{app, db}
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 10s (leading %d, every %d, log %q)", what, leading.Load(), every.Load(), log)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	a := start("a")
+	b := start("b")
+	c := start("c")
+	waitFor("one leader loop, three every-node loops", func() bool { return leading.Load() == 1 && every.Load() == 3 })
+	mu.Lock()
+	if len(log) != 1 || log[0] != "provision a" {
+		t.Fatalf("provisioned %q, want only the first node (a), the leader", log)
+	}
+	mu.Unlock()
+	leases, err := b.db.Leases(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var holder string
+	for _, l := range leases {
+		if l.Name == fennec.LeaderLease {
+			holder = l.Holder
+		}
+	}
+	if holder == "" {
+		t.Fatalf("no leader lease among %+v", leases)
+	}
+
+	stopped := time.Now()
+	if err := a.app.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("another node leads after the leader stopped", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return leading.Load() == 1 && len(log) == 2
+	})
+	if took := time.Since(stopped); took > 3*time.Second {
+		t.Errorf("the lead moved %v after a clean stop; the released lease should move it at once", took)
+	}
+	t.Logf("the lead moved after a clean stop in %v; provisions %q", time.Since(stopped), log)
+	for _, n := range []node{b, c} {
+		if err := n.app.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if leading.Load() != 0 || every.Load() != 0 {
+		t.Fatalf("loops still running after every node stopped: leading %d, every %d", leading.Load(), every.Load())
+	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgserver.StopShared()
+	os.Exit(code)
+}
