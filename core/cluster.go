@@ -52,6 +52,8 @@ type cluster struct {
 	ttl   time.Duration
 	// dataDir is the data directory the nodes share.
 	dataDir string
+	// pruned is when the leader last pruned the signal log.
+	pruned time.Time
 
 	poke chan struct{}
 	bus  *events.Bus
@@ -254,6 +256,12 @@ func (c *cluster) loop(ctx context.Context, l *lifecycle, bus *events.Bus) {
 		err := c.db.Renew(ctx, lease, c.ttl)
 		switch {
 		case err == nil:
+			if time.Since(c.pruned) > time.Minute/4 {
+				c.pruned = time.Now()
+				if err := c.db.PruneSignals(store.WithLease(ctx, lease)); err != nil && ctx.Err() == nil {
+					c.log.Warn("cluster: pruning old signals failed", zap.Error(err))
+				}
+			}
 		case errors.Is(err, store.ErrLeaseLost):
 			c.log.Warn("cluster: the leader lease was taken over", zap.String("node", c.node))
 			c.stepDown(context.Background(), bus, false)

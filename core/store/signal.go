@@ -22,7 +22,7 @@ import (
 // The bucket is an append-only log keyed by time, node and a counter, so
 // writers never touch the same key (no serialisation conflicts between
 // nodes), and a reader walks only the last moments. Entries older than
-// signalKeep are pruned by whoever polls.
+// signalKeep are pruned by the leader of the nodes (PruneSignals).
 
 // signalBucket holds the signal log.
 var signalBucket = Keys("_signals")
@@ -61,7 +61,6 @@ type signals struct {
 	// window.
 	pollMu sync.Mutex
 	seen   map[string]time.Time
-	last   time.Time
 }
 
 func (s *signals) init() {
@@ -176,24 +175,38 @@ func (db *DB) PollSignals(ctx context.Context) error {
 	for _, f := range fresh {
 		db.runSignal(f.topic, f.payload)
 	}
-	if now.Sub(s.last) > signalKeep/4 {
-		s.last = now
-		return db.pruneSignals(ctx, now.Add(-signalKeep))
+	return nil
+}
+
+// PruneSignals deletes the signals older than a minute, in transactions
+// of bounded size; the leader of several nodes calls it now and then.
+func (db *DB) PruneSignals(ctx context.Context) error {
+	cutoff := time.Now().Add(-signalKeep)
+	for range 100 {
+		n, err := db.pruneSignals(ctx, cutoff)
+		if err != nil || n < pruneBatch {
+			return err
+		}
 	}
 	return nil
 }
 
-// pruneSignals deletes the signals appended before cutoff, a bounded
-// number per call.
-func (db *DB) pruneSignals(ctx context.Context, cutoff time.Time) error {
+// pruneBatch bounds the signals one transaction deletes.
+const pruneBatch = 2000
+
+// pruneSignals deletes up to pruneBatch signals appended before cutoff
+// and says how many.
+func (db *DB) pruneSignals(ctx context.Context, cutoff time.Time) (int, error) {
 	end := make([]byte, 8)
 	binary.BigEndian.PutUint64(end, uint64(cutoff.UnixNano()))
-	return db.Update(ctx, func(tx *Tx) error {
+	var n int
+	err := db.Update(ctx, func(tx *Tx) error {
 		var old [][]byte
 		c := signalBucket.Cursor(tx)
-		for k, _ := c.First(); k != nil && bytes.Compare(k, end) < 0 && len(old) < 5000; k, _ = c.Next() {
+		for k, _ := c.First(); k != nil && bytes.Compare(k, end) < 0 && len(old) < pruneBatch; k, _ = c.Next() {
 			old = append(old, append([]byte(nil), k...))
 		}
+		n = len(old)
 		for _, k := range old {
 			if err := signalBucket.Delete(tx, k); err != nil {
 				return err
@@ -201,6 +214,7 @@ func (db *DB) pruneSignals(ctx context.Context, cutoff time.Time) error {
 		}
 		return nil
 	})
+	return n, err
 }
 
 // RunSignals polls other nodes' signals until ctx ends (on a shared store;
