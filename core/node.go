@@ -67,13 +67,15 @@ func (n *Node) Alive(ctx context.Context, name string) (bool, error) {
 	return false, nil
 }
 
-// registerClusterOps adds what an operator of several nodes needs: the
-// store's engine, this node and the leases in the readiness report, and
-// the lease ownership and the outbox's depth in /-/metrics.
+// registerClusterOps adds what an operator of several nodes needs: on a
+// shared store the engine, this node and the leases in the readiness
+// report; the lead and the outbox's depth in /-/metrics.
 func registerClusterOps(a *api.API, db *store.DB, bus *events.Bus, n *Node) {
-	a.AddReadinessReport("store", func() any {
-		r := map[string]any{"engine": db.Engine().Name(), "node": n.name, "leader": n.Leader()}
-		if db.Shared() {
+	// A store of one process has no nodes to tell apart: its readiness
+	// answer stays as it was.
+	if db.Shared() {
+		a.AddReadinessReport("store", func() any {
+			r := map[string]any{"engine": db.Engine().Name(), "node": n.name, "leader": n.Leader()}
 			ctx, cancel := context.WithTimeout(context.Background(), readinessStoreDeadline)
 			defer cancel()
 			if leases, err := db.Leases(ctx); err == nil {
@@ -86,9 +88,9 @@ func registerClusterOps(a *api.API, db *store.DB, bus *events.Bus, n *Node) {
 				}
 				r["leases"] = holders
 			}
-		}
-		return r
-	})
+			return r
+		})
+	}
 	reg := a.Metrics().Registry
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name:        "fennec_node_leader",
