@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -15,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,6 +58,9 @@ type clusterNode struct {
 	// current; a restart after kill -9 adds one.
 	mu          sync.Mutex
 	generations []*server
+	// down is set from the kill of the current process to its restart:
+	// a dead process's log still says it leads.
+	down atomic.Bool
 }
 
 func (n *clusterNode) current() *server {
@@ -88,7 +93,9 @@ func startNodeCluster(t *testing.T, n int) *nodeCluster {
 	pg := pgserver.Start(t, pgserver.Options{Durable: true})
 	c := &nodeCluster{t: t, pg: pg, dsn: pg.NewDatabase(t), data: t.TempDir()}
 	c.config = filepath.Join(t.TempDir(), "fennec.yaml")
-	cfg := fmt.Sprintf("lease_ttl: %s\nallow_local_requests: true\n", multiNodeLeaseTTL)
+	// A short webhook timeout: a delivery a killed node had taken comes
+	// back to the queue within three of it.
+	cfg := fmt.Sprintf("lease_ttl: %s\nallow_local_requests: true\nwebhooks:\n  timeout: 2s\n", multiNodeLeaseTTL)
 	if err := os.WriteFile(c.config, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -113,8 +120,26 @@ func (c *nodeCluster) start(n *clusterNode) {
 	n.mu.Lock()
 	n.generations = append(n.generations, s)
 	n.mu.Unlock()
+	n.down.Store(false)
 	if !waitReadiness(n, http.StatusOK, 30*time.Second) {
 		c.t.Fatalf("node %d is not ready; log:\n%s", n.index, s.logs.text())
+	}
+}
+
+// dumpLogs logs what every process of every node logged, but requests.
+func (c *nodeCluster) dumpLogs() {
+	for _, n := range c.nodes {
+		n.mu.Lock()
+		for g, s := range n.generations {
+			var lines []string
+			for _, line := range strings.Split(s.logs.text(), "\n") {
+				if !strings.Contains(line, `"msg":"request"`) {
+					lines = append(lines, line)
+				}
+			}
+			c.t.Logf("node %d, process %d:\n%s", n.index, g, strings.Join(lines, "\n"))
+		}
+		n.mu.Unlock()
 	}
 }
 
@@ -131,6 +156,7 @@ func (c *nodeCluster) kill(n *clusterNode) time.Time {
 	case <-time.After(10 * time.Second):
 		c.t.Fatalf("node %d did not exit after SIGKILL", n.index)
 	}
+	n.down.Store(true)
 	return at
 }
 
@@ -138,7 +164,7 @@ func (c *nodeCluster) kill(n *clusterNode) time.Time {
 // leadership lines says so. Nil when none does (yet).
 func (c *nodeCluster) leader() *clusterNode {
 	for _, n := range c.nodes {
-		if leads(n.current()) {
+		if !n.down.Load() && leads(n.current()) {
 			return n
 		}
 	}
@@ -294,6 +320,25 @@ type multiNodeLedger struct {
 	// attempts and failures count every write, to show the load ran
 	// through the faults.
 	attempts, failures atomic.Int64
+	// failed counts the failed API writes by what they got: "refused"
+	// (the node was down), "cut" (other transport errors) or the status.
+	failed sync.Map // string -> *atomic.Int64
+}
+
+func (l *multiNodeLedger) fail(kind string) {
+	l.failures.Add(1)
+	v, _ := l.failed.LoadOrStore(kind, new(atomic.Int64))
+	v.(*atomic.Int64).Add(1)
+}
+
+func (l *multiNodeLedger) failedKinds() string {
+	var parts []string
+	l.failed.Range(func(k, v any) bool {
+		parts = append(parts, fmt.Sprintf("%s: %d", k, v.(*atomic.Int64).Load()))
+		return true
+	})
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
 }
 
 type ackedIssue struct{ id, iid int64 }
@@ -327,6 +372,9 @@ func TestMultiNodeKill(t *testing.T) {
 	// a hook for pushes, issues and notes.
 	var projects []multiNodeProject
 	for i := range 3 {
+		// Each through another node: a project made on a node that does
+		// not lead gets its repository there too.
+		admin := newCrashClient(c.nodes[i%len(c.nodes)].current(), c.token)
 		var p struct {
 			ID   int64  `json:"id"`
 			Path string `json:"path_with_namespace"`
@@ -362,6 +410,8 @@ func TestMultiNodeKill(t *testing.T) {
 	for _, p := range pushers {
 		wg.Go(func() { p.run(t, c, ledger, &stop) })
 	}
+	// A test that fails half way stops its load before its directories go.
+	t.Cleanup(func() { stop.Store(true); wg.Wait() })
 
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
@@ -396,6 +446,7 @@ func TestMultiNodeKill(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
+			c.dumpLogs()
 			t.Fatalf("no node took the lead within %v of the leader's kill", 4*multiNodeLeaseTTL)
 		}
 	}
@@ -427,8 +478,8 @@ func TestMultiNodeKill(t *testing.T) {
 	for _, cl := range clients {
 		cl.close()
 	}
-	t.Logf("load: %d writes and pushes, %d failed or unknown (at the kills); %v so far",
-		ledger.attempts.Load(), ledger.failures.Load(), time.Since(began).Round(time.Millisecond))
+	t.Logf("load: %d writes and pushes, %d failed or unknown (at the kills: %s); %v so far",
+		ledger.attempts.Load(), ledger.failures.Load(), ledger.failedKinds(), time.Since(began).Round(time.Millisecond))
 	if t.Failed() {
 		return
 	}
@@ -445,7 +496,12 @@ func TestMultiNodeKill(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if len(missing) > 0 {
-		t.Errorf("%d of %d acknowledged changes never reached the webhook, e.g. %q", len(missing), len(wanted), missing[:min(5, len(missing))])
+		c.dumpLogs()
+		kinds := map[string]int{}
+		for _, id := range missing {
+			kinds[strings.Fields(id)[0]]++
+		}
+		t.Errorf("%d of %d acknowledged changes never reached the webhook (%v), e.g. %q", len(missing), len(wanted), kinds, missing[:min(5, len(missing))])
 	}
 	changes, extra, window := receiver.duplicates()
 	t.Logf("FIGURES leader takeover after kill -9: %d ms (lease_ttl %v); webhooks: %d changes acknowledged, %d delivered more than once (%d extra deliveries), duplicate window %d ms; total %v",
@@ -472,7 +528,14 @@ func apiWriter(t *testing.T, clients []*crashClient, projects []multiNodeProject
 		if err != nil || status/100 != 2 {
 			// Refused, cut or failed at a kill: the outcome is unknown and
 			// nothing is claimed for it.
-			l.failures.Add(1)
+			switch {
+			case err != nil && errors.Is(err, syscall.ECONNREFUSED):
+				l.fail("refused")
+			case err != nil:
+				l.fail("cut")
+			default:
+				l.fail(strconv.Itoa(status))
+			}
 			if err == nil && status/100 == 4 {
 				t.Errorf("POST %s: %d %.300s", path, status, raw)
 			}
@@ -639,7 +702,7 @@ func (p *pusher) run(t *testing.T, c *nodeCluster, l *multiNodeLedger, stop *ato
 		node := c.nodes[(p.index+i)%len(c.nodes)]
 		l.attempts.Add(1)
 		if _, err := p.git("push", "-q", p.remote(c, node), "HEAD:refs/heads/"+p.branch); err != nil {
-			l.failures.Add(1)
+			l.fail("push")
 			time.Sleep(100 * time.Millisecond)
 			continue
 		}
