@@ -143,6 +143,35 @@ func (c *nodeCluster) dumpLogs() {
 	}
 }
 
+// failedRequests counts the "request failed" lines of every process by
+// the start of their error, to tell the store's outage from other causes.
+func (c *nodeCluster) failedRequests() string {
+	counts := map[string]int{}
+	for _, n := range c.nodes {
+		n.mu.Lock()
+		for _, s := range n.generations {
+			s.logs.mu.Lock()
+			for _, m := range s.logs.lines {
+				if m["msg"] == "request failed" {
+					e, _ := m["error"].(string)
+					if i := strings.Index(e, "127.0.0.1"); i > 0 {
+						e = e[:i] // the DSN's address; what follows is the cause
+					}
+					counts[e]++
+				}
+			}
+			s.logs.mu.Unlock()
+		}
+		n.mu.Unlock()
+	}
+	var parts []string
+	for e, k := range counts {
+		parts = append(parts, fmt.Sprintf("%d× %q", k, e))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, "; ")
+}
+
 // kill ends node's process with SIGKILL and waits until it has exited.
 func (c *nodeCluster) kill(n *clusterNode) time.Time {
 	c.t.Helper()
@@ -503,6 +532,7 @@ func TestMultiNodeKill(t *testing.T) {
 		}
 		t.Errorf("%d of %d acknowledged changes never reached the webhook (%v), e.g. %q", len(missing), len(wanted), kinds, missing[:min(5, len(missing))])
 	}
+	t.Logf("requests the nodes failed, by error: %s", c.failedRequests())
 	changes, extra, window := receiver.duplicates()
 	t.Logf("FIGURES leader takeover after kill -9: %d ms (lease_ttl %v); webhooks: %d changes acknowledged, %d delivered more than once (%d extra deliveries), duplicate window %d ms; total %v",
 		takeover.Milliseconds(), multiNodeLeaseTTL, len(wanted), changes, extra, window.Milliseconds(), time.Since(began).Round(time.Millisecond))
