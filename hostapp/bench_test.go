@@ -359,7 +359,7 @@ func startBenchServer(b *testing.B, data string) (string, int) {
 	return "", 0
 }
 
-func benchJSON(b *testing.B, method, url, token, body string, want int, out any) {
+func benchJSON(b testing.TB, method, url, token, body string, want int, out any) {
 	b.Helper()
 	req, err := http.NewRequest(method, url, bytes.NewReader([]byte(body)))
 	if err != nil {

@@ -93,7 +93,15 @@ func NewMissingCheck(st *Storage, state projects.RepositoryState, access project
 var (
 	_ fennec.Provisioner = (*MissingCheck)(nil)
 	_ fennec.Runner      = (*MissingCheck)(nil)
+	_ fennec.EveryNode   = (*MissingCheck)(nil)
 )
+
+// EveryNode: on nodes sharing a store and a data directory, each node
+// keeps its own set of missing repositories and its storage waits for its
+// own check before making one; run only on the leader, the others would
+// wait forever. The marks the check writes are the same whichever node
+// writes them.
+func (m *MissingCheck) EveryNode() {}
 
 // Provision fills the record of written repositories of a store from
 // before it: every project's repository is looked for, those on disk are
@@ -156,9 +164,13 @@ func (m *MissingCheck) Provision(ctx context.Context) error {
 // repositories. A check that fails is logged: the server then serves what
 // it has, as it did before the check existed.
 func (m *MissingCheck) Run(ctx context.Context) error {
+	// On a cluster the leader's parts run again each time this node
+	// leads anew (after a lost lease): the check is once per process,
+	// and its channel may be closed only once.
 	if m.done {
 		return nil
 	}
+	m.done = true
 	defer close(m.st.checking)
 	if err := m.check(ctx); err != nil && ctx.Err() == nil {
 		m.log.Error("repository: the check for missing repositories failed", zap.Error(err))
