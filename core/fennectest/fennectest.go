@@ -104,7 +104,8 @@ func WithModuleConfig[T any](name string, fn func(*T)) Option {
 // data, as a restart would. Stop the first (a subtest's cleanup does)
 // before starting the second: the store allows one process at a time.
 // Such a server is Durable: data kept for the next start is what a restart
-// test is about.
+// test is about. On PostgreSQL (StoreEnv) the directory's database is
+// found again the same way (OpenStore opens it between two servers).
 func WithDataDir(dir, rootPassword string) Option {
 	return func(o *options) { o.dataDir, o.rootPass, o.durable = dir, rootPassword, true }
 }
@@ -149,6 +150,9 @@ func Start(t testing.TB, opts ...Option) *Server {
 	cfg.Data = s.DataDir
 	cfg.ShutdownTimeout = 10 * time.Second
 	cfg.NoSync = !o.durable
+	// A data directory handed from server to server keeps its database
+	// past the test that first started one there.
+	cfg.Store = storeFor(t, s.DataDir, o.dataDir != "")
 	// The identity module's section, set by key since core cannot import
 	// the module (a test overrides them with WithModuleConfig).
 	cfg.SetModule("identity", "root_password", s.RootPassword)
@@ -197,6 +201,10 @@ func Start(t testing.TB, opts ...Option) *Server {
 			t.Errorf("fennectest: %s", v)
 		}
 	})
+	if OnPostgres() && s.Store.Engine().Name() != "postgres" {
+		// A suite said to run on PostgreSQL must not pass on bbolt.
+		t.Fatalf("fennectest: %s=postgres, but the app's store is %s", StoreEnv, s.Store.Engine().Name())
+	}
 	s.RootToken = s.Login(t, "root", s.RootPassword)
 	s.Client = s.NewClient(t, s.RootToken)
 	return s

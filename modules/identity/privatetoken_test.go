@@ -3,8 +3,6 @@ package identity_test
 import (
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -207,7 +205,7 @@ func TestPrivateTokenRevokedWithTheUser(t *testing.T) {
 }
 
 // TestPrivateTokenNotInTheClearAtRest: the token is shown again, so it is
-// kept, but sealed with the instance key: the database file never holds it
+// kept, but sealed with the instance key: the store never holds it
 // in the clear.
 func TestPrivateTokenNotInTheClearAtRest(t *testing.T) {
 	t.Parallel()
@@ -215,16 +213,13 @@ func TestPrivateTokenNotInTheClearAtRest(t *testing.T) {
 	alice := s.CreateUser(t, "alice")
 	tok := loginToken(t, s, "alice", alice.Password)
 	sudoed := sudoToken(t, s, s.RootToken, store.IDString(s.CreateUser(t, "carol").ID))
-	db, err := os.ReadFile(filepath.Join(s.DataDir, "fennec.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := s.StoreBytes(t)
 	for _, secret := range []string{tok, sudoed, s.RootToken} {
 		if len(secret) != 20 {
 			t.Fatalf("no private token to look for: %q", secret)
 		}
 		if strings.Contains(string(db), secret) {
-			t.Fatal("fennec.db holds a private token in the clear")
+			t.Fatal("the store holds a private token in the clear")
 		}
 	}
 }

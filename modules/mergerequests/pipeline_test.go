@@ -149,7 +149,7 @@ func TestMergeWhenPipelineSucceeds(t *testing.T) {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := fennectest.Main(m) // stops the PostgreSQL server of FENNEC_TEST_STORE=postgres
 	if pluginDir != "" {
 		os.RemoveAll(pluginDir)
 	}

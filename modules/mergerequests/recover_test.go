@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"path/filepath"
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
@@ -60,11 +59,8 @@ func TestLockedByACrashIsRecoveredAtStart(t *testing.T) {
 	// them, in a store of schema version 2, before the index of locked
 	// merge requests: the rows are written raw, and migration 3 builds the
 	// index that the recovery reads.
-	db, err := store.Open(filepath.Join(data, "fennec.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(context.Background(), func(tx *store.Tx) error {
+	db := fennectest.OpenStore(t, data)
+	err := db.Update(context.Background(), func(tx *store.Tx) error {
 		if err := store.Keys("_meta").Put(tx, []byte("schema:mergerequests"), store.Key(uint64(2))); err != nil {
 			return err
 		}

@@ -48,7 +48,7 @@ func shellExecutor(t testing.TB) string {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := fennectest.Main(m) // stops the PostgreSQL server of FENNEC_TEST_STORE=postgres
 	if pluginDir != "" {
 		os.RemoveAll(pluginDir)
 	}

@@ -69,13 +69,10 @@ func TestSecretsSealedAtRest(t *testing.T) {
 	if err := bus.Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
-	db, err := os.ReadFile(filepath.Join(s.DataDir, "fennec.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := s.StoreBytes(t)
 	for what, secret := range map[string]string{"the hook token": hookSecret, "the import password": importPassword} {
 		if bytes.Contains(db, []byte(secret)) {
-			t.Errorf("fennec.db contains %s in clear", what)
+			t.Errorf("the store contains %s in clear", what)
 		}
 	}
 	key, err := os.ReadFile(filepath.Join(s.DataDir, sealed.KeyFile))
@@ -83,7 +80,7 @@ func TestSecretsSealedAtRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	if bytes.Contains(db, bytes.TrimSpace(key)) {
-		t.Error("fennec.db contains the key")
+		t.Error("the store contains the key")
 	}
 	if fi, err := os.Stat(filepath.Join(s.DataDir, sealed.KeyFile)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("secret.key: %v %v", fi, err)

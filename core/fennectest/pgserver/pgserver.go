@@ -496,12 +496,7 @@ func (s *Server) remove() {
 // DSN; at the test's cleanup the database is dropped, its sessions ended.
 func (s *Server) NewDatabase(t testing.TB) string {
 	t.Helper()
-	name := databaseName(t.Name(), s.databases.Add(1))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := s.exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		t.Fatalf("pgserver: create database %s: %v", name, err)
-	}
+	name := s.createDatabase(t)
 	t.Cleanup(func() {
 		s.mu.Lock()
 		running := s.proc != nil
@@ -516,6 +511,29 @@ func (s *Server) NewDatabase(t testing.TB) string {
 		}
 	})
 	return s.DSN(name)
+}
+
+// NewLastingDatabase creates a database named after the test, like
+// NewDatabase, but leaves it to the server: it outlives the test that made
+// it, for data that tests (or a test and its subtests) hand on to one
+// another, and goes when the server is removed. Each costs disk until
+// then, so it is for the few that need it.
+func (s *Server) NewLastingDatabase(t testing.TB) string {
+	t.Helper()
+	return s.DSN(s.createDatabase(t))
+}
+
+// createDatabase creates an empty database with a unique name from the
+// test's and returns the name.
+func (s *Server) createDatabase(t testing.TB) string {
+	t.Helper()
+	name := databaseName(t.Name(), s.databases.Add(1))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Fatalf("pgserver: create database %s: %v", name, err)
+	}
+	return name
 }
 
 // exec runs one statement on the maintenance database.

@@ -167,6 +167,20 @@ func TestDatabaseIsDroppedAtCleanup(t *testing.T) {
 	}
 }
 
+func TestLastingDatabaseOutlivesItsTest(t *testing.T) {
+	server := Shared(t)
+	var dsn string
+	t.Run("maker", func(t *testing.T) {
+		dsn = server.NewLastingDatabase(t)
+		if _, err := connect(t, dsn).Exec(context.Background(), "CREATE TABLE kept (x int)"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if _, err := connect(t, dsn).Exec(context.Background(), "INSERT INTO kept VALUES (1)"); err != nil {
+		t.Fatalf("the lasting database went with the test that made it: %v", err)
+	}
+}
+
 func TestDatabaseName(t *testing.T) {
 	name := databaseName("TestX/sub-case "+strings.Repeat("long", 30), 7)
 	if !strings.HasPrefix(name, "t7_testx_sub_case_long") || len(name) > 63 {

@@ -118,7 +118,7 @@ func (s *Service) recoverRunning(ctx context.Context) error {
 			if j.RunnerID != 0 {
 				continue
 			}
-			alive, err := s.nodeAlive(ctx, j.Node)
+			alive, err := s.nodeAlive(tx.Context(), j.Node) // the leases, read in this transaction
 			if err != nil {
 				return err
 			}

@@ -18,23 +18,20 @@ import (
 
 // TestQueuedBeforeTheUpgradeIsSent writes mail the way a version before
 // the mail queue left it queued (notifications.mails and
-// notifications.deliveries, schema version 1) into a real store file,
-// starts Fennec on that data directory, and finds every mail in the file
-// outbox, each recipient's in queue order, the old table gone and the
-// queue empty.
+// notifications.deliveries, schema version 1) into a real store (the
+// bbolt file, or PostgreSQL: fennectest.StoreEnv), starts Fennec on that
+// data directory, and finds every mail in the file outbox, each
+// recipient's in queue order, the old table gone and the queue empty.
 func TestQueuedBeforeTheUpgradeIsSent(t *testing.T) {
 	dir := t.TempDir()
-	db, err := store.Open(filepath.Join(dir, "fennec.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := fennectest.OpenStore(t, dir)
 	if err := db.EnsureBuckets(internal.OldBuckets()); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Migrate(context.Background(), internal.Migrations()[:1]); err != nil {
 		t.Fatal(err)
 	}
-	err = db.Update(context.Background(), func(tx *store.Tx) error {
+	err := db.Update(context.Background(), func(tx *store.Tx) error {
 		if err := internal.WriteOldMail(tx, "old:1", "First", "ann@example.com", "bob@example.com"); err != nil {
 			return err
 		}
