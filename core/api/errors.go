@@ -203,6 +203,9 @@ func coreResponse(err error) (*Error, bool) {
 		return Validation(map[string][]string{conflict.Index: {"has already been taken"}}), true
 	case errors.Is(err, context.DeadlineExceeded):
 		return &Error{Status: 503, Message: "503 Service Unavailable"}, true
+	case errors.Is(err, store.ErrUnavailable):
+		return &Error{Status: 503, Message: "503 Service Unavailable - the database cannot be reached; try again shortly",
+			Header: http.Header{"Retry-After": {"1"}}}, true
 	}
 	return nil, false
 }

@@ -89,3 +89,8 @@ var ErrBucketNotFound = errors.New("store: bucket not found")
 // serialise against concurrent writers (of other nodes) after the engine's
 // retries.
 var ErrConflictRetry = errors.New("store: transaction conflicts persisted")
+
+// ErrUnavailable wraps an engine's failure to reach its database (a
+// database server down or unreachable): the API answers 503 and the
+// client may try again.
+var ErrUnavailable = errors.New("store: the database is unavailable")

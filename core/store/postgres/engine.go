@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -127,7 +128,7 @@ func (e *Engine) View(ctx context.Context, fn func(store.EngineTx) error) error 
 	defer cancel()
 	ptx, err := e.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
-		return fmt.Errorf("postgres: begin: %w", err)
+		return wrap("begin", err)
 	}
 	defer ptx.Rollback(context.WithoutCancel(ctx))
 	t := &tx{e: e, ptx: ptx, ctx: ctx}
@@ -161,7 +162,7 @@ func (e *Engine) updateOnce(ctx context.Context, fn func(store.EngineTx) error) 
 	defer cancel()
 	ptx, err := e.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
 	if err != nil {
-		return fmt.Errorf("postgres: begin: %w", err)
+		return wrap("begin", err)
 	}
 	defer ptx.Rollback(context.WithoutCancel(ctx))
 	t := &tx{e: e, ptx: ptx, ctx: ctx, writable: true}
@@ -175,7 +176,7 @@ func (e *Engine) updateOnce(ctx context.Context, fn func(store.EngineTx) error) 
 		return t.err
 	}
 	if err := ptx.Commit(ctx); err != nil {
-		return fmt.Errorf("postgres: commit: %w", err)
+		return wrap("commit", err)
 	}
 	for name := range t.created {
 		e.known.Store(name, struct{}{})
@@ -221,8 +222,29 @@ func (t *tx) Err() error     { return t.err }
 
 func (t *tx) fail(err error) {
 	if t.err == nil && err != nil {
-		t.err = fmt.Errorf("postgres: %w", err)
+		t.err = wrap("", err)
 	}
+}
+
+// wrap names the engine in err, and marks a failure to reach the
+// database as store.ErrUnavailable: no answer from the server, or the
+// server's own connection errors (class 08) and shutdown (57P0x).
+func wrap(what string, err error) error {
+	if what != "" {
+		what += ": "
+	}
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &pe):
+		if strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P0") {
+			return fmt.Errorf("%w: postgres: %s%w", store.ErrUnavailable, what, err)
+		}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+	default:
+		// Not an answer of the server: the connection failed.
+		return fmt.Errorf("%w: postgres: %s%w", store.ErrUnavailable, what, err)
+	}
+	return fmt.Errorf("postgres: %s%w", what, err)
 }
 
 // queue adds a write to the pending batch.

@@ -154,3 +154,32 @@ func TestConcurrentNodesLoseNoUpdate(t *testing.T) {
 		t.Fatalf("counter = %d after %d increments on three nodes", n, writers*each)
 	}
 }
+
+// TestUnreachableDatabaseIsUnavailable: with the server down, reads and
+// writes fail with store.ErrUnavailable (the API's 503), and the same
+// store works again once the server is back, without reopening.
+func TestUnreachableDatabaseIsUnavailable(t *testing.T) {
+	srv := pgserver.Start(t, pgserver.Options{})
+	db := openNode(t, srv.NewDatabase(t))
+	ctx := context.Background()
+	if err := db.EnsureBuckets([]string{counters.Name()}); err != nil {
+		t.Fatal(err)
+	}
+	put := func() error {
+		return db.Update(ctx, func(tx *store.Tx) error { return counters.Put(tx, []byte("k"), []byte("v")) })
+	}
+	if err := put(); err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	if err := put(); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("a write with the server down = %v, want ErrUnavailable", err)
+	}
+	if err := db.View(ctx, func(tx *store.Tx) error { counters.Get(tx, []byte("k")); return nil }); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("a read with the server down = %v, want ErrUnavailable", err)
+	}
+	srv.Restart(t)
+	if err := put(); err != nil {
+		t.Fatalf("a write after the server came back: %v", err)
+	}
+}
