@@ -57,7 +57,15 @@ const mailConnections = 4
 func (s *Service) newQueue() *workqueue.Queue {
 	return workqueue.New(s.db, mailQueue, s.retry(), s.send,
 		workqueue.WithMaxAttempts(math.MaxInt), workqueue.WithLogger(s.log), workqueue.WithConcurrency(mailConnections),
-		workqueue.WithClock(func() time.Time { return s.now() }))
+		workqueue.WithClock(func() time.Time { return s.now() }), workqueue.WithLease(mailLease(s.cfg.SMTPTimeout)))
+}
+
+// mailLease is how long a mail being sent is its sender's: a send is a
+// few SMTP exchanges each bounded by the timeout, and when a node dies
+// with mail in hand (several nodes on one store) another sends it once
+// the lease ends, rather than after the queue's default ten minutes.
+func mailLease(smtpTimeout time.Duration) time.Duration {
+	return max(time.Minute, 6*smtpTimeout)
 }
 
 // expandLoop turns pending notices into queued mail: at start (what a

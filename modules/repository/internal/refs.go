@@ -82,7 +82,10 @@ type Writer struct {
 func NewWriter(db *store.DB, bus *events.Bus, rd *Reader, users identity.Users, state projects.RepositoryState, log *zap.Logger) *Writer {
 	w := &Writer{db: db, bus: bus, rd: rd, users: users, state: state, log: log.Named("repository"),
 		retryGrace: defaultRetryGrace, unpublished: map[int64]*unpublishedChanges{}}
-	w.retries = workqueue.New(db, pushEventsQueue, journalRetry, w.publishAgain, workqueue.WithLogger(w.log))
+	// Publishing a push again is a few store writes: a minute's lease lets
+	// another node take it soon after this one dies.
+	w.retries = workqueue.New(db, pushEventsQueue, journalRetry, w.publishAgain, workqueue.WithLogger(w.log),
+		workqueue.WithLease(time.Minute))
 	return w
 }
 
