@@ -1,0 +1,370 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fennec-forge/fennec/core/fennectest/gobuild"
+	"github.com/fennec-forge/fennec/core/fennectest/pgserver"
+)
+
+// ciNodesLeaseTTL is the lease the nodes of these tests run with: short,
+// so that a dead node's jobs are failed within seconds (issue 32).
+const ciNodesLeaseTTL = 2 * time.Second
+
+// TestMultiNodePipelines runs pipelines on three `fennec serve` nodes that
+// share one PostgreSQL store and one data directory, each with its own
+// executor-shell, and kills one node with SIGKILL while it runs jobs
+// (issue 32). Every job must run exactly once (its script leaves a line in
+// a file outside the data directory each time it starts), every pipeline
+// must end, and the killed node's running jobs must be failed as a system
+// failure soon after its liveness lease ends, by the leader.
+func TestMultiNodePipelines(t *testing.T) {
+	t.Parallel()
+	pg := pgserver.Start(t, pgserver.Options{Durable: true})
+	storeURL := pg.NewDatabase(t)
+
+	pluginDir := t.TempDir()
+	gobuild.Install(t, "../plugins/executor-shell", filepath.Join(pluginDir, "executor-shell"))
+	// Each node slot has its executor's builds directory of its own: the
+	// default (<data>/executors/shell/builds) is in the shared data
+	// directory, and an executor starting there kills and removes every
+	// job directory it finds as left over by a dead process of its own,
+	// the other nodes' running jobs included (see the report of issue 32).
+	// A node started again takes its slot's directory, so what the killed
+	// process left there is cleaned up all the same.
+	configDir := t.TempDir()
+	nodeConfig := func(slot int) string {
+		path := filepath.Join(configDir, fmt.Sprintf("node%d.yaml", slot))
+		builds := filepath.Join(configDir, fmt.Sprintf("builds-node%d", slot))
+		yaml := fmt.Sprintf("plugin_dir: %s\nlease_ttl: %s\nplugins:\n  - name: shell\n    kind: executor\n    path: executor-shell\n    settings: {tags: [shell], concurrency: 4, builds_dir: %s}\n",
+			pluginDir, ciNodesLeaseTTL, builds)
+		if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	data := t.TempDir()
+	env := []string{"FENNEC_ROOT_PASSWORD=password-123", "FENNEC_STORE=" + storeURL}
+	startNode := func(slot int) *server {
+		s := startServerArgs(t, data, []string{"--config", nodeConfig(slot)}, env...)
+		waitPlugins(t, s, []string{"shell"})
+		return s
+	}
+	// The first node alone makes the store (root, its password); the
+	// others join it.
+	nodes := []*server{startNode(0)}
+	nodes = append(nodes, startNode(1), startNode(2))
+
+	markers := filepath.Join(t.TempDir(), "job-starts.log")
+	c := newCrashClient(nodes[0], login(t, nodes[0]))
+	defer c.close()
+	var project struct {
+		ID int64 `json:"id"`
+	}
+	c.mustJSON(t, http.MethodPost, "/projects", map[string]string{"name": "many-nodes"}, http.StatusCreated, &project)
+	// Each job writes "start <job> <shell pid>" before it sleeps and
+	// "end <job>" after: two starts of one job id are a job run twice, and
+	// the shell's pid tells on which node it ran.
+	script := fmt.Sprintf("    - echo \"start $CI_JOB_ID $$\" >> %s\n    - sleep 3\n    - echo \"end $CI_JOB_ID\" >> %s\n", markers, markers)
+	var ci strings.Builder
+	ci.WriteString("stages: [build, deploy]\n")
+	for _, name := range []string{"compile", "lint", "unit"} {
+		fmt.Fprintf(&ci, "%s:\n  stage: build\n  tags: [shell]\n  script:\n%s", name, script)
+	}
+	fmt.Fprintf(&ci, "ship:\n  stage: deploy\n  tags: [shell]\n  script:\n%s", script)
+	var commit struct {
+		ID string `json:"id"`
+	}
+	c.mustJSON(t, http.MethodPost, fmt.Sprintf("/projects/%d/repository/commits", project.ID), map[string]any{
+		"branch": "master", "commit_message": "ci on every node",
+		"actions": []map[string]string{{"action": "create", "file_path": ".gitlab-ci.yml", "content": ci.String()}},
+	}, http.StatusCreated, &commit)
+
+	// Pipelines created through every node (the push made one already).
+	clients := make([]*crashClient, len(nodes))
+	for i, s := range nodes {
+		clients[i] = newCrashClient(s, c.token)
+		defer clients[i].close()
+	}
+	const perNode = 2
+	for round := 0; round < perNode; round++ {
+		for _, nc := range clients {
+			var p struct {
+				ID int64 `json:"id"`
+			}
+			nc.mustJSON(t, http.MethodPost, fmt.Sprintf("/projects/%d/pipeline?ref=master", project.ID), nil, http.StatusCreated, &p)
+		}
+	}
+
+	// The victim: the leader when it runs a job within a while, else any
+	// node that does.
+	leader := -1
+	for i, s := range nodes {
+		if s.logs.find("cluster: this node leads") != nil && s.logs.find("cluster: this node no longer leads") == nil {
+			leader = i
+		}
+	}
+	if leader < 0 {
+		t.Fatalf("no node leads; logs:\n%s", ciNodesLogs(nodes))
+	}
+	victim := -1
+	for deadline, leaderOnly := time.Now().Add(60*time.Second), time.Now().Add(15*time.Second); victim < 0; time.Sleep(50 * time.Millisecond) {
+		for i, s := range nodes {
+			if i != leader && time.Now().Before(leaderOnly) {
+				continue
+			}
+			if len(ciNodesJobShells(s.cmd.Process.Pid)) > 0 {
+				victim = i
+				break
+			}
+		}
+		if victim < 0 && time.Now().After(deadline) {
+			t.Fatalf("no node runs a job after 60 s; logs:\n%s", ciNodesLogs(nodes))
+		}
+	}
+	t.Logf("killing node %d (leader: %v) while it runs %d job step(s)", victim+1, victim == leader, len(ciNodesJobShells(nodes[victim].cmd.Process.Pid)))
+	// Every process under the node, just before the kill: a marker
+	// written by one of them is a job the node ran.
+	victimShells := map[int]bool{}
+	for _, p := range descendants(nodes[victim].cmd.Process.Pid) {
+		victimShells[p.pid] = true
+	}
+	killedAt := time.Now()
+	if err := nodes[victim].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-nodes[victim].done
+	survivor := clients[(victim+1)%len(nodes)]
+
+	// Which jobs the victim ran, from the shells' pids in the markers.
+	victimJobs := map[int64]bool{}
+	for _, m := range ciNodesReadMarkers(t, markers) {
+		if m.kind == "start" && victimShells[m.pid] {
+			victimJobs[m.job] = true
+		}
+	}
+
+	// Its running jobs must be failed (by the leader, old or new), and
+	// the node started again.
+	failedAfter := time.Duration(-1)
+	restarted := false
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		jobs := ciNodesJobs(t, survivor, project.ID)
+		if failedAfter < 0 {
+			done := true
+			for id := range victimJobs {
+				if j, ok := jobs[id]; !ok || j.Status == "running" || j.Status == "pending" {
+					done = false
+				}
+			}
+			if done {
+				failedAfter = time.Since(killedAt)
+				if !restarted {
+					nodes[victim] = startNode(victim)
+					clients[victim] = newCrashClient(nodes[victim], c.token)
+					defer clients[victim].close()
+					restarted = true
+				}
+			}
+		}
+		open := 0
+		for _, j := range jobs {
+			if !ciNodesFinal(j.Status) {
+				open++
+			}
+		}
+		if open == 0 && failedAfter >= 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("90 s after the kill, %d job(s) are not finished (the victim's failed: %v): %+v; logs:\n%s",
+				open, failedAfter >= 0, jobs, ciNodesLogs(nodes))
+		}
+	}
+	t.Logf("the killed node's %d running job(s) were finished %v after the kill (lease_ttl %v)", len(victimJobs), failedAfter.Round(time.Millisecond), ciNodesLeaseTTL)
+
+	// Every pipeline ended; every job ended; the killed ones as system
+	// failures; none ran twice.
+	var pipelines []struct {
+		ID     int64  `json:"id"`
+		Status string `json:"status"`
+	}
+	rows, _ := survivor.pages(t, fmt.Sprintf("/projects/%d/pipelines", project.ID))
+	for _, raw := range rows {
+		var p struct {
+			ID     int64  `json:"id"`
+			Status string `json:"status"`
+		}
+		if err := json.Unmarshal(raw, &p); err != nil {
+			t.Fatal(err)
+		}
+		pipelines = append(pipelines, p)
+	}
+	if want := 1 + perNode*len(nodes); len(pipelines) != want {
+		t.Errorf("%d pipelines, want %d", len(pipelines), want)
+	}
+	statuses := map[string]int{}
+	for _, p := range pipelines {
+		statuses[p.Status]++
+		if p.Status != "success" && p.Status != "failed" {
+			t.Errorf("pipeline %d ends %s", p.ID, p.Status)
+		}
+	}
+	jobs := ciNodesJobs(t, survivor, project.ID)
+	ended := map[int64]bool{}
+	for _, m := range ciNodesReadMarkers(t, markers) {
+		if m.kind == "end" {
+			ended[m.job] = true
+		}
+	}
+	starts := map[int64]int{}
+	for _, m := range ciNodesReadMarkers(t, markers) {
+		if m.kind == "start" {
+			starts[m.job]++
+		}
+	}
+	systemFailures := 0
+	for id, j := range jobs {
+		switch {
+		case j.Status == "success":
+		case j.Status == "failed" && !ended[id] && strings.Contains(ciNodesTrace(survivor, project.ID, id), ciNodesDeadNodeLine):
+			// Killed with its node: its script never ended (or never
+			// started, the job taken but not begun).
+			systemFailures++
+			if !victimJobs[id] {
+				t.Logf("job %d (%s) failed as a system failure; its script never ran on the killed node by the markers", id, j.Name)
+			}
+		case j.Status == "skipped":
+			// a deploy job after a failed build stage
+		default:
+			trace := ciNodesTrace(survivor, project.ID, id)
+			t.Errorf("job %d (%s) ends %s (%q); ran on the killed node: %v; started %d time(s); trace:\n%s", id, j.Name, j.Status, j.FailureReason, victimJobs[id], starts[id], trace)
+		}
+	}
+	duplicates := 0
+	for id, n := range starts {
+		if n > 1 {
+			duplicates++
+			t.Errorf("job %d started %d times", id, n)
+		}
+		if _, ok := jobs[id]; !ok {
+			t.Errorf("a script ran as job %d, which the API does not list", id)
+		}
+	}
+	for id, j := range jobs {
+		if j.Status == "success" && starts[id] != 1 {
+			t.Errorf("job %d succeeded with %d start(s) of its script", id, starts[id])
+		}
+	}
+	t.Logf("%d pipelines %v; %d jobs, %d failed as runner_system_failure on the killed node; %d job(s) started twice",
+		len(pipelines), statuses, len(jobs), systemFailures, duplicates)
+	if len(victimJobs) > 0 && systemFailures == 0 {
+		t.Errorf("the killed node ran jobs %v, none failed as runner_system_failure", victimJobs)
+	}
+}
+
+// ciNodesDeadNodeLine ends the trace of a job that recoverRunning failed
+// as runner_system_failure because its node died. The trace says it: the
+// jobs API does not show failure_reason (see the report of issue 32).
+const ciNodesDeadNodeLine = "ERROR: Job failed: the server stopped while the job was running"
+
+// ciNodesTrace is a job's trace.
+func ciNodesTrace(c *crashClient, project, job int64) string {
+	_, _, trace, _ := c.do(http.MethodGet, fmt.Sprintf("/projects/%d/jobs/%d/trace", project, job), nil)
+	return string(trace)
+}
+
+// ciNodesJob is a job as GET /projects/:id/jobs shows it.
+type ciNodesJob struct {
+	ID            int64  `json:"id"`
+	Name          string `json:"name"`
+	Status        string `json:"status"`
+	FailureReason string `json:"failure_reason"` // not shown by the API yet: empty
+}
+
+// ciNodesJobs lists the project's jobs by id.
+func ciNodesJobs(t *testing.T, c *crashClient, project int64) map[int64]ciNodesJob {
+	t.Helper()
+	rows, _ := c.pages(t, fmt.Sprintf("/projects/%d/jobs", project))
+	out := map[int64]ciNodesJob{}
+	for _, raw := range rows {
+		var j ciNodesJob
+		if err := json.Unmarshal(raw, &j); err != nil {
+			t.Fatal(err)
+		}
+		out[j.ID] = j
+	}
+	return out
+}
+
+// ciNodesFinal says whether a job's status is one it keeps.
+func ciNodesFinal(status string) bool {
+	switch status {
+	case "success", "failed", "canceled", "skipped", "manual":
+		return true
+	}
+	return false
+}
+
+// ciNodesJobShells are the pids of the processes under a node that run a
+// job's step (the shell whose child sleeps), so that the markers they
+// write tell which node ran which job.
+func ciNodesJobShells(pid int) map[int]bool {
+	shells := map[int]bool{}
+	for _, p := range descendants(pid) {
+		if p.comm == "sleep" {
+			shells[p.ppid] = true
+		}
+	}
+	return shells
+}
+
+// ciNodesMarker is one line a job's script wrote.
+type ciNodesMarker struct {
+	kind string // start or end
+	job  int64
+	pid  int // of the shell, on start
+}
+
+func ciNodesReadMarkers(t *testing.T, path string) []ciNodesMarker {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []ciNodesMarker
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 2 {
+			t.Fatalf("marker line %q", sc.Text())
+		}
+		m := ciNodesMarker{kind: fields[0]}
+		m.job, _ = strconv.ParseInt(fields[1], 10, 64)
+		if len(fields) > 2 {
+			m.pid, _ = strconv.Atoi(fields[2])
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// ciNodesLogs are the nodes' logs, for a failure's message.
+func ciNodesLogs(nodes []*server) string {
+	var b strings.Builder
+	for i, s := range nodes {
+		fmt.Fprintf(&b, "--- node %d (%s)\n%s\n", i+1, s.addr, s.logs.text())
+	}
+	return b.String()
+}
