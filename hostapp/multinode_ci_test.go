@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -97,101 +98,109 @@ func TestMultiNodePipelines(t *testing.T) {
 		defer clients[i].close()
 	}
 	const perNode = 2
-	for round := 0; round < perNode; round++ {
-		for _, nc := range clients {
-			var p struct {
-				ID int64 `json:"id"`
-			}
-			nc.mustJSON(t, http.MethodPost, fmt.Sprintf("/projects/%d/pipeline?ref=master", project.ID), nil, http.StatusCreated, &p)
-		}
-	}
-
-	// The victim: the leader when it runs a job within a while, else any
-	// node that does.
-	leader := -1
-	for i, s := range nodes {
-		if s.logs.find("cluster: this node leads") != nil && s.logs.find("cluster: this node no longer leads") == nil {
-			leader = i
-		}
-	}
-	if leader < 0 {
-		t.Fatalf("no node leads; logs:\n%s", ciNodesLogs(nodes))
-	}
-	victim := -1
-	for deadline, leaderOnly := time.Now().Add(60*time.Second), time.Now().Add(15*time.Second); victim < 0; time.Sleep(50 * time.Millisecond) {
-		for i, s := range nodes {
-			if i != leader && time.Now().Before(leaderOnly) {
-				continue
-			}
-			if len(ciNodesJobShells(s.cmd.Process.Pid)) > 0 {
-				victim = i
-				break
-			}
-		}
-		if victim < 0 && time.Now().After(deadline) {
-			t.Fatalf("no node runs a job after 60 s; logs:\n%s", ciNodesLogs(nodes))
-		}
-	}
-	t.Logf("killing node %d (leader: %v) while it runs %d job step(s)", victim+1, victim == leader, len(ciNodesJobShells(nodes[victim].cmd.Process.Pid)))
-	// Every process under the node, just before the kill: a marker
-	// written by one of them is a job the node ran.
-	victimShells := map[int]bool{}
-	for _, p := range descendants(nodes[victim].cmd.Process.Pid) {
-		victimShells[p.pid] = true
-	}
-	killedAt := time.Now()
-	if err := nodes[victim].cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-nodes[victim].done
-	survivor := clients[(victim+1)%len(nodes)]
-
-	// Which jobs the victim ran, from the shells' pids in the markers.
-	victimJobs := map[int64]bool{}
-	for _, m := range ciNodesReadMarkers(t, markers) {
-		if m.kind == "start" && victimShells[m.pid] {
-			victimJobs[m.job] = true
-		}
-	}
-
-	// Its running jobs must be failed (by the leader, old or new), and
-	// the node started again.
-	failedAfter := time.Duration(-1)
-	restarted := false
-	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		jobs := ciNodesJobs(t, survivor, project.ID)
-		if failedAfter < 0 {
-			done := true
-			for id := range victimJobs {
-				if j, ok := jobs[id]; !ok || j.Status == "running" || j.Status == "pending" {
-					done = false
+	killedJobs := map[int64]bool{} // the jobs the killed nodes ran
+	var survivor *crashClient
+	for _, killLeader := range []bool{true, false} {
+		func() {
+			for round := 0; round < perNode; round++ {
+				for _, nc := range clients {
+					var p struct {
+						ID int64 `json:"id"`
+					}
+					nc.mustJSON(t, http.MethodPost, fmt.Sprintf("/projects/%d/pipeline?ref=master", project.ID), nil, http.StatusCreated, &p)
 				}
 			}
-			if done {
-				failedAfter = time.Since(killedAt)
-				if !restarted {
-					nodes[victim] = startNode(victim)
-					clients[victim] = newCrashClient(nodes[victim], c.token)
-					defer clients[victim].close()
-					restarted = true
+
+			// The victim: first the leader when it runs a job within a while
+			// (else any node that does); then a node that does not lead, whose
+			// jobs only the leader's dead-node loop can fail.
+			leader := -1
+			for i, s := range nodes {
+				if s.logs.find("cluster: this node leads") != nil && s.logs.find("cluster: this node no longer leads") == nil {
+					leader = i
 				}
 			}
-		}
-		open := 0
-		for _, j := range jobs {
-			if !ciNodesFinal(j.Status) {
-				open++
+			if leader < 0 {
+				t.Fatalf("no node leads; logs:\n%s", ciNodesLogs(nodes))
 			}
-		}
-		if open == 0 && failedAfter >= 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("90 s after the kill, %d job(s) are not finished (the victim's failed: %v): %+v; logs:\n%s",
-				open, failedAfter >= 0, jobs, ciNodesLogs(nodes))
-		}
+			victim := -1
+			for deadline, leaderOnly := time.Now().Add(60*time.Second), time.Now().Add(15*time.Second); victim < 0; time.Sleep(50 * time.Millisecond) {
+				for i, s := range nodes {
+					if killLeader && i != leader && time.Now().Before(leaderOnly) || !killLeader && i == leader {
+						continue
+					}
+					if len(ciNodesJobShells(s.cmd.Process.Pid)) > 0 {
+						victim = i
+						break
+					}
+				}
+				if victim < 0 && time.Now().After(deadline) {
+					t.Fatalf("no node runs a job after 60 s; logs:\n%s", ciNodesLogs(nodes))
+				}
+			}
+			t.Logf("killing node %d (leader: %v) while it runs %d job step(s)", victim+1, victim == leader, len(ciNodesJobShells(nodes[victim].cmd.Process.Pid)))
+			// Every process under the node, just before the kill: a marker
+			// written by one of them is a job the node ran.
+			victimShells := map[int]bool{}
+			for _, p := range descendants(nodes[victim].cmd.Process.Pid) {
+				victimShells[p.pid] = true
+			}
+			killedAt := time.Now()
+			if err := nodes[victim].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			<-nodes[victim].done
+			survivor = clients[(victim+1)%len(nodes)]
+
+			// Which jobs the victim ran, from the shells' pids in the markers.
+			victimJobs := map[int64]bool{}
+			for _, m := range ciNodesReadMarkers(t, markers) {
+				if m.kind == "start" && victimShells[m.pid] {
+					victimJobs[m.job] = true
+				}
+			}
+			maps.Copy(killedJobs, victimJobs)
+
+			// Its running jobs must be failed (by the leader, old or new), and
+			// the node started again.
+			failedAfter := time.Duration(-1)
+			restarted := false
+			for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+				jobs := ciNodesJobs(t, survivor, project.ID)
+				if failedAfter < 0 {
+					done := true
+					for id := range victimJobs {
+						if j, ok := jobs[id]; !ok || j.Status == "running" || j.Status == "pending" {
+							done = false
+						}
+					}
+					if done {
+						failedAfter = time.Since(killedAt)
+						if !restarted {
+							nodes[victim] = startNode(victim)
+							clients[victim] = newCrashClient(nodes[victim], c.token)
+							t.Cleanup(clients[victim].close)
+							restarted = true
+						}
+					}
+				}
+				open := 0
+				for _, j := range jobs {
+					if !ciNodesFinal(j.Status) {
+						open++
+					}
+				}
+				if open == 0 && failedAfter >= 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("90 s after the kill, %d job(s) are not finished (the victim's failed: %v): %+v; logs:\n%s",
+						open, failedAfter >= 0, jobs, ciNodesLogs(nodes))
+				}
+			}
+			t.Logf("the killed node's %d running job(s) were finished %v after the kill (lease_ttl %v, dead-node loop every 5 s)", len(victimJobs), failedAfter.Round(time.Millisecond), ciNodesLeaseTTL)
+		}()
 	}
-	t.Logf("the killed node's %d running job(s) were finished %v after the kill (lease_ttl %v)", len(victimJobs), failedAfter.Round(time.Millisecond), ciNodesLeaseTTL)
 
 	// Every pipeline ended; every job ended; the killed ones as system
 	// failures; none ran twice.
@@ -210,7 +219,7 @@ func TestMultiNodePipelines(t *testing.T) {
 		}
 		pipelines = append(pipelines, p)
 	}
-	if want := 1 + perNode*len(nodes); len(pipelines) != want {
+	if want := 1 + 2*perNode*len(nodes); len(pipelines) != want {
 		t.Errorf("%d pipelines, want %d", len(pipelines), want)
 	}
 	statuses := map[string]int{}
@@ -234,6 +243,15 @@ func TestMultiNodePipelines(t *testing.T) {
 		}
 	}
 	systemFailures := 0
+	// Where the jobs ran: an executor clones from its own node's address.
+	ranOn := map[string]int{}
+	for id := range jobs {
+		trace := ciNodesTrace(survivor, project.ID, id)
+		if _, rest, ok := strings.Cut(trace, " from http://"); ok {
+			addr, _, _ := strings.Cut(rest, "/")
+			ranOn[addr]++
+		}
+	}
 	for id, j := range jobs {
 		switch {
 		case j.Status == "success":
@@ -241,14 +259,14 @@ func TestMultiNodePipelines(t *testing.T) {
 			// Killed with its node: its script never ended (or never
 			// started, the job taken but not begun).
 			systemFailures++
-			if !victimJobs[id] {
+			if !killedJobs[id] {
 				t.Logf("job %d (%s) failed as a system failure; its script never ran on the killed node by the markers", id, j.Name)
 			}
 		case j.Status == "skipped":
 			// a deploy job after a failed build stage
 		default:
 			trace := ciNodesTrace(survivor, project.ID, id)
-			t.Errorf("job %d (%s) ends %s (%q); ran on the killed node: %v; started %d time(s); trace:\n%s", id, j.Name, j.Status, j.FailureReason, victimJobs[id], starts[id], trace)
+			t.Errorf("job %d (%s) ends %s (%q); ran on the killed node: %v; started %d time(s); trace:\n%s", id, j.Name, j.Status, j.FailureReason, killedJobs[id], starts[id], trace)
 		}
 	}
 	duplicates := 0
@@ -266,10 +284,11 @@ func TestMultiNodePipelines(t *testing.T) {
 			t.Errorf("job %d succeeded with %d start(s) of its script", id, starts[id])
 		}
 	}
+	t.Logf("jobs per node address (a restarted node has a new one): %v", ranOn)
 	t.Logf("%d pipelines %v; %d jobs, %d failed as runner_system_failure on the killed node; %d job(s) started twice",
 		len(pipelines), statuses, len(jobs), systemFailures, duplicates)
-	if len(victimJobs) > 0 && systemFailures == 0 {
-		t.Errorf("the killed node ran jobs %v, none failed as runner_system_failure", victimJobs)
+	if len(killedJobs) > 0 && systemFailures == 0 {
+		t.Errorf("the killed node ran jobs %v, none failed as runner_system_failure", killedJobs)
 	}
 }
 
