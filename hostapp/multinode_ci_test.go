@@ -3,13 +3,16 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -358,12 +361,15 @@ func ciNodesJobShells(pid int) map[int]bool {
 type ciNodesMarker struct {
 	kind string // start or end
 	job  int64
-	pid  int // of the shell, on start
+	pid  int // of the shell, on start (or what else a test writes third)
 }
 
 func ciNodesReadMarkers(t *testing.T, path string) []ciNodesMarker {
 	t.Helper()
 	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // no job started yet
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,4 +398,201 @@ func ciNodesLogs(nodes []*server) string {
 		fmt.Fprintf(&b, "--- node %d (%s)\n%s\n", i+1, s.addr, s.logs.text())
 	}
 	return b.String()
+}
+
+// TestMultiNodeRunnerTakesJobsOfAnyNode: a real GitLab Runner registered
+// with one node takes, promptly and once each, the jobs of pipelines
+// created through another node (issue 32): the other node's "a job is
+// pending" signal must reach the node the runner long-polls.
+func TestMultiNodeRunnerTakesJobsOfAnyNode(t *testing.T) {
+	t.Parallel()
+	runnerBin := ciNodesGitlabRunner(t)
+	pg := pgserver.Shared(t)
+	storeURL := pg.NewDatabase(t)
+	// No executor anywhere: the runner is the only taker.
+	cfg := filepath.Join(t.TempDir(), "fennec.yaml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("plugin_dir: %s\nlease_ttl: %s\n", t.TempDir(), ciNodesLeaseTTL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	env := []string{"FENNEC_ROOT_PASSWORD=password-123", "FENNEC_STORE=" + storeURL}
+	polled := startServerArgs(t, data, []string{"--config", cfg}, env...)
+	creator := startServerArgs(t, data, []string{"--config", cfg}, env...)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("logs:\n%s", ciNodesLogs([]*server{polled, creator}))
+		}
+	})
+	c := newCrashClient(creator, login(t, creator))
+	defer c.close()
+	var project struct {
+		ID           int64  `json:"id"`
+		RunnersToken string `json:"runners_token"`
+	}
+	c.mustJSON(t, http.MethodPost, "/projects", map[string]string{"name": "runner-elsewhere"}, http.StatusCreated, &project)
+	c.mustJSON(t, http.MethodGet, fmt.Sprintf("/projects/%d", project.ID), nil, http.StatusOK, &project)
+	if project.RunnersToken == "" {
+		t.Fatal("no runners_token")
+	}
+
+	dir := t.TempDir()
+	runnerEnv := append(os.Environ(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0")
+	config := filepath.Join(dir, "config.toml")
+	reg := exec.Command(runnerBin, "register", "--non-interactive", "--url", polled.url("/"), "--registration-token", project.RunnersToken,
+		"--executor", "shell", "--description", "on node 1", "--run-untagged", "--config", config)
+	reg.Env = runnerEnv
+	if out, err := reg.CombinedOutput(); err != nil {
+		t.Fatalf("register: %v\n%s", err, out)
+	}
+	run := exec.Command(runnerBin, "run", "--config", config, "--working-directory", dir)
+	run.Dir, run.Env = dir, runnerEnv
+	var runnerOut ciNodesOutput
+	run.Stdout, run.Stderr = &runnerOut, &runnerOut
+	run.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-run.Process.Pid, syscall.SIGKILL)
+		_ = run.Wait()
+		if t.Failed() {
+			t.Logf("gitlab-runner output:\n%s", runnerOut.String())
+		}
+	})
+
+	// Each job writes "start <job> <unix ns>" as its script begins.
+	markers := filepath.Join(t.TempDir(), "job-starts.log")
+	script := fmt.Sprintf("    - echo \"start $CI_JOB_ID $(date +%%s%%N)\" >> %s\n", markers)
+	var ci strings.Builder
+	for _, name := range []string{"one", "two"} {
+		fmt.Fprintf(&ci, "%s:\n  script:\n%s", name, script)
+	}
+	var commit struct {
+		ID string `json:"id"`
+	}
+	// The first commit goes through the leader: on a node that does not
+	// lead, making a project's repository waits for the check for missing
+	// repositories, which only the leader runs (see the report of issue
+	// 32). The pipelines below are made through the other node.
+	leaderClient := newCrashClient(polled, c.token)
+	defer leaderClient.close()
+	leaderClient.mustJSON(t, http.MethodPost, fmt.Sprintf("/projects/%d/repository/commits", project.ID), map[string]any{
+		"branch": "master", "commit_message": "jobs for a runner",
+		"actions": []map[string]string{{"action": "create", "file_path": ".gitlab-ci.yml", "content": ci.String()}},
+	}, http.StatusCreated, &commit)
+	// waitAllFinal waits for want jobs, all finished.
+	waitAllFinal := func(want int) map[int64]ciNodesJob {
+		for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			jobs := ciNodesJobs(t, c, project.ID)
+			open := 0
+			for _, j := range jobs {
+				if !ciNodesFinal(j.Status) {
+					open++
+				}
+			}
+			if open == 0 && len(jobs) >= want {
+				return jobs
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d job(s) not finished after 90 s: %+v; logs:\n%s", open, jobs, ciNodesLogs([]*server{polled, creator}))
+			}
+		}
+	}
+	jobsPerPipeline := 2
+	waitAllFinal(jobsPerPipeline)
+
+	// Then pipelines created through the other node, one at a time, the
+	// runner idle in its long poll: how long until a job's script starts.
+	var latencies []string
+	const pipelines = 4
+	for i := range pipelines {
+		before := map[int64]bool{}
+		for _, m := range ciNodesReadMarkers(t, markers) {
+			before[m.job] = true
+		}
+		// Past the runner's check_interval (3 s) after its last job: it
+		// waits in its long poll.
+		time.Sleep(4 * time.Second)
+		// Through node 2, and every other time through node 1 itself, to
+		// tell what the other node adds.
+		through, via := c, "node 2"
+		if i%2 == 1 {
+			through, via = leaderClient, "node 1"
+		}
+		created := time.Now()
+		var p struct {
+			ID int64 `json:"id"`
+		}
+		through.mustJSON(t, http.MethodPost, fmt.Sprintf("/projects/%d/pipeline?ref=master", project.ID), nil, http.StatusCreated, &p)
+		first := time.Duration(-1)
+		for deadline := time.Now().Add(60 * time.Second); first < 0; time.Sleep(20 * time.Millisecond) {
+			for _, m := range ciNodesReadMarkers(t, markers) {
+				if !before[m.job] {
+					// The third field is the start time here.
+					first = time.Unix(0, int64(m.pid)).Sub(created)
+					break
+				}
+			}
+			if first < 0 && time.Now().After(deadline) {
+				t.Fatalf("no job of pipeline %d started in 60 s; logs:\n%s", p.ID, ciNodesLogs([]*server{polled, creator}))
+			}
+		}
+		// The runner long-polls: a job should start within seconds (its
+		// clone included), not after a poll period.
+		if first > 10*time.Second {
+			t.Errorf("a job started %v after its pipeline's creation through %s", first, via)
+		}
+		latencies = append(latencies, via+": "+first.Round(time.Millisecond).String())
+		waitAllFinal((i + 2) * jobsPerPipeline)
+	}
+	t.Logf("from a pipeline's creation to its first job's script on node 1's runner, the pipeline made through: %v", latencies)
+
+	jobs := waitAllFinal((pipelines + 1) * jobsPerPipeline)
+	starts := map[int64]int{}
+	for _, m := range ciNodesReadMarkers(t, markers) {
+		starts[m.job]++
+	}
+	for id, j := range jobs {
+		if j.Status != "success" || starts[id] != 1 {
+			t.Errorf("job %d (%s): %s, its script started %d time(s)", id, j.Name, j.Status, starts[id])
+		}
+	}
+}
+
+// ciNodesGitlabRunner is the real GitLab Runner of the workplace tools, or
+// $FENNEC_GITLAB_RUNNER; the test is skipped without one.
+func ciNodesGitlabRunner(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git CLI not installed")
+	}
+	candidates := []string{os.Getenv("FENNEC_GITLAB_RUNNER"), "/work/shared/tools/gitlab-runner"}
+	if wd, err := os.Getwd(); err == nil {
+		candidates = append(candidates, filepath.Join(wd, "..", "..", "shared", "tools", "gitlab-runner"))
+	}
+	for _, c := range candidates {
+		if st, err := os.Stat(c); c != "" && err == nil && st.Mode()&0o111 != 0 {
+			return c
+		}
+	}
+	t.Skip("no gitlab-runner (shared/tools/gitlab-runner or $FENNEC_GITLAB_RUNNER)")
+	return ""
+}
+
+// ciNodesOutput collects a process's output from its two pipes.
+type ciNodesOutput struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *ciNodesOutput) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *ciNodesOutput) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
