@@ -82,6 +82,7 @@ func newCluster(db *store.DB, log *zap.Logger, node *Node, dataDir string, ttl t
 	if ttl <= 0 {
 		ttl = DefaultLeaseTTL
 	}
+	node.leaseTTL = ttl
 	c := &cluster{db: db, log: log, node: node.Name(), nodeV: node, dataDir: dataDir, ttl: ttl, poke: make(chan struct{}, 1)}
 	db.OnSignal(leaderReleased, func([]byte) {
 		select {

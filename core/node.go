@@ -25,6 +25,9 @@ type Node struct {
 	db   *store.DB
 	// leader is set while this node holds the leader lease (cluster.go).
 	leader atomic.Bool
+	// leaseTTL is how long its leases last unless renewed (cluster.go
+	// sets it before any loop starts).
+	leaseTTL time.Duration
 }
 
 // Leader says whether this node runs the leader's part: always on a store
@@ -35,6 +38,16 @@ func newNode(db *store.DB) *Node { return &Node{name: newNodeName(), db: db} }
 
 // Name is this node's name: host, process id and a random part.
 func (n *Node) Name() string { return n.name }
+
+// LeaseTTL is how long a node's leases last unless renewed: a dead node's
+// liveness lease ends within it, so work that waits for the end of such
+// leases looks about this often.
+func (n *Node) LeaseTTL() time.Duration {
+	if n.leaseTTL <= 0 {
+		return DefaultLeaseTTL
+	}
+	return n.leaseTTL
+}
 
 // Shared says whether other nodes may share the store.
 func (n *Node) Shared() bool { return n.db.Shared() }

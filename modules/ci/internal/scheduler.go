@@ -180,7 +180,9 @@ func (s *Service) deadNodesLoop(ctx context.Context) {
 	if s.node == nil || !s.node.Shared() {
 		return
 	}
-	t := time.NewTicker(deadNodesEvery)
+	// Half the lease: a dead node's jobs fail within about 1.5 lease_ttl
+	// of its death, not lease_ttl plus a fixed period.
+	t := time.NewTicker(min(deadNodesEvery, s.node.LeaseTTL()/2))
 	defer t.Stop()
 	for {
 		select {
@@ -194,7 +196,8 @@ func (s *Service) deadNodesLoop(ctx context.Context) {
 	}
 }
 
-// deadNodesEvery is how often the leader looks for jobs of dead nodes.
+// deadNodesEvery is how often, at most, the leader looks for jobs of dead
+// nodes (more often with a short lease_ttl).
 const deadNodesEvery = 5 * time.Second
 
 // loop dispatches pending jobs whenever one may have become runnable: a
