@@ -1,6 +1,8 @@
 package executors
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"maps"
 	"os"
 	"path/filepath"
@@ -64,12 +66,27 @@ func Prepare(cfg config.Config, dir string, plugins []config.Plugin, log *zap.Lo
 			s = map[string]any{}
 		}
 		if _, set := s["data_dir"]; !set {
-			s["data_dir"] = filepath.Join(data, "executors", p.Name)
+			s["data_dir"] = executorDataDir(cfg, data, p.Name)
 		}
 		s["server_data_dir"] = data
 		out[i].Settings = s
 	}
 	return out
+}
+
+// executorDataDir is where an executor keeps its jobs' directories unless
+// its data_dir is set: <data>/executors/<name>. With a shared store the data
+// directory is shared by several nodes, and an executor that starts clears
+// what it finds there as its own crash's leftovers, so each node's
+// executors work in a directory of the node's own instead: under the
+// temporary directory, named after the data directory and the node's
+// listen address, which stay the same when the node restarts.
+func executorDataDir(cfg config.Config, data, name string) string {
+	if cfg.Store == "" {
+		return filepath.Join(data, "executors", name)
+	}
+	sum := sha256.Sum256([]byte(data + "\x00" + cfg.Listen))
+	return filepath.Join(os.TempDir(), "fennec-node-"+hex.EncodeToString(sum[:6]), "executors", name)
 }
 
 // discover lists the executor binaries in dir, executor-shell first.
