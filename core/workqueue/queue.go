@@ -157,12 +157,15 @@ func New(db *store.DB, name string, policy backoff.Policy, h Handler, opts ...Op
 		q.lease = DefaultLease
 	}
 	q.log = q.log.With(zap.String("queue", name))
-	if db.Shared() {
-		// Other nodes work the queue too: no lease found at start is
-		// this process's, and their enqueues wake this node's workers.
-		q.shared = true
+	if db != nil { // nil only in tests of a queue's owner that never run it
+		if db.Shared() {
+			// Other nodes work the queue too: no lease found at start
+			// is this process's, and their enqueues wake this node's
+			// workers.
+			q.shared = true
+		}
+		db.OnSignal(q.signal(), func(key []byte) { q.poke(string(key)) })
 	}
-	db.OnSignal(q.signal(), func(key []byte) { q.poke(string(key)) })
 	names := Buckets(name)
 	q.items, q.payloads, q.order, q.dead = []byte(names[0]), []byte(names[1]), []byte(names[2]), []byte(names[3])
 	return q
