@@ -223,9 +223,7 @@ func (c *cluster) stepDown(ctx context.Context, bus *events.Bus, release bool) {
 		c.log.Warn("cluster: the leader's loops did not stop in time")
 	}
 	if release {
-		if err := c.db.Release(ctx, lease); err == nil {
-			_ = c.db.Update(ctx, func(tx *store.Tx) error { return tx.Signal(leaderReleased, nil) })
-		}
+		_ = c.db.Release(ctx, lease, func(tx *store.Tx) error { return tx.Signal(leaderReleased, nil) })
 	}
 	c.log.Info("cluster: this node no longer leads", zap.String("node", c.node), zap.Bool("released", release))
 }
@@ -262,6 +260,11 @@ func (c *cluster) loop(ctx context.Context, l *lifecycle, bus *events.Bus) {
 				if err := c.db.PruneSignals(store.WithLease(ctx, lease)); err != nil && ctx.Err() == nil {
 					c.log.Warn("cluster: pruning old signals failed", zap.Error(err))
 				}
+				// Every process that ever ran has a liveness lease (names
+				// are per process); those long ended are dropped.
+				if _, err := c.db.PruneLeases(store.WithLease(ctx, lease), nodeLease(""), nodeLeaseKept(c.ttl)); err != nil && ctx.Err() == nil {
+					c.log.Warn("cluster: pruning ended node leases failed", zap.Error(err))
+				}
 			}
 		case errors.Is(err, store.ErrLeaseLost):
 			c.log.Warn("cluster: the leader lease was taken over", zap.String("node", c.node))
@@ -276,6 +279,11 @@ func (c *cluster) loop(ctx context.Context, l *lifecycle, bus *events.Bus) {
 		}
 	}
 }
+
+// nodeLeaseKept is how long an ended liveness lease is kept: well past any
+// sweep of dead nodes' work (SweepDeadNodes) that might still read it,
+// though a pruned lease reads as ended all the same.
+func nodeLeaseKept(ttl time.Duration) time.Duration { return max(time.Hour, 100*ttl) }
 
 // renewNode takes or renews this node's liveness lease (Node.Alive).
 func (c *cluster) renewNode(ctx context.Context) error {

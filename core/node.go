@@ -68,17 +68,40 @@ func (n *Node) Alive(ctx context.Context, name string) (bool, error) {
 	if !n.db.Shared() {
 		return false, nil
 	}
-	leases, err := n.db.Leases(ctx)
-	if err != nil {
+	l, found, err := n.db.LeaseOf(ctx, nodeLease(name))
+	if err != nil || !found {
 		return false, err
 	}
-	for _, l := range leases {
-		if l.Name == nodeLease(name) {
-			return l.Holder == name && time.Now().Before(l.Until), nil
+	return l.Holder == name && time.Now().Before(l.Until), nil
+}
+
+// SweepDeadNodes calls sweep about twice a lease_ttl (at most every
+// deadNodesEvery) until ctx ends, on a shared store: a part that marks its
+// work with the node's name (Alive) takes over or undoes the work of nodes
+// that died meanwhile. On a store of one process it returns at once: no
+// other node can die there, and the start's recovery found the earlier
+// process's work. Errors are sweep's to report; the next round tries again.
+func (n *Node) SweepDeadNodes(ctx context.Context, sweep func(context.Context)) {
+	if !n.Shared() {
+		return
+	}
+	// Half the lease: a dead node's work is taken over within about 1.5
+	// lease_ttl of its death, not lease_ttl plus a fixed period.
+	t := time.NewTicker(min(deadNodesEvery, n.LeaseTTL()/2))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			sweep(ctx)
 		}
 	}
-	return false, nil
 }
+
+// deadNodesEvery is how often, at most, SweepDeadNodes sweeps (more often
+// with a short lease_ttl).
+const deadNodesEvery = 5 * time.Second
 
 // registerClusterOps adds what an operator of several nodes needs: on a
 // shared store the engine, this node and the leases in the readiness

@@ -121,16 +121,73 @@ func (db *DB) Renew(_ context.Context, l *Lease, ttl time.Duration) error {
 }
 
 // Release gives a held lease up at once, so another node need not wait
-// for it to expire; a lease already lost is no error.
-func (db *DB) Release(_ context.Context, l *Lease) error {
+// for it to expire; a lease already lost is no error. then, if given, runs
+// in the same transaction when the lease was still held (a signal that
+// tells the other nodes, say): they hear of the release only once it is
+// committed, and never of one that did not happen.
+func (db *DB) Release(_ context.Context, l *Lease, then ...func(*Tx) error) error {
 	return db.UpdateAlone(context.Background(), func(tx *Tx) error {
 		r, _, err := readLease(tx, l.Name)
 		if err != nil || r.Holder != l.Holder || r.Token != l.Token {
 			return err
 		}
 		r.Holder, r.Until = "", time.Time{}
-		return writeLease(tx, r)
+		if err := writeLease(tx, r); err != nil {
+			return err
+		}
+		for _, fn := range then {
+			if err := fn(tx); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
+}
+
+// LeaseOf reads one lease as stored; found is false when no node ever
+// took it (or it was pruned).
+func (db *DB) LeaseOf(ctx context.Context, name string) (r LeaseRecord, found bool, err error) {
+	err = db.View(ctx, func(tx *Tx) error {
+		r, found, err = readLease(tx, name)
+		return err
+	})
+	return r, found, err
+}
+
+// PruneLeases removes the leases whose names start with prefix and that
+// ended more than grace ago: the liveness leases of nodes long gone, one
+// per process that ever ran, would otherwise pile up. A pruned lease reads
+// as never taken, which to its readers is the same as ended. Run it with
+// a context fenced by the leader's lease (WithLease).
+func (db *DB) PruneLeases(ctx context.Context, prefix string, grace time.Duration) (int, error) {
+	var pruned int
+	err := db.Update(ctx, func(tx *Tx) error {
+		pruned = 0
+		cutoff := time.Now().Add(-grace)
+		var stale [][]byte
+		var err error
+		leaseBucket.Walk(tx, []byte(prefix), false, func(k, _ []byte) bool {
+			var r LeaseRecord
+			if r, _, err = readLease(tx, string(k)); err != nil {
+				return false
+			}
+			if r.Until.Before(cutoff) {
+				stale = append(stale, append([]byte(nil), k...))
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range stale {
+			if err := leaseBucket.Delete(tx, k); err != nil {
+				return err
+			}
+		}
+		pruned = len(stale)
+		return nil
+	})
+	return pruned, err
 }
 
 // Leases lists every lease as stored, by name.

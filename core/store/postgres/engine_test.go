@@ -80,6 +80,68 @@ func TestLeaseFencesAPausedHolder(t *testing.T) {
 	}
 }
 
+// A release and the signal that announces it are one transaction: the
+// other node hears of it only with the lease free, and a release of a lease
+// already lost signals nothing. Ended liveness leases are pruned after
+// their grace, live ones and others' stay, and LeaseOf reads one.
+func TestReleaseSignalsAndPruning(t *testing.T) {
+	dsn := pgserver.Shared(t).NewDatabase(t)
+	a, b := openNode(t, dsn), openNode(t, dsn)
+	ctx := context.Background()
+	var heard atomic.Int32
+	b.OnSignal("released", func([]byte) { heard.Add(1) })
+	announce := func(tx *store.Tx) error { return tx.Signal("released", nil) }
+
+	la, err := a.TryLease(ctx, "leader", "node-a", time.Minute)
+	if err != nil || la == nil {
+		t.Fatalf("take: %v %v", la, err)
+	}
+	if err := a.Release(ctx, la, announce); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.PollSignals(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if heard.Load() != 1 {
+		t.Fatalf("the release was heard %d times, want 1", heard.Load())
+	}
+	if r, found, err := b.LeaseOf(ctx, "leader"); err != nil || !found || r.Holder != "" {
+		t.Fatalf("after the release LeaseOf = %+v %v %v, want a free lease", r, found, err)
+	}
+	// Released again (no longer held): nothing to announce.
+	if err := a.Release(ctx, la, announce); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.PollSignals(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if heard.Load() != 1 {
+		t.Fatalf("a release of a lease not held was announced (%d)", heard.Load())
+	}
+
+	if _, err := a.TryLease(ctx, "node:old", "old", time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.TryLease(ctx, "node:live", "live", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.TryLease(ctx, "other", "x", time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if n, err := b.PruneLeases(ctx, "node:", time.Hour); err != nil || n != 0 {
+		t.Fatalf("pruned %d (%v) within the grace", n, err)
+	}
+	if n, err := b.PruneLeases(ctx, "node:", 10*time.Millisecond); err != nil || n != 1 {
+		t.Fatalf("pruned %d (%v), want the one ended node lease", n, err)
+	}
+	for name, want := range map[string]bool{"node:old": false, "node:live": true, "other": true} {
+		if _, found, err := a.LeaseOf(ctx, name); err != nil || found != want {
+			t.Errorf("after pruning, lease %s found = %v (%v), want %v", name, found, err, want)
+		}
+	}
+}
+
 func TestSignalsReachTheOtherNode(t *testing.T) {
 	dsn := pgserver.Shared(t).NewDatabase(t)
 	a, b := openNode(t, dsn), openNode(t, dsn)

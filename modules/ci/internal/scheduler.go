@@ -177,28 +177,15 @@ func (s *Service) nodeAlive(ctx context.Context, name string) (bool, error) {
 // died while this node leads (recoverRunning at the start of the lead
 // covers those that died before).
 func (s *Service) deadNodesLoop(ctx context.Context) {
-	if s.node == nil || !s.node.Shared() {
+	if s.node == nil {
 		return
 	}
-	// Half the lease: a dead node's jobs fail within about 1.5 lease_ttl
-	// of its death, not lease_ttl plus a fixed period.
-	t := time.NewTicker(min(deadNodesEvery, s.node.LeaseTTL()/2))
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := s.recoverRunning(ctx); err != nil && ctx.Err() == nil {
-				s.log.Warn("failing the jobs of dead nodes", zap.Error(err))
-			}
+	s.node.SweepDeadNodes(ctx, func(ctx context.Context) {
+		if err := s.recoverRunning(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("failing the jobs of dead nodes", zap.Error(err))
 		}
-	}
+	})
 }
-
-// deadNodesEvery is how often, at most, the leader looks for jobs of dead
-// nodes (more often with a short lease_ttl).
-const deadNodesEvery = 5 * time.Second
 
 // loop dispatches pending jobs whenever one may have become runnable: a
 // nudge, or a tick (an executor freed by a job of another process).
