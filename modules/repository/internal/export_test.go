@@ -51,3 +51,7 @@ func RetryJobs(w *Writer) (int, error) {
 // SetFailPublish has fn called in each transaction that publishes push
 // events; an error it returns fails that transaction (nil removes it).
 func SetFailPublish(w *Writer, fn func() error) { w.failPublish = fn }
+
+// ReplayJournal runs the replay a node runs when it starts or takes the
+// lead (Writer.Provision).
+func ReplayJournal(ctx context.Context, w *Writer) error { return w.replayJournal(ctx) }

@@ -63,6 +63,10 @@ type refChange struct {
 	// JobID is the work queue's job that publishes the change's event if
 	// step 3 fails (0 in entries journaled before the queue existed).
 	JobID int64 `json:"job_id,omitempty"`
+	// Node is the node that made the change (fennec.Node; "" before
+	// nodes had names). While it lives the change is its own: another
+	// node's replay would race its steps 2 and 3.
+	Node string `json:"node,omitempty"`
 }
 
 func (c *refChange) RecordID() int64      { return c.ID }
@@ -115,7 +119,7 @@ func (w *Writer) moveRefs(ctx context.Context, info projects.ProjectInfo, repo *
 	changes := make([]*refChange, len(ups))
 	for i, u := range ups {
 		changes[i] = &refChange{ProjectID: info.ID, Ref: u.Name.String(), Old: u.Old.String(), New: u.New.String(),
-			UserID: uid, RepoName: info.Name, WebURL: info.WebURL, CreatedAt: now}
+			UserID: uid, RepoName: info.Name, WebURL: info.WebURL, CreatedAt: now, Node: w.nodeName()}
 	}
 	// The events are built before the refs move (the objects are in place
 	// already), so that the project's lock is not held for the walk.
@@ -291,16 +295,41 @@ func (w *Writer) journaled(ctx context.Context) ([]*refChange, error) {
 	return pending, nil
 }
 
+// nodeName is this node's name for the journal's entries.
+func (w *Writer) nodeName() string {
+	if w.node == nil {
+		return ""
+	}
+	return w.node.Name()
+}
+
+// ownerAlive says whether the node that journaled c still runs (then c is
+// in its hands: in flight, or with its retry job due). Only on a shared
+// store can it be another node; this node's own entries are in flight.
+func (w *Writer) ownerAlive(ctx context.Context, c *refChange) (bool, error) {
+	if w.node == nil {
+		return false, nil
+	}
+	return w.node.Alive(ctx, c.Node)
+}
+
 // replayJournal publishes the events of the ref changes an earlier run
 // left unfinished (a crash after their refs moved), and drops the entries
 // of changes that did not happen. It runs at start, before requests are
-// served.
+// served, and on a shared store when a node takes the lead: then the
+// entries of nodes still alive are theirs and stay (their retry jobs
+// finish them should their own step 3 fail).
 func (w *Writer) replayJournal(ctx context.Context) error {
 	pending, err := w.journaled(ctx)
 	if err != nil {
 		return err
 	}
 	for i, c := range pending {
+		if alive, err := w.ownerAlive(ctx, c); err != nil {
+			return err
+		} else if alive {
+			continue
+		}
 		// The entry's retry job stays: it finds the entries of its job
 		// that this replay could not finish, or none.
 		if err := w.replay(ctx, c, pending[i+1:], c.JobID); err != nil {

@@ -57,6 +57,9 @@ type Writer struct {
 	users identity.Users
 	state projects.RepositoryState
 	log   *zap.Logger
+	// node marks the journal's entries with this process, so that a
+	// node's replay leaves the changes of live nodes alone.
+	node *fennec.Node
 
 	jmu    sync.Mutex
 	jlocks map[int64]*sync.Mutex
@@ -79,8 +82,8 @@ type Writer struct {
 // NewWriter builds the ref writer. At start it replays the ref journal,
 // before any request is served (Provision); its Run works the queue of
 // push events to publish again.
-func NewWriter(db *store.DB, bus *events.Bus, rd *Reader, users identity.Users, state projects.RepositoryState, log *zap.Logger) *Writer {
-	w := &Writer{db: db, bus: bus, rd: rd, users: users, state: state, log: log.Named("repository"),
+func NewWriter(db *store.DB, bus *events.Bus, rd *Reader, users identity.Users, state projects.RepositoryState, node *fennec.Node, log *zap.Logger) *Writer {
+	w := &Writer{db: db, bus: bus, rd: rd, users: users, state: state, node: node, log: log.Named("repository"),
 		retryGrace: defaultRetryGrace, unpublished: map[int64]*unpublishedChanges{}}
 	// Publishing a push again is a few store writes: a minute's lease lets
 	// another node take it soon after this one dies.

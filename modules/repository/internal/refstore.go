@@ -41,6 +41,10 @@ type refStorage struct {
 	// backup's capture takes it exclusively).
 	barrier *sync.RWMutex
 	noSync  bool // skip fsync (benchmarks)
+	// crossProcess: other nodes write this repository's refs too (a
+	// shared store and data directory), so mu alone does not make a
+	// compare-and-set atomic; lock adds a lock on a file (lockRefs).
+	crossProcess bool
 }
 
 var _ storer.ReferenceStorer = (*refStorage)(nil)
@@ -228,8 +232,11 @@ func (s *refStorage) IterReferences() (storer.ReferenceIter, error) {
 func (s *refStorage) SetReference(r *plumbing.Reference) error {
 	s.barrier.RLock()
 	defer s.barrier.RUnlock()
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	return s.writeRef(r)
 }
 
@@ -237,8 +244,11 @@ func (s *refStorage) SetReference(r *plumbing.Reference) error {
 func (s *refStorage) CheckAndSetReference(r, old *plumbing.Reference) error {
 	s.barrier.RLock()
 	defer s.barrier.RUnlock()
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if old != nil {
 		cur, err := s.readRef(old.Name())
 		if err != nil {
@@ -255,8 +265,11 @@ func (s *refStorage) CheckAndSetReference(r, old *plumbing.Reference) error {
 func (s *refStorage) RemoveReference(name plumbing.ReferenceName) error {
 	s.barrier.RLock()
 	defer s.barrier.RUnlock()
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	return s.deleteRef(name)
 }
 
@@ -264,6 +277,43 @@ func (s *refStorage) RemoveReference(name plumbing.ReferenceName) error {
 // Fennec keeps loose refs.
 func (s *refStorage) PackRefs() error {
 	return errors.New("repository: packing refs is not supported")
+}
+
+// refsLockName is the file whose lock (flock) serialises the ref changes
+// of nodes that share a data directory. Under refs/ so that a repository
+// holds only what layout.go allows; git ignores names ending in ".lock".
+const refsLockName = "fennec-refs.lock"
+
+// lock takes the project's ref lock: the in-process mutex, and, when other
+// nodes write the repository too, an exclusive flock of refsLockName. The
+// kernel (or, on NFS, the server's lock lease) drops a flock with its
+// process, so a node killed while holding it blocks no other node, where a
+// lock file's existence would need a stale-lock guess.
+func (s *refStorage) lock() (unlock func(), err error) {
+	s.mu.Lock()
+	if !s.crossProcess {
+		return s.mu.Unlock, nil
+	}
+	f, err := os.OpenFile(filepath.Join(s.root, "refs", refsLockName), os.O_RDWR|os.O_CREATE, 0o640)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("repository: ref lock: %w", err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		s.mu.Unlock()
+		return nil, fmt.Errorf("repository: ref lock: %w", err)
+	}
+	return func() {
+		_ = f.Close() // closing the file drops its flock
+		s.mu.Unlock()
+	}, nil
 }
 
 // lockFile creates <path>.lock, exclusively. A lock older than

@@ -54,6 +54,9 @@ type Storage struct {
 	maxOpen int
 	// noSync skips fsync of ref files (benchmarks, as config.NoSync).
 	noSync bool
+	// crossProcess: other nodes share the store and this directory, and
+	// write the same repositories (refStorage.lock).
+	crossProcess bool
 	// backup holds what a backup must see at one point or not at all
 	// (backup.go): refWrites is taken shared by every change of refs and
 	// of which repositories exist, and exclusively by a backup for the
@@ -75,7 +78,8 @@ type Storage struct {
 // NewStorage builds the storage under <data>/repositories, recording in db
 // which repositories have content (written.go).
 func NewStorage(cfg fconfig.Config, db *store.DB, log *zap.Logger) *Storage {
-	return &Storage{root: filepath.Join(cfg.Data, "repositories"), db: db, log: log, noSync: cfg.NoSync}
+	return &Storage{root: filepath.Join(cfg.Data, "repositories"), db: db, log: log, noSync: cfg.NoSync,
+		crossProcess: db != nil && db.Shared()}
 }
 
 // Path is <root>/@hashed/ab/cd/<sha256 of the decimal id>.git: spread over
@@ -98,7 +102,8 @@ func (s *Storage) Open(ctx context.Context, projectID int64) (*git.Repository, e
 	// go-git's storage for objects and config, Fennec's for refs (see
 	// refStorage: writes that readers never see half-done).
 	fsys := filesystem.NewStorage(listingFS{osfs.New(path)}, cache.NewObjectLRUDefault())
-	return git.Open(&refStorage{Storage: fsys, root: path, mu: s.refLock(projectID), barrier: &s.refWrites, noSync: s.noSync}, nil)
+	return git.Open(&refStorage{Storage: fsys, root: path, mu: s.refLock(projectID), barrier: &s.refWrites, noSync: s.noSync,
+		crossProcess: s.crossProcess}, nil)
 }
 
 // create makes an empty bare repository whose HEAD points at branch; an
@@ -138,6 +143,11 @@ func (s *Storage) create(projectID int64, branch string) error {
 	s.refWrites.RLock()
 	defer s.refWrites.RUnlock()
 	if err := os.Rename(tmp, path); err != nil {
+		// Another node sharing the data directory made it meanwhile:
+		// a rename never replaces a directory that has files.
+		if _, statErr := os.Stat(filepath.Join(path, "HEAD")); statErr == nil {
+			return nil
+		}
 		return fmt.Errorf("repository: %w", err)
 	}
 	return nil
@@ -350,8 +360,14 @@ func (s *Storage) UpdateRefs(projectID int64, repo *git.Repository, ups []RefUpd
 	}
 	s.refWrites.RLock()
 	defer s.refWrites.RUnlock()
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
+	unlock, err := rs.lock()
+	if err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	defer unlock()
 	failed := false
 	for i, u := range ups {
 		var cur plumbing.Hash
