@@ -2,13 +2,23 @@ package mergerequests_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
 	"testing"
+	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
+	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/fennectest/pgserver"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/stock/stocktest"
 )
@@ -94,4 +104,82 @@ func TestLockedByACrashIsRecoveredAtStart(t *testing.T) {
 	if got["state"] != "merged" {
 		t.Fatalf("merging the recovered merge request: %v", got["state"])
 	}
+}
+
+// On nodes sharing a store, a merge in flight is its node's: the leader's
+// recovery leaves a merge request locked by a live node alone, and undoes
+// one whose node is gone within a lease or so, with no restart (the
+// leader sweeps for dead nodes' merges while it leads). The merge is held
+// in flight by holding the repository's ref lock, which a merge's ref
+// update waits for on a shared store.
+func TestLockedByALiveNodeStaysAndADeadNodesIsRecovered(t *testing.T) {
+	dsn := pgserver.Shared(t).NewDatabase(t)
+	data, password := t.TempDir(), "recover-nodes-pw"
+	shared := fennectest.WithConfig(func(cfg *config.Config) { cfg.Store, cfg.LeaseTTL = dsn, time.Second })
+	leader := start(t, fennectest.WithDataDir(data, password), shared)
+	merger := start(t, fennectest.WithDataDir(data, password), shared)
+
+	p := stocktest.NewProject(t, leader.Client, "recover-nodes", "private")
+	w := leader.clone(t, "root", leader.RootToken, "root/recover-nodes")
+	w.commit("base", map[string]string{"a.txt": "a\n"})
+	w.git("push", "-q", "origin", "HEAD:master")
+	w.git("checkout", "-q", "-b", "one", "master")
+	w.commit("on one", map[string]string{"one.txt": "one\n"})
+	w.git("push", "-q", "origin", "one")
+	mr, _, err := leader.Client.MergeRequests.CreateMergeRequest(p.ID, &gitlab.CreateMergeRequestOptions{
+		Title: gitlab.Ptr("from one"), SourceBranch: gitlab.Ptr("one"), TargetBranch: gitlab.Ptr("master")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := func() any {
+		return leader.Call(t, leader.RootToken, http.MethodGet, mrPath(p.ID, mr.IID), nil).Expect(t, http.StatusOK, "").Object(t)["state"]
+	}
+
+	sum := sha256.Sum256([]byte(strconv.FormatInt(p.ID, 10)))
+	h := hex.EncodeToString(sum[:])
+	lockFile, err := os.OpenFile(filepath.Join(data, "repositories", "@hashed", h[:2], h[2:4], h+".git", "refs", "fennec-refs.lock"),
+		os.O_RDWR|os.O_CREATE, 0o640)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lockFile.Close()
+	if err := syscall.Flock(int(lockFile.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	merged := make(chan struct{})
+	go func() {
+		defer close(merged)
+		_, _, _ = merger.Client.MergeRequests.AcceptMergeRequest(p.ID, mr.IID, nil)
+	}()
+	fennectest.Poll(t, 10*time.Second, func() (bool, string) {
+		s := state()
+		return s == "locked", fmt.Sprintf("state %v, want locked by the merge in flight", s)
+	})
+	time.Sleep(2 * time.Second) // four of the leader's sweeps
+	if s := state(); s != "locked" {
+		t.Fatalf("a live node's merge in flight was recovered by the leader: state %v", s)
+	}
+
+	// The same merge, said to be a dead node's: the next sweep undoes it.
+	err = leader.db.Update(context.Background(), func(tx *store.Tx) error {
+		b := store.Keys("mergerequests.merge_requests")
+		return b.ForEach(tx, func(k, v []byte) error {
+			var m map[string]any
+			if err := json.Unmarshal(v, &m); err != nil {
+				return err
+			}
+			m["locked_node"] = "node-that-died"
+			raw, _ := json.Marshal(m)
+			return b.Put(tx, append([]byte(nil), k...), raw)
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fennectest.Poll(t, 10*time.Second, func() (bool, string) {
+		s := state()
+		return s == "opened", fmt.Sprintf("state %v, want opened", s)
+	})
+	_ = syscall.Flock(int(lockFile.Fd()), syscall.LOCK_UN)
+	<-merged
 }

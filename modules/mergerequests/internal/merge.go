@@ -382,7 +382,7 @@ func (s *Service) merge(ctx context.Context, ref mergerequest.Ref, asked *decisi
 		}
 		before := *m
 		prior = m.State
-		m.State, m.SHA, m.PriorState, m.LockedByID = StateLocked, sha, m.State, uid
+		m.State, m.SHA, m.PriorState, m.LockedByID, m.LockedNode = StateLocked, sha, m.State, uid, s.nodeName()
 		return saveMR(tx, before, m)
 	})
 	if err != nil {
@@ -398,7 +398,7 @@ func (s *Service) merge(ctx context.Context, ref mergerequest.Ref, asked *decisi
 				return err
 			}
 			before := *cur
-			cur.State, cur.PriorState, cur.LockedByID = prior, "", 0
+			cur.State, cur.PriorState, cur.LockedByID, cur.LockedNode = prior, "", 0, ""
 			if status != "" {
 				cur.MergeStatus = status
 			}
@@ -547,7 +547,7 @@ func (s *Service) markMerged(ctx context.Context, info projects.ProjectInfo, iid
 		now := s.now()
 		cur.State, cur.MergeCommitSHA, cur.MergedByID, cur.MergedAt = StateMerged, mergeSHA, uid, &now
 		cur.MergeStatus, cur.MergeWhenPipeline, cur.ShouldRemoveSource = StatusCan, false, removeSource
-		cur.PriorState, cur.LockedByID = "", 0
+		cur.PriorState, cur.LockedByID, cur.LockedNode = "", 0, ""
 		if targetSHA != "" {
 			cur.TargetSHA = targetSHA
 		}

@@ -19,13 +19,41 @@ import (
 // to the state it had. Without this it would stay locked for ever: every
 // merge answers 406 to a locked merge request.
 
-var _ fennec.Provisioner = (*Service)(nil)
+// Several nodes sharing a store each mark their merges with their name
+// (MR.LockedNode). The recovery runs where the leader's part runs: at
+// start, when a node takes the lead, and then every half lease (Run), and
+// it recovers only the merges of nodes that are gone: another node's merge
+// in flight is left to it.
 
-// Provision runs the recovery when the app starts, before the bus delivers
-// and requests are served.
+var (
+	_ fennec.Provisioner = (*Service)(nil)
+	_ fennec.Runner      = (*Service)(nil)
+)
+
+// Provision runs the recovery when the app starts (or this node takes the
+// lead), before the bus delivers and requests are served.
 func (s *Service) Provision(ctx context.Context) error {
 	s.recoverLocked(auth.WithPrincipal(context.WithoutCancel(ctx), auth.System()))
 	return nil
+}
+
+// Run recovers, on a shared store, the merges of nodes that die while this
+// node leads; on a store of one process there are none, and it returns.
+func (s *Service) Run(ctx context.Context) error {
+	if s.node != nil {
+		s.node.SweepDeadNodes(ctx, func(ctx context.Context) {
+			s.recoverLocked(auth.WithPrincipal(ctx, auth.System()))
+		})
+	}
+	return nil
+}
+
+// nodeName is this node's name for MR.LockedNode.
+func (s *Service) nodeName() string {
+	if s.node == nil {
+		return ""
+	}
+	return s.node.Name()
 }
 
 func (s *Service) recoverLocked(ctx context.Context) {
@@ -50,6 +78,14 @@ func (s *Service) recoverLocked(ctx context.Context) {
 		return
 	}
 	for _, m := range locked {
+		if s.node != nil {
+			if alive, err := s.node.Alive(ctx, m.LockedNode); err != nil {
+				s.log.Warn("whether a merging node lives could not be read", zap.Error(err))
+				return
+			} else if alive {
+				continue // its merge is in flight
+			}
+		}
 		if err := s.recoverOne(ctx, m); err != nil {
 			s.log.Error("a merge request left locked by a stop could not be recovered",
 				zap.Int64("project", m.ProjectID), zap.Int64("iid", m.IID), zap.Error(err))
@@ -80,7 +116,7 @@ func (s *Service) recoverOne(ctx context.Context, m MR) error {
 			return err
 		}
 		before := *cur
-		cur.State, cur.PriorState, cur.LockedByID, cur.MergeStatus = prior, "", 0, StatusUnchecked
+		cur.State, cur.PriorState, cur.LockedByID, cur.LockedNode, cur.MergeStatus = prior, "", 0, "", StatusUnchecked
 		return saveMR(tx, before, cur)
 	})
 }

@@ -45,6 +45,8 @@ type Deps struct {
 	Closer     target.Closer     `optional:"true"`
 	CI         cicd.Pipelines    `optional:"true"`
 	Teams      projects.Teams    `optional:"true"`
+	// Node marks a merge in flight with this process (MR.LockedNode).
+	Node *fennec.Node `optional:"true"`
 }
 
 // services are the dependencies the service uses (Deps without fennec.In;
@@ -71,8 +73,9 @@ type services struct {
 // Service is the merge requests module's service.
 type Service struct {
 	services
-	log *zap.Logger
-	now func() time.Time
+	log  *zap.Logger
+	now  func() time.Time
+	node *fennec.Node
 }
 
 // NewService builds the service.
@@ -80,7 +83,7 @@ func NewService(d Deps) *Service {
 	deps := services{DB: d.DB, Bus: d.Bus, Access: d.Access, Users: d.Users, Lookup: d.Lookup, URL: d.URL,
 		Merges: d.Merges, Graph: d.Graph, Protection: d.Protection, Collab: d.Collab, Labels: d.Labels,
 		Milestones: d.Milestones, Closer: d.Closer, CI: d.CI, Teams: d.Teams}
-	return &Service{services: deps, log: d.Log.Named("mergerequests"),
+	return &Service{services: deps, log: d.Log.Named("mergerequests"), node: d.Node,
 		now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
 }
 

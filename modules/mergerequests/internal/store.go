@@ -61,6 +61,9 @@ type MR struct {
 	// merge cut short by a crash can be finished or undone at start.
 	PriorState string `json:"prior_state,omitempty"`
 	LockedByID int64  `json:"locked_by_id,omitempty"`
+	// LockedNode is the node making the merge (fennec.Node): while it
+	// lives the merge is its own, and no other node's recovery undoes it.
+	LockedNode string `json:"locked_node,omitempty"`
 
 	MergeCommitSHA string     `json:"merge_commit_sha,omitempty"`
 	MergedByID     int64      `json:"merged_by_id,omitempty"`
