@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -227,8 +229,10 @@ func (t *tx) fail(err error) {
 }
 
 // wrap names the engine in err, and marks a failure to reach the
-// database as store.ErrUnavailable: no answer from the server, or the
-// server's own connection errors (class 08) and shutdown (57P0x).
+// database as store.ErrUnavailable: the server's own connection errors
+// (class 08) and shutdown (57P0x), or no answer at all (unreachable).
+// Any other error (a bad value, a driver's misuse) is the caller's or
+// ours, and stays what it is: a 500, not a 503 that invites a retry.
 func wrap(what string, err error) error {
 	if what != "" {
 		what += ": "
@@ -240,11 +244,22 @@ func wrap(what string, err error) error {
 			return fmt.Errorf("%w: postgres: %s%w", store.ErrUnavailable, what, err)
 		}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-	default:
-		// Not an answer of the server: the connection failed.
+	case unreachable(err):
 		return fmt.Errorf("%w: postgres: %s%w", store.ErrUnavailable, what, err)
 	}
 	return fmt.Errorf("postgres: %s%w", what, err)
+}
+
+// unreachable tells the failures of the connection itself: no connection
+// could be made, the socket failed or timed out, the server hung up, or
+// the driver had closed the connection after such a failure.
+func unreachable(err error) bool {
+	var connect *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connect) || errors.As(err, &netErr) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, pgconn.ErrConnClosed) || pgconn.Timeout(err) || pgconn.SafeToRetry(err)
 }
 
 // queue adds a write to the pending batch.
