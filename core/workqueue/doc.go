@@ -47,9 +47,11 @@
 // another owner until its lease-until time, so the job of a dead worker
 // becomes available again when its lease expires, and a worker that
 // overran its lease loses its outcome to the next taker instead of
-// settling a job twice. Handlers running longer than the lease (Lease,
-// default 10 minutes) must then renew it; with one process nothing
-// expires while the process lives.
+// settling a job twice. While a handler runs on a shared store, its
+// lease is renewed every third of the lease (WithLease), so a handler
+// may run longer than the lease and a dead node's job is free a lease
+// after its last renewal; with one process nothing expires while the
+// process lives.
 //
 // # Storage
 //

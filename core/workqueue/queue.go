@@ -119,6 +119,9 @@ type Queue struct {
 	now         func() time.Time
 	shared      bool          // WithSharedStore
 	slots       chan struct{} // WithConcurrency; nil: no bound
+	// paused, set by tests, stops renewing leases: the process paused or
+	// cut off from the store, as another node sees a dead one.
+	paused atomic.Bool
 
 	owner string        // this queue value's lease owner
 	seq   atomic.Uint64 // lease sequence

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -560,6 +561,7 @@ func TestExpiredLeaseFreesTheJob(t *testing.T) {
 		<-release
 		return errors.New("too late to count")
 	}, workqueue.WithSharedStore(), workqueue.WithLease(lease))
+	workqueue.PauseRenewals(stuck) // as a paused or dead process renews nothing
 	enqueue(t, db, stuck, "k", "job")
 	stopStuck := run(t, stuck)
 	select {
@@ -612,6 +614,38 @@ func TestExpiredLeaseFreesTheJob(t *testing.T) {
 	}
 	if dead, _ := other.Dead(context.Background()); len(dead) != 0 {
 		t.Errorf("dead letters: %+v", dead)
+	}
+}
+
+// TestRunningJobKeepsItsLease: on a shared store a handler that runs for
+// several leases keeps its job, since its worker renews the lease, so a
+// second worker of the queue does not run it again meanwhile.
+func TestRunningJobKeepsItsLease(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	const lease = 150 * time.Millisecond
+	var runs atomic.Int32
+	handler := func(ctx context.Context, j *workqueue.Job) error {
+		runs.Add(1)
+		select {
+		case <-time.After(5 * lease):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	first := newQueue(t, db, handler, workqueue.WithSharedStore(), workqueue.WithLease(lease))
+	enqueue(t, db, first, "k", "long")
+	run(t, first)
+	eventually(t, "the first worker took the job", func() bool { return runs.Load() == 1 })
+	second := newQueue(t, db, handler, workqueue.WithSharedStore(), workqueue.WithLease(lease))
+	run(t, second)
+	eventually(t, "the job done", func() bool {
+		items, _ := first.Items(context.Background(), "k")
+		return len(items) == 0
+	})
+	if n := runs.Load(); n != 1 {
+		t.Fatalf("the job ran %d times, want once: its lease ran out while its handler ran", n)
 	}
 }
 

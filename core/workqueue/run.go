@@ -198,7 +198,7 @@ func (q *Queue) work(ctx context.Context, key string, wake chan struct{}) {
 			}
 			continue
 		}
-		herr := q.call(ctx, job)
+		herr := q.callKeepingLease(ctx, job)
 		for {
 			err := q.settle(ctx, job, herr)
 			if err == nil {
@@ -252,6 +252,73 @@ func (q *Queue) call(ctx context.Context, job *Job) (err error) {
 		}
 	}()
 	return q.handler(ctx, job)
+}
+
+// callKeepingLease is call that, when other nodes work the queue too,
+// renews the job's lease every third of it while the handler runs: a
+// handler may run for longer than the lease (a repack), and no other node
+// may take the job meanwhile, yet the job of a node that dies must be free
+// a lease after its last renewal rather than after the longest run any
+// handler might need. Should the lease be lost all the same (this node cut
+// off from the store past it), the handler's context is cancelled: its
+// outcome would be dropped anyway, and another taker runs the job.
+func (q *Queue) callKeepingLease(ctx context.Context, job *Job) error {
+	if !q.shared {
+		return q.call(ctx, job) // nothing expires while this process lives
+	}
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		t := time.NewTicker(max(q.lease/3, 10*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-hctx.Done():
+				return
+			case <-t.C:
+			}
+			if q.paused.Load() {
+				continue
+			}
+			held, err := q.renew(hctx, job)
+			switch {
+			case err != nil:
+				if hctx.Err() == nil {
+					q.log.Warn("workqueue: renewing a job's lease failed", zap.Int64("job", job.ID), zap.Error(err))
+				}
+			case !held:
+				q.log.Warn("workqueue: a running job's lease was lost; stopping its handler", zap.Int64("job", job.ID))
+				cancel()
+				return
+			}
+		}
+	}()
+	return q.call(hctx, job)
+}
+
+// renew extends job's lease by the queue's lease from now; false when the
+// lease is no longer the job's (another taker's, or the job removed).
+func (q *Queue) renew(ctx context.Context, job *Job) (bool, error) {
+	var held bool
+	err := q.db.Update(ctx, func(tx *store.Tx) error {
+		held = false
+		b, err := q.writeBuckets(tx)
+		if err != nil {
+			return err
+		}
+		it, err := get(b, job.ID)
+		if err != nil || it == nil || it.Lease != job.Lease {
+			return err
+		}
+		held = true
+		it.LeaseUntil = q.now().Add(q.lease)
+		return put(b, it)
+	})
+	return held, err
 }
 
 // sleep waits d, or a wake-up; false when ctx ends.

@@ -70,8 +70,11 @@ func NewHousekeeper(st *Storage, db *store.DB, cfg Config, log *zap.Logger) *Hou
 		hk.every = 50
 	}
 	// One repack at a time: a repack reads and writes a whole repository.
+	// A repack may take many minutes, but on nodes sharing a store the
+	// queue renews a running job's lease, so the lease can be short: the
+	// repack a dead leader had in hand runs again a minute later.
 	hk.queue = workqueue.New(db, housekeepingQueue, repackRetry, hk.repackJob, workqueue.WithLogger(hk.log),
-		workqueue.WithConcurrency(1), workqueue.WithMaxAttempts(repackAttempts))
+		workqueue.WithConcurrency(1), workqueue.WithMaxAttempts(repackAttempts), workqueue.WithLease(time.Minute))
 	return hk
 }
 
