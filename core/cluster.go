@@ -157,7 +157,13 @@ func (l *lifecycle) startShared(ctx context.Context, bus *events.Bus, c *cluster
 	c.loopStop, c.loopDone = stop, make(chan struct{})
 	go func() {
 		defer close(c.loopDone)
+		watching := make(chan struct{})
+		go func() {
+			defer close(watching)
+			c.watchCutOff(loopCtx)
+		}()
 		c.loop(loopCtx, l, bus)
+		<-watching
 	}()
 	c.log.Info("cluster: node started", zap.String("node", c.node), zap.Bool("leader", c.Leader()))
 	return nil
@@ -291,7 +297,30 @@ func (c *cluster) renewNode(ctx context.Context) error {
 	if err == nil && l == nil {
 		err = fmt.Errorf("cluster: another process holds this node's name %q", c.node)
 	}
+	if err == nil && c.nodeV.renewed(time.Now()) {
+		c.log.Info("cluster: this node renews its liveness lease again", zap.String("node", c.node))
+	}
 	return err
+}
+
+// watchCutOff looks, apart from the renewal loop (whose store calls may
+// hang while the store is unreachable), whether this node's liveness lease
+// is about to end unrenewed, and then tells the parts that do work outside
+// the store (Node.OnCutOff).
+func (c *cluster) watchCutOff(ctx context.Context) {
+	t := time.NewTicker(max(c.ttl/20, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if c.nodeV.checkCutOff(now) {
+				c.log.Warn("cluster: this node could not renew its liveness lease; stopping its work outside the store before other nodes take it over",
+					zap.String("node", c.node))
+			}
+		}
+	}
 }
 
 // stop ends this node's part: the leader's loops first, the lease given

@@ -164,3 +164,68 @@ func TestMain(m *testing.M) {
 	pgserver.StopShared()
 	os.Exit(code)
 }
+
+// A node that cannot renew its liveness lease (its database gone) tells
+// the parts registered with OnCutOff before the lease ends, so that work
+// it does outside the store stops before another node takes it over; once
+// it renews again, a later cut-off tells them again.
+func TestNodeCutOffFromTheStoreStopsItsWork(t *testing.T) {
+	srv := pgserver.Start(t, pgserver.Options{})
+	cfg := config.Default()
+	cfg.Listen, cfg.Data, cfg.Store, cfg.LeaseTTL = "", t.TempDir(), srv.NewDatabase(t), time.Second
+	var node *fennec.Node
+	app, err := fennec.New(fennec.WithConfig(cfg), fennec.WithLogger(zap.NewNop()), fennec.WithExtract(&node))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		_ = app.Stop(ctx)
+	})
+	var cutOffs atomic.Int32
+	var at atomic.Int64
+	node.OnCutOff(func() { at.Store(time.Now().UnixNano()); cutOffs.Add(1) })
+	waitFor := func(what string, within time.Duration, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(within)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within %v", what, within)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	time.Sleep(1500 * time.Millisecond) // renewals go on: no cut-off
+	if n := cutOffs.Load(); n != 0 {
+		t.Fatalf("%d cut-offs while the store answered", n)
+	}
+	stopped := time.Now()
+	srv.Stop()
+	waitFor("the cut-off", 5*time.Second, func() bool { return cutOffs.Load() == 1 })
+	// Told before the lease (renewed at most lease_ttl/5 before the stop)
+	// could have ended.
+	if told := time.Unix(0, at.Load()).Sub(stopped); told > time.Second {
+		t.Errorf("told %v after the database stopped, past the lease", told)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if n := cutOffs.Load(); n != 1 {
+		t.Fatalf("told %d times during one cut-off, want once", n)
+	}
+	srv.Restart(t)
+	// Renewing again, then cut off again: told again.
+	waitFor("renewals again", 20*time.Second, func() bool {
+		alive, err := node.Alive(context.Background(), "some-other-node")
+		return err == nil && !alive
+	})
+	time.Sleep(1500 * time.Millisecond)
+	if n := cutOffs.Load(); n != 1 {
+		t.Fatalf("%d cut-offs once the store answered again", n)
+	}
+	srv.Stop()
+	waitFor("the second cut-off", 5*time.Second, func() bool { return cutOffs.Load() == 2 })
+	srv.Restart(t)
+}

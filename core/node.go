@@ -3,6 +3,7 @@ package fennec
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,6 +29,56 @@ type Node struct {
 	// leaseTTL is how long its leases last unless renewed (cluster.go
 	// sets it before any loop starts).
 	leaseTTL time.Duration
+
+	// renewedAt is when this node last renewed its liveness lease (unix
+	// nanoseconds); cutOff is set while it has not for too long, and
+	// onCutOff are the parts to tell then (OnCutOff).
+	renewedAt atomic.Int64
+	cutOff    atomic.Bool
+	cutMu     sync.Mutex
+	onCutOff  []func()
+}
+
+// OnCutOff registers fn to run, in a goroutine of its own, when this node
+// (on a shared store) has not renewed its liveness lease for cutOffAfter
+// of lease_ttl: soon after, the other nodes take it for dead and take its
+// work over (a job on its executor is failed and may be retried
+// elsewhere), so work it does outside the store must stop now, while it
+// is still its own. fn runs again at each new cut-off, after
+// the node has renewed its lease in between.
+func (n *Node) OnCutOff(fn func()) {
+	n.cutMu.Lock()
+	defer n.cutMu.Unlock()
+	n.onCutOff = append(n.onCutOff, fn)
+}
+
+// renewed records a renewal of the liveness lease at now; true when it
+// ends a cut-off.
+func (n *Node) renewed(now time.Time) bool {
+	n.renewedAt.Store(now.UnixNano())
+	return n.cutOff.Swap(false)
+}
+
+// cutOffAfter is the part of lease_ttl after the last renewal at which a
+// node takes itself for cut off: late enough that a slow renewal on a
+// loaded machine is not one, early enough to stop work before the lease
+// ends (the leader looks for dead nodes every half lease after that).
+const cutOffAfter = 0.85
+
+// checkCutOff tells the OnCutOff parts, once per cut-off, when the last
+// renewal is cutOffAfter of a lease old at now; true when it did.
+func (n *Node) checkCutOff(now time.Time) bool {
+	last := n.renewedAt.Load()
+	if last == 0 || now.Sub(time.Unix(0, last)) < time.Duration(float64(n.LeaseTTL())*cutOffAfter) || n.cutOff.Swap(true) {
+		return false
+	}
+	n.cutMu.Lock()
+	fns := append([]func(){}, n.onCutOff...)
+	n.cutMu.Unlock()
+	for _, fn := range fns {
+		go fn()
+	}
+	return true
 }
 
 // Leader says whether this node runs the leader's part: always on a store

@@ -97,6 +97,25 @@ func (s *Service) stopRunning(jobID int64) {
 	rj.stop()
 }
 
+// stopAll stops every job this node's executors run (Node.OnCutOff): the
+// hard stop at once, as a quarter of a lease leaves no time for a graceful
+// one. Their outcome is the other nodes' to record: the leader fails them
+// once this node's liveness lease has ended.
+func (sc *scheduler) stopAll() {
+	sc.mu.Lock()
+	running := make([]*runningJob, 0, len(sc.running))
+	for _, rj := range sc.running {
+		running = append(running, rj)
+	}
+	sc.mu.Unlock()
+	if len(running) > 0 {
+		sc.s.log.Warn("this node is cut off from the store: stopping the jobs its executors run", zap.Int("jobs", len(running)))
+	}
+	for _, rj := range running {
+		rj.stop()
+	}
+}
+
 // recoverRunning fails the jobs a node that is gone left running on its
 // executor (a previous process of this node, or another node of a shared
 // store whose liveness lease ended): their executor went with it. Pending

@@ -294,6 +294,11 @@ func NewScheduler(d SchedulerDeps) *Scheduler {
 		// cannot hear: a live log's request waits a second at most, so
 		// the page sees another node's lines within about that.
 		s.traceWaits.limit = sharedTraceWait
+		// Cut off from the store, this node is about to be taken for
+		// dead: its executor jobs are failed then, and may be retried on
+		// another node. Stopping them first keeps a job from running on
+		// two nodes at once.
+		d.Node.OnCutOff(sc.stopAll)
 	}
 	s.decideWake = make(chan struct{}, 1)
 	s.stopWake = make(chan struct{}, 1)
