@@ -57,16 +57,16 @@ const mailConnections = 4
 func (s *Service) newQueue() *workqueue.Queue {
 	return workqueue.New(s.db, mailQueue, s.retry(), s.send,
 		workqueue.WithMaxAttempts(math.MaxInt), workqueue.WithLogger(s.log), workqueue.WithConcurrency(mailConnections),
-		workqueue.WithClock(func() time.Time { return s.now() }), workqueue.WithLease(mailLease(s.cfg.SMTPTimeout)))
+		workqueue.WithClock(func() time.Time { return s.now() }), workqueue.WithLease(mailLease))
 }
 
-// mailLease is how long a mail being sent is its sender's: a send is a
-// few SMTP exchanges each bounded by the timeout, and when a node dies
-// with mail in hand (several nodes on one store) another sends it once
-// the lease ends, rather than after the queue's default ten minutes.
-func mailLease(smtpTimeout time.Duration) time.Duration {
-	return max(time.Minute, 6*smtpTimeout)
-}
+// mailLease is how long a mail being sent is its sender's unless renewed:
+// when a node dies with mail in hand (several nodes on one store) another
+// sends it once the lease ends. Mail is queued by address, so the lease is
+// also how long a dead node holds up that address's later mail. The queue
+// renews the lease of a send in progress, so it need not cover a slow
+// server's longest exchange.
+const mailLease = 15 * time.Second
 
 // expandLoop turns pending notices into queued mail: at start (what a
 // crash or a stop left), whenever a commit stores a notice (Kick), and,

@@ -74,21 +74,19 @@ func NewService(d Deps) *Service {
 	s.clients = newHookClients(s.guard, s.cfg.Timeout)
 	s.queue = workqueue.New(d.DB, deliveriesQueue, s.retry(), s.deliver,
 		workqueue.WithMaxAttempts(s.cfg.MaxAttempts), workqueue.WithLogger(s.log),
-		workqueue.WithLease(deliveryLease(s.cfg.Timeout)),
+		workqueue.WithLease(deliveryLease),
 		workqueue.WithClock(func() time.Time { return s.now() }))
 	return s
 }
 
 var _ fennec.Runner = (*Service)(nil)
 
-// deliveryLease is how long a taken delivery stays the taker's. Deliveries
-// of one hook run in order, so on nodes sharing a store a delivery taken
-// by a node that died holds up its hook's line until the lease ends: the
-// queue's default (10 minutes) stalled every hook a killed node had been
-// delivering. A delivery is bounded by the hook timeout, and its store
-// reads and writes are short; one that overruns loses its outcome and is
-// sent again (deliveries are at least once).
-func deliveryLease(timeout time.Duration) time.Duration { return 3 * timeout }
+// deliveryLease is how long a taken delivery stays the taker's unless
+// renewed. Deliveries of one hook run in order, so on nodes sharing a store
+// a delivery taken by a node that died holds up its hook's line until the
+// lease ends. The queue renews the lease of a delivery in progress, so the
+// lease need not cover the hook timeout.
+const deliveryLease = 15 * time.Second
 
 // EveryNode: with several nodes on one store, every node works the
 // shared deliveries queue (core/workqueue leases each job to one of them).
