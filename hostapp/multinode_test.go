@@ -546,6 +546,11 @@ func TestMultiNodeKill(t *testing.T) {
 		verifyNodeReads(t, clients[n.index], n.index, projects, ledger)
 	}
 	verifyPushes(t, c, projects, pushers, ledger)
+	// The nodes' logs, once, whichever check fails first.
+	dumpLogs := sync.OnceFunc(c.dumpLogs)
+	if t.Failed() {
+		dumpLogs()
+	}
 	wanted := ledger.hookIdentities()
 	deadline := time.Now().Add(30 * time.Second)
 	missing := receiver.missing(wanted)
@@ -553,7 +558,7 @@ func TestMultiNodeKill(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if len(missing) > 0 {
-		c.dumpLogs()
+		dumpLogs()
 		kinds := map[string]int{}
 		for _, id := range missing {
 			kinds[strings.Fields(id)[0]]++
@@ -575,7 +580,7 @@ func TestMultiNodeKill(t *testing.T) {
 	}
 	mailDrained := time.Since(loadStopped)
 	if len(unsent) > 0 {
-		c.dumpLogs()
+		dumpLogs()
 		t.Errorf("%d of %d mails owed for acknowledged changes never reached the SMTP sink (%d mails received in all), e.g. %q",
 			len(unsent), len(owed), sink.total(), unsent[:min(5, len(unsent))])
 	}
