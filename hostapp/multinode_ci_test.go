@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -403,7 +404,11 @@ func ciNodesLogs(nodes []*server) string {
 // TestMultiNodeRunnerTakesJobsOfAnyNode: a real GitLab Runner registered
 // with one node takes, promptly and once each, the jobs of pipelines
 // created through another node (issue 32): the other node's "a job is
-// pending" signal must reach the node the runner long-polls.
+// pending" signal must reach the node the runner long-polls. Then the
+// other node, through which the running pipeline was made, is killed -9
+// while the runner works its jobs: a runner's job belongs to no node, so
+// the jobs run on and succeed, once each, and the node started again
+// hands the runner a new pipeline's jobs.
 func TestMultiNodeRunnerTakesJobsOfAnyNode(t *testing.T) {
 	t.Parallel()
 	runnerBin := ciNodesGitlabRunner(t)
@@ -418,9 +423,10 @@ func TestMultiNodeRunnerTakesJobsOfAnyNode(t *testing.T) {
 	env := []string{"FENNEC_ROOT_PASSWORD=password-123", "FENNEC_STORE=" + storeURL}
 	polled := startServerArgs(t, data, []string{"--config", cfg}, env...)
 	creator := startServerArgs(t, data, []string{"--config", cfg}, env...)
+	killedCreator := creator // its log, after its restart
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("logs:\n%s", ciNodesLogs([]*server{polled, creator}))
+			t.Logf("logs:\n%s", ciNodesLogs(slices.Compact([]*server{polled, killedCreator, creator})))
 		}
 	})
 	c := newCrashClient(creator, login(t, creator))
@@ -460,9 +466,11 @@ func TestMultiNodeRunnerTakesJobsOfAnyNode(t *testing.T) {
 		}
 	})
 
-	// Each job writes "start <job> <unix ns>" as its script begins.
+	// Each job writes "start <job> <unix ns>" as its script begins and
+	// "end <job> 0" as it ends, after $HOLD seconds (a pipeline's
+	// variable; none: at once).
 	markers := filepath.Join(t.TempDir(), "job-starts.log")
-	script := fmt.Sprintf("    - echo \"start $CI_JOB_ID $(date +%%s%%N)\" >> %s\n", markers)
+	script := fmt.Sprintf("    - echo \"start $CI_JOB_ID $(date +%%s%%N)\" >> %s\n    - sleep ${HOLD:-0}\n    - echo \"end $CI_JOB_ID 0\" >> %s\n", markers, markers)
 	var ci strings.Builder
 	for _, name := range []string{"one", "two"} {
 		fmt.Fprintf(&ci, "%s:\n  script:\n%s", name, script)
@@ -480,10 +488,12 @@ func TestMultiNodeRunnerTakesJobsOfAnyNode(t *testing.T) {
 		"branch": "master", "commit_message": "jobs for a runner",
 		"actions": []map[string]string{{"action": "create", "file_path": ".gitlab-ci.yml", "content": ci.String()}},
 	}, http.StatusCreated, &commit)
-	// waitAllFinal waits for want jobs, all finished.
+	// waitAllFinal waits for want jobs, all finished, listed through
+	// lister.
+	lister := c
 	waitAllFinal := func(want int) map[int64]ciNodesJob {
 		for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-			jobs := ciNodesJobs(t, c, project.ID)
+			jobs := ciNodesJobs(t, lister, project.ID)
 			open := 0
 			for _, j := range jobs {
 				if !ciNodesFinal(j.Status) {
@@ -494,7 +504,7 @@ func TestMultiNodeRunnerTakesJobsOfAnyNode(t *testing.T) {
 				return jobs
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("%d job(s) not finished after 90 s: %+v; logs:\n%s", open, jobs, ciNodesLogs([]*server{polled, creator}))
+				t.Fatalf("%d job(s) not finished after 90 s: %+v", open, jobs)
 			}
 		}
 	}
@@ -547,14 +557,92 @@ func TestMultiNodeRunnerTakesJobsOfAnyNode(t *testing.T) {
 	}
 	t.Logf("from a pipeline's creation to its first job's script on node 1's runner, the pipeline made through: %v", latencies)
 
-	jobs := waitAllFinal((pipelines + 1) * jobsPerPipeline)
-	starts := map[int64]int{}
+	// A pipeline made through node 2 whose jobs take a while; node 2 is
+	// killed -9 once the runner runs its first job.
+	before := map[int64]bool{}
 	for _, m := range ciNodesReadMarkers(t, markers) {
-		starts[m.job]++
+		before[m.job] = true
+	}
+	var held struct {
+		ID int64 `json:"id"`
+	}
+	c.mustJSON(t, http.MethodPost, fmt.Sprintf("/projects/%d/pipeline?ref=master", project.ID), map[string]any{
+		"ref": "master", "variables": []map[string]string{{"key": "HOLD", "value": "3"}},
+	}, http.StatusCreated, &held)
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		started := false
+		for _, m := range ciNodesReadMarkers(t, markers) {
+			started = started || m.kind == "start" && !before[m.job]
+		}
+		if started {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no job of pipeline %d started in 60 s", held.ID)
+		}
+	}
+	ledBy := creator.logs.find("cluster: this node leads") != nil && creator.logs.find("cluster: this node no longer leads") == nil
+	if err := creator.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-creator.done
+	killedAt := time.Now()
+	t.Logf("killed node 2 (leader: %v) while the runner ran pipeline %d's first job", ledBy, held.ID)
+	lister = leaderClient
+	waitAllFinal((pipelines + 2) * jobsPerPipeline)
+	t.Logf("pipeline %d's jobs all ended %v after node 2's kill", held.ID, time.Since(killedAt).Round(time.Millisecond))
+	var heldStatus struct {
+		Status string `json:"status"`
+	}
+	for deadline := time.Now().Add(30 * time.Second); heldStatus.Status != "success"; time.Sleep(100 * time.Millisecond) {
+		leaderClient.mustJSON(t, http.MethodGet, fmt.Sprintf("/projects/%d/pipelines/%d", project.ID, held.ID), nil, http.StatusOK, &heldStatus)
+		if time.Now().After(deadline) {
+			t.Fatalf("pipeline %d, its jobs ended, is %s 30 s later; want success", held.ID, heldStatus.Status)
+		}
+	}
+
+	// Node 2 started again: the runner takes the jobs of a pipeline made
+	// through it.
+	creator = startServerArgs(t, data, []string{"--config", cfg}, env...)
+	restarted := newCrashClient(creator, c.token)
+	defer restarted.close()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if status, _, _, err := restarted.do(http.MethodGet, "/version", nil); err == nil && status == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("node 2 does not answer 30 s after its restart")
+		}
+	}
+	restarted.mustJSON(t, http.MethodPost, fmt.Sprintf("/projects/%d/pipeline?ref=master", project.ID), nil, http.StatusCreated, &held)
+	jobs := waitAllFinal((pipelines + 3) * jobsPerPipeline)
+
+	// Every job succeeded, its script started and ended once.
+	// FENNEC_MULTINODE_LOSE_ONE=runner drops one start from the markers,
+	// as a job that never ran would: run once to see the check fail.
+	lose := multiNodeLoseOne("runner")
+	starts, ends := map[int64]int{}, map[int64]int{}
+	for _, m := range ciNodesReadMarkers(t, markers) {
+		switch {
+		case m.kind == "start" && lose:
+			lose = false
+		case m.kind == "start":
+			starts[m.job]++
+		case m.kind == "end":
+			ends[m.job]++
+		}
+	}
+	if want := (pipelines + 3) * jobsPerPipeline; len(jobs) != want {
+		t.Errorf("%d jobs, want %d", len(jobs), want)
 	}
 	for id, j := range jobs {
-		if j.Status != "success" || starts[id] != 1 {
-			t.Errorf("job %d (%s): %s, its script started %d time(s)", id, j.Name, j.Status, starts[id])
+		if j.Status != "success" || starts[id] != 1 || ends[id] != 1 {
+			t.Errorf("job %d (%s): %s, its script started %d and ended %d time(s)", id, j.Name, j.Status, starts[id], ends[id])
+		}
+	}
+	for id := range starts {
+		if _, ok := jobs[id]; !ok {
+			t.Errorf("a script ran as job %d, which the API does not list", id)
 		}
 	}
 }
