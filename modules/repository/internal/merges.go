@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -144,8 +145,17 @@ func (m *Merges) CanMerge(ctx context.Context, projectID int64, target, source s
 }
 
 // mergeAttempts bounds the retries of a merge whose branch moved between
-// reading it and moving it.
-const mergeAttempts = 5
+// reading it and moving it. Several merges into one branch at once (a
+// merge train's worth, from several nodes) each lose to the others and to
+// pushes: a few attempts per competitor.
+const mergeAttempts = 12
+
+// mergeBackoff is the pause before attempt n (from 1) of a merge that
+// lost its race: random, and growing, so that merges that lost together
+// do not race again in step.
+func mergeBackoff(n int) time.Duration {
+	return time.Duration(rand.Int64N(int64(n)*int64(5*time.Millisecond) + 1))
+}
 
 // Merge makes the merge commit of spec.Source into spec.Branch (two
 // parents: the branch's head, then the source) and moves the branch to it
@@ -215,6 +225,11 @@ func (m *Merges) Merge(ctx context.Context, info projects.ProjectInfo, spec Merg
 		}
 		if !errors.Is(err, ErrRefMoved) || attempt+1 == mergeAttempts {
 			return "", err
+		}
+		select {
+		case <-ctx.Done():
+			return "", err
+		case <-time.After(mergeBackoff(attempt + 1)):
 		}
 	}
 }
