@@ -40,11 +40,12 @@ type Node struct {
 }
 
 // OnCutOff registers fn to run, in a goroutine of its own, when this node
-// (on a shared store) has not renewed its liveness lease for cutOffAfter
-// of lease_ttl: soon after, the other nodes take it for dead and take its
-// work over (a job on its executor is failed and may be retried
-// elsewhere), so work it does outside the store must stop now, while it
-// is still its own. fn runs again at each new cut-off, after
+// (on a shared store) has not renewed its liveness lease within lease_ttl:
+// its lease has ended, the other nodes may take it for dead at any moment
+// and take its work over (the leader fails a job on its executor, and the
+// job may be retried elsewhere), so work it does outside the store must
+// stop at once. Not earlier: a renewal that is merely slow on a loaded
+// machine must not stop work the other nodes still take for alive. fn runs again at each new cut-off, after
 // the node has renewed its lease in between.
 func (n *Node) OnCutOff(fn func()) {
 	n.cutMu.Lock()
@@ -59,17 +60,11 @@ func (n *Node) renewed(now time.Time) bool {
 	return n.cutOff.Swap(false)
 }
 
-// cutOffAfter is the part of lease_ttl after the last renewal at which a
-// node takes itself for cut off: late enough that a slow renewal on a
-// loaded machine is not one, early enough to stop work before the lease
-// ends (the leader looks for dead nodes every half lease after that).
-const cutOffAfter = 0.85
-
 // checkCutOff tells the OnCutOff parts, once per cut-off, when the last
-// renewal is cutOffAfter of a lease old at now; true when it did.
+// renewal is a lease old at now; true when it did.
 func (n *Node) checkCutOff(now time.Time) bool {
 	last := n.renewedAt.Load()
-	if last == 0 || now.Sub(time.Unix(0, last)) < time.Duration(float64(n.LeaseTTL())*cutOffAfter) || n.cutOff.Swap(true) {
+	if last == 0 || now.Sub(time.Unix(0, last)) < n.LeaseTTL() || n.cutOff.Swap(true) {
 		return false
 	}
 	n.cutMu.Lock()

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -61,6 +62,9 @@ type runningJob struct {
 	slot cicd.Slot
 	ctx  context.Context
 	stop context.CancelFunc
+	// fenced: stopped because this node lost its liveness lease
+	// (stopAll), not because the job was canceled.
+	fenced atomic.Bool
 }
 
 // hashToken is how job tokens are stored.
@@ -98,9 +102,8 @@ func (s *Service) stopRunning(jobID int64) {
 }
 
 // stopAll stops every job this node's executors run (Node.OnCutOff): the
-// hard stop at once, as a quarter of a lease leaves no time for a graceful
-// one. Their outcome is the other nodes' to record: the leader fails them
-// once this node's liveness lease has ended.
+// hard stop at once, since the leader may fail them and another node run
+// their retries any moment now. They end failed, as a dead node's do.
 func (sc *scheduler) stopAll() {
 	sc.mu.Lock()
 	running := make([]*runningJob, 0, len(sc.running))
@@ -112,6 +115,7 @@ func (sc *scheduler) stopAll() {
 		sc.s.log.Warn("this node is cut off from the store: stopping the jobs its executors run", zap.Int("jobs", len(running)))
 	}
 	for _, rj := range running {
+		rj.fenced.Store(true)
 		rj.stop()
 	}
 }
@@ -444,6 +448,12 @@ func (sc *scheduler) run(ctx context.Context, j *Job, p *Pipeline, rj *runningJo
 	tw.close()
 	if ctx.Err() != nil {
 		return // the server is stopping: recoverRunning fails the job at the next start
+	}
+	if rj.fenced.Load() {
+		// Failed as the leader fails a dead node's jobs, if the store
+		// answers by now (if the leader did first, its word stands).
+		s.failSystem(j, "the node running the job lost its lease on the store")
+		return
 	}
 	if err != nil && rj.ctx.Err() != nil {
 		// Stopped by a cancel (the store says canceled already).
