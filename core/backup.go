@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -51,31 +52,115 @@ func isReservedName(p string) bool {
 	return p == manifestName || p == storeName || p == secretKeyName
 }
 
+// adminSocket serves the admin socket of one data directory. Nodes sharing
+// a data directory (a PostgreSQL store) would each take the socket over
+// from the last, and the socket of a node that died would answer nobody;
+// so one process at a time owns it, by an exclusive flock of
+// adminSocketLockName held while it runs (the kernel drops it with a
+// killed process), and the others try to take it over every second.
 type adminSocket struct {
+	path    string
+	lock    string
+	handler http.Handler
+	log     *zap.Logger
+
+	mu   sync.Mutex
 	srv  *http.Server
-	path string
+	held *os.File // the lock file, while this process owns the socket
+
+	stop chan struct{}
+	done chan struct{}
 }
 
+// adminSocketLockName is the file whose flock says which process owns the
+// admin socket.
+const adminSocketLockName = "fennec.sock.lock"
+
+// adminSocketRetry is how often a process that does not own the admin
+// socket looks whether its owner has gone.
+const adminSocketRetry = time.Second
+
 func startAdminSocket(dataDir string, log *zap.Logger, command, backup http.HandlerFunc) *adminSocket {
-	path := filepath.Join(dataDir, adminSocketName)
-	_ = os.Remove(path) // a stale socket from a crash; the store lock proves we own the dir
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		log.Warn("admin socket unavailable; online backup and admin commands disabled", zap.String("path", path), zap.Error(err))
-		return nil
-	}
-	_ = os.Chmod(path, 0o600)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /command/{name}", command)
 	mux.HandleFunc("GET /backup", backup)
-	s := &adminSocket{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, path: path}
-	go func() { _ = s.srv.Serve(ln) }()
+	s := &adminSocket{path: filepath.Join(dataDir, adminSocketName), lock: filepath.Join(dataDir, adminSocketLockName),
+		handler: mux, log: log, stop: make(chan struct{}), done: make(chan struct{})}
+	taken, err := s.take()
+	if err != nil {
+		log.Warn("admin socket unavailable; online backup and admin commands disabled", zap.String("path", s.path), zap.Error(err))
+		close(s.done)
+		return s
+	}
+	if taken {
+		close(s.done)
+		return s
+	}
+	log.Info("admin socket: another process on this data directory serves it; this one takes it over if that one stops",
+		zap.String("path", s.path))
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(adminSocketRetry)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+			}
+			if taken, err := s.take(); err != nil || taken {
+				if err != nil {
+					log.Warn("admin socket unavailable", zap.String("path", s.path), zap.Error(err))
+				} else {
+					log.Info("admin socket: taken over", zap.String("path", s.path))
+				}
+				return
+			}
+		}
+	}()
 	return s
 }
 
+// take takes the socket when no other process owns it: false, with no
+// error, while one does.
+func (s *adminSocket) take() (bool, error) {
+	f, err := os.OpenFile(s.lock, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return false, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return false, nil
+		}
+		return false, err
+	}
+	_ = os.Remove(s.path) // a stale socket of a process that died: the lock proves it gone
+	ln, err := net.Listen("unix", s.path)
+	if err != nil {
+		f.Close()
+		return false, err
+	}
+	_ = os.Chmod(s.path, 0o600)
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 5 * time.Second}
+	s.mu.Lock()
+	s.srv, s.held = srv, f
+	s.mu.Unlock()
+	go func() { _ = srv.Serve(ln) }()
+	return true, nil
+}
+
 func (s *adminSocket) close() {
+	close(s.stop)
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.srv == nil {
+		return
+	}
 	_ = s.srv.Close()
 	_ = os.Remove(s.path)
+	_ = s.held.Close() // and with it the flock: another process may take over
 }
 
 // openIdleStore opens the store of dataDir when no server holds it; it

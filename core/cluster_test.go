@@ -3,7 +3,9 @@ package fennec_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -228,4 +230,54 @@ func TestNodeCutOffFromTheStoreStopsItsWork(t *testing.T) {
 	srv.Stop()
 	waitFor("the second cut-off", 5*time.Second, func() bool { return cutOffs.Load() == 2 })
 	srv.Restart(t)
+}
+
+// Nodes sharing a data directory share its admin socket: the first node
+// serves it, a later one does not take it from it, and when the first
+// stops another takes it over within a second or two, so the socket
+// answers whichever nodes live.
+func TestAdminSocketMovesToALiveNode(t *testing.T) {
+	dsn := pgserver.Shared(t).NewDatabase(t)
+	data := t.TempDir()
+	start := func() *fennec.App {
+		cfg := config.Default()
+		cfg.Listen, cfg.Data, cfg.Store, cfg.LeaseTTL = "", data, dsn, time.Second
+		app, err := fennec.New(fennec.WithConfig(cfg), fennec.WithLogger(zap.NewNop()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := app.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return app
+	}
+	stop := func(app *fennec.App) {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		if err := app.Stop(ctx); err != nil {
+			t.Error(err)
+		}
+	}
+	answers := func() bool {
+		c, err := net.DialTimeout("unix", filepath.Join(data, "fennec.sock"), time.Second)
+		if err != nil {
+			return false
+		}
+		c.Close()
+		return true
+	}
+	a := start()
+	if !answers() {
+		t.Fatal("the first node's admin socket does not answer")
+	}
+	b := start()
+	defer stop(b)
+	stop(a)
+	deadline := time.Now().Add(5 * time.Second)
+	for !answers() {
+		if time.Now().After(deadline) {
+			t.Fatal("after the first node stopped, no node serves the admin socket")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
