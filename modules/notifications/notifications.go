@@ -27,7 +27,7 @@ func Module() fennec.Module {
 		fennec.ModuleConfig(SectionName, notification.DefaultConfig()),
 		fennec.Tables(internal.Tables()...),
 		fennec.Migrations(internal.Migrations()...),
-		fennec.Provide(internal.NewService, func(s *internal.Service) notification.Service { return s }),
+		fennec.Provide(internal.NewService, internal.NewMailSender, func(s *internal.Service) notification.Service { return s }),
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvidePages(internal.NewPages),
 		fennec.ProvideSubscribers(internal.Subscribers),

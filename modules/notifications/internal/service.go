@@ -38,7 +38,7 @@ type Service struct {
 
 	kick  chan struct{}
 	now   func() time.Time
-	mailq *workqueue.Queue // the mail queue (sender.go), built by Run
+	mailq *workqueue.Queue // the mail queue (sender.go), worked by MailSender
 }
 
 // Params are the service's dependencies.
@@ -60,9 +60,36 @@ type Params struct {
 
 // NewService builds the service.
 func NewService(p Params) *Service {
-	return &Service{db: p.DB, log: p.Log, server: p.URL, access: p.Access, teams: p.Teams, users: p.Users, emails: p.Emails, resets: p.Resets,
+	s := &Service{db: p.DB, log: p.Log, server: p.URL, access: p.Access, teams: p.Teams, users: p.Users, emails: p.Emails, resets: p.Resets,
 		collab: p.Collab, repos: p.Repos, cfg: p.Cfg, outbox: filepath.Join(p.Core.Data, "mail", "outbox"),
 		kick: make(chan struct{}, 1), now: time.Now}
+	s.mailq = s.newQueue()
+	return s
+}
+
+// MailSender works the mail queue. Apart from the Service, whose loop
+// turns notices into queued mail on one node, it runs on every node of
+// several sharing a store: the queue leases each mail to one of them, and
+// a node's death delays only the mail it had in hand.
+type MailSender struct{ s *Service }
+
+// NewMailSender builds the mail queue's worker.
+func NewMailSender(s *Service) *MailSender { return &MailSender{s: s} }
+
+var (
+	_ fennec.Runner    = (*MailSender)(nil)
+	_ fennec.EveryNode = (*MailSender)(nil)
+)
+
+// EveryNode implements fennec.EveryNode.
+func (*MailSender) EveryNode() {}
+
+// Run sends queued mail until ctx ends.
+func (m *MailSender) Run(ctx context.Context) error {
+	if err := m.s.mailq.Run(ctx); err != nil {
+		m.s.log.Error("notifications: the mail queue stopped", zap.Error(err))
+	}
+	return nil
 }
 
 // externalURL is how mails link to the server.
@@ -95,17 +122,6 @@ func (s *Service) Run(ctx context.Context) error {
 		s.log.Info("notifications: mail goes to the SMTP server", zap.String("smtp_address", s.cfg.SMTPAddress),
 			zap.String("smtp_tls", s.cfg.SMTPTLS))
 	}
-	// The queue is built here, before anything can enqueue: only the
-	// notices loop below (expand) does.
-	s.mailq = s.newQueue()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := s.mailq.Run(ctx); err != nil {
-			s.log.Error("notifications: the mail queue stopped", zap.Error(err))
-		}
-	}()
 	s.expandLoop(ctx)
-	<-done
 	return nil
 }
