@@ -74,7 +74,7 @@ func NewService(d Deps) *Service {
 	s.clients = newHookClients(s.guard, s.cfg.Timeout)
 	s.queue = workqueue.New(d.DB, deliveriesQueue, s.retry(), s.deliver,
 		workqueue.WithMaxAttempts(s.cfg.MaxAttempts), workqueue.WithLogger(s.log),
-		workqueue.WithLease(deliveryLease),
+		workqueue.WithLease(deliveryLease(s.cfg.Timeout)),
 		workqueue.WithClock(func() time.Time { return s.now() }))
 	return s
 }
@@ -85,8 +85,8 @@ var _ fennec.Runner = (*Service)(nil)
 // renewed. Deliveries of one hook run in order, so on nodes sharing a store
 // a delivery taken by a node that died holds up its hook's line until the
 // lease ends. The queue renews the lease of a delivery in progress, so the
-// lease need not cover the hook timeout.
-const deliveryLease = 15 * time.Second
+// lease need not cover the hook timeout: three timeouts, at most 15 s.
+func deliveryLease(timeout time.Duration) time.Duration { return min(3*timeout, 15*time.Second) }
 
 // EveryNode: with several nodes on one store, every node works the
 // shared deliveries queue (core/workqueue leases each job to one of them).
