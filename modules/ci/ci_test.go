@@ -280,6 +280,12 @@ finally:
 			t.Errorf("%s: %+v, want %s", name, jobs[name], st)
 		}
 	}
+	// GitLab names why a failed job failed, and only on failed jobs.
+	if jobs["broken"].FailureReason != "script_failure" || jobs["flaky"].FailureReason != "script_failure" ||
+		jobs["rescue"].FailureReason != "" {
+		t.Errorf("failure_reason: broken %q, flaky %q, rescue %q; want script_failure, script_failure and none",
+			jobs["broken"].FailureReason, jobs["flaky"].FailureReason, jobs["rescue"].FailureReason)
+	}
 	if tr := trace(t, c, p.ID, jobs["broken"].ID); !strings.Contains(tr, "before") || !strings.Contains(tr, "cleaning up") {
 		t.Errorf("broken's trace lacks its script or after_script:\n%s", tr)
 	}

@@ -63,6 +63,9 @@ type JobView struct {
 	Commit        CommitView         `json:"commit"`
 	Runner        *RunnerView        `json:"runner"`
 	Pipeline      *PipelineRef       `json:"pipeline,omitempty"`
+	// FailureReason is why a failed job failed (script_failure,
+	// runner_system_failure, ...), as GitLab shows it on failed jobs only.
+	FailureReason string `json:"failure_reason,omitempty"`
 }
 
 // DeployableView is a deployment's job: the spec's "Job without
@@ -129,6 +132,9 @@ func (s *Service) jobView(ctx context.Context, j cicd.Job, withPipeline bool) Jo
 	}
 	if withPipeline && j.PipelineStatus != "" {
 		v.Pipeline = &PipelineRef{ID: int64(j.PipelineID), ProjectID: j.ProjectID, SHA: j.SHA, Ref: j.Ref, Status: j.PipelineStatus}
+	}
+	if j.Status == StatusFailed {
+		v.FailureReason = j.FailureReason
 	}
 	return v
 }
