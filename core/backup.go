@@ -68,8 +68,9 @@ type adminSocket struct {
 	srv  *http.Server
 	held *os.File // the lock file, while this process owns the socket
 
-	stop chan struct{}
-	done chan struct{}
+	stop      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
 }
 
 // adminSocketLockName is the file whose flock says which process owns the
@@ -150,8 +151,9 @@ func (s *adminSocket) take() (bool, error) {
 	return true, nil
 }
 
+// close gives the socket up (an app stopped twice closes it once).
 func (s *adminSocket) close() {
-	close(s.stop)
+	s.closeOnce.Do(func() { close(s.stop) })
 	<-s.done
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -161,6 +163,7 @@ func (s *adminSocket) close() {
 	_ = s.srv.Close()
 	_ = os.Remove(s.path)
 	_ = s.held.Close() // and with it the flock: another process may take over
+	s.srv, s.held = nil, nil
 }
 
 // openIdleStore opens the store of dataDir when no server holds it; it
