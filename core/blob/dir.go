@@ -79,6 +79,16 @@ func (d *Dir) write(ctx context.Context, key string, r io.Reader, exclusive bool
 	}
 	defer root.Close()
 	dir := path.Dir(key)
+	made := missingDirs(root, dir)
+	defer func() {
+		if err != nil {
+			// A failed write leaves no directory it made (an upload's
+			// own directory): deepest first, each only when empty.
+			for _, d := range made {
+				_ = root.Remove(d)
+			}
+		}
+	}()
 	if err := root.MkdirAll(dir, 0o700); err != nil {
 		return 0, fmt.Errorf("blob: %s: %w", key, err)
 	}
@@ -307,6 +317,19 @@ func (d *Dir) List(ctx context.Context, prefix string) ([]Entry, error) {
 		return nil, fmt.Errorf("blob: list %s: %w", prefix, err)
 	}
 	return out, nil
+}
+
+// missingDirs are dir and those of its parents that do not exist yet,
+// deepest first.
+func missingDirs(root *os.Root, dir string) []string {
+	var out []string
+	for d := dir; d != "."; d = path.Dir(d) {
+		if _, err := root.Lstat(d); err == nil {
+			break
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 // syncDir makes a directory's entries (a rename, a new or removed name)

@@ -3,10 +3,13 @@ package blobtest_test
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/fennec-forge/fennec/core/blob"
 	"github.com/fennec-forge/fennec/core/blob/blobtest"
@@ -125,5 +128,29 @@ func TestDirStaysInside(t *testing.T) {
 	}
 	if list, err := s.List(ctx, "link"); err != nil || len(list) != 0 {
 		t.Fatalf("list through a link: %v %v", list, err)
+	}
+}
+
+// TestDirFailedPutLeavesNoDirectory: the directories a failed put made go
+// with it (an upload's own directory); those that were there stay.
+func TestDirFailedPutLeavesNoDirectory(t *testing.T) {
+	dir := t.TempDir()
+	s := blob.NewDir(dir)
+	ctx := context.Background()
+	if _, err := s.Put(ctx, "uploads/1/old/a", strings.NewReader("a")); err != nil {
+		t.Fatal(err)
+	}
+	failing := io.MultiReader(strings.NewReader("part"), iotest.ErrReader(errors.New("cut")))
+	if _, err := s.Put(ctx, "uploads/1/new/deeper/b", failing); err == nil {
+		t.Fatal("a put from a failing reader succeeded")
+	}
+	var left []string
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		rel, _ := filepath.Rel(dir, p)
+		left = append(left, filepath.ToSlash(rel))
+		return err
+	})
+	if want := []string{".", "uploads", "uploads/1", "uploads/1/old", "uploads/1/old/a"}; !slices.Equal(left, want) {
+		t.Fatalf("left %v, want %v", left, want)
 	}
 }
