@@ -38,13 +38,20 @@ type Dir struct {
 	locks [64]sync.Mutex
 }
 
-// NewDir returns the Store on root, which must exist when it is used.
+// NewDir returns the Store on root (made when first used).
 func NewDir(root string) *Dir {
 	return &Dir{root: root, seed: maphash.MakeSeed()}
 }
 
 func (d *Dir) open() (*os.Root, error) {
 	r, err := os.OpenRoot(d.root)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Made on first use, as the files under it were before the seam.
+		if err := os.MkdirAll(d.root, 0o700); err != nil {
+			return nil, fmt.Errorf("blob: %w", err)
+		}
+		r, err = os.OpenRoot(d.root)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("blob: %w", err)
 	}

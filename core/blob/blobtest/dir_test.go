@@ -47,6 +47,21 @@ func TestUnderRefusesOtherKeys(t *testing.T) {
 	}
 }
 
+// TestDirMakesItsRoot: a data directory not made yet is made on first use.
+func TestDirMakesItsRoot(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "data")
+	s := blob.NewDir(root)
+	if list, err := s.List(context.Background(), "x"); err != nil || len(list) != 0 {
+		t.Fatalf("list: %v %v", list, err)
+	}
+	if _, err := s.Put(context.Background(), "x/y", strings.NewReader("z")); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "x", "y")); err != nil || string(b) != "z" {
+		t.Fatalf("%q %v", b, err)
+	}
+}
+
 // TestDirKeysArePaths: a key is the file at that path, so a data directory
 // written before the seam reads as it is.
 func TestDirKeysArePaths(t *testing.T) {
