@@ -20,6 +20,7 @@ import (
 
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/blob"
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/events"
 	flog "github.com/fennec-forge/fennec/core/log"
@@ -182,6 +183,7 @@ func (app *App) options(opts []Option) ([]fx.Option, error) {
 			// The key that seals secrets the store keeps (core/sealed),
 			// from <data>/secret.key, never from the store itself.
 			func() (*sealed.Box, error) { return sealed.Open(s.cfg.Data) },
+			func() blob.Store { return newBlobs(s.cfg.Data, s.modules) },
 		),
 		fx.Invoke(prepareStore),
 		pluginOptions(s),

@@ -53,15 +53,18 @@ var coreImports = map[string][]string{
 	"core/api":        {"core/auth", "core/log", "core/config", "core/store", "core/isotime"},
 	"core/auth":       nil,
 	"core/backoff":    nil, // the one retry policy, a leaf every retrying loop uses
-	"core/config":     nil,
-	"core/events":     {"core/store", "core/backoff"},
-	"core/executors":  {"core", "core/api", "core/config", "core/plugin", "sdk/executor", "sdk/executor/...", "sdk/plugin"}, // the executor kind's host side, beside the kind-agnostic host
-	"core/log":        nil,
-	"core/isotime":    nil,
-	"core/netguard":   nil,
-	"core/plugin":     {"core/config", "core/backoff", "sdk/plugin", "sdk/plugin/..."}, // the base, never a kind
-	"core/sealed":     nil,
-	"core/store":      nil,
+	"core/blob":       nil, // the files seam (traces, artifacts, uploads, host keys)
+	// The blob seam's contract, run on every implementation.
+	"core/blob/blobtest": {"core/blob"},
+	"core/config":        nil,
+	"core/events":        {"core/store", "core/backoff"},
+	"core/executors":     {"core", "core/api", "core/config", "core/plugin", "sdk/executor", "sdk/executor/...", "sdk/plugin"}, // the executor kind's host side, beside the kind-agnostic host
+	"core/log":           nil,
+	"core/isotime":       nil,
+	"core/netguard":      nil,
+	"core/plugin":        {"core/config", "core/backoff", "sdk/plugin", "sdk/plugin/..."}, // the base, never a kind
+	"core/sealed":        nil,
+	"core/store":         nil,
 	// The store's PostgreSQL engine and the contract every engine passes.
 	"core/store/postgres":  {"core/store"},
 	"core/store/storetest": {"core/store"},

@@ -31,5 +31,6 @@ func Module() fennec.Module {
 		fennec.ProvideRoutes(internal.NewRoutes),
 		fennec.ProvidePages(internal.NewPages),
 		fennec.ProvideSubscribers(internal.Subscribers),
+		fennec.ProvideBackupParticipants(internal.BackupParticipants, internal.BackupSpec),
 	)
 }

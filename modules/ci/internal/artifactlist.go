@@ -9,10 +9,10 @@ import (
 	"archive/zip"
 	"context"
 	"errors"
-	"os"
 	"slices"
 	"strings"
 
+	"github.com/fennec-forge/fennec/core/blob"
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
@@ -42,14 +42,18 @@ func (s *Service) ArtifactDir(ctx context.Context, project string, id cicd.JobID
 	if j.Artifacts == nil {
 		return nil, cicd.ErrNoArtifacts
 	}
-	zr, err := zip.OpenReader(s.artifactsPath(j.ID))
-	if errors.Is(err, os.ErrNotExist) {
+	f, err := s.blobs.Open(ctx, artifactsKey(j.ID))
+	if errors.Is(err, blob.ErrNotFound) {
 		return nil, cicd.ErrNoArtifacts
 	}
 	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := zip.NewReader(f, f.Size())
+	if err != nil {
 		return nil, cicd.ErrArtifactFileNotFound // not a zip: nothing to list
 	}
-	defer zr.Close()
 	prefix := ""
 	if dir != "" {
 		prefix = dir + "/"

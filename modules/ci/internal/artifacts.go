@@ -15,35 +15,29 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fennec-forge/fennec/core/blob"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
 
-// openFile opens the file at path as it is now: a trace that grows while
+// openFile opens the blob at key as it is now: a trace that grows while
 // it is read is read up to here (the next read sees the rest). A missing
-// file is notFound.
-func openFile(path, name string, notFound error) (cicd.File, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
+// blob is notFound.
+func (s *Service) openFile(ctx context.Context, key, name string, notFound error) (cicd.File, error) {
+	o, err := s.blobs.Open(ctx, key)
+	if errors.Is(err, blob.ErrNotFound) {
 		return cicd.File{}, notFound
 	}
 	if err != nil {
 		return cicd.File{}, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return cicd.File{}, err
-	}
-	size := st.Size()
-	return cicd.File{Name: name, Size: size, Content: readCloser{io.LimitReader(f, size), f.Close}}, nil
+	return cicd.File{Name: name, Size: o.Size(), Content: readCloser{o, o.Close}}, nil
 }
 
 // readCloser reads from a reader and closes what it was read from.
@@ -63,7 +57,7 @@ func (s *Service) Trace(ctx context.Context, project string, id cicd.JobID) (cic
 	if j.ErasedAt != nil {
 		return cicd.File{}, cicd.ErrNoTrace
 	}
-	return openFile(s.tracePath(j.ID), strconv.FormatInt(j.ID, 10)+".log", cicd.ErrNoTrace)
+	return s.openFile(ctx, traceKey(j.ID), strconv.FormatInt(j.ID, 10)+".log", cicd.ErrNoTrace)
 }
 
 // Artifacts implements cicd.Service.
@@ -72,15 +66,15 @@ func (s *Service) Artifacts(ctx context.Context, project string, id cicd.JobID) 
 	if err != nil {
 		return cicd.File{}, err
 	}
-	return s.archive(j)
+	return s.archive(ctx, j)
 }
 
 // archive opens j's artifacts archive.
-func (s *Service) archive(j *Job) (cicd.File, error) {
+func (s *Service) archive(ctx context.Context, j *Job) (cicd.File, error) {
 	if j.Artifacts == nil {
 		return cicd.File{}, cicd.ErrNoArtifacts
 	}
-	return openFile(s.artifactsPath(j.ID), j.Artifacts.Filename, cicd.ErrNoArtifacts)
+	return s.openFile(ctx, artifactsKey(j.ID), j.Artifacts.Filename, cicd.ErrNoArtifacts)
 }
 
 // LatestArtifacts implements cicd.Service.
@@ -89,7 +83,7 @@ func (s *Service) LatestArtifacts(ctx context.Context, project, ref, job string)
 	if err != nil {
 		return cicd.File{}, err
 	}
-	return s.archive(j)
+	return s.archive(ctx, j)
 }
 
 // latestJob is the newest successful job of a name on a ref of project,
@@ -132,7 +126,7 @@ func (s *Service) ArtifactFile(ctx context.Context, project string, id cicd.JobI
 	if err != nil {
 		return cicd.File{}, err
 	}
-	return s.archiveEntry(j, name)
+	return s.archiveEntry(ctx, j, name)
 }
 
 // LatestArtifactFile implements cicd.Service.
@@ -141,7 +135,7 @@ func (s *Service) LatestArtifactFile(ctx context.Context, project, ref, job, nam
 	if err != nil {
 		return cicd.File{}, err
 	}
-	return s.archiveEntry(j, name)
+	return s.archiveEntry(ctx, j, name)
 }
 
 // archiveEntry opens the regular file named name in j's archive:
@@ -149,26 +143,21 @@ func (s *Service) LatestArtifactFile(ctx context.Context, project, ref, job, nam
 // ErrArtifactFileNotFound when the archive has no such file (a directory
 // is none), ErrInvalidArtifactPath for a name that is not UTF-8 or holds
 // a NUL. Its name is the entry's base name.
-func (s *Service) archiveEntry(j *Job, name string) (cicd.File, error) {
+func (s *Service) archiveEntry(ctx context.Context, j *Job, name string) (cicd.File, error) {
 	if name == "" || !utf8.ValidString(name) || strings.ContainsRune(name, 0) {
 		return cicd.File{}, cicd.ErrInvalidArtifactPath
 	}
 	if j.Artifacts == nil {
 		return cicd.File{}, cicd.ErrNoArtifacts
 	}
-	f, err := os.Open(s.artifactsPath(j.ID))
-	if errors.Is(err, os.ErrNotExist) {
+	f, err := s.blobs.Open(ctx, artifactsKey(j.ID))
+	if errors.Is(err, blob.ErrNotFound) {
 		return cicd.File{}, cicd.ErrNoArtifacts // removed since the row was read
 	}
 	if err != nil {
 		return cicd.File{}, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return cicd.File{}, err
-	}
-	zr, err := zip.NewReader(f, st.Size())
+	zr, err := zip.NewReader(f, f.Size())
 	if err != nil {
 		// Not a zip (a runner may upload another format): no entries.
 		f.Close()

@@ -264,7 +264,7 @@ func (s *Service) dependencyArchive(ctx context.Context, token string, id int64)
 	if err != nil {
 		return cicd.File{}, err
 	}
-	return s.archive(j)
+	return s.archive(ctx, j)
 }
 
 // jobTimeout is the job's own `timeout` when it sets one within the

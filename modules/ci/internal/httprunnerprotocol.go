@@ -476,7 +476,7 @@ func (s *Service) handleUploadArtifacts(w http.ResponseWriter, r *http.Request) 
 		// of later GitLab versions are accepted, not kept.
 		defer archive.Discard()
 		if keptReport(artifactType) {
-			if err := s.storeReportUpload(j.ID, artifactType, archive); err != nil {
+			if err := s.storeReportUpload(ctx, j.ID, artifactType, archive); err != nil {
 				s.http.api.WriteError(w, api.BadRequest(err.Error()))
 				return
 			}

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 
@@ -248,9 +247,10 @@ func (s *Service) EraseJob(ctx context.Context, project string, id cicd.JobID) (
 		id := j.ID
 		tx.OnCommit(func() {
 			go func() {
-				_ = os.Remove(s.artifactsPath(id))
-				_ = os.Remove(s.tracePath(id))
-				s.removeReports(id)
+				ctx := context.Background()
+				_ = s.blobs.Delete(ctx, artifactsKey(id))
+				_ = s.blobs.Delete(ctx, traceKey(id))
+				s.removeReports(ctx, id)
 			}()
 		})
 		return j, nil

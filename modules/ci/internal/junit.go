@@ -182,7 +182,7 @@ func (s *Service) TestReport(ctx context.Context, project string, id cicd.Pipeli
 	suites := map[string]int{}
 	left := maxTestCases
 	for _, j := range list {
-		members, err := readReport(s.reportPath(j.ID, reportJUnit), s.cfg.MaxArtifactsBytes)
+		members, err := s.readReport(ctx, reportKey(j.ID, reportJUnit), s.cfg.MaxArtifactsBytes)
 		if err != nil || members == nil {
 			continue
 		}

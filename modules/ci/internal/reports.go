@@ -18,12 +18,12 @@ import (
 	"io"
 	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fennec-forge/fennec/core/blob"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
 )
@@ -55,9 +55,9 @@ var (
 // keptReport says whether Fennec collects a report type.
 func keptReport(kind string) bool { return kind == reportJUnit || kind == reportDotenv }
 
-// reportPath is where a job's report of a type is kept.
-func (s *Service) reportPath(jobID int64, kind string) string {
-	return filepath.Join(s.dir, "reports", shard(jobID), strconv.FormatInt(jobID, 10)+"."+kind+".gz")
+// reportKey is the blob a job's report of a type is kept in.
+func reportKey(jobID int64, kind string) string {
+	return "ci/reports/" + shard(jobID) + "/" + strconv.FormatInt(jobID, 10) + "." + kind + ".gz"
 }
 
 // reportLimit is the most a report of a type may hold, inflated.
@@ -114,9 +114,9 @@ func parseDotenv(data []byte) ([]dotenvVariable, error) {
 
 // readReport inflates a stored report's members, at most limit bytes in
 // all: nil when the job has none.
-func readReport(file string, limit int64) ([][]byte, error) {
-	f, err := os.Open(file)
-	if errors.Is(err, os.ErrNotExist) {
+func (s *Service) readReport(ctx context.Context, key string, limit int64) ([][]byte, error) {
+	f, err := s.blobs.Open(ctx, key)
+	if errors.Is(err, blob.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
@@ -162,36 +162,22 @@ func inflateMembers(r io.Reader, limit int64) ([][]byte, error) {
 	}
 }
 
-// writeReport keeps members as a job's report of a type (through a
-// temporary file: a reader never sees half of one).
-func (s *Service) writeReport(jobID int64, kind string, members [][]byte) error {
-	dst := s.reportPath(jobID, kind)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Join(s.dir, "tmp"), "report-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
+// writeReport keeps members as a job's report of a type (one Put: a
+// reader never sees half of one). The members are bounded by the type's
+// limit, so the compressed form is built in memory.
+func (s *Service) writeReport(ctx context.Context, jobID int64, kind string, members [][]byte) error {
+	var buf bytes.Buffer
 	for _, m := range members {
-		zw := gzip.NewWriter(tmp)
-		if _, err = zw.Write(m); err == nil {
-			err = zw.Close()
+		zw := gzip.NewWriter(&buf)
+		if _, err := zw.Write(m); err != nil {
+			return err
 		}
-		if err != nil {
-			tmp.Close()
+		if err := zw.Close(); err != nil {
 			return err
 		}
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), dst)
+	_, err := s.blobs.Put(ctx, reportKey(jobID, kind), &buf)
+	return err
 }
 
 // checkReport validates a report before it is kept: a dotenv report that
@@ -211,12 +197,16 @@ func checkReport(kind string, members [][]byte) error {
 // their paths) and keeps them as reports. An entry matches a report's
 // path as a glob of GitLab's artifacts:paths (path.Match, or a directory
 // prefix). The first error is a report GitLab would refuse.
-func (s *Service) collectReports(jobID int64, reports map[string][]string) error {
-	zr, err := zip.OpenReader(s.artifactsPath(jobID))
+func (s *Service) collectReports(ctx context.Context, jobID int64, reports map[string][]string) error {
+	f, err := s.blobs.Open(ctx, artifactsKey(jobID))
 	if err != nil {
 		return nil // no archive: no report files
 	}
-	defer zr.Close()
+	defer f.Close()
+	zr, err := zip.NewReader(f, f.Size())
+	if err != nil {
+		return nil // not a zip: no report files
+	}
 	for kind, patterns := range reports {
 		if !keptReport(kind) {
 			continue
@@ -255,7 +245,7 @@ func (s *Service) collectReports(jobID int64, reports map[string][]string) error
 		if err := checkReport(kind, members); err != nil {
 			return err
 		}
-		if err := s.writeReport(jobID, kind, members); err != nil {
+		if err := s.writeReport(ctx, jobID, kind, members); err != nil {
 			return err
 		}
 	}
@@ -321,7 +311,7 @@ func (s *Service) dotenvVariables(ctx context.Context, j *Job, spec *pipeline.Jo
 	}
 	var out []pipeline.Variable
 	for _, id := range from {
-		members, err := readReport(s.reportPath(id, reportDotenv), maxDotenvBytes)
+		members, err := s.readReport(ctx, reportKey(id, reportDotenv), maxDotenvBytes)
 		if err != nil || members == nil {
 			continue // none, or refused when it was stored
 		}
@@ -359,7 +349,7 @@ func runnerReports(a *pipeline.Artifacts) []runnerArtifacts {
 // storeReportUpload keeps a report a runner uploaded (gzip members),
 // inflated within the type's bound: an error is the message of GitLab's
 // 400 answer.
-func (s *Service) storeReportUpload(jobID int64, kind string, u *upload) error {
+func (s *Service) storeReportUpload(ctx context.Context, jobID int64, kind string, u *upload) error {
 	f, err := os.Open(u.path)
 	if err != nil {
 		return err
@@ -375,14 +365,14 @@ func (s *Service) storeReportUpload(jobID int64, kind string, u *upload) error {
 	if err := checkReport(kind, members); err != nil {
 		return err
 	}
-	return s.writeReport(jobID, kind, members)
+	return s.writeReport(ctx, jobID, kind, members)
 }
 
 // removeReports removes a job's reports (erased, or expired with its
 // archive).
-func (s *Service) removeReports(jobID int64) {
+func (s *Service) removeReports(ctx context.Context, jobID int64) {
 	for _, kind := range []string{reportJUnit, reportDotenv} {
-		_ = os.Remove(s.reportPath(jobID, kind))
+		_ = s.blobs.Delete(ctx, reportKey(jobID, kind))
 	}
 }
 

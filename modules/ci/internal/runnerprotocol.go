@@ -9,6 +9,7 @@ package internal
 // decodes the runners' requests, calls these and answers GitLab's way.
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/subtle"
@@ -26,6 +27,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fennec-forge/fennec/core/auth"
+	"github.com/fennec-forge/fennec/core/blob"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
 	"github.com/fennec-forge/fennec/modules/ci/internal/pipeline"
@@ -214,7 +216,7 @@ func (s *Service) appendRunnerTrace(ctx context.Context, j *Job, start int64, bo
 		return traceAppended{}, err
 	}
 	unlock := s.traceLock(j.ID)
-	size, tooLarge, err := s.appendTrace(j.ID, start, body)
+	size, tooLarge, err := s.appendTrace(ctx, j.ID, start, body)
 	unlock()
 	out := traceAppended{Size: size, Status: jobStatusForRunner(j)}
 	if err != nil {
@@ -277,7 +279,7 @@ func (s *Service) reportJob(ctx context.Context, j *Job, in jobReport) (string, 
 	if in.State == StatusRunning {
 		return StatusRunning, nil
 	}
-	if !s.traceMatches(j.ID, in.Checksum, in.Bytesize) {
+	if !s.traceMatches(ctx, j.ID, in.Checksum, in.Bytesize) {
 		return "", errTraceMismatch
 	}
 	reason := ""
@@ -292,7 +294,7 @@ func (s *Service) reportJob(ctx context.Context, j *Job, in jobReport) (string, 
 	var spec pipeline.Job
 	var coverage *float64
 	if json.Unmarshal(j.Spec, &spec) == nil && spec.Coverage != "" {
-		coverage = s.coverageOf(j.ID, spec.Coverage)
+		coverage = s.coverageOf(ctx, j.ID, spec.Coverage)
 	}
 	state := in.State
 	if state == StatusSuccess && spec.Release != nil {
@@ -327,20 +329,19 @@ type upload struct {
 	size     int64
 }
 
-// receiveArchive copies an archive named name from r into a temporary
-// file, synced: errArtifactsTooLarge past MaxArtifactsBytes,
-// errUploadCutShort when r fails.
+// receiveArchive copies an archive named name from r into a local
+// temporary file (the form's fields, which may follow the file, say
+// whether it is the archive or a report): errArtifactsTooLarge past
+// MaxArtifactsBytes, errUploadCutShort when r fails. It is no blob: it
+// lives as long as the request.
 func (s *Service) receiveArchive(name string, r io.Reader) (*upload, error) {
 	max := s.cfg.MaxArtifactsBytes
-	tmp, err := os.CreateTemp(filepath.Join(s.dir, "tmp"), "upload-*")
+	tmp, err := os.CreateTemp("", "fennec-upload-*")
 	if err != nil {
 		return nil, err
 	}
 	u := &upload{path: tmp.Name(), filename: archiveName(name)}
 	u.size, err = io.Copy(tmp, io.LimitReader(r, max+1))
-	if err == nil {
-		err = tmp.Sync()
-	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -383,18 +384,21 @@ func (s *Service) artifactsExpiry(expireIn string) (*time.Time, error) {
 // the job as it is now; a *jobNotRunningError when the job stopped running
 // meanwhile (the archive is dropped).
 func (s *Service) storeUpload(ctx context.Context, j *Job, u *upload, expireAt *time.Time) (cicd.Job, error) {
-	dst := s.artifactsPath(j.ID)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
+	key := artifactsKey(j.ID)
+	// The blob first: a row never names an archive that is not there.
+	f, err := os.Open(u.path)
+	if err != nil {
 		return cicd.Job{}, err
 	}
-	// The file first: a row never names an archive that is not there.
-	if err := os.Rename(u.path, dst); err != nil {
+	_, err = s.blobs.Put(ctx, key, f)
+	f.Close()
+	if err != nil {
 		return cicd.Job{}, err
 	}
-	u.path = ""
+	u.Discard()
 	var saved *Job
 	var p *Pipeline
-	err := s.db.Update(ctx, func(tx *store.Tx) error {
+	err = s.db.Update(ctx, func(tx *store.Tx) error {
 		cur, err := jobs.Get(tx, j.ID)
 		if err != nil {
 			return err
@@ -411,7 +415,7 @@ func (s *Service) storeUpload(ctx context.Context, j *Job, u *upload, expireAt *
 		return err
 	})
 	if errors.Is(err, errJobNotRunning) {
-		_ = os.Remove(dst)
+		_ = s.blobs.Delete(context.WithoutCancel(ctx), key)
 		return cicd.Job{}, notRunning(j)
 	}
 	if err != nil {
@@ -724,59 +728,71 @@ const runnerTraceSlack = 64 << 10
 // runner resending all after a checksum mismatch), the current length
 // appends, anything else is a gap. It returns the trace's length, and
 // whether the body went past the trace limit, MaxTraceBytes and the
-// runner's slack (the rest is dropped).
-func (s *Service) appendTrace(jobID int64, start int64, body io.Reader) (int64, bool, error) {
-	path := s.tracePath(jobID)
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
-		return 0, false, err
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o640)
+// runner's slack (the rest is dropped). The body goes to the blob in
+// pieces of at most traceAppendChunk, each durable when written.
+func (s *Service) appendTrace(ctx context.Context, jobID int64, start int64, body io.Reader) (int64, bool, error) {
+	key := traceKey(jobID)
+	size, err := blob.SizeOf(ctx, s.blobs, key)
 	if err != nil {
 		return 0, false, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0, false, err
-	}
-	size := st.Size()
+	rewrite := false
 	switch {
 	case start == size:
 	case start == 0:
-		if err := f.Truncate(0); err != nil {
-			return 0, false, err
-		}
-		size = 0
+		rewrite = true
 	default:
 		return size, false, errTraceGap
 	}
-	if _, err := f.Seek(size, io.SeekStart); err != nil {
-		return 0, false, err
-	}
-	room := s.cfg.MaxTraceBytes + runnerTraceSlack - size
-	n, err := io.Copy(f, io.LimitReader(body, room))
-	size += n
-	if n > 0 || start == 0 {
-		s.traceChanged(jobID) // the bytes are in the file: a reader sees them
-	}
-	if err != nil {
-		return size, false, err
+	room := s.cfg.MaxTraceBytes + runnerTraceSlack - start
+	lr := io.LimitReader(body, room)
+	buf := make([]byte, min(room, traceAppendChunk))
+	size = start
+	for {
+		n, rerr := io.ReadFull(lr, buf)
+		if n > 0 || rewrite {
+			var err error
+			if rewrite {
+				size, err = s.blobs.Put(ctx, key, bytes.NewReader(buf[:n]))
+				rewrite = false
+			} else {
+				size, err = s.blobs.Append(ctx, key, size, buf[:n])
+			}
+			if oe := (*blob.OffsetError)(nil); errors.As(err, &oe) {
+				// Another writer moved the trace meanwhile.
+				return oe.Size, false, errTraceGap
+			}
+			if err != nil {
+				return size, false, err
+			}
+			s.traceChanged(jobID) // the bytes are in the blob: a reader sees them
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF || len(buf) == 0 {
+			break // the body's end, or no room left
+		}
+		if rerr != nil {
+			return size, false, rerr
+		}
 	}
 	// One byte more than the room says the body went past the limit.
 	extra, _ := io.Copy(io.Discard, io.LimitReader(body, 1))
 	return size, extra > 0, nil
 }
 
+// traceAppendChunk bounds what one request holds in memory of a trace
+// chunk, and so the pieces an object store would keep.
+const traceAppendChunk = 256 << 10
+
 // traceMatches checks the runner's checksum and size of the trace against
 // what was stored; a runner that sends neither is believed.
-func (s *Service) traceMatches(jobID int64, sum string, size *int64) bool {
+func (s *Service) traceMatches(ctx context.Context, jobID int64, sum string, size *int64) bool {
 	if sum == "" && size == nil {
 		return true
 	}
 	unlock := s.traceLock(jobID)
 	defer unlock()
-	f, err := os.Open(s.tracePath(jobID))
-	if errors.Is(err, os.ErrNotExist) {
+	f, err := s.blobs.Open(ctx, traceKey(jobID))
+	if errors.Is(err, blob.ErrNotFound) {
 		return (size == nil || *size == 0) && (sum == "" || sum == "crc32:00000000")
 	}
 	if err != nil {
@@ -807,10 +823,7 @@ func (s *Service) traceMatches(jobID int64, sum string, size *int64) bool {
 // closeCanceled ends a canceled job's runner reports: its trace's size is
 // recorded and its runner token dropped.
 func (s *Service) closeCanceled(ctx context.Context, jobID int64) {
-	var size int64
-	if st, err := os.Stat(s.tracePath(jobID)); err == nil {
-		size = st.Size()
-	}
+	size, _ := blob.SizeOf(ctx, s.blobs, traceKey(jobID))
 	s.runnerSeen.Delete(jobID)
 	err := s.db.Update(ctx, func(tx *store.Tx) error {
 		j, err := jobs.Get(tx, jobID)

@@ -3,8 +3,6 @@ package internal
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -12,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/blob"
 	fconfig "github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/netguard"
@@ -51,9 +50,9 @@ type Service struct {
 	box  *sealed.Box
 	cfg  cicd.Config
 	log  *zap.Logger
-	// dir holds traces and artifacts: <data>/ci.
-	dir string
-	now func() time.Time
+	// blobs holds traces, artifacts and reports under ci/.
+	blobs blob.Store
+	now   func() time.Time
 	// wake nudges the scheduler when a job became pending.
 	wake chan struct{}
 	// runnersTokens finds a project by its runners_token (registration).
@@ -129,6 +128,7 @@ type Deps struct {
 	Projects project.Service
 	Server   Server
 	Box      *sealed.Box
+	Blobs    blob.Store
 	Core     fconfig.Config
 	Config   cicd.Config
 	Log      *zap.Logger
@@ -137,7 +137,7 @@ type Deps struct {
 // NewService builds the module's service.
 func NewService(d Deps) (*Service, error) {
 	s := &Service{db: d.DB, bus: d.Bus, access: d.Access, teams: d.Teams, users: d.Users, git: d.Git, statuses: d.Statuses, protection: d.Protection, merges: d.Merges, releases: d.Releases, server: d.Server, box: d.Box, cfg: d.Config,
-		log: d.Log.Named("ci"), dir: filepath.Join(d.Core.Data, "ci"), now: func() time.Time { return time.Now().UTC() },
+		log: d.Log.Named("ci"), blobs: d.Blobs, now: func() time.Time { return time.Now().UTC() },
 		wake: make(chan struct{}, 1), reapEvery: reapInterval, runnersTokens: d.Runners, runnerQueue: newRunnerQueue(),
 		scheduleWake: make(chan struct{}, 1), bridgeWake: make(chan struct{}, 1)}
 	s.projects = d.Projects
@@ -147,11 +147,6 @@ func NewService(d Deps) (*Service, error) {
 	}
 	s.runnerBootAt = s.now()
 	s.version, _ = fennec.Version()
-	for _, sub := range []string{"traces", "artifacts", "tmp"} {
-		if err := os.MkdirAll(filepath.Join(s.dir, sub), 0o750); err != nil {
-			return nil, err
-		}
-	}
 	return s, nil
 }
 
@@ -167,14 +162,14 @@ func (s *Service) nudge() {
 	s.wakeScheduler()
 }
 
-// tracePath is where a job's trace is appended.
-func (s *Service) tracePath(jobID int64) string {
-	return filepath.Join(s.dir, "traces", shard(jobID), strconv.FormatInt(jobID, 10)+".log")
+// traceKey is the blob a job's trace is appended to.
+func traceKey(jobID int64) string {
+	return "ci/traces/" + shard(jobID) + "/" + strconv.FormatInt(jobID, 10) + ".log"
 }
 
-// artifactsPath is where a job's archive is kept.
-func (s *Service) artifactsPath(jobID int64) string {
-	return filepath.Join(s.dir, "artifacts", shard(jobID), strconv.FormatInt(jobID, 10)+".zip")
+// artifactsKey is the blob a job's archive is kept in.
+func artifactsKey(jobID int64) string {
+	return "ci/artifacts/" + shard(jobID) + "/" + strconv.FormatInt(jobID, 10) + ".zip"
 }
 
 // shard spreads files over directories of at most a thousand job ids each.

@@ -7,7 +7,8 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
+
+	"github.com/fennec-forge/fennec/core/blob"
 	"strconv"
 
 	"github.com/fennec-forge/fennec/modules/ci/cicd"
@@ -25,19 +26,14 @@ func (s *Service) TraceFrom(ctx context.Context, project string, id cicd.JobID, 
 	if j.ErasedAt != nil {
 		return cicd.File{}, cicd.ErrNoTrace
 	}
-	f, err := os.Open(s.tracePath(j.ID))
-	if errors.Is(err, os.ErrNotExist) {
+	f, err := s.blobs.Open(ctx, traceKey(j.ID))
+	if errors.Is(err, blob.ErrNotFound) {
 		return cicd.File{}, cicd.ErrNoTrace
 	}
 	if err != nil {
 		return cicd.File{}, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return cicd.File{}, err
-	}
-	size := st.Size()
+	size := f.Size()
 	offset = min(max(offset, 0), size)
 	if _, err := f.Seek(offset, io.SeekStart); err != nil {
 		f.Close()

@@ -1,6 +1,7 @@
 package internal
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -10,7 +11,6 @@ import (
 	"math"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -154,7 +154,7 @@ func (s *Service) send(ctx context.Context, job *workqueue.Job) error {
 // or dropped because it never will be.
 func (s *Service) deliver(ctx context.Context, b due) error {
 	if s.cfg.SMTPAddress == "" {
-		return s.writeFile(b)
+		return s.writeFile(ctx, b)
 	}
 	msg, err := s.message(b)
 	if err != nil {
@@ -294,33 +294,21 @@ func (s *Service) client() (*mail.Client, error) {
 	return mail.NewClient(host, opts...)
 }
 
-// writeFile puts a delivery into the file outbox as <id>.eml, through a
-// temporary file and a rename, so a reader never sees half a mail and a
-// retry after a crash rewrites the same file instead of adding one.
-func (s *Service) writeFile(b due) error {
+// outboxPrefix is where the file outbox's blobs are kept.
+const outboxPrefix = "mail/outbox"
+
+// writeFile puts a delivery into the file outbox as <id>.eml, one Put, so
+// a reader never sees half a mail and a retry after a crash rewrites the
+// same blob instead of adding one.
+func (s *Service) writeFile(ctx context.Context, b due) error {
 	msg, err := s.message(b)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(s.outbox, 0o750); err != nil {
+	var buf bytes.Buffer
+	if _, err := msg.WriteTo(&buf); err != nil {
 		return err
 	}
-	name := filepath.Join(s.outbox, fmt.Sprintf("%012d.eml", b.d.ID))
-	tmp, err := os.CreateTemp(s.outbox, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := msg.WriteTo(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), name)
+	_, err = s.blobs.Put(ctx, fmt.Sprintf("%s/%012d.eml", outboxPrefix, b.d.ID), &buf)
+	return err
 }

@@ -3,14 +3,13 @@ package internal
 import (
 	"context"
 	"net/url"
-	"path/filepath"
 	"time"
 
 	fennec "github.com/fennec-forge/fennec/core"
 
 	"go.uber.org/zap"
 
-	"github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/core/blob"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/core/workqueue"
 	"github.com/fennec-forge/fennec/modules/collab/target"
@@ -34,7 +33,7 @@ type Service struct {
 	collab target.Service
 	repos  gitread.Reader
 	cfg    notification.Config
-	outbox string // the file outbox directory (used without SMTP)
+	blobs  blob.Store // holds the file outbox (used without SMTP)
 
 	kick  chan struct{}
 	now   func() time.Time
@@ -55,13 +54,13 @@ type Params struct {
 	Collab target.Service
 	Repos  gitread.Reader
 	Cfg    notification.Config
-	Core   config.Config
+	Blobs  blob.Store
 }
 
 // NewService builds the service.
 func NewService(p Params) *Service {
 	s := &Service{db: p.DB, log: p.Log, server: p.URL, access: p.Access, teams: p.Teams, users: p.Users, emails: p.Emails, resets: p.Resets,
-		collab: p.Collab, repos: p.Repos, cfg: p.Cfg, outbox: filepath.Join(p.Core.Data, "mail", "outbox"),
+		collab: p.Collab, repos: p.Repos, cfg: p.Cfg, blobs: p.Blobs,
 		kick: make(chan struct{}, 1), now: time.Now}
 	s.mailq = s.newQueue()
 	return s
@@ -117,7 +116,7 @@ var _ fennec.Runner = (*Service)(nil)
 func (s *Service) Run(ctx context.Context) error {
 	if s.cfg.SMTPAddress == "" {
 		s.log.Info("notifications: no smtp_address configured; mail is written to the file outbox",
-			zap.String("outbox", s.outbox))
+			zap.String("outbox", outboxPrefix+" (under the data directory)"))
 	} else {
 		s.log.Info("notifications: mail goes to the SMTP server", zap.String("smtp_address", s.cfg.SMTPAddress),
 			zap.String("smtp_tls", s.cfg.SMTPTLS))

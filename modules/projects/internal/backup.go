@@ -5,10 +5,9 @@ package internal
 
 import (
 	"context"
-	"strings"
 
 	fennec "github.com/fennec-forge/fennec/core"
-	"github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/core/blob"
 	"github.com/fennec-forge/fennec/core/store"
 )
 
@@ -16,16 +15,13 @@ import (
 var BackupSpec = fennec.BackupSpec{Name: "projects", Dirs: []string{"uploads"}}
 
 // BackupParticipants list the uploads as they are at the backup's point.
-// Uploads are written whole under a temporary name and renamed, so a
-// listed file never changes; one of a project deleted meanwhile may go
+// Uploads are put whole, so a listed one never changes; one of a project deleted meanwhile may go
 // away, and is then left out.
-func BackupParticipants(cfg config.Config) []fennec.BackupParticipant {
+func BackupParticipants(blobs blob.Store) []fennec.BackupParticipant {
 	return []fennec.BackupParticipant{{
 		Name: "projects",
 		Capture: func(ctx context.Context, tx *store.Tx) (fennec.BackupCapture, error) {
-			files, n, err := fennec.CaptureTree(cfg.Data, "uploads", func(name string) bool {
-				return strings.HasPrefix(name, ".tmp-")
-			})
+			files, n, err := fennec.CaptureBlobs(ctx, blobs, "uploads")
 			return fennec.BackupCapture{Files: files,
 				Counts: map[string]int64{"projects": int64(projects.Count(tx)), "uploads": n}}, err
 		},

@@ -6,11 +6,9 @@ package internal
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 
 	fennec "github.com/fennec-forge/fennec/core"
-	"github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/core/blob"
 	"github.com/fennec-forge/fennec/core/events"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects/event"
@@ -19,14 +17,13 @@ import (
 // CleanupDeps are what the clean-up subscribers are built from.
 type CleanupDeps struct {
 	fennec.In
-	DB     *store.DB
-	Config config.Config
+	DB    *store.DB
+	Blobs blob.Store
 }
 
 // CleanupSubscribers remove what a deleted project leaves.
 func CleanupSubscribers(d CleanupDeps) []events.Subscriber {
-	db, cfg := d.DB, d.Config
-	uploadsDir := filepath.Join(cfg.Data, "uploads")
+	db := d.DB
 	deleted := func(ev event.ProjectEvent) bool { return ev.Action == event.ProjectDeleted }
 	return []events.Subscriber{
 		events.Only(events.Subscribe("projects.hooks-cleanup", func(ctx context.Context, ev event.ProjectEvent) error {
@@ -42,7 +39,7 @@ func CleanupSubscribers(d CleanupDeps) []events.Subscriber {
 			if ev.Action != event.ProjectDeleted || ev.ProjectID <= 0 {
 				return nil
 			}
-			return os.RemoveAll(filepath.Join(uploadsDir, store.IDString(ev.ProjectID)))
+			return d.Blobs.DeletePrefix(ctx, "uploads/"+store.IDString(ev.ProjectID))
 		}), deleted),
 	}
 }

@@ -1,10 +1,10 @@
 package internal
 
 // Uploads: files attached to Markdown (issue and merge request descriptions,
-// notes), stored at <data>/uploads/<project id>/<secret>/<file name> and
+// notes), kept as the blob uploads/<project id>/<secret>/<file name> and
 // served back at /<namespace>/<project>/uploads/<secret>/<file name> with
-// the project's visibility. Only sanitised names ever reach the disk, and
-// every file access goes through an os.Root at the uploads directory.
+// the project's visibility. Only sanitised names ever become keys, and the
+// blob store refuses any key that could leave its directory.
 
 import (
 	"context"
@@ -14,9 +14,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
-	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"unicode"
@@ -26,6 +24,7 @@ import (
 
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/api"
+	"github.com/fennec-forge/fennec/core/blob"
 	"github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/modules/projects/project"
 )
@@ -34,8 +33,8 @@ import (
 type uploads struct {
 	s     *Service
 	api   *api.API
-	dir   string // <data>/uploads
-	limit int64  // request body limit
+	blobs blob.Store
+	limit int64 // request body limit
 }
 
 // UploadDeps are what the upload routes are built from.
@@ -43,12 +42,13 @@ type UploadDeps struct {
 	fennec.In
 	Service *Service
 	Config  config.Config
+	Blobs   blob.Store
 }
 
 // NewUploadRoutes registers the uploads' operations.
 func NewUploadRoutes(d UploadDeps) fennec.Routes {
 	s, cfg := d.Service, d.Config
-	u := &uploads{s: s, dir: filepath.Join(cfg.Data, "uploads"), limit: cfg.MaxBodyBytes}
+	u := &uploads{s: s, blobs: d.Blobs, limit: cfg.MaxBodyBytes}
 	if u.limit <= 0 {
 		u.limit = 10 << 20
 	}
@@ -146,9 +146,8 @@ func contentType(name string) string {
 
 // upload stores the "file" part of a multipart body. It needs the right to
 // create issues (Guest, or reading a public or internal project) and checks
-// it before reading the body. The body is streamed to a temporary file
-// beside its final place and renamed when complete, so a refused or broken
-// upload leaves nothing behind.
+// it before reading the body. The body is streamed into one blob Put, so a
+// refused or broken upload leaves nothing behind.
 func (u *uploads) upload(ctx context.Context, in *ProjectPath) (*uploadOutput, error) {
 	r, err := u.s.require(ctx, in.ID, project.CreateIssue)
 	if err != nil {
@@ -185,7 +184,7 @@ func (u *uploads) upload(ctx context.Context, in *ProjectPath) (*uploadOutput, e
 			return nil, api.Invalid("file")
 		}
 		secret := newToken()
-		if err := u.store(r.p.ID, secret, name, part); err != nil {
+		if err := u.store(ctx, r.p.ID, secret, name, part); err != nil {
 			return nil, err
 		}
 		rel := "/uploads/" + secret + "/" + name
@@ -213,47 +212,20 @@ func bodyError(err error) error {
 	return api.BadRequest("400 Bad request - malformed multipart body")
 }
 
-// store writes src to <project>/<secret>/<name> under the uploads directory.
-func (u *uploads) store(pid int64, secret, name string, src io.Reader) (err error) {
-	if err := os.MkdirAll(u.dir, 0o750); err != nil {
-		return err
-	}
-	root, err := os.OpenRoot(u.dir)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	dir := path.Join(store.IDString(pid), secret)
-	if err := root.MkdirAll(dir, 0o750); err != nil {
-		return err
-	}
-	tmp := path.Join(dir, ".tmp-"+newToken())
-	defer func() {
-		if err != nil {
-			_ = root.Remove(tmp)
-			_ = root.Remove(dir)
-			_ = root.Remove(store.IDString(pid)) // only when empty
-		}
-	}()
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
-	if err != nil {
-		return err
-	}
+// uploadKey is the blob of a project's upload.
+func uploadKey(pid int64, secret, name string) string {
+	return "uploads/" + store.IDString(pid) + "/" + secret + "/" + name
+}
+
+// store keeps src as the upload <project>/<secret>/<name>: whole, or
+// nothing when the body or the write fails.
+func (u *uploads) store(ctx context.Context, pid int64, secret, name string, src io.Reader) error {
 	body := &bodyReader{r: src}
-	_, err = io.Copy(f, body)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	_, err := u.blobs.Put(ctx, uploadKey(pid, secret, name), body)
 	if body.err != nil {
 		return bodyError(body.err) // the client's fault: too big, cut short
 	}
-	if err != nil {
-		return err
-	}
-	return root.Rename(tmp, path.Join(dir, name))
+	return err
 }
 
 // bodyReader remembers a failed read of the request body, to tell the
@@ -317,23 +289,12 @@ func (u *uploads) serve(w http.ResponseWriter, r *http.Request) {
 		api.WriteJSON(w, http.StatusNotFound, api.NotFound(""))
 		return
 	}
-	root, err := os.OpenRoot(u.dir)
-	if err != nil {
-		api.WriteJSON(w, http.StatusNotFound, api.NotFound(""))
-		return
-	}
-	defer root.Close()
-	f, err := root.Open(path.Join(store.IDString(res.p.ID), secret, name))
+	f, err := u.blobs.Open(ctx, uploadKey(res.p.ID, secret, name))
 	if err != nil {
 		api.WriteJSON(w, http.StatusNotFound, api.NotFound(""))
 		return
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		api.WriteJSON(w, http.StatusNotFound, api.NotFound(""))
-		return
-	}
 	h := w.Header()
 	h.Set("Content-Type", contentType(name))
 	h.Set("X-Content-Type-Options", "nosniff")
@@ -347,5 +308,5 @@ func (u *uploads) serve(w http.ResponseWriter, r *http.Request) {
 		disposition = cd
 	}
 	h.Set("Content-Disposition", disposition)
-	http.ServeContent(w, r, name, fi.ModTime(), f)
+	http.ServeContent(w, r, name, f.ModTime(), f)
 }

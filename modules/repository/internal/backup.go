@@ -30,7 +30,7 @@ import (
 	"time"
 
 	fennec "github.com/fennec-forge/fennec/core"
-	"github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/core/blob"
 	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/projects"
 )
@@ -49,13 +49,13 @@ type BackupParticipantsDeps struct {
 	fennec.In
 	Storage *Storage
 	State   projects.RepositoryState
-	Config  config.Config
+	Blobs   blob.Store
 }
 
 // BackupParticipants are the repository module's participants: the
 // repositories, and the SSH host keys (written once, never changed).
 func BackupParticipants(d BackupParticipantsDeps) []fennec.BackupParticipant {
-	st, state, cfg := d.Storage, d.State, d.Config
+	st, state := d.Storage, d.State
 	return []fennec.BackupParticipant{{
 		Name: "repository",
 		Hold: func(ctx context.Context) (thaw, end func(), err error) {
@@ -92,7 +92,7 @@ func BackupParticipants(d BackupParticipantsDeps) []fennec.BackupParticipant {
 	}, {
 		Name: "ssh",
 		Capture: func(ctx context.Context, tx *store.Tx) (fennec.BackupCapture, error) {
-			files, n, err := fennec.CaptureTree(cfg.Data, "ssh", func(name string) bool { return strings.HasPrefix(name, ".hostkey-") })
+			files, n, err := fennec.CaptureBlobs(ctx, d.Blobs, "ssh")
 			return fennec.BackupCapture{Files: files, Counts: map[string]int64{"ssh_host_keys": n}}, err
 		},
 	}}

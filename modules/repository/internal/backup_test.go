@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	fconfig "github.com/fennec-forge/fennec/core/config"
+	"github.com/fennec-forge/fennec/core/blob"
 	"github.com/fennec-forge/fennec/core/store"
 )
 
@@ -36,7 +36,7 @@ func TestBackupHoldsRefWritesAndRemovals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	p := BackupParticipants(BackupParticipantsDeps{Storage: w.st, State: &idsState{ids: []int64{1, 2}}, Config: fconfig.Config{Data: t.TempDir()}})[0]
+	p := BackupParticipants(BackupParticipantsDeps{Storage: w.st, State: &idsState{ids: []int64{1, 2}}, Blobs: blob.NewDir(t.TempDir())})[0]
 	ctx := context.Background()
 	thaw, end, err := p.Hold(ctx)
 	if err != nil {

@@ -28,6 +28,7 @@ package internal
 // kind, a few per address and briefly, and a key holder still gets in.
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
@@ -35,11 +36,10 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	mrand "math/rand/v2"
 	"net"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,6 +48,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	fennec "github.com/fennec-forge/fennec/core"
+	"github.com/fennec-forge/fennec/core/blob"
 	fconfig "github.com/fennec-forge/fennec/core/config"
 	"github.com/fennec-forge/fennec/modules/identity"
 	"github.com/fennec-forge/fennec/modules/projects"
@@ -59,7 +60,7 @@ type SSHServer struct {
 	keys     identity.SSHKeys
 	endpoint projects.SSHEndpoint
 	cfg      Config
-	dataDir  string
+	blobs    blob.Store
 	log      *zap.Logger
 
 	config   *ssh.ServerConfig
@@ -100,8 +101,8 @@ const dropLogEvery = 10 * time.Second
 // NewSSHServer builds the SSH server; when ssh_listen is set, it listens
 // at start (Provision) and stops with the app (Run).
 func NewSSHServer(g *Git, keys identity.SSHKeys, endpoint projects.SSHEndpoint,
-	cfg Config, fcfg fconfig.Config, log *zap.Logger) *SSHServer {
-	s := &SSHServer{git: g, keys: keys, endpoint: endpoint, cfg: cfg, dataDir: fcfg.Data, log: log.Named("ssh"),
+	cfg Config, fcfg fconfig.Config, blobs blob.Store, log *zap.Logger) *SSHServer {
+	s := &SSHServer{git: g, keys: keys, endpoint: endpoint, cfg: cfg, blobs: blobs, log: log.Named("ssh"),
 		perUser: map[int64]int{}, open: map[net.Conn]struct{}{}, perSource: map[string]int{}, chance: mrand.IntN,
 		stopWithin: fcfg.ShutdownTimeout}
 	if cfg.SSHListen == "" {
@@ -157,8 +158,8 @@ func (s *SSHServer) HostKeys() []ssh.PublicKey {
 	return s.hostKeys
 }
 
-func (s *SSHServer) start(context.Context) error {
-	signers, err := loadHostKeys(filepath.Join(s.dataDir, "ssh"), s.log)
+func (s *SSHServer) start(ctx context.Context) error {
+	signers, err := loadHostKeys(ctx, s.blobs, s.log)
 	if err != nil {
 		return err
 	}
@@ -595,10 +596,11 @@ func (s *SSHServer) releaseUser(uid int64) {
 	}
 }
 
-// Host keys: <data>/ssh/ssh_host_ed25519_key and ssh_host_rsa_key (RSA
-// for old clients), OpenSSH private key files made on first start, mode
-// 0600, and never made again while they exist: a file that is there but
-// unreadable stops the start instead.
+// Host keys: the blobs ssh/ssh_host_ed25519_key and ssh/ssh_host_rsa_key
+// (RSA for old clients; <data>/ssh/ on disk), OpenSSH private key files
+// made on first start and never made again while they exist: one that is
+// there but unreadable stops the start instead. Nodes sharing the data
+// directory make them once between them (Create: the first wins).
 var hostKeyFiles = []struct {
 	name string
 	gen  func() (any, error)
@@ -610,73 +612,60 @@ var hostKeyFiles = []struct {
 	{"ssh_host_rsa_key", func() (any, error) { return rsa.GenerateKey(rand.Reader, 3072) }},
 }
 
-func loadHostKeys(dir string, log *zap.Logger) ([]ssh.Signer, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("ssh: host keys: %w", err)
-	}
+func loadHostKeys(ctx context.Context, blobs blob.Store, log *zap.Logger) ([]ssh.Signer, error) {
 	var out []ssh.Signer
 	for _, f := range hostKeyFiles {
-		path := filepath.Join(dir, f.name)
-		data, err := os.ReadFile(path)
-		if errors.Is(err, os.ErrNotExist) {
-			data, err = makeHostKey(path, f.gen)
-			if err == nil {
-				log.Info("ssh: host key generated", zap.String("file", path))
+		key := "ssh/" + f.name
+		data, err := readBlob(ctx, blobs, key)
+		if errors.Is(err, blob.ErrNotFound) {
+			var made bool
+			data, made, err = makeHostKey(ctx, blobs, key, f.gen)
+			if made {
+				log.Info("ssh: host key generated", zap.String("key", key))
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("ssh: host key %s: %w", path, err)
+			return nil, fmt.Errorf("ssh: host key %s: %w", key, err)
 		}
 		signer, err := ssh.ParsePrivateKey(data)
 		if err != nil {
-			return nil, fmt.Errorf("ssh: host key %s: %w (remove it to have a new one made)", path, err)
-		}
-		if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
-			log.Warn("ssh: host key readable by others; chmod 600 it", zap.String("file", path))
+			return nil, fmt.Errorf("ssh: host key %s: %w (remove it to have a new one made)", key, err)
 		}
 		out = append(out, signer)
 	}
 	return out, nil
 }
 
-// makeHostKey writes a new key at path (through a temporary file, so a
-// crash leaves no half key) and returns its file content.
-func makeHostKey(path string, gen func() (any, error)) ([]byte, error) {
-	key, err := gen()
+// maxHostKeyBytes bounds what is read as a host key (an RSA key of 16384
+// bits is under 13 KiB).
+const maxHostKeyBytes = 64 << 10
+
+// readBlob reads a small blob whole.
+func readBlob(ctx context.Context, blobs blob.Store, key string) ([]byte, error) {
+	o, err := blobs.Open(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	block, err := ssh.MarshalPrivateKey(key, "fennec host key")
+	defer o.Close()
+	return io.ReadAll(io.LimitReader(o, maxHostKeyBytes))
+}
+
+// makeHostKey stores a new key at key unless another process made one
+// meanwhile, and returns the stored key and whether it is the new one.
+func makeHostKey(ctx context.Context, blobs blob.Store, key string, gen func() (any, error)) ([]byte, bool, error) {
+	k, err := gen()
 	if err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	block, err := ssh.MarshalPrivateKey(k, "fennec host key")
+	if err != nil {
+		return nil, false, err
 	}
 	data := pem.EncodeToMemory(block)
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".hostkey-*")
-	if err != nil {
-		return nil, err
+	_, err = blobs.Create(ctx, key, bytes.NewReader(data))
+	if errors.Is(err, blob.ErrExist) {
+		data, err = readBlob(ctx, blobs, key)
+		return data, false, err
 	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return nil, err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return nil, err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return nil, err
-	}
-	if err := tmp.Close(); err != nil {
-		return nil, err
-	}
-	// Link rather than rename: a key another process made meanwhile wins.
-	if err := os.Link(tmp.Name(), path); err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return os.ReadFile(path)
-		}
-		return nil, err
-	}
-	return data, nil
+	return data, err == nil, err
 }
