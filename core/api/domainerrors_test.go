@@ -11,6 +11,7 @@ import (
 	fennec "github.com/fennec-forge/fennec/core"
 	"github.com/fennec-forge/fennec/core/api"
 	"github.com/fennec-forge/fennec/core/fennectest"
+	"github.com/fennec-forge/fennec/core/store"
 	"github.com/fennec-forge/fennec/modules/identity"
 )
 
@@ -142,5 +143,21 @@ func TestErrorResponseIsFresh(t *testing.T) {
 	}
 	if _, ok := a.ErrorResponse(errors.New("unknown")); ok {
 		t.Error("an unmapped error was mapped")
+	}
+}
+
+// A store that cannot be reached, and writes that kept colliding until the
+// engine gave up, are both answered 503 with Retry-After: nothing was
+// written, and the same request shortly after succeeds.
+func TestTransientStoreErrorsAre503(t *testing.T) {
+	a := api.New(api.Options{})
+	for _, err := range []error{
+		fmt.Errorf("postgres: %w", store.ErrUnavailable),
+		fmt.Errorf("%w (40001 thirty times)", store.ErrConflictRetry),
+	} {
+		e, ok := a.ErrorResponse(err)
+		if !ok || e.Status != http.StatusServiceUnavailable || e.GetHeaders().Get("Retry-After") != "1" {
+			t.Errorf("%v: answered %+v (%v), want 503 with Retry-After: 1", err, e, ok)
+		}
 	}
 }

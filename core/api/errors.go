@@ -206,6 +206,11 @@ func coreResponse(err error) (*Error, bool) {
 	case errors.Is(err, store.ErrUnavailable):
 		return &Error{Status: 503, Message: "503 Service Unavailable - the database cannot be reached; try again shortly",
 			Header: http.Header{"Retry-After": {"1"}}}, true
+	case errors.Is(err, store.ErrConflictRetry):
+		// Writers on several nodes kept colliding and the engine gave up:
+		// nothing was written, and the same request shortly after succeeds.
+		return &Error{Status: 503, Message: "503 Service Unavailable - too many concurrent writes; try again shortly",
+			Header: http.Header{"Retry-After": {"1"}}}, true
 	}
 	return nil, false
 }
